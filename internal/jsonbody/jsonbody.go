@@ -1,0 +1,150 @@
+// Package jsonbody decodes JSON from outside the process: bounded in size,
+// with errors that say where the input went wrong, and never a panic.
+package jsonbody
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+
+	"github.com/vouchkit/vouch/internal/problem"
+)
+
+// DefaultLimit is the body size limit used when a caller passes zero.
+const DefaultLimit = 1 << 20
+
+// Decode reads one JSON value of at most limit bytes from r into v. Unknown
+// object members are ignored (forward compatibility); trailing data after the
+// value is an error. Errors are *problem.Details: 413 when the body is larger
+// than limit, 400 with the byte offset for malformed JSON, and 400 naming the
+// JSON field path for a value of the wrong type.
+func Decode(r io.Reader, limit int64, v any) error {
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	body, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return problem.Newf(http.StatusBadRequest, problem.CodeMalformedJSON, "reading body: %v", err)
+	}
+	if int64(len(body)) > limit {
+		return problem.Newf(http.StatusRequestEntityTooLarge, problem.CodeBodyTooLarge, "body is larger than %d bytes", limit)
+	}
+	return Unmarshal(body, v)
+}
+
+// Unmarshal decodes data into v with the errors of Decode.
+func Unmarshal(data []byte, v any) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return problem.New(http.StatusBadRequest, problem.CodeMalformedJSON, "body is empty; a JSON object is required")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return describe(err, reflect.TypeOf(v))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return problem.Newf(http.StatusBadRequest, problem.CodeMalformedJSON, "unexpected data after the JSON value at byte offset %d", dec.InputOffset())
+	}
+	return nil
+}
+
+// describe turns a decoding error into a problem. A type's UnmarshalJSON
+// that rejects a value should return *json.UnmarshalTypeError: encoding/json
+// then fills in the field path, and the problem names it.
+func describe(err error, target reflect.Type) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	var p *problem.Details
+	switch {
+	case errors.As(err, &p):
+		return p
+	case errors.As(err, &syntax):
+		return problem.Newf(http.StatusBadRequest, problem.CodeMalformedJSON, "invalid JSON at byte offset %d: %s", syntax.Offset, strings.TrimPrefix(syntax.Error(), "json: "))
+	case errors.As(err, &typ):
+		field := jsonPath(target, typ.Field)
+		if field == "" {
+			field = "(body)"
+		}
+		return problem.Invalid([]problem.FieldError{{
+			Field:   field,
+			Rule:    "type",
+			Message: typeMessage(typ),
+		}})
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return problem.New(http.StatusBadRequest, problem.CodeMalformedJSON, "invalid JSON: the body ends before the value does")
+	default:
+		return problem.Newf(http.StatusBadRequest, problem.CodeMalformedJSON, "invalid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+}
+
+func expected(t reflect.Type) string {
+	switch t.Name() { // router's types with a JSON shape of their own
+	case "SessionID":
+		return "a positive integer or a string of digits"
+	case "Input":
+		return `an object, a string or {"kind":"array","items":[...]}`
+	}
+	switch t.Kind().String() {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "slice", "array":
+		return "an array"
+	case "map", "struct", "ptr", "interface":
+		return "an object"
+	default:
+		return "a number"
+	}
+}
+
+// jsonPath removes from an encoding/json field path the names of embedded
+// structs, whose members encoding/json promotes to the outer object.
+func jsonPath(t reflect.Type, field string) string {
+	if field == "" {
+		return ""
+	}
+	var out []string
+	for _, seg := range strings.Split(field, ".") {
+		for t != nil && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map) {
+			t = t.Elem()
+		}
+		if t == nil || t.Kind() != reflect.Struct {
+			out = append(out, seg)
+			t = nil
+			continue
+		}
+		f, ok := t.FieldByName(seg)
+		if ok && f.Anonymous && f.Tag.Get("json") == "" {
+			t = f.Type
+			continue
+		}
+		out = append(out, seg)
+		t = fieldByJSONName(t, seg)
+	}
+	return strings.Join(out, ".")
+}
+
+// fieldByJSONName returns the type of t's member named name in JSON, or nil.
+func fieldByJSONName(t reflect.Type, name string) reflect.Type {
+	for _, f := range reflect.VisibleFields(t) {
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if tag == name || tag == "" && f.Name == name {
+			return f.Type
+		}
+	}
+	return nil
+}
+
+func typeMessage(e *json.UnmarshalTypeError) string {
+	want := expected(e.Type)
+	if strings.HasPrefix(e.Value, "number") && want == "a number" {
+		return fmt.Sprintf("%s is out of range or not a whole number for this field", e.Value)
+	}
+	return fmt.Sprintf("expected %s, got %s", want, e.Value)
+}

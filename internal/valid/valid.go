@@ -1,0 +1,143 @@
+// Package valid runs go-playground/validator over wire structs and reports
+// each failure by its JSON field path, never by Go field name.
+package valid
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/go-playground/validator/v10"
+
+	"github.com/vouchkit/vouch/internal/problem"
+)
+
+// Rule is a custom validation rule: Check decides whether a field passes,
+// and Message explains a failure.
+type Rule struct {
+	Check   validator.Func
+	Message func(param string, value any) string
+}
+
+// Validator validates structs. It is safe for concurrent use; build one per
+// package and keep it (it caches struct metadata).
+type Validator struct {
+	v     *validator.Validate
+	rules map[string]Rule
+}
+
+// New returns a Validator that knows the given custom rules by tag name.
+func New(rules map[string]Rule) *Validator {
+	v := validator.New(validator.WithRequiredStructEnabled())
+	v.RegisterTagNameFunc(func(f reflect.StructField) string {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "" && f.Anonymous:
+			return embedded // encoding/json promotes its fields: no path segment
+		case name == "" || name == "-":
+			return f.Name
+		}
+		return name
+	})
+	for tag, r := range rules {
+		if err := v.RegisterValidation(tag, r.Check); err != nil {
+			panic(fmt.Sprintf("valid: registering rule %q: %v", tag, err)) // a programming error
+		}
+	}
+	return &Validator{v: v, rules: rules}
+}
+
+// Struct validates s and returns nil or the failures, one per field, as
+// problem field errors.
+func (v *Validator) Struct(s any) []problem.FieldError {
+	err := v.v.Struct(s)
+	if err == nil {
+		return nil
+	}
+	var verrs validator.ValidationErrors
+	if !errors.As(err, &verrs) {
+		return []problem.FieldError{{Field: "(body)", Rule: "invalid", Message: err.Error()}}
+	}
+	out := make([]problem.FieldError, 0, len(verrs))
+	for _, fe := range verrs {
+		out = append(out, problem.FieldError{
+			Field:   Path(fe.Namespace()),
+			Rule:    fe.Tag(),
+			Message: v.message(fe),
+		})
+	}
+	return out
+}
+
+// Check validates s and returns nil or a 400 *problem.Details.
+func (v *Validator) Check(s any) error {
+	if errs := v.Struct(s); errs != nil {
+		return problem.Invalid(errs)
+	}
+	return nil
+}
+
+// embedded names an embedded struct without a JSON name in a namespace; it
+// cannot occur in a Go identifier or a JSON tag, so Path can drop it safely.
+const embedded = "\x00"
+
+// Path turns a validator namespace ("Request.consensus.replicas") into a JSON
+// path ("consensus.replicas"): it drops the root type name and the names of
+// embedded structs, whose members encoding/json promotes.
+func Path(namespace string) string {
+	segs := strings.Split(namespace, ".")
+	out := segs[:0]
+	for _, s := range segs[1:] {
+		if s != embedded {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return namespace
+	}
+	return strings.Join(out, ".")
+}
+
+// Join appends a member name to a JSON path prefix.
+func Join(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	return prefix + "." + name
+}
+
+func (v *Validator) message(fe validator.FieldError) string {
+	if r, ok := v.rules[fe.Tag()]; ok && r.Message != nil {
+		return r.Message(fe.Param(), fe.Value())
+	}
+	p := fe.Param()
+	switch fe.Tag() {
+	case "required":
+		return "is required"
+	case "oneof":
+		return fmt.Sprintf("must be one of %s, got %v", strings.Join(strings.Fields(p), ", "), fe.Value())
+	case "gt":
+		return "must be greater than " + p
+	case "gte", "min":
+		if fe.Kind() == reflect.String || fe.Kind() == reflect.Slice || fe.Kind() == reflect.Map {
+			return "must have at least " + p + " elements"
+		}
+		return "must be at least " + p
+	case "lte", "max":
+		if fe.Kind() == reflect.String || fe.Kind() == reflect.Slice || fe.Kind() == reflect.Map {
+			return "must have at most " + p + " elements"
+		}
+		return "must be at most " + p
+	case "url", "http_url":
+		return fmt.Sprintf("must be an absolute URL, got %q", fe.Value())
+	case "unique":
+		return "must not repeat a value"
+	case "required_without", "required_if", "required_unless":
+		return "is required here"
+	case "excluded_with", "excluded_unless":
+		return "must be absent here"
+	default:
+		return fmt.Sprintf("failed rule %q", fe.Tag())
+	}
+}

@@ -1,0 +1,167 @@
+package router
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+)
+
+// InputKind tells which of its three forms an [Input] holds.
+type InputKind string
+
+// The forms of a delegate v2 input (section 2.2).
+const (
+	InputNone   InputKind = ""       // absent
+	InputObject InputKind = "object" // a JSON object
+	InputString InputKind = "string" // a JSON string
+	InputArray  InputKind = "array"  // {"kind":"array","items":[...]}
+)
+
+// Input is the input of a delegate v2 request: a JSON object, a JSON
+// string, or the array form, an object with "kind":"array" and "items". It
+// keeps the JSON it was decoded from, so it re-encodes to the same value.
+// The zero Input is absent and encodes as null.
+type Input struct {
+	raw  json.RawMessage
+	kind InputKind
+}
+
+// NewStringInput returns a string input.
+func NewStringInput(s string) Input {
+	raw, _ := json.Marshal(s) // a string always encodes
+	return Input{raw: raw, kind: InputString}
+}
+
+// NewObjectInput returns an object input from any value that encodes as a
+// JSON object, such as a map or a struct.
+func NewObjectInput(v any) (Input, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return Input{}, fmt.Errorf("router: encoding object input: %w", err)
+	}
+	var in Input
+	if err := in.UnmarshalJSON(raw); err != nil {
+		return Input{}, err
+	}
+	if in.kind != InputObject {
+		return Input{}, fmt.Errorf("router: object input: %T does not encode as a JSON object", v)
+	}
+	return in, nil
+}
+
+// NewArrayInput returns the array form holding items.
+func NewArrayInput(items ...any) (Input, error) {
+	if items == nil {
+		items = []any{}
+	}
+	raw, err := json.Marshal(arrayForm{Kind: "array", Items: items})
+	if err != nil {
+		return Input{}, fmt.Errorf("router: encoding array input: %w", err)
+	}
+	return Input{raw: raw, kind: InputArray}, nil
+}
+
+type arrayForm struct {
+	Kind  string `json:"kind"`
+	Items any    `json:"items"`
+}
+
+// Kind reports the form of the input.
+func (in Input) Kind() InputKind { return in.kind }
+
+// Raw returns the input's JSON, or nil when it is absent. The caller must
+// not modify it.
+func (in Input) Raw() json.RawMessage { return in.raw }
+
+// String returns the text of a string input; ok is false for other forms.
+func (in Input) String() (s string, ok bool) {
+	if in.kind != InputString {
+		return "", false
+	}
+	return s, json.Unmarshal(in.raw, &s) == nil
+}
+
+// Object returns the members of an object input; ok is false for other
+// forms. The array form is an object too, but reports ok false here.
+func (in Input) Object() (members map[string]json.RawMessage, ok bool) {
+	if in.kind != InputObject {
+		return nil, false
+	}
+	return members, json.Unmarshal(in.raw, &members) == nil
+}
+
+// Items returns the items of the array form; ok is false for other forms.
+func (in Input) Items() (items []json.RawMessage, ok bool) {
+	if in.kind != InputArray {
+		return nil, false
+	}
+	var a struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if json.Unmarshal(in.raw, &a) != nil {
+		return nil, false
+	}
+	if a.Items == nil {
+		a.Items = []json.RawMessage{}
+	}
+	return a.Items, true
+}
+
+// IsZero reports whether the input is absent.
+func (in Input) IsZero() bool { return in.kind == InputNone }
+
+// MarshalJSON returns the input's JSON unchanged, or null when absent.
+func (in Input) MarshalJSON() ([]byte, error) {
+	if in.kind == InputNone {
+		return []byte("null"), nil
+	}
+	return in.raw, nil
+}
+
+// UnmarshalJSON accepts a JSON object, a JSON string, or the array form. An
+// object whose "kind" is "array" must carry an "items" array. A bare JSON
+// array, a number, a boolean are rejected; null leaves the input absent.
+func (in *Input) UnmarshalJSON(data []byte) error {
+	data = bytes.TrimSpace(data)
+	bad := func(what string) error {
+		return &json.UnmarshalTypeError{Value: what, Type: reflect.TypeFor[Input]()}
+	}
+	if len(data) == 0 {
+		return bad("nothing")
+	}
+	switch data[0] {
+	case 'n':
+		*in = Input{}
+		return nil
+	case '"':
+		var s string
+		if err := json.Unmarshal(data, &s); err != nil {
+			return err
+		}
+		*in = Input{raw: bytes.Clone(data), kind: InputString}
+		return nil
+	case '{':
+		var probe struct {
+			Kind  json.RawMessage `json:"kind"`
+			Items json.RawMessage `json:"items"`
+		}
+		if err := json.Unmarshal(data, &probe); err != nil {
+			return err
+		}
+		kind := InputObject
+		if bytes.Equal(bytes.TrimSpace(probe.Kind), []byte(`"array"`)) {
+			items := bytes.TrimSpace(probe.Items)
+			if len(items) == 0 || items[0] != '[' {
+				return bad(`an array form without an "items" array`)
+			}
+			kind = InputArray
+		}
+		*in = Input{raw: bytes.Clone(data), kind: kind}
+		return nil
+	case '[':
+		return bad("a bare array")
+	default:
+		return bad("a number or boolean")
+	}
+}

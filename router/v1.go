@@ -1,0 +1,64 @@
+package router
+
+// DelegateV1Request is the body of POST /api/v1/delegate (section 2.1): a
+// prompt run on one session.
+type DelegateV1Request struct {
+	// SessionID is the session used for funding and routing.
+	SessionID SessionID `json:"session_id" validate:"required,gt=0"`
+	// TaskRequestInput is the prompt.
+	TaskRequestInput string `json:"task_request_input" validate:"required"`
+	// TaskDomain is an optional hint.
+	TaskDomain string `json:"task_domain,omitempty"`
+	// TaskType is an optional hint.
+	TaskType string `json:"task_type,omitempty"`
+	// EvaluationMode is optional; a value seen is "high_reliability".
+	EvaluationMode string `json:"evaluation_mode,omitempty"`
+	// WebURL is optional context: an absolute http or https URL.
+	WebURL string `json:"web_url,omitempty" validate:"omitempty,http_url"`
+}
+
+// DelegateV1Response is the answer to a delegate v1 call. The spec does not
+// show it; it mirrors the v1 field style: the output is task_result_output,
+// the name validate v1 takes it under.
+type DelegateV1Response struct {
+	// SessionID is the session that ran the task.
+	SessionID SessionID `json:"session_id"`
+	// TaskID identifies the task the router created.
+	TaskID string `json:"task_id"`
+	// TaskResultOutput is the output.
+	TaskResultOutput string `json:"task_result_output"`
+}
+
+// ValidateV1Request is the body of POST /api/v1/validate (section 2.3).
+type ValidateV1Request struct {
+	// SessionID is the session used.
+	SessionID SessionID `json:"session_id" validate:"required,gt=0"`
+	// TaskRequestInput is the original request.
+	TaskRequestInput string `json:"task_request_input" validate:"required"`
+	// TaskResultOutput is the output to check.
+	TaskResultOutput string `json:"task_result_output" validate:"required"`
+	// TaskDomain is an optional hint.
+	TaskDomain string `json:"task_domain,omitempty"`
+	// TaskType is an optional hint.
+	TaskType string `json:"task_type,omitempty"`
+	// AcceptanceCriteria are free-form rules such as "accuracy",
+	// "conciseness", "non_hallucination".
+	AcceptanceCriteria []string `json:"acceptance_criteria,omitempty" validate:"omitempty,dive,required"`
+	// EvaluationMode says how to judge; a value seen is "llm_judge".
+	EvaluationMode string `json:"evaluation_mode,omitempty"`
+}
+
+// ValidateV1Response is the answer to a validate v1 call. The spec does not
+// show it; it carries the verdict contract of version 2 without evidence.
+type ValidateV1Response struct {
+	// SessionID is the session that judged.
+	SessionID SessionID `json:"session_id"`
+	// TaskID identifies the task the router created.
+	TaskID string `json:"task_id"`
+	// Verdict is VALID, INVALID, RETRY or NEEDS_SPEC.
+	Verdict Verdict `json:"verdict"`
+	// Confidence is a fraction between 0 and 1.
+	Confidence float64 `json:"confidence"`
+	// Reasons are coarse explanations.
+	Reasons []string `json:"reasons"`
+}

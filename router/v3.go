@@ -1,0 +1,129 @@
+package router
+
+import "encoding/json"
+
+// ConsensusRequest is the consensus block of a version 3 request
+// (section 2.6).
+type ConsensusRequest struct {
+	// Replicas is the number of independent runs: 1, 3 or 5.
+	Replicas int `json:"replicas" validate:"required,oneof=1 3 5"`
+	// SessionPool lists candidate sessions. Empty means every session that
+	// serves the tier.
+	SessionPool []SessionID `json:"session_pool,omitempty" validate:"omitempty,unique,dive,gt=0"`
+	// Aggregation is the strategy: only "majority" (the default when empty)
+	// is available in version 3.
+	Aggregation Aggregation `json:"aggregation,omitempty" validate:"omitempty,aggregation"`
+	// DisagreementPolicy is return_all, fail_hard or best_effort (the
+	// default when empty).
+	DisagreementPolicy DisagreementPolicy `json:"disagreement_policy,omitempty" validate:"omitempty,oneof=return_all fail_hard best_effort"`
+}
+
+// ConsensusResponse is the consensus block present in every version 3
+// response (section 2.6).
+type ConsensusResponse struct {
+	// Replicas is the number of runs executed: 1, 3 or 5.
+	Replicas int `json:"replicas"`
+	// Agreement is the fraction of replicas in the winning group.
+	Agreement float64 `json:"agreement"`
+	// Verdicts holds one label per replica, in replica order.
+	Verdicts []Label `json:"verdicts"`
+	// Strategy is the aggregation strategy used.
+	Strategy Aggregation `json:"strategy"`
+	// Confidence combines the agreement with the policy.
+	Confidence float64 `json:"confidence"`
+	// LowConfidence is true when best_effort picked a winner despite
+	// disagreement, or when no replica answered (an addition to 2.6).
+	LowConfidence bool `json:"low_confidence,omitempty"`
+}
+
+// DelegateV3Request is the body of POST /api/v3/delegate: the delegate v2
+// payload plus a consensus block. SessionID is optional here: replicas run
+// on sessions drawn from consensus.session_pool.
+type DelegateV3Request struct {
+	// SessionID, if set, is the first candidate session.
+	SessionID SessionID `json:"session_id,omitempty" validate:"omitempty,gt=0"`
+	DelegateTask
+	// Consensus sets the redundancy.
+	Consensus ConsensusRequest `json:"consensus"`
+}
+
+// DelegateV3Response is the answer to a delegate v3 call: the winning
+// result, its evidence with one run per replica, and the consensus block.
+// Result is null when no answer won (return_all without a majority, or all
+// replicas failed).
+type DelegateV3Response struct {
+	// TaskID identifies the call.
+	TaskID string `json:"task_id"`
+	// Result is the winning output.
+	Result json.RawMessage `json:"result"`
+	// Evidence is the winner's evidence plus the runs of all replicas.
+	Evidence DelegateEvidence `json:"evidence"`
+	// Consensus summarizes the replicas.
+	Consensus ConsensusResponse `json:"consensus"`
+}
+
+// ValidateV3Request is the body of POST /api/v3/validate: the validate v2
+// payload plus a consensus block. SessionID is optional here.
+type ValidateV3Request struct {
+	// SessionID, if set, is the first candidate session.
+	SessionID SessionID `json:"session_id,omitempty" validate:"omitempty,gt=0"`
+	ValidateTask
+	// Consensus sets the redundancy.
+	Consensus ConsensusRequest `json:"consensus"`
+}
+
+// ValidateV3Response is the answer to a validate v3 call: the final
+// verdict, evidence with one run per replica, and the consensus block.
+// Verdict is empty when no verdict won (return_all without a majority).
+type ValidateV3Response struct {
+	// RequestID echoes the request's request_id.
+	RequestID string `json:"request_id,omitempty"`
+	// Verdict is the final verdict.
+	Verdict Verdict `json:"verdict"`
+	// Confidence is the consensus confidence.
+	Confidence float64 `json:"confidence"`
+	// Reasons are the winning replicas' reasons, without repeats.
+	Reasons []string `json:"reasons"`
+	// Evidence holds one run per replica, and scores.
+	Evidence ValidateEvidence `json:"evidence"`
+	// Consensus summarizes the replicas.
+	Consensus ConsensusResponse `json:"consensus"`
+}
+
+// FactcheckRequest is the body of POST /api/v3/factcheck. The spec shows
+// only the consensus block; the rest follows validate v2 and the public
+// router's factcheck: the statement to check, optional context, a mode and
+// a policy.
+type FactcheckRequest struct {
+	// SessionID, if set, is the first candidate session.
+	SessionID SessionID `json:"session_id,omitempty" validate:"omitempty,gt=0"`
+	// RequestID is the caller's identifier for the request.
+	RequestID string `json:"request_id,omitempty" validate:"omitempty,max=200"`
+	// Claim is the statement to check.
+	Claim string `json:"claim" validate:"required"`
+	// Mode is standard (the default when empty) or realtime.
+	Mode FactcheckMode `json:"mode,omitempty" validate:"omitempty,oneof=standard realtime"`
+	// Context is optional material that bears on the claim.
+	Context map[string]any `json:"context,omitempty"`
+	// Policy sets the tier and rules.
+	Policy ValidatePolicy `json:"policy"`
+	// Consensus sets the redundancy.
+	Consensus ConsensusRequest `json:"consensus"`
+}
+
+// FactcheckResponse is the answer to a fact check: TRUE or FALSE, evidence
+// with one run per replica, and the consensus block.
+type FactcheckResponse struct {
+	// RequestID echoes the request's request_id.
+	RequestID string `json:"request_id,omitempty"`
+	// Verdict is TRUE or FALSE, or empty when none won.
+	Verdict Verdict `json:"verdict"`
+	// Confidence is the consensus confidence.
+	Confidence float64 `json:"confidence"`
+	// Reasons are the winning replicas' reasons, without repeats.
+	Reasons []string `json:"reasons"`
+	// Evidence holds one run per replica.
+	Evidence ValidateEvidence `json:"evidence"`
+	// Consensus summarizes the replicas.
+	Consensus ConsensusResponse `json:"consensus"`
+}

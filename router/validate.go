@@ -1,0 +1,123 @@
+package router
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+
+	"github.com/go-playground/validator/v10"
+
+	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/internal/valid"
+)
+
+// validate holds the rules of the wire types. It is built once and only
+// read afterwards (it caches struct metadata, as encoding/json does).
+var validate = valid.New(map[string]valid.Rule{
+	// tier: the router's tiers. adaptive is named apart because it is a
+	// trust-service tier, which a caller may easily send here by mistake.
+	"tier": {
+		Check: func(fl validator.FieldLevel) bool {
+			switch Tier(fl.Field().String()) {
+			case TierFast, TierSafe, TierOracle, TierBalanced:
+				return true
+			}
+			return false
+		},
+		Message: func(_ string, v any) string {
+			if Tier(fmt.Sprint(v)) == TierAdaptive {
+				return `"adaptive" is a trust-service tier; the router takes fast, safe, oracle or balanced`
+			}
+			return fmt.Sprintf("must be one of fast, safe, oracle, balanced, got %q", v)
+		},
+	},
+	// aggregation: the spec names later strategies that are not available.
+	"aggregation": {
+		Check: func(fl validator.FieldLevel) bool {
+			return Aggregation(fl.Field().String()) == AggregationMajority
+		},
+		Message: func(_ string, v any) string {
+			switch Aggregation(fmt.Sprint(v)) {
+			case AggregationWeighted, AggregationMedian, AggregationMedianOfMeans, AggregationModelEnsemble:
+				return fmt.Sprintf("%q is named by the spec but not yet available; use \"majority\"", v)
+			}
+			return fmt.Sprintf("must be \"majority\", got %q", v)
+		},
+	},
+	// present: a JSON value that is there and is not null.
+	"present": {
+		Check: func(fl validator.FieldLevel) bool {
+			f := fl.Field()
+			if f.Kind() != reflect.Slice {
+				return !f.IsZero()
+			}
+			b := bytes.TrimSpace(f.Bytes())
+			return len(b) > 0 && !bytes.Equal(b, []byte("null"))
+		},
+		Message: func(string, any) string { return "is required and must not be null" },
+	},
+})
+
+// check runs the tag rules and the extra ones and returns a 400 *Error.
+func check(v any, extra ...problem.FieldError) error {
+	errs := append(validate.Struct(v), extra...)
+	if len(errs) == 0 {
+		return nil
+	}
+	return problem.Invalid(errs)
+}
+
+// singleSession rejects redundancy above 1 in a version 2 request.
+func singleSession(redundancy int) []problem.FieldError {
+	if redundancy > 1 {
+		return []problem.FieldError{{
+			Field: "policy.redundancy", Rule: "single_session",
+			Message: "version 2 runs on one session; use the version 3 endpoint with consensus.replicas for redundancy",
+		}}
+	}
+	return nil
+}
+
+// sameRedundancy rejects a policy.redundancy that contradicts
+// consensus.replicas in a version 3 request.
+func sameRedundancy(redundancy, replicas int) []problem.FieldError {
+	if redundancy != 0 && replicas != 0 && redundancy != replicas {
+		return []problem.FieldError{{
+			Field: "policy.redundancy", Rule: "eqfield",
+			Message: fmt.Sprintf("must equal consensus.replicas (%d) or be omitted", replicas),
+		}}
+	}
+	return nil
+}
+
+// Validate reports whether r is a valid request. The error is an *Error
+// with status 400 listing every failing field by JSON path.
+func (r *DelegateV1Request) Validate() error { return check(r) }
+
+// Validate reports whether r is a valid request, as DelegateV1Request.Validate.
+func (r *ValidateV1Request) Validate() error { return check(r) }
+
+// Validate reports whether r is a valid request, as DelegateV1Request.Validate.
+func (r *DelegateV2Request) Validate() error {
+	return check(r, singleSession(r.Policy.Redundancy)...)
+}
+
+// Validate reports whether r is a valid request, as DelegateV1Request.Validate.
+func (r *ValidateV2Request) Validate() error {
+	return check(r, singleSession(r.Policy.Redundancy)...)
+}
+
+// Validate reports whether r is a valid request, as DelegateV1Request.Validate.
+func (r *DelegateV3Request) Validate() error {
+	return check(r, sameRedundancy(r.Policy.Redundancy, r.Consensus.Replicas)...)
+}
+
+// Validate reports whether r is a valid request, as DelegateV1Request.Validate.
+func (r *ValidateV3Request) Validate() error {
+	return check(r, sameRedundancy(r.Policy.Redundancy, r.Consensus.Replicas)...)
+}
+
+// Validate reports whether r is a valid request, as DelegateV1Request.Validate.
+func (r *FactcheckRequest) Validate() error {
+	return check(r, sameRedundancy(r.Policy.Redundancy, r.Consensus.Replicas)...)
+}

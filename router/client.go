@@ -318,6 +318,10 @@ func codeForStatus(status int) Code {
 		return problem.CodeNotFound
 	case http.StatusMethodNotAllowed:
 		return problem.CodeMethodNotAllowed
+	case http.StatusConflict:
+		return problem.CodeConflict
+	case http.StatusUnprocessableEntity:
+		return problem.CodeUnprocessable
 	case http.StatusRequestEntityTooLarge:
 		return problem.CodeBodyTooLarge
 	case http.StatusUnsupportedMediaType:

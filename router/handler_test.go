@@ -399,9 +399,13 @@ func TestHandler_idempotencyConcurrent(t *testing.T) {
 	path := srv.URL + "/api/v2/validate"
 	replies := make([]reply, 2)
 	var wg sync.WaitGroup
-	wg.Go(func() { replies[0] = send(t, "POST", path, validBodies[router.OpValidateV2], "Idempotency-Key", "same") })
+	wg.Go(func() {
+		replies[0] = send(t, "POST", path, validBodies[router.OpValidateV2], "Idempotency-Key", "same")
+	})
 	<-entered
-	wg.Go(func() { replies[1] = send(t, "POST", path, validBodies[router.OpValidateV2], "Idempotency-Key", "same") })
+	wg.Go(func() {
+		replies[1] = send(t, "POST", path, validBodies[router.OpValidateV2], "Idempotency-Key", "same")
+	})
 	// The second request is waiting once the store holds exactly the
 	// in-flight reservation; release the first only then.
 	for store.Len() != 1 {

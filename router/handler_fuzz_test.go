@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-		"strings"
+	"strings"
 	"testing"
 )
 

@@ -127,7 +127,9 @@ func TestHTTPWorker_errors(t *testing.T) {
 			name:   "caller deadline",
 			worker: slow,
 			job:    func(j *router.Job) { j.TimeoutMS = 0 },
-			ctx:    func() (context.Context, context.CancelFunc) { return context.WithTimeout(context.Background(), 20*time.Millisecond) },
+			ctx: func() (context.Context, context.CancelFunc) {
+				return context.WithTimeout(context.Background(), 20*time.Millisecond)
+			},
 			check: func(t *testing.T, err error) {
 				if !errors.Is(err, context.DeadlineExceeded) {
 					t.Errorf("error %v, want context.DeadlineExceeded", err)

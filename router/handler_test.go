@@ -272,21 +272,21 @@ func TestHandler_trace(t *testing.T) {
 	}
 }
 
-// clock is a settable clock for the Handler.
-type clock struct {
+// fakeClock is a settable clock for the Handler.
+type fakeClock struct {
 	mu sync.Mutex
 	t  time.Time
 }
 
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) {
+func (c *fakeClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) add(d time.Duration) {
 	c.mu.Lock()
 	c.t = c.t.Add(d)
 	c.mu.Unlock()
 }
 
 func TestHandler_trialLimit(t *testing.T) {
-	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clk := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	srv := newTestServer(t, &fakeService{}, router.WithHandlerClock(clk.now), router.WithTrialLimit(router.TrialLimit{Rate: 0.5, Burst: 2}))
 	path := srv.URL + "/api/v1/trial/delegate"
 	body := validBodies[router.OpDelegateV1]
@@ -319,7 +319,7 @@ func TestHandler_trialLimit(t *testing.T) {
 }
 
 func TestHandler_idempotency(t *testing.T) {
-	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clk := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	svc := &fakeService{}
 	var n int
 	svc.hook = func(_ context.Context, _ router.Operation, req any) (any, error) {

@@ -16,7 +16,19 @@ import (
 	"github.com/vouchkit/vouch/internal/problem"
 )
 
-// The worker wire format, shared by [HTTPWorker] and [NewWorkerHandler]:
+// HTTPWorker returns a [Worker] that runs each job on the remote worker at
+// url (served by [NewWorkerHandler] or anything speaking the same format):
+// it POSTs the job as JSON and decodes the Result.
+//
+// The call ends when ctx does (the engine's per-replica deadline). Errors:
+// a non-2xx answer is a *[RemoteWorkerError]; a body over the limit wraps
+// [ErrResponseTooLarge]; an undecodable 200 wraps [ErrMalformedResponse];
+// a transport failure wraps the *url.Error (and, past the deadline,
+// context.DeadlineExceeded). The engine turns each into an ERROR vote, or
+// TIMEOUT when the deadline had passed. HTTPWorker does not retry: a
+// replica is one run.
+//
+// The worker wire format, shared with [NewWorkerHandler]:
 //
 //	POST <worker URL>
 //	Content-Type: application/json
@@ -30,18 +42,6 @@ import (
 // 9457 problem body; 504 when it ran out of time. The job's timeout_ms is
 // the replica's budget: the sender also ends the request when its context
 // does, and NewWorkerHandler applies timeout_ms to the worker's context.
-
-// HTTPWorker returns a [Worker] that runs each job on the remote worker at
-// url (served by [NewWorkerHandler] or anything speaking the same format):
-// it POSTs the job as JSON and decodes the Result.
-//
-// The call ends when ctx does (the engine's per-replica deadline). Errors:
-// a non-2xx answer is a *[RemoteWorkerError]; a body over the limit wraps
-// [ErrResponseTooLarge]; an undecodable 200 wraps [ErrMalformedResponse];
-// a transport failure wraps the *url.Error (and, past the deadline,
-// context.DeadlineExceeded). The engine turns each into an ERROR vote, or
-// TIMEOUT when the deadline had passed. HTTPWorker does not retry: a
-// replica is one run.
 func HTTPWorker(url string, opts ...HTTPWorkerOption) Worker {
 	w := &httpWorker{url: url, hc: &http.Client{}, maxResp: DefaultMaxResponseBytes, header: http.Header{}}
 	for _, o := range opts {

@@ -79,7 +79,8 @@ func (in Input) String() (s string, ok bool) {
 	if in.kind != InputString {
 		return "", false
 	}
-	return s, json.Unmarshal(in.raw, &s) == nil
+	err := json.Unmarshal(in.raw, &s)
+	return s, err == nil
 }
 
 // Object returns the members of an object input; ok is false for other
@@ -88,7 +89,8 @@ func (in Input) Object() (members map[string]json.RawMessage, ok bool) {
 	if in.kind != InputObject {
 		return nil, false
 	}
-	return members, json.Unmarshal(in.raw, &members) == nil
+	err := json.Unmarshal(in.raw, &members)
+	return members, err == nil
 }
 
 // Items returns the items of the array form; ok is false for other forms.
@@ -96,16 +98,14 @@ func (in Input) Items() (items []json.RawMessage, ok bool) {
 	if in.kind != InputArray {
 		return nil, false
 	}
-	var a struct {
-		Items []json.RawMessage `json:"items"`
-	}
-	if json.Unmarshal(in.raw, &a) != nil {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(in.raw, &members) != nil || json.Unmarshal(members["items"], &items) != nil {
 		return nil, false
 	}
-	if a.Items == nil {
-		a.Items = []json.RawMessage{}
+	if items == nil {
+		items = []json.RawMessage{}
 	}
-	return a.Items, true
+	return items, true
 }
 
 // IsZero reports whether the input is absent.
@@ -142,16 +142,16 @@ func (in *Input) UnmarshalJSON(data []byte) error {
 		*in = Input{raw: bytes.Clone(data), kind: InputString}
 		return nil
 	case '{':
-		var probe struct {
-			Kind  json.RawMessage `json:"kind"`
-			Items json.RawMessage `json:"items"`
-		}
+		// A map matches member names exactly; a struct would also take
+		// "Kind" or "ITEMS", which are ordinary members of an object input.
+		var probe map[string]json.RawMessage
 		if err := json.Unmarshal(data, &probe); err != nil {
 			return err
 		}
+		var k string
 		kind := InputObject
-		if bytes.Equal(bytes.TrimSpace(probe.Kind), []byte(`"array"`)) {
-			items := bytes.TrimSpace(probe.Items)
+		if json.Unmarshal(probe["kind"], &k) == nil && k == "array" {
+			items := bytes.TrimSpace(probe["items"])
 			if len(items) == 0 || items[0] != '[' {
 				return bad(`an array form without an "items" array`)
 			}

@@ -67,9 +67,10 @@ func check(v any, extra ...problem.FieldError) error {
 	return problem.Invalid(errs)
 }
 
-// singleSession rejects redundancy above 1 in a version 2 request.
+// singleSession rejects redundancy 3 or 5 in a version 2 request. Other
+// values are left to the oneof rule, so that one mistake gives one error.
 func singleSession(redundancy int) []problem.FieldError {
-	if redundancy > 1 {
+	if redundancy == Replicas3 || redundancy == Replicas5 {
 		return []problem.FieldError{{
 			Field: "policy.redundancy", Rule: "single_session",
 			Message: "version 2 runs on one session; use the version 3 endpoint with consensus.replicas for redundancy",
@@ -79,15 +80,22 @@ func singleSession(redundancy int) []problem.FieldError {
 }
 
 // sameRedundancy rejects a policy.redundancy that contradicts
-// consensus.replicas in a version 3 request.
+// consensus.replicas in a version 3 request. It compares only allowed
+// counts: a value outside 1, 3 and 5 is reported by its own oneof rule.
 func sameRedundancy(redundancy, replicas int) []problem.FieldError {
-	if redundancy != 0 && replicas != 0 && redundancy != replicas {
+	if allowedReplicas(redundancy) && allowedReplicas(replicas) && redundancy != replicas {
 		return []problem.FieldError{{
 			Field: "policy.redundancy", Rule: "eqfield",
 			Message: fmt.Sprintf("must equal consensus.replicas (%d) or be omitted", replicas),
 		}}
 	}
 	return nil
+}
+
+// allowedReplicas reports whether n is a replica count that section 8
+// allows.
+func allowedReplicas(n int) bool {
+	return n == Replicas1 || n == Replicas3 || n == Replicas5
 }
 
 // Validate reports whether r is a valid request. The error is an *Error

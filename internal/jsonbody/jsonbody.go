@@ -21,8 +21,9 @@ const DefaultLimit = 1 << 20
 // Decode reads one JSON value of at most limit bytes from r into v. Unknown
 // object members are ignored (forward compatibility); trailing data after the
 // value is an error. Errors are *problem.Details: 413 when the body is larger
-// than limit, 400 with the byte offset for malformed JSON, and 400 naming the
-// JSON field path for a value of the wrong type.
+// than limit, 400 with the byte offset (counted from 0) of the first wrong
+// byte for malformed JSON or trailing data, and 400 naming the JSON field
+// path for a value of the wrong type.
 func Decode(r io.Reader, limit int64, v any) error {
 	if limit <= 0 {
 		limit = DefaultLimit
@@ -47,8 +48,11 @@ func Unmarshal(data []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return describe(err, reflect.TypeOf(v))
 	}
+	end := dec.InputOffset()
 	if _, err := dec.Token(); err != io.EOF {
-		return problem.Newf(http.StatusBadRequest, problem.CodeMalformedJSON, "unexpected data after the JSON value at byte offset %d", dec.InputOffset())
+		rest := data[end:]
+		end += int64(len(rest) - len(bytes.TrimLeft(rest, " \t\r\n")))
+		return problem.Newf(http.StatusBadRequest, problem.CodeMalformedJSON, "unexpected data after the JSON value at byte offset %d", end)
 	}
 	return nil
 }
@@ -64,7 +68,8 @@ func describe(err error, target reflect.Type) error {
 	case errors.As(err, &p):
 		return p
 	case errors.As(err, &syntax):
-		return problem.Newf(http.StatusBadRequest, problem.CodeMalformedJSON, "invalid JSON at byte offset %d: %s", syntax.Offset, strings.TrimPrefix(syntax.Error(), "json: "))
+		// Offset counts the bytes read, the wrong one included.
+		return problem.Newf(http.StatusBadRequest, problem.CodeMalformedJSON, "invalid JSON at byte offset %d: %s", max(syntax.Offset-1, 0), strings.TrimPrefix(syntax.Error(), "json: "))
 	case errors.As(err, &typ):
 		field := jsonPath(target, typ.Field)
 		if field == "" {

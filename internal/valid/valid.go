@@ -120,13 +120,13 @@ func (v *Validator) message(fe validator.FieldError) string {
 	case "gt":
 		return "must be greater than " + p
 	case "gte", "min":
-		if fe.Kind() == reflect.String || fe.Kind() == reflect.Slice || fe.Kind() == reflect.Map {
-			return "must have at least " + p + " elements"
+		if unit := lengthUnit(fe.Kind()); unit != "" {
+			return "must have at least " + p + " " + unit
 		}
 		return "must be at least " + p
 	case "lte", "max":
-		if fe.Kind() == reflect.String || fe.Kind() == reflect.Slice || fe.Kind() == reflect.Map {
-			return "must have at most " + p + " elements"
+		if unit := lengthUnit(fe.Kind()); unit != "" {
+			return "must have at most " + p + " " + unit
 		}
 		return "must be at most " + p
 	case "url", "http_url":
@@ -140,4 +140,16 @@ func (v *Validator) message(fe validator.FieldError) string {
 	default:
 		return fmt.Sprintf("failed rule %q", fe.Tag())
 	}
+}
+
+// lengthUnit names what a length bound counts for a value of kind k, or
+// returns "" when the bound is on the value itself.
+func lengthUnit(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
+		return "characters"
+	case reflect.Slice, reflect.Array, reflect.Map:
+		return "elements"
+	}
+	return ""
 }

@@ -1,0 +1,158 @@
+package valid_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/go-playground/validator/v10"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/internal/valid"
+)
+
+func TestPath(t *testing.T) {
+	tests := []struct{ namespace, want string }{
+		{"Request.consensus.replicas", "consensus.replicas"},
+		{"Request.session_id", "session_id"},
+		{"Request.acceptance_criteria[1]", "acceptance_criteria[1]"},
+		{"Request.\x00.objective", "objective"},
+		{"Request.\x00.policy.\x00.tier", "policy.tier"},
+		{"Request.claim.output", "claim.output"},
+		{"Request", "Request"},
+	}
+	for _, tc := range tests {
+		if got := valid.Path(tc.namespace); got != tc.want {
+			t.Errorf("Path(%q) = %q, want %q", tc.namespace, got, tc.want)
+		}
+	}
+}
+
+func TestJoin(t *testing.T) {
+	if got := valid.Join("", "replicas"); got != "replicas" {
+		t.Errorf("Join(\"\", replicas) = %q", got)
+	}
+	if got := valid.Join("consensus", "replicas"); got != "consensus.replicas" {
+		t.Errorf("Join(consensus, replicas) = %q", got)
+	}
+}
+
+type Common struct {
+	Objective string   `json:"objective" validate:"required"`
+	Tools     []string `json:"tools" validate:"omitempty,dive,required"`
+}
+
+type Block struct {
+	Replicas int    `json:"replicas" validate:"required,oneof=1 3 5"`
+	Color    string `json:"color,omitempty" validate:"omitempty,color"`
+	Pool     []int  `json:"pool" validate:"omitempty,unique,max=3,dive,gt=0"`
+}
+
+type Request struct {
+	ID    int    `json:"id" validate:"gt=0,lte=10"`
+	Name  string `json:"name" validate:"omitempty,max=3"`
+	URL   string `json:"url" validate:"omitempty,http_url"`
+	NoTag string `validate:"required"`
+	Common
+	Block  Block    `json:"block"`
+	Ptr    *Block   `json:"ptr"`
+	Hidden string   `json:"-" validate:"required"`
+	Tags   []string `json:"tags" validate:"max=2"`
+}
+
+var rules = map[string]valid.Rule{
+	"color": {
+		Check: func(fl validator.FieldLevel) bool { return fl.Field().String() == "red" },
+		Message: func(param string, v any) string {
+			return fmt.Sprintf("must be red, got %q", v)
+		},
+	},
+}
+
+// TestValidator_Struct checks that each failure is named by its JSON path,
+// with the rule's tag and the message for it.
+func TestValidator_Struct(t *testing.T) {
+	v := valid.New(rules)
+	req := Request{
+		ID:     11,
+		Name:   "long",
+		URL:    "mailto:x@example.com",
+		Common: Common{Tools: []string{"a", ""}},
+		Block:  Block{Replicas: 2, Color: "blue", Pool: []int{1, 1}},
+		Ptr:    &Block{Pool: []int{-1}},
+		Tags:   []string{"a", "b", "c"},
+	}
+	want := []problem.FieldError{
+		{Field: "id", Rule: "lte", Message: "must be at most 10"},
+		{Field: "name", Rule: "max", Message: "must have at most 3 characters"},
+		{Field: "url", Rule: "http_url", Message: `must be an absolute URL, got "mailto:x@example.com"`},
+		{Field: "NoTag", Rule: "required", Message: "is required"},
+		{Field: "objective", Rule: "required", Message: "is required"},
+		{Field: "tools[1]", Rule: "required", Message: "is required"},
+		{Field: "block.replicas", Rule: "oneof", Message: "must be one of 1, 3, 5, got 2"},
+		{Field: "block.color", Rule: "color", Message: `must be red, got "blue"`},
+		{Field: "block.pool", Rule: "unique", Message: "must not repeat a value"},
+		{Field: "ptr.replicas", Rule: "required", Message: "is required"},
+		{Field: "ptr.pool[0]", Rule: "gt", Message: "must be greater than 0"},
+		{Field: "Hidden", Rule: "required", Message: "is required"},
+		{Field: "tags", Rule: "max", Message: "must have at most 2 elements"},
+	}
+	if diff := cmp.Diff(want, v.Struct(&req)); diff != "" {
+		t.Errorf("Struct (-want +got):\n%s", diff)
+	}
+}
+
+func TestValidator_valid(t *testing.T) {
+	v := valid.New(rules)
+	req := Request{
+		ID: 1, Name: "abc", URL: "https://example.com/x", NoTag: "x", Hidden: "h",
+		Common: Common{Objective: "o", Tools: []string{"a"}},
+		Block:  Block{Replicas: 3, Color: "red", Pool: []int{1, 2}},
+	}
+	if errs := v.Struct(&req); errs != nil {
+		t.Errorf("Struct = %+v, want nil", errs)
+	}
+	if err := v.Check(&req); err != nil {
+		t.Errorf("Check = %v, want nil", err)
+	}
+}
+
+func TestValidator_Check(t *testing.T) {
+	v := valid.New(rules)
+	err := v.Check(&Block{Replicas: 4})
+	var p *problem.Details
+	if !errors.As(err, &p) {
+		t.Fatalf("Check error %v (%T) is not a *problem.Details", err, err)
+	}
+	if p.Status != 400 || p.Code != problem.CodeInvalidRequest {
+		t.Errorf("problem %d %s, want 400 invalid_request", p.Status, p.Code)
+	}
+	want := []problem.FieldError{{Field: "replicas", Rule: "oneof", Message: "must be one of 1, 3, 5, got 4"}}
+	if diff := cmp.Diff(want, p.Errors); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+	if p.Detail != "replicas: must be one of 1, 3, 5, got 4" {
+		t.Errorf("detail %q", p.Detail)
+	}
+}
+
+// TestValidator_notStruct checks that a value validator cannot handle is
+// reported, not a panic.
+func TestValidator_notStruct(t *testing.T) {
+	got := valid.New(nil).Struct(42)
+	if len(got) != 1 || got[0].Field != "(body)" || got[0].Rule != "invalid" || got[0].Message == "" {
+		t.Errorf("Struct(42) = %+v", got)
+	}
+}
+
+// TestNew_badRule checks that registering an unusable rule is a panic at
+// construction, the programming error the doc names.
+func TestNew_badRule(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("New with an empty tag name did not panic")
+		}
+	}()
+	valid.New(map[string]valid.Rule{"": {Check: func(validator.FieldLevel) bool { return true }}})
+}

@@ -1,0 +1,313 @@
+package chatworker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+)
+
+// maxReply bounds the body of a reply read from the endpoint.
+const maxReply = 8 << 20
+
+// maxErrorBody bounds the body of an error answer read for its message.
+const maxErrorBody = 64 << 10
+
+// The chat-completions wire: only the members the worker sends or reads.
+
+type chatRequest struct {
+	Model          string          `json:"model"`
+	Messages       []message       `json:"messages"`
+	Temperature    *float64        `json:"temperature,omitempty"`
+	MaxTokens      int             `json:"max_tokens,omitempty"`
+	ResponseFormat *responseFormat `json:"response_format,omitempty"`
+}
+
+type message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type responseFormat struct {
+	Type       string      `json:"type"` // "json_schema"
+	JSONSchema *jsonSchema `json:"json_schema"`
+}
+
+type chatResponse struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Message struct {
+			Content *string `json:"content"`
+			Refusal *string `json:"refusal"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int64 `json:"prompt_tokens"`
+		CompletionTokens int64 `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+// errorBody is the error answer of OpenAI-compatible servers: most nest it
+// under "error", some (vLLM) put message at the top, some send a string.
+type errorBody struct {
+	Error   json.RawMessage `json:"error"`
+	Message string          `json:"message"`
+}
+
+// reply is the usable part of a chat completion.
+type reply struct {
+	content string
+}
+
+// complete sends msgs, asking for schema when it is non-nil and the
+// endpoint takes it, and returns the reply's text with the call's evidence.
+func (w *Worker) complete(ctx context.Context, msgs []message, schema *jsonSchema) (reply, Call, error) {
+	start := time.Now()
+	structured := schema != nil && w.useSchema && !w.noSchema.Load()
+	req := chatRequest{Model: w.model, Messages: msgs, Temperature: w.temp, MaxTokens: w.maxTokens}
+	if structured {
+		req.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: schema}
+	}
+	resp, attempts, err := w.send(ctx, &req)
+	var se *StatusError
+	if structured && errors.As(err, &se) && (se.StatusCode == http.StatusBadRequest || se.StatusCode == http.StatusUnprocessableEntity) && !w.schemaSeen.Load() {
+		// Perhaps the endpoint does not take response_format: ask again
+		// without it, and remember if that works.
+		req.ResponseFormat = nil
+		var more int
+		resp, more, err = w.send(ctx, &req)
+		attempts += more
+		if err == nil {
+			structured = false
+			if !w.noSchema.Swap(true) {
+				w.log.WarnContext(ctx, "chatworker: endpoint rejects structured output; reading answers from text",
+					"model", w.model, "host", w.host, "status", se.StatusCode, "message", se.Message)
+			}
+		}
+	}
+	if errors.As(err, &se) {
+		se.Attempts = attempts // across both rounds
+	}
+	call := Call{Model: w.model, Host: w.host, LatencyMS: time.Since(start).Milliseconds(), Attempts: attempts, StructuredOutput: structured}
+	if err != nil {
+		w.log.DebugContext(ctx, "chatworker: call failed", "model", w.model, "host", w.host, "attempts", attempts, "error", err)
+		return reply{}, call, err
+	}
+	if structured {
+		w.schemaSeen.Store(true)
+	}
+	if resp.Model != "" {
+		call.Model = resp.Model
+	}
+	if resp.Usage != nil {
+		call.PromptTokens, call.CompletionTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens
+		call.Cost = w.cost(call.Model, call.PromptTokens, call.CompletionTokens)
+	}
+	w.log.DebugContext(ctx, "chatworker: call done", "model", call.Model, "host", w.host, "attempts", attempts,
+		"latency_ms", call.LatencyMS, "prompt_tokens", call.PromptTokens, "completion_tokens", call.CompletionTokens)
+
+	if len(resp.Choices) == 0 {
+		return reply{}, call, w.responseError(ErrNoChoices, resp.raw)
+	}
+	ch := resp.Choices[0]
+	call.FinishReason = ch.FinishReason
+	if r := ch.Message.Refusal; r != nil && strings.TrimSpace(*r) != "" {
+		return reply{}, call, w.responseError(ErrRefusal, *r)
+	}
+	if c := ch.Message.Content; c == nil || strings.TrimSpace(*c) == "" {
+		return reply{}, call, w.responseError(ErrEmptyContent, resp.raw)
+	}
+	return reply{content: *ch.Message.Content}, call, nil
+}
+
+func (w *Worker) responseError(err error, raw string) *ResponseError {
+	return &ResponseError{Model: w.model, Host: w.host, Err: err, Raw: truncate(raw, RawLimit)}
+}
+
+// decodedResponse is a chat completion with the body it came from.
+type decodedResponse struct {
+	chatResponse
+	raw string
+}
+
+// send posts req with retries and decodes the reply. It returns the number
+// of requests sent.
+func (w *Worker) send(ctx context.Context, req *chatRequest) (*decodedResponse, int, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, 0, fmt.Errorf("chatworker: encoding the request: %w", err)
+	}
+	hr, err := retryablehttp.NewRequestWithContext(context.Background(), http.MethodPost, w.endpoint, body)
+	if err != nil {
+		return nil, 0, fmt.Errorf("chatworker: building the request to %s: %w", w.host, err)
+	}
+	for name, vals := range w.headers {
+		hr.Header[http.CanonicalHeaderKey(name)] = vals
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "application/json")
+	if w.apiKey != "" {
+		hr.Header.Set("Authorization", "Bearer "+w.apiKey)
+	}
+
+	attempts := 0
+	rc := &retryablehttp.Client{
+		HTTPClient:   w.http,
+		RetryWaitMin: w.waitMin,
+		RetryWaitMax: w.waitMax,
+		RetryMax:     w.retries,
+		RequestLogHook: func(_ retryablehttp.Logger, _ *http.Request, i int) {
+			attempts = i + 1
+		},
+		CheckRetry: func(ctx context.Context, resp *http.Response, err error) (bool, error) {
+			retry, rerr := retryablehttp.DefaultRetryPolicy(ctx, resp, err)
+			if !retry {
+				return false, rerr
+			}
+			// Retry only if the pause ends in time: within RetryWaitMax and
+			// before the job's deadline.
+			pause := backoff(w.waitMin, w.waitMax, attempts-1, resp)
+			if resp != nil {
+				if ra, ok := retryAfter(resp); ok && ra > w.waitMax {
+					return false, nil
+				}
+			}
+			if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= pause {
+				return false, nil
+			}
+			status := 0
+			if resp != nil {
+				status = resp.StatusCode
+			}
+			w.log.DebugContext(ctx, "chatworker: retrying", "model", w.model, "host", w.host,
+				"attempt", attempts, "status", status, "pause", pause)
+			return true, nil
+		},
+		Backoff: backoff,
+		ErrorHandler: func(resp *http.Response, err error, _ int) (*http.Response, error) {
+			if resp != nil {
+				return resp, nil // the status is handled below
+			}
+			return nil, err
+		},
+	}
+	resp, err := rc.Do(hr)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, attempts, fmt.Errorf("chatworker: %s at %s: call cut short after %d attempt(s): %w", w.model, w.host, attempts, context.Cause(ctx))
+		}
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // drop the URL: it may carry a key in its query
+		}
+		return nil, attempts, fmt.Errorf("chatworker: %s at %s: sending the request after %d attempt(s): %w", w.model, w.host, attempts, err)
+	}
+	defer resp.Body.Close()
+
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		se := &StatusError{
+			Model: w.model, Host: w.host, StatusCode: resp.StatusCode,
+			Message: w.redact(errorMessage(data)), Attempts: attempts,
+		}
+		if ra, ok := retryAfter(resp); ok {
+			se.RetryAfter = ra
+		}
+		return nil, attempts, se
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxReply+1))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, attempts, fmt.Errorf("chatworker: %s at %s: reading the reply cut short: %w", w.model, w.host, context.Cause(ctx))
+		}
+		return nil, attempts, fmt.Errorf("chatworker: %s at %s: reading the reply: %w", w.model, w.host, err)
+	}
+	if len(data) > maxReply {
+		return nil, attempts, &ResponseError{Model: w.model, Host: w.host, Err: ErrMalformedReply,
+			Detail: fmt.Sprintf("reply larger than %d bytes", maxReply), Raw: truncate(string(data), RawLimit)}
+	}
+	out := &decodedResponse{raw: string(data)}
+	if err := json.Unmarshal(data, &out.chatResponse); err != nil {
+		return nil, attempts, &ResponseError{Model: w.model, Host: w.host, Err: ErrMalformedReply,
+			Detail: err.Error(), Raw: truncate(string(data), RawLimit)}
+	}
+	return out, attempts, nil
+}
+
+// backoff is retryablehttp's exponential backoff, except that a
+// Retry-After on any retried status (429 or 5xx) sets the pause.
+func backoff(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
+	if resp != nil {
+		if ra, ok := retryAfter(resp); ok {
+			return ra
+		}
+	}
+	return retryablehttp.DefaultBackoff(min, max, attempt, resp)
+}
+
+// retryAfter reads the Retry-After of a 429 or 5xx answer: delay seconds or
+// an HTTP date (RFC 9110, 10.2.3). A date in the past is a pause of 0.
+func retryAfter(resp *http.Response) (time.Duration, bool) {
+	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode < 500 {
+		return 0, false
+	}
+	h := strings.TrimSpace(resp.Header.Get("Retry-After"))
+	if h == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseInt(h, 10, 64); err == nil {
+		if secs < 0 || secs > int64(24*time.Hour/time.Second) {
+			return 0, false
+		}
+		return time.Duration(secs) * time.Second, true
+	}
+	t, err := http.ParseTime(h)
+	if err != nil {
+		return 0, false
+	}
+	return max(time.Until(t), 0), true
+}
+
+// errorMessage extracts the message of an error body, or returns the start
+// of the body when it has none.
+func errorMessage(data []byte) string {
+	var eb errorBody
+	if json.Unmarshal(data, &eb) == nil {
+		var nested struct {
+			Message string `json:"message"`
+		}
+		var flat string
+		switch {
+		case json.Unmarshal(eb.Error, &nested) == nil && nested.Message != "":
+			return truncate(nested.Message, 512)
+		case json.Unmarshal(eb.Error, &flat) == nil && flat != "":
+			return truncate(flat, 512)
+		case eb.Message != "":
+			return truncate(eb.Message, 512)
+		}
+	}
+	return truncate(strings.TrimSpace(string(data)), 512)
+}
+
+// redact removes the API key and the extra headers' values from s.
+func (w *Worker) redact(s string) string {
+	secrets := []string{w.apiKey}
+	for _, vals := range w.headers {
+		secrets = append(secrets, vals...)
+	}
+	for _, v := range secrets {
+		if len(v) >= 4 {
+			s = strings.ReplaceAll(s, v, "[REDACTED]")
+		}
+	}
+	return s
+}

@@ -1,0 +1,90 @@
+// Package chatworker runs router jobs on language models: [Worker] is a
+// [router.Worker] that sends each job to any OpenAI-compatible
+// chat-completions endpoint (OpenAI, vLLM, Ollama, llama.cpp's server,
+// LM Studio, hosted gateways), and [LoadPanel] builds a panel of such
+// workers, one per session, from a JSON or YAML file.
+//
+// # Jobs
+//
+// Each job is one call to POST {base_url}/chat/completions with a system
+// and a user message rendered from a text/template prompt:
+//
+//   - validate (versions 1, 2 and 3, and the trust service's arbitration)
+//     asks a judge for {"verdict", "confidence", "reasons"}, the verdict
+//     being VALID, INVALID, RETRY or NEEDS_SPEC. The prompt holds the
+//     claim (type, description, output), the rules or acceptance criteria,
+//     the context and the metadata.
+//   - factcheck asks the same of a statement, with TRUE or FALSE.
+//   - delegate sends the objective, the input and the context, and
+//     returns the reply's text as Result.Output, uninterpreted.
+//     Execution.Model and Execution.Tools are not used: the worker runs
+//     its own model and offers the model no tools.
+//
+// The prompts are [DefaultValidatePrompt], [DefaultFactcheckPrompt] and
+// [DefaultDelegatePrompt]; [Config] takes a replacement for each. Material
+// from the caller sits between tags that the system message declares data,
+// not instructions, which makes prompt injection harder but not
+// impossible: that is what redundancy across models is for.
+//
+// # Answers: structured first, never guessed
+//
+// Validations and fact checks ask for structured output: response_format
+// {"type": "json_schema", "json_schema": {"name", "schema", "strict":
+// true}}, with the verdicts as an enum. An endpoint that rejects it with
+// 400 or 422, and accepts the same request without it, is remembered by the
+// worker, which from then on reads the answer from the text (unless a
+// structured call has already succeeded, in which case a 400 is just an
+// error). Either way the answer is the first JSON object in the reply that
+// has a "verdict" member, alone, in a code fence or amid prose, after any
+// <think> block. A reply without such an object, a verdict outside the
+// job's set, a confidence that is missing or outside [0, 1], a refusal
+// (message.refusal), an empty choice list or empty content is a
+// [*ResponseError] carrying the reply's text, cut to [RawLimit] bytes: the
+// engine records that replica as ERROR, and no verdict is ever guessed.
+// Verdicts are compared without regard to case; confidences are not
+// rescaled (a model answering 85 for 0.85 gets an error, not a guess).
+//
+// # Calls, retries and cancellation
+//
+// The job's context is the request's context: when early quorum decides a
+// version 3 call, the engine cancels the context and the request in flight
+// is cut, which stops the spending. Connection failures, 429 and 5xx
+// (except 501) are retried with exponential backoff from RetryWaitMin to
+// RetryWaitMax, or after the endpoint's Retry-After, on 5xx too. A pause
+// longer than RetryWaitMax, or one that would end after the context's
+// deadline, ends the retries at once with a [*StatusError] that carries
+// the Retry-After, rather than sleeping into the deadline. Other statuses
+// are not retried and are a *StatusError with the endpoint's message.
+//
+// # Evidence and secrets
+//
+// A result carries the model that answered (Result.Model), the prompt and
+// completion tokens and their cost from the host's price table
+// (Result.Usage), and one step whose output is the [Call]: model, endpoint
+// host, latency, attempts, whether structured output was used, and the
+// finish reason. The API key and the extra headers appear in no log,
+// result or error: the endpoint's error messages are scrubbed of them, and
+// [Worker.String] shows only the model and the host.
+//
+// # Decisions
+//
+// The client is this package's own, on github.com/hashicorp/go-retryablehttp,
+// rather than github.com/openai/openai-go. The worker needs one endpoint
+// and a handful of fields of it, and an embeddable library should not make
+// its importers compile a client generated for a whole provider API, plus
+// the four tidwall JSON modules it requires, for that. go-retryablehttp is
+// already required by vouch's router client, so the worker adds no module
+// to an embedding program, and its retry policy is replaceable functions
+// that this package adapts to the job's deadline. Our own wire types also
+// let the worker read what OpenAI-compatible servers actually send (error
+// bodies in three shapes, content or refusal as null, usage absent).
+//
+// Panel files are JSON (encoding/json) when named .json and YAML
+// (gopkg.in/yaml.v3, already in vouch's go.mod) when named .yaml or .yml;
+// both reject unknown fields. Keys never sit in the file: api_key_env names
+// the environment variable that holds one.
+//
+// max_tokens is sent as max_tokens, the name every OpenAI-compatible server
+// takes; OpenAI's reasoning models want max_completion_tokens and should be
+// run with MaxTokens zero.
+package chatworker

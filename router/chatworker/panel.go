@@ -1,0 +1,211 @@
+package chatworker
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/vouchkit/vouch/internal/valid"
+	"github.com/vouchkit/vouch/router"
+)
+
+// PanelSession is one session of a panel: its id, pool and tiers, and the
+// worker that runs its jobs.
+type PanelSession struct {
+	// ID is the session's id, positive and unique in the panel.
+	ID router.SessionID
+	// Pool names the worker pool the session belongs to; sessions of
+	// different providers or models sit in different pools. Empty is
+	// allowed.
+	Pool string
+	// Tiers are the tiers the session serves; empty means every tier.
+	Tiers []router.Tier
+	// Worker runs the session's jobs.
+	Worker *Worker
+}
+
+// PanelError reports one problem of a panel file: the file, the field by
+// its path in the file ("sessions[2].worker.model"), and what is wrong. It
+// unwraps to ErrInvalidPanel or ErrMissingEnv.
+type PanelError struct {
+	// File is the file's name as given.
+	File string
+	// Field is the path of the field in the file.
+	Field string
+	// Message says what is wrong.
+	Message string
+	// Err is ErrInvalidPanel or ErrMissingEnv.
+	Err error
+}
+
+// Error returns "chatworker: <file>: <field>: <message>".
+func (e *PanelError) Error() string {
+	return "chatworker: " + e.File + ": " + e.Field + ": " + e.Message
+}
+
+// Unwrap returns Err.
+func (e *PanelError) Unwrap() error { return e.Err }
+
+// panelFile is the file's form. Field names are the same in JSON and YAML.
+type panelFile struct {
+	// Prices is a price table every worker starts from; a worker's own
+	// prices override its entries.
+	Prices   map[string]Price `json:"prices" yaml:"prices" validate:"omitempty,dive"`
+	Sessions []panelSession   `json:"sessions" yaml:"sessions" validate:"required,min=1,dive"`
+}
+
+type panelSession struct {
+	ID     router.SessionID `json:"id" yaml:"id" validate:"gt=0"`
+	Pool   string           `json:"pool" yaml:"pool"`
+	Tiers  []router.Tier    `json:"tiers" yaml:"tiers" validate:"omitempty,unique,dive,oneof=fast safe oracle balanced"`
+	Worker panelWorker      `json:"worker" yaml:"worker"`
+}
+
+type panelWorker struct {
+	BaseURL     string            `json:"base_url" yaml:"base_url" validate:"required,http_url"`
+	Model       string            `json:"model" yaml:"model" validate:"required"`
+	APIKeyEnv   string            `json:"api_key_env" yaml:"api_key_env"`
+	Temperature *float64          `json:"temperature" yaml:"temperature" validate:"omitempty,gte=0,lte=2"`
+	MaxTokens   int               `json:"max_tokens" yaml:"max_tokens" validate:"gte=0"`
+	Headers     map[string]string `json:"headers" yaml:"headers"`
+	Prices      map[string]Price  `json:"prices" yaml:"prices" validate:"omitempty,dive"`
+}
+
+// panelRules validates panel files; like encoding/json's cache, it is
+// immutable once built.
+var panelRules = valid.New(nil)
+
+// LoadPanel reads a panel file and returns its sessions, each with a
+// constructed worker. The file's extension picks the format: .json for
+// JSON, .yaml or .yml for YAML. getenv (os.Getenv in most programs) reads
+// the environment variables that api_key_env names.
+//
+// A panel file lists sessions, each with its worker:
+//
+//	prices:                       # optional, per model, per 1,000 tokens
+//	  gpt-4o-mini: {prompt_per_1k: 0.00015, completion_per_1k: 0.0006}
+//	sessions:
+//	  - id: 201                   # positive, unique
+//	    pool: openai              # optional
+//	    tiers: [fast, safe]       # optional: fast, safe, oracle, balanced
+//	    worker:
+//	      base_url: https://api.openai.com/v1   # required
+//	      model: gpt-4o-mini                     # required
+//	      api_key_env: OPENAI_API_KEY            # optional: no key if absent
+//	      temperature: 0                         # optional, 0 to 2
+//	      max_tokens: 512                        # optional
+//	      headers: {X-Team: risk}                # optional
+//	      prices: {}                             # optional, over the shared ones
+//
+// Unknown fields are errors, so a misspelt one is not silently ignored.
+// Each problem found is a [*PanelError] naming the field; all are returned
+// together, joined. A session whose api_key_env names a variable that is
+// unset or empty fails with ErrMissingEnv.
+func LoadPanel(path string, getenv func(string) string) ([]PanelSession, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("chatworker: reading the panel file: %w", err)
+	}
+	return ParsePanel(path, data, getenv)
+}
+
+// ParsePanel is [LoadPanel] for a file already read: name is the file's
+// name, whose extension picks the format and which errors name.
+func ParsePanel(name string, data []byte, getenv func(string) string) ([]PanelSession, error) {
+	var f panelFile
+	switch ext := strings.ToLower(filepath.Ext(name)); ext {
+	case ".json":
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&f); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrInvalidPanel, name, err)
+		}
+		if dec.More() {
+			return nil, fmt.Errorf("%w: %s: data after the JSON object", ErrInvalidPanel, name)
+		}
+	case ".yaml", ".yml":
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(&f); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrInvalidPanel, name, err)
+		}
+	default:
+		return nil, fmt.Errorf("%w: %s: the extension %q is neither .json, .yaml nor .yml", ErrInvalidPanel, name, ext)
+	}
+
+	var errs []error
+	fail := func(field, msg string, sentinel error) {
+		errs = append(errs, &PanelError{File: name, Field: field, Message: msg, Err: sentinel})
+	}
+	for _, fe := range panelRules.Struct(&f) {
+		fail(fe.Field, fe.Message, ErrInvalidPanel)
+	}
+	first := make(map[router.SessionID]int, len(f.Sessions))
+	for i, s := range f.Sessions {
+		if j, dup := first[s.ID]; dup && s.ID > 0 {
+			fail(fmt.Sprintf("sessions[%d].id", i), fmt.Sprintf("%d repeats sessions[%d].id", s.ID, j), ErrInvalidPanel)
+		} else if !dup {
+			first[s.ID] = i
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+
+	out := make([]PanelSession, 0, len(f.Sessions))
+	for i, s := range f.Sessions {
+		path := fmt.Sprintf("sessions[%d].worker", i)
+		cfg := Config{
+			BaseURL:     s.Worker.BaseURL,
+			Model:       s.Worker.Model,
+			Temperature: s.Worker.Temperature,
+			MaxTokens:   s.Worker.MaxTokens,
+		}
+		if env := s.Worker.APIKeyEnv; env != "" {
+			if cfg.APIKey = getenv(env); cfg.APIKey == "" {
+				fail(path+".api_key_env", fmt.Sprintf("session %d: environment variable %s is unset or empty", s.ID, env), ErrMissingEnv)
+				continue
+			}
+		}
+		if len(s.Worker.Headers) > 0 {
+			cfg.Headers = make(map[string][]string, len(s.Worker.Headers))
+			for k, v := range s.Worker.Headers {
+				cfg.Headers[k] = []string{v}
+			}
+		}
+		if len(f.Prices)+len(s.Worker.Prices) > 0 {
+			cfg.Prices = make(map[string]Price, len(f.Prices)+len(s.Worker.Prices))
+			for k, v := range f.Prices {
+				cfg.Prices[k] = v
+			}
+			for k, v := range s.Worker.Prices {
+				cfg.Prices[k] = v
+			}
+		}
+		w, err := New(cfg)
+		if err != nil {
+			msg := err.Error()
+			var ce *configError
+			if errors.As(err, &ce) {
+				msg = ce.msg
+			}
+			fail(path, fmt.Sprintf("session %d: %s", s.ID, msg), ErrInvalidPanel)
+			continue
+		}
+		tiers := s.Tiers
+		if len(tiers) == 0 {
+			tiers = nil
+		}
+		out = append(out, PanelSession{ID: s.ID, Pool: s.Pool, Tiers: tiers, Worker: w})
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}

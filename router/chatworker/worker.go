@@ -1,0 +1,381 @@
+package chatworker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"text/template"
+	"time"
+
+	"github.com/vouchkit/vouch/router"
+)
+
+// Defaults used when the matching [Config] field is zero.
+const (
+	DefaultMaxRetries   = 3
+	DefaultRetryWaitMin = 500 * time.Millisecond
+	DefaultRetryWaitMax = 30 * time.Second
+)
+
+// Config configures a [Worker]. BaseURL and Model are required; every other
+// field has a useful zero value.
+type Config struct {
+	// BaseURL is the endpoint's API root, an absolute http or https URL
+	// such as "https://api.openai.com/v1" or "http://localhost:11434/v1".
+	// Requests go to BaseURL + "/chat/completions"; a query string (such
+	// as an api-version) is kept.
+	BaseURL string
+	// Model is the model to ask, as the endpoint names it.
+	Model string
+	// APIKey, if set, is sent as "Authorization: Bearer <APIKey>" and
+	// takes precedence over an Authorization in Headers. It never appears
+	// in logs, results or errors. Empty sends no key (local servers).
+	APIKey string
+	// Temperature is the sampling temperature, from 0 to 2; nil leaves it
+	// to the endpoint.
+	Temperature *float64
+	// MaxTokens bounds the reply's tokens (sent as max_tokens); 0 leaves
+	// it to the endpoint.
+	MaxTokens int
+	// Headers are added to every request (for example a gateway's own key
+	// header). Like APIKey, their values are never logged.
+	Headers http.Header
+	// Prices is the price table, by model name; nil means costs are not
+	// known and Usage.Cost stays 0. The reply's model is looked up first,
+	// then Model.
+	Prices map[string]Price
+
+	// ValidatePrompt, FactcheckPrompt and DelegatePrompt replace the
+	// default prompts of each job kind (DefaultValidatePrompt, ...). A
+	// template must define "user", the user message; "system", if
+	// defined, is the system message. Each is executed with a
+	// [PromptData]. Nil means the default.
+	ValidatePrompt  *template.Template
+	FactcheckPrompt *template.Template
+	DelegatePrompt  *template.Template
+
+	// DisableSchema, if true, never asks for structured output: the
+	// answer is always read from the reply's text. When false, the worker
+	// sends response_format with a JSON schema and, if the endpoint
+	// rejects it with 400 or 422 while the same request without it
+	// succeeds, stops sending it for the rest of the worker's life.
+	DisableSchema bool
+
+	// HTTPClient sends the requests; nil means a new pooled client
+	// without a timeout (the job's context bounds each call).
+	HTTPClient *http.Client
+	// MaxRetries is how many times a request is repeated after a
+	// connection failure, a 429 or a 5xx; 0 means DefaultMaxRetries and a
+	// negative value means none.
+	MaxRetries int
+	// RetryWaitMin and RetryWaitMax bound the pause between tries: it
+	// doubles from RetryWaitMin up to RetryWaitMax, or is the endpoint's
+	// Retry-After. A pause longer than RetryWaitMax, or one that would
+	// end after the job's deadline, ends the retries at once. Zero means
+	// DefaultRetryWaitMin and DefaultRetryWaitMax.
+	RetryWaitMin, RetryWaitMax time.Duration
+
+	// Logger receives a debug record per call and per retry, and a
+	// warning when the endpoint rejects structured output. Nil is silent.
+	Logger *slog.Logger
+}
+
+// Price is what a model costs per 1,000 tokens, in the host's currency
+// unit.
+type Price struct {
+	// PromptPer1K is the price of 1,000 prompt (input) tokens.
+	PromptPer1K float64 `json:"prompt_per_1k" yaml:"prompt_per_1k" validate:"gte=0"`
+	// CompletionPer1K is the price of 1,000 completion (output) tokens.
+	CompletionPer1K float64 `json:"completion_per_1k" yaml:"completion_per_1k" validate:"gte=0"`
+}
+
+// Cost returns the price of the given token counts.
+func (p Price) Cost(promptTokens, completionTokens int64) float64 {
+	return (float64(promptTokens)*p.PromptPer1K + float64(completionTokens)*p.CompletionPer1K) / 1000
+}
+
+// Worker is a [router.Worker] that runs each job as one chat-completions
+// call: a judge prompt for validations and fact checks, the objective and
+// input for delegations. Build it with [New]. It is safe for concurrent
+// use.
+type Worker struct {
+	endpoint   string // BaseURL + "/chat/completions"
+	host       string // endpoint host for evidence and errors
+	model      string
+	apiKey     string
+	temp       *float64
+	maxTokens  int
+	headers    http.Header
+	prices     map[string]Price
+	prompts    map[router.Kind]*template.Template
+	useSchema  bool
+	http       *http.Client
+	retries    int
+	waitMin    time.Duration
+	waitMax    time.Duration
+	log        *slog.Logger
+	noSchema   atomic.Bool // the endpoint rejected response_format
+	schemaSeen atomic.Bool // a structured call succeeded: never fall back
+}
+
+// New returns a worker for cfg, or an error wrapping ErrInvalidConfig that
+// names the bad field. New copies what it keeps: later changes to cfg's
+// maps and headers do not reach the worker.
+func New(cfg Config) (*Worker, error) {
+	bad := func(format string, args ...any) error {
+		return &configError{msg: fmt.Sprintf(format, args...)}
+	}
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, bad("BaseURL must be an absolute http or https URL, got %q", redactURL(cfg.BaseURL))
+	}
+	if u.Fragment != "" {
+		return nil, bad("BaseURL must not have a fragment")
+	}
+	if strings.TrimSpace(cfg.Model) == "" {
+		return nil, bad("Model is required")
+	}
+	if t := cfg.Temperature; t != nil && !(*t >= 0 && *t <= 2) {
+		return nil, bad("Temperature must be between 0 and 2, got %v", *t)
+	}
+	if cfg.MaxTokens < 0 {
+		return nil, bad("MaxTokens must not be negative, got %d", cfg.MaxTokens)
+	}
+	if cfg.RetryWaitMin < 0 || cfg.RetryWaitMax < 0 {
+		return nil, bad("RetryWaitMin and RetryWaitMax must not be negative")
+	}
+	for model, p := range cfg.Prices {
+		if !(p.PromptPer1K >= 0 && p.CompletionPer1K >= 0) || math.IsInf(p.PromptPer1K+p.CompletionPer1K, 0) {
+			return nil, bad("Prices[%q] must be finite and not negative", model)
+		}
+	}
+	for name, vals := range cfg.Headers {
+		if !validHeaderName(name) {
+			return nil, bad("Headers: %q is not a valid header name", name)
+		}
+		for _, v := range vals {
+			if strings.ContainsAny(v, "\r\n\x00") {
+				return nil, bad("Headers[%q] holds a line break or NUL", name)
+			}
+		}
+	}
+	if strings.ContainsAny(cfg.APIKey, "\r\n\x00") {
+		return nil, bad("APIKey holds a line break or NUL")
+	}
+
+	w := &Worker{
+		host:      u.Host,
+		model:     cfg.Model,
+		apiKey:    cfg.APIKey,
+		maxTokens: cfg.MaxTokens,
+		headers:   cfg.Headers.Clone(),
+		useSchema: !cfg.DisableSchema,
+		http:      cfg.HTTPClient,
+		retries:   cfg.MaxRetries,
+		waitMin:   cfg.RetryWaitMin,
+		waitMax:   cfg.RetryWaitMax,
+		log:       cfg.Logger,
+	}
+	if cfg.Temperature != nil {
+		t := *cfg.Temperature
+		w.temp = &t
+	}
+	if cfg.Prices != nil {
+		w.prices = make(map[string]Price, len(cfg.Prices))
+		for k, v := range cfg.Prices {
+			w.prices[k] = v
+		}
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/chat/completions"
+	u.RawPath = ""
+	w.endpoint = u.String()
+	if w.http == nil {
+		w.http = &http.Client{}
+		if t, ok := http.DefaultTransport.(*http.Transport); ok {
+			w.http.Transport = t.Clone() // its own connection pool
+		}
+	}
+	switch {
+	case w.retries == 0:
+		w.retries = DefaultMaxRetries
+	case w.retries < 0:
+		w.retries = 0
+	}
+	if w.waitMin == 0 {
+		w.waitMin = DefaultRetryWaitMin
+	}
+	if w.waitMax == 0 {
+		w.waitMax = DefaultRetryWaitMax
+	}
+	if w.waitMax < w.waitMin {
+		return nil, bad("RetryWaitMax (%s) is shorter than RetryWaitMin (%s)", w.waitMax, w.waitMin)
+	}
+	if w.log == nil {
+		w.log = slog.New(slog.DiscardHandler)
+	}
+	if w.prompts, err = prompts(cfg); err != nil {
+		return nil, &configError{msg: err.Error()}
+	}
+	return w, nil
+}
+
+// configError is an error of [New]: it unwraps to ErrInvalidConfig.
+type configError struct{ msg string }
+
+func (e *configError) Error() string { return ErrInvalidConfig.Error() + ": " + e.msg }
+func (e *configError) Unwrap() error { return ErrInvalidConfig }
+
+// String returns "chatworker.Worker(<model> at <host>)"; it never shows the
+// key or the headers.
+func (w *Worker) String() string {
+	return fmt.Sprintf("chatworker.Worker(%s at %s)", w.model, w.host)
+}
+
+// GoString is String, so that %#v does not print the key either.
+func (w *Worker) GoString() string { return w.String() }
+
+// Model returns the configured model.
+func (w *Worker) Model() string { return w.model }
+
+// Host returns the endpoint's host (and port).
+func (w *Worker) Host() string { return w.host }
+
+// Call is the evidence of one chat-completions call. The one step of every
+// result holds it as JSON in Step.Output.
+type Call struct {
+	// Model is the model that answered (the reply's model, else the one
+	// asked).
+	Model string `json:"model"`
+	// Host is the endpoint's host (and port), never its key.
+	Host string `json:"host"`
+	// LatencyMS is the call's duration in milliseconds, retries included.
+	LatencyMS int64 `json:"latency_ms"`
+	// Attempts is the number of requests sent.
+	Attempts int `json:"attempts"`
+	// StructuredOutput is true when the answer was asked for with a JSON
+	// schema (response_format).
+	StructuredOutput bool `json:"structured_output"`
+	// FinishReason is the choice's finish_reason, such as "stop".
+	FinishReason string `json:"finish_reason,omitempty"`
+	// PromptTokens and CompletionTokens are the reply's usage counts.
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	// Cost is the price of the tokens from the price table, or 0.
+	Cost float64 `json:"cost"`
+}
+
+// Work runs job as one chat-completions call and turns the reply into a
+// result: for a validation or a fact check the verdict, confidence and
+// reasons the model gave; for a delegation the reply's text as Output.
+// Result.Model, Result.Usage and a step holding the [Call] are the
+// evidence.
+//
+// ctx bounds the whole call, retries included: when it is cancelled, as
+// when early quorum decides a version 3 call, the request in flight is
+// cancelled and Work returns an error wrapping ctx's error. A reply that
+// cannot become a result is a [*ResponseError]; a non-2xx answer is a
+// [*StatusError]; a job the worker cannot run wraps ErrUnsupportedJob. A
+// verdict is never guessed.
+func (w *Worker) Work(ctx context.Context, job *router.Job) (*router.Result, error) {
+	if job == nil {
+		return nil, fmt.Errorf("%w: nil job", ErrUnsupportedJob)
+	}
+	var schema *jsonSchema
+	switch job.Kind {
+	case router.KindValidate:
+		if job.Claim == nil {
+			return nil, fmt.Errorf("%w: a validate job without a claim", ErrUnsupportedJob)
+		}
+		schema = answerSchema("vouch_validate", verdicts(job.Kind))
+	case router.KindFactcheck:
+		if strings.TrimSpace(job.Statement) == "" {
+			return nil, fmt.Errorf("%w: a factcheck job without a statement", ErrUnsupportedJob)
+		}
+		schema = answerSchema("vouch_factcheck", verdicts(job.Kind))
+	case router.KindDelegate:
+		if strings.TrimSpace(job.Objective) == "" {
+			return nil, fmt.Errorf("%w: a delegate job without an objective", ErrUnsupportedJob)
+		}
+	default:
+		return nil, fmt.Errorf("%w: kind %q", ErrUnsupportedJob, job.Kind)
+	}
+	msgs, err := render(w.prompts[job.Kind], job)
+	if err != nil {
+		return nil, err
+	}
+
+	rep, call, err := w.complete(ctx, msgs, schema)
+	if err != nil {
+		return nil, err
+	}
+	res := &router.Result{
+		Model: call.Model,
+		Usage: &router.Usage{PromptTokens: call.PromptTokens, CompletionTokens: call.CompletionTokens, Cost: call.Cost},
+	}
+	step, err := json.Marshal(call)
+	if err != nil {
+		return nil, fmt.Errorf("chatworker: encoding the call's evidence: %w", err)
+	}
+	res.Steps = []router.Step{{
+		Description: fmt.Sprintf("chat completion by %s at %s", call.Model, call.Host),
+		Output:      step,
+	}}
+
+	if job.Kind == router.KindDelegate {
+		res.Output = rep.content
+		return res, nil
+	}
+	a, aerr := parseAnswer(rep.content, verdicts(job.Kind))
+	if aerr != nil {
+		return nil, &ResponseError{Model: w.model, Host: w.host, Err: aerr.err, Detail: aerr.detail, Raw: truncate(rep.content, RawLimit)}
+	}
+	res.Verdict, res.Confidence, res.Reasons = a.Verdict, a.Confidence, a.Reasons
+	return res, nil
+}
+
+// verdicts lists the verdicts a judging kind may return.
+func verdicts(k router.Kind) []router.Verdict {
+	if k == router.KindFactcheck {
+		return []router.Verdict{router.VerdictTrue, router.VerdictFalse}
+	}
+	return []router.Verdict{router.VerdictValid, router.VerdictInvalid, router.VerdictRetry, router.VerdictNeedsSpec}
+}
+
+func (w *Worker) cost(model string, prompt, completion int64) float64 {
+	if p, ok := w.prices[model]; ok {
+		return p.Cost(prompt, completion)
+	}
+	if p, ok := w.prices[w.model]; ok {
+		return p.Cost(prompt, completion)
+	}
+	return 0
+}
+
+// validHeaderName reports whether name is an HTTP token (RFC 9110, 5.6.2).
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// redactURL hides a URL's password for error messages.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparseable)"
+	}
+	return u.Redacted()
+}

@@ -1,0 +1,128 @@
+package router_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vouchkit/vouch/internal/jsonbody"
+	"github.com/vouchkit/vouch/router"
+)
+
+// TestSessionID_forms checks that a JSON integer and a string of digits
+// decode to the same id, which encodes as the integer.
+func TestSessionID_forms(t *testing.T) {
+	tests := []struct {
+		in   string
+		want router.SessionID
+	}{
+		{`201`, 201},
+		{`"201"`, 201},
+		{`"0201"`, 201},
+		{`9223372036854775807`, 9223372036854775807},
+		{`"9223372036854775807"`, 9223372036854775807},
+		{`null`, 0},
+	}
+	for _, tc := range tests {
+		var id router.SessionID
+		if err := json.Unmarshal([]byte(tc.in), &id); err != nil {
+			t.Errorf("decoding %s: %v", tc.in, err)
+			continue
+		}
+		if id != tc.want {
+			t.Errorf("decoding %s = %d, want %d", tc.in, id, tc.want)
+		}
+		enc, err := json.Marshal(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := tc.want.String(); string(enc) != want {
+			t.Errorf("encoding %s = %s, want %s", tc.in, enc, want)
+		}
+	}
+}
+
+// TestSessionID_malformed checks each malformed session id in the three
+// places ids appear: a required session_id, an optional v3 session_id, and
+// a session pool. Ids that are not integers fail decoding (rule "type");
+// integers that are not positive fail validation.
+func TestSessionID_malformed(t *testing.T) {
+	tests := []struct {
+		id string
+		// want is the failure at the top-level session_id of a v1 request.
+		want fieldRule
+		// wantV3 is the failure at the optional session_id of a v3 request;
+		// zero means the id is accepted there (0 is "not set").
+		wantV3 fieldRule
+		// wantPool is the failure of the id as consensus.session_pool's
+		// second element.
+		wantPool fieldRule
+	}{
+		{`""`, fieldRule{"session_id", "type"}, fieldRule{"session_id", "type"}, fieldRule{"consensus.session_pool", "type"}},
+		{`"abc"`, fieldRule{"session_id", "type"}, fieldRule{"session_id", "type"}, fieldRule{"consensus.session_pool", "type"}},
+		{`"1.5"`, fieldRule{"session_id", "type"}, fieldRule{"session_id", "type"}, fieldRule{"consensus.session_pool", "type"}},
+		{`1.5`, fieldRule{"session_id", "type"}, fieldRule{"session_id", "type"}, fieldRule{"consensus.session_pool", "type"}},
+		{`1e3`, fieldRule{"session_id", "type"}, fieldRule{"session_id", "type"}, fieldRule{"consensus.session_pool", "type"}},
+		{`"1e3"`, fieldRule{"session_id", "type"}, fieldRule{"session_id", "type"}, fieldRule{"consensus.session_pool", "type"}},
+		{`"+1"`, fieldRule{"session_id", "type"}, fieldRule{"session_id", "type"}, fieldRule{"consensus.session_pool", "type"}},
+		{`" 1"`, fieldRule{"session_id", "type"}, fieldRule{"session_id", "type"}, fieldRule{"consensus.session_pool", "type"}},
+		{`"\u0031"`, fieldRule{"session_id", "type"}, fieldRule{"session_id", "type"}, fieldRule{"consensus.session_pool", "type"}},
+		{`99999999999999999999`, fieldRule{"session_id", "type"}, fieldRule{"session_id", "type"}, fieldRule{"consensus.session_pool", "type"}},
+		{`"99999999999999999999"`, fieldRule{"session_id", "type"}, fieldRule{"session_id", "type"}, fieldRule{"consensus.session_pool", "type"}},
+		{`{}`, fieldRule{"session_id", "type"}, fieldRule{"session_id", "type"}, fieldRule{"consensus.session_pool", "type"}},
+		{`[1]`, fieldRule{"session_id", "type"}, fieldRule{"session_id", "type"}, fieldRule{"consensus.session_pool", "type"}},
+		{`true`, fieldRule{"session_id", "type"}, fieldRule{"session_id", "type"}, fieldRule{"consensus.session_pool", "type"}},
+		{`-1`, fieldRule{"session_id", "gt"}, fieldRule{"session_id", "gt"}, fieldRule{"consensus.session_pool[1]", "gt"}},
+		{`"-1"`, fieldRule{"session_id", "gt"}, fieldRule{"session_id", "gt"}, fieldRule{"consensus.session_pool[1]", "gt"}},
+		{`0`, fieldRule{"session_id", "required"}, fieldRule{}, fieldRule{"consensus.session_pool[1]", "gt"}},
+		{`"0"`, fieldRule{"session_id", "required"}, fieldRule{}, fieldRule{"consensus.session_pool[1]", "gt"}},
+		{`null`, fieldRule{"session_id", "required"}, fieldRule{}, fieldRule{"consensus.session_pool[1]", "gt"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.id, func(t *testing.T) {
+			check := func(what string, body []byte, v validator, want fieldRule) {
+				t.Helper()
+				err := jsonbody.Unmarshal(body, v)
+				if err == nil {
+					err = v.Validate()
+				}
+				if want == (fieldRule{}) {
+					if err != nil {
+						t.Errorf("%s: %v, want no error", what, err)
+					}
+					return
+				}
+				if err == nil {
+					t.Errorf("%s: no error, want %v", what, want)
+					return
+				}
+				if diff := cmp.Diff([]fieldRule{want}, fieldRules(t, err)); diff != "" {
+					t.Errorf("%s: field errors (-want +got):\n%s", what, diff)
+				}
+			}
+			check("delegate v1 session_id", patch(t, "delegate_v1_request.json", "session_id", tc.id), new(router.DelegateV1Request), tc.want)
+			check("validate v2 session_id", patch(t, "validate_v2_request.json", "session_id", tc.id), new(router.ValidateV2Request), tc.want)
+			check("validate v3 session_id", patch(t, "validate_v3_request.json", "session_id", tc.id), new(router.ValidateV3Request), tc.wantV3)
+			check("session_pool element", patch(t, "validate_v3_request.json", "consensus.session_pool", `["201", `+tc.id+`, "203"]`), new(router.ValidateV3Request), tc.wantPool)
+		})
+	}
+}
+
+// TestSessionID_sameFromBothForms decodes one request with integer ids and
+// one with string ids and expects equal values.
+func TestSessionID_sameFromBothForms(t *testing.T) {
+	var a, b router.FactcheckRequest
+	if err := jsonbody.Unmarshal([]byte(`{"session_id": 7, "claim": "c", "consensus": {"replicas": 3, "session_pool": [201, 202, 203]}}`), &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := jsonbody.Unmarshal([]byte(`{"session_id": "7", "claim": "c", "consensus": {"replicas": 3, "session_pool": ["201", "202", "203"]}}`), &b); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(a, b, wireOpts); diff != "" {
+		t.Errorf("integer ids and string ids decode differently (-int +string):\n%s", diff)
+	}
+	if a.SessionID != 7 || len(a.Consensus.SessionPool) != 3 {
+		t.Errorf("decoded %+v", a)
+	}
+}

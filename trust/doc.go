@@ -1,0 +1,54 @@
+// Package trust is the agent-facing trust service: one call that delegates
+// a task, validates a claimed result, or arbitrates a dispute, under a
+// policy tier, and answers with a status, a confidence, evidence, retry
+// instructions and, on request, a receipt.
+//
+// A [Service] runs on any router.Service: the in-process router.Engine or
+// a remote router.Client. [NewHandler] serves any [Caller] over HTTP and
+// [Client] calls a remote one.
+//
+// # From tier to router calls
+//
+// Each policy tier maps to router version 3 calls, as data in the code:
+//
+//	policy    router tier       replicas   disagreement_policy    calls
+//	fast      fast              1          best_effort            1
+//	safe      safe              3          best_effort            1
+//	oracle    oracle            5          fail_hard              1
+//	adaptive  fast→safe→oracle  1→3→5      best_effort            1 to 3
+//
+// With [WithSingleSession], a one-replica rung calls the version 2
+// endpoint on that session instead. Delegation calls /api/v3/delegate;
+// validation and arbitration call /api/v3/validate, the claimed result
+// as the claim and the task's input, spec and dispute context in the
+// claim's context.
+//
+// Adaptive starts with one replica and escalates through follow-on calls
+// to 3 and then 5 replicas unless the step is settled: decisive (below),
+// unanimous, and backed by a mean worker-reported confidence of at least
+// the escalation threshold (0.8 by default; [WithEscalationThreshold]).
+// The evidence lists every step and the total replicas spent.
+//
+// # Status
+//
+// A step is decisive when a strict majority of its replicas (agreement
+// above 0.5) back a definite answer:
+// for validation and arbitration the verdict VALID or INVALID, for
+// delegation a result. The last step decides the status:
+//
+//	mode         decisive VALID   decisive INVALID   otherwise
+//	validation   VALID            INVALID            RETRY (NEEDS_SPEC when a majority says so)
+//	arbitration  SELLER_VALID     SELLER_INVALID     INCONCLUSIVE
+//	delegation   VALID (a result backed by a majority)  RETRY, with the best-effort result if any
+//
+// An oracle call whose replicas disagree (fail_hard) is not an error to
+// the caller: it answers RETRY, or INCONCLUSIVE for arbitration, with the
+// per-replica evidence. retry_instructions is set for RETRY (why, when,
+// and the stronger tier to retry with) and NEEDS_SPEC (what is missing),
+// and null otherwise. confidence is the router's consensus confidence of
+// the last step.
+//
+// trace_id is the W3C trace id of the incoming request when there is one,
+// otherwise a new one; the router calls carry it. service_version is
+// [Version].
+package trust

@@ -1,0 +1,169 @@
+package trust
+
+import (
+	"encoding/json"
+
+	"github.com/vouchkit/vouch/router"
+)
+
+// Mode is the intent of a call (section 2.7).
+type Mode string
+
+// The modes.
+const (
+	// ModeDelegation runs a task and returns its result.
+	ModeDelegation Mode = "delegation"
+	// ModeValidation checks a claimed result before someone acts on it.
+	ModeValidation Mode = "validation"
+	// ModeArbitration settles a dispute over a seller's claimed result.
+	ModeArbitration Mode = "arbitration"
+)
+
+// Policy is the trust tier of a call: how much redundancy to buy.
+type Policy string
+
+// The tiers; the table in the package documentation maps each to router
+// calls.
+const (
+	PolicyFast     Policy = "fast"
+	PolicySafe     Policy = "safe"
+	PolicyOracle   Policy = "oracle"
+	PolicyAdaptive Policy = "adaptive"
+)
+
+// Status is the unified answer of a call (section 3).
+type Status string
+
+// The statuses. Delegation and validation answer VALID, INVALID, RETRY or
+// NEEDS_SPEC; arbitration answers SELLER_VALID, SELLER_INVALID or
+// INCONCLUSIVE.
+const (
+	StatusValid         Status = "VALID"
+	StatusInvalid       Status = "INVALID"
+	StatusRetry         Status = "RETRY"
+	StatusNeedsSpec     Status = "NEEDS_SPEC"
+	StatusSellerValid   Status = "SELLER_VALID"
+	StatusSellerInvalid Status = "SELLER_INVALID"
+	StatusInconclusive  Status = "INCONCLUSIVE"
+)
+
+// Request is the envelope of a trust call (section 2.7).
+type Request struct {
+	// Mode is delegation, validation or arbitration.
+	Mode Mode `json:"mode" validate:"required,oneof=delegation validation arbitration"`
+	// Task is what to run or judge.
+	Task Task `json:"task"`
+	// Policy is fast, safe, oracle or adaptive.
+	Policy Policy `json:"policy" validate:"required,oneof=fast safe oracle adaptive"`
+	// Context is the caller's context (agent id, market id, environment).
+	Context map[string]any `json:"context,omitempty"`
+	// Metadata is job or market metadata, such as client_trace_id.
+	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+// Task is task of the envelope. Which members are required depends on the
+// mode: delegation needs input; validation needs claimed_result;
+// arbitration needs claimed_result and dispute_context.
+type Task struct {
+	// Type is the kind of task: summarization, qa, classification,
+	// tool_call, or another label the workers understand.
+	Type string `json:"type,omitempty"`
+	// Input is the task's input: an object, a string, or the array form.
+	Input router.Input `json:"input,omitzero"`
+	// Spec states what a correct result is: a string, or an object with a
+	// schema and constraints.
+	Spec json.RawMessage `json:"spec,omitempty"`
+	// ClaimedResult is the result to validate or arbitrate.
+	ClaimedResult json.RawMessage `json:"claimed_result,omitempty"`
+	// DisputeContext describes an arbitration's dispute: who claims what.
+	DisputeContext json.RawMessage `json:"dispute_context,omitempty"`
+}
+
+// Response is the unified answer of a trust call (section 2.8).
+type Response struct {
+	// Status is the outcome.
+	Status Status `json:"status"`
+	// Result is the chosen output: the delegated result, or the claimed
+	// result that was judged. Null when there is none.
+	Result json.RawMessage `json:"result"`
+	// Confidence is a fraction between 0 and 1.
+	Confidence float64 `json:"confidence"`
+	// Evidence summarizes the trust signals.
+	Evidence Evidence `json:"evidence"`
+	// RetryInstructions guide a retry; null unless Status is RETRY,
+	// NEEDS_SPEC or INCONCLUSIVE.
+	RetryInstructions *RetryInstructions `json:"retry_instructions"`
+	// TraceID is the W3C trace id of the call, shared with the router
+	// calls it made.
+	TraceID string `json:"trace_id"`
+	// ServiceVersion is the release of the trust service.
+	ServiceVersion string `json:"service_version"`
+}
+
+// Evidence summarizes how a status was reached.
+type Evidence struct {
+	// Redundancy is the total count of replicas spent, over every step.
+	Redundancy int `json:"redundancy"`
+	// Agreement is the agreement of the final step.
+	Agreement float64 `json:"agreement"`
+	// Verdicts are the per-replica labels of the final step.
+	Verdicts []router.Label `json:"verdicts"`
+	// Disagreements lists the replicas of the final step that dissented
+	// from the outcome or gave no answer, and why.
+	Disagreements []Disagreement `json:"disagreements"`
+	// Steps lists each router call made, in order: one for fast, safe and
+	// oracle, up to three for adaptive.
+	Steps []Step `json:"steps"`
+}
+
+// Disagreement is one replica that did not side with the outcome.
+type Disagreement struct {
+	// Replica is the replica's index in its step.
+	Replica int `json:"replica"`
+	// SessionID is the session it ran on.
+	SessionID router.SessionID `json:"session_id"`
+	// Label is its verdict, or TIMEOUT or ERROR.
+	Label router.Label `json:"label"`
+	// Reason is its first reason or error, if any.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Step is one router call made for a trust call.
+type Step struct {
+	// Route is the router path called, such as "/api/v3/validate".
+	Route string `json:"route"`
+	// Tier is the router tier asked for.
+	Tier router.Tier `json:"tier"`
+	// Replicas is the count of replicas the step ran.
+	Replicas int `json:"replicas"`
+	// Outcome is the step's verdict (validation, arbitration) or OK
+	// (delegation), or empty when nothing won.
+	Outcome string `json:"outcome"`
+	// Agreement is the step's agreement.
+	Agreement float64 `json:"agreement"`
+	// Confidence is the step's confidence.
+	Confidence float64 `json:"confidence"`
+	// Escalated says the next step was taken because of this one.
+	Escalated bool `json:"escalated,omitempty"`
+	// Error is the router error that ended the step, if any.
+	Error string `json:"error,omitempty"`
+	// TaskID is the router's task id for the step.
+	TaskID string `json:"task_id,omitempty"`
+	// Sessions are the sessions its replicas ran on.
+	Sessions []router.SessionID `json:"sessions"`
+	// TaskIDs are the per-replica task ids.
+	TaskIDs []string `json:"task_ids"`
+}
+
+// RetryInstructions guide a caller that got RETRY, NEEDS_SPEC or
+// INCONCLUSIVE.
+type RetryInstructions struct {
+	// Reason says why a retry is advised.
+	Reason string `json:"reason"`
+	// RetryAfterMS is how long to wait before retrying, in milliseconds.
+	RetryAfterMS int64 `json:"retry_after_ms"`
+	// Policy is the tier to retry with.
+	Policy Policy `json:"policy,omitempty"`
+	// Missing lists what the task must add (NEEDS_SPEC).
+	Missing []string `json:"missing,omitempty"`
+}

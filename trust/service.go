@@ -1,0 +1,510 @@
+package trust
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/internal/traceparent"
+	"github.com/vouchkit/vouch/router"
+)
+
+// Version is the release of the trust service, reported as
+// service_version.
+const Version = "0.1.0"
+
+// Caller is anything that answers trust calls: the in-process [Service]
+// and the remote [Client]. [NewHandler] serves any Caller.
+type Caller interface {
+	Call(ctx context.Context, req *Request) (*Response, error)
+}
+
+// Error is the error of a trust call: an RFC 9457 problem with HTTP status,
+// machine code and field errors. It is the same type as router.Error.
+type Error = problem.Details
+
+// Service answers trust calls by running router calls on a router.Service:
+// the in-process router.Engine or a remote router.Client. It is safe for
+// concurrent use. Build it with [New].
+type Service struct {
+	router    router.Service
+	variant   router.Variant
+	session   router.SessionID
+	pool      []router.SessionID
+	threshold float64
+	logger    *slog.Logger
+}
+
+// Option configures a [Service].
+type Option func(*Service) error
+
+// WithVariant makes every router call use variant v (normal, trial or
+// x402). It matters only for a remote router.Client; the default is the
+// client's own.
+func WithVariant(v router.Variant) Option {
+	return func(s *Service) error {
+		switch v {
+		case "", router.VariantNormal, router.VariantTrial, router.VariantX402:
+			s.variant = v
+			return nil
+		}
+		return fmt.Errorf("trust: unknown router variant %q", v)
+	}
+}
+
+// WithSingleSession makes single-replica rungs (fast, and adaptive's first)
+// call the version 2 endpoints on session id instead of version 3 with one
+// replica.
+func WithSingleSession(id router.SessionID) Option {
+	return func(s *Service) error {
+		if id <= 0 {
+			return fmt.Errorf("trust: single session id must be positive, got %d", id)
+		}
+		s.session = id
+		return nil
+	}
+}
+
+// WithSessionPool sets consensus.session_pool of every version 3 call.
+// Without it the router draws from every session that serves the tier.
+func WithSessionPool(ids ...router.SessionID) Option {
+	return func(s *Service) error {
+		s.pool = slices.Clone(ids)
+		return nil
+	}
+}
+
+// WithEscalationThreshold sets the confidence below which the adaptive tier
+// escalates even when its replicas agree: the mean confidence the winning
+// replicas report. The default is 0.8; it must lie in [0, 1].
+func WithEscalationThreshold(t float64) Option {
+	return func(s *Service) error {
+		if !(t >= 0 && t <= 1) {
+			return fmt.Errorf("trust: escalation threshold must be in [0, 1], got %v", t)
+		}
+		s.threshold = t
+		return nil
+	}
+}
+
+// WithLogger sets the logger; by default the service logs nothing.
+func WithLogger(l *slog.Logger) Option {
+	return func(s *Service) error { s.logger = l; return nil }
+}
+
+// New returns a Service running its router calls on rs.
+func New(rs router.Service, opts ...Option) (*Service, error) {
+	if rs == nil {
+		return nil, errors.New("trust: New needs a router.Service")
+	}
+	s := &Service{router: rs, threshold: 0.8}
+	for _, o := range opts {
+		if err := o(s); err != nil {
+			return nil, err
+		}
+	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	return s, nil
+}
+
+// Call validates req, runs the router calls its mode and policy need, and
+// returns one unified response. A status of RETRY, NEEDS_SPEC or
+// INCONCLUSIVE is an answer, not an error. Errors are *Error: 400 for an
+// invalid request, or the router's error when no step could run.
+func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	traceID := traceparent.From(ctx)
+	if !traceparent.Valid(traceID) {
+		traceID = traceparent.NewTraceID()
+		ctx = traceparent.With(ctx, traceID)
+	}
+	if s.variant != "" {
+		ctx = router.WithVariant(ctx, s.variant)
+	}
+
+	var steps []stepResult
+	plan := ladder(req.Policy)
+	for i, r := range plan {
+		st, err := s.run(ctx, req, r)
+		if err != nil {
+			if len(steps) > 0 { // keep the answer already had; note the failed escalation
+				steps[len(steps)-1].step.Error = "escalation failed: " + err.Error()
+				break
+			}
+			return nil, err
+		}
+		steps = append(steps, st)
+		last := i == len(plan)-1
+		if last || s.settled(req.Mode, st) {
+			break
+		}
+		steps[len(steps)-1].step.Escalated = true
+		s.logger.DebugContext(ctx, "trust: escalating", "trace_id", traceID, "replicas", r.replicas, "agreement", st.agreement)
+	}
+	return s.respond(req, steps, traceID), nil
+}
+
+// stepResult is one router call, normalized across versions and operations.
+type stepResult struct {
+	step       Step
+	verdict    router.Verdict  // validation and arbitration
+	result     json.RawMessage // delegation
+	confidence float64
+	agreement  float64
+	verdicts   []router.Label
+	runs       []router.Run
+	reasons    []string
+	consensus  *router.ConsensusResponse
+}
+
+// decisive reports whether a step gave a usable answer: a definite verdict
+// (or, for delegation, a result) backed by a strict majority of its
+// replicas. A dissenting minority does not make a step indecisive; it
+// shows in the evidence and, for adaptive, triggers escalation.
+func decisive(mode Mode, st stepResult) bool {
+	if st.agreement <= 0.5 {
+		return false
+	}
+	if mode == ModeDelegation {
+		return len(st.result) > 0 && string(st.result) != "null"
+	}
+	return st.verdict == router.VerdictValid || st.verdict == router.VerdictInvalid
+}
+
+// settled reports whether adaptive may stop after st: it is decisive, its
+// replicas agree unanimously, and the winners' own confidence reaches the
+// threshold.
+func (s *Service) settled(mode Mode, st stepResult) bool {
+	return decisive(mode, st) && st.agreement == 1 && winnerConfidence(mode, st) >= s.threshold
+}
+
+// winnerConfidence is the mean confidence reported by the replicas that
+// side with the outcome; 1 when none reports one (delegation workers often
+// do not).
+func winnerConfidence(mode Mode, st stepResult) float64 {
+	var sum float64
+	var n int
+	for _, r := range st.runs {
+		if r.Confidence == 0 || !sides(mode, st, r) {
+			continue
+		}
+		sum += r.Confidence
+		n++
+	}
+	if n == 0 {
+		return 1
+	}
+	return sum / float64(n)
+}
+
+// sides reports whether run r agrees with the step's outcome.
+func sides(mode Mode, st stepResult, r router.Run) bool {
+	if mode == ModeDelegation {
+		return r.Label == router.LabelOK
+	}
+	return st.verdict != "" && r.Label == router.Label(st.verdict)
+}
+
+// run makes the router call of one rung.
+func (s *Service) run(ctx context.Context, req *Request, r rung) (stepResult, error) {
+	if r.replicas == 1 && s.session != 0 {
+		return s.runV2(ctx, req, r)
+	}
+	cons := router.ConsensusRequest{
+		Replicas:           r.replicas,
+		SessionPool:        s.pool,
+		Aggregation:        router.AggregationMajority,
+		DisagreementPolicy: r.policy,
+	}
+	if req.Mode == ModeDelegation {
+		resp, err := s.router.DelegateV3(ctx, &router.DelegateV3Request{DelegateTask: delegateTask(req, r.tier), Consensus: cons})
+		if err != nil {
+			return failedStep(err, "/api/v3/delegate", r)
+		}
+		st := stepResult{
+			result: resp.Result, confidence: resp.Consensus.Confidence, agreement: resp.Consensus.Agreement,
+			verdicts: resp.Consensus.Verdicts, runs: resp.Evidence.Runs,
+			consensus: &resp.Consensus,
+		}
+		st.step = newStep("/api/v3/delegate", r, resp.TaskID, string(router.LabelOK), st)
+		if len(resp.Result) == 0 || string(resp.Result) == "null" {
+			st.step.Outcome = ""
+		}
+		return st, nil
+	}
+	vt := validateTask(req, r.tier)
+	resp, err := s.router.ValidateV3(ctx, &router.ValidateV3Request{ValidateTask: vt, Consensus: cons})
+	if err != nil {
+		return failedStep(err, "/api/v3/validate", r)
+	}
+	st := stepResult{
+		verdict: resp.Verdict, confidence: resp.Consensus.Confidence, agreement: resp.Consensus.Agreement,
+		verdicts: resp.Consensus.Verdicts, runs: resp.Evidence.Runs,
+		reasons: resp.Reasons, consensus: &resp.Consensus,
+	}
+	st.step = newStep("/api/v3/validate", r, resp.RequestID, string(resp.Verdict), st)
+	return st, nil
+}
+
+// runV2 makes a single-session rung's call on the version 2 endpoints.
+func (s *Service) runV2(ctx context.Context, req *Request, r rung) (stepResult, error) {
+	if req.Mode == ModeDelegation {
+		resp, err := s.router.DelegateV2(ctx, &router.DelegateV2Request{SessionID: s.session, DelegateTask: delegateTask(req, r.tier)})
+		if err != nil {
+			return stepResult{}, err
+		}
+		run := router.Run{SessionID: resp.SessionID, TaskID: resp.TaskID, Label: router.LabelOK, Output: resp.Result}
+		st := stepResult{result: resp.Result, confidence: 1, agreement: 1, verdicts: []router.Label{router.LabelOK}, runs: []router.Run{run}}
+		st.step = newStep("/api/v2/delegate", r, resp.TaskID, string(router.LabelOK), st)
+		return st, nil
+	}
+	resp, err := s.router.ValidateV2(ctx, &router.ValidateV2Request{SessionID: s.session, ValidateTask: validateTask(req, r.tier)})
+	if err != nil {
+		return stepResult{}, err
+	}
+	runs := resp.Evidence.Runs
+	st := stepResult{
+		verdict: resp.Verdict, confidence: resp.Confidence, agreement: 1,
+		verdicts: []router.Label{router.Label(resp.Verdict)}, runs: runs, reasons: resp.Reasons,
+	}
+	st.step = newStep("/api/v2/validate", r, resp.RequestID, string(resp.Verdict), st)
+	return st, nil
+}
+
+// failedStep turns a fail_hard disagreement into a step without a winner,
+// keeping the per-replica evidence the error carries; any other error ends
+// the call.
+func failedStep(err error, route string, r rung) (stepResult, error) {
+	var perr *problem.Details
+	if !errors.As(err, &perr) || perr.Code != problem.CodeDisagreement {
+		return stepResult{}, err
+	}
+	var extra struct {
+		Runs      []router.Run             `json:"runs"`
+		Consensus router.ConsensusResponse `json:"consensus"`
+	}
+	_ = json.Unmarshal(perr.Extra, &extra) // evidence is best kept, not required
+	st := stepResult{
+		agreement: extra.Consensus.Agreement, confidence: extra.Consensus.Confidence,
+		verdicts: extra.Consensus.Verdicts, runs: extra.Runs, consensus: &extra.Consensus,
+	}
+	st.step = newStep(route, r, "", "", st)
+	st.step.Error = perr.Detail
+	return st, nil
+}
+
+func newStep(route string, r rung, taskID, outcome string, st stepResult) Step {
+	step := Step{
+		Route: route, Tier: r.tier, Replicas: r.replicas, Outcome: outcome,
+		Agreement: st.agreement, Confidence: st.confidence, TaskID: taskID,
+		Sessions: make([]router.SessionID, 0, len(st.runs)), TaskIDs: make([]string, 0, len(st.runs)),
+	}
+	for _, run := range st.runs {
+		step.Sessions = append(step.Sessions, run.SessionID)
+		step.TaskIDs = append(step.TaskIDs, run.TaskID)
+	}
+	return step
+}
+
+// delegateTask maps a delegation onto the router's delegate task.
+func delegateTask(req *Request, tier router.Tier) router.DelegateTask {
+	return router.DelegateTask{
+		Objective: objective(req.Task),
+		Input:     req.Task.Input,
+		Policy:    router.Policy{Tier: tier},
+		Metadata:  req.Metadata,
+	}
+}
+
+// objective is the spec when it is a string, else a sentence from the type.
+func objective(t Task) string {
+	var spec string
+	if json.Unmarshal(t.Spec, &spec) == nil && spec != "" {
+		return spec
+	}
+	if t.Type != "" {
+		return "Perform the " + t.Type + " task on the input."
+	}
+	return "Complete the task the input describes."
+}
+
+// validateTask maps a validation or arbitration onto the router's validate
+// task: the claimed result is the claim, and the input, spec and dispute
+// context travel in the context under "task_input", "task_spec" and
+// "dispute_context".
+func validateTask(req *Request, tier router.Tier) router.ValidateTask {
+	ctx := make(map[string]any, len(req.Context)+3)
+	for k, v := range req.Context {
+		ctx[k] = v
+	}
+	if !req.Task.Input.IsZero() {
+		ctx["task_input"] = req.Task.Input
+	}
+	if len(req.Task.Spec) > 0 {
+		ctx["task_spec"] = req.Task.Spec
+	}
+	claimType, desc := req.Task.Type, "Does the claimed result correctly complete the task, as its spec states?"
+	if claimType == "" {
+		claimType = "result"
+	}
+	if req.Mode == ModeArbitration {
+		ctx["dispute_context"] = req.Task.DisputeContext
+		desc = "Arbitrate a dispute: does the seller's claimed result meet the task spec, given the dispute context?"
+	}
+	return router.ValidateTask{
+		Claim: router.Claim{
+			Type:        claimType,
+			Description: desc,
+			Output:      req.Task.ClaimedResult,
+			InputHash:   inputHash(req.Task.Input),
+		},
+		Policy:   router.ValidatePolicy{Tier: tier},
+		Context:  ctx,
+		Metadata: req.Metadata,
+	}
+}
+
+// inputHash is "sha256:<hex>" of the input's JSON, or "" without input.
+func inputHash(in router.Input) string {
+	if in.IsZero() {
+		return ""
+	}
+	sum := sha256.Sum256(in.Raw())
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// respond builds the response from the steps taken; the last one decides.
+func (s *Service) respond(req *Request, steps []stepResult, traceID string) *Response {
+	final := steps[len(steps)-1]
+	resp := &Response{
+		Confidence:     final.confidence,
+		TraceID:        traceID,
+		ServiceVersion: Version,
+		Result:         json.RawMessage("null"),
+		Evidence: Evidence{
+			Agreement:     final.agreement,
+			Verdicts:      final.verdicts,
+			Disagreements: disagreements(req.Mode, final),
+		},
+	}
+	for _, st := range steps {
+		resp.Evidence.Redundancy += st.step.Replicas
+		resp.Evidence.Steps = append(resp.Evidence.Steps, st.step)
+	}
+	ok := decisive(req.Mode, final)
+	switch req.Mode {
+	case ModeDelegation:
+		if len(final.result) > 0 {
+			resp.Result = final.result
+		}
+		resp.Status = StatusRetry
+		if ok {
+			resp.Status = StatusValid
+		}
+	case ModeValidation:
+		resp.Result = req.Task.ClaimedResult
+		resp.Status = StatusRetry
+		switch {
+		case ok:
+			resp.Status = Status(final.verdict)
+		case final.verdict == router.VerdictNeedsSpec && final.agreement > 0.5:
+			resp.Status = StatusNeedsSpec
+		}
+	case ModeArbitration:
+		resp.Result = req.Task.ClaimedResult
+		resp.Status = StatusInconclusive
+		if ok && final.verdict == router.VerdictValid {
+			resp.Status = StatusSellerValid
+		} else if ok {
+			resp.Status = StatusSellerInvalid
+		}
+	}
+	resp.RetryInstructions = retryInstructions(req, resp.Status, final)
+	return resp
+}
+
+// disagreements lists the replicas of st that did not side with its
+// outcome.
+func disagreements(mode Mode, st stepResult) []Disagreement {
+	out := []Disagreement{}
+	for _, r := range st.runs {
+		if sides(mode, st, r) || r.Label == router.LabelCancelled {
+			continue
+		}
+		d := Disagreement{Replica: r.Replica, SessionID: r.SessionID, Label: r.Label, Reason: r.Error}
+		if d.Reason == "" && len(r.Reasons) > 0 {
+			d.Reason = r.Reasons[0]
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// retryInstructions advise a retry for RETRY and NEEDS_SPEC; nil otherwise.
+func retryInstructions(req *Request, status Status, final stepResult) *RetryInstructions {
+	switch status {
+	case StatusRetry:
+		ri := &RetryInstructions{Policy: stronger(req.Policy), RetryAfterMS: 0}
+		switch {
+		case final.step.Error != "":
+			ri.Reason = "the replicas disagreed: " + final.step.Error
+		case final.verdict == router.VerdictRetry:
+			ri.Reason = "the replicas asked for a retry"
+			ri.RetryAfterMS = 1000
+			if len(final.reasons) > 0 {
+				ri.Reason += ": " + final.reasons[0]
+			}
+		case final.agreement <= 0.5:
+			ri.Reason = fmt.Sprintf("no strict majority: agreement %.2f over %d replicas", final.agreement, final.step.Replicas)
+		default:
+			ri.Reason = "no definite answer"
+		}
+		return ri
+	case StatusNeedsSpec:
+		missing := slices.Clone(final.reasons)
+		if len(missing) == 0 {
+			missing = []string{"task.spec"}
+		}
+		return &RetryInstructions{
+			Reason:  "the task does not say what a correct result is",
+			Policy:  req.Policy,
+			Missing: missing,
+		}
+	}
+	return nil
+}
+
+// Validate reports whether r is a valid request: a 400 *Error listing each
+// failing field by JSON path, including the task members the mode needs.
+func (r *Request) Validate() error {
+	errs := validate.Struct(r)
+	need := func(field string, present bool) {
+		if !present {
+			errs = append(errs, problem.FieldError{Field: field, Rule: "required", Message: fmt.Sprintf("is required in %s mode", r.Mode)})
+		}
+	}
+	has := func(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
+	switch r.Mode {
+	case ModeDelegation:
+		need("task.input", !r.Task.Input.IsZero())
+	case ModeValidation:
+		need("task.claimed_result", has(r.Task.ClaimedResult))
+	case ModeArbitration:
+		need("task.claimed_result", has(r.Task.ClaimedResult))
+		need("task.dispute_context", has(r.Task.DisputeContext))
+	}
+	if len(errs) > 0 {
+		return problem.Invalid(errs)
+	}
+	return nil
+}

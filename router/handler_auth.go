@@ -1,10 +1,9 @@
 package router
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
-	"strings"
+
+	"github.com/vouchkit/vouch/internal/httpapi"
 )
 
 // Authenticator identifies the caller of a normal-variant request from its
@@ -16,46 +15,20 @@ import (
 // answered 401.
 //
 // An Authenticator is called concurrently and must not read the body.
-type Authenticator func(r *http.Request) (caller string, err error)
+//
+// Its definition is shared with trust.NewHandler, which takes the same
+// Authenticator: the type is an alias of the project's internal one,
+// func(r *http.Request) (caller string, err error).
+type Authenticator = httpapi.Authenticator
 
 // BearerToken returns the token of an "Authorization: Bearer <token>"
 // header, or ok false when there is none. The scheme is matched without
 // regard to case (RFC 9110, section 11.1).
-func BearerToken(r *http.Request) (token string, ok bool) {
-	scheme, token, found := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !found || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	token = strings.TrimSpace(token)
-	return token, token != ""
-}
+func BearerToken(r *http.Request) (token string, ok bool) { return httpapi.BearerToken(r) }
 
 // KeyAuthenticator returns an Authenticator that accepts
 // "Authorization: Bearer <key>" for each key of keys and names the caller
 // keys[key]; an empty caller name stands for the key's own hash prefix.
 // The map is copied. Keys are compared through their SHA-256 digests, so
 // lookup time does not depend on how much of a guess matches.
-func KeyAuthenticator(keys map[string]string) Authenticator {
-	byDigest := make(map[[32]byte]string, len(keys))
-	for k, caller := range keys {
-		d := sha256.Sum256([]byte(k))
-		if caller == "" {
-			caller = "key:" + hex.EncodeToString(d[:6])
-		}
-		byDigest[d] = caller
-	}
-	return func(r *http.Request) (string, error) {
-		if r.Header.Get("Authorization") == "" {
-			return "", ErrNoCredentials
-		}
-		token, ok := BearerToken(r)
-		if !ok {
-			return "", ErrBadCredentials
-		}
-		caller, ok := byDigest[sha256.Sum256([]byte(token))]
-		if !ok {
-			return "", ErrBadCredentials
-		}
-		return caller, nil
-	}
-}
+func KeyAuthenticator(keys map[string]string) Authenticator { return httpapi.KeyAuthenticator(keys) }

@@ -1,23 +1,30 @@
 package router
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/vouchkit/vouch/internal/httpapi"
+)
 
 // Errors of the HTTP side of the package: [Handler], [Client],
-// [HTTPWorker] and the [Authenticator]s.
+// [HTTPWorker] and the [Authenticator]s. ErrNoCredentials,
+// ErrBadCredentials, ErrResponseTooLarge and ErrMalformedResponse are
+// shared with package trust (the same values), whose handler and client
+// return them too.
 var (
 	// ErrNoCredentials is returned by an Authenticator when the request
 	// carries no credential. The Handler answers 401.
-	ErrNoCredentials = errors.New("router: no credentials: send Authorization: Bearer <key>")
+	ErrNoCredentials = httpapi.ErrNoCredentials
 	// ErrBadCredentials is returned by an Authenticator when the request's
 	// credential is unknown or malformed. The Handler answers 401.
-	ErrBadCredentials = errors.New("router: the credential is not valid")
+	ErrBadCredentials = httpapi.ErrBadCredentials
 	// ErrNoVariant is returned by a Client call asking for a variant that
 	// the operation does not have, such as version 3 in the trial variant.
 	ErrNoVariant = errors.New("router: the operation has no such variant")
 	// ErrResponseTooLarge is returned when a response body is larger than
 	// the limit a Client or an HTTPWorker accepts.
-	ErrResponseTooLarge = errors.New("router: response body too large")
+	ErrResponseTooLarge = httpapi.ErrResponseTooLarge
 	// ErrMalformedResponse is returned when a successful response cannot
 	// be decoded into the expected type.
-	ErrMalformedResponse = errors.New("router: malformed response")
+	ErrMalformedResponse = httpapi.ErrMalformedResponse
 )

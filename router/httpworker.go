@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/internal/jsonbody"
 	"github.com/vouchkit/vouch/internal/problem"
 )
@@ -136,7 +137,7 @@ func (w *httpWorker) Work(ctx context.Context, job *Job) (*Result, error) {
 		return nil, fmt.Errorf("router: worker %s result over %d bytes: %w", w.url, w.maxResp, ErrResponseTooLarge)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, &RemoteWorkerError{URL: w.url, StatusCode: resp.StatusCode, Problem: responseProblem(resp, data)}
+		return nil, &RemoteWorkerError{URL: w.url, StatusCode: resp.StatusCode, Problem: httpapi.ResponseProblem(resp, data)}
 	}
 	var res Result
 	if err := json.Unmarshal(data, &res); err != nil {
@@ -193,7 +194,7 @@ func (h *workerHandler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		problem.Write(rw, problem.Newf(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed, "use POST, not %s", r.Method))
 		return
 	}
-	if !isJSON(r.Header.Get("Content-Type")) {
+	if !httpapi.IsJSON(r.Header.Get("Content-Type")) {
 		problem.Write(rw, problem.New(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMediaType, "Content-Type must be application/json"))
 		return
 	}

@@ -1,0 +1,379 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/internal/traceparent"
+)
+
+// RetryPolicy bounds the retries of a [Client].
+type RetryPolicy struct {
+	// Max is the number of retries after the first attempt; zero means
+	// none.
+	Max int
+	// WaitMin and WaitMax bound the backoff between attempts: the n-th
+	// retry waits about WaitMin·2ⁿ, at most WaitMax. Zero means the
+	// default's value.
+	WaitMin, WaitMax time.Duration
+	// RetryAfterMax is the longest Retry-After the Client waits for; a
+	// longer one (or one past ctx's deadline) ends the retries and the 429
+	// or 503 is returned. Zero means the default's value.
+	RetryAfterMax time.Duration
+}
+
+// DefaultRetryPolicy returns the usual policy: 3 retries, waits from 250ms
+// to 5s, Retry-After up to 30s.
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{Max: 3, WaitMin: 250 * time.Millisecond, WaitMax: 5 * time.Second, RetryAfterMax: 30 * time.Second}
+}
+
+// DefaultMaxResponseBytes is the largest response body a client reads
+// unless told otherwise.
+const DefaultMaxResponseBytes = 10 << 20
+
+// ClientConfig configures a [Client].
+type ClientConfig struct {
+	// Name prefixes errors ("router", "trust").
+	Name string
+	// BaseURL is an absolute http or https URL without query or fragment;
+	// call paths are appended to it.
+	BaseURL string
+	// HTTPClient sends the requests; nil means one with
+	// http.DefaultTransport. It is never modified.
+	HTTPClient *http.Client
+	// Logger receives attempts and retries (Debug) and failures (Error);
+	// nil is silent.
+	Logger *slog.Logger
+	// UserAgent is the User-Agent header.
+	UserAgent string
+	// Retry is the retry policy, taken as it is: Max zero means no retry;
+	// zero durations mean DefaultRetryPolicy's.
+	Retry RetryPolicy
+	// MaxResponseBytes is the largest response body read; zero means
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int64
+}
+
+// Client sends calls to one server with retries. It is safe for
+// concurrent use. Build it with [NewClient].
+//
+// Retries: a call is retried, with exponential backoff and jitter between
+// the policy's bounds, after a connection error, a 429, 502, 503 or 504,
+// honouring Retry-After; never after another status. Every attempt of one
+// call with a body carries the same Idempotency-Key, so a [Server] runs it
+// at most once. Waits end when ctx does.
+type Client struct {
+	name, base, userAgent string
+	retry                 RetryPolicy
+	maxResp               int64
+	rc                    *retryablehttp.Client
+}
+
+// NewClient returns a Client for cfg. It fails on a bad URL or a negative
+// bound.
+func NewClient(cfg ClientConfig) (*Client, error) {
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("base URL %q is not an absolute http or https URL", cfg.BaseURL)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("base URL %q has a query or fragment", cfg.BaseURL)
+	}
+	p := cfg.Retry
+	switch {
+	case p.Max < 0 || p.WaitMin < 0 || p.WaitMax < 0 || p.RetryAfterMax < 0:
+		return nil, fmt.Errorf("retry policy %+v has a negative member", p)
+	case cfg.MaxResponseBytes < 0:
+		return nil, fmt.Errorf("response limit %d is negative", cfg.MaxResponseBytes)
+	}
+	def := DefaultRetryPolicy()
+	if p.WaitMin == 0 {
+		p.WaitMin = def.WaitMin
+	}
+	if p.WaitMax == 0 {
+		p.WaitMax = max(def.WaitMax, p.WaitMin)
+	}
+	if p.RetryAfterMax == 0 {
+		p.RetryAfterMax = def.RetryAfterMax
+	}
+	c := &Client{
+		name:      cfg.Name,
+		base:      strings.TrimRight(u.String(), "/"),
+		userAgent: cfg.UserAgent,
+		retry:     p,
+		maxResp:   cfg.MaxResponseBytes,
+	}
+	if c.maxResp == 0 {
+		c.maxResp = DefaultMaxResponseBytes
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	c.rc = &retryablehttp.Client{
+		HTTPClient:   hc,
+		RetryWaitMin: p.WaitMin,
+		RetryWaitMax: p.WaitMax,
+		RetryMax:     p.Max,
+		CheckRetry:   c.checkRetry,
+		Backoff:      backoff,
+		ErrorHandler: giveUp,
+	}
+	if cfg.Logger != nil {
+		c.rc.Logger = cfg.Logger
+	}
+	return c, nil
+}
+
+// Call is one logical call of a [Client].
+type Call struct {
+	// Op names the call in errors ("validate_v2", "trust").
+	Op string
+	// Method and Path say where the call goes; Path is appended to the
+	// base URL.
+	Method, Path string
+	// Header holds extra headers, such as Authorization; nil means none.
+	Header http.Header
+	// Body is encoded as the JSON body; nil sends none.
+	Body any
+	// IdempotencyKey is sent with a body on every attempt; empty means a
+	// generated one.
+	IdempotencyKey string
+}
+
+// Do sends call and decodes a 2xx answer into out (nil discards it; a
+// *json.RawMessage receives the body's bytes as they are). A traceparent
+// carrying the trace id of ctx (traceparent.From) is sent when there is
+// one.
+//
+// Errors: a non-2xx answer is a *problem.Details (see [ResponseProblem]);
+// a body over the limit wraps [ErrResponseTooLarge]; an undecodable 2xx
+// wraps [ErrMalformedResponse]; a transport failure, after retries, is an
+// error wrapping the cause, and a done context gives the context's error.
+func (c *Client) Do(ctx context.Context, call Call, out any) error {
+	var body []byte
+	if call.Body != nil {
+		var err error
+		if body, err = json.Marshal(call.Body); err != nil {
+			return fmt.Errorf("%s: encoding %s request: %w", c.name, call.Op, err)
+		}
+	}
+	var payload any // a nil []byte would still be sent as an empty body
+	if body != nil {
+		payload = body
+	}
+	req, err := retryablehttp.NewRequestWithContext(ctx, call.Method, c.base+call.Path, payload)
+	if err != nil {
+		return fmt.Errorf("%s: building %s request: %w", c.name, call.Op, err)
+	}
+	h := req.Header
+	for k, v := range call.Header {
+		h[k] = v
+	}
+	h.Set("Accept", "application/json, application/problem+json")
+	h.Set("User-Agent", c.userAgent)
+	if body != nil {
+		h.Set("Content-Type", "application/json")
+		key := call.IdempotencyKey
+		if key == "" {
+			key = "idem_" + randomHex(16)
+		}
+		h.Set(HeaderIdempotencyKey, key)
+	}
+	if trace := traceparent.From(ctx); traceparent.Valid(trace) {
+		h.Set(traceparent.Header, traceparent.Format(trace))
+	}
+
+	resp, err := c.rc.Do(req)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+			err = fmt.Errorf("%w (%w)", ctxErr, err)
+		}
+		return fmt.Errorf("%s: %s %s: %w", c.name, call.Op, call.Path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, c.maxResp+1))
+	if err != nil {
+		return fmt.Errorf("%s: reading %s response: %w", c.name, call.Op, err)
+	}
+	if int64(len(data)) > c.maxResp {
+		return fmt.Errorf("%s: %s response over %d bytes: %w", c.name, call.Op, c.maxResp, ErrResponseTooLarge)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return ResponseProblem(resp, data)
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("%s: decoding %s response: %w: %w", c.name, call.Op, ErrMalformedResponse, err)
+	}
+	return nil
+}
+
+// ResponseProblem returns the problem of a non-2xx response: its problem
+// body, or one made from the status when the body is not a problem. The
+// HTTP status wins over the body's, and the X-Request-Id header fills a
+// missing request_id.
+func ResponseProblem(resp *http.Response, body []byte) *problem.Details {
+	var p problem.Details
+	if err := json.Unmarshal(body, &p); err != nil || p.Status == 0 && p.Title == "" && p.Code == "" {
+		detail := strings.TrimSpace(string(body))
+		if len(detail) > 200 {
+			detail = detail[:200] + "…"
+		}
+		p = *problem.New(resp.StatusCode, codeForStatus(resp.StatusCode), detail)
+	}
+	p.Status = resp.StatusCode
+	if p.Title == "" {
+		p.Title = http.StatusText(resp.StatusCode)
+	}
+	if p.RequestID == "" {
+		p.RequestID = resp.Header.Get(HeaderRequestID)
+	}
+	return &p
+}
+
+// codeForStatus names the usual code of a status, for a response whose
+// body is not a problem.
+func codeForStatus(status int) problem.Code {
+	switch status {
+	case http.StatusBadRequest:
+		return problem.CodeInvalidRequest
+	case http.StatusUnauthorized:
+		return problem.CodeUnauthorized
+	case http.StatusPaymentRequired:
+		return problem.CodePaymentRequired
+	case http.StatusForbidden:
+		return problem.CodeForbidden
+	case http.StatusNotFound:
+		return problem.CodeNotFound
+	case http.StatusMethodNotAllowed:
+		return problem.CodeMethodNotAllowed
+	case http.StatusConflict:
+		return problem.CodeConflict
+	case http.StatusUnprocessableEntity:
+		return problem.CodeUnprocessable
+	case http.StatusRequestEntityTooLarge:
+		return problem.CodeBodyTooLarge
+	case http.StatusUnsupportedMediaType:
+		return problem.CodeUnsupportedMediaType
+	case http.StatusTooManyRequests:
+		return problem.CodeRateLimited
+	case http.StatusServiceUnavailable:
+		return problem.CodeUnavailable
+	case http.StatusGatewayTimeout:
+		return problem.CodeTimeout
+	}
+	if status >= 500 {
+		return problem.CodeInternal
+	}
+	return ""
+}
+
+// checkRetry is the Client's retryablehttp.CheckRetry: retry connection
+// errors and 429, 502, 503, 504, unless ctx is done or the server asks to
+// wait longer than the policy allows or ctx's deadline leaves.
+func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	if err != nil {
+		return retryableTransportError(err), err
+	}
+	switch resp.StatusCode {
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+	default:
+		return false, nil
+	}
+	if wait, ok := retryAfter(resp); ok {
+		if wait > c.retry.RetryAfterMax {
+			return false, nil
+		}
+		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// retryableTransportError reports whether err, from sending a request, is
+// a network failure worth another attempt: not a bad certificate, and not
+// an error of a transport's own (such as a payment the x402 transport
+// refused to make).
+func retryableTransportError(err error) bool {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// backoff is the Client's retryablehttp.Backoff: the server's Retry-After
+// when it sends one, otherwise min·2ⁿ capped at max, with jitter over its
+// upper half.
+func backoff(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
+	if resp != nil {
+		if wait, ok := retryAfter(resp); ok {
+			return wait
+		}
+	}
+	d := max
+	if attempt < 30 {
+		d = min << attempt
+	}
+	if d > max || d <= 0 {
+		d = max
+	}
+	if half := int64(d / 2); half > 0 {
+		d = time.Duration(half + rand.Int64N(half+1))
+	}
+	return d
+}
+
+// retryAfter parses a Retry-After header: seconds or an HTTP date.
+func retryAfter(resp *http.Response) (time.Duration, bool) {
+	v := strings.TrimSpace(resp.Header.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil && secs >= 0 {
+		return time.Duration(min(secs, 1<<20)) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(0, time.Until(t)), true
+	}
+	return 0, false
+}
+
+// giveUp is the Client's retryablehttp.ErrorHandler: the last response, if
+// there is one, goes back to the caller to become a problem; otherwise the
+// last error, with the count of attempts.
+func giveUp(resp *http.Response, err error, attempts int) (*http.Response, error) {
+	if resp != nil && err == nil {
+		return resp, nil
+	}
+	if resp != nil {
+		resp.Body.Close()
+	}
+	if err == nil {
+		err = errors.New("no response")
+	}
+	return nil, fmt.Errorf("giving up after %d attempt(s): %w", attempts, err)
+}

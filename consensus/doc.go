@@ -1,0 +1,101 @@
+// Package consensus turns the votes of a job's replicas into one outcome:
+// the winner, the agreement among replicas, a confidence score, and what to
+// do when replicas disagree or fail. It also runs the replicas: Runner fans a
+// job out, stops as soon as the outcome is decided, and cancels the rest.
+//
+// Aggregation is pure (no clock, context or goroutines) and imports no other
+// package of this module. It implements the consensus block of version 3 of
+// the delegation and validation interface: replicas 1, 3 or 5 (the package
+// accepts any count from 1), the majority strategy (weighted, median,
+// median_of_means and model_ensemble are reserved: For reports
+// ErrNotAvailable), and the disagreement policies return_all, fail_hard and
+// best_effort.
+//
+// # Votes
+//
+// Each replica reports a Vote whose Label is one of three kinds:
+//
+//	kind       labels                                      counts as
+//	cast       VALID, INVALID, TRUE, FALSE, OK, any other  a vote
+//	failed     TIMEOUT, ERROR                              a non-vote, or negative evidence (Policy.Failures)
+//	cancelled  CANCELLED                                   always a non-vote
+//
+// Cast votes agree when their labels are equal and their answers have the
+// same Policy.Key; each set of agreeing votes is a group. Verdict-only votes
+// leave Answer nil and are grouped by label. The default key, DefaultKey,
+// compares answers as canonical JSON with key order ignored and the white
+// space of strings trimmed and folded.
+//
+// # Majority rules
+//
+//	rule            majority
+//	winner          the largest group; on a tie, the group with the more
+//	                cautious label (INVALID, FALSE < other labels < VALID,
+//	                TRUE), then the group whose first vote comes first
+//	failures        FailuresNonVotes (default): ignored. FailuresNegative:
+//	                TIMEOUT and ERROR form one group, and when it is at least
+//	                as large as the largest cast group there is no winner
+//	no winner       no cast vote, or failures prevailing as negative
+//	                evidence: Winner -1, Answer nil, Agreement 0,
+//	                Confidence 0, LowConfidence; Label is the commonest
+//	                failure label (CANCELLED if none failed)
+//	replicas        the replicas launched, len(votes)
+//	agreement       size of the winning group / replicas (2 of 3: 0.666…,
+//	                4 of 5: 0.8); cancelled replicas count in the denominator
+//	verdicts        every replica's label, in replica order
+//	confidence      (agreeing+1) / (reported+2), where reported counts the
+//	                replicas not CANCELLED; 0 without a winner
+//	disagreement    a cast vote outside the winning group, or under
+//	                FailuresNegative a failed vote, or cast votes with no
+//	                winner
+//	low confidence  no winner, a disagreement, or agreeing*2 <= reported
+//
+// The confidence is the Laplace estimate of the chance that a replica agrees
+// with the winner. It rises with the agreeing replicas, is lower for a single
+// replica (2/3) than for a unanimous 3 (4/5) or 5 (6/7), and never reaches 1.
+// Failed replicas lower it in both failure modes: a replica that could not
+// confirm the winner is no support. Cancelled replicas do not: they were cut
+// short because the outcome was already decided, so an early quorum of 3 out
+// of 5 scores like a unanimous 3. The spec lets the tier or policy shape the
+// final score; that belongs to the callers, which may adjust this one.
+//
+// # Disagreement policies
+//
+// The spec's section 7 rows, for each disagreement policy:
+//
+//	row                     return_all and best_effort      fail_hard
+//	replicas agree          outcome, nil error              outcome, nil error
+//	replicas disagree       outcome with the winner,        outcome and *OutcomeError
+//	                        Disagreement, LowConfidence     wrapping ErrDisagreement
+//	all replicas fail       outcome, Winner -1,             outcome and *OutcomeError
+//	                        Confidence 0                    wrapping ErrAllFailed
+//	some time out,          winner among the cast votes;    as the left column: no
+//	failures as non-votes   no disagreement from timeouts   disagreement, no error
+//	some time out,          timeouts are a competing        any timeout next to a cast
+//	negative evidence       group; Disagreement             vote: ErrDisagreement
+//
+// return_all and best_effort yield the same Outcome, which holds both the
+// winner and every vote; they differ in what a caller puts in its response
+// (all replica results, or the winner with its evidence). The zero policy is
+// best_effort.
+//
+// # Early quorum
+//
+// Aggregator.Decided reports whether the votes still to come can change the
+// outcome. For majority, outside fail_hard, the leading group must stay
+// strictly ahead even if every pending vote joins a rival (so 3 of 5 agreeing
+// decides, and 2 of 3); under fail_hard two groups of votes already decide
+// (the call fails whoever wins) and otherwise every replica must report;
+// under FailuresNegative the failures count as a rival that wins ties.
+// Decided settles the winner, not the figures: votes cut short are
+// CANCELLED, so agreement is lower and the disagreement a straggler might
+// have shown goes unseen.
+//
+// # Runner
+//
+// Runner.Run starts the replicas, collects their votes by replica index,
+// stops when the outcome is decided, the Runner's Timeout passes or the
+// caller's context is done, cancels the replicas still running with a cause
+// readable through context.Cause (ErrDecided, ErrDeadline or the caller's),
+// and waits for them all before returning.
+package consensus

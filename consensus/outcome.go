@@ -1,0 +1,38 @@
+package consensus
+
+// An Outcome is the result of aggregating the votes of one job's replicas.
+// It holds what the spec's consensus response block reports (replicas,
+// agreement, verdicts, strategy, confidence) plus the winner and every vote.
+type Outcome struct {
+	// Strategy is the aggregation strategy used.
+	Strategy Strategy
+	// Label is the winning group's label. With no winner it is the
+	// commonest failure label (TIMEOUT or ERROR), or CANCELLED when no
+	// replica failed, telling why no winner emerged.
+	Label Label
+	// Answer is the winning vote's answer (nil with no winner).
+	Answer any
+	// Winner is the index of the first vote of the winning group, -1 when
+	// there is no winner.
+	Winner int
+	// Replicas is the number of replicas launched, len(Votes).
+	Replicas int
+	// Agreeing is the size of the winning group, 0 with no winner.
+	Agreeing int
+	// Agreement is Agreeing / Replicas: 2 of 3 gives 0.666…, 4 of 5 gives 0.8.
+	Agreement float64
+	// Confidence is (Agreeing+1) / (reported+2), where reported counts the
+	// replicas not CANCELLED; 0 with no winner. See the package doc.
+	Confidence float64
+	// LowConfidence reports an outcome to act on with care: no winner, a
+	// disagreement, or a winner backed by no more than half of the replicas
+	// that reported.
+	LowConfidence bool
+	// Disagreement reports that some vote outside the winning group counts
+	// against it: a cast vote, or under FailuresNegative a failed one.
+	Disagreement bool
+	// Verdicts holds one label per replica, in replica order.
+	Verdicts []Label
+	// Votes holds every replica's vote, in replica order.
+	Votes []Vote
+}

@@ -1,0 +1,150 @@
+package consensus
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// A Runner runs the replicas of one job at the same time and aggregates
+// their votes, stopping as soon as the outcome is decided.
+//
+// Run starts n goroutines, one per replica, each calling the replica
+// function with a context derived from Run's and with the replica's index.
+// Votes land in a slice by replica index. Whenever votes arrive, Run records
+// all that are in, then asks Aggregator.Decided whether the votes still to
+// come can change the outcome; Run stops waiting at the first of:
+//
+//   - every replica has voted;
+//   - the outcome is decided: the replicas still running are cancelled with
+//     cause ErrDecided and recorded as CANCELLED;
+//   - Timeout passes: the replicas still running are cancelled with cause
+//     ErrDeadline and recorded as TIMEOUT;
+//   - Run's ctx is done: the replicas still running are cancelled with the
+//     ctx's cause and recorded as CANCELLED, and Run returns an error.
+//
+// The cause reaches the replicas through context.Cause; their context also
+// carries the Timeout as its deadline. A vote that arrives after Run stopped
+// waiting (or together with the deadline) keeps its Session and Latency,
+// loses its Answer, and is recorded with the label above and the cause as
+// Reason, so the outcome depends only on the votes gathered before the stop.
+//
+// Run then waits for every replica to return, so no goroutine it started
+// outlives the call: a replica function must return promptly once its
+// context is done. A vote with an empty label is recorded as ERROR.
+//
+// Run does not recover panics: like errgroup, it leaves a panicking replica
+// to crash the program, and callers that run untrusted code recover inside
+// the replica function.
+//
+// It uses a WaitGroup and a buffered channel rather than errgroup: failures
+// are votes, not errors, and what cancels the replicas is the aggregator's
+// decision, not the first error, so errgroup would add nothing but Wait.
+//
+// The zero Runner uses Majority under the zero Policy with no timeout. A
+// Runner is safe for concurrent use once its fields are set.
+type Runner struct {
+	// Aggregator combines the votes and decides when to stop; nil means
+	// Majority.
+	Aggregator Aggregator
+	// Policy is passed to the Aggregator.
+	Policy Policy
+	// Timeout bounds a whole Run; zero means no bound but the ctx's.
+	Timeout time.Duration
+}
+
+// Run runs replica n times concurrently, as the Runner doc describes, and
+// returns the aggregated outcome.
+//
+// Its errors are those of Aggregator.Aggregate (an *OutcomeError under
+// FailHard), an error wrapping ErrInvalid for n < 1 or a bad Policy, or,
+// when ctx is done before the outcome is decided, an *OutcomeError whose Err
+// wraps context.Cause(ctx) and whose Outcome covers the votes gathered. In
+// every case but bad input the returned Outcome is filled in.
+func (r *Runner) Run(ctx context.Context, n int, replica func(ctx context.Context, replica int) Vote) (Outcome, error) {
+	if n < 1 {
+		return Outcome{}, fmt.Errorf("%w: %d replicas", ErrInvalid, n)
+	}
+	if err := r.Policy.check(); err != nil {
+		return Outcome{}, err
+	}
+	agg := r.Aggregator
+	if agg == nil {
+		agg = Majority{}
+	}
+
+	rctx := ctx
+	if r.Timeout > 0 {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeoutCause(ctx, r.Timeout, ErrDeadline)
+		defer cancel()
+	}
+	rctx, cancel := context.WithCancelCause(rctx)
+	defer cancel(nil)
+
+	type result struct {
+		replica int
+		vote    Vote
+	}
+	results := make(chan result, n) // never blocks a replica
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { results <- result{i, replica(rctx, i)} })
+	}
+
+	votes := make([]Vote, n)
+	got := 0
+	record := func(res result) {
+		if res.vote.Label == "" {
+			res.vote.Label = LabelError
+			res.vote.Reason = "consensus: replica returned an empty label"
+		}
+		votes[res.replica] = res.vote
+		got++
+	}
+	var (
+		stop      error // why Run stopped waiting; nil when every vote came
+		mark      Label // the label of the replicas cut short
+		abandoned bool  // ctx was done
+	)
+	expire := func() { // rctx is done: the deadline passed, or ctx is done
+		if ctx.Err() != nil {
+			stop, mark, abandoned = context.Cause(ctx), LabelCancelled, true
+		} else {
+			stop, mark = ErrDeadline, LabelTimeout
+		}
+	}
+	for got < n && stop == nil {
+		select {
+		case res := <-results:
+			if rctx.Err() != nil {
+				expire()
+				results <- res // it lost the race with the deadline: late
+				break
+			}
+			record(res)
+			for range len(results) { // and every vote already in
+				record(<-results)
+			}
+			if got < n && agg.Decided(votes, r.Policy) {
+				stop, mark = ErrDecided, LabelCancelled
+			}
+		case <-rctx.Done():
+			expire()
+		}
+	}
+	cancel(stop)
+	wg.Wait()
+	close(results)
+	for res := range results { // the votes that came after the stop
+		v := res.vote
+		votes[res.replica] = Vote{Session: v.Session, Label: mark, Latency: v.Latency, Reason: stop.Error()}
+	}
+
+	out, err := agg.Aggregate(votes, r.Policy)
+	if abandoned {
+		return out, &OutcomeError{Outcome: out, Err: fmt.Errorf("consensus: run stopped: %w", stop)}
+	}
+	return out, err
+}

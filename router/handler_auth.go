@@ -1,0 +1,61 @@
+package router
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strings"
+)
+
+// Authenticator identifies the caller of a normal-variant request from its
+// credentials. It returns a non-empty caller identity (which scopes
+// idempotency keys and names the caller in logs), or an error: usually
+// [ErrNoCredentials] or [ErrBadCredentials], which the [Handler] answers
+// with 401 and a WWW-Authenticate challenge. An *[Error] is answered with
+// its own status (503 when a key store is down, say); any other error is
+// answered 401.
+//
+// An Authenticator is called concurrently and must not read the body.
+type Authenticator func(r *http.Request) (caller string, err error)
+
+// BearerToken returns the token of an "Authorization: Bearer <token>"
+// header, or ok false when there is none. The scheme is matched without
+// regard to case (RFC 9110, section 11.1).
+func BearerToken(r *http.Request) (token string, ok bool) {
+	scheme, token, found := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+// KeyAuthenticator returns an Authenticator that accepts
+// "Authorization: Bearer <key>" for each key of keys and names the caller
+// keys[key]; an empty caller name stands for the key's own hash prefix.
+// The map is copied. Keys are compared through their SHA-256 digests, so
+// lookup time does not depend on how much of a guess matches.
+func KeyAuthenticator(keys map[string]string) Authenticator {
+	byDigest := make(map[[32]byte]string, len(keys))
+	for k, caller := range keys {
+		d := sha256.Sum256([]byte(k))
+		if caller == "" {
+			caller = "key:" + hex.EncodeToString(d[:6])
+		}
+		byDigest[d] = caller
+	}
+	return func(r *http.Request) (string, error) {
+		if r.Header.Get("Authorization") == "" {
+			return "", ErrNoCredentials
+		}
+		token, ok := BearerToken(r)
+		if !ok {
+			return "", ErrBadCredentials
+		}
+		caller, ok := byDigest[sha256.Sum256([]byte(token))]
+		if !ok {
+			return "", ErrBadCredentials
+		}
+		return caller, nil
+	}
+}

@@ -1,9 +1,11 @@
 package router
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -82,7 +84,7 @@ var (
 // again, a success restores it, and a failure sends it back to cool down
 // at once. Several calls may try a half-open session concurrently. A
 // version 1 or 2 call naming a cooling session fails with 503
-// (code unavailable). The clock is [WithClock]'s, which also measures
+// (code unavailable). The clock is [WithEngineClock]'s, which also measures
 // each run's latency.
 //
 // An Engine is safe for concurrent use by multiple goroutines.
@@ -101,7 +103,9 @@ type Engine struct {
 	answerKey      func(answer any) (string, error)
 	failures       consensus.FailureMode
 
-	next atomic.Uint64 // rotates the start of version 3 selection
+	next       atomic.Uint64 // rotates the start of version 3 selection
+	tasks      atomic.Uint64 // counts task ids
+	taskPrefix string        // starts every task id
 }
 
 var _ Service = (*Engine)(nil)
@@ -109,10 +113,10 @@ var _ Service = (*Engine)(nil)
 // EngineOption configures an [Engine] built by [NewEngine].
 type EngineOption func(*Engine) error
 
-// WithLogger sets the logger of the engine's warnings (abandoned workers,
+// WithEngineLogger sets the logger of the engine's warnings (abandoned workers,
 // recovered panics, sessions sent to cool down). nil, the default, is
 // silent.
-func WithLogger(l *slog.Logger) EngineOption {
+func WithEngineLogger(l *slog.Logger) EngineOption {
 	return func(e *Engine) error {
 		if l == nil {
 			l = slog.New(slog.DiscardHandler)
@@ -122,10 +126,10 @@ func WithLogger(l *slog.Logger) EngineOption {
 	}
 }
 
-// WithClock sets the clock of health cooldowns and run latencies. nil,
+// WithEngineClock sets the clock of health cooldowns and run latencies. nil,
 // the default, means time.Now. Deadlines are real timers whatever the
 // clock.
-func WithClock(now func() time.Time) EngineOption {
+func WithEngineClock(now func() time.Time) EngineOption {
 	return func(e *Engine) error {
 		if now == nil {
 			now = time.Now
@@ -255,6 +259,7 @@ func NewEngine(sessions []Session, opts ...EngineOption) (*Engine, error) {
 		maxSteps:       DefaultMaxSteps,
 		threshold:      DefaultFailureThreshold,
 		cooldown:       DefaultCooldown,
+		taskPrefix:     strings.ToLower(rand.Text()[:12]),
 	}
 	for i, s := range sessions {
 		if err := s.check(); err != nil {

@@ -2,13 +2,13 @@ package router
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -30,8 +30,17 @@ func (o *outcome) failed(caller context.Context) bool {
 	return o.Label == LabelError || (o.Label == LabelTimeout && caller.Err() == nil)
 }
 
-// newTaskID returns a fresh task id: 26 random base32 characters.
-func newTaskID() string { return rand.Text() }
+// newTaskID returns a fresh task id: the engine's random prefix, a dash,
+// and the engine's count of ids so far in base 36. Ids are unique within
+// the engine, and across engines with overwhelming probability (the
+// prefix holds 60 random bits).
+func (e *Engine) newTaskID() string {
+	n := e.tasks.Add(1)
+	b := make([]byte, 0, len(e.taskPrefix)+14)
+	b = append(b, e.taskPrefix...)
+	b = append(b, '-')
+	return string(strconv.AppendUint(b, n, 36))
+}
 
 // budgets fills in the job's step and time budgets from the request's
 // values, or the engine's defaults when they are zero, and returns the

@@ -45,7 +45,7 @@ func (e *Engine) single(ctx context.Context, id SessionID, tier Tier, job *Job, 
 	}
 	cctx, cancel := context.WithTimeout(ctx, e.callTimeout)
 	defer cancel()
-	job.SessionID, job.TaskID = id, newTaskID()
+	job.SessionID, job.TaskID = id, e.newTaskID()
 	o := e.run(cctx, ctx, s, job, timeout)
 	switch {
 	case o.answered():

@@ -20,7 +20,7 @@ import (
 	"github.com/vouchkit/vouch/router/routertest"
 )
 
-// clock is a fake clock for the engine's WithClock.
+// clock is a fake clock for the engine's WithEngineClock.
 type clock struct {
 	mu sync.Mutex
 	t  time.Time
@@ -394,7 +394,7 @@ func TestEngine_maxStepsWithinBudget(t *testing.T) {
 func TestEngine_panicIsLogged(t *testing.T) {
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewJSONHandler(&buf, nil))
-	_, err := one(t, routertest.Panic("boom"), router.WithLogger(logger)).ValidateV2(context.Background(), validateV2(1))
+	_, err := one(t, routertest.Panic("boom"), router.WithEngineLogger(logger)).ValidateV2(context.Background(), validateV2(1))
 	asError(t, err, http.StatusBadGateway, "all_replicas_failed")
 	if !strings.Contains(buf.String(), `"panic":"boom"`) || !strings.Contains(buf.String(), `"stack":`) {
 		t.Errorf("log = %s, want the panic value and stack", buf.String())
@@ -436,7 +436,7 @@ func TestEngine_abandonsWorkerIgnoringContext(t *testing.T) {
 		return &router.Result{Verdict: router.VerdictValid}, nil
 	}))
 	var buf bytes.Buffer
-	e := one(t, stubborn, router.WithStopGrace(5*time.Millisecond), router.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+	e := one(t, stubborn, router.WithStopGrace(5*time.Millisecond), router.WithEngineLogger(slog.New(slog.NewTextHandler(&buf, nil))))
 	req := validateV2(1)
 	req.Policy.TimeoutMS = 20
 	_, err := e.ValidateV2(context.Background(), req)
@@ -480,7 +480,7 @@ func TestEngine_health(t *testing.T) {
 		routertest.Fail(errors.New("still down")),
 		routertest.Verdict(router.VerdictValid),
 	))
-	e := one(t, rec, router.WithClock(clk.Now), router.WithHealth(2, 10*time.Second))
+	e := one(t, rec, router.WithEngineClock(clk.Now), router.WithHealth(2, 10*time.Second))
 	ctx := context.Background()
 	steps := []struct {
 		advance   time.Duration
@@ -513,7 +513,7 @@ func TestEngine_health(t *testing.T) {
 
 func TestEngine_healthIgnoresCallerDeadline(t *testing.T) {
 	clk := newClock()
-	e := one(t, routertest.Hang(), router.WithClock(clk.Now), router.WithHealth(1, time.Hour))
+	e := one(t, routertest.Hang(), router.WithEngineClock(clk.Now), router.WithHealth(1, time.Hour))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
 	if _, err := e.ValidateV2(ctx, validateV2(1)); !errors.Is(err, context.DeadlineExceeded) {

@@ -91,7 +91,7 @@ func (e *Engine) consensus(ctx context.Context, first SessionID, c *ConsensusReq
 	call := &consensusCall{outcomes: make([]*outcome, len(sessions))}
 	out, err := runner.Run(ctx, len(sessions), func(rctx context.Context, i int) consensus.Vote {
 		j := *job
-		j.SessionID, j.TaskID, j.Replica = sessions[i].ID, newTaskID(), i
+		j.SessionID, j.TaskID, j.Replica = sessions[i].ID, e.newTaskID(), i
 		o := e.run(rctx, ctx, sessions[i], &j, timeout)
 		call.outcomes[i] = o
 		v := consensus.Vote{Session: int64(o.SessionID), Label: consensus.Label(o.Label), Latency: o.latency, Reason: o.Error}
@@ -216,7 +216,7 @@ func (e *Engine) DelegateV3(ctx context.Context, req *DelegateV3Request) (*Deleg
 		return nil, err
 	}
 	resp := &DelegateV3Response{
-		TaskID:    newTaskID(),
+		TaskID:    e.newTaskID(),
 		Result:    json.RawMessage("null"),
 		Evidence:  DelegateEvidence{Steps: []Step{}, Tools: []string{}, Runs: call.runs},
 		Consensus: call.block,

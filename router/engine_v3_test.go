@@ -451,7 +451,7 @@ func TestEngine_selectionSkipsCoolingSessions(t *testing.T) {
 	bad := routertest.NewRecorder(routertest.Fail(errDown))
 	good := routertest.NewRecorder(routertest.Verdict(valid))
 	e := newEngine(t, []router.Session{{ID: 1, Worker: bad}, {ID: 2, Worker: good}, {ID: 3, Worker: good}},
-		router.WithClock(clk.Now), router.WithHealth(1, time.Minute))
+		router.WithEngineClock(clk.Now), router.WithHealth(1, time.Minute))
 	ctx := context.Background()
 	if _, err := e.ValidateV3(ctx, validateV3(3, router.DisagreeReturnAll)); err != nil {
 		t.Fatalf("first call: %v", err) // session 1 fails once and cools down

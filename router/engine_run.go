@@ -24,10 +24,19 @@ type outcome struct {
 // answered reports whether the run gave an answer that may vote.
 func (o *outcome) answered() bool { return o.result != nil }
 
-// failed reports whether the run counts against its session's health:
-// an ERROR, or a TIMEOUT while the caller was still waiting.
-func (o *outcome) failed(caller context.Context) bool {
-	return o.Label == LabelError || (o.Label == LabelTimeout && caller.Err() == nil)
+// health reports what the run says of its session's health: whether it
+// counts at all, and if so whether it failed. An answer is a success; an
+// ERROR, or a TIMEOUT while the caller was still waiting, a failure. A
+// run cut short (CANCELLED) or timed out by the caller's own deadline says
+// nothing of the session.
+func (o *outcome) health(caller context.Context) (counts, failed bool) {
+	switch {
+	case o.answered():
+		return true, false
+	case o.Label == LabelError, o.Label == LabelTimeout && caller.Err() == nil:
+		return true, true
+	}
+	return false, false
 }
 
 // newTaskID returns a fresh task id: the engine's random prefix, a dash,
@@ -63,6 +72,7 @@ func (e *Engine) budgets(job *Job, maxSteps int, timeoutMS int64) time.Duration 
 // caller's own context, which tells a session's timeout from the caller
 // giving up. job is the run's own copy, and timeout its time budget.
 func (e *Engine) run(ctx, caller context.Context, s *session, job *Job, timeout time.Duration) *outcome {
+	began := time.Now()
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
@@ -86,7 +96,8 @@ func (e *Engine) run(ctx, caller context.Context, s *session, job *Job, timeout 
 	switch cerr := rctx.Err(); {
 	case cerr != nil && (stopped || err != nil):
 		if errors.Is(cerr, context.DeadlineExceeded) {
-			o.Label, o.Error = LabelTimeout, fmt.Sprintf("no answer within the deadline (%v for this run)", timeout)
+			dl, _ := rctx.Deadline()
+			o.Label, o.Error = LabelTimeout, fmt.Sprintf("no answer within %v", dl.Sub(began).Round(time.Millisecond))
 		} else {
 			o.Label, o.Error = LabelCancelled, "cancelled: "+context.Cause(rctx).Error()
 		}
@@ -96,7 +107,7 @@ func (e *Engine) run(ctx, caller context.Context, s *session, job *Job, timeout 
 		o.inspect(job, res)
 	}
 
-	if s.record(o.failed(caller), e.now(), e.threshold, e.cooldown) {
+	if counts, failed := o.health(caller); counts && s.record(failed, e.now(), e.threshold, e.cooldown) {
 		e.log.Warn("router: session cooling down after repeated failures",
 			"session_id", s.ID, "failures", e.threshold, "cooldown", e.cooldown, "last_error", o.Error)
 	}

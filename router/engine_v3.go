@@ -267,17 +267,27 @@ func (e *Engine) DelegateV3(ctx context.Context, req *DelegateV3Request) (*Deleg
 // CANCELLED. Under return_all it waits for every replica, since it
 // reports them all.
 //
-//	row                    best_effort         return_all             fail_hard
-//	replicas agree         the verdict         the verdict            the verdict
-//	replicas disagree      the plurality       the verdict of a       409 *Error, code
-//	                       verdict, flagged    strict majority, or    disagreement
-//	                       low_confidence      empty without one
-//	all replicas fail      502 *Error, code all_replicas_failed       502, as best_effort
-//	                       (504, code timeout, when all timed out);
-//	                       return_all: 200 with an empty verdict
+// The rows of section 7 of the spec, for each policy (a status is an
+// *Error with that code):
 //
-// A 409 also answers best_effort when failures counted as negative
-// evidence outweigh the answers. Every one of these errors carries the
+//	row                       best_effort           return_all             fail_hard
+//	replicas agree            the verdict           the verdict            the verdict
+//	replicas disagree         the largest group's   the verdict of a       409 disagreement
+//	                          verdict (a tie: the   strict majority,
+//	                          more cautious one)    or none
+//	all replicas fail         502 all_replicas_     200 with no verdict    as best_effort
+//	                          failed; 504 timeout
+//	                          if all timed out
+//	some time out, as         the verdict among     as best_effort, with   the verdict among
+//	non-votes (the default)   the answers           a strict majority      the answers
+//	some time out, as         409 disagreement      no verdict when the    409 disagreement
+//	negative evidence         when the failures     failures match the
+//	                          match the largest     largest group
+//	                          group
+//
+// A response without a verdict (return_all) has confidence 0 and an empty
+// verdict (a null result for delegate); its consensus block keeps the
+// figures of the largest group. Every one of these errors carries the
 // evidence in Extra: {"runs":[...],"consensus":{...}}, the runs and the
 // consensus block the response would have held.
 //

@@ -611,3 +611,23 @@ func TestEngine_simulation(t *testing.T) {
 		})
 	}
 }
+
+// TestEngine_cancelledRunsLeaveHealthAlone checks that a run cut short by
+// an early quorum neither counts as a failure nor clears earlier ones.
+func TestEngine_cancelledRunsLeaveHealthAlone(t *testing.T) {
+	V := routertest.Verdict(valid)
+	flaky := routertest.NewRecorder(routertest.Sequence(routertest.Fail(errDown), routertest.Hang(), routertest.Fail(errDown)))
+	e := newEngine(t, routertest.Sessions(1, 3, V, V, flaky), router.WithHealth(2, time.Hour))
+	ctx := context.Background()
+	for i, policy := range []router.DisagreementPolicy{router.DisagreeReturnAll, router.DisagreeBestEffort, router.DisagreeReturnAll} {
+		if _, err := e.ValidateV3(ctx, validateV3(3, policy)); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	if flaky.Cancelled.Load() != 1 {
+		t.Fatalf("the second call did not cancel the hanging run (cancelled %d)", flaky.Cancelled.Load())
+	}
+	// Two failures, with a cancelled run between them: session 3 cools.
+	_, err := e.ValidateV3(ctx, validateV3(3, router.DisagreeReturnAll))
+	asError(t, err, http.StatusServiceUnavailable, "insufficient_sessions")
+}

@@ -87,7 +87,8 @@ var (
 // (code unavailable). The clock is [WithEngineClock]'s, which also measures
 // each run's latency.
 //
-// An Engine is safe for concurrent use by multiple goroutines.
+// An Engine is safe for concurrent use by multiple goroutines. The zero
+// Engine has no sessions and is not usable: build one with [NewEngine].
 type Engine struct {
 	sessions []*session             // in the order given to NewEngine
 	byID     map[SessionID]*session // the same sessions by id

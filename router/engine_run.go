@@ -1,0 +1,247 @@
+package router
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// outcome is one run: its evidence, and what the worker answered when it
+// answered within the job's bounds.
+type outcome struct {
+	Run
+	result  *Result         // the worker's result; nil unless the run answered
+	output  json.RawMessage // a delegation's output, encoded; nil unless answered
+	latency time.Duration   // the run's duration by the engine's clock
+}
+
+// answered reports whether the run gave an answer that may vote.
+func (o *outcome) answered() bool { return o.result != nil }
+
+// health reports what the run says of its session's health: whether it
+// counts at all, and if so whether it failed. An answer is a success; an
+// ERROR, or a TIMEOUT while the caller was still waiting, a failure. A
+// run cut short (CANCELLED) or timed out by the caller's own deadline says
+// nothing of the session.
+func (o *outcome) health(caller context.Context) (counts, failed bool) {
+	switch {
+	case o.answered():
+		return true, false
+	case o.Label == LabelError, o.Label == LabelTimeout && caller.Err() == nil:
+		return true, true
+	}
+	return false, false
+}
+
+// newTaskID returns a fresh task id: the engine's random prefix, a dash,
+// and the engine's count of ids so far in base 36. Ids are unique within
+// the engine, and across engines with overwhelming probability (the
+// prefix holds 60 random bits).
+func (e *Engine) newTaskID() string {
+	n := e.tasks.Add(1)
+	b := make([]byte, 0, len(e.taskPrefix)+14)
+	b = append(b, e.taskPrefix...)
+	b = append(b, '-')
+	return string(strconv.AppendUint(b, n, 36))
+}
+
+// budgets fills in the job's step and time budgets from the request's
+// values, or the engine's defaults when they are zero, and returns the
+// time budget.
+func (e *Engine) budgets(job *Job, maxSteps int, timeoutMS int64) time.Duration {
+	job.MaxSteps = maxSteps
+	if job.MaxSteps == 0 {
+		job.MaxSteps = e.maxSteps
+	}
+	timeout := time.Duration(timeoutMS) * time.Millisecond
+	if timeoutMS == 0 {
+		timeout = e.replicaTimeout
+	}
+	job.TimeoutMS = max(timeout.Milliseconds(), 1)
+	return timeout
+}
+
+// run runs job on s under the job's time budget and the deadline of ctx,
+// then records the result in the session's health. caller is the
+// caller's own context, which tells a session's timeout from the caller
+// giving up. job is the run's own copy, and timeout its time budget.
+func (e *Engine) run(ctx, caller context.Context, s *session, job *Job, timeout time.Duration) *outcome {
+	began := time.Now()
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	o := &outcome{Run: Run{
+		Replica:   job.Replica,
+		SessionID: s.ID,
+		TaskID:    job.TaskID,
+		Configuration: &Configuration{
+			Mode:      job.Execution.Mode,
+			Model:     job.Execution.Model,
+			Tier:      job.Tier,
+			MaxSteps:  job.MaxSteps,
+			TimeoutMS: job.TimeoutMS,
+		},
+	}}
+	start := e.now()
+	res, err, stopped := e.invoke(rctx, s, job)
+	o.latency = e.now().Sub(start)
+	o.LatencyMS = o.latency.Milliseconds()
+
+	switch cerr := rctx.Err(); {
+	case cerr != nil && (stopped || err != nil):
+		if errors.Is(cerr, context.DeadlineExceeded) {
+			dl, _ := rctx.Deadline()
+			o.Label, o.Error = LabelTimeout, fmt.Sprintf("no answer within %v", dl.Sub(began).Round(time.Millisecond))
+		} else {
+			o.Label, o.Error = LabelCancelled, "cancelled: "+context.Cause(rctx).Error()
+		}
+	case err != nil:
+		o.Label, o.Error = LabelError, err.Error()
+	default:
+		o.inspect(job, res)
+	}
+
+	if counts, failed := o.health(caller); counts && s.record(failed, e.now(), e.threshold, e.cooldown) {
+		e.log.Warn("router: session cooling down after repeated failures",
+			"session_id", s.ID, "failures", e.threshold, "cooldown", e.cooldown, "last_error", o.Error)
+	}
+	return o
+}
+
+// invoke calls the session's worker in a goroutine of its own, recovering
+// a panic, and waits for it to return or for ctx to end. Once ctx ends it
+// waits up to the stop grace for the worker to return, then abandons it;
+// stopped is true in both cases, and the result, if any, is discarded.
+func (e *Engine) invoke(ctx context.Context, s *session, job *Job) (res *Result, err error, stopped bool) {
+	type answer struct {
+		res *Result
+		err error
+	}
+	done := make(chan answer, 1) // buffered: an abandoned worker never blocks
+	go func() {
+		var a answer
+		defer func() {
+			if v := recover(); v != nil {
+				e.log.Error("router: worker panicked", "session_id", s.ID, "task_id", job.TaskID,
+					"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				a = answer{err: fmt.Errorf("worker panicked: %v", v)}
+			}
+			done <- a
+		}()
+		a.res, a.err = s.Worker.Work(ctx, job)
+	}()
+
+	select {
+	case a := <-done:
+		return a.res, a.err, false
+	case <-ctx.Done():
+	}
+	grace := time.NewTimer(e.stopGrace)
+	defer grace.Stop()
+	select {
+	case <-done:
+	case <-grace.C:
+		e.log.Warn("router: worker ignored its cancelled context; abandoning it",
+			"session_id", s.ID, "task_id", job.TaskID, "grace", e.stopGrace)
+	}
+	return nil, nil, true
+}
+
+// validVerdicts lists the verdicts each kind of job may answer.
+var validVerdicts = map[Kind][]Verdict{
+	KindValidate:  {VerdictValid, VerdictInvalid, VerdictRetry, VerdictNeedsSpec},
+	KindFactcheck: {VerdictTrue, VerdictFalse},
+}
+
+// inspect checks the worker's result against the job and fills in the
+// run: its label and evidence when the result is within bounds, ERROR and
+// the reason when it is not. Evidence that cannot be encoded as JSON is
+// left out of the run.
+func (o *outcome) inspect(job *Job, res *Result) {
+	if res == nil {
+		o.Label, o.Error = LabelError, "worker returned neither a result nor an error"
+		return
+	}
+	o.Reasons, o.Tools = res.Reasons, res.Tools
+	if res.Model != "" {
+		o.Configuration.Model = res.Model
+	}
+	problem := resultProblem(job, res)
+	if !finite(res.Confidence) || res.Confidence < 0 || res.Confidence > 1 {
+		problem = fmt.Sprintf("confidence %v is outside [0, 1]", res.Confidence)
+	} else {
+		o.Confidence = res.Confidence
+	}
+	if res.Usage == nil || (finite(res.Usage.Cost)) {
+		o.Usage = res.Usage
+	} else if problem == "" {
+		problem = fmt.Sprintf("usage cost %v is not a finite number", res.Usage.Cost)
+	}
+	if bad := badStep(res.Steps); bad < 0 {
+		o.Steps = res.Steps
+	} else if problem == "" {
+		problem = fmt.Sprintf("steps[%d].output is not valid JSON", bad)
+	}
+	var output json.RawMessage
+	if job.Kind == KindDelegate {
+		var err error
+		output, err = json.Marshal(res.Output)
+		switch {
+		case err != nil:
+			output = nil
+			if problem == "" {
+				problem = "output cannot be encoded as JSON: " + err.Error()
+			}
+		case string(output) == "null":
+			output = nil
+			if problem == "" {
+				problem = "worker returned no output"
+			}
+		}
+		o.Output = output
+	}
+	if problem != "" {
+		o.Label, o.Error = LabelError, problem
+		return
+	}
+	o.Label = LabelOK
+	if job.Kind != KindDelegate {
+		o.Label = Label(res.Verdict)
+	}
+	o.result, o.output = res, output
+}
+
+// resultProblem checks the verdict and the step budget.
+func resultProblem(job *Job, res *Result) string {
+	if want, ok := validVerdicts[job.Kind]; ok {
+		switch {
+		case res.Verdict == "":
+			return "worker returned no verdict"
+		case !slices.Contains(want, res.Verdict):
+			return fmt.Sprintf("verdict %q is not one of %v", res.Verdict, want)
+		}
+	}
+	if job.MaxSteps > 0 && len(res.Steps) > job.MaxSteps {
+		return fmt.Sprintf("worker reported %d steps; the budget is %d (execution.max_steps)", len(res.Steps), job.MaxSteps)
+	}
+	return ""
+}
+
+// badStep returns the index of the first step whose output is not valid
+// JSON, or -1.
+func badStep(steps []Step) int {
+	for i, s := range steps {
+		if len(s.Output) > 0 && !json.Valid(s.Output) {
+			return i
+		}
+	}
+	return -1
+}
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }

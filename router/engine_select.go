@@ -1,0 +1,109 @@
+package router
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/vouchkit/vouch/internal/problem"
+)
+
+// pick chooses n distinct sessions for a version 3 call, in the order
+// documented on [Engine.ValidateV3]: first (if set and fit), then the
+// candidates rotated by a per-engine counter, sessions from pools not yet
+// used before the others.
+func (e *Engine) pick(first SessionID, pool []SessionID, tier Tier, n int) ([]*session, error) {
+	var bad []FieldError
+	if first != 0 && e.byID[first] == nil {
+		bad = append(bad, unknownSession("session_id", first).Errors...)
+	}
+	for i, id := range pool {
+		if e.byID[id] == nil {
+			bad = append(bad, unknownSession(fmt.Sprintf("consensus.session_pool[%d]", i), id).Errors...)
+		}
+	}
+	if len(bad) > 0 {
+		return nil, problem.Invalid(bad)
+	}
+
+	candidates := e.sessions
+	if len(pool) > 0 {
+		candidates = make([]*session, len(pool))
+		for i, id := range pool {
+			candidates[i] = e.byID[id]
+		}
+	}
+	lead := e.byID[first] // nil when first is unset
+	order := make([]*session, 0, len(candidates)+1)
+	if lead != nil {
+		order = append(order, lead)
+	}
+	for _, s := range candidates {
+		if s != lead {
+			order = append(order, s)
+		}
+	}
+	now := e.now()
+	fit := make([]*session, 0, len(order))
+	var wrongTier, cooling int
+	for _, s := range order {
+		switch ok, _ := s.healthy(now); {
+		case !s.serves(tier):
+			wrongTier++
+		case !ok:
+			cooling++
+		default:
+			fit = append(fit, s)
+		}
+	}
+	// Rotate the fit sessions after the lead, so that calls without a
+	// lead spread over the candidates.
+	from := 0
+	if len(fit) > 0 && fit[0] == lead {
+		from = 1
+	}
+	if rest := fit[from:]; len(rest) > 1 {
+		k := int((e.next.Add(1) - 1) % uint64(len(rest)))
+		rotated := append(append(make([]*session, 0, len(rest)), rest[k:]...), rest[:k]...)
+		copy(rest, rotated)
+	}
+	if len(fit) < n {
+		what := "every session"
+		if len(pool) > 0 {
+			what = "consensus.session_pool"
+		}
+		tierText := "any tier"
+		if tier != "" {
+			tierText = fmt.Sprintf("tier %q", tier)
+		}
+		return nil, problem.Newf(http.StatusServiceUnavailable, problem.CodeInsufficientSessions,
+			"%d replicas need %d distinct healthy sessions serving %s; %s offers %d (%d do not serve the tier, %d are cooling down)",
+			n, n, tierText, what, len(fit), wrongTier, cooling)
+	}
+
+	chosen := make([]*session, 0, n)
+	used := make(map[string]bool, n)
+	taken := make(map[*session]bool, n)
+	for pass := 0; pass < 2 && len(chosen) < n; pass++ {
+		for _, s := range fit {
+			if len(chosen) == n {
+				break
+			}
+			key := poolKey(s)
+			if taken[s] || (pass == 0 && used[key]) {
+				continue
+			}
+			chosen = append(chosen, s)
+			taken[s], used[key] = true, true
+		}
+	}
+	return chosen, nil
+}
+
+// poolKey names the pool of s; a session without a pool is a pool of its
+// own.
+func poolKey(s *session) string {
+	if s.Pool == "" {
+		return "\x00" + s.ID.String()
+	}
+	return s.Pool
+}

@@ -1,0 +1,358 @@
+package router
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/internal/problem"
+)
+
+// everyVote is the majority aggregator waiting for every replica: the
+// return_all policy reports all replica results, so no straggler is cut
+// short by an early quorum.
+type everyVote struct{ consensus.Majority }
+
+// Decided reports false: the runner then waits for every vote.
+func (everyVote) Decided([]consensus.Vote, consensus.Policy) bool { return false }
+
+// consensusCall is a finished version 3 call.
+type consensusCall struct {
+	outcomes []*outcome
+	runs     []Run
+	block    ConsensusResponse
+	winner   *outcome // the first run of the winning group; nil when none won
+}
+
+// evidence is the Extra of a version 3 error: every run and the consensus
+// block.
+func (c *consensusCall) evidence() json.RawMessage {
+	raw, _ := json.Marshal(struct {
+		Runs      []Run             `json:"runs"`
+		Consensus ConsensusResponse `json:"consensus"`
+	}{c.runs, c.block}) // a run holds only encodable values (see inspect)
+	return raw
+}
+
+// members returns the runs that voted with the winner's label, in replica
+// order. Verdict runs agree by label alone.
+func (c *consensusCall) members() []*outcome {
+	var m []*outcome
+	for _, o := range c.outcomes {
+		if c.winner != nil && o.answered() && o.Label == c.winner.Label {
+			m = append(m, o)
+		}
+	}
+	return m
+}
+
+// reasons returns the reasons of the winning runs, without repeats.
+func (c *consensusCall) reasons() []string {
+	r := []string{}
+	for _, o := range c.members() {
+		for _, s := range o.Reasons {
+			if !slices.Contains(r, s) {
+				r = append(r, s)
+			}
+		}
+	}
+	return r
+}
+
+// consensus runs job on c.Replicas sessions picked as documented on
+// [Engine.ValidateV3], aggregates their votes and applies the
+// disagreement policy.
+func (e *Engine) consensus(ctx context.Context, first SessionID, c *ConsensusRequest, tier Tier, job *Job, timeout time.Duration) (*consensusCall, error) {
+	sessions, err := e.pick(first, c.SessionPool, tier, c.Replicas)
+	if err != nil {
+		return nil, err
+	}
+	policy := c.DisagreementPolicy
+	if policy == "" {
+		policy = DisagreeBestEffort
+	}
+	runner := consensus.Runner{
+		Aggregator: consensus.Majority{},
+		Policy: consensus.Policy{
+			Disagreement: consensus.DisagreementPolicy(policy),
+			Failures:     e.failures,
+			Key:          e.answerKey,
+		},
+		Timeout: e.callTimeout,
+	}
+	if policy == DisagreeReturnAll {
+		runner.Aggregator = everyVote{}
+	}
+
+	call := &consensusCall{outcomes: make([]*outcome, len(sessions))}
+	out, err := runner.Run(ctx, len(sessions), func(rctx context.Context, i int) consensus.Vote {
+		j := *job
+		j.SessionID, j.TaskID, j.Replica = sessions[i].ID, e.newTaskID(), i
+		o := e.run(rctx, ctx, sessions[i], &j, timeout)
+		call.outcomes[i] = o
+		v := consensus.Vote{Session: int64(o.SessionID), Label: consensus.Label(o.Label), Latency: o.latency, Reason: o.Error}
+		if o.answered() && job.Kind == KindDelegate {
+			v.Answer = o.output
+		}
+		return v
+	})
+	failHard := errors.Is(err, consensus.ErrDisagreement) || errors.Is(err, consensus.ErrAllFailed)
+	if err != nil && !failHard {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, problem.Newf(http.StatusInternalServerError, problem.CodeInternal, "aggregating the replicas: %v", err)
+	}
+
+	// The runner relabels a replica whose answer came after the outcome
+	// was decided or the call's deadline passed; the runs follow it.
+	call.runs = make([]Run, len(sessions))
+	for i, o := range call.outcomes {
+		if l := Label(out.Verdicts[i]); l != o.Label {
+			o.Label, o.Error, o.result, o.output = l, out.Votes[i].Reason, nil, nil
+		}
+		call.runs[i] = o.Run
+	}
+	verdicts := make([]Label, len(out.Verdicts))
+	for i, l := range out.Verdicts {
+		verdicts[i] = Label(l)
+	}
+	call.block = ConsensusResponse{
+		Replicas:      out.Replicas,
+		Agreement:     out.Agreement,
+		Verdicts:      verdicts,
+		Strategy:      AggregationMajority,
+		Confidence:    out.Confidence,
+		LowConfidence: out.LowConfidence,
+	}
+	if out.Winner >= 0 {
+		call.winner = call.outcomes[out.Winner]
+	}
+
+	switch {
+	case errors.Is(err, consensus.ErrDisagreement):
+		p := problem.Newf(http.StatusConflict, problem.CodeDisagreement,
+			"replicas disagree and consensus.disagreement_policy is fail_hard (verdicts %v)", verdicts)
+		p.Extra = call.evidence()
+		return nil, p
+	case call.winner == nil && policy != DisagreeReturnAll:
+		return nil, e.noWinner(call, out)
+	case policy == DisagreeReturnAll && call.winner != nil && !strictMajority(out, e.failures):
+		call.winner = nil // return_all names a winner only when a majority agrees
+	}
+	return call, nil
+}
+
+// strictMajority reports whether the winning group holds more than half
+// of the votes: of the answers, and of the failed replicas too when
+// failures count as negative evidence. Cancelled replicas never count.
+func strictMajority(out consensus.Outcome, failures consensus.FailureMode) bool {
+	votes := 0
+	for _, l := range out.Verdicts {
+		switch {
+		case l == consensus.LabelCancelled:
+		case l.Failed() && failures != consensus.FailuresNegative:
+		default:
+			votes++
+		}
+	}
+	return 2*out.Agreeing > votes
+}
+
+// noWinner is the error of a best_effort or fail_hard call where no
+// replica won: 504 (code timeout) when every replica that failed timed
+// out and none answered, 502 (code all_replicas_failed) when no replica
+// answered, and 409 (code disagreement) when failures, counted as
+// negative evidence, outweigh the answers.
+func (e *Engine) noWinner(call *consensusCall, out consensus.Outcome) *Error {
+	var answered, timeouts, errs int
+	for _, o := range call.outcomes {
+		switch {
+		case o.answered():
+			answered++
+		case o.Label == LabelTimeout:
+			timeouts++
+		case o.Label == LabelError:
+			errs++
+		}
+	}
+	var p *Error
+	switch {
+	case answered > 0:
+		p = problem.Newf(http.StatusConflict, problem.CodeDisagreement,
+			"failed replicas outweigh the answers (verdicts %v)", call.block.Verdicts)
+	case timeouts > 0 && errs == 0:
+		p = problem.Newf(http.StatusGatewayTimeout, problem.CodeTimeout,
+			"no replica answered in time (verdicts %v)", call.block.Verdicts)
+	default:
+		p = problem.Newf(http.StatusBadGateway, problem.CodeAllReplicasFailed,
+			"no replica answered (verdicts %v)", call.block.Verdicts)
+	}
+	p.Extra = call.evidence()
+	return p
+}
+
+// DelegateV3 runs the workflow on consensus.replicas sessions at once and
+// returns the majority's output. Outputs agree under the engine's answer
+// key ([WithAnswerKey]; by default equal canonical JSON, strings compared
+// with white space trimmed and folded). Result is the output of the first
+// run of the winning group, and evidence its steps, tools and
+// configuration, plus evidence.runs with every replica's run. Selection,
+// policies and errors are those of [Engine.ValidateV3].
+func (e *Engine) DelegateV3(ctx context.Context, req *DelegateV3Request) (*DelegateV3Response, error) {
+	if req == nil {
+		return nil, errNilRequest()
+	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	job, timeout := e.delegateJob(3, &req.DelegateTask)
+	call, err := e.consensus(ctx, req.SessionID, &req.Consensus, req.Policy.Tier, job, timeout)
+	if err != nil {
+		return nil, err
+	}
+	resp := &DelegateV3Response{
+		TaskID:    e.newTaskID(),
+		Result:    json.RawMessage("null"),
+		Evidence:  DelegateEvidence{Steps: []Step{}, Tools: []string{}, Runs: call.runs},
+		Consensus: call.block,
+	}
+	if w := call.winner; w != nil {
+		resp.Result = w.output
+		resp.Evidence.Steps, resp.Evidence.Tools = orEmpty(w.Steps), orEmpty(w.Tools)
+		resp.Evidence.Configuration = *w.Configuration
+	}
+	return resp, nil
+}
+
+// ValidateV3 judges the claim on consensus.replicas sessions at once and
+// returns the majority verdict.
+//
+// # Selection
+//
+// The candidates are the sessions of consensus.session_pool in its order,
+// or, when it is empty, every session of the engine in the order given to
+// [NewEngine]; session_id, when set, goes first whether or not the pool
+// lists it. Candidates that do not serve policy.tier or are cooling down
+// are dropped. The rest, after session_id, are rotated by one place per
+// version 3 call, so that load spreads over them. The engine then takes
+// sessions in that order, first only from worker pools not yet used, then
+// from any pool, until it has consensus.replicas distinct sessions. A
+// session never runs two replicas of one call.
+//
+// Unknown ids in session_id or consensus.session_pool are a 400 *Error
+// naming the field ("consensus.session_pool[2]"). Too few fit sessions
+// give a 503 *Error with code insufficient_sessions, and no replica runs.
+//
+// # Votes and policies
+//
+// Each replica votes its label: its verdict (RETRY and NEEDS_SPEC are
+// verdicts like VALID and INVALID, and may win), or TIMEOUT or ERROR
+// when it gave no answer. Failed replicas are non-votes unless
+// [WithFailureMode] makes them negative evidence. The replicas are
+// aggregated by package consensus's majority, whose doc gives the tie
+// rule and the confidence formula; the response's confidence is the
+// consensus confidence, and its reasons are those of the replicas that
+// voted the winning verdict. The consensus block's low_confidence is set
+// when replicas disagreed, when no replica won, or when the winner holds
+// no more than half of the replicas that reported.
+//
+// Under best_effort (the default) and fail_hard the call returns as soon
+// as the outcome is decided (an early quorum, such as 3 of 5 agreeing)
+// and cancels the replicas still running, which are recorded as
+// CANCELLED. Under return_all it waits for every replica, since it
+// reports them all.
+//
+// The rows of section 7 of the spec, for each policy (a status is an
+// *Error with that code):
+//
+//	row                       best_effort           return_all             fail_hard
+//	replicas agree            the verdict           the verdict            the verdict
+//	replicas disagree         the largest group's   the verdict of a       409 disagreement
+//	                          verdict (a tie: the   strict majority,
+//	                          more cautious one)    or none
+//	all replicas fail         502 all_replicas_     200 with no verdict    as best_effort
+//	                          failed; 504 timeout
+//	                          if all timed out
+//	some time out, as         the verdict among     as best_effort, with   the verdict among
+//	non-votes (the default)   the answers           a strict majority      the answers
+//	some time out, as         409 disagreement      no verdict when the    409 disagreement
+//	negative evidence         when the failures     failures match the
+//	                          match the largest     largest group
+//	                          group
+//
+// A response without a verdict (return_all) has confidence 0 and an empty
+// verdict (a null result for delegate); its consensus block keeps the
+// figures of the largest group. Every one of these errors carries the
+// evidence in Extra: {"runs":[...],"consensus":{...}}, the runs and the
+// consensus block the response would have held.
+//
+// When ctx ends before the outcome is decided, the call returns ctx's
+// error; the replicas are cancelled and the call waits for them as the
+// [Engine] doc describes.
+func (e *Engine) ValidateV3(ctx context.Context, req *ValidateV3Request) (*ValidateV3Response, error) {
+	if req == nil {
+		return nil, errNilRequest()
+	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	job, timeout := e.validateJob(3, &req.ValidateTask)
+	call, err := e.consensus(ctx, req.SessionID, &req.Consensus, req.Policy.Tier, job, timeout)
+	if err != nil {
+		return nil, err
+	}
+	resp := &ValidateV3Response{RequestID: req.RequestID, Consensus: call.block}
+	resp.Verdict, resp.Confidence, resp.Reasons, resp.Evidence = call.verdict()
+	return resp, nil
+}
+
+// verdict returns the parts of a validate or factcheck response.
+func (c *consensusCall) verdict() (Verdict, float64, []string, ValidateEvidence) {
+	var v Verdict
+	var confidence float64
+	if c.winner != nil {
+		v, confidence = Verdict(c.winner.Label), c.block.Confidence
+	}
+	ev := ValidateEvidence{
+		Runs: c.runs,
+		Scores: []Score{
+			{Name: "agreement", Value: c.block.Agreement},
+			{Name: "confidence", Value: c.block.Confidence},
+		},
+	}
+	return v, confidence, c.reasons(), ev
+}
+
+// Factcheck checks the statement on consensus.replicas sessions at once
+// and returns the majority verdict, TRUE or FALSE. The job carries the
+// claim as Statement and the mode (standard when empty) as FactcheckMode.
+// Selection, policies and errors are those of [Engine.ValidateV3].
+func (e *Engine) Factcheck(ctx context.Context, req *FactcheckRequest) (*FactcheckResponse, error) {
+	if req == nil {
+		return nil, errNilRequest()
+	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	mode := req.Mode
+	if mode == "" {
+		mode = FactcheckStandard
+	}
+	job := &Job{
+		Kind: KindFactcheck, Version: 3, Tier: req.Policy.Tier,
+		Statement: req.Claim, FactcheckMode: mode, Rules: req.Policy.Rules, Context: req.Context,
+	}
+	timeout := e.budgets(job, 0, req.Policy.TimeoutMS)
+	call, err := e.consensus(ctx, req.SessionID, &req.Consensus, req.Policy.Tier, job, timeout)
+	if err != nil {
+		return nil, err
+	}
+	resp := &FactcheckResponse{RequestID: req.RequestID, Consensus: call.block}
+	resp.Verdict, resp.Confidence, resp.Reasons, resp.Evidence = call.verdict()
+	return resp, nil
+}

@@ -1,0 +1,132 @@
+package trust
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/vouchkit/vouch/internal/httpapi"
+	"github.com/vouchkit/vouch/router"
+)
+
+// Client is a [Caller] that calls a remote trust service over HTTP (one
+// served by [NewHandler]). Build it with [NewClient]; it is safe for
+// concurrent use.
+//
+// It behaves as router.Client does. Errors: a non-2xx answer is an
+// *[Error] (errors.As reaches it) holding the server's problem body, with
+// the failing fields of an invalid request by JSON path and the server's
+// request id; a body over the limit wraps router.ErrResponseTooLarge, an
+// undecodable answer router.ErrMalformedResponse; a transport failure,
+// after retries, wraps the cause, and a done context gives the context's
+// error. A status of RETRY, NEEDS_SPEC or INCONCLUSIVE is an answer, never
+// an error.
+//
+// Retries: after a connection error, a 429, 502, 503 or 504, with backoff
+// and jitter, honouring Retry-After, never after another status. Every
+// attempt of one call carries the same Idempotency-Key (generated, or set
+// with [WithIdempotencyKey]), so the server runs the call at most once.
+// The trace id of ctx (router.WithTraceID) travels in a traceparent
+// header, and the server's Response carries it as trace_id.
+type Client struct {
+	cfg     httpapi.ClientConfig
+	apiKey  string
+	variant router.Variant
+	core    *httpapi.Client
+}
+
+// ClientOption configures a [Client].
+type ClientOption func(*Client)
+
+// WithAPIKey makes the Client send "Authorization: Bearer <key>" on the
+// normal and trial variants. The x402 variant sends no key: payment is its
+// credential.
+func WithAPIKey(key string) ClientOption { return func(c *Client) { c.apiKey = key } }
+
+// WithClientVariant sets the route the Client calls: router.VariantNormal
+// (the default, [CallPath]), router.VariantTrial ([TrialCallPath]) or
+// router.VariantX402 ([X402CallPath], which needs an *http.Client whose
+// transport pays, such as x402.Transport, given with [WithHTTPClient]).
+func WithClientVariant(v router.Variant) ClientOption { return func(c *Client) { c.variant = v } }
+
+// WithHTTPClient sets the *http.Client that sends requests; nil means one
+// with http.DefaultTransport. The Client never modifies it; its Timeout,
+// if any, bounds each attempt.
+func WithHTTPClient(hc *http.Client) ClientOption {
+	return func(c *Client) { c.cfg.HTTPClient = hc }
+}
+
+// WithClientLogger sets the logger of attempts and retries (Debug) and
+// failures (Error); nil means silent.
+func WithClientLogger(l *slog.Logger) ClientOption { return func(c *Client) { c.cfg.Logger = l } }
+
+// WithUserAgent sets the User-Agent header; the default is "vouch-trust".
+func WithUserAgent(ua string) ClientOption { return func(c *Client) { c.cfg.UserAgent = ua } }
+
+// WithRetry sets the retry policy; the default is
+// router.DefaultRetryPolicy.
+func WithRetry(p router.RetryPolicy) ClientOption { return func(c *Client) { c.cfg.Retry = p } }
+
+// WithMaxResponseBytes sets the largest response body read; zero means
+// router.DefaultMaxResponseBytes.
+func WithMaxResponseBytes(n int64) ClientOption {
+	return func(c *Client) { c.cfg.MaxResponseBytes = n }
+}
+
+type idempotencyKeyCtx struct{}
+
+// WithIdempotencyKey returns a context that makes a [Client] call send key
+// as its Idempotency-Key instead of a generated one. Use it to repeat a
+// call whose outcome is unknown (a cancelled context says nothing about
+// whether the server acted): the server answers a repeat within its
+// window with the first response. It applies to trust calls only: the
+// router calls a [Service] makes keep keys of their own.
+func WithIdempotencyKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, idempotencyKeyCtx{}, key)
+}
+
+func idempotencyKeyFrom(ctx context.Context) string {
+	k, _ := ctx.Value(idempotencyKeyCtx{}).(string)
+	return k
+}
+
+// NewClient returns a Client for the trust service at baseURL (an absolute
+// http or https URL; [CallPath] and the other paths are appended to it).
+// It fails on a bad URL, an unknown variant or a negative bound.
+func NewClient(baseURL string, opts ...ClientOption) (*Client, error) {
+	c := &Client{
+		cfg:     httpapi.ClientConfig{Name: "trust", BaseURL: baseURL, UserAgent: "vouch-trust", Retry: router.DefaultRetryPolicy()},
+		variant: router.VariantNormal,
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	if _, ok := callPath(c.variant); !ok {
+		return nil, fmt.Errorf("trust: NewClient: unknown variant %q", c.variant)
+	}
+	core, err := httpapi.NewClient(c.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("trust: NewClient: %w", err)
+	}
+	c.core = core
+	return c, nil
+}
+
+// Call implements [Caller]: it POSTs req to the trust service and returns
+// its Response.
+func (c *Client) Call(ctx context.Context, req *Request) (*Response, error) {
+	if req == nil {
+		return nil, fmt.Errorf("trust: Call: the request is nil")
+	}
+	path, _ := callPath(c.variant)
+	call := httpapi.Call{Op: "call", Method: http.MethodPost, Path: path, Body: req, IdempotencyKey: idempotencyKeyFrom(ctx)}
+	if c.apiKey != "" && c.variant != router.VariantX402 {
+		call.Header = http.Header{"Authorization": {"Bearer " + c.apiKey}}
+	}
+	var resp Response
+	if err := c.core.Do(ctx, call, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}

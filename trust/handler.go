@@ -1,0 +1,184 @@
+package trust
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/vouchkit/vouch/internal/httpapi"
+	"github.com/vouchkit/vouch/internal/jsonbody"
+	"github.com/vouchkit/vouch/router"
+)
+
+// The paths of the trust call. Section 4.4 leaves the path open: vouch
+// serves the call at CallPath, and its trial and x402 variants beside it,
+// placed as section 4.1 places the router's.
+const (
+	// CallPath is the trust call for authenticated callers.
+	CallPath = "/api/v4/trust"
+	// TrialCallPath is the trust call without a credential, rate limited
+	// per caller.
+	TrialCallPath = "/api/v4/trial/trust"
+	// X402CallPath is the trust call paid per call with x402.
+	X402CallPath = "/api/v4/x402/trust"
+)
+
+// callPath returns the path of the trust call in variant v.
+func callPath(v router.Variant) (string, bool) {
+	switch v {
+	case "", router.VariantNormal:
+		return CallPath, true
+	case router.VariantTrial:
+		return TrialCallPath, true
+	case router.VariantX402:
+		return X402CallPath, true
+	}
+	return "", false
+}
+
+// Handler serves a [Caller] over HTTP:
+//
+//	POST /api/v4/trust          the trust call: a Request in, a Response out
+//	POST /api/v4/trial/trust    the same, without a credential, rate limited
+//	POST /api/v4/x402/trust     the same, paid per call
+//
+// It runs the pipeline of router.Handler, with the same configuration
+// types and the same answers: a request id on every response, the W3C
+// traceparent echoed and its trace id passed to the Caller (so the
+// Response's trace_id is the caller's), 404, 405, 415 and 413 problems, a
+// 400 naming the JSON field path of invalid input ("task.claimed_result"),
+// 401 from the Authenticator on the normal route, 429 with Retry-After
+// over the trial limit, the x402 middleware (or 501 with code
+// x402_not_configured without one), replay of a repeated Idempotency-Key,
+// and the Caller's *Error with its own status (a deadline 504, any other
+// error a 500 that reveals nothing of it). See router.Handler for the
+// details.
+//
+// A Handler is safe for concurrent use. Build it with [NewHandler].
+type Handler struct {
+	cfg httpapi.Config
+	srv *httpapi.Server
+}
+
+// HandlerOption configures a [Handler].
+type HandlerOption func(*Handler)
+
+// WithAuthenticator sets how callers of the normal route are identified;
+// router.KeyAuthenticator builds one from a table of API keys. Without
+// one, every request to the normal route is refused with 401.
+func WithAuthenticator(a router.Authenticator) HandlerOption {
+	return func(h *Handler) { h.cfg.Authenticator = a }
+}
+
+// WithTrialLimit sets the rate limit of the trial route; the zero value
+// means router's defaults. It cannot be combined with [WithRateLimiter].
+func WithTrialLimit(l router.TrialLimit) HandlerOption {
+	return func(h *Handler) { h.cfg.TrialLimit = l }
+}
+
+// WithRateLimiter replaces the in-memory token bucket of the trial route
+// with l (see router.RateLimiter). A router.Handler and a trust Handler
+// given the same limiter share each caller's allowance.
+func WithRateLimiter(l router.RateLimiter) HandlerOption {
+	return func(h *Handler) { h.cfg.RateLimiter = l }
+}
+
+// WithTrialCaller sets how trial callers are told apart; the default is as
+// for router.WithTrialCaller.
+func WithTrialCaller(f func(*http.Request) string) HandlerOption {
+	return func(h *Handler) { h.cfg.TrialCaller = f }
+}
+
+// WithX402 sets the middleware that guards the x402 route (x402.Middleware
+// has this shape). Without it, the x402 route answers 501.
+func WithX402(mw func(http.Handler) http.Handler) HandlerOption {
+	return func(h *Handler) { h.cfg.X402 = mw }
+}
+
+// WithIdempotency sets the store of idempotent responses and how long a
+// response is kept for replay. A nil store means a new
+// router.MemoryIdempotencyStore; a zero window means
+// router.DefaultIdempotencyWindow.
+func WithIdempotency(store router.IdempotencyStore, window time.Duration) HandlerOption {
+	return func(h *Handler) { h.cfg.Idempotency, h.cfg.IdempotencyWindow = store, window }
+}
+
+// WithMaxBodyBytes sets the largest request body accepted; zero means
+// router.DefaultMaxBodyBytes.
+func WithMaxBodyBytes(n int64) HandlerOption {
+	return func(h *Handler) { h.cfg.MaxBodyBytes = n }
+}
+
+// WithHandlerLogger sets the logger that receives one line per request
+// (Info; Error for a 5xx). Nil means silent.
+func WithHandlerLogger(l *slog.Logger) HandlerOption {
+	return func(h *Handler) { h.cfg.Logger = l }
+}
+
+// WithHandlerClock sets the clock of rate limits and idempotency windows;
+// nil means time.Now.
+func WithHandlerClock(now func() time.Time) HandlerOption {
+	return func(h *Handler) { h.cfg.Now = now }
+}
+
+// NewHandler returns a Handler serving c, usually a [Service]. It fails
+// when c is nil, an option is out of range, or both a trial limit and a
+// rate limiter are set.
+func NewHandler(c Caller, opts ...HandlerOption) (*Handler, error) {
+	if c == nil {
+		return nil, errors.New("trust: NewHandler: the Caller is nil")
+	}
+	h := &Handler{}
+	for _, o := range opts {
+		o(h)
+	}
+	h.cfg.Name = "trust"
+	call := prepareCall(c)
+	h.cfg.Endpoints = []httpapi.Endpoint{
+		{Method: http.MethodPost, Path: CallPath, Access: httpapi.Key, Prepare: call},
+		{Method: http.MethodPost, Path: TrialCallPath, Access: httpapi.Trial, Prepare: call},
+		{Method: http.MethodPost, Path: X402CallPath, Access: httpapi.Paid, Prepare: call},
+	}
+	srv, err := httpapi.NewServer(h.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("trust: NewHandler: %w", err)
+	}
+	h.srv = srv
+	return h, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.srv.ServeHTTP(w, r)
+}
+
+// errNilResponse reports a Caller that returned neither a response nor an
+// error.
+var errNilResponse = errors.New("trust: the Caller returned a nil response and a nil error")
+
+// prepareCall returns the endpoint function of the trust call on c: decode
+// and validate the envelope, then call c.
+func prepareCall(c Caller) func(*http.Request, []byte) (httpapi.Run, error) {
+	return func(_ *http.Request, body []byte) (httpapi.Run, error) {
+		req := new(Request)
+		if err := jsonbody.Unmarshal(body, req); err != nil {
+			return nil, err
+		}
+		if err := req.Validate(); err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context) (any, error) {
+			resp, err := c.Call(ctx, req)
+			if err == nil && resp == nil {
+				err = errNilResponse
+			}
+			if err != nil {
+				return nil, err
+			}
+			return resp, nil
+		}, nil
+	}
+}

@@ -1,0 +1,260 @@
+package pgstore
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+)
+
+// migrations holds the schema, applied in order by [Open].
+//
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// DefaultQueryTimeout bounds each query unless [WithQueryTimeout] says
+// otherwise.
+const DefaultQueryTimeout = 5 * time.Second
+
+// uniqueViolation is the SQLSTATE of unique_violation.
+const uniqueViolation = "23505"
+
+// versionTable records the migrations applied to a schema.
+const versionTable = "vouch_schema_version"
+
+// DB is a pool of connections to one PostgreSQL database whose schema is
+// up to date. Its methods hand out the stores, which share the pool. A DB
+// is safe for concurrent use; Close it when done.
+type DB struct {
+	pool    *pgxpool.Pool
+	timeout time.Duration
+}
+
+// Option configures [Open].
+type Option func(*options) error
+
+type options struct {
+	schema  string
+	timeout time.Duration
+	pool    func(*pgxpool.Config)
+	log     *slog.Logger
+}
+
+// WithSchema keeps vouch's tables in the named schema, created if missing,
+// instead of the first schema of the connection's search_path (usually
+// public). Every connection of the pool gets search_path set to it.
+func WithSchema(name string) Option {
+	return func(o *options) error {
+		if name == "" {
+			return errors.New("pgstore: WithSchema: empty schema name")
+		}
+		o.schema = name
+		return nil
+	}
+}
+
+// WithQueryTimeout bounds each query of the stores, on top of the
+// caller's context; d must be positive. The default is
+// DefaultQueryTimeout.
+func WithQueryTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return fmt.Errorf("pgstore: WithQueryTimeout: %v is not positive", d)
+		}
+		o.timeout = d
+		return nil
+	}
+}
+
+// WithPoolConfig lets f adjust the pool's configuration (sizes, lifetimes,
+// connection hooks) after it is parsed from the URL and before the pool is
+// created. The URL can also set pool sizes: pool_max_conns=8.
+func WithPoolConfig(f func(*pgxpool.Config)) Option {
+	return func(o *options) error {
+		o.pool = f
+		return nil
+	}
+}
+
+// WithLogger logs the migrations Open applies; nil (the default) is
+// silent.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) error {
+		o.log = l
+		return nil
+	}
+}
+
+// Open connects to the database at databaseURL (a postgres:// URL or a
+// key=value DSN, as pgx reads them), applies the embedded migrations that
+// the database lacks and returns the DB. ctx bounds the connection and the
+// migrations, not the DB's later use.
+//
+// Several processes may Open one database at once: the migrations run
+// under a PostgreSQL advisory lock, one process at a time, and each is
+// applied once.
+func Open(ctx context.Context, databaseURL string, opts ...Option) (*DB, error) {
+	o := options{timeout: DefaultQueryTimeout}
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	cfg, err := pgxpool.ParseConfig(databaseURL)
+	if err != nil {
+		// pgx's message may quote the URL, password included.
+		return nil, errors.New("pgstore: failed to parse the database URL")
+	}
+	if o.schema != "" {
+		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{o.schema}.Sanitize()
+	}
+	if o.pool != nil {
+		o.pool(cfg)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: failed to create the pool: %w", err)
+	}
+	db := &DB{pool: pool, timeout: o.timeout}
+	if err := db.migrate(ctx, o); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// migrate creates the schema if one is named and applies the migrations.
+func (db *DB) migrate(ctx context.Context, o options) error {
+	if o.schema != "" {
+		_, err := db.pool.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{o.schema}.Sanitize())
+		// IF NOT EXISTS is not atomic: a process creating the schema at the
+		// same time may win with a unique violation, which leaves it made.
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == uniqueViolation {
+			err = nil
+		}
+		if err != nil {
+			return fmt.Errorf("pgstore: failed to create schema %s: %w", o.schema, err)
+		}
+	}
+	// One advisory lock per schema, so that processes on one schema take
+	// turns and processes on different schemas do not wait for each other.
+	h := fnv.New64a()
+	h.Write([]byte("vouch/pgstore\x00" + o.schema))
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(int64(h.Sum64())), lock.WithLockTimeout(1, 300))
+	if err != nil {
+		return fmt.Errorf("pgstore: failed to create the migration lock: %w", err)
+	}
+	sqlDB := stdlib.OpenDBFromPool(db.pool) // closing it leaves the pool open
+	defer sqlDB.Close()
+	popts := []goose.ProviderOption{
+		goose.WithSessionLocker(locker),
+		goose.WithDisableGlobalRegistry(true),
+		goose.WithTableName(versionTable),
+	}
+	if o.log != nil {
+		popts = append(popts, goose.WithSlog(o.log))
+	}
+	fsys, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return fmt.Errorf("pgstore: failed to load the migrations: %w", err)
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, sqlDB, fsys, popts...)
+	if err != nil {
+		return fmt.Errorf("pgstore: failed to load the migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("pgstore: failed to apply the migrations: %w", err)
+	}
+	return nil
+}
+
+// Close closes the pool, waiting for connections in use to be returned.
+func (db *DB) Close() { db.pool.Close() }
+
+// Pool returns the connection pool, for health checks and statistics. The
+// DB owns it: do not close it.
+func (db *DB) Pool() *pgxpool.Pool { return db.pool }
+
+// query derives the context of one query: ctx bounded by the query
+// timeout. It returns ctx's error if ctx is already done, so that a
+// cancelled call does no work.
+func (db *DB) query(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, db.timeout)
+	return ctx, cancel, nil
+}
+
+// DeleteExpired removes, in every table, the rows that no longer matter at
+// now: expired receipts, idempotency keys and payment authorizations, and
+// trial buckets that have refilled. It returns how many rows it removed.
+func (db *DB) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
+	total := 0
+	for _, f := range []func(context.Context, time.Time) (int, error){
+		db.Receipts().DeleteExpired,
+		db.Idempotency().DeleteExpired,
+		db.sweepTrial,
+		db.Replay().DeleteExpired,
+	} {
+		n, err := f(ctx, now)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// Sweep calls db.DeleteExpired every interval, at the time now returns
+// (nil means time.Now), until ctx is done, and then returns ctx's error.
+// An error does not stop it; it is passed to onError if that is not nil.
+// Run it in its own goroutine, in one process or in each: sweeps of
+// several processes do not conflict.
+func (db *DB) Sweep(ctx context.Context, every time.Duration, now func() time.Time, onError func(error)) error {
+	if every <= 0 {
+		return fmt.Errorf("pgstore: sweep interval must be positive, got %v", every)
+	}
+	if now == nil {
+		now = time.Now
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			if _, err := db.DeleteExpired(ctx, now()); err != nil && onError != nil && ctx.Err() == nil {
+				onError(err)
+			}
+		}
+	}
+}
+
+// sweepTrial forgets the trial buckets that are full at now: a new bucket
+// behaves the same.
+func (db *DB) sweepTrial(ctx context.Context, now time.Time) (int, error) {
+	ctx, cancel, err := db.query(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer cancel()
+	tag, err := db.pool.Exec(ctx, `DELETE FROM vouch_trial_limits WHERE tat <= $1`, now)
+	if err != nil {
+		return 0, fmt.Errorf("pgstore: deleting idle trial buckets: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}

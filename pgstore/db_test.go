@@ -1,0 +1,115 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/vouchkit/vouch/pgstore"
+)
+
+// Servers starting together on an empty schema each apply the migrations
+// without error, and each migration is recorded once.
+func TestOpen_concurrentStarts(t *testing.T) {
+	url := databaseURL(t)
+	schema := newSchemaName(t)
+	const n = 4
+	dbs := make([]*pgstore.DB, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { dbs[i], errs[i] = pgstore.Open(context.Background(), url, pgstore.WithSchema(schema)) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("Open %d = %v", i, err)
+		}
+	}
+	t.Cleanup(func() {
+		dbs[0].Pool().Exec(context.Background(), `DROP SCHEMA "`+schema+`" CASCADE`)
+		for _, db := range dbs {
+			db.Close()
+		}
+	})
+	var applied, versions int
+	err := dbs[0].Pool().QueryRow(context.Background(),
+		`SELECT count(*), count(DISTINCT version_id) FROM vouch_schema_version WHERE version_id > 0`).Scan(&applied, &versions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if applied != versions || applied == 0 {
+		t.Errorf("the version table records %d applications of %d migrations, want each once", applied, versions)
+	}
+	// Opening again applies nothing and succeeds.
+	again, err := pgstore.Open(context.Background(), url, pgstore.WithSchema(schema))
+	if err != nil {
+		t.Fatalf("Open of an up-to-date schema = %v", err)
+	}
+	again.Close()
+}
+
+func TestOpen_options(t *testing.T) {
+	url := databaseURL(t)
+	var sized bool
+	db := openDB(t, pgstore.WithQueryTimeout(time.Second), pgstore.WithPoolConfig(func(c *pgxpool.Config) {
+		c.MaxConns = 3
+		sized = true
+	}))
+	if !sized || db.Pool().Config().MaxConns != 3 {
+		t.Errorf("WithPoolConfig not applied: called %v, MaxConns %d", sized, db.Pool().Config().MaxConns)
+	}
+	for name, opt := range map[string]pgstore.Option{
+		"zero timeout":  pgstore.WithQueryTimeout(0),
+		"empty schema":  pgstore.WithSchema(""),
+		"negative time": pgstore.WithQueryTimeout(-time.Second),
+	} {
+		if db, err := pgstore.Open(context.Background(), url, opt); err == nil {
+			db.Close()
+			t.Errorf("Open with %s = nil error, want one", name)
+		}
+	}
+}
+
+// A URL that does not parse is reported without echoing it: it may hold
+// a password.
+func TestOpen_badURLNotEchoed(t *testing.T) {
+	_, err := pgstore.Open(context.Background(), "postgres://vouch:s3cret@127.0.0.1:5432/db?sslmode=bogus")
+	if err == nil {
+		t.Fatal("Open with a bad sslmode = nil error")
+	}
+	if strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("error %q echoes the password", err)
+	}
+}
+
+// Queries are bounded by the query timeout even when the caller's context
+// has none.
+func TestDB_queryTimeout(t *testing.T) {
+	db := openDB(t, pgstore.WithQueryTimeout(50*time.Millisecond))
+	conn, err := db.Pool().Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	// Hold the row's lock in an open transaction, so that a claim of the
+	// same key waits for it.
+	tx, err := conn.Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(context.Background(), `INSERT INTO vouch_x402_replay (key, until) VALUES ('k', now())`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Replay().Reserve(context.Background(), "k", t0, t0.Add(time.Hour))
+	if !errors.Is(err, context.DeadlineExceeded) && !pgconn.Timeout(err) {
+		t.Errorf("Reserve blocked by a lock = %v, want a timeout", err)
+	}
+}

@@ -1,0 +1,62 @@
+// Package pgstore keeps the state that vouch servers must share in one
+// PostgreSQL database, so that several stateless servers behind a load
+// balancer behave as one: receipts ([ReceiptStore], a receipt.Store),
+// idempotency keys ([IdempotencyStore], a router.IdempotencyStore), the
+// trial rate limit ([TrialLimiter]) and payment replay protection
+// ([ReplayStore], an x402.ReplayStore). A program with one server needs
+// none of it: the in-memory and embedded stores stay the default.
+//
+//	db, err := pgstore.Open(ctx, "postgres://vouch@db.internal/vouch")
+//	if err != nil { ... }
+//	defer db.Close()
+//	go db.Sweep(ctx, time.Minute, nil, nil)
+//	// hand db.Receipts(), db.Idempotency(), db.Replay() and the
+//	// limiter from db.TrialLimiter(limit) to the handlers.
+//
+// # Where the package sits
+//
+// pgstore is an adapter: it imports receipt, router and x402 to implement
+// their interfaces, and none of them imports it. Keeping it outside those
+// packages keeps imports one-way (the library's packages know nothing of
+// PostgreSQL) and keeps pgx out of every program that does not ask for
+// it; only a program that imports pgstore links the database driver.
+//
+// # Schema and migrations
+//
+// The schema is embedded in the binary (migrations/*.sql) and [Open]
+// applies whatever the database lacks with goose
+// (github.com/pressly/goose/v3), which records applied versions in the
+// table vouch_schema_version. goose was chosen because its Provider API
+// keeps no global state, reads migrations from an embed.FS, and serializes
+// concurrent starts with a PostgreSQL advisory lock (servers starting
+// together apply each migration once), while adding only three small
+// modules; jackc/tern is pgx-native but brings a template library and
+// about ten modules with it. goose runs over database/sql on the same
+// pgx pool (pgx/v5/stdlib). [WithSchema] puts the tables in a schema of
+// their own.
+//
+// # Queries
+//
+// Every method takes a context, checks it before any work, and bounds its
+// query by a timeout ([DefaultQueryTimeout], see [WithQueryTimeout]). The
+// pool is pgxpool's, configured by the URL (pool_max_conns, ...) or by
+// [WithPoolConfig]. Each decision that must hold across servers is a
+// single statement that PostgreSQL makes atomic, never a read followed by
+// a write: a receipt id or a payment authorization is claimed by its
+// primary key (INSERT … ON CONFLICT), an idempotency key likewise, and a
+// trial request updates its caller's bucket under the row's lock.
+//
+// # Time
+//
+// As in the interfaces it implements, time is an argument: expiries and
+// rate limits are computed from the now each server passes, not from the
+// database's clock, so servers should keep their clocks in sync (NTP).
+// Instants are kept to the microsecond.
+//
+// # Tests
+//
+// The package's tests run against the database named by the environment
+// variable VOUCH_TEST_DATABASE_URL, each test in a schema of its own, and
+// skip when it is unset, unless CI is set, when they fail.
+// scripts/pg-test.sh starts a throwaway cluster and prints that variable.
+package pgstore

@@ -1,0 +1,78 @@
+// Package receipt is the receipt layer (version 4) of the trust service: a
+// signed, stored record of one decision that can be fetched and checked
+// later (sections 2.9, 2.10, 3, 4.3, 7 and 8 of the interface).
+//
+// # The pieces
+//
+//   - [Request] is the caller's receipt block: delivery (none, inline,
+//     detached), which optional members to include, ttl and visibility.
+//   - [Environment] clamps ttl and visibility ([TestEnvironment],
+//     [ProductionEnvironment]); a request beyond the limit is narrowed,
+//     never refused, and the receipt records the effective values.
+//   - [Issuer] builds a [Receipt] from what the trust layer knows
+//     ([Params]), hashes the input and output ([Hash]), signs it with a
+//     [Signer] ([Ed25519Signer]) and puts it in a [Store].
+//   - [Verifier] checks a receipt against trusted keys ([PublicKey],
+//     [Ed25519Key]) and reports each check in a [Result].
+//   - [Store] keeps receipts for their retention: [MemStore] in memory,
+//     boltstore.Store on disk; receipttest.TestStore checks any
+//     implementation. [Fetch] applies the visibility rules.
+//   - [Handler] serves GET /api/v4/receipt/{receipt_id} and
+//     POST /api/v4/verify_receipt.
+//
+// This package imports no other public package of the module; the trust
+// package fills [Params] from what really ran.
+//
+// # Canonical form, hashes and signatures
+//
+// Every byte that is hashed or signed is RFC 8785 (JCS) canonical JSON,
+// produced by github.com/gowebpki/jcs: members sorted, no white space,
+// numbers in ECMAScript form. task_meta.input_hash and output_hash are
+// "sha256:" and the lowercase hex SHA-256 of the canonical JSON of the
+// value ([Hash]); a string input is hashed as its JSON string, quotes
+// included.
+//
+// The signature scheme [SchemeEd25519], "ed25519-jcs", is pure Ed25519
+// (RFC 8032) over the canonical JSON of the whole receipt with
+// signing.signature set to "", written in unpadded base64url. The issuer,
+// the scheme name and the null chain_anchor are inside the signed bytes.
+// signing.issuer is "ed25519:" and the public key in unpadded base64url, a
+// self-describing key id. A verifier computes the signed bytes from the
+// receipt JSON it received, not from a decoded struct: reordering members
+// or changing white space keeps a receipt valid; changing, adding or
+// removing any member, or reordering any list, breaks it. Repeated member
+// names are rejected, so every reader sees the same receipt.
+//
+// # Decisions where the spec is silent
+//
+//   - receipt_id is "rcpt_" and 26 characters of lowercase base32 of 128
+//     bits from crypto/rand ([NewID]): unguessable and unique per decision.
+//   - decision.timestamp is RFC 3339 in UTC with milliseconds
+//     ("2026-05-01T12:00:00.000Z"). A receipt expires at timestamp plus
+//     ttl days, and is not served from that instant on.
+//   - ttl is "<n>d" with n from 1 to 99999. When the request names none,
+//     the environment's default applies: 7 days in test, 30 in
+//     production. The maximum is 7 days in test and 90 in production.
+//   - Visibility defaults to private. public, a future mode, is clamped to
+//     shared in every environment: the nearest narrower mode, readable by
+//     the owner and the counterparties named at issue.
+//   - The include flags map one to one onto the optional members:
+//     consensus_snapshot, policy_snapshot, task_meta.input_hash,
+//     task_meta.output_hash, and router_trace_refs onto the whole
+//     cortensor_refs object (sessions, tasks, router_trace_ids). A member
+//     not included is absent from the JSON, not empty. task_meta.type,
+//     decision, ttl and visibility are always present.
+//   - consensus_snapshot copies the router's v3 consensus block, including
+//     its low_confidence flag when set.
+//   - An unsigned receipt has no signing member. chain_anchor is always
+//     JSON null; a receipt with any other anchor fails the schema check.
+//   - Lookup (section 7 leaves it to the environment): the owner may fetch
+//     a receipt, and when it is shared so may the counterparties named at
+//     issue. Anyone else, an unknown id, and an expired receipt get the
+//     same 404 problem; a request without a caller identity gets 401.
+//     Expired receipts are never returned and are removed by
+//     Store.DeleteExpired (see [Sweep]).
+//   - The verify_receipt request and response bodies are documented at
+//     [Handler]. A receipt that fails a check is answered 200 with the
+//     failed check; only a malformed request body is an error.
+package receipt

@@ -1,0 +1,226 @@
+package receipt
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/vouchkit/vouch/internal/jsonbody"
+	"github.com/vouchkit/vouch/internal/problem"
+)
+
+// The paths the Handler serves.
+const (
+	// ReceiptPath is the prefix of GET /api/v4/receipt/{receipt_id}.
+	ReceiptPath = "/api/v4/receipt/"
+	// VerifyPath is POST /api/v4/verify_receipt.
+	VerifyPath = "/api/v4/verify_receipt"
+)
+
+// Handler serves the receipt endpoints of section 4.3:
+//
+//	GET  /api/v4/receipt/{receipt_id}
+//	POST /api/v4/verify_receipt
+//
+// GET answers 200 with the receipt exactly as issued (the signed bytes,
+// application/json) when [Fetch] allows it: to its owner, and when shared
+// to its counterparties. Without a caller identity it answers 401; for an
+// unknown id, an expired receipt, or a receipt the caller may not see, the
+// same 404 problem, so that existence is not leaked.
+//
+// POST verify_receipt takes
+//
+//	{"receipt": {...}, "input": <any JSON>, "output": <any JSON>}
+//
+// where input and output are optional (absent: not checked; null is
+// checked as the JSON null), and answers 200 with the [VerifyResponse]:
+//
+//	{"valid": false, "receipt_id": "rcpt_...", "issuer": "ed25519:...",
+//	 "signature_scheme": "ed25519-jcs", "expires_at": "2026-...Z",
+//	 "checks": [{"name": "schema", "status": "passed"},
+//	            {"name": "signature", "status": "failed", "code": "bad_signature", "detail": "..."},
+//	            {"name": "input_hash", "status": "skipped", "detail": "no original given"}, ...]}
+//
+// A receipt that fails its checks is still a 200: the answer is the list
+// of checks. A body that is not JSON of that shape, or has no receipt
+// member, is a 400 problem. Verification needs no caller identity: it
+// reveals nothing that the holder of a receipt could not compute with the
+// public keys.
+//
+// Errors are RFC 9457 application/problem+json bodies. The zero Handler
+// answers 401 to every GET and 503 to every verify; set the fields before
+// serving, and do not change them afterwards.
+type Handler struct {
+	// Store holds the receipts served by GET.
+	Store Store
+	// Verifier checks receipts for verify_receipt. Nil answers 503.
+	Verifier *Verifier
+	// Caller returns the identity of the integration making the request
+	// (the Owner or a counterparty of Params), or an error when the
+	// request carries none. Nil means no request has one, so every GET
+	// answers 401.
+	Caller func(*http.Request) (string, error)
+	// Now returns the time used for expiry. Nil means time.Now.
+	Now func() time.Time
+	// MaxBodyBytes limits the verify_receipt body. Zero means 1 MiB.
+	MaxBodyBytes int64
+	// Logger records store failures. Nil is silent.
+	Logger *slog.Logger
+}
+
+// VerifyRequest is the body of POST /api/v4/verify_receipt.
+type VerifyRequest struct {
+	// Receipt is the receipt JSON to check, exactly as received.
+	Receipt json.RawMessage `json:"receipt"`
+	// Input is the original input; absent means not checked.
+	Input json.RawMessage `json:"input,omitempty"`
+	// Output is the original output; absent means not checked.
+	Output json.RawMessage `json:"output,omitempty"`
+}
+
+// VerifyResponse is the answer of POST /api/v4/verify_receipt.
+type VerifyResponse struct {
+	// Valid is true when no check failed.
+	Valid bool `json:"valid"`
+	// ReceiptID is the receipt's id, when its schema is valid.
+	ReceiptID string `json:"receipt_id,omitempty"`
+	// Issuer is the key the signature was checked against.
+	Issuer string `json:"issuer,omitempty"`
+	// SignatureScheme is the receipt's signature scheme.
+	SignatureScheme string `json:"signature_scheme,omitempty"`
+	// ExpiresAt ends the receipt's retention, ISO 8601 UTC.
+	ExpiresAt string `json:"expires_at,omitempty"`
+	// Checks lists every check in order: schema, signature, input_hash,
+	// output_hash, expiry.
+	Checks []Check `json:"checks"`
+}
+
+// NewVerifyResponse turns a Result into the verify_receipt answer.
+func NewVerifyResponse(res *Result) VerifyResponse {
+	out := VerifyResponse{
+		Valid:           res.Valid(),
+		ReceiptID:       res.ReceiptID,
+		Issuer:          res.Issuer,
+		SignatureScheme: res.Scheme,
+		Checks:          res.Checks,
+	}
+	if !res.ExpiresAt.IsZero() {
+		out.ExpiresAt = formatTimestamp(res.ExpiresAt)
+	}
+	return out
+}
+
+// ServeHTTP routes to the two endpoints and answers 404 or 405 problems
+// for anything else.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.URL.Path == VerifyPath:
+		if r.Method != http.MethodPost {
+			methodNotAllowed(w, r, http.MethodPost)
+			return
+		}
+		h.verify(w, r)
+	case strings.HasPrefix(r.URL.Path, ReceiptPath):
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			methodNotAllowed(w, r, "GET, HEAD")
+			return
+		}
+		h.get(w, r, strings.TrimPrefix(r.URL.Path, ReceiptPath))
+	default:
+		write(w, r, problem.New(http.StatusNotFound, problem.CodeNotFound, "no such endpoint"))
+	}
+}
+
+func (h *Handler) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request, id string) {
+	var caller string
+	var err error
+	if h.Caller != nil {
+		caller, err = h.Caller(r)
+	}
+	if h.Caller == nil || err != nil || caller == "" {
+		write(w, r, problem.New(http.StatusUnauthorized, problem.CodeUnauthorized, "the request does not identify its caller"))
+		return
+	}
+	if h.Store == nil {
+		write(w, r, notFound())
+		return
+	}
+	rec, err := Fetch(r.Context(), h.Store, id, caller, h.now())
+	switch {
+	case errors.Is(err, ErrNotFound):
+		write(w, r, notFound())
+		return
+	case err != nil:
+		if h.Logger != nil {
+			h.Logger.ErrorContext(r.Context(), "receipt: lookup failed", "receipt_id", id, "err", err)
+		}
+		write(w, r, problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, "the receipt store is unavailable"))
+		return
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/json")
+	hdr.Set("Cache-Control", "private, no-store")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		w.Write(rec.Data)
+	}
+}
+
+// notFound is the one answer for every receipt the caller may not see.
+func notFound() *problem.Details {
+	return problem.New(http.StatusNotFound, problem.CodeNotFound, "no receipt with this id is available to the caller")
+}
+
+func (h *Handler) verify(w http.ResponseWriter, r *http.Request) {
+	if h.Verifier == nil {
+		write(w, r, problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, "receipt verification is not configured"))
+		return
+	}
+	var req VerifyRequest
+	if err := jsonbody.Decode(r.Body, h.MaxBodyBytes, &req); err != nil {
+		var p *problem.Details
+		if !errors.As(err, &p) {
+			p = problem.New(http.StatusBadRequest, problem.CodeMalformedJSON, err.Error())
+		}
+		write(w, r, p)
+		return
+	}
+	if len(req.Receipt) == 0 || string(req.Receipt) == "null" {
+		write(w, r, problem.Invalid([]FieldError{{Field: "receipt", Rule: "required", Message: "is required: the receipt object to verify"}}))
+		return
+	}
+	res, _ := h.Verifier.Verify(req.Receipt, Originals{Input: req.Input, Output: req.Output}, h.now())
+	body, err := json.Marshal(NewVerifyResponse(res))
+	if err != nil { // every member is a string, bool or list of them
+		write(w, r, problem.New(http.StatusInternalServerError, problem.CodeInternal, "encoding the answer failed"))
+		return
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/json")
+	hdr.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	w.Write(append(body, '\n'))
+}
+
+func methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
+	w.Header().Set("Allow", allow)
+	write(w, r, problem.Newf(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed, "%s is not allowed here; use %s", r.Method, allow))
+}
+
+// write sends p with the request path as its instance.
+func write(w http.ResponseWriter, r *http.Request, p *problem.Details) {
+	q := *p
+	q.Instance = r.URL.Path
+	problem.Write(w, &q)
+}

@@ -1,0 +1,76 @@
+package receipt
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/gowebpki/jcs"
+)
+
+// HashPrefix starts every hash the package writes: the algorithm, then a
+// colon, then 64 lowercase hex digits.
+const HashPrefix = "sha256:"
+
+// Hash returns "sha256:<hex>" of the RFC 8785 (JCS) canonical JSON of v,
+// where v is first encoded with encoding/json. What is hashed is the JSON
+// value, not the Go value or any text it came from:
+//
+//   - a string is hashed as its JSON string, quotes included: the input
+//     "hello" hashes the 7 bytes "hello" with its quotes;
+//   - an object is hashed with its members sorted and no white space, so
+//     member order and formatting do not change the hash;
+//   - a number is hashed in its shortest ECMAScript form (1.0 and 1 hash
+//     alike); json.RawMessage and json.Number pass through unchanged
+//     before canonicalization;
+//   - nil is hashed as JSON null.
+//
+// Anyone can recompute a hash from the original value with any RFC 8785
+// implementation and SHA-256.
+func Hash(v any) (string, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("receipt: failed to encode value for hashing: %w", err)
+	}
+	return HashJSON(data)
+}
+
+// HashJSON returns "sha256:<hex>" of the RFC 8785 canonical form of the
+// JSON text data. It fails if data is not one valid JSON value.
+func HashJSON(data []byte) (string, error) {
+	canon, err := canonicalize(data)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(canon)
+	return HashPrefix + hex.EncodeToString(sum[:]), nil
+}
+
+// canonicalize returns the RFC 8785 canonical form of data: "the JSON
+// data MUST be serialized ... with whitespace removed, ... properties
+// sorted by their UTF-16 code units, ... numbers in the ECMAScript
+// Number.prototype.toString form" (RFC 8785, section 3.2). Repeated member
+// names are an error.
+func canonicalize(data []byte) ([]byte, error) {
+	canon, err := jcs.Transform(data)
+	if err != nil {
+		return nil, fmt.Errorf("receipt: failed to canonicalize JSON: %w", err)
+	}
+	return canon, nil
+}
+
+// validHash reports whether s is "sha256:" and 64 lowercase hex digits.
+func validHash(s string) bool {
+	h, ok := strings.CutPrefix(s, HashPrefix)
+	if !ok || len(h) != 2*sha256.Size {
+		return false
+	}
+	for _, c := range h {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}

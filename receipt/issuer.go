@@ -1,0 +1,273 @@
+package receipt
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// Issuer builds, hashes, signs and stores receipts (steps 2 and 3 of the
+// receipt lifecycle, section 3). Set its fields and call Issue; it is safe
+// for concurrent use once configured, and must not be changed afterwards.
+type Issuer struct {
+	// Signer signs each receipt. Nil means receipts are unsigned: they
+	// have no signing member and only a Verifier built with
+	// WithUnsignedUnsafe accepts them.
+	Signer Signer
+	// Store keeps each receipt for its retention, for lookup. It is
+	// required.
+	Store Store
+	// Environment clamps ttl and visibility. The zero value is
+	// ProductionEnvironment().
+	Environment Environment
+	// Now returns the time of each decision. Nil means time.Now.
+	Now func() time.Time
+}
+
+// Params is what the trust layer knows of one decision: what ran, what it
+// decided, and who asked. The Issuer writes the members that
+// Request.Include chooses and drops the rest.
+type Params struct {
+	// Request is the caller's receipt block. Its Mode must be inline or
+	// detached.
+	Request Request
+	// Mode is the call mode: delegation, validation or arbitration.
+	Mode string
+	// TaskType is the task's type, such as "summarization"; may be empty.
+	TaskType string
+	// Input is the task's input, hashed into task_meta.input_hash as
+	// described at Hash. A json.RawMessage is hashed as the JSON it holds.
+	Input any
+	// Output is the chosen output, hashed into task_meta.output_hash.
+	Output any
+	// Status is the top-level status of the response.
+	Status string
+	// Confidence is the top-level confidence, between 0 and 1.
+	Confidence float64
+	// Reasons are short explanations of the status.
+	Reasons []string
+	// Policy is the tier and redundancy that ran; required when
+	// Request.Include.PolicySnapshot is set.
+	Policy *PolicySnapshot
+	// Consensus is the router's consensus block of the final step;
+	// required when Request.Include.ConsensusSnapshot is set.
+	Consensus *ConsensusSnapshot
+	// Refs are the sessions, tasks and trace ids used; required when
+	// Request.Include.RouterTraceRefs is set.
+	Refs *Refs
+	// Owner identifies the calling integration: the only one who may
+	// fetch a private receipt. Required.
+	Owner string
+	// Counterparties may also fetch the receipt when its effective
+	// visibility is shared.
+	Counterparties []string
+}
+
+// Issued is a receipt as issued: the decoded receipt, its exact signed
+// bytes (what the store holds and lookup returns), and its expiry.
+type Issued struct {
+	// Receipt is the receipt.
+	Receipt *Receipt
+	// JSON is the receipt in RFC 8785 canonical form, signed and stored.
+	JSON []byte
+	// Delivery is inline or detached, from the request.
+	Delivery Delivery
+	// ExpiresAt ends its retention.
+	ExpiresAt time.Time
+	// Clamped reports whether ttl or visibility was narrowed by the
+	// environment.
+	Clamped bool
+}
+
+// Ref is the minimal metadata a detached response carries instead of the
+// receipt (section 2.9): enough to fetch it and know how long it lives.
+type Ref struct {
+	ReceiptID  string     `json:"receipt_id"`
+	TTL        string     `json:"ttl"`
+	Visibility Visibility `json:"visibility"`
+	// ExpiresAt is when the receipt stops being served, ISO 8601 UTC.
+	ExpiresAt string `json:"expires_at"`
+}
+
+// Ref returns the detached form of the receipt.
+func (is *Issued) Ref() Ref {
+	return Ref{
+		ReceiptID:  is.Receipt.ReceiptID,
+		TTL:        is.Receipt.TTL,
+		Visibility: is.Receipt.Visibility,
+		ExpiresAt:  formatTimestamp(is.ExpiresAt),
+	}
+}
+
+// ResponseMember returns the value of the response envelope's "receipt"
+// member: the signed receipt bytes for inline delivery, the [Ref] for
+// detached.
+func (is *Issued) ResponseMember() json.RawMessage {
+	if is.Delivery == DeliveryInline {
+		return is.JSON
+	}
+	b, _ := json.Marshal(is.Ref()) // a Ref of strings always encodes
+	return b
+}
+
+// Issue builds the receipt of one decision, signs it with is.Signer if
+// set, stores it, and returns it. The receipt gets a new id from [NewID]
+// and a timestamp from is.Now, in whole milliseconds; ttl and visibility
+// are clamped by is.Environment, never refused.
+//
+// It returns [ErrNotRequested] when p.Request asks for no receipt, a 400
+// *[Error] naming "receipt.<field>" when p.Request is invalid, and an
+// error describing the mistake when other params are incomplete (an
+// unknown mode or status, no owner, a requested snapshot that is nil).
+// Signing and storing errors are wrapped with the step that failed. No
+// receipt is returned unless it was stored.
+func (is *Issuer) Issue(ctx context.Context, p Params) (*Issued, error) {
+	if !p.Request.Requested() {
+		if errs := p.Request.FieldErrors("receipt"); errs != nil {
+			return nil, invalid(errs)
+		}
+		return nil, ErrNotRequested
+	}
+	if err := p.Request.Validate(); err != nil {
+		return nil, err
+	}
+	if is.Store == nil {
+		return nil, errors.New("receipt: Issuer.Store is nil")
+	}
+	terms, err := is.Environment.Clamp(p.Request)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now
+	if is.Now != nil {
+		now = is.Now
+	}
+	at := now().UTC().Truncate(time.Millisecond)
+	r, err := build(NewID(), at, terms, &p)
+	if err != nil {
+		return nil, err
+	}
+	data, err := sign(ctx, is.Signer, r)
+	if err != nil {
+		return nil, err
+	}
+	expires := at.Add(retention(terms.TTLDays))
+	rec := Record{
+		ID:             r.ReceiptID,
+		Data:           data,
+		Owner:          p.Owner,
+		Visibility:     terms.Visibility,
+		Counterparties: slices.Clone(p.Counterparties),
+		ExpiresAt:      expires,
+	}
+	if err := is.Store.Put(ctx, rec); err != nil {
+		return nil, fmt.Errorf("receipt: failed to store receipt %s: %w", r.ReceiptID, err)
+	}
+	return &Issued{Receipt: r, JSON: data, Delivery: p.Request.Mode, ExpiresAt: expires, Clamped: terms.Clamped}, nil
+}
+
+// build assembles the unsigned receipt of p.
+func build(id string, at time.Time, terms Terms, p *Params) (*Receipt, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	inc := p.Request.Include
+	r := &Receipt{
+		ReceiptID: id,
+		Mode:      p.Mode,
+		TaskMeta:  TaskMeta{Type: p.TaskType},
+		Decision: Decision{
+			Status:     p.Status,
+			Confidence: p.Confidence,
+			Reasons:    nonNil(p.Reasons),
+			Timestamp:  formatTimestamp(at),
+		},
+		TTL:        terms.TTL(),
+		Visibility: terms.Visibility,
+	}
+	var err error
+	if inc.InputHash {
+		if r.TaskMeta.InputHash, err = Hash(p.Input); err != nil {
+			return nil, fmt.Errorf("receipt: failed to hash input: %w", err)
+		}
+	}
+	if inc.OutputHash {
+		if r.TaskMeta.OutputHash, err = Hash(p.Output); err != nil {
+			return nil, fmt.Errorf("receipt: failed to hash output: %w", err)
+		}
+	}
+	if inc.PolicySnapshot {
+		ps := *p.Policy
+		r.PolicySnapshot = &ps
+	}
+	if inc.ConsensusSnapshot {
+		cs := *p.Consensus
+		cs.Verdicts = nonNil(cs.Verdicts)
+		r.ConsensusSnapshot = &cs
+	}
+	if inc.RouterTraceRefs {
+		r.CortensorRefs = &Refs{
+			Sessions:       nonNil(p.Refs.Sessions),
+			Tasks:          nonNil(p.Refs.Tasks),
+			RouterTraceIDs: nonNil(p.Refs.RouterTraceIDs),
+		}
+	}
+	// The Issuer writes only receipts its own Verifier would accept.
+	if errs := validate.Struct(r); errs != nil {
+		return nil, fmt.Errorf("receipt: failed to build receipt: %w", &SchemaError{Fields: errs})
+	}
+	return r, nil
+}
+
+// check rejects params the trust layer should never pass.
+func (p *Params) check() error {
+	inc := p.Request.Include
+	switch {
+	case p.Owner == "":
+		return errors.New("receipt: Params.Owner is empty; a receipt needs an owner to be fetched")
+	case math.IsNaN(p.Confidence):
+		return errors.New("receipt: Params.Confidence is NaN")
+	case inc.PolicySnapshot && p.Policy == nil:
+		return errors.New("receipt: policy_snapshot is included but Params.Policy is nil")
+	case inc.ConsensusSnapshot && p.Consensus == nil:
+		return errors.New("receipt: consensus_snapshot is included but Params.Consensus is nil")
+	case inc.RouterTraceRefs && p.Refs == nil:
+		return errors.New("receipt: router_trace_refs is included but Params.Refs is nil")
+	}
+	return nil
+}
+
+// sign signs r in place with s (when not nil) and returns its canonical
+// JSON. The signed message is the canonical JSON of r with
+// signing.signature "" (see SchemeEd25519).
+func sign(ctx context.Context, s Signer, r *Receipt) ([]byte, error) {
+	if s == nil {
+		return encode(r)
+	}
+	if s.Issuer() == "" || s.Scheme() == "" {
+		return nil, errors.New("receipt: Signer has an empty issuer or scheme")
+	}
+	r.Signing = &Signing{Issuer: s.Issuer(), SignatureScheme: s.Scheme(), ChainAnchor: json.RawMessage("null")}
+	msg, err := encode(r)
+	if err != nil {
+		return nil, err
+	}
+	sig, err := s.Sign(ctx, msg)
+	if err != nil {
+		return nil, fmt.Errorf("receipt: failed to sign receipt: %w", err)
+	}
+	r.Signing.Signature = base64.RawURLEncoding.EncodeToString(sig)
+	return signedJSON(msg, r.Signing.Signature)
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return slices.Clone(s)
+}

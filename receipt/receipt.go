@@ -1,0 +1,266 @@
+package receipt
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/go-playground/validator/v10"
+
+	"github.com/vouchkit/vouch/internal/jsonbody"
+	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/internal/valid"
+)
+
+// Receipt is the receipt object of section 2.10: a signed record of one
+// decision of the trust service. The JSON names are the spec's. Members
+// chosen by [Include] are pointers or omitempty strings and are absent
+// from the JSON when not included.
+type Receipt struct {
+	// ReceiptID identifies the decision: "rcpt_" and 26 characters of
+	// base32 (128 random bits). See [NewID].
+	ReceiptID string `json:"receipt_id" validate:"required,receipt_id"`
+	// Mode is the call mode: delegation, validation or arbitration.
+	Mode string `json:"mode" validate:"required,oneof=delegation validation arbitration"`
+	// TaskMeta describes the task by type and hashes, never by content.
+	TaskMeta TaskMeta `json:"task_meta"`
+	// Decision is the outcome.
+	Decision Decision `json:"decision"`
+	// PolicySnapshot is the policy that ran; present when included.
+	PolicySnapshot *PolicySnapshot `json:"policy_snapshot,omitempty"`
+	// ConsensusSnapshot copies the router's consensus block; present when
+	// included.
+	ConsensusSnapshot *ConsensusSnapshot `json:"consensus_snapshot,omitempty"`
+	// CortensorRefs are the operator-level references; present when
+	// router_trace_refs is included.
+	CortensorRefs *Refs `json:"cortensor_refs,omitempty"`
+	// Signing is the signature; absent from an unsigned receipt.
+	Signing *Signing `json:"signing,omitempty"`
+	// TTL is the effective retention, "<n>d".
+	TTL string `json:"ttl" validate:"required,ttl"`
+	// Visibility is the effective visibility.
+	Visibility Visibility `json:"visibility" validate:"required,oneof=private shared public"`
+}
+
+// TaskMeta is task_meta: the task's type and the hashes of its input and
+// output (see [Hash]).
+type TaskMeta struct {
+	// Type is the task type given by the caller, such as "summarization";
+	// it may be empty.
+	Type string `json:"type"`
+	// InputHash is "sha256:<hex>" of the input; present when included.
+	InputHash string `json:"input_hash,omitempty" validate:"omitempty,hash"`
+	// OutputHash is "sha256:<hex>" of the output; present when included.
+	OutputHash string `json:"output_hash,omitempty" validate:"omitempty,hash"`
+}
+
+// Decision is decision: the status, confidence and reasons of the call.
+type Decision struct {
+	// Status mirrors the top-level status of the response.
+	Status string `json:"status" validate:"required,oneof=VALID INVALID RETRY NEEDS_SPEC SELLER_VALID SELLER_INVALID INCONCLUSIVE"`
+	// Confidence is a fraction between 0 and 1.
+	Confidence float64 `json:"confidence" validate:"gte=0,lte=1"`
+	// Reasons are short explanations; an empty list when there are none.
+	Reasons []string `json:"reasons" validate:"required"`
+	// Timestamp is when the decision was recorded, ISO 8601 in UTC with
+	// milliseconds: "2026-05-01T12:00:00.000Z".
+	Timestamp string `json:"timestamp" validate:"required,utc"`
+}
+
+// PolicySnapshot is policy_snapshot: the tier and redundancy that ran.
+type PolicySnapshot struct {
+	// Tier is fast, safe, oracle or adaptive.
+	Tier string `json:"tier" validate:"required,oneof=fast safe oracle adaptive"`
+	// Consensus is the redundancy of the final step.
+	Consensus PolicyConsensus `json:"consensus"`
+}
+
+// PolicyConsensus is policy_snapshot.consensus.
+type PolicyConsensus struct {
+	// Replicas is 1, 3 or 5.
+	Replicas int `json:"replicas" validate:"oneof=1 3 5"`
+	// Strategy is the aggregation strategy, such as "majority".
+	Strategy string `json:"strategy" validate:"required"`
+}
+
+// ConsensusSnapshot is consensus_snapshot: a copy of the consensus block of
+// the router's version 3 response (section 2.6).
+type ConsensusSnapshot struct {
+	// Replicas is the number of runs executed: 1, 3 or 5.
+	Replicas int `json:"replicas" validate:"oneof=1 3 5"`
+	// Agreement is the fraction of replicas that agree.
+	Agreement float64 `json:"agreement" validate:"gte=0,lte=1"`
+	// Verdicts holds one label per replica, in replica order.
+	Verdicts []string `json:"verdicts" validate:"required"`
+	// Strategy is the aggregation strategy used.
+	Strategy string `json:"strategy" validate:"required"`
+	// Confidence is the consensus confidence.
+	Confidence float64 `json:"confidence" validate:"gte=0,lte=1"`
+	// LowConfidence copies the router's low_confidence flag.
+	LowConfidence bool `json:"low_confidence,omitempty"`
+}
+
+// Refs is cortensor_refs: the operator-level references behind a decision.
+// Each list is empty, not null, when there is nothing to name.
+type Refs struct {
+	// Sessions are the session ids the replicas ran on.
+	Sessions []int64 `json:"sessions" validate:"required"`
+	// Tasks are the router's task ids.
+	Tasks []string `json:"tasks" validate:"required"`
+	// RouterTraceIDs are the trace ids of the router calls.
+	RouterTraceIDs []string `json:"router_trace_ids" validate:"required"`
+}
+
+// Signing is the signing member. See [Signer] for what is signed.
+type Signing struct {
+	// Issuer names the signing key, such as "ed25519:<base64url key>".
+	Issuer string `json:"issuer" validate:"required"`
+	// SignatureScheme names the scheme, such as [SchemeEd25519].
+	SignatureScheme string `json:"signature_scheme" validate:"required"`
+	// Signature is the signature in unpadded base64url.
+	Signature string `json:"signature" validate:"required"`
+	// ChainAnchor is JSON null: receipts are not anchored on a chain.
+	ChainAnchor json.RawMessage `json:"chain_anchor" validate:"null"`
+}
+
+// IssuedAt returns decision.timestamp as a time.
+func (r *Receipt) IssuedAt() (time.Time, error) {
+	return parseTimestamp(r.Decision.Timestamp)
+}
+
+// ExpiresAt returns the end of the receipt's retention: decision.timestamp
+// plus ttl days. A receipt is expired at that instant and after.
+func (r *Receipt) ExpiresAt() (time.Time, error) {
+	at, err := r.IssuedAt()
+	if err != nil {
+		return time.Time{}, err
+	}
+	days, ok := parseTTL(r.TTL)
+	if !ok {
+		return time.Time{}, fmt.Errorf("receipt: ttl %q is not a count of days", r.TTL)
+	}
+	return at.Add(retention(days)), nil
+}
+
+// Parse decodes and checks a receipt: the JSON must decode into [Receipt]
+// (unknown members are ignored), must be valid RFC 8785 input (no repeated
+// member names, valid UTF-8), and each field must follow section 2.10 and
+// the rules above. Failures are a *[SchemaError] (errors.Is [ErrSchema]).
+// Parse does not check the signature; use [Verifier.Verify] for that.
+func Parse(data []byte) (*Receipt, error) {
+	r, err := decode(data)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := canonicalForm(data); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// decode is Parse without the canonicalizer's checks.
+func decode(data []byte) (*Receipt, error) {
+	var r Receipt
+	if err := jsonbody.Unmarshal(data, &r); err != nil {
+		return nil, schemaError(err)
+	}
+	if errs := validate.Struct(&r); errs != nil {
+		return nil, &SchemaError{Fields: errs}
+	}
+	if r.Signing != nil && r.Signing.ChainAnchor == nil {
+		r.Signing.ChainAnchor = json.RawMessage("null") // absent reads as null
+	}
+	return &r, nil
+}
+
+// canonicalForm returns the canonical form of data, or a *SchemaError.
+// encoding/json keeps the last of repeated member names, while another
+// reader may keep the first; the canonicalizer refuses them, so that every
+// reader sees the same receipt.
+func canonicalForm(data []byte) ([]byte, error) {
+	canon, err := canonicalize(data)
+	if err != nil {
+		return nil, &SchemaError{Fields: []FieldError{{Field: "(body)", Rule: "jcs", Message: err.Error()}}}
+	}
+	return canon, nil
+}
+
+// schemaError turns a decoding problem into a SchemaError.
+func schemaError(err error) error {
+	if p, ok := err.(*problem.Details); ok {
+		if len(p.Errors) > 0 {
+			return &SchemaError{Fields: p.Errors}
+		}
+		return &SchemaError{Fields: []FieldError{{Field: "(body)", Rule: "json", Message: p.Detail}}}
+	}
+	return &SchemaError{Fields: []FieldError{{Field: "(body)", Rule: "json", Message: err.Error()}}}
+}
+
+// timestampLayout writes decision.timestamp: RFC 3339 in UTC with exactly
+// three fractional digits.
+const timestampLayout = "2006-01-02T15:04:05.000Z"
+
+func formatTimestamp(t time.Time) string { return t.UTC().Format(timestampLayout) }
+
+// parseTimestamp accepts RFC 3339 in UTC ("Z"), with or without a
+// fraction.
+func parseTimestamp(s string) (time.Time, error) {
+	if !strings.HasSuffix(s, "Z") {
+		return time.Time{}, fmt.Errorf("receipt: timestamp %q is not in UTC", s)
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("receipt: timestamp %q is not RFC 3339", s)
+	}
+	return t, nil
+}
+
+// validate holds the schema rules of a receipt. It is built once and only
+// read afterwards (it caches struct metadata, as encoding/json does).
+var validate = valid.New(map[string]valid.Rule{
+	"receipt_id": {
+		Check: func(fl validator.FieldLevel) bool { return validID(fl.Field().String()) },
+		Message: func(_ string, v any) string {
+			return fmt.Sprintf(`must be "rcpt_" and 26 base32 characters, got %q`, v)
+		},
+	},
+	"ttl": {
+		Check: func(fl validator.FieldLevel) bool {
+			_, ok := parseTTL(fl.Field().String())
+			return ok
+		},
+		Message: func(_ string, v any) string { return fmt.Sprintf(`must be a count of days written "<n>d", got %q`, v) },
+	},
+	"hash": {
+		Check: func(fl validator.FieldLevel) bool { return validHash(fl.Field().String()) },
+		Message: func(_ string, v any) string {
+			return fmt.Sprintf(`must be "sha256:" and 64 lowercase hex digits, got %q`, v)
+		},
+	},
+	"utc": {
+		Check: func(fl validator.FieldLevel) bool {
+			_, err := parseTimestamp(fl.Field().String())
+			return err == nil
+		},
+		Message: func(_ string, v any) string {
+			return fmt.Sprintf(`must be an RFC 3339 time in UTC, such as "2026-05-01T12:00:00.000Z", got %q`, v)
+		},
+	},
+	"null": {
+		Check: func(fl validator.FieldLevel) bool {
+			f := fl.Field()
+			if f.Kind() != reflect.Slice {
+				return false
+			}
+			b := bytes.TrimSpace(f.Bytes())
+			return len(b) == 0 || bytes.Equal(b, []byte("null"))
+		},
+		Message: func(string, any) string { return "must be null: receipts are not anchored on a chain" },
+	},
+})
+
+// invalid returns a 400 problem listing errs.
+func invalid(errs []FieldError) error { return problem.Invalid(errs) }

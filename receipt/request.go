@@ -1,0 +1,159 @@
+package receipt
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/vouchkit/vouch/internal/valid"
+)
+
+// Delivery is receipt.mode of the request block: whether a receipt is made
+// and how the response carries it. It is named apart from the call mode
+// (delegation, validation, arbitration) that the receipt records.
+type Delivery string
+
+// The deliveries of section 2.9.
+const (
+	// DeliveryNone asks for no receipt; it is the default.
+	DeliveryNone Delivery = "none"
+	// DeliveryInline embeds the whole signed receipt in the response.
+	DeliveryInline Delivery = "inline"
+	// DeliveryDetached puts only a [Ref] in the response; the receipt is
+	// fetched later by its id.
+	DeliveryDetached Delivery = "detached"
+)
+
+// Visibility says who may fetch a receipt (section 2.9).
+type Visibility string
+
+// The visibilities.
+const (
+	// VisibilityPrivate: only the integration that made the call.
+	VisibilityPrivate Visibility = "private"
+	// VisibilityShared: that integration and the counterparties named when
+	// the receipt was issued.
+	VisibilityShared Visibility = "shared"
+	// VisibilityPublic is a possible future mode. Every [Environment]
+	// clamps it to [VisibilityShared] for now.
+	VisibilityPublic Visibility = "public"
+)
+
+// wider reports whether v grants more readers than w.
+func (v Visibility) wider(w Visibility) bool { return v.rank() > w.rank() }
+
+func (v Visibility) rank() int {
+	switch v {
+	case VisibilityShared:
+		return 1
+	case VisibilityPublic:
+		return 2
+	}
+	return 0
+}
+
+// Request is the receipt block of a trust call (section 2.9), the member
+// "receipt" of the request envelope. It is a hint: the [Environment]
+// clamps ttl and visibility, and the receipt records the effective values.
+//
+// Request carries no validate tags, so a struct that embeds it can be
+// checked by any validator; call [Request.FieldErrors] for its rules.
+type Request struct {
+	// Mode is none (or empty: no receipt), inline or detached.
+	Mode Delivery `json:"mode,omitempty"`
+	// Include chooses the optional members of the receipt.
+	Include Include `json:"include,omitzero"`
+	// TTL is the requested retention as a count of days, "<n>d" with n
+	// from 1 to 99999, such as "30d". Empty means the environment's
+	// default.
+	TTL string `json:"ttl,omitempty"`
+	// Visibility is private, shared or public. Empty means private.
+	Visibility Visibility `json:"visibility,omitempty"`
+}
+
+// Include chooses the optional members of a receipt. A member whose flag
+// is false or absent is absent from the receipt's JSON.
+type Include struct {
+	// ConsensusSnapshot adds consensus_snapshot: a copy of the router's
+	// consensus response block.
+	ConsensusSnapshot bool `json:"consensus_snapshot,omitempty"`
+	// PolicySnapshot adds policy_snapshot: tier, replicas and strategy.
+	PolicySnapshot bool `json:"policy_snapshot,omitempty"`
+	// InputHash adds task_meta.input_hash.
+	InputHash bool `json:"input_hash,omitempty"`
+	// OutputHash adds task_meta.output_hash.
+	OutputHash bool `json:"output_hash,omitempty"`
+	// RouterTraceRefs adds cortensor_refs: the sessions, task ids and
+	// router trace ids behind the decision.
+	RouterTraceRefs bool `json:"router_trace_refs,omitempty"`
+}
+
+// Requested reports whether r asks for a receipt: its mode is inline or
+// detached.
+func (r Request) Requested() bool {
+	return r.Mode == DeliveryInline || r.Mode == DeliveryDetached
+}
+
+// FieldErrors checks r and returns its failures with JSON paths under
+// prefix: with prefix "receipt", a bad ttl is reported as "receipt.ttl".
+// It returns nil when r is valid.
+func (r Request) FieldErrors(prefix string) []FieldError {
+	var errs []FieldError
+	switch r.Mode {
+	case "", DeliveryNone, DeliveryInline, DeliveryDetached:
+	default:
+		errs = append(errs, FieldError{
+			Field: valid.Join(prefix, "mode"), Rule: "oneof",
+			Message: fmt.Sprintf("must be one of none, inline, detached, got %q", r.Mode),
+		})
+	}
+	if r.TTL != "" {
+		if _, ok := parseTTL(r.TTL); !ok {
+			errs = append(errs, FieldError{
+				Field: valid.Join(prefix, "ttl"), Rule: "ttl",
+				Message: fmt.Sprintf(`must be a count of days from 1 to 99999 written "<n>d", such as "30d", got %q`, r.TTL),
+			})
+		}
+	}
+	switch r.Visibility {
+	case "", VisibilityPrivate, VisibilityShared, VisibilityPublic:
+	default:
+		errs = append(errs, FieldError{
+			Field: valid.Join(prefix, "visibility"), Rule: "oneof",
+			Message: fmt.Sprintf("must be one of private, shared, public, got %q", r.Visibility),
+		})
+	}
+	return errs
+}
+
+// Validate checks r as the block "receipt" of a trust request and returns
+// nil or a 400 *[Error] naming each failing field ("receipt.ttl").
+func (r Request) Validate() error {
+	if errs := r.FieldErrors("receipt"); errs != nil {
+		return invalid(errs)
+	}
+	return nil
+}
+
+// maxTTLDays bounds the digits of a ttl, so that no count overflows a
+// duration (99999 days is about 274 years).
+const maxTTLDays = 99999
+
+// parseTTL reads "<n>d" with n in 1..99999 and no sign, space or leading
+// zero.
+func parseTTL(s string) (days int, ok bool) {
+	digits, found := strings.CutSuffix(s, "d")
+	if !found || digits == "" || len(digits) > 5 || digits[0] == '0' {
+		return 0, false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.Atoi(digits)
+	return n, err == nil && n >= 1 && n <= maxTTLDays
+}
+
+// formatTTL writes days as "<n>d".
+func formatTTL(days int) string { return strconv.Itoa(days) + "d" }

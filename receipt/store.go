@@ -1,0 +1,165 @@
+package receipt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Record is a stored receipt: the exact bytes that were issued, and the
+// facts that govern lookup kept beside them, so that a store can sweep and
+// authorize without decoding the receipt.
+type Record struct {
+	// ID is the receipt_id.
+	ID string
+	// Data is the receipt JSON exactly as issued and signed (RFC 8785
+	// canonical form). A store returns these bytes unchanged.
+	Data []byte
+	// Owner is the integration that made the call.
+	Owner string
+	// Visibility is the receipt's effective visibility.
+	Visibility Visibility
+	// Counterparties may also fetch a shared receipt.
+	Counterparties []string
+	// ExpiresAt ends the retention: from this instant on, the record is
+	// never returned. The Issuer writes whole milliseconds; a store may
+	// keep it to the microsecond.
+	ExpiresAt time.Time
+}
+
+// Validate reports whether r can be stored: it needs an ID, data, an owner
+// and an expiry. Store implementations call it first in Put.
+func (r *Record) Validate() error {
+	switch {
+	case r.ID == "":
+		return errors.New("receipt: record has no ID")
+	case len(r.Data) == 0:
+		return fmt.Errorf("receipt: record %s has no data", r.ID)
+	case r.Owner == "":
+		return fmt.Errorf("receipt: record %s has no owner", r.ID)
+	case r.ExpiresAt.IsZero():
+		return fmt.Errorf("receipt: record %s has no expiry", r.ID)
+	}
+	return nil
+}
+
+// Store keeps receipts for their retention. [MemStore] is the in-memory
+// one; the boltstore package holds a durable one, and receipttest checks
+// any implementation against the same suite.
+//
+// Time is an argument, never read from a clock: a record is live while
+// now is before its ExpiresAt.
+//
+// Implementations must be safe for concurrent use and must not keep or
+// modify the Record or slices passed to Put, nor hand out slices they
+// keep. A Put that returned nil is durable as far as the store promises
+// (for MemStore, the life of the process). Each method returns ctx's error
+// if ctx is done before it starts.
+type Store interface {
+	// Put stores rec. It returns an error from rec.Validate for an
+	// incomplete record, and an error wrapping ErrDuplicate if a record
+	// with rec.ID is already stored (live or not yet swept); the stored
+	// one is kept.
+	Put(ctx context.Context, rec Record) error
+	// Get returns the record with id if it is live at now, and an error
+	// wrapping ErrNotFound if there is none or it has expired.
+	Get(ctx context.Context, id string, now time.Time) (Record, error)
+	// DeleteExpired removes every record expired at now and returns how
+	// many it removed.
+	DeleteExpired(ctx context.Context, now time.Time) (int, error)
+}
+
+// MemStore is a Store in memory, lost when the process ends. The zero
+// MemStore is empty and ready to use; it must not be copied after first
+// use. Expired records are never returned; call DeleteExpired (or run
+// [Sweep]) to free their memory.
+type MemStore struct {
+	mu   sync.RWMutex
+	recs map[string]Record
+}
+
+// Put stores a copy of rec.
+func (s *MemStore) Put(ctx context.Context, rec Record) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := rec.Validate(); err != nil {
+		return err
+	}
+	rec = clone(rec)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, dup := s.recs[rec.ID]; dup {
+		return fmt.Errorf("%w: %s", ErrDuplicate, rec.ID)
+	}
+	if s.recs == nil {
+		s.recs = make(map[string]Record)
+	}
+	s.recs[rec.ID] = rec
+	return nil
+}
+
+// Get returns a copy of the record with id if it is live at now.
+func (s *MemStore) Get(ctx context.Context, id string, now time.Time) (Record, error) {
+	if err := ctx.Err(); err != nil {
+		return Record{}, err
+	}
+	s.mu.RLock()
+	rec, ok := s.recs[id]
+	s.mu.RUnlock()
+	if !ok || !now.Before(rec.ExpiresAt) {
+		return Record{}, ErrNotFound
+	}
+	return clone(rec), nil
+}
+
+// DeleteExpired removes the records expired at now.
+func (s *MemStore) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for id, rec := range s.recs {
+		if !now.Before(rec.ExpiresAt) {
+			delete(s.recs, id)
+			n++
+		}
+	}
+	return n, nil
+}
+
+func clone(r Record) Record {
+	r.Data = slices.Clone(r.Data)
+	r.Counterparties = slices.Clone(r.Counterparties)
+	return r
+}
+
+// Sweep calls s.DeleteExpired every interval, at the time now returns (nil
+// means time.Now), until ctx is done, and then returns ctx's error. An
+// error from DeleteExpired does not stop it; it is passed to onError if
+// that is not nil. Run it in its own goroutine.
+func Sweep(ctx context.Context, s Store, every time.Duration, now func() time.Time, onError func(error)) error {
+	if every <= 0 {
+		return fmt.Errorf("receipt: sweep interval must be positive, got %v", every)
+	}
+	if now == nil {
+		now = time.Now
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			if _, err := s.DeleteExpired(ctx, now()); err != nil && onError != nil && ctx.Err() == nil {
+				onError(err)
+			}
+		}
+	}
+}

@@ -1,0 +1,321 @@
+package receipt
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The checks of [Verifier.Verify], in the order they run and are listed
+// in [Result.Checks].
+const (
+	CheckSchema     = "schema"      // the JSON is a receipt of section 2.10
+	CheckSignature  = "signature"   // signed by a trusted key, unchanged since
+	CheckInputHash  = "input_hash"  // the original input hashes to task_meta.input_hash
+	CheckOutputHash = "output_hash" // the original output hashes to task_meta.output_hash
+	CheckExpiry     = "expiry"      // decision.timestamp plus ttl is still ahead
+)
+
+// CheckStatus is the outcome of one check.
+type CheckStatus string
+
+// The outcomes of a check.
+const (
+	// StatusPassed: the check ran and passed.
+	StatusPassed CheckStatus = "passed"
+	// StatusFailed: the check ran and failed; Check.Err says why.
+	StatusFailed CheckStatus = "failed"
+	// StatusSkipped: the check did not run: there was nothing to check
+	// against (no original input given), an earlier check made it
+	// meaningless (the schema failed), or an Unsafe option waived it.
+	StatusSkipped CheckStatus = "skipped"
+)
+
+// Check is the outcome of one verification step.
+type Check struct {
+	// Name is one of CheckSchema, CheckSignature, CheckInputHash,
+	// CheckOutputHash, CheckExpiry.
+	Name string `json:"name"`
+	// Status is passed, failed or skipped.
+	Status CheckStatus `json:"status"`
+	// Code is a stable machine code of a failure: schema, unsigned,
+	// unsupported_scheme, unknown_key, bad_signature, hash_mismatch or
+	// expired. Empty unless Status is failed.
+	Code string `json:"code,omitempty"`
+	// Detail explains the outcome to a person.
+	Detail string `json:"detail,omitempty"`
+	// Errors lists the failing fields of a schema failure.
+	Errors []FieldError `json:"errors,omitempty"`
+	// Err is the failure, wrapping one of the package's sentinels; nil
+	// unless Status is failed.
+	Err error `json:"-"`
+}
+
+// Result records what [Verifier.Verify] checked and found.
+type Result struct {
+	// ReceiptID is the receipt's id; empty when the schema check failed.
+	ReceiptID string
+	// Receipt is the decoded receipt; nil when the schema check failed.
+	Receipt *Receipt
+	// Issuer is signing.issuer: the key the signature was checked against.
+	// Empty for an unsigned receipt.
+	Issuer string
+	// Scheme is signing.signature_scheme.
+	Scheme string
+	// ExpiresAt is the end of the receipt's retention.
+	ExpiresAt time.Time
+	// Checks holds one entry for each check, in the order of the Check
+	// constants.
+	Checks []Check
+}
+
+// Valid reports whether no check failed.
+func (r *Result) Valid() bool {
+	for _, c := range r.Checks {
+		if c.Status == StatusFailed {
+			return false
+		}
+	}
+	return true
+}
+
+// Check returns the entry of the named check.
+func (r *Result) Check(name string) (Check, bool) {
+	for _, c := range r.Checks {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Check{}, false
+}
+
+// Originals are the original input and output of a decision, as JSON
+// values, to check against the receipt's hashes (see [Hash] for what is
+// hashed). A nil member is not checked; the JSON null is checked like any
+// other value.
+type Originals struct {
+	Input  json.RawMessage
+	Output json.RawMessage
+}
+
+// Verifier checks receipts against a set of trusted keys. Build one with
+// [NewVerifier]; it is safe for concurrent use.
+type Verifier struct {
+	keys           map[string]PublicKey
+	acceptUnsigned bool
+	acceptExpired  bool
+}
+
+// VerifierOption configures a [Verifier].
+type VerifierOption func(*Verifier) error
+
+// WithUnsignedUnsafe makes the Verifier accept a receipt without a signing
+// member: its signature check is skipped and anyone could have written
+// it. A signed receipt is still checked against the trusted keys.
+func WithUnsignedUnsafe() VerifierOption {
+	return func(v *Verifier) error { v.acceptUnsigned = true; return nil }
+}
+
+// WithExpiredUnsafe makes the Verifier accept a receipt whose retention
+// has passed, as when auditing an archive: its expiry check is skipped.
+func WithExpiredUnsafe() VerifierOption {
+	return func(v *Verifier) error { v.acceptExpired = true; return nil }
+}
+
+// NewVerifier returns a Verifier that trusts keys, one per issuer. It
+// rejects at once a nil key, a key without issuer or scheme, an Ed25519Key
+// of the wrong length, two keys with one issuer, and an empty set unless
+// [WithUnsignedUnsafe] is given.
+func NewVerifier(keys []PublicKey, opts ...VerifierOption) (*Verifier, error) {
+	v := &Verifier{keys: make(map[string]PublicKey, len(keys))}
+	for _, opt := range opts {
+		if err := opt(v); err != nil {
+			return nil, err
+		}
+	}
+	for i, k := range keys {
+		if k == nil {
+			return nil, fmt.Errorf("receipt: trusted key %d is nil", i)
+		}
+		if c, ok := k.(interface{ check() error }); ok {
+			if err := c.check(); err != nil {
+				return nil, fmt.Errorf("receipt: trusted key %d: %w", i, err)
+			}
+		}
+		id := k.Issuer()
+		switch {
+		case id == "":
+			return nil, fmt.Errorf("receipt: trusted key %d has no issuer", i)
+		case k.Scheme() == "":
+			return nil, fmt.Errorf("receipt: trusted key %d (%s) has no scheme", i, id)
+		}
+		if _, dup := v.keys[id]; dup {
+			return nil, fmt.Errorf("receipt: trusted keys %q appears twice; list each key once", id)
+		}
+		v.keys[id] = k
+	}
+	if len(v.keys) == 0 && !v.acceptUnsigned {
+		return nil, errors.New("receipt: no trusted keys; pass at least one, or WithUnsignedUnsafe to accept unsigned receipts only")
+	}
+	return v, nil
+}
+
+// Verify checks the receipt JSON data: its schema, its signature against
+// the trusted keys, its hashes against orig, and its expiry at now (a zero
+// now means time.Now()). Every check runs and is recorded in the Result,
+// which is never nil; the schema check failing skips the rest. The error
+// is nil when no check failed; otherwise it joins one error per failed
+// check, "receipt: failed to <check>: ...", each wrapping one sentinel
+// ([ErrSchema], [ErrUnsigned], [ErrUnsupportedScheme], [ErrUnknownKey],
+// [ErrBadSignature], [ErrHashMismatch], [ErrExpired]) for errors.Is.
+//
+// The signature is checked over the bytes of data itself (see
+// [SchemeEd25519]), so a receipt verifies whatever the member order or
+// white space of its JSON, and any change to any value, or an added or
+// removed member, breaks it.
+func (v *Verifier) Verify(data []byte, orig Originals, now time.Time) (*Result, error) {
+	if now.IsZero() {
+		now = time.Now()
+	}
+	res := &Result{Checks: make([]Check, 0, 5)}
+	r, err := decode(data)
+	var sig Check
+	if err == nil {
+		// Receipts travel in the canonical form they were signed in, so
+		// the signature is first checked over data itself. If it holds,
+		// data is the signed text, canonical and free of repeated names
+		// (only canonical text is ever signed), and the canonicalizer has
+		// nothing to add. Otherwise data is canonicalized (which refuses
+		// repeated names) and, if that changed it, checked again.
+		sig = v.checkSignature(data, r, res)
+		if sig.Status != StatusPassed {
+			var canon []byte
+			if canon, err = canonicalForm(data); err == nil && !bytes.Equal(canon, data) {
+				sig = v.checkSignature(canon, r, res)
+			}
+		}
+	}
+	if err != nil {
+		c := fail(CheckSchema, err)
+		var se *SchemaError
+		if errors.As(err, &se) {
+			c.Errors = se.Fields
+		}
+		res.Checks = append(res.Checks, c)
+		for _, name := range []string{CheckSignature, CheckInputHash, CheckOutputHash, CheckExpiry} {
+			res.Checks = append(res.Checks, Check{Name: name, Status: StatusSkipped, Detail: "not a valid receipt"})
+		}
+		res.Issuer, res.Scheme = "", ""
+		return res, c.Err
+	}
+	res.Receipt, res.ReceiptID = r, r.ReceiptID
+	res.ExpiresAt, _ = r.ExpiresAt() // the schema check has validated timestamp and ttl
+	res.Checks = append(res.Checks,
+		Check{Name: CheckSchema, Status: StatusPassed},
+		sig,
+		checkHash(CheckInputHash, orig.Input, r.TaskMeta.InputHash),
+		checkHash(CheckOutputHash, orig.Output, r.TaskMeta.OutputHash),
+		v.checkExpiry(res.ExpiresAt, now),
+	)
+	var errs []error
+	for _, c := range res.Checks {
+		if c.Err != nil {
+			errs = append(errs, c.Err)
+		}
+	}
+	return res, errors.Join(errs...)
+}
+
+func (v *Verifier) checkSignature(canon []byte, r *Receipt, res *Result) Check {
+	s := r.Signing
+	if s == nil {
+		if v.acceptUnsigned {
+			return Check{Name: CheckSignature, Status: StatusSkipped, Detail: "unsigned receipt accepted by WithUnsignedUnsafe"}
+		}
+		return fail(CheckSignature, ErrUnsigned)
+	}
+	res.Issuer, res.Scheme = s.Issuer, s.SignatureScheme
+	key, ok := v.keys[s.Issuer]
+	if !ok {
+		return fail(CheckSignature, fmt.Errorf("%w: issuer %q", ErrUnknownKey, truncate(s.Issuer, 80)))
+	}
+	if s.SignatureScheme != key.Scheme() {
+		return fail(CheckSignature, fmt.Errorf("%w: %q, while issuer %s signs with %q", ErrUnsupportedScheme, truncate(s.SignatureScheme, 40), s.Issuer, key.Scheme()))
+	}
+	// Strict: the unused low bits of the last character must be zero, so
+	// that one signature has one spelling.
+	sig, err := base64.RawURLEncoding.Strict().DecodeString(s.Signature)
+	if err != nil {
+		return fail(CheckSignature, fmt.Errorf("%w: signature is not canonical unpadded base64url", ErrBadSignature))
+	}
+	msg, err := signingMessage(canon, s.Signature)
+	if err != nil {
+		return fail(CheckSignature, fmt.Errorf("%w: %v", ErrBadSignature, err))
+	}
+	if !key.VerifySignature(msg, sig) {
+		return fail(CheckSignature, ErrBadSignature)
+	}
+	return Check{Name: CheckSignature, Status: StatusPassed, Detail: "signed by " + s.Issuer}
+}
+
+func checkHash(name string, original json.RawMessage, want string) Check {
+	if original == nil {
+		return Check{Name: name, Status: StatusSkipped, Detail: "no original given"}
+	}
+	if want == "" {
+		return fail(name, fmt.Errorf("%w: the receipt carries no %s", ErrHashMismatch, name))
+	}
+	got, err := HashJSON(original)
+	if err != nil {
+		return fail(name, fmt.Errorf("%w: the original is not valid JSON", ErrHashMismatch))
+	}
+	if got != want {
+		return fail(name, fmt.Errorf("%w: the original hashes to %s", ErrHashMismatch, got))
+	}
+	return Check{Name: name, Status: StatusPassed}
+}
+
+func (v *Verifier) checkExpiry(expires, now time.Time) Check {
+	if now.Before(expires) {
+		return Check{Name: CheckExpiry, Status: StatusPassed, Detail: "valid until " + formatTimestamp(expires)}
+	}
+	if v.acceptExpired {
+		return Check{Name: CheckExpiry, Status: StatusSkipped, Detail: "expired at " + formatTimestamp(expires) + "; accepted by WithExpiredUnsafe"}
+	}
+	return fail(CheckExpiry, fmt.Errorf("%w at %s", ErrExpired, formatTimestamp(expires)))
+}
+
+// fail returns a failed check whose Err names the step.
+func fail(name string, err error) Check {
+	return Check{
+		Name:   name,
+		Status: StatusFailed,
+		Code:   code(err),
+		Detail: err.Error(),
+		Err:    fmt.Errorf("receipt: failed to check %s: %w", name, err),
+	}
+}
+
+// code returns the machine code of the sentinel err wraps.
+func code(err error) string {
+	for _, c := range []struct {
+		err  error
+		code string
+	}{
+		{ErrSchema, "schema"},
+		{ErrUnsigned, "unsigned"},
+		{ErrUnsupportedScheme, "unsupported_scheme"},
+		{ErrUnknownKey, "unknown_key"},
+		{ErrBadSignature, "bad_signature"},
+		{ErrHashMismatch, "hash_mismatch"},
+		{ErrExpired, "expired"},
+	} {
+		if errors.Is(err, c.err) {
+			return c.code
+		}
+	}
+	return "failed"
+}

@@ -1,0 +1,370 @@
+package receipt_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vouchkit/vouch/receipt"
+)
+
+// signatureErrors are the failures a tampered but well-formed receipt may
+// show: its bytes changed, or its key or scheme was swapped.
+var signatureErrors = []error{receipt.ErrBadSignature, receipt.ErrUnknownKey, receipt.ErrUnsupportedScheme}
+
+func isAny(err error, targets ...error) bool {
+	for _, t := range targets {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestVerify_tamperEveryLeaf changes each scalar of a signed receipt, one
+// at a time, and expects verification to fail: by the schema when the new
+// value breaks a rule, and otherwise by the signature.
+func TestVerify_tamperEveryLeaf(t *testing.T) {
+	s := newSigner(t, 1)
+	is, _ := newIssuer(t, s)
+	data := issue(t, is, fullParams()).JSON
+	v := newVerifier(t, []receipt.PublicKey{s.Public()})
+	now := t0().Add(time.Hour)
+
+	all := leaves(decodeMap(t, data), nil)
+	if len(all) < 30 {
+		t.Fatalf("found %d leaves in the receipt; the walk is broken", len(all))
+	}
+	for _, l := range all {
+		for _, changed := range alternatives(l.val) {
+			t.Run(fmt.Sprintf("%v=%v", l, changed), func(t *testing.T) {
+				doc := decodeMap(t, data)
+				set(doc, l.path, changed)
+				res, err := v.Verify(mustMarshal(t, doc), receipt.Originals{}, now)
+				if err == nil {
+					t.Fatalf("Verify accepted the receipt with %v changed from %v to %v", l, l.val, changed)
+				}
+				if schema, _ := res.Check(receipt.CheckSchema); schema.Status == receipt.StatusPassed && !isAny(err, signatureErrors...) {
+					t.Errorf("schema passed, so the signature should fail; got %v", err)
+				}
+			})
+		}
+	}
+}
+
+// alternatives returns other values for a scalar: a nearby one that keeps
+// most schema rules, and one of another JSON type.
+func alternatives(v any) []any {
+	switch v := v.(type) {
+	case string:
+		if v == "" {
+			return []any{"x", 0}
+		}
+		// Change the last character to another of the same class, so that
+		// hashes, ids and signatures stay well formed.
+		last := v[len(v)-1]
+		repl := byte('a')
+		switch {
+		case last >= '0' && last <= '8':
+			repl = last + 1
+		case last == '9':
+			repl = '0'
+		case last >= 'a' && last < 'z':
+			repl = last + 1
+		case last >= 'A' && last < 'Z':
+			repl = last + 1
+		}
+		return []any{v[:len(v)-1] + string(repl), nil}
+	case json.Number:
+		f, _ := v.Float64()
+		if f > 0 && f < 1 {
+			return []any{json.Number(fmt.Sprint(f / 2)), "x"}
+		}
+		return []any{json.Number(fmt.Sprint(f + 2)), "x"}
+	case nil:
+		return []any{"anchored", map[string]any{}}
+	case bool:
+		return []any{!v}
+	}
+	return []any{"?"}
+}
+
+func TestVerify_tamper(t *testing.T) {
+	s := newSigner(t, 1)
+	is, _ := newIssuer(t, s)
+	data := issue(t, is, fullParams()).JSON
+	other := issue(t, is, fullParams()).JSON // the same decision, another id
+	v := newVerifier(t, []receipt.PublicKey{s.Public()})
+	now := t0().Add(time.Hour)
+
+	tests := []struct {
+		name   string
+		mutate func(doc map[string]any)
+		want   []error
+	}{
+		{"status VALID to INVALID", func(d map[string]any) { dig(d, "decision")["status"] = "INVALID" }, signatureErrors},
+		{"confidence 0.9 to 0.91", func(d map[string]any) { dig(d, "decision")["confidence"] = json.Number("0.91") }, signatureErrors},
+		{"swap input and output hash", func(d map[string]any) {
+			m := dig(d, "task_meta")
+			m["input_hash"], m["output_hash"] = m["output_hash"], m["input_hash"]
+		}, signatureErrors},
+		{"reorder reasons", func(d map[string]any) {
+			r := dig(d, "decision")["reasons"].([]any)
+			r[0], r[1] = r[1], r[0]
+		}, signatureErrors},
+		{"reorder verdicts", func(d map[string]any) {
+			r := dig(d, "consensus_snapshot")["verdicts"].([]any)
+			r[0], r[2] = r[2], r[0]
+		}, signatureErrors},
+		{"reorder sessions", func(d map[string]any) {
+			r := dig(d, "cortensor_refs")["sessions"].([]any)
+			r[0], r[1] = r[1], r[0]
+		}, signatureErrors},
+		{"drop a reason", func(d map[string]any) { dig(d, "decision")["reasons"] = []any{"consistent"} }, signatureErrors},
+		{"remove consensus_snapshot", func(d map[string]any) { delete(d, "consensus_snapshot") }, signatureErrors},
+		{"remove output_hash", func(d map[string]any) { delete(dig(d, "task_meta"), "output_hash") }, signatureErrors},
+		{"add an unknown member", func(d map[string]any) { d["note"] = "paid" }, signatureErrors},
+		{"add low_confidence", func(d map[string]any) { dig(d, "consensus_snapshot")["low_confidence"] = true }, signatureErrors},
+		{"longer ttl", func(d map[string]any) { d["ttl"] = "90d" }, signatureErrors},
+		{"wider visibility", func(d map[string]any) { d["visibility"] = "public" }, signatureErrors},
+		{"signature of another receipt", func(d map[string]any) {
+			dig(d, "signing")["signature"] = dig(decodeMap(t, other), "signing")["signature"]
+		}, signatureErrors},
+		{"id of another receipt", func(d map[string]any) { d["receipt_id"] = decodeMap(t, other)["receipt_id"] }, signatureErrors},
+		{"another issuer", func(d map[string]any) { dig(d, "signing")["issuer"] = newSigner(t, 2).Issuer() }, []error{receipt.ErrUnknownKey}},
+		{"another scheme", func(d map[string]any) { dig(d, "signing")["signature_scheme"] = "ed25519" }, []error{receipt.ErrUnsupportedScheme}},
+		{"signature not base64url", func(d map[string]any) { dig(d, "signing")["signature"] = "!!" }, []error{receipt.ErrBadSignature}},
+		{"signature removed", func(d map[string]any) { delete(d, "signing") }, []error{receipt.ErrUnsigned}},
+		{"chain anchor set", func(d map[string]any) { dig(d, "signing")["chain_anchor"] = "0xabc" }, []error{receipt.ErrSchema}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := decodeMap(t, data)
+			tc.mutate(doc)
+			_, err := v.Verify(mustMarshal(t, doc), receipt.Originals{}, now)
+			if !isAny(err, tc.want...) {
+				t.Errorf("Verify = %v, want one of %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func dig(doc map[string]any, key string) map[string]any { return doc[key].(map[string]any) }
+
+// TestVerify_equivalentText re-encodes a signed receipt as other text of
+// the same JSON value; it must still verify.
+func TestVerify_equivalentText(t *testing.T) {
+	s := newSigner(t, 1)
+	is, _ := newIssuer(t, s)
+	data := issue(t, is, fullParams()).JSON
+	v := newVerifier(t, []receipt.PublicKey{s.Public()})
+	doc := decodeMap(t, data)
+
+	tests := map[string][]byte{
+		"as issued":                data,
+		"members reversed":         reencode(doc, false),
+		"members reversed, indent": reencode(doc, true),
+		"escaped characters":       []byte(strings.Replace(string(data), `"VALID"`, `"\u0056ALID"`, 1)),
+		"numbers respelled":        []byte(strings.Replace(string(data), `"confidence":0.9`, `"confidence":9.0e-1`, 1)),
+		"surrounding white space":  []byte("\n\t " + string(data) + " \r\n"),
+	}
+	for name, text := range tests {
+		t.Run(name, func(t *testing.T) {
+			if _, err := v.Verify(text, receipt.Originals{}, t0()); err != nil {
+				t.Errorf("Verify(%s) = %v, want nil", text, err)
+			}
+		})
+	}
+}
+
+func TestVerify_repeatedMember(t *testing.T) {
+	s := newSigner(t, 1)
+	is, _ := newIssuer(t, s)
+	data := issue(t, is, fullParams()).JSON
+	v := newVerifier(t, []receipt.PublicKey{s.Public()})
+	// A second "status" after the signed one: encoding/json would keep
+	// the last, another reader the first.
+	text := strings.Replace(string(data), `"status":"VALID"`, `"status":"VALID","status":"INVALID"`, 1)
+	if _, err := v.Verify([]byte(text), receipt.Originals{}, t0()); !errors.Is(err, receipt.ErrSchema) {
+		t.Errorf("Verify(repeated member) = %v, want ErrSchema", err)
+	}
+}
+
+func TestVerify_checks(t *testing.T) {
+	s := newSigner(t, 1)
+	is, _ := newIssuer(t, s)
+	issued := issue(t, is, fullParams())
+	v := newVerifier(t, []receipt.PublicKey{s.Public()})
+	expires := t0().Add(30 * 24 * time.Hour)
+
+	type want struct {
+		status map[string]receipt.CheckStatus
+		errs   []error
+	}
+	passedAll := map[string]receipt.CheckStatus{
+		"schema": "passed", "signature": "passed", "input_hash": "passed", "output_hash": "passed", "expiry": "passed",
+	}
+	tests := []struct {
+		name string
+		data []byte
+		orig receipt.Originals
+		now  time.Time
+		want want
+	}{
+		{"all pass", issued.JSON, receipt.Originals{Input: json.RawMessage(`"What is the capital of France?"`), Output: json.RawMessage(`{ "answer" : "Paris" }`)},
+			t0(), want{status: passedAll}},
+		{"no originals", issued.JSON, receipt.Originals{}, t0(), want{status: map[string]receipt.CheckStatus{
+			"schema": "passed", "signature": "passed", "input_hash": "skipped", "output_hash": "skipped", "expiry": "passed"}}},
+		{"wrong input", issued.JSON, receipt.Originals{Input: json.RawMessage(`"What is the capital of Spain?"`)}, t0(), want{
+			status: map[string]receipt.CheckStatus{"schema": "passed", "signature": "passed", "input_hash": "failed", "output_hash": "skipped", "expiry": "passed"},
+			errs:   []error{receipt.ErrHashMismatch}}},
+		{"input as unquoted text", issued.JSON, receipt.Originals{Input: json.RawMessage(`What is the capital of France?`)}, t0(), want{
+			status: map[string]receipt.CheckStatus{"schema": "passed", "signature": "passed", "input_hash": "failed", "output_hash": "skipped", "expiry": "passed"},
+			errs:   []error{receipt.ErrHashMismatch}}},
+		{"null output", issued.JSON, receipt.Originals{Output: json.RawMessage(`null`)}, t0(), want{
+			status: map[string]receipt.CheckStatus{"schema": "passed", "signature": "passed", "input_hash": "skipped", "output_hash": "failed", "expiry": "passed"},
+			errs:   []error{receipt.ErrHashMismatch}}},
+		{"one millisecond before expiry", issued.JSON, receipt.Originals{}, expires.Add(-time.Millisecond), want{status: map[string]receipt.CheckStatus{
+			"schema": "passed", "signature": "passed", "input_hash": "skipped", "output_hash": "skipped", "expiry": "passed"}}},
+		{"at expiry", issued.JSON, receipt.Originals{}, expires, want{
+			status: map[string]receipt.CheckStatus{"schema": "passed", "signature": "passed", "input_hash": "skipped", "output_hash": "skipped", "expiry": "failed"},
+			errs:   []error{receipt.ErrExpired}}},
+		{"expired and wrong output", issued.JSON, receipt.Originals{Output: json.RawMessage(`{}`)}, expires.Add(time.Hour), want{
+			status: map[string]receipt.CheckStatus{"schema": "passed", "signature": "passed", "input_hash": "skipped", "output_hash": "failed", "expiry": "failed"},
+			errs:   []error{receipt.ErrExpired, receipt.ErrHashMismatch}}},
+		{"not JSON", []byte(`{"receipt_id":`), receipt.Originals{}, t0(), want{
+			status: map[string]receipt.CheckStatus{"schema": "failed", "signature": "skipped", "input_hash": "skipped", "output_hash": "skipped", "expiry": "skipped"},
+			errs:   []error{receipt.ErrSchema}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := v.Verify(tc.data, tc.orig, tc.now)
+			got := map[string]receipt.CheckStatus{}
+			var names []string
+			for _, c := range res.Checks {
+				got[c.Name] = c.Status
+				names = append(names, c.Name)
+				if (c.Status == receipt.StatusFailed) != (c.Err != nil) || (c.Status == receipt.StatusFailed) != (c.Code != "") {
+					t.Errorf("check %s: status %s with Err %v and Code %q", c.Name, c.Status, c.Err, c.Code)
+				}
+			}
+			if diff := cmp.Diff([]string{"schema", "signature", "input_hash", "output_hash", "expiry"}, names); diff != "" {
+				t.Errorf("check order (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.want.status, got); diff != "" {
+				t.Errorf("check outcomes (-want +got):\n%s", diff)
+			}
+			if (err == nil) != (len(tc.want.errs) == 0) || res.Valid() != (err == nil) {
+				t.Errorf("Verify error = %v, Valid = %v; want errors %v", err, res.Valid(), tc.want.errs)
+			}
+			for _, w := range tc.want.errs {
+				if !errors.Is(err, w) {
+					t.Errorf("Verify error = %v, want it to wrap %v", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestVerify_result(t *testing.T) {
+	s := newSigner(t, 1)
+	is, _ := newIssuer(t, s)
+	issued := issue(t, is, fullParams())
+	res, err := newVerifier(t, []receipt.PublicKey{s.Public()}).Verify(issued.JSON, receipt.Originals{}, t0())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ReceiptID != issued.Receipt.ReceiptID || res.Issuer != s.Issuer() || res.Scheme != receipt.SchemeEd25519 ||
+		!res.ExpiresAt.Equal(t0().Add(30*24*time.Hour)) {
+		t.Errorf("Result = {%s %s %s %v}, want {%s %s %s %v}", res.ReceiptID, res.Issuer, res.Scheme, res.ExpiresAt,
+			issued.Receipt.ReceiptID, s.Issuer(), receipt.SchemeEd25519, t0().Add(30*24*time.Hour))
+	}
+	if diff := cmp.Diff(issued.Receipt, res.Receipt); diff != "" {
+		t.Errorf("decoded receipt differs from the issued one (-issued +decoded):\n%s", diff)
+	}
+}
+
+func TestVerify_keyRotation(t *testing.T) {
+	oldKey, newKey, stranger := newSigner(t, 1), newSigner(t, 2), newSigner(t, 3)
+	v := newVerifier(t, []receipt.PublicKey{oldKey.Public(), newKey.Public()})
+	for _, tc := range []struct {
+		signer *receipt.Ed25519Signer
+		want   error
+	}{{oldKey, nil}, {newKey, nil}, {stranger, receipt.ErrUnknownKey}} {
+		is, _ := newIssuer(t, tc.signer)
+		_, err := v.Verify(issue(t, is, fullParams()).JSON, receipt.Originals{}, t0())
+		if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+			t.Errorf("receipt signed by %s: Verify = %v, want %v", tc.signer.Issuer(), err, tc.want)
+		}
+	}
+}
+
+func TestVerify_unsafeOptions(t *testing.T) {
+	s := newSigner(t, 1)
+	unsignedIssuer, _ := newIssuer(t, nil)
+	unsigned := issue(t, unsignedIssuer, fullParams()).JSON
+	signedIssuer, _ := newIssuer(t, s)
+	signed := issue(t, signedIssuer, fullParams()).JSON
+	late := t0().Add(31 * 24 * time.Hour)
+
+	strict := newVerifier(t, []receipt.PublicKey{s.Public()})
+	if _, err := strict.Verify(unsigned, receipt.Originals{}, t0()); !errors.Is(err, receipt.ErrUnsigned) {
+		t.Errorf("strict Verify(unsigned) = %v, want ErrUnsigned", err)
+	}
+	if _, err := strict.Verify(signed, receipt.Originals{}, late); !errors.Is(err, receipt.ErrExpired) {
+		t.Errorf("strict Verify(expired) = %v, want ErrExpired", err)
+	}
+
+	lax := newVerifier(t, []receipt.PublicKey{s.Public()}, receipt.WithUnsignedUnsafe(), receipt.WithExpiredUnsafe())
+	for name, data := range map[string][]byte{"unsigned": unsigned, "signed": signed} {
+		res, err := lax.Verify(data, receipt.Originals{}, late)
+		if err != nil {
+			t.Errorf("lax Verify(%s, expired) = %v, want nil", name, err)
+			continue
+		}
+		if c, _ := res.Check(receipt.CheckExpiry); c.Status != receipt.StatusSkipped {
+			t.Errorf("lax Verify(%s): expiry check %s, want skipped", name, c.Status)
+		}
+	}
+	// Accepting unsigned receipts does not weaken the check of signed ones.
+	doc := decodeMap(t, signed)
+	dig(doc, "decision")["status"] = "INVALID"
+	if _, err := lax.Verify(mustMarshal(t, doc), receipt.Originals{}, t0()); !errors.Is(err, receipt.ErrBadSignature) {
+		t.Errorf("lax Verify(tampered signed) = %v, want ErrBadSignature", err)
+	}
+
+	onlyUnsigned := newVerifier(t, nil, receipt.WithUnsignedUnsafe())
+	if _, err := onlyUnsigned.Verify(signed, receipt.Originals{}, t0()); !errors.Is(err, receipt.ErrUnknownKey) {
+		t.Errorf("keyless Verify(signed) = %v, want ErrUnknownKey", err)
+	}
+}
+
+func TestNewVerifier_rejects(t *testing.T) {
+	good := newSigner(t, 1).Public()
+	tests := map[string][]receipt.PublicKey{
+		"no keys":        nil,
+		"nil key":        {good, nil},
+		"short key":      {receipt.Ed25519Key(good[:31])},
+		"duplicate key":  {good, receipt.Ed25519Key(append([]byte(nil), good...))},
+		"empty issuer":   {fakeKey{scheme: "x"}},
+		"empty scheme":   {fakeKey{issuer: "x"}},
+		"empty Ed25519":  {receipt.Ed25519Key(nil)},
+		"one bad of two": {good, receipt.Ed25519Key(make([]byte, 33))},
+	}
+	for name, keys := range tests {
+		if v, err := receipt.NewVerifier(keys); err == nil || v != nil {
+			t.Errorf("NewVerifier(%s) = %v, %v; want nil and an error", name, v, err)
+		}
+	}
+}
+
+type fakeKey struct{ issuer, scheme string }
+
+func (k fakeKey) Issuer() string                   { return k.issuer }
+func (k fakeKey) Scheme() string                   { return k.scheme }
+func (k fakeKey) VerifySignature(_, _ []byte) bool { return true }

@@ -1,0 +1,82 @@
+// Package x402 implements pay-per-call HTTP with the public x402 protocol,
+// versions 1 and 2: the wire types, a client [Transport] that pays when a
+// server answers 402, a server [Middleware] that asks for payment and has
+// it verified and settled, and a [FacilitatorClient] for a facilitator's
+// HTTP API. Signing and checking payments for EVM networks lives in the
+// subpackage evm; this package knows no network's cryptography.
+//
+// # Wire
+//
+// Version 2 sends the terms in the PAYMENT-REQUIRED header of the 402
+// answer, the proof in PAYMENT-SIGNATURE and the settlement in
+// PAYMENT-RESPONSE. Version 1 sends the terms as the JSON body of the 402
+// answer, the proof in X-PAYMENT and the settlement in X-PAYMENT-RESPONSE.
+// Header values are standard base64, with padding, of compact JSON
+// ([EncodeHeader]); the decoders also accept a value without padding and
+// with surrounding spaces, as the official SDKs do. Version 2 names
+// networks in CAIP-2 ("eip155:84532"), version 1 by name ("base-sepolia");
+// [NetworkCAIP2], [NetworkV1] and [SameNetwork] map between them. The Go
+// values carry what the wire carries: [PaymentRequirements] has the shape
+// of version 2 and converts to and from [PaymentRequirementsV1];
+// [PaymentPayload] is one type whose JSON follows its X402Version.
+//
+// # Client
+//
+// A [Transport] wraps any http.RoundTripper. On a 402 it reads the terms of
+// either version, keeps the offers its [Payer] can pay, lets its
+// SelectFunc choose one within its [Policy] (schemes, networks, assets,
+// most per call) and its [Budget] (a total shared by concurrent calls),
+// and sends the request once more with the proof. It never pays twice for
+// one logical call: a call named by [WithPaymentKey] or an Idempotency-Key
+// header reuses its proof when it is repeated, which makes a
+// go-retryablehttp Client above the Transport safe:
+//
+//	t := &x402.Transport{Payer: payer, Policy: x402.Policy{Networks: []string{"base-sepolia"}}}
+//	rc := retryablehttp.NewClient()
+//	rc.HTTPClient.Transport = t
+//	rc.CheckRetry = func(ctx context.Context, resp *http.Response, err error) (bool, error) {
+//		if x402.Permanent(err) {
+//			return false, err
+//		}
+//		return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
+//	}
+//	req, _ := retryablehttp.NewRequestWithContext(ctx, "POST", url, body)
+//	req.Header.Set(x402.HeaderIdempotencyKey, key) // one key per logical call
+//
+// [SettlementFromResponse] decodes the settlement of a paid answer.
+//
+// # Server
+//
+// [Middleware] prices routes (http.ServeMux patterns, or a function),
+// answers 402 with the terms of both versions at once (the version 2
+// header and a version 1 body), so that clients of either version can pay,
+// accepts a proof in either header, verifies it through a [Facilitator],
+// runs the handler into a buffer and settles only when the handler
+// succeeded. A [ReplayStore] makes sure one authorization pays for one
+// request; [MemoryReplay] serves one process, and a database can implement
+// the interface for several. [NewFacilitatorHandler] serves any
+// Facilitator over HTTP, such as the offline one of package evm.
+//
+// # Decisions where the protocol is silent
+//
+//   - The default most per call is [DefaultMaxAmount], 100000 atomic
+//     units (0.10 USDC), the default of the official x402 fetch client;
+//     the version 2 SDKs have no default cap, and vouch keeps one. Demo
+//     prices stay well below it (evm.USDC builds offers such as "$0.001").
+//   - The budget is charged when a proof is made and refunded only when
+//     the proof never left the process, since a sent proof may settle.
+//   - A 402 answer to a paid request is an error ([ErrPaymentRejected]),
+//     never a second payment. A proof is remembered for its offer's
+//     timeout plus an hour; a repeated call after that pays anew.
+//   - When the terms offer the payment-identifier extension, the payer
+//     echoes it with an id derived from the call's key.
+//   - A failed settlement keeps the authorization marked as used, because
+//     its outcome on chain is unknown; a handler failure (status 400 or
+//     more) or a failed verification releases it, so that the client may
+//     repeat the call with the same proof.
+//   - An invalid proof header is a 400 problem (RFC 9457); an unreachable
+//     facilitator or replay store is a 503 problem, which clients retry
+//     with the same proof.
+//   - Authorizations of the exact EVM scheme are named for replay by
+//     network, asset, payer and nonce, and held until their validBefore.
+package x402

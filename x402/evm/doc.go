@@ -1,0 +1,42 @@
+// Package evm implements the x402 "exact" scheme on EVM networks: a
+// [Payer] that signs EIP-3009 TransferWithAuthorization messages as
+// EIP-712 typed data, and an offline [Facilitator] that checks such
+// payments as a token contract would and records settlements, for tests
+// and demonstration servers.
+//
+// # Signing
+//
+// The digest is keccak256(0x19 ‖ 0x01 ‖ domain separator ‖ message hash)
+// ([TransferDigest]). The domain is the token's: extra.name and
+// extra.version of the offer, the chain id of its network and its asset as
+// verifying contract. The message is TransferWithAuthorization(address
+// from, address to, uint256 value, uint256 validAfter, uint256 validBefore,
+// bytes32 nonce) with a nonce of 32 random bytes and a window from
+// now-600 s to now+maxTimeoutSeconds. Signatures are 65 bytes r‖s‖v with
+// v 27 or 28 and a low s.
+//
+// The package uses github.com/decred/dcrd/dcrec/secp256k1/v4 for the curve
+// (RFC 6979 signing with public key recovery) and the legacy Keccak-256 of
+// golang.org/x/crypto/sha3, rather than go-ethereum: two small,
+// well-maintained modules instead of a whole Ethereum client in every
+// program that embeds vouch. The encoding of one fixed EIP-712 type takes
+// a few lines and is pinned by the known answer of the x402 specification's
+// example.
+//
+// # Offline facilitator
+//
+// [Facilitator] accepts test networks only by default ([TestNetworks]),
+// checks no balances and sends no transactions: any payer with a valid
+// signature pays. It accepts an authorized value at least the price (the
+// version 1 rule; the version 2 SDK asks for equality) and reports the
+// protocol's reasons for rejections ([ReasonSignature] and the others). Its
+// transaction hashes are made up, derived from the authorization.
+//
+// # Demonstration prices
+//
+// [USDC] builds an offer in USDC (6 decimals) from a price in dollars,
+// such as "$0.001" on Base Sepolia (asset
+// 0x036CbD53842c5426634e7929541eC2318f3dCF7e, domain "USDC" version "2").
+// Official x402 clients pay such offers with their defaults: the fetch
+// client of version 1 caps a payment at 0.10 USDC.
+package evm

@@ -1,0 +1,134 @@
+package evm
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/vouchkit/vouch/x402"
+)
+
+// ValidAfterSlack is how far before now a payer's authorization becomes
+// valid, to absorb clock differences with the facilitator and the chain.
+const ValidAfterSlack = 600 * time.Second
+
+// DefaultTimeout is the validity of an authorization when the offer gives
+// no maxTimeoutSeconds.
+const DefaultTimeout = 600 * time.Second
+
+// Payer is an [x402.Payer] for the "exact" scheme on EVM networks: it
+// signs an EIP-3009 TransferWithAuthorization of the offer's amount from
+// its key's address to the offer's payTo, as EIP-712 typed data in the
+// domain of the offer's asset (extra.name, extra.version, the chain id of
+// the network, the asset as verifying contract). The nonce is 32 random
+// bytes; the authorization is valid from now-ValidAfterSlack to
+// now+maxTimeoutSeconds. Set its fields before first use; it is then safe
+// for concurrent use.
+type Payer struct {
+	// Key signs the authorizations. Required.
+	Key *PrivateKey
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+	// Rand is the source of nonces; nil means crypto/rand.
+	Rand io.Reader
+}
+
+// NewPayer returns a Payer for a private key in hex (see ParsePrivateKey).
+func NewPayer(hexKey string) (*Payer, error) {
+	k, err := ParsePrivateKey(hexKey)
+	if err != nil {
+		return nil, err
+	}
+	return &Payer{Key: k}, nil
+}
+
+// Address returns the address that pays.
+func (p *Payer) Address() Address { return p.Key.Address() }
+
+// Supports reports whether p can pay offer: scheme "exact" on an EVM
+// network, with a token domain in extra and valid addresses.
+func (p *Payer) Supports(offer x402.PaymentRequirements) bool {
+	_, _, err := prepare(offer)
+	return err == nil
+}
+
+// Pay signs an authorization for offer. The proof's reference is
+// "<payer address>:<nonce>", which names the authorization on chain.
+func (p *Payer) Pay(ctx context.Context, offer x402.PaymentRequirements) (x402.Proof, error) {
+	if err := ctx.Err(); err != nil {
+		return x402.Proof{}, err
+	}
+	if p.Key == nil {
+		return x402.Proof{}, errors.New("evm: Payer.Key is nil")
+	}
+	domain, to, err := prepare(offer)
+	if err != nil {
+		return x402.Proof{}, err
+	}
+	now := time.Now
+	if p.Now != nil {
+		now = p.Now
+	}
+	timeout := DefaultTimeout
+	if offer.MaxTimeoutSeconds > 0 {
+		timeout = time.Duration(offer.MaxTimeoutSeconds) * time.Second
+	}
+	r := p.Rand
+	if r == nil {
+		r = rand.Reader
+	}
+	var nonce [32]byte
+	if _, err := io.ReadFull(r, nonce[:]); err != nil {
+		return x402.Proof{}, fmt.Errorf("evm: reading a nonce: %w", err)
+	}
+	t := now()
+	auth := Authorization{
+		From:        p.Key.Address().String(),
+		To:          to.String(),
+		Value:       offer.Amount,
+		ValidAfter:  strconv.FormatInt(t.Add(-ValidAfterSlack).Unix(), 10),
+		ValidBefore: strconv.FormatInt(t.Add(timeout).Unix(), 10),
+		Nonce:       "0x" + hex.EncodeToString(nonce[:]),
+	}
+	digest, err := TransferDigest(domain, auth)
+	if err != nil {
+		return x402.Proof{}, err
+	}
+	payload, err := json.Marshal(ExactPayload{Signature: "0x" + hex.EncodeToString(p.Key.Sign(digest)), Authorization: auth})
+	if err != nil {
+		return x402.Proof{}, fmt.Errorf("evm: encoding the payload: %w", err)
+	}
+	return x402.Proof{Payload: payload, Reference: auth.From + ":" + auth.Nonce}, nil
+}
+
+// prepare checks offer and returns the token domain and the recipient.
+func prepare(offer x402.PaymentRequirements) (Domain, Address, error) {
+	if offer.Scheme != x402.SchemeExact {
+		return Domain{}, Address{}, fmt.Errorf("evm: scheme %q is not %q", offer.Scheme, x402.SchemeExact)
+	}
+	chain, ok := x402.EVMChainID(offer.Network)
+	if !ok {
+		return Domain{}, Address{}, fmt.Errorf("evm: network %q is not a known EVM network", offer.Network)
+	}
+	d := Domain{Name: offer.ExtraString("name"), Version: offer.ExtraString("version"), ChainID: chain, VerifyingContract: offer.Asset}
+	if d.Name == "" || d.Version == "" {
+		return Domain{}, Address{}, errors.New("evm: the offer lacks extra.name and extra.version, the token's EIP-712 domain")
+	}
+	if _, err := ParseAddress(offer.Asset); err != nil {
+		return Domain{}, Address{}, fmt.Errorf("evm: asset: %w", err)
+	}
+	to, err := ParseAddress(offer.PayTo)
+	if err != nil {
+		return Domain{}, Address{}, fmt.Errorf("evm: payTo: %w", err)
+	}
+	if _, err := x402.ParseAmount(offer.Amount); err != nil {
+		return Domain{}, Address{}, err
+	}
+	return d, to, nil
+}

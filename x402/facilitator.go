@@ -1,0 +1,242 @@
+package x402
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/vouchkit/vouch/internal/jsonbody"
+	"github.com/vouchkit/vouch/internal/problem"
+)
+
+// Facilitator verifies and settles payments for a server. Verify answers
+// whether p pays for r without moving funds; Settle moves them. A rejected
+// payment is an answer (IsValid or Success false, with a reason) and a nil
+// error; a non-nil error means no answer was obtained. r is the server's
+// own offer, never the one the payer claims. Implementations must be safe
+// for concurrent use and must not keep p or r.
+type Facilitator interface {
+	Verify(ctx context.Context, p *PaymentPayload, r PaymentRequirements) (*VerifyResponse, error)
+	Settle(ctx context.Context, p *PaymentPayload, r PaymentRequirements) (*SettleResponse, error)
+	Supported(ctx context.Context) (*SupportedResponse, error)
+}
+
+// facilitatorRequest is the body of POST /verify and POST /settle.
+type facilitatorRequest struct {
+	X402Version         int             `json:"x402Version"`
+	PaymentPayload      PaymentPayload  `json:"paymentPayload"`
+	PaymentRequirements json.RawMessage `json:"paymentRequirements"`
+}
+
+// newFacilitatorRequest builds the body in the shape of p's version. For
+// version 1 the requirements carry the resource from p.Resource.
+func newFacilitatorRequest(p *PaymentPayload, r PaymentRequirements) ([]byte, error) {
+	var req any = r
+	if p.X402Version == Version1 {
+		var res ResourceInfo
+		if p.Resource != nil {
+			res = *p.Resource
+		}
+		req = r.V1(res)
+	}
+	rb, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(facilitatorRequest{X402Version: p.X402Version, PaymentPayload: *p, PaymentRequirements: rb})
+}
+
+// maxFacilitatorBody bounds what is read from a facilitator.
+const maxFacilitatorBody = 1 << 20
+
+// FacilitatorClient is a [Facilitator] reached over HTTP, at URL+"/verify",
+// URL+"/settle" and URL+"/supported". It makes exactly one request per
+// call: verify and settle are never retried automatically, since a repeated
+// settle could be a second transfer. Its zero value is not usable: URL is
+// required. It is safe for concurrent use.
+type FacilitatorClient struct {
+	// URL is the facilitator's base URL, such as
+	// "https://x402.org/facilitator".
+	URL string
+	// HTTPClient sends the requests; nil means http.DefaultClient.
+	HTTPClient *http.Client
+	// Prepare, if not nil, is called on every request before it is sent,
+	// for instance to add an Authorization header.
+	Prepare func(req *http.Request) error
+}
+
+// Verify asks the facilitator whether p pays for r.
+func (c *FacilitatorClient) Verify(ctx context.Context, p *PaymentPayload, r PaymentRequirements) (*VerifyResponse, error) {
+	body, err := newFacilitatorRequest(p, r)
+	if err != nil {
+		return nil, &FacilitatorError{Op: "verify", Err: fmt.Errorf("encoding the request: %w", err)}
+	}
+	var out VerifyResponse
+	if err := c.do(ctx, "verify", http.MethodPost, body, &out, "isValid"); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Settle asks the facilitator to settle p for r.
+func (c *FacilitatorClient) Settle(ctx context.Context, p *PaymentPayload, r PaymentRequirements) (*SettleResponse, error) {
+	body, err := newFacilitatorRequest(p, r)
+	if err != nil {
+		return nil, &FacilitatorError{Op: "settle", Err: fmt.Errorf("encoding the request: %w", err)}
+	}
+	var out SettleResponse
+	if err := c.do(ctx, "settle", http.MethodPost, body, &out, "success"); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Supported asks the facilitator what it supports.
+func (c *FacilitatorClient) Supported(ctx context.Context) (*SupportedResponse, error) {
+	var out SupportedResponse
+	if err := c.do(ctx, "supported", http.MethodGet, nil, &out, "kinds"); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// do sends one request and decodes the answer into out. An answer with a
+// status other than 200 is still decoded when it carries the member that
+// makes it a result (some facilitators answer an invalid payment with 400
+// and a verify result).
+func (c *FacilitatorClient) do(ctx context.Context, op, method string, body []byte, out any, member string) error {
+	fail := func(status int, snippet []byte, err error) error {
+		return &FacilitatorError{Op: op, StatusCode: status, Body: string(snippet), Err: err}
+	}
+	if c.URL == "" {
+		return fail(0, nil, errors.New("FacilitatorClient.URL is empty"))
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.URL, "/")+"/"+op, rd)
+	if err != nil {
+		return fail(0, nil, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.Prepare != nil {
+		if err := c.Prepare(req); err != nil {
+			return fail(0, nil, fmt.Errorf("preparing the request: %w", err))
+		}
+	}
+	hc := c.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fail(0, nil, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxFacilitatorBody+1))
+	if err != nil {
+		return fail(resp.StatusCode, nil, fmt.Errorf("reading the answer: %w", err))
+	}
+	snippet := data[:min(len(data), 512)]
+	if len(data) > maxFacilitatorBody {
+		return fail(resp.StatusCode, snippet, fmt.Errorf("answer larger than %d bytes", maxFacilitatorBody))
+	}
+	var probe map[string]json.RawMessage
+	isResult := json.Unmarshal(data, &probe) == nil && probe[member] != nil
+	if resp.StatusCode != http.StatusOK && !isResult {
+		return fail(resp.StatusCode, snippet, errors.New(http.StatusText(resp.StatusCode)))
+	}
+	if !isResult {
+		return fail(resp.StatusCode, snippet, fmt.Errorf("answer has no %q member", member))
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fail(resp.StatusCode, snippet, fmt.Errorf("decoding the answer: %w", err))
+	}
+	return nil
+}
+
+// NewFacilitatorHandler serves f over HTTP with the facilitator API of the
+// protocol: POST /verify, POST /settle and GET /supported, relative to
+// where it is mounted (use http.StripPrefix under a prefix). Malformed
+// requests get a 400 problem; errors of f get a 502 problem.
+func NewFacilitatorHandler(f Facilitator) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /supported", func(w http.ResponseWriter, r *http.Request) {
+		out, err := f.Supported(r.Context())
+		writeResult(w, out, err)
+	})
+	mux.HandleFunc("POST /verify", func(w http.ResponseWriter, r *http.Request) {
+		p, req, err := readFacilitatorRequest(r)
+		if err != nil {
+			problem.Write(w, err)
+			return
+		}
+		out, ferr := f.Verify(r.Context(), p, req)
+		writeResult(w, out, ferr)
+	})
+	mux.HandleFunc("POST /settle", func(w http.ResponseWriter, r *http.Request) {
+		p, req, err := readFacilitatorRequest(r)
+		if err != nil {
+			problem.Write(w, err)
+			return
+		}
+		out, ferr := f.Settle(r.Context(), p, req)
+		writeResult(w, out, ferr)
+	})
+	return mux
+}
+
+func writeResult(w http.ResponseWriter, out any, err error) {
+	if err != nil {
+		problem.Write(w, problem.Newf(http.StatusBadGateway, problem.CodeUnavailable, "facilitator: %v", err))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(out)
+}
+
+// readFacilitatorRequest decodes the body of POST /verify or /settle. The
+// requirements of version 1 are converted to the shape of version 2, and
+// their resource is put into the payload's Resource.
+func readFacilitatorRequest(r *http.Request) (*PaymentPayload, PaymentRequirements, *problem.Details) {
+	var in facilitatorRequest
+	if err := jsonbody.Decode(r.Body, maxFacilitatorBody, &in); err != nil {
+		var p *problem.Details
+		if errors.As(err, &p) {
+			return nil, PaymentRequirements{}, p
+		}
+		return nil, PaymentRequirements{}, problem.New(http.StatusBadRequest, problem.CodeMalformedJSON, err.Error())
+	}
+	p := in.PaymentPayload
+	var errs []problem.FieldError
+	if p.X402Version != Version1 && p.X402Version != Version2 {
+		errs = append(errs, problem.FieldError{Field: "paymentPayload.x402Version", Rule: "oneof", Message: "must be 1 or 2"})
+	}
+	if len(in.PaymentRequirements) == 0 {
+		errs = append(errs, problem.FieldError{Field: "paymentRequirements", Rule: "required", Message: "is required"})
+	}
+	if len(errs) > 0 {
+		return nil, PaymentRequirements{}, problem.Invalid(errs)
+	}
+	var req PaymentRequirements
+	if p.X402Version == Version1 {
+		var v1 PaymentRequirementsV1
+		if err := jsonbody.Unmarshal(in.PaymentRequirements, &v1); err != nil {
+			return nil, req, problem.New(http.StatusBadRequest, problem.CodeInvalidRequest, "paymentRequirements: "+err.Error())
+		}
+		req = v1.V2()
+		p.Resource = &ResourceInfo{URL: v1.Resource, Description: v1.Description, MimeType: v1.MimeType}
+	} else if err := jsonbody.Unmarshal(in.PaymentRequirements, &req); err != nil {
+		return nil, req, problem.New(http.StatusBadRequest, problem.CodeInvalidRequest, "paymentRequirements: "+err.Error())
+	}
+	return &p, req, nil
+}

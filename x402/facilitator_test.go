@@ -1,0 +1,82 @@
+package x402_test
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/evm"
+)
+
+func TestFacilitatorClient_answers(t *testing.T) {
+	var requests atomic.Int32
+	for _, tc := range []struct {
+		name      string
+		status    int
+		body      string
+		wantValid bool
+		wantErr   bool
+	}{
+		{"valid", 200, `{"isValid":true,"payer":"0xabc"}`, true, false},
+		{"invalid with 400", 400, `{"isValid":false,"invalidReason":"insufficient_funds"}`, false, false},
+		{"server error", 500, `internal error`, false, true},
+		{"not a result", 200, `{"ok":true}`, false, true},
+		{"unavailable with json", 503, `{"error":"down"}`, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			requests.Store(0)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				requests.Add(1)
+				if r.Method != http.MethodPost || r.URL.Path != "/fac/verify" || r.Header.Get("Authorization") != "Bearer k" {
+					t.Errorf("request %s %s auth %q", r.Method, r.URL.Path, r.Header.Get("Authorization"))
+				}
+				w.WriteHeader(tc.status)
+				io.WriteString(w, tc.body)
+			}))
+			defer srv.Close()
+			c := &x402.FacilitatorClient{URL: srv.URL + "/fac/", Prepare: func(r *http.Request) error {
+				r.Header.Set("Authorization", "Bearer k")
+				return nil
+			}}
+			p := &x402.PaymentPayload{X402Version: 2, Accepted: offer(t), Payload: []byte(`{}`)}
+			vr, err := c.Verify(t.Context(), p, offer(t))
+			if tc.wantErr {
+				var fe *x402.FacilitatorError
+				if !errors.As(err, &fe) || fe.StatusCode != tc.status || fe.Op != "verify" {
+					t.Errorf("err = %v, want a *FacilitatorError for verify with status %d", err, tc.status)
+				}
+			} else if err != nil || vr.IsValid != tc.wantValid {
+				t.Errorf("Verify = %+v, %v; want valid %v", vr, err, tc.wantValid)
+			}
+			if n := requests.Load(); n != 1 {
+				t.Errorf("facilitator saw %d requests, want exactly 1 (no retries)", n)
+			}
+		})
+	}
+}
+
+func TestFacilitatorHandler_supportedAndBadRequest(t *testing.T) {
+	srv := httptest.NewServer(x402.NewFacilitatorHandler(&evm.Facilitator{Networks: []string{"base-sepolia"}}))
+	defer srv.Close()
+	c := &x402.FacilitatorClient{URL: srv.URL}
+	sup, err := c.Supported(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sup.Kinds) != 2 || sup.Kinds[0].Network != "base-sepolia" || sup.Kinds[1].Network != "eip155:84532" {
+		t.Errorf("kinds = %+v, want exact on base-sepolia in v1 and v2", sup.Kinds)
+	}
+	resp, err := http.Post(srv.URL+"/settle", "application/json", strings.NewReader(`{"x402Version":2,"paymentPayload":{"x402Version":7}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("malformed settle: status = %d, want 400", resp.StatusCode)
+	}
+}

@@ -1,0 +1,436 @@
+package x402
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vouchkit/vouch/internal/problem"
+)
+
+// Price is what a paid route costs.
+type Price struct {
+	// Accepts lists the offers a payer may choose from, in order of
+	// preference. Networks may be named either way; each answer uses the
+	// naming of its protocol version.
+	Accepts []PaymentRequirements
+	// Description tells a person what the payment buys.
+	Description string
+	// MimeType is the media type of the paid response.
+	MimeType string
+}
+
+// MiddlewareConfig configures [Middleware].
+type MiddlewareConfig struct {
+	// Facilitator verifies and settles payments. Required.
+	Facilitator Facilitator
+	// Routes prices requests by http.ServeMux pattern, such as
+	// "POST /api/v2/x402/validate". Requests that match no pattern are
+	// free and pass through.
+	Routes map[string]Price
+	// PriceFunc, if not nil, prices requests instead of Routes: it reports
+	// false for a free request.
+	PriceFunc func(r *http.Request) (Price, bool)
+	// Replay remembers accepted payments; nil means a new MemoryReplay.
+	Replay ReplayStore
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+	// Logger records verifications and settlements; nil is silent.
+	Logger *slog.Logger
+}
+
+// exposed are the response headers a browser client must be allowed to
+// read.
+const exposed = HeaderPaymentRequired + ", " + HeaderPaymentResponse + ", " + HeaderXPaymentResponse
+
+// Middleware returns a middleware that makes the priced requests pay.
+//
+// A priced request without a proof gets 402 with the terms in both
+// versions: base64 JSON in the PAYMENT-REQUIRED header (version 2) and the
+// version 1 terms as the JSON body. A proof is read from
+// PAYMENT-SIGNATURE or X-PAYMENT; a header that does not decode gets a 400
+// problem. The proof must match one of the route's offers, must not have
+// been accepted before (see [ReplayStore]) and must pass the
+// Facilitator's Verify; otherwise the answer is 402 with the terms and the
+// reason. The handler then runs into a buffer, and its answer is held back
+// until the payment is settled: an answer with status 400 or more is sent
+// without settling (and the proof may be sent again), any other is settled
+// and sent with the settlement in PAYMENT-RESPONSE, and also in
+// X-PAYMENT-RESPONSE for a version 1 proof. A failed settlement answers 402
+// with the settlement (success false) in those headers, and the handler's
+// answer is dropped. Streaming (http.Flusher) is not available to paid
+// handlers.
+//
+// The handler finds the verified payment with [PaymentFromContext]. Every
+// answer on a priced route exposes the payment headers to browsers through
+// Access-Control-Expose-Headers.
+//
+// Middleware returns an error when the configuration is unusable: no
+// Facilitator, no prices, an invalid route pattern or offer.
+func Middleware(cfg MiddlewareConfig) (func(http.Handler) http.Handler, error) {
+	if cfg.Facilitator == nil {
+		return nil, errors.New("x402: MiddlewareConfig.Facilitator is nil")
+	}
+	if cfg.PriceFunc == nil && len(cfg.Routes) == 0 {
+		return nil, errors.New("x402: MiddlewareConfig has neither Routes nor PriceFunc")
+	}
+	mux := http.NewServeMux()
+	for pattern, price := range cfg.Routes {
+		if err := checkPrice(price); err != nil {
+			return nil, fmt.Errorf("x402: route %q: %w", pattern, err)
+		}
+		if err := register(mux, pattern); err != nil {
+			return nil, fmt.Errorf("x402: route %q: %v", pattern, err)
+		}
+	}
+	pw := &paywall{cfg: cfg, mux: mux, replay: cfg.Replay, log: cfg.Logger}
+	if pw.replay == nil {
+		pw.replay = &MemoryReplay{}
+	}
+	if pw.log == nil {
+		pw.log = slog.New(slog.DiscardHandler)
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			pw.serve(w, r, next)
+		})
+	}, nil
+}
+
+// register adds pattern to mux, turning its panic on a bad pattern into an
+// error.
+func register(mux *http.ServeMux, pattern string) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%v", p)
+		}
+	}()
+	mux.Handle(pattern, http.NotFoundHandler())
+	return nil
+}
+
+// checkPrice rejects a price a payer could not pay.
+func checkPrice(p Price) error {
+	if len(p.Accepts) == 0 {
+		return errors.New("no offers in Accepts")
+	}
+	for i, o := range p.Accepts {
+		switch {
+		case o.Scheme == "":
+			return fmt.Errorf("offer %d: scheme is empty", i)
+		case o.PayTo == "" || o.Asset == "":
+			return fmt.Errorf("offer %d: payTo and asset are required", i)
+		case o.MaxTimeoutSeconds <= 0:
+			return fmt.Errorf("offer %d: maxTimeoutSeconds must be positive", i)
+		}
+		if _, ok := NetworkCAIP2(o.Network); !ok {
+			return fmt.Errorf("offer %d: unknown network %q", i, o.Network)
+		}
+		if _, err := ParseAmount(o.Amount); err != nil {
+			return fmt.Errorf("offer %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+type paywall struct {
+	cfg    MiddlewareConfig
+	mux    *http.ServeMux
+	replay ReplayStore
+	log    *slog.Logger
+}
+
+func (pw *paywall) now() time.Time {
+	if pw.cfg.Now != nil {
+		return pw.cfg.Now()
+	}
+	return time.Now()
+}
+
+// price returns the price of r, or false for a free request.
+func (pw *paywall) price(r *http.Request) (Price, bool) {
+	if pw.cfg.PriceFunc != nil {
+		p, ok := pw.cfg.PriceFunc(r)
+		return p, ok && len(p.Accepts) > 0
+	}
+	_, pattern := pw.mux.Handler(r)
+	p, ok := pw.cfg.Routes[pattern]
+	return p, ok
+}
+
+func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	price, ok := pw.price(r)
+	if !ok {
+		next.ServeHTTP(w, r)
+		return
+	}
+	ctx := r.Context()
+	w.Header().Add("Access-Control-Expose-Headers", exposed)
+	res := ResourceInfo{URL: resourceURL(r), Description: price.Description, MimeType: price.MimeType}
+	name, value := HeaderPaymentSignature, r.Header.Get(HeaderPaymentSignature)
+	if value == "" {
+		name, value = HeaderXPayment, r.Header.Get(HeaderXPayment)
+	}
+	if value == "" {
+		pw.require(w, price, res, HeaderPaymentSignature+" header is required", nil)
+		return
+	}
+	p, err := DecodePaymentPayload(value)
+	if err != nil {
+		var d *problem.Details
+		if !errors.As(err, &d) {
+			d = problem.New(http.StatusBadRequest, problem.CodeInvalidRequest, err.Error())
+		}
+		q := *d
+		q.Detail = name + " header: " + q.Detail
+		problem.Write(w, &q)
+		return
+	}
+	offer, ok := match(price.Accepts, p)
+	if !ok {
+		pw.require(w, price, res, "the payment matches none of the accepted offers", nil)
+		return
+	}
+	if p.X402Version == Version1 {
+		p.Resource = &res
+	}
+	now := pw.now()
+	key, until := replayKey(p, offer, now)
+	fresh, err := pw.replay.Reserve(ctx, key, now, until)
+	if err != nil {
+		pw.unavailable(w, "replay store", err)
+		return
+	}
+	if !fresh {
+		pw.require(w, price, res, "the payment was already used", nil)
+		return
+	}
+	settled := false
+	defer func() {
+		if !settled { // verification failed, the handler failed or panicked
+			pw.replay.Release(context.WithoutCancel(ctx), key)
+		}
+	}()
+	vr, err := pw.cfg.Facilitator.Verify(ctx, p, offer)
+	if err != nil {
+		pw.unavailable(w, "facilitator verify", err)
+		return
+	}
+	if !vr.IsValid {
+		pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: payment invalid", slog.String("reason", vr.InvalidReason), slog.String("payer", vr.Payer))
+		pw.require(w, price, res, joinReason(vr.InvalidReason, vr.InvalidMessage), nil)
+		return
+	}
+
+	rec := &recorder{header: make(http.Header)}
+	vp := &VerifiedPayment{Payer: vr.Payer, Offer: offer, Payload: p}
+	next.ServeHTTP(rec, r.WithContext(context.WithValue(ctx, verifiedCtx{}, vp)))
+	if rec.status >= 400 {
+		rec.copyTo(w)
+		return
+	}
+	settled = true // from here on the proof stays used, whatever the outcome
+	sr, err := pw.cfg.Facilitator.Settle(ctx, p, offer)
+	if err != nil {
+		pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: settlement failed", slog.String("error", err.Error()))
+		sr = &SettleResponse{ErrorReason: "unexpected_settle_error", ErrorMessage: err.Error(), Network: offer.Network, Payer: vr.Payer}
+	}
+	if !sr.Success {
+		pw.require(w, price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr)
+		return
+	}
+	pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: settled", slog.String("transaction", sr.Transaction), slog.String("payer", sr.Payer), slog.String("network", sr.Network))
+	if err := setSettlement(w.Header(), sr, p.X402Version); err != nil {
+		pw.unavailable(w, "encoding the settlement", err)
+		return
+	}
+	rec.copyTo(w)
+}
+
+// require answers 402 with the terms of price in both versions, and with
+// the settlement when one failed.
+func (pw *paywall) require(w http.ResponseWriter, price Price, res ResourceInfo, reason string, sr *SettleResponse) {
+	v2 := PaymentRequired{X402Version: Version2, Error: reason, Resource: &res, Accepts: make([]PaymentRequirements, len(price.Accepts))}
+	v1 := PaymentRequiredV1{X402Version: Version1, Error: reason, Accepts: make([]PaymentRequirementsV1, len(price.Accepts))}
+	for i, o := range price.Accepts {
+		v1.Accepts[i] = o.V1(res)
+		o.Network, _ = NetworkCAIP2(o.Network)
+		v2.Accepts[i] = o
+	}
+	h := w.Header()
+	value, err := EncodeHeader(v2)
+	if err != nil {
+		pw.unavailable(w, "encoding the terms", err)
+		return
+	}
+	h.Set(HeaderPaymentRequired, value)
+	if sr != nil {
+		if err := setSettlement(h, sr, Version1); err != nil {
+			pw.unavailable(w, "encoding the settlement", err)
+			return
+		}
+	}
+	body, err := json.Marshal(v1)
+	if err != nil {
+		pw.unavailable(w, "encoding the terms", err)
+		return
+	}
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusPaymentRequired)
+	w.Write(append(body, '\n'))
+}
+
+func (pw *paywall) unavailable(w http.ResponseWriter, step string, err error) {
+	pw.log.LogAttrs(context.Background(), slog.LevelError, "x402: "+step, slog.String("error", err.Error()))
+	problem.Write(w, problem.Newf(http.StatusServiceUnavailable, problem.CodeUnavailable, "payment processing unavailable: %s failed", step))
+}
+
+// setSettlement puts sr in PAYMENT-RESPONSE, and for version 1 also in
+// X-PAYMENT-RESPONSE.
+func setSettlement(h http.Header, sr *SettleResponse, version int) error {
+	value, err := EncodeHeader(sr)
+	if err != nil {
+		return err
+	}
+	h.Set(HeaderPaymentResponse, value)
+	if version == Version1 {
+		h.Set(HeaderXPaymentResponse, value)
+	}
+	return nil
+}
+
+func joinReason(reason, message string) string {
+	switch {
+	case reason == "":
+		return message
+	case message == "":
+		return reason
+	}
+	return reason + ": " + message
+}
+
+// match returns the route's offer that the proof claims to pay. A version
+// 2 proof names its offer in full; a version 1 proof names only scheme and
+// network. The offer is returned in the network naming of the proof.
+func match(offers []PaymentRequirements, p *PaymentPayload) (PaymentRequirements, bool) {
+	a := p.Accepted
+	for _, o := range offers {
+		if o.Scheme != a.Scheme || !SameNetwork(o.Network, a.Network) {
+			continue
+		}
+		if p.X402Version == Version2 && (o.Amount != a.Amount || !strings.EqualFold(o.Asset, a.Asset) || !strings.EqualFold(o.PayTo, a.PayTo)) {
+			continue
+		}
+		o.Network = a.Network
+		return o, true
+	}
+	return PaymentRequirements{}, false
+}
+
+// replayKey names the authorization of a proof. An EIP-3009 authorization
+// ("exact" on EVM networks, the core spec's payload) is named by network,
+// asset, payer and nonce, as the token contract names it, and held until
+// its validBefore; any other payload by the hash of its JSON, held for
+// the offer's timeout.
+func replayKey(p *PaymentPayload, offer PaymentRequirements, now time.Time) (string, time.Time) {
+	network, _ := NetworkCAIP2(offer.Network)
+	until := now.Add(time.Duration(max(offer.MaxTimeoutSeconds, 60)) * time.Second)
+	var ex struct {
+		Authorization struct {
+			From        string `json:"from"`
+			Nonce       string `json:"nonce"`
+			ValidBefore string `json:"validBefore"`
+		} `json:"authorization"`
+	}
+	if json.Unmarshal(p.Payload, &ex) == nil && ex.Authorization.From != "" && ex.Authorization.Nonce != "" {
+		a := ex.Authorization
+		if vb, err := strconv.ParseInt(a.ValidBefore, 10, 64); err == nil && time.Unix(vb, 0).After(until) {
+			until = time.Unix(vb, 0)
+		}
+		return strings.ToLower("eip3009:" + network + ":" + offer.Asset + ":" + a.From + ":" + a.Nonce), until
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, p.Payload) != nil {
+		buf.Write(p.Payload)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	return "payload:" + network + ":" + hex.EncodeToString(sum[:]), until
+}
+
+// resourceURL is the absolute URL of the request as the server saw it.
+func resourceURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + r.URL.RequestURI()
+}
+
+// VerifiedPayment is a payment the facilitator verified, given to the
+// handler of a priced request through its context. It is settled after
+// the handler returns, if the handler succeeds.
+type VerifiedPayment struct {
+	// Payer is the address that signed the payment.
+	Payer string
+	// Offer is the route's offer the payment pays.
+	Offer PaymentRequirements
+	// Payload is the proof as received.
+	Payload *PaymentPayload
+}
+
+type verifiedCtx struct{}
+
+// PaymentFromContext returns the verified payment of the request whose
+// context is ctx, inside a handler behind [Middleware].
+func PaymentFromContext(ctx context.Context) (*VerifiedPayment, bool) {
+	vp, ok := ctx.Value(verifiedCtx{}).(*VerifiedPayment)
+	return vp, ok
+}
+
+// recorder holds a handler's answer until the payment is settled.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 && code >= 200 {
+		r.status = code
+	}
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.body.Write(b)
+}
+
+// copyTo sends the held answer to w.
+func (r *recorder) copyTo(w http.ResponseWriter) {
+	h := w.Header()
+	for k, v := range r.header {
+		if k == "Access-Control-Expose-Headers" {
+			h[k] = append(h[k], v...)
+			continue
+		}
+		h[k] = v
+	}
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	w.WriteHeader(r.status)
+	w.Write(r.body.Bytes())
+}

@@ -1,0 +1,144 @@
+package x402
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// DefaultMaxAmount is the most a [Policy] with a zero MaxAmount pays for one
+// call: 100000 atomic units, which is 0.10 USDC (6 decimals), the default
+// cap of the official x402 fetch client.
+const DefaultMaxAmount = 100000
+
+// Policy is what a [Transport] may pay. Its zero value allows the "exact"
+// scheme on any network, any asset, up to DefaultMaxAmount per call.
+type Policy struct {
+	// Schemes lists the schemes allowed; nil means only "exact".
+	Schemes []string
+	// Networks lists the networks allowed, in either naming ("base-sepolia"
+	// and "eip155:84532" are the same network); nil means any.
+	Networks []string
+	// Assets lists the asset addresses allowed, compared without regard to
+	// case; nil means any.
+	Assets []string
+	// MaxAmount is the most to pay for one call, in atomic units of the
+	// asset; zero means DefaultMaxAmount.
+	MaxAmount uint64
+}
+
+// Allows returns nil if p allows paying offer, or an error saying why not.
+func (p *Policy) Allows(offer PaymentRequirements) error {
+	schemes := p.Schemes
+	if schemes == nil {
+		schemes = []string{SchemeExact}
+	}
+	if !slices.Contains(schemes, offer.Scheme) {
+		return fmt.Errorf("scheme %q is not allowed", offer.Scheme)
+	}
+	if p.Networks != nil && !slices.ContainsFunc(p.Networks, func(n string) bool { return SameNetwork(n, offer.Network) }) {
+		return fmt.Errorf("network %q is not allowed", offer.Network)
+	}
+	if p.Assets != nil && !slices.ContainsFunc(p.Assets, func(a string) bool { return strings.EqualFold(a, offer.Asset) }) {
+		return fmt.Errorf("asset %q is not allowed", offer.Asset)
+	}
+	amount, err := ParseAmount(offer.Amount)
+	if err != nil {
+		return err
+	}
+	limit := p.MaxAmount
+	if limit == 0 {
+		limit = DefaultMaxAmount
+	}
+	if amount > limit {
+		return fmt.Errorf("amount %d is above the limit of %d per call", amount, limit)
+	}
+	return nil
+}
+
+// SelectFunc chooses which offer of a 402 answer to pay for req, or
+// declines with an error, which the Transport returns to its caller. The
+// offers are those the Payer can pay, in the server's order; the Transport
+// checks the choice against its Policy afterwards, so a SelectFunc can
+// prefer but never widen.
+type SelectFunc func(req *http.Request, policy *Policy, offers []PaymentRequirements) (PaymentRequirements, error)
+
+// DefaultSelect returns the first offer policy allows, or an error wrapping
+// ErrNoAcceptableOffer that says why each offer was refused.
+func DefaultSelect(_ *http.Request, policy *Policy, offers []PaymentRequirements) (PaymentRequirements, error) {
+	var why []error
+	for _, o := range offers {
+		err := policy.Allows(o)
+		if err == nil {
+			return o, nil
+		}
+		why = append(why, fmt.Errorf("%s %s on %s: %w", o.Scheme, o.Amount, o.Network, err))
+	}
+	if len(why) == 0 {
+		return PaymentRequirements{}, fmt.Errorf("%w: the terms list no offer this payer can pay", ErrNoAcceptableOffer)
+	}
+	return PaymentRequirements{}, fmt.Errorf("%w: %w", ErrNoAcceptableOffer, errors.Join(why...))
+}
+
+// Budget is a total that several calls, and several Transports, spend
+// from. Amounts are atomic units of whatever asset is paid, so a budget is
+// meaningful when the Policy allows one asset. It is safe for concurrent
+// use; a nil *Budget is unlimited.
+type Budget struct {
+	mu           sync.Mutex
+	total, spent uint64
+}
+
+// NewBudget returns a budget of total atomic units.
+func NewBudget(total uint64) *Budget {
+	return &Budget{total: total}
+}
+
+// Spend takes amount from the budget, or returns an error wrapping
+// ErrBudgetExceeded and takes nothing.
+func (b *Budget) Spend(amount uint64) error {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if amount > b.total-b.spent {
+		return fmt.Errorf("%w: %d wanted, %d of %d left", ErrBudgetExceeded, amount, b.total-b.spent, b.total)
+	}
+	b.spent += amount
+	return nil
+}
+
+// Refund gives back amount taken by Spend for a payment that never left
+// the process.
+func (b *Budget) Refund(amount uint64) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.spent -= min(amount, b.spent)
+}
+
+// Spent returns the amount spent so far.
+func (b *Budget) Spent() uint64 {
+	if b == nil {
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.spent
+}
+
+// Remaining returns what is left to spend.
+func (b *Budget) Remaining() uint64 {
+	if b == nil {
+		return ^uint64(0)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.total - b.spent
+}

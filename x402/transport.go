@@ -1,0 +1,451 @@
+package x402
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Proof is what a [Payer] returns for an offer.
+type Proof struct {
+	// Payload is the scheme-specific member "payload" of the payment proof,
+	// a JSON object.
+	Payload json.RawMessage
+	// Reference identifies the payment on its network, so that a caller
+	// can find out later whether it settled (for "exact" on EVM networks:
+	// "<payer address>:<nonce>").
+	Reference string
+}
+
+// Payer makes payments: it turns an offer into a signed proof. Pay must be
+// safe for concurrent use, must not keep offer, and should stop when ctx
+// is done. A Payer that also has a method
+//
+//	Supports(offer PaymentRequirements) bool
+//
+// is asked first, and the offers it cannot pay are never chosen.
+type Payer interface {
+	Pay(ctx context.Context, offer PaymentRequirements) (Proof, error)
+}
+
+// PayerFunc adapts a function to the Payer interface.
+type PayerFunc func(ctx context.Context, offer PaymentRequirements) (Proof, error)
+
+// Pay calls f(ctx, offer).
+func (f PayerFunc) Pay(ctx context.Context, offer PaymentRequirements) (Proof, error) {
+	return f(ctx, offer)
+}
+
+// HeaderIdempotencyKey is the request header that names a logical call
+// across retries; see [Transport].
+const HeaderIdempotencyKey = "Idempotency-Key"
+
+type paymentKeyCtx struct{}
+
+// WithPaymentKey returns a context whose requests a [Transport] treats as
+// one logical call named key: it pays at most once for all of them. The key
+// takes precedence over an Idempotency-Key header.
+func WithPaymentKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, paymentKeyCtx{}, key)
+}
+
+// memoGrace is how long a proof is remembered after its offer's timeout,
+// so that a late retry of the same call does not pay a second time.
+const memoGrace = time.Hour
+
+// Transport is an http.RoundTripper that pays for resources behind x402:
+// when the server answers 402 with terms (either protocol version), it
+// chooses an offer, has the Payer sign a proof, and sends the request once
+// more with the proof in PAYMENT-SIGNATURE (version 2) or X-PAYMENT
+// (version 1). The paid answer is returned as is; [SettlementFromResponse]
+// reads its settlement.
+//
+// Transport bends the RoundTripper contract where paying requires it: it
+// sends a second request, and it returns errors for answers it received
+// but would not act on. Declining to pay returns an error wrapping
+// ErrNoAcceptableOffer or ErrBudgetExceeded; a 402 answer to a paid request
+// returns a *PaymentError wrapping ErrPaymentRejected, not a second
+// payment. A failure after the proof was sent, cancellation included,
+// returns a *PaymentError with the payment's id and reference, because the
+// caller cannot know whether the payment settled. Callers of
+// http.Client.Do find all of them with errors.Is and errors.As through the
+// *url.Error.
+//
+// It never mutates the caller's request: it sends clones. A request body is
+// sent again through GetBody, or buffered in memory before the first send
+// when GetBody is nil. A request that already carries a PAYMENT-SIGNATURE
+// or X-PAYMENT header is sent unchanged and never paid for: its 402 answer
+// is returned to the caller.
+//
+// # One payment per logical call
+//
+// A retry above the Transport, such as a go-retryablehttp Client whose
+// HTTPClient uses it, sends the same request again after a 5xx or a lost
+// connection. When the request names its logical call, through
+// [WithPaymentKey] or an Idempotency-Key header, the Transport remembers the
+// proof it made for that call and attaches the same proof to the repeated
+// request instead of paying again; the server settles a proof at most
+// once. A request that names no call is paid for on its own. The outer
+// retry policy should stop on errors for which [Permanent] reports true.
+//
+// The Budget is charged when a proof is made and refunded only when the
+// proof never left the process. A Transport is safe for concurrent use and
+// must not be copied after first use.
+type Transport struct {
+	// Base sends the requests; nil means http.DefaultTransport.
+	Base http.RoundTripper
+	// Payer signs payments; nil means the Transport never pays and
+	// returns 402 answers to the caller.
+	Payer Payer
+	// Policy limits what is paid. Its zero value allows "exact" payments of
+	// up to DefaultMaxAmount per call.
+	Policy Policy
+	// Budget, shared by any number of Transports, limits the total paid;
+	// nil means no total limit.
+	Budget *Budget
+	// Select chooses the offer to pay, or declines; nil means DefaultSelect.
+	Select SelectFunc
+	// Now returns the current time, used to forget old proofs; nil means
+	// time.Now.
+	Now func() time.Time
+	// Logger records payments; nil is silent.
+	Logger *slog.Logger
+
+	mu   sync.Mutex
+	paid map[string]*memo // by payment key
+}
+
+// memo is a proof made for one logical call.
+type memo struct {
+	key           string // "" for a call that names none
+	header, value string // the header that carries the proof
+	err           PaymentError
+	amount        uint64
+	expires       time.Time
+	sent          bool // guarded by Transport.mu
+}
+
+// RoundTrip sends req, paying if the answer is 402 and the Policy allows.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	base := t.Base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	if t.Payer == nil || req.Header.Get(HeaderPaymentSignature) != "" || req.Header.Get(HeaderXPayment) != "" {
+		return base.RoundTrip(req)
+	}
+	body, err := newBodies(req)
+	if err != nil {
+		return nil, err
+	}
+	key := paymentKey(req)
+	if m := t.recall(key); m != nil {
+		return t.sendPaid(base, req, body, m)
+	}
+	first, err := clone(req, body)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := base.RoundTrip(first)
+	if err != nil || resp.StatusCode != http.StatusPaymentRequired {
+		return resp, err
+	}
+	terms, err := ReadPaymentRequired(resp)
+	if errors.Is(err, errNoTerms) {
+		return resp, nil // a 402 that is not x402: the caller's to read
+	}
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	m, err := t.pay(req, key, terms)
+	if err != nil {
+		return nil, err
+	}
+	return t.sendPaid(base, req, body, m)
+}
+
+// pay chooses an offer, charges the budget and has the Payer sign a proof.
+func (t *Transport) pay(req *http.Request, key string, terms *PaymentRequired) (*memo, error) {
+	offers := terms.Accepts
+	if s, ok := t.Payer.(interface {
+		Supports(PaymentRequirements) bool
+	}); ok {
+		offers = nil
+		for _, o := range terms.Accepts {
+			if s.Supports(o) {
+				offers = append(offers, o)
+			}
+		}
+	}
+	sel := t.Select
+	if sel == nil {
+		sel = DefaultSelect
+	}
+	offer, err := sel(req, &t.Policy, offers)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.Policy.Allows(offer); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoAcceptableOffer, err)
+	}
+	amount, _ := ParseAmount(offer.Amount) // Allows parsed it
+	if err := t.Budget.Spend(amount); err != nil {
+		return nil, err
+	}
+	id := paymentID(key)
+	proof, err := t.Payer.Pay(req.Context(), offer)
+	if err != nil {
+		t.Budget.Refund(amount)
+		return nil, fmt.Errorf("x402: paying %s %s on %s: %w", offer.Amount, offer.Asset, offer.Network, err)
+	}
+	p := PaymentPayload{X402Version: terms.X402Version, Resource: terms.Resource, Accepted: offer, Payload: proof.Payload, Extensions: echoExtensions(terms.Extensions, id)}
+	header := HeaderPaymentSignature
+	if terms.X402Version == Version1 {
+		header = HeaderXPayment
+	}
+	value, err := EncodeHeader(p)
+	if err != nil {
+		t.Budget.Refund(amount)
+		return nil, err
+	}
+	m := &memo{
+		header: header,
+		value:  value,
+		err:    PaymentError{ID: id, Reference: proof.Reference, Offer: offer, X402Version: terms.X402Version},
+		amount: amount,
+	}
+	m.expires = t.now().Add(time.Duration(offer.MaxTimeoutSeconds)*time.Second + memoGrace)
+	t.remember(key, m)
+	t.logger().LogAttrs(req.Context(), slog.LevelInfo, "x402: paid",
+		slog.String("id", id), slog.String("reference", proof.Reference), slog.String("amount", offer.Amount),
+		slog.String("asset", offer.Asset), slog.String("network", offer.Network), slog.String("url", req.URL.Redacted()))
+	return m, nil
+}
+
+// sendPaid sends req with the proof of m.
+func (t *Transport) sendPaid(base http.RoundTripper, req *http.Request, body *bodies, m *memo) (*http.Response, error) {
+	c, err := clone(req, body)
+	if err == nil {
+		err = req.Context().Err()
+	}
+	t.mu.Lock()
+	unsent := !m.sent
+	if err == nil {
+		m.sent = true
+	}
+	t.mu.Unlock()
+	if err != nil {
+		if unsent {
+			t.forget(m) // the proof never left the process
+		}
+		return nil, err
+	}
+	c.Header.Set(m.header, m.value)
+	resp, err := base.RoundTrip(c)
+	if err != nil {
+		return nil, m.failure(err)
+	}
+	if resp.StatusCode != http.StatusPaymentRequired {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	pe := m.failure(ErrPaymentRejected)
+	if terms, err := ReadPaymentRequired(resp); err == nil {
+		pe.Reason = terms.Error
+	}
+	if s, err := settlementFromHeader(resp.Header); err == nil {
+		pe.Settlement = s
+		if s.ErrorReason != "" {
+			pe.Reason = s.ErrorReason
+		}
+	}
+	return nil, pe
+}
+
+// failure returns a new PaymentError for m with the cause err.
+func (m *memo) failure(err error) *PaymentError {
+	pe := m.err
+	pe.Err = err
+	return &pe
+}
+
+func (t *Transport) now() time.Time {
+	if t.Now != nil {
+		return t.Now()
+	}
+	return time.Now()
+}
+
+func (t *Transport) logger() *slog.Logger {
+	if t.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return t.Logger
+}
+
+// recall returns the proof made for the call named key, if any.
+func (t *Transport) recall(key string) *memo {
+	if key == "" {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	m := t.paid[key]
+	if m != nil && !t.now().Before(m.expires) {
+		delete(t.paid, key)
+		return nil
+	}
+	return m
+}
+
+// remember keeps m for the call named key and drops expired proofs.
+func (t *Transport) remember(key string, m *memo) {
+	if key == "" {
+		return
+	}
+	m.key = key
+	now := t.now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.paid == nil {
+		t.paid = make(map[string]*memo)
+	}
+	for k, old := range t.paid {
+		if !now.Before(old.expires) {
+			delete(t.paid, k)
+		}
+	}
+	t.paid[key] = m
+}
+
+// forget drops a proof that never left the process and refunds it.
+func (t *Transport) forget(m *memo) {
+	t.mu.Lock()
+	if m.key != "" && t.paid[m.key] == m {
+		delete(t.paid, m.key)
+	}
+	t.mu.Unlock()
+	t.Budget.Refund(m.amount)
+}
+
+// paymentKey names the logical call of req, or returns "".
+func paymentKey(req *http.Request) string {
+	if k, ok := req.Context().Value(paymentKeyCtx{}).(string); ok && k != "" {
+		return k
+	}
+	return req.Header.Get(HeaderIdempotencyKey)
+}
+
+// paymentID returns the payment id of a call: derived from its key, so that
+// it is the same in every process that retries the call, or random.
+func paymentID(key string) string {
+	var b [16]byte
+	if key != "" {
+		sum := sha256.Sum256([]byte(key))
+		copy(b[:], sum[:])
+	} else {
+		rand.Read(b[:])
+	}
+	return "pay_" + hex.EncodeToString(b[:])
+}
+
+// extPaymentIdentifier is the extension through which a payer gives the
+// server an idempotency id of its own.
+const extPaymentIdentifier = "payment-identifier"
+
+// echoExtensions copies the extensions of the terms into the payload, and
+// adds the payment id to the payment-identifier extension if the server
+// offers it.
+func echoExtensions(ext map[string]json.RawMessage, id string) map[string]json.RawMessage {
+	if len(ext) == 0 {
+		return nil
+	}
+	out := make(map[string]json.RawMessage, len(ext))
+	for k, v := range ext {
+		out[k] = v
+	}
+	var pi map[string]json.RawMessage
+	if json.Unmarshal(ext[extPaymentIdentifier], &pi) != nil || pi == nil {
+		return out
+	}
+	var info map[string]any
+	if json.Unmarshal(pi["info"], &info) != nil || info == nil {
+		info = map[string]any{}
+	}
+	info["id"] = id
+	if b, err := json.Marshal(info); err == nil {
+		pi["info"] = b
+		if b, err := json.Marshal(pi); err == nil {
+			out[extPaymentIdentifier] = b
+		}
+	}
+	return out
+}
+
+// bodies hands out the request body: the original for the first send, then
+// fresh copies from GetBody or from a buffer.
+type bodies struct {
+	req     *http.Request
+	buf     []byte // non-nil when the body was buffered
+	handed  bool
+	noBody  bool
+	getBody func() (io.ReadCloser, error)
+}
+
+func newBodies(req *http.Request) (*bodies, error) {
+	b := &bodies{req: req, getBody: req.GetBody}
+	switch {
+	case req.Body == nil || req.Body == http.NoBody:
+		b.noBody = true
+	case req.GetBody == nil:
+		data, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("x402: buffering the request body: %w", err)
+		}
+		b.buf = data
+		b.getBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
+	}
+	return b, nil
+}
+
+func (b *bodies) next() (io.ReadCloser, error) {
+	if b.noBody {
+		return b.req.Body, nil
+	}
+	if !b.handed && b.buf == nil {
+		b.handed = true
+		return b.req.Body, nil
+	}
+	b.handed = true
+	rc, err := b.getBody()
+	if err != nil {
+		return nil, fmt.Errorf("x402: rewinding the request body: %w", err)
+	}
+	return rc, nil
+}
+
+// clone returns a copy of req for sending, with the next body.
+func clone(req *http.Request, b *bodies) (*http.Request, error) {
+	body, err := b.next()
+	if err != nil {
+		return nil, err
+	}
+	c := req.Clone(req.Context())
+	c.Body = body
+	if b.getBody != nil {
+		c.GetBody = b.getBody
+	}
+	return c, nil
+}

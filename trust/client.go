@@ -2,17 +2,21 @@ package trust
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
+	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 )
 
 // Client is a [Caller] that calls a remote trust service over HTTP (one
-// served by [NewHandler]). Build it with [NewClient]; it is safe for
-// concurrent use.
+// served by [NewHandler]); it also fetches and verifies the service's
+// receipts. Build it with [NewClient]; it is safe for concurrent use.
 //
 // It behaves as router.Client does. Errors: a non-2xx answer is an
 // *[Error] (errors.As reaches it) holding the server's problem body, with
@@ -120,11 +124,51 @@ func (c *Client) Call(ctx context.Context, req *Request) (*Response, error) {
 		return nil, fmt.Errorf("trust: Call: the request is nil")
 	}
 	path, _ := callPath(c.variant)
-	call := httpapi.Call{Op: "call", Method: http.MethodPost, Path: path, Body: req, IdempotencyKey: idempotencyKeyFrom(ctx)}
-	if c.apiKey != "" && c.variant != router.VariantX402 {
-		call.Header = http.Header{"Authorization": {"Bearer " + c.apiKey}}
-	}
+	call := httpapi.Call{Op: "call", Method: http.MethodPost, Path: path, Body: req,
+		IdempotencyKey: idempotencyKeyFrom(ctx), Header: c.authHeader(c.variant)}
 	var resp Response
+	if err := c.core.Do(ctx, call, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+// authHeader returns the Authorization header of a call in variant v.
+func (c *Client) authHeader(v router.Variant) http.Header {
+	if c.apiKey == "" || v == router.VariantX402 {
+		return nil
+	}
+	return http.Header{"Authorization": {"Bearer " + c.apiKey}}
+}
+
+// FetchReceipt returns the receipt with id from the trust service (GET
+// /api/v4/receipt/{receipt_id}): its JSON exactly as issued, the bytes the
+// signature covers, to check with a receipt.Verifier or read with
+// receipt.Parse. The service answers a receipt that is unknown, expired
+// or not visible to the caller with the same 404 *Error. The API key is
+// sent whatever the Client's variant: the endpoint is authenticated.
+func (c *Client) FetchReceipt(ctx context.Context, id string) (json.RawMessage, error) {
+	if id == "" {
+		return nil, errors.New("trust: FetchReceipt: the receipt id is empty")
+	}
+	var data json.RawMessage
+	call := httpapi.Call{Op: "fetch receipt", Method: http.MethodGet, Path: receipt.ReceiptPath + url.PathEscape(id), Header: c.authHeader(router.VariantNormal)}
+	if err := c.core.Do(ctx, call, &data); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// VerifyReceipt asks the trust service to check a receipt (POST
+// /api/v4/verify_receipt) and returns its list of checks. A receipt that
+// fails a check is an answer (Valid false), not an error.
+func (c *Client) VerifyReceipt(ctx context.Context, req *receipt.VerifyRequest) (*receipt.VerifyResponse, error) {
+	if req == nil {
+		return nil, errors.New("trust: VerifyReceipt: the request is nil")
+	}
+	var resp receipt.VerifyResponse
+	call := httpapi.Call{Op: "verify receipt", Method: http.MethodPost, Path: receipt.VerifyPath, Body: req,
+		Header: c.authHeader(router.VariantNormal)}
 	if err := c.core.Do(ctx, call, &resp); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/internal/jsonbody"
+	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -41,9 +42,11 @@ func callPath(v router.Variant) (string, bool) {
 
 // Handler serves a [Caller] over HTTP:
 //
-//	POST /api/v4/trust          the trust call: a Request in, a Response out
-//	POST /api/v4/trial/trust    the same, without a credential, rate limited
-//	POST /api/v4/x402/trust     the same, paid per call
+//	POST /api/v4/trust                  the trust call: a Request in, a Response out
+//	POST /api/v4/trial/trust            the same, without a credential, rate limited
+//	POST /api/v4/x402/trust             the same, paid per call
+//	GET  /api/v4/receipt/{receipt_id}   a receipt (with WithReceiptEndpoints)
+//	POST /api/v4/verify_receipt         a receipt's checks (with WithReceiptEndpoints)
 //
 // It runs the pipeline of router.Handler, with the same configuration
 // types and the same answers: a request id on every response, the W3C
@@ -59,8 +62,9 @@ func callPath(v router.Variant) (string, bool) {
 //
 // A Handler is safe for concurrent use. Build it with [NewHandler].
 type Handler struct {
-	cfg httpapi.Config
-	srv *httpapi.Server
+	cfg      httpapi.Config
+	receipts *receipt.Handler // the fields set by WithReceiptEndpoints, or nil
+	srv      *httpapi.Server
 }
 
 // HandlerOption configures a [Handler].
@@ -124,6 +128,27 @@ func WithHandlerClock(now func() time.Time) HandlerOption {
 	return func(h *Handler) { h.cfg.Now = now }
 }
 
+// WithReceiptEndpoints serves the receipt endpoints of section 4.3 beside
+// the trust call, through the receipt package's handler (see
+// receipt.Handler for the bodies and answers):
+//
+//   - GET /api/v4/receipt/{receipt_id} answers the receipt in store,
+//     exactly as issued, to the caller the Authenticator names when that
+//     caller is the receipt's owner, or a counterparty of a shared
+//     receipt; any other receipt id is the same 404, so that existence is
+//     not leaked. The owner recorded at issue must therefore be the name
+//     the Authenticator gives the calling integration.
+//   - POST /api/v4/verify_receipt checks a receipt's schema, signature,
+//     hashes and expiry with v; a nil v answers 503.
+//
+// Both are authenticated like the normal route (401 without a credential
+// the Authenticator accepts), and get the request id, traceparent, panic
+// recovery and logging of every route. Without this option the paths
+// answer 404.
+func WithReceiptEndpoints(store receipt.Store, v *receipt.Verifier) HandlerOption {
+	return func(h *Handler) { h.receipts = &receipt.Handler{Store: store, Verifier: v} }
+}
+
 // NewHandler returns a Handler serving c, usually a [Service]. It fails
 // when c is nil, an option is out of range, or both a trial limit and a
 // rate limiter are set.
@@ -142,6 +167,15 @@ func NewHandler(c Caller, opts ...HandlerOption) (*Handler, error) {
 		{Method: http.MethodPost, Path: TrialCallPath, Access: httpapi.Trial, Prepare: call},
 		{Method: http.MethodPost, Path: X402CallPath, Access: httpapi.Paid, Prepare: call},
 	}
+	if h.receipts != nil {
+		rh := &receipt.Handler{
+			Store: h.receipts.Store, Verifier: h.receipts.Verifier, Caller: principal,
+			Now: h.cfg.Now, MaxBodyBytes: h.cfg.MaxBodyBytes, Logger: h.cfg.Logger,
+		}
+		h.cfg.Endpoints = append(h.cfg.Endpoints,
+			httpapi.Endpoint{Method: http.MethodGet, Path: receipt.ReceiptPath + "{receipt_id}", Access: httpapi.Key, Handler: rh},
+			httpapi.Endpoint{Method: http.MethodPost, Path: receipt.VerifyPath, Access: httpapi.Key, Handler: rh})
+	}
 	srv, err := httpapi.NewServer(h.cfg)
 	if err != nil {
 		return nil, fmt.Errorf("trust: NewHandler: %w", err)
@@ -153,6 +187,15 @@ func NewHandler(c Caller, opts ...HandlerOption) (*Handler, error) {
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.srv.ServeHTTP(w, r)
+}
+
+// principal is the receipt handler's caller identity: the name the
+// Authenticator gave the request's caller.
+func principal(r *http.Request) (string, error) {
+	if p := httpapi.Principal(r.Context()); p != "" {
+		return p, nil
+	}
+	return "", router.ErrNoCredentials
 }
 
 // errNilResponse reports a Caller that returned neither a response nor an

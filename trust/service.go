@@ -223,11 +223,19 @@ func decisive(mode Mode, st stepResult) bool {
 	return st.verdict == router.VerdictValid || st.verdict == router.VerdictInvalid
 }
 
-// settled reports whether adaptive may stop after st: it is decisive, its
-// replicas agree unanimously, and the winners' own confidence reaches the
-// threshold.
+// settled reports whether adaptive may stop after st: it is decisive, no
+// replica that answered dissented (replicas cancelled by early quorum do
+// not count), and the winners' own confidence reaches the threshold.
 func (s *Service) settled(mode Mode, st stepResult) bool {
-	return decisive(mode, st) && st.agreement == 1 && winnerConfidence(mode, st) >= s.threshold
+	if !decisive(mode, st) || winnerConfidence(mode, st) < s.threshold {
+		return false
+	}
+	for _, r := range st.runs {
+		if r.Label != router.LabelCancelled && !sides(mode, st, r) {
+			return false
+		}
+	}
+	return true
 }
 
 // winnerConfidence is the mean confidence reported by the replicas that

@@ -230,3 +230,26 @@ func TestNew_signedReceiptsNeedASigner(t *testing.T) {
 		t.Errorf("receipt asked of a service without receipts: %v, want 400 naming receipt.mode", err)
 	}
 }
+
+// TestService_usage: the tokens and cost the workers report add up in the
+// evidence, over every step.
+func TestService_usage(t *testing.T) {
+	costly := router.WorkerFunc(func(ctx context.Context, job *router.Job) (*router.Result, error) {
+		res, err := honest(0.5).Work(ctx, job)
+		res.Usage = &router.Usage{PromptTokens: 10, CompletionTokens: 2, Cost: 0.01}
+		return res, err
+	})
+	s, _ := trust.New(newEngine(t, costly, costly, costly, costly, costly))
+	resp, err := s.Call(context.Background(), request(trust.ModeValidation, trust.PolicyAdaptive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := 0
+	for _, st := range resp.Evidence.Steps {
+		answered += st.Replicas
+	}
+	u := resp.Evidence.Usage
+	if u == nil || u.PromptTokens < 10*int64(len(resp.Evidence.Steps)) || u.PromptTokens > 10*int64(answered) || u.PromptTokens%10 != 0 {
+		t.Errorf("usage %+v over steps %+v: want 10 prompt tokens per answering replica", u, resp.Evidence.Steps)
+	}
+}

@@ -122,6 +122,9 @@ type Evidence struct {
 	// Steps lists each router call made, in order: one for fast, safe and
 	// oracle, up to three for adaptive.
 	Steps []Step `json:"steps"`
+	// Usage adds up the tokens and cost the replicas of every step
+	// reported, when any did (chat-model workers do).
+	Usage *router.Usage `json:"usage,omitempty"`
 }
 
 // Disagreement is one replica that did not side with the outcome.

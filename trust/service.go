@@ -447,10 +447,13 @@ func (s *Service) respond(req *Request, steps []stepResult, traceID string) *Res
 			Disagreements: disagreements(req.Mode, final),
 		},
 	}
+	var runs []router.Run
 	for _, st := range steps {
 		resp.Evidence.Redundancy += st.step.Replicas
 		resp.Evidence.Steps = append(resp.Evidence.Steps, st.step)
+		runs = append(runs, st.runs...)
 	}
+	resp.Evidence.Usage = router.TotalUsage(runs)
 	ok := decisive(req.Mode, final)
 	switch req.Mode {
 	case ModeDelegation:

@@ -69,7 +69,16 @@ type Request struct {
 	TTL string `json:"ttl,omitempty"`
 	// Visibility is private, shared or public. Empty means private.
 	Visibility Visibility `json:"visibility,omitempty"`
+	// Counterparties name the integrations, besides the caller, that may
+	// fetch a shared receipt, by the names the server's authenticator
+	// gives them. The spec says shared receipts go to "chosen
+	// counterparties" without saying where they are chosen; this member is
+	// that place (an addition to section 2.9).
+	Counterparties []string `json:"counterparties,omitempty"`
 }
+
+// maxCounterparties bounds the counterparties one receipt names.
+const maxCounterparties = 32
 
 // Include chooses the optional members of a receipt. A member whose flag
 // is false or absent is absent from the receipt's JSON.
@@ -122,6 +131,20 @@ func (r Request) FieldErrors(prefix string) []FieldError {
 			Field: valid.Join(prefix, "visibility"), Rule: "oneof",
 			Message: fmt.Sprintf("must be one of private, shared, public, got %q", r.Visibility),
 		})
+	}
+	if len(r.Counterparties) > maxCounterparties {
+		errs = append(errs, FieldError{
+			Field: valid.Join(prefix, "counterparties"), Rule: "max",
+			Message: fmt.Sprintf("must have at most %d elements", maxCounterparties),
+		})
+	}
+	for i, c := range r.Counterparties {
+		if c == "" || len(c) > 200 {
+			errs = append(errs, FieldError{
+				Field: fmt.Sprintf("%s[%d]", valid.Join(prefix, "counterparties"), i), Rule: "required",
+				Message: "must be a name of 1 to 200 characters",
+			})
+		}
 	}
 	return errs
 }

@@ -218,7 +218,7 @@ func (e *Engine) DelegateV3(ctx context.Context, req *DelegateV3Request) (*Deleg
 	resp := &DelegateV3Response{
 		TaskID:    e.newTaskID(),
 		Result:    json.RawMessage("null"),
-		Evidence:  DelegateEvidence{Steps: []Step{}, Tools: []string{}, Runs: call.runs},
+		Evidence:  DelegateEvidence{Steps: []Step{}, Tools: []string{}, Runs: call.runs, Usage: TotalUsage(call.runs)},
 		Consensus: call.block,
 	}
 	if w := call.winner; w != nil {
@@ -319,7 +319,8 @@ func (c *consensusCall) verdict() (Verdict, float64, []string, ValidateEvidence)
 		v, confidence = Verdict(c.winner.Label), c.block.Confidence
 	}
 	ev := ValidateEvidence{
-		Runs: c.runs,
+		Runs:  c.runs,
+		Usage: TotalUsage(c.runs),
 		Scores: []Score{
 			{Name: "agreement", Value: c.block.Agreement},
 			{Name: "confidence", Value: c.block.Confidence},

@@ -93,6 +93,8 @@ type DelegateEvidence struct {
 	Configuration Configuration `json:"configuration"`
 	// Runs holds the per-replica evidence of a version 3 call.
 	Runs []Run `json:"runs,omitempty"`
+	// Usage adds up what the runs reported spending, when any did.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // DelegateV2Response is the answer to a delegate v2 call: the result plus
@@ -174,6 +176,8 @@ type ValidateEvidence struct {
 	Runs []Run `json:"runs"`
 	// Scores are scores reported by the runs.
 	Scores []Score `json:"scores"`
+	// Usage adds up what the runs reported spending, when any did.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // ValidateV2Response is the answer to a validate v2 call (section 2.5).
@@ -218,6 +222,28 @@ type Run struct {
 	Error string `json:"error,omitempty"`
 	// Usage is what the run reported spending (tokens, cost), if anything.
 	Usage *Usage `json:"usage,omitempty"`
+}
+
+// TotalUsage adds up the usage the runs report; it is nil when none does.
+func TotalUsage(runs []Run) *Usage {
+	var total *Usage
+	for _, r := range runs {
+		if r.Usage == nil {
+			continue
+		}
+		if total == nil {
+			total = &Usage{}
+		}
+		total.Add(*r.Usage)
+	}
+	return total
+}
+
+// Add adds v to u.
+func (u *Usage) Add(v Usage) {
+	u.PromptTokens += v.PromptTokens
+	u.CompletionTokens += v.CompletionTokens
+	u.Cost += v.Cost
 }
 
 // Usage is what a run spent, as its worker reports it.

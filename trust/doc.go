@@ -25,8 +25,9 @@
 //
 // Adaptive starts with one replica and escalates through follow-on calls
 // to 3 and then 5 replicas unless the step is settled: decisive (below),
-// unanimous, and backed by a mean worker-reported confidence of at least
-// the escalation threshold (0.8 by default; [WithEscalationThreshold]).
+// with no dissent among the replicas that answered (those cancelled by
+// early quorum do not count), and backed by a mean worker-reported
+// confidence of at least the escalation threshold (0.8 by default; [WithEscalationThreshold]).
 // The evidence lists every step and the total replicas spent.
 //
 // # Status

@@ -3,6 +3,7 @@ package trust
 import (
 	"encoding/json"
 
+	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -59,6 +60,9 @@ type Request struct {
 	Context map[string]any `json:"context,omitempty"`
 	// Metadata is job or market metadata, such as client_trace_id.
 	Metadata map[string]any `json:"metadata,omitempty"`
+	// Receipt asks for a receipt of the decision (section 2.9). Absent, or
+	// with mode none, no receipt is made and nothing is stored.
+	Receipt receipt.Request `json:"receipt,omitzero"`
 }
 
 // Task is task of the envelope. Which members are required depends on the
@@ -98,6 +102,10 @@ type Response struct {
 	TraceID string `json:"trace_id"`
 	// ServiceVersion is the release of the trust service.
 	ServiceVersion string `json:"service_version"`
+	// Receipt is present only when the request asked for one: the whole
+	// signed receipt (inline), or its receipt_id, ttl, visibility and
+	// expires_at (detached).
+	Receipt json.RawMessage `json:"receipt,omitempty"`
 }
 
 // Evidence summarizes how a status was reached.
@@ -114,6 +122,9 @@ type Evidence struct {
 	// Steps lists each router call made, in order: one for fast, safe and
 	// oracle, up to three for adaptive.
 	Steps []Step `json:"steps"`
+	// Usage adds up the tokens and cost the replicas of every step
+	// reported, when any did (chat-model workers do).
+	Usage *router.Usage `json:"usage,omitempty"`
 }
 
 // Disagreement is one replica that did not side with the outcome.

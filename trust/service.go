@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 
 	"github.com/vouchkit/vouch/internal/problem"
 	"github.com/vouchkit/vouch/internal/traceparent"
+	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -39,6 +41,8 @@ type Service struct {
 	pool      []router.SessionID
 	threshold float64
 	logger    *slog.Logger
+	issuer    *receipt.Issuer
+	signed    bool
 }
 
 // Option configures a [Service].
@@ -93,6 +97,25 @@ func WithEscalationThreshold(t float64) Option {
 	}
 }
 
+// WithReceipts makes the service issue receipts through is when a request
+// asks for one. is must have a Store. Without this option a request that
+// asks for a receipt is refused with 400 naming receipt.mode.
+func WithReceipts(is *receipt.Issuer) Option {
+	return func(s *Service) error {
+		if is == nil || is.Store == nil {
+			return errors.New("trust: WithReceipts needs an Issuer with a Store")
+		}
+		s.issuer = is
+		return nil
+	}
+}
+
+// WithSignedReceipts makes New fail unless receipts are configured with a
+// Signer, so that a service meant to sign cannot start without a key.
+func WithSignedReceipts() Option {
+	return func(s *Service) error { s.signed = true; return nil }
+}
+
 // WithLogger sets the logger; by default the service logs nothing.
 func WithLogger(l *slog.Logger) Option {
 	return func(s *Service) error { s.logger = l; return nil }
@@ -109,6 +132,9 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 			return nil, err
 		}
 	}
+	if s.signed && (s.issuer == nil || s.issuer.Signer == nil) {
+		return nil, errors.New("trust: signed receipts asked for, but no Issuer with a Signer is configured (WithReceipts)")
+	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -122,6 +148,12 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
+	}
+	if req.Receipt.Requested() && s.issuer == nil {
+		return nil, problem.Invalid([]problem.FieldError{{
+			Field: "receipt.mode", Rule: "unavailable",
+			Message: "this service issues no receipts; omit the receipt block or use mode none",
+		}})
 	}
 	traceID := traceparent.From(ctx)
 	if !traceparent.Valid(traceID) {
@@ -151,7 +183,17 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 		steps[len(steps)-1].step.Escalated = true
 		s.logger.DebugContext(ctx, "trust: escalating", "trace_id", traceID, "replicas", r.replicas, "agreement", st.agreement)
 	}
-	return s.respond(req, steps, traceID), nil
+	resp := s.respond(req, steps, traceID)
+	if req.Receipt.Requested() {
+		issued, err := s.issuer.Issue(ctx, s.receiptParams(ctx, req, resp, steps))
+		if err != nil {
+			s.logger.ErrorContext(ctx, "trust: issuing receipt", "trace_id", traceID, "error", err)
+			return nil, problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable,
+				"the decision was made but its receipt could not be issued; retry the call")
+		}
+		resp.Receipt = issued.ResponseMember()
+	}
+	return resp, nil
 }
 
 // stepResult is one router call, normalized across versions and operations.
@@ -181,11 +223,19 @@ func decisive(mode Mode, st stepResult) bool {
 	return st.verdict == router.VerdictValid || st.verdict == router.VerdictInvalid
 }
 
-// settled reports whether adaptive may stop after st: it is decisive, its
-// replicas agree unanimously, and the winners' own confidence reaches the
-// threshold.
+// settled reports whether adaptive may stop after st: it is decisive, no
+// replica that answered dissented (replicas cancelled by early quorum do
+// not count), and the winners' own confidence reaches the threshold.
 func (s *Service) settled(mode Mode, st stepResult) bool {
-	return decisive(mode, st) && st.agreement == 1 && winnerConfidence(mode, st) >= s.threshold
+	if !decisive(mode, st) || winnerConfidence(mode, st) < s.threshold {
+		return false
+	}
+	for _, r := range st.runs {
+		if r.Label != router.LabelCancelled && !sides(mode, st, r) {
+			return false
+		}
+	}
+	return true
 }
 
 // winnerConfidence is the mean confidence reported by the replicas that
@@ -397,10 +447,13 @@ func (s *Service) respond(req *Request, steps []stepResult, traceID string) *Res
 			Disagreements: disagreements(req.Mode, final),
 		},
 	}
+	var runs []router.Run
 	for _, st := range steps {
 		resp.Evidence.Redundancy += st.step.Replicas
 		resp.Evidence.Steps = append(resp.Evidence.Steps, st.step)
+		runs = append(runs, st.runs...)
 	}
+	resp.Evidence.Usage = router.TotalUsage(runs)
 	ok := decisive(req.Mode, final)
 	switch req.Mode {
 	case ModeDelegation:
@@ -487,7 +540,7 @@ func retryInstructions(req *Request, status Status, final stepResult) *RetryInst
 // Validate reports whether r is a valid request: a 400 *Error listing each
 // failing field by JSON path, including the task members the mode needs.
 func (r *Request) Validate() error {
-	errs := validate.Struct(r)
+	errs := append(validate.Struct(r), r.Receipt.FieldErrors("receipt")...)
 	need := func(field string, present bool) {
 		if !present {
 			errs = append(errs, problem.FieldError{Field: field, Rule: "required", Message: fmt.Sprintf("is required in %s mode", r.Mode)})

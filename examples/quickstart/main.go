@@ -1,50 +1,200 @@
-// Command quickstart shows vouch's wire contract at work: it decodes sample
-// requests, validates them, and prints what a router would answer for the
-// invalid one.
+// Command quickstart runs vouch in-process, with no network and no set-up:
+// an engine of five demo sessions, and the trust service on top of it. It
+// makes one call per mode, compares the fast, oracle and adaptive tiers on
+// the same claims, and issues a signed receipt that it fetches back and
+// verifies.
+//
+//	go run ./examples/quickstart        readable output
+//	go run ./examples/quickstart -json  every response as JSON
 package main
 
 import (
-	"errors"
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
+	"time"
 
-	"github.com/vouchkit/vouch/internal/jsonbody"
+	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/routertest"
+	"github.com/vouchkit/vouch/trust"
 )
 
+const article = "Marie Curie won the Nobel Prize in Physics in 1903 with Pierre Curie. She won a second Nobel Prize, in Chemistry, in 1911."
+
 func main() {
-	samples := []struct{ name, body string }{
-		{"valid v3 validate", `{"claim":{"type":"summary","output":"Paris is the capital of France."},
-			"policy":{"tier":"safe","rules":["non-hallucination"]},
-			"consensus":{"replicas":3,"session_pool":["201","202","203"],"disagreement_policy":"best_effort"}}`},
-		{"invalid v3 validate", `{"claim":{"type":"summary","output":null},
-			"policy":{"tier":"adaptive"},
-			"consensus":{"replicas":4,"aggregation":"weighted"}}`},
-	}
-	failed := false
-	for _, s := range samples {
-		var req router.ValidateV3Request
-		err := jsonbody.Decode(strings.NewReader(s.body), 0, &req)
-		if err == nil {
-			err = req.Validate()
-		}
-		fmt.Printf("%s:\n", s.name)
-		var rerr *router.Error
-		switch {
-		case err == nil:
-			fmt.Printf("  ok: %d replicas over sessions %v\n", req.Consensus.Replicas, req.Consensus.SessionPool)
-		case errors.As(err, &rerr):
-			fmt.Printf("  %d %s\n", rerr.Status, rerr.Code)
-			for _, fe := range rerr.Errors {
-				fmt.Printf("  - %s (%s): %s\n", fe.Field, fe.Rule, fe.Message)
-			}
-		default:
-			fmt.Printf("  unexpected error: %v\n", err)
-			failed = true
-		}
-	}
-	if failed {
+	asJSON := flag.Bool("json", false, "print every response as JSON")
+	flag.Parse()
+	if err := run(context.Background(), os.Stdout, *asJSON); err != nil {
+		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, out io.Writer, asJSON bool) error {
+	// Five sessions in two worker pools: four careful workers and one
+	// sloppy one that approves every claim.
+	engine, err := router.NewEngine(routertest.Sessions(1, 2, careful(), careful(), sloppy(), careful(), careful()))
+	if err != nil {
+		return err
+	}
+	_, key, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		return err
+	}
+	signer, err := receipt.NewEd25519Signer(key)
+	if err != nil {
+		return err
+	}
+	store := &receipt.MemStore{}
+	svc, err := trust.New(engine, trust.WithReceipts(&receipt.Issuer{Signer: signer, Store: store}), trust.WithSignedReceipts())
+	if err != nil {
+		return err
+	}
+	p := printer{out: out, json: asJSON}
+
+	p.title("One call per mode (safe tier: 3 replicas)")
+	for _, c := range []struct {
+		label string
+		req   *trust.Request
+	}{
+		{"delegation: summarize the article", &trust.Request{Mode: trust.ModeDelegation, Policy: trust.PolicySafe,
+			Task: trust.Task{Type: "summarization", Input: router.NewStringInput(article), Spec: json.RawMessage(`"Summarize in one sentence."`)}}},
+		{"validation: \"Curie won the prize with Pierre Curie.\"", claim(trust.ModeValidation, trust.PolicySafe, "Curie won the prize with Pierre Curie.")},
+		{"arbitration: the seller delivered \"Curie shared the prize with Albert Einstein.\"", claim(trust.ModeArbitration, trust.PolicySafe, "Curie shared the prize with Albert Einstein.")},
+	} {
+		resp, err := svc.Call(ctx, c.req)
+		if err != nil {
+			return err
+		}
+		p.response(c.label, resp)
+	}
+
+	p.title("Tiers on the same claims: what each spends")
+	for _, text := range []string{
+		"Curie won the prize in Physics.",
+		"The second prize that Curie won, in Chemistry, came in 1911 with Albert Einstein.",
+	} {
+		p.line("claim %q", text)
+		for _, tier := range []trust.Policy{trust.PolicyFast, trust.PolicyOracle, trust.PolicyAdaptive} {
+			resp, err := svc.Call(ctx, claim(trust.ModeValidation, tier, text))
+			if err != nil {
+				return err
+			}
+			p.tier(tier, resp)
+		}
+	}
+
+	p.title("A signed receipt, fetched back and verified")
+	req := claim(trust.ModeValidation, trust.PolicySafe, "Curie won the prize with Pierre Curie.")
+	req.Receipt = receipt.Request{Mode: receipt.DeliveryInline, TTL: "30d", Include: receipt.Include{
+		ConsensusSnapshot: true, PolicySnapshot: true, InputHash: true, OutputHash: true, RouterTraceRefs: true}}
+	resp, err := svc.Call(ctx, req)
+	if err != nil {
+		return err
+	}
+	issued, err := receipt.Parse(resp.Receipt)
+	if err != nil {
+		return err
+	}
+	rec, err := receipt.Fetch(ctx, store, issued.ReceiptID, trust.DefaultCaller, time.Now())
+	if err != nil {
+		return fmt.Errorf("fetching the receipt back: %w", err)
+	}
+	verifier, err := receipt.NewVerifier([]receipt.PublicKey{signer.Public()})
+	if err != nil {
+		return err
+	}
+	inputJSON, _ := json.Marshal(article)
+	result, err := verifier.Verify(rec.Data, receipt.Originals{Input: inputJSON, Output: req.Task.ClaimedResult}, time.Now())
+	if err != nil && result == nil {
+		return err
+	}
+	p.receipt(resp, issued, rec.Data, result)
+	if !result.Valid() {
+		return fmt.Errorf("the receipt did not verify: %v", err)
+	}
+	return nil
+}
+
+// claim returns a request to judge text as a claim about the article.
+func claim(mode trust.Mode, policy trust.Policy, text string) *trust.Request {
+	out, _ := json.Marshal(text)
+	req := &trust.Request{Mode: mode, Policy: policy, Task: trust.Task{
+		Type: "qa", Input: router.NewStringInput(article), ClaimedResult: out,
+	}}
+	if mode == trust.ModeArbitration {
+		req.Task.DisputeContext = json.RawMessage(`{"buyer":"Einstein never shared a prize with Curie"}`)
+	}
+	return req
+}
+
+// printer writes the quickstart's output, readable or as JSON.
+type printer struct {
+	out  io.Writer
+	json bool
+}
+
+func (p printer) title(s string) {
+	if !p.json {
+		fmt.Fprintf(p.out, "\n== %s\n", s)
+	}
+}
+
+func (p printer) line(format string, args ...any) {
+	if !p.json {
+		fmt.Fprintf(p.out, "  "+format+"\n", args...)
+	}
+}
+
+func (p printer) dump(v any) {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	fmt.Fprintf(p.out, "%s\n", b)
+}
+
+func (p printer) response(label string, r *trust.Response) {
+	if p.json {
+		p.dump(r)
+		return
+	}
+	fmt.Fprintf(p.out, "  %s\n    status %-15s confidence %.2f  replicas %d  agreement %.2f\n",
+		label, r.Status, r.Confidence, r.Evidence.Redundancy, r.Evidence.Agreement)
+	fmt.Fprintf(p.out, "    result %s\n", r.Result)
+	for _, d := range r.Evidence.Disagreements {
+		fmt.Fprintf(p.out, "    dissent: session %d said %s (%s)\n", d.SessionID, d.Label, d.Reason)
+	}
+}
+
+func (p printer) tier(tier trust.Policy, r *trust.Response) {
+	if p.json {
+		p.dump(r)
+		return
+	}
+	var path []string
+	for _, st := range r.Evidence.Steps {
+		path = append(path, fmt.Sprint(st.Replicas))
+	}
+	fmt.Fprintf(p.out, "    %-9s %-8s confidence %.2f  replicas %d (%s)\n",
+		tier, r.Status, r.Confidence, r.Evidence.Redundancy, strings.Join(path, "→"))
+}
+
+func (p printer) receipt(r *trust.Response, issued *receipt.Receipt, stored []byte, res *receipt.Result) {
+	if p.json {
+		p.dump(r)
+		p.dump(receipt.NewVerifyResponse(res))
+		return
+	}
+	fmt.Fprintf(p.out, "  receipt %s  status %s  ttl %s  visibility %s\n",
+		issued.ReceiptID, issued.Decision.Status, issued.TTL, issued.Visibility)
+	fmt.Fprintf(p.out, "  signed by %s (%s)\n", issued.Signing.Issuer, issued.Signing.SignatureScheme)
+	fmt.Fprintf(p.out, "  fetched back from the store: %d bytes, identical to the response: %v\n",
+		len(stored), string(stored) == string(r.Receipt))
+	for _, c := range res.Checks {
+		fmt.Fprintf(p.out, "  check %-12s %s\n", c.Name, c.Status)
 	}
 }

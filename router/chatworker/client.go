@@ -146,7 +146,7 @@ func (w *Worker) send(ctx context.Context, req *chatRequest) (*decodedResponse, 
 	if err != nil {
 		return nil, 0, fmt.Errorf("chatworker: encoding the request: %w", err)
 	}
-	hr, err := retryablehttp.NewRequestWithContext(context.Background(), http.MethodPost, w.endpoint, body)
+	hr, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, w.endpoint, body)
 	if err != nil {
 		return nil, 0, fmt.Errorf("chatworker: building the request to %s: %w", w.host, err)
 	}

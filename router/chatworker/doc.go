@@ -16,7 +16,8 @@
 //     the context and the metadata.
 //   - factcheck asks the same of a statement, with TRUE or FALSE.
 //   - delegate sends the objective, the input and the context, and
-//     returns the reply's text as Result.Output, uninterpreted.
+//     returns the reply's text as Result.Output, a string without
+//     surrounding white space, otherwise uninterpreted.
 //     Execution.Model and Execution.Tools are not used: the worker runs
 //     its own model and offers the model no tools.
 //

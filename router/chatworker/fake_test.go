@@ -17,7 +17,7 @@ import (
 // base URL, content type, bearer key, model, messages, response_format)
 // and answers with the replies of its script in order, repeating the last.
 type fakeEndpoint struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *httptest.Server
 	model string
 	key   string
@@ -32,6 +32,8 @@ type fakeEndpoint struct {
 	// end.
 	cancelled     chan struct{}
 	cancelledOnce sync.Once
+	// stop is closed when the test ends, so that no reply outlives it.
+	stop chan struct{}
 }
 
 // fakeReply answers one request.
@@ -65,11 +67,13 @@ const (
 
 var schemaName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
-func newFake(t *testing.T, script ...fakeReply) *fakeEndpoint {
+func newFake(t testing.TB, script ...fakeReply) *fakeEndpoint {
 	t.Helper()
-	f := &fakeEndpoint{t: t, model: fakeModel, key: fakeKey, script: script, cancelled: make(chan struct{})}
+	f := &fakeEndpoint{t: t, model: fakeModel, key: fakeKey, script: script,
+		cancelled: make(chan struct{}), stop: make(chan struct{})}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
+	t.Cleanup(func() { close(f.stop) }) // runs first
 	return f
 }
 
@@ -217,10 +221,13 @@ func drop() fakeReply {
 }
 
 // slow never answers: it waits for the request's context to end and
-// records that it did.
+// records that it did (or for the test to end).
 func slow() fakeReply {
 	return func(f *fakeEndpoint, _ http.ResponseWriter, r *http.Request) {
-		<-r.Context().Done()
-		f.cancelledOnce.Do(func() { close(f.cancelled) })
+		select {
+		case <-r.Context().Done():
+			f.cancelledOnce.Do(func() { close(f.cancelled) })
+		case <-f.stop:
+		}
 	}
 }

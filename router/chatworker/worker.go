@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -18,8 +19,12 @@ import (
 
 // Defaults used when the matching [Config] field is zero.
 const (
-	DefaultMaxRetries   = 3
+	// DefaultMaxRetries is how many times a failed request is repeated.
+	DefaultMaxRetries = 3
+	// DefaultRetryWaitMin is the first pause between tries.
 	DefaultRetryWaitMin = 500 * time.Millisecond
+	// DefaultRetryWaitMax is the longest pause between tries, and the
+	// longest Retry-After the worker waits for.
 	DefaultRetryWaitMax = 30 * time.Second
 )
 
@@ -186,12 +191,7 @@ func New(cfg Config) (*Worker, error) {
 		t := *cfg.Temperature
 		w.temp = &t
 	}
-	if cfg.Prices != nil {
-		w.prices = make(map[string]Price, len(cfg.Prices))
-		for k, v := range cfg.Prices {
-			w.prices[k] = v
-		}
-	}
+	w.prices = maps.Clone(cfg.Prices)
 	u.Path = strings.TrimSuffix(u.Path, "/") + "/chat/completions"
 	u.RawPath = ""
 	w.endpoint = u.String()
@@ -272,7 +272,8 @@ type Call struct {
 
 // Work runs job as one chat-completions call and turns the reply into a
 // result: for a validation or a fact check the verdict, confidence and
-// reasons the model gave; for a delegation the reply's text as Output.
+// reasons the model gave; for a delegation the reply's text, without
+// surrounding white space, as Output (a string).
 // Result.Model, Result.Usage and a step holding the [Call] are the
 // evidence.
 //
@@ -328,7 +329,7 @@ func (w *Worker) Work(ctx context.Context, job *router.Job) (*router.Result, err
 	}}
 
 	if job.Kind == router.KindDelegate {
-		res.Output = rep.content
+		res.Output = strings.TrimSpace(rep.content)
 		return res, nil
 	}
 	a, aerr := parseAnswer(rep.content, verdicts(job.Kind))

@@ -20,7 +20,7 @@ import (
 	"github.com/vouchkit/vouch/router/chatworker"
 )
 
-func newWorker(t *testing.T, f *fakeEndpoint, edit func(*chatworker.Config)) *chatworker.Worker {
+func newWorker(t testing.TB, f *fakeEndpoint, edit func(*chatworker.Config)) *chatworker.Worker {
 	t.Helper()
 	cfg := chatworker.Config{
 		BaseURL:      f.baseURL(),
@@ -100,7 +100,7 @@ func TestWorker_Work(t *testing.T) {
 			wantSchema: []bool{true},
 		},
 		{
-			name: "delegate returns the text", job: delegateJob(), script: []fakeReply{content("Bonjour")},
+			name: "delegate returns the text", job: delegateJob(), script: []fakeReply{content("Bonjour\n")},
 			want: &router.Result{Output: "Bonjour", Model: fakeModel, Usage: usage}, wantSchema: []bool{false},
 		},
 		{
@@ -336,8 +336,13 @@ func TestWorker_Work_cancelStopsTheRequest(t *testing.T) {
 	}
 	cancel()
 
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Errorf("Work error = %v, want context.Canceled", err)
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Work error = %v, want context.Canceled", err)
+		}
+	case <-time.After(time.Minute): // turns a hang into a failure
+		t.Fatal("Work did not return after its context was cancelled")
 	}
 	waitClosed(t, f.cancelled, "the server to see the request cancelled")
 	if n := len(f.reqs()); n != 1 {
@@ -380,6 +385,23 @@ func TestWorker_Work_keepsSchemaAfterUnrelated400(t *testing.T) {
 	}
 	if diff := cmp.Diff([]bool{true, false, true}, got); diff != "" {
 		t.Errorf("requests with response_format (-want +got):\n%s", diff)
+	}
+}
+
+func TestWorker_Work_noFallbackOnceSchemaWorked(t *testing.T) {
+	f := newFake(t, content(`{"verdict":"VALID","confidence":0.9,"reasons":[]}`), status(400, ""))
+	w := newWorker(t, f, nil)
+	if _, err := w.Work(t.Context(), validateJob()); err != nil {
+		t.Fatalf("Work: %v", err)
+	}
+	var se *chatworker.StatusError
+	if _, err := w.Work(t.Context(), validateJob()); !errors.As(err, &se) || se.StatusCode != 400 {
+		t.Fatalf("Work error = %v, want a 400 *StatusError", err)
+	}
+	// The endpoint took response_format once, so a later 400 is about
+	// something else and is not asked again without it.
+	if n := len(f.reqs()); n != 2 {
+		t.Errorf("server saw %d requests, want 2", n)
 	}
 }
 

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestRun(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), &out, false); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	got := out.String()
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`delegation: summarize the article\n\s+status VALID`),
+		regexp.MustCompile(`validation: .*\n\s+status VALID`),
+		regexp.MustCompile(`arbitration: .*\n\s+status SELLER_INVALID`),
+		regexp.MustCompile(`oracle\s+RETRY\s+confidence [0-9.]+\s+replicas 5 \(5\)`),
+		regexp.MustCompile(`adaptive\s+INVALID\s+confidence [0-9.]+\s+replicas 9 \(1→3→5\)`),
+		regexp.MustCompile(`identical to the response: true`),
+		regexp.MustCompile(`check signature\s+passed`),
+		regexp.MustCompile(`check output_hash\s+passed`),
+	} {
+		if !want.MatchString(got) {
+			t.Errorf("output lacks %s:\n%s", want, got)
+		}
+	}
+}
+
+func TestRun_json(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), &out, true); err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(strings.NewReader(out.String()))
+	n := 0
+	for {
+		var v map[string]any
+		if err := dec.Decode(&v); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("output is not a stream of JSON objects: %v", err)
+		}
+		n++
+	}
+	// 3 modes, 2 claims × 3 tiers, the receipt's response and its verification.
+	if n != 3+6+2 {
+		t.Errorf("%d JSON objects, want 11", n)
+	}
+}

@@ -1,0 +1,186 @@
+package chatworker
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vouchkit/vouch/router"
+)
+
+var judge = []router.Verdict{router.VerdictValid, router.VerdictInvalid, router.VerdictRetry, router.VerdictNeedsSpec}
+
+func TestParseAnswer(t *testing.T) {
+	tests := []struct {
+		name    string
+		text    string
+		want    answer
+		wantErr error
+	}{
+		{"bare object", `{"verdict":"VALID","confidence":0.5,"reasons":["a"]}`,
+			answer{router.VerdictValid, 0.5, []string{"a"}}, nil},
+		{"spaces and case", " \n{\"Verdict\": \" needs_spec \", \"CONFIDENCE\": 0, \"reasons\": null}\n",
+			answer{Verdict: router.VerdictNeedsSpec}, nil},
+		{"code fence", "Here:\n```json\n{\"verdict\": \"RETRY\", \"confidence\": 0.3}\n```",
+			answer{Verdict: router.VerdictRetry, Confidence: 0.3}, nil},
+		{"braces in prose before the answer", `I weigh {a} and {"b": 1} first. {"verdict":"INVALID","confidence":1,"reasons":["x"]}`,
+			answer{router.VerdictInvalid, 1, []string{"x"}}, nil},
+		{"braces inside strings", `{"verdict":"VALID","confidence":0.9,"reasons":["uses } and { and \"quotes\""]}`,
+			answer{router.VerdictValid, 0.9, []string{`uses } and { and "quotes"`}}, nil},
+		{"unclosed brace before the answer", `{ oops {"verdict":"VALID","confidence":0.2}`,
+			answer{Verdict: router.VerdictValid, Confidence: 0.2}, nil},
+		{"first of two answers", `{"verdict":"VALID","confidence":0.9} {"verdict":"INVALID","confidence":0.9}`,
+			answer{Verdict: router.VerdictValid, Confidence: 0.9}, nil},
+		{"answer nested in another object is not taken", `{"result":{"verdict":"VALID","confidence":0.9}}`,
+			answer{}, ErrNoAnswer},
+		{"after thoughts", `<think>{"verdict":"INVALID","confidence":1}</think> {"verdict":"VALID","confidence":0.7}`,
+			answer{Verdict: router.VerdictValid, Confidence: 0.7}, nil},
+		{"no JSON", "VALID", answer{}, ErrNoAnswer},
+		{"empty", "", answer{}, ErrNoAnswer},
+		{"object in an array, without confidence", `[{"verdict":"VALID"}]`, answer{}, ErrBadAnswer},
+		{"verdict not a string", `{"verdict":true,"confidence":1}`, answer{}, ErrBadAnswer},
+		{"unknown verdict", `{"verdict":"MOSTLY_VALID","confidence":1}`, answer{}, ErrBadAnswer},
+		{"confidence missing", `{"verdict":"VALID"}`, answer{}, ErrBadAnswer},
+		{"confidence null", `{"verdict":"VALID","confidence":null}`, answer{}, ErrBadAnswer},
+		{"confidence a string", `{"verdict":"VALID","confidence":"0.9"}`, answer{}, ErrBadAnswer},
+		{"confidence negative", `{"verdict":"VALID","confidence":-0.1}`, answer{}, ErrBadAnswer},
+		{"confidence above 1", `{"verdict":"VALID","confidence":1.01}`, answer{}, ErrBadAnswer},
+		{"reasons a string", `{"verdict":"VALID","confidence":1,"reasons":"fine"}`, answer{}, ErrBadAnswer},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, aerr := parseAnswer(tt.text, judge)
+			var err error
+			if aerr != nil {
+				err = aerr.err
+			}
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("parseAnswer(%q) error = %v, want %v", tt.text, err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("parseAnswer(%q) (-want +got):\n%s", tt.text, diff)
+			}
+		})
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	future := time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)
+	past := time.Now().Add(-time.Hour).UTC().Format(http.TimeFormat)
+	tests := []struct {
+		status int
+		header string
+		want   time.Duration
+		ok     bool
+	}{
+		{429, "3", 3 * time.Second, true},
+		{503, "0", 0, true},
+		{500, past, 0, true},
+		{429, "-1", 0, false},
+		{429, "soon", 0, false},
+		{429, "", 0, false},
+		{400, "3", 0, false}, // not a retried status
+	}
+	for _, tt := range tests {
+		resp := &http.Response{StatusCode: tt.status, Header: http.Header{"Retry-After": {tt.header}}}
+		got, ok := retryAfter(resp)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("retryAfter(%d, %q) = %v, %v; want %v, %v", tt.status, tt.header, got, ok, tt.want, tt.ok)
+		}
+	}
+	resp := &http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {future}}}
+	if got, ok := retryAfter(resp); !ok || got <= 58*time.Minute || got > time.Hour {
+		t.Errorf("retryAfter(date an hour ahead) = %v, %v; want about an hour", got, ok)
+	}
+}
+
+func TestErrorMessage(t *testing.T) {
+	tests := map[string]string{
+		`{"error":{"message":"model not found","type":"invalid_request_error"}}`: "model not found", // OpenAI, Ollama
+		`{"object":"error","message":"bad schema","type":"BadRequestError"}`:     "bad schema",      // vLLM
+		`{"error":"rate limited"}`:       "rate limited",
+		"  <html>502 Bad Gateway</html>": "<html>502 Bad Gateway</html>",
+	}
+	for body, want := range tests {
+		if got := errorMessage([]byte(body)); got != want {
+			t.Errorf("errorMessage(%s) = %q, want %q", body, got, want)
+		}
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	s := strings.Repeat("é", 10) // 2 bytes each
+	for n := range 22 {
+		got := truncate(s, n)
+		if len(got) > n || !utf8.ValidString(got) || !strings.HasPrefix(s, got) || len(got) < n-1 {
+			t.Errorf("truncate(%q, %d) = %q", s, n, got)
+		}
+	}
+}
+
+func FuzzParseAnswer(f *testing.F) {
+	for _, s := range []string{
+		`{"verdict":"VALID","confidence":0.9,"reasons":["ok"]}`,
+		"```json\n{\"verdict\":\"INVALID\",\"confidence\":0.1}\n```",
+		`Sure {not json} {"verdict":"TRUE","confidence":1}`,
+		`<think>{"verdict":"x"}</think>{"verdict":"RETRY","confidence":0.5,"reasons":null}`,
+		`{"a":"}\"{","verdict":"NEEDS_SPEC","confidence":0}`,
+		`{{{{{`,
+	} {
+		f.Add(s)
+	}
+	verdicts := append(slices.Clone(judge), router.VerdictTrue, router.VerdictFalse)
+	f.Fuzz(func(t *testing.T, text string) {
+		a, aerr := parseAnswer(text, verdicts)
+		if aerr != nil {
+			if aerr.err != ErrNoAnswer && aerr.err != ErrBadAnswer {
+				t.Fatalf("parseAnswer(%q) error %v is neither ErrNoAnswer nor ErrBadAnswer", text, aerr.err)
+			}
+			return
+		}
+		if !slices.Contains(verdicts, a.Verdict) || !(a.Confidence >= 0 && a.Confidence <= 1) {
+			t.Fatalf("parseAnswer(%q) = %+v: verdict or confidence out of bounds", text, a)
+		}
+		obj, ok := findAnswer(text[max(0, strings.LastIndex(text, "</think>")):])
+		if !ok || !strings.Contains(text, obj) {
+			t.Fatalf("parseAnswer(%q) answered without an object in the text", text)
+		}
+	})
+}
+
+// BenchmarkParseAnswer reads an answer that is bare JSON and one amid
+// prose, next to a baseline that only unmarshals the bare JSON.
+func BenchmarkParseAnswer(b *testing.B) {
+	bare := `{"verdict":"VALID","confidence":0.92,"reasons":["matches the text","no invented facts"]}`
+	prose := "Let me check {the claim} first.\n```json\n" + bare + "\n```\nThat is my verdict."
+	b.Run("baseline=unmarshal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var v struct {
+				Verdict    string   `json:"verdict"`
+				Confidence float64  `json:"confidence"`
+				Reasons    []string `json:"reasons"`
+			}
+			if err := json.Unmarshal([]byte(bare), &v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for name, text := range map[string]string{"bare": bare, "prose": prose} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := parseAnswer(text, judge); err != nil {
+					b.Fatal(err.err)
+				}
+			}
+		})
+	}
+}

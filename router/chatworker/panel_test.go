@@ -1,0 +1,198 @@
+package chatworker_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/chatworker"
+)
+
+func env(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+const panelYAML = `
+prices:
+  judge-1: {prompt_per_1k: 0.5, completion_per_1k: 1.5}
+sessions:
+  - id: 201
+    pool: alpha
+    tiers: [fast, safe]
+    worker:
+      base_url: %[1]s
+      model: judge-1
+      api_key_env: JUDGE_KEY
+      temperature: 0
+      max_tokens: 512
+      headers: {X-Team: risk}
+  - id: 202
+    pool: beta
+    worker:
+      base_url: http://localhost:11434/v1
+      model: llama3.2
+      prices:
+        llama3.2: {prompt_per_1k: 0, completion_per_1k: 0}
+`
+
+const panelJSON = `{
+  "prices": {"judge-1": {"prompt_per_1k": 0.5, "completion_per_1k": 1.5}},
+  "sessions": [
+    {"id": 201, "pool": "alpha", "tiers": ["fast", "safe"],
+     "worker": {"base_url": %q, "model": "judge-1", "api_key_env": "JUDGE_KEY",
+                "temperature": 0, "max_tokens": 512, "headers": {"X-Team": "risk"}}},
+    {"id": "202", "pool": "beta",
+     "worker": {"base_url": "http://localhost:11434/v1", "model": "llama3.2",
+                "prices": {"llama3.2": {"prompt_per_1k": 0, "completion_per_1k": 0}}}}
+  ]
+}`
+
+func TestLoadPanel(t *testing.T) {
+	for _, tc := range []struct{ file, text string }{
+		{"panel.yaml", panelYAML},
+		{"panel.YML", panelYAML},
+		{"panel.json", panelJSON},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			f := newFake(t, content(`{"verdict":"VALID","confidence":0.9,"reasons":[]}`))
+			path := filepath.Join(t.TempDir(), tc.file)
+			if err := os.WriteFile(path, fmt.Appendf(nil, tc.text, f.baseURL()), 0o600); err != nil {
+				t.Fatal(err)
+			}
+
+			got, err := chatworker.LoadPanel(path, env(map[string]string{"JUDGE_KEY": fakeKey}))
+			if err != nil {
+				t.Fatalf("LoadPanel: %v", err)
+			}
+
+			want := []chatworker.PanelSession{
+				{ID: 201, Pool: "alpha", Tiers: []router.Tier{router.TierFast, router.TierSafe}},
+				{ID: 202, Pool: "beta"},
+			}
+			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(chatworker.PanelSession{}, "Worker")); diff != "" {
+				t.Errorf("sessions (-want +got):\n%s", diff)
+			}
+			if len(got) != 2 {
+				t.FailNow()
+			}
+			if m, h := got[1].Worker.Model(), got[1].Worker.Host(); m != "llama3.2" || h != "localhost:11434" {
+				t.Errorf("second worker = %s at %s, want llama3.2 at localhost:11434", m, h)
+			}
+
+			// The first worker calls the fake with the key from the
+			// environment, the headers, the settings and the shared prices.
+			res, err := got[0].Worker.Work(t.Context(), validateJob())
+			if err != nil {
+				t.Fatalf("Work: %v", err)
+			}
+			if res.Usage == nil || res.Usage.Cost != usage.Cost {
+				t.Errorf("Usage = %+v, want cost %v from the shared price table", res.Usage, usage.Cost)
+			}
+			r := f.reqs()[0]
+			if r.Header.Get("X-Team") != "risk" || r.MaxTokens != 512 || r.Temperature == nil || *r.Temperature != 0 {
+				t.Errorf("request = %+v, want X-Team risk, max_tokens 512, temperature 0", r)
+			}
+		})
+	}
+}
+
+func TestParsePanel_errors(t *testing.T) {
+	const ok = "{base_url: 'http://localhost:8080/v1', model: m}"
+	tests := []struct {
+		name     string
+		file     string
+		text     string
+		getenv   map[string]string
+		want     error
+		wantMsgs []string // each found in the error's text
+	}{
+		{"unknown extension", "panel.toml", "", nil, chatworker.ErrInvalidPanel, []string{"panel.toml", ".toml"}},
+		{"YAML syntax", "p.yaml", "sessions: [", nil, chatworker.ErrInvalidPanel, []string{"p.yaml"}},
+		{"JSON syntax", "p.json", `{"sessions": [}`, nil, chatworker.ErrInvalidPanel, []string{"p.json"}},
+		{"JSON trailing data", "p.json", `{"sessions": []} {}`, nil, chatworker.ErrInvalidPanel, []string{"after the JSON"}},
+		{"unknown field", "p.yaml", "sessions:\n  - id: 1\n    worker: {base_url: 'http://h/v1', model: m, temprature: 0.2}",
+			nil, chatworker.ErrInvalidPanel, []string{"temprature"}},
+		{"no sessions", "p.yaml", "sessions: []", nil, chatworker.ErrInvalidPanel, []string{"p.yaml: sessions:"}},
+		{"several problems at once", "p.yaml",
+			"sessions:\n  - {id: 0, worker: " + ok + "}\n  - {id: 2, worker: {base_url: '/v1', model: m}}\n  - {id: 3, worker: {base_url: 'http://h/v1', model: ''}}",
+			nil, chatworker.ErrInvalidPanel,
+			[]string{"sessions[0].id:", "sessions[1].worker.base_url:", "sessions[2].worker.model:"}},
+		{"repeated id", "p.yaml", "sessions:\n  - {id: 7, worker: " + ok + "}\n  - {id: 7, worker: " + ok + "}",
+			nil, chatworker.ErrInvalidPanel, []string{"sessions[1].id: 7 repeats sessions[0].id"}},
+		{"tier", "p.yaml", "sessions:\n  - {id: 1, tiers: [adaptive], worker: " + ok + "}",
+			nil, chatworker.ErrInvalidPanel, []string{"sessions[0].tiers[0]:"}},
+		{"temperature", "p.yaml", "sessions:\n  - {id: 1, worker: {base_url: 'http://h/v1', model: m, temperature: 3}}",
+			nil, chatworker.ErrInvalidPanel, []string{"sessions[0].worker.temperature:"}},
+		{"price", "p.yaml", "sessions:\n  - {id: 1, worker: {base_url: 'http://h/v1', model: m, prices: {m: {prompt_per_1k: -1}}}}",
+			nil, chatworker.ErrInvalidPanel, []string{"sessions[0].worker.prices[m].prompt_per_1k:"}},
+		{"header name", "p.yaml", "sessions:\n  - {id: 1, worker: {base_url: 'http://h/v1', model: m, headers: {'Bad Name': x}}}",
+			nil, chatworker.ErrInvalidPanel, []string{"sessions[0].worker: session 1:", "Bad Name"}},
+		{"missing env", "p.yaml", "sessions:\n  - {id: 9, worker: {base_url: 'http://h/v1', model: m, api_key_env: NINE_KEY}}",
+			map[string]string{"OTHER": "x"}, chatworker.ErrMissingEnv,
+			[]string{"sessions[0].worker.api_key_env:", "session 9", "NINE_KEY"}},
+		{"empty env", "p.json", `{"sessions":[{"id":9,"worker":{"base_url":"http://h/v1","model":"m","api_key_env":"NINE_KEY"}}]}`,
+			map[string]string{"NINE_KEY": ""}, chatworker.ErrMissingEnv, []string{"session 9", "NINE_KEY"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := chatworker.ParsePanel(tt.file, []byte(tt.text), env(tt.getenv))
+			if !errors.Is(err, tt.want) || got != nil {
+				t.Fatalf("ParsePanel = %v, %v; want nil, %v", got, err, tt.want)
+			}
+			for _, m := range tt.wantMsgs {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("error %q lacks %q", err, m)
+				}
+			}
+			var pe *chatworker.PanelError
+			if len(tt.wantMsgs) > 0 && strings.Contains(tt.wantMsgs[0], "sessions[") && !errors.As(err, &pe) {
+				t.Errorf("error %v holds no *PanelError", err)
+			}
+		})
+	}
+}
+
+func TestLoadPanel_missingFile(t *testing.T) {
+	_, err := chatworker.LoadPanel(filepath.Join(t.TempDir(), "absent.yaml"), env(nil))
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("LoadPanel error = %v, want one wrapping os.ErrNotExist", err)
+	}
+}
+
+func FuzzParsePanel(f *testing.F) {
+	f.Add([]byte(fmt.Sprintf(panelYAML, "http://localhost:8080/v1")), false)
+	f.Add([]byte(fmt.Sprintf(panelJSON, "http://localhost:8080/v1")), true)
+	f.Add([]byte("sessions:\n  - {id: 1, worker: {base_url: 'http://h/v1', model: m}}"), false)
+	f.Add([]byte(`{"sessions":[{"id":"3","tiers":["oracle"],"worker":{"base_url":"https://h","model":"m"}}]}`), true)
+	getenv := env(map[string]string{"JUDGE_KEY": "k"})
+	f.Fuzz(func(t *testing.T, data []byte, isJSON bool) {
+		name := "p.yaml"
+		if isJSON {
+			name = "p.json"
+		}
+		sessions, err := chatworker.ParsePanel(name, data, getenv)
+		if err != nil {
+			if !errors.Is(err, chatworker.ErrInvalidPanel) && !errors.Is(err, chatworker.ErrMissingEnv) {
+				t.Fatalf("ParsePanel error %v wraps neither sentinel", err)
+			}
+			return
+		}
+		seen := map[router.SessionID]bool{}
+		for _, s := range sessions {
+			if s.ID <= 0 || seen[s.ID] || s.Worker == nil || s.Worker.Model() == "" || s.Worker.Host() == "" {
+				t.Fatalf("ParsePanel accepted a bad session %+v in %q", s, data)
+			}
+			seen[s.ID] = true
+		}
+		if len(sessions) == 0 {
+			t.Fatalf("ParsePanel accepted a panel without sessions: %q", data)
+		}
+	})
+}

@@ -1,0 +1,255 @@
+package trust_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/routertest"
+	"github.com/vouchkit/vouch/trust"
+)
+
+// honest answers every kind of job: VALID for validations, the upper-cased
+// input for delegations; it reports confidence conf.
+func honest(conf float64) router.Worker {
+	return router.WorkerFunc(func(_ context.Context, job *router.Job) (*router.Result, error) {
+		if job.Kind == router.KindDelegate {
+			s, _ := job.Input.String()
+			return &router.Result{Output: "done: " + s, Confidence: conf}, nil
+		}
+		return &router.Result{Verdict: router.VerdictValid, Confidence: conf, Reasons: []string{"matches the input"}}, nil
+	})
+}
+
+func newEngine(t *testing.T, workers ...router.Worker) *router.Engine {
+	t.Helper()
+	e, err := router.NewEngine(routertest.Sessions(1, 2, workers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func request(mode trust.Mode, policy trust.Policy) *trust.Request {
+	req := &trust.Request{Mode: mode, Policy: policy, Task: trust.Task{Type: "summary", Input: router.NewStringInput("Paris is in France.")}}
+	if mode != trust.ModeDelegation {
+		req.Task.ClaimedResult = json.RawMessage(`"Paris is French."`)
+	}
+	if mode == trust.ModeArbitration {
+		req.Task.DisputeContext = json.RawMessage(`{"buyer":"too short"}`)
+	}
+	return req
+}
+
+// TestService_engine runs every mode under every tier on an in-process
+// engine of five honest sessions.
+func TestService_engine(t *testing.T) {
+	workers := []router.Worker{honest(0.95), honest(0.95), honest(0.95), honest(0.95), honest(0.95)}
+	s, err := trust.New(newEngine(t, workers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[trust.Mode]trust.Status{
+		trust.ModeDelegation: trust.StatusValid, trust.ModeValidation: trust.StatusValid, trust.ModeArbitration: trust.StatusSellerValid,
+	}
+	spent := map[trust.Policy]int{trust.PolicyFast: 1, trust.PolicySafe: 3, trust.PolicyOracle: 5, trust.PolicyAdaptive: 1}
+	for mode, status := range want {
+		for policy, replicas := range spent {
+			resp, err := s.Call(context.Background(), request(mode, policy))
+			if err != nil {
+				t.Fatalf("%s/%s: %v", mode, policy, err)
+			}
+			if resp.Status != status || resp.Evidence.Redundancy != replicas || resp.RetryInstructions != nil {
+				t.Errorf("%s/%s: status %s after %d replicas (retry %+v), want %s after %d",
+					mode, policy, resp.Status, resp.Evidence.Redundancy, resp.RetryInstructions, status, replicas)
+			}
+			if resp.Receipt != nil {
+				t.Errorf("%s/%s: a call without a receipt block got a receipt", mode, policy)
+			}
+		}
+	}
+}
+
+// TestService_engineAdaptiveEscalates: unsure workers make adaptive climb
+// to five replicas, and a lying minority does not sway the verdict. (Early
+// quorum may cancel the liar before it answers, so which replicas
+// dissented is not asserted here; the oracle test below does.)
+func TestService_engineAdaptiveEscalates(t *testing.T) {
+	unsure := honest(0.5)
+	s, _ := trust.New(newEngine(t, unsure, unsure, unsure, unsure, routertest.Lie(unsure)))
+	resp, err := s.Call(context.Background(), request(trust.ModeValidation, trust.PolicyAdaptive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Evidence.Redundancy != 9 || len(resp.Evidence.Steps) != 3 {
+		t.Fatalf("spent %d replicas over %d steps, want 1+3+5 over 3", resp.Evidence.Redundancy, len(resp.Evidence.Steps))
+	}
+	if resp.Status != trust.StatusValid {
+		t.Errorf("status %s, want VALID (4 of 5)", resp.Status)
+	}
+	for _, d := range resp.Evidence.Disagreements {
+		if d.Label != "INVALID" {
+			t.Errorf("disagreement %+v: only the liar may dissent", d)
+		}
+	}
+}
+
+// TestService_engineOracleDisagreement: under oracle's fail_hard, one
+// dissent among five is a RETRY with evidence, not an error.
+func TestService_engineOracleDisagreement(t *testing.T) {
+	w := honest(0.9)
+	s, _ := trust.New(newEngine(t, w, w, w, w, routertest.Lie(w)))
+	resp, err := s.Call(context.Background(), request(trust.ModeValidation, trust.PolicyOracle))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Status != trust.StatusRetry || resp.RetryInstructions == nil {
+		t.Fatalf("status %s, retry %+v; want RETRY with instructions", resp.Status, resp.RetryInstructions)
+	}
+	if len(resp.Evidence.Disagreements) == 0 {
+		t.Errorf("no disagreement in the evidence: %+v", resp.Evidence)
+	}
+}
+
+func TestService_receipts(t *testing.T) {
+	_, priv, _ := ed25519.GenerateKey(nil)
+	signer, err := receipt.NewEd25519Signer(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &receipt.MemStore{}
+	w := honest(0.95)
+	s, err := trust.New(newEngine(t, w, w, w), trust.WithReceipts(&receipt.Issuer{Signer: signer, Store: store}), trust.WithSignedReceipts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifier, err := receipt.NewVerifier([]receipt.PublicKey{signer.Public()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := trust.WithCaller(context.Background(), "alice")
+
+	t.Run("inline", func(t *testing.T) {
+		req := request(trust.ModeValidation, trust.PolicySafe)
+		req.Receipt = receipt.Request{Mode: receipt.DeliveryInline, TTL: "30d",
+			Include: receipt.Include{ConsensusSnapshot: true, PolicySnapshot: true, InputHash: true, OutputHash: true, RouterTraceRefs: true}}
+		resp, err := s.Call(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := verifier.Verify(resp.Receipt, receipt.Originals{Input: json.RawMessage(`"Paris is in France."`), Output: req.Task.ClaimedResult}, time.Now())
+		if err != nil || !res.Valid() {
+			t.Fatalf("verify: %v %+v", err, res)
+		}
+		r := res.Receipt
+		if r.Decision.Status != string(resp.Status) || r.PolicySnapshot == nil || r.PolicySnapshot.Consensus.Replicas != 3 ||
+			r.ConsensusSnapshot == nil || r.ConsensusSnapshot.Replicas != 3 || r.CortensorRefs == nil ||
+			len(r.CortensorRefs.Sessions) != 3 || r.CortensorRefs.RouterTraceIDs[0] != resp.TraceID {
+			t.Errorf("receipt does not record what ran: %+v", r)
+		}
+		rec, err := receipt.Fetch(context.Background(), store, r.ReceiptID, "alice", time.Now())
+		if err != nil || string(rec.Data) != string(resp.Receipt) {
+			t.Errorf("fetch by owner: %v; stored bytes equal to response: %v", err, string(rec.Data) == string(resp.Receipt))
+		}
+		if _, err := receipt.Fetch(context.Background(), store, r.ReceiptID, "mallory", time.Now()); !errors.Is(err, receipt.ErrNotFound) {
+			t.Errorf("fetch by a stranger: %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("detached without snapshots", func(t *testing.T) {
+		req := request(trust.ModeArbitration, trust.PolicyFast)
+		req.Receipt = receipt.Request{Mode: receipt.DeliveryDetached, Visibility: receipt.VisibilityShared, Counterparties: []string{"bob"}}
+		resp, err := s.Call(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ref receipt.Ref
+		if err := json.Unmarshal(resp.Receipt, &ref); err != nil || ref.ReceiptID == "" || ref.Visibility != receipt.VisibilityShared {
+			t.Fatalf("detached member %s: %v", resp.Receipt, err)
+		}
+		var members map[string]json.RawMessage
+		json.Unmarshal(resp.Receipt, &members)
+		if _, ok := members["decision"]; ok {
+			t.Errorf("a detached response carries the whole receipt: %s", resp.Receipt)
+		}
+		rec, err := receipt.Fetch(context.Background(), store, ref.ReceiptID, "bob", time.Now())
+		if err != nil {
+			t.Fatalf("counterparty fetch: %v", err)
+		}
+		r, err := receipt.Parse(rec.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.ConsensusSnapshot != nil || r.PolicySnapshot != nil || r.CortensorRefs != nil || r.TaskMeta.InputHash != "" {
+			t.Errorf("members not asked for are present: %s", rec.Data)
+		}
+		if r.Decision.Status != string(trust.StatusSellerValid) {
+			t.Errorf("decision status %s, want SELLER_VALID", r.Decision.Status)
+		}
+	})
+
+	t.Run("none stores nothing", func(t *testing.T) {
+		store.DeleteExpired(context.Background(), time.Now().Add(1000*24*time.Hour)) // empty the store
+		req := request(trust.ModeValidation, trust.PolicyFast)
+		req.Receipt = receipt.Request{Mode: receipt.DeliveryNone}
+		resp, err := s.Call(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Receipt != nil {
+			t.Errorf("mode none gave a receipt: %s", resp.Receipt)
+		}
+		if n, _ := store.DeleteExpired(context.Background(), time.Now().Add(1000*24*time.Hour)); n != 0 {
+			t.Errorf("mode none stored %d receipts", n)
+		}
+	})
+}
+
+func TestNew_signedReceiptsNeedASigner(t *testing.T) {
+	e := newEngine(t, honest(1))
+	if _, err := trust.New(e, trust.WithSignedReceipts()); err == nil {
+		t.Error("New accepted signed receipts without an issuer")
+	}
+	if _, err := trust.New(e, trust.WithReceipts(&receipt.Issuer{Store: &receipt.MemStore{}}), trust.WithSignedReceipts()); err == nil {
+		t.Error("New accepted signed receipts without a signer")
+	}
+	s, err := trust.New(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := request(trust.ModeValidation, trust.PolicyFast)
+	req.Receipt.Mode = receipt.DeliveryInline
+	_, err = s.Call(context.Background(), req)
+	var p *trust.Error
+	if !errors.As(err, &p) || len(p.Errors) != 1 || p.Errors[0].Field != "receipt.mode" {
+		t.Errorf("receipt asked of a service without receipts: %v, want 400 naming receipt.mode", err)
+	}
+}
+
+// TestService_usage: the tokens and cost the workers report add up in the
+// evidence, over every step.
+func TestService_usage(t *testing.T) {
+	costly := router.WorkerFunc(func(ctx context.Context, job *router.Job) (*router.Result, error) {
+		res, err := honest(0.5).Work(ctx, job)
+		res.Usage = &router.Usage{PromptTokens: 10, CompletionTokens: 2, Cost: 0.01}
+		return res, err
+	})
+	s, _ := trust.New(newEngine(t, costly, costly, costly, costly, costly))
+	resp, err := s.Call(context.Background(), request(trust.ModeValidation, trust.PolicyAdaptive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := 0
+	for _, st := range resp.Evidence.Steps {
+		answered += st.Replicas
+	}
+	u := resp.Evidence.Usage
+	if u == nil || u.PromptTokens < 10*int64(len(resp.Evidence.Steps)) || u.PromptTokens > 10*int64(answered) || u.PromptTokens%10 != 0 {
+		t.Errorf("usage %+v over steps %+v: want 10 prompt tokens per answering replica", u, resp.Evidence.Steps)
+	}
+}

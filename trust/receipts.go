@@ -1,0 +1,101 @@
+package trust
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/router"
+)
+
+// DefaultCaller owns the receipts of calls whose context names no caller
+// (see [WithCaller]): in-process calls of a host that serves no one else.
+const DefaultCaller = "local"
+
+type callerKey struct{}
+
+// WithCaller returns a context naming the integration that makes a call:
+// it owns the call's receipt. [NewHandler] sets it from the authenticated
+// credential.
+func WithCaller(ctx context.Context, caller string) context.Context {
+	return context.WithValue(ctx, callerKey{}, caller)
+}
+
+// CallerFrom returns the caller set by [WithCaller], or DefaultCaller.
+func CallerFrom(ctx context.Context) string {
+	if c, ok := ctx.Value(callerKey{}).(string); ok && c != "" {
+		return c
+	}
+	return DefaultCaller
+}
+
+// receiptParams gathers what a receipt records from what really ran: the
+// last step's consensus and policy, and every step's sessions and tasks.
+func (s *Service) receiptParams(ctx context.Context, req *Request, resp *Response, steps []stepResult) receipt.Params {
+	final := steps[len(steps)-1]
+	refs := &receipt.Refs{Sessions: []int64{}, Tasks: []string{}, RouterTraceIDs: []string{resp.TraceID}}
+	for _, st := range steps {
+		for _, id := range st.step.Sessions {
+			refs.Sessions = append(refs.Sessions, int64(id))
+		}
+		refs.Tasks = append(refs.Tasks, st.step.TaskIDs...)
+	}
+	var input any
+	if !req.Task.Input.IsZero() {
+		input = json.RawMessage(req.Task.Input.Raw())
+	}
+	return receipt.Params{
+		Request:    req.Receipt,
+		Mode:       string(req.Mode),
+		TaskType:   req.Task.Type,
+		Input:      input,
+		Output:     resp.Result,
+		Status:     string(resp.Status),
+		Confidence: resp.Confidence,
+		Reasons:    decisionReasons(resp, final),
+		Policy: &receipt.PolicySnapshot{
+			Tier:      string(req.Policy),
+			Consensus: receipt.PolicyConsensus{Replicas: final.step.Replicas, Strategy: string(router.AggregationMajority)},
+		},
+		Consensus:      consensusSnapshot(final),
+		Refs:           refs,
+		Owner:          CallerFrom(ctx),
+		Counterparties: req.Receipt.Counterparties,
+	}
+}
+
+// consensusSnapshot copies the router's consensus block of a step, or
+// describes a single-session step the same way.
+func consensusSnapshot(st stepResult) *receipt.ConsensusSnapshot {
+	c := st.consensus
+	if c == nil {
+		c = &router.ConsensusResponse{Replicas: st.step.Replicas, Agreement: st.agreement, Verdicts: st.verdicts,
+			Strategy: router.AggregationMajority, Confidence: st.confidence}
+	}
+	verdicts := make([]string, len(c.Verdicts))
+	for i, v := range c.Verdicts {
+		verdicts[i] = string(v)
+	}
+	return &receipt.ConsensusSnapshot{
+		Replicas: c.Replicas, Agreement: c.Agreement, Verdicts: verdicts,
+		Strategy: string(c.Strategy), Confidence: c.Confidence, LowConfidence: c.LowConfidence,
+	}
+}
+
+// decisionReasons are the short reasons a receipt's decision records: the
+// agreement, then up to three of the winning replicas' reasons.
+func decisionReasons(resp *Response, final stepResult) []string {
+	reasons := []string{fmt.Sprintf("agreement %.2f over %d replicas (%d spent in all)",
+		resp.Evidence.Agreement, final.step.Replicas, resp.Evidence.Redundancy)}
+	for i, r := range final.reasons {
+		if i == 3 {
+			break
+		}
+		reasons = append(reasons, r)
+	}
+	if resp.RetryInstructions != nil {
+		reasons = append(reasons, resp.RetryInstructions.Reason)
+	}
+	return reasons
+}

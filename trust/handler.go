@@ -60,6 +60,11 @@ func callPath(v router.Variant) (string, bool) {
 // error a 500 that reveals nothing of it). See router.Handler for the
 // details.
 //
+// The Caller's context names the caller ([WithCaller], which owns the
+// call's receipts): the name the Authenticator gives the request's
+// credential, on any route that carries one it accepts; otherwise, on the
+// trial and x402 routes, "ip:" and the peer's address.
+//
 // A Handler is safe for concurrent use. Build it with [NewHandler].
 type Handler struct {
 	cfg      httpapi.Config
@@ -189,6 +194,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.srv.ServeHTTP(w, r)
 }
 
+// owner names the integration that makes a trust call, for [WithCaller]:
+// the name the Authenticator gives its credential, which is also who may
+// fetch its receipts; an anonymous trial or x402 caller is named by its
+// address ("ip:<address>"), and can take its receipts inline only.
+func owner(ctx context.Context) string {
+	if p := httpapi.Principal(ctx); p != "" {
+		return p
+	}
+	return httpapi.Caller(ctx)
+}
+
 // principal is the receipt handler's caller identity: the name the
 // Authenticator gave the request's caller.
 func principal(r *http.Request) (string, error) {
@@ -214,7 +230,7 @@ func prepareCall(c Caller) func(*http.Request, []byte) (httpapi.Run, error) {
 			return nil, err
 		}
 		return func(ctx context.Context) (any, error) {
-			resp, err := c.Call(ctx, req)
+			resp, err := c.Call(WithCaller(ctx, owner(ctx)), req)
 			if err == nil && resp == nil {
 				err = errNilResponse
 			}

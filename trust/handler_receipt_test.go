@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
@@ -132,4 +133,57 @@ func findCheck(checks []receipt.Check, name string) (receipt.Check, bool) {
 		}
 	}
 	return receipt.Check{}, false
+}
+
+// A Service behind the Handler issues receipts owned by the authenticated
+// caller, who alone can fetch them; an anonymous trial caller's receipt is
+// owned by its address and cannot be fetched by anyone with a key.
+func TestHandler_receiptOwner(t *testing.T) {
+	store := &receipt.MemStore{}
+	svc, err := trust.New(unanimous{}, trust.WithReceipts(&receipt.Issuer{Store: store}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, svc, trust.WithAuthenticator(router.KeyAuthenticator(map[string]string{testKey: "alice", "bob-key": "bob"})),
+		trust.WithReceiptEndpoints(store, nil))
+	detached := func() *trust.Request {
+		req := validationRequest()
+		req.Receipt = receipt.Request{Mode: receipt.DeliveryDetached}
+		return req
+	}
+	receiptID := func(c *trust.Client) string {
+		t.Helper()
+		resp, err := c.Call(context.Background(), detached())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ref receipt.Ref
+		if err := json.Unmarshal(resp.Receipt, &ref); err != nil || ref.ReceiptID == "" {
+			t.Fatalf("receipt member %s: want a detached reference (%v)", resp.Receipt, err)
+		}
+		return ref.ReceiptID
+	}
+	alice, bob := newClient(t, srv.URL), newClient(t, srv.URL, trust.WithAPIKey("bob-key"))
+
+	id := receiptID(alice)
+	data, err := alice.FetchReceipt(context.Background(), id)
+	if err != nil {
+		t.Fatalf("owner's fetch: %v", err)
+	}
+	if r, err := receipt.Parse(data); err != nil || r.ReceiptID != id {
+		t.Errorf("fetched receipt %s (%v), want receipt %s", data, err, id)
+	}
+	var p *trust.Error
+	if _, err := bob.FetchReceipt(context.Background(), id); !errors.As(err, &p) || p.Status != http.StatusNotFound {
+		t.Errorf("another caller's fetch: %v, want 404", err)
+	}
+
+	anon := receiptID(newClient(t, srv.URL, trust.WithAPIKey(""), trust.WithClientVariant(router.VariantTrial)))
+	rec, err := store.Get(context.Background(), anon, time.Now())
+	if err != nil || rec.Owner != "ip:127.0.0.1" {
+		t.Errorf("anonymous trial receipt owner %q (%v), want ip:127.0.0.1", rec.Owner, err)
+	}
+	if _, err := alice.FetchReceipt(context.Background(), anon); !errors.As(err, &p) || p.Status != http.StatusNotFound {
+		t.Errorf("fetching an anonymous caller's receipt: %v, want 404", err)
+	}
 }

@@ -30,14 +30,16 @@ type fakeCaller struct {
 	calls atomic.Int64
 	hook  func(ctx context.Context, req *trust.Request) (*trust.Response, error)
 
-	mu     sync.Mutex
-	traces []string
+	mu      sync.Mutex
+	traces  []string
+	callers []string
 }
 
 func (f *fakeCaller) Call(ctx context.Context, req *trust.Request) (*trust.Response, error) {
 	n := f.calls.Add(1)
 	f.mu.Lock()
 	f.traces = append(f.traces, router.TraceIDFrom(ctx))
+	f.callers = append(f.callers, trust.CallerFrom(ctx))
 	f.mu.Unlock()
 	if f.hook != nil {
 		return f.hook(ctx, req)
@@ -223,6 +225,11 @@ func TestClient_Call_trialLimit(t *testing.T) {
 	}
 	if n := f.calls.Load(); n != 4 {
 		t.Errorf("Caller ran %d times, want 4", n)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if diff := cmp.Diff([]string{"ip:127.0.0.1", "alice", "alice", "alice"}, f.callers); diff != "" {
+		t.Errorf("callers named to the Caller (-want +got):\n%s", diff)
 	}
 }
 

@@ -193,9 +193,6 @@ func NewServer(cfg Config) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	if s.cfg.TrialCaller == nil {
-		s.cfg.TrialCaller = s.defaultTrialCaller
-	}
 	if s.limit == nil {
 		s.limit = newLimiters(cfg.TrialLimit.withDefaults())
 	}
@@ -249,9 +246,9 @@ func (s *Server) endpoint(e Endpoint) (http.Handler, error) {
 					"x402 not configured: this server takes no pay-per-call requests; use the normal or trial route"))
 			}), nil
 		}
-		return s.cfg.X402(anonymous(next)), nil
+		return s.cfg.X402(s.anonymous(next)), nil
 	case Public:
-		return anonymous(next), nil
+		return s.anonymous(next), nil
 	}
 	return nil, fmt.Errorf("endpoint %s %s: unknown access %d", e.Method, e.Path, e.Access)
 }
@@ -340,7 +337,14 @@ func (s *Server) authenticated(next http.Handler) http.Handler {
 // limited asks the RateLimiter before calling next.
 func (s *Server) limited(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		caller := s.cfg.TrialCaller(r)
+		name := s.identify(r)
+		caller := "ip:" + ClientIP(r)
+		switch {
+		case s.cfg.TrialCaller != nil:
+			caller = s.cfg.TrialCaller(r)
+		case name != "":
+			caller = "key:" + name
+		}
 		ok, wait, err := s.limit.Allow(r.Context(), caller, s.cfg.Now())
 		if err != nil {
 			var p *problem.Details
@@ -358,26 +362,34 @@ func (s *Server) limited(next http.Handler) http.Handler {
 				"trial rate limit reached; retry in %d s, or use the normal route with an API key", secs))
 			return
 		}
-		infoFrom(r.Context()).caller = caller
+		info := infoFrom(r.Context())
+		info.caller, info.principal = caller, name
 		next.ServeHTTP(w, r)
 	})
 }
 
-// anonymous names the caller by its address before calling next.
-func anonymous(next http.Handler) http.Handler {
+// anonymous names the caller by its address before calling next, and
+// notes the principal when the request carries a credential the
+// Authenticator accepts.
+func (s *Server) anonymous(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		infoFrom(r.Context()).caller = "ip:" + ClientIP(r)
+		info := infoFrom(r.Context())
+		info.caller, info.principal = "ip:"+ClientIP(r), s.identify(r)
 		next.ServeHTTP(w, r)
 	})
 }
 
-func (s *Server) defaultTrialCaller(r *http.Request) string {
-	if s.cfg.Authenticator != nil && r.Header.Get("Authorization") != "" {
-		if caller, err := s.cfg.Authenticator(r); err == nil && caller != "" {
-			return "key:" + caller
-		}
+// identify returns the name the Authenticator gives the request's
+// credential, or "" when there is none or it is refused.
+func (s *Server) identify(r *http.Request) string {
+	if s.cfg.Authenticator == nil || r.Header.Get("Authorization") == "" {
+		return ""
 	}
-	return "ip:" + ClientIP(r)
+	name, err := s.cfg.Authenticator(r)
+	if err != nil {
+		return ""
+	}
+	return name
 }
 
 // serve reads, decodes and validates the request, then runs it, once per
@@ -641,11 +653,25 @@ func infoFrom(ctx context.Context) *requestInfo {
 	return &requestInfo{}
 }
 
-// Principal returns the name the Authenticator gave the caller of a [Key]
-// endpoint, from the context of a request the Server admitted, or "".
+// Principal returns, from the context of a request the Server admitted,
+// the name the Authenticator gave its caller: always set on a [Key]
+// endpoint, and on the others when the request carries a credential the
+// Authenticator accepts. It is "" otherwise.
 func Principal(ctx context.Context) string {
 	if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
 		return info.principal
+	}
+	return ""
+}
+
+// Caller returns, from the context of a request the Server admitted, the
+// identity that scopes its idempotency keys and names it in logs:
+// "key:<name>" on a Key endpoint, "ip:<address>" on a Paid or Public one,
+// and on a Trial one what Config.TrialCaller returns ("key:<name>" or
+// "ip:<address>" by default). It is "" outside a request.
+func Caller(ctx context.Context) string {
+	if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
+		return info.caller
 	}
 	return ""
 }

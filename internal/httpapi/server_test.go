@@ -32,7 +32,7 @@ func echo(_ *http.Request, body []byte) (httpapi.Run, error) {
 		return nil, problem.New(http.StatusBadRequest, problem.CodeMalformedJSON, err.Error())
 	}
 	return func(ctx context.Context) (any, error) {
-		return map[string]any{"got": v, "trace": traceparent.From(ctx), "principal": httpapi.Principal(ctx)}, nil
+		return map[string]any{"got": v, "trace": traceparent.From(ctx), "principal": httpapi.Principal(ctx), "caller": httpapi.Caller(ctx)}, nil
 	}, nil
 }
 
@@ -218,6 +218,43 @@ func TestServer_rateLimiter(t *testing.T) {
 	want := []string{"ip:127.0.0.1", "key:alice", "ip:127.0.0.1", "ip:127.0.0.1"}
 	if diff := cmp.Diff(want, lim.callers); diff != "" {
 		t.Errorf("callers asked about (-want +got):\n%s", diff)
+	}
+}
+
+func TestServer_callerAndPrincipal(t *testing.T) {
+	pass := func(next http.Handler) http.Handler { return next }
+	srv := newServer(t, httpapi.Config{X402: pass, Endpoints: []httpapi.Endpoint{
+		{Method: "POST", Path: "/key", Access: httpapi.Key, Prepare: echo},
+		{Method: "POST", Path: "/trial", Access: httpapi.Trial, Prepare: echo},
+		{Method: "POST", Path: "/paid", Access: httpapi.Paid, Prepare: echo},
+		{Method: "POST", Path: "/public", Access: httpapi.Public, Prepare: echo},
+	}})
+	type who struct{ Caller, Principal string }
+	tests := []struct {
+		path, auth string
+		want       who
+	}{
+		{"/key", "Bearer " + testKey, who{"key:alice", "alice"}},
+		{"/trial", "Bearer " + testKey, who{"key:alice", "alice"}},
+		{"/trial", "", who{"ip:127.0.0.1", ""}},
+		{"/trial", "Bearer wrong", who{"ip:127.0.0.1", ""}},
+		{"/paid", "Bearer " + testKey, who{"ip:127.0.0.1", "alice"}},
+		{"/paid", "", who{"ip:127.0.0.1", ""}},
+		{"/public", "Bearer " + testKey, who{"ip:127.0.0.1", "alice"}},
+	}
+	for _, tt := range tests {
+		var headers []string
+		if tt.auth != "" {
+			headers = []string{"Authorization", tt.auth}
+		}
+		got := send(t, "POST", srv.URL+tt.path, `{}`, headers...)
+		var w who
+		if err := json.Unmarshal([]byte(got.body), &w); err != nil || got.status != 200 {
+			t.Fatalf("%s %q: %d %s", tt.path, tt.auth, got.status, got.body)
+		}
+		if w != tt.want {
+			t.Errorf("%s with %q: %+v, want %+v", tt.path, tt.auth, w, tt.want)
+		}
 	}
 }
 

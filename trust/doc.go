@@ -7,6 +7,17 @@
 // a remote router.Client. [NewHandler] serves any [Caller] over HTTP and
 // [Client] calls a remote one.
 //
+// # Routes
+//
+// Section 4.4 leaves the path of the trust call open: [NewHandler] serves
+// it at POST /api/v4/trust, with a trial variant at /api/v4/trial/trust and
+// an x402 variant at /api/v4/x402/trust, placed as section 4.1 places the
+// router's; with [WithReceiptEndpoints] it also serves GET
+// /api/v4/receipt/{receipt_id} and POST /api/v4/verify_receipt. It
+// authenticates, limits, deduplicates and fails exactly as router.Handler
+// does, and names the authenticated caller to the Service with
+// [WithCaller], so that the caller owns the call's receipt.
+//
 // # From tier to router calls
 //
 // Each policy tier maps to router version 3 calls, as data in the code:

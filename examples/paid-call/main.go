@@ -1,0 +1,197 @@
+// Command paid-call calls an HTTP endpoint protected by x402 and pays for
+// it: on a 402 answer it signs an "exact" EVM payment (EIP-3009, as USDC
+// takes it) within the limits given, sends the request again with the
+// proof, and prints the status, the response body and the decoded
+// settlement. It works with any x402 server, version 1 or 2; by default it
+// calls the validate v2 route of the local demo server (examples/server).
+//
+//	go run ./examples/paid-call [-url URL] [-key HEX] [-max PRICE] [-data JSON] [-method POST]
+//
+// The key is a hex secp256k1 private key, from -key or the environment
+// variable VOUCH_X402_KEY. For a server on a loopback address only, it
+// falls back to the publicly known first development key of Hardhat and
+// Anvil, which the offline facilitator of the demo server accepts. Never
+// put money on that key's address.
+//
+// The exit status is 0 for an answer below 400, 1 for any other answer or
+// a payment that was refused, and 2 for a usage error.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/evm"
+)
+
+const (
+	// envKey names the environment variable read when -key is not set.
+	envKey = "VOUCH_X402_KEY"
+	// demoKey is the first account key of the Hardhat and Anvil
+	// development chains (address 0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266):
+	// published everywhere, so worthless, and used only against loopback.
+	demoKey = "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
+
+	defaultURL  = "http://127.0.0.1:8080/api/v2/x402/validate"
+	defaultData = `{"session_id":1,"request_id":"paid-call","claim":{"type":"tool_output","description":"calculator: 17 * 3","output":"17 * 3 = 51"},"policy":{"rules":["consistency"]}}`
+	// usdcDecimals converts -max into atomic units.
+	usdcDecimals = 6
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
+}
+
+// run makes the call and returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := flag.NewFlagSet("paid-call", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	target := fs.String("url", defaultURL, "x402-protected `URL` to call")
+	key := fs.String("key", "", "hex private `KEY` that pays (default $"+envKey+"; for a loopback URL only, the public development key)")
+	maxPrice := fs.String("max", "$0.01", "most to pay for the call, in whole units of the token (USDC: dollars)")
+	data := fs.String("data", defaultData, "request `JSON` body; empty sends none")
+	method := fs.String("method", http.MethodPost, "HTTP `METHOD`")
+	networks := fs.String("network", "base-sepolia", "comma-separated networks it may pay on (names or CAIP-2 ids), or \"any\"")
+	timeout := fs.Duration("timeout", 30*time.Second, "time limit of the whole call")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: go run ./examples/paid-call [flags]")
+		fmt.Fprintln(stderr, "\nCalls an x402-protected endpoint, pays within -max, and prints the status, body and settlement.")
+		fmt.Fprintln(stderr, "\nflags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "paid-call: "+format+"\n", a...)
+		return 2
+	}
+
+	u, err := url.Parse(*target)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usage("-url %q is not an absolute http or https URL", *target)
+	}
+	hexKey := *key
+	if hexKey == "" {
+		hexKey = getenv(envKey)
+	}
+	if hexKey == "" {
+		if !loopback(u.Hostname()) {
+			return usage("set -key or %s: the public development key pays only loopback servers", envKey)
+		}
+		hexKey = demoKey
+	}
+	payer, err := evm.NewPayer(hexKey)
+	if err != nil {
+		return usage("-key: %v", err)
+	}
+	units, err := x402.ParsePrice(*maxPrice, usdcDecimals)
+	if err != nil {
+		return usage("-max: %v", err)
+	}
+	maxUnits, err := x402.ParseAmount(units)
+	if err != nil {
+		return usage("-max: %v", err)
+	}
+	var body io.Reader
+	if *data != "" {
+		if !json.Valid([]byte(*data)) {
+			return usage("-data is not valid JSON")
+		}
+		body = strings.NewReader(*data)
+	}
+	policy := x402.Policy{MaxAmount: maxUnits}
+	if *networks != "any" {
+		policy.Networks = strings.Split(*networks, ",")
+	}
+
+	budget := x402.NewBudget(maxUnits)
+	hc := &http.Client{Transport: &x402.Transport{Payer: payer, Policy: policy, Budget: budget}}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, *method, u.String(), body)
+	if err != nil {
+		return usage("%v", err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	fmt.Fprintf(stdout, "payer:  %s (pays at most %s, %d atomic units)\n", payer.Address(), *maxPrice, maxUnits)
+	resp, err := hc.Do(req)
+	if err != nil {
+		fmt.Fprintf(stdout, "error:  %v\n", err)
+		var pe *x402.PaymentError
+		if errors.As(err, &pe) {
+			fmt.Fprintf(stdout, "payment %s may have been made: reference %s\n", pe.ID, pe.Reference)
+		}
+		return 1
+	}
+	defer resp.Body.Close()
+	respBody, err := io.ReadAll(io.LimitReader(resp.Body, 10<<20))
+	if err != nil {
+		fmt.Fprintf(stdout, "error:  reading the response: %v\n", err)
+		return 1
+	}
+
+	fmt.Fprintf(stdout, "status: %s\n", resp.Status)
+	if spent := budget.Spent(); spent > 0 {
+		fmt.Fprintf(stdout, "payment: signed for %d atomic units (settled only if the settlement says so)\n", spent)
+	} else {
+		fmt.Fprintln(stdout, "payment: none asked")
+	}
+	fmt.Fprintf(stdout, "body:\n%s\n", indent(respBody))
+	settlement, err := x402.SettlementFromResponse(resp)
+	switch {
+	case errors.Is(err, x402.ErrNoSettlement):
+		fmt.Fprintln(stdout, "settlement: none")
+	case err != nil:
+		fmt.Fprintf(stdout, "settlement: unreadable: %v\n", err)
+	default:
+		s, _ := json.MarshalIndent(settlement, "", "  ")
+		fmt.Fprintf(stdout, "settlement:\n%s\n", s)
+	}
+	if resp.StatusCode >= 400 {
+		return 1
+	}
+	return 0
+}
+
+// loopback reports whether host names this machine.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// indent returns JSON indented, and anything else as it is.
+func indent(data []byte) string {
+	var b bytes.Buffer
+	if json.Indent(&b, data, "", "  ") != nil {
+		return string(data)
+	}
+	return b.String()
+}

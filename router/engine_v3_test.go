@@ -66,7 +66,8 @@ var (
 	// lateValid answers VALID after the instant workers have voted, so
 	// that an early quorum cannot hide their votes. The delay orders the
 	// votes; no test asserts a duration.
-	lateValid = late{routertest.Slow(routertest.Verdict(valid), 100*time.Millisecond)}
+	lateValid   = late{routertest.Slow(routertest.Verdict(valid), 100*time.Millisecond)}
+	lateInvalid = late{routertest.Slow(routertest.Verdict(invalid), 100*time.Millisecond)}
 )
 
 // late marks a worker that answers after a delay.
@@ -121,8 +122,9 @@ func TestEngine_ValidateV3_section7(t *testing.T) {
 			want{status: http.StatusConflict, code: "disagreement"}},
 		{"retry wins/return_all", []router.Worker{R, R, V}, router.DisagreeReturnAll, false,
 			want{verdict: router.VerdictRetry, verdicts: []router.Label{lR, lR, lV}, agreement: 2.0 / 3, confidence: 0.6, low: true}},
-		// No majority: a tie between VALID and INVALID.
-		{"tie/best_effort", []router.Worker{V, I, E}, router.DisagreeBestEffort, false,
+		// No majority: a tie between VALID and INVALID. INVALID comes last,
+		// so that the outcome stays open until every replica has voted.
+		{"tie/best_effort", []router.Worker{V, lateInvalid, E}, router.DisagreeBestEffort, false,
 			want{verdict: invalid, verdicts: []router.Label{lV, lI, lE}, agreement: 1.0 / 3, confidence: 0.4, low: true}},
 		{"tie/return_all", []router.Worker{V, I, E}, router.DisagreeReturnAll, false,
 			want{verdict: "", verdicts: []router.Label{lV, lI, lE}, agreement: 1.0 / 3, confidence: 0.4, low: true}},

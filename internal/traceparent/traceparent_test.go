@@ -1,0 +1,62 @@
+package traceparent
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	const trace, parent = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	tests := []struct {
+		in     string
+		ok     bool
+		reason string
+	}{
+		{"00-" + trace + "-" + parent + "-01", true, "the W3C example"},
+		{" 00-" + trace + "-" + parent + "-00 ", true, "surrounding space"},
+		{"01-" + trace + "-" + parent + "-01-extra", true, "a later version may add fields"},
+		{"00-" + trace + "-" + parent + "-01-extra", false, "version 00 has exactly four fields"},
+		{"ff-" + trace + "-" + parent + "-01", false, "version ff is invalid"},
+		{"00-" + strings.Repeat("0", 32) + "-" + parent + "-01", false, "all-zero trace id"},
+		{"00-" + trace + "-" + strings.Repeat("0", 16) + "-01", false, "all-zero parent id"},
+		{"00-" + strings.ToUpper(trace) + "-" + parent + "-01", false, "upper-case hex"},
+		{"00-" + trace[:31] + "-" + parent + "-01", false, "short trace id"},
+		{"00-" + trace + "-" + parent + "-1", false, "short flags"},
+		{"", false, "empty"},
+	}
+	for _, tt := range tests {
+		gotTrace, gotParent, ok := Parse(tt.in)
+		if ok != tt.ok {
+			t.Errorf("%s: Parse(%q) ok = %v, want %v", tt.reason, tt.in, ok, tt.ok)
+			continue
+		}
+		if ok && (gotTrace != trace || gotParent != parent) {
+			t.Errorf("%s: Parse(%q) = %q, %q", tt.reason, tt.in, gotTrace, gotParent)
+		}
+	}
+}
+
+func TestFormatAndNew(t *testing.T) {
+	id := NewTraceID()
+	if !Valid(id) {
+		t.Fatalf("NewTraceID() = %q, not a valid trace id", id)
+	}
+	if NewTraceID() == id {
+		t.Error("two calls of NewTraceID gave the same id")
+	}
+	got, _, ok := Parse(Format(id))
+	if !ok || got != id {
+		t.Errorf("Parse(Format(%q)) = %q, %v", id, got, ok)
+	}
+}
+
+func TestContext(t *testing.T) {
+	ctx := context.Background()
+	if From(ctx) != "" {
+		t.Errorf("From(empty context) = %q", From(ctx))
+	}
+	if got := From(With(ctx, "abc")); got != "abc" {
+		t.Errorf("From(With(ctx, abc)) = %q", got)
+	}
+}

@@ -1,0 +1,248 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/routertest"
+)
+
+// panelSize is the number of sessions of one error rate: enough for the
+// five replicas of oracle, each on its own session and worker pool.
+const panelSize = 5
+
+// A panel is the simulated workers of one engine: panelSize sessions of
+// one error rate, each in a worker pool of its own.
+//
+// It also keeps the engine's early quorum deterministic. Replicas answer
+// in the order of their drawn latencies. When every worker of a step has
+// been asked, the panel works out, with the consensus package's own
+// Majority.Decided, which replicas answer before the outcome is decided;
+// it releases them one at a time, each only after the engine has timed
+// and recorded the previous one (the engine reads the panel's clock twice
+// once a run returns), and the others wait to be cancelled, as slower
+// replicas are. The last instants of a run, between that record and its
+// vote reaching the aggregation, are beyond the panel's sight: when the
+// scheduler lets the next replica overtake them, the engine's labels
+// differ from the plan, and [stepper] runs the step again (its answers
+// are drawn again the same). A step still out of plan after maxReplays
+// is kept in fault and ends the run.
+//
+// A panel serves one engine whose trust calls run one at a time, so that
+// at most one version 3 step is in flight.
+type panel struct {
+	seed       uint64
+	rate       float64
+	calibrated bool // the what-if of judge
+	claims     []claim
+
+	mu      sync.Mutex
+	step    *step // the version 3 step in flight
+	replays int   // steps run again because the scheduler reordered them
+	fault   error // a step that never ran as planned
+}
+
+// step is one version 3 call: its replicas' answers and their plan.
+type step struct {
+	n       int
+	policy  consensus.DisagreementPolicy
+	answers []answer // by replica
+	joined  int
+	order   []int           // the replicas that answer, in arrival order
+	release []chan struct{} // closed to let a replica answer, by replica
+	next    int             // position in order of the next replica to release
+	clocks  int             // clock reads to wait before releasing it
+}
+
+func newPanel(seed uint64, rate float64, calibrated bool, claims []claim) *panel {
+	return &panel{seed: seed, rate: rate, calibrated: calibrated, claims: claims}
+}
+
+// sessions returns the panel's sessions, ids 1 to panelSize.
+func (p *panel) sessions() []router.Session {
+	ws := make([]router.Worker, panelSize)
+	for i := range ws {
+		ws[i] = router.WorkerFunc(p.work)
+	}
+	return routertest.Sessions(1, panelSize, ws...)
+}
+
+// work answers a validate job as replica job.Replica of the step in flight.
+func (p *panel) work(ctx context.Context, job *router.Job) (*router.Result, error) {
+	var ref struct {
+		Claim int `json:"claim"`
+	}
+	if job.Claim == nil || json.Unmarshal(job.Claim.Output, &ref) != nil || ref.Claim < 0 || ref.Claim >= len(p.claims) {
+		return nil, errors.New("accuracy: job names no claim of the workload")
+	}
+	a := judge(p.seed, p.rate, p.calibrated, ref.Claim, p.claims[ref.Claim], job.Replica, job.Tier)
+
+	p.mu.Lock()
+	st := p.step
+	if st == nil || job.Replica >= st.n {
+		p.mu.Unlock()
+		return nil, errors.New("accuracy: job outside a planned step")
+	}
+	st.answers[job.Replica] = a
+	st.joined++
+	if st.joined == st.n {
+		st.plan()
+	}
+	release := st.release[job.Replica]
+	p.mu.Unlock()
+
+	select {
+	case <-release:
+	case <-ctx.Done(): // decided without this replica
+		return nil, context.Cause(ctx)
+	}
+	p.mu.Lock()
+	st.clocks = 2 // the engine's reads after the run: its latency, then its health
+	p.mu.Unlock()
+	runtime.Gosched() // let the replica released before this one deliver its vote first
+	return &router.Result{Verdict: a.verdict, Confidence: a.confidence}, nil
+}
+
+// plan orders the replicas by latency and finds the shortest prefix after
+// which the engine's majority is decided; it releases the first replica.
+func (st *step) plan() {
+	byLatency := make([]int, st.n)
+	for i := range byLatency {
+		byLatency[i] = i
+	}
+	slices.SortStableFunc(byLatency, func(a, b int) int {
+		switch x, y := st.answers[a].latency, st.answers[b].latency; {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	})
+	votes := make([]consensus.Vote, st.n)
+	policy := consensus.Policy{Disagreement: st.policy}
+	for k, r := range byLatency {
+		votes[r].Label = consensus.Label(st.answers[r].verdict)
+		if (consensus.Majority{}).Decided(votes, policy) {
+			st.order = byLatency[:k+1]
+			break
+		}
+	}
+	close(st.release[st.order[0]])
+}
+
+// now is the engine's clock: it counts the reads that follow a released
+// replica's answer, and releases the next one after them.
+func (p *panel) now() time.Time {
+	p.mu.Lock()
+	if st := p.step; st != nil && st.clocks > 0 {
+		st.clocks--
+		if st.clocks == 0 && st.next+1 < len(st.order) {
+			st.next++
+			close(st.release[st.order[st.next]])
+		}
+	}
+	p.mu.Unlock()
+	return time.Now()
+}
+
+// begin opens the step of a version 3 call of n replicas.
+func (p *panel) begin(n int, policy router.DisagreementPolicy) {
+	st := &step{n: n, policy: consensus.DisagreementPolicy(policy), answers: make([]answer, n), release: make([]chan struct{}, n)}
+	for i := range st.release {
+		st.release[i] = make(chan struct{})
+	}
+	p.mu.Lock()
+	p.step = st
+	p.mu.Unlock()
+}
+
+// end closes the step and checks the engine's labels against its plan:
+// it returns an error describing the first difference.
+func (p *panel) end(runs []router.Run) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := p.step
+	p.step = nil
+	want := make([]router.Label, st.n)
+	for i := range want {
+		want[i] = router.LabelCancelled
+	}
+	for _, r := range st.order {
+		want[r] = router.Label(st.answers[r].verdict)
+	}
+	got := make([]router.Label, len(runs))
+	for i, r := range runs {
+		got[i] = r.Label
+	}
+	if !slices.Equal(got, want) {
+		return fmt.Errorf("accuracy: the engine's replicas %v differ from the plan %v", got, want)
+	}
+	return nil
+}
+
+// err returns the fault, if any, and the count of replays so far.
+func (p *panel) err() (replays int, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.replays, p.fault
+}
+
+// maxReplays bounds the runs of one step that the scheduler reordered.
+const maxReplays = 100
+
+// stepper is the engine seen by the trust service: it passes every call
+// through, telling the panel when a version 3 validation begins and ends,
+// and runs a step again when its replicas did not arrive as planned.
+type stepper struct {
+	router.Service
+	p *panel
+}
+
+// ValidateV3 runs req on the engine inside a planned step.
+func (s stepper) ValidateV3(ctx context.Context, req *router.ValidateV3Request) (*router.ValidateV3Response, error) {
+	for range maxReplays - 1 {
+		resp, err, off := s.once(ctx, req)
+		if off == nil || ctx.Err() != nil {
+			return resp, err
+		}
+		s.p.mu.Lock()
+		s.p.replays++
+		s.p.mu.Unlock()
+	}
+	resp, err, off := s.once(ctx, req)
+	if off != nil {
+		s.p.mu.Lock()
+		s.p.fault = fmt.Errorf("%w (%d runs of the step)", off, maxReplays)
+		s.p.mu.Unlock()
+	}
+	return resp, err
+}
+
+// once runs req once, and reports how the engine's labels differ from the
+// plan, if they do.
+func (s stepper) once(ctx context.Context, req *router.ValidateV3Request) (*router.ValidateV3Response, error, error) {
+	s.p.begin(req.Consensus.Replicas, req.Consensus.DisagreementPolicy)
+	resp, err := s.Service.ValidateV3(ctx, req)
+	var runs []router.Run
+	var perr *router.Error
+	switch {
+	case err == nil:
+		runs = resp.Evidence.Runs
+	case errors.As(err, &perr) && len(perr.Extra) > 0:
+		var ev struct {
+			Runs []router.Run `json:"runs"`
+		}
+		_ = json.Unmarshal(perr.Extra, &ev) // a failed decode shows as a fault
+		runs = ev.Runs
+	}
+	return resp, err, s.p.end(runs)
+}

@@ -24,7 +24,7 @@ func TestParse(t *testing.T) {
 		{"array", `[]`, []string{"(body)"}},
 		{"truncated", data[:len(data)-1], []string{"(body)"}},
 		{"trailing data", data + `{}`, []string{"(body)"}},
-		{"repeated member", strings.Replace(data, `"ttl":"30d"`, `"ttl":"30d","ttl":"1d"`, 1), []string{"(body)"}},
+		{"repeated member", strings.Replace(data, `"ttl":"30d"`, `"ttl":"30d","ttl":"1d"`, 1), []string{"ttl"}},
 		{"bad id", strings.Replace(data, `"receipt_id":"rcpt_`, `"receipt_id":"rcpx_`, 1), []string{"receipt_id"}},
 		{"bad mode", strings.Replace(data, `"mode":"validation"`, `"mode":"inline"`, 1), []string{"mode"}},
 		{"bad status", strings.Replace(data, `"status":"VALID"`, `"status":"valid"`, 1), []string{"decision.status"}},

@@ -556,6 +556,23 @@ func (r *Request) Validate() error {
 		need("task.claimed_result", has(r.Task.ClaimedResult))
 		need("task.dispute_context", has(r.Task.DisputeContext))
 	}
+	// A receipt hashes the input and the claimed result in RFC 8785 form,
+	// which holds numbers only within the range of an IEEE 754 double:
+	// refuse what cannot be hashed before any work is done.
+	hashable := func(field string, raw json.RawMessage) {
+		if _, err := receipt.HashJSON(raw); err != nil {
+			errs = append(errs, problem.FieldError{Field: field, Rule: "hashable",
+				Message: "cannot be hashed for the receipt (RFC 8785 takes numbers within IEEE 754 double range)"})
+		}
+	}
+	if inc := r.Receipt.Include; r.Receipt.Requested() {
+		if inc.InputHash && !r.Task.Input.IsZero() {
+			hashable("task.input", r.Task.Input.Raw())
+		}
+		if inc.OutputHash && r.Mode != ModeDelegation && has(r.Task.ClaimedResult) {
+			hashable("task.claimed_result", r.Task.ClaimedResult)
+		}
+	}
 	if len(errs) > 0 {
 		return problem.Invalid(errs)
 	}

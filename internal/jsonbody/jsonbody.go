@@ -19,11 +19,15 @@ import (
 const DefaultLimit = 1 << 20
 
 // Decode reads one JSON value of at most limit bytes from r into v. Unknown
-// object members are ignored (forward compatibility); trailing data after the
-// value is an error. Errors are *problem.Details: 413 when the body is larger
-// than limit, 400 with the byte offset (counted from 0) of the first wrong
-// byte for malformed JSON or trailing data, and 400 naming the JSON field
-// path for a value of the wrong type.
+// object members are ignored (forward compatibility); trailing data after
+// the value, bytes that are not UTF-8, nesting deeper than [MaxDepth] and
+// an object that repeats a member name are errors. Errors are
+// *problem.Details: 413 when the body is larger than limit; 400 with code
+// malformed_json and the byte offset (counted from 0) of the first wrong
+// byte for malformed JSON, trailing data, invalid UTF-8 or too deep
+// nesting; 400 with code invalid_request naming the JSON field path for a
+// value of the wrong type (rule "type") or a repeated member name (rule
+// "unique").
 func Decode(r io.Reader, limit int64, v any) error {
 	if limit <= 0 {
 		limit = DefaultLimit
@@ -43,6 +47,9 @@ func Unmarshal(data []byte, v any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return problem.New(http.StatusBadRequest, problem.CodeMalformedJSON, "body is empty; a JSON object is required")
 	}
+	if err := checkText(data); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
@@ -54,7 +61,7 @@ func Unmarshal(data []byte, v any) error {
 		end += int64(len(rest) - len(bytes.TrimLeft(rest, " \t\r\n")))
 		return problem.Newf(http.StatusBadRequest, problem.CodeMalformedJSON, "unexpected data after the JSON value at byte offset %d", end)
 	}
-	return nil
+	return checkStructure(data)
 }
 
 // describe turns a decoding error into a problem. A type's UnmarshalJSON

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/routertest"
+	"github.com/vouchkit/vouch/trust"
+)
+
+// testServer is an in-process stand-in for examples/server: a router
+// Handler and a trust Handler over one engine whose workers count their
+// executions by metadata.call_id (laid out as the demo server's: session 2
+// slow, session 5 lying), and the /debug/vars members the load
+// program reads. A trial caller gets trialBurst calls, then 429s.
+type testServer struct {
+	api, debug *httptest.Server
+	mu         sync.Mutex
+	byID       map[string]int64
+}
+
+func newTestServer(t *testing.T, trialBurst int) *testServer {
+	t.Helper()
+	ts := &testServer{byID: map[string]int64{}}
+	count := func(w router.Worker) router.Worker {
+		return router.WorkerFunc(func(ctx context.Context, job *router.Job) (*router.Result, error) {
+			if id, ok := job.Metadata["call_id"].(string); ok {
+				ts.mu.Lock()
+				ts.byID[id]++
+				ts.mu.Unlock()
+			}
+			return w.Work(ctx, job)
+		})
+	}
+	answer := router.WorkerFunc(func(ctx context.Context, job *router.Job) (*router.Result, error) {
+		if job.Kind == router.KindDelegate {
+			return routertest.Answer("42").Work(ctx, job)
+		}
+		return routertest.Verdict(router.VerdictValid).Work(ctx, job)
+	})
+	var sessions []router.Session
+	for i, w := range []router.Worker{answer, routertest.Slow(answer, time.Second), answer, answer, routertest.Lie(answer), answer} {
+		sessions = append(sessions, router.Session{ID: router.SessionID(i + 1), Worker: count(w), Pool: fmt.Sprint(i % 2)})
+	}
+	engine, err := router.NewEngine(sessions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := receipt.NewEd25519Signer(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{3}, ed25519.SeedSize)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := trust.New(engine, trust.WithReceipts(&receipt.Issuer{Signer: signer, Store: &receipt.MemStore{}}), trust.WithSignedReceipts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := router.KeyAuthenticator(map[string]string{"demo-key": "demo"})
+	limit := router.TrialLimit{Rate: 1e-9, Burst: trialBurst}
+	rh, err := router.NewHandler(engine, router.WithAuthenticator(auth), router.WithTrialLimit(limit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th, err := trust.NewHandler(svc, trust.WithAuthenticator(auth))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", rh)
+	mux.Handle("/api/v4/", th)
+	ts.api = httptest.NewServer(mux)
+	t.Cleanup(ts.api.Close)
+	ts.debug = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		ts.mu.Lock()
+		defer ts.mu.Unlock()
+		json.NewEncoder(w).Encode(map[string]any{
+			"goroutines":            runtime.NumGoroutine(),
+			"memstats":              ms,
+			"executions_by_call_id": ts.byID,
+			"call_ids_dropped":      0,
+		})
+	}))
+	t.Cleanup(ts.debug.Close)
+	return ts
+}
+
+func (ts *testServer) config(calls, concurrency int, mix string) config {
+	m, err := parseMix(mix)
+	if err != nil {
+		panic(err)
+	}
+	return config{url: ts.api.URL, debugURL: ts.debug.URL + "/debug/vars", apiKey: "demo-key", calls: calls,
+		concurrency: concurrency, mix: m, duration: time.Minute, seed: 7, settle: 5 * time.Second, every: 100 * time.Millisecond}
+}
+
+// TestRun is the small load that runs with the tests: 500 mixed calls
+// from 32 clients against an in-process server. Every check must pass:
+// no error, the executions counted per call id equal to what the answers
+// report, and the server's goroutines back to their count before the load.
+func TestRun(t *testing.T) {
+	ts := newTestServer(t, 1)
+	var progress bytes.Buffer
+	s, err := run(context.Background(), ts.config(500, 32, defaultMix), &progress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	s.write(&out)
+	t.Log("\n" + out.String())
+	if !s.passed() {
+		t.Errorf("checks failed: %v", s.failed())
+	}
+	if s.sent != 500 || s.bad != 0 {
+		t.Errorf("%d calls sent with %d errors, want 500 and 0", s.sent, s.bad)
+	}
+	// Each kind runs: version 2 once, version 3 three replicas, trust at
+	// least once; so 500 calls make more than 500 executions.
+	if c := s.counts; c.expected != c.counted || c.expected <= 500 {
+		t.Errorf("executions: %d expected, %d counted; want equal and above 500", c.expected, c.counted)
+	}
+	for _, k := range []kind{validateV2, validateV3, delegateV3, trustCall} {
+		if len(s.byKind[k]) == 0 {
+			t.Errorf("no %s call in the mix", k)
+		}
+	}
+	if !strings.Contains(out.String(), "PASS") || !strings.Contains(out.String(), "p99") {
+		t.Errorf("summary lacks the verdict or the latency table:\n%s", out.String())
+	}
+}
+
+// TestRun_rateLimitsAreAllowed sends trial calls past their limit: the
+// 429s are reported as deliberate rate limits, nothing runs for them, and
+// the load still passes.
+func TestRun_rateLimitsAreAllowed(t *testing.T) {
+	ts := newTestServer(t, 5)
+	s, err := run(context.Background(), ts.config(40, 4, "trial_v2=1"), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.errors["429 rate_limited"]; got != 35 {
+		t.Errorf("%d rate-limited calls, want 35 (40 calls, a burst of 5): %v", got, s.errors)
+	}
+	if !s.passed() || s.counts.refusedRan != 0 || s.counts.expected != 5 {
+		t.Errorf("checks %v, refused but run %d, executions %d; want a pass with 5 executions", s.failed(), s.counts.refusedRan, s.counts.expected)
+	}
+}
+
+// TestRun_detectsARerun makes the server run one call twice behind the
+// load's back: the check must catch it.
+func TestRun_detectsARerun(t *testing.T) {
+	ts := newTestServer(t, 1)
+	cfg := ts.config(20, 2, "validate_v2=1")
+	l, err := newLoader(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	before, err := l.vars(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &summary{cfg: cfg, before: before}
+	outcomes, elapsed := l.send(context.Background(), io.Discard)
+	s.add(outcomes, elapsed)
+	ts.mu.Lock()
+	ts.byID[outcomes[3].call.id]++ // a second execution of call 3
+	ts.mu.Unlock()
+	if err := l.check(context.Background(), s, outcomes); err != nil {
+		t.Fatal(err)
+	}
+	if s.counts.twice != 1 || s.passed() {
+		t.Errorf("run twice = %d, passed = %v; want 1 and a failure", s.counts.twice, s.passed())
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		ok   bool
+	}{
+		{nil, true},
+		{[]string{"-calls", "0"}, false},
+		{[]string{"-concurrency", "-1"}, false},
+		{[]string{"-mix", "validate_v2=0"}, false},
+		{[]string{"-mix", "bogus=1"}, false},
+		{[]string{"-mix", "trust=1,trust=2"}, false},
+		{[]string{"-mix", "trust=1,validate_v3=2"}, true},
+		{[]string{"-url", "ftp://x"}, false},
+		{[]string{"-debug-url", ""}, true},
+		{[]string{"-duration", "0s"}, false},
+		{[]string{"extra"}, false},
+	} {
+		_, err := parseFlags(tt.args, io.Discard)
+		if (err == nil) != tt.ok {
+			t.Errorf("parseFlags(%q) = %v, want ok %v", tt.args, err, tt.ok)
+		}
+	}
+	if _, err := parseFlags([]string{"-h"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("-h: %v, want flag.ErrHelp", err)
+	}
+}

@@ -1,0 +1,183 @@
+package jsonbody_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vouchkit/vouch/internal/jsonbody"
+	"github.com/vouchkit/vouch/internal/problem"
+)
+
+// TestUnmarshal_duplicateMembers checks that a repeated member name is a
+// 400 naming its JSON path, wherever it is, and that the same name in
+// different objects, or spelled with escapes, is told apart correctly.
+func TestUnmarshal_duplicateMembers(t *testing.T) {
+	tests := []struct {
+		body  string
+		field string // "" for no error
+	}{
+		{`{"a":1,"a":2}`, "a"},
+		{`{"a":1,"b":{"c":1,"c":2}}`, "b.c"},
+		{`{"a":[{"x":1},{"y":1,"y":2}]}`, "a[1].y"},
+		{`[{"k":1},{"k":1,"k":1}]`, "[1].k"},
+		{`{"a":1,"\u0061":2}`, "a"},                // the same name, escaped
+		{`{"a":{"a":1},"b":{"a":1}}`, ""},          // one name in separate objects
+		{`{"a":"a","b":"a"}`, ""},                  // equal values are not names
+		{`{"a\"b":1,"a\\b":2}`, ""},                // different names with escapes
+		{`{"s":"{\"a\":1,\"a\":2}"}`, ""},          // JSON inside a string is text
+		{`{"a":[1,2,3],"b":[{"c":1}],"c":{}}`, ""}, // a value's "c" is no member of the outer object
+	}
+	for _, tt := range tests {
+		var v any
+		err := jsonbody.Unmarshal([]byte(tt.body), &v)
+		if tt.field == "" {
+			if err != nil {
+				t.Errorf("%s: %v, want no error", tt.body, err)
+			}
+			continue
+		}
+		p := asProblem(t, err)
+		if p.Status != 400 || p.Code != problem.CodeInvalidRequest {
+			t.Errorf("%s: %d %s, want 400 %s", tt.body, p.Status, p.Code, problem.CodeInvalidRequest)
+		}
+		if len(p.Errors) != 1 {
+			t.Fatalf("%s: field errors %+v, want one", tt.body, p.Errors)
+		}
+		got := p.Errors[0]
+		got.Message = ""
+		if diff := cmp.Diff(problem.FieldError{Field: tt.field, Rule: "unique"}, got); diff != "" {
+			t.Errorf("%s: field error (-want +got):\n%s", tt.body, diff)
+		}
+	}
+}
+
+// TestUnmarshal_depth checks the nesting limit to the level, for objects
+// and arrays alike.
+func TestUnmarshal_depth(t *testing.T) {
+	nest := func(open, close string, n int) string {
+		return strings.Repeat(open, n) + "1" + strings.Repeat(close, n)
+	}
+	for _, tt := range []struct{ open, close string }{{"[", "]"}, {`{"a":`, "}"}} {
+		var v any
+		if err := jsonbody.Unmarshal([]byte(nest(tt.open, tt.close, jsonbody.MaxDepth)), &v); err != nil {
+			t.Errorf("%s nested %d deep: %v, want accepted", tt.open, jsonbody.MaxDepth, err)
+		}
+		for _, n := range []int{jsonbody.MaxDepth + 1, 20000} {
+			p := asProblem(t, jsonbody.Unmarshal([]byte(nest(tt.open, tt.close, n)), &v))
+			if p.Status != 400 || p.Code != problem.CodeMalformedJSON || !strings.Contains(p.Detail, "nested") && !strings.Contains(p.Detail, "depth") {
+				t.Errorf("%s nested %d deep: %d %s %q, want 400 malformed_json about nesting", tt.open, n, p.Status, p.Code, p.Detail)
+			}
+		}
+	}
+}
+
+// TestUnmarshal_invalidUTF8 checks that bytes which are not UTF-8 are
+// refused with their offset, rather than replaced by U+FFFD.
+func TestUnmarshal_invalidUTF8(t *testing.T) {
+	for _, tt := range []struct {
+		body   string
+		offset string
+	}{
+		{"{\"a\":\"\xff\"}", "byte offset 6"},
+		{"{\"\xc3\":1}", "byte offset 2"},
+		{"{\"a\":\"\xed\xa0\x80\"}", "byte offset 6"}, // an encoded surrogate
+	} {
+		var v map[string]string
+		p := asProblem(t, jsonbody.Unmarshal([]byte(tt.body), &v))
+		if p.Status != 400 || p.Code != problem.CodeMalformedJSON || !strings.Contains(p.Detail, "UTF-8") || !strings.Contains(p.Detail, tt.offset) {
+			t.Errorf("%q: %d %s %q, want 400 malformed_json naming UTF-8 at %s", tt.body, p.Status, p.Code, p.Detail, tt.offset)
+		}
+	}
+	var v map[string]string
+	if err := jsonbody.Unmarshal([]byte(`{"a":"é ✓ 🙂"}`), &v); err != nil || v["a"] != "é ✓ 🙂" {
+		t.Errorf("valid UTF-8: %v, %q", err, v["a"])
+	}
+}
+
+// TestUnmarshal_numbers checks huge numbers: out of range for a Go
+// number is a 400 naming the field, while a field of any type keeps the
+// number exactly as written.
+func TestUnmarshal_numbers(t *testing.T) {
+	type target struct {
+		N int     `json:"n"`
+		F float64 `json:"f"`
+		U uint8   `json:"u"`
+		A any     `json:"a"`
+	}
+	for _, tt := range []struct{ body, field string }{
+		{`{"n":9223372036854775808}`, "n"},
+		{`{"n":1e3}`, "n"},
+		{`{"n":-99999999999999999999999999}`, "n"},
+		{`{"f":1e400}`, "f"},
+		{`{"u":256}`, "u"},
+		{`{"u":-1}`, "u"},
+	} {
+		var v target
+		p := asProblem(t, jsonbody.Unmarshal([]byte(tt.body), &v))
+		if p.Status != 400 || len(p.Errors) != 1 || p.Errors[0].Field != tt.field || p.Errors[0].Rule != "type" {
+			t.Errorf("%s: %d %+v, want 400 with a type error on %s", tt.body, p.Status, p.Errors, tt.field)
+		}
+	}
+	var v target
+	huge := "1" + strings.Repeat("0", 400)
+	if err := jsonbody.Unmarshal([]byte(`{"a":`+huge+`}`), &v); err != nil {
+		t.Fatalf("huge number into any: %v", err)
+	}
+	if got := v.A; got == nil || got.(interface{ String() string }).String() != huge {
+		t.Errorf("huge number into any = %v, want it kept as written", got)
+	}
+}
+
+// BenchmarkUnmarshal measures the decoder on a typical version 3 request
+// against encoding/json alone, the baseline: the difference is the cost of
+// the UTF-8, depth and repeated-member checks.
+func BenchmarkUnmarshal(b *testing.B) {
+	body := []byte(`{"request_id":"req-1","claim":{"type":"tool_output","description":"multiply","output":"17 * 3 = 51","input_hash":"sha256:00"},` +
+		`"policy":{"tier":"safe","rules":["consistency","non-hallucination"],"timeout_ms":5000},"context":{"app":"demo","user":{"id":7,"tags":["a","b"]}},` +
+		`"metadata":{"call_id":"load-1"},"consensus":{"replicas":3,"session_pool":[1,2,3,4],"aggregation":"majority","disagreement_policy":"best_effort"}}`)
+	b.Run("encoding_json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var v map[string]any
+			if err := json.Unmarshal(body, &v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("jsonbody", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var v map[string]any
+			if err := jsonbody.Unmarshal(body, &v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// TestUnmarshal_manyMembers checks an object with many members, whose
+// names go into a map past the first few: a repeat among them is found
+// wherever it is, and distinct names are accepted.
+func TestUnmarshal_manyMembers(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range 50000 {
+		fmt.Fprintf(&b, `"k%d":%d,`, i, i)
+	}
+	distinct := b.String()[:b.Len()-1] + "}"
+	var v map[string]any
+	if err := jsonbody.Decode(strings.NewReader(distinct), 4<<20, &v); err != nil || len(v) != 50000 {
+		t.Fatalf("50000 distinct members: %v, %d decoded", err, len(v))
+	}
+	for _, dup := range []string{"k3", "k17", "k49999"} {
+		body := b.String() + `"` + dup + `":0,"inner":{"a":1,"a":2}}`
+		p := asProblem(t, jsonbody.Decode(strings.NewReader(body), 4<<20, &v))
+		if len(p.Errors) != 1 || p.Errors[0].Field != dup {
+			t.Errorf("repeat of %s among 50000: %+v, want it named", dup, p.Errors)
+		}
+	}
+}

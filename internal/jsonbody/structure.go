@@ -1,0 +1,158 @@
+package jsonbody
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/vouchkit/vouch/internal/problem"
+)
+
+// MaxDepth is the deepest nesting of objects and arrays that Decode and
+// Unmarshal accept. encoding/json alone allows 10000 levels; no request of
+// the project needs more than a few.
+const MaxDepth = 128
+
+// checkText rejects bytes that are not UTF-8. encoding/json would replace
+// them with U+FFFD, a silent change of what the caller sent.
+func checkText(data []byte) error {
+	if utf8.Valid(data) {
+		return nil
+	}
+	off := 0
+	for off < len(data) {
+		r, n := utf8.DecodeRune(data[off:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		off += n
+	}
+	return problem.Newf(http.StatusBadRequest, problem.CodeMalformedJSON, "invalid UTF-8 at byte offset %d", off)
+}
+
+// frame is one open object or array of checkStructure's walk.
+type frame struct {
+	object    bool
+	expectKey bool                // an object's next string is a member name
+	keys      [][]byte            // the member names seen, unescaped
+	set       map[string]struct{} // the same names once there are many
+	index     int                 // an array's current element
+}
+
+// linearKeys is how many member names an object's names are compared
+// with one by one; past it they go in a map, so that a body of many
+// names costs linear time.
+const linearKeys = 16
+
+// checkStructure walks data, which encoding/json has already accepted as
+// one JSON value, and rejects nesting deeper than MaxDepth and objects
+// that repeat a member name. encoding/json keeps the last of repeated
+// names while other readers keep the first; refusing them means every
+// reader of a request sees the same request. The error names the JSON
+// path of the object and the repeated member.
+func checkStructure(data []byte) error {
+	stack := make([]frame, 0, 16)
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '{', '[':
+			if len(stack) == MaxDepth {
+				return problem.Newf(http.StatusBadRequest, problem.CodeMalformedJSON,
+					"JSON nested deeper than %d levels at byte offset %d", MaxDepth, i)
+			}
+			// Reuse the names slice of a frame popped at this depth.
+			var keys [][]byte
+			if len(stack) < cap(stack) {
+				keys = stack[:len(stack)+1][len(stack)].keys[:0]
+			}
+			stack = append(stack, frame{object: data[i] == '{', expectKey: data[i] == '{', keys: keys})
+			// A reused frame's map is dropped: it holds another object's names.
+		case '}', ']':
+			stack = stack[:len(stack)-1]
+		case ',':
+			top := &stack[len(stack)-1]
+			if top.object {
+				top.expectKey = true
+			} else {
+				top.index++
+			}
+		case '"':
+			end := i + 1
+			escaped := false
+			for ; data[end] != '"'; end++ {
+				if data[end] == '\\' {
+					escaped = true
+					end++
+				}
+			}
+			if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].expectKey {
+				top := &stack[n-1]
+				name := data[i+1 : end]
+				if escaped {
+					var s string
+					json.Unmarshal(data[i:end+1], &s) // valid: encoding/json read it
+					name = []byte(s)
+				}
+				if top.seen(name) {
+					return problem.Invalid([]problem.FieldError{{
+						Field:   path(stack[:n-1], string(name)),
+						Rule:    "unique",
+						Message: fmt.Sprintf("member %q appears more than once in the object", name),
+					}})
+				}
+				top.keys = append(top.keys, name)
+				if top.set != nil || len(top.keys) > linearKeys {
+					if top.set == nil {
+						top.set = make(map[string]struct{}, 2*linearKeys)
+						for _, k := range top.keys {
+							top.set[string(k)] = struct{}{}
+						}
+					}
+					top.set[string(name)] = struct{}{}
+				}
+				top.expectKey = false
+			}
+			i = end
+		}
+	}
+	return nil
+}
+
+// seen reports whether the object of f already has a member named name.
+func (f *frame) seen(name []byte) bool {
+	if f.set != nil {
+		_, ok := f.set[string(name)]
+		return ok
+	}
+	for _, k := range f.keys {
+		if bytes.Equal(k, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// path returns the JSON path of member name of the innermost object of
+// stack, whose enclosing frames are outer: "claim.output.x",
+// "items[2].id".
+func path(outer []frame, name string) string {
+	var b strings.Builder
+	for _, f := range outer {
+		if f.object {
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.Write(f.keys[len(f.keys)-1])
+		} else {
+			b.WriteString("[" + strconv.Itoa(f.index) + "]")
+		}
+	}
+	if b.Len() > 0 {
+		b.WriteByte('.')
+	}
+	b.WriteString(name)
+	return b.String()
+}

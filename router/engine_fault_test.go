@@ -1,0 +1,187 @@
+package router_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/routertest"
+)
+
+// TestFaults_workersOverLoopback runs every kind of faulty worker behind
+// Client → Handler → Engine over loopback. For each fault, a version 3
+// call pairs one honest session with two faulty ones (no early quorum is
+// possible, so the faulty runs are all waited for): the call returns
+// before the caller's deadline, the host goes on serving, each faulty run
+// is an ERROR or TIMEOUT vote that says why, and every worker that honours
+// its context has returned once the call has.
+func TestFaults_workersOverLoopback(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	stuck := make(chan struct{}) // holds the worker that ignores its context
+	defer close(stuck)
+	honest := routertest.Verdict(router.VerdictValid)
+	tests := []struct {
+		name       string
+		fault      func() router.Worker
+		want       router.Label
+		ignoresCtx bool
+	}{
+		{"panic", func() router.Worker { return routertest.Panic("boom") }, router.LabelError, false},
+		{"panic with an error value", func() router.Worker { return routertest.Panic(errors.New("boom")) }, router.LabelError, false},
+		{"error", func() router.Worker { return routertest.Fail(errors.New("model down")) }, router.LabelError, false},
+		{"hang", routertest.Hang, router.LabelTimeout, false},
+		{"slow", func() router.Worker { return routertest.Slow(honest, time.Hour) }, router.LabelTimeout, false},
+		{"garbage verdict", func() router.Worker { return routertest.Fixed(router.Result{Verdict: "SURE"}) }, router.LabelError, false},
+		{"factcheck verdict on a validation", func() router.Worker { return routertest.Verdict(router.VerdictTrue) }, router.LabelError, false},
+		{"nil result", func() router.Worker {
+			return router.WorkerFunc(func(context.Context, *router.Job) (*router.Result, error) { return nil, nil })
+		}, router.LabelError, false},
+		{"confidence out of range", func() router.Worker {
+			return routertest.Fixed(router.Result{Verdict: router.VerdictValid, Confidence: 7})
+		}, router.LabelError, false},
+		{"confidence NaN", func() router.Worker {
+			return routertest.Fixed(router.Result{Verdict: router.VerdictValid, Confidence: math.NaN()})
+		}, router.LabelError, false},
+		{"ignores its context", func() router.Worker {
+			return router.WorkerFunc(func(context.Context, *router.Job) (*router.Result, error) {
+				<-stuck
+				return nil, errors.New("released")
+			})
+		}, router.LabelTimeout, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			good := routertest.NewRecorder(honest)
+			bad1, bad2 := routertest.NewRecorder(tt.fault()), routertest.NewRecorder(tt.fault())
+			e := newEngine(t, routertest.Sessions(1, 3, good, bad1, bad2), router.WithStopGrace(20*time.Millisecond))
+			c := loopbackClient(t, e)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+
+			req := validateV3(3, router.DisagreeReturnAll)
+			req.Policy.TimeoutMS = 100
+			got, err := c.ValidateV3(ctx, req)
+			if ctx.Err() != nil {
+				t.Fatalf("the call outlived the caller's deadline: %v", err)
+			}
+			if err != nil {
+				t.Fatalf("ValidateV3: %v, want an answer from the honest run", err)
+			}
+			if got.Verdict != router.VerdictValid || got.Consensus.Replicas != 3 {
+				t.Errorf("verdict %s over %d replicas, want VALID over 3", got.Verdict, got.Consensus.Replicas)
+			}
+			runs := got.Evidence.Runs
+			if len(runs) != 3 {
+				t.Fatalf("%d runs in the evidence, want 3", len(runs))
+			}
+			for _, r := range runs {
+				if r.SessionID == 1 {
+					if r.Label != router.Label(router.VerdictValid) || r.Error != "" {
+						t.Errorf("honest run = %s %q, want VALID", r.Label, r.Error)
+					}
+					continue
+				}
+				if r.Label != tt.want || r.Error == "" {
+					t.Errorf("session %d run = %s with error %q, want %s with the reason", r.SessionID, r.Label, r.Error, tt.want)
+				}
+			}
+			for _, rec := range []*routertest.Recorder{good, bad1, bad2} {
+				if rec.Calls.Load() != 1 {
+					t.Errorf("a session ran %d times, want once", rec.Calls.Load())
+				}
+				if !tt.ignoresCtx && rec.Returned.Load() != rec.Calls.Load() {
+					t.Errorf("a worker is still running after the call returned (%d of %d returned)", rec.Returned.Load(), rec.Calls.Load())
+				}
+			}
+			if tt.want == router.LabelTimeout && !tt.ignoresCtx && bad1.Cancelled.Load()+bad2.Cancelled.Load() != 2 {
+				t.Errorf("timed-out workers observed %d cancellations, want 2", bad1.Cancelled.Load()+bad2.Cancelled.Load())
+			}
+
+			// The host still serves: a plain call on the honest session works.
+			if _, err := c.ValidateV2(ctx, validateV2(1)); err != nil {
+				t.Errorf("ValidateV2 after the faults: %v", err)
+			}
+		})
+	}
+}
+
+// TestFaults_delegateGarbage checks the faults only a delegation can
+// show: an output encoding/json cannot encode, and more steps than the
+// budget. Each is an ERROR run with its reason, and the honest answer wins.
+func TestFaults_delegateGarbage(t *testing.T) {
+	honest := routertest.Answer(map[string]int{"sum": 6})
+	tests := []struct {
+		name  string
+		fault router.Worker
+	}{
+		{"unencodable output", routertest.Fixed(router.Result{Output: math.Inf(1), Confidence: 1})},
+		{"channel output", routertest.Fixed(router.Result{Output: make(chan int), Confidence: 1})},
+		{"steps over the budget", routertest.Fixed(router.Result{Output: 6, Steps: make([]router.Step, 4)})},
+		{"no output", routertest.Verdict(router.VerdictValid)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEngine(t, routertest.Sessions(1, 3, honest, tt.fault, tt.fault))
+			c := loopbackClient(t, e)
+			req := &router.DelegateV3Request{DelegateTask: delegateV2(0).DelegateTask, Consensus: router.ConsensusRequest{Replicas: 3}}
+			got, err := c.DelegateV3(context.Background(), req)
+			if err != nil {
+				t.Fatalf("DelegateV3: %v", err)
+			}
+			var sum struct{ Sum int }
+			if json.Unmarshal(got.Result, &sum); sum.Sum != 6 {
+				t.Errorf("result = %s, want the honest answer", got.Result)
+			}
+			for _, r := range got.Evidence.Runs {
+				if r.SessionID != 1 && (r.Label != router.LabelError || r.Error == "") {
+					t.Errorf("session %d run = %s %q, want ERROR with the reason", r.SessionID, r.Label, r.Error)
+				}
+			}
+		})
+	}
+}
+
+// TestFaults_liarIsOutvoted checks that a lying worker is a vote, not an
+// error: it shows in the evidence as the minority, and the majority wins.
+func TestFaults_liarIsOutvoted(t *testing.T) {
+	honest := routertest.Verdict(router.VerdictValid)
+	e := newEngine(t, routertest.Sessions(1, 5, honest, routertest.Lie(honest), honest, routertest.Lie(honest), honest))
+	got, err := loopbackClient(t, e).ValidateV3(context.Background(), validateV3(5, router.DisagreeReturnAll))
+	if err != nil {
+		t.Fatalf("ValidateV3: %v", err)
+	}
+	var invalid int
+	for _, r := range got.Evidence.Runs {
+		if r.Label == router.Label(router.VerdictInvalid) {
+			invalid++
+		}
+	}
+	// An early quorum may cancel a liar still running; it never wins.
+	if got.Verdict != router.VerdictValid || invalid > 2 {
+		t.Errorf("verdict %s with %d INVALID runs, want VALID with at most 2", got.Verdict, invalid)
+	}
+}
+
+// loopbackClient serves svc with NewHandler on loopback and returns a
+// Client of it that does not retry.
+func loopbackClient(t *testing.T, svc router.Service) *router.Client {
+	t.Helper()
+	h, err := router.NewHandler(svc, router.WithAuthenticator(router.KeyAuthenticator(map[string]string{"k": "tests"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	c, err := router.NewClient(srv.URL, router.WithAPIKey("k"), router.WithRetry(router.RetryPolicy{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

@@ -97,5 +97,6 @@
 // stops when the outcome is decided, the Runner's Timeout passes or the
 // caller's context is done, cancels the replicas still running with a cause
 // readable through context.Cause (ErrDecided, ErrDeadline or the caller's),
-// and waits for them all before returning.
+// and waits for them all before returning; with Abandon set, it waits only
+// Grace for them, and abandons the replicas that ignore their context.
 package consensus

@@ -3,7 +3,6 @@ package consensus
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 )
 
@@ -32,15 +31,20 @@ import (
 //
 // Run then waits for every replica to return, so no goroutine it started
 // outlives the call: a replica function must return promptly once its
-// context is done. A vote with an empty label is recorded as ERROR.
+// context is done. When Abandon is set, Run waits for them only up to
+// Grace: a replica still running then is abandoned, recorded with the
+// label and reason above, and its goroutine lives on until the replica
+// function returns, its vote discarded. A vote with an empty label is
+// recorded as ERROR.
 //
 // Run does not recover panics: like errgroup, it leaves a panicking replica
 // to crash the program, and callers that run untrusted code recover inside
 // the replica function.
 //
-// It uses a WaitGroup and a buffered channel rather than errgroup: failures
-// are votes, not errors, and what cancels the replicas is the aggregator's
-// decision, not the first error, so errgroup would add nothing but Wait.
+// It uses one goroutine per replica and a buffered channel rather than
+// errgroup: failures are votes, not errors, and what cancels the replicas
+// is the aggregator's decision, not the first error, so errgroup would add
+// nothing but Wait.
 //
 // The zero Runner uses Majority under the zero Policy with no timeout. A
 // Runner is safe for concurrent use once its fields are set.
@@ -52,6 +56,13 @@ type Runner struct {
 	Policy Policy
 	// Timeout bounds a whole Run; zero means no bound but the ctx's.
 	Timeout time.Duration
+	// Abandon lets Run return without the replicas still running Grace
+	// after it stopped waiting for votes. false, the default, makes Run
+	// wait for every replica to return, however long that takes.
+	Abandon bool
+	// Grace is how long Run waits, once it has stopped waiting for votes,
+	// for the replicas still running to return when Abandon is set.
+	Grace time.Duration
 }
 
 // Run runs replica n times concurrently, as the Runner doc describes, and
@@ -74,23 +85,18 @@ func (r *Runner) Run(ctx context.Context, n int, replica func(ctx context.Contex
 		agg = Majority{}
 	}
 
-	rctx := ctx
+	tctx := ctx
 	if r.Timeout > 0 {
 		var cancel context.CancelFunc
-		rctx, cancel = context.WithTimeoutCause(ctx, r.Timeout, ErrDeadline)
+		tctx, cancel = context.WithTimeoutCause(ctx, r.Timeout, ErrDeadline)
 		defer cancel()
 	}
-	rctx, cancel := context.WithCancelCause(rctx)
+	rctx, cancel := context.WithCancelCause(tctx)
 	defer cancel(nil)
 
-	type result struct {
-		replica int
-		vote    Vote
-	}
 	results := make(chan result, n) // never blocks a replica
-	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { results <- result{i, replica(rctx, i)} })
+		go func() { results <- result{i, replica(rctx, i)} }()
 	}
 
 	votes := make([]Vote, n)
@@ -119,8 +125,8 @@ func (r *Runner) Run(ctx context.Context, n int, replica func(ctx context.Contex
 		select {
 		case res := <-results:
 			if rctx.Err() != nil {
-				expire()
-				results <- res // it lost the race with the deadline: late
+				expire() // it lost the race with the deadline: late
+				votes[res.replica] = cutVote(res.vote, mark, stop)
 				break
 			}
 			record(res)
@@ -134,12 +140,9 @@ func (r *Runner) Run(ctx context.Context, n int, replica func(ctx context.Contex
 			expire()
 		}
 	}
-	cancel(stop)
-	wg.Wait()
-	close(results)
-	for res := range results { // the votes that came after the stop
-		v := res.vote
-		votes[res.replica] = Vote{Session: v.Session, Label: mark, Latency: v.Latency, Reason: stop.Error()}
+	if stop != nil {
+		cancel(stop)
+		r.cutShort(results, votes, mark, stop)
 	}
 
 	out, err := agg.Aggregate(votes, r.Policy)
@@ -147,4 +150,55 @@ func (r *Runner) Run(ctx context.Context, n int, replica func(ctx context.Contex
 		return out, &OutcomeError{Outcome: out, Err: fmt.Errorf("consensus: run stopped: %w", stop)}
 	}
 	return out, err
+}
+
+// result is the vote of one replica.
+type result struct {
+	replica int
+	vote    Vote
+}
+
+// cutVote is the record of vote v of a replica cut short: label mark,
+// stop as its reason, and only v's Session and Latency.
+func cutVote(v Vote, mark Label, stop error) Vote {
+	return Vote{Session: v.Session, Label: mark, Latency: v.Latency, Reason: stop.Error()}
+}
+
+// cutShort records the replicas that had not voted when Run stopped
+// waiting, as cutVote does. It waits for them to return; under Abandon it
+// waits no longer than Grace, and records the replicas still running then
+// without Session or Latency.
+func (r *Runner) cutShort(results <-chan result, votes []Vote, mark Label, stop error) {
+	pending := 0
+	for _, v := range votes {
+		if v.Label == "" {
+			pending++
+		}
+	}
+	for ; pending > 0 && len(results) > 0; pending-- { // those already back
+		res := <-results
+		votes[res.replica] = cutVote(res.vote, mark, stop)
+	}
+	if pending == 0 {
+		return
+	}
+	var expired <-chan time.Time
+	if r.Abandon {
+		t := time.NewTimer(r.Grace)
+		defer t.Stop()
+		expired = t.C
+	}
+	for ; pending > 0; pending-- {
+		select {
+		case res := <-results:
+			votes[res.replica] = cutVote(res.vote, mark, stop)
+		case <-expired:
+			for i, v := range votes {
+				if v.Label == "" {
+					votes[i] = Vote{Label: mark, Reason: stop.Error()}
+				}
+			}
+			return
+		}
+	}
 }

@@ -68,12 +68,15 @@ var (
 // Each run's deadline is policy.timeout_ms (or [DefaultReplicaTimeout])
 // and never later than the call's, which is [DefaultCallTimeout] after the
 // call starts, or ctx's deadline if earlier. Workers get the deadline
-// through their context. A worker is run in a goroutine of its own: when
-// its context ends, the engine stops waiting for it, gives it
-// [DefaultStopGrace] to return, and then abandons it. An abandoned worker
-// cannot be killed; its goroutine lives on until Work returns, its result
-// is discarded, and the engine logs a warning. Workers that honour their
-// context therefore leave no goroutine behind once a call returns.
+// through their context. A worker is run in a goroutine of its own (one
+// per replica in version 3, where the replicas of a call share one
+// context and one deadline): when its context ends, the engine stops
+// waiting for it, gives it [DefaultStopGrace] to return, and then
+// abandons it. An abandoned worker cannot be killed; its goroutine lives
+// on until Work returns, its result is discarded, its run is recorded as
+// TIMEOUT (or CANCELLED when the outcome was decided without it or the
+// caller gave up), and the engine logs a warning. Workers that honour
+// their context therefore leave no goroutine behind once a call returns.
 //
 // # Health
 //

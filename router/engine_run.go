@@ -16,9 +16,29 @@ import (
 // answered within the job's bounds.
 type outcome struct {
 	Run
+	conf    Configuration   // what Run.Configuration points to
 	result  *Result         // the worker's result; nil unless the run answered
 	output  json.RawMessage // a delegation's output, encoded; nil unless answered
 	latency time.Duration   // the run's duration by the engine's clock
+}
+
+// newOutcome returns the outcome of job on s before it runs (see
+// outcome.init).
+func newOutcome(s *session, job *Job, taskID string) *outcome {
+	o := new(outcome)
+	o.init(s, job, taskID)
+	return o
+}
+
+// init makes o, a zero outcome, the outcome of job on s before it runs:
+// its replica, session and task id, and the configuration the job asks
+// for. It sets the fields one by one, which keeps the stack frames of a
+// replica's goroutine small.
+func (o *outcome) init(s *session, job *Job, taskID string) {
+	o.Replica, o.SessionID, o.TaskID = job.Replica, s.ID, taskID
+	o.conf.Mode, o.conf.Model, o.conf.Tier = job.Execution.Mode, job.Execution.Model, job.Tier
+	o.conf.MaxSteps, o.conf.TimeoutMS = job.MaxSteps, job.TimeoutMS
+	o.Configuration = &o.conf
 }
 
 // answered reports whether the run gave an answer that may vote.
@@ -44,11 +64,28 @@ func (o *outcome) health(caller context.Context) (counts, failed bool) {
 // the engine, and across engines with overwhelming probability (the
 // prefix holds 60 random bits).
 func (e *Engine) newTaskID() string {
-	n := e.tasks.Add(1)
-	b := make([]byte, 0, len(e.taskPrefix)+14)
-	b = append(b, e.taskPrefix...)
-	b = append(b, '-')
-	return string(strconv.AppendUint(b, n, 36))
+	var ids [1]string
+	e.newTaskIDs(ids[:])
+	return ids[0]
+}
+
+// newTaskIDs fills ids with fresh task ids, as newTaskID makes them, cut
+// from one string.
+func (e *Engine) newTaskIDs(ids []string) {
+	first := e.tasks.Add(uint64(len(ids))) - uint64(len(ids)) + 1
+	var buf [128]byte // room for 5 ids, the most a call needs
+	b := buf[:0]
+	for i := range ids {
+		b = append(b, e.taskPrefix...)
+		b = append(b, '-')
+		b = strconv.AppendUint(b, first+uint64(i), 36)
+	}
+	all, start := string(b), 0
+	var digits [13]byte // the base 36 digits of a uint64
+	for i := range ids {
+		end := start + len(e.taskPrefix) + 1 + len(strconv.AppendUint(digits[:0], first+uint64(i), 36))
+		ids[i], start = all[start:end], end
+	}
 }
 
 // budgets fills in the job's step and time budgets from the request's
@@ -68,50 +105,78 @@ func (e *Engine) budgets(job *Job, maxSteps int, timeoutMS int64) time.Duration 
 }
 
 // run runs job on s under the job's time budget and the deadline of ctx,
-// then records the result in the session's health. caller is the
-// caller's own context, which tells a session's timeout from the caller
-// giving up. job is the run's own copy, and timeout its time budget.
+// in a goroutine of its own (see invoke), then records the result in the
+// session's health. It runs the one job of a version 1 or 2 call. caller
+// is the caller's own context, which tells a session's timeout from the
+// caller giving up. timeout is the job's time budget.
 func (e *Engine) run(ctx, caller context.Context, s *session, job *Job, timeout time.Duration) *outcome {
 	began := time.Now()
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	o := &outcome{Run: Run{
-		Replica:   job.Replica,
-		SessionID: s.ID,
-		TaskID:    job.TaskID,
-		Configuration: &Configuration{
-			Mode:      job.Execution.Mode,
-			Model:     job.Execution.Model,
-			Tier:      job.Tier,
-			MaxSteps:  job.MaxSteps,
-			TimeoutMS: job.TimeoutMS,
-		},
-	}}
+	o := newOutcome(s, job, job.TaskID)
 	start := e.now()
 	res, err, stopped := e.invoke(rctx, s, job)
 	o.latency = e.now().Sub(start)
-	o.LatencyMS = o.latency.Milliseconds()
+	o.settle(rctx, began, job, res, err, stopped)
+	counts, failed := o.health(caller)
+	e.note(s, counts, failed, o.Error)
+	return o
+}
 
-	switch cerr := rctx.Err(); {
+// runHere runs job on s in the calling goroutine, recovering a panic,
+// under the deadline of ctx, which began at began, and records the run in
+// o. It runs one replica of a version 3 call: the consensus runner gives
+// the replica its goroutine and abandons it if it ignores its context.
+// The caller records the session's health.
+func (e *Engine) runHere(ctx context.Context, s *session, job *Job, began time.Time, o *outcome) {
+	o.init(s, job, job.TaskID)
+	start := e.now()
+	res, err := e.work(ctx, s, job)
+	o.latency = e.now().Sub(start)
+	o.settle(ctx, began, job, res, err, false)
+}
+
+// settle labels the run from the worker's answer, res and err, and from
+// ctx, the run's context, which began at began: TIMEOUT or CANCELLED when
+// ctx ended and the worker gave up (err set) or was abandoned (stopped),
+// ERROR for an error, and otherwise what inspect finds.
+func (o *outcome) settle(ctx context.Context, began time.Time, job *Job, res *Result, err error, stopped bool) {
+	o.LatencyMS = o.latency.Milliseconds()
+	switch cerr := ctx.Err(); {
 	case cerr != nil && (stopped || err != nil):
 		if errors.Is(cerr, context.DeadlineExceeded) {
-			dl, _ := rctx.Deadline()
+			dl, _ := ctx.Deadline()
 			o.Label, o.Error = LabelTimeout, fmt.Sprintf("no answer within %v", dl.Sub(began).Round(time.Millisecond))
 		} else {
-			o.Label, o.Error = LabelCancelled, "cancelled: "+context.Cause(rctx).Error()
+			o.Label, o.Error = LabelCancelled, "cancelled: "+context.Cause(ctx).Error()
 		}
 	case err != nil:
 		o.Label, o.Error = LabelError, err.Error()
 	default:
 		o.inspect(job, res)
 	}
+}
 
-	if counts, failed := o.health(caller); counts && s.record(failed, e.now(), e.threshold, e.cooldown) {
+// note records a run of s in the session's health, as outcome.health
+// reports it, and logs a session sent to cool down with the run's error.
+func (e *Engine) note(s *session, counts, failed bool, reason string) {
+	if counts && s.record(failed, e.now(), e.threshold, e.cooldown) {
 		e.log.Warn("router: session cooling down after repeated failures",
-			"session_id", s.ID, "failures", e.threshold, "cooldown", e.cooldown, "last_error", o.Error)
+			"session_id", s.ID, "failures", e.threshold, "cooldown", e.cooldown, "last_error", reason)
 	}
-	return o
+}
+
+// work calls the session's worker, turning a panic into an error.
+func (e *Engine) work(ctx context.Context, s *session, job *Job) (res *Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			e.log.Error("router: worker panicked", "session_id", s.ID, "task_id", job.TaskID,
+				"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			res, err = nil, fmt.Errorf("worker panicked: %v", v)
+		}
+	}()
+	return s.Worker.Work(ctx, job)
 }
 
 // invoke calls the session's worker in a goroutine of its own, recovering
@@ -126,15 +191,8 @@ func (e *Engine) invoke(ctx context.Context, s *session, job *Job) (res *Result,
 	done := make(chan answer, 1) // buffered: an abandoned worker never blocks
 	go func() {
 		var a answer
-		defer func() {
-			if v := recover(); v != nil {
-				e.log.Error("router: worker panicked", "session_id", s.ID, "task_id", job.TaskID,
-					"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-				a = answer{err: fmt.Errorf("worker panicked: %v", v)}
-			}
-			done <- a
-		}()
-		a.res, a.err = s.Worker.Work(ctx, job)
+		a.res, a.err = e.work(ctx, s, job)
+		done <- a
 	}()
 
 	select {

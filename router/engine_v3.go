@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/vouchkit/vouch/consensus"
@@ -38,22 +40,20 @@ func (c *consensusCall) evidence() json.RawMessage {
 	return raw
 }
 
-// members returns the runs that voted with the winner's label, in replica
-// order. Verdict runs agree by label alone.
-func (c *consensusCall) members() []*outcome {
-	var m []*outcome
-	for _, o := range c.outcomes {
-		if c.winner != nil && o.answered() && o.Label == c.winner.Label {
-			m = append(m, o)
-		}
-	}
-	return m
+// member reports whether o voted with the winner's label. Verdict runs
+// agree by label alone.
+func (c *consensusCall) member(o *outcome) bool {
+	return c.winner != nil && o.answered() && o.Label == c.winner.Label
 }
 
-// reasons returns the reasons of the winning runs, without repeats.
+// reasons returns the reasons of the winning runs, in replica order,
+// without repeats.
 func (c *consensusCall) reasons() []string {
 	r := []string{}
-	for _, o := range c.members() {
+	for _, o := range c.outcomes {
+		if !c.member(o) {
+			continue
+		}
 		for _, s := range o.Reasons {
 			if !slices.Contains(r, s) {
 				r = append(r, s)
@@ -75,6 +75,9 @@ func (e *Engine) consensus(ctx context.Context, first SessionID, c *ConsensusReq
 	if policy == "" {
 		policy = DisagreeBestEffort
 	}
+	// Every replica starts at once under the same budget, so the
+	// runner's one deadline is each replica's: no context per replica.
+	budget := min(timeout, e.callTimeout)
 	runner := consensus.Runner{
 		Aggregator: consensus.Majority{},
 		Policy: consensus.Policy{
@@ -82,24 +85,72 @@ func (e *Engine) consensus(ctx context.Context, first SessionID, c *ConsensusReq
 			Failures:     e.failures,
 			Key:          e.answerKey,
 		},
-		Timeout: e.callTimeout,
+		Timeout: budget,
+		Abandon: true,
+		Grace:   e.stopGrace,
 	}
 	if policy == DisagreeReturnAll {
 		runner.Aggregator = everyVote{}
 	}
 
-	call := &consensusCall{outcomes: make([]*outcome, len(sessions))}
-	out, err := runner.Run(ctx, len(sessions), func(rctx context.Context, i int) consensus.Vote {
-		j := *job
-		j.SessionID, j.TaskID, j.Replica = sessions[i].ID, e.newTaskID(), i
-		o := e.run(rctx, ctx, sessions[i], &j, timeout)
-		call.outcomes[i] = o
+	// Replica i runs reps[i].job, records its run in reps[i].run and
+	// then publishes it in reps[i].slot. The call takes the slots of the
+	// replicas the runner abandoned, and reads a run only once its
+	// replica published it, so that a worker returning late changes
+	// nothing the call has returned.
+	n := len(sessions)
+	type replica struct {
+		job  Job
+		run  outcome
+		slot atomic.Pointer[outcome]
+	}
+	reps := make([]replica, n)
+	var idBuf [5]string // version 3 runs at most 5 replicas
+	ids := idBuf[:0]
+	if n > len(idBuf) {
+		ids = make([]string, 0, n)
+	}
+	ids = ids[:n]
+	e.newTaskIDs(ids)
+	for i := range reps {
+		j := &reps[i].job
+		*j = *job
+		j.SessionID, j.TaskID, j.Replica = sessions[i].ID, ids[i], i
+	}
+	began, start := time.Now(), e.now()
+	out, err := runner.Run(ctx, n, func(rctx context.Context, i int) consensus.Vote {
+		s, r := sessions[i], &reps[i]
+		o := &r.run
+		e.runHere(rctx, s, &r.job, began, o)
 		v := consensus.Vote{Session: int64(o.SessionID), Label: consensus.Label(o.Label), Latency: o.latency, Reason: o.Error}
 		if o.answered() && job.Kind == KindDelegate {
 			v.Answer = o.output
 		}
+		counts, failed := o.health(ctx)
+		if r.slot.CompareAndSwap(nil, o) {
+			e.note(s, counts, failed, v.Reason)
+		}
 		return v
 	})
+	cutReason := func(i int) string { // of a replica the runner cut short
+		if out.Verdicts[i] == consensus.LabelTimeout {
+			return fmt.Sprintf("no answer within %v", budget)
+		}
+		return out.Votes[i].Reason
+	}
+	call := &consensusCall{outcomes: make([]*outcome, n)}
+	for i := range reps {
+		slot := &reps[i].slot
+		if slot.Load() == nil {
+			a := newOutcome(sessions[i], job, ids[i])
+			a.Replica = i
+			if slot.CompareAndSwap(nil, a) {
+				a.latency = e.now().Sub(start)
+				e.abandoned(ctx, sessions[i], a, Label(out.Verdicts[i]), cutReason(i))
+			}
+		}
+		call.outcomes[i] = slot.Load()
+	}
 	failHard := errors.Is(err, consensus.ErrDisagreement) || errors.Is(err, consensus.ErrAllFailed)
 	if err != nil && !failHard {
 		if ctx.Err() != nil {
@@ -110,10 +161,10 @@ func (e *Engine) consensus(ctx context.Context, first SessionID, c *ConsensusReq
 
 	// The runner relabels a replica whose answer came after the outcome
 	// was decided or the call's deadline passed; the runs follow it.
-	call.runs = make([]Run, len(sessions))
+	call.runs = make([]Run, n)
 	for i, o := range call.outcomes {
 		if l := Label(out.Verdicts[i]); l != o.Label {
-			o.Label, o.Error, o.result, o.output = l, out.Votes[i].Reason, nil, nil
+			o.Label, o.Error, o.result, o.output = l, cutReason(i), nil, nil
 		}
 		call.runs[i] = o.Run
 	}
@@ -145,6 +196,18 @@ func (e *Engine) consensus(ctx context.Context, first SessionID, c *ConsensusReq
 		call.winner = nil // return_all names a winner only when a majority agrees
 	}
 	return call, nil
+}
+
+// abandoned records o, the run of a replica the runner abandoned because
+// its worker ignored its cancelled context, as labelled l for reason: it
+// warns, and counts a TIMEOUT while the caller was still waiting as a
+// failure of the session.
+func (e *Engine) abandoned(caller context.Context, s *session, o *outcome, l Label, reason string) {
+	o.Label, o.Error, o.LatencyMS = l, reason, o.latency.Milliseconds()
+	e.log.Warn("router: worker ignored its cancelled context; abandoning it",
+		"session_id", s.ID, "task_id", o.TaskID, "grace", e.stopGrace)
+	counts, failed := o.health(caller)
+	e.note(s, counts, failed, reason)
 }
 
 // strictMajority reports whether the winning group holds more than half

@@ -47,6 +47,8 @@ func callOp(ctx context.Context, svc router.Service, op router.Operation) (any, 
 		return svc.ValidateV3(ctx, req)
 	case *router.FactcheckRequest:
 		return svc.Factcheck(ctx, req)
+	case *router.FactcheckV1Request:
+		return svc.FactcheckV1(ctx, req)
 	}
 	panic("unknown operation " + op)
 }

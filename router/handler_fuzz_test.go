@@ -33,6 +33,9 @@ func (echoService) DelegateV3(context.Context, *DelegateV3Request) (*DelegateV3R
 func (echoService) ValidateV3(context.Context, *ValidateV3Request) (*ValidateV3Response, error) {
 	return &ValidateV3Response{}, nil
 }
+func (echoService) FactcheckV1(context.Context, *FactcheckV1Request) (*FactcheckResponse, error) {
+	return &FactcheckResponse{}, nil
+}
 func (echoService) Factcheck(context.Context, *FactcheckRequest) (*FactcheckResponse, error) {
 	return &FactcheckResponse{}, nil
 }

@@ -40,12 +40,11 @@ const DefaultMaxBodyBytes = httpapi.DefaultMaxBodyBytes
 //     for input that does not decode or validate;
 //   - authorizes the call by variant: normal routes ask the
 //     [Authenticator] (401 with WWW-Authenticate when it refuses), except
-//     the public ping and about, which admit everyone; trial
-//     routes take no credential and are rate limited per caller by the
-//     [RateLimiter], by default a token bucket per caller (429 with
-//     Retry-After over the limit); x402 routes go through the x402
-//     middleware, and answer 501 with code x402_not_configured when there
-//     is none;
+//     the public ping and about, which admit everyone; trial routes take
+//     no credential and are rate limited per caller by the [RateLimiter],
+//     by default a token bucket per caller (429 with Retry-After over the
+//     limit); x402 routes go through the x402 middleware ([WithX402]),
+//     and answer 501 with code x402_not_configured when there is none;
 //   - with an Idempotency-Key header (1 to 255 visible ASCII characters),
 //     answers a repeat from the same caller within the window with the
 //     first response (same status and body, header Idempotent-Replayed:
@@ -56,10 +55,15 @@ const DefaultMaxBodyBytes = httpapi.DefaultMaxBodyBytes
 //     for an anonymous trial or x402 caller, or what the trial caller
 //     function returns. Responses with a 5xx status are not
 //     kept, so a retry after a server failure runs again;
+//   - counts, by route, the requests it admitted (past the credential,
+//     the trial limit or the payment), which GET /api/v1/status reports;
 //   - maps the Service's error: an *[Error] to its own status, a context
 //     deadline to 504, anything else to a 500 that reveals nothing of it
 //     (the logger gets the error). A panicking Service is answered 500 and
 //     logged, as net/http confines a handler's panic to its request.
+//
+// GET /api/v1/status reports the sessions of a Service that implements
+// [StatusReporter] (the [Engine] and the [Client] do), and the counts.
 //
 // The trust service's handler (trust.NewHandler) runs the same pipeline
 // and takes the same configuration types.

@@ -1,12 +1,15 @@
-// Command server serves the vouch router endpoints from an in-process
-// engine with deterministic demo workers, including the x402 pay-per-call
-// routes paid through an offline facilitator.
+// Command server serves the vouch router endpoints and the trust service,
+// with its receipt endpoints, from one in-process engine: on deterministic
+// demo workers, or on a panel of chat models (-workers FILE). The x402
+// pay-per-call routes are paid through an offline facilitator.
 //
-//	go run ./examples/server [-addr HOST:PORT] [-api-key KEY] [-pay-to ADDRESS]
+//	go run ./examples/server [-addr HOST:PORT] [-api-key KEY] [-workers FILE]
+//	    [-signing-key FILE] [-receipts FILE | -database-url URL] [-debug-addr HOST:PORT] ...
 //
-// It prints its address, API key, a curl to paste and the x402 prices, logs
-// each request, and shuts down gracefully on SIGINT or SIGTERM. README.md
-// describes the sessions, the workers' rules and the routes.
+// It prints its address, API key, curls to paste, the receipts' public key
+// and the x402 prices, logs each request, and shuts down gracefully on
+// SIGINT or SIGTERM. README.md describes the flags, the sessions, the
+// workers' rules and the routes.
 package main
 
 import (
@@ -17,11 +20,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 )
 
 func main() {
@@ -35,10 +36,6 @@ func main() {
 	}
 }
 
-// shutdownGrace is how long requests in flight may take to finish once
-// the server is told to stop.
-const shutdownGrace = 10 * time.Second
-
 // run serves until ctx ends, then shuts down gracefully. The banner goes
 // to stdout; the usage and the request log go to stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -47,37 +44,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	srv, err := newServer(cfg, log)
+	srv, err := newServer(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
+	defer srv.state.close()
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{
-		Handler:           srv.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	var dln net.Listener
+	debugBase := ""
+	if cfg.debugAddr != "" {
+		if dln, err = net.Listen("tcp", cfg.debugAddr); err != nil {
+			ln.Close()
+			return fmt.Errorf("-debug-addr: %w", err)
+		}
+		debugBase = "http://" + dln.Addr().String()
 	}
-	printBanner(stdout, "http://"+ln.Addr().String(), cfg, srv)
-
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	select {
-	case err := <-served:
-		return err
-	case <-ctx.Done():
-	}
-	log.Info("shutting down", "grace", shutdownGrace)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	log.Info("stopped")
-	return nil
+	printBanner(stdout, "http://"+ln.Addr().String(), debugBase, cfg, srv)
+	return serve(ctx, log, srv, ln, dln)
 }

@@ -7,12 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/x402"
 	"github.com/vouchkit/vouch/x402/evm"
@@ -36,10 +38,49 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// banner is what a test reads from the server's banner.
+type banner struct {
+	base   string // the API's base URL
+	debug  string // the URL of /debug/vars, or empty
+	issuer string // the receipts' public key, "ed25519:..."
+	text   string
+}
+
+// readBanner reads the banner from r, up to its last line ("  pay for
+// one: ..."), and parses it.
+func readBanner(r io.Reader) (banner, error) {
+	var b banner
+	var text strings.Builder
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := sc.Text()
+		text.WriteString(line + "\n")
+		switch {
+		case b.base == "" && strings.Contains(line, "listening on http://"):
+			b.base = line[strings.Index(line, "http://"):]
+		case strings.HasPrefix(line, "  debug vars: "):
+			b.debug = strings.TrimPrefix(line, "  debug vars: ")
+		case strings.HasPrefix(line, "  receipts signed by "):
+			b.issuer, _, _ = strings.Cut(strings.TrimPrefix(line, "  receipts signed by "), " ")
+		case strings.HasPrefix(line, "  pay for one:"):
+			b.text = text.String()
+			return b, nil
+		}
+	}
+	return b, fmt.Errorf("banner ended early (%v):\n%s", sc.Err(), text.String())
+}
+
 // startServer runs the server on a free loopback port and returns its
 // base URL, its log, and a stop function that shuts it down and returns
 // run's error.
 func startServer(t *testing.T, args ...string) (base string, log *syncBuffer, stop func() error) {
+	t.Helper()
+	b, log, stop := startServerBanner(t, args...)
+	return b.base, log, stop
+}
+
+// startServerBanner is startServer that returns the parsed banner.
+func startServerBanner(t *testing.T, args ...string) (b banner, log *syncBuffer, stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
@@ -50,27 +91,19 @@ func startServer(t *testing.T, args ...string) (base string, log *syncBuffer, st
 		pw.CloseWithError(err)
 		done <- err
 	}()
-	sc := bufio.NewScanner(pr)
-	if !sc.Scan() {
+	b, err := readBanner(pr)
+	if err != nil {
 		cancel()
-		t.Fatalf("no banner: %v; log:\n%s", <-done, log)
+		t.Fatalf("%v; run: %v; log:\n%s", err, <-done, log)
 	}
-	line := sc.Text()
-	i := strings.Index(line, "http://")
-	if i < 0 {
-		cancel()
-		t.Fatalf("banner %q names no address", line)
-	}
-	base = line[i:]
 	go func() { _, _ = io.Copy(io.Discard, pr) }()
 	var once sync.Once
-	var err error
 	stop = func() error {
 		once.Do(func() { cancel(); err = <-done })
 		return err
 	}
 	t.Cleanup(func() { _ = stop() })
-	return base, log, stop
+	return b, log, stop
 }
 
 func TestRun_endToEnd(t *testing.T) {
@@ -165,16 +198,27 @@ func TestRun_banner(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out bytes.Buffer
 	cancel() // serve nothing: print the banner and stop
-	if err := run(ctx, []string{"-addr", "127.0.0.1:0", "-api-key", "k1", "-pay-to", "0x1111111111111111111111111111111111111111"}, &out, io.Discard); err != nil {
+	if err := run(ctx, []string{"-addr", "127.0.0.1:0", "-api-key", "k1", "-pay-to", "0x1111111111111111111111111111111111111111",
+		"-integration", "zed=k3", "-integration", "acme=k2"}, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
+	b, err := readBanner(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := receipt.ParseEd25519Key(b.issuer); err != nil || b.debug != "" {
+		t.Errorf("banner names key %q (%v) and debug URL %q, want a key ParseEd25519Key reads and no debug URL", b.issuer, err, b.debug)
+	}
 	for _, want := range []string{
-		"Authorization: Bearer k1", "curl -s http://127.0.0.1:", "/api/v3/validate",
+		"Authorization: Bearer k1", "curl -s http://127.0.0.1:", "/api/v3/validate", "other integrations: acme, zed",
+		"/api/v4/trust -H 'Authorization: Bearer k1'", `"receipt":{"mode":"inline"`, "/api/v4/receipt/RECEIPT_ID",
+		"go run ./examples/verify-receipt -key " + b.issuer, "state: memory",
+		"/api/v4/x402/trust       $0.005 (5000 atomic units)",
 		"payTo 0x1111111111111111111111111111111111111111", "eip155:84532", "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
 		"/api/v2/x402/validate    $0.001 (1000 atomic units)", "/api/v1/x402/delegate    $0.002 (2000 atomic units)",
 	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("banner lacks %q:\n%s", want, out.String())
+		if !strings.Contains(b.text, want) {
+			t.Errorf("banner lacks %q:\n%s", want, b.text)
 		}
 	}
 }
@@ -184,7 +228,9 @@ func TestRun_flags(t *testing.T) {
 	if err := run(context.Background(), []string{"-h"}, io.Discard, &usage); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: %v, want flag.ErrHelp", err)
 	}
-	for _, want := range []string{"-addr HOST:PORT", "127.0.0.1:8080", "-api-key KEY", "demo-key", "-pay-to ADDRESS", defaultPayTo} {
+	for _, want := range []string{"-addr HOST:PORT", "127.0.0.1:8080", "-api-key KEY", "demo-key", "-pay-to ADDRESS", defaultPayTo,
+		"-integration NAME=KEY", "-signing-key FILE", "-receipts FILE", "-workers FILE", "-database-url URL",
+		"-database-schema NAME", "-trial-rate N", "-trial-burst N", "-debug-addr HOST:PORT"} {
 		if !strings.Contains(usage.String(), want) {
 			t.Errorf("usage lacks %q:\n%s", want, usage.String())
 		}
@@ -194,6 +240,18 @@ func TestRun_flags(t *testing.T) {
 		{"-api-key", ""},
 		{"-addr", "127.0.0.1:0", "extra"},
 		{"-addr", "256.0.0.1:1"},
+		{"-integration", "acme"},
+		{"-integration", "acme=demo-key"},
+		{"-integration", "demo=k2"},
+		{"-integration", "a=k2", "-integration", "a=k3"},
+		{"-trial-rate", "0"},
+		{"-trial-rate", "-1"},
+		{"-trial-burst", "0"},
+		{"-database-schema", "s"},
+		{"-receipts", "r.db", "-database-url", "postgres://x"},
+		{"-workers", "missing-panel.yaml"},
+		{"-signing-key", "signing.go"},
+		{"-addr", "127.0.0.1:0", "-debug-addr", "256.0.0.1:1"},
 	} {
 		if err := run(context.Background(), args, io.Discard, io.Discard); err == nil {
 			t.Errorf("run %q succeeded, want an error", args)

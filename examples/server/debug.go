@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"expvar"
+	"fmt"
+	"net/http"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/trust"
+	"github.com/vouchkit/vouch/x402"
+)
+
+// maxCallIDs bounds the call ids counted one by one; executions of further
+// ids are counted in call_ids_dropped only.
+const maxCallIDs = 1 << 20
+
+// metrics are the server's counters, served at /debug/vars on -debug-addr
+// in expvar's format. They belong to one server: nothing is published in
+// expvar's process-wide registry, so run can be called twice in a process.
+type metrics struct {
+	started     time.Time
+	calls       expvar.Map // requests by route ("POST /api/v3/validate")
+	responses   expvar.Map // responses by HTTP status
+	executions  expvar.Int // worker executions
+	bySession   expvar.Map // worker executions by session id
+	settlements expvar.Int // x402 payments settled
+	callIDs     callCounts
+}
+
+func newMetrics() *metrics {
+	m := &metrics{started: time.Now(), callIDs: callCounts{limit: maxCallIDs}}
+	m.calls.Init()
+	m.responses.Init()
+	m.bySession.Init()
+	return m
+}
+
+// vars returns the variables of /debug/vars, by name.
+func (m *metrics) vars() map[string]expvar.Var {
+	return map[string]expvar.Var{
+		// memstats is as expvar publishes it. expvar's cmdline is left
+		// out: the command line holds API keys and the database URL.
+		"memstats": expvar.Func(func() any { var s runtime.MemStats; runtime.ReadMemStats(&s); return s }),
+
+		"goroutines":                   expvar.Func(func() any { return runtime.NumGoroutine() }),
+		"uptime_seconds":               expvar.Func(func() any { return int64(time.Since(m.started).Seconds()) }),
+		"calls":                        &m.calls,
+		"responses":                    &m.responses,
+		"worker_executions":            &m.executions,
+		"worker_executions_by_session": &m.bySession,
+		"executions_by_call_id":        expvar.Func(func() any { return m.callIDs.snapshot() }),
+		"call_ids_dropped":             expvar.Func(func() any { return m.callIDs.droppedCount() }),
+		"x402_settlements":             &m.settlements,
+	}
+}
+
+// ServeHTTP serves the variables as expvar.Handler does: one JSON object,
+// members in name order.
+func (m *metrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	vars := m.vars()
+	names := make([]string, 0, len(vars))
+	for name := range vars {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	b.WriteString("{\n")
+	for i, name := range names {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		fmt.Fprintf(&b, "%q: %s", name, vars[name].String())
+	}
+	b.WriteString("\n}\n")
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	_, _ = w.Write([]byte(b.String()))
+}
+
+// debugHandler serves GET /debug/vars.
+func (m *metrics) debugHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/debug/vars", m)
+	return mux
+}
+
+// countRequests counts each request by route and each response by
+// status. Routes are named by their pattern; a path the server does not
+// serve counts as "other", so the map stays small whatever is requested.
+func (m *metrics) countRequests(next http.Handler) http.Handler {
+	known := map[string]bool{}
+	for _, rt := range router.Routes() {
+		known[rt.Method+" "+rt.Path] = true
+	}
+	for _, p := range []string{trust.CallPath, trust.TrialCallPath, trust.X402CallPath, receipt.VerifyPath} {
+		known["POST "+p] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(sw, r)
+		route := r.Method + " " + r.URL.Path
+		switch {
+		case known[route]:
+		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, receipt.ReceiptPath):
+			route = "GET " + receipt.ReceiptPath + "{receipt_id}"
+		default:
+			route = "other"
+		}
+		m.calls.Add(route, 1)
+		m.responses.Add(strconv.Itoa(sw.status), 1)
+	})
+}
+
+// statusWriter records the status of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.status, w.wrote = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// countExecutions wraps each session's worker to count its executions:
+// in all, by session, and by the job's metadata.call_id when the caller
+// set one (a string). An execution is counted when the engine calls the
+// worker, whatever it answers.
+func (m *metrics) countExecutions(ss []router.Session) []router.Session {
+	out := make([]router.Session, len(ss))
+	for i, s := range ss {
+		w, id := s.Worker, strconv.FormatInt(int64(s.ID), 10)
+		s.Worker = router.WorkerFunc(func(ctx context.Context, job *router.Job) (*router.Result, error) {
+			m.executions.Add(1)
+			m.bySession.Add(id, 1)
+			if cid, ok := job.Metadata["call_id"].(string); ok && cid != "" {
+				m.callIDs.add(cid)
+			}
+			return w.Work(ctx, job)
+		})
+		out[i] = s
+	}
+	return out
+}
+
+// countSettlements wraps f to count the payments it settles.
+func (m *metrics) countSettlements(f x402.Facilitator) x402.Facilitator {
+	return settleCounter{Facilitator: f, n: &m.settlements}
+}
+
+type settleCounter struct {
+	x402.Facilitator
+	n *expvar.Int
+}
+
+func (f settleCounter) Settle(ctx context.Context, p *x402.PaymentPayload, r x402.PaymentRequirements) (*x402.SettleResponse, error) {
+	sr, err := f.Facilitator.Settle(ctx, p, r)
+	if err == nil && sr != nil && sr.Success {
+		f.n.Add(1)
+	}
+	return sr, err
+}
+
+// callCounts counts executions by call id, for up to limit ids.
+type callCounts struct {
+	limit   int
+	mu      sync.Mutex
+	n       map[string]int64
+	dropped int64
+}
+
+func (c *callCounts) add(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = make(map[string]int64)
+	}
+	if _, ok := c.n[id]; !ok && len(c.n) >= c.limit {
+		c.dropped++
+		return
+	}
+	c.n[id]++
+}
+
+// snapshot returns a copy of the counts.
+func (c *callCounts) snapshot() map[string]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cp := make(map[string]int64, len(c.n))
+	for k, v := range c.n {
+		cp[k] = v
+	}
+	return cp
+}
+
+func (c *callCounts) droppedCount() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dropped
+}

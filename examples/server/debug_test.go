@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// debugVars are the members of /debug/vars a test reads.
+type debugVars struct {
+	Goroutines int                         `json:"goroutines"`
+	Memstats   *struct{ HeapAlloc uint64 } `json:"memstats"`
+	Cmdline    []string                    `json:"cmdline"`
+	Calls      map[string]int64            `json:"calls"`
+	Responses  map[string]int64            `json:"responses"`
+	Executions int64                       `json:"worker_executions"`
+	BySession  map[string]int64            `json:"worker_executions_by_session"`
+	ByCallID   map[string]int64            `json:"executions_by_call_id"`
+	Dropped    int64                       `json:"call_ids_dropped"`
+	Settled    int64                       `json:"x402_settlements"`
+}
+
+func readVars(t *testing.T, url string) debugVars {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v debugVars
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s = %d (%v)", url, resp.StatusCode, err)
+	}
+	return v
+}
+
+// post sends body to url with the demo key and an Idempotency-Key when
+// idem is set, and returns the response with its body decoded into out.
+func post(t *testing.T, url, idem, body string, out any) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+defaultAPIKey)
+	if idem != "" {
+		req.Header.Set("Idempotency-Key", idem)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if out != nil {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			t.Fatalf("POST %s: %d, %v", url, resp.StatusCode, err)
+		}
+	}
+	return resp
+}
+
+func TestRun_debugVars(t *testing.T) {
+	b, _, _ := startServerBanner(t, "-debug-addr", "127.0.0.1:0")
+	if !strings.HasPrefix(b.debug, "http://127.0.0.1:") || !strings.HasSuffix(b.debug, "/debug/vars") {
+		t.Fatalf("banner names debug vars at %q", b.debug)
+	}
+	before := readVars(t, b.debug)
+	if before.Goroutines <= 0 || before.Memstats == nil || before.Memstats.HeapAlloc == 0 || before.Cmdline != nil || before.Executions != 0 {
+		t.Errorf("fresh vars = %+v, want goroutines, memstats, no executions, and no command line (it holds keys)", before)
+	}
+
+	// A v3 validate with a call id, run twice with one Idempotency-Key: the
+	// workers run once per replica, the repeat is replayed.
+	const v3 = `{"claim":{"type":"tool_output","output":"2 + 2 = 4"},"metadata":{"call_id":"call-v3"},"consensus":{"replicas":3}}`
+	var first, again struct{ Consensus struct{ Replicas int } }
+	post(t, b.base+"/api/v3/validate", "k1", v3, &first)
+	resp := post(t, b.base+"/api/v3/validate", "k1", v3, &again)
+	if resp.Header.Get("Idempotent-Replayed") != "true" || again != first {
+		t.Errorf("repeat = %+v replayed %q, want %+v replayed", again, resp.Header.Get("Idempotent-Replayed"), first)
+	}
+	// A trust call with a call id: its router calls carry the metadata.
+	const tr = `{"mode":"validation","policy":"adaptive","metadata":{"call_id":"call-trust"},"task":{"claimed_result":"3 * 3 = 9"}}`
+	var tresp struct{ Evidence struct{ Redundancy int } }
+	post(t, b.base+"/api/v4/trust", "", tr, &tresp)
+	if resp, err := http.Get(b.base + "/no/such/path"); err == nil {
+		resp.Body.Close()
+	}
+
+	v := readVars(t, b.debug)
+	wantIDs := map[string]int64{"call-v3": int64(first.Consensus.Replicas), "call-trust": int64(tresp.Evidence.Redundancy)}
+	if diff := cmp.Diff(wantIDs, v.ByCallID); diff != "" || first.Consensus.Replicas != 3 || tresp.Evidence.Redundancy == 0 {
+		t.Errorf("executions_by_call_id (-want +got):\n%s", diff)
+	}
+	var bySession int64
+	for _, n := range v.BySession {
+		bySession += n
+	}
+	if total := int64(3 + tresp.Evidence.Redundancy); v.Executions != total || bySession != total {
+		t.Errorf("worker_executions = %d, by session %d, want %d", v.Executions, bySession, total)
+	}
+	wantCalls := map[string]int64{"POST /api/v3/validate": 2, "POST /api/v4/trust": 1, "other": 1}
+	if diff := cmp.Diff(wantCalls, v.Calls); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	if v.Responses["200"] != 3 || v.Responses["404"] != 1 {
+		t.Errorf("responses = %v, want 3 × 200 and 1 × 404", v.Responses)
+	}
+}
+
+func TestCallCounts_limit(t *testing.T) {
+	c := callCounts{limit: 2}
+	for _, id := range []string{"a", "b", "a", "c", "c", "b"} {
+		c.add(id)
+	}
+	if got, want := c.snapshot(), map[string]int64{"a": 2, "b": 2}; !cmp.Equal(got, want) || c.droppedCount() != 2 {
+		t.Errorf("counts %v, dropped %d; want %v and 2 dropped", got, c.droppedCount(), want)
+	}
+}

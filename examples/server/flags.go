@@ -1,0 +1,148 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"golang.org/x/time/rate"
+
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/x402/evm"
+)
+
+// Defaults of the flags.
+const (
+	defaultAddr   = "127.0.0.1:8080"
+	defaultAPIKey = "demo-key"
+	// defaultIntegration names the integration of -api-key: it owns the
+	// receipts of the calls made with that key.
+	defaultIntegration = "demo"
+	// defaultPayTo is the burn address: demo payments name a recipient
+	// that nobody owns.
+	defaultPayTo = "0x000000000000000000000000000000000000dEaD"
+	// network is where the x402 routes ask to be paid. The offline
+	// facilitator accepts test networks only.
+	network = "base-sepolia"
+	// The trial limit: router.DefaultTrialRate (ten a minute) in bursts of
+	// router.DefaultTrialBurst.
+	defaultTrialPerMinute = 10
+	defaultTrialBurst     = router.DefaultTrialBurst
+)
+
+// config is what the flags set.
+type config struct {
+	addr         string
+	apiKey       string
+	integrations map[string]string // API key → integration name, -api-key's included
+	payTo        string
+	signingKey   string // file of the receipts' signing key; empty: a key for this run only
+	receipts     string // bbolt file of the receipts; empty: memory (or the database)
+	workers      string // panel file; empty: the demo workers
+	databaseURL  string
+	schema       string
+	trialRate    rate.Limit
+	trialBurst   int
+	debugAddr    string
+}
+
+// integrationFlag collects -integration NAME=KEY.
+type integrationFlag [][2]string
+
+func (f *integrationFlag) String() string { return "" }
+
+func (f *integrationFlag) Set(s string) error {
+	name, key, ok := strings.Cut(s, "=")
+	if !ok || name == "" || key == "" {
+		return errors.New("want NAME=KEY, both non-empty")
+	}
+	*f = append(*f, [2]string{name, key})
+	return nil
+}
+
+// parseFlags reads the command line. -h prints the usage to out and
+// returns flag.ErrHelp.
+func parseFlags(args []string, out io.Writer) (config, error) {
+	var (
+		cfg          config
+		integrations integrationFlag
+		perMinute    float64
+	)
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&cfg.addr, "addr", defaultAddr, "`HOST:PORT` to listen on (port 0 picks a free one)")
+	fs.StringVar(&cfg.apiKey, "api-key", defaultAPIKey,
+		"`KEY` that normal routes take as Authorization: Bearer KEY, for the integration "+defaultIntegration)
+	fs.Var(&integrations, "integration",
+		"another integration and its API key, as `NAME=KEY` (repeatable); each owns its receipts and can be named a counterparty")
+	fs.StringVar(&cfg.payTo, "pay-to", defaultPayTo, "EVM `ADDRESS` that receives the x402 payments")
+	fs.StringVar(&cfg.signingKey, "signing-key", "",
+		"`FILE` holding the receipts' Ed25519 key (64 hex digits of the seed, or a PEM PRIVATE KEY); created with a new key, mode 0600, if missing. Default: a new key for this run only")
+	fs.StringVar(&cfg.receipts, "receipts", "", "bbolt `FILE` that keeps the receipts across restarts (default: memory)")
+	fs.StringVar(&cfg.workers, "workers", "",
+		"panel `FILE` (.json, .yaml) of chat-completions workers to run instead of the demo workers")
+	fs.StringVar(&cfg.databaseURL, "database-url", "",
+		"PostgreSQL `URL` that keeps idempotency keys, trial limits, used payments and receipts, shared by every server on it")
+	fs.StringVar(&cfg.schema, "database-schema", "", "`NAME` of the PostgreSQL schema of vouch's tables (default: the search_path's first)")
+	fs.Float64Var(&perMinute, "trial-rate", defaultTrialPerMinute, "trial requests a caller regains per minute (`N` > 0)")
+	fs.IntVar(&cfg.trialBurst, "trial-burst", defaultTrialBurst, "trial requests a caller may make at once (`N` >= 1)")
+	fs.StringVar(&cfg.debugAddr, "debug-addr", "",
+		"`HOST:PORT` serving /debug/vars (goroutines, memory, counters); off by default")
+	fs.Usage = func() {
+		fmt.Fprint(out, `usage: go run ./examples/server [flags]
+
+Serves the vouch router endpoints (v1, v2, v3; normal, trial and x402
+variants) and the trust service (/api/v4/trust and its trial and x402
+variants, /api/v4/receipt/{id}, /api/v4/verify_receipt) from one in-process
+engine, on six deterministic demo workers or a panel of chat models.
+See examples/server/README.md. Stop it with Ctrl-C.
+
+flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return config{}, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if cfg.apiKey == "" {
+		return config{}, errors.New("-api-key must not be empty")
+	}
+	cfg.integrations = map[string]string{cfg.apiKey: defaultIntegration}
+	names := []string{defaultIntegration}
+	for _, nk := range integrations {
+		name, key := nk[0], nk[1]
+		if _, dup := cfg.integrations[key]; dup {
+			return config{}, fmt.Errorf("-integration %s: its key is already in use", name)
+		}
+		if slices.Contains(names, name) {
+			return config{}, fmt.Errorf("-integration %s: the name is already in use", name)
+		}
+		cfg.integrations[key] = name
+		names = append(names, name)
+	}
+	if _, err := evm.ParseAddress(cfg.payTo); err != nil {
+		return config{}, fmt.Errorf("-pay-to: %w", err)
+	}
+	if !(perMinute > 0) || math.IsInf(perMinute, 0) {
+		return config{}, fmt.Errorf("-trial-rate %v: want a positive number of requests a minute", perMinute)
+	}
+	cfg.trialRate = rate.Limit(perMinute / 60)
+	if cfg.trialBurst < 1 {
+		return config{}, fmt.Errorf("-trial-burst %d: want at least 1", cfg.trialBurst)
+	}
+	if cfg.schema != "" && cfg.databaseURL == "" {
+		return config{}, errors.New("-database-schema needs -database-url")
+	}
+	if cfg.receipts != "" && cfg.databaseURL != "" {
+		return config{}, errors.New("-receipts and -database-url both keep receipts: give one")
+	}
+	return cfg, nil
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/trust"
+	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/evm"
+)
+
+// The prices of the x402 routes, in dollars paid in USDC: well below the
+// 0.10 USDC that x402 clients pay by default.
+const (
+	validatePrice = "$0.001"
+	delegatePrice = "$0.002"
+	// trustPrice covers a trust call of any tier, up to 5 replicas (oracle)
+	// or three steps (adaptive).
+	trustPrice = "$0.005"
+)
+
+// pricedRoute is an x402 route and what it costs.
+type pricedRoute struct {
+	method, path string
+	what         string // what is sold, for the offer's description
+	price        string // in dollars
+	offer        x402.PaymentRequirements
+}
+
+// demoPrices prices every x402 route of the router and the trust call.
+func demoPrices(payTo string) ([]pricedRoute, error) {
+	var prs []pricedRoute
+	add := func(method, path, what, price string) error {
+		offer, err := evm.USDC(network, payTo, price)
+		if err != nil {
+			return fmt.Errorf("pricing %s: %w", path, err)
+		}
+		prs = append(prs, pricedRoute{method: method, path: path, what: what, price: price, offer: offer})
+		return nil
+	}
+	for _, rt := range router.Routes() {
+		if rt.Variant != router.VariantX402 {
+			continue
+		}
+		price := validatePrice
+		if rt.Op == router.OpDelegateV1 || rt.Op == router.OpDelegateV2 {
+			price = delegatePrice
+		}
+		if err := add(rt.Method, rt.Path, string(rt.Op), price); err != nil {
+			return nil, err
+		}
+	}
+	if err := add(http.MethodPost, trust.X402CallPath, "trust call", trustPrice); err != nil {
+		return nil, err
+	}
+	return prs, nil
+}
+
+// paywall returns the x402 middleware of every priced route, paid through
+// the offline facilitator (which checks signatures and moves nothing),
+// with the used payments kept in replay.
+func paywall(prices []pricedRoute, replay x402.ReplayStore, m *metrics, log *slog.Logger) (func(http.Handler) http.Handler, error) {
+	routes := make(map[string]x402.Price, len(prices))
+	for _, p := range prices {
+		routes[p.method+" "+p.path] = x402.Price{
+			Accepts:     []x402.PaymentRequirements{p.offer},
+			Description: "vouch demo server: " + p.what,
+			MimeType:    "application/json",
+		}
+	}
+	return x402.Middleware(x402.MiddlewareConfig{
+		Facilitator: m.countSettlements(&evm.Facilitator{}),
+		Routes:      routes,
+		Replay:      replay,
+		Logger:      log,
+	})
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"crypto/ed25519"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestLoadSigningKey_file(t *testing.T) {
+	seed := make([]byte, ed25519.SeedSize)
+	for i := range seed {
+		seed[i] = byte(i)
+	}
+	priv := ed25519.NewKeyFromSeed(seed)
+	der, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+	tests := []struct {
+		name, content string
+		ok            bool
+	}{
+		{"hex seed", hex.EncodeToString(seed), true},
+		{"hex seed with white space", "\n  " + hex.EncodeToString(seed) + "\n", true},
+		{"PEM PKCS #8", string(pemKey), true},
+		{"short hex", hex.EncodeToString(seed[:31]), false},
+		{"not hex", strings.Repeat("zz", 32), false},
+		{"other PEM block", string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})), false},
+		{"empty", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "key")
+			if err := os.WriteFile(path, []byte(tt.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			k, err := loadSigningKey(path)
+			if !tt.ok {
+				if err == nil || !strings.Contains(err.Error(), path) {
+					t.Errorf("loadSigningKey = %v, want an error naming the file", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := ed25519.PublicKey(k.signer.Public()), priv.Public().(ed25519.PublicKey); !got.Equal(want) || k.origin != "from "+path {
+				t.Errorf("key %x from %q, want %x from the file", got, k.origin, want)
+			}
+		})
+	}
+}
+
+func TestLoadSigningKey_created(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "key")
+	// Servers started together on one missing file end up with one key.
+	keys := make([]*signingKey, 8)
+	var wg sync.WaitGroup
+	for i := range keys {
+		wg.Go(func() {
+			k, err := loadSigningKey(path)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			keys[i] = k
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	created := 0
+	for _, k := range keys {
+		if k.signer.Issuer() != keys[0].signer.Issuer() {
+			t.Errorf("keys %s and %s from one file", k.signer.Issuer(), keys[0].signer.Issuer())
+		}
+		if k.origin == "created "+path {
+			created++
+		}
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 || created != 1 {
+		t.Errorf("file %v (%v), created %d times; want mode 0600, created once", fi.Mode(), err, created)
+	}
+	again, err := loadSigningKey(path)
+	if err != nil || again.signer.Issuer() != keys[0].signer.Issuer() {
+		t.Errorf("reloaded key %v (%v), want %s", again, err, keys[0].signer.Issuer())
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".signing-key-*")); len(left) != 0 {
+		t.Errorf("temporary files left behind: %q", left)
+	}
+}
+
+func TestLoadSigningKey_none(t *testing.T) {
+	a, err := loadSigningKey("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := loadSigningKey("")
+	if err != nil || a.signer.Issuer() == b.signer.Issuer() {
+		t.Errorf("two runs without a file share key %s (%v), want a new key each", a.signer.Issuer(), err)
+	}
+}

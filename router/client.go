@@ -27,11 +27,17 @@ import (
 // [WithIdempotencyKey]), so a [Handler] runs the call at most once.
 // Waits end when ctx does.
 type Client struct {
-	cfg     httpapi.ClientConfig
-	apiKey  string
-	variant Variant
-	core    *httpapi.Client
+	cfg       httpapi.ClientConfig
+	apiKey    string
+	variant   Variant
+	stringIDs bool
+	core      *httpapi.Client
 }
+
+var (
+	_ Service        = (*Client)(nil)
+	_ StatusReporter = (*Client)(nil)
+)
 
 // RetryPolicy bounds the retries of a [Client]: Max (int) is the number
 // of retries after the first attempt, zero meaning none; WaitMin and
@@ -92,6 +98,14 @@ func WithMaxResponseBytes(n int64) ClientOption {
 	return func(c *Client) { c.cfg.MaxResponseBytes = n }
 }
 
+// WithSessionIDsAsStrings makes the Client send the session ids of its
+// requests (session_id, session_pool and consensus.session_pool) as JSON
+// strings of digits ("201"), as the public router's documentation writes
+// them, instead of the JSON integers of the spec. A [Handler] takes both.
+// Ids elsewhere in a request, such as inside context or metadata, are the
+// caller's and are sent as they are.
+func WithSessionIDsAsStrings() ClientOption { return func(c *Client) { c.stringIDs = true } }
+
 // NewClient returns a Client for the router at baseURL (an absolute http
 // or https URL; route paths such as /api/v2/validate are appended to it).
 // It fails on a bad URL, an unknown variant or a negative bound.
@@ -128,6 +142,11 @@ func (c *Client) ValidateV1(ctx context.Context, req *ValidateV1Request) (*Valid
 	return roundTrip[ValidateV1Response](ctx, c, OpValidateV1, req)
 }
 
+// FactcheckV1 implements [Service].
+func (c *Client) FactcheckV1(ctx context.Context, req *FactcheckV1Request) (*FactcheckResponse, error) {
+	return roundTrip[FactcheckResponse](ctx, c, OpFactcheckV1, req)
+}
+
 // DelegateV2 implements [Service].
 func (c *Client) DelegateV2(ctx context.Context, req *DelegateV2Request) (*DelegateV2Response, error) {
 	return roundTrip[DelegateV2Response](ctx, c, OpDelegateV2, req)
@@ -159,22 +178,75 @@ func roundTrip[Resp, Req any](ctx context.Context, c *Client, op Operation, req 
 		return nil, fmt.Errorf("router: %s: the request is nil", op)
 	}
 	var resp Resp
-	if err := c.do(ctx, op, req, &resp); err != nil {
+	if err := c.do(ctx, op, c.variantOf(ctx), req, &resp); err != nil {
 		return nil, err
 	}
 	return &resp, nil
 }
 
-func (c *Client) do(ctx context.Context, op Operation, in, out any) error {
-	v := VariantFrom(ctx)
-	if v == "" {
-		v = c.variant
+// Ping calls GET /api/v1/x402/ping when the call's variant (see
+// [WithVariant]) is x402, paying through the Client's transport, and GET
+// /api/v1/ping otherwise (the public router has no trial ping). It
+// returns nil when the server answers {"message":"pong"}, an error
+// wrapping [ErrMalformedResponse] for another answer, and the errors of
+// any call.
+func (c *Client) Ping(ctx context.Context) error {
+	v := c.variantOf(ctx)
+	if v != VariantX402 {
+		v = VariantNormal
 	}
-	path, ok := RoutePath(op, v)
+	var p pong
+	if err := c.do(ctx, OpPing, v, nil, &p); err != nil {
+		return err
+	}
+	if p.Message != "pong" {
+		return fmt.Errorf("router: ping: answer %q, want \"pong\": %w", p.Message, ErrMalformedResponse)
+	}
+	return nil
+}
+
+// About calls GET /api/v1/about, which takes no credential.
+func (c *Client) About(ctx context.Context) (*About, error) {
+	var a About
+	if err := c.do(ctx, OpAbout, VariantNormal, nil, &a); err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
+// Status implements [StatusReporter]: it calls GET /api/v1/status with
+// the Client's API key ([WithAPIKey]), whatever the Client's variant.
+func (c *Client) Status(ctx context.Context) (*Status, error) {
+	var st Status
+	if err := c.do(ctx, OpStatus, VariantNormal, nil, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// variantOf returns the variant of a call: the context's, or the Client's.
+func (c *Client) variantOf(ctx context.Context) Variant {
+	if v := VariantFrom(ctx); v != "" {
+		return v
+	}
+	return c.variant
+}
+
+// do sends in (nil for none) to the route of op in variant v and decodes
+// the answer into out. The API key goes with every variant but x402.
+func (c *Client) do(ctx context.Context, op Operation, v Variant, in, out any) error {
+	rt, ok := lookup(op, v)
 	if !ok {
 		return fmt.Errorf("router: %s in variant %q: %w", op, v, ErrNoVariant)
 	}
-	call := httpapi.Call{Op: string(op), Method: http.MethodPost, Path: path, Body: in, IdempotencyKey: idempotencyKeyFrom(ctx)}
+	if in != nil && c.stringIDs {
+		body, err := quoteSessionIDs(in)
+		if err != nil {
+			return fmt.Errorf("router: encoding %s request: %w", op, err)
+		}
+		in = body
+	}
+	call := httpapi.Call{Op: string(op), Method: rt.Method, Path: rt.Path, Body: in, IdempotencyKey: idempotencyKeyFrom(ctx)}
 	if c.apiKey != "" && v != VariantX402 {
 		call.Header = http.Header{"Authorization": {"Bearer " + c.apiKey}}
 	}

@@ -2,6 +2,7 @@ package router_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -47,6 +48,8 @@ func callOp(ctx context.Context, svc router.Service, op router.Operation) (any, 
 		return svc.ValidateV3(ctx, req)
 	case *router.FactcheckRequest:
 		return svc.Factcheck(ctx, req)
+	case *router.FactcheckV1Request:
+		return svc.FactcheckV1(ctx, req)
 	}
 	panic("unknown operation " + op)
 }
@@ -343,5 +346,89 @@ func TestNewClient_errors(t *testing.T) {
 	}
 	if _, err := (&router.Client{}).DelegateV1(context.Background(), nil); err == nil {
 		t.Error("nil request: no error")
+	}
+}
+
+// TestClient_WithSessionIDsAsStrings checks the bodies a Client sends:
+// session ids as integers by default, as strings of digits with the
+// option, and ids inside the caller's context or metadata as given.
+func TestClient_WithSessionIDsAsStrings(t *testing.T) {
+	var mu sync.Mutex
+	var bodies []map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		dec := json.NewDecoder(r.Body)
+		dec.UseNumber()
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			t.Errorf("body: %v", err)
+		}
+		mu.Lock()
+		bodies = append(bodies, m)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{}`))
+	}))
+	t.Cleanup(srv.Close)
+
+	ctx := context.Background()
+	call := func(c *router.Client) {
+		t.Helper()
+		if _, err := c.DelegateV1(ctx, &router.DelegateV1Request{SessionID: 7, TaskRequestInput: "x"}); err != nil {
+			t.Fatal(err)
+		}
+		v3 := &router.ValidateV3Request{SessionID: 4, Consensus: router.ConsensusRequest{Replicas: 3, SessionPool: []router.SessionID{1, 2}}}
+		v3.Claim = router.Claim{Type: "t", Output: json.RawMessage(`"o"`)}
+		v3.Metadata = map[string]any{"session_id": 5}
+		if _, err := c.ValidateV3(ctx, v3); err != nil {
+			t.Fatal(err)
+		}
+		fc := &router.FactcheckV1Request{Claim: "c", SessionPool: []router.SessionID{10, 11, 12}, Context: map[string]any{"session_pool": []int{1}}}
+		if _, err := c.FactcheckV1(ctx, fc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := func(s string) json.Number { return json.Number(s) }
+	for _, tc := range []struct {
+		opts []router.ClientOption
+		want []map[string]any
+	}{
+		{nil, []map[string]any{
+			{"session_id": n("7")},
+			{"session_id": n("4"), "consensus": map[string]any{"session_pool": []any{n("1"), n("2")}}, "metadata": map[string]any{"session_id": n("5")}},
+			{"session_pool": []any{n("10"), n("11"), n("12")}, "context": map[string]any{"session_pool": []any{n("1")}}},
+		}},
+		{[]router.ClientOption{router.WithSessionIDsAsStrings()}, []map[string]any{
+			{"session_id": "7"},
+			{"session_id": "4", "consensus": map[string]any{"session_pool": []any{"1", "2"}}, "metadata": map[string]any{"session_id": n("5")}},
+			{"session_pool": []any{"10", "11", "12"}, "context": map[string]any{"session_pool": []any{n("1")}}},
+		}},
+	} {
+		mu.Lock()
+		bodies = nil
+		mu.Unlock()
+		call(newTestClient(t, srv.URL, tc.opts...))
+		mu.Lock()
+		got := bodies
+		mu.Unlock()
+		if len(got) != len(tc.want) {
+			t.Fatalf("%d bodies, want %d", len(got), len(tc.want))
+		}
+		for i, want := range tc.want {
+			for key, w := range want {
+				g := got[i][key]
+				if m, ok := w.(map[string]any); ok { // compare only the members named
+					gm, _ := g.(map[string]any)
+					for k, wv := range m {
+						if !cmp.Equal(wv, gm[k]) {
+							t.Errorf("options %d, body %d: %s.%s = %#v, want %#v", len(tc.opts), i, key, k, gm[k], wv)
+						}
+					}
+					continue
+				}
+				if !cmp.Equal(w, g) {
+					t.Errorf("options %d, body %d: %s = %#v, want %#v", len(tc.opts), i, key, g, w)
+				}
+			}
+		}
 	}
 }

@@ -9,11 +9,13 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"golang.org/x/time/rate"
 
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
@@ -23,9 +25,10 @@ import (
 
 // The contract suite: one table of cases (contractCases), each run on a
 // fresh Engine through every target that serves its operation
-// (contractTargets): the Engine in-process, Client → Handler → Engine over
-// loopback, and the same paying over x402 for the operations of versions 1
-// and 2. Every target's answer must meet the case's want, and all answers
+// (contractTargets): the Engine in-process, and Client → Handler → Engine
+// over loopback in each variant the operation has (normal, trial, and
+// x402 paying through x402.Transport), by the alias path where the route
+// has one (/api/v1/fact-check), and with session ids sent as strings. Every target's answer must meet the case's want, and all answers
 // must be equal under go-cmp apart from transport metadata (contractOpts).
 //
 // To add an operation, add cases whose call is built by contractCall; to
@@ -110,6 +113,9 @@ func vv3(body string) contractCall {
 }
 func fc3(body string) contractCall {
 	return callJSON(router.OpFactcheck, router.Service.Factcheck, body)
+}
+func fc1(body string) contractCall {
+	return callJSON(router.OpFactcheckV1, router.Service.FactcheckV1, body)
 }
 
 // contractCases returns the table. Early quorum and fail_hard cut the
@@ -275,6 +281,46 @@ func contractCases() []contractCase {
 		{name: "validate_v3/return_all/straggler times out", workers: []router.Worker{V, H, V},
 			call: vv3(`{` + claim + `,"policy":{"timeout_ms":1000},"consensus":{"replicas":3,"disagreement_policy":"return_all"}}`),
 			want: contractWant{verdict: router.VerdictValid, labels: []router.Label{lV, lTO, lV}, calls: 3, cancelled: 1}},
+
+		// Factcheck v1: version 3's fact check under best_effort, with
+		// policy.redundancy (3 by default, or 5) and session_pool at the
+		// top. Its early quorum cuts the hung replicas.
+		{name: "factcheck_v1/agree", workers: []router.Worker{T, T, H},
+			call: fc1(`{"claim":"Paris is the capital of France.","mode":"realtime","request_id":"f-1","policy":{"tier":"safe"}}`),
+			want: contractWant{verdict: router.VerdictTrue, labels: []router.Label{lT, lT, lC}, calls: 3, cancelled: 1, check: func(t *testing.T, resp any) {
+				if r := resp.(*router.FactcheckResponse); r.RequestID != "f-1" || r.Confidence == 0 || len(r.Reasons) == 0 {
+					t.Errorf("response = %+v, want request_id f-1, a confidence and the winners' reasons", r)
+				}
+			}}},
+		{name: "factcheck_v1/session_pool order, ids as strings", workers: []router.Worker{H, T, T},
+			call: fc1(`{"claim":"c","session_pool":["3","2",1]}`),
+			want: contractWant{verdict: router.VerdictTrue, labels: []router.Label{lT, lT, lC}, calls: 3, cancelled: 1, check: func(t *testing.T, resp any) {
+				var got []router.SessionID
+				for _, r := range resp.(*router.FactcheckResponse).Evidence.Runs {
+					got = append(got, r.SessionID)
+				}
+				if want := []router.SessionID{3, 2, 1}; !slices.Equal(got, want) {
+					t.Errorf("runs on sessions %v, want %v (the pool's order)", got, want)
+				}
+			}}},
+		{name: "factcheck_v1/redundancy 5", workers: []router.Worker{F, H, F, H, F},
+			call: fc1(`{"claim":"The sun orbits the earth.","policy":{"redundancy":5}}`),
+			want: contractWant{verdict: router.VerdictFalse, labels: []router.Label{lF, lC, lF, lC, lF}, calls: 5, cancelled: 2}},
+		{name: "factcheck_v1/disagreement is low confidence", workers: []router.Worker{T, F, F, H, H},
+			call: fc1(`{"claim":"c","policy":{"redundancy":5,"timeout_ms":1000}}`),
+			want: contractWant{verdict: router.VerdictFalse, labels: []router.Label{lT, lF, lF, lTO, lTO}, low: true, calls: 5, cancelled: 2}},
+		{name: "factcheck_v1/invalid", workers: []router.Worker{T, T, T},
+			call: fc1(`{"mode":"psychic","policy":{"redundancy":1,"tier":"adaptive"},"session_pool":[1,1]}`),
+			want: contractWant{status: 400, code: "invalid_request", fields: []string{"claim", "mode", "policy.redundancy", "policy.tier", "session_pool"}}},
+		{name: "factcheck_v1/unknown session in pool", workers: []router.Worker{T, T, T},
+			call: fc1(`{"claim":"c","session_pool":[1,"42",2]}`),
+			want: contractWant{status: 400, code: "invalid_request", fields: []string{"session_pool[1]"}}},
+		{name: "factcheck_v1/insufficient sessions", workers: []router.Worker{T, T, T},
+			call: fc1(`{"claim":"c","policy":{"redundancy":5}}`),
+			want: contractWant{status: 503, code: "insufficient_sessions"}},
+		{name: "factcheck_v1/all fail", workers: []router.Worker{E, E, E},
+			call: fc1(`{"claim":"c"}`),
+			want: contractWant{status: 502, code: "all_replicas_failed", labels: []router.Label{lE, lE, lE}, calls: 3}},
 	}
 }
 
@@ -284,48 +330,78 @@ type contractTarget struct {
 	// variant is the variant the target calls; it serves the operations
 	// that have it.
 	variant router.Variant
+	// alias, if set, makes the target call each route by its alias, and
+	// serve only the operations that have one.
+	alias bool
 	// serve returns the Service to call in front of e, and a check to run
 	// on each call's error once it returns (nil: none).
 	serve func(t *testing.T, e *router.Engine) (router.Service, func(t *testing.T, err error))
 }
 
+// serves reports whether the target runs operation op.
+func (tg contractTarget) serves(op router.Operation) bool {
+	if _, ok := router.RoutePath(op, tg.variant); !ok {
+		return false
+	}
+	return !tg.alias || aliasOf(op, tg.variant) != ""
+}
+
 const contractKey = "contract-key"
 
 func contractTargets() []contractTarget {
-	return []contractTarget{
-		{name: "engine", variant: router.VariantNormal,
-			serve: func(t *testing.T, e *router.Engine) (router.Service, func(*testing.T, error)) { return e, nil }},
-		{name: "loopback", variant: router.VariantNormal, serve: serveLoopback},
-		{name: "loopback-x402", variant: router.VariantX402, serve: serveX402},
+	var targets []contractTarget
+	for _, lc := range []loopbackConfig{
+		{variant: router.VariantNormal},
+		{variant: router.VariantTrial},
+		{variant: router.VariantX402},
+		{variant: router.VariantNormal, alias: true},
+		{variant: router.VariantTrial, alias: true},
+		{variant: router.VariantX402, alias: true},
+		{variant: router.VariantNormal, stringIDs: true},
+	} {
+		targets = append(targets, contractTarget{name: lc.name(), variant: lc.variant, alias: lc.alias,
+			serve: func(t *testing.T, e *router.Engine) (router.Service, func(*testing.T, error)) {
+				return serveLoopback(t, e, lc)
+			}})
 	}
+	return append([]contractTarget{{name: "engine", variant: router.VariantNormal,
+		serve: func(t *testing.T, e *router.Engine) (router.Service, func(*testing.T, error)) { return e, nil }}}, targets...)
 }
 
-// serveLoopback returns a Client calling a Handler in front of e over
-// loopback, with retries off so that every call reaches the engine once.
-func serveLoopback(t *testing.T, e *router.Engine) (router.Service, func(*testing.T, error)) {
-	h, err := router.NewHandler(e, router.WithAuthenticator(router.KeyAuthenticator(map[string]string{contractKey: "contract"})))
-	if err != nil {
-		t.Fatal(err)
+// loopbackConfig says how a Client calls a Handler over loopback.
+type loopbackConfig struct {
+	variant   router.Variant
+	alias     bool // call each route by its alias
+	stringIDs bool // router.WithSessionIDsAsStrings
+}
+
+func (lc loopbackConfig) name() string {
+	n := "loopback"
+	if lc.variant != router.VariantNormal {
+		n += "-" + string(lc.variant)
 	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	c, err := router.NewClient(srv.URL, router.WithAPIKey(contractKey), router.WithHTTPClient(srv.Client()),
-		router.WithRetry(router.RetryPolicy{}))
-	if err != nil {
-		t.Fatal(err)
+	if lc.alias {
+		n += "-alias"
 	}
-	return c, nil
+	if lc.stringIDs {
+		n += "-string-ids"
+	}
+	return n
 }
 
 // contractPayKey is a throwaway key that pays on the test network of the
 // offline facilitator.
 const contractPayKey = "4646464646464646464646464646464646464646464646464646464646464646"
 
-// serveX402 returns a Client of the x402 variant, paying through an
-// x402.Transport, calling a Handler whose x402 routes are priced by
-// x402.Middleware with the offline facilitator. Its check asserts that a
-// successful call settled one payment and a failed one none.
-func serveX402(t *testing.T, e *router.Engine) (router.Service, func(*testing.T, error)) {
+// serveLoopback returns a Client of lc's variant calling a Handler in
+// front of e over loopback, with retries off so that every call reaches
+// the engine once. The Handler knows contractKey, lets trial callers
+// through without limit, and prices every x402 route through
+// x402.Middleware with the offline facilitator; an x402 Client pays
+// through an x402.Transport. The check asserts, for x402, that a
+// successful call settled one payment and a failed one none, and, for an
+// alias target, that the call went to an alias path.
+func serveLoopback(t *testing.T, e *router.Engine, lc loopbackConfig) (router.Service, func(*testing.T, error)) {
 	const payTo = "0x000000000000000000000000000000000000dEaD"
 	fac := &evm.Facilitator{}
 	prices := map[string]x402.Price{}
@@ -343,31 +419,89 @@ func serveX402(t *testing.T, e *router.Engine) (router.Service, func(*testing.T,
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := router.NewHandler(e, router.WithX402(mw))
+	h, err := router.NewHandler(e, router.WithX402(mw),
+		router.WithAuthenticator(router.KeyAuthenticator(map[string]string{contractKey: "contract"})),
+		router.WithTrialLimit(router.TrialLimit{Rate: rate.Inf}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	payer, err := evm.NewPayer(contractPayKey)
-	if err != nil {
-		t.Fatal(err)
+
+	rt := srv.Client().Transport
+	if lc.variant == router.VariantX402 {
+		payer, err := evm.NewPayer(contractPayKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt = &x402.Transport{Base: rt, Payer: payer}
 	}
-	hc := &http.Client{Transport: &x402.Transport{Base: srv.Client().Transport, Payer: payer}}
-	c, err := router.NewClient(srv.URL, router.WithClientVariant(router.VariantX402), router.WithHTTPClient(hc),
-		router.WithRetry(router.RetryPolicy{}))
+	var rewritten *atomic.Int64
+	if lc.alias {
+		a := &aliasTransport{base: rt, aliases: aliases(lc.variant)}
+		rt, rewritten = a, &a.rewritten
+	}
+	opts := []router.ClientOption{router.WithClientVariant(lc.variant), router.WithHTTPClient(&http.Client{Transport: rt}),
+		router.WithRetry(router.RetryPolicy{}), router.WithAPIKey(contractKey)}
+	if lc.stringIDs {
+		opts = append(opts, router.WithSessionIDsAsStrings())
+	}
+	c, err := router.NewClient(srv.URL, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c, func(t *testing.T, err error) {
-		want := 1
-		if err != nil {
-			want = 0 // the Middleware settles only answers below 400
+		if lc.variant == router.VariantX402 {
+			want := 1
+			if err != nil {
+				want = 0 // the Middleware settles only answers below 400
+			}
+			if got := len(fac.Settlements()); got != want {
+				t.Errorf("settlements = %d, want %d (call error: %v)", got, want, err)
+			}
 		}
-		if got := len(fac.Settlements()); got != want {
-			t.Errorf("settlements = %d, want %d (call error: %v)", got, want, err)
+		if rewritten != nil && rewritten.Load() == 0 {
+			t.Errorf("no request went to an alias path")
 		}
 	}
+}
+
+// aliases maps the canonical path of each route of variant v that has an
+// alias to that alias.
+func aliases(v router.Variant) map[string]string {
+	m := map[string]string{}
+	for _, rt := range router.Routes() {
+		if rt.Alias && rt.Variant == v {
+			canonical, _ := router.RoutePath(rt.Op, v)
+			m[canonical] = rt.Path
+		}
+	}
+	return m
+}
+
+// aliasOf returns the alias of op's route in variant v, or "".
+func aliasOf(op router.Operation, v router.Variant) string {
+	p, _ := router.RoutePath(op, v)
+	return aliases(v)[p]
+}
+
+// aliasTransport sends each request whose path has an alias to the alias,
+// counting them.
+type aliasTransport struct {
+	base      http.RoundTripper
+	aliases   map[string]string
+	rewritten atomic.Int64
+}
+
+func (a *aliasTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	alias, ok := a.aliases[req.URL.Path]
+	if !ok {
+		return a.base.RoundTrip(req)
+	}
+	a.rewritten.Add(1)
+	r := req.Clone(req.Context())
+	r.URL.Path = alias
+	return a.base.RoundTrip(r)
 }
 
 // contractOpts ignore what legitimately differs between two runs of one
@@ -408,7 +542,7 @@ func TestContract(t *testing.T) {
 			var answers []any
 			var names []string
 			for _, tg := range contractTargets() {
-				if _, ok := router.RoutePath(tc.call.op, tg.variant); !ok {
+				if !tg.serves(tc.call.op) {
 					continue
 				}
 				recs := make([]*routertest.Recorder, len(tc.workers))

@@ -7,11 +7,29 @@
 //
 // # Operations and routes
 //
-// Seven operations, each a Service method: delegate and validate in
-// versions 1 and 2, and delegate, validate and factcheck in version 3 with
-// a consensus block. Versions 1 and 2 come in three variants (normal, trial
-// and x402), version 3 in the normal variant only; [Routes] lists the
-// fifteen POST routes and [RoutePath] builds each path from one table.
+// Eight operations, each a Service method: delegate and validate in
+// versions 1 and 2, factcheck in version 1 (the public router's), and
+// delegate, validate and factcheck in version 3 with a consensus block.
+// Versions 1 and 2 come in three variants (normal, trial and x402),
+// version 3 in the normal variant only. Factcheck v1 is also served under
+// its alias fact-check (/api/v1/fact-check, /api/v1/trial/fact-check,
+// /api/v1/x402/fact-check), which answers exactly as the canonical path.
+// Beside them, the [Handler] answers four GET routes itself: /api/v1/ping
+// ({"message":"pong"}, no credential), /api/v1/x402/ping (the same, paid:
+// the cheapest paid route, with which a client tests its payment set-up),
+// /api/v1/about ([About], no credential) and /api/v1/status ([Status],
+// with credentials). [Routes] lists all twenty-five routes with their
+// variants, and [RoutePath] gives each canonical path; both come from one
+// table, in which every path and alias is written once.
+//
+// Credentials and payments, after the public router: normal routes take
+// "Authorization: Bearer <key>"; trial routes take none and are rate
+// limited; x402 routes take a payment proof in X-PAYMENT (x402 version 1)
+// or PAYMENT-SIGNATURE (version 2), which x402.Middleware, plugged in with
+// [WithX402], reads on every route it prices. The host prices the routes
+// in x402.MiddlewareConfig.Routes by "METHOD PATH" pattern, including
+// "GET /api/v1/x402/ping", and may pass the same map to
+// [WithX402Prices] so that GET /api/v1/about lists the prices.
 //
 // # Decisions where the spec is silent
 //
@@ -30,6 +48,21 @@
 //     context, a mode (standard or realtime, after the public router's
 //     factcheck), a policy and the consensus block. Its verdicts are TRUE
 //     and FALSE.
+//   - Factcheck v1 request ([FactcheckV1Request]): the public router
+//     documents the two modes, redundant checks across at least three
+//     workers aggregated by the protocol, and a contract "shaped around
+//     mode + policy + consensus + evidence", but no request key. vouch
+//     takes the version 3 factcheck's fields without the consensus block:
+//     claim, mode, context, request_id, an optional first session_id, a
+//     policy whose redundancy is 3 (the default) or 5 (1 is rejected),
+//     and session_pool at the top. The replicas are aggregated by
+//     majority under best_effort; the answer is the version 3
+//     [FactcheckResponse]: a top-level verdict and confidence, reasons,
+//     one run per replica in evidence.runs, and the consensus block.
+//   - Meta routes: GET /api/v1/ping answers {"message":"pong"}, as a
+//     probe of the public router shows; the bodies of about and status
+//     are not public, and are [About] and [Status]. Status counts the
+//     requests admitted to each route since the Handler was built.
 //   - Version 3 requests take session_id as optional: replicas run on
 //     sessions drawn from consensus.session_pool, or from every session
 //     that serves the tier when the pool is empty.
@@ -47,7 +80,11 @@
 //     execution.max_steps at most 10,000; zero or absent means the
 //     server's default.
 //   - Session ids are JSON integers, and decoding also accepts strings of
-//     digits, as the public router's documentation writes them.
+//     digits, as the public router's documentation writes them, wherever
+//     an id appears (session_id, session_pool, consensus.session_pool,
+//     the jobs of [HTTPWorker]); anything else is a 400 naming the field.
+//     Encoding writes integers; a [Client] built with
+//     [WithSessionIDsAsStrings] sends strings.
 //   - delegate v2 input is an object, a string, or the array form
 //     {"kind":"array","items":[...]}; a bare JSON array is rejected with a
 //     message that names the array form.

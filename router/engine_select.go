@@ -10,15 +10,16 @@ import (
 // pick chooses n distinct sessions for a version 3 call, in the order
 // documented on [Engine.ValidateV3]: first (if set and fit), then the
 // candidates rotated by a per-engine counter, sessions from pools not yet
-// used before the others.
-func (e *Engine) pick(first SessionID, pool []SessionID, tier Tier, n int) ([]*session, error) {
+// used before the others. poolField is the JSON path of pool in the
+// request, for errors.
+func (e *Engine) pick(first SessionID, pool []SessionID, poolField string, tier Tier, n int) ([]*session, error) {
 	var bad []FieldError
 	if first != 0 && e.byID[first] == nil {
 		bad = append(bad, unknownSession("session_id", first).Errors...)
 	}
 	for i, id := range pool {
 		if e.byID[id] == nil {
-			bad = append(bad, unknownSession(fmt.Sprintf("consensus.session_pool[%d]", i), id).Errors...)
+			bad = append(bad, unknownSession(fmt.Sprintf("%s[%d]", poolField, i), id).Errors...)
 		}
 	}
 	if len(bad) > 0 {
@@ -69,7 +70,7 @@ func (e *Engine) pick(first SessionID, pool []SessionID, tier Tier, n int) ([]*s
 	if len(fit) < n {
 		what := "every session"
 		if len(pool) > 0 {
-			what = "consensus.session_pool"
+			what = poolField
 		}
 		tierText := "any tier"
 		if tier != "" {

@@ -65,9 +65,10 @@ func (c *consensusCall) reasons() []string {
 
 // consensus runs job on c.Replicas sessions picked as documented on
 // [Engine.ValidateV3], aggregates their votes and applies the
-// disagreement policy.
-func (e *Engine) consensus(ctx context.Context, first SessionID, c *ConsensusRequest, tier Tier, job *Job, timeout time.Duration) (*consensusCall, error) {
-	sessions, err := e.pick(first, c.SessionPool, tier, c.Replicas)
+// disagreement policy. poolField is the JSON path of c.SessionPool in the
+// request, for errors.
+func (e *Engine) consensus(ctx context.Context, first SessionID, c *ConsensusRequest, poolField string, tier Tier, job *Job, timeout time.Duration) (*consensusCall, error) {
+	sessions, err := e.pick(first, c.SessionPool, poolField, tier, c.Replicas)
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +275,7 @@ func (e *Engine) DelegateV3(ctx context.Context, req *DelegateV3Request) (*Deleg
 		return nil, err
 	}
 	job, timeout := e.delegateJob(3, &req.DelegateTask)
-	call, err := e.consensus(ctx, req.SessionID, &req.Consensus, req.Policy.Tier, job, timeout)
+	call, err := e.consensus(ctx, req.SessionID, &req.Consensus, v3Pool, req.Policy.Tier, job, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -365,7 +366,7 @@ func (e *Engine) ValidateV3(ctx context.Context, req *ValidateV3Request) (*Valid
 		return nil, err
 	}
 	job, timeout := e.validateJob(3, &req.ValidateTask)
-	call, err := e.consensus(ctx, req.SessionID, &req.Consensus, req.Policy.Tier, job, timeout)
+	call, err := e.consensus(ctx, req.SessionID, &req.Consensus, v3Pool, req.Policy.Tier, job, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -392,6 +393,9 @@ func (c *consensusCall) verdict() (Verdict, float64, []string, ValidateEvidence)
 	return v, confidence, c.reasons(), ev
 }
 
+// v3Pool is the JSON path of the session pool of a version 3 request.
+const v3Pool = "consensus.session_pool"
+
 // Factcheck checks the statement on consensus.replicas sessions at once
 // and returns the majority verdict, TRUE or FALSE. The job carries the
 // claim as Statement and the mode (standard when empty) as FactcheckMode.
@@ -403,16 +407,47 @@ func (e *Engine) Factcheck(ctx context.Context, req *FactcheckRequest) (*Factche
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
+	return e.factcheck(ctx, 3, req, v3Pool)
+}
+
+// FactcheckV1 checks the statement on policy.redundancy sessions at once
+// (3 when zero) drawn from session_pool, and returns the majority
+// verdict, TRUE or FALSE, under best_effort: it runs the version 3 fact
+// check with consensus {"replicas": policy.redundancy, "session_pool":
+// session_pool}, and its job has Version 1. Unknown ids in session_pool
+// are a 400 *Error naming "session_pool[i]"; selection, the other errors
+// and the response are those of [Engine.Factcheck].
+func (e *Engine) FactcheckV1(ctx context.Context, req *FactcheckV1Request) (*FactcheckResponse, error) {
+	if req == nil {
+		return nil, errNilRequest()
+	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	v3 := &FactcheckRequest{
+		SessionID: req.SessionID, RequestID: req.RequestID, Claim: req.Claim, Mode: req.Mode,
+		Context: req.Context, Policy: req.Policy,
+		Consensus: ConsensusRequest{Replicas: req.Policy.Redundancy, SessionPool: req.SessionPool, DisagreementPolicy: DisagreeBestEffort},
+	}
+	if v3.Consensus.Replicas == 0 {
+		v3.Consensus.Replicas = Replicas3
+	}
+	return e.factcheck(ctx, 1, v3, "session_pool")
+}
+
+// factcheck runs a validated fact check as version version; poolField is
+// the JSON path of req.Consensus.SessionPool in the caller's request.
+func (e *Engine) factcheck(ctx context.Context, version int, req *FactcheckRequest, poolField string) (*FactcheckResponse, error) {
 	mode := req.Mode
 	if mode == "" {
 		mode = FactcheckStandard
 	}
 	job := &Job{
-		Kind: KindFactcheck, Version: 3, Tier: req.Policy.Tier,
+		Kind: KindFactcheck, Version: version, Tier: req.Policy.Tier,
 		Statement: req.Claim, FactcheckMode: mode, Rules: req.Policy.Rules, Context: req.Context,
 	}
 	timeout := e.budgets(job, 0, req.Policy.TimeoutMS)
-	call, err := e.consensus(ctx, req.SessionID, &req.Consensus, req.Policy.Tier, job, timeout)
+	call, err := e.consensus(ctx, req.SessionID, &req.Consensus, poolField, req.Policy.Tier, job, timeout)
 	if err != nil {
 		return nil, err
 	}

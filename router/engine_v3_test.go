@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -632,4 +634,109 @@ func TestEngine_cancelledRunsLeaveHealthAlone(t *testing.T) {
 	// Two failures, with a cancelled run between them: session 3 cools.
 	_, err := e.ValidateV3(ctx, validateV3(3, router.DisagreeReturnAll))
 	asError(t, err, http.StatusServiceUnavailable, "insufficient_sessions")
+}
+
+func TestEngine_FactcheckV1(t *testing.T) {
+	T := routertest.Verdict(router.VerdictTrue)
+	recs := []*routertest.Recorder{routertest.NewRecorder(T), routertest.NewRecorder(T), routertest.NewRecorder(T),
+		routertest.NewRecorder(routertest.Hang()), routertest.NewRecorder(routertest.Hang())}
+	ws := make([]router.Worker, len(recs))
+	for i, r := range recs {
+		ws[i] = r
+	}
+	e := newEngine(t, routertest.Sessions(1, 5, ws...))
+	ctx := context.Background()
+
+	req := &router.FactcheckV1Request{Claim: "water is wet", Mode: router.FactcheckRealtime, SessionPool: []router.SessionID{1, 2, 3}}
+	got, err := e.FactcheckV1(ctx, req)
+	if err != nil {
+		t.Fatalf("FactcheckV1: %v", err)
+	}
+	if got.Verdict != router.VerdictTrue || got.Consensus.Replicas != 3 || len(got.Evidence.Runs) != 3 {
+		t.Errorf("response %+v, want TRUE from 3 replicas (the default redundancy)", got)
+	}
+	j := recs[0].Jobs()[0]
+	if j.Kind != router.KindFactcheck || j.Version != 1 || j.Statement != req.Claim || j.FactcheckMode != router.FactcheckRealtime {
+		t.Errorf("job = %+v, want a version 1 factcheck of the claim in realtime mode", j)
+	}
+
+	// Redundancy 5: three answers decide, the two hung replicas are cut.
+	req = &router.FactcheckV1Request{Claim: "c", Policy: router.ValidatePolicy{Redundancy: 5}}
+	if got, err = e.FactcheckV1(ctx, req); err != nil {
+		t.Fatalf("FactcheckV1 with redundancy 5: %v", err)
+	}
+	if got.Consensus.Replicas != 5 || got.Verdict != router.VerdictTrue {
+		t.Errorf("response %+v, want TRUE from 5 replicas", got)
+	}
+	if j := recs[1].Jobs()[1]; j.FactcheckMode != router.FactcheckStandard {
+		t.Errorf("mode %q, want standard when the request sets none", j.FactcheckMode)
+	}
+
+	// Errors name the members of a version 1 request.
+	_, err = e.FactcheckV1(ctx, &router.FactcheckV1Request{Claim: "c", SessionPool: []router.SessionID{1, 9, 2}})
+	if p := asError(t, err, http.StatusBadRequest, "invalid_request"); len(p.Errors) != 1 || p.Errors[0].Field != "session_pool[1]" {
+		t.Errorf("unknown pool member: field errors %+v, want session_pool[1]", p.Errors)
+	}
+	_, err = e.FactcheckV1(ctx, &router.FactcheckV1Request{Claim: "c", SessionPool: []router.SessionID{1, 2}})
+	if p := asError(t, err, http.StatusServiceUnavailable, "insufficient_sessions"); !strings.Contains(p.Detail, "session_pool") {
+		t.Errorf("detail %q, want it to name session_pool", p.Detail)
+	}
+	if _, err := e.FactcheckV1(ctx, nil); err == nil {
+		t.Error("FactcheckV1(nil) succeeded")
+	}
+}
+
+func TestEngine_Status(t *testing.T) {
+	clk := newClock()
+	var failing atomic.Bool
+	failing.Store(true)
+	flaky := router.WorkerFunc(func(ctx context.Context, job *router.Job) (*router.Result, error) {
+		if failing.Load() {
+			return nil, errDown
+		}
+		return &router.Result{Verdict: valid}, nil
+	})
+	e := newEngine(t, []router.Session{
+		{ID: 1, Worker: flaky, Pool: "a", Tiers: []router.Tier{router.TierSafe}},
+		{ID: 2, Worker: routertest.Verdict(valid)},
+	}, router.WithEngineClock(clk.Now), router.WithHealth(2, time.Minute))
+	ctx := context.Background()
+	health := func(want router.SessionStatus) {
+		t.Helper()
+		st, err := e.Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Sessions) != 2 || st.Calls != nil {
+			t.Fatalf("status %+v, want two sessions and no calls", st)
+		}
+		if diff := cmp.Diff(want, st.Sessions[0]); diff != "" {
+			t.Errorf("session 1 (-want +got):\n%s", diff)
+		}
+		if s := st.Sessions[1]; s.ID != 2 || s.Health != router.HealthHealthy || s.Pool != "" || s.Tiers != nil {
+			t.Errorf("session 2 = %+v, want healthy, no pool, every tier", s)
+		}
+	}
+	one := &router.ValidateV2Request{SessionID: 1}
+	one.Claim = router.Claim{Type: "t", Output: json.RawMessage(`1`)}
+	base := router.SessionStatus{ID: 1, Pool: "a", Tiers: []router.Tier{router.TierSafe}}
+
+	want := base
+	want.Health = router.HealthHealthy
+	health(want)
+	e.ValidateV2(ctx, one)
+	want.Failures = 1
+	health(want) // one failure is under the threshold
+	e.ValidateV2(ctx, one)
+	want.Health, want.Failures, want.CoolingUntil = router.HealthCoolingDown, 2, clk.Now().Add(time.Minute).UTC()
+	health(want)
+	clk.Advance(time.Minute)
+	want.Health, want.CoolingUntil = router.HealthHalfOpen, time.Time{}
+	health(want)
+	failing.Store(false)
+	if _, err := e.ValidateV2(ctx, one); err != nil {
+		t.Fatalf("half-open session: %v", err)
+	}
+	want.Health, want.Failures = router.HealthHealthy, 0
+	health(want)
 }

@@ -90,10 +90,11 @@ func checkProblem(t *testing.T, err error) {
 	}
 }
 
-func FuzzDelegateV1Request(f *testing.F) { fuzzRequest[router.DelegateV1Request](f) }
-func FuzzValidateV1Request(f *testing.F) { fuzzRequest[router.ValidateV1Request](f) }
-func FuzzDelegateV2Request(f *testing.F) { fuzzRequest[router.DelegateV2Request](f) }
-func FuzzValidateV2Request(f *testing.F) { fuzzRequest[router.ValidateV2Request](f) }
-func FuzzDelegateV3Request(f *testing.F) { fuzzRequest[router.DelegateV3Request](f) }
-func FuzzValidateV3Request(f *testing.F) { fuzzRequest[router.ValidateV3Request](f) }
-func FuzzFactcheckRequest(f *testing.F)  { fuzzRequest[router.FactcheckRequest](f) }
+func FuzzDelegateV1Request(f *testing.F)  { fuzzRequest[router.DelegateV1Request](f) }
+func FuzzValidateV1Request(f *testing.F)  { fuzzRequest[router.ValidateV1Request](f) }
+func FuzzDelegateV2Request(f *testing.F)  { fuzzRequest[router.DelegateV2Request](f) }
+func FuzzValidateV2Request(f *testing.F)  { fuzzRequest[router.ValidateV2Request](f) }
+func FuzzDelegateV3Request(f *testing.F)  { fuzzRequest[router.DelegateV3Request](f) }
+func FuzzValidateV3Request(f *testing.F)  { fuzzRequest[router.ValidateV3Request](f) }
+func FuzzFactcheckRequest(f *testing.F)   { fuzzRequest[router.FactcheckRequest](f) }
+func FuzzFactcheckV1Request(f *testing.F) { fuzzRequest[router.FactcheckV1Request](f) }

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/internal/jsonbody"
+	"github.com/vouchkit/vouch/x402"
 )
 
 // CodeX402NotConfigured is the code of the 501 problem that an x402 route
@@ -20,8 +22,11 @@ const CodeX402NotConfigured Code = httpapi.CodeX402NotConfigured
 // otherwise.
 const DefaultMaxBodyBytes = httpapi.DefaultMaxBodyBytes
 
-// Handler serves a [Service] over HTTP: the POST routes of [Routes], each
-// taking and returning JSON, with errors as RFC 9457 problem bodies.
+// Handler serves a [Service] over HTTP: the routes of [Routes], each
+// returning JSON, with errors as RFC 9457 problem bodies. The POST routes
+// take JSON and call the Service; the GET routes are answered by the
+// Handler: /api/v1/ping and /api/v1/x402/ping with {"message":"pong"},
+// /api/v1/about with an [About], and /api/v1/status with a [Status].
 //
 // For every request it:
 //
@@ -34,12 +39,12 @@ const DefaultMaxBodyBytes = httpapi.DefaultMaxBodyBytes
 //     type), 413 for a body over the limit, 400 naming the JSON field path
 //     for input that does not decode or validate;
 //   - authorizes the call by variant: normal routes ask the
-//     [Authenticator] (401 with WWW-Authenticate when it refuses); trial
-//     routes take no credential and are rate limited per caller by the
-//     [RateLimiter], by default a token bucket per caller (429 with
-//     Retry-After over the limit); x402 routes go through the x402
-//     middleware, and answer 501 with code x402_not_configured when there
-//     is none;
+//     [Authenticator] (401 with WWW-Authenticate when it refuses), except
+//     the public ping and about, which admit everyone; trial routes take
+//     no credential and are rate limited per caller by the [RateLimiter],
+//     by default a token bucket per caller (429 with Retry-After over the
+//     limit); x402 routes go through the x402 middleware ([WithX402]),
+//     and answer 501 with code x402_not_configured when there is none;
 //   - with an Idempotency-Key header (1 to 255 visible ASCII characters),
 //     answers a repeat from the same caller within the window with the
 //     first response (same status and body, header Idempotent-Replayed:
@@ -50,10 +55,15 @@ const DefaultMaxBodyBytes = httpapi.DefaultMaxBodyBytes
 //     for an anonymous trial or x402 caller, or what the trial caller
 //     function returns. Responses with a 5xx status are not
 //     kept, so a retry after a server failure runs again;
+//   - counts, by route, the requests it admitted (past the credential,
+//     the trial limit or the payment), which GET /api/v1/status reports;
 //   - maps the Service's error: an *[Error] to its own status, a context
 //     deadline to 504, anything else to a 500 that reveals nothing of it
 //     (the logger gets the error). A panicking Service is answered 500 and
 //     logged, as net/http confines a handler's panic to its request.
+//
+// GET /api/v1/status reports the sessions of a Service that implements
+// [StatusReporter] (the [Engine] and the [Client] do), and the counts.
 //
 // The trust service's handler (trust.NewHandler) runs the same pipeline
 // and takes the same configuration types.
@@ -62,6 +72,10 @@ const DefaultMaxBodyBytes = httpapi.DefaultMaxBodyBytes
 type Handler struct {
 	cfg httpapi.Config
 	srv *httpapi.Server
+
+	name, version string                   // of GET /api/v1/about; "" means the default
+	prices        map[string]x402.Price    // read by NewHandler only
+	calls         map[string]*atomic.Int64 // by "METHOD PATH"; the map is only read after NewHandler
 }
 
 // HandlerOption configures a [Handler].
@@ -132,9 +146,33 @@ func WithHandlerClock(now func() time.Time) HandlerOption {
 	return func(h *Handler) { h.cfg.Now = now }
 }
 
+// WithServiceInfo sets the service name and version that GET
+// /api/v1/about reports. Empty strings keep the defaults: "vouch router",
+// and the version of the vouch module the host was built with.
+func WithServiceInfo(name, version string) HandlerOption {
+	return func(h *Handler) { h.name, h.version = name, version }
+}
+
+// WithX402Prices tells the Handler what its x402 routes cost, so that GET
+// /api/v1/about can list the prices. routes is the map the host gives
+// x402.MiddlewareConfig.Routes: each x402 route of the Handler is priced
+// by the pattern that map's http.ServeMux would pick for it, and routes
+// the map does not price are left out. The middleware itself, which
+// charges the prices, is set by [WithX402], without which NewHandler
+// rejects this option. The map is read during NewHandler only.
+//
+// The host prices every x402 route it wants paid, including "GET
+// /api/v1/x402/ping", the cheapest; an x402 route the middleware does not
+// price passes it free.
+func WithX402Prices(routes map[string]x402.Price) HandlerOption {
+	return func(h *Handler) { h.prices = routes }
+}
+
 // NewHandler returns a Handler serving svc. It fails when svc is nil, an
 // option is out of range (a negative body limit or window, a negative
-// trial rate or burst), or both a trial limit and a rate limiter are set.
+// trial rate or burst), both a trial limit and a rate limiter are set,
+// prices are given without the x402 middleware, or a price pattern is
+// not a valid http.ServeMux pattern.
 func NewHandler(svc Service, opts ...HandlerOption) (*Handler, error) {
 	if svc == nil {
 		return nil, errors.New("router: NewHandler: the Service is nil")
@@ -143,14 +181,27 @@ func NewHandler(svc Service, opts ...HandlerOption) (*Handler, error) {
 	for _, o := range opts {
 		o(h)
 	}
+	about, err := h.about()
+	if err != nil {
+		return nil, fmt.Errorf("router: NewHandler: %w", err)
+	}
+	routes := Routes()
+	h.calls = make(map[string]*atomic.Int64, len(routes))
 	h.cfg.Name = "router"
 	h.cfg.Endpoints = nil
-	for _, rt := range Routes() {
+	for _, rt := range routes {
+		name := rt.Method + " " + rt.Path
+		count := new(atomic.Int64)
+		h.calls[name] = count
+		run := h.runner(svc, rt.Op, about)
 		h.cfg.Endpoints = append(h.cfg.Endpoints, httpapi.Endpoint{
-			Method:  rt.Method,
-			Path:    rt.Path,
-			Access:  access(rt.Variant),
-			Prepare: prepare(svc, decoderFor(rt.Op)),
+			Method: rt.Method,
+			Path:   rt.Path,
+			Access: access(rt),
+			Prepare: func(_ *http.Request, body []byte) (httpapi.Run, error) {
+				count.Add(1)
+				return run(body)
+			},
 		})
 	}
 	srv, err := httpapi.NewServer(h.cfg)
@@ -166,20 +217,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.srv.ServeHTTP(w, r)
 }
 
-// access returns how a route of variant v admits requests.
-func access(v Variant) httpapi.Access {
-	switch v {
-	case VariantTrial:
+// access returns how rt admits requests.
+func access(rt Route) httpapi.Access {
+	switch {
+	case rt.Variant == VariantTrial:
 		return httpapi.Trial
-	case VariantX402:
+	case rt.Variant == VariantX402:
 		return httpapi.Paid
+	case rt.Public:
+		return httpapi.Public
 	}
 	return httpapi.Key
-}
-
-// prepare adapts a decoder to an endpoint of svc.
-func prepare(svc Service, decode decoder) func(*http.Request, []byte) (httpapi.Run, error) {
-	return func(_ *http.Request, body []byte) (httpapi.Run, error) { return decode(svc, body) }
 }
 
 // decoder decodes and validates a request body for svc.
@@ -215,7 +263,8 @@ func decodeWith[Req any, P interface {
 	}
 }
 
-// decoderFor returns the decoder of op.
+// decoderFor returns the decoder of op, or nil when op is not a Service
+// method.
 func decoderFor(op Operation) decoder {
 	switch op {
 	case OpDelegateV1:
@@ -232,6 +281,8 @@ func decoderFor(op Operation) decoder {
 		return decodeWith(Service.ValidateV3)
 	case OpFactcheck:
 		return decodeWith(Service.Factcheck)
+	case OpFactcheckV1:
+		return decodeWith(Service.FactcheckV1)
 	}
-	panic("router: no decoder for operation " + string(op)) // Routes and this switch list the same operations
+	return nil
 }

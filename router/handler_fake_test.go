@@ -99,15 +99,28 @@ func (s *fakeService) Factcheck(ctx context.Context, req *router.FactcheckReques
 		Consensus: router.ConsensusResponse{Replicas: req.Consensus.Replicas, Agreement: 1, Strategy: router.AggregationMajority}}, nil
 }
 
+func (s *fakeService) FactcheckV1(ctx context.Context, req *router.FactcheckV1Request) (*router.FactcheckResponse, error) {
+	if resp, err, ok := s.enter(ctx, router.OpFactcheckV1, req); ok {
+		return answer[router.FactcheckResponse](resp, err)
+	}
+	replicas := req.Policy.Redundancy
+	if replicas == 0 {
+		replicas = router.Replicas3
+	}
+	return &router.FactcheckResponse{RequestID: req.RequestID, Verdict: router.VerdictFalse, Confidence: 0.6,
+		Consensus: router.ConsensusResponse{Replicas: replicas, Agreement: 1, Strategy: router.AggregationMajority}}, nil
+}
+
 // validBodies holds a valid request body for each operation.
 var validBodies = map[router.Operation]string{
-	router.OpDelegateV1: `{"session_id":1,"task_request_input":"say hi"}`,
-	router.OpValidateV1: `{"session_id":1,"task_request_input":"2+2","task_result_output":"4"}`,
-	router.OpDelegateV2: `{"session_id":1,"objective":"summarize","input":{"text":"x"}}`,
-	router.OpValidateV2: `{"session_id":1,"request_id":"r1","claim":{"type":"summary","output":"s"},"policy":{"tier":"fast"}}`,
-	router.OpDelegateV3: `{"objective":"summarize","consensus":{"replicas":3}}`,
-	router.OpValidateV3: `{"claim":{"type":"summary","output":"s"},"consensus":{"replicas":3,"disagreement_policy":"fail_hard"}}`,
-	router.OpFactcheck:  `{"claim":"water is wet","consensus":{"replicas":3}}`,
+	router.OpDelegateV1:  `{"session_id":1,"task_request_input":"say hi"}`,
+	router.OpValidateV1:  `{"session_id":1,"task_request_input":"2+2","task_result_output":"4"}`,
+	router.OpDelegateV2:  `{"session_id":1,"objective":"summarize","input":{"text":"x"}}`,
+	router.OpValidateV2:  `{"session_id":1,"request_id":"r1","claim":{"type":"summary","output":"s"},"policy":{"tier":"fast"}}`,
+	router.OpDelegateV3:  `{"objective":"summarize","consensus":{"replicas":3}}`,
+	router.OpValidateV3:  `{"claim":{"type":"summary","output":"s"},"consensus":{"replicas":3,"disagreement_policy":"fail_hard"}}`,
+	router.OpFactcheck:   `{"claim":"water is wet","consensus":{"replicas":3}}`,
+	router.OpFactcheckV1: `{"claim":"the moon is cheese","mode":"realtime","session_pool":["1",2,"3"]}`,
 }
 
 // requestFor decodes the valid body of op into its request type.
@@ -128,6 +141,8 @@ func requestFor(op router.Operation) any {
 		v = new(router.ValidateV3Request)
 	case router.OpFactcheck:
 		v = new(router.FactcheckRequest)
+	case router.OpFactcheckV1:
+		v = new(router.FactcheckV1Request)
 	}
 	if err := json.Unmarshal([]byte(validBodies[op]), v); err != nil {
 		panic(err)

@@ -33,18 +33,24 @@ func (echoService) DelegateV3(context.Context, *DelegateV3Request) (*DelegateV3R
 func (echoService) ValidateV3(context.Context, *ValidateV3Request) (*ValidateV3Response, error) {
 	return &ValidateV3Response{}, nil
 }
+func (echoService) FactcheckV1(context.Context, *FactcheckV1Request) (*FactcheckResponse, error) {
+	return &FactcheckResponse{}, nil
+}
 func (echoService) Factcheck(context.Context, *FactcheckRequest) (*FactcheckResponse, error) {
 	return &FactcheckResponse{}, nil
 }
 
-// FuzzHandler sends arbitrary bodies and headers to every route: the
-// Handler must answer 200 with JSON, or a problem with a 4xx status.
+// FuzzHandler sends arbitrary bodies and headers to every route, with
+// the route's method: the Handler must answer 200 with JSON, or a problem
+// with a 4xx status.
 func FuzzHandler(f *testing.F) {
 	f.Add(uint8(0), []byte(`{"session_id":1,"task_request_input":"x"}`), "", "")
 	f.Add(uint8(4), []byte(`{"objective":"o","consensus":{"replicas":3,"session_pool":["1","2"]}}`), "k", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
 	f.Add(uint8(5), []byte(`{"claim":{"type":"t","output":null},"consensus":{"replicas":2}}`), "", "")
 	f.Add(uint8(2), []byte(`{"session_id":1,"objective":"o","input":[1,2]}`), "key with space", "")
 	f.Add(uint8(1), []byte(`{"session_id":1e3}`), "", "garbage")
+	f.Add(uint8(7), []byte(`{"claim":"c","session_pool":["1","x"],"policy":{"redundancy":1}}`), "k2", "")
+	f.Add(uint8(24), []byte(``), "", "")
 	h, err := NewHandler(echoService{}, WithAuthenticator(KeyAuthenticator(map[string]string{"k": "k"})), WithMaxBodyBytes(4096),
 		WithX402(func(next http.Handler) http.Handler { return next }))
 	if err != nil {
@@ -53,7 +59,7 @@ func FuzzHandler(f *testing.F) {
 	routes := Routes()
 	f.Fuzz(func(t *testing.T, route uint8, body []byte, idemKey, traceHeader string) {
 		rt := routes[int(route)%len(routes)]
-		r := httptest.NewRequest(http.MethodPost, rt.Path, bytes.NewReader(body))
+		r := httptest.NewRequest(rt.Method, rt.Path, bytes.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("Authorization", "Bearer k")
 		if idemKey != "" && !strings.ContainsAny(idemKey, "\r\n\x00") {

@@ -96,30 +96,44 @@ func TestHandler_routes(t *testing.T) {
 	without := newTestServer(t, svc)
 
 	routes := router.Routes()
-	if len(routes) != 15 {
-		t.Fatalf("Routes() has %d routes, want 15", len(routes))
+	if len(routes) != 25 {
+		t.Fatalf("Routes() has %d routes, want 25", len(routes))
 	}
 	for _, rt := range routes {
-		t.Run(string(rt.Op)+"/"+string(rt.Variant), func(t *testing.T) {
+		t.Run(rt.Method+" "+rt.Path, func(t *testing.T) {
 			body := validBodies[rt.Op]
 			before := svc.calls.Load()
 			var got reply
-			switch rt.Variant {
-			case router.VariantNormal:
-				got = send(t, "POST", withX402.URL+rt.Path, body)
-			case router.VariantTrial:
-				got = send(t, "POST", withX402.URL+rt.Path, body, "Authorization", "")
-			case router.VariantX402:
-				if r := send(t, "POST", withX402.URL+rt.Path, body, "Authorization", ""); r.status != http.StatusPaymentRequired {
+			switch {
+			case rt.Public:
+				got = send(t, rt.Method, withX402.URL+rt.Path, "", "Authorization", "", "Content-Type", "")
+			case rt.Variant == router.VariantNormal:
+				if r := send(t, rt.Method, withX402.URL+rt.Path, body, "Authorization", ""); r.status != http.StatusUnauthorized {
+					t.Errorf("call without credentials: status %d, want 401", r.status)
+				}
+				got = send(t, rt.Method, withX402.URL+rt.Path, body)
+			case rt.Variant == router.VariantTrial:
+				got = send(t, rt.Method, withX402.URL+rt.Path, body, "Authorization", "")
+			case rt.Variant == router.VariantX402:
+				if r := send(t, rt.Method, withX402.URL+rt.Path, body, "Authorization", ""); r.status != http.StatusPaymentRequired {
 					t.Errorf("unpaid x402 call: status %d, want 402", r.status)
 				}
-				if r := send(t, "POST", without.URL+rt.Path, body); r.status != http.StatusNotImplemented || r.problem(t).Code != router.CodeX402NotConfigured {
+				if r := send(t, rt.Method, without.URL+rt.Path, body); r.status != http.StatusNotImplemented || r.problem(t).Code != router.CodeX402NotConfigured {
 					t.Errorf("x402 without middleware: status %d body %s, want 501 x402_not_configured", r.status, r.body)
 				}
-				got = send(t, "POST", withX402.URL+rt.Path, body, "Authorization", "", "X-PAYMENT", "proof")
+				got = send(t, rt.Method, withX402.URL+rt.Path, body, "Authorization", "", "X-PAYMENT", "proof")
 			}
 			if got.status != http.StatusOK {
 				t.Fatalf("status %d, body %s; want 200", got.status, got.body)
+			}
+			if ct := got.header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type = %q, want application/json", ct)
+			}
+			if rt.Method == http.MethodGet {
+				if n := svc.calls.Load() - before; n != 0 {
+					t.Errorf("service called %d times by a route the Handler answers, want 0", n)
+				}
+				return
 			}
 			if n := svc.calls.Load() - before; n != 1 {
 				t.Errorf("service called %d times, want 1", n)
@@ -129,9 +143,6 @@ func TestHandler_routes(t *testing.T) {
 			svc.mu.Unlock()
 			if diff := cmp.Diff(requestFor(rt.Op), last, inputComparer); diff != "" {
 				t.Errorf("request reaching the service (-want +got):\n%s", diff)
-			}
-			if ct := got.header.Get("Content-Type"); ct != "application/json" {
-				t.Errorf("Content-Type = %q, want application/json", ct)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -34,6 +35,9 @@ var wireFiles = []struct {
 	{"validate_v3_response.json", func() any { return new(router.ValidateV3Response) }},
 	{"factcheck_request.json", func() any { return new(router.FactcheckRequest) }},
 	{"factcheck_response.json", func() any { return new(router.FactcheckResponse) }},
+	{"factcheck_v1_request.json", func() any { return new(router.FactcheckV1Request) }},
+	{"about.json", func() any { return new(router.About) }},
+	{"status.json", func() any { return new(router.Status) }},
 	{"consensus_request.json", func() any { return new(router.ConsensusRequest) }},
 	{"consensus_response.json", func() any { return new(router.ConsensusResponse) }},
 	{"job.json", func() any { return new(router.Job) }},
@@ -230,6 +234,22 @@ func TestDecode_examples(t *testing.T) {
 			Context:   map[string]any{"source": "user message"},
 			Policy:    router.ValidatePolicy{Tier: router.TierOracle, Redundancy: 5, Rules: []string{"cite_sources"}, TimeoutMS: 45000},
 			Consensus: router.ConsensusRequest{Replicas: 5, SessionPool: []router.SessionID{201, 202, 203, 204, 205}, Aggregation: router.AggregationMajority, DisagreementPolicy: router.DisagreeFailHard},
+		}},
+		{"factcheck_v1_request.json", new(router.FactcheckV1Request), &router.FactcheckV1Request{
+			RequestID:   "fc1-001",
+			Claim:       "The Eiffel Tower is in Paris.",
+			Mode:        router.FactcheckStandard,
+			Context:     map[string]any{"source": "user message"},
+			Policy:      router.ValidatePolicy{Tier: router.TierSafe, Redundancy: 3, Rules: []string{"cite_sources"}, TimeoutMS: 45000},
+			SessionPool: []router.SessionID{20, 25, 26},
+		}},
+		{"status.json", new(router.Status), &router.Status{
+			Sessions: []router.SessionStatus{
+				{ID: 1, Pool: "a", Tiers: []router.Tier{router.TierFast, router.TierSafe}, Health: router.HealthHealthy},
+				{ID: 2, Pool: "b", Health: router.HealthCoolingDown, Failures: 3, CoolingUntil: time.Date(2026, 7, 1, 12, 0, 30, 0, time.UTC)},
+				{ID: 3, Health: router.HealthHalfOpen, Failures: 3},
+			},
+			Calls: map[string]int64{"GET /api/v1/ping": 12, "POST /api/v1/factcheck": 3, "POST /api/v1/fact-check": 1},
 		}},
 		{"consensus_response.json", new(router.ConsensusResponse), &router.ConsensusResponse{
 			Replicas: 3, Agreement: 0.67, Verdicts: []router.Label{"VALID", "VALID", "INVALID"}, Strategy: router.AggregationMajority, Confidence: 0.8,

@@ -3,6 +3,8 @@ package router
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"slices"
 
 	"github.com/vouchkit/vouch/internal/problem"
 )
@@ -16,9 +18,13 @@ import (
 // NEEDS_SPEC is a result, not an error; errors are *Error (with an HTTP
 // status and a machine code) or the context's error. Cancelling ctx stops
 // the workers of the call.
+//
+// A Service may also implement [StatusReporter], which GET /api/v1/status
+// of a [Handler] reports.
 type Service interface {
 	DelegateV1(ctx context.Context, req *DelegateV1Request) (*DelegateV1Response, error)
 	ValidateV1(ctx context.Context, req *ValidateV1Request) (*ValidateV1Response, error)
+	FactcheckV1(ctx context.Context, req *FactcheckV1Request) (*FactcheckResponse, error)
 	DelegateV2(ctx context.Context, req *DelegateV2Request) (*DelegateV2Response, error)
 	ValidateV2(ctx context.Context, req *ValidateV2Request) (*ValidateV2Response, error)
 	DelegateV3(ctx context.Context, req *DelegateV3Request) (*DelegateV3Response, error)
@@ -37,18 +43,33 @@ type FieldError = problem.FieldError
 // Code is the machine-readable code of an [Error].
 type Code = problem.Code
 
-// Operation names one operation of [Service].
+// Operation names one operation of the router: a [Service] method, or one
+// of the routes a [Handler] answers itself (ping, about, status).
 type Operation string
 
-// The operations.
+// The operations of [Service].
 const (
-	OpDelegateV1 Operation = "delegate_v1"
-	OpValidateV1 Operation = "validate_v1"
-	OpDelegateV2 Operation = "delegate_v2"
-	OpValidateV2 Operation = "validate_v2"
-	OpDelegateV3 Operation = "delegate_v3"
-	OpValidateV3 Operation = "validate_v3"
-	OpFactcheck  Operation = "factcheck_v3"
+	OpDelegateV1  Operation = "delegate_v1"
+	OpValidateV1  Operation = "validate_v1"
+	OpFactcheckV1 Operation = "factcheck_v1"
+	OpDelegateV2  Operation = "delegate_v2"
+	OpValidateV2  Operation = "validate_v2"
+	OpDelegateV3  Operation = "delegate_v3"
+	OpValidateV3  Operation = "validate_v3"
+	OpFactcheck   Operation = "factcheck_v3"
+)
+
+// The operations a [Handler] answers itself.
+const (
+	// OpPing answers {"message":"pong"}: GET /api/v1/ping without
+	// credentials, and GET /api/v1/x402/ping, the cheapest paid route,
+	// with which a client tests its payment set-up end to end.
+	OpPing Operation = "ping"
+	// OpAbout describes the server without credentials ([About]).
+	OpAbout Operation = "about"
+	// OpStatus reports sessions and call counts to an authenticated
+	// caller ([Status]).
+	OpStatus Operation = "status"
 )
 
 // Variant is how a call is authorized and paid (sections 4.1 and 5).
@@ -70,56 +91,103 @@ type Route struct {
 	Variant Variant
 	Method  string
 	Path    string
+	// Alias is true for a second path of the same operation and variant,
+	// served alike ("/api/v1/fact-check" beside "/api/v1/factcheck").
+	// [RoutePath] returns the other, canonical path.
+	Alias bool
+	// Public is true for a route of the normal variant that takes no
+	// credential: GET /api/v1/ping and GET /api/v1/about. Other normal
+	// routes take "Authorization: Bearer <key>"; trial routes take none
+	// and are rate limited; x402 routes take a payment.
+	Public bool
 }
 
-// operations lists each operation with its version and path name. Version
-// 3 has no trial or x402 variant: the spec leaves them open and the public
-// router documents none, so vouch serves v3 in the normal variant only.
+// The variant sets of the route table.
+var (
+	allVariants  = []Variant{VariantNormal, VariantTrial, VariantX402}
+	normalOnly   = []Variant{VariantNormal}
+	normalOrPaid = []Variant{VariantNormal, VariantX402}
+)
+
+// operations is the route table: each operation with its method, version,
+// path name, other names, and variants. It is only read.
+//
+// Version 3 has no trial or x402 variant: the spec leaves them open and
+// the public router documents none, so vouch serves v3 in the normal
+// variant only. Factcheck v1 with its alias fact-check, ping, about and
+// status are the public router's routes (ROUTER-NOTES, section 1); the
+// public router has no trial ping, and about and status exist in the
+// normal variant only.
 var operations = [...]struct {
-	op      Operation
-	version int
-	name    string
+	op       Operation
+	method   string
+	version  int
+	name     string
+	aliases  []string
+	variants []Variant
+	public   bool // the normal variant takes no credential
 }{
-	{OpDelegateV1, 1, "delegate"},
-	{OpValidateV1, 1, "validate"},
-	{OpDelegateV2, 2, "delegate"},
-	{OpValidateV2, 2, "validate"},
-	{OpDelegateV3, 3, "delegate"},
-	{OpValidateV3, 3, "validate"},
-	{OpFactcheck, 3, "factcheck"},
+	{OpDelegateV1, http.MethodPost, 1, "delegate", nil, allVariants, false},
+	{OpValidateV1, http.MethodPost, 1, "validate", nil, allVariants, false},
+	{OpFactcheckV1, http.MethodPost, 1, "factcheck", []string{"fact-check"}, allVariants, false},
+	{OpDelegateV2, http.MethodPost, 2, "delegate", nil, allVariants, false},
+	{OpValidateV2, http.MethodPost, 2, "validate", nil, allVariants, false},
+	{OpDelegateV3, http.MethodPost, 3, "delegate", nil, normalOnly, false},
+	{OpValidateV3, http.MethodPost, 3, "validate", nil, normalOnly, false},
+	{OpFactcheck, http.MethodPost, 3, "factcheck", nil, normalOnly, false},
+	{OpPing, http.MethodGet, 1, "ping", nil, normalOrPaid, true},
+	{OpAbout, http.MethodGet, 1, "about", nil, normalOnly, true},
+	{OpStatus, http.MethodGet, 1, "status", nil, normalOnly, false},
 }
 
-// Routes returns every route of the router: the twelve of section 4.1 and
-// the three of section 4.2. The table is computed afresh on each call.
+// Routes returns every route of the router: the twelve of section 4.1,
+// the three of section 4.2, factcheck v1 in three variants with the alias
+// of each, and the meta routes ping (normal and x402), about and status.
+// A route's aliases follow it. The table is computed afresh on each call.
 func Routes() []Route {
 	var routes []Route
 	for _, o := range operations {
-		for _, v := range []Variant{VariantNormal, VariantTrial, VariantX402} {
-			if p, ok := RoutePath(o.op, v); ok {
-				routes = append(routes, Route{Op: o.op, Variant: v, Method: "POST", Path: p})
+		for _, v := range o.variants {
+			for i, name := range append([]string{o.name}, o.aliases...) {
+				routes = append(routes, Route{
+					Op: o.op, Variant: v, Method: o.method, Path: routePath(o.version, v, name),
+					Alias: i > 0, Public: o.public && v == VariantNormal,
+				})
 			}
 		}
 	}
 	return routes
 }
 
-// RoutePath returns the path of op in variant v, appended to {base_url}
-// ("/api/v2/trial/validate"); ok is false when the operation has no such
-// variant.
+// RoutePath returns the canonical path of op in variant v, appended to
+// {base_url} ("/api/v2/trial/validate"); ok is false when the operation
+// has no such variant. The zero variant means VariantNormal.
 func RoutePath(op Operation, v Variant) (path string, ok bool) {
-	for _, o := range operations {
-		if o.op != op {
-			continue
-		}
-		switch {
-		case v == "" || v == VariantNormal:
-			return fmt.Sprintf("/api/v%d/%s", o.version, o.name), true
-		case o.version < 3 && (v == VariantTrial || v == VariantX402):
-			return fmt.Sprintf("/api/v%d/%s/%s", o.version, v, o.name), true
-		}
-		return "", false
+	rt, ok := lookup(op, v)
+	return rt.Path, ok
+}
+
+// lookup returns the canonical route of op in variant v.
+func lookup(op Operation, v Variant) (Route, bool) {
+	if v == "" {
+		v = VariantNormal
 	}
-	return "", false
+	for _, o := range operations {
+		if o.op == op && slices.Contains(o.variants, v) {
+			return Route{Op: op, Variant: v, Method: o.method, Path: routePath(o.version, v, o.name),
+				Public: o.public && v == VariantNormal}, true
+		}
+	}
+	return Route{}, false
+}
+
+// routePath builds "/api/v<version>/<name>", with the variant before the
+// name unless it is normal.
+func routePath(version int, v Variant, name string) string {
+	if v == VariantNormal {
+		return fmt.Sprintf("/api/v%d/%s", version, name)
+	}
+	return fmt.Sprintf("/api/v%d/%s/%s", version, v, name)
 }
 
 type variantKey struct{}

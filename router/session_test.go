@@ -2,6 +2,7 @@ package router_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -105,13 +106,46 @@ func TestSessionID_malformed(t *testing.T) {
 			check("validate v2 session_id", patch(t, "validate_v2_request.json", "session_id", tc.id), new(router.ValidateV2Request), tc.want)
 			check("validate v3 session_id", patch(t, "validate_v3_request.json", "session_id", tc.id), new(router.ValidateV3Request), tc.wantV3)
 			check("session_pool element", patch(t, "validate_v3_request.json", "consensus.session_pool", `["201", `+tc.id+`, "203"]`), new(router.ValidateV3Request), tc.wantPool)
+			// Factcheck v1 takes an optional session_id, as version 3
+			// does, and its pool at the top.
+			topPool := fieldRule{strings.TrimPrefix(tc.wantPool.Field, "consensus."), tc.wantPool.Rule}
+			check("factcheck v1 session_id", patch(t, "factcheck_v1_request.json", "session_id", tc.id), new(router.FactcheckV1Request), tc.wantV3)
+			check("factcheck v1 session_pool element", patch(t, "factcheck_v1_request.json", "session_pool", `["201", `+tc.id+`, "203"]`), new(router.FactcheckV1Request), topPool)
 		})
 	}
 }
 
-// TestSessionID_sameFromBothForms decodes one request with integer ids and
-// one with string ids and expects equal values.
+// TestSessionID_sameFromBothForms decodes requests and jobs with integer
+// ids and with string ids and expects equal values.
 func TestSessionID_sameFromBothForms(t *testing.T) {
+	for _, tc := range []struct {
+		ints, strs string
+		new        func() any
+	}{
+		{`{"session_id": 7, "claim": "c", "session_pool": [201, 202]}`, `{"session_id": "7", "claim": "c", "session_pool": ["201", "202"]}`,
+			func() any { return new(router.FactcheckV1Request) }},
+		{`{"session_id": 7, "task_request_input": "x"}`, `{"session_id": "7", "task_request_input": "x"}`,
+			func() any { return new(router.DelegateV1Request) }},
+		{`{"kind": "factcheck", "session_id": 7, "task_id": "t"}`, `{"kind": "factcheck", "session_id": "7", "task_id": "t"}`,
+			func() any { return new(router.Job) }},
+		{`{"sessions": [{"session_id": 7, "health": "healthy", "failures": 0}]}`, `{"sessions": [{"session_id": "7", "health": "healthy", "failures": 0}]}`,
+			func() any { return new(router.Status) }},
+	} {
+		a, b := tc.new(), tc.new()
+		if err := jsonbody.Unmarshal([]byte(tc.ints), a); err != nil {
+			t.Fatalf("%s: %v", tc.ints, err)
+		}
+		if err := jsonbody.Unmarshal([]byte(tc.strs), b); err != nil {
+			t.Fatalf("%s: %v", tc.strs, err)
+		}
+		if diff := cmp.Diff(a, b, wireOpts); diff != "" {
+			t.Errorf("%T: integer ids and string ids decode differently (-int +string):\n%s", a, diff)
+		}
+		if enc, _ := json.Marshal(b); !strings.Contains(string(enc), `"session_id":7`) {
+			t.Errorf("%T decoded from string ids encodes as %s, want integer ids", b, enc)
+		}
+	}
+
 	var a, b router.FactcheckRequest
 	if err := jsonbody.Unmarshal([]byte(`{"session_id": 7, "claim": "c", "consensus": {"replicas": 3, "session_pool": [201, 202, 203]}}`), &a); err != nil {
 		t.Fatal(err)

@@ -62,3 +62,33 @@ type ValidateV1Response struct {
 	// Reasons are coarse explanations.
 	Reasons []string `json:"reasons"`
 }
+
+// FactcheckV1Request is the body of POST /api/v1/factcheck, also served
+// as /api/v1/fact-check, in the normal, trial and x402 variants: the
+// public router's factcheck. Its documentation shows only the two modes,
+// redundant checks across at least three workers aggregated by the
+// protocol, and "mode + policy + consensus + evidence"; no request key is
+// public. vouch takes the fields of the version 3 factcheck
+// ([FactcheckRequest]) without its consensus block: the redundancy is
+// policy.redundancy, 3 (the default) or 5, the candidate sessions are
+// session_pool, and the replicas are aggregated by majority under
+// best_effort. The answer is a [FactcheckResponse], the same as version
+// 3's.
+type FactcheckV1Request struct {
+	// SessionID, if set, is the first candidate session.
+	SessionID SessionID `json:"session_id,omitempty" validate:"omitempty,gt=0"`
+	// RequestID is the caller's identifier for the request.
+	RequestID string `json:"request_id,omitempty" validate:"omitempty,max=200"`
+	// Claim is the statement to check.
+	Claim string `json:"claim" validate:"required"`
+	// Mode is standard (the default when empty) or realtime.
+	Mode FactcheckMode `json:"mode,omitempty" validate:"omitempty,oneof=standard realtime"`
+	// Context is optional material that bears on the claim.
+	Context map[string]any `json:"context,omitempty"`
+	// Policy sets the tier, the rules, the time budget of each replica,
+	// and the redundancy: 3 (the default when zero) or 5.
+	Policy ValidatePolicy `json:"policy"`
+	// SessionPool lists candidate sessions. Empty means every session that
+	// serves the tier.
+	SessionPool []SessionID `json:"session_pool,omitempty" validate:"omitempty,unique,dive,gt=0"`
+}

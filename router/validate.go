@@ -106,6 +106,20 @@ func (r *DelegateV1Request) Validate() error { return check(r) }
 func (r *ValidateV1Request) Validate() error { return check(r) }
 
 // Validate reports whether r is a valid request, as DelegateV1Request.Validate.
+// policy.redundancy, when set, is 3 or 5: a fact check runs at least three
+// replicas.
+func (r *FactcheckV1Request) Validate() error {
+	var extra []problem.FieldError
+	if r.Policy.Redundancy == Replicas1 {
+		extra = append(extra, problem.FieldError{
+			Field: "policy.redundancy", Rule: "min_redundancy",
+			Message: "a fact check runs at least 3 replicas: use 3 (the default) or 5",
+		})
+	}
+	return check(r, extra...)
+}
+
+// Validate reports whether r is a valid request, as DelegateV1Request.Validate.
 func (r *DelegateV2Request) Validate() error {
 	return check(r, singleSession(r.Policy.Redundancy)...)
 }

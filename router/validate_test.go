@@ -24,6 +24,7 @@ func TestValidate_invalid(t *testing.T) {
 		dv3 = "delegate_v3_request.json"
 		vv3 = "validate_v3_request.json"
 		fc  = "factcheck_request.json"
+		fc1 = "factcheck_v1_request.json"
 	)
 	newReq := map[string]func() validator{
 		dv1: func() validator { return new(router.DelegateV1Request) },
@@ -33,6 +34,7 @@ func TestValidate_invalid(t *testing.T) {
 		dv3: func() validator { return new(router.DelegateV3Request) },
 		vv3: func() validator { return new(router.ValidateV3Request) },
 		fc:  func() validator { return new(router.FactcheckRequest) },
+		fc1: func() validator { return new(router.FactcheckV1Request) },
 	}
 	tests := []struct {
 		name  string
@@ -61,6 +63,8 @@ func TestValidate_invalid(t *testing.T) {
 		{"session_pool repeats", vv3, "consensus.session_pool", `["201", 202, "201"]`, []fieldRule{{"consensus.session_pool", "unique"}}, ""},
 		{"session_pool 0", dv3, "consensus.session_pool", `[0, 202, 203]`, []fieldRule{{"consensus.session_pool[0]", "gt"}}, ""},
 		{"session_pool negative", fc, "consensus.session_pool", `["201", "-5"]`, []fieldRule{{"consensus.session_pool[1]", "gt"}}, ""},
+		{"factcheck v1 session_pool repeats", fc1, "session_pool", `[20, "20"]`, []fieldRule{{"session_pool", "unique"}}, ""},
+		{"factcheck v1 session_pool 0", fc1, "session_pool", `["20", "0"]`, []fieldRule{{"session_pool[1]", "gt"}}, ""},
 
 		// policy
 		{"tier adaptive v2", dv2, "policy.tier", `"adaptive"`, []fieldRule{{"policy.tier", "tier"}}, "trust-service tier"},
@@ -77,6 +81,10 @@ func TestValidate_invalid(t *testing.T) {
 		{"redundancy 2 in v3", vv3, "policy.redundancy", `2`, []fieldRule{{"policy.redundancy", "oneof"}}, ""},
 		{"redundancy 2 in v2", vv2, "policy.redundancy", `2`, []fieldRule{{"policy.redundancy", "oneof"}}, ""},
 		{"redundancy 4 in v2", dv2, "policy.redundancy", `4`, []fieldRule{{"policy.redundancy", "oneof"}}, ""},
+		{"factcheck v1 redundancy 1", fc1, "policy.redundancy", `1`, []fieldRule{{"policy.redundancy", "min_redundancy"}}, "at least 3 replicas"},
+		{"factcheck v1 redundancy 4", fc1, "policy.redundancy", `4`, []fieldRule{{"policy.redundancy", "oneof"}}, ""},
+		{"factcheck v1 tier adaptive", fc1, "policy.tier", `"adaptive"`, []fieldRule{{"policy.tier", "tier"}}, "trust-service tier"},
+		{"factcheck v1 timeout_ms over an hour", fc1, "policy.timeout_ms", `3600001`, []fieldRule{{"policy.timeout_ms", "lte"}}, ""},
 		{"timeout_ms -5", dv2, "policy.timeout_ms", `-5`, []fieldRule{{"policy.timeout_ms", "gt"}}, ""},
 		{"timeout_ms over an hour", dv3, "policy.timeout_ms", `3600001`, []fieldRule{{"policy.timeout_ms", "lte"}}, "at most 3600000"},
 		{"validate timeout_ms -5", vv2, "policy.timeout_ms", `-5`, []fieldRule{{"policy.timeout_ms", "gt"}}, ""},
@@ -97,6 +105,9 @@ func TestValidate_invalid(t *testing.T) {
 		{"claim missing", vv3, "claim", ``, []fieldRule{{"claim.output", "present"}, {"claim.type", "required"}}, ""},
 		{"factcheck claim missing", fc, "claim", ``, []fieldRule{{"claim", "required"}}, ""},
 		{"factcheck mode", fc, "mode", `"fast"`, []fieldRule{{"mode", "oneof"}}, ""},
+		{"factcheck v1 claim empty", fc1, "claim", `""`, []fieldRule{{"claim", "required"}}, ""},
+		{"factcheck v1 mode", fc1, "mode", `"Realtime"`, []fieldRule{{"mode", "oneof"}}, ""},
+		{"factcheck v1 session_id -1", fc1, "session_id", `"-1"`, []fieldRule{{"session_id", "gt"}}, ""},
 
 		// session_id
 		{"v1 session_id missing", dv1, "session_id", ``, []fieldRule{{"session_id", "required"}}, ""},
@@ -176,6 +187,11 @@ func TestValidate_limits(t *testing.T) {
 		{"delegate_v1_request.json", "web_url", `"http://localhost:8080/x?y=1"`, new(router.DelegateV1Request)},
 		{"validate_v1_request.json", "acceptance_criteria", `[]`, new(router.ValidateV1Request)},
 		{"factcheck_request.json", "mode", `"standard"`, new(router.FactcheckRequest)},
+		{"factcheck_v1_request.json", "policy", ``, new(router.FactcheckV1Request)},
+		{"factcheck_v1_request.json", "policy.redundancy", `5`, new(router.FactcheckV1Request)},
+		{"factcheck_v1_request.json", "mode", `"realtime"`, new(router.FactcheckV1Request)},
+		{"factcheck_v1_request.json", "session_pool", `[]`, new(router.FactcheckV1Request)},
+		{"factcheck_v1_request.json", "session_id", `"7"`, new(router.FactcheckV1Request)},
 	}
 	for _, tc := range tests {
 		if err := jsonbody.Unmarshal(patch(t, tc.file, tc.path, tc.value), tc.req); err != nil {
@@ -201,6 +217,7 @@ func TestValidate_empty(t *testing.T) {
 		{new(router.DelegateV3Request), []fieldRule{{"consensus.replicas", "required"}, {"objective", "required"}}},
 		{new(router.ValidateV3Request), []fieldRule{{"claim.output", "present"}, {"claim.type", "required"}, {"consensus.replicas", "required"}}},
 		{new(router.FactcheckRequest), []fieldRule{{"claim", "required"}, {"consensus.replicas", "required"}}},
+		{new(router.FactcheckV1Request), []fieldRule{{"claim", "required"}}},
 	}
 	for _, tc := range tests {
 		if err := jsonbody.Unmarshal([]byte(`{}`), tc.req); err != nil {

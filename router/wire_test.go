@@ -137,27 +137,40 @@ func fieldRules(t testing.TB, err error) []fieldRule {
 // validator is the method set every request type has.
 type validator interface{ Validate() error }
 
-// TestRoutes checks the route table against sections 4.1 and 4.2: twelve
-// routes for versions 1 and 2 in three variants, three for version 3 in
-// the normal variant only.
+// TestRoutes checks the route table against sections 4.1 and 4.2 and the
+// public router's routes (ROUTER-NOTES, section 1): twelve routes for
+// versions 1 and 2 in three variants, three for version 3 in the normal
+// variant only, factcheck v1 in three variants each with its fact-check
+// alias, and ping (normal and x402), about and status.
 func TestRoutes(t *testing.T) {
-	const post = "POST"
+	const post, get = "POST", "GET"
+	N, T, X := router.VariantNormal, router.VariantTrial, router.VariantX402
 	want := []router.Route{
-		{Op: router.OpDelegateV1, Variant: router.VariantNormal, Method: post, Path: "/api/v1/delegate"},
-		{Op: router.OpDelegateV1, Variant: router.VariantTrial, Method: post, Path: "/api/v1/trial/delegate"},
-		{Op: router.OpDelegateV1, Variant: router.VariantX402, Method: post, Path: "/api/v1/x402/delegate"},
-		{Op: router.OpValidateV1, Variant: router.VariantNormal, Method: post, Path: "/api/v1/validate"},
-		{Op: router.OpValidateV1, Variant: router.VariantTrial, Method: post, Path: "/api/v1/trial/validate"},
-		{Op: router.OpValidateV1, Variant: router.VariantX402, Method: post, Path: "/api/v1/x402/validate"},
-		{Op: router.OpDelegateV2, Variant: router.VariantNormal, Method: post, Path: "/api/v2/delegate"},
-		{Op: router.OpDelegateV2, Variant: router.VariantTrial, Method: post, Path: "/api/v2/trial/delegate"},
-		{Op: router.OpDelegateV2, Variant: router.VariantX402, Method: post, Path: "/api/v2/x402/delegate"},
-		{Op: router.OpValidateV2, Variant: router.VariantNormal, Method: post, Path: "/api/v2/validate"},
-		{Op: router.OpValidateV2, Variant: router.VariantTrial, Method: post, Path: "/api/v2/trial/validate"},
-		{Op: router.OpValidateV2, Variant: router.VariantX402, Method: post, Path: "/api/v2/x402/validate"},
-		{Op: router.OpDelegateV3, Variant: router.VariantNormal, Method: post, Path: "/api/v3/delegate"},
-		{Op: router.OpValidateV3, Variant: router.VariantNormal, Method: post, Path: "/api/v3/validate"},
-		{Op: router.OpFactcheck, Variant: router.VariantNormal, Method: post, Path: "/api/v3/factcheck"},
+		{Op: router.OpDelegateV1, Variant: N, Method: post, Path: "/api/v1/delegate"},
+		{Op: router.OpDelegateV1, Variant: T, Method: post, Path: "/api/v1/trial/delegate"},
+		{Op: router.OpDelegateV1, Variant: X, Method: post, Path: "/api/v1/x402/delegate"},
+		{Op: router.OpValidateV1, Variant: N, Method: post, Path: "/api/v1/validate"},
+		{Op: router.OpValidateV1, Variant: T, Method: post, Path: "/api/v1/trial/validate"},
+		{Op: router.OpValidateV1, Variant: X, Method: post, Path: "/api/v1/x402/validate"},
+		{Op: router.OpFactcheckV1, Variant: N, Method: post, Path: "/api/v1/factcheck"},
+		{Op: router.OpFactcheckV1, Variant: N, Method: post, Path: "/api/v1/fact-check", Alias: true},
+		{Op: router.OpFactcheckV1, Variant: T, Method: post, Path: "/api/v1/trial/factcheck"},
+		{Op: router.OpFactcheckV1, Variant: T, Method: post, Path: "/api/v1/trial/fact-check", Alias: true},
+		{Op: router.OpFactcheckV1, Variant: X, Method: post, Path: "/api/v1/x402/factcheck"},
+		{Op: router.OpFactcheckV1, Variant: X, Method: post, Path: "/api/v1/x402/fact-check", Alias: true},
+		{Op: router.OpDelegateV2, Variant: N, Method: post, Path: "/api/v2/delegate"},
+		{Op: router.OpDelegateV2, Variant: T, Method: post, Path: "/api/v2/trial/delegate"},
+		{Op: router.OpDelegateV2, Variant: X, Method: post, Path: "/api/v2/x402/delegate"},
+		{Op: router.OpValidateV2, Variant: N, Method: post, Path: "/api/v2/validate"},
+		{Op: router.OpValidateV2, Variant: T, Method: post, Path: "/api/v2/trial/validate"},
+		{Op: router.OpValidateV2, Variant: X, Method: post, Path: "/api/v2/x402/validate"},
+		{Op: router.OpDelegateV3, Variant: N, Method: post, Path: "/api/v3/delegate"},
+		{Op: router.OpValidateV3, Variant: N, Method: post, Path: "/api/v3/validate"},
+		{Op: router.OpFactcheck, Variant: N, Method: post, Path: "/api/v3/factcheck"},
+		{Op: router.OpPing, Variant: N, Method: get, Path: "/api/v1/ping", Public: true},
+		{Op: router.OpPing, Variant: X, Method: get, Path: "/api/v1/x402/ping"},
+		{Op: router.OpAbout, Variant: N, Method: get, Path: "/api/v1/about", Public: true},
+		{Op: router.OpStatus, Variant: N, Method: get, Path: "/api/v1/status"},
 	}
 	got := router.Routes()
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -174,6 +187,9 @@ func TestRoutes(t *testing.T) {
 			t.Errorf("path %s appears twice", r.Path)
 		}
 		seen[r.Path] = true
+		if r.Alias {
+			continue
+		}
 		p, ok := router.RoutePath(r.Op, r.Variant)
 		if !ok || p != r.Path {
 			t.Errorf("RoutePath(%s, %s) = %q, %v; want %q, true", r.Op, r.Variant, p, ok, r.Path)
@@ -193,6 +209,11 @@ func TestRoutePath_absent(t *testing.T) {
 		{router.OpValidateV3, router.VariantX402},
 		{router.OpFactcheck, router.VariantTrial},
 		{router.OpFactcheck, router.VariantX402},
+		{router.OpPing, router.VariantTrial},
+		{router.OpAbout, router.VariantTrial},
+		{router.OpAbout, router.VariantX402},
+		{router.OpStatus, router.VariantTrial},
+		{router.OpStatus, router.VariantX402},
 		{router.OpDelegateV1, "paid"},
 		{"completions_v1", router.VariantNormal},
 		{"", ""},
@@ -206,7 +227,7 @@ func TestRoutePath_absent(t *testing.T) {
 // TestRoutePath_zeroVariant checks that the zero variant means normal.
 func TestRoutePath_zeroVariant(t *testing.T) {
 	for _, r := range router.Routes() {
-		if r.Variant != router.VariantNormal {
+		if r.Variant != router.VariantNormal || r.Alias {
 			continue
 		}
 		if p, ok := router.RoutePath(r.Op, ""); !ok || p != r.Path {

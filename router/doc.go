@@ -96,4 +96,9 @@
 // for invalid input, the failing fields by JSON path
 // ("consensus.replicas"), never by Go field name. Unknown JSON members are
 // ignored, as rule 3 of section 9 asks of clients.
+//
+// A request body is refused with 400 when it is not JSON, holds bytes that
+// are not UTF-8, nests deeper than 128 levels, or repeats a member name
+// (which readers would resolve differently); with 413 when it is larger
+// than the Handler's limit (1 MiB by default).
 package router

@@ -148,7 +148,7 @@ func WithHandlerClock(now func() time.Time) HandlerOption {
 
 // WithServiceInfo sets the service name and version that GET
 // /api/v1/about reports. Empty strings keep the defaults: "vouch router",
-// and the version of the vouch module the host was built with.
+// and the vouch release.
 func WithServiceInfo(name, version string) HandlerOption {
 	return func(h *Handler) { h.name, h.version = name, version }
 }

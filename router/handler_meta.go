@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vouchkit/vouch/internal/release"
 	"net/http"
 	"net/url"
-	"runtime/debug"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/x402"
@@ -75,7 +75,7 @@ func (h *Handler) about() (*About, error) {
 		a.Service = defaultServiceName
 	}
 	if a.Version == "" {
-		a.Version = moduleVersion()
+		a.Version = release.Version
 	}
 	if h.cfg.X402 != nil {
 		a.Variants = append(a.Variants, VariantX402)
@@ -123,30 +123,4 @@ func register(mux *http.ServeMux, pattern string) (err error) {
 	}()
 	mux.Handle(pattern, http.NotFoundHandler())
 	return nil
-}
-
-// vouchModule is the path of this module.
-const vouchModule = "github.com/vouchkit/vouch"
-
-// moduleVersion returns the version of the vouch module in the running
-// program's build information: "(devel)" or a pseudo-version when the
-// program is built inside the module, "unknown" without build
-// information.
-func moduleVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	if bi.Main.Path == vouchModule {
-		return bi.Main.Version
-	}
-	for _, d := range bi.Deps {
-		if d.Path == vouchModule {
-			if d.Replace != nil && d.Replace.Version != "" {
-				return d.Replace.Version
-			}
-			return d.Version
-		}
-	}
-	return "unknown"
 }

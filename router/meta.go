@@ -15,8 +15,9 @@ type About struct {
 	// Service names the server: "vouch router" unless the host names it
 	// ([WithServiceInfo]).
 	Service string `json:"service"`
-	// Version is the server's release: the version of the vouch module
-	// the host was built with, unless the host names one.
+	// Version is the server's release: the vouch release (the one the
+	// trust service reports as service_version), unless the host names
+	// one.
 	Version string `json:"version"`
 	// Variants lists the variants served: normal and trial always, x402
 	// when the Handler has the x402 middleware ([WithX402]).

@@ -12,14 +12,15 @@ import (
 	"slices"
 
 	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/internal/release"
 	"github.com/vouchkit/vouch/internal/traceparent"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 )
 
 // Version is the release of the trust service, reported as
-// service_version.
-const Version = "0.1.0"
+// service_version: the release of the vouch module.
+const Version = release.Version
 
 // Caller is anything that answers trust calls: the in-process [Service]
 // and the remote [Client]. [NewHandler] serves any Caller.

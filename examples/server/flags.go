@@ -95,8 +95,9 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.Usage = func() {
 		fmt.Fprint(out, `usage: go run ./examples/server [flags]
 
-Serves the vouch router endpoints (v1, v2, v3; normal, trial and x402
-variants) and the trust service (/api/v4/trust and its trial and x402
+Serves the vouch router endpoints (v1, v2, v3 and factcheck v1 with its
+fact-check alias; normal, trial and x402 variants; GET /api/v1/ping,
+/api/v1/x402/ping, /api/v1/about, /api/v1/status) and the trust service (/api/v4/trust and its trial and x402
 variants, /api/v4/receipt/{id}, /api/v4/verify_receipt) from one in-process
 engine, on six deterministic demo workers or a panel of chat models.
 See examples/server/README.md. Stop it with Ctrl-C.

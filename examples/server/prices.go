@@ -19,6 +19,9 @@ const (
 	// trustPrice covers a trust call of any tier, up to 5 replicas (oracle)
 	// or three steps (adaptive).
 	trustPrice = "$0.005"
+	// pingPrice makes GET /api/v1/x402/ping the cheapest paid route, for a
+	// client to test its payment set-up.
+	pingPrice = "$0.0001"
 )
 
 // pricedRoute is an x402 route and what it costs.
@@ -45,8 +48,11 @@ func demoPrices(payTo string) ([]pricedRoute, error) {
 			continue
 		}
 		price := validatePrice
-		if rt.Op == router.OpDelegateV1 || rt.Op == router.OpDelegateV2 {
+		switch rt.Op {
+		case router.OpDelegateV1, router.OpDelegateV2:
 			price = delegatePrice
+		case router.OpPing:
+			price = pingPrice
 		}
 		if err := add(rt.Method, rt.Path, string(rt.Op), price); err != nil {
 			return nil, err
@@ -58,10 +64,9 @@ func demoPrices(payTo string) ([]pricedRoute, error) {
 	return prs, nil
 }
 
-// paywall returns the x402 middleware of every priced route, paid through
-// the offline facilitator (which checks signatures and moves nothing),
-// with the used payments kept in replay.
-func paywall(prices []pricedRoute, replay x402.ReplayStore, m *metrics, log *slog.Logger) (func(http.Handler) http.Handler, error) {
+// priceTable returns the prices by route pattern, as the x402 middleware
+// and the router's /api/v1/about take them.
+func priceTable(prices []pricedRoute) map[string]x402.Price {
 	routes := make(map[string]x402.Price, len(prices))
 	for _, p := range prices {
 		routes[p.method+" "+p.path] = x402.Price{
@@ -70,6 +75,13 @@ func paywall(prices []pricedRoute, replay x402.ReplayStore, m *metrics, log *slo
 			MimeType:    "application/json",
 		}
 	}
+	return routes
+}
+
+// paywall returns the x402 middleware of the priced routes, paid through
+// the offline facilitator (which checks signatures and moves nothing),
+// with the used payments kept in replay.
+func paywall(routes map[string]x402.Price, replay x402.ReplayStore, m *metrics, log *slog.Logger) (func(http.Handler) http.Handler, error) {
 	return x402.Middleware(x402.MiddlewareConfig{
 		Facilitator: m.countSettlements(&evm.Facilitator{}),
 		Routes:      routes,

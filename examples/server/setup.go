@@ -49,7 +49,8 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 			s.state.close()
 		}
 	}()
-	paid, err := paywall(s.prices, s.state.replay, s.metrics, log)
+	priced := priceTable(s.prices)
+	paid, err := paywall(priced, s.state.replay, s.metrics, log)
 	if err != nil {
 		return nil, err
 	}
@@ -72,6 +73,8 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	routerOpts := []router.HandlerOption{
 		router.WithAuthenticator(auth),
 		router.WithX402(paid),
+		router.WithX402Prices(priced),
+		router.WithServiceInfo("vouch demo server", ""),
 		router.WithIdempotency(s.state.idempotency, 0),
 		router.WithHandlerLogger(log),
 	}

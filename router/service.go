@@ -22,13 +22,24 @@ import (
 // A Service may also implement [StatusReporter], which GET /api/v1/status
 // of a [Handler] reports.
 type Service interface {
+	// DelegateV1 runs a prompt on req.SessionID (POST /api/v1/delegate).
 	DelegateV1(ctx context.Context, req *DelegateV1Request) (*DelegateV1Response, error)
+	// ValidateV1 judges an output on req.SessionID (POST /api/v1/validate).
 	ValidateV1(ctx context.Context, req *ValidateV1Request) (*ValidateV1Response, error)
+	// FactcheckV1 checks a claim on 3 or 5 replicas (POST /api/v1/factcheck).
 	FactcheckV1(ctx context.Context, req *FactcheckV1Request) (*FactcheckResponse, error)
+	// DelegateV2 runs a workflow on req.SessionID (POST /api/v2/delegate).
 	DelegateV2(ctx context.Context, req *DelegateV2Request) (*DelegateV2Response, error)
+	// ValidateV2 judges a claim on req.SessionID (POST /api/v2/validate).
 	ValidateV2(ctx context.Context, req *ValidateV2Request) (*ValidateV2Response, error)
+	// DelegateV3 runs a workflow on consensus.replicas sessions and returns
+	// the majority's result (POST /api/v3/delegate).
 	DelegateV3(ctx context.Context, req *DelegateV3Request) (*DelegateV3Response, error)
+	// ValidateV3 judges a claim on consensus.replicas sessions and returns
+	// the majority's verdict (POST /api/v3/validate).
 	ValidateV3(ctx context.Context, req *ValidateV3Request) (*ValidateV3Response, error)
+	// Factcheck checks a statement on consensus.replicas sessions
+	// (POST /api/v3/factcheck).
 	Factcheck(ctx context.Context, req *FactcheckRequest) (*FactcheckResponse, error)
 }
 

@@ -2,6 +2,7 @@ package jsonbody_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -178,6 +179,24 @@ func TestUnmarshal_manyMembers(t *testing.T) {
 		p := asProblem(t, jsonbody.Decode(strings.NewReader(body), 4<<20, &v))
 		if len(p.Errors) != 1 || p.Errors[0].Field != dup {
 			t.Errorf("repeat of %s among 50000: %+v, want it named", dup, p.Errors)
+		}
+	}
+}
+
+// TestUnmarshal_duplicateUnusualNames: a repeated member whose name is
+// empty or holds path punctuation is named unambiguously.
+func TestUnmarshal_duplicateUnusualNames(t *testing.T) {
+	tests := []struct{ body, field string }{
+		{`{"":0,"":"0"}`, `[""]`},
+		{`{"x":{"a.b":1,"a.b":2}}`, `x["a.b"]`},
+		{`{"items":[{"id":1,"id":2}]}`, `items[0].id`},
+	}
+	for _, tt := range tests {
+		var v any
+		err := jsonbody.Unmarshal([]byte(tt.body), &v)
+		var p *problem.Details
+		if !errors.As(err, &p) || len(p.Errors) != 1 || p.Errors[0].Field != tt.field || p.Errors[0].Rule != "unique" {
+			t.Errorf("Unmarshal(%s) = %v, want rule unique on %s", tt.body, err, tt.field)
 		}
 	}
 }

@@ -137,22 +137,42 @@ func (f *frame) seen(name []byte) bool {
 
 // path returns the JSON path of member name of the innermost object of
 // stack, whose enclosing frames are outer: "claim.output.x",
-// "items[2].id".
+// "items[2].id". A member name that is empty or holds other characters
+// than letters, digits, "_" and "-" is written quoted in brackets
+// (`meta["a.b"]`, `[""]`), so that every path names one member.
 func path(outer []frame, name string) string {
 	var b strings.Builder
 	for _, f := range outer {
 		if f.object {
-			if b.Len() > 0 {
-				b.WriteByte('.')
-			}
-			b.Write(f.keys[len(f.keys)-1])
+			member(&b, string(f.keys[len(f.keys)-1]))
 		} else {
 			b.WriteString("[" + strconv.Itoa(f.index) + "]")
 		}
+	}
+	member(&b, name)
+	return b.String()
+}
+
+// member appends one member name to a path.
+func member(b *strings.Builder, name string) {
+	if !plainName(name) {
+		b.WriteString("[" + strconv.Quote(name) + "]")
+		return
 	}
 	if b.Len() > 0 {
 		b.WriteByte('.')
 	}
 	b.WriteString(name)
-	return b.String()
+}
+
+func plainName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, r := range name {
+		if !(r == '_' || r == '-' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') {
+			return false
+		}
+	}
+	return true
 }

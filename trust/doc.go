@@ -60,6 +60,22 @@
 // and null otherwise. confidence is the router's consensus confidence of
 // the last step.
 //
+// # Receipts
+//
+// With [WithReceipts], a request whose receipt block asks for one (mode
+// inline or detached) gets a receipt of the decision, following the
+// lifecycle of section 3: the decision, then the receipt built from what
+// really ran (the last step's consensus block and tier, the hashes of the
+// input and of the chosen result, and the sessions, task ids and trace id
+// of every step, each as the include flags ask), signed when the issuer
+// has a signer, stored, and returned whole (inline) or as its receipt_id,
+// ttl, visibility and expiry (detached). Without a receipt block, or with
+// mode none, nothing is built or stored and the response is that of rule 2
+// of section 9. The caller named by [WithCaller] owns the receipt; shared
+// receipts may also be fetched by the counterparties the block names. A
+// decision whose receipt cannot be stored is answered 503, never without
+// the receipt it asked for.
+//
 // trace_id is the W3C trace id of the incoming request when there is one,
 // otherwise a new one; the router calls carry it. service_version is
 // [Version].

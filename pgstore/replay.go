@@ -2,8 +2,12 @@ package pgstore
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/vouchkit/vouch/x402"
 )
@@ -15,8 +19,11 @@ import (
 // Reserve is one INSERT … ON CONFLICT statement on the key's primary key,
 // never a read followed by a write: of two concurrent Reserves of one key,
 // on any servers, exactly one reports true. A key whose time has passed
-// is taken over by the same statement. Expired keys are removed by
-// DeleteExpired (or [DB.Sweep]). The store is safe for concurrent use.
+// is taken over by the same statement, which also forgets its settlement.
+// MarkSettled is one UPDATE of the key's row and LookupSettled one SELECT
+// of it; neither decides whether a payment is accepted. Expired keys are
+// removed by DeleteExpired (or [DB.Sweep]). The store is safe for
+// concurrent use.
 type ReplayStore struct {
 	db *DB
 }
@@ -35,7 +42,8 @@ func (s *ReplayStore) Reserve(ctx context.Context, key string, now, until time.T
 	defer cancel()
 	tag, err := s.db.pool.Exec(ctx, `
 		INSERT INTO vouch_x402_replay AS r (key, until) VALUES ($1, $2)
-		ON CONFLICT (key) DO UPDATE SET until = EXCLUDED.until WHERE r.until <= $3`,
+		ON CONFLICT (key) DO UPDATE SET until = EXCLUDED.until, request = NULL, settlement = NULL
+		WHERE r.until <= $3`,
 		key, until, now)
 	if err != nil {
 		return false, fmt.Errorf("pgstore: reserving payment authorization: %w", err)
@@ -54,6 +62,49 @@ func (s *ReplayStore) Release(ctx context.Context, key string) error {
 		return fmt.Errorf("pgstore: releasing payment authorization: %w", err)
 	}
 	return nil
+}
+
+// MarkSettled implements [x402.ReplayStore].
+func (s *ReplayStore) MarkSettled(ctx context.Context, key string, sp x402.SettledPayment) error {
+	settlement, err := json.Marshal(sp.Settlement)
+	if err != nil {
+		return fmt.Errorf("pgstore: encoding the settlement: %w", err)
+	}
+	ctx, cancel, err := s.db.query(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	if _, err := s.db.pool.Exec(ctx, `UPDATE vouch_x402_replay SET request = $2, settlement = $3 WHERE key = $1`,
+		key, sp.Request, settlement); err != nil {
+		return fmt.Errorf("pgstore: recording a settled payment: %w", err)
+	}
+	return nil
+}
+
+// LookupSettled implements [x402.ReplayStore].
+func (s *ReplayStore) LookupSettled(ctx context.Context, key string, now time.Time) (x402.SettledPayment, bool, error) {
+	ctx, cancel, err := s.db.query(ctx)
+	if err != nil {
+		return x402.SettledPayment{}, false, err
+	}
+	defer cancel()
+	var sp x402.SettledPayment
+	var settlement []byte
+	err = s.db.pool.QueryRow(ctx, `
+		SELECT request, settlement FROM vouch_x402_replay
+		WHERE key = $1 AND until > $2 AND request IS NOT NULL AND settlement IS NOT NULL`,
+		key, now).Scan(&sp.Request, &settlement)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return x402.SettledPayment{}, false, nil
+	}
+	if err != nil {
+		return x402.SettledPayment{}, false, fmt.Errorf("pgstore: looking up a settled payment: %w", err)
+	}
+	if err := json.Unmarshal(settlement, &sp.Settlement); err != nil {
+		return x402.SettledPayment{}, false, fmt.Errorf("pgstore: decoding a settled payment: %w", err)
+	}
+	return sp, true, nil
 }
 
 // DeleteExpired removes the keys expired at now and returns how many it

@@ -70,6 +70,17 @@
 //     timeout plus an hour; a repeated call after that pays anew.
 //   - When the terms offer the payment-identifier extension, the payer
 //     echoes it with an id derived from the call's key.
+//   - An answer that was paid for and lost on the way is delivered again,
+//     never paid again: a repeat of a settled proof with the same method,
+//     path and Idempotency-Key, from the same caller with the same body,
+//     gets the answer its first use bought, with the first settlement in
+//     PAYMENT-RESPONSE, when the handler is a [Replayer] that kept it
+//     (the vouch servers are). The [ReplayStore] records the settlement
+//     with the proof (MarkSettled) before the answer is sent; nothing
+//     settles again and the handler's work does not run again. Any other
+//     repeat of a proof, such as one whose settlement failed or whose
+//     first use still runs, gets 402 "already used" and no answer (a
+//     proof whose handler failed was released, and is taken as new).
 //   - A failed settlement keeps the authorization marked as used, because
 //     its outcome on chain is unknown; a handler failure (status 400 or
 //     more) or a failed verification releases it, so that the client may

@@ -62,6 +62,7 @@ type serverOptions struct {
 	remoteFacilitator bool // reach the facilitator through FacilitatorClient over loopback
 	v1Only            bool // hide the PAYMENT-REQUIRED header, as a version 1 server would
 	facilitator       x402.Facilitator
+	next              http.Handler // served instead of the handler argument, when set
 }
 
 func newPaidServer(t *testing.T, opts serverOptions, handler http.HandlerFunc) *paidServer {
@@ -83,7 +84,11 @@ func newPaidServer(t *testing.T, opts serverOptions, handler http.HandlerFunc) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	paid := mw(handler)
+	var next http.Handler = handler
+	if opts.next != nil {
+		next = opts.next
+	}
+	paid := mw(next)
 	ps.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if v := r.Header.Get(x402.HeaderPaymentSignature) + r.Header.Get(x402.HeaderXPayment); v != "" {
 			ps.mu.Lock()

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -70,6 +71,17 @@ const exposed = HeaderPaymentRequired + ", " + HeaderPaymentResponse + ", " + He
 // answer is dropped. Streaming (http.Flusher) is not available to paid
 // handlers.
 //
+// A proof is accepted once. A repeat of it is answered 402 "already
+// used", except in one case, so that an answer paid for and lost on the
+// way (a dropped connection, a 502 from a proxy) can still be had: when
+// the wrapped handler is a [Replayer], the proof's first use was settled,
+// and the repeat carries the same proof, method, path and Idempotency-Key
+// as that first use, the middleware asks the handler's ServeReplay for the
+// kept answer and sends it with the first settlement in the payment
+// headers, without settling again and without running the handler. When
+// ServeReplay has no answer (another caller, another body, nothing kept),
+// the repeat is answered 402 as any other.
+//
 // The handler finds the verified payment with [PaymentFromContext]. Every
 // answer on a priced route exposes the payment headers to browsers through
 // Access-Control-Expose-Headers.
@@ -100,8 +112,9 @@ func Middleware(cfg MiddlewareConfig) (func(http.Handler) http.Handler, error) {
 		pw.log = slog.New(slog.DiscardHandler)
 	}
 	return func(next http.Handler) http.Handler {
+		rp, _ := next.(Replayer)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			pw.serve(w, r, next)
+			pw.serve(w, r, next, rp)
 		})
 	}, nil
 }
@@ -167,7 +180,7 @@ func (pw *paywall) price(r *http.Request) (Price, bool) {
 	return p, ok
 }
 
-func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
+func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handler, rp Replayer) {
 	price, ok := pw.price(r)
 	if !ok {
 		next.ServeHTTP(w, r)
@@ -211,7 +224,7 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		return
 	}
 	if !fresh {
-		pw.require(w, price, res, "the payment was already used", nil)
+		pw.repeat(w, r, rp, price, res, p, key, now)
 		return
 	}
 	settled := false
@@ -249,11 +262,67 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		return
 	}
 	pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: settled", slog.String("transaction", sr.Transaction), slog.String("payer", sr.Payer), slog.String("network", sr.Network))
+	if r.Header.Get(HeaderIdempotencyKey) != "" {
+		// Recorded before the answer is sent, so that a repeat sent after
+		// losing it finds the payment settled.
+		sp := SettledPayment{Request: paidRequest(r, p), Settlement: *sr}
+		if err := pw.replay.MarkSettled(context.WithoutCancel(ctx), key, sp); err != nil {
+			pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: recording the settlement for replay", slog.String("error", err.Error()))
+		}
+	}
 	if err := setSettlement(w.Header(), sr, p.X402Version); err != nil {
 		pw.unavailable(w, "encoding the settlement", err)
 		return
 	}
 	rec.copyTo(w)
+}
+
+// repeat answers a proof that was already accepted: with the answer its
+// first use bought when that use was settled, the request is the same and
+// the handler still has the answer, and with 402 otherwise.
+func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, price Price, res ResourceInfo, p *PaymentPayload, key string, now time.Time) {
+	const used = "the payment was already used"
+	if rp == nil || r.Header.Get(HeaderIdempotencyKey) == "" {
+		pw.require(w, price, res, used, nil)
+		return
+	}
+	ctx := r.Context()
+	sp, ok, err := pw.replay.LookupSettled(ctx, key, now)
+	if err != nil {
+		pw.unavailable(w, "replay store", err)
+		return
+	}
+	if !ok || sp.Request != paidRequest(r, p) {
+		pw.require(w, price, res, used, nil)
+		return
+	}
+	rec := &recorder{header: make(http.Header)}
+	if !rp.ServeReplay(rec, r) || rec.status >= 400 {
+		pw.require(w, price, res, used, nil)
+		return
+	}
+	pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: answer delivered again", slog.String("transaction", sp.Settlement.Transaction), slog.String("payer", sp.Settlement.Payer))
+	if err := setSettlement(w.Header(), &sp.Settlement, p.X402Version); err != nil {
+		pw.unavailable(w, "encoding the settlement", err)
+		return
+	}
+	rec.copyTo(w)
+}
+
+// paidRequest names the request a proof pays for: a digest of the
+// method, the path, the Idempotency-Key and the proof's payload.
+func paidRequest(r *http.Request, p *PaymentPayload) string {
+	d := sha256.New()
+	for _, s := range []string{r.Method, r.URL.Path, r.Header.Get(HeaderIdempotencyKey)} {
+		io.WriteString(d, strconv.Itoa(len(s))+":"+s)
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, p.Payload) != nil {
+		buf.Reset()
+		buf.Write(p.Payload)
+	}
+	d.Write(buf.Bytes())
+	return hex.EncodeToString(d.Sum(nil))
 }
 
 // require answers 402 with the terms of price in both versions, and with
@@ -388,6 +457,18 @@ type VerifiedPayment struct {
 }
 
 type verifiedCtx struct{}
+
+// Replayer is a paid handler that keeps its answers by Idempotency-Key
+// and can deliver one again without doing the work again. [Middleware]
+// calls ServeReplay, never ServeHTTP, for a repeat of a settled proof.
+type Replayer interface {
+	http.Handler
+	// ServeReplay answers r with the answer kept for the earlier request
+	// of the same caller with the same Idempotency-Key, method, path and
+	// body, and reports true. When it has no such answer it reports false
+	// and writes nothing. It must not do the request's work.
+	ServeReplay(w http.ResponseWriter, r *http.Request) bool
+}
 
 // PaymentFromContext returns the verified payment of the request whose
 // context is ctx, inside a handler behind [Middleware].

@@ -55,7 +55,12 @@ const (
 	Trial
 	// Paid endpoints go through the x402 middleware, and answer 501 with
 	// code x402_not_configured when there is none. The caller is
-	// "ip:<address>".
+	// "ip:<address>". The handler the middleware wraps for an endpoint
+	// with Prepare and a body also has a method ServeReplay(w, r) bool
+	// (x402.Replayer): it writes the response stored under the request's
+	// Idempotency-Key for the same caller and body, as a replay, and never
+	// runs the call, so that the middleware can deliver a settled answer
+	// that was lost again without settling again.
 	Paid
 	// Public endpoints admit everyone. The caller is "ip:<address>".
 	Public
@@ -229,8 +234,8 @@ func (s *Server) endpoint(e Endpoint) (http.Handler, error) {
 		return nil, fmt.Errorf("endpoint %s %s: want a method, a path, and one of Prepare and Handler", e.Method, e.Path)
 	}
 	next := e.Handler
+	hasBody := e.Method == http.MethodPost || e.Method == http.MethodPut || e.Method == http.MethodPatch
 	if e.Prepare != nil {
-		hasBody := e.Method == http.MethodPost || e.Method == http.MethodPut || e.Method == http.MethodPatch
 		prepare := e.Prepare
 		next = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, prepare, hasBody) })
 	}
@@ -245,6 +250,9 @@ func (s *Server) endpoint(e Endpoint) (http.Handler, error) {
 				WriteProblem(w, r, problem.New(http.StatusNotImplemented, CodeX402NotConfigured,
 					"x402 not configured: this server takes no pay-per-call requests; use the normal or trial route"))
 			}), nil
+		}
+		if e.Prepare != nil && hasBody {
+			return s.cfg.X402(&paidReplayer{Handler: s.anonymous(next), s: s}), nil
 		}
 		return s.cfg.X402(s.anonymous(next)), nil
 	case Public:
@@ -432,7 +440,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, prepare func(*htt
 func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, key string, body []byte, run Run) {
 	ctx := r.Context()
 	info := infoFrom(ctx)
-	scoped := strconv.Itoa(len(info.caller)) + ":" + info.caller + ":" + key
+	scoped := scopedKey(info.caller, key)
 	fp := fingerprint(r.Method, r.URL.Path, body)
 	for {
 		now := s.cfg.Now()
@@ -461,6 +469,67 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, key str
 		}
 		s.runReserved(w, r, scoped, run)
 		return
+	}
+}
+
+// scopedKey is the idempotency key of caller's key.
+func scopedKey(caller, key string) string {
+	return strconv.Itoa(len(caller)) + ":" + caller + ":" + key
+}
+
+// paidReplayer is the handler a Paid endpoint with Prepare and a body
+// gives the x402 middleware. Besides serving the request, it can answer
+// a repeat of a settled payment from the idempotency store alone: its
+// ServeReplay method (x402.Replayer, matched by shape) never runs the call.
+type paidReplayer struct {
+	http.Handler // the admitted endpoint
+	s            *Server
+}
+
+// ServeReplay writes the response stored under the request's
+// Idempotency-Key for its caller, method, path and body, with header
+// Idempotent-Replayed: true, and reports true; it reports false, writing
+// nothing, when there is no such response. It waits for a request with
+// the same key that is still running.
+func (h *paidReplayer) ServeReplay(w http.ResponseWriter, r *http.Request) bool {
+	s, ctx := h.s, r.Context()
+	info := infoFrom(ctx)
+	info.caller, info.principal = "ip:"+ClientIP(r), s.identify(r)
+	key := r.Header.Get(HeaderIdempotencyKey)
+	if !validIdempotencyKey(key) {
+		return false
+	}
+	body, p := s.readBody(r)
+	if p != nil {
+		return false
+	}
+	scoped, fp := scopedKey(info.caller, key), fingerprint(r.Method, r.URL.Path, body)
+	for {
+		now := s.cfg.Now()
+		e, err := s.cfg.Idempotency.Reserve(ctx, scoped, fp, now, now.Add(s.cfg.IdempotencyWindow))
+		if err != nil {
+			s.log.ErrorContext(ctx, s.cfg.Name+": looking up a paid response", "request_id", info.id, "error", err)
+			return false
+		}
+		switch e.State {
+		case IdempotencyReserved: // nothing stored: let the key go again
+			if err := s.cfg.Idempotency.Release(context.WithoutCancel(ctx), scoped); err != nil {
+				s.log.ErrorContext(ctx, s.cfg.Name+": releasing idempotency key", "error", err)
+			}
+			return false
+		case IdempotencyInFlight:
+			if !waitFor(ctx, e.Done) {
+				return false
+			}
+			continue
+		}
+		if e.Fingerprint != fp {
+			return false
+		}
+		info.replayed = true
+		w.Header().Set(HeaderIdempotentReplayed, "true")
+		writeStored(w, e.Response)
+		return true
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -35,7 +36,14 @@ type serverVars struct {
 func (l *loader) vars(ctx context.Context) (*serverVars, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.cfg.debugURL, nil)
+	u, err := url.Parse(l.cfg.debugURL)
+	if err != nil {
+		return nil, err
+	}
+	q := u.Query()
+	q.Set("gc", "1") // heap figures of live memory only (examples/server collects first)
+	u.RawQuery = q.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -63,12 +63,16 @@ func (m *metrics) vars() map[string]expvar.Var {
 }
 
 // ServeHTTP serves the variables as expvar.Handler does: one JSON object,
-// members in name order.
+// members in name order. With the query gc=1 it collects garbage first, so
+// that the heap figures of memstats count live memory only.
 func (m *metrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
+	}
+	if r.URL.Query().Get("gc") == "1" {
+		runtime.GC() // so that memstats counts live memory only
 	}
 	vars := m.vars()
 	names := make([]string, 0, len(vars))

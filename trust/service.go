@@ -147,6 +147,9 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 // INCONCLUSIVE is an answer, not an error. Errors are *Error: 400 for an
 // invalid request, or the router's error when no step could run.
 func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
+	if req == nil {
+		return nil, problem.New(http.StatusBadRequest, problem.CodeInvalidRequest, "trust: the request is nil")
+	}
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}

@@ -324,3 +324,12 @@ func TestRequest_Validate(t *testing.T) {
 		})
 	}
 }
+
+func TestService_Call_nilRequest(t *testing.T) {
+	s, _ := New(&scripted{})
+	_, err := s.Call(context.Background(), nil)
+	var p *Error
+	if !errors.As(err, &p) || p.Status != http.StatusBadRequest {
+		t.Errorf("Call(nil) = %v, want a 400 *Error", err)
+	}
+}

@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -15,8 +16,11 @@ import (
 )
 
 // benchReceipt is a receipt of a typical size (about 1 KiB).
-func benchReceipt(i int) receipt.Record {
-	id := fmt.Sprintf("rcpt_%026d", i)
+// benchReceipt returns the i-th receipt of a benchmark run; run keeps the
+// ids of one run apart from those of earlier runs on the same store (the
+// PostgreSQL database outlives a run, and -count repeats them).
+func benchReceipt(run string, i int) receipt.Record {
+	id := fmt.Sprintf("rcpt_%s%016d", run, i)
 	data := make([]byte, 1024)
 	for j := range data {
 		data[j] = 'a' + byte(j%26)
@@ -52,9 +56,9 @@ func BenchmarkReceiptPut(b *testing.B) {
 	for _, st := range receiptStores(b) {
 		b.Run(st.name, func(b *testing.B) {
 			b.ReportAllocs()
-			i := 0
+			run, i := rand.Text()[:10], 0
 			for b.Loop() {
-				if err := st.s.Put(context.Background(), benchReceipt(i)); err != nil {
+				if err := st.s.Put(context.Background(), benchReceipt(run, i)); err != nil {
 					b.Fatal(err)
 				}
 				i++
@@ -65,9 +69,10 @@ func BenchmarkReceiptPut(b *testing.B) {
 
 func BenchmarkReceiptGet(b *testing.B) {
 	const n = 100
+	run := rand.Text()[:10]
 	for _, st := range receiptStores(b) {
 		for i := range n {
-			if err := st.s.Put(context.Background(), benchReceipt(i)); err != nil {
+			if err := st.s.Put(context.Background(), benchReceipt(run, i)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -75,7 +80,7 @@ func BenchmarkReceiptGet(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				if _, err := st.s.Get(context.Background(), benchReceipt(i%n).ID, t0); err != nil {
+				if _, err := st.s.Get(context.Background(), benchReceipt(run, i%n).ID, t0); err != nil {
 					b.Fatal(err)
 				}
 				i++

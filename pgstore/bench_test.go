@@ -104,9 +104,9 @@ func BenchmarkIdempotentCall(b *testing.B) {
 		b.Run(st.name, func(b *testing.B) {
 			b.ReportAllocs()
 			ctx := context.Background()
-			i := 0
+			run, i := rand.Text()[:10], 0
 			for b.Loop() {
-				key := fmt.Sprint("caller:", i)
+				key := fmt.Sprint("caller:", run, i)
 				i++
 				if e, err := st.s.Reserve(ctx, key, "fp", t0, t0.Add(time.Hour)); err != nil || e.State != router.IdempotencyReserved {
 					b.Fatalf("Reserve = %+v, %v", e, err)

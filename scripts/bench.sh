@@ -23,7 +23,7 @@ pkgs=(./consensus ./router ./router/chatworker ./receipt ./receipt/boltstore)
 if [[ -n ${VOUCH_TEST_DATABASE_URL:-} ]]; then
 	pkgs+=(./pgstore)
 fi
-bench='^Benchmark(FanOut|EarlyQuorum|ValidateV3_fiveInstant|EngineLoopback|Loopback|Receipt|MemStore|RawMap|Store|RawBolt|Worker_Work|ParseAnswer|ReceiptPut|ReceiptGet)$'
+bench='^Benchmark(FanOut|EarlyQuorum|ValidateV3_fiveInstant|EngineLoopback|Loopback|Receipt|MemStore|RawMap|Store|RawBolt|Worker_Work|ParseAnswer|ReceiptPut|ReceiptGet|IdempotentCall|TrialAllow)$'
 cmd=(go test -run='^$' -bench="$bench" -benchmem -count="$count" -benchtime="$benchtime" "${pkgs[@]}")
 
 raw=$(mktemp)
@@ -92,6 +92,8 @@ END {
 	row("receipt/boltstore", "Store/get", "RawBolt/get", "cost", "", "bbolt store get vs raw bbolt View")
 	row("pgstore", "ReceiptPut/postgres", "ReceiptPut/bbolt", "cost", "", "PostgreSQL store put vs bbolt store put")
 	row("pgstore", "ReceiptGet/postgres", "ReceiptGet/bbolt", "cost", "", "PostgreSQL store get vs bbolt store get")
+	row("pgstore", "IdempotentCall/postgres", "IdempotentCall/memory", "cost", "", "idempotent call (reserve, complete, replay): PostgreSQL vs memory")
+	row("pgstore", "TrialAllow/postgres", "TrialAllow/memory", "cost", "", "trial limit decision: PostgreSQL (shared) vs in-process token bucket")
 	row("router/chatworker", "Worker_Work/worker", "Worker_Work/baseline=post+decode", "cost", "", "chatworker validate job vs bare POST+decode to the same fake endpoint")
 	row("router/chatworker", "ParseAnswer/bare", "ParseAnswer/baseline=unmarshal", "cost", "", "chatworker answer parse (bare JSON) vs json.Unmarshal")
 	row("router/chatworker", "ParseAnswer/prose", "ParseAnswer/baseline=unmarshal", "cost", "", "chatworker answer parse (JSON amid prose) vs json.Unmarshal")

@@ -44,6 +44,7 @@ type Service struct {
 	logger    *slog.Logger
 	issuer    *receipt.Issuer
 	signed    bool
+	tel       *serviceTelemetry // spans and metrics (WithTelemetry)
 }
 
 // Option configures a [Service].
@@ -139,6 +140,9 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
+	if s.tel == nil {
+		s.tel = newServiceTelemetry(nil, nil)
+	}
 	return s, nil
 }
 
@@ -159,6 +163,8 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 			Message: "this service issues no receipts; omit the receipt block or use mode none",
 		}})
 	}
+	ctx, span := s.tel.startCall(ctx, req) // a recorded span's trace id becomes the call's
+	defer span.End()
 	traceID := traceparent.From(ctx)
 	if !traceparent.Valid(traceID) {
 		traceID = traceparent.NewTraceID()
@@ -197,6 +203,7 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 		}
 		resp.Receipt = issued.ResponseMember()
 	}
+	s.tel.answered(ctx, span, req, resp)
 	return resp, nil
 }
 
@@ -271,6 +278,8 @@ func sides(mode Mode, st stepResult, r router.Run) bool {
 
 // run makes the router call of one rung.
 func (s *Service) run(ctx context.Context, req *Request, r rung) (stepResult, error) {
+	ctx, span := s.tel.startStep(ctx, r.replicas, r.tier)
+	defer span.End()
 	if r.replicas == 1 && s.session != 0 {
 		return s.runV2(ctx, req, r)
 	}

@@ -15,6 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/vouchkit/vouch/internal/problem"
 )
 
@@ -47,6 +50,11 @@ type MiddlewareConfig struct {
 	Now func() time.Time
 	// Logger records verifications and settlements; nil is silent.
 	Logger *slog.Logger
+	// TracerProvider and MeterProvider receive the spans of verify and
+	// settle and the payment metrics (docs/OBSERVABILITY.md); nil means
+	// the global providers.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 }
 
 // exposed are the response headers a browser client must be allowed to
@@ -104,7 +112,8 @@ func Middleware(cfg MiddlewareConfig) (func(http.Handler) http.Handler, error) {
 			return nil, fmt.Errorf("x402: route %q: %v", pattern, err)
 		}
 	}
-	pw := &paywall{cfg: cfg, mux: mux, replay: cfg.Replay, log: cfg.Logger}
+	pw := &paywall{cfg: cfg, mux: mux, replay: cfg.Replay, log: cfg.Logger, tel: newPaywallTelemetry(&cfg)}
+	pw.cfg.Facilitator = pw.tel.facilitator(cfg.Facilitator)
 	if pw.replay == nil {
 		pw.replay = &MemoryReplay{}
 	}
@@ -160,6 +169,7 @@ type paywall struct {
 	mux    *http.ServeMux
 	replay ReplayStore
 	log    *slog.Logger
+	tel    *paywallTelemetry
 }
 
 func (pw *paywall) now() time.Time {
@@ -328,6 +338,7 @@ func paidRequest(r *http.Request, p *PaymentPayload) string {
 // require answers 402 with the terms of price in both versions, and with
 // the settlement when one failed.
 func (pw *paywall) require(w http.ResponseWriter, price Price, res ResourceInfo, reason string, sr *SettleResponse) {
+	pw.tel.refused(reason, sr)
 	v2 := PaymentRequired{X402Version: Version2, Error: reason, Resource: &res, Accepts: make([]PaymentRequirements, len(price.Accepts))}
 	v1 := PaymentRequiredV1{X402Version: Version1, Error: reason, Accepts: make([]PaymentRequirementsV1, len(price.Accepts))}
 	for i, o := range price.Accepts {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"os"
 
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
@@ -12,8 +13,9 @@ import (
 
 // server is the demo server before it listens.
 type server struct {
-	handler  http.Handler // the API: router and trust endpoints
-	metrics  *metrics     // served on -debug-addr
+	handler  http.Handler   // the API: router and trust endpoints
+	metrics  *metrics       // served on -debug-addr
+	obs      *observability // OpenTelemetry providers; /metrics on -debug-addr
 	state    *state
 	key      *signingKey
 	prices   []pricedRoute
@@ -31,7 +33,16 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 		return nil, err
 	}
 	s.sessions = desc
-	engine, err := router.NewEngine(s.metrics.countExecutions(ss), router.WithEngineLogger(log))
+	if s.obs, err = newObservability(ctx, os.Getenv); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			s.obs.close()
+		}
+	}()
+	tp, mp := s.obs.tracerProvider(), s.obs.meterProvider()
+	engine, err := router.NewEngine(s.metrics.countExecutions(ss), router.WithEngineLogger(log), router.WithEngineTelemetry(tp, mp))
 	if err != nil {
 		return nil, err
 	}
@@ -50,13 +61,14 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 		}
 	}()
 	priced := priceTable(s.prices)
-	paid, err := paywall(priced, s.state.replay, s.metrics, log)
+	paid, err := paywall(priced, s.state.replay, s.metrics, s.obs, log)
 	if err != nil {
 		return nil, err
 	}
 
 	svc, err := trust.New(engine,
-		trust.WithReceipts(&receipt.Issuer{Signer: s.key.signer, Store: s.state.receipts}),
+		trust.WithReceipts(&receipt.Issuer{Signer: s.key.signer, Store: s.state.receipts, TracerProvider: tp, MeterProvider: mp}),
+		trust.WithTelemetry(tp, mp),
 		trust.WithSignedReceipts(),
 		trust.WithLogger(log),
 	)
@@ -77,6 +89,7 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 		router.WithServiceInfo("vouch demo server", ""),
 		router.WithIdempotency(s.state.idempotency, 0),
 		router.WithHandlerLogger(log),
+		router.WithHandlerTelemetry(tp, mp),
 	}
 	trustOpts := []trust.HandlerOption{
 		trust.WithAuthenticator(auth),
@@ -84,6 +97,7 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 		trust.WithIdempotency(s.state.idempotency, 0),
 		trust.WithReceiptEndpoints(s.state.receipts, verifier),
 		trust.WithHandlerLogger(log),
+		trust.WithHandlerTelemetry(tp, mp),
 	}
 	if s.state.limiter != nil {
 		routerOpts = append(routerOpts, router.WithRateLimiter(s.state.limiter))
@@ -103,6 +117,7 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	mux := http.NewServeMux()
 	mux.Handle("/", rh)
 	mux.Handle("/api/v4/", th)
+	(&health{sessions: engine, ping: s.state.ping, log: log}).register(mux) // /healthz, /readyz
 	s.handler = s.metrics.countRequests(mux)
 	return s, nil
 }

@@ -35,8 +35,11 @@ func (is *Issuer) telemetry() *issuerTelemetry {
 // start starts the span of issuing a receipt; the span of appending it
 // to a log, when there is one, is its child.
 func (t *issuerTelemetry) start(ctx context.Context, p *Params) (context.Context, trace.Span) {
-	return telemetry.Start(ctx, t.tracer, "receipt.issue", trace.SpanKindInternal,
-		telemetry.Mode.String(p.Mode), telemetry.ReceiptMode.String(string(p.Request.Mode)))
+	ctx, span := telemetry.Start(ctx, t.tracer, "receipt.issue")
+	if span.IsRecording() {
+		span.SetAttributes(telemetry.Mode.String(p.Mode), telemetry.ReceiptMode.String(string(p.Request.Mode)))
+	}
+	return ctx, span
 }
 
 // done records the receipt issued on span and in vouch.receipts.issued.

@@ -90,9 +90,11 @@ func (t *engineTelemetry) startCall(ctx context.Context, job *Job, replicas int)
 	if t.launched.Enabled(ctx) {
 		t.launched.Add(ctx, int64(replicas), metric.WithAttributes(telemetry.Tier.String(string(job.Tier))))
 	}
-	return telemetry.Start(ctx, t.tracer, "router.consensus", trace.SpanKindInternal,
-		attribute.String("vouch.job.kind", string(job.Kind)), telemetry.Tier.String(string(job.Tier)),
-		telemetry.Replicas.Int(replicas))
+	ctx, span := telemetry.Start(ctx, t.tracer, "router.consensus")
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("vouch.job.kind", string(job.Kind)), telemetry.Tier.String(string(job.Tier)), telemetry.Replicas.Int(replicas))
+	}
+	return ctx, span
 }
 
 // endCall ends a consensus call's span, records its agreement and
@@ -128,10 +130,11 @@ func (t *engineTelemetry) startReplica(ctx context.Context, s *session, job *Job
 	if root && t.launched.Enabled(ctx) {
 		t.launched.Add(ctx, 1, metric.WithAttributes(telemetry.Tier.String(string(job.Tier))))
 	}
-	return telemetry.Start(ctx, t.tracer, "router.replica", trace.SpanKindInternal,
-		telemetry.Session.Int64(int64(s.ID)), telemetry.Pool.String(s.Pool),
-		telemetry.Replica.Int(job.Replica), telemetry.TaskID.String(job.TaskID),
-		telemetry.Tier.String(string(job.Tier)))
+	ctx, span := telemetry.Start(ctx, t.tracer, "router.replica")
+	if span.IsRecording() {
+		span.SetAttributes(telemetry.Session.Int64(int64(s.ID)), telemetry.Pool.String(s.Pool), telemetry.Replica.Int(job.Replica), telemetry.TaskID.String(job.TaskID), telemetry.Tier.String(string(job.Tier)))
+	}
+	return ctx, span
 }
 
 // endReplica records o, the finished run of job on s whose span is span:

@@ -59,8 +59,11 @@ func newServiceTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) *serv
 
 // startCall starts the span of a trust call.
 func (t *serviceTelemetry) startCall(ctx context.Context, req *Request) (context.Context, trace.Span) {
-	return telemetry.Start(ctx, t.tracer, "trust.call", trace.SpanKindInternal,
-		telemetry.Mode.String(string(req.Mode)), telemetry.Tier.String(string(req.Policy)))
+	ctx, span := telemetry.Start(ctx, t.tracer, "trust.call")
+	if span.IsRecording() {
+		span.SetAttributes(telemetry.Mode.String(string(req.Mode)), telemetry.Tier.String(string(req.Policy)))
+	}
+	return ctx, span
 }
 
 // answered records a call answered with resp: its status on span and its
@@ -83,6 +86,9 @@ func (t *serviceTelemetry) answered(ctx context.Context, span trace.Span, req *R
 
 // startStep starts the span of the router call of one rung of the plan.
 func (t *serviceTelemetry) startStep(ctx context.Context, replicas int, tier router.Tier) (context.Context, trace.Span) {
-	return telemetry.Start(ctx, t.tracer, "trust.router_call", trace.SpanKindClient,
-		telemetry.Replicas.Int(replicas), telemetry.Tier.String(string(tier)))
+	ctx, span := telemetry.Start(ctx, t.tracer, "trust.router_call")
+	if span.IsRecording() {
+		span.SetAttributes(telemetry.Replicas.Int(replicas), telemetry.Tier.String(string(tier)))
+	}
+	return ctx, span
 }

@@ -13,13 +13,14 @@ import (
 // paywallTelemetry holds a Middleware's tracer and instruments.
 type paywallTelemetry struct {
 	tracer   trace.Tracer
+	client   []trace.SpanStartOption // of a span of kind client
 	payments metric.Int64Counter
 	refusals metric.Int64Counter
 }
 
 func newPaywallTelemetry(cfg *MiddlewareConfig) *paywallTelemetry {
 	m := telemetry.Meter(cfg.MeterProvider, "x402")
-	t := &paywallTelemetry{tracer: telemetry.Tracer(cfg.TracerProvider, "x402")}
+	t := &paywallTelemetry{tracer: telemetry.Tracer(cfg.TracerProvider, "x402"), client: telemetry.Kind(trace.SpanKindClient)}
 	var err error
 	t.payments, err = m.Int64Counter("vouch.x402.payments", metric.WithUnit("{payment}"),
 		metric.WithDescription("Facilitator answers: verify (valid, invalid), settle (success, failure) or an error, by reason."))
@@ -74,8 +75,10 @@ type tracedFacilitator struct {
 }
 
 func (f *tracedFacilitator) Verify(ctx context.Context, p *PaymentPayload, r PaymentRequirements) (*VerifyResponse, error) {
-	ctx, span := telemetry.Start(ctx, f.t.tracer, "x402.verify", trace.SpanKindClient,
-		telemetry.Network.String(r.Network), attribute.String("vouch.payment.scheme", r.Scheme))
+	ctx, span := telemetry.Start(ctx, f.t.tracer, "x402.verify", f.t.client...)
+	if span.IsRecording() {
+		span.SetAttributes(telemetry.Network.String(r.Network), attribute.String("vouch.payment.scheme", r.Scheme))
+	}
 	defer span.End()
 	vr, err := f.Facilitator.Verify(ctx, p, r)
 	result, reason := "error", reasonUnexpected
@@ -92,8 +95,10 @@ func (f *tracedFacilitator) Verify(ctx context.Context, p *PaymentPayload, r Pay
 }
 
 func (f *tracedFacilitator) Settle(ctx context.Context, p *PaymentPayload, r PaymentRequirements) (*SettleResponse, error) {
-	ctx, span := telemetry.Start(ctx, f.t.tracer, "x402.settle", trace.SpanKindClient,
-		telemetry.Network.String(r.Network), attribute.String("vouch.payment.scheme", r.Scheme))
+	ctx, span := telemetry.Start(ctx, f.t.tracer, "x402.settle", f.t.client...)
+	if span.IsRecording() {
+		span.SetAttributes(telemetry.Network.String(r.Network), attribute.String("vouch.payment.scheme", r.Scheme))
+	}
 	defer span.End()
 	sr, err := f.Facilitator.Settle(ctx, p, r)
 	result, reason := "error", reasonUnexpected

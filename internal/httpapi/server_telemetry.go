@@ -21,6 +21,7 @@ import (
 // serverTelemetry holds a Server's tracer and instruments.
 type serverTelemetry struct {
 	tracer   trace.Tracer
+	server   []trace.SpanStartOption // of a span of kind server
 	duration httpconv.ServerRequestDuration
 	calls    metric.Int64Counter
 	trials   metric.Int64Counter
@@ -30,7 +31,11 @@ type serverTelemetry struct {
 
 func newServerTelemetry(cfg *Config) *serverTelemetry {
 	m := telemetry.Meter(cfg.MeterProvider, "internal/httpapi")
-	t := &serverTelemetry{tracer: telemetry.Tracer(cfg.TracerProvider, "internal/httpapi"), variants: map[string]string{}}
+	t := &serverTelemetry{
+		tracer:   telemetry.Tracer(cfg.TracerProvider, "internal/httpapi"),
+		server:   telemetry.Kind(trace.SpanKindServer),
+		variants: map[string]string{},
+	}
 	var err error
 	t.duration, err = httpconv.NewServerRequestDuration(m)
 	telemetry.Handle(err)
@@ -74,8 +79,10 @@ func (t *serverTelemetry) start(ctx context.Context, r *http.Request) (context.C
 	if r.Header.Get("traceparent") != "" {
 		ctx = propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(r.Header))
 	}
-	ctx, span := telemetry.Start(ctx, t.tracer, r.Method, trace.SpanKindServer,
-		semconv.HTTPRequestMethodKey.String(r.Method))
+	ctx, span := telemetry.Start(ctx, t.tracer, r.Method, t.server...)
+	if span.IsRecording() {
+		span.SetAttributes(semconv.HTTPRequestMethodKey.String(r.Method))
+	}
 	return ctx, served{span: span, began: time.Now()}
 }
 

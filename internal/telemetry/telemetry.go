@@ -106,15 +106,19 @@ func Handle(err error) {
 	}
 }
 
-// Start starts a span named name. Its parent is the span in ctx; when ctx
-// holds none but carries a W3C trace id (traceparent.With), the parent is
-// a remote span of that trace, so that the new span joins the trace the
-// project already propagates. When the new span is recording and its
-// trace id is not the one ctx carries, the returned context carries the
-// span's (the span is then a root the library started), so that what
-// ctx's trace id reaches (traceparent headers, receipts) names the span's
-// trace.
-func Start(ctx context.Context, tr trace.Tracer, name string, kind trace.SpanKind, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+// Start starts a span named name with opts; a caller on a hot path
+// passes a slice it made once (opts...), which costs no allocation. Its parent is the span in ctx; when ctx holds none but
+// carries a W3C trace id (traceparent.With), the parent is a remote span
+// of that trace, so that the new span joins the trace the project
+// already propagates. When the new span is recording and its trace id is
+// not the one ctx carries, the returned context carries the span's (the
+// span is then a root the library started), so that what ctx's trace id
+// reaches (traceparent headers, receipts) names the span's trace.
+//
+// Start takes no attributes: callers set them when the span is recording,
+// so that a disabled tracer costs no attribute building (samplers
+// therefore decide without them).
+func Start(ctx context.Context, tr trace.Tracer, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
 	if !trace.SpanContextFromContext(ctx).IsValid() {
 		if id := traceparent.From(ctx); id != "" {
 			if tid, err := trace.TraceIDFromHex(id); err == nil {
@@ -122,7 +126,7 @@ func Start(ctx context.Context, tr trace.Tracer, name string, kind trace.SpanKin
 			}
 		}
 	}
-	ctx, span := tr.Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
+	ctx, span := tr.Start(ctx, name, opts...)
 	if span.IsRecording() {
 		if id := span.SpanContext().TraceID().String(); traceparent.From(ctx) != id {
 			ctx = traceparent.With(ctx, id)
@@ -154,6 +158,12 @@ func Traceparent(ctx context.Context, traceID string) string {
 		return "00-" + traceID + "-" + sc.SpanID().String() + "-" + sc.TraceFlags().String()
 	}
 	return traceparent.Format(traceID)
+}
+
+// Kind returns the options of a span of kind k, to be made once and
+// passed to Start.
+func Kind(k trace.SpanKind) []trace.SpanStartOption {
+	return []trace.SpanStartOption{trace.WithSpanKind(k)}
 }
 
 // Fail marks span as failed with err, when err is not nil.

@@ -26,7 +26,7 @@ func newTracer(t *testing.T) (trace.Tracer, *tracetest.InMemoryExporter) {
 func TestStart_joinsCarriedTrace(t *testing.T) {
 	tr, _ := newTracer(t)
 	const id = "0af7651916cd43dd8448eb211c80319c"
-	ctx, span := telemetry.Start(traceparent.With(context.Background(), id), tr, "s", trace.SpanKindInternal)
+	ctx, span := telemetry.Start(traceparent.With(context.Background(), id), tr, "s")
 	defer span.End()
 	if got := span.SpanContext().TraceID().String(); got != id {
 		t.Errorf("span trace id = %s, want the carried %s", got, id)
@@ -38,7 +38,7 @@ func TestStart_joinsCarriedTrace(t *testing.T) {
 
 func TestStart_rootCarriesItsTrace(t *testing.T) {
 	tr, _ := newTracer(t)
-	ctx, span := telemetry.Start(context.Background(), tr, "s", trace.SpanKindInternal)
+	ctx, span := telemetry.Start(context.Background(), tr, "s")
 	defer span.End()
 	if got, want := traceparent.From(ctx), span.SpanContext().TraceID().String(); got != want {
 		t.Errorf("carried trace id = %q, want the root span's %s", got, want)
@@ -51,7 +51,7 @@ func TestStart_rootCarriesItsTrace(t *testing.T) {
 }
 
 func TestStart_noopLeavesContext(t *testing.T) {
-	ctx, span := telemetry.Start(context.Background(), noop.NewTracerProvider().Tracer("t"), "s", trace.SpanKindInternal)
+	ctx, span := telemetry.Start(context.Background(), noop.NewTracerProvider().Tracer("t"), "s")
 	if span.IsRecording() || traceparent.From(ctx) != "" {
 		t.Errorf("a no-op span recorded or set a trace id (%q)", traceparent.From(ctx))
 	}

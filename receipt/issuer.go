@@ -32,7 +32,8 @@ type Issuer struct {
 	Now func() time.Time
 	// TracerProvider and MeterProvider receive the span of each Issue and
 	// the count of receipts issued; nil means the global providers. They
-	// are read at the first Issue.
+	// are read at the first Issue; the API's no-op providers (trace/noop,
+	// metric/noop) together turn the instrumentation off.
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
 

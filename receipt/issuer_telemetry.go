@@ -14,6 +14,7 @@ import (
 // first Issue from its providers.
 type issuerTelemetry struct {
 	once   sync.Once
+	off    bool // the host passed the no-op providers: record nothing
 	tracer trace.Tracer
 	issued metric.Int64Counter
 }
@@ -22,6 +23,10 @@ type issuerTelemetry struct {
 func (is *Issuer) telemetry() *issuerTelemetry {
 	t := &is.tel
 	t.once.Do(func() {
+		if telemetry.Off(is.TracerProvider, is.MeterProvider) {
+			t.off = true
+			return
+		}
 		m := telemetry.Meter(is.MeterProvider, "receipt")
 		t.tracer = telemetry.Tracer(is.TracerProvider, "receipt")
 		var err error
@@ -35,6 +40,9 @@ func (is *Issuer) telemetry() *issuerTelemetry {
 // start starts the span of issuing a receipt; the span of appending it
 // to a log, when there is one, is its child.
 func (t *issuerTelemetry) start(ctx context.Context, p *Params) (context.Context, trace.Span) {
+	if t.off {
+		return ctx, trace.SpanFromContext(ctx)
+	}
 	ctx, span := telemetry.Start(ctx, t.tracer, "receipt.issue")
 	if span.IsRecording() {
 		span.SetAttributes(telemetry.Mode.String(p.Mode), telemetry.ReceiptMode.String(string(p.Request.Mode)))
@@ -44,6 +52,9 @@ func (t *issuerTelemetry) start(ctx context.Context, p *Params) (context.Context
 
 // done records the receipt issued on span and in vouch.receipts.issued.
 func (t *issuerTelemetry) done(ctx context.Context, span trace.Span, iss *Issued) {
+	if t.off {
+		return
+	}
 	signed := iss.Receipt.Signing != nil
 	if span.IsRecording() {
 		span.SetAttributes(telemetry.ReceiptID.String(iss.Receipt.ReceiptID), telemetry.Signed.Bool(signed))

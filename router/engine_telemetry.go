@@ -14,7 +14,8 @@ import (
 // WithEngineTelemetry sets the OpenTelemetry providers of the engine's
 // spans and metrics. A nil provider, the default, means the global one
 // (otel.GetTracerProvider, otel.GetMeterProvider), which does nothing
-// until the host installs an SDK.
+// until the host installs an SDK. The no-op providers of the API
+// (trace/noop and metric/noop) together turn the instrumentation off.
 //
 // Spans: "router.consensus" for each version 3 call (and version 1 fact
 // check), with one child "router.replica" per replica; "router.replica"
@@ -31,7 +32,8 @@ func WithEngineTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) Engin
 	}
 }
 
-// engineTelemetry holds an engine's tracer and instruments.
+// engineTelemetry holds an engine's tracer and instruments. A nil
+// *engineTelemetry records nothing.
 type engineTelemetry struct {
 	tracer     trace.Tracer
 	launched   metric.Int64Counter
@@ -48,6 +50,9 @@ type engineTelemetry struct {
 var ratioBuckets = []float64{0.2, 0.34, 0.4, 0.5, 0.6, 0.67, 0.8, 0.9, 0.99, 1}
 
 func newEngineTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) *engineTelemetry {
+	if telemetry.Off(tp, mp) {
+		return nil
+	}
 	m := telemetry.Meter(mp, "router")
 	t := &engineTelemetry{tracer: telemetry.Tracer(tp, "router")}
 	var err error
@@ -87,6 +92,9 @@ func (e *Engine) consensus(ctx context.Context, first SessionID, c *ConsensusReq
 // startCall starts the span of a consensus call of job on replicas
 // sessions and counts its runs as launched.
 func (t *engineTelemetry) startCall(ctx context.Context, job *Job, replicas int) (context.Context, trace.Span) {
+	if t == nil {
+		return ctx, trace.SpanFromContext(ctx)
+	}
 	if t.launched.Enabled(ctx) {
 		t.launched.Add(ctx, int64(replicas), metric.WithAttributes(telemetry.Tier.String(string(job.Tier))))
 	}
@@ -101,6 +109,9 @@ func (t *engineTelemetry) startCall(ctx context.Context, job *Job, replicas int)
 // confidence, and counts its runs by outcome. call is nil when the call
 // failed before aggregation, with err.
 func (t *engineTelemetry) endCall(ctx context.Context, span trace.Span, tier Tier, call *consensusCall, err error) {
+	if t == nil {
+		return
+	}
 	defer span.End()
 	telemetry.Fail(span, err)
 	if call == nil {
@@ -124,7 +135,7 @@ func (t *engineTelemetry) endCall(ctx context.Context, span trace.Span, tier Tie
 // is recording; otherwise the returned span is the non-recording one of
 // ctx.
 func (t *engineTelemetry) startReplica(ctx context.Context, s *session, job *Job, root bool) (context.Context, trace.Span) {
-	if !root && !trace.SpanFromContext(ctx).IsRecording() {
+	if t == nil || !root && !trace.SpanFromContext(ctx).IsRecording() {
 		return ctx, trace.SpanFromContext(ctx)
 	}
 	if root && t.launched.Enabled(ctx) {
@@ -142,6 +153,9 @@ func (t *engineTelemetry) startReplica(ctx context.Context, s *session, job *Job
 // a root run (see startReplica) it also counts the run as finished;
 // caller is the caller's own context.
 func (t *engineTelemetry) endReplica(caller context.Context, span trace.Span, s *session, job *Job, o *outcome, root bool) {
+	if t == nil {
+		return
+	}
 	if t.duration.Enabled(caller) {
 		t.duration.Record(caller, o.latency.Seconds(), metric.WithAttributes(
 			telemetry.Session.Int64(int64(s.ID)), telemetry.Pool.String(s.Pool)))

@@ -12,7 +12,8 @@ import (
 
 // WithTelemetry sets the OpenTelemetry providers of the service's spans
 // and metrics; a nil provider, the default, means the global one, which
-// does nothing until the host installs an SDK.
+// does nothing until the host installs an SDK. The no-op providers of the
+// API (trace/noop and metric/noop) together turn the instrumentation off.
 //
 // Each call gets a span "trust.call", a child of the span in its context,
 // or of the W3C trace id it carries (router.WithTraceID, or the
@@ -36,7 +37,8 @@ func WithHandlerTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) Hand
 	return func(h *Handler) { h.cfg.TracerProvider, h.cfg.MeterProvider = tp, mp }
 }
 
-// serviceTelemetry holds a Service's tracer and instruments.
+// serviceTelemetry holds a Service's tracer and instruments. A nil
+// *serviceTelemetry records nothing.
 type serviceTelemetry struct {
 	tracer trace.Tracer
 	calls  metric.Int64Counter
@@ -44,6 +46,9 @@ type serviceTelemetry struct {
 }
 
 func newServiceTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) *serviceTelemetry {
+	if telemetry.Off(tp, mp) {
+		return nil
+	}
 	m := telemetry.Meter(mp, "trust")
 	t := &serviceTelemetry{tracer: telemetry.Tracer(tp, "trust")}
 	var err error
@@ -59,6 +64,9 @@ func newServiceTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) *serv
 
 // startCall starts the span of a trust call.
 func (t *serviceTelemetry) startCall(ctx context.Context, req *Request) (context.Context, trace.Span) {
+	if t == nil {
+		return ctx, trace.SpanFromContext(ctx)
+	}
 	ctx, span := telemetry.Start(ctx, t.tracer, "trust.call")
 	if span.IsRecording() {
 		span.SetAttributes(telemetry.Mode.String(string(req.Mode)), telemetry.Tier.String(string(req.Policy)))
@@ -69,6 +77,9 @@ func (t *serviceTelemetry) startCall(ctx context.Context, req *Request) (context
 // answered records a call answered with resp: its status on span and its
 // count, and the runs it took.
 func (t *serviceTelemetry) answered(ctx context.Context, span trace.Span, req *Request, resp *Response) {
+	if t == nil {
+		return
+	}
 	if span.IsRecording() {
 		span.SetAttributes(telemetry.Status.String(string(resp.Status)))
 	}
@@ -86,6 +97,9 @@ func (t *serviceTelemetry) answered(ctx context.Context, span trace.Span, req *R
 
 // startStep starts the span of the router call of one rung of the plan.
 func (t *serviceTelemetry) startStep(ctx context.Context, replicas int, tier router.Tier) (context.Context, trace.Span) {
+	if t == nil {
+		return ctx, trace.SpanFromContext(ctx)
+	}
 	ctx, span := telemetry.Start(ctx, t.tracer, "trust.router_call")
 	if span.IsRecording() {
 		span.SetAttributes(telemetry.Replicas.Int(replicas), telemetry.Tier.String(string(tier)))

@@ -10,7 +10,8 @@ import (
 	"github.com/vouchkit/vouch/internal/telemetry"
 )
 
-// paywallTelemetry holds a Middleware's tracer and instruments.
+// paywallTelemetry holds a Middleware's tracer and instruments. A nil
+// *paywallTelemetry records nothing.
 type paywallTelemetry struct {
 	tracer   trace.Tracer
 	client   []trace.SpanStartOption // of a span of kind client
@@ -19,6 +20,9 @@ type paywallTelemetry struct {
 }
 
 func newPaywallTelemetry(cfg *MiddlewareConfig) *paywallTelemetry {
+	if telemetry.Off(cfg.TracerProvider, cfg.MeterProvider) {
+		return nil
+	}
 	m := telemetry.Meter(cfg.MeterProvider, "x402")
 	t := &paywallTelemetry{tracer: telemetry.Tracer(cfg.TracerProvider, "x402"), client: telemetry.Kind(trace.SpanKindClient)}
 	var err error
@@ -44,7 +48,7 @@ const (
 // refused counts a 402 answer; reason and sr are require's.
 func (t *paywallTelemetry) refused(reason string, sr *SettleResponse) {
 	ctx := context.Background()
-	if !t.refusals.Enabled(ctx) {
+	if t == nil || !t.refusals.Enabled(ctx) {
 		return
 	}
 	why := refusedInvalid
@@ -64,6 +68,9 @@ func (t *paywallTelemetry) refused(reason string, sr *SettleResponse) {
 // facilitator returns f instrumented: a span around each verify and
 // settle, and each answer counted by result and reason.
 func (t *paywallTelemetry) facilitator(f Facilitator) Facilitator {
+	if t == nil {
+		return f
+	}
 	return &tracedFacilitator{Facilitator: f, t: t}
 }
 

@@ -9,6 +9,12 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/trust"
+	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/evm"
 )
 
 // scrape reads url in the Prometheus text format.
@@ -83,6 +89,65 @@ func TestRun_prometheusMetrics(t *testing.T) {
 	}
 	if calls := labelled(fams["vouch_calls_total"], map[string]string{"http_route": "/api/v3/validate", "vouch_variant": "normal"}); len(calls) != 1 {
 		t.Errorf("vouch_calls_total for the v3 validate = %v", calls)
+	}
+}
+
+// TestRun_everyMetricFamily makes one call of every kind (a trust call
+// with a receipt, a paid one, a trial one over its limit, a replayed
+// idempotent one, a refused payment) and checks that /metrics holds every
+// family docs/OBSERVABILITY.md lists, under the name it gives.
+func TestRun_everyMetricFamily(t *testing.T) {
+	b, _, _ := startServerBanner(t, "-debug-addr", "127.0.0.1:0", "-trial-burst", "1", "-trial-rate", "0.01")
+	ctx := context.Background()
+	tc := trustClient(t, b.base, defaultAPIKey)
+	if _, err := tc.Call(ctx, validation(receipt.Request{Mode: receipt.DeliveryInline})); err != nil {
+		t.Fatal(err)
+	}
+	const v3 = `{"claim":{"type":"tool_output","output":"2 + 2 = 4"},"consensus":{"replicas":3}}`
+	post(t, b.base+"/api/v3/validate", "idem-1", v3, nil)
+	post(t, b.base+"/api/v3/validate", "idem-1", v3, nil)
+	for range 2 { // the second is over the trial limit
+		resp, err := http.Post(b.base+"/api/v2/trial/validate", "application/json",
+			strings.NewReader(`{"session_id":1,"claim":{"type":"tool_output","output":"1 + 1 = 2"}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	payer, err := evm.NewPayer(strings.Repeat("47", 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Transport: &x402.Transport{Payer: payer, Policy: x402.Policy{MaxAmount: 10000}}}
+	paid := trustClient(t, b.base, "", trust.WithClientVariant(router.VariantX402), trust.WithHTTPClient(hc))
+	if _, err := paid.Call(ctx, validation(receipt.Request{})); err != nil {
+		t.Fatal(err)
+	}
+
+	fams := scrape(t, strings.TrimSuffix(b.debug, "/debug/vars")+"/metrics")
+	for _, name := range []string{
+		"http_server_request_duration_seconds", "vouch_calls_total", "vouch_trial_decisions_total",
+		"vouch_idempotency_decisions_total", "vouch_router_runs_launched_total", "vouch_router_runs_total",
+		"vouch_worker_duration_seconds", "vouch_consensus_agreement", "vouch_consensus_confidence",
+		"vouch_trust_calls_total", "vouch_trust_runs", "vouch_x402_payments_total", "vouch_x402_refusals_total",
+		"vouch_receipts_issued_total",
+	} {
+		if fams[name] == nil {
+			t.Errorf("/metrics has no %s", name)
+		}
+	}
+	settled := labelled(fams["vouch_x402_payments_total"], map[string]string{"vouch_payment_step": "settle", "vouch_payment_result": "success"})
+	if len(settled) != 1 || settled[0].GetCounter().GetValue() != 1 {
+		t.Errorf("settled payments = %v, want 1", settled)
+	}
+	if refused := labelled(fams["vouch_x402_refusals_total"], map[string]string{"vouch_payment_reason": "payment_required"}); len(refused) != 1 {
+		t.Errorf("refusals for a missing payment = %v, want the first paid request's 402", refused)
+	}
+	if limited := labelled(fams["vouch_trial_decisions_total"], map[string]string{"vouch_decision": "limited"}); len(limited) != 1 {
+		t.Errorf("trial decisions limited = %v, want one", limited)
+	}
+	if replayed := labelled(fams["vouch_idempotency_decisions_total"], map[string]string{"vouch_decision": "replayed"}); len(replayed) != 1 {
+		t.Errorf("idempotency decisions replayed = %v, want one", replayed)
 	}
 }
 

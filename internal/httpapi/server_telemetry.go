@@ -18,7 +18,8 @@ import (
 	"github.com/vouchkit/vouch/internal/telemetry"
 )
 
-// serverTelemetry holds a Server's tracer and instruments.
+// serverTelemetry holds a Server's tracer and instruments. A nil
+// *serverTelemetry records nothing.
 type serverTelemetry struct {
 	tracer   trace.Tracer
 	server   []trace.SpanStartOption // of a span of kind server
@@ -30,6 +31,9 @@ type serverTelemetry struct {
 }
 
 func newServerTelemetry(cfg *Config) *serverTelemetry {
+	if telemetry.Off(cfg.TracerProvider, cfg.MeterProvider) {
+		return nil
+	}
 	m := telemetry.Meter(cfg.MeterProvider, "internal/httpapi")
 	t := &serverTelemetry{
 		tracer:   telemetry.Tracer(cfg.TracerProvider, "internal/httpapi"),
@@ -76,6 +80,9 @@ type served struct {
 // start starts the server span of r, a child of the span its traceparent
 // header names.
 func (t *serverTelemetry) start(ctx context.Context, r *http.Request) (context.Context, served) {
+	if t == nil {
+		return ctx, served{}
+	}
 	if r.Header.Get("traceparent") != "" {
 		ctx = propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(r.Header))
 	}
@@ -90,6 +97,9 @@ func (t *serverTelemetry) start(ctx context.Context, r *http.Request) (context.C
 // and its call by route, variant and status. It runs after the mux, which
 // set r.Pattern.
 func (t *serverTelemetry) end(ctx context.Context, sv served, r *http.Request, status int) {
+	if t == nil {
+		return
+	}
 	route := r.Pattern
 	if i := strings.IndexByte(route, ' '); i >= 0 {
 		route = route[i+1:]
@@ -140,7 +150,7 @@ func scheme(r *http.Request) string {
 
 // trial counts a trial limit decision.
 func (t *serverTelemetry) trial(ctx context.Context, ok bool, err error) {
-	if !t.trials.Enabled(ctx) {
+	if t == nil || !t.trials.Enabled(ctx) {
 		return
 	}
 	d := "allowed"
@@ -156,7 +166,7 @@ func (t *serverTelemetry) trial(ctx context.Context, ok bool, err error) {
 // idempotency counts what a request with an Idempotency-Key came to:
 // executed, replayed or conflict.
 func (t *serverTelemetry) idempotency(ctx context.Context, decision string) {
-	if t.idem.Enabled(ctx) {
+	if t != nil && t.idem.Enabled(ctx) {
 		t.idem.Add(ctx, 1, metric.WithAttributes(telemetry.Decision.String(decision)))
 	}
 }

@@ -17,7 +17,9 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/vouchkit/vouch/internal/release"
 	"github.com/vouchkit/vouch/internal/traceparent"
@@ -95,6 +97,16 @@ func Meter(mp metric.MeterProvider, pkg string) metric.Meter {
 		mp = otel.GetMeterProvider()
 	}
 	return mp.Meter(ScopePrefix+pkg, metric.WithInstrumentationVersion(release.Version))
+}
+
+// Off reports whether tp and mp are both the API's no-op providers
+// (go.opentelemetry.io/otel/trace/noop, metric/noop): the host asks for
+// no telemetry at all, and the instrumented types then skip their hooks
+// entirely instead of calling the no-op tracer.
+func Off(tp trace.TracerProvider, mp metric.MeterProvider) bool {
+	_, noTraces := tp.(tracenoop.TracerProvider)
+	_, noMetrics := mp.(metricnoop.MeterProvider)
+	return noTraces && noMetrics
 }
 
 // Handle passes an error of instrument construction to the global error

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -85,5 +87,25 @@ func TestLibraryLinksAPIOnly(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "go.opentelemetry.io/otel/metric\n") {
 		t.Errorf("go list shows no go.opentelemetry.io/otel/metric: the check lists the wrong packages\n%s", out)
+	}
+}
+
+func TestOff(t *testing.T) {
+	tp := sdktrace.NewTracerProvider()
+	defer tp.Shutdown(context.Background())
+	for _, tc := range []struct {
+		name string
+		tp   trace.TracerProvider
+		mp   metric.MeterProvider
+		want bool
+	}{
+		{"both no-op", noop.NewTracerProvider(), metricnoop.NewMeterProvider(), true},
+		{"nil: the global ones", nil, nil, false},
+		{"traces on", tp, metricnoop.NewMeterProvider(), false},
+		{"metrics from the global provider", noop.NewTracerProvider(), nil, false},
+	} {
+		if got := telemetry.Off(tc.tp, tc.mp); got != tc.want {
+			t.Errorf("%s: Off = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

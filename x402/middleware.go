@@ -388,21 +388,75 @@ func joinReason(reason, message string) string {
 }
 
 // match returns the route's offer that the proof claims to pay. A version
-// 2 proof names its offer in full; a version 1 proof names only scheme and
-// network. The offer is returned in the network naming of the proof.
+// 2 proof names its offer in full. A version 1 proof names only scheme and
+// network; when its payload is an EIP-3009 authorization, the offer is the
+// one whose payTo is the authorization's recipient and whose amount is its
+// value (or, failing an equal amount, at most its value), so that a route
+// with several offers on one network takes each of them. The offer is
+// returned in the network naming of the proof.
 func match(offers []PaymentRequirements, p *PaymentPayload) (PaymentRequirements, bool) {
 	a := p.Accepted
-	for _, o := range offers {
+	var auth *eip3009
+	if p.X402Version == Version1 {
+		auth = authorizationOf(p)
+	}
+	found := -1
+	for i, o := range offers {
 		if o.Scheme != a.Scheme || !SameNetwork(o.Network, a.Network) {
 			continue
 		}
 		if p.X402Version == Version2 && (o.Amount != a.Amount || !strings.EqualFold(o.Asset, a.Asset) || !strings.EqualFold(o.PayTo, a.PayTo)) {
 			continue
 		}
-		o.Network = a.Network
-		return o, true
+		if auth != nil {
+			if !strings.EqualFold(o.PayTo, auth.To) {
+				continue
+			}
+			price, perr := ParseAmount(o.Amount)
+			value, verr := ParseAmount(auth.Value)
+			if perr != nil || verr != nil || value < price {
+				continue
+			}
+			if value == price {
+				found = i
+				break
+			}
+		}
+		if found < 0 {
+			found = i
+			if auth == nil {
+				break
+			}
+		}
 	}
-	return PaymentRequirements{}, false
+	if found < 0 {
+		return PaymentRequirements{}, false
+	}
+	o := offers[found]
+	o.Network = a.Network
+	return o, true
+}
+
+// eip3009 is the authorization of an "exact" payload on an EVM network,
+// as far as the middleware reads it.
+type eip3009 struct {
+	From        string `json:"from"`
+	To          string `json:"to"`
+	Value       string `json:"value"`
+	ValidBefore string `json:"validBefore"`
+	Nonce       string `json:"nonce"`
+}
+
+// authorizationOf returns the EIP-3009 authorization p carries, or nil
+// when its payload is not one.
+func authorizationOf(p *PaymentPayload) *eip3009 {
+	var ex struct {
+		Authorization *eip3009 `json:"authorization"`
+	}
+	if json.Unmarshal(p.Payload, &ex) != nil || ex.Authorization == nil || ex.Authorization.From == "" || ex.Authorization.Nonce == "" {
+		return nil
+	}
+	return ex.Authorization
 }
 
 // replayKey names the authorization of a proof. An EIP-3009 authorization
@@ -413,15 +467,7 @@ func match(offers []PaymentRequirements, p *PaymentPayload) (PaymentRequirements
 func replayKey(p *PaymentPayload, offer PaymentRequirements, now time.Time) (string, time.Time) {
 	network, _ := NetworkCAIP2(offer.Network)
 	until := now.Add(time.Duration(max(offer.MaxTimeoutSeconds, 60)) * time.Second)
-	var ex struct {
-		Authorization struct {
-			From        string `json:"from"`
-			Nonce       string `json:"nonce"`
-			ValidBefore string `json:"validBefore"`
-		} `json:"authorization"`
-	}
-	if json.Unmarshal(p.Payload, &ex) == nil && ex.Authorization.From != "" && ex.Authorization.Nonce != "" {
-		a := ex.Authorization
+	if a := authorizationOf(p); a != nil {
 		if vb, err := strconv.ParseInt(a.ValidBefore, 10, 64); err == nil && time.Unix(vb, 0).After(until) {
 			until = time.Unix(vb, 0)
 		}

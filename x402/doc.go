@@ -51,8 +51,9 @@
 // answers 402 with the terms of both versions at once (the version 2
 // header and a version 1 body), so that clients of either version can pay,
 // accepts a proof in either header, verifies it through a [Facilitator],
-// runs the handler into a buffer and settles only when the handler
-// succeeded. A [ReplayStore] makes sure one authorization pays for one
+// runs the handler into a buffer within the route's time budget and
+// settles only when the handler succeeded (or, for a route that chooses
+// Price.SettleBefore, settles first and then runs the handler). A [ReplayStore] makes sure one authorization pays for one
 // request; [MemoryReplay] serves one process, and a database can implement
 // the interface for several. [NewFacilitatorHandler] serves any
 // Facilitator over HTTP, such as the offline one of package evm.

@@ -126,7 +126,7 @@ func TestMiddleware_rejections(t *testing.T) {
 		}, 402, evm.ReasonRecipient},
 		{"expired window", x402.HeaderPaymentSignature, func(t *testing.T) string {
 			return proof(t, 2, func(p *x402.PaymentPayload, ep *evm.ExactPayload) { ep.Authorization.ValidBefore = "1740672154" })
-		}, 402, evm.ReasonValidBefore},
+		}, 402, "authorization_validity_too_short"}, // refused before the facilitator is asked
 		{"other network", x402.HeaderPaymentSignature, func(t *testing.T) string {
 			return proof(t, 2, func(p *x402.PaymentPayload, ep *evm.ExactPayload) { p.Accepted.Network = "eip155:8453" })
 		}, 402, "matches none"},

@@ -64,6 +64,11 @@
 //     units (0.10 USDC), the default of the official x402 fetch client;
 //     the version 2 SDKs have no default cap, and vouch keeps one. Demo
 //     prices stay well below it (evm.USDC builds offers such as "$0.001").
+//   - The zero [Policy] pays only on test networks, only in their USDC
+//     ([KnownAsset]), and only for offers whose maxTimeoutSeconds is at
+//     most ten minutes ([DefaultMaxTimeoutSeconds]); the official clients
+//     pay on their wallet's network in any asset and sign for as long as
+//     the offer asks. A host lists mainnets and assets to pay there.
 //   - The budget is charged when a proof is made and refunded only when
 //     the proof never left the process, since a sent proof may settle.
 //   - A 402 answer to a paid request is an error ([ErrPaymentRejected]),

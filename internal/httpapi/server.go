@@ -467,7 +467,7 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, key str
 			}
 			continue
 		}
-		s.runReserved(w, r, scoped, run)
+		s.runReserved(w, r, scoped, e.Lease, run)
 		return
 	}
 }
@@ -513,7 +513,7 @@ func (h *paidReplayer) ServeReplay(w http.ResponseWriter, r *http.Request) bool 
 		}
 		switch e.State {
 		case IdempotencyReserved: // nothing stored: let the key go again
-			if err := s.cfg.Idempotency.Release(context.WithoutCancel(ctx), scoped); err != nil {
+			if err := s.cfg.Idempotency.Release(context.WithoutCancel(ctx), scoped, e.Lease); err != nil {
 				s.log.ErrorContext(ctx, s.cfg.Name+": releasing idempotency key", "error", err)
 			}
 			return false
@@ -536,19 +536,19 @@ func (h *paidReplayer) ServeReplay(w http.ResponseWriter, r *http.Request) bool 
 // runReserved runs the call under a key this request reserved, stores the
 // response unless it is a 5xx, and releases the key otherwise (also when
 // the call panics).
-func (s *Server) runReserved(w http.ResponseWriter, r *http.Request, scoped string, run Run) {
+func (s *Server) runReserved(w http.ResponseWriter, r *http.Request, scoped, lease string, run Run) {
 	bg := context.WithoutCancel(r.Context())
 	settled := false
 	defer func() {
 		if !settled {
-			if err := s.cfg.Idempotency.Release(bg, scoped); err != nil {
+			if err := s.cfg.Idempotency.Release(bg, scoped, lease); err != nil {
 				s.log.ErrorContext(bg, s.cfg.Name+": releasing idempotency key", "error", err)
 			}
 		}
 	}()
 	resp := s.execute(r, run)
 	if resp.Status < 500 {
-		if err := s.cfg.Idempotency.Complete(bg, scoped, resp, s.cfg.Now()); err != nil {
+		if err := s.cfg.Idempotency.Complete(bg, scoped, lease, resp, s.cfg.Now()); err != nil {
 			s.log.ErrorContext(bg, s.cfg.Name+": storing idempotent response", "error", err)
 		} else {
 			settled = true

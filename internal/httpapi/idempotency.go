@@ -107,8 +107,10 @@ const DefaultIdempotencyMaxEntriesPerCaller = 1000
 // passes. A caller at its own bound makes room by dropping its own oldest
 // completed entry, never another caller's; when the whole store is full,
 // the oldest completed entry of the caller holding the most entries is
-// dropped. When the entries that could make room are all in flight,
-// Reserve answers with a *problem.Details of status 503.
+// dropped, so that a kept answer goes before its window ends only when
+// its caller holds at least as many entries as every other caller. When
+// the entries that could make room are all in flight, Reserve answers
+// with a *problem.Details of status 503.
 //
 // Entries in flight are never taken over: a reservation holds until its
 // holder completes or releases it, and Complete and Release act only
@@ -250,15 +252,18 @@ func (s *MemoryIdempotencyStore) makeRoom(caller string) bool {
 		return false
 	}
 	for len(s.entries) >= limit {
-		var heaviest *list.List
-		for _, l := range s.callers {
-			if heaviest == nil || l.Len() > heaviest.Len() {
-				heaviest = l
+		// The oldest completed entry of the caller holding the most.
+		var victim *memEntry
+		for el := s.order.Front(); el != nil; el = el.Next() {
+			e := el.Value.(*memEntry)
+			if e.resp != nil && (victim == nil || s.callers[e.caller].Len() > s.callers[victim.caller].Len()) {
+				victim = e
 			}
 		}
-		if heaviest == nil || !s.dropOldestCompleted(heaviest, 1) {
+		if victim == nil {
 			return false
 		}
+		s.remove(victim)
 	}
 	return true
 }

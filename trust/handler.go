@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
@@ -99,6 +100,12 @@ func WithRateLimiter(l router.RateLimiter) HandlerOption {
 // for router.WithTrialCaller.
 func WithTrialCaller(f func(*http.Request) string) HandlerOption {
 	return func(h *Handler) { h.cfg.TrialCaller = f }
+}
+
+// WithTrustedProxies sets the reverse proxies whose client address
+// headers are believed, as router.WithTrustedProxies does.
+func WithTrustedProxies(prefixes ...netip.Prefix) HandlerOption {
+	return func(h *Handler) { h.cfg.TrustedProxies = prefixes }
 }
 
 // WithX402 sets the middleware that guards the x402 route (x402.Middleware

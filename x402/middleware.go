@@ -379,6 +379,9 @@ func (pw *paywall) settle(w http.ResponseWriter, r *http.Request, price Price, r
 		pw.require(w, price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr)
 		return nil, false
 	}
+	if sr.Payer == "" {
+		sr.Payer = payer // the verified payer, kept for a repeat
+	}
 	pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: settled", slog.String("transaction", sr.Transaction), slog.String("payer", sr.Payer), slog.String("network", sr.Network))
 	if r.Header.Get(HeaderIdempotencyKey) != "" {
 		// Recorded before the answer is sent, so that a repeat sent after
@@ -414,8 +417,11 @@ func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, p
 		pw.require(w, price, res, used, nil)
 		return
 	}
+	// The handler sees the payer of the first use, as it did then, so
+	// that it finds the answer it kept for that payer.
+	vp := &VerifiedPayment{Payer: sp.Settlement.Payer, Offer: offerOf(price, p), Payload: p, Settlement: &sp.Settlement}
 	rec := &recorder{header: make(http.Header)}
-	if !rp.ServeReplay(rec, r) || rec.status >= 400 {
+	if !rp.ServeReplay(rec, r.WithContext(context.WithValue(ctx, verifiedCtx{}, vp))) || rec.status >= 400 {
 		pw.require(w, price, res, used, nil)
 		return
 	}
@@ -425,6 +431,12 @@ func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, p
 		return
 	}
 	rec.copyTo(w)
+}
+
+// offerOf returns the offer of price that p pays, or the zero offer.
+func offerOf(price Price, p *PaymentPayload) PaymentRequirements {
+	o, _ := match(price.Accepts, p)
+	return o
 }
 
 // paidRequest names the request a proof pays for: a digest of the
@@ -633,7 +645,9 @@ type Replayer interface {
 	http.Handler
 	// ServeReplay answers r with the answer kept for the earlier request
 	// of the same caller with the same Idempotency-Key, method, path and
-	// body, and reports true. When it has no such answer it reports false
+	// body, and reports true. The context of r carries the payment of
+	// that earlier request ([PaymentFromContext]: its payer, as the
+	// settlement reported it, and its settlement). When it has no such answer it reports false
 	// and writes nothing. It must not do the request's work.
 	ServeReplay(w http.ResponseWriter, r *http.Request) bool
 }

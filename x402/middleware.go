@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vouchkit/vouch/internal/problem"
@@ -124,9 +125,11 @@ const exposed = HeaderPaymentRequired + ", " + HeaderPaymentResponse + ", " + He
 // repeat carries the same proof, method, path and Idempotency-Key as that
 // first use, the middleware asks the handler's ServeReplay for the kept
 // answer and sends it with the first settlement in the payment headers,
-// without settling again and without running the handler. When
-// ServeReplay has no answer (another caller, another body, nothing kept),
-// or the first use has not finished settling yet, the repeat is answered
+// without settling again and without running the handler. A repeat that
+// arrives while the first use settles in the same process waits for the
+// settlement. When ServeReplay has no answer (another caller, another
+// body, nothing kept), or the first use has not settled (it still runs,
+// settles on another server, or failed to settle), the repeat is answered
 // 402 as any other. A settlement whose outcome is unknown (the
 // facilitator call failed or timed out) keeps the proof used, and its
 // repeat is 402: the payer must ask its network whether it settled.
@@ -241,6 +244,36 @@ type paywall struct {
 	mux    *http.ServeMux
 	replay ReplayStore
 	log    *slog.Logger
+
+	mu       sync.Mutex
+	settling map[string]chan struct{} // by replay key, closed when settled or failed
+}
+
+// beginSettling notes that the payment under key settles in this process,
+// until the returned function is called.
+func (pw *paywall) beginSettling(key string) (end func()) {
+	done := make(chan struct{})
+	pw.mu.Lock()
+	if pw.settling == nil {
+		pw.settling = make(map[string]chan struct{})
+	}
+	pw.settling[key] = done
+	pw.mu.Unlock()
+	return func() {
+		pw.mu.Lock()
+		delete(pw.settling, key)
+		pw.mu.Unlock()
+		close(done)
+	}
+}
+
+// settlingNow returns a channel closed when the payment under key, which
+// settles in this process now, has settled or failed; nil when it does
+// not settle here now.
+func (pw *paywall) settlingNow(key string) <-chan struct{} {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	return pw.settling[key]
 }
 
 func (pw *paywall) now() time.Time {
@@ -368,6 +401,7 @@ const reasonValidity = "authorization_validity_too_short"
 // client does. On success it sets the payment headers on w and returns
 // the settlement; on failure it answers 402 and reports false.
 func (pw *paywall) settle(w http.ResponseWriter, r *http.Request, price Price, res ResourceInfo, p *PaymentPayload, offer PaymentRequirements, key, payer string) (*SettleResponse, bool) {
+	defer pw.beginSettling(key)()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), pw.cfg.SettleTimeout)
 	defer cancel()
 	sr, err := pw.cfg.Facilitator.Settle(ctx, p, offer)
@@ -408,7 +442,17 @@ func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, p
 		return
 	}
 	ctx := r.Context()
+	pending := pw.settlingNow(key) // taken first, so that its end is not missed
 	sp, ok, err := pw.replay.LookupSettled(ctx, key, now)
+	if err == nil && !ok && pending != nil {
+		// The first use is settling in this process (its client may have
+		// gone): wait for it rather than refuse the retry.
+		select {
+		case <-pending:
+			sp, ok, err = pw.replay.LookupSettled(ctx, key, now)
+		case <-ctx.Done():
+		}
+	}
 	if err != nil {
 		pw.unavailable(w, "replay store", err)
 		return

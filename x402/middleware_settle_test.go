@@ -251,3 +251,77 @@ func TestMiddleware_timeBudgetConfig(t *testing.T) {
 		})
 	}
 }
+
+// lookupWatch is a MemoryReplay that tells when a settlement is first
+// looked up.
+type lookupWatch struct {
+	x402.MemoryReplay
+	once   sync.Once
+	looked chan struct{}
+}
+
+func (l *lookupWatch) LookupSettled(ctx context.Context, key string, now time.Time) (x402.SettledPayment, bool, error) {
+	l.once.Do(func() { close(l.looked) })
+	return l.MemoryReplay.LookupSettled(ctx, key, now)
+}
+
+// heldSettlement is the offline facilitator whose Settle waits for
+// proceed.
+type heldSettlement struct {
+	*evm.Facilitator
+	settling chan struct{}
+	proceed  chan struct{}
+}
+
+func (f *heldSettlement) Settle(ctx context.Context, p *x402.PaymentPayload, o x402.PaymentRequirements) (*x402.SettleResponse, error) {
+	close(f.settling)
+	<-f.proceed
+	return f.Facilitator.Settle(ctx, p, o)
+}
+
+// TestMiddleware_retryWhileSettling: a retry with the same proof and key
+// that arrives while the first use still settles (its client gave up)
+// waits for the settlement and gets the kept answer, instead of 402.
+func TestMiddleware_retryWhileSettling(t *testing.T) {
+	fac := &heldSettlement{Facilitator: &evm.Facilitator{}, settling: make(chan struct{}), proceed: make(chan struct{})}
+	replay := &lookupWatch{looked: make(chan struct{})}
+	k := &keeper{}
+	mw, err := x402.Middleware(x402.MiddlewareConfig{
+		Facilitator: fac,
+		Replay:      replay,
+		Routes:      map[string]x402.Price{"POST /paid": {Accepts: []x402.PaymentRequirements{offer(t)}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(mw(k))
+	t.Cleanup(srv.Close)
+	v := proof(t, 2, nil)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		<-fac.settling
+		cancel()
+	}()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/paid", strings.NewReader("x"))
+	req.Header.Set(x402.HeaderPaymentSignature, v)
+	req.Header.Set(x402.HeaderIdempotencyKey, "k1")
+	if resp, err := srv.Client().Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatal("first call answered, want the client's cancellation")
+	}
+	go func() { // let the settlement end once the retry is waiting for it
+		<-replay.looked
+		close(fac.proceed)
+	}()
+	resp, body := sendKeyed(t, srv.URL, x402.HeaderPaymentSignature, v, "k1")
+	if resp.StatusCode != http.StatusOK || body != "x served" {
+		t.Fatalf("retry = %d %q, want 200 and the kept answer", resp.StatusCode, body)
+	}
+	if n := len(fac.Settlements()); n != 1 {
+		t.Errorf("the facilitator settled %d payments, want 1", n)
+	}
+	if n := k.served.Load(); n != 1 {
+		t.Errorf("the handler ran %d times, want 1", n)
+	}
+}

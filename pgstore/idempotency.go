@@ -41,10 +41,12 @@ const DefaultIdempotencyLease = 5 * time.Minute
 // answer under the new holder's reservation nor release it; a stored
 // response is never replaced before it expires.
 //
-// Under disconnects and retries: a reservation outlives its request's
-// client (the Handler completes or releases it on a context detached from
-// the client's), and a retry that arrives while it runs waits and then
-// replays the stored answer. Rows of expired keys are
+// Under disconnects and retries: the Handler completes or releases a
+// reservation on a context detached from the client's, so a client that
+// goes away never leaves its key held; a retry that arrives while the
+// first request runs polls, and then replays the stored answer. The table
+// has no size bound, so no caller's keys displace another's: rows are
+// bounded by the callers' request rates and the window, and swept. Rows of expired keys are
 // removed by DeleteExpired (or [DB.Sweep]). The store is safe for
 // concurrent use.
 type IdempotencyStore struct {

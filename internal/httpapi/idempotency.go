@@ -113,8 +113,11 @@ const DefaultIdempotencyMaxEntriesPerCaller = 1000
 // with a *problem.Details of status 503.
 //
 // Entries in flight are never taken over: a reservation holds until its
-// holder completes or releases it, and Complete and Release act only
-// under the lease Reserve gave. The zero value is ready to use and holds
+// holder completes or releases it (the Server does either on a context
+// detached from the client's, so a client that goes away never leaves a
+// key held), and Complete and Release act only under the lease Reserve
+// gave. Of concurrent Reserves of one key exactly one reserves it; the
+// others get a Done channel closed when it completes or is released. The zero value is ready to use and holds
 // up to DefaultIdempotencyMaxEntries entries, and
 // DefaultIdempotencyMaxEntriesPerCaller per caller; it must not be copied
 // after first use.

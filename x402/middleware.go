@@ -65,7 +65,8 @@ type MiddlewareConfig struct {
 	// free and pass through.
 	Routes map[string]Price
 	// PriceFunc, if not nil, prices requests instead of Routes: it reports
-	// false for a free request.
+	// false for a free request. Its prices are checked as those of Routes
+	// are, on each request; one that fails the check is answered 503.
 	PriceFunc func(r *http.Request) (Price, bool)
 	// Replay remembers accepted payments; nil means a new MemoryReplay.
 	Replay ReplayStore
@@ -299,6 +300,14 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	if !ok {
 		next.ServeHTTP(w, r)
 		return
+	}
+	if pw.cfg.PriceFunc != nil {
+		// Checked per request, as Middleware checks Routes once: a price
+		// no payer could pay in time is a server error, not a 402.
+		if err := checkPrice(price, pw.cfg.SettleTimeout); err != nil {
+			pw.unavailable(w, "pricing", err)
+			return
+		}
 	}
 	ctx := r.Context()
 	w.Header().Add("Access-Control-Expose-Headers", exposed)

@@ -325,3 +325,24 @@ func TestMiddleware_retryWhileSettling(t *testing.T) {
 		t.Errorf("the handler ran %d times, want 1", n)
 	}
 }
+
+// TestMiddleware_priceFuncChecked: a PriceFunc price whose time budget
+// no authorization can cover is a server error, not terms no payer can
+// meet.
+func TestMiddleware_priceFuncChecked(t *testing.T) {
+	o := offer(t) // maxTimeoutSeconds 60
+	mw, err := x402.Middleware(x402.MiddlewareConfig{
+		Facilitator: &evm.Facilitator{},
+		PriceFunc: func(r *http.Request) (x402.Price, bool) {
+			return x402.Price{Accepts: []x402.PaymentRequirements{o}, TimeBudget: time.Minute}, true
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	mw(http.HandlerFunc(echo)).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/paid", strings.NewReader("x")))
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("status = %d, want 503", rec.Code)
+	}
+}

@@ -123,8 +123,9 @@ type Transport struct {
 	// Payer signs payments; nil means the Transport never pays and
 	// returns 402 answers to the caller.
 	Payer Payer
-	// Policy limits what is paid. Its zero value allows "exact" payments of
-	// up to DefaultMaxAmount per call.
+	// Policy limits what is paid. Its zero value allows "exact" payments in
+	// USDC on test networks, of up to DefaultMaxAmount per call, for
+	// authorizations of at most DefaultMaxTimeoutSeconds (see [Policy]).
 	Policy Policy
 	// Budget, shared by any number of Transports, limits the total paid;
 	// nil means no total limit.

@@ -52,9 +52,10 @@ const DefaultMaxBodyBytes = httpapi.DefaultMaxBodyBytes
 //     true) without calling the Service again. A repeat that arrives while
 //     the first still runs waits for it; the same key with another method,
 //     path or body is answered 422. Keys are scoped by caller:
-//     "key:<name>" for a caller the Authenticator names, "ip:<address>"
-//     for an anonymous trial or x402 caller, or what the trial caller
-//     function returns. Responses with a 5xx status are not
+//     "key:<name>" for a caller the Authenticator names,
+//     "payer:<address>" for an x402 caller, "ip:<address>" for an
+//     anonymous trial caller (see [WithTrustedProxies]), or what the
+//     trial caller function returns. Responses with a 5xx status are not
 //     kept, so a retry after a server failure runs again;
 //   - counts, by route, the requests it admitted (past the credential,
 //     the trial limit or the payment), which GET /api/v1/status reports;

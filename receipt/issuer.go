@@ -9,9 +9,6 @@ import (
 	"math"
 	"slices"
 	"time"
-
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // Issuer builds, hashes, signs and stores receipts (steps 2 and 3 of the
@@ -30,14 +27,6 @@ type Issuer struct {
 	Environment Environment
 	// Now returns the time of each decision. Nil means time.Now.
 	Now func() time.Time
-	// TracerProvider and MeterProvider receive the span of each Issue and
-	// the count of receipts issued; nil means the global providers. They
-	// are read at the first Issue; the API's no-op providers (trace/noop,
-	// metric/noop) together turn the instrumentation off.
-	TracerProvider trace.TracerProvider
-	MeterProvider  metric.MeterProvider
-
-	tel issuerTelemetry
 }
 
 // Params is what the trust layer knows of one decision: what ran, what it
@@ -138,8 +127,6 @@ func (is *Issued) ResponseMember() json.RawMessage {
 // Signing and storing errors are wrapped with the step that failed. No
 // receipt is returned unless it was stored.
 func (is *Issuer) Issue(ctx context.Context, p Params) (*Issued, error) {
-	ctx, span := is.telemetry().start(ctx, &p)
-	defer span.End()
 	if !p.Request.Requested() {
 		if errs := p.Request.FieldErrors("receipt"); errs != nil {
 			return nil, invalid(errs)
@@ -181,9 +168,7 @@ func (is *Issuer) Issue(ctx context.Context, p Params) (*Issued, error) {
 	if err := is.Store.Put(ctx, rec); err != nil {
 		return nil, fmt.Errorf("receipt: failed to store receipt %s: %w", r.ReceiptID, err)
 	}
-	issued := &Issued{Receipt: r, JSON: data, Delivery: p.Request.Mode, ExpiresAt: expires, Clamped: terms.Clamped}
-	is.telemetry().done(ctx, span, issued)
-	return issued, nil
+	return &Issued{Receipt: r, JSON: data, Delivery: p.Request.Mode, ExpiresAt: expires, Clamped: terms.Clamped}, nil
 }
 
 // build assembles the unsigned receipt of p.

@@ -195,7 +195,9 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 	}
 	resp := s.respond(req, steps, traceID)
 	if req.Receipt.Requested() {
-		issued, err := s.issuer.Issue(ctx, s.receiptParams(ctx, req, resp, steps))
+		ictx, ispan := s.tel.startIssue(ctx, req) // a log append, when there is one, is its child
+		issued, err := s.issuer.Issue(ictx, s.receiptParams(ctx, req, resp, steps))
+		s.tel.issued(ictx, ispan, issued, err)
 		if err != nil {
 			s.logger.ErrorContext(ctx, "trust: issuing receipt", "trace_id", traceID, "error", err)
 			return nil, problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable,

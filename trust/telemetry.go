@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/vouchkit/vouch/internal/telemetry"
+	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -22,7 +23,9 @@ import (
 // The response's trace id, and the router_trace_ids of its receipt, are
 // the call span's trace id whenever the span is recorded. Metrics: calls
 // by mode, tier and status, and the runs each call took by tier.
-// docs/OBSERVABILITY.md lists every name, unit and attribute.
+// Issuing a receipt gets a span "receipt.issue" and counts in
+// vouch.receipts.issued. docs/OBSERVABILITY.md lists every name, unit and
+// attribute.
 func WithTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) Option {
 	return func(s *Service) error {
 		s.tel = newServiceTelemetry(tp, mp)
@@ -41,8 +44,9 @@ func WithHandlerTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) Hand
 // *serviceTelemetry records nothing.
 type serviceTelemetry struct {
 	tracer trace.Tracer
-	calls  metric.Int64Counter
-	runs   metric.Int64Histogram
+	calls    metric.Int64Counter
+	runs     metric.Int64Histogram
+	receipts metric.Int64Counter
 }
 
 func newServiceTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) *serviceTelemetry {
@@ -58,6 +62,9 @@ func newServiceTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) *serv
 	t.runs, err = m.Int64Histogram("vouch.trust.runs", metric.WithUnit("{run}"),
 		metric.WithDescription("Replica runs one trust call took, all its router calls together, by tier."),
 		metric.WithExplicitBucketBoundaries(1, 3, 5, 8, 9, 13))
+	telemetry.Handle(err)
+	t.receipts, err = m.Int64Counter("vouch.receipts.issued", metric.WithUnit("{receipt}"),
+		metric.WithDescription("Receipts issued and stored, by delivery and whether signed."))
 	telemetry.Handle(err)
 	return t
 }
@@ -105,4 +112,38 @@ func (t *serviceTelemetry) startStep(ctx context.Context, replicas int, tier rou
 		span.SetAttributes(telemetry.Replicas.Int(replicas), telemetry.Tier.String(string(tier)))
 	}
 	return ctx, span
+}
+
+// startIssue starts the span of issuing req's receipt. A transparency log
+// append, when the issuer makes one, runs under it.
+func (t *serviceTelemetry) startIssue(ctx context.Context, req *Request) (context.Context, trace.Span) {
+	if t == nil {
+		return ctx, trace.SpanFromContext(ctx)
+	}
+	ctx, span := telemetry.Start(ctx, t.tracer, "receipt.issue")
+	if span.IsRecording() {
+		span.SetAttributes(telemetry.Mode.String(string(req.Mode)), telemetry.ReceiptMode.String(string(req.Receipt.Mode)))
+	}
+	return ctx, span
+}
+
+// issued ends the span of issuing a receipt, iss or the error err, and
+// counts the receipt.
+func (t *serviceTelemetry) issued(ctx context.Context, span trace.Span, iss *receipt.Issued, err error) {
+	if t == nil {
+		return
+	}
+	defer span.End()
+	if err != nil {
+		telemetry.Fail(span, err)
+		return
+	}
+	signed := iss.Receipt.Signing != nil
+	if span.IsRecording() {
+		span.SetAttributes(telemetry.ReceiptID.String(iss.Receipt.ReceiptID), telemetry.Signed.Bool(signed))
+	}
+	if t.receipts.Enabled(ctx) {
+		t.receipts.Add(ctx, 1, metric.WithAttributes(
+			telemetry.ReceiptMode.String(string(iss.Delivery)), telemetry.Signed.Bool(signed)))
+	}
 }

@@ -37,7 +37,7 @@ func TestService_telemetryOneTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	issuer := &receipt.Issuer{Signer: signer, Store: &receipt.MemStore{}, TracerProvider: tp, MeterProvider: mp}
+	issuer := &receipt.Issuer{Signer: signer, Store: &receipt.MemStore{}}
 	s, err := trust.New(engine, trust.WithReceipts(issuer), trust.WithTelemetry(tp, mp))
 	if err != nil {
 		t.Fatal(err)

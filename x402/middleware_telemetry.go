@@ -2,6 +2,7 @@ package x402
 
 import (
 	"context"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -41,6 +42,7 @@ const (
 	refusedNoOffer   = "no_matching_offer" // the proof matches no offer
 	refusedUsed      = "already_used"      // the proof was accepted before
 	refusedInvalid   = "invalid_payment"   // the facilitator found it invalid
+	refusedValidity  = reasonValidity      // the authorization expires too soon
 	refusedSettle    = "settlement_failed" // settling failed
 	reasonUnexpected = "unexpected_error"  // the facilitator call failed
 )
@@ -61,6 +63,8 @@ func (t *paywallTelemetry) refused(reason string, sr *SettleResponse) {
 		why = refusedNoOffer
 	case reason == "the payment was already used":
 		why = refusedUsed
+	case strings.HasPrefix(reason, reasonValidity):
+		why = refusedValidity
 	}
 	t.refusals.Add(ctx, 1, metric.WithAttributes(telemetry.PaymentReason.String(why)))
 }

@@ -46,7 +46,7 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	if err != nil {
 		return nil, err
 	}
-	if s.key, err = loadSigningKey(cfg.signingKey); err != nil {
+	if s.key, err = setUpSigningKey(cfg); err != nil {
 		return nil, err
 	}
 	if s.prices, err = demoPrices(cfg.payTo); err != nil {
@@ -67,7 +67,7 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	}
 
 	svc, err := trust.New(engine,
-		trust.WithReceipts(&receipt.Issuer{Signer: s.key.signer, Store: s.state.receipts, TracerProvider: tp, MeterProvider: mp}),
+		trust.WithReceipts(&receipt.Issuer{Signer: s.key.signer, Store: s.state.receipts}),
 		trust.WithTelemetry(tp, mp),
 		trust.WithSignedReceipts(),
 		trust.WithLogger(log),
@@ -75,7 +75,7 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	if err != nil {
 		return nil, err
 	}
-	verifier, err := receipt.NewVerifier([]receipt.PublicKey{s.key.signer.Public()})
+	verifier, err := receipt.NewVerifier(s.key.trusted)
 	if err != nil {
 		return nil, err
 	}

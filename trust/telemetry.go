@@ -43,7 +43,7 @@ func WithHandlerTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) Hand
 // serviceTelemetry holds a Service's tracer and instruments. A nil
 // *serviceTelemetry records nothing.
 type serviceTelemetry struct {
-	tracer trace.Tracer
+	tracer   trace.Tracer
 	calls    metric.Int64Counter
 	runs     metric.Int64Histogram
 	receipts metric.Int64Counter

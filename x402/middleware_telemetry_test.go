@@ -51,7 +51,7 @@ func observedPaywall(t *testing.T, fac x402.Facilitator) (url string, spans *tra
 				for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
 					var kv []string
 					for _, a := range p.Attributes.ToSlice() {
-						kv = append(kv, string(a.Key)+"="+a.Value.Emit())
+						kv = append(kv, string(a.Key)+"="+a.Value.String())
 					}
 					out[strings.Join(kv, ",")] = p.Value
 				}

@@ -105,7 +105,7 @@ func TestServer_telemetry(t *testing.T) {
 func key(kvs []attribute.KeyValue) string {
 	var parts []string
 	for _, kv := range kvs {
-		parts = append(parts, string(kv.Key)+"="+kv.Value.Emit())
+		parts = append(parts, string(kv.Key)+"="+kv.Value.String())
 	}
 	return strings.Join(parts, ",")
 }

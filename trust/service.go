@@ -394,8 +394,9 @@ func objective(t Task) string {
 
 // validateTask maps a validation or arbitration onto the router's validate
 // task: the claimed result is the claim, and the input, spec and dispute
-// context travel in the context under "task_input", "task_spec" and
-// "dispute_context".
+// context travel in the request's context under "task_input", "task_spec"
+// and "dispute_context", the names a router's engine lifts into a worker's
+// router.Job.TaskInput, TaskSpec and DisputeContext.
 func validateTask(req *Request, tier router.Tier) router.ValidateTask {
 	ctx := make(map[string]any, len(req.Context)+3)
 	for k, v := range req.Context {

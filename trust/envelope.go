@@ -74,13 +74,17 @@ type Task struct {
 	Type string `json:"type,omitempty"`
 	// Input is the task's input: an object, a string, or the array form.
 	Input router.Input `json:"input,omitzero"`
-	// Spec states what a correct result is: a string, or an object with a
-	// schema and constraints.
-	Spec json.RawMessage `json:"spec,omitempty"`
-	// ClaimedResult is the result to validate or arbitrate.
-	ClaimedResult json.RawMessage `json:"claimed_result,omitempty"`
-	// DisputeContext describes an arbitration's dispute: who claims what.
-	DisputeContext json.RawMessage `json:"dispute_context,omitempty"`
+	// Spec states what a correct result is, as JSON: a string, or an
+	// object with a schema and constraints.
+	Spec json.RawMessage `json:"spec,omitempty" validate:"omitempty,rawjson"`
+	// ClaimedResult is the result to validate or arbitrate, as JSON: a
+	// plain string is written trust.JSON("Paris") or
+	// json.RawMessage(`"Paris"`). [Request.Validate] refuses anything but
+	// one JSON value, naming task.claimed_result.
+	ClaimedResult json.RawMessage `json:"claimed_result,omitempty" validate:"omitempty,rawjson"`
+	// DisputeContext describes an arbitration's dispute, as JSON: who
+	// claims what.
+	DisputeContext json.RawMessage `json:"dispute_context,omitempty" validate:"omitempty,rawjson"`
 }
 
 // Response is the unified answer of a trust call (section 2.8).

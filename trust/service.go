@@ -565,7 +565,7 @@ func (r *Request) Validate() error {
 	// which holds numbers only within the range of an IEEE 754 double:
 	// refuse what cannot be hashed before any work is done.
 	hashable := func(field string, raw json.RawMessage) {
-		if _, err := receipt.HashJSON(raw); err != nil {
+		if _, err := receipt.HashJSON(raw); err != nil && json.Valid(raw) {
 			errs = append(errs, problem.FieldError{Field: field, Rule: "hashable",
 				Message: "cannot be hashed for the receipt (RFC 8785 takes numbers within IEEE 754 double range)"})
 		}

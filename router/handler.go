@@ -276,11 +276,11 @@ func decoderFor(op Operation) decoder {
 	case OpValidateV2:
 		return decodeWith(Service.ValidateV2)
 	case OpDelegateV3:
-		return decodeWith(Service.DelegateV3)
+		return refusingTopLevelPool(decodeWith(Service.DelegateV3))
 	case OpValidateV3:
-		return decodeWith(Service.ValidateV3)
+		return refusingTopLevelPool(decodeWith(Service.ValidateV3))
 	case OpFactcheck:
-		return decodeWith(Service.Factcheck)
+		return refusingTopLevelPool(decodeWith(Service.Factcheck))
 	case OpFactcheckV1:
 		return decodeWith(Service.FactcheckV1)
 	}

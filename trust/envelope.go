@@ -110,6 +110,12 @@ type Response struct {
 	// signed receipt (inline), or its receipt_id, ttl, visibility and
 	// expires_at (detached).
 	Receipt json.RawMessage `json:"receipt,omitempty"`
+	// ReceiptClamped lists the receipt terms the service narrowed because
+	// the request asked for more than its environment grants (a ttl of
+	// 1000d kept 90d, public visibility granted as shared), each with what
+	// was asked, what the receipt records, and why. Absent when nothing
+	// was narrowed, or without a receipt.
+	ReceiptClamped []ReceiptClamp `json:"receipt_clamped,omitempty"`
 }
 
 // Evidence summarizes how a status was reached.

@@ -196,6 +196,7 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 				"the decision was made but its receipt could not be issued; retry the call")
 		}
 		resp.Receipt = issued.ResponseMember()
+		resp.ReceiptClamped = receiptClamps(s.issuer.Environment, req.Receipt, issued.Receipt)
 	}
 	return resp, nil
 }

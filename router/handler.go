@@ -73,10 +73,11 @@ type Handler struct {
 	cfg httpapi.Config
 	srv *httpapi.Server
 
-	name, version string                    // of GET /api/v1/about; "" means the default
-	prices        map[string]x402.Price     // read by NewHandler only
-	calls         map[string]*atomic.Int64  // by "METHOD PATH"; the map is only read after NewHandler
-	moreCalls     []func() map[string]int64 // WithStatusCalls
+	name, version string                   // of GET /api/v1/about; "" means the default
+	prices        map[string]x402.Price    // read by NewHandler only
+	calls         map[string]*atomic.Int64 // by "METHOD PATH"; the map is only read after NewHandler
+
+	moreCalls []func() map[string]int64 // of other handlers (WithStatusCalls)
 }
 
 // HandlerOption configures a [Handler].

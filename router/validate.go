@@ -35,7 +35,7 @@ var validate = valid.New(map[string]valid.Rule{
 			return fmt.Sprintf("must be one of fast, safe, oracle, balanced, got %q", v)
 		},
 	},
-	// aggregation: the spec names later strategies that are not available.
+	// aggregation: the interface names later strategies that are not available.
 	"aggregation": {
 		Check: func(fl validator.FieldLevel) bool {
 			return Aggregation(fl.Field().String()) == AggregationMajority
@@ -43,7 +43,7 @@ var validate = valid.New(map[string]valid.Rule{
 		Message: func(_ string, v any) string {
 			switch Aggregation(fmt.Sprint(v)) {
 			case AggregationWeighted, AggregationMedian, AggregationMedianOfMeans, AggregationModelEnsemble:
-				return fmt.Sprintf("%q is named by the spec but not yet available; use \"majority\"", v)
+				return fmt.Sprintf("%q is named for a later version but not yet available; use \"majority\"", v)
 			}
 			return fmt.Sprintf("must be \"majority\", got %q", v)
 		},
@@ -96,7 +96,7 @@ func sameRedundancy(redundancy, replicas int) []problem.FieldError {
 	return nil
 }
 
-// allowedReplicas reports whether n is a replica count that section 8
+// allowedReplicas reports whether n is a replica count that version 3
 // allows.
 func allowedReplicas(n int) bool {
 	return n == Replicas1 || n == Replicas3 || n == Replicas5

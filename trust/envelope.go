@@ -7,7 +7,7 @@ import (
 	"github.com/vouchkit/vouch/router"
 )
 
-// Mode is the intent of a call (section 2.7).
+// Mode is the intent of a call.
 type Mode string
 
 // The modes.
@@ -32,7 +32,7 @@ const (
 	PolicyAdaptive Policy = "adaptive"
 )
 
-// Status is the unified answer of a call (section 3).
+// Status is the unified answer of a call.
 type Status string
 
 // The statuses. Delegation and validation answer VALID, INVALID, RETRY or
@@ -48,7 +48,7 @@ const (
 	StatusInconclusive  Status = "INCONCLUSIVE"
 )
 
-// Request is the envelope of a trust call (section 2.7).
+// Request is the envelope of a trust call (docs/INTERFACE.md, section 9.1).
 type Request struct {
 	// Mode is delegation, validation or arbitration.
 	Mode Mode `json:"mode" validate:"required,oneof=delegation validation arbitration"`
@@ -60,7 +60,7 @@ type Request struct {
 	Context map[string]any `json:"context,omitempty"`
 	// Metadata is job or market metadata, such as client_trace_id.
 	Metadata map[string]any `json:"metadata,omitempty"`
-	// Receipt asks for a receipt of the decision (section 2.9). Absent, or
+	// Receipt asks for a receipt of the decision. Absent, or
 	// with mode none, no receipt is made and nothing is stored.
 	Receipt receipt.Request `json:"receipt,omitzero"`
 }
@@ -87,7 +87,8 @@ type Task struct {
 	DisputeContext json.RawMessage `json:"dispute_context,omitempty" validate:"omitempty,rawjson"`
 }
 
-// Response is the unified answer of a trust call (section 2.8).
+// Response is the unified answer of a trust call; its wire form is in
+// docs/INTERFACE.md, section 9.3.
 type Response struct {
 	// Status is the outcome.
 	Status Status `json:"status"`

@@ -15,9 +15,9 @@ import (
 	"github.com/vouchkit/vouch/router"
 )
 
-// The paths of the trust call. Section 4.4 leaves the path open: vouch
+// The paths of the trust call. The interface leaves the path open: vouch
 // serves the call at CallPath, and its trial and x402 variants beside it,
-// placed as section 4.1 places the router's.
+// placed as the router's variants are.
 const (
 	// CallPath is the trust call for authenticated callers.
 	CallPath = "/api/v4/trust"
@@ -135,7 +135,7 @@ func WithHandlerClock(now func() time.Time) HandlerOption {
 	return func(h *Handler) { h.cfg.Now = now }
 }
 
-// WithReceiptEndpoints serves the receipt endpoints of section 4.3 beside
+// WithReceiptEndpoints serves the receipt endpoints beside
 // the trust call, through the receipt package's handler (see
 // receipt.Handler for the bodies and answers):
 //

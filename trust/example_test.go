@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log"
 	"net/http/httptest"
@@ -47,37 +48,25 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	signer, err := receipt.NewEd25519Signer(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32))) // keep the seed secret
-	if err != nil {
-		log.Fatal(err)
-	}
-	svc, err := trust.New(engine, trust.WithReceipts(&receipt.Issuer{Signer: signer, Store: &receipt.MemStore{}}))
+	key := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32)) // keep the private key secret
+	svc, err := trust.New(engine, trust.WithSigningKey(key))
 	if err != nil {
 		log.Fatal(err)
 	}
 
-	input := router.NewStringInput("Refunds within 30 days, at most 2 a year.")
 	resp, err := svc.Call(context.Background(), &trust.Request{
-		Mode:   trust.ModeValidation,
-		Policy: trust.PolicySafe, // three replicas
-		Task:   trust.Task{Type: "summary", Input: input, ClaimedResult: trust.JSON("Refunds within 30 days.")},
-		Receipt: receipt.Request{
-			Mode:    receipt.DeliveryInline,
-			Include: receipt.Include{InputHash: true, OutputHash: true},
-		},
+		Mode:    trust.ModeValidation,
+		Policy:  trust.PolicySafe, // three replicas
+		Task:    trust.Task{Type: "summary", Input: router.NewStringInput("Refunds within 30 days, at most 2 a year."), ClaimedResult: trust.JSON("Refunds within 30 days.")},
+		Receipt: receipt.Inline(), // signed, with every optional member
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(resp.Status)
 
-	// The counterparty verifies the receipt against the issuer's key and
-	// the originals it holds.
-	verifier, err := receipt.NewVerifier([]receipt.PublicKey{signer.Public()})
-	if err != nil {
-		log.Fatal(err)
-	}
-	res, err := verifier.Verify(resp.Receipt, receipt.Originals{Input: input.Raw(), Output: resp.Result}, time.Now())
+	// The counterparty verifies the receipt against the issuer's public key.
+	res, err := receipt.Verify(resp.Receipt, receipt.Ed25519Key(key.Public().(ed25519.PublicKey)))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -87,6 +76,53 @@ func Example() {
 	// INVALID
 	// receipt: INVALID drops 2
 	// signed by ed25519:6kpsY-KcUgq-9VB7Ey7F-ZVHdq6-vnuSQh7qaRRG0iw
+}
+
+// A receipt is checked offline: receipt.Verify checks its schema, its
+// signature, the key's validity window and its expiry; a Verifier also
+// checks the hashes of the original input and output the verifier holds.
+// A receipt changed after signing fails.
+func Example_verifyReceipt() {
+	key := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32))
+	public := receipt.Ed25519Key(key.Public().(ed25519.PublicKey))
+	svc, err := trust.New(routertestEngine(), trust.WithSigningKey(key))
+	if err != nil {
+		log.Fatal(err)
+	}
+	input := router.NewStringInput("What is the capital of France?")
+	resp, err := svc.Call(context.Background(), &trust.Request{
+		Mode: trust.ModeValidation, Policy: trust.PolicyFast, Receipt: receipt.Inline(),
+		Task: trust.Task{Input: input, ClaimedResult: trust.JSON("Paris")},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	if _, err := receipt.Verify(resp.Receipt, public); err == nil {
+		fmt.Println("signature and expiry: passed")
+	}
+
+	v, err := receipt.NewVerifier([]receipt.PublicKey{public})
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := v.Verify(resp.Receipt, receipt.Originals{Input: input.Raw(), Output: trust.JSON("Lyon")}, time.Now())
+	for _, c := range res.Checks {
+		if c.Name == receipt.CheckInputHash || c.Name == receipt.CheckOutputHash {
+			fmt.Println(c.Name, c.Status)
+		}
+	}
+	fmt.Println(errors.Is(err, receipt.ErrHashMismatch))
+
+	forged := bytes.Replace(resp.Receipt, []byte(`"VALID"`), []byte(`"INVALID"`), 1)
+	_, err = receipt.Verify(forged, public)
+	fmt.Println(errors.Is(err, receipt.ErrBadSignature))
+	// Output:
+	// signature and expiry: passed
+	// input_hash passed
+	// output_hash failed
+	// true
+	// true
 }
 
 // A remote trust service answers through a Client exactly as the

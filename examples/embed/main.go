@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log"
 	"strings"
-	"time"
 
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
@@ -33,22 +32,21 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	_, key, _ := ed25519.GenerateKey(nil)
-	signer, _ := receipt.NewEd25519Signer(key)
-	svc, err := trust.New(engine, trust.WithReceipts(&receipt.Issuer{Signer: signer, Store: &receipt.MemStore{}}))
+	public, private, _ := ed25519.GenerateKey(nil)
+	svc, err := trust.New(engine, trust.WithSigningKey(private))
 	if err != nil {
 		log.Fatal(err)
 	}
-	input := router.NewStringInput("Refunds within 30 days, at most 2 a year.")
 	resp, err := svc.Call(context.Background(), &trust.Request{
-		Mode: trust.ModeValidation, Policy: trust.PolicySafe,
-		Task:    trust.Task{Input: input, ClaimedResult: trust.JSON("Refunds within 30 days.")},
-		Receipt: receipt.Request{Mode: receipt.DeliveryInline, Include: receipt.Include{InputHash: true, OutputHash: true}},
+		Mode: trust.ModeValidation, Policy: trust.PolicySafe, Receipt: receipt.Inline(),
+		Task: trust.Task{Input: router.NewStringInput("Refunds within 30 days, at most 2 a year."), ClaimedResult: trust.JSON("Refunds within 30 days.")},
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	verifier, _ := receipt.NewVerifier([]receipt.PublicKey{signer.Public()})
-	res, err := verifier.Verify(resp.Receipt, receipt.Originals{Input: input.Raw(), Output: resp.Result}, time.Now())
-	fmt.Println(resp.Status, res.Receipt.Decision.Reasons[1], "- receipt verified:", err == nil && res.Valid())
+	res, err := receipt.Verify(resp.Receipt, receipt.Ed25519Key(public))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(resp.Status, res.Receipt.Decision.Reasons[1], "- receipt verified")
 }

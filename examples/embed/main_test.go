@@ -37,5 +37,5 @@ func TestREADME(t *testing.T) {
 func Example() {
 	main()
 	// Output:
-	// INVALID drops 2 - receipt verified: true
+	// INVALID drops 2 - receipt verified
 }

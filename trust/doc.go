@@ -71,8 +71,10 @@
 //
 // # Receipts
 //
-// With [WithReceipts], a request whose receipt block asks for one (mode
-// inline or detached) gets a receipt of the decision, following the
+// With [WithSigningKey] (or [WithSigningKeyFile], or [WithReceipts] for a
+// whole receipt.Issuer), a request whose receipt block asks for one (mode
+// inline or detached; receipt.Inline() asks for an inline receipt with
+// every optional member) gets a receipt of the decision, following the
 // lifecycle the interface sets out: the decision, then the receipt built from what
 // really ran (the last step's consensus block and tier, the hashes of the
 // input and of the chosen result, and the sessions, task ids and trace id

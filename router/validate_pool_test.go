@@ -73,3 +73,4 @@ func TestHandler_topLevelSessionPool(t *testing.T) {
 		})
 	}
 }
+

@@ -73,7 +73,7 @@
 //     and points to version 3; in version 3 it must equal
 //     consensus.replicas.
 //   - consensus.aggregation defaults to majority; the later values the
-//     spec names (weighted, median, median_of_means, model_ensemble) are
+//     interface names (weighted, median, median_of_means, model_ensemble) are
 //     rejected as "not yet available". consensus.disagreement_policy
 //     defaults to best_effort.
 //   - The v3 consensus block adds low_confidence, set when best_effort

@@ -73,4 +73,3 @@ func TestHandler_topLevelSessionPool(t *testing.T) {
 		})
 	}
 }
-

@@ -249,6 +249,14 @@ func (p Price) validity(settle time.Duration) time.Duration {
 	return p.timeBudget() + settle
 }
 
+// Reasons of the 402 answers the middleware gives of its own (the
+// others come from the facilitator).
+const (
+	msgNoProof = "a payment is required: send its proof in " + HeaderXPayment + " (x402 version 1) or " + HeaderPaymentSignature + " (version 2)"
+	msgNoOffer = "the payment matches none of the accepted offers"
+	msgUsed    = "the payment was already used"
+)
+
 type paywall struct {
 	cfg    MiddlewareConfig
 	mux    *http.ServeMux
@@ -327,7 +335,7 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		name, value = HeaderXPayment, r.Header.Get(HeaderXPayment)
 	}
 	if value == "" {
-		pw.require(w, price, res, "a payment is required: send its proof in "+HeaderXPayment+" (x402 version 1) or "+HeaderPaymentSignature+" (version 2)", nil)
+		pw.require(w, price, res, msgNoProof, nil)
 		return
 	}
 	p, err := DecodePaymentPayload(value)
@@ -343,7 +351,7 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	}
 	offer, ok := match(price.Accepts, p)
 	if !ok {
-		pw.require(w, price, res, "the payment matches none of the accepted offers", nil)
+		pw.require(w, price, res, msgNoOffer, nil)
 		return
 	}
 	if p.X402Version == Version1 {
@@ -455,9 +463,8 @@ func (pw *paywall) settle(w http.ResponseWriter, r *http.Request, price Price, r
 // first use bought when that use was settled, the request is the same and
 // the handler still has the answer, and with 402 otherwise.
 func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, price Price, res ResourceInfo, p *PaymentPayload, key string, now time.Time) {
-	const used = "the payment was already used"
 	if rp == nil || r.Header.Get(HeaderIdempotencyKey) == "" {
-		pw.require(w, price, res, used, nil)
+		pw.require(w, price, res, msgUsed, nil)
 		return
 	}
 	ctx := r.Context()
@@ -477,7 +484,7 @@ func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, p
 		return
 	}
 	if !ok || sp.Request != paidRequest(r, p) {
-		pw.require(w, price, res, used, nil)
+		pw.require(w, price, res, msgUsed, nil)
 		return
 	}
 	// The handler sees the payer of the first use, as it did then, so
@@ -485,7 +492,7 @@ func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, p
 	vp := &VerifiedPayment{Payer: sp.Settlement.Payer, Offer: offerOf(price, p), Payload: p, Settlement: &sp.Settlement}
 	rec := &recorder{header: make(http.Header)}
 	if !rp.ServeReplay(rec, r.WithContext(context.WithValue(ctx, verifiedCtx{}, vp))) || rec.status >= 400 {
-		pw.require(w, price, res, used, nil)
+		pw.require(w, price, res, msgUsed, nil)
 		return
 	}
 	pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: answer delivered again", slog.String("transaction", sp.Settlement.Transaction), slog.String("payer", sp.Settlement.Payer))

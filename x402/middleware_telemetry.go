@@ -57,11 +57,11 @@ func (t *paywallTelemetry) refused(reason string, sr *SettleResponse) {
 	switch {
 	case sr != nil:
 		why = refusedSettle
-	case reason == HeaderPaymentSignature+" header is required":
+	case reason == msgNoProof:
 		why = refusedMissing
-	case reason == "the payment matches none of the accepted offers":
+	case reason == msgNoOffer:
 		why = refusedNoOffer
-	case reason == "the payment was already used":
+	case reason == msgUsed:
 		why = refusedUsed
 	case strings.HasPrefix(reason, reasonValidity):
 		why = refusedValidity

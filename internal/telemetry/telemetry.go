@@ -119,10 +119,10 @@ func Handle(err error) {
 }
 
 // Start starts a span named name with opts; a caller on a hot path
-// passes a slice it made once (opts...), which costs no allocation. Its parent is the span in ctx; when ctx holds none but
-// carries a W3C trace id (traceparent.With), the parent is a remote span
-// of that trace, so that the new span joins the trace the project
-// already propagates. When the new span is recording and its trace id is
+// passes a slice it made once (opts...), which costs no allocation. The
+// span's parent is the span in ctx; when ctx holds none but carries a W3C
+// trace id (traceparent.With), the parent is a remote span of that trace,
+// so that the new span joins the trace the project already propagates. When the new span is recording and its trace id is
 // not the one ctx carries, the returned context carries the span's (the
 // span is then a root the library started), so that what ctx's trace id
 // reaches (traceparent headers, receipts) names the span's trace.

@@ -3,7 +3,10 @@ package router_test
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -203,5 +206,29 @@ func TestEngine_telemetrySingleRun(t *testing.T) {
 	}
 	if got := sums(t, o.metric(t, "vouch.router.runs")); got["vouch.run.label=INVALID,vouch.run.outcome=answered,vouch.tier="] != 1 {
 		t.Errorf("vouch.router.runs = %v", got)
+	}
+}
+
+func TestHTTPWorker_sendsReplicaSpanAsParent(t *testing.T) {
+	o := newObserved(t)
+	got := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("traceparent")
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"verdict":"VALID","confidence":1}`)
+	}))
+	defer srv.Close()
+	e := one(t, router.HTTPWorker(srv.URL), router.WithEngineTelemetry(o.tp, o.mp))
+	_, err := e.ValidateV2(context.Background(), &router.ValidateV2Request{SessionID: 1, ValidateTask: validateV3(1, "").ValidateTask})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans := o.named("router.replica")
+	if len(spans) != 1 {
+		t.Fatalf("%d replica spans, want 1", len(spans))
+	}
+	sc := spans[0].SpanContext
+	if want, tp := "00-"+sc.TraceID().String()+"-"+sc.SpanID().String()+"-01", <-got; tp != want {
+		t.Errorf("the worker got traceparent %q, want %q (the replica's span)", tp, want)
 	}
 }

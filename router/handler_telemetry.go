@@ -1,8 +1,14 @@
 package router
 
 import (
+	"context"
+	"net/http"
+
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/vouchkit/vouch/internal/telemetry"
+	"github.com/vouchkit/vouch/internal/traceparent"
 )
 
 // WithHandlerTelemetry sets the OpenTelemetry providers of the Handler's
@@ -18,4 +24,13 @@ import (
 // attribute.
 func WithHandlerTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) HandlerOption {
 	return func(h *Handler) { h.cfg.TracerProvider, h.cfg.MeterProvider = tp, mp }
+}
+
+// setTraceparent sets the traceparent header of an outgoing request made
+// under ctx: ctx's trace id, with ctx's span as the parent when it is in
+// that trace. It sets nothing when ctx carries no trace id.
+func setTraceparent(ctx context.Context, h http.Header) {
+	if id := traceparent.From(ctx); traceparent.Valid(id) {
+		h.Set(traceparent.Header, telemetry.Traceparent(ctx, id))
+	}
 }

@@ -1,0 +1,22 @@
+package x402
+
+import "time"
+
+// Match returns the offer of p that the proof pp claims to pay, as
+// [Middleware] matches it: a version 2 proof names its offer in full
+// (scheme, network, amount, asset, payTo); a version 1 proof names only
+// scheme and network. The offer is returned in the network naming of the
+// proof. It lets a server that carries payments outside HTTP headers, such
+// as the MCP transport's _meta["x402/payment"], apply the same rules.
+func (p Price) Match(pp *PaymentPayload) (PaymentRequirements, bool) {
+	return match(p.Accepts, pp)
+}
+
+// ReplayKey returns the key under which a [ReplayStore] records the proof
+// p paying offer, and until when it must be held, as [Middleware] records
+// it: an EIP-3009 authorization by network, asset, payer and nonce until
+// its validBefore; any other payload by the hash of its JSON for the
+// offer's timeout (at least a minute) from now.
+func ReplayKey(p *PaymentPayload, offer PaymentRequirements, now time.Time) (key string, until time.Time) {
+	return replayKey(p, offer, now)
+}

@@ -162,4 +162,3 @@ func TestPaywall_config(t *testing.T) {
 		}
 	}
 }
-

@@ -21,6 +21,7 @@
 package agentcard
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -194,8 +195,11 @@ func Handler(cfg Config) http.Handler {
 			}
 			base = scheme + "://" + r.Host
 		}
-		body, err := json.MarshalIndent(New(cfg, base), "", "  ")
-		if err != nil {
+		var body bytes.Buffer
+		enc := json.NewEncoder(&body)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(New(cfg, base)); err != nil {
 			problem.Write(w, problem.New(http.StatusInternalServerError, problem.CodeInternal, "encoding the agent card failed"))
 			return
 		}
@@ -204,7 +208,7 @@ func Handler(cfg Config) http.Handler {
 		h.Set("Cache-Control", "public, max-age=300")
 		h.Set("Access-Control-Allow-Origin", "*")
 		if r.Method == http.MethodGet {
-			w.Write(append(body, '\n'))
+			w.Write(body.Bytes())
 		}
 	})
 }

@@ -313,7 +313,7 @@ func callError(tool string, err error) error {
 
 func trustSummary(r *trust.Response) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s, confidence %.2f: %d run(s), agreement %.2f", r.Status, r.Confidence, r.Evidence.Redundancy, r.Evidence.Agreement)
+	fmt.Fprintf(&b, "%s, confidence %.2f: %s, agreement %.2f", r.Status, r.Confidence, runs(r.Evidence.Redundancy), r.Evidence.Agreement)
 	if n := len(r.Evidence.Steps); n > 1 {
 		fmt.Fprintf(&b, " over %d steps", n)
 	}
@@ -342,12 +342,20 @@ func trustSummary(r *trust.Response) string {
 	return b.String()
 }
 
+// runs counts runs: "1 run", "3 runs".
+func runs(n int) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
+}
+
 func factcheckSummary(r *router.FactcheckResponse) string {
 	verdict := string(r.Verdict)
 	if verdict == "" {
 		verdict = "no majority"
 	}
-	s := fmt.Sprintf("%s, confidence %.2f: %d run(s), agreement %.2f", verdict, r.Confidence, r.Consensus.Replicas, r.Consensus.Agreement)
+	s := fmt.Sprintf("%s, confidence %.2f: %s, agreement %.2f", verdict, r.Confidence, runs(r.Consensus.Replicas), r.Consensus.Agreement)
 	if len(r.Reasons) > 0 {
 		s += "; " + r.Reasons[0]
 	}

@@ -2,6 +2,14 @@
 // signed, stored record of one decision that can be fetched and checked
 // later (sections 2.9, 2.10, 3, 4.3, 7 and 8 of the interface).
 //
+// # In one line
+//
+// A trust service signs receipts with trust.WithSigningKey(priv) or
+// trust.WithSigningKeyFile(path) (a [KeyFile]); a request asks for one
+// with Receipt: [Inline](); anyone holding the public key checks it with
+// [Verify](data, key), or with a key file's [KeyFile.Trusted] keys when
+// keys rotate.
+//
 // # The pieces
 //
 //   - [Request] is the caller's receipt block: delivery (none, inline,
@@ -13,7 +21,10 @@
 //     ([Params]), hashes the input and output ([Hash]), signs it with a
 //     [Signer] ([Ed25519Signer]) and puts it in a [Store].
 //   - [Verifier] checks a receipt against trusted keys ([PublicKey],
-//     [Ed25519Key]) and reports each check in a [Result].
+//     [Ed25519Key], [TrustedKey] with a validity window) and reports each
+//     check in a [Result].
+//   - [KeyFile] is the signing key file: the current key and the retired
+//     ones with their windows, rotated by [KeyFile.Rotate].
 //   - [Store] keeps receipts for their retention: [MemStore] in memory,
 //     boltstore.Store on disk; receipttest.TestStore checks any
 //     implementation. [Fetch] applies the visibility rules.

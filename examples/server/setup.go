@@ -39,7 +39,7 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	if err != nil {
 		return nil, err
 	}
-	if s.key, err = loadSigningKey(cfg.signingKey); err != nil {
+	if s.key, err = setUpSigningKey(cfg); err != nil {
 		return nil, err
 	}
 	if s.prices, err = demoPrices(cfg.payTo); err != nil {
@@ -67,7 +67,7 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	if err != nil {
 		return nil, err
 	}
-	verifier, err := receipt.NewVerifier([]receipt.PublicKey{s.key.signer.Public()})
+	verifier, err := receipt.NewVerifier(s.key.trusted)
 	if err != nil {
 		return nil, err
 	}

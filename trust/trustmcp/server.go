@@ -102,32 +102,43 @@ func NewServer(cfg Config) (*mcp.Server, error) {
 
 type tools struct{ cfg Config }
 
+// The hints of the tools: the trust tools run workers and may store a
+// receipt (additive, never destructive); the receipt tools only read.
+var (
+	runsWorkers = &mcp.ToolAnnotations{DestructiveHint: new(false)}
+	readsOnly   = &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}
+)
+
 // add registers the tools cfg allows on s.
 func (t *tools) add(s *mcp.Server) error {
 	var errs []error
 	add := func(tool *mcp.Tool, err error) { errs = append(errs, err) }
 	add(addTool(s, &mcp.Tool{
-		Name:  ToolValidateClaim,
-		Title: "Validate a claimed result",
+		Name:        ToolValidateClaim,
+		Annotations: runsWorkers,
+		Title:       "Validate a claimed result",
 		Description: "Check a claimed result before acting, paying or settling on it: independent workers judge whether claimed_result correctly answers input (under spec, if given). " +
 			"Answers status VALID, INVALID, RETRY (no decisive majority: see retry_instructions) or NEEDS_SPEC (say what a correct result is), with confidence and evidence." + tierGuide,
 	}, t.validateClaim))
 	add(addTool(s, &mcp.Tool{
-		Name:  ToolDelegateTask,
-		Title: "Delegate a task",
+		Name:        ToolDelegateTask,
+		Annotations: runsWorkers,
+		Title:       "Delegate a task",
 		Description: "Have independent workers carry out a task (objective and/or input) and return the result a majority backs. " +
 			"Answers status VALID with the result, or RETRY with the best-effort result and retry_instructions." + tierGuide,
 	}, t.delegateTask))
 	add(addTool(s, &mcp.Tool{
-		Name:  ToolArbitrate,
-		Title: "Arbitrate a dispute",
+		Name:        ToolArbitrate,
+		Annotations: runsWorkers,
+		Title:       "Arbitrate a dispute",
 		Description: "Settle a buyer-seller dispute over a delivered result: does the seller's claimed_result meet the task (input, spec), given the dispute_context? " +
 			"Answers status SELLER_VALID, SELLER_INVALID or INCONCLUSIVE, with evidence." + tierGuide,
 	}, t.arbitrate))
 	if t.cfg.Router != nil {
 		add(addTool(s, &mcp.Tool{
-			Name:  ToolFactcheck,
-			Title: "Fact-check a statement",
+			Name:        ToolFactcheck,
+			Annotations: runsWorkers,
+			Title:       "Fact-check a statement",
 			Description: "Check whether a statement is true on 3 (the default) or 5 independent runs; the majority decides. " +
 				"Answers verdict TRUE or FALSE (empty when no majority), confidence, the consensus block and one piece of evidence per run. " +
 				"Cost: replicas runs. Use 5 for statements you will act on irreversibly; mode realtime grounds the check in current sources where the workers can.",
@@ -136,12 +147,14 @@ func (t *tools) add(s *mcp.Server) error {
 	if t.cfg.Receipts != nil {
 		add(addTool(s, &mcp.Tool{
 			Name:        ToolGetReceipt,
+			Annotations: readsOnly,
 			Title:       "Fetch a receipt",
 			Description: "Fetch a receipt by receipt_id: your own receipts, and shared receipts that name you. Any other id (unknown, expired, someone else's) is the same not-found error. Costs no runs.",
 		}, t.getReceipt))
 		add(addTool(s, &mcp.Tool{
-			Name:  ToolVerifyReceipt,
-			Title: "Verify a receipt",
+			Name:        ToolVerifyReceipt,
+			Annotations: readsOnly,
+			Title:       "Verify a receipt",
 			Description: "Check a receipt: its schema, its signature against the service's keys, and its expiry. " +
 				"Answers valid and each check with its status (passed, failed, skipped). Costs no runs.",
 		}, t.verifyReceipt))

@@ -54,6 +54,10 @@ func TestServer_listTools(t *testing.T) {
 			var got []string
 			for _, tool := range res.Tools {
 				got = append(got, tool.Name)
+				readOnly := tool.Name == "get_receipt" || tool.Name == "verify_receipt"
+				if tool.Annotations == nil || tool.Annotations.ReadOnlyHint != readOnly {
+					t.Errorf("%s: annotations %+v, want readOnlyHint %v", tool.Name, tool.Annotations, readOnly)
+				}
 				if tool.Description == "" || tool.InputSchema == nil || tool.OutputSchema == nil {
 					t.Errorf("%s: description %q, input schema %v, output schema %v: want all three", tool.Name, tool.Description, tool.InputSchema, tool.OutputSchema)
 				}

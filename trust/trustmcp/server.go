@@ -102,34 +102,36 @@ func NewServer(cfg Config) (*mcp.Server, error) {
 
 type tools struct{ cfg Config }
 
-// The hints of the tools: the trust tools run workers and may store a
-// receipt (additive, never destructive); the receipt tools only read.
-var (
-	runsWorkers = &mcp.ToolAnnotations{DestructiveHint: new(false)}
-	readsOnly   = &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}
-)
+// runsWorkers is the hint of the trust tools: they run workers and may
+// store a receipt (additive, never destructive).
+func runsWorkers() *mcp.ToolAnnotations { return &mcp.ToolAnnotations{DestructiveHint: new(false)} }
+
+// readsOnly is the hint of the receipt tools.
+func readsOnly() *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}
+}
 
 // add registers the tools cfg allows on s.
 func (t *tools) add(s *mcp.Server) error {
 	var errs []error
-	add := func(tool *mcp.Tool, err error) { errs = append(errs, err) }
+	add := func(err error) { errs = append(errs, err) }
 	add(addTool(s, &mcp.Tool{
 		Name:        ToolValidateClaim,
-		Annotations: runsWorkers,
+		Annotations: runsWorkers(),
 		Title:       "Validate a claimed result",
 		Description: "Check a claimed result before acting, paying or settling on it: independent workers judge whether claimed_result correctly answers input (under spec, if given). " +
 			"Answers status VALID, INVALID, RETRY (no decisive majority: see retry_instructions) or NEEDS_SPEC (say what a correct result is), with confidence and evidence." + tierGuide,
 	}, t.validateClaim))
 	add(addTool(s, &mcp.Tool{
 		Name:        ToolDelegateTask,
-		Annotations: runsWorkers,
+		Annotations: runsWorkers(),
 		Title:       "Delegate a task",
 		Description: "Have independent workers carry out a task (objective and/or input) and return the result a majority backs. " +
 			"Answers status VALID with the result, or RETRY with the best-effort result and retry_instructions." + tierGuide,
 	}, t.delegateTask))
 	add(addTool(s, &mcp.Tool{
 		Name:        ToolArbitrate,
-		Annotations: runsWorkers,
+		Annotations: runsWorkers(),
 		Title:       "Arbitrate a dispute",
 		Description: "Settle a buyer-seller dispute over a delivered result: does the seller's claimed_result meet the task (input, spec), given the dispute_context? " +
 			"Answers status SELLER_VALID, SELLER_INVALID or INCONCLUSIVE, with evidence." + tierGuide,
@@ -137,7 +139,7 @@ func (t *tools) add(s *mcp.Server) error {
 	if t.cfg.Router != nil {
 		add(addTool(s, &mcp.Tool{
 			Name:        ToolFactcheck,
-			Annotations: runsWorkers,
+			Annotations: runsWorkers(),
 			Title:       "Fact-check a statement",
 			Description: "Check whether a statement is true on 3 (the default) or 5 independent runs; the majority decides. " +
 				"Answers verdict TRUE or FALSE (empty when no majority), confidence, the consensus block and one piece of evidence per run. " +
@@ -147,13 +149,13 @@ func (t *tools) add(s *mcp.Server) error {
 	if t.cfg.Receipts != nil {
 		add(addTool(s, &mcp.Tool{
 			Name:        ToolGetReceipt,
-			Annotations: readsOnly,
+			Annotations: readsOnly(),
 			Title:       "Fetch a receipt",
 			Description: "Fetch a receipt by receipt_id: your own receipts, and shared receipts that name you. Any other id (unknown, expired, someone else's) is the same not-found error. Costs no runs.",
 		}, t.getReceipt))
 		add(addTool(s, &mcp.Tool{
 			Name:        ToolVerifyReceipt,
-			Annotations: readsOnly,
+			Annotations: readsOnly(),
 			Title:       "Verify a receipt",
 			Description: "Check a receipt: its schema, its signature against the service's keys, and its expiry. " +
 				"Answers valid and each check with its status (passed, failed, skipped). Costs no runs.",
@@ -162,11 +164,11 @@ func (t *tools) add(s *mcp.Server) error {
 	return errors.Join(errs...)
 }
 
-// schemaOptions infer the schema of a json.RawMessage argument or answer: any JSON
-// value (the SDK would otherwise infer an array of bytes).
-var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-	reflect.TypeFor[json.RawMessage](): {},
-}}
+// schemaOptions infer the schema of a json.RawMessage argument or answer
+// as any JSON value (the SDK would otherwise infer an array of bytes).
+func schemaOptions() *jsonschema.ForOptions {
+	return &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[json.RawMessage](): {}}}
+}
 
 // enums states the allowed values of the arguments that take one of a
 // few, so that the SDK lists them in the input schema and rejects others.
@@ -174,10 +176,10 @@ var enums = map[string][]string{"policy": policies, "receipt": receiptModes, "mo
 
 // addTool adds a typed tool, with its schemas inferred from In and Out
 // (json.RawMessage as any JSON value).
-func addTool[In, Out any](s *mcp.Server, tool *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) (*mcp.Tool, error) {
-	in, err := jsonschema.ForType(reflect.TypeFor[In](), schemaOptions)
+func addTool[In, Out any](s *mcp.Server, tool *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) error {
+	in, err := jsonschema.ForType(reflect.TypeFor[In](), schemaOptions())
 	if err != nil {
-		return nil, fmt.Errorf("trustmcp: %s: input schema: %w", tool.Name, err)
+		return fmt.Errorf("trustmcp: %s: input schema: %w", tool.Name, err)
 	}
 	for name, values := range enums {
 		if p := in.Properties[name]; p != nil && p.Type == "string" {
@@ -194,13 +196,13 @@ func addTool[In, Out any](s *mcp.Server, tool *mcp.Tool, h mcp.ToolHandlerFor[In
 	if ot.Kind() == reflect.Pointer {
 		ot = ot.Elem()
 	}
-	out, err := jsonschema.ForType(ot, schemaOptions)
+	out, err := jsonschema.ForType(ot, schemaOptions())
 	if err != nil {
-		return nil, fmt.Errorf("trustmcp: %s: output schema: %w", tool.Name, err)
+		return fmt.Errorf("trustmcp: %s: output schema: %w", tool.Name, err)
 	}
 	tool.InputSchema, tool.OutputSchema = in, out
 	mcp.AddTool(s, tool, h)
-	return tool, nil
+	return nil
 }
 
 // callerContext names the caller of req to the trust service: the UserID

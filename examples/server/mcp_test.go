@@ -21,15 +21,18 @@ import (
 	"github.com/vouchkit/vouch/x402/evm"
 )
 
-// bearer adds an API key to every request.
+// bearer adds an API key, and a traceparent when set, to every request.
 type bearer struct {
-	key  string
-	base http.RoundTripper
+	key, traceparent string
+	base             http.RoundTripper
 }
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.key)
+	if b.traceparent != "" {
+		r.Header.Set("traceparent", b.traceparent)
+	}
 	return b.base.RoundTrip(r)
 }
 
@@ -37,9 +40,16 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // empty), closed when the test ends.
 func mcpSession(t *testing.T, endpoint, key string) (*mcp.ClientSession, error) {
 	t.Helper()
+	return mcpSessionWith(t, endpoint, bearer{key: key})
+}
+
+// mcpSessionWith is mcpSession with the headers of b.
+func mcpSessionWith(t *testing.T, endpoint string, b bearer) (*mcp.ClientSession, error) {
+	t.Helper()
 	hc := &http.Client{Transport: http.DefaultTransport}
-	if key != "" {
-		hc.Transport = bearer{key: key, base: http.DefaultTransport}
+	if b.key != "" {
+		b.base = http.DefaultTransport
+		hc.Transport = b
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).
 		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
@@ -144,6 +154,17 @@ func TestRun_mcp(t *testing.T) {
 	}
 	_, err = trustClient(t, b.base, "acme-key").FetchReceipt(context.Background(), issued.ReceiptID)
 	wantNotFound(t, "acme over HTTP", err)
+
+	// A W3C traceparent continues the caller's trace.
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	traced, err := mcpSessionWith(t, b.base+mcpPath, bearer{key: defaultAPIKey, traceparent: "00-" + traceID + "-00f067aa0ba902b7-01"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	structured(t, callTool(t, traced, "validate_claim", map[string]any{"claimed_result": "17 * 3 = 51", "policy": "fast"}), &resp)
+	if resp.TraceID != traceID {
+		t.Errorf("trace_id %s, want the traceparent's %s", resp.TraceID, traceID)
+	}
 
 	// A bad argument is a tool error naming it.
 	if res := callTool(t, demo, "validate_claim", map[string]any{"claimed_result": "17 * 3 = 51", "policy": "cheap"}); !res.IsError || !strings.Contains(resultText(res), "policy") {

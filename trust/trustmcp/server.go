@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/internal/traceparent"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
@@ -205,11 +206,19 @@ func addTool[In, Out any](s *mcp.Server, tool *mcp.Tool, h mcp.ToolHandlerFor[In
 	return nil
 }
 
-// callerContext names the caller of req to the trust service: the UserID
-// of its bearer token when there is one.
+// callerContext names the caller of req to the trust service (the UserID
+// of its bearer token when there is one), and carries the trace id of the
+// HTTP request's W3C traceparent header when there is one, so that the
+// answer's trace_id and the router calls continue the caller's trace.
 func callerContext(ctx context.Context, req *mcp.CallToolRequest) context.Context {
-	if req != nil && req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
-		return trust.WithCaller(ctx, req.Extra.TokenInfo.UserID)
+	if req == nil || req.Extra == nil {
+		return ctx
+	}
+	if ti := req.Extra.TokenInfo; ti != nil && ti.UserID != "" {
+		ctx = trust.WithCaller(ctx, ti.UserID)
+	}
+	if traceID, _, ok := traceparent.Parse(req.Extra.Header.Get(traceparent.Header)); ok {
+		ctx = router.WithTraceID(ctx, traceID)
 	}
 	return ctx
 }
@@ -256,12 +265,12 @@ func (t *tools) call(ctx context.Context, req *mcp.CallToolRequest, name string,
 	return textResult(trustSummary(resp)), resp, nil
 }
 
-func (t *tools) factcheck(ctx context.Context, _ *mcp.CallToolRequest, args FactcheckArgs) (*mcp.CallToolResult, *router.FactcheckResponse, error) {
+func (t *tools) factcheck(ctx context.Context, req *mcp.CallToolRequest, args FactcheckArgs) (*mcp.CallToolResult, *router.FactcheckResponse, error) {
 	fr, err := args.request()
 	if err != nil {
 		return nil, nil, err
 	}
-	resp, err := t.cfg.Router.Factcheck(ctx, fr)
+	resp, err := t.cfg.Router.Factcheck(callerContext(ctx, req), fr)
 	if err == nil && resp == nil {
 		err = errors.New("the router returned no answer")
 	}

@@ -50,7 +50,9 @@
 // trust.DefaultCaller unless the host set one. A host that serves the tools
 // over HTTP must therefore put them behind authentication, or every caller
 // is the same default one. With a remote trust.Client, the client's own
-// API key names the caller instead.
+// API key names the caller instead. The W3C traceparent header of an HTTP
+// request, when there is one, sets the trace id of the call, as on the
+// trust service's HTTP route.
 //
 // # Paying per call
 //

@@ -3,6 +3,7 @@ package trustmcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -160,5 +161,71 @@ func TestPaywall_config(t *testing.T) {
 		if _, err := trustmcp.Paywall(cfg); err == nil {
 			t.Errorf("Paywall(%+v) succeeded", cfg)
 		}
+	}
+}
+
+// scriptedFacilitator answers Verify and Settle as told.
+type scriptedFacilitator struct {
+	verify    *x402.VerifyResponse
+	verifyErr error
+	settle    *x402.SettleResponse
+}
+
+func (f *scriptedFacilitator) Verify(context.Context, *x402.PaymentPayload, x402.PaymentRequirements) (*x402.VerifyResponse, error) {
+	return f.verify, f.verifyErr
+}
+
+func (f *scriptedFacilitator) Settle(context.Context, *x402.PaymentPayload, x402.PaymentRequirements) (*x402.SettleResponse, error) {
+	return f.settle, nil
+}
+
+func (f *scriptedFacilitator) Supported(context.Context) (*x402.SupportedResponse, error) {
+	return &x402.SupportedResponse{}, nil
+}
+
+func TestPaywall_facilitatorAnswers(t *testing.T) {
+	f := newFixture(t)
+	offer, err := evm.USDC("base-sepolia", "0x000000000000000000000000000000000000dEaD", "$0.005")
+	if err != nil {
+		t.Fatal(err)
+	}
+	payment := x402.PaymentPayload{X402Version: 2, Accepted: offer, Payload: json.RawMessage(`{"signature":"0x00"}`)}
+	payment.Accepted.Network = "eip155:84532"
+	for _, c := range []struct {
+		name string
+		fac  *scriptedFacilitator
+		want string // in the error text
+	}{
+		{"invalid", &scriptedFacilitator{verify: &x402.VerifyResponse{InvalidReason: "invalid_exact_evm_payload_signature"}}, "invalid_exact_evm_payload_signature"},
+		{"facilitator down", &scriptedFacilitator{verifyErr: errors.New("connection refused")}, "payment processing unavailable"},
+		{"settlement failed", &scriptedFacilitator{verify: &x402.VerifyResponse{IsValid: true},
+			settle: &x402.SettleResponse{ErrorReason: "insufficient_funds", Network: "eip155:84532"}}, "settlement failed: insufficient_funds"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pay, err := trustmcp.Paywall(trustmcp.PaywallConfig{Facilitator: c.fac,
+				Prices: map[string]x402.Price{"validate_claim": {Accepts: []x402.PaymentRequirements{offer}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := trustmcp.NewServer(f.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.AddReceivingMiddleware(pay)
+			res, err := connect(t, s).CallTool(context.Background(), &mcp.CallToolParams{Name: "validate_claim",
+				Arguments: map[string]any{"claimed_result": "17 * 3 = 51"}, Meta: mcp.Meta{trustmcp.MetaPayment: payment}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.IsError || !strings.Contains(text(res), c.want) {
+				t.Errorf("%v %q, want a tool error with %q", res.IsError, text(res), c.want)
+			}
+			if c.fac.settle != nil {
+				pr := paidTerms(t, res)
+				if pr.Settlement == nil || pr.Settlement.Success || pr.Settlement.ErrorReason != "insufficient_funds" {
+					t.Errorf("failed settlement in the terms: %+v, want it with its reason", pr.Settlement)
+				}
+			}
+		})
 	}
 }

@@ -43,43 +43,66 @@ const ProtocolVersion = "0.3.0"
 
 // Card is an A2A AgentCard.
 type Card struct {
-	Name               string                    `json:"name"`
-	Description        string                    `json:"description"`
-	URL                string                    `json:"url"`
-	Version            string                    `json:"version"`
-	ProtocolVersion    string                    `json:"protocolVersion"`
-	DocumentationURL   string                    `json:"documentationUrl,omitempty"`
-	Capabilities       Capabilities              `json:"capabilities"`
-	SecuritySchemes    map[string]SecurityScheme `json:"securitySchemes,omitempty"`
-	Security           []map[string][]string     `json:"security,omitempty"`
-	DefaultInputModes  []string                  `json:"defaultInputModes"`
-	DefaultOutputModes []string                  `json:"defaultOutputModes"`
-	Skills             []Skill                   `json:"skills"`
+	// Name is the service's name.
+	Name string `json:"name"`
+	// Description says what the service does and where its skills are served.
+	Description string `json:"description"`
+	// URL is the service's base URL.
+	URL string `json:"url"`
+	// Version is the service's release.
+	Version string `json:"version"`
+	// ProtocolVersion is the A2A version the card follows.
+	ProtocolVersion string `json:"protocolVersion"`
+	// DocumentationURL points to the service's documentation, if any.
+	DocumentationURL string `json:"documentationUrl,omitempty"`
+	// Capabilities are the optional A2A features supported: none.
+	Capabilities Capabilities `json:"capabilities"`
+	// SecuritySchemes name the credentials the service takes.
+	SecuritySchemes map[string]SecurityScheme `json:"securitySchemes,omitempty"`
+	// Security lists the schemes a call must satisfy.
+	Security []map[string][]string `json:"security,omitempty"`
+	// DefaultInputModes are the media types the skills take.
+	DefaultInputModes []string `json:"defaultInputModes"`
+	// DefaultOutputModes are the media types the skills answer.
+	DefaultOutputModes []string `json:"defaultOutputModes"`
+	// Skills are what the service does, one per operation.
+	Skills []Skill `json:"skills"`
 }
 
 // Capabilities are the optional A2A protocol features an agent supports.
 type Capabilities struct {
-	Streaming              bool `json:"streaming"`
-	PushNotifications      bool `json:"pushNotifications"`
+	// Streaming is A2A message streaming.
+	Streaming bool `json:"streaming"`
+	// PushNotifications are A2A task push notifications.
+	PushNotifications bool `json:"pushNotifications"`
+	// StateTransitionHistory is A2A task state history.
 	StateTransitionHistory bool `json:"stateTransitionHistory"`
 }
 
 // SecurityScheme is an OpenAPI security scheme, as the card names the
 // credentials it takes.
 type SecurityScheme struct {
-	Type        string `json:"type"`
-	Scheme      string `json:"scheme,omitempty"`
+	// Type is the OpenAPI scheme type, such as "http".
+	Type string `json:"type"`
+	// Scheme is the HTTP authentication scheme, such as "bearer".
+	Scheme string `json:"scheme,omitempty"`
+	// Description tells a person what to send.
 	Description string `json:"description,omitempty"`
 }
 
 // Skill is one thing the agent does.
 type Skill struct {
-	ID          string   `json:"id"`
-	Name        string   `json:"name"`
-	Description string   `json:"description"`
-	Tags        []string `json:"tags"`
-	Examples    []string `json:"examples"`
-	InputModes  []string `json:"inputModes,omitempty"`
+	// ID names the skill: the name of the MCP tool that performs it.
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Tags are keywords for discovery.
+	Tags []string `json:"tags"`
+	// Examples are sample requests, in words and as tool arguments.
+	Examples []string `json:"examples"`
+	// InputModes override DefaultInputModes for the skill.
+	InputModes []string `json:"inputModes,omitempty"`
+	// OutputModes override DefaultOutputModes for the skill.
 	OutputModes []string `json:"outputModes,omitempty"`
 }
 

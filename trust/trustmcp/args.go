@@ -33,6 +33,7 @@ type ArgumentError struct {
 	Allowed []string
 }
 
+// Error names the argument, what is wrong with it and the allowed values.
 func (e *ArgumentError) Error() string {
 	s := "trustmcp: argument " + e.Argument + ": " + e.Message
 	if len(e.Allowed) > 0 {
@@ -41,7 +42,9 @@ func (e *ArgumentError) Error() string {
 	return s
 }
 
-// ValidateClaimArgs are the arguments of validate_claim.
+// ValidateClaimArgs are the arguments of validate_claim: each field is the argument its
+// JSON name names, described by its jsonschema tag in the tool's input
+// schema.
 type ValidateClaimArgs struct {
 	Input         json.RawMessage `json:"input,omitempty" jsonschema:"the task's input: a string or a JSON object; optional"`
 	ClaimedResult json.RawMessage `json:"claimed_result" jsonschema:"the result to check: a string or any JSON value; required"`
@@ -50,7 +53,9 @@ type ValidateClaimArgs struct {
 	Receipt       string          `json:"receipt,omitempty" jsonschema:"none (the default), inline (the signed receipt in the answer) or detached (only its receipt_id; fetch it with get_receipt)"`
 }
 
-// DelegateTaskArgs are the arguments of delegate_task.
+// DelegateTaskArgs are the arguments of delegate_task: each field is the argument its
+// JSON name names, described by its jsonschema tag in the tool's input
+// schema.
 type DelegateTaskArgs struct {
 	Objective string          `json:"objective,omitempty" jsonschema:"what is wanted, in plain language; objective or input (or both) is required"`
 	Input     json.RawMessage `json:"input,omitempty" jsonschema:"the task's input: a string or a JSON object; objective or input (or both) is required"`
@@ -58,7 +63,9 @@ type DelegateTaskArgs struct {
 	Receipt   string          `json:"receipt,omitempty" jsonschema:"none (the default), inline or detached"`
 }
 
-// ArbitrateArgs are the arguments of arbitrate.
+// ArbitrateArgs are the arguments of arbitrate: each field is the argument its
+// JSON name names, described by its jsonschema tag in the tool's input
+// schema.
 type ArbitrateArgs struct {
 	Input          json.RawMessage `json:"input,omitempty" jsonschema:"the task's input: a string or a JSON object; optional"`
 	ClaimedResult  json.RawMessage `json:"claimed_result" jsonschema:"the seller's claimed result: a string or any JSON value; required"`
@@ -68,19 +75,25 @@ type ArbitrateArgs struct {
 	Receipt        string          `json:"receipt,omitempty" jsonschema:"none (the default), inline or detached"`
 }
 
-// FactcheckArgs are the arguments of factcheck.
+// FactcheckArgs are the arguments of factcheck: each field is the argument its
+// JSON name names, described by its jsonschema tag in the tool's input
+// schema.
 type FactcheckArgs struct {
 	Claim    string `json:"claim" jsonschema:"the statement to check; required"`
 	Mode     string `json:"mode,omitempty" jsonschema:"standard (the default) or realtime (grounded in current sources)"`
 	Replicas int    `json:"replicas,omitempty" jsonschema:"independent runs: 3 (the default) or 5"`
 }
 
-// GetReceiptArgs are the arguments of get_receipt.
+// GetReceiptArgs are the arguments of get_receipt: each field is the argument its
+// JSON name names, described by its jsonschema tag in the tool's input
+// schema.
 type GetReceiptArgs struct {
 	ReceiptID string `json:"receipt_id" jsonschema:"the receipt's id, rcpt_ and 26 characters, as a trust answer gave it"`
 }
 
-// VerifyReceiptArgs are the arguments of verify_receipt.
+// VerifyReceiptArgs are the arguments of verify_receipt: each field is the argument its
+// JSON name names, described by its jsonschema tag in the tool's input
+// schema.
 type VerifyReceiptArgs struct {
 	Receipt json.RawMessage `json:"receipt" jsonschema:"the receipt object to check, as a trust answer or get_receipt gave it (a string holding its JSON is also accepted)"`
 }

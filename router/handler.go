@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"sync/atomic"
 	"time"
 
@@ -51,9 +52,10 @@ const DefaultMaxBodyBytes = httpapi.DefaultMaxBodyBytes
 //     true) without calling the Service again. A repeat that arrives while
 //     the first still runs waits for it; the same key with another method,
 //     path or body is answered 422. Keys are scoped by caller:
-//     "key:<name>" for a caller the Authenticator names, "ip:<address>"
-//     for an anonymous trial or x402 caller, or what the trial caller
-//     function returns. Responses with a 5xx status are not
+//     "key:<name>" for a caller the Authenticator names,
+//     "payer:<address>" for an x402 caller, "ip:<address>" for an
+//     anonymous trial caller (see [WithTrustedProxies]), or what the
+//     trial caller function returns. Responses with a 5xx status are not
 //     kept, so a retry after a server failure runs again;
 //   - counts, by route, the requests it admitted (past the credential,
 //     the trial limit or the payment), which GET /api/v1/status reports;
@@ -105,11 +107,19 @@ func WithRateLimiter(l RateLimiter) HandlerOption {
 
 // WithTrialCaller sets how trial callers are told apart. The default is
 // the caller the Authenticator names when the request carries a credential
-// it accepts, and otherwise the peer's IP address ([ClientIP]). A host
-// behind a reverse proxy it trusts passes a function reading the proxy's
-// header instead.
+// it accepts, and otherwise the client's IP address: the peer's
+// ([ClientIP]), or the one a proxy listed by [WithTrustedProxies] names.
 func WithTrialCaller(f func(*http.Request) string) HandlerOption {
 	return func(h *Handler) { h.cfg.TrialCaller = f }
+}
+
+// WithTrustedProxies sets the reverse proxies whose client address
+// headers (Forwarded, or X-Forwarded-For) are believed when they connect:
+// the trial variants then tell callers apart, and scope their idempotency
+// keys, by the address the proxies name. None are trusted by default. List
+// only proxies that overwrite or append to these headers.
+func WithTrustedProxies(prefixes ...netip.Prefix) HandlerOption {
+	return func(h *Handler) { h.cfg.TrustedProxies = prefixes }
 }
 
 // WithX402 sets the middleware that guards the x402 routes: it answers

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
@@ -62,8 +63,9 @@ func callPath(v router.Variant) (string, bool) {
 //
 // The Caller's context names the caller ([WithCaller], which owns the
 // call's receipts): the name the Authenticator gives the request's
-// credential, on any route that carries one it accepts; otherwise, on the
-// trial and x402 routes, "ip:" and the peer's address.
+// credential, on any route that carries one it accepts; otherwise
+// "payer:" and the payer's address on the x402 route, and "ip:" and the
+// client's address on the trial route.
 //
 // A Handler is safe for concurrent use. Build it with [NewHandler].
 type Handler struct {
@@ -99,6 +101,12 @@ func WithRateLimiter(l router.RateLimiter) HandlerOption {
 // for router.WithTrialCaller.
 func WithTrialCaller(f func(*http.Request) string) HandlerOption {
 	return func(h *Handler) { h.cfg.TrialCaller = f }
+}
+
+// WithTrustedProxies sets the reverse proxies whose client address
+// headers are believed, as router.WithTrustedProxies does.
+func WithTrustedProxies(prefixes ...netip.Prefix) HandlerOption {
+	return func(h *Handler) { h.cfg.TrustedProxies = prefixes }
 }
 
 // WithX402 sets the middleware that guards the x402 route (x402.Middleware
@@ -196,8 +204,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // owner names the integration that makes a trust call, for [WithCaller]:
 // the name the Authenticator gives its credential, which is also who may
-// fetch its receipts; an anonymous trial or x402 caller is named by its
-// address ("ip:<address>"), and can take its receipts inline only.
+// fetch its receipts; an anonymous trial caller is named by its address
+// ("ip:<address>") and an x402 caller by its payer ("payer:<address>"),
+// and they can take their receipts inline only.
 func owner(ctx context.Context) string {
 	if p := httpapi.Principal(ctx); p != "" {
 		return p

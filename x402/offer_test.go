@@ -84,3 +84,26 @@ func TestReplayKey_sharedWithMiddleware(t *testing.T) {
 		t.Errorf("the reserved proof over HTTP: %d, ran %v, terms %+v; want 402 already used", resp.StatusCode, ran.Load(), pr)
 	}
 }
+
+func TestPaymentPayload_AuthorizationValidBefore(t *testing.T) {
+	o := offer(t)
+	payer, err := evm.NewPayer(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(1_800_000_000, 0)
+	payer.Now = func() time.Time { return at }
+	proof, err := payer.Pay(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &x402.PaymentPayload{X402Version: x402.Version2, Accepted: o, Payload: proof.Payload}
+	want := at.Add(time.Duration(o.MaxTimeoutSeconds) * time.Second)
+	if got, ok := p.AuthorizationValidBefore(); !ok || !got.Equal(want) {
+		t.Errorf("AuthorizationValidBefore = %v, %v; want %v", got, ok, want)
+	}
+	other := &x402.PaymentPayload{X402Version: x402.Version2, Accepted: o, Payload: []byte(`{"signature":"0x00"}`)}
+	if _, ok := other.AuthorizationValidBefore(); ok {
+		t.Error("AuthorizationValidBefore found an authorization in a payload without one")
+	}
+}

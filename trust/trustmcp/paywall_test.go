@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -153,10 +154,15 @@ func TestPaywall(t *testing.T) {
 
 func TestPaywall_config(t *testing.T) {
 	offer, _ := evm.USDC("base-sepolia", "0x000000000000000000000000000000000000dEaD", "$0.005")
+	short := offer
+	short.MaxTimeoutSeconds = 10
 	for _, cfg := range []trustmcp.PaywallConfig{
 		{Prices: map[string]x402.Price{"validate_claim": {Accepts: []x402.PaymentRequirements{offer}}}},
 		{Facilitator: &evm.Facilitator{}},
 		{Facilitator: &evm.Facilitator{}, Prices: map[string]x402.Price{"validate_claim": {}}},
+		{Facilitator: &evm.Facilitator{}, Prices: map[string]x402.Price{"validate_claim": {Accepts: []x402.PaymentRequirements{short}}}},
+		{Facilitator: &evm.Facilitator{}, Prices: map[string]x402.Price{"validate_claim": {Accepts: []x402.PaymentRequirements{offer}, TimeBudget: -time.Second}}},
+		{Facilitator: &evm.Facilitator{}, Prices: map[string]x402.Price{"validate_claim": {Accepts: []x402.PaymentRequirements{offer}}}, SettleTimeout: -time.Second},
 	} {
 		if _, err := trustmcp.Paywall(cfg); err == nil {
 			t.Errorf("Paywall(%+v) succeeded", cfg)
@@ -227,5 +233,67 @@ func TestPaywall_facilitatorAnswers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestPaywall_validityAndSettleBefore(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	offer, err := evm.USDC("base-sepolia", "0x000000000000000000000000000000000000dEaD", "$0.005")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fac := &countingFacilitator{}
+	pay, err := trustmcp.Paywall(trustmcp.PaywallConfig{Facilitator: fac, Prices: map[string]x402.Price{
+		"validate_claim": {Accepts: []x402.PaymentRequirements{offer}},
+		"arbitrate":      {Accepts: []x402.PaymentRequirements{offer}, SettleBefore: true},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := trustmcp.NewServer(f.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.AddReceivingMiddleware(pay)
+	cs := connect(t, s)
+	payer, err := evm.NewPayer("0x" + payerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paid := func(tool string, args map[string]any, signedAt time.Time) *mcp.CallToolResult {
+		t.Helper()
+		payer.Now = func() time.Time { return signedAt }
+		o := offer
+		o.Network = "eip155:84532"
+		proof, err := payer.Pay(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := x402.PaymentPayload{X402Version: 2, Accepted: o, Payload: proof.Payload}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args, Meta: mcp.Meta{trustmcp.MetaPayment: p}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+
+	// Signed 50 s ago, the authorization has 10 s left: less than the time
+	// budget and the settlement.
+	res := paid("validate_claim", map[string]any{"claimed_result": "17 * 3 = 51"}, time.Now().Add(-50*time.Second))
+	if pr := paidTerms(t, res); !strings.HasPrefix(pr.Error, "authorization_validity_too_short") {
+		t.Errorf("short-lived authorization: %q, want authorization_validity_too_short", pr.Error)
+	}
+	if n := fac.settled.Load(); n != 0 {
+		t.Errorf("settled %d times, want 0", n)
+	}
+
+	// Settled before: a tool error is paid for, and carries the settlement.
+	res = paid("arbitrate", map[string]any{"claimed_result": "17 * 3 = 51"}, time.Now())
+	if !res.IsError || !strings.Contains(text(res), "dispute_context") || res.Meta[trustmcp.MetaPaymentResponse] == nil {
+		t.Errorf("settle-before call with a bad argument: %v %q, _meta %v; want the tool error with the settlement", res.IsError, text(res), res.Meta)
+	}
+	if n := fac.settled.Load(); n != 1 {
+		t.Errorf("settled %d times, want 1", n)
 	}
 }

@@ -78,6 +78,8 @@ type Handler struct {
 	name, version string                   // of GET /api/v1/about; "" means the default
 	prices        map[string]x402.Price    // read by NewHandler only
 	calls         map[string]*atomic.Int64 // by "METHOD PATH"; the map is only read after NewHandler
+
+	moreCalls []func() map[string]int64 // of other handlers (WithStatusCalls)
 }
 
 // HandlerOption configures a [Handler].
@@ -176,6 +178,19 @@ func WithServiceInfo(name, version string) HandlerOption {
 // price passes it free.
 func WithX402Prices(routes map[string]x402.Price) HandlerOption {
 	return func(h *Handler) { h.prices = routes }
+}
+
+// WithStatusCalls adds the counts calls reports to the calls member of GET
+// /api/v1/status, beside the Handler's own: the counts of another handler
+// served beside this one, such as the trust service's
+// (trust.Handler.Calls) for its /api/v4 routes. calls is called on each
+// status request and must be safe for concurrent use.
+func WithStatusCalls(calls func() map[string]int64) HandlerOption {
+	return func(h *Handler) {
+		if calls != nil {
+			h.moreCalls = append(h.moreCalls, calls)
+		}
+	}
 }
 
 // NewHandler returns a Handler serving svc. It fails when svc is nil, an
@@ -286,11 +301,11 @@ func decoderFor(op Operation) decoder {
 	case OpValidateV2:
 		return decodeWith(Service.ValidateV2)
 	case OpDelegateV3:
-		return decodeWith(Service.DelegateV3)
+		return refusingTopLevelPool(decodeWith(Service.DelegateV3))
 	case OpValidateV3:
-		return decodeWith(Service.ValidateV3)
+		return refusingTopLevelPool(decodeWith(Service.ValidateV3))
 	case OpFactcheck:
-		return decodeWith(Service.Factcheck)
+		return refusingTopLevelPool(decodeWith(Service.Factcheck))
 	case OpFactcheckV1:
 		return decodeWith(Service.FactcheckV1)
 	}

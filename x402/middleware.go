@@ -317,7 +317,7 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		name, value = HeaderXPayment, r.Header.Get(HeaderXPayment)
 	}
 	if value == "" {
-		pw.require(w, price, res, HeaderPaymentSignature+" header is required", nil)
+		pw.require(w, price, res, "a payment is required: send its proof in "+HeaderXPayment+" (x402 version 1) or "+HeaderPaymentSignature+" (version 2)", nil)
 		return
 	}
 	p, err := DecodePaymentPayload(value)

@@ -119,7 +119,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for _, c := range res.Checks {
 		line := fmt.Sprintf("%-11s %s", c.Name, c.Status)
 		if c.Detail != "" {
-			line += ": " + c.Detail
+			line += ": " + strings.Replace(c.Detail, "WithExpiredUnsafe", "-allow-expired", 1) // the flag the user typed
 		}
 		fmt.Fprintln(stdout, line)
 		for _, fe := range c.Errors {

@@ -50,6 +50,8 @@ type config struct {
 	trialRate        rate.Limit
 	trialBurst       int
 	debugAddr        string
+	mcpStdio         bool // serve the MCP tools on stdin and stdout instead of listening
+	mcpPaid          bool // the MCP tools that run workers take x402 payments
 }
 
 // integrationFlag collects -integration NAME=KEY.
@@ -93,6 +95,8 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.IntVar(&cfg.trialBurst, "trial-burst", defaultTrialBurst, "trial requests a caller may make at once (`N` >= 1)")
 	fs.StringVar(&cfg.debugAddr, "debug-addr", "",
 		"`HOST:PORT` serving /debug/vars (goroutines, memory, counters); off by default")
+	fs.BoolVar(&cfg.mcpStdio, "mcp-stdio", false, "serve the MCP tools on stdin and stdout (for an MCP host to launch) instead of listening")
+	fs.BoolVar(&cfg.mcpPaid, "mcp-paid", false, "the MCP tools that run workers take x402 payments in _meta[\"x402/payment\"], at the prices of the x402 routes")
 	fs.Usage = func() {
 		fmt.Fprint(out, `usage: go run ./examples/server [flags]
 

@@ -89,6 +89,10 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 		trust.WithReceiptEndpoints(s.state.receipts, verifier),
 		trust.WithHandlerLogger(log),
 	}
+	if len(cfg.trustedProxies) > 0 {
+		routerOpts = append(routerOpts, router.WithTrustedProxies(cfg.trustedProxies...))
+		trustOpts = append(trustOpts, trust.WithTrustedProxies(cfg.trustedProxies...))
+	}
 	if s.state.limiter != nil {
 		routerOpts = append(routerOpts, router.WithRateLimiter(s.state.limiter))
 		trustOpts = append(trustOpts, trust.WithRateLimiter(s.state.limiter))

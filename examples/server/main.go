@@ -50,6 +50,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer srv.state.close()
 	defer srv.obs.close()
+	if cfg.mcpStdio {
+		return serveStdio(ctx, srv, log)
+	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err

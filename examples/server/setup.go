@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"os"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
@@ -20,6 +22,8 @@ type server struct {
 	key      *signingKey
 	prices   []pricedRoute
 	sessions string // describes the engine's sessions, for the banner
+
+	mcp *mcp.Server // the trust tools, served at /mcp and by -mcp-stdio
 }
 
 // newServer builds the engine and, in front of it, the router Handler and
@@ -99,6 +103,10 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 		trust.WithHandlerLogger(log),
 		trust.WithHandlerTelemetry(tp, mp),
 	}
+	if len(cfg.trustedProxies) > 0 {
+		routerOpts = append(routerOpts, router.WithTrustedProxies(cfg.trustedProxies...))
+		trustOpts = append(trustOpts, trust.WithTrustedProxies(cfg.trustedProxies...))
+	}
 	if s.state.limiter != nil {
 		routerOpts = append(routerOpts, router.WithRateLimiter(s.state.limiter))
 		trustOpts = append(trustOpts, trust.WithRateLimiter(s.state.limiter))
@@ -118,6 +126,9 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	mux.Handle("/", rh)
 	mux.Handle("/api/v4/", th)
 	(&health{sessions: engine, ping: s.state.ping, log: log}).register(mux) // /healthz, /readyz
+	if s.mcp, err = mountAgents(mux, cfg, agentDeps{engine, svc, s.state.receipts, verifier, auth, s.state.replay, s.prices, s.metrics, log}); err != nil {
+		return nil, err
+	}
 	s.handler = s.metrics.countRequests(mux)
 	return s, nil
 }

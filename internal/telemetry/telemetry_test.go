@@ -70,10 +70,18 @@ func TestLibraryLinksAPIOnly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
-	pkgs := []string{"router", "router/chatworker", "router/routertest", "consensus", "trust", "receipt", "receipt/boltstore", "x402", "x402/evm", "pgstore"}
+	all, err := exec.Command("go", "list", telemetry.ScopePrefix+"...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, all)
+	}
 	args := []string{"list", "-deps"}
-	for _, p := range pkgs {
-		args = append(args, telemetry.ScopePrefix+p)
+	for _, p := range strings.Fields(string(all)) {
+		if !strings.Contains(p, "/examples/") { // programs choose the SDK; libraries do not
+			args = append(args, p)
+		}
+	}
+	if len(args) < 10 {
+		t.Fatalf("go list found only %v", args[2:])
 	}
 	out, err := exec.Command("go", args...).CombinedOutput()
 	if err != nil {

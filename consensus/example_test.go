@@ -24,7 +24,7 @@ func ExampleMajority_Aggregate() {
 		out.Label, out.Agreement, out.Confidence, out.LowConfidence)
 	fmt.Println(out.Verdicts)
 	// Output:
-	// VALID, agreement 0.67, confidence 0.60, low confidence true
+	// VALID, agreement 0.67, confidence 0.69, low confidence true
 	// [VALID VALID INVALID]
 }
 
@@ -99,6 +99,6 @@ func ExampleRunner() {
 	fmt.Println(out.Label, out.Verdicts, out.Agreement)
 	fmt.Println(out.Votes[4].Reason)
 	// Output:
-	// VALID [VALID VALID VALID CANCELLED CANCELLED] 0.6
+	// VALID [VALID VALID VALID CANCELLED CANCELLED] 1
 	// consensus: outcome already decided
 }

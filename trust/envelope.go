@@ -125,6 +125,16 @@ type Evidence struct {
 	// Usage adds up the tokens and cost the replicas of every step
 	// reported, when any did (chat-model workers do).
 	Usage *router.Usage `json:"usage,omitempty"`
+	// Launched counts the runs started over every step (as Redundancy);
+	// each ended answered, failed or cancelled before it answered.
+	Launched int `json:"launched"`
+	// Answered counts the runs that answered: the votes.
+	Answered int `json:"answered"`
+	// Cancelled counts the runs cut short before they answered, because
+	// the outcome was already decided: no vote and no dissent.
+	Cancelled int `json:"cancelled"`
+	// Failed counts the runs that ended in ERROR or TIMEOUT.
+	Failed int `json:"failed"`
 }
 
 // Disagreement is one replica that did not side with the outcome.

@@ -20,7 +20,9 @@ type candidate struct {
 	tiers []router.Tier // empty: every tier
 }
 
-func (c candidate) serves(t router.Tier) bool { return len(c.tiers) == 0 || slices.Contains(c.tiers, t) }
+func (c candidate) serves(t router.Tier) bool {
+	return len(c.tiers) == 0 || slices.Contains(c.tiers, t)
+}
 
 // candidates returns the sessions adaptive may run on, in the order to
 // try them: the single session first (WithSingleSession), then the pool

@@ -334,6 +334,18 @@ func (e *Engine) DelegateV3(ctx context.Context, req *DelegateV3Request) (*Deleg
 // CANCELLED. Under return_all it waits for every replica, since it
 // reports them all.
 //
+// A replica cut short before it answered is no vote and no dissent:
+// consensus.replicas still counts it (it is the count the request asked
+// for, every replica launched), and consensus.verdicts shows it as
+// CANCELLED, but agreement and confidence leave it out, so a unanimous
+// early quorum of 3 of 5 reads agreement 1. A replica whose answer
+// arrives after the decision, before the call returns, keeps its label
+// and answer, and counts against the winner if it dissents. Agreement is
+// the winning group over the replicas that answered (and the failed ones,
+// when failures are negative evidence); confidence is
+// consensus.Posterior of the same counts; both can be recomputed from
+// consensus.verdicts.
+//
 // The rows of section 7 of the spec, for each policy (a status is an
 // *Error with that code):
 //

@@ -742,3 +742,42 @@ func TestEngine_Status(t *testing.T) {
 	want.Health, want.Failures = router.HealthHealthy, 0
 	health(want)
 }
+
+// TestEngine_ValidateV3_lateDissent releases the deciding VALID and a
+// dissenting INVALID at the same instant, a hundred times. Whichever the
+// runner reads first, the dissent answered: it keeps its label, reasons
+// and confidence (it is never relabelled CANCELLED) and counts against
+// the winner. With honest accounting the figures no longer depend on the
+// order of arrival, so the row is deterministic without arranging for
+// the deciding vote to come last.
+func TestEngine_ValidateV3_lateDissent(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	for range 100 {
+		gate := make(chan struct{})
+		gated := func(v router.Verdict) router.Worker {
+			return router.WorkerFunc(func(ctx context.Context, _ *router.Job) (*router.Result, error) {
+				<-gate
+				return &router.Result{Verdict: v, Confidence: 0.7, Reasons: []string{"said " + string(v)}}, nil
+			})
+		}
+		first := router.WorkerFunc(func(ctx context.Context, _ *router.Job) (*router.Result, error) {
+			defer close(gate) // the other two answer once this one has
+			return &router.Result{Verdict: valid, Confidence: 0.9}, nil
+		})
+		e := newEngine(t, routertest.Sessions(1, 3, first, gated(valid), gated(invalid)))
+		got, err := e.ValidateV3(context.Background(), validateV3(3, router.DisagreeBestEffort))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []router.Label{lV, lV, lI}; !cmp.Equal(got.Consensus.Verdicts, want) {
+			t.Fatalf("verdicts %v, want %v", got.Consensus.Verdicts, want)
+		}
+		if r := got.Evidence.Runs[2]; r.Label != lI || r.Confidence != 0.7 || len(r.Reasons) != 1 || r.Error != "" {
+			t.Fatalf("the dissent's run = %+v, want INVALID with its confidence and reasons", r)
+		}
+		if got.Verdict != valid || got.Consensus.Agreement != 2.0/3 || got.Confidence != 11.0/16 || !got.Consensus.LowConfidence {
+			t.Fatalf("verdict %s, agreement %v, confidence %v, low %t; want VALID, 2/3, 11/16, true",
+				got.Verdict, got.Consensus.Agreement, got.Confidence, got.Consensus.LowConfidence)
+		}
+	}
+}

@@ -49,7 +49,7 @@ func (c cell) String() string {
 type tally struct {
 	calls, correct, answered, replicas int
 	minReplicas, maxReplicas           int
-	stops                              map[int]int // runs launched → calls
+	stops                              map[int]int         // runs launched → calls
 	byConfidence                       map[float64]*[2]int // stated confidence → answered calls, correct ones
 	easy, easyCorrect                  int
 	hard, hardCorrect                  int

@@ -17,8 +17,8 @@ const serviceDefault = trust.DefaultEscalationThreshold
 
 // The targets adaptive is measured against.
 const (
-	targetMaxRuns = 5    // no call launches more runs
-	targetSaving  = 2.5  // on the easy workload: oracle spends at least this many times adaptive's runs
+	targetMaxRuns = 5     // no call launches more runs
+	targetSaving  = 2.5   // on the easy workload: oracle spends at least this many times adaptive's runs
 	targetLoss    = 0.005 // on the easy workload: adaptive within this of a majority of 5
 )
 

@@ -43,12 +43,16 @@
 // every vote it collects into one tally. It stops as soon as
 // consensus.Stop says the outcome is settled: the posterior chance that
 // the leading answer is the panel's majority (consensus.Posterior)
-// reaches 0.8, which two agreeing runs do, and 3 of 4; or a single run
-// that reported a confidence of at least the escalation threshold
-// ([DefaultEscalationThreshold], [WithEscalationThreshold]). Each batch is
-// as large as the fewest runs that could settle the call: one to start,
-// then one after one answer, two after a split. It never launches more
-// than 5 runs (oracle's count). Run i asks for router tier fast (i = 0),
+// reaches 0.8, which two agreeing runs do, and 3 of 4; or, when the host
+// sets an escalation threshold ([WithEscalationThreshold]; none by
+// default), a single run that reported a confidence of at least that.
+// Each batch is as large as the fewest runs that could settle the call:
+// two at once to start (one when a single run may settle it), then one
+// after an agreeing pair is short, two after a split, one after 2–2. It
+// never launches more than 5 runs (oracle's count). Section 3 has
+// adaptive start with one replica; by default it starts with two at once,
+// because one run alone never settles it, which saves a round trip and
+// costs nothing. Run i asks for router tier fast (i = 0),
 // safe (1, 2) or oracle (3, 4), falling back to any unused session when
 // none serves that tier.
 //

@@ -24,11 +24,11 @@ import (
 // service_version: the release of the vouch module.
 const Version = release.Version
 
-// DefaultEscalationThreshold is the confidence a single run of the
-// adaptive tier must report to settle a call alone ([WithEscalationThreshold]).
-// It is high on purpose: a worker's own confidence is seldom calibrated,
-// and docs/ACCURACY.md measures what lower values cost in accuracy.
-const DefaultEscalationThreshold = 0.98
+// DefaultEscalationThreshold is the default of [WithEscalationThreshold]:
+// 0, so that by default a single run never settles an adaptive call. A
+// worker's own confidence is seldom calibrated; docs/ACCURACY.md measures
+// what trusting it costs in accuracy and saves in runs.
+const DefaultEscalationThreshold = 0.0
 
 // Caller is anything that answers trust calls: the in-process [Service]
 // and the remote [Client]. [NewHandler] serves any Caller.
@@ -100,9 +100,10 @@ func WithSessionPool(ids ...router.SessionID) Option {
 
 // WithEscalationThreshold sets the confidence a single run of the adaptive
 // tier must report to settle the call alone, without a second run
-// (consensus.Stop's Lone). Below it adaptive escalates. The default is
-// [DefaultEscalationThreshold]; t must lie in [0, 1], and 0 means that a
-// single run never settles a call.
+// (consensus.Stop's Lone); a run below it escalates. t must lie in
+// [0, 1]; 0, the default ([DefaultEscalationThreshold]), means that a
+// single run never settles a call, and adaptive starts with two runs at
+// once. With t > 0 it starts with one.
 func WithEscalationThreshold(t float64) Option {
 	return func(s *Service) error {
 		if !(t >= 0 && t <= 1) {

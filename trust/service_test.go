@@ -367,17 +367,21 @@ func TestService_Call_adaptive(t *testing.T) {
 		wantStatus Status
 		wantCounts [3]int // answered, failed, disagreements
 		wantConf   float64
+		threshold  float64 // WithEscalationThreshold; 0 is the default
 	}{
-		{"settles at one sure answer", []router.Label{V, V, V, V, V}, 0.99, 1, StatusValid, [3]int{1, 0, 0}, 0.75},
-		{"two agreeing answers", []router.Label{V, V, V, V, V}, 0.9, 2, StatusValid, [3]int{2, 0, 0}, 7.0 / 8},
-		{"dissent adds two runs", []router.Label{I, V, V, V, I}, 0.5, 4, StatusValid, [3]int{4, 0, 1}, 13.0 / 16},
-		{"dissent after two", []router.Label{V, V, I, V, V}, 0.5, 2, StatusValid, [3]int{2, 0, 0}, 7.0 / 8},
-		{"a tie at five runs", []router.Label{I, V, V, I, E}, 0.5, 5, StatusRetry, [3]int{4, 1, 5}, 0.5},
-		{"3 of 5 at the cap", []router.Label{I, V, V, I, V}, 0.5, 5, StatusValid, [3]int{5, 0, 2}, 21.0 / 32},
-		{"escalation after a failed first run", []router.Label{E, V, V, I, I}, 0, 3, StatusValid, [3]int{2, 1, 1}, 7.0 / 8},
-		{"a timed-out first run", []router.Label{T, V, V, I, I}, 0, 3, StatusValid, [3]int{2, 1, 1}, 7.0 / 8},
-		{"never one answer alone", []router.Label{V, E, E, T, E}, 0.9, 5, StatusRetry, [3]int{1, 4, 5}, 0.75},
-		{"nothing answers", []router.Label{E, E, E, E, E}, 0, 5, StatusRetry, [3]int{0, 5, 5}, 0},
+		{"settles at one sure answer", []router.Label{V, V, V, V, V}, 0.99, 1, StatusValid, [3]int{1, 0, 0}, 0.75, 0.98},
+		{"one answer short of the threshold", []router.Label{V, V, V, V, V}, 0.97, 2, StatusValid, [3]int{2, 0, 0}, 7.0 / 8, 0.98},
+		{"a sure answer alone is not enough by default", []router.Label{V, V, V, V, V}, 0.99, 2, StatusValid, [3]int{2, 0, 0}, 7.0 / 8, 0},
+		{"two agreeing answers", []router.Label{V, V, V, V, V}, 0.9, 2, StatusValid, [3]int{2, 0, 0}, 7.0 / 8, 0},
+		{"dissent adds two runs", []router.Label{I, V, V, V, I}, 0.5, 4, StatusValid, [3]int{4, 0, 1}, 13.0 / 16, 0},
+		{"dissent after two", []router.Label{V, V, I, V, V}, 0.5, 2, StatusValid, [3]int{2, 0, 0}, 7.0 / 8, 0},
+		{"a tie at five runs", []router.Label{I, V, V, I, E}, 0.5, 5, StatusRetry, [3]int{4, 1, 5}, 0.5, 0},
+		{"3 of 5 at the cap", []router.Label{I, V, V, I, V}, 0.5, 5, StatusValid, [3]int{5, 0, 2}, 21.0 / 32, 0},
+		{"escalation after a failed first run", []router.Label{E, V, V, I, I}, 0, 3, StatusValid, [3]int{2, 1, 1}, 7.0 / 8, 0},
+		{"a timed-out first run", []router.Label{T, V, V, I, I}, 0, 3, StatusValid, [3]int{2, 1, 1}, 7.0 / 8, 0},
+		{"a failed first batch", []router.Label{E, T, V, V, I}, 0, 4, StatusValid, [3]int{2, 2, 2}, 7.0 / 8, 0},
+		{"never one answer alone", []router.Label{V, E, E, T, E}, 0.9, 5, StatusRetry, [3]int{1, 4, 5}, 0.75, 0},
+		{"nothing answers", []router.Label{E, E, E, E, E}, 0, 5, StatusRetry, [3]int{0, 5, 5}, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -390,7 +394,7 @@ func TestService_Call_adaptive(t *testing.T) {
 				sc[router.SessionID(i+1)] = one(conf, l)
 			}
 			rs := &scripted{bySession: sc}
-			s, err := New(rs, WithSessionPool(1, 2, 3, 4, 5))
+			s, err := New(rs, WithSessionPool(1, 2, 3, 4, 5), WithEscalationThreshold(tt.threshold))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -31,7 +31,7 @@ func main() {
 	seed := flag.Uint64("seed", 1, "seed of the workload and the workers")
 	md := flag.String("md", "", "write the Markdown tables to this file (default: standard output)")
 	svg := flag.String("svg", "", "write the chart to this SVG file")
-	sweep := flag.String("sweep", "0,0.9,0.95", "other escalation thresholds (the confidence a lone run needs) to measure adaptive at, comma-separated")
+	sweep := flag.String("sweep", "0.9,0.95,0.98", "other escalation thresholds (the confidence a lone run needs) to measure adaptive at, comma-separated")
 	calibrated := flag.Bool("calibrated", false, "what-if: wrong answers report the low confidence of hard claims")
 	flag.Parse()
 

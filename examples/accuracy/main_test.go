@@ -190,7 +190,7 @@ func TestRun_writesTablesAndChart(t *testing.T) {
 			want = append(want, fmt.Sprintf("| %s | %s |", rateName(p), row))
 		}
 	}
-	want = append(want, "| 0.7 |", "| 0.98 (default) |", "-calls 60 -seed 1`", "| 0.875 | 2–0 |", "accuracy ≥ 90.5% at ≤ 2.8 runs per call")
+	want = append(want, "| 0.7 |", "| 0 (default) |", "-calls 60 -seed 1`", "| 0.875 | 2–0 |", "accuracy ≥ 90.5% at ≤ 2.8 runs per call")
 	for _, w := range want {
 		if !bytes.Contains(table, []byte(w)) {
 			t.Errorf("the tables lack %q:\n%s", w, table)

@@ -90,12 +90,6 @@ func redundancyNote(redundancy, replicas int) []string {
 	return []string{fmt.Sprintf("policy.redundancy %d ignored: consensus.replicas %d governs", redundancy, replicas)}
 }
 
-// allowedReplicas reports whether n is a replica count that section 8
-// allows.
-func allowedReplicas(n int) bool {
-	return n == Replicas1 || n == Replicas3 || n == Replicas5
-}
-
 // Validate reports whether r is a valid request. The error is an *Error
 // with status 400 listing every failing field by JSON path.
 func (r *DelegateV1Request) Validate() error { return check(r) }

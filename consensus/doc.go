@@ -83,7 +83,7 @@
 //
 // # Disagreement policies
 //
-// The spec's section 7 rows, for each disagreement policy:
+// The cases of docs/INTERFACE.md (section 6.3), for each disagreement policy:
 //
 //	row                     return_all and best_effort      fail_hard
 //	replicas agree          outcome, nil error              outcome, nil error

@@ -1,6 +1,14 @@
 // Package receipt is the receipt layer (version 4) of the trust service: a
 // signed, stored record of one decision that can be fetched and checked
-// later (sections 2.9, 2.10, 3, 4.3, 7 and 8 of the interface).
+// later. docs/INTERFACE.md, section 10, describes the wire contract.
+//
+// # In one line
+//
+// A trust service signs receipts with trust.WithSigningKey(priv) or
+// trust.WithSigningKeyFile(path) (a [KeyFile]); a request asks for one
+// with Receipt: [Inline](); anyone holding the public key checks it with
+// [Verify](data, key), or with a key file's [KeyFile.Trusted] keys when
+// keys rotate.
 //
 // # The pieces
 //
@@ -13,7 +21,10 @@
 //     ([Params]), hashes the input and output ([Hash]), signs it with a
 //     [Signer] ([Ed25519Signer]) and puts it in a [Store].
 //   - [Verifier] checks a receipt against trusted keys ([PublicKey],
-//     [Ed25519Key]) and reports each check in a [Result].
+//     [Ed25519Key], [TrustedKey] with a validity window) and reports each
+//     check in a [Result].
+//   - [KeyFile] is the signing key file: the current key and the retired
+//     ones with their windows, rotated by [KeyFile.Rotate].
 //   - [Store] keeps receipts for their retention: [MemStore] in memory,
 //     boltstore.Store on disk; receipttest.TestStore checks any
 //     implementation. [Fetch] applies the visibility rules.
@@ -43,7 +54,7 @@
 // removing any member, or reordering any list, breaks it. Repeated member
 // names are rejected, so every reader sees the same receipt.
 //
-// # Decisions where the spec is silent
+// # Decisions where the interface is silent
 //
 //   - receipt_id is "rcpt_" and 26 characters of lowercase base32 of 128
 //     bits from crypto/rand ([NewID]): unguessable and unique per decision.
@@ -66,7 +77,7 @@
 //     its low_confidence flag when set.
 //   - An unsigned receipt has no signing member. chain_anchor is always
 //     JSON null; a receipt with any other anchor fails the schema check.
-//   - Lookup (section 7 leaves it to the environment): the owner may fetch
+//   - Lookup (the interface leaves it to the environment): the owner may fetch
 //     a receipt, and when it is shared so may the counterparties named at
 //     issue. Anyone else, an unknown id, and an expired receipt get the
 //     same 404 problem; a request without a caller identity gets 401.

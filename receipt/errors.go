@@ -11,7 +11,7 @@ import (
 // them, so a caller tells a forged receipt from an expired one with
 // errors.Is and never by the text.
 var (
-	// ErrSchema: the data is not a receipt object of section 2.10. The
+	// ErrSchema: the data is not a receipt object ([Receipt]). The
 	// error also carries a *[SchemaError] naming the fields.
 	ErrSchema = errors.New("receipt: not a valid receipt")
 	// ErrUnsigned: the receipt has no signing member and the Verifier does
@@ -26,6 +26,10 @@ var (
 	// receipt by the named key; the receipt was changed after signing or
 	// signed by another key.
 	ErrBadSignature = errors.New("receipt: signature does not match the receipt")
+	// ErrKeyWindow: the receipt's decision.timestamp lies outside the
+	// validity window of the trusted key that signed it (see
+	// [TrustedKey]): a retired key cannot sign new receipts.
+	ErrKeyWindow = errors.New("receipt: the key was not valid when the receipt was issued")
 	// ErrHashMismatch: the original input or output given to Verify does
 	// not hash to the receipt's input_hash or output_hash, or the receipt
 	// carries no such hash.

@@ -58,6 +58,7 @@ func Example() {
 	// effective: 7d shared
 	// schema passed
 	// signature passed
+	// key_window passed
 	// input_hash passed
 	// output_hash skipped
 	// expiry passed

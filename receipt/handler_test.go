@@ -190,21 +190,21 @@ func TestHandler_verify(t *testing.T) {
 		checks []check
 	}{
 		{"signed, with originals", `{"receipt":` + signed + `,"input":"What is the capital of France?","output":{"answer":"Paris"}}`, true,
-			[]check{{"schema", "passed", ""}, {"signature", "passed", ""}, {"input_hash", "passed", ""}, {"output_hash", "passed", ""}, {"expiry", "passed", ""}}},
+			[]check{{"schema", "passed", ""}, {"signature", "passed", ""}, {"key_window", "passed", ""}, {"input_hash", "passed", ""}, {"output_hash", "passed", ""}, {"expiry", "passed", ""}}},
 		{"signed, no originals", `{"receipt":` + signed + `}`, true,
-			[]check{{"schema", "passed", ""}, {"signature", "passed", ""}, {"input_hash", "skipped", ""}, {"output_hash", "skipped", ""}, {"expiry", "passed", ""}}},
+			[]check{{"schema", "passed", ""}, {"signature", "passed", ""}, {"key_window", "passed", ""}, {"input_hash", "skipped", ""}, {"output_hash", "skipped", ""}, {"expiry", "passed", ""}}},
 		{"tampered", `{"receipt":` + tampered + `}`, false,
-			[]check{{"schema", "passed", ""}, {"signature", "failed", "bad_signature"}, {"input_hash", "skipped", ""}, {"output_hash", "skipped", ""}, {"expiry", "passed", ""}}},
+			[]check{{"schema", "passed", ""}, {"signature", "failed", "bad_signature"}, {"key_window", "skipped", ""}, {"input_hash", "skipped", ""}, {"output_hash", "skipped", ""}, {"expiry", "passed", ""}}},
 		{"wrong output", `{"receipt":` + signed + `,"output":{"answer":"Lyon"}}`, false,
-			[]check{{"schema", "passed", ""}, {"signature", "passed", ""}, {"input_hash", "skipped", ""}, {"output_hash", "failed", "hash_mismatch"}, {"expiry", "passed", ""}}},
+			[]check{{"schema", "passed", ""}, {"signature", "passed", ""}, {"key_window", "passed", ""}, {"input_hash", "skipped", ""}, {"output_hash", "failed", "hash_mismatch"}, {"expiry", "passed", ""}}},
 		{"null output is checked", `{"receipt":` + signed + `,"output":null}`, false,
-			[]check{{"schema", "passed", ""}, {"signature", "passed", ""}, {"input_hash", "skipped", ""}, {"output_hash", "failed", "hash_mismatch"}, {"expiry", "passed", ""}}},
+			[]check{{"schema", "passed", ""}, {"signature", "passed", ""}, {"key_window", "passed", ""}, {"input_hash", "skipped", ""}, {"output_hash", "failed", "hash_mismatch"}, {"expiry", "passed", ""}}},
 		{"unsigned", `{"receipt":` + string(f.unsigned) + `}`, false,
-			[]check{{"schema", "passed", ""}, {"signature", "failed", "unsigned"}, {"input_hash", "skipped", ""}, {"output_hash", "skipped", ""}, {"expiry", "passed", ""}}},
+			[]check{{"schema", "passed", ""}, {"signature", "failed", "unsigned"}, {"key_window", "skipped", ""}, {"input_hash", "skipped", ""}, {"output_hash", "skipped", ""}, {"expiry", "passed", ""}}},
 		{"not a receipt", `{"receipt":{"hello":"world"}}`, false,
-			[]check{{"schema", "failed", "schema"}, {"signature", "skipped", ""}, {"input_hash", "skipped", ""}, {"output_hash", "skipped", ""}, {"expiry", "skipped", ""}}},
+			[]check{{"schema", "failed", "schema"}, {"signature", "skipped", ""}, {"key_window", "skipped", ""}, {"input_hash", "skipped", ""}, {"output_hash", "skipped", ""}, {"expiry", "skipped", ""}}},
 		{"receipt is a string", `{"receipt":"rcpt_x"}`, false,
-			[]check{{"schema", "failed", "schema"}, {"signature", "skipped", ""}, {"input_hash", "skipped", ""}, {"output_hash", "skipped", ""}, {"expiry", "skipped", ""}}},
+			[]check{{"schema", "failed", "schema"}, {"signature", "skipped", ""}, {"key_window", "skipped", ""}, {"input_hash", "skipped", ""}, {"output_hash", "skipped", ""}, {"expiry", "skipped", ""}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -297,7 +297,7 @@ func FuzzVerifyReceipt(f *testing.F) {
 		switch {
 		case rec.Code == 200:
 			var got receipt.VerifyResponse
-			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || len(got.Checks) != 5 {
+			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || len(got.Checks) != 6 {
 				t.Fatalf("200 body %s: %v", rec.Body, err)
 			}
 			if got.Valid {

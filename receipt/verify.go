@@ -12,8 +12,9 @@ import (
 // The checks of [Verifier.Verify], in the order they run and are listed
 // in [Result.Checks].
 const (
-	CheckSchema     = "schema"      // the JSON is a receipt of section 2.10
+	CheckSchema     = "schema"      // the JSON is a receipt ([Receipt])
 	CheckSignature  = "signature"   // signed by a trusted key, unchanged since
+	CheckKeyWindow  = "key_window"  // the key was valid at decision.timestamp
 	CheckInputHash  = "input_hash"  // the original input hashes to task_meta.input_hash
 	CheckOutputHash = "output_hash" // the original output hashes to task_meta.output_hash
 	CheckExpiry     = "expiry"      // decision.timestamp plus ttl is still ahead
@@ -36,14 +37,14 @@ const (
 
 // Check is the outcome of one verification step.
 type Check struct {
-	// Name is one of CheckSchema, CheckSignature, CheckInputHash,
-	// CheckOutputHash, CheckExpiry.
+	// Name is one of CheckSchema, CheckSignature, CheckKeyWindow,
+	// CheckInputHash, CheckOutputHash, CheckExpiry.
 	Name string `json:"name"`
 	// Status is passed, failed or skipped.
 	Status CheckStatus `json:"status"`
 	// Code is a stable machine code of a failure: schema, unsigned,
-	// unsupported_scheme, unknown_key, bad_signature, hash_mismatch or
-	// expired. Empty unless Status is failed.
+	// unsupported_scheme, unknown_key, bad_signature, key_window,
+	// hash_mismatch or expired. Empty unless Status is failed.
 	Code string `json:"code,omitempty"`
 	// Detail explains the outcome to a person.
 	Detail string `json:"detail,omitempty"`
@@ -104,7 +105,7 @@ type Originals struct {
 // Verifier checks receipts against a set of trusted keys. Build one with
 // [NewVerifier]; it is safe for concurrent use.
 type Verifier struct {
-	keys           map[string]PublicKey
+	keys           map[string]TrustedKey
 	acceptUnsigned bool
 	acceptExpired  bool
 }
@@ -125,18 +126,25 @@ func WithExpiredUnsafe() VerifierOption {
 	return func(v *Verifier) error { v.acceptExpired = true; return nil }
 }
 
-// NewVerifier returns a Verifier that trusts keys, one per issuer. It
-// rejects at once a nil key, a key without issuer or scheme, an Ed25519Key
+// NewVerifier returns a Verifier that trusts keys, one per issuer. A
+// [TrustedKey] bounds the timestamps of the receipts its key may sign
+// (a [KeyFile]'s Trusted gives its keys so); any other PublicKey is valid
+// at every time. It rejects at once a nil key, a key without issuer or scheme, an Ed25519Key
 // of the wrong length, two keys with one issuer, and an empty set unless
 // [WithUnsignedUnsafe] is given.
 func NewVerifier(keys []PublicKey, opts ...VerifierOption) (*Verifier, error) {
-	v := &Verifier{keys: make(map[string]PublicKey, len(keys))}
+	v := &Verifier{keys: make(map[string]TrustedKey, len(keys))}
 	for _, opt := range opts {
 		if err := opt(v); err != nil {
 			return nil, err
 		}
 	}
-	for i, k := range keys {
+	for i, pk := range keys {
+		tk, windowed := pk.(TrustedKey)
+		if !windowed {
+			tk = TrustedKey{PublicKey: pk}
+		}
+		k := tk.PublicKey
 		if k == nil {
 			return nil, fmt.Errorf("receipt: trusted key %d is nil", i)
 		}
@@ -155,7 +163,10 @@ func NewVerifier(keys []PublicKey, opts ...VerifierOption) (*Verifier, error) {
 		if _, dup := v.keys[id]; dup {
 			return nil, fmt.Errorf("receipt: trusted keys %q appears twice; list each key once", id)
 		}
-		v.keys[id] = k
+		if !tk.NotAfter.IsZero() && !tk.NotAfter.After(tk.NotBefore) {
+			return nil, fmt.Errorf("receipt: trusted key %d (%s) has an empty window", i, id)
+		}
+		v.keys[id] = tk
 	}
 	if len(v.keys) == 0 && !v.acceptUnsigned {
 		return nil, errors.New("receipt: no trusted keys; pass at least one, or WithUnsignedUnsafe to accept unsigned receipts only")
@@ -164,13 +175,15 @@ func NewVerifier(keys []PublicKey, opts ...VerifierOption) (*Verifier, error) {
 }
 
 // Verify checks the receipt JSON data: its schema, its signature against
-// the trusted keys, its hashes against orig, and its expiry at now (a zero
-// now means time.Now()). Every check runs and is recorded in the Result,
-// which is never nil; the schema check failing skips the rest. The error
-// is nil when no check failed; otherwise it joins one error per failed
-// check, "receipt: failed to <check>: ...", each wrapping one sentinel
+// the trusted keys, that the key was valid at decision.timestamp, its
+// hashes against orig, and its expiry at now (a zero now means
+// time.Now()). Every check runs and is recorded in the Result, which is
+// never nil; the schema check failing skips the rest. The error is nil
+// when no check failed; otherwise it joins one error per failed check,
+// "receipt: failed to <check>: ...", each wrapping one sentinel
 // ([ErrSchema], [ErrUnsigned], [ErrUnsupportedScheme], [ErrUnknownKey],
-// [ErrBadSignature], [ErrHashMismatch], [ErrExpired]) for errors.Is.
+// [ErrBadSignature], [ErrKeyWindow], [ErrHashMismatch], [ErrExpired]) for
+// errors.Is.
 //
 // The signature is checked over the bytes of data itself (see
 // [SchemeEd25519]), so a receipt verifies whatever the member order or
@@ -180,16 +193,10 @@ func (v *Verifier) Verify(data []byte, orig Originals, now time.Time) (*Result, 
 	if now.IsZero() {
 		now = time.Now()
 	}
-	res := &Result{Checks: make([]Check, 0, 5)}
+	res := &Result{Checks: make([]Check, 0, 6)}
 	r, err := decode(data)
 	var sig Check
 	if err == nil {
-		// Receipts travel in the canonical form they were signed in, so
-		// the signature is first checked over data itself. If it holds,
-		// data is the signed text, canonical and free of repeated names
-		// (only canonical text is ever signed), and the canonicalizer has
-		// nothing to add. Otherwise data is canonicalized (which refuses
-		// repeated names) and, if that changed it, checked again.
 		sig = v.checkSignature(data, r, res)
 		if sig.Status != StatusPassed {
 			var canon []byte
@@ -205,7 +212,7 @@ func (v *Verifier) Verify(data []byte, orig Originals, now time.Time) (*Result, 
 			c.Errors = se.Fields
 		}
 		res.Checks = append(res.Checks, c)
-		for _, name := range []string{CheckSignature, CheckInputHash, CheckOutputHash, CheckExpiry} {
+		for _, name := range []string{CheckSignature, CheckKeyWindow, CheckInputHash, CheckOutputHash, CheckExpiry} {
 			res.Checks = append(res.Checks, Check{Name: name, Status: StatusSkipped, Detail: "not a valid receipt"})
 		}
 		res.Issuer, res.Scheme = "", ""
@@ -216,6 +223,7 @@ func (v *Verifier) Verify(data []byte, orig Originals, now time.Time) (*Result, 
 	res.Checks = append(res.Checks,
 		Check{Name: CheckSchema, Status: StatusPassed},
 		sig,
+		v.checkKeyWindow(r, sig),
 		checkHash(CheckInputHash, orig.Input, r.TaskMeta.InputHash),
 		checkHash(CheckOutputHash, orig.Output, r.TaskMeta.OutputHash),
 		v.checkExpiry(res.ExpiresAt, now),
@@ -227,6 +235,20 @@ func (v *Verifier) Verify(data []byte, orig Originals, now time.Time) (*Result, 
 		}
 	}
 	return res, errors.Join(errs...)
+}
+
+// checkKeyWindow checks that the key that signed r was valid at its
+// timestamp; it runs only when the signature check passed.
+func (v *Verifier) checkKeyWindow(r *Receipt, sig Check) Check {
+	if sig.Status != StatusPassed {
+		return Check{Name: CheckKeyWindow, Status: StatusSkipped, Detail: "no verified signature"}
+	}
+	key := v.keys[r.Signing.Issuer]
+	at, _ := parseTimestamp(r.Decision.Timestamp) // the schema check has validated it
+	if !key.validAt(at) {
+		return fail(CheckKeyWindow, fmt.Errorf("%w: issued at %s, while the key signed from %s", ErrKeyWindow, r.Decision.Timestamp, key.window()))
+	}
+	return Check{Name: CheckKeyWindow, Status: StatusPassed, Detail: "key valid from " + key.window()}
 }
 
 func (v *Verifier) checkSignature(canon []byte, r *Receipt, res *Result) Check {
@@ -310,6 +332,7 @@ func code(err error) string {
 		{ErrUnsupportedScheme, "unsupported_scheme"},
 		{ErrUnknownKey, "unknown_key"},
 		{ErrBadSignature, "bad_signature"},
+		{ErrKeyWindow, "key_window"},
 		{ErrHashMismatch, "hash_mismatch"},
 		{ErrExpired, "expired"},
 	} {

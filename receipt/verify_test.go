@@ -207,7 +207,7 @@ func TestVerify_checks(t *testing.T) {
 		errs   []error
 	}
 	passedAll := map[string]receipt.CheckStatus{
-		"schema": "passed", "signature": "passed", "input_hash": "passed", "output_hash": "passed", "expiry": "passed",
+		"schema": "passed", "signature": "passed", "key_window": "passed", "input_hash": "passed", "output_hash": "passed", "expiry": "passed",
 	}
 	tests := []struct {
 		name string
@@ -219,26 +219,26 @@ func TestVerify_checks(t *testing.T) {
 		{"all pass", issued.JSON, receipt.Originals{Input: json.RawMessage(`"What is the capital of France?"`), Output: json.RawMessage(`{ "answer" : "Paris" }`)},
 			t0(), want{status: passedAll}},
 		{"no originals", issued.JSON, receipt.Originals{}, t0(), want{status: map[string]receipt.CheckStatus{
-			"schema": "passed", "signature": "passed", "input_hash": "skipped", "output_hash": "skipped", "expiry": "passed"}}},
+			"schema": "passed", "signature": "passed", "key_window": "passed", "input_hash": "skipped", "output_hash": "skipped", "expiry": "passed"}}},
 		{"wrong input", issued.JSON, receipt.Originals{Input: json.RawMessage(`"What is the capital of Spain?"`)}, t0(), want{
-			status: map[string]receipt.CheckStatus{"schema": "passed", "signature": "passed", "input_hash": "failed", "output_hash": "skipped", "expiry": "passed"},
+			status: map[string]receipt.CheckStatus{"schema": "passed", "signature": "passed", "key_window": "passed", "input_hash": "failed", "output_hash": "skipped", "expiry": "passed"},
 			errs:   []error{receipt.ErrHashMismatch}}},
 		{"input as unquoted text", issued.JSON, receipt.Originals{Input: json.RawMessage(`What is the capital of France?`)}, t0(), want{
-			status: map[string]receipt.CheckStatus{"schema": "passed", "signature": "passed", "input_hash": "failed", "output_hash": "skipped", "expiry": "passed"},
+			status: map[string]receipt.CheckStatus{"schema": "passed", "signature": "passed", "key_window": "passed", "input_hash": "failed", "output_hash": "skipped", "expiry": "passed"},
 			errs:   []error{receipt.ErrHashMismatch}}},
 		{"null output", issued.JSON, receipt.Originals{Output: json.RawMessage(`null`)}, t0(), want{
-			status: map[string]receipt.CheckStatus{"schema": "passed", "signature": "passed", "input_hash": "skipped", "output_hash": "failed", "expiry": "passed"},
+			status: map[string]receipt.CheckStatus{"schema": "passed", "signature": "passed", "key_window": "passed", "input_hash": "skipped", "output_hash": "failed", "expiry": "passed"},
 			errs:   []error{receipt.ErrHashMismatch}}},
 		{"one millisecond before expiry", issued.JSON, receipt.Originals{}, expires.Add(-time.Millisecond), want{status: map[string]receipt.CheckStatus{
-			"schema": "passed", "signature": "passed", "input_hash": "skipped", "output_hash": "skipped", "expiry": "passed"}}},
+			"schema": "passed", "signature": "passed", "key_window": "passed", "input_hash": "skipped", "output_hash": "skipped", "expiry": "passed"}}},
 		{"at expiry", issued.JSON, receipt.Originals{}, expires, want{
-			status: map[string]receipt.CheckStatus{"schema": "passed", "signature": "passed", "input_hash": "skipped", "output_hash": "skipped", "expiry": "failed"},
+			status: map[string]receipt.CheckStatus{"schema": "passed", "signature": "passed", "key_window": "passed", "input_hash": "skipped", "output_hash": "skipped", "expiry": "failed"},
 			errs:   []error{receipt.ErrExpired}}},
 		{"expired and wrong output", issued.JSON, receipt.Originals{Output: json.RawMessage(`{}`)}, expires.Add(time.Hour), want{
-			status: map[string]receipt.CheckStatus{"schema": "passed", "signature": "passed", "input_hash": "skipped", "output_hash": "failed", "expiry": "failed"},
+			status: map[string]receipt.CheckStatus{"schema": "passed", "signature": "passed", "key_window": "passed", "input_hash": "skipped", "output_hash": "failed", "expiry": "failed"},
 			errs:   []error{receipt.ErrExpired, receipt.ErrHashMismatch}}},
 		{"not JSON", []byte(`{"receipt_id":`), receipt.Originals{}, t0(), want{
-			status: map[string]receipt.CheckStatus{"schema": "failed", "signature": "skipped", "input_hash": "skipped", "output_hash": "skipped", "expiry": "skipped"},
+			status: map[string]receipt.CheckStatus{"schema": "failed", "signature": "skipped", "key_window": "skipped", "input_hash": "skipped", "output_hash": "skipped", "expiry": "skipped"},
 			errs:   []error{receipt.ErrSchema}}},
 	}
 	for _, tc := range tests {
@@ -253,7 +253,7 @@ func TestVerify_checks(t *testing.T) {
 					t.Errorf("check %s: status %s with Err %v and Code %q", c.Name, c.Status, c.Err, c.Code)
 				}
 			}
-			if diff := cmp.Diff([]string{"schema", "signature", "input_hash", "output_hash", "expiry"}, names); diff != "" {
+			if diff := cmp.Diff([]string{"schema", "signature", "key_window", "input_hash", "output_hash", "expiry"}, names); diff != "" {
 				t.Errorf("check order (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.want.status, got); diff != "" {

@@ -169,7 +169,7 @@ func contractCases() []contractCase {
 					t.Errorf("response = %+v, want request_id r-1 and one run", r)
 				}
 			}}},
-		// Section 2.4: validate v2 with policy.redundancy 3 runs three
+		// Validate v2 with policy.redundancy 3 (docs/INTERFACE.md, 5.5) runs three
 		// replicas, session_id first, and reports each run.
 		{name: "validate_v2/redundancy 3", workers: []router.Worker{V, I, V, V},
 			call: vv2(`{"session_id":2,"request_id":"r-2",` + claim + `,"policy":{"redundancy":3}}`),

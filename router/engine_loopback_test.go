@@ -51,7 +51,7 @@ func TestEngine_overLoopback(t *testing.T) {
 		t.Errorf("fail_hard extra = %s (%v), want three runs and the consensus block", p.Extra, err)
 	}
 
-	// Validate v2 with policy.redundancy 3 (section 2.4): three replicas,
+	// Validate v2 with policy.redundancy 3 (docs/INTERFACE.md, 5.5): three replicas,
 	// session_id first, each in evidence.runs.
 	v2 := validateV2(2)
 	v2.Policy.Redundancy = router.Replicas3

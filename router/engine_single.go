@@ -160,6 +160,7 @@ func (e *Engine) validateJob(version int, t *ValidateTask) (*Job, time.Duration)
 		Kind: KindValidate, Version: version, Tier: t.Policy.Tier,
 		Claim: &claim, Rules: t.Policy.Rules, Context: t.Context, Metadata: t.Metadata,
 	}
+	job.liftTaskContext()
 	return job, e.budgets(job, 0, t.Policy.TimeoutMS)
 }
 
@@ -193,7 +194,7 @@ func (e *Engine) DelegateV2(ctx context.Context, req *DelegateV2Request) (*Deleg
 // evidence.scores one score named "confidence". Errors are those of
 // [Engine.DelegateV2].
 //
-// With policy.redundancy 3 or 5 (section 2.4), it runs that many
+// With policy.redundancy 3 or 5 (docs/INTERFACE.md, 5.5), it runs that many
 // replicas under best_effort, as a version 3 validation with consensus
 // {"replicas": policy.redundancy} whose first session is session_id and
 // the others drawn from the sessions that serve policy.tier (selection as

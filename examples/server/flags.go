@@ -36,18 +36,20 @@ const (
 
 // config is what the flags set.
 type config struct {
-	addr         string
-	apiKey       string
-	integrations map[string]string // API key → integration name, -api-key's included
-	payTo        string
-	signingKey   string // file of the receipts' signing key; empty: a key for this run only
-	receipts     string // bbolt file of the receipts; empty: memory (or the database)
-	workers      string // panel file; empty: the demo workers
-	databaseURL  string
-	schema       string
-	trialRate    rate.Limit
-	trialBurst   int
-	debugAddr    string
+	addr             string
+	apiKey           string
+	integrations     map[string]string // API key → integration name, -api-key's included
+	payTo            string
+	signingKey       string // file of the receipts' signing key; empty: a key for this run only
+	rotateSigningKey bool   // retire the key of signingKey and add a new one
+	trustedKeys      string // file to write the public keys to; empty: none
+	receipts         string // bbolt file of the receipts; empty: memory (or the database)
+	workers          string // panel file; empty: the demo workers
+	databaseURL      string
+	schema           string
+	trialRate        rate.Limit
+	trialBurst       int
+	debugAddr        string
 }
 
 // integrationFlag collects -integration NAME=KEY.
@@ -80,8 +82,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.Var(&integrations, "integration",
 		"another integration and its API key, as `NAME=KEY` (repeatable); each owns its receipts and can be named a counterparty")
 	fs.StringVar(&cfg.payTo, "pay-to", defaultPayTo, "EVM `ADDRESS` that receives the x402 payments")
-	fs.StringVar(&cfg.signingKey, "signing-key", "",
-		"`FILE` holding the receipts' Ed25519 key (64 hex digits of the seed, or a PEM PRIVATE KEY); created with a new key, mode 0600, if missing. Default: a new key for this run only")
+	signingFlags(fs, &cfg)
 	fs.StringVar(&cfg.receipts, "receipts", "", "bbolt `FILE` that keeps the receipts across restarts (default: memory)")
 	fs.StringVar(&cfg.workers, "workers", "",
 		"panel `FILE` (.json, .yaml) of chat-completions workers to run instead of the demo workers")

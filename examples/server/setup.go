@@ -35,7 +35,7 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	if err != nil {
 		return nil, err
 	}
-	if s.key, err = loadSigningKey(cfg.signingKey); err != nil {
+	if s.key, err = setUpSigningKey(cfg); err != nil {
 		return nil, err
 	}
 	if s.prices, err = demoPrices(cfg.payTo); err != nil {
@@ -63,7 +63,7 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	if err != nil {
 		return nil, err
 	}
-	verifier, err := receipt.NewVerifier([]receipt.PublicKey{s.key.signer.Public()})
+	verifier, err := receipt.NewVerifier(s.key.trusted)
 	if err != nil {
 		return nil, err
 	}
@@ -92,11 +92,11 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 		routerOpts = append(routerOpts, router.WithTrialLimit(limit))
 		trustOpts = append(trustOpts, trust.WithTrialLimit(limit))
 	}
-	rh, err := router.NewHandler(engine, routerOpts...)
+	th, err := trust.NewHandler(svc, trustOpts...)
 	if err != nil {
 		return nil, err
 	}
-	th, err := trust.NewHandler(svc, trustOpts...)
+	rh, err := router.NewHandler(engine, append(routerOpts, router.WithStatusCalls(th.Calls))...)
 	if err != nil {
 		return nil, err
 	}

@@ -1,48 +1,83 @@
 package main
 
 import (
-	"bytes"
-	"crypto/ed25519"
-	"crypto/rand"
-	"crypto/x509"
-	"encoding/hex"
-	"encoding/pem"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/vouchkit/vouch/receipt"
 )
 
-// A signing key file holds one Ed25519 private key, in either form:
-//
-//   - 64 hex digits: the 32-byte seed (RFC 8032's private key), surrounded
-//     by white space or not. This is what the server writes.
-//   - a PEM "PRIVATE KEY" block (PKCS #8), as written by
-//     openssl genpkey -algorithm ed25519.
+// A signing key file is a receipt.KeyFile: JSON naming the current key
+// (with its private half) and the retired ones (public halves) with the
+// windows in which they signed; see the receipt package's KeyFile for the
+// format. The file may also hold a single key, valid at every time, as 64
+// hex digits of the Ed25519 seed or a PEM "PRIVATE KEY" block (PKCS #8,
+// as written by openssl genpkey -algorithm ed25519).
 //
 // A file that does not exist is created with a new key, mode 0600, so
 // that the first run makes the key and later runs (and other servers
-// given the same file) sign with it.
+// given the same file) sign with it. -rotate-signing-key retires the
+// current key and adds a new one before the server starts; stop the
+// other servers on the file first, since they keep signing with the key
+// they read. -trusted-keys FILE writes the public form of the key file:
+// what verifiers (examples/verify-receipt -keys FILE) trust.
 
-// signingKey is the receipts' signer and where it came from.
+// signingFlags registers the flags of the receipts' signing key.
+func signingFlags(fs *flag.FlagSet, cfg *config) {
+	fs.StringVar(&cfg.signingKey, "signing-key", "",
+		"`FILE` holding the receipts' signing keys (the JSON key file of receipt.KeyFile, or one Ed25519 key as 64 hex digits of the seed or a PEM PRIVATE KEY); created with a new key, mode 0600, if missing. Default: a new key for this run only")
+	fs.BoolVar(&cfg.rotateSigningKey, "rotate-signing-key", false,
+		"retire the current key of -signing-key FILE (kept as a public key with its validity window) and sign with a new one from now on")
+	fs.StringVar(&cfg.trustedKeys, "trusted-keys", "",
+		"write the public keys of -signing-key, with their validity windows, to `FILE` for verifiers")
+}
+
+// signingKey is the receipts' signer, the keys that verify what this
+// server signed, and where they came from.
 type signingKey struct {
-	signer *receipt.Ed25519Signer
-	origin string // for the banner
+	signer  *receipt.Ed25519Signer
+	file    *receipt.KeyFile
+	trusted []receipt.PublicKey
+	origin  string // for the banner
+}
+
+// setUpSigningKey loads (or creates) the key of cfg.signingKey, rotates
+// it when asked, and writes the trusted keys when asked.
+func setUpSigningKey(cfg config) (*signingKey, error) {
+	if cfg.rotateSigningKey {
+		if cfg.signingKey == "" {
+			return nil, errors.New("-rotate-signing-key needs -signing-key FILE")
+		}
+		if err := rotateSigningKey(cfg.signingKey, time.Now()); err != nil {
+			return nil, err
+		}
+	}
+	k, err := loadSigningKey(cfg.signingKey)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.trustedKeys != "" {
+		if err := os.WriteFile(cfg.trustedKeys, k.file.Public().Marshal(), 0o644); err != nil {
+			return nil, fmt.Errorf("-trusted-keys: %w", err)
+		}
+	}
+	return k, nil
 }
 
 // loadSigningKey returns the signer of path, creating the file with a
 // new key if it is missing; an empty path gives a key for this run only.
 func loadSigningKey(path string) (*signingKey, error) {
 	if path == "" {
-		_, priv, err := ed25519.GenerateKey(rand.Reader)
+		f, err := receipt.NewKeyFile(time.Now(), nil)
 		if err != nil {
 			return nil, err
 		}
-		s, err := receipt.NewEd25519Signer(priv)
-		return &signingKey{signer: s, origin: "new for this run; receipts outlive it only with -signing-key FILE"}, err
+		return newSigningKey(f, "new for this run; receipts outlive it only with -signing-key FILE")
 	}
 	origin := "from " + path
 	data, err := os.ReadFile(path)
@@ -55,53 +90,53 @@ func loadSigningKey(path string) (*signingKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("-signing-key: %w", err)
 	}
-	priv, err := parsePrivateKey(data)
+	f, err := receipt.ParseKeyFile(data)
 	if err != nil {
 		return nil, fmt.Errorf("-signing-key %s: %w", path, err)
 	}
-	s, err := receipt.NewEd25519Signer(priv)
-	return &signingKey{signer: s, origin: origin}, err
+	return newSigningKey(f, origin)
 }
 
-// parsePrivateKey reads the key file's content.
-func parsePrivateKey(data []byte) (ed25519.PrivateKey, error) {
-	if block, _ := pem.Decode(data); block != nil {
-		if block.Type != "PRIVATE KEY" {
-			return nil, fmt.Errorf("PEM block %q, want PRIVATE KEY", block.Type)
-		}
-		k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
-		if err != nil {
-			return nil, err
-		}
-		priv, ok := k.(ed25519.PrivateKey)
-		if !ok {
-			return nil, fmt.Errorf("a %T key, want Ed25519", k)
-		}
-		return priv, nil
+func newSigningKey(f *receipt.KeyFile, origin string) (*signingKey, error) {
+	signer, err := f.Signer()
+	if err != nil {
+		return nil, err
 	}
-	seed, err := hex.DecodeString(string(bytes.TrimSpace(data)))
-	if err != nil || len(seed) != ed25519.SeedSize {
-		return nil, errors.New("want 64 hex digits (an Ed25519 seed) or a PEM PRIVATE KEY block")
+	trusted, err := f.Trusted()
+	if err != nil {
+		return nil, err
 	}
-	return ed25519.NewKeyFromSeed(seed), nil
+	return &signingKey{signer: signer, file: f, trusted: trusted, origin: origin}, nil
 }
 
-// createKeyFile writes a new seed to path, mode 0600, and returns the
-// file's content. The file appears whole or not at all: it is written
-// beside path and linked into place, which fails if path exists by then;
-// in that case (another server created it first) the existing file is
-// read instead, and created is false.
-func createKeyFile(path string) (data []byte, created bool, err error) {
-	seed := make([]byte, ed25519.SeedSize)
-	if _, err := rand.Read(seed); err != nil {
-		return nil, false, err
+// rotateSigningKey retires the current key of the file at path at now and
+// adds a new one, replacing the file whole.
+func rotateSigningKey(path string, now time.Time) error {
+	f, err := receipt.ReadKeyFile(path)
+	if err != nil {
+		return fmt.Errorf("-rotate-signing-key: %w", err)
 	}
-	data = []byte(hex.EncodeToString(seed) + "\n")
+	if err := f.Rotate(now, nil); err != nil {
+		return fmt.Errorf("-rotate-signing-key: %w", err)
+	}
+	tmp, err := writeTemp(path, f.Marshal())
+	if err != nil {
+		return fmt.Errorf("-rotate-signing-key: %w", err)
+	}
+	defer os.Remove(tmp)
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("-rotate-signing-key: %w", err)
+	}
+	return nil
+}
+
+// writeTemp writes data to a new file, mode 0600, beside path, synced, and
+// returns its name.
+func writeTemp(path string, data []byte) (string, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".signing-key-*")
 	if err != nil {
-		return nil, false, err
+		return "", err
 	}
-	defer os.Remove(tmp.Name())
 	_, err = tmp.Write(data)
 	if err == nil {
 		err = tmp.Sync()
@@ -110,10 +145,30 @@ func createKeyFile(path string) (data []byte, created bool, err error) {
 		err = cerr
 	}
 	if err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	return tmp.Name(), nil
+}
+
+// createKeyFile writes a new seed to path, mode 0600, and returns the
+// file's content. The file appears whole or not at all: it is written
+// beside path and linked into place, which fails if path exists by then;
+// in that case (another server created it first) the existing file is
+// read instead, and created is false.
+func createKeyFile(path string) (data []byte, created bool, err error) {
+	f, err := receipt.NewKeyFile(time.Now(), nil)
+	if err != nil {
 		return nil, false, err
 	}
+	data = f.Marshal()
+	tmp, err := writeTemp(path, data)
+	if err != nil {
+		return nil, false, err
+	}
+	defer os.Remove(tmp)
 	// CreateTemp makes the file 0600.
-	switch err := os.Link(tmp.Name(), path); {
+	switch err := os.Link(tmp, path); {
 	case errors.Is(err, fs.ErrExist):
 		data, err = os.ReadFile(path)
 		return data, false, err

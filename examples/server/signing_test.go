@@ -10,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/vouchkit/vouch/receipt"
 )
 
 func TestLoadSigningKey_file(t *testing.T) {
@@ -107,5 +110,38 @@ func TestLoadSigningKey_none(t *testing.T) {
 	b, err := loadSigningKey("")
 	if err != nil || a.signer.Issuer() == b.signer.Issuer() {
 		t.Errorf("two runs without a file share key %s (%v), want a new key each", a.signer.Issuer(), err)
+	}
+}
+
+func TestSetUpSigningKey_rotate(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "keys.json")
+	first, err := setUpSigningKey(config{signingKey: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := setUpSigningKey(config{rotateSigningKey: true}); err == nil {
+		t.Error("-rotate-signing-key without -signing-key succeeded")
+	}
+	// The key file's not_before is whole seconds: rotate a second later.
+	time.Sleep(time.Until(first.file.Keys[0].NotBefore.Add(1100 * time.Millisecond)))
+	trusted := filepath.Join(dir, "trusted.json")
+	second, err := setUpSigningKey(config{signingKey: path, rotateSigningKey: true, trustedKeys: trusted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.signer.Issuer() == first.signer.Issuer() || len(second.trusted) != 2 {
+		t.Fatalf("after rotation: signer %s with %d trusted keys, want a new signer and both keys", second.signer.Issuer(), len(second.trusted))
+	}
+	pub, err := receipt.ReadKeyFile(trusted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pub.Signer(); err == nil || len(pub.Keys) != 2 || pub.Keys[0].Issuer != first.signer.Issuer() {
+		t.Errorf("-trusted-keys wrote %+v, want both public keys and no private one", pub)
+	}
+	again, err := setUpSigningKey(config{signingKey: path})
+	if err != nil || again.signer.Issuer() != second.signer.Issuer() {
+		t.Errorf("restart after rotation signs with %v (%v), want %s", again, err, second.signer.Issuer())
 	}
 }

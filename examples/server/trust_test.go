@@ -86,8 +86,8 @@ func TestRun_trustReceipt(t *testing.T) {
 
 	// The server checks it, and so does anyone with the printed key.
 	vr, err := demo.VerifyReceipt(ctx, &receipt.VerifyRequest{Receipt: resp.Receipt, Output: req.Task.ClaimedResult})
-	if err != nil || !vr.Valid || vr.Issuer != b.issuer || len(vr.Checks) != 5 {
-		t.Errorf("verify_receipt = %+v (%v), want valid, by %s, with five checks", vr, err, b.issuer)
+	if err != nil || !vr.Valid || vr.Issuer != b.issuer || len(vr.Checks) != 6 {
+		t.Errorf("verify_receipt = %+v (%v), want valid, by %s, with six checks", vr, err, b.issuer)
 	}
 	res, err := verifier.Verify(resp.Receipt, receipt.Originals{Output: req.Task.ClaimedResult}, time.Time{})
 	if c, _ := res.Check(receipt.CheckOutputHash); err != nil || c.Status != receipt.StatusPassed {

@@ -3,10 +3,13 @@
 // and 1 otherwise (2 for a usage error).
 //
 //	go run ./examples/verify-receipt -key KEY receipt.json [-input f | -input-text f] [-output f | -output-text f]
+//	go run ./examples/verify-receipt -keys FILE receipt.json ...
 //
 // KEY is the issuer's public key, or a file holding it: "ed25519:<base64url>"
 // (the receipt's signing.issuer), bare base64 or base64url, 64 hex digits,
 // or a PEM "PUBLIC KEY" block. -key may be repeated to trust several keys.
+// -keys names a key file (see receipt.KeyFile; the server's -trusted-keys
+// writes one): every key in it is trusted within its validity window.
 // -input and -output name files holding the original input and output as
 // JSON; -input-text and -output-text name files whose whole content is the
 // original as a string. Each is checked against the receipt's hashes.
@@ -39,6 +42,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var keys keyList
 	fs.Var(&keys, "key", "trusted public key, or a file holding it (repeatable)")
+	keyFile := fs.String("keys", "", "key `FILE` of trusted keys with their validity windows (a receipt.KeyFile, as the server's -trusted-keys writes)")
 	input := fs.String("input", "", "file holding the original input as JSON")
 	inputText := fs.String("input-text", "", "file whose content is the original input as a string")
 	output := fs.String("output", "", "file holding the original output as JSON")
@@ -60,12 +64,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 		files = append(files, fs.Arg(0))
 		rest = fs.Args()[1:]
 	}
-	if len(files) != 1 || len(keys) == 0 {
+	if len(files) != 1 || (len(keys) == 0 && *keyFile == "") {
 		fs.Usage()
 		return 2
 	}
 
 	trusted := make([]receipt.PublicKey, 0, len(keys))
+	if *keyFile != "" {
+		f, err := receipt.ReadKeyFile(*keyFile)
+		if err == nil {
+			trusted, err = f.Trusted()
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+	}
 	for _, k := range keys {
 		key, err := readKey(k)
 		if err != nil {
@@ -105,7 +119,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for _, c := range res.Checks {
 		line := fmt.Sprintf("%-11s %s", c.Name, c.Status)
 		if c.Detail != "" {
-			line += ": " + c.Detail
+			line += ": " + strings.Replace(c.Detail, "WithExpiredUnsafe", "-allow-expired", 1) // the flag the user typed
 		}
 		fmt.Fprintln(stdout, line)
 		for _, fe := range c.Errors {

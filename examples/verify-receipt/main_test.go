@@ -41,6 +41,10 @@ func TestRun(t *testing.T) {
 	out := write("output.json", `{ "text": "hello" }`)
 	wrongOut := write("wrong.json", `{"text":"goodbye"}`)
 	other, _ := receipt.NewEd25519Signer(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{8}, 32)))
+	kf, _ := receipt.KeyFileFromPrivateKey(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{9}, 32)))
+	trustFile := write("trusted.json", string(kf.Public().Marshal()))
+	otherFile, _ := receipt.KeyFileFromPrivateKey(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{8}, 32)))
+	otherTrust := write("other.json", string(otherFile.Public().Marshal()))
 
 	tests := []struct {
 		name string
@@ -56,6 +60,9 @@ func TestRun(t *testing.T) {
 		{"input as JSON text", []string{"-key", keyFile, rcpt, "-input", in}, 2, nil},
 		{"untrusted key", []string{"-key", other.Issuer(), rcpt}, 1, []string{"not trusted", "INVALID"}},
 		{"no key", []string{rcpt}, 2, nil},
+		{"key file", []string{"-keys", trustFile, rcpt}, 0, []string{"key_window  passed", "VALID"}},
+		{"key file of another key", []string{"-keys", otherTrust, rcpt}, 1, []string{"not trusted", "INVALID"}},
+		{"bad key file", []string{"-keys", in, rcpt}, 2, nil},
 		{"bad key", []string{"-key", "zzz", rcpt}, 2, nil},
 		{"not JSON", []string{"-key", keyFile, in}, 1, []string{"schema      failed", "INVALID"}},
 	}

@@ -1,0 +1,211 @@
+package receipt_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vouchkit/vouch/receipt"
+)
+
+func TestParseKeyFile_forms(t *testing.T) {
+	seed := bytes.Repeat([]byte{3}, ed25519.SeedSize)
+	priv := ed25519.NewKeyFromSeed(seed)
+	want := receipt.Ed25519Key(priv.Public().(ed25519.PublicKey)).Issuer()
+	der, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kf, _ := receipt.KeyFileFromPrivateKey(priv)
+	for name, text := range map[string]string{
+		"hex seed": "\n " + hex.EncodeToString(seed) + "\n",
+		"PEM":      string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
+		"JSON":     string(kf.Marshal()),
+	} {
+		f, err := receipt.ParseKeyFile([]byte(text))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		s, err := f.Signer()
+		if err != nil || s.Issuer() != want {
+			t.Errorf("%s: signer %v (%v), want %s", name, s, err, want)
+		}
+	}
+}
+
+func TestParseKeyFile_invalid(t *testing.T) {
+	f, _ := receipt.NewKeyFile(t0(), bytes.NewReader(bytes.Repeat([]byte{1}, 64)))
+	if err := f.Rotate(t0().Add(time.Hour), bytes.NewReader(bytes.Repeat([]byte{2}, 64))); err != nil {
+		t.Fatal(err)
+	}
+	good := string(f.Marshal())
+	other, _ := receipt.NewKeyFile(t0(), bytes.NewReader(bytes.Repeat([]byte{9}, 64)))
+	for name, tc := range map[string]struct{ text, field string }{
+		"empty":               {``, "want the JSON key file format"},
+		"no keys":             {`{"keys":[]}`, "keys is empty"},
+		"unknown member":      {`{"keys":[],"extra":1}`, "extra"},
+		"two values":          {`{"keys":[]} {}`, "more than one"},
+		"bad issuer":          {strings.Replace(good, `"ed25519:`, `"ed25519:x`, 1), "keys[0].issuer"},
+		"retired, open":       {strings.Replace(good, `"not_after"`, `"not_afterx"`, 1), "not_afterx"},
+		"private key retired": {strings.Replace(good, `"not_before"`, `"private_key":"`+other.Keys[0].PrivateKey+`","not_before"`, 1), "keys[0].private_key"},
+		"wrong private key":   {strings.Replace(good, f.Keys[1].PrivateKey, other.Keys[0].PrivateKey, 1), "keys[1].private_key does not match"},
+		"short private key":   {strings.Replace(good, f.Keys[1].PrivateKey, "abcd", 1), "keys[1].private_key must be 64 hex digits"},
+		"repeated key":        {strings.Replace(good, f.Keys[1].Issuer, f.Keys[0].Issuer, 1), "keys[1].issuer repeats"},
+		"window reversed":     {strings.Replace(good, `"not_after": "2026-05-01T13:00:00Z"`, `"not_after": "2026-05-01T11:00:00Z"`, 1), "keys[0].not_after must be after"},
+	} {
+		_, err := receipt.ParseKeyFile([]byte(tc.text))
+		if err == nil || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("%s: ParseKeyFile = %v, want an error naming %q", name, err, tc.field)
+		}
+	}
+	if _, err := receipt.ParseKeyFile([]byte(good)); err != nil {
+		t.Errorf("the unchanged file: %v", err)
+	}
+}
+
+// TestKeyFile_rotation signs a receipt before and after a rotation: each
+// verifies under the rotated file's trusted keys, and a receipt dated
+// after the rotation but signed with the retired key does not.
+func TestKeyFile_rotation(t *testing.T) {
+	f, err := receipt.NewKeyFile(t0().Add(-time.Hour), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldSigner, err := f.Signer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotatedAt := t0().Add(time.Hour)
+	if err := f.Rotate(rotatedAt, nil); err != nil {
+		t.Fatal(err)
+	}
+	newSigner, err := f.Signer()
+	if err != nil || newSigner.Issuer() == oldSigner.Issuer() {
+		t.Fatalf("signer after rotation %v (%v), want a new key", newSigner, err)
+	}
+	// Round trip through the public form, as a verifier gets it.
+	pub, err := receipt.ParseKeyFile(f.Public().Marshal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pub.Signer(); err == nil {
+		t.Error("the public form can sign")
+	}
+	trusted, err := pub.Trusted()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := newVerifier(t, trusted, receipt.WithExpiredUnsafe())
+	issueAt := func(s receipt.Signer, at time.Time) []byte {
+		is := &receipt.Issuer{Signer: s, Store: &receipt.MemStore{}, Now: func() time.Time { return at }}
+		return issue(t, is, fullParams()).JSON
+	}
+	for _, tc := range []struct {
+		name   string
+		signer receipt.Signer
+		at     time.Time
+		want   error
+	}{
+		{"old key in its window", oldSigner, t0(), nil},
+		{"new key after rotation", newSigner, rotatedAt, nil},
+		{"old key after rotation", oldSigner, rotatedAt, receipt.ErrKeyWindow},
+		{"old key before its window", oldSigner, t0().Add(-2 * time.Hour), receipt.ErrKeyWindow},
+		{"new key before rotation", newSigner, rotatedAt.Add(-time.Millisecond), receipt.ErrKeyWindow},
+	} {
+		res, err := v.Verify(issueAt(tc.signer, tc.at), receipt.Originals{}, tc.at)
+		if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+			t.Errorf("%s: Verify = %v, want %v", tc.name, err, tc.want)
+			continue
+		}
+		if c, _ := res.Check(receipt.CheckKeyWindow); tc.want != nil && c.Code != "key_window" {
+			t.Errorf("%s: key_window check %+v, want code key_window", tc.name, c)
+		}
+	}
+	if err := f.Rotate(rotatedAt, nil); err == nil {
+		t.Error("a second rotation at the same instant succeeded")
+	}
+}
+
+func TestReadKeyFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "keys.json")
+	f, _ := receipt.NewKeyFile(t0(), nil)
+	if err := os.WriteFile(path, f.Marshal(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := receipt.ReadKeyFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(f, got); diff != "" {
+		t.Errorf("read back (-wrote +read):\n%s", diff)
+	}
+	if err := os.WriteFile(path, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := receipt.ReadKeyFile(path); err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("ReadKeyFile(bad) = %v, want an error naming the file", err)
+	}
+}
+
+func TestVerify_oneLine(t *testing.T) {
+	s := newSigner(t, 1)
+	is := &receipt.Issuer{Signer: s, Store: &receipt.MemStore{}}
+	p := fullParams()
+	p.Request = receipt.Inline()
+	issued, err := is.Issue(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := receipt.Verify(issued.JSON, s.Public()); err != nil || !res.Valid() {
+		t.Errorf("Verify = %v, %+v", err, res)
+	}
+	if _, err := receipt.Verify(issued.JSON, newSigner(t, 2).Public()); !errors.Is(err, receipt.ErrUnknownKey) {
+		t.Errorf("Verify(other key) = %v, want ErrUnknownKey", err)
+	}
+	if _, err := receipt.Verify(issued.JSON); err == nil {
+		t.Error("Verify with no key succeeded")
+	}
+}
+
+func FuzzParseKeyFile(f *testing.F) {
+	kf, _ := receipt.NewKeyFile(t0(), bytes.NewReader(bytes.Repeat([]byte{1}, 64)))
+	_ = kf.Rotate(t0().Add(time.Hour), bytes.NewReader(bytes.Repeat([]byte{2}, 64)))
+	f.Add(string(kf.Marshal()))
+	f.Add(string(kf.Public().Marshal()))
+	f.Add(hex.EncodeToString(bytes.Repeat([]byte{1}, 32)))
+	f.Add(`{"keys":[{"issuer":"ed25519:","not_before":"2026-01-01T00:00:00Z"}]}`)
+	f.Fuzz(func(t *testing.T, text string) {
+		kf, err := receipt.ParseKeyFile([]byte(text))
+		if err != nil {
+			return
+		}
+		trusted, err := kf.Trusted()
+		if err != nil || len(trusted) != len(kf.Keys) {
+			t.Fatalf("a parsed file gives %d trusted keys (%v), want %d", len(trusted), err, len(kf.Keys))
+		}
+		if _, err := receipt.NewVerifier(trusted); err != nil {
+			t.Fatalf("NewVerifier of a parsed file: %v", err)
+		}
+		again, err := receipt.ParseKeyFile(kf.Marshal())
+		if err != nil {
+			t.Fatalf("a parsed file does not parse again after Marshal: %v", err)
+		}
+		if s1, err1 := kf.Signer(); err1 == nil {
+			s2, err2 := again.Signer()
+			if err2 != nil || s1.Issuer() != s2.Issuer() {
+				t.Fatalf("signer changed across Marshal: %v %v", s2, err2)
+			}
+		}
+	})
+}

@@ -5,6 +5,8 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
+	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 
@@ -281,5 +283,46 @@ func TestService_usage(t *testing.T) {
 	u := resp.Evidence.Usage
 	if u == nil || u.PromptTokens < 10*int64(len(resp.Evidence.Steps)) || u.PromptTokens > 10*int64(answered) || u.PromptTokens%10 != 0 {
 		t.Errorf("usage %+v over steps %+v: want 10 prompt tokens per answering replica", u, resp.Evidence.Steps)
+	}
+}
+
+// TestService_adaptiveOverLoopback runs adaptive on a remote router: a
+// router.Client to an engine behind router.NewHandler over real loopback.
+// The candidates come from GET /api/v1/status, every run is a version 3
+// call of one replica on a session not used before, and the votes pool
+// as in-process: the liar on session 1 makes adaptive add two runs.
+func TestService_adaptiveOverLoopback(t *testing.T) {
+	unsure := honest(0.5)
+	e := newEngine(t, routertest.Lie(unsure), unsure, unsure, unsure, unsure)
+	h, err := router.NewHandler(e, router.WithAuthenticator(router.KeyAuthenticator(map[string]string{"k": "tests"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	c, err := router.NewClient(srv.URL, router.WithAPIKey("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := trust.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.Call(context.Background(), request(trust.ModeValidation, trust.PolicyAdaptive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Status != trust.StatusValid || resp.Evidence.Launched != 4 || resp.Confidence != 13.0/16 {
+		t.Errorf("status %s after %d runs, confidence %v; want VALID after 4, 13/16", resp.Status, resp.Evidence.Launched, resp.Confidence)
+	}
+	var sessions []router.SessionID
+	for _, st := range resp.Evidence.Steps {
+		if st.Route != "/api/v3/validate" || st.Replicas != 1 {
+			t.Errorf("step %+v, want a version 3 validation of one replica", st)
+		}
+		sessions = append(sessions, st.Sessions...)
+	}
+	if want := []router.SessionID{1, 2, 3, 4}; !slices.Equal(sessions, want) {
+		t.Errorf("sessions %v, want %v", sessions, want)
 	}
 }

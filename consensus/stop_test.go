@@ -52,8 +52,9 @@ func tallyOf(t *testing.T, s string, conf float64) consensus.Outcome {
 	return out
 }
 
-// TestStop covers every tally of up to 5 votes the default rule meets
-// (order does not matter to it), with and without failures.
+// TestStop covers every tally of up to 5 votes of VALID, INVALID and
+// ERROR, up to which answer leads (order does not matter to the rule),
+// and some with cancelled runs.
 func TestStop(t *testing.T) {
 	tests := []struct {
 		votes  string
@@ -88,6 +89,16 @@ func TestStop(t *testing.T) {
 		{"VVCCC", 0, true}, // cancelled replicas count only against the cap
 		{"VCCCC", 0, false},
 		{"VVVVV", 0, true},
+		{"VVV", 0, true},
+		{"VVVV", 0, true},
+		{"VVVE", 0, true},
+		{"VVVVE", 0, true},
+		{"VVVIE", 0, true},
+		{"VVIEE", 0, true}, // at the cap: 2 of 3 answers is a strict majority of two
+		{"VVEEE", 0, true},
+		{"VVVEE", 0, true},
+		{"IIV", 1, true}, // the same rule whichever answer leads
+		{"IVIVI", 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.votes, func(t *testing.T) {

@@ -29,7 +29,8 @@ func (c candidate) serves(t router.Tier) bool {
 // (WithSessionPool), or else the sessions the router reports through
 // router.StatusReporter that are not cooling down; rotated by one place
 // per call so that load spreads. nil means none is known: adaptive's runs
-// then go to whatever session the router picks.
+// then go to whatever session the router picks (and WithSingleSession
+// plays no part).
 func (s *Service) candidates(ctx context.Context) []candidate {
 	var cs []candidate
 	switch sr, ok := s.router.(router.StatusReporter); {
@@ -53,7 +54,7 @@ func (s *Service) candidates(ctx context.Context) []candidate {
 		k := int((s.next.Add(1) - 1) % uint64(len(cs)))
 		cs = append(cs[k:], cs[:k]...)
 	}
-	if s.session != 0 {
+	if s.session != 0 && cs != nil {
 		i := slices.IndexFunc(cs, func(c candidate) bool { return c.id == s.session })
 		if i < 0 {
 			cs = append([]candidate{{id: s.session}}, cs...)

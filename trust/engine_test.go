@@ -326,3 +326,30 @@ func TestService_adaptiveOverLoopback(t *testing.T) {
 		t.Errorf("sessions %v, want %v", sessions, want)
 	}
 }
+
+// TestService_singleSession: with WithSingleSession, fast calls version 2
+// on that session, and adaptive runs first there, then on other sessions
+// through version 3.
+func TestService_singleSession(t *testing.T) {
+	w := honest(0.9)
+	s, err := trust.New(newEngine(t, w, w, w, w, w), trust.WithSingleSession(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.Call(context.Background(), request(trust.ModeValidation, trust.PolicyFast))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := resp.Evidence.Steps; len(st) != 1 || st[0].Route != "/api/v2/validate" || !slices.Equal(st[0].Sessions, []router.SessionID{3}) {
+		t.Errorf("fast steps %+v, want one version 2 call on session 3", st)
+	}
+	resp, err = s.Call(context.Background(), request(trust.ModeValidation, trust.PolicyAdaptive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := resp.Evidence.Steps
+	if resp.Status != trust.StatusValid || len(st) != 2 || st[0].Route != "/api/v2/validate" || st[0].Sessions[0] != 3 ||
+		st[1].Route != "/api/v3/validate" || st[1].Sessions[0] == 3 {
+		t.Errorf("status %s, steps %+v; want VALID from version 2 on session 3, then version 3 elsewhere", resp.Status, st)
+	}
+}

@@ -200,7 +200,11 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 			return nil, err
 		}
 	} else {
-		st, err := s.runOn(ctx, req, plan(req.Policy), 0)
+		var id router.SessionID // fast runs on the single session, if any
+		if req.Policy == PolicyFast {
+			id = s.session
+		}
+		st, err := s.runOn(ctx, req, plan(req.Policy), id)
 		if err != nil {
 			return nil, err
 		}
@@ -246,7 +250,7 @@ type stepResult struct {
 // set, else on the service's pool. A one-replica rung on the single
 // session (WithSingleSession) calls version 2.
 func (s *Service) runOn(ctx context.Context, req *Request, r rung, id router.SessionID) (stepResult, error) {
-	if r.replicas == 1 && s.session != 0 && (id == 0 || id == s.session) {
+	if r.replicas == 1 && s.session != 0 && id == s.session {
 		return s.runV2(ctx, req, r)
 	}
 	pool := s.pool

@@ -171,7 +171,9 @@ func contractCases() []contractCase {
 			}}},
 		// Validate v2 with policy.redundancy 3 (docs/INTERFACE.md, 5.5) runs three
 		// replicas, session_id first, and reports each run.
-		{name: "validate_v2/redundancy 3", workers: []router.Worker{V, I, V, V},
+		// The VALID sessions answer after the INVALID one, so that early
+		// quorum never cuts it short: all three runs answer.
+		{name: "validate_v2/redundancy 3", workers: []router.Worker{routertest.Slow(V, 100*time.Millisecond), I, routertest.Slow(V, 100*time.Millisecond), routertest.Slow(V, 100*time.Millisecond)},
 			call: vv2(`{"session_id":2,"request_id":"r-2",` + claim + `,"policy":{"redundancy":3}}`),
 			want: contractWant{verdict: router.VerdictValid, calls: 3, check: func(t *testing.T, resp any) {
 				r := resp.(*router.ValidateV2Response)

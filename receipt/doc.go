@@ -49,10 +49,13 @@
 // the scheme name and the null chain_anchor are inside the signed bytes.
 // signing.issuer is "ed25519:" and the public key in unpadded base64url, a
 // self-describing key id. A verifier computes the signed bytes from the
-// receipt JSON it received, not from a decoded struct: reordering members
-// or changing white space keeps a receipt valid; changing, adding or
-// removing any member, or reordering any list, breaks it. Repeated member
-// names are rejected, so every reader sees the same receipt.
+// receipt JSON it received, not from a decoded struct, and accepts only
+// the canonical text as issued: reordering members, changing white space
+// or respelling a number fails, so no two texts that readers could decode
+// differently share a signature. Integers are written as IEEE 754 doubles
+// by RFC 8785, so the Issuer refuses a session id beyond 2^53, which
+// would be rounded. Keep a receipt as the bytes received (json.RawMessage,
+// a file), not re-encoded.
 //
 // # Decisions where the spec is silent
 //

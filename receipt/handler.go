@@ -35,8 +35,10 @@ const (
 //
 //	{"receipt": {...}, "input": <any JSON>, "output": <any JSON>}
 //
-// where input and output are optional (absent: not checked; null is
-// checked as the JSON null), and answers 200 with the [VerifyResponse]:
+// where the receipt member holds the receipt's bytes exactly as issued
+// (canonical JSON: paste it, do not re-encode it; see [Verifier.Verify]),
+// input and output are optional (absent: not checked; null is
+// checked as the JSON null), and it answers 200 with the [VerifyResponse]:
 //
 //	{"valid": false, "receipt_id": "rcpt_...", "issuer": "ed25519:...",
 //	 "signature_scheme": "ed25519-jcs", "expires_at": "2026-...Z",
@@ -73,7 +75,8 @@ type Handler struct {
 
 // VerifyRequest is the body of POST /api/v4/verify_receipt.
 type VerifyRequest struct {
-	// Receipt is the receipt JSON to check, exactly as received.
+	// Receipt is the receipt JSON to check, exactly as received: its
+	// canonical bytes.
 	Receipt json.RawMessage `json:"receipt"`
 	// Input is the original input; absent means not checked.
 	Input json.RawMessage `json:"input,omitempty"`

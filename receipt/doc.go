@@ -37,8 +37,9 @@
 // # Canonical form, hashes and signatures
 //
 // Every byte that is hashed or signed is RFC 8785 (JCS) canonical JSON,
-// produced by github.com/gowebpki/jcs: members sorted, no white space,
-// numbers in ECMAScript form. task_meta.input_hash and output_hash are
+// produced by jsontext of github.com/go-json-experiment/json (held byte
+// for byte to github.com/gowebpki/jcs by a differential test and fuzz
+// target): members sorted, no white space, numbers in ECMAScript form. task_meta.input_hash and output_hash are
 // "sha256:" and the lowercase hex SHA-256 of the canonical JSON of the
 // value ([Hash]); a string input is hashed as its JSON string, quotes
 // included.

@@ -1,13 +1,14 @@
 package receipt
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
 
-	"github.com/gowebpki/jcs"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // HashPrefix starts every hash the package writes: the algorithm, then a
@@ -52,13 +53,18 @@ func HashJSON(data []byte) (string, error) {
 // data MUST be serialized ... with whitespace removed, ... properties
 // sorted by their UTF-16 code units, ... numbers in the ECMAScript
 // Number.prototype.toString form" (RFC 8785, section 3.2). Repeated member
-// names are an error.
+// names and invalid UTF-8 are errors. data is not modified.
+//
+// It is jsontext.Value.Canonicalize of github.com/go-json-experiment/json,
+// the reference implementation of Go's encoding/json/v2; a differential
+// test and fuzz target check it byte for byte against
+// github.com/gowebpki/jcs on the package's receipts and corpus.
 func canonicalize(data []byte) ([]byte, error) {
-	canon, err := jcs.Transform(data)
-	if err != nil {
+	v := jsontext.Value(bytes.Clone(data))
+	if err := v.Canonicalize(); err != nil {
 		return nil, fmt.Errorf("receipt: failed to canonicalize JSON: %w", err)
 	}
-	return canon, nil
+	return v, nil
 }
 
 // validHash reports whether s is "sha256:" and 64 lowercase hex digits.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/vouchkit/vouch/receipt"
 )
@@ -32,7 +33,12 @@ func base() time.Time { return time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC) }
 //   - neither the caller's slices nor returned slices alias stored data;
 //   - DeleteExpired removes exactly the expired records and counts them;
 //   - a done context is reported before any work;
-//   - concurrent Puts and Gets are safe (run it with -race).
+//   - concurrent Puts and Gets are safe (run it with -race);
+//   - for a store that keeps a log (a receipt.LogReader): every Put
+//     appends its record's data as the next leaf and no failed Put
+//     does, Get reports the leaf index, the stored hashes give the same
+//     tree as a reference built from the data, and inclusion proofs from
+//     the store check against it, also after concurrent Puts.
 func TestStore(t *testing.T, newStore func(t *testing.T) receipt.Store) {
 	t.Run("RoundTrip", func(t *testing.T) { roundTrip(t, newStore(t)) })
 	t.Run("NotFound", func(t *testing.T) { notFound(t, newStore(t)) })
@@ -43,6 +49,117 @@ func TestStore(t *testing.T, newStore func(t *testing.T) receipt.Store) {
 	t.Run("DeleteExpired", func(t *testing.T) { deleteExpired(t, newStore(t)) })
 	t.Run("ContextDone", func(t *testing.T) { contextDone(t, newStore(t)) })
 	t.Run("Concurrent", func(t *testing.T) { concurrent(t, newStore(t)) })
+	t.Run("Log", func(t *testing.T) {
+		s := newStore(t)
+		if _, ok := s.(receipt.LogReader); !ok {
+			t.Skip("the store keeps no log")
+		}
+		logAppends(t, s)
+	})
+	t.Run("LogConcurrent", func(t *testing.T) {
+		s := newStore(t)
+		if _, ok := s.(receipt.LogReader); !ok {
+			t.Skip("the store keeps no log")
+		}
+		concurrent(t, s)
+		CheckLog(t, s, 40)
+	})
+}
+
+func logAppends(t *testing.T, s receipt.Store) {
+	ctx := context.Background()
+	var recs []receipt.Record
+	for i := range 9 {
+		rec := record(i, time.Hour)
+		mustPut(t, s, rec)
+		recs = append(recs, rec)
+		if err := s.Put(ctx, rec); !errors.Is(err, receipt.ErrDuplicate) {
+			t.Fatalf("second Put(%s) = %v, want ErrDuplicate", rec.ID, err)
+		}
+		if err := s.Put(ctx, receipt.Record{ID: "rcpt_x"}); err == nil {
+			t.Fatal("Put of an incomplete record succeeded")
+		}
+		got, err := s.Get(ctx, rec.ID, base())
+		if err != nil || got.LogIndex != int64(i) {
+			t.Fatalf("Get(%s).LogIndex = %d (%v), want %d: one leaf per Put, in order", rec.ID, got.LogIndex, err, i)
+		}
+	}
+	CheckLog(t, s, len(recs))
+	// A sweep removes records, never leaves.
+	if _, err := s.DeleteExpired(ctx, base().Add(2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.(receipt.LogReader).LogSize(ctx); err != nil || n != int64(len(recs)) {
+		t.Errorf("LogSize after a sweep = %d (%v), want %d", n, err, len(recs))
+	}
+}
+
+// CheckLog checks the log of s, which must hold want leaves: every live
+// record's data is the leaf at its LogIndex, every leaf index is used
+// once, and each tree size's root hash and inclusion proofs computed from
+// the store's stored hashes agree with a tree rebuilt from the leaves.
+// Records are read live at the suite's base time.
+func CheckLog(t testing.TB, s receipt.Store, want int) {
+	t.Helper()
+	ctx := context.Background()
+	lr := s.(receipt.LogReader)
+	size, err := lr.LogSize(ctx)
+	if err != nil || size != int64(want) {
+		t.Fatalf("LogSize = %d (%v), want %d", size, err, want)
+	}
+	read := tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) { return lr.ReadLogHashes(ctx, idx) })
+	leafHashes := make([]tlog.Hash, size)
+	for i := range size {
+		h, err := read.ReadHashes([]int64{tlog.StoredHashIndex(0, i)})
+		if err != nil {
+			t.Fatalf("leaf %d: %v", i, err)
+		}
+		leafHashes[i] = h[0]
+	}
+	// The reference: the tree rebuilt from the leaf hashes alone.
+	var ref []tlog.Hash
+	refRead := tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) {
+		out := make([]tlog.Hash, len(idx))
+		for i, x := range idx {
+			out[i] = ref[x]
+		}
+		return out, nil
+	})
+	for n := range size {
+		hs, err := tlog.StoredHashesForRecordHash(n, leafHashes[n], refRead)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref = append(ref, hs...)
+	}
+	for n := int64(1); n <= size; n++ {
+		got, err := tlog.TreeHash(n, read)
+		wantHash, _ := tlog.TreeHash(n, refRead)
+		if err != nil || got != wantHash {
+			t.Fatalf("root of size %d = %v (%v), want %v", n, got, err, wantHash)
+		}
+		for i := range n {
+			p, err := tlog.ProveRecord(n, i, read)
+			if err != nil {
+				t.Fatalf("proof of %d in %d: %v", i, n, err)
+			}
+			if err := tlog.CheckRecord(p, n, wantHash, i, leafHashes[i]); err != nil {
+				t.Fatalf("proof of %d in %d from the store: %v", i, n, err)
+			}
+		}
+	}
+	for i := range 1000 {
+		rec, err := s.Get(ctx, record(i, time.Hour).ID, base())
+		if errors.Is(err, receipt.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.LogIndex < 0 || rec.LogIndex >= size || tlog.RecordHash(rec.Data) != leafHashes[rec.LogIndex] {
+			t.Errorf("record %s: log index %d does not hold its data", rec.ID, rec.LogIndex)
+		}
+	}
 }
 
 // record returns a complete record with id n, expiring ttl after the
@@ -62,6 +179,7 @@ func record(n int, ttl time.Duration) receipt.Record {
 func cmpRecord() cmp.Options {
 	return cmp.Options{
 		cmpopts.EquateEmpty(),
+		cmpopts.IgnoreFields(receipt.Record{}, "LogIndex"),
 		cmp.Comparer(func(a, b time.Time) bool { return a.Truncate(time.Microsecond).Equal(b.Truncate(time.Microsecond)) }),
 	}
 }

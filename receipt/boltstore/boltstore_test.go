@@ -178,55 +178,13 @@ func logSigner() *receipt.Ed25519Signer {
 
 const logOrigin = "example.com/boltstore-durability"
 
-// checkLogAfterKill checks the log of a store reopened after SIGKILL:
-// every acknowledged receipt has an inclusion proof to the log's
-// checkpoint now, and the log now is consistent with served, the base64
-// of the last signed checkpoint the killed process served (if any).
 func checkLogAfterKill(t *testing.T, s *boltstore.Store, acked []string, served string) {
 	t.Helper()
-	ctx := context.Background()
 	l, err := receipt.NewLog(logOrigin, logSigner(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	now, signed, err := l.Checkpoint(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := receipt.OpenCheckpoint(signed, l.VerifierKey()); err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range acked {
-		rec, err := s.Get(ctx, id, time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
-		if err != nil {
-			t.Fatal(err)
-		}
-		proof, cp, _, err := l.InclusionProof(ctx, rec.LogIndex)
-		if err != nil || cp != now {
-			t.Fatalf("proof of %s: %v (checkpoint %+v, want %+v)", id, err, cp, now)
-		}
-		if err := receipt.CheckInclusion(rec.Data, rec.LogIndex, proof, now); err != nil {
-			t.Fatalf("acknowledged receipt %s is not in the log after SIGKILL: %v", id, err)
-		}
-	}
-	if served == "" {
-		return
-	}
-	text, err := base64.StdEncoding.DecodeString(served)
-	if err != nil {
-		t.Fatal(err)
-	}
-	last, err := receipt.OpenCheckpoint(text, l.VerifierKey())
-	if err != nil {
-		t.Fatalf("last served checkpoint: %v", err)
-	}
-	proof, err := l.ConsistencyProof(ctx, last.Size, now.Size)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := receipt.CheckConsistency(last, now, proof); err != nil {
-		t.Fatalf("the log after SIGKILL (size %d) does not extend the last checkpoint served (size %d): %v", now.Size, last.Size, err)
-	}
+	receipttest.CheckLogRecovered(t, s, l, acked, time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), served)
 }
 
 // writeForever is the child's work: it never returns normally.

@@ -4,6 +4,7 @@ package receipttest
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"sync"
@@ -62,7 +63,11 @@ func TestStore(t *testing.T, newStore func(t *testing.T) receipt.Store) {
 			t.Skip("the store keeps no log")
 		}
 		concurrent(t, s)
-		CheckLog(t, s, 40)
+		ids := make([]string, 40)
+		for i := range ids {
+			ids[i] = record(i, time.Hour).ID
+		}
+		CheckLog(t, s, 40, ids, base())
 	})
 }
 
@@ -84,7 +89,11 @@ func logAppends(t *testing.T, s receipt.Store) {
 			t.Fatalf("Get(%s).LogIndex = %d (%v), want %d: one leaf per Put, in order", rec.ID, got.LogIndex, err, i)
 		}
 	}
-	CheckLog(t, s, len(recs))
+	ids := make([]string, len(recs))
+	for i, rec := range recs {
+		ids[i] = rec.ID
+	}
+	CheckLog(t, s, int64(len(recs)), ids, base())
 	// A sweep removes records, never leaves.
 	if _, err := s.DeleteExpired(ctx, base().Add(2*time.Hour)); err != nil {
 		t.Fatal(err)
@@ -94,17 +103,18 @@ func logAppends(t *testing.T, s receipt.Store) {
 	}
 }
 
-// CheckLog checks the log of s, which must hold want leaves: every live
-// record's data is the leaf at its LogIndex, every leaf index is used
-// once, and each tree size's root hash and inclusion proofs computed from
-// the store's stored hashes agree with a tree rebuilt from the leaves.
-// Records are read live at the suite's base time.
-func CheckLog(t testing.TB, s receipt.Store, want int) {
+// CheckLog checks the log of s, a store that is a receipt.LogReader,
+// which must hold want leaves: the records with ids, read at now, are
+// each the leaf at its own LogIndex, no two share one, and each tree
+// size's root hash and inclusion proofs computed from the store's stored
+// hashes agree with a tree rebuilt from the leaf hashes. It reads the
+// whole log, so keep logs small.
+func CheckLog(t testing.TB, s receipt.Store, want int64, ids []string, now time.Time) {
 	t.Helper()
 	ctx := context.Background()
 	lr := s.(receipt.LogReader)
 	size, err := lr.LogSize(ctx)
-	if err != nil || size != int64(want) {
+	if err != nil || size != want {
 		t.Fatalf("LogSize = %d (%v), want %d", size, err, want)
 	}
 	read := tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) { return lr.ReadLogHashes(ctx, idx) })
@@ -148,17 +158,19 @@ func CheckLog(t testing.TB, s receipt.Store, want int) {
 			}
 		}
 	}
-	for i := range 1000 {
-		rec, err := s.Get(ctx, record(i, time.Hour).ID, base())
-		if errors.Is(err, receipt.ErrNotFound) {
-			continue
-		}
+	used := map[int64]string{}
+	for _, id := range ids {
+		rec, err := s.Get(ctx, id, now)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("Get(%s) = %v", id, err)
 		}
 		if rec.LogIndex < 0 || rec.LogIndex >= size || tlog.RecordHash(rec.Data) != leafHashes[rec.LogIndex] {
 			t.Errorf("record %s: log index %d does not hold its data", rec.ID, rec.LogIndex)
 		}
+		if other, dup := used[rec.LogIndex]; dup {
+			t.Errorf("records %s and %s share leaf %d", other, id, rec.LogIndex)
+		}
+		used[rec.LogIndex] = id
 	}
 }
 
@@ -409,4 +421,52 @@ func BenchmarkStore(b *testing.B, s receipt.Store) {
 			}
 		}
 	})
+}
+
+// CheckLogRecovered checks the log of a store reopened after its writer
+// was killed: every acknowledged receipt (ids, read at now) has an
+// inclusion proof from l to l's checkpoint now, and the log now extends
+// served, the base64 of the last signed checkpoint the killed writer
+// served, by a consistency proof. An empty served skips that check.
+func CheckLogRecovered(t testing.TB, s receipt.Store, l *receipt.Log, ids []string, now time.Time, served string) {
+	t.Helper()
+	ctx := context.Background()
+	cur, signed, err := l.Checkpoint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := receipt.OpenCheckpoint(signed, l.VerifierKey()); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		rec, err := s.Get(ctx, id, now)
+		if err != nil {
+			t.Fatalf("acknowledged receipt %s: %v", id, err)
+		}
+		proof, cp, _, err := l.InclusionProof(ctx, rec.LogIndex)
+		if err != nil || cp != cur {
+			t.Fatalf("proof of %s: %v (checkpoint %+v, want %+v)", id, err, cp, cur)
+		}
+		if err := receipt.CheckInclusion(rec.Data, rec.LogIndex, proof, cur); err != nil {
+			t.Fatalf("acknowledged receipt %s is not in the log: %v", id, err)
+		}
+	}
+	if served == "" {
+		return
+	}
+	text, err := base64.StdEncoding.DecodeString(served)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := receipt.OpenCheckpoint(text, l.VerifierKey())
+	if err != nil {
+		t.Fatalf("last served checkpoint: %v", err)
+	}
+	proof, err := l.ConsistencyProof(ctx, last.Size, cur.Size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := receipt.CheckConsistency(last, cur, proof); err != nil {
+		t.Fatalf("the log now (size %d) does not extend the last checkpoint served (size %d): %v", cur.Size, last.Size, err)
+	}
 }

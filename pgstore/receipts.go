@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/vouchkit/vouch/receipt"
@@ -40,10 +41,10 @@ func (db *DB) Receipts() *ReceiptStore { return &ReceiptStore{db: db} }
 
 // Put implements [receipt.Store]. The id is claimed by the primary key:
 // of two concurrent Puts of one id, on any servers, one gets
-// receipt.ErrDuplicate. It takes three round trips in one transaction:
-// insert the receipt while locking the log's head row, read the stored
-// hashes the new leaf combines with (none for an even leaf index), and
-// write the new hashes, the head and COMMIT.
+// receipt.ErrDuplicate. It is one statement, vouch_receipt_append (see
+// the migration 00004_receipt_log.sql), which locks the log's head row,
+// inserts the receipt, and writes the leaf's stored hashes and the new
+// size: one round trip and one transaction.
 func (s *ReceiptStore) Put(ctx context.Context, rec receipt.Record) error {
 	return s.put(ctx, rec, true)
 }
@@ -77,77 +78,20 @@ func (s *ReceiptStore) put(ctx context.Context, rec receipt.Record, logged bool)
 		}
 		return nil
 	}
-	conn, err := s.db.pool.Acquire(ctx)
+	var n int64
+	err = s.db.pool.QueryRow(ctx, `SELECT vouch_receipt_append($1, $2, $3, $4, $5, $6)`,
+		rec.ID, rec.Data, rec.Owner, string(rec.Visibility), parties, rec.ExpiresAt).Scan(&n)
 	if err != nil {
 		return fmt.Errorf("pgstore: storing receipt %s: %w", rec.ID, err)
 	}
-	defer conn.Release()
-	err = appendReceipt(ctx, conn.Conn(), rec, parties)
-	if err != nil {
-		// Leave no transaction open on a connection going back to the
-		// pool; one that cannot roll back is closed, and the pool drops it.
-		if _, rerr := conn.Exec(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
-			conn.Conn().Close(context.WithoutCancel(ctx))
-		}
-		if errors.Is(err, receipt.ErrDuplicate) {
-			return err
-		}
-		return fmt.Errorf("pgstore: storing receipt %s: %w", rec.ID, err)
+	if n < 0 {
+		return fmt.Errorf("%w: %s", receipt.ErrDuplicate, rec.ID)
 	}
 	return nil
 }
 
-// appendReceipt runs the transaction of a logged Put on conn, from BEGIN
-// to COMMIT; on an error the caller rolls back.
-func appendReceipt(ctx context.Context, conn *pgx.Conn, rec receipt.Record, parties []string) error {
-	b := &pgx.Batch{}
-	b.Queue("BEGIN")
-	b.Queue(`
-		INSERT INTO vouch_receipts (id, data, owner, visibility, counterparties, expires_at, log_index)
-		SELECT $1, $2, $3, $4, $5, $6, size FROM vouch_receipt_log_head FOR UPDATE
-		ON CONFLICT (id) DO NOTHING
-		RETURNING log_index`,
-		rec.ID, rec.Data, rec.Owner, string(rec.Visibility), parties, rec.ExpiresAt)
-	br := conn.SendBatch(ctx, b)
-	_, err := br.Exec()
-	var n int64
-	if err == nil {
-		err = br.QueryRow().Scan(&n)
-		if errors.Is(err, pgx.ErrNoRows) {
-			err = fmt.Errorf("%w: %s", receipt.ErrDuplicate, rec.ID)
-		}
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	first, hashes, err := receipt.LogAppend(n, rec.Data, func(indexes []int64) ([]tlog.Hash, error) {
-		return readHashes(ctx, conn, indexes)
-	})
-	if err != nil {
-		return err
-	}
-	idx := make([]int64, len(hashes))
-	vals := make([][]byte, len(hashes))
-	for i := range hashes {
-		idx[i], vals[i] = first+int64(i), hashes[i][:]
-	}
-	b = &pgx.Batch{}
-	b.Queue(`INSERT INTO vouch_receipt_log (idx, hash) SELECT * FROM unnest($1::bigint[], $2::bytea[])`, idx, vals)
-	b.Queue(`UPDATE vouch_receipt_log_head SET size = $1`, n+1)
-	b.Queue("COMMIT")
-	return conn.SendBatch(ctx, b).Close()
-}
-
-// querier is a pool or a connection.
-type querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-}
-
 // readHashes reads the stored hashes at indexes, in order.
-func readHashes(ctx context.Context, q querier, indexes []int64) ([]tlog.Hash, error) {
+func readHashes(ctx context.Context, q *pgxpool.Pool, indexes []int64) ([]tlog.Hash, error) {
 	if len(indexes) == 0 {
 		return nil, nil
 	}

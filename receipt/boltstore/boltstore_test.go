@@ -223,3 +223,11 @@ func BenchmarkStore(b *testing.B) {
 	defer s.Close()
 	receipttest.BenchmarkStore(b, s)
 }
+
+// BenchmarkIssueLog compares receipt issuance on the bbolt store with and
+// without the transparency log (see receipttest.BenchmarkIssueLog).
+func BenchmarkIssueLog(b *testing.B) {
+	s := open(b, filepath.Join(b.TempDir(), "receipts.db"))
+	defer s.Close()
+	receipttest.BenchmarkIssueLog(b, s, s.PutUnlogged)
+}

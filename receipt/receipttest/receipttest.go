@@ -425,7 +425,7 @@ func BenchmarkStore(b *testing.B, s receipt.Store) {
 
 // CheckLogRecovered checks the log of a store reopened after its writer
 // was killed: every acknowledged receipt (ids, read at now) has an
-// inclusion proof from l to l's checkpoint now, and the log now extends
+// inclusion proof from l to a checkpoint of l, and the log now extends
 // served, the base64 of the last signed checkpoint the killed writer
 // served, by a consistency proof. An empty served skips that check.
 func CheckLogRecovered(t testing.TB, s receipt.Store, l *receipt.Log, ids []string, now time.Time, served string) {
@@ -443,11 +443,13 @@ func CheckLogRecovered(t testing.TB, s receipt.Store, l *receipt.Log, ids []stri
 		if err != nil {
 			t.Fatalf("acknowledged receipt %s: %v", id, err)
 		}
+		// The log may still grow: a statement the killed writer sent
+		// can commit after it died.
 		proof, cp, _, err := l.InclusionProof(ctx, rec.LogIndex)
-		if err != nil || cp != cur {
-			t.Fatalf("proof of %s: %v (checkpoint %+v, want %+v)", id, err, cp, cur)
+		if err != nil || cp.Size < cur.Size {
+			t.Fatalf("proof of %s: %v (checkpoint of size %d, want at least %d)", id, err, cp.Size, cur.Size)
 		}
-		if err := receipt.CheckInclusion(rec.Data, rec.LogIndex, proof, cur); err != nil {
+		if err := receipt.CheckInclusion(rec.Data, rec.LogIndex, proof, cp); err != nil {
 			t.Fatalf("acknowledged receipt %s is not in the log: %v", id, err)
 		}
 	}

@@ -153,6 +153,7 @@ func encode(m meta, data []byte) ([]byte, error) {
 
 // appendLog appends leaf to the log in b and returns its index.
 func appendLog(b *bolt.Bucket, leaf []byte) (int64, error) {
+	b.FillPercent = 1 // keys only grow: fill each page before splitting
 	n := logSize(b)
 	first, hashes, err := receipt.LogAppend(n, leaf, func(indexes []int64) ([]tlog.Hash, error) {
 		return readHashes(b, indexes)

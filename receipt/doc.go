@@ -29,7 +29,14 @@
 //     boltstore.Store on disk; receipttest.TestStore checks any
 //     implementation. [Fetch] applies the visibility rules.
 //   - [Handler] serves GET /api/v4/receipt/{receipt_id} and
-//     POST /api/v4/verify_receipt.
+//     POST /api/v4/verify_receipt, and with a [Log] the log's endpoints.
+//   - The transparency log: every receipt a store that is a [LogReader]
+//     keeps (MemStore, boltstore.Store, pgstore's ReceiptStore) is appended,
+//     in the same transaction, to an
+//     RFC 9162 Merkle tree (golang.org/x/mod/sumdb/tlog). A [Log] signs its
+//     C2SP checkpoints with the receipts' key and proves inclusion and
+//     consistency; [OpenCheckpoint], [CheckInclusion] and
+//     [CheckConsistency] check them offline.
 //
 // This package imports no other public package of the module; the trust
 // package fills [Params] from what really ran.

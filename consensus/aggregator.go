@@ -2,10 +2,10 @@ package consensus
 
 import "fmt"
 
-// A Strategy names an aggregation strategy (the spec's aggregation field).
+// A Strategy names an aggregation strategy (consensus.aggregation on the wire).
 type Strategy string
 
-// The strategies the spec names. Version 3 offers only StrategyMajority; the
+// The strategies the interface names. Version 3 offers only StrategyMajority; the
 // others are reserved and For reports them as not available.
 const (
 	StrategyMajority      Strategy = "majority"

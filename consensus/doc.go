@@ -56,12 +56,12 @@
 // Failed replicas lower it in both failure modes: a replica that could not
 // confirm the winner is no support. Cancelled replicas do not: they were cut
 // short because the outcome was already decided, so an early quorum of 3 out
-// of 5 scores like a unanimous 3. The spec lets the tier or policy shape the
+// of 5 scores like a unanimous 3. The interface lets the tier or policy shape the
 // final score; that belongs to the callers, which may adjust this one.
 //
 // # Disagreement policies
 //
-// The spec's section 7 rows, for each disagreement policy:
+// The cases of docs/INTERFACE.md (section 6.3), for each disagreement policy:
 //
 //	row                     return_all and best_effort      fail_hard
 //	replicas agree          outcome, nil error              outcome, nil error

@@ -11,7 +11,7 @@ var (
 	ErrDisagreement = errors.New("consensus: replicas disagree")
 	// ErrAllFailed reports that no replica cast a vote under FailHard.
 	ErrAllFailed = errors.New("consensus: all replicas failed")
-	// ErrNotAvailable reports a strategy the spec names for a later version.
+	// ErrNotAvailable reports a strategy named for a later version.
 	ErrNotAvailable = errors.New("consensus: strategy not available")
 	// ErrInvalid reports bad input: an unknown strategy, policy or failure
 	// mode, no votes, an empty label, or an answer Policy.Key rejects.

@@ -1,7 +1,7 @@
 package consensus
 
 // An Outcome is the result of aggregating the votes of one job's replicas.
-// It holds what the spec's consensus response block reports (replicas,
+// It holds what the consensus block of a version 3 response reports (replicas,
 // agreement, verdicts, strategy, confidence) plus the winner and every vote.
 type Outcome struct {
 	// Strategy is the aggregation strategy used.

@@ -3,10 +3,10 @@ package consensus
 import "fmt"
 
 // A DisagreementPolicy says what happens when replicas disagree or all fail
-// (the spec's disagreement_policy).
+// (the disagreement_policy of a version 3 consensus block).
 type DisagreementPolicy string
 
-// The disagreement policies of the spec. The zero value means BestEffort.
+// The disagreement policies of version 3. The zero value means BestEffort.
 const (
 	// ReturnAll returns the outcome with every replica's vote; the caller
 	// reports all replica results beside the summary.

@@ -99,7 +99,7 @@ func BenchmarkIdempotentCall(b *testing.B) {
 		name string
 		s    router.IdempotencyStore
 	}{
-		{"memory", &router.MemoryIdempotencyStore{MaxEntries: 1 << 30}},
+		{"memory", &router.MemoryIdempotencyStore{MaxEntries: 1 << 30, MaxEntriesPerCaller: 1 << 30}},
 		{"postgres", openDB(b).Idempotency()},
 	} {
 		b.Run(st.name, func(b *testing.B) {
@@ -109,10 +109,11 @@ func BenchmarkIdempotentCall(b *testing.B) {
 			for b.Loop() {
 				key := fmt.Sprint("caller:", run, i)
 				i++
-				if e, err := st.s.Reserve(ctx, key, "fp", t0, t0.Add(time.Hour)); err != nil || e.State != router.IdempotencyReserved {
+				e, err := st.s.Reserve(ctx, key, "fp", t0, t0.Add(time.Hour))
+				if err != nil || e.State != router.IdempotencyReserved {
 					b.Fatalf("Reserve = %+v, %v", e, err)
 				}
-				if err := st.s.Complete(ctx, key, resp, t0); err != nil {
+				if err := st.s.Complete(ctx, key, e.Lease, resp, t0); err != nil {
 					b.Fatal(err)
 				}
 				if e, err := st.s.Reserve(ctx, key, "fp", t0, t0.Add(time.Hour)); err != nil || e.State != router.IdempotencyCompleted {

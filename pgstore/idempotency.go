@@ -2,6 +2,8 @@ package pgstore
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -32,8 +34,19 @@ const DefaultIdempotencyLease = 5 * time.Minute
 // with the key takes it over and runs. Lease must exceed the longest
 // request the Handler serves.
 //
-// Complete and Release act only on a key still in flight; a stored
-// response is never replaced before it expires. Rows of expired keys are
+// Each reservation carries a random lease token, returned in
+// IdempotencyEntry.Lease. Complete and Release act only on a key still in
+// flight under that token (a condition of their UPDATE and DELETE), so a
+// request whose lease lapsed and was taken over can neither store its
+// answer under the new holder's reservation nor release it; a stored
+// response is never replaced before it expires.
+//
+// Under disconnects and retries: the Handler completes or releases a
+// reservation on a context detached from the client's, so a client that
+// goes away never leaves its key held; a retry that arrives while the
+// first request runs polls, and then replays the stored answer. The table
+// has no size bound, so no caller's keys displace another's: rows are
+// bounded by the callers' request rates and the window, and swept. Rows of expired keys are
 // removed by DeleteExpired (or [DB.Sweep]). The store is safe for
 // concurrent use.
 type IdempotencyStore struct {
@@ -66,23 +79,25 @@ func (s *IdempotencyStore) Reserve(ctx context.Context, key, fingerprint string,
 	if lease <= 0 {
 		lease = DefaultIdempotencyLease
 	}
+	token := newLeaseToken()
 	for range reserveTries {
 		// Claim the key if it is free, expired, or held by a lapsed lease.
 		// The conflict arbiter locks the row, so two claims never both win.
 		tag, err := s.db.pool.Exec(ctx, `
-			INSERT INTO vouch_idempotency AS i (key, fingerprint, lease_until, expires_at)
-			VALUES ($1, $2, $3, $4)
+			INSERT INTO vouch_idempotency AS i (key, fingerprint, lease_until, expires_at, lease)
+			VALUES ($1, $2, $3, $4, $6)
 			ON CONFLICT (key) DO UPDATE
 			SET fingerprint = EXCLUDED.fingerprint, lease_until = EXCLUDED.lease_until,
-			    expires_at = EXCLUDED.expires_at, status = NULL, content_type = NULL, body = NULL
+			    expires_at = EXCLUDED.expires_at, lease = EXCLUDED.lease,
+			    status = NULL, content_type = NULL, body = NULL
 			WHERE (i.status IS NOT NULL AND i.expires_at <= $5)
 			   OR (i.status IS NULL AND i.lease_until <= $5)`,
-			key, fingerprint, now.Add(lease), expires, now)
+			key, fingerprint, now.Add(lease), expires, now, token)
 		if err != nil {
 			return router.IdempotencyEntry{}, fmt.Errorf("pgstore: reserving idempotency key: %w", err)
 		}
 		if tag.RowsAffected() == 1 {
-			return router.IdempotencyEntry{State: router.IdempotencyReserved}, nil
+			return router.IdempotencyEntry{State: router.IdempotencyReserved, Lease: token}, nil
 		}
 		// Someone holds the key: read what they hold. The row is read
 		// after the claim failed, so it is at least as new as the one
@@ -124,10 +139,18 @@ func (s *IdempotencyStore) Reserve(ctx context.Context, key, fingerprint string,
 	return router.IdempotencyEntry{State: router.IdempotencyInFlight, Fingerprint: fingerprint}, nil
 }
 
+// newLeaseToken returns a fresh, unguessable lease token.
+func newLeaseToken() string {
+	var b [16]byte
+	rand.Read(b[:]) // never fails
+	return hex.EncodeToString(b[:])
+}
+
 // Complete implements [router.IdempotencyStore]. It stores resp only if
-// key is still in flight: when the reservation lapsed and another request
-// completed the key, that request's response stays.
-func (s *IdempotencyStore) Complete(ctx context.Context, key string, resp *router.StoredResponse, _ time.Time) error {
+// key is still in flight under lease: when the reservation lapsed and
+// another request took the key over, that request's reservation and
+// response stay.
+func (s *IdempotencyStore) Complete(ctx context.Context, key, lease string, resp *router.StoredResponse, _ time.Time) error {
 	if resp == nil {
 		return errors.New("pgstore: completing idempotency key: nil response")
 	}
@@ -142,8 +165,8 @@ func (s *IdempotencyStore) Complete(ctx context.Context, key string, resp *route
 	}
 	_, err = s.db.pool.Exec(ctx, `
 		UPDATE vouch_idempotency SET status = $2, content_type = $3, body = $4
-		WHERE key = $1 AND status IS NULL`,
-		key, int32(resp.Status), resp.ContentType, body)
+		WHERE key = $1 AND status IS NULL AND lease = $5`,
+		key, int32(resp.Status), resp.ContentType, body, lease)
 	if err != nil {
 		return fmt.Errorf("pgstore: storing idempotent response: %w", err)
 	}
@@ -151,14 +174,14 @@ func (s *IdempotencyStore) Complete(ctx context.Context, key string, resp *route
 }
 
 // Release implements [router.IdempotencyStore]. It forgets key only if it
-// is still in flight.
-func (s *IdempotencyStore) Release(ctx context.Context, key string) error {
+// is still in flight under lease.
+func (s *IdempotencyStore) Release(ctx context.Context, key, lease string) error {
 	ctx, cancel, err := s.db.query(ctx)
 	if err != nil {
 		return err
 	}
 	defer cancel()
-	if _, err := s.db.pool.Exec(ctx, `DELETE FROM vouch_idempotency WHERE key = $1 AND status IS NULL`, key); err != nil {
+	if _, err := s.db.pool.Exec(ctx, `DELETE FROM vouch_idempotency WHERE key = $1 AND status IS NULL AND lease = $2`, key, lease); err != nil {
 		return fmt.Errorf("pgstore: releasing idempotency key: %w", err)
 	}
 	return nil

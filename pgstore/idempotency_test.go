@@ -45,23 +45,25 @@ func TestIdempotencyStore_leaseLapses(t *testing.T) {
 	a.Lease, b.Lease = time.Minute, time.Minute
 	ctx := context.Background()
 	expires := t0.Add(24 * time.Hour)
-	if e, err := a.Reserve(ctx, "k", "fp", t0, expires); err != nil || e.State != router.IdempotencyReserved {
-		t.Fatalf("first Reserve = %+v, %v; want reserved", e, err)
+	ea, err := a.Reserve(ctx, "k", "fp", t0, expires)
+	if err != nil || ea.State != router.IdempotencyReserved {
+		t.Fatalf("first Reserve = %+v, %v; want reserved", ea, err)
 	}
 	if e, err := b.Reserve(ctx, "k", "fp", t0.Add(time.Minute-time.Millisecond), expires); err != nil || e.State != router.IdempotencyInFlight {
 		t.Fatalf("Reserve within the lease = %+v, %v; want in flight", e, err)
 	}
-	if e, err := b.Reserve(ctx, "k", "fp", t0.Add(time.Minute), expires); err != nil || e.State != router.IdempotencyReserved {
-		t.Fatalf("Reserve once the lease lapsed = %+v, %v; want reserved", e, err)
+	eb, err := b.Reserve(ctx, "k", "fp", t0.Add(time.Minute), expires)
+	if err != nil || eb.State != router.IdempotencyReserved {
+		t.Fatalf("Reserve once the lease lapsed = %+v, %v; want reserved", eb, err)
 	}
 	want := &router.StoredResponse{Status: 200, ContentType: "application/json", Body: []byte(`{"by":"b"}`)}
-	if err := b.Complete(ctx, "k", want, t0.Add(2*time.Minute)); err != nil {
+	if err := b.Complete(ctx, "k", eb.Lease, want, t0.Add(2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Complete(ctx, "k", &router.StoredResponse{Status: 200, Body: []byte(`{"by":"a"}`)}, t0.Add(3*time.Minute)); err != nil {
+	if err := a.Complete(ctx, "k", ea.Lease, &router.StoredResponse{Status: 200, Body: []byte(`{"by":"a"}`)}, t0.Add(3*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Release(ctx, "k"); err != nil {
+	if err := a.Release(ctx, "k", ea.Lease); err != nil {
 		t.Fatal(err)
 	}
 	e, err := a.Reserve(ctx, "k", "fp", t0.Add(4*time.Minute), expires)
@@ -79,10 +81,11 @@ func TestIdempotencyStore_DeleteExpired(t *testing.T) {
 	ctx := context.Background()
 	for i, window := range []time.Duration{time.Hour, 2 * time.Hour} {
 		key := fmt.Sprint("done-", i)
-		if _, err := s.Reserve(ctx, key, "fp", t0, t0.Add(window)); err != nil {
+		e, err := s.Reserve(ctx, key, "fp", t0, t0.Add(window))
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Complete(ctx, key, &router.StoredResponse{Status: 200}, t0); err != nil {
+		if err := s.Complete(ctx, key, e.Lease, &router.StoredResponse{Status: 200}, t0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -113,10 +116,10 @@ func TestIdempotencyStore_contextDone(t *testing.T) {
 	if _, err := s.Reserve(ctx, "k", "fp", t0, t0.Add(time.Hour)); !errors.Is(err, context.Canceled) {
 		t.Errorf("Reserve = %v, want context.Canceled", err)
 	}
-	if err := s.Complete(ctx, "k", &router.StoredResponse{Status: 200}, t0); !errors.Is(err, context.Canceled) {
+	if err := s.Complete(ctx, "k", "lease", &router.StoredResponse{Status: 200}, t0); !errors.Is(err, context.Canceled) {
 		t.Errorf("Complete = %v, want context.Canceled", err)
 	}
-	if err := s.Release(ctx, "k"); !errors.Is(err, context.Canceled) {
+	if err := s.Release(ctx, "k", "lease"); !errors.Is(err, context.Canceled) {
 		t.Errorf("Release = %v, want context.Canceled", err)
 	}
 	if e, err := s.Reserve(context.Background(), "k", "fp", t0, t0.Add(time.Hour)); err != nil || e.State != router.IdempotencyReserved {

@@ -42,7 +42,9 @@ type TrialLimiter struct {
 // TrialLimiter returns the shared limiter for l's Rate and Burst (zero
 // meaning router.DefaultTrialRate and router.DefaultTrialBurst, as for the
 // router's own limiter; l.MaxCallers does not apply: the table grows with
-// the callers and is swept). Rate must be positive (rate.Inf allows every
+// the callers and is swept; l.IPv6Prefix does not apply either: the
+// Handler names callers, grouping IPv6 addresses by prefix, before it
+// asks the limiter). Rate must be positive (rate.Inf allows every
 // request without a query) and Burst at least one.
 func (db *DB) TrialLimiter(l router.TrialLimit) (*TrialLimiter, error) {
 	if l.Rate == 0 {

@@ -24,6 +24,13 @@ import (
 // of it; neither decides whether a payment is accepted. Expired keys are
 // removed by DeleteExpired (or [DB.Sweep]). The store is safe for
 // concurrent use.
+//
+// Under disconnects and retries: the x402 middleware calls MarkSettled on
+// a context detached from the client's, so a settlement is recorded even
+// when the client that paid has gone; a retry on any server then finds it
+// with LookupSettled and gets the kept answer. A key outlives its server:
+// a server that dies after Reserve leaves the authorization used until
+// its validBefore, and the payer signs a new one.
 type ReplayStore struct {
 	db *DB
 }

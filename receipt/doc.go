@@ -1,6 +1,6 @@
 // Package receipt is the receipt layer (version 4) of the trust service: a
 // signed, stored record of one decision that can be fetched and checked
-// later (sections 2.9, 2.10, 3, 4.3, 7 and 8 of the interface).
+// later. docs/INTERFACE.md, section 10, describes the wire contract.
 //
 // # In one line
 //
@@ -65,7 +65,7 @@
 // would be rounded. Keep a receipt as the bytes received (json.RawMessage,
 // a file), not re-encoded.
 //
-// # Decisions where the spec is silent
+// # Decisions where the interface is silent
 //
 //   - receipt_id is "rcpt_" and 26 characters of lowercase base32 of 128
 //     bits from crypto/rand ([NewID]): unguessable and unique per decision.
@@ -88,7 +88,7 @@
 //     its low_confidence flag when set.
 //   - An unsigned receipt has no signing member. chain_anchor is always
 //     JSON null; a receipt with any other anchor fails the schema check.
-//   - Lookup (section 7 leaves it to the environment): the owner may fetch
+//   - Lookup (the interface leaves it to the environment): the owner may fetch
 //     a receipt, and when it is shared so may the counterparties named at
 //     issue. Anyone else, an unknown id, and an expired receipt get the
 //     same 404 problem; a request without a caller identity gets 401.

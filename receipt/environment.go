@@ -7,7 +7,7 @@ import (
 
 // Environment is the governance policy that turns a receipt request into
 // effective terms. A request beyond what the environment allows is clamped,
-// never refused (section 7): the receipt records the effective ttl and
+// never refused: the receipt records the effective ttl and
 // visibility, and the caller reads them there.
 //
 // The zero Environment stands for [ProductionEnvironment].

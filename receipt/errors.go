@@ -11,7 +11,7 @@ import (
 // them, so a caller tells a forged receipt from an expired one with
 // errors.Is and never by the text.
 var (
-	// ErrSchema: the data is not a receipt object of section 2.10. The
+	// ErrSchema: the data is not a receipt object ([Receipt]). The
 	// error also carries a *[SchemaError] naming the fields.
 	ErrSchema = errors.New("receipt: not a valid receipt")
 	// ErrUnsigned: the receipt has no signing member and the Verifier does

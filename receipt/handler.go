@@ -20,7 +20,7 @@ const (
 	VerifyPath = "/api/v4/verify_receipt"
 )
 
-// Handler serves the receipt endpoints of section 4.3:
+// Handler serves the receipt endpoints of the trust service:
 //
 //	GET  /api/v4/receipt/{receipt_id}
 //	POST /api/v4/verify_receipt

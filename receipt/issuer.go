@@ -12,7 +12,7 @@ import (
 )
 
 // Issuer builds, hashes, signs and stores receipts (steps 2 and 3 of the
-// receipt lifecycle, section 3). Set its fields and call Issue; it is safe
+// receipt lifecycle: decision, receipt, answer, lookup). Set its fields and call Issue; it is safe
 // for concurrent use once configured, and must not be changed afterwards.
 type Issuer struct {
 	// Signer signs each receipt. Nil means receipts are unsigned: they
@@ -85,7 +85,7 @@ type Issued struct {
 }
 
 // Ref is the minimal metadata a detached response carries instead of the
-// receipt (section 2.9): enough to fetch it and know how long it lives.
+// receipt: enough to fetch it and know how long it lives.
 type Ref struct {
 	ReceiptID  string     `json:"receipt_id"`
 	TTL        string     `json:"ttl"`

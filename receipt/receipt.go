@@ -16,8 +16,8 @@ import (
 	"github.com/vouchkit/vouch/internal/valid"
 )
 
-// Receipt is the receipt object of section 2.10: a signed record of one
-// decision of the trust service. The JSON names are the spec's. Members
+// Receipt is the receipt object (docs/INTERFACE.md, section 10.3): a signed
+// record of one decision of the trust service. Members
 // chosen by [Include] are pointers or omitempty strings and are absent
 // from the JSON when not included.
 type Receipt struct {
@@ -88,7 +88,7 @@ type PolicyConsensus struct {
 }
 
 // ConsensusSnapshot is consensus_snapshot: a copy of the consensus block of
-// the router's version 3 response (section 2.6).
+// the router's version 3 response.
 type ConsensusSnapshot struct {
 	// Replicas is the number of runs executed: 1, 3 or 5.
 	Replicas int `json:"replicas" validate:"oneof=1 3 5"`
@@ -148,8 +148,8 @@ func (r *Receipt) ExpiresAt() (time.Time, error) {
 
 // Parse decodes and checks a receipt: the JSON must decode into [Receipt]
 // (unknown members are ignored), must be valid RFC 8785 input (no repeated
-// member names, valid UTF-8), and each field must follow section 2.10 and
-// the rules above. Failures are a *[SchemaError] (errors.Is [ErrSchema]).
+// member names, valid UTF-8), and each field must follow the rules of
+// [Receipt] and its members. Failures are a *[SchemaError] (errors.Is [ErrSchema]).
 // Parse does not check the signature; use [Verifier.Verify] for that.
 func Parse(data []byte) (*Receipt, error) {
 	r, err := decode(data)

@@ -13,7 +13,7 @@ import (
 // (delegation, validation, arbitration) that the receipt records.
 type Delivery string
 
-// The deliveries of section 2.9.
+// The deliveries a receipt request may ask for.
 const (
 	// DeliveryNone asks for no receipt; it is the default.
 	DeliveryNone Delivery = "none"
@@ -24,7 +24,7 @@ const (
 	DeliveryDetached Delivery = "detached"
 )
 
-// Visibility says who may fetch a receipt (section 2.9).
+// Visibility says who may fetch a receipt.
 type Visibility string
 
 // The visibilities.
@@ -52,7 +52,7 @@ func (v Visibility) rank() int {
 	return 0
 }
 
-// Request is the receipt block of a trust call (section 2.9), the member
+// Request is the receipt block of a trust call, the member
 // "receipt" of the request envelope. It is a hint: the [Environment]
 // clamps ttl and visibility, and the receipt records the effective values.
 //
@@ -71,9 +71,9 @@ type Request struct {
 	Visibility Visibility `json:"visibility,omitempty"`
 	// Counterparties name the integrations, besides the caller, that may
 	// fetch a shared receipt, by the names the server's authenticator
-	// gives them. The spec says shared receipts go to "chosen
+	// gives them. The interface says shared receipts go to "chosen
 	// counterparties" without saying where they are chosen; this member is
-	// that place (an addition to section 2.9).
+	// that place (an addition to the receipt block).
 	Counterparties []string `json:"counterparties,omitempty"`
 }
 

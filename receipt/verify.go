@@ -12,7 +12,7 @@ import (
 // The checks of [Verifier.Verify], in the order they run and are listed
 // in [Result.Checks].
 const (
-	CheckSchema     = "schema"      // the JSON is a receipt of section 2.10
+	CheckSchema     = "schema"      // the JSON is a receipt ([Receipt])
 	CheckSignature  = "signature"   // signed by a trusted key, unchanged since
 	CheckKeyWindow  = "key_window"  // the key was valid at decision.timestamp
 	CheckInputHash  = "input_hash"  // the original input hashes to task_meta.input_hash

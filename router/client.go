@@ -101,7 +101,7 @@ func WithMaxResponseBytes(n int64) ClientOption {
 // WithSessionIDsAsStrings makes the Client send the session ids of its
 // requests (session_id, session_pool and consensus.session_pool) as JSON
 // strings of digits ("201"), as the public router's documentation writes
-// them, instead of the JSON integers of the spec. A [Handler] takes both.
+// them, instead of JSON integers. A [Handler] takes both.
 // Ids elsewhere in a request, such as inside context or metadata, are the
 // caller's and are sent as they are.
 func WithSessionIDsAsStrings() ClientOption { return func(c *Client) { c.stringIDs = true } }

@@ -31,10 +31,13 @@
 // "GET /api/v1/x402/ping", and may pass the same map to
 // [WithX402Prices] so that GET /api/v1/about lists the prices.
 //
-// # Decisions where the spec is silent
+// The whole wire contract (every route, member and status) is written
+// out in docs/INTERFACE.md in the repository.
 //
-// The spec leaves some shapes unshown. vouch decides them as follows, so
-// that every response reads like the rest of the contract:
+// # Decisions where the interface is silent
+//
+// The interface vouch follows leaves some shapes open. vouch decides them
+// as follows, so that every response reads like the rest of the contract:
 //
 //   - Delegate v1 response: session_id, task_id and task_result_output
 //     (the name validate v1 takes the output under).
@@ -70,12 +73,12 @@
 //     and points to version 3; in version 3 it must equal
 //     consensus.replicas.
 //   - consensus.aggregation defaults to majority; the later values the
-//     spec names (weighted, median, median_of_means, model_ensemble) are
+//     interface names (weighted, median, median_of_means, model_ensemble) are
 //     rejected as "not yet available". consensus.disagreement_policy
 //     defaults to best_effort.
 //   - The v3 consensus block adds low_confidence, set when best_effort
 //     picked a winner despite disagreement. Clients that do not know it
-//     may ignore it (section 9, rule 3).
+//     may ignore it, as they ignore every unknown member.
 //   - policy.timeout_ms is at most 3,600,000 (one hour) and
 //     execution.max_steps at most 10,000; zero or absent means the
 //     server's default.
@@ -85,6 +88,14 @@
 //     the jobs of [HTTPWorker]); anything else is a 400 naming the field.
 //     Encoding writes integers; a [Client] built with
 //     [WithSessionIDsAsStrings] sends strings.
+//   - A validate request's context may carry the task its claim answers
+//     under task_input, task_spec and dispute_context (the trust service
+//     puts them there); the [Engine] hands them to workers as the typed
+//     [Job] members TaskInput, TaskSpec and DisputeContext.
+//   - A version 3 body with session_pool at the top level, beside
+//     consensus instead of inside it, is a 400 whose field error points
+//     to consensus.session_pool: ignored, it would run the call outside
+//     the pool the caller meant.
 //   - delegate v2 input is an object, a string, or the array form
 //     {"kind":"array","items":[...]}; a bare JSON array is rejected with a
 //     message that names the array form.
@@ -95,7 +106,7 @@
 // application/problem+json body with the HTTP status, a machine code and,
 // for invalid input, the failing fields by JSON path
 // ("consensus.replicas"), never by Go field name. Unknown JSON members are
-// ignored, as rule 3 of section 9 asks of clients.
+// ignored, so that clients may send members a later release defines.
 //
 // A request body is refused with 400 when it is not JSON, holds bytes that
 // are not UTF-8, nests deeper than 128 levels, or repeats a member name

@@ -227,7 +227,7 @@ func WithAnswerKey(key func(answer any) (string, error)) EngineOption {
 // WithFailureMode sets how replicas that gave no answer (TIMEOUT, ERROR)
 // count in version 3: consensus.FailuresNonVotes, the default, ignores
 // them; consensus.FailuresNegative counts them as one group of negative
-// evidence that competes with the answers (section 7, "some replicas
+// evidence that competes with the answers ("some replicas
 // time out").
 func WithFailureMode(m consensus.FailureMode) EngineOption {
 	return func(e *Engine) error {

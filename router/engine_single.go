@@ -160,6 +160,7 @@ func (e *Engine) validateJob(version int, t *ValidateTask) (*Job, time.Duration)
 		Kind: KindValidate, Version: version, Tier: t.Policy.Tier,
 		Claim: &claim, Rules: t.Policy.Rules, Context: t.Context, Metadata: t.Metadata,
 	}
+	job.liftTaskContext()
 	return job, e.budgets(job, 0, t.Policy.TimeoutMS)
 }
 

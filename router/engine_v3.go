@@ -331,7 +331,7 @@ func (e *Engine) DelegateV3(ctx context.Context, req *DelegateV3Request) (*Deleg
 // CANCELLED. Under return_all it waits for every replica, since it
 // reports them all.
 //
-// The rows of section 7 of the spec, for each policy (a status is an
+// The cases of docs/INTERFACE.md (section 6.3), for each policy (a status is an
 // *Error with that code):
 //
 //	row                       best_effort           return_all             fail_hard

@@ -16,7 +16,7 @@ const (
 // Verdict is the answer of a validation or a fact check.
 type Verdict string
 
-// Validation verdicts (section 2.5) and fact-check verdicts (section 2.6).
+// Validation verdicts and fact-check verdicts.
 const (
 	VerdictValid     Verdict = "VALID"
 	VerdictInvalid   Verdict = "INVALID"
@@ -43,7 +43,7 @@ const (
 // ExecutionMode is execution.mode of a delegate v2 request.
 type ExecutionMode string
 
-// The execution modes the spec shows.
+// The execution modes of a delegate request.
 const (
 	ExecutionTools  ExecutionMode = "tools"
 	ExecutionSimple ExecutionMode = "simple"
@@ -54,7 +54,7 @@ const (
 type Aggregation string
 
 // Aggregation strategies. Only AggregationMajority is available in version
-// 3; the others are named by the spec for later and are rejected with a
+// 3; the others are named by the interface for later and are rejected with a
 // "not yet available" error.
 const (
 	AggregationMajority      Aggregation = "majority"
@@ -65,7 +65,7 @@ const (
 )
 
 // DisagreementPolicy says what a version 3 call does when replicas disagree
-// (section 7).
+// (see docs/INTERFACE.md, section 6.3).
 type DisagreementPolicy string
 
 // The disagreement policies. The zero value means DisagreeBestEffort.
@@ -79,7 +79,7 @@ const (
 	DisagreeBestEffort DisagreementPolicy = "best_effort"
 )
 
-// Replica counts allowed in consensus.replicas (section 8).
+// Replica counts allowed in consensus.replicas.
 const (
 	Replicas1 = 1
 	Replicas3 = 3

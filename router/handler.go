@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"sync/atomic"
 	"time"
 
@@ -51,9 +52,10 @@ const DefaultMaxBodyBytes = httpapi.DefaultMaxBodyBytes
 //     true) without calling the Service again. A repeat that arrives while
 //     the first still runs waits for it; the same key with another method,
 //     path or body is answered 422. Keys are scoped by caller:
-//     "key:<name>" for a caller the Authenticator names, "ip:<address>"
-//     for an anonymous trial or x402 caller, or what the trial caller
-//     function returns. Responses with a 5xx status are not
+//     "key:<name>" for a caller the Authenticator names,
+//     "payer:<address>" for an x402 caller, "ip:<address>" for an
+//     anonymous trial caller (see [WithTrustedProxies]), or what the
+//     trial caller function returns. Responses with a 5xx status are not
 //     kept, so a retry after a server failure runs again;
 //   - counts, by route, the requests it admitted (past the credential,
 //     the trial limit or the payment), which GET /api/v1/status reports;
@@ -76,6 +78,8 @@ type Handler struct {
 	name, version string                   // of GET /api/v1/about; "" means the default
 	prices        map[string]x402.Price    // read by NewHandler only
 	calls         map[string]*atomic.Int64 // by "METHOD PATH"; the map is only read after NewHandler
+
+	moreCalls []func() map[string]int64 // of other handlers (WithStatusCalls)
 }
 
 // HandlerOption configures a [Handler].
@@ -105,11 +109,19 @@ func WithRateLimiter(l RateLimiter) HandlerOption {
 
 // WithTrialCaller sets how trial callers are told apart. The default is
 // the caller the Authenticator names when the request carries a credential
-// it accepts, and otherwise the peer's IP address ([ClientIP]). A host
-// behind a reverse proxy it trusts passes a function reading the proxy's
-// header instead.
+// it accepts, and otherwise the client's IP address: the peer's
+// ([ClientIP]), or the one a proxy listed by [WithTrustedProxies] names.
 func WithTrialCaller(f func(*http.Request) string) HandlerOption {
 	return func(h *Handler) { h.cfg.TrialCaller = f }
+}
+
+// WithTrustedProxies sets the reverse proxies whose client address
+// headers (Forwarded, or X-Forwarded-For) are believed when they connect:
+// the trial variants then tell callers apart, and scope their idempotency
+// keys, by the address the proxies name. None are trusted by default. List
+// only proxies that overwrite or append to these headers.
+func WithTrustedProxies(prefixes ...netip.Prefix) HandlerOption {
+	return func(h *Handler) { h.cfg.TrustedProxies = prefixes }
 }
 
 // WithX402 sets the middleware that guards the x402 routes: it answers
@@ -166,6 +178,19 @@ func WithServiceInfo(name, version string) HandlerOption {
 // price passes it free.
 func WithX402Prices(routes map[string]x402.Price) HandlerOption {
 	return func(h *Handler) { h.prices = routes }
+}
+
+// WithStatusCalls adds the counts calls reports to the calls member of GET
+// /api/v1/status, beside the Handler's own: the counts of another handler
+// served beside this one, such as the trust service's
+// (trust.Handler.Calls) for its /api/v4 routes. calls is called on each
+// status request and must be safe for concurrent use.
+func WithStatusCalls(calls func() map[string]int64) HandlerOption {
+	return func(h *Handler) {
+		if calls != nil {
+			h.moreCalls = append(h.moreCalls, calls)
+		}
+	}
 }
 
 // NewHandler returns a Handler serving svc. It fails when svc is nil, an
@@ -276,11 +301,11 @@ func decoderFor(op Operation) decoder {
 	case OpValidateV2:
 		return decodeWith(Service.ValidateV2)
 	case OpDelegateV3:
-		return decodeWith(Service.DelegateV3)
+		return refusingTopLevelPool(decodeWith(Service.DelegateV3))
 	case OpValidateV3:
-		return decodeWith(Service.ValidateV3)
+		return refusingTopLevelPool(decodeWith(Service.ValidateV3))
 	case OpFactcheck:
-		return decodeWith(Service.Factcheck)
+		return refusingTopLevelPool(decodeWith(Service.Factcheck))
 	case OpFactcheckV1:
 		return decodeWith(Service.FactcheckV1)
 	}

@@ -7,8 +7,8 @@ import "github.com/vouchkit/vouch/internal/httpapi"
 // Service again. Keys arrive already scoped by caller. Its methods:
 //
 //	Reserve(ctx context.Context, key, fingerprint string, now, expires time.Time) (IdempotencyEntry, error)
-//	Complete(ctx context.Context, key string, resp *StoredResponse, now time.Time) error
-//	Release(ctx context.Context, key string) error
+//	Complete(ctx context.Context, key, lease string, resp *StoredResponse, now time.Time) error
+//	Release(ctx context.Context, key, lease string) error
 //
 // The protocol is: Reserve; on IdempotencyReserved the caller runs the
 // request and then calls Complete with the response (or Release to forget
@@ -19,7 +19,10 @@ import "github.com/vouchkit/vouch/internal/httpapi"
 // it; a new reservation, and a response later stored under it, are
 // forgotten at expires; Reserve must not block on another request's
 // progress. Complete stores resp under a key reserved by this caller (the
-// caller does not modify resp afterwards). Release forgets the key. Time
+// caller does not modify resp afterwards), and Release forgets the key,
+// both only under the lease (IdempotencyEntry.Lease) of the reservation
+// that still holds the key: a request whose reservation was taken over
+// changes nothing. Time
 // is an argument, never read from a clock, so that a store can be driven
 // by tests and shared by processes.
 //
@@ -44,7 +47,7 @@ const (
 )
 
 // IdempotencyEntry is what [IdempotencyStore] Reserve found: State says
-// who holds the key; Fingerprint is that of the request holding it (when
+// who holds the key; Lease names a reservation just made; Fingerprint is that of the request holding it (when
 // in flight or completed); Response is the stored response when completed;
 // Done, when in flight, is closed once the holder completes or releases
 // the key (nil means the store cannot notify and the Handler polls).
@@ -61,12 +64,19 @@ const DefaultIdempotencyWindow = httpapi.DefaultIdempotencyWindow
 // DefaultIdempotencyMaxEntries bounds a zero [MemoryIdempotencyStore].
 const DefaultIdempotencyMaxEntries = httpapi.DefaultIdempotencyMaxEntries
 
+// DefaultIdempotencyMaxEntriesPerCaller bounds one caller's entries in a
+// zero [MemoryIdempotencyStore].
+const DefaultIdempotencyMaxEntriesPerCaller = httpapi.DefaultIdempotencyMaxEntriesPerCaller
+
 // MemoryIdempotencyStore is an [IdempotencyStore] in process memory,
-// bounded in entries: its MaxEntries member (zero means
-// DefaultIdempotencyMaxEntries) is set before first use. Expired entries
-// are dropped as time passes; when the store is full the oldest completed
-// entries are dropped first, and when every entry is in flight Reserve
-// answers with an *[Error] of status 503. Len returns the count of entries
+// bounded in entries overall and per caller: its MaxEntries and
+// MaxEntriesPerCaller members (zero means DefaultIdempotencyMaxEntries and
+// DefaultIdempotencyMaxEntriesPerCaller) are set before first use. Expired
+// entries are dropped as time passes; a caller at its bound drops its own
+// oldest completed entry, never another caller's; when the whole store is
+// full the oldest completed entry of the caller holding the most is
+// dropped, and when no completed entry can go Reserve answers with an
+// *[Error] of status 503. Len returns the count of entries
 // kept. The zero value is ready to use; it must not be copied after first
 // use.
 type MemoryIdempotencyStore = httpapi.MemoryIdempotencyStore

@@ -1,14 +1,17 @@
 package router
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/vouchkit/vouch/internal/release"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
+	"github.com/vouchkit/vouch/internal/release"
 	"github.com/vouchkit/vouch/x402"
 )
 
@@ -57,11 +60,25 @@ func (h *Handler) status(ctx context.Context, svc Service) (*Status, error) {
 		}
 		st.Sessions = got.Sessions
 	}
-	st.Calls = make(map[string]int64, len(h.calls))
-	for route, n := range h.calls {
-		st.Calls[route] = n.Load()
+	st.Calls = h.Calls()
+	for _, more := range h.moreCalls {
+		for route, n := range more() {
+			st.Calls[route] += n
+		}
 	}
 	return st, nil
+}
+
+// Calls returns the counts of GET /api/v1/status's calls member for the
+// Handler's own routes: by "METHOD PATH", the requests admitted since
+// NewHandler, every route listed. It is safe to call concurrently with
+// requests.
+func (h *Handler) Calls() map[string]int64 {
+	out := make(map[string]int64, len(h.calls))
+	for route, n := range h.calls {
+		out[route] = n.Load()
+	}
+	return out
 }
 
 // defaultServiceName is the service name GET /api/v1/about reports unless
@@ -87,6 +104,7 @@ func (h *Handler) about() (*About, error) {
 		return nil, errors.New("x402 prices are given without the x402 middleware (WithX402)")
 	}
 	mux := http.NewServeMux()
+	used := make(map[string]bool, len(h.prices))
 	for pattern := range h.prices {
 		if err := register(mux, pattern); err != nil {
 			return nil, fmt.Errorf("x402 price pattern %q: %v", pattern, err)
@@ -109,8 +127,38 @@ func (h *Handler) about() (*About, error) {
 			rp.Accepts[i] = o
 		}
 		a.Prices = append(a.Prices, rp)
+		used[pattern] = true
 	}
+	a.Prices = append(a.Prices, otherPrices(h.prices, used)...)
 	return a, nil
+}
+
+// otherPrices lists the priced patterns that no route of the Handler
+// used, when each names one method and one exact path ("POST
+// /api/v4/x402/trust"): the routes of another handler the host serves
+// beside this one under the same x402 middleware. They come after the
+// Handler's own, sorted by path and method.
+func otherPrices(prices map[string]x402.Price, used map[string]bool) []RoutePrice {
+	var out []RoutePrice
+	for pattern, p := range prices {
+		method, path, ok := strings.Cut(pattern, " ")
+		if used[pattern] || !ok || method == "" || !strings.HasPrefix(path, "/") ||
+			strings.ContainsAny(path, "{} ") || strings.HasSuffix(path, "/") {
+			continue
+		}
+		rp := RoutePrice{Method: method, Path: path, Description: p.Description, Accepts: make([]x402.PaymentRequirements, len(p.Accepts))}
+		for i, o := range p.Accepts {
+			if n, ok := x402.NetworkCAIP2(o.Network); ok {
+				o.Network = n
+			}
+			rp.Accepts[i] = o
+		}
+		out = append(out, rp)
+	}
+	slices.SortFunc(out, func(a, b RoutePrice) int {
+		return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Method, b.Method))
+	})
+	return out
 }
 
 // register adds pattern to mux, turning its panic on a bad or conflicting

@@ -268,7 +268,10 @@ func TestHandler_about(t *testing.T) {
 
 // TestHandler_about_pricePatterns checks that a route is priced by the
 // pattern x402.Middleware would pick for it, that a route left unpriced
-// is left out, and that version 1 network names are given in CAIP-2.
+// is left out, that a priced pattern naming one method and path outside
+// the router (the trust call) is listed after the router's routes while
+// wildcard and prefix patterns are not, and that version 1 network names
+// are given in CAIP-2.
 func TestHandler_about_pricePatterns(t *testing.T) {
 	offer := func(network, amount string) x402.PaymentRequirements {
 		return x402.PaymentRequirements{Scheme: "exact", Network: network, Amount: amount, Asset: "0xA", PayTo: "0xB", MaxTimeoutSeconds: 60}
@@ -277,6 +280,8 @@ func TestHandler_about_pricePatterns(t *testing.T) {
 		"/api/v1/x402/":              {Accepts: []x402.PaymentRequirements{offer("base-sepolia", "1000")}},
 		"POST /api/v1/x402/validate": {Accepts: []x402.PaymentRequirements{offer("eip155:84532", "2000")}},
 		"POST /api/v4/trust":         {Accepts: []x402.PaymentRequirements{offer("eip155:84532", "9")}},
+		"GET /api/v4/receipt/{id}":   {Accepts: []x402.PaymentRequirements{offer("eip155:84532", "7")}},
+		"/api/v9/":                   {Accepts: []x402.PaymentRequirements{offer("eip155:84532", "8")}},
 	}
 	h, err := router.NewHandler(&fakeService{}, router.WithX402(func(h http.Handler) http.Handler { return h }), router.WithX402Prices(prices))
 	if err != nil {
@@ -302,9 +307,13 @@ func TestHandler_about_pricePatterns(t *testing.T) {
 		"POST /api/v1/x402/factcheck":  "1000",
 		"POST /api/v1/x402/fact-check": "1000",
 		"GET /api/v1/x402/ping":        "1000",
+		"POST /api/v4/trust":           "9", // another handler's route, named exactly
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("prices by route (-want +got):\n%s", diff)
+	}
+	if last := a.Prices[len(a.Prices)-1]; last.Path != "/api/v4/trust" {
+		t.Errorf("last price is %s %s, want the other handler's route after the router's", last.Method, last.Path)
 	}
 }
 
@@ -394,6 +403,21 @@ func TestHandler_status(t *testing.T) {
 	_, err = newTestClient(t, down.URL, router.WithRetry(router.RetryPolicy{})).Status(context.Background())
 	if p := new(router.Error); !errors.As(err, &p) || p.Status != 503 {
 		t.Errorf("failing report: error %v, want the Service's 503", err)
+	}
+}
+
+// TestHandler_status_withStatusCalls checks that the counts of another
+// handler are added to the Handler's own, and summed where routes repeat.
+func TestHandler_status_withStatusCalls(t *testing.T) {
+	other := func() map[string]int64 { return map[string]int64{"POST /api/v4/trust": 3, "GET /api/v1/ping": 10} }
+	srv := newTestServer(t, &fakeService{}, router.WithStatusCalls(other), router.WithStatusCalls(nil))
+	send(t, "GET", srv.URL+"/api/v1/ping", "")
+	st, err := newTestClient(t, srv.URL).Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Calls["POST /api/v4/trust"] != 3 || st.Calls["GET /api/v1/ping"] != 11 || st.Calls["GET /api/v1/status"] != 1 {
+		t.Errorf("calls = %v, want the trust call's 3, ping's 1 + 10, and this status call", st.Calls)
 	}
 }
 

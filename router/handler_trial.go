@@ -17,7 +17,12 @@ import (
 // is the bucket size, zero meaning DefaultTrialBurst; MaxCallers (int)
 // bounds the callers tracked at once, zero meaning DefaultTrialMaxCallers.
 // Callers whose bucket is full are forgotten first (a full bucket is the
-// same as a new one); beyond the bound, new callers share one bucket.
+// same as a new one); beyond the bound, the least recently seen caller is
+// forgotten, so that no new caller is refused for want of room.
+// IPv6Prefix (int) is the prefix length that names an IPv6 caller known
+// by its address, zero meaning DefaultTrialIPv6Prefix (64): a host's
+// addresses in one /64 share one bucket. It may be set together with
+// [WithRateLimiter].
 //
 // The type is an alias of the project's internal one, so that
 // trust.NewHandler takes the same value.
@@ -28,6 +33,7 @@ const (
 	DefaultTrialRate       rate.Limit = httpapi.DefaultTrialRate
 	DefaultTrialBurst                 = httpapi.DefaultTrialBurst
 	DefaultTrialMaxCallers            = httpapi.DefaultTrialMaxCallers
+	DefaultTrialIPv6Prefix            = httpapi.DefaultTrialIPv6Prefix
 )
 
 // RateLimiter decides whether a caller of a trial route may make one more
@@ -59,5 +65,5 @@ type RateLimiterFunc = httpapi.RateLimiterFunc
 
 // ClientIP returns the host part of r.RemoteAddr: the address of the peer
 // that connected, not one named in X-Forwarded-For (a host behind a proxy
-// it trusts supplies its own trial caller function).
+// it trusts lists it with [WithTrustedProxies]).
 func ClientIP(r *http.Request) string { return httpapi.ClientIP(r) }

@@ -35,7 +35,9 @@ import (
 //	Content-Type: application/json
 //
 //	<a Job as JSON: kind, version, session_id, task_id, replica, tier,
-//	 max_steps, timeout_ms, and the fields of its kind; see Job>
+//	 max_steps, timeout_ms, and the fields of its kind (a validation's
+//	 claim and rules, with the task it answers in task_input, task_spec
+//	 and dispute_context); see Job>
 //
 // A worker that ran the job answers 200 with a Result as JSON (verdict,
 // confidence, reasons, output, steps, tools, model, usage; see Result).

@@ -10,7 +10,7 @@ import (
 // InputKind tells which of its three forms an [Input] holds.
 type InputKind string
 
-// The forms of a delegate v2 input (section 2.2).
+// The forms of a delegate v2 input.
 const (
 	InputNone   InputKind = ""       // absent
 	InputObject InputKind = "object" // a JSON object

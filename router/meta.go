@@ -23,8 +23,10 @@ type About struct {
 	// when the Handler has the x402 middleware ([WithX402]).
 	Variants []Variant `json:"variants"`
 	// Prices lists the price of each x402 route the host priced, in the
-	// order of [Routes] ([WithX402Prices]); absent when the host gave no
-	// prices.
+	// order of [Routes] ([WithX402Prices]), then the prices of the other
+	// routes the price map names by one method and path, such as the
+	// trust service's "POST /api/v4/x402/trust"; absent when the host
+	// gave no prices.
 	Prices []RoutePrice `json:"prices,omitempty"`
 }
 
@@ -53,7 +55,9 @@ type Status struct {
 	// Handler admitted since it was built: past the credential check, the
 	// trial limit or the payment, whatever their outcome, replays
 	// included. Every route of the Handler is listed, with zero if need
-	// be. A Service leaves it empty; the Handler fills it in.
+	// be, and the routes of the handlers added by [WithStatusCalls] (the
+	// trust service's /api/v4 routes). A Service leaves it empty; the
+	// Handler fills it in.
 	Calls map[string]int64 `json:"calls,omitempty"`
 }
 

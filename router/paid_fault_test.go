@@ -246,9 +246,10 @@ func TestClient_paidCallSettlementFailed(t *testing.T) {
 
 // TestClient_paidCallRepeats sends the proof of a settled call again, by
 // hand, after the call's answer was lost: the same proof, key and body
-// from the same caller get the same answer, also 16 at once; a different
-// key, no key, another body or another caller get 402. Through all of it
-// the worker ran once and the facilitator settled once.
+// from the same payer get the same answer, also 16 at once, and also from
+// another address (idempotency on a paid route is scoped by the payer);
+// a different key, no key or another body get 402. Through all of it the
+// worker ran once and the facilitator settled once.
 func TestClient_paidCallRepeats(t *testing.T) {
 	fac := &evm.Facilitator{}
 	pr := newPaidRouter(t, fac, pass, dropAfterRun)
@@ -331,7 +332,6 @@ func TestClient_paidCallRepeats(t *testing.T) {
 		{"another key", plain, func(h http.Header) { h.Set("Idempotency-Key", "another-key") }, first.body},
 		{"no key", plain, func(h http.Header) { h.Del("Idempotency-Key") }, first.body},
 		{"another body", plain, nil, otherBody},
-		{"another caller", otherCaller, nil, first.body},
 	}
 	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {
@@ -344,6 +344,15 @@ func TestClient_paidCallRepeats(t *testing.T) {
 			}
 		})
 	}
+	t.Run("same payer from another address", func(t *testing.T) {
+		status, h, got := send(otherCaller, nil, first.body)
+		if status != http.StatusOK || h.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("status = %d, Idempotent-Replayed %q; want 200 replayed", status, h.Get("Idempotent-Replayed"))
+		}
+		if diff := cmp.Diff(string(want), string(got)); diff != "" {
+			t.Errorf("body (-want +got):\n%s", diff)
+		}
+	})
 	if n := pr.rec.Calls.Load(); n != 1 {
 		t.Errorf("the worker ran %d times, want 1", n)
 	}

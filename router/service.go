@@ -83,7 +83,7 @@ const (
 	OpStatus Operation = "status"
 )
 
-// Variant is how a call is authorized and paid (sections 4.1 and 5).
+// Variant is how a call is authorized and paid.
 type Variant string
 
 // The variants. The zero value means VariantNormal.
@@ -123,12 +123,11 @@ var (
 // operations is the route table: each operation with its method, version,
 // path name, other names, and variants. It is only read.
 //
-// Version 3 has no trial or x402 variant: the spec leaves them open and
+// Version 3 has no trial or x402 variant: the interface leaves them open and
 // the public router documents none, so vouch serves v3 in the normal
 // variant only. Factcheck v1 with its alias fact-check, ping, about and
-// status are the public router's routes (ROUTER-NOTES, section 1); the
-// public router has no trial ping, and about and status exist in the
-// normal variant only.
+// status are the public router's routes; the public router has no trial
+// ping, and about and status exist in the normal variant only.
 var operations = [...]struct {
 	op       Operation
 	method   string
@@ -151,9 +150,10 @@ var operations = [...]struct {
 	{OpStatus, http.MethodGet, 1, "status", nil, normalOnly, false},
 }
 
-// Routes returns every route of the router: the twelve of section 4.1,
-// the three of section 4.2, factcheck v1 in three variants with the alias
-// of each, and the meta routes ping (normal and x402), about and status.
+// Routes returns every route of the router: delegate and validate v1 and
+// v2 in three variants each, the three of version 3, factcheck v1 in
+// three variants with the alias of each, and the meta routes ping (normal
+// and x402), about and status.
 // A route's aliases follow it. The table is computed afresh on each call.
 func Routes() []Route {
 	var routes []Route

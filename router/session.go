@@ -8,7 +8,7 @@ import (
 )
 
 // SessionID identifies a session: the unit the router funds and routes work
-// through. The spec writes it as a JSON integer; the public router's
+// through. The interface writes it as a JSON integer; the public router's
 // documentation writes session pools as strings of digits ("201"), so
 // decoding accepts both and encoding writes the integer. Zero means "not
 // set"; valid ids are positive.

@@ -1,6 +1,6 @@
 package router
 
-// DelegateV1Request is the body of POST /api/v1/delegate (section 2.1): a
+// DelegateV1Request is the body of POST /api/v1/delegate: a
 // prompt run on one session.
 type DelegateV1Request struct {
 	// SessionID is the session used for funding and routing.
@@ -17,7 +17,7 @@ type DelegateV1Request struct {
 	WebURL string `json:"web_url,omitempty" validate:"omitempty,http_url"`
 }
 
-// DelegateV1Response is the answer to a delegate v1 call. The spec does not
+// DelegateV1Response is the answer to a delegate v1 call. The interface does not
 // show it; it mirrors the v1 field style: the output is task_result_output,
 // the name validate v1 takes it under.
 type DelegateV1Response struct {
@@ -29,7 +29,7 @@ type DelegateV1Response struct {
 	TaskResultOutput string `json:"task_result_output"`
 }
 
-// ValidateV1Request is the body of POST /api/v1/validate (section 2.3).
+// ValidateV1Request is the body of POST /api/v1/validate.
 type ValidateV1Request struct {
 	// SessionID is the session used.
 	SessionID SessionID `json:"session_id" validate:"required,gt=0"`
@@ -48,7 +48,7 @@ type ValidateV1Request struct {
 	EvaluationMode string `json:"evaluation_mode,omitempty"`
 }
 
-// ValidateV1Response is the answer to a validate v1 call. The spec does not
+// ValidateV1Response is the answer to a validate v1 call. The interface does not
 // show it; it carries the verdict contract of version 2 without evidence.
 type ValidateV1Response struct {
 	// SessionID is the session that judged.

@@ -23,7 +23,7 @@ type DelegateTask struct {
 	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
-// DelegateV2Request is the body of POST /api/v2/delegate (section 2.2): a
+// DelegateV2Request is the body of POST /api/v2/delegate: a
 // workflow run on one session.
 type DelegateV2Request struct {
 	// SessionID is the session used.
@@ -98,7 +98,7 @@ type DelegateEvidence struct {
 }
 
 // DelegateV2Response is the answer to a delegate v2 call: the result plus
-// structured evidence. The spec describes it without field names; these
+// structured evidence. The interface describes it without field names; these
 // are ours.
 type DelegateV2Response struct {
 	// SessionID is the session that ran the task.
@@ -128,7 +128,7 @@ type ValidateTask struct {
 	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
-// ValidateV2Request is the body of POST /api/v2/validate (section 2.4).
+// ValidateV2Request is the body of POST /api/v2/validate.
 type ValidateV2Request struct {
 	// SessionID is the session used.
 	SessionID SessionID `json:"session_id" validate:"required,gt=0"`
@@ -158,7 +158,7 @@ type ValidatePolicy struct {
 	// Rules are rules such as consistency or non-hallucination.
 	Rules []string `json:"rules,omitempty" validate:"omitempty,dive,required"`
 	// TimeoutMS bounds each run in milliseconds; 0 means the server's
-	// default. (An addition: the spec names timeout_ms for delegate only.)
+	// default. (An addition: the interface names timeout_ms for delegate only.)
 	TimeoutMS int64 `json:"timeout_ms,omitempty" validate:"omitempty,gt=0,lte=3600000"`
 }
 
@@ -170,7 +170,7 @@ type Score struct {
 	Value float64 `json:"value"`
 }
 
-// ValidateEvidence is evidence of a validate v2 response (section 2.5).
+// ValidateEvidence is evidence of a validate v2 response.
 type ValidateEvidence struct {
 	// Runs holds one entry per run (per replica in version 3).
 	Runs []Run `json:"runs"`
@@ -180,7 +180,7 @@ type ValidateEvidence struct {
 	Usage *Usage `json:"usage,omitempty"`
 }
 
-// ValidateV2Response is the answer to a validate v2 call (section 2.5).
+// ValidateV2Response is the answer to a validate v2 call.
 type ValidateV2Response struct {
 	// RequestID echoes the request's request_id.
 	RequestID string `json:"request_id,omitempty"`

@@ -2,8 +2,7 @@ package router
 
 import "encoding/json"
 
-// ConsensusRequest is the consensus block of a version 3 request
-// (section 2.6).
+// ConsensusRequest is the consensus block of a version 3 request.
 type ConsensusRequest struct {
 	// Replicas is the number of independent runs: 1, 3 or 5.
 	Replicas int `json:"replicas" validate:"required,oneof=1 3 5"`
@@ -19,7 +18,7 @@ type ConsensusRequest struct {
 }
 
 // ConsensusResponse is the consensus block present in every version 3
-// response (section 2.6).
+// response.
 type ConsensusResponse struct {
 	// Replicas is the number of runs executed: 1, 3 or 5.
 	Replicas int `json:"replicas"`
@@ -32,7 +31,7 @@ type ConsensusResponse struct {
 	// Confidence combines the agreement with the policy.
 	Confidence float64 `json:"confidence"`
 	// LowConfidence is true when best_effort picked a winner despite
-	// disagreement, or when no replica answered (an addition to 2.6).
+	// disagreement, or when no replica answered (an addition to the block).
 	LowConfidence bool `json:"low_confidence,omitempty"`
 }
 
@@ -90,7 +89,7 @@ type ValidateV3Response struct {
 	Consensus ConsensusResponse `json:"consensus"`
 }
 
-// FactcheckRequest is the body of POST /api/v3/factcheck. The spec shows
+// FactcheckRequest is the body of POST /api/v3/factcheck. The interface shows
 // only the consensus block; the rest follows validate v2 and the public
 // router's factcheck: the statement to check, optional context, a mode and
 // a policy.

@@ -2,11 +2,15 @@ package router
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"reflect"
 
 	"github.com/go-playground/validator/v10"
 
+	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/internal/problem"
 	"github.com/vouchkit/vouch/internal/valid"
 )
@@ -31,7 +35,7 @@ var validate = valid.New(map[string]valid.Rule{
 			return fmt.Sprintf("must be one of fast, safe, oracle, balanced, got %q", v)
 		},
 	},
-	// aggregation: the spec names later strategies that are not available.
+	// aggregation: the interface names later strategies that are not available.
 	"aggregation": {
 		Check: func(fl validator.FieldLevel) bool {
 			return Aggregation(fl.Field().String()) == AggregationMajority
@@ -39,7 +43,7 @@ var validate = valid.New(map[string]valid.Rule{
 		Message: func(_ string, v any) string {
 			switch Aggregation(fmt.Sprint(v)) {
 			case AggregationWeighted, AggregationMedian, AggregationMedianOfMeans, AggregationModelEnsemble:
-				return fmt.Sprintf("%q is named by the spec but not yet available; use \"majority\"", v)
+				return fmt.Sprintf("%q is named for a later version but not yet available; use \"majority\"", v)
 			}
 			return fmt.Sprintf("must be \"majority\", got %q", v)
 		},
@@ -92,7 +96,7 @@ func sameRedundancy(redundancy, replicas int) []problem.FieldError {
 	return nil
 }
 
-// allowedReplicas reports whether n is a replica count that section 8
+// allowedReplicas reports whether n is a replica count that version 3
 // allows.
 func allowedReplicas(n int) bool {
 	return n == Replicas1 || n == Replicas3 || n == Replicas5
@@ -142,4 +146,42 @@ func (r *ValidateV3Request) Validate() error {
 // Validate reports whether r is a valid request, as DelegateV1Request.Validate.
 func (r *FactcheckRequest) Validate() error {
 	return check(r, sameRedundancy(r.Policy.Redundancy, r.Consensus.Replicas)...)
+}
+
+// misplacedPool is the field error of a version 3 body that puts
+// session_pool at the top level, where the router would ignore it as an
+// unknown member and draw from every session instead of the ones the
+// caller listed.
+var misplacedPool = problem.FieldError{
+	Field: "session_pool", Rule: "misplaced",
+	Message: "belongs inside the consensus block: send it as consensus.session_pool",
+}
+
+// refusingTopLevelPool wraps the decoder of a version 3 body so that a
+// top-level session_pool is a 400 naming consensus.session_pool, added to
+// the request's other field errors, if any. Other unknown members stay
+// ignored, as forward compatibility asks; this one is a known mistake
+// whose silent effect (sessions outside the intended pool) matters.
+func refusingTopLevelPool(d decoder) decoder {
+	return func(svc Service, body []byte) (httpapi.Run, error) {
+		run, err := d(svc, body)
+		var p *Error
+		if err != nil && !(errors.As(err, &p) && p.Code == problem.CodeInvalidRequest && p.Status == http.StatusBadRequest) {
+			return nil, err // malformed: that is the first thing to fix
+		}
+		if !bytes.Contains(body, []byte(`"session_pool"`)) {
+			return run, err
+		}
+		var top struct {
+			SessionPool json.RawMessage `json:"session_pool"`
+		}
+		if json.Unmarshal(body, &top) != nil || top.SessionPool == nil {
+			return run, err
+		}
+		var errs []problem.FieldError
+		if p != nil {
+			errs = p.Errors
+		}
+		return nil, problem.Invalid(append(errs, misplacedPool))
+	}
 }

@@ -53,7 +53,7 @@ func TestValidate_invalid(t *testing.T) {
 		{"replicas 0", vv3, "consensus.replicas", `0`, []fieldRule{{"consensus.replicas", "required"}}, ""},
 		{"replicas missing", dv3, "consensus.replicas", ``, []fieldRule{{"consensus.replicas", "required"}}, ""},
 		{"consensus missing", fc, "consensus", ``, []fieldRule{{"consensus.replicas", "required"}}, ""},
-		{"aggregation weighted", vv3, "consensus.aggregation", `"weighted"`, []fieldRule{{"consensus.aggregation", "aggregation"}}, `"weighted" is named by the spec but not yet available`},
+		{"aggregation weighted", vv3, "consensus.aggregation", `"weighted"`, []fieldRule{{"consensus.aggregation", "aggregation"}}, `"weighted" is named for a later version but not yet available`},
 		{"aggregation median", dv3, "consensus.aggregation", `"median"`, []fieldRule{{"consensus.aggregation", "aggregation"}}, "not yet available"},
 		{"aggregation median_of_means", fc, "consensus.aggregation", `"median_of_means"`, []fieldRule{{"consensus.aggregation", "aggregation"}}, "not yet available"},
 		{"aggregation model_ensemble", vv3, "consensus.aggregation", `"model_ensemble"`, []fieldRule{{"consensus.aggregation", "aggregation"}}, "not yet available"},

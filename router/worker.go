@@ -41,6 +41,15 @@ const (
 // delegation and Claim.Description for a validation, task_result_output
 // becomes Claim.Output as a JSON string, acceptance_criteria become Rules).
 // Its JSON form is the job body of [HTTPWorker].
+//
+// A validation also carries the task its claim answers, in TaskInput,
+// TaskSpec and DisputeContext. A validate request has no members of its
+// own for them: the caller puts them in its context object under the
+// names "task_input", "task_spec" and "dispute_context" (the trust
+// service does), and the engine moves each one that decodes into its
+// typed member, so a worker reads job.TaskInput rather than a map key. A
+// value that does not decode (a task_input that is neither an object, a
+// string nor the array form) stays in Context.
 type Job struct {
 	// Kind is delegate, validate or factcheck.
 	Kind Kind `json:"kind"`
@@ -80,6 +89,19 @@ type Job struct {
 	FactcheckMode FactcheckMode `json:"factcheck_mode,omitempty"`
 	// Rules are the validation's rules or acceptance criteria.
 	Rules []string `json:"rules,omitempty"`
+
+	// TaskInput is the input of the task whose result a validation judges:
+	// what the claimed result was made from. Absent when the caller gave
+	// none.
+	TaskInput Input `json:"task_input,omitzero"`
+	// TaskSpec states what a correct result is, as the caller gave it: a
+	// JSON string, or an object with a schema and constraints. Absent
+	// when the caller gave none; a judge that cannot decide without it
+	// may answer NEEDS_SPEC.
+	TaskSpec json.RawMessage `json:"task_spec,omitempty"`
+	// DisputeContext describes an arbitrated dispute (who claims what),
+	// as the caller gave it. Present only when the validation arbitrates.
+	DisputeContext json.RawMessage `json:"dispute_context,omitempty"`
 	// EvaluationMode is a version 1 evaluation mode, or empty.
 	EvaluationMode string `json:"evaluation_mode,omitempty"`
 
@@ -89,7 +111,8 @@ type Job struct {
 	TaskType string `json:"task_type,omitempty"`
 	// WebURL is a version 1 web_url.
 	WebURL string `json:"web_url,omitempty"`
-	// Context is the caller's context.
+	// Context is the caller's context, without the members the engine
+	// lifted into TaskInput, TaskSpec and DisputeContext.
 	Context map[string]any `json:"context,omitempty"`
 	// Metadata is the caller's metadata.
 	Metadata map[string]any `json:"metadata,omitempty"`
@@ -114,4 +137,67 @@ type Result struct {
 	Model string `json:"model,omitempty"`
 	// Usage is what the run spent, if the worker knows.
 	Usage *Usage `json:"usage,omitempty"`
+}
+
+// The context members of a validate request that the engine lifts into a
+// [Job]'s typed members.
+const (
+	contextTaskInput      = "task_input"
+	contextTaskSpec       = "task_spec"
+	contextDisputeContext = "dispute_context"
+)
+
+// liftTaskContext moves the task_input, task_spec and dispute_context
+// members of the job's context into their typed members. The context map
+// is copied before any member is removed: it belongs to the request.
+func (j *Job) liftTaskContext() {
+	if len(j.Context) == 0 {
+		return
+	}
+	lifted := make(map[string]bool, 3)
+	if v, ok := j.Context[contextTaskInput]; ok {
+		in, ok := v.(Input)
+		if !ok {
+			raw, _ := rawJSON(v)
+			ok = raw != nil && in.UnmarshalJSON(raw) == nil
+		}
+		if ok && !in.IsZero() {
+			j.TaskInput, lifted[contextTaskInput] = in, true
+		}
+	}
+	if raw, ok := rawJSON(j.Context[contextTaskSpec]); ok {
+		j.TaskSpec, lifted[contextTaskSpec] = raw, true
+	}
+	if raw, ok := rawJSON(j.Context[contextDisputeContext]); ok {
+		j.DisputeContext, lifted[contextDisputeContext] = raw, true
+	}
+	if len(lifted) == 0 {
+		return
+	}
+	rest := make(map[string]any, len(j.Context))
+	for k, v := range j.Context {
+		if !lifted[k] {
+			rest[k] = v
+		}
+	}
+	if len(rest) == 0 {
+		rest = nil
+	}
+	j.Context = rest
+}
+
+// rawJSON returns the JSON of a context value: itself when it is already
+// JSON, else its encoding. A nil or unencodable value yields false.
+func rawJSON(v any) (json.RawMessage, bool) {
+	if v == nil {
+		return nil, false
+	}
+	if raw, ok := v.(json.RawMessage); ok {
+		return raw, json.Valid(raw) && string(raw) != "null"
+	}
+	raw, err := json.Marshal(v)
+	if err != nil || string(raw) == "null" {
+		return nil, false
+	}
+	return raw, true
 }

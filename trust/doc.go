@@ -7,12 +7,21 @@
 // a remote router.Client. [NewHandler] serves any [Caller] over HTTP and
 // [Client] calls a remote one.
 //
+// The task's JSON members (claimed_result, spec, dispute_context) are
+// json.RawMessage: write a plain value with [JSON], as in
+// trust.Task{ClaimedResult: trust.JSON("Paris")}. A validation's workers
+// read the task's input, spec and dispute context as the router.Job
+// members TaskInput, TaskSpec and DisputeContext. The package example
+// runs a whole call on the host's own workers, with a signed receipt
+// verified afterwards.
+//
 // # Routes
 //
-// Section 4.4 leaves the path of the trust call open: [NewHandler] serves
-// it at POST /api/v4/trust, with a trial variant at /api/v4/trial/trust and
-// an x402 variant at /api/v4/x402/trust, placed as section 4.1 places the
-// router's; with [WithReceiptEndpoints] it also serves GET
+// The interface leaves the path of the trust call open: [NewHandler]
+// serves it at POST /api/v4/trust, with a trial variant at
+// /api/v4/trial/trust and an x402 variant at /api/v4/x402/trust, placed as
+// the router's variants are (docs/INTERFACE.md, section 9, has the whole
+// wire contract); with [WithReceiptEndpoints] it also serves GET
 // /api/v4/receipt/{receipt_id} and POST /api/v4/verify_receipt. It
 // authenticates, limits, deduplicates and fails exactly as router.Handler
 // does, and names the authenticated caller to the Service with
@@ -62,19 +71,24 @@
 //
 // # Receipts
 //
-// With [WithReceipts], a request whose receipt block asks for one (mode
-// inline or detached) gets a receipt of the decision, following the
-// lifecycle of section 3: the decision, then the receipt built from what
+// With [WithSigningKey] (or [WithSigningKeyFile], or [WithReceipts] for a
+// whole receipt.Issuer), a request whose receipt block asks for one (mode
+// inline or detached; receipt.Inline() asks for an inline receipt with
+// every optional member) gets a receipt of the decision, following the
+// lifecycle the interface sets out: the decision, then the receipt built from what
 // really ran (the last step's consensus block and tier, the hashes of the
 // input and of the chosen result, and the sessions, task ids and trace id
 // of every step, each as the include flags ask), signed when the issuer
 // has a signer, stored, and returned whole (inline) or as its receipt_id,
 // ttl, visibility and expiry (detached). Without a receipt block, or with
-// mode none, nothing is built or stored and the response is that of rule 2
-// of section 9. The caller named by [WithCaller] owns the receipt; shared
+// mode none, nothing is built or stored and the response has no receipt
+// member. The caller named by [WithCaller] owns the receipt; shared
 // receipts may also be fetched by the counterparties the block names. A
 // decision whose receipt cannot be stored is answered 503, never without
-// the receipt it asked for.
+// the receipt it asked for. A ttl or visibility beyond what the receipt
+// environment grants is narrowed, not refused: the receipt records the
+// effective values and the response's receipt_clamped says which were
+// narrowed and why ([ReceiptClamp]).
 //
 // trace_id is the W3C trace id of the incoming request when there is one,
 // otherwise a new one; the router calls carry it. service_version is

@@ -7,7 +7,7 @@ import (
 	"github.com/vouchkit/vouch/router"
 )
 
-// Mode is the intent of a call (section 2.7).
+// Mode is the intent of a call.
 type Mode string
 
 // The modes.
@@ -32,7 +32,7 @@ const (
 	PolicyAdaptive Policy = "adaptive"
 )
 
-// Status is the unified answer of a call (section 3).
+// Status is the unified answer of a call.
 type Status string
 
 // The statuses. Delegation and validation answer VALID, INVALID, RETRY or
@@ -48,7 +48,7 @@ const (
 	StatusInconclusive  Status = "INCONCLUSIVE"
 )
 
-// Request is the envelope of a trust call (section 2.7).
+// Request is the envelope of a trust call (docs/INTERFACE.md, section 9.1).
 type Request struct {
 	// Mode is delegation, validation or arbitration.
 	Mode Mode `json:"mode" validate:"required,oneof=delegation validation arbitration"`
@@ -60,7 +60,7 @@ type Request struct {
 	Context map[string]any `json:"context,omitempty"`
 	// Metadata is job or market metadata, such as client_trace_id.
 	Metadata map[string]any `json:"metadata,omitempty"`
-	// Receipt asks for a receipt of the decision (section 2.9). Absent, or
+	// Receipt asks for a receipt of the decision. Absent, or
 	// with mode none, no receipt is made and nothing is stored.
 	Receipt receipt.Request `json:"receipt,omitzero"`
 }
@@ -74,16 +74,21 @@ type Task struct {
 	Type string `json:"type,omitempty"`
 	// Input is the task's input: an object, a string, or the array form.
 	Input router.Input `json:"input,omitzero"`
-	// Spec states what a correct result is: a string, or an object with a
-	// schema and constraints.
-	Spec json.RawMessage `json:"spec,omitempty"`
-	// ClaimedResult is the result to validate or arbitrate.
-	ClaimedResult json.RawMessage `json:"claimed_result,omitempty"`
-	// DisputeContext describes an arbitration's dispute: who claims what.
-	DisputeContext json.RawMessage `json:"dispute_context,omitempty"`
+	// Spec states what a correct result is, as JSON: a string, or an
+	// object with a schema and constraints.
+	Spec json.RawMessage `json:"spec,omitempty" validate:"omitempty,rawjson"`
+	// ClaimedResult is the result to validate or arbitrate, as JSON: a
+	// plain string is written trust.JSON("Paris") or
+	// json.RawMessage(`"Paris"`). [Request.Validate] refuses anything but
+	// one JSON value, naming task.claimed_result.
+	ClaimedResult json.RawMessage `json:"claimed_result,omitempty" validate:"omitempty,rawjson"`
+	// DisputeContext describes an arbitration's dispute, as JSON: who
+	// claims what.
+	DisputeContext json.RawMessage `json:"dispute_context,omitempty" validate:"omitempty,rawjson"`
 }
 
-// Response is the unified answer of a trust call (section 2.8).
+// Response is the unified answer of a trust call; its wire form is in
+// docs/INTERFACE.md, section 9.3.
 type Response struct {
 	// Status is the outcome.
 	Status Status `json:"status"`
@@ -106,6 +111,12 @@ type Response struct {
 	// signed receipt (inline), or its receipt_id, ttl, visibility and
 	// expires_at (detached).
 	Receipt json.RawMessage `json:"receipt,omitempty"`
+	// ReceiptClamped lists the receipt terms the service narrowed because
+	// the request asked for more than its environment grants (a ttl of
+	// 1000d kept 90d, public visibility granted as shared), each with what
+	// was asked, what the receipt records, and why. Absent when nothing
+	// was narrowed, or without a receipt.
+	ReceiptClamped []ReceiptClamp `json:"receipt_clamped,omitempty"`
 }
 
 // Evidence summarizes how a status was reached.

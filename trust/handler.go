@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
@@ -14,9 +16,9 @@ import (
 	"github.com/vouchkit/vouch/router"
 )
 
-// The paths of the trust call. Section 4.4 leaves the path open: vouch
+// The paths of the trust call. The interface leaves the path open: vouch
 // serves the call at CallPath, and its trial and x402 variants beside it,
-// placed as section 4.1 places the router's.
+// placed as the router's variants are.
 const (
 	// CallPath is the trust call for authenticated callers.
 	CallPath = "/api/v4/trust"
@@ -64,8 +66,9 @@ func callPath(v router.Variant) (string, bool) {
 //
 // The Caller's context names the caller ([WithCaller], which owns the
 // call's receipts): the name the Authenticator gives the request's
-// credential, on any route that carries one it accepts; otherwise, on the
-// trial and x402 routes, "ip:" and the peer's address.
+// credential, on any route that carries one it accepts; otherwise
+// "payer:" and the payer's address on the x402 route, and "ip:" and the
+// client's address on the trial route.
 //
 // A Handler is safe for concurrent use. Build it with [NewHandler].
 type Handler struct {
@@ -73,6 +76,7 @@ type Handler struct {
 	receipts *receipt.Handler // the fields set by WithReceiptEndpoints, or nil
 	log      *receipt.Log     // set by WithReceiptLog, or nil
 	srv      *httpapi.Server
+	calls    map[string]*atomic.Int64 // by "METHOD PATH"; the map is only read after NewHandler
 }
 
 // HandlerOption configures a [Handler].
@@ -102,6 +106,12 @@ func WithRateLimiter(l router.RateLimiter) HandlerOption {
 // for router.WithTrialCaller.
 func WithTrialCaller(f func(*http.Request) string) HandlerOption {
 	return func(h *Handler) { h.cfg.TrialCaller = f }
+}
+
+// WithTrustedProxies sets the reverse proxies whose client address
+// headers are believed, as router.WithTrustedProxies does.
+func WithTrustedProxies(prefixes ...netip.Prefix) HandlerOption {
+	return func(h *Handler) { h.cfg.TrustedProxies = prefixes }
 }
 
 // WithX402 sets the middleware that guards the x402 route (x402.Middleware
@@ -136,7 +146,7 @@ func WithHandlerClock(now func() time.Time) HandlerOption {
 	return func(h *Handler) { h.cfg.Now = now }
 }
 
-// WithReceiptEndpoints serves the receipt endpoints of section 4.3 beside
+// WithReceiptEndpoints serves the receipt endpoints beside
 // the trust call, through the receipt package's handler (see
 // receipt.Handler for the bodies and answers):
 //
@@ -185,6 +195,7 @@ func NewHandler(c Caller, opts ...HandlerOption) (*Handler, error) {
 			httpapi.Endpoint{Method: http.MethodPost, Path: receipt.VerifyPath, Access: httpapi.Key, Handler: rh})
 		h.cfg.Endpoints = append(h.cfg.Endpoints, logEndpoints(rh)...)
 	}
+	h.countCalls()
 	srv, err := httpapi.NewServer(h.cfg)
 	if err != nil {
 		return nil, fmt.Errorf("trust: NewHandler: %w", err)
@@ -200,8 +211,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // owner names the integration that makes a trust call, for [WithCaller]:
 // the name the Authenticator gives its credential, which is also who may
-// fetch its receipts; an anonymous trial or x402 caller is named by its
-// address ("ip:<address>"), and can take its receipts inline only.
+// fetch its receipts; an anonymous trial caller is named by its address
+// ("ip:<address>") and an x402 caller by its payer ("payer:<address>"),
+// and they can take their receipts inline only.
 func owner(ctx context.Context) string {
 	if p := httpapi.Principal(ctx); p != "" {
 		return p
@@ -244,4 +256,41 @@ func prepareCall(c Caller) func(*http.Request, []byte) (httpapi.Run, error) {
 			return resp, nil
 		}, nil
 	}
+}
+
+// countCalls makes each endpoint count the requests it admits.
+func (h *Handler) countCalls() {
+	h.calls = make(map[string]*atomic.Int64, len(h.cfg.Endpoints))
+	for i := range h.cfg.Endpoints {
+		ep := &h.cfg.Endpoints[i]
+		n := new(atomic.Int64)
+		h.calls[ep.Method+" "+ep.Path] = n
+		if prepare := ep.Prepare; prepare != nil {
+			ep.Prepare = func(r *http.Request, body []byte) (httpapi.Run, error) {
+				n.Add(1)
+				return prepare(r, body)
+			}
+		}
+		if next := ep.Handler; next != nil {
+			ep.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				n.Add(1)
+				next.ServeHTTP(w, r)
+			})
+		}
+	}
+}
+
+// Calls counts, by "METHOD PATH" ("POST /api/v4/trust"), the requests
+// each route of the Handler admitted since NewHandler: past the
+// credential check, the trial limit or the payment, whatever their
+// outcome, as router.Status counts the router's. Every route is listed,
+// with zero if need be. Pass it to router.WithStatusCalls to report the
+// counts on GET /api/v1/status. It is safe to call concurrently with
+// requests.
+func (h *Handler) Calls() map[string]int64 {
+	out := make(map[string]int64, len(h.calls))
+	for route, n := range h.calls {
+		out[route] = n.Load()
+	}
+	return out
 }

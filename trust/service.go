@@ -196,6 +196,7 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 				"the decision was made but its receipt could not be issued; retry the call")
 		}
 		resp.Receipt = issued.ResponseMember()
+		resp.ReceiptClamped = receiptClamps(s.issuer.Environment, req.Receipt, issued.Receipt)
 	}
 	return resp, nil
 }
@@ -394,8 +395,9 @@ func objective(t Task) string {
 
 // validateTask maps a validation or arbitration onto the router's validate
 // task: the claimed result is the claim, and the input, spec and dispute
-// context travel in the context under "task_input", "task_spec" and
-// "dispute_context".
+// context travel in the request's context under "task_input", "task_spec"
+// and "dispute_context", the names a router's engine lifts into a worker's
+// router.Job.TaskInput, TaskSpec and DisputeContext.
 func validateTask(req *Request, tier router.Tier) router.ValidateTask {
 	ctx := make(map[string]any, len(req.Context)+3)
 	for k, v := range req.Context {
@@ -564,7 +566,7 @@ func (r *Request) Validate() error {
 	// which holds numbers only within the range of an IEEE 754 double:
 	// refuse what cannot be hashed before any work is done.
 	hashable := func(field string, raw json.RawMessage) {
-		if _, err := receipt.HashJSON(raw); err != nil {
+		if _, err := receipt.HashJSON(raw); err != nil && json.Valid(raw) {
 			errs = append(errs, problem.FieldError{Field: field, Rule: "hashable",
 				Message: "cannot be hashed for the receipt (RFC 8785 takes numbers within IEEE 754 double range)"})
 		}

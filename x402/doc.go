@@ -51,8 +51,9 @@
 // answers 402 with the terms of both versions at once (the version 2
 // header and a version 1 body), so that clients of either version can pay,
 // accepts a proof in either header, verifies it through a [Facilitator],
-// runs the handler into a buffer and settles only when the handler
-// succeeded. A [ReplayStore] makes sure one authorization pays for one
+// runs the handler into a buffer within the route's time budget and
+// settles only when the handler succeeded (or, for a route that chooses
+// Price.SettleBefore, settles first and then runs the handler). A [ReplayStore] makes sure one authorization pays for one
 // request; [MemoryReplay] serves one process, and a database can implement
 // the interface for several. [NewFacilitatorHandler] serves any
 // Facilitator over HTTP, such as the offline one of package evm.
@@ -63,6 +64,11 @@
 //     units (0.10 USDC), the default of the official x402 fetch client;
 //     the version 2 SDKs have no default cap, and vouch keeps one. Demo
 //     prices stay well below it (evm.USDC builds offers such as "$0.001").
+//   - The zero [Policy] pays only on test networks, only in their USDC
+//     ([KnownAsset]), and only for offers whose maxTimeoutSeconds is at
+//     most ten minutes ([DefaultMaxTimeoutSeconds]); the official clients
+//     pay on their wallet's network in any asset and sign for as long as
+//     the offer asks. A host lists mainnets and assets to pay there.
 //   - The budget is charged when a proof is made and refunded only when
 //     the proof never left the process, since a sent proof may settle.
 //   - A 402 answer to a paid request is an error ([ErrPaymentRejected]),

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vouchkit/vouch/internal/problem"
@@ -28,7 +29,32 @@ type Price struct {
 	Description string
 	// MimeType is the media type of the paid response.
 	MimeType string
+	// TimeBudget is the longest the route's handler may run; zero means
+	// DefaultTimeBudget. The handler runs under a context with this
+	// deadline, and an EIP-3009 authorization is refused unless it stays
+	// valid for the time budget plus the settlement's time
+	// ([MiddlewareConfig.SettleTimeout]): otherwise the work could be done
+	// and the authorization expire before it is settled. TimeBudget plus
+	// SettleTimeout must not exceed any offer's MaxTimeoutSeconds, the
+	// validity a payer gives its authorization.
+	TimeBudget time.Duration
+	// SettleBefore settles the payment before the handler runs, instead of
+	// after it succeeded. The payer then pays even when the handler fails;
+	// in exchange, no work is done for an authorization that then fails to
+	// settle. Choose it for routes whose work is expensive; the default,
+	// settling after, never charges for a failed answer but may do the
+	// work of a payment that does not settle (a payer that emptied its
+	// balance meanwhile).
+	SettleBefore bool
 }
+
+// DefaultTimeBudget is the time budget of a route whose Price leaves
+// TimeBudget zero.
+const DefaultTimeBudget = 30 * time.Second
+
+// DefaultSettleTimeout bounds a settlement when MiddlewareConfig leaves
+// SettleTimeout zero.
+const DefaultSettleTimeout = 15 * time.Second
 
 // MiddlewareConfig configures [Middleware].
 type MiddlewareConfig struct {
@@ -39,10 +65,15 @@ type MiddlewareConfig struct {
 	// free and pass through.
 	Routes map[string]Price
 	// PriceFunc, if not nil, prices requests instead of Routes: it reports
-	// false for a free request.
+	// false for a free request. Its prices are checked as those of Routes
+	// are, on each request; one that fails the check is answered 503.
 	PriceFunc func(r *http.Request) (Price, bool)
 	// Replay remembers accepted payments; nil means a new MemoryReplay.
 	Replay ReplayStore
+	// SettleTimeout bounds the facilitator's Settle call; zero means
+	// DefaultSettleTimeout. Settlement runs on a context detached from the
+	// client's, so that a client that disconnects cannot cancel it.
+	SettleTimeout time.Duration
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 	// Logger records verifications and settlements; nil is silent.
@@ -60,34 +91,58 @@ const exposed = HeaderPaymentRequired + ", " + HeaderPaymentResponse + ", " + He
 // version 1 terms as the JSON body. A proof is read from
 // PAYMENT-SIGNATURE or X-PAYMENT; a header that does not decode gets a 400
 // problem. The proof must match one of the route's offers, must not have
-// been accepted before (see [ReplayStore]) and must pass the
-// Facilitator's Verify; otherwise the answer is 402 with the terms and the
-// reason. The handler then runs into a buffer, and its answer is held back
-// until the payment is settled: an answer with status 400 or more is sent
-// without settling (and the proof may be sent again), any other is settled
-// and sent with the settlement in PAYMENT-RESPONSE, and also in
-// X-PAYMENT-RESPONSE for a version 1 proof. A failed settlement answers 402
-// with the settlement (success false) in those headers, and the handler's
-// answer is dropped. Streaming (http.Flusher) is not available to paid
-// handlers.
+// been accepted before (see [ReplayStore]), must, for an EIP-3009
+// authorization, stay valid until the route's time budget and the
+// settlement have passed (reason "authorization_validity_too_short"), and
+// must pass the Facilitator's Verify; otherwise the answer is 402 with the
+// terms and the reason. The handler then runs, under a context whose
+// deadline is the route's time budget.
 //
-// A proof is accepted once. A repeat of it is answered 402 "already
-// used", except in one case, so that an answer paid for and lost on the
-// way (a dropped connection, a 502 from a proxy) can still be had: when
-// the wrapped handler is a [Replayer], the proof's first use was settled,
-// and the repeat carries the same proof, method, path and Idempotency-Key
-// as that first use, the middleware asks the handler's ServeReplay for the
-// kept answer and sends it with the first settlement in the payment
-// headers, without settling again and without running the handler. When
-// ServeReplay has no answer (another caller, another body, nothing kept),
-// the repeat is answered 402 as any other.
+// By default (settle after) the handler runs into a buffer, and its
+// answer is held back until the payment is settled: an answer with status
+// 400 or more is sent without settling (and the proof may be sent again),
+// any other is settled and sent with the settlement in PAYMENT-RESPONSE,
+// and also in X-PAYMENT-RESPONSE for a version 1 proof. A failed
+// settlement answers 402 with the settlement (success false) in those
+// headers, and the handler's answer is dropped. Streaming (http.Flusher)
+// is not available to these handlers. A route whose Price has
+// SettleBefore settles first, answers 402 without running the handler
+// when that fails, and otherwise runs the handler directly on the
+// response with the settlement headers already set: the payer pays even
+// when the handler then fails.
+//
+// # Disconnects, retries and concurrency
+//
+// Settlement runs on a context detached from the client's, bounded by
+// SettleTimeout, so a client that disconnects cannot cancel a settlement
+// the facilitator may complete anyway; the settlement is recorded with
+// the proof (MarkSettled) before the answer is written, whatever the
+// client does. A proof is accepted once: of concurrent requests with one
+// proof, exactly one proceeds (Reserve is atomic), the others get 402
+// "already used". A repeat of it is answered 402 "already used", except
+// in one case, so that an answer paid for and lost on the way (a dropped
+// connection, a 502 from a proxy) can still be had: when the wrapped
+// handler is a [Replayer], the proof's first use was settled, and the
+// repeat carries the same proof, method, path and Idempotency-Key as that
+// first use, the middleware asks the handler's ServeReplay for the kept
+// answer and sends it with the first settlement in the payment headers,
+// without settling again and without running the handler. A repeat that
+// arrives while the first use settles in the same process waits for the
+// settlement. When ServeReplay has no answer (another caller, another
+// body, nothing kept), or the first use has not settled (it still runs,
+// settles on another server, or failed to settle), the repeat is answered
+// 402 as any other. A settlement whose outcome is unknown (the
+// facilitator call failed or timed out) keeps the proof used, and its
+// repeat is 402: the payer must ask its network whether it settled.
 //
 // The handler finds the verified payment with [PaymentFromContext]. Every
 // answer on a priced route exposes the payment headers to browsers through
 // Access-Control-Expose-Headers.
 //
 // Middleware returns an error when the configuration is unusable: no
-// Facilitator, no prices, an invalid route pattern or offer.
+// Facilitator, no prices, an invalid route pattern or offer, a negative
+// time budget or settle timeout, or an offer whose maxTimeoutSeconds is
+// shorter than its route's time budget plus SettleTimeout.
 func Middleware(cfg MiddlewareConfig) (func(http.Handler) http.Handler, error) {
 	if cfg.Facilitator == nil {
 		return nil, errors.New("x402: MiddlewareConfig.Facilitator is nil")
@@ -95,9 +150,15 @@ func Middleware(cfg MiddlewareConfig) (func(http.Handler) http.Handler, error) {
 	if cfg.PriceFunc == nil && len(cfg.Routes) == 0 {
 		return nil, errors.New("x402: MiddlewareConfig has neither Routes nor PriceFunc")
 	}
+	switch {
+	case cfg.SettleTimeout < 0:
+		return nil, fmt.Errorf("x402: MiddlewareConfig.SettleTimeout %s is negative", cfg.SettleTimeout)
+	case cfg.SettleTimeout == 0:
+		cfg.SettleTimeout = DefaultSettleTimeout
+	}
 	mux := http.NewServeMux()
 	for pattern, price := range cfg.Routes {
-		if err := checkPrice(price); err != nil {
+		if err := checkPrice(price, cfg.SettleTimeout); err != nil {
 			return nil, fmt.Errorf("x402: route %q: %w", pattern, err)
 		}
 		if err := register(mux, pattern); err != nil {
@@ -132,10 +193,14 @@ func register(mux *http.ServeMux, pattern string) (err error) {
 }
 
 // checkPrice rejects a price a payer could not pay.
-func checkPrice(p Price) error {
+func checkPrice(p Price, settle time.Duration) error {
 	if len(p.Accepts) == 0 {
 		return errors.New("no offers in Accepts")
 	}
+	if p.TimeBudget < 0 {
+		return fmt.Errorf("time budget %s is negative", p.TimeBudget)
+	}
+	need := p.validity(settle)
 	for i, o := range p.Accepts {
 		switch {
 		case o.Scheme == "":
@@ -144,6 +209,8 @@ func checkPrice(p Price) error {
 			return fmt.Errorf("offer %d: payTo and asset are required", i)
 		case o.MaxTimeoutSeconds <= 0:
 			return fmt.Errorf("offer %d: maxTimeoutSeconds must be positive", i)
+		case time.Duration(o.MaxTimeoutSeconds)*time.Second < need:
+			return fmt.Errorf("offer %d: maxTimeoutSeconds %d is shorter than the %s an authorization must stay valid (time budget and settlement)", i, o.MaxTimeoutSeconds, need)
 		}
 		if _, ok := NetworkCAIP2(o.Network); !ok {
 			return fmt.Errorf("offer %d: unknown network %q", i, o.Network)
@@ -155,11 +222,59 @@ func checkPrice(p Price) error {
 	return nil
 }
 
+// timeBudget is p's time budget, the default for zero.
+func (p Price) timeBudget() time.Duration {
+	if p.TimeBudget == 0 {
+		return DefaultTimeBudget
+	}
+	return p.TimeBudget
+}
+
+// validity is how long after it is received an authorization must stay
+// valid: through the handler's time budget (unless settled before) and
+// the settlement.
+func (p Price) validity(settle time.Duration) time.Duration {
+	if p.SettleBefore {
+		return settle
+	}
+	return p.timeBudget() + settle
+}
+
 type paywall struct {
 	cfg    MiddlewareConfig
 	mux    *http.ServeMux
 	replay ReplayStore
 	log    *slog.Logger
+
+	mu       sync.Mutex
+	settling map[string]chan struct{} // by replay key, closed when settled or failed
+}
+
+// beginSettling notes that the payment under key settles in this process,
+// until the returned function is called.
+func (pw *paywall) beginSettling(key string) (end func()) {
+	done := make(chan struct{})
+	pw.mu.Lock()
+	if pw.settling == nil {
+		pw.settling = make(map[string]chan struct{})
+	}
+	pw.settling[key] = done
+	pw.mu.Unlock()
+	return func() {
+		pw.mu.Lock()
+		delete(pw.settling, key)
+		pw.mu.Unlock()
+		close(done)
+	}
+}
+
+// settlingNow returns a channel closed when the payment under key, which
+// settles in this process now, has settled or failed; nil when it does
+// not settle here now.
+func (pw *paywall) settlingNow(key string) <-chan struct{} {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	return pw.settling[key]
 }
 
 func (pw *paywall) now() time.Time {
@@ -186,6 +301,14 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		next.ServeHTTP(w, r)
 		return
 	}
+	if pw.cfg.PriceFunc != nil {
+		// Checked per request, as Middleware checks Routes once: a price
+		// no payer could pay in time is a server error, not a 402.
+		if err := checkPrice(price, pw.cfg.SettleTimeout); err != nil {
+			pw.unavailable(w, "pricing", err)
+			return
+		}
+	}
 	ctx := r.Context()
 	w.Header().Add("Access-Control-Expose-Headers", exposed)
 	res := ResourceInfo{URL: resourceURL(r), Description: price.Description, MimeType: price.MimeType}
@@ -194,7 +317,7 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		name, value = HeaderXPayment, r.Header.Get(HeaderXPayment)
 	}
 	if value == "" {
-		pw.require(w, price, res, HeaderPaymentSignature+" header is required", nil)
+		pw.require(w, price, res, "a payment is required: send its proof in "+HeaderXPayment+" (x402 version 1) or "+HeaderPaymentSignature+" (version 2)", nil)
 		return
 	}
 	p, err := DecodePaymentPayload(value)
@@ -233,6 +356,13 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 			pw.replay.Release(context.WithoutCancel(ctx), key)
 		}
 	}()
+	if a := authorizationOf(p); a != nil {
+		need := now.Add(price.validity(pw.cfg.SettleTimeout))
+		if vb, err := strconv.ParseInt(a.ValidBefore, 10, 64); err == nil && time.Unix(vb, 0).Before(need) {
+			pw.require(w, price, res, fmt.Sprintf("%s: the authorization must stay valid through the route's time budget and settlement: validBefore %d is before %d", reasonValidity, vb, need.Unix()), nil)
+			return
+		}
+	}
 	vr, err := pw.cfg.Facilitator.Verify(ctx, p, offer)
 	if err != nil {
 		pw.unavailable(w, "facilitator verify", err)
@@ -244,37 +374,71 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		return
 	}
 
-	rec := &recorder{header: make(http.Header)}
 	vp := &VerifiedPayment{Payer: vr.Payer, Offer: offer, Payload: p}
-	next.ServeHTTP(rec, r.WithContext(context.WithValue(ctx, verifiedCtx{}, vp)))
+	work, cancel := context.WithTimeout(context.WithValue(ctx, verifiedCtx{}, vp), price.timeBudget())
+	defer cancel()
+	if price.SettleBefore {
+		settled = true // from here on the proof stays used, whatever the outcome
+		sr, ok := pw.settle(w, r, price, res, p, offer, key, vr.Payer)
+		if !ok {
+			return
+		}
+		vp.Settlement = sr
+		next.ServeHTTP(w, r.WithContext(work))
+		return
+	}
+	rec := &recorder{header: make(http.Header)}
+	next.ServeHTTP(rec, r.WithContext(work))
 	if rec.status >= 400 {
 		rec.copyTo(w)
 		return
 	}
 	settled = true // from here on the proof stays used, whatever the outcome
+	if _, ok := pw.settle(w, r, price, res, p, offer, key, vr.Payer); !ok {
+		return
+	}
+	rec.copyTo(w)
+}
+
+// reasonValidity is the reason of a 402 for an authorization that expires
+// before the route's work and its settlement can end.
+const reasonValidity = "authorization_validity_too_short"
+
+// settle settles p on a context detached from the client's, so that a
+// client that goes away cannot cancel a settlement the facilitator may
+// complete anyway, and records the settlement for replay whatever the
+// client does. On success it sets the payment headers on w and returns
+// the settlement; on failure it answers 402 and reports false.
+func (pw *paywall) settle(w http.ResponseWriter, r *http.Request, price Price, res ResourceInfo, p *PaymentPayload, offer PaymentRequirements, key, payer string) (*SettleResponse, bool) {
+	defer pw.beginSettling(key)()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), pw.cfg.SettleTimeout)
+	defer cancel()
 	sr, err := pw.cfg.Facilitator.Settle(ctx, p, offer)
 	if err != nil {
 		pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: settlement failed", slog.String("error", err.Error()))
-		sr = &SettleResponse{ErrorReason: "unexpected_settle_error", ErrorMessage: err.Error(), Network: offer.Network, Payer: vr.Payer}
+		sr = &SettleResponse{ErrorReason: "unexpected_settle_error", ErrorMessage: err.Error(), Network: offer.Network, Payer: payer}
 	}
 	if !sr.Success {
 		pw.require(w, price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr)
-		return
+		return nil, false
+	}
+	if sr.Payer == "" {
+		sr.Payer = payer // the verified payer, kept for a repeat
 	}
 	pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: settled", slog.String("transaction", sr.Transaction), slog.String("payer", sr.Payer), slog.String("network", sr.Network))
 	if r.Header.Get(HeaderIdempotencyKey) != "" {
 		// Recorded before the answer is sent, so that a repeat sent after
 		// losing it finds the payment settled.
 		sp := SettledPayment{Request: paidRequest(r, p), Settlement: *sr}
-		if err := pw.replay.MarkSettled(context.WithoutCancel(ctx), key, sp); err != nil {
+		if err := pw.replay.MarkSettled(ctx, key, sp); err != nil {
 			pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: recording the settlement for replay", slog.String("error", err.Error()))
 		}
 	}
 	if err := setSettlement(w.Header(), sr, p.X402Version); err != nil {
 		pw.unavailable(w, "encoding the settlement", err)
-		return
+		return nil, false
 	}
-	rec.copyTo(w)
+	return sr, true
 }
 
 // repeat answers a proof that was already accepted: with the answer its
@@ -287,7 +451,17 @@ func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, p
 		return
 	}
 	ctx := r.Context()
+	pending := pw.settlingNow(key) // taken first, so that its end is not missed
 	sp, ok, err := pw.replay.LookupSettled(ctx, key, now)
+	if err == nil && !ok && pending != nil {
+		// The first use is settling in this process (its client may have
+		// gone): wait for it rather than refuse the retry.
+		select {
+		case <-pending:
+			sp, ok, err = pw.replay.LookupSettled(ctx, key, now)
+		case <-ctx.Done():
+		}
+	}
 	if err != nil {
 		pw.unavailable(w, "replay store", err)
 		return
@@ -296,8 +470,11 @@ func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, p
 		pw.require(w, price, res, used, nil)
 		return
 	}
+	// The handler sees the payer of the first use, as it did then, so
+	// that it finds the answer it kept for that payer.
+	vp := &VerifiedPayment{Payer: sp.Settlement.Payer, Offer: offerOf(price, p), Payload: p, Settlement: &sp.Settlement}
 	rec := &recorder{header: make(http.Header)}
-	if !rp.ServeReplay(rec, r) || rec.status >= 400 {
+	if !rp.ServeReplay(rec, r.WithContext(context.WithValue(ctx, verifiedCtx{}, vp))) || rec.status >= 400 {
 		pw.require(w, price, res, used, nil)
 		return
 	}
@@ -307,6 +484,12 @@ func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, p
 		return
 	}
 	rec.copyTo(w)
+}
+
+// offerOf returns the offer of price that p pays, or the zero offer.
+func offerOf(price Price, p *PaymentPayload) PaymentRequirements {
+	o, _ := match(price.Accepts, p)
+	return o
 }
 
 // paidRequest names the request a proof pays for: a digest of the
@@ -388,21 +571,75 @@ func joinReason(reason, message string) string {
 }
 
 // match returns the route's offer that the proof claims to pay. A version
-// 2 proof names its offer in full; a version 1 proof names only scheme and
-// network. The offer is returned in the network naming of the proof.
+// 2 proof names its offer in full. A version 1 proof names only scheme and
+// network; when its payload is an EIP-3009 authorization, the offer is the
+// one whose payTo is the authorization's recipient and whose amount is its
+// value (or, failing an equal amount, at most its value), so that a route
+// with several offers on one network takes each of them. The offer is
+// returned in the network naming of the proof.
 func match(offers []PaymentRequirements, p *PaymentPayload) (PaymentRequirements, bool) {
 	a := p.Accepted
-	for _, o := range offers {
+	var auth *eip3009
+	if p.X402Version == Version1 {
+		auth = authorizationOf(p)
+	}
+	found := -1
+	for i, o := range offers {
 		if o.Scheme != a.Scheme || !SameNetwork(o.Network, a.Network) {
 			continue
 		}
 		if p.X402Version == Version2 && (o.Amount != a.Amount || !strings.EqualFold(o.Asset, a.Asset) || !strings.EqualFold(o.PayTo, a.PayTo)) {
 			continue
 		}
-		o.Network = a.Network
-		return o, true
+		if auth != nil {
+			if !strings.EqualFold(o.PayTo, auth.To) {
+				continue
+			}
+			price, perr := ParseAmount(o.Amount)
+			value, verr := ParseAmount(auth.Value)
+			if perr != nil || verr != nil || value < price {
+				continue
+			}
+			if value == price {
+				found = i
+				break
+			}
+		}
+		if found < 0 {
+			found = i
+			if auth == nil {
+				break
+			}
+		}
 	}
-	return PaymentRequirements{}, false
+	if found < 0 {
+		return PaymentRequirements{}, false
+	}
+	o := offers[found]
+	o.Network = a.Network
+	return o, true
+}
+
+// eip3009 is the authorization of an "exact" payload on an EVM network,
+// as far as the middleware reads it.
+type eip3009 struct {
+	From        string `json:"from"`
+	To          string `json:"to"`
+	Value       string `json:"value"`
+	ValidBefore string `json:"validBefore"`
+	Nonce       string `json:"nonce"`
+}
+
+// authorizationOf returns the EIP-3009 authorization p carries, or nil
+// when its payload is not one.
+func authorizationOf(p *PaymentPayload) *eip3009 {
+	var ex struct {
+		Authorization *eip3009 `json:"authorization"`
+	}
+	if json.Unmarshal(p.Payload, &ex) != nil || ex.Authorization == nil || ex.Authorization.From == "" || ex.Authorization.Nonce == "" {
+		return nil
+	}
+	return ex.Authorization
 }
 
 // replayKey names the authorization of a proof. An EIP-3009 authorization
@@ -413,15 +650,7 @@ func match(offers []PaymentRequirements, p *PaymentPayload) (PaymentRequirements
 func replayKey(p *PaymentPayload, offer PaymentRequirements, now time.Time) (string, time.Time) {
 	network, _ := NetworkCAIP2(offer.Network)
 	until := now.Add(time.Duration(max(offer.MaxTimeoutSeconds, 60)) * time.Second)
-	var ex struct {
-		Authorization struct {
-			From        string `json:"from"`
-			Nonce       string `json:"nonce"`
-			ValidBefore string `json:"validBefore"`
-		} `json:"authorization"`
-	}
-	if json.Unmarshal(p.Payload, &ex) == nil && ex.Authorization.From != "" && ex.Authorization.Nonce != "" {
-		a := ex.Authorization
+	if a := authorizationOf(p); a != nil {
 		if vb, err := strconv.ParseInt(a.ValidBefore, 10, 64); err == nil && time.Unix(vb, 0).After(until) {
 			until = time.Unix(vb, 0)
 		}
@@ -454,6 +683,10 @@ type VerifiedPayment struct {
 	Offer PaymentRequirements
 	// Payload is the proof as received.
 	Payload *PaymentPayload
+	// Settlement is the settlement, on a route that settles before the
+	// work (Price.SettleBefore); nil on the others, where the payment is
+	// settled after the handler returns.
+	Settlement *SettleResponse
 }
 
 type verifiedCtx struct{}
@@ -465,7 +698,9 @@ type Replayer interface {
 	http.Handler
 	// ServeReplay answers r with the answer kept for the earlier request
 	// of the same caller with the same Idempotency-Key, method, path and
-	// body, and reports true. When it has no such answer it reports false
+	// body, and reports true. The context of r carries the payment of
+	// that earlier request ([PaymentFromContext]: its payer, as the
+	// settlement reported it, and its settlement). When it has no such answer it reports false
 	// and writes nothing. It must not do the request's work.
 	ServeReplay(w http.ResponseWriter, r *http.Request) bool
 }

@@ -118,10 +118,15 @@ func TestMiddleware_rejections(t *testing.T) {
 			return proof(t, 1, func(p *x402.PaymentPayload, ep *evm.ExactPayload) {
 				ep.Authorization.To = "0x857b06519E91e3A54538791bDbb0E22373e36b66"
 			})
+		}, 402, "matches none"}, // a v1 proof names its offer by the authorization's recipient
+		{"v2 authorization payTo changed", x402.HeaderPaymentSignature, func(t *testing.T) string {
+			return proof(t, 2, func(p *x402.PaymentPayload, ep *evm.ExactPayload) {
+				ep.Authorization.To = "0x857b06519E91e3A54538791bDbb0E22373e36b66"
+			})
 		}, 402, evm.ReasonRecipient},
 		{"expired window", x402.HeaderPaymentSignature, func(t *testing.T) string {
 			return proof(t, 2, func(p *x402.PaymentPayload, ep *evm.ExactPayload) { ep.Authorization.ValidBefore = "1740672154" })
-		}, 402, evm.ReasonValidBefore},
+		}, 402, "authorization_validity_too_short"}, // refused before the facilitator is asked
 		{"other network", x402.HeaderPaymentSignature, func(t *testing.T) string {
 			return proof(t, 2, func(p *x402.PaymentPayload, ep *evm.ExactPayload) { p.Accepted.Network = "eip155:8453" })
 		}, 402, "matches none"},

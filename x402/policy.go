@@ -14,20 +14,40 @@ import (
 // cap of the official x402 fetch client.
 const DefaultMaxAmount = 100000
 
-// Policy is what a [Transport] may pay. Its zero value allows the "exact"
-// scheme on any network, any asset, up to DefaultMaxAmount per call.
+// DefaultMaxTimeoutSeconds is the longest authorization a [Policy] with
+// a zero MaxTimeoutSeconds lets a payer sign: ten minutes. Payers sign an
+// authorization valid for the offer's maxTimeoutSeconds, as the official
+// clients do; they set no bound on it.
+const DefaultMaxTimeoutSeconds = 600
+
+// Policy is what a [Transport] may pay. Its zero value is safe: it allows
+// the "exact" scheme on the known test networks only, in the well-known
+// asset of each (USDC), up to DefaultMaxAmount per call, for offers whose
+// maxTimeoutSeconds is at most DefaultMaxTimeoutSeconds. A host opts into
+// mainnets and other assets by listing them.
+//
+// For comparison, the official x402 fetch client of version 1 caps a
+// payment at 0.10 USDC by default, pays on the network of the wallet it
+// is given, prefers USDC offers but pays any asset, and signs
+// authorizations valid for the offer's maxTimeoutSeconds, unbounded.
 type Policy struct {
 	// Schemes lists the schemes allowed; nil means only "exact".
 	Schemes []string
 	// Networks lists the networks allowed, in either naming ("base-sepolia"
-	// and "eip155:84532" are the same network); nil means any.
+	// and "eip155:84532" are the same network); nil means the known test
+	// networks ([IsTestnet]).
 	Networks []string
 	// Assets lists the asset addresses allowed, compared without regard to
-	// case; nil means any.
+	// case; nil means the well-known asset of the offer's network (USDC,
+	// see [KnownAsset]).
 	Assets []string
 	// MaxAmount is the most to pay for one call, in atomic units of the
 	// asset; zero means DefaultMaxAmount.
 	MaxAmount uint64
+	// MaxTimeoutSeconds is the longest validity an offer may ask for an
+	// authorization (its maxTimeoutSeconds); zero means
+	// DefaultMaxTimeoutSeconds.
+	MaxTimeoutSeconds int
 }
 
 // Allows returns nil if p allows paying offer, or an error saying why not.
@@ -39,11 +59,24 @@ func (p *Policy) Allows(offer PaymentRequirements) error {
 	if !slices.Contains(schemes, offer.Scheme) {
 		return fmt.Errorf("scheme %q is not allowed", offer.Scheme)
 	}
-	if p.Networks != nil && !slices.ContainsFunc(p.Networks, func(n string) bool { return SameNetwork(n, offer.Network) }) {
+	switch {
+	case p.Networks == nil && !IsTestnet(offer.Network):
+		return fmt.Errorf("network %q is not a test network; list it in Policy.Networks to pay there", offer.Network)
+	case p.Networks != nil && !slices.ContainsFunc(p.Networks, func(n string) bool { return SameNetwork(n, offer.Network) }):
 		return fmt.Errorf("network %q is not allowed", offer.Network)
 	}
-	if p.Assets != nil && !slices.ContainsFunc(p.Assets, func(a string) bool { return strings.EqualFold(a, offer.Asset) }) {
+	switch {
+	case p.Assets == nil && !KnownAsset(offer.Network, offer.Asset):
+		return fmt.Errorf("asset %q is not a well-known asset of network %q; list it in Policy.Assets to pay in it", offer.Asset, offer.Network)
+	case p.Assets != nil && !slices.ContainsFunc(p.Assets, func(a string) bool { return strings.EqualFold(a, offer.Asset) }):
 		return fmt.Errorf("asset %q is not allowed", offer.Asset)
+	}
+	maxTimeout := p.MaxTimeoutSeconds
+	if maxTimeout == 0 {
+		maxTimeout = DefaultMaxTimeoutSeconds
+	}
+	if offer.MaxTimeoutSeconds > maxTimeout {
+		return fmt.Errorf("maxTimeoutSeconds %d is above the limit of %d on an authorization's validity", offer.MaxTimeoutSeconds, maxTimeout)
 	}
 	amount, err := ParseAmount(offer.Amount)
 	if err != nil {
@@ -57,6 +90,32 @@ func (p *Policy) Allows(offer PaymentRequirements) error {
 		return fmt.Errorf("amount %d is above the limit of %d per call", amount, limit)
 	}
 	return nil
+}
+
+// KnownAsset reports whether asset is the well-known stablecoin of the
+// network (in either naming): the USDC contract issued by Circle on
+// Base, Base Sepolia, Polygon, Polygon Amoy, Avalanche Fuji and Ethereum
+// Sepolia.
+func KnownAsset(network, asset string) bool {
+	caip2, _ := NetworkCAIP2(network)
+	var usdc string
+	switch caip2 {
+	case "eip155:84532": // Base Sepolia
+		usdc = "0x036CbD53842c5426634e7929541eC2318f3dCF7e"
+	case "eip155:8453": // Base
+		usdc = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
+	case "eip155:137": // Polygon
+		usdc = "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359"
+	case "eip155:80002": // Polygon Amoy
+		usdc = "0x41E94Eb019C0762f9Bfcf9Fb1E58725BfB0e7582"
+	case "eip155:43113": // Avalanche Fuji
+		usdc = "0x5425890298aed601595a70AB815c96711a31Bc65"
+	case "eip155:11155111": // Ethereum Sepolia
+		usdc = "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238"
+	default:
+		return false
+	}
+	return strings.EqualFold(usdc, asset)
 }
 
 // SelectFunc chooses which offer of a 402 answer to pay for req, or

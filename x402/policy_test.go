@@ -46,7 +46,7 @@ func TestDefaultSelect(t *testing.T) {
 	cheap := x402.PaymentRequirements{Scheme: "exact", Network: "base-sepolia", Amount: "10", Asset: "0xA"}
 	dear := x402.PaymentRequirements{Scheme: "exact", Network: "eip155:84532", Amount: "200000", Asset: "0xA"}
 	other := x402.PaymentRequirements{Scheme: "upto", Network: "eip155:84532", Amount: "1", Asset: "0xA"}
-	p := &x402.Policy{}
+	p := &x402.Policy{Assets: []string{"0xa"}}
 	got, err := x402.DefaultSelect(nil, p, []x402.PaymentRequirements{dear, other, cheap})
 	if err != nil || got.Amount != "10" {
 		t.Errorf("DefaultSelect = %+v, %v; want the first allowed offer (amount 10)", got, err)
@@ -55,7 +55,7 @@ func TestDefaultSelect(t *testing.T) {
 	if !errors.Is(err, x402.ErrNoAcceptableOffer) {
 		t.Errorf("DefaultSelect(no allowed offer) err = %v, want ErrNoAcceptableOffer", err)
 	}
-	p = &x402.Policy{Networks: []string{"eip155:84532"}, MaxAmount: 1 << 20}
+	p = &x402.Policy{Networks: []string{"eip155:84532"}, Assets: []string{"0xA"}, MaxAmount: 1 << 20}
 	if got, err := x402.DefaultSelect(nil, p, []x402.PaymentRequirements{dear}); err != nil || got.Amount != "200000" {
 		t.Errorf("with a raised limit: %+v, %v; want the dear offer", got, err)
 	}

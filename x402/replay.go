@@ -12,6 +12,12 @@ import (
 // delivered again when it was lost (see [Middleware]). Implementations
 // must be safe for concurrent use; a database can implement it to share
 // the memory between server instances.
+//
+// What a store promises the middleware under concurrency: of concurrent
+// Reserves of one key, exactly one reports true. Under disconnects and
+// retries, the middleware calls Release and MarkSettled on contexts
+// detached from the client's, so a client that goes away neither frees a
+// proof it may have paid with nor loses the record of its settlement.
 type ReplayStore interface {
 	// Reserve records key as used until the time until and reports true,
 	// or, when key is already recorded and not expired at now, reports
@@ -44,8 +50,11 @@ type SettledPayment struct {
 	Settlement SettleResponse
 }
 
-// MemoryReplay is a ReplayStore in memory, for one server process. Its zero
-// value is ready to use. Expired keys are dropped as new ones arrive.
+// MemoryReplay is a ReplayStore in memory, for one server process: its
+// Reserve is atomic under a mutex, and what it records is lost when the
+// process ends (a proof accepted before a restart is then accepted once
+// more; use a shared store when that matters). Its zero value is ready to
+// use. Expired keys are dropped as new ones arrive.
 type MemoryReplay struct {
 	mu        sync.Mutex
 	keys      map[string]replayEntry

@@ -12,8 +12,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 )
 
 // Proof is what a [Payer] returns for an offer.
@@ -95,8 +98,21 @@ const memoGrace = time.Hour
 // [WithPaymentKey] or an Idempotency-Key header, the Transport remembers the
 // proof it made for that call and attaches the same proof to the repeated
 // request instead of paying again; the server settles a proof at most
-// once. A request that names no call is paid for on its own. The outer
-// retry policy should stop on errors for which [Permanent] reports true.
+// once. A kept proof is bound to the method, scheme, host and path it paid
+// for as well as the key: a request with the same key to another resource
+// is paid on its own and never carries it. Concurrent requests of one call
+// share one payment (single flight per call): one of them pays, the
+// others wait for its proof and send it too, so that at most one of them
+// is served and the rest get a *PaymentError, and a failure to pay is
+// returned to all of them. A request that names no call is paid for on
+// its own. The outer retry policy should stop on errors for which
+// [Permanent] reports true.
+//
+// Across a disconnect, a proof that was sent may have settled: the
+// Transport keeps it for the offer's timeout plus an hour, so that the
+// retry of the call, with the same key, carries it again and the server
+// can deliver the answer it bought (see [Middleware]) instead of taking a
+// second payment.
 //
 // The Budget is charged when a proof is made and refunded only when the
 // proof never left the process. A Transport is safe for concurrent use and
@@ -107,8 +123,9 @@ type Transport struct {
 	// Payer signs payments; nil means the Transport never pays and
 	// returns 402 answers to the caller.
 	Payer Payer
-	// Policy limits what is paid. Its zero value allows "exact" payments of
-	// up to DefaultMaxAmount per call.
+	// Policy limits what is paid. Its zero value allows "exact" payments in
+	// USDC on test networks, of up to DefaultMaxAmount per call, for
+	// authorizations of at most DefaultMaxTimeoutSeconds (see [Policy]).
 	Policy Policy
 	// Budget, shared by any number of Transports, limits the total paid;
 	// nil means no total limit.
@@ -121,8 +138,9 @@ type Transport struct {
 	// Logger records payments; nil is silent.
 	Logger *slog.Logger
 
-	mu   sync.Mutex
-	paid map[string]*memo // by payment key
+	mu     sync.Mutex
+	paid   map[string]*memo // by payment key
+	flight singleflight.Group
 }
 
 // memo is a proof made for one logical call.
@@ -168,11 +186,30 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := t.pay(req, key, terms)
+	m, err := t.payOnce(req, key, terms)
 	if err != nil {
 		return nil, err
 	}
 	return t.sendPaid(base, req, body, m)
+}
+
+// payOnce pays for the call named key, or returns the proof already made
+// for it: concurrent requests of one call share one payment. A request
+// that names no call is paid on its own.
+func (t *Transport) payOnce(req *http.Request, key string, terms *PaymentRequired) (*memo, error) {
+	if key == "" {
+		return t.pay(req, key, terms)
+	}
+	v, err, _ := t.flight.Do(key, func() (any, error) {
+		if m := t.recall(key); m != nil {
+			return m, nil
+		}
+		return t.pay(req, key, terms)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*memo), nil
 }
 
 // pay chooses an offer, charges the budget and has the Payer sign a proof.
@@ -339,12 +376,24 @@ func (t *Transport) forget(m *memo) {
 	t.Budget.Refund(m.amount)
 }
 
-// paymentKey names the logical call of req, or returns "".
+// paymentKey names the logical call of req, or returns "": its key from
+// WithPaymentKey or the Idempotency-Key header, bound to the method, host
+// and path, so that a proof made for one resource is never sent to
+// another.
 func paymentKey(req *http.Request) string {
-	if k, ok := req.Context().Value(paymentKeyCtx{}).(string); ok && k != "" {
-		return k
+	k, ok := req.Context().Value(paymentKeyCtx{}).(string)
+	if !ok || k == "" {
+		k = req.Header.Get(HeaderIdempotencyKey)
 	}
-	return req.Header.Get(HeaderIdempotencyKey)
+	if k == "" {
+		return ""
+	}
+	var b []byte
+	for _, s := range []string{req.Method, req.URL.Scheme, req.URL.Host, req.URL.Path, k} {
+		b = strconv.AppendInt(b, int64(len(s)), 10)
+		b = append(append(b, ':'), s...)
+	}
+	return string(b)
 }
 
 // paymentID returns the payment id of a call: derived from its key, so that

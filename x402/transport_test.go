@@ -176,7 +176,7 @@ func TestTransport_rejectedAfterPaying(t *testing.T) {
 	if !errors.As(err, &pe) || !errors.Is(err, x402.ErrPaymentRejected) {
 		t.Fatalf("err = %v, want a *PaymentError wrapping ErrPaymentRejected", err)
 	}
-	if !strings.Contains(pe.Reason, "valid_before") {
+	if !strings.Contains(pe.Reason, "validBefore") {
 		t.Errorf("reason = %q, want the expired window named", pe.Reason)
 	}
 	if !strings.HasPrefix(pe.Reference, payer.Address().String()+":0x") {

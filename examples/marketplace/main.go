@@ -144,8 +144,7 @@ func judge() router.Worker {
 		if job.Claim == nil || json.Unmarshal(job.Claim.Output, &delivery) != nil {
 			return &router.Result{Verdict: router.VerdictNeedsSpec, Confidence: 0.9, Reasons: []string{"no text delivery to judge"}}, nil
 		}
-		source, _ := job.Context["task_input"].(router.Input)
-		text, _ := source.String()
+		text, _ := job.TaskInput.String()
 		for _, f := range strings.Fields(text) {
 			f = strings.Trim(f, ".,;:")
 			if strings.ContainsAny(f, "0123456789") && !strings.Contains(delivery, f) {

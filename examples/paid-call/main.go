@@ -66,7 +66,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	maxPrice := fs.String("max", "$0.01", "most to pay for the call, in whole units of the token (USDC: dollars)")
 	data := fs.String("data", defaultData, "request `JSON` body; empty sends none")
 	method := fs.String("method", http.MethodPost, "HTTP `METHOD`")
-	networks := fs.String("network", "base-sepolia", "comma-separated networks it may pay on (names or CAIP-2 ids), or \"any\"")
+	networks := fs.String("network", "base-sepolia", "comma-separated networks it may pay on (names or CAIP-2 ids), or \"any\" for any known test network (x402.Policy's safe default: mainnets must be named)")
 	timeout := fs.Duration("timeout", 30*time.Second, "time limit of the whole call")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: go run ./examples/paid-call [flags]")

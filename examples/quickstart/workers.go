@@ -59,12 +59,12 @@ func sloppy() router.Worker {
 	})
 }
 
-// taskInput is the text of the task: a delegation's input, or the input the
-// trust service passes to a validation in its context.
+// taskInput is the text of the task: a delegation's input, or the input of
+// the task a validation judges.
 func taskInput(job *router.Job) string {
 	in := job.Input
-	if v, ok := job.Context["task_input"].(router.Input); ok {
-		in = v
+	if !job.TaskInput.IsZero() {
+		in = job.TaskInput
 	}
 	s, _ := in.String()
 	return s

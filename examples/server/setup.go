@@ -97,11 +97,11 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 		routerOpts = append(routerOpts, router.WithTrialLimit(limit))
 		trustOpts = append(trustOpts, trust.WithTrialLimit(limit))
 	}
-	rh, err := router.NewHandler(engine, routerOpts...)
+	th, err := trust.NewHandler(svc, trustOpts...)
 	if err != nil {
 		return nil, err
 	}
-	th, err := trust.NewHandler(svc, trustOpts...)
+	rh, err := router.NewHandler(engine, append(routerOpts, router.WithStatusCalls(th.Calls))...)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"container/list"
 	"context"
 	"math"
 	"net"
@@ -49,8 +50,17 @@ type TrialLimit struct {
 	// MaxCallers bounds the callers tracked at once; zero means
 	// DefaultTrialMaxCallers. Callers whose bucket is full are forgotten
 	// first (a full bucket is the same as a new one); beyond the bound,
-	// new callers share one bucket.
+	// the least recently seen caller is forgotten, so that a new caller is
+	// never refused for want of room (a forgotten caller starts again with
+	// a full bucket).
 	MaxCallers int
+	// IPv6Prefix is the length of the prefix that names an IPv6 caller
+	// known by its address: the addresses of one /64 (the default, for
+	// zero) share one bucket, since a host usually holds a whole /64 and
+	// could otherwise rotate through it. It applies to the callers the
+	// Server names by address, whatever the RateLimiter, and may be set
+	// together with one. IPv4 callers are named by their full address.
+	IPv6Prefix int
 }
 
 // Defaults of [TrialLimit]: ten requests a minute with bursts of five.
@@ -58,6 +68,7 @@ const (
 	DefaultTrialRate       rate.Limit = 10.0 / 60
 	DefaultTrialBurst                 = 5
 	DefaultTrialMaxCallers            = 10000
+	DefaultTrialIPv6Prefix            = 64
 )
 
 func (l TrialLimit) withDefaults() TrialLimit {
@@ -70,17 +81,26 @@ func (l TrialLimit) withDefaults() TrialLimit {
 	if l.MaxCallers == 0 {
 		l.MaxCallers = DefaultTrialMaxCallers
 	}
+	if l.IPv6Prefix == 0 {
+		l.IPv6Prefix = DefaultTrialIPv6Prefix
+	}
 	return l
 }
 
-// limiters is the default RateLimiter: per-caller token buckets.
+// limiters is the default RateLimiter: per-caller token buckets, the least
+// recently seen forgotten first beyond MaxCallers.
 type limiters struct {
 	limit TrialLimit
 
 	mu        sync.Mutex
-	byCaller  map[string]*rate.Limiter
-	overflow  *rate.Limiter // shared by callers beyond MaxCallers
+	byCaller  map[string]*list.Element // of *bucket
+	lru       list.List                // of *bucket, most recently seen first
 	lastSweep time.Time
+}
+
+type bucket struct {
+	caller string
+	lim    *rate.Limiter
 }
 
 // How often idle buckets are forgotten: every sweepEvery, and at most every
@@ -91,11 +111,7 @@ const (
 )
 
 func newLimiters(l TrialLimit) *limiters {
-	return &limiters{
-		limit:    l,
-		byCaller: make(map[string]*rate.Limiter),
-		overflow: rate.NewLimiter(l.Rate, l.Burst),
-	}
+	return &limiters{limit: l, byCaller: make(map[string]*list.Element)}
 }
 
 // Allow implements [RateLimiter]; it never fails.
@@ -115,14 +131,18 @@ func (s *limiters) allow(caller string, now time.Time) (ok bool, retryAfter time
 	if since := now.Sub(s.lastSweep); since >= sweepEvery || full && since >= sweepFullEvery {
 		s.sweep(now)
 	}
-	lim, found := s.byCaller[caller]
-	if !found {
-		if len(s.byCaller) < s.limit.MaxCallers {
-			lim = rate.NewLimiter(s.limit.Rate, s.limit.Burst)
-			s.byCaller[caller] = lim
-		} else {
-			lim = s.overflow
+	var lim *rate.Limiter
+	if el, found := s.byCaller[caller]; found {
+		s.lru.MoveToFront(el)
+		lim = el.Value.(*bucket).lim
+	} else {
+		for len(s.byCaller) >= s.limit.MaxCallers && s.lru.Len() > 0 {
+			oldest := s.lru.Back()
+			s.lru.Remove(oldest)
+			delete(s.byCaller, oldest.Value.(*bucket).caller)
 		}
+		lim = rate.NewLimiter(s.limit.Rate, s.limit.Burst)
+		s.byCaller[caller] = s.lru.PushFront(&bucket{caller: caller, lim: lim})
 	}
 	s.mu.Unlock()
 
@@ -141,8 +161,9 @@ func (s *limiters) allow(caller string, now time.Time) (ok bool, retryAfter time
 // behave the same. The caller holds s.mu.
 func (s *limiters) sweep(now time.Time) {
 	s.lastSweep = now
-	for caller, lim := range s.byCaller {
-		if lim.TokensAt(now) >= float64(s.limit.Burst) {
+	for caller, el := range s.byCaller {
+		if el.Value.(*bucket).lim.TokensAt(now) >= float64(s.limit.Burst) {
+			s.lru.Remove(el)
 			delete(s.byCaller, caller)
 		}
 	}
@@ -163,7 +184,7 @@ func retryAfterSeconds(d time.Duration) int {
 
 // ClientIP returns the host part of r.RemoteAddr: the address of the peer
 // that connected, not one named in X-Forwarded-For (a host behind a proxy
-// it trusts supplies its own trial caller function).
+// it trusts lists it in Config.TrustedProxies).
 func ClientIP(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {

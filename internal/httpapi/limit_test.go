@@ -19,9 +19,10 @@ func TestLimiters_forgetsFullBuckets(t *testing.T) {
 	if n := s.len(); n != 3 {
 		t.Fatalf("tracking %d callers, want 3", n)
 	}
-	// The set is full and no bucket has refilled: d shares the overflow bucket.
+	// The set is full and no bucket has refilled: the least recently seen
+	// caller (a) is forgotten to make room for d.
 	if ok, _ := s.allow("d", t0); !ok {
-		t.Fatal("d refused its first call from the overflow bucket")
+		t.Fatal("d refused its first call")
 	}
 	if n := s.len(); n != 3 {
 		t.Errorf("tracking %d callers with the set full, want 3", n)

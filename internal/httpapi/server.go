@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/vouchkit/vouch/internal/problem"
 	"github.com/vouchkit/vouch/internal/traceparent"
+	"github.com/vouchkit/vouch/x402"
 )
 
 // Header names the Server and the Client use.
@@ -54,8 +56,9 @@ const (
 	// is what Config.TrialCaller returns.
 	Trial
 	// Paid endpoints go through the x402 middleware, and answer 501 with
-	// code x402_not_configured when there is none. The caller is
-	// "ip:<address>". The handler the middleware wraps for an endpoint
+	// code x402_not_configured when there is none. The caller is the
+	// payer, "payer:<address>" in lower case, as the facilitator reported
+	// it ("ip:<address>" when it reported none). The handler the middleware wraps for an endpoint
 	// with Prepare and a body also has a method ServeReplay(w, r) bool
 	// (x402.Replayer): it writes the response stored under the request's
 	// Idempotency-Key for the same caller and body, as a replay, and never
@@ -63,6 +66,9 @@ const (
 	// that was lost again without settling again.
 	Paid
 	// Public endpoints admit everyone. The caller is "ip:<address>".
+	//
+	// The address is the peer's (RemoteAddr), or, when the peer is one of
+	// Config.TrustedProxies, the client address the proxies name.
 	Public
 )
 
@@ -105,8 +111,19 @@ type Config struct {
 	Authenticator Authenticator
 	// TrialCaller tells trial callers apart. Nil means the caller the
 	// Authenticator names ("key:<name>") when the request carries a
-	// credential it accepts, and otherwise "ip:" and [ClientIP].
+	// credential it accepts, and otherwise "ip:" and the client address;
+	// the rate limit then groups IPv6 addresses by TrialLimit.IPv6Prefix.
 	TrialCaller func(*http.Request) string
+	// TrustedProxies lists the reverse proxies whose client address
+	// headers are believed. Nil (the default) believes none: the client
+	// address is the peer's, which behind a proxy makes every client one
+	// caller. When the peer is in one of the prefixes, the client address
+	// is read from Forwarded (RFC 7239), or X-Forwarded-For when there is
+	// none, from the right, skipping the hops that are trusted proxies
+	// too. List only proxies that overwrite or append to these headers:
+	// a client that reaches the server directly from a trusted address
+	// could name any address.
+	TrustedProxies []netip.Prefix
 	// RateLimiter limits the callers of Trial endpoints. Nil means a token
 	// bucket per caller set by TrialLimit; setting both is an error.
 	RateLimiter RateLimiter
@@ -151,8 +168,12 @@ type Config struct {
 //     and body, header Idempotent-Replayed: true) without running it
 //     again. A repeat that arrives while the first still runs waits for
 //     it; the same key with another method, path or body is answered 422.
-//     Keys are scoped by caller. Responses with a 5xx status are not
-//     kept, so a retry after a server failure runs again;
+//     Keys are scoped by caller (see [Caller]): one caller never gets
+//     another's kept answer. Responses with a 5xx status are not kept,
+//     so a retry after a server failure runs again; a request whose
+//     client disconnects is cancelled (503, not kept), and its
+//     reservation is released on a context detached from the client's,
+//     so that its retry runs anew;
 //   - maps Run's error: a *problem.Details to its own status, a context
 //     deadline to 504, a cancelled request to 503, anything else to a 500
 //     that reveals nothing of it (the logger gets the error). A panic is
@@ -179,7 +200,9 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("idempotency window %s is negative", cfg.IdempotencyWindow)
 	case cfg.TrialLimit.Rate < 0 || cfg.TrialLimit.Burst < 0 || cfg.TrialLimit.MaxCallers < 0:
 		return nil, fmt.Errorf("trial limit %+v has a negative member", cfg.TrialLimit)
-	case cfg.RateLimiter != nil && cfg.TrialLimit != TrialLimit{}:
+	case cfg.TrialLimit.IPv6Prefix < 0 || cfg.TrialLimit.IPv6Prefix > 128:
+		return nil, fmt.Errorf("trial limit IPv6 prefix /%d is not between 0 and 128", cfg.TrialLimit.IPv6Prefix)
+	case cfg.RateLimiter != nil && cfg.TrialLimit != TrialLimit{IPv6Prefix: cfg.TrialLimit.IPv6Prefix}:
 		return nil, errors.New("both a rate limiter and a trial limit are set; set the limits in the rate limiter")
 	}
 	if cfg.MaxBodyBytes == 0 {
@@ -252,9 +275,9 @@ func (s *Server) endpoint(e Endpoint) (http.Handler, error) {
 			}), nil
 		}
 		if e.Prepare != nil && hasBody {
-			return s.cfg.X402(&paidReplayer{Handler: s.anonymous(next), s: s}), nil
+			return s.cfg.X402(&paidReplayer{Handler: s.paid(next), s: s}), nil
 		}
-		return s.cfg.X402(s.anonymous(next)), nil
+		return s.cfg.X402(s.paid(next)), nil
 	case Public:
 		return s.anonymous(next), nil
 	}
@@ -344,16 +367,26 @@ func (s *Server) authenticated(next http.Handler) http.Handler {
 
 // limited asks the RateLimiter before calling next.
 func (s *Server) limited(next http.Handler) http.Handler {
+	prefix := s.cfg.TrialLimit.IPv6Prefix
+	if prefix == 0 {
+		prefix = DefaultTrialIPv6Prefix
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := s.identify(r)
-		caller := "ip:" + ClientIP(r)
+		addr := clientAddr(r, s.cfg.TrustedProxies)
+		caller := "ip:" + s.clientIP(r, addr)
+		limitKey := caller
 		switch {
 		case s.cfg.TrialCaller != nil:
 			caller = s.cfg.TrialCaller(r)
+			limitKey = caller
 		case name != "":
 			caller = "key:" + name
+			limitKey = caller
+		case addr.IsValid():
+			limitKey = limitCaller(addr, prefix)
 		}
-		ok, wait, err := s.limit.Allow(r.Context(), caller, s.cfg.Now())
+		ok, wait, err := s.limit.Allow(r.Context(), limitKey, s.cfg.Now())
 		if err != nil {
 			var p *problem.Details
 			if !errors.As(err, &p) {
@@ -382,9 +415,37 @@ func (s *Server) limited(next http.Handler) http.Handler {
 func (s *Server) anonymous(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := infoFrom(r.Context())
-		info.caller, info.principal = "ip:"+ClientIP(r), s.identify(r)
+		info.caller, info.principal = "ip:"+s.clientIP(r, clientAddr(r, s.cfg.TrustedProxies)), s.identify(r)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// paid names the caller of a paid request by its payer before calling
+// next, and notes the principal as anonymous does.
+func (s *Server) paid(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info := infoFrom(r.Context())
+		info.caller, info.principal = s.paidCaller(r), s.identify(r)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// paidCaller is the caller of a paid request: the payer the x402
+// middleware put in its context, or its client address.
+func (s *Server) paidCaller(r *http.Request) string {
+	if vp, ok := x402.PaymentFromContext(r.Context()); ok && vp.Payer != "" {
+		return "payer:" + strings.ToLower(vp.Payer)
+	}
+	return "ip:" + s.clientIP(r, clientAddr(r, s.cfg.TrustedProxies))
+}
+
+// clientIP returns the client address addr as text, or the host part of
+// RemoteAddr when it holds no IP address.
+func (s *Server) clientIP(r *http.Request, addr netip.Addr) string {
+	if addr.IsValid() {
+		return addr.String()
+	}
+	return ClientIP(r)
 }
 
 // identify returns the name the Authenticator gives the request's
@@ -467,7 +528,7 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, key str
 			}
 			continue
 		}
-		s.runReserved(w, r, scoped, run)
+		s.runReserved(w, r, scoped, e.Lease, run)
 		return
 	}
 }
@@ -494,7 +555,7 @@ type paidReplayer struct {
 func (h *paidReplayer) ServeReplay(w http.ResponseWriter, r *http.Request) bool {
 	s, ctx := h.s, r.Context()
 	info := infoFrom(ctx)
-	info.caller, info.principal = "ip:"+ClientIP(r), s.identify(r)
+	info.caller, info.principal = s.paidCaller(r), s.identify(r)
 	key := r.Header.Get(HeaderIdempotencyKey)
 	if !validIdempotencyKey(key) {
 		return false
@@ -513,7 +574,7 @@ func (h *paidReplayer) ServeReplay(w http.ResponseWriter, r *http.Request) bool 
 		}
 		switch e.State {
 		case IdempotencyReserved: // nothing stored: let the key go again
-			if err := s.cfg.Idempotency.Release(context.WithoutCancel(ctx), scoped); err != nil {
+			if err := s.cfg.Idempotency.Release(context.WithoutCancel(ctx), scoped, e.Lease); err != nil {
 				s.log.ErrorContext(ctx, s.cfg.Name+": releasing idempotency key", "error", err)
 			}
 			return false
@@ -536,19 +597,19 @@ func (h *paidReplayer) ServeReplay(w http.ResponseWriter, r *http.Request) bool 
 // runReserved runs the call under a key this request reserved, stores the
 // response unless it is a 5xx, and releases the key otherwise (also when
 // the call panics).
-func (s *Server) runReserved(w http.ResponseWriter, r *http.Request, scoped string, run Run) {
+func (s *Server) runReserved(w http.ResponseWriter, r *http.Request, scoped, lease string, run Run) {
 	bg := context.WithoutCancel(r.Context())
 	settled := false
 	defer func() {
 		if !settled {
-			if err := s.cfg.Idempotency.Release(bg, scoped); err != nil {
+			if err := s.cfg.Idempotency.Release(bg, scoped, lease); err != nil {
 				s.log.ErrorContext(bg, s.cfg.Name+": releasing idempotency key", "error", err)
 			}
 		}
 	}()
 	resp := s.execute(r, run)
 	if resp.Status < 500 {
-		if err := s.cfg.Idempotency.Complete(bg, scoped, resp, s.cfg.Now()); err != nil {
+		if err := s.cfg.Idempotency.Complete(bg, scoped, lease, resp, s.cfg.Now()); err != nil {
 			s.log.ErrorContext(bg, s.cfg.Name+": storing idempotent response", "error", err)
 		} else {
 			settled = true
@@ -735,9 +796,10 @@ func Principal(ctx context.Context) string {
 
 // Caller returns, from the context of a request the Server admitted, the
 // identity that scopes its idempotency keys and names it in logs:
-// "key:<name>" on a Key endpoint, "ip:<address>" on a Paid or Public one,
-// and on a Trial one what Config.TrialCaller returns ("key:<name>" or
-// "ip:<address>" by default). It is "" outside a request.
+// "key:<name>" on a Key endpoint, "payer:<address>" on a Paid one,
+// "ip:<address>" on a Public one, and on a Trial one what
+// Config.TrialCaller returns ("key:<name>" or "ip:<address>" by default).
+// It is "" outside a request.
 func Caller(ctx context.Context) string {
 	if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
 		return info.caller

@@ -57,7 +57,8 @@ type Settlement struct {
 // Facilitator is an [x402.Facilitator] for "exact" payments on EVM test
 // networks that works offline, for tests and demonstrations: it checks a
 // proof as a token contract would (the signature recovers to the payer,
-// recipient, amount at least the price, asset, network, validity window,
+// recipient, amount at least the price, asset, network, validity window
+// validAfter < now < validBefore, both strict,
 // nonce never used) and records settlements instead of sending
 // transactions. It does not check balances, so it accepts a valid payment
 // from any payer. Its zero value is ready to use; it is safe for
@@ -212,8 +213,10 @@ func (f *Facilitator) check(p *x402.PaymentPayload, r x402.PaymentRequirements) 
 	now := f.now().Unix()
 	after, aerr := strconv.ParseInt(a.ValidAfter, 10, 64)
 	before, berr := strconv.ParseInt(a.ValidBefore, 10, 64)
-	if aerr != nil || after > now {
-		return c, invalid(ReasonValidAfter, a.From, fmt.Sprintf("the authorization is not valid before %s", a.ValidAfter))
+	// The token contract requires now > validAfter and now < validBefore,
+	// both strictly (EIP-3009).
+	if aerr != nil || after >= now {
+		return c, invalid(ReasonValidAfter, a.From, fmt.Sprintf("the authorization is valid only after %s", a.ValidAfter))
 	}
 	if berr != nil || before <= now {
 		return c, invalid(ReasonValidBefore, a.From, fmt.Sprintf("the authorization expired at %s", a.ValidBefore))

@@ -38,6 +38,8 @@ func TestFacilitator_Verify(t *testing.T) {
 		{"other domain name", &evm.Facilitator{Now: now}, func(o *x402.PaymentRequirements) { o.Extra = map[string]any{"name": "USD Coin", "version": "2"} }, nil, evm.ReasonSignature},
 		{"mainnet refused", &evm.Facilitator{Now: now}, func(o *x402.PaymentRequirements) { o.Network = "eip155:8453" }, nil, evm.ReasonInvalidNetwork},
 		{"not yet valid", &evm.Facilitator{Now: func() time.Time { return t0.Add(-11 * time.Minute) }}, nil, nil, evm.ReasonValidAfter},
+		{"at validAfter", &evm.Facilitator{Now: func() time.Time { return t0.Add(-evm.ValidAfterSlack) }}, nil, nil, evm.ReasonValidAfter},
+		{"just after validAfter", &evm.Facilitator{Now: func() time.Time { return t0.Add(-evm.ValidAfterSlack + time.Second) }}, nil, nil, ""},
 		{"expired", &evm.Facilitator{Now: func() time.Time { return t0.Add(61 * time.Second) }}, nil, nil, evm.ReasonValidBefore},
 		{"from changed", &evm.Facilitator{Now: now}, nil, func(a *evm.Authorization) { a.From = "0x857b06519E91e3A54538791bDbb0E22373e36b66" }, evm.ReasonSignature},
 		{"nonce changed", &evm.Facilitator{Now: now}, nil, func(a *evm.Authorization) { a.Nonce = "0x" + "00" + a.Nonce[4:] }, evm.ReasonSignature},

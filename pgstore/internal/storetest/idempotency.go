@@ -30,7 +30,9 @@ import (
 //   - keys are independent of each other;
 //   - of concurrent Reserves of one key, exactly one reserves it, and
 //     requests that wait for the result and ask again all get the one
-//     response (the workers run once).
+//     response (the workers run once);
+//   - Complete and Release act only under the lease of the reservation
+//     that holds the key.
 func TestIdempotencyStore(t *testing.T, newStores func(t *testing.T) (a, b router.IdempotencyStore)) {
 	t.Run("FirstReserves", func(t *testing.T) { idemFirstReserves(t, newStores) })
 	t.Run("Replay", func(t *testing.T) { idemReplay(t, newStores) })
@@ -40,6 +42,30 @@ func TestIdempotencyStore(t *testing.T, newStores func(t *testing.T) (a, b route
 	t.Run("Independent", func(t *testing.T) { idemIndependent(t, newStores) })
 	t.Run("ConcurrentReserve", func(t *testing.T) { idemConcurrentReserve(t, newStores) })
 	t.Run("RunsOnce", func(t *testing.T) { idemRunsOnce(t, newStores) })
+	t.Run("HolderOnly", func(t *testing.T) { idemHolderOnly(t, newStores) })
+}
+
+// idemHolderOnly: Complete and Release act only under the lease of the
+// reservation that holds the key.
+func idemHolderOnly(t *testing.T, newStores func(*testing.T) (a, b router.IdempotencyStore)) {
+	a, b := newStores(t)
+	e := reserve(t, a, "k", fp1, base())
+	if e.Lease == "" {
+		t.Fatal("Reserve gave no lease")
+	}
+	if err := b.Complete(context.Background(), "k", e.Lease+"x", &router.StoredResponse{Status: 200}, base()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Release(context.Background(), "k", e.Lease+"x"); err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, "after another lease's Complete and Release", reserve(t, b, "k", fp2, base()), router.IdempotencyInFlight, fp1)
+	complete(t, b, "k", e.Lease, &router.StoredResponse{Status: 201})
+	got := reserve(t, a, "k", fp1, base())
+	wantState(t, "after the holder's Complete", got, router.IdempotencyCompleted, fp1)
+	if got.Response.Status != 201 {
+		t.Errorf("stored status = %d, want the holder's 201", got.Response.Status)
+	}
 }
 
 const (
@@ -56,9 +82,9 @@ func reserve(t *testing.T, s router.IdempotencyStore, key, fp string, now time.T
 	return e
 }
 
-func complete(t *testing.T, s router.IdempotencyStore, key string, resp *router.StoredResponse) {
+func complete(t *testing.T, s router.IdempotencyStore, key, lease string, resp *router.StoredResponse) {
 	t.Helper()
-	if err := s.Complete(context.Background(), key, resp, base()); err != nil {
+	if err := s.Complete(context.Background(), key, lease, resp, base()); err != nil {
 		t.Fatalf("Complete(%q) = %v", key, err)
 	}
 }
@@ -89,8 +115,8 @@ func idemReplay(t *testing.T, newStores func(*testing.T) (a, b router.Idempotenc
 	} {
 		t.Run(fmt.Sprint(want.Status), func(t *testing.T) {
 			a, b := newStores(t)
-			reserve(t, a, "k", fp1, base())
-			complete(t, a, "k", want)
+			e := reserve(t, a, "k", fp1, base())
+			complete(t, a, "k", e.Lease, want)
 			for name, s := range map[string]router.IdempotencyStore{"same handle": a, "other handle": b} {
 				e := reserve(t, s, "k", fp1, base().Add(time.Minute))
 				wantState(t, name, e, router.IdempotencyCompleted, fp1)
@@ -105,7 +131,7 @@ func idemReplay(t *testing.T, newStores func(*testing.T) (a, b router.Idempotenc
 
 func idemDone(t *testing.T, newStores func(*testing.T) (a, b router.IdempotencyStore)) {
 	a, b := newStores(t)
-	reserve(t, a, "k", fp1, base())
+	held := reserve(t, a, "k", fp1, base())
 	e := reserve(t, b, "k", fp1, base())
 	if e.Done != nil {
 		select {
@@ -114,7 +140,7 @@ func idemDone(t *testing.T, newStores func(*testing.T) (a, b router.IdempotencyS
 		default:
 		}
 	}
-	complete(t, a, "k", &router.StoredResponse{Status: 200})
+	complete(t, a, "k", held.Lease, &router.StoredResponse{Status: 200})
 	if e.Done != nil {
 		select {
 		case <-e.Done:
@@ -128,8 +154,8 @@ func idemDone(t *testing.T, newStores func(*testing.T) (a, b router.IdempotencyS
 
 func idemRelease(t *testing.T, newStores func(*testing.T) (a, b router.IdempotencyStore)) {
 	a, b := newStores(t)
-	reserve(t, a, "k", fp1, base())
-	if err := a.Release(context.Background(), "k"); err != nil {
+	e := reserve(t, a, "k", fp1, base())
+	if err := a.Release(context.Background(), "k", e.Lease); err != nil {
 		t.Fatalf("Release = %v", err)
 	}
 	wantState(t, "Reserve after Release", reserve(t, b, "k", fp2, base()), router.IdempotencyReserved, "")
@@ -139,10 +165,11 @@ func idemRelease(t *testing.T, newStores func(*testing.T) (a, b router.Idempoten
 func idemExpiry(t *testing.T, newStores func(*testing.T) (a, b router.IdempotencyStore)) {
 	a, b := newStores(t)
 	expires := base().Add(time.Hour)
-	if _, err := a.Reserve(context.Background(), "k", fp1, base(), expires); err != nil {
+	e, err := a.Reserve(context.Background(), "k", fp1, base(), expires)
+	if err != nil {
 		t.Fatal(err)
 	}
-	complete(t, a, "k", &router.StoredResponse{Status: 200, Body: []byte("{}")})
+	complete(t, a, "k", e.Lease, &router.StoredResponse{Status: 200, Body: []byte("{}")})
 	wantState(t, "just before expiry", reserve(t, b, "k", fp2, expires.Add(-time.Millisecond)), router.IdempotencyCompleted, fp1)
 	wantState(t, "at expiry", reserve(t, b, "k", fp2, expires), router.IdempotencyReserved, "")
 	wantState(t, "after expiry, the new holder", reserve(t, a, "k", fp1, expires), router.IdempotencyInFlight, fp2)
@@ -150,8 +177,8 @@ func idemExpiry(t *testing.T, newStores func(*testing.T) (a, b router.Idempotenc
 
 func idemIndependent(t *testing.T, newStores func(*testing.T) (a, b router.IdempotencyStore)) {
 	a, b := newStores(t)
-	reserve(t, a, "caller-1:k", fp1, base())
-	complete(t, a, "caller-1:k", &router.StoredResponse{Status: 200})
+	e := reserve(t, a, "caller-1:k", fp1, base())
+	complete(t, a, "caller-1:k", e.Lease, &router.StoredResponse{Status: 200})
 	wantState(t, "same key of another caller", reserve(t, b, "caller-2:k", fp1, base()), router.IdempotencyReserved, "")
 	wantState(t, "another key", reserve(t, b, "caller-1:k2", fp1, base()), router.IdempotencyReserved, "")
 }
@@ -209,7 +236,7 @@ func idemRunsOnce(t *testing.T, newStores func(*testing.T) (a, b router.Idempote
 				case router.IdempotencyReserved:
 					body := fmt.Sprintf(`{"run":%d}`, runs.Add(1))
 					bodies[i] = body
-					if err := s.Complete(ctx, "k", &router.StoredResponse{Status: 200, Body: []byte(body)}, base()); err != nil {
+					if err := s.Complete(ctx, "k", e.Lease, &router.StoredResponse{Status: 200, Body: []byte(body)}, base()); err != nil {
 						t.Error(err)
 					}
 					return

@@ -1,0 +1,172 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/vouchkit/vouch/internal/httpapi"
+	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/evm"
+)
+
+// serveFrom serves one request to h as if it came from the peer remote,
+// with headers as name, value pairs.
+func serveFrom(h http.Handler, remote, body string, headers ...string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, "/trial", strings.NewReader(body))
+	req.RemoteAddr = remote
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Add(headers[i], headers[i+1])
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	return w
+}
+
+func newTrialServer(t *testing.T, cfg httpapi.Config) *httpapi.Server {
+	t.Helper()
+	cfg.Endpoints = []httpapi.Endpoint{{Method: "POST", Path: "/trial", Access: httpapi.Trial, Prepare: echo}}
+	s, err := httpapi.NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// callerOf returns the caller the endpoint saw.
+func callerOf(t *testing.T, w *httptest.ResponseRecorder) string {
+	t.Helper()
+	var body struct{ Caller string }
+	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil {
+		t.Fatalf("%d %s: %v", w.Code, w.Body, err)
+	}
+	return body.Caller
+}
+
+// TestServer_trustedProxyKeepsCallersApart: behind a reverse proxy every
+// request comes from the proxy's address. With the proxy trusted, its
+// clients are told apart by the address it names, so that one client
+// reusing another's Idempotency-Key does not get the other's answer; a
+// client that is not a trusted proxy cannot name another address.
+func TestServer_trustedProxyKeepsCallersApart(t *testing.T) {
+	s := newTrialServer(t, httpapi.Config{
+		TrialLimit:     httpapi.TrialLimit{Rate: rate.Inf},
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
+	})
+	const proxy = "10.0.0.7:51000"
+	a := serveFrom(s, proxy, `{"n":1}`, "Idempotency-Key", "k", "X-Forwarded-For", "198.51.100.1")
+	if a.Code != http.StatusOK || callerOf(t, a) != "ip:198.51.100.1" {
+		t.Fatalf("client a: %d, caller %q; want 200 and ip:198.51.100.1", a.Code, callerOf(t, a))
+	}
+	b := serveFrom(s, proxy, `{"n":1}`, "Idempotency-Key", "k", "X-Forwarded-For", "198.51.100.2")
+	if b.Header().Get(httpapi.HeaderIdempotentReplayed) != "" || callerOf(t, b) != "ip:198.51.100.2" {
+		t.Errorf("client b reusing a's key: replayed %q, caller %q; want its own answer", b.Header().Get(httpapi.HeaderIdempotentReplayed), callerOf(t, b))
+	}
+	again := serveFrom(s, proxy, `{"n":1}`, "Idempotency-Key", "k", "X-Forwarded-For", "198.51.100.1")
+	if again.Header().Get(httpapi.HeaderIdempotentReplayed) != "true" || callerOf(t, again) != "ip:198.51.100.1" {
+		t.Errorf("client a's retry: replayed %q, caller %q; want a's kept answer", again.Header().Get(httpapi.HeaderIdempotentReplayed), callerOf(t, again))
+	}
+
+	for _, tc := range []struct {
+		name, remote string
+		headers      []string
+		want         string
+	}{
+		{"untrusted peer naming another address", "192.0.2.9:1", []string{"X-Forwarded-For", "198.51.100.1"}, "ip:192.0.2.9"},
+		{"chain of trusted proxies", proxy, []string{"X-Forwarded-For", "203.0.113.5, 10.1.1.1"}, "ip:203.0.113.5"},
+		{"client-supplied hop before the proxy's", proxy, []string{"X-Forwarded-For", "198.51.100.66, 203.0.113.5"}, "ip:203.0.113.5"},
+		{"Forwarded header", proxy, []string{"Forwarded", `for="[2001:db8::1]:4711";proto=https`}, "ip:2001:db8::1"},
+		{"Forwarded wins over X-Forwarded-For", proxy, []string{"Forwarded", "for=203.0.113.9", "X-Forwarded-For", "198.51.100.1"}, "ip:203.0.113.9"},
+		{"unknown hop stops at the proxy", proxy, []string{"Forwarded", "for=unknown"}, "ip:10.0.0.7"},
+		{"no header", proxy, nil, "ip:10.0.0.7"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := callerOf(t, serveFrom(s, tc.remote, `{}`, tc.headers...)); got != tc.want {
+				t.Errorf("caller = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestServer_trialLimitGroupsIPv6: the addresses of one IPv6 /64 share
+// one trial bucket, so rotating through them does not dodge the limit;
+// another /64 has its own.
+func TestServer_trialLimitGroupsIPv6(t *testing.T) {
+	s := newTrialServer(t, httpapi.Config{TrialLimit: httpapi.TrialLimit{Rate: rate.Every(time.Hour), Burst: 2}})
+	for i, remote := range []string{"[2001:db8:0:1::1]:1", "[2001:db8:0:1::2]:1", "[2001:db8:0:1:ffff::3]:1"} {
+		want := http.StatusOK
+		if i == 2 {
+			want = http.StatusTooManyRequests
+		}
+		if w := serveFrom(s, remote, `{}`); w.Code != want {
+			t.Errorf("call %d from %s: %d, want %d", i+1, remote, w.Code, want)
+		}
+	}
+	if w := serveFrom(s, "[2001:db8:0:2::1]:1", `{}`); w.Code != http.StatusOK {
+		t.Errorf("another /64: %d, want 200", w.Code)
+	}
+	// A /48 grouping puts both in one bucket.
+	s48 := newTrialServer(t, httpapi.Config{TrialLimit: httpapi.TrialLimit{Rate: rate.Every(time.Hour), Burst: 1, IPv6Prefix: 48}})
+	serveFrom(s48, "[2001:db8:0:1::1]:1", `{}`)
+	if w := serveFrom(s48, "[2001:db8:0:2::1]:1", `{}`); w.Code != http.StatusTooManyRequests {
+		t.Errorf("same /48 with IPv6Prefix 48: %d, want 429", w.Code)
+	}
+}
+
+// TestServer_trialNewCallersNotLockedOut: once the limiter tracks
+// MaxCallers callers, a new caller's first call is still served.
+func TestServer_trialNewCallersNotLockedOut(t *testing.T) {
+	s := newTrialServer(t, httpapi.Config{TrialLimit: httpapi.TrialLimit{Rate: rate.Every(time.Hour), Burst: 1, MaxCallers: 2}})
+	for _, ip := range []string{"192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.4", "192.0.2.5"} {
+		if w := serveFrom(s, ip+":1", `{}`); w.Code != http.StatusOK {
+			t.Errorf("first call of %s: %d, want 200", ip, w.Code)
+		}
+	}
+}
+
+// TestServer_paidIdempotencyScopedByPayer: on a paid route the
+// idempotency scope is the payer, not the address: a second payer
+// reusing the first one's key from the same address gets its own answer.
+func TestServer_paidIdempotencyScopedByPayer(t *testing.T) {
+	o, err := evm.USDC("base-sepolia", "0x209693Bc6afc0C5328bA36FaF03C514EF312287C", "$0.001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mw, err := x402.Middleware(x402.MiddlewareConfig{Facilitator: &evm.Facilitator{}, Routes: map[string]x402.Price{"POST /paid": {Accepts: []x402.PaymentRequirements{o}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, httpapi.Config{X402: mw, Endpoints: []httpapi.Endpoint{{Method: "POST", Path: "/paid", Access: httpapi.Paid, Prepare: echo}}})
+	var callers []string
+	for _, key := range []string{"0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318", "0x" + strings.Repeat("11", 32)} {
+		payer, err := evm.NewPayer(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr, err := payer.Pay(t.Context(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		proof, _ := x402.EncodeHeader(x402.PaymentPayload{X402Version: 2, Accepted: o, Payload: pr.Payload})
+		got := send(t, "POST", srv.URL+"/paid", `{"n":1}`, x402.HeaderPaymentSignature, proof, "Idempotency-Key", "shared")
+		var body struct{ Caller string }
+		json.Unmarshal([]byte(got.body), &body)
+		if got.status != http.StatusOK || got.header.Get(httpapi.HeaderIdempotentReplayed) != "" {
+			t.Fatalf("payer %s: %d replayed %q, want its own 200", payer.Address(), got.status, got.header.Get(httpapi.HeaderIdempotentReplayed))
+		}
+		if want := "payer:" + strings.ToLower(payer.Address().String()); body.Caller != want {
+			t.Errorf("caller = %q, want %q", body.Caller, want)
+		}
+		callers = append(callers, body.Caller)
+	}
+	if callers[0] == callers[1] {
+		t.Errorf("both payers were the caller %q", callers[0])
+	}
+}

@@ -1,0 +1,29 @@
+package router
+
+import "testing"
+
+// BenchmarkV3Decode_sessionPool measures what the check for a top-level
+// session_pool costs the decoding of a version 3 validate body whose pool
+// sits, rightly, in consensus (so the check parses the body a second
+// time): the decoder with the check against the same decoder without it.
+func BenchmarkV3Decode_sessionPool(b *testing.B) {
+	body := []byte(`{"request_id":"r-1","claim":{"type":"summary","description":"a one-line summary","output":"Refunds within 30 days."},` +
+		`"policy":{"tier":"safe","rules":["consistency"]},"context":{"task_input":"Refunds within 30 days, at most 2 a year."},` +
+		`"consensus":{"replicas":3,"session_pool":[201,202,203],"disagreement_policy":"best_effort"}}`)
+	for _, tc := range []struct {
+		name string
+		d    decoder
+	}{
+		{"without-check", decodeWith(Service.ValidateV3)},
+		{"with-check", refusingTopLevelPool(decodeWith(Service.ValidateV3))},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := tc.d(nil, body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,75 @@
+package router_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/routertest"
+)
+
+// TestHandler_topLevelSessionPool checks that a version 3 body with
+// session_pool beside consensus, instead of inside it, is a 400 whose
+// field error names consensus.session_pool, together with the body's
+// other field errors, while other unknown members stay ignored.
+func TestHandler_topLevelSessionPool(t *testing.T) {
+	rec := routertest.NewRecorder(routertest.Verdict(router.VerdictValid))
+	h, err := router.NewHandler(newEngine(t, routertest.Sessions(1, 3, rec, rec, rec)),
+		router.WithAuthenticator(router.KeyAuthenticator(map[string]string{"k": "tests"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	misplaced := struct{ Field, Rule, Message string }{"session_pool", "misplaced", "belongs inside the consensus block: send it as consensus.session_pool"}
+	tests := []struct {
+		name, path, body string
+		status           int
+		want             []struct{ Field, Rule, Message string }
+	}{
+		{"validate", "/api/v3/validate", `{"claim":{"type":"t","output":"o"},"consensus":{"replicas":3},"session_pool":[1,2,3]}`,
+			400, []struct{ Field, Rule, Message string }{misplaced}},
+		{"delegate", "/api/v3/delegate", `{"objective":"o","input":"i","consensus":{"replicas":1},"session_pool":[1]}`,
+			400, []struct{ Field, Rule, Message string }{misplaced}},
+		{"factcheck", "/api/v3/factcheck", `{"claim":"c","consensus":{"replicas":3},"session_pool":[]}`,
+			400, []struct{ Field, Rule, Message string }{misplaced}},
+		{"with another error", "/api/v3/validate", `{"claim":{"type":"t","output":"o"},"consensus":{"replicas":2},"session_pool":[1]}`,
+			400, []struct{ Field, Rule, Message string }{{"consensus.replicas", "oneof", "must be one of 1, 3, 5, got 2"}, misplaced}},
+		{"inside consensus", "/api/v3/validate", `{"claim":{"type":"t","output":"o"},"consensus":{"replicas":3,"session_pool":[1,2,3]}}`, 200, nil},
+		{"other unknown member", "/api/v3/validate", `{"claim":{"type":"t","output":"o"},"consensus":{"replicas":3},"sessions_pool":[1]}`, 200, nil},
+		{"in the context", "/api/v3/validate", `{"claim":{"type":"t","output":"o"},"consensus":{"replicas":1},"context":{"session_pool":[1]}}`, 200, nil},
+		{"version 2 ignores it", "/api/v2/validate", `{"session_id":1,"claim":{"type":"t","output":"o"},"session_pool":[1]}`, 200, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+tc.path, strings.NewReader(tc.body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer k")
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tc.status)
+			}
+			if tc.status != 400 {
+				return
+			}
+			var p problemAnswer
+			if err := json.NewDecoder(resp.Body).Decode(&p); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]struct{ Field, Rule, Message string }, len(p.Errors))
+			copy(got, p.Errors)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("field errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -51,6 +52,27 @@ type config struct {
 	trialRate        rate.Limit
 	trialBurst       int
 	debugAddr        string
+	mcpStdio         bool // serve the MCP tools on stdin and stdout instead of listening
+	mcpPaid          bool // the MCP tools that run workers take x402 payments
+	trustedProxies   []netip.Prefix
+}
+
+// prefixFlag collects -trusted-proxy CIDR (or a bare address).
+type prefixFlag []netip.Prefix
+
+func (f *prefixFlag) String() string { return "" }
+
+func (f *prefixFlag) Set(s string) error {
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		a, aerr := netip.ParseAddr(s)
+		if aerr != nil {
+			return fmt.Errorf("want a CIDR prefix or an address: %w", err)
+		}
+		p = netip.PrefixFrom(a, a.BitLen())
+	}
+	*f = append(*f, p.Masked())
+	return nil
 }
 
 // integrationFlag collects -integration NAME=KEY.
@@ -95,6 +117,10 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.IntVar(&cfg.trialBurst, "trial-burst", defaultTrialBurst, "trial requests a caller may make at once (`N` >= 1)")
 	fs.StringVar(&cfg.debugAddr, "debug-addr", "",
 		"`HOST:PORT` serving /debug/vars (goroutines, memory, counters); off by default")
+	fs.Var((*prefixFlag)(&cfg.trustedProxies), "trusted-proxy",
+		"reverse proxy `CIDR` (or address) whose Forwarded or X-Forwarded-For header names the client, for trial limits and idempotency scopes (repeatable; default: none)")
+	fs.BoolVar(&cfg.mcpStdio, "mcp-stdio", false, "serve the MCP tools on stdin and stdout (for an MCP host to launch) instead of listening")
+	fs.BoolVar(&cfg.mcpPaid, "mcp-paid", false, "the MCP tools that run workers take x402 payments in _meta[\"x402/payment\"], at the prices of the x402 routes")
 	fs.Usage = func() {
 		fmt.Fprint(out, `usage: go run ./examples/server [flags]
 

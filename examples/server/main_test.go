@@ -230,7 +230,7 @@ func TestRun_flags(t *testing.T) {
 	}
 	for _, want := range []string{"-addr HOST:PORT", "127.0.0.1:8080", "-api-key KEY", "demo-key", "-pay-to ADDRESS", defaultPayTo,
 		"-integration NAME=KEY", "-signing-key FILE", "-receipts FILE", "-workers FILE", "-database-url URL",
-		"-database-schema NAME", "-trial-rate N", "-trial-burst N", "-debug-addr HOST:PORT"} {
+		"-database-schema NAME", "-trial-rate N", "-trial-burst N", "-debug-addr HOST:PORT", "-trusted-proxy CIDR"} {
 		if !strings.Contains(usage.String(), want) {
 			t.Errorf("usage lacks %q:\n%s", want, usage.String())
 		}
@@ -252,6 +252,7 @@ func TestRun_flags(t *testing.T) {
 		{"-workers", "missing-panel.yaml"},
 		{"-signing-key", "signing.go"},
 		{"-addr", "127.0.0.1:0", "-debug-addr", "256.0.0.1:1"},
+		{"-trusted-proxy", "proxy.example"},
 	} {
 		if err := run(context.Background(), args, io.Discard, io.Discard); err == nil {
 			t.Errorf("run %q succeeded, want an error", args)

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
@@ -19,6 +21,8 @@ type server struct {
 	log      *receipt.Log // the receipts' transparency log
 	prices   []pricedRoute
 	sessions string // describes the engine's sessions, for the banner
+
+	mcp *mcp.Server // the trust tools, served at /mcp and by -mcp-stdio
 }
 
 // newServer builds the engine and, in front of it, the router Handler and
@@ -90,6 +94,10 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 		trust.WithReceiptLog(s.log),
 		trust.WithHandlerLogger(log),
 	}
+	if len(cfg.trustedProxies) > 0 {
+		routerOpts = append(routerOpts, router.WithTrustedProxies(cfg.trustedProxies...))
+		trustOpts = append(trustOpts, trust.WithTrustedProxies(cfg.trustedProxies...))
+	}
 	if s.state.limiter != nil {
 		routerOpts = append(routerOpts, router.WithRateLimiter(s.state.limiter))
 		trustOpts = append(trustOpts, trust.WithRateLimiter(s.state.limiter))
@@ -108,6 +116,9 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	mux := http.NewServeMux()
 	mux.Handle("/", rh)
 	mux.Handle("/api/v4/", th)
+	if s.mcp, err = mountAgents(mux, cfg, agentDeps{engine, svc, s.state.receipts, verifier, auth, s.state.replay, s.prices, s.metrics, log}); err != nil {
+		return nil, err
+	}
 	s.handler = s.metrics.countRequests(mux)
 	return s, nil
 }

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/trust"
+	"github.com/vouchkit/vouch/trust/agentcard"
+	"github.com/vouchkit/vouch/trust/trustmcp"
+	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/evm"
+)
+
+// The paths of the MCP endpoint: /mcp, and the public router's
+// /mcp/messages.
+const (
+	mcpPath         = "/mcp"
+	mcpMessagesPath = "/mcp/messages"
+)
+
+// agentDeps is what the MCP tools and the agent card are built on.
+type agentDeps struct {
+	engine   *router.Engine
+	svc      *trust.Service
+	receipts receipt.Store
+	verifier *receipt.Verifier
+	auth     router.Authenticator
+	replay   x402.ReplayStore
+	prices   []pricedRoute
+	metrics  *metrics
+	log      *slog.Logger
+}
+
+// mountAgents serves the trust tools over MCP Streamable HTTP at /mcp and
+// /mcp/messages, behind the API keys, and the A2A agent card at
+// /.well-known/agent.json and /api/v1/a2a/agent.json. It returns the MCP
+// server, which -mcp-stdio serves on stdin and stdout instead.
+func mountAgents(mux *http.ServeMux, cfg config, d agentDeps) (*mcp.Server, error) {
+	srv, err := trustmcp.NewServer(trustmcp.Config{
+		Caller:   d.svc,
+		Router:   d.engine,
+		Receipts: &trustmcp.StoreReceipts{Store: d.receipts, Verifier: d.verifier},
+		Name:     "vouch demo server",
+	})
+	if err != nil {
+		return nil, err
+	}
+	if cfg.mcpPaid {
+		pay, err := trustmcp.Paywall(trustmcp.PaywallConfig{
+			Facilitator: d.metrics.countSettlements(&evm.Facilitator{}),
+			Prices:      mcpPrices(d.prices),
+			Replay:      d.replay,
+			Logger:      d.log,
+		})
+		if err != nil {
+			return nil, err
+		}
+		srv.AddReceivingMiddleware(pay)
+	}
+	h := requireKey(d.auth, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: d.log}))
+	mux.Handle(mcpPath, h)
+	mux.Handle(mcpMessagesPath, h)
+	card := agentcard.Handler(agentcard.Config{Name: "vouch demo server", MCPPath: mcpPath})
+	mux.Handle(agentcard.WellKnownPath, card)
+	mux.Handle(agentcard.APIPath, card)
+	return srv, nil
+}
+
+// requireKey admits requests whose bearer key the authenticator accepts,
+// and refuses the others with the 401 problem of the HTTP routes. The
+// SDK's auth.RequireBearerToken then records the integration as the
+// token's UserID, which the tools name to the trust service as the caller
+// (and which binds an MCP session to its integration).
+func requireKey(auth router.Authenticator, next http.Handler) http.Handler {
+	verify := func(_ context.Context, _ string, r *http.Request) (*mcpauth.TokenInfo, error) {
+		caller, err := auth(r)
+		if err != nil || caller == "" {
+			return nil, fmt.Errorf("%w: %v", mcpauth.ErrInvalidToken, err)
+		}
+		return &mcpauth.TokenInfo{UserID: caller}, nil
+	}
+	withToken := mcpauth.RequireBearerToken(verify, &mcpauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		caller, err := auth(r)
+		if err == nil && caller != "" {
+			withToken.ServeHTTP(w, r)
+			return
+		}
+		var p *problem.Details
+		if errors.As(err, &p) {
+			problem.Write(w, p)
+			return
+		}
+		challenge, detail := `Bearer realm="vouch"`, "missing credentials: send Authorization: Bearer <key>"
+		if !errors.Is(err, router.ErrNoCredentials) {
+			challenge += `, error="invalid_token"`
+			detail = "the credential is not valid"
+		}
+		w.Header().Set("WWW-Authenticate", challenge)
+		problem.Write(w, problem.New(http.StatusUnauthorized, problem.CodeUnauthorized, detail))
+	})
+}
+
+// mcpPrices prices the tools that run workers, with -mcp-paid: the trust
+// tools as the paid trust call, factcheck as a paid validation. Receipts
+// are free to fetch and verify.
+func mcpPrices(prices []pricedRoute) map[string]x402.Price {
+	byWhat := map[string]pricedRoute{}
+	for _, p := range prices {
+		byWhat[p.what] = p
+	}
+	out := map[string]x402.Price{}
+	for tool, what := range map[string]string{
+		trustmcp.ToolValidateClaim: "trust call",
+		trustmcp.ToolDelegateTask:  "trust call",
+		trustmcp.ToolArbitrate:     "trust call",
+		trustmcp.ToolFactcheck:     string(router.OpFactcheckV1),
+	} {
+		if p, ok := byWhat[what]; ok {
+			out[tool] = x402.Price{Accepts: []x402.PaymentRequirements{p.offer}, Description: "vouch demo server: MCP tool " + tool, MimeType: "application/json"}
+		}
+	}
+	return out
+}
+
+// serveStdio serves the MCP tools on stdin and stdout until ctx ends or
+// the host closes stdin. Nothing else is written to stdout; the log goes
+// to stderr. The caller of every call is trust.DefaultCaller.
+func serveStdio(ctx context.Context, s *server, log *slog.Logger) error {
+	log.Info("serving MCP on stdio", "tools", "validate_claim, delegate_task, arbitrate, factcheck, get_receipt, verify_receipt", "sessions", s.sessions)
+	err := s.mcp.Run(ctx, &mcp.StdioTransport{})
+	if err != nil && ctx.Err() != nil {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,299 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/trust"
+	"github.com/vouchkit/vouch/trust/agentcard"
+	"github.com/vouchkit/vouch/trust/trustmcp"
+	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/evm"
+)
+
+// bearer adds an API key, and a traceparent when set, to every request.
+type bearer struct {
+	key, traceparent string
+	base             http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.key)
+	if b.traceparent != "" {
+		r.Header.Set("traceparent", b.traceparent)
+	}
+	return b.base.RoundTrip(r)
+}
+
+// mcpSession connects an MCP client to endpoint with key (none when
+// empty), closed when the test ends.
+func mcpSession(t *testing.T, endpoint, key string) (*mcp.ClientSession, error) {
+	t.Helper()
+	return mcpSessionWith(t, endpoint, bearer{key: key})
+}
+
+// mcpSessionWith is mcpSession with the headers of b.
+func mcpSessionWith(t *testing.T, endpoint string, b bearer) (*mcp.ClientSession, error) {
+	t.Helper()
+	hc := &http.Client{Transport: http.DefaultTransport}
+	if b.key != "" {
+		b.base = http.DefaultTransport
+		hc.Transport = b
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		return nil, err
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, nil
+}
+
+// callTool calls a tool and fails the test on a protocol error.
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+// structured decodes the structured content of a successful result.
+func structured(t *testing.T, res *mcp.CallToolResult, v any) {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("tool error: %s", resultText(res))
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("structured content %s: %v", b, err)
+	}
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	if len(res.Content) == 0 {
+		return ""
+	}
+	if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+		return tc.Text
+	}
+	return ""
+}
+
+func TestRun_mcp(t *testing.T) {
+	b, _, _ := startServerBanner(t, "-integration", "acme=acme-key")
+	demo, err := mcpSession(t, b.base+mcpPath, defaultAPIKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The tools, named as the agent card's skills.
+	tools, err := demo.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	var skills []string
+	for _, s := range agentcard.Skills() {
+		skills = append(skills, s.ID)
+	}
+	slices.Sort(names)
+	slices.Sort(skills)
+	if diff := cmp.Diff(skills, names); diff != "" {
+		t.Errorf("tools vs the agent card's skills (-skills +tools):\n%s", diff)
+	}
+
+	// The demo workers judge the arithmetic.
+	for claim, want := range map[string]trust.Status{"17 * 3 = 51": trust.StatusValid, "17 * 3 = 50": trust.StatusInvalid} {
+		var resp trust.Response
+		structured(t, callTool(t, demo, "validate_claim", map[string]any{"input": "What is 17 * 3?", "claimed_result": claim}), &resp)
+		if resp.Status != want || resp.Evidence.Redundancy != 3 {
+			t.Errorf("validate_claim %q = %s on %d runs, want %s on 3", claim, resp.Status, resp.Evidence.Redundancy, want)
+		}
+	}
+
+	// An inline receipt belongs to the key's integration: the tools fetch
+	// and verify it, the HTTP route gives it to demo, and acme sees nothing.
+	var resp trust.Response
+	structured(t, callTool(t, demo, "validate_claim", map[string]any{"claimed_result": "17 * 3 = 51", "receipt": "inline"}), &resp)
+	issued, err := receipt.Parse(resp.Receipt)
+	if err != nil || issued.Signing == nil || issued.Signing.Issuer != b.issuer {
+		t.Fatalf("inline receipt %s (%v): want one signed by %s", resp.Receipt, err, b.issuer)
+	}
+	var got trustmcp.ReceiptResult
+	structured(t, callTool(t, demo, "get_receipt", map[string]any{"receipt_id": issued.ReceiptID}), &got)
+	var vr receipt.VerifyResponse
+	structured(t, callTool(t, demo, "verify_receipt", map[string]any{"receipt": got.Receipt}), &vr)
+	if !vr.Valid || vr.Issuer != b.issuer {
+		t.Errorf("verify_receipt = %+v, want valid, signed by %s", vr, b.issuer)
+	}
+	if fetched, err := trustClient(t, b.base, defaultAPIKey).FetchReceipt(context.Background(), issued.ReceiptID); err != nil || !jsonSame(fetched, resp.Receipt) {
+		t.Errorf("GET /api/v4/receipt as demo = %s (%v), want the receipt issued over MCP", fetched, err)
+	}
+	acme, err := mcpSession(t, b.base+mcpMessagesPath, "acme-key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := callTool(t, acme, "get_receipt", map[string]any{"receipt_id": issued.ReceiptID}); !res.IsError || !strings.Contains(resultText(res), "no receipt") {
+		t.Errorf("acme's get_receipt of demo's private receipt: %v %q, want the not-found tool error", res.IsError, resultText(res))
+	}
+	_, err = trustClient(t, b.base, "acme-key").FetchReceipt(context.Background(), issued.ReceiptID)
+	wantNotFound(t, "acme over HTTP", err)
+
+	// A W3C traceparent continues the caller's trace.
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	traced, err := mcpSessionWith(t, b.base+mcpPath, bearer{key: defaultAPIKey, traceparent: "00-" + traceID + "-00f067aa0ba902b7-01"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	structured(t, callTool(t, traced, "validate_claim", map[string]any{"claimed_result": "17 * 3 = 51", "policy": "fast"}), &resp)
+	if resp.TraceID != traceID {
+		t.Errorf("trace_id %s, want the traceparent's %s", resp.TraceID, traceID)
+	}
+
+	// A bad argument is a tool error naming it.
+	if res := callTool(t, demo, "validate_claim", map[string]any{"claimed_result": "17 * 3 = 51", "policy": "cheap"}); !res.IsError || !strings.Contains(resultText(res), "policy") {
+		t.Errorf("policy cheap: %v %q, want a tool error naming policy", res.IsError, resultText(res))
+	}
+}
+
+func TestRun_mcpRefusesWithoutKey(t *testing.T) {
+	base, _, _ := startServer(t)
+	for _, key := range []string{"", "wrong-key"} {
+		if _, err := mcpSession(t, base+mcpPath, key); err == nil {
+			t.Errorf("MCP session with key %q: connected, want refused", key)
+		}
+		req, _ := http.NewRequest(http.MethodPost, base+mcpMessagesPath,
+			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"validate_claim","arguments":{"claimed_result":"17 * 3 = 51"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p trust.Error
+		err = json.NewDecoder(resp.Body).Decode(&p)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || err != nil || p.Code != "unauthorized" || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("tool call with key %q: %d %+v (%v), want a 401 problem with a Bearer challenge", key, resp.StatusCode, p, err)
+		}
+	}
+}
+
+func TestRun_mcpPaid(t *testing.T) {
+	base, log, _ := startServer(t, "-mcp-paid")
+	cs, err := mcpSession(t, base+mcpPath, defaultAPIKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	args := map[string]any{"claimed_result": "17 * 3 = 51"}
+
+	// Without payment: the terms of the x402 MCP transport.
+	res := callTool(t, cs, "validate_claim", args)
+	var terms trustmcp.PaymentRequired
+	b, _ := json.Marshal(res.StructuredContent)
+	if !res.IsError || json.Unmarshal(b, &terms) != nil || len(terms.Accepts) != 1 || !strings.Contains(resultText(res), `"x402/error"`) {
+		t.Fatalf("unpaid call: %v %s %q, want the payment terms", res.IsError, b, resultText(res))
+	}
+	offer := terms.Accepts[0]
+	if want, _ := evm.USDC(network, defaultPayTo, trustPrice); offer.Amount != want.Amount {
+		t.Errorf("terms ask %s, want the trust price %s", offer.Amount, want.Amount)
+	}
+
+	// Paid: runs and settles once; the same payment again is refused.
+	payer, err := evm.NewPayer(strings.Repeat("47", 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proof, err := payer.Pay(ctx, offer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payment := x402.PaymentPayload{X402Version: x402.Version2, Resource: terms.Resource, Accepted: offer, Payload: proof.Payload}
+	for i := range 2 {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "validate_claim", Arguments: args, Meta: mcp.Meta{trustmcp.MetaPayment: payment}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			var resp trust.Response
+			structured(t, res, &resp)
+			if resp.Status != trust.StatusValid || res.Meta[trustmcp.MetaPaymentResponse] == nil {
+				t.Errorf("paid call: %s, _meta %v, want VALID with the settlement", resp.Status, res.Meta)
+			}
+		} else if !res.IsError || !strings.Contains(resultText(res), "already used") {
+			t.Errorf("the same payment again: %v %q, want refused as already used", res.IsError, resultText(res))
+		}
+	}
+	if n := strings.Count(log.String(), `msg="trustmcp: settled"`); n != 1 {
+		t.Errorf("%d settlements logged, want 1", n)
+	}
+	// Receipts stay free.
+	if res := callTool(t, cs, "get_receipt", map[string]any{"receipt_id": "rcpt_aaaaaaaaaaaaaaaaaaaaaaaaaa"}); strings.Contains(resultText(res), "x402") {
+		t.Errorf("get_receipt asked for payment: %q", resultText(res))
+	}
+}
+
+func TestRun_agentCard(t *testing.T) {
+	base, _, _ := startServer(t)
+	for _, path := range []string{agentcard.WellKnownPath, agentcard.APIPath} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var card agentcard.Card
+		err = json.NewDecoder(resp.Body).Decode(&card)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || err != nil || card.URL != base || len(card.Skills) != 6 || !strings.Contains(card.Description, base+mcpPath) {
+			t.Errorf("GET %s: %d %+v (%v), want the card of %s with 6 skills", path, resp.StatusCode, card, err, base)
+		}
+	}
+}
+
+// TestRun_mcpStdio launches the test binary as the server in -mcp-stdio
+// mode (see TestMain), as an MCP host would, and calls a tool: anything
+// but MCP on stdout would break the session.
+func TestRun_mcpStdio(t *testing.T) {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), stdioServerEnv+"=1")
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).
+		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil || len(tools.Tools) != 6 {
+		t.Fatalf("tools over stdio: %v (%v), want 6", tools, err)
+	}
+	var resp trust.Response
+	structured(t, callTool(t, cs, "validate_claim", map[string]any{"claimed_result": "17 * 3 = 50", "policy": "fast"}), &resp)
+	if resp.Status != trust.StatusInvalid {
+		t.Errorf("validate_claim over stdio = %s, want INVALID", resp.Status)
+	}
+}
+
+// jsonSame reports whether a and b are the same JSON value.
+func jsonSame(a, b []byte) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && cmp.Equal(x, y)
+}

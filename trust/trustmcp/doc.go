@@ -1,0 +1,66 @@
+// Package trustmcp serves the trust service to agents as Model Context
+// Protocol tools, on the official Go SDK
+// (github.com/modelcontextprotocol/go-sdk). It lives in its own package so
+// that importers of trust do not link the SDK.
+//
+// [NewServer] turns any trust.Caller (the in-process trust.Service or a
+// remote trust.Client), and optionally a receipt source and a
+// router.Service, into an *mcp.Server with these tools:
+//
+//	tool            arguments                                         answers
+//	validate_claim  input, claimed_result, spec, policy, receipt      the trust response (trust.Response)
+//	delegate_task   objective and/or input, policy, receipt           the trust response of a delegation
+//	arbitrate       input, claimed_result, spec, dispute_context,     SELLER_VALID, SELLER_INVALID or
+//	                policy, receipt                                   INCONCLUSIVE, with evidence
+//	factcheck       claim, mode, replicas                             router.FactcheckResponse
+//	get_receipt     receipt_id                                        {"receipt": the receipt object}
+//	verify_receipt  receipt                                           receipt.VerifyResponse
+//
+// The first three need Config.Caller; factcheck is listed only with
+// Config.Router (a fact check is a router operation, not a trust mode);
+// get_receipt and verify_receipt only with Config.Receipts. Input and
+// output schemas are inferred from the Go types of the arguments and
+// answers. Every answer carries its structured content and a one-line text
+// summary a model can read.
+//
+// # Arguments
+//
+// policy is fast, safe, oracle or adaptive, and safe when absent; receipt
+// is none, inline or detached, and none when absent. A receipt asked for
+// here includes every optional member (the consensus and policy snapshots,
+// the input and output hashes, the router trace references) and is private
+// to the caller. input is a string or a JSON object (or the array form
+// {"kind":"array","items":[...]}); claimed_result, spec and
+// dispute_context are any JSON. A bad argument (an unknown policy, a
+// missing claimed result, an input that is a number) is a tool error, a
+// result with isError set whose text names the argument and the allowed
+// values, never a protocol error and never a silent default. So is an
+// error of the trust service or the router: its RFC 9457 detail is the
+// text.
+//
+// # Who is calling
+//
+// Receipts belong to the integration that made the call, and get_receipt
+// answers only the receipts that integration may see (its own, and shared
+// receipts that name it). The tools name the caller to the trust service
+// with trust.WithCaller: the UserID of the request's auth.TokenInfo, which
+// the SDK's auth.RequireBearerToken middleware sets from the verified
+// bearer token on Streamable HTTP; without one (stdio, in-memory
+// transports) the caller is trust.CallerFrom of the handler's context,
+// trust.DefaultCaller unless the host set one. A host that serves the tools
+// over HTTP must therefore put them behind authentication, or every caller
+// is the same default one. With a remote trust.Client, the client's own
+// API key names the caller instead. The W3C traceparent header of an HTTP
+// request, when there is one, sets the trace id of the call, as on the
+// trust service's HTTP route.
+//
+// # Paying per call
+//
+// [Paywall] returns SDK middleware that makes chosen tools pay per call
+// as the x402 protocol's MCP transport defines it: a call without
+// _meta["x402/payment"] is answered with a tool error carrying the
+// payment terms (the PaymentRequired object as structuredContent, and in
+// content[0].text wrapped as {"x402/error":{"code":402,...}}); a call with
+// a valid payment runs, is settled once, and carries the settlement in the
+// result's _meta["x402/payment-response"].
+package trustmcp

@@ -1,0 +1,85 @@
+package trustmcp
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+)
+
+// arguments are the names of the tools' arguments, which an
+// ArgumentError must name.
+var arguments = []string{"input", "claimed_result", "spec", "policy", "receipt", "objective", "dispute_context", "claim", "mode", "replicas"}
+
+// FuzzArguments decodes tool arguments as the SDK hands them over (any
+// JSON object) and builds the trust and router requests from them: it
+// must never panic, must accept only requests the trust service accepts,
+// and must name a known argument when it refuses.
+func FuzzArguments(f *testing.F) {
+	for _, s := range []string{
+		`{"claimed_result":"17 * 3 = 51"}`,
+		`{"claimed_result":{"answer":51},"input":{"q":"17 * 3"},"spec":"integer product","policy":"oracle","receipt":"inline"}`,
+		`{"claimed_result":null,"input":42}`,
+		`{"claimed_result":1e400,"receipt":"detached"}`,
+		`{"input":{"kind":"array","items":[1,2]},"claimed_result":[1],"dispute_context":"x","policy":"adaptive"}`,
+		`{"objective":"17 * 3","policy":"fast"}`,
+		`{"claim":"17 * 3 = 51","mode":"realtime","replicas":5}`,
+		`{"receipt":"\"{}\""}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		check := func(tool string, err error) {
+			if err == nil {
+				return
+			}
+			var ae *ArgumentError
+			if !errors.As(err, &ae) {
+				t.Fatalf("%s: %v is not an *ArgumentError", tool, err)
+			}
+			if !slices.Contains(arguments, ae.Argument) {
+				t.Fatalf("%s: error names %q, not an argument", tool, ae.Argument)
+			}
+		}
+		var v ValidateClaimArgs
+		if json.Unmarshal(data, &v) == nil {
+			req, err := v.request()
+			check("validate_claim", err)
+			if err == nil && req.Validate() != nil {
+				t.Fatalf("validate_claim built an invalid request: %v", req.Validate())
+			}
+		}
+		var a ArbitrateArgs
+		if json.Unmarshal(data, &a) == nil {
+			req, err := a.request()
+			check("arbitrate", err)
+			if err == nil && req.Validate() != nil {
+				t.Fatalf("arbitrate built an invalid request: %v", req.Validate())
+			}
+		}
+		var d DelegateTaskArgs
+		if json.Unmarshal(data, &d) == nil {
+			req, err := d.request()
+			check("delegate_task", err)
+			if err == nil && req.Validate() != nil {
+				t.Fatalf("delegate_task built an invalid request: %v", req.Validate())
+			}
+		}
+		var fc FactcheckArgs
+		if json.Unmarshal(data, &fc) == nil {
+			req, err := fc.request()
+			check("factcheck", err)
+			if err == nil && req.Validate() != nil {
+				t.Fatalf("factcheck built an invalid request: %v", req.Validate())
+			}
+		}
+		var vr VerifyReceiptArgs
+		if json.Unmarshal(data, &vr) == nil {
+			if raw, err := vr.receiptJSON(); err == nil && !json.Valid(raw) {
+				t.Fatalf("verify_receipt passed on %q", raw)
+			} else if err != nil {
+				check("verify_receipt", err)
+			}
+		}
+	})
+}

@@ -1,0 +1,146 @@
+package trustmcp_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/trust"
+	"github.com/vouchkit/vouch/trust/trustmcp"
+)
+
+// arithmetic judges "A * B = C" claims and statements, as the demo
+// server's workers do, and answers a delegation "A * B" with the product.
+func arithmetic() router.Worker {
+	return router.WorkerFunc(func(ctx context.Context, job *router.Job) (*router.Result, error) {
+		text := job.Statement
+		if job.Claim != nil {
+			text = string(job.Claim.Output)
+			var s string
+			if json.Unmarshal(job.Claim.Output, &s) == nil {
+				text = s
+			}
+		}
+		if job.Kind == router.KindDelegate {
+			s, _ := job.Input.String()
+			var a, b int
+			if _, err := fmt.Sscanf(strings.TrimSpace(s), "%d * %d", &a, &b); err != nil {
+				return &router.Result{Output: "cannot compute " + s}, nil
+			}
+			return &router.Result{Output: fmt.Sprint(a * b)}, nil
+		}
+		yes, no := router.VerdictValid, router.VerdictInvalid
+		if job.Kind == router.KindFactcheck {
+			yes, no = router.VerdictTrue, router.VerdictFalse
+		}
+		var a, b, c int
+		if _, err := fmt.Sscanf(text, "%d * %d = %d", &a, &b, &c); err != nil {
+			return &router.Result{Verdict: router.VerdictNeedsSpec, Confidence: 0.5, Reasons: []string{"no equation to check"}}, nil
+		}
+		if a*b != c {
+			return &router.Result{Verdict: no, Confidence: 0.95, Reasons: []string{fmt.Sprintf("%d * %d is %d, not %d", a, b, a*b, c)}}, nil
+		}
+		return &router.Result{Verdict: yes, Confidence: 0.95, Reasons: []string{fmt.Sprintf("%d * %d = %d holds", a, b, c)}}, nil
+	})
+}
+
+// fixture is an in-process trust service with signed receipts.
+type fixture struct {
+	engine   *router.Engine
+	svc      *trust.Service
+	store    *receipt.MemStore
+	verifier *receipt.Verifier
+	cfg      trustmcp.Config
+}
+
+func newFixture(t testing.TB) *fixture {
+	t.Helper()
+	var ss []router.Session
+	for i := 1; i <= 5; i++ {
+		ss = append(ss, router.Session{ID: router.SessionID(i), Pool: fmt.Sprint("pool", i), Worker: arithmetic()})
+	}
+	engine, err := router.NewEngine(ss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := receipt.NewEd25519Signer(ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &receipt.MemStore{}
+	svc, err := trust.New(engine, trust.WithReceipts(&receipt.Issuer{Signer: signer, Store: store}), trust.WithSignedReceipts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifier, err := receipt.NewVerifier([]receipt.PublicKey{signer.Public()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{engine: engine, svc: svc, store: store, verifier: verifier, cfg: trustmcp.Config{
+		Caller: svc, Router: engine, Receipts: &trustmcp.StoreReceipts{Store: store, Verifier: verifier},
+	}}
+}
+
+// connect serves s over in-memory transports and returns a client
+// session on it, closed when the test ends.
+func connect(t testing.TB, s *mcp.Server) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		ss.Wait()
+	})
+	return cs
+}
+
+// callTool calls name with args and fails the test on a protocol error.
+func callTool(t testing.TB, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error %v", name, err)
+	}
+	return res
+}
+
+// decode decodes the structured content of res into v, failing the test
+// on a tool error.
+func decode(t testing.TB, res *mcp.CallToolResult, v any) {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("tool error: %s", text(res))
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("structured content %s: %v", b, err)
+	}
+}
+
+// text is the first text content of res.
+func text(res *mcp.CallToolResult) string {
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			return tc.Text
+		}
+	}
+	return ""
+}

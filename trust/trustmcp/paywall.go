@@ -1,0 +1,325 @@
+package trustmcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vouchkit/vouch/x402"
+)
+
+// The _meta keys of the x402 protocol's MCP transport.
+const (
+	// MetaPayment carries the payment (an x402 PaymentPayload) of a tool
+	// call.
+	MetaPayment = "x402/payment"
+	// MetaPaymentResponse carries the settlement (an x402 SettleResponse)
+	// of a paid tool result.
+	MetaPaymentResponse = "x402/payment-response"
+	// MetaError wraps the payment terms in the text of a tool result that
+	// asks for payment.
+	MetaError = "x402/error"
+)
+
+// PaywallConfig configures [Paywall].
+type PaywallConfig struct {
+	// Facilitator verifies and settles payments. Required.
+	Facilitator x402.Facilitator
+	// Prices prices tools by name; a tool not named is free. Required.
+	Prices map[string]x402.Price
+	// Replay remembers accepted payments, so that each pays for one call;
+	// nil means a new x402.MemoryReplay. Give it the store of the HTTP
+	// routes' x402.Middleware and a payment is spent on either side.
+	Replay x402.ReplayStore
+	// SettleTimeout bounds the facilitator's Settle call; zero means
+	// x402.DefaultSettleTimeout.
+	SettleTimeout time.Duration
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+	// Logger records verifications and settlements; nil is silent.
+	Logger *slog.Logger
+}
+
+// Paywall returns server middleware (for mcp.Server.AddReceivingMiddleware)
+// that makes the priced tools pay per call, as the x402 protocol's MCP
+// transport defines it, under the rules x402.Middleware applies to HTTP
+// routes:
+//
+//   - A call without _meta["x402/payment"], or with a payment that does
+//     not decode, matches none of the tool's offers, was already used,
+//     carries an EIP-3009 authorization that expires before the tool's
+//     time budget and the settlement can end (reason
+//     authorization_validity_too_short), or that the facilitator rejects,
+//     is answered with a tool result whose isError is set, whose
+//     structuredContent is the version 2 PaymentRequired terms (resource
+//     mcp://tool/<name>, the reason in error), and whose content[0].text is
+//     {"x402/error":{"code":402,"message":...,"data":<terms>}}. The tool
+//     does not run.
+//   - A call with a valid payment runs the tool under a context whose
+//     deadline is the price's time budget (Price.TimeBudget, or
+//     x402.DefaultTimeBudget). A tool error is returned as it is,
+//     unsettled, and the payment may be sent again. Otherwise the payment
+//     is settled, once, on a context detached from the call's and bounded
+//     by SettleTimeout, and the result carries the settlement in
+//     _meta["x402/payment-response"]; a failed settlement is answered with
+//     the terms and the failed settlement in structuredContent, instead of
+//     the tool's result. A price with SettleBefore settles first and runs
+//     the tool only when that succeeded; the payer then pays even when the
+//     tool fails.
+//
+// A payment is accepted once (see x402.ReplayStore): a repeat is answered
+// with the terms and "the payment was already used". An MCP call carries
+// no Idempotency-Key, so a paid answer lost on the way is not delivered
+// again. Other methods, and tools without a price, pass through. Paywall
+// fails when the configuration is unusable: no facilitator, no prices, a
+// price without offers, a negative time budget or settle timeout, or an
+// offer whose maxTimeoutSeconds is shorter than the time an authorization
+// must stay valid.
+func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
+	if cfg.Facilitator == nil {
+		return nil, errors.New("trustmcp: PaywallConfig.Facilitator is nil")
+	}
+	if len(cfg.Prices) == 0 {
+		return nil, errors.New("trustmcp: PaywallConfig.Prices is empty")
+	}
+	switch {
+	case cfg.SettleTimeout < 0:
+		return nil, fmt.Errorf("trustmcp: PaywallConfig.SettleTimeout %s is negative", cfg.SettleTimeout)
+	case cfg.SettleTimeout == 0:
+		cfg.SettleTimeout = x402.DefaultSettleTimeout
+	}
+	for name, p := range cfg.Prices {
+		if len(p.Accepts) == 0 {
+			return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q] accepts no payment", name)
+		}
+		if p.TimeBudget < 0 {
+			return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: time budget %s is negative", name, p.TimeBudget)
+		}
+		need := validity(p, cfg.SettleTimeout)
+		for i, o := range p.Accepts {
+			if time.Duration(o.MaxTimeoutSeconds)*time.Second < need {
+				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: maxTimeoutSeconds %d is shorter than the %s an authorization must stay valid (time budget and settlement)",
+					name, i, o.MaxTimeoutSeconds, need)
+			}
+		}
+	}
+	pw := &paywall{cfg: cfg, replay: cfg.Replay, log: cfg.Logger}
+	if pw.replay == nil {
+		pw.replay = &x402.MemoryReplay{}
+	}
+	if pw.log == nil {
+		pw.log = slog.New(slog.DiscardHandler)
+	}
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			call, ok := req.(*mcp.CallToolRequest)
+			if !ok || method != "tools/call" || call.Params == nil {
+				return next(ctx, method, req)
+			}
+			price, ok := pw.cfg.Prices[call.Params.Name]
+			if !ok {
+				return next(ctx, method, req)
+			}
+			return pw.serve(ctx, method, call, price, next)
+		}
+	}, nil
+}
+
+type paywall struct {
+	cfg    PaywallConfig
+	replay x402.ReplayStore
+	log    *slog.Logger
+}
+
+// timeBudget is how long a priced tool may run.
+func timeBudget(p x402.Price) time.Duration {
+	if p.TimeBudget == 0 {
+		return x402.DefaultTimeBudget
+	}
+	return p.TimeBudget
+}
+
+// validity is how long after it is received an authorization must stay
+// valid: through the tool's time budget (unless settled before) and the
+// settlement.
+func validity(p x402.Price, settle time.Duration) time.Duration {
+	if p.SettleBefore {
+		return settle
+	}
+	return timeBudget(p) + settle
+}
+
+func (pw *paywall) now() time.Time {
+	if pw.cfg.Now != nil {
+		return pw.cfg.Now()
+	}
+	return time.Now()
+}
+
+func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolRequest, price x402.Price, next mcp.MethodHandler) (mcp.Result, error) {
+	name := call.Params.Name
+	res := x402.ResourceInfo{URL: "mcp://tool/" + name, Description: price.Description, MimeType: price.MimeType}
+	raw, ok := call.Params.Meta[MetaPayment]
+	if !ok || raw == nil {
+		return terms(price, res, "payment required: send it in _meta[\""+MetaPayment+"\"]", nil), nil
+	}
+	p, err := decodePayment(raw)
+	if err != nil {
+		return terms(price, res, "_meta[\""+MetaPayment+"\"]: "+err.Error(), nil), nil
+	}
+	offer, ok := price.Match(p)
+	if !ok {
+		return terms(price, res, "the payment matches none of the accepted offers", nil), nil
+	}
+	if p.X402Version == x402.Version1 {
+		p.Resource = &res
+	}
+	now := pw.now()
+	key, until := x402.ReplayKey(p, offer, now)
+	fresh, err := pw.replay.Reserve(ctx, key, now, until)
+	if err != nil {
+		return pw.unavailable(ctx, "replay store", err), nil
+	}
+	if !fresh {
+		return terms(price, res, "the payment was already used", nil), nil
+	}
+	settled := false
+	defer func() {
+		if !settled { // not verified, or the tool failed: the payer may send it again
+			_ = pw.replay.Release(context.WithoutCancel(ctx), key)
+		}
+	}()
+	if vb, ok := p.AuthorizationValidBefore(); ok {
+		if need := now.Add(validity(price, pw.cfg.SettleTimeout)); vb.Before(need) {
+			return terms(price, res, fmt.Sprintf("authorization_validity_too_short: the authorization must stay valid through the tool's time budget and settlement: validBefore %d is before %d",
+				vb.Unix(), need.Unix()), nil), nil
+		}
+	}
+	vr, err := pw.cfg.Facilitator.Verify(ctx, p, offer)
+	if err != nil {
+		return pw.unavailable(ctx, "facilitator verify", err), nil
+	}
+	if !vr.IsValid {
+		pw.log.LogAttrs(ctx, slog.LevelInfo, "trustmcp: payment invalid", slog.String("tool", name), slog.String("reason", vr.InvalidReason))
+		return terms(price, res, joinReason(vr.InvalidReason, vr.InvalidMessage), nil), nil
+	}
+
+	work, cancel := context.WithTimeout(ctx, timeBudget(price))
+	defer cancel()
+	var sr *x402.SettleResponse
+	if price.SettleBefore {
+		settled = true // from here on the payment stays used, whatever the outcome
+		if sr = pw.settle(ctx, name, p, offer, vr.Payer); !sr.Success {
+			return terms(price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr), nil
+		}
+	}
+	result, err := next(work, method, call)
+	if err != nil {
+		return nil, err
+	}
+	ctr, ok := result.(*mcp.CallToolResult)
+	if !ok {
+		return result, nil
+	}
+	if sr == nil {
+		if ctr.IsError {
+			return ctr, nil
+		}
+		settled = true // from here on the payment stays used, whatever the outcome
+		if sr = pw.settle(ctx, name, p, offer, vr.Payer); !sr.Success {
+			return terms(price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr), nil
+		}
+	}
+	if ctr.Meta == nil {
+		ctr.Meta = mcp.Meta{}
+	}
+	ctr.Meta[MetaPaymentResponse] = sr
+	return ctr, nil
+}
+
+// settle settles p on a context detached from the call's, so that a
+// client that goes away cannot cancel a settlement the facilitator may
+// complete anyway, bounded by SettleTimeout. A failure is a settlement
+// with Success false.
+func (pw *paywall) settle(ctx context.Context, tool string, p *x402.PaymentPayload, offer x402.PaymentRequirements, payer string) *x402.SettleResponse {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pw.cfg.SettleTimeout)
+	defer cancel()
+	sr, err := pw.cfg.Facilitator.Settle(ctx, p, offer)
+	if err == nil && sr == nil {
+		err = errors.New("the facilitator returned no settlement")
+	}
+	if err != nil {
+		pw.log.LogAttrs(ctx, slog.LevelWarn, "trustmcp: settlement failed", slog.String("tool", tool), slog.String("error", err.Error()))
+		return &x402.SettleResponse{ErrorReason: "unexpected_settle_error", ErrorMessage: err.Error(), Network: offer.Network, Payer: payer}
+	}
+	if sr.Success {
+		if sr.Payer == "" {
+			sr.Payer = payer
+		}
+		pw.log.LogAttrs(ctx, slog.LevelInfo, "trustmcp: settled", slog.String("tool", tool),
+			slog.String("transaction", sr.Transaction), slog.String("payer", sr.Payer), slog.String("network", sr.Network))
+	}
+	return sr
+}
+
+// decodePayment reads the payment of _meta, which the SDK decoded as
+// generic JSON, into a PaymentPayload.
+func decodePayment(v any) (*x402.PaymentPayload, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	p := new(x402.PaymentPayload)
+	if err := json.Unmarshal(b, p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// PaymentRequired is the structured content of a tool result that asks
+// for payment: the x402 terms, and the settlement when one failed.
+type PaymentRequired struct {
+	x402.PaymentRequired
+	// Settlement is the failed settlement, when the payment was taken but
+	// could not be settled.
+	Settlement *x402.SettleResponse `json:"x402/payment-response,omitempty"`
+}
+
+// terms is the tool result that asks for payment.
+func terms(price x402.Price, res x402.ResourceInfo, reason string, sr *x402.SettleResponse) *mcp.CallToolResult {
+	pr := PaymentRequired{PaymentRequired: x402.PaymentRequired{
+		X402Version: x402.Version2, Error: reason, Resource: &res,
+		Accepts: make([]x402.PaymentRequirements, len(price.Accepts)),
+	}, Settlement: sr}
+	for i, o := range price.Accepts {
+		o.Network, _ = x402.NetworkCAIP2(o.Network)
+		pr.Accepts[i] = o
+	}
+	wrapped := map[string]any{MetaError: map[string]any{"code": 402, "message": reason, "data": pr}}
+	text, err := json.Marshal(wrapped)
+	if err != nil { // the terms are plain data: this does not happen
+		text = []byte(`{"` + MetaError + `":{"code":402,"message":"payment required"}}`)
+	}
+	return &mcp.CallToolResult{IsError: true, StructuredContent: pr, Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
+}
+
+func (pw *paywall) unavailable(ctx context.Context, step string, err error) *mcp.CallToolResult {
+	pw.log.LogAttrs(ctx, slog.LevelError, "trustmcp: "+step, slog.String("error", err.Error()))
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+		Text: "payment processing unavailable: " + step + " failed; try again later"}}}
+}
+
+func joinReason(reason, message string) string {
+	switch {
+	case reason == "":
+		return message
+	case message == "":
+		return reason
+	}
+	return reason + ": " + message
+}

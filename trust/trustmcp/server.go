@@ -1,0 +1,403 @@
+package trustmcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/internal/traceparent"
+	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/trust"
+)
+
+// The names of the tools.
+const (
+	ToolValidateClaim = "validate_claim"
+	ToolDelegateTask  = "delegate_task"
+	ToolArbitrate     = "arbitrate"
+	ToolFactcheck     = "factcheck"
+	ToolGetReceipt    = "get_receipt"
+	ToolVerifyReceipt = "verify_receipt"
+)
+
+// Name is the implementation name the server reports when Config.Name is
+// empty.
+const Name = "vouch"
+
+// Receipts fetches and verifies receipts for get_receipt and
+// verify_receipt. trust.Client implements it against a remote trust
+// service; [StoreReceipts] implements it on a receipt.Store in process.
+type Receipts interface {
+	// FetchReceipt returns the receipt id exactly as issued, if the caller
+	// may see it; a receipt it may not see is an error wrapping
+	// receipt.ErrNotFound, or a *trust.Error with status 404.
+	FetchReceipt(ctx context.Context, id string) (json.RawMessage, error)
+	// VerifyReceipt checks a receipt and reports every check.
+	VerifyReceipt(ctx context.Context, req *receipt.VerifyRequest) (*receipt.VerifyResponse, error)
+}
+
+// Config configures [NewServer].
+type Config struct {
+	// Caller answers validate_claim, delegate_task and arbitrate: a
+	// trust.Service or a trust.Client. Required.
+	Caller trust.Caller
+	// Router answers factcheck; nil leaves factcheck out of the tool list.
+	// Usually the router.Engine or router.Client the trust.Service runs on.
+	Router router.Service
+	// Receipts answers get_receipt and verify_receipt; nil leaves them out
+	// of the tool list.
+	Receipts Receipts
+	// Name and Version are the implementation the server reports; empty
+	// means [Name] and trust.Version.
+	Name, Version string
+	// Logger receives the SDK server's log; nil is silent.
+	Logger *slog.Logger
+}
+
+// The costs of the tiers, stated in each trust tool's description so that
+// an agent can choose.
+const tierGuide = " Cost is counted in runs (independent workers judging or doing the task): " +
+	"policy fast = 1 run, for cheap, reversible decisions; " +
+	"safe = 3 runs, majority wins (the default), for most decisions; " +
+	"oracle = 5 runs, any dissent is not accepted, for payments and irreversible actions; " +
+	"adaptive = 1 run, escalating to 3 and then 5 only while the runs disagree or doubt (1 to 9 runs in all), when most claims are easy but some are not." +
+	" receipt = inline returns a signed receipt of the decision; detached returns its receipt_id for get_receipt."
+
+// NewServer returns an MCP server with the tools of cfg (see the package
+// documentation). It fails when cfg.Caller is nil. The server is safe for
+// concurrent use; serve it on any transport, such as
+// mcp.NewStreamableHTTPHandler or mcp.StdioTransport.
+func NewServer(cfg Config) (*mcp.Server, error) {
+	if cfg.Caller == nil {
+		return nil, errors.New("trustmcp: Config.Caller is nil")
+	}
+	impl := &mcp.Implementation{Name: cfg.Name, Version: cfg.Version}
+	if impl.Name == "" {
+		impl.Name = Name
+	}
+	if impl.Version == "" {
+		impl.Version = trust.Version
+	}
+	s := mcp.NewServer(impl, &mcp.ServerOptions{
+		Logger:       cfg.Logger,
+		Capabilities: &mcp.ServerCapabilities{},
+		Instructions: "vouch checks claimed results before you act, pay or settle on them: " +
+			"independent workers re-run or cross-check a claim, and their agreement becomes a status, a confidence, evidence and, on request, a signed receipt.",
+	})
+	t := &tools{cfg: cfg}
+	if err := t.add(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+type tools struct{ cfg Config }
+
+// runsWorkers is the hint of the trust tools: they run workers and may
+// store a receipt (additive, never destructive).
+func runsWorkers() *mcp.ToolAnnotations { return &mcp.ToolAnnotations{DestructiveHint: new(false)} }
+
+// readsOnly is the hint of the receipt tools.
+func readsOnly() *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}
+}
+
+// add registers the tools cfg allows on s.
+func (t *tools) add(s *mcp.Server) error {
+	var errs []error
+	add := func(err error) { errs = append(errs, err) }
+	add(addTool(s, &mcp.Tool{
+		Name:        ToolValidateClaim,
+		Annotations: runsWorkers(),
+		Title:       "Validate a claimed result",
+		Description: "Check a claimed result before acting, paying or settling on it: independent workers judge whether claimed_result correctly answers input (under spec, if given). " +
+			"Answers status VALID, INVALID, RETRY (no decisive majority: see retry_instructions) or NEEDS_SPEC (say what a correct result is), with confidence and evidence." + tierGuide,
+	}, t.validateClaim))
+	add(addTool(s, &mcp.Tool{
+		Name:        ToolDelegateTask,
+		Annotations: runsWorkers(),
+		Title:       "Delegate a task",
+		Description: "Have independent workers carry out a task (objective and/or input) and return the result a majority backs. " +
+			"Answers status VALID with the result, or RETRY with the best-effort result and retry_instructions." + tierGuide,
+	}, t.delegateTask))
+	add(addTool(s, &mcp.Tool{
+		Name:        ToolArbitrate,
+		Annotations: runsWorkers(),
+		Title:       "Arbitrate a dispute",
+		Description: "Settle a buyer-seller dispute over a delivered result: does the seller's claimed_result meet the task (input, spec), given the dispute_context? " +
+			"Answers status SELLER_VALID, SELLER_INVALID or INCONCLUSIVE, with evidence." + tierGuide,
+	}, t.arbitrate))
+	if t.cfg.Router != nil {
+		add(addTool(s, &mcp.Tool{
+			Name:        ToolFactcheck,
+			Annotations: runsWorkers(),
+			Title:       "Fact-check a statement",
+			Description: "Check whether a statement is true on 3 (the default) or 5 independent runs; the majority decides. " +
+				"Answers verdict TRUE or FALSE (empty when no majority), confidence, the consensus block and one piece of evidence per run. " +
+				"Cost: replicas runs. Use 5 for statements you will act on irreversibly; mode realtime grounds the check in current sources where the workers can.",
+		}, t.factcheck))
+	}
+	if t.cfg.Receipts != nil {
+		add(addTool(s, &mcp.Tool{
+			Name:        ToolGetReceipt,
+			Annotations: readsOnly(),
+			Title:       "Fetch a receipt",
+			Description: "Fetch a receipt by receipt_id: your own receipts, and shared receipts that name you. Any other id (unknown, expired, someone else's) is the same not-found error. Costs no runs.",
+		}, t.getReceipt))
+		add(addTool(s, &mcp.Tool{
+			Name:        ToolVerifyReceipt,
+			Annotations: readsOnly(),
+			Title:       "Verify a receipt",
+			Description: "Check a receipt: its schema, its signature against the service's keys, and its expiry. " +
+				"Answers valid and each check with its status (passed, failed, skipped). Costs no runs.",
+		}, t.verifyReceipt))
+	}
+	return errors.Join(errs...)
+}
+
+// schemaOptions infer the schema of a json.RawMessage argument or answer
+// as any JSON value (the SDK would otherwise infer an array of bytes).
+func schemaOptions() *jsonschema.ForOptions {
+	return &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[json.RawMessage](): {}}}
+}
+
+// enums states the allowed values of the arguments that take one of a
+// few, so that the SDK lists them in the input schema and rejects others.
+var enums = map[string][]string{"policy": policies, "receipt": receiptModes, "mode": factcheckModes}
+
+// addTool adds a typed tool, with its schemas inferred from In and Out
+// (json.RawMessage as any JSON value).
+func addTool[In, Out any](s *mcp.Server, tool *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) error {
+	in, err := jsonschema.ForType(reflect.TypeFor[In](), schemaOptions())
+	if err != nil {
+		return fmt.Errorf("trustmcp: %s: input schema: %w", tool.Name, err)
+	}
+	for name, values := range enums {
+		if p := in.Properties[name]; p != nil && p.Type == "string" {
+			for _, v := range values {
+				p.Enum = append(p.Enum, v)
+			}
+		}
+	}
+	if p := in.Properties["replicas"]; p != nil {
+		p.Enum = []any{3, 5}
+	}
+	// The answer of a tool is an object: infer from *T's element type.
+	ot := reflect.TypeFor[Out]()
+	if ot.Kind() == reflect.Pointer {
+		ot = ot.Elem()
+	}
+	out, err := jsonschema.ForType(ot, schemaOptions())
+	if err != nil {
+		return fmt.Errorf("trustmcp: %s: output schema: %w", tool.Name, err)
+	}
+	tool.InputSchema, tool.OutputSchema = in, out
+	mcp.AddTool(s, tool, h)
+	return nil
+}
+
+// callerContext names the caller of req to the trust service (the UserID
+// of its bearer token when there is one), and carries the trace id of the
+// HTTP request's W3C traceparent header when there is one, so that the
+// answer's trace_id and the router calls continue the caller's trace.
+func callerContext(ctx context.Context, req *mcp.CallToolRequest) context.Context {
+	if req == nil || req.Extra == nil {
+		return ctx
+	}
+	if ti := req.Extra.TokenInfo; ti != nil && ti.UserID != "" {
+		ctx = trust.WithCaller(ctx, ti.UserID)
+	}
+	if traceID, _, ok := traceparent.Parse(req.Extra.Header.Get(traceparent.Header)); ok {
+		ctx = router.WithTraceID(ctx, traceID)
+	}
+	return ctx
+}
+
+// textResult is a result whose content is the one-line summary; the SDK
+// adds the structured content.
+func textResult(summary string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: summary}}}
+}
+
+func (t *tools) validateClaim(ctx context.Context, req *mcp.CallToolRequest, args ValidateClaimArgs) (*mcp.CallToolResult, *trust.Response, error) {
+	tr, err := args.request()
+	if err != nil {
+		return nil, nil, err
+	}
+	return t.call(ctx, req, ToolValidateClaim, tr)
+}
+
+func (t *tools) delegateTask(ctx context.Context, req *mcp.CallToolRequest, args DelegateTaskArgs) (*mcp.CallToolResult, *trust.Response, error) {
+	tr, err := args.request()
+	if err != nil {
+		return nil, nil, err
+	}
+	return t.call(ctx, req, ToolDelegateTask, tr)
+}
+
+func (t *tools) arbitrate(ctx context.Context, req *mcp.CallToolRequest, args ArbitrateArgs) (*mcp.CallToolResult, *trust.Response, error) {
+	tr, err := args.request()
+	if err != nil {
+		return nil, nil, err
+	}
+	return t.call(ctx, req, ToolArbitrate, tr)
+}
+
+// call runs a trust call for the tool name.
+func (t *tools) call(ctx context.Context, req *mcp.CallToolRequest, name string, tr *trust.Request) (*mcp.CallToolResult, *trust.Response, error) {
+	resp, err := t.cfg.Caller.Call(callerContext(ctx, req), tr)
+	if err == nil && resp == nil {
+		err = errors.New("the trust service returned no answer")
+	}
+	if err != nil {
+		return nil, nil, callError(name, err)
+	}
+	return textResult(trustSummary(resp)), resp, nil
+}
+
+func (t *tools) factcheck(ctx context.Context, req *mcp.CallToolRequest, args FactcheckArgs) (*mcp.CallToolResult, *router.FactcheckResponse, error) {
+	fr, err := args.request()
+	if err != nil {
+		return nil, nil, err
+	}
+	resp, err := t.cfg.Router.Factcheck(callerContext(ctx, req), fr)
+	if err == nil && resp == nil {
+		err = errors.New("the router returned no answer")
+	}
+	if err != nil {
+		return nil, nil, callError(ToolFactcheck, err)
+	}
+	return textResult(factcheckSummary(resp)), resp, nil
+}
+
+// ReceiptResult is the answer of get_receipt.
+type ReceiptResult struct {
+	// Receipt is the receipt object exactly as issued.
+	Receipt json.RawMessage `json:"receipt"`
+}
+
+func (t *tools) getReceipt(ctx context.Context, req *mcp.CallToolRequest, args GetReceiptArgs) (*mcp.CallToolResult, *ReceiptResult, error) {
+	if args.ReceiptID == "" {
+		return nil, nil, &ArgumentError{Argument: "receipt_id", Message: "is required: the receipt's id, rcpt_ and 26 characters"}
+	}
+	raw, err := t.cfg.Receipts.FetchReceipt(callerContext(ctx, req), args.ReceiptID)
+	var p *problem.Details
+	if errors.Is(err, receipt.ErrNotFound) || errors.As(err, &p) && p.Status == http.StatusNotFound {
+		return nil, nil, fmt.Errorf("get_receipt: no receipt %q is available to this caller: unknown, expired, or not shared with it", args.ReceiptID)
+	}
+	if err != nil {
+		return nil, nil, callError(ToolGetReceipt, err)
+	}
+	summary := "receipt " + args.ReceiptID
+	if r, err := receipt.Parse(raw); err == nil {
+		summary = fmt.Sprintf("receipt %s: %s %s, confidence %.2f, at %s, %s, kept %s", r.ReceiptID, r.Mode,
+			r.Decision.Status, r.Decision.Confidence, r.Decision.Timestamp, r.Visibility, r.TTL)
+	}
+	return textResult(summary), &ReceiptResult{Receipt: raw}, nil
+}
+
+func (t *tools) verifyReceipt(ctx context.Context, req *mcp.CallToolRequest, args VerifyReceiptArgs) (*mcp.CallToolResult, *receipt.VerifyResponse, error) {
+	raw, err := args.receiptJSON()
+	if err != nil {
+		return nil, nil, err
+	}
+	resp, err := t.cfg.Receipts.VerifyReceipt(callerContext(ctx, req), &receipt.VerifyRequest{Receipt: raw})
+	if err == nil && resp == nil {
+		err = errors.New("the verifier returned no answer")
+	}
+	if err != nil {
+		return nil, nil, callError(ToolVerifyReceipt, err)
+	}
+	return textResult(verifySummary(resp)), resp, nil
+}
+
+// callError is the tool error of a failed call: the problem's detail and
+// its failing fields when the service answered with one.
+func callError(tool string, err error) error {
+	var p *problem.Details
+	if errors.As(err, &p) {
+		msg := fmt.Sprintf("%s: %s (%d %s)", tool, p.Detail, p.Status, p.Code)
+		if p.Detail == "" {
+			msg = fmt.Sprintf("%s: %s (%d %s)", tool, p.Title, p.Status, p.Code)
+		}
+		return errors.New(msg)
+	}
+	return fmt.Errorf("%s: %w", tool, err)
+}
+
+func trustSummary(r *trust.Response) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, confidence %.2f: %s, agreement %.2f", r.Status, r.Confidence, runs(r.Evidence.Redundancy), r.Evidence.Agreement)
+	if n := len(r.Evidence.Steps); n > 1 {
+		fmt.Fprintf(&b, " over %d steps", n)
+	}
+	if len(r.Evidence.Disagreements) > 0 {
+		d := r.Evidence.Disagreements[0]
+		fmt.Fprintf(&b, "; dissent: session %d said %s", d.SessionID, d.Label)
+		if d.Reason != "" {
+			fmt.Fprintf(&b, " (%s)", d.Reason)
+		}
+	}
+	if ri := r.RetryInstructions; ri != nil {
+		fmt.Fprintf(&b, "; retry: %s", ri.Reason)
+		if ri.Policy != "" {
+			fmt.Fprintf(&b, " (policy %s)", ri.Policy)
+		}
+	}
+	if len(r.Receipt) > 0 {
+		var rc struct {
+			ID string `json:"receipt_id"`
+		}
+		if json.Unmarshal(r.Receipt, &rc) == nil && rc.ID != "" {
+			fmt.Fprintf(&b, "; receipt %s", rc.ID)
+		}
+	}
+	fmt.Fprintf(&b, "; trace %s", r.TraceID)
+	return b.String()
+}
+
+// runs counts runs: "1 run", "3 runs".
+func runs(n int) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
+}
+
+func factcheckSummary(r *router.FactcheckResponse) string {
+	verdict := string(r.Verdict)
+	if verdict == "" {
+		verdict = "no majority"
+	}
+	s := fmt.Sprintf("%s, confidence %.2f: %s, agreement %.2f", verdict, r.Confidence, runs(r.Consensus.Replicas), r.Consensus.Agreement)
+	if len(r.Reasons) > 0 {
+		s += "; " + r.Reasons[0]
+	}
+	return s
+}
+
+func verifySummary(r *receipt.VerifyResponse) string {
+	var failed, passed []string
+	for _, c := range r.Checks {
+		switch c.Status {
+		case receipt.StatusFailed:
+			failed = append(failed, c.Name)
+		case receipt.StatusPassed:
+			passed = append(passed, c.Name)
+		}
+	}
+	if r.Valid {
+		return fmt.Sprintf("valid: %s passed (receipt %s, signed by %s)", strings.Join(passed, ", "), r.ReceiptID, r.Issuer)
+	}
+	return fmt.Sprintf("not valid: %s failed", strings.Join(failed, ", "))
+}

@@ -136,6 +136,11 @@
 // effective values and the response's receipt_clamped says which were
 // narrowed and why ([ReceiptClamp]).
 //
+// Every receipt a logging store keeps (receipt.MemStore, boltstore,
+// pgstore) is also a leaf of its transparency log; [WithReceiptLog]
+// serves the log's checkpoint, a receipt's inclusion proof and
+// consistency proofs beside the receipt endpoints (see receipt.Log).
+//
 // trace_id is the W3C trace id of the incoming request when there is one,
 // otherwise a new one; the router calls carry it. service_version is
 // [Version].

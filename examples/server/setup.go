@@ -18,6 +18,7 @@ type server struct {
 	metrics  *metrics     // served on -debug-addr
 	state    *state
 	key      *signingKey
+	log      *receipt.Log // the receipts' transparency log
 	prices   []pricedRoute
 	sessions string // describes the engine's sessions, for the banner
 
@@ -82,11 +83,15 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 		router.WithIdempotency(s.state.idempotency, 0),
 		router.WithHandlerLogger(log),
 	}
+	if s.log, err = receiptLog(cfg, s.state.receipts, s.key); err != nil {
+		return nil, err
+	}
 	trustOpts := []trust.HandlerOption{
 		trust.WithAuthenticator(auth),
 		trust.WithX402(paid),
 		trust.WithIdempotency(s.state.idempotency, 0),
 		trust.WithReceiptEndpoints(s.state.receipts, verifier),
+		trust.WithReceiptLog(s.log),
 		trust.WithHandlerLogger(log),
 	}
 	if len(cfg.trustedProxies) > 0 {

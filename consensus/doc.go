@@ -39,25 +39,47 @@
 //	                evidence: Winner -1, Answer nil, Agreement 0,
 //	                Confidence 0, LowConfidence; Label is the commonest
 //	                failure label (CANCELLED if none failed)
-//	replicas        the replicas launched, len(votes)
-//	agreement       size of the winning group / replicas (2 of 3: 0.666…,
-//	                4 of 5: 0.8); cancelled replicas count in the denominator
+//	replicas        the replicas launched, len(votes): answered, failed
+//	                or cancelled
+//	against         the cast votes outside the winning group, plus the
+//	                failed votes under FailuresNegative
+//	agreement       agreeing / (agreeing + against): the share of the
+//	                votes backing the winner (2 of 3: 0.666…, 4 of 5: 0.8);
+//	                cancelled replicas, and failed ones counted as
+//	                non-votes, are in neither count, so a unanimous early
+//	                quorum reads 1
 //	verdicts        every replica's label, in replica order
-//	confidence      (agreeing+1) / (reported+2), where reported counts the
-//	                replicas not CANCELLED; 0 without a winner
+//	confidence      Posterior(agreeing, against); 0 without a winner
 //	disagreement    a cast vote outside the winning group, or under
 //	                FailuresNegative a failed vote, or cast votes with no
 //	                winner
-//	low confidence  no winner, a disagreement, or agreeing*2 <= reported
+//	low confidence  no winner, a disagreement, or agreeing*2 <= reported,
+//	                where reported counts the replicas not CANCELLED
 //
-// The confidence is the Laplace estimate of the chance that a replica agrees
-// with the winner. It rises with the agreeing replicas, is lower for a single
-// replica (2/3) than for a unanimous 3 (4/5) or 5 (6/7), and never reaches 1.
-// Failed replicas lower it in both failure modes: a replica that could not
-// confirm the winner is no support. Cancelled replicas do not: they were cut
-// short because the outcome was already decided, so an early quorum of 3 out
-// of 5 scores like a unanimous 3. The interface lets the tier or policy shape the
-// final score; that belongs to the callers, which may adjust this one.
+// # Confidence
+//
+// The confidence is the probability that the winner is the answer a
+// majority of the panel would give, given the votes: with a uniform prior
+// on the panel's share θ of the winning answer, θ follows
+// Beta(agreeing+1, against+1) after the votes, and the confidence is
+// P(θ > 1/2) (see [Posterior], which gives the closed form). One vote
+// scores 3/4, two agreeing 7/8, a unanimous 3 15/16 and 5 63/64; 2 of 3
+// scores 11/16, 4 of 5 57/64. Like agreement it depends only on the
+// counts of the votes a response records, so anyone can recompute it from
+// the verdicts. A replica cancelled before it answered is no vote: an
+// early quorum of 3 of 5 scores like a unanimous 3. The replicas'
+// self-reported confidence does not enter it (their calibration is
+// unknown); it enters only Stop's lone-vote rule, where a host sets how
+// much one answer's own confidence is worth.
+//
+// # Sequential calls
+//
+// [Stop] is the stopping rule of a call that launches runs in small
+// batches and pools every vote into one outcome: it stops once
+// Posterior(agreeing, against) reaches its threshold (0.8 by default: two
+// agreeing votes, or 3 of 4), never launches more than 5 runs, and
+// reports a winner at the end only with a strict majority of at least two
+// votes.
 //
 // # Disagreement policies
 //
@@ -87,9 +109,10 @@
 // decides, and 2 of 3); under fail_hard two groups of votes already decide
 // (the call fails whoever wins) and otherwise every replica must report;
 // under FailuresNegative the failures count as a rival that wins ties.
-// Decided settles the winner, not the figures: votes cut short are
-// CANCELLED, so agreement is lower and the disagreement a straggler might
-// have shown goes unseen.
+// Decided settles the winner, not the figures: votes cut short before
+// they answered are CANCELLED and count nowhere, while an answer that
+// arrives after the decision (but before Runner.Run returns) is kept as
+// cast, and counts against the winner if it dissents.
 //
 // # Runner
 //

@@ -24,7 +24,7 @@ func ExampleMajority_Aggregate() {
 		out.Label, out.Agreement, out.Confidence, out.LowConfidence)
 	fmt.Println(out.Verdicts)
 	// Output:
-	// VALID, agreement 0.67, confidence 0.60, low confidence true
+	// VALID, agreement 0.67, confidence 0.69, low confidence true
 	// [VALID VALID INVALID]
 }
 
@@ -99,6 +99,43 @@ func ExampleRunner() {
 	fmt.Println(out.Label, out.Verdicts, out.Agreement)
 	fmt.Println(out.Votes[4].Reason)
 	// Output:
-	// VALID [VALID VALID VALID CANCELLED CANCELLED] 0.6
+	// VALID [VALID VALID VALID CANCELLED CANCELLED] 1
 	// consensus: outcome already decided
+}
+
+func ExamplePosterior() {
+	// The confidence of a tally is a function of its two counts: votes for
+	// the winner, and votes against it.
+	for _, t := range [][2]int{{1, 0}, {2, 0}, {2, 1}, {3, 1}, {4, 1}, {5, 0}} {
+		fmt.Printf("%d–%d: %.4f\n", t[0], t[1], consensus.Posterior(t[0], t[1]))
+	}
+	// Output:
+	// 1–0: 0.7500
+	// 2–0: 0.8750
+	// 2–1: 0.6875
+	// 3–1: 0.8125
+	// 4–1: 0.8906
+	// 5–0: 0.9844
+}
+
+func ExampleStop() {
+	// A sequential call: launch the runs Stop asks for, pool every vote,
+	// and ask again, until it says 0. Here the first two runs split, the
+	// next two back VALID, and 3 of 4 settles the call.
+	answers := []consensus.Label{consensus.LabelValid, consensus.LabelInvalid, consensus.LabelValid, consensus.LabelValid, consensus.LabelInvalid}
+	var stop consensus.Stop
+	var votes []consensus.Vote
+	out := consensus.Outcome{}
+	for k := stop.Next(out); k > 0; k = stop.Next(out) {
+		fmt.Println("launch", k)
+		for range k {
+			votes = append(votes, consensus.Vote{Label: answers[len(votes)]})
+		}
+		out, _ = consensus.Majority{}.Aggregate(votes, consensus.Policy{})
+	}
+	fmt.Println(out.Label, out.Verdicts, stop.Accept(out), out.Confidence)
+	// Output:
+	// launch 2
+	// launch 2
+	// VALID [VALID INVALID VALID VALID] true 0.8125
 }

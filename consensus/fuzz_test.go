@@ -90,8 +90,16 @@ func checkOutcome(t *testing.T, votes []consensus.Vote, p consensus.Policy, out 
 	if out.Agreement < 0 || out.Agreement > 1 || out.Confidence < 0 || out.Confidence >= 1 {
 		t.Fatalf("Agreement %v, Confidence %v out of range", out.Agreement, out.Confidence)
 	}
-	if math.Abs(out.Agreement-float64(out.Agreeing)/float64(n)) > 1e-12 {
-		t.Fatalf("Agreement %v != %d/%d", out.Agreement, out.Agreeing, n)
+	if out.Winner >= 0 {
+		if want := float64(out.Agreeing) / float64(out.Agreeing+out.Against); math.Abs(out.Agreement-want) > 1e-12 {
+			t.Fatalf("Agreement %v != %d/(%d+%d)", out.Agreement, out.Agreeing, out.Agreeing, out.Against)
+		}
+		if out.Confidence != consensus.Posterior(out.Agreeing, out.Against) {
+			t.Fatalf("Confidence %v != Posterior(%d, %d)", out.Confidence, out.Agreeing, out.Against)
+		}
+	}
+	if out.Answered+out.Failed+out.Cancelled != n {
+		t.Fatalf("Answered %d + Failed %d + Cancelled %d != %d", out.Answered, out.Failed, out.Cancelled, n)
 	}
 	keys := make([]string, n)
 	cast := 0
@@ -128,6 +136,13 @@ func checkOutcome(t *testing.T, votes []consensus.Vote, p consensus.Policy, out 
 					t.Fatalf("winner %d is not its group's first vote (%d)", out.Winner, i)
 				}
 			}
+		}
+		against := cast - out.Agreeing
+		if p.Failures == consensus.FailuresNegative {
+			against += n - cast - countLabel(votes, cancelled)
+		}
+		if out.Against != against {
+			t.Fatalf("Against %d, want %d", out.Against, against)
 		}
 		if size[keys[out.Winner]] != out.Agreeing {
 			t.Fatalf("winning group has %d votes, Agreeing %d", size[keys[out.Winner]], out.Agreeing)

@@ -18,11 +18,14 @@ func (Majority) Aggregate(votes []Vote, p Policy) (Outcome, error) {
 	}
 	n := len(votes)
 	out := Outcome{
-		Strategy: StrategyMajority,
-		Winner:   -1,
-		Replicas: n,
-		Verdicts: make([]Label, n),
-		Votes:    slices.Clone(votes),
+		Strategy:  StrategyMajority,
+		Winner:    -1,
+		Replicas:  n,
+		Answered:  t.cast,
+		Failed:    t.failed,
+		Cancelled: t.cancelled,
+		Verdicts:  make([]Label, n),
+		Votes:     slices.Clone(votes),
 	}
 	for i, v := range votes {
 		out.Verdicts[i] = v.Label
@@ -35,8 +38,12 @@ func (Majority) Aggregate(votes []Vote, p Policy) (Outcome, error) {
 		out.Answer = votes[g.first].Answer
 		out.Winner = g.first
 		out.Agreeing = g.size
-		out.Agreement = float64(g.size) / float64(n)
-		out.Confidence = float64(g.size+1) / float64(reported+2)
+		out.Against = t.cast - g.size
+		if negative {
+			out.Against += t.failed
+		}
+		out.Agreement = float64(g.size) / float64(g.size+out.Against)
+		out.Confidence = Posterior(g.size, out.Against)
 		out.Disagreement = t.cast > g.size || (negative && t.failed > 0)
 		out.LowConfidence = out.Disagreement || 2*g.size <= reported
 	} else {

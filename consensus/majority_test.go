@@ -55,8 +55,8 @@ func summarize(o consensus.Outcome) summary {
 
 // TestMajority_Aggregate_section7 runs every row of the spec's section 7
 // table about replicas under every disagreement policy. Expected figures
-// follow the package doc: agreement = agreeing/replicas, confidence =
-// (agreeing+1)/(reported+2).
+// follow the package doc: agreement = agreeing/(agreeing+against),
+// confidence = Posterior(agreeing, against), worked here by hand.
 func TestMajority_Aggregate_section7(t *testing.T) {
 	nonVotes, negative := consensus.FailuresNonVotes, consensus.FailuresNegative
 	rows := []struct {
@@ -67,25 +67,25 @@ func TestMajority_Aggregate_section7(t *testing.T) {
 		hardErr  error // the error under fail_hard; nil for none
 	}{
 		{"agree", votes(valid, valid, valid), nonVotes,
-			summary{valid, 0, 3, 1, 4.0 / 5, false, false}, nil},
+			summary{valid, 0, 3, 1, 15.0 / 16, false, false}, nil},
 		{"agree/negative", votes(valid, valid, valid), negative,
-			summary{valid, 0, 3, 1, 4.0 / 5, false, false}, nil},
+			summary{valid, 0, 3, 1, 15.0 / 16, false, false}, nil},
 		{"single replica", votes(invalid), nonVotes,
-			summary{invalid, 0, 1, 1, 2.0 / 3, false, false}, nil},
+			summary{invalid, 0, 1, 1, 3.0 / 4, false, false}, nil},
 		{"disagree 2 of 3", votes(invalid, valid, valid), nonVotes,
-			summary{valid, 1, 2, 2.0 / 3, 3.0 / 5, true, true}, consensus.ErrDisagreement},
+			summary{valid, 1, 2, 2.0 / 3, 11.0 / 16, true, true}, consensus.ErrDisagreement},
 		{"disagree 4 of 5", votes(valid, valid, invalid, valid, valid), nonVotes,
-			summary{valid, 0, 4, 0.8, 5.0 / 7, true, true}, consensus.ErrDisagreement},
+			summary{valid, 0, 4, 0.8, 57.0 / 64, true, true}, consensus.ErrDisagreement},
 		{"all failed", votes(timeout, errLabel, timeout), nonVotes,
 			summary{timeout, -1, 0, 0, 0, true, false}, consensus.ErrAllFailed},
 		{"all failed/negative", votes(errLabel, errLabel, timeout), negative,
 			summary{errLabel, -1, 0, 0, 0, true, false}, consensus.ErrAllFailed},
 		{"some timed out/non-votes", votes(valid, timeout, valid), nonVotes,
-			summary{valid, 0, 2, 2.0 / 3, 3.0 / 5, false, false}, nil},
+			summary{valid, 0, 2, 1, 7.0 / 8, false, false}, nil},
 		{"some timed out/negative", votes(valid, timeout, valid), negative,
-			summary{valid, 0, 2, 2.0 / 3, 3.0 / 5, true, true}, consensus.ErrDisagreement},
+			summary{valid, 0, 2, 2.0 / 3, 11.0 / 16, true, true}, consensus.ErrDisagreement},
 		{"most timed out/non-votes", votes(timeout, valid, errLabel), nonVotes,
-			summary{valid, 1, 1, 1.0 / 3, 2.0 / 5, true, false}, nil},
+			summary{valid, 1, 1, 1, 3.0 / 4, true, false}, nil},
 		{"most timed out/negative", votes(timeout, valid, timeout), negative,
 			summary{timeout, -1, 0, 0, 0, true, true}, consensus.ErrDisagreement},
 		{"failures tie the leader/negative", votes(valid, valid, timeout, errLabel, invalid), negative,

@@ -15,14 +15,30 @@ type Outcome struct {
 	// Winner is the index of the first vote of the winning group, -1 when
 	// there is no winner.
 	Winner int
-	// Replicas is the number of replicas launched, len(Votes).
+	// Replicas is the number of replicas launched, len(Votes): those that
+	// answered, failed or were cancelled.
 	Replicas int
+	// Answered counts the cast votes: the replicas that answered.
+	Answered int
+	// Failed counts the TIMEOUT and ERROR votes.
+	Failed int
+	// Cancelled counts the CANCELLED votes: replicas cut short before
+	// they answered, which are no vote at all.
+	Cancelled int
 	// Agreeing is the size of the winning group, 0 with no winner.
 	Agreeing int
-	// Agreement is Agreeing / Replicas: 2 of 3 gives 0.666…, 4 of 5 gives 0.8.
+	// Against counts the votes that count against the winner: the cast
+	// votes outside the winning group, plus the failed votes under
+	// FailuresNegative. With no winner it is 0.
+	Against int
+	// Agreement is Agreeing / (Agreeing + Against), the share of the
+	// votes that back the winner: 2 of 3 gives 0.666…, 4 of 5 gives 0.8,
+	// and 3 agreeing votes with 2 replicas cancelled give 1. 0 with no
+	// winner.
 	Agreement float64
-	// Confidence is (Agreeing+1) / (reported+2), where reported counts the
-	// replicas not CANCELLED; 0 with no winner. See the package doc.
+	// Confidence is Posterior(Agreeing, Against): the probability that
+	// the winner is the answer a majority of the panel would give. 0 with
+	// no winner. See the package doc.
 	Confidence float64
 	// LowConfidence reports an outcome to act on with care: no winner, a
 	// disagreement, or a winner backed by no more than half of the replicas

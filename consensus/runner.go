@@ -24,10 +24,15 @@ import (
 //     ctx's cause and recorded as CANCELLED, and Run returns an error.
 //
 // The cause reaches the replicas through context.Cause; their context also
-// carries the Timeout as its deadline. A vote that arrives after Run stopped
-// waiting (or together with the deadline) keeps its Session and Latency,
-// loses its Answer, and is recorded with the label above and the cause as
-// Reason, so the outcome depends only on the votes gathered before the stop.
+// carries the Timeout as its deadline. A replica that answered keeps its
+// vote even when the answer arrives after Run stopped waiting (or together
+// with the deadline), as long as it arrives before Run returns: a cast vote
+// is never relabelled, so an answer that dissents from an early quorum
+// still counts against the winner (an early quorum's winner cannot change,
+// since Decided said so). A vote that arrives late without an answer
+// (TIMEOUT, ERROR or CANCELLED) keeps its Session and Latency and is
+// recorded with the label above and the cause as Reason: its failure was
+// most likely the cancellation.
 //
 // Run then waits for every replica to return, so no goroutine it started
 // outlives the call: a replica function must return promptly once its
@@ -158,9 +163,13 @@ type result struct {
 	vote    Vote
 }
 
-// cutVote is the record of vote v of a replica cut short: label mark,
-// stop as its reason, and only v's Session and Latency.
+// cutVote is the record of vote v of a replica that returned after Run
+// stopped waiting: v itself when it is a cast vote (the replica answered),
+// else label mark, stop as its reason, and only v's Session and Latency.
 func cutVote(v Vote, mark Label, stop error) Vote {
+	if v.Label != "" && v.Label != LabelCancelled && !v.Label.Failed() {
+		return v
+	}
 	return Vote{Session: v.Session, Label: mark, Latency: v.Latency, Reason: stop.Error()}
 }
 

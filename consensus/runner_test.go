@@ -46,7 +46,9 @@ func replicas(s *straggler, fast map[int]consensus.Label) func(context.Context, 
 		if l, ok := fast[i]; ok {
 			return consensus.Vote{Session: int64(100 + i), Label: l, Latency: time.Millisecond}
 		}
-		return s.wait(ctx, i, consensus.Vote{Session: int64(100 + i), Label: valid, Answer: "late", Latency: time.Second})
+		// Cut short, a replica reports no answer; the runner must drop
+		// what the vote still carries.
+		return s.wait(ctx, i, consensus.Vote{Session: int64(100 + i), Label: cancelled, Answer: "late", Latency: time.Second})
 	}
 }
 
@@ -78,9 +80,14 @@ func TestRunner_Run_earlyQuorum(t *testing.T) {
 	if diff := cmp.Diff(want, out.Votes); diff != "" {
 		t.Errorf("votes (-want +got):\n%s", diff)
 	}
-	if out.Label != valid || out.Agreeing != 3 || out.Agreement != 0.6 || out.LowConfidence {
-		t.Errorf("Label, Agreeing, Agreement, LowConfidence = %s, %d, %v, %t; want VALID, 3, 0.6, false",
-			out.Label, out.Agreeing, out.Agreement, out.LowConfidence)
+	// A unanimous early quorum reads as agreement 1: the cancelled
+	// replicas are no votes.
+	if out.Label != valid || out.Agreeing != 3 || out.Agreement != 1 || out.Confidence != 15.0/16 || out.LowConfidence {
+		t.Errorf("Label, Agreeing, Agreement, Confidence, LowConfidence = %s, %d, %v, %v, %t; want VALID, 3, 1, 0.9375, false",
+			out.Label, out.Agreeing, out.Agreement, out.Confidence, out.LowConfidence)
+	}
+	if out.Answered != 3 || out.Cancelled != 2 || out.Failed != 0 || out.Against != 0 {
+		t.Errorf("Answered, Cancelled, Failed, Against = %d, %d, %d, %d; want 3, 2, 0, 0", out.Answered, out.Cancelled, out.Failed, out.Against)
 	}
 }
 
@@ -228,3 +235,40 @@ type never struct{ consensus.Majority }
 func (never) Decided([]consensus.Vote, consensus.Policy) bool { return false }
 
 var cmpErrors = cmp.Comparer(func(a, b error) bool { return a == b })
+
+// TestRunner_Run_lateDissent delivers the deciding vote and a dissenting
+// answer at the same instant: whichever the runner reads first, the
+// dissent is an answer, so it keeps its label and answer and counts
+// against the winner instead of reading as CANCELLED.
+func TestRunner_Run_lateDissent(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for range 50 {
+		gate := make(chan struct{})
+		go close(gate)
+		r := consensus.Runner{}
+		out, err := r.Run(context.Background(), 3, func(ctx context.Context, i int) consensus.Vote {
+			v := consensus.Vote{Session: int64(100 + i), Label: valid, Answer: "yes"}
+			switch i {
+			case 1: // the deciding vote
+				<-gate
+			case 2: // the dissent, released with it
+				<-gate
+				v.Label, v.Answer = invalid, "no"
+			}
+			return v
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Label != valid || out.Answered != 3 || out.Against != 1 || out.Cancelled != 0 {
+			t.Fatalf("Label %s, Answered %d, Against %d, Cancelled %d; want VALID, 3, 1, 0 (verdicts %v)",
+				out.Label, out.Answered, out.Against, out.Cancelled, out.Verdicts)
+		}
+		if v := out.Votes[2]; v.Label != invalid || v.Answer != "no" {
+			t.Fatalf("the dissent was recorded as %+v", v)
+		}
+		if out.Agreement != 2.0/3 || out.Confidence != consensus.Posterior(2, 1) || !out.Disagreement {
+			t.Fatalf("Agreement %v, Confidence %v, Disagreement %t; want 2/3, 11/16, true", out.Agreement, out.Confidence, out.Disagreement)
+		}
+	}
+}

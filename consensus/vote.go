@@ -47,6 +47,9 @@ type Vote struct {
 	Label Label
 	// Answer is a delegate replica's output, compared through Policy.Key.
 	Answer any
+	// Confidence is the confidence the replica reported in its answer, in
+	// [0, 1]; 0 when it reported none. Only Stop's lone-vote rule reads it.
+	Confidence float64
 	// Latency is how long the replica ran.
 	Latency time.Duration
 	// Reason is a short explanation, such as the error of a failed replica.

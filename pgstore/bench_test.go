@@ -12,6 +12,7 @@ import (
 
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/receipt/boltstore"
+	"github.com/vouchkit/vouch/receipt/receipttest"
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -148,4 +149,11 @@ func BenchmarkTrialAllow(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkIssueLog compares receipt issuance on PostgreSQL with and
+// without the transparency log (see receipttest.BenchmarkIssueLog).
+func BenchmarkIssueLog(b *testing.B) {
+	s := openDB(b).Receipts()
+	receipttest.BenchmarkIssueLog(b, s, s.PutUnlogged)
 }

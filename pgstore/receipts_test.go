@@ -5,9 +5,12 @@ import (
 	"context"
 	"crypto/ed25519"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/vouchkit/vouch/pgstore"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/receipt/receipttest"
 )
@@ -72,4 +75,40 @@ func TestReceiptStore_sharedAcrossServers(t *testing.T) {
 	if _, err := receipt.Fetch(context.Background(), b, issued.Receipt.ReceiptID, "key:alice", issued.ExpiresAt); !errors.Is(err, receipt.ErrNotFound) {
 		t.Errorf("Fetch at expiry on server B = %v, want ErrNotFound", err)
 	}
+}
+
+// Two servers (two pools on one schema) appending at once form one log:
+// every receipt is a leaf of its own, and the tree the stored hashes give
+// is the tree of the leaves, with every proof checking.
+func TestReceiptStore_logSharedAcrossServers(t *testing.T) {
+	dbs := openDBs(t, 2)
+	stores := []*pgstore.ReceiptStore{dbs[0].Receipts(), dbs[1].Receipts()}
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	const writers, each = 4, 15
+	ids := make([]string, writers*each*len(stores))
+	var wg sync.WaitGroup
+	errs := make(chan error, len(ids))
+	for si, s := range stores {
+		for w := range writers {
+			wg.Go(func() {
+				for i := range each {
+					n := (si*writers+w)*each + i
+					id := fmt.Sprintf("rcpt_%026d", n)
+					ids[n] = id
+					if err := s.Put(context.Background(), receipt.Record{
+						ID: id, Data: []byte(`{"receipt_id":"` + id + `"}`), Owner: "key:a",
+						Visibility: receipt.VisibilityPrivate, ExpiresAt: now.Add(time.Hour),
+					}); err != nil {
+						errs <- err
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	receipttest.CheckLog(t, stores[1], int64(len(ids)), ids, now)
 }

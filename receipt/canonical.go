@@ -24,15 +24,30 @@ func signatureMember(sig string) []byte {
 // an empty signature (RFC 8785, section 3.2.3: members are sorted by name
 // alone).
 func signingMessage(canon []byte, sig string) ([]byte, error) {
-	member := signatureMember(sig)
-	at := bytes.Index(canon, member)
-	if at < 0 || bytes.Contains(canon[at+len(member):], member) {
+	// Find the member by its short prefix (a fast search), then compare
+	// the value; count every occurrence of the whole member.
+	prefix := signatureMember("")
+	prefix = prefix[:len(prefix)-1] // "signature":"
+	at, found := -1, 0
+	for i := 0; ; {
+		j := bytes.Index(canon[i:], prefix)
+		if j < 0 {
+			break
+		}
+		i += j + len(prefix)
+		if len(canon)-i > len(sig) && string(canon[i:i+len(sig)]) == sig && canon[i+len(sig)] == '"' {
+			at = i - len(prefix)
+			found++
+		}
+	}
+	if found != 1 {
 		return nil, errors.New("receipt: the signature member must appear exactly once")
 	}
+	member := len(prefix) + len(sig) + 1
 	msg := make([]byte, 0, len(canon)-len(sig))
 	msg = append(msg, canon[:at]...)
 	msg = append(msg, signatureMember("")...)
-	return append(msg, canon[at+len(member):]...), nil
+	return append(msg, canon[at+member:]...), nil
 }
 
 // signedJSON is the inverse of signingMessage for the package's own

@@ -29,7 +29,14 @@
 //     boltstore.Store on disk; receipttest.TestStore checks any
 //     implementation. [Fetch] applies the visibility rules.
 //   - [Handler] serves GET /api/v4/receipt/{receipt_id} and
-//     POST /api/v4/verify_receipt.
+//     POST /api/v4/verify_receipt, and with a [Log] the log's endpoints.
+//   - The transparency log: every receipt a store that is a [LogReader]
+//     keeps (MemStore, boltstore.Store, pgstore's ReceiptStore) is appended,
+//     in the same transaction, to an
+//     RFC 9162 Merkle tree (golang.org/x/mod/sumdb/tlog). A [Log] signs its
+//     C2SP checkpoints with the receipts' key and proves inclusion and
+//     consistency; [OpenCheckpoint], [CheckInclusion] and
+//     [CheckConsistency] check them offline.
 //
 // This package imports no other public package of the module; the trust
 // package fills [Params] from what really ran.
@@ -37,8 +44,9 @@
 // # Canonical form, hashes and signatures
 //
 // Every byte that is hashed or signed is RFC 8785 (JCS) canonical JSON,
-// produced by github.com/gowebpki/jcs: members sorted, no white space,
-// numbers in ECMAScript form. task_meta.input_hash and output_hash are
+// produced by jsontext of github.com/go-json-experiment/json (held byte
+// for byte to github.com/gowebpki/jcs by a differential test and fuzz
+// target): members sorted, no white space, numbers in ECMAScript form. task_meta.input_hash and output_hash are
 // "sha256:" and the lowercase hex SHA-256 of the canonical JSON of the
 // value ([Hash]); a string input is hashed as its JSON string, quotes
 // included.
@@ -49,10 +57,13 @@
 // the scheme name and the null chain_anchor are inside the signed bytes.
 // signing.issuer is "ed25519:" and the public key in unpadded base64url, a
 // self-describing key id. A verifier computes the signed bytes from the
-// receipt JSON it received, not from a decoded struct: reordering members
-// or changing white space keeps a receipt valid; changing, adding or
-// removing any member, or reordering any list, breaks it. Repeated member
-// names are rejected, so every reader sees the same receipt.
+// receipt JSON it received, not from a decoded struct, and accepts only
+// the canonical text as issued: reordering members, changing white space
+// or respelling a number fails, so no two texts that readers could decode
+// differently share a signature. Integers are written as IEEE 754 doubles
+// by RFC 8785, so the Issuer refuses a session id beyond 2^53, which
+// would be rounded. Keep a receipt as the bytes received (json.RawMessage,
+// a file), not re-encoded.
 //
 // # Decisions where the interface is silent
 //

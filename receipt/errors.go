@@ -38,6 +38,16 @@ var (
 	// passed.
 	ErrExpired = errors.New("receipt: receipt has expired")
 
+	// ErrCheckpoint: a checkpoint is not a C2SP signed note of a
+	// tlog-checkpoint signed by a trusted log key.
+	ErrCheckpoint = errors.New("receipt: checkpoint is not signed by a trusted log key")
+	// ErrNotInLog: an inclusion proof does not show the receipt in the
+	// tree of the checkpoint.
+	ErrNotInLog = errors.New("receipt: receipt is not proved to be in the log")
+	// ErrInconsistent: a consistency proof does not show the newer tree
+	// extending the older one: the log was rewritten or shrank.
+	ErrInconsistent = errors.New("receipt: the log did not only grow")
+
 	// ErrNotFound: no receipt with that id is visible to the caller: it
 	// does not exist, has expired, or belongs to someone else. The three
 	// are one error so that existence is not leaked.

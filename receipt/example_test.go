@@ -128,3 +128,40 @@ func ExampleHandler() {
 	// "shop-7": 404
 	// "": 401
 }
+
+// A store keeps every receipt in its transparency log; a Log signs
+// checkpoints of it and proves that a receipt is in it, which anyone with
+// the public key checks offline.
+func ExampleNewLog() {
+	signer, _ := receipt.NewEd25519Signer(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32)))
+	store := &receipt.MemStore{}
+	issuer := &receipt.Issuer{Signer: signer, Store: store}
+	var last *receipt.Issued
+	for _, status := range []string{"VALID", "INVALID", "VALID"} {
+		var err error
+		last, err = issuer.Issue(context.Background(), receipt.Params{
+			Request: receipt.Request{Mode: receipt.DeliveryInline}, Mode: "validation",
+			Status: status, Confidence: 0.9, Owner: "shop-42",
+		})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	log, _ := receipt.NewLog("example.com/vouch/receipts", signer, store)
+
+	// What the service serves: the receipt's leaf, its proof and the
+	// signed checkpoint of the tree the proof leads to.
+	rec, _ := store.Get(context.Background(), last.Receipt.ReceiptID, time.Now())
+	proof, _, signed, _ := log.InclusionProof(context.Background(), rec.LogIndex)
+
+	// What a verifier does, offline, with the log's verifier key.
+	cp, err := receipt.OpenCheckpoint(signed, log.VerifierKey())
+	fmt.Println("checkpoint:", cp.Origin, cp.Size, err)
+	fmt.Println("inclusion of leaf", rec.LogIndex, receipt.CheckInclusion(last.JSON, rec.LogIndex, proof, cp))
+	fmt.Println("verifier key:", strings.SplitN(log.VerifierKey(), "+", 2)[0])
+	// Output:
+	// checkpoint: example.com/vouch/receipts 3 <nil>
+	// inclusion of leaf 2 <nil>
+	// verifier key: example.com/vouch/receipts
+}

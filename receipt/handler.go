@@ -35,8 +35,10 @@ const (
 //
 //	{"receipt": {...}, "input": <any JSON>, "output": <any JSON>}
 //
-// where input and output are optional (absent: not checked; null is
-// checked as the JSON null), and answers 200 with the [VerifyResponse]:
+// where the receipt member holds the receipt's bytes exactly as issued
+// (canonical JSON: paste it, do not re-encode it; see [Verifier.Verify]),
+// input and output are optional (absent: not checked; null is
+// checked as the JSON null), and it answers 200 with the [VerifyResponse]:
 //
 //	{"valid": false, "receipt_id": "rcpt_...", "issuer": "ed25519:...",
 //	 "signature_scheme": "ed25519-jcs", "expires_at": "2026-...Z",
@@ -69,11 +71,21 @@ type Handler struct {
 	MaxBodyBytes int64
 	// Logger records store failures. Nil is silent.
 	Logger *slog.Logger
+	// Log, when set, adds the transparency log's endpoints: GET
+	// /api/v4/log, GET /api/v4/receipt/{receipt_id}/proof and GET
+	// /api/v4/log/consistency?first=A&second=B (see [LogResponse],
+	// [ProofResponse], [ConsistencyResponse]). They take a caller identity
+	// like GET (401 without one); a receipt's proof is served to whoever
+	// may fetch the receipt and is the same 404 for anyone else. Proofs
+	// reveal hashes of other receipts, nothing more. Without a Log the
+	// paths answer 404.
+	Log *Log
 }
 
 // VerifyRequest is the body of POST /api/v4/verify_receipt.
 type VerifyRequest struct {
-	// Receipt is the receipt JSON to check, exactly as received.
+	// Receipt is the receipt JSON to check, exactly as received: its
+	// canonical bytes.
 	Receipt json.RawMessage `json:"receipt"`
 	// Input is the original input; absent means not checked.
 	Input json.RawMessage `json:"input,omitempty"`
@@ -123,6 +135,24 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.verify(w, r)
+	case h.Log != nil && (r.URL.Path == LogPath || r.URL.Path == ConsistencyPath ||
+		strings.HasPrefix(r.URL.Path, ReceiptPath) && strings.HasSuffix(r.URL.Path, ProofSuffix)):
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			methodNotAllowed(w, r, "GET, HEAD")
+			return
+		}
+		switch {
+		case r.URL.Path == LogPath:
+			if h.authenticated(w, r) {
+				h.serveLog(w, r)
+			}
+		case r.URL.Path == ConsistencyPath:
+			if h.authenticated(w, r) {
+				h.serveConsistency(w, r)
+			}
+		default:
+			h.serveProof(w, r, strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, ReceiptPath), ProofSuffix))
+		}
 	case strings.HasPrefix(r.URL.Path, ReceiptPath):
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			methodNotAllowed(w, r, "GET, HEAD")
@@ -142,29 +172,8 @@ func (h *Handler) now() time.Time {
 }
 
 func (h *Handler) get(w http.ResponseWriter, r *http.Request, id string) {
-	var caller string
-	var err error
-	if h.Caller != nil {
-		caller, err = h.Caller(r)
-	}
-	if h.Caller == nil || err != nil || caller == "" {
-		write(w, r, problem.New(http.StatusUnauthorized, problem.CodeUnauthorized, "the request does not identify its caller"))
-		return
-	}
-	if h.Store == nil {
-		write(w, r, notFound())
-		return
-	}
-	rec, err := Fetch(r.Context(), h.Store, id, caller, h.now())
-	switch {
-	case errors.Is(err, ErrNotFound):
-		write(w, r, notFound())
-		return
-	case err != nil:
-		if h.Logger != nil {
-			h.Logger.ErrorContext(r.Context(), "receipt: lookup failed", "receipt_id", id, "err", err)
-		}
-		write(w, r, problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, "the receipt store is unavailable"))
+	rec, ok := h.fetch(w, r, id)
+	if !ok {
 		return
 	}
 	hdr := w.Header()
@@ -175,6 +184,48 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, id string) {
 	if r.Method != http.MethodHead {
 		w.Write(rec.Data)
 	}
+}
+
+// fetch authenticates the caller and fetches the receipt id for it, or
+// answers the problem (401, 404, 503) and reports false.
+func (h *Handler) fetch(w http.ResponseWriter, r *http.Request, id string) (Record, bool) {
+	var caller string
+	var err error
+	if h.Caller != nil {
+		caller, err = h.Caller(r)
+	}
+	if h.Caller == nil || err != nil || caller == "" {
+		write(w, r, problem.New(http.StatusUnauthorized, problem.CodeUnauthorized, "the request does not identify its caller"))
+		return Record{}, false
+	}
+	if h.Store == nil {
+		write(w, r, notFound())
+		return Record{}, false
+	}
+	rec, err := Fetch(r.Context(), h.Store, id, caller, h.now())
+	switch {
+	case errors.Is(err, ErrNotFound):
+		write(w, r, notFound())
+		return Record{}, false
+	case err != nil:
+		if h.Logger != nil {
+			h.Logger.ErrorContext(r.Context(), "receipt: lookup failed", "receipt_id", id, "err", err)
+		}
+		write(w, r, problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, "the receipt store is unavailable"))
+		return Record{}, false
+	}
+	return rec, true
+}
+
+// authenticated answers 401 and reports false when r names no caller.
+func (h *Handler) authenticated(w http.ResponseWriter, r *http.Request) bool {
+	if h.Caller != nil {
+		if caller, err := h.Caller(r); err == nil && caller != "" {
+			return true
+		}
+	}
+	write(w, r, problem.New(http.StatusUnauthorized, problem.CodeUnauthorized, "the request does not identify its caller"))
+	return false
 }
 
 // notFound is the one answer for every receipt the caller may not see.

@@ -1,13 +1,16 @@
 package receipt
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"strconv"
 	"strings"
 
-	"github.com/gowebpki/jcs"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // HashPrefix starts every hash the package writes: the algorithm, then a
@@ -52,13 +55,52 @@ func HashJSON(data []byte) (string, error) {
 // data MUST be serialized ... with whitespace removed, ... properties
 // sorted by their UTF-16 code units, ... numbers in the ECMAScript
 // Number.prototype.toString form" (RFC 8785, section 3.2). Repeated member
-// names are an error.
+// names and invalid UTF-8 are errors. data is not modified.
+//
+// It is jsontext.Value.Canonicalize of github.com/go-json-experiment/json,
+// the reference implementation of Go's encoding/json/v2; a differential
+// test and fuzz target check it byte for byte against
+// github.com/gowebpki/jcs on the package's receipts and corpus.
+//
+// jsontext writes a number beyond the range of an IEEE 754 double as the
+// largest double, where RFC 8785 (and jcs) refuse it; so when the
+// canonical form holds that largest double, the input's numbers are read
+// again and one out of range is an error.
 func canonicalize(data []byte) ([]byte, error) {
-	canon, err := jcs.Transform(data)
-	if err != nil {
+	v := jsontext.Value(bytes.Clone(data))
+	if err := v.Canonicalize(); err != nil {
 		return nil, fmt.Errorf("receipt: failed to canonicalize JSON: %w", err)
 	}
-	return canon, nil
+	if bytes.Contains(v, maxDouble) {
+		if err := checkNumbersInRange(data); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// maxDouble is how the canonical form writes math.MaxFloat64, and any
+// larger number jsontext clamps to it.
+var maxDouble = []byte("1.7976931348623157e+308")
+
+// checkNumbersInRange fails if a number in the JSON text data lies beyond
+// the range of an IEEE 754 double.
+func checkNumbersInRange(data []byte) error {
+	dec := jsontext.NewDecoder(bytes.NewReader(data))
+	for {
+		tok, err := dec.ReadToken()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("receipt: failed to canonicalize JSON: %w", err)
+		}
+		if tok.Kind() == '0' {
+			if _, err := strconv.ParseFloat(tok.String(), 64); err != nil {
+				return fmt.Errorf("receipt: failed to canonicalize JSON: number %s is out of the range of an IEEE 754 double", truncate(tok.String(), 40))
+			}
+		}
+	}
 }
 
 // validHash reports whether s is "sha256:" and 64 lowercase hex digits.

@@ -211,6 +211,11 @@ func build(id string, at time.Time, terms Terms, p *Params) (*Receipt, error) {
 		r.ConsensusSnapshot = &cs
 	}
 	if inc.RouterTraceRefs {
+		for i, id := range p.Refs.Sessions {
+			if id > maxExactInteger || id < -maxExactInteger {
+				return nil, fmt.Errorf("receipt: cortensor_refs.sessions[%d] is %d, beyond 2^53: RFC 8785 writes numbers as IEEE 754 doubles and would round it, so it cannot be signed", i, id)
+			}
+		}
 		r.CortensorRefs = &Refs{
 			Sessions:       nonNil(p.Refs.Sessions),
 			Tasks:          nonNil(p.Refs.Tasks),
@@ -223,6 +228,10 @@ func build(id string, at time.Time, terms Terms, p *Params) (*Receipt, error) {
 	}
 	return r, nil
 }
+
+// maxExactInteger is 2^53, the largest magnitude below which every
+// integer has an exact IEEE 754 double, and so an exact RFC 8785 form.
+const maxExactInteger = 1 << 53
 
 // check rejects params the trust layer should never pass.
 func (p *Params) check() error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"golang.org/x/mod/sumdb/tlog"
 	"slices"
 	"sync"
 	"time"
@@ -28,6 +29,11 @@ type Record struct {
 	// never returned. The Issuer writes whole milliseconds; a store may
 	// keep it to the microsecond.
 	ExpiresAt time.Time
+	// LogIndex is the receipt's leaf index in the store's transparency
+	// log, set by Get of a store that keeps one (a [LogReader]); -1 for a
+	// receipt stored before its store kept a log, and for a store that
+	// keeps none. Put ignores it.
+	LogIndex int64
 }
 
 // Validate reports whether r can be stored: it needs an ID, data, an owner
@@ -76,9 +82,13 @@ type Store interface {
 // MemStore is empty and ready to use; it must not be copied after first
 // use. Expired records are never returned; call DeleteExpired (or run
 // [Sweep]) to free their memory.
+//
+// It keeps the transparency log of its receipts (see [LogReader]) in
+// memory too.
 type MemStore struct {
 	mu   sync.RWMutex
 	recs map[string]Record
+	log  memLog
 }
 
 // Put stores a copy of rec.
@@ -98,8 +108,33 @@ func (s *MemStore) Put(ctx context.Context, rec Record) error {
 	if s.recs == nil {
 		s.recs = make(map[string]Record)
 	}
+	idx, err := s.log.append(rec.Data)
+	if err != nil {
+		return err
+	}
+	rec.LogIndex = idx
 	s.recs[rec.ID] = rec
 	return nil
+}
+
+// LogSize returns the number of receipts in the log.
+func (s *MemStore) LogSize(ctx context.Context) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.log.size, nil
+}
+
+// ReadLogHashes returns the log's stored hashes at indexes.
+func (s *MemStore) ReadLogHashes(ctx context.Context, indexes []int64) ([]tlog.Hash, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.log.read(indexes)
 }
 
 // Get returns a copy of the record with id if it is live at now.

@@ -185,25 +185,21 @@ func NewVerifier(keys []PublicKey, opts ...VerifierOption) (*Verifier, error) {
 // [ErrBadSignature], [ErrKeyWindow], [ErrHashMismatch], [ErrExpired]) for
 // errors.Is.
 //
-// The signature is checked over the bytes of data itself (see
-// [SchemeEd25519]), so a receipt verifies whatever the member order or
-// white space of its JSON, and any change to any value, or an added or
-// removed member, breaks it.
+// data must be the receipt exactly as issued: RFC 8785 canonical JSON,
+// which is what the Issuer writes, the store keeps and lookup returns.
+// Anything else (white space, another member order, a number in another
+// spelling) fails the schema check with the rule "jcs": the signature
+// covers these bytes and no others, so two texts that a JSON reader
+// could decode differently (an integer beyond 2^53 that canonical form
+// would round) can never share one signature.
 func (v *Verifier) Verify(data []byte, orig Originals, now time.Time) (*Result, error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
 	res := &Result{Checks: make([]Check, 0, 6)}
 	r, err := decode(data)
-	var sig Check
 	if err == nil {
-		sig = v.checkSignature(data, r, res)
-		if sig.Status != StatusPassed {
-			var canon []byte
-			if canon, err = canonicalForm(data); err == nil && !bytes.Equal(canon, data) {
-				sig = v.checkSignature(canon, r, res)
-			}
-		}
+		err = checkCanonical(data)
 	}
 	if err != nil {
 		c := fail(CheckSchema, err)
@@ -215,9 +211,9 @@ func (v *Verifier) Verify(data []byte, orig Originals, now time.Time) (*Result, 
 		for _, name := range []string{CheckSignature, CheckKeyWindow, CheckInputHash, CheckOutputHash, CheckExpiry} {
 			res.Checks = append(res.Checks, Check{Name: name, Status: StatusSkipped, Detail: "not a valid receipt"})
 		}
-		res.Issuer, res.Scheme = "", ""
 		return res, c.Err
 	}
+	sig := v.checkSignature(data, r, res)
 	res.Receipt, res.ReceiptID = r, r.ReceiptID
 	res.ExpiresAt, _ = r.ExpiresAt() // the schema check has validated timestamp and ttl
 	res.Checks = append(res.Checks,
@@ -235,6 +231,19 @@ func (v *Verifier) Verify(data []byte, orig Originals, now time.Time) (*Result, 
 		}
 	}
 	return res, errors.Join(errs...)
+}
+
+// checkCanonical fails unless data is its own RFC 8785 canonical form.
+func checkCanonical(data []byte) error {
+	canon, err := canonicalForm(data)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(canon, data) {
+		return &SchemaError{Fields: []FieldError{{Field: "(body)", Rule: "jcs",
+			Message: "not in RFC 8785 canonical form; pass the receipt exactly as issued"}}}
+	}
+	return nil
 }
 
 // checkKeyWindow checks that the key that signed r was valid at its

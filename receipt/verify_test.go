@@ -1,6 +1,8 @@
 package receipt_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -156,9 +158,11 @@ func TestVerify_tamper(t *testing.T) {
 
 func dig(doc map[string]any, key string) map[string]any { return doc[key].(map[string]any) }
 
-// TestVerify_equivalentText re-encodes a signed receipt as other text of
-// the same JSON value; it must still verify.
-func TestVerify_equivalentText(t *testing.T) {
+// TestVerify_nonCanonicalText re-encodes a signed receipt as other text of
+// the same JSON value: only the text as issued verifies; every other
+// spelling fails the schema check with the rule jcs, and the signature
+// check does not run.
+func TestVerify_nonCanonicalText(t *testing.T) {
 	s := newSigner(t, 1)
 	is, _ := newIssuer(t, s)
 	data := issue(t, is, fullParams()).JSON
@@ -166,7 +170,6 @@ func TestVerify_equivalentText(t *testing.T) {
 	doc := decodeMap(t, data)
 
 	tests := map[string][]byte{
-		"as issued":                data,
 		"members reversed":         reencode(doc, false),
 		"members reversed, indent": reencode(doc, true),
 		"escaped characters":       []byte(strings.Replace(string(data), `"VALID"`, `"\u0056ALID"`, 1)),
@@ -175,10 +178,44 @@ func TestVerify_equivalentText(t *testing.T) {
 	}
 	for name, text := range tests {
 		t.Run(name, func(t *testing.T) {
-			if _, err := v.Verify(text, receipt.Originals{}, t0()); err != nil {
-				t.Errorf("Verify(%s) = %v, want nil", text, err)
+			res, err := v.Verify(text, receipt.Originals{}, t0())
+			c, _ := res.Check(receipt.CheckSchema)
+			if !errors.Is(err, receipt.ErrSchema) || len(c.Errors) != 1 || c.Errors[0].Rule != "jcs" {
+				t.Errorf("Verify(%s) = %v, %+v; want a jcs schema failure", text, err, c)
 			}
 		})
+	}
+}
+
+// TestVerify_integerBeyondFloat is the regression test of a session id
+// above 2^53: canonical form writes it rounded to a float64, so an id
+// edited to another integer with the same rounding used to verify once
+// re-canonicalized. The Issuer refuses such ids, and a text carrying one
+// is not canonical, so it fails the schema check.
+func TestVerify_integerBeyondFloat(t *testing.T) {
+	s := newSigner(t, 1)
+	is, _ := newIssuer(t, s)
+	p := fullParams()
+	p.Refs.Sessions = []int64{1 << 53}
+	data := issue(t, is, p).JSON
+	if !bytes.Contains(data, []byte(`"sessions":[9007199254740992]`)) {
+		t.Fatalf("issued %s, want session 9007199254740992 written exactly", data)
+	}
+	v := newVerifier(t, []receipt.PublicKey{s.Public()})
+	if _, err := v.Verify(data, receipt.Originals{}, t0()); err != nil {
+		t.Fatalf("Verify(as issued) = %v", err)
+	}
+	edited := bytes.Replace(data, []byte("9007199254740992"), []byte("9007199254740993"), 1)
+	res, err := v.Verify(edited, receipt.Originals{}, t0())
+	if !errors.Is(err, receipt.ErrSchema) || res.Valid() {
+		t.Errorf("Verify(session id edited to 2^53+1) = %v, want ErrSchema", err)
+	}
+
+	for _, id := range []int64{1<<53 + 1, -(1<<53 + 1), 1<<62 + 3} {
+		p.Refs.Sessions = []int64{201, id}
+		if _, err := is.Issue(context.Background(), p); err == nil || !strings.Contains(err.Error(), "cortensor_refs.sessions[1]") {
+			t.Errorf("Issue(session %d) = %v, want an error naming cortensor_refs.sessions[1]", id, err)
+		}
 	}
 }
 

@@ -169,6 +169,31 @@ func contractCases() []contractCase {
 					t.Errorf("response = %+v, want request_id r-1 and one run", r)
 				}
 			}}},
+		// Validate v2 with policy.redundancy 3 (docs/INTERFACE.md, 5.5) runs three
+		// replicas, session_id first, and reports each run.
+		// The VALID sessions answer after the INVALID one, so that early
+		// quorum never cuts it short: all three runs answer.
+		{name: "validate_v2/redundancy 3", workers: []router.Worker{routertest.Slow(V, 100*time.Millisecond), I, routertest.Slow(V, 100*time.Millisecond), routertest.Slow(V, 100*time.Millisecond)},
+			call: vv2(`{"session_id":2,"request_id":"r-2",` + claim + `,"policy":{"redundancy":3}}`),
+			want: contractWant{verdict: router.VerdictValid, calls: 3, check: func(t *testing.T, resp any) {
+				r := resp.(*router.ValidateV2Response)
+				if len(r.Evidence.Runs) != 3 || r.Evidence.Runs[0].SessionID != 2 || r.Evidence.Runs[0].Label != lI {
+					t.Errorf("runs = %+v, want 3, the first on session 2 (INVALID)", r.Evidence.Runs)
+				}
+				if r.RequestID != "r-2" || r.Confidence != 11.0/16 {
+					t.Errorf("request_id %q, confidence %v; want r-2, 11/16 (2 of 3)", r.RequestID, r.Confidence)
+				}
+			}}},
+		// In version 3 consensus.replicas governs; a differing
+		// policy.redundancy is noted, not refused.
+		{name: "validate_v3/redundancy overridden", workers: []router.Worker{V, V, V},
+			call: vv3(`{` + claim + `,"policy":{"redundancy":5},"consensus":{"replicas":3,"disagreement_policy":"return_all"}}`),
+			want: contractWant{verdict: router.VerdictValid, labels: []router.Label{lV, lV, lV}, calls: 3, check: func(t *testing.T, resp any) {
+				r := resp.(*router.ValidateV3Response)
+				if want := []string{"policy.redundancy 5 ignored: consensus.replicas 3 governs"}; !slices.Equal(r.Consensus.Notes, want) {
+					t.Errorf("consensus.notes = %q, want %q", r.Consensus.Notes, want)
+				}
+			}}},
 		{name: "delegate_v3/agree", workers: []router.Worker{A, A, A},
 			call: dv3(`{"objective":"capital of France?","consensus":{"replicas":3,"disagreement_policy":"return_all"}}`),
 			want: contractWant{labels: []router.Label{lOK, lOK, lOK}, calls: 3, check: func(t *testing.T, resp any) {
@@ -195,13 +220,13 @@ func contractCases() []contractCase {
 			call: dv2(`{"session_id":1,"execution":{"max_steps":10001},"policy":{"tier":"adaptive"}}`),
 			want: contractWant{status: 400, code: "invalid_request", fields: []string{"objective", "execution.max_steps", "policy.tier"}}},
 		{name: "validate_v2/invalid", workers: []router.Worker{V},
-			call: vv2(`{"session_id":1,"claim":{"output":"x"},"policy":{"redundancy":3}}`),
+			call: vv2(`{"session_id":1,"claim":{"output":"x"},"policy":{"redundancy":2}}`),
 			want: contractWant{status: 400, code: "invalid_request", fields: []string{"claim.type", "policy.redundancy"}}},
 		{name: "delegate_v3/invalid", workers: []router.Worker{A, A, A},
 			call: dv3(`{"objective":"o","consensus":{"replicas":4,"disagreement_policy":"coin_toss"}}`),
 			want: contractWant{status: 400, code: "invalid_request", fields: []string{"consensus.replicas", "consensus.disagreement_policy"}}},
 		{name: "validate_v3/invalid", workers: []router.Worker{V, V, V},
-			call: vv3(`{` + claim + `,"policy":{"redundancy":5},"consensus":{"replicas":3,"aggregation":"weighted"}}`),
+			call: vv3(`{` + claim + `,"policy":{"redundancy":2},"consensus":{"replicas":3,"aggregation":"weighted"}}`),
 			want: contractWant{status: 400, code: "invalid_request", fields: []string{"policy.redundancy", "consensus.aggregation"}}},
 		{name: "factcheck/invalid", workers: []router.Worker{T, T, T},
 			call: fc3(`{"mode":"psychic","consensus":{"replicas":3,"session_pool":[1,1]}}`),

@@ -69,9 +69,12 @@
 //   - Version 3 requests take session_id as optional: replicas run on
 //     sessions drawn from consensus.session_pool, or from every session
 //     that serves the tier when the pool is empty.
-//   - policy.redundancy is 1, 3 or 5 when present; version 2 takes only 1
-//     and points to version 3; in version 3 it must equal
-//     consensus.replicas.
+//   - policy.redundancy is 1, 3 or 5 when present. Validate version 2
+//     runs that many replicas (the interface's validate v2 policy);
+//     delegate version 2 takes
+//     only 1 and points to version 3. In version 3, consensus.replicas
+//     governs: a differing policy.redundancy is ignored and
+//     consensus.notes says so.
 //   - consensus.aggregation defaults to majority; the later values the
 //     interface names (weighted, median, median_of_means, model_ensemble) are
 //     rejected as "not yet available". consensus.disagreement_policy

@@ -51,6 +51,19 @@ func TestEngine_overLoopback(t *testing.T) {
 		t.Errorf("fail_hard extra = %s (%v), want three runs and the consensus block", p.Extra, err)
 	}
 
+	// Validate v2 with policy.redundancy 3 (docs/INTERFACE.md, 5.5): three replicas,
+	// session_id first, each in evidence.runs.
+	v2 := validateV2(2)
+	v2.Policy.Redundancy = router.Replicas3
+	got2, err := c.ValidateV2(ctx, v2)
+	if err != nil {
+		t.Fatalf("ValidateV2 with redundancy 3 over loopback: %v", err)
+	}
+	if want := []router.Label{lI, lV, lV}; got2.Verdict != router.VerdictValid || !cmp.Equal(labelsOf(got2.Evidence.Runs), want) ||
+		got2.Evidence.Runs[0].SessionID != 2 {
+		t.Errorf("response = %+v, want VALID with runs %v, the first on session 2", got2, want)
+	}
+
 	_, err = c.ValidateV2(ctx, validateV2(99))
 	p = asError(t, err, http.StatusBadRequest, "invalid_request")
 	if !cmp.Equal(fields(p), []string{"session_id"}) {

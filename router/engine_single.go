@@ -193,12 +193,34 @@ func (e *Engine) DelegateV2(ctx context.Context, req *DelegateV2Request) (*Deleg
 // confidence is the worker's; evidence.runs holds the one run, and
 // evidence.scores one score named "confidence". Errors are those of
 // [Engine.DelegateV2].
+//
+// With policy.redundancy 3 or 5 (docs/INTERFACE.md, 5.5), it runs that many
+// replicas under best_effort, as a version 3 validation with consensus
+// {"replicas": policy.redundancy} whose first session is session_id and
+// the others drawn from the sessions that serve policy.tier (selection as
+// [Engine.ValidateV3] documents it): the verdict is the majority's, the
+// confidence and scores are the consensus ones (consensus.Posterior), and
+// evidence.runs holds every replica's run. Its errors are those of
+// [Engine.ValidateV3]. A redundancy of 1, or none, runs on session_id
+// alone.
 func (e *Engine) ValidateV2(ctx context.Context, req *ValidateV2Request) (*ValidateV2Response, error) {
 	if req == nil {
 		return nil, errNilRequest()
 	}
 	if err := req.Validate(); err != nil {
 		return nil, err
+	}
+	if n := req.Policy.Redundancy; n == Replicas3 || n == Replicas5 {
+		job, timeout := e.validateJob(2, &req.ValidateTask)
+		cons := &ConsensusRequest{Replicas: n, DisagreementPolicy: DisagreeBestEffort}
+		call, err := e.consensus(ctx, req.SessionID, cons, v3Pool, req.Policy.Tier, job, timeout)
+		if err != nil {
+			return nil, err
+		}
+		resp := &ValidateV2Response{RequestID: req.RequestID}
+		resp.Verdict, resp.Confidence, resp.Reasons, resp.Evidence = call.verdict()
+		resp.Reasons = orEmpty(resp.Reasons)
+		return resp, nil
 	}
 	job, timeout := e.validateJob(2, &req.ValidateTask)
 	o, err := e.single(ctx, req.SessionID, req.Policy.Tier, job, timeout)

@@ -123,7 +123,7 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 		s, r := sessions[i], &reps[i]
 		o := &r.run
 		e.runHere(rctx, s, &r.job, began, o)
-		v := consensus.Vote{Session: int64(o.SessionID), Label: consensus.Label(o.Label), Latency: o.latency, Reason: o.Error}
+		v := consensus.Vote{Session: int64(o.SessionID), Label: consensus.Label(o.Label), Confidence: o.Confidence, Latency: o.latency, Reason: o.Error}
 		if o.answered() && job.Kind == KindDelegate {
 			v.Answer = o.output
 		}
@@ -160,12 +160,14 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 		return nil, problem.Newf(http.StatusInternalServerError, problem.CodeInternal, "aggregating the replicas: %v", err)
 	}
 
-	// The runner relabels a replica whose answer came after the outcome
-	// was decided or the call's deadline passed; the runs follow it.
+	// The runner relabels a replica that returned no answer after the
+	// outcome was decided or the call's deadline passed (an answer keeps
+	// its label); the runs follow it.
 	call.runs = make([]Run, n)
 	for i, o := range call.outcomes {
 		if l := Label(out.Verdicts[i]); l != o.Label {
 			o.Label, o.Error, o.result, o.output = l, cutReason(i), nil, nil
+			o.Confidence, o.Reasons, o.Output = 0, nil, nil
 		}
 		call.runs[i] = o.Run
 	}
@@ -285,6 +287,7 @@ func (e *Engine) DelegateV3(ctx context.Context, req *DelegateV3Request) (*Deleg
 		Evidence:  DelegateEvidence{Steps: []Step{}, Tools: []string{}, Runs: call.runs, Usage: TotalUsage(call.runs)},
 		Consensus: call.block,
 	}
+	resp.Consensus.Notes = redundancyNote(req.Policy.Redundancy, req.Consensus.Replicas)
 	if w := call.winner; w != nil {
 		resp.Result = w.output
 		resp.Evidence.Steps, resp.Evidence.Tools = orEmpty(w.Steps), orEmpty(w.Tools)
@@ -331,6 +334,18 @@ func (e *Engine) DelegateV3(ctx context.Context, req *DelegateV3Request) (*Deleg
 // CANCELLED. Under return_all it waits for every replica, since it
 // reports them all.
 //
+// A replica cut short before it answered is no vote and no dissent:
+// consensus.replicas still counts it (it is the count the request asked
+// for, every replica launched), and consensus.verdicts shows it as
+// CANCELLED, but agreement and confidence leave it out, so a unanimous
+// early quorum of 3 of 5 reads agreement 1. A replica whose answer
+// arrives after the decision, before the call returns, keeps its label
+// and answer, and counts against the winner if it dissents. Agreement is
+// the winning group over the replicas that answered (and the failed ones,
+// when failures are negative evidence); confidence is
+// consensus.Posterior of the same counts; both can be recomputed from
+// consensus.verdicts.
+//
 // The cases of docs/INTERFACE.md (section 6.3), for each policy (a status is an
 // *Error with that code):
 //
@@ -372,6 +387,7 @@ func (e *Engine) ValidateV3(ctx context.Context, req *ValidateV3Request) (*Valid
 	}
 	resp := &ValidateV3Response{RequestID: req.RequestID, Consensus: call.block}
 	resp.Verdict, resp.Confidence, resp.Reasons, resp.Evidence = call.verdict()
+	resp.Consensus.Notes = redundancyNote(req.Policy.Redundancy, req.Consensus.Replicas)
 	return resp, nil
 }
 
@@ -453,5 +469,8 @@ func (e *Engine) factcheck(ctx context.Context, version int, req *FactcheckReque
 	}
 	resp := &FactcheckResponse{RequestID: req.RequestID, Consensus: call.block}
 	resp.Verdict, resp.Confidence, resp.Reasons, resp.Evidence = call.verdict()
+	if version == 3 {
+		resp.Consensus.Notes = redundancyNote(req.Policy.Redundancy, req.Consensus.Replicas)
+	}
 	return resp, nil
 }

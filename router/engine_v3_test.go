@@ -110,26 +110,26 @@ func TestEngine_ValidateV3_section7(t *testing.T) {
 	}{
 		// Replicas agree.
 		{"agree/return_all", []router.Worker{V, V, V}, router.DisagreeReturnAll, false,
-			want{verdict: valid, verdicts: []router.Label{lV, lV, lV}, agreement: 1, confidence: 0.8}},
+			want{verdict: valid, verdicts: []router.Label{lV, lV, lV}, agreement: 1, confidence: 15.0 / 16}},
 		{"agree/fail_hard", []router.Worker{V, V, V}, router.DisagreeFailHard, false,
-			want{verdict: valid, verdicts: []router.Label{lV, lV, lV}, agreement: 1, confidence: 0.8}},
+			want{verdict: valid, verdicts: []router.Label{lV, lV, lV}, agreement: 1, confidence: 15.0 / 16}},
 		{"agree/single replica", []router.Worker{V}, router.DisagreeBestEffort, false,
-			want{verdict: valid, verdicts: []router.Label{lV}, agreement: 1, confidence: 2.0 / 3}},
+			want{verdict: valid, verdicts: []router.Label{lV}, agreement: 1, confidence: 3.0 / 4}},
 		// Replicas disagree.
 		{"disagree/best_effort", []router.Worker{lateValid, lateValid, I}, router.DisagreeBestEffort, false,
-			want{verdict: valid, verdicts: []router.Label{lV, lV, lI}, agreement: 2.0 / 3, confidence: 0.6, low: true}},
+			want{verdict: valid, verdicts: []router.Label{lV, lV, lI}, agreement: 2.0 / 3, confidence: 11.0 / 16, low: true}},
 		{"disagree/return_all", []router.Worker{V, V, I}, router.DisagreeReturnAll, false,
-			want{verdict: valid, verdicts: []router.Label{lV, lV, lI}, agreement: 2.0 / 3, confidence: 0.6, low: true}},
+			want{verdict: valid, verdicts: []router.Label{lV, lV, lI}, agreement: 2.0 / 3, confidence: 11.0 / 16, low: true}},
 		{"disagree/fail_hard", []router.Worker{V, I, lateValid}, router.DisagreeFailHard, false,
 			want{status: http.StatusConflict, code: "disagreement"}},
 		{"retry wins/return_all", []router.Worker{R, R, V}, router.DisagreeReturnAll, false,
-			want{verdict: router.VerdictRetry, verdicts: []router.Label{lR, lR, lV}, agreement: 2.0 / 3, confidence: 0.6, low: true}},
+			want{verdict: router.VerdictRetry, verdicts: []router.Label{lR, lR, lV}, agreement: 2.0 / 3, confidence: 11.0 / 16, low: true}},
 		// No majority: a tie between VALID and INVALID. INVALID comes last,
 		// so that the outcome stays open until every replica has voted.
 		{"tie/best_effort", []router.Worker{V, lateInvalid, E}, router.DisagreeBestEffort, false,
-			want{verdict: invalid, verdicts: []router.Label{lV, lI, lE}, agreement: 1.0 / 3, confidence: 0.4, low: true}},
+			want{verdict: invalid, verdicts: []router.Label{lV, lI, lE}, agreement: 1.0 / 2, confidence: 1.0 / 2, low: true}},
 		{"tie/return_all", []router.Worker{V, I, E}, router.DisagreeReturnAll, false,
-			want{verdict: "", verdicts: []router.Label{lV, lI, lE}, agreement: 1.0 / 3, confidence: 0.4, low: true}},
+			want{verdict: "", verdicts: []router.Label{lV, lI, lE}, agreement: 1.0 / 2, confidence: 1.0 / 2, low: true}},
 		{"tie/fail_hard", []router.Worker{V, I, E}, router.DisagreeFailHard, false,
 			want{status: http.StatusConflict, code: "disagreement"}},
 		// All replicas fail.
@@ -145,13 +145,13 @@ func TestEngine_ValidateV3_section7(t *testing.T) {
 			want{verdict: "", verdicts: []router.Label{lT, lT, lT}, low: true}},
 		// Some replicas time out: non-votes.
 		{"some time out/best_effort", []router.Worker{V, H, H}, router.DisagreeBestEffort, false,
-			want{verdict: valid, verdicts: []router.Label{lV, lT, lT}, agreement: 1.0 / 3, confidence: 0.4, low: true}},
+			want{verdict: valid, verdicts: []router.Label{lV, lT, lT}, agreement: 1, confidence: 3.0 / 4, low: true}},
 		{"some time out/return_all", []router.Worker{V, H, H}, router.DisagreeReturnAll, false,
-			want{verdict: valid, verdicts: []router.Label{lV, lT, lT}, agreement: 1.0 / 3, confidence: 0.4, low: true}},
+			want{verdict: valid, verdicts: []router.Label{lV, lT, lT}, agreement: 1, confidence: 3.0 / 4, low: true}},
 		{"some time out/fail_hard", []router.Worker{V, H, H}, router.DisagreeFailHard, false,
-			want{verdict: valid, verdicts: []router.Label{lV, lT, lT}, agreement: 1.0 / 3, confidence: 0.4, low: true}},
+			want{verdict: valid, verdicts: []router.Label{lV, lT, lT}, agreement: 1, confidence: 3.0 / 4, low: true}},
 		{"two of five time out/best_effort", []router.Worker{V, V, I, H, H}, router.DisagreeBestEffort, false,
-			want{verdict: valid, verdicts: []router.Label{lV, lV, lI, lT, lT}, agreement: 0.4, confidence: 3.0 / 7, low: true}},
+			want{verdict: valid, verdicts: []router.Label{lV, lV, lI, lT, lT}, agreement: 2.0 / 3, confidence: 11.0 / 16, low: true}},
 		// Some replicas time out: negative evidence.
 		{"some time out, negative/best_effort", []router.Worker{V, H, H}, router.DisagreeBestEffort, true,
 			want{status: http.StatusConflict, code: "disagreement"}},
@@ -162,7 +162,7 @@ func TestEngine_ValidateV3_section7(t *testing.T) {
 		{"some time out, negative/fail_hard", []router.Worker{V, H, H}, router.DisagreeFailHard, true,
 			want{status: http.StatusConflict, code: "disagreement"}},
 		{"one times out, negative/return_all", []router.Worker{V, H, V}, router.DisagreeReturnAll, true,
-			want{verdict: valid, verdicts: []router.Label{lV, lT, lV}, agreement: 2.0 / 3, confidence: 0.6, low: true}},
+			want{verdict: valid, verdicts: []router.Label{lV, lT, lV}, agreement: 2.0 / 3, confidence: 11.0 / 16, low: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -240,7 +240,7 @@ func TestEngine_ValidateV3_reasonsOfTheWinners(t *testing.T) {
 	if diff := cmp.Diff([]string{"a", "b", "c"}, got.Reasons); diff != "" {
 		t.Errorf("reasons (-want +got):\n%s", diff)
 	}
-	wantScores := []router.Score{{Name: "agreement", Value: 2.0 / 3}, {Name: "confidence", Value: 0.6}}
+	wantScores := []router.Score{{Name: "agreement", Value: 2.0 / 3}, {Name: "confidence", Value: 11.0 / 16}}
 	if diff := cmp.Diff(wantScores, got.Evidence.Scores, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
 		t.Errorf("scores (-want +got):\n%s", diff)
 	}
@@ -278,9 +278,11 @@ func TestEngine_earlyQuorum(t *testing.T) {
 						i, r.Calls.Load(), r.Cancelled.Load(), r.Returned.Load())
 				}
 			}
-			// 3 of 5 agreeing: scored like a unanimous 3, not low confidence.
-			if got.Consensus.LowConfidence || math.Abs(got.Consensus.Agreement-0.6) > 1e-9 {
-				t.Errorf("consensus = %+v, want agreement 0.6 without low confidence", got.Consensus)
+			// 3 of 5 agreeing, 2 cut short before they answered: no vote
+			// and no dissent, so unanimity among those that answered reads
+			// as agreement 1 and scores like a unanimous 3.
+			if got.Consensus.LowConfidence || got.Consensus.Agreement != 1 || got.Consensus.Confidence != 15.0/16 || got.Confidence != 15.0/16 {
+				t.Errorf("consensus = %+v, want agreement 1, confidence 15/16, without low confidence", got.Consensus)
 			}
 		})
 	}
@@ -739,4 +741,43 @@ func TestEngine_Status(t *testing.T) {
 	}
 	want.Health, want.Failures = router.HealthHealthy, 0
 	health(want)
+}
+
+// TestEngine_ValidateV3_lateDissent releases the deciding VALID and a
+// dissenting INVALID at the same instant, a hundred times. Whichever the
+// runner reads first, the dissent answered: it keeps its label, reasons
+// and confidence (it is never relabelled CANCELLED) and counts against
+// the winner. With honest accounting the figures no longer depend on the
+// order of arrival, so the row is deterministic without arranging for
+// the deciding vote to come last.
+func TestEngine_ValidateV3_lateDissent(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	for range 100 {
+		gate := make(chan struct{})
+		gated := func(v router.Verdict) router.Worker {
+			return router.WorkerFunc(func(ctx context.Context, _ *router.Job) (*router.Result, error) {
+				<-gate
+				return &router.Result{Verdict: v, Confidence: 0.7, Reasons: []string{"said " + string(v)}}, nil
+			})
+		}
+		first := router.WorkerFunc(func(ctx context.Context, _ *router.Job) (*router.Result, error) {
+			defer close(gate) // the other two answer once this one has
+			return &router.Result{Verdict: valid, Confidence: 0.9}, nil
+		})
+		e := newEngine(t, routertest.Sessions(1, 3, first, gated(valid), gated(invalid)))
+		got, err := e.ValidateV3(context.Background(), validateV3(3, router.DisagreeBestEffort))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []router.Label{lV, lV, lI}; !cmp.Equal(got.Consensus.Verdicts, want) {
+			t.Fatalf("verdicts %v, want %v", got.Consensus.Verdicts, want)
+		}
+		if r := got.Evidence.Runs[2]; r.Label != lI || r.Confidence != 0.7 || len(r.Reasons) != 1 || r.Error != "" {
+			t.Fatalf("the dissent's run = %+v, want INVALID with its confidence and reasons", r)
+		}
+		if got.Verdict != valid || got.Consensus.Agreement != 2.0/3 || got.Confidence != 11.0/16 || !got.Consensus.LowConfidence {
+			t.Fatalf("verdict %s, agreement %v, confidence %v, low %t; want VALID, 2/3, 11/16, true",
+				got.Verdict, got.Consensus.Agreement, got.Confidence, got.Consensus.LowConfidence)
+		}
+	}
 }

@@ -51,8 +51,9 @@ type Policy struct {
 	// TimeoutMS bounds each run in milliseconds; 0 means the server's
 	// default.
 	TimeoutMS int64 `json:"timeout_ms,omitempty" validate:"omitempty,gt=0,lte=3600000"`
-	// Redundancy is 1, 3 or 5 when set. Version 2 runs on one session and
-	// takes only 1; in version 3 it must equal consensus.replicas.
+	// Redundancy is 1, 3 or 5 when set. Version 2 delegate runs on one
+	// session and takes only 1; in version 3, consensus.replicas governs
+	// and a differing value is noted in the response.
 	Redundancy int `json:"redundancy,omitempty" validate:"omitempty,oneof=1 3 5"`
 	// Rules are optional safety rules, passed to the worker.
 	Rules []string `json:"rules,omitempty" validate:"omitempty,dive,required"`
@@ -152,8 +153,10 @@ type Claim struct {
 type ValidatePolicy struct {
 	// Tier is fast, safe, oracle or balanced; empty means any tier.
 	Tier Tier `json:"tier,omitempty" validate:"omitempty,tier"`
-	// Redundancy is 1, 3 or 5 when set. Version 2 runs on one session and
-	// takes only 1; in version 3 it must equal consensus.replicas.
+	// Redundancy is 1, 3 or 5 when set. Version 2 validate runs that many
+	// replicas, session_id first (see Engine.ValidateV2); in version 3,
+	// consensus.replicas governs and a differing value is noted in the
+	// response.
 	Redundancy int `json:"redundancy,omitempty" validate:"omitempty,oneof=1 3 5"`
 	// Rules are rules such as consistency or non-hallucination.
 	Rules []string `json:"rules,omitempty" validate:"omitempty,dive,required"`

@@ -20,19 +20,31 @@ type ConsensusRequest struct {
 // ConsensusResponse is the consensus block present in every version 3
 // response.
 type ConsensusResponse struct {
-	// Replicas is the number of runs executed: 1, 3 or 5.
+	// Replicas is the number of runs executed: 1, 3 or 5, the count the
+	// request asked for, every one of them launched. A run cut short
+	// before it answered (early quorum) still counts here and shows as
+	// CANCELLED in Verdicts; it counts in neither Agreement nor
+	// Confidence.
 	Replicas int `json:"replicas"`
-	// Agreement is the fraction of replicas in the winning group.
+	// Agreement is the fraction of the votes that back the winner: the
+	// winning group over the replicas that answered (plus the failed ones
+	// when failures are negative evidence). Cancelled replicas are no
+	// votes, so a unanimous early quorum reads 1.
 	Agreement float64 `json:"agreement"`
 	// Verdicts holds one label per replica, in replica order.
 	Verdicts []Label `json:"verdicts"`
 	// Strategy is the aggregation strategy used.
 	Strategy Aggregation `json:"strategy"`
-	// Confidence combines the agreement with the policy.
+	// Confidence is consensus.Posterior of the votes: the probability
+	// that the winner is the answer a majority of the panel would give.
 	Confidence float64 `json:"confidence"`
 	// LowConfidence is true when best_effort picked a winner despite
 	// disagreement, or when no replica answered (an addition to the block).
 	LowConfidence bool `json:"low_confidence,omitempty"`
+	// Notes says how the request was read where it could be read two
+	// ways, such as a policy.redundancy that consensus.replicas overrides
+	// (an addition to 2.6).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // DelegateV3Request is the body of POST /api/v3/delegate: the delegate v2

@@ -71,35 +71,27 @@ func check(v any, extra ...problem.FieldError) error {
 	return problem.Invalid(errs)
 }
 
-// singleSession rejects redundancy 3 or 5 in a version 2 request. Other
-// values are left to the oneof rule, so that one mistake gives one error.
+// singleSession rejects redundancy 3 or 5 in a version 2 delegate request.
+// Other values are left to the oneof rule, so that one mistake gives one
+// error. (A version 2 validate request runs that many replicas instead.)
 func singleSession(redundancy int) []problem.FieldError {
 	if redundancy == Replicas3 || redundancy == Replicas5 {
 		return []problem.FieldError{{
 			Field: "policy.redundancy", Rule: "single_session",
-			Message: "version 2 runs on one session; use the version 3 endpoint with consensus.replicas for redundancy",
+			Message: "version 2 delegate runs on one session; use the version 3 endpoint with consensus.replicas for redundancy",
 		}}
 	}
 	return nil
 }
 
-// sameRedundancy rejects a policy.redundancy that contradicts
-// consensus.replicas in a version 3 request. It compares only allowed
-// counts: a value outside 1, 3 and 5 is reported by its own oneof rule.
-func sameRedundancy(redundancy, replicas int) []problem.FieldError {
-	if allowedReplicas(redundancy) && allowedReplicas(replicas) && redundancy != replicas {
-		return []problem.FieldError{{
-			Field: "policy.redundancy", Rule: "eqfield",
-			Message: fmt.Sprintf("must equal consensus.replicas (%d) or be omitted", replicas),
-		}}
+// redundancyNote is the note of a version 3 response whose request set a
+// policy.redundancy other than consensus.replicas: the consensus block
+// governs, and the response says so rather than refusing the request.
+func redundancyNote(redundancy, replicas int) []string {
+	if redundancy == 0 || redundancy == replicas {
+		return nil
 	}
-	return nil
-}
-
-// allowedReplicas reports whether n is a replica count that version 3
-// allows.
-func allowedReplicas(n int) bool {
-	return n == Replicas1 || n == Replicas3 || n == Replicas5
+	return []string{fmt.Sprintf("policy.redundancy %d ignored: consensus.replicas %d governs", redundancy, replicas)}
 }
 
 // Validate reports whether r is a valid request. The error is an *Error
@@ -129,24 +121,24 @@ func (r *DelegateV2Request) Validate() error {
 }
 
 // Validate reports whether r is a valid request, as DelegateV1Request.Validate.
-func (r *ValidateV2Request) Validate() error {
-	return check(r, singleSession(r.Policy.Redundancy)...)
-}
+// policy.redundancy 3 or 5 runs that many replicas (see
+// [Engine.ValidateV2]).
+func (r *ValidateV2Request) Validate() error { return check(r) }
 
 // Validate reports whether r is a valid request, as DelegateV1Request.Validate.
-func (r *DelegateV3Request) Validate() error {
-	return check(r, sameRedundancy(r.Policy.Redundancy, r.Consensus.Replicas)...)
-}
+// A policy.redundancy other than consensus.replicas is not an error:
+// consensus.replicas governs, and the response notes it.
+func (r *DelegateV3Request) Validate() error { return check(r) }
 
 // Validate reports whether r is a valid request, as DelegateV1Request.Validate.
-func (r *ValidateV3Request) Validate() error {
-	return check(r, sameRedundancy(r.Policy.Redundancy, r.Consensus.Replicas)...)
-}
+// A policy.redundancy other than consensus.replicas is not an error, as
+// for DelegateV3Request.
+func (r *ValidateV3Request) Validate() error { return check(r) }
 
 // Validate reports whether r is a valid request, as DelegateV1Request.Validate.
-func (r *FactcheckRequest) Validate() error {
-	return check(r, sameRedundancy(r.Policy.Redundancy, r.Consensus.Replicas)...)
-}
+// A policy.redundancy other than consensus.replicas is not an error, as
+// for DelegateV3Request.
+func (r *FactcheckRequest) Validate() error { return check(r) }
 
 // misplacedPool is the field error of a version 3 body that puts
 // session_pool at the top level, where the router would ignore it as an

@@ -71,11 +71,7 @@ func TestValidate_invalid(t *testing.T) {
 		{"tier adaptive v3", vv3, "policy.tier", `"adaptive"`, []fieldRule{{"policy.tier", "tier"}}, "trust-service tier"},
 		{"tier turbo", vv2, "policy.tier", `"turbo"`, []fieldRule{{"policy.tier", "tier"}}, `got "turbo"`},
 		{"tier turbo factcheck", fc, "policy.tier", `"turbo"`, []fieldRule{{"policy.tier", "tier"}}, ""},
-		{"redundancy 3 in validate v2", vv2, "policy.redundancy", `3`, []fieldRule{{"policy.redundancy", "single_session"}}, "version 3"},
-		{"redundancy 5 in delegate v2", dv2, "policy.redundancy", `5`, []fieldRule{{"policy.redundancy", "single_session"}}, ""},
-		{"redundancy 5 against replicas 3", vv3, "policy.redundancy", `5`, []fieldRule{{"policy.redundancy", "eqfield"}}, "consensus.replicas (3)"},
-		{"redundancy 1 against replicas 3", dv3, "policy.redundancy", `1`, []fieldRule{{"policy.redundancy", "eqfield"}}, ""},
-		{"redundancy 3 against replicas 5", fc, "policy.redundancy", `3`, []fieldRule{{"policy.redundancy", "eqfield"}}, ""},
+		{"redundancy 5 in delegate v2", dv2, "policy.redundancy", `5`, []fieldRule{{"policy.redundancy", "single_session"}}, "version 3"},
 		// One mistake gives one error: a count outside 1, 3, 5 is not also
 		// compared with consensus.replicas, nor called single-session.
 		{"redundancy 2 in v3", vv3, "policy.redundancy", `2`, []fieldRule{{"policy.redundancy", "oneof"}}, ""},

@@ -31,43 +31,88 @@
 //
 // Each policy tier maps to router version 3 calls, as data in the code:
 //
-//	policy    router tier       replicas   disagreement_policy    calls
-//	fast      fast              1          best_effort            1
-//	safe      safe              3          best_effort            1
-//	oracle    oracle            5          fail_hard              1
-//	adaptive  fast→safe→oracle  1→3→5      best_effort            1 to 3
+//	policy    router tier       replicas          disagreement_policy   calls
+//	fast      fast              1                 best_effort           1
+//	safe      safe              3                 best_effort           1
+//	oracle    oracle            5                 fail_hard             1
+//	adaptive  fast, safe, then  1 per call, at    best_effort           1 to 5
+//	          oracle            most 5 in all
 //
-// With [WithSingleSession], a one-replica rung calls the version 2
-// endpoint on that session instead. Delegation calls /api/v3/delegate;
-// validation and arbitration call /api/v3/validate, the claimed result
-// as the claim and the task's input, spec and dispute context in the
-// claim's context.
+// With [WithSingleSession], fast calls the version 2 endpoint on that
+// session instead, and adaptive runs first there. Delegation calls
+// /api/v3/delegate; validation and arbitration call /api/v3/validate, the
+// claimed result as the claim and the task's input, spec and dispute
+// context in the claim's context.
 //
-// Adaptive starts with one replica and escalates through follow-on calls
-// to 3 and then 5 replicas unless the step is settled: decisive (below),
-// with no dissent among the replicas that answered (those cancelled by
-// early quorum do not count), and backed by a mean worker-reported
-// confidence of at least the escalation threshold (0.8 by default; [WithEscalationThreshold]).
-// The evidence lists every step and the total replicas spent.
+// # Adaptive: one pooled, sequential decision
+//
+// Adaptive runs a job on one session at a time (or two at once where two
+// are needed), each run a version 3 call of one replica whose
+// session_pool names one session the call has not used yet, and pools
+// every vote it collects into one tally. It stops as soon as
+// consensus.Stop says the outcome is settled: the posterior chance that
+// the leading answer is the panel's majority (consensus.Posterior)
+// reaches 0.8, which two agreeing runs do, and 3 of 4; or, when the host
+// sets an escalation threshold ([WithEscalationThreshold]; none by
+// default), a single run that reported a confidence of at least that.
+// Each batch is as large as the fewest runs that could settle the call:
+// two at once to start (one when a single run may settle it), then one
+// when a failure left a single answer, two after a split, one after 2–2.
+// It never launches more than 5 runs (oracle's count). The interface has
+// adaptive start with one replica; by default it starts with two at once,
+// because one run alone never settles it, which saves a round trip and
+// costs nothing. Run i asks for router tier fast (i = 0),
+// safe (1, 2) or oracle (3, 4), falling back to any unused session when
+// none serves that tier.
+//
+// A run that fails (TIMEOUT, ERROR, or a router error other than a refusal
+// of the request: 400, 401, 402, 403) is a failed vote, and adaptive goes
+// on while sessions remain. When it stops without settling, it reports a
+// winner only with a strict majority of at least two answers (3 of 5, say);
+// otherwise it answers RETRY with retry instructions, never an unsettled
+// single-run verdict.
+//
+// The candidate sessions are those of [WithSessionPool], or else the
+// sessions the router reports through router.StatusReporter, less those
+// cooling down: for the in-process router.Engine a read of its state, for
+// a remote router.Client one GET /api/v1/status per adaptive call, which
+// is the cost of excluding used sessions. A router that reports none
+// leaves the choice to the router, and a run on a session already used is
+// counted as a failed run (not an independent vote).
+//
+// # The tally
+//
+// Every tier reports from the same vote accounting: the runs of every
+// router call it made, counted by package consensus's majority (failures
+// are no votes, runs cancelled before they answered by an early quorum are
+// no votes at all, and delegation outputs agree under [WithAnswerKey]).
+// confidence is consensus.Posterior of the tally, evidence.agreement the
+// share of the answers that back the winner, evidence.verdicts every
+// run's label, evidence.disagreements every run that answered otherwise or
+// failed, and evidence.launched, answered, cancelled and failed count the
+// runs (evidence.redundancy equals launched). Each tier accepts the
+// winner on its own terms:
+//
+//	fast      the one answer
+//	safe      a strict majority of at least two answers
+//	oracle    a majority of its 5 replicas answered and none dissented
+//	          (fail_hard: any dissent answers RETRY)
+//	adaptive  settled, or a strict majority of at least two answers
 //
 // # Status
 //
-// A step is decisive when a strict majority of its replicas (agreement
-// above 0.5) back a definite answer:
-// for validation and arbitration the verdict VALID or INVALID, for
-// delegation a result. The last step decides the status:
+// An accepted winner decides the status:
 //
-//	mode         decisive VALID   decisive INVALID   otherwise
-//	validation   VALID            INVALID            RETRY (NEEDS_SPEC when a majority says so)
+//	mode         VALID            INVALID            otherwise
+//	validation   VALID            INVALID            RETRY (NEEDS_SPEC when that wins)
 //	arbitration  SELLER_VALID     SELLER_INVALID     INCONCLUSIVE
-//	delegation   VALID (a result backed by a majority)  RETRY, with the best-effort result if any
+//	delegation   VALID (an accepted result)            RETRY, with the best-effort result if any
 //
 // An oracle call whose replicas disagree (fail_hard) is not an error to
 // the caller: it answers RETRY, or INCONCLUSIVE for arbitration, with the
 // per-replica evidence. retry_instructions is set for RETRY (why, when,
 // and the stronger tier to retry with) and NEEDS_SPEC (what is missing),
-// and null otherwise. confidence is the router's consensus confidence of
-// the last step.
+// and null otherwise.
 //
 // # Receipts
 //
@@ -76,7 +121,8 @@
 // inline or detached; receipt.Inline() asks for an inline receipt with
 // every optional member) gets a receipt of the decision, following the
 // lifecycle the interface sets out: the decision, then the receipt built from what
-// really ran (the last step's consensus block and tier, the hashes of the
+// really ran (the consensus block of a one-call tier, or adaptive's pooled
+// tally in the same shape, with replicas the runs launched; the hashes of the
 // input and of the chosen result, and the sessions, task ids and trace id
 // of every step, each as the include flags ask), signed when the issuer
 // has a signer, stored, and returned whole (inline) or as its receipt_id,
@@ -89,6 +135,11 @@
 // environment grants is narrowed, not refused: the receipt records the
 // effective values and the response's receipt_clamped says which were
 // narrowed and why ([ReceiptClamp]).
+//
+// Every receipt a logging store keeps (receipt.MemStore, boltstore,
+// pgstore) is also a leaf of its transparency log; [WithReceiptLog]
+// serves the log's checkpoint, a receipt's inclusion proof and
+// consistency proofs beside the receipt endpoints (see receipt.Log).
 //
 // trace_id is the W3C trace id of the incoming request when there is one,
 // otherwise a new one; the router calls carry it. When the call is traced

@@ -5,6 +5,8 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
+	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 
@@ -57,7 +59,7 @@ func TestService_engine(t *testing.T) {
 	want := map[trust.Mode]trust.Status{
 		trust.ModeDelegation: trust.StatusValid, trust.ModeValidation: trust.StatusValid, trust.ModeArbitration: trust.StatusSellerValid,
 	}
-	spent := map[trust.Policy]int{trust.PolicyFast: 1, trust.PolicySafe: 3, trust.PolicyOracle: 5, trust.PolicyAdaptive: 1}
+	spent := map[trust.Policy]int{trust.PolicyFast: 1, trust.PolicySafe: 3, trust.PolicyOracle: 5, trust.PolicyAdaptive: 2}
 	for mode, status := range want {
 		for policy, replicas := range spent {
 			resp, err := s.Call(context.Background(), request(mode, policy))
@@ -75,27 +77,57 @@ func TestService_engine(t *testing.T) {
 	}
 }
 
-// TestService_engineAdaptiveEscalates: unsure workers make adaptive climb
-// to five replicas, and a lying minority does not sway the verdict. (Early
-// quorum may cancel the liar before it answers, so which replicas
-// dissented is not asserted here; the oracle test below does.)
+// TestService_engineAdaptiveEscalates: on an in-process engine, adaptive
+// pools its runs over distinct sessions; a lying session makes it add
+// runs until the honest majority settles the call, and the liar's answer
+// shows in the disagreements. The liar is session 1, tried first.
 func TestService_engineAdaptiveEscalates(t *testing.T) {
 	unsure := honest(0.5)
-	s, _ := trust.New(newEngine(t, unsure, unsure, unsure, unsure, routertest.Lie(unsure)))
+	s, _ := trust.New(newEngine(t, routertest.Lie(unsure), unsure, unsure, unsure, unsure))
 	resp, err := s.Call(context.Background(), request(trust.ModeValidation, trust.PolicyAdaptive))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Evidence.Redundancy != 9 || len(resp.Evidence.Steps) != 3 {
-		t.Fatalf("spent %d replicas over %d steps, want 1+3+5 over 3", resp.Evidence.Redundancy, len(resp.Evidence.Steps))
+	// INVALID, VALID; then two more VALID: 3 of 4.
+	if resp.Evidence.Launched != 4 || resp.Evidence.Answered != 4 || len(resp.Evidence.Steps) != 4 {
+		t.Fatalf("launched %d, answered %d over %d steps; want 4 runs", resp.Evidence.Launched, resp.Evidence.Answered, len(resp.Evidence.Steps))
 	}
-	if resp.Status != trust.StatusValid {
-		t.Errorf("status %s, want VALID (4 of 5)", resp.Status)
+	if resp.Status != trust.StatusValid || resp.Evidence.Agreement != 0.75 || resp.Confidence != 13.0/16 {
+		t.Errorf("status %s, agreement %v, confidence %v; want VALID, 0.75, 13/16", resp.Status, resp.Evidence.Agreement, resp.Confidence)
 	}
-	for _, d := range resp.Evidence.Disagreements {
-		if d.Label != "INVALID" {
-			t.Errorf("disagreement %+v: only the liar may dissent", d)
+	if len(resp.Evidence.Disagreements) != 1 || resp.Evidence.Disagreements[0].Label != "INVALID" || resp.Evidence.Disagreements[0].SessionID != 1 {
+		t.Errorf("disagreements %+v; want the liar's INVALID on session 1", resp.Evidence.Disagreements)
+	}
+	seen := map[router.SessionID]bool{}
+	for _, st := range resp.Evidence.Steps {
+		for _, id := range st.Sessions {
+			if seen[id] {
+				t.Errorf("session %d ran twice", id)
+			}
+			seen[id] = true
 		}
+	}
+}
+
+// TestService_engineAdaptiveDelegationDissent: in delegation, agreement is
+// agreement of outputs. A session whose output differs from the others'
+// (both labelled OK) dissents: adaptive escalates past it, and it shows in
+// the disagreements.
+func TestService_engineAdaptiveDelegationDissent(t *testing.T) {
+	other := router.WorkerFunc(func(_ context.Context, job *router.Job) (*router.Result, error) {
+		return &router.Result{Output: "something else", Confidence: 0.9}, nil
+	})
+	w := honest(0.9)
+	s, _ := trust.New(newEngine(t, w, other, w, w, w))
+	resp, err := s.Call(context.Background(), request(trust.ModeDelegation, trust.PolicyAdaptive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Status != trust.StatusValid || string(resp.Result) != `"done: Paris is in France."` {
+		t.Errorf("status %s, result %s; want VALID with the majority's output", resp.Status, resp.Result)
+	}
+	if resp.Evidence.Launched != 4 || len(resp.Evidence.Disagreements) != 1 || resp.Evidence.Disagreements[0].SessionID != 2 {
+		t.Errorf("launched %d, disagreements %+v; want 4 runs and session 2 dissenting", resp.Evidence.Launched, resp.Evidence.Disagreements)
 	}
 }
 
@@ -251,5 +283,73 @@ func TestService_usage(t *testing.T) {
 	u := resp.Evidence.Usage
 	if u == nil || u.PromptTokens < 10*int64(len(resp.Evidence.Steps)) || u.PromptTokens > 10*int64(answered) || u.PromptTokens%10 != 0 {
 		t.Errorf("usage %+v over steps %+v: want 10 prompt tokens per answering replica", u, resp.Evidence.Steps)
+	}
+}
+
+// TestService_adaptiveOverLoopback runs adaptive on a remote router: a
+// router.Client to an engine behind router.NewHandler over real loopback.
+// The candidates come from GET /api/v1/status, every run is a version 3
+// call of one replica on a session not used before, and the votes pool
+// as in-process: the liar on session 1 makes adaptive add two runs.
+func TestService_adaptiveOverLoopback(t *testing.T) {
+	unsure := honest(0.5)
+	e := newEngine(t, routertest.Lie(unsure), unsure, unsure, unsure, unsure)
+	h, err := router.NewHandler(e, router.WithAuthenticator(router.KeyAuthenticator(map[string]string{"k": "tests"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	c, err := router.NewClient(srv.URL, router.WithAPIKey("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := trust.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.Call(context.Background(), request(trust.ModeValidation, trust.PolicyAdaptive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Status != trust.StatusValid || resp.Evidence.Launched != 4 || resp.Confidence != 13.0/16 {
+		t.Errorf("status %s after %d runs, confidence %v; want VALID after 4, 13/16", resp.Status, resp.Evidence.Launched, resp.Confidence)
+	}
+	var sessions []router.SessionID
+	for _, st := range resp.Evidence.Steps {
+		if st.Route != "/api/v3/validate" || st.Replicas != 1 {
+			t.Errorf("step %+v, want a version 3 validation of one replica", st)
+		}
+		sessions = append(sessions, st.Sessions...)
+	}
+	if want := []router.SessionID{1, 2, 3, 4}; !slices.Equal(sessions, want) {
+		t.Errorf("sessions %v, want %v", sessions, want)
+	}
+}
+
+// TestService_singleSession: with WithSingleSession, fast calls version 2
+// on that session, and adaptive runs first there, then on other sessions
+// through version 3.
+func TestService_singleSession(t *testing.T) {
+	w := honest(0.9)
+	s, err := trust.New(newEngine(t, w, w, w, w, w), trust.WithSingleSession(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.Call(context.Background(), request(trust.ModeValidation, trust.PolicyFast))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := resp.Evidence.Steps; len(st) != 1 || st[0].Route != "/api/v2/validate" || !slices.Equal(st[0].Sessions, []router.SessionID{3}) {
+		t.Errorf("fast steps %+v, want one version 2 call on session 3", st)
+	}
+	resp, err = s.Call(context.Background(), request(trust.ModeValidation, trust.PolicyAdaptive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := resp.Evidence.Steps
+	if resp.Status != trust.StatusValid || len(st) != 2 || st[0].Route != "/api/v2/validate" || st[0].Sessions[0] != 3 ||
+		st[1].Route != "/api/v3/validate" || st[1].Sessions[0] == 3 {
+		t.Errorf("status %s, steps %+v; want VALID from version 2 on session 3, then version 3 elsewhere", resp.Status, st)
 	}
 }

@@ -121,26 +121,38 @@ type Response struct {
 
 // Evidence summarizes how a status was reached.
 type Evidence struct {
-	// Redundancy is the total count of replicas spent, over every step.
+	// Redundancy is the total count of runs launched, over every step.
 	Redundancy int `json:"redundancy"`
-	// Agreement is the agreement of the final step.
+	// Agreement is the share of the answers, over every step, that back
+	// the winner (see the package doc's tally).
 	Agreement float64 `json:"agreement"`
-	// Verdicts are the per-replica labels of the final step.
+	// Verdicts are the labels of every run, over every step, in order.
 	Verdicts []router.Label `json:"verdicts"`
-	// Disagreements lists the replicas of the final step that dissented
-	// from the outcome or gave no answer, and why.
+	// Disagreements lists the runs, over every step, that answered
+	// otherwise or gave no answer, and why (Replica is the run's index in
+	// Verdicts).
 	Disagreements []Disagreement `json:"disagreements"`
 	// Steps lists each router call made, in order: one for fast, safe and
-	// oracle, up to three for adaptive.
+	// oracle, one per run (up to five) for adaptive.
 	Steps []Step `json:"steps"`
 	// Usage adds up the tokens and cost the replicas of every step
 	// reported, when any did (chat-model workers do).
 	Usage *router.Usage `json:"usage,omitempty"`
+	// Launched counts the runs started over every step (as Redundancy);
+	// each ended answered, failed or cancelled before it answered.
+	Launched int `json:"launched"`
+	// Answered counts the runs that answered: the votes.
+	Answered int `json:"answered"`
+	// Cancelled counts the runs cut short before they answered, because
+	// the outcome was already decided: no vote and no dissent.
+	Cancelled int `json:"cancelled"`
+	// Failed counts the runs that ended in ERROR or TIMEOUT.
+	Failed int `json:"failed"`
 }
 
 // Disagreement is one replica that did not side with the outcome.
 type Disagreement struct {
-	// Replica is the replica's index in its step.
+	// Replica is the run's index among every run of the call.
 	Replica int `json:"replica"`
 	// SessionID is the session it ran on.
 	SessionID router.SessionID `json:"session_id"`

@@ -49,6 +49,8 @@ func callPath(v router.Variant) (string, bool) {
 //	POST /api/v4/x402/trust             the same, paid per call
 //	GET  /api/v4/receipt/{receipt_id}   a receipt (with WithReceiptEndpoints)
 //	POST /api/v4/verify_receipt         a receipt's checks (with WithReceiptEndpoints)
+//	GET  /api/v4/log, /api/v4/receipt/{receipt_id}/proof, /api/v4/log/consistency
+//	                                    the receipts' transparency log (with WithReceiptLog)
 //
 // It runs the pipeline of router.Handler, with the same configuration
 // types and the same answers: a request id on every response, the W3C
@@ -72,6 +74,7 @@ func callPath(v router.Variant) (string, bool) {
 type Handler struct {
 	cfg      httpapi.Config
 	receipts *receipt.Handler // the fields set by WithReceiptEndpoints, or nil
+	log      *receipt.Log     // set by WithReceiptLog, or nil
 	srv      *httpapi.Server
 	calls    map[string]*atomic.Int64 // by "METHOD PATH"; the map is only read after NewHandler
 }
@@ -185,11 +188,12 @@ func NewHandler(c Caller, opts ...HandlerOption) (*Handler, error) {
 	if h.receipts != nil {
 		rh := &receipt.Handler{
 			Store: h.receipts.Store, Verifier: h.receipts.Verifier, Caller: principal,
-			Now: h.cfg.Now, MaxBodyBytes: h.cfg.MaxBodyBytes, Logger: h.cfg.Logger,
+			Now: h.cfg.Now, MaxBodyBytes: h.cfg.MaxBodyBytes, Logger: h.cfg.Logger, Log: h.log,
 		}
 		h.cfg.Endpoints = append(h.cfg.Endpoints,
 			httpapi.Endpoint{Method: http.MethodGet, Path: receipt.ReceiptPath + "{receipt_id}", Access: httpapi.Key, Handler: rh},
 			httpapi.Endpoint{Method: http.MethodPost, Path: receipt.VerifyPath, Access: httpapi.Key, Handler: rh})
+		h.cfg.Endpoints = append(h.cfg.Endpoints, logEndpoints(rh)...)
 	}
 	h.countCalls()
 	srv, err := httpapi.NewServer(h.cfg)

@@ -31,9 +31,9 @@ func CallerFrom(ctx context.Context) string {
 }
 
 // receiptParams gathers what a receipt records from what really ran: the
-// last step's consensus and policy, and every step's sessions and tasks.
-func (s *Service) receiptParams(ctx context.Context, req *Request, resp *Response, steps []stepResult) receipt.Params {
-	final := steps[len(steps)-1]
+// consensus and policy of final, the pooled accounting of every step (see
+// Service.tally), and every step's sessions and tasks.
+func (s *Service) receiptParams(ctx context.Context, req *Request, resp *Response, final stepResult, steps []stepResult) receipt.Params {
 	refs := &receipt.Refs{Sessions: []int64{}, Tasks: []string{}, RouterTraceIDs: []string{resp.TraceID}}
 	for _, st := range steps {
 		for _, id := range st.step.Sessions {

@@ -10,7 +10,9 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"sync/atomic"
 
+	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/internal/problem"
 	"github.com/vouchkit/vouch/internal/release"
 	"github.com/vouchkit/vouch/internal/traceparent"
@@ -21,6 +23,12 @@ import (
 // Version is the release of the trust service, reported as
 // service_version: the release of the vouch module.
 const Version = release.Version
+
+// DefaultEscalationThreshold is the default of [WithEscalationThreshold]:
+// 0, so that by default a single run never settles an adaptive call. A
+// worker's own confidence is seldom calibrated; docs/ACCURACY.md measures
+// what trusting it costs in accuracy and saves in runs.
+const DefaultEscalationThreshold = 0.0
 
 // Caller is anything that answers trust calls: the in-process [Service]
 // and the remote [Client]. [NewHandler] serves any Caller.
@@ -41,9 +49,11 @@ type Service struct {
 	session   router.SessionID
 	pool      []router.SessionID
 	threshold float64
+	key       func(answer any) (string, error)
 	logger    *slog.Logger
 	issuer    *receipt.Issuer
 	signed    bool
+	next      atomic.Uint64     // rotates adaptive's candidate sessions
 	tel       *serviceTelemetry // spans and metrics (WithTelemetry)
 }
 
@@ -64,9 +74,9 @@ func WithVariant(v router.Variant) Option {
 	}
 }
 
-// WithSingleSession makes single-replica rungs (fast, and adaptive's first)
-// call the version 2 endpoints on session id instead of version 3 with one
-// replica.
+// WithSingleSession makes the fast tier call the version 2 endpoints on
+// session id instead of version 3 with one replica; adaptive runs first on
+// that session, through the version 2 endpoint too.
 func WithSingleSession(id router.SessionID) Option {
 	return func(s *Service) error {
 		if id <= 0 {
@@ -77,8 +87,11 @@ func WithSingleSession(id router.SessionID) Option {
 	}
 }
 
-// WithSessionPool sets consensus.session_pool of every version 3 call.
-// Without it the router draws from every session that serves the tier.
+// WithSessionPool sets consensus.session_pool of the version 3 calls of
+// fast, safe and oracle, and the sessions adaptive runs on. Without it the
+// router draws from every session that serves the tier, and adaptive asks
+// the router for its sessions (router.StatusReporter: in-process for the
+// router.Engine, one GET /api/v1/status per call for a router.Client).
 func WithSessionPool(ids ...router.SessionID) Option {
 	return func(s *Service) error {
 		s.pool = slices.Clone(ids)
@@ -86,9 +99,12 @@ func WithSessionPool(ids ...router.SessionID) Option {
 	}
 }
 
-// WithEscalationThreshold sets the confidence below which the adaptive tier
-// escalates even when its replicas agree: the mean confidence the winning
-// replicas report. The default is 0.8; it must lie in [0, 1].
+// WithEscalationThreshold sets the confidence a single run of the adaptive
+// tier must report to settle the call alone, without a second run
+// (consensus.Stop's Lone); a run below it escalates. t must lie in
+// [0, 1]; 0, the default ([DefaultEscalationThreshold]), means that a
+// single run never settles a call, and adaptive starts with two runs at
+// once. With t > 0 it starts with one.
 func WithEscalationThreshold(t float64) Option {
 	return func(s *Service) error {
 		if !(t >= 0 && t <= 1) {
@@ -97,6 +113,15 @@ func WithEscalationThreshold(t float64) Option {
 		s.threshold = t
 		return nil
 	}
+}
+
+// WithAnswerKey sets when two delegation outputs agree: when key returns
+// the same string for both (consensus.Policy.Key). The key is given each
+// output as JSON, a json.RawMessage. nil, the default, means
+// consensus.DefaultKey. Use the same key as the router's
+// (router.WithAnswerKey) so that both count the same agreement.
+func WithAnswerKey(key func(answer any) (string, error)) Option {
+	return func(s *Service) error { s.key = key; return nil }
 }
 
 // WithReceipts makes the service issue receipts through is when a request
@@ -128,7 +153,7 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 	if rs == nil {
 		return nil, errors.New("trust: New needs a router.Service")
 	}
-	s := &Service{router: rs, threshold: 0.8}
+	s := &Service{router: rs, threshold: DefaultEscalationThreshold}
 	for _, o := range opts {
 		if err := o(s); err != nil {
 			return nil, err
@@ -175,28 +200,30 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 	}
 
 	var steps []stepResult
-	plan := ladder(req.Policy)
-	for i, r := range plan {
-		st, err := s.run(ctx, req, r)
-		if err != nil {
-			if len(steps) > 0 { // keep the answer already had; note the failed escalation
-				steps[len(steps)-1].step.Error = "escalation failed: " + err.Error()
-				break
-			}
+	if req.Policy == PolicyAdaptive {
+		var err error
+		if steps, err = s.adaptive(ctx, req); err != nil {
 			return nil, err
 		}
-		steps = append(steps, st)
-		last := i == len(plan)-1
-		if last || s.settled(req.Mode, st) {
-			break
+	} else {
+		var id router.SessionID // fast runs on the single session, if any
+		if req.Policy == PolicyFast {
+			id = s.session
 		}
-		steps[len(steps)-1].step.Escalated = true
-		s.logger.DebugContext(ctx, "trust: escalating", "trace_id", traceID, "replicas", r.replicas, "agreement", st.agreement)
+		st, err := s.runOn(ctx, req, plan(req.Policy), id)
+		if err != nil {
+			return nil, err
+		}
+		steps = []stepResult{st}
 	}
-	resp := s.respond(req, steps, traceID)
+	final, err := s.tally(req, steps)
+	if err != nil {
+		return nil, err
+	}
+	resp := s.respond(req, steps, final, traceID)
 	if req.Receipt.Requested() {
-		ictx, ispan := s.tel.startIssue(ctx, req) // a log append, when there is one, is its child
-		issued, err := s.issuer.Issue(ictx, s.receiptParams(ctx, req, resp, steps))
+		ictx, ispan := s.tel.startIssue(ctx, req) // the log append, when there is one, is its child
+		issued, err := s.issuer.Issue(ictx, s.receiptParams(ctx, req, resp, final, steps))
 		s.tel.issued(ictx, ispan, issued, err)
 		if err != nil {
 			s.logger.ErrorContext(ctx, "trust: issuing receipt", "trace_id", traceID, "error", err)
@@ -212,7 +239,12 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 
 // stepResult is one router call, normalized across versions and operations.
 type stepResult struct {
-	step       Step
+	step Step
+	// Set on the pooled result only (see Service.tally).
+	out           consensus.Outcome
+	accepted      bool
+	disagreements []Disagreement
+
 	verdict    router.Verdict  // validation and arbitration
 	result     json.RawMessage // delegation
 	confidence float64
@@ -223,72 +255,22 @@ type stepResult struct {
 	consensus  *router.ConsensusResponse
 }
 
-// decisive reports whether a step gave a usable answer: a definite verdict
-// (or, for delegation, a result) backed by a strict majority of its
-// replicas. A dissenting minority does not make a step indecisive; it
-// shows in the evidence and, for adaptive, triggers escalation.
-func decisive(mode Mode, st stepResult) bool {
-	if st.agreement <= 0.5 {
-		return false
-	}
-	if mode == ModeDelegation {
-		return len(st.result) > 0 && string(st.result) != "null"
-	}
-	return st.verdict == router.VerdictValid || st.verdict == router.VerdictInvalid
-}
-
-// settled reports whether adaptive may stop after st: it is decisive, no
-// replica that answered dissented (replicas cancelled by early quorum do
-// not count), and the winners' own confidence reaches the threshold.
-func (s *Service) settled(mode Mode, st stepResult) bool {
-	if !decisive(mode, st) || winnerConfidence(mode, st) < s.threshold {
-		return false
-	}
-	for _, r := range st.runs {
-		if r.Label != router.LabelCancelled && !sides(mode, st, r) {
-			return false
-		}
-	}
-	return true
-}
-
-// winnerConfidence is the mean confidence reported by the replicas that
-// side with the outcome; 1 when none reports one (delegation workers often
-// do not).
-func winnerConfidence(mode Mode, st stepResult) float64 {
-	var sum float64
-	var n int
-	for _, r := range st.runs {
-		if r.Confidence == 0 || !sides(mode, st, r) {
-			continue
-		}
-		sum += r.Confidence
-		n++
-	}
-	if n == 0 {
-		return 1
-	}
-	return sum / float64(n)
-}
-
-// sides reports whether run r agrees with the step's outcome.
-func sides(mode Mode, st stepResult, r router.Run) bool {
-	if mode == ModeDelegation {
-		return r.Label == router.LabelOK
-	}
-	return st.verdict != "" && r.Label == router.Label(st.verdict)
-}
-
-// run makes the router call of one rung.
-func (s *Service) run(ctx context.Context, req *Request, r rung) (stepResult, error) {
+// runOn makes the router call of one rung: on session id alone when id is
+// set, else on the service's pool. A one-replica rung on the single
+// session (WithSingleSession) calls version 2.
+func (s *Service) runOn(ctx context.Context, req *Request, r rung, id router.SessionID) (stepResult, error) {
 	ctx, span := s.tel.startStep(ctx, r.replicas, r.tier)
 	defer span.End()
-	if r.replicas == 1 && s.session != 0 {
+	if r.replicas == 1 && s.session != 0 && id == s.session {
 		return s.runV2(ctx, req, r)
+	}
+	pool := s.pool
+	if id != 0 {
+		pool = []router.SessionID{id}
 	}
 	cons := router.ConsensusRequest{
 		Replicas:           r.replicas,
-		SessionPool:        s.pool,
+		SessionPool:        pool,
 		Aggregation:        router.AggregationMajority,
 		DisagreementPolicy: r.policy,
 	}
@@ -450,9 +432,9 @@ func inputHash(in router.Input) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// respond builds the response from the steps taken; the last one decides.
-func (s *Service) respond(req *Request, steps []stepResult, traceID string) *Response {
-	final := steps[len(steps)-1]
+// respond builds the response from final, the pooled vote accounting of
+// every step.
+func (s *Service) respond(req *Request, steps []stepResult, final stepResult, traceID string) *Response {
 	resp := &Response{
 		Confidence:     final.confidence,
 		TraceID:        traceID,
@@ -461,33 +443,35 @@ func (s *Service) respond(req *Request, steps []stepResult, traceID string) *Res
 		Evidence: Evidence{
 			Agreement:     final.agreement,
 			Verdicts:      final.verdicts,
-			Disagreements: disagreements(req.Mode, final),
+			Disagreements: final.disagreements,
+			Launched:      final.out.Replicas,
+			Answered:      final.out.Answered,
+			Cancelled:     final.out.Cancelled,
+			Failed:        final.out.Failed,
 		},
 	}
-	var runs []router.Run
 	for _, st := range steps {
-		resp.Evidence.Redundancy += st.step.Replicas
 		resp.Evidence.Steps = append(resp.Evidence.Steps, st.step)
-		runs = append(runs, st.runs...)
 	}
-	resp.Evidence.Usage = router.TotalUsage(runs)
-	ok := decisive(req.Mode, final)
+	resp.Evidence.Redundancy = final.out.Replicas
+	resp.Evidence.Usage = router.TotalUsage(final.runs)
+	ok := final.accepted
 	switch req.Mode {
 	case ModeDelegation:
 		if len(final.result) > 0 {
 			resp.Result = final.result
 		}
 		resp.Status = StatusRetry
-		if ok {
+		if ok && len(final.result) > 0 && string(final.result) != "null" {
 			resp.Status = StatusValid
 		}
 	case ModeValidation:
 		resp.Result = req.Task.ClaimedResult
 		resp.Status = StatusRetry
 		switch {
-		case ok:
+		case ok && (final.verdict == router.VerdictValid || final.verdict == router.VerdictInvalid):
 			resp.Status = Status(final.verdict)
-		case final.verdict == router.VerdictNeedsSpec && final.agreement > 0.5:
+		case ok && final.verdict == router.VerdictNeedsSpec:
 			resp.Status = StatusNeedsSpec
 		}
 	case ModeArbitration:
@@ -495,7 +479,7 @@ func (s *Service) respond(req *Request, steps []stepResult, traceID string) *Res
 		resp.Status = StatusInconclusive
 		if ok && final.verdict == router.VerdictValid {
 			resp.Status = StatusSellerValid
-		} else if ok {
+		} else if ok && final.verdict == router.VerdictInvalid {
 			resp.Status = StatusSellerInvalid
 		}
 	}
@@ -503,41 +487,32 @@ func (s *Service) respond(req *Request, steps []stepResult, traceID string) *Res
 	return resp
 }
 
-// disagreements lists the replicas of st that did not side with its
-// outcome.
-func disagreements(mode Mode, st stepResult) []Disagreement {
-	out := []Disagreement{}
-	for _, r := range st.runs {
-		if sides(mode, st, r) || r.Label == router.LabelCancelled {
-			continue
-		}
-		d := Disagreement{Replica: r.Replica, SessionID: r.SessionID, Label: r.Label, Reason: r.Error}
-		if d.Reason == "" && len(r.Reasons) > 0 {
-			d.Reason = r.Reasons[0]
-		}
-		out = append(out, d)
-	}
-	return out
-}
-
 // retryInstructions advise a retry for RETRY and NEEDS_SPEC; nil otherwise.
 func retryInstructions(req *Request, status Status, final stepResult) *RetryInstructions {
 	switch status {
 	case StatusRetry:
 		ri := &RetryInstructions{Policy: stronger(req.Policy), RetryAfterMS: 0}
+		out := final.out
 		switch {
 		case final.step.Error != "":
 			ri.Reason = "the replicas disagreed: " + final.step.Error
-		case final.verdict == router.VerdictRetry:
+		case final.accepted && final.verdict == router.VerdictRetry:
 			ri.Reason = "the replicas asked for a retry"
 			ri.RetryAfterMS = 1000
 			if len(final.reasons) > 0 {
 				ri.Reason += ": " + final.reasons[0]
 			}
-		case final.agreement <= 0.5:
-			ri.Reason = fmt.Sprintf("no strict majority: agreement %.2f over %d replicas", final.agreement, final.step.Replicas)
+		case out.Answered == 0:
+			ri.Reason = fmt.Sprintf("no run answered: %d launched, %d failed, %d cancelled", out.Replicas, out.Failed, out.Cancelled)
+			ri.RetryAfterMS = 1000
+		case req.Policy == PolicyAdaptive:
+			ri.Reason = fmt.Sprintf("the runs did not settle: %d of %d answers agree after %d runs (%d failed)",
+				out.Agreeing, out.Agreeing+out.Against, out.Replicas, out.Failed)
+		case req.Policy == PolicyOracle:
+			ri.Reason = fmt.Sprintf("oracle answers only when a majority of its replicas answer and none dissents: %d of %d answers agree, %d of %d replicas answered",
+				out.Agreeing, out.Agreeing+out.Against, out.Answered, out.Replicas)
 		default:
-			ri.Reason = "no definite answer"
+			ri.Reason = fmt.Sprintf("no strict majority of at least two: %d of %d answers agree", out.Agreeing, out.Agreeing+out.Against)
 		}
 		return ri
 	case StatusNeedsSpec:

@@ -14,7 +14,8 @@ import (
 	"github.com/vouchkit/vouch/trust"
 )
 
-// chart draws accuracy against replicas spent: for each error rate, the
+// chart draws accuracy against runs spent, the cost–accuracy frontier:
+// for each error rate (the easy workload's included), the
 // fixed tiers as labelled points, oracle's accuracy when answered as a
 // hollow triangle, adaptive over its threshold sweep as a line, and the
 // binomial majority of 1, 3 and 5 as a dashed line. It writes SVG.
@@ -23,12 +24,13 @@ func (r *report) chart(w io.Writer) error {
 		color.RGBA{R: 0x1b, G: 0x9e, B: 0x77, A: 0xff},
 		color.RGBA{R: 0xd9, G: 0x5f, B: 0x02, A: 0xff},
 		color.RGBA{R: 0x75, G: 0x70, B: 0xb3, A: 0xff},
+		color.RGBA{R: 0xe7, G: 0x29, B: 0x8a, A: 0xff},
 	}
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Accuracy against replicas spent (%d claims per point, seed %d)", r.cfg.calls, r.cfg.seed)
-	p.X.Label.Text = "replicas spent per call"
+	p.Title.Text = fmt.Sprintf("Accuracy against runs spent (%d claims per point, seed %d)", r.cfg.calls, r.cfg.seed)
+	p.X.Label.Text = "runs launched per call"
 	p.Y.Label.Text = "accuracy: share of calls with the correct status (%)"
-	p.X.Min, p.X.Max = 0, 10
+	p.X.Min, p.X.Max = 0, 6
 	p.Add(plotter.NewGrid())
 	p.Legend.Top, p.Legend.Left = false, false
 	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(8), vg.Points(8)
@@ -99,10 +101,10 @@ func (r *report) chart(w io.Writer) error {
 		adaptive.TextStyle[0].Color = c
 
 		p.Add(bl, al, ap, fs, answered, labels, adaptive)
-		p.Legend.Add(fmt.Sprintf("p = %.1f: fast, safe, oracle", rate), fs)
-		p.Legend.Add(fmt.Sprintf("p = %.1f: adaptive over thresholds", rate), al, ap)
-		p.Legend.Add(fmt.Sprintf("p = %.1f: oracle when answered", rate), answered)
-		p.Legend.Add(fmt.Sprintf("p = %.1f: binomial majority of 1, 3, 5", rate), bl)
+		p.Legend.Add(fmt.Sprintf("p = %.3g: fast, safe, oracle", rate), fs)
+		p.Legend.Add(fmt.Sprintf("p = %.3g: adaptive over thresholds", rate), al, ap)
+		p.Legend.Add(fmt.Sprintf("p = %.3g: oracle when answered", rate), answered)
+		p.Legend.Add(fmt.Sprintf("p = %.3g: binomial majority of 1, 3, 5", rate), bl)
 	}
 	wt, err := p.WriterTo(9*vg.Inch, 6*vg.Inch, "svg")
 	if err != nil {

@@ -1,13 +1,14 @@
 // Command accuracy measures what each trust tier buys: the accuracy of
-// its statuses and the replicas it spends, on a seeded simulation of
-// workers of error rate 0.1, 0.2 and 0.3 judging a workload where 90% of
-// the claims are easy. It runs the real trust.Service on a real
+// its statuses and the runs it spends, on a seeded simulation of workers
+// of error rate 0.1, 0.2 and 0.3 judging a workload where 90% of the
+// claims are easy, and of a second, easy workload where workers err on 2%
+// of the easy claims. It runs the real trust.Service on a real
 // router.Engine, in-process; only the workers are simulated.
 //
 //	go run ./examples/accuracy [-calls N] [-seed S] [-md FILE] [-svg FILE] [-sweep T,...] [-calibrated]
 //
 // It writes the tables in Markdown (to standard output, or FILE) and, with
-// -svg, a chart of accuracy against replicas spent. The same seed gives
+// -svg, a chart of accuracy against runs spent. The same seed gives
 // the same figures. docs/ACCURACY.md describes the worker model and reads
 // the results.
 package main
@@ -30,13 +31,13 @@ func main() {
 	seed := flag.Uint64("seed", 1, "seed of the workload and the workers")
 	md := flag.String("md", "", "write the Markdown tables to this file (default: standard output)")
 	svg := flag.String("svg", "", "write the chart to this SVG file")
-	sweep := flag.String("sweep", "0.6,0.7,0.9,0.95", "other escalation thresholds to measure adaptive at, comma-separated")
+	sweep := flag.String("sweep", "0.9,0.95,0.98", "other escalation thresholds (the confidence a lone run needs) to measure adaptive at, comma-separated")
 	calibrated := flag.Bool("calibrated", false, "what-if: wrong answers report the low confidence of hard claims")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	cfg := config{calls: *calls, seed: *seed, rates: []float64{0.1, 0.2, 0.3}, calibrated: *calibrated}
+	cfg := config{calls: *calls, seed: *seed, rates: []float64{0.1, 0.2, 0.3, easyWorkload}, calibrated: *calibrated}
 	if err := run(ctx, cfg, *sweep, *md, *svg, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "accuracy:", err)
 		os.Exit(1)

@@ -17,13 +17,14 @@ import (
 	"github.com/vouchkit/vouch/trust"
 )
 
-var rates = []float64{0.1, 0.2, 0.3}
+var rates = []float64{0.1, 0.2, 0.3, easyWorkload}
 
-// small runs the simulation at a test's size, with thresholds 0 and 1 in
-// the sweep: the two ends whose behaviour is known exactly.
+// small runs the simulation at a test's size, with thresholds 0 and 0.7
+// in the sweep: never settling on one run, and settling on every first
+// run (every easy claim's confidence is at least 0.7).
 func small(t *testing.T, calls int, seed uint64) *report {
 	t.Helper()
-	rep, err := simulate(context.Background(), config{calls: calls, seed: seed, rates: rates, sweep: []float64{0, 1}}, io.Discard)
+	rep, err := simulate(context.Background(), config{calls: calls, seed: seed, rates: rates, sweep: []float64{0, 0.7}}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,35 +40,38 @@ func TestSimulate(t *testing.T) {
 	for _, p := range rates {
 		fast, safe := rep.get(p, trust.PolicyFast, defaultThreshold), rep.get(p, trust.PolicySafe, defaultThreshold)
 		oracle, adaptive := rep.get(p, trust.PolicyOracle, defaultThreshold), rep.get(p, trust.PolicyAdaptive, defaultThreshold)
-		at0, at1 := rep.get(p, trust.PolicyAdaptive, 0), rep.get(p, trust.PolicyAdaptive, 1)
+		at0, at07 := rep.get(p, trust.PolicyAdaptive, 0), rep.get(p, trust.PolicyAdaptive, 0.7)
 
-		// Replicas per call, call by call.
+		// Runs per call, call by call.
 		for _, tt := range []struct {
 			name     string
 			t        *tally
 			min, max int
 		}{
 			{"fast", fast, 1, 1}, {"safe", safe, 3, 3}, {"oracle", oracle, 5, 5},
-			{"adaptive", adaptive, 1, 9},
-			{"adaptive at threshold 0", at0, 1, 1}, // one replica's confidence is never below 0
-			{"adaptive at threshold 1", at1, 9, 9}, // and never reaches 1: every call climbs to 5
+			{"adaptive", adaptive, 1, 5},
+			{"adaptive at threshold 0", at0, 2, 5}, // one run never settles a call
+			{"adaptive at threshold 0.7", at07, 1, 5},
 		} {
 			if tt.t.calls != calls || tt.t.minReplicas < tt.min || tt.t.maxReplicas > tt.max {
-				t.Errorf("p=%.1f %s: %d calls spending %d to %d replicas, want %d calls spending %d to %d",
+				t.Errorf("p=%.3g %s: %d calls spending %d to %d runs, want %d calls spending %d to %d",
 					p, tt.name, tt.t.calls, tt.t.minReplicas, tt.t.maxReplicas, calls, tt.min, tt.max)
 			}
 		}
+		// Adaptive's batches: 1, then 1 (2 runs), then 2 after a split (4),
+		// then 1 (5); it never stops at 3.
 		for n := range adaptive.stops {
-			if n != 1 && n != 4 && n != 9 {
-				t.Errorf("p=%.1f adaptive: a call spent %d replicas, want 1, 1+3 or 1+3+5", p, n)
+			if n < 1 || n > 5 || n == 3 {
+				t.Errorf("p=%.3g adaptive: a call launched %d runs, want 1, 2, 4 or 5", p, n)
 			}
 		}
-		if adaptive.stops[1] == 0 || adaptive.stops[4] == 0 || adaptive.stops[9] == 0 {
-			t.Errorf("p=%.1f adaptive: stops %v, want calls settled on every rung", p, adaptive.stops)
+		if adaptive.stops[2] == 0 || adaptive.stops[4] == 0 || adaptive.stops[5] == 0 {
+			t.Errorf("p=%.3g adaptive: stops %v, want calls settled at 2, 4 and 5 runs", p, adaptive.stops)
 		}
 
 		// best_effort over an odd number of two-valued votes always has a
-		// strict majority; fail_hard answers only unanimous steps.
+		// strict majority, and so do adaptive's two-valued tallies at 2, 4
+		// or 5 runs; fail_hard answers only unanimous steps.
 		for name, tl := range map[string]*tally{"fast": fast, "safe": safe, "adaptive": adaptive} {
 			if tl.answered != tl.calls {
 				t.Errorf("p=%.1f %s: %d of %d calls answered, want all", p, name, tl.answered, tl.calls)
@@ -77,10 +81,17 @@ func TestSimulate(t *testing.T) {
 			t.Errorf("p=%.1f oracle answered every call; want RETRY where replicas dissent", p)
 		}
 
-		// Threshold 0 settles on the first rung, which is fast's step:
-		// the same replica draws, so the same statuses claim by claim.
-		if diff := cmp.Diff(fast.statuses, at0.statuses); diff != "" {
-			t.Errorf("p=%.1f: adaptive at threshold 0 differs from fast (-fast +adaptive):\n%s", p, diff)
+		// Threshold 0.7 settles every easy claim on its first run: the
+		// runs per call are those of the hard claims' share alone.
+		if at07.stops[1] < at0.stops[1] || at07.meanReplicas() >= at0.meanReplicas() {
+			t.Errorf("p=%.3g: threshold 0.7 spends %.2f runs, not fewer than %.2f at 0", p, at07.meanReplicas(), at0.meanReplicas())
+		}
+		// The stated confidence of an answered call is a Posterior of a
+		// tally of at most 5 votes.
+		for c := range adaptive.byConfidence {
+			if tallies(c) == "" {
+				t.Errorf("p=%.3g adaptive stated confidence %v, which no tally of up to 5 votes gives", p, c)
+			}
 		}
 
 		// The one-step tiers agree with the model's exact expectation,
@@ -149,7 +160,7 @@ func TestWorkerModel(t *testing.T) {
 			if c.hard {
 				hard++
 			}
-			if a := judge(11, p, false, i, c, 0, "fast"); a.verdict != c.truth {
+			if a := judge(11, p, false, i, c, 1); a.verdict != c.truth {
 				wrong++
 			}
 		}
@@ -175,11 +186,11 @@ func TestRun_writesTablesAndChart(t *testing.T) {
 	}
 	var want []string
 	for _, p := range rates {
-		for _, row := range []string{"fast", "safe", "oracle", "adaptive", "majority of 3, binomial", "majority of 5, binomial"} {
-			want = append(want, fmt.Sprintf("| %.1f | %s |", p, row))
+		for _, row := range []string{"fast", "safe", "oracle", "adaptive", "majority of 5, model"} {
+			want = append(want, fmt.Sprintf("| %s | %s |", rateName(p), row))
 		}
 	}
-	want = append(want, "| 0.7 |", "| 0.8 (default) |", "-calls 60 -seed 1`")
+	want = append(want, "| 0.7 |", "| 0 (default) |", "-calls 60 -seed 1`", "| 0.875 | 2–0 |", "accuracy ≥ 90.5% at ≤ 2.8 runs per call")
 	for _, w := range want {
 		if !bytes.Contains(table, []byte(w)) {
 			t.Errorf("the tables lack %q:\n%s", w, table)

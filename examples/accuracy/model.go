@@ -29,6 +29,10 @@ const (
 	hardShare = 0.10
 	hardError = 0.5
 
+	// easyWorkload is the error rate of the second workload, where
+	// workers err on 2% of the easy claims: 0.9 × 0.02 + 0.1 × 0.5.
+	easyWorkload = 0.068
+
 	easyConfLow, easyConfHigh = 0.70, 1.00
 	hardConfLow, hardConfHigh = 0.40, 0.90
 )
@@ -77,16 +81,15 @@ type answer struct {
 	latency    float64 // orders the replicas of a step: the smallest answers first
 }
 
-// judge returns the answer of replica r of a step of the given tier to
-// claim c (number i), from a worker of error rate p. The draws depend on
-// the seed, the claim, the replica and the tier only: every session of a
-// panel has the same error rate, so which session runs replica r does not
-// matter, and the same replica of the same rung answers the same whichever
-// tier or error rate is measured, so that the comparisons share their
+// judge returns the answer of session s to claim c (number i), from a
+// worker of error rate p. The draws depend on the seed, the claim and the
+// session only: a session says the same of a claim whichever tier asks,
+// and whatever the error rate (a worker of error rate 0.3 errs wherever
+// one of 0.1 does, and more often), so that the comparisons share their
 // luck. With calibrated, a wrong answer reports a hard claim's confidence.
-func judge(seed uint64, p float64, calibrated bool, i int, c claim, r int, tier router.Tier) answer {
+func judge(seed uint64, p float64, calibrated bool, i int, c claim, s router.SessionID) answer {
 	keys := func(stream uint64) float64 {
-		return uniform(seed, stream, uint64(i), uint64(r), tierKey(tier))
+		return uniform(seed, stream, uint64(i), uint64(s))
 	}
 	a := answer{verdict: c.truth, latency: keys(streamLatency)}
 	if keys(streamError) < errorOn(p, c.hard) {
@@ -98,18 +101,6 @@ func judge(seed uint64, p float64, calibrated bool, i int, c claim, r int, tier 
 	}
 	a.confidence = low + (high-low)*keys(streamConfidence)
 	return a
-}
-
-func tierKey(t router.Tier) uint64 {
-	switch t {
-	case router.TierFast:
-		return 1
-	case router.TierSafe:
-		return 2
-	case router.TierOracle:
-		return 3
-	}
-	return 0
 }
 
 func flip(v router.Verdict) router.Verdict {

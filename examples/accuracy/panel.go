@@ -36,14 +36,18 @@ const panelSize = 5
 // are drawn again the same). A step still out of plan after maxReplays
 // is kept in fault and ends the run.
 //
-// A panel serves one engine whose trust calls run one at a time, so that
-// at most one version 3 step is in flight.
+// A panel serves one engine whose trust calls run one at a time; the
+// stepper also runs the router calls of one trust call one at a time
+// (adaptive makes two at once after a split), so that at most one
+// version 3 step is in flight. That changes when runs happen, not what
+// they answer.
 type panel struct {
 	seed       uint64
 	rate       float64
 	calibrated bool // the what-if of judge
 	claims     []claim
 
+	calls   sync.Mutex // held by the version 3 step in flight
 	mu      sync.Mutex
 	step    *step // the version 3 step in flight
 	replays int   // steps run again because the scheduler reordered them
@@ -83,7 +87,7 @@ func (p *panel) work(ctx context.Context, job *router.Job) (*router.Result, erro
 	if job.Claim == nil || json.Unmarshal(job.Claim.Output, &ref) != nil || ref.Claim < 0 || ref.Claim >= len(p.claims) {
 		return nil, errors.New("accuracy: job names no claim of the workload")
 	}
-	a := judge(p.seed, p.rate, p.calibrated, ref.Claim, p.claims[ref.Claim], job.Replica, job.Tier)
+	a := judge(p.seed, p.rate, p.calibrated, ref.Claim, p.claims[ref.Claim], job.SessionID)
 
 	p.mu.Lock()
 	st := p.step
@@ -209,6 +213,8 @@ type stepper struct {
 
 // ValidateV3 runs req on the engine inside a planned step.
 func (s stepper) ValidateV3(ctx context.Context, req *router.ValidateV3Request) (*router.ValidateV3Response, error) {
+	s.p.calls.Lock()
+	defer s.p.calls.Unlock()
 	for range maxReplays - 1 {
 		resp, err, off := s.once(ctx, req)
 		if off == nil || ctx.Err() != nil {

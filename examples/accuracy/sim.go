@@ -25,7 +25,7 @@ type config struct {
 	calls int       // claims per cell
 	seed  uint64    // of the workload and the workers
 	rates []float64 // worker error rates, one panel each
-	sweep []float64 // escalation thresholds to measure adaptive at, besides the default
+	sweep []float64 // escalation thresholds (a lone run's confidence) to measure adaptive at, besides the default
 
 	calibrated bool // the what-if of judge: wrong answers report low confidence
 }
@@ -49,7 +49,8 @@ func (c cell) String() string {
 type tally struct {
 	calls, correct, answered, replicas int
 	minReplicas, maxReplicas           int
-	stops                              map[int]int // replicas spent → calls (the rungs adaptive stopped at)
+	stops                              map[int]int         // runs launched → calls
+	byConfidence                       map[float64]*[2]int // stated confidence → answered calls, correct ones
 	easy, easyCorrect                  int
 	hard, hardCorrect                  int
 	statuses                           []trust.Status // by claim
@@ -57,7 +58,7 @@ type tally struct {
 }
 
 func (t *tally) add(c claim, resp *trust.Response) {
-	n := resp.Evidence.Redundancy
+	n := resp.Evidence.Launched
 	if t.calls == 0 || n < t.minReplicas {
 		t.minReplicas = n
 	}
@@ -69,6 +70,15 @@ func (t *tally) add(c claim, resp *trust.Response) {
 	ok := resp.Status == trust.Status(c.truth)
 	if resp.Status == trust.StatusValid || resp.Status == trust.StatusInvalid {
 		t.answered++
+		b := t.byConfidence[resp.Confidence]
+		if b == nil {
+			b = new([2]int)
+			t.byConfidence[resp.Confidence] = b
+		}
+		b[0]++
+		if ok {
+			b[1]++
+		}
 	}
 	if ok {
 		t.correct++
@@ -157,7 +167,9 @@ func measure(ctx context.Context, cfg config, c cell, claims []claim) (*tally, e
 	if err != nil {
 		return nil, err
 	}
-	var opts []trust.Option
+	// Every tier draws from the panel's five sessions; adaptive takes its
+	// candidates from the pool (the stepper reports no sessions).
+	opts := []trust.Option{trust.WithSessionPool(1, 2, 3, 4, 5)}
 	if c.policy == trust.PolicyAdaptive && c.threshold != defaultThreshold {
 		opts = append(opts, trust.WithEscalationThreshold(c.threshold))
 	}
@@ -165,7 +177,7 @@ func measure(ctx context.Context, cfg config, c cell, claims []claim) (*tally, e
 	if err != nil {
 		return nil, err
 	}
-	t := &tally{stops: map[int]int{}, statuses: make([]trust.Status, 0, len(claims))}
+	t := &tally{stops: map[int]int{}, byConfidence: map[float64]*[2]int{}, statuses: make([]trust.Status, 0, len(claims))}
 	for i, cl := range claims {
 		resp, err := svc.Call(ctx, &trust.Request{
 			Mode:   trust.ModeValidation,

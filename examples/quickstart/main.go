@@ -16,9 +16,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
+	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
@@ -162,8 +162,8 @@ func (p printer) response(label string, r *trust.Response) {
 		p.dump(r)
 		return
 	}
-	fmt.Fprintf(p.out, "  %s\n    status %-15s confidence %.2f  replicas %d  agreement %.2f\n",
-		label, r.Status, r.Confidence, r.Evidence.Redundancy, r.Evidence.Agreement)
+	fmt.Fprintf(p.out, "  %s\n    status %-15s confidence %.2f  runs %d  agreement %.2f\n",
+		label, r.Status, r.Confidence, r.Evidence.Launched, r.Evidence.Agreement)
 	fmt.Fprintf(p.out, "    result %s\n", r.Result)
 	for _, d := range r.Evidence.Disagreements {
 		fmt.Fprintf(p.out, "    dissent: session %d said %s (%s)\n", d.SessionID, d.Label, d.Reason)
@@ -175,12 +175,26 @@ func (p printer) tier(tier trust.Policy, r *trust.Response) {
 		p.dump(r)
 		return
 	}
-	var path []string
-	for _, st := range r.Evidence.Steps {
-		path = append(path, fmt.Sprint(st.Replicas))
+	// The votes for the leading answer and against it: the confidence is
+	// consensus.Posterior of these two counts, and can be checked by hand.
+	count := map[router.Label]int{}
+	answered := 0
+	for _, l := range r.Evidence.Verdicts {
+		if l != router.LabelCancelled && l != router.LabelError && l != router.LabelTimeout {
+			count[l]++
+			answered++
+		}
 	}
-	fmt.Fprintf(p.out, "    %-9s %-8s confidence %.2f  replicas %d (%s)\n",
-		tier, r.Status, r.Confidence, r.Evidence.Redundancy, strings.Join(path, "→"))
+	lead := 0
+	for _, n := range count {
+		lead = max(lead, n)
+	}
+	fmt.Fprintf(p.out, "    %-9s %-8s confidence %.2f  runs %d  votes %d–%d  (Posterior(%d, %d) = %.4f)\n",
+		tier, r.Status, r.Confidence, r.Evidence.Launched, lead, answered-lead,
+		lead, answered-lead, consensus.Posterior(lead, answered-lead))
+	if r.RetryInstructions != nil {
+		fmt.Fprintf(p.out, "              retry: %s\n", r.RetryInstructions.Reason)
+	}
 }
 
 func (p printer) receipt(r *trust.Response, issued *receipt.Receipt, stored []byte, res *receipt.Result) {

@@ -13,9 +13,10 @@ import (
 // The quickstart's workers are small deterministic programs standing in for
 // models. A careful worker judges a claim by a toy non-hallucination rule:
 // every capitalized word of the claim must appear in the task's input. It
-// is sure of short claims (confidence 0.95) and unsure of long ones (0.6),
-// which is what makes the adaptive tier escalate on hard claims only. A
-// sloppy worker approves everything.
+// is sure of short claims (confidence 0.95) and unsure of long ones (0.6);
+// the trust service reports these in each run, and by default does not
+// let one run's confidence settle an adaptive call. A sloppy worker
+// approves everything, which is the dissent adaptive adds runs after.
 
 // careful returns the worker of a careful session.
 func careful() router.Worker {

@@ -39,7 +39,9 @@ func printBanner(w io.Writer, base, debugBase string, cfg config, s *server) {
 	fmt.Fprintf(&b, "a trust validation with an inline signed receipt:\n  curl -s %s/api/v4/trust %s -H 'Content-Type: application/json' \\\n", base, auth)
 	fmt.Fprintf(&b, "    -d '{\"mode\":\"validation\",\"policy\":\"safe\",\"task\":{\"type\":\"tool_output\",\"claimed_result\":\"17 * 3 = 51\"},\"receipt\":{\"mode\":\"inline\",\"include\":{\"policy_snapshot\":true,\"consensus_snapshot\":true,\"output_hash\":true}}}'\n")
 	fmt.Fprintf(&b, "its receipt again, by receipt_id:\n  curl -s %s/api/v4/receipt/RECEIPT_ID %s\n", base, auth)
-	fmt.Fprintf(&b, "checked offline:\n  go run ./examples/verify-receipt -key %s receipt.json\n", s.key.signer.Issuer())
+	fmt.Fprintf(&b, "its inclusion proof in the log %s, and the log's checkpoint:\n  curl -s %s/api/v4/receipt/RECEIPT_ID/proof %s > proof.json\n  curl -s %s/api/v4/log %s\n",
+		s.log.Origin(), base, auth, base, auth)
+	fmt.Fprintf(&b, "checked offline:\n  go run ./examples/verify-receipt -key %s receipt.json -proof proof.json\n", s.key.signer.Issuer())
 
 	if len(s.prices) > 0 {
 		o := s.prices[0].offer

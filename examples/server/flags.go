@@ -44,6 +44,7 @@ type config struct {
 	signingKey       string // file of the receipts' signing key; empty: a key for this run only
 	rotateSigningKey bool   // retire the key of signingKey and add a new one
 	trustedKeys      string // file to write the public keys to; empty: none
+	logOrigin        string // name of the receipts' transparency log
 	receipts         string // bbolt file of the receipts; empty: memory (or the database)
 	workers          string // panel file; empty: the demo workers
 	databaseURL      string
@@ -105,6 +106,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 		"another integration and its API key, as `NAME=KEY` (repeatable); each owns its receipts and can be named a counterparty")
 	fs.StringVar(&cfg.payTo, "pay-to", defaultPayTo, "EVM `ADDRESS` that receives the x402 payments")
 	signingFlags(fs, &cfg)
+	logFlags(fs, &cfg)
 	fs.StringVar(&cfg.receipts, "receipts", "", "bbolt `FILE` that keeps the receipts across restarts (default: memory)")
 	fs.StringVar(&cfg.workers, "workers", "",
 		"panel `FILE` (.json, .yaml) of chat-completions workers to run instead of the demo workers")

@@ -20,6 +20,7 @@ type server struct {
 	obs      *observability // OpenTelemetry providers; /metrics on -debug-addr
 	state    *state
 	key      *signingKey
+	log      *receipt.Log // the receipts' transparency log
 	prices   []pricedRoute
 	sessions string // describes the engine's sessions, for the banner
 
@@ -95,11 +96,15 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 		router.WithHandlerLogger(log),
 		router.WithHandlerTelemetry(tp, mp),
 	}
+	if s.log, err = receiptLog(cfg, s.state.receipts, s.key); err != nil {
+		return nil, err
+	}
 	trustOpts := []trust.HandlerOption{
 		trust.WithAuthenticator(auth),
 		trust.WithX402(paid),
 		trust.WithIdempotency(s.state.idempotency, 0),
 		trust.WithReceiptEndpoints(s.state.receipts, verifier),
+		trust.WithReceiptLog(s.log),
 		trust.WithHandlerLogger(log),
 		trust.WithHandlerTelemetry(tp, mp),
 	}

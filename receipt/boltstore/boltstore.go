@@ -10,6 +10,11 @@
 // The file holds two buckets: receipts by id, and an index by expiry that
 // DeleteExpired walks in order, so a sweep reads only what it deletes.
 // Expiry times are kept to the microsecond.
+//
+// The store keeps the transparency log of its receipts (receipt.LogReader)
+// in a third bucket, appended in the transaction that puts the receipt:
+// a receipt whose Put returned is in the log, and a Put that failed left
+// neither. Records written before the log existed have LogIndex -1.
 package boltstore
 
 import (
@@ -22,6 +27,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/vouchkit/vouch/receipt"
 )
@@ -29,6 +35,11 @@ import (
 var (
 	bucketReceipts = []byte("receipts")
 	bucketExpiry   = []byte("expiry")
+	// bucketLog holds the transparency log: the key "size" (8 bytes, big
+	// endian) and each stored hash under its tlog.StoredHashIndex (8
+	// bytes, big endian).
+	bucketLog = []byte("log")
+	keySize   = []byte("size")
 )
 
 // formatVersion is the first byte of every stored value.
@@ -53,7 +64,7 @@ func Open(path string, lockTimeout time.Duration) (*Store, error) {
 		return nil, fmt.Errorf("boltstore: failed to open %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketReceipts, bucketExpiry} {
+		for _, b := range [][]byte{bucketReceipts, bucketExpiry, bucketLog} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -76,34 +87,45 @@ type meta struct {
 	Visibility     receipt.Visibility `json:"visibility"`
 	Counterparties []string           `json:"counterparties,omitempty"`
 	ExpiresAt      int64              `json:"expires_at"` // Unix microseconds
+	LogIndex       *int64             `json:"log_index,omitempty"`
 }
 
 // Put stores rec and commits it to disk before returning.
 func (s *Store) Put(ctx context.Context, rec receipt.Record) error {
+	return s.put(ctx, rec, true)
+}
+
+// put stores rec, appending it to the log when logged is set (the
+// benchmarks compare the two).
+func (s *Store) put(ctx context.Context, rec receipt.Record, logged bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if err := rec.Validate(); err != nil {
 		return err
 	}
-	m, err := json.Marshal(meta{
-		Owner:          rec.Owner,
-		Visibility:     rec.Visibility,
-		Counterparties: rec.Counterparties,
-		ExpiresAt:      rec.ExpiresAt.UnixMicro(),
-	})
-	if err != nil {
-		return fmt.Errorf("boltstore: failed to encode record %s: %w", rec.ID, err)
-	}
-	val := make([]byte, 0, 1+binary.MaxVarintLen64+len(m)+len(rec.Data))
-	val = append(val, formatVersion)
-	val = binary.AppendUvarint(val, uint64(len(m)))
-	val = append(append(val, m...), rec.Data...)
 	id := []byte(rec.ID)
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
 		recs := tx.Bucket(bucketReceipts)
 		if recs.Get(id) != nil {
 			return fmt.Errorf("%w: %s", receipt.ErrDuplicate, rec.ID)
+		}
+		m := meta{
+			Owner:          rec.Owner,
+			Visibility:     rec.Visibility,
+			Counterparties: rec.Counterparties,
+			ExpiresAt:      rec.ExpiresAt.UnixMicro(),
+		}
+		if logged {
+			idx, err := appendLog(tx.Bucket(bucketLog), rec.Data)
+			if err != nil {
+				return err
+			}
+			m.LogIndex = &idx
+		}
+		val, err := encode(m, rec.Data)
+		if err != nil {
+			return fmt.Errorf("boltstore: failed to encode record %s: %w", rec.ID, err)
 		}
 		if err := recs.Put(id, val); err != nil {
 			return err
@@ -116,7 +138,91 @@ func (s *Store) Put(ctx context.Context, rec receipt.Record) error {
 	return err
 }
 
-// Get returns the record with id if it is live at now.
+// encode writes a stored value: the format version, the length of the
+// JSON meta, the meta, the data.
+func encode(m meta, data []byte) ([]byte, error) {
+	mj, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	val := make([]byte, 0, 1+binary.MaxVarintLen64+len(mj)+len(data))
+	val = append(val, formatVersion)
+	val = binary.AppendUvarint(val, uint64(len(mj)))
+	return append(append(val, mj...), data...), nil
+}
+
+// appendLog appends leaf to the log in b and returns its index.
+func appendLog(b *bolt.Bucket, leaf []byte) (int64, error) {
+	b.FillPercent = 1 // keys only grow: fill each page before splitting
+	n := logSize(b)
+	first, hashes, err := receipt.LogAppend(n, leaf, func(indexes []int64) ([]tlog.Hash, error) {
+		return readHashes(b, indexes)
+	})
+	if err != nil {
+		return 0, err
+	}
+	for i, h := range hashes {
+		if err := b.Put(indexKey(first+int64(i)), h[:]); err != nil {
+			return 0, err
+		}
+	}
+	if err := b.Put(keySize, indexKey(n+1)); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+func logSize(b *bolt.Bucket) int64 {
+	v := b.Get(keySize)
+	if len(v) != 8 {
+		return 0
+	}
+	return int64(binary.BigEndian.Uint64(v))
+}
+
+func readHashes(b *bolt.Bucket, indexes []int64) ([]tlog.Hash, error) {
+	out := make([]tlog.Hash, len(indexes))
+	for i, x := range indexes {
+		v := b.Get(indexKey(x))
+		if len(v) != tlog.HashSize {
+			return nil, fmt.Errorf("boltstore: stored hash %d is missing from the log", x)
+		}
+		copy(out[i][:], v)
+	}
+	return out, nil
+}
+
+func indexKey(n int64) []byte {
+	return binary.BigEndian.AppendUint64(make([]byte, 0, 8), uint64(n))
+}
+
+// LogSize returns the number of receipts in the log.
+func (s *Store) LogSize(ctx context.Context) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	var n int64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		n = logSize(tx.Bucket(bucketLog))
+		return nil
+	})
+	return n, err
+}
+
+// ReadLogHashes returns the log's stored hashes at indexes.
+func (s *Store) ReadLogHashes(ctx context.Context, indexes []int64) ([]tlog.Hash, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []tlog.Hash
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		out, err = readHashes(tx.Bucket(bucketLog), indexes)
+		return err
+	})
+	return out, err
+}
+
 func (s *Store) Get(ctx context.Context, id string, now time.Time) (receipt.Record, error) {
 	if err := ctx.Err(); err != nil {
 		return receipt.Record{}, err
@@ -199,5 +305,13 @@ func decode(id string, val []byte) (receipt.Record, error) {
 		Visibility:     m.Visibility,
 		Counterparties: m.Counterparties,
 		ExpiresAt:      time.UnixMicro(m.ExpiresAt).UTC(),
+		LogIndex:       logIndex(m.LogIndex),
 	}, nil
+}
+
+func logIndex(p *int64) int64 {
+	if p == nil {
+		return -1
+	}
+	return *p
 }

@@ -28,6 +28,7 @@ func TestStore_durableAfterRepeatedSIGKILL(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2026, 20))
 	path := filepath.Join(t.TempDir(), "receipts.db")
 	var acked []string
+	var served string // the last checkpoint any process served
 	deadline := time.Now().Add(50 * time.Second)
 	for round := range rounds {
 		if time.Now().After(deadline) {
@@ -54,6 +55,9 @@ func TestStore_durableAfterRepeatedSIGKILL(t *testing.T) {
 				acked = append(acked, id)
 				got++
 			}
+			if cp, ok := strings.CutPrefix(lines.Text(), "checkpoint "); ok {
+				served = cp
+			}
 		}
 		time.Sleep(extra)
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -62,6 +66,9 @@ func TestStore_durableAfterRepeatedSIGKILL(t *testing.T) {
 		for lines.Scan() { // acknowledged before the signal landed
 			if id, ok := strings.CutPrefix(lines.Text(), "ack "); ok {
 				acked = append(acked, id)
+			}
+			if cp, ok := strings.CutPrefix(lines.Text(), "checkpoint "); ok {
+				served = cp
 			}
 		}
 		err = cmd.Wait()
@@ -80,6 +87,7 @@ func TestStore_durableAfterRepeatedSIGKILL(t *testing.T) {
 					round, waitAcks, extra, id, rec, err)
 			}
 		}
+		checkLogAfterKill(t, s, acked, served)
 		if err := s.Close(); err != nil {
 			t.Fatalf("round %d: closing: %v", round, err)
 		}
@@ -87,5 +95,5 @@ func TestStore_durableAfterRepeatedSIGKILL(t *testing.T) {
 	if len(acked) < rounds {
 		t.Errorf("only %d receipts acknowledged over %d rounds; the kills came too early to test much", len(acked), rounds)
 	}
-	t.Logf("%d rounds, %d receipts acknowledged, all present after every SIGKILL", rounds, len(acked))
+	t.Logf("%d rounds, %d receipts acknowledged, all present and in the log after every SIGKILL", rounds, len(acked))
 }

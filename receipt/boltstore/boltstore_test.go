@@ -2,7 +2,10 @@ package boltstore_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/ed25519"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -116,10 +119,14 @@ func TestStore_durableAfterSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	var acked []string
+	var served string // the last checkpoint the child served
 	lines := bufio.NewScanner(out)
 	for lines.Scan() {
 		if id, ok := strings.CutPrefix(lines.Text(), "ack "); ok {
 			acked = append(acked, id)
+		}
+		if cp, ok := strings.CutPrefix(lines.Text(), "checkpoint "); ok {
+			served = cp
 		}
 		if len(acked) == 200 {
 			break
@@ -131,6 +138,9 @@ func TestStore_durableAfterSIGKILL(t *testing.T) {
 	for lines.Scan() { // ids acknowledged before the signal landed
 		if id, ok := strings.CutPrefix(lines.Text(), "ack "); ok {
 			acked = append(acked, id)
+		}
+		if cp, ok := strings.CutPrefix(lines.Text(), "checkpoint "); ok {
+			served = cp
 		}
 	}
 	err = cmd.Wait()
@@ -151,17 +161,40 @@ func TestStore_durableAfterSIGKILL(t *testing.T) {
 			t.Fatalf("acknowledged receipt %s after SIGKILL: %+v, %v", id, rec, err)
 		}
 	}
+	checkLogAfterKill(t, s, acked, served)
 	// The file is whole: a full sweep reads and deletes every record.
 	n, err := s.DeleteExpired(context.Background(), now.Add(48*time.Hour))
 	if err != nil || n < len(acked) {
 		t.Errorf("DeleteExpired after reopen = %d, %v; want at least %d", n, err, len(acked))
 	}
-	t.Logf("%d receipts acknowledged, all present after SIGKILL", len(acked))
+	t.Logf("%d receipts acknowledged, all present and in the log after SIGKILL", len(acked))
+}
+
+// logSigner signs the checkpoints of the durability tests' logs.
+func logSigner() *receipt.Ed25519Signer {
+	s, _ := receipt.NewEd25519Signer(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{5}, ed25519.SeedSize)))
+	return s
+}
+
+const logOrigin = "example.com/boltstore-durability"
+
+func checkLogAfterKill(t *testing.T, s *boltstore.Store, acked []string, served string) {
+	t.Helper()
+	l, err := receipt.NewLog(logOrigin, logSigner(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	receipttest.CheckLogRecovered(t, s, l, acked, time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), served)
 }
 
 // writeForever is the child's work: it never returns normally.
 func writeForever(path string) {
 	s, err := boltstore.Open(path, 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	l, err := receipt.NewLog(logOrigin, logSigner(), s)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -174,6 +207,12 @@ func writeForever(path string) {
 			os.Exit(2)
 		}
 		fmt.Printf("ack %s\n", id) // unbuffered: written before the next Put
+		_, signed, err := l.Checkpoint(context.Background())
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		fmt.Printf("checkpoint %s\n", base64.StdEncoding.EncodeToString(signed))
 	}
 }
 
@@ -183,4 +222,12 @@ func BenchmarkStore(b *testing.B) {
 	s := open(b, filepath.Join(b.TempDir(), "receipts.db"))
 	defer s.Close()
 	receipttest.BenchmarkStore(b, s)
+}
+
+// BenchmarkIssueLog compares receipt issuance on the bbolt store with and
+// without the transparency log (see receipttest.BenchmarkIssueLog).
+func BenchmarkIssueLog(b *testing.B) {
+	s := open(b, filepath.Join(b.TempDir(), "receipts.db"))
+	defer s.Close()
+	receipttest.BenchmarkIssueLog(b, s, s.PutUnlogged)
 }

@@ -1,0 +1,146 @@
+package consensus
+
+import "math"
+
+// Posterior is the confidence of an outcome: the probability that the
+// winning answer is the one a majority of the panel would give, after
+// agreeing votes for it and against votes for anything else.
+//
+// The panel's share θ of the winning answer gets a uniform prior, so that
+// after the votes θ follows Beta(agreeing+1, against+1), and Posterior is
+// P(θ > 1/2), which for these whole-number parameters is the chance that
+// at most agreeing heads come up in agreeing+against+1 tosses of a fair
+// coin:
+//
+//	Posterior(a, d) = Σ_{k=0..a} C(a+d+1, k) / 2^(a+d+1)
+//
+// So one vote gives 3/4, two agreeing 7/8, three 15/16, five 63/64; 2 of 3
+// gives 11/16, 3 of 4 gives 13/16, 4 of 5 gives 57/64, 3 of 5 gives
+// 21/32; a tie gives 1/2. It depends only on the two counts, so anyone can
+// recompute it from the labels a response records. Negative counts are
+// taken as 0.
+func Posterior(agreeing, against int) float64 {
+	agreeing, against = max(agreeing, 0), max(against, 0)
+	n := agreeing + against + 1
+	if n <= 62 { // exact in integers
+		var sum, c uint64 = 0, 1 // c = C(n, k)
+		for k := 0; k <= agreeing; k++ {
+			sum += c
+			c = c * uint64(n-k) / uint64(k+1)
+		}
+		return float64(sum) / math.Ldexp(1, n)
+	}
+	lg := func(x int) float64 { v, _ := math.Lgamma(float64(x) + 1); return v }
+	var sum float64
+	for k := 0; k <= agreeing; k++ {
+		sum += math.Exp(lg(n) - lg(k) - lg(n-k) - float64(n)*math.Ln2)
+	}
+	return min(sum, 1)
+}
+
+// Defaults of a [Stop].
+const (
+	// DefaultStopThreshold is the Posterior at which the leading answer
+	// settles a sequential call: two agreeing votes (7/8) settle it, as do
+	// 3 of 4 (13/16) and 4 of 5; one vote (3/4), 2 of 3 (11/16) and 3 of 5
+	// (21/32) do not.
+	DefaultStopThreshold = 0.8
+	// DefaultMaxRuns bounds the runs of a sequential call: as many as the
+	// largest consensus call, 5.
+	DefaultMaxRuns = 5
+)
+
+// A Stop is the stopping rule of a sequential call, which launches runs in
+// small batches and pools every vote they cast into one outcome (the
+// trust service's adaptive tier). It is a rule in the manner of
+// Adaptive-Consistency (Aggarwal et al., 2023): the call stops as soon as
+// the Posterior of the leading answer reaches Threshold, and never
+// launches more than Max runs.
+//
+//	Settled   a winner whose Posterior(Agreeing, Against) >= Threshold, or
+//	          one answer alone, nothing against it, that reported a
+//	          confidence of at least Lone (when Lone > 0)
+//	Next      0 once settled or Max runs are launched; otherwise the
+//	          fewest further runs that could settle the call if they all
+//	          backed the leader (1 to start when Lone > 0, else 2), or
+//	          every run left when none could
+//	Accept    settled, or once no run is left: a strict majority of the
+//	          votes, of at least two (never one answer alone)
+//
+// Failed replicas are no votes unless the outcome's policy made them
+// negative evidence, and replicas cancelled before they answered are no
+// votes at all: they count only against Max. A Stop's methods read only
+// the outcome's counts (Replicas, Winner, Agreeing, Against) and the
+// winner's Confidence, so a verdict is a function of every vote collected.
+//
+// The zero Stop uses the defaults and never settles on one answer.
+type Stop struct {
+	// Threshold is the Posterior that settles the call; 0 means
+	// DefaultStopThreshold.
+	Threshold float64
+	// Lone is the confidence a single answer must report to settle the
+	// call alone; 0 means that one answer never does.
+	Lone float64
+	// Max bounds the runs launched; 0 means DefaultMaxRuns.
+	Max int
+}
+
+func (s Stop) threshold() float64 {
+	if s.Threshold == 0 {
+		return DefaultStopThreshold
+	}
+	return s.Threshold
+}
+
+func (s Stop) max() int {
+	if s.Max == 0 {
+		return DefaultMaxRuns
+	}
+	return s.Max
+}
+
+// Settled reports whether out, the outcome of every run so far, settles
+// the call.
+func (s Stop) Settled(out Outcome) bool {
+	if out.Replicas == 0 || out.Winner < 0 || out.Agreeing == 0 {
+		return false
+	}
+	if Posterior(out.Agreeing, out.Against) >= s.threshold() {
+		return true
+	}
+	return s.Lone > 0 && out.Agreeing == 1 && out.Against == 0 &&
+		out.Winner < len(out.Votes) && out.Votes[out.Winner].Confidence >= s.Lone
+}
+
+// Next returns how many runs to launch after out, the outcome of every run
+// so far (the zero Outcome before the first): 0 means stop.
+func (s Stop) Next(out Outcome) int {
+	left := s.max() - out.Replicas
+	if left <= 0 || s.Settled(out) {
+		return 0
+	}
+	lead, against := 0, 0
+	if out.Replicas > 0 && out.Winner >= 0 {
+		lead, against = out.Agreeing, out.Against
+	}
+	if lead == 0 && against == 0 && s.Lone > 0 {
+		return 1
+	}
+	for k := 1; k < left; k++ {
+		if Posterior(lead+k, against) >= s.threshold() {
+			return k
+		}
+	}
+	return left
+}
+
+// Accept reports whether the call may report out's winner once it
+// launches no more runs: when out is settled, or when the winner holds a
+// strict majority of at least two votes. Otherwise the call has no
+// verdict (the trust service answers RETRY).
+func (s Stop) Accept(out Outcome) bool {
+	if s.Settled(out) {
+		return true
+	}
+	return out.Replicas > 0 && out.Winner >= 0 && out.Agreeing >= 2 && out.Agreeing > out.Against
+}

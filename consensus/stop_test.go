@@ -1,0 +1,191 @@
+package consensus_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/vouchkit/vouch/consensus"
+)
+
+func TestPosterior(t *testing.T) {
+	tests := []struct {
+		agreeing, against int
+		want              float64
+	}{
+		{0, 0, 1.0 / 2}, {1, 0, 3.0 / 4}, {2, 0, 7.0 / 8}, {3, 0, 15.0 / 16}, {5, 0, 63.0 / 64},
+		{1, 1, 1.0 / 2}, {2, 1, 11.0 / 16}, {3, 1, 13.0 / 16}, {4, 1, 57.0 / 64}, {3, 2, 21.0 / 32},
+		{2, 2, 1.0 / 2}, {1, 2, 5.0 / 16}, {-1, 0, 1.0 / 2},
+	}
+	for _, tt := range tests {
+		if got := consensus.Posterior(tt.agreeing, tt.against); got != tt.want {
+			t.Errorf("Posterior(%d, %d) = %v, want %v", tt.agreeing, tt.against, got, tt.want)
+		}
+	}
+	// Large counts take the floating-point path: symmetric, and near the
+	// exact path where the two meet.
+	if got := consensus.Posterior(40, 40); got < 0.5 || got > 0.55 {
+		t.Errorf("Posterior(40, 40) = %v, want a little above 1/2", got)
+	}
+	if got := consensus.Posterior(100, 0); got < 1-1e-12 || got > 1 {
+		t.Errorf("Posterior(100, 0) = %v, want 1 within 1e-12", got)
+	}
+}
+
+// tallyOf aggregates a compact tally: "V" valid, "I" invalid, "E" error,
+// "C" cancelled; conf is the first vote's reported confidence.
+func tallyOf(t *testing.T, s string, conf float64) consensus.Outcome {
+	t.Helper()
+	if s == "" {
+		return consensus.Outcome{}
+	}
+	vs := make([]consensus.Vote, len(s))
+	for i, c := range s {
+		vs[i].Label = map[rune]consensus.Label{'V': valid, 'I': invalid, 'E': errLabel, 'C': cancelled}[c]
+	}
+	vs[0].Confidence = conf
+	out, err := consensus.Majority{}.Aggregate(vs, consensus.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestStop covers every tally of up to 5 votes of VALID, INVALID and
+// ERROR, up to which answer leads (order does not matter to the rule),
+// and some with cancelled runs.
+func TestStop(t *testing.T) {
+	tests := []struct {
+		votes  string
+		next   int  // runs to launch next
+		accept bool // may report its winner if it stopped here
+	}{
+		{"", 2, false},
+		{"V", 1, false},
+		{"E", 2, false},
+		{"VV", 0, true},
+		{"VI", 2, false},
+		{"VE", 1, false},
+		{"EE", 2, false},
+		{"VVI", 1, true}, // 2 of 3: a strict majority, but 11/16 < 0.8
+		{"VVE", 0, true},
+		{"VIE", 2, false},
+		{"VEE", 1, false},
+		{"EEE", 2, false},
+		{"VVVI", 0, true}, // 13/16
+		{"VVII", 1, false},
+		{"VVIE", 1, true},
+		{"VVEE", 0, true},
+		{"VIEE", 1, false},
+		{"VEEE", 1, false},
+		{"EEEE", 1, false},
+		{"VVVII", 0, true}, // at the cap: 3 of 5 is a strict majority
+		{"VVVVI", 0, true},
+		{"VVIIE", 0, false}, // a tie at the cap: no verdict
+		{"VIEEE", 0, false}, // one answer alone at the cap: no verdict
+		{"VEEEE", 0, false},
+		{"EEEEE", 0, false},
+		{"VVCCC", 0, true}, // cancelled replicas count only against the cap
+		{"VCCCC", 0, false},
+		{"VVVVV", 0, true},
+		{"VVV", 0, true},
+		{"VVVV", 0, true},
+		{"VVVE", 0, true},
+		{"VVVVE", 0, true},
+		{"VVVIE", 0, true},
+		{"VVIEE", 0, true}, // at the cap: 2 of 3 answers is a strict majority of two
+		{"VVEEE", 0, true},
+		{"VVVEE", 0, true},
+		{"IIV", 1, true}, // the same rule whichever answer leads
+		{"IVIVI", 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.votes, func(t *testing.T) {
+			out := tallyOf(t, tt.votes, 0.99)
+			var s consensus.Stop
+			if got := s.Next(out); got != tt.next {
+				t.Errorf("Next = %d, want %d", got, tt.next)
+			}
+			if got := s.Accept(out); got != tt.accept {
+				t.Errorf("Accept = %t, want %t", got, tt.accept)
+			}
+			if s.Settled(out) != (tt.next == 0 && tt.accept && len(strings.Trim(tt.votes, "C")) > 0 && consensus.Posterior(out.Agreeing, out.Against) >= consensus.DefaultStopThreshold) {
+				t.Errorf("Settled = %t, against its definition", s.Settled(out))
+			}
+		})
+	}
+}
+
+// TestStop_lone shows the lone-vote rule: one answer settles the call
+// only when its own confidence reaches Lone, and only with nothing
+// against it.
+func TestStop_lone(t *testing.T) {
+	s := consensus.Stop{Lone: 0.95}
+	tests := []struct {
+		votes string
+		conf  float64
+		next  int
+	}{
+		{"", 0, 1},
+		{"V", 0.95, 0},
+		{"V", 0.94, 1},
+		{"E", 0, 1},
+		{"VE", 0.99, 0}, // the failure is no vote
+		{"VI", 0.99, 2},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/%v", tt.votes, tt.conf), func(t *testing.T) {
+			if got := s.Next(tallyOf(t, tt.votes, tt.conf)); got != tt.next {
+				t.Errorf("Next = %d, want %d", got, tt.next)
+			}
+		})
+	}
+}
+
+// TestStop_sequential plays the rule against random panels: it never
+// launches more than 5 runs, and its verdict depends only on every vote
+// collected (the same multiset of votes in any order gives the same
+// answer).
+func TestStop_sequential(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	labels := []consensus.Label{valid, invalid, errLabel}
+	for range 2000 {
+		stop := consensus.Stop{Lone: []float64{0, 0.9}[rng.IntN(2)]}
+		var vs []consensus.Vote
+		out := consensus.Outcome{}
+		for {
+			k := stop.Next(out)
+			if k == 0 {
+				break
+			}
+			for range k {
+				vs = append(vs, consensus.Vote{Label: labels[rng.IntN(3)], Confidence: rng.Float64()})
+			}
+			var err error
+			if out, err = (consensus.Majority{}).Aggregate(vs, consensus.Policy{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(vs) > consensus.DefaultMaxRuns || len(vs) == 0 {
+			t.Fatalf("launched %d runs", len(vs))
+		}
+		shuffled := append([]consensus.Vote(nil), vs...)
+		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		again, err := consensus.Majority{}.Aggregate(shuffled, consensus.Policy{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		accepted := stop.Accept(out)
+		if stop.Lone == 0 && accepted != stop.Accept(again) {
+			t.Fatalf("votes %v: Accept %t, but %t in another order", out.Verdicts, accepted, !accepted)
+		}
+		if accepted && (again.Label != out.Label || again.Agreeing != out.Agreeing || again.Against != out.Against) {
+			t.Fatalf("votes %v: winner %s (%d-%d), but %s (%d-%d) in another order",
+				out.Verdicts, out.Label, out.Agreeing, out.Against, again.Label, again.Agreeing, again.Against)
+		}
+		if accepted && out.Agreeing < 2 && !(stop.Lone > 0 && len(vs) >= 1) {
+			t.Fatalf("votes %v: accepted one answer alone", out.Verdicts)
+		}
+	}
+}

@@ -1,0 +1,217 @@
+package trust
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+
+	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/router"
+)
+
+// candidate is a session adaptive may run on.
+type candidate struct {
+	id    router.SessionID
+	tiers []router.Tier // empty: every tier
+}
+
+func (c candidate) serves(t router.Tier) bool {
+	return len(c.tiers) == 0 || slices.Contains(c.tiers, t)
+}
+
+// candidates returns the sessions adaptive may run on, in the order to
+// try them: the single session first (WithSingleSession), then the pool
+// (WithSessionPool), or else the sessions the router reports through
+// router.StatusReporter that are not cooling down; rotated by one place
+// per call so that load spreads. nil means none is known: adaptive's runs
+// then go to whatever session the router picks (and WithSingleSession
+// plays no part).
+func (s *Service) candidates(ctx context.Context) []candidate {
+	var cs []candidate
+	switch sr, ok := s.router.(router.StatusReporter); {
+	case len(s.pool) > 0:
+		for _, id := range s.pool {
+			cs = append(cs, candidate{id: id})
+		}
+	case ok:
+		st, err := sr.Status(ctx)
+		if err != nil {
+			s.logger.DebugContext(ctx, "trust: the router reports no sessions; adaptive runs where it routes them", "error", err)
+			break
+		}
+		for _, ss := range st.Sessions {
+			if ss.Health != router.HealthCoolingDown {
+				cs = append(cs, candidate{id: ss.ID, tiers: ss.Tiers})
+			}
+		}
+	}
+	if len(cs) > 1 {
+		k := int((s.next.Add(1) - 1) % uint64(len(cs)))
+		cs = append(cs[k:], cs[:k]...)
+	}
+	if s.session != 0 && cs != nil {
+		i := slices.IndexFunc(cs, func(c candidate) bool { return c.id == s.session })
+		if i < 0 {
+			cs = append([]candidate{{id: s.session}}, cs...)
+		} else {
+			cs = append(append([]candidate{cs[i]}, cs[:i]...), cs[i+1:]...)
+		}
+	}
+	return cs
+}
+
+// adaptive runs the adaptive tier: one pooled, sequential decision. It
+// launches runs in small batches, each run a router call of one replica
+// on a session the call has not used yet, pools every vote into one
+// outcome, and stops as soon as consensus.Stop says the outcome is
+// settled, after 5 runs, or when no unused session is left. Each batch is
+// as large as the fewest runs that could settle the call (Stop.Next): 1
+// to start (2 when a single answer may never settle it), then 1 or 2 at a
+// time. A run that fails (ERROR, TIMEOUT, or a router error other than a
+// refusal of the request) is a failed vote and the call goes on. It
+// returns every step, one per router call.
+func (s *Service) adaptive(ctx context.Context, req *Request) ([]stepResult, error) {
+	cands := s.candidates(ctx)
+	stop := consensus.Stop{Lone: s.threshold}
+	used := make(map[router.SessionID]bool, consensus.DefaultMaxRuns)
+	var steps []stepResult
+	var runs []router.Run
+	out := consensus.Outcome{}
+	for batches := 0; ; batches++ {
+		k := stop.Next(out)
+		if k == 0 {
+			break
+		}
+		batch := pickSessions(cands, used, len(runs), k)
+		if len(batch) == 0 {
+			break
+		}
+		if batches > 0 {
+			for i := range steps {
+				steps[i].step.Escalated = true
+			}
+			s.logger.DebugContext(ctx, "trust: escalating", "runs", len(runs), "more", len(batch), "agreement", out.Agreement)
+		}
+		results := make([]stepResult, len(batch))
+		errs := make([]error, len(batch))
+		var wg sync.WaitGroup
+		for j, c := range batch {
+			wg.Go(func() {
+				tier := adaptiveTier(len(runs) + j)
+				if c.id != 0 && !c.serves(tier) {
+					tier = "" // no unused session serves the run's tier: ask for none
+				}
+				results[j], errs[j] = s.runOn(ctx, req, rung{tier, 1, router.DisagreeBestEffort}, c.id)
+			})
+		}
+		wg.Wait()
+		for j, c := range batch {
+			st := results[j]
+			if err := errs[j]; err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				if refused(err) {
+					return nil, err
+				}
+				st = failedRun(err, req.Mode, c.id, adaptiveTier(len(runs)))
+			}
+			for i := range st.runs {
+				r := &st.runs[i]
+				if used[r.SessionID] { // the router chose a session already used
+					r.Label, r.Error = router.LabelError, "session already used by this call: not an independent run"
+					r.Output, r.Reasons, r.Confidence = nil, nil, 0
+				}
+				used[r.SessionID] = true
+				if c.id != 0 {
+					used[c.id] = true
+				}
+				r.Replica = len(runs)
+				runs = append(runs, *r)
+			}
+			steps = append(steps, st)
+		}
+		var err error
+		if out, err = s.aggregate(req.Mode, runs); err != nil {
+			return nil, err
+		}
+	}
+	if len(steps) == 0 {
+		return nil, problem.New(http.StatusServiceUnavailable, problem.CodeInsufficientSessions,
+			"trust: adaptive found no session to run on")
+	}
+	return steps, nil
+}
+
+// pickSessions returns up to k unused candidates for runs from, preferring
+// for each run a session that serves its tier. With no candidates known
+// it returns k zero candidates: the router picks the sessions.
+func pickSessions(cands []candidate, used map[router.SessionID]bool, from, k int) []candidate {
+	if cands == nil {
+		return make([]candidate, k)
+	}
+	var out []candidate
+	taken := func(c candidate) bool {
+		return used[c.id] || slices.ContainsFunc(out, func(o candidate) bool { return o.id == c.id })
+	}
+	for j := range k {
+		tier := adaptiveTier(from + j)
+		i := slices.IndexFunc(cands, func(c candidate) bool { return !taken(c) && c.serves(tier) })
+		if i < 0 {
+			i = slices.IndexFunc(cands, func(c candidate) bool { return !taken(c) })
+		}
+		if i < 0 {
+			break
+		}
+		out = append(out, cands[i])
+	}
+	return out
+}
+
+// refused reports whether err refuses the request itself (400, 401, 402,
+// 403), which another session would refuse as well.
+func refused(err error) bool {
+	var p *problem.Details
+	if !errors.As(err, &p) {
+		return false
+	}
+	switch p.Status {
+	case http.StatusBadRequest, http.StatusUnauthorized, http.StatusPaymentRequired, http.StatusForbidden:
+		return true
+	}
+	return false
+}
+
+// failedRun is the step of a router call of one replica that erred: the
+// run the error's evidence holds, or else a run labelled TIMEOUT (504) or
+// ERROR on the session asked for.
+func failedRun(err error, mode Mode, id router.SessionID, tier router.Tier) stepResult {
+	route := "/api/v3/validate"
+	if mode == ModeDelegation {
+		route = "/api/v3/delegate"
+	}
+	var extra struct {
+		Runs []router.Run `json:"runs"`
+	}
+	var p *problem.Details
+	if errors.As(err, &p) && len(p.Extra) > 0 {
+		_ = json.Unmarshal(p.Extra, &extra) // evidence is best kept, not required
+	}
+	runs := extra.Runs
+	if len(runs) != 1 {
+		label := router.LabelError
+		if p != nil && p.Status == http.StatusGatewayTimeout {
+			label = router.LabelTimeout
+		}
+		runs = []router.Run{{SessionID: id, Label: label, Error: err.Error()}}
+	}
+	st := stepResult{runs: runs, verdicts: []router.Label{runs[0].Label}}
+	st.step = newStep(route, rung{tier, 1, router.DisagreeBestEffort}, "", "", st)
+	st.step.Error = fmt.Sprint(err)
+	return st
+}

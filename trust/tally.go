@@ -1,0 +1,155 @@
+package trust
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+
+	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/router"
+)
+
+// aggregate counts runs as votes with package consensus's majority:
+// each run's label, its confidence, and for delegation its output, which
+// groups under the service's answer key (WithAnswerKey). Failures are
+// non-votes; cancelled runs are no votes at all.
+func (s *Service) aggregate(mode Mode, runs []router.Run) (consensus.Outcome, error) {
+	if len(runs) == 0 {
+		return consensus.Outcome{Winner: -1}, nil
+	}
+	votes := make([]consensus.Vote, len(runs))
+	for i, r := range runs {
+		v := consensus.Vote{Session: int64(r.SessionID), Label: consensus.Label(r.Label), Confidence: r.Confidence, Reason: r.Error}
+		if v.Label == "" {
+			v.Label = consensus.LabelError
+		}
+		if mode == ModeDelegation && r.Label == router.LabelOK {
+			v.Answer = json.RawMessage(r.Output)
+		}
+		votes[i] = v
+	}
+	out, err := consensus.Majority{}.Aggregate(votes, consensus.Policy{Key: s.key})
+	if err != nil {
+		return out, problem.Newf(http.StatusBadGateway, problem.CodeInternal, "trust: counting the runs: %v", err)
+	}
+	return out, nil
+}
+
+// accepts reports whether tier p may report the winner of out:
+//
+//	fast      a winner (one answer)
+//	safe      a strict majority of at least two answers
+//	oracle    a majority of the replicas launched answered, and none
+//	          dissented
+//	adaptive  consensus.Stop's Accept: settled, or a strict majority of at
+//	          least two answers once no run is left
+func (s *Service) accepts(p Policy, out consensus.Outcome) bool {
+	if out.Replicas == 0 || out.Winner < 0 || out.Agreeing == 0 {
+		return false
+	}
+	switch p {
+	case PolicyFast:
+		return out.Agreeing > out.Against
+	case PolicySafe:
+		return out.Agreeing >= 2 && out.Agreeing > out.Against
+	case PolicyOracle:
+		return out.Against == 0 && 2*out.Agreeing > out.Replicas
+	}
+	return consensus.Stop{Lone: s.threshold}.Accept(out)
+}
+
+// tally is the vote accounting of a trust call: every run of every step
+// counted as one tally, whatever the tier. Its verdict or result is the
+// winner's, its agreement and confidence the tally's (consensus.Posterior
+// of the votes), its reasons those of the runs that back the winner, and
+// its disagreements every run that answered otherwise or failed (every run
+// not cancelled when the tier does not accept the winner). A one-call tier
+// keeps the router's own result and reasons. The
+// consensus block is the router's for a one-call tier and the pooled
+// tally's for adaptive.
+func (s *Service) tally(req *Request, steps []stepResult) (stepResult, error) {
+	var runs []router.Run
+	for _, st := range steps {
+		runs = append(runs, st.runs...)
+	}
+	out, err := s.aggregate(req.Mode, runs)
+	if err != nil {
+		return stepResult{}, err
+	}
+	last := steps[len(steps)-1]
+	final := stepResult{
+		out:        out,
+		accepted:   s.accepts(req.Policy, out),
+		runs:       runs,
+		confidence: out.Confidence,
+		agreement:  out.Agreement,
+		verdicts:   make([]router.Label, len(out.Verdicts)),
+		step:       last.step,
+		consensus:  last.consensus,
+	}
+	final.step.Replicas = out.Replicas
+	for i, l := range out.Verdicts {
+		final.verdicts[i] = router.Label(l)
+	}
+	key := s.key
+	if key == nil {
+		key = consensus.DefaultKey
+	}
+	var winKey string
+	if out.Winner >= 0 {
+		w := runs[out.Winner]
+		if req.Mode == ModeDelegation {
+			final.result = w.Output
+			winKey, _ = key(json.RawMessage(w.Output)) // it counted: no error
+		} else {
+			final.verdict = router.Verdict(w.Label)
+		}
+	}
+	backs := func(r router.Run) bool {
+		if !final.accepted || r.Label != router.Label(out.Label) {
+			return false
+		}
+		if req.Mode != ModeDelegation {
+			return true
+		}
+		k, err := key(json.RawMessage(r.Output))
+		return err == nil && k == winKey
+	}
+	final.disagreements = []Disagreement{}
+	for _, r := range runs {
+		switch {
+		case backs(r):
+			for _, reason := range r.Reasons {
+				if !slices.Contains(final.reasons, reason) {
+					final.reasons = append(final.reasons, reason)
+				}
+			}
+		case r.Label != router.LabelCancelled:
+			// With no verdict to report, every run that answered or
+			// failed is listed: none backs an outcome.
+			d := Disagreement{Replica: r.Replica, SessionID: r.SessionID, Label: r.Label, Reason: r.Error}
+			if d.Reason == "" && len(r.Reasons) > 0 {
+				d.Reason = r.Reasons[0]
+			}
+			final.disagreements = append(final.disagreements, d)
+		}
+	}
+	if len(steps) == 1 { // one router call: its own choice of result and reasons
+		if len(last.reasons) > 0 && req.Mode != ModeDelegation {
+			final.reasons = last.reasons
+		}
+		if req.Mode == ModeDelegation {
+			final.result = last.result
+		}
+	}
+	if req.Policy == PolicyAdaptive {
+		final.consensus = &router.ConsensusResponse{
+			Replicas: out.Replicas, Agreement: out.Agreement, Verdicts: final.verdicts,
+			Strategy: router.AggregationMajority, Confidence: out.Confidence,
+			LowConfidence: !final.accepted || out.Against > 0,
+		}
+		final.step.Error = ""
+	}
+	return final, nil
+}

@@ -115,4 +115,11 @@
 // are not UTF-8, nests deeper than 128 levels, or repeats a member name
 // (which readers would resolve differently); with 413 when it is larger
 // than the Handler's limit (1 MiB by default).
+//
+// # Telemetry
+//
+// The Engine and the Handler report OpenTelemetry spans and metrics
+// through the API only ([WithEngineTelemetry], [WithHandlerTelemetry]);
+// the host installs the SDK and exporters. docs/OBSERVABILITY.md lists
+// them.
 package router

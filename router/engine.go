@@ -110,6 +110,8 @@ type Engine struct {
 	next       atomic.Uint64 // rotates the start of version 3 selection
 	tasks      atomic.Uint64 // counts task ids
 	taskPrefix string        // starts every task id
+
+	tel *engineTelemetry // spans and metrics (WithEngineTelemetry)
 }
 
 var _ Service = (*Engine)(nil)
@@ -281,6 +283,9 @@ func NewEngine(sessions []Session, opts ...EngineOption) (*Engine, error) {
 		if err := opt(e); err != nil {
 			return nil, err
 		}
+	}
+	if e.tel == nil {
+		e.tel = newEngineTelemetry(nil, nil)
 	}
 	return e, nil
 }

@@ -115,6 +115,8 @@ func (e *Engine) run(ctx, caller context.Context, s *session, job *Job, timeout 
 	defer cancel()
 
 	o := newOutcome(s, job, job.TaskID)
+	rctx, span := e.tel.startReplica(rctx, s, job, true)
+	defer e.tel.endReplica(caller, span, s, job, o, true)
 	start := e.now()
 	res, err, stopped := e.invoke(rctx, s, job)
 	o.latency = e.now().Sub(start)
@@ -130,6 +132,8 @@ func (e *Engine) run(ctx, caller context.Context, s *session, job *Job, timeout 
 // the replica its goroutine and abandons it if it ignores its context.
 // The caller records the session's health.
 func (e *Engine) runHere(ctx context.Context, s *session, job *Job, began time.Time, o *outcome) {
+	ctx, span := e.tel.startReplica(ctx, s, job, false)
+	defer e.tel.endReplica(ctx, span, s, job, o, false)
 	o.init(s, job, job.TaskID)
 	start := e.now()
 	res, err := e.work(ctx, s, job)

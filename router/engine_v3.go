@@ -63,11 +63,11 @@ func (c *consensusCall) reasons() []string {
 	return r
 }
 
-// consensus runs job on c.Replicas sessions picked as documented on
+// fanOut runs job on c.Replicas sessions picked as documented on
 // [Engine.ValidateV3], aggregates their votes and applies the
 // disagreement policy. poolField is the JSON path of c.SessionPool in the
 // request, for errors.
-func (e *Engine) consensus(ctx context.Context, first SessionID, c *ConsensusRequest, poolField string, tier Tier, job *Job, timeout time.Duration) (*consensusCall, error) {
+func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusRequest, poolField string, tier Tier, job *Job, timeout time.Duration) (*consensusCall, error) {
 	sessions, err := e.pick(first, c.SessionPool, poolField, tier, c.Replicas)
 	if err != nil {
 		return nil, err

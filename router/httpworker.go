@@ -45,6 +45,9 @@ import (
 // 9457 problem body; 504 when it ran out of time. The job's timeout_ms is
 // the replica's budget: the sender also ends the request when its context
 // does, and NewWorkerHandler applies timeout_ms to the worker's context.
+// When the job's context carries a W3C trace id, the request carries it
+// in a traceparent header whose parent is the replica's span, when the
+// engine traces (WithEngineTelemetry).
 func HTTPWorker(url string, opts ...HTTPWorkerOption) Worker {
 	w := &httpWorker{url: url, hc: &http.Client{}, maxResp: DefaultMaxResponseBytes, header: http.Header{}}
 	for _, o := range opts {
@@ -122,6 +125,7 @@ func (w *httpWorker) Work(ctx context.Context, job *Job) (*Result, error) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, application/problem+json")
+	setTraceparent(ctx, req.Header)
 	resp, err := w.hc.Do(req)
 	if err != nil {
 		var ue *url.Error

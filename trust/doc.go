@@ -142,6 +142,7 @@
 // consistency proofs beside the receipt endpoints (see receipt.Log).
 //
 // trace_id is the W3C trace id of the incoming request when there is one,
-// otherwise a new one; the router calls carry it. service_version is
-// [Version].
+// otherwise a new one; the router calls carry it. When the call is traced
+// ([WithTelemetry]) it is the trace id of the call's span. service_version
+// is [Version].
 package trust

@@ -53,7 +53,8 @@ type Service struct {
 	logger    *slog.Logger
 	issuer    *receipt.Issuer
 	signed    bool
-	next      atomic.Uint64 // rotates adaptive's candidate sessions
+	next      atomic.Uint64     // rotates adaptive's candidate sessions
+	tel       *serviceTelemetry // spans and metrics (WithTelemetry)
 }
 
 // Option configures a [Service].
@@ -164,6 +165,9 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
+	if s.tel == nil {
+		s.tel = newServiceTelemetry(nil, nil)
+	}
 	return s, nil
 }
 
@@ -184,6 +188,8 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 			Message: "this service issues no receipts; omit the receipt block or use mode none",
 		}})
 	}
+	ctx, span := s.tel.startCall(ctx, req) // a recorded span's trace id becomes the call's
+	defer span.End()
 	traceID := traceparent.From(ctx)
 	if !traceparent.Valid(traceID) {
 		traceID = traceparent.NewTraceID()
@@ -216,7 +222,9 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 	}
 	resp := s.respond(req, steps, final, traceID)
 	if req.Receipt.Requested() {
-		issued, err := s.issuer.Issue(ctx, s.receiptParams(ctx, req, resp, final, steps))
+		ictx, ispan := s.tel.startIssue(ctx, req) // the log append, when there is one, is its child
+		issued, err := s.issuer.Issue(ictx, s.receiptParams(ctx, req, resp, final, steps))
+		s.tel.issued(ictx, ispan, issued, err)
 		if err != nil {
 			s.logger.ErrorContext(ctx, "trust: issuing receipt", "trace_id", traceID, "error", err)
 			return nil, problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable,
@@ -225,6 +233,7 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 		resp.Receipt = issued.ResponseMember()
 		resp.ReceiptClamped = receiptClamps(s.issuer.Environment, req.Receipt, issued.Receipt)
 	}
+	s.tel.answered(ctx, span, req, resp)
 	return resp, nil
 }
 
@@ -250,6 +259,8 @@ type stepResult struct {
 // set, else on the service's pool. A one-replica rung on the single
 // session (WithSingleSession) calls version 2.
 func (s *Service) runOn(ctx context.Context, req *Request, r rung, id router.SessionID) (stepResult, error) {
+	ctx, span := s.tel.startStep(ctx, r.replicas, r.tier)
+	defer span.End()
 	if r.replicas == 1 && s.session != 0 && id == s.session {
 		return s.runV2(ctx, req, r)
 	}

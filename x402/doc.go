@@ -96,4 +96,8 @@
 //     with the same proof.
 //   - Authorizations of the exact EVM scheme are named for replay by
 //     network, asset, payer and nonce, and held until their validBefore.
+//
+// The Middleware reports OpenTelemetry spans of verify and settle and
+// counts payments and refusals by reason (MiddlewareConfig's
+// TracerProvider and MeterProvider; docs/OBSERVABILITY.md lists them).
 package x402

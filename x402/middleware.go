@@ -16,6 +16,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/vouchkit/vouch/internal/problem"
 )
 
@@ -78,6 +81,11 @@ type MiddlewareConfig struct {
 	Now func() time.Time
 	// Logger records verifications and settlements; nil is silent.
 	Logger *slog.Logger
+	// TracerProvider and MeterProvider receive the spans of verify and
+	// settle and the payment metrics (docs/OBSERVABILITY.md); nil means
+	// the global providers.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 }
 
 // exposed are the response headers a browser client must be allowed to
@@ -165,7 +173,8 @@ func Middleware(cfg MiddlewareConfig) (func(http.Handler) http.Handler, error) {
 			return nil, fmt.Errorf("x402: route %q: %v", pattern, err)
 		}
 	}
-	pw := &paywall{cfg: cfg, mux: mux, replay: cfg.Replay, log: cfg.Logger}
+	pw := &paywall{cfg: cfg, mux: mux, replay: cfg.Replay, log: cfg.Logger, tel: newPaywallTelemetry(&cfg)}
+	pw.cfg.Facilitator = pw.tel.facilitator(cfg.Facilitator)
 	if pw.replay == nil {
 		pw.replay = &MemoryReplay{}
 	}
@@ -240,11 +249,20 @@ func (p Price) validity(settle time.Duration) time.Duration {
 	return p.timeBudget() + settle
 }
 
+// Reasons of the 402 answers the middleware gives of its own (the
+// others come from the facilitator).
+const (
+	msgNoProof = "a payment is required: send its proof in " + HeaderXPayment + " (x402 version 1) or " + HeaderPaymentSignature + " (version 2)"
+	msgNoOffer = "the payment matches none of the accepted offers"
+	msgUsed    = "the payment was already used"
+)
+
 type paywall struct {
 	cfg    MiddlewareConfig
 	mux    *http.ServeMux
 	replay ReplayStore
 	log    *slog.Logger
+	tel    *paywallTelemetry
 
 	mu       sync.Mutex
 	settling map[string]chan struct{} // by replay key, closed when settled or failed
@@ -317,7 +335,7 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		name, value = HeaderXPayment, r.Header.Get(HeaderXPayment)
 	}
 	if value == "" {
-		pw.require(w, price, res, "a payment is required: send its proof in "+HeaderXPayment+" (x402 version 1) or "+HeaderPaymentSignature+" (version 2)", nil)
+		pw.require(w, price, res, msgNoProof, nil)
 		return
 	}
 	p, err := DecodePaymentPayload(value)
@@ -333,7 +351,7 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	}
 	offer, ok := match(price.Accepts, p)
 	if !ok {
-		pw.require(w, price, res, "the payment matches none of the accepted offers", nil)
+		pw.require(w, price, res, msgNoOffer, nil)
 		return
 	}
 	if p.X402Version == Version1 {
@@ -445,9 +463,8 @@ func (pw *paywall) settle(w http.ResponseWriter, r *http.Request, price Price, r
 // first use bought when that use was settled, the request is the same and
 // the handler still has the answer, and with 402 otherwise.
 func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, price Price, res ResourceInfo, p *PaymentPayload, key string, now time.Time) {
-	const used = "the payment was already used"
 	if rp == nil || r.Header.Get(HeaderIdempotencyKey) == "" {
-		pw.require(w, price, res, used, nil)
+		pw.require(w, price, res, msgUsed, nil)
 		return
 	}
 	ctx := r.Context()
@@ -467,7 +484,7 @@ func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, p
 		return
 	}
 	if !ok || sp.Request != paidRequest(r, p) {
-		pw.require(w, price, res, used, nil)
+		pw.require(w, price, res, msgUsed, nil)
 		return
 	}
 	// The handler sees the payer of the first use, as it did then, so
@@ -475,7 +492,7 @@ func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, p
 	vp := &VerifiedPayment{Payer: sp.Settlement.Payer, Offer: offerOf(price, p), Payload: p, Settlement: &sp.Settlement}
 	rec := &recorder{header: make(http.Header)}
 	if !rp.ServeReplay(rec, r.WithContext(context.WithValue(ctx, verifiedCtx{}, vp))) || rec.status >= 400 {
-		pw.require(w, price, res, used, nil)
+		pw.require(w, price, res, msgUsed, nil)
 		return
 	}
 	pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: answer delivered again", slog.String("transaction", sp.Settlement.Transaction), slog.String("payer", sp.Settlement.Payer))
@@ -511,6 +528,7 @@ func paidRequest(r *http.Request, p *PaymentPayload) string {
 // require answers 402 with the terms of price in both versions, and with
 // the settlement when one failed.
 func (pw *paywall) require(w http.ResponseWriter, price Price, res ResourceInfo, reason string, sr *SettleResponse) {
+	pw.tel.refused(reason, sr)
 	v2 := PaymentRequired{X402Version: Version2, Error: reason, Resource: &res, Accepts: make([]PaymentRequirements, len(price.Accepts))}
 	v1 := PaymentRequiredV1{X402Version: Version1, Error: reason, Accepts: make([]PaymentRequirementsV1, len(price.Accepts))}
 	for i, o := range price.Accepts {

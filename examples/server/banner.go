@@ -31,6 +31,7 @@ func printBanner(w io.Writer, base, debugBase string, cfg config, s *server) {
 	fmt.Fprintf(&b, "  receipts signed by %s (%s)\n", s.key.signer.Issuer(), s.key.origin)
 	if debugBase != "" {
 		fmt.Fprintf(&b, "  debug vars: %s/debug/vars\n", debugBase)
+		fmt.Fprintf(&b, "  metrics: %s/metrics (Prometheus); health: %s/healthz, %s/readyz\n", debugBase, base, base)
 	}
 
 	fmt.Fprintf(&b, "\na v3 validate:\n  curl -s %s/api/v3/validate %s -H 'Content-Type: application/json' \\\n", base, auth)

@@ -49,6 +49,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer srv.state.close()
+	defer srv.obs.close()
 	if cfg.mcpStdio {
 		return serveStdio(ctx, srv, log)
 	}

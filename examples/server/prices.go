@@ -81,11 +81,13 @@ func priceTable(prices []pricedRoute) map[string]x402.Price {
 // paywall returns the x402 middleware of the priced routes, paid through
 // the offline facilitator (which checks signatures and moves nothing),
 // with the used payments kept in replay.
-func paywall(routes map[string]x402.Price, replay x402.ReplayStore, m *metrics, log *slog.Logger) (func(http.Handler) http.Handler, error) {
+func paywall(routes map[string]x402.Price, replay x402.ReplayStore, m *metrics, obs *observability, log *slog.Logger) (func(http.Handler) http.Handler, error) {
 	return x402.Middleware(x402.MiddlewareConfig{
-		Facilitator: m.countSettlements(&evm.Facilitator{}),
-		Routes:      routes,
-		Replay:      replay,
-		Logger:      log,
+		Facilitator:    m.countSettlements(&evm.Facilitator{}),
+		Routes:         routes,
+		Replay:         replay,
+		Logger:         log,
+		TracerProvider: obs.tracerProvider(),
+		MeterProvider:  obs.meterProvider(),
 	})
 }

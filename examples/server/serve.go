@@ -23,7 +23,7 @@ func serve(ctx context.Context, log *slog.Logger, s *server, ln, dln net.Listene
 	servers := []*http.Server{{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog}}
 	listeners := []net.Listener{ln}
 	if dln != nil {
-		servers = append(servers, &http.Server{Handler: s.metrics.debugHandler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog})
+		servers = append(servers, &http.Server{Handler: s.debugHandler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog})
 		listeners = append(listeners, dln)
 	}
 

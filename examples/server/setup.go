@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"os"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -14,8 +15,9 @@ import (
 
 // server is the demo server before it listens.
 type server struct {
-	handler  http.Handler // the API: router and trust endpoints
-	metrics  *metrics     // served on -debug-addr
+	handler  http.Handler   // the API: router and trust endpoints
+	metrics  *metrics       // served on -debug-addr
+	obs      *observability // OpenTelemetry providers; /metrics on -debug-addr
 	state    *state
 	key      *signingKey
 	log      *receipt.Log // the receipts' transparency log
@@ -36,7 +38,16 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 		return nil, err
 	}
 	s.sessions = desc
-	engine, err := router.NewEngine(s.metrics.countExecutions(ss), router.WithEngineLogger(log))
+	if s.obs, err = newObservability(ctx, os.Getenv); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			s.obs.close()
+		}
+	}()
+	tp, mp := s.obs.tracerProvider(), s.obs.meterProvider()
+	engine, err := router.NewEngine(s.metrics.countExecutions(ss), router.WithEngineLogger(log), router.WithEngineTelemetry(tp, mp))
 	if err != nil {
 		return nil, err
 	}
@@ -55,13 +66,14 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 		}
 	}()
 	priced := priceTable(s.prices)
-	paid, err := paywall(priced, s.state.replay, s.metrics, log)
+	paid, err := paywall(priced, s.state.replay, s.metrics, s.obs, log)
 	if err != nil {
 		return nil, err
 	}
 
 	svc, err := trust.New(engine,
 		trust.WithReceipts(&receipt.Issuer{Signer: s.key.signer, Store: s.state.receipts}),
+		trust.WithTelemetry(tp, mp),
 		trust.WithSignedReceipts(),
 		trust.WithLogger(log),
 	)
@@ -82,6 +94,7 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 		router.WithServiceInfo("vouch demo server", ""),
 		router.WithIdempotency(s.state.idempotency, 0),
 		router.WithHandlerLogger(log),
+		router.WithHandlerTelemetry(tp, mp),
 	}
 	if s.log, err = receiptLog(cfg, s.state.receipts, s.key); err != nil {
 		return nil, err
@@ -93,6 +106,7 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 		trust.WithReceiptEndpoints(s.state.receipts, verifier),
 		trust.WithReceiptLog(s.log),
 		trust.WithHandlerLogger(log),
+		trust.WithHandlerTelemetry(tp, mp),
 	}
 	if len(cfg.trustedProxies) > 0 {
 		routerOpts = append(routerOpts, router.WithTrustedProxies(cfg.trustedProxies...))
@@ -116,6 +130,7 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	mux := http.NewServeMux()
 	mux.Handle("/", rh)
 	mux.Handle("/api/v4/", th)
+	(&health{sessions: engine, ping: s.state.ping, log: log}).register(mux) // /healthz, /readyz
 	if s.mcp, err = mountAgents(mux, cfg, agentDeps{engine, svc, s.state.receipts, verifier, auth, s.state.replay, s.prices, s.metrics, log}); err != nil {
 		return nil, err
 	}

@@ -41,6 +41,9 @@ type state struct {
 	where    string // for the banner
 	// sweep deletes what has expired, every sweepEvery, until ctx ends.
 	sweep func(ctx context.Context)
+	// ping reaches the database, for /readyz; nil when the state is in
+	// memory.
+	ping  func(ctx context.Context) error
 	close func()
 }
 
@@ -100,6 +103,7 @@ func openDatabase(ctx context.Context, cfg config, onError func(error)) (*state,
 		receipts:    db.Receipts(),
 		where:       where,
 		sweep:       func(ctx context.Context) { _ = db.Sweep(ctx, sweepEvery, nil, onError) },
+		ping:        db.Pool().Ping,
 		close:       db.Close,
 	}, nil
 }

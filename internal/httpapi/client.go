@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/internal/telemetry"
 	"github.com/vouchkit/vouch/internal/traceparent"
 )
 
@@ -196,7 +197,7 @@ func (c *Client) Do(ctx context.Context, call Call, out any) error {
 		h.Set(HeaderIdempotencyKey, key)
 	}
 	if trace := traceparent.From(ctx); traceparent.Valid(trace) {
-		h.Set(traceparent.Header, traceparent.Format(trace))
+		h.Set(traceparent.Header, telemetry.Traceparent(ctx, trace)) // the span of ctx as parent, when in the trace
 	}
 
 	resp, err := c.rc.Do(req)

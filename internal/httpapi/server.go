@@ -18,6 +18,9 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/vouchkit/vouch/internal/problem"
 	"github.com/vouchkit/vouch/internal/traceparent"
 	"github.com/vouchkit/vouch/x402"
@@ -148,6 +151,10 @@ type Config struct {
 	// Now is the clock of rate limits and idempotency windows; nil means
 	// time.Now.
 	Now func() time.Time
+	// TracerProvider and MeterProvider receive a server span per request
+	// and the HTTP server metrics; nil means the global providers.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 }
 
 // Server serves a table of JSON endpoints. For every request it:
@@ -186,6 +193,7 @@ type Server struct {
 	mux   *http.ServeMux
 	limit RateLimiter
 	log   *slog.Logger
+	tel   *serverTelemetry
 }
 
 // NewServer returns a Server for cfg. It fails when an option is out of
@@ -217,7 +225,7 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, limit: cfg.RateLimiter}
+	s := &Server{cfg: cfg, log: cfg.Logger, limit: cfg.RateLimiter, tel: newServerTelemetry(&cfg)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -298,6 +306,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ctx = traceparent.With(ctx, trace)
 		}
 	}
+	ctx, sv := s.tel.start(ctx, r)
 	r = r.WithContext(ctx)
 
 	defer func() {
@@ -320,6 +329,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			slog.Duration("duration", s.cfg.Now().Sub(start)), slog.String("request_id", info.id),
 			slog.String("caller", info.caller), slog.String("trace_id", info.trace),
 			slog.Bool("replayed", info.replayed))
+		s.tel.end(ctx, sv, r, sw.status)
 	}()
 	s.mux.ServeHTTP(sw, r)
 }
@@ -387,6 +397,7 @@ func (s *Server) limited(next http.Handler) http.Handler {
 			limitKey = limitCaller(addr, prefix)
 		}
 		ok, wait, err := s.limit.Allow(r.Context(), limitKey, s.cfg.Now())
+		s.tel.trial(r.Context(), ok, err)
 		if err != nil {
 			var p *problem.Details
 			if !errors.As(err, &p) {
@@ -511,12 +522,14 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, key str
 			return
 		}
 		if e.State != IdempotencyReserved && e.Fingerprint != fp {
+			s.tel.idempotency(ctx, "conflict")
 			WriteProblem(w, r, problem.New(http.StatusUnprocessableEntity, problem.CodeUnprocessable,
 				"Idempotency-Key was already used with another request; use a new key for a new request"))
 			return
 		}
 		switch e.State {
 		case IdempotencyCompleted:
+			s.tel.idempotency(ctx, "replayed")
 			info.replayed = true
 			w.Header().Set(HeaderIdempotentReplayed, "true")
 			writeStored(w, e.Response)
@@ -528,6 +541,7 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, key str
 			}
 			continue
 		}
+		s.tel.idempotency(ctx, "executed")
 		s.runReserved(w, r, scoped, e.Lease, run)
 		return
 	}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/vouchkit/vouch/router"
+)
+
+// readyTimeout bounds the checks of one /readyz request.
+const readyTimeout = 2 * time.Second
+
+// health answers GET /healthz and GET /readyz on the API listener,
+// without credentials, for load balancers and orchestrators.
+//
+// /healthz (liveness) answers 200 while the process serves HTTP.
+// /readyz (readiness) answers 200 when the stores are reachable and at
+// least one session of the engine is healthy (not cooling down), and 503
+// otherwise; the JSON body names each check's result.
+type health struct {
+	sessions router.StatusReporter
+	// ping reaches the stores; nil means they live in this process.
+	ping func(context.Context) error
+	log  *slog.Logger
+}
+
+// register adds the two routes to mux.
+func (h *health) register(mux *http.ServeMux) {
+	mux.HandleFunc("GET /healthz", h.live)
+	mux.HandleFunc("GET /readyz", h.ready)
+}
+
+// readiness is the body of /readyz.
+type readiness struct {
+	Status string `json:"status"` // "ready" or "not_ready"
+	Stores string `json:"stores"` // "ok" or "unreachable"
+	// Sessions is "<healthy> of <all> healthy", or "unknown" when the
+	// status could not be read.
+	Sessions string `json:"sessions"`
+}
+
+func (h *health) live(w http.ResponseWriter, _ *http.Request) {
+	writeHealth(w, http.StatusOK, map[string]string{"status": "live"})
+}
+
+func (h *health) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	defer cancel()
+	rd := readiness{Status: "ready", Stores: "ok", Sessions: "unknown"}
+	ok := true
+	if h.ping != nil {
+		if err := h.ping(ctx); err != nil {
+			h.log.WarnContext(ctx, "readyz: stores unreachable", "error", err)
+			rd.Stores, ok = "unreachable", false
+		}
+	}
+	st, err := h.sessions.Status(ctx)
+	if err != nil {
+		h.log.WarnContext(ctx, "readyz: reading the sessions' status", "error", err)
+		ok = false
+	} else {
+		healthy := 0
+		for _, s := range st.Sessions {
+			if s.Health == router.HealthHealthy {
+				healthy++
+			}
+		}
+		rd.Sessions = fmt.Sprintf("%d of %d healthy", healthy, len(st.Sessions))
+		ok = ok && healthy > 0
+	}
+	status := http.StatusOK
+	if !ok {
+		rd.Status, status = "not_ready", http.StatusServiceUnavailable
+	}
+	writeHealth(w, status, rd)
+}
+
+func writeHealth(w http.ResponseWriter, status int, body any) {
+	data, _ := json.Marshal(body) // strings only
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(data, '\n'))
+}

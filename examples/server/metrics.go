@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	promclient "github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	"go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// serviceName names the server in its metrics' target_info and in its
+// traces.
+const serviceName = "vouch-server"
+
+// observability is the server's OpenTelemetry setup: a meter provider
+// whose metrics the Prometheus exporter serves at /metrics on
+// -debug-addr, and, when OTEL_EXPORTER_OTLP_ENDPOINT (or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set, a tracer provider that
+// exports spans over OTLP/HTTP as the exporter's standard variables say.
+// Nothing is installed globally: the providers are handed to the
+// library's options, so that run can be called twice in a process.
+type observability struct {
+	meters  *sdkmetric.MeterProvider
+	tracers *sdktrace.TracerProvider // nil without an OTLP endpoint
+	scrape  http.Handler             // /metrics
+}
+
+// newObservability builds the providers; getenv reads the environment.
+func newObservability(ctx context.Context, getenv func(string) string) (*observability, error) {
+	res := resource.NewSchemaless(semconv.ServiceName(serviceName))
+	reg := promclient.NewRegistry()
+	exp, err := otelprom.New(otelprom.WithRegisterer(reg))
+	if err != nil {
+		return nil, err
+	}
+	o := &observability{
+		meters: sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(res)),
+		scrape: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}),
+	}
+	if getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" {
+		spans, err := otlptracehttp.New(ctx)
+		if err != nil {
+			return nil, errors.Join(err, o.meters.Shutdown(ctx))
+		}
+		o.tracers = sdktrace.NewTracerProvider(sdktrace.WithBatcher(spans), sdktrace.WithResource(res))
+	}
+	return o, nil
+}
+
+// tracerProvider returns the provider of the library's spans: the OTLP
+// one, or nil (the global no-op) when traces are not exported.
+func (o *observability) tracerProvider() trace.TracerProvider {
+	if o.tracers == nil {
+		return nil
+	}
+	return o.tracers
+}
+
+// meterProvider returns the provider of the library's metrics.
+func (o *observability) meterProvider() metric.MeterProvider { return o.meters }
+
+// close flushes and stops the providers.
+func (o *observability) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if o.tracers != nil {
+		_ = o.tracers.Shutdown(ctx)
+	}
+	_ = o.meters.Shutdown(ctx)
+}
+
+// debugHandler serves the debug listener: /debug/vars (expvar) and
+// /metrics (Prometheus text format).
+func (s *server) debugHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", s.metrics.debugHandler()) // /debug/vars
+	mux.Handle("GET /metrics", s.obs.scrape)
+	return mux
+}

@@ -1,0 +1,149 @@
+package trust
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/vouchkit/vouch/internal/telemetry"
+	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/router"
+)
+
+// WithTelemetry sets the OpenTelemetry providers of the service's spans
+// and metrics; a nil provider, the default, means the global one, which
+// does nothing until the host installs an SDK. The no-op providers of the
+// API (trace/noop and metric/noop) together turn the instrumentation off.
+//
+// Each call gets a span "trust.call", a child of the span in its context,
+// or of the W3C trace id it carries (router.WithTraceID, or the
+// traceparent header the Handler read); each router call it makes gets a
+// child span "trust.router_call", the parent of the router's own spans.
+// The response's trace id, and the router_trace_ids of its receipt, are
+// the call span's trace id whenever the span is recorded. Metrics: calls
+// by mode, tier and status, and the runs each call took by tier.
+// Issuing a receipt gets a span "receipt.issue" and counts in
+// vouch.receipts.issued. docs/OBSERVABILITY.md lists every name, unit and
+// attribute.
+func WithTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) Option {
+	return func(s *Service) error {
+		s.tel = newServiceTelemetry(tp, mp)
+		return nil
+	}
+}
+
+// WithHandlerTelemetry sets the OpenTelemetry providers of the Handler's
+// server spans and HTTP metrics (http.server.request.duration and the
+// others router.WithHandlerTelemetry lists); nil means the global one.
+func WithHandlerTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) HandlerOption {
+	return func(h *Handler) { h.cfg.TracerProvider, h.cfg.MeterProvider = tp, mp }
+}
+
+// serviceTelemetry holds a Service's tracer and instruments. A nil
+// *serviceTelemetry records nothing.
+type serviceTelemetry struct {
+	tracer   trace.Tracer
+	calls    metric.Int64Counter
+	runs     metric.Int64Histogram
+	receipts metric.Int64Counter
+}
+
+func newServiceTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) *serviceTelemetry {
+	if telemetry.Off(tp, mp) {
+		return nil
+	}
+	m := telemetry.Meter(mp, "trust")
+	t := &serviceTelemetry{tracer: telemetry.Tracer(tp, "trust")}
+	var err error
+	t.calls, err = m.Int64Counter("vouch.trust.calls", metric.WithUnit("{call}"),
+		metric.WithDescription("Trust calls answered, by mode, tier and status."))
+	telemetry.Handle(err)
+	t.runs, err = m.Int64Histogram("vouch.trust.runs", metric.WithUnit("{run}"),
+		metric.WithDescription("Replica runs one trust call took, all its router calls together, by tier."),
+		metric.WithExplicitBucketBoundaries(1, 3, 5, 8, 9, 13))
+	telemetry.Handle(err)
+	t.receipts, err = m.Int64Counter("vouch.receipts.issued", metric.WithUnit("{receipt}"),
+		metric.WithDescription("Receipts issued and stored, by delivery and whether signed."))
+	telemetry.Handle(err)
+	return t
+}
+
+// startCall starts the span of a trust call.
+func (t *serviceTelemetry) startCall(ctx context.Context, req *Request) (context.Context, trace.Span) {
+	if t == nil {
+		return ctx, trace.SpanFromContext(ctx)
+	}
+	ctx, span := telemetry.Start(ctx, t.tracer, "trust.call")
+	if span.IsRecording() {
+		span.SetAttributes(telemetry.Mode.String(string(req.Mode)), telemetry.Tier.String(string(req.Policy)))
+	}
+	return ctx, span
+}
+
+// answered records a call answered with resp: its status on span and its
+// count, and the runs it took.
+func (t *serviceTelemetry) answered(ctx context.Context, span trace.Span, req *Request, resp *Response) {
+	if t == nil {
+		return
+	}
+	if span.IsRecording() {
+		span.SetAttributes(telemetry.Status.String(string(resp.Status)))
+	}
+	if !t.calls.Enabled(ctx) && !t.runs.Enabled(ctx) {
+		return
+	}
+	runs := 0
+	for _, st := range resp.Evidence.Steps {
+		runs += st.Replicas
+	}
+	mode, tier := telemetry.Mode.String(string(req.Mode)), telemetry.Tier.String(string(req.Policy))
+	t.calls.Add(ctx, 1, metric.WithAttributes(mode, tier, telemetry.Status.String(string(resp.Status))))
+	t.runs.Record(ctx, int64(runs), metric.WithAttributes(mode, tier))
+}
+
+// startStep starts the span of the router call of one rung of the plan.
+func (t *serviceTelemetry) startStep(ctx context.Context, replicas int, tier router.Tier) (context.Context, trace.Span) {
+	if t == nil {
+		return ctx, trace.SpanFromContext(ctx)
+	}
+	ctx, span := telemetry.Start(ctx, t.tracer, "trust.router_call")
+	if span.IsRecording() {
+		span.SetAttributes(telemetry.Replicas.Int(replicas), telemetry.Tier.String(string(tier)))
+	}
+	return ctx, span
+}
+
+// startIssue starts the span of issuing req's receipt. A transparency log
+// append, when the issuer makes one, runs under it.
+func (t *serviceTelemetry) startIssue(ctx context.Context, req *Request) (context.Context, trace.Span) {
+	if t == nil {
+		return ctx, trace.SpanFromContext(ctx)
+	}
+	ctx, span := telemetry.Start(ctx, t.tracer, "receipt.issue")
+	if span.IsRecording() {
+		span.SetAttributes(telemetry.Mode.String(string(req.Mode)), telemetry.ReceiptMode.String(string(req.Receipt.Mode)))
+	}
+	return ctx, span
+}
+
+// issued ends the span of issuing a receipt, iss or the error err, and
+// counts the receipt.
+func (t *serviceTelemetry) issued(ctx context.Context, span trace.Span, iss *receipt.Issued, err error) {
+	if t == nil {
+		return
+	}
+	defer span.End()
+	if err != nil {
+		telemetry.Fail(span, err)
+		return
+	}
+	signed := iss.Receipt.Signing != nil
+	if span.IsRecording() {
+		span.SetAttributes(telemetry.ReceiptID.String(iss.Receipt.ReceiptID), telemetry.Signed.Bool(signed))
+	}
+	if t.receipts.Enabled(ctx) {
+		t.receipts.Add(ctx, 1, metric.WithAttributes(
+			telemetry.ReceiptMode.String(string(iss.Delivery)), telemetry.Signed.Bool(signed)))
+	}
+}

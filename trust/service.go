@@ -168,6 +168,7 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 	if s.tel == nil {
 		s.tel = newServiceTelemetry(nil, nil)
 	}
+	s.issuer = s.tel.logged(s.issuer)
 	return s, nil
 }
 
@@ -222,7 +223,7 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 	}
 	resp := s.respond(req, steps, final, traceID)
 	if req.Receipt.Requested() {
-		ictx, ispan := s.tel.startIssue(ctx, req) // the log append, when there is one, is its child
+		ictx, ispan := s.tel.startIssue(ctx, req) // the log append, when the store keeps a log, is its child
 		issued, err := s.issuer.Issue(ictx, s.receiptParams(ctx, req, resp, final, steps))
 		s.tel.issued(ictx, ispan, issued, err)
 		if err != nil {

@@ -51,7 +51,7 @@ func named(spans []sdktrace.ReadOnlySpan, name string) []sdktrace.ReadOnlySpan {
 func attr(s sdktrace.ReadOnlySpan, key string) string {
 	for _, a := range s.Attributes() {
 		if string(a.Key) == key {
-			return a.Value.Emit()
+			return a.Value.String()
 		}
 	}
 	return ""

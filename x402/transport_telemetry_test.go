@@ -56,7 +56,7 @@ func (o *observedPayer) payments(t *testing.T) map[string]int64 {
 			for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
 				var kv []string
 				for _, a := range p.Attributes.ToSlice() {
-					kv = append(kv, string(a.Key)+"="+a.Value.Emit())
+					kv = append(kv, string(a.Key)+"="+a.Value.String())
 				}
 				out[strings.Join(kv, ",")] = p.Value
 			}
@@ -79,7 +79,7 @@ func (o *observedPayer) paySpans() []sdktrace.ReadOnlySpan {
 func attrs(s sdktrace.ReadOnlySpan) map[string]string {
 	out := map[string]string{}
 	for _, a := range s.Attributes() {
-		out[string(a.Key)] = a.Value.Emit()
+		out[string(a.Key)] = a.Value.String()
 	}
 	return out
 }

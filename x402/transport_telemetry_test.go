@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -270,5 +271,44 @@ func TestTransport_telemetryFreeRequest(t *testing.T) {
 	}
 	if got := o.payments(t); len(got) != 0 {
 		t.Errorf("vouch.x402.client.payments = %v, want nothing", got)
+	}
+}
+
+// TestTransport_telemetryConcurrentCallOnePayment: concurrent requests of
+// one logical call share one proof; one span says it made the proof, the
+// others that they reused it.
+func TestTransport_telemetryConcurrentCallOnePayment(t *testing.T) {
+	ps := newPaidServer(t, serverOptions{next: &keeper{}}, nil)
+	payer := newPayer(t)
+	o := newObservedPayer(t, payer)
+	c := &http.Client{Transport: o.tr}
+	const n = 8
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range n {
+		wg.Go(func() {
+			<-start
+			keyedPost(t, c, ps.URL, "call-1")
+		})
+	}
+	close(start)
+	wg.Wait()
+	byReuse := map[string]int64{}
+	for k, v := range o.payments(t) {
+		_, reused, _ := strings.Cut(k, "vouch.payment.reused=")
+		byReuse[reused] += v
+	}
+	if diff := cmp.Diff(map[string]int64{"false": 1, "true": n - 1}, byReuse); diff != "" {
+		t.Errorf("vouch.x402.client.payments by vouch.payment.reused (-want +got):\n%s", diff)
+	}
+	if got := payer.n.Load(); got != 1 {
+		t.Errorf("paid %d times, want 1", got)
+	}
+	ids := map[string]bool{}
+	for _, s := range o.paySpans() {
+		ids[attrs(s)["vouch.payment.id"]] = true
+	}
+	if len(ids) != 1 || len(o.paySpans()) != n {
+		t.Errorf("%d x402.pay spans of %d payment ids, want %d of one", len(o.paySpans()), len(ids), n)
 	}
 }

@@ -153,7 +153,7 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 	if rs == nil {
 		return nil, errors.New("trust: New needs a router.Service")
 	}
-	s := &Service{router: rs, threshold: DefaultEscalationThreshold}
+	s := &Service{router: rs, threshold: DefaultEscalationThreshold, tel: newServiceTelemetry(nil, nil)}
 	for _, o := range opts {
 		if err := o(s); err != nil {
 			return nil, err
@@ -165,10 +165,7 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
-	if s.tel == nil {
-		s.tel = newServiceTelemetry(nil, nil)
-	}
-	s.issuer = s.tel.logged(s.issuer)
+	s.issuer = s.tel.logged(s.issuer) // WithTelemetry with the no-op providers left s.tel nil: no hooks
 	return s, nil
 }
 

@@ -26,9 +26,10 @@ const serviceName = "vouch-server"
 
 // observability is the server's OpenTelemetry setup: a meter provider
 // whose metrics, the Go runtime's included, the Prometheus exporter
-// serves at /metrics on -debug-addr and -metrics-addr, and, when OTEL_EXPORTER_OTLP_ENDPOINT (or
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set, a tracer provider that
-// exports spans over OTLP/HTTP as the exporter's standard variables say.
+// serves at /metrics on -debug-addr and -metrics-addr, and, when
+// OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is
+// set, a tracer provider that exports spans over OTLP/HTTP as the
+// exporter's standard variables say.
 // Nothing is installed globally: the providers are handed to the
 // library's options, so that run can be called twice in a process.
 type observability struct {

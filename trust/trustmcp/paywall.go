@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,6 +37,11 @@ type PaywallConfig struct {
 	// nil means a new x402.MemoryReplay. Give it the store of the HTTP
 	// routes' x402.Middleware and a payment is spent on either side.
 	Replay x402.ReplayStore
+	// Answers keeps the results that settled payments bought, so that a
+	// retry of the same call with the same payment gets its result again;
+	// nil means a new MemoryAnswers. Servers that share Replay between
+	// processes must share Answers too (see AnswerStore).
+	Answers AnswerStore
 	// SettleTimeout bounds the facilitator's Settle call; zero means
 	// x402.DefaultSettleTimeout.
 	SettleTimeout time.Duration
@@ -72,10 +78,24 @@ type PaywallConfig struct {
 //     the tool only when that succeeded; the payer then pays even when the
 //     tool fails.
 //
-// A payment is accepted once (see x402.ReplayStore): a repeat is answered
-// with the terms and "the payment was already used". An MCP call carries
-// no Idempotency-Key, so a paid answer lost on the way is not delivered
-// again. Other methods, and tools without a price, pass through. Paywall
+// A payment is accepted once (see x402.ReplayStore), and the payment
+// itself names the call it paid for: the tool, its arguments (as
+// canonical JSON) and the payment's payload. So that a paid result lost on
+// the way (a dropped connection, a client that gave up) can still be had,
+// a settled result is kept (in Answers) and its settlement recorded with
+// the payment (ReplayStore.MarkSettled) before it is returned, until the
+// payment's replay record expires (the authorization's validBefore); a
+// repeat of the same payment for the same tool and the same arguments is
+// answered with that result and the first settlement in
+// _meta["x402/payment-response"], without running the tool and without
+// settling again. A repeat that arrives while the first call runs or
+// settles in the same process waits for it (or for its own context to
+// end), and then gets the kept result, or, when the first call failed and
+// freed the payment, runs as a first call. Any other repeat of the payment
+// (another tool, other arguments, a first use that did not settle or
+// whose outcome is unknown, a result kept in another process's
+// AnswerStore) is answered with the terms and "the payment was already
+// used". Other methods, and tools without a price, pass through. Paywall
 // fails when the configuration is unusable: no facilitator, no prices, a
 // price without offers, a negative time budget or settle timeout, or an
 // offer whose maxTimeoutSeconds is shorter than the time an authorization
@@ -108,9 +128,12 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 			}
 		}
 	}
-	pw := &paywall{cfg: cfg, replay: cfg.Replay, log: cfg.Logger}
+	pw := &paywall{cfg: cfg, replay: cfg.Replay, answers: cfg.Answers, log: cfg.Logger}
 	if pw.replay == nil {
 		pw.replay = &x402.MemoryReplay{}
+	}
+	if pw.answers == nil {
+		pw.answers = &MemoryAnswers{}
 	}
 	if pw.log == nil {
 		pw.log = slog.New(slog.DiscardHandler)
@@ -131,9 +154,13 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 }
 
 type paywall struct {
-	cfg    PaywallConfig
-	replay x402.ReplayStore
-	log    *slog.Logger
+	cfg     PaywallConfig
+	replay  x402.ReplayStore
+	answers AnswerStore
+	log     *slog.Logger
+
+	mu      sync.Mutex
+	flights map[string]*flight // paid calls running in this process, by replay key
 }
 
 // timeBudget is how long a priced tool may run.
@@ -181,12 +208,30 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 	}
 	now := pw.now()
 	key, until := x402.ReplayKey(p, offer, now)
+	paid := paidCall(call, p)
+	fl, first := pw.startFlight(key, paid)
+	for !first {
+		// The payment is in use by a call running in this process: a retry
+		// of that call waits for its end, then gets its kept result or, if
+		// it did not settle, may use the payment again.
+		if fl.call != paid {
+			return terms(price, res, msgUsed, nil), nil
+		}
+		select {
+		case <-fl.done:
+		case <-ctx.Done():
+			return terms(price, res, msgUsed, nil), nil
+		}
+		now = pw.now()
+		fl, first = pw.startFlight(key, paid)
+	}
+	defer pw.endFlight(key, fl)
 	fresh, err := pw.replay.Reserve(ctx, key, now, until)
 	if err != nil {
 		return pw.unavailable(ctx, "replay store", err), nil
 	}
 	if !fresh {
-		return terms(price, res, "the payment was already used", nil), nil
+		return pw.repeat(ctx, price, res, key, paid, now), nil
 	}
 	settled := false
 	defer func() {
@@ -235,6 +280,7 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 			return terms(price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr), nil
 		}
 	}
+	pw.keep(ctx, key, paid, until, ctr, sr)
 	if ctr.Meta == nil {
 		ctr.Meta = mcp.Meta{}
 	}

@@ -118,8 +118,8 @@ func TestPaywall(t *testing.T) {
 		t.Errorf("settled %d times, want 1", n)
 	}
 
-	// The same payment again: already used, not settled again.
-	if pr := paidTerms(t, call(claim, payment)); !strings.Contains(pr.Error, "already used") {
+	// The same payment for another call: already used, not settled again.
+	if pr := paidTerms(t, call(map[string]any{"claimed_result": "17 * 3 = 52"}, payment)); !strings.Contains(pr.Error, "already used") {
 		t.Errorf("repeat: %q, want already used", pr.Error)
 	}
 	// A payment for a call that fails is not settled, and may be sent again.

@@ -203,7 +203,8 @@ func TestRun_mcpRefusesWithoutKey(t *testing.T) {
 }
 
 func TestRun_mcpPaid(t *testing.T) {
-	base, log, _ := startServer(t, "-mcp-paid")
+	banner, log, _ := startServerBanner(t, "-mcp-paid", "-debug-addr", "127.0.0.1:0")
+	base := banner.base
 	cs, err := mcpSession(t, base+mcpPath, defaultAPIKey)
 	if err != nil {
 		t.Fatal(err)
@@ -284,6 +285,17 @@ func TestRun_mcpPaid(t *testing.T) {
 	}
 	if n := strings.Count(log.String(), `msg="trustmcp: answer delivered again"`); n != 2 {
 		t.Errorf("%d answers delivered again logged, want 2", n)
+	}
+	// The payments are counted under the x402 metrics, as transport mcp.
+	fams := scrape(t, strings.TrimSuffix(banner.debug, "/debug/vars")+"/metrics")
+	mcpSettled := labelled(fams["vouch_x402_payments_total"], map[string]string{"vouch_payment_transport": "mcp", "vouch_payment_step": "settle", "vouch_payment_result": "success"})
+	if len(mcpSettled) != 1 || mcpSettled[0].GetCounter().GetValue() != 1 {
+		t.Errorf("MCP settlements in /metrics = %v, want 1", mcpSettled)
+	}
+	for _, reason := range []string{"payment_required", "already_used"} {
+		if refused := labelled(fams["vouch_x402_refusals_total"], map[string]string{"vouch_payment_transport": "mcp", "vouch_payment_reason": reason}); len(refused) != 1 || refused[0].GetCounter().GetValue() != 1 {
+			t.Errorf("MCP refusals %s in /metrics = %v, want 1", reason, refused)
+		}
 	}
 	// Receipts stay free.
 	if res := callTool(t, cs, "get_receipt", map[string]any{"receipt_id": "rcpt_aaaaaaaaaaaaaaaaaaaaaaaaaa"}); strings.Contains(resultText(res), "x402") {

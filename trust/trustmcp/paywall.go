@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/vouchkit/vouch/x402"
 )
@@ -49,6 +51,11 @@ type PaywallConfig struct {
 	Now func() time.Time
 	// Logger records verifications and settlements; nil is silent.
 	Logger *slog.Logger
+	// TracerProvider and MeterProvider receive the spans and metrics of
+	// the payments, as x402.Middleware's (see x402.PaymentTelemetry),
+	// with vouch.payment.transport "mcp"; nil means the global providers.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 }
 
 // Paywall returns server middleware (for mcp.Server.AddReceivingMiddleware)
@@ -128,7 +135,9 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 			}
 		}
 	}
-	pw := &paywall{cfg: cfg, replay: cfg.Replay, answers: cfg.Answers, log: cfg.Logger}
+	pw := &paywall{cfg: cfg, replay: cfg.Replay, answers: cfg.Answers, log: cfg.Logger,
+		tel: x402.NewPaymentTelemetry("mcp", cfg.TracerProvider, cfg.MeterProvider)}
+	pw.cfg.Facilitator = pw.tel.Facilitator(cfg.Facilitator)
 	if pw.replay == nil {
 		pw.replay = &x402.MemoryReplay{}
 	}
@@ -158,6 +167,7 @@ type paywall struct {
 	replay  x402.ReplayStore
 	answers AnswerStore
 	log     *slog.Logger
+	tel     *x402.PaymentTelemetry
 
 	mu      sync.Mutex
 	flights map[string]*flight // paid calls running in this process, by replay key
@@ -193,15 +203,16 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 	res := x402.ResourceInfo{URL: "mcp://tool/" + name, Description: price.Description, MimeType: price.MimeType}
 	raw, ok := call.Params.Meta[MetaPayment]
 	if !ok || raw == nil {
+		pw.tel.Refused("", nil)
 		return terms(price, res, "payment required: send it in _meta[\""+MetaPayment+"\"]", nil), nil
 	}
 	p, err := decodePayment(raw)
 	if err != nil {
-		return terms(price, res, "_meta[\""+MetaPayment+"\"]: "+err.Error(), nil), nil
+		return pw.refuse(price, res, "_meta[\""+MetaPayment+"\"]: "+err.Error(), nil), nil
 	}
 	offer, ok := price.Match(p)
 	if !ok {
-		return terms(price, res, "the payment matches none of the accepted offers", nil), nil
+		return pw.refuse(price, res, "the payment matches none of the accepted offers", nil), nil
 	}
 	if p.X402Version == x402.Version1 {
 		p.Resource = &res
@@ -215,12 +226,12 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 		// of that call waits for its end, then gets its kept result or, if
 		// it did not settle, may use the payment again.
 		if fl.call != paid {
-			return terms(price, res, msgUsed, nil), nil
+			return pw.refuse(price, res, msgUsed, nil), nil
 		}
 		select {
 		case <-fl.done:
 		case <-ctx.Done():
-			return terms(price, res, msgUsed, nil), nil
+			return pw.refuse(price, res, msgUsed, nil), nil
 		}
 		now = pw.now()
 		fl, first = pw.startFlight(key, paid)
@@ -241,7 +252,7 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 	}()
 	if vb, ok := p.AuthorizationValidBefore(); ok {
 		if need := now.Add(validity(price, pw.cfg.SettleTimeout)); vb.Before(need) {
-			return terms(price, res, fmt.Sprintf("authorization_validity_too_short: the authorization must stay valid through the tool's time budget and settlement: validBefore %d is before %d",
+			return pw.refuse(price, res, fmt.Sprintf("authorization_validity_too_short: the authorization must stay valid through the tool's time budget and settlement: validBefore %d is before %d",
 				vb.Unix(), need.Unix()), nil), nil
 		}
 	}
@@ -251,7 +262,7 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 	}
 	if !vr.IsValid {
 		pw.log.LogAttrs(ctx, slog.LevelInfo, "trustmcp: payment invalid", slog.String("tool", name), slog.String("reason", vr.InvalidReason))
-		return terms(price, res, joinReason(vr.InvalidReason, vr.InvalidMessage), nil), nil
+		return pw.refuse(price, res, joinReason(vr.InvalidReason, vr.InvalidMessage), nil), nil
 	}
 
 	work, cancel := context.WithTimeout(ctx, timeBudget(price))
@@ -260,7 +271,7 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 	if price.SettleBefore {
 		settled = true // from here on the payment stays used, whatever the outcome
 		if sr = pw.settle(ctx, name, p, offer, vr.Payer); !sr.Success {
-			return terms(price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr), nil
+			return pw.refuse(price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr), nil
 		}
 	}
 	result, err := next(work, method, call)
@@ -277,7 +288,7 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 		}
 		settled = true // from here on the payment stays used, whatever the outcome
 		if sr = pw.settle(ctx, name, p, offer, vr.Payer); !sr.Success {
-			return terms(price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr), nil
+			return pw.refuse(price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr), nil
 		}
 	}
 	pw.keep(ctx, key, paid, until, ctr, sr)
@@ -334,6 +345,12 @@ type PaymentRequired struct {
 	// Settlement is the failed settlement, when the payment was taken but
 	// could not be settled.
 	Settlement *x402.SettleResponse `json:"x402/payment-response,omitempty"`
+}
+
+// refuse counts a refused payment and returns the terms.
+func (pw *paywall) refuse(price x402.Price, res x402.ResourceInfo, reason string, sr *x402.SettleResponse) *mcp.CallToolResult {
+	pw.tel.Refused(reason, sr)
+	return terms(price, res, reason, sr)
 }
 
 // terms is the tool result that asks for payment.

@@ -181,7 +181,7 @@ func (pw *paywall) repeat(ctx context.Context, price x402.Price, res x402.Resour
 		return pw.unavailable(ctx, "replay store", err)
 	}
 	if !ok || sp.Request != call {
-		return terms(price, res, msgUsed, nil)
+		return pw.refuse(price, res, msgUsed, nil)
 	}
 	answer, ok, err := pw.answers.Answer(ctx, key, now)
 	if err != nil {
@@ -189,7 +189,7 @@ func (pw *paywall) repeat(ctx context.Context, price x402.Price, res x402.Resour
 	}
 	ctr := new(mcp.CallToolResult)
 	if !ok || json.Unmarshal(answer, ctr) != nil {
-		return terms(price, res, msgUsed, nil)
+		return pw.refuse(price, res, msgUsed, nil)
 	}
 	if ctr.Meta == nil {
 		ctr.Meta = mcp.Meta{}

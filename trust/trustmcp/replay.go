@@ -103,17 +103,19 @@ func paidCall(call *mcp.CallToolRequest, p *x402.PaymentPayload) string {
 }
 
 // canonicalJSON returns raw with its object keys sorted and its spaces
-// removed, numbers kept as written; no arguments is {}. What does not
-// decode is returned as it is.
+// removed, numbers kept as written; no arguments (nothing, or null) is
+// {}. What is not exactly one JSON value is returned as it is.
 func canonicalJSON(raw json.RawMessage) string {
-	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
-		return "{}"
-	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
-	if dec.Decode(&v) != nil {
+	switch err := dec.Decode(&v); {
+	case err == io.EOF:
+		return "{}"
+	case err != nil || dec.Decode(new(any)) != io.EOF:
 		return string(raw)
+	case v == nil:
+		return "{}"
 	}
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -137,7 +137,7 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 	}
 	pw := &paywall{cfg: cfg, replay: cfg.Replay, answers: cfg.Answers, log: cfg.Logger,
 		tel: x402.NewPaymentTelemetry("mcp", cfg.TracerProvider, cfg.MeterProvider)}
-	pw.cfg.Facilitator = pw.tel.Facilitator(cfg.Facilitator)
+	pw.cfg.Facilitator = pw.tel.Facilitator(answering{cfg.Facilitator})
 	if pw.replay == nil {
 		pw.replay = &x402.MemoryReplay{}
 	}
@@ -299,6 +299,25 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 	return ctr, nil
 }
 
+// answering is a Facilitator that never answers nil without an error.
+type answering struct{ x402.Facilitator }
+
+func (f answering) Verify(ctx context.Context, p *x402.PaymentPayload, r x402.PaymentRequirements) (*x402.VerifyResponse, error) {
+	vr, err := f.Facilitator.Verify(ctx, p, r)
+	if err == nil && vr == nil {
+		err = errors.New("the facilitator returned no verification")
+	}
+	return vr, err
+}
+
+func (f answering) Settle(ctx context.Context, p *x402.PaymentPayload, r x402.PaymentRequirements) (*x402.SettleResponse, error) {
+	sr, err := f.Facilitator.Settle(ctx, p, r)
+	if err == nil && sr == nil {
+		err = errors.New("the facilitator returned no settlement")
+	}
+	return sr, err
+}
+
 // settle settles p on a context detached from the call's, so that a
 // client that goes away cannot cancel a settlement the facilitator may
 // complete anyway, bounded by SettleTimeout. A failure is a settlement
@@ -307,9 +326,6 @@ func (pw *paywall) settle(ctx context.Context, tool string, p *x402.PaymentPaylo
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pw.cfg.SettleTimeout)
 	defer cancel()
 	sr, err := pw.cfg.Facilitator.Settle(ctx, p, offer)
-	if err == nil && sr == nil {
-		err = errors.New("the facilitator returned no settlement")
-	}
 	if err != nil {
 		pw.log.LogAttrs(ctx, slog.LevelWarn, "trustmcp: settlement failed", slog.String("tool", tool), slog.String("error", err.Error()))
 		return &x402.SettleResponse{ErrorReason: "unexpected_settle_error", ErrorMessage: err.Error(), Network: offer.Network, Payer: payer}

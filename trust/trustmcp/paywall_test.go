@@ -204,6 +204,8 @@ func TestPaywall_facilitatorAnswers(t *testing.T) {
 	}{
 		{"invalid", &scriptedFacilitator{verify: &x402.VerifyResponse{InvalidReason: "invalid_exact_evm_payload_signature"}}, "invalid_exact_evm_payload_signature"},
 		{"facilitator down", &scriptedFacilitator{verifyErr: errors.New("connection refused")}, "payment processing unavailable"},
+		{"no verification", &scriptedFacilitator{}, "payment processing unavailable"},
+		{"no settlement", &scriptedFacilitator{verify: &x402.VerifyResponse{IsValid: true}}, "settlement failed: unexpected_settle_error"},
 		{"settlement failed", &scriptedFacilitator{verify: &x402.VerifyResponse{IsValid: true},
 			settle: &x402.SettleResponse{ErrorReason: "insufficient_funds", Network: "eip155:84532"}}, "settlement failed: insufficient_funds"},
 	} {

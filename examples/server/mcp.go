@@ -38,6 +38,7 @@ type agentDeps struct {
 	prices   []pricedRoute
 	metrics  *metrics
 	log      *slog.Logger
+	obs      *observability // the paid tools' payment spans and metrics
 }
 
 // mountAgents serves the trust tools over MCP Streamable HTTP at /mcp and
@@ -56,10 +57,12 @@ func mountAgents(mux *http.ServeMux, cfg config, d agentDeps) (*mcp.Server, erro
 	}
 	if cfg.mcpPaid {
 		pay, err := trustmcp.Paywall(trustmcp.PaywallConfig{
-			Facilitator: d.metrics.countSettlements(&evm.Facilitator{}),
-			Prices:      mcpPrices(d.prices),
-			Replay:      d.replay,
-			Logger:      d.log,
+			Facilitator:    d.metrics.countSettlements(&evm.Facilitator{}),
+			Prices:         mcpPrices(d.prices),
+			Replay:         d.replay,
+			Logger:         d.log,
+			TracerProvider: d.obs.tracerProvider(),
+			MeterProvider:  d.obs.meterProvider(),
 		})
 		if err != nil {
 			return nil, err

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -199,7 +203,8 @@ func TestRun_mcpRefusesWithoutKey(t *testing.T) {
 }
 
 func TestRun_mcpPaid(t *testing.T) {
-	base, log, _ := startServer(t, "-mcp-paid")
+	banner, log, _ := startServerBanner(t, "-mcp-paid", "-debug-addr", "127.0.0.1:0")
+	base := banner.base
 	cs, err := mcpSession(t, base+mcpPath, defaultAPIKey)
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +224,10 @@ func TestRun_mcpPaid(t *testing.T) {
 		t.Errorf("terms ask %s, want the trust price %s", offer.Amount, want.Amount)
 	}
 
-	// Paid: runs and settles once; the same payment again is refused.
+	// Paid, and the answer lost on the way: the connection drops after the
+	// server answered. The retry with the same payment, on a new session,
+	// gets the kept result and the first settlement; nothing runs or
+	// settles again.
 	payer, err := evm.NewPayer(strings.Repeat("47", 32))
 	if err != nil {
 		t.Fatal(err)
@@ -229,23 +237,65 @@ func TestRun_mcpPaid(t *testing.T) {
 		t.Fatal(err)
 	}
 	payment := x402.PaymentPayload{X402Version: x402.Version2, Resource: terms.Resource, Accepted: offer, Payload: proof.Payload}
+	paid := func(cs *mcp.ClientSession, args map[string]any) (*mcp.CallToolResult, error) {
+		return cs.CallTool(ctx, &mcp.CallToolParams{Name: "validate_claim", Arguments: args, Meta: mcp.Meta{trustmcp.MetaPayment: payment}})
+	}
+	drop := &dropAnswer{base: http.DefaultTransport, match: `"x402/payment"`}
+	lossy, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint: base + mcpPath, HTTPClient: &http.Client{Transport: bearer{key: defaultAPIKey, base: drop}}, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lossy.Close()
+	if res, err := paid(lossy, args); err == nil {
+		t.Fatalf("the call whose answer was dropped returned %v", res)
+	}
+	if !drop.dropped.Load() {
+		t.Fatal("no answer was dropped")
+	}
+	var first trust.Response
 	for i := range 2 {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "validate_claim", Arguments: args, Meta: mcp.Meta{trustmcp.MetaPayment: payment}})
+		res, err := paid(cs, args)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if i == 0 {
-			var resp trust.Response
-			structured(t, res, &resp)
-			if resp.Status != trust.StatusValid || res.Meta[trustmcp.MetaPaymentResponse] == nil {
-				t.Errorf("paid call: %s, _meta %v, want VALID with the settlement", resp.Status, res.Meta)
-			}
-		} else if !res.IsError || !strings.Contains(resultText(res), "already used") {
-			t.Errorf("the same payment again: %v %q, want refused as already used", res.IsError, resultText(res))
+		var resp trust.Response
+		structured(t, res, &resp)
+		var sr x402.SettleResponse
+		b, _ := json.Marshal(res.Meta[trustmcp.MetaPaymentResponse])
+		if resp.Status != trust.StatusValid || json.Unmarshal(b, &sr) != nil || !sr.Success || !strings.EqualFold(sr.Payer, payer.Address().String()) {
+			t.Errorf("retry %d: %s, _meta %s, want VALID with the settlement", i+1, resp.Status, b)
 		}
+		if i == 0 {
+			first = resp
+		} else if diff := cmp.Diff(first, resp); diff != "" || resp.TraceID == "" {
+			t.Errorf("retry %d differs from the first (a second run has another trace id and receipt) (-first +retry):\n%s", i+1, diff)
+		}
+	}
+	// The same payment for other arguments: refused as already used.
+	res, err = paid(cs, map[string]any{"claimed_result": "17 * 3 = 52"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(resultText(res), "already used") {
+		t.Errorf("the same payment for other arguments: %v %q, want refused as already used", res.IsError, resultText(res))
 	}
 	if n := strings.Count(log.String(), `msg="trustmcp: settled"`); n != 1 {
 		t.Errorf("%d settlements logged, want 1", n)
+	}
+	if n := strings.Count(log.String(), `msg="trustmcp: answer delivered again"`); n != 2 {
+		t.Errorf("%d answers delivered again logged, want 2", n)
+	}
+	// The payments are counted under the x402 metrics, as transport mcp.
+	fams := scrape(t, strings.TrimSuffix(banner.debug, "/debug/vars")+"/metrics")
+	mcpSettled := labelled(fams["vouch_x402_payments_total"], map[string]string{"vouch_payment_transport": "mcp", "vouch_payment_step": "settle", "vouch_payment_result": "success"})
+	if len(mcpSettled) != 1 || mcpSettled[0].GetCounter().GetValue() != 1 {
+		t.Errorf("MCP settlements in /metrics = %v, want 1", mcpSettled)
+	}
+	for _, reason := range []string{"payment_required", "already_used"} {
+		if refused := labelled(fams["vouch_x402_refusals_total"], map[string]string{"vouch_payment_transport": "mcp", "vouch_payment_reason": reason}); len(refused) != 1 || refused[0].GetCounter().GetValue() != 1 {
+			t.Errorf("MCP refusals %s in /metrics = %v, want 1", reason, refused)
+		}
 	}
 	// Receipts stay free.
 	if res := callTool(t, cs, "get_receipt", map[string]any{"receipt_id": "rcpt_aaaaaaaaaaaaaaaaaaaaaaaaaa"}); strings.Contains(resultText(res), "x402") {
@@ -290,6 +340,35 @@ func TestRun_mcpStdio(t *testing.T) {
 	if resp.Status != trust.StatusInvalid {
 		t.Errorf("validate_claim over stdio = %s, want INVALID", resp.Status)
 	}
+}
+
+// dropAnswer sends requests whose body contains match, then drops the
+// first such answer, as a connection that breaks after the server
+// answered.
+type dropAnswer struct {
+	base    http.RoundTripper
+	match   string
+	dropped atomic.Bool
+}
+
+func (d *dropAnswer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body == nil || d.dropped.Load() {
+		return d.base.RoundTrip(r)
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	r = r.Clone(r.Context())
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	resp, err := d.base.RoundTrip(r)
+	if err != nil || !bytes.Contains(body, []byte(d.match)) || !d.dropped.CompareAndSwap(false, true) {
+		return resp, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return nil, errors.New("connection reset after the answer")
 }
 
 // jsonSame reports whether a and b are the same JSON value.

@@ -62,5 +62,8 @@
 // payment terms (the PaymentRequired object as structuredContent, and in
 // content[0].text wrapped as {"x402/error":{"code":402,...}}); a call with
 // a valid payment runs, is settled once, and carries the settlement in the
-// result's _meta["x402/payment-response"].
+// result's _meta["x402/payment-response"]. The payment names the call it
+// paid for: a retry with the same payment, tool and arguments gets the
+// kept result and the first settlement (see [AnswerStore]), any other use
+// of it is refused as already used.
 package trustmcp

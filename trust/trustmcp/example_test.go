@@ -139,7 +139,25 @@ func ExamplePaywall() {
 	}
 	settled := res.Meta[trustmcp.MetaPaymentResponse].(map[string]any)
 	fmt.Println(res.IsError, strings.Split(res.Content[0].(*mcp.TextContent).Text, ",")[0], settled["success"])
+
+	// The same call with the same payment, as after losing the answer:
+	// the kept answer and the first settlement, nothing run or settled
+	// again. With other arguments, the payment is already used.
+	again, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "validate_claim", Arguments: args, Meta: mcp.Meta{trustmcp.MetaPayment: payment}})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(again.Content[0].(*mcp.TextContent).Text == res.Content[0].(*mcp.TextContent).Text,
+		again.Meta[trustmcp.MetaPaymentResponse].(map[string]any)["transaction"] == settled["transaction"])
+	other, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "validate_claim", Arguments: map[string]any{"claimed_result": "17 * 3 = 52"},
+		Meta: mcp.Meta{trustmcp.MetaPayment: payment}})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(other.IsError, strings.Contains(other.Content[0].(*mcp.TextContent).Text, "already used"))
 	// Output:
 	// true mcp://tool/validate_claim eip155:84532 5000
 	// false VALID true
+	// true true
+	// true true
 }

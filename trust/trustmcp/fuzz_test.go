@@ -83,3 +83,40 @@ func FuzzArguments(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCanonicalJSON canonicalizes tool arguments as Paywall names the
+// call a payment paid for: the result of valid JSON is valid JSON of the
+// same value, and canonicalizing it again changes nothing, so that a
+// retry written with other spacing or key order names the same call.
+func FuzzCanonicalJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"claimed_result":"17 * 3 = 51"}`,
+		` { "b" : [1, 2.50, 1e400], "a" : {"y":null,"x":true} } `,
+		`{"n":12345678901234567890123}`,
+		``,
+		`null`,
+		`{"a":1}{"b":2}`,
+		`"\u00e9\ud83d\ude00"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := canonicalJSON(data)
+		if again := canonicalJSON(json.RawMessage(c)); again != c {
+			t.Fatalf("canonicalJSON is not idempotent: %q then %q", c, again)
+		}
+		var v any
+		if json.Unmarshal(data, &v) != nil || v == nil {
+			return
+		}
+		var w any
+		if err := json.Unmarshal([]byte(c), &w); err != nil {
+			t.Fatalf("canonicalJSON(%q) = %q: %v", data, c, err)
+		}
+		a, _ := json.Marshal(v)
+		b, _ := json.Marshal(w)
+		if string(a) != string(b) {
+			t.Fatalf("canonicalJSON(%q) = %q, another value", data, c)
+		}
+	})
+}

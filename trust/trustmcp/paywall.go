@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/vouchkit/vouch/x402"
 )
@@ -36,6 +39,11 @@ type PaywallConfig struct {
 	// nil means a new x402.MemoryReplay. Give it the store of the HTTP
 	// routes' x402.Middleware and a payment is spent on either side.
 	Replay x402.ReplayStore
+	// Answers keeps the results that settled payments bought, so that a
+	// retry of the same call with the same payment gets its result again;
+	// nil means a new MemoryAnswers. Servers that share Replay between
+	// processes must share Answers too (see AnswerStore).
+	Answers AnswerStore
 	// SettleTimeout bounds the facilitator's Settle call; zero means
 	// x402.DefaultSettleTimeout.
 	SettleTimeout time.Duration
@@ -43,6 +51,11 @@ type PaywallConfig struct {
 	Now func() time.Time
 	// Logger records verifications and settlements; nil is silent.
 	Logger *slog.Logger
+	// TracerProvider and MeterProvider receive the spans and metrics of
+	// the payments, as x402.Middleware's (see x402.PaymentTelemetry),
+	// with vouch.payment.transport "mcp"; nil means the global providers.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 }
 
 // Paywall returns server middleware (for mcp.Server.AddReceivingMiddleware)
@@ -72,10 +85,24 @@ type PaywallConfig struct {
 //     the tool only when that succeeded; the payer then pays even when the
 //     tool fails.
 //
-// A payment is accepted once (see x402.ReplayStore): a repeat is answered
-// with the terms and "the payment was already used". An MCP call carries
-// no Idempotency-Key, so a paid answer lost on the way is not delivered
-// again. Other methods, and tools without a price, pass through. Paywall
+// A payment is accepted once (see x402.ReplayStore), and the payment
+// itself names the call it paid for: the tool, its arguments (as
+// canonical JSON) and the payment's payload. So that a paid result lost on
+// the way (a dropped connection, a client that gave up) can still be had,
+// a settled result is kept (in Answers) and its settlement recorded with
+// the payment (ReplayStore.MarkSettled) before it is returned, until the
+// payment's replay record expires (the authorization's validBefore); a
+// repeat of the same payment for the same tool and the same arguments is
+// answered with that result and the first settlement in
+// _meta["x402/payment-response"], without running the tool and without
+// settling again. A repeat that arrives while the first call runs or
+// settles in the same process waits for it (or for its own context to
+// end), and then gets the kept result, or, when the first call failed and
+// freed the payment, runs as a first call. Any other repeat of the payment
+// (another tool, other arguments, a first use that did not settle or
+// whose outcome is unknown, a result kept in another process's
+// AnswerStore) is answered with the terms and "the payment was already
+// used". Other methods, and tools without a price, pass through. Paywall
 // fails when the configuration is unusable: no facilitator, no prices, a
 // price without offers, a negative time budget or settle timeout, or an
 // offer whose maxTimeoutSeconds is shorter than the time an authorization
@@ -108,9 +135,14 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 			}
 		}
 	}
-	pw := &paywall{cfg: cfg, replay: cfg.Replay, log: cfg.Logger}
+	pw := &paywall{cfg: cfg, replay: cfg.Replay, answers: cfg.Answers, log: cfg.Logger,
+		tel: x402.NewPaymentTelemetry("mcp", cfg.TracerProvider, cfg.MeterProvider)}
+	pw.cfg.Facilitator = pw.tel.Facilitator(answering{cfg.Facilitator})
 	if pw.replay == nil {
 		pw.replay = &x402.MemoryReplay{}
+	}
+	if pw.answers == nil {
+		pw.answers = &MemoryAnswers{}
 	}
 	if pw.log == nil {
 		pw.log = slog.New(slog.DiscardHandler)
@@ -131,9 +163,14 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 }
 
 type paywall struct {
-	cfg    PaywallConfig
-	replay x402.ReplayStore
-	log    *slog.Logger
+	cfg     PaywallConfig
+	replay  x402.ReplayStore
+	answers AnswerStore
+	log     *slog.Logger
+	tel     *x402.PaymentTelemetry
+
+	mu      sync.Mutex
+	flights map[string]*flight // paid calls running in this process, by replay key
 }
 
 // timeBudget is how long a priced tool may run.
@@ -166,27 +203,46 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 	res := x402.ResourceInfo{URL: "mcp://tool/" + name, Description: price.Description, MimeType: price.MimeType}
 	raw, ok := call.Params.Meta[MetaPayment]
 	if !ok || raw == nil {
+		pw.tel.Refused("", nil)
 		return terms(price, res, "payment required: send it in _meta[\""+MetaPayment+"\"]", nil), nil
 	}
 	p, err := decodePayment(raw)
 	if err != nil {
-		return terms(price, res, "_meta[\""+MetaPayment+"\"]: "+err.Error(), nil), nil
+		return pw.refuse(price, res, "_meta[\""+MetaPayment+"\"]: "+err.Error(), nil), nil
 	}
 	offer, ok := price.Match(p)
 	if !ok {
-		return terms(price, res, "the payment matches none of the accepted offers", nil), nil
+		return pw.refuse(price, res, "the payment matches none of the accepted offers", nil), nil
 	}
 	if p.X402Version == x402.Version1 {
 		p.Resource = &res
 	}
 	now := pw.now()
 	key, until := x402.ReplayKey(p, offer, now)
+	paid := paidCall(call, p)
+	fl, first := pw.startFlight(key, paid)
+	for !first {
+		// The payment is in use by a call running in this process: a retry
+		// of that call waits for its end, then gets its kept result or, if
+		// it did not settle, may use the payment again.
+		if fl.call != paid {
+			return pw.refuse(price, res, msgUsed, nil), nil
+		}
+		select {
+		case <-fl.done:
+		case <-ctx.Done():
+			return pw.refuse(price, res, msgUsed, nil), nil
+		}
+		now = pw.now()
+		fl, first = pw.startFlight(key, paid)
+	}
+	defer pw.endFlight(key, fl)
 	fresh, err := pw.replay.Reserve(ctx, key, now, until)
 	if err != nil {
 		return pw.unavailable(ctx, "replay store", err), nil
 	}
 	if !fresh {
-		return terms(price, res, "the payment was already used", nil), nil
+		return pw.repeat(ctx, price, res, key, paid, now), nil
 	}
 	settled := false
 	defer func() {
@@ -196,7 +252,7 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 	}()
 	if vb, ok := p.AuthorizationValidBefore(); ok {
 		if need := now.Add(validity(price, pw.cfg.SettleTimeout)); vb.Before(need) {
-			return terms(price, res, fmt.Sprintf("authorization_validity_too_short: the authorization must stay valid through the tool's time budget and settlement: validBefore %d is before %d",
+			return pw.refuse(price, res, fmt.Sprintf("authorization_validity_too_short: the authorization must stay valid through the tool's time budget and settlement: validBefore %d is before %d",
 				vb.Unix(), need.Unix()), nil), nil
 		}
 	}
@@ -206,7 +262,7 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 	}
 	if !vr.IsValid {
 		pw.log.LogAttrs(ctx, slog.LevelInfo, "trustmcp: payment invalid", slog.String("tool", name), slog.String("reason", vr.InvalidReason))
-		return terms(price, res, joinReason(vr.InvalidReason, vr.InvalidMessage), nil), nil
+		return pw.refuse(price, res, joinReason(vr.InvalidReason, vr.InvalidMessage), nil), nil
 	}
 
 	work, cancel := context.WithTimeout(ctx, timeBudget(price))
@@ -215,7 +271,7 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 	if price.SettleBefore {
 		settled = true // from here on the payment stays used, whatever the outcome
 		if sr = pw.settle(ctx, name, p, offer, vr.Payer); !sr.Success {
-			return terms(price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr), nil
+			return pw.refuse(price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr), nil
 		}
 	}
 	result, err := next(work, method, call)
@@ -232,14 +288,34 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 		}
 		settled = true // from here on the payment stays used, whatever the outcome
 		if sr = pw.settle(ctx, name, p, offer, vr.Payer); !sr.Success {
-			return terms(price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr), nil
+			return pw.refuse(price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr), nil
 		}
 	}
+	pw.keep(ctx, key, paid, until, ctr, sr)
 	if ctr.Meta == nil {
 		ctr.Meta = mcp.Meta{}
 	}
 	ctr.Meta[MetaPaymentResponse] = sr
 	return ctr, nil
+}
+
+// answering is a Facilitator that never answers nil without an error.
+type answering struct{ x402.Facilitator }
+
+func (f answering) Verify(ctx context.Context, p *x402.PaymentPayload, r x402.PaymentRequirements) (*x402.VerifyResponse, error) {
+	vr, err := f.Facilitator.Verify(ctx, p, r)
+	if err == nil && vr == nil {
+		err = errors.New("the facilitator returned no verification")
+	}
+	return vr, err
+}
+
+func (f answering) Settle(ctx context.Context, p *x402.PaymentPayload, r x402.PaymentRequirements) (*x402.SettleResponse, error) {
+	sr, err := f.Facilitator.Settle(ctx, p, r)
+	if err == nil && sr == nil {
+		err = errors.New("the facilitator returned no settlement")
+	}
+	return sr, err
 }
 
 // settle settles p on a context detached from the call's, so that a
@@ -250,9 +326,6 @@ func (pw *paywall) settle(ctx context.Context, tool string, p *x402.PaymentPaylo
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pw.cfg.SettleTimeout)
 	defer cancel()
 	sr, err := pw.cfg.Facilitator.Settle(ctx, p, offer)
-	if err == nil && sr == nil {
-		err = errors.New("the facilitator returned no settlement")
-	}
 	if err != nil {
 		pw.log.LogAttrs(ctx, slog.LevelWarn, "trustmcp: settlement failed", slog.String("tool", tool), slog.String("error", err.Error()))
 		return &x402.SettleResponse{ErrorReason: "unexpected_settle_error", ErrorMessage: err.Error(), Network: offer.Network, Payer: payer}
@@ -288,6 +361,12 @@ type PaymentRequired struct {
 	// Settlement is the failed settlement, when the payment was taken but
 	// could not be settled.
 	Settlement *x402.SettleResponse `json:"x402/payment-response,omitempty"`
+}
+
+// refuse counts a refused payment and returns the terms.
+func (pw *paywall) refuse(price x402.Price, res x402.ResourceInfo, reason string, sr *x402.SettleResponse) *mcp.CallToolResult {
+	pw.tel.Refused(reason, sr)
+	return terms(price, res, reason, sr)
 }
 
 // terms is the tool result that asks for payment.

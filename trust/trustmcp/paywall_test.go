@@ -118,8 +118,8 @@ func TestPaywall(t *testing.T) {
 		t.Errorf("settled %d times, want 1", n)
 	}
 
-	// The same payment again: already used, not settled again.
-	if pr := paidTerms(t, call(claim, payment)); !strings.Contains(pr.Error, "already used") {
+	// The same payment for another call: already used, not settled again.
+	if pr := paidTerms(t, call(map[string]any{"claimed_result": "17 * 3 = 52"}, payment)); !strings.Contains(pr.Error, "already used") {
 		t.Errorf("repeat: %q, want already used", pr.Error)
 	}
 	// A payment for a call that fails is not settled, and may be sent again.
@@ -204,6 +204,8 @@ func TestPaywall_facilitatorAnswers(t *testing.T) {
 	}{
 		{"invalid", &scriptedFacilitator{verify: &x402.VerifyResponse{InvalidReason: "invalid_exact_evm_payload_signature"}}, "invalid_exact_evm_payload_signature"},
 		{"facilitator down", &scriptedFacilitator{verifyErr: errors.New("connection refused")}, "payment processing unavailable"},
+		{"no verification", &scriptedFacilitator{}, "payment processing unavailable"},
+		{"no settlement", &scriptedFacilitator{verify: &x402.VerifyResponse{IsValid: true}}, "settlement failed: unexpected_settle_error"},
 		{"settlement failed", &scriptedFacilitator{verify: &x402.VerifyResponse{IsValid: true},
 			settle: &x402.SettleResponse{ErrorReason: "insufficient_funds", Network: "eip155:84532"}}, "settlement failed: insufficient_funds"},
 	} {

@@ -1,0 +1,206 @@
+package trustmcp
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vouchkit/vouch/x402"
+)
+
+// AnswerStore keeps the tool results that settled payments bought, so
+// that [Paywall] can deliver one again to a retry of the same call with
+// the same payment, without running the tool or settling again. It holds
+// a result as long as the replay record of its payment (until the
+// authorization's validity ends). Implementations must be safe for
+// concurrent use.
+//
+// The settlement and the call it paid for are recorded in the
+// x402.ReplayStore (MarkSettled); an AnswerStore holds only the result.
+// Servers that share a ReplayStore between processes must share their
+// AnswerStore too, or a retry that reaches another process than the first
+// call is refused as "already used" (it is never charged twice).
+type AnswerStore interface {
+	// Keep records answer, the JSON of a tool result, under key until the
+	// time until.
+	Keep(ctx context.Context, key string, answer []byte, until time.Time) error
+	// Answer returns what Keep recorded under key, and false when nothing
+	// is recorded or it has expired at now.
+	Answer(ctx context.Context, key string, now time.Time) ([]byte, bool, error)
+}
+
+// MemoryAnswers is an AnswerStore in memory, for one server process.
+// Its zero value is ready to use. Expired answers are dropped as new ones
+// arrive.
+type MemoryAnswers struct {
+	mu        sync.Mutex
+	answers   map[string]keptAnswer
+	pruneSize int // prune when len(answers) reaches it
+}
+
+type keptAnswer struct {
+	until  time.Time
+	answer []byte
+}
+
+// Keep implements AnswerStore.
+func (s *MemoryAnswers) Keep(_ context.Context, key string, answer []byte, until time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.answers == nil {
+		s.answers = make(map[string]keptAnswer)
+	}
+	if len(s.answers) >= s.pruneSize {
+		now := time.Now()
+		for k, a := range s.answers {
+			if !now.Before(a.until) {
+				delete(s.answers, k)
+			}
+		}
+		s.pruneSize = 2*len(s.answers) + 64
+	}
+	s.answers[key] = keptAnswer{until: until, answer: bytes.Clone(answer)}
+	return nil
+}
+
+// Answer implements AnswerStore.
+func (s *MemoryAnswers) Answer(_ context.Context, key string, now time.Time) ([]byte, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.answers[key]
+	if !ok || !now.Before(a.until) {
+		return nil, false, nil
+	}
+	return bytes.Clone(a.answer), true, nil
+}
+
+// Len returns the number of answers held, expired ones included until
+// the next prune.
+func (s *MemoryAnswers) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.answers)
+}
+
+// paidCall names the call a payment pays for: a digest of the tool's
+// name, its arguments (as canonical JSON) and the payment's payload. Only
+// a repeat of that call may have its result delivered again.
+func paidCall(call *mcp.CallToolRequest, p *x402.PaymentPayload) string {
+	d := sha256.New()
+	for _, s := range []string{"mcp tools/call", call.Params.Name, canonicalJSON(call.Params.Arguments), canonicalJSON(p.Payload)} {
+		io.WriteString(d, strconv.Itoa(len(s))+":"+s)
+	}
+	return hex.EncodeToString(d.Sum(nil))
+}
+
+// canonicalJSON returns raw with its object keys sorted and its spaces
+// removed, numbers kept as written; no arguments (nothing, or null) is
+// {}. What is not exactly one JSON value is returned as it is.
+func canonicalJSON(raw json.RawMessage) string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	switch err := dec.Decode(&v); {
+	case err == io.EOF:
+		return "{}"
+	case err != nil || dec.Decode(new(any)) != io.EOF:
+		return string(raw)
+	case v == nil:
+		return "{}"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return string(raw)
+	}
+	return string(b)
+}
+
+// flight is a paid call running in this process: a retry with the same
+// payment waits for its end rather than being refused while it runs or
+// settles.
+type flight struct {
+	call string        // paidCall of the call
+	done chan struct{} // closed when the call has returned
+}
+
+// startFlight notes that the call named call runs under key and returns
+// it with true, or returns the call already running under key with false.
+func (pw *paywall) startFlight(key, call string) (*flight, bool) {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	if f, ok := pw.flights[key]; ok {
+		return f, false
+	}
+	if pw.flights == nil {
+		pw.flights = make(map[string]*flight)
+	}
+	f := &flight{call: call, done: make(chan struct{})}
+	pw.flights[key] = f
+	return f, true
+}
+
+// endFlight ends the flight f under key.
+func (pw *paywall) endFlight(key string, f *flight) {
+	pw.mu.Lock()
+	delete(pw.flights, key)
+	pw.mu.Unlock()
+	close(f.done)
+}
+
+// keep records the result ctr bought with the settlement sr under key,
+// before it is returned, so that a retry after losing it finds it. The
+// result is kept without the settlement, which the replay store holds.
+func (pw *paywall) keep(ctx context.Context, key, call string, until time.Time, ctr *mcp.CallToolResult, sr *x402.SettleResponse) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pw.cfg.SettleTimeout)
+	defer cancel()
+	answer, err := json.Marshal(ctr)
+	if err == nil {
+		err = pw.answers.Keep(ctx, key, answer, until)
+	}
+	if err == nil {
+		err = pw.replay.MarkSettled(ctx, key, x402.SettledPayment{Request: call, Settlement: *sr})
+	}
+	if err != nil {
+		pw.log.LogAttrs(ctx, slog.LevelWarn, "trustmcp: keeping the answer for a retry", slog.String("error", err.Error()))
+	}
+}
+
+// repeat answers a payment that was already accepted: with the result its
+// first use bought when that use was settled for the same call and the
+// result is kept, and with the terms ("already used") otherwise.
+func (pw *paywall) repeat(ctx context.Context, price x402.Price, res x402.ResourceInfo, key, call string, now time.Time) *mcp.CallToolResult {
+	sp, ok, err := pw.replay.LookupSettled(ctx, key, now)
+	if err != nil {
+		return pw.unavailable(ctx, "replay store", err)
+	}
+	if !ok || sp.Request != call {
+		return pw.refuse(price, res, msgUsed, nil)
+	}
+	answer, ok, err := pw.answers.Answer(ctx, key, now)
+	if err != nil {
+		return pw.unavailable(ctx, "answer store", err)
+	}
+	ctr := new(mcp.CallToolResult)
+	if !ok || json.Unmarshal(answer, ctr) != nil {
+		return pw.refuse(price, res, msgUsed, nil)
+	}
+	if ctr.Meta == nil {
+		ctr.Meta = mcp.Meta{}
+	}
+	ctr.Meta[MetaPaymentResponse] = &sp.Settlement
+	pw.log.LogAttrs(ctx, slog.LevelInfo, "trustmcp: answer delivered again", slog.String("tool", res.URL),
+		slog.String("transaction", sp.Settlement.Transaction), slog.String("payer", sp.Settlement.Payer))
+	return ctr
+}
+
+// msgUsed is the reason of a refused payment that was accepted before.
+const msgUsed = "the payment was already used"

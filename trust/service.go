@@ -153,7 +153,7 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 	if rs == nil {
 		return nil, errors.New("trust: New needs a router.Service")
 	}
-	s := &Service{router: rs, threshold: DefaultEscalationThreshold}
+	s := &Service{router: rs, threshold: DefaultEscalationThreshold, tel: newServiceTelemetry(nil, nil)}
 	for _, o := range opts {
 		if err := o(s); err != nil {
 			return nil, err
@@ -165,9 +165,7 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
-	if s.tel == nil {
-		s.tel = newServiceTelemetry(nil, nil)
-	}
+	s.issuer = s.tel.logged(s.issuer) // WithTelemetry with the no-op providers left s.tel nil: no hooks
 	return s, nil
 }
 
@@ -222,7 +220,7 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 	}
 	resp := s.respond(req, steps, final, traceID)
 	if req.Receipt.Requested() {
-		ictx, ispan := s.tel.startIssue(ctx, req) // the log append, when there is one, is its child
+		ictx, ispan := s.tel.startIssue(ctx, req) // the log append, when the store keeps a log, is its child
 		issued, err := s.issuer.Issue(ictx, s.receiptParams(ctx, req, resp, final, steps))
 		s.tel.issued(ictx, ispan, issued, err)
 		if err != nil {

@@ -2,7 +2,9 @@ package trust
 
 import (
 	"context"
+	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
@@ -24,8 +26,10 @@ import (
 // the call span's trace id whenever the span is recorded. Metrics: calls
 // by mode, tier and status, and the runs each call took by tier.
 // Issuing a receipt gets a span "receipt.issue" and counts in
-// vouch.receipts.issued. docs/OBSERVABILITY.md lists every name, unit and
-// attribute.
+// vouch.receipts.issued; when the receipt store keeps a transparency log
+// (a receipt.LogReader), storing the receipt, which appends it to the
+// log, gets a child span "receipt.log_append" naming its leaf index.
+// docs/OBSERVABILITY.md lists every name, unit and attribute.
 func WithTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) Option {
 	return func(s *Service) error {
 		s.tel = newServiceTelemetry(tp, mp)
@@ -114,8 +118,8 @@ func (t *serviceTelemetry) startStep(ctx context.Context, replicas int, tier rou
 	return ctx, span
 }
 
-// startIssue starts the span of issuing req's receipt. A transparency log
-// append, when the issuer makes one, runs under it.
+// startIssue starts the span of issuing req's receipt. The log append,
+// when the store keeps a log, runs under it (see logged).
 func (t *serviceTelemetry) startIssue(ctx context.Context, req *Request) (context.Context, trace.Span) {
 	if t == nil {
 		return ctx, trace.SpanFromContext(ctx)
@@ -146,4 +150,50 @@ func (t *serviceTelemetry) issued(ctx context.Context, span trace.Span, iss *rec
 		t.receipts.Add(ctx, 1, metric.WithAttributes(
 			telemetry.ReceiptMode.String(string(iss.Delivery)), telemetry.Signed.Bool(signed)))
 	}
+}
+
+// logIndex is the leaf index of a receipt in its store's transparency log.
+const logIndex = attribute.Key("vouch.receipt.log_index")
+
+// logged returns is, or a copy of it whose store reports each Put as the
+// span "receipt.log_append" when the store keeps a transparency log.
+// The caller's Issuer is never changed.
+func (t *serviceTelemetry) logged(is *receipt.Issuer) *receipt.Issuer {
+	if t == nil || is == nil {
+		return is
+	}
+	if _, ok := is.Store.(receipt.LogReader); !ok {
+		return is
+	}
+	c := *is
+	c.Store = &loggedStore{Store: is.Store, tracer: t.tracer}
+	return &c
+}
+
+// loggedStore is a receipt store that keeps a transparency log, whose Put
+// (storing a receipt and appending it to the log, in the store's one
+// transaction) runs under a span.
+type loggedStore struct {
+	receipt.Store
+	tracer trace.Tracer
+}
+
+// Put stores rec under the span "receipt.log_append". When the span is
+// recording, it reads the record back for its leaf index: the Store
+// interface's Put does not return it.
+func (s *loggedStore) Put(ctx context.Context, rec receipt.Record) error {
+	ctx, span := telemetry.Start(ctx, s.tracer, "receipt.log_append")
+	defer span.End()
+	if err := s.Store.Put(ctx, rec); err != nil {
+		telemetry.Fail(span, err)
+		return err
+	}
+	if span.IsRecording() {
+		span.SetAttributes(telemetry.ReceiptID.String(rec.ID))
+		// Any moment before the expiry finds the record just put.
+		if got, err := s.Store.Get(ctx, rec.ID, rec.ExpiresAt.Add(-time.Second)); err == nil && got.LogIndex >= 0 {
+			span.SetAttributes(logIndex.Int64(got.LogIndex))
+		}
+	}
+	return nil
 }

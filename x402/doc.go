@@ -100,4 +100,7 @@
 // The Middleware reports OpenTelemetry spans of verify and settle and
 // counts payments and refusals by reason (MiddlewareConfig's
 // TracerProvider and MeterProvider; docs/OBSERVABILITY.md lists them).
+// The Transport reports a span "x402.pay" for each request it pays for
+// or declines to pay, and counts them by result and reason (its
+// TracerProvider and MeterProvider fields).
 package x402

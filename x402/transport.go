@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -137,10 +139,18 @@ type Transport struct {
 	Now func() time.Time
 	// Logger records payments; nil is silent.
 	Logger *slog.Logger
+	// TracerProvider and MeterProvider receive the span "x402.pay" of
+	// each paid or declined request and its count in
+	// vouch.x402.client.payments; nil means the global provider (see
+	// docs/OBSERVABILITY.md).
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 
-	mu     sync.Mutex
-	paid   map[string]*memo // by payment key
-	flight singleflight.Group
+	telOnce sync.Once
+	tel     *payerTelemetry
+	mu      sync.Mutex
+	paid    map[string]*memo // by payment key
+	flight  singleflight.Group
 }
 
 // memo is a proof made for one logical call.
@@ -168,7 +178,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	key := paymentKey(req)
 	if m := t.recall(key); m != nil {
-		return t.sendPaid(base, req, body, m)
+		ctx, pt := t.telemetry().start(req.Context())
+		pt.paying(m, true)
+		resp, err := t.sendPaid(ctx, base, req, body, m)
+		pt.end(ctx, resp, err)
+		return resp, err
 	}
 	first, err := clone(req, body)
 	if err != nil {
@@ -183,37 +197,50 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, nil // a 402 that is not x402: the caller's to read
 	}
 	resp.Body.Close()
+	ctx, pt := t.telemetry().start(req.Context())
+	resp, err = t.payAndSend(ctx, pt, base, req, body, key, terms, err)
+	pt.end(ctx, resp, err)
+	return resp, err
+}
+
+// payAndSend pays for req on terms (or declines) and sends it with the
+// proof; termsErr is the error of reading the terms.
+func (t *Transport) payAndSend(ctx context.Context, pt *payTrace, base http.RoundTripper, req *http.Request, body *bodies, key string, terms *PaymentRequired, termsErr error) (*http.Response, error) {
+	if termsErr != nil {
+		return nil, termsErr
+	}
+	m, made, err := t.payOnce(ctx, req, key, terms)
 	if err != nil {
 		return nil, err
 	}
-	m, err := t.payOnce(req, key, terms)
-	if err != nil {
-		return nil, err
-	}
-	return t.sendPaid(base, req, body, m)
+	pt.paying(m, !made)
+	return t.sendPaid(ctx, base, req, body, m)
 }
 
 // payOnce pays for the call named key, or returns the proof already made
 // for it: concurrent requests of one call share one payment. A request
-// that names no call is paid on its own.
-func (t *Transport) payOnce(req *http.Request, key string, terms *PaymentRequired) (*memo, error) {
+// that names no call is paid on its own. made reports whether this
+// request made the proof.
+func (t *Transport) payOnce(ctx context.Context, req *http.Request, key string, terms *PaymentRequired) (m *memo, made bool, err error) {
 	if key == "" {
-		return t.pay(req, key, terms)
+		m, err = t.pay(ctx, req, key, terms)
+		return m, true, err
 	}
 	v, err, _ := t.flight.Do(key, func() (any, error) {
 		if m := t.recall(key); m != nil {
 			return m, nil
 		}
-		return t.pay(req, key, terms)
+		made = true // only the request that runs this function pays
+		return t.pay(ctx, req, key, terms)
 	})
 	if err != nil {
-		return nil, err
+		return nil, made, err
 	}
-	return v.(*memo), nil
+	return v.(*memo), made, nil
 }
 
 // pay chooses an offer, charges the budget and has the Payer sign a proof.
-func (t *Transport) pay(req *http.Request, key string, terms *PaymentRequired) (*memo, error) {
+func (t *Transport) pay(ctx context.Context, req *http.Request, key string, terms *PaymentRequired) (*memo, error) {
 	offers := terms.Accepts
 	if s, ok := t.Payer.(interface {
 		Supports(PaymentRequirements) bool
@@ -241,7 +268,7 @@ func (t *Transport) pay(req *http.Request, key string, terms *PaymentRequired) (
 		return nil, err
 	}
 	id := paymentID(key)
-	proof, err := t.Payer.Pay(req.Context(), offer)
+	proof, err := t.Payer.Pay(ctx, offer)
 	if err != nil {
 		t.Budget.Refund(amount)
 		return nil, fmt.Errorf("x402: paying %s %s on %s: %w", offer.Amount, offer.Asset, offer.Network, err)
@@ -264,15 +291,16 @@ func (t *Transport) pay(req *http.Request, key string, terms *PaymentRequired) (
 	}
 	m.expires = t.now().Add(time.Duration(offer.MaxTimeoutSeconds)*time.Second + memoGrace)
 	t.remember(key, m)
-	t.logger().LogAttrs(req.Context(), slog.LevelInfo, "x402: paid",
+	t.logger().LogAttrs(ctx, slog.LevelInfo, "x402: paid",
 		slog.String("id", id), slog.String("reference", proof.Reference), slog.String("amount", offer.Amount),
 		slog.String("asset", offer.Asset), slog.String("network", offer.Network), slog.String("url", req.URL.Redacted()))
 	return m, nil
 }
 
-// sendPaid sends req with the proof of m.
-func (t *Transport) sendPaid(base http.RoundTripper, req *http.Request, body *bodies, m *memo) (*http.Response, error) {
-	c, err := clone(req, body)
+// sendPaid sends req with the proof of m, in ctx: req's context, or the
+// payment's span's.
+func (t *Transport) sendPaid(ctx context.Context, base http.RoundTripper, req *http.Request, body *bodies, m *memo) (*http.Response, error) {
+	c, err := cloneIn(ctx, req, body)
 	if err == nil {
 		err = req.Context().Err()
 	}
@@ -487,11 +515,16 @@ func (b *bodies) next() (io.ReadCloser, error) {
 
 // clone returns a copy of req for sending, with the next body.
 func clone(req *http.Request, b *bodies) (*http.Request, error) {
+	return cloneIn(req.Context(), req, b)
+}
+
+// cloneIn is clone with the copy's context ctx.
+func cloneIn(ctx context.Context, req *http.Request, b *bodies) (*http.Request, error) {
 	body, err := b.next()
 	if err != nil {
 		return nil, err
 	}
-	c := req.Clone(req.Context())
+	c := req.Clone(ctx)
 	c.Body = body
 	if b.getBody != nil {
 		c.GetBody = b.getBody

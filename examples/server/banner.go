@@ -33,6 +33,9 @@ func printBanner(w io.Writer, base, debugBase string, cfg config, s *server) {
 		fmt.Fprintf(&b, "  debug vars: %s/debug/vars\n", debugBase)
 		fmt.Fprintf(&b, "  metrics: %s/metrics (Prometheus); health: %s/healthz, %s/readyz\n", debugBase, base, base)
 	}
+	if cfg.metricsAddr != "" {
+		fmt.Fprintf(&b, "  metrics alone: http://%s/metrics (Prometheus)\n", cfg.metricsAddr)
+	}
 
 	fmt.Fprintf(&b, "\na v3 validate:\n  curl -s %s/api/v3/validate %s -H 'Content-Type: application/json' \\\n", base, auth)
 	fmt.Fprintf(&b, "    -d '{\"claim\":{\"type\":\"tool_output\",\"output\":\"17 * 3 = 51\"},\"consensus\":{\"replicas\":3}}'\n")

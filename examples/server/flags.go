@@ -52,6 +52,7 @@ type config struct {
 	trialRate        rate.Limit
 	trialBurst       int
 	debugAddr        string
+	metricsAddr      string
 	mcpStdio         bool // serve the MCP tools on stdin and stdout instead of listening
 	mcpPaid          bool // the MCP tools that run workers take x402 payments
 	trustedProxies   []netip.Prefix
@@ -116,7 +117,8 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.Float64Var(&perMinute, "trial-rate", defaultTrialPerMinute, "trial requests a caller regains per minute (`N` > 0)")
 	fs.IntVar(&cfg.trialBurst, "trial-burst", defaultTrialBurst, "trial requests a caller may make at once (`N` >= 1)")
 	fs.StringVar(&cfg.debugAddr, "debug-addr", "",
-		"`HOST:PORT` serving /debug/vars (goroutines, memory, counters); off by default")
+		"`HOST:PORT` serving /debug/vars (goroutines, memory, counters) and /metrics; off by default")
+	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "`HOST:PORT` serving /metrics alone (Prometheus text format); off by default")
 	fs.Var((*prefixFlag)(&cfg.trustedProxies), "trusted-proxy",
 		"reverse proxy `CIDR` (or address) whose Forwarded or X-Forwarded-For header names the client, for trial limits and idempotency scopes (repeatable; default: none)")
 	fs.BoolVar(&cfg.mcpStdio, "mcp-stdio", false, "serve the MCP tools on stdin and stdout (for an MCP host to launch) instead of listening")

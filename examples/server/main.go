@@ -66,6 +66,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		debugBase = "http://" + dln.Addr().String()
 	}
+	mln, err := listenMetrics(&cfg)
+	if err != nil {
+		ln.Close()
+		if dln != nil {
+			dln.Close()
+		}
+		return err
+	}
 	printBanner(stdout, "http://"+ln.Addr().String(), debugBase, cfg, srv)
-	return serve(ctx, log, srv, ln, dln)
+	return serve(ctx, log, srv, ln, dln, mln)
 }

@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 
 	promclient "github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	otelruntime "go.opentelemetry.io/contrib/instrumentation/runtime"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
@@ -22,10 +25,11 @@ import (
 const serviceName = "vouch-server"
 
 // observability is the server's OpenTelemetry setup: a meter provider
-// whose metrics the Prometheus exporter serves at /metrics on
-// -debug-addr, and, when OTEL_EXPORTER_OTLP_ENDPOINT (or
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set, a tracer provider that
-// exports spans over OTLP/HTTP as the exporter's standard variables say.
+// whose metrics, the Go runtime's included, the Prometheus exporter
+// serves at /metrics on -debug-addr and -metrics-addr, and, when
+// OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is
+// set, a tracer provider that exports spans over OTLP/HTTP as the
+// exporter's standard variables say.
 // Nothing is installed globally: the providers are handed to the
 // library's options, so that run can be called twice in a process.
 type observability struct {
@@ -45,6 +49,11 @@ func newObservability(ctx context.Context, getenv func(string) string) (*observa
 	o := &observability{
 		meters: sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(res)),
 		scrape: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}),
+	}
+	// The runtime's metrics (go.memory.used, go.goroutine.count, ...) are
+	// read from runtime/metrics when /metrics is scraped: no goroutine.
+	if err := otelruntime.Start(otelruntime.WithMeterProvider(o.meters)); err != nil {
+		return nil, errors.Join(err, o.meters.Shutdown(ctx))
 	}
 	if getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" {
 		spans, err := otlptracehttp.New(ctx)
@@ -85,4 +94,25 @@ func (s *server) debugHandler() http.Handler {
 	mux.Handle("/", s.metrics.debugHandler()) // /debug/vars
 	mux.Handle("GET /metrics", s.obs.scrape)
 	return mux
+}
+
+// metricsHandler serves the -metrics-addr listener: /metrics alone.
+func (s *server) metricsHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", s.obs.scrape)
+	return mux
+}
+
+// listenMetrics listens on cfg.metricsAddr when it is set, and writes the
+// address it got back into cfg for the banner (a port 0 picks a free one).
+func listenMetrics(cfg *config) (net.Listener, error) {
+	if cfg.metricsAddr == "" {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", cfg.metricsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("-metrics-addr: %w", err)
+	}
+	cfg.metricsAddr = ln.Addr().String()
+	return ln, nil
 }

@@ -15,16 +15,21 @@ import (
 // the server is told to stop.
 const shutdownGrace = 10 * time.Second
 
-// serve serves the API on ln, the debug variables on dln when it is not
-// nil, and sweeps the state, until ctx ends or a listener fails; then it
-// shuts both servers down gracefully and stops the sweeper.
-func serve(ctx context.Context, log *slog.Logger, s *server, ln, dln net.Listener) error {
+// serve serves the API on ln, the debug variables on dln and /metrics on
+// mln when they are not nil, and sweeps the state, until ctx ends or a
+// listener fails; then it shuts the servers down gracefully and stops the
+// sweeper.
+func serve(ctx context.Context, log *slog.Logger, s *server, ln, dln, mln net.Listener) error {
 	errLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	servers := []*http.Server{{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog}}
 	listeners := []net.Listener{ln}
 	if dln != nil {
 		servers = append(servers, &http.Server{Handler: s.debugHandler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog})
 		listeners = append(listeners, dln)
+	}
+	if mln != nil {
+		servers = append(servers, &http.Server{Handler: s.metricsHandler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog})
+		listeners = append(listeners, mln)
 	}
 
 	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))

@@ -279,13 +279,13 @@ func NewEngine(sessions []Session, opts ...EngineOption) (*Engine, error) {
 		e.sessions = append(e.sessions, ss)
 		e.byID[s.ID] = ss
 	}
+	// The global providers by default; WithEngineTelemetry with the no-op
+	// providers leaves e.tel nil, which records nothing.
+	e.tel = newEngineTelemetry(nil, nil)
 	for _, opt := range opts {
 		if err := opt(e); err != nil {
 			return nil, err
 		}
-	}
-	if e.tel == nil {
-		e.tel = newEngineTelemetry(nil, nil)
 	}
 	return e, nil
 }

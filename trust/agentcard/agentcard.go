@@ -132,7 +132,7 @@ type Config struct {
 func Skills() []Skill {
 	return []Skill{
 		{ID: "validate_claim", Name: "Validate a claimed result",
-			Description: "Re-run or cross-check a claimed result on 1, 3 or 5 independent workers before acting, paying or settling on it; answers VALID, INVALID, RETRY or NEEDS_SPEC with a confidence, evidence and on request a signed receipt. Tiers: fast 1 run, safe 3, oracle 5, adaptive 1 to 5.",
+			Description: "Re-run or cross-check a claimed result on up to 5 independent workers before acting, paying or settling on it; answers VALID, INVALID, RETRY or NEEDS_SPEC with a confidence, evidence and on request a signed receipt. Tiers: fast 1 run, safe 3, oracle 5, adaptive at most 5, stopping once the pooled runs settle it.",
 			Tags:        []string{"validation", "verification", "consensus", "trust"},
 			Examples:    []string{`Is "17 * 3 = 51" a correct answer to "What is 17 * 3?"`, `{"claimed_result":"17 * 3 = 51","input":"What is 17 * 3?","policy":"safe","receipt":"inline"}`}},
 		{ID: "delegate_task", Name: "Delegate a task",

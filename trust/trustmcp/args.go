@@ -49,7 +49,7 @@ type ValidateClaimArgs struct {
 	Input         json.RawMessage `json:"input,omitempty" jsonschema:"the task's input: a string or a JSON object; optional"`
 	ClaimedResult json.RawMessage `json:"claimed_result" jsonschema:"the result to check: a string or any JSON value; required"`
 	Spec          json.RawMessage `json:"spec,omitempty" jsonschema:"what a correct result is: a string, or an object with a schema and constraints; optional"`
-	Policy        string          `json:"policy,omitempty" jsonschema:"the trust tier: fast (1 run), safe (3 runs, the default), oracle (5 runs, any dissent answers RETRY), adaptive (1 to 5 runs, escalating on doubt)"`
+	Policy        string          `json:"policy,omitempty" jsonschema:"the trust tier: fast (1 run), safe (3 runs, the default), oracle (5 runs, any dissent answers RETRY), adaptive (at most 5 runs, stopping once the pooled runs settle it)"`
 	Receipt       string          `json:"receipt,omitempty" jsonschema:"none (the default), inline (the signed receipt in the answer) or detached (only its receipt_id; fetch it with get_receipt)"`
 }
 
@@ -59,7 +59,7 @@ type ValidateClaimArgs struct {
 type DelegateTaskArgs struct {
 	Objective string          `json:"objective,omitempty" jsonschema:"what is wanted, in plain language; objective or input (or both) is required"`
 	Input     json.RawMessage `json:"input,omitempty" jsonschema:"the task's input: a string or a JSON object; objective or input (or both) is required"`
-	Policy    string          `json:"policy,omitempty" jsonschema:"the trust tier: fast (1 run), safe (3 runs, the default), oracle (5 runs), adaptive (1 to 5 runs)"`
+	Policy    string          `json:"policy,omitempty" jsonschema:"the trust tier: fast (1 run), safe (3 runs, the default), oracle (5 runs), adaptive (at most 5 runs, stopping once the pooled runs settle it)"`
 	Receipt   string          `json:"receipt,omitempty" jsonschema:"none (the default), inline or detached"`
 }
 
@@ -71,7 +71,7 @@ type ArbitrateArgs struct {
 	ClaimedResult  json.RawMessage `json:"claimed_result" jsonschema:"the seller's claimed result: a string or any JSON value; required"`
 	Spec           json.RawMessage `json:"spec,omitempty" jsonschema:"what the buyer asked for: a string or an object; optional"`
 	DisputeContext json.RawMessage `json:"dispute_context" jsonschema:"the dispute: who claims what, as a string or any JSON value; required"`
-	Policy         string          `json:"policy,omitempty" jsonschema:"the trust tier: fast (1 run), safe (3 runs, the default), oracle (5 runs, any dissent answers INCONCLUSIVE), adaptive (1 to 5 runs)"`
+	Policy         string          `json:"policy,omitempty" jsonschema:"the trust tier: fast (1 run), safe (3 runs, the default), oracle (5 runs, any dissent answers INCONCLUSIVE), adaptive (at most 5 runs, stopping once the pooled runs settle it)"`
 	Receipt        string          `json:"receipt,omitempty" jsonschema:"none (the default), inline or detached"`
 }
 

@@ -70,7 +70,7 @@ const tierGuide = " Cost is counted in runs (independent workers judging or doin
 	"policy fast = 1 run, for cheap, reversible decisions; " +
 	"safe = 3 runs, majority wins (the default), for most decisions; " +
 	"oracle = 5 runs, any dissent is not accepted, for payments and irreversible actions; " +
-	"adaptive = 1 run, escalating to 3 and then 5 only while the runs disagree or doubt (1 to 9 runs in all), when most claims are easy but some are not." +
+	"adaptive = runs launched a few at a time (two to start) and pooled into one tally, stopping as soon as the outcome is settled (two agreeing runs, or 3 of 4), at most 5 runs in all, when most claims are easy but some are not." +
 	" receipt = inline returns a signed receipt of the decision; detached returns its receipt_id for get_receipt."
 
 // NewServer returns an MCP server with the tools of cfg (see the package

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
@@ -60,6 +62,13 @@ func TestServer_listTools(t *testing.T) {
 				}
 				if tool.Description == "" || tool.InputSchema == nil || tool.OutputSchema == nil {
 					t.Errorf("%s: description %q, input schema %v, output schema %v: want all three", tool.Name, tool.Description, tool.InputSchema, tool.OutputSchema)
+				}
+				// A trust tool states what adaptive costs at most: the bound of
+				// consensus.Stop, which the trust service's adaptive tier obeys.
+				if !readOnly && tool.Name != "factcheck" {
+					if bound := fmt.Sprintf("at most %d runs in all", consensus.DefaultMaxRuns); !strings.Contains(tool.Description, bound) {
+						t.Errorf("%s: description %q does not say adaptive costs %s", tool.Name, tool.Description, bound)
+					}
 				}
 			}
 			slices.Sort(got)

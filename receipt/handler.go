@@ -105,8 +105,8 @@ type VerifyResponse struct {
 	SignatureScheme string `json:"signature_scheme,omitempty"`
 	// ExpiresAt ends the receipt's retention, ISO 8601 UTC.
 	ExpiresAt string `json:"expires_at,omitempty"`
-	// Checks lists every check in order: schema, signature, input_hash,
-	// output_hash, expiry.
+	// Checks lists every check in order: schema, signature, key_window,
+	// input_hash, output_hash, expiry.
 	Checks []Check `json:"checks"`
 }
 

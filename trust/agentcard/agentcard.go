@@ -187,7 +187,7 @@ func New(cfg Config, baseURL string) Card {
 	}
 	if c.Description == "" {
 		c.Description = "Delegates AI work to independent workers and validates claimed results before anyone acts, pays or settles on them: " +
-			"1, 3 or 5 replicas, their agreement as a status, a confidence, evidence and a signed receipt."
+			"1, 3 or 5 replicas (under the adaptive tier, as few as settle the call, at most 5), their agreement as a status, a confidence, evidence and a signed receipt."
 	}
 	c.Description += " Skills are MCP tools of the same name at " + baseURL + mcpPath +
 		" (Streamable HTTP); the trust call is also POST " + baseURL + trust.CallPath + "."

@@ -8,19 +8,23 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/trust/agentcard"
 )
 
 // TestInterfaceDoc_listsEveryRoute checks that docs/INTERFACE.md, the
-// written wire contract, names every route the router serves and the
-// trust service's.
+// written wire contract, names every route the router serves, the trust
+// service's with its receipt log, and the agent card's paths.
 func TestInterfaceDoc_listsEveryRoute(t *testing.T) {
 	data, err := os.ReadFile("../docs/INTERFACE.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc := string(data)
-	paths := []string{"/api/v4/trust", "/api/v4/trial/trust", "/api/v4/x402/trust", "/api/v4/receipt/{receipt_id}", "/api/v4/verify_receipt"}
+	paths := []string{"/api/v4/trust", "/api/v4/trial/trust", "/api/v4/x402/trust", "/api/v4/receipt/{receipt_id}", receipt.VerifyPath,
+		receipt.LogPath, receipt.ReceiptPath + "{receipt_id}" + receipt.ProofSuffix, receipt.ConsistencyPath,
+		agentcard.WellKnownPath, agentcard.APIPath}
 	for _, rt := range router.Routes() {
 		paths = append(paths, rt.Path)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
+	"github.com/vouchkit/vouch/trust/agentcard"
 	"github.com/vouchkit/vouch/x402"
 )
 
@@ -108,8 +109,11 @@ func (m *metrics) countRequests(next http.Handler) http.Handler {
 	for _, rt := range router.Routes() {
 		known[rt.Method+" "+rt.Path] = true
 	}
-	for _, p := range []string{trust.CallPath, trust.TrialCallPath, trust.X402CallPath, receipt.VerifyPath} {
+	for _, p := range []string{trust.CallPath, trust.TrialCallPath, trust.X402CallPath, receipt.VerifyPath, mcpPath, mcpMessagesPath} {
 		known["POST "+p] = true
+	}
+	for _, p := range []string{receipt.LogPath, receipt.ConsistencyPath, agentcard.WellKnownPath, agentcard.APIPath} {
+		known["GET "+p] = true
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
@@ -117,6 +121,8 @@ func (m *metrics) countRequests(next http.Handler) http.Handler {
 		route := r.Method + " " + r.URL.Path
 		switch {
 		case known[route]:
+		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, receipt.ReceiptPath) && strings.HasSuffix(r.URL.Path, receipt.ProofSuffix):
+			route = "GET " + receipt.ReceiptPath + "{receipt_id}" + receipt.ProofSuffix
 		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, receipt.ReceiptPath):
 			route = "GET " + receipt.ReceiptPath + "{receipt_id}"
 		default:

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -119,5 +120,67 @@ func TestCallCounts_limit(t *testing.T) {
 	}
 	if got, want := c.snapshot(), map[string]int64{"a": 2, "b": 2}; !cmp.Equal(got, want) || c.droppedCount() != 2 {
 		t.Errorf("counts %v, dropped %d; want %v and 2 dropped", got, c.droppedCount(), want)
+	}
+}
+
+// TestRun_debugVarsAgentAndLogRoutes checks that the MCP endpoints, the
+// agent card and the receipts log count under their own route names in
+// /debug/vars, not as "other", and that a proof does not count as a
+// receipt lookup.
+func TestRun_debugVarsAgentAndLogRoutes(t *testing.T) {
+	b, _, _ := startServerBanner(t, "-debug-addr", "127.0.0.1:0")
+	get := func(path string) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, b.base+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+defaultAPIKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	const list = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	for _, path := range []string{mcpPath, mcpMessagesPath} {
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, b.base+path, strings.NewReader(list))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+defaultAPIKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("POST %s tools/list = %d, want 200", path, resp.StatusCode)
+		}
+	}
+	get("/.well-known/agent.json")
+	get("/api/v1/a2a/agent.json")
+	get("/api/v4/log")
+	get("/api/v4/log/consistency?first=0&second=0")
+	get("/api/v4/receipt/rcpt_aaaaaaaaaaaaaaaaaaaaaaaaaa/proof")
+	get("/api/v4/receipt/rcpt_aaaaaaaaaaaaaaaaaaaaaaaaaa")
+
+	want := map[string]int64{
+		"POST /mcp": 1, "POST /mcp/messages": 1,
+		"GET /.well-known/agent.json": 1, "GET /api/v1/a2a/agent.json": 1,
+		"GET /api/v4/log": 1, "GET /api/v4/log/consistency": 1,
+		"GET /api/v4/receipt/{receipt_id}/proof": 1, "GET /api/v4/receipt/{receipt_id}": 1,
+	}
+	// A route is counted once its handler returns, which may be just after
+	// the client has read a flushed answer: read until the counts settle.
+	got := readVars(t, b.debug).Calls
+	for deadline := time.Now().Add(5 * time.Second); !cmp.Equal(want, got) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		got = readVars(t, b.debug).Calls
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
 	}
 }

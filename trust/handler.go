@@ -157,7 +157,7 @@ func WithHandlerClock(now func() time.Time) HandlerOption {
 //     not leaked. The owner recorded at issue must therefore be the name
 //     the Authenticator gives the calling integration.
 //   - POST /api/v4/verify_receipt checks a receipt's schema, signature,
-//     hashes and expiry with v; a nil v answers 503.
+//     key window, hashes and expiry with v; a nil v answers 503.
 //
 // Both are authenticated like the normal route (401 without a credential
 // the Authenticator accepts), and get the request id, traceparent, panic

@@ -41,7 +41,7 @@ func TestRun_serverReceipt(t *testing.T) {
 	otherKeys := write("other.json", other.Public().Marshal())
 	proof := read("proof.json")
 	tamperedProof := write("proof-index.json", bytes.Replace(proof, []byte(`"log_index":0`), []byte(`"log_index":1`), 1))
-	flippedProof := write("proof-hash.json", bytes.Replace(proof, []byte(`"inclusion_proof":["O`), []byte(`"inclusion_proof":["P`), 1))
+	flippedProof := write("proof-hash.json", flipFirstHash(t, proof))
 	forgedCheckpoint := write("proof-cp.json", bytes.Replace(proof, []byte(`\n3\n`), []byte(`\n4\n`), 1))
 	changedReceipt := write("receipt.json", bytes.Replace(read("receipt.json"), []byte(`"VALID"`), []byte(`"INVALID"`), 1))
 
@@ -85,6 +85,24 @@ func TestRun_serverReceipt(t *testing.T) {
 			}
 		})
 	}
+}
+
+// flipFirstHash changes the first character of the first hash of a
+// proof's inclusion_proof, so that the proof no longer leads to the root.
+func flipFirstHash(t *testing.T, proof []byte) []byte {
+	t.Helper()
+	marker := []byte(`"inclusion_proof":["`)
+	i := bytes.Index(proof, marker)
+	if i < 0 || i+len(marker) >= len(proof) {
+		t.Fatalf("proof has no inclusion_proof hash: %s", proof)
+	}
+	out := bytes.Clone(proof)
+	if c := &out[i+len(marker)]; *c == 'A' {
+		*c = 'B'
+	} else {
+		*c = 'A'
+	}
+	return out
 }
 
 // TestRun_expiredNamesTheFlag checks that an expired receipt's failure

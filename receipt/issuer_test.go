@@ -208,7 +208,7 @@ func TestIssuer_Issue_errors(t *testing.T) {
 		{"unknown call mode", func(_ *receipt.Issuer, p *receipt.Params) { p.Mode = "guessing" }, receipt.ErrSchema, 0},
 		{"unknown status", func(_ *receipt.Issuer, p *receipt.Params) { p.Status = "MAYBE" }, receipt.ErrSchema, 0},
 		{"confidence above 1", func(_ *receipt.Issuer, p *receipt.Params) { p.Confidence = 1.5 }, receipt.ErrSchema, 0},
-		{"replicas 4", func(_ *receipt.Issuer, p *receipt.Params) { p.Consensus.Replicas = 4 }, receipt.ErrSchema, 0},
+		{"replicas 6", func(_ *receipt.Issuer, p *receipt.Params) { p.Consensus.Replicas = 6 }, receipt.ErrSchema, 0},
 		{"policy missing", func(_ *receipt.Issuer, p *receipt.Params) { p.Policy = nil }, nil, 0},
 		{"consensus missing", func(_ *receipt.Issuer, p *receipt.Params) { p.Consensus = nil }, nil, 0},
 		{"refs missing", func(_ *receipt.Issuer, p *receipt.Params) { p.Refs = nil }, nil, 0},

@@ -81,8 +81,9 @@ type PolicySnapshot struct {
 
 // PolicyConsensus is policy_snapshot.consensus.
 type PolicyConsensus struct {
-	// Replicas is 1, 3 or 5.
-	Replicas int `json:"replicas" validate:"oneof=1 3 5"`
+	// Replicas is the runs of the call: 1, 3 or 5 for one consensus
+	// call, and 2 to 5 for the adaptive tier, whose runs are pooled.
+	Replicas int `json:"replicas" validate:"min=1,max=5"`
 	// Strategy is the aggregation strategy, such as "majority".
 	Strategy string `json:"strategy" validate:"required"`
 }
@@ -90,8 +91,9 @@ type PolicyConsensus struct {
 // ConsensusSnapshot is consensus_snapshot: a copy of the consensus block of
 // the router's version 3 response.
 type ConsensusSnapshot struct {
-	// Replicas is the number of runs executed: 1, 3 or 5.
-	Replicas int `json:"replicas" validate:"oneof=1 3 5"`
+	// Replicas is the number of runs executed: 1, 3 or 5 for one
+	// consensus call, and 2 to 5 for the adaptive tier's pooled tally.
+	Replicas int `json:"replicas" validate:"min=1,max=5"`
 	// Agreement is the fraction of replicas that agree.
 	Agreement float64 `json:"agreement" validate:"gte=0,lte=1"`
 	// Verdicts holds one label per replica, in replica order.

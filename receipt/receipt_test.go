@@ -37,7 +37,8 @@ func TestParse(t *testing.T) {
 		{"bad visibility", strings.Replace(data, `"visibility":"shared"`, `"visibility":"world"`, 1), []string{"visibility"}},
 		{"session as text", strings.Replace(data, `"sessions":[201`, `"sessions":["201"`, 1), []string{"cortensor_refs.sessions"}},
 		{"anchor set", strings.Replace(data, `"chain_anchor":null`, `"chain_anchor":"0x1"`, 1), []string{"signing.chain_anchor"}},
-		{"replicas 2", strings.Replace(data, `"replicas":3,"strategy":"majority","verdicts"`, `"replicas":2,"strategy":"majority","verdicts"`, 1), []string{"consensus_snapshot.replicas"}},
+		{"replicas 6", strings.Replace(data, `"replicas":3,"strategy":"majority","verdicts"`, `"replicas":6,"strategy":"majority","verdicts"`, 1), []string{"consensus_snapshot.replicas"}},
+		{"replicas 0", strings.Replace(data, `"replicas":3,"strategy":"majority","verdicts"`, `"replicas":0,"strategy":"majority","verdicts"`, 1), []string{"consensus_snapshot.replicas"}},
 		{"missing members", `{"receipt_id":"rcpt_aaaaaaaaaaaaaaaaaaaaaaaaaa"}`, []string{"mode", "decision.status", "decision.reasons", "decision.timestamp", "ttl", "visibility"}},
 	}
 	for _, tc := range tests {

@@ -1,0 +1,60 @@
+package trust_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"testing"
+
+	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/routertest"
+	"github.com/vouchkit/vouch/trust"
+)
+
+// TestService_receiptEveryTier: every tier issues a receipt with every
+// optional member, and it verifies. Adaptive's pooled tally launches 2 or
+// 4 runs, which its snapshots record as they are.
+func TestService_receiptEveryTier(t *testing.T) {
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	V, I := routertest.Verdict(router.VerdictValid), routertest.Verdict(router.VerdictInvalid)
+	for _, tc := range []struct {
+		name    string
+		policy  trust.Policy
+		workers []router.Worker
+		runs    int
+	}{
+		{"fast", trust.PolicyFast, []router.Worker{V, V, V, V, V}, 1},
+		{"safe", trust.PolicySafe, []router.Worker{V, V, V, V, V}, 3},
+		{"oracle", trust.PolicyOracle, []router.Worker{V, V, V, V, V}, 5},
+		{"adaptive, two agree", trust.PolicyAdaptive, []router.Worker{V, V, V, V, V}, 2},
+		{"adaptive, a split", trust.PolicyAdaptive, []router.Worker{V, I, V, V, V}, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := trust.New(newEngine(t, tc.workers...), trust.WithSigningKey(priv), trust.WithSessionPool(1, 2, 3, 4, 5))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := request(trust.ModeValidation, tc.policy)
+			req.Receipt = receipt.Inline()
+			resp, err := s.Call(context.Background(), req)
+			if err != nil {
+				t.Fatalf("Call: %v", err)
+			}
+			res, err := receipt.Verify(resp.Receipt, receipt.Ed25519Key(pub))
+			if err != nil {
+				t.Fatalf("Verify: %v", err)
+			}
+			r := res.Receipt
+			if r.ConsensusSnapshot == nil || r.PolicySnapshot == nil {
+				t.Fatalf("receipt without snapshots: %s", resp.Receipt)
+			}
+			if got := r.ConsensusSnapshot.Replicas; got != tc.runs || got != resp.Evidence.Launched || len(r.ConsensusSnapshot.Verdicts) != got {
+				t.Errorf("consensus_snapshot.replicas %d with %d verdicts, evidence.launched %d; want %d of each",
+					got, len(r.ConsensusSnapshot.Verdicts), resp.Evidence.Launched, tc.runs)
+			}
+		})
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/vouchkit/vouch/internal/problem"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
@@ -258,7 +260,11 @@ func (a *FactcheckArgs) request() (*router.FactcheckRequest, error) {
 }
 
 // receiptJSON returns the receipt argument of verify_receipt as the
-// receipt's JSON: the object itself, or the object a string holds.
+// receipt's JSON: the object itself, or the object a string holds, in its
+// RFC 8785 canonical form. A receipt verifies only as the canonical bytes
+// it was issued as, but MCP carries an argument as a JSON value, which the
+// SDK and the client may write again in another spelling (escaping <, >
+// and &, reordering members); its canonical form is the receipt as issued.
 func (a *VerifyReceiptArgs) receiptJSON() (json.RawMessage, error) {
 	raw := bytes.TrimSpace(a.Receipt)
 	var s string
@@ -268,5 +274,9 @@ func (a *VerifyReceiptArgs) receiptJSON() (json.RawMessage, error) {
 	if len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
 		return nil, &ArgumentError{Argument: "receipt", Message: "is required: the receipt object, as a trust answer or get_receipt gave it"}
 	}
-	return raw, nil
+	canon := jsontext.Value(bytes.Clone(raw))
+	if err := canon.Canonicalize(); err != nil {
+		return nil, &ArgumentError{Argument: "receipt", Message: "is not a JSON object RFC 8785 can write: " + err.Error()}
+	}
+	return json.RawMessage(canon), nil
 }

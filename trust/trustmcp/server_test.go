@@ -258,6 +258,21 @@ func TestServer_receipt(t *testing.T) {
 		t.Errorf("verify_receipt of the receipt as a string = %+v, want valid", vs)
 	}
 
+	// MCP carries the receipt as a JSON value, not as bytes, and the SDK
+	// writes it again on the way (escaping <, > and &): a receipt holding
+	// them still verifies.
+	html, err := f.svc.Call(context.Background(), &trust.Request{Mode: trust.ModeValidation, Policy: trust.PolicyFast,
+		Task:    trust.Task{Type: "<b>sum</b> & more", ClaimedResult: trust.JSON("17 * 3 = 51")},
+		Receipt: receipt.Inline()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vh receipt.VerifyResponse
+	decode(t, callTool(t, fs, "verify_receipt", map[string]any{"receipt": html.Receipt}), &vh)
+	if !vh.Valid {
+		t.Errorf("verify_receipt of a receipt holding <, > and & = %+v, want valid", vh)
+	}
+
 	// A changed decision breaks the signature.
 	forged := bytes.Replace(resp.Receipt, []byte(`"VALID"`), []byte(`"INVALID"`), 1)
 	res = callTool(t, fs, "verify_receipt", map[string]any{"receipt": json.RawMessage(forged)})

@@ -282,8 +282,14 @@ func (t *tools) factcheck(ctx context.Context, req *mcp.CallToolRequest, args Fa
 
 // ReceiptResult is the answer of get_receipt.
 type ReceiptResult struct {
-	// Receipt is the receipt object exactly as issued.
+	// Receipt is the receipt object as issued. MCP carries it as a JSON
+	// value: on the way it may be written again in another spelling (the
+	// SDK escapes <, > and &), which verify_receipt accepts.
 	Receipt json.RawMessage `json:"receipt"`
+	// ReceiptJSON is the receipt's JSON text exactly as issued, in a
+	// string, which no JSON writer changes: the bytes that
+	// receipt.Verify and an offline verifier check.
+	ReceiptJSON string `json:"receipt_json"`
 }
 
 func (t *tools) getReceipt(ctx context.Context, req *mcp.CallToolRequest, args GetReceiptArgs) (*mcp.CallToolResult, *ReceiptResult, error) {
@@ -303,7 +309,7 @@ func (t *tools) getReceipt(ctx context.Context, req *mcp.CallToolRequest, args G
 		summary = fmt.Sprintf("receipt %s: %s %s, confidence %.2f, at %s, %s, kept %s", r.ReceiptID, r.Mode,
 			r.Decision.Status, r.Decision.Confidence, r.Decision.Timestamp, r.Visibility, r.TTL)
 	}
-	return textResult(summary), &ReceiptResult{Receipt: raw}, nil
+	return textResult(summary), &ReceiptResult{Receipt: raw, ReceiptJSON: string(raw)}, nil
 }
 
 func (t *tools) verifyReceipt(ctx context.Context, req *mcp.CallToolRequest, args VerifyReceiptArgs) (*mcp.CallToolResult, *receipt.VerifyResponse, error) {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -271,6 +272,20 @@ func TestServer_receipt(t *testing.T) {
 	decode(t, callTool(t, fs, "verify_receipt", map[string]any{"receipt": html.Receipt}), &vh)
 	if !vh.Valid {
 		t.Errorf("verify_receipt of a receipt holding <, > and & = %+v, want valid", vh)
+	}
+	// get_receipt's receipt_json is the text as issued, which an offline
+	// verifier checks byte for byte.
+	hr, err := receipt.Parse(html.Receipt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gh trustmcp.ReceiptResult
+	decode(t, callTool(t, fs, "get_receipt", map[string]any{"receipt_id": hr.ReceiptID}), &gh)
+	if gh.ReceiptJSON != string(html.Receipt) {
+		t.Errorf("get_receipt receipt_json = %s, want the receipt as issued %s", gh.ReceiptJSON, html.Receipt)
+	}
+	if _, err := f.verifier.Verify([]byte(gh.ReceiptJSON), receipt.Originals{}, time.Time{}); err != nil {
+		t.Errorf("receipt_json does not verify offline: %v", err)
 	}
 
 	// A changed decision breaks the signature.

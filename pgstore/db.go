@@ -199,8 +199,9 @@ func (db *DB) query(ctx context.Context) (context.Context, context.CancelFunc, e
 }
 
 // DeleteExpired removes, in every table, the rows that no longer matter at
-// now: expired receipts, idempotency keys and payment authorizations, and
-// trial buckets that have refilled. It returns how many rows it removed.
+// now: expired receipts, idempotency keys, payment authorizations and
+// paid MCP answers, and trial buckets that have refilled. It returns how
+// many rows it removed.
 func (db *DB) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
 	total := 0
 	for _, f := range []func(context.Context, time.Time) (int, error){
@@ -208,6 +209,7 @@ func (db *DB) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
 		db.Idempotency().DeleteExpired,
 		db.sweepTrial,
 		db.Replay().DeleteExpired,
+		db.Answers().DeleteExpired,
 	} {
 		n, err := f(ctx, now)
 		total += n

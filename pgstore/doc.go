@@ -2,16 +2,17 @@
 // PostgreSQL database, so that several stateless servers behind a load
 // balancer behave as one: receipts ([ReceiptStore], a receipt.Store),
 // idempotency keys ([IdempotencyStore], a router.IdempotencyStore), the
-// trial rate limit ([TrialLimiter]) and payment replay protection
-// ([ReplayStore], an x402.ReplayStore). A program with one server needs
-// none of it: the in-memory and embedded stores stay the default.
+// trial rate limit ([TrialLimiter]), payment replay protection
+// ([ReplayStore], an x402.ReplayStore) and the results of paid MCP tool
+// calls ([AnswerStore], a trustmcp.AnswerStore). A program with one server
+// needs none of it: the in-memory and embedded stores stay the default.
 //
 //	db, err := pgstore.Open(ctx, "postgres://vouch@db.internal/vouch")
 //	if err != nil { ... }
 //	defer db.Close()
 //	go db.Sweep(ctx, time.Minute, nil, nil)
-//	// hand db.Receipts(), db.Idempotency(), db.Replay() and the
-//	// limiter from db.TrialLimiter(limit) to the handlers.
+//	// hand db.Receipts(), db.Idempotency(), db.Replay(), db.Answers()
+//	// and the limiter from db.TrialLimiter(limit) to the handlers.
 //
 // # Where the package sits
 //
@@ -20,6 +21,9 @@
 // packages keeps imports one-way (the library's packages know nothing of
 // PostgreSQL) and keeps pgx out of every program that does not ask for
 // it; only a program that imports pgstore links the database driver.
+// [AnswerStore] has the methods of trustmcp.AnswerStore without importing
+// trustmcp, which would link the MCP SDK into every program that uses
+// pgstore.
 //
 // # Schema and migrations
 //

@@ -7,9 +7,12 @@ import (
 	"os"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/vouchkit/vouch/pgstore"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/trust/trustmcp"
 	"github.com/vouchkit/vouch/x402"
 )
 
@@ -40,4 +43,30 @@ func Example() {
 	}
 	_, _ = issuer, paywall
 	log.Fatal(http.ListenAndServe("127.0.0.1:8080", h))
+}
+
+// An MCP server whose paid tools are shared with the other servers on one
+// database: a payment is accepted once by all of them, and a retry of a
+// paid call whose result was lost gets that result from whichever server
+// it reaches.
+//
+// The example needs a database, so it is compiled but not run.
+func ExampleDB_Answers() {
+	ctx := context.Background()
+	db, err := pgstore.Open(ctx, os.Getenv("DATABASE_URL"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	pay, err := trustmcp.Paywall(trustmcp.PaywallConfig{
+		Replay:  db.Replay(),
+		Answers: db.Answers(),
+		// Facilitator, Prices ...
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "tools", Version: "v1"}, nil) // or trustmcp.NewServer
+	// ... the tools ...
+	srv.AddReceivingMiddleware(pay)
 }

@@ -35,6 +35,7 @@ type agentDeps struct {
 	verifier *receipt.Verifier
 	auth     router.Authenticator
 	replay   x402.ReplayStore
+	answers  trustmcp.AnswerStore // nil: in memory
 	prices   []pricedRoute
 	metrics  *metrics
 	log      *slog.Logger
@@ -60,6 +61,7 @@ func mountAgents(mux *http.ServeMux, cfg config, d agentDeps) (*mcp.Server, erro
 			Facilitator:    d.metrics.countSettlements(&evm.Facilitator{}),
 			Prices:         mcpPrices(d.prices),
 			Replay:         d.replay,
+			Answers:        d.answers,
 			Logger:         d.log,
 			TracerProvider: d.obs.tracerProvider(),
 			MeterProvider:  d.obs.meterProvider(),

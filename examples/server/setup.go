@@ -131,7 +131,7 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	mux.Handle("/", rh)
 	mux.Handle("/api/v4/", th)
 	(&health{sessions: engine, ping: s.state.ping, log: log}).register(mux) // /healthz, /readyz
-	if s.mcp, err = mountAgents(mux, cfg, agentDeps{engine, svc, s.state.receipts, verifier, auth, s.state.replay, s.prices, s.metrics, log, s.obs}); err != nil {
+	if s.mcp, err = mountAgents(mux, cfg, agentDeps{engine, svc, s.state.receipts, verifier, auth, s.state.replay, s.state.answers, s.prices, s.metrics, log, s.obs}); err != nil {
 		return nil, err
 	}
 	s.handler = s.metrics.countRequests(mux)

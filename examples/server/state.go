@@ -11,6 +11,7 @@ import (
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/receipt/boltstore"
 	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/trust/trustmcp"
 	"github.com/vouchkit/vouch/x402"
 )
 
@@ -37,6 +38,7 @@ type state struct {
 	// handler keeps its own in-memory bucket per caller.
 	limiter  router.RateLimiter
 	replay   x402.ReplayStore
+	answers  trustmcp.AnswerStore // paid MCP results for retries; nil: in memory
 	receipts receipt.Store
 	where    string // for the banner
 	// sweep deletes what has expired, every sweepEvery, until ctx ends.
@@ -100,6 +102,7 @@ func openDatabase(ctx context.Context, cfg config, onError func(error)) (*state,
 		idempotency: db.Idempotency(),
 		limiter:     limiter,
 		replay:      db.Replay(),
+		answers:     db.Answers(),
 		receipts:    db.Receipts(),
 		where:       where,
 		sweep:       func(ctx context.Context) { _ = db.Sweep(ctx, sweepEvery, nil, onError) },

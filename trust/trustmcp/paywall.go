@@ -42,7 +42,8 @@ type PaywallConfig struct {
 	// Answers keeps the results that settled payments bought, so that a
 	// retry of the same call with the same payment gets its result again;
 	// nil means a new MemoryAnswers. Servers that share Replay between
-	// processes must share Answers too (see AnswerStore).
+	// processes must share Answers too (see AnswerStore; on PostgreSQL,
+	// pgstore's DB.Answers).
 	Answers AnswerStore
 	// SettleTimeout bounds the facilitator's Settle call; zero means
 	// x402.DefaultSettleTimeout.
@@ -100,13 +101,13 @@ type PaywallConfig struct {
 // end), and then gets the kept result, or, when the first call failed and
 // freed the payment, runs as a first call. Any other repeat of the payment
 // (another tool, other arguments, a first use that did not settle or
-// whose outcome is unknown, a result kept in another process's
-// AnswerStore) is answered with the terms and "the payment was already
-// used". Other methods, and tools without a price, pass through. Paywall
-// fails when the configuration is unusable: no facilitator, no prices, a
-// price without offers, a negative time budget or settle timeout, or an
-// offer whose maxTimeoutSeconds is shorter than the time an authorization
-// must stay valid.
+// whose outcome is unknown, a result kept in an AnswerStore that this
+// Paywall does not share) is answered with the terms and "the payment was
+// already used". Other methods, and tools without a price, pass through.
+// Paywall fails when the configuration is unusable: no facilitator, no
+// prices, a price without offers, a negative time budget or settle
+// timeout, or an offer whose maxTimeoutSeconds is shorter than the time an
+// authorization must stay valid.
 func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 	if cfg.Facilitator == nil {
 		return nil, errors.New("trustmcp: PaywallConfig.Facilitator is nil")

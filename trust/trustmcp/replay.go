@@ -28,7 +28,9 @@ import (
 // x402.ReplayStore (MarkSettled); an AnswerStore holds only the result.
 // Servers that share a ReplayStore between processes must share their
 // AnswerStore too, or a retry that reaches another process than the first
-// call is refused as "already used" (it is never charged twice).
+// call is refused as "already used" (it is never charged twice). On
+// PostgreSQL, vouch/pgstore has both: give the Paywall db.Replay() and
+// db.Answers() of one pgstore.DB.
 type AnswerStore interface {
 	// Keep records answer, the JSON of a tool result, under key until the
 	// time until.

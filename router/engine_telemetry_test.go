@@ -13,39 +13,24 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/otel/attribute"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/vouchkit/vouch/internal/telemetry/telemetrytest"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
 )
 
 // observed is an SDK tracer and meter provider recording in memory.
-type observed struct {
-	spans  *tracetest.InMemoryExporter
-	tp     *sdktrace.TracerProvider
-	reader *sdkmetric.ManualReader
-	mp     *sdkmetric.MeterProvider
-}
+type observed struct{ *telemetrytest.Recorder }
 
-func newObserved(t *testing.T) *observed {
-	t.Helper()
-	o := &observed{spans: tracetest.NewInMemoryExporter(), reader: sdkmetric.NewManualReader()}
-	o.tp = sdktrace.NewTracerProvider(sdktrace.WithSyncer(o.spans))
-	o.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(o.reader))
-	t.Cleanup(func() {
-		_ = o.tp.Shutdown(context.Background())
-		_ = o.mp.Shutdown(context.Background())
-	})
-	return o
-}
+func newObserved(t *testing.T) *observed { return &observed{telemetrytest.New(t)} }
 
 // named returns the ended spans called name.
 func (o *observed) named(name string) tracetest.SpanStubs {
 	var out tracetest.SpanStubs
-	for _, s := range o.spans.GetSpans() {
+	for _, s := range o.Spans.GetSpans() {
 		if s.Name == name {
 			out = append(out, s)
 		}
@@ -56,11 +41,7 @@ func (o *observed) named(name string) tracetest.SpanStubs {
 // metric returns the data of the metric called name.
 func (o *observed) metric(t *testing.T, name string) metricdata.Aggregation {
 	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := o.reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
-	for _, sm := range rm.ScopeMetrics {
+	for _, sm := range o.Metrics(t).ScopeMetrics {
 		for _, m := range sm.Metrics {
 			if m.Name == name {
 				return m.Data
@@ -80,17 +61,9 @@ func sums(t *testing.T, data metricdata.Aggregation) map[string]int64 {
 	}
 	out := map[string]int64{}
 	for _, p := range s.DataPoints {
-		out[setString(p.Attributes)] = p.Value
+		out[telemetrytest.Key(p.Attributes)] = p.Value
 	}
 	return out
-}
-
-func setString(s attribute.Set) string {
-	var parts []string
-	for _, kv := range s.ToSlice() {
-		parts = append(parts, string(kv.Key)+"="+kv.Value.String())
-	}
-	return strings.Join(parts, ",")
 }
 
 func attrs(kvs []attribute.KeyValue) map[string]string {
@@ -105,7 +78,7 @@ func TestEngine_telemetryValidateV3(t *testing.T) {
 	o := newObserved(t)
 	sessions := routertest.Sessions(1, 3,
 		routertest.Verdict(router.VerdictValid), routertest.Verdict(router.VerdictValid), routertest.Fail(errors.New("down")))
-	e := newEngine(t, sessions, router.WithEngineTelemetry(o.tp, o.mp))
+	e := newEngine(t, sessions, router.WithEngineTelemetry(o.TracerProvider, o.MeterProvider))
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
 	ctx := router.WithTraceID(context.Background(), traceID)
 	req := validateV3(3, router.DisagreeReturnAll)
@@ -173,14 +146,14 @@ func TestEngine_telemetryNoRecordingParent(t *testing.T) {
 	// Replica spans are children of the call's span: when the sampler
 	// drops the call, no replica span is started either.
 	o := newObserved(t)
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(o.spans), sdktrace.WithSampler(sdktrace.NeverSample()))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(o.Spans), sdktrace.WithSampler(sdktrace.NeverSample()))
 	defer tp.Shutdown(context.Background())
 	valid := routertest.Verdict(router.VerdictValid)
-	e := newEngine(t, routertest.Sessions(1, 1, valid, valid, valid), router.WithEngineTelemetry(tp, o.mp))
+	e := newEngine(t, routertest.Sessions(1, 1, valid, valid, valid), router.WithEngineTelemetry(tp, o.MeterProvider))
 	if _, err := e.ValidateV3(context.Background(), validateV3(3, router.DisagreeReturnAll)); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(o.spans.GetSpans()); n != 0 {
+	if n := len(o.Spans.GetSpans()); n != 0 {
 		t.Errorf("%d spans recorded, want none", n)
 	}
 	if got := sums(t, o.metric(t, "vouch.router.runs.launched")); got["vouch.tier="] != 3 {
@@ -190,7 +163,7 @@ func TestEngine_telemetryNoRecordingParent(t *testing.T) {
 
 func TestEngine_telemetrySingleRun(t *testing.T) {
 	o := newObserved(t)
-	e := one(t, routertest.Verdict(router.VerdictInvalid), router.WithEngineTelemetry(o.tp, o.mp))
+	e := one(t, routertest.Verdict(router.VerdictInvalid), router.WithEngineTelemetry(o.TracerProvider, o.MeterProvider))
 	_, err := e.ValidateV2(context.Background(), &router.ValidateV2Request{
 		SessionID:    1,
 		ValidateTask: validateV3(1, "").ValidateTask,
@@ -219,7 +192,7 @@ func TestHTTPWorker_sendsReplicaSpanAsParent(t *testing.T) {
 		io.WriteString(w, `{"verdict":"VALID","confidence":1}`)
 	}))
 	defer srv.Close()
-	e := one(t, router.HTTPWorker(srv.URL), router.WithEngineTelemetry(o.tp, o.mp))
+	e := one(t, router.HTTPWorker(srv.URL), router.WithEngineTelemetry(o.TracerProvider, o.MeterProvider))
 	_, err := e.ValidateV2(context.Background(), &router.ValidateV2Request{SessionID: 1, ValidateTask: validateV3(1, "").ValidateTask})
 	if err != nil {
 		t.Fatal(err)

@@ -7,8 +7,8 @@ import (
 
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/vouchkit/vouch/internal/telemetry/telemetrytest"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/trust"
 )
@@ -17,9 +17,8 @@ import (
 // issuing into store, and returns the spans recorded.
 func receiptSpans(t *testing.T, store receipt.Store, calls int) ([]sdktrace.ReadOnlySpan, []error) {
 	t.Helper()
-	spans := tracetest.NewInMemoryExporter()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
-	defer tp.Shutdown(context.Background())
+	rec := telemetrytest.New(t)
+	spans, tp := rec.Spans, rec.TracerProvider
 	issuer := &receipt.Issuer{Store: store}
 	s, err := trust.New(newEngine(t, honest(0.95)), trust.WithReceipts(issuer), trust.WithTelemetry(tp, nil))
 	if err != nil {

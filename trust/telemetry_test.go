@@ -5,11 +5,9 @@ import (
 	"crypto/ed25519"
 	"testing"
 
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/vouchkit/vouch/internal/telemetry/telemetrytest"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
@@ -19,12 +17,8 @@ import (
 // calls, their replicas and its receipt are spans of one trace, and that
 // the trace is the one the response and the receipt name.
 func TestService_telemetryOneTrace(t *testing.T) {
-	spans := tracetest.NewInMemoryExporter()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer tp.Shutdown(context.Background())
-	defer mp.Shutdown(context.Background())
+	rec := telemetrytest.New(t)
+	spans, tp, mp := rec.Spans, rec.TracerProvider, rec.MeterProvider
 
 	_, priv, _ := ed25519.GenerateKey(nil)
 	signer, err := receipt.NewEd25519Signer(priv)
@@ -70,12 +64,8 @@ func TestService_telemetryOneTrace(t *testing.T) {
 		t.Errorf("receipt router_trace_ids = %+v, want [%s]", r.CortensorRefs, resp.TraceID)
 	}
 
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
 	found := map[string]int64{}
-	for _, sm := range rm.ScopeMetrics {
+	for _, sm := range rec.Metrics(t).ScopeMetrics {
 		for _, m := range sm.Metrics {
 			switch d := m.Data.(type) {
 			case metricdata.Sum[int64]:
@@ -97,9 +87,8 @@ func TestService_telemetryOneTrace(t *testing.T) {
 // TestService_telemetryJoinsCallerTrace checks that a call made with a
 // trace id gets spans in that trace.
 func TestService_telemetryJoinsCallerTrace(t *testing.T) {
-	spans := tracetest.NewInMemoryExporter()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
-	defer tp.Shutdown(context.Background())
+	rec := telemetrytest.New(t)
+	spans, tp := rec.Spans, rec.TracerProvider
 	w := honest(0.95)
 	s, err := trust.New(newEngine(t, w), trust.WithTelemetry(tp, nil))
 	if err != nil {

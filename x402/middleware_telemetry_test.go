@@ -1,18 +1,14 @@
 package x402_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/vouchkit/vouch/internal/telemetry/telemetrytest"
 	"github.com/vouchkit/vouch/x402"
 	"github.com/vouchkit/vouch/x402/evm"
 )
@@ -21,16 +17,13 @@ import (
 // spans and metrics are recorded in memory.
 func observedPaywall(t *testing.T, fac x402.Facilitator) (url string, spans *tracetest.InMemoryExporter, counts func(name string) map[string]int64) {
 	t.Helper()
-	spans = tracetest.NewInMemoryExporter()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	t.Cleanup(func() { _ = tp.Shutdown(context.Background()); _ = mp.Shutdown(context.Background()) })
+	rec := telemetrytest.New(t)
+	spans = rec.Spans
 	mw, err := x402.Middleware(x402.MiddlewareConfig{
 		Facilitator:    fac,
 		Routes:         map[string]x402.Price{"POST /paid": {Accepts: []x402.PaymentRequirements{offer(t)}}},
-		TracerProvider: tp,
-		MeterProvider:  mp,
+		TracerProvider: rec.TracerProvider,
+		MeterProvider:  rec.MeterProvider,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -38,26 +31,10 @@ func observedPaywall(t *testing.T, fac x402.Facilitator) (url string, spans *tra
 	srv := httptest.NewServer(mw(http.HandlerFunc(echo)))
 	t.Cleanup(srv.Close)
 	counts = func(name string) map[string]int64 {
-		var rm metricdata.ResourceMetrics
-		if err := reader.Collect(context.Background(), &rm); err != nil {
-			t.Fatal(err)
+		if points := rec.Points(t)[name]; points != nil {
+			return points
 		}
-		out := map[string]int64{}
-		for _, sm := range rm.ScopeMetrics {
-			for _, m := range sm.Metrics {
-				if m.Name != name {
-					continue
-				}
-				for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
-					var kv []string
-					for _, a := range p.Attributes.ToSlice() {
-						kv = append(kv, string(a.Key)+"="+a.Value.String())
-					}
-					out[strings.Join(kv, ",")] = p.Value
-				}
-			}
-		}
-		return out
+		return map[string]int64{}
 	}
 	return srv.URL, spans, counts
 }

@@ -1,7 +1,6 @@
 package x402_test
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -12,64 +11,40 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-retryablehttp"
 	"go.opentelemetry.io/otel/codes"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/vouchkit/vouch/internal/telemetry/telemetrytest"
 	"github.com/vouchkit/vouch/x402"
 )
 
 // observedPayer is a Transport paying with payer whose spans and metrics
 // are recorded in memory.
 type observedPayer struct {
-	tr     *x402.Transport
-	tp     *sdktrace.TracerProvider
-	spans  *tracetest.InMemoryExporter
-	reader *sdkmetric.ManualReader
+	*telemetrytest.Recorder
+	tr *x402.Transport
 }
 
 func newObservedPayer(t *testing.T, payer x402.Payer) *observedPayer {
 	t.Helper()
-	o := &observedPayer{spans: tracetest.NewInMemoryExporter(), reader: sdkmetric.NewManualReader()}
-	o.tp = sdktrace.NewTracerProvider(sdktrace.WithSyncer(o.spans))
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(o.reader))
-	t.Cleanup(func() { _ = o.tp.Shutdown(context.Background()); _ = mp.Shutdown(context.Background()) })
-	o.tr = &x402.Transport{Payer: payer, TracerProvider: o.tp, MeterProvider: mp}
-	return o
+	rec := telemetrytest.New(t)
+	return &observedPayer{rec, &x402.Transport{Payer: payer, TracerProvider: rec.TracerProvider, MeterProvider: rec.MeterProvider}}
 }
 
 // payments returns the points of vouch.x402.client.payments by their
 // attributes, "key=value" joined by commas.
 func (o *observedPayer) payments(t *testing.T) map[string]int64 {
 	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := o.reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
+	if points := o.Points(t)["vouch.x402.client.payments"]; points != nil {
+		return points
 	}
-	out := map[string]int64{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if m.Name != "vouch.x402.client.payments" {
-				continue
-			}
-			for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
-				var kv []string
-				for _, a := range p.Attributes.ToSlice() {
-					kv = append(kv, string(a.Key)+"="+a.Value.String())
-				}
-				out[strings.Join(kv, ",")] = p.Value
-			}
-		}
-	}
-	return out
+	return map[string]int64{}
 }
 
 // paySpans returns the x402.pay spans ended so far.
 func (o *observedPayer) paySpans() []sdktrace.ReadOnlySpan {
 	var out []sdktrace.ReadOnlySpan
-	for _, s := range o.spans.GetSpans().Snapshots() {
+	for _, s := range o.Spans.GetSpans().Snapshots() {
 		if s.Name() == "x402.pay" {
 			out = append(out, s)
 		}
@@ -101,7 +76,7 @@ func TestTransport_telemetrySettled(t *testing.T) {
 	o := newObservedPayer(t, newPayer(t))
 	base := &spanOf{base: http.DefaultTransport}
 	o.tr.Base = base
-	ctx, parent := o.tp.Tracer("test").Start(t.Context(), "caller")
+	ctx, parent := o.TracerProvider.Tracer("test").Start(t.Context(), "caller")
 	resp, err := post(t, ctx, &http.Client{Transport: o.tr}, ps.URL, "hello")
 	parent.End()
 	if err != nil {

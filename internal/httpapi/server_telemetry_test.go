@@ -1,29 +1,19 @@
 package httpapi_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"go.opentelemetry.io/otel/attribute"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
+	"github.com/vouchkit/vouch/internal/telemetry/telemetrytest"
 )
 
 func TestServer_telemetry(t *testing.T) {
-	spans := tracetest.NewInMemoryExporter()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer tp.Shutdown(context.Background())
-	defer mp.Shutdown(context.Background())
+	rec := telemetrytest.New(t)
+	spans, tp, mp := rec.Spans, rec.TracerProvider, rec.MeterProvider
 	srv := newServer(t, httpapi.Config{
 		Name: "test",
 		Endpoints: []httpapi.Endpoint{
@@ -61,26 +51,7 @@ func TestServer_telemetry(t *testing.T) {
 			first.Name, first.Parent.SpanID(), first.SpanContext.TraceID())
 	}
 
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
-	points := map[string]map[string]int64{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			points[m.Name] = map[string]int64{}
-			switch d := m.Data.(type) {
-			case metricdata.Sum[int64]:
-				for _, p := range d.DataPoints {
-					points[m.Name][key(p.Attributes.ToSlice())] = p.Value
-				}
-			case metricdata.Histogram[float64]:
-				for _, p := range d.DataPoints {
-					points[m.Name][key(p.Attributes.ToSlice())] = int64(p.Count)
-				}
-			}
-		}
-	}
+	points := rec.Points(t)
 	want := map[string]map[string]int64{
 		"http.server.request.duration": {
 			"http.request.method=POST,http.response.status_code=200,http.route=/api/v1/echo,url.scheme=http":       2,
@@ -100,12 +71,4 @@ func TestServer_telemetry(t *testing.T) {
 	if diff := cmp.Diff(want, points); diff != "" {
 		t.Errorf("metrics (-want +got):\n%s", diff)
 	}
-}
-
-func key(kvs []attribute.KeyValue) string {
-	var parts []string
-	for _, kv := range kvs {
-		parts = append(parts, string(kv.Key)+"="+kv.Value.String())
-	}
-	return strings.Join(parts, ",")
 }

@@ -14,15 +14,14 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/vouchkit/vouch/internal/telemetry"
+	"github.com/vouchkit/vouch/internal/telemetry/telemetrytest"
 	"github.com/vouchkit/vouch/internal/traceparent"
 )
 
 func newTracer(t *testing.T) (trace.Tracer, *tracetest.InMemoryExporter) {
 	t.Helper()
-	exp := tracetest.NewInMemoryExporter()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
-	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	return tp.Tracer("test"), exp
+	rec := telemetrytest.New(t)
+	return rec.TracerProvider.Tracer("test"), rec.Spans
 }
 
 func TestStart_joinsCarriedTrace(t *testing.T) {
@@ -76,7 +75,9 @@ func TestLibraryLinksAPIOnly(t *testing.T) {
 	}
 	args := []string{"list", "-deps"}
 	for _, p := range strings.Fields(string(all)) {
-		if !strings.Contains(p, "/examples/") { // programs choose the SDK; libraries do not
+		// Programs choose the SDK; libraries do not. telemetrytest is
+		// imported by tests only.
+		if !strings.Contains(p, "/examples/") && !strings.HasSuffix(p, "/telemetrytest") {
 			args = append(args, p)
 		}
 	}

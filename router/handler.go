@@ -55,8 +55,11 @@ const DefaultMaxBodyBytes = httpapi.DefaultMaxBodyBytes
 //     "key:<name>" for a caller the Authenticator names,
 //     "payer:<address>" for an x402 caller, "ip:<address>" for an
 //     anonymous trial caller (see [WithTrustedProxies]), or what the
-//     trial caller function returns. Responses with a 5xx status are not
-//     kept, so a retry after a server failure runs again;
+//     trial caller function returns, and also by the name the
+//     Authenticator gives a credential the request carries, so that
+//     integrations behind one address never share an answer. Responses
+//     with a 5xx status are not kept, so a retry after a server failure
+//     runs again;
 //   - counts, by route, the requests it admitted (past the credential,
 //     the trial limit or the payment), which GET /api/v1/status reports;
 //   - maps the Service's error: an *[Error] to its own status, a context

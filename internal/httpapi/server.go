@@ -175,8 +175,9 @@ type Config struct {
 //     and body, header Idempotent-Replayed: true) without running it
 //     again. A repeat that arrives while the first still runs waits for
 //     it; the same key with another method, path or body is answered 422.
-//     Keys are scoped by caller (see [Caller]): one caller never gets
-//     another's kept answer. Responses with a 5xx status are not kept,
+//     Keys are scoped by caller (see [Caller]) and by principal (see
+//     [Principal]) when there is one: one caller never gets another's kept
+//     answer, nor one integration another's behind a shared address. Responses with a 5xx status are not kept,
 //     so a retry after a server failure runs again; a request whose
 //     client disconnects is cancelled (503, not kept), and its
 //     reservation is released on a context detached from the client's,
@@ -512,7 +513,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, prepare func(*htt
 func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, key string, body []byte, run Run) {
 	ctx := r.Context()
 	info := infoFrom(ctx)
-	scoped := scopedKey(info.caller, key)
+	scoped := scopedKey(info.scope(), key)
 	fp := fingerprint(r.Method, r.URL.Path, body)
 	for {
 		now := s.cfg.Now()
@@ -547,9 +548,9 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, key str
 	}
 }
 
-// scopedKey is the idempotency key of caller's key.
-func scopedKey(caller, key string) string {
-	return strconv.Itoa(len(caller)) + ":" + caller + ":" + key
+// scopedKey is the idempotency key of key sent in scope.
+func scopedKey(scope, key string) string {
+	return strconv.Itoa(len(scope)) + ":" + scope + ":" + key
 }
 
 // paidReplayer is the handler a Paid endpoint with Prepare and a body
@@ -578,7 +579,7 @@ func (h *paidReplayer) ServeReplay(w http.ResponseWriter, r *http.Request) bool 
 	if p != nil {
 		return false
 	}
-	scoped, fp := scopedKey(info.caller, key), fingerprint(r.Method, r.URL.Path, body)
+	scoped, fp := scopedKey(info.scope(), key), fingerprint(r.Method, r.URL.Path, body)
 	for {
 		now := s.cfg.Now()
 		e, err := s.cfg.Idempotency.Reserve(ctx, scoped, fp, now, now.Add(s.cfg.IdempotencyWindow))
@@ -787,6 +788,18 @@ type requestInfo struct {
 }
 
 type requestInfoKey struct{}
+
+// scope is what keeps the request's idempotency keys apart from other
+// callers': its caller, and its principal whenever there is one that the
+// caller does not already name (a paid request whose payer is unknown,
+// say, is known by its address, which integrations behind one proxy
+// share).
+func (info *requestInfo) scope() string {
+	if info.principal == "" || info.caller == "key:"+info.principal {
+		return info.caller
+	}
+	return info.caller + " key:" + info.principal
+}
 
 // infoFrom returns the request's info; a request served outside ServeHTTP
 // (a middleware calling an endpoint directly) gets a fresh one.

@@ -437,7 +437,7 @@ func (s *Server) anonymous(next http.Handler) http.Handler {
 func (s *Server) paid(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := infoFrom(r.Context())
-		info.caller, info.principal = s.paidCaller(r), s.identify(r)
+		info.caller, info.principal, info.paid = s.paidCaller(r), s.identify(r), true
 		next.ServeHTTP(w, r)
 	})
 }
@@ -513,7 +513,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, prepare func(*htt
 func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, key string, body []byte, run Run) {
 	ctx := r.Context()
 	info := infoFrom(ctx)
-	scoped := scopedKey(info.scope(), key)
+	scoped := info.idempotencyKey(key)
 	fp := fingerprint(r.Method, r.URL.Path, body)
 	for {
 		now := s.cfg.Now()
@@ -570,7 +570,7 @@ type paidReplayer struct {
 func (h *paidReplayer) ServeReplay(w http.ResponseWriter, r *http.Request) bool {
 	s, ctx := h.s, r.Context()
 	info := infoFrom(ctx)
-	info.caller, info.principal = s.paidCaller(r), s.identify(r)
+	info.caller, info.principal, info.paid = s.paidCaller(r), s.identify(r), true
 	key := r.Header.Get(HeaderIdempotencyKey)
 	if !validIdempotencyKey(key) {
 		return false
@@ -579,7 +579,7 @@ func (h *paidReplayer) ServeReplay(w http.ResponseWriter, r *http.Request) bool 
 	if p != nil {
 		return false
 	}
-	scoped, fp := scopedKey(info.scope(), key), fingerprint(r.Method, r.URL.Path, body)
+	scoped, fp := info.idempotencyKey(key), fingerprint(r.Method, r.URL.Path, body)
 	for {
 		now := s.cfg.Now()
 		e, err := s.cfg.Idempotency.Reserve(ctx, scoped, fp, now, now.Add(s.cfg.IdempotencyWindow))
@@ -784,6 +784,7 @@ func writeStored(w http.ResponseWriter, s *StoredResponse) {
 // requestInfo is what the Server learns about a request as it goes.
 type requestInfo struct {
 	id, trace, caller, principal string
+	paid                         bool // admitted by a paywall
 	replayed                     bool
 }
 
@@ -799,6 +800,15 @@ func (info *requestInfo) scope() string {
 		return info.caller
 	}
 	return info.caller + " key:" + info.principal
+}
+
+// idempotencyKey is the key the request's Idempotency-Key is kept under:
+// in its scope, and apart from unpaid requests' when it was paid for.
+func (info *requestInfo) idempotencyKey(key string) string {
+	if info.paid {
+		return paidKeyPrefix + scopedKey(info.scope(), key)
+	}
+	return scopedKey(info.scope(), key)
 }
 
 // infoFrom returns the request's info; a request served outside ServeHTTP

@@ -23,7 +23,6 @@ import (
 
 	"github.com/vouchkit/vouch/internal/problem"
 	"github.com/vouchkit/vouch/internal/traceparent"
-	"github.com/vouchkit/vouch/x402"
 )
 
 // Header names the Server and the Client use.
@@ -60,13 +59,14 @@ const (
 	Trial
 	// Paid endpoints go through the x402 middleware, and answer 501 with
 	// code x402_not_configured when there is none. The caller is the
-	// payer, "payer:<address>" in lower case, as the facilitator reported
-	// it ("ip:<address>" when it reported none). The handler the middleware wraps for an endpoint
-	// with Prepare and a body also has a method ServeReplay(w, r) bool
-	// (x402.Replayer): it writes the response stored under the request's
-	// Idempotency-Key for the same caller and body, as a replay, and never
-	// runs the call, so that the middleware can deliver a settled answer
-	// that was lost again without settling again.
+	// payer, "payer:<address>" in lower case, as Config.Payer names it
+	// ("ip:<address>" when it names none). The handler the middleware
+	// wraps for an endpoint with Prepare and a body also has a method
+	// ServeReplay(w, r) bool (x402.Replayer): it writes the response
+	// stored under the request's Idempotency-Key for the same caller and
+	// body, as a replay, and never runs the call, so that the middleware
+	// can deliver a settled answer that was lost again without settling
+	// again.
 	Paid
 	// Public endpoints admit everyone. The caller is "ip:<address>".
 	//
@@ -137,6 +137,11 @@ type Config struct {
 	// verifies the proof and settles, and calls the handler it wraps for
 	// a paid request. Nil answers 501.
 	X402 func(http.Handler) http.Handler
+	// Payer returns the payer of a request X402 admitted, as the paywall
+	// verified it, or "" when it names none. Nil names none: paid callers
+	// are then known by their address. (The router and trust handlers
+	// read x402.PaymentFromContext.)
+	Payer func(*http.Request) string
 	// Idempotency keeps responses for replay; nil means a new
 	// MemoryIdempotencyStore.
 	Idempotency IdempotencyStore
@@ -442,11 +447,13 @@ func (s *Server) paid(next http.Handler) http.Handler {
 	})
 }
 
-// paidCaller is the caller of a paid request: the payer the x402
-// middleware put in its context, or its client address.
+// paidCaller is the caller of a paid request: the payer Config.Payer
+// names, or its client address.
 func (s *Server) paidCaller(r *http.Request) string {
-	if vp, ok := x402.PaymentFromContext(r.Context()); ok && vp.Payer != "" {
-		return "payer:" + strings.ToLower(vp.Payer)
+	if s.cfg.Payer != nil {
+		if payer := s.cfg.Payer(r); payer != "" {
+			return "payer:" + strings.ToLower(payer)
+		}
 	}
 	return "ip:" + s.clientIP(r, clientAddr(r, s.cfg.TrustedProxies))
 }

@@ -34,6 +34,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# The commit the binaries are built from (documents may change meanwhile).
+commit=$(git rev-parse --short HEAD)
+if [[ -n $(git status --porcelain --untracked-files=no -- '*.go' go.mod go.sum) ]]; then
+	commit+=" with uncommitted changes to Go files"
+fi
 go build -o "$tmp/server" ./examples/server
 go build -o "$tmp/load" ./examples/load
 "$tmp/server" -addr "$addr" -debug-addr "$debug" >"$tmp/server.log" 2>&1 &
@@ -53,9 +58,6 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 kill "$pid"
 wait "$pid" 2>/dev/null || true
 pid=
-
-commit=$(git rev-parse --short HEAD)
-if [[ -n $(git status --porcelain --untracked-files=no) ]]; then commit+=" with uncommitted changes"; fi
 
 section=$tmp/section
 {

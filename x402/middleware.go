@@ -174,7 +174,7 @@ func Middleware(cfg MiddlewareConfig) (func(http.Handler) http.Handler, error) {
 		}
 	}
 	pw := &paywall{cfg: cfg, mux: mux, replay: cfg.Replay, log: cfg.Logger, tel: newPaywallTelemetry(&cfg)}
-	pw.cfg.Facilitator = pw.tel.facilitator(cfg.Facilitator)
+	pw.cfg.Facilitator = pw.tel.facilitator(guard(cfg.Facilitator))
 	if pw.replay == nil {
 		pw.replay = &MemoryReplay{}
 	}

@@ -181,7 +181,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := base.RoundTrip(first)
+	resp, err := roundTrip(base, first)
 	if err != nil || resp.StatusCode != http.StatusPaymentRequired {
 		return resp, err
 	}
@@ -240,7 +240,7 @@ func (t *Transport) pay(ctx context.Context, req *http.Request, m *memo, terms *
 		return err
 	}
 	id := paymentID(m.key)
-	proof, err := t.Payer.Pay(ctx, offer)
+	proof, err := payGuarded(ctx, t.Payer, offer)
 	if err != nil {
 		t.Budget.Refund(amount)
 		return fmt.Errorf("x402: paying %s %s on %s: %w", offer.Amount, offer.Asset, offer.Network, err)
@@ -276,7 +276,7 @@ func (t *Transport) sendPaid(ctx context.Context, base http.RoundTripper, req *h
 		return nil, err
 	}
 	c.Header.Set(m.header, m.value)
-	resp, err := base.RoundTrip(c)
+	resp, err := roundTrip(base, c)
 	if err != nil {
 		return nil, m.failure(err)
 	}

@@ -98,7 +98,9 @@ const exposed = HeaderPaymentRequired + ", " + HeaderPaymentResponse + ", " + He
 // versions: base64 JSON in the PAYMENT-REQUIRED header (version 2) and the
 // version 1 terms as the JSON body. A proof is read from
 // PAYMENT-SIGNATURE or X-PAYMENT; a header that does not decode gets a 400
-// problem. The proof must match one of the route's offers, must not have
+// problem. The proof must match one of the route's offers (a version 1
+// proof that several offers could take, such as offers that differ only in
+// asset, pays the first the Facilitator verifies it against), must not have
 // been accepted before (see [ReplayStore]), must, for an EIP-3009
 // authorization, stay valid until the route's time budget and the
 // settlement have passed (reason "authorization_validity_too_short"), and
@@ -349,15 +351,19 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		problem.Write(w, &q)
 		return
 	}
-	offer, ok := match(price.Accepts, p)
-	if !ok {
-		pw.require(w, price, res, msgNoOffer, nil)
-		return
-	}
 	if p.X402Version == Version1 {
 		p.Resource = &res
 	}
 	now := pw.now()
+	offer, vr, ok, err := pw.choose(ctx, price.Accepts, p, now)
+	if err != nil {
+		pw.unavailable(w, "facilitator verify", err)
+		return
+	}
+	if !ok {
+		pw.require(w, price, res, msgNoOffer, nil)
+		return
+	}
 	key, until := replayKey(p, offer, now)
 	fresh, err := pw.replay.Reserve(ctx, key, now, until)
 	if err != nil {
@@ -365,7 +371,7 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		return
 	}
 	if !fresh {
-		pw.repeat(w, r, rp, price, res, p, key, now)
+		pw.repeat(w, r, rp, price, res, p, offer, key, now)
 		return
 	}
 	settled := false
@@ -381,10 +387,12 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 			return
 		}
 	}
-	vr, err := pw.cfg.Facilitator.Verify(ctx, p, offer)
-	if err != nil {
-		pw.unavailable(w, "facilitator verify", err)
-		return
+	if vr == nil {
+		vr, err = pw.cfg.Facilitator.Verify(ctx, p, offer)
+		if err != nil {
+			pw.unavailable(w, "facilitator verify", err)
+			return
+		}
 	}
 	if !vr.IsValid {
 		pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: payment invalid", slog.String("reason", vr.InvalidReason), slog.String("payer", vr.Payer))
@@ -462,7 +470,7 @@ func (pw *paywall) settle(w http.ResponseWriter, r *http.Request, price Price, r
 // repeat answers a proof that was already accepted: with the answer its
 // first use bought when that use was settled, the request is the same and
 // the handler still has the answer, and with 402 otherwise.
-func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, price Price, res ResourceInfo, p *PaymentPayload, key string, now time.Time) {
+func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, price Price, res ResourceInfo, p *PaymentPayload, offer PaymentRequirements, key string, now time.Time) {
 	if rp == nil || r.Header.Get(HeaderIdempotencyKey) == "" {
 		pw.require(w, price, res, msgUsed, nil)
 		return
@@ -489,7 +497,7 @@ func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, p
 	}
 	// The handler sees the payer of the first use, as it did then, so
 	// that it finds the answer it kept for that payer.
-	vp := &VerifiedPayment{Payer: sp.Settlement.Payer, Offer: offerOf(price, p), Payload: p, Settlement: &sp.Settlement}
+	vp := &VerifiedPayment{Payer: sp.Settlement.Payer, Offer: offer, Payload: p, Settlement: &sp.Settlement}
 	rec := &recorder{header: make(http.Header)}
 	if !rp.ServeReplay(rec, r.WithContext(context.WithValue(ctx, verifiedCtx{}, vp))) || rec.status >= 400 {
 		pw.require(w, price, res, msgUsed, nil)
@@ -501,12 +509,6 @@ func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, p
 		return
 	}
 	rec.copyTo(w)
-}
-
-// offerOf returns the offer of price that p pays, or the zero offer.
-func offerOf(price Price, p *PaymentPayload) PaymentRequirements {
-	o, _ := match(price.Accepts, p)
-	return o
 }
 
 // paidRequest names the request a proof pays for: a digest of the
@@ -586,56 +588,6 @@ func joinReason(reason, message string) string {
 		return reason
 	}
 	return reason + ": " + message
-}
-
-// match returns the route's offer that the proof claims to pay. A version
-// 2 proof names its offer in full. A version 1 proof names only scheme and
-// network; when its payload is an EIP-3009 authorization, the offer is the
-// one whose payTo is the authorization's recipient and whose amount is its
-// value (or, failing an equal amount, at most its value), so that a route
-// with several offers on one network takes each of them. The offer is
-// returned in the network naming of the proof.
-func match(offers []PaymentRequirements, p *PaymentPayload) (PaymentRequirements, bool) {
-	a := p.Accepted
-	var auth *eip3009
-	if p.X402Version == Version1 {
-		auth = authorizationOf(p)
-	}
-	found := -1
-	for i, o := range offers {
-		if o.Scheme != a.Scheme || !SameNetwork(o.Network, a.Network) {
-			continue
-		}
-		if p.X402Version == Version2 && (o.Amount != a.Amount || !strings.EqualFold(o.Asset, a.Asset) || !strings.EqualFold(o.PayTo, a.PayTo)) {
-			continue
-		}
-		if auth != nil {
-			if !strings.EqualFold(o.PayTo, auth.To) {
-				continue
-			}
-			price, perr := ParseAmount(o.Amount)
-			value, verr := ParseAmount(auth.Value)
-			if perr != nil || verr != nil || value < price {
-				continue
-			}
-			if value == price {
-				found = i
-				break
-			}
-		}
-		if found < 0 {
-			found = i
-			if auth == nil {
-				break
-			}
-		}
-	}
-	if found < 0 {
-		return PaymentRequirements{}, false
-	}
-	o := offers[found]
-	o.Network = a.Network
-	return o, true
 }
 
 // eip3009 is the authorization of an "exact" payload on an EVM network,

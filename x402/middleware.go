@@ -111,6 +111,8 @@ const exposed = HeaderPaymentRequired + ", " + HeaderPaymentResponse + ", " + He
 // By default (settle after) the handler runs into a buffer, and its
 // answer is held back until the payment is settled: an answer with status
 // 400 or more is sent without settling (and the proof may be sent again),
+// and so is an answer the handler delivered from its idempotency store
+// (header Idempotent-Replayed: true; see "Answers from the store" below);
 // any other is settled and sent with the settlement in PAYMENT-RESPONSE,
 // and also in X-PAYMENT-RESPONSE for a version 1 proof. A failed
 // settlement answers 402 with the settlement (success false) in those
@@ -144,6 +146,19 @@ const exposed = HeaderPaymentRequired + ", " + HeaderPaymentResponse + ", " + He
 // 402 as any other. A settlement whose outcome is unknown (the
 // facilitator call failed or timed out) keeps the proof used, and its
 // repeat is 402: the payer must ask its network whether it settled.
+//
+// # Answers from the store
+//
+// An answer bought once is never charged again. A retry that carries a
+// new payment (its payer's Transport no longer had the first proof) and
+// that the handler answers from its idempotency store, without doing the
+// work, is verified only: the payment must verify, which names the payer
+// whose stored answer it gets, but it is never settled, its proof is
+// released unspent, and the answer carries no PAYMENT-RESPONSE. On a
+// route that settles before the work, a handler that is a [Replayer] is
+// asked for its stored answer (ServeReplay) before the payment is settled,
+// and so it is for an authorization too short for the route's work: an
+// answer from the store needs no settlement.
 //
 // The handler finds the verified payment with [PaymentFromContext]. Every
 // answer on a priced route exposes the payment headers to browsers through
@@ -383,6 +398,9 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	if a := authorizationOf(p); a != nil {
 		need := now.Add(price.validity(pw.cfg.SettleTimeout))
 		if vb, err := strconv.ParseInt(a.ValidBefore, 10, 64); err == nil && time.Unix(vb, 0).Before(need) {
+			if pw.answerStored(w, r, rp, p, offer, vr) {
+				return // an answer from the store needs no settlement
+			}
 			pw.require(w, price, res, fmt.Sprintf("%s: the authorization must stay valid through the route's time budget and settlement: validBefore %d is before %d", reasonValidity, vb, need.Unix()), nil)
 			return
 		}
@@ -403,20 +421,29 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	vp := &VerifiedPayment{Payer: vr.Payer, Offer: offer, Payload: p}
 	work, cancel := context.WithTimeout(context.WithValue(ctx, verifiedCtx{}, vp), price.timeBudget())
 	defer cancel()
+	paid := r.WithContext(work)
 	if price.SettleBefore {
+		if rec := stored(rp, paid); rec != nil {
+			pw.deliverStored(ctx, w, rec, vr.Payer) // never settled
+			return
+		}
 		settled = true // from here on the proof stays used, whatever the outcome
 		sr, ok := pw.settle(w, r, price, res, p, offer, key, vr.Payer)
 		if !ok {
 			return
 		}
 		vp.Settlement = sr
-		next.ServeHTTP(w, r.WithContext(work))
+		next.ServeHTTP(w, paid)
 		return
 	}
 	rec := &recorder{header: make(http.Header)}
-	next.ServeHTTP(rec, r.WithContext(work))
+	next.ServeHTTP(rec, paid)
 	if rec.status >= 400 {
 		rec.copyTo(w)
+		return
+	}
+	if fromStore(rec.header) {
+		pw.deliverStored(ctx, w, rec, vr.Payer) // never settled
 		return
 	}
 	settled = true // from here on the proof stays used, whatever the outcome

@@ -63,10 +63,6 @@ func WithPaymentKey(ctx context.Context, key string) context.Context {
 	return context.WithValue(ctx, paymentKeyCtx{}, key)
 }
 
-// memoGrace is how long a proof is remembered after its offer's timeout,
-// so that a late retry of the same call does not pay a second time.
-const memoGrace = time.Hour
-
 // Transport is an http.RoundTripper that pays for resources behind x402:
 // when the server answers 402 with terms (either protocol version), it
 // chooses an offer, has the Payer sign a proof, and sends the request once
@@ -112,10 +108,17 @@ const memoGrace = time.Hour
 // [Permanent] reports true.
 //
 // Across a disconnect, a proof that was sent may have settled: the
-// Transport keeps it for the offer's timeout plus an hour, so that the
-// retry of the call, with the same key, carries it again and the server
-// can deliver the answer it bought (see [Middleware]) instead of taking a
-// second payment.
+// Transport keeps it as long as a server can still take it, until its
+// authorization expires (an EIP-3009 authorization's validBefore, else
+// the offer's maxTimeoutSeconds after it was signed), so that the retry of
+// the call, with the same key, carries it again and the server can
+// deliver the answer it bought (see [Middleware]) instead of taking a
+// second payment. A retry after that carries a new proof: a server that
+// kept the answer, as [Middleware] over a vouch server does for its
+// idempotency window (24 hours by default, longer than any proof the
+// Policy lets the Transport sign), answers it from its store and never
+// settles that payment (header Idempotent-Replayed: true, no
+// PAYMENT-RESPONSE).
 //
 // The Budget is charged when a proof is made and refunded only when the
 // proof never left the process: when every request that held it, the one
@@ -257,7 +260,7 @@ func (t *Transport) pay(ctx context.Context, req *http.Request, m *memo, terms *
 	}
 	m.header, m.value, m.amount = header, value, amount
 	m.err = PaymentError{ID: id, Reference: proof.Reference, Offer: offer, X402Version: terms.X402Version}
-	m.expires = t.now().Add(time.Duration(offer.MaxTimeoutSeconds)*time.Second + memoGrace)
+	m.expires = proofExpiry(&p, offer, t.now())
 	t.logger().LogAttrs(ctx, slog.LevelInfo, "x402: paid",
 		slog.String("id", id), slog.String("reference", proof.Reference), slog.String("amount", offer.Amount),
 		slog.String("asset", offer.Asset), slog.String("network", offer.Network), slog.String("url", req.URL.Redacted()))

@@ -159,3 +159,13 @@ func (t *Transport) sweep(now time.Time) {
 		}
 	}
 }
+
+// proofExpiry is when the proof p for offer, signed at now, can no longer
+// be taken by a server: the validBefore of its EIP-3009 authorization, or
+// else the offer's maxTimeoutSeconds from now.
+func proofExpiry(p *PaymentPayload, offer PaymentRequirements, now time.Time) time.Time {
+	if vb, ok := p.AuthorizationValidBefore(); ok {
+		return vb
+	}
+	return now.Add(time.Duration(offer.MaxTimeoutSeconds) * time.Second)
+}

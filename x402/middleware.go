@@ -49,6 +49,11 @@ type Price struct {
 	// work of a payment that does not settle (a payer that emptied its
 	// balance meanwhile).
 	SettleBefore bool
+	// Discovery, if not nil, describes the route to x402 discovery
+	// services in its 402 answers (see [Discovery]).
+	Discovery *Discovery
+
+	method string // of the request being answered
 }
 
 // DefaultTimeBudget is the time budget of a route whose Price leaves
@@ -96,7 +101,10 @@ const exposed = HeaderPaymentRequired + ", " + HeaderPaymentResponse + ", " + He
 //
 // A priced request without a proof gets 402 with the terms in both
 // versions: base64 JSON in the PAYMENT-REQUIRED header (version 2) and the
-// version 1 terms as the JSON body. A proof is read from
+// version 1 terms as the JSON body. Every 402 answer carries
+// Cache-Control: no-store, the route's description and media type in its
+// resource, and the route's [Discovery], if any: extensions.bazaar in
+// version 2, outputSchema in each version 1 offer. A proof is read from
 // PAYMENT-SIGNATURE or X-PAYMENT; a header that does not decode gets a 400
 // problem. The proof must match one of the route's offers (a version 1
 // proof that several offers could take, such as offers that differ only in
@@ -226,6 +234,11 @@ func checkPrice(p Price, settle time.Duration) error {
 	if p.TimeBudget < 0 {
 		return fmt.Errorf("time budget %s is negative", p.TimeBudget)
 	}
+	if p.Discovery != nil {
+		if err := p.Discovery.check(); err != nil {
+			return err
+		}
+	}
 	need := p.validity(settle)
 	for i, o := range p.Accepts {
 		switch {
@@ -344,6 +357,7 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 			return
 		}
 	}
+	price.method = r.Method
 	ctx := r.Context()
 	w.Header().Add("Access-Control-Expose-Headers", exposed)
 	res := ResourceInfo{URL: resourceURL(r), Description: price.Description, MimeType: price.MimeType}
@@ -555,7 +569,7 @@ func paidRequest(r *http.Request, p *PaymentPayload) string {
 }
 
 // require answers 402 with the terms of price in both versions, and with
-// the settlement when one failed.
+// the settlement when one failed; no cache keeps it.
 func (pw *paywall) require(w http.ResponseWriter, price Price, res ResourceInfo, reason string, sr *SettleResponse) {
 	pw.tel.refused(reason, sr)
 	v2 := PaymentRequired{X402Version: Version2, Error: reason, Resource: &res, Accepts: make([]PaymentRequirements, len(price.Accepts))}
@@ -566,6 +580,11 @@ func (pw *paywall) require(w http.ResponseWriter, price Price, res ResourceInfo,
 		v2.Accepts[i] = o
 	}
 	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	if err := price.describe(&v2, &v1); err != nil {
+		pw.unavailable(w, "describing the route", err)
+		return
+	}
 	value, err := EncodeHeader(v2)
 	if err != nil {
 		pw.unavailable(w, "encoding the terms", err)

@@ -37,6 +37,15 @@ type Discovery struct {
 	Output json.RawMessage
 	// OutputSchema is the JSON Schema of the answer. Required.
 	OutputSchema json.RawMessage
+
+	method string // of the request answered, set by of
+}
+
+// of returns a copy of d for a request with method.
+func (d *Discovery) of(method string) *Discovery {
+	c := *d
+	c.method = method
+	return &c
 }
 
 // bodyMethods are the methods whose input is a body, as the bazaar
@@ -175,14 +184,14 @@ func (p Price) describe(v2 *PaymentRequired, v1 *PaymentRequiredV1) error {
 	if d == nil {
 		return nil
 	}
-	ext, err := d.bazaar(p.method)
+	ext, err := d.bazaar(d.method)
 	switch {
 	case err == nil:
 		v2.Extensions = map[string]json.RawMessage{ExtensionBazaar: ext}
 	case !errors.Is(err, errNoMethod):
 		return err
 	}
-	schema, err := d.outputSchemaV1(p.method)
+	schema, err := d.outputSchemaV1(d.method)
 	if err != nil {
 		return err
 	}

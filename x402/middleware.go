@@ -52,8 +52,6 @@ type Price struct {
 	// Discovery, if not nil, describes the route to x402 discovery
 	// services in its 402 answers (see [Discovery]).
 	Discovery *Discovery
-
-	method string // of the request being answered
 }
 
 // DefaultTimeBudget is the time budget of a route whose Price leaves
@@ -357,7 +355,9 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 			return
 		}
 	}
-	price.method = r.Method
+	if price.Discovery != nil {
+		price.Discovery = price.Discovery.of(r.Method)
+	}
 	ctx := r.Context()
 	w.Header().Add("Access-Control-Expose-Headers", exposed)
 	res := ResourceInfo{URL: resourceURL(r), Description: price.Description, MimeType: price.MimeType}

@@ -64,23 +64,23 @@ func (d *Discovery) check() error {
 	}{{"Input", d.Input, false}, {"InputSchema", d.InputSchema, true}, {"Output", d.Output, false}, {"OutputSchema", d.OutputSchema, true}} {
 		if len(m.v) == 0 {
 			if m.required {
-				return fmt.Errorf("Discovery.%s is required", m.name)
+				return fmt.Errorf("the route's Discovery.%s is required", m.name)
 			}
 			continue
 		}
 		var v any
 		if err := json.Unmarshal(m.v, &v); err != nil {
-			return fmt.Errorf("Discovery.%s is not JSON: %w", m.name, err)
+			return fmt.Errorf("the route's Discovery.%s is not JSON: %w", m.name, err)
 		}
 		if _, ok := v.(map[string]any); !ok && m.name != "Output" {
-			return fmt.Errorf("Discovery.%s must be a JSON object", m.name)
+			return fmt.Errorf("the route's Discovery.%s must be a JSON object", m.name)
 		}
 	}
 	switch d.BodyType {
 	case "", "json", "form-data", "text":
 		return nil
 	}
-	return fmt.Errorf("Discovery.BodyType %q is none of json, form-data, text", d.BodyType)
+	return fmt.Errorf("the route's Discovery.BodyType %q is none of json, form-data, text", d.BodyType)
 }
 
 // obj is a JSON object being built.

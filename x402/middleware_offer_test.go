@@ -37,16 +37,7 @@ func TestMiddleware_v1ProofPaysTheOfferItNames(t *testing.T) {
 		{"first offer", first},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := tc.pay
-			o.Network = "base-sepolia"
-			pr, err := newPayer(t).Pay(t.Context(), o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			v, err := x402.EncodeHeader(x402.PaymentPayload{X402Version: x402.Version1, Accepted: o, Payload: pr.Payload})
-			if err != nil {
-				t.Fatal(err)
-			}
+			v := v1Proof(t, tc.pay)
 			resp := send(t, srv.URL, x402.HeaderXPayment, v)
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("status = %d (%q), want 200", resp.StatusCode, resp.Header.Get(x402.HeaderXPaymentResponse))
@@ -85,16 +76,7 @@ func TestMiddleware_v1ProofPaysTheAssetItSigned(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	for i, pay := range []x402.PaymentRequirements{euro, usdc} {
-		o := pay
-		o.Network = "base-sepolia"
-		pr, err := newPayer(t).Pay(t.Context(), o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := x402.EncodeHeader(x402.PaymentPayload{X402Version: x402.Version1, Accepted: o, Payload: pr.Payload})
-		if err != nil {
-			t.Fatal(err)
-		}
+		v := v1Proof(t, pay)
 		key := "call-" + pay.Asset
 		resp, _ := sendKeyed(t, srv.URL, x402.HeaderXPayment, v, key)
 		if resp.StatusCode != http.StatusOK {
@@ -111,4 +93,20 @@ func TestMiddleware_v1ProofPaysTheAssetItSigned(t *testing.T) {
 	if n, s := k.served.Load(), len(fac.Settlements()); n != 2 || s != 2 {
 		t.Errorf("handler ran %d times, %d settlements; want 2 and 2", n, s)
 	}
+}
+
+// v1Proof returns a version 1 proof paying offer, which names only scheme
+// and network.
+func v1Proof(t *testing.T, offer x402.PaymentRequirements) string {
+	t.Helper()
+	offer.Network = "base-sepolia"
+	pr, err := newPayer(t).Pay(t.Context(), offer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := x402.EncodeHeader(x402.PaymentPayload{X402Version: x402.Version1, Accepted: offer, Payload: pr.Payload})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -88,6 +88,17 @@ func keyedGet(ctx context.Context, c *http.Client, url, key string) error {
 	return nil
 }
 
+// newFlight returns a flightServer and a Transport paying it with payer
+// from a Budget, and a client using it. Closing the server closes the
+// client's connections.
+func newFlight(t *testing.T, payer Payer) (*flightServer, *Transport, *http.Client, *Budget) {
+	t.Helper()
+	fs := newFlightServer(t)
+	budget := NewBudget(1 << 20)
+	tr := &Transport{Base: fs.Client().Transport, Payer: payer, Budget: budget}
+	return fs, tr, &http.Client{Transport: tr}, budget
+}
+
 // waitHolders waits until n requests hold the one proof of t's calls.
 func waitHolders(t *testing.T, tr *Transport, n int) {
 	t.Helper()
@@ -112,13 +123,9 @@ func waitHolders(t *testing.T, tr *Transport, n int) {
 // instead of paying again.
 func TestTransport_sharedProofSentByAnotherRequestStaysSpent(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	fs := newFlightServer(t)
-	defer fs.Close()
 	payer := &gatedPayer{paying: make(chan struct{}, 2), gate: make(chan struct{})}
-	budget := NewBudget(1 << 20)
-	tr := &Transport{Base: fs.Client().Transport, Payer: payer, Budget: budget}
-	c := &http.Client{Transport: tr}
-	defer fs.Client().CloseIdleConnections()
+	fs, tr, c, budget := newFlight(t, payer)
+	defer fs.Close()
 
 	ctxA, cancelA := context.WithCancel(t.Context())
 	errA, errB := make(chan error, 1), make(chan error, 1)
@@ -153,13 +160,9 @@ func TestTransport_sharedProofSentByAnotherRequestStaysSpent(t *testing.T) {
 // own context ends; the payment goes on and its maker sends it.
 func TestTransport_waiterReturnsWhenItsContextEnds(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	fs := newFlightServer(t)
-	defer fs.Close()
 	payer := &gatedPayer{paying: make(chan struct{}, 2), gate: make(chan struct{})}
-	budget := NewBudget(1 << 20)
-	tr := &Transport{Base: fs.Client().Transport, Payer: payer, Budget: budget}
-	c := &http.Client{Transport: tr}
-	defer fs.Client().CloseIdleConnections()
+	fs, tr, c, budget := newFlight(t, payer)
+	defer fs.Close()
 
 	errA := make(chan error, 1)
 	go func() { errA <- keyedGet(t.Context(), c, fs.URL, "call-1") }()
@@ -192,8 +195,6 @@ func TestTransport_waiterReturnsWhenItsContextEnds(t *testing.T) {
 // request's cancellation.
 func TestTransport_waiterPaysWhenTheMakerGivesUp(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	fs := newFlightServer(t)
-	defer fs.Close()
 	paying, gate := make(chan struct{}, 2), make(chan struct{})
 	var n atomic.Int32
 	payer := PayerFunc(func(ctx context.Context, _ PaymentRequirements) (Proof, error) {
@@ -207,10 +208,8 @@ func TestTransport_waiterPaysWhenTheMakerGivesUp(t *testing.T) {
 		}
 		return Proof{Payload: json.RawMessage(`{"ok":true}`)}, nil
 	})
-	budget := NewBudget(1 << 20)
-	tr := &Transport{Base: fs.Client().Transport, Payer: payer, Budget: budget}
-	c := &http.Client{Transport: tr}
-	defer fs.Client().CloseIdleConnections()
+	fs, tr, c, budget := newFlight(t, payer)
+	defer fs.Close()
 	defer close(gate)
 
 	ctxA, cancelA := context.WithCancel(t.Context())

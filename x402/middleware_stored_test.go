@@ -1,6 +1,7 @@
 package x402_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -161,5 +162,55 @@ func TestRetention_transportAndServerAgree(t *testing.T) {
 	}
 	if x402.HeaderIdempotentReplayed != httpapi.HeaderIdempotentReplayed {
 		t.Errorf("x402 reads %q, the server sets %q", x402.HeaderIdempotentReplayed, httpapi.HeaderIdempotentReplayed)
+	}
+}
+
+// TestMiddleware_vouchServerAnswerIsNotChargedTwice: behind the x402
+// middleware, internal/httpapi's paid endpoint keeps its answer by payer
+// and Idempotency-Key; the retry of a settled call with a new proof from
+// the same payer gets the stored answer, Idempotent-Replayed: true, and
+// its payment is not settled; that proof, unspent, is taken again.
+func TestMiddleware_vouchServerAnswerIsNotChargedTwice(t *testing.T) {
+	for _, settleBefore := range []bool{false, true} {
+		fac := &evm.Facilitator{}
+		mw, err := x402.Middleware(x402.MiddlewareConfig{
+			Facilitator: fac,
+			Routes:      map[string]x402.Price{"POST /paid": {Accepts: []x402.PaymentRequirements{offer(t)}, SettleBefore: settleBefore}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var runs atomic.Int32
+		s, err := httpapi.NewServer(httpapi.Config{X402: mw, Endpoints: []httpapi.Endpoint{{
+			Method: http.MethodPost, Path: "/paid", Access: httpapi.Paid,
+			Prepare: func(_ *http.Request, body []byte) (httpapi.Run, error) {
+				return func(context.Context) (any, error) { return map[string]any{"run": runs.Add(1)}, nil }, nil
+			},
+		}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(s)
+		defer srv.Close()
+		first, second := proof(t, 2, nil), proof(t, 2, nil)
+		for i, p := range []string{first, second, second} {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/paid", strings.NewReader(`{"n":1}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set(x402.HeaderIdempotencyKey, "call-1")
+			req.Header.Set(x402.HeaderPaymentSignature, p)
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			replayed := resp.Header.Get(x402.HeaderIdempotentReplayed) == "true"
+			if resp.StatusCode != http.StatusOK || string(body) != "{\"run\":1}\n" || replayed != (i > 0) {
+				t.Errorf("settle before %v, request %d: %d %q replayed %v; want 200, the first run's answer", settleBefore, i, resp.StatusCode, body, replayed)
+			}
+		}
+		if n, tx := runs.Load(), len(fac.Settlements()); n != 1 || tx != 1 {
+			t.Errorf("settle before %v: %d runs, %d settlements; want 1 and 1", settleBefore, n, tx)
+		}
 	}
 }

@@ -143,7 +143,7 @@ func (a args) call(skill string) (*call, error) {
 	allowed := members[skill]
 	for _, k := range slices.Sorted(maps.Keys(a)) {
 		if !slices.Contains(allowed, k) {
-			return nil, &InputError{Argument: k, Message: "is not an argument of " + skill, Allowed: allowed}
+			return nil, &InputError{Argument: strconv.Quote(k), Message: "is not an argument of " + skill, Allowed: allowed}
 		}
 	}
 	if skill == SkillFactcheck {

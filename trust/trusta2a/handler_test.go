@@ -175,7 +175,7 @@ func TestMessageSend_badInput(t *testing.T) {
 		{[]a2a.Part{a2a.TextPart{Text: `Validate the claimed result "17 * 3 = 51" please`}}, `"please" after the validate_claim sentence is not an option`},
 		{[]a2a.Part{a2a.TextPart{Text: `Validate the claimed result "17 * 3 = 51`}}, "is not closed"},
 		{[]a2a.Part{a2a.TextPart{Text: `{"claimed_result": `}}, "not a JSON object"},
-		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"input": "What is 17 * 3?", "color": "red"}}}, "color: is not an argument of delegate_task"},
+		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"input": "What is 17 * 3?", "color": "red"}}}, `"color": is not an argument of delegate_task`},
 		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"policy": "safe"}}}, "data: names no skill"},
 		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"skill": "summarize"}}}, "skill: unknown skill"},
 		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"skill": "arbitrate", "claimed_result": "x"}}}, "dispute_context: is required"},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
@@ -44,22 +45,30 @@ func (e *executor) Execute(ctx context.Context, reqCtx *a2asrv.RequestContext, q
 		return fmt.Errorf("%w: %s: %s", a2a.ErrInvalidParams, c.skill, problemText(p))
 	}
 	if err != nil {
-		msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, reqCtx, a2a.TextPart{Text: c.skill + " failed: " + errorText(err)})
-		ev := a2a.NewStatusUpdateEvent(reqCtx, a2a.TaskStateFailed, msg)
-		ev.Final = true
-		return q.Write(ctx, ev)
+		return q.Write(ctx, finished(reqCtx, a2a.TaskStateFailed, c.skill+" failed: "+errorText(err), nil))
 	}
-	art := a2a.NewArtifactEvent(reqCtx, a2a.DataPart{Data: answer}, a2a.TextPart{Text: summary})
-	art.Artifact.Name = c.skill
-	art.Artifact.Description = "the answer of " + c.skill + ", as the data part, and its summary"
-	art.LastChunk = true
-	if err := q.Write(ctx, art); err != nil {
-		return err
+	art := &a2a.Artifact{ID: a2a.NewArtifactID(), Name: c.skill, Description: "the answer of " + c.skill + ", as the data part, and its summary",
+		Parts: a2a.ContentParts{a2a.DataPart{Data: answer}, a2a.TextPart{Text: summary}}}
+	return q.Write(ctx, finished(reqCtx, a2a.TaskStateCompleted, summary, art))
+}
+
+// finished returns the task of reqCtx in state, its status message text,
+// with the artifact art if not nil. The task is written whole, as one
+// event: the SDK then stores and answers it as it is, where the events
+// that update a task pass through a copy that turns an empty array in a
+// data part into null.
+func finished(reqCtx *a2asrv.RequestContext, state a2a.TaskState, text string, art *a2a.Artifact) *a2a.Task {
+	task := &a2a.Task{ID: reqCtx.TaskID, ContextID: reqCtx.ContextID, History: []*a2a.Message{reqCtx.Message}}
+	if st := reqCtx.StoredTask; st != nil {
+		task.History, task.Artifacts, task.Metadata = st.History, st.Artifacts, st.Metadata
 	}
-	done := a2a.NewStatusUpdateEvent(reqCtx, a2a.TaskStateCompleted,
-		a2a.NewMessageForTask(a2a.MessageRoleAgent, reqCtx, a2a.TextPart{Text: summary}))
-	done.Final = true
-	return q.Write(ctx, done)
+	if art != nil {
+		task.Artifacts = append(task.Artifacts, art)
+	}
+	now := time.Now()
+	task.Status = a2a.TaskStatus{State: state, Timestamp: &now,
+		Message: a2a.NewMessageForTask(a2a.MessageRoleAgent, reqCtx, a2a.TextPart{Text: text})}
+	return task
 }
 
 // Cancel ends a task canceled. A call answers in seconds, so a task is

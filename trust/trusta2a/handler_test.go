@@ -128,6 +128,11 @@ func TestMessageSend_verdicts(t *testing.T) {
 		if r, _ := runs.(map[string]any); r["redundancy"] != tt.runs && r["replicas"] != tt.runs {
 			t.Errorf("%+v: runs %v, want %v", tt.part, runs, tt.runs)
 		}
+		if ev, ok := got["evidence"].(map[string]any); ok && tt.key != "verdict" {
+			if _, ok := ev["disagreements"].([]any); !ok {
+				t.Errorf("%+v: disagreements %#v, want an array", tt.part, ev["disagreements"])
+			}
+		}
 	}
 }
 

@@ -5,17 +5,22 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2aclient"
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/vouchkit/vouch/internal/problem"
+
 	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/trust"
 	vouchcard "github.com/vouchkit/vouch/trust/agentcard"
 	"github.com/vouchkit/vouch/trust/trusta2a"
 )
@@ -286,5 +291,54 @@ func TestTraceparent(t *testing.T) {
 func TestNewHandler_noCaller(t *testing.T) {
 	if _, err := trusta2a.NewHandler(trusta2a.Config{}); err == nil {
 		t.Error("NewHandler without a Caller: no error")
+	}
+}
+
+// failing is a trust service whose every call fails: with a problem of
+// status code, or with a plain error when code is 0.
+type failing struct{ code int }
+
+func (f failing) Call(context.Context, *trust.Request) (*trust.Response, error) {
+	if f.code == 0 {
+		return nil, errors.New("no worker answered")
+	}
+	return nil, problem.New(f.code, "bad_gateway", "the workers are unreachable")
+}
+
+// TestMessageSend_callFails ends the task failed, saying why, when the
+// call fails; a refusal of the request (4xx) is invalid params.
+func TestMessageSend_callFails(t *testing.T) {
+	for _, tt := range []struct {
+		code  int
+		state a2a.TaskState
+		want  string
+	}{
+		{0, a2a.TaskStateFailed, "validate_claim failed: no worker answered"},
+		{http.StatusBadGateway, a2a.TaskStateFailed, "validate_claim failed: the workers are unreachable (502 bad_gateway)"},
+		{http.StatusUnprocessableEntity, "", "invalid params: validate_claim: the workers are unreachable (422 bad_gateway)"},
+	} {
+		h, err := trusta2a.NewHandler(trusta2a.Config{Caller: failing{tt.code}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(h)
+		c, err := a2aclient.NewFromEndpoints(context.Background(), []a2a.AgentInterface{{URL: srv.URL, Transport: a2a.TransportProtocolJSONRPC}},
+			a2aclient.WithJSONRPCTransport(srv.Client()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		task, err := send(t, c, a2a.TextPart{Text: `Validate the claimed result "17 * 3 = 51"`})
+		switch {
+		case tt.state == "":
+			if !errors.Is(err, a2a.ErrInvalidParams) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("%d: error %v, want invalid params %q", tt.code, err, tt.want)
+			}
+		case err != nil:
+			t.Errorf("%d: %v", tt.code, err)
+		case task.Status.State != tt.state || task.Status.Message == nil || task.Status.Message.Parts[0].(a2a.TextPart).Text != tt.want:
+			t.Errorf("%d: task %s %+v, want %s saying %q", tt.code, task.Status.State, task.Status.Message, tt.state, tt.want)
+		}
+		c.Destroy()
+		srv.Close()
 	}
 }

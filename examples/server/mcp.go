@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -10,7 +9,7 @@ import (
 	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
@@ -97,18 +96,7 @@ func requireKey(auth router.Authenticator, next http.Handler) http.Handler {
 			withToken.ServeHTTP(w, r)
 			return
 		}
-		var p *problem.Details
-		if errors.As(err, &p) {
-			problem.Write(w, p)
-			return
-		}
-		challenge, detail := `Bearer realm="vouch"`, "missing credentials: send Authorization: Bearer <key>"
-		if !errors.Is(err, router.ErrNoCredentials) {
-			challenge += `, error="invalid_token"`
-			detail = "the credential is not valid"
-		}
-		w.Header().Set("WWW-Authenticate", challenge)
-		problem.Write(w, problem.New(http.StatusUnauthorized, problem.CodeUnauthorized, detail))
+		httpapi.WriteAuthError(w, r, err)
 	})
 }
 

@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/internal/traceparent"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
@@ -81,7 +81,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.cfg.Authenticator != nil {
 		caller, err := h.cfg.Authenticator(r)
 		if err != nil || caller == "" {
-			unauthorized(w, err)
+			httpapi.WriteAuthError(w, r, err)
 			return
 		}
 		ctx = trust.WithCaller(ctx, caller)
@@ -96,21 +96,4 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The SDK writes JSON without naming it; a stream sets its own type.
 	w.Header().Set("Content-Type", "application/json")
 	h.rpc.ServeHTTP(w, r.WithContext(ctx))
-}
-
-// unauthorized answers a request without a credential the Authenticator
-// accepts with the 401 problem of the HTTP routes.
-func unauthorized(w http.ResponseWriter, err error) {
-	var p *problem.Details
-	if errors.As(err, &p) {
-		problem.Write(w, p)
-		return
-	}
-	challenge, detail := `Bearer realm="vouch"`, "missing credentials: send Authorization: Bearer <key>"
-	if !errors.Is(err, router.ErrNoCredentials) {
-		challenge += `, error="invalid_token"`
-		detail = "the credential is not valid"
-	}
-	w.Header().Set("WWW-Authenticate", challenge)
-	problem.Write(w, problem.New(http.StatusUnauthorized, problem.CodeUnauthorized, detail))
 }

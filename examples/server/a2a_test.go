@@ -73,6 +73,16 @@ func TestRun_a2a(t *testing.T) {
 		}
 	}
 
+	// Every example on the card, as written, is answered by its skill.
+	for _, skill := range card.Skills {
+		for _, ex := range skill.Examples {
+			got := a2aAnswer(t, hc, card, defaultAPIKey, a2a.TextPart{Text: ex})
+			if got["status"] == nil && got["verdict"] == nil {
+				t.Errorf("%s example %q: answer %v has no status or verdict", skill.ID, ex, got)
+			}
+		}
+	}
+
 	// The older path serves the same endpoint.
 	old := *card
 	old.URL, old.AdditionalInterfaces = base+a2aAPIPath, nil

@@ -27,7 +27,7 @@ function ok(name) {
 
 function fail(name, why) {
   failed++;
-  console.log(`FAIL ${name}: ${why}`);
+  console.log(`FAIL ${name}: ${String(why).replace(/\s+/g, ' ').trim()}`);
 }
 
 async function check(name, fn) {

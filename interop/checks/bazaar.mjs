@@ -4,7 +4,10 @@
 // with description and mimeType, and a bazaar extension that the official
 // validators accept and from which a facilitator extracts the route's
 // method and input (version 2 terms); the version 1 terms in the body must
-// yield the same through extractDiscoveryInfoV1.
+// yield the same through extractDiscoveryInfoV1. It prints "ok <name>" or
+// "FAIL <name>: why" per route and exits non-zero on any failure.
+//
+// Environment: VOUCH_URL (the server's base URL).
 import {
   BAZAAR,
   extractDiscoveryInfo,
@@ -14,7 +17,7 @@ import {
 } from "@x402/extensions/bazaar";
 import { PAYMENT_REQUIRED_CACHE_CONTROL, decodePaymentRequiredHeader } from "@x402/core/http";
 
-const base = process.env.VOUCH_URL;
+const base = (process.env.VOUCH_URL || "").replace(/\/$/, "");
 if (!base) {
   console.log("FAIL bazaar: VOUCH_URL is not set");
   process.exit(1);
@@ -31,7 +34,7 @@ const key = typeof BAZAAR === "string" ? BAZAAR : BAZAAR.key;
 let failed = false;
 
 function check(name, ok, detail) {
-  console.log(`${ok ? "ok  " : "FAIL"} bazaar ${name}${ok ? "" : ": " + detail}`);
+  console.log(ok ? `ok bazaar ${name}` : `FAIL bazaar ${name}: ${String(detail).replace(/\s+/g, " ").trim()}`);
   if (!ok) failed = true;
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vouchkit/vouch/trust"
@@ -30,27 +31,34 @@ func (f *countingFacilitator) Settle(ctx context.Context, p *x402.PaymentPayload
 	return f.Facilitator.Settle(ctx, p, r)
 }
 
-// paidTerms reads the terms of a tool result that asks for payment.
+// paidTerms reads the terms of a tool result that asks for payment: in
+// content[0].text, as the x402/error wrapper with code 402, and not in
+// structuredContent, which clients check against the tool's output schema.
 func paidTerms(t *testing.T, res *mcp.CallToolResult) trustmcp.PaymentRequired {
 	t.Helper()
 	if !res.IsError {
 		t.Fatalf("the tool ran without payment: %s", text(res))
 	}
-	var pr trustmcp.PaymentRequired
-	b, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(b, &pr); err != nil || pr.X402Version != 2 || len(pr.Accepts) == 0 {
-		t.Fatalf("structured content %s (%v): want version 2 terms", b, err)
+	if res.StructuredContent != nil {
+		t.Errorf("structured content %v: want none, the terms are not the tool's answer", res.StructuredContent)
 	}
 	var wrapped struct {
 		Err struct {
-			Code int                  `json:"code"`
-			Data x402.PaymentRequired `json:"data"`
+			Code int                      `json:"code"`
+			Data trustmcp.PaymentRequired `json:"data"`
 		} `json:"x402/error"`
 	}
-	if err := json.Unmarshal([]byte(text(res)), &wrapped); err != nil || wrapped.Err.Code != 402 || len(wrapped.Err.Data.Accepts) == 0 {
-		t.Fatalf("content[0].text %q (%v): want the x402/error wrapper with code 402 and the terms", text(res), err)
+	if err := json.Unmarshal([]byte(text(res)), &wrapped); err != nil || wrapped.Err.Code != 402 || wrapped.Err.Data.X402Version != 2 || len(wrapped.Err.Data.Accepts) == 0 {
+		t.Fatalf("content[0].text %q (%v): want the x402/error wrapper with code 402 and version 2 terms", text(res), err)
 	}
-	return pr
+	pr, err := trustmcp.PaymentTerms(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wrapped.Err.Data, *pr); diff != "" {
+		t.Errorf("PaymentTerms (-text +got):\n%s", diff)
+	}
+	return *pr
 }
 
 func TestPaywall(t *testing.T) {

@@ -176,7 +176,8 @@ func schemaOptions() *jsonschema.ForOptions {
 var enums = map[string][]string{"policy": policies, "receipt": receiptModes, "mode": factcheckModes}
 
 // addTool adds a typed tool, with its schemas inferred from In and Out
-// (json.RawMessage as any JSON value).
+// (json.RawMessage as any JSON value), every subschema written as an
+// object (see explicit).
 func addTool[In, Out any](s *mcp.Server, tool *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) error {
 	in, err := jsonschema.ForType(reflect.TypeFor[In](), schemaOptions())
 	if err != nil {
@@ -201,6 +202,8 @@ func addTool[In, Out any](s *mcp.Server, tool *mcp.Tool, h mcp.ToolHandlerFor[In
 	if err != nil {
 		return fmt.Errorf("trustmcp: %s: output schema: %w", tool.Name, err)
 	}
+	explicit(in)
+	explicit(out)
 	tool.InputSchema, tool.OutputSchema = in, out
 	mcp.AddTool(s, tool, h)
 	return nil
@@ -285,11 +288,11 @@ type ReceiptResult struct {
 	// Receipt is the receipt object as issued. MCP carries it as a JSON
 	// value: on the way it may be written again in another spelling (the
 	// SDK escapes <, > and &), which verify_receipt accepts.
-	Receipt json.RawMessage `json:"receipt"`
+	Receipt json.RawMessage `json:"receipt" jsonschema:"the receipt object as issued (v4 receipt)"`
 	// ReceiptJSON is the receipt's JSON text exactly as issued, in a
 	// string, which no JSON writer changes: the bytes that
 	// receipt.Verify and an offline verifier check.
-	ReceiptJSON string `json:"receipt_json"`
+	ReceiptJSON string `json:"receipt_json" jsonschema:"the receipt's JSON text exactly as issued: the bytes its signature covers"`
 }
 
 func (t *tools) getReceipt(ctx context.Context, req *mcp.CallToolRequest, args GetReceiptArgs) (*mcp.CallToolResult, *ReceiptResult, error) {

@@ -330,7 +330,10 @@ func (pw *paywall) settle(ctx context.Context, tool string, p *x402.PaymentPaylo
 	sr, err := pw.cfg.Facilitator.Settle(ctx, p, offer)
 	if err != nil {
 		pw.log.LogAttrs(ctx, slog.LevelWarn, "trustmcp: settlement failed", slog.String("tool", tool), slog.String("error", err.Error()))
-		return &x402.SettleResponse{ErrorReason: "unexpected_settle_error", ErrorMessage: err.Error(), Network: offer.Network, Payer: payer}
+		// The error stays in the log: it may name the facilitator's address
+		// or key, which the payer must not see.
+		return &x402.SettleResponse{ErrorReason: "unexpected_settle_error", ErrorMessage: "the facilitator could not settle the payment",
+			Network: offer.Network, Payer: payer}
 	}
 	if sr.Success {
 		if sr.Payer == "" {

@@ -3,7 +3,9 @@ package trustmcp
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -26,16 +28,20 @@ const anyValue = "any JSON value"
 func explicit(s *jsonschema.Schema) {
 	if s.AdditionalProperties != nil && isBoolean(s.AdditionalProperties, false) &&
 		len(s.Properties) > 0 && len(s.PatternProperties) == 0 && s.PropertyNames == nil {
-		names := make([]any, 0, len(s.Properties))
+		// In the order of the properties, then any not in PropertyOrder.
+		var names []any
 		for _, name := range s.PropertyOrder {
-			if s.Properties[name] != nil {
+			if _, ok := s.Properties[name]; ok && !slices.Contains(names, any(name)) {
 				names = append(names, name)
 			}
 		}
-		if len(names) == len(s.Properties) {
-			s.AdditionalProperties = nil
-			s.PropertyNames = &jsonschema.Schema{Description: "the only members allowed", Enum: names}
+		for _, name := range slices.Sorted(maps.Keys(s.Properties)) {
+			if !slices.Contains(names, any(name)) {
+				names = append(names, name)
+			}
 		}
+		s.AdditionalProperties = nil
+		s.PropertyNames = &jsonschema.Schema{Description: "the only members allowed", Enum: names}
 	}
 	forEachChild(s, func(c *jsonschema.Schema) {
 		switch {

@@ -13,7 +13,7 @@ const routes = [
     answer: (b) => equal(b.verdict, "VALID", "validate verdict") },
   { method: "GET", path: "/api/v1/x402/ping", answer: () => {} },
   { method: "POST", path: "/api/v4/x402/trust",
-    body: { mode: "validation", policy: "fast", task: { type: "tool_output", claimed_result: "17 * 3 = 51" } },
+    body: { mode: "validation", policy: "safe", task: { type: "tool_output", claimed_result: "17 * 3 = 51" } },
     answer: (b) => equal(b.status, "VALID", "trust status") },
 ];
 

@@ -100,14 +100,16 @@ export async function badArgument(c, name, args, argument) {
  */
 export async function exercise(c) {
   await listTools(c);
-  const claim = { claimed_result: "17 * 3 = 51", policy: "fast" };
+  // The safe tier (3 runs, majority): one of the demo workers answers
+  // wrong one call in three, which a single run (fast) would report.
+  const claim = { claimed_result: "17 * 3 = 51", policy: "safe" };
 
   const v = (await call(c, "validate_claim", { ...claim, receipt: "detached" })).out;
   equal(v.status, "VALID", "validate_claim status");
   const id = v.receipt && v.receipt.receipt_id;
   ok(/^rcpt_/.test(id || ""), `validate_claim: no receipt_id in ${show(v.receipt)}`);
 
-  const d = (await call(c, "delegate_task", { objective: "What is 17 * 3?", policy: "fast" })).out;
+  const d = (await call(c, "delegate_task", { objective: "What is 17 * 3?", policy: "safe" })).out;
   equal(d.status, "VALID", "delegate_task status");
   equal(d.result && d.result.value, 51, "delegate_task result value");
 
@@ -173,7 +175,7 @@ export function paymentRequired(res) {
  */
 export async function paidCall(c) {
   await listTools(c); // so that the SDK validates the results against the output schemas
-  const args = { claimed_result: "17 * 3 = 51", policy: "fast" };
+  const args = { claimed_result: "17 * 3 = 51", policy: "safe" };
   const unpaid = await c.callTool({ name: "validate_claim", arguments: args });
   ok(unpaid.isError, `unpaid validate_claim ran: ${show(unpaid)}`);
   const terms = paymentRequired(unpaid);

@@ -10,14 +10,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
 	"github.com/vouchkit/vouch/trust/trustmcp"
-	"github.com/vouchkit/vouch/x402"
-	"github.com/vouchkit/vouch/x402/evm"
 )
 
 // secret is what an internal error may carry: a database's host, user
@@ -102,54 +98,5 @@ func TestServer_problemReturned(t *testing.T) {
 	res := callTool(t, cs, "verify_receipt", map[string]any{"receipt": map[string]any{"receipt_id": "rcpt_aaaaaaaaaaaaaaaaaaaaaaaaaa"}})
 	if want := "receipt verification is not configured"; !res.IsError || !strings.Contains(text(res), want) {
 		t.Errorf("verify_receipt without a verifier: %v %q, want a tool error saying %q", res.IsError, text(res), want)
-	}
-}
-
-// settlingFails is a facilitator that verifies every payment and fails
-// every settlement with an internal error.
-type settlingFails struct{ scriptedFacilitator }
-
-func (settlingFails) Settle(context.Context, *x402.PaymentPayload, x402.PaymentRequirements) (*x402.SettleResponse, error) {
-	return nil, errors.New("POST https://facilitator.internal/settle?api_key=s3cr3t: connection reset")
-}
-
-// A facilitator's error is logged, and the payer is told that the
-// settlement failed, not the facilitator's address or key.
-func TestPaywall_settleErrorNotReturned(t *testing.T) {
-	f := newFixture(t)
-	offer, err := evm.USDC("base-sepolia", "0x000000000000000000000000000000000000dEaD", "$0.005")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var log logBuffer
-	pay, err := trustmcp.Paywall(trustmcp.PaywallConfig{
-		Facilitator: &settlingFails{scriptedFacilitator{verify: &x402.VerifyResponse{IsValid: true}}},
-		Prices:      map[string]x402.Price{"validate_claim": {Accepts: []x402.PaymentRequirements{offer}}},
-		Logger:      slog.New(slog.NewTextHandler(&log, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := trustmcp.NewServer(f.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.AddReceivingMiddleware(pay)
-	payment := x402.PaymentPayload{X402Version: 2, Accepted: offer, Payload: json.RawMessage(`{"signature":"0x00"}`)}
-	payment.Accepted.Network = "eip155:84532"
-	res, err := connect(t, s).CallTool(context.Background(), &mcp.CallToolParams{Name: "validate_claim",
-		Arguments: map[string]any{"claimed_result": "17 * 3 = 51"}, Meta: mcp.Meta{trustmcp.MetaPayment: payment}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pr := paidTerms(t, res)
-	if pr.Settlement == nil || pr.Settlement.Success || pr.Settlement.ErrorReason != "unexpected_settle_error" {
-		t.Errorf("settlement in the terms: %+v, want the failure with reason unexpected_settle_error", pr.Settlement)
-	}
-	if strings.Contains(text(res), "facilitator.internal") || strings.Contains(text(res), "s3cr3t") {
-		t.Errorf("the payer sees the facilitator's error: %q", text(res))
-	}
-	if !strings.Contains(log.String(), "facilitator.internal") {
-		t.Errorf("the log lacks the facilitator's error:\n%s", log.String())
 	}
 }

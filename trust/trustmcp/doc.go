@@ -41,7 +41,10 @@
 // result with isError set whose text names the argument and the allowed
 // values, never a protocol error and never a silent default. So is an
 // error of the trust service or the router: its RFC 9457 detail is the
-// text.
+// text. Any other failure (a receipt store's, a remote service's, a
+// verifier's) may carry what a caller must not see, such as a database's
+// host and user: it goes to Config.Logger, and the caller reads only
+// "<tool>: <what> is unavailable; try again later".
 //
 // # Who is calling
 //

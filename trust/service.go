@@ -54,8 +54,8 @@ type Service struct {
 	logger    *slog.Logger
 	issuer    *receipt.Issuer
 	signed    bool
-	next      atomic.Uint64     // rotates adaptive's candidate sessions
-	tel       *serviceTelemetry // spans and metrics (WithTelemetry)
+	next      atomic.Uint64      // rotates adaptive's candidate sessions
+	tel       *serviceTelemetry  // spans and metrics (WithTelemetry)
 	noRep     bool               // WithoutReputation
 	keep      keeper             // the router's reputation; nil when off
 	calls     *reputation.Ledger // the latest calls by trace id, for Feedback

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
 )
@@ -47,10 +48,6 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 		}
 	}()
 	tp, mp := s.obs.tracerProvider(), s.obs.meterProvider()
-	engine, err := router.NewEngine(s.metrics.countExecutions(ss), router.WithEngineLogger(log), router.WithEngineTelemetry(tp, mp))
-	if err != nil {
-		return nil, err
-	}
 	if s.key, err = setUpSigningKey(cfg); err != nil {
 		return nil, err
 	}
@@ -65,6 +62,18 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 			s.state.close()
 		}
 	}()
+	engineOpts := []router.EngineOption{router.WithEngineLogger(log), router.WithEngineTelemetry(tp, mp)}
+	if s.state.reputation != nil { // shared by every server on the database
+		book, err := reputation.New(s.state.reputation, reputation.Options{})
+		if err != nil {
+			return nil, err
+		}
+		engineOpts = append(engineOpts, router.WithReputation(book))
+	}
+	engine, err := router.NewEngine(s.metrics.countExecutions(ss), engineOpts...)
+	if err != nil {
+		return nil, err
+	}
 	priced := priceTable(s.prices)
 	paid, err := paywall(priced, s.state.replay, s.metrics, s.obs, log)
 	if err != nil {

@@ -70,6 +70,10 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	if err != nil {
 		return nil, err
 	}
+	paidTrust, err := trustPaywall(priced, cfg.payTo, s.state.replay, s.metrics, s.obs, log)
+	if err != nil {
+		return nil, err
+	}
 
 	svc, err := trust.New(engine,
 		trust.WithReceipts(&receipt.Issuer{Signer: s.key.signer, Store: s.state.receipts}),
@@ -101,7 +105,7 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	}
 	trustOpts := []trust.HandlerOption{
 		trust.WithAuthenticator(auth),
-		trust.WithX402(paid),
+		trust.WithX402(paidTrust),
 		trust.WithIdempotency(s.state.idempotency, 0),
 		trust.WithReceiptEndpoints(s.state.receipts, verifier),
 		trust.WithReceiptLog(s.log),

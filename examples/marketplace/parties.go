@@ -107,7 +107,7 @@ func start() (_ *parties, err error) {
 var summaries = map[string]string{
 	"Revenue rose 12% to $4.1 billion in 2025; operating margin was 18%.": "Revenue grew 12% to $4.1 billion in 2025, with an 18% operating margin.",
 	"Refunds within 30 days, at most 2 a year, for orders above $50.":     "Refunds are possible within a month.",
-	"Shipping takes 3 to 5 days; orders above $50 ship free.":            "Shipping takes 3 to 5 days, free above $50.",
+	"Shipping takes 3 to 5 days; orders above $50 ship free.":             "Shipping takes 3 to 5 days, free above $50.",
 }
 
 // summarize is the seller's handler.

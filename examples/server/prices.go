@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
@@ -82,6 +83,14 @@ func priceTable(prices []pricedRoute) map[string]x402.Price {
 		}
 	}
 	return routes
+}
+
+// facilitatorPath is where -facilitator serves the offline facilitator.
+const facilitatorPath = "/x402/facilitator/"
+
+// facilitatorHandler serves an offline facilitator at facilitatorPath.
+func facilitatorHandler(m *metrics) http.Handler {
+	return http.StripPrefix(strings.TrimSuffix(facilitatorPath, "/"), x402.NewFacilitatorHandler(m.countSettlements(&evm.Facilitator{})))
 }
 
 // trustPaywall returns the x402 middleware of the trust call: the fixed

@@ -135,6 +135,9 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	mux.Handle("/", rh)
 	mux.Handle("/api/v4/", th)
 	(&health{sessions: engine, ping: s.state.ping, log: log}).register(mux) // /healthz, /readyz
+	if cfg.facilitator {
+		mux.Handle(facilitatorPath, facilitatorHandler(s.metrics))
+	}
 	if s.mcp, err = mountAgents(mux, cfg, agentDeps{engine, svc, s.state.receipts, verifier, auth, s.state.replay, s.state.answers, s.prices, s.metrics, log, s.obs}); err != nil {
 		return nil, err
 	}

@@ -129,50 +129,44 @@ func (c *charger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.next.ServeHTTP(w, r)
 		return
 	}
-	buf := &buffer{header: w.Header()}
-	c.next.ServeHTTP(buf, r)
-	if buf.status == 0 {
-		buf.status = http.StatusOK
+	// The x402 middleware holds the answer back until it settles, so
+	// the usage is reported in time when the handler has returned.
+	tee := &tee{ResponseWriter: w}
+	c.next.ServeHTTP(tee, r)
+	if tee.status >= 400 {
+		return
 	}
-	if buf.status < 400 {
-		var out struct {
-			Evidence struct {
-				Launched uint64 `json:"launched"`
-			} `json:"evidence"`
-		}
-		max, _ := x402.ParseAmount(vp.Offer.Amount) // the middleware parsed it
-		run := max / AdaptiveMaxRuns
-		err := json.Unmarshal(buf.body.Bytes(), &out)
-		if err == nil {
-			err = x402.ReportUsage(r.Context(), x402.Usage{Amount: out.Evidence.Launched * run, Units: out.Evidence.Launched, Unit: UnitRun})
-		}
-		if err != nil && c.log != nil {
-			c.log.WarnContext(r.Context(), "trustpay: the runs of a paid call were not reported; the authorized maximum settles", "error", err)
-		}
+	var out struct {
+		Evidence struct {
+			Launched uint64 `json:"launched"`
+		} `json:"evidence"`
 	}
-	w.WriteHeader(buf.status)
-	w.Write(buf.body.Bytes())
+	max, _ := x402.ParseAmount(vp.Offer.Amount) // the middleware parsed it
+	run := max / AdaptiveMaxRuns
+	err := json.Unmarshal(tee.body.Bytes(), &out)
+	if err == nil {
+		err = x402.ReportUsage(r.Context(), x402.Usage{Amount: out.Evidence.Launched * run, Units: out.Evidence.Launched, Unit: UnitRun})
+	}
+	if err != nil && c.log != nil {
+		c.log.WarnContext(r.Context(), "trustpay: the runs of a paid call were not reported; the authorized maximum settles", "error", err)
+	}
 }
 
-// buffer holds an answer until its runs are counted; it writes headers
-// straight to the real writer's header map.
-type buffer struct {
-	header http.Header
+// tee passes an answer on and keeps a copy of its body.
+type tee struct {
+	http.ResponseWriter
 	status int
 	body   bytes.Buffer
 }
 
-func (b *buffer) Header() http.Header { return b.header }
-
-func (b *buffer) WriteHeader(code int) {
-	if b.status == 0 && code >= 200 {
-		b.status = code
+func (t *tee) WriteHeader(code int) {
+	if t.status == 0 && code >= 200 {
+		t.status = code
 	}
+	t.ResponseWriter.WriteHeader(code)
 }
 
-func (b *buffer) Write(p []byte) (int, error) {
-	if b.status == 0 {
-		b.status = http.StatusOK
-	}
-	return b.body.Write(p)
+func (t *tee) Write(p []byte) (int, error) {
+	t.body.Write(p)
+	return t.ResponseWriter.Write(p)
 }

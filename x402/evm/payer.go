@@ -86,30 +86,17 @@ func (p *Payer) Pay(ctx context.Context, offer x402.PaymentRequirements) (x402.P
 	if err != nil {
 		return x402.Proof{}, err
 	}
-	now := time.Now
-	if p.Now != nil {
-		now = p.Now
+	w, err := p.window(offer)
+	if err != nil {
+		return x402.Proof{}, err
 	}
-	timeout := DefaultTimeout
-	if offer.MaxTimeoutSeconds > 0 {
-		timeout = time.Duration(offer.MaxTimeoutSeconds) * time.Second
-	}
-	r := p.Rand
-	if r == nil {
-		r = rand.Reader
-	}
-	var nonce [32]byte
-	if _, err := io.ReadFull(r, nonce[:]); err != nil {
-		return x402.Proof{}, fmt.Errorf("evm: reading a nonce: %w", err)
-	}
-	t := now()
 	auth := Authorization{
 		From:        p.Key.Address().String(),
 		To:          to.String(),
 		Value:       offer.Amount,
-		ValidAfter:  strconv.FormatInt(t.Add(-ValidAfterSlack).Unix(), 10),
-		ValidBefore: strconv.FormatInt(t.Add(timeout).Unix(), 10),
-		Nonce:       "0x" + hex.EncodeToString(nonce[:]),
+		ValidAfter:  w.after,
+		ValidBefore: w.before,
+		Nonce:       "0x" + hex.EncodeToString(w.nonce[:]),
 	}
 	digest, err := TransferDigest(domain, auth)
 	if err != nil {
@@ -146,4 +133,35 @@ func prepare(offer x402.PaymentRequirements) (Domain, Address, error) {
 		return Domain{}, Address{}, err
 	}
 	return d, to, nil
+}
+
+// window is the validity and nonce of a new authorization.
+type window struct {
+	after, before string // Unix times
+	nonce         [32]byte
+}
+
+// window returns a fresh nonce and a window from now-ValidAfterSlack to
+// now plus the offer's maxTimeoutSeconds (DefaultTimeout when it has none).
+func (p *Payer) window(offer x402.PaymentRequirements) (window, error) {
+	var w window
+	now := time.Now
+	if p.Now != nil {
+		now = p.Now
+	}
+	timeout := DefaultTimeout
+	if offer.MaxTimeoutSeconds > 0 {
+		timeout = time.Duration(offer.MaxTimeoutSeconds) * time.Second
+	}
+	r := p.Rand
+	if r == nil {
+		r = rand.Reader
+	}
+	if _, err := io.ReadFull(r, w.nonce[:]); err != nil {
+		return w, fmt.Errorf("evm: reading a nonce: %w", err)
+	}
+	t := now()
+	w.after = strconv.FormatInt(t.Add(-ValidAfterSlack).Unix(), 10)
+	w.before = strconv.FormatInt(t.Add(timeout).Unix(), 10)
+	return w, nil
 }

@@ -1,14 +1,10 @@
 package evm
 
 import (
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/big"
-	"strconv"
-	"time"
 
 	"github.com/vouchkit/vouch/x402"
 )
@@ -61,33 +57,20 @@ func (p *Payer) payUpto(offer x402.PaymentRequirements) (x402.Proof, error) {
 	if err != nil {
 		return x402.Proof{}, err
 	}
-	now := time.Now
-	if p.Now != nil {
-		now = p.Now
+	w, err := p.window(offer)
+	if err != nil {
+		return x402.Proof{}, err
 	}
-	timeout := DefaultTimeout
-	if offer.MaxTimeoutSeconds > 0 {
-		timeout = time.Duration(offer.MaxTimeoutSeconds) * time.Second
-	}
-	r := p.Rand
-	if r == nil {
-		r = rand.Reader
-	}
-	var nonce [32]byte
-	if _, err := io.ReadFull(r, nonce[:]); err != nil {
-		return x402.Proof{}, fmt.Errorf("evm: reading a nonce: %w", err)
-	}
-	t := now()
 	auth := Permit2Authorization{
 		From:      p.Key.Address().String(),
 		Permitted: TokenPermissions{Token: terms.token.String(), Amount: offer.Amount},
 		Spender:   UptoProxyAddress,
-		Nonce:     new(big.Int).SetBytes(nonce[:]).String(),
-		Deadline:  strconv.FormatInt(t.Add(timeout).Unix(), 10),
+		Nonce:     new(big.Int).SetBytes(w.nonce[:]).String(),
+		Deadline:  w.before,
 		Witness: UptoWitness{
 			To:          terms.to.String(),
 			Facilitator: terms.facilitator.String(),
-			ValidAfter:  strconv.FormatInt(t.Add(-ValidAfterSlack).Unix(), 10),
+			ValidAfter:  w.after,
 		},
 	}
 	digest, err := UptoDigest(terms.chain, auth)

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vouchkit/vouch/x402"
 	"github.com/vouchkit/vouch/x402/evm"
@@ -165,5 +166,24 @@ func TestUpto_middlewareRefusesToSettleBefore(t *testing.T) {
 func TestReportUsage_outsideUpto(t *testing.T) {
 	if err := x402.ReportUsage(t.Context(), x402.Usage{Amount: 1}); !errors.Is(err, x402.ErrNotUpto) {
 		t.Errorf("ReportUsage = %v, want ErrNotUpto", err)
+	}
+}
+
+func TestUpto_authorizationValidBeforeIsTheDeadline(t *testing.T) {
+	payer := newPayer(t)
+	payer.Now = func() time.Time { return time.Unix(1_800_000_000, 0) }
+	o := uptoOffer(t)
+	proof, err := payer.Pay(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &x402.PaymentPayload{X402Version: 2, Accepted: o, Payload: proof.Payload}
+	vb, ok := p.AuthorizationValidBefore()
+	if want := time.Unix(1_800_000_000+int64(o.MaxTimeoutSeconds), 0); !ok || !vb.Equal(want) {
+		t.Errorf("AuthorizationValidBefore = %v, %v; want the deadline %v", vb, ok, want)
+	}
+	key, until := x402.ReplayKey(p, o, time.Unix(1_800_000_000, 0))
+	if !strings.HasPrefix(key, "permit2:eip155:84532:") || until.Before(vb) {
+		t.Errorf("ReplayKey = %q until %v", key, until)
 	}
 }

@@ -177,9 +177,9 @@ func checkSettlement(p Price) error {
 	return nil
 }
 
-// validBefore returns the Unix time from which p's authorization can no
-// longer settle: an EIP-3009 authorization's validBefore, a Permit2
-// authorization's deadline; false for other payloads.
+// validBefore returns the Unix time by which p's authorization must
+// settle: an EIP-3009 authorization's validBefore (exclusive), a Permit2
+// authorization's deadline (inclusive); false for other payloads.
 func validBefore(p *PaymentPayload) (int64, bool) {
 	if a := authorizationOf(p); a != nil {
 		vb, err := strconv.ParseInt(a.ValidBefore, 10, 64)

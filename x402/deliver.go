@@ -141,6 +141,9 @@ func (s *MemoryOutcomes) Lookup(_ context.Context, key string, now time.Time) (O
 	return e.o, true, nil
 }
 
+// msgNotDelivered is the refusal reason of an answer a gate refused.
+const msgNotDelivered = "not_delivered"
+
 // defaultMaxGatedBody is the request body a gate buffers by default.
 const defaultMaxGatedBody = 4 << 20
 
@@ -183,7 +186,7 @@ func (pw *paywall) gated(w http.ResponseWriter, r *http.Request, next http.Handl
 			refusal.Status = http.StatusBadGateway
 		}
 		refusal.Header = mergeHeader(refusal.Header, d.Header)
-		pw.tel.refused("delivery refused", nil)
+		pw.tel.refused(msgNotDelivered, nil)
 		pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: delivery refused, not settled", slog.Int("status", refusal.Status), slog.String("payer", payer))
 		if err := pw.outcomes.Keep(keep, key, Outcome{Request: paid, Response: refusal}, until); err != nil {
 			pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: keeping a refusal", slog.String("error", err.Error()))

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/vouchkit/vouch/internal/telemetry/telemetrytest"
 	"github.com/vouchkit/vouch/x402"
 	"github.com/vouchkit/vouch/x402/evm"
 )
@@ -140,5 +141,29 @@ func TestGate_config(t *testing.T) {
 		if _, err := x402.Middleware(x402.MiddlewareConfig{Facilitator: &evm.Facilitator{}, Routes: map[string]x402.Price{"POST /gated": p}}); err == nil {
 			t.Errorf("%s: Middleware accepted the gate", name)
 		}
+	}
+}
+
+func TestGate_refusalIsCountedAsNotDelivered(t *testing.T) {
+	rec := telemetrytest.New(t)
+	refuse := func(context.Context, *http.Request, []byte, *x402.BufferedResponse) x402.Delivery {
+		return x402.Delivery{Refusal: x402.BufferedResponse{Status: http.StatusOK, Body: []byte("no")}}
+	}
+	mw, err := x402.Middleware(x402.MiddlewareConfig{
+		Facilitator:   &evm.Facilitator{},
+		Routes:        map[string]x402.Price{"POST /paid": {Accepts: []x402.PaymentRequirements{offer(t)}, Gate: &x402.DeliveryGate{Check: refuse}}},
+		MeterProvider: rec.MeterProvider,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(mw(http.HandlerFunc(echo)))
+	defer srv.Close()
+	resp := send(t, srv.URL, x402.HeaderPaymentSignature, proof(t, 2, nil))
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Errorf("a refusal of status 200 was sent as %d, want 502", resp.StatusCode)
+	}
+	if got := rec.Points(t)["vouch.x402.refusals"]; got["vouch.payment.reason=not_delivered"] != 1 {
+		t.Errorf("refusals = %v, want one not_delivered", got)
 	}
 }

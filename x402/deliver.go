@@ -176,6 +176,7 @@ func (pw *paywall) gated(w http.ResponseWriter, r *http.Request, next http.Handl
 	if rec.status == 0 {
 		rec.status = http.StatusOK
 	}
+	charged, u := m.charge(offer) // the usage of an "upto" payment is the handler's to report
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	d := price.Gate.Check(ctx, req, body, &BufferedResponse{Status: rec.status, Header: rec.header.Clone(), Body: bytes.Clone(rec.body.Bytes())})
 	paid := paidRequest(r, p)
@@ -194,7 +195,6 @@ func (pw *paywall) gated(w http.ResponseWriter, r *http.Request, next http.Handl
 		writeBuffered(w, refusal)
 		return true
 	}
-	charged, u := m.charge(offer)
 	sr, ok := pw.settle(w, r, price, res, p, charged, key, payer, u)
 	if !ok {
 		return true

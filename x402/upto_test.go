@@ -187,3 +187,21 @@ func TestUpto_authorizationValidBeforeIsTheDeadline(t *testing.T) {
 		t.Errorf("ReplayKey = %q until %v", key, until)
 	}
 }
+
+func TestUpto_gatedRouteSettlesTheUsageOnDelivery(t *testing.T) {
+	deliver := func(context.Context, *http.Request, []byte, *x402.BufferedResponse) x402.Delivery {
+		return x402.Delivery{Deliver: true}
+	}
+	srv, fac := uptoServer(t, x402.Price{Gate: &x402.DeliveryGate{Check: deliver}}, func(w http.ResponseWriter, r *http.Request) {
+		x402.ReportUsage(r.Context(), x402.Usage{Amount: 1000, Units: 1, Unit: "run"})
+		io.WriteString(w, "one run")
+	})
+	resp, err := uptoClient(newPayer(t), 0).Post(srv.URL+"/metered", "text/plain", strings.NewReader("q"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if s := fac.Settlements(); len(s) != 1 || s[0].Amount != "1000" {
+		t.Errorf("settlements = %+v, want one of 1000", s)
+	}
+}

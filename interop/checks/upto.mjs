@@ -10,11 +10,13 @@
 //     charges 1500 of an authorized 5000, and a Transport whose most per
 //     call is below 5000 refuses to sign.
 //
-// Needs a vouch demo server (go run ./examples/server -facilitator) at
-// VOUCH_URL, the Go toolchain (it runs examples/paid-call from this
-// repository), and the npm packages @x402/fetch, @x402/evm, @x402/core,
-// @x402/express, express and viem.
-import { execFile } from "node:child_process";
+// It starts its own examples/server with -facilitator from
+// VOUCH_SERVER_BIN when that is set (the interop runner's convention), or
+// else uses the server at VOUCH_URL, which must run with -facilitator. It
+// runs examples/paid-call from VOUCH_BIN_DIR when set, or else with
+// "go run" in this repository. npm packages: @x402/fetch, @x402/evm,
+// @x402/core, @x402/express, express and viem.
+import { execFile, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import assert from "node:assert/strict";
@@ -26,9 +28,26 @@ import { paymentMiddleware, setSettlementOverrides, x402ResourceServer } from "@
 import { HTTPFacilitatorClient } from "@x402/core/server";
 import { privateKeyToAccount } from "viem/accounts";
 
-const base = process.env.VOUCH_URL;
-assert.ok(base, "VOUCH_URL is not set");
-const repo = fileURLToPath(new URL("../..", import.meta.url));
+const repo = process.env.VOUCH_REPO || fileURLToPath(new URL("../..", import.meta.url));
+let server;
+let base = process.env.VOUCH_URL;
+if (process.env.VOUCH_SERVER_BIN) {
+  // Its own server, with the offline facilitator served; the banner's
+  // first line names the address.
+  server = spawn(process.env.VOUCH_SERVER_BIN, ["-addr", "127.0.0.1:0", "-facilitator"], { stdio: ["ignore", "pipe", "ignore"] });
+  base = await new Promise((resolve, reject) => {
+    let out = "";
+    server.stdout.on("data", d => {
+      out += d;
+      const m = out.match(/listening on (http:\/\/[^\s]+)/);
+      if (m) resolve(m[1]);
+    });
+    server.on("exit", code => reject(new Error(`examples/server exited with ${code} before listening`)));
+  });
+  server.stdout.resume();
+}
+assert.ok(base, "neither VOUCH_SERVER_BIN nor VOUCH_URL is set");
+process.on("exit", () => server?.kill());
 // The first development key of Hardhat and Anvil: public, worthless, and
 // accepted by the offline facilitator of the demo server.
 const devKey = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
@@ -71,7 +90,10 @@ const devKey = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff
   });
   const server = await new Promise(resolve => { const s = app.listen(0, "127.0.0.1", () => resolve(s)); });
   const url = `http://127.0.0.1:${server.address().port}/api/generate`;
-  const paidCall = args => promisify(execFile)("go", ["run", "./examples/paid-call", "-url", url, "-method", "GET", "-data", "", "-network", "eip155:84532", "-schemes", "upto", ...args], { cwd: repo });
+  const callArgs = ["-url", url, "-method", "GET", "-data", "", "-network", "eip155:84532", "-schemes", "upto"];
+  const paidCall = args => process.env.VOUCH_BIN_DIR
+    ? promisify(execFile)(`${process.env.VOUCH_BIN_DIR}/paid-call`, [...callArgs, ...args])
+    : promisify(execFile)("go", ["run", "./examples/paid-call", ...callArgs, ...args], { cwd: repo });
   try {
     const { stdout } = await paidCall(["-max", "$0.01"]);
     assert.match(stdout, /status: 200 OK/);
@@ -88,3 +110,5 @@ const devKey = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff
     server.close();
   }
 }
+
+server?.kill();

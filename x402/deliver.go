@@ -173,6 +173,10 @@ func (pw *paywall) gated(w http.ResponseWriter, r *http.Request, next http.Handl
 		rec.copyTo(w)
 		return false
 	}
+	if fromStore(rec.header) {
+		pw.deliverStored(ctx, w, rec, payer) // bought before: never checked nor settled again
+		return false
+	}
 	if rec.status == 0 {
 		rec.status = http.StatusOK
 	}

@@ -3,7 +3,6 @@ package trustmcp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -11,9 +10,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
+	"github.com/vouchkit/vouch/trust/trustpay"
 )
 
 // ToolGate decides whether a paid tool's result is delivered, and its
@@ -46,54 +45,30 @@ type Verdict struct {
 	Settled bool `json:"settled"`
 }
 
-// GateRoute is what [ValidateResult] validates a tool's results against.
-type GateRoute struct {
-	// Caller runs the validations: a trust.Service or a trust.Client.
-	// Required.
-	Caller trust.Caller
-	// Policy is the tier; empty means trust.PolicySafe.
-	Policy trust.Policy
-	// Type is the task type the workers judge by.
-	Type string
-	// Spec states what a correct result of the tool is.
-	Spec json.RawMessage
-	// Receipt asks each validation for a receipt (a detached one is
-	// enough for its id); its mode none or empty asks for none.
-	Receipt receipt.Request
-}
-
-// ValidateResult returns a gate that validates each result, through
-// rt.Caller at rt's tier, as the claimed result of the call (the tool's
-// arguments as the task input, the result's structuredContent, or else
-// its text, as the claimed result, rt.Spec as the spec), and delivers only
-// a VALID one. A refusal is a tool error whose structuredContent is a
-// [Verdict] and whose text says why the payment was not settled.
-func ValidateResult(rt GateRoute) ToolGate {
+// ValidateResult returns a gate that validates each result with rt
+// (trustpay.Route.Judge: through rt.Caller at rt's tier against
+// rt.Spec), the tool's arguments as the task input and the result's
+// structuredContent, or else its text, as the claimed result, and
+// delivers only a VALID one. A refusal is a tool error whose
+// structuredContent is a [Verdict] and whose text says why the payment
+// was not settled.
+func ValidateResult(rt trustpay.Route) ToolGate {
 	return func(ctx context.Context, call *mcp.CallToolRequest, result *mcp.CallToolResult) *mcp.CallToolResult {
-		policy := rt.Policy
-		if policy == "" {
-			policy = trust.PolicySafe
-		}
 		var in router.Input
 		if err := in.UnmarshalJSON(call.Params.Arguments); err != nil {
 			in = router.NewStringInput(string(call.Params.Arguments))
 		}
-		req := &trust.Request{Mode: trust.ModeValidation, Policy: policy, Receipt: rt.Receipt,
-			Task: trust.Task{Type: rt.Type, Input: in, Spec: rt.Spec, ClaimedResult: claimOf(result)}}
-		out, err := rt.Caller.Call(ctx, req)
+		j := rt.Judge(ctx, in, claimOf(result), rt.Receipt)
 		switch {
-		case (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) && (err != nil || out.Status != trust.StatusValid):
-			return refusal(Verdict{Status: "TIMEOUT"}, "the validation did not finish within the tool's time budget")
-		case err != nil:
-			return refusal(Verdict{Status: "ERROR"}, "the result could not be validated")
-		case out.Status == trust.StatusValid:
+		case j.Deliver():
 			return nil
+		case j.Status == trustpay.StatusTimeout:
+			return refusal(Verdict{Status: j.Status}, "the validation did not finish within the tool's time budget")
+		case j.Status == trustpay.StatusError:
+			return refusal(Verdict{Status: j.Status}, "the result could not be validated")
 		}
-		var ref struct {
-			ID string `json:"receipt_id"`
-		}
-		json.Unmarshal(out.Receipt, &ref)
-		return refusal(Verdict{Status: string(out.Status), Confidence: out.Confidence, Evidence: &out.Evidence, ReceiptID: ref.ID},
+		out := j.Response
+		return refusal(Verdict{Status: j.Status, Confidence: out.Confidence, Evidence: &out.Evidence, ReceiptID: j.ReceiptID},
 			fmt.Sprintf("the result was judged %s (confidence %.2f)", out.Status, out.Confidence))
 	}
 }

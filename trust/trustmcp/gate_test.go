@@ -11,6 +11,7 @@ import (
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
 	"github.com/vouchkit/vouch/trust/trustmcp"
+	"github.com/vouchkit/vouch/trust/trustpay"
 )
 
 // checksSquare judges a claimed {"square":s} VALID when s is the square
@@ -37,7 +38,7 @@ func squareGate(t *testing.T) trustmcp.ToolGate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return trustmcp.ValidateResult(trustmcp.GateRoute{Caller: svc, Policy: trust.PolicySafe, Spec: trust.JSON("the square of n")})
+	return trustmcp.ValidateResult(trustpay.Route{Caller: svc, Policy: trust.PolicySafe, Spec: trust.JSON("the square of n")})
 }
 
 // A gated tool's result is delivered and settled only when its validation

@@ -50,6 +50,50 @@ type Route struct {
 	Type string
 	// Spec states what a correct answer to the route's requests is.
 	Spec json.RawMessage
+	// Receipt asks every validation for a receipt; empty asks for none
+	// (over HTTP a buyer may still ask with the Vouch-Receipt header).
+	Receipt receipt.Request
+}
+
+// Judgement is the outcome of validating a paid answer ([Route.Judge]).
+type Judgement struct {
+	// Status is the trust status of the validation, or StatusTimeout or
+	// StatusError when there is no verdict.
+	Status string
+	// Response is the validation's answer; nil without a verdict.
+	Response *trust.Response
+	// ReceiptID names the validation's receipt, when one was made.
+	ReceiptID string
+	// Err is why there is no verdict.
+	Err error
+}
+
+// Deliver reports whether the answer passed: its status is VALID.
+func (j Judgement) Deliver() bool { return j.Status == string(trust.StatusValid) }
+
+// Judge validates claim as the result of input, through rt.Caller at
+// rt's tier against rt.Spec, asking for the receipt rcpt. A validation
+// that has no VALID verdict when ctx ends is StatusTimeout, whatever its
+// cut-short runs made of it; one that fails otherwise is StatusError.
+func (rt Route) Judge(ctx context.Context, input router.Input, claim json.RawMessage, rcpt receipt.Request) Judgement {
+	policy := rt.Policy
+	if policy == "" {
+		policy = trust.PolicySafe
+	}
+	out, err := rt.Caller.Call(ctx, &trust.Request{
+		Mode:    trust.ModeValidation,
+		Policy:  policy,
+		Task:    trust.Task{Type: rt.Type, Input: input, Spec: rt.Spec, ClaimedResult: claim},
+		Receipt: rcpt,
+	})
+	timedOut := ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)
+	switch {
+	case timedOut && (err != nil || out.Status != trust.StatusValid):
+		return Judgement{Status: StatusTimeout, Err: context.DeadlineExceeded}
+	case err != nil:
+		return Judgement{Status: StatusError, Err: err}
+	}
+	return Judgement{Status: string(out.Status), Response: out, ReceiptID: receiptID(out.Receipt)}
 }
 
 // Gate returns a delivery gate for an x402 route (x402.Price.Gate):
@@ -87,44 +131,32 @@ type refusal struct {
 }
 
 func (rt Route) check(ctx context.Context, req *http.Request, body []byte, resp *x402.BufferedResponse) x402.Delivery {
-	policy := rt.Policy
-	if policy == "" {
-		policy = trust.PolicySafe
-	}
-	tr := &trust.Request{
-		Mode:   trust.ModeValidation,
-		Policy: policy,
-		Task:   trust.Task{Type: rt.Type, Input: input(body), Spec: rt.Spec, ClaimedResult: claim(resp.Body)},
-	}
+	rcpt := rt.Receipt
 	switch m := receipt.Delivery(strings.ToLower(req.Header.Get(HeaderReceipt))); m {
 	case receipt.DeliveryInline, receipt.DeliveryDetached:
-		tr.Receipt = receipt.Request{Mode: m}
+		rcpt.Mode = m
 	}
+	j := rt.Judge(ctx, input(body), claim(resp.Body), rcpt)
 	h := http.Header{"Access-Control-Expose-Headers": {HeaderStatus + ", " + HeaderReceipt}}
-	out, err := rt.Caller.Call(ctx, tr)
-	timedOut := ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)
-	if timedOut && (err != nil || out.Status != trust.StatusValid) {
-		// Whatever the call made of its cut-short runs, the verdict did
-		// not come in time.
-		h.Set(HeaderStatus, StatusTimeout)
-		return x402.Delivery{Header: h, Refusal: problemResponse(problem.New(http.StatusGatewayTimeout, problem.CodeTimeout,
-			"the validation did not finish within the route's time budget, so the answer was not delivered and the payment was not settled"))}
+	h.Set(HeaderStatus, j.Status)
+	if j.ReceiptID != "" {
+		h.Set(HeaderReceipt, j.ReceiptID)
 	}
-	if err != nil {
-		h.Set(HeaderStatus, StatusError)
-		return x402.Delivery{Header: h, Refusal: problemResponse(problem.Newf(http.StatusServiceUnavailable, problem.CodeUnavailable,
-			"the answer could not be validated, so it was not delivered and the payment was not settled: %v", err))}
-	}
-	h.Set(HeaderStatus, string(out.Status))
-	id := receiptID(out.Receipt)
-	if id != "" {
-		h.Set(HeaderReceipt, id)
-	}
-	if out.Status == trust.StatusValid {
+	var p *problem.Details
+	switch {
+	case j.Deliver():
 		return x402.Delivery{Deliver: true, Header: h}
+	case j.Status == StatusTimeout:
+		p = problem.New(http.StatusGatewayTimeout, problem.CodeTimeout,
+			"the validation did not finish within the route's time budget, so the answer was not delivered and the payment was not settled")
+	case j.Status == StatusError:
+		p = problem.Newf(http.StatusServiceUnavailable, problem.CodeUnavailable,
+			"the answer could not be validated, so it was not delivered and the payment was not settled: %v", j.Err)
+	default:
+		out := j.Response
+		p = problem.Newf(http.StatusBadGateway, problem.CodeNotDelivered, "the seller's answer was judged %s, so it was not delivered and the payment was not settled", out.Status)
+		p.Extra, _ = json.Marshal(refusal{Status: out.Status, Confidence: out.Confidence, Evidence: out.Evidence, RetryInstructions: out.RetryInstructions, ReceiptID: j.ReceiptID})
 	}
-	p := problem.Newf(http.StatusBadGateway, problem.CodeNotDelivered, "the seller's answer was judged %s, so it was not delivered and the payment was not settled", out.Status)
-	p.Extra, _ = json.Marshal(refusal{Status: out.Status, Confidence: out.Confidence, Evidence: out.Evidence, RetryInstructions: out.RetryInstructions, ReceiptID: id})
 	return x402.Delivery{Header: h, Refusal: problemResponse(p)}
 }
 

@@ -32,7 +32,7 @@ type server struct {
 // rest to the router. Both take the same API keys and share the state;
 // close the server's state when done.
 func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, err error) {
-	s := &server{metrics: newMetrics()}
+	s := &server{metrics: newMetrics(cfg.debugCallIDs)}
 	ss, desc, err := sessions(cfg)
 	if err != nil {
 		return nil, err

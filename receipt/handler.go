@@ -98,8 +98,9 @@ type VerifyRequest struct {
 type VerifyResponse struct {
 	// Valid is true when no check failed.
 	Valid bool `json:"valid"`
-	// AsIssued is true when the receipt given was the issued bytes, its
-	// RFC 8785 canonical form, and not another spelling of them.
+	// AsIssued is true when the receipt given was the bytes its issuer
+	// signed, its RFC 8785 canonical form, and not another spelling of
+	// them; false unless the signature check passed.
 	AsIssued bool `json:"as_issued"`
 	// ReceiptID is the receipt's id, when its schema is valid.
 	ReceiptID string `json:"receipt_id,omitempty"`

@@ -67,9 +67,9 @@ type Result struct {
 	Scheme string
 	// ExpiresAt is the end of the receipt's retention.
 	ExpiresAt time.Time
-	// AsIssued reports whether the data verified was the receipt's RFC
-	// 8785 canonical form byte for byte, as the issuer wrote it, and not
-	// another spelling of it. False when the schema check failed.
+	// AsIssued reports whether the data verified was the receipt byte for
+	// byte as its issuer signed it: its RFC 8785 canonical form, and not
+	// another spelling of it. False unless the signature check passed.
 	AsIssued bool
 	// Checks holds one entry for each check, in the order of the Check
 	// constants.
@@ -222,7 +222,8 @@ func (v *Verifier) Verify(data []byte, orig Originals, now time.Time) (*Result, 
 		return res, c.Err
 	}
 	sig := v.checkSignature(canon, r, res)
-	res.Receipt, res.ReceiptID, res.AsIssued = r, r.ReceiptID, asIssued
+	res.Receipt, res.ReceiptID = r, r.ReceiptID
+	res.AsIssued = asIssued && sig.Status == StatusPassed
 	res.ExpiresAt, _ = r.ExpiresAt() // the schema check has validated timestamp and ttl
 	res.Checks = append(res.Checks,
 		Check{Name: CheckSchema, Status: StatusPassed},

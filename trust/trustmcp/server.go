@@ -312,8 +312,8 @@ func (t *tools) getReceipt(ctx context.Context, req *mcp.CallToolRequest, args G
 	return textResult(summary), &ReceiptResult{Receipt: raw, ReceiptJSON: string(raw)}, nil
 }
 
-func (t *tools) verifyReceipt(ctx context.Context, req *mcp.CallToolRequest, args VerifyReceiptArgs) (*mcp.CallToolResult, *receipt.VerifyResponse, error) {
-	raw, err := args.receiptJSON()
+func (t *tools) verifyReceipt(ctx context.Context, req *mcp.CallToolRequest, _ VerifyReceiptArgs) (*mcp.CallToolResult, *receipt.VerifyResponse, error) {
+	raw, err := receiptArgument(req.Params.Arguments)
 	if err != nil {
 		return nil, nil, err
 	}

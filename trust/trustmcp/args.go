@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-
 	"github.com/vouchkit/vouch/internal/problem"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"

@@ -97,7 +97,7 @@ func TestServer_telemetryBounded(t *testing.T) {
 	got := rec.Points(t)["http.server.request.duration"]
 	want := map[string]int64{
 		"http.request.method=_OTHER,http.response.status_code=405,http.route=/api/v1/echo,network.protocol.version=1.1,url.scheme=http": 20,
-		"http.request.method=GET,http.response.status_code=404,network.protocol.version=1.1,url.scheme=http":                             20,
+		"http.request.method=GET,http.response.status_code=404,network.protocol.version=1.1,url.scheme=http":                            20,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("http.server.request.duration (-want +got):\n%s", diff)

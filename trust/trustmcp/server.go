@@ -217,6 +217,9 @@ func callerContext(ctx context.Context, req *mcp.CallToolRequest) context.Contex
 	if ti := req.Extra.TokenInfo; ti != nil && ti.UserID != "" {
 		ctx = trust.WithCaller(ctx, ti.UserID)
 	}
+	if traceparent.From(ctx) != "" {
+		return ctx // the trace of the call's span (see Telemetry)
+	}
 	if traceID, _, ok := traceparent.Parse(req.Extra.Header.Get(traceparent.Header)); ok {
 		ctx = router.WithTraceID(ctx, traceID)
 	}

@@ -10,6 +10,7 @@ import (
 	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/internal/problem"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
@@ -71,8 +72,13 @@ func mountAgents(mux *http.ServeMux, cfg config, d agentDeps) (*mcp.Server, erro
 		}
 		srv.AddReceivingMiddleware(pay)
 	}
-	h := requireKey(d.auth, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: d.log}))
+	// Last, so that a tool call's span wraps its payment's.
+	srv.AddReceivingMiddleware(trustmcp.Telemetry(d.obs.tracerProvider(), d.obs.meterProvider()))
+	// The HTTP server span and metrics of /mcp are those of the API's
+	// routes; the tool call's span is the child of its request's.
+	h := httpapi.Instrument(requireKey(d.auth, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: d.log})),
+		d.obs.tracerProvider(), d.obs.meterProvider(), "normal")
 	mux.Handle(mcpPath, h)
 	mux.Handle(mcpMessagesPath, h)
 	card := agentcard.Handler(agentcard.Config{Name: "vouch demo server", MCPPath: mcpPath})

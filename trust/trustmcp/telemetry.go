@@ -71,11 +71,11 @@ func newToolTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) *toolTel
 		return nil
 	}
 	t := &toolTelemetry{
-		tracer: telemetry.Tracer(tp, "trust/trustmcp"),
+		tracer: telemetry.Tracer(tp, "trust/trustmcp", trace.WithSchemaURL(semconv.SchemaURL)),
 		server: telemetry.Kind(trace.SpanKindServer),
 	}
 	var err error
-	t.duration, err = mcpconv.NewServerOperationDuration(telemetry.Meter(mp, "trust/trustmcp"))
+	t.duration, err = mcpconv.NewServerOperationDuration(telemetry.Meter(mp, "trust/trustmcp", metric.WithSchemaURL(semconv.SchemaURL)))
 	telemetry.Handle(err)
 	return t
 }

@@ -93,29 +93,26 @@ func sameDecimal(a, b string) bool {
 
 // decimal returns the value of the JSON number s as neg, digits and exp:
 // ±0.digits × 10^exp with digits free of leading and trailing zeros (zero
-// is "", exponent 0, not negative). It reports false for an exponent
-// beyond ±10^9, which no double reaches.
+// is "", exponent 0, not negative). It reports false for a non-zero
+// number whose exponent lies beyond ±10^9, which no double reaches.
 func decimal(s string) (neg bool, digits string, exp int, ok bool) {
 	neg = strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	mant, e, hasExp := strings.Cut(strings.ToLower(s), "e")
+	mant, e, hasExp := strings.Cut(strings.ToLower(strings.TrimPrefix(s, "-")), "e")
+	intPart, frac, _ := strings.Cut(mant, ".")
+	all := intPart + frac
+	trimmed := strings.TrimLeft(all, "0")
+	digits = strings.TrimRight(trimmed, "0")
+	if digits == "" {
+		return false, "", 0, true
+	}
 	if hasExp {
-		e = strings.TrimPrefix(e, "+")
-		n, err := strconv.Atoi(e)
+		n, err := strconv.Atoi(strings.TrimPrefix(e, "+"))
 		if err != nil || n > 1e9 || n < -1e9 {
 			return false, "", 0, false
 		}
 		exp = n
 	}
-	intPart, frac, _ := strings.Cut(mant, ".")
-	all := intPart + frac
-	exp += len(intPart)
-	trimmed := strings.TrimLeft(all, "0")
-	exp -= len(all) - len(trimmed)
-	digits = strings.TrimRight(trimmed, "0")
-	if digits == "" {
-		return false, "", 0, true
-	}
+	exp += len(intPart) - (len(all) - len(trimmed))
 	return neg, digits, exp, true
 }
 

@@ -105,7 +105,7 @@ func TestServer_telemetryBounded(t *testing.T) {
 	span := rec.Spans.GetSpans()[0]
 	attrs := map[string]string{}
 	for _, kv := range span.Attributes {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	if span.Name != "HTTP /api/v1/echo" || attrs["http.request.method"] != "_OTHER" || attrs["http.request.method_original"] != "MADEUP0" {
 		t.Errorf("span %s %v: want HTTP /api/v1/echo, method _OTHER, method_original MADEUP0", span.Name, attrs)
@@ -133,10 +133,10 @@ func TestServer_spanAttributes(t *testing.T) {
 	for i, span := range spans {
 		attrs := map[string]string{}
 		for _, kv := range span.Attributes {
-			if kv.Value.Emit() == "" {
+			if kv.Value.String() == "" {
 				t.Errorf("span %d: attribute %s is empty", i, kv.Key)
 			}
-			attrs[string(kv.Key)] = kv.Value.Emit()
+			attrs[string(kv.Key)] = kv.Value.String()
 		}
 		want := map[string]string{
 			"http.request.method": "POST", "url.path": "/api/v1/echo", "url.scheme": "http",

@@ -61,7 +61,7 @@ func spanNamed(t *testing.T, spans tracetest.SpanStubs, name string) tracetest.S
 func attributes(s tracetest.SpanStub) map[string]string {
 	out := map[string]string{}
 	for _, kv := range s.Attributes {
-		out[string(kv.Key)] = kv.Value.Emit()
+		out[string(kv.Key)] = kv.Value.String()
 	}
 	return out
 }
@@ -83,7 +83,7 @@ func checkTrace(t *testing.T, spans tracetest.SpanStubs, trace, root string) {
 			t.Errorf("span %s has parent %s, which is neither the caller's span nor one of the trace's", s.Name, p)
 		}
 		for _, kv := range s.Attributes {
-			if kv.Value.Emit() == "" {
+			if kv.Value.String() == "" {
 				t.Errorf("span %s: attribute %s is empty", s.Name, kv.Key)
 			}
 		}

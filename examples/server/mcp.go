@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -11,11 +10,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
-	"github.com/vouchkit/vouch/internal/problem"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
-	"github.com/vouchkit/vouch/trust/agentcard"
 	"github.com/vouchkit/vouch/trust/trustmcp"
 	"github.com/vouchkit/vouch/x402"
 	"github.com/vouchkit/vouch/x402/evm"
@@ -44,9 +41,9 @@ type agentDeps struct {
 }
 
 // mountAgents serves the trust tools over MCP Streamable HTTP at /mcp and
-// /mcp/messages, behind the API keys, and the A2A agent card at
-// /.well-known/agent.json and /api/v1/a2a/agent.json. It returns the MCP
-// server, which -mcp-stdio serves on stdin and stdout instead.
+// /mcp/messages, behind the API keys, and the trust skills over A2A with
+// their agent card (mountA2A). It returns the MCP server, which
+// -mcp-stdio serves on stdin and stdout instead.
 func mountAgents(mux *http.ServeMux, cfg config, d agentDeps) (*mcp.Server, error) {
 	srv, err := trustmcp.NewServer(trustmcp.Config{
 		Caller:   d.svc,
@@ -81,10 +78,7 @@ func mountAgents(mux *http.ServeMux, cfg config, d agentDeps) (*mcp.Server, erro
 		d.obs.tracerProvider(), d.obs.meterProvider(), "normal")
 	mux.Handle(mcpPath, h)
 	mux.Handle(mcpMessagesPath, h)
-	card := agentcard.Handler(agentcard.Config{Name: "vouch demo server", MCPPath: mcpPath})
-	mux.Handle(agentcard.WellKnownPath, card)
-	mux.Handle(agentcard.APIPath, card)
-	return srv, nil
+	return srv, mountA2A(mux, d)
 }
 
 // requireKey admits requests whose bearer key the authenticator accepts,
@@ -107,18 +101,7 @@ func requireKey(auth router.Authenticator, next http.Handler) http.Handler {
 			withToken.ServeHTTP(w, r)
 			return
 		}
-		var p *problem.Details
-		if errors.As(err, &p) {
-			problem.Write(w, p)
-			return
-		}
-		challenge, detail := `Bearer realm="vouch"`, "missing credentials: send Authorization: Bearer <key>"
-		if !errors.Is(err, router.ErrNoCredentials) {
-			challenge += `, error="invalid_token"`
-			detail = "the credential is not valid"
-		}
-		w.Header().Set("WWW-Authenticate", challenge)
-		problem.Write(w, problem.New(http.StatusUnauthorized, problem.CodeUnauthorized, detail))
+		httpapi.WriteAuthError(w, r, err)
 	})
 }
 

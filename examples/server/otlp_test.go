@@ -23,12 +23,12 @@ type exported struct {
 }
 
 // TestRun_otlpTraces points OTEL_EXPORTER_OTLP_ENDPOINT at a fake
-// collector, makes a trust call over HTTP and a tool call over MCP with a
-// traceparent, stops the server (which flushes the spans) and finds the
+// collector, makes a trust call over HTTP, and a tool call over MCP and a
+// message over A2A with a traceparent each, stops the server (which flushes the spans) and finds the
 // calls' spans among what the collector received: the trust call's in
-// the trace the response names, and the MCP call's in the caller's
-// trace, each span the child of the one that carried it (the HTTP
-// request, the tool call, the trust call). No span has an attribute set
+// the trace the response names, and the MCP and A2A calls' in their
+// callers' traces, each span the child of the one that carried it (the
+// HTTP request, the tool call, the trust call). No span has an attribute set
 // to an empty string.
 func TestRun_otlpTraces(t *testing.T) {
 	var mu sync.Mutex
@@ -80,6 +80,18 @@ func TestRun_otlpTraces(t *testing.T) {
 		t.Fatal(err)
 	}
 	mcpResp.Body.Close()
+	const a2aTrace = "0af7651916cd43dd8448eb211c80319c"
+	req, _ = http.NewRequest(http.MethodPost, base+a2aPath, strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user",`+
+			`"parts":[{"kind":"text","text":"Validate the claimed result \"17 * 3 = 51\" for the task \"What is 17 * 3?\""}]}}}`))
+	req.Header.Set("Authorization", "Bearer "+defaultAPIKey)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("traceparent", "00-"+a2aTrace+"-"+callerSpan+"-01")
+	a2aResp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2aResp.Body.Close()
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -97,18 +109,27 @@ func TestRun_otlpTraces(t *testing.T) {
 	if len(empty) > 0 {
 		t.Errorf("attributes set to an empty string: %v", empty)
 	}
-	// The MCP call: caller → POST /mcp → tools/call → trust.call.
-	parent := callerSpan
-	for _, name := range []string{"POST /mcp", "tools/call validate_claim", "trust.call"} {
-		var found *exported
-		for _, s := range byName[name] {
-			if s.trace == callerTrace && s.parent == parent {
-				found = &s
+	// The MCP call: caller → POST /mcp → tools/call → trust.call; the A2A
+	// call: caller → POST /a2a → trust.call.
+	for _, chain := range []struct {
+		trace string
+		names []string
+	}{
+		{callerTrace, []string{"POST /mcp", "tools/call validate_claim", "trust.call"}},
+		{a2aTrace, []string{"POST /a2a", "trust.call"}},
+	} {
+		parent := callerSpan
+		for _, name := range chain.names {
+			var found *exported
+			for _, s := range byName[name] {
+				if s.trace == chain.trace && s.parent == parent {
+					found = &s
+				}
 			}
+			if found == nil {
+				t.Fatalf("no span %q in the caller's trace %s with parent %s; exported: %v", name, chain.trace, parent, byName[name])
+			}
+			parent = found.id
 		}
-		if found == nil {
-			t.Fatalf("no span %q in the caller's trace with parent %s; exported: %v", name, parent, byName[name])
-		}
-		parent = found.id
 	}
 }

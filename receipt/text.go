@@ -2,6 +2,7 @@ package receipt
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -59,6 +60,29 @@ func canonicalText(data []byte) (canon []byte, asIssued bool, err error) {
 // number of the JSON text data whose value its RFC 8785 form does not
 // carry exactly. data is valid JSON.
 func exactNumbers(data []byte) error {
+	err := eachNumber(data, func(text string, at jsontext.Pointer) error {
+		f, _ := strconv.ParseFloat(text, 64) // canonicalForm refused one out of range
+		canon := strconv.FormatFloat(f, 'g', -1, 64)
+		if sameDecimal(text, canon) {
+			return nil
+		}
+		if v := jsontext.Value(canon); v.Canonicalize() == nil {
+			canon = string(v) // as RFC 8785 writes it
+		}
+		return &SchemaError{Fields: []FieldError{{Field: fieldPath(at), Rule: "number",
+			Message: fmt.Sprintf("%s cannot be carried exactly: its RFC 8785 form is %s (an integer beyond 2^53, or more digits than a double holds); pass the number as issued", truncate(text, 40), canon)}}}
+	})
+	var se *SchemaError
+	if err != nil && !errors.As(err, &se) {
+		return &SchemaError{Fields: []FieldError{{Field: "(body)", Rule: "json", Message: err.Error()}}}
+	}
+	return err
+}
+
+// eachNumber calls f with the text and the place of every number of the
+// JSON text data, in order, and returns the first error f or the decoder
+// returns.
+func eachNumber(data []byte, f func(text string, at jsontext.Pointer) error) error {
 	dec := jsontext.NewDecoder(bytes.NewReader(data))
 	for {
 		tok, err := dec.ReadToken()
@@ -66,19 +90,12 @@ func exactNumbers(data []byte) error {
 			return nil
 		}
 		if err != nil {
-			return &SchemaError{Fields: []FieldError{{Field: "(body)", Rule: "json", Message: err.Error()}}}
+			return err
 		}
-		if tok.Kind() != '0' {
-			continue
-		}
-		text := tok.String()
-		f, _ := strconv.ParseFloat(text, 64) // canonicalForm refused one out of range
-		if canon := strconv.FormatFloat(f, 'g', -1, 64); !sameDecimal(text, canon) {
-			if v := jsontext.Value(canon); v.Canonicalize() == nil {
-				canon = string(v) // as RFC 8785 writes it
+		if tok.Kind() == '0' {
+			if err := f(tok.String(), dec.StackPointer()); err != nil {
+				return err
 			}
-			return &SchemaError{Fields: []FieldError{{Field: fieldPath(dec.StackPointer()), Rule: "number",
-				Message: fmt.Sprintf("%s cannot be carried exactly: its RFC 8785 form is %s (an integer beyond 2^53, or more digits than a double holds); pass the number as issued", truncate(text, 40), canon)}}}
 		}
 	}
 }

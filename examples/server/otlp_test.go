@@ -69,29 +69,24 @@ func TestRun_otlpTraces(t *testing.T) {
 		t.Fatal(err)
 	}
 	const callerTrace, callerSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
-	req, _ := http.NewRequest(http.MethodPost, base+mcpPath, strings.NewReader(
-		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"validate_claim","arguments":{"claimed_result":"17 * 3 = 51","policy":"fast"}}}`))
-	req.Header.Set("Authorization", "Bearer "+defaultAPIKey)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("traceparent", "00-"+callerTrace+"-"+callerSpan+"-01")
-	mcpResp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mcpResp.Body.Close()
 	const a2aTrace = "0af7651916cd43dd8448eb211c80319c"
-	req, _ = http.NewRequest(http.MethodPost, base+a2aPath, strings.NewReader(
-		`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user",`+
-			`"parts":[{"kind":"text","text":"Validate the claimed result \"17 * 3 = 51\" for the task \"What is 17 * 3?\""}]}}}`))
-	req.Header.Set("Authorization", "Bearer "+defaultAPIKey)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("traceparent", "00-"+a2aTrace+"-"+callerSpan+"-01")
-	a2aResp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	// An MCP tool call and an A2A message, each with a traceparent.
+	for _, c := range []struct{ path, trace, body string }{
+		{mcpPath, callerTrace, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"validate_claim","arguments":{"claimed_result":"17 * 3 = 51","policy":"fast"}}}`},
+		{a2aPath, a2aTrace, `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user",` +
+			`"parts":[{"kind":"text","text":"Validate the claimed result \"17 * 3 = 51\" for the task \"What is 17 * 3?\""}]}}}`},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, base+c.path, strings.NewReader(c.body))
+		req.Header.Set("Authorization", "Bearer "+defaultAPIKey)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("traceparent", "00-"+c.trace+"-"+callerSpan+"-01")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
 	}
-	a2aResp.Body.Close()
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}

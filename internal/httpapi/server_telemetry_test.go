@@ -83,13 +83,7 @@ func TestServer_telemetry(t *testing.T) {
 // up adds no time series; the span keeps the method sent in
 // http.request.method_original.
 func TestServer_telemetryBounded(t *testing.T) {
-	rec := telemetrytest.New(t)
-	srv := newServer(t, httpapi.Config{
-		Name:           "test",
-		Endpoints:      []httpapi.Endpoint{{Method: http.MethodPost, Path: "/api/v1/echo", Access: httpapi.Key, Prepare: echo}},
-		TracerProvider: rec.TracerProvider,
-		MeterProvider:  rec.MeterProvider,
-	})
+	rec, srv := echoServer(t)
 	for i := range 20 {
 		send(t, fmt.Sprintf("MADEUP%d", i), srv.URL+"/api/v1/echo", "")
 		send(t, "GET", fmt.Sprintf("%s/nowhere/%d", srv.URL, i), "")
@@ -116,13 +110,7 @@ func TestServer_telemetryBounded(t *testing.T) {
 // HTTP semantic conventions' required and recommended ones, and that none
 // is an empty string.
 func TestServer_spanAttributes(t *testing.T) {
-	rec := telemetrytest.New(t)
-	srv := newServer(t, httpapi.Config{
-		Name:           "test",
-		Endpoints:      []httpapi.Endpoint{{Method: http.MethodPost, Path: "/api/v1/echo", Access: httpapi.Key, Prepare: echo}},
-		TracerProvider: rec.TracerProvider,
-		MeterProvider:  rec.MeterProvider,
-	})
+	rec, srv := echoServer(t)
 	send(t, "POST", srv.URL+"/api/v1/echo?x=1", `{}`, "Authorization", "Bearer "+testKey, "User-Agent", "probe/1.0")
 	send(t, "POST", srv.URL+"/api/v1/echo", `{}`, "Authorization", "Bearer "+testKey, "User-Agent", "")
 	spans := rec.Spans.GetSpans()
@@ -189,4 +177,16 @@ func TestInstrument(t *testing.T) {
 	if n := points["http.server.request.duration"]["http.request.method=POST,http.response.status_code=200,http.route=/mcp,network.protocol.version=1.1,url.scheme=http"]; n != 1 {
 		t.Errorf("http.server.request.duration = %v, want one /mcp request", points["http.server.request.duration"])
 	}
+}
+
+// echoServer serves echo at POST /api/v1/echo, recording into rec.
+func echoServer(t *testing.T) (*telemetrytest.Recorder, *httptest.Server) {
+	t.Helper()
+	rec := telemetrytest.New(t)
+	return rec, newServer(t, httpapi.Config{
+		Name:           "test",
+		Endpoints:      []httpapi.Endpoint{{Method: http.MethodPost, Path: "/api/v1/echo", Access: httpapi.Key, Prepare: echo}},
+		TracerProvider: rec.TracerProvider,
+		MeterProvider:  rec.MeterProvider,
+	})
 }

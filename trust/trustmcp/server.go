@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/vouchkit/vouch/internal/problem"
 	"github.com/vouchkit/vouch/internal/traceparent"
@@ -207,9 +209,10 @@ func addTool[In, Out any](s *mcp.Server, tool *mcp.Tool, h mcp.ToolHandlerFor[In
 }
 
 // callerContext names the caller of req to the trust service (the UserID
-// of its bearer token when there is one), and carries the trace id of the
-// HTTP request's W3C traceparent header when there is one, so that the
-// answer's trace_id and the router calls continue the caller's trace.
+// of its bearer token when there is one), and continues the caller's
+// trace: the span of ctx (the tool call's, see Telemetry, or the HTTP
+// request's), else the HTTP request's W3C traceparent header, is the
+// parent of the trust call's span and its trace id the answer's trace_id.
 func callerContext(ctx context.Context, req *mcp.CallToolRequest) context.Context {
 	if req == nil || req.Extra == nil {
 		return ctx
@@ -218,10 +221,13 @@ func callerContext(ctx context.Context, req *mcp.CallToolRequest) context.Contex
 		ctx = trust.WithCaller(ctx, ti.UserID)
 	}
 	if traceparent.From(ctx) != "" {
-		return ctx // the trace of the call's span (see Telemetry)
+		return ctx
 	}
-	if traceID, _, ok := traceparent.Parse(req.Extra.Header.Get(traceparent.Header)); ok {
-		ctx = router.WithTraceID(ctx, traceID)
+	if !trace.SpanContextFromContext(ctx).IsValid() && req.Extra.Header != nil {
+		ctx = propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(req.Extra.Header))
+	}
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		ctx = router.WithTraceID(ctx, sc.TraceID().String())
 	}
 	return ctx
 }

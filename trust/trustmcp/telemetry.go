@@ -163,11 +163,13 @@ func callAttributes(call *mcp.CallToolRequest, tool string) []attribute.KeyValue
 }
 
 // metricAttributes keeps the attributes of attrs whose values are bounded:
-// the session id is left out of the metric.
+// the session id, and the protocol version, which a client may name in
+// the request's _meta, are left out of the metric (mcp.method.name is
+// added by Record).
 func metricAttributes(attrs []attribute.KeyValue) []attribute.KeyValue {
 	out := make([]attribute.KeyValue, 0, len(attrs))
 	for _, kv := range attrs {
-		if kv.Key != semconv.McpSessionIDKey && kv.Key != semconv.McpMethodNameKey {
+		if kv.Key != semconv.McpSessionIDKey && kv.Key != semconv.McpMethodNameKey && kv.Key != semconv.McpProtocolVersionKey {
 			out = append(out, kv)
 		}
 	}

@@ -20,8 +20,8 @@ import (
 )
 
 // tracedServer returns an MCP server whose tools, trust service and
-// router record into rec, with Telemetry added.
-func tracedServer(t *testing.T, rec *telemetrytest.Recorder) *mcp.Server {
+// router record into rec, with Telemetry added unless bare.
+func tracedServer(t *testing.T, rec *telemetrytest.Recorder, bare ...bool) *mcp.Server {
 	t.Helper()
 	var ss []router.Session
 	for i := 1; i <= 3; i++ {
@@ -39,7 +39,9 @@ func tracedServer(t *testing.T, rec *telemetrytest.Recorder) *mcp.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.AddReceivingMiddleware(trustmcp.Telemetry(rec.TracerProvider, rec.MeterProvider))
+	if len(bare) == 0 {
+		srv.AddReceivingMiddleware(trustmcp.Telemetry(rec.TracerProvider, rec.MeterProvider))
+	}
 	return srv
 }
 
@@ -103,20 +105,7 @@ func TestTelemetry_http(t *testing.T) {
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}), rec.TracerProvider, rec.MeterProvider, "normal"))
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
-
-	req, _ := http.NewRequest(http.MethodPost, hs.URL+"/mcp", strings.NewReader(
-		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"validate_claim","arguments":{"claimed_result":"17 * 3 = 51","policy":"fast"}}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("status %d", resp.StatusCode)
-	}
+	callWithTraceparent(t, hs.URL+"/mcp")
 
 	spans := rec.Spans.GetSpans()
 	checkTrace(t, spans, "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7")
@@ -144,7 +133,7 @@ func TestTelemetry_http(t *testing.T) {
 	if n := points["vouch.calls"]["http.response.status_code=200,http.route=/mcp,vouch.variant=normal"]; n != 1 {
 		t.Errorf("vouch.calls = %v, want the /mcp request", points["vouch.calls"])
 	}
-	if n := points["mcp.server.operation.duration"]["gen_ai.operation.name=execute_tool,gen_ai.tool.name=validate_claim,mcp.method.name=tools/call,mcp.protocol.version=2025-03-26,network.protocol.name=http,network.transport=tcp"]; n != 1 {
+	if n := points["mcp.server.operation.duration"]["gen_ai.operation.name=execute_tool,gen_ai.tool.name=validate_claim,mcp.method.name=tools/call,network.protocol.name=http,network.transport=tcp"]; n != 1 {
 		t.Errorf("mcp.server.operation.duration = %v, want one validate_claim call", points["mcp.server.operation.duration"])
 	}
 }
@@ -188,5 +177,42 @@ func TestTelemetry_meta(t *testing.T) {
 	}
 	if got := attributes(spanNamed(t, spans, "tools/call validate_claim"))["error.type"]; got != "tool_error" {
 		t.Errorf("a tool error has error.type %q, want tool_error", got)
+	}
+}
+
+// callWithTraceparent calls validate_claim at url over Streamable HTTP
+// with a traceparent header naming span 00f067aa0ba902b7 of trace
+// 4bf92f3577b34da6a3ce929d0e0e4736.
+func callWithTraceparent(t *testing.T, url string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"validate_claim","arguments":{"claimed_result":"17 * 3 = 51","policy":"fast"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+}
+
+// TestCallerContext_headerParent serves the tools over Streamable HTTP
+// without Telemetry: the trust call's span is still the child of the span
+// the request's traceparent names, never of a span made up for its trace.
+func TestCallerContext_headerParent(t *testing.T) {
+	rec := telemetrytest.New(t)
+	srv := tracedServer(t, rec, true)
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
+	t.Cleanup(hs.Close)
+	callWithTraceparent(t, hs.URL)
+	spans := rec.Spans.GetSpans()
+	checkTrace(t, spans, "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7")
+	if call := spanNamed(t, spans, "trust.call"); call.Parent.SpanID().String() != "00f067aa0ba902b7" {
+		t.Errorf("trust.call has parent %s, want the traceparent's span 00f067aa0ba902b7", call.Parent.SpanID())
 	}
 }

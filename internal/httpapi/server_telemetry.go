@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -30,6 +31,7 @@ type serverTelemetry struct {
 	idem     metric.Int64Counter
 	variants map[string]string // endpoint pattern → variant
 	other    string            // the variant of any other pattern
+	proxies  []netip.Prefix    // Config.TrustedProxies, for client.address
 }
 
 func newServerTelemetry(cfg *Config) *serverTelemetry {
@@ -42,6 +44,7 @@ func newServerTelemetry(cfg *Config) *serverTelemetry {
 		server:   telemetry.Kind(trace.SpanKindServer),
 		variants: map[string]string{},
 		other:    "none",
+		proxies:  cfg.TrustedProxies,
 	}
 	var err error
 	t.duration, err = httpconv.NewServerRequestDuration(m)
@@ -98,6 +101,9 @@ func (t *serverTelemetry) start(ctx context.Context, r *http.Request) (context.C
 	ctx, span := telemetry.Start(ctx, t.tracer, name, t.server...)
 	if span.IsRecording() {
 		span.SetAttributes(requestAttributes(r)...)
+		if client := clientAddr(r, t.proxies); client.IsValid() {
+			span.SetAttributes(semconv.ClientAddress(client.String()))
+		}
 	}
 	return ctx, served{span: span, began: time.Now()}
 }

@@ -139,8 +139,8 @@ func TestServer_spanAttributes(t *testing.T) {
 				t.Errorf("span %d: %s = %q, want %q (all: %v)", i, k, attrs[k], v, attrs)
 			}
 		}
-		if _, ok := attrs["network.peer.address"]; !ok {
-			t.Errorf("span %d: no network.peer.address", i)
+		if attrs["network.peer.address"] != "127.0.0.1" || attrs["client.address"] != "127.0.0.1" {
+			t.Errorf("span %d: network.peer.address %q, client.address %q; want 127.0.0.1", i, attrs["network.peer.address"], attrs["client.address"])
 		}
 	}
 }

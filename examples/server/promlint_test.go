@@ -61,6 +61,9 @@ func TestRun_metricsLint(t *testing.T) {
 		if got := labelled(fams["http_server_request_duration_seconds"], map[string]string{"http_route": "/mcp", "http_request_method": "POST"}); len(got) == 0 {
 			t.Errorf("%s: no /mcp requests in http_server_request_duration_seconds", u)
 		}
+		if got := labelled(fams["mcp_server_operation_duration_seconds"], map[string]string{"gen_ai_tool_name": "get_receipt", "mcp_method_name": "tools/call"}); len(got) != 1 {
+			t.Errorf("%s: mcp_server_operation_duration_seconds for get_receipt = %v, want one series", u, got)
+		}
 		for _, method := range []string{"FOO", "BAR"} {
 			if got := labelled(fams["http_server_request_duration_seconds"], map[string]string{"http_request_method": method}); len(got) != 0 {
 				t.Errorf("%s: the made-up method %s has series of its own", u, method)

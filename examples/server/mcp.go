@@ -50,6 +50,9 @@ func mountAgents(mux *http.ServeMux, cfg config, d agentDeps) (*mcp.Server, erro
 		Router:   d.engine,
 		Receipts: &trustmcp.StoreReceipts{Store: d.receipts, Verifier: d.verifier},
 		Name:     "vouch demo server",
+		// The tools' internal errors, and the SDK's warnings; not its
+		// two lines a request about sessions.
+		Logger: slog.New(warnings{d.log.Handler()}),
 	})
 	if err != nil {
 		return nil, err
@@ -138,3 +141,16 @@ func serveStdio(ctx context.Context, s *server, log *slog.Logger) error {
 	}
 	return err
 }
+
+// warnings passes on the records of level Warn and above.
+type warnings struct{ slog.Handler }
+
+func (h warnings) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && h.Handler.Enabled(ctx, l)
+}
+
+func (h warnings) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return warnings{h.Handler.WithAttrs(attrs)}
+}
+
+func (h warnings) WithGroup(name string) slog.Handler { return warnings{h.Handler.WithGroup(name)} }

@@ -214,10 +214,9 @@ func TestRun_mcpPaid(t *testing.T) {
 
 	// Without payment: the terms of the x402 MCP transport.
 	res := callTool(t, cs, "validate_claim", args)
-	var terms trustmcp.PaymentRequired
-	b, _ := json.Marshal(res.StructuredContent)
-	if !res.IsError || json.Unmarshal(b, &terms) != nil || len(terms.Accepts) != 1 || !strings.Contains(resultText(res), `"x402/error"`) {
-		t.Fatalf("unpaid call: %v %s %q, want the payment terms", res.IsError, b, resultText(res))
+	terms, err := trustmcp.PaymentTerms(res)
+	if err != nil || len(terms.Accepts) != 1 || !strings.Contains(resultText(res), `"x402/error"`) {
+		t.Fatalf("unpaid call: %v %q (%v), want the payment terms", res.IsError, resultText(res), err)
 	}
 	offer := terms.Accepts[0]
 	if want, _ := evm.USDC(network, defaultPayTo, trustPrice); offer.Amount != want.Amount {

@@ -4,10 +4,11 @@
 // sends a true and a false claim with message/send, reads the verdicts
 // from the answer's data part, reads the task back with tasks/get, and
 // sends a message the agent cannot read. It prints "ok <name>" or
-// "FAIL <name>: why" per check and exits non-zero on any failure.
+// "FAIL <name>: why" per step, and throws, naming the failed steps, when
+// any failed (run.sh then prints "FAIL a2a: ...").
 //
-// Environment: VOUCH_URL (the server's base URL), VOUCH_API_KEY (a key
-// it accepts).
+// Environment (set by run.sh): VOUCH_BASE_URL (the server's base URL),
+// VOUCH_API_KEY (a key it accepts).
 import { randomUUID } from 'node:crypto';
 import {
   ClientFactory,
@@ -17,17 +18,18 @@ import {
   createAuthenticatingFetchWithRetry,
 } from '@a2a-js/sdk/client';
 
-const base = (process.env.VOUCH_URL || '').replace(/\/$/, '');
+const base = (process.env.VOUCH_BASE_URL || '').replace(/\/$/, '');
 const key = process.env.VOUCH_API_KEY || '';
-let failed = 0;
+const failed = [];
 
 function ok(name) {
   console.log(`ok ${name}`);
 }
 
 function fail(name, why) {
-  failed++;
-  console.log(`FAIL ${name}: ${String(why).replace(/\s+/g, ' ').trim()}`);
+  const line = `${name}: ${String(why).replace(/\s+/g, ' ').trim()}`;
+  failed.push(line);
+  console.log(`FAIL ${line}`);
 }
 
 async function check(name, fn) {
@@ -54,8 +56,7 @@ function message(text) {
 }
 
 if (!base || !key) {
-  fail('a2a env', 'set VOUCH_URL and VOUCH_API_KEY');
-  process.exit(1);
+  throw new Error('set VOUCH_BASE_URL and VOUCH_API_KEY: run the check through interop/run.sh');
 }
 
 const authFetch = createAuthenticatingFetchWithRetry(fetch, {
@@ -78,7 +79,7 @@ await check('a2a card resolved', async () => {
   if (skills !== 'validate_claim,delegate_task,arbitrate,factcheck') return `skills ${skills}`;
   client = await factory.createFromUrl(base);
 });
-if (!client) process.exit(1);
+if (!client) throw new Error(failed.join('; '));
 
 let taskId;
 for (const [claim, want] of [['17 * 3 = 51', 'VALID'], ['17 * 3 = 50', 'INVALID']]) {
@@ -122,4 +123,4 @@ await check('a2a bad input is invalid params', async () => {
   return 'no error';
 });
 
-process.exit(failed ? 1 : 0);
+if (failed.length) throw new Error(failed.join('; '));

@@ -12,13 +12,28 @@ type Majority struct{}
 // Aggregate implements Aggregator.
 func (Majority) Aggregate(votes []Vote, p Policy) (Outcome, error) {
 	var buf [8]group // spares the heap for up to 8 groups
-	t, err := count(buf[:0], votes, p, false)
+	t, err := count(buf[:0], votes, p, false, nil)
 	if err != nil {
 		return Outcome{}, err
 	}
+	b := t.leader()
+	if b >= 0 && p.Failures == FailuresNegative && t.failed >= t.groups[b].size {
+		b = -1 // the failures win
+	}
+	out := outcomeOf(StrategyMajority, votes, t, p, b)
+	if b >= 0 {
+		out.Confidence = Posterior(out.Agreeing, out.Against)
+	}
+	return finish(out, p, t)
+}
+
+// outcomeOf returns the outcome of votes, counted into t, whose winning
+// group is t.groups[b] (none when b < 0): every figure but the
+// confidence.
+func outcomeOf(s Strategy, votes []Vote, t tally, p Policy, b int) Outcome {
 	n := len(votes)
 	out := Outcome{
-		Strategy:  StrategyMajority,
+		Strategy:  s,
 		Winner:    -1,
 		Replicas:  n,
 		Answered:  t.cast,
@@ -31,26 +46,31 @@ func (Majority) Aggregate(votes []Vote, p Policy) (Outcome, error) {
 		out.Verdicts[i] = v.Label
 	}
 	negative := p.Failures == FailuresNegative
-	if b := t.leader(); b >= 0 && !(negative && t.failed >= t.groups[b].size) {
-		g := t.groups[b]
-		reported := n - t.cancelled
-		out.Label = g.label
-		out.Answer = votes[g.first].Answer
-		out.Winner = g.first
-		out.Agreeing = g.size
-		out.Against = t.cast - g.size
-		if negative {
-			out.Against += t.failed
-		}
-		out.Agreement = float64(g.size) / float64(g.size+out.Against)
-		out.Confidence = Posterior(g.size, out.Against)
-		out.Disagreement = t.cast > g.size || (negative && t.failed > 0)
-		out.LowConfidence = out.Disagreement || 2*g.size <= reported
-	} else {
+	if b < 0 {
 		out.Label = noWinnerLabel(votes)
 		out.Disagreement = t.cast > 0
 		out.LowConfidence = true
+		return out
 	}
+	g := t.groups[b]
+	reported := n - t.cancelled
+	out.Label = g.label
+	out.Answer = votes[g.first].Answer
+	out.Winner = g.first
+	out.Agreeing = g.size
+	out.Against = t.cast - g.size
+	if negative {
+		out.Against += t.failed
+	}
+	out.Agreement = float64(g.size) / float64(g.size+out.Against)
+	out.Disagreement = t.cast > g.size || (negative && t.failed > 0)
+	out.LowConfidence = out.Disagreement || 2*g.size <= reported
+	return out
+}
+
+// finish returns out with the error of its policy: under FailHard, an
+// *OutcomeError when no vote was cast or the votes disagree.
+func finish(out Outcome, p Policy, t tally) (Outcome, error) {
 	switch {
 	case p.Disagreement != FailHard:
 	case t.cast == 0:
@@ -66,20 +86,14 @@ func (Majority) Aggregate(votes []Vote, p Policy) (Outcome, error) {
 // the tie rule would keep the leader.
 func (Majority) Decided(votes []Vote, p Policy) bool {
 	var buf [8]group
-	t, err := count(buf[:0], votes, p, true)
+	t, err := count(buf[:0], votes, p, true, nil)
 	if err != nil || t.pending == 0 {
 		return true
 	}
-	negative := p.Failures == FailuresNegative
 	if p.Disagreement == FailHard {
-		// Two groups of votes make a disagreement whoever wins; without
-		// them, any vote to come may still disagree.
-		observed := len(t.groups)
-		if negative && t.failed > 0 {
-			observed++
-		}
-		return observed >= 2
+		return t.disagrees(p)
 	}
+	negative := p.Failures == FailuresNegative
 	b, lead := t.leader(), 0
 	if b >= 0 {
 		lead = t.groups[b].size
@@ -140,8 +154,9 @@ type tally struct {
 
 // count groups the cast votes by label and answer key, appending the groups
 // to groups[:0]. It accepts empty labels (pending votes) only when pending
-// is true.
-func count(groups []group, votes []Vote, p Policy, pending bool) (tally, error) {
+// is true. When member is not nil (of len(votes)), it records there each
+// vote's group index, -1 for a vote not cast.
+func count(groups []group, votes []Vote, p Policy, pending bool, member []int) (tally, error) {
 	t := tally{groups: groups[:0]}
 	if err := p.check(); err != nil {
 		return t, err
@@ -156,6 +171,9 @@ func count(groups []group, votes []Vote, p Policy, pending bool) (tally, error) 
 	}
 	index := make(map[groupKey]int, 8) // small enough to stay off the heap
 	for i, v := range votes {
+		if member != nil {
+			member[i] = -1
+		}
 		switch {
 		case v.Label == "":
 			if !pending {
@@ -173,15 +191,31 @@ func count(groups []group, votes []Vote, p Policy, pending bool) (tally, error) 
 			}
 			t.cast++
 			gk := groupKey{v.Label, k}
-			if gi, ok := index[gk]; ok {
-				t.groups[gi].size++
-				continue
+			gi, ok := index[gk]
+			if !ok {
+				gi = len(t.groups)
+				index[gk] = gi
+				t.groups = append(t.groups, group{label: v.Label, first: i})
 			}
-			index[gk] = len(t.groups)
-			t.groups = append(t.groups, group{label: v.Label, first: i, size: 1})
+			t.groups[gi].size++
+			if member != nil {
+				member[i] = gi
+			}
 		}
 	}
 	return t, nil
+}
+
+// disagrees reports whether the votes counted hold two groups (the
+// failures one under FailuresNegative): a disagreement whoever wins, which
+// decides a FailHard call; without them, any vote to come may still
+// disagree.
+func (t *tally) disagrees(p Policy) bool {
+	observed := len(t.groups)
+	if p.Failures == FailuresNegative && t.failed > 0 {
+		observed++
+	}
+	return observed >= 2
 }
 
 // leader returns the index of the leading group, -1 if there is none.

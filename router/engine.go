@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/reputation"
 )
 
 // Defaults of an [Engine], each replaced by the [EngineOption] named in
@@ -81,8 +82,10 @@ var (
 // # Health
 //
 // A session whose runs fail [DefaultFailureThreshold] times in a row
-// (ERROR, or TIMEOUT while the caller was still waiting; a run cancelled
-// because the outcome was decided does not count) is skipped for
+// (ERROR, or TIMEOUT while the caller was still waiting and under the
+// engine's own bound; a run cancelled because the outcome was decided, or
+// timed out under a policy.timeout_ms shorter than [WithReplicaTimeout]'s,
+// a bound the caller chose, does not count) is skipped for
 // [DefaultCooldown]. After that it is half open: the next call may use it
 // again, a success restores it, and a failure sends it back to cool down
 // at once. Several calls may try a half-open session concurrently. A
@@ -112,6 +115,12 @@ type Engine struct {
 	taskPrefix string        // starts every task id
 
 	tel *engineTelemetry // spans and metrics (WithEngineTelemetry)
+
+	rep          *reputation.Book // nil: reputation off (WithReputation)
+	maxShare     float64          // WithSelection
+	exploreEvery int
+	usage        usage              // the sessions of the latest runs
+	calls        *reputation.Ledger // the latest calls by trace id, for Feedback
 }
 
 var _ Service = (*Engine)(nil)
@@ -266,7 +275,15 @@ func NewEngine(sessions []Session, opts ...EngineOption) (*Engine, error) {
 		threshold:      DefaultFailureThreshold,
 		cooldown:       DefaultCooldown,
 		taskPrefix:     strings.ToLower(rand.Text()[:12]),
+		maxShare:       DefaultMaxShare,
+		exploreEvery:   DefaultExploreEvery,
+		calls:          reputation.NewLedger(DefaultFeedbackMemory),
 	}
+	rep, err := reputation.New(nil, reputation.Options{})
+	if err != nil {
+		return nil, err
+	}
+	e.rep = rep
 	for i, s := range sessions {
 		if err := s.check(); err != nil {
 			return nil, fmt.Errorf("%w: sessions[%d]: %s", ErrInvalidSession, i, err)

@@ -15,10 +15,10 @@ import (
 	"github.com/vouchkit/vouch/internal/problem"
 )
 
-// everyVote is the majority aggregator waiting for every replica: the
-// return_all policy reports all replica results, so no straggler is cut
-// short by an early quorum.
-type everyVote struct{ consensus.Majority }
+// everyVote is an aggregator waiting for every replica: the return_all
+// policy reports all replica results, so no straggler is cut short by an
+// early quorum.
+type everyVote struct{ consensus.Aggregator }
 
 // Decided reports false: the runner then waits for every vote.
 func (everyVote) Decided([]consensus.Vote, consensus.Policy) bool { return false }
@@ -69,7 +69,12 @@ func (c *consensusCall) reasons() []string {
 // disagreement policy. poolField is the JSON path of c.SessionPool in the
 // request, for errors.
 func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusRequest, poolField string, tier Tier, job *Job, timeout time.Duration) (*consensusCall, error) {
-	sessions, err := e.pick(first, c.SessionPool, poolField, tier, c.Replicas)
+	scope := scopeOf(job)
+	sessions, rel, err := e.pick(ctx, first, c.SessionPool, poolField, tier, c.Replicas, scope)
+	if err != nil {
+		return nil, err
+	}
+	agg, err := e.aggregator(c, rel, sessions)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +86,7 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 	// runner's one deadline is each replica's: no context per replica.
 	budget := min(timeout, e.callTimeout)
 	runner := consensus.Runner{
-		Aggregator: consensus.Majority{},
+		Aggregator: agg,
 		Policy: consensus.Policy{
 			Disagreement: consensus.DisagreementPolicy(policy),
 			Failures:     e.failures,
@@ -90,9 +95,6 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 		Timeout: budget,
 		Abandon: true,
 		Grace:   e.stopGrace,
-	}
-	if policy == DisagreeReturnAll {
-		runner.Aggregator = everyVote{}
 	}
 
 	// Replica i runs reps[i].job, records its run in reps[i].run and
@@ -114,10 +116,12 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 	}
 	ids = ids[:n]
 	e.newTaskIDs(ids)
+	short := timeout < e.replicaTimeout // the caller's own bound
 	for i := range reps {
 		j := &reps[i].job
 		*j = *job
 		j.SessionID, j.TaskID, j.Replica = sessions[i].ID, ids[i], i
+		reps[i].run.short = short
 	}
 	began, start := time.Now(), e.now()
 	out, err := runner.Run(ctx, n, func(rctx context.Context, i int) consensus.Vote {
@@ -145,7 +149,7 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 		slot := &reps[i].slot
 		if slot.Load() == nil {
 			a := newOutcome(sessions[i], job, ids[i])
-			a.Replica = i
+			a.Replica, a.short = i, short
 			if slot.CompareAndSwap(nil, a) {
 				a.latency = e.now().Sub(start)
 				e.abandoned(ctx, sessions[i], a, Label(out.Verdicts[i]), cutReason(i))
@@ -187,6 +191,8 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 	if out.Winner >= 0 {
 		call.winner = call.outcomes[out.Winner]
 	}
+	e.weigh(call, out, e.answerKey, rel)
+	e.learn(ctx, scope, out, runner.Policy, rel)
 
 	switch {
 	case errors.Is(err, consensus.ErrDisagreement):
@@ -338,8 +344,11 @@ func (e *Engine) DelegateV3(ctx context.Context, req *DelegateV3Request) (*Deleg
 // or, when it is empty, every session of the engine in the order given to
 // [NewEngine]; session_id, when set, goes first whether or not the pool
 // lists it. Candidates that do not serve policy.tier or are cooling down
-// are dropped. The rest, after session_id, are rotated by one place per
-// version 3 call, so that load spreads over them. The engine then takes
+// are dropped. The rest, after session_id, are ranked by reputation (see
+// [Engine.Rank]: most reliable first, sessions at their share bound last,
+// the least used first one call in [DefaultExploreEvery]), equals rotated
+// by one place per version 3 call; with reputation off they are only
+// rotated, so that load spreads over them. The engine then takes
 // sessions in that order, first only from worker pools not yet used, then
 // from any pool, until it has consensus.replicas distinct sessions. A
 // session never runs two replicas of one call.
@@ -355,7 +364,12 @@ func (e *Engine) DelegateV3(ctx context.Context, req *DelegateV3Request) (*Deleg
 // when it gave no answer. Failed replicas are non-votes unless
 // [WithFailureMode] makes them negative evidence. The replicas are
 // aggregated by package consensus's majority, whose doc gives the tie
-// rule and the confidence formula; the response's confidence is the
+// rule and the confidence formula, or under consensus.aggregation
+// "weighted" by consensus.Weighted over the sessions' learned
+// reliabilities (each run then records its reliability and weight, and
+// the consensus block weight_by and the reputation snapshot); every call
+// of two or more votes teaches the engine's reputation book
+// ([WithReputation]). The response's confidence is the
 // consensus confidence, and its reasons are those of the replicas that
 // voted the winning verdict. The consensus block's low_confidence is set
 // when replicas disagreed, when no replica won, or when the winner holds

@@ -66,7 +66,14 @@ func TestService_engine(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s/%s: %v", mode, policy, err)
 			}
-			if resp.Status != status || resp.Evidence.Redundancy != replicas || resp.RetryInstructions != nil {
+			runs := resp.Evidence.Redundancy
+			if policy == trust.PolicyAdaptive && runs == 3 {
+				// Sessions still at the prior (0.8): two agreeing votes
+				// state 16/17, under the weighted threshold, and a third
+				// runs; once they have a record, two settle the call.
+				runs = 2
+			}
+			if resp.Status != status || runs != replicas || resp.RetryInstructions != nil {
 				t.Errorf("%s/%s: status %s after %d replicas (retry %+v), want %s after %d",
 					mode, policy, resp.Status, resp.Evidence.Redundancy, resp.RetryInstructions, status, replicas)
 			}
@@ -83,7 +90,7 @@ func TestService_engine(t *testing.T) {
 // shows in the disagreements. The liar is session 1, tried first.
 func TestService_engineAdaptiveEscalates(t *testing.T) {
 	unsure := honest(0.5)
-	s, _ := trust.New(newEngine(t, routertest.Lie(unsure), unsure, unsure, unsure, unsure))
+	s, _ := trust.New(newEngine(t, routertest.Lie(unsure), unsure, unsure, unsure, unsure), trust.WithoutReputation())
 	resp, err := s.Call(context.Background(), request(trust.ModeValidation, trust.PolicyAdaptive))
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +125,7 @@ func TestService_engineAdaptiveDelegationDissent(t *testing.T) {
 		return &router.Result{Output: "something else", Confidence: 0.9}, nil
 	})
 	w := honest(0.9)
-	s, _ := trust.New(newEngine(t, w, other, w, w, w))
+	s, _ := trust.New(newEngine(t, w, other, w, w, w), trust.WithoutReputation())
 	resp, err := s.Call(context.Background(), request(trust.ModeDelegation, trust.PolicyAdaptive))
 	if err != nil {
 		t.Fatal(err)
@@ -348,8 +355,12 @@ func TestService_singleSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := resp.Evidence.Steps
-	if resp.Status != trust.StatusValid || len(st) != 2 || st[0].Route != "/api/v2/validate" || st[0].Sessions[0] != 3 ||
-		st[1].Route != "/api/v3/validate" || st[1].Sessions[0] == 3 {
-		t.Errorf("status %s, steps %+v; want VALID from version 2 on session 3, then version 3 elsewhere", resp.Status, st)
+	if resp.Status != trust.StatusValid || len(st) < 2 || st[0].Route != "/api/v2/validate" || st[0].Sessions[0] != 3 {
+		t.Fatalf("status %s, steps %+v; want VALID from version 2 on session 3, then version 3 elsewhere", resp.Status, st)
+	}
+	for _, s := range st[1:] {
+		if s.Route != "/api/v3/validate" || s.Sessions[0] == 3 {
+			t.Errorf("step %+v, want version 3 on another session than 3", s)
+		}
 	}
 }

@@ -1,12 +1,24 @@
-// Package problem is the one error body of the project: RFC 9457
-// "application/problem+json", with a list of field errors for validation.
+// Package problem is the one error type of the project's HTTP doors: an
+// RFC 9457 "application/problem+json" body, with a machine-readable code
+// and a list of field errors for validation.
 //
-// The public packages expose [Details] under their own names (router.Error,
-// trust.Error), so that errors.As finds the same type whichever layer
-// produced it.
+// Every error the project answers over HTTP, and every *Details a client
+// of package router or trust returns, carries one of the Code constants
+// below, so that a host compares codes, never message text:
+//
+//	var p *problem.Details
+//	if errors.As(err, &p) && p.Code == problem.CodeInsufficientSessions {
+//		// no healthy sessions: back off and retry
+//	}
+//
+// router.Error and trust.Error are names of [Details], so errors.As finds
+// the same type whichever layer produced the error, and router.Code is
+// [Code]. Codes are stable across releases: new ones may be added, none is
+// renamed or removed before 1.0 without a changelog entry.
 package problem
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -23,27 +35,65 @@ const TypePrefix = "urn:vouch:problem:"
 // Code is a machine-readable problem code, stable across releases.
 type Code string
 
-// The codes the project uses.
+// The codes the project emits, with the HTTP status each comes with.
 const (
-	CodeInvalidRequest       Code = "invalid_request"        // 400: input failed validation
-	CodeMalformedJSON        Code = "malformed_json"         // 400: the body is not the JSON expected
-	CodeUnauthorized         Code = "unauthorized"           // 401
-	CodePaymentRequired      Code = "payment_required"       // 402
-	CodeForbidden            Code = "forbidden"              // 403
-	CodeNotFound             Code = "not_found"              // 404
-	CodeMethodNotAllowed     Code = "method_not_allowed"     // 405
-	CodeConflict             Code = "conflict"               // 409
-	CodeBodyTooLarge         Code = "body_too_large"         // 413
-	CodeUnsupportedMediaType Code = "unsupported_media_type" // 415
-	CodeUnprocessable        Code = "unprocessable"          // 422
-	CodeRateLimited          Code = "rate_limited"           // 429
-	CodeInsufficientSessions Code = "insufficient_sessions"  // 503: not enough healthy sessions
-	CodeDisagreement         Code = "disagreement"           // 409: fail_hard tripped
-	CodeAllReplicasFailed    Code = "all_replicas_failed"    // 502
-	CodeNotDelivered         Code = "not_delivered"          // 502: a paid answer failed its validation and was not settled
-	CodeTimeout              Code = "timeout"                // 504
-	CodeUnavailable          Code = "unavailable"            // 503
-	CodeInternal             Code = "internal"               // 500
+	// CodeInvalidRequest (400): the input failed validation; Errors
+	// names each field by its JSON path.
+	CodeInvalidRequest Code = "invalid_request"
+	// CodeMalformedJSON (400): the body is not the JSON expected (not
+	// JSON, too deep, a repeated member, invalid UTF-8).
+	CodeMalformedJSON Code = "malformed_json"
+	// CodeUnauthorized (401): no credential, or one the server does not
+	// know; the answer carries a WWW-Authenticate challenge.
+	CodeUnauthorized Code = "unauthorized"
+	// CodePaymentRequired (402): a paid route called without a payment
+	// that verifies; the x402 terms come with it.
+	CodePaymentRequired Code = "payment_required"
+	// CodeForbidden (403): the caller may not see what it asked for,
+	// such as another integration's private receipt.
+	CodeForbidden Code = "forbidden"
+	// CodeNotFound (404): no such route, receipt or task.
+	CodeNotFound Code = "not_found"
+	// CodeMethodNotAllowed (405): the route exists for other methods;
+	// Allow lists them.
+	CodeMethodNotAllowed Code = "method_not_allowed"
+	// CodeConflict (409): the request conflicts with one in progress,
+	// such as a repeat of an Idempotency-Key that is still running.
+	CodeConflict Code = "conflict"
+	// CodeBodyTooLarge (413): the body exceeds the route's limit.
+	CodeBodyTooLarge Code = "body_too_large"
+	// CodeUnsupportedMediaType (415): the body is not application/json.
+	CodeUnsupportedMediaType Code = "unsupported_media_type"
+	// CodeUnprocessable (422): a well-formed request that cannot be
+	// served as asked, such as an Idempotency-Key reused with another
+	// body.
+	CodeUnprocessable Code = "unprocessable"
+	// CodeRateLimited (429): a trial caller over its limit; Retry-After
+	// says when to try again.
+	CodeRateLimited Code = "rate_limited"
+	// CodeInsufficientSessions (503): not enough distinct, healthy
+	// sessions for the replicas asked for.
+	CodeInsufficientSessions Code = "insufficient_sessions"
+	// CodeDisagreement (409): the replicas disagreed under
+	// disagreement_policy fail_hard, or failed runs outweigh the
+	// answers; Extra holds the per-replica evidence.
+	CodeDisagreement Code = "disagreement"
+	// CodeAllReplicasFailed (502): no replica answered; Detail names
+	// each worker's failure and Extra holds the evidence.
+	CodeAllReplicasFailed Code = "all_replicas_failed"
+	// CodeNotDelivered (502): a paid answer failed its validation and
+	// was neither delivered nor settled (trust/trustpay).
+	CodeNotDelivered Code = "not_delivered"
+	// CodeTimeout (504): no answer within the time asked for or allowed.
+	CodeTimeout Code = "timeout"
+	// CodeUnavailable (503): a dependency (a store, a facilitator, a
+	// remote service) cannot be reached; retry later.
+	CodeUnavailable Code = "unavailable"
+	// CodeX402NotConfigured (501): a pay-per-call route of a server that
+	// takes no payments; use the normal or trial route.
+	CodeX402NotConfigured Code = "x402_not_configured"
+	// CodeInternal (500): a fault of the server; its log has the cause.
+	CodeInternal Code = "internal"
 )
 
 // Details is an RFC 9457 problem. It is also a Go error, so a handler can
@@ -122,17 +172,28 @@ func (p *Details) Error() string {
 	return s
 }
 
-// Write sends p as the response, with its status and the problem media type.
-func Write(w http.ResponseWriter, p *Details) {
-	body, err := json.Marshal(p)
-	if err != nil { // only Extra can fail to encode; drop it rather than send nothing
+// Encode returns p as JSON, followed by a newline, without escaping <, >
+// and & (a detail quoting "<n>d" reads as written). Extra that cannot be
+// encoded is left out rather than the whole body lost.
+func Encode(p *Details) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(p); err != nil { // only Extra can fail to encode
 		q := *p
 		q.Extra = nil
-		body, _ = json.Marshal(&q)
+		buf.Reset()
+		_ = enc.Encode(&q)
 	}
+	return buf.Bytes()
+}
+
+// Write sends p as the response, with its status and the problem media type.
+func Write(w http.ResponseWriter, p *Details) {
+	body := Encode(p)
 	h := w.Header()
 	h.Set("Content-Type", ContentType)
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(p.Status)
-	w.Write(append(body, '\n'))
+	w.Write(body)
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/vouchkit/vouch/internal/jsonbody"
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // The paths the Handler serves.

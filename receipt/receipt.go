@@ -5,16 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	jsonv2 "github.com/go-json-experiment/json"
 	"reflect"
 	"strings"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+
 	"github.com/go-playground/validator/v10"
 
 	"github.com/vouchkit/vouch/internal/jsonbody"
-	"github.com/vouchkit/vouch/internal/problem"
 	"github.com/vouchkit/vouch/internal/valid"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // Receipt is the receipt object (docs/INTERFACE.md, section 10.3): a signed

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/vouchkit/vouch/consensus"
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // everyVote is an aggregator waiting for every replica: the return_all

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // Service runs the router's operations. The in-process [Engine] and the

@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"sync/atomic"
 
-	"github.com/vouchkit/vouch/internal/problem"
 	"github.com/vouchkit/vouch/internal/release"
 	"github.com/vouchkit/vouch/internal/traceparent"
+	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"

@@ -6,8 +6,8 @@ import (
 
 	"github.com/go-playground/validator/v10"
 
-	"github.com/vouchkit/vouch/internal/problem"
 	"github.com/vouchkit/vouch/internal/valid"
+	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
 )
 

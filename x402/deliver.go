@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // DeliveryGate holds a paid answer back until a check passes it: on a

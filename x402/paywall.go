@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // Reasons of the 402 answers the middleware gives of its own (the

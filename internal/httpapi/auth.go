@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // Authenticator identifies the caller of a request to a [Key] endpoint

@@ -16,8 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
-	"github.com/vouchkit/vouch/internal/problem"
 	"github.com/vouchkit/vouch/internal/traceparent"
+	"github.com/vouchkit/vouch/problem"
 )
 
 const testKey = "test-key"

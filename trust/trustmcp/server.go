@@ -15,8 +15,8 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/vouchkit/vouch/internal/problem"
 	"github.com/vouchkit/vouch/internal/traceparent"
+	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"

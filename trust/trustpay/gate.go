@@ -13,7 +13,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
@@ -190,6 +190,5 @@ func receiptID(raw json.RawMessage) string {
 
 // problemResponse is p as a buffered answer.
 func problemResponse(p *problem.Details) x402.BufferedResponse {
-	body, _ := json.Marshal(p)
-	return x402.BufferedResponse{Status: p.Status, Header: http.Header{"Content-Type": {problem.ContentType}}, Body: body}
+	return x402.BufferedResponse{Status: p.Status, Header: http.Header{"Content-Type": {problem.ContentType}}, Body: problem.Encode(p)}
 }

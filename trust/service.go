@@ -31,8 +31,11 @@ type Caller interface {
 	Call(ctx context.Context, req *Request) (*Response, error)
 }
 
-// Error is the error of a trust call: an RFC 9457 problem with HTTP status,
-// machine code and field errors. It is the same type as router.Error.
+// Error is the error of a trust call: an RFC 9457 problem,
+// problem.Details, with HTTP Status, a Code (one of the problem.Code
+// constants), Detail and, for invalid input, the failing fields by JSON
+// path in Errors. It is the same type as router.Error, so errors.As finds
+// it whichever layer failed; compare its Code, never its text.
 type Error = problem.Details
 
 // Service answers trust calls by running router calls on a router.Service:

@@ -15,17 +15,15 @@ import (
 	"github.com/vouchkit/vouch/router/routertest"
 )
 
-// panelSize is the number of sessions of one error rate: enough for the
-// five replicas of oracle, each on its own session and worker pool.
-const panelSize = 5
-
-// A panel is the simulated workers of one engine: panelSize sessions of
-// one error rate, each in a worker pool of its own.
+// A panel is the simulated workers of one engine: the panelSize sessions
+// of a workload, each in a worker pool of its own.
 //
 // It also keeps the engine's early quorum deterministic. Replicas answer
 // in the order of their drawn latencies. When every worker of a step has
 // been asked, the panel works out, with the consensus package's own
-// Majority.Decided, which replicas answer before the outcome is decided;
+// Majority.Decided (or the Decided of the aggregator decide gives for
+// the step's sessions), which replicas answer before the outcome is
+// decided;
 // it releases them one at a time, each only after the engine has timed
 // and recorded the previous one (the engine reads the panel's clock twice
 // once a run returns), and the others wait to be cancelled, as slower
@@ -42,10 +40,13 @@ const panelSize = 5
 // version 3 step is in flight. That changes when runs happen, not what
 // they answer.
 type panel struct {
-	seed       uint64
-	rate       float64
-	calibrated bool // the what-if of judge
-	claims     []claim
+	seed   uint64
+	w      *workload
+	first  int     // the number of claims[0] in the seed's sequence
+	claims []claim // the claims the panel may be asked about
+	// decide returns the aggregator whose Decided the engine applies to
+	// a step on sessions (by replica); nil means consensus.Majority.
+	decide func(sessions []router.SessionID) consensus.Aggregator
 
 	calls   sync.Mutex // held by the version 3 step in flight
 	mu      sync.Mutex
@@ -56,18 +57,19 @@ type panel struct {
 
 // step is one version 3 call: its replicas' answers and their plan.
 type step struct {
-	n       int
-	policy  consensus.DisagreementPolicy
-	answers []answer // by replica
-	joined  int
-	order   []int           // the replicas that answer, in arrival order
-	release []chan struct{} // closed to let a replica answer, by replica
-	next    int             // position in order of the next replica to release
-	clocks  int             // clock reads to wait before releasing it
+	n        int
+	policy   consensus.DisagreementPolicy
+	answers  []answer           // by replica
+	sessions []router.SessionID // by replica
+	joined   int
+	order    []int           // the replicas that answer, in arrival order
+	release  []chan struct{} // closed to let a replica answer, by replica
+	next     int             // position in order of the next replica to release
+	clocks   int             // clock reads to wait before releasing it
 }
 
-func newPanel(seed uint64, rate float64, calibrated bool, claims []claim) *panel {
-	return &panel{seed: seed, rate: rate, calibrated: calibrated, claims: claims}
+func newPanel(seed uint64, w *workload, first int, claims []claim) *panel {
+	return &panel{seed: seed, w: w, first: first, claims: claims}
 }
 
 // sessions returns the panel's sessions, ids 1 to panelSize.
@@ -84,10 +86,13 @@ func (p *panel) work(ctx context.Context, job *router.Job) (*router.Result, erro
 	var ref struct {
 		Claim int `json:"claim"`
 	}
-	if job.Claim == nil || json.Unmarshal(job.Claim.Output, &ref) != nil || ref.Claim < 0 || ref.Claim >= len(p.claims) {
-		return nil, errors.New("accuracy: job names no claim of the workload")
+	if job.Claim == nil || json.Unmarshal(job.Claim.Output, &ref) != nil || ref.Claim < p.first || ref.Claim >= p.first+len(p.claims) {
+		return nil, errors.New("accuracy: job names no claim of the panel")
 	}
-	a := judge(p.seed, p.rate, p.calibrated, ref.Claim, p.claims[ref.Claim], job.SessionID)
+	if job.SessionID < 1 || job.SessionID > panelSize {
+		return nil, fmt.Errorf("accuracy: session %d is not one of the panel's", job.SessionID)
+	}
+	a := p.w.judge(p.seed, ref.Claim, p.claims[ref.Claim-p.first], job.SessionID)
 
 	p.mu.Lock()
 	st := p.step
@@ -96,9 +101,14 @@ func (p *panel) work(ctx context.Context, job *router.Job) (*router.Result, erro
 		return nil, errors.New("accuracy: job outside a planned step")
 	}
 	st.answers[job.Replica] = a
+	st.sessions[job.Replica] = job.SessionID
 	st.joined++
 	if st.joined == st.n {
-		st.plan()
+		var agg consensus.Aggregator = consensus.Majority{}
+		if p.decide != nil {
+			agg = p.decide(st.sessions)
+		}
+		st.plan(agg)
 	}
 	release := st.release[job.Replica]
 	p.mu.Unlock()
@@ -116,8 +126,9 @@ func (p *panel) work(ctx context.Context, job *router.Job) (*router.Result, erro
 }
 
 // plan orders the replicas by latency and finds the shortest prefix after
-// which the engine's majority is decided; it releases the first replica.
-func (st *step) plan() {
+// which agg, the engine's aggregator, is decided; it releases the first
+// replica.
+func (st *step) plan(agg consensus.Aggregator) {
 	byLatency := make([]int, st.n)
 	for i := range byLatency {
 		byLatency[i] = i
@@ -134,8 +145,8 @@ func (st *step) plan() {
 	votes := make([]consensus.Vote, st.n)
 	policy := consensus.Policy{Disagreement: st.policy}
 	for k, r := range byLatency {
-		votes[r].Label = consensus.Label(st.answers[r].verdict)
-		if (consensus.Majority{}).Decided(votes, policy) {
+		votes[r] = consensus.Vote{Session: int64(st.sessions[r]), Label: consensus.Label(st.answers[r].verdict)}
+		if agg.Decided(votes, policy) {
 			st.order = byLatency[:k+1]
 			break
 		}
@@ -160,7 +171,7 @@ func (p *panel) now() time.Time {
 
 // begin opens the step of a version 3 call of n replicas.
 func (p *panel) begin(n int, policy router.DisagreementPolicy) {
-	st := &step{n: n, policy: consensus.DisagreementPolicy(policy), answers: make([]answer, n), release: make([]chan struct{}, n)}
+	st := &step{n: n, policy: consensus.DisagreementPolicy(policy), answers: make([]answer, n), sessions: make([]router.SessionID, n), release: make([]chan struct{}, n)}
 	for i := range st.release {
 		st.release[i] = make(chan struct{})
 	}

@@ -6,7 +6,7 @@
 // Aggregation is pure (no clock, context or goroutines) and imports no other
 // package of this module. It implements the consensus block of version 3 of
 // the delegation and validation interface: replicas 1, 3 or 5 (the package
-// accepts any count from 1), the majority strategy (weighted, median,
+// accepts any count from 1), the majority and weighted strategies (median,
 // median_of_means and model_ensemble are reserved: For reports
 // ErrNotAvailable), and the disagreement policies return_all, fail_hard and
 // best_effort.
@@ -72,11 +72,34 @@
 // unknown); it enters only Stop's lone-vote rule, where a host sets how
 // much one answer's own confidence is worth.
 //
+// # Weighted confidence
+//
+// [Weighted] counts each vote with the log-odds of its session's
+// reliability p, Weight(p) = log(p/(1-p)) (p clamped to [1/2, 0.999]),
+// and states as confidence the probability that the winning answer is
+// right: with a uniform prior over two answers and independent voters,
+// Bayes' rule gives
+//
+//	confidence = exp(t·S_w) / (Σ_g exp(t·S_g) + [one group only])
+//
+// where S_g sums the weights of group g and the bracket adds exp(0) for
+// the answer nobody voted for when every vote agrees ([Credence]). One
+// vote of a session right 90% of the time states 0.9; two agreeing votes
+// of 0.8 sessions 16/17; a split between equally reliable sessions 1/2.
+// Votes whose errors go together carry less evidence than independent
+// ones: t = Tempering(n, ρ) = 1/(1+(n-1)ρ) scales the n votes' weights by
+// the design effect of their correlation ρ (Reliabilities.Correlation),
+// which package reputation measures from how much more often sessions
+// agree than their reliabilities predict. The outcome records every
+// vote's weight and ρ, so that winner, agreement and confidence are
+// recomputed from it alone.
+//
 // # Sequential calls
 //
 // [Stop] is the stopping rule of a call that launches runs in small
 // batches and pools every vote into one outcome: it stops once
-// Posterior(agreeing, against) reaches its threshold (0.8 by default: two
+// Posterior(agreeing, against), or a weighted outcome's confidence,
+// reaches its threshold (0.8 by default: two
 // agreeing votes, or 3 of 4), never launches more than 5 runs, and
 // reports a winner at the end only with a strict majority of at least two
 // votes.

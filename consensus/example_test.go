@@ -71,10 +71,10 @@ func ExampleDefaultKey() {
 }
 
 func ExampleFor() {
-	_, err := consensus.For(consensus.StrategyWeighted)
+	_, err := consensus.For(consensus.StrategyMedian)
 	fmt.Println(err, errors.Is(err, consensus.ErrNotAvailable))
 	// Output:
-	// consensus: strategy not available: "weighted" true
+	// consensus: strategy not available: "median" true
 }
 
 // Three replicas answer VALID at once; the other two would take an hour.

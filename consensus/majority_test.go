@@ -288,7 +288,7 @@ func TestFor(t *testing.T) {
 			t.Errorf("For(%q) = %v, %v; want Majority, nil", s, agg, err)
 		}
 	}
-	later := []consensus.Strategy{consensus.StrategyWeighted, consensus.StrategyMedian, consensus.StrategyMedianOfMeans, consensus.StrategyModelEnsemble}
+	later := []consensus.Strategy{consensus.StrategyMedian, consensus.StrategyMedianOfMeans, consensus.StrategyModelEnsemble}
 	for _, s := range later {
 		if agg, err := consensus.For(s); agg != nil || !errors.Is(err, consensus.ErrNotAvailable) {
 			t.Errorf("For(%q) = %v, %v; want nil, ErrNotAvailable", s, agg, err)

@@ -36,9 +36,12 @@ type Outcome struct {
 	// and 3 agreeing votes with 2 replicas cancelled give 1. 0 with no
 	// winner.
 	Agreement float64
-	// Confidence is Posterior(Agreeing, Against): the probability that
-	// the winner is the answer a majority of the panel would give. 0 with
-	// no winner. See the package doc.
+	// Confidence is, under StrategyMajority, Posterior(Agreeing,
+	// Against): the probability that the winner is the answer a majority
+	// of the panel would give; under StrategyWeighted, the probability
+	// that the winner is right given the votes and the voters'
+	// reliabilities (see Weighted). 0 with no winner. See the package
+	// doc.
 	Confidence float64
 	// LowConfidence reports an outcome to act on with care: no winner, a
 	// disagreement, or a winner backed by no more than half of the replicas
@@ -51,4 +54,15 @@ type Outcome struct {
 	Verdicts []Label
 	// Votes holds every replica's vote, in replica order.
 	Votes []Vote
+	// Weights holds the weight each vote counted with under
+	// StrategyWeighted, in replica order (0 for a vote that counted in no
+	// group); nil under StrategyMajority.
+	Weights []float64
+	// Score is the winner's summed weight under StrategyWeighted (0 with
+	// no winner, and under StrategyMajority).
+	Score float64
+	// Correlation is the correlation of the voters' errors the weighted
+	// confidence was tempered by (see Tempering); 0 under
+	// StrategyMajority.
+	Correlation float64
 }

@@ -57,7 +57,7 @@ const (
 // the Posterior of the leading answer reaches Threshold, and never
 // launches more than Max runs.
 //
-//	Settled   a winner whose Posterior(Agreeing, Against) >= Threshold, or
+//	Settled   a winner whose confidence reaches Threshold, or
 //	          one answer alone, nothing against it, that reported a
 //	          confidence of at least Lone (when Lone > 0)
 //	Next      0 once settled or Max runs are launched; otherwise the
@@ -66,6 +66,10 @@ const (
 //	          every run left when none could
 //	Accept    settled, or once no run is left: a strict majority of the
 //	          votes, of at least two (never one answer alone)
+//
+// The confidence is Posterior(Agreeing, Against) for a majority outcome,
+// and the outcome's Confidence for a weighted one (StrategyWeighted),
+// where Next expects each further vote to weigh Weight.
 //
 // Failed replicas are no votes unless the outcome's policy made them
 // negative evidence, and replicas cancelled before they answered are no
@@ -83,6 +87,42 @@ type Stop struct {
 	Lone float64
 	// Max bounds the runs launched; 0 means DefaultMaxRuns.
 	Max int
+	// Weight is the weight Next expects each further vote to carry when
+	// the outcome is StrategyWeighted's (such as the Weight of the next
+	// session to run); 0 means Weight(DefaultReliability).
+	Weight float64
+}
+
+// confidence is the quantity Stop compares with its threshold: the
+// outcome's own Confidence under StrategyWeighted, else
+// Posterior(Agreeing, Against).
+func confidence(out Outcome) float64 {
+	if out.Strategy == StrategyWeighted {
+		return out.Confidence
+	}
+	return Posterior(out.Agreeing, out.Against)
+}
+
+// after returns the confidence out's winner would have if k more votes
+// backed it.
+func (s Stop) after(out Outcome, lead, against, k int) float64 {
+	if out.Strategy != StrategyWeighted {
+		return Posterior(lead+k, against)
+	}
+	w := s.Weight
+	if w == 0 {
+		w = Weight(DefaultReliability)
+	}
+	var rest float64
+	for _, x := range out.Weights {
+		rest += x
+	}
+	rest -= out.Score
+	scores := []float64{out.Score + float64(k)*w}
+	if rest > 0 || against > 0 {
+		scores = append(scores, rest)
+	}
+	return Credence(scores, 0, Tempering(lead+against+k, out.Correlation))
 }
 
 func (s Stop) threshold() float64 {
@@ -105,7 +145,7 @@ func (s Stop) Settled(out Outcome) bool {
 	if out.Replicas == 0 || out.Winner < 0 || out.Agreeing == 0 {
 		return false
 	}
-	if Posterior(out.Agreeing, out.Against) >= s.threshold() {
+	if confidence(out) >= s.threshold() {
 		return true
 	}
 	return s.Lone > 0 && out.Agreeing == 1 && out.Against == 0 &&
@@ -127,7 +167,7 @@ func (s Stop) Next(out Outcome) int {
 		return 1
 	}
 	for k := 1; k < left; k++ {
-		if Posterior(lead+k, against) >= s.threshold() {
+		if s.after(out, lead, against, k) >= s.threshold() {
 			return k
 		}
 	}

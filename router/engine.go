@@ -81,8 +81,10 @@ var (
 // # Health
 //
 // A session whose runs fail [DefaultFailureThreshold] times in a row
-// (ERROR, or TIMEOUT while the caller was still waiting; a run cancelled
-// because the outcome was decided does not count) is skipped for
+// (ERROR, or TIMEOUT while the caller was still waiting and under the
+// engine's own bound; a run cancelled because the outcome was decided, or
+// timed out under a policy.timeout_ms shorter than [WithReplicaTimeout]'s,
+// a bound the caller chose, does not count) is skipped for
 // [DefaultCooldown]. After that it is half open: the next call may use it
 // again, a success restores it, and a failure sends it back to cool down
 // at once. Several calls may try a half-open session concurrently. A

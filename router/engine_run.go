@@ -20,6 +20,7 @@ type outcome struct {
 	result  *Result         // the worker's result; nil unless the run answered
 	output  json.RawMessage // a delegation's output, encoded; nil unless answered
 	latency time.Duration   // the run's duration by the engine's clock
+	short   bool            // the run's budget is the caller's, shorter than the engine's own
 }
 
 // newOutcome returns the outcome of job on s before it runs (see
@@ -47,13 +48,14 @@ func (o *outcome) answered() bool { return o.result != nil }
 // health reports what the run says of its session's health: whether it
 // counts at all, and if so whether it failed. An answer is a success; an
 // ERROR, or a TIMEOUT while the caller was still waiting, a failure. A
-// run cut short (CANCELLED) or timed out by the caller's own deadline says
-// nothing of the session.
+// run cut short (CANCELLED), timed out by the caller's own deadline, or
+// timed out under a policy.timeout_ms shorter than the engine's replica
+// timeout (a bound the caller chose) says nothing of the session.
 func (o *outcome) health(caller context.Context) (counts, failed bool) {
 	switch {
 	case o.answered():
 		return true, false
-	case o.Label == LabelError, o.Label == LabelTimeout && caller.Err() == nil:
+	case o.Label == LabelError, o.Label == LabelTimeout && caller.Err() == nil && !o.short:
 		return true, true
 	}
 	return false, false
@@ -115,6 +117,7 @@ func (e *Engine) run(ctx, caller context.Context, s *session, job *Job, timeout 
 	defer cancel()
 
 	o := newOutcome(s, job, job.TaskID)
+	o.short = timeout < e.replicaTimeout
 	rctx, span := e.tel.startReplica(rctx, s, job, true)
 	defer e.tel.endReplica(caller, span, s, job, o, true)
 	start := e.now()

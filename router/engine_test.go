@@ -519,11 +519,18 @@ func TestEngine_healthIgnoresCallerDeadline(t *testing.T) {
 	if _, err := e.ValidateV2(ctx, validateV2(1)); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("error = %v, want the caller's context.DeadlineExceeded", err)
 	}
-	// The session is not to blame for the caller's short deadline.
+	// The session is not to blame for the caller's short deadline, nor
+	// for a policy.timeout_ms the caller chose.
 	req := validateV2(1)
 	req.Policy.TimeoutMS = 10
-	_, err := e.ValidateV2(context.Background(), req)
+	for range 2 {
+		_, err := e.ValidateV2(context.Background(), req)
+		asError(t, err, http.StatusGatewayTimeout, "timeout")
+	}
+	// The engine's own bound is the session's to keep.
+	e = one(t, routertest.Hang(), router.WithEngineClock(clk.Now), router.WithHealth(1, time.Hour), router.WithReplicaTimeout(10*time.Millisecond))
+	_, err := e.ValidateV2(context.Background(), validateV2(1))
 	asError(t, err, http.StatusGatewayTimeout, "timeout") // tried, so still healthy before
-	_, err = e.ValidateV2(context.Background(), req)
+	_, err = e.ValidateV2(context.Background(), validateV2(1))
 	asError(t, err, http.StatusServiceUnavailable, "unavailable") // its own timeout counted
 }

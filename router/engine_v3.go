@@ -113,10 +113,12 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 	}
 	ids = ids[:n]
 	e.newTaskIDs(ids)
+	short := timeout < e.replicaTimeout // the caller's own bound
 	for i := range reps {
 		j := &reps[i].job
 		*j = *job
 		j.SessionID, j.TaskID, j.Replica = sessions[i].ID, ids[i], i
+		reps[i].run.short = short
 	}
 	began, start := time.Now(), e.now()
 	out, err := runner.Run(ctx, n, func(rctx context.Context, i int) consensus.Vote {
@@ -144,7 +146,7 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 		slot := &reps[i].slot
 		if slot.Load() == nil {
 			a := newOutcome(sessions[i], job, ids[i])
-			a.Replica = i
+			a.Replica, a.short = i, short
 			if slot.CompareAndSwap(nil, a) {
 				a.latency = e.now().Sub(start)
 				e.abandoned(ctx, sessions[i], a, Label(out.Verdicts[i]), cutReason(i))

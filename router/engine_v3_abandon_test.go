@@ -78,15 +78,15 @@ func TestEngine_ValidateV3_abandonsWorkerIgnoringContext(t *testing.T) {
 // TestEngine_ValidateV3_abandonedTimeoutsCool checks that a session whose
 // worker hangs past its deadline, ignoring its context, still counts the
 // TIMEOUT as a failure and cools down, although the engine never saw the
-// worker return.
+// worker return. The deadline is the engine's own (a timeout_ms the
+// caller chose would say nothing of the session).
 func TestEngine_ValidateV3_abandonedTimeoutsCool(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	V := routertest.Verdict(valid)
 	e := newEngine(t, routertest.Sessions(1, 3, V, V, stubborn(release)),
-		router.WithStopGrace(time.Millisecond), router.WithHealth(1, time.Hour))
+		router.WithStopGrace(time.Millisecond), router.WithHealth(1, time.Hour), router.WithReplicaTimeout(10*time.Millisecond))
 	req := validateV3(3, router.DisagreeReturnAll)
-	req.Policy.TimeoutMS = 10
 	if _, err := e.ValidateV3(context.Background(), req); err != nil {
 		t.Fatalf("first call: %v", err)
 	}

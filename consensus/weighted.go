@@ -1,0 +1,347 @@
+package consensus
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Bounds of the reliability a vote's weight is computed from.
+const (
+	// DefaultReliability is the reliability of a session a Reliabilities
+	// does not name when its Prior is 0: 0.8, the mean of the prior a
+	// session starts from in package reputation.
+	DefaultReliability = 0.8
+	// MaxReliability caps the reliability behind a weight, so that no
+	// vote weighs more than log(999) ≈ 6.9 and no panel is ever certain.
+	MaxReliability = 0.999
+)
+
+// Reliabilities is what a weighted aggregation knows of the voters: the
+// probability that each session's vote is right, and how far the voters'
+// errors go together. The zero Reliabilities gives every session
+// DefaultReliability and takes the votes as independent.
+type Reliabilities struct {
+	// Sessions maps a session to the probability that its vote is right.
+	Sessions map[int64]float64
+	// Prior is the reliability of a session Sessions does not hold; 0
+	// means DefaultReliability.
+	Prior float64
+	// Correlation is ρ in [0, 1), how far the voters' errors go together:
+	// 0 for independent voters. See [Tempering].
+	Correlation float64
+}
+
+// Of returns the reliability of session: Sessions[session], or Prior.
+func (r Reliabilities) Of(session int64) float64 {
+	if p, ok := r.Sessions[session]; ok {
+		return p
+	}
+	if r.Prior == 0 {
+		return DefaultReliability
+	}
+	return r.Prior
+}
+
+// check reports a reliability or correlation out of range.
+func (r Reliabilities) check() error {
+	if !(r.Prior >= 0 && r.Prior <= 1) {
+		return fmt.Errorf("%w: prior reliability %v is outside [0, 1]", ErrInvalid, r.Prior)
+	}
+	if !(r.Correlation >= 0 && r.Correlation < 1) {
+		return fmt.Errorf("%w: correlation %v is outside [0, 1)", ErrInvalid, r.Correlation)
+	}
+	for s, p := range r.Sessions {
+		if !(p >= 0 && p <= 1) {
+			return fmt.Errorf("%w: reliability %v of session %d is outside [0, 1]", ErrInvalid, p, s)
+		}
+	}
+	return nil
+}
+
+// Weight returns the weight of a vote cast by a session whose vote is
+// right with probability p: its log-odds log(p/(1-p)), the weight under
+// which a weighted majority is the Bayes rule for independent voters
+// choosing between two answers. p is first clamped to [1/2,
+// MaxReliability]: a voter no better than a coin weighs 0, never less.
+func Weight(p float64) float64 {
+	p = min(max(p, 0.5), MaxReliability)
+	return math.Log(p / (1 - p))
+}
+
+// Tempering returns the factor 1 / (1 + (n-1)ρ) by which the summed
+// weights of n votes whose errors correlate by ρ are scaled: n such votes
+// carry the evidence of 1 + (n-1)ρ independent ones at most (the design
+// effect of a cluster of n). One vote, or ρ = 0, gives 1.
+func Tempering(n int, rho float64) float64 {
+	if n <= 1 {
+		return 1
+	}
+	return 1 / (1 + float64(n-1)*rho)
+}
+
+// Credence returns the probability that the answer of group i is right,
+// given scores, the summed weights of the votes of each group of agreeing
+// votes, scaled by tempering:
+//
+//	Credence = exp(t·S_i) / (Σ_g exp(t·S_g) + max(0, 2-G))
+//
+// where G = len(scores) and t = tempering. This is Bayes' rule with a
+// uniform prior over two possible answers (one not voted for counts
+// exp(0)): a lone group of score S gets the logistic σ(t·S), so one vote
+// of reliability p scores p; two groups get σ(t·(S_i - S_j)), so a split
+// between equally reliable voters scores 1/2. It returns 0 when i is out
+// of range.
+func Credence(scores []float64, i int, tempering float64) float64 {
+	if i < 0 || i >= len(scores) {
+		return 0
+	}
+	top := 0.0 // the unvoted answer's exponent
+	for _, s := range scores {
+		top = max(top, tempering*s)
+	}
+	var sum float64
+	for _, s := range scores {
+		sum += math.Exp(tempering*s - top)
+	}
+	if g := len(scores); g < 2 {
+		sum += float64(2-g) * math.Exp(-top)
+	}
+	return math.Exp(tempering*scores[i]-top) / sum
+}
+
+// Weighted is the Aggregator of StrategyWeighted: each cast vote counts
+// with the Weight of its session's reliability, and the group of agreeing
+// votes with the largest summed weight wins (on a tie, as for Majority:
+// the more cautious label, then the earlier first vote). Under
+// FailuresNegative the failed votes form one rival group, weighted the
+// same way, that wins ties, as under Majority.
+//
+// Its outcome counts Agreeing, Against and Agreement as Majority does; its
+// Weights hold each vote's weight (0 for a vote not cast) and its
+// Confidence is the Credence of the winner among every group (the failed
+// group included under FailuresNegative), tempered by
+// Tempering(n, Correlation) where n counts the votes in those groups.
+// Anyone holding the votes, their weights and the correlation recomputes
+// winner, agreement and confidence.
+type Weighted struct {
+	// Reliabilities gives each session's reliability and the
+	// correlation.
+	Reliabilities Reliabilities
+	// Launched, when set, names the session of each replica by index, so
+	// that Decided weighs a replica still running as its session; a
+	// replica it does not name weighs Weight(MaxReliability).
+	Launched []int64
+}
+
+// Aggregate implements Aggregator.
+func (w Weighted) Aggregate(votes []Vote, p Policy) (Outcome, error) {
+	if err := w.Reliabilities.check(); err != nil {
+		return Outcome{}, err
+	}
+	var buf [8]group
+	t, err := count(buf[:0], votes, p, false)
+	if err != nil {
+		return Outcome{}, err
+	}
+	n := len(votes)
+	out := Outcome{
+		Strategy:    StrategyWeighted,
+		Winner:      -1,
+		Replicas:    n,
+		Answered:    t.cast,
+		Failed:      t.failed,
+		Cancelled:   t.cancelled,
+		Verdicts:    make([]Label, n),
+		Votes:       slices.Clone(votes),
+		Weights:     make([]float64, n),
+		Correlation: w.Reliabilities.Correlation,
+	}
+	scores, failed, _ := w.score(t, votes, p, out.Weights)
+	for i, v := range votes {
+		out.Verdicts[i] = v.Label
+	}
+	negative := p.Failures == FailuresNegative
+	b := leaderBy(t.groups, scores)
+	if b >= 0 && !(negative && t.failed > 0 && failed >= scores[b]) {
+		g := t.groups[b]
+		out.Label = g.label
+		out.Answer = votes[g.first].Answer
+		out.Winner = g.first
+		out.Agreeing = g.size
+		out.Against = t.cast - g.size
+		out.Score = scores[b]
+		all, voters := scores, t.cast
+		if negative && t.failed > 0 {
+			out.Against += t.failed
+			all, voters = append(slices.Clone(scores), failed), voters+t.failed
+		}
+		out.Agreement = float64(g.size) / float64(g.size+out.Against)
+		out.Confidence = Credence(all, b, Tempering(voters, w.Reliabilities.Correlation))
+		out.Disagreement = t.cast > g.size || (negative && t.failed > 0)
+		out.LowConfidence = out.Disagreement || 2*g.size <= n-t.cancelled
+	} else {
+		out.Label = noWinnerLabel(votes)
+		out.Disagreement = t.cast > 0
+		out.LowConfidence = true
+	}
+	switch {
+	case p.Disagreement != FailHard:
+	case t.cast == 0:
+		return out, &OutcomeError{Outcome: out, Err: ErrAllFailed}
+	case out.Disagreement:
+		return out, &OutcomeError{Outcome: out, Err: ErrDisagreement}
+	}
+	return out, nil
+}
+
+// score fills weights with each cast (or, under FailuresNegative, failed)
+// vote's weight and returns each group's summed weight, the failed
+// group's, and each vote's group (-1 for none).
+func (w Weighted) score(t tally, votes []Vote, p Policy, weights []float64) (scores []float64, failed float64, member []int) {
+	scores = make([]float64, len(t.groups))
+	member = groupOf(t, votes, p)
+	for i, v := range votes {
+		switch g := member[i]; {
+		case g >= 0:
+			weights[i] = Weight(w.Reliabilities.Of(v.Session))
+			scores[g] += weights[i]
+		case v.Label.Failed() && p.Failures == FailuresNegative:
+			weights[i] = Weight(w.Reliabilities.Of(v.Session))
+			failed += weights[i]
+		}
+	}
+	return scores, failed, member
+}
+
+// groupOf returns the index in t.groups of each vote's group, -1 for a
+// vote not cast. The votes were counted into t without error.
+func groupOf(t tally, votes []Vote, p Policy) []int {
+	key := p.key()
+	member := make([]int, len(votes))
+	keys := make([]string, len(t.groups))
+	for g, gr := range t.groups {
+		keys[g], _ = key(votes[gr.first].Answer)
+	}
+	for i, v := range votes {
+		member[i] = -1
+		if v.Label == "" || v.Label == LabelCancelled || v.Label.Failed() {
+			continue
+		}
+		k, _ := key(v.Answer)
+		for g, gr := range t.groups {
+			if gr.label == v.Label && keys[g] == k {
+				member[i] = g
+				break
+			}
+		}
+	}
+	return member
+}
+
+// leaderBy returns the index of the group with the largest score (on a
+// tie, the more cautious label, then the earlier first vote), -1 if there
+// is none.
+func leaderBy(groups []group, scores []float64) int {
+	best := -1
+	for i, g := range groups {
+		if best < 0 {
+			best = i
+			continue
+		}
+		h := groups[best]
+		switch {
+		case scores[i] != scores[best]:
+			if scores[i] > scores[best] {
+				best = i
+			}
+		case caution(g.label) != caution(h.label):
+			if caution(g.label) < caution(h.label) {
+				best = i
+			}
+		case g.first < h.first:
+			best = i
+		}
+	}
+	return best
+}
+
+// Decided implements Aggregator: outside FailHard, the leading group must
+// stay strictly ahead even if every replica still running joins the
+// strongest rival (a new answer included); under FailHard two groups
+// decide, as for Majority. A running replica weighs as its session in
+// Launched.
+func (w Weighted) Decided(votes []Vote, p Policy) bool {
+	if w.Reliabilities.check() != nil {
+		return true
+	}
+	var buf [8]group
+	t, err := count(buf[:0], votes, p, true)
+	if err != nil || t.pending == 0 {
+		return true
+	}
+	negative := p.Failures == FailuresNegative
+	if p.Disagreement == FailHard {
+		observed := len(t.groups)
+		if negative && t.failed > 0 {
+			observed++
+		}
+		return observed >= 2
+	}
+	weights := make([]float64, len(votes))
+	scores, failed, _ := w.score(t, votes, p, weights)
+	var pending float64
+	for i, v := range votes {
+		if v.Label != "" {
+			continue
+		}
+		if i < len(w.Launched) {
+			pending += Weight(w.Reliabilities.Of(w.Launched[i]))
+		} else {
+			pending += Weight(MaxReliability)
+		}
+	}
+	b := leaderBy(t.groups, scores)
+	lead := 0.0
+	if b >= 0 {
+		lead = scores[b]
+	}
+	if negative && failed >= lead+pending && t.failed > 0 {
+		return true
+	}
+	if b < 0 || pending >= lead {
+		return false
+	}
+	for i, s := range scores {
+		if i != b && s+pending >= lead {
+			return false
+		}
+	}
+	return !negative || failed+pending < lead
+}
+
+// Beliefs returns, for each vote, the probability that its answer is the
+// right one given every cast vote, under r with the votes taken as
+// independent: the Credence of its group with tempering 1. A vote not
+// cast gets 0. It is the expectation step of learning reliabilities from
+// agreement (Dawid and Skene's, with one reliability per voter): a voter
+// is right with the probability that its group's answer is.
+func Beliefs(votes []Vote, p Policy, r Reliabilities) ([]float64, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	var buf [8]group
+	t, err := count(buf[:0], votes, p, false)
+	if err != nil {
+		return nil, err
+	}
+	weights := make([]float64, len(votes))
+	scores, _, member := Weighted{Reliabilities: r}.score(t, votes, Policy{Key: p.Key}, weights)
+	out := make([]float64, len(votes))
+	for i, g := range member {
+		if g >= 0 {
+			out[i] = Credence(scores, g, 1)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,283 @@
+package reputation
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/vouchkit/vouch/consensus"
+)
+
+// Defaults of a [Book].
+const (
+	// DefaultFeedbackWeight is how many votes' worth of evidence one
+	// report of outside truth (Book.Feedback) adds to each session it
+	// concerns: outside truth weighs more than agreement.
+	DefaultFeedbackWeight = 4
+	// DefaultCorrelationPrior is how many disagreements' worth of
+	// evidence the correlation starts from, at 0: until the panel has
+	// shown about that many, the votes are taken as independent.
+	DefaultCorrelationPrior = 5
+	// MaxCorrelation bounds the correlation a Book reports.
+	MaxCorrelation = 0.9
+)
+
+// Options configure a [Book]. The zero Options takes every default.
+type Options struct {
+	// Prior is what a session's record starts from; the zero Prior
+	// means DefaultPrior.
+	Prior Prior
+	// Horizon is the evidence a record keeps (see the package doc); 0
+	// means DefaultHorizon.
+	Horizon float64
+	// FeedbackWeight is the evidence one report of outside truth adds; 0
+	// means DefaultFeedbackWeight.
+	FeedbackWeight float64
+}
+
+// A Scope names the calls a reliability is learned on: an operation and
+// a kind of claim. Evidence learned in a scope also counts for the
+// session overall and for the operation, so that a scope with little
+// evidence falls back on its session's wider record.
+type Scope struct {
+	// Operation is the operation, such as "validate_v3"; "" means none
+	// in particular.
+	Operation string
+	// Kind is the kind of claim; "" means none in particular. It is
+	// ignored without an Operation.
+	Kind string
+}
+
+// keys returns the keys of session in s, widest first.
+func (s Scope) keys(session int64) []Key {
+	ks := []Key{{Session: session}}
+	if s.Operation != "" {
+		ks = append(ks, Key{Session: session, Operation: s.Operation})
+		if s.Kind != "" {
+			ks = append(ks, Key{Session: session, Operation: s.Operation, Kind: s.Kind})
+		}
+	}
+	return ks
+}
+
+// panel returns the key of the panel's record in s.
+func (s Scope) panel() Key { return Key{Session: PanelSession, Operation: s.Operation} }
+
+// A Book learns how reliable each session is from the calls it votes in,
+// and reads the reliabilities a call is weighed with. It keeps nothing
+// itself: every record is in its Store, so Books over one Store (one per
+// server) share what each learns. A Book is safe for concurrent use.
+//
+// # Reading
+//
+// A session's reliability in a scope is the mean of a Beta distribution
+// whose counts are the scope's record and whose prior is the session's
+// reliability one level wider, worth as many votes as the Prior: the
+// session overall starts from the Prior, the operation from the session
+// overall, the kind from the operation. A session with no record reads the
+// Prior's mean.
+//
+// The correlation ρ of the panel's errors is 1 - observed/expected, where
+// observed counts how often two votes of one call disagreed, and expected
+// how often they would have if they were independent with the
+// reliabilities the Book held (p_i(1-p_j) + (1-p_i)p_j for a pair), each
+// count averaged over the pairs of a call and starting at
+// DefaultCorrelationPrior; it is clamped to [0, MaxCorrelation]. For two
+// voters of equal reliability whose errors correlate by ρ, observed /
+// expected is 1 - ρ. Votes that agree more often than their
+// reliabilities predict share their errors, and carry less evidence.
+//
+// # Learning
+//
+// Learn takes a call's votes: with fewer than two votes cast it learns
+// nothing (a session cannot agree with itself). Otherwise each cast
+// vote's session is credited with the probability, given every vote and
+// the reliabilities the call was weighed with, that its answer is right
+// (consensus.Beliefs): Right grows by that probability and Wrong by the
+// rest. This is online Dawid–Skene estimation with one reliability per
+// session. Each call also adds one unit of evidence to the panel's
+// record.
+//
+// Feedback takes what the host learned afterwards: that the outcome a
+// call reported was right, or wrong. Each session that backed the outcome
+// is credited FeedbackWeight votes' worth of Right (or Wrong), and each
+// that voted otherwise the opposite when the outcome was right; when it
+// was wrong, a dissent is not known to have been right, and the
+// dissenters are left as they were.
+type Book struct {
+	store Store
+	opts  Options
+}
+
+// New returns a Book over store (nil means a new Memory) with o. It
+// returns an error wrapping ErrInvalid for an option out of range.
+func New(store Store, o Options) (*Book, error) {
+	if store == nil {
+		store = new(Memory)
+	}
+	if o.Prior == (Prior{}) {
+		o.Prior = DefaultPrior
+	}
+	if err := o.Prior.check(); err != nil {
+		return nil, err
+	}
+	if o.Horizon == 0 {
+		o.Horizon = DefaultHorizon
+	}
+	if err := checkHorizon(o.Horizon); err != nil {
+		return nil, err
+	}
+	if o.FeedbackWeight == 0 {
+		o.FeedbackWeight = DefaultFeedbackWeight
+	}
+	if !(o.FeedbackWeight > 0) || math.IsInf(o.FeedbackWeight, 0) {
+		return nil, fmt.Errorf("%w: feedback weight %v is not a finite positive number", ErrInvalid, o.FeedbackWeight)
+	}
+	return &Book{store: store, opts: o}, nil
+}
+
+// Options returns the Book's options, defaults filled in.
+func (b *Book) Options() Options { return b.opts }
+
+// Reliabilities returns what a call in scope over sessions is weighed
+// with: each session's reliability, the Prior's mean for any other, and
+// the panel's correlation (see the Book doc).
+func (b *Book) Reliabilities(ctx context.Context, scope Scope, sessions []int64) (consensus.Reliabilities, error) {
+	var keys []Key
+	for _, s := range sessions {
+		keys = append(keys, scope.keys(s)...)
+	}
+	keys = append(keys, scope.panel())
+	recs, err := b.store.Load(ctx, keys)
+	if err != nil {
+		return consensus.Reliabilities{}, err
+	}
+	rel := consensus.Reliabilities{Sessions: make(map[int64]float64, len(sessions)), Prior: b.opts.Prior.Mean()}
+	strength := b.opts.Prior.Right + b.opts.Prior.Wrong
+	i := 0
+	for _, s := range sessions {
+		p := rel.Prior
+		for range scope.keys(s) {
+			r := recs[i]
+			p = (r.Right + strength*p) / (r.Right + r.Wrong + strength)
+			i++
+		}
+		rel.Sessions[s] = p
+	}
+	rel.Correlation = correlation(recs[i])
+	return rel, nil
+}
+
+// correlation reads the panel's record.
+func correlation(r Record) float64 {
+	rho := 1 - (r.Wrong+DefaultCorrelationPrior)/(r.Right+DefaultCorrelationPrior)
+	return min(max(rho, 0), MaxCorrelation)
+}
+
+// Learn learns from the votes of one call in scope, counted under policy
+// (whose Key groups the answers), given rel, the reliabilities the call
+// was weighed with (as Reliabilities returned them). See the Book doc.
+func (b *Book) Learn(ctx context.Context, scope Scope, votes []consensus.Vote, policy consensus.Policy, rel consensus.Reliabilities) error {
+	deltas, err := b.deltas(scope, votes, policy, rel)
+	if err != nil || len(deltas) == 0 {
+		return err
+	}
+	return b.store.Add(ctx, b.opts.Horizon, deltas)
+}
+
+// deltas returns the evidence Learn adds.
+func (b *Book) deltas(scope Scope, votes []consensus.Vote, policy consensus.Policy, rel consensus.Reliabilities) ([]Delta, error) {
+	cast := make([]consensus.Vote, 0, len(votes))
+	for _, v := range votes {
+		if v.Label != "" && v.Label != consensus.LabelCancelled && !v.Label.Failed() {
+			cast = append(cast, v)
+		}
+	}
+	if len(cast) < 2 {
+		return nil, nil
+	}
+	independent := rel
+	independent.Correlation = 0
+	policy.Failures = consensus.FailuresNonVotes
+	beliefs, err := consensus.Beliefs(cast, policy, independent)
+	if err != nil {
+		return nil, err
+	}
+	var deltas []Delta
+	for i, v := range cast {
+		for _, k := range scope.keys(v.Session) {
+			deltas = append(deltas, Delta{Key: k, Delta: Record{Right: beliefs[i], Wrong: 1 - beliefs[i]}})
+		}
+	}
+	// The panel: each pair of votes, as it agreed against how often
+	// independent voters of these reliabilities would.
+	var panel Record
+	member := groups(cast, policy)
+	for i := range cast {
+		pi := min(max(independent.Of(cast[i].Session), 0.5), consensus.MaxReliability)
+		for j := i + 1; j < len(cast); j++ {
+			pj := min(max(independent.Of(cast[j].Session), 0.5), consensus.MaxReliability)
+			panel.Right += pi*(1-pj) + (1-pi)*pj
+			if member[i] != member[j] {
+				panel.Wrong++
+			}
+		}
+	}
+	pairs := float64(len(cast) * (len(cast) - 1) / 2) // one call weighs one unit
+	panel.Right /= pairs
+	panel.Wrong /= pairs
+	return append(deltas, Delta{Key: scope.panel(), Delta: panel}), nil
+}
+
+// A Ballot is one session's part in a call the host reports on.
+type Ballot struct {
+	// Session is the session that ran.
+	Session int64
+	// Backed reports whether its vote backed the outcome the call
+	// reported.
+	Backed bool
+}
+
+// Feedback learns that the outcome of a call in scope, in which ballots
+// were cast, was right (or wrong): see the Book doc. Ballots of failed or
+// cancelled runs are to be left out.
+func (b *Book) Feedback(ctx context.Context, scope Scope, ballots []Ballot, right bool) error {
+	w := b.opts.FeedbackWeight
+	var deltas []Delta
+	for _, bl := range ballots {
+		var d Record
+		switch {
+		case right && bl.Backed:
+			d.Right = w
+		case right, bl.Backed: // a dissent from a right outcome, a backer of a wrong one
+			d.Wrong = w
+		default: // a dissent from a wrong outcome: not known to be right
+			continue
+		}
+		for _, k := range scope.keys(bl.Session) {
+			deltas = append(deltas, Delta{Key: k, Delta: d})
+		}
+	}
+	if len(deltas) == 0 {
+		return nil
+	}
+	return b.store.Add(ctx, b.opts.Horizon, deltas)
+}
+
+// groups returns a string per vote, equal for votes that agree: the
+// label and the answer's key under policy.
+func groups(votes []consensus.Vote, policy consensus.Policy) []string {
+	key := policy.Key
+	if key == nil {
+		key = consensus.DefaultKey
+	}
+	out := make([]string, len(votes))
+	for i, v := range votes {
+		k, err := key(v.Answer)
+		if err != nil { // Beliefs already refused such votes
+			k = fmt.Sprint(i)
+		}
+		out[i] = string(v.Label) + "\x00" + k
+	}
+	return out
+}

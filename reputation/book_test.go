@@ -1,0 +1,201 @@
+package reputation_test
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/reputation"
+)
+
+var scope = reputation.Scope{Operation: "validate_v3", Kind: "fact"}
+
+func newBook(t *testing.T, store reputation.Store) *reputation.Book {
+	t.Helper()
+	b, err := reputation.New(store, reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func reliabilities(t *testing.T, b *reputation.Book, sessions ...int64) consensus.Reliabilities {
+	t.Helper()
+	rel, err := b.Reliabilities(context.Background(), scope, sessions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rel
+}
+
+// simulate runs calls of binary claims on sessions of the given error
+// rates, n voters each (the first n of a rotation), learning from each.
+// With copying set, session 2 casts session 1's vote whenever both run.
+func simulate(t *testing.T, b *reputation.Book, r *rand.Rand, errs []float64, calls, n int, copying bool) {
+	t.Helper()
+	ctx := context.Background()
+	ids := make([]int64, len(errs))
+	for i := range ids {
+		ids[i] = int64(i + 1)
+	}
+	for c := range calls {
+		votes := make([]consensus.Vote, n)
+		wrongs := make([]bool, len(errs))
+		for i, e := range errs {
+			wrongs[i] = r.Float64() < e
+		}
+		if copying {
+			wrongs[1] = wrongs[0]
+		}
+		for j := range n {
+			i := (c + j) % len(errs)
+			wrong := wrongs[i]
+			label := consensus.LabelValid
+			if wrong {
+				label = consensus.LabelInvalid
+			}
+			votes[j] = consensus.Vote{Session: ids[i], Label: label}
+		}
+		rel := reliabilities(t, b, ids...)
+		if err := b.Learn(ctx, scope, votes, consensus.Policy{}, rel); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestBookUnknownReadsPrior(t *testing.T) {
+	b := newBook(t, nil)
+	rel := reliabilities(t, b, 1, 2)
+	if rel.Sessions[1] != reputation.DefaultPrior.Mean() || rel.Prior != reputation.DefaultPrior.Mean() || rel.Correlation != 0 {
+		t.Errorf("a new book reads %+v, want every session at the prior's mean %v and no correlation", rel, reputation.DefaultPrior.Mean())
+	}
+}
+
+func TestBookLearnsNothingFromOneVote(t *testing.T) {
+	store := new(reputation.Memory)
+	b := newBook(t, store)
+	votes := []consensus.Vote{{Session: 1, Label: consensus.LabelValid}, {Session: 2, Label: consensus.LabelError}, {Session: 3, Label: consensus.LabelCancelled}}
+	if err := b.Learn(context.Background(), scope, votes, consensus.Policy{}, reliabilities(t, b, 1, 2, 3)); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := store.Load(context.Background(), []reputation.Key{{Session: 1}, {Session: 2}, {Session: 3}})
+	for i, r := range recs {
+		if r != (reputation.Record{}) {
+			t.Errorf("session %d learned %+v from a call with one vote cast", i+1, r)
+		}
+	}
+}
+
+// TestBookLearnsReliabilities: from agreement alone, on independent
+// sessions, the book ranks the sessions as they are and lands near their
+// rates, and measures no correlation.
+func TestBookLearnsReliabilities(t *testing.T) {
+	b := newBook(t, nil)
+	errs := []float64{0.06, 0.1, 0.15, 0.2, 0.25}
+	simulate(t, b, rand.New(rand.NewPCG(1, 2)), errs, 3000, 3, false)
+	rel := reliabilities(t, b, 1, 2, 3, 4, 5)
+	for i, e := range errs {
+		got := rel.Sessions[int64(i+1)]
+		if math.Abs(got-(1-e)) > 0.05 {
+			t.Errorf("session %d (right %v of the time) reads %v", i+1, 1-e, got)
+		}
+		if i > 0 && got >= rel.Sessions[int64(i)] {
+			t.Errorf("session %d reads %v, not below session %d's %v", i+1, got, i, rel.Sessions[int64(i)])
+		}
+	}
+	if rel.Correlation > 0.1 {
+		t.Errorf("independent sessions read correlation %v, want about 0", rel.Correlation)
+	}
+}
+
+// TestBookMeasuresCorrelation: a panel in which one session copies
+// another's votes reads a correlation well above a panel of independent
+// sessions.
+func TestBookMeasuresCorrelation(t *testing.T) {
+	errs := []float64{0.2, 0.2, 0.05, 0.05, 0.05}
+	independent, copying := newBook(t, nil), newBook(t, nil)
+	simulate(t, independent, rand.New(rand.NewPCG(3, 4)), errs, 3000, 5, false)
+	simulate(t, copying, rand.New(rand.NewPCG(3, 4)), errs, 3000, 5, true)
+	lo, hi := reliabilities(t, independent, 1).Correlation, reliabilities(t, copying, 1).Correlation
+	if lo > 0.05 || hi < 0.08 {
+		t.Errorf("correlation %v for independent sessions, %v when one copies another; want at most 0.05 and at least 0.08", lo, hi)
+	}
+	if testing.Verbose() {
+		t.Logf("correlation: independent %v, copying %v", lo, hi)
+	}
+}
+
+func TestBookFeedback(t *testing.T) {
+	store := new(reputation.Memory)
+	b := newBook(t, store)
+	ctx := context.Background()
+	ballots := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Backed: false}}
+	if err := b.Feedback(ctx, scope, ballots, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Feedback(ctx, scope, ballots, false); err != nil {
+		t.Fatal(err)
+	}
+	w := float64(reputation.DefaultFeedbackWeight)
+	keys := []reputation.Key{{Session: 1}, {Session: 2}, {Session: 1, Operation: scope.Operation, Kind: scope.Kind}}
+	recs, _ := store.Load(ctx, keys)
+	want := []reputation.Record{{Right: w, Wrong: w}, {Wrong: w}, {Right: w, Wrong: w}}
+	for i := range want {
+		if recs[i] != want[i] {
+			t.Errorf("%+v: %+v, want %+v", keys[i], recs[i], want[i])
+		}
+	}
+	// Outside truth weighs more than agreement: one report against a
+	// session moves it further than one call it agreed in.
+	before := reliabilities(t, b, 3).Sessions[3]
+	if err := b.Feedback(ctx, scope, []reputation.Ballot{{Session: 3, Backed: true}}, false); err != nil {
+		t.Fatal(err)
+	}
+	if after := reliabilities(t, b, 3).Sessions[3]; before-after < 0.2 {
+		t.Errorf("one report of a wrong outcome moved session 3 from %v to %v only", before, after)
+	}
+}
+
+// TestBookConcurrentLearning: many calls updating one session's record
+// at once lose nothing.
+func TestBookConcurrentLearning(t *testing.T) {
+	store := new(reputation.Memory)
+	b := newBook(t, store)
+	ctx := context.Background()
+	const calls = 200
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Go(func() {
+			votes := []consensus.Vote{{Session: 1, Label: consensus.LabelValid}, {Session: int64(2 + i%3), Label: consensus.LabelValid}}
+			rel, err := b.Reliabilities(ctx, scope, []int64{1, int64(2 + i%3)})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if err := b.Learn(ctx, scope, votes, consensus.Policy{}, rel); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	recs, _ := store.Load(ctx, []reputation.Key{{Session: 1}})
+	if got := recs[0].Right + recs[0].Wrong; math.Abs(got-calls) > 1e-9 {
+		t.Errorf("session 1 holds %v votes of evidence after %d calls, want %d", got, calls, calls)
+	}
+}
+
+func TestNewRefuses(t *testing.T) {
+	for _, o := range []reputation.Options{
+		{Prior: reputation.Prior{Right: -1, Wrong: 1}},
+		{Horizon: -5},
+		{FeedbackWeight: math.Inf(1)},
+		{FeedbackWeight: -1},
+	} {
+		if _, err := reputation.New(nil, o); err == nil {
+			t.Errorf("New(%+v) accepted", o)
+		}
+	}
+}

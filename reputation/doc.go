@@ -1,0 +1,42 @@
+// Package reputation keeps what a host has learned about how reliable each
+// session is: how often its vote matches the settled outcome of the calls
+// it ran in.
+//
+// # Records
+//
+// A [Record] holds two counts for one [Key] (a session, and optionally the
+// operation and kind of claim it judged): Right, the evidence that the
+// session's votes were right, and Wrong, the evidence that they were
+// wrong. Counts are real numbers: a vote that matched an outcome settled
+// with probability 0.9 adds 0.9 to Right and 0.1 to Wrong, and a host's
+// report that a call was decided right or wrong adds whole units (or more,
+// see [Book]).
+//
+// The reliability read from a record is the mean of a Beta distribution:
+// the record's counts added to a [Prior] of pseudo-counts,
+//
+//	reliability = (Right + Prior.Right) / (Right + Wrong + Prior.Right + Prior.Wrong)
+//
+// so a session never seen reads exactly the prior's mean ([DefaultPrior]:
+// Beta(4, 1), a mean of 0.8, worth five votes), neither trusted nor
+// shunned.
+//
+// # Decay
+//
+// A record forgets by evidence, not by time: when Right + Wrong would
+// exceed a horizon H, both counts are scaled down so that they sum to H.
+// Once a record is full, each further unit of evidence therefore weighs
+// the old ones by H/(H+1): an exponentially weighted average over about
+// the last H votes ([DefaultHorizon], 500). A session that was bad and got
+// better earns its new record within a few hundred runs, however much
+// history it has. Decay needs no clock, so a record is a function of the
+// evidence added to it, in order.
+//
+// # Stores
+//
+// A [Store] keeps records. Writers never read, modify and write a record
+// themselves: [Store.Add] applies deltas atomically, as [Record.Add] does,
+// so any number of engines sharing one store (one database behind N
+// servers) learn together and lose nothing. [Memory] is the in-process
+// store; package reputationtest holds the test suite every Store passes.
+package reputation

@@ -1,0 +1,159 @@
+package reputation
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// ErrInvalid means a key, delta, prior or horizon is out of range: a
+// negative session, a count that is negative, infinite or NaN.
+var ErrInvalid = errors.New("reputation: invalid input")
+
+// PanelSession is the Session of the panel's record: the figures of every
+// pair of sessions that voted in one call, from which a [Book] measures
+// how far the sessions' errors go together (see [Book.Correlation]).
+// Sessions that vote have positive ids.
+const PanelSession int64 = 0
+
+// A Key names one record: a session's reliability, overall or on one
+// operation and kind of claim.
+type Key struct {
+	// Session is the session's id: positive for a session, PanelSession
+	// for the panel's record.
+	Session int64
+	// Operation is the operation the votes were cast on (such as
+	// "validate_v3"); "" means every operation.
+	Operation string
+	// Kind is the kind of claim (such as a validation's claim type);
+	// "" means every kind. A key with a Kind has an Operation.
+	Kind string
+}
+
+// check reports what is wrong with k.
+func (k Key) check() error {
+	switch {
+	case k.Session < 0:
+		return fmt.Errorf("%w: session %d is negative", ErrInvalid, k.Session)
+	case k.Kind != "" && k.Operation == "":
+		return fmt.Errorf("%w: key of session %d has kind %q but no operation", ErrInvalid, k.Session, k.Kind)
+	}
+	return nil
+}
+
+// A Record holds the evidence about one key. The zero Record is a key with
+// no evidence.
+//
+// For a session, Right is the evidence that its votes were right and Wrong
+// the evidence that they were wrong. For the panel's record (Session
+// PanelSession), Right sums the disagreements that pairs of voters would
+// show if their errors were independent, and Wrong the disagreements they
+// showed.
+type Record struct {
+	Right float64
+	Wrong float64
+}
+
+// check reports a count that is negative, infinite or NaN.
+func (r Record) check() error {
+	for _, v := range [2]float64{r.Right, r.Wrong} {
+		if v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+			return fmt.Errorf("%w: count %v is not a finite non-negative number", ErrInvalid, v)
+		}
+	}
+	return nil
+}
+
+// Add returns r with the counts of d added, then, when horizon is positive
+// and the counts sum to more than horizon, both scaled by horizon/sum so
+// that they sum to horizon. A horizon of 0 keeps every count. Every Store
+// applies deltas with exactly this arithmetic, in float64.
+func (r Record) Add(d Record, horizon float64) Record {
+	r.Right += d.Right
+	r.Wrong += d.Wrong
+	if sum := r.Right + r.Wrong; horizon > 0 && sum > horizon {
+		f := horizon / sum
+		r.Right *= f
+		r.Wrong *= f
+	}
+	return r
+}
+
+// Reliability returns the mean of the Beta distribution of r's counts
+// added to p: (Right+p.Right) / (Right+Wrong+p.Right+p.Wrong). The zero
+// Record reads p.Mean().
+func (r Record) Reliability(p Prior) float64 {
+	return (r.Right + p.Right) / (r.Right + r.Wrong + p.Right + p.Wrong)
+}
+
+// A Prior is the pseudo-counts every record starts from: the reliability a
+// session is given before any evidence, and how many votes that belief is
+// worth.
+type Prior struct {
+	Right float64
+	Wrong float64
+}
+
+// DefaultPrior is Beta(4, 1): a new session is taken to be right 80% of
+// the time, a belief worth five votes.
+var DefaultPrior = Prior{Right: 4, Wrong: 1}
+
+// Mean returns the prior's reliability, Right / (Right + Wrong).
+func (p Prior) Mean() float64 { return p.Right / (p.Right + p.Wrong) }
+
+// check reports a prior whose counts are not positive and finite.
+func (p Prior) check() error {
+	for _, v := range [2]float64{p.Right, p.Wrong} {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("%w: prior count %v is not a finite positive number", ErrInvalid, v)
+		}
+	}
+	return nil
+}
+
+// DefaultHorizon is the evidence a record keeps before it forgets: about
+// the last 500 votes.
+const DefaultHorizon = 500
+
+// checkHorizon reports a horizon that is negative, infinite or NaN.
+func checkHorizon(h float64) error {
+	if h < 0 || math.IsInf(h, 0) || math.IsNaN(h) {
+		return fmt.Errorf("%w: horizon %v is not a finite non-negative number", ErrInvalid, h)
+	}
+	return nil
+}
+
+// A Delta is evidence to add to one key's record.
+type Delta struct {
+	Key   Key
+	Delta Record
+}
+
+// CheckDeltas reports the first delta whose key or counts are out of
+// range, or a horizon out of range, as an error wrapping ErrInvalid. A
+// Store calls it before applying any delta.
+func CheckDeltas(horizon float64, deltas []Delta) error {
+	if err := checkHorizon(horizon); err != nil {
+		return err
+	}
+	for i, d := range deltas {
+		if err := d.Key.check(); err != nil {
+			return fmt.Errorf("deltas[%d]: %w", i, err)
+		}
+		if err := d.Delta.check(); err != nil {
+			return fmt.Errorf("deltas[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// CheckKeys reports the first key out of range, as an error wrapping
+// ErrInvalid.
+func CheckKeys(keys []Key) error {
+	for i, k := range keys {
+		if err := k.check(); err != nil {
+			return fmt.Errorf("keys[%d]: %w", i, err)
+		}
+	}
+	return nil
+}

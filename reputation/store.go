@@ -1,0 +1,73 @@
+package reputation
+
+import (
+	"context"
+	"sync"
+)
+
+// A Store keeps records. Implementations must be safe for concurrent use,
+// and several Stores over one database (one per server) must behave as
+// one: every Add is applied once, atomically, and seen by every later
+// Load of any of them.
+type Store interface {
+	// Load returns the records of keys, one per key in the same order; a
+	// key nothing was ever added to reads the zero Record. It returns an
+	// error wrapping ErrInvalid for a key out of range (see CheckKeys)
+	// and ctx's error when ctx is done before it reads.
+	Load(ctx context.Context, keys []Key) ([]Record, error)
+
+	// Add applies every delta, in order, to its key's record as
+	// Record.Add does with horizon: all of them or, on an error, none.
+	// Deltas of one key within a batch apply one after the other. Add
+	// must not read a record, compute and write it back unless no other
+	// writer can change it in between (a row lock, a serializable
+	// transaction). It returns an error wrapping ErrInvalid for a delta
+	// or horizon out of range (see CheckDeltas), adding nothing, and
+	// ctx's error when ctx is done before it writes.
+	Add(ctx context.Context, horizon float64, deltas []Delta) error
+}
+
+// Memory is a [Store] in process memory. The zero Memory is empty and
+// ready to use. A Memory must not be copied after first use.
+type Memory struct {
+	mu      sync.RWMutex
+	records map[Key]Record
+}
+
+var _ Store = (*Memory)(nil)
+
+// Load implements [Store].
+func (m *Memory) Load(ctx context.Context, keys []Key) ([]Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := CheckKeys(keys); err != nil {
+		return nil, err
+	}
+	out := make([]Record, len(keys))
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for i, k := range keys {
+		out[i] = m.records[k]
+	}
+	return out, nil
+}
+
+// Add implements [Store].
+func (m *Memory) Add(ctx context.Context, horizon float64, deltas []Delta) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := CheckDeltas(horizon, deltas); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.records == nil {
+		m.records = make(map[Key]Record)
+	}
+	for _, d := range deltas {
+		m.records[d.Key] = m.records[d.Key].Add(d.Delta, horizon)
+	}
+	return nil
+}

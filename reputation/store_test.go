@@ -1,0 +1,20 @@
+package reputation_test
+
+import (
+	"testing"
+
+	"github.com/vouchkit/vouch/reputation"
+	"github.com/vouchkit/vouch/reputation/reputationtest"
+)
+
+func TestMemory(t *testing.T) {
+	reputationtest.TestStore(t, func(*testing.T) reputation.Store { return new(reputation.Memory) })
+}
+
+func TestMemoryShared(t *testing.T) {
+	// Two handles on one Memory are two servers on one database.
+	reputationtest.TestShared(t, func(*testing.T) (a, b reputation.Store) {
+		m := new(reputation.Memory)
+		return m, m
+	})
+}

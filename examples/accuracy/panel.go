@@ -51,7 +51,9 @@ type panel struct {
 	calls   sync.Mutex // held by the version 3 step in flight
 	mu      sync.Mutex
 	step    *step // the version 3 step in flight
+	learns  bool  // the engine learns from every step: a step is never run again
 	replays int   // steps run again because the scheduler reordered them
+	offPlan int   // steps of a learning engine kept although the scheduler reordered them
 	fault   error // a step that never ran as planned
 }
 
@@ -204,11 +206,19 @@ func (p *panel) end(runs []router.Run) error {
 	return nil
 }
 
-// err returns the fault, if any, and the count of replays so far.
-func (p *panel) err() (replays int, err error) {
+// err returns the fault, if any.
+func (p *panel) err() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.replays, p.fault
+	return p.fault
+}
+
+// reordered returns the count of steps run again, and of steps kept out
+// of plan.
+func (p *panel) reordered() (replays, offPlan int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.replays, p.offPlan
 }
 
 // maxReplays bounds the runs of one step that the scheduler reordered.
@@ -216,7 +226,9 @@ const maxReplays = 100
 
 // stepper is the engine seen by the trust service: it passes every call
 // through, telling the panel when a version 3 validation begins and ends,
-// and runs a step again when its replicas did not arrive as planned.
+// and runs a step again when its replicas did not arrive as planned. An
+// engine that learns from every step (reputation on) would learn from the
+// step twice: its steps are kept as they ran, and counted.
 type stepper struct {
 	router.Service
 	p *panel
@@ -226,6 +238,15 @@ type stepper struct {
 func (s stepper) ValidateV3(ctx context.Context, req *router.ValidateV3Request) (*router.ValidateV3Response, error) {
 	s.p.calls.Lock()
 	defer s.p.calls.Unlock()
+	if s.p.learns {
+		resp, err, off := s.once(ctx, req)
+		if off != nil {
+			s.p.mu.Lock()
+			s.p.offPlan++
+			s.p.mu.Unlock()
+		}
+		return resp, err
+	}
 	for range maxReplays - 1 {
 		resp, err, off := s.once(ctx, req)
 		if off == nil || ctx.Err() != nil {

@@ -74,6 +74,8 @@ type report struct {
 	cells   map[cell][]call
 	five    map[string][]call // the majority of 5 reference, by workload
 	elapsed time.Duration
+	replays int    // steps run again because the scheduler reordered them (reputation off)
+	offPlan int    // steps kept although the scheduler reordered them (reputation on)
 	missing string // why reputation on was not measured; "" when it was
 }
 
@@ -134,13 +136,15 @@ func simulate(ctx context.Context, cfg config, progress io.Writer) (*report, err
 		g.Go(func() error {
 			cs := rep.claims[j.w.name]
 			n := min(cfg.episode, len(cs)-j.first)
-			calls, err := measure(ctx, cfg.seed, j.c, j.w, j.first, cs[j.first:j.first+n])
+			calls, replays, offPlan, err := measure(ctx, cfg.seed, j.c, j.w, j.first, cs[j.first:j.first+n])
 			if err != nil {
 				return fmt.Errorf("%s, claims from %d: %w", j.c, j.first, err)
 			}
 			mu.Lock()
 			defer mu.Unlock()
 			copy(rep.cells[j.c][j.first:], calls)
+			rep.replays += replays
+			rep.offPlan += offPlan
 			done++
 			if done%10 == 0 || done == len(jobs) {
 				fmt.Fprintf(progress, "accuracy: %d/%d episodes done (%s)\n", done, len(jobs), time.Since(began).Round(time.Second))
@@ -182,11 +186,11 @@ func workloadNames() string {
 
 // measure makes one trust call per claim of cs (claims first, first+1,
 // ...) under c's tier, on a fresh engine and service over a fresh panel.
-func measure(ctx context.Context, seed uint64, c cell, w *workload, first int, cs []claim) ([]call, error) {
+func measure(ctx context.Context, seed uint64, c cell, w *workload, first int, cs []claim) ([]call, int, int, error) {
 	p := newPanel(seed, w, first, cs)
 	svc, err := newService(p, c.rep)
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
 	calls := make([]call, len(cs))
 	for j, cl := range cs {
@@ -199,14 +203,15 @@ func measure(ctx context.Context, seed uint64, c cell, w *workload, first int, c
 			},
 		})
 		if err != nil {
-			return nil, fmt.Errorf("claim %d: %w", first+j, err)
+			return nil, 0, 0, fmt.Errorf("claim %d: %w", first+j, err)
 		}
-		if _, err := p.err(); err != nil {
-			return nil, fmt.Errorf("claim %d: %w", first+j, err)
+		if err := p.err(); err != nil {
+			return nil, 0, 0, fmt.Errorf("claim %d: %w", first+j, err)
 		}
 		calls[j] = record(cl, resp)
 	}
-	return calls, nil
+	replays, offPlan := p.reordered()
+	return calls, replays, offPlan, nil
 }
 
 // newService returns the trust service of one episode: the real

@@ -21,9 +21,9 @@ import (
 // It also keeps the engine's early quorum deterministic. Replicas answer
 // in the order of their drawn latencies. When every worker of a step has
 // been asked, the panel works out, with the consensus package's own
-// Majority.Decided (or the Decided of the aggregator decide gives for
-// the step's sessions), which replicas answer before the outcome is
-// decided;
+// Majority.Decided (or, for a weighted step, the Decided of the
+// aggregator decide gives for the step's sessions), which replicas answer
+// before the outcome is decided;
 // it releases them one at a time, each only after the engine has timed
 // and recorded the previous one (the engine reads the panel's clock twice
 // once a run returns), and the others wait to be cancelled, as slower
@@ -45,8 +45,8 @@ type panel struct {
 	first  int     // the number of claims[0] in the seed's sequence
 	claims []claim // the claims the panel may be asked about
 	// decide returns the aggregator whose Decided the engine applies to
-	// a step on sessions (by replica); nil means consensus.Majority.
-	decide func(sessions []router.SessionID) consensus.Aggregator
+	// a weighted step of job on sessions (by replica).
+	decide func(job *router.Job, sessions []router.SessionID) (consensus.Aggregator, error)
 
 	calls   sync.Mutex // held by the version 3 step in flight
 	mu      sync.Mutex
@@ -61,6 +61,7 @@ type panel struct {
 type step struct {
 	n        int
 	policy   consensus.DisagreementPolicy
+	weighted bool // consensus.aggregation is weighted
 	answers  []answer           // by replica
 	sessions []router.SessionID // by replica
 	joined   int
@@ -107,8 +108,16 @@ func (p *panel) work(ctx context.Context, job *router.Job) (*router.Result, erro
 	st.joined++
 	if st.joined == st.n {
 		var agg consensus.Aggregator = consensus.Majority{}
-		if p.decide != nil {
-			agg = p.decide(st.sessions)
+		if st.weighted {
+			var err error
+			if p.decide == nil {
+				err = errors.New("accuracy: a weighted step on a panel that knows no reliabilities")
+			} else if agg, err = p.decide(job, st.sessions); err != nil {
+				err = fmt.Errorf("accuracy: reading the step's reliabilities: %w", err)
+			}
+			if err != nil {
+				p.fault, agg = err, consensus.Majority{} // the fault ends the run
+			}
 		}
 		st.plan(agg)
 	}
@@ -172,8 +181,8 @@ func (p *panel) now() time.Time {
 }
 
 // begin opens the step of a version 3 call of n replicas.
-func (p *panel) begin(n int, policy router.DisagreementPolicy) {
-	st := &step{n: n, policy: consensus.DisagreementPolicy(policy), answers: make([]answer, n), sessions: make([]router.SessionID, n), release: make([]chan struct{}, n)}
+func (p *panel) begin(n int, policy router.DisagreementPolicy, weighted bool) {
+	st := &step{n: n, policy: consensus.DisagreementPolicy(policy), weighted: weighted, answers: make([]answer, n), sessions: make([]router.SessionID, n), release: make([]chan struct{}, n)}
 	for i := range st.release {
 		st.release[i] = make(chan struct{})
 	}
@@ -268,7 +277,7 @@ func (s stepper) ValidateV3(ctx context.Context, req *router.ValidateV3Request) 
 // once runs req once, and reports how the engine's labels differ from the
 // plan, if they do.
 func (s stepper) once(ctx context.Context, req *router.ValidateV3Request) (*router.ValidateV3Response, error, error) {
-	s.p.begin(req.Consensus.Replicas, req.Consensus.DisagreementPolicy)
+	s.p.begin(req.Consensus.Replicas, req.Consensus.DisagreementPolicy, req.Consensus.Aggregation == router.AggregationWeighted)
 	resp, err := s.Service.ValidateV3(ctx, req)
 	var runs []router.Run
 	var perr *router.Error

@@ -13,8 +13,8 @@ const (
 	reputationMissing   = "router.Engine and trust.Service have no reputation option yet: only reputation off (today's behaviour) is measured"
 )
 
-// reputation adds to the engine's and the service's options those of
+// withReputation adds to the engine's and the service's options those of
 // variant rep, and sets p's decider to the engine's aggregator.
-func reputation(p *panel, rep variant, engine []router.EngineOption, svc []trust.Option) ([]router.EngineOption, []trust.Option, error) {
+func withReputation(p *panel, rep variant, engine []router.EngineOption, svc []trust.Option) ([]router.EngineOption, []trust.Option, error) {
 	return engine, svc, nil
 }

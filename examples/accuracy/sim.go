@@ -226,7 +226,7 @@ func newService(p *panel, rep variant) (*trust.Service, error) {
 		router.WithReplicaTimeout(10 * time.Second),
 	}
 	trustOpts := []trust.Option{trust.WithSessionPool(1, 2, 3, 4, 5)}
-	engineOpts, trustOpts, err := reputation(p, rep, engineOpts, trustOpts)
+	engineOpts, trustOpts, err := withReputation(p, rep, engineOpts, trustOpts)
 	if err != nil {
 		return nil, err
 	}

@@ -61,7 +61,7 @@ type panel struct {
 type step struct {
 	n        int
 	policy   consensus.DisagreementPolicy
-	weighted bool // consensus.aggregation is weighted
+	weighted bool               // consensus.aggregation is weighted
 	answers  []answer           // by replica
 	sessions []router.SessionID // by replica
 	joined   int

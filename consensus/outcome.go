@@ -66,3 +66,30 @@ type Outcome struct {
 	// StrategyMajority.
 	Correlation float64
 }
+
+// Backers returns the indices of the votes in the winning group, in
+// replica order: the cast votes with the winner's label whose answers are
+// equivalent to the winner's under key (nil means DefaultKey), as
+// Aggregate grouped them. It returns nil when there is no winner.
+func (o Outcome) Backers(key func(answer any) (string, error)) []int {
+	if o.Winner < 0 || o.Winner >= len(o.Votes) {
+		return nil
+	}
+	if key == nil {
+		key = DefaultKey
+	}
+	want, err := key(o.Votes[o.Winner].Answer)
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for i, v := range o.Votes {
+		if v.Label != o.Label {
+			continue
+		}
+		if k, err := key(v.Answer); err == nil && k == want {
+			out = append(out, i)
+		}
+	}
+	return out
+}

@@ -104,6 +104,21 @@ type ConsensusSnapshot struct {
 	Confidence float64 `json:"confidence" validate:"gte=0,lte=1"`
 	// LowConfidence copies the router's low_confidence flag.
 	LowConfidence bool `json:"low_confidence,omitempty"`
+	// Agreeing lists the replicas whose votes backed the winner, in
+	// replica order: with Verdicts it gives Agreement (agreeing over the
+	// replicas that voted), even where every verdict reads OK and an
+	// output dissented.
+	Agreeing []int `json:"agreeing,omitempty" validate:"omitempty,dive,gte=0,lt=5"`
+	// WeightBy is what weighed the votes under strategy "weighted":
+	// "reputation".
+	WeightBy string `json:"weight_by,omitempty"`
+	// Weights holds the weight each replica's vote counted with under
+	// "weighted", in replica order (0 for a replica that cast no vote).
+	Weights []float64 `json:"weights,omitempty"`
+	// Tempering is the factor the summed weights were scaled by for the
+	// correlation of the sessions' errors under "weighted": Confidence is
+	// consensus.Credence of the groups' summed weights under it.
+	Tempering float64 `json:"tempering,omitempty" validate:"gte=0,lte=1"`
 }
 
 // Refs is cortensor_refs: the operator-level references behind a decision.

@@ -226,7 +226,7 @@ func contractCases() []contractCase {
 			call: dv3(`{"objective":"o","consensus":{"replicas":4,"disagreement_policy":"coin_toss"}}`),
 			want: contractWant{status: 400, code: "invalid_request", fields: []string{"consensus.replicas", "consensus.disagreement_policy"}}},
 		{name: "validate_v3/invalid", workers: []router.Worker{V, V, V},
-			call: vv3(`{` + claim + `,"policy":{"redundancy":2},"consensus":{"replicas":3,"aggregation":"weighted"}}`),
+			call: vv3(`{` + claim + `,"policy":{"redundancy":2},"consensus":{"replicas":3,"aggregation":"median"}}`),
 			want: contractWant{status: 400, code: "invalid_request", fields: []string{"policy.redundancy", "consensus.aggregation"}}},
 		{name: "factcheck/invalid", workers: []router.Worker{T, T, T},
 			call: fc3(`{"mode":"psychic","consensus":{"replicas":3,"session_pool":[1,1]}}`),

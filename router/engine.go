@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/reputation"
 )
 
 // Defaults of an [Engine], each replaced by the [EngineOption] named in
@@ -114,6 +115,12 @@ type Engine struct {
 	taskPrefix string        // starts every task id
 
 	tel *engineTelemetry // spans and metrics (WithEngineTelemetry)
+
+	rep          *reputation.Book // nil: reputation off (WithReputation)
+	maxShare     float64          // WithSelection
+	exploreEvery int
+	usage        usage   // the sessions of the latest runs
+	calls        callLog // the latest calls by trace id, for Feedback
 }
 
 var _ Service = (*Engine)(nil)
@@ -268,7 +275,14 @@ func NewEngine(sessions []Session, opts ...EngineOption) (*Engine, error) {
 		threshold:      DefaultFailureThreshold,
 		cooldown:       DefaultCooldown,
 		taskPrefix:     strings.ToLower(rand.Text()[:12]),
+		maxShare:       DefaultMaxShare,
+		exploreEvery:   DefaultExploreEvery,
 	}
+	rep, err := reputation.New(nil, reputation.Options{})
+	if err != nil {
+		return nil, err
+	}
+	e.rep = rep
 	for i, s := range sessions {
 		if err := s.check(); err != nil {
 			return nil, fmt.Errorf("%w: sessions[%d]: %s", ErrInvalidSession, i, err)

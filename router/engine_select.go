@@ -1,18 +1,24 @@
 package router
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 
+	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/reputation"
 )
 
-// pick chooses n distinct sessions for a version 3 call, in the order
-// documented on [Engine.ValidateV3]: first (if set and fit), then the
-// candidates rotated by a per-engine counter, sessions from pools not yet
-// used before the others. poolField is the JSON path of pool in the
-// request, for errors.
-func (e *Engine) pick(first SessionID, pool []SessionID, poolField string, tier Tier, n int) ([]*session, error) {
+// pick chooses n distinct sessions for a version 3 call in scope, in the
+// order documented on [Engine.ValidateV3]: first (if set and fit), then
+// the candidates rotated by a per-engine counter (with reputation on,
+// ranked as [Engine.Rank] does), sessions from pools not yet used before
+// the others. It returns the reliabilities of the fit sessions (zero with
+// reputation off). poolField is the JSON path of pool in the request, for
+// errors.
+func (e *Engine) pick(ctx context.Context, first SessionID, pool []SessionID, poolField string, tier Tier, n int, scope reputation.Scope) ([]*session, consensus.Reliabilities, error) {
+	var rel consensus.Reliabilities
 	var bad []FieldError
 	if first != 0 && e.byID[first] == nil {
 		bad = append(bad, unknownSession("session_id", first).Errors...)
@@ -23,7 +29,7 @@ func (e *Engine) pick(first SessionID, pool []SessionID, poolField string, tier 
 		}
 	}
 	if len(bad) > 0 {
-		return nil, problem.Invalid(bad)
+		return nil, rel, problem.Invalid(bad)
 	}
 
 	candidates := e.sessions
@@ -62,7 +68,14 @@ func (e *Engine) pick(first SessionID, pool []SessionID, poolField string, tier 
 	if len(fit) > 0 && fit[0] == lead {
 		from = 1
 	}
-	if rest := fit[from:]; len(rest) > 1 {
+	if e.rep != nil {
+		var err error
+		if rel, err = e.reliabilities(ctx, scope, fit); err != nil {
+			e.log.Warn("router: reading session reliabilities; every session weighs as the prior", "error", err)
+			rel = consensus.Reliabilities{Prior: e.rep.Options().Prior.Mean()}
+		}
+		e.order(fit[from:], rel)
+	} else if rest := fit[from:]; len(rest) > 1 {
 		k := int((e.next.Add(1) - 1) % uint64(len(rest)))
 		rotated := append(append(make([]*session, 0, len(rest)), rest[k:]...), rest[:k]...)
 		copy(rest, rotated)
@@ -76,7 +89,7 @@ func (e *Engine) pick(first SessionID, pool []SessionID, poolField string, tier 
 		if tier != "" {
 			tierText = fmt.Sprintf("tier %q", tier)
 		}
-		return nil, problem.Newf(http.StatusServiceUnavailable, problem.CodeInsufficientSessions,
+		return nil, rel, problem.Newf(http.StatusServiceUnavailable, problem.CodeInsufficientSessions,
 			"%d replicas need %d distinct healthy sessions serving %s; %s offers %d (%d do not serve the tier, %d are cooling down)",
 			n, n, tierText, what, len(fit), wrongTier, cooling)
 	}
@@ -97,7 +110,12 @@ func (e *Engine) pick(first SessionID, pool []SessionID, poolField string, tier 
 			taken[s], used[key] = true, true
 		}
 	}
-	return chosen, nil
+	if e.rep != nil {
+		for _, s := range chosen {
+			e.usage.add(s.ID)
+		}
+	}
+	return chosen, rel, nil
 }
 
 // poolKey names the pool of s; a session without a pool is a pool of its

@@ -14,10 +14,10 @@ import (
 	"github.com/vouchkit/vouch/internal/problem"
 )
 
-// everyVote is the majority aggregator waiting for every replica: the
-// return_all policy reports all replica results, so no straggler is cut
-// short by an early quorum.
-type everyVote struct{ consensus.Majority }
+// everyVote is an aggregator waiting for every replica: the return_all
+// policy reports all replica results, so no straggler is cut short by an
+// early quorum.
+type everyVote struct{ consensus.Aggregator }
 
 // Decided reports false: the runner then waits for every vote.
 func (everyVote) Decided([]consensus.Vote, consensus.Policy) bool { return false }
@@ -68,7 +68,12 @@ func (c *consensusCall) reasons() []string {
 // disagreement policy. poolField is the JSON path of c.SessionPool in the
 // request, for errors.
 func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusRequest, poolField string, tier Tier, job *Job, timeout time.Duration) (*consensusCall, error) {
-	sessions, err := e.pick(first, c.SessionPool, poolField, tier, c.Replicas)
+	scope := scopeOf(job)
+	sessions, rel, err := e.pick(ctx, first, c.SessionPool, poolField, tier, c.Replicas, scope)
+	if err != nil {
+		return nil, err
+	}
+	agg, err := e.aggregator(c, rel, sessions)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +85,7 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 	// runner's one deadline is each replica's: no context per replica.
 	budget := min(timeout, e.callTimeout)
 	runner := consensus.Runner{
-		Aggregator: consensus.Majority{},
+		Aggregator: agg,
 		Policy: consensus.Policy{
 			Disagreement: consensus.DisagreementPolicy(policy),
 			Failures:     e.failures,
@@ -89,9 +94,6 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 		Timeout: budget,
 		Abandon: true,
 		Grace:   e.stopGrace,
-	}
-	if policy == DisagreeReturnAll {
-		runner.Aggregator = everyVote{}
 	}
 
 	// Replica i runs reps[i].job, records its run in reps[i].run and
@@ -188,6 +190,8 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 	if out.Winner >= 0 {
 		call.winner = call.outcomes[out.Winner]
 	}
+	e.weigh(call, out, e.answerKey, rel)
+	e.learn(ctx, scope, out, runner.Policy, rel)
 
 	switch {
 	case errors.Is(err, consensus.ErrDisagreement):

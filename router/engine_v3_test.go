@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -200,8 +201,23 @@ func TestEngine_ValidateV3_section7(t *testing.T) {
 				Replicas: len(tt.workers), Agreement: tt.want.agreement, Verdicts: tt.want.verdicts,
 				Strategy: router.AggregationMajority, Confidence: tt.want.confidence, LowConfidence: tt.want.low,
 			}
-			if diff := cmp.Diff(wantBlock, got.Consensus, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+			if diff := cmp.Diff(wantBlock, got.Consensus, cmpopts.EquateApprox(0, 1e-9), cmpopts.IgnoreFields(router.ConsensusResponse{}, "Agreeing")); diff != "" {
 				t.Errorf("consensus block (-want +got):\n%s", diff)
+			}
+			// Agreement follows from the replicas that agreed and the
+			// verdicts.
+			if a := got.Consensus.Agreeing; tt.want.agreement > 0 {
+				against := 0
+				for i, l := range got.Consensus.Verdicts {
+					if cast := l != lC && l != lE && l != lT; (cast || tt.negative && l != lC) && !slices.Contains(a, i) {
+						against++
+					}
+				}
+				if r := float64(len(a)) / float64(len(a)+against); math.Abs(r-tt.want.agreement) > 1e-9 {
+					t.Errorf("agreeing replicas %v with verdicts %v give agreement %v, want %v", a, got.Consensus.Verdicts, r, tt.want.agreement)
+				}
+			} else if len(a) != 0 {
+				t.Errorf("agreeing replicas %v without a winner", a)
 			}
 			if got.Verdict != tt.want.verdict {
 				t.Errorf("verdict = %q, want %q", got.Verdict, tt.want.verdict)
@@ -389,7 +405,7 @@ func TestEngine_selection(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEngine(t, tt.sessions)
+			e := newEngine(t, tt.sessions, router.WithReputation(nil)) // rotation, as before reputation
 			for call, want := range tt.want {
 				req := validateV3(tt.replicas, router.DisagreeReturnAll)
 				req.SessionID, req.Consensus.SessionPool, req.Policy.Tier = tt.first, tt.pool, tt.tier

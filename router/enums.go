@@ -53,15 +53,30 @@ const (
 // Aggregation is consensus.aggregation of a version 3 request.
 type Aggregation string
 
-// Aggregation strategies. Only AggregationMajority is available in version
-// 3; the others are named by the interface for later and are rejected with a
-// "not yet available" error.
+// Aggregation strategies. AggregationMajority (the default) and
+// AggregationWeighted are available in version 3; the others are named by
+// the interface for later and are rejected with a "not yet available"
+// error.
 const (
 	AggregationMajority      Aggregation = "majority"
 	AggregationWeighted      Aggregation = "weighted"
 	AggregationMedian        Aggregation = "median"
 	AggregationMedianOfMeans Aggregation = "median_of_means"
 	AggregationModelEnsemble Aggregation = "model_ensemble"
+)
+
+// WeightBy is consensus.weight_by of a version 3 request: what weighs
+// the votes under AggregationWeighted.
+type WeightBy string
+
+// What may weigh votes. Only WeightByReputation is available, and is the
+// default under AggregationWeighted; the others are named by the
+// interface and are rejected with a "not available" error.
+const (
+	WeightByReputation WeightBy = "reputation"
+	WeightByStake      WeightBy = "stake"
+	WeightByLatency    WeightBy = "latency"
+	WeightByCost       WeightBy = "cost"
 )
 
 // DisagreementPolicy says what a version 3 call does when replicas disagree

@@ -18,7 +18,7 @@ func ExampleValidateV3Request_Validate() {
 		  "consensus": {"replicas": 3, "session_pool": ["201", "202", "203"]}}`,
 		`{"claim": {"type": "summary"},
 		  "policy": {"tier": "adaptive"},
-		  "consensus": {"replicas": 2, "session_pool": ["201", "201"], "aggregation": "weighted"}}`,
+		  "consensus": {"replicas": 2, "session_pool": ["201", "201"], "aggregation": "median"}}`,
 	}
 	for _, body := range bodies {
 		var req router.ValidateV3Request
@@ -44,5 +44,5 @@ func ExampleValidateV3Request_Validate() {
 	//   policy.tier (tier): "adaptive" is a trust-service tier; the router takes fast, safe, oracle or balanced
 	//   consensus.replicas (oneof): must be one of 1, 3, 5, got 2
 	//   consensus.session_pool (unique): must not repeat a value
-	//   consensus.aggregation (aggregation): "weighted" is named for a later version but not yet available; use "majority"
+	//   consensus.aggregation (aggregation): "median" is named for a later version but not yet available; use "majority" or "weighted"
 }

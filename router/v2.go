@@ -225,6 +225,13 @@ type Run struct {
 	Error string `json:"error,omitempty"`
 	// Usage is what the run reported spending (tokens, cost), if anything.
 	Usage *Usage `json:"usage,omitempty"`
+	// Reliability is the learned reliability of the run's session that
+	// weighed its vote, under aggregation "weighted"; absent otherwise
+	// and for a run that cast no vote.
+	Reliability *float64 `json:"reliability,omitempty"`
+	// Weight is the weight its vote counted with under "weighted":
+	// consensus.Weight of Reliability.
+	Weight *float64 `json:"weight,omitempty"`
 }
 
 // TotalUsage adds up the usage the runs report; it is nil when none does.

@@ -9,9 +9,14 @@ type ConsensusRequest struct {
 	// SessionPool lists candidate sessions. Empty means every session that
 	// serves the tier.
 	SessionPool []SessionID `json:"session_pool,omitempty" validate:"omitempty,unique,dive,gt=0"`
-	// Aggregation is the strategy: only "majority" (the default when empty)
-	// is available in version 3.
+	// Aggregation is the strategy: "majority" (the default when empty)
+	// or "weighted", which weighs each vote by its session's learned
+	// reliability (see [Engine.ValidateV3]).
 	Aggregation Aggregation `json:"aggregation,omitempty" validate:"omitempty,aggregation"`
+	// WeightBy is what weighs the votes under "weighted": only
+	// "reputation" (the default when empty) is available. It is refused
+	// with any other aggregation.
+	WeightBy WeightBy `json:"weight_by,omitempty" validate:"omitempty,weight_by"`
 	// DisagreementPolicy is return_all, fail_hard or best_effort (the
 	// default when empty).
 	DisagreementPolicy DisagreementPolicy `json:"disagreement_policy,omitempty" validate:"omitempty,oneof=return_all fail_hard best_effort"`
@@ -35,9 +40,23 @@ type ConsensusResponse struct {
 	Verdicts []Label `json:"verdicts"`
 	// Strategy is the aggregation strategy used.
 	Strategy Aggregation `json:"strategy"`
-	// Confidence is consensus.Posterior of the votes: the probability
-	// that the winner is the answer a majority of the panel would give.
+	// Confidence is, under "majority", consensus.Posterior of the votes:
+	// the probability that the winner is the answer a majority of the
+	// panel would give; under "weighted", the probability that the
+	// winner is right given the votes' weights and the snapshot's
+	// correlation (consensus.Weighted).
 	Confidence float64 `json:"confidence"`
+	// WeightBy is what weighed the votes under "weighted": "reputation".
+	WeightBy WeightBy `json:"weight_by,omitempty"`
+	// Agreeing lists the replicas whose votes backed the winner (same
+	// label, and for delegate an output equivalent under the answer
+	// key), in replica order; empty when none won. With Verdicts it
+	// gives Agreement: the replicas that answered otherwise are the
+	// votes against.
+	Agreeing []int `json:"agreeing,omitempty"`
+	// Reputation is the reputation snapshot that weighed the votes under
+	// "weighted"; each run's weight and reliability are in its evidence.
+	Reputation *ReputationSnapshot `json:"reputation,omitempty"`
 	// LowConfidence is true when best_effort picked a winner despite
 	// disagreement, or when no replica answered (an addition to the block).
 	LowConfidence bool `json:"low_confidence,omitempty"`
@@ -45,6 +64,21 @@ type ConsensusResponse struct {
 	// ways, such as a policy.redundancy that consensus.replicas overrides
 	// (an addition to 2.6).
 	Notes []string `json:"notes,omitempty"`
+}
+
+// ReputationSnapshot is what a weighted call read of the reputation it
+// was weighed with, besides each run's reliability and weight: the
+// reliability of a session with no record, and the correlation of the
+// sessions' errors, with the tempering it gave the call's votes.
+// Confidence is consensus.Credence of the groups' summed weights under
+// Tempering.
+type ReputationSnapshot struct {
+	// Prior is the reliability of a session with no record.
+	Prior float64 `json:"prior"`
+	// Correlation is ρ, how far the sessions' errors go together.
+	Correlation float64 `json:"correlation"`
+	// Tempering is 1/(1+(n-1)ρ) for the n votes that counted.
+	Tempering float64 `json:"tempering"`
 }
 
 // DelegateV3Request is the body of POST /api/v3/delegate: the delegate v2

@@ -38,14 +38,31 @@ var validate = valid.New(map[string]valid.Rule{
 	// aggregation: the interface names later strategies that are not available.
 	"aggregation": {
 		Check: func(fl validator.FieldLevel) bool {
-			return Aggregation(fl.Field().String()) == AggregationMajority
+			switch Aggregation(fl.Field().String()) {
+			case AggregationMajority, AggregationWeighted:
+				return true
+			}
+			return false
 		},
 		Message: func(_ string, v any) string {
 			switch Aggregation(fmt.Sprint(v)) {
-			case AggregationWeighted, AggregationMedian, AggregationMedianOfMeans, AggregationModelEnsemble:
-				return fmt.Sprintf("%q is named for a later version but not yet available; use \"majority\"", v)
+			case AggregationMedian, AggregationMedianOfMeans, AggregationModelEnsemble:
+				return fmt.Sprintf("%q is named for a later version but not yet available; use \"majority\" or \"weighted\"", v)
 			}
-			return fmt.Sprintf("must be \"majority\", got %q", v)
+			return fmt.Sprintf("must be \"majority\" or \"weighted\", got %q", v)
+		},
+	},
+	// weight_by: only the reputation the router learns weighs votes.
+	"weight_by": {
+		Check: func(fl validator.FieldLevel) bool {
+			return WeightBy(fl.Field().String()) == WeightByReputation
+		},
+		Message: func(_ string, v any) string {
+			switch WeightBy(fmt.Sprint(v)) {
+			case WeightByStake, WeightByLatency, WeightByCost:
+				return fmt.Sprintf("%q is named by the interface but not available; use \"reputation\"", v)
+			}
+			return fmt.Sprintf("must be \"reputation\", got %q", v)
 		},
 	},
 	// present: a JSON value that is there and is not null.
@@ -128,17 +145,29 @@ func (r *ValidateV2Request) Validate() error { return check(r) }
 // Validate reports whether r is a valid request, as DelegateV1Request.Validate.
 // A policy.redundancy other than consensus.replicas is not an error:
 // consensus.replicas governs, and the response notes it.
-func (r *DelegateV3Request) Validate() error { return check(r) }
+func (r *DelegateV3Request) Validate() error { return check(r, r.Consensus.weightBy()...) }
 
 // Validate reports whether r is a valid request, as DelegateV1Request.Validate.
 // A policy.redundancy other than consensus.replicas is not an error, as
 // for DelegateV3Request.
-func (r *ValidateV3Request) Validate() error { return check(r) }
+func (r *ValidateV3Request) Validate() error { return check(r, r.Consensus.weightBy()...) }
 
 // Validate reports whether r is a valid request, as DelegateV1Request.Validate.
 // A policy.redundancy other than consensus.replicas is not an error, as
 // for DelegateV3Request.
-func (r *FactcheckRequest) Validate() error { return check(r) }
+func (r *FactcheckRequest) Validate() error { return check(r, r.Consensus.weightBy()...) }
+
+// weightBy refuses a consensus.weight_by without aggregation "weighted",
+// which would weigh nothing.
+func (c *ConsensusRequest) weightBy() []problem.FieldError {
+	if c.WeightBy == "" || c.Aggregation == AggregationWeighted {
+		return nil
+	}
+	return []problem.FieldError{{
+		Field: "consensus.weight_by", Rule: "weighted_only",
+		Message: `applies only to consensus.aggregation "weighted"`,
+	}}
+}
 
 // misplacedPool is the field error of a version 3 body that puts
 // session_pool at the top level, where the router would ignore it as an

@@ -58,7 +58,7 @@ func (s *Service) receiptParams(ctx context.Context, req *Request, resp *Respons
 			Tier:      string(req.Policy),
 			Consensus: receipt.PolicyConsensus{Replicas: final.step.Replicas, Strategy: string(router.AggregationMajority)},
 		},
-		Consensus:      consensusSnapshot(final),
+		Consensus:      consensusSnapshot(final, s.key),
 		Refs:           refs,
 		Owner:          CallerFrom(ctx),
 		Counterparties: req.Receipt.Counterparties,
@@ -66,8 +66,11 @@ func (s *Service) receiptParams(ctx context.Context, req *Request, resp *Respons
 }
 
 // consensusSnapshot copies the router's consensus block of a step, or
-// describes a single-session step the same way.
-func consensusSnapshot(st stepResult) *receipt.ConsensusSnapshot {
+// describes a single-session step the same way, with the replicas that
+// agreed with the winner (under key, as st's pooled tally counted them,
+// when the block does not list them) and, under "weighted", each run's
+// weight.
+func consensusSnapshot(st stepResult, key func(any) (string, error)) *receipt.ConsensusSnapshot {
 	c := st.consensus
 	if c == nil {
 		c = &router.ConsensusResponse{Replicas: st.step.Replicas, Agreement: st.agreement, Verdicts: st.verdicts,
@@ -77,10 +80,24 @@ func consensusSnapshot(st stepResult) *receipt.ConsensusSnapshot {
 	for i, v := range c.Verdicts {
 		verdicts[i] = string(v)
 	}
-	return &receipt.ConsensusSnapshot{
+	cs := &receipt.ConsensusSnapshot{
 		Replicas: c.Replicas, Agreement: c.Agreement, Verdicts: verdicts,
 		Strategy: string(c.Strategy), Confidence: c.Confidence, LowConfidence: c.LowConfidence,
+		Agreeing: c.Agreeing, WeightBy: string(c.WeightBy),
 	}
+	if cs.Agreeing == nil && c.Agreement > 0 {
+		cs.Agreeing = st.out.Backers(key)
+	}
+	if c.Reputation != nil {
+		cs.Tempering = c.Reputation.Tempering
+		cs.Weights = make([]float64, len(st.runs))
+		for i, r := range st.runs {
+			if r.Weight != nil {
+				cs.Weights[i] = *r.Weight
+			}
+		}
+	}
+	return cs
 }
 
 // decisionReasons are the short reasons a receipt's decision records: the

@@ -147,7 +147,7 @@ func (s *Service) tally(req *Request, steps []stepResult) (stepResult, error) {
 		final.consensus = &router.ConsensusResponse{
 			Replicas: out.Replicas, Agreement: out.Agreement, Verdicts: final.verdicts,
 			Strategy: router.AggregationMajority, Confidence: out.Confidence,
-			LowConfidence: !final.accepted || out.Against > 0,
+			LowConfidence: !final.accepted || out.Against > 0, Agreeing: out.Backers(s.key),
 		}
 		final.step.Error = ""
 	}

@@ -1,0 +1,361 @@
+package router
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/reputation"
+)
+
+// Defaults of reputation-aware selection ([WithSelection]).
+const (
+	// DefaultMaxShare bounds any one session's share of the runs an
+	// engine launched lately: a session at or above it is taken only
+	// when no other fit session is left.
+	DefaultMaxShare = 0.4
+	// DefaultExploreEvery is how often selection puts the least used fit
+	// session first, so that a new or recovering session earns a record:
+	// one call in 20.
+	DefaultExploreEvery = 20
+	// DefaultShareWindow is how many of the latest runs the shares are
+	// counted over.
+	DefaultShareWindow = 500
+	// DefaultFeedbackMemory is how many recent calls the engine keeps
+	// for [Engine.Feedback], by trace id; the oldest is forgotten first.
+	DefaultFeedbackMemory = 10000
+	// learnTimeout bounds what learning from one call may wait for the
+	// reputation store.
+	learnTimeout = 5 * time.Second
+)
+
+// WithReputation sets the book the engine learns session reliabilities
+// in and reads them from (see [Engine.ValidateV3]). The default is a
+// book over a new reputation.Memory with the default options. nil turns
+// reputation off: selection rotates as it did before reputation existed,
+// nothing is learned, and aggregation "weighted" is refused with a 400
+// *Error.
+func WithReputation(b *reputation.Book) EngineOption {
+	return func(e *Engine) error {
+		e.rep = b
+		return nil
+	}
+}
+
+// WithSelection sets the bounds of reputation-aware selection: maxShare,
+// in (0, 1], bounds a session's share of the latest runs
+// ([DefaultMaxShare]), and one call in exploreEvery puts the least used
+// fit session first ([DefaultExploreEvery]; 0 never does).
+func WithSelection(maxShare float64, exploreEvery int) EngineOption {
+	return func(e *Engine) error {
+		if !(maxShare > 0 && maxShare <= 1) {
+			return fmt.Errorf("%w: max share %v is outside (0, 1]", ErrInvalidOption, maxShare)
+		}
+		if exploreEvery < 0 {
+			return fmt.Errorf("%w: explore every %d is negative", ErrInvalidOption, exploreEvery)
+		}
+		e.maxShare, e.exploreEvery = maxShare, exploreEvery
+		return nil
+	}
+}
+
+// Reputation returns the engine's reputation book, nil when reputation
+// is off ([WithReputation]). A trust service over the engine weighs and
+// learns with it.
+func (e *Engine) Reputation() *reputation.Book { return e.rep }
+
+// Scope returns the reputation scope of a job of kind k judging a claim
+// of claimType: the kind as the operation, and the claim type when it is
+// one of the types the interface names (summary, json_tool_call,
+// trade_decision, classification, tool_output, plan_step), so that
+// callers cannot grow the records without bound.
+func Scope(k Kind, claimType string) reputation.Scope {
+	sc := reputation.Scope{Operation: string(k)}
+	switch claimType {
+	case "summary", "json_tool_call", "trade_decision", "classification", "tool_output", "plan_step":
+		sc.Kind = claimType
+	}
+	return sc
+}
+
+// scopeOf returns the reputation scope of job.
+func scopeOf(job *Job) reputation.Scope {
+	var t string
+	if job.Claim != nil {
+		t = job.Claim.Type
+	}
+	return Scope(job.Kind, t)
+}
+
+// Rank orders ids as version 3 selection would for a call in scope: most
+// reliable first, sessions at their share bound last, and one call in
+// [DefaultExploreEvery] the least used first. It returns the
+// reliabilities it ranked by. With reputation off it returns ids
+// unchanged and zero Reliabilities. Ids the engine does not know keep
+// their place at the end.
+func (e *Engine) Rank(ctx context.Context, scope reputation.Scope, ids []SessionID) ([]SessionID, consensus.Reliabilities, error) {
+	out := slices.Clone(ids)
+	if e.rep == nil {
+		return out, consensus.Reliabilities{}, nil
+	}
+	var known []*session
+	var rest []SessionID
+	for _, id := range ids {
+		if s := e.byID[id]; s != nil && !slices.Contains(known, s) {
+			known = append(known, s)
+		} else {
+			rest = append(rest, id)
+		}
+	}
+	rel, err := e.reliabilities(ctx, scope, known)
+	if err != nil {
+		return out, rel, err
+	}
+	e.order(known, rel)
+	out = out[:0]
+	for _, s := range known {
+		out = append(out, s.ID)
+	}
+	return append(out, rest...), rel, nil
+}
+
+// reliabilities reads the reliabilities of sessions in scope.
+func (e *Engine) reliabilities(ctx context.Context, scope reputation.Scope, sessions []*session) (consensus.Reliabilities, error) {
+	ids := make([]int64, len(sessions))
+	for i, s := range sessions {
+		ids[i] = int64(s.ID)
+	}
+	return e.rep.Reliabilities(ctx, scope, ids)
+}
+
+// order sorts sessions for selection: rotated by the engine's counter (so
+// that equals share the load), then those under their share bound before
+// those at it, most reliable first; on an exploring call, the least used
+// goes first.
+func (e *Engine) order(sessions []*session, rel consensus.Reliabilities) {
+	k := e.next.Add(1) - 1
+	if len(sessions) < 2 {
+		return
+	}
+	r := int(k % uint64(len(sessions)))
+	rotated := append(append(make([]*session, 0, len(sessions)), sessions[r:]...), sessions[:r]...)
+	copy(sessions, rotated)
+	over := func(s *session) bool {
+		n, total := e.usage.count(s.ID)
+		return total >= 10 && float64(n) >= e.maxShare*float64(total)
+	}
+	slices.SortStableFunc(sessions, func(a, b *session) int {
+		if oa, ob := over(a), over(b); oa != ob {
+			if oa {
+				return 1
+			}
+			return -1
+		}
+		pa, pb := rel.Of(int64(a.ID)), rel.Of(int64(b.ID))
+		switch {
+		case pa > pb:
+			return -1
+		case pa < pb:
+			return 1
+		}
+		return 0
+	})
+	if e.exploreEvery > 0 && k%uint64(e.exploreEvery) == uint64(e.exploreEvery-1) {
+		least, fewest := 0, -1
+		for i, s := range sessions {
+			if n, _ := e.usage.count(s.ID); fewest < 0 || n < fewest {
+				least, fewest = i, n
+			}
+		}
+		s := sessions[least]
+		copy(sessions[1:least+1], sessions[:least])
+		sessions[0] = s
+	}
+}
+
+// aggregator returns the aggregator of a version 3 call under policy:
+// weighted by rel when the request asks for it (with sessions the
+// replicas' sessions), else majority; one that waits for every vote under
+// return_all.
+func (e *Engine) aggregator(c *ConsensusRequest, rel consensus.Reliabilities, sessions []*session) (consensus.Aggregator, error) {
+	var agg consensus.Aggregator = consensus.Majority{}
+	if c.Aggregation == AggregationWeighted {
+		if e.rep == nil {
+			return nil, problem.Invalid([]FieldError{{
+				Field: "consensus.aggregation", Rule: "reputation_on",
+				Message: `"weighted" weighs votes by reputation, which this router does not keep`,
+			}})
+		}
+		launched := make([]int64, len(sessions))
+		for i, s := range sessions {
+			launched[i] = int64(s.ID)
+		}
+		agg = consensus.Weighted{Reliabilities: rel, Launched: launched}
+	}
+	if c.DisagreementPolicy == DisagreeReturnAll {
+		agg = everyVote{agg}
+	}
+	return agg, nil
+}
+
+// weigh adds to call what a weighted outcome records: the weight and
+// reliability of each vote, weight_by and the reputation snapshot. Every
+// call gets the replicas that agreed with the winner.
+func (e *Engine) weigh(call *consensusCall, out consensus.Outcome, key func(any) (string, error), rel consensus.Reliabilities) {
+	call.block.Agreeing = out.Backers(key)
+	if out.Strategy != consensus.StrategyWeighted {
+		return
+	}
+	call.block.Strategy, call.block.WeightBy = AggregationWeighted, WeightByReputation
+	n := 0
+	for i, w := range out.Weights {
+		v := out.Votes[i]
+		if v.Label == consensus.LabelCancelled || v.Label.Failed() {
+			continue
+		}
+		n++
+		p, w := rel.Of(v.Session), w
+		call.runs[i].Reliability, call.runs[i].Weight = &p, &w
+	}
+	call.block.Reputation = &ReputationSnapshot{Prior: rel.Of(0), Correlation: out.Correlation, Tempering: consensus.Tempering(n, out.Correlation)}
+}
+
+// learn teaches the engine's book the votes of a finished call in scope,
+// and remembers the call for feedback under ctx's trace id. A store
+// error is logged: the call's answer does not depend on it.
+func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensus.Outcome, policy consensus.Policy, rel consensus.Reliabilities) {
+	if e.rep == nil {
+		return
+	}
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), learnTimeout)
+	defer cancel()
+	if err := e.rep.Learn(lctx, scope, out.Votes, policy, rel); err != nil {
+		e.log.Warn("router: learning session reliabilities", "error", err)
+	}
+	if id := TraceIDFrom(ctx); id != "" && out.Winner >= 0 {
+		e.calls.put(id, loggedCall{scope: scope, ballots: Ballots(out, policy.Key)})
+	}
+}
+
+// Ballots returns the ballots of out's cast votes for reputation
+// feedback: each vote's session, and whether it backed the winner under
+// key (nil means consensus.DefaultKey).
+func Ballots(out consensus.Outcome, key func(any) (string, error)) []reputation.Ballot {
+	backers := out.Backers(key)
+	var bs []reputation.Ballot
+	for i, v := range out.Votes {
+		if v.Label == "" || v.Label == consensus.LabelCancelled || v.Label.Failed() {
+			continue
+		}
+		bs = append(bs, reputation.Ballot{Session: v.Session, Backed: slices.Contains(backers, i)})
+	}
+	return bs
+}
+
+// ErrUnknownCall is the error of [Engine.Feedback] for a trace id the
+// engine does not remember.
+var ErrUnknownCall = fmt.Errorf("router: no call with that trace id is remembered")
+
+// Feedback reports that the outcome of a version 3 call the engine
+// decided, named by the trace id it ran under ([WithTraceID], or the
+// request's traceparent), turned out right or wrong, as a marketplace
+// dispute or a human review found; the engine's book learns it (see
+// reputation.Book.Feedback). The engine remembers the latest
+// [DefaultFeedbackMemory] calls that ran under a trace id and had a
+// winner; an older or unknown one gives ErrUnknownCall. With reputation
+// off, Feedback does nothing and returns nil.
+func (e *Engine) Feedback(ctx context.Context, traceID string, right bool) error {
+	if e.rep == nil {
+		return nil
+	}
+	c, ok := e.calls.get(traceID)
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownCall, traceID)
+	}
+	return e.rep.Feedback(ctx, c.scope, c.ballots, right)
+}
+
+// usage counts the sessions of the latest runs.
+type usage struct {
+	mu     sync.Mutex
+	ring   []SessionID
+	next   int
+	counts map[SessionID]int
+}
+
+// add counts a run of each of ids, forgetting the oldest beyond the
+// window.
+func (u *usage) add(ids ...SessionID) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.counts == nil {
+		u.counts = make(map[SessionID]int)
+		u.ring = make([]SessionID, 0, DefaultShareWindow)
+	}
+	for _, id := range ids {
+		if len(u.ring) < cap(u.ring) {
+			u.ring = append(u.ring, id)
+		} else {
+			old := u.ring[u.next]
+			if u.counts[old]--; u.counts[old] == 0 {
+				delete(u.counts, old)
+			}
+			u.ring[u.next] = id
+			u.next = (u.next + 1) % len(u.ring)
+		}
+		u.counts[id]++
+	}
+}
+
+// count returns how many of the latest runs went to id, and how many
+// runs the window holds.
+func (u *usage) count(id SessionID) (n, total int) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.counts[id], len(u.ring)
+}
+
+// loggedCall is what Feedback needs of a call.
+type loggedCall struct {
+	scope   reputation.Scope
+	ballots []reputation.Ballot
+}
+
+// callLog remembers the latest calls by trace id, up to a bound.
+type callLog struct {
+	mu    sync.Mutex
+	order []string // trace ids, oldest first from next
+	next  int
+	byID  map[string]loggedCall
+}
+
+func (l *callLog) put(id string, c loggedCall) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.byID == nil {
+		l.byID = make(map[string]loggedCall)
+	}
+	if _, seen := l.byID[id]; seen {
+		l.byID[id] = c
+		return
+	}
+	if len(l.order) < DefaultFeedbackMemory {
+		l.order = append(l.order, id)
+	} else {
+		delete(l.byID, l.order[l.next])
+		l.order[l.next] = id
+		l.next = (l.next + 1) % len(l.order)
+	}
+	l.byID[id] = c
+}
+
+func (l *callLog) get(id string) (loggedCall, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c, ok := l.byID[id]
+	return c, ok
+}

@@ -1,0 +1,90 @@
+package trust_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/trust"
+)
+
+// TestService_delegationReceiptRecordsAgreement: in a delegation whose
+// three runs all report OK but one output dissents, the receipt's
+// consensus snapshot and the router's v3 delegate response record which
+// runs agreed with the winning output, so that agreement follows from
+// what they record (agreeing runs over the runs that answered).
+func TestService_delegationReceiptRecordsAgreement(t *testing.T) {
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := router.WorkerFunc(func(_ context.Context, _ *router.Job) (*router.Result, error) {
+		return &router.Result{Output: "something else", Confidence: 0.9}, nil
+	})
+	w := honest(0.9)
+	e := newEngine(t, w, other, w)
+	s, err := trust.New(e, trust.WithSigningKey(priv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := request(trust.ModeDelegation, trust.PolicySafe)
+	req.Receipt = receipt.Inline()
+	resp, err := s.Call(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := receipt.Verify(resp.Receipt, receipt.Ed25519Key(pub)); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	var r struct {
+		Consensus json.RawMessage `json:"consensus_snapshot"`
+	}
+	if err := json.Unmarshal(resp.Receipt, &r); err != nil {
+		t.Fatal(err)
+	}
+	checkAgreeing(t, "receipt consensus_snapshot", r.Consensus)
+
+	// The router's own v3 delegate response.
+	d, err := e.DelegateV3(context.Background(), &router.DelegateV3Request{
+		DelegateTask: router.DelegateTask{Objective: "o", Input: router.NewStringInput("x")},
+		Consensus:    router.ConsensusRequest{Replicas: 3, DisagreementPolicy: router.DisagreeReturnAll},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(d.Consensus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAgreeing(t, "delegate v3 consensus", raw)
+}
+
+// checkAgreeing recomputes agreement from a consensus block's JSON: its
+// agreeing runs over the runs whose verdict is a vote.
+func checkAgreeing(t *testing.T, what string, raw json.RawMessage) {
+	t.Helper()
+	var c struct {
+		Agreement float64  `json:"agreement"`
+		Verdicts  []string `json:"verdicts"`
+		Agreeing  []int    `json:"agreeing"`
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		t.Fatal(err)
+	}
+	votes := 0
+	for _, v := range c.Verdicts {
+		if v != "TIMEOUT" && v != "ERROR" && v != "CANCELLED" {
+			votes++
+		}
+	}
+	if len(c.Agreeing) == 0 || votes == 0 {
+		t.Fatalf("%s %s: no agreeing runs recorded", what, raw)
+	}
+	if got := float64(len(c.Agreeing)) / float64(votes); math.Abs(got-c.Agreement) > 1e-12 || c.Agreement != 2.0/3 {
+		t.Errorf("%s %s: %d agreeing of %d votes give %v; it states %v (want 2/3)", what, raw, len(c.Agreeing), votes, got, c.Agreement)
+	}
+}

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"context"
+
+	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
 )
@@ -9,12 +13,41 @@ import (
 // learn session reliability; reputationMissing says what is missing when
 // they cannot.
 const (
-	reputationAvailable = false
-	reputationMissing   = "router.Engine and trust.Service have no reputation option yet: only reputation off (today's behaviour) is measured"
+	reputationAvailable = true
+	reputationMissing   = ""
 )
 
 // withReputation adds to the engine's and the service's options those of
-// variant rep, and sets p's decider to the engine's aggregator.
+// variant rep: reputation off (router.WithReputation(nil), today's
+// behaviour) or on, learned online in a fresh book over an in-memory
+// store with the default options. With reputation on, p learns that the
+// engine learns from every step, and plans a weighted step's early quorum
+// with the reliabilities the book holds, which the engine read for the
+// step: calls run one at a time, and the engine learns from a call before
+// it returns.
 func withReputation(p *panel, rep variant, engine []router.EngineOption, svc []trust.Option) ([]router.EngineOption, []trust.Option, error) {
-	return engine, svc, nil
+	if rep == off {
+		return append(engine, router.WithReputation(nil)), svc, nil
+	}
+	book, err := reputation.New(nil, reputation.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	p.learns = true
+	p.decide = func(job *router.Job, sessions []router.SessionID) (consensus.Aggregator, error) {
+		ids := make([]int64, len(sessions))
+		for i, s := range sessions {
+			ids[i] = int64(s)
+		}
+		var claimType string
+		if job.Claim != nil {
+			claimType = job.Claim.Type
+		}
+		rel, err := book.Reliabilities(context.Background(), router.Scope(job.Kind, claimType), ids)
+		if err != nil {
+			return nil, err
+		}
+		return consensus.Weighted{Reliabilities: rel, Launched: ids}, nil
+	}
+	return append(engine, router.WithReputation(book)), svc, nil
 }

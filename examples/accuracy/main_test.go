@@ -315,3 +315,47 @@ func TestParseFlags(t *testing.T) {
 		t.Errorf("a curve reaching the episode's length was accepted")
 	}
 }
+
+// TestWeightedStep runs version 3 calls of five replicas weighted by
+// reputation through the panel: the panel's plan of the early quorum
+// (with the Decided of consensus.Weighted over the book's reliabilities)
+// must match the engine's replicas, and the book must learn, from the
+// calls alone, that session 1 (6% error) is more reliable than session 3
+// (10%), and session 3 than session 5 (25%).
+func TestWeightedStep(t *testing.T) {
+	const n = 300
+	wl := &workloads[0]
+	p := newPanel(5, wl, 0, wl.claims(5, 0, n))
+	engine, _, err := newEngine(p, on)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.learns = false // run a step again, rather than keep it, when the plan misses: a plan that always misses ends in a fault
+	s := stepper{Service: engine, p: p}
+	for i := range n {
+		resp, err := s.ValidateV3(context.Background(), &router.ValidateV3Request{
+			ValidateTask: router.ValidateTask{Claim: router.Claim{Type: "classification", Output: []byte(`{"claim":` + strconv.Itoa(i) + `}`)}},
+			Consensus: router.ConsensusRequest{Replicas: 5, SessionPool: []router.SessionID{1, 2, 3, 4, 5},
+				Aggregation: router.AggregationWeighted, DisagreementPolicy: router.DisagreeBestEffort},
+		})
+		if err != nil {
+			t.Fatalf("claim %d: %v", i, err)
+		}
+		if err := p.err(); err != nil {
+			t.Fatalf("claim %d: %v", i, err)
+		}
+		if resp.Consensus.Strategy != router.AggregationWeighted {
+			t.Fatalf("claim %d: aggregation %q, want weighted", i, resp.Consensus.Strategy)
+		}
+	}
+	if replays, _ := p.reordered(); replays > n/10 {
+		t.Errorf("%d of %d steps ran again: the plan misses the engine's early quorum", replays, n)
+	}
+	rel, err := engine.Reputation().Reliabilities(context.Background(), router.Scope(router.KindValidate, "classification"), []int64{1, 3, 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r1, r3, r5 := rel.Of(1), rel.Of(3), rel.Of(5); !(r1 > r3 && r3 > r5) {
+		t.Errorf("after %d calls the book holds reliabilities %.3f, %.3f, %.3f for sessions 1, 3, 5; want them falling", n, r1, r3, r5)
+	}
+}

@@ -219,22 +219,29 @@ func measure(ctx context.Context, seed uint64, c cell, w *workload, first int, c
 // reputation off or on. Every tier draws from the panel's five sessions;
 // adaptive takes its candidates from the pool.
 func newService(p *panel, rep variant) (*trust.Service, error) {
+	engine, trustOpts, err := newEngine(p, rep)
+	if err != nil {
+		return nil, err
+	}
+	return trust.New(stepper{Service: engine, p: p}, append(trustOpts, trust.WithSessionPool(1, 2, 3, 4, 5))...)
+}
+
+// newEngine returns the engine of one episode, over p's workers, with
+// reputation off or on, and the options the trust service over it takes
+// for that variant.
+func newEngine(p *panel, rep variant) (*router.Engine, []trust.Option, error) {
 	engineOpts := []router.EngineOption{
 		router.WithEngineClock(p.now),
 		// No run waits on time: a replica still running after this is
 		// one the plan let wait, and the panel's check reports it.
 		router.WithReplicaTimeout(10 * time.Second),
 	}
-	trustOpts := []trust.Option{trust.WithSessionPool(1, 2, 3, 4, 5)}
-	engineOpts, trustOpts, err := withReputation(p, rep, engineOpts, trustOpts)
+	engineOpts, trustOpts, err := withReputation(p, rep, engineOpts, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	engine, err := router.NewEngine(p.sessions(), engineOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return trust.New(stepper{Service: engine, p: p}, trustOpts...)
+	return engine, trustOpts, err
 }
 
 // record is what resp answered to claim c.

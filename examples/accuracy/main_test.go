@@ -331,7 +331,7 @@ func TestWeightedStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.learns = false // run a step again, rather than keep it, when the plan misses: a plan that always misses ends in a fault
-	s := stepper{Service: engine, p: p}
+	s := stepper{Engine: engine, p: p}
 	for i := range n {
 		resp, err := s.ValidateV3(context.Background(), &router.ValidateV3Request{
 			ValidateTask: router.ValidateTask{Claim: router.Claim{Type: "classification", Output: []byte(`{"claim":` + strconv.Itoa(i) + `}`)}},

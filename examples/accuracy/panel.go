@@ -237,11 +237,14 @@ const maxReplays = 100
 // through, telling the panel when a version 3 validation begins and ends,
 // and runs a step again when its replicas did not arrive as planned. An
 // engine that learns from every step (reputation on) would learn from the
-// step twice: its steps are kept as they ran, and counted.
+// step twice: its steps are kept as they ran, and counted. Every other
+// method is the engine's, Reputation and Rank included, so that a trust
+// service over the stepper weighs and learns as over the engine.
 type stepper struct {
-	router.Service
+	*router.Engine
 	p *panel
 }
+
 
 // ValidateV3 runs req on the engine inside a planned step.
 func (s stepper) ValidateV3(ctx context.Context, req *router.ValidateV3Request) (*router.ValidateV3Response, error) {
@@ -278,7 +281,7 @@ func (s stepper) ValidateV3(ctx context.Context, req *router.ValidateV3Request) 
 // plan, if they do.
 func (s stepper) once(ctx context.Context, req *router.ValidateV3Request) (*router.ValidateV3Response, error, error) {
 	s.p.begin(req.Consensus.Replicas, req.Consensus.DisagreementPolicy, req.Consensus.Aggregation == router.AggregationWeighted)
-	resp, err := s.Service.ValidateV3(ctx, req)
+	resp, err := s.Engine.ValidateV3(ctx, req)
 	var runs []router.Run
 	var perr *router.Error
 	switch {

@@ -223,7 +223,7 @@ func newService(p *panel, rep variant) (*trust.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return trust.New(stepper{Service: engine, p: p}, append(trustOpts, trust.WithSessionPool(1, 2, 3, 4, 5))...)
+	return trust.New(stepper{Engine: engine, p: p}, append(trustOpts, trust.WithSessionPool(1, 2, 3, 4, 5))...)
 }
 
 // newEngine returns the engine of one episode, over p's workers, with

@@ -245,7 +245,6 @@ type stepper struct {
 	p *panel
 }
 
-
 // ValidateV3 runs req on the engine inside a planned step.
 func (s stepper) ValidateV3(ctx context.Context, req *router.ValidateV3Request) (*router.ValidateV3Response, error) {
 	s.p.calls.Lock()

@@ -53,9 +53,20 @@ type cell struct {
 	workload string
 	policy   trust.Policy
 	rep      variant
+	// shared makes the engine serve an adaptive call before each of the
+	// cell's calls: fast, whose lone vote teaches the book nothing, then
+	// reads what adaptive's calls taught it, as on an engine that serves
+	// both tiers.
+	shared bool
 }
 
-func (c cell) String() string { return fmt.Sprintf("%s %s reputation %s", c.workload, c.policy, c.rep) }
+func (c cell) String() string {
+	s := fmt.Sprintf("%s %s reputation %s", c.workload, c.policy, c.rep)
+	if c.shared {
+		s += " (engine shared with adaptive)"
+	}
+	return s
+}
 
 // call is what one trust call answered.
 type call struct {
@@ -117,10 +128,15 @@ func simulate(ctx context.Context, cfg config, progress io.Writer) (*report, err
 		}
 		for _, pol := range tiers {
 			for _, v := range variants {
-				c := cell{w.name, pol, v}
-				rep.cells[c] = make([]call, cfg.calls)
-				for first := 0; first < cfg.calls; first += cfg.episode {
-					jobs = append(jobs, job{c, w, first})
+				cs := []cell{{w.name, pol, v, false}}
+				if pol == trust.PolicyFast && v == on {
+					cs = append(cs, cell{w.name, pol, v, true})
+				}
+				for _, c := range cs {
+					rep.cells[c] = make([]call, cfg.calls)
+					for first := 0; first < cfg.calls; first += cfg.episode {
+						jobs = append(jobs, job{c, w, first})
+					}
 				}
 			}
 		}
@@ -194,14 +210,22 @@ func measure(ctx context.Context, seed uint64, c cell, w *workload, first int, c
 	}
 	calls := make([]call, len(cs))
 	for j, cl := range cs {
-		resp, err := svc.Call(ctx, &trust.Request{
-			Mode:   trust.ModeValidation,
-			Policy: c.policy,
-			Task: trust.Task{
-				Type:          "classification",
-				ClaimedResult: json.RawMessage(`{"claim":` + strconv.Itoa(first+j) + `}`),
-			},
-		})
+		req := func(pol trust.Policy) *trust.Request {
+			return &trust.Request{
+				Mode:   trust.ModeValidation,
+				Policy: pol,
+				Task: trust.Task{
+					Type:          "classification",
+					ClaimedResult: json.RawMessage(`{"claim":` + strconv.Itoa(first+j) + `}`),
+				},
+			}
+		}
+		if c.shared {
+			if _, err := svc.Call(ctx, req(trust.PolicyAdaptive)); err != nil {
+				return nil, 0, 0, fmt.Errorf("claim %d, adaptive: %w", first+j, err)
+			}
+		}
+		resp, err := svc.Call(ctx, req(c.policy))
 		if err != nil {
 			return nil, 0, 0, fmt.Errorf("claim %d: %w", first+j, err)
 		}

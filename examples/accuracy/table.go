@@ -32,8 +32,17 @@ func (r *report) measured(calls []call) stats {
 
 // get returns the calls of a cell, nil when it was not measured.
 func (r *report) get(w string, pol trust.Policy, v variant) []call {
-	return r.cells[cell{w, pol, v}]
+	return r.cells[cell{w, pol, v, false}]
 }
+
+// shared returns the calls of fast on an engine shared with adaptive,
+// nil when they were not measured.
+func (r *report) shared(w string) []call {
+	return r.cells[cell{w, trust.PolicyFast, on, true}]
+}
+
+// sharedName names the cell of fast on an engine shared with adaptive.
+const sharedName = "fast, engine shared with adaptive"
 
 // variants returns the variants measured.
 func (r *report) variants() []variant {
@@ -123,6 +132,9 @@ func (r *report) workloadTables(w io.Writer, wl *workload) {
 		for _, v := range r.variants() {
 			row(string(pol), v.String(), r.measured(r.get(wl.name, pol, v)))
 		}
+		if calls := r.shared(wl.name); pol == trust.PolicyFast && calls != nil {
+			row(sharedName, "on", r.measured(calls))
+		}
 	}
 	row("majority of 5 (reference)", "—", r.measured(r.five[wl.name]))
 
@@ -138,15 +150,21 @@ func (r *report) workloadTables(w io.Writer, wl *workload) {
 		fmt.Fprint(w, "---:|---:|")
 	}
 	fmt.Fprintln(w)
+	curveRow := func(name, rep string, calls []call) {
+		fmt.Fprintf(w, "| %s | %s |", name, rep)
+		for k := range cfg.curve {
+			lo, hi := r.curveWindow(k)
+			s := r.window(calls, lo, hi)
+			fmt.Fprintf(w, " %s | %.3f |", pct(s.accuracy()), s.ece())
+		}
+		fmt.Fprintln(w)
+	}
 	for _, pol := range tiers {
 		for _, v := range r.variants() {
-			fmt.Fprintf(w, "| %s | %s |", pol, v)
-			for k := range cfg.curve {
-				lo, hi := r.curveWindow(k)
-				s := r.window(r.get(wl.name, pol, v), lo, hi)
-				fmt.Fprintf(w, " %s | %.3f |", pct(s.accuracy()), s.ece())
-			}
-			fmt.Fprintln(w)
+			curveRow(string(pol), v.String(), r.get(wl.name, pol, v))
+		}
+		if calls := r.shared(wl.name); pol == trust.PolicyFast && calls != nil {
+			curveRow(sharedName, "on", calls)
 		}
 	}
 
@@ -216,6 +234,9 @@ func (r *report) trapTable(w io.Writer) {
 	for _, pol := range tiers {
 		for _, v := range r.variants() {
 			row(string(pol), v.String(), r.traps(r.get("traps", pol, v)))
+		}
+		if calls := r.shared("traps"); pol == trust.PolicyFast && calls != nil {
+			row(sharedName, "on", r.traps(calls))
 		}
 	}
 	row("majority of 5 (reference)", "—", r.traps(r.five["traps"]))

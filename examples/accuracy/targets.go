@@ -111,6 +111,9 @@ func (r *report) eces(wl string, v variant) eceSummary {
 		m = max(m, e)
 		parts = append(parts, fmt.Sprintf("%s %.3f", pol, e))
 	}
+	if calls := r.shared(wl); v == on && calls != nil {
+		parts = append(parts, fmt.Sprintf("(%s %.3f)", sharedName, r.measured(calls).ece()))
+	}
 	return eceSummary{strings.Join(parts, ", "), m}
 }
 

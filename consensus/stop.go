@@ -69,7 +69,10 @@ const (
 //
 // The confidence is Posterior(Agreeing, Against) for a majority outcome,
 // and the outcome's Confidence for a weighted one (StrategyWeighted),
-// where Next expects each further vote to weigh Weight.
+// where Next expects each further vote to weigh Weight; a weighted
+// outcome settles on its confidence only with two agreeing votes or more
+// (one answer settles only through Lone), since one vote's confidence is
+// its session's reliability alone.
 //
 // Failed replicas are no votes unless the outcome's policy made them
 // negative evidence, and replicas cancelled before they answered are no
@@ -89,7 +92,9 @@ type Stop struct {
 	Max int
 	// Weight is the weight Next expects each further vote to carry when
 	// the outcome is StrategyWeighted's (such as the Weight of the next
-	// session to run); 0 means Weight(DefaultReliability).
+	// session to run); 0 means Weight(DefaultReliability). A positive
+	// Weight also makes Next plan the first runs of a call, before any
+	// outcome, as weighted votes.
 	Weight float64
 }
 
@@ -106,8 +111,11 @@ func confidence(out Outcome) float64 {
 // after returns the confidence out's winner would have if k more votes
 // backed it.
 func (s Stop) after(out Outcome, lead, against, k int) float64 {
-	if out.Strategy != StrategyWeighted {
+	if out.Strategy != StrategyWeighted && !(out.Replicas == 0 && s.Weight > 0) {
 		return Posterior(lead+k, against)
+	}
+	if lead+k < 2 {
+		return 0 // one weighted vote settles nothing
 	}
 	w := s.Weight
 	if w == 0 {
@@ -145,7 +153,7 @@ func (s Stop) Settled(out Outcome) bool {
 	if out.Replicas == 0 || out.Winner < 0 || out.Agreeing == 0 {
 		return false
 	}
-	if confidence(out) >= s.threshold() {
+	if confidence(out) >= s.threshold() && (out.Strategy != StrategyWeighted || out.Agreeing >= 2) {
 		return true
 	}
 	return s.Lone > 0 && out.Agreeing == 1 && out.Against == 0 &&

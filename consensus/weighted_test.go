@@ -261,8 +261,14 @@ func TestStopWeighted(t *testing.T) {
 		return out
 	}
 	stop := consensus.Stop{Lone: 0.9, Weight: consensus.Weight(0.95)}
-	if out := agg("V"); !stop.Settled(out) || stop.Next(out) != 0 {
-		t.Errorf("one vote of a 0.95 session, confidence %v: Settled %v, Next %d; want settled", out.Confidence, stop.Settled(out), stop.Next(out))
+	if out := agg("V"); stop.Settled(out) || stop.Next(out) != 1 {
+		t.Errorf("one vote of a 0.95 session, confidence %v: Settled %v, Next %d; want one more run (one weighted vote settles nothing)", out.Confidence, stop.Settled(out), stop.Next(out))
+	}
+	if got := stop.Next(consensus.Outcome{}); got != 1 {
+		t.Errorf("Next before any vote, with Lone = %v: %d, want 1", stop.Lone, got)
+	}
+	if got := (consensus.Stop{Weight: consensus.Weight(0.95)}).Next(consensus.Outcome{}); got != 2 {
+		t.Errorf("Next before any vote, weighted votes of 0.95: %d, want 2 (two agreeing reach the threshold)", got)
 	}
 	if out := agg("VV"); stop.Settled(out) {
 		t.Errorf("two votes of 0.6 sessions (confidence %v) settle the call", out.Confidence)

@@ -199,3 +199,23 @@ func TestNewRefuses(t *testing.T) {
 		}
 	}
 }
+
+func TestLedger(t *testing.T) {
+	l := reputation.NewLedger(2)
+	b := []reputation.Ballot{{Session: 1, Backed: true}}
+	l.Put("a", scope, b)
+	l.Put("b", scope, nil)
+	l.Put("a", reputation.Scope{Operation: "x"}, b) // replaces, forgets nothing
+	if sc, got, ok := l.Get("a"); !ok || sc.Operation != "x" || len(got) != 1 {
+		t.Errorf("Get(a) = %+v, %v, %v", sc, got, ok)
+	}
+	l.Put("c", scope, nil) // forgets the oldest, a
+	if _, _, ok := l.Get("a"); ok {
+		t.Error("a is remembered beyond the bound")
+	}
+	for _, id := range []string{"b", "c"} {
+		if _, _, ok := l.Get(id); !ok {
+			t.Errorf("%s forgotten", id)
+		}
+	}
+}

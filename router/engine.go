@@ -119,8 +119,8 @@ type Engine struct {
 	rep          *reputation.Book // nil: reputation off (WithReputation)
 	maxShare     float64          // WithSelection
 	exploreEvery int
-	usage        usage   // the sessions of the latest runs
-	calls        callLog // the latest calls by trace id, for Feedback
+	usage        usage              // the sessions of the latest runs
+	calls        *reputation.Ledger // the latest calls by trace id, for Feedback
 }
 
 var _ Service = (*Engine)(nil)
@@ -277,6 +277,7 @@ func NewEngine(sessions []Session, opts ...EngineOption) (*Engine, error) {
 		taskPrefix:     strings.ToLower(rand.Text()[:12]),
 		maxShare:       DefaultMaxShare,
 		exploreEvery:   DefaultExploreEvery,
+		calls:          reputation.NewLedger(DefaultFeedbackMemory),
 	}
 	rep, err := reputation.New(nil, reputation.Options{})
 	if err != nil {

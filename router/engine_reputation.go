@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -237,7 +238,7 @@ func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensu
 		e.log.Warn("router: learning session reliabilities", "error", err)
 	}
 	if id := TraceIDFrom(ctx); id != "" && out.Winner >= 0 {
-		e.calls.put(id, loggedCall{scope: scope, ballots: Ballots(out, policy.Key)})
+		e.calls.Put(id, scope, Ballots(out, policy.Key))
 	}
 }
 
@@ -256,9 +257,15 @@ func Ballots(out consensus.Outcome, key func(any) (string, error)) []reputation.
 	return bs
 }
 
-// ErrUnknownCall is the error of [Engine.Feedback] for a trace id the
-// engine does not remember.
-var ErrUnknownCall = fmt.Errorf("router: no call with that trace id is remembered")
+// Errors of [Engine.Feedback].
+var (
+	// ErrUnknownCall means the engine remembers no call with that trace
+	// id.
+	ErrUnknownCall = errors.New("router: no call with that trace id is remembered")
+	// ErrReputationOff means the engine keeps no reputation
+	// ([WithReputation]).
+	ErrReputationOff = errors.New("router: this engine keeps no reputation")
+)
 
 // Feedback reports that the outcome of a version 3 call the engine
 // decided, named by the trace id it ran under ([WithTraceID], or the
@@ -267,16 +274,16 @@ var ErrUnknownCall = fmt.Errorf("router: no call with that trace id is remembere
 // reputation.Book.Feedback). The engine remembers the latest
 // [DefaultFeedbackMemory] calls that ran under a trace id and had a
 // winner; an older or unknown one gives ErrUnknownCall. With reputation
-// off, Feedback does nothing and returns nil.
+// off it returns ErrReputationOff.
 func (e *Engine) Feedback(ctx context.Context, traceID string, right bool) error {
 	if e.rep == nil {
-		return nil
+		return ErrReputationOff
 	}
-	c, ok := e.calls.get(traceID)
+	scope, ballots, ok := e.calls.Get(traceID)
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrUnknownCall, traceID)
 	}
-	return e.rep.Feedback(ctx, c.scope, c.ballots, right)
+	return e.rep.Feedback(ctx, scope, ballots, right)
 }
 
 // usage counts the sessions of the latest runs.
@@ -317,45 +324,4 @@ func (u *usage) count(id SessionID) (n, total int) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.counts[id], len(u.ring)
-}
-
-// loggedCall is what Feedback needs of a call.
-type loggedCall struct {
-	scope   reputation.Scope
-	ballots []reputation.Ballot
-}
-
-// callLog remembers the latest calls by trace id, up to a bound.
-type callLog struct {
-	mu    sync.Mutex
-	order []string // trace ids, oldest first from next
-	next  int
-	byID  map[string]loggedCall
-}
-
-func (l *callLog) put(id string, c loggedCall) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.byID == nil {
-		l.byID = make(map[string]loggedCall)
-	}
-	if _, seen := l.byID[id]; seen {
-		l.byID[id] = c
-		return
-	}
-	if len(l.order) < DefaultFeedbackMemory {
-		l.order = append(l.order, id)
-	} else {
-		delete(l.byID, l.order[l.next])
-		l.order[l.next] = id
-		l.next = (l.next + 1) % len(l.order)
-	}
-	l.byID[id] = c
-}
-
-func (l *callLog) get(id string) (loggedCall, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	c, ok := l.byID[id]
-	return c, ok
 }

@@ -76,13 +76,16 @@ func (s *Service) candidates(ctx context.Context) []candidate {
 // refusal of the request) is a failed vote and the call goes on. It
 // returns every step, one per router call.
 func (s *Service) adaptive(ctx context.Context, req *Request) ([]stepResult, error) {
-	cands := s.candidates(ctx)
-	stop := consensus.Stop{Lone: s.threshold}
+	cands, rel := s.ranked(ctx, req, s.candidates(ctx))
+	stop := s.stop()
 	used := make(map[router.SessionID]bool, consensus.DefaultMaxRuns)
 	var steps []stepResult
 	var runs []router.Run
 	out := consensus.Outcome{}
 	for batches := 0; ; batches++ {
+		if s.keep != nil {
+			stop.Weight = nextWeight(cands, used, rel)
+		}
 		k := stop.Next(out)
 		if k == 0 {
 			break
@@ -137,7 +140,7 @@ func (s *Service) adaptive(ctx context.Context, req *Request) ([]stepResult, err
 			steps = append(steps, st)
 		}
 		var err error
-		if out, err = s.aggregate(req.Mode, runs); err != nil {
+		if out, err = s.aggregate(req.Mode, runs, lastSnapshot(steps)); err != nil {
 			return nil, err
 		}
 	}
@@ -171,6 +174,17 @@ func pickSessions(cands []candidate, used map[router.SessionID]bool, from, k int
 		out = append(out, cands[i])
 	}
 	return out
+}
+
+// stop is adaptive's stopping rule: consensus.Stop with the escalation
+// threshold as Lone, and with reputation on, DefaultWeightedStopThreshold
+// on the weighted confidence.
+func (s *Service) stop() consensus.Stop {
+	st := consensus.Stop{Lone: s.threshold}
+	if s.keep != nil {
+		st.Threshold = DefaultWeightedStopThreshold
+	}
+	return st
 }
 
 // refused reports whether err refuses the request itself (400, 401, 402,

@@ -12,8 +12,8 @@ import (
 )
 
 // TestService_receiptEveryTier: every tier issues a receipt with every
-// optional member, and it verifies. Adaptive's pooled tally launches 2 or
-// 4 runs, which its snapshots record as they are.
+// optional member, and it verifies. Adaptive's pooled tally (counted by
+// majority) launches 2 or 4 runs, which its snapshots record as they are.
 func TestService_receiptEveryTier(t *testing.T) {
 	pub, priv, err := ed25519.GenerateKey(nil)
 	if err != nil {
@@ -33,7 +33,7 @@ func TestService_receiptEveryTier(t *testing.T) {
 		{"adaptive, a split", trust.PolicyAdaptive, []router.Worker{V, I, V, V, V}, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := trust.New(newEngine(t, tc.workers...), trust.WithSigningKey(priv), trust.WithSessionPool(1, 2, 3, 4, 5))
+			s, err := trust.New(newEngine(t, tc.workers...), trust.WithSigningKey(priv), trust.WithSessionPool(1, 2, 3, 4, 5), trust.WithoutReputation())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/vouchkit/vouch/internal/release"
 	"github.com/vouchkit/vouch/internal/traceparent"
 	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -53,8 +54,11 @@ type Service struct {
 	logger    *slog.Logger
 	issuer    *receipt.Issuer
 	signed    bool
-	next      atomic.Uint64     // rotates adaptive's candidate sessions
-	tel       *serviceTelemetry // spans and metrics (WithTelemetry)
+	next      atomic.Uint64      // rotates adaptive's candidate sessions
+	tel       *serviceTelemetry  // spans and metrics (WithTelemetry)
+	noRep     bool               // WithoutReputation
+	keep      keeper             // the router's reputation; nil when off
+	calls     *reputation.Ledger // the latest calls by trace id, for Feedback
 }
 
 // Option configures a [Service].
@@ -166,6 +170,8 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
 	s.issuer = s.tel.logged(s.issuer) // WithTelemetry with the no-op providers left s.tel nil: no hooks
+	s.useReputation()
+	s.calls = reputation.NewLedger(router.DefaultFeedbackMemory)
 	return s, nil
 }
 
@@ -218,6 +224,7 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.learn(ctx, req, final, steps, traceID)
 	resp := s.respond(req, steps, final, traceID)
 	if req.Receipt.Requested() {
 		ictx, ispan := s.tel.startIssue(ctx, req) // the log append, when the store keeps a log, is its child
@@ -271,6 +278,9 @@ func (s *Service) runOn(ctx context.Context, req *Request, r rung, id router.Ses
 		SessionPool:        pool,
 		Aggregation:        router.AggregationMajority,
 		DisagreementPolicy: r.policy,
+	}
+	if s.keep != nil {
+		cons.Aggregation, cons.WeightBy = router.AggregationWeighted, router.WeightByReputation
 	}
 	if req.Mode == ModeDelegation {
 		resp, err := s.router.DelegateV3(ctx, &router.DelegateV3Request{DelegateTask: delegateTask(req, r.tier), Consensus: cons})

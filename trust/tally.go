@@ -14,7 +14,10 @@ import (
 // each run's label, its confidence, and for delegation its output, which
 // groups under the service's answer key (WithAnswerKey). Failures are
 // non-votes; cancelled runs are no votes at all.
-func (s *Service) aggregate(mode Mode, runs []router.Run) (consensus.Outcome, error) {
+//
+// With reputation on, the votes are weighted (consensus.Weighted) by the
+// reliabilities the runs record and snap's prior and correlation.
+func (s *Service) aggregate(mode Mode, runs []router.Run, snap *router.ReputationSnapshot) (consensus.Outcome, error) {
 	if len(runs) == 0 {
 		return consensus.Outcome{Winner: -1}, nil
 	}
@@ -29,7 +32,11 @@ func (s *Service) aggregate(mode Mode, runs []router.Run) (consensus.Outcome, er
 		}
 		votes[i] = v
 	}
-	out, err := consensus.Majority{}.Aggregate(votes, consensus.Policy{Key: s.key})
+	var agg consensus.Aggregator = consensus.Majority{}
+	if s.keep != nil {
+		agg = consensus.Weighted{Reliabilities: reliabilities(runs, snap)}
+	}
+	out, err := agg.Aggregate(votes, consensus.Policy{Key: s.key})
 	if err != nil {
 		return out, problem.Newf(http.StatusBadGateway, problem.CodeInternal, "trust: counting the runs: %v", err)
 	}
@@ -56,7 +63,7 @@ func (s *Service) accepts(p Policy, out consensus.Outcome) bool {
 	case PolicyOracle:
 		return out.Against == 0 && 2*out.Agreeing > out.Replicas
 	}
-	return consensus.Stop{Lone: s.threshold}.Accept(out)
+	return s.stop().Accept(out)
 }
 
 // tally is the vote accounting of a trust call: every run of every step
@@ -73,7 +80,8 @@ func (s *Service) tally(req *Request, steps []stepResult) (stepResult, error) {
 	for _, st := range steps {
 		runs = append(runs, st.runs...)
 	}
-	out, err := s.aggregate(req.Mode, runs)
+	snap := lastSnapshot(steps)
+	out, err := s.aggregate(req.Mode, runs, snap)
 	if err != nil {
 		return stepResult{}, err
 	}
@@ -148,6 +156,14 @@ func (s *Service) tally(req *Request, steps []stepResult) (stepResult, error) {
 			Replicas: out.Replicas, Agreement: out.Agreement, Verdicts: final.verdicts,
 			Strategy: router.AggregationMajority, Confidence: out.Confidence,
 			LowConfidence: !final.accepted || out.Against > 0, Agreeing: out.Backers(s.key),
+		}
+		if out.Strategy == consensus.StrategyWeighted {
+			c := final.consensus
+			c.Strategy, c.WeightBy = router.AggregationWeighted, router.WeightByReputation
+			c.Reputation = &router.ReputationSnapshot{Correlation: out.Correlation, Tempering: consensus.Tempering(out.Answered, out.Correlation)}
+			if snap != nil {
+				c.Reputation.Prior = snap.Prior
+			}
 		}
 		final.step.Error = ""
 	}

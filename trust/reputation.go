@@ -1,0 +1,209 @@
+package trust
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/reputation"
+	"github.com/vouchkit/vouch/router"
+)
+
+// DefaultWeightedStopThreshold is the confidence at which adaptive stops
+// when votes are weighted by reputation: the probability, under the
+// weighted model, that the answer is right. Two agreeing votes of
+// sessions right 90% of the time reach it (0.988); two of sessions right
+// 80% of the time do not (0.941).
+const DefaultWeightedStopThreshold = 0.97
+
+// keeper is a router that learns session reliabilities: the in-process
+// router.Engine.
+type keeper interface {
+	Reputation() *reputation.Book
+	Rank(ctx context.Context, scope reputation.Scope, ids []router.SessionID) ([]router.SessionID, consensus.Reliabilities, error)
+}
+
+// WithoutReputation makes the service count every run the same, as it
+// did before reputation: majority tallies with consensus.Posterior as
+// confidence, adaptive's sessions in rotation, nothing learned. Without
+// it, a service over a router that keeps reputation (a router.Engine
+// built without router.WithReputation(nil)) weighs votes by it.
+func WithoutReputation() Option {
+	return func(s *Service) error { s.noRep = true; return nil }
+}
+
+// ErrReputationOff is the error of Feedback on a service that keeps no
+// reputation.
+var ErrReputationOff = errors.New("trust: this service weighs no votes by reputation")
+
+// ErrUnknownCall is the error of Feedback for an id that names no call
+// the service remembers and no receipt of the caller's.
+var ErrUnknownCall = errors.New("trust: no such call")
+
+// useReputation sets s.keep when the router keeps reputation and s may
+// use it.
+func (s *Service) useReputation() {
+	if k, ok := s.router.(keeper); ok && !s.noRep && k.Reputation() != nil {
+		s.keep = k
+	}
+}
+
+// scope is the reputation scope of req's router calls.
+func scope(req *Request) reputation.Scope {
+	kind := router.KindValidate
+	if req.Mode == ModeDelegation {
+		kind = router.KindDelegate
+	}
+	return router.Scope(kind, req.Task.Type)
+}
+
+// reliabilities returns what the runs were weighed with: each run's
+// recorded reliability, and the prior and correlation of snap.
+func reliabilities(runs []router.Run, snap *router.ReputationSnapshot) consensus.Reliabilities {
+	rel := consensus.Reliabilities{Sessions: map[int64]float64{}}
+	if snap != nil {
+		rel.Prior, rel.Correlation = snap.Prior, snap.Correlation
+	}
+	for _, r := range runs {
+		if r.Reliability != nil {
+			rel.Sessions[int64(r.SessionID)] = *r.Reliability
+		}
+	}
+	return rel
+}
+
+// lastSnapshot returns the reputation snapshot of the latest step that
+// has one.
+func lastSnapshot(steps []stepResult) *router.ReputationSnapshot {
+	for i := len(steps) - 1; i >= 0; i-- {
+		if c := steps[i].consensus; c != nil && c.Reputation != nil {
+			return c.Reputation
+		}
+	}
+	return nil
+}
+
+// ranked orders adaptive's candidates by the router's reputation
+// (router.Engine.Rank), keeping the single session first, and returns
+// the reliabilities they were ranked by.
+func (s *Service) ranked(ctx context.Context, req *Request, cands []candidate) ([]candidate, consensus.Reliabilities) {
+	if s.keep == nil || len(cands) < 2 {
+		return cands, consensus.Reliabilities{}
+	}
+	from := 0
+	if s.session != 0 && cands[0].id == s.session {
+		from = 1
+	}
+	ids := make([]router.SessionID, 0, len(cands)-from)
+	for _, c := range cands[from:] {
+		ids = append(ids, c.id)
+	}
+	order, rel, err := s.keep.Rank(ctx, scope(req), ids)
+	if err != nil {
+		s.logger.WarnContext(ctx, "trust: ranking sessions by reputation; keeping the rotation", "error", err)
+		return cands, rel
+	}
+	out := slices.Clone(cands[:from])
+	for _, id := range order {
+		i := slices.IndexFunc(cands[from:], func(c candidate) bool { return c.id == id })
+		out = append(out, cands[from+i])
+	}
+	return out, rel
+}
+
+// nextWeight is the weight adaptive's stopping rule expects of the next
+// run: that of the first unused candidate, or the prior's.
+func nextWeight(cands []candidate, used map[router.SessionID]bool, rel consensus.Reliabilities) float64 {
+	for _, c := range cands {
+		if !used[c.id] {
+			return consensus.Weight(rel.Of(int64(c.id)))
+		}
+	}
+	return consensus.Weight(rel.Of(0))
+}
+
+// learn teaches the router's book what the pooled votes of an adaptive
+// call say (the router learned the other tiers' calls itself), and
+// remembers every call for Feedback.
+func (s *Service) learn(ctx context.Context, req *Request, final stepResult, steps []stepResult, traceID string) {
+	if s.keep == nil {
+		return
+	}
+	sc := scope(req)
+	if req.Policy == PolicyAdaptive {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		rel := reliabilities(final.runs, lastSnapshot(steps))
+		if err := s.keep.Reputation().Learn(lctx, sc, final.out.Votes, consensus.Policy{Key: s.key}, rel); err != nil {
+			s.logger.WarnContext(ctx, "trust: learning session reliabilities", "error", err)
+		}
+	}
+	if final.out.Winner >= 0 {
+		s.calls.Put(traceID, sc, router.Ballots(final.out, s.key))
+	}
+}
+
+// Feedback reports that the outcome of a call this service decided turned
+// out right or wrong, as a marketplace dispute or a human review found:
+// the router's reputation book learns it, weighing it more than the
+// agreement of the votes (reputation.Book.Feedback). id is the call's
+// trace_id (the service remembers its latest 10,000 calls) or the
+// receipt_id of a receipt of the caller's (CallerFrom(ctx)), whose
+// consensus snapshot names the sessions and which of them agreed. It
+// returns ErrUnknownCall for anything else, and ErrReputationOff when the
+// service weighs no votes by reputation.
+func (s *Service) Feedback(ctx context.Context, id string, right bool) error {
+	if s.keep == nil {
+		return ErrReputationOff
+	}
+	sc, ballots, ok := s.calls.Get(id)
+	if !ok {
+		var err error
+		if sc, ballots, err = s.receiptCall(ctx, id); err != nil {
+			return err
+		}
+	}
+	return s.keep.Reputation().Feedback(ctx, sc, ballots, right)
+}
+
+// receiptCall reads the call of receipt id, which must be the caller's.
+func (s *Service) receiptCall(ctx context.Context, id string) (reputation.Scope, []reputation.Ballot, error) {
+	var sc reputation.Scope
+	unknown := fmt.Errorf("%w: %q", ErrUnknownCall, id)
+	if s.issuer == nil || s.issuer.Store == nil {
+		return sc, nil, unknown
+	}
+	rec, err := s.issuer.Store.Get(ctx, id, time.Now())
+	if errors.Is(err, receipt.ErrNotFound) || err == nil && rec.Owner != CallerFrom(ctx) {
+		return sc, nil, unknown
+	}
+	if err != nil {
+		return sc, nil, err
+	}
+	r, err := receipt.Parse(rec.Data)
+	if err != nil {
+		return sc, nil, err
+	}
+	cs := r.ConsensusSnapshot
+	if cs == nil || r.CortensorRefs == nil || len(r.CortensorRefs.Sessions) != len(cs.Verdicts) || len(cs.Agreeing) == 0 {
+		return sc, nil, fmt.Errorf("%w: receipt %q does not record which sessions agreed", ErrUnknownCall, id)
+	}
+	kind := router.KindValidate
+	if r.Mode == string(ModeDelegation) {
+		kind = router.KindDelegate
+	}
+	sc = router.Scope(kind, r.TaskMeta.Type)
+	var ballots []reputation.Ballot
+	for i, v := range cs.Verdicts {
+		l := consensus.Label(v)
+		if l == consensus.LabelCancelled || l.Failed() {
+			continue
+		}
+		ballots = append(ballots, reputation.Ballot{Session: r.CortensorRefs.Sessions[i], Backed: slices.Contains(cs.Agreeing, i)})
+	}
+	return sc, ballots, nil
+}

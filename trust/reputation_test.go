@@ -1,0 +1,149 @@
+package trust_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/routertest"
+	"github.com/vouchkit/vouch/trust"
+)
+
+// TestService_adaptiveWeighted: over an engine that keeps reputation,
+// adaptive weighs the votes. Sessions never seen read the prior (0.8):
+// two agreeing votes state 16/17, under the stopping threshold, so a
+// third runs (64/65). Once the sessions have shown themselves reliable,
+// two agreeing votes settle the call.
+func TestService_adaptiveWeighted(t *testing.T) {
+	w := honest(0.9)
+	e := newEngine(t, w, w, w, w, w)
+	s, err := trust.New(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	resp, err := s.Call(ctx, request(trust.ModeValidation, trust.PolicyAdaptive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := consensus.Weight(0.8)
+	if resp.Evidence.Launched != 3 || math.Abs(resp.Confidence-consensus.Credence([]float64{3 * p}, 0, 1)) > 1e-12 {
+		t.Errorf("fresh sessions: %d runs, confidence %v; want 3 runs and 64/65", resp.Evidence.Launched, resp.Confidence)
+	}
+	for range 30 { // safe calls of three agreeing votes teach the engine
+		if _, err := s.Call(ctx, request(trust.ModeValidation, trust.PolicySafe)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, err = s.Call(ctx, request(trust.ModeValidation, trust.PolicyAdaptive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Evidence.Launched != 2 || resp.Confidence < trust.DefaultWeightedStopThreshold {
+		t.Errorf("reliable sessions: %d runs, confidence %v; want 2 runs settling above %v", resp.Evidence.Launched, resp.Confidence, trust.DefaultWeightedStopThreshold)
+	}
+
+	off, _ := trust.New(newEngine(t, w, w, w, w, w), trust.WithoutReputation())
+	resp, err = off.Call(ctx, request(trust.ModeValidation, trust.PolicyAdaptive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Evidence.Launched != 2 || resp.Confidence != 7.0/8 {
+		t.Errorf("without reputation: %d runs, confidence %v; want 2 and 7/8 as before", resp.Evidence.Launched, resp.Confidence)
+	}
+}
+
+// TestService_adaptiveShunsALiar: a session that always dissents loses
+// its reputation, and adaptive stops starting with it.
+func TestService_adaptiveShunsALiar(t *testing.T) {
+	w := honest(0.9)
+	s, _ := trust.New(newEngine(t, routertest.Lie(w), w, w, w, w))
+	ctx := context.Background()
+	for range 20 {
+		if _, err := s.Call(ctx, request(trust.ModeValidation, trust.PolicyOracle)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	liar := 0
+	for range 40 {
+		resp, err := s.Call(ctx, request(trust.ModeValidation, trust.PolicyAdaptive))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Status != trust.StatusValid {
+			t.Fatalf("status %s, want VALID", resp.Status)
+		}
+		for _, st := range resp.Evidence.Steps {
+			if st.Sessions[0] == 1 {
+				liar++
+			}
+		}
+	}
+	if liar > 4 { // exploration may try it now and then
+		t.Errorf("the lying session ran %d times in 40 adaptive calls", liar)
+	}
+}
+
+func TestService_feedback(t *testing.T) {
+	_, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := honest(0.9)
+	e := newEngine(t, w, w, w, w, w)
+	s, err := trust.New(e, trust.WithSigningKey(priv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := trust.WithCaller(context.Background(), "key:alice")
+	req := request(trust.ModeValidation, trust.PolicySafe)
+	req.Receipt = receipt.Inline()
+	resp, err := s.Call(alice, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := receipt.Parse(resp.Receipt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions := r.CortensorRefs.Sessions
+	sc := router.Scope(router.KindValidate, "summary")
+	read := func() map[int64]float64 {
+		rel, err := e.Reputation().Reliabilities(context.Background(), sc, sessions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rel.Sessions
+	}
+	before := read()
+	if err := s.Feedback(alice, r.ReceiptID, false); err != nil {
+		t.Fatalf("feedback by receipt id: %v", err)
+	}
+	mid := read()
+	for _, id := range sessions {
+		if !(mid[id] < before[id]-0.1) {
+			t.Errorf("session %d backed an outcome reported wrong: %v before, %v after", id, before[id], mid[id])
+		}
+	}
+	if err := s.Feedback(alice, resp.TraceID, true); err != nil {
+		t.Fatalf("feedback by trace id: %v", err)
+	}
+	for id, p := range read() {
+		if !(p > mid[id]) {
+			t.Errorf("session %d backed an outcome reported right: %v before, %v after", id, mid[id], p)
+		}
+	}
+	bob := trust.WithCaller(context.Background(), "key:bob")
+	if err := s.Feedback(bob, r.ReceiptID, true); !errors.Is(err, trust.ErrUnknownCall) {
+		t.Errorf("feedback on another caller's receipt: %v, want ErrUnknownCall", err)
+	}
+	off, _ := trust.New(e, trust.WithoutReputation())
+	if err := off.Feedback(alice, resp.TraceID, true); !errors.Is(err, trust.ErrReputationOff) {
+		t.Errorf("feedback without reputation: %v, want ErrReputationOff", err)
+	}
+}

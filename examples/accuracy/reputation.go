@@ -18,8 +18,8 @@ const (
 )
 
 // withReputation adds to the engine's and the service's options those of
-// variant rep: reputation off (router.WithReputation(nil), today's
-// behaviour) or on, learned online in a fresh book over an in-memory
+// variant rep: reputation off (router.WithReputation(nil) and
+// trust.WithoutReputation(), today's behaviour) or on, learned online in a fresh book over an in-memory
 // store with the default options. With reputation on, p learns that the
 // engine learns from every step, and plans a weighted step's early quorum
 // with the reliabilities the book holds, which the engine read for the
@@ -27,7 +27,7 @@ const (
 // it returns.
 func withReputation(p *panel, rep variant, engine []router.EngineOption, svc []trust.Option) ([]router.EngineOption, []trust.Option, error) {
 	if rep == off {
-		return append(engine, router.WithReputation(nil)), svc, nil
+		return append(engine, router.WithReputation(nil)), append(svc, trust.WithoutReputation()), nil
 	}
 	book, err := reputation.New(nil, reputation.Options{})
 	if err != nil {

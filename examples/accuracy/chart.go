@@ -13,19 +13,21 @@ import (
 )
 
 // tierColors are the colours of the tiers, in the order of tiers, then the
-// majority of 5's.
+// majority of 5's and that of fast on an engine shared with adaptive.
 var tierColors = []color.Color{
 	color.RGBA{R: 0x1b, G: 0x9e, B: 0x77, A: 0xff},
 	color.RGBA{R: 0xd9, G: 0x5f, B: 0x02, A: 0xff},
 	color.RGBA{R: 0x75, G: 0x70, B: 0xb3, A: 0xff},
 	color.RGBA{R: 0xe7, G: 0x29, B: 0x8a, A: 0xff},
 	color.RGBA{R: 0x66, G: 0x66, B: 0x66, A: 0xff},
+	color.RGBA{R: 0x66, G: 0xa6, B: 0x1e, A: 0xff},
 }
 
 // chart draws the reliability chart of workload wl: for each variant
 // measured, a panel of stated confidence (the mean of a bin of 0.1)
 // against observed accuracy in that bin, one line per tier and one for
-// the majority of 5, over the measured calls; bins of fewer than
+// the majority of 5 (and, with reputation on, one for fast on an engine
+// shared with adaptive), over the measured calls; bins of fewer than
 // minBinCalls calls are left out. A perfectly calibrated tier lies on the
 // diagonal. It writes SVG.
 func (r *report) chart(w io.Writer, wl *workload) error {
@@ -36,17 +38,23 @@ func (r *report) chart(w io.Writer, wl *workload) error {
 		p.Title.Text = fmt.Sprintf("%s: reputation %s", wl.name, v)
 		p.X.Label.Text = "stated confidence (mean of the bin)"
 		p.Y.Label.Text = "observed accuracy"
-		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0.4, 1, 0.4, 1
+		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0.5, 1, 0.5, 1 // a winner's confidence is at least 1/2
 		p.Add(plotter.NewGrid())
-		diag, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}})
+		diag, err := plotter.NewLine(plotter.XYs{{X: 0.5, Y: 0.5}, {X: 1, Y: 1}})
 		if err != nil {
 			return err
 		}
 		diag.LineStyle.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
 		p.Add(diag)
-		p.Legend.Top, p.Legend.Left = true, true
+		p.Legend.Top, p.Legend.Left = false, false
+		p.Legend.XOffs, p.Legend.YOffs = -vg.Points(8), vg.Points(8)
 		for i, pol := range tiers {
 			if err := addBins(p, string(pol), tierColors[i], r.measured(r.get(wl.name, pol, v))); err != nil {
+				return err
+			}
+		}
+		if calls := r.shared(wl.name); v == on && calls != nil {
+			if err := addBins(p, sharedName, tierColors[len(tiers)+1], r.measured(calls)); err != nil {
 				return err
 			}
 		}

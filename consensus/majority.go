@@ -12,7 +12,7 @@ type Majority struct{}
 // Aggregate implements Aggregator.
 func (Majority) Aggregate(votes []Vote, p Policy) (Outcome, error) {
 	var buf [8]group // spares the heap for up to 8 groups
-	t, err := count(buf[:0], votes, p, false)
+	t, err := count(buf[:0], votes, p, false, nil)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -66,7 +66,7 @@ func (Majority) Aggregate(votes []Vote, p Policy) (Outcome, error) {
 // the tie rule would keep the leader.
 func (Majority) Decided(votes []Vote, p Policy) bool {
 	var buf [8]group
-	t, err := count(buf[:0], votes, p, true)
+	t, err := count(buf[:0], votes, p, true, nil)
 	if err != nil || t.pending == 0 {
 		return true
 	}
@@ -140,8 +140,9 @@ type tally struct {
 
 // count groups the cast votes by label and answer key, appending the groups
 // to groups[:0]. It accepts empty labels (pending votes) only when pending
-// is true.
-func count(groups []group, votes []Vote, p Policy, pending bool) (tally, error) {
+// is true. When member is not nil (of len(votes)), it records there each
+// vote's group index, -1 for a vote not cast.
+func count(groups []group, votes []Vote, p Policy, pending bool, member []int) (tally, error) {
 	t := tally{groups: groups[:0]}
 	if err := p.check(); err != nil {
 		return t, err
@@ -156,6 +157,9 @@ func count(groups []group, votes []Vote, p Policy, pending bool) (tally, error) 
 	}
 	index := make(map[groupKey]int, 8) // small enough to stay off the heap
 	for i, v := range votes {
+		if member != nil {
+			member[i] = -1
+		}
 		switch {
 		case v.Label == "":
 			if !pending {
@@ -173,12 +177,16 @@ func count(groups []group, votes []Vote, p Policy, pending bool) (tally, error) 
 			}
 			t.cast++
 			gk := groupKey{v.Label, k}
-			if gi, ok := index[gk]; ok {
-				t.groups[gi].size++
-				continue
+			gi, ok := index[gk]
+			if !ok {
+				gi = len(t.groups)
+				index[gk] = gi
+				t.groups = append(t.groups, group{label: v.Label, first: i})
 			}
-			index[gk] = len(t.groups)
-			t.groups = append(t.groups, group{label: v.Label, first: i, size: 1})
+			t.groups[gi].size++
+			if member != nil {
+				member[i] = gi
+			}
 		}
 	}
 	return t, nil

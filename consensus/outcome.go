@@ -78,17 +78,24 @@ func (o Outcome) Backers(key func(answer any) (string, error)) []int {
 	if key == nil {
 		key = DefaultKey
 	}
-	want, err := key(o.Votes[o.Winner].Answer)
-	if err != nil {
-		return nil
+	answer := o.Votes[o.Winner].Answer
+	var want string
+	if answer != nil {
+		var err error
+		if want, err = key(answer); err != nil {
+			return nil
+		}
 	}
 	var out []int
 	for i, v := range o.Votes {
-		if v.Label != o.Label {
-			continue
-		}
-		if k, err := key(v.Answer); err == nil && k == want {
+		switch {
+		case v.Label != o.Label:
+		case answer == nil && v.Answer == nil: // verdicts agree by label
 			out = append(out, i)
+		case answer != nil && v.Answer != nil:
+			if k, err := key(v.Answer); err == nil && k == want {
+				out = append(out, i)
+			}
 		}
 	}
 	return out

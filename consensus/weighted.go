@@ -140,7 +140,8 @@ func (w Weighted) Aggregate(votes []Vote, p Policy) (Outcome, error) {
 		return Outcome{}, err
 	}
 	var buf [8]group
-	t, err := count(buf[:0], votes, p, false)
+	member := make([]int, len(votes))
+	t, err := count(buf[:0], votes, p, false, member)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -157,7 +158,7 @@ func (w Weighted) Aggregate(votes []Vote, p Policy) (Outcome, error) {
 		Weights:     make([]float64, n),
 		Correlation: w.Reliabilities.Correlation,
 	}
-	scores, failed, _ := w.score(t, votes, p, out.Weights)
+	scores, failed := w.score(t, votes, p, member, out.Weights)
 	for i, v := range votes {
 		out.Verdicts[i] = v.Label
 	}
@@ -196,11 +197,10 @@ func (w Weighted) Aggregate(votes []Vote, p Policy) (Outcome, error) {
 }
 
 // score fills weights with each cast (or, under FailuresNegative, failed)
-// vote's weight and returns each group's summed weight, the failed
-// group's, and each vote's group (-1 for none).
-func (w Weighted) score(t tally, votes []Vote, p Policy, weights []float64) (scores []float64, failed float64, member []int) {
+// vote's weight, given each vote's group as count recorded it in member,
+// and returns each group's summed weight and the failed group's.
+func (w Weighted) score(t tally, votes []Vote, p Policy, member []int, weights []float64) (scores []float64, failed float64) {
 	scores = make([]float64, len(t.groups))
-	member = groupOf(t, votes, p)
 	for i, v := range votes {
 		switch g := member[i]; {
 		case g >= 0:
@@ -211,32 +211,7 @@ func (w Weighted) score(t tally, votes []Vote, p Policy, weights []float64) (sco
 			failed += weights[i]
 		}
 	}
-	return scores, failed, member
-}
-
-// groupOf returns the index in t.groups of each vote's group, -1 for a
-// vote not cast. The votes were counted into t without error.
-func groupOf(t tally, votes []Vote, p Policy) []int {
-	key := p.key()
-	member := make([]int, len(votes))
-	keys := make([]string, len(t.groups))
-	for g, gr := range t.groups {
-		keys[g], _ = key(votes[gr.first].Answer)
-	}
-	for i, v := range votes {
-		member[i] = -1
-		if v.Label == "" || v.Label == LabelCancelled || v.Label.Failed() {
-			continue
-		}
-		k, _ := key(v.Answer)
-		for g, gr := range t.groups {
-			if gr.label == v.Label && keys[g] == k {
-				member[i] = g
-				break
-			}
-		}
-	}
-	return member
+	return scores, failed
 }
 
 // leaderBy returns the index of the group with the largest score (on a
@@ -276,7 +251,8 @@ func (w Weighted) Decided(votes []Vote, p Policy) bool {
 		return true
 	}
 	var buf [8]group
-	t, err := count(buf[:0], votes, p, true)
+	member := make([]int, len(votes))
+	t, err := count(buf[:0], votes, p, true, member)
 	if err != nil || t.pending == 0 {
 		return true
 	}
@@ -289,7 +265,7 @@ func (w Weighted) Decided(votes []Vote, p Policy) bool {
 		return observed >= 2
 	}
 	weights := make([]float64, len(votes))
-	scores, failed, _ := w.score(t, votes, p, weights)
+	scores, failed := w.score(t, votes, p, member, weights)
 	var pending float64
 	for i, v := range votes {
 		if v.Label != "" {
@@ -325,23 +301,28 @@ func (w Weighted) Decided(votes []Vote, p Policy) bool {
 // independent: the Credence of its group with tempering 1. A vote not
 // cast gets 0. It is the expectation step of learning reliabilities from
 // agreement (Dawid and Skene's, with one reliability per voter): a voter
-// is right with the probability that its group's answer is.
-func Beliefs(votes []Vote, p Policy, r Reliabilities) ([]float64, error) {
+// is right with the probability that its group's answer is. It also
+// returns each vote's group of agreeing votes, numbered in order of first
+// vote (-1 for a vote not cast).
+func Beliefs(votes []Vote, p Policy, r Reliabilities) (beliefs []float64, groups []int, err error) {
 	if err := r.check(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var buf [8]group
-	t, err := count(buf[:0], votes, p, false)
+	member := make([]int, len(votes))
+	t, err := count(buf[:0], votes, Policy{Key: p.Key}, false, member)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	weights := make([]float64, len(votes))
-	scores, _, member := Weighted{Reliabilities: r}.score(t, votes, Policy{Key: p.Key}, weights)
-	out := make([]float64, len(votes))
-	for i, g := range member {
+	scores, _ := Weighted{Reliabilities: r}.score(t, votes, Policy{Key: p.Key}, member, weights)
+	beliefs = weights[:0] // each weight is read before its slot is written
+	for _, g := range member {
+		b := 0.0
 		if g >= 0 {
-			out[i] = Credence(scores, g, 1)
+			b = Credence(scores, g, 1)
 		}
+		beliefs = append(beliefs, b)
 	}
-	return out, nil
+	return beliefs, member, nil
 }

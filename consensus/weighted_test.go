@@ -233,9 +233,12 @@ func TestWeightedDecided(t *testing.T) {
 
 func TestBeliefs(t *testing.T) {
 	rel := consensus.Reliabilities{Sessions: map[int64]float64{1: 0.8, 2: 0.8, 3: 0.9}}
-	got, err := consensus.Beliefs(panel("VVIC"), consensus.Policy{}, rel)
+	got, groups, err := consensus.Beliefs(panel("VVIC"), consensus.Policy{}, rel)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want := []int{0, 0, 1, -1}; !cmp.Equal(groups, want) {
+		t.Errorf("groups %v, want %v", groups, want)
 	}
 	s := 2*logit(0.8) - logit(0.9)
 	want := []float64{sigmoid(s), sigmoid(s), sigmoid(-s), 0}

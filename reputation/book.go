@@ -48,16 +48,27 @@ type Scope struct {
 	Kind string
 }
 
-// keys returns the keys of session in s, widest first.
-func (s Scope) keys(session int64) []Key {
-	ks := []Key{{Session: session}}
+// appendKeys appends the keys of session in s to dst, widest first.
+func (s Scope) appendKeys(dst []Key, session int64) []Key {
+	dst = append(dst, Key{Session: session})
 	if s.Operation != "" {
-		ks = append(ks, Key{Session: session, Operation: s.Operation})
+		dst = append(dst, Key{Session: session, Operation: s.Operation})
 		if s.Kind != "" {
-			ks = append(ks, Key{Session: session, Operation: s.Operation, Kind: s.Kind})
+			dst = append(dst, Key{Session: session, Operation: s.Operation, Kind: s.Kind})
 		}
 	}
-	return ks
+	return dst
+}
+
+// levels returns how many keys a session has in s.
+func (s Scope) levels() int {
+	switch {
+	case s.Operation == "":
+		return 1
+	case s.Kind == "":
+		return 2
+	}
+	return 3
 }
 
 // panel returns the key of the panel's record in s.
@@ -143,9 +154,10 @@ func (b *Book) Options() Options { return b.opts }
 // with: each session's reliability, the Prior's mean for any other, and
 // the panel's correlation (see the Book doc).
 func (b *Book) Reliabilities(ctx context.Context, scope Scope, sessions []int64) (consensus.Reliabilities, error) {
-	var keys []Key
+	levels := scope.levels()
+	keys := make([]Key, 0, len(sessions)*levels+1)
 	for _, s := range sessions {
-		keys = append(keys, scope.keys(s)...)
+		keys = scope.appendKeys(keys, s)
 	}
 	keys = append(keys, scope.panel())
 	recs, err := b.store.Load(ctx, keys)
@@ -157,7 +169,7 @@ func (b *Book) Reliabilities(ctx context.Context, scope Scope, sessions []int64)
 	i := 0
 	for _, s := range sessions {
 		p := rel.Prior
-		for range scope.keys(s) {
+		for range levels {
 			r := recs[i]
 			p = (r.Right + strength*p) / (r.Right + r.Wrong + strength)
 			i++
@@ -199,20 +211,21 @@ func (b *Book) deltas(scope Scope, votes []consensus.Vote, policy consensus.Poli
 	independent := rel
 	independent.Correlation = 0
 	policy.Failures = consensus.FailuresNonVotes
-	beliefs, err := consensus.Beliefs(cast, policy, independent)
+	beliefs, member, err := consensus.Beliefs(cast, policy, independent)
 	if err != nil {
 		return nil, err
 	}
-	var deltas []Delta
+	levels := scope.levels()
+	deltas := make([]Delta, 0, len(cast)*levels+1)
+	var keys [3]Key
 	for i, v := range cast {
-		for _, k := range scope.keys(v.Session) {
+		for _, k := range scope.appendKeys(keys[:0], v.Session) {
 			deltas = append(deltas, Delta{Key: k, Delta: Record{Right: beliefs[i], Wrong: 1 - beliefs[i]}})
 		}
 	}
 	// The panel: each pair of votes, as it agreed against how often
 	// independent voters of these reliabilities would.
 	var panel Record
-	member := groups(cast, policy)
 	for i := range cast {
 		pi := min(max(independent.Of(cast[i].Session), 0.5), consensus.MaxReliability)
 		for j := i + 1; j < len(cast); j++ {
@@ -254,7 +267,8 @@ func (b *Book) Feedback(ctx context.Context, scope Scope, ballots []Ballot, righ
 		default: // a dissent from a wrong outcome: not known to be right
 			continue
 		}
-		for _, k := range scope.keys(bl.Session) {
+		var keys [3]Key
+		for _, k := range scope.appendKeys(keys[:0], bl.Session) {
 			deltas = append(deltas, Delta{Key: k, Delta: d})
 		}
 	}
@@ -262,22 +276,4 @@ func (b *Book) Feedback(ctx context.Context, scope Scope, ballots []Ballot, righ
 		return nil
 	}
 	return b.store.Add(ctx, b.opts.Horizon, deltas)
-}
-
-// groups returns a string per vote, equal for votes that agree: the
-// label and the answer's key under policy.
-func groups(votes []consensus.Vote, policy consensus.Policy) []string {
-	key := policy.Key
-	if key == nil {
-		key = consensus.DefaultKey
-	}
-	out := make([]string, len(votes))
-	for i, v := range votes {
-		k, err := key(v.Answer)
-		if err != nil { // Beliefs already refused such votes
-			k = fmt.Sprint(i)
-		}
-		out[i] = string(v.Label) + "\x00" + k
-	}
-	return out
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/internal/problem"
@@ -29,9 +28,6 @@ const (
 	// DefaultFeedbackMemory is how many recent calls the engine keeps
 	// for [Engine.Feedback], by trace id; the oldest is forgotten first.
 	DefaultFeedbackMemory = 10000
-	// learnTimeout bounds what learning from one call may wait for the
-	// reputation store.
-	learnTimeout = 5 * time.Second
 )
 
 // WithReputation sets the book the engine learns session reliabilities
@@ -143,38 +139,48 @@ func (e *Engine) order(sessions []*session, rel consensus.Reliabilities) {
 		return
 	}
 	r := int(k % uint64(len(sessions)))
-	rotated := append(append(make([]*session, 0, len(sessions)), sessions[r:]...), sessions[:r]...)
-	copy(sessions, rotated)
-	over := func(s *session) bool {
-		n, total := e.usage.count(s.ID)
-		return total >= 10 && float64(n) >= e.maxShare*float64(total)
+	type ranked struct {
+		s    *session
+		over bool    // at the share bound
+		p    float64 // reliability
+		runs int     // of the latest runs
 	}
-	slices.SortStableFunc(sessions, func(a, b *session) int {
-		if oa, ob := over(a), over(b); oa != ob {
-			if oa {
+	rs := make([]ranked, len(sessions))
+	e.usage.mu.Lock()
+	total := len(e.usage.ring)
+	for i := range rs {
+		s := sessions[(r+i)%len(sessions)]
+		n := e.usage.counts[s.ID]
+		rs[i] = ranked{s: s, over: total >= 10 && float64(n) >= e.maxShare*float64(total), p: rel.Of(int64(s.ID)), runs: n}
+	}
+	e.usage.mu.Unlock()
+	slices.SortStableFunc(rs, func(a, b ranked) int {
+		switch {
+		case a.over != b.over:
+			if a.over {
 				return 1
 			}
 			return -1
-		}
-		pa, pb := rel.Of(int64(a.ID)), rel.Of(int64(b.ID))
-		switch {
-		case pa > pb:
+		case a.p > b.p:
 			return -1
-		case pa < pb:
+		case a.p < b.p:
 			return 1
 		}
 		return 0
 	})
 	if e.exploreEvery > 0 && k%uint64(e.exploreEvery) == uint64(e.exploreEvery-1) {
-		least, fewest := 0, -1
-		for i, s := range sessions {
-			if n, _ := e.usage.count(s.ID); fewest < 0 || n < fewest {
-				least, fewest = i, n
+		least := 0
+		for i, x := range rs {
+			if x.runs < rs[least].runs {
+				least = i
 			}
 		}
-		s := sessions[least]
-		copy(sessions[1:least+1], sessions[:least])
-		sessions[0] = s
+		x := rs[least]
+		copy(rs[1:least+1], rs[:least])
+		rs[0] = x
+	}
+	for i, x := range rs {
+		sessions[i] = x.s
 	}
 }
 
@@ -226,15 +232,15 @@ func (e *Engine) weigh(call *consensusCall, out consensus.Outcome, key func(any)
 }
 
 // learn teaches the engine's book the votes of a finished call in scope,
-// and remembers the call for feedback under ctx's trace id. A store
-// error is logged: the call's answer does not depend on it.
+// under the call's context (a caller that gave up as the call ended may
+// leave it untaught), and remembers the call for feedback under ctx's
+// trace id. A store error is logged: the call's answer does not depend
+// on it.
 func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensus.Outcome, policy consensus.Policy, rel consensus.Reliabilities) {
 	if e.rep == nil {
 		return
 	}
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), learnTimeout)
-	defer cancel()
-	if err := e.rep.Learn(lctx, scope, out.Votes, policy, rel); err != nil {
+	if err := e.rep.Learn(ctx, scope, out.Votes, policy, rel); err != nil {
 		e.log.Warn("router: learning session reliabilities", "error", err)
 	}
 	if id := TraceIDFrom(ctx); id != "" && out.Winner >= 0 {

@@ -311,8 +311,11 @@ func (e *Engine) DelegateV3(ctx context.Context, req *DelegateV3Request) (*Deleg
 // or, when it is empty, every session of the engine in the order given to
 // [NewEngine]; session_id, when set, goes first whether or not the pool
 // lists it. Candidates that do not serve policy.tier or are cooling down
-// are dropped. The rest, after session_id, are rotated by one place per
-// version 3 call, so that load spreads over them. The engine then takes
+// are dropped. The rest, after session_id, are ranked by reputation (see
+// [Engine.Rank]: most reliable first, sessions at their share bound last,
+// the least used first one call in [DefaultExploreEvery]), equals rotated
+// by one place per version 3 call; with reputation off they are only
+// rotated, so that load spreads over them. The engine then takes
 // sessions in that order, first only from worker pools not yet used, then
 // from any pool, until it has consensus.replicas distinct sessions. A
 // session never runs two replicas of one call.
@@ -328,7 +331,12 @@ func (e *Engine) DelegateV3(ctx context.Context, req *DelegateV3Request) (*Deleg
 // when it gave no answer. Failed replicas are non-votes unless
 // [WithFailureMode] makes them negative evidence. The replicas are
 // aggregated by package consensus's majority, whose doc gives the tie
-// rule and the confidence formula; the response's confidence is the
+// rule and the confidence formula, or under consensus.aggregation
+// "weighted" by consensus.Weighted over the sessions' learned
+// reliabilities (each run then records its reliability and weight, and
+// the consensus block weight_by and the reputation snapshot); every call
+// of two or more votes teaches the engine's reputation book
+// ([WithReputation]). The response's confidence is the
 // consensus confidence, and its reasons are those of the replicas that
 // voted the winning verdict. The consensus block's low_confidence is set
 // when replicas disagreed, when no replica won, or when the winner holds

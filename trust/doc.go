@@ -50,9 +50,16 @@
 // are needed), each run a version 3 call of one replica whose
 // session_pool names one session the call has not used yet, and pools
 // every vote it collects into one tally. It stops as soon as
-// consensus.Stop says the outcome is settled: the posterior chance that
-// the leading answer is the panel's majority (consensus.Posterior)
-// reaches 0.8, which two agreeing runs do, and 3 of 4; or, when the host
+// consensus.Stop says the outcome is settled. Over a router that keeps
+// reputation (router.Engine, by default) the votes are weighted by the
+// sessions' learned reliabilities, the candidates are ranked most
+// reliable first (router.Engine.Rank), and the call settles once at least
+// two agreeing runs give a weighted confidence of
+// [DefaultWeightedStopThreshold]; its pooled votes teach the router's
+// book. Otherwise ([WithoutReputation]) it settles once the posterior
+// chance that the leading answer is the panel's majority
+// (consensus.Posterior) reaches 0.8, which two agreeing runs do, and 3 of
+// 4; or, when the host
 // sets an escalation threshold ([WithEscalationThreshold]; none by
 // default), a single run that reported a confidence of at least that.
 // Each batch is as large as the fewest runs that could settle the call:
@@ -86,7 +93,9 @@
 // router call it made, counted by package consensus's majority (failures
 // are no votes, runs cancelled before they answered by an early quorum are
 // no votes at all, and delegation outputs agree under [WithAnswerKey]).
-// confidence is consensus.Posterior of the tally, evidence.agreement the
+// confidence is the weighted confidence of the tally over a router that
+// keeps reputation (consensus.Weighted on the reliabilities each run
+// records), else consensus.Posterior of the tally; evidence.agreement the
 // share of the answers that back the winner, evidence.verdicts every
 // run's label, evidence.disagreements every run that answered otherwise or
 // failed, and evidence.launched, answered, cancelled and failed count the

@@ -38,8 +38,13 @@ func main() {
 
 func run(ctx context.Context, out io.Writer, asJSON bool) error {
 	// Five sessions in two worker pools: four careful workers and one
-	// sloppy one that approves every claim.
-	engine, err := router.NewEngine(routertest.Sessions(1, 2, careful(), careful(), sloppy(), careful(), careful()))
+	// sloppy one that approves every claim. Reputation is off, so that
+	// every vote counts the same and each confidence below is the
+	// consensus.Posterior of the votes printed beside it; with it on (the
+	// default), the engine would learn to run the sloppy session last and
+	// weigh its vote less (docs/INTERFACE.md, 6.5).
+	engine, err := router.NewEngine(routertest.Sessions(1, 2, careful(), careful(), sloppy(), careful(), careful()),
+		router.WithReputation(nil))
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@
 // together. It runs the real trust.Service on a real router.Engine,
 // in-process; only the workers are simulated.
 //
-//	go run ./examples/accuracy [-calls N] [-seed S] [-episode E] [-curve 0,100,1000] [-only W,...] [-md FILE] [-charts DIR]
+//	go run ./examples/accuracy [-calls N] [-seed S] [-episode E] [-curve 0,100,1000] [-only W,...] [-sweep T,...] [-md FILE] [-charts DIR]
 //
 // It writes the tables in Markdown (to standard output, or FILE), the
 // targets met or not among them, and with -charts a reliability chart per
@@ -38,6 +38,7 @@ func main() {
 	episode := flag.Int("episode", 2000, "calls per engine: each episode starts from a fresh engine, and reputation from the neutral prior")
 	curve := flag.String("curve", "0,100,1000", "the learning curve's points, earlier calls of an episode; the calls after the last are the measured ones")
 	only := flag.String("only", "", "the workloads to run, comma-separated (default: all)")
+	sweep := flag.String("sweep", "0.9,0.95", "other escalation thresholds (the confidence a lone run needs to settle an adaptive call) to measure adaptive at, comma-separated; empty for none")
 	md := flag.String("md", "", "write the Markdown tables to this file (default: standard output)")
 	charts := flag.String("charts", "", "write the reliability charts to this directory")
 	flag.Parse()
@@ -48,6 +49,9 @@ func main() {
 	var err error
 	if cfg.curve, err = parseCurve(*curve); err == nil {
 		cfg.only, err = parseOnly(*only)
+	}
+	if err == nil {
+		cfg.sweep, err = parseSweep(*sweep)
 	}
 	if err == nil {
 		err = run(ctx, cfg, *md, *charts, os.Stdout, os.Stderr)
@@ -116,4 +120,20 @@ func parseOnly(s string) ([]string, error) {
 		names = append(names, f)
 	}
 	return names, nil
+}
+
+// parseSweep reads a comma-separated list of thresholds in (0, 1].
+func parseSweep(s string) ([]float64, error) {
+	var ts []float64
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		t, err := strconv.ParseFloat(f, 64)
+		if err != nil || !(t > 0 && t <= 1) {
+			return nil, errors.New("-sweep: want thresholds above 0 and at most 1, got " + strconv.Quote(f))
+		}
+		ts = append(ts, t)
+	}
+	return ts, nil
 }

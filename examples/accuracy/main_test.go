@@ -24,8 +24,10 @@ import (
 var update = flag.Bool("update", false, "write testdata/today.golden from this build (only from today's engine: see TestReputationOff_today)")
 
 // smallCfg is the test's size: every workload, in two episodes of 60
-// calls, the learning curve at 0, 10 and 30 earlier calls.
-var smallCfg = config{calls: 120, seed: 7, episode: 60, curve: []int{0, 10, 30}}
+// calls, the learning curve at 0, 10 and 30 earlier calls, and adaptive
+// also at escalation threshold 0.7, where a lone run of every easy claim
+// settles the call (easy claims report 0.7 or more).
+var smallCfg = config{calls: 120, seed: 7, episode: 60, curve: []int{0, 10, 30}, sweep: []float64{0.7}}
 
 var (
 	smallOnce sync.Once
@@ -45,7 +47,9 @@ func small(t *testing.T) *report {
 
 func TestSimulate(t *testing.T) {
 	rep := small(t)
-	want := len(workloads) * (len(tiers)*len(rep.variants()) + len(rep.variants()) - 1) // and fast on an engine shared with adaptive
+	// Every tier with each variant, fast on an engine shared with adaptive,
+	// and adaptive at threshold 0.7 with each variant.
+	want := len(workloads) * (len(tiers)*len(rep.variants()) + len(rep.variants()) - 1 + len(rep.variants()))
 	if len(rep.cells) != want {
 		t.Fatalf("%d cells measured, want %d", len(rep.cells), want)
 	}
@@ -72,10 +76,13 @@ func TestSimulate(t *testing.T) {
 				answered++
 			}
 			lo, hi := runsOf(c.policy, c.rep)
+			if c.lone != 0 {
+				lo = 1
+			}
 			if k.launched < lo || k.launched > hi || (c.policy == trust.PolicyAdaptive && c.rep == off && k.launched == 3) {
 				t.Errorf("%s claim %d: %d runs launched, want %d to %d", c, i, k.launched, lo, hi)
 			}
-			if c.rep == off && c.policy == trust.PolicyAdaptive && k.answered &&
+			if c.rep == off && c.policy == trust.PolicyAdaptive && k.answered && c.lone == 0 &&
 				!isPosterior(k.confidence) {
 				t.Errorf("%s claim %d: stated confidence %v is the Posterior of no tally of up to 5 votes", c, i, k.confidence)
 			}
@@ -85,6 +92,17 @@ func TestSimulate(t *testing.T) {
 			t.Errorf("%s answered every call; want RETRY where replicas dissent", c)
 		case c.policy != trust.PolicyOracle && c.rep == off && answered != len(calls):
 			t.Errorf("%s answered %d of %d calls, want all", c, answered, len(calls))
+		}
+	}
+	// At threshold 0.7 a lone run settles some calls, and adaptive spends
+	// fewer runs than at the default.
+	for _, wl := range workloads {
+		for _, v := range rep.variants() {
+			at07 := summarize(rep.cells[cell{workload: wl.name, policy: trust.PolicyAdaptive, rep: v, lone: 0.7}], nil)
+			at0 := summarize(rep.get(wl.name, trust.PolicyAdaptive, v), nil)
+			if at07.runsPerCall() >= at0.runsPerCall() {
+				t.Errorf("%s reputation %s: threshold 0.7 spends %.2f runs per call, not fewer than %.2f at 0", wl.name, v, at07.runsPerCall(), at0.runsPerCall())
+			}
 		}
 	}
 	// The reference is the plain majority of the five sessions' votes.
@@ -167,7 +185,7 @@ func TestSimulate_seeded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := cell{"heterogeneous", trust.PolicyAdaptive, off, false}
+	k := cell{workload: "heterogeneous", policy: trust.PolicyAdaptive, rep: off}
 	if cmp.Equal(a.cells[k], small(t).cells[k][:40], cmp.AllowUnexported(call{})) {
 		t.Errorf("seeds 7 and 8 gave the same 40 adaptive calls")
 	}
@@ -263,7 +281,7 @@ func TestCalibration(t *testing.T) {
 func TestRun_writesTablesAndCharts(t *testing.T) {
 	dir := t.TempDir()
 	md := filepath.Join(dir, "acc.md")
-	cfg := config{calls: 30, seed: 1, episode: 30, curve: []int{0, 10}}
+	cfg := config{calls: 30, seed: 1, episode: 30, curve: []int{0, 10}, sweep: []float64{0.7}}
 	if err := run(context.Background(), cfg, md, dir, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +289,7 @@ func TestRun_writesTablesAndCharts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"-calls 30 -seed 1 -episode 30 -curve 0,10`", "### Targets", "### Trap claims",
+	want := []string{"-calls 30 -seed 1 -episode 30 -curve 0,10 -sweep 0.7`", "### Targets", "### Trap claims", "| traps | 0.7 | on |",
 		"| majority of 5 (reference) | — |", "adaptive at most 2.35 runs per call", "adaptive at most 2.1 runs per call",
 		"calls 11–30: accuracy"}
 	for _, wl := range workloads {
@@ -310,6 +328,14 @@ func TestParseFlags(t *testing.T) {
 	}
 	if _, err := parseOnly("hard"); err == nil || !strings.Contains(err.Error(), "-only") {
 		t.Errorf("parseOnly(hard) error = %v, want one naming -only", err)
+	}
+	if got, err := parseSweep(" 0.9, 0.5,,1"); err != nil || !cmp.Equal(got, []float64{0.9, 0.5, 1}) {
+		t.Errorf("parseSweep = %v, %v; want [0.9 0.5 1]", got, err)
+	}
+	for _, bad := range []string{"0", "1.5", "-0.1", "x", "NaN"} {
+		if _, err := parseSweep(bad); err == nil || !strings.Contains(err.Error(), "-sweep") {
+			t.Errorf("parseSweep(%q) error = %v, want one naming -sweep", bad, err)
+		}
 	}
 	if _, err := simulate(context.Background(), config{calls: 10, seed: 1, episode: 10, curve: []int{0, 10}}, io.Discard); err == nil {
 		t.Errorf("a curve reaching the episode's length was accepted")

@@ -23,6 +23,10 @@ type config struct {
 	episode int      // calls per engine: each episode starts from a fresh engine
 	curve   []int    // the learning curve's points: earlier calls of the episode
 	only    []string // workload names to run; empty means every workload
+	// sweep holds escalation thresholds in (0, 1] (the confidence a lone
+	// run needs to settle an adaptive call) to measure adaptive at,
+	// besides the service's default, 0.
+	sweep []float64
 }
 
 // warm is the number of earlier calls of its episode after which a call
@@ -58,12 +62,18 @@ type cell struct {
 	// reads what adaptive's calls taught it, as on an engine that serves
 	// both tiers.
 	shared bool
+	// lone is adaptive's escalation threshold (trust.WithEscalationThreshold);
+	// 0 is the service's default, and no option is given.
+	lone float64
 }
 
 func (c cell) String() string {
 	s := fmt.Sprintf("%s %s reputation %s", c.workload, c.policy, c.rep)
 	if c.shared {
 		s += " (engine shared with adaptive)"
+	}
+	if c.lone != 0 {
+		s += fmt.Sprintf(" (escalation threshold %g)", c.lone)
 	}
 	return s
 }
@@ -128,9 +138,14 @@ func simulate(ctx context.Context, cfg config, progress io.Writer) (*report, err
 		}
 		for _, pol := range tiers {
 			for _, v := range variants {
-				cs := []cell{{w.name, pol, v, false}}
+				cs := []cell{{workload: w.name, policy: pol, rep: v}}
 				if pol == trust.PolicyFast && v == on {
-					cs = append(cs, cell{w.name, pol, v, true})
+					cs = append(cs, cell{workload: w.name, policy: pol, rep: v, shared: true})
+				}
+				if pol == trust.PolicyAdaptive {
+					for _, t := range cfg.sweep {
+						cs = append(cs, cell{workload: w.name, policy: pol, rep: v, lone: t})
+					}
 				}
 				for _, c := range cs {
 					rep.cells[c] = make([]call, cfg.calls)
@@ -204,7 +219,7 @@ func workloadNames() string {
 // ...) under c's tier, on a fresh engine and service over a fresh panel.
 func measure(ctx context.Context, seed uint64, c cell, w *workload, first int, cs []claim) ([]call, int, int, error) {
 	p := newPanel(seed, w, first, cs)
-	svc, err := newService(p, c.rep)
+	svc, err := newService(p, c.rep, c.lone)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -240,14 +255,19 @@ func measure(ctx context.Context, seed uint64, c cell, w *workload, first int, c
 
 // newService returns the trust service of one episode: the real
 // trust.Service over a real router.Engine whose workers are p's, with
-// reputation off or on. Every tier draws from the panel's five sessions;
-// adaptive takes its candidates from the pool.
-func newService(p *panel, rep variant) (*trust.Service, error) {
+// reputation off or on, and adaptive's escalation threshold lone (0: the
+// default). Every tier draws from the panel's five sessions; adaptive
+// takes its candidates from the pool.
+func newService(p *panel, rep variant, lone float64) (*trust.Service, error) {
 	engine, trustOpts, err := newEngine(p, rep)
 	if err != nil {
 		return nil, err
 	}
-	return trust.New(stepper{Engine: engine, p: p}, append(trustOpts, trust.WithSessionPool(1, 2, 3, 4, 5))...)
+	trustOpts = append(trustOpts, trust.WithSessionPool(1, 2, 3, 4, 5))
+	if lone != 0 {
+		trustOpts = append(trustOpts, trust.WithEscalationThreshold(lone))
+	}
+	return trust.New(stepper{Engine: engine, p: p}, trustOpts...)
 }
 
 // newEngine returns the engine of one episode, over p's workers, with

@@ -32,13 +32,13 @@ func (r *report) measured(calls []call) stats {
 
 // get returns the calls of a cell, nil when it was not measured.
 func (r *report) get(w string, pol trust.Policy, v variant) []call {
-	return r.cells[cell{w, pol, v, false}]
+	return r.cells[cell{workload: w, policy: pol, rep: v}]
 }
 
 // shared returns the calls of fast on an engine shared with adaptive,
 // nil when they were not measured.
 func (r *report) shared(w string) []call {
-	return r.cells[cell{w, trust.PolicyFast, on, true}]
+	return r.cells[cell{workload: w, policy: trust.PolicyFast, rep: on, shared: true}]
 }
 
 // sharedName names the cell of fast on an engine shared with adaptive.
@@ -78,7 +78,14 @@ func (r *report) command() string {
 	if len(cfg.only) > 0 {
 		s += " -only " + strings.Join(cfg.only, ",")
 	}
-	return s
+	sweep := make([]string, len(cfg.sweep))
+	for i, t := range cfg.sweep {
+		sweep[i] = fmt.Sprint(t)
+	}
+	if len(sweep) == 0 {
+		return s + ` -sweep ""`
+	}
+	return s + " -sweep " + strings.Join(sweep, ",")
 }
 
 // markdown writes the tables.
@@ -107,6 +114,7 @@ func (r *report) markdown(w io.Writer) {
 	for _, wl := range r.measuredWorkloads() {
 		r.workloadTables(w, wl)
 	}
+	r.sweepTable(w)
 	r.trapTable(w)
 	r.targetTable(w)
 }
@@ -240,4 +248,24 @@ func (r *report) trapTable(w io.Writer) {
 		}
 	}
 	row("majority of 5 (reference)", "—", r.traps(r.five["traps"]))
+}
+
+// sweepTable writes adaptive at the escalation thresholds of the sweep.
+func (r *report) sweepTable(w io.Writer) {
+	if len(r.cfg.sweep) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\n### Adaptive at other escalation thresholds")
+	fmt.Fprintln(w, "\n`trust.WithEscalationThreshold(t)`: a lone run reporting a confidence of at least t settles the call (0, the default, never; measured calls):")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| workload | threshold | reputation | accuracy | runs per call | ECE |")
+	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|")
+	for _, wl := range r.measuredWorkloads() {
+		for _, t := range append([]float64{0}, r.cfg.sweep...) {
+			for _, v := range r.variants() {
+				s := r.measured(r.cells[cell{workload: wl.name, policy: trust.PolicyAdaptive, rep: v, lone: t}])
+				fmt.Fprintf(w, "| %s | %g | %s | %s | %.2f | %.3f |\n", wl.name, t, v, pct2(s.accuracy()), s.runsPerCall(), s.ece())
+			}
+		}
+	}
 }

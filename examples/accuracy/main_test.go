@@ -180,14 +180,24 @@ func TestReputationOff_today(t *testing.T) {
 }
 
 func TestSimulate_seeded(t *testing.T) {
-	cfg := config{calls: 40, seed: 8, episode: 40, curve: []int{0}, only: []string{"heterogeneous"}}
-	a, err := simulate(context.Background(), cfg, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := cell{workload: "heterogeneous", policy: trust.PolicyAdaptive, rep: off}
-	if cmp.Equal(a.cells[k], small(t).cells[k][:40], cmp.AllowUnexported(call{})) {
-		t.Errorf("seeds 7 and 8 gave the same 40 adaptive calls")
+	// The first episode of the small run, run again alone, answers the
+	// same, reputation on included; another seed does not.
+	for _, tt := range []struct {
+		seed uint64
+		same bool
+	}{{smallCfg.seed, true}, {smallCfg.seed + 1, false}} {
+		cfg := smallCfg
+		cfg.calls, cfg.seed, cfg.only = cfg.episode, tt.seed, []string{"heterogeneous"}
+		a, err := simulate(context.Background(), cfg, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for c, calls := range a.cells {
+			want := small(t).cells[c][:cfg.episode]
+			if same := cmp.Equal(calls, want, cmp.AllowUnexported(call{})); same != tt.same {
+				t.Errorf("seed %d, %s: same calls as seed %d = %v, want %v", tt.seed, c, smallCfg.seed, same, tt.same)
+			}
+		}
 	}
 }
 

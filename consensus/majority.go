@@ -16,9 +16,24 @@ func (Majority) Aggregate(votes []Vote, p Policy) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
+	b := t.leader()
+	if b >= 0 && p.Failures == FailuresNegative && t.failed >= t.groups[b].size {
+		b = -1 // the failures win
+	}
+	out := outcomeOf(StrategyMajority, votes, t, p, b)
+	if b >= 0 {
+		out.Confidence = Posterior(out.Agreeing, out.Against)
+	}
+	return finish(out, p, t)
+}
+
+// outcomeOf returns the outcome of votes, counted into t, whose winning
+// group is t.groups[b] (none when b < 0): every figure but the
+// confidence.
+func outcomeOf(s Strategy, votes []Vote, t tally, p Policy, b int) Outcome {
 	n := len(votes)
 	out := Outcome{
-		Strategy:  StrategyMajority,
+		Strategy:  s,
 		Winner:    -1,
 		Replicas:  n,
 		Answered:  t.cast,
@@ -31,26 +46,31 @@ func (Majority) Aggregate(votes []Vote, p Policy) (Outcome, error) {
 		out.Verdicts[i] = v.Label
 	}
 	negative := p.Failures == FailuresNegative
-	if b := t.leader(); b >= 0 && !(negative && t.failed >= t.groups[b].size) {
-		g := t.groups[b]
-		reported := n - t.cancelled
-		out.Label = g.label
-		out.Answer = votes[g.first].Answer
-		out.Winner = g.first
-		out.Agreeing = g.size
-		out.Against = t.cast - g.size
-		if negative {
-			out.Against += t.failed
-		}
-		out.Agreement = float64(g.size) / float64(g.size+out.Against)
-		out.Confidence = Posterior(g.size, out.Against)
-		out.Disagreement = t.cast > g.size || (negative && t.failed > 0)
-		out.LowConfidence = out.Disagreement || 2*g.size <= reported
-	} else {
+	if b < 0 {
 		out.Label = noWinnerLabel(votes)
 		out.Disagreement = t.cast > 0
 		out.LowConfidence = true
+		return out
 	}
+	g := t.groups[b]
+	reported := n - t.cancelled
+	out.Label = g.label
+	out.Answer = votes[g.first].Answer
+	out.Winner = g.first
+	out.Agreeing = g.size
+	out.Against = t.cast - g.size
+	if negative {
+		out.Against += t.failed
+	}
+	out.Agreement = float64(g.size) / float64(g.size+out.Against)
+	out.Disagreement = t.cast > g.size || (negative && t.failed > 0)
+	out.LowConfidence = out.Disagreement || 2*g.size <= reported
+	return out
+}
+
+// finish returns out with the error of its policy: under FailHard, an
+// *OutcomeError when no vote was cast or the votes disagree.
+func finish(out Outcome, p Policy, t tally) (Outcome, error) {
 	switch {
 	case p.Disagreement != FailHard:
 	case t.cast == 0:
@@ -70,16 +90,10 @@ func (Majority) Decided(votes []Vote, p Policy) bool {
 	if err != nil || t.pending == 0 {
 		return true
 	}
-	negative := p.Failures == FailuresNegative
 	if p.Disagreement == FailHard {
-		// Two groups of votes make a disagreement whoever wins; without
-		// them, any vote to come may still disagree.
-		observed := len(t.groups)
-		if negative && t.failed > 0 {
-			observed++
-		}
-		return observed >= 2
+		return t.disagrees(p)
 	}
+	negative := p.Failures == FailuresNegative
 	b, lead := t.leader(), 0
 	if b >= 0 {
 		lead = t.groups[b].size
@@ -190,6 +204,18 @@ func count(groups []group, votes []Vote, p Policy, pending bool, member []int) (
 		}
 	}
 	return t, nil
+}
+
+// disagrees reports whether the votes counted hold two groups (the
+// failures one under FailuresNegative): a disagreement whoever wins, which
+// decides a FailHard call; without them, any vote to come may still
+// disagree.
+func (t *tally) disagrees(p Policy) bool {
+	observed := len(t.groups)
+	if p.Failures == FailuresNegative && t.failed > 0 {
+		observed++
+	}
+	return observed >= 2
 }
 
 // leader returns the index of the leading group, -1 if there is none.

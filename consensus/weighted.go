@@ -145,55 +145,24 @@ func (w Weighted) Aggregate(votes []Vote, p Policy) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	n := len(votes)
-	out := Outcome{
-		Strategy:    StrategyWeighted,
-		Winner:      -1,
-		Replicas:    n,
-		Answered:    t.cast,
-		Failed:      t.failed,
-		Cancelled:   t.cancelled,
-		Verdicts:    make([]Label, n),
-		Votes:       slices.Clone(votes),
-		Weights:     make([]float64, n),
-		Correlation: w.Reliabilities.Correlation,
-	}
-	scores, failed := w.score(t, votes, p, member, out.Weights)
-	for i, v := range votes {
-		out.Verdicts[i] = v.Label
-	}
+	weights := make([]float64, len(votes))
+	scores, failed := w.score(t, votes, p, member, weights)
 	negative := p.Failures == FailuresNegative
 	b := leaderBy(t.groups, scores)
-	if b >= 0 && !(negative && t.failed > 0 && failed >= scores[b]) {
-		g := t.groups[b]
-		out.Label = g.label
-		out.Answer = votes[g.first].Answer
-		out.Winner = g.first
-		out.Agreeing = g.size
-		out.Against = t.cast - g.size
-		out.Score = scores[b]
+	if b >= 0 && negative && t.failed > 0 && failed >= scores[b] {
+		b = -1 // the failures win
+	}
+	out := outcomeOf(StrategyWeighted, votes, t, p, b)
+	out.Weights, out.Correlation = weights, w.Reliabilities.Correlation
+	if b >= 0 {
 		all, voters := scores, t.cast
 		if negative && t.failed > 0 {
-			out.Against += t.failed
 			all, voters = append(slices.Clone(scores), failed), voters+t.failed
 		}
-		out.Agreement = float64(g.size) / float64(g.size+out.Against)
+		out.Score = scores[b]
 		out.Confidence = Credence(all, b, Tempering(voters, w.Reliabilities.Correlation))
-		out.Disagreement = t.cast > g.size || (negative && t.failed > 0)
-		out.LowConfidence = out.Disagreement || 2*g.size <= n-t.cancelled
-	} else {
-		out.Label = noWinnerLabel(votes)
-		out.Disagreement = t.cast > 0
-		out.LowConfidence = true
 	}
-	switch {
-	case p.Disagreement != FailHard:
-	case t.cast == 0:
-		return out, &OutcomeError{Outcome: out, Err: ErrAllFailed}
-	case out.Disagreement:
-		return out, &OutcomeError{Outcome: out, Err: ErrDisagreement}
-	}
-	return out, nil
+	return finish(out, p, t)
 }
 
 // score fills weights with each cast (or, under FailuresNegative, failed)
@@ -256,14 +225,10 @@ func (w Weighted) Decided(votes []Vote, p Policy) bool {
 	if err != nil || t.pending == 0 {
 		return true
 	}
-	negative := p.Failures == FailuresNegative
 	if p.Disagreement == FailHard {
-		observed := len(t.groups)
-		if negative && t.failed > 0 {
-			observed++
-		}
-		return observed >= 2
+		return t.disagrees(p)
 	}
+	negative := p.Failures == FailuresNegative
 	weights := make([]float64, len(votes))
 	scores, failed := w.score(t, votes, p, member, weights)
 	var pending float64

@@ -323,11 +323,3 @@ func (u *usage) add(ids ...SessionID) {
 		u.counts[id]++
 	}
 }
-
-// count returns how many of the latest runs went to id, and how many
-// runs the window holds.
-func (u *usage) count(id SessionID) (n, total int) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.counts[id], len(u.ring)
-}

@@ -70,9 +70,9 @@ func BenchmarkEngineReputation(b *testing.B) {
 	b.ReportMetric(0, "ns/op") // three calls per op: the per-call figures above are the ones to read
 }
 
-// BenchmarkEngineReputationAllocs reports the memory of each engine's
+// BenchmarkReputation times and reports the memory of each engine's
 // call apart (-benchmem).
-func BenchmarkEngineReputationAllocs(b *testing.B) {
+func BenchmarkReputation(b *testing.B) {
 	names, engines, reqs := reputationEngines(b)
 	ctx := context.Background()
 	for j, name := range names {

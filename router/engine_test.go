@@ -376,6 +376,18 @@ func TestEngine_workerFaults(t *testing.T) {
 			if _, err := json.Marshal(p); err != nil {
 				t.Errorf("the error does not encode: %v", err)
 			}
+			if !strings.Contains(p.Detail, tt.wantError) {
+				t.Errorf("detail = %q, want the cause %q", p.Detail, tt.wantError)
+			}
+			if tt.delegate {
+				return
+			}
+			// Version 3 names the cause in its detail too, with the session.
+			_, err = e.ValidateV3(context.Background(), validateV3(1, router.DisagreeFailHard))
+			p = asError(t, err, http.StatusBadGateway, "all_replicas_failed")
+			if !strings.Contains(p.Detail, "session 1: ") || !strings.Contains(p.Detail, tt.wantError) {
+				t.Errorf("v3 detail = %q, want the cause %q of session 1", p.Detail, tt.wantError)
+			}
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -264,8 +265,40 @@ func (e *Engine) noWinner(call *consensusCall, out consensus.Outcome) *Error {
 		p = problem.Newf(http.StatusBadGateway, problem.CodeAllReplicasFailed,
 			"no replica answered (verdicts %v)", call.block.Verdicts)
 	}
+	p.Detail += failureCauses(call.outcomes)
 	p.Extra = call.evidence()
 	return p
+}
+
+// failureCauses lists, after ": ", the distinct reasons the replicas that
+// did not answer gave, each with the sessions that gave it, so that a
+// host reads a worker's fault in the problem's detail ("session 2:
+// worker returned no verdict") and not only in its evidence.
+func failureCauses(outcomes []*outcome) string {
+	var causes []string
+	sessions := map[string][]SessionID{}
+	for _, o := range outcomes {
+		if o.answered() || o.Error == "" {
+			continue
+		}
+		if _, seen := sessions[o.Error]; !seen {
+			causes = append(causes, o.Error)
+		}
+		sessions[o.Error] = append(sessions[o.Error], o.SessionID)
+	}
+	if len(causes) == 0 {
+		return ""
+	}
+	parts := make([]string, len(causes))
+	for i, c := range causes {
+		ids := sessions[c]
+		word := "session"
+		if len(ids) > 1 {
+			word = "sessions"
+		}
+		parts[i] = fmt.Sprintf("%s %s: %s", word, strings.Trim(fmt.Sprint(ids), "[]"), c)
+	}
+	return ": " + strings.Join(parts, "; ")
 }
 
 // DelegateV3 runs the workflow on consensus.replicas sessions at once and

@@ -7,8 +7,10 @@ import (
 	"math"
 	"testing"
 
+	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
 )
 
@@ -86,5 +88,62 @@ func checkAgreeing(t *testing.T, what string, raw json.RawMessage) {
 	}
 	if got := float64(len(c.Agreeing)) / float64(votes); math.Abs(got-c.Agreement) > 1e-12 || c.Agreement != 2.0/3 {
 		t.Errorf("%s %s: %d agreeing of %d votes give %v; it states %v (want 2/3)", what, raw, len(c.Agreeing), votes, got, c.Agreement)
+	}
+}
+
+// TestService_weightedReceiptRecomputes: over an engine that keeps
+// reputation, a safe call's receipt records what weighed its votes, and
+// its confidence and agreement are recomputed from the consensus snapshot
+// alone: the summed weights of each verdict, the tempering, the agreeing
+// replicas.
+func TestService_weightedReceiptRecomputes(t *testing.T) {
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := honest(0.9)
+	s, err := trust.New(newEngine(t, w, w, routertest.Lie(w), w, w), trust.WithSigningKey(priv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 12 {
+		req := request(trust.ModeValidation, trust.PolicySafe)
+		req.Receipt = receipt.Inline()
+		resp, err := s.Call(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := receipt.Verify(resp.Receipt, receipt.Ed25519Key(pub))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs := res.Receipt.ConsensusSnapshot
+		if cs.Strategy != "weighted" || cs.WeightBy != "reputation" || len(cs.Weights) != len(cs.Verdicts) {
+			t.Fatalf("call %d: snapshot %+v, want strategy weighted by reputation with a weight per replica", i, cs)
+		}
+		scores := map[string]float64{}
+		votes := 0
+		for j, v := range cs.Verdicts {
+			if l := consensus.Label(v); l == consensus.LabelCancelled || l.Failed() {
+				continue
+			}
+			scores[v] += cs.Weights[j]
+			votes++
+		}
+		win := cs.Verdicts[cs.Agreeing[0]]
+		var ss []float64
+		wi := 0
+		for v, sc := range scores {
+			if v == win {
+				wi = len(ss)
+			}
+			ss = append(ss, sc)
+		}
+		if got := consensus.Credence(ss, wi, cs.Tempering); math.Abs(got-cs.Confidence) > 1e-12 || math.Abs(got-resp.Confidence) > 1e-12 {
+			t.Errorf("call %d: confidence %v (response %v), recomputed %v from the snapshot", i, cs.Confidence, resp.Confidence, got)
+		}
+		if got := float64(len(cs.Agreeing)) / float64(votes); math.Abs(got-cs.Agreement) > 1e-12 {
+			t.Errorf("call %d: agreement %v, recomputed %v", i, cs.Agreement, got)
+		}
 	}
 }

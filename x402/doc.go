@@ -72,8 +72,16 @@
 //   - The budget is charged when a proof is made and refunded only when
 //     the proof never left the process, since a sent proof may settle.
 //   - A 402 answer to a paid request is an error ([ErrPaymentRejected]),
-//     never a second payment. A proof is remembered for its offer's
-//     timeout plus an hour; a repeated call after that pays anew.
+//     never a second payment. A proof is remembered until its
+//     authorization expires (validBefore), as long as a server can take
+//     it; a repeated call after that pays anew.
+//   - An answer is never charged twice: a payment whose request the
+//     handler answers from its idempotency store (Idempotent-Replayed:
+//     true) is verified only, never settled, and its proof released
+//     unspent. The server keeps answers (24 hours by default) longer than
+//     the Transport keeps a proof (at most the Policy's
+//     MaxTimeoutSeconds, ten minutes by default), so a retry that comes
+//     with a new proof within that window gets the answer for free.
 //   - When the terms offer the payment-identifier extension, the payer
 //     echoes it with an id derived from the call's key.
 //   - An answer that was paid for and lost on the way is delivered again,

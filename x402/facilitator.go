@@ -169,6 +169,7 @@ func (c *FacilitatorClient) do(ctx context.Context, op, method string, body []by
 // where it is mounted (use http.StripPrefix under a prefix). Malformed
 // requests get a 400 problem; errors of f get a 502 problem.
 func NewFacilitatorHandler(f Facilitator) http.Handler {
+	f = guard(f)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /supported", func(w http.ResponseWriter, r *http.Request) {
 		out, err := f.Supported(r.Context())

@@ -49,6 +49,9 @@ type Price struct {
 	// work of a payment that does not settle (a payer that emptied its
 	// balance meanwhile).
 	SettleBefore bool
+	// Discovery, if not nil, describes the route to x402 discovery
+	// services in its 402 answers (see [Discovery]).
+	Discovery *Discovery
 }
 
 // DefaultTimeBudget is the time budget of a route whose Price leaves
@@ -96,9 +99,14 @@ const exposed = HeaderPaymentRequired + ", " + HeaderPaymentResponse + ", " + He
 //
 // A priced request without a proof gets 402 with the terms in both
 // versions: base64 JSON in the PAYMENT-REQUIRED header (version 2) and the
-// version 1 terms as the JSON body. A proof is read from
+// version 1 terms as the JSON body. Every 402 answer carries
+// Cache-Control: no-store, the route's description and media type in its
+// resource, and the route's [Discovery], if any: extensions.bazaar in
+// version 2, outputSchema in each version 1 offer. A proof is read from
 // PAYMENT-SIGNATURE or X-PAYMENT; a header that does not decode gets a 400
-// problem. The proof must match one of the route's offers, must not have
+// problem. The proof must match one of the route's offers (a version 1
+// proof that several offers could take, such as offers that differ only in
+// asset, pays the first the Facilitator verifies it against), must not have
 // been accepted before (see [ReplayStore]), must, for an EIP-3009
 // authorization, stay valid until the route's time budget and the
 // settlement have passed (reason "authorization_validity_too_short"), and
@@ -109,6 +117,8 @@ const exposed = HeaderPaymentRequired + ", " + HeaderPaymentResponse + ", " + He
 // By default (settle after) the handler runs into a buffer, and its
 // answer is held back until the payment is settled: an answer with status
 // 400 or more is sent without settling (and the proof may be sent again),
+// and so is an answer the handler delivered from its idempotency store
+// (header Idempotent-Replayed: true; see "Answers from the store" below);
 // any other is settled and sent with the settlement in PAYMENT-RESPONSE,
 // and also in X-PAYMENT-RESPONSE for a version 1 proof. A failed
 // settlement answers 402 with the settlement (success false) in those
@@ -143,6 +153,19 @@ const exposed = HeaderPaymentRequired + ", " + HeaderPaymentResponse + ", " + He
 // facilitator call failed or timed out) keeps the proof used, and its
 // repeat is 402: the payer must ask its network whether it settled.
 //
+// # Answers from the store
+//
+// An answer bought once is never charged again. A retry that carries a
+// new payment (its payer's Transport no longer had the first proof) and
+// that the handler answers from its idempotency store, without doing the
+// work, is verified only: the payment must verify, which names the payer
+// whose stored answer it gets, but it is never settled, its proof is
+// released unspent, and the answer carries no PAYMENT-RESPONSE. On a
+// route that settles before the work, a handler that is a [Replayer] is
+// asked for its stored answer (ServeReplay) before the payment is settled,
+// and so it is for an authorization too short for the route's work: an
+// answer from the store needs no settlement.
+//
 // The handler finds the verified payment with [PaymentFromContext]. Every
 // answer on a priced route exposes the payment headers to browsers through
 // Access-Control-Expose-Headers.
@@ -174,7 +197,7 @@ func Middleware(cfg MiddlewareConfig) (func(http.Handler) http.Handler, error) {
 		}
 	}
 	pw := &paywall{cfg: cfg, mux: mux, replay: cfg.Replay, log: cfg.Logger, tel: newPaywallTelemetry(&cfg)}
-	pw.cfg.Facilitator = pw.tel.facilitator(cfg.Facilitator)
+	pw.cfg.Facilitator = pw.tel.facilitator(guard(cfg.Facilitator))
 	if pw.replay == nil {
 		pw.replay = &MemoryReplay{}
 	}
@@ -208,6 +231,11 @@ func checkPrice(p Price, settle time.Duration) error {
 	}
 	if p.TimeBudget < 0 {
 		return fmt.Errorf("time budget %s is negative", p.TimeBudget)
+	}
+	if p.Discovery != nil {
+		if err := p.Discovery.check(); err != nil {
+			return err
+		}
 	}
 	need := p.validity(settle)
 	for i, o := range p.Accepts {
@@ -327,6 +355,9 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 			return
 		}
 	}
+	if price.Discovery != nil {
+		price.Discovery = price.Discovery.of(r.Method)
+	}
 	ctx := r.Context()
 	w.Header().Add("Access-Control-Expose-Headers", exposed)
 	res := ResourceInfo{URL: resourceURL(r), Description: price.Description, MimeType: price.MimeType}
@@ -349,15 +380,19 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		problem.Write(w, &q)
 		return
 	}
-	offer, ok := match(price.Accepts, p)
-	if !ok {
-		pw.require(w, price, res, msgNoOffer, nil)
-		return
-	}
 	if p.X402Version == Version1 {
 		p.Resource = &res
 	}
 	now := pw.now()
+	offer, vr, ok, err := pw.choose(ctx, price.Accepts, p, now)
+	if err != nil {
+		pw.unavailable(w, "facilitator verify", err)
+		return
+	}
+	if !ok {
+		pw.require(w, price, res, msgNoOffer, nil)
+		return
+	}
 	key, until := replayKey(p, offer, now)
 	fresh, err := pw.replay.Reserve(ctx, key, now, until)
 	if err != nil {
@@ -365,7 +400,7 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		return
 	}
 	if !fresh {
-		pw.repeat(w, r, rp, price, res, p, key, now)
+		pw.repeat(w, r, rp, price, res, p, offer, key, now)
 		return
 	}
 	settled := false
@@ -377,14 +412,19 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	if a := authorizationOf(p); a != nil {
 		need := now.Add(price.validity(pw.cfg.SettleTimeout))
 		if vb, err := strconv.ParseInt(a.ValidBefore, 10, 64); err == nil && time.Unix(vb, 0).Before(need) {
+			if pw.answerStored(w, r, rp, p, offer, vr) {
+				return // an answer from the store needs no settlement
+			}
 			pw.require(w, price, res, fmt.Sprintf("%s: the authorization must stay valid through the route's time budget and settlement: validBefore %d is before %d", reasonValidity, vb, need.Unix()), nil)
 			return
 		}
 	}
-	vr, err := pw.cfg.Facilitator.Verify(ctx, p, offer)
-	if err != nil {
-		pw.unavailable(w, "facilitator verify", err)
-		return
+	if vr == nil {
+		vr, err = pw.cfg.Facilitator.Verify(ctx, p, offer)
+		if err != nil {
+			pw.unavailable(w, "facilitator verify", err)
+			return
+		}
 	}
 	if !vr.IsValid {
 		pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: payment invalid", slog.String("reason", vr.InvalidReason), slog.String("payer", vr.Payer))
@@ -395,20 +435,29 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	vp := &VerifiedPayment{Payer: vr.Payer, Offer: offer, Payload: p}
 	work, cancel := context.WithTimeout(context.WithValue(ctx, verifiedCtx{}, vp), price.timeBudget())
 	defer cancel()
+	paid := r.WithContext(work)
 	if price.SettleBefore {
+		if rec := stored(rp, paid); rec != nil {
+			pw.deliverStored(ctx, w, rec, vr.Payer) // never settled
+			return
+		}
 		settled = true // from here on the proof stays used, whatever the outcome
 		sr, ok := pw.settle(w, r, price, res, p, offer, key, vr.Payer)
 		if !ok {
 			return
 		}
 		vp.Settlement = sr
-		next.ServeHTTP(w, r.WithContext(work))
+		next.ServeHTTP(w, paid)
 		return
 	}
 	rec := &recorder{header: make(http.Header)}
-	next.ServeHTTP(rec, r.WithContext(work))
+	next.ServeHTTP(rec, paid)
 	if rec.status >= 400 {
 		rec.copyTo(w)
+		return
+	}
+	if fromStore(rec.header) {
+		pw.deliverStored(ctx, w, rec, vr.Payer) // never settled
 		return
 	}
 	settled = true // from here on the proof stays used, whatever the outcome
@@ -462,7 +511,7 @@ func (pw *paywall) settle(w http.ResponseWriter, r *http.Request, price Price, r
 // repeat answers a proof that was already accepted: with the answer its
 // first use bought when that use was settled, the request is the same and
 // the handler still has the answer, and with 402 otherwise.
-func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, price Price, res ResourceInfo, p *PaymentPayload, key string, now time.Time) {
+func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, price Price, res ResourceInfo, p *PaymentPayload, offer PaymentRequirements, key string, now time.Time) {
 	if rp == nil || r.Header.Get(HeaderIdempotencyKey) == "" {
 		pw.require(w, price, res, msgUsed, nil)
 		return
@@ -489,7 +538,7 @@ func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, p
 	}
 	// The handler sees the payer of the first use, as it did then, so
 	// that it finds the answer it kept for that payer.
-	vp := &VerifiedPayment{Payer: sp.Settlement.Payer, Offer: offerOf(price, p), Payload: p, Settlement: &sp.Settlement}
+	vp := &VerifiedPayment{Payer: sp.Settlement.Payer, Offer: offer, Payload: p, Settlement: &sp.Settlement}
 	rec := &recorder{header: make(http.Header)}
 	if !rp.ServeReplay(rec, r.WithContext(context.WithValue(ctx, verifiedCtx{}, vp))) || rec.status >= 400 {
 		pw.require(w, price, res, msgUsed, nil)
@@ -501,12 +550,6 @@ func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, p
 		return
 	}
 	rec.copyTo(w)
-}
-
-// offerOf returns the offer of price that p pays, or the zero offer.
-func offerOf(price Price, p *PaymentPayload) PaymentRequirements {
-	o, _ := match(price.Accepts, p)
-	return o
 }
 
 // paidRequest names the request a proof pays for: a digest of the
@@ -526,7 +569,7 @@ func paidRequest(r *http.Request, p *PaymentPayload) string {
 }
 
 // require answers 402 with the terms of price in both versions, and with
-// the settlement when one failed.
+// the settlement when one failed; no cache keeps it.
 func (pw *paywall) require(w http.ResponseWriter, price Price, res ResourceInfo, reason string, sr *SettleResponse) {
 	pw.tel.refused(reason, sr)
 	v2 := PaymentRequired{X402Version: Version2, Error: reason, Resource: &res, Accepts: make([]PaymentRequirements, len(price.Accepts))}
@@ -537,6 +580,11 @@ func (pw *paywall) require(w http.ResponseWriter, price Price, res ResourceInfo,
 		v2.Accepts[i] = o
 	}
 	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	if err := price.describe(&v2, &v1); err != nil {
+		pw.unavailable(w, "describing the route", err)
+		return
+	}
 	value, err := EncodeHeader(v2)
 	if err != nil {
 		pw.unavailable(w, "encoding the terms", err)
@@ -586,56 +634,6 @@ func joinReason(reason, message string) string {
 		return reason
 	}
 	return reason + ": " + message
-}
-
-// match returns the route's offer that the proof claims to pay. A version
-// 2 proof names its offer in full. A version 1 proof names only scheme and
-// network; when its payload is an EIP-3009 authorization, the offer is the
-// one whose payTo is the authorization's recipient and whose amount is its
-// value (or, failing an equal amount, at most its value), so that a route
-// with several offers on one network takes each of them. The offer is
-// returned in the network naming of the proof.
-func match(offers []PaymentRequirements, p *PaymentPayload) (PaymentRequirements, bool) {
-	a := p.Accepted
-	var auth *eip3009
-	if p.X402Version == Version1 {
-		auth = authorizationOf(p)
-	}
-	found := -1
-	for i, o := range offers {
-		if o.Scheme != a.Scheme || !SameNetwork(o.Network, a.Network) {
-			continue
-		}
-		if p.X402Version == Version2 && (o.Amount != a.Amount || !strings.EqualFold(o.Asset, a.Asset) || !strings.EqualFold(o.PayTo, a.PayTo)) {
-			continue
-		}
-		if auth != nil {
-			if !strings.EqualFold(o.PayTo, auth.To) {
-				continue
-			}
-			price, perr := ParseAmount(o.Amount)
-			value, verr := ParseAmount(auth.Value)
-			if perr != nil || verr != nil || value < price {
-				continue
-			}
-			if value == price {
-				found = i
-				break
-			}
-		}
-		if found < 0 {
-			found = i
-			if auth == nil {
-				break
-			}
-		}
-	}
-	if found < 0 {
-		return PaymentRequirements{}, false
-	}
-	o := offers[found]
-	o.Network = a.Network
-	return o, true
 }
 
 // eip3009 is the authorization of an "exact" payload on an EVM network,

@@ -75,7 +75,7 @@ func (t *paywallTelemetry) facilitator(f Facilitator) Facilitator {
 	if t == nil {
 		return f
 	}
-	return &tracedFacilitator{Facilitator: f, t: t}
+	return &tracedFacilitator{Facilitator: guard(f), t: t}
 }
 
 // tracedFacilitator is a Facilitator whose Verify and Settle are

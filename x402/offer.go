@@ -8,8 +8,10 @@ import (
 // Match returns the offer of p that the proof pp claims to pay, as
 // [Middleware] matches it: a version 2 proof names its offer in full
 // (scheme, network, amount, asset, payTo); a version 1 proof names only
-// scheme and network. The offer is returned in the network naming of the
-// proof. It lets a server that carries payments outside HTTP headers, such
+// scheme and network, and when several offers could take it (offers that
+// differ only in asset) Match returns the first, where Middleware asks the
+// facilitator which one the signature verifies under. The offer is
+// returned in the network naming of the proof. It lets a server that carries payments outside HTTP headers, such
 // as the MCP transport's _meta["x402/payment"], apply the same rules.
 func (p Price) Match(pp *PaymentPayload) (PaymentRequirements, bool) {
 	return match(p.Accepts, pp)

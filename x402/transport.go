@@ -18,7 +18,6 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
-	"golang.org/x/sync/singleflight"
 )
 
 // Proof is what a [Payer] returns for an offer.
@@ -64,10 +63,6 @@ func WithPaymentKey(ctx context.Context, key string) context.Context {
 	return context.WithValue(ctx, paymentKeyCtx{}, key)
 }
 
-// memoGrace is how long a proof is remembered after its offer's timeout,
-// so that a late retry of the same call does not pay a second time.
-const memoGrace = time.Hour
-
 // Transport is an http.RoundTripper that pays for resources behind x402:
 // when the server answers 402 with terms (either protocol version), it
 // chooses an offer, has the Payer sign a proof, and sends the request once
@@ -105,19 +100,31 @@ const memoGrace = time.Hour
 // is paid on its own and never carries it. Concurrent requests of one call
 // share one payment (single flight per call): one of them pays, the
 // others wait for its proof and send it too, so that at most one of them
-// is served and the rest get a *PaymentError, and a failure to pay is
-// returned to all of them. A request that names no call is paid for on
-// its own. The outer retry policy should stop on errors for which
+// is served and the rest get a *PaymentError. A failure to pay is returned
+// to all of them, except when the paying request's context ended before
+// the proof existed: a waiting request then pays itself. A waiting request
+// returns as soon as its own context ends, and the payment in progress goes
+// on for the others. A request that names no call is paid for on its own. The outer retry policy should stop on errors for which
 // [Permanent] reports true.
 //
 // Across a disconnect, a proof that was sent may have settled: the
-// Transport keeps it for the offer's timeout plus an hour, so that the
-// retry of the call, with the same key, carries it again and the server
-// can deliver the answer it bought (see [Middleware]) instead of taking a
-// second payment.
+// Transport keeps it as long as a server can still take it, until its
+// authorization expires (an EIP-3009 authorization's validBefore, else
+// the offer's maxTimeoutSeconds after it was signed), so that the retry of
+// the call, with the same key, carries it again and the server can
+// deliver the answer it bought (see [Middleware]) instead of taking a
+// second payment. A retry after that carries a new proof: a server that
+// kept the answer, as [Middleware] over a vouch server does for its
+// idempotency window (24 hours by default, longer than any proof the
+// Policy lets the Transport sign), answers it from its store and never
+// settles that payment (header Idempotent-Replayed: true, no
+// PAYMENT-RESPONSE).
 //
 // The Budget is charged when a proof is made and refunded only when the
-// proof never left the process. A Transport is safe for concurrent use and
+// proof never left the process: when every request that held it, the one
+// that made it and those that waited for it, gave up before sending it. A
+// proof that any request sent is spent, and kept for the call's retries,
+// whichever request made it. A Transport is safe for concurrent use and
 // must not be copied after first use.
 type Transport struct {
 	// Base sends the requests; nil means http.DefaultTransport.
@@ -150,17 +157,6 @@ type Transport struct {
 	tel     *payerTelemetry
 	mu      sync.Mutex
 	paid    map[string]*memo // by payment key
-	flight  singleflight.Group
-}
-
-// memo is a proof made for one logical call.
-type memo struct {
-	key           string // "" for a call that names none
-	header, value string // the header that carries the proof
-	err           PaymentError
-	amount        uint64
-	expires       time.Time
-	sent          bool // guarded by Transport.mu
 }
 
 // RoundTrip sends req, paying if the answer is 402 and the Policy allows.
@@ -188,7 +184,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := base.RoundTrip(first)
+	resp, err := roundTrip(base, first)
 	if err != nil || resp.StatusCode != http.StatusPaymentRequired {
 		return resp, err
 	}
@@ -217,30 +213,9 @@ func (t *Transport) payAndSend(ctx context.Context, pt *payTrace, base http.Roun
 	return t.sendPaid(ctx, base, req, body, m)
 }
 
-// payOnce pays for the call named key, or returns the proof already made
-// for it: concurrent requests of one call share one payment. A request
-// that names no call is paid on its own. made reports whether this
-// request made the proof.
-func (t *Transport) payOnce(ctx context.Context, req *http.Request, key string, terms *PaymentRequired) (m *memo, made bool, err error) {
-	if key == "" {
-		m, err = t.pay(ctx, req, key, terms)
-		return m, true, err
-	}
-	v, err, _ := t.flight.Do(key, func() (any, error) {
-		if m := t.recall(key); m != nil {
-			return m, nil
-		}
-		made = true // only the request that runs this function pays
-		return t.pay(ctx, req, key, terms)
-	})
-	if err != nil {
-		return nil, made, err
-	}
-	return v.(*memo), made, nil
-}
-
-// pay chooses an offer, charges the budget and has the Payer sign a proof.
-func (t *Transport) pay(ctx context.Context, req *http.Request, key string, terms *PaymentRequired) (*memo, error) {
+// pay chooses an offer, charges the budget and has the Payer sign the
+// proof of m.
+func (t *Transport) pay(ctx context.Context, req *http.Request, m *memo, terms *PaymentRequired) error {
 	offers := terms.Accepts
 	if s, ok := t.Payer.(interface {
 		Supports(PaymentRequirements) bool
@@ -258,20 +233,20 @@ func (t *Transport) pay(ctx context.Context, req *http.Request, key string, term
 	}
 	offer, err := sel(req, &t.Policy, offers)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := t.Policy.Allows(offer); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNoAcceptableOffer, err)
+		return fmt.Errorf("%w: %w", ErrNoAcceptableOffer, err)
 	}
 	amount, _ := ParseAmount(offer.Amount) // Allows parsed it
 	if err := t.Budget.Spend(amount); err != nil {
-		return nil, err
+		return err
 	}
-	id := paymentID(key)
-	proof, err := t.Payer.Pay(ctx, offer)
+	id := paymentID(m.key)
+	proof, err := payGuarded(ctx, t.Payer, offer)
 	if err != nil {
 		t.Budget.Refund(amount)
-		return nil, fmt.Errorf("x402: paying %s %s on %s: %w", offer.Amount, offer.Asset, offer.Network, err)
+		return fmt.Errorf("x402: paying %s %s on %s: %w", offer.Amount, offer.Asset, offer.Network, err)
 	}
 	p := PaymentPayload{X402Version: terms.X402Version, Resource: terms.Resource, Accepted: offer, Payload: proof.Payload, Extensions: echoExtensions(terms.Extensions, id)}
 	header := HeaderPaymentSignature
@@ -281,20 +256,15 @@ func (t *Transport) pay(ctx context.Context, req *http.Request, key string, term
 	value, err := EncodeHeader(p)
 	if err != nil {
 		t.Budget.Refund(amount)
-		return nil, err
+		return err
 	}
-	m := &memo{
-		header: header,
-		value:  value,
-		err:    PaymentError{ID: id, Reference: proof.Reference, Offer: offer, X402Version: terms.X402Version},
-		amount: amount,
-	}
-	m.expires = t.now().Add(time.Duration(offer.MaxTimeoutSeconds)*time.Second + memoGrace)
-	t.remember(key, m)
+	m.header, m.value, m.amount = header, value, amount
+	m.err = PaymentError{ID: id, Reference: proof.Reference, Offer: offer, X402Version: terms.X402Version}
+	m.expires = proofExpiry(&p, offer, t.now())
 	t.logger().LogAttrs(ctx, slog.LevelInfo, "x402: paid",
 		slog.String("id", id), slog.String("reference", proof.Reference), slog.String("amount", offer.Amount),
 		slog.String("asset", offer.Asset), slog.String("network", offer.Network), slog.String("url", req.URL.Redacted()))
-	return m, nil
+	return nil
 }
 
 // sendPaid sends req with the proof of m, in ctx: req's context, or the
@@ -304,20 +274,12 @@ func (t *Transport) sendPaid(ctx context.Context, base http.RoundTripper, req *h
 	if err == nil {
 		err = req.Context().Err()
 	}
-	t.mu.Lock()
-	unsent := !m.sent
-	if err == nil {
-		m.sent = true
-	}
-	t.mu.Unlock()
+	t.send(m, err)
 	if err != nil {
-		if unsent {
-			t.forget(m) // the proof never left the process
-		}
 		return nil, err
 	}
 	c.Header.Set(m.header, m.value)
-	resp, err := base.RoundTrip(c)
+	resp, err := roundTrip(base, c)
 	if err != nil {
 		return nil, m.failure(err)
 	}
@@ -357,51 +319,6 @@ func (t *Transport) logger() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return t.Logger
-}
-
-// recall returns the proof made for the call named key, if any.
-func (t *Transport) recall(key string) *memo {
-	if key == "" {
-		return nil
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	m := t.paid[key]
-	if m != nil && !t.now().Before(m.expires) {
-		delete(t.paid, key)
-		return nil
-	}
-	return m
-}
-
-// remember keeps m for the call named key and drops expired proofs.
-func (t *Transport) remember(key string, m *memo) {
-	if key == "" {
-		return
-	}
-	m.key = key
-	now := t.now()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.paid == nil {
-		t.paid = make(map[string]*memo)
-	}
-	for k, old := range t.paid {
-		if !now.Before(old.expires) {
-			delete(t.paid, k)
-		}
-	}
-	t.paid[key] = m
-}
-
-// forget drops a proof that never left the process and refunds it.
-func (t *Transport) forget(m *memo) {
-	t.mu.Lock()
-	if m.key != "" && t.paid[m.key] == m {
-		delete(t.paid, m.key)
-	}
-	t.mu.Unlock()
-	t.Budget.Refund(m.amount)
 }
 
 // paymentKey names the logical call of req, or returns "": its key from

@@ -39,12 +39,14 @@ func printBanner(w io.Writer, base, debugBase string, cfg config, s *server) {
 
 	fmt.Fprintf(&b, "\na v3 validate:\n  curl -s %s/api/v3/validate %s -H 'Content-Type: application/json' \\\n", base, auth)
 	fmt.Fprintf(&b, "    -d '{\"claim\":{\"type\":\"tool_output\",\"output\":\"17 * 3 = 51\"},\"consensus\":{\"replicas\":3}}'\n")
-	fmt.Fprintf(&b, "a trust validation with an inline signed receipt:\n  curl -s %s/api/v4/trust %s -H 'Content-Type: application/json' \\\n", base, auth)
-	fmt.Fprintf(&b, "    -d '{\"mode\":\"validation\",\"policy\":\"safe\",\"task\":{\"type\":\"tool_output\",\"claimed_result\":\"17 * 3 = 51\"},\"receipt\":{\"mode\":\"inline\",\"include\":{\"policy_snapshot\":true,\"consensus_snapshot\":true,\"output_hash\":true}}}'\n")
-	fmt.Fprintf(&b, "its receipt again, by receipt_id:\n  curl -s %s/api/v4/receipt/RECEIPT_ID %s\n", base, auth)
-	fmt.Fprintf(&b, "its inclusion proof in the log %s, and the log's checkpoint:\n  curl -s %s/api/v4/receipt/RECEIPT_ID/proof %s > proof.json\n  curl -s %s/api/v4/log %s\n",
-		s.log.Origin(), base, auth, base, auth)
-	fmt.Fprintf(&b, "checked offline:\n  go run ./examples/verify-receipt -key %s receipt.json -proof proof.json\n", s.key.signer.Issuer())
+	fmt.Fprintf(&b, "a trust validation with a signed receipt, then the receipt and its log proof, checked offline\n(paste the lines in order; they write trust.json, receipt.json and proof.json here):\n")
+	fmt.Fprintf(&b, "  curl -s %s/api/v4/trust %s -H 'Content-Type: application/json' \\\n", base, auth)
+	fmt.Fprintf(&b, "    -d '{\"mode\":\"validation\",\"policy\":\"safe\",\"task\":{\"type\":\"tool_output\",\"claimed_result\":\"17 * 3 = 51\"},\"receipt\":{\"mode\":\"detached\",\"include\":{\"policy_snapshot\":true,\"consensus_snapshot\":true,\"output_hash\":true}}}' > trust.json\n")
+	fmt.Fprintf(&b, "  RECEIPT_ID=$(grep -o '\"receipt_id\":\"[^\"]*\"' trust.json | head -n 1 | cut -d '\"' -f 4)\n")
+	fmt.Fprintf(&b, "  curl -s %s/api/v4/receipt/$RECEIPT_ID %s > receipt.json\n", base, auth)
+	fmt.Fprintf(&b, "  curl -s %s/api/v4/receipt/$RECEIPT_ID/proof %s > proof.json\n", base, auth)
+	fmt.Fprintf(&b, "  go run ./examples/verify-receipt -key %s receipt.json -proof proof.json\n", s.key.signer.Issuer())
+	fmt.Fprintf(&b, "the log's checkpoint (%s):\n  curl -s %s/api/v4/log %s\n", s.log.Origin(), base, auth)
 
 	if len(s.prices) > 0 {
 		o := s.prices[0].offer

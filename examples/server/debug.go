@@ -109,10 +109,10 @@ func (m *metrics) countRequests(next http.Handler) http.Handler {
 	for _, rt := range router.Routes() {
 		known[rt.Method+" "+rt.Path] = true
 	}
-	for _, p := range []string{trust.CallPath, trust.TrialCallPath, trust.X402CallPath, receipt.VerifyPath, mcpPath, mcpMessagesPath} {
+	for _, p := range []string{trust.CallPath, trust.TrialCallPath, trust.X402CallPath, receipt.VerifyPath, mcpPath, mcpMessagesPath, a2aPath, a2aAPIPath} {
 		known["POST "+p] = true
 	}
-	for _, p := range []string{receipt.LogPath, receipt.ConsistencyPath, agentcard.WellKnownPath, agentcard.APIPath} {
+	for _, p := range append([]string{receipt.LogPath, receipt.ConsistencyPath}, agentcard.Paths()...) {
 		known["GET "+p] = true
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

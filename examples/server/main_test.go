@@ -211,8 +211,10 @@ func TestRun_banner(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Authorization: Bearer k1", "curl -s http://127.0.0.1:", "/api/v3/validate", "other integrations: acme, zed",
-		"/api/v4/trust -H 'Authorization: Bearer k1'", `"receipt":{"mode":"inline"`, "/api/v4/receipt/RECEIPT_ID",
-		"go run ./examples/verify-receipt -key " + b.issuer, "state: memory",
+		"/api/v4/trust -H 'Authorization: Bearer k1'", `"receipt":{"mode":"detached"`, "> trust.json\n", "RECEIPT_ID=$(grep -o",
+		"/api/v4/receipt/$RECEIPT_ID -H 'Authorization: Bearer k1' > receipt.json\n",
+		"/api/v4/receipt/$RECEIPT_ID/proof -H 'Authorization: Bearer k1' > proof.json\n",
+		"go run ./examples/verify-receipt -key " + b.issuer + " receipt.json -proof proof.json\n", "state: memory",
 		"/api/v4/x402/trust       $0.005 (5000 atomic units)",
 		"payTo 0x1111111111111111111111111111111111111111", "eip155:84532", "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
 		"/api/v2/x402/validate    $0.001 (1000 atomic units)", "/api/v1/x402/delegate    $0.002 (2000 atomic units)",

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -10,11 +9,10 @@ import (
 	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
-	"github.com/vouchkit/vouch/trust/agentcard"
 	"github.com/vouchkit/vouch/trust/trustmcp"
 	"github.com/vouchkit/vouch/x402"
 	"github.com/vouchkit/vouch/x402/evm"
@@ -43,15 +41,18 @@ type agentDeps struct {
 }
 
 // mountAgents serves the trust tools over MCP Streamable HTTP at /mcp and
-// /mcp/messages, behind the API keys, and the A2A agent card at
-// /.well-known/agent.json and /api/v1/a2a/agent.json. It returns the MCP
-// server, which -mcp-stdio serves on stdin and stdout instead.
+// /mcp/messages, behind the API keys, and the trust skills over A2A with
+// their agent card (mountA2A). It returns the MCP server, which
+// -mcp-stdio serves on stdin and stdout instead.
 func mountAgents(mux *http.ServeMux, cfg config, d agentDeps) (*mcp.Server, error) {
 	srv, err := trustmcp.NewServer(trustmcp.Config{
 		Caller:   d.svc,
 		Router:   d.engine,
 		Receipts: &trustmcp.StoreReceipts{Store: d.receipts, Verifier: d.verifier},
 		Name:     "vouch demo server",
+		// The tools' internal errors, and the SDK's warnings; not its
+		// two lines a request about sessions.
+		Logger: slog.New(warnings{d.log.Handler()}),
 	})
 	if err != nil {
 		return nil, err
@@ -75,10 +76,7 @@ func mountAgents(mux *http.ServeMux, cfg config, d agentDeps) (*mcp.Server, erro
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: d.log}))
 	mux.Handle(mcpPath, h)
 	mux.Handle(mcpMessagesPath, h)
-	card := agentcard.Handler(agentcard.Config{Name: "vouch demo server", MCPPath: mcpPath})
-	mux.Handle(agentcard.WellKnownPath, card)
-	mux.Handle(agentcard.APIPath, card)
-	return srv, nil
+	return srv, mountA2A(mux, d)
 }
 
 // requireKey admits requests whose bearer key the authenticator accepts,
@@ -101,18 +99,7 @@ func requireKey(auth router.Authenticator, next http.Handler) http.Handler {
 			withToken.ServeHTTP(w, r)
 			return
 		}
-		var p *problem.Details
-		if errors.As(err, &p) {
-			problem.Write(w, p)
-			return
-		}
-		challenge, detail := `Bearer realm="vouch"`, "missing credentials: send Authorization: Bearer <key>"
-		if !errors.Is(err, router.ErrNoCredentials) {
-			challenge += `, error="invalid_token"`
-			detail = "the credential is not valid"
-		}
-		w.Header().Set("WWW-Authenticate", challenge)
-		problem.Write(w, problem.New(http.StatusUnauthorized, problem.CodeUnauthorized, detail))
+		httpapi.WriteAuthError(w, r, err)
 	})
 }
 
@@ -149,3 +136,16 @@ func serveStdio(ctx context.Context, s *server, log *slog.Logger) error {
 	}
 	return err
 }
+
+// warnings passes on the records of level Warn and above.
+type warnings struct{ slog.Handler }
+
+func (h warnings) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && h.Handler.Enabled(ctx, l)
+}
+
+func (h warnings) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return warnings{h.Handler.WithAttrs(attrs)}
+}
+
+func (h warnings) WithGroup(name string) slog.Handler { return warnings{h.Handler.WithGroup(name)} }

@@ -35,10 +35,10 @@ func TestRun_mcpPaidAcrossServers(t *testing.T) {
 	}
 	ctx := context.Background()
 	claim := map[string]any{"claimed_result": "17 * 3 = 51"}
-	var terms trustmcp.PaymentRequired
 	res := callTool(t, csA, "validate_claim", claim)
-	if bs, _ := json.Marshal(res.StructuredContent); !res.IsError || json.Unmarshal(bs, &terms) != nil || len(terms.Accepts) != 1 {
-		t.Fatalf("unpaid call: %v %s, want the payment terms", res.IsError, bs)
+	terms, err := trustmcp.PaymentTerms(res)
+	if err != nil || len(terms.Accepts) != 1 {
+		t.Fatalf("unpaid call: %v %q (%v), want the payment terms", res.IsError, resultText(res), err)
 	}
 	payer, err := evm.NewPayer(strings.Repeat("47", 32))
 	if err != nil {

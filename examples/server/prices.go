@@ -30,17 +30,21 @@ type pricedRoute struct {
 	what         string // what is sold, for the offer's description
 	price        string // in dollars
 	offer        x402.PaymentRequirements
+	discovery    *x402.Discovery // the route, as discovery services list it
 }
 
 // demoPrices prices every x402 route of the router and the trust call.
 func demoPrices(payTo string) ([]pricedRoute, error) {
 	var prs []pricedRoute
-	add := func(method, path, what, price string) error {
+	add := func(method, path, what, price string, d *x402.Discovery, derr error) error {
+		if derr != nil {
+			return fmt.Errorf("describing %s: %w", path, derr)
+		}
 		offer, err := evm.USDC(network, payTo, price)
 		if err != nil {
 			return fmt.Errorf("pricing %s: %w", path, err)
 		}
-		prs = append(prs, pricedRoute{method: method, path: path, what: what, price: price, offer: offer})
+		prs = append(prs, pricedRoute{method: method, path: path, what: what, price: price, offer: offer, discovery: d})
 		return nil
 	}
 	for _, rt := range router.Routes() {
@@ -54,11 +58,13 @@ func demoPrices(payTo string) ([]pricedRoute, error) {
 		case router.OpPing:
 			price = pingPrice
 		}
-		if err := add(rt.Method, rt.Path, string(rt.Op), price); err != nil {
+		d, err := discoveryOf(rt.Op)
+		if err := add(rt.Method, rt.Path, string(rt.Op), price, d, err); err != nil {
 			return nil, err
 		}
 	}
-	if err := add(http.MethodPost, trust.X402CallPath, "trust call", trustPrice); err != nil {
+	d, err := trustShape.discovery()
+	if err := add(http.MethodPost, trust.X402CallPath, "trust call", trustPrice, d, err); err != nil {
 		return nil, err
 	}
 	return prs, nil
@@ -73,6 +79,7 @@ func priceTable(prices []pricedRoute) map[string]x402.Price {
 			Accepts:     []x402.PaymentRequirements{p.offer},
 			Description: "vouch demo server: " + p.what,
 			MimeType:    "application/json",
+			Discovery:   p.discovery,
 		}
 	}
 	return routes

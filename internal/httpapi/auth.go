@@ -3,8 +3,11 @@ package httpapi
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"strings"
+
+	"github.com/vouchkit/vouch/internal/problem"
 )
 
 // Authenticator identifies the caller of a request to a [Key] endpoint
@@ -58,4 +61,25 @@ func KeyAuthenticator(keys map[string]string) Authenticator {
 		}
 		return caller, nil
 	}
+}
+
+// WriteAuthError answers a request whose credential the Authenticator
+// refused with err: with err's own problem when it is a
+// *problem.Details, else with the 401 problem and a WWW-Authenticate
+// challenge, which says invalid_token unless no credential was sent
+// ([ErrNoCredentials]).
+func WriteAuthError(w http.ResponseWriter, r *http.Request, err error) {
+	var p *problem.Details
+	if errors.As(err, &p) {
+		WriteProblem(w, r, p)
+		return
+	}
+	challenge := `Bearer realm="vouch"`
+	detail := "missing credentials: send Authorization: Bearer <key>"
+	if !errors.Is(err, ErrNoCredentials) {
+		challenge += `, error="invalid_token"`
+		detail = "the credential is not valid"
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
+	WriteProblem(w, r, problem.New(http.StatusUnauthorized, problem.CodeUnauthorized, detail))
 }

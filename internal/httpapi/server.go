@@ -354,19 +354,7 @@ func (s *Server) authenticated(next http.Handler) http.Handler {
 			err = ErrBadCredentials
 		}
 		if err != nil {
-			var p *problem.Details
-			if errors.As(err, &p) {
-				WriteProblem(w, r, p)
-				return
-			}
-			challenge := `Bearer realm="vouch"`
-			detail := "missing credentials: send Authorization: Bearer <key>"
-			if !errors.Is(err, ErrNoCredentials) {
-				challenge += `, error="invalid_token"`
-				detail = "the credential is not valid"
-			}
-			w.Header().Set("WWW-Authenticate", challenge)
-			WriteProblem(w, r, problem.New(http.StatusUnauthorized, problem.CodeUnauthorized, detail))
+			WriteAuthError(w, r, err)
 			return
 		}
 		info := infoFrom(r.Context())

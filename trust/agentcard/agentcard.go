@@ -1,23 +1,21 @@
 // Package agentcard publishes an A2A agent card for a vouch trust service:
-// the discovery document that agents read at GET /.well-known/agent.json
-// to learn what a service does and how to reach it.
+// the discovery document that agents read at GET
+// /.well-known/agent-card.json to learn what a service does and how to
+// reach it.
 //
 // The card follows the AgentCard object of the A2A protocol (version
-// 0.3): name, description, url, version, protocolVersion, capabilities,
-// security schemes, default input and output modes, and one skill per
-// operation of the trust service, each with examples. The skill ids are
-// the names of the MCP tools of package trustmcp (validate_claim,
-// delegate_task, arbitrate, factcheck, get_receipt, verify_receipt), so an
-// agent that found a skill here calls the tool of the same name.
-//
-// vouch serves its operations over MCP (Streamable HTTP, at the path
-// Config.MCPPath) and over plain HTTP (POST /api/v4/trust); it does not
-// implement A2A's own message protocol (message/send and tasks). The card
-// is a discovery document: its description and each skill say where the
-// operation is served, and its url is the service's base URL.
+// 0.3): name, description, url, preferredTransport, additionalInterfaces,
+// version, protocolVersion, capabilities, security schemes, default input
+// and output modes, and one skill per trust operation (validate_claim,
+// delegate_task, arbitrate, factcheck), each with examples of the messages
+// it reads. Its url is where the host serves A2A's JSON-RPC transport
+// (message/send, tasks/get), as package trusta2a does; the skill ids are
+// also the names of the MCP tools of package trustmcp, which the
+// description points to, with the receipt tools.
 //
 // The package has no dependency beyond the standard library and trust, so
-// any host can publish the card of the service it embeds.
+// any host can publish the card of the service it embeds; the A2A SDK is
+// linked only by the host that imports trusta2a.
 package agentcard
 
 import (
@@ -30,12 +28,25 @@ import (
 	"github.com/vouchkit/vouch/trust"
 )
 
-// The paths the card is usually served at: the A2A well-known path, and
-// the public router's path for it.
+// The paths the card is served at: the well-known path of A2A 0.3, which
+// A2A clients read, the well-known path of earlier A2A versions, and the
+// public router's path for it.
 const (
-	WellKnownPath = "/.well-known/agent.json"
-	APIPath       = "/api/v1/a2a/agent.json"
+	WellKnownPath       = "/.well-known/agent-card.json"
+	LegacyWellKnownPath = "/.well-known/agent.json"
+	APIPath             = "/api/v1/a2a/agent.json"
 )
+
+// Paths are the paths the card is served at, [WellKnownPath] first.
+func Paths() []string { return []string{WellKnownPath, LegacyWellKnownPath, APIPath} }
+
+// DefaultA2APath is the path of the A2A JSON-RPC endpoint when
+// Config.A2APath is empty.
+const DefaultA2APath = "/a2a"
+
+// TransportJSONRPC is the A2A transport the card announces: JSON-RPC 2.0
+// over HTTP.
+const TransportJSONRPC = "JSONRPC"
 
 // ProtocolVersion is the A2A protocol version whose AgentCard the card
 // follows.
@@ -47,8 +58,14 @@ type Card struct {
 	Name string `json:"name"`
 	// Description says what the service does and where its skills are served.
 	Description string `json:"description"`
-	// URL is the service's base URL.
+	// URL is the A2A endpoint: where message/send and tasks/get are
+	// served, over PreferredTransport.
 	URL string `json:"url"`
+	// PreferredTransport is the A2A transport served at URL: JSONRPC.
+	PreferredTransport string `json:"preferredTransport"`
+	// AdditionalInterfaces lists every transport served and its URL,
+	// the one at URL included.
+	AdditionalInterfaces []Interface `json:"additionalInterfaces"`
 	// Version is the service's release.
 	Version string `json:"version"`
 	// ProtocolVersion is the A2A version the card follows.
@@ -67,6 +84,14 @@ type Card struct {
 	DefaultOutputModes []string `json:"defaultOutputModes"`
 	// Skills are what the service does, one per operation.
 	Skills []Skill `json:"skills"`
+}
+
+// Interface is one A2A transport and the URL it is served at.
+type Interface struct {
+	// URL is where the transport is served.
+	URL string `json:"url"`
+	// Transport is the A2A transport, such as "JSONRPC".
+	Transport string `json:"transport"`
 }
 
 // Capabilities are the optional A2A protocol features an agent supports.
@@ -92,13 +117,15 @@ type SecurityScheme struct {
 
 // Skill is one thing the agent does.
 type Skill struct {
-	// ID names the skill: the name of the MCP tool that performs it.
+	// ID names the skill: also the name of the MCP tool that performs it.
 	ID          string `json:"id"`
 	Name        string `json:"name"`
 	Description string `json:"description"`
 	// Tags are keywords for discovery.
 	Tags []string `json:"tags"`
-	// Examples are sample requests, in words and as tool arguments.
+	// Examples are messages the skill reads, each as written: a sentence
+	// to send as a text part, or a JSON object of the skill's arguments
+	// to send as a data part (or as text).
 	Examples []string `json:"examples"`
 	// InputModes override DefaultInputModes for the skill.
 	InputModes []string `json:"inputModes,omitempty"`
@@ -118,6 +145,9 @@ type Config struct {
 	// Empty means the scheme and Host of each request, which suits a
 	// server that knows its address only once it listens.
 	BaseURL string
+	// A2APath is the path of the A2A JSON-RPC endpoint, the card's url;
+	// empty means [DefaultA2APath].
+	A2APath string
 	// Version is the service's release; empty means trust.Version.
 	Version string
 	// MCPPath is the path of the MCP endpoint that the skills name; empty
@@ -127,34 +157,47 @@ type Config struct {
 	Skills []Skill
 }
 
-// Skills returns one skill per operation of the trust service, with the
-// ids of the trustmcp tools.
+// Skills returns one skill per trust operation, with the ids of the
+// trustmcp tools. Each example is a message the skill reads as written:
+// the sentences as a text part, the JSON objects as a data part (or as
+// text). A data part may name its skill as "skill"; without it, the
+// members say which skill it is (dispute_context: arbitrate;
+// claimed_result: validate_claim; claim: factcheck; objective or input:
+// delegate_task).
 func Skills() []Skill {
 	return []Skill{
 		{ID: "validate_claim", Name: "Validate a claimed result",
-			Description: "Re-run or cross-check a claimed result on up to 5 independent workers before acting, paying or settling on it; answers VALID, INVALID, RETRY or NEEDS_SPEC with a confidence, evidence and on request a signed receipt. Tiers: fast 1 run, safe 3, oracle 5, adaptive at most 5, stopping once the pooled runs settle it.",
+			Description: "Re-run or cross-check a claimed result on up to 5 independent workers before acting, paying or settling on it; answers VALID, INVALID, RETRY or NEEDS_SPEC with a confidence, evidence and on request a signed receipt. Tiers: fast 1 run, safe 3 (the default), oracle 5, adaptive at most 5, stopping once the pooled runs settle it. Data part members: claimed_result (required), input, spec, policy, receipt (none, inline, detached).",
 			Tags:        []string{"validation", "verification", "consensus", "trust"},
-			Examples:    []string{`Is "17 * 3 = 51" a correct answer to "What is 17 * 3?"`, `{"claimed_result":"17 * 3 = 51","input":"What is 17 * 3?","policy":"safe","receipt":"inline"}`}},
+			Examples: []string{
+				`Validate the claimed result "17 * 3 = 51" for the task "What is 17 * 3?"`,
+				`Is "17 * 3 = 50" a correct answer to "What is 17 * 3?"`,
+				`Validate the claimed result "17 * 3 = 51" for the task "What is 17 * 3?" with policy oracle and receipt inline`,
+				`{"claimed_result":"17 * 3 = 51","input":"What is 17 * 3?","policy":"safe","receipt":"inline"}`,
+			}},
 		{ID: "delegate_task", Name: "Delegate a task",
-			Description: "Have independent workers carry out a task and return the result a majority backs, with the evidence of how it was reached.",
+			Description: "Have independent workers carry out a task and return the result a majority backs, with the evidence of how it was reached. Data part members: objective or input (or both), policy, receipt.",
 			Tags:        []string{"delegation", "consensus"},
-			Examples:    []string{"Compute 17 * 3 on three independent workers.", `{"objective":"multiply","input":"17 * 3","policy":"safe"}`}},
+			Examples: []string{
+				`Delegate the task "What is 17 * 3?"`,
+				`Delegate the task "What is 17 * 3?" with policy fast`,
+				`{"objective":"multiply","input":"17 * 3","policy":"safe"}`,
+			}},
 		{ID: "arbitrate", Name: "Arbitrate a dispute",
-			Description: "Decide a buyer-seller dispute over a delivered result: SELLER_VALID, SELLER_INVALID or INCONCLUSIVE, with evidence and on request a signed receipt.",
+			Description: "Decide a buyer-seller dispute over a delivered result: SELLER_VALID, SELLER_INVALID or INCONCLUSIVE, with evidence and on request a signed receipt. Data part members: claimed_result and dispute_context (required), input, spec, policy, receipt.",
 			Tags:        []string{"arbitration", "dispute", "marketplace"},
-			Examples:    []string{`The seller delivered "17 * 3 = 50"; the buyer says it is wrong. Who is right?`, `{"claimed_result":"17 * 3 = 50","dispute_context":{"buyer":"the product is wrong"},"policy":"oracle"}`}},
+			Examples: []string{
+				`The seller delivered "17 * 3 = 50" for the task "What is 17 * 3?"; the buyer says "the product is wrong". Who is right?`,
+				`{"claimed_result":"17 * 3 = 50","input":"What is 17 * 3?","dispute_context":{"buyer":"the product is wrong"},"policy":"oracle"}`,
+			}},
 		{ID: "factcheck", Name: "Fact-check a statement",
-			Description: "Check whether a statement is true on 3 or 5 independent runs; answers TRUE or FALSE with the consensus block and per-run evidence.",
+			Description: "Check whether a statement is true on 3 or 5 independent runs; answers TRUE or FALSE with the consensus block and per-run evidence. Data part members: claim (required), mode (standard, realtime), replicas (3, 5).",
 			Tags:        []string{"factcheck", "consensus"},
-			Examples:    []string{"Is it true that 17 * 3 = 51?", `{"claim":"17 * 3 = 51","replicas":5}`}},
-		{ID: "get_receipt", Name: "Fetch a receipt",
-			Description: "Fetch a receipt of an earlier decision by its receipt_id: the caller's own receipts, and shared receipts that name it.",
-			Tags:        []string{"receipt", "audit"},
-			Examples:    []string{`{"receipt_id":"rcpt_…"}`}},
-		{ID: "verify_receipt", Name: "Verify a receipt",
-			Description: "Check a receipt's schema, Ed25519 signature and expiry, and report each check.",
-			Tags:        []string{"receipt", "signature", "audit"},
-			Examples:    []string{"Is this receipt genuine and still valid?", `{"receipt":{"receipt_id":"rcpt_…","signing":{"…":"…"}}}`}},
+			Examples: []string{
+				"Is it true that 17 * 3 = 51?",
+				`Fact-check "17 * 3 = 50" with replicas 5`,
+				`{"claim":"17 * 3 = 51","replicas":5}`,
+			}},
 	}
 }
 
@@ -169,17 +212,24 @@ func New(cfg Config, baseURL string) Card {
 	if mcpPath == "" {
 		mcpPath = "/mcp"
 	}
+	a2aPath := cfg.A2APath
+	if a2aPath == "" {
+		a2aPath = DefaultA2APath
+	}
+	endpoint := baseURL + a2aPath
 	c := Card{
-		Name:            cfg.Name,
-		Description:     cfg.Description,
-		URL:             baseURL,
-		Version:         cfg.Version,
-		ProtocolVersion: ProtocolVersion,
+		Name:                 cfg.Name,
+		Description:          cfg.Description,
+		URL:                  endpoint,
+		PreferredTransport:   TransportJSONRPC,
+		AdditionalInterfaces: []Interface{{URL: endpoint, Transport: TransportJSONRPC}},
+		Version:              cfg.Version,
+		ProtocolVersion:      ProtocolVersion,
 		SecuritySchemes: map[string]SecurityScheme{"bearer": {Type: "http", Scheme: "bearer",
 			Description: "the integration's API key, as Authorization: Bearer <key>"}},
 		Security:           []map[string][]string{{"bearer": {}}},
-		DefaultInputModes:  []string{"application/json", "text/plain"},
-		DefaultOutputModes: []string{"application/json"},
+		DefaultInputModes:  []string{"text/plain", "application/json"},
+		DefaultOutputModes: []string{"application/json", "text/plain"},
 		Skills:             cfg.Skills,
 	}
 	if c.Name == "" {
@@ -189,8 +239,10 @@ func New(cfg Config, baseURL string) Card {
 		c.Description = "Delegates AI work to independent workers and validates claimed results before anyone acts, pays or settles on them: " +
 			"1, 3 or 5 replicas (under the adaptive tier, as few as settle the call, at most 5), their agreement as a status, a confidence, evidence and a signed receipt."
 	}
-	c.Description += " Skills are MCP tools of the same name at " + baseURL + mcpPath +
-		" (Streamable HTTP); the trust call is also POST " + baseURL + trust.CallPath + "."
+	c.Description += " A2A: message/send and tasks/get at " + endpoint +
+		" (JSON-RPC); send a skill's example as written, and the completed task's artifact holds the answer as a data part. " +
+		"The skills are also MCP tools of the same name at " + baseURL + mcpPath +
+		" (Streamable HTTP), with get_receipt and verify_receipt; the trust call is also POST " + baseURL + trust.CallPath + "."
 	if c.Version == "" {
 		c.Version = trust.Version
 	}

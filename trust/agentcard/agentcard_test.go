@@ -31,7 +31,7 @@ func TestHandler(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&raw); err != nil {
 		t.Fatal(err)
 	}
-	for _, member := range []string{"name", "description", "url", "version", "protocolVersion", "capabilities", "defaultInputModes", "defaultOutputModes", "skills"} {
+	for _, member := range []string{"name", "description", "url", "preferredTransport", "additionalInterfaces", "version", "protocolVersion", "capabilities", "defaultInputModes", "defaultOutputModes", "skills"} {
 		if _, ok := raw[member]; !ok {
 			t.Errorf("card lacks %s", member)
 		}
@@ -41,8 +41,12 @@ func TestHandler(t *testing.T) {
 	if err := json.Unmarshal(b, &card); err != nil {
 		t.Fatal(err)
 	}
-	if card.URL != srv.URL || card.Version != trust.Version || !strings.Contains(card.Description, srv.URL+"/mcp") {
-		t.Errorf("card url %q version %q description %q: want the server's URL, trust.Version, and the MCP endpoint", card.URL, card.Version, card.Description)
+	if card.URL != srv.URL+agentcard.DefaultA2APath || card.Version != trust.Version || !strings.Contains(card.Description, srv.URL+"/mcp") {
+		t.Errorf("card url %q version %q description %q: want the server's A2A endpoint, trust.Version, and the MCP endpoint", card.URL, card.Version, card.Description)
+	}
+	want := []agentcard.Interface{{URL: card.URL, Transport: agentcard.TransportJSONRPC}}
+	if diff := cmp.Diff(want, card.AdditionalInterfaces); card.PreferredTransport != agentcard.TransportJSONRPC || diff != "" {
+		t.Errorf("preferredTransport %q, additionalInterfaces (-want +got):\n%s", card.PreferredTransport, diff)
 	}
 	var ids []string
 	for _, s := range card.Skills {
@@ -51,21 +55,20 @@ func TestHandler(t *testing.T) {
 			t.Errorf("skill %+v: want a name, a description, tags and examples", s)
 		}
 	}
-	want := []string{"validate_claim", "delegate_task", "arbitrate", "factcheck", "get_receipt", "verify_receipt"}
-	if diff := cmp.Diff(want, ids); diff != "" {
+	if diff := cmp.Diff([]string{"validate_claim", "delegate_task", "arbitrate", "factcheck"}, ids); diff != "" {
 		t.Errorf("skills (-want +got):\n%s", diff)
 	}
 }
 
 func TestHandler_baseURLAndMethods(t *testing.T) {
-	h := agentcard.Handler(agentcard.Config{BaseURL: "https://vouch.example/", Name: "acme vouch", MCPPath: "/mcp/messages"})
+	h := agentcard.Handler(agentcard.Config{BaseURL: "https://vouch.example/", Name: "acme vouch", MCPPath: "/mcp/messages", A2APath: "/api/v1/a2a"})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, agentcard.APIPath, nil))
 	var card agentcard.Card
 	if err := json.Unmarshal(rec.Body.Bytes(), &card); err != nil {
 		t.Fatal(err)
 	}
-	if card.URL != "https://vouch.example" || card.Name != "acme vouch" || !strings.Contains(card.Description, "https://vouch.example/mcp/messages") {
+	if card.URL != "https://vouch.example/api/v1/a2a" || card.Name != "acme vouch" || !strings.Contains(card.Description, "https://vouch.example/mcp/messages") {
 		t.Errorf("card %+v: want the configured base URL, name and MCP path", card)
 	}
 

@@ -20,8 +20,13 @@
 // Config.Router (a fact check is a router operation, not a trust mode);
 // get_receipt and verify_receipt only with Config.Receipts. Input and
 // output schemas are inferred from the Go types of the arguments and
-// answers. Every answer carries its structured content and a one-line text
-// summary a model can read.
+// answers, and every schema in them is an object: where any JSON value is
+// allowed, {"description":"any JSON value"}, never the boolean schema
+// true, which MCP clients (the official TypeScript SDK, the Inspector)
+// refuse; an object that admits no other members lists them in
+// propertyNames rather than with additionalProperties false. Every answer
+// carries its structured content and a one-line text summary a model can
+// read.
 //
 // # Arguments
 //
@@ -36,7 +41,10 @@
 // result with isError set whose text names the argument and the allowed
 // values, never a protocol error and never a silent default. So is an
 // error of the trust service or the router: its RFC 9457 detail is the
-// text.
+// text. Any other failure (a receipt store's, a remote service's, a
+// verifier's) may carry what a caller must not see, such as a database's
+// host and user: it goes to Config.Logger, and the caller reads only
+// "<tool>: <what> is unavailable; try again later".
 //
 // # Who is calling
 //
@@ -59,11 +67,22 @@
 // [Paywall] returns SDK middleware that makes chosen tools pay per call
 // as the x402 protocol's MCP transport defines it: a call without
 // _meta["x402/payment"] is answered with a tool error carrying the
-// payment terms (the PaymentRequired object as structuredContent, and in
-// content[0].text wrapped as {"x402/error":{"code":402,...}}); a call with
-// a valid payment runs, is settled once, and carries the settlement in the
-// result's _meta["x402/payment-response"]. The payment names the call it
-// paid for: a retry with the same payment, tool and arguments gets the
-// kept result and the first settlement (see [AnswerStore]), any other use
-// of it is refused as already used.
+// payment terms in content[0].text, wrapped as
+// {"x402/error":{"code":402,"message":...,"data":<PaymentRequired>}}; a
+// call with a valid payment runs, is settled once, and carries the
+// settlement in the result's _meta["x402/payment-response"]. The payment
+// names the call it paid for: a retry with the same payment, tool and
+// arguments gets the kept result and the first settlement (see
+// [AnswerStore]), any other use of it is refused as already used.
+//
+// The terms are in content[0].text only, not in structuredContent. The
+// transport requires the text and makes structuredContent optional, and
+// tells clients to look for the terms in both; MCP clients, the official
+// TypeScript SDK among them, check a result's structuredContent against
+// the tool's output schema even when isError is set, and would refuse the
+// terms. The other way, an output schema that also admits the terms,
+// would make every answer's schema a union of the answer and the terms,
+// and hide the answer's shape from every client and model that reads the
+// tool list. [PaymentTerms] reads the terms of a result wherever the
+// transport lets a server put them.
 package trustmcp

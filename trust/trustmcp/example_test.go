@@ -2,7 +2,6 @@ package trustmcp_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -116,9 +115,8 @@ func ExamplePaywall() {
 	if err != nil {
 		panic(err)
 	}
-	var terms trustmcp.PaymentRequired
-	b, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(b, &terms); err != nil {
+	terms, err := trustmcp.PaymentTerms(res)
+	if err != nil {
 		panic(err)
 	}
 	fmt.Println(res.IsError, terms.Resource.URL, terms.Accepts[0].Network, terms.Accepts[0].Amount)

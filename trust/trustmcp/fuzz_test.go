@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // arguments are the names of the tools' arguments, which an
@@ -117,6 +119,37 @@ func FuzzCanonicalJSON(f *testing.F) {
 		b, _ := json.Marshal(w)
 		if string(a) != string(b) {
 			t.Fatalf("canonicalJSON(%q) = %q, another value", data, c)
+		}
+	})
+}
+
+// FuzzPaymentTerms reads the terms of a tool result as a client receives
+// it from any server (text, and structured content when the second input
+// is JSON): it must never panic, and what it returns is version 2 terms
+// with at least one offer.
+func FuzzPaymentTerms(f *testing.F) {
+	terms := `{"x402Version":2,"error":"payment required","resource":{"url":"mcp://tool/t"},"accepts":[{"scheme":"exact","network":"eip155:84532","amount":"5000","asset":"0x036CbD53842c5426634e7929541eC2318f3dCF7e","payTo":"0x000000000000000000000000000000000000dEaD","maxTimeoutSeconds":60}]}`
+	for _, s := range [][2]string{
+		{`{"x402/error":{"code":402,"message":"payment required","data":` + terms + `}}`, ``},
+		{`not json`, terms},
+		{``, `{"x402/error":{"code":402,"data":` + terms + `}}`},
+		{`{"x402/error":{"code":402,"data":{"x402Version":2,"accepts":[]}}}`, `null`},
+		{`{"x402Version":1,"accepts":[{}]}`, `[1,2]`},
+	} {
+		f.Add([]byte(s[0]), []byte(s[1]))
+	}
+	f.Fuzz(func(t *testing.T, text, structured []byte) {
+		res := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
+		var v any
+		if json.Unmarshal(structured, &v) == nil {
+			res.StructuredContent = v
+		}
+		pr, err := PaymentTerms(res)
+		switch {
+		case err != nil && pr != nil:
+			t.Fatalf("terms %+v with error %v", pr, err)
+		case err == nil && (pr == nil || pr.X402Version != 2 || len(pr.Accepts) == 0):
+			t.Fatalf("PaymentTerms accepted %+v", pr)
 		}
 	})
 }

@@ -69,11 +69,12 @@ type PaywallConfig struct {
 //     carries an EIP-3009 authorization that expires before the tool's
 //     time budget and the settlement can end (reason
 //     authorization_validity_too_short), or that the facilitator rejects,
-//     is answered with a tool result whose isError is set, whose
-//     structuredContent is the version 2 PaymentRequired terms (resource
-//     mcp://tool/<name>, the reason in error), and whose content[0].text is
-//     {"x402/error":{"code":402,"message":...,"data":<terms>}}. The tool
-//     does not run.
+//     is answered with a tool result whose isError is set and whose
+//     content[0].text is {"x402/error":{"code":402,"message":...,"data":<terms>}},
+//     the terms being the version 2 PaymentRequired (resource
+//     mcp://tool/<name>, the reason in error); it has no
+//     structuredContent (see the package documentation). The tool does
+//     not run.
 //   - A call with a valid payment runs the tool under a context whose
 //     deadline is the price's time budget (Price.TimeBudget, or
 //     x402.DefaultTimeBudget). A tool error is returned as it is,
@@ -81,8 +82,8 @@ type PaywallConfig struct {
 //     is settled, once, on a context detached from the call's and bounded
 //     by SettleTimeout, and the result carries the settlement in
 //     _meta["x402/payment-response"]; a failed settlement is answered with
-//     the terms and the failed settlement in structuredContent, instead of
-//     the tool's result. A price with SettleBefore settles first and runs
+//     the terms, with the failed settlement as their
+//     "x402/payment-response", instead of the tool's result. A price with SettleBefore settles first and runs
 //     the tool only when that succeeded; the payer then pays even when the
 //     tool fails.
 //
@@ -329,7 +330,10 @@ func (pw *paywall) settle(ctx context.Context, tool string, p *x402.PaymentPaylo
 	sr, err := pw.cfg.Facilitator.Settle(ctx, p, offer)
 	if err != nil {
 		pw.log.LogAttrs(ctx, slog.LevelWarn, "trustmcp: settlement failed", slog.String("tool", tool), slog.String("error", err.Error()))
-		return &x402.SettleResponse{ErrorReason: "unexpected_settle_error", ErrorMessage: err.Error(), Network: offer.Network, Payer: payer}
+		// The error stays in the log: it may name the facilitator's address
+		// or key, which the payer must not see.
+		return &x402.SettleResponse{ErrorReason: "unexpected_settle_error", ErrorMessage: "the facilitator could not settle the payment",
+			Network: offer.Network, Payer: payer}
 	}
 	if sr.Success {
 		if sr.Payer == "" {
@@ -355,37 +359,10 @@ func decodePayment(v any) (*x402.PaymentPayload, error) {
 	return p, nil
 }
 
-// PaymentRequired is the structured content of a tool result that asks
-// for payment: the x402 terms, and the settlement when one failed.
-type PaymentRequired struct {
-	x402.PaymentRequired
-	// Settlement is the failed settlement, when the payment was taken but
-	// could not be settled.
-	Settlement *x402.SettleResponse `json:"x402/payment-response,omitempty"`
-}
-
 // refuse counts a refused payment and returns the terms.
 func (pw *paywall) refuse(price x402.Price, res x402.ResourceInfo, reason string, sr *x402.SettleResponse) *mcp.CallToolResult {
 	pw.tel.Refused(reason, sr)
 	return terms(price, res, reason, sr)
-}
-
-// terms is the tool result that asks for payment.
-func terms(price x402.Price, res x402.ResourceInfo, reason string, sr *x402.SettleResponse) *mcp.CallToolResult {
-	pr := PaymentRequired{PaymentRequired: x402.PaymentRequired{
-		X402Version: x402.Version2, Error: reason, Resource: &res,
-		Accepts: make([]x402.PaymentRequirements, len(price.Accepts)),
-	}, Settlement: sr}
-	for i, o := range price.Accepts {
-		o.Network, _ = x402.NetworkCAIP2(o.Network)
-		pr.Accepts[i] = o
-	}
-	wrapped := map[string]any{MetaError: map[string]any{"code": 402, "message": reason, "data": pr}}
-	text, err := json.Marshal(wrapped)
-	if err != nil { // the terms are plain data: this does not happen
-		text = []byte(`{"` + MetaError + `":{"code":402,"message":"payment required"}}`)
-	}
-	return &mcp.CallToolResult{IsError: true, StructuredContent: pr, Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
 }
 
 func (pw *paywall) unavailable(ctx context.Context, step string, err error) *mcp.CallToolResult {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vouchkit/vouch/trust"
@@ -30,27 +32,34 @@ func (f *countingFacilitator) Settle(ctx context.Context, p *x402.PaymentPayload
 	return f.Facilitator.Settle(ctx, p, r)
 }
 
-// paidTerms reads the terms of a tool result that asks for payment.
+// paidTerms reads the terms of a tool result that asks for payment: in
+// content[0].text, as the x402/error wrapper with code 402, and not in
+// structuredContent, which clients check against the tool's output schema.
 func paidTerms(t *testing.T, res *mcp.CallToolResult) trustmcp.PaymentRequired {
 	t.Helper()
 	if !res.IsError {
 		t.Fatalf("the tool ran without payment: %s", text(res))
 	}
-	var pr trustmcp.PaymentRequired
-	b, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(b, &pr); err != nil || pr.X402Version != 2 || len(pr.Accepts) == 0 {
-		t.Fatalf("structured content %s (%v): want version 2 terms", b, err)
+	if res.StructuredContent != nil {
+		t.Errorf("structured content %v: want none, the terms are not the tool's answer", res.StructuredContent)
 	}
 	var wrapped struct {
 		Err struct {
-			Code int                  `json:"code"`
-			Data x402.PaymentRequired `json:"data"`
+			Code int                      `json:"code"`
+			Data trustmcp.PaymentRequired `json:"data"`
 		} `json:"x402/error"`
 	}
-	if err := json.Unmarshal([]byte(text(res)), &wrapped); err != nil || wrapped.Err.Code != 402 || len(wrapped.Err.Data.Accepts) == 0 {
-		t.Fatalf("content[0].text %q (%v): want the x402/error wrapper with code 402 and the terms", text(res), err)
+	if err := json.Unmarshal([]byte(text(res)), &wrapped); err != nil || wrapped.Err.Code != 402 || wrapped.Err.Data.X402Version != 2 || len(wrapped.Err.Data.Accepts) == 0 {
+		t.Fatalf("content[0].text %q (%v): want the x402/error wrapper with code 402 and version 2 terms", text(res), err)
 	}
-	return pr
+	pr, err := trustmcp.PaymentTerms(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wrapped.Err.Data, *pr); diff != "" {
+		t.Errorf("PaymentTerms (-text +got):\n%s", diff)
+	}
+	return *pr
 }
 
 func TestPaywall(t *testing.T) {
@@ -175,6 +184,7 @@ type scriptedFacilitator struct {
 	verify    *x402.VerifyResponse
 	verifyErr error
 	settle    *x402.SettleResponse
+	settleErr error
 }
 
 func (f *scriptedFacilitator) Verify(context.Context, *x402.PaymentPayload, x402.PaymentRequirements) (*x402.VerifyResponse, error) {
@@ -182,12 +192,16 @@ func (f *scriptedFacilitator) Verify(context.Context, *x402.PaymentPayload, x402
 }
 
 func (f *scriptedFacilitator) Settle(context.Context, *x402.PaymentPayload, x402.PaymentRequirements) (*x402.SettleResponse, error) {
-	return f.settle, nil
+	return f.settle, f.settleErr
 }
 
 func (f *scriptedFacilitator) Supported(context.Context) (*x402.SupportedResponse, error) {
 	return &x402.SupportedResponse{}, nil
 }
+
+// errFacilitator is a facilitator's error, naming what a payer must not
+// see.
+var errFacilitator = errors.New("POST https://facilitator.internal/settle?api_key=s3cr3t: connection reset")
 
 func TestPaywall_facilitatorAnswers(t *testing.T) {
 	f := newFixture(t)
@@ -203,15 +217,19 @@ func TestPaywall_facilitatorAnswers(t *testing.T) {
 		want string // in the error text
 	}{
 		{"invalid", &scriptedFacilitator{verify: &x402.VerifyResponse{InvalidReason: "invalid_exact_evm_payload_signature"}}, "invalid_exact_evm_payload_signature"},
-		{"facilitator down", &scriptedFacilitator{verifyErr: errors.New("connection refused")}, "payment processing unavailable"},
+		{"facilitator down", &scriptedFacilitator{verifyErr: errFacilitator}, "payment processing unavailable"},
 		{"no verification", &scriptedFacilitator{}, "payment processing unavailable"},
 		{"no settlement", &scriptedFacilitator{verify: &x402.VerifyResponse{IsValid: true}}, "settlement failed: unexpected_settle_error"},
+		{"settlement error", &scriptedFacilitator{verify: &x402.VerifyResponse{IsValid: true}, settleErr: errFacilitator},
+			"settlement failed: unexpected_settle_error: the facilitator could not settle the payment"},
 		{"settlement failed", &scriptedFacilitator{verify: &x402.VerifyResponse{IsValid: true},
 			settle: &x402.SettleResponse{ErrorReason: "insufficient_funds", Network: "eip155:84532"}}, "settlement failed: insufficient_funds"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			var log logBuffer
 			pay, err := trustmcp.Paywall(trustmcp.PaywallConfig{Facilitator: c.fac,
-				Prices: map[string]x402.Price{"validate_claim": {Accepts: []x402.PaymentRequirements{offer}}}})
+				Prices: map[string]x402.Price{"validate_claim": {Accepts: []x402.PaymentRequirements{offer}}},
+				Logger: slog.New(slog.NewTextHandler(&log, nil))})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -227,6 +245,16 @@ func TestPaywall_facilitatorAnswers(t *testing.T) {
 			}
 			if !res.IsError || !strings.Contains(text(res), c.want) {
 				t.Errorf("%v %q, want a tool error with %q", res.IsError, text(res), c.want)
+			}
+			// The facilitator's own error is logged, never shown to the payer:
+			// it may name the facilitator's address or key.
+			if c.fac.verifyErr != nil || c.fac.settleErr != nil {
+				if strings.Contains(text(res), "facilitator.internal") {
+					t.Errorf("the payer sees the facilitator's error: %q", text(res))
+				}
+				if !strings.Contains(log.String(), "facilitator.internal") {
+					t.Errorf("the log lacks the facilitator's error:\n%s", log.String())
+				}
 			}
 			if c.fac.settle != nil {
 				pr := paidTerms(t, res)

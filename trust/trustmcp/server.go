@@ -60,7 +60,9 @@ type Config struct {
 	// Name and Version are the implementation the server reports; empty
 	// means [Name] and trust.Version.
 	Name, Version string
-	// Logger receives the SDK server's log; nil is silent.
+	// Logger receives the SDK server's log, and the internal errors of
+	// the tools, which a caller gets only as "unavailable"; nil is
+	// silent.
 	Logger *slog.Logger
 }
 
@@ -94,14 +96,20 @@ func NewServer(cfg Config) (*mcp.Server, error) {
 		Instructions: "vouch checks claimed results before you act, pay or settle on them: " +
 			"independent workers re-run or cross-check a claim, and their agreement becomes a status, a confidence, evidence and, on request, a signed receipt.",
 	})
-	t := &tools{cfg: cfg}
+	t := &tools{cfg: cfg, log: cfg.Logger}
+	if t.log == nil {
+		t.log = slog.New(slog.DiscardHandler)
+	}
 	if err := t.add(s); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-type tools struct{ cfg Config }
+type tools struct {
+	cfg Config
+	log *slog.Logger // never nil
+}
 
 // runsWorkers is the hint of the trust tools: they run workers and may
 // store a receipt (additive, never destructive).
@@ -176,7 +184,8 @@ func schemaOptions() *jsonschema.ForOptions {
 var enums = map[string][]string{"policy": policies, "receipt": receiptModes, "mode": factcheckModes}
 
 // addTool adds a typed tool, with its schemas inferred from In and Out
-// (json.RawMessage as any JSON value).
+// (json.RawMessage as any JSON value), every subschema written as an
+// object (see explicit).
 func addTool[In, Out any](s *mcp.Server, tool *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) error {
 	in, err := jsonschema.ForType(reflect.TypeFor[In](), schemaOptions())
 	if err != nil {
@@ -201,6 +210,8 @@ func addTool[In, Out any](s *mcp.Server, tool *mcp.Tool, h mcp.ToolHandlerFor[In
 	if err != nil {
 		return fmt.Errorf("trustmcp: %s: output schema: %w", tool.Name, err)
 	}
+	explicit(in)
+	explicit(out)
 	tool.InputSchema, tool.OutputSchema = in, out
 	mcp.AddTool(s, tool, h)
 	return nil
@@ -260,7 +271,7 @@ func (t *tools) call(ctx context.Context, req *mcp.CallToolRequest, name string,
 		err = errors.New("the trust service returned no answer")
 	}
 	if err != nil {
-		return nil, nil, callError(name, err)
+		return nil, nil, t.failure(ctx, name, "the trust service", err)
 	}
 	return textResult(trustSummary(resp)), resp, nil
 }
@@ -275,7 +286,7 @@ func (t *tools) factcheck(ctx context.Context, req *mcp.CallToolRequest, args Fa
 		err = errors.New("the router returned no answer")
 	}
 	if err != nil {
-		return nil, nil, callError(ToolFactcheck, err)
+		return nil, nil, t.failure(ctx, ToolFactcheck, "the router", err)
 	}
 	return textResult(factcheckSummary(resp)), resp, nil
 }
@@ -285,11 +296,11 @@ type ReceiptResult struct {
 	// Receipt is the receipt object as issued. MCP carries it as a JSON
 	// value: on the way it may be written again in another spelling (the
 	// SDK escapes <, > and &), which verify_receipt accepts.
-	Receipt json.RawMessage `json:"receipt"`
+	Receipt json.RawMessage `json:"receipt" jsonschema:"the receipt object as issued (v4 receipt)"`
 	// ReceiptJSON is the receipt's JSON text exactly as issued, in a
 	// string, which no JSON writer changes: the bytes that
 	// receipt.Verify and an offline verifier check.
-	ReceiptJSON string `json:"receipt_json"`
+	ReceiptJSON string `json:"receipt_json" jsonschema:"the receipt's JSON text exactly as issued: the bytes its signature covers"`
 }
 
 func (t *tools) getReceipt(ctx context.Context, req *mcp.CallToolRequest, args GetReceiptArgs) (*mcp.CallToolResult, *ReceiptResult, error) {
@@ -302,7 +313,7 @@ func (t *tools) getReceipt(ctx context.Context, req *mcp.CallToolRequest, args G
 		return nil, nil, fmt.Errorf("get_receipt: no receipt %q is available to this caller: unknown, expired, or not shared with it", args.ReceiptID)
 	}
 	if err != nil {
-		return nil, nil, callError(ToolGetReceipt, err)
+		return nil, nil, t.failure(ctx, ToolGetReceipt, "the receipt store", err)
 	}
 	summary := "receipt " + args.ReceiptID
 	if r, err := receipt.Parse(raw); err == nil {
@@ -322,23 +333,36 @@ func (t *tools) verifyReceipt(ctx context.Context, req *mcp.CallToolRequest, arg
 		err = errors.New("the verifier returned no answer")
 	}
 	if err != nil {
-		return nil, nil, callError(ToolVerifyReceipt, err)
+		return nil, nil, t.failure(ctx, ToolVerifyReceipt, "receipt verification", err)
 	}
 	return textResult(verifySummary(resp)), resp, nil
 }
 
-// callError is the tool error of a failed call: the problem's detail and
-// its failing fields when the service answered with one.
-func callError(tool string, err error) error {
+// failure is the tool error of a failed call, as the HTTP routes answer
+// it: a problem (the trust service's or the router's answer to the
+// caller) as its detail, status and code; a call out of time or
+// cancelled as such; ErrNoVerifier as it is. Any other error may carry
+// what a caller must not see (a database's host and user, a remote
+// service's address): it is logged, and the caller is told that what
+// failed, named by what, is unavailable.
+func (t *tools) failure(ctx context.Context, tool, what string, err error) error {
 	var p *problem.Details
-	if errors.As(err, &p) {
-		msg := fmt.Sprintf("%s: %s (%d %s)", tool, p.Detail, p.Status, p.Code)
-		if p.Detail == "" {
-			msg = fmt.Sprintf("%s: %s (%d %s)", tool, p.Title, p.Status, p.Code)
+	switch {
+	case errors.As(err, &p) && p.Status >= 400 && p.Status <= 599:
+		detail := p.Detail
+		if detail == "" {
+			detail = p.Title
 		}
-		return errors.New(msg)
+		return fmt.Errorf("%s: %s (%d %s)", tool, detail, p.Status, p.Code)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%s: the call did not finish in time", tool)
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("%s: the call was cancelled", tool)
+	case errors.Is(err, ErrNoVerifier):
+		return fmt.Errorf("%s: %w", tool, ErrNoVerifier)
 	}
-	return fmt.Errorf("%s: %w", tool, err)
+	t.log.ErrorContext(ctx, "trustmcp: call failed", "tool", tool, "error", err)
+	return fmt.Errorf("%s: %s is unavailable; try again later", tool, what)
 }
 
 func trustSummary(r *trust.Response) string {

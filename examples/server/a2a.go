@@ -1,0 +1,32 @@
+package main
+
+import (
+	"net/http"
+
+	"github.com/vouchkit/vouch/trust/agentcard"
+	"github.com/vouchkit/vouch/trust/trusta2a"
+)
+
+// The paths of the A2A JSON-RPC endpoint: /a2a, the agent card's url,
+// and the public router's /api/v1/a2a.
+const (
+	a2aPath    = agentcard.DefaultA2APath
+	a2aAPIPath = "/api/v1/a2a"
+)
+
+// mountA2A serves the trust skills over A2A (message/send, tasks/get) at
+// /a2a and /api/v1/a2a, behind the API keys, and the agent card that
+// announces them at /.well-known/agent-card.json and the older paths.
+func mountA2A(mux *http.ServeMux, d agentDeps) error {
+	h, err := trusta2a.NewHandler(trusta2a.Config{Caller: d.svc, Router: d.engine, Authenticator: d.auth, Logger: d.log})
+	if err != nil {
+		return err
+	}
+	mux.Handle(a2aPath, h)
+	mux.Handle(a2aAPIPath, h)
+	card := agentcard.Handler(agentcard.Config{Name: "vouch demo server", MCPPath: mcpPath, A2APath: a2aPath})
+	for _, p := range agentcard.Paths() {
+		mux.Handle(p, card)
+	}
+	return nil
+}

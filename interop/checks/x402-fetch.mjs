@@ -1,0 +1,41 @@
+// @x402/fetch pays examples/server's x402 routes with @x402/evm: the
+// router's validate (version 2 terms), the paid ping, and the trust call.
+import { wrapFetchWithPayment, decodePaymentResponseHeader } from "@x402/fetch";
+import { env } from "../lib/env.mjs";
+import { ok, equal, show } from "../lib/assert.mjs";
+import { payer } from "../lib/x402.mjs";
+
+const { client, account } = payer();
+const pay = wrapFetchWithPayment(fetch, client);
+
+const routes = [
+  { method: "POST", path: "/api/v2/x402/validate", body: { session_id: 1, claim: { type: "tool_output", output: "17 * 3 = 51" } },
+    answer: (b) => equal(b.verdict, "VALID", "validate verdict") },
+  { method: "GET", path: "/api/v1/x402/ping", answer: () => {} },
+  { method: "POST", path: "/api/v4/x402/trust",
+    body: { mode: "validation", policy: "safe", task: { type: "tool_output", claimed_result: "17 * 3 = 51" } },
+    answer: (b) => equal(b.status, "VALID", "trust status") },
+];
+
+for (const r of routes) {
+  const what = `${r.method} ${r.path}`;
+  const init = { method: r.method, headers: {} };
+  if (r.body) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(r.body);
+  }
+  // Unpaid, the route asks for payment.
+  const unpaid = await fetch(new URL(r.path, env.baseURL), init);
+  equal(unpaid.status, 402, `${what} unpaid: status`);
+  ok(unpaid.headers.get("payment-required"), `${what} unpaid: no PAYMENT-REQUIRED header`);
+
+  const res = await pay(new URL(r.path, env.baseURL), init);
+  const text = await res.text();
+  equal(res.status, 200, `${what} paid: status (body ${show(text)})`);
+  const header = res.headers.get("payment-response");
+  ok(header, `${what} paid: no PAYMENT-RESPONSE header`);
+  const settled = decodePaymentResponseHeader(header);
+  ok(settled.success === true, `${what} paid: settlement ${show(settled)}`);
+  equal(settled.payer && settled.payer.toLowerCase(), account.address.toLowerCase(), `${what} paid: settlement payer`);
+  r.answer(text ? JSON.parse(text) : {});
+}

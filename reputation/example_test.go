@@ -1,0 +1,51 @@
+package reputation_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/reputation"
+)
+
+// A book learns from the calls its sessions vote in: session 3 keeps
+// dissenting from sessions 1 and 2, and after twenty calls its vote
+// weighs less than theirs. A host's report that a call was wrong then
+// lowers the sessions that backed it.
+func ExampleBook() {
+	ctx := context.Background()
+	book, err := reputation.New(nil, reputation.Options{}) // in memory
+	if err != nil {
+		panic(err)
+	}
+	scope := reputation.Scope{Operation: "validate"}
+	votes := []consensus.Vote{
+		{Session: 1, Label: consensus.LabelValid},
+		{Session: 2, Label: consensus.LabelValid},
+		{Session: 3, Label: consensus.LabelInvalid},
+	}
+	for range 20 {
+		rel, err := book.Reliabilities(ctx, scope, []int64{1, 2, 3})
+		if err != nil {
+			panic(err)
+		}
+		if err := book.Learn(ctx, scope, votes, consensus.Policy{}, rel); err != nil {
+			panic(err)
+		}
+	}
+	rel, _ := book.Reliabilities(ctx, scope, []int64{1, 2, 3, 4})
+	fmt.Printf("1: %.2f  3: %.2f  4 (never seen): %.2f\n", rel.Sessions[1], rel.Sessions[3], rel.Sessions[4])
+	out, _ := consensus.Weighted{Reliabilities: rel}.Aggregate(votes, consensus.Policy{})
+	fmt.Printf("%s, confidence %.3f\n", out.Label, out.Confidence)
+
+	ballots := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Backed: true}, {Session: 3}}
+	if err := book.Feedback(ctx, scope, ballots, false); err != nil {
+		panic(err)
+	}
+	rel, _ = book.Reliabilities(ctx, scope, []int64{1})
+	fmt.Printf("1 after a wrong outcome: %.2f\n", rel.Sessions[1])
+	// Output:
+	// 1: 0.97  3: 0.05  4 (never seen): 0.80
+	// VALID, confidence 0.999
+	// 1 after a wrong outcome: 0.81
+}

@@ -1,0 +1,177 @@
+package trusta2a
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2asrv"
+	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
+
+	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/trust"
+)
+
+// executor answers each message with the call it asks for: it implements
+// a2asrv.AgentExecutor.
+type executor struct {
+	caller trust.Caller
+	router router.Service // nil: no factcheck
+}
+
+var _ a2asrv.AgentExecutor = (*executor)(nil)
+
+// Execute reads the message, makes its call and writes the answer as the
+// task's artifact and its completed status. A message it cannot read is
+// an "invalid params" error, and no task is made; a call that fails ends
+// the task failed, its status message saying why.
+func (e *executor) Execute(ctx context.Context, reqCtx *a2asrv.RequestContext, q eventqueue.Queue) error {
+	c, err := fromMessage(reqCtx.Message)
+	if err == nil && c.skill == SkillFactcheck && e.router == nil {
+		err = &InputError{Argument: "skill", Message: "factcheck is not served by this agent", Allowed: []string{SkillValidateClaim, SkillDelegateTask, SkillArbitrate}}
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %w", a2a.ErrInvalidParams, err)
+	}
+	answer, summary, err := e.run(ctx, c)
+	var p *problem.Details
+	if errors.As(err, &p) && p.Status >= 400 && p.Status < 500 && p.Status != http.StatusTooManyRequests {
+		return fmt.Errorf("%w: %s: %s", a2a.ErrInvalidParams, c.skill, problemText(p))
+	}
+	if err != nil {
+		return q.Write(ctx, finished(reqCtx, a2a.TaskStateFailed, c.skill+" failed: "+errorText(err), nil))
+	}
+	art := &a2a.Artifact{ID: a2a.NewArtifactID(), Name: c.skill, Description: "the answer of " + c.skill + ", as the data part, and its summary",
+		Parts: a2a.ContentParts{a2a.DataPart{Data: answer}, a2a.TextPart{Text: summary}}}
+	return q.Write(ctx, finished(reqCtx, a2a.TaskStateCompleted, summary, art))
+}
+
+// finished returns the task of reqCtx in state, its status message text,
+// with the artifact art if not nil. The task is written whole, as one
+// event: the SDK then stores and answers it as it is, where the events
+// that update a task pass through a copy that turns an empty array in a
+// data part into null.
+func finished(reqCtx *a2asrv.RequestContext, state a2a.TaskState, text string, art *a2a.Artifact) *a2a.Task {
+	task := &a2a.Task{ID: reqCtx.TaskID, ContextID: reqCtx.ContextID, History: []*a2a.Message{reqCtx.Message}}
+	if st := reqCtx.StoredTask; st != nil {
+		task.History, task.Artifacts, task.Metadata = st.History, st.Artifacts, st.Metadata
+	}
+	if art != nil {
+		task.Artifacts = append(task.Artifacts, art)
+	}
+	now := time.Now()
+	task.Status = a2a.TaskStatus{State: state, Timestamp: &now,
+		Message: a2a.NewMessageForTask(a2a.MessageRoleAgent, reqCtx, a2a.TextPart{Text: text})}
+	return task
+}
+
+// Cancel ends a task canceled. A call answers in seconds, so a task is
+// rarely still running when asked to stop; one that is stops at the next
+// event.
+func (e *executor) Cancel(ctx context.Context, reqCtx *a2asrv.RequestContext, q eventqueue.Queue) error {
+	ev := a2a.NewStatusUpdateEvent(reqCtx, a2a.TaskStateCanceled, nil)
+	ev.Final = true
+	return q.Write(ctx, ev)
+}
+
+// run makes call c and returns its answer as a data part's data, and a
+// one-line summary.
+func (e *executor) run(ctx context.Context, c *call) (map[string]any, string, error) {
+	if c.factcheck != nil {
+		resp, err := e.router.Factcheck(ctx, c.factcheck)
+		if err == nil && resp == nil {
+			err = errors.New("the router returned no answer")
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		data, err := dataOf(resp)
+		return data, factcheckSummary(resp), err
+	}
+	resp, err := e.caller.Call(ctx, c.trust)
+	if err == nil && resp == nil {
+		err = errors.New("the trust service returned no answer")
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	data, err := dataOf(resp)
+	if err != nil {
+		return nil, "", err
+	}
+	if c.trust.Receipt.Mode == receipt.DeliveryInline && len(resp.Receipt) > 0 {
+		// The receipt verifies only as the bytes it was issued as; the
+		// object in the data part may be written again in another
+		// spelling on the way, a string is not.
+		data["receipt_json"] = string(resp.Receipt)
+	}
+	return data, trustSummary(resp), nil
+}
+
+// dataOf returns v as a JSON object. Its numbers become float64, which
+// holds each exactly: the answers' numbers are float64 fractions and
+// counts far below 2^53.
+func dataOf(v any) (map[string]any, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var data map[string]any
+	if err := json.Unmarshal(raw, &data); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// problemText is a problem's detail and failing fields.
+func problemText(p *problem.Details) string {
+	s := p.Detail
+	if s == "" {
+		s = p.Title
+	}
+	for _, fe := range p.Errors {
+		s += "; " + fe.Field + ": " + fe.Message
+	}
+	return fmt.Sprintf("%s (%d %s)", s, p.Status, p.Code)
+}
+
+// errorText is an error's text, a problem's detail when it is one.
+func errorText(err error) string {
+	var p *problem.Details
+	if errors.As(err, &p) {
+		return problemText(p)
+	}
+	return err.Error()
+}
+
+func trustSummary(r *trust.Response) string {
+	s := fmt.Sprintf("%s, confidence %.2f: %d runs, agreement %.2f", r.Status, r.Confidence, r.Evidence.Redundancy, r.Evidence.Agreement)
+	if ri := r.RetryInstructions; ri != nil {
+		s += "; retry: " + ri.Reason
+	}
+	var rc struct {
+		ID string `json:"receipt_id"`
+	}
+	if len(r.Receipt) > 0 && json.Unmarshal(r.Receipt, &rc) == nil && rc.ID != "" {
+		s += "; receipt " + rc.ID
+	}
+	return s + "; trace " + r.TraceID
+}
+
+func factcheckSummary(r *router.FactcheckResponse) string {
+	verdict := string(r.Verdict)
+	if verdict == "" {
+		verdict = "no majority"
+	}
+	s := fmt.Sprintf("%s, confidence %.2f: %d runs, agreement %.2f", verdict, r.Confidence, r.Consensus.Replicas, r.Consensus.Agreement)
+	if len(r.Reasons) > 0 {
+		s += "; " + r.Reasons[0]
+	}
+	return s
+}

@@ -1,0 +1,99 @@
+package trusta2a
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+
+	"github.com/a2aproject/a2a-go/a2asrv"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/vouchkit/vouch/internal/httpapi"
+	"github.com/vouchkit/vouch/internal/traceparent"
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/trust"
+)
+
+// DefaultMaxBodyBytes bounds a request's body when Config.MaxBodyBytes is
+// 0.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Config configures [NewHandler].
+type Config struct {
+	// Caller answers validate_claim, delegate_task and arbitrate: a
+	// trust.Service or a trust.Client. Required.
+	Caller trust.Caller
+	// Router answers factcheck; nil refuses factcheck messages. Usually
+	// the router.Engine or router.Client the trust.Service runs on.
+	Router router.Service
+	// Authenticator names the caller of each request from its
+	// credential, as the router and trust handlers do; a request it
+	// refuses is answered 401. Its name is the caller of the trust call
+	// (trust.WithCaller), who owns its receipts and alone finds its task.
+	// Nil serves every request as trust.DefaultCaller, for a host that
+	// authenticates in front of the handler.
+	Authenticator router.Authenticator
+	// MaxTasks is how many tasks are kept for tasks/get, the oldest
+	// forgotten first; 0 means [DefaultMaxTasks].
+	MaxTasks int
+	// MaxBodyBytes bounds a request's body; 0 means [DefaultMaxBodyBytes].
+	MaxBodyBytes int64
+	// Logger receives the SDK's log; nil is silent.
+	Logger *slog.Logger
+}
+
+// NewHandler returns the A2A JSON-RPC endpoint of cfg, to serve at the
+// agent card's url: message/send and tasks/get (and tasks/cancel) on the
+// official A2A Go SDK. It fails when cfg.Caller is nil.
+//
+// Before the SDK reads a request, the handler authenticates it and names
+// its caller, and continues the caller's trace: a W3C traceparent header
+// makes the caller's span the parent of the trust call's span and its
+// trace id the answer's trace_id. Its answer is JSON.
+func NewHandler(cfg Config) (http.Handler, error) {
+	if cfg.Caller == nil {
+		return nil, errors.New("trusta2a: Config.Caller is nil")
+	}
+	if cfg.MaxTasks <= 0 {
+		cfg.MaxTasks = DefaultMaxTasks
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	rh := a2asrv.NewHandler(&executor{caller: cfg.Caller, router: cfg.Router},
+		a2asrv.WithTaskStore(newTaskStore(cfg.MaxTasks)), a2asrv.WithLogger(log))
+	return &handler{cfg: cfg, rpc: a2asrv.NewJSONRPCHandler(rh)}, nil
+}
+
+type handler struct {
+	cfg Config
+	rpc http.Handler
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if h.cfg.Authenticator != nil {
+		caller, err := h.cfg.Authenticator(r)
+		if err != nil || caller == "" {
+			httpapi.WriteAuthError(w, r, err)
+			return
+		}
+		ctx = trust.WithCaller(ctx, caller)
+	}
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		ctx = propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(r.Header))
+	}
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		ctx = traceparent.With(ctx, sc.TraceID().String())
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes)
+	// The SDK writes JSON without naming it; a stream sets its own type.
+	w.Header().Set("Content-Type", "application/json")
+	h.rpc.ServeHTTP(w, r.WithContext(ctx))
+}

@@ -2,7 +2,9 @@ package x402_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,7 +19,7 @@ import (
 // by a call that answers neither a result nor an error, or panics.
 type misbehaving struct {
 	*evm.Facilitator
-	verify, settle string // "", "nil" or "panic"
+	verify, settle string // "", "nil", "panic" or "error"
 }
 
 func (f *misbehaving) Verify(ctx context.Context, p *x402.PaymentPayload, r x402.PaymentRequirements) (*x402.VerifyResponse, error) {
@@ -36,6 +38,8 @@ func (f *misbehaving) Settle(ctx context.Context, p *x402.PaymentPayload, r x402
 		return nil, nil
 	case "panic":
 		panic("settle broke")
+	case "error":
+		return nil, errors.New("settle: dial db.internal:5432 as user vouch_billing: connection refused")
 	}
 	return f.Facilitator.Settle(ctx, p, r)
 }
@@ -146,5 +150,34 @@ func TestTransport_misbehavingDependencies(t *testing.T) {
 	}
 	if got := budget.Spent(); got != 0 {
 		t.Errorf("budget spent %d, want 0 (no proof was made)", got)
+	}
+}
+
+// TestMiddleware_settleErrorNotReturned: the text of a facilitator's
+// error (which may name hosts and users) is logged, never sent to the
+// payer, in the body or in the settlement header.
+func TestMiddleware_settleErrorNotReturned(t *testing.T) {
+	fac := &misbehaving{Facilitator: &evm.Facilitator{}, settle: "error"}
+	u := newPaidServer(t, serverOptions{facilitator: fac}, echo).URL
+	resp := send(t, u, x402.HeaderPaymentSignature, proof(t, 2, nil))
+	if resp.StatusCode != http.StatusPaymentRequired {
+		t.Fatalf("status = %d, want 402", resp.StatusCode)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	for where, text := range map[string]string{
+		"body":                     string(body),
+		x402.HeaderPaymentResponse: resp.Header.Get(x402.HeaderPaymentResponse),
+		x402.HeaderPaymentRequired: resp.Header.Get(x402.HeaderPaymentRequired),
+	} {
+		if decoded, err := base64.StdEncoding.DecodeString(text); err == nil {
+			text = string(decoded)
+		}
+		if strings.Contains(text, "db.internal") || strings.Contains(text, "vouch_billing") {
+			t.Errorf("the %s carries the facilitator's error text: %s", where, text)
+		}
+	}
+	sr, err := x402.SettlementFromResponse(resp)
+	if err != nil || sr.ErrorReason != "unexpected_settle_error" {
+		t.Errorf("settlement = %+v, %v; want reason unexpected_settle_error", sr, err)
 	}
 }

@@ -483,7 +483,9 @@ func (pw *paywall) settle(w http.ResponseWriter, r *http.Request, price Price, r
 	sr, err := pw.cfg.Facilitator.Settle(ctx, p, offer)
 	if err != nil {
 		pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: settlement failed", slog.String("error", err.Error()))
-		sr = &SettleResponse{ErrorReason: "unexpected_settle_error", ErrorMessage: err.Error(), Network: offer.Network, Payer: payer}
+		// The error's text stays in the log: it may name the
+		// facilitator's hosts and users.
+		sr = &SettleResponse{ErrorReason: "unexpected_settle_error", ErrorMessage: "the facilitator could not settle the payment", Network: offer.Network, Payer: payer}
 	}
 	if !sr.Success {
 		pw.require(w, price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr)

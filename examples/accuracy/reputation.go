@@ -9,14 +9,6 @@ import (
 	"github.com/vouchkit/vouch/trust"
 )
 
-// reputationAvailable reports whether this build's engine and service can
-// learn session reliability; reputationMissing says what is missing when
-// they cannot.
-const (
-	reputationAvailable = true
-	reputationMissing   = ""
-)
-
 // withReputation adds to the engine's and the service's options those of
 // variant rep: reputation off (router.WithReputation(nil) and
 // trust.WithoutReputation(), today's behaviour) or on, learned online in a fresh book over an in-memory

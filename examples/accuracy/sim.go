@@ -95,9 +95,8 @@ type report struct {
 	cells   map[cell][]call
 	five    map[string][]call // the majority of 5 reference, by workload
 	elapsed time.Duration
-	replays int    // steps run again because the scheduler reordered them (reputation off)
-	offPlan int    // steps kept although the scheduler reordered them (reputation on)
-	missing string // why reputation on was not measured; "" when it was
+	replays int // steps run again because the scheduler reordered them (reputation off)
+	offPlan int // steps kept although the scheduler reordered them (reputation on)
 }
 
 // simulate runs every cell, episode by episode: each episode of each cell
@@ -114,12 +113,7 @@ func simulate(ctx context.Context, cfg config, progress io.Writer) (*report, err
 	}
 	began := time.Now()
 	rep := &report{cfg: cfg, claims: map[string][]claim{}, cells: map[cell][]call{}, five: map[string][]call{}}
-	variants := []variant{off}
-	if reputationAvailable {
-		variants = append(variants, on)
-	} else {
-		rep.missing = reputationMissing
-	}
+
 	type job struct {
 		c     cell
 		w     *workload
@@ -137,7 +131,7 @@ func simulate(ctx context.Context, cfg config, progress io.Writer) (*report, err
 			return nil, err
 		}
 		for _, pol := range tiers {
-			for _, v := range variants {
+			for _, v := range rep.variants() {
 				cs := []cell{{workload: w.name, policy: pol, rep: v}}
 				if pol == trust.PolicyFast && v == on {
 					cs = append(cs, cell{workload: w.name, policy: pol, rep: v, shared: true})

@@ -45,12 +45,7 @@ func (r *report) shared(w string) []call {
 const sharedName = "fast, engine shared with adaptive"
 
 // variants returns the variants measured.
-func (r *report) variants() []variant {
-	if r.missing != "" {
-		return []variant{off}
-	}
-	return []variant{off, on}
-}
+func (r *report) variants() []variant { return []variant{off, on} }
 
 // measuredWorkloads returns the workloads measured, in order.
 func (r *report) measuredWorkloads() []*workload {
@@ -95,9 +90,6 @@ func (r *report) markdown(w io.Writer) {
 	fmt.Fprintf(w, "Each workload has %d claims; each tier judges all of them, in episodes of %d calls, each episode on a fresh engine and service.\n", cfg.calls, cfg.episode)
 	fmt.Fprintf(w, "Rows marked *measured* count the calls made after the first %d of their episode (reputation on: learned online from those earlier calls).\n", cfg.warm())
 	fmt.Fprintf(w, "Steps the scheduler reordered: %d run again (reputation off), %d kept as they ran (reputation on; see the set-up).\n", r.replays, r.offPlan)
-	if r.missing != "" {
-		fmt.Fprintf(w, "\n**Reputation on was not measured:** %s.\n", r.missing)
-	}
 
 	fmt.Fprintln(w, "\nEach session's chance of erring, over the workload:")
 	fmt.Fprintln(w)
@@ -230,11 +222,9 @@ func (r *report) trapTable(w io.Writer) {
 	if _, ok := r.claims["traps"]; !ok {
 		return
 	}
-	fmt.Fprintln(w, "\n### Trap claims")
-	fmt.Fprintln(w, "\nOn the trap claims of the trap workload (measured calls): the mean stated confidence of the calls answered VALID or INVALID against how often they were right.")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| tier | reputation | trap calls | answered | stated | observed | over-confidence (points) |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|")
+	heading(w, "Trap claims",
+		"On the trap claims of the trap workload (measured calls): the mean stated confidence of the calls answered VALID or INVALID against how often they were right.",
+		"| tier | reputation | trap calls | answered | stated | observed | over-confidence (points) |", "|---|---|---:|---:|---:|---:|---:|")
 	row := func(name, rep string, s stats) {
 		fmt.Fprintf(w, "| %s | %s | %d | %d | %.3f | %s | %+.1f |\n", name, rep, s.calls, s.answered, s.meanStated(), pct(s.answeredRight()),
 			100*(s.meanStated()-s.answeredRight()))
@@ -255,11 +245,9 @@ func (r *report) sweepTable(w io.Writer) {
 	if len(r.cfg.sweep) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\n### Adaptive at other escalation thresholds")
-	fmt.Fprintln(w, "\n`trust.WithEscalationThreshold(t)`: a lone run reporting a confidence of at least t settles the call (0, the default, never; measured calls):")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| workload | threshold | reputation | accuracy | runs per call | ECE |")
-	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|")
+	heading(w, "Adaptive at other escalation thresholds",
+		"`trust.WithEscalationThreshold(t)`: a lone run reporting a confidence of at least t settles the call (0, the default, never; measured calls):",
+		"| workload | threshold | reputation | accuracy | runs per call | ECE |", "|---|---:|---|---:|---:|---:|")
 	for _, wl := range r.measuredWorkloads() {
 		for _, t := range append([]float64{0}, r.cfg.sweep...) {
 			for _, v := range r.variants() {
@@ -268,4 +256,10 @@ func (r *report) sweepTable(w io.Writer) {
 			}
 		}
 	}
+}
+
+// heading writes a section's title and introduction, and the header and
+// alignment rows of its table.
+func heading(w io.Writer, title, intro, header, align string) {
+	fmt.Fprintf(w, "\n### %s\n\n%s\n\n%s\n%s\n", title, intro, header, align)
 }

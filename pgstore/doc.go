@@ -3,8 +3,10 @@
 // balancer behave as one: receipts ([ReceiptStore], a receipt.Store),
 // idempotency keys ([IdempotencyStore], a router.IdempotencyStore), the
 // trial rate limit ([TrialLimiter]), payment replay protection
-// ([ReplayStore], an x402.ReplayStore) and the results of paid MCP tool
-// calls ([AnswerStore], a trustmcp.AnswerStore). A program with one server
+// ([ReplayStore], an x402.ReplayStore), the results of paid MCP tool
+// calls ([AnswerStore], a trustmcp.AnswerStore) and what the engines
+// learned of their sessions' reliability ([ReputationStore], a
+// reputation.Store). A program with one server
 // needs none of it: the in-memory and embedded stores stay the default.
 //
 //	db, err := pgstore.Open(ctx, "postgres://vouch@db.internal/vouch")
@@ -16,7 +18,7 @@
 //
 // # Where the package sits
 //
-// pgstore is an adapter: it imports receipt, router and x402 to implement
+// pgstore is an adapter: it imports receipt, reputation, router and x402 to implement
 // their interfaces, and none of them imports it. Keeping it outside those
 // packages keeps imports one-way (the library's packages know nothing of
 // PostgreSQL) and keeps pgx out of every program that does not ask for

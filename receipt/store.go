@@ -1,6 +1,7 @@
 package receipt
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -83,21 +84,46 @@ type Store interface {
 // use. Expired records are never returned; call DeleteExpired (or run
 // [Sweep]) to free their memory.
 //
-// It keeps the transparency log of its receipts (see [LogReader]) in
-// memory too.
+// It is bounded by size as well as by retention: beyond MaxRecords
+// records, or MaxBytes bytes of receipt data, Put forgets the records
+// stored first, as if they had expired; Get answers ErrNotFound for them.
+// Their leaves stay in the log, which MemStore keeps in memory too (see
+// [LogReader]): two hashes, 64 bytes, for every receipt it ever stored.
+// A store that must keep every receipt for its retention is a durable
+// one (boltstore, pgstore).
 type MemStore struct {
-	mu   sync.RWMutex
-	recs map[string]Record
-	log  memLog
+	// MaxRecords bounds the records kept; zero means
+	// DefaultMemStoreMaxRecords. Set it before first use.
+	MaxRecords int
+	// MaxBytes bounds the bytes of the receipts kept (their Data); zero
+	// means DefaultMemStoreMaxBytes. Set it before first use.
+	MaxBytes int64
+
+	mu    sync.RWMutex
+	recs  map[string]Record
+	order []string // ids in the order stored, from head on; some deleted since
+	head  int
+	bytes int64 // of the Data of recs
+	log   memLog
 }
 
-// Put stores a copy of rec.
+// Bounds of a zero [MemStore].
+const (
+	DefaultMemStoreMaxRecords       = 50000
+	DefaultMemStoreMaxBytes   int64 = 32 << 20
+)
+
+// Put stores a copy of rec, forgetting the records stored first when the
+// store is at its bounds. A record larger than MaxBytes is refused.
 func (s *MemStore) Put(ctx context.Context, rec Record) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if err := rec.Validate(); err != nil {
 		return err
+	}
+	if maxBytes := cmp.Or(s.MaxBytes, DefaultMemStoreMaxBytes); int64(len(rec.Data)) > maxBytes {
+		return fmt.Errorf("receipt: record %s is %d bytes, above the store's bound of %d", rec.ID, len(rec.Data), maxBytes)
 	}
 	rec = clone(rec)
 	s.mu.Lock()
@@ -114,7 +140,34 @@ func (s *MemStore) Put(ctx context.Context, rec Record) error {
 	}
 	rec.LogIndex = idx
 	s.recs[rec.ID] = rec
+	s.order = append(s.order, rec.ID)
+	s.bytes += int64(len(rec.Data))
+	s.trim()
 	return nil
+}
+
+// trim forgets the records stored first until the store is within its
+// bounds, and the ids of records gone once they are most of order. The
+// caller holds s.mu.
+func (s *MemStore) trim() {
+	maxRecords, maxBytes := cmp.Or(s.MaxRecords, DefaultMemStoreMaxRecords), cmp.Or(s.MaxBytes, DefaultMemStoreMaxBytes)
+	for len(s.recs) > maxRecords || s.bytes > maxBytes {
+		if rec, ok := s.recs[s.order[s.head]]; ok {
+			s.bytes -= int64(len(rec.Data))
+			delete(s.recs, rec.ID)
+		}
+		s.order[s.head] = ""
+		s.head++
+	}
+	if n := len(s.order) - s.head; n > 2*len(s.recs)+64 || s.head > n {
+		live := make([]string, 0, len(s.recs)+len(s.recs)/4)
+		for _, id := range s.order[s.head:] {
+			if _, ok := s.recs[id]; ok {
+				live = append(live, id)
+			}
+		}
+		s.order, s.head = live, 0
+	}
 }
 
 // LogSize returns the number of receipts in the log.
@@ -162,6 +215,7 @@ func (s *MemStore) DeleteExpired(ctx context.Context, now time.Time) (int, error
 	for id, rec := range s.recs {
 		if !now.Before(rec.ExpiresAt) {
 			delete(s.recs, id)
+			s.bytes -= int64(len(rec.Data))
 			n++
 		}
 	}

@@ -55,8 +55,11 @@ const DefaultMaxBodyBytes = httpapi.DefaultMaxBodyBytes
 //     "key:<name>" for a caller the Authenticator names,
 //     "payer:<address>" for an x402 caller, "ip:<address>" for an
 //     anonymous trial caller (see [WithTrustedProxies]), or what the
-//     trial caller function returns. Responses with a 5xx status are not
-//     kept, so a retry after a server failure runs again;
+//     trial caller function returns, and also by the name the
+//     Authenticator gives a credential the request carries, so that
+//     integrations behind one address never share an answer. Responses
+//     with a 5xx status are not kept, so a retry after a server failure
+//     runs again;
 //   - counts, by route, the requests it admitted (past the credential,
 //     the trial limit or the payment), which GET /api/v1/status reports;
 //   - maps the Service's error: an *[Error] to its own status, a context
@@ -129,7 +132,15 @@ func WithTrustedProxies(prefixes ...netip.Prefix) HandlerOption {
 // handler it wraps for a paid request (x402.Middleware has this shape).
 // Without it, the x402 routes answer 501 with code x402_not_configured.
 func WithX402(mw func(http.Handler) http.Handler) HandlerOption {
-	return func(h *Handler) { h.cfg.X402 = mw }
+	return func(h *Handler) { h.cfg.X402, h.cfg.Payer = mw, payerOf }
+}
+
+// payerOf returns the payer the x402 middleware verified for r.
+func payerOf(r *http.Request) string {
+	if vp, ok := x402.PaymentFromContext(r.Context()); ok {
+		return vp.Payer
+	}
+	return ""
 }
 
 // WithIdempotency sets the store of idempotent responses and how long a

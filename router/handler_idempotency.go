@@ -61,22 +61,34 @@ type StoredResponse = httpapi.StoredResponse
 // replay unless told otherwise.
 const DefaultIdempotencyWindow = httpapi.DefaultIdempotencyWindow
 
-// DefaultIdempotencyMaxEntries bounds a zero [MemoryIdempotencyStore].
+// DefaultIdempotencyMaxEntries bounds each budget of a zero
+// [MemoryIdempotencyStore].
 const DefaultIdempotencyMaxEntries = httpapi.DefaultIdempotencyMaxEntries
 
 // DefaultIdempotencyMaxEntriesPerCaller bounds one caller's entries in a
 // zero [MemoryIdempotencyStore].
 const DefaultIdempotencyMaxEntriesPerCaller = httpapi.DefaultIdempotencyMaxEntriesPerCaller
 
-// MemoryIdempotencyStore is an [IdempotencyStore] in process memory,
-// bounded in entries overall and per caller: its MaxEntries and
-// MaxEntriesPerCaller members (zero means DefaultIdempotencyMaxEntries and
-// DefaultIdempotencyMaxEntriesPerCaller) are set before first use. Expired
-// entries are dropped as time passes; a caller at its bound drops its own
-// oldest completed entry, never another caller's; when the whole store is
-// full the oldest completed entry of the caller holding the most is
-// dropped, and when no completed entry can go Reserve answers with an
-// *[Error] of status 503. Len returns the count of entries
-// kept. The zero value is ready to use; it must not be copied after first
-// use.
+// DefaultIdempotencyMaxBytes bounds the bytes of each budget of a zero
+// [MemoryIdempotencyStore].
+const DefaultIdempotencyMaxBytes = httpapi.DefaultIdempotencyMaxBytes
+
+// MemoryIdempotencyStore is an [IdempotencyStore] in process memory. It
+// keeps two budgets, one for the answers of paid (x402) requests and one
+// for the others, each bounded by its MaxEntries, MaxBytes and
+// MaxEntriesPerCaller members (zero means DefaultIdempotencyMaxEntries,
+// DefaultIdempotencyMaxBytes and DefaultIdempotencyMaxEntriesPerCaller),
+// set before first use. The traffic of one budget never evicts an entry
+// of the other. Expired entries are dropped as time passes; a caller at
+// its bound drops its own oldest completed entry, never another caller's.
+// When the budget of unpaid answers is full, the oldest completed entry
+// of the caller holding the most is dropped. Paid answers are pinned: they
+// stay until their window ends or the same payer's own later calls push
+// them out, so that a payer's retry with the same proof is delivered; a
+// paid request that finds the paid budget full of other payers' answers
+// is refused with an *[Error] of status 503 before it runs (and before it
+// is charged, when the paywall settles after the work), as is any request
+// when no completed entry can go. Len returns the count of entries kept,
+// Bytes the bytes counted against MaxBytes. The zero value is ready to
+// use; it must not be copied after first use.
 type MemoryIdempotencyStore = httpapi.MemoryIdempotencyStore

@@ -53,6 +53,8 @@ END {
 	print "|---|---|---|---|---|"
 	pair("Engine v3 validate, 5 instant workers, vs a bare errgroup fan-out", "router", "ValidateV3_fiveInstant/engine", "ValidateV3_fiveInstant/errgroup", "cost", "<2")
 	pair("Engine v3 validate, 5 instant workers: reputation on vs off", "router", "Reputation/on", "Reputation/off", "cost", "<1.1")
+	metric("the same, interleaved in one loop: reputation on vs off", "router", "EngineReputation", "on/off", "cost", "<1.1")
+	metric("the same, interleaved: weighted aggregation vs reputation off", "router", "EngineReputation", "weighted/off", "cost", "")
 	pair("consensus Runner, 5 instant replicas, vs a bare errgroup fan-out", "consensus", "FanOut/runner", "FanOut/errgroup", "cost", "")
 	pair("early quorum: Engine v3, 3 workers at 10ms + 2 at 1s, vs the third-fastest worker", "router", "EarlyQuorum/engine", "EarlyQuorum/wait", "cost", "<1.2")
 	pair("early quorum: consensus Runner alone vs 10ms", "consensus", "EarlyQuorum/runner", "EarlyQuorum/wait10ms", "cost", "<1.2")

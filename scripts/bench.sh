@@ -29,7 +29,7 @@ out=${OUT:-docs/BENCHMARKS.md}
 # One go test run per package, each with the benchmarks of its pairs.
 runs=(
 	"./consensus|^Benchmark(FanOut|EarlyQuorum)\$"
-	"./router|^Benchmark(ValidateV3_fiveInstant|EarlyQuorum|EngineLoopback|Loopback|V3Decode_sessionPool|QuoteSessionIDs|ValidateV3_telemetry|NoopTelemetry|Reputation)\$"
+	"./router|^Benchmark(ValidateV3_fiveInstant|EarlyQuorum|EngineLoopback|Loopback|V3Decode_sessionPool|QuoteSessionIDs|ValidateV3_telemetry|NoopTelemetry|Reputation|EngineReputation)\$"
 	"./router/chatworker|^Benchmark(Worker_Work|ParseAnswer)\$"
 	"./receipt|^Benchmark(Receipt|ReceiptRate|MemStore|RawMap)\$"
 	"./receipt/boltstore|^Benchmark(Store|RawBolt|IssueLog)\$"

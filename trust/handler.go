@@ -14,6 +14,7 @@ import (
 	"github.com/vouchkit/vouch/internal/jsonbody"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/x402"
 )
 
 // The paths of the trust call. The interface leaves the path open: vouch
@@ -117,7 +118,15 @@ func WithTrustedProxies(prefixes ...netip.Prefix) HandlerOption {
 // WithX402 sets the middleware that guards the x402 route (x402.Middleware
 // has this shape). Without it, the x402 route answers 501.
 func WithX402(mw func(http.Handler) http.Handler) HandlerOption {
-	return func(h *Handler) { h.cfg.X402 = mw }
+	return func(h *Handler) { h.cfg.X402, h.cfg.Payer = mw, payerOf }
+}
+
+// payerOf returns the payer the x402 middleware verified for r.
+func payerOf(r *http.Request) string {
+	if vp, ok := x402.PaymentFromContext(r.Context()); ok {
+		return vp.Payer
+	}
+	return ""
 }
 
 // WithIdempotency sets the store of idempotent responses and how long a

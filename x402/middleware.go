@@ -49,6 +49,9 @@ type Price struct {
 	// work of a payment that does not settle (a payer that emptied its
 	// balance meanwhile).
 	SettleBefore bool
+	// Gate, if not nil, delivers and settles only the answers its Check
+	// passes ([DeliveryGate]). It cannot be combined with SettleBefore.
+	Gate *DeliveryGate
 	// Discovery, if not nil, describes the route to x402 discovery
 	// services in its 402 answers (see [Discovery]).
 	Discovery *Discovery
@@ -76,6 +79,9 @@ type MiddlewareConfig struct {
 	PriceFunc func(r *http.Request) (Price, bool)
 	// Replay remembers accepted payments; nil means a new MemoryReplay.
 	Replay ReplayStore
+	// Outcomes keeps the outcomes of gated routes ([DeliveryGate]); nil
+	// means a new MemoryOutcomes.
+	Outcomes OutcomeStore
 	// SettleTimeout bounds the facilitator's Settle call; zero means
 	// DefaultSettleTimeout. Settlement runs on a context detached from the
 	// client's, so that a client that disconnects cannot cancel it.
@@ -196,7 +202,10 @@ func Middleware(cfg MiddlewareConfig) (func(http.Handler) http.Handler, error) {
 			return nil, fmt.Errorf("x402: route %q: %v", pattern, err)
 		}
 	}
-	pw := &paywall{cfg: cfg, mux: mux, replay: cfg.Replay, log: cfg.Logger, tel: newPaywallTelemetry(&cfg)}
+	pw := &paywall{cfg: cfg, mux: mux, replay: cfg.Replay, outcomes: cfg.Outcomes, log: cfg.Logger, tel: newPaywallTelemetry(&cfg)}
+	if pw.outcomes == nil {
+		pw.outcomes = &MemoryOutcomes{}
+	}
 	pw.cfg.Facilitator = pw.tel.facilitator(guard(cfg.Facilitator))
 	if pw.replay == nil {
 		pw.replay = &MemoryReplay{}
@@ -231,6 +240,9 @@ func checkPrice(p Price, settle time.Duration) error {
 	}
 	if p.TimeBudget < 0 {
 		return fmt.Errorf("time budget %s is negative", p.TimeBudget)
+	}
+	if err := checkSettlement(p); err != nil {
+		return err
 	}
 	if p.Discovery != nil {
 		if err := p.Discovery.check(); err != nil {
@@ -286,11 +298,12 @@ const (
 )
 
 type paywall struct {
-	cfg    MiddlewareConfig
-	mux    *http.ServeMux
-	replay ReplayStore
-	log    *slog.Logger
-	tel    *paywallTelemetry
+	cfg      MiddlewareConfig
+	mux      *http.ServeMux
+	replay   ReplayStore
+	outcomes OutcomeStore
+	log      *slog.Logger
+	tel      *paywallTelemetry
 
 	mu       sync.Mutex
 	settling map[string]chan struct{} // by replay key, closed when settled or failed
@@ -399,6 +412,10 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		pw.unavailable(w, "replay store", err)
 		return
 	}
+	if !fresh && price.Gate != nil {
+		pw.gatedRepeat(w, r, price, res, p, key, now)
+		return
+	}
 	if !fresh {
 		pw.repeat(w, r, rp, price, res, p, offer, key, now)
 		return
@@ -409,9 +426,9 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 			pw.replay.Release(context.WithoutCancel(ctx), key)
 		}
 	}()
-	if a := authorizationOf(p); a != nil {
+	if vb, ok := validBefore(p); ok {
 		need := now.Add(price.validity(pw.cfg.SettleTimeout))
-		if vb, err := strconv.ParseInt(a.ValidBefore, 10, 64); err == nil && time.Unix(vb, 0).Before(need) {
+		if time.Unix(vb, 0).Before(need) {
 			if pw.answerStored(w, r, rp, p, offer, vr) {
 				return // an answer from the store needs no settlement
 			}
@@ -433,16 +450,21 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	}
 
 	vp := &VerifiedPayment{Payer: vr.Payer, Offer: offer, Payload: p}
-	work, cancel := context.WithTimeout(context.WithValue(ctx, verifiedCtx{}, vp), price.timeBudget())
+	metered, m := withMeter(context.WithValue(ctx, verifiedCtx{}, vp), offer)
+	work, cancel := context.WithTimeout(metered, price.timeBudget())
 	defer cancel()
 	paid := r.WithContext(work)
+	if price.Gate != nil {
+		settled = pw.gated(w, paid, next, m, price, res, p, offer, key, until, vr.Payer)
+		return
+	}
 	if price.SettleBefore {
 		if rec := stored(rp, paid); rec != nil {
 			pw.deliverStored(ctx, w, rec, vr.Payer) // never settled
 			return
 		}
 		settled = true // from here on the proof stays used, whatever the outcome
-		sr, ok := pw.settle(w, r, price, res, p, offer, key, vr.Payer)
+		sr, ok := pw.settle(w, r, price, res, p, offer, key, vr.Payer, nil)
 		if !ok {
 			return
 		}
@@ -461,7 +483,8 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		return
 	}
 	settled = true // from here on the proof stays used, whatever the outcome
-	if _, ok := pw.settle(w, r, price, res, p, offer, key, vr.Payer); !ok {
+	charged, u := m.charge(offer)
+	if _, ok := pw.settle(w, r, price, res, p, charged, key, vr.Payer, u); !ok {
 		return
 	}
 	rec.copyTo(w)
@@ -474,9 +497,10 @@ const reasonValidity = "authorization_validity_too_short"
 // settle settles p on a context detached from the client's, so that a
 // client that goes away cannot cancel a settlement the facilitator may
 // complete anyway, and records the settlement for replay whatever the
-// client does. On success it sets the payment headers on w and returns
-// the settlement; on failure it answers 402 and reports false.
-func (pw *paywall) settle(w http.ResponseWriter, r *http.Request, price Price, res ResourceInfo, p *PaymentPayload, offer PaymentRequirements, key, payer string) (*SettleResponse, bool) {
+// client does. On success it sets the payment headers on w, with the
+// usage u of an "upto" payment, and returns the settlement; on failure it
+// answers 402 and reports false.
+func (pw *paywall) settle(w http.ResponseWriter, r *http.Request, price Price, res ResourceInfo, p *PaymentPayload, offer PaymentRequirements, key, payer string, u *Usage) (*SettleResponse, bool) {
 	defer pw.beginSettling(key)()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), pw.cfg.SettleTimeout)
 	defer cancel()
@@ -494,6 +518,7 @@ func (pw *paywall) settle(w http.ResponseWriter, r *http.Request, price Price, r
 	if sr.Payer == "" {
 		sr.Payer = payer // the verified payer, kept for a repeat
 	}
+	withUsage(sr, u)
 	pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: settled", slog.String("transaction", sr.Transaction), slog.String("payer", sr.Payer), slog.String("network", sr.Network))
 	if r.Header.Get(HeaderIdempotencyKey) != "" {
 		// Recorded before the answer is sent, so that a repeat sent after
@@ -674,6 +699,12 @@ func replayKey(p *PaymentPayload, offer PaymentRequirements, now time.Time) (str
 		}
 		return strings.ToLower("eip3009:" + network + ":" + offer.Asset + ":" + a.From + ":" + a.Nonce), until
 	}
+	if owner, nonce, deadline, ok := permit2Of(p); ok {
+		if time.Unix(deadline, 0).After(until) {
+			until = time.Unix(deadline, 0)
+		}
+		return strings.ToLower("permit2:" + network + ":" + owner + ":" + nonce), until
+	}
 	var buf bytes.Buffer
 	if json.Compact(&buf, p.Payload) != nil {
 		buf.Write(p.Payload)
@@ -728,43 +759,4 @@ type Replayer interface {
 func PaymentFromContext(ctx context.Context) (*VerifiedPayment, bool) {
 	vp, ok := ctx.Value(verifiedCtx{}).(*VerifiedPayment)
 	return vp, ok
-}
-
-// recorder holds a handler's answer until the payment is settled.
-type recorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (r *recorder) Header() http.Header { return r.header }
-
-func (r *recorder) WriteHeader(code int) {
-	if r.status == 0 && code >= 200 {
-		r.status = code
-	}
-}
-
-func (r *recorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return r.body.Write(b)
-}
-
-// copyTo sends the held answer to w.
-func (r *recorder) copyTo(w http.ResponseWriter) {
-	h := w.Header()
-	for k, v := range r.header {
-		if k == "Access-Control-Expose-Headers" {
-			h[k] = append(h[k], v...)
-			continue
-		}
-		h[k] = v
-	}
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	w.WriteHeader(r.status)
-	w.Write(r.body.Bytes())
 }

@@ -44,6 +44,7 @@ const (
 	refusedInvalid   = "invalid_payment"   // the facilitator found it invalid
 	refusedValidity  = reasonValidity      // the authorization expires too soon
 	refusedSettle    = "settlement_failed" // settling failed
+	refusedDelivery  = msgNotDelivered     // a DeliveryGate refused the answer
 	reasonUnexpected = "unexpected_error"  // the facilitator call failed
 )
 
@@ -65,6 +66,8 @@ func (t *paywallTelemetry) refused(reason string, sr *SettleResponse) {
 		why = refusedUsed
 	case strings.HasPrefix(reason, reasonValidity):
 		why = refusedValidity
+	case reason == msgNotDelivered:
+		why = refusedDelivery
 	}
 	t.refusals.Add(ctx, 1, metric.WithAttributes(telemetry.PaymentReason.String(why)))
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -29,7 +30,7 @@ type serverVars struct {
 		NumGC     uint32 `json:"NumGC"`
 	} `json:"memstats"`
 	Executions map[string]int64 `json:"executions_by_call_id"`
-	Dropped    int64            `json:"call_ids_dropped"`
+	Limit      int              `json:"call_ids_limit"` // 0 from a server that does not say
 }
 
 // vars reads the server's variables.
@@ -66,9 +67,9 @@ func (l *loader) vars(ctx context.Context) (*serverVars, error) {
 }
 
 // check waits for the server to settle (its goroutines back to what they
-// were before the load, within cfg.settle), watches its heap for heapQuiet,
-// and compares its executions per call id with the outcomes.
-func (l *loader) check(ctx context.Context, s *summary, outcomes []outcome) error {
+// were before the load, within cfg.settle) and watches its heap for
+// heapQuiet.
+func (l *loader) check(ctx context.Context, s *summary) error {
 	began := time.Now()
 	var after *serverVars
 	for {
@@ -97,13 +98,16 @@ func (l *loader) check(ctx context.Context, s *summary, outcomes []outcome) erro
 		return fmt.Errorf("reading the server's variables after the load: %w", err)
 	}
 	s.after, s.later = after, later
+	return nil
+}
 
-	c := &s.counts
-	c.dropped = after.Dropped - s.before.Dropped
-	known := make(map[string]bool, len(outcomes))
-	for _, o := range outcomes {
-		known[o.call.id] = true
-		got := after.Executions[o.call.id]
+// compare adds to c what v, read once the calls of round are answered and
+// before any later call is made, says of them: each call's executions
+// against what its answer reported. An id of this load numbered sent or
+// above ran before it was sent.
+func (l *loader) compare(c *counts, v *serverVars, round []outcome, sent int) {
+	for _, o := range round {
+		got := v.Executions[o.call.id]
 		switch {
 		case !o.sent:
 			if got != 0 {
@@ -126,10 +130,10 @@ func (l *loader) check(ctx context.Context, s *summary, outcomes []outcome) erro
 			}
 		}
 	}
-	for id := range after.Executions {
-		if strings.HasPrefix(id, l.prefix+"-") && !known[id] {
+	for id := range v.Executions {
+		n, err := strconv.Atoi(strings.TrimPrefix(id, l.prefix+"-"))
+		if strings.HasPrefix(id, l.prefix+"-") && (err != nil || n >= sent) {
 			c.unknown++
 		}
 	}
-	return nil
 }

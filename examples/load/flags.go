@@ -17,6 +17,7 @@ type config struct {
 	debugURL    string        // its /debug/vars, or "" for no checks
 	apiKey      string        // sent as Authorization: Bearer
 	calls       int           // how many calls in all
+	round       int           // how many calls between two reads of the server's counts
 	concurrency int           // how many clients at once
 	mix         []weighted    // the kinds of call and their shares
 	duration    time.Duration // the bound of the whole load
@@ -42,6 +43,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		"`URL` of the server's /debug/vars (examples/server -debug-addr); empty skips the server-side checks")
 	fs.StringVar(&cfg.apiKey, "api-key", "demo-key", "API `KEY` of the normal routes")
 	fs.IntVar(&cfg.calls, "calls", 20000, "`N` calls in all")
+	fs.IntVar(&cfg.round, "round", 20000, "`N` calls a round: after each, the server's counts are compared with the answers and its live heap read")
 	fs.IntVar(&cfg.concurrency, "concurrency", 256, "`N` clients calling at once")
 	mix := fs.String("mix", defaultMix, "kinds of call and their weights: `KIND=W,...` with kinds "+strings.Join(kindNames(), ", "))
 	fs.DurationVar(&cfg.duration, "duration", 10*time.Minute, "bound of the whole load; calls not sent by then are reported and not made")
@@ -57,6 +59,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	switch {
 	case cfg.calls < 1:
 		return config{}, fmt.Errorf("-calls %d: want at least 1", cfg.calls)
+	case cfg.round < 1:
+		return config{}, fmt.Errorf("-round %d: want at least 1", cfg.round)
 	case cfg.concurrency < 1:
 		return config{}, fmt.Errorf("-concurrency %d: want at least 1", cfg.concurrency)
 	case cfg.duration <= 0 || cfg.settle < 0 || cfg.every <= 0:

@@ -54,8 +54,9 @@ func newLoader(cfg config) (*loader, error) {
 
 func (l *loader) close() { l.hc.CloseIdleConnections() }
 
-// run reads the server's variables, sends the calls, reads them again once
-// the server has settled, and sums it all up.
+// run reads the server's variables, sends the calls round by round,
+// comparing the server's counts with each round's answers and recording
+// its live heap after it, and checks the server once it has settled.
 func (l *loader) run(ctx context.Context, progress io.Writer) (*summary, error) {
 	s := &summary{cfg: l.cfg}
 	if l.cfg.debugURL != "" {
@@ -63,76 +64,112 @@ func (l *loader) run(ctx context.Context, progress io.Writer) (*summary, error) 
 		if err != nil {
 			return nil, fmt.Errorf("reading the server's variables before the load: %w", err)
 		}
+		if before.Limit > 0 && min(l.cfg.round, l.cfg.calls) > before.Limit {
+			return nil, fmt.Errorf("-round %d is above the %d call ids the server counts (examples/server -debug-call-ids): its counts would forget calls before they are compared", l.cfg.round, before.Limit)
+		}
 		s.before = before
 	}
 
-	outcomes, elapsed := l.send(ctx, progress)
+	sending, cancel := context.WithTimeout(ctx, l.cfg.duration)
+	defer cancel()
+	outcomes := make([]outcome, l.cfg.calls)
+	p := &tally{calls: l.cfg.calls, start: time.Now()}
+	defer p.print(progress, l.cfg.every)()
+	var elapsed time.Duration
+	for first := 0; first < l.cfg.calls; first += l.cfg.round {
+		round := outcomes[first:min(first+l.cfg.round, l.cfg.calls)]
+		began := time.Now()
+		l.send(sending, round, first, p)
+		elapsed += time.Since(began)
+		if l.cfg.debugURL == "" {
+			continue
+		}
+		v, err := l.vars(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("reading the server's variables after %d calls: %w", first+len(round), err)
+		}
+		l.compare(&s.counts, v, round, first+len(round))
+		s.heap = append(s.heap, heapPoint{calls: first + len(round), live: v.Memstats.HeapAlloc})
+		p.say(progress, "load: %d calls, server's live heap %s after GC\n", first+len(round), mib(v.Memstats.HeapAlloc))
+	}
 	s.add(outcomes, elapsed)
 	l.hc.CloseIdleConnections() // the server's connection goroutines may end
 
 	if l.cfg.debugURL != "" {
-		if err := l.check(ctx, s, outcomes); err != nil {
+		if err := l.check(ctx, s); err != nil {
 			return nil, err
 		}
 	}
 	return s, nil
 }
 
-// send makes the calls with cfg.concurrency clients until all are made or
-// cfg.duration has passed, printing progress every cfg.every.
-func (l *loader) send(ctx context.Context, progress io.Writer) ([]outcome, time.Duration) {
-	ctx, cancel := context.WithTimeout(ctx, l.cfg.duration)
-	defer cancel()
-	outcomes := make([]outcome, l.cfg.calls)
-	var next, done, failed atomic.Int64
-	start := time.Now()
+// tally counts the calls made and failed, for the progress lines.
+type tally struct {
+	calls        int
+	start        time.Time
+	done, failed atomic.Int64
+	mu           sync.Mutex // held while a line is printed
+}
 
-	stopProgress := make(chan struct{})
+// say prints one progress line.
+func (p *tally) say(w io.Writer, format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(w, format, args...)
+}
+
+// print prints a progress line every interval until the function it
+// returns is called.
+func (p *tally) print(w io.Writer, every time.Duration) (stop func()) {
+	done := make(chan struct{})
 	var printing sync.WaitGroup
 	printing.Go(func() {
-		tick := time.NewTicker(l.cfg.every)
+		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for {
 			select {
-			case <-stopProgress:
+			case <-done:
 				return
 			case <-tick.C:
-				d := done.Load()
-				fmt.Fprintf(progress, "load: %d/%d calls, %d errors, %.0f calls/s, %s\n",
-					d, l.cfg.calls, failed.Load(), float64(d)/time.Since(start).Seconds(), time.Since(start).Round(time.Second))
+				d := p.done.Load()
+				p.say(w, "load: %d/%d calls, %d errors, %.0f calls/s, %s\n",
+					d, p.calls, p.failed.Load(), float64(d)/time.Since(p.start).Seconds(), time.Since(p.start).Round(time.Second))
 			}
 		}
 	})
+	return func() { close(done); printing.Wait() }
+}
 
+// send makes the calls first, first+1, ... of round with cfg.concurrency
+// clients until all are made or ctx ends; the calls not sent are left
+// marked so.
+func (l *loader) send(ctx context.Context, round []outcome, first int, p *tally) {
+	var next atomic.Int64
 	var clients sync.WaitGroup
 	for range l.cfg.concurrency {
 		clients.Go(func() {
 			for {
-				n := int(next.Add(1)) - 1
-				if n >= l.cfg.calls || ctx.Err() != nil {
+				i := int(next.Add(1)) - 1
+				if i >= len(round) || ctx.Err() != nil {
 					return
 				}
-				c := newCall(l.cfg.seed, l.prefix, n, l.cfg.mix)
+				c := newCall(l.cfg.seed, l.prefix, first+i, l.cfg.mix)
 				began := time.Now()
 				exp, err := l.send1(ctx, c)
-				outcomes[n] = outcome{call: c, sent: true, latency: time.Since(began), err: err, expected: exp}
+				round[i] = outcome{call: c, sent: true, latency: time.Since(began), err: err, expected: exp}
 				if err != nil {
-					failed.Add(1)
+					p.failed.Add(1)
 				}
-				done.Add(1)
+				p.done.Add(1)
 			}
 		})
 	}
 	clients.Wait()
-	elapsed := time.Since(start)
-	close(stopProgress)
-	printing.Wait()
-	for n := range outcomes {
-		if !outcomes[n].sent {
-			outcomes[n].call = newCall(l.cfg.seed, l.prefix, n, l.cfg.mix)
+	for i := range round {
+		if !round[i].sent {
+			round[i].call = newCall(l.cfg.seed, l.prefix, first+i, l.cfg.mix)
 		}
 	}
-	return outcomes, elapsed
 }
 
 // send1 is do, with the call's Idempotency-Key set to its id, so that a

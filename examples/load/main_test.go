@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,9 @@ import (
 	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
 )
+
+// testCallIDs is how many call ids the test server says it counts by.
+const testCallIDs = 1000
 
 // testServer is an in-process stand-in for examples/server: a router
 // Handler and a trust Handler over one engine whose workers count their
@@ -93,7 +97,7 @@ func newTestServer(t *testing.T, trialBurst int) *testServer {
 			"goroutines":            runtime.NumGoroutine(),
 			"memstats":              ms,
 			"executions_by_call_id": ts.byID,
-			"call_ids_dropped":      0,
+			"call_ids_limit":        testCallIDs,
 		})
 	}))
 	t.Cleanup(ts.debug.Close)
@@ -106,7 +110,7 @@ func (ts *testServer) config(calls, concurrency int, mix string) config {
 		panic(err)
 	}
 	return config{url: ts.api.URL, debugURL: ts.debug.URL + "/debug/vars", apiKey: "demo-key", calls: calls,
-		concurrency: concurrency, mix: m, duration: time.Minute, seed: 7, settle: 5 * time.Second, every: 100 * time.Millisecond}
+		concurrency: concurrency, round: calls, mix: m, duration: time.Minute, seed: 7, settle: 5 * time.Second, every: 100 * time.Millisecond}
 }
 
 // TestRun is the small load that runs with the tests: 500 mixed calls
@@ -171,21 +175,51 @@ func TestRun_detectsARerun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.close()
-	before, err := l.vars(context.Background())
+	round := make([]outcome, cfg.calls)
+	l.send(context.Background(), round, 0, &tally{})
+	ts.mu.Lock()
+	ts.byID[round[3].call.id]++ // a second execution of call 3
+	ts.mu.Unlock()
+	v, err := l.vars(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &summary{cfg: cfg, before: before}
-	outcomes, elapsed := l.send(context.Background(), io.Discard)
-	s.add(outcomes, elapsed)
-	ts.mu.Lock()
-	ts.byID[outcomes[3].call.id]++ // a second execution of call 3
-	ts.mu.Unlock()
-	if err := l.check(context.Background(), s, outcomes); err != nil {
+	var c counts
+	l.compare(&c, v, round, len(round))
+	if c.twice != 1 || c.lost != 0 || c.expected != 20 {
+		t.Errorf("counts %+v; want one call run twice among 20 executions", c)
+	}
+	s := &summary{cfg: cfg, before: v, after: v, later: v, counts: c}
+	if s.passed() {
+		t.Error("the load passed with a call run twice")
+	}
+}
+
+// TestRun_rounds: the calls go in rounds, the server's counts are compared
+// after each and its live heap recorded; a round larger than the ids the
+// server counts is refused before any call.
+func TestRun_rounds(t *testing.T) {
+	ts := newTestServer(t, 1)
+	cfg := ts.config(250, 16, defaultMix)
+	cfg.round = 100
+	s, err := run(context.Background(), cfg, io.Discard)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if s.counts.twice != 1 || s.passed() {
-		t.Errorf("run twice = %d, passed = %v; want 1 and a failure", s.counts.twice, s.passed())
+	var calls []int
+	for _, h := range s.heap {
+		calls = append(calls, h.calls)
+		if h.live == 0 {
+			t.Errorf("no live heap read at %d calls", h.calls)
+		}
+	}
+	if !s.passed() || !slices.Equal(calls, []int{100, 200, 250}) || s.counts.expected <= 250 {
+		t.Errorf("checks %v, heap read at %v calls, %d executions; want a pass, reads at 100, 200, 250, and above 250 executions", s.failed(), calls, s.counts.expected)
+	}
+
+	cfg.calls, cfg.round = 2*testCallIDs, testCallIDs+1
+	if _, err := run(context.Background(), cfg, io.Discard); err == nil || !strings.Contains(err.Error(), "-round") {
+		t.Errorf("a round above the server's bound: %v, want an error naming -round", err)
 	}
 }
 
@@ -196,6 +230,7 @@ func TestParseFlags(t *testing.T) {
 	}{
 		{nil, true},
 		{[]string{"-calls", "0"}, false},
+		{[]string{"-round", "0"}, false},
 		{[]string{"-concurrency", "-1"}, false},
 		{[]string{"-mix", "validate_v2=0"}, false},
 		{[]string{"-mix", "bogus=1"}, false},

@@ -28,6 +28,14 @@ type summary struct {
 	before, after, later *serverVars
 	settled              time.Duration
 	counts               counts
+	heap                 []heapPoint // after each round
+}
+
+// heapPoint is the server's live heap (after a collection) once calls
+// calls were answered.
+type heapPoint struct {
+	calls int
+	live  uint64
 }
 
 // counts compares the server's executions with the answers.
@@ -38,7 +46,6 @@ type counts struct {
 	unsentRan         int   // calls never sent that ran
 	unknown           int   // ids of this load the server saw but no call had
 	unchecked         int   // failed calls (other than rate limits): not compared
-	dropped           int64 // executions the server could not count by id
 }
 
 func (s *summary) add(outcomes []outcome, elapsed time.Duration) {
@@ -109,9 +116,6 @@ func (s *summary) failed() []string {
 		f = append(f, fmt.Sprintf("executions do not match: %d expected, %d counted; %d calls lost, %d run twice, %d refused but run, %d unsent but run, %d unknown ids",
 			c.expected, c.counted, c.lost, c.twice, c.refusedRan, c.unsentRan, c.unknown))
 	}
-	if c.dropped > 0 {
-		f = append(f, fmt.Sprintf("the server counted %d executions without their call id", c.dropped))
-	}
 	if s.after.Goroutines > s.before.Goroutines+goroutineSlack {
 		f = append(f, fmt.Sprintf("goroutines: %d before the load, %d after %v", s.before.Goroutines, s.after.Goroutines, s.settled.Round(time.Millisecond)))
 	}
@@ -173,6 +177,11 @@ func (s *summary) write(w io.Writer) {
 		fmt.Fprintf(w, "heap in use: %s before the load, %s after it, %s %v later (%d GCs during the load)\n",
 			mib(s.before.Memstats.HeapInuse), mib(s.after.Memstats.HeapInuse), mib(s.later.Memstats.HeapInuse), heapQuiet,
 			s.after.Memstats.NumGC-s.before.Memstats.NumGC)
+		fmt.Fprintf(w, "live heap after GC: %s before the load", mib(s.before.Memstats.HeapAlloc))
+		for _, h := range s.heap {
+			fmt.Fprintf(w, ", %s at %d calls", mib(h.live), h.calls)
+		}
+		fmt.Fprintln(w)
 	}
 	if f := s.failed(); len(f) > 0 {
 		fmt.Fprintln(w, "FAIL:")

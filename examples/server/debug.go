@@ -4,6 +4,7 @@ import (
 	"context"
 	"expvar"
 	"fmt"
+	"maps"
 	"net/http"
 	"runtime"
 	"slices"
@@ -19,9 +20,10 @@ import (
 	"github.com/vouchkit/vouch/x402"
 )
 
-// maxCallIDs bounds the call ids counted one by one; executions of further
-// ids are counted in call_ids_dropped only.
-const maxCallIDs = 1 << 20
+// defaultCallIDs is how many call ids the executions are counted by
+// unless -debug-call-ids says otherwise: the latest ids seen, the oldest
+// forgotten first (about 5 MiB at most).
+const defaultCallIDs = 1 << 16
 
 // metrics are the server's counters, served at /debug/vars on -debug-addr
 // in expvar's format. They belong to one server: nothing is published in
@@ -36,8 +38,10 @@ type metrics struct {
 	callIDs     callCounts
 }
 
-func newMetrics() *metrics {
-	m := &metrics{started: time.Now(), callIDs: callCounts{limit: maxCallIDs}}
+// newMetrics returns the counters of a server that counts executions by
+// the latest callIDs call ids.
+func newMetrics(callIDs int) *metrics {
+	m := &metrics{started: time.Now(), callIDs: callCounts{limit: callIDs}}
 	m.calls.Init()
 	m.responses.Init()
 	m.bySession.Init()
@@ -58,7 +62,8 @@ func (m *metrics) vars() map[string]expvar.Var {
 		"worker_executions":            &m.executions,
 		"worker_executions_by_session": &m.bySession,
 		"executions_by_call_id":        expvar.Func(func() any { return m.callIDs.snapshot() }),
-		"call_ids_dropped":             expvar.Func(func() any { return m.callIDs.droppedCount() }),
+		"call_ids_forgotten":           expvar.Func(func() any { return m.callIDs.forgottenCount() }),
+		"call_ids_limit":               expvar.Func(func() any { return m.callIDs.limit }),
 		"x402_settlements":             &m.settlements,
 	}
 }
@@ -194,12 +199,15 @@ func (f settleCounter) Settle(ctx context.Context, p *x402.PaymentPayload, r x40
 	return sr, err
 }
 
-// callCounts counts executions by call id, for up to limit ids.
+// callCounts counts executions by call id, for the latest limit ids: when
+// a new id would exceed the bound, the id seen first is forgotten.
 type callCounts struct {
-	limit   int
-	mu      sync.Mutex
-	n       map[string]int64
-	dropped int64
+	limit     int
+	mu        sync.Mutex
+	n         map[string]int64
+	order     []string // the ids in the order seen, a ring of up to limit from oldest
+	oldest    int      // index of the oldest id in order, once it is full
+	forgotten int64
 }
 
 func (c *callCounts) add(id string) {
@@ -208,9 +216,15 @@ func (c *callCounts) add(id string) {
 	if c.n == nil {
 		c.n = make(map[string]int64)
 	}
-	if _, ok := c.n[id]; !ok && len(c.n) >= c.limit {
-		c.dropped++
-		return
+	if _, ok := c.n[id]; !ok {
+		if len(c.order) < c.limit {
+			c.order = append(c.order, id)
+		} else {
+			delete(c.n, c.order[c.oldest])
+			c.forgotten++
+			c.order[c.oldest] = id
+			c.oldest = (c.oldest + 1) % c.limit
+		}
 	}
 	c.n[id]++
 }
@@ -219,15 +233,14 @@ func (c *callCounts) add(id string) {
 func (c *callCounts) snapshot() map[string]int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cp := make(map[string]int64, len(c.n))
-	for k, v := range c.n {
-		cp[k] = v
+	if c.n == nil {
+		return map[string]int64{}
 	}
-	return cp
+	return maps.Clone(c.n)
 }
 
-func (c *callCounts) droppedCount() int64 {
+func (c *callCounts) forgottenCount() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.dropped
+	return c.forgotten
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -21,7 +22,8 @@ type debugVars struct {
 	Executions int64                       `json:"worker_executions"`
 	BySession  map[string]int64            `json:"worker_executions_by_session"`
 	ByCallID   map[string]int64            `json:"executions_by_call_id"`
-	Dropped    int64                       `json:"call_ids_dropped"`
+	Forgotten  int64                       `json:"call_ids_forgotten"`
+	Limit      int                         `json:"call_ids_limit"`
 	Settled    int64                       `json:"x402_settlements"`
 }
 
@@ -74,6 +76,9 @@ func TestRun_debugVars(t *testing.T) {
 	if before.Goroutines <= 0 || before.Memstats == nil || before.Memstats.HeapAlloc == 0 || before.Cmdline != nil || before.Executions != 0 {
 		t.Errorf("fresh vars = %+v, want goroutines, memstats, no executions, and no command line (it holds keys)", before)
 	}
+	if before.Limit != defaultCallIDs || before.Forgotten != 0 {
+		t.Errorf("call_ids_limit %d, forgotten %d; want %d and 0", before.Limit, before.Forgotten, defaultCallIDs)
+	}
 
 	// A v3 validate with a call id, run twice with one Idempotency-Key: the
 	// workers run once per replica, the repeat is replayed.
@@ -113,13 +118,22 @@ func TestRun_debugVars(t *testing.T) {
 	}
 }
 
+// TestCallCounts_limit: the counts by call id hold the latest limit ids;
+// a new id beyond the bound forgets the one seen first, whatever the
+// count of calls.
 func TestCallCounts_limit(t *testing.T) {
 	c := callCounts{limit: 2}
-	for _, id := range []string{"a", "b", "a", "c", "c", "b"} {
+	for _, id := range []string{"a", "b", "a", "c", "c", "b", "d"} {
 		c.add(id)
 	}
-	if got, want := c.snapshot(), map[string]int64{"a": 2, "b": 2}; !cmp.Equal(got, want) || c.droppedCount() != 2 {
-		t.Errorf("counts %v, dropped %d; want %v and 2 dropped", got, c.droppedCount(), want)
+	if got, want := c.snapshot(), map[string]int64{"c": 2, "d": 1}; !cmp.Equal(got, want) || c.forgottenCount() != 2 {
+		t.Errorf("counts %v, forgotten %d; want %v and 2 forgotten", got, c.forgottenCount(), want)
+	}
+	for i := range 10000 {
+		c.add(fmt.Sprint("id-", i))
+	}
+	if n := len(c.snapshot()); n != 2 || len(c.order) != 2 {
+		t.Errorf("after 10000 more ids: %d counted, %d in order; want 2", n, len(c.order))
 	}
 }
 

@@ -52,9 +52,11 @@ type config struct {
 	trialRate        rate.Limit
 	trialBurst       int
 	debugAddr        string
+	debugCallIDs     int // call ids /debug/vars counts executions by
 	metricsAddr      string
 	mcpStdio         bool // serve the MCP tools on stdin and stdout instead of listening
 	mcpPaid          bool // the MCP tools that run workers take x402 payments
+	facilitator      bool // serve the offline facilitator at facilitatorPath
 	trustedProxies   []netip.Prefix
 }
 
@@ -118,10 +120,13 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.IntVar(&cfg.trialBurst, "trial-burst", defaultTrialBurst, "trial requests a caller may make at once (`N` >= 1)")
 	fs.StringVar(&cfg.debugAddr, "debug-addr", "",
 		"`HOST:PORT` serving /debug/vars (goroutines, memory, counters) and /metrics; off by default")
+	fs.IntVar(&cfg.debugCallIDs, "debug-call-ids", defaultCallIDs,
+		"`N` latest call ids that /debug/vars counts worker executions by; older ids are forgotten")
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "`HOST:PORT` serving /metrics alone (Prometheus text format); off by default")
 	fs.Var((*prefixFlag)(&cfg.trustedProxies), "trusted-proxy",
 		"reverse proxy `CIDR` (or address) whose Forwarded or X-Forwarded-For header names the client, for trial limits and idempotency scopes (repeatable; default: none)")
 	fs.BoolVar(&cfg.mcpStdio, "mcp-stdio", false, "serve the MCP tools on stdin and stdout (for an MCP host to launch) instead of listening")
+	fs.BoolVar(&cfg.facilitator, "facilitator", false, "serve the offline facilitator (it checks signatures and moves nothing) at "+facilitatorPath+"{verify,settle,supported}, for other x402 servers of a demonstration")
 	fs.BoolVar(&cfg.mcpPaid, "mcp-paid", false, "the MCP tools that run workers take x402 payments in _meta[\"x402/payment\"], at the prices of the x402 routes")
 	fs.Usage = func() {
 		fmt.Fprint(out, `usage: go run ./examples/server [flags]
@@ -169,6 +174,9 @@ flags:
 	cfg.trialRate = rate.Limit(perMinute / 60)
 	if cfg.trialBurst < 1 {
 		return config{}, fmt.Errorf("-trial-burst %d: want at least 1", cfg.trialBurst)
+	}
+	if cfg.debugCallIDs < 1 {
+		return config{}, fmt.Errorf("-debug-call-ids %d: want at least 1", cfg.debugCallIDs)
 	}
 	if cfg.schema != "" && cfg.databaseURL == "" {
 		return config{}, errors.New("-database-schema needs -database-url")

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
 )
@@ -32,7 +33,7 @@ type server struct {
 // rest to the router. Both take the same API keys and share the state;
 // close the server's state when done.
 func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, err error) {
-	s := &server{metrics: newMetrics()}
+	s := &server{metrics: newMetrics(cfg.debugCallIDs)}
 	ss, desc, err := sessions(cfg)
 	if err != nil {
 		return nil, err
@@ -47,10 +48,6 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 		}
 	}()
 	tp, mp := s.obs.tracerProvider(), s.obs.meterProvider()
-	engine, err := router.NewEngine(s.metrics.countExecutions(ss), router.WithEngineLogger(log), router.WithEngineTelemetry(tp, mp))
-	if err != nil {
-		return nil, err
-	}
 	if s.key, err = setUpSigningKey(cfg); err != nil {
 		return nil, err
 	}
@@ -65,8 +62,24 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 			s.state.close()
 		}
 	}()
+	engineOpts := []router.EngineOption{router.WithEngineLogger(log), router.WithEngineTelemetry(tp, mp)}
+	if s.state.reputation != nil { // shared by every server on the database
+		book, err := reputation.New(s.state.reputation, reputation.Options{})
+		if err != nil {
+			return nil, err
+		}
+		engineOpts = append(engineOpts, router.WithReputation(book))
+	}
+	engine, err := router.NewEngine(s.metrics.countExecutions(ss), engineOpts...)
+	if err != nil {
+		return nil, err
+	}
 	priced := priceTable(s.prices)
 	paid, err := paywall(priced, s.state.replay, s.metrics, s.obs, log)
+	if err != nil {
+		return nil, err
+	}
+	paidTrust, err := trustPaywall(priced, cfg.payTo, s.state.replay, s.metrics, s.obs, log)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +114,7 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	}
 	trustOpts := []trust.HandlerOption{
 		trust.WithAuthenticator(auth),
-		trust.WithX402(paid),
+		trust.WithX402(paidTrust),
 		trust.WithIdempotency(s.state.idempotency, 0),
 		trust.WithReceiptEndpoints(s.state.receipts, verifier),
 		trust.WithReceiptLog(s.log),
@@ -131,6 +144,9 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	mux.Handle("/", rh)
 	mux.Handle("/api/v4/", th)
 	(&health{sessions: engine, ping: s.state.ping, log: log}).register(mux) // /healthz, /readyz
+	if cfg.facilitator {
+		mux.Handle(facilitatorPath, facilitatorHandler(s.metrics))
+	}
 	if s.mcp, err = mountAgents(mux, cfg, agentDeps{engine, svc, s.state.receipts, verifier, auth, s.state.replay, s.state.answers, s.prices, s.metrics, log, s.obs}); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/vouchkit/vouch/pgstore"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/receipt/boltstore"
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust/trustmcp"
 	"github.com/vouchkit/vouch/x402"
@@ -40,7 +41,10 @@ type state struct {
 	replay   x402.ReplayStore
 	answers  trustmcp.AnswerStore // paid MCP results for retries; nil: in memory
 	receipts receipt.Store
-	where    string // for the banner
+	// reputation is where the engine learns its sessions' reliability;
+	// nil means the engine's own memory.
+	reputation reputation.Store
+	where      string // for the banner
 	// sweep deletes what has expired, every sweepEvery, until ctx ends.
 	sweep func(ctx context.Context)
 	// ping reaches the database, for /readyz; nil when the state is in
@@ -104,6 +108,7 @@ func openDatabase(ctx context.Context, cfg config, onError func(error)) (*state,
 		replay:      db.Replay(),
 		answers:     db.Answers(),
 		receipts:    db.Receipts(),
+		reputation:  db.Reputation(),
 		where:       where,
 		sweep:       func(ctx context.Context) { _ = db.Sweep(ctx, sweepEvery, nil, onError) },
 		ping:        db.Pool().Ping,

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -12,8 +13,6 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
-	"github.com/vouchkit/vouch/x402"
-	"github.com/vouchkit/vouch/x402/evm"
 )
 
 // serveFrom serves one request to h as if it came from the peer remote,
@@ -132,41 +131,38 @@ func TestServer_trialNewCallersNotLockedOut(t *testing.T) {
 }
 
 // TestServer_paidIdempotencyScopedByPayer: on a paid route the
-// idempotency scope is the payer, not the address: a second payer
-// reusing the first one's key from the same address gets its own answer.
+// idempotency scope is the payer Config.Payer names, not the address: a
+// second payer reusing the first one's key from the same address gets its
+// own answer, and a payer retrying from another address gets its kept one.
 func TestServer_paidIdempotencyScopedByPayer(t *testing.T) {
-	o, err := evm.USDC("base-sepolia", "0x209693Bc6afc0C5328bA36FaF03C514EF312287C", "$0.001")
+	type payerKey struct{}
+	// The paywall names the payer of the X-Test-Payer header.
+	paywall := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), payerKey{}, r.Header.Get("X-Test-Payer"))))
+		})
+	}
+	s, err := httpapi.NewServer(httpapi.Config{
+		X402:      paywall,
+		Payer:     func(r *http.Request) string { p, _ := r.Context().Value(payerKey{}).(string); return p },
+		Endpoints: []httpapi.Endpoint{{Method: "POST", Path: "/paid", Access: httpapi.Paid, Prepare: echo}},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mw, err := x402.Middleware(x402.MiddlewareConfig{Facilitator: &evm.Facilitator{}, Routes: map[string]x402.Price{"POST /paid": {Accepts: []x402.PaymentRequirements{o}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := newServer(t, httpapi.Config{X402: mw, Endpoints: []httpapi.Endpoint{{Method: "POST", Path: "/paid", Access: httpapi.Paid, Prepare: echo}}})
-	var callers []string
-	for _, key := range []string{"0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318", "0x" + strings.Repeat("11", 32)} {
-		payer, err := evm.NewPayer(key)
-		if err != nil {
-			t.Fatal(err)
+	for _, tc := range []struct{ payer, remote, caller, replayed string }{
+		{"0xAbC", "192.0.2.1:1", "payer:0xabc", ""},
+		{"0xDeF", "192.0.2.1:1", "payer:0xdef", ""},
+		{"0xabc", "198.51.100.9:1", "payer:0xabc", "true"},
+	} {
+		req := newPost("/paid", `{"n":1}`)
+		req.RemoteAddr = tc.remote
+		req.Header.Set("Idempotency-Key", "shared")
+		req.Header.Set("X-Test-Payer", tc.payer)
+		w := serve(s, req)
+		if w.Code != http.StatusOK || callerOf(t, w) != tc.caller || w.Header().Get(httpapi.HeaderIdempotentReplayed) != tc.replayed {
+			t.Errorf("payer %s from %s: %d, caller %q, replayed %q; want 200, %q, replayed %q",
+				tc.payer, tc.remote, w.Code, callerOf(t, w), w.Header().Get(httpapi.HeaderIdempotentReplayed), tc.caller, tc.replayed)
 		}
-		pr, err := payer.Pay(t.Context(), o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		proof, _ := x402.EncodeHeader(x402.PaymentPayload{X402Version: 2, Accepted: o, Payload: pr.Payload})
-		got := send(t, "POST", srv.URL+"/paid", `{"n":1}`, x402.HeaderPaymentSignature, proof, "Idempotency-Key", "shared")
-		var body struct{ Caller string }
-		json.Unmarshal([]byte(got.body), &body)
-		if got.status != http.StatusOK || got.header.Get(httpapi.HeaderIdempotentReplayed) != "" {
-			t.Fatalf("payer %s: %d replayed %q, want its own 200", payer.Address(), got.status, got.header.Get(httpapi.HeaderIdempotentReplayed))
-		}
-		if want := "payer:" + strings.ToLower(payer.Address().String()); body.Caller != want {
-			t.Errorf("caller = %q, want %q", body.Caller, want)
-		}
-		callers = append(callers, body.Caller)
-	}
-	if callers[0] == callers[1] {
-		t.Errorf("both payers were the caller %q", callers[0])
 	}
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"net/http"
@@ -14,7 +15,9 @@ import (
 
 // IdempotencyStore keeps, per idempotency key, the first response to a
 // request, so that the [Server] can answer a repeat without running the
-// endpoint again. Keys arrive already scoped by caller.
+// endpoint again. Keys arrive already scoped by caller; the keys of the
+// requests of [Paid] endpoints begin with "paid:" (the others with a
+// decimal length), so that a store can keep paid answers apart.
 //
 // The protocol is: Reserve; on IdempotencyReserved the caller runs the
 // request and then calls Complete with the response (or Release to forget
@@ -94,47 +97,86 @@ type StoredResponse struct {
 // replay unless told otherwise.
 const DefaultIdempotencyWindow = 24 * time.Hour
 
-// DefaultIdempotencyMaxEntries bounds a zero [MemoryIdempotencyStore].
-const DefaultIdempotencyMaxEntries = 10000
+// Bounds of a zero [MemoryIdempotencyStore], each for one of its two
+// budgets (paid requests, and the others).
+const (
+	// DefaultIdempotencyMaxEntries bounds the entries of a budget.
+	DefaultIdempotencyMaxEntries = 10000
+	// DefaultIdempotencyMaxEntriesPerCaller bounds the entries of one
+	// caller.
+	DefaultIdempotencyMaxEntriesPerCaller = 1000
+	// DefaultIdempotencyMaxBytes bounds the bytes of a budget.
+	DefaultIdempotencyMaxBytes = 32 << 20
+)
 
-// DefaultIdempotencyMaxEntriesPerCaller bounds the entries of one caller
-// in a [MemoryIdempotencyStore] whose MaxEntriesPerCaller is zero.
-const DefaultIdempotencyMaxEntriesPerCaller = 1000
+// paidKeyPrefix begins the keys the Server passes to an IdempotencyStore
+// for the requests of Paid endpoints.
+const paidKeyPrefix = "paid:"
 
-// MemoryIdempotencyStore is an [IdempotencyStore] in process memory,
-// bounded in entries overall and per caller (the caller is read from the
-// scoped key the Server passes). Expired entries are dropped as time
-// passes. A caller at its own bound makes room by dropping its own oldest
-// completed entry, never another caller's; when the whole store is full,
-// the oldest completed entry of the caller holding the most entries is
-// dropped, so that a kept answer goes before its window ends only when
-// its caller holds at least as many entries as every other caller. When
-// the entries that could make room are all in flight, Reserve answers
-// with a *problem.Details of status 503.
+// memEntryOverhead is about what an entry of a MemoryIdempotencyStore
+// costs beyond its key, fingerprint and response: the entry, its list
+// elements, its map slot and its Done channel.
+const memEntryOverhead = 400
+
+// MemoryIdempotencyStore is an [IdempotencyStore] in process memory.
+// Expired entries are dropped as time passes. It keeps two budgets, each
+// bounded in entries (MaxEntries), bytes (MaxBytes) and entries per
+// caller (MaxEntriesPerCaller; the caller is read from the scoped key the
+// Server passes): one for the answers of paid requests (keys beginning
+// with "paid:"), one for the others. The traffic of one budget
+// never evicts an entry of the other.
+//
+// In both budgets a caller at its own bound makes room by dropping its own
+// oldest completed entry, never another caller's. When the budget of the
+// other requests is full, the oldest completed entry of the caller holding
+// the most entries is dropped, so that a kept answer goes before its
+// window ends only when its caller holds at least as many entries as
+// every other caller. Paid answers are pinned: the answer a payer paid
+// for stays until its window ends or the same caller's own later calls
+// push it out, since the payer's retry with the same proof is delivered
+// only from it. When the paid budget is full, a paid request of a caller
+// holding no completed entry is refused with 503 before it runs (and so
+// before it is charged, when the paywall settles after the work).
+//
+// When no entry may go to make room (the entries that could are all in
+// flight, or pinned), Reserve answers with a *problem.Details of status
+// 503. The bytes of a response are counted when it is stored, so a budget
+// may exceed MaxBytes by the responses of the requests in flight.
 //
 // Entries in flight are never taken over: a reservation holds until its
 // holder completes or releases it (the Server does either on a context
 // detached from the client's, so a client that goes away never leaves a
 // key held), and Complete and Release act only under the lease Reserve
 // gave. Of concurrent Reserves of one key exactly one reserves it; the
-// others get a Done channel closed when it completes or is released. The zero value is ready to use and holds
-// up to DefaultIdempotencyMaxEntries entries, and
-// DefaultIdempotencyMaxEntriesPerCaller per caller; it must not be copied
-// after first use.
+// others get a Done channel closed when it completes or is released. The
+// zero value is ready to use with the default bounds; it must not be
+// copied after first use.
 type MemoryIdempotencyStore struct {
-	// MaxEntries bounds the entries kept; zero means
+	// MaxEntries bounds the entries of each budget; zero means
 	// DefaultIdempotencyMaxEntries. Set it before first use.
 	MaxEntries int
 	// MaxEntriesPerCaller bounds the entries kept for one caller; zero
 	// means DefaultIdempotencyMaxEntriesPerCaller. Set it before first
 	// use.
 	MaxEntriesPerCaller int
+	// MaxBytes bounds the bytes of each budget: the keys, fingerprints
+	// and responses kept, and about 400 bytes an entry for the rest;
+	// zero means DefaultIdempotencyMaxBytes. Set it before first use.
+	MaxBytes int64
 
 	mu      sync.Mutex
 	entries map[string]*memEntry
+	paid    memBudget
+	other   memBudget
+	leases  uint64 // leases handed out
+}
+
+// memBudget is one budget of a MemoryIdempotencyStore.
+type memBudget struct {
+	pinned  bool                  // entries go only by expiry or their own caller's traffic
 	order   list.List             // of *memEntry, oldest reservation first
 	callers map[string]*list.List // of *memEntry by caller, oldest first
-	leases  uint64                // leases handed out
+	bytes   int64
 }
 
 type memEntry struct {
@@ -144,6 +186,8 @@ type memEntry struct {
 	expires      time.Time
 	resp         *StoredResponse // nil while in flight
 	done         chan struct{}
+	size         int64 // bytes counted in its budget
+	budget       *memBudget
 	el, callerEl *list.Element
 }
 
@@ -153,29 +197,38 @@ func (s *MemoryIdempotencyStore) Reserve(_ context.Context, key, fingerprint str
 	defer s.mu.Unlock()
 	if s.entries == nil {
 		s.entries = make(map[string]*memEntry)
-		s.callers = make(map[string]*list.List)
+		s.paid = memBudget{pinned: true, callers: make(map[string]*list.List)}
+		s.other = memBudget{callers: make(map[string]*list.List)}
 	}
-	s.expire(now)
+	s.paid.expire(s, now)
+	s.other.expire(s, now)
 	if e, ok := s.entries[key]; ok {
 		if e.resp != nil {
 			return IdempotencyEntry{State: IdempotencyCompleted, Fingerprint: e.fingerprint, Response: e.resp}, nil
 		}
 		return IdempotencyEntry{State: IdempotencyInFlight, Fingerprint: e.fingerprint, Done: e.done}, nil
 	}
-	caller := callerOf(key)
-	if !s.makeRoom(caller) {
+	b, scoped := &s.other, key
+	if rest, paid := strings.CutPrefix(key, paidKeyPrefix); paid {
+		b, scoped = &s.paid, rest
+	}
+	caller := callerOf(scoped)
+	size := int64(len(key)+len(fingerprint)) + memEntryOverhead
+	if !s.makeRoom(b, caller, size) {
 		return IdempotencyEntry{}, problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable,
-			"too many requests in flight with an Idempotency-Key")
+			"too many requests kept with an Idempotency-Key; retry later")
 	}
 	s.leases++
-	e := &memEntry{key: key, caller: caller, fingerprint: fingerprint, lease: strconv.FormatUint(s.leases, 10), expires: expires, done: make(chan struct{})}
-	e.el = s.order.PushBack(e)
-	l := s.callers[caller]
+	e := &memEntry{key: key, caller: caller, fingerprint: fingerprint, lease: strconv.FormatUint(s.leases, 10),
+		expires: expires, done: make(chan struct{}), size: size, budget: b}
+	e.el = b.order.PushBack(e)
+	l := b.callers[caller]
 	if l == nil {
 		l = list.New()
-		s.callers[caller] = l
+		b.callers[caller] = l
 	}
 	e.callerEl = l.PushBack(e)
+	b.bytes += size
 	s.entries[key] = e
 	return IdempotencyEntry{State: IdempotencyReserved, Lease: e.lease}, nil
 }
@@ -186,6 +239,9 @@ func (s *MemoryIdempotencyStore) Complete(_ context.Context, key, lease string, 
 	defer s.mu.Unlock()
 	if e, ok := s.entries[key]; ok && e.resp == nil && e.lease == lease {
 		e.resp = resp
+		grow := int64(len(resp.ContentType) + len(resp.Body))
+		e.size += grow
+		e.budget.bytes += grow
 		close(e.done)
 	}
 	return nil
@@ -209,14 +265,23 @@ func (s *MemoryIdempotencyStore) Len() int {
 	return len(s.entries)
 }
 
+// Bytes returns the bytes counted against MaxBytes in both budgets.
+func (s *MemoryIdempotencyStore) Bytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.paid.bytes + s.other.bytes
+}
+
 // remove forgets e.
 func (s *MemoryIdempotencyStore) remove(e *memEntry) {
-	s.order.Remove(e.el)
-	l := s.callers[e.caller]
+	b := e.budget
+	b.order.Remove(e.el)
+	l := b.callers[e.caller]
 	l.Remove(e.callerEl)
 	if l.Len() == 0 {
-		delete(s.callers, e.caller)
+		delete(b.callers, e.caller)
 	}
+	b.bytes -= e.size
 	delete(s.entries, e.key)
 }
 
@@ -224,8 +289,8 @@ func (s *MemoryIdempotencyStore) remove(e *memEntry) {
 // stopping at the first entry still current (a Server uses one window, so
 // later reservations expire later). In-flight entries stay until released
 // or completed: their holder is still running.
-func (s *MemoryIdempotencyStore) expire(now time.Time) {
-	for el := s.order.Front(); el != nil; {
+func (b *memBudget) expire(s *MemoryIdempotencyStore, now time.Time) {
+	for el := b.order.Front(); el != nil; {
 		next := el.Next()
 		e := el.Value.(*memEntry)
 		if now.Before(e.expires) {
@@ -238,28 +303,30 @@ func (s *MemoryIdempotencyStore) expire(now time.Time) {
 	}
 }
 
-// makeRoom makes room for one more entry of caller, dropping completed
-// entries of caller when it is at its own bound, and of the caller with
-// the most entries when the store is full. It reports whether the entry
-// fits.
-func (s *MemoryIdempotencyStore) makeRoom(caller string) bool {
-	perCaller := s.MaxEntriesPerCaller
-	if perCaller <= 0 {
-		perCaller = DefaultIdempotencyMaxEntriesPerCaller
-	}
-	limit := s.MaxEntries
-	if limit <= 0 {
-		limit = DefaultIdempotencyMaxEntries
-	}
-	if l := s.callers[caller]; l != nil && l.Len() >= perCaller && !s.dropOldestCompleted(l, l.Len()-perCaller+1) {
+// makeRoom makes room in b for one more entry of caller, of size bytes:
+// it drops completed entries of caller when it is at its own bound, and,
+// when b is full, those of caller in a pinned budget and otherwise of the
+// caller holding the most. It reports whether the entry fits.
+func (s *MemoryIdempotencyStore) makeRoom(b *memBudget, caller string, size int64) bool {
+	perCaller := cmp.Or(s.MaxEntriesPerCaller, DefaultIdempotencyMaxEntriesPerCaller)
+	limit := cmp.Or(s.MaxEntries, DefaultIdempotencyMaxEntries)
+	maxBytes := cmp.Or(s.MaxBytes, DefaultIdempotencyMaxBytes)
+	own := b.callers[caller]
+	if own != nil && own.Len() >= perCaller && !s.dropOldestCompleted(own, own.Len()-perCaller+1) {
 		return false
 	}
-	for len(s.entries) >= limit {
+	for b.order.Len() >= limit || b.bytes+size > maxBytes && b.order.Len() > 0 {
+		if b.pinned {
+			if own = b.callers[caller]; own == nil || !s.dropOldestCompleted(own, 1) {
+				return false
+			}
+			continue
+		}
 		// The oldest completed entry of the caller holding the most.
 		var victim *memEntry
-		for el := s.order.Front(); el != nil; el = el.Next() {
+		for el := b.order.Front(); el != nil; el = el.Next() {
 			e := el.Value.(*memEntry)
-			if e.resp != nil && (victim == nil || s.callers[e.caller].Len() > s.callers[victim.caller].Len()) {
+			if e.resp != nil && (victim == nil || b.callers[e.caller].Len() > b.callers[victim.caller].Len()) {
 				victim = e
 			}
 		}

@@ -40,6 +40,7 @@ const (
 	CodeInsufficientSessions Code = "insufficient_sessions"  // 503: not enough healthy sessions
 	CodeDisagreement         Code = "disagreement"           // 409: fail_hard tripped
 	CodeAllReplicasFailed    Code = "all_replicas_failed"    // 502
+	CodeNotDelivered         Code = "not_delivered"          // 502: a paid answer failed its validation and was not settled
 	CodeTimeout              Code = "timeout"                // 504
 	CodeUnavailable          Code = "unavailable"            // 503
 	CodeInternal             Code = "internal"               // 500

@@ -1,0 +1,195 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/netip"
+	"strconv"
+
+	"github.com/vouchkit/vouch/internal/problem"
+)
+
+// Admission: who a request is, and whether its endpoint lets it in.
+
+// Access says how an [Endpoint] admits a request.
+type Access int
+
+// The access kinds.
+const (
+	// Key endpoints ask the Authenticator; a refusal is a 401 with a
+	// WWW-Authenticate challenge. The caller is "key:<name>".
+	Key Access = iota + 1
+	// Trial endpoints take no credential and are rate limited per caller
+	// by the RateLimiter: 429 with Retry-After over the limit. The caller
+	// is what Config.TrialCaller returns.
+	Trial
+	// Paid endpoints go through the x402 middleware, and answer 501 with
+	// code x402_not_configured when there is none. The caller is the
+	// payer, "payer:<address>" in lower case, as Config.Payer names it
+	// ("ip:<address>" when it names none). The handler the middleware
+	// wraps for an endpoint with Prepare and a body also has a method
+	// ServeReplay(w, r) bool (x402.Replayer): it writes the response
+	// stored under the request's Idempotency-Key for the same caller and
+	// body, as a replay, and never runs the call, so that the middleware
+	// can deliver a settled answer that was lost again without settling
+	// again.
+	Paid
+	// Public endpoints admit everyone. The caller is "ip:<address>".
+	//
+	// The address is the peer's (RemoteAddr), or, when the peer is one of
+	// Config.TrustedProxies, the client address the proxies name.
+	Public
+)
+
+// authenticated asks the Authenticator before calling next.
+func (s *Server) authenticated(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		caller, err := "", ErrNoCredentials
+		if s.cfg.Authenticator != nil {
+			caller, err = s.cfg.Authenticator(r)
+		}
+		if err == nil && caller == "" {
+			err = ErrBadCredentials
+		}
+		if err != nil {
+			WriteAuthError(w, r, err)
+			return
+		}
+		info := infoFrom(r.Context())
+		info.caller, info.principal = "key:"+caller, caller
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limited asks the RateLimiter before calling next.
+func (s *Server) limited(next http.Handler) http.Handler {
+	prefix := s.cfg.TrialLimit.IPv6Prefix
+	if prefix == 0 {
+		prefix = DefaultTrialIPv6Prefix
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := s.identify(r)
+		addr := clientAddr(r, s.cfg.TrustedProxies)
+		caller := "ip:" + s.clientIP(r, addr)
+		limitKey := caller
+		switch {
+		case s.cfg.TrialCaller != nil:
+			caller = s.cfg.TrialCaller(r)
+			limitKey = caller
+		case name != "":
+			caller = "key:" + name
+			limitKey = caller
+		case addr.IsValid():
+			limitKey = limitCaller(addr, prefix)
+		}
+		ok, wait, err := s.limit.Allow(r.Context(), limitKey, s.cfg.Now())
+		s.tel.trial(r.Context(), ok, err)
+		if err != nil {
+			var p *problem.Details
+			if !errors.As(err, &p) {
+				s.log.ErrorContext(r.Context(), s.cfg.Name+": rate limiter failed", "request_id", infoFrom(r.Context()).id, "error", err)
+				p = problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, "the trial rate limit cannot be checked; retry later")
+			}
+			WriteProblem(w, r, p)
+			return
+		}
+		if !ok {
+			secs := retryAfterSeconds(wait)
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			WriteProblem(w, r, problem.Newf(http.StatusTooManyRequests, problem.CodeRateLimited,
+				"trial rate limit reached; retry in %d s, or use the normal route with an API key", secs))
+			return
+		}
+		info := infoFrom(r.Context())
+		info.caller, info.principal = caller, name
+		next.ServeHTTP(w, r)
+	})
+}
+
+// anonymous names the caller by its address before calling next, and
+// notes the principal when the request carries a credential the
+// Authenticator accepts.
+func (s *Server) anonymous(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info := infoFrom(r.Context())
+		info.caller, info.principal = "ip:"+s.clientIP(r, clientAddr(r, s.cfg.TrustedProxies)), s.identify(r)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// identify returns the name the Authenticator gives the request's
+// credential, or "" when there is none or it is refused.
+func (s *Server) identify(r *http.Request) string {
+	if s.cfg.Authenticator == nil || r.Header.Get("Authorization") == "" {
+		return ""
+	}
+	name, err := s.cfg.Authenticator(r)
+	if err != nil {
+		return ""
+	}
+	return name
+}
+
+// clientIP returns the client address addr as text, or the host part of
+// RemoteAddr when it holds no IP address.
+func (s *Server) clientIP(r *http.Request, addr netip.Addr) string {
+	if addr.IsValid() {
+		return addr.String()
+	}
+	return ClientIP(r)
+}
+
+// requestInfo is what the Server learns about a request as it goes.
+type requestInfo struct {
+	id, trace, caller, principal string
+	paid                         bool // admitted by a paywall
+	replayed                     bool
+}
+
+type requestInfoKey struct{}
+
+// infoFrom returns the request's info; a request served outside ServeHTTP
+// (a middleware calling an endpoint directly) gets a fresh one.
+func infoFrom(ctx context.Context) *requestInfo {
+	if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
+		return info
+	}
+	return &requestInfo{}
+}
+
+// Principal returns, from the context of a request the Server admitted,
+// the name the Authenticator gave its caller: always set on a [Key]
+// endpoint, and on the others when the request carries a credential the
+// Authenticator accepts. It is "" otherwise.
+func Principal(ctx context.Context) string {
+	if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
+		return info.principal
+	}
+	return ""
+}
+
+// Caller returns, from the context of a request the Server admitted, the
+// identity that scopes its idempotency keys and names it in logs:
+// "key:<name>" on a Key endpoint, "payer:<address>" on a Paid one,
+// "ip:<address>" on a Public one, and on a Trial one what
+// Config.TrialCaller returns ("key:<name>" or "ip:<address>" by default).
+// It is "" outside a request.
+func Caller(ctx context.Context) string {
+	if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
+		return info.caller
+	}
+	return ""
+}
+
+// scope is what keeps the request's idempotency keys apart from other
+// callers': its caller, and its principal whenever there is one that the
+// caller does not already name (a paid request whose payer is unknown,
+// say, is known by its address, which integrations behind one proxy
+// share).
+func (info *requestInfo) scope() string {
+	if info.principal == "" || info.caller == "key:"+info.principal {
+		return info.caller
+	}
+	return info.caller + " key:" + info.principal
+}

@@ -1,0 +1,82 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strings"
+)
+
+// Paid endpoints: the caller a paywall admitted, and the answers it can
+// deliver again without running the call.
+
+// paid names the caller of a paid request before calling next.
+func (s *Server) paid(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.namePaid(r)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// namePaid notes in r's info that it was paid for, its caller (its payer)
+// and its principal (as anonymous does), and returns the info.
+func (s *Server) namePaid(r *http.Request) *requestInfo {
+	info := infoFrom(r.Context())
+	info.caller, info.principal, info.paid = s.paidCaller(r), s.identify(r), true
+	return info
+}
+
+// paidCaller is the caller of a paid request: the payer Config.Payer
+// names, or its client address.
+func (s *Server) paidCaller(r *http.Request) string {
+	if s.cfg.Payer != nil {
+		if payer := s.cfg.Payer(r); payer != "" {
+			return "payer:" + strings.ToLower(payer)
+		}
+	}
+	return "ip:" + s.clientIP(r, clientAddr(r, s.cfg.TrustedProxies))
+}
+
+// paidReplayer is the handler a Paid endpoint with Prepare and a body
+// gives the x402 middleware. Besides serving the request, it can answer
+// a repeat of a settled payment from the idempotency store alone: its
+// ServeReplay method (x402.Replayer, matched by shape) never runs the call.
+type paidReplayer struct {
+	http.Handler // the admitted endpoint
+	s            *Server
+}
+
+// ServeReplay writes the response stored under the request's
+// Idempotency-Key for its caller, method, path and body, with header
+// Idempotent-Replayed: true, and reports true; it reports false, writing
+// nothing, when there is no such response. It waits for a request with
+// the same key that is still running.
+func (h *paidReplayer) ServeReplay(w http.ResponseWriter, r *http.Request) bool {
+	s, ctx := h.s, r.Context()
+	info := s.namePaid(r)
+	key := r.Header.Get(HeaderIdempotencyKey)
+	if !validIdempotencyKey(key) {
+		return false
+	}
+	body, p := s.readBody(r)
+	if p != nil {
+		return false
+	}
+	scoped, fp := info.idempotencyKey(key), fingerprint(r.Method, r.URL.Path, body)
+	e, err := s.claim(ctx, scoped, fp)
+	switch {
+	case err != nil:
+		if ctx.Err() == nil {
+			s.log.ErrorContext(ctx, s.cfg.Name+": looking up a paid response", "request_id", info.id, "error", err)
+		}
+		return false
+	case e.State == IdempotencyReserved: // nothing stored: let the key go again
+		if err := s.cfg.Idempotency.Release(context.WithoutCancel(ctx), scoped, e.Lease); err != nil {
+			s.log.ErrorContext(ctx, s.cfg.Name+": releasing idempotency key", "error", err)
+		}
+		return false
+	case e.State != IdempotencyCompleted || e.Fingerprint != fp:
+		return false
+	}
+	replay(w, r, e.Response)
+	return true
+}

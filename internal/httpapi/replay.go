@@ -1,0 +1,139 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/vouchkit/vouch/internal/problem"
+)
+
+// Idempotency: run a call once per key, and replay its kept response.
+
+// serveIdempotent runs the call under the idempotency key, or replays the
+// response stored under it.
+func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, key string, body []byte, run Run) {
+	ctx := r.Context()
+	scoped, fp := infoFrom(ctx).idempotencyKey(key), fingerprint(r.Method, r.URL.Path, body)
+	e, err := s.claim(ctx, scoped, fp)
+	switch {
+	case err != nil:
+		WriteProblem(w, r, s.toProblem(r, fmt.Errorf("%s: reserving idempotency key: %w", s.cfg.Name, err)))
+	case e.State != IdempotencyReserved && e.Fingerprint != fp:
+		s.tel.idempotency(ctx, "conflict")
+		WriteProblem(w, r, problem.New(http.StatusUnprocessableEntity, problem.CodeUnprocessable,
+			"Idempotency-Key was already used with another request; use a new key for a new request"))
+	case e.State == IdempotencyCompleted:
+		s.tel.idempotency(ctx, "replayed")
+		replay(w, r, e.Response)
+	default:
+		s.tel.idempotency(ctx, "executed")
+		s.runReserved(w, r, scoped, e.Lease, run)
+	}
+}
+
+// claim reserves scoped for the request whose fingerprint is fp, or
+// returns the entry that holds it, after waiting while a request with the
+// same fingerprint runs under it. The error is the store's or ctx's.
+func (s *Server) claim(ctx context.Context, scoped, fp string) (IdempotencyEntry, error) {
+	for {
+		now := s.cfg.Now()
+		e, err := s.cfg.Idempotency.Reserve(ctx, scoped, fp, now, now.Add(s.cfg.IdempotencyWindow))
+		if err != nil || e.State != IdempotencyInFlight || e.Fingerprint != fp {
+			return e, err
+		}
+		if !waitFor(ctx, e.Done) {
+			return e, ctx.Err()
+		}
+	}
+}
+
+// replay answers r with the response stored for an earlier request with
+// the same key, marked Idempotent-Replayed: true.
+func replay(w http.ResponseWriter, r *http.Request, resp *StoredResponse) {
+	infoFrom(r.Context()).replayed = true
+	w.Header().Set(HeaderIdempotentReplayed, "true")
+	writeStored(w, resp)
+}
+
+// runReserved runs the call under a key this request reserved, stores the
+// response unless it is a 5xx, and releases the key otherwise (also when
+// the call panics).
+func (s *Server) runReserved(w http.ResponseWriter, r *http.Request, scoped, lease string, run Run) {
+	bg := context.WithoutCancel(r.Context())
+	settled := false
+	defer func() {
+		if !settled {
+			if err := s.cfg.Idempotency.Release(bg, scoped, lease); err != nil {
+				s.log.ErrorContext(bg, s.cfg.Name+": releasing idempotency key", "error", err)
+			}
+		}
+	}()
+	resp := s.execute(r, run)
+	if resp.Status < 500 {
+		if err := s.cfg.Idempotency.Complete(bg, scoped, lease, resp, s.cfg.Now()); err != nil {
+			s.log.ErrorContext(bg, s.cfg.Name+": storing idempotent response", "error", err)
+		} else {
+			settled = true
+		}
+	}
+	writeStored(w, resp)
+}
+
+// waitFor waits until done is closed, or a short while when done is nil
+// (the store cannot notify), or ctx ends; it reports whether ctx is alive.
+func waitFor(ctx context.Context, done <-chan struct{}) bool {
+	var tick <-chan time.Time
+	if done == nil {
+		t := time.NewTimer(50 * time.Millisecond)
+		defer t.Stop()
+		tick = t.C
+	}
+	select {
+	case <-done:
+	case <-tick:
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}
+
+// idempotencyKey is the key the request's Idempotency-Key is kept under:
+// in its scope, and apart from unpaid requests' when it was paid for.
+func (info *requestInfo) idempotencyKey(key string) string {
+	if info.paid {
+		return paidKeyPrefix + scopedKey(info.scope(), key)
+	}
+	return scopedKey(info.scope(), key)
+}
+
+// scopedKey is the idempotency key of key sent in scope.
+func scopedKey(scope, key string) string {
+	return strconv.Itoa(len(scope)) + ":" + scope + ":" + key
+}
+
+// validIdempotencyKey reports whether key is 1 to 255 visible ASCII
+// characters.
+func validIdempotencyKey(key string) bool {
+	if len(key) == 0 || len(key) > 255 {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x21 || key[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func fingerprint(method, path string, body []byte) string {
+	d := sha256.New()
+	io.WriteString(d, method+" "+path+"\n")
+	d.Write(body)
+	return hex.EncodeToString(d.Sum(nil))
+}

@@ -1,0 +1,116 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/vouchkit/vouch/internal/problem"
+)
+
+// Serving an admitted request: read its body, prepare its call, run it.
+
+// serve reads, decodes and validates the request, then runs it, once per
+// idempotency key.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, prepare func(*http.Request, []byte) (Run, error), hasBody bool) {
+	var body []byte
+	if hasBody {
+		if !IsJSON(r.Header.Get("Content-Type")) {
+			w.Header().Set("Accept-Post", "application/json")
+			WriteProblem(w, r, problem.Newf(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMediaType,
+				"Content-Type must be application/json, got %q", r.Header.Get("Content-Type")))
+			return
+		}
+		var p *problem.Details
+		if body, p = s.readBody(r); p != nil {
+			WriteProblem(w, r, p)
+			return
+		}
+	}
+	run, err := prepare(r, body)
+	if err != nil {
+		WriteProblem(w, r, s.toProblem(r, err))
+		return
+	}
+	key := r.Header.Get(HeaderIdempotencyKey)
+	if key == "" || !hasBody {
+		writeStored(w, s.execute(r, run))
+		return
+	}
+	if !validIdempotencyKey(key) {
+		WriteProblem(w, r, problem.New(http.StatusBadRequest, problem.CodeInvalidRequest,
+			"Idempotency-Key must be 1 to 255 visible ASCII characters"))
+		return
+	}
+	s.serveIdempotent(w, r, key, body, run)
+}
+
+// readBody reads the body up to the limit; the problem is a 413 or a 400.
+func (s *Server) readBody(r *http.Request) ([]byte, *problem.Details) {
+	limit := s.cfg.MaxBodyBytes
+	if r.ContentLength > limit {
+		return nil, problem.Newf(http.StatusRequestEntityTooLarge, problem.CodeBodyTooLarge, "body is larger than %d bytes", limit)
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return nil, problem.Newf(http.StatusBadRequest, problem.CodeMalformedJSON, "reading body: %v", err)
+	}
+	if int64(len(body)) > limit {
+		return nil, problem.Newf(http.StatusRequestEntityTooLarge, problem.CodeBodyTooLarge, "body is larger than %d bytes", limit)
+	}
+	return body, nil
+}
+
+// IsJSON reports whether a Content-Type names JSON: application/json or an
+// application/...+json type.
+func IsJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && (mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
+}
+
+// execute runs the call and encodes its answer.
+func (s *Server) execute(r *http.Request, run Run) *StoredResponse {
+	resp, err := run(r.Context())
+	if err == nil && resp == nil {
+		err = errNilResponse
+	}
+	if err != nil {
+		return problemResponse(r, s.toProblem(r, err))
+	}
+	body, err := json.Marshal(resp)
+	if err != nil {
+		return problemResponse(r, s.toProblem(r, fmt.Errorf("%s: encoding response: %w", s.cfg.Name, err)))
+	}
+	return &StoredResponse{Status: http.StatusOK, ContentType: "application/json", Body: append(body, '\n')}
+}
+
+// errNilResponse reports a Run that returned neither an answer nor an
+// error.
+var errNilResponse = errors.New("the call returned a nil response and a nil error")
+
+// toProblem maps an error to the problem the client sees: a
+// *problem.Details as it is, a deadline as 504, a cancelled request as
+// 503, anything else as a bare 500.
+func (s *Server) toProblem(r *http.Request, err error) *problem.Details {
+	var p *problem.Details
+	switch {
+	case errors.As(err, &p):
+		if p.Status < 400 || p.Status > 599 {
+			s.log.ErrorContext(r.Context(), s.cfg.Name+": error with an invalid status", "error", err)
+			return problem.New(http.StatusInternalServerError, problem.CodeInternal, "internal error")
+		}
+		return p
+	case errors.Is(err, context.DeadlineExceeded):
+		return problem.New(http.StatusGatewayTimeout, problem.CodeTimeout, "the call did not finish in time")
+	case r.Context().Err() != nil:
+		return problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, "the request was cancelled")
+	default:
+		s.log.ErrorContext(r.Context(), s.cfg.Name+": call failed", "request_id", infoFrom(r.Context()).id, "error", err)
+		return problem.New(http.StatusInternalServerError, problem.CodeInternal, "internal error")
+	}
+}

@@ -1,0 +1,150 @@
+package pgstore
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/vouchkit/vouch/reputation"
+)
+
+// ReputationStore keeps session reliability (package reputation) in the
+// table vouch_reputation, shared by every server on the database: it is a
+// reputation.Store, so engines behind one load balancer learn together,
+// and a restart keeps what they learned.
+//
+// Add runs in one transaction that locks the rows of its keys, in one
+// order (session, operation, kind) so that two Adds never deadlock, then
+// applies the deltas in Go with reputation.Record.Add, exactly as the
+// in-memory store does, and writes the results: a row is never changed
+// between its read and its write, and the arithmetic is the same float64
+// arithmetic on every store. Load is one SELECT. The store is safe for
+// concurrent use.
+type ReputationStore struct {
+	db *DB
+}
+
+var _ reputation.Store = (*ReputationStore)(nil)
+
+// Reputation returns the reputation store of db.
+func (db *DB) Reputation() *ReputationStore { return &ReputationStore{db: db} }
+
+// Load implements reputation.Store.
+func (s *ReputationStore) Load(ctx context.Context, keys []reputation.Key) ([]reputation.Record, error) {
+	if err := reputation.CheckKeys(keys); err != nil {
+		return nil, err
+	}
+	ctx, cancel, err := s.db.query(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	sessions, ops, kinds := columns(keys)
+	rows, err := s.db.pool.Query(ctx, `
+		SELECT session, operation, kind, right_n, wrong_n FROM vouch_reputation
+		WHERE (session, operation, kind) IN (SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]))`,
+		sessions, ops, kinds)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: loading reputation: %w", err)
+	}
+	found, err := scanRecords(rows)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: loading reputation: %w", err)
+	}
+	out := make([]reputation.Record, len(keys))
+	for i, k := range keys {
+		out[i] = found[k]
+	}
+	return out, nil
+}
+
+// Add implements reputation.Store.
+func (s *ReputationStore) Add(ctx context.Context, horizon float64, deltas []reputation.Delta) error {
+	if err := reputation.CheckDeltas(horizon, deltas); err != nil {
+		return err
+	}
+	if len(deltas) == 0 {
+		return ctx.Err()
+	}
+	ctx, cancel, err := s.db.query(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	keys := make([]reputation.Key, 0, len(deltas))
+	for _, d := range deltas {
+		keys = append(keys, d.Key)
+	}
+	slices.SortFunc(keys, compareKeys)
+	keys = slices.Compact(keys)
+	sessions, ops, kinds := columns(keys)
+
+	err = pgx.BeginFunc(ctx, s.db.pool, func(tx pgx.Tx) error {
+		// Every key gets a row, then the rows are locked in key order.
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO vouch_reputation (session, operation, kind, right_n, wrong_n)
+			SELECT s, o, k, 0, 0 FROM unnest($1::bigint[], $2::text[], $3::text[]) AS t(s, o, k)
+			ON CONFLICT DO NOTHING`, sessions, ops, kinds); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `
+			SELECT session, operation, kind, right_n, wrong_n FROM vouch_reputation
+			WHERE (session, operation, kind) IN (SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]))
+			ORDER BY session, operation COLLATE "C", kind COLLATE "C"
+			FOR UPDATE`, sessions, ops, kinds)
+		if err != nil {
+			return err
+		}
+		records, err := scanRecords(rows)
+		if err != nil {
+			return err
+		}
+		for _, d := range deltas {
+			records[d.Key] = records[d.Key].Add(d.Delta, horizon)
+		}
+		rights, wrongs := make([]float64, len(keys)), make([]float64, len(keys))
+		for i, k := range keys {
+			rights[i], wrongs[i] = records[k].Right, records[k].Wrong
+		}
+		_, err = tx.Exec(ctx, `
+			UPDATE vouch_reputation AS r SET right_n = t.rn, wrong_n = t.wn
+			FROM unnest($1::bigint[], $2::text[], $3::text[], $4::float8[], $5::float8[]) AS t(s, o, k, rn, wn)
+			WHERE r.session = t.s AND r.operation = t.o AND r.kind = t.k`,
+			sessions, ops, kinds, rights, wrongs)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("pgstore: adding reputation evidence: %w", err)
+	}
+	return nil
+}
+
+// columns splits keys into the arrays that unnest reads.
+func columns(keys []reputation.Key) (sessions []int64, ops, kinds []string) {
+	sessions, ops, kinds = make([]int64, len(keys)), make([]string, len(keys)), make([]string, len(keys))
+	for i, k := range keys {
+		sessions[i], ops[i], kinds[i] = k.Session, k.Operation, k.Kind
+	}
+	return sessions, ops, kinds
+}
+
+// scanRecords reads rows of (session, operation, kind, right_n, wrong_n).
+func scanRecords(rows pgx.Rows) (map[reputation.Key]reputation.Record, error) {
+	out := make(map[reputation.Key]reputation.Record)
+	var k reputation.Key
+	var r reputation.Record
+	_, err := pgx.ForEachRow(rows, []any{&k.Session, &k.Operation, &k.Kind, &r.Right, &r.Wrong}, func() error {
+		out[k] = r
+		return nil
+	})
+	return out, err
+}
+
+// compareKeys orders keys as the lock query does: by session, then
+// operation and kind bytewise.
+func compareKeys(a, b reputation.Key) int {
+	return cmp.Or(cmp.Compare(a.Session, b.Session), cmp.Compare(a.Operation, b.Operation), cmp.Compare(a.Kind, b.Kind))
+}

@@ -50,11 +50,12 @@ type panel struct {
 
 	calls   sync.Mutex // held by the version 3 step in flight
 	mu      sync.Mutex
-	step    *step // the version 3 step in flight
-	learns  bool  // the engine learns from every step: a step is never run again
-	replays int   // steps run again because the scheduler reordered them
-	offPlan int   // steps of a learning engine kept although the scheduler reordered them
-	fault   error // a step that never ran as planned
+	step    *step  // the version 3 step in flight
+	learns  bool   // the engine learns from every step: a step is never run again
+	turns   *turns // the order of an adaptive call's router calls
+	replays int    // steps run again because the scheduler reordered them
+	offPlan int    // steps of a learning engine kept although the scheduler reordered them
+	fault   error  // a step that never ran as planned
 }
 
 // step is one version 3 call: its replicas' answers and their plan.
@@ -72,7 +73,7 @@ type step struct {
 }
 
 func newPanel(seed uint64, w *workload, first int, claims []claim) *panel {
-	return &panel{seed: seed, w: w, first: first, claims: claims}
+	return &panel{seed: seed, w: w, first: first, claims: claims, turns: newTurns()}
 }
 
 // sessions returns the panel's sessions, ids 1 to panelSize.
@@ -239,14 +240,20 @@ const maxReplays = 100
 // engine that learns from every step (reputation on) would learn from the
 // step twice: its steps are kept as they ran, and counted. Every other
 // method is the engine's, Reputation and Rank included, so that a trust
-// service over the stepper weighs and learns as over the engine.
+// service over the stepper weighs and learns as over the engine (Rank
+// also begins a trust call's turns).
 type stepper struct {
 	*router.Engine
 	p *panel
 }
 
-// ValidateV3 runs req on the engine inside a planned step.
+// ValidateV3 runs req on the engine inside a planned step, a call on one
+// session in its turn (see turns).
 func (s stepper) ValidateV3(ctx context.Context, req *router.ValidateV3Request) (*router.ValidateV3Response, error) {
+	if pool := req.Consensus.SessionPool; len(pool) == 1 {
+		s.p.turns.wait(pool[0])
+		defer s.p.turns.done(pool[0])
+	}
 	s.p.calls.Lock()
 	defer s.p.calls.Unlock()
 	if s.p.learns {

@@ -201,6 +201,26 @@ func TestSimulate_seeded(t *testing.T) {
 	}
 }
 
+// TestMeasure_deterministic runs 400 adaptive calls with reputation on
+// twice: enough runs for the engine's share window (500 runs) to forget,
+// in the order the runs reached it, so that the turns of adaptive's
+// concurrent router calls matter.
+func TestMeasure_deterministic(t *testing.T) {
+	wl := &workloads[0]
+	cs := wl.claims(3, 0, 400)
+	c := cell{workload: wl.name, policy: trust.PolicyAdaptive, rep: on}
+	var runs [2][]call
+	for i := range runs {
+		var err error
+		if runs[i], _, _, err = measure(context.Background(), 3, c, wl, 0, cs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff(runs[0], runs[1], cmp.AllowUnexported(call{})); diff != "" {
+		t.Errorf("the same 400 calls answered otherwise the second time (-first +second):\n%s", diff)
+	}
+}
+
 func TestWorkloads(t *testing.T) {
 	// Each session errs at its stated rate; traps are 10% of the trap
 	// workload and 40% of them lure.

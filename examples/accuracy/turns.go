@@ -47,7 +47,7 @@ func (t *turns) wait(id router.SessionID) {
 	defer t.mu.Unlock()
 	for {
 		i := slices.Index(t.order, id)
-		if i < t.next || i == t.next {
+		if i <= t.next {
 			return
 		}
 		t.cond.Wait()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 
 	"github.com/vouchkit/vouch/router"
@@ -82,19 +83,24 @@ func callTrust(t *testing.T, url string, policy trust.Policy, p x402.Policy) (*t
 func TestChargeRuns_adaptivePaysTheRunsItLaunched(t *testing.T) {
 	srv, fac := trustServer(t)
 	out, sr := callTrust(t, srv.URL, trust.PolicyAdaptive, x402.Policy{Schemes: []string{x402.SchemeUpto}})
-	if out.Status != trust.StatusValid || out.Evidence.Launched != 2 {
-		t.Fatalf("status %s after %d runs, want VALID after 2", out.Status, out.Evidence.Launched)
+	runs := out.Evidence.Launched
+	// How many runs settle the call is the adaptive rule's choice (two
+	// agreeing runs of sessions with no record yet may not be enough);
+	// what the buyer pays must follow it, and stay under the 5 authorized.
+	if out.Status != trust.StatusValid || runs < 2 || runs >= trustpay.AdaptiveMaxRuns {
+		t.Fatalf("status %s after %d runs, want VALID after 2 to %d", out.Status, runs, trustpay.AdaptiveMaxRuns-1)
 	}
-	if sr.Amount != "2000" {
-		t.Errorf("settled %s, want 2000 (2 runs at 1000)", sr.Amount)
+	want := strconv.Itoa(1000 * runs)
+	if sr.Amount != want {
+		t.Errorf("settled %s, want %s (%d runs at 1000)", sr.Amount, want, runs)
 	}
 	u, ok := x402.UsageFromSettlement(sr)
-	if !ok || u != (x402.Usage{Amount: 2000, Units: 2, Unit: trustpay.UnitRun, MaxAmount: 5000}) {
+	if !ok || u != (x402.Usage{Amount: uint64(1000 * runs), Units: uint64(runs), Unit: trustpay.UnitRun, MaxAmount: 5000}) {
 		t.Errorf("usage = %+v, %v", u, ok)
 	}
 	s := fac.Settlements()
-	if len(s) != 1 || s[0].Amount != "2000" || s[0].Permit2 == nil || s[0].Permit2.Permitted.Amount != "5000" {
-		t.Errorf("settlements = %+v, want 2000 of an authorized 5000", s)
+	if len(s) != 1 || s[0].Amount != want || s[0].Permit2 == nil || s[0].Permit2.Permitted.Amount != "5000" {
+		t.Errorf("settlements = %+v, want %s of an authorized 5000", s, want)
 	}
 }
 

@@ -2,15 +2,12 @@ package router_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 
 	"golang.org/x/time/rate"
 
 	"github.com/vouchkit/vouch/router"
-	"github.com/vouchkit/vouch/x402"
-	"github.com/vouchkit/vouch/x402/evm"
 )
 
 // contractTarget is one way of running the contract.
@@ -78,52 +75,20 @@ func (lc loopbackConfig) name() string {
 	return n
 }
 
-// contractPayKey is a throwaway key that pays on the test network of the
-// offline facilitator.
-const contractPayKey = "4646464646464646464646464646464646464646464646464646464646464646"
-
 // serveLoopback returns a Client of lc's variant calling a Handler in
 // front of e over loopback, with retries off so that every call reaches
 // the engine once. The Handler knows contractKey, lets trial callers
-// through without limit, and prices every x402 route through
-// x402.Middleware with the offline facilitator; an x402 Client pays
-// through an x402.Transport. The check asserts, for x402, that a
+// through without limit, and prices every x402 route as a paidServer
+// does; an x402 Client pays through an x402.Transport. The check asserts, for x402, that a
 // successful call settled one payment and a failed one none, and, for an
 // alias target, that the call went to an alias path.
 func serveLoopback(t *testing.T, e *router.Engine, lc loopbackConfig) (router.Service, func(*testing.T, error)) {
-	const payTo = "0x000000000000000000000000000000000000dEaD"
-	fac := &evm.Facilitator{}
-	prices := map[string]x402.Price{}
-	for _, rt := range router.Routes() {
-		if rt.Variant != router.VariantX402 {
-			continue
-		}
-		offer, err := evm.USDC("base-sepolia", payTo, "$0.001")
-		if err != nil {
-			t.Fatal(err)
-		}
-		prices[rt.Method+" "+rt.Path] = x402.Price{Accepts: []x402.PaymentRequirements{offer}}
-	}
-	mw, err := x402.Middleware(x402.MiddlewareConfig{Facilitator: fac, Routes: prices})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := router.NewHandler(e, router.WithX402(mw),
+	srv := newPaidServer(t, e,
 		router.WithAuthenticator(router.KeyAuthenticator(map[string]string{contractKey: "contract"})),
 		router.WithTrialLimit(router.TrialLimit{Rate: rate.Inf}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-
 	rt := srv.Client().Transport
 	if lc.variant == router.VariantX402 {
-		payer, err := evm.NewPayer(contractPayKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rt = &x402.Transport{Base: rt, Payer: payer}
+		rt = srv.payingClient(t, rt).Transport
 	}
 	var rewritten *atomic.Int64
 	if lc.alias {
@@ -145,7 +110,7 @@ func serveLoopback(t *testing.T, e *router.Engine, lc loopbackConfig) (router.Se
 			if err != nil {
 				want = 0 // the Middleware settles only answers below 400
 			}
-			if got := len(fac.Settlements()); got != want {
+			if got := len(srv.fac.Settlements()); got != want {
 				t.Errorf("settlements = %d, want %d (call error: %v)", got, want, err)
 			}
 		}

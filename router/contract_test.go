@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -33,9 +34,10 @@ import (
 type contractCase struct {
 	name string
 	// workers run sessions 1, 2, ... in pools of their own, so that replica
-	// i of a first version 3 call runs on worker i. They must be stateless:
-	// each target gets a fresh engine over the same workers, each wrapped
-	// in a fresh Recorder.
+	// i of a first version 3 call runs on worker i. They must be stateless
+	// and safe for concurrent use: each target gets a fresh engine over the
+	// same workers, each wrapped in a fresh Recorder, and the targets call
+	// at once.
 	workers []router.Worker
 	// sessions, if set, builds the sessions from the wrapped workers
 	// instead.
@@ -148,17 +150,29 @@ func TestContract(t *testing.T) {
 	for _, tc := range contractCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			var answers []any
-			var names []string
+			// Every target gets a fresh engine over the case's workers,
+			// each wrapped in a fresh Recorder. The calls run at once, so
+			// that the cases whose hung replicas run to their deadline wait
+			// for it once, not once per target; each target is checked
+			// once every call has returned.
+			type run struct {
+				name  string
+				recs  []*routertest.Recorder
+				svc   router.Service
+				after func(*testing.T, error)
+				resp  any
+				err   error
+			}
+			var runs []*run
 			for _, tg := range contractTargets() {
 				if !tg.serves(tc.call.op) {
 					continue
 				}
-				recs := make([]*routertest.Recorder, len(tc.workers))
+				r := &run{name: tg.name, recs: make([]*routertest.Recorder, len(tc.workers))}
 				ws := make([]router.Worker, len(tc.workers))
 				for i, w := range tc.workers {
-					recs[i] = routertest.NewRecorder(w)
-					ws[i] = recs[i]
+					r.recs[i] = routertest.NewRecorder(w)
+					ws[i] = r.recs[i]
 				}
 				sessions := routertest.Sessions(1, len(ws), ws...)
 				if tc.sessions != nil {
@@ -168,14 +182,22 @@ func TestContract(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				svc, after := tg.serve(t, e)
-
-				resp, err := tc.call.do(context.Background(), svc)
-				answer := checkContract(t, tg.name, tc.want, resp, err, recs)
-				if after != nil {
-					after(t, err)
+				r.svc, r.after = tg.serve(t, e)
+				runs = append(runs, r)
+			}
+			var wg sync.WaitGroup
+			for _, r := range runs {
+				wg.Go(func() { r.resp, r.err = tc.call.do(context.Background(), r.svc) })
+			}
+			wg.Wait()
+			var answers []any
+			var names []string
+			for _, r := range runs {
+				answer := checkContract(t, r.name, tc.want, r.resp, r.err, r.recs)
+				if r.after != nil {
+					r.after(t, r.err)
 				}
-				answers, names = append(answers, answer), append(names, tg.name)
+				answers, names = append(answers, answer), append(names, r.name)
 			}
 			if len(answers) < 2 {
 				t.Fatalf("case ran on %v only; every case needs the engine and a loopback target", names)

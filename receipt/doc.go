@@ -57,13 +57,16 @@
 // the scheme name and the null chain_anchor are inside the signed bytes.
 // signing.issuer is "ed25519:" and the public key in unpadded base64url, a
 // self-describing key id. A verifier computes the signed bytes from the
-// receipt JSON it received, not from a decoded struct, and accepts only
-// the canonical text as issued: reordering members, changing white space
-// or respelling a number fails, so no two texts that readers could decode
-// differently share a signature. Integers are written as IEEE 754 doubles
-// by RFC 8785, so the Issuer refuses a session id beyond 2^53, which
-// would be rounded. Keep a receipt as the bytes received (json.RawMessage,
-// a file), not re-encoded.
+// receipt JSON it received, not from a decoded struct: the RFC 8785
+// canonical form of that text, whatever its member order, white space or
+// escapes, and it says whether the text was already that form (the bytes
+// as issued). Integers are written as IEEE 754 doubles by RFC 8785, so
+// the Issuer refuses a session id beyond 2^53, which would be rounded, and
+// a verifier refuses a text holding a number that the canonical form would
+// change (rule "number"), so no two texts that readers could decode to
+// different numbers share a signature. Keep a receipt as the bytes
+// received (json.RawMessage, a file) all the same: they are what an
+// offline verifier compares byte for byte.
 //
 // # Decisions where the interface is silent
 //

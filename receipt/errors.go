@@ -4,7 +4,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // Sentinel errors. Each failure of [Verifier.Verify] wraps exactly one of

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/vouchkit/vouch/internal/jsonbody"
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // The paths the Handler serves.
@@ -35,12 +35,13 @@ const (
 //
 //	{"receipt": {...}, "input": <any JSON>, "output": <any JSON>}
 //
-// where the receipt member holds the receipt's bytes exactly as issued
-// (canonical JSON: paste it, do not re-encode it; see [Verifier.Verify]),
-// input and output are optional (absent: not checked; null is
-// checked as the JSON null), and it answers 200 with the [VerifyResponse]:
+// where the receipt member holds the receipt object as any JSON library
+// writes it, or a string holding its JSON (checked in its RFC 8785
+// canonical form, as [Verifier.Verify] reads it), input and output are
+// optional (absent: not checked; null is checked as the JSON null), and it
+// answers 200 with the [VerifyResponse]:
 //
-//	{"valid": false, "receipt_id": "rcpt_...", "issuer": "ed25519:...",
+//	{"valid": false, "as_issued": true, "receipt_id": "rcpt_...", "issuer": "ed25519:...",
 //	 "signature_scheme": "ed25519-jcs", "expires_at": "2026-...Z",
 //	 "checks": [{"name": "schema", "status": "passed"},
 //	            {"name": "signature", "status": "failed", "code": "bad_signature", "detail": "..."},
@@ -84,8 +85,8 @@ type Handler struct {
 
 // VerifyRequest is the body of POST /api/v4/verify_receipt.
 type VerifyRequest struct {
-	// Receipt is the receipt JSON to check, exactly as received: its
-	// canonical bytes.
+	// Receipt is the receipt to check: the object in any JSON spelling,
+	// or a string holding its JSON (see [Verifier.Verify]).
 	Receipt json.RawMessage `json:"receipt"`
 	// Input is the original input; absent means not checked.
 	Input json.RawMessage `json:"input,omitempty"`
@@ -97,6 +98,10 @@ type VerifyRequest struct {
 type VerifyResponse struct {
 	// Valid is true when no check failed.
 	Valid bool `json:"valid"`
+	// AsIssued is true when the receipt given was the bytes its issuer
+	// signed, its RFC 8785 canonical form, and not another spelling of
+	// them; false unless the signature check passed.
+	AsIssued bool `json:"as_issued"`
 	// ReceiptID is the receipt's id, when its schema is valid.
 	ReceiptID string `json:"receipt_id,omitempty"`
 	// Issuer is the key the signature was checked against.
@@ -114,6 +119,7 @@ type VerifyResponse struct {
 func NewVerifyResponse(res *Result) VerifyResponse {
 	out := VerifyResponse{
 		Valid:           res.Valid(),
+		AsIssued:        res.AsIssued,
 		ReceiptID:       res.ReceiptID,
 		Issuer:          res.Issuer,
 		SignatureScheme: res.Scheme,

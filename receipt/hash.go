@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 
@@ -86,21 +85,16 @@ var maxDouble = []byte("1.7976931348623157e+308")
 // checkNumbersInRange fails if a number in the JSON text data lies beyond
 // the range of an IEEE 754 double.
 func checkNumbersInRange(data []byte) error {
-	dec := jsontext.NewDecoder(bytes.NewReader(data))
-	for {
-		tok, err := dec.ReadToken()
-		if err == io.EOF {
-			return nil
+	err := eachNumber(data, func(text string, _ jsontext.Pointer) error {
+		if _, err := strconv.ParseFloat(text, 64); err != nil {
+			return fmt.Errorf("number %s is out of the range of an IEEE 754 double", truncate(text, 40))
 		}
-		if err != nil {
-			return fmt.Errorf("receipt: failed to canonicalize JSON: %w", err)
-		}
-		if tok.Kind() == '0' {
-			if _, err := strconv.ParseFloat(tok.String(), 64); err != nil {
-				return fmt.Errorf("receipt: failed to canonicalize JSON: number %s is out of the range of an IEEE 754 double", truncate(tok.String(), 40))
-			}
-		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("receipt: failed to canonicalize JSON: %w", err)
 	}
+	return nil
 }
 
 // validHash reports whether s is "sha256:" and 64 lowercase hex digits.

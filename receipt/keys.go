@@ -66,7 +66,7 @@ type FileKey struct {
 // now on, with randomness from rand (nil means crypto/rand).
 func NewKeyFile(now time.Time, rand io.Reader) (*KeyFile, error) {
 	f := &KeyFile{}
-	if err := f.add(now, rand); err != nil {
+	if err := f.add(now.UTC().Truncate(time.Millisecond), rand); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -82,7 +82,8 @@ func KeyFileFromPrivateKey(priv ed25519.PrivateKey) (*KeyFile, error) {
 	return &KeyFile{Keys: []FileKey{{Issuer: pub.Issuer(), PrivateKey: hex.EncodeToString(priv.Seed())}}}, nil
 }
 
-func (f *KeyFile) add(now time.Time, r io.Reader) error {
+// add appends a new current key valid from notBefore.
+func (f *KeyFile) add(notBefore time.Time, r io.Reader) error {
 	if r == nil {
 		r = rand.Reader
 	}
@@ -93,27 +94,39 @@ func (f *KeyFile) add(now time.Time, r io.Reader) error {
 	f.Keys = append(f.Keys, FileKey{
 		Issuer:     Ed25519Key(pub).Issuer(),
 		PrivateKey: hex.EncodeToString(priv.Seed()),
-		NotBefore:  now.UTC().Truncate(time.Second),
+		NotBefore:  notBefore,
 	})
 	return nil
 }
 
 // Rotate retires the current key at now, dropping its private half, and
-// adds a new current key valid from now on. now is truncated to the
-// second, as the file writes it; it must be after the current key's
-// not_before.
+// adds a new current key; now must be after the current key's
+// not_before. A receipt's timestamp is its signing instant cut to the
+// millisecond, so the windows meet at now's millisecond: the retired key's
+// not_after is now rounded up to the millisecond and the new key's
+// not_before is now cut to it, so that every receipt either key signed,
+// before or after now, lies in its key's window.
 func (f *KeyFile) Rotate(now time.Time, rand io.Reader) error {
 	if err := f.validate(); err != nil {
 		return err
 	}
-	now = now.UTC().Truncate(time.Second)
+	now = now.UTC()
 	cur := &f.Keys[len(f.Keys)-1]
 	if !now.After(cur.NotBefore) {
-		return fmt.Errorf("receipt: cannot rotate at %s: the current key is valid from %s", now.Format(time.RFC3339), cur.NotBefore.Format(time.RFC3339))
+		return fmt.Errorf("receipt: cannot rotate at %s: the current key is valid from %s", now.Format(time.RFC3339Nano), cur.NotBefore.Format(time.RFC3339Nano))
 	}
-	cur.NotAfter = &now
+	notAfter := now.Truncate(time.Millisecond)
+	if notAfter.Before(now) {
+		notAfter = notAfter.Add(time.Millisecond)
+	}
+	old := *cur
+	cur.NotAfter = &notAfter
 	cur.PrivateKey = ""
-	return f.add(now, rand)
+	if err := f.add(now.Truncate(time.Millisecond), rand); err != nil {
+		*cur = old
+		return err
+	}
+	return nil
 }
 
 // Signer returns the signer of the current key. It fails for a trust file,
@@ -278,10 +291,10 @@ func (k TrustedKey) validAt(t time.Time) bool {
 func (k TrustedKey) window() string {
 	from, to := "the beginning", "now"
 	if !k.NotBefore.IsZero() {
-		from = k.NotBefore.UTC().Format(time.RFC3339)
+		from = k.NotBefore.UTC().Format(time.RFC3339Nano)
 	}
 	if !k.NotAfter.IsZero() {
-		to = k.NotAfter.UTC().Format(time.RFC3339)
+		to = k.NotAfter.UTC().Format(time.RFC3339Nano)
 	}
 	return from + " to " + to
 }

@@ -137,6 +137,97 @@ func TestKeyFile_rotation(t *testing.T) {
 	}
 }
 
+// TestKeyFile_rotationSubSecond rotates a key within a second, and
+// within a millisecond, of receipts it signed: every receipt each key
+// signed verifies under its window (the retired key's window used to end
+// at the rotation's whole second), and the retired key signs nothing
+// dated after the rotation's millisecond.
+func TestKeyFile_rotationSubSecond(t *testing.T) {
+	noon := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	ms := func(n int) time.Time { return noon.Add(time.Duration(n) * time.Millisecond) }
+	for _, tc := range []struct {
+		name                string
+		rotate              time.Time
+		oldSigned, newAfter []time.Time // signing instants of each key
+		oldRefused          time.Time
+	}{
+		{"rotated at .700, signed at .400", ms(700), []time.Time{ms(400), ms(699)}, []time.Time{ms(700), ms(1500)}, ms(701)},
+		{"rotated at .7005, signed at .7003", ms(700).Add(500 * time.Microsecond),
+			[]time.Time{ms(700).Add(300 * time.Microsecond)}, []time.Time{ms(700).Add(800 * time.Microsecond)}, ms(701)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := receipt.NewKeyFile(noon.Add(-time.Hour), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			oldSigner, _ := f.Signer()
+			if err := f.Rotate(tc.rotate, nil); err != nil {
+				t.Fatal(err)
+			}
+			newSigner, _ := f.Signer()
+			v := trustedVerifier(t, f)
+			check := func(s receipt.Signer, at time.Time, want error) {
+				t.Helper()
+				is := &receipt.Issuer{Signer: s, Store: &receipt.MemStore{}, Now: func() time.Time { return at }}
+				_, err := v.Verify(issue(t, is, fullParams()).JSON, receipt.Originals{}, at)
+				if !errors.Is(err, want) || (want == nil) != (err == nil) {
+					t.Errorf("signed by %s at %s: Verify = %v, want %v", s.Issuer(), at.Format(time.RFC3339Nano), err, want)
+				}
+			}
+			for _, at := range tc.oldSigned {
+				check(oldSigner, at, nil)
+			}
+			for _, at := range tc.newAfter {
+				check(newSigner, at, nil)
+			}
+			check(oldSigner, tc.oldRefused, receipt.ErrKeyWindow)
+		})
+	}
+}
+
+// TestKeyFile_rotationRealClock issues receipts on the real clock right
+// before and after rotations done at the real clock's time: each
+// verifies.
+func TestKeyFile_rotationRealClock(t *testing.T) {
+	f, err := receipt.NewKeyFile(time.Now(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var issued [][]byte
+	for range 3 {
+		s, err := f.Signer()
+		if err != nil {
+			t.Fatal(err)
+		}
+		is := &receipt.Issuer{Signer: s, Store: &receipt.MemStore{}}
+		issued = append(issued, issue(t, is, fullParams()).JSON)
+		if err := f.Rotate(time.Now(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := trustedVerifier(t, f)
+	for i, data := range issued {
+		if _, err := v.Verify(data, receipt.Originals{}, time.Now()); err != nil {
+			t.Errorf("receipt %d, signed right before a rotation: %v", i, err)
+		}
+	}
+}
+
+// trustedVerifier returns a verifier of f's keys, read back from the
+// public file as a verifier gets it.
+func trustedVerifier(t *testing.T, f *receipt.KeyFile) *receipt.Verifier {
+	t.Helper()
+	pub, err := receipt.ParseKeyFile(f.Public().Marshal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	trusted, err := pub.Trusted()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newVerifier(t, trusted)
+}
+
 func TestReadKeyFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys.json")
 	f, _ := receipt.NewKeyFile(t0(), nil)

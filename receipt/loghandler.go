@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/mod/sumdb/tlog"
 
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // The paths of the log endpoints, served by [Handler] when its Log is set.

@@ -3,17 +3,19 @@ package receipt
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	jsonv2 "github.com/go-json-experiment/json"
 	"reflect"
 	"strings"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+
 	"github.com/go-playground/validator/v10"
 
 	"github.com/vouchkit/vouch/internal/jsonbody"
-	"github.com/vouchkit/vouch/internal/problem"
 	"github.com/vouchkit/vouch/internal/valid"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // Receipt is the receipt object (docs/INTERFACE.md, section 10.3): a signed
@@ -163,20 +165,20 @@ func (r *Receipt) ExpiresAt() (time.Time, error) {
 	return at.Add(retention(days)), nil
 }
 
-// Parse decodes and checks a receipt: the JSON must decode into [Receipt]
-// (unknown members are ignored), must be valid RFC 8785 input (no repeated
-// member names, valid UTF-8), and each field must follow the rules of
-// [Receipt] and its members. Failures are a *[SchemaError] (errors.Is [ErrSchema]).
-// Parse does not check the signature; use [Verifier.Verify] for that.
+// Parse decodes and checks a receipt, read as [Verifier.Verify] reads it:
+// data is the receipt object in any JSON spelling, or a string holding
+// its JSON; it must be valid RFC 8785 input (no repeated member names,
+// valid UTF-8, every number carried exactly by its canonical form), its
+// canonical form must decode into [Receipt] (unknown members are
+// ignored), and each field must follow the rules of [Receipt] and its
+// members. Failures are a *[SchemaError] (errors.Is [ErrSchema]). Parse
+// does not check the signature; use [Verifier.Verify] for that.
 func Parse(data []byte) (*Receipt, error) {
-	r, err := decode(data)
+	canon, _, err := canonicalText(data)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := canonicalForm(data); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return decode(canon)
 }
 
 // decode is Parse without the canonicalizer's checks. It first decodes
@@ -190,7 +192,7 @@ func decode(data []byte) (*Receipt, error) {
 	if jsonv2.Unmarshal(data, &r) != nil || validate.Struct(&r) != nil {
 		r = Receipt{}
 		if err := jsonbody.Unmarshal(data, &r); err != nil {
-			return nil, schemaError(err)
+			return nil, fractionRule(data, schemaError(err))
 		}
 		if errs := validate.Struct(&r); errs != nil {
 			return nil, &SchemaError{Fields: errs}
@@ -212,6 +214,30 @@ func canonicalForm(data []byte) ([]byte, error) {
 		return nil, &SchemaError{Fields: []FieldError{{Field: "(body)", Rule: "jcs", Message: err.Error()}}}
 	}
 	return canon, nil
+}
+
+// fractionRule gives the rule "number" to the type failure of err when
+// data holds a number with a fraction where the receipt holds an integer
+// (encoding/json reports the first such value).
+func fractionRule(data []byte, err error) error {
+	var typ *json.UnmarshalTypeError
+	se, ok := err.(*SchemaError)
+	if !ok || !errors.As(json.Unmarshal(data, new(Receipt)), &typ) || !strings.HasPrefix(typ.Value, "number") {
+		return err
+	}
+	switch typ.Type.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+	default:
+		return err
+	}
+	for i, f := range se.Fields {
+		if f.Rule == "type" {
+			se.Fields[i].Rule = "number"
+			se.Fields[i].Message = "must be an integer: " + f.Message
+		}
+	}
+	return se
 }
 
 // schemaError turns a decoding problem into a SchemaError.

@@ -1,7 +1,6 @@
 package receipt
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -68,6 +67,10 @@ type Result struct {
 	Scheme string
 	// ExpiresAt is the end of the receipt's retention.
 	ExpiresAt time.Time
+	// AsIssued reports whether the data verified was the receipt byte for
+	// byte as its issuer signed it: its RFC 8785 canonical form, and not
+	// another spelling of it. False unless the signature check passed.
+	AsIssued bool
 	// Checks holds one entry for each check, in the order of the Check
 	// constants.
 	Checks []Check
@@ -185,21 +188,26 @@ func NewVerifier(keys []PublicKey, opts ...VerifierOption) (*Verifier, error) {
 // [ErrBadSignature], [ErrKeyWindow], [ErrHashMismatch], [ErrExpired]) for
 // errors.Is.
 //
-// data must be the receipt exactly as issued: RFC 8785 canonical JSON,
-// which is what the Issuer writes, the store keeps and lookup returns.
-// Anything else (white space, another member order, a number in another
-// spelling) fails the schema check with the rule "jcs": the signature
-// covers these bytes and no others, so two texts that a JSON reader
-// could decode differently (an integer beyond 2^53 that canonical form
-// would round) can never share one signature.
+// data is the receipt object as any JSON writer wrote it (member order,
+// white space, escapes and number spellings are free), or a JSON string
+// holding that text: the checks run on its RFC 8785 canonical form, the
+// bytes the issuer signed, and Result.AsIssued says whether data was that
+// form already. A number that the canonical form cannot carry exactly (an
+// integer beyond 2^53, more digits than an IEEE 754 double holds) fails
+// the schema check with the rule "number", and so does a fraction where
+// the receipt holds an integer: the signature covers the canonical form
+// alone, so a text whose numbers it would round could otherwise borrow
+// the signature of another value. Repeated member names and invalid
+// UTF-8 fail it with the rule "jcs".
 func (v *Verifier) Verify(data []byte, orig Originals, now time.Time) (*Result, error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
 	res := &Result{Checks: make([]Check, 0, 6)}
-	r, err := decode(data)
+	canon, asIssued, err := canonicalText(data)
+	var r *Receipt
 	if err == nil {
-		err = checkCanonical(data)
+		r, err = decode(canon)
 	}
 	if err != nil {
 		c := fail(CheckSchema, err)
@@ -213,8 +221,9 @@ func (v *Verifier) Verify(data []byte, orig Originals, now time.Time) (*Result, 
 		}
 		return res, c.Err
 	}
-	sig := v.checkSignature(data, r, res)
+	sig := v.checkSignature(canon, r, res)
 	res.Receipt, res.ReceiptID = r, r.ReceiptID
+	res.AsIssued = asIssued && sig.Status == StatusPassed
 	res.ExpiresAt, _ = r.ExpiresAt() // the schema check has validated timestamp and ttl
 	res.Checks = append(res.Checks,
 		Check{Name: CheckSchema, Status: StatusPassed},
@@ -231,19 +240,6 @@ func (v *Verifier) Verify(data []byte, orig Originals, now time.Time) (*Result, 
 		}
 	}
 	return res, errors.Join(errs...)
-}
-
-// checkCanonical fails unless data is its own RFC 8785 canonical form.
-func checkCanonical(data []byte) error {
-	canon, err := canonicalForm(data)
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(canon, data) {
-		return &SchemaError{Fields: []FieldError{{Field: "(body)", Rule: "jcs",
-			Message: "not in RFC 8785 canonical form; pass the receipt exactly as issued"}}}
-	}
-	return nil
 }
 
 // checkKeyWindow checks that the key that signed r was valid at its

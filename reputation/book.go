@@ -85,8 +85,12 @@ func (s Scope) panel() Key { return Key{Session: PanelSession, Operation: s.Oper
 // whose counts are the scope's record and whose prior is the session's
 // reliability one level wider, worth as many votes as the Prior: the
 // session overall starts from the Prior, the operation from the session
-// overall, the kind from the operation. A session with no record reads the
-// Prior's mean.
+// overall, the kind from the operation. The wider level is read from its
+// evidence outside the narrower scope (its record less the narrower one),
+// since every vote is added at each level: a vote counts once. A session
+// with no record reads the Prior's mean; one call in which a session's vote
+// was right with probability 0.2 reads (4+0.2)/(5+1) = 0.7 under the
+// default Prior, in any scope.
 //
 // The correlation ρ of the panel's errors is 1 - observed/expected, where
 // observed counts how often two votes of one call disagreed, and expected
@@ -168,16 +172,29 @@ func (b *Book) Reliabilities(ctx context.Context, scope Scope, sessions []int64)
 	strength := b.opts.Prior.Right + b.opts.Prior.Wrong
 	i := 0
 	for _, s := range sessions {
-		p := rel.Prior
-		for range levels {
-			r := recs[i]
-			p = (r.Right + strength*p) / (r.Right + r.Wrong + strength)
-			i++
-		}
-		rel.Sessions[s] = p
+		rel.Sessions[s] = nested(recs[i:i+levels], rel.Prior, strength)
+		i += levels
 	}
 	rel.Correlation = correlation(recs[i])
 	return rel, nil
+}
+
+// nested reads a session's reliability from its records, widest first
+// (session, operation, kind). Each level's prior is the reliability one
+// level wider read from the evidence of that level that the narrower one
+// does not hold: a vote counted at every level (as Learn counts it) is
+// evidence once, so a session seen in one scope only reads, there, its
+// record over the Prior, and a scope with no record of its own reads the
+// wider one's.
+func nested(recs []Record, prior, strength float64) float64 {
+	q := prior // the prior mean of the current level
+	for j := 1; j < len(recs); j++ {
+		w, n := recs[j-1], recs[j]
+		right, wrong := max(w.Right-n.Right, 0), max(w.Wrong-n.Wrong, 0)
+		q = (right + strength*q) / (right + wrong + strength)
+	}
+	r := recs[len(recs)-1]
+	return (r.Right + strength*q) / (r.Right + r.Wrong + strength)
 }
 
 // correlation reads the panel's record.

@@ -219,3 +219,38 @@ func TestLedger(t *testing.T) {
 		}
 	}
 }
+
+// TestBookCountsAVoteOnce: Learn adds a vote at the session's, the
+// operation's and the kind's records; reading any of those scopes counts it
+// once, against the Prior worth five votes.
+func TestBookCountsAVoteOnce(t *testing.T) {
+	b := newBook(t, nil)
+	ctx := context.Background()
+	narrow := reputation.Scope{Operation: "validate", Kind: "classification"}
+	votes := []consensus.Vote{
+		{Session: 1, Label: "VALID"}, {Session: 2, Label: "INVALID"}, {Session: 3, Label: "INVALID"},
+		{Session: 4, Label: "VALID"}, {Session: 5, Label: "INVALID"},
+	}
+	rel, err := b.Reliabilities(ctx, narrow, []int64{1, 2, 3, 4, 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	beliefs, _, err := consensus.Beliefs(votes, consensus.Policy{}, rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	right := beliefs[0] // what session 1's vote was credited with
+	if err := b.Learn(ctx, narrow, votes, consensus.Policy{}, rel); err != nil {
+		t.Fatal(err)
+	}
+	want := (4 + right) / (5 + 1)
+	for _, sc := range []reputation.Scope{{}, {Operation: "validate"}, narrow} {
+		got, err := b.Reliabilities(ctx, sc, []int64{1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(got.Of(1)-want) > 1e-12 {
+			t.Errorf("scope %+v: session 1 reads %.4f, want (4+%.3f)/6 = %.4f", sc, got.Of(1), right, want)
+		}
+	}
+}

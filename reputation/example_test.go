@@ -45,7 +45,7 @@ func ExampleBook() {
 	rel, _ = book.Reliabilities(ctx, scope, []int64{1})
 	fmt.Printf("1 after a wrong outcome: %.2f\n", rel.Sessions[1])
 	// Output:
-	// 1: 0.97  3: 0.05  4 (never seen): 0.80
-	// VALID, confidence 0.999
-	// 1 after a wrong outcome: 0.81
+	// 1: 0.93  3: 0.19  4 (never seen): 0.80
+	// VALID, confidence 0.995
+	// 1 after a wrong outcome: 0.80
 }

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // errNilRequest is the error of a call given a nil request.

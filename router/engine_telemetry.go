@@ -96,11 +96,11 @@ func (t *engineTelemetry) startCall(ctx context.Context, job *Job, replicas int)
 		return ctx, trace.SpanFromContext(ctx)
 	}
 	if t.launched.Enabled(ctx) {
-		t.launched.Add(ctx, int64(replicas), metric.WithAttributes(telemetry.Tier.String(string(job.Tier))))
+		t.launched.Add(ctx, int64(replicas), metric.WithAttributes(telemetry.Present(telemetry.Tier.String(string(job.Tier)))...))
 	}
 	ctx, span := telemetry.Start(ctx, t.tracer, "router.consensus")
 	if span.IsRecording() {
-		span.SetAttributes(attribute.String("vouch.job.kind", string(job.Kind)), telemetry.Tier.String(string(job.Tier)), telemetry.Replicas.Int(replicas))
+		span.SetAttributes(telemetry.Present(attribute.String("vouch.job.kind", string(job.Kind)), telemetry.Tier.String(string(job.Tier)), telemetry.Replicas.Int(replicas))...)
 	}
 	return ctx, span
 }
@@ -121,7 +121,7 @@ func (t *engineTelemetry) endCall(ctx context.Context, span trace.Span, tier Tie
 		t.finished(ctx, tier, o)
 	}
 	if t.agreement.Enabled(ctx) || t.confidence.Enabled(ctx) {
-		set := metric.WithAttributes(telemetry.Tier.String(string(tier)))
+		set := metric.WithAttributes(telemetry.Present(telemetry.Tier.String(string(tier)))...)
 		t.agreement.Record(ctx, call.block.Agreement, set)
 		t.confidence.Record(ctx, call.block.Confidence, set)
 	}
@@ -139,11 +139,11 @@ func (t *engineTelemetry) startReplica(ctx context.Context, s *session, job *Job
 		return ctx, trace.SpanFromContext(ctx)
 	}
 	if root && t.launched.Enabled(ctx) {
-		t.launched.Add(ctx, 1, metric.WithAttributes(telemetry.Tier.String(string(job.Tier))))
+		t.launched.Add(ctx, 1, metric.WithAttributes(telemetry.Present(telemetry.Tier.String(string(job.Tier)))...))
 	}
 	ctx, span := telemetry.Start(ctx, t.tracer, "router.replica")
 	if span.IsRecording() {
-		span.SetAttributes(telemetry.Session.Int64(int64(s.ID)), telemetry.Pool.String(s.Pool), telemetry.Replica.Int(job.Replica), telemetry.TaskID.String(job.TaskID), telemetry.Tier.String(string(job.Tier)))
+		span.SetAttributes(telemetry.Present(telemetry.Session.Int64(int64(s.ID)), telemetry.Pool.String(s.Pool), telemetry.Replica.Int(job.Replica), telemetry.TaskID.String(job.TaskID), telemetry.Tier.String(string(job.Tier)))...)
 	}
 	return ctx, span
 }
@@ -158,7 +158,7 @@ func (t *engineTelemetry) endReplica(caller context.Context, span trace.Span, s 
 	}
 	if t.duration.Enabled(caller) {
 		t.duration.Record(caller, o.latency.Seconds(), metric.WithAttributes(
-			telemetry.Session.Int64(int64(s.ID)), telemetry.Pool.String(s.Pool)))
+			telemetry.Present(telemetry.Session.Int64(int64(s.ID)), telemetry.Pool.String(s.Pool))...))
 	}
 	if root {
 		t.finished(caller, job.Tier, o)
@@ -185,8 +185,8 @@ func (t *engineTelemetry) finished(caller context.Context, tier Tier, o *outcome
 		case o.Label != LabelError && o.Label != LabelTimeout:
 			outcome = "answered"
 		}
-		t.runs.Add(caller, 1, metric.WithAttributes(telemetry.Tier.String(string(tier)),
-			telemetry.Outcome.String(outcome), telemetry.Label.String(string(o.Label))))
+		t.runs.Add(caller, 1, metric.WithAttributes(telemetry.Present(telemetry.Tier.String(string(tier)),
+			telemetry.Outcome.String(outcome), telemetry.Label.String(string(o.Label)))...))
 	}
 	if counts, failed := o.health(caller); counts && failed && t.errors.Enabled(caller) {
 		t.errors.Add(caller, 1, metric.WithAttributes(

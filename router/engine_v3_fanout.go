@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/vouchkit/vouch/consensus"
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // fanOut runs job on c.Replicas sessions picked as documented on

@@ -14,7 +14,7 @@ import (
 
 	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/internal/jsonbody"
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // HTTPWorker returns a [Worker] that runs each job on the remote worker at

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // Service runs the router's operations. The in-process [Engine] and the
@@ -44,14 +44,21 @@ type Service interface {
 }
 
 // Error is the error of every operation, on the wire an RFC 9457
-// application/problem+json body: HTTP status, machine code, detail, and for
-// invalid input the failing fields by JSON path. Use errors.As to reach it.
+// application/problem+json body: problem.Details, with its fields Status
+// (the HTTP status), Code (one of the problem.Code constants, such as
+// problem.CodeInsufficientSessions), Title, Detail (what went wrong, in
+// words: a worker's failure is named there), Errors (for invalid input,
+// the failing fields by JSON path), RequestID, Instance and Extra (the
+// per-replica evidence of a disagreement or of replicas that failed).
+// Use errors.As to reach it and compare its Code, never its text; see
+// package problem for every code and its status.
 type Error = problem.Details
 
 // FieldError names one field of a request that failed validation.
 type FieldError = problem.FieldError
 
-// Code is the machine-readable code of an [Error].
+// Code is the machine-readable code of an [Error]: one of the constants of
+// package problem (problem.CodeInvalidRequest, ...).
 type Code = problem.Code
 
 // Operation names one operation of the router: a [Service] method, or one

@@ -11,8 +11,8 @@ import (
 	"github.com/go-playground/validator/v10"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
-	"github.com/vouchkit/vouch/internal/problem"
 	"github.com/vouchkit/vouch/internal/valid"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // validate holds the rules of the wire types. It is built once and only

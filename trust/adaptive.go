@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/vouchkit/vouch/consensus"
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/router"
 )
 

@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/vouchkit/vouch/consensus"
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/router"
 )
 

@@ -7,6 +7,8 @@ import (
 	"github.com/go-playground/validator/v10"
 
 	"github.com/vouchkit/vouch/internal/valid"
+	"github.com/vouchkit/vouch/problem"
+	"github.com/vouchkit/vouch/receipt"
 )
 
 // validate holds the rules of the envelope. It is built once and only read
@@ -41,4 +43,46 @@ func JSON(v any) json.RawMessage {
 		panic(fmt.Sprintf("trust: JSON of a %T: %v", v, err))
 	}
 	return raw
+}
+
+// Validate reports whether r is a valid request: a 400 *Error listing each
+// failing field by JSON path, including the task members the mode needs.
+func (r *Request) Validate() error {
+	errs := append(validate.Struct(r), r.Receipt.FieldErrors("receipt")...)
+	need := func(field string, present bool) {
+		if !present {
+			errs = append(errs, problem.FieldError{Field: field, Rule: "required", Message: fmt.Sprintf("is required in %s mode", r.Mode)})
+		}
+	}
+	has := func(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
+	switch r.Mode {
+	case ModeDelegation:
+		need("task.input", !r.Task.Input.IsZero())
+	case ModeValidation:
+		need("task.claimed_result", has(r.Task.ClaimedResult))
+	case ModeArbitration:
+		need("task.claimed_result", has(r.Task.ClaimedResult))
+		need("task.dispute_context", has(r.Task.DisputeContext))
+	}
+	// A receipt hashes the input and the claimed result in RFC 8785 form,
+	// which holds numbers only within the range of an IEEE 754 double:
+	// refuse what cannot be hashed before any work is done.
+	hashable := func(field string, raw json.RawMessage) {
+		if _, err := receipt.HashJSON(raw); err != nil && json.Valid(raw) {
+			errs = append(errs, problem.FieldError{Field: field, Rule: "hashable",
+				Message: "cannot be hashed for the receipt (RFC 8785 takes numbers within IEEE 754 double range)"})
+		}
+	}
+	if inc := r.Receipt.Include; r.Receipt.Requested() {
+		if inc.InputHash && !r.Task.Input.IsZero() {
+			hashable("task.input", r.Task.Input.Raw())
+		}
+		if inc.OutputHash && r.Mode != ModeDelegation && has(r.Task.ClaimedResult) {
+			hashable("task.claimed_result", r.Task.ClaimedResult)
+		}
+	}
+	if len(errs) > 0 {
+		return problem.Invalid(errs)
+	}
+	return nil
 }

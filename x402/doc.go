@@ -105,6 +105,28 @@
 //   - Authorizations of the exact EVM scheme are named for replay by
 //     network, asset, payer and nonce, and held until their validBefore.
 //
+// # Usage-based prices: the upto scheme
+//
+// An offer of scheme [SchemeUpto] asks the payer to authorize at most its
+// amount; the server settles what the call used. A Transport pays such an
+// offer only when its Policy lists "upto", and never when the maximum is
+// above Policy.MaxAmount (an error wrapping [ErrAmountAboveLimit]); its
+// Budget is charged the maximum. Behind the Middleware, the handler of an
+// "upto" route tells what it used with [ReportUsage] (never above the
+// authorized maximum; a handler that reports nothing is settled for the
+// maximum, as the official servers do), the payment settles that amount,
+// and the payment response reports the usage in the extension
+// [ExtensionUsage] ([UsageFromSettlement]).
+//
+// # Settling on a check of the answer
+//
+// A route whose Price has a [DeliveryGate] runs the handler into a
+// buffer, asks the gate's Check whether to deliver the answer, and
+// settles only what it delivers; a refused answer is never settled, and
+// a retry with the same proof gets the kept outcome. Package
+// trust/trustpay provides a Check that validates the answer through a
+// trust service.
+//
 // The Middleware reports OpenTelemetry spans of verify and settle and
 // counts payments and refusals by reason (MiddlewareConfig's
 // TracerProvider and MeterProvider; docs/OBSERVABILITY.md lists them).

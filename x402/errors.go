@@ -13,6 +13,10 @@ var (
 	// ErrNoAcceptableOffer: no offer of the terms is allowed by the Policy
 	// or payable by the Payer.
 	ErrNoAcceptableOffer = errors.New("x402: no acceptable offer")
+	// ErrAmountAboveLimit: an offer asks for more than the Policy's most
+	// per call (for "upto", the maximum it would authorize). Errors
+	// wrapping it also wrap ErrNoAcceptableOffer.
+	ErrAmountAboveLimit = errors.New("x402: amount above the policy's limit per call")
 	// ErrPaymentRejected: the server answered 402 again to a request that
 	// carried a payment proof.
 	ErrPaymentRejected = errors.New("x402: payment rejected")

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/vouchkit/vouch/internal/jsonbody"
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // Facilitator verifies and settles payments for a server. Verify answers

@@ -68,8 +68,11 @@ func TestFacilitatorHandler_supportedAndBadRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sup.Kinds) != 2 || sup.Kinds[0].Network != "base-sepolia" || sup.Kinds[1].Network != "eip155:84532" {
-		t.Errorf("kinds = %+v, want exact on base-sepolia in v1 and v2", sup.Kinds)
+	if len(sup.Kinds) != 3 || sup.Kinds[0].Network != "base-sepolia" || sup.Kinds[1].Network != "eip155:84532" || sup.Kinds[2].Scheme != x402.SchemeUpto {
+		t.Errorf("kinds = %+v, want exact on base-sepolia in v1 and v2, and upto in v2", sup.Kinds)
+	}
+	if a, err := x402.FacilitatorAddress(t.Context(), c, "base-sepolia"); err != nil || a != evm.OfflineFacilitatorAddress {
+		t.Errorf("FacilitatorAddress over HTTP = %q, %v; want %s", a, err, evm.OfflineFacilitatorAddress)
 	}
 	resp, err := http.Post(srv.URL+"/settle", "application/json", strings.NewReader(`{"x402Version":2,"paymentPayload":{"x402Version":7}}`))
 	if err != nil {

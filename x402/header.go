@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/vouchkit/vouch/internal/jsonbody"
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // maxHeaderValue bounds the header values the decoders accept (base64

@@ -44,6 +44,7 @@ const (
 	refusedInvalid   = "invalid_payment"   // the facilitator found it invalid
 	refusedValidity  = reasonValidity      // the authorization expires too soon
 	refusedSettle    = "settlement_failed" // settling failed
+	refusedDelivery  = msgNotDelivered     // a DeliveryGate refused the answer
 	reasonUnexpected = "unexpected_error"  // the facilitator call failed
 )
 
@@ -65,8 +66,10 @@ func (t *paywallTelemetry) refused(reason string, sr *SettleResponse) {
 		why = refusedUsed
 	case strings.HasPrefix(reason, reasonValidity):
 		why = refusedValidity
+	case reason == msgNotDelivered:
+		why = refusedDelivery
 	}
-	t.refusals.Add(ctx, 1, metric.WithAttributes(telemetry.PaymentReason.String(why)))
+	t.refusals.Add(ctx, 1, metric.WithAttributes(telemetry.Present(telemetry.PaymentReason.String(why))...))
 }
 
 // facilitator returns f instrumented: a span around each verify and
@@ -131,11 +134,11 @@ func (f *tracedFacilitator) Settle(ctx context.Context, p *PaymentPayload, r Pay
 // count records a facilitator answer on span and in vouch.x402.payments.
 func (t *paywallTelemetry) count(ctx context.Context, span trace.Span, step, result, reason, network string) {
 	if span.IsRecording() {
-		span.SetAttributes(telemetry.PaymentResult.String(result), telemetry.PaymentReason.String(reason))
+		span.SetAttributes(telemetry.Present(telemetry.PaymentResult.String(result), telemetry.PaymentReason.String(reason))...)
 	}
 	if t.payments.Enabled(ctx) {
-		t.payments.Add(ctx, 1, metric.WithAttributes(attribute.String("vouch.payment.step", step),
+		t.payments.Add(ctx, 1, metric.WithAttributes(telemetry.Present(attribute.String("vouch.payment.step", step),
 			telemetry.PaymentResult.String(result), telemetry.PaymentReason.String(reason),
-			telemetry.Network.String(network)))
+			telemetry.Network.String(network))...))
 	}
 }

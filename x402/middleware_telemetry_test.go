@@ -78,8 +78,8 @@ func TestMiddleware_telemetrySettled(t *testing.T) {
 		t.Fatalf("status = %d, want 200", resp.StatusCode)
 	}
 	want := map[string]int64{
-		"vouch.payment.network=eip155:84532,vouch.payment.reason=,vouch.payment.result=valid,vouch.payment.step=verify":   1,
-		"vouch.payment.network=eip155:84532,vouch.payment.reason=,vouch.payment.result=success,vouch.payment.step=settle": 1,
+		"vouch.payment.network=eip155:84532,vouch.payment.result=valid,vouch.payment.step=verify":   1,
+		"vouch.payment.network=eip155:84532,vouch.payment.result=success,vouch.payment.step=settle": 1,
 	}
 	if diff := cmp.Diff(want, counts("vouch.x402.payments")); diff != "" {
 		t.Errorf("vouch.x402.payments (-want +got):\n%s", diff)

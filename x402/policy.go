@@ -31,7 +31,10 @@ const DefaultMaxTimeoutSeconds = 600
 // is given, prefers USDC offers but pays any asset, and signs
 // authorizations valid for the offer's maxTimeoutSeconds, unbounded.
 type Policy struct {
-	// Schemes lists the schemes allowed; nil means only "exact".
+	// Schemes lists the schemes allowed; nil means only "exact". List
+	// "upto" to pay usage-priced offers: an "upto" offer's amount is the
+	// most the server may settle, and the payer authorizes all of it, so
+	// MaxAmount and the Budget apply to that maximum.
 	Schemes []string
 	// Networks lists the networks allowed, in either naming ("base-sepolia"
 	// and "eip155:84532" are the same network); nil means the known test
@@ -87,7 +90,7 @@ func (p *Policy) Allows(offer PaymentRequirements) error {
 		limit = DefaultMaxAmount
 	}
 	if amount > limit {
-		return fmt.Errorf("amount %d is above the limit of %d per call", amount, limit)
+		return fmt.Errorf("%w: amount %d is above the limit of %d per call", ErrAmountAboveLimit, amount, limit)
 	}
 	return nil
 }

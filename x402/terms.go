@@ -8,7 +8,7 @@ import (
 	"net/http"
 
 	"github.com/vouchkit/vouch/internal/jsonbody"
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // maxTermsBody bounds the 402 body read for version 1 terms.

@@ -111,15 +111,15 @@ func (p *payTrace) end(ctx context.Context, resp *http.Response, err error) {
 	}
 	result, reason := payResult(resp, err)
 	if recording {
-		p.span.SetAttributes(telemetry.PaymentResult.String(result), telemetry.PaymentReason.String(reason))
+		p.span.SetAttributes(telemetry.Present(telemetry.PaymentResult.String(result), telemetry.PaymentReason.String(reason))...)
 		if resp != nil {
 			p.span.SetAttributes(payStatus.Int(resp.StatusCode))
 		}
 		telemetry.Fail(p.span, err)
 	}
 	if counting {
-		p.t.payments.Add(ctx, 1, metric.WithAttributes(telemetry.PaymentResult.String(result),
-			telemetry.PaymentReason.String(reason), telemetry.Network.String(p.offer.Network), payReused.Bool(p.reused)))
+		p.t.payments.Add(ctx, 1, metric.WithAttributes(telemetry.Present(telemetry.PaymentResult.String(result),
+			telemetry.PaymentReason.String(reason), telemetry.Network.String(p.offer.Network), payReused.Bool(p.reused))...))
 	}
 }
 

@@ -104,7 +104,6 @@ func TestTransport_telemetrySettled(t *testing.T) {
 		"vouch.payment.asset":       offer(t).Asset,
 		"vouch.payment.reused":      "false",
 		"vouch.payment.result":      "settled",
-		"vouch.payment.reason":      "",
 		"http.response.status_code": "200",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -115,7 +114,7 @@ func TestTransport_telemetrySettled(t *testing.T) {
 		t.Errorf("requests sent in spans %v, want the caller's then x402.pay's", base.spans)
 	}
 	wantCounts := map[string]int64{
-		"vouch.payment.network=eip155:84532,vouch.payment.reason=,vouch.payment.result=settled,vouch.payment.reused=false": 1,
+		"vouch.payment.network=eip155:84532,vouch.payment.result=settled,vouch.payment.reused=false": 1,
 	}
 	if diff := cmp.Diff(wantCounts, o.payments(t)); diff != "" {
 		t.Errorf("vouch.x402.client.payments (-want +got):\n%s", diff)
@@ -141,9 +140,9 @@ func TestTransport_telemetryDeclinedByReason(t *testing.T) {
 		t.Fatalf("third call: err = %v, want ErrNoAcceptableOffer", err)
 	}
 	want := map[string]int64{
-		"vouch.payment.network=eip155:84532,vouch.payment.reason=,vouch.payment.result=settled,vouch.payment.reused=false":         1,
-		"vouch.payment.network=,vouch.payment.reason=budget_exceeded,vouch.payment.result=declined,vouch.payment.reused=false":     1,
-		"vouch.payment.network=,vouch.payment.reason=no_acceptable_offer,vouch.payment.result=declined,vouch.payment.reused=false": 1,
+		"vouch.payment.network=eip155:84532,vouch.payment.result=settled,vouch.payment.reused=false":        1,
+		"vouch.payment.reason=budget_exceeded,vouch.payment.result=declined,vouch.payment.reused=false":     1,
+		"vouch.payment.reason=no_acceptable_offer,vouch.payment.result=declined,vouch.payment.reused=false": 1,
 	}
 	if diff := cmp.Diff(want, o.payments(t)); diff != "" {
 		t.Errorf("vouch.x402.client.payments (-want +got):\n%s", diff)
@@ -216,8 +215,8 @@ func TestTransport_telemetryReusedProof(t *testing.T) {
 	}
 	resp.Body.Close()
 	want := map[string]int64{
-		"vouch.payment.network=eip155:84532,vouch.payment.reason=,vouch.payment.result=answered,vouch.payment.reused=false": 1,
-		"vouch.payment.network=eip155:84532,vouch.payment.reason=,vouch.payment.result=settled,vouch.payment.reused=true":   1,
+		"vouch.payment.network=eip155:84532,vouch.payment.result=answered,vouch.payment.reused=false": 1,
+		"vouch.payment.network=eip155:84532,vouch.payment.result=settled,vouch.payment.reused=true":   1,
 	}
 	if diff := cmp.Diff(want, o.payments(t)); diff != "" {
 		t.Errorf("vouch.x402.client.payments (-want +got):\n%s", diff)

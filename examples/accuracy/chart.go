@@ -4,112 +4,95 @@ import (
 	"fmt"
 	"image/color"
 	"io"
-	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-
-	"github.com/vouchkit/vouch/trust"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// chart draws accuracy against runs spent, the cost–accuracy frontier:
-// for each error rate (the easy workload's included), the
-// fixed tiers as labelled points, oracle's accuracy when answered as a
-// hollow triangle, adaptive over its threshold sweep as a line, and the
-// binomial majority of 1, 3 and 5 as a dashed line. It writes SVG.
-func (r *report) chart(w io.Writer) error {
-	rateColors := []color.Color{ // one per error rate, in order
-		color.RGBA{R: 0x1b, G: 0x9e, B: 0x77, A: 0xff},
-		color.RGBA{R: 0xd9, G: 0x5f, B: 0x02, A: 0xff},
-		color.RGBA{R: 0x75, G: 0x70, B: 0xb3, A: 0xff},
-		color.RGBA{R: 0xe7, G: 0x29, B: 0x8a, A: 0xff},
-	}
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Accuracy against runs spent (%d claims per point, seed %d)", r.cfg.calls, r.cfg.seed)
-	p.X.Label.Text = "runs launched per call"
-	p.Y.Label.Text = "accuracy: share of calls with the correct status (%)"
-	p.X.Min, p.X.Max = 0, 6
-	p.Add(plotter.NewGrid())
-	p.Legend.Top, p.Legend.Left = false, false
-	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(8), vg.Points(8)
+// tierColors are the colours of the tiers, in the order of tiers, then the
+// majority of 5's and that of fast on an engine shared with adaptive.
+var tierColors = []color.Color{
+	color.RGBA{R: 0x1b, G: 0x9e, B: 0x77, A: 0xff},
+	color.RGBA{R: 0xd9, G: 0x5f, B: 0x02, A: 0xff},
+	color.RGBA{R: 0x75, G: 0x70, B: 0xb3, A: 0xff},
+	color.RGBA{R: 0xe7, G: 0x29, B: 0x8a, A: 0xff},
+	color.RGBA{R: 0x66, G: 0x66, B: 0x66, A: 0xff},
+	color.RGBA{R: 0x66, G: 0xa6, B: 0x1e, A: 0xff},
+}
 
-	for i, rate := range r.cfg.rates {
-		c := rateColors[i%len(rateColors)]
-
-		binom := plotter.XYs{{X: 1, Y: 100 * (1 - rate)}, {X: 3, Y: 100 * majority(3, rate)}, {X: 5, Y: 100 * majority(5, rate)}}
-		bl, err := plotter.NewLine(binom)
+// chart draws the reliability chart of workload wl: for each variant
+// measured, a panel of stated confidence (the mean of a bin of 0.1)
+// against observed accuracy in that bin, one line per tier and one for
+// the majority of 5 (and, with reputation on, one for fast on an engine
+// shared with adaptive), over the measured calls; bins of fewer than
+// minBinCalls calls are left out. A perfectly calibrated tier lies on the
+// diagonal. It writes SVG.
+func (r *report) chart(w io.Writer, wl *workload) error {
+	vs := r.variants()
+	plots := make([][]*plot.Plot, 1)
+	for _, v := range vs {
+		p := plot.New()
+		p.Title.Text = fmt.Sprintf("%s: reputation %s", wl.name, v)
+		p.X.Label.Text = "stated confidence (mean of the bin)"
+		p.Y.Label.Text = "observed accuracy"
+		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0.5, 1, 0.5, 1 // a winner's confidence is at least 1/2
+		p.Add(plotter.NewGrid())
+		diag, err := plotter.NewLine(plotter.XYs{{X: 0.5, Y: 0.5}, {X: 1, Y: 1}})
 		if err != nil {
 			return err
 		}
-		bl.LineStyle.Color, bl.LineStyle.Width = c, vg.Points(1)
-		bl.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-
-		var fixed plotter.XYs
-		var names []string
-		for _, pol := range []trust.Policy{trust.PolicyFast, trust.PolicySafe, trust.PolicyOracle} {
-			t := r.get(rate, pol, defaultThreshold)
-			fixed = append(fixed, plotter.XY{X: t.meanReplicas(), Y: 100 * t.accuracy()})
-			names = append(names, string(pol))
-		}
-		fs, err := plotter.NewScatter(fixed)
-		if err != nil {
-			return err
-		}
-		fs.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
-		labels, err := plotter.NewLabels(plotter.XYLabels{XYs: fixed, Labels: names})
-		if err != nil {
-			return err
-		}
-		labels.Offset = vg.Point{X: vg.Points(5), Y: vg.Points(-3)}
-		for j := range labels.TextStyle {
-			labels.TextStyle[j].Color = c
-		}
-
-		o := r.get(rate, trust.PolicyOracle, defaultThreshold)
-		answered, err := plotter.NewScatter(plotter.XYs{{X: o.meanReplicas(), Y: 100 * o.answeredRight()}})
-		if err != nil {
-			return err
-		}
-		answered.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(3.5), Shape: draw.TriangleGlyph{}}
-
-		var sweep plotter.XYs
-		for _, th := range r.thresholds() {
-			key := th
-			if th == serviceDefault && !slices.Contains(r.cfg.sweep, th) {
-				key = defaultThreshold
+		diag.LineStyle.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+		p.Add(diag)
+		p.Legend.Top, p.Legend.Left = false, false
+		p.Legend.XOffs, p.Legend.YOffs = -vg.Points(8), vg.Points(8)
+		for i, pol := range tiers {
+			if err := addBins(p, string(pol), tierColors[i], r.measured(r.get(wl.name, pol, v))); err != nil {
+				return err
 			}
-			t := r.get(rate, trust.PolicyAdaptive, key)
-			sweep = append(sweep, plotter.XY{X: t.meanReplicas(), Y: 100 * t.accuracy()})
 		}
-		al, ap, err := plotter.NewLinePoints(sweep)
-		if err != nil {
+		if calls := r.shared(wl.name); v == on && calls != nil {
+			if err := addBins(p, sharedName, tierColors[len(tiers)+1], r.measured(calls)); err != nil {
+				return err
+			}
+		}
+		if err := addBins(p, "majority of 5", tierColors[len(tiers)], r.measured(r.five[wl.name])); err != nil {
 			return err
 		}
-		al.LineStyle.Color, al.LineStyle.Width = c, vg.Points(1.5)
-		ap.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(2.5), Shape: draw.BoxGlyph{}}
-		a := r.get(rate, trust.PolicyAdaptive, defaultThreshold)
-		adaptive, err := plotter.NewLabels(plotter.XYLabels{
-			XYs:    plotter.XYs{{X: a.meanReplicas(), Y: 100 * a.accuracy()}},
-			Labels: []string{fmt.Sprintf("adaptive %g", serviceDefault)},
-		})
-		if err != nil {
-			return err
-		}
-		adaptive.Offset = vg.Point{X: vg.Points(5), Y: vg.Points(3)}
-		adaptive.TextStyle[0].Color = c
-
-		p.Add(bl, al, ap, fs, answered, labels, adaptive)
-		p.Legend.Add(fmt.Sprintf("p = %.3g: fast, safe, oracle", rate), fs)
-		p.Legend.Add(fmt.Sprintf("p = %.3g: adaptive over thresholds", rate), al, ap)
-		p.Legend.Add(fmt.Sprintf("p = %.3g: oracle when answered", rate), answered)
-		p.Legend.Add(fmt.Sprintf("p = %.3g: binomial majority of 1, 3, 5", rate), bl)
+		plots[0] = append(plots[0], p)
 	}
-	wt, err := p.WriterTo(9*vg.Inch, 6*vg.Inch, "svg")
+	width := vg.Length(len(vs)) * 5 * vg.Inch
+	c := vgsvg.New(width, 5*vg.Inch)
+	dc := draw.New(c)
+	canvases := plot.Align(plots, draw.Tiles{Rows: 1, Cols: len(vs), PadX: vg.Points(12)}, dc)
+	for j, p := range plots[0] {
+		p.Draw(canvases[0][j])
+	}
+	_, err := c.WriteTo(w)
+	return err
+}
+
+// addBins adds the bins of s holding at least minBinCalls calls to p as
+// a line with points, named name.
+func addBins(p *plot.Plot, name string, c color.Color, s stats) error {
+	var xys plotter.XYs
+	for _, b := range s.bins {
+		if b.calls >= minBinCalls {
+			xys = append(xys, plotter.XY{X: b.stated(), Y: b.observed()})
+		}
+	}
+	if len(xys) == 0 {
+		return nil
+	}
+	l, pts, err := plotter.NewLinePoints(xys)
 	if err != nil {
 		return err
 	}
-	_, err = wt.WriteTo(w)
-	return err
+	l.LineStyle.Color, l.LineStyle.Width = c, vg.Points(1.5)
+	pts.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(2.5), Shape: draw.CircleGlyph{}}
+	p.Add(l, pts)
+	p.Legend.Add(name, l, pts)
+	return nil
 }

@@ -1,16 +1,20 @@
-// Command accuracy measures what each trust tier buys: the accuracy of
-// its statuses and the runs it spends, on a seeded simulation of workers
-// of error rate 0.1, 0.2 and 0.3 judging a workload where 90% of the
-// claims are easy, and of a second, easy workload where workers err on 2%
-// of the easy claims. It runs the real trust.Service on a real
-// router.Engine, in-process; only the workers are simulated.
+// Command accuracy measures what each trust tier buys, before and after
+// learned session reliability: the accuracy of its statuses with a 95%
+// interval, the runs it spends and on which sessions, and how well its
+// stated confidence is calibrated (ECE, Brier score, reliability charts),
+// on three seeded workloads: a heterogeneous panel of five sessions that
+// err 6% to 25% of the time, an easy panel where every session errs 2% of
+// the time, and correlated traps, claims on which the sessions err
+// together. It runs the real trust.Service on a real router.Engine,
+// in-process; only the workers are simulated.
 //
-//	go run ./examples/accuracy [-calls N] [-seed S] [-md FILE] [-svg FILE] [-sweep T,...] [-calibrated]
+//	go run ./examples/accuracy [-calls N] [-seed S] [-episode E] [-curve 0,100,1000] [-only W,...] [-sweep T,...] [-md FILE] [-charts DIR]
 //
-// It writes the tables in Markdown (to standard output, or FILE) and, with
-// -svg, a chart of accuracy against runs spent. The same seed gives
-// the same figures. docs/ACCURACY.md describes the worker model and reads
-// the results.
+// It writes the tables in Markdown (to standard output, or FILE), the
+// targets met or not among them, and with -charts a reliability chart per
+// workload (DIR/reliability-WORKLOAD.svg). The same seed gives the same
+// figures. docs/ACCURACY.md describes the workloads and reads the
+// results.
 package main
 
 import (
@@ -22,36 +26,45 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
 
 func main() {
-	calls := flag.Int("calls", 20000, "claims judged by each tier at each error rate")
-	seed := flag.Uint64("seed", 1, "seed of the workload and the workers")
+	calls := flag.Int("calls", 40000, "claims of each workload, judged by every tier")
+	seed := flag.Uint64("seed", 1, "seed of the claims and the workers")
+	episode := flag.Int("episode", 2000, "calls per engine: each episode starts from a fresh engine, and reputation from the neutral prior")
+	curve := flag.String("curve", "0,100,1000", "the learning curve's points, earlier calls of an episode; the calls after the last are the measured ones")
+	only := flag.String("only", "", "the workloads to run, comma-separated (default: all)")
+	sweep := flag.String("sweep", "0.9,0.95", "other escalation thresholds (the confidence a lone run needs to settle an adaptive call) to measure adaptive at, comma-separated; empty for none")
 	md := flag.String("md", "", "write the Markdown tables to this file (default: standard output)")
-	svg := flag.String("svg", "", "write the chart to this SVG file")
-	sweep := flag.String("sweep", "0.9,0.95,0.98", "other escalation thresholds (the confidence a lone run needs) to measure adaptive at, comma-separated")
-	calibrated := flag.Bool("calibrated", false, "what-if: wrong answers report the low confidence of hard claims")
+	charts := flag.String("charts", "", "write the reliability charts to this directory")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	cfg := config{calls: *calls, seed: *seed, rates: []float64{0.1, 0.2, 0.3, easyWorkload}, calibrated: *calibrated}
-	if err := run(ctx, cfg, *sweep, *md, *svg, os.Stdout, os.Stderr); err != nil {
+	cfg := config{calls: *calls, seed: *seed, episode: *episode}
+	var err error
+	if cfg.curve, err = parseCurve(*curve); err == nil {
+		cfg.only, err = parseOnly(*only)
+	}
+	if err == nil {
+		cfg.sweep, err = parseSweep(*sweep)
+	}
+	if err == nil {
+		err = run(ctx, cfg, *md, *charts, os.Stdout, os.Stderr)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "accuracy:", err)
 		os.Exit(1)
 	}
 }
 
-// run simulates cfg with the thresholds of sweep, then writes the tables
-// to mdPath (or out) and the chart to svgPath (if set); progress goes to
-// progress.
-func run(ctx context.Context, cfg config, sweep, mdPath, svgPath string, out, progress io.Writer) error {
-	var err error
-	if cfg.sweep, err = parseSweep(sweep); err != nil {
-		return err
-	}
+// run simulates cfg, then writes the tables to mdPath (or out) and the
+// charts to chartDir (if set); progress goes to progress.
+func run(ctx context.Context, cfg config, mdPath, chartDir string, out, progress io.Writer) error {
 	rep, err := simulate(ctx, cfg, progress)
 	if err != nil {
 		return err
@@ -63,20 +76,53 @@ func run(ctx context.Context, cfg config, sweep, mdPath, svgPath string, out, pr
 	} else {
 		err = os.WriteFile(mdPath, md.Bytes(), 0o644)
 	}
-	if err != nil {
+	if err != nil || chartDir == "" {
 		return err
 	}
-	if svgPath == "" {
-		return nil
+	for _, wl := range rep.measuredWorkloads() {
+		var svg bytes.Buffer
+		if err := rep.chart(&svg, wl); err != nil {
+			return fmt.Errorf("drawing the chart of %s: %w", wl.name, err)
+		}
+		if err := os.WriteFile(filepath.Join(chartDir, "reliability-"+wl.name+".svg"), svg.Bytes(), 0o644); err != nil {
+			return err
+		}
 	}
-	var svg bytes.Buffer
-	if err := rep.chart(&svg); err != nil {
-		return fmt.Errorf("drawing the chart: %w", err)
-	}
-	return os.WriteFile(svgPath, svg.Bytes(), 0o644)
+	return nil
 }
 
-// parseSweep reads a comma-separated list of thresholds in [0, 1].
+// parseCurve reads the learning curve's points: a comma-separated,
+// strictly increasing list of counts of earlier calls, from 0.
+func parseCurve(s string) ([]int, error) {
+	var pts []int
+	for f := range strings.SplitSeq(s, ",") {
+		f = strings.TrimSpace(f)
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 0 || (len(pts) > 0 && n <= pts[len(pts)-1]) || (len(pts) == 0 && n != 0) {
+			return nil, errors.New("-curve: want increasing counts of earlier calls from 0, such as 0,100,1000; got " + strconv.Quote(s))
+		}
+		pts = append(pts, n)
+	}
+	return pts, nil
+}
+
+// parseOnly reads a comma-separated list of workload names.
+func parseOnly(s string) ([]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var names []string
+	for f := range strings.SplitSeq(s, ",") {
+		f = strings.TrimSpace(f)
+		if !slices.ContainsFunc(workloads, func(w workload) bool { return w.name == f }) {
+			return nil, fmt.Errorf("-only: no workload %q; the workloads are %s", f, workloadNames())
+		}
+		names = append(names, f)
+	}
+	return names, nil
+}
+
+// parseSweep reads a comma-separated list of thresholds in (0, 1].
 func parseSweep(s string) ([]float64, error) {
 	var ts []float64
 	for f := range strings.SplitSeq(s, ",") {
@@ -84,8 +130,8 @@ func parseSweep(s string) ([]float64, error) {
 			continue
 		}
 		t, err := strconv.ParseFloat(f, 64)
-		if err != nil || !(t >= 0 && t <= 1) {
-			return nil, errors.New("-sweep: want thresholds between 0 and 1, got " + strconv.Quote(f))
+		if err != nil || !(t > 0 && t <= 1) {
+			return nil, errors.New("-sweep: want thresholds above 0 and at most 1, got " + strconv.Quote(f))
 		}
 		ts = append(ts, t)
 	}

@@ -15,17 +15,15 @@ import (
 	"github.com/vouchkit/vouch/router/routertest"
 )
 
-// panelSize is the number of sessions of one error rate: enough for the
-// five replicas of oracle, each on its own session and worker pool.
-const panelSize = 5
-
-// A panel is the simulated workers of one engine: panelSize sessions of
-// one error rate, each in a worker pool of its own.
+// A panel is the simulated workers of one engine: the panelSize sessions
+// of a workload, each in a worker pool of its own.
 //
 // It also keeps the engine's early quorum deterministic. Replicas answer
 // in the order of their drawn latencies. When every worker of a step has
 // been asked, the panel works out, with the consensus package's own
-// Majority.Decided, which replicas answer before the outcome is decided;
+// Majority.Decided (or, for a weighted step, the Decided of the
+// aggregator decide gives for the step's sessions), which replicas answer
+// before the outcome is decided;
 // it releases them one at a time, each only after the engine has timed
 // and recorded the previous one (the engine reads the panel's clock twice
 // once a run returns), and the others wait to be cancelled, as slower
@@ -42,32 +40,40 @@ const panelSize = 5
 // version 3 step is in flight. That changes when runs happen, not what
 // they answer.
 type panel struct {
-	seed       uint64
-	rate       float64
-	calibrated bool // the what-if of judge
-	claims     []claim
+	seed   uint64
+	w      *workload
+	first  int     // the number of claims[0] in the seed's sequence
+	claims []claim // the claims the panel may be asked about
+	// decide returns the aggregator whose Decided the engine applies to
+	// a weighted step of job on sessions (by replica).
+	decide func(job *router.Job, sessions []router.SessionID) (consensus.Aggregator, error)
 
 	calls   sync.Mutex // held by the version 3 step in flight
 	mu      sync.Mutex
-	step    *step // the version 3 step in flight
-	replays int   // steps run again because the scheduler reordered them
-	fault   error // a step that never ran as planned
+	step    *step  // the version 3 step in flight
+	learns  bool   // the engine learns from every step: a step is never run again
+	turns   *turns // the order of an adaptive call's router calls
+	replays int    // steps run again because the scheduler reordered them
+	offPlan int    // steps of a learning engine kept although the scheduler reordered them
+	fault   error  // a step that never ran as planned
 }
 
 // step is one version 3 call: its replicas' answers and their plan.
 type step struct {
-	n       int
-	policy  consensus.DisagreementPolicy
-	answers []answer // by replica
-	joined  int
-	order   []int           // the replicas that answer, in arrival order
-	release []chan struct{} // closed to let a replica answer, by replica
-	next    int             // position in order of the next replica to release
-	clocks  int             // clock reads to wait before releasing it
+	n        int
+	policy   consensus.DisagreementPolicy
+	weighted bool               // consensus.aggregation is weighted
+	answers  []answer           // by replica
+	sessions []router.SessionID // by replica
+	joined   int
+	order    []int           // the replicas that answer, in arrival order
+	release  []chan struct{} // closed to let a replica answer, by replica
+	next     int             // position in order of the next replica to release
+	clocks   int             // clock reads to wait before releasing it
 }
 
-func newPanel(seed uint64, rate float64, calibrated bool, claims []claim) *panel {
-	return &panel{seed: seed, rate: rate, calibrated: calibrated, claims: claims}
+func newPanel(seed uint64, w *workload, first int, claims []claim) *panel {
+	return &panel{seed: seed, w: w, first: first, claims: claims, turns: newTurns()}
 }
 
 // sessions returns the panel's sessions, ids 1 to panelSize.
@@ -84,10 +90,13 @@ func (p *panel) work(ctx context.Context, job *router.Job) (*router.Result, erro
 	var ref struct {
 		Claim int `json:"claim"`
 	}
-	if job.Claim == nil || json.Unmarshal(job.Claim.Output, &ref) != nil || ref.Claim < 0 || ref.Claim >= len(p.claims) {
-		return nil, errors.New("accuracy: job names no claim of the workload")
+	if job.Claim == nil || json.Unmarshal(job.Claim.Output, &ref) != nil || ref.Claim < p.first || ref.Claim >= p.first+len(p.claims) {
+		return nil, errors.New("accuracy: job names no claim of the panel")
 	}
-	a := judge(p.seed, p.rate, p.calibrated, ref.Claim, p.claims[ref.Claim], job.SessionID)
+	if job.SessionID < 1 || job.SessionID > panelSize {
+		return nil, fmt.Errorf("accuracy: session %d is not one of the panel's", job.SessionID)
+	}
+	a := p.w.judge(p.seed, ref.Claim, p.claims[ref.Claim-p.first], job.SessionID)
 
 	p.mu.Lock()
 	st := p.step
@@ -96,9 +105,22 @@ func (p *panel) work(ctx context.Context, job *router.Job) (*router.Result, erro
 		return nil, errors.New("accuracy: job outside a planned step")
 	}
 	st.answers[job.Replica] = a
+	st.sessions[job.Replica] = job.SessionID
 	st.joined++
 	if st.joined == st.n {
-		st.plan()
+		var agg consensus.Aggregator = consensus.Majority{}
+		if st.weighted {
+			var err error
+			if p.decide == nil {
+				err = errors.New("accuracy: a weighted step on a panel that knows no reliabilities")
+			} else if agg, err = p.decide(job, st.sessions); err != nil {
+				err = fmt.Errorf("accuracy: reading the step's reliabilities: %w", err)
+			}
+			if err != nil {
+				p.fault, agg = err, consensus.Majority{} // the fault ends the run
+			}
+		}
+		st.plan(agg)
 	}
 	release := st.release[job.Replica]
 	p.mu.Unlock()
@@ -116,8 +138,9 @@ func (p *panel) work(ctx context.Context, job *router.Job) (*router.Result, erro
 }
 
 // plan orders the replicas by latency and finds the shortest prefix after
-// which the engine's majority is decided; it releases the first replica.
-func (st *step) plan() {
+// which agg, the engine's aggregator, is decided; it releases the first
+// replica.
+func (st *step) plan(agg consensus.Aggregator) {
 	byLatency := make([]int, st.n)
 	for i := range byLatency {
 		byLatency[i] = i
@@ -134,8 +157,8 @@ func (st *step) plan() {
 	votes := make([]consensus.Vote, st.n)
 	policy := consensus.Policy{Disagreement: st.policy}
 	for k, r := range byLatency {
-		votes[r].Label = consensus.Label(st.answers[r].verdict)
-		if (consensus.Majority{}).Decided(votes, policy) {
+		votes[r] = consensus.Vote{Session: int64(st.sessions[r]), Label: consensus.Label(st.answers[r].verdict)}
+		if agg.Decided(votes, policy) {
 			st.order = byLatency[:k+1]
 			break
 		}
@@ -159,8 +182,8 @@ func (p *panel) now() time.Time {
 }
 
 // begin opens the step of a version 3 call of n replicas.
-func (p *panel) begin(n int, policy router.DisagreementPolicy) {
-	st := &step{n: n, policy: consensus.DisagreementPolicy(policy), answers: make([]answer, n), release: make([]chan struct{}, n)}
+func (p *panel) begin(n int, policy router.DisagreementPolicy, weighted bool) {
+	st := &step{n: n, policy: consensus.DisagreementPolicy(policy), weighted: weighted, answers: make([]answer, n), sessions: make([]router.SessionID, n), release: make([]chan struct{}, n)}
 	for i := range st.release {
 		st.release[i] = make(chan struct{})
 	}
@@ -193,11 +216,19 @@ func (p *panel) end(runs []router.Run) error {
 	return nil
 }
 
-// err returns the fault, if any, and the count of replays so far.
-func (p *panel) err() (replays int, err error) {
+// err returns the fault, if any.
+func (p *panel) err() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.replays, p.fault
+	return p.fault
+}
+
+// reordered returns the count of steps run again, and of steps kept out
+// of plan.
+func (p *panel) reordered() (replays, offPlan int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.replays, p.offPlan
 }
 
 // maxReplays bounds the runs of one step that the scheduler reordered.
@@ -205,16 +236,35 @@ const maxReplays = 100
 
 // stepper is the engine seen by the trust service: it passes every call
 // through, telling the panel when a version 3 validation begins and ends,
-// and runs a step again when its replicas did not arrive as planned.
+// and runs a step again when its replicas did not arrive as planned. An
+// engine that learns from every step (reputation on) would learn from the
+// step twice: its steps are kept as they ran, and counted. Every other
+// method is the engine's, Reputation and Rank included, so that a trust
+// service over the stepper weighs and learns as over the engine (Rank
+// also begins a trust call's turns).
 type stepper struct {
-	router.Service
+	*router.Engine
 	p *panel
 }
 
-// ValidateV3 runs req on the engine inside a planned step.
+// ValidateV3 runs req on the engine inside a planned step, a call on one
+// session in its turn (see turns).
 func (s stepper) ValidateV3(ctx context.Context, req *router.ValidateV3Request) (*router.ValidateV3Response, error) {
+	if pool := req.Consensus.SessionPool; len(pool) == 1 {
+		s.p.turns.wait(pool[0])
+		defer s.p.turns.done(pool[0])
+	}
 	s.p.calls.Lock()
 	defer s.p.calls.Unlock()
+	if s.p.learns {
+		resp, err, off := s.once(ctx, req)
+		if off != nil {
+			s.p.mu.Lock()
+			s.p.offPlan++
+			s.p.mu.Unlock()
+		}
+		return resp, err
+	}
 	for range maxReplays - 1 {
 		resp, err, off := s.once(ctx, req)
 		if off == nil || ctx.Err() != nil {
@@ -236,8 +286,8 @@ func (s stepper) ValidateV3(ctx context.Context, req *router.ValidateV3Request) 
 // once runs req once, and reports how the engine's labels differ from the
 // plan, if they do.
 func (s stepper) once(ctx context.Context, req *router.ValidateV3Request) (*router.ValidateV3Response, error, error) {
-	s.p.begin(req.Consensus.Replicas, req.Consensus.DisagreementPolicy)
-	resp, err := s.Service.ValidateV3(ctx, req)
+	s.p.begin(req.Consensus.Replicas, req.Consensus.DisagreementPolicy, req.Consensus.Aggregation == router.AggregationWeighted)
+	resp, err := s.Engine.ValidateV3(ctx, req)
 	var runs []router.Run
 	var perr *router.Error
 	switch {

@@ -16,185 +16,287 @@ import (
 	"github.com/vouchkit/vouch/trust"
 )
 
-// defaultThreshold marks the adaptive cell that runs with the trust
-// service's own default escalation threshold (no option given).
-const defaultThreshold = -1
-
 // config is what to simulate.
 type config struct {
-	calls int       // claims per cell
-	seed  uint64    // of the workload and the workers
-	rates []float64 // worker error rates, one panel each
-	sweep []float64 // escalation thresholds (a lone run's confidence) to measure adaptive at, besides the default
-
-	calibrated bool // the what-if of judge: wrong answers report low confidence
+	calls   int      // claims per workload
+	seed    uint64   // of the claims and the workers
+	episode int      // calls per engine: each episode starts from a fresh engine
+	curve   []int    // the learning curve's points: earlier calls of the episode
+	only    []string // workload names to run; empty means every workload
+	// sweep holds escalation thresholds in (0, 1] (the confidence a lone
+	// run needs to settle an adaptive call) to measure adaptive at,
+	// besides the service's default, 0.
+	sweep []float64
 }
 
-// cell is one measurement: a tier on the panel of one error rate.
+// warm is the number of earlier calls of its episode after which a call
+// is measured: the learning curve's last point.
+func (c config) warm() int { return c.curve[len(c.curve)-1] }
+
+// tiers are the tiers measured, in the order they are reported.
+var tiers = []trust.Policy{trust.PolicyFast, trust.PolicySafe, trust.PolicyOracle, trust.PolicyAdaptive}
+
+// A variant is reputation off (today's engine and service) or on
+// (learned online).
+type variant bool
+
+const (
+	off variant = false
+	on  variant = true
+)
+
+func (v variant) String() string {
+	if v == on {
+		return "on"
+	}
+	return "off"
+}
+
+// cell is one measurement: a tier on a workload, with reputation off or on.
 type cell struct {
-	rate      float64
-	policy    trust.Policy
-	threshold float64 // adaptive only; defaultThreshold for the service's default
+	workload string
+	policy   trust.Policy
+	rep      variant
+	// shared makes the engine serve an adaptive call before each of the
+	// cell's calls: fast, whose lone vote teaches the book nothing, then
+	// reads what adaptive's calls taught it, as on an engine that serves
+	// both tiers.
+	shared bool
+	// lone is adaptive's escalation threshold (trust.WithEscalationThreshold);
+	// 0 is the service's default, and no option is given.
+	lone float64
 }
 
 func (c cell) String() string {
-	s := fmt.Sprintf("p=%.1f %s", c.rate, c.policy)
-	if c.policy == trust.PolicyAdaptive && c.threshold != defaultThreshold {
-		s += " t=" + strconv.FormatFloat(c.threshold, 'g', -1, 64)
+	s := fmt.Sprintf("%s %s reputation %s", c.workload, c.policy, c.rep)
+	if c.shared {
+		s += " (engine shared with adaptive)"
+	}
+	if c.lone != 0 {
+		s += fmt.Sprintf(" (escalation threshold %g)", c.lone)
 	}
 	return s
 }
 
-// tally is what one cell measured.
-type tally struct {
-	calls, correct, answered, replicas int
-	minReplicas, maxReplicas           int
-	stops                              map[int]int         // runs launched → calls
-	byConfidence                       map[float64]*[2]int // stated confidence → answered calls, correct ones
-	easy, easyCorrect                  int
-	hard, hardCorrect                  int
-	statuses                           []trust.Status // by claim
-	replays                            int            // steps the panel ran again (see panel)
+// call is what one trust call answered.
+type call struct {
+	status     trust.Status
+	correct    bool // the status is the claim's truth
+	answered   bool // VALID or INVALID
+	confidence float64
+	launched   int
+	runs       [panelSize]int // runs launched per session (index: id - 1)
 }
 
-func (t *tally) add(c claim, resp *trust.Response) {
-	n := resp.Evidence.Launched
-	if t.calls == 0 || n < t.minReplicas {
-		t.minReplicas = n
-	}
-	t.maxReplicas = max(t.maxReplicas, n)
-	t.calls++
-	t.replicas += n
-	t.stops[n]++
-	t.statuses = append(t.statuses, resp.Status)
-	ok := resp.Status == trust.Status(c.truth)
-	if resp.Status == trust.StatusValid || resp.Status == trust.StatusInvalid {
-		t.answered++
-		b := t.byConfidence[resp.Confidence]
-		if b == nil {
-			b = new([2]int)
-			t.byConfidence[resp.Confidence] = b
-		}
-		b[0]++
-		if ok {
-			b[1]++
-		}
-	}
-	if ok {
-		t.correct++
-	}
-	if c.hard {
-		t.hard++
-		if ok {
-			t.hardCorrect++
-		}
-	} else {
-		t.easy++
-		if ok {
-			t.easyCorrect++
-		}
-	}
-}
-
-func (t *tally) accuracy() float64      { return ratio(t.correct, t.calls) }
-func (t *tally) coverage() float64      { return ratio(t.answered, t.calls) }
-func (t *tally) answeredRight() float64 { return ratio(t.correct, t.answered) }
-func (t *tally) meanReplicas() float64  { return ratio(t.replicas, t.calls) }
-
-func ratio(a, b int) float64 {
-	if b == 0 {
-		return 0
-	}
-	return float64(a) / float64(b)
-}
-
-// report is every cell's tally.
+// report is every cell's calls, by claim number.
 type report struct {
-	cfg   config
-	cells map[cell]*tally
+	cfg     config
+	claims  map[string][]claim // by workload
+	cells   map[cell][]call
+	five    map[string][]call // the majority of 5 reference, by workload
+	elapsed time.Duration
+	replays int // steps run again because the scheduler reordered them (reputation off)
+	offPlan int // steps kept although the scheduler reordered them (reputation on)
 }
 
-// simulate runs every cell: fast, safe, oracle and adaptive at the
-// default threshold and at each of cfg.sweep, on each error rate's panel.
-// Cells run concurrently, each on an engine and a service of its own; the
-// calls of a cell run one after another, which keeps it deterministic.
+// simulate runs every cell, episode by episode: each episode of each cell
+// on a panel, an engine and a service of its own, its calls one after
+// another, which keeps it deterministic. Episodes run concurrently.
 func simulate(ctx context.Context, cfg config, progress io.Writer) (*report, error) {
-	if cfg.calls < 1 {
+	switch {
+	case cfg.calls < 1:
 		return nil, fmt.Errorf("-calls must be at least 1, got %d", cfg.calls)
+	case cfg.episode < 1:
+		return nil, fmt.Errorf("-episode must be at least 1, got %d", cfg.episode)
+	case len(cfg.curve) == 0 || cfg.warm() >= cfg.episode:
+		return nil, fmt.Errorf("-curve must end below -episode (%d), got %v", cfg.episode, cfg.curve)
 	}
-	claims := workload(cfg.seed, cfg.calls)
-	var cells []cell
-	for _, p := range cfg.rates {
-		for _, pol := range []trust.Policy{trust.PolicyFast, trust.PolicySafe, trust.PolicyOracle, trust.PolicyAdaptive} {
-			cells = append(cells, cell{p, pol, defaultThreshold})
+	began := time.Now()
+	rep := &report{cfg: cfg, claims: map[string][]claim{}, cells: map[cell][]call{}, five: map[string][]call{}}
+
+	type job struct {
+		c     cell
+		w     *workload
+		first int
+	}
+	var jobs []job
+	for i := range workloads {
+		w := &workloads[i]
+		if !cfg.includes(w.name) {
+			continue
 		}
-		for _, t := range cfg.sweep {
-			cells = append(cells, cell{p, trust.PolicyAdaptive, t})
+		rep.claims[w.name] = w.claims(cfg.seed, 0, cfg.calls)
+		var err error
+		if rep.five[w.name], err = majorityOfFive(cfg.seed, w, rep.claims[w.name]); err != nil {
+			return nil, err
+		}
+		for _, pol := range tiers {
+			for _, v := range rep.variants() {
+				cs := []cell{{workload: w.name, policy: pol, rep: v}}
+				if pol == trust.PolicyFast && v == on {
+					cs = append(cs, cell{workload: w.name, policy: pol, rep: v, shared: true})
+				}
+				if pol == trust.PolicyAdaptive {
+					for _, t := range cfg.sweep {
+						cs = append(cs, cell{workload: w.name, policy: pol, rep: v, lone: t})
+					}
+				}
+				for _, c := range cs {
+					rep.cells[c] = make([]call, cfg.calls)
+					for first := 0; first < cfg.calls; first += cfg.episode {
+						jobs = append(jobs, job{c, w, first})
+					}
+				}
+			}
 		}
 	}
-	rep := &report{cfg: cfg, cells: make(map[cell]*tally, len(cells))}
+	if len(jobs) == 0 {
+		return nil, fmt.Errorf("-only names no workload; the workloads are %s", workloadNames())
+	}
 	var mu sync.Mutex
+	done := 0
 	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(2 * runtime.GOMAXPROCS(0)) // a cell waits on its workers much of the time
-	for _, c := range cells {
+	g.SetLimit(2 * runtime.GOMAXPROCS(0)) // an episode waits on its workers much of the time
+	for _, j := range jobs {
 		g.Go(func() error {
-			t, err := measure(ctx, cfg, c, claims)
+			cs := rep.claims[j.w.name]
+			n := min(cfg.episode, len(cs)-j.first)
+			calls, replays, offPlan, err := measure(ctx, cfg.seed, j.c, j.w, j.first, cs[j.first:j.first+n])
 			if err != nil {
-				return fmt.Errorf("%s: %w", c, err)
+				return fmt.Errorf("%s, claims from %d: %w", j.c, j.first, err)
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			rep.cells[c] = t
-			fmt.Fprintf(progress, "accuracy: %d/%d cells done (%s; %d steps replayed)\n", len(rep.cells), len(cells), c, t.replays)
+			copy(rep.cells[j.c][j.first:], calls)
+			rep.replays += replays
+			rep.offPlan += offPlan
+			done++
+			if done%10 == 0 || done == len(jobs) {
+				fmt.Fprintf(progress, "accuracy: %d/%d episodes done (%s)\n", done, len(jobs), time.Since(began).Round(time.Second))
+			}
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	rep.elapsed = time.Since(began)
 	return rep, nil
 }
 
-// measure makes one trust call per claim under c's tier, on a fresh
-// engine over a fresh panel of c's error rate.
-func measure(ctx context.Context, cfg config, c cell, claims []claim) (*tally, error) {
-	p := newPanel(cfg.seed, c.rate, cfg.calibrated, claims)
-	engine, err := router.NewEngine(p.sessions(),
+// includes reports whether workload name is to run.
+func (c config) includes(name string) bool {
+	if len(c.only) == 0 {
+		return true
+	}
+	for _, o := range c.only {
+		if o == name {
+			return true
+		}
+	}
+	return false
+}
+
+// workloadNames lists the workloads' names.
+func workloadNames() string {
+	s := ""
+	for i, w := range workloads {
+		if i > 0 {
+			s += ", "
+		}
+		s += w.name
+	}
+	return s
+}
+
+// measure makes one trust call per claim of cs (claims first, first+1,
+// ...) under c's tier, on a fresh engine and service over a fresh panel.
+func measure(ctx context.Context, seed uint64, c cell, w *workload, first int, cs []claim) ([]call, int, int, error) {
+	p := newPanel(seed, w, first, cs)
+	svc, err := newService(p, c.rep, c.lone)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	calls := make([]call, len(cs))
+	for j, cl := range cs {
+		req := func(pol trust.Policy) *trust.Request {
+			return &trust.Request{
+				Mode:   trust.ModeValidation,
+				Policy: pol,
+				Task: trust.Task{
+					Type:          "classification",
+					ClaimedResult: json.RawMessage(`{"claim":` + strconv.Itoa(first+j) + `}`),
+				},
+			}
+		}
+		if c.shared {
+			if _, err := svc.Call(ctx, req(trust.PolicyAdaptive)); err != nil {
+				return nil, 0, 0, fmt.Errorf("claim %d, adaptive: %w", first+j, err)
+			}
+		}
+		resp, err := svc.Call(ctx, req(c.policy))
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("claim %d: %w", first+j, err)
+		}
+		if err := p.err(); err != nil {
+			return nil, 0, 0, fmt.Errorf("claim %d: %w", first+j, err)
+		}
+		calls[j] = record(cl, resp)
+	}
+	replays, offPlan := p.reordered()
+	return calls, replays, offPlan, nil
+}
+
+// newService returns the trust service of one episode: the real
+// trust.Service over a real router.Engine whose workers are p's, with
+// reputation off or on, and adaptive's escalation threshold lone (0: the
+// default). Every tier draws from the panel's five sessions; adaptive
+// takes its candidates from the pool.
+func newService(p *panel, rep variant, lone float64) (*trust.Service, error) {
+	engine, trustOpts, err := newEngine(p, rep)
+	if err != nil {
+		return nil, err
+	}
+	trustOpts = append(trustOpts, trust.WithSessionPool(1, 2, 3, 4, 5))
+	if lone != 0 {
+		trustOpts = append(trustOpts, trust.WithEscalationThreshold(lone))
+	}
+	return trust.New(stepper{Engine: engine, p: p}, trustOpts...)
+}
+
+// newEngine returns the engine of one episode, over p's workers, with
+// reputation off or on, and the options the trust service over it takes
+// for that variant.
+func newEngine(p *panel, rep variant) (*router.Engine, []trust.Option, error) {
+	engineOpts := []router.EngineOption{
 		router.WithEngineClock(p.now),
 		// No run waits on time: a replica still running after this is
-		// one the plan let wait, and the check below reports it.
-		router.WithReplicaTimeout(10*time.Second))
+		// one the plan let wait, and the panel's check reports it.
+		router.WithReplicaTimeout(10 * time.Second),
+	}
+	engineOpts, trustOpts, err := withReputation(p, rep, engineOpts, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	// Every tier draws from the panel's five sessions; adaptive takes its
-	// candidates from the pool (the stepper reports no sessions).
-	opts := []trust.Option{trust.WithSessionPool(1, 2, 3, 4, 5)}
-	if c.policy == trust.PolicyAdaptive && c.threshold != defaultThreshold {
-		opts = append(opts, trust.WithEscalationThreshold(c.threshold))
+	engine, err := router.NewEngine(p.sessions(), engineOpts...)
+	return engine, trustOpts, err
+}
+
+// record is what resp answered to claim c.
+func record(c claim, resp *trust.Response) call {
+	k := call{
+		status:     resp.Status,
+		correct:    resp.Status == trust.Status(c.truth),
+		answered:   resp.Status == trust.StatusValid || resp.Status == trust.StatusInvalid,
+		confidence: resp.Confidence,
+		launched:   resp.Evidence.Launched,
 	}
-	svc, err := trust.New(stepper{Service: engine, p: p}, opts...)
-	if err != nil {
-		return nil, err
-	}
-	t := &tally{stops: map[int]int{}, byConfidence: map[float64]*[2]int{}, statuses: make([]trust.Status, 0, len(claims))}
-	for i, cl := range claims {
-		resp, err := svc.Call(ctx, &trust.Request{
-			Mode:   trust.ModeValidation,
-			Policy: c.policy,
-			Task: trust.Task{
-				Type:          "classification",
-				ClaimedResult: json.RawMessage(`{"claim":` + strconv.Itoa(i) + `}`),
-			},
-		})
-		if err != nil {
-			return nil, fmt.Errorf("claim %d: %w", i, err)
+	for _, st := range resp.Evidence.Steps {
+		for _, s := range st.Sessions {
+			if s >= 1 && s <= panelSize {
+				k.runs[s-1]++
+			}
 		}
-		if _, err := p.err(); err != nil {
-			return nil, fmt.Errorf("claim %d: %w", i, err)
-		}
-		t.add(cl, resp)
 	}
-	t.replays, _ = p.err()
-	return t, nil
+	return k
 }

@@ -1,35 +1,36 @@
-// Command marketplace shows validate-before-settlement: a marketplace holds
-// a buyer's payment in escrow, asks the trust service to validate what the
-// seller delivered, pays the seller only on VALID, keeps a detached receipt
-// of every decision, and arbitrates when the buyer disputes.
+// Command marketplace shows money that follows the verdict, with real
+// payments over loopback HTTP: a buyer pays a seller with signed x402
+// authorizations (EIP-3009, verified and settled by the offline
+// facilitator), the seller's route delivers its answer, and has the
+// payment settled, only when the marketplace's trust service validates
+// the answer as VALID; a bad delivery is refused and never settled, so
+// the buyer keeps its money; a disputed delivery is arbitrated by the
+// marketplace. Every decision leaves a receipt.
 //
 //	go run ./examples/marketplace
 package main
 
 import (
+	"bytes"
 	"context"
-	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
-	"strings"
 
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
-	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
+	"github.com/vouchkit/vouch/trust/trustpay"
+	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/evm"
 )
 
-// A job is an order on the marketplace: the buyer's task, the seller's
-// delivery, and the escrowed price in cents.
-type job struct {
-	id       string
-	task     string // what the buyer asked, as the input text
-	spec     string
-	delivery string
-	price    int
-	dispute  string // the buyer's complaint, if any
+// An order is what the buyer asks the seller for, and its complaint
+// after delivery, if any.
+type order struct {
+	id, source, dispute string
 }
 
 func main() {
@@ -40,117 +41,146 @@ func main() {
 }
 
 func run(ctx context.Context, out io.Writer) error {
-	// The marketplace embeds the trust service on its own workers: here,
-	// deterministic judges that accept a delivery only when it keeps every
-	// figure of the source text.
-	engine, err := router.NewEngine(routertest.Sessions(1, 2, judge(), judge(), judge(), judge(), judge()))
+	p, err := start()
 	if err != nil {
 		return err
 	}
-	_, key, err := ed25519.GenerateKey(nil)
+	defer p.close()
+	payer, err := evm.NewPayer(buyerKey)
 	if err != nil {
 		return err
 	}
-	signer, err := receipt.NewEd25519Signer(key)
-	if err != nil {
-		return err
-	}
-	receipts := &receipt.MemStore{}
-	svc, err := trust.New(engine, trust.WithReceipts(&receipt.Issuer{Signer: signer, Store: receipts}), trust.WithSignedReceipts())
-	if err != nil {
-		return err
-	}
-	m := &market{svc: svc, out: out, balances: map[string]int{}}
+	fmt.Fprintln(out, describe("facilitator", p.chain.URL, "offline: checks signatures, records settlements, moves nothing"))
+	fmt.Fprintln(out, describe("marketplace", p.market.URL, "trust service on 5 judges (safe tier: 3 runs)"))
+	fmt.Fprintln(out, describe("seller", p.seller.URL+"/summarize", price+" in USDC on eip155:84532, settled on a VALID verdict only"))
+	fmt.Fprintln(out, describe("buyer", payer.Address().String(), "signs EIP-3009 authorizations"))
 
-	source := "Revenue rose 12% to $4.1 billion in 2025; operating margin was 18%."
-	jobs := []job{
-		{id: "job-1", task: source, spec: "Summarize, keeping every figure.", delivery: "Revenue grew 12% to $4.1 billion in 2025, with an 18% operating margin.", price: 500},
-		{id: "job-2", task: source, spec: "Summarize, keeping every figure.", delivery: "Revenue grew strongly in 2025.", price: 500},
-		{id: "job-3", task: source, spec: "Summarize, keeping every figure.", delivery: "Revenue rose 12% to $4.1 billion in 2025; margin 18%.", price: 500,
-			dispute: "the summary drops the word 'operating'"},
+	b := &buyer{client: &http.Client{Transport: &x402.Transport{Payer: payer}}, seller: p.seller.URL, out: out}
+	orders := []order{
+		{id: "order-1", source: "Revenue rose 12% to $4.1 billion in 2025; operating margin was 18%."},
+		{id: "order-2", source: "Refunds within 30 days, at most 2 a year, for orders above $50."},
+		{id: "order-3", source: "Shipping takes 3 to 5 days; orders above $50 ship free.", dispute: "the summary drops that only orders above $50 ship free"},
 	}
-	for _, j := range jobs {
-		if err := m.settle(ctx, j); err != nil {
+	for _, o := range orders {
+		fmt.Fprintln(out)
+		delivered, err := b.buy(ctx, o, "")
+		if err != nil {
 			return err
 		}
-	}
-	fmt.Fprintf(out, "\nseller balance: %d cents; buyer refunds: %d cents; %d receipts kept\n",
-		m.balances["seller"], m.balances["buyer"], len(m.kept))
-	return nil
-}
-
-type market struct {
-	svc      *trust.Service
-	out      io.Writer
-	balances map[string]int
-	kept     []string // receipt ids
-}
-
-// settle validates a delivery before releasing the escrow; a disputed job
-// is arbitrated instead.
-func (m *market) settle(ctx context.Context, j job) error {
-	delivery, _ := json.Marshal(j.delivery)
-	spec, _ := json.Marshal(j.spec)
-	req := &trust.Request{
-		Mode:     trust.ModeValidation,
-		Policy:   trust.PolicySafe,
-		Task:     trust.Task{Type: "summarization", Input: router.NewStringInput(j.task), Spec: spec, ClaimedResult: delivery},
-		Metadata: map[string]any{"job_id": j.id},
-		Receipt: receipt.Request{Mode: receipt.DeliveryDetached, Visibility: receipt.VisibilityShared,
-			Counterparties: []string{"buyer", "seller"}, Include: receipt.Include{OutputHash: true, ConsensusSnapshot: true}},
-	}
-	if j.dispute != "" {
-		req.Mode = trust.ModeArbitration
-		req.Task.DisputeContext, _ = json.Marshal(map[string]string{"buyer": j.dispute})
-	}
-	resp, err := m.svc.Call(trust.WithCaller(ctx, "marketplace"), req)
-	if err != nil {
-		return fmt.Errorf("%s: %w", j.id, err)
-	}
-	var ref receipt.Ref
-	if err := json.Unmarshal(resp.Receipt, &ref); err != nil {
-		return fmt.Errorf("%s: reading the receipt reference: %w", j.id, err)
-	}
-	m.kept = append(m.kept, ref.ReceiptID)
-
-	var action string
-	switch resp.Status {
-	case trust.StatusValid, trust.StatusSellerValid:
-		m.balances["seller"] += j.price
-		action = "escrow released to the seller"
-	case trust.StatusInvalid, trust.StatusSellerInvalid:
-		m.balances["buyer"] += j.price
-		action = "escrow refunded to the buyer"
-	default:
-		action = "escrow held; " + retryAdvice(resp)
-	}
-	fmt.Fprintf(m.out, "%s (%s): %s, confidence %.2f, %d replicas\n  %s\n  receipt %s (shared with buyer and seller, %s)\n",
-		j.id, req.Mode, resp.Status, resp.Confidence, resp.Evidence.Redundancy, action, ref.ReceiptID, ref.TTL)
-	return nil
-}
-
-func retryAdvice(resp *trust.Response) string {
-	if resp.RetryInstructions == nil {
-		return "no advice"
-	}
-	return "retry with " + string(resp.RetryInstructions.Policy) + ": " + resp.RetryInstructions.Reason
-}
-
-// judge accepts a delivery when it keeps every figure (a token with a
-// digit) of the source text.
-func judge() router.Worker {
-	return router.WorkerFunc(func(_ context.Context, job *router.Job) (*router.Result, error) {
-		var delivery string
-		if job.Claim == nil || json.Unmarshal(job.Claim.Output, &delivery) != nil {
-			return &router.Result{Verdict: router.VerdictNeedsSpec, Confidence: 0.9, Reasons: []string{"no text delivery to judge"}}, nil
-		}
-		text, _ := job.TaskInput.String()
-		for _, f := range strings.Fields(text) {
-			f = strings.Trim(f, ".,;:")
-			if strings.ContainsAny(f, "0123456789") && !strings.Contains(delivery, f) {
-				return &router.Result{Verdict: router.VerdictInvalid, Confidence: 0.95, Reasons: []string{"drops the figure " + f}}, nil
+		if !delivered {
+			fmt.Fprintf(out, "  the buyer retries with the same payment:\n")
+			if _, err := b.buy(ctx, o, "  "); err != nil {
+				return err
 			}
 		}
-		return &router.Result{Verdict: router.VerdictValid, Confidence: 0.95, Reasons: []string{"keeps every figure"}}, nil
+		if o.dispute != "" {
+			if err := dispute(ctx, out, p.market.URL, o, delivered); err != nil {
+				return err
+			}
+		}
+	}
+
+	fmt.Fprintln(out, "\nwhat the facilitator settled:")
+	var paid uint64
+	for _, s := range p.facilitator.Settlements() {
+		n, _ := x402.ParseAmount(s.Amount)
+		paid += n
+		fmt.Fprintf(out, "  %s atomic units from %s to %s, tx %s\n", s.Amount, s.Payer, s.Authorization.To, short(s.Transaction))
+	}
+	fmt.Fprintf(out, "the buyer signed %d payments and paid %d atomic units ($%d.%06d); the refused delivery cost it nothing\n",
+		len(orders), paid, paid/1e6, paid%1e6)
+	return nil
+}
+
+// buyer buys summaries from the seller.
+type buyer struct {
+	client *http.Client
+	seller string
+	out    io.Writer
+}
+
+// buy orders o, paying with the proof its Transport keeps for the order
+// (the order id is the Idempotency-Key), and reports whether the answer
+// was delivered.
+func (b *buyer) buy(ctx context.Context, o order, indent string) (bool, error) {
+	body, _ := json.Marshal(map[string]string{"source": o.source})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.seller+"/summarize", bytes.NewReader(body))
+	if err != nil {
+		return false, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(x402.HeaderIdempotencyKey, o.id)
+	req.Header.Set(trustpay.HeaderReceipt, string(receipt.DeliveryDetached))
+	resp, err := b.client.Do(req)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", o.id, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return false, err
+	}
+	status, rcpt := resp.Header.Get(trustpay.HeaderStatus), resp.Header.Get(trustpay.HeaderReceipt)
+	sr, serr := x402.SettlementFromResponse(resp)
+	if resp.StatusCode == http.StatusOK && serr == nil && sr.Success {
+		var summary string
+		json.Unmarshal(data, &summary)
+		fmt.Fprintf(b.out, "%s%s: %d, Vouch-Status %s, receipt %s\n%s  delivered: %q\n%s  settled: %s atomic units, tx %s\n",
+			indent, o.id, resp.StatusCode, status, rcpt, indent, summary, indent, sr.Amount, short(sr.Transaction))
+		return true, nil
+	}
+	var p struct {
+		Code  string `json:"code"`
+		Extra struct {
+			Confidence float64        `json:"confidence"`
+			Evidence   trust.Evidence `json:"evidence"`
+		} `json:"extra"`
+	}
+	json.Unmarshal(data, &p)
+	fmt.Fprintf(b.out, "%s%s: %d %s, Vouch-Status %s (confidence %.2f, runs %v), receipt %s\n",
+		indent, o.id, resp.StatusCode, p.Code, status, p.Extra.Confidence, p.Extra.Evidence.Verdicts, rcpt)
+	if resp.Header.Get(x402.HeaderPaymentResponse) == "" {
+		fmt.Fprintf(b.out, "%s  not settled: no payment response, the buyer keeps its money\n", indent)
+	}
+	return false, nil
+}
+
+// dispute has the buyer ask the marketplace to arbitrate a delivery.
+func dispute(ctx context.Context, out io.Writer, market string, o order, delivered bool) error {
+	c, err := trust.NewClient(market, trust.WithAPIKey(buyerAPI))
+	if err != nil {
+		return err
+	}
+	claimed, _ := json.Marshal(summaries[o.source])
+	ctxJSON, _ := json.Marshal(map[string]string{"buyer": o.dispute})
+	resp, err := c.Call(ctx, &trust.Request{
+		Mode:   trust.ModeArbitration,
+		Policy: trust.PolicySafe,
+		Task:   trust.Task{Type: "summarization", Input: router.NewStringInput(o.source), Spec: trust.JSON(spec), ClaimedResult: claimed, DisputeContext: ctxJSON},
+		Receipt: receipt.Request{Mode: receipt.DeliveryDetached, Visibility: receipt.VisibilityShared,
+			Counterparties: []string{"seller"}, Include: receipt.Include{OutputHash: true, ConsensusSnapshot: true}},
 	})
+	if err != nil {
+		return fmt.Errorf("%s: arbitration: %w", o.id, err)
+	}
+	var ref receipt.Ref
+	json.Unmarshal(resp.Receipt, &ref)
+	outcome := "the payment stands"
+	if resp.Status == trust.StatusSellerInvalid {
+		outcome = "the marketplace refunds the buyer"
+		if !delivered {
+			outcome = "nothing was settled to refund"
+		}
+	}
+	fmt.Fprintf(out, "  dispute %q\n  arbitration: %s, confidence %.2f, %d runs; %s\n  receipt %s (shared with the seller, %s)\n",
+		o.dispute, resp.Status, resp.Confidence, resp.Evidence.Launched, outcome, ref.ReceiptID, ref.TTL)
+	return nil
+}
+
+// short abbreviates a transaction hash.
+func short(tx string) string {
+	if len(tx) < 14 {
+		return tx
+	}
+	return tx[:10] + "…" + tx[len(tx)-4:]
 }

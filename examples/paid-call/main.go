@@ -1,6 +1,7 @@
 // Command paid-call calls an HTTP endpoint protected by x402 and pays for
 // it: on a 402 answer it signs an "exact" EVM payment (EIP-3009, as USDC
-// takes it) within the limits given, sends the request again with the
+// takes it), or with -schemes upto an "upto" one (Permit2), within the
+// limits given, sends the request again with the
 // proof, and prints the status, the response body and the decoded
 // settlement. It works with any x402 server, version 1 or 2; by default it
 // calls the validate v2 route of the local demo server (examples/server).
@@ -67,6 +68,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	data := fs.String("data", defaultData, "request `JSON` body; empty sends none")
 	method := fs.String("method", http.MethodPost, "HTTP `METHOD`")
 	networks := fs.String("network", "base-sepolia", "comma-separated networks it may pay on (names or CAIP-2 ids), or \"any\" for any known test network (x402.Policy's safe default: mainnets must be named)")
+	schemes := fs.String("schemes", x402.SchemeExact, "comma-separated x402 schemes it may pay: exact, upto (for upto, -max bounds the maximum it authorizes)")
 	timeout := fs.Duration("timeout", 30*time.Second, "time limit of the whole call")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: go run ./examples/paid-call [flags]")
@@ -122,7 +124,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		}
 		body = strings.NewReader(*data)
 	}
-	policy := x402.Policy{MaxAmount: maxUnits}
+	policy := x402.Policy{MaxAmount: maxUnits, Schemes: strings.Split(*schemes, ",")}
 	if *networks != "any" {
 		policy.Networks = strings.Split(*networks, ",")
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"net/http"
 
+	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/trust/agentcard"
 	"github.com/vouchkit/vouch/trust/trusta2a"
 )
@@ -22,6 +23,9 @@ func mountA2A(mux *http.ServeMux, d agentDeps) error {
 	if err != nil {
 		return err
 	}
+	// Traced and counted as the API's routes are; the trust call's span is
+	// the child of the request's.
+	h = httpapi.Instrument(h, d.obs.tracerProvider(), d.obs.meterProvider(), "normal")
 	mux.Handle(a2aPath, h)
 	mux.Handle(a2aAPIPath, h)
 	card := agentcard.Handler(agentcard.Config{Name: "vouch demo server", MCPPath: mcpPath, A2APath: a2aPath})

@@ -56,6 +56,7 @@ func printBanner(w io.Writer, base, debugBase string, cfg config, s *server) {
 		for _, p := range s.prices {
 			fmt.Fprintf(&b, "  %-4s %-24s %s (%s atomic units)\n", p.method, p.path, p.price, p.offer.Amount)
 		}
+		fmt.Fprintf(&b, "  (adaptive trust calls: %s a run with the upto scheme, 5 runs authorized, the runs launched settled)\n", trustRunPrice)
 		fmt.Fprintf(&b, "  pay for one: go run ./examples/paid-call -url %s/api/v2/x402/validate\n", base)
 	}
 	fmt.Fprint(w, b.String())

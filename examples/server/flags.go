@@ -56,6 +56,7 @@ type config struct {
 	metricsAddr      string
 	mcpStdio         bool // serve the MCP tools on stdin and stdout instead of listening
 	mcpPaid          bool // the MCP tools that run workers take x402 payments
+	facilitator      bool // serve the offline facilitator at facilitatorPath
 	trustedProxies   []netip.Prefix
 }
 
@@ -125,6 +126,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.Var((*prefixFlag)(&cfg.trustedProxies), "trusted-proxy",
 		"reverse proxy `CIDR` (or address) whose Forwarded or X-Forwarded-For header names the client, for trial limits and idempotency scopes (repeatable; default: none)")
 	fs.BoolVar(&cfg.mcpStdio, "mcp-stdio", false, "serve the MCP tools on stdin and stdout (for an MCP host to launch) instead of listening")
+	fs.BoolVar(&cfg.facilitator, "facilitator", false, "serve the offline facilitator (it checks signatures and moves nothing) at "+facilitatorPath+"{verify,settle,supported}, for other x402 servers of a demonstration")
 	fs.BoolVar(&cfg.mcpPaid, "mcp-paid", false, "the MCP tools that run workers take x402 payments in _meta[\"x402/payment\"], at the prices of the x402 routes")
 	fs.Usage = func() {
 		fmt.Fprint(out, `usage: go run ./examples/server [flags]

@@ -47,12 +47,14 @@ func newObservability(ctx context.Context, getenv func(string) string) (*observa
 		return nil, err
 	}
 	o := &observability{
-		meters: sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(res)),
+		meters: sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(res),
+			sdkmetric.WithView(goroutinesView)),
 		scrape: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}),
 	}
 	// The runtime's metrics (go.memory.used, go.goroutine.count, ...) are
 	// read from runtime/metrics when /metrics is scraped: no goroutine.
-	if err := otelruntime.Start(otelruntime.WithMeterProvider(o.meters)); err != nil {
+	runtimeMeters := schemaMeters{o.meters, metric.WithSchemaURL(semconv.SchemaURL)}
+	if err := otelruntime.Start(otelruntime.WithMeterProvider(runtimeMeters)); err != nil {
 		return nil, errors.Join(err, o.meters.Shutdown(ctx))
 	}
 	if getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" {
@@ -63,6 +65,27 @@ func newObservability(ctx context.Context, getenv func(string) string) (*observa
 		o.tracers = sdktrace.NewTracerProvider(sdktrace.WithBatcher(spans), sdktrace.WithResource(res))
 	}
 	return o, nil
+}
+
+// goroutinesView exports the runtime's go.goroutine.count as
+// go.goroutines (go_goroutines, the name Prometheus's own Go collector
+// gives it): a Prometheus name ending in _count that is not a
+// histogram's or a summary's count fails promtool check metrics.
+var goroutinesView = sdkmetric.NewView(sdkmetric.Instrument{Name: "go.goroutine.count"},
+	sdkmetric.Stream{Name: "go.goroutines"})
+
+// schemaMeters is a MeterProvider whose meters name the schema of the
+// semantic conventions their instruments follow, for instrumentation
+// that names none (the runtime's: its metrics are those of semconv
+// v1.43.0, go.*), so that no series has an empty otel_scope_schema_url.
+type schemaMeters struct {
+	metric.MeterProvider
+	schema metric.MeterOption
+}
+
+// Meter returns the meter name of the embedded provider, with the schema.
+func (p schemaMeters) Meter(name string, opts ...metric.MeterOption) metric.Meter {
+	return p.MeterProvider.Meter(name, append(opts, p.schema)...)
 }
 
 // tracerProvider returns the provider of the library's spans: the OTLP

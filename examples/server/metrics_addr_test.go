@@ -35,9 +35,9 @@ func TestRun_metricsAddr(t *testing.T) {
 		if got := labelled(fams["http_server_request_duration_seconds"], map[string]string{"http_route": "/api/v3/validate"}); len(got) != 1 {
 			t.Errorf("%s: http_server_request_duration_seconds for the v3 validate = %v, want one series", u, got)
 		}
-		goroutines := fams["go_goroutine_count"]
+		goroutines := fams["go_goroutines"]
 		if goroutines.GetType() != dto.MetricType_GAUGE || len(goroutines.GetMetric()) != 1 || goroutines.GetMetric()[0].GetGauge().GetValue() < 1 {
-			t.Errorf("%s: go_goroutine_count = %v, want a gauge of at least 1", u, goroutines)
+			t.Errorf("%s: go_goroutines = %v, want a gauge of at least 1", u, goroutines)
 		}
 		for _, name := range []string{"go_memory_used_bytes", "go_memory_allocations_total", "go_config_gogc_percent"} {
 			if fams[name] == nil {

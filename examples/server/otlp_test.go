@@ -6,22 +6,34 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/vouchkit/vouch/receipt"
 )
 
+// exported is a span as the collector received it.
+type exported struct {
+	trace, id, parent string
+}
+
 // TestRun_otlpTraces points OTEL_EXPORTER_OTLP_ENDPOINT at a fake
-// collector, makes a trust call, stops the server (which flushes the
-// spans) and finds the call's spans, in the trace the response names,
-// among what the collector received.
+// collector, makes a trust call over HTTP, and a tool call over MCP and a
+// message over A2A with a traceparent each, stops the server (which flushes the spans) and finds the
+// calls' spans among what the collector received: the trust call's in
+// the trace the response names, and the MCP and A2A calls' in their
+// callers' traces, each span the child of the one that carried it (the
+// HTTP request, the tool call, the trust call). No span has an attribute set
+// to an empty string.
 func TestRun_otlpTraces(t *testing.T) {
 	var mu sync.Mutex
-	spans := map[string]string{} // span name → trace id (hex)
+	byName := map[string][]exported{} // every span of each name
+	var empty []string                // "span: attribute" set to ""
 	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		var req coltrace.ExportTraceServiceRequest
@@ -33,7 +45,13 @@ func TestRun_otlpTraces(t *testing.T) {
 		for _, rs := range req.GetResourceSpans() {
 			for _, ss := range rs.GetScopeSpans() {
 				for _, s := range ss.GetSpans() {
-					spans[s.GetName()] = hex.EncodeToString(s.GetTraceId())
+					byName[s.GetName()] = append(byName[s.GetName()], exported{hex.EncodeToString(s.GetTraceId()),
+						hex.EncodeToString(s.GetSpanId()), hex.EncodeToString(s.GetParentSpanId())})
+					for _, kv := range s.GetAttributes() {
+						if v, ok := kv.GetValue().GetValue().(*commonpb.AnyValue_StringValue); ok && v.StringValue == "" {
+							empty = append(empty, s.GetName()+": "+kv.GetKey())
+						}
+					}
 				}
 			}
 		}
@@ -50,14 +68,63 @@ func TestRun_otlpTraces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	const callerTrace, callerSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	const a2aTrace = "0af7651916cd43dd8448eb211c80319c"
+	// An MCP tool call and an A2A message, each with a traceparent.
+	for _, c := range []struct{ path, trace, body string }{
+		{mcpPath, callerTrace, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"validate_claim","arguments":{"claimed_result":"17 * 3 = 51","policy":"fast"}}}`},
+		{a2aPath, a2aTrace, `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user",` +
+			`"parts":[{"kind":"text","text":"Validate the claimed result \"17 * 3 = 51\" for the task \"What is 17 * 3?\""}]}}}`},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, base+c.path, strings.NewReader(c.body))
+		req.Header.Set("Authorization", "Bearer "+defaultAPIKey)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("traceparent", "00-"+c.trace+"-"+callerSpan+"-01")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	for _, name := range []string{"POST /api/v4/trust", "trust.call", "trust.router_call", "router.consensus", "router.replica", "receipt.issue"} {
-		if got, ok := spans[name]; !ok || got != resp.TraceID {
-			t.Errorf("span %q: exported %v in trace %s, want it in the response's trace %s", name, ok, got, resp.TraceID)
+		found := false
+		for _, s := range byName[name] {
+			found = found || s.trace == resp.TraceID
+		}
+		if !found {
+			t.Errorf("span %q: none exported in the response's trace %s: %v", name, resp.TraceID, byName[name])
+		}
+	}
+	if len(empty) > 0 {
+		t.Errorf("attributes set to an empty string: %v", empty)
+	}
+	// The MCP call: caller → POST /mcp → tools/call → trust.call; the A2A
+	// call: caller → POST /a2a → trust.call.
+	for _, chain := range []struct {
+		trace string
+		names []string
+	}{
+		{callerTrace, []string{"POST /mcp", "tools/call validate_claim", "trust.call"}},
+		{a2aTrace, []string{"POST /a2a", "trust.call"}},
+	} {
+		parent := callerSpan
+		for _, name := range chain.names {
+			var found *exported
+			for _, s := range byName[name] {
+				if s.trace == chain.trace && s.parent == parent {
+					found = &s
+				}
+			}
+			if found == nil {
+				t.Fatalf("no span %q in the caller's trace %s with parent %s; exported: %v", name, chain.trace, parent, byName[name])
+			}
+			parent = found.id
 		}
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
+	"github.com/vouchkit/vouch/trust/trustpay"
 	"github.com/vouchkit/vouch/x402"
 	"github.com/vouchkit/vouch/x402/evm"
 )
@@ -16,9 +18,14 @@ import (
 const (
 	validatePrice = "$0.001"
 	delegatePrice = "$0.002"
-	// trustPrice covers a trust call of any tier, up to 5 replicas (oracle)
-	// or three steps (adaptive).
+	// trustPrice covers a fast, safe or oracle trust call, up to 5
+	// replicas (oracle).
 	trustPrice = "$0.005"
+	// trustRunPrice is the price of one run of an adaptive trust call,
+	// paid with the upto scheme: the terms authorize 5 runs (the most
+	// adaptive launches, trustPrice in all), the settlement charges the
+	// runs the call launched.
+	trustRunPrice = "$0.001"
 	// pingPrice makes GET /api/v1/x402/ping the cheapest paid route, for a
 	// client to test its payment set-up.
 	pingPrice = "$0.0001"
@@ -83,6 +90,45 @@ func priceTable(prices []pricedRoute) map[string]x402.Price {
 		}
 	}
 	return routes
+}
+
+// facilitatorPath is where -facilitator serves the offline facilitator.
+const facilitatorPath = "/x402/facilitator/"
+
+// facilitatorHandler serves an offline facilitator at facilitatorPath.
+func facilitatorHandler(m *metrics) http.Handler {
+	return http.StripPrefix(strings.TrimSuffix(facilitatorPath, "/"), x402.NewFacilitatorHandler(m.countSettlements(&evm.Facilitator{})))
+}
+
+// trustPaywall returns the x402 middleware of the trust call: the fixed
+// price of routes for fast, safe and oracle, adaptive at trustRunPrice a
+// run, with the runs reported as the settlement's usage
+// (trustpay.ChargeRuns), paid through the offline facilitator.
+func trustPaywall(routes map[string]x402.Price, payTo string, replay x402.ReplayStore, m *metrics, obs *observability, log *slog.Logger) (func(http.Handler) http.Handler, error) {
+	run, err := evm.UptoUSDC(network, payTo, trustRunPrice, evm.OfflineFacilitatorAddress)
+	if err != nil {
+		return nil, fmt.Errorf("pricing adaptive runs: %w", err)
+	}
+	fixed := routes[http.MethodPost+" "+trust.X402CallPath]
+	perRun := fixed
+	perRun.Accepts = []x402.PaymentRequirements{run}
+	perRun.Description = "vouch demo server: adaptive trust call, per run"
+	price, err := trustpay.Prices{Fixed: fixed, PerRun: perRun}.PriceFunc(trust.X402CallPath)
+	if err != nil {
+		return nil, err
+	}
+	mw, err := x402.Middleware(x402.MiddlewareConfig{
+		Facilitator:    m.countSettlements(&evm.Facilitator{}),
+		PriceFunc:      price,
+		Replay:         replay,
+		Logger:         log,
+		TracerProvider: obs.tracerProvider(),
+		MeterProvider:  obs.meterProvider(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func(next http.Handler) http.Handler { return mw(trustpay.ChargeRuns(next, log)) }, nil
 }
 
 // paywall returns the x402 middleware of the priced routes, paid through

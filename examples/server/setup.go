@@ -79,6 +79,10 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	if err != nil {
 		return nil, err
 	}
+	paidTrust, err := trustPaywall(priced, cfg.payTo, s.state.replay, s.metrics, s.obs, log)
+	if err != nil {
+		return nil, err
+	}
 
 	svc, err := trust.New(engine,
 		trust.WithReceipts(&receipt.Issuer{Signer: s.key.signer, Store: s.state.receipts}),
@@ -110,7 +114,7 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	}
 	trustOpts := []trust.HandlerOption{
 		trust.WithAuthenticator(auth),
-		trust.WithX402(paid),
+		trust.WithX402(paidTrust),
 		trust.WithIdempotency(s.state.idempotency, 0),
 		trust.WithReceiptEndpoints(s.state.receipts, verifier),
 		trust.WithReceiptLog(s.log),
@@ -140,6 +144,9 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	mux.Handle("/", rh)
 	mux.Handle("/api/v4/", th)
 	(&health{sessions: engine, ping: s.state.ping, log: log}).register(mux) // /healthz, /readyz
+	if cfg.facilitator {
+		mux.Handle(facilitatorPath, facilitatorHandler(s.metrics))
+	}
 	if s.mcp, err = mountAgents(mux, cfg, agentDeps{engine, svc, s.state.receipts, verifier, auth, s.state.replay, s.state.answers, s.prices, s.metrics, log, s.obs}); err != nil {
 		return nil, err
 	}

@@ -4,10 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // Authenticator identifies the caller of a request to a [Key] endpoint
@@ -53,7 +54,7 @@ func KeyAuthenticator(keys map[string]string) Authenticator {
 		}
 		token, ok := BearerToken(r)
 		if !ok {
-			return "", ErrBadCredentials
+			return "", errNotBearer
 		}
 		caller, ok := byDigest[sha256.Sum256([]byte(token))]
 		if !ok {
@@ -62,6 +63,11 @@ func KeyAuthenticator(keys map[string]string) Authenticator {
 		return caller, nil
 	}
 }
+
+// errNotBearer is the credential of an Authorization header of another
+// scheme than Bearer, such as a bare key: ErrBadCredentials, answered with
+// a detail that says what to send (RFC 6750, section 3.1: invalid_request).
+var errNotBearer = fmt.Errorf("%w: the Authorization header is not \"Bearer <key>\"", ErrBadCredentials)
 
 // WriteAuthError answers a request whose credential the Authenticator
 // refused with err: with err's own problem when it is a
@@ -76,7 +82,11 @@ func WriteAuthError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	challenge := `Bearer realm="vouch"`
 	detail := "missing credentials: send Authorization: Bearer <key>"
-	if !errors.Is(err, ErrNoCredentials) {
+	switch {
+	case errors.Is(err, errNotBearer):
+		challenge += `, error="invalid_request"`
+		detail = `the Authorization header is not "Bearer <key>": put "Bearer " before the key`
+	case !errors.Is(err, ErrNoCredentials):
 		challenge += `, error="invalid_token"`
 		detail = "the credential is not valid"
 	}

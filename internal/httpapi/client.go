@@ -17,9 +17,9 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 
-	"github.com/vouchkit/vouch/internal/problem"
 	"github.com/vouchkit/vouch/internal/telemetry"
 	"github.com/vouchkit/vouch/internal/traceparent"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // RetryPolicy bounds the retries of a [Client].

@@ -9,7 +9,7 @@ import (
 	"net/http/httptest"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // A server with one authenticated JSON endpoint, called by a client: the

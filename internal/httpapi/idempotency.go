@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // IdempotencyStore keeps, per idempotency key, the first response to a

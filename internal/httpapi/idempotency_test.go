@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 )
 
 func TestMemoryIdempotencyStore(t *testing.T) {

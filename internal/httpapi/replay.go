@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // Idempotency: run a call once per key, and replay its kept response.

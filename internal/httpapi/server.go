@@ -16,8 +16,8 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/vouchkit/vouch/internal/problem"
 	"github.com/vouchkit/vouch/internal/traceparent"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // Header names the Server and the Client use.
@@ -35,7 +35,7 @@ const (
 
 // CodeX402NotConfigured is the code of the 501 problem that a [Paid]
 // endpoint answers when the Server has no x402 middleware.
-const CodeX402NotConfigured problem.Code = "x402_not_configured"
+const CodeX402NotConfigured = problem.CodeX402NotConfigured
 
 // DefaultMaxBodyBytes is the request body limit unless told otherwise.
 const DefaultMaxBodyBytes = 1 << 20

@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"context"
+	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +30,8 @@ type serverTelemetry struct {
 	trials   metric.Int64Counter
 	idem     metric.Int64Counter
 	variants map[string]string // endpoint pattern → variant
+	other    string            // the variant of any other pattern
+	proxies  []netip.Prefix    // Config.TrustedProxies, for client.address
 }
 
 func newServerTelemetry(cfg *Config) *serverTelemetry {
@@ -39,6 +43,8 @@ func newServerTelemetry(cfg *Config) *serverTelemetry {
 		tracer:   telemetry.Tracer(cfg.TracerProvider, "internal/httpapi"),
 		server:   telemetry.Kind(trace.SpanKindServer),
 		variants: map[string]string{},
+		other:    "none",
+		proxies:  cfg.TrustedProxies,
 	}
 	var err error
 	t.duration, err = httpconv.NewServerRequestDuration(m)
@@ -78,7 +84,8 @@ type served struct {
 }
 
 // start starts the server span of r, a child of the span its traceparent
-// header names.
+// header names, with the request attributes of the HTTP semantic
+// conventions that are known before it is served.
 func (t *serverTelemetry) start(ctx context.Context, r *http.Request) (context.Context, served) {
 	if t == nil {
 		return ctx, served{}
@@ -86,9 +93,17 @@ func (t *serverTelemetry) start(ctx context.Context, r *http.Request) (context.C
 	if r.Header.Get("traceparent") != "" {
 		ctx = propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(r.Header))
 	}
-	ctx, span := telemetry.Start(ctx, t.tracer, r.Method, t.server...)
+	method, _ := requestMethod(r)
+	name := method
+	if method == otherMethod {
+		name = "HTTP" // the span name of an unknown method
+	}
+	ctx, span := telemetry.Start(ctx, t.tracer, name, t.server...)
 	if span.IsRecording() {
-		span.SetAttributes(semconv.HTTPRequestMethodKey.String(r.Method))
+		span.SetAttributes(requestAttributes(r)...)
+		if client := clientAddr(r, t.proxies); client.IsValid() {
+			span.SetAttributes(semconv.ClientAddress(client.String()))
+		}
 	}
 	return ctx, served{span: span, began: time.Now()}
 }
@@ -100,19 +115,18 @@ func (t *serverTelemetry) end(ctx context.Context, sv served, r *http.Request, s
 	if t == nil {
 		return
 	}
-	route := r.Pattern
-	if i := strings.IndexByte(route, ' '); i >= 0 {
-		route = route[i+1:]
-	}
-	if route == "/" { // the catch-all 404
-		route = ""
-	}
+	route := routeOf(r)
+	method, _ := requestMethod(r)
 	if sv.span.IsRecording() {
 		if route != "" {
-			sv.span.SetName(r.Method + " " + route)
-			sv.span.SetAttributes(semconv.HTTPRouteKey.String(route))
+			if method == otherMethod {
+				sv.span.SetName("HTTP " + route)
+			} else {
+				sv.span.SetName(method + " " + route)
+			}
+			sv.span.SetAttributes(semconv.HTTPRoute(route))
 		}
-		sv.span.SetAttributes(semconv.HTTPResponseStatusCodeKey.Int(status))
+		sv.span.SetAttributes(semconv.HTTPResponseStatusCode(status))
 		if status >= 500 {
 			sv.span.SetAttributes(semconv.ErrorTypeKey.String(strconv.Itoa(status)))
 			sv.span.SetStatus(codes.Error, http.StatusText(status))
@@ -120,11 +134,11 @@ func (t *serverTelemetry) end(ctx context.Context, sv served, r *http.Request, s
 	}
 	sv.span.End()
 	if t.duration.Enabled(ctx) {
-		attrs := make([]attribute.KeyValue, 0, 5)
-		attrs = append(attrs, semconv.HTTPRequestMethodKey.String(r.Method), semconv.HTTPResponseStatusCodeKey.Int(status))
-		attrs = append(attrs, semconv.URLSchemeKey.String(scheme(r)))
+		attrs := make([]attribute.KeyValue, 0, 6)
+		attrs = append(attrs, semconv.HTTPRequestMethodKey.String(method), semconv.HTTPResponseStatusCode(status),
+			semconv.URLScheme(scheme(r)), semconv.NetworkProtocolVersion(protocolVersion(r)))
 		if route != "" {
-			attrs = append(attrs, semconv.HTTPRouteKey.String(route))
+			attrs = append(attrs, semconv.HTTPRoute(route))
 		}
 		if status >= 500 {
 			attrs = append(attrs, semconv.ErrorTypeKey.String(strconv.Itoa(status)))
@@ -134,11 +148,142 @@ func (t *serverTelemetry) end(ctx context.Context, sv served, r *http.Request, s
 	if t.calls.Enabled(ctx) {
 		variant, ok := t.variants[r.Pattern]
 		if !ok {
-			variant = "none"
+			variant = t.other
 		}
-		t.calls.Add(ctx, 1, metric.WithAttributes(semconv.HTTPRouteKey.String(route),
-			telemetry.Variant.String(variant), semconv.HTTPResponseStatusCodeKey.Int(status)))
+		attrs := make([]attribute.KeyValue, 0, 3)
+		attrs = append(attrs, telemetry.Variant.String(variant), semconv.HTTPResponseStatusCode(status))
+		if route != "" {
+			attrs = append(attrs, semconv.HTTPRoute(route))
+		}
+		t.calls.Add(ctx, 1, metric.WithAttributes(attrs...))
 	}
+}
+
+// otherMethod is how the semantic conventions record a method they do
+// not list: a client that makes up methods makes no new time series.
+const otherMethod = "_OTHER"
+
+// requestMethod returns the method of r as the semantic conventions
+// record it, the method itself or _OTHER, and whether it was known.
+func requestMethod(r *http.Request) (string, bool) {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace, "QUERY":
+		return r.Method, true
+	}
+	return otherMethod, false
+}
+
+// routeOf returns the route pattern the mux matched for r, without its
+// method, or "" for none (the catch-all "/" that answers 404): the code's
+// patterns, never the raw path a client sent.
+func routeOf(r *http.Request) string {
+	route := r.Pattern
+	if i := strings.IndexByte(route, ' '); i >= 0 {
+		route = route[i+1:]
+	}
+	if route == "/" {
+		return ""
+	}
+	return route
+}
+
+// requestAttributes returns the span attributes of r that the HTTP
+// semantic conventions require or recommend for a server span, leaving
+// out those r does not have (no attribute is an empty string).
+func requestAttributes(r *http.Request) []attribute.KeyValue {
+	method, known := requestMethod(r)
+	attrs := make([]attribute.KeyValue, 0, 10)
+	attrs = append(attrs, semconv.HTTPRequestMethodKey.String(method), semconv.URLScheme(scheme(r)),
+		semconv.NetworkProtocolVersion(protocolVersion(r)))
+	if !known {
+		attrs = append(attrs, semconv.HTTPRequestMethodOriginal(r.Method))
+	}
+	if r.URL != nil && r.URL.Path != "" {
+		attrs = append(attrs, semconv.URLPath(r.URL.Path))
+	}
+	if host, port := hostPort(r.Host); host != "" {
+		attrs = append(attrs, semconv.ServerAddress(host))
+		if port > 0 {
+			attrs = append(attrs, semconv.ServerPort(port))
+		}
+	}
+	if ua := r.UserAgent(); ua != "" {
+		attrs = append(attrs, semconv.UserAgentOriginal(ua))
+	}
+	if host, port := hostPort(r.RemoteAddr); host != "" {
+		attrs = append(attrs, semconv.NetworkPeerAddress(host))
+		if port > 0 {
+			attrs = append(attrs, semconv.NetworkPeerPort(port))
+		}
+	}
+	return attrs
+}
+
+// hostPort splits "host:port", "[v6]:port" or a bare host; port is 0
+// when absent or not a number.
+func hostPort(hp string) (string, int) {
+	host, p, err := net.SplitHostPort(hp)
+	if err != nil {
+		return strings.Trim(hp, "[]"), 0
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port < 0 || port > 65535 {
+		port = 0
+	}
+	return host, port
+}
+
+// protocolVersion is network.protocol.version: "1.1", "2", "3".
+func protocolVersion(r *http.Request) string {
+	if r.ProtoMajor >= 2 {
+		return strconv.Itoa(r.ProtoMajor)
+	}
+	return strconv.Itoa(r.ProtoMajor) + "." + strconv.Itoa(r.ProtoMinor)
+}
+
+// Instrument serves next with the server span and the HTTP server
+// metrics of a [Server]'s requests (http.server.request.duration, and
+// vouch.calls with vouch.variant set to variant: normal, trial, x402 or
+// public), for a handler mounted on a mux beside a Server's endpoints,
+// such as an MCP endpoint, so that its traffic is counted and traced as
+// theirs is: the route is the pattern the mux matched, the span is a
+// child of the request's traceparent. With no telemetry (both providers
+// the API's no-op ones) it returns next.
+func Instrument(next http.Handler, tp trace.TracerProvider, mp metric.MeterProvider, variant string) http.Handler {
+	t := newServerTelemetry(&Config{TracerProvider: tp, MeterProvider: mp})
+	if t == nil {
+		return next
+	}
+	t.other = variant
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, sv := t.start(r.Context(), r)
+		sw := &flushingWriter{statusWriter{ResponseWriter: w}}
+		defer func() {
+			status := sw.status
+			if v := recover(); v != nil {
+				t.end(ctx, sv, r, http.StatusInternalServerError)
+				panic(v)
+			}
+			if !sw.wrote {
+				status = http.StatusOK
+			}
+			t.end(ctx, sv, r, status)
+		}()
+		next.ServeHTTP(sw, r.WithContext(ctx))
+	})
+}
+
+// flushingWriter is a statusWriter that streams: an MCP server flushes
+// its event stream.
+type flushingWriter struct{ statusWriter }
+
+// Flush sends what was written so far, when the underlying writer can.
+func (w *flushingWriter) Flush() {
+	if !w.wrote {
+		w.status, w.wrote = http.StatusOK, true
+	}
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
 }
 
 func scheme(r *http.Request) string {

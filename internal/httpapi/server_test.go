@@ -16,8 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
-	"github.com/vouchkit/vouch/internal/problem"
 	"github.com/vouchkit/vouch/internal/traceparent"
+	"github.com/vouchkit/vouch/problem"
 )
 
 const testKey = "test-key"
@@ -329,6 +329,31 @@ func TestNewServer_errors(t *testing.T) {
 	for _, tt := range tests {
 		if s, err := httpapi.NewServer(tt.cfg); err == nil || s != nil {
 			t.Errorf("%s: NewServer = %v, %v; want an error", tt.name, s, err)
+		}
+	}
+}
+
+// TestServer_authMessages: each way a credential can be wrong gets a 401
+// whose detail says what to send.
+func TestServer_authMessages(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
+	srv := newServer(t, httpapi.Config{Endpoints: []httpapi.Endpoint{{Method: "GET", Path: "/things", Access: httpapi.Key, Handler: ok}}})
+	for _, tt := range []struct {
+		name, auth, detail, challenge string
+	}{
+		{"none", "", "missing credentials: send Authorization: Bearer <key>", `Bearer realm="vouch"`},
+		{"a bare key", testKey, `the Authorization header is not "Bearer <key>": put "Bearer " before the key`, `Bearer realm="vouch", error="invalid_request"`},
+		{"another scheme", "Basic " + testKey, `the Authorization header is not "Bearer <key>": put "Bearer " before the key`, `Bearer realm="vouch", error="invalid_request"`},
+		{"a wrong key", "Bearer not-the-key", "the credential is not valid", `Bearer realm="vouch", error="invalid_token"`},
+	} {
+		var got reply
+		if tt.auth == "" {
+			got = send(t, "GET", srv.URL+"/things", "")
+		} else {
+			got = send(t, "GET", srv.URL+"/things", "", "Authorization", tt.auth)
+		}
+		if p := got.problem(t); got.status != 401 || p.Detail != tt.detail || got.header.Get("WWW-Authenticate") != tt.challenge {
+			t.Errorf("%s: %d %q, challenge %q; want 401 %q, challenge %q", tt.name, got.status, p.Detail, got.header.Get("WWW-Authenticate"), tt.detail, tt.challenge)
 		}
 	}
 }

@@ -1,11 +1,10 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
 
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // Writing responses and problems.
@@ -27,12 +26,7 @@ func problemResponse(r *http.Request, p *problem.Details) *StoredResponse {
 	if q.Title == "" {
 		q.Title = http.StatusText(q.Status)
 	}
-	body, err := json.Marshal(&q)
-	if err != nil { // only Extra can fail to encode; drop it rather than send nothing
-		q.Extra = nil
-		body, _ = json.Marshal(&q)
-	}
-	return &StoredResponse{Status: q.Status, ContentType: problem.ContentType, Body: append(body, '\n')}
+	return &StoredResponse{Status: q.Status, ContentType: problem.ContentType, Body: problem.Encode(&q)}
 }
 
 func writeStored(w http.ResponseWriter, s *StoredResponse) {

@@ -12,7 +12,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // DefaultLimit is the body size limit used when a caller passes zero.

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vouchkit/vouch/internal/jsonbody"
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // TestUnmarshal_duplicateMembers checks that a repeated member name is a

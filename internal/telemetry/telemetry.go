@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
@@ -81,22 +82,32 @@ const (
 	ReceiptID = attribute.Key("vouch.receipt.id")
 )
 
+// SchemaURL is the schema of the semantic conventions whose names the
+// packages use (semconv v1.43.0), which their instrumentation scopes
+// name, so that no scope has an empty schema_url.
+const SchemaURL = semconv.SchemaURL
+
 // Tracer returns the tracer of package pkg ("router", "x402") from tp, or
-// from the global provider when tp is nil.
-func Tracer(tp trace.TracerProvider, pkg string) trace.Tracer {
+// from the global provider when tp is nil, with the instrumentation
+// scope's version and [SchemaURL]; opts come after, so a package whose
+// attributes are those of another semantic conventions release names
+// that release's schema.
+func Tracer(tp trace.TracerProvider, pkg string, opts ...trace.TracerOption) trace.Tracer {
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
-	return tp.Tracer(ScopePrefix+pkg, trace.WithInstrumentationVersion(release.Version))
+	return tp.Tracer(ScopePrefix+pkg, append([]trace.TracerOption{trace.WithInstrumentationVersion(release.Version),
+		trace.WithSchemaURL(SchemaURL)}, opts...)...)
 }
 
 // Meter returns the meter of package pkg from mp, or from the global
-// provider when mp is nil.
-func Meter(mp metric.MeterProvider, pkg string) metric.Meter {
+// provider when mp is nil, as [Tracer] names its scope.
+func Meter(mp metric.MeterProvider, pkg string, opts ...metric.MeterOption) metric.Meter {
 	if mp == nil {
 		mp = otel.GetMeterProvider()
 	}
-	return mp.Meter(ScopePrefix+pkg, metric.WithInstrumentationVersion(release.Version))
+	return mp.Meter(ScopePrefix+pkg, append([]metric.MeterOption{metric.WithInstrumentationVersion(release.Version),
+		metric.WithSchemaURL(SchemaURL)}, opts...)...)
 }
 
 // Off reports whether tp and mp are both the API's no-op providers
@@ -170,6 +181,20 @@ func Traceparent(ctx context.Context, traceID string) string {
 		return "00-" + traceID + "-" + sc.SpanID().String() + "-" + sc.TraceFlags().String()
 	}
 	return traceparent.Format(traceID)
+}
+
+// Present returns attrs without the attributes whose value is an empty
+// string: an attribute without a value is left out, never recorded as
+// "" (an empty Prometheus label, an empty span attribute). It filters
+// attrs in place.
+func Present(attrs ...attribute.KeyValue) []attribute.KeyValue {
+	out := attrs[:0]
+	for _, kv := range attrs {
+		if kv.Value.Type() != attribute.STRING || kv.Value.AsString() != "" {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // Kind returns the options of a span of kind k, to be made once and

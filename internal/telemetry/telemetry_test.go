@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -116,5 +118,14 @@ func TestOff(t *testing.T) {
 		if got := telemetry.Off(tc.tp, tc.mp); got != tc.want {
 			t.Errorf("%s: Off = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+func TestPresent(t *testing.T) {
+	got := telemetry.Present(telemetry.Tier.String(""), telemetry.Replicas.Int(0), telemetry.Mode.String("validation"),
+		telemetry.PaymentReason.String(""), telemetry.Signed.Bool(false))
+	want := []attribute.KeyValue{telemetry.Replicas.Int(0), telemetry.Mode.String("validation"), telemetry.Signed.Bool(false)}
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b attribute.KeyValue) bool { return a == b })); diff != "" {
+		t.Errorf("Present (-want +got):\n%s", diff)
 	}
 }

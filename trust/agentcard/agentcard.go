@@ -24,7 +24,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/trust"
 )
 

@@ -17,7 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/trust"

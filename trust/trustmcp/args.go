@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/go-json-experiment/json/jsontext"
-
-	"github.com/vouchkit/vouch/internal/problem"
+	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
@@ -259,24 +257,17 @@ func (a *FactcheckArgs) request() (*router.FactcheckRequest, error) {
 	return req, nil
 }
 
-// receiptJSON returns the receipt argument of verify_receipt as the
-// receipt's JSON: the object itself, or the object a string holds, in its
-// RFC 8785 canonical form. A receipt verifies only as the canonical bytes
-// it was issued as, but MCP carries an argument as a JSON value, which the
-// SDK and the client may write again in another spelling (escaping <, >
-// and &, reordering members); its canonical form is the receipt as issued.
-func (a *VerifyReceiptArgs) receiptJSON() (json.RawMessage, error) {
-	raw := bytes.TrimSpace(a.Receipt)
-	var s string
-	if len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
-		raw = bytes.TrimSpace([]byte(s))
-	}
-	if len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
+// receiptArgument returns the receipt argument of verify_receipt as the
+// client wrote it in the call's arguments args: receipt.Verifier reads
+// the receipt in any spelling, or a string holding its JSON, checks its
+// RFC 8785 canonical form and says whether the text was as issued. The
+// tool reads the arguments as sent and not as the SDK hands them over,
+// decoded and written again (numbers through float64), which would
+// round a rewritten number back to the signed one.
+func receiptArgument(args json.RawMessage) (json.RawMessage, error) {
+	var a VerifyReceiptArgs
+	if json.Unmarshal(args, &a) != nil || !present(a.Receipt) {
 		return nil, &ArgumentError{Argument: "receipt", Message: "is required: the receipt object, as a trust answer or get_receipt gave it"}
 	}
-	canon := jsontext.Value(bytes.Clone(raw))
-	if err := canon.Canonicalize(); err != nil {
-		return nil, &ArgumentError{Argument: "receipt", Message: "is not a JSON object RFC 8785 can write: " + err.Error()}
-	}
-	return json.RawMessage(canon), nil
+	return a.Receipt, nil
 }

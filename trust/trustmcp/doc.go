@@ -60,7 +60,8 @@
 // is the same default one. With a remote trust.Client, the client's own
 // API key names the caller instead. The W3C traceparent header of an HTTP
 // request, when there is one, sets the trace id of the call, as on the
-// trust service's HTTP route.
+// trust service's HTTP route; with [Telemetry] added, the call runs under
+// a span of its own, in the caller's trace.
 //
 // # Paying per call
 //

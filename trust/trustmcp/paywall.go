@@ -45,6 +45,10 @@ type PaywallConfig struct {
 	// processes must share Answers too (see AnswerStore; on PostgreSQL,
 	// pgstore's DB.Answers).
 	Answers AnswerStore
+	// Gates, by tool name, deliver and settle only the results their
+	// check passes (see [ToolGate]); a tool not named is settled on any
+	// result that is not a tool error.
+	Gates map[string]ToolGate
 	// SettleTimeout bounds the facilitator's Settle call; zero means
 	// x402.DefaultSettleTimeout.
 	SettleTimeout time.Duration
@@ -104,7 +108,11 @@ type PaywallConfig struct {
 // (another tool, other arguments, a first use that did not settle or
 // whose outcome is unknown, a result kept in an AnswerStore that this
 // Paywall does not share) is answered with the terms and "the payment was
-// already used". Other methods, and tools without a price, pass through.
+// already used". A tool with a gate (PaywallConfig.Gates, [ToolGate];
+// [ValidateResult] validates the result through a trust service) is
+// settled only when its gate passes the result; a refused result is a
+// tool error, never settled, and the retry with the same payment gets the
+// same refusal. Other methods, and tools without a price, pass through.
 // Paywall fails when the configuration is unusable: no facilitator, no
 // prices, a price without offers, a negative time budget or settle
 // timeout, or an offer whose maxTimeoutSeconds is shorter than the time an
@@ -244,6 +252,9 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 		return pw.unavailable(ctx, "replay store", err), nil
 	}
 	if !fresh {
+		if refusal, ok := pw.keptRefusal(ctx, key, now); ok {
+			return refusal, nil
+		}
 		return pw.repeat(ctx, price, res, key, paid, now), nil
 	}
 	settled := false
@@ -289,6 +300,10 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 			return ctr, nil
 		}
 		settled = true // from here on the payment stays used, whatever the outcome
+		if refusal := pw.check(work, call, ctr); refusal != nil {
+			pw.keepRefusal(ctx, key, until, refusal)
+			return refusal, nil
+		}
 		if sr = pw.settle(ctx, name, p, offer, vr.Payer); !sr.Success {
 			return pw.refuse(price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr), nil
 		}

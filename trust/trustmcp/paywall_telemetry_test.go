@@ -30,10 +30,10 @@ func TestPaywall_telemetry(t *testing.T) {
 
 	got := rec.AllPoints(t)
 	want := map[string]int64{
-		"vouch.x402.refusals vouch.payment.reason=payment_required,vouch.payment.transport=mcp":                                                                           1,
-		"vouch.x402.refusals vouch.payment.reason=already_used,vouch.payment.transport=mcp":                                                                               1,
-		"vouch.x402.payments vouch.payment.network=eip155:84532,vouch.payment.reason=,vouch.payment.result=valid,vouch.payment.step=verify,vouch.payment.transport=mcp":   1,
-		"vouch.x402.payments vouch.payment.network=eip155:84532,vouch.payment.reason=,vouch.payment.result=success,vouch.payment.step=settle,vouch.payment.transport=mcp": 1,
+		"vouch.x402.refusals vouch.payment.reason=payment_required,vouch.payment.transport=mcp":                                                     1,
+		"vouch.x402.refusals vouch.payment.reason=already_used,vouch.payment.transport=mcp":                                                         1,
+		"vouch.x402.payments vouch.payment.network=eip155:84532,vouch.payment.result=valid,vouch.payment.step=verify,vouch.payment.transport=mcp":   1,
+		"vouch.x402.payments vouch.payment.network=eip155:84532,vouch.payment.result=success,vouch.payment.step=settle,vouch.payment.transport=mcp": 1,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("metrics (-want +got):\n%s", diff)

@@ -12,9 +12,11 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
-	"github.com/vouchkit/vouch/internal/problem"
 	"github.com/vouchkit/vouch/internal/traceparent"
+	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
@@ -218,9 +220,10 @@ func addTool[In, Out any](s *mcp.Server, tool *mcp.Tool, h mcp.ToolHandlerFor[In
 }
 
 // callerContext names the caller of req to the trust service (the UserID
-// of its bearer token when there is one), and carries the trace id of the
-// HTTP request's W3C traceparent header when there is one, so that the
-// answer's trace_id and the router calls continue the caller's trace.
+// of its bearer token when there is one), and continues the caller's
+// trace: the span of ctx (the tool call's, see Telemetry, or the HTTP
+// request's), else the HTTP request's W3C traceparent header, is the
+// parent of the trust call's span and its trace id the answer's trace_id.
 func callerContext(ctx context.Context, req *mcp.CallToolRequest) context.Context {
 	if req == nil || req.Extra == nil {
 		return ctx
@@ -228,8 +231,14 @@ func callerContext(ctx context.Context, req *mcp.CallToolRequest) context.Contex
 	if ti := req.Extra.TokenInfo; ti != nil && ti.UserID != "" {
 		ctx = trust.WithCaller(ctx, ti.UserID)
 	}
-	if traceID, _, ok := traceparent.Parse(req.Extra.Header.Get(traceparent.Header)); ok {
-		ctx = router.WithTraceID(ctx, traceID)
+	if traceparent.From(ctx) != "" {
+		return ctx
+	}
+	if !trace.SpanContextFromContext(ctx).IsValid() && req.Extra.Header != nil {
+		ctx = propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(req.Extra.Header))
+	}
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		ctx = router.WithTraceID(ctx, sc.TraceID().String())
 	}
 	return ctx
 }
@@ -323,8 +332,8 @@ func (t *tools) getReceipt(ctx context.Context, req *mcp.CallToolRequest, args G
 	return textResult(summary), &ReceiptResult{Receipt: raw, ReceiptJSON: string(raw)}, nil
 }
 
-func (t *tools) verifyReceipt(ctx context.Context, req *mcp.CallToolRequest, args VerifyReceiptArgs) (*mcp.CallToolResult, *receipt.VerifyResponse, error) {
-	raw, err := args.receiptJSON()
+func (t *tools) verifyReceipt(ctx context.Context, req *mcp.CallToolRequest, _ VerifyReceiptArgs) (*mcp.CallToolResult, *receipt.VerifyResponse, error) {
+	raw, err := receiptArgument(req.Params.Arguments)
 	if err != nil {
 		return nil, nil, err
 	}

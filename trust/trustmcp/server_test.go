@@ -375,8 +375,8 @@ func TestServer_badArguments(t *testing.T) {
 		{"factcheck", map[string]any{"claim": "17 * 3 = 51", "mode": "fast"}, []string{"mode", "standard", "realtime"}},
 		{"factcheck", map[string]any{"claim": " "}, []string{"claim", "required"}},
 		{"get_receipt", map[string]any{"receipt_id": ""}, []string{"receipt_id", "required"}},
-		{"verify_receipt", map[string]any{"receipt": "not a receipt"}, []string{"receipt", "required"}},
-		{"verify_receipt", map[string]any{"receipt": 7}, []string{"receipt"}},
+		{"verify_receipt", map[string]any{}, []string{"receipt", "required"}},
+		{"verify_receipt", map[string]any{"receipt": nil}, []string{"receipt", "required"}},
 	} {
 		res := callTool(t, fs, c.tool, c.args)
 		msg := text(res)

@@ -1,7 +1,8 @@
-// Package evm implements the x402 "exact" scheme on EVM networks: a
-// [Payer] that signs EIP-3009 TransferWithAuthorization messages as
-// EIP-712 typed data, and an offline [Facilitator] that checks such
-// payments as a token contract would and records settlements, for tests
+// Package evm implements the x402 "exact" and "upto" schemes on EVM
+// networks: a [Payer] that signs EIP-3009 TransferWithAuthorization
+// messages ("exact") and Permit2 PermitWitnessTransferFrom messages
+// ("upto") as EIP-712 typed data, and an offline [Facilitator] that checks
+// such payments as the contracts would and records settlements, for tests
 // and demonstration servers.
 //
 // # Signing
@@ -22,6 +23,20 @@
 // program that embeds vouch. The encoding of one fixed EIP-712 type takes
 // a few lines and is pinned by the known answer of the x402 specification's
 // example.
+//
+// # The upto scheme
+//
+// An "upto" payer signs, in Permit2's domain (name "Permit2", the chain
+// id, [Permit2Address]), a PermitWitnessTransferFrom whose permitted
+// amount is the offer's amount, the most the server may charge, whose
+// spender is the upto proxy ([UptoProxyAddress]) and whose witness
+// Witness(address to, address facilitator, uint256 validAfter) binds the
+// recipient (payTo), the one facilitator allowed to settle (the offer's
+// extra.facilitatorAddress) and the start of its validity ([UptoDigest]).
+// The nonce is 256 random bits written in decimal; the deadline is
+// now+maxTimeoutSeconds. These are the types and rules of the x402 upto
+// specification and of the official @x402/evm package, whose signature of
+// a fixed authorization the tests pin. [UptoUSDC] builds an offer.
 //
 // # Offline facilitator
 //

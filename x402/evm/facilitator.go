@@ -42,25 +42,40 @@ func TestNetworks() []string {
 
 // Settlement is a payment a [Facilitator] settled.
 type Settlement struct {
-	// Transaction is the made-up transaction hash reported to the server.
+	// Scheme is "exact" or "upto".
+	Scheme string
+	// Transaction is the made-up transaction hash reported to the server,
+	// "" for an "upto" settlement of zero, which moves nothing.
 	Transaction string
 	// Network is the network of the offer, as the server named it.
 	Network string
 	// Asset is the token contract.
 	Asset string
-	// Authorization is the settled authorization.
+	// Payer is the address that paid.
+	Payer string
+	// Amount is the amount settled, in atomic units: the authorization's
+	// value for "exact", the amount the server charged for "upto".
+	Amount string
+	// Authorization is the settled EIP-3009 authorization ("exact").
 	Authorization Authorization
+	// Permit2 is the settled Permit2 authorization ("upto"), nil for
+	// "exact"; its permitted amount is the most that could have settled.
+	Permit2 *Permit2Authorization
 	// At is when the settlement was recorded.
 	At time.Time
 }
 
-// Facilitator is an [x402.Facilitator] for "exact" payments on EVM test
-// networks that works offline, for tests and demonstrations: it checks a
-// proof as a token contract would (the signature recovers to the payer,
-// recipient, amount at least the price, asset, network, validity window
-// validAfter < now < validBefore, both strict,
-// nonce never used) and records settlements instead of sending
-// transactions. It does not check balances, so it accepts a valid payment
+// Facilitator is an [x402.Facilitator] for "exact" and "upto" payments
+// on EVM test networks that works offline, for tests and demonstrations:
+// it checks a proof as a token contract would (the signature recovers to
+// the payer, recipient, amount at least the price, asset, network,
+// validity window validAfter < now < validBefore, both strict, nonce
+// never used) and records settlements instead of sending transactions.
+// An "upto" proof (a Permit2 authorization) must also name the upto proxy
+// as spender and this facilitator's Address in its witness, permit
+// exactly the offer's amount at Verify, and is settled for the amount of
+// the offer given to Settle, the amount used, never above the permitted
+// maximum. It does not check balances, so it accepts a valid payment
 // from any payer. Its zero value is ready to use; it is safe for
 // concurrent use.
 type Facilitator struct {
@@ -69,6 +84,10 @@ type Facilitator struct {
 	Networks []string
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// Address is the address "upto" payments must name as their
+	// facilitator; zero means OfflineFacilitatorAddress. Supported
+	// reports it in extra.facilitatorAddress.
+	Address Address
 
 	mu      sync.Mutex
 	used    map[string]bool // settled authorizations, by authorizationKey
@@ -91,7 +110,7 @@ func (f *Facilitator) networks() []string {
 
 // Verify checks p against the server's offer r.
 func (f *Facilitator) Verify(_ context.Context, p *x402.PaymentPayload, r x402.PaymentRequirements) (*x402.VerifyResponse, error) {
-	c, vr := f.check(p, r)
+	c, vr := f.check(p, r, r.Amount)
 	if vr != nil {
 		return vr, nil
 	}
@@ -99,42 +118,66 @@ func (f *Facilitator) Verify(_ context.Context, p *x402.PaymentPayload, r x402.P
 	used := f.used[c.key]
 	f.mu.Unlock()
 	if used {
-		return invalid(ReasonNonceAlreadyUsed, c.payer, "the authorization was already settled"), nil
+		reason := ReasonNonceAlreadyUsed
+		if c.permit != nil {
+			reason = ReasonPermit2Nonce
+		}
+		return invalid(reason, c.payer, "the authorization was already settled"), nil
 	}
 	return &x402.VerifyResponse{IsValid: true, Payer: c.payer}, nil
 }
 
 // Settle checks p again and records it as settled, once: a second Settle
-// of the same authorization fails with ReasonNonceAlreadyUsed.
+// of the same authorization fails with ReasonNonceAlreadyUsed
+// (ReasonPermit2Nonce for "upto"). For "upto", r.Amount is the amount to
+// settle, at most the authorization's permitted amount
+// (ReasonUptoExceedsAmount otherwise).
 func (f *Facilitator) Settle(_ context.Context, p *x402.PaymentPayload, r x402.PaymentRequirements) (*x402.SettleResponse, error) {
-	c, vr := f.check(p, r)
+	if p != nil && p.Accepted.Scheme == x402.SchemeUpto && r.Scheme == x402.SchemeUpto {
+		return f.settleUpto(p, r), nil
+	}
+	c, vr := f.check(p, r, r.Amount)
 	if vr != nil {
 		return &x402.SettleResponse{ErrorReason: vr.InvalidReason, ErrorMessage: vr.InvalidMessage, Payer: vr.Payer, Network: r.Network}, nil
 	}
 	tx := keccak([]byte("vouch local settlement"), []byte(c.key))
-	s := Settlement{Transaction: "0x" + hex.EncodeToString(tx[:]), Network: r.Network, Asset: r.Asset, Authorization: c.auth, At: f.now()}
+	s := Settlement{Scheme: x402.SchemeExact, Transaction: "0x" + hex.EncodeToString(tx[:]), Network: r.Network, Asset: r.Asset, Payer: c.payer, Amount: c.auth.Value, Authorization: c.auth, At: f.now()}
+	if !f.record(c.key, s) {
+		return &x402.SettleResponse{ErrorReason: ReasonNonceAlreadyUsed, ErrorMessage: "the authorization was already settled", Payer: c.payer, Network: r.Network}, nil
+	}
+	return &x402.SettleResponse{Success: true, Payer: c.payer, Transaction: s.Transaction, Network: r.Network, Amount: c.auth.Value}, nil
+}
+
+// record keeps s as the settlement of the authorization key, and reports
+// false, keeping nothing, when key was settled before.
+func (f *Facilitator) record(key string, s Settlement) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.used[c.key] {
-		return &x402.SettleResponse{ErrorReason: ReasonNonceAlreadyUsed, ErrorMessage: "the authorization was already settled", Payer: c.payer, Network: r.Network}, nil
+	if f.used[key] {
+		return false
 	}
 	if f.used == nil {
 		f.used = make(map[string]bool)
 	}
-	f.used[c.key] = true
+	f.used[key] = true
 	f.settled = append(f.settled, s)
-	return &x402.SettleResponse{Success: true, Payer: c.payer, Transaction: s.Transaction, Network: r.Network, Amount: c.auth.Value}, nil
+	return true
 }
 
-// Supported lists "exact" in both versions on each accepted network.
+// Supported lists "exact" in both versions on each accepted network, and
+// "upto" in version 2 with the facilitator's address in
+// extra.facilitatorAddress.
 func (f *Facilitator) Supported(context.Context) (*x402.SupportedResponse, error) {
-	out := &x402.SupportedResponse{Extensions: []string{}, Signers: map[string][]string{}}
+	addr := f.address().String()
+	out := &x402.SupportedResponse{Extensions: []string{}, Signers: map[string][]string{"eip155:*": {addr}}}
 	for _, n := range f.networks() {
 		if v1, ok := x402.NetworkV1(n); ok {
 			out.Kinds = append(out.Kinds, x402.SupportedKind{X402Version: x402.Version1, Scheme: x402.SchemeExact, Network: v1})
 		}
 		if c, ok := x402.NetworkCAIP2(n); ok {
-			out.Kinds = append(out.Kinds, x402.SupportedKind{X402Version: x402.Version2, Scheme: x402.SchemeExact, Network: c})
+			out.Kinds = append(out.Kinds,
+				x402.SupportedKind{X402Version: x402.Version2, Scheme: x402.SchemeExact, Network: c},
+				x402.SupportedKind{X402Version: x402.Version2, Scheme: x402.SchemeUpto, Network: c, Extra: map[string]any{ExtraFacilitatorAddress: addr}})
 		}
 	}
 	return out, nil
@@ -149,9 +192,10 @@ func (f *Facilitator) Settlements() []Settlement {
 
 // checked is a proof that passed check.
 type checked struct {
-	auth  Authorization
-	payer string
-	key   string // chain, asset, payer and nonce: what the contract keeps
+	auth   Authorization
+	permit *Permit2Authorization // for "upto"
+	payer  string
+	key    string // chain, asset, payer and nonce: what the contract keeps
 }
 
 func invalid(reason, payer, msg string) *x402.VerifyResponse {
@@ -159,14 +203,19 @@ func invalid(reason, payer, msg string) *x402.VerifyResponse {
 }
 
 // check runs every check but nonce reuse, and returns a non-nil response
-// for an invalid payment.
-func (f *Facilitator) check(p *x402.PaymentPayload, r x402.PaymentRequirements) (checked, *x402.VerifyResponse) {
+// for an invalid payment. max is the amount an "upto" authorization must
+// permit.
+func (f *Facilitator) check(p *x402.PaymentPayload, r x402.PaymentRequirements, max string) (checked, *x402.VerifyResponse) {
 	var c checked
 	if p == nil || p.X402Version != x402.Version1 && p.X402Version != x402.Version2 {
 		return c, invalid(ReasonInvalidVersion, "", "x402Version must be 1 or 2")
 	}
-	if p.Accepted.Scheme != x402.SchemeExact || r.Scheme != x402.SchemeExact {
-		return c, invalid(ReasonInvalidScheme, "", fmt.Sprintf("scheme %q is not %q", p.Accepted.Scheme, x402.SchemeExact))
+	upto := p.Accepted.Scheme == x402.SchemeUpto && r.Scheme == x402.SchemeUpto
+	if upto && p.X402Version != x402.Version2 {
+		return c, invalid(ReasonInvalidVersion, "", "the upto scheme is paid in x402Version 2")
+	}
+	if !upto && (p.Accepted.Scheme != x402.SchemeExact || r.Scheme != x402.SchemeExact) {
+		return c, invalid(ReasonInvalidScheme, "", fmt.Sprintf("scheme %q of the payment and %q of the offer are not both %q or %q", p.Accepted.Scheme, r.Scheme, x402.SchemeExact, x402.SchemeUpto))
 	}
 	if !x402.SameNetwork(p.Accepted.Network, r.Network) {
 		return c, invalid(ReasonInvalidNetwork, "", fmt.Sprintf("the payment is on %q, the offer on %q", p.Accepted.Network, r.Network))
@@ -180,6 +229,9 @@ func (f *Facilitator) check(p *x402.PaymentPayload, r x402.PaymentRequirements) 
 	}
 	if p.X402Version == x402.Version2 && !strings.EqualFold(p.Accepted.Asset, r.Asset) {
 		return c, invalid(ReasonAssetMismatch, "", fmt.Sprintf("the payment is in %q, the offer in %q", p.Accepted.Asset, r.Asset))
+	}
+	if upto {
+		return f.checkUpto(p, r, max)
 	}
 	var ep ExactPayload
 	dec := json.NewDecoder(bytes.NewReader(p.Payload))

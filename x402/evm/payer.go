@@ -22,14 +22,16 @@ const ValidAfterSlack = 600 * time.Second
 // no maxTimeoutSeconds.
 const DefaultTimeout = 600 * time.Second
 
-// Payer is an [x402.Payer] for the "exact" scheme on EVM networks: it
+// Payer is an [x402.Payer] for the "exact" and "upto" schemes on EVM
+// networks. For "exact" it
 // signs an EIP-3009 TransferWithAuthorization of the offer's amount from
 // its key's address to the offer's payTo, as EIP-712 typed data in the
 // domain of the offer's asset (extra.name, extra.version, the chain id of
 // the network, the asset as verifying contract). The nonce is 32 random
 // bytes; the authorization is valid from now-ValidAfterSlack to
-// now+maxTimeoutSeconds. Set its fields before first use; it is then safe
-// for concurrent use.
+// now+maxTimeoutSeconds. For "upto" it signs a Permit2 authorization of
+// at most the offer's amount (see [Payer.Pay]). Set its fields before
+// first use; it is then safe for concurrent use.
 type Payer struct {
 	// Key signs the authorizations. Required.
 	Key *PrivateKey
@@ -52,14 +54,24 @@ func NewPayer(hexKey string) (*Payer, error) {
 func (p *Payer) Address() Address { return p.Key.Address() }
 
 // Supports reports whether p can pay offer: scheme "exact" on an EVM
-// network, with a token domain in extra and valid addresses.
+// network, with a token domain in extra and valid addresses, or scheme
+// "upto" with valid addresses and extra.facilitatorAddress.
 func (p *Payer) Supports(offer x402.PaymentRequirements) bool {
+	if offer.Scheme == x402.SchemeUpto {
+		_, err := prepareUpto(offer)
+		return err == nil
+	}
 	_, _, err := prepare(offer)
 	return err == nil
 }
 
-// Pay signs an authorization for offer. The proof's reference is
-// "<payer address>:<nonce>", which names the authorization on chain.
+// Pay signs an authorization for offer. For "exact" it is an EIP-3009
+// transfer of the offer's amount; for "upto" a Permit2
+// PermitWitnessTransferFrom whose permitted amount is the offer's amount,
+// the most the server may settle, with spender UptoProxyAddress and a
+// witness naming the offer's payTo and extra.facilitatorAddress. The
+// proof's reference is "<payer address>:<nonce>", which names the
+// authorization on chain.
 func (p *Payer) Pay(ctx context.Context, offer x402.PaymentRequirements) (x402.Proof, error) {
 	if err := ctx.Err(); err != nil {
 		return x402.Proof{}, err
@@ -67,40 +79,30 @@ func (p *Payer) Pay(ctx context.Context, offer x402.PaymentRequirements) (x402.P
 	if p.Key == nil {
 		return x402.Proof{}, errors.New("evm: Payer.Key is nil")
 	}
+	if offer.Scheme == x402.SchemeUpto {
+		return p.payUpto(offer)
+	}
 	domain, to, err := prepare(offer)
 	if err != nil {
 		return x402.Proof{}, err
 	}
-	now := time.Now
-	if p.Now != nil {
-		now = p.Now
+	w, err := p.window(offer)
+	if err != nil {
+		return x402.Proof{}, err
 	}
-	timeout := DefaultTimeout
-	if offer.MaxTimeoutSeconds > 0 {
-		timeout = time.Duration(offer.MaxTimeoutSeconds) * time.Second
-	}
-	r := p.Rand
-	if r == nil {
-		r = rand.Reader
-	}
-	var nonce [32]byte
-	if _, err := io.ReadFull(r, nonce[:]); err != nil {
-		return x402.Proof{}, fmt.Errorf("evm: reading a nonce: %w", err)
-	}
-	t := now()
 	auth := Authorization{
 		From:        p.Key.Address().String(),
 		To:          to.String(),
 		Value:       offer.Amount,
-		ValidAfter:  strconv.FormatInt(t.Add(-ValidAfterSlack).Unix(), 10),
-		ValidBefore: strconv.FormatInt(t.Add(timeout).Unix(), 10),
-		Nonce:       "0x" + hex.EncodeToString(nonce[:]),
+		ValidAfter:  w.after,
+		ValidBefore: w.before,
+		Nonce:       "0x" + hex.EncodeToString(w.nonce[:]),
 	}
 	digest, err := TransferDigest(domain, auth)
 	if err != nil {
 		return x402.Proof{}, err
 	}
-	payload, err := json.Marshal(ExactPayload{Signature: "0x" + hex.EncodeToString(p.Key.Sign(digest)), Authorization: auth})
+	payload, err := json.Marshal(ExactPayload{Signature: hexSig(p.Key.Sign(digest)), Authorization: auth})
 	if err != nil {
 		return x402.Proof{}, fmt.Errorf("evm: encoding the payload: %w", err)
 	}
@@ -131,4 +133,35 @@ func prepare(offer x402.PaymentRequirements) (Domain, Address, error) {
 		return Domain{}, Address{}, err
 	}
 	return d, to, nil
+}
+
+// window is the validity and nonce of a new authorization.
+type window struct {
+	after, before string // Unix times
+	nonce         [32]byte
+}
+
+// window returns a fresh nonce and a window from now-ValidAfterSlack to
+// now plus the offer's maxTimeoutSeconds (DefaultTimeout when it has none).
+func (p *Payer) window(offer x402.PaymentRequirements) (window, error) {
+	var w window
+	now := time.Now
+	if p.Now != nil {
+		now = p.Now
+	}
+	timeout := DefaultTimeout
+	if offer.MaxTimeoutSeconds > 0 {
+		timeout = time.Duration(offer.MaxTimeoutSeconds) * time.Second
+	}
+	r := p.Rand
+	if r == nil {
+		r = rand.Reader
+	}
+	if _, err := io.ReadFull(r, w.nonce[:]); err != nil {
+		return w, fmt.Errorf("evm: reading a nonce: %w", err)
+	}
+	t := now()
+	w.after = strconv.FormatInt(t.Add(-ValidAfterSlack).Unix(), 10)
+	w.before = strconv.FormatInt(t.Add(timeout).Unix(), 10)
+	return w, nil
 }

@@ -99,3 +99,6 @@ func RecoverHex(digest [32]byte, sig string) (Address, error) {
 	}
 	return Recover(digest, b)
 }
+
+// hexSig writes a signature as 0x and hex digits.
+func hexSig(sig []byte) string { return "0x" + hex.EncodeToString(sig) }

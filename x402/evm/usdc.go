@@ -55,3 +55,24 @@ func USDC(network, payTo, price string) (x402.PaymentRequirements, error) {
 		Extra:             map[string]any{"name": name, "version": version},
 	}, nil
 }
+
+// UptoUSDC returns an "upto" offer of at most maxPrice, in dollars, paid
+// in USDC on network to payTo and settled by the facilitator at
+// facilitator (a [Facilitator]'s Address, or the facilitatorAddress a
+// facilitator's /supported reports for "upto"; see
+// [x402.FacilitatorAddress]). The payer authorizes the whole maxPrice;
+// the server settles what the call used.
+func UptoUSDC(network, payTo, maxPrice, facilitator string) (x402.PaymentRequirements, error) {
+	o, err := USDC(network, payTo, maxPrice)
+	if err != nil {
+		return o, err
+	}
+	fa, err := ParseAddress(facilitator)
+	if err != nil {
+		return x402.PaymentRequirements{}, fmt.Errorf("evm: facilitator: %w", err)
+	}
+	o.Scheme = x402.SchemeUpto
+	o.Extra[ExtraFacilitatorAddress] = fa.String()
+	o.Extra["assetTransferMethod"] = "permit2"
+	return o, nil
+}

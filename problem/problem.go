@@ -1,0 +1,199 @@
+// Package problem is the one error type of the project's HTTP doors: an
+// RFC 9457 "application/problem+json" body, with a machine-readable code
+// and a list of field errors for validation.
+//
+// Every error the project answers over HTTP, and every *Details a client
+// of package router or trust returns, carries one of the Code constants
+// below, so that a host compares codes, never message text:
+//
+//	var p *problem.Details
+//	if errors.As(err, &p) && p.Code == problem.CodeInsufficientSessions {
+//		// no healthy sessions: back off and retry
+//	}
+//
+// router.Error and trust.Error are names of [Details], so errors.As finds
+// the same type whichever layer produced the error, and router.Code is
+// [Code]. Codes are stable across releases: new ones may be added, none is
+// renamed or removed before 1.0 without a changelog entry.
+package problem
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// ContentType is the media type of a problem body (RFC 9457, section 3).
+const ContentType = "application/problem+json"
+
+// TypePrefix starts the "type" URI of every problem the project writes; the
+// machine code follows it.
+const TypePrefix = "urn:vouch:problem:"
+
+// Code is a machine-readable problem code, stable across releases.
+type Code string
+
+// The codes the project emits, with the HTTP status each comes with.
+const (
+	// CodeInvalidRequest (400): the input failed validation; Errors
+	// names each field by its JSON path.
+	CodeInvalidRequest Code = "invalid_request"
+	// CodeMalformedJSON (400): the body is not the JSON expected (not
+	// JSON, too deep, a repeated member, invalid UTF-8).
+	CodeMalformedJSON Code = "malformed_json"
+	// CodeUnauthorized (401): no credential, or one the server does not
+	// know; the answer carries a WWW-Authenticate challenge.
+	CodeUnauthorized Code = "unauthorized"
+	// CodePaymentRequired (402): a paid route called without a payment
+	// that verifies; the x402 terms come with it.
+	CodePaymentRequired Code = "payment_required"
+	// CodeForbidden (403): the caller may not see what it asked for,
+	// such as another integration's private receipt.
+	CodeForbidden Code = "forbidden"
+	// CodeNotFound (404): no such route, receipt or task.
+	CodeNotFound Code = "not_found"
+	// CodeMethodNotAllowed (405): the route exists for other methods;
+	// Allow lists them.
+	CodeMethodNotAllowed Code = "method_not_allowed"
+	// CodeConflict (409): the request conflicts with one in progress,
+	// such as a repeat of an Idempotency-Key that is still running.
+	CodeConflict Code = "conflict"
+	// CodeBodyTooLarge (413): the body exceeds the route's limit.
+	CodeBodyTooLarge Code = "body_too_large"
+	// CodeUnsupportedMediaType (415): the body is not application/json.
+	CodeUnsupportedMediaType Code = "unsupported_media_type"
+	// CodeUnprocessable (422): a well-formed request that cannot be
+	// served as asked, such as an Idempotency-Key reused with another
+	// body.
+	CodeUnprocessable Code = "unprocessable"
+	// CodeRateLimited (429): a trial caller over its limit; Retry-After
+	// says when to try again.
+	CodeRateLimited Code = "rate_limited"
+	// CodeInsufficientSessions (503): not enough distinct, healthy
+	// sessions for the replicas asked for.
+	CodeInsufficientSessions Code = "insufficient_sessions"
+	// CodeDisagreement (409): the replicas disagreed under
+	// disagreement_policy fail_hard, or failed runs outweigh the
+	// answers; Extra holds the per-replica evidence.
+	CodeDisagreement Code = "disagreement"
+	// CodeAllReplicasFailed (502): no replica answered; Detail names
+	// each worker's failure and Extra holds the evidence.
+	CodeAllReplicasFailed Code = "all_replicas_failed"
+	// CodeNotDelivered (502): a paid answer failed its validation and
+	// was neither delivered nor settled (trust/trustpay).
+	CodeNotDelivered Code = "not_delivered"
+	// CodeTimeout (504): no answer within the time asked for or allowed.
+	CodeTimeout Code = "timeout"
+	// CodeUnavailable (503): a dependency (a store, a facilitator, a
+	// remote service) cannot be reached; retry later.
+	CodeUnavailable Code = "unavailable"
+	// CodeX402NotConfigured (501): a pay-per-call route of a server that
+	// takes no payments; use the normal or trial route.
+	CodeX402NotConfigured Code = "x402_not_configured"
+	// CodeInternal (500): a fault of the server; its log has the cause.
+	CodeInternal Code = "internal"
+)
+
+// Details is an RFC 9457 problem. It is also a Go error, so a handler can
+// return it and a client can hand it back to its caller unchanged.
+type Details struct {
+	// Type is a URI naming the kind of problem: TypePrefix followed by Code.
+	Type string `json:"type,omitempty"`
+	// Title is a short, human-readable summary of the kind of problem.
+	Title string `json:"title"`
+	// Status is the HTTP status code.
+	Status int `json:"status"`
+	// Detail explains this occurrence.
+	Detail string `json:"detail,omitempty"`
+	// Instance identifies this occurrence, usually the request path.
+	Instance string `json:"instance,omitempty"`
+	// Code is the machine-readable code (an extension member).
+	Code Code `json:"code,omitempty"`
+	// RequestID is the server's id for the request (an extension member).
+	RequestID string `json:"request_id,omitempty"`
+	// Errors lists the fields that failed validation, by JSON path.
+	Errors []FieldError `json:"errors,omitempty"`
+	// Extra holds data specific to the code, such as the per-replica
+	// evidence of a disagreement (an extension member).
+	Extra json.RawMessage `json:"extra,omitempty"`
+}
+
+// FieldError names one field that failed validation.
+type FieldError struct {
+	// Field is the JSON path of the field, such as "consensus.replicas" or
+	// "input.items[2]".
+	Field string `json:"field"`
+	// Rule is the rule it broke, such as "required" or "oneof".
+	Rule string `json:"rule"`
+	// Message explains the failure to a person.
+	Message string `json:"message"`
+}
+
+// New returns a problem with the given status, code and detail, and the
+// standard title of the status.
+func New(status int, code Code, detail string) *Details {
+	return &Details{
+		Type:   TypePrefix + string(code),
+		Title:  http.StatusText(status),
+		Status: status,
+		Detail: detail,
+		Code:   code,
+	}
+}
+
+// Newf is New with a formatted detail.
+func Newf(status int, code Code, format string, args ...any) *Details {
+	return New(status, code, fmt.Sprintf(format, args...))
+}
+
+// Invalid returns a 400 problem listing the field errors.
+func Invalid(errs []FieldError) *Details {
+	p := New(http.StatusBadRequest, CodeInvalidRequest, "")
+	p.Errors = errs
+	parts := make([]string, len(errs))
+	for i, e := range errs {
+		parts[i] = e.Field + ": " + e.Message
+	}
+	p.Detail = strings.Join(parts, "; ")
+	return p
+}
+
+// Error returns the status, code and detail on one line.
+func (p *Details) Error() string {
+	s := fmt.Sprintf("%d %s", p.Status, p.Code)
+	if p.Code == "" {
+		s = fmt.Sprintf("%d %s", p.Status, p.Title)
+	}
+	if p.Detail != "" {
+		s += ": " + p.Detail
+	}
+	return s
+}
+
+// Encode returns p as JSON, followed by a newline, without escaping <, >
+// and & (a detail quoting "<n>d" reads as written). Extra that cannot be
+// encoded is left out rather than the whole body lost.
+func Encode(p *Details) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(p); err != nil { // only Extra can fail to encode
+		q := *p
+		q.Extra = nil
+		buf.Reset()
+		_ = enc.Encode(&q)
+	}
+	return buf.Bytes()
+}
+
+// Write sends p as the response, with its status and the problem media type.
+func Write(w http.ResponseWriter, p *Details) {
+	body := Encode(p)
+	h := w.Header()
+	h.Set("Content-Type", ContentType)
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(p.Status)
+	w.Write(body)
+}

@@ -1,0 +1,172 @@
+package trustpay
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/vouchkit/vouch/trust"
+	"github.com/vouchkit/vouch/x402"
+)
+
+// AdaptiveMaxRuns is the most runs an adaptive trust call launches
+// (oracle's count, see package trust): the runs its terms authorize.
+const AdaptiveMaxRuns = 5
+
+// UnitRun is the unit of a trust call charged per run, in the usage a
+// payment response reports (x402.Usage.Unit).
+const UnitRun = "run"
+
+// maxPeek bounds the request body [Prices.PriceFunc] reads for its
+// policy; a larger body is priced as fast, safe and oracle are.
+const maxPeek = 1 << 20
+
+// Prices prices the x402 trust call (trust.X402CallPath): fast, safe and
+// oracle at a fixed price, adaptive per run.
+type Prices struct {
+	// Fixed is the price of a fast, safe or oracle call, and of a
+	// request whose policy cannot be read (which the handler refuses,
+	// settling nothing).
+	Fixed x402.Price
+	// PerRun is the price of an adaptive call: its offers are "upto"
+	// offers whose Amount is the price of one run. The terms offered
+	// authorize AdaptiveMaxRuns times it, the most the tier can spend;
+	// with [ChargeRuns] the settlement charges the runs the call launched.
+	PerRun x402.Price
+}
+
+// PriceFunc returns an x402.MiddlewareConfig.PriceFunc for the trust
+// call at path: it reads the request's policy from its body (and puts
+// the body back for the handler), prices adaptive with the terms of
+// PerRun and the rest with Fixed; requests to any other path are free.
+// It returns an error when a PerRun offer is not "upto" or its amount
+// times AdaptiveMaxRuns does not fit.
+func (p Prices) PriceFunc(path string) (func(r *http.Request) (x402.Price, bool), error) {
+	adaptive := p.PerRun
+	adaptive.Accepts = make([]x402.PaymentRequirements, len(p.PerRun.Accepts))
+	for i, o := range p.PerRun.Accepts {
+		run, err := x402.ParseAmount(o.Amount)
+		if err != nil {
+			return nil, fmt.Errorf("trustpay: PerRun offer %d: %w", i, err)
+		}
+		if o.Scheme != x402.SchemeUpto || run == 0 || run > ^uint64(0)/AdaptiveMaxRuns {
+			return nil, fmt.Errorf("trustpay: PerRun offer %d: want an %q offer of a positive price per run, got %q of %s", i, x402.SchemeUpto, o.Scheme, o.Amount)
+		}
+		o.Amount = strconv.FormatUint(run*AdaptiveMaxRuns, 10)
+		adaptive.Accepts[i] = o
+	}
+	return func(r *http.Request) (x402.Price, bool) {
+		if r.Method != http.MethodPost || r.URL.Path != path {
+			return x402.Price{}, false
+		}
+		if policyOf(r) == trust.PolicyAdaptive && len(adaptive.Accepts) > 0 {
+			return adaptive, true
+		}
+		return p.Fixed, true
+	}, nil
+}
+
+// policyOf reads the policy member of r's JSON body, and gives r its
+// body back.
+func policyOf(r *http.Request) trust.Policy {
+	if r.Body == nil {
+		return ""
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxPeek+1))
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	if err != nil || len(body) > maxPeek {
+		return ""
+	}
+	var req struct {
+		Policy trust.Policy `json:"policy"`
+	}
+	json.Unmarshal(body, &req)
+	return req.Policy
+}
+
+// ChargeRuns wraps the x402 trust call's handler (inside the x402
+// middleware: trust.WithX402(func(h) { return paywall(ChargeRuns(h, log)) }))
+// so that a call paid with "upto" is settled for the runs it launched:
+// evidence.launched of the answer times the price of one run (the
+// authorized maximum divided by AdaptiveMaxRuns), reported with
+// x402.ReportUsage, so that the payment response's usage counts the
+// runs. Calls paid otherwise, and failed answers, are passed through
+// untouched. A handler that replays kept answers (x402.Replayer) still
+// does. log, if not nil, records a usage that cannot be reported.
+func ChargeRuns(next http.Handler, log *slog.Logger) http.Handler {
+	c := &charger{next: next, log: log}
+	if rp, ok := next.(x402.Replayer); ok {
+		return &replayingCharger{charger: c, rp: rp}
+	}
+	return c
+}
+
+type charger struct {
+	next http.Handler
+	log  *slog.Logger
+}
+
+type replayingCharger struct {
+	*charger
+	rp x402.Replayer
+}
+
+// ServeReplay implements x402.Replayer: a replay charges nothing again.
+func (c *replayingCharger) ServeReplay(w http.ResponseWriter, r *http.Request) bool {
+	return c.rp.ServeReplay(w, r)
+}
+
+func (c *charger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	vp, ok := x402.PaymentFromContext(r.Context())
+	if !ok || vp.Offer.Scheme != x402.SchemeUpto {
+		c.next.ServeHTTP(w, r)
+		return
+	}
+	// The x402 middleware holds the answer back until it settles, so
+	// the usage is reported in time when the handler has returned.
+	tee := &tee{ResponseWriter: w}
+	c.next.ServeHTTP(tee, r)
+	if tee.status >= 400 {
+		return
+	}
+	var out struct {
+		Evidence struct {
+			Launched uint64 `json:"launched"`
+		} `json:"evidence"`
+	}
+	max, _ := x402.ParseAmount(vp.Offer.Amount) // the middleware parsed it
+	run := max / AdaptiveMaxRuns
+	err := json.Unmarshal(tee.body.Bytes(), &out)
+	if err == nil {
+		err = x402.ReportUsage(r.Context(), x402.Usage{Amount: out.Evidence.Launched * run, Units: out.Evidence.Launched, Unit: UnitRun})
+	}
+	if err != nil && c.log != nil {
+		c.log.WarnContext(r.Context(), "trustpay: the runs of a paid call were not reported; the authorized maximum settles", "error", err)
+	}
+}
+
+// tee passes an answer on and keeps a copy of its body.
+type tee struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (t *tee) WriteHeader(code int) {
+	if t.status == 0 && code >= 200 {
+		t.status = code
+	}
+	t.ResponseWriter.WriteHeader(code)
+}
+
+func (t *tee) Write(p []byte) (int, error) {
+	t.body.Write(p)
+	return t.ResponseWriter.Write(p)
+}

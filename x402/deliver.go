@@ -1,0 +1,267 @@
+package x402
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/vouchkit/vouch/problem"
+)
+
+// DeliveryGate holds a paid answer back until a check passes it: on a
+// route whose [Price] has a Gate, [Middleware] verifies the payment, runs
+// the handler into a buffer, and gives the buyer's request and the
+// buffered answer to Check, all within the route's time budget. Only an
+// answer Check delivers is settled and sent; any other is refused: the
+// buyer gets the refusal Check wrote, no payment headers, and its
+// authorization is never settled, so no money moves.
+//
+// One proof has one outcome. The outcome, delivered (with its settlement)
+// or refused, is kept with the proof in [MiddlewareConfig].Outcomes until
+// the proof's replay record expires, and a retry with the same proof is
+// answered from it: the handler does not run again, Check is not called
+// again, nothing is settled again. A delivered answer is sent again only
+// to the same request (method, path, Idempotency-Key and proof), with
+// the first settlement; a refusal to any request carrying the proof. An
+// answer of status 400 or more from the handler is sent as it is, without
+// calling Check and without settling, and its proof is released, as on
+// any priced route. A retry that arrives while the first use is still
+// being checked is answered 402 "already used"; sent again once the first
+// use has ended, it gets the kept outcome.
+//
+// The package x402 knows nothing of what a check does; package
+// trust/trustpay validates the answer as the claimed result of the
+// request through a trust service.
+type DeliveryGate struct {
+	// Check decides whether to deliver resp, the handler's answer to req.
+	// req's body has been read: body holds it. ctx carries the route's
+	// time budget, what is left of it after the handler ran; a check that
+	// cannot decide within it should refuse, saying so. Required.
+	Check DeliverFunc
+	// MaxRequestBody bounds the request body the gate buffers for Check;
+	// zero means 4 MiB. A larger body is answered 413 and not served.
+	MaxRequestBody int64
+}
+
+// DeliverFunc decides whether a buffered answer is delivered; see
+// [DeliveryGate].
+type DeliverFunc func(ctx context.Context, req *http.Request, body []byte, resp *BufferedResponse) Delivery
+
+// BufferedResponse is a handler's answer held back by [Middleware].
+type BufferedResponse struct {
+	// Status is the HTTP status.
+	Status int
+	// Header is the answer's header.
+	Header http.Header
+	// Body is the answer's body.
+	Body []byte
+}
+
+// Delivery is the decision of a [DeliverFunc].
+type Delivery struct {
+	// Deliver sends the answer and settles the payment; false sends
+	// Refusal instead and settles nothing.
+	Deliver bool
+	// Header is added to the answer sent, delivered or refused (a verdict
+	// and a receipt id, say).
+	Header http.Header
+	// Refusal is sent when Deliver is false. A Status below 400 is sent
+	// as 502, so that no client takes a refusal for the paid answer.
+	Refusal BufferedResponse
+}
+
+// Outcome is what [Middleware] keeps of a proof spent on a gated route.
+type Outcome struct {
+	// Request names the request the proof was first sent with (see
+	// [SettledPayment]).
+	Request string
+	// Delivered reports whether the answer was delivered and settled.
+	Delivered bool
+	// Response is the answer sent: the delivered answer or the refusal,
+	// with the gate's headers, without the payment headers.
+	Response BufferedResponse
+	// Settlement is the settlement of a delivered answer; nil for a
+	// refusal.
+	Settlement *SettleResponse
+}
+
+// OutcomeStore keeps the outcomes of proofs spent on gated routes.
+// Implementations must be safe for concurrent use.
+type OutcomeStore interface {
+	// Keep records o under the proof's replay key until the time until.
+	Keep(ctx context.Context, key string, o Outcome, until time.Time) error
+	// Lookup returns the outcome kept under key, and false when there is
+	// none or it expired at now.
+	Lookup(ctx context.Context, key string, now time.Time) (Outcome, bool, error)
+}
+
+// MemoryOutcomes is an OutcomeStore in memory, for one server process.
+// Its zero value is ready to use; expired outcomes are dropped as new
+// ones arrive.
+type MemoryOutcomes struct {
+	mu   sync.Mutex
+	kept map[string]keptOutcome
+}
+
+type keptOutcome struct {
+	o     Outcome
+	until time.Time
+}
+
+// Keep implements OutcomeStore.
+func (s *MemoryOutcomes) Keep(_ context.Context, key string, o Outcome, until time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.kept == nil {
+		s.kept = make(map[string]keptOutcome)
+	}
+	now := time.Now()
+	for k, e := range s.kept {
+		if !now.Before(e.until) {
+			delete(s.kept, k)
+		}
+	}
+	s.kept[key] = keptOutcome{o: o, until: until}
+	return nil
+}
+
+// Lookup implements OutcomeStore.
+func (s *MemoryOutcomes) Lookup(_ context.Context, key string, now time.Time) (Outcome, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.kept[key]
+	if !ok || !now.Before(e.until) {
+		return Outcome{}, false, nil
+	}
+	return e.o, true, nil
+}
+
+// msgNotDelivered is the refusal reason of an answer a gate refused.
+const msgNotDelivered = "not_delivered"
+
+// defaultMaxGatedBody is the request body a gate buffers by default.
+const defaultMaxGatedBody = 4 << 20
+
+// gated serves a verified request on a gated route (see DeliveryGate),
+// and reports whether the proof stays used: true once it was refused or
+// settled, false when the handler failed and the proof may be sent again.
+func (pw *paywall) gated(w http.ResponseWriter, r *http.Request, next http.Handler, m *meter, price Price, res ResourceInfo, p *PaymentPayload, offer PaymentRequirements, key string, until time.Time, payer string) bool {
+	ctx := r.Context()
+	limit := price.Gate.MaxRequestBody
+	if limit <= 0 {
+		limit = defaultMaxGatedBody
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		problem.Write(w, problem.Newf(http.StatusBadRequest, problem.CodeInvalidRequest, "reading the request body: %v", err))
+		return false
+	}
+	if int64(len(body)) > limit {
+		problem.Write(w, problem.Newf(http.StatusRequestEntityTooLarge, problem.CodeBodyTooLarge, "the request body is larger than %d bytes", limit))
+		return false
+	}
+	req := r.Clone(ctx)
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	rec := &recorder{header: make(http.Header)}
+	next.ServeHTTP(rec, req)
+	if rec.status >= 400 {
+		rec.copyTo(w)
+		return false
+	}
+	if fromStore(rec.header) {
+		pw.deliverStored(ctx, w, rec, payer) // bought before: never checked nor settled again
+		return false
+	}
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	charged, u := m.charge(offer) // the usage of an "upto" payment is the handler's to report
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	d := price.Gate.Check(ctx, req, body, &BufferedResponse{Status: rec.status, Header: rec.header.Clone(), Body: bytes.Clone(rec.body.Bytes())})
+	paid := paidRequest(r, p)
+	keep := context.WithoutCancel(ctx)
+	if !d.Deliver {
+		refusal := d.Refusal
+		if refusal.Status < 400 {
+			refusal.Status = http.StatusBadGateway
+		}
+		refusal.Header = mergeHeader(refusal.Header, d.Header)
+		pw.tel.refused(msgNotDelivered, nil)
+		pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: delivery refused, not settled", slog.Int("status", refusal.Status), slog.String("payer", payer))
+		if err := pw.outcomes.Keep(keep, key, Outcome{Request: paid, Response: refusal}, until); err != nil {
+			pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: keeping a refusal", slog.String("error", err.Error()))
+		}
+		writeBuffered(w, refusal)
+		return true
+	}
+	sr, ok := pw.settle(w, r, price, res, p, charged, key, payer, u)
+	if !ok {
+		return true
+	}
+	delivered := BufferedResponse{Status: rec.status, Header: mergeHeader(rec.header, d.Header), Body: rec.body.Bytes()}
+	if err := pw.outcomes.Keep(keep, key, Outcome{Request: paid, Delivered: true, Response: delivered, Settlement: sr}, until); err != nil {
+		pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: keeping a delivery", slog.String("error", err.Error()))
+	}
+	writeBuffered(w, delivered)
+	return true
+}
+
+// gatedRepeat answers a proof already spent on a gated route from its
+// kept outcome, or with 402 when there is none for this request.
+func (pw *paywall) gatedRepeat(w http.ResponseWriter, r *http.Request, price Price, res ResourceInfo, p *PaymentPayload, key string, now time.Time) {
+	ctx := r.Context()
+	pending := pw.settlingNow(key)
+	o, ok, err := pw.outcomes.Lookup(ctx, key, now)
+	if err == nil && !ok && pending != nil {
+		select {
+		case <-pending:
+			o, ok, err = pw.outcomes.Lookup(ctx, key, now)
+		case <-ctx.Done():
+		}
+	}
+	if err != nil {
+		pw.unavailable(w, "outcome store", err)
+		return
+	}
+	if !ok || o.Delivered && o.Request != paidRequest(r, p) {
+		pw.require(w, price, res, msgUsed, nil)
+		return
+	}
+	if o.Delivered {
+		if err := setSettlement(w.Header(), o.Settlement, p.X402Version); err != nil {
+			pw.unavailable(w, "encoding the settlement", err)
+			return
+		}
+	}
+	pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: outcome delivered again", slog.Bool("delivered", o.Delivered))
+	writeBuffered(w, o.Response)
+}
+
+// mergeHeader returns a copy of h with the values of add set over it.
+func mergeHeader(h, add http.Header) http.Header {
+	out := h.Clone()
+	if out == nil {
+		out = make(http.Header)
+	}
+	maps.Copy(out, add)
+	return out
+}
+
+// writeBuffered sends b to w.
+func writeBuffered(w http.ResponseWriter, b BufferedResponse) {
+	h := w.Header()
+	for k, v := range b.Header {
+		if k == "Access-Control-Expose-Headers" {
+			h[k] = append(h[k], v...)
+			continue
+		}
+		h[k] = v
+	}
+	w.WriteHeader(b.Status)
+	w.Write(b.Body)
+}

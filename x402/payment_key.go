@@ -1,0 +1,88 @@
+package x402
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// paidRequest names the request a proof pays for: a digest of the
+// method, the path, the Idempotency-Key and the proof's payload.
+func paidRequest(r *http.Request, p *PaymentPayload) string {
+	d := sha256.New()
+	for _, s := range []string{r.Method, r.URL.Path, r.Header.Get(HeaderIdempotencyKey)} {
+		io.WriteString(d, strconv.Itoa(len(s))+":"+s)
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, p.Payload) != nil {
+		buf.Reset()
+		buf.Write(p.Payload)
+	}
+	d.Write(buf.Bytes())
+	return hex.EncodeToString(d.Sum(nil))
+}
+
+// eip3009 is the authorization of an "exact" payload on an EVM network,
+// as far as the middleware reads it.
+type eip3009 struct {
+	From        string `json:"from"`
+	To          string `json:"to"`
+	Value       string `json:"value"`
+	ValidBefore string `json:"validBefore"`
+	Nonce       string `json:"nonce"`
+}
+
+// authorizationOf returns the EIP-3009 authorization p carries, or nil
+// when its payload is not one.
+func authorizationOf(p *PaymentPayload) *eip3009 {
+	var ex struct {
+		Authorization *eip3009 `json:"authorization"`
+	}
+	if json.Unmarshal(p.Payload, &ex) != nil || ex.Authorization == nil || ex.Authorization.From == "" || ex.Authorization.Nonce == "" {
+		return nil
+	}
+	return ex.Authorization
+}
+
+// replayKey names the authorization of a proof. An EIP-3009 authorization
+// ("exact" on EVM networks, the core spec's payload) is named by network,
+// asset, payer and nonce, as the token contract names it, and held until
+// its validBefore; any other payload by the hash of its JSON, held for
+// the offer's timeout.
+func replayKey(p *PaymentPayload, offer PaymentRequirements, now time.Time) (string, time.Time) {
+	network, _ := NetworkCAIP2(offer.Network)
+	until := now.Add(time.Duration(max(offer.MaxTimeoutSeconds, 60)) * time.Second)
+	if a := authorizationOf(p); a != nil {
+		if vb, err := strconv.ParseInt(a.ValidBefore, 10, 64); err == nil && time.Unix(vb, 0).After(until) {
+			until = time.Unix(vb, 0)
+		}
+		return strings.ToLower("eip3009:" + network + ":" + offer.Asset + ":" + a.From + ":" + a.Nonce), until
+	}
+	if owner, nonce, deadline, ok := permit2Of(p); ok {
+		if time.Unix(deadline, 0).After(until) {
+			until = time.Unix(deadline, 0)
+		}
+		return strings.ToLower("permit2:" + network + ":" + owner + ":" + nonce), until
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, p.Payload) != nil {
+		buf.Write(p.Payload)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	return "payload:" + network + ":" + hex.EncodeToString(sum[:]), until
+}
+
+// resourceURL is the absolute URL of the request as the server saw it.
+func resourceURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + r.URL.RequestURI()
+}

@@ -1,0 +1,372 @@
+package x402
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/vouchkit/vouch/problem"
+)
+
+// Reasons of the 402 answers the middleware gives of its own (the
+// others come from the facilitator).
+const (
+	msgNoProof = "a payment is required: send its proof in " + HeaderXPayment + " (x402 version 1) or " + HeaderPaymentSignature + " (version 2)"
+	msgNoOffer = "the payment matches none of the accepted offers"
+	msgUsed    = "the payment was already used"
+)
+
+type paywall struct {
+	cfg      MiddlewareConfig
+	mux      *http.ServeMux
+	replay   ReplayStore
+	outcomes OutcomeStore
+	log      *slog.Logger
+	tel      *paywallTelemetry
+
+	mu       sync.Mutex
+	settling map[string]chan struct{} // by replay key, closed when settled or failed
+}
+
+// beginSettling notes that the payment under key settles in this process,
+// until the returned function is called.
+func (pw *paywall) beginSettling(key string) (end func()) {
+	done := make(chan struct{})
+	pw.mu.Lock()
+	if pw.settling == nil {
+		pw.settling = make(map[string]chan struct{})
+	}
+	pw.settling[key] = done
+	pw.mu.Unlock()
+	return func() {
+		pw.mu.Lock()
+		delete(pw.settling, key)
+		pw.mu.Unlock()
+		close(done)
+	}
+}
+
+// settlingNow returns a channel closed when the payment under key, which
+// settles in this process now, has settled or failed; nil when it does
+// not settle here now.
+func (pw *paywall) settlingNow(key string) <-chan struct{} {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	return pw.settling[key]
+}
+
+func (pw *paywall) now() time.Time {
+	if pw.cfg.Now != nil {
+		return pw.cfg.Now()
+	}
+	return time.Now()
+}
+
+// price returns the price of r, or false for a free request.
+func (pw *paywall) price(r *http.Request) (Price, bool) {
+	if pw.cfg.PriceFunc != nil {
+		p, ok := pw.cfg.PriceFunc(r)
+		return p, ok && len(p.Accepts) > 0
+	}
+	_, pattern := pw.mux.Handler(r)
+	p, ok := pw.cfg.Routes[pattern]
+	return p, ok
+}
+
+func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handler, rp Replayer) {
+	price, ok := pw.price(r)
+	if !ok {
+		next.ServeHTTP(w, r)
+		return
+	}
+	if pw.cfg.PriceFunc != nil {
+		// Checked per request, as Middleware checks Routes once: a price
+		// no payer could pay in time is a server error, not a 402.
+		if err := checkPrice(price, pw.cfg.SettleTimeout); err != nil {
+			pw.unavailable(w, "pricing", err)
+			return
+		}
+	}
+	if price.Discovery != nil {
+		price.Discovery = price.Discovery.of(r.Method)
+	}
+	ctx := r.Context()
+	w.Header().Add("Access-Control-Expose-Headers", exposed)
+	res := ResourceInfo{URL: resourceURL(r), Description: price.Description, MimeType: price.MimeType}
+	name, value := HeaderPaymentSignature, r.Header.Get(HeaderPaymentSignature)
+	if value == "" {
+		name, value = HeaderXPayment, r.Header.Get(HeaderXPayment)
+	}
+	if value == "" {
+		pw.require(w, price, res, msgNoProof, nil)
+		return
+	}
+	p, err := DecodePaymentPayload(value)
+	if err != nil {
+		var d *problem.Details
+		if !errors.As(err, &d) {
+			d = problem.New(http.StatusBadRequest, problem.CodeInvalidRequest, err.Error())
+		}
+		q := *d
+		q.Detail = name + " header: " + q.Detail
+		problem.Write(w, &q)
+		return
+	}
+	if p.X402Version == Version1 {
+		p.Resource = &res
+	}
+	now := pw.now()
+	offer, vr, ok, err := pw.choose(ctx, price.Accepts, p, now)
+	if err != nil {
+		pw.unavailable(w, "facilitator verify", err)
+		return
+	}
+	if !ok {
+		pw.require(w, price, res, msgNoOffer, nil)
+		return
+	}
+	key, until := replayKey(p, offer, now)
+	fresh, err := pw.replay.Reserve(ctx, key, now, until)
+	if err != nil {
+		pw.unavailable(w, "replay store", err)
+		return
+	}
+	if !fresh && price.Gate != nil {
+		pw.gatedRepeat(w, r, price, res, p, key, now)
+		return
+	}
+	if !fresh {
+		pw.repeat(w, r, rp, price, res, p, offer, key, now)
+		return
+	}
+	settled := false
+	defer func() {
+		if !settled { // verification failed, the handler failed or panicked
+			pw.replay.Release(context.WithoutCancel(ctx), key)
+		}
+	}()
+	if vb, ok := validBefore(p); ok {
+		need := now.Add(price.validity(pw.cfg.SettleTimeout))
+		if time.Unix(vb, 0).Before(need) {
+			if pw.answerStored(w, r, rp, p, offer, vr) {
+				return // an answer from the store needs no settlement
+			}
+			pw.require(w, price, res, fmt.Sprintf("%s: the authorization must stay valid through the route's time budget and settlement: validBefore %d is before %d", reasonValidity, vb, need.Unix()), nil)
+			return
+		}
+	}
+	if vr == nil {
+		vr, err = pw.cfg.Facilitator.Verify(ctx, p, offer)
+		if err != nil {
+			pw.unavailable(w, "facilitator verify", err)
+			return
+		}
+	}
+	if !vr.IsValid {
+		pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: payment invalid", slog.String("reason", vr.InvalidReason), slog.String("payer", vr.Payer))
+		pw.require(w, price, res, joinReason(vr.InvalidReason, vr.InvalidMessage), nil)
+		return
+	}
+
+	vp := &VerifiedPayment{Payer: vr.Payer, Offer: offer, Payload: p}
+	metered, m := withMeter(context.WithValue(ctx, verifiedCtx{}, vp), offer)
+	work, cancel := context.WithTimeout(metered, price.timeBudget())
+	defer cancel()
+	paid := r.WithContext(work)
+	if price.Gate != nil {
+		settled = pw.gated(w, paid, next, m, price, res, p, offer, key, until, vr.Payer)
+		return
+	}
+	if price.SettleBefore {
+		if rec := stored(rp, paid); rec != nil {
+			pw.deliverStored(ctx, w, rec, vr.Payer) // never settled
+			return
+		}
+		settled = true // from here on the proof stays used, whatever the outcome
+		sr, ok := pw.settle(w, r, price, res, p, offer, key, vr.Payer, nil)
+		if !ok {
+			return
+		}
+		vp.Settlement = sr
+		next.ServeHTTP(w, paid)
+		return
+	}
+	rec := &recorder{header: make(http.Header)}
+	next.ServeHTTP(rec, paid)
+	if rec.status >= 400 {
+		rec.copyTo(w)
+		return
+	}
+	if fromStore(rec.header) {
+		pw.deliverStored(ctx, w, rec, vr.Payer) // never settled
+		return
+	}
+	settled = true // from here on the proof stays used, whatever the outcome
+	charged, u := m.charge(offer)
+	if _, ok := pw.settle(w, r, price, res, p, charged, key, vr.Payer, u); !ok {
+		return
+	}
+	rec.copyTo(w)
+}
+
+// reasonValidity is the reason of a 402 for an authorization that expires
+// before the route's work and its settlement can end.
+const reasonValidity = "authorization_validity_too_short"
+
+// settle settles p on a context detached from the client's, so that a
+// client that goes away cannot cancel a settlement the facilitator may
+// complete anyway, and records the settlement for replay whatever the
+// client does. On success it sets the payment headers on w, with the
+// usage u of an "upto" payment, and returns the settlement; on failure it
+// answers 402 and reports false.
+func (pw *paywall) settle(w http.ResponseWriter, r *http.Request, price Price, res ResourceInfo, p *PaymentPayload, offer PaymentRequirements, key, payer string, u *Usage) (*SettleResponse, bool) {
+	defer pw.beginSettling(key)()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), pw.cfg.SettleTimeout)
+	defer cancel()
+	sr, err := pw.cfg.Facilitator.Settle(ctx, p, offer)
+	if err != nil {
+		pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: settlement failed", slog.String("error", err.Error()))
+		// The error's text stays in the log: it may name the
+		// facilitator's hosts and users.
+		sr = &SettleResponse{ErrorReason: "unexpected_settle_error", ErrorMessage: "the facilitator could not settle the payment", Network: offer.Network, Payer: payer}
+	}
+	if !sr.Success {
+		pw.require(w, price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr)
+		return nil, false
+	}
+	if sr.Payer == "" {
+		sr.Payer = payer // the verified payer, kept for a repeat
+	}
+	withUsage(sr, u)
+	pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: settled", slog.String("transaction", sr.Transaction), slog.String("payer", sr.Payer), slog.String("network", sr.Network))
+	if r.Header.Get(HeaderIdempotencyKey) != "" {
+		// Recorded before the answer is sent, so that a repeat sent after
+		// losing it finds the payment settled.
+		sp := SettledPayment{Request: paidRequest(r, p), Settlement: *sr}
+		if err := pw.replay.MarkSettled(ctx, key, sp); err != nil {
+			pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: recording the settlement for replay", slog.String("error", err.Error()))
+		}
+	}
+	if err := setSettlement(w.Header(), sr, p.X402Version); err != nil {
+		pw.unavailable(w, "encoding the settlement", err)
+		return nil, false
+	}
+	return sr, true
+}
+
+// repeat answers a proof that was already accepted: with the answer its
+// first use bought when that use was settled, the request is the same and
+// the handler still has the answer, and with 402 otherwise.
+func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, price Price, res ResourceInfo, p *PaymentPayload, offer PaymentRequirements, key string, now time.Time) {
+	if rp == nil || r.Header.Get(HeaderIdempotencyKey) == "" {
+		pw.require(w, price, res, msgUsed, nil)
+		return
+	}
+	ctx := r.Context()
+	pending := pw.settlingNow(key) // taken first, so that its end is not missed
+	sp, ok, err := pw.replay.LookupSettled(ctx, key, now)
+	if err == nil && !ok && pending != nil {
+		// The first use is settling in this process (its client may have
+		// gone): wait for it rather than refuse the retry.
+		select {
+		case <-pending:
+			sp, ok, err = pw.replay.LookupSettled(ctx, key, now)
+		case <-ctx.Done():
+		}
+	}
+	if err != nil {
+		pw.unavailable(w, "replay store", err)
+		return
+	}
+	if !ok || sp.Request != paidRequest(r, p) {
+		pw.require(w, price, res, msgUsed, nil)
+		return
+	}
+	// The handler sees the payer of the first use, as it did then, so
+	// that it finds the answer it kept for that payer.
+	vp := &VerifiedPayment{Payer: sp.Settlement.Payer, Offer: offer, Payload: p, Settlement: &sp.Settlement}
+	rec := &recorder{header: make(http.Header)}
+	if !rp.ServeReplay(rec, r.WithContext(context.WithValue(ctx, verifiedCtx{}, vp))) || rec.status >= 400 {
+		pw.require(w, price, res, msgUsed, nil)
+		return
+	}
+	pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: answer delivered again", slog.String("transaction", sp.Settlement.Transaction), slog.String("payer", sp.Settlement.Payer))
+	if err := setSettlement(w.Header(), &sp.Settlement, p.X402Version); err != nil {
+		pw.unavailable(w, "encoding the settlement", err)
+		return
+	}
+	rec.copyTo(w)
+}
+
+// require answers 402 with the terms of price in both versions, and with
+// the settlement when one failed; no cache keeps it.
+func (pw *paywall) require(w http.ResponseWriter, price Price, res ResourceInfo, reason string, sr *SettleResponse) {
+	pw.tel.refused(reason, sr)
+	v2 := PaymentRequired{X402Version: Version2, Error: reason, Resource: &res, Accepts: make([]PaymentRequirements, len(price.Accepts))}
+	v1 := PaymentRequiredV1{X402Version: Version1, Error: reason, Accepts: make([]PaymentRequirementsV1, len(price.Accepts))}
+	for i, o := range price.Accepts {
+		v1.Accepts[i] = o.V1(res)
+		o.Network, _ = NetworkCAIP2(o.Network)
+		v2.Accepts[i] = o
+	}
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	if err := price.describe(&v2, &v1); err != nil {
+		pw.unavailable(w, "describing the route", err)
+		return
+	}
+	value, err := EncodeHeader(v2)
+	if err != nil {
+		pw.unavailable(w, "encoding the terms", err)
+		return
+	}
+	h.Set(HeaderPaymentRequired, value)
+	if sr != nil {
+		if err := setSettlement(h, sr, Version1); err != nil {
+			pw.unavailable(w, "encoding the settlement", err)
+			return
+		}
+	}
+	body, err := json.Marshal(v1)
+	if err != nil {
+		pw.unavailable(w, "encoding the terms", err)
+		return
+	}
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusPaymentRequired)
+	w.Write(append(body, '\n'))
+}
+
+func (pw *paywall) unavailable(w http.ResponseWriter, step string, err error) {
+	pw.log.LogAttrs(context.Background(), slog.LevelError, "x402: "+step, slog.String("error", err.Error()))
+	problem.Write(w, problem.Newf(http.StatusServiceUnavailable, problem.CodeUnavailable, "payment processing unavailable: %s failed", step))
+}
+
+// setSettlement puts sr in PAYMENT-RESPONSE, and for version 1 also in
+// X-PAYMENT-RESPONSE.
+func setSettlement(h http.Header, sr *SettleResponse, version int) error {
+	value, err := EncodeHeader(sr)
+	if err != nil {
+		return err
+	}
+	h.Set(HeaderPaymentResponse, value)
+	if version == Version1 {
+		h.Set(HeaderXPaymentResponse, value)
+	}
+	return nil
+}
+
+func joinReason(reason, message string) string {
+	switch {
+	case reason == "":
+		return message
+	case message == "":
+		return reason
+	}
+	return reason + ": " + message
+}

@@ -1,0 +1,47 @@
+package x402
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The payload of a proof is outside input: the middleware reads its
+// authorization for the replay key and the validity check.
+func FuzzProofAuthorization(f *testing.F) {
+	f.Add([]byte(`{"signature":"0x00","permit2Authorization":{"from":"0xAb","permitted":{"token":"0x1","amount":"5"},"spender":"0x2","nonce":"7","deadline":"1800000000","witness":{"to":"0x3","facilitator":"0x4","validAfter":"0"}}}`))
+	f.Add([]byte(`{"signature":"0x00","authorization":{"from":"0xAb","to":"0xB","value":"1","validAfter":"0","validBefore":"99","nonce":"0x01"}}`))
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		p := &PaymentPayload{X402Version: Version2, Accepted: PaymentRequirements{Scheme: SchemeUpto, Network: "eip155:84532"}, Payload: payload}
+		offer := PaymentRequirements{Scheme: SchemeUpto, Network: "eip155:84532", Amount: "5", Asset: "0x1", PayTo: "0x3", MaxTimeoutSeconds: 60}
+		now := time.Unix(1_700_000_000, 0)
+		key, until := replayKey(p, offer, now)
+		if until.Before(now.Add(time.Minute)) {
+			t.Fatalf("a proof is held only until %v", until)
+		}
+		if _, _, deadline, ok := permit2Of(p); ok && authorizationOf(p) == nil {
+			if !strings.HasPrefix(key, "permit2:") || until.Unix() < deadline {
+				t.Fatalf("a Permit2 authorization keyed %q until %v, deadline %d", key, until, deadline)
+			}
+		}
+		validBefore(p)
+	})
+}
+
+// The usage of a payment response is outside input to the payer.
+func FuzzUsageFromSettlement(f *testing.F) {
+	f.Add([]byte(`{"info":{"amount":"2000","units":2,"unit":"run","maxAmount":"5000"}}`))
+	f.Add([]byte(`{"info":{"amount":2000}}`))
+	f.Fuzz(func(t *testing.T, ext []byte) {
+		sr := &SettleResponse{Extensions: map[string]json.RawMessage{ExtensionUsage: ext}}
+		u, ok := UsageFromSettlement(sr)
+		if !ok {
+			return
+		}
+		withUsage(sr, &u)
+		if v, ok := UsageFromSettlement(sr); !ok || v != u {
+			t.Fatalf("usage %+v does not survive a round trip: %+v, %v", u, v, ok)
+		}
+	})
+}

@@ -18,10 +18,7 @@ func TestWorker_Work_remembersRejectedSchema(t *testing.T) {
 			t.Fatalf("Work: %v", err)
 		}
 	}
-	var got []bool
-	for _, r := range f.reqs() {
-		got = append(got, r.ResponseFormat != nil)
-	}
+	got := f.schemas()
 	// The first job learns that the endpoint rejects response_format; the
 	// second does not ask again.
 	if diff := cmp.Diff([]bool{true, false, false}, got); diff != "" {
@@ -38,10 +35,7 @@ func TestWorker_Work_keepsSchemaAfterUnrelated400(t *testing.T) {
 	if _, err := w.Work(t.Context(), validateJob()); err != nil {
 		t.Fatalf("Work: %v", err)
 	}
-	var got []bool
-	for _, r := range f.reqs() {
-		got = append(got, r.ResponseFormat != nil)
-	}
+	got := f.schemas()
 	if diff := cmp.Diff([]bool{true, false, true}, got); diff != "" {
 		t.Errorf("requests with response_format (-want +got):\n%s", diff)
 	}

@@ -214,11 +214,7 @@ func TestWorker_Work(t *testing.T) {
 
 			checkNoSecret(t, got, err)
 			reqs := f.reqs()
-			var gotSchema []bool
-			for _, r := range reqs {
-				gotSchema = append(gotSchema, r.ResponseFormat != nil)
-			}
-			if diff := cmp.Diff(tt.wantSchema, gotSchema); diff != "" {
+			if diff := cmp.Diff(tt.wantSchema, f.schemas()); diff != "" {
 				t.Errorf("requests with response_format (-want +got):\n%s", diff)
 			}
 			switch {

@@ -1,11 +1,15 @@
 package router_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"math"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -184,4 +188,87 @@ func loopbackClient(t *testing.T, svc router.Service) *router.Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestEngine_workerFaults runs misbehaving workers through validate v2
+// and delegate v2: each must give a 502 carrying an ERROR run that says
+// why, never a panic.
+func TestEngine_workerFaults(t *testing.T) {
+	steps := func(n int) []router.Step { return make([]router.Step, n) }
+	tests := []struct {
+		name      string
+		delegate  bool
+		worker    router.Worker
+		wantError string // a fragment of the run's error
+	}{
+		{"error", false, routertest.Fail(errors.New("model down")), "model down"},
+		{"panic", false, routertest.Panic("boom"), "worker panicked: boom"},
+		{"panic with error", false, routertest.Panic(errors.New("nil map")), "worker panicked: nil map"},
+		{"nil result", false, router.WorkerFunc(func(context.Context, *router.Job) (*router.Result, error) { return nil, nil }), "neither a result nor an error"},
+		{"no verdict", false, routertest.Fixed(router.Result{Confidence: 1}), "no verdict"},
+		{"unknown verdict", false, routertest.Fixed(router.Result{Verdict: "MAYBE"}), `"MAYBE"`},
+		{"factcheck verdict", false, routertest.Verdict(router.VerdictTrue), `"TRUE"`},
+		{"confidence above 1", false, routertest.Fixed(router.Result{Verdict: router.VerdictValid, Confidence: 1.5}), "confidence 1.5"},
+		{"confidence NaN", false, routertest.Fixed(router.Result{Verdict: router.VerdictValid, Confidence: math.NaN()}), "confidence NaN"},
+		{"infinite cost", false, routertest.Fixed(router.Result{Verdict: router.VerdictValid, Usage: &router.Usage{Cost: math.Inf(1)}}), "cost"},
+		{"step output not JSON", false, routertest.Fixed(router.Result{Verdict: router.VerdictValid, Steps: []router.Step{{Output: json.RawMessage(`{`)}}}), "steps[0].output"},
+		{"steps over the default budget", false, routertest.Fixed(router.Result{Verdict: router.VerdictValid, Steps: steps(router.DefaultMaxSteps + 1)}), "budget is 100"},
+		{"steps over max_steps", true, routertest.Fixed(router.Result{Output: 6, Steps: steps(4)}), "4 steps; the budget is 3"},
+		{"no output", true, routertest.Fixed(router.Result{Steps: steps(1)}), "no output"},
+		{"output not encodable", true, routertest.Answer(make(chan int)), "cannot be encoded"},
+		{"output raw JSON broken", true, routertest.Answer(json.RawMessage(`{"a":`)), "cannot be encoded"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+			e := one(t, tt.worker)
+			var err error
+			if tt.delegate {
+				_, err = e.DelegateV2(context.Background(), delegateV2(1))
+			} else {
+				_, err = e.ValidateV2(context.Background(), validateV2(1))
+			}
+			p := asError(t, err, http.StatusBadGateway, "all_replicas_failed")
+			runs := errorRuns(t, p)
+			if len(runs) != 1 || runs[0].Label != router.LabelError || !strings.Contains(runs[0].Error, tt.wantError) {
+				t.Errorf("runs = %+v, want one ERROR run whose error mentions %q", runs, tt.wantError)
+			}
+			if _, err := json.Marshal(p); err != nil {
+				t.Errorf("the error does not encode: %v", err)
+			}
+			if !strings.Contains(p.Detail, tt.wantError) {
+				t.Errorf("detail = %q, want the cause %q", p.Detail, tt.wantError)
+			}
+			if tt.delegate {
+				return
+			}
+			// Version 3 names the cause in its detail too, with the session.
+			_, err = e.ValidateV3(context.Background(), validateV3(1, router.DisagreeFailHard))
+			p = asError(t, err, http.StatusBadGateway, "all_replicas_failed")
+			if !strings.Contains(p.Detail, "session 1: ") || !strings.Contains(p.Detail, tt.wantError) {
+				t.Errorf("v3 detail = %q, want the cause %q of session 1", p.Detail, tt.wantError)
+			}
+		})
+	}
+}
+
+func TestEngine_maxStepsWithinBudget(t *testing.T) {
+	w := routertest.Fixed(router.Result{Output: 6, Steps: make([]router.Step, 3)})
+	if _, err := one(t, w).DelegateV2(context.Background(), delegateV2(1)); err != nil {
+		t.Errorf("3 steps under execution.max_steps 3: %v", err)
+	}
+	e := one(t, routertest.Fixed(router.Result{Verdict: router.VerdictValid, Steps: make([]router.Step, 500)}), router.WithMaxSteps(0))
+	if _, err := e.ValidateV2(context.Background(), validateV2(1)); err != nil {
+		t.Errorf("500 steps with WithMaxSteps(0): %v", err)
+	}
+}
+
+func TestEngine_panicIsLogged(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&buf, nil))
+	_, err := one(t, routertest.Panic("boom"), router.WithEngineLogger(logger)).ValidateV2(context.Background(), validateV2(1))
+	asError(t, err, http.StatusBadGateway, "all_replicas_failed")
+	if !strings.Contains(buf.String(), `"panic":"boom"`) || !strings.Contains(buf.String(), `"stack":`) {
+		t.Errorf("log = %s, want the panic value and stack", buf.String())
+	}
 }

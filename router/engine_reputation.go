@@ -209,6 +209,14 @@ func (e *Engine) aggregator(c *ConsensusRequest, rel consensus.Reliabilities, se
 	return agg, nil
 }
 
+// everyVote is an aggregator waiting for every replica: the return_all
+// policy reports all replica results, so no straggler is cut short by an
+// early quorum.
+type everyVote struct{ consensus.Aggregator }
+
+// Decided reports false: the runner then waits for every vote.
+func (everyVote) Decided([]consensus.Vote, consensus.Policy) bool { return false }
+
 // weigh adds to call what a weighted outcome records: the weight and
 // reliability of each vote, weight_by and the reputation snapshot. Every
 // call gets the replicas that agreed with the winner.

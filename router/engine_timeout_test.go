@@ -1,8 +1,12 @@
 package router_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,5 +51,76 @@ func TestEngine_callerTimeoutIsNotTheSessions(t *testing.T) {
 	got, err := e.ValidateV3(ctx, validateV3(3, router.DisagreeBestEffort))
 	if err != nil || got.Verdict != valid {
 		t.Fatalf("the next caller: %+v, %v; want VALID", got, err)
+	}
+}
+
+func TestEngine_timeout(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	rec := routertest.NewRecorder(routertest.Hang())
+	req := validateV2(1)
+	req.Policy.TimeoutMS = 20
+	_, err := one(t, rec).ValidateV2(context.Background(), req)
+	p := asError(t, err, http.StatusGatewayTimeout, "timeout")
+	if runs := errorRuns(t, p); len(runs) != 1 || runs[0].Label != router.LabelTimeout {
+		t.Errorf("runs = %+v, want one TIMEOUT run", runs)
+	}
+	if got := rec.Cancelled.Load(); got != 1 {
+		t.Errorf("the hanging worker observed %d cancellations by the time the call returned, want 1", got)
+	}
+}
+
+func TestEngine_callTimeout(t *testing.T) {
+	rec := routertest.NewRecorder(routertest.Hang())
+	_, err := one(t, rec, router.WithCallTimeout(20*time.Millisecond)).ValidateV2(context.Background(), validateV2(1))
+	asError(t, err, http.StatusGatewayTimeout, "timeout")
+	if got := rec.Cancelled.Load(); got != 1 {
+		t.Errorf("worker observed %d cancellations, want 1", got)
+	}
+}
+
+// TestEngine_abandonsWorkerIgnoringContext checks the documented limit: a
+// worker that ignores its context is abandoned after the stop grace, and
+// its goroutine ends only when it returns.
+func TestEngine_abandonsWorkerIgnoringContext(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	release := make(chan struct{})
+	stubborn := routertest.NewRecorder(router.WorkerFunc(func(context.Context, *router.Job) (*router.Result, error) {
+		<-release
+		return &router.Result{Verdict: router.VerdictValid}, nil
+	}))
+	var buf bytes.Buffer
+	e := one(t, stubborn, router.WithStopGrace(5*time.Millisecond), router.WithEngineLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+	req := validateV2(1)
+	req.Policy.TimeoutMS = 20
+	_, err := e.ValidateV2(context.Background(), req)
+	asError(t, err, http.StatusGatewayTimeout, "timeout")
+	if got := stubborn.Returned.Load(); got != 0 {
+		t.Errorf("the stubborn worker returned %d times before release, want 0", got)
+	}
+	if !strings.Contains(buf.String(), "abandoning") {
+		t.Errorf("log = %q, want a warning about the abandoned worker", buf.String())
+	}
+	close(release)
+	for stubborn.Returned.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestEngine_callerCancels(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	rec := routertest.NewRecorder(routertest.Hang())
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for rec.Calls.Load() == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	_, err := one(t, rec).ValidateV2(ctx, validateV2(1))
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("error = %v, want context.Canceled", err)
+	}
+	if got := rec.Cancelled.Load(); got != 1 {
+		t.Errorf("worker observed %d cancellations, want 1", got)
 	}
 }

@@ -2,6 +2,7 @@ package router_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -158,5 +159,80 @@ func TestSessionID_sameFromBothForms(t *testing.T) {
 	}
 	if a.SessionID != 7 || len(a.Consensus.SessionPool) != 3 {
 		t.Errorf("decoded %+v", a)
+	}
+}
+
+// TestHandler_factcheckV1_sessionIDs sends factcheck v1 requests to the
+// route and its alias: ids in either form reach the Service as the same
+// request, and a malformed id is a 400 naming its field that never
+// reaches the Service.
+func TestHandler_factcheckV1_sessionIDs(t *testing.T) {
+	svc := &fakeService{}
+	srv := newTestServer(t, svc)
+	paths := []string{"/api/v1/factcheck", "/api/v1/fact-check"}
+
+	var want any
+	for _, body := range []string{
+		`{"claim":"c","session_id":7,"session_pool":[201,202,203]}`,
+		`{"claim":"c","session_id":"7","session_pool":["201","202","203"]}`,
+		`{"claim":"c","session_id":"007","session_pool":[201,"202",203]}`,
+	} {
+		for _, path := range paths {
+			if r := send(t, "POST", srv.URL+path, body); r.status != http.StatusOK {
+				t.Fatalf("%s %s = %d %s, want 200", path, body, r.status, r.body)
+			}
+			svc.mu.Lock()
+			got := svc.lastReq
+			svc.mu.Unlock()
+			if want == nil {
+				want = got
+			} else if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s %s: request differs from the first (-first +this):\n%s", path, body, diff)
+			}
+		}
+	}
+
+	for _, tc := range []struct {
+		member, value, field string
+	}{
+		{"session_id", `1.5`, "session_id"},
+		{"session_id", `"1.5"`, "session_id"},
+		{"session_id", `"abc"`, "session_id"},
+		{"session_id", `""`, "session_id"},
+		{"session_id", `"+1"`, "session_id"},
+		{"session_id", `" 1"`, "session_id"},
+		{"session_id", `"0x10"`, "session_id"},
+		{"session_id", `1e3`, "session_id"},
+		{"session_id", `"99999999999999999999"`, "session_id"},
+		{"session_id", `true`, "session_id"},
+		{"session_id", `{}`, "session_id"},
+		{"session_id", `[7]`, "session_id"},
+		{"session_id", `-7`, "session_id"},
+		{"session_id", `"-7"`, "session_id"},
+		{"session_pool", `"201"`, "session_pool"},
+		{"session_pool", `{"0":201}`, "session_pool"},
+		{"session_pool", `["201","x"]`, "session_pool"},
+		{"session_pool", `[201,2.5]`, "session_pool"},
+		{"session_pool", `[201,null]`, "session_pool[1]"},
+		{"session_pool", `["201","0"]`, "session_pool[1]"},
+		{"session_pool", `[201,-3]`, "session_pool[1]"},
+		{"session_pool", `["201","201"]`, "session_pool"},
+	} {
+		body := `{"claim":"c","` + tc.member + `":` + tc.value + `}`
+		for _, path := range paths {
+			before := svc.calls.Load()
+			r := send(t, "POST", srv.URL+path, body)
+			if r.status != http.StatusBadRequest {
+				t.Errorf("%s %s = %d %s, want 400", path, body, r.status, r.body)
+				continue
+			}
+			p := r.problem(t)
+			if len(p.Errors) != 1 || p.Errors[0].Field != tc.field {
+				t.Errorf("%s %s: field errors %+v, want one naming %s", path, body, p.Errors, tc.field)
+			}
+			if svc.calls.Load() != before {
+				t.Errorf("%s %s reached the Service", path, body)
+			}
+		}
 	}
 }

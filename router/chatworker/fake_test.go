@@ -86,6 +86,16 @@ func (f *fakeEndpoint) reqs() []fakeRequest {
 	return slices.Clone(f.requests)
 }
 
+// schemas reports, for each request received, whether it asked for
+// response_format.
+func (f *fakeEndpoint) schemas() []bool {
+	var asked []bool
+	for _, r := range f.reqs() {
+		asked = append(asked, r.ResponseFormat != nil)
+	}
+	return asked
+}
+
 func (f *fakeEndpoint) serve(w http.ResponseWriter, r *http.Request) {
 	bad := func(format string, args ...any) {
 		f.t.Errorf("fake endpoint: "+format, args...)

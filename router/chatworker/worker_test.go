@@ -5,12 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"log/slog"
 	"net/url"
 	"strings"
 	"testing"
-	"text/template"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -217,11 +214,7 @@ func TestWorker_Work(t *testing.T) {
 
 			checkNoSecret(t, got, err)
 			reqs := f.reqs()
-			var gotSchema []bool
-			for _, r := range reqs {
-				gotSchema = append(gotSchema, r.ResponseFormat != nil)
-			}
-			if diff := cmp.Diff(tt.wantSchema, gotSchema); diff != "" {
+			if diff := cmp.Diff(tt.wantSchema, f.schemas()); diff != "" {
 				t.Errorf("requests with response_format (-want +got):\n%s", diff)
 			}
 			switch {
@@ -318,9 +311,6 @@ func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
 	}
 }
 
-// fmtAll formats v every way fmt can.
-func fmtAll(v any) string { return fmt.Sprintf("%v %+v %#v %s", v, v, v, v) }
-
 func TestWorker_Work_cancelStopsTheRequest(t *testing.T) {
 	f := newFake(t, slow())
 	w := newWorker(t, f, nil)
@@ -347,202 +337,5 @@ func TestWorker_Work_cancelStopsTheRequest(t *testing.T) {
 	waitClosed(t, f.cancelled, "the server to see the request cancelled")
 	if n := len(f.reqs()); n != 1 {
 		t.Errorf("server saw %d requests, want 1: a cancelled call is not retried", n)
-	}
-}
-
-func TestWorker_Work_remembersRejectedSchema(t *testing.T) {
-	f := newFake(t, content(`{"verdict":"VALID","confidence":0.9,"reasons":[]}`))
-	f.rejectSchema = true
-	w := newWorker(t, f, nil)
-	for range 2 {
-		if _, err := w.Work(t.Context(), validateJob()); err != nil {
-			t.Fatalf("Work: %v", err)
-		}
-	}
-	var got []bool
-	for _, r := range f.reqs() {
-		got = append(got, r.ResponseFormat != nil)
-	}
-	// The first job learns that the endpoint rejects response_format; the
-	// second does not ask again.
-	if diff := cmp.Diff([]bool{true, false, false}, got); diff != "" {
-		t.Errorf("requests with response_format (-want +got):\n%s", diff)
-	}
-}
-
-func TestWorker_Work_keepsSchemaAfterUnrelated400(t *testing.T) {
-	f := newFake(t, status(400, ""), status(400, ""), content(`{"verdict":"VALID","confidence":0.9,"reasons":[]}`))
-	w := newWorker(t, f, nil)
-	if _, err := w.Work(t.Context(), validateJob()); err == nil {
-		t.Fatal("Work succeeded on a 400, want an error")
-	}
-	if _, err := w.Work(t.Context(), validateJob()); err != nil {
-		t.Fatalf("Work: %v", err)
-	}
-	var got []bool
-	for _, r := range f.reqs() {
-		got = append(got, r.ResponseFormat != nil)
-	}
-	if diff := cmp.Diff([]bool{true, false, true}, got); diff != "" {
-		t.Errorf("requests with response_format (-want +got):\n%s", diff)
-	}
-}
-
-func TestWorker_Work_noFallbackOnceSchemaWorked(t *testing.T) {
-	f := newFake(t, content(`{"verdict":"VALID","confidence":0.9,"reasons":[]}`), status(400, ""))
-	w := newWorker(t, f, nil)
-	if _, err := w.Work(t.Context(), validateJob()); err != nil {
-		t.Fatalf("Work: %v", err)
-	}
-	var se *chatworker.StatusError
-	if _, err := w.Work(t.Context(), validateJob()); !errors.As(err, &se) || se.StatusCode != 400 {
-		t.Fatalf("Work error = %v, want a 400 *StatusError", err)
-	}
-	// The endpoint took response_format once, so a later 400 is about
-	// something else and is not asked again without it.
-	if n := len(f.reqs()); n != 2 {
-		t.Errorf("server saw %d requests, want 2", n)
-	}
-}
-
-func TestWorker_Work_request(t *testing.T) {
-	f := newFake(t, content(`{"verdict":"VALID","confidence":0.9,"reasons":[]}`))
-	temp := 0.0
-	w := newWorker(t, f, func(c *chatworker.Config) {
-		c.Temperature = &temp
-		c.MaxTokens = 256
-		c.Headers = map[string][]string{"X-Team": {"risk"}, "Authorization": {"Basic overridden"}}
-	})
-	job := validateJob()
-	job.Metadata = map[string]any{"dispute": "buyer says the summary is wrong"}
-	if _, err := w.Work(t.Context(), job); err != nil {
-		t.Fatalf("Work: %v", err)
-	}
-	r := f.reqs()[0]
-	if r.Temperature == nil || *r.Temperature != 0 || r.MaxTokens != 256 {
-		t.Errorf("temperature, max_tokens = %v, %d; want 0, 256", r.Temperature, r.MaxTokens)
-	}
-	if got := r.Header.Get("X-Team"); got != "risk" {
-		t.Errorf("X-Team = %q, want risk", got)
-	}
-	if len(r.Messages) != 2 || r.Messages[0].Role != "system" {
-		t.Fatalf("messages = %+v, want system then user", r.Messages)
-	}
-	user := r.Messages[1].Content
-	for _, want := range []string{
-		"Claim type: summary",
-		"Task: Summarize: the sky is blue on a clear day.",
-		"- accuracy\n- non-hallucination",
-		"<claimed_result>\nThe sky is blue on clear days.\n</claimed_result>",
-		`"audience": "children"`,
-		`"dispute": "buyer says the summary is wrong"`,
-	} {
-		if !strings.Contains(user, want) {
-			t.Errorf("user message lacks %q:\n%s", want, user)
-		}
-	}
-	var schema struct {
-		Properties struct {
-			Verdict struct {
-				Enum []string `json:"enum"`
-			} `json:"verdict"`
-		} `json:"properties"`
-	}
-	if err := json.Unmarshal(r.ResponseFormat.JSONSchema.Schema, &schema); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]string{"VALID", "INVALID", "RETRY", "NEEDS_SPEC"}, schema.Properties.Verdict.Enum); diff != "" {
-		t.Errorf("verdict enum (-want +got):\n%s", diff)
-	}
-}
-
-func TestWorker_Work_customPrompt(t *testing.T) {
-	f := newFake(t, content(`{"verdict":"TRUE","confidence":0.9,"reasons":[]}`))
-	tmpl := template.Must(template.New("").Parse(`{{define "user"}}Is it true that {{.Job.Statement}}?{{end}}`))
-	w := newWorker(t, f, func(c *chatworker.Config) { c.FactcheckPrompt = tmpl })
-	if _, err := w.Work(t.Context(), factcheckJob()); err != nil {
-		t.Fatalf("Work: %v", err)
-	}
-	got := f.reqs()[0].Messages
-	if len(got) != 1 || got[0].Content != "Is it true that Water boils at 100 degrees Celsius at sea level.?" {
-		t.Errorf("messages = %+v, want only the custom user message", got)
-	}
-}
-
-func TestWorker_Work_unsupportedJob(t *testing.T) {
-	f := newFake(t, content("unused"))
-	w := newWorker(t, f, nil)
-	for name, job := range map[string]*router.Job{
-		"nil":                        nil,
-		"unknown kind":               {Kind: "summarize"},
-		"validate without claim":     {Kind: router.KindValidate},
-		"factcheck without text":     {Kind: router.KindFactcheck, Statement: " "},
-		"delegate without objective": {Kind: router.KindDelegate},
-	} {
-		if _, err := w.Work(t.Context(), job); !errors.Is(err, chatworker.ErrUnsupportedJob) {
-			t.Errorf("%s: Work error = %v, want ErrUnsupportedJob", name, err)
-		}
-	}
-	if n := len(f.reqs()); n != 0 {
-		t.Errorf("server saw %d requests, want none", n)
-	}
-}
-
-func TestWorker_keyNeverLogged(t *testing.T) {
-	f := newFake(t, status(500, ""), rawBody(401, `{"error":{"message":"bad key `+fakeKey+`"}}`))
-	var buf bytes.Buffer
-	w := newWorker(t, f, func(c *chatworker.Config) {
-		c.Logger = slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	})
-	_, err := w.Work(t.Context(), validateJob())
-	var se *chatworker.StatusError
-	if !errors.As(err, &se) || se.StatusCode != 401 || !strings.Contains(se.Message, "bad key [REDACTED]") {
-		t.Errorf("Work error = %v, want a 401 *StatusError with the key scrubbed", err)
-	}
-	if buf.Len() == 0 {
-		t.Fatal("nothing logged at debug level; the test proves nothing")
-	}
-	for name, s := range map[string]string{
-		"log": buf.String(), "error": err.Error(), "%v": fmtAll(w),
-	} {
-		if strings.Contains(s, fakeKey) {
-			t.Errorf("%s shows the API key: %s", name, s)
-		}
-	}
-}
-
-func TestNew_invalid(t *testing.T) {
-	bad := -0.5
-	tests := map[string]chatworker.Config{
-		"no base URL":       {Model: "m"},
-		"relative base URL": {BaseURL: "/v1", Model: "m"},
-		"ftp base URL":      {BaseURL: "ftp://host/v1", Model: "m"},
-		"no model":          {BaseURL: "http://localhost:8080/v1"},
-		"temperature":       {BaseURL: "http://localhost:8080/v1", Model: "m", Temperature: &bad},
-		"max tokens":        {BaseURL: "http://localhost:8080/v1", Model: "m", MaxTokens: -1},
-		"price":             {BaseURL: "http://localhost:8080/v1", Model: "m", Prices: map[string]chatworker.Price{"m": {PromptPer1K: -1}}},
-		"header name":       {BaseURL: "http://localhost:8080/v1", Model: "m", Headers: map[string][]string{"Bad Name": {"x"}}},
-		"header value":      {BaseURL: "http://localhost:8080/v1", Model: "m", Headers: map[string][]string{"X-A": {"a\r\nX-B: b"}}},
-		"waits":             {BaseURL: "http://localhost:8080/v1", Model: "m", RetryWaitMin: time.Second, RetryWaitMax: time.Millisecond},
-		"prompt without user": {BaseURL: "http://localhost:8080/v1", Model: "m",
-			DelegatePrompt: template.Must(template.New("").Parse(`{{define "system"}}x{{end}}`))},
-	}
-	for name, cfg := range tests {
-		if w, err := chatworker.New(cfg); !errors.Is(err, chatworker.ErrInvalidConfig) {
-			t.Errorf("%s: New = %v, %v; want ErrInvalidConfig", name, w, err)
-		}
-	}
-}
-
-func TestWorker_String(t *testing.T) {
-	w, err := chatworker.New(chatworker.Config{BaseURL: "https://api.example.com/v1?api-version=1", Model: "m1", APIKey: fakeKey})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := w.String(), "chatworker.Worker(m1 at api.example.com)"; got != want {
-		t.Errorf("String() = %q, want %q", got, want)
-	}
-	if s := fmtAll(w); strings.Contains(s, fakeKey) {
-		t.Errorf("formatting shows the key: %s", s)
 	}
 }

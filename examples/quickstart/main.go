@@ -1,8 +1,9 @@
 // Command quickstart runs vouch in-process, with no network and no set-up:
 // an engine of five demo sessions, and the trust service on top of it. It
 // makes one call per mode, compares the fast, oracle and adaptive tiers on
-// the same claims, and issues a signed receipt that it fetches back and
-// verifies.
+// the same claims, issues a signed receipt that it fetches back and
+// verifies, and shows what an engine with reputation on (the default)
+// learns of its sessions.
 //
 //	go run ./examples/quickstart        readable output
 //	go run ./examples/quickstart -json  every response as JSON
@@ -124,6 +125,49 @@ func run(ctx context.Context, out io.Writer, asJSON bool) error {
 	if !result.Valid() {
 		return fmt.Errorf("the receipt did not verify: %v", err)
 	}
+	return learn(ctx, p)
+}
+
+// learn runs the same sessions on an engine with reputation on, the
+// default: after a few safe validations the engine has learned that
+// session 3 approves everything, runs it last and weighs its vote less.
+func learn(ctx context.Context, p printer) error {
+	p.title("Reputation on (the default): what the engine learns")
+	engine, err := router.NewEngine(routertest.Sessions(1, 2, careful(), careful(), sloppy(), careful(), careful()))
+	if err != nil {
+		return err
+	}
+	svc, err := trust.New(engine)
+	if err != nil {
+		return err
+	}
+	claims := []string{
+		"Curie won the prize in Physics.",
+		"Curie shared the prize with Albert Einstein.",
+		"Curie won the prize with Pierre Curie.",
+		"The second prize that Curie won, in Chemistry, came in 1911 with Albert Einstein.",
+	}
+	const calls = 20
+	for i := range calls {
+		if _, err := svc.Call(ctx, claim(trust.ModeValidation, trust.PolicySafe, claims[i%len(claims)])); err != nil {
+			return err
+		}
+	}
+	ids := []int64{1, 2, 3, 4, 5}
+	rel, err := engine.Reputation().Reliabilities(ctx, router.Scope(router.KindValidate, "qa"), ids)
+	if err != nil {
+		return err
+	}
+	p.line("after %d safe validations, each session's learned chance of voting right:", calls)
+	for _, id := range ids {
+		p.line("  session %d  %.2f", id, rel.Of(id))
+	}
+	resp, err := svc.Call(ctx, claim(trust.ModeValidation, trust.PolicyAdaptive, claims[3]))
+	if err != nil {
+		return err
+	}
+	p.line("claim %q", claims[3])
+	p.weighted(trust.PolicyAdaptive, resp, rel)
 	return nil
 }
 
@@ -199,6 +243,25 @@ func (p printer) tier(tier trust.Policy, r *trust.Response) {
 		lead, answered-lead, consensus.Posterior(lead, answered-lead))
 	if r.RetryInstructions != nil {
 		fmt.Fprintf(p.out, "              retry: %s\n", r.RetryInstructions.Reason)
+	}
+}
+
+// weighted prints a call weighed by reputation: the sessions it ran, in
+// order, each with its vote and the reliability it was weighed with.
+func (p printer) weighted(tier trust.Policy, r *trust.Response, rel consensus.Reliabilities) {
+	if p.json {
+		p.dump(r)
+		return
+	}
+	fmt.Fprintf(p.out, "    %-9s %-8s confidence %.3f  runs %d\n", tier, r.Status, r.Confidence, r.Evidence.Launched)
+	i := 0
+	for _, st := range r.Evidence.Steps {
+		for _, id := range st.Sessions {
+			if i < len(r.Evidence.Verdicts) {
+				fmt.Fprintf(p.out, "              session %d voted %-9s (reliability %.2f)\n", id, r.Evidence.Verdicts[i], rel.Of(int64(id)))
+			}
+			i++
+		}
 	}
 }
 

@@ -28,6 +28,11 @@ func TestRun(t *testing.T) {
 		regexp.MustCompile(`identical to the response: true`),
 		regexp.MustCompile(`check signature\s+passed`),
 		regexp.MustCompile(`check output_hash\s+passed`),
+		// With reputation on, the sloppy session 3 has learned the lowest
+		// reliability, and adaptive settles the claim adaptive above needed
+		// 4 runs for on 2 runs of reliable sessions.
+		regexp.MustCompile(`session 3  0\.[0-7]\d\n`),
+		regexp.MustCompile(`adaptive\s+INVALID\s+confidence 0\.9\d+\s+runs 2\n`),
 	} {
 		if !want.MatchString(got) {
 			t.Errorf("output lacks %s:\n%s", want, got)
@@ -51,8 +56,9 @@ func TestRun_json(t *testing.T) {
 		}
 		n++
 	}
-	// 3 modes, 2 claims × 3 tiers, the receipt's response and its verification.
-	if n != 3+6+2 {
-		t.Errorf("%d JSON objects, want 11", n)
+	// 3 modes, 2 claims × 3 tiers, the receipt's response and its
+	// verification, the adaptive call weighed by reputation.
+	if n != 3+6+2+1 {
+		t.Errorf("%d JSON objects, want 12", n)
 	}
 }

@@ -58,3 +58,50 @@ func TestService_receiptEveryTier(t *testing.T) {
 		})
 	}
 }
+
+// TestService_receiptPolicyStrategy: the policy snapshot names the
+// strategy the votes were counted by, as the consensus snapshot does:
+// weighted with reputation on (the default), majority without.
+func TestService_receiptPolicyStrategy(t *testing.T) {
+	_, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	V := routertest.Verdict(router.VerdictValid)
+	for _, tc := range []struct {
+		name   string
+		policy trust.Policy
+		opts   []trust.Option
+		want   string
+	}{
+		{"safe, reputation on", trust.PolicySafe, nil, "weighted"},
+		{"adaptive, reputation on", trust.PolicyAdaptive, nil, "weighted"},
+		{"safe, reputation off", trust.PolicySafe, []trust.Option{trust.WithoutReputation()}, "majority"},
+		{"adaptive, reputation off", trust.PolicyAdaptive, []trust.Option{trust.WithoutReputation()}, "majority"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := append([]trust.Option{trust.WithSigningKey(priv), trust.WithSessionPool(1, 2, 3, 4, 5)}, tc.opts...)
+			s, err := trust.New(newEngine(t, V, V, V, V, V), opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := request(trust.ModeValidation, tc.policy)
+			req.Receipt = receipt.Inline()
+			resp, err := s.Call(context.Background(), req)
+			if err != nil {
+				t.Fatalf("Call: %v", err)
+			}
+			r, err := receipt.Parse(resp.Receipt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.PolicySnapshot == nil || r.ConsensusSnapshot == nil {
+				t.Fatalf("receipt without snapshots: %s", resp.Receipt)
+			}
+			if got := r.PolicySnapshot.Consensus.Strategy; got != tc.want || r.ConsensusSnapshot.Strategy != tc.want {
+				t.Errorf("policy_snapshot strategy %q, consensus_snapshot strategy %q; want %q for both",
+					got, r.ConsensusSnapshot.Strategy, tc.want)
+			}
+		})
+	}
+}

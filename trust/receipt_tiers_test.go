@@ -37,17 +37,7 @@ func TestService_receiptEveryTier(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req := request(trust.ModeValidation, tc.policy)
-			req.Receipt = receipt.Inline()
-			resp, err := s.Call(context.Background(), req)
-			if err != nil {
-				t.Fatalf("Call: %v", err)
-			}
-			res, err := receipt.Verify(resp.Receipt, receipt.Ed25519Key(pub))
-			if err != nil {
-				t.Fatalf("Verify: %v", err)
-			}
-			r := res.Receipt
+			resp, r := callInline(t, s, tc.policy, pub)
 			if r.ConsensusSnapshot == nil || r.PolicySnapshot == nil {
 				t.Fatalf("receipt without snapshots: %s", resp.Receipt)
 			}
@@ -63,7 +53,7 @@ func TestService_receiptEveryTier(t *testing.T) {
 // strategy the votes were counted by, as the consensus snapshot does:
 // weighted with reputation on (the default), majority without.
 func TestService_receiptPolicyStrategy(t *testing.T) {
-	_, priv, err := ed25519.GenerateKey(nil)
+	pub, priv, err := ed25519.GenerateKey(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,16 +75,7 @@ func TestService_receiptPolicyStrategy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req := request(trust.ModeValidation, tc.policy)
-			req.Receipt = receipt.Inline()
-			resp, err := s.Call(context.Background(), req)
-			if err != nil {
-				t.Fatalf("Call: %v", err)
-			}
-			r, err := receipt.Parse(resp.Receipt)
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp, r := callInline(t, s, tc.policy, pub)
 			if r.PolicySnapshot == nil || r.ConsensusSnapshot == nil {
 				t.Fatalf("receipt without snapshots: %s", resp.Receipt)
 			}
@@ -104,4 +85,21 @@ func TestService_receiptPolicyStrategy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// callInline makes a validation under policy with an inline receipt, and
+// returns the response and its receipt, verified under pub.
+func callInline(t *testing.T, s *trust.Service, policy trust.Policy, pub ed25519.PublicKey) (*trust.Response, *receipt.Receipt) {
+	t.Helper()
+	req := request(trust.ModeValidation, policy)
+	req.Receipt = receipt.Inline()
+	resp, err := s.Call(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Call: %v", err)
+	}
+	res, err := receipt.Verify(resp.Receipt, receipt.Ed25519Key(pub))
+	if err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	return resp, res.Receipt
 }

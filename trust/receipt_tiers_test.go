@@ -37,17 +37,7 @@ func TestService_receiptEveryTier(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req := request(trust.ModeValidation, tc.policy)
-			req.Receipt = receipt.Inline()
-			resp, err := s.Call(context.Background(), req)
-			if err != nil {
-				t.Fatalf("Call: %v", err)
-			}
-			res, err := receipt.Verify(resp.Receipt, receipt.Ed25519Key(pub))
-			if err != nil {
-				t.Fatalf("Verify: %v", err)
-			}
-			r := res.Receipt
+			resp, r := callInline(t, s, tc.policy, pub)
 			if r.ConsensusSnapshot == nil || r.PolicySnapshot == nil {
 				t.Fatalf("receipt without snapshots: %s", resp.Receipt)
 			}
@@ -57,4 +47,59 @@ func TestService_receiptEveryTier(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestService_receiptPolicyStrategy: the policy snapshot names the
+// strategy the votes were counted by, as the consensus snapshot does:
+// weighted with reputation on (the default), majority without.
+func TestService_receiptPolicyStrategy(t *testing.T) {
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	V := routertest.Verdict(router.VerdictValid)
+	for _, tc := range []struct {
+		name   string
+		policy trust.Policy
+		opts   []trust.Option
+		want   string
+	}{
+		{"safe, reputation on", trust.PolicySafe, nil, "weighted"},
+		{"adaptive, reputation on", trust.PolicyAdaptive, nil, "weighted"},
+		{"safe, reputation off", trust.PolicySafe, []trust.Option{trust.WithoutReputation()}, "majority"},
+		{"adaptive, reputation off", trust.PolicyAdaptive, []trust.Option{trust.WithoutReputation()}, "majority"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := append([]trust.Option{trust.WithSigningKey(priv), trust.WithSessionPool(1, 2, 3, 4, 5)}, tc.opts...)
+			s, err := trust.New(newEngine(t, V, V, V, V, V), opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, r := callInline(t, s, tc.policy, pub)
+			if r.PolicySnapshot == nil || r.ConsensusSnapshot == nil {
+				t.Fatalf("receipt without snapshots: %s", resp.Receipt)
+			}
+			if got := r.PolicySnapshot.Consensus.Strategy; got != tc.want || r.ConsensusSnapshot.Strategy != tc.want {
+				t.Errorf("policy_snapshot strategy %q, consensus_snapshot strategy %q; want %q for both",
+					got, r.ConsensusSnapshot.Strategy, tc.want)
+			}
+		})
+	}
+}
+
+// callInline makes a validation under policy with an inline receipt, and
+// returns the response and its receipt, verified under pub.
+func callInline(t *testing.T, s *trust.Service, policy trust.Policy, pub ed25519.PublicKey) (*trust.Response, *receipt.Receipt) {
+	t.Helper()
+	req := request(trust.ModeValidation, policy)
+	req.Receipt = receipt.Inline()
+	resp, err := s.Call(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Call: %v", err)
+	}
+	res, err := receipt.Verify(resp.Receipt, receipt.Ed25519Key(pub))
+	if err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	return resp, res.Receipt
 }

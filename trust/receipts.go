@@ -45,6 +45,10 @@ func (s *Service) receiptParams(ctx context.Context, req *Request, resp *Respons
 	if !req.Task.Input.IsZero() {
 		input = json.RawMessage(req.Task.Input.Raw())
 	}
+	strategy := router.AggregationMajority
+	if final.consensus != nil && final.consensus.Strategy != "" {
+		strategy = final.consensus.Strategy // weighted, with reputation on
+	}
 	return receipt.Params{
 		Request:    req.Receipt,
 		Mode:       string(req.Mode),
@@ -56,7 +60,7 @@ func (s *Service) receiptParams(ctx context.Context, req *Request, resp *Respons
 		Reasons:    decisionReasons(resp, final),
 		Policy: &receipt.PolicySnapshot{
 			Tier:      string(req.Policy),
-			Consensus: receipt.PolicyConsensus{Replicas: final.step.Replicas, Strategy: string(router.AggregationMajority)},
+			Consensus: receipt.PolicyConsensus{Replicas: final.step.Replicas, Strategy: string(strategy)},
 		},
 		Consensus:      consensusSnapshot(final, s.key),
 		Refs:           refs,

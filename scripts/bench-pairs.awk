@@ -41,7 +41,7 @@ function metric(label, pkg, bench, unit, kind, target,   k, r) {
 }
 
 /^pkg: / { pkg = $2; sub(".*/vouch/?", "", pkg); if (pkg == "") pkg = "."; next }
-/^Benchmark/ && / ns\/op/ {
+/^Benchmark/ && NF > 3 {
 	name = $1; sub(/-[0-9]+$/, "", name); sub(/^Benchmark/, "", name)
 	for (i = 3; i <= NF; i++) {
 		if ($(i) ~ /\// || $(i) ~ /-rate$/) vals[pkg "|" name "|" $(i)] = vals[pkg "|" name "|" $(i)] " " $(i-1)

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"cmp"
+	"container/heap"
 	"container/list"
 	"context"
 	"net/http"
@@ -173,10 +174,33 @@ type MemoryIdempotencyStore struct {
 
 // memBudget is one budget of a MemoryIdempotencyStore.
 type memBudget struct {
-	pinned  bool                  // entries go only by expiry or their own caller's traffic
-	order   list.List             // of *memEntry, oldest reservation first
-	callers map[string]*list.List // of *memEntry by caller, oldest first
+	pinned  bool      // entries go only by expiry or their own caller's traffic
+	order   list.List // of *memEntry, oldest reservation first
+	callers map[string]*callerList
+	largest callerHeap // the callers, the one holding the most first
 	bytes   int64
+}
+
+// callerList holds the entries of one caller in a budget, oldest first.
+type callerList struct {
+	entries list.List // of *memEntry
+	i       int       // index in the budget's heap
+}
+
+// callerHeap orders a budget's callers by how many entries each holds, so
+// that finding the caller holding the most costs nothing and keeping the
+// order costs O(log callers) per entry added or removed (container/heap).
+type callerHeap []*callerList
+
+func (h callerHeap) Len() int           { return len(h) }
+func (h callerHeap) Less(i, j int) bool { return h[i].entries.Len() > h[j].entries.Len() }
+func (h callerHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i]; h[i].i = i; h[j].i = j }
+func (h *callerHeap) Push(x any)        { c := x.(*callerList); c.i = len(*h); *h = append(*h, c) }
+func (h *callerHeap) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return c
 }
 
 type memEntry struct {
@@ -197,8 +221,8 @@ func (s *MemoryIdempotencyStore) Reserve(_ context.Context, key, fingerprint str
 	defer s.mu.Unlock()
 	if s.entries == nil {
 		s.entries = make(map[string]*memEntry)
-		s.paid = memBudget{pinned: true, callers: make(map[string]*list.List)}
-		s.other = memBudget{callers: make(map[string]*list.List)}
+		s.paid = memBudget{pinned: true, callers: make(map[string]*callerList)}
+		s.other = memBudget{callers: make(map[string]*callerList)}
 	}
 	s.paid.expire(s, now)
 	s.other.expire(s, now)
@@ -224,10 +248,12 @@ func (s *MemoryIdempotencyStore) Reserve(_ context.Context, key, fingerprint str
 	e.el = b.order.PushBack(e)
 	l := b.callers[caller]
 	if l == nil {
-		l = list.New()
+		l = new(callerList)
 		b.callers[caller] = l
+		heap.Push(&b.largest, l)
 	}
-	e.callerEl = l.PushBack(e)
+	e.callerEl = l.entries.PushBack(e)
+	heap.Fix(&b.largest, l.i)
 	b.bytes += size
 	s.entries[key] = e
 	return IdempotencyEntry{State: IdempotencyReserved, Lease: e.lease}, nil
@@ -277,9 +303,12 @@ func (s *MemoryIdempotencyStore) remove(e *memEntry) {
 	b := e.budget
 	b.order.Remove(e.el)
 	l := b.callers[e.caller]
-	l.Remove(e.callerEl)
-	if l.Len() == 0 {
+	l.entries.Remove(e.callerEl)
+	if l.entries.Len() == 0 {
 		delete(b.callers, e.caller)
+		heap.Remove(&b.largest, l.i)
+	} else {
+		heap.Fix(&b.largest, l.i)
 	}
 	b.bytes -= e.size
 	delete(s.entries, e.key)
@@ -312,30 +341,50 @@ func (s *MemoryIdempotencyStore) makeRoom(b *memBudget, caller string, size int6
 	limit := cmp.Or(s.MaxEntries, DefaultIdempotencyMaxEntries)
 	maxBytes := cmp.Or(s.MaxBytes, DefaultIdempotencyMaxBytes)
 	own := b.callers[caller]
-	if own != nil && own.Len() >= perCaller && !s.dropOldestCompleted(own, own.Len()-perCaller+1) {
+	if own != nil && own.entries.Len() >= perCaller && !s.dropOldestCompleted(&own.entries, own.entries.Len()-perCaller+1) {
 		return false
 	}
 	for b.order.Len() >= limit || b.bytes+size > maxBytes && b.order.Len() > 0 {
 		if b.pinned {
-			if own = b.callers[caller]; own == nil || !s.dropOldestCompleted(own, 1) {
+			if own = b.callers[caller]; own == nil || !s.dropOldestCompleted(&own.entries, 1) {
 				return false
 			}
 			continue
 		}
-		// The oldest completed entry of the caller holding the most.
-		var victim *memEntry
-		for el := b.order.Front(); el != nil; el = el.Next() {
-			e := el.Value.(*memEntry)
-			if e.resp != nil && (victim == nil || b.callers[e.caller].Len() > b.callers[victim.caller].Len()) {
-				victim = e
-			}
-		}
-		if victim == nil {
+		// The oldest completed entry of the caller holding the most (of
+		// the next one when all of its entries are in flight).
+		if !s.dropLargest(b) {
 			return false
 		}
-		s.remove(victim)
 	}
 	return true
+}
+
+// dropLargest drops the oldest completed entry of the caller of b holding
+// the most entries that has one, and reports whether there was one. The
+// caller at the heap's top has one unless every entry it holds is in
+// flight, which a caller's own bound keeps rare.
+func (s *MemoryIdempotencyStore) dropLargest(b *memBudget) bool {
+	if len(b.largest) > 0 && s.dropOldestCompleted(&b.largest[0].entries, 1) {
+		return true
+	}
+	var victim *callerList
+	for _, c := range b.largest {
+		if (victim == nil || c.entries.Len() > victim.entries.Len()) && hasCompleted(&c.entries) {
+			victim = c
+		}
+	}
+	return victim != nil && s.dropOldestCompleted(&victim.entries, 1)
+}
+
+// hasCompleted reports whether l holds a completed entry.
+func hasCompleted(l *list.List) bool {
+	for el := l.Front(); el != nil; el = el.Next() {
+		if el.Value.(*memEntry).resp != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // dropOldestCompleted drops the n oldest completed entries of l and

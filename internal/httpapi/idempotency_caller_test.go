@@ -39,8 +39,8 @@ func TestMemoryIdempotencyStore_callersKeepTheirAnswers(t *testing.T) {
 	if n := s.Len(); n > 10 {
 		t.Errorf("Len = %d, want at most MaxEntries 10", n)
 	}
-	if l := s.other.callers["ip:192.0.2.1"]; l != nil && l.Len() > 4 {
-		t.Errorf("one caller holds %d entries, want at most MaxEntriesPerCaller 4", l.Len())
+	if l := s.other.callers["ip:192.0.2.1"]; l != nil && l.entries.Len() > 4 {
+		t.Errorf("one caller holds %d entries, want at most MaxEntriesPerCaller 4", l.entries.Len())
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2aclient"
 
 	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
 	"github.com/vouchkit/vouch/trust/agentcard"
 	"github.com/vouchkit/vouch/trust/trusta2a"
@@ -21,7 +22,7 @@ import (
 func ExampleNewHandler() {
 	var sessions []router.Session
 	for i := 1; i <= 3; i++ {
-		sessions = append(sessions, router.Session{ID: router.SessionID(i), Worker: arithmetic()})
+		sessions = append(sessions, router.Session{ID: router.SessionID(i), Worker: routertest.Arithmetic()})
 	}
 	engine, err := router.NewEngine(sessions)
 	if err != nil {

@@ -3,11 +3,9 @@ package trusta2a_test
 import (
 	"context"
 	"crypto/ed25519"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/a2a"
@@ -17,6 +15,7 @@ import (
 	"github.com/vouchkit/vouch/internal/telemetry/telemetrytest"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
 	vouchcard "github.com/vouchkit/vouch/trust/agentcard"
 	"github.com/vouchkit/vouch/trust/trusta2a"
@@ -24,43 +23,6 @@ import (
 
 // The keys of the test server's integrations.
 var keys = map[string]string{"demo-key": "demo", "acme-key": "acme"}
-
-// arithmetic judges "A * B = C" claims and statements, and answers a
-// delegation with the product of the first "A * B" in its input.
-func arithmetic() router.Worker {
-	return router.WorkerFunc(func(ctx context.Context, job *router.Job) (*router.Result, error) {
-		text := job.Statement
-		if job.Claim != nil {
-			text = string(job.Claim.Output)
-			var s string
-			if json.Unmarshal(job.Claim.Output, &s) == nil {
-				text = s
-			}
-		}
-		var a, b, c int
-		if job.Kind == router.KindDelegate {
-			s, _ := job.Input.String()
-			if i := strings.IndexFunc(s, func(r rune) bool { return '0' <= r && r <= '9' }); i >= 0 {
-				s = s[i:]
-			}
-			if _, err := fmt.Sscanf(s, "%d * %d", &a, &b); err != nil {
-				return &router.Result{Output: "cannot compute " + s}, nil
-			}
-			return &router.Result{Output: fmt.Sprint(a * b)}, nil
-		}
-		yes, no := router.VerdictValid, router.VerdictInvalid
-		if job.Kind == router.KindFactcheck {
-			yes, no = router.VerdictTrue, router.VerdictFalse
-		}
-		if _, err := fmt.Sscanf(text, "%d * %d = %d", &a, &b, &c); err != nil {
-			return &router.Result{Verdict: router.VerdictNeedsSpec, Confidence: 0.5, Reasons: []string{"no equation to check"}}, nil
-		}
-		if a*b != c {
-			return &router.Result{Verdict: no, Confidence: 0.95, Reasons: []string{fmt.Sprintf("%d * %d is %d, not %d", a, b, a*b, c)}}, nil
-		}
-		return &router.Result{Verdict: yes, Confidence: 0.95, Reasons: []string{fmt.Sprintf("%d * %d = %d holds", a, b, c)}}, nil
-	})
-}
 
 // fixture is a trust service with signed receipts, served over A2A on
 // loopback HTTP with its agent card, behind the keys.
@@ -75,7 +37,7 @@ func newFixture(t *testing.T, cfg trusta2a.Config) *fixture {
 	t.Helper()
 	var ss []router.Session
 	for i := 1; i <= 5; i++ {
-		ss = append(ss, router.Session{ID: router.SessionID(i), Pool: fmt.Sprint("pool", i), Worker: arithmetic()})
+		ss = append(ss, router.Session{ID: router.SessionID(i), Pool: fmt.Sprint("pool", i), Worker: routertest.Arithmetic()})
 	}
 	engine, err := router.NewEngine(ss)
 	if err != nil {

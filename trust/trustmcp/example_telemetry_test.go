@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
 	"github.com/vouchkit/vouch/trust/trustmcp"
 )
@@ -19,7 +20,7 @@ import (
 func ExampleTelemetry() {
 	spans := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
-	engine, err := router.NewEngine([]router.Session{{ID: 1, Pool: "a", Worker: arithmetic()}})
+	engine, err := router.NewEngine([]router.Session{{ID: 1, Pool: "a", Worker: routertest.Arithmetic()}})
 	if err != nil {
 		panic(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
 	"github.com/vouchkit/vouch/trust/trustmcp"
 	"github.com/vouchkit/vouch/x402"
@@ -18,9 +19,9 @@ import (
 // from an MCP client: one true claim and one bad argument.
 func ExampleNewServer() {
 	engine, err := router.NewEngine([]router.Session{
-		{ID: 1, Pool: "a", Worker: arithmetic()},
-		{ID: 2, Pool: "b", Worker: arithmetic()},
-		{ID: 3, Pool: "c", Worker: arithmetic()},
+		{ID: 1, Pool: "a", Worker: routertest.Arithmetic()},
+		{ID: 2, Pool: "b", Worker: routertest.Arithmetic()},
+		{ID: 3, Pool: "c", Worker: routertest.Arithmetic()},
 	})
 	if err != nil {
 		panic(err)
@@ -71,7 +72,7 @@ func ExampleNewServer() {
 // _meta["x402/payment-response"]. The offline facilitator of x402/evm
 // checks signatures and moves nothing.
 func ExamplePaywall() {
-	engine, err := router.NewEngine([]router.Session{{ID: 1, Worker: arithmetic()}})
+	engine, err := router.NewEngine([]router.Session{{ID: 1, Worker: routertest.Arithmetic()}})
 	if err != nil {
 		panic(err)
 	}

@@ -5,51 +5,16 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
 	"github.com/vouchkit/vouch/trust/trustmcp"
 )
-
-// arithmetic judges "A * B = C" claims and statements, as the demo
-// server's workers do, and answers a delegation "A * B" with the product.
-func arithmetic() router.Worker {
-	return router.WorkerFunc(func(ctx context.Context, job *router.Job) (*router.Result, error) {
-		text := job.Statement
-		if job.Claim != nil {
-			text = string(job.Claim.Output)
-			var s string
-			if json.Unmarshal(job.Claim.Output, &s) == nil {
-				text = s
-			}
-		}
-		if job.Kind == router.KindDelegate {
-			s, _ := job.Input.String()
-			var a, b int
-			if _, err := fmt.Sscanf(strings.TrimSpace(s), "%d * %d", &a, &b); err != nil {
-				return &router.Result{Output: "cannot compute " + s}, nil
-			}
-			return &router.Result{Output: fmt.Sprint(a * b)}, nil
-		}
-		yes, no := router.VerdictValid, router.VerdictInvalid
-		if job.Kind == router.KindFactcheck {
-			yes, no = router.VerdictTrue, router.VerdictFalse
-		}
-		var a, b, c int
-		if _, err := fmt.Sscanf(text, "%d * %d = %d", &a, &b, &c); err != nil {
-			return &router.Result{Verdict: router.VerdictNeedsSpec, Confidence: 0.5, Reasons: []string{"no equation to check"}}, nil
-		}
-		if a*b != c {
-			return &router.Result{Verdict: no, Confidence: 0.95, Reasons: []string{fmt.Sprintf("%d * %d is %d, not %d", a, b, a*b, c)}}, nil
-		}
-		return &router.Result{Verdict: yes, Confidence: 0.95, Reasons: []string{fmt.Sprintf("%d * %d = %d holds", a, b, c)}}, nil
-	})
-}
 
 // fixture is an in-process trust service with signed receipts.
 type fixture struct {
@@ -64,7 +29,7 @@ func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	var ss []router.Session
 	for i := 1; i <= 5; i++ {
-		ss = append(ss, router.Session{ID: router.SessionID(i), Pool: fmt.Sprint("pool", i), Worker: arithmetic()})
+		ss = append(ss, router.Session{ID: router.SessionID(i), Pool: fmt.Sprint("pool", i), Worker: routertest.Arithmetic()})
 	}
 	engine, err := router.NewEngine(ss)
 	if err != nil {

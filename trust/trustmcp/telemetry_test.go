@@ -15,6 +15,7 @@ import (
 	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/internal/telemetry/telemetrytest"
 	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
 	"github.com/vouchkit/vouch/trust/trustmcp"
 )
@@ -25,7 +26,7 @@ func tracedServer(t *testing.T, rec *telemetrytest.Recorder, bare ...bool) *mcp.
 	t.Helper()
 	var ss []router.Session
 	for i := 1; i <= 3; i++ {
-		ss = append(ss, router.Session{ID: router.SessionID(i), Pool: fmt.Sprint("pool", i), Worker: arithmetic()})
+		ss = append(ss, router.Session{ID: router.SessionID(i), Pool: fmt.Sprint("pool", i), Worker: routertest.Arithmetic()})
 	}
 	engine, err := router.NewEngine(ss, router.WithEngineTelemetry(rec.TracerProvider, rec.MeterProvider))
 	if err != nil {

@@ -33,6 +33,10 @@ type Options struct {
 	// FeedbackWeight is the evidence one report of outside truth adds; 0
 	// means DefaultFeedbackWeight.
 	FeedbackWeight float64
+	// CalibrationPrior is k, the pseudo-outcomes each bin of a
+	// calibration map starts from (see [Calibration]); 0 means
+	// DefaultCalibrationPrior.
+	CalibrationPrior float64
 }
 
 // A Scope names the calls a reliability is learned on: an operation and
@@ -147,6 +151,12 @@ func New(store Store, o Options) (*Book, error) {
 	}
 	if !(o.FeedbackWeight > 0) || math.IsInf(o.FeedbackWeight, 0) {
 		return nil, fmt.Errorf("%w: feedback weight %v is not a finite positive number", ErrInvalid, o.FeedbackWeight)
+	}
+	if o.CalibrationPrior == 0 {
+		o.CalibrationPrior = DefaultCalibrationPrior
+	}
+	if !(o.CalibrationPrior > 0) || math.IsInf(o.CalibrationPrior, 0) {
+		return nil, fmt.Errorf("%w: calibration prior %v is not a finite positive number", ErrInvalid, o.CalibrationPrior)
 	}
 	return &Book{store: store, opts: o}, nil
 }
@@ -272,6 +282,15 @@ type Ballot struct {
 // were cast, was right (or wrong): see the Book doc. Ballots of failed or
 // cancelled runs are to be left out.
 func (b *Book) Feedback(ctx context.Context, scope Scope, ballots []Ballot, right bool) error {
+	deltas := b.feedbackDeltas(scope, ballots, right)
+	if len(deltas) == 0 {
+		return nil
+	}
+	return b.store.Add(ctx, b.opts.Horizon, deltas)
+}
+
+// feedbackDeltas returns the evidence Feedback adds.
+func (b *Book) feedbackDeltas(scope Scope, ballots []Ballot, right bool) []Delta {
 	w := b.opts.FeedbackWeight
 	var deltas []Delta
 	for _, bl := range ballots {
@@ -289,8 +308,5 @@ func (b *Book) Feedback(ctx context.Context, scope Scope, ballots []Ballot, righ
 			deltas = append(deltas, Delta{Key: k, Delta: d})
 		}
 	}
-	if len(deltas) == 0 {
-		return nil
-	}
-	return b.store.Add(ctx, b.opts.Horizon, deltas)
+	return deltas
 }

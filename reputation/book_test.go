@@ -193,6 +193,8 @@ func TestNewRefuses(t *testing.T) {
 		{Horizon: -5},
 		{FeedbackWeight: math.Inf(1)},
 		{FeedbackWeight: -1},
+		{CalibrationPrior: -1},
+		{CalibrationPrior: math.Inf(1)},
 	} {
 		if _, err := reputation.New(nil, o); err == nil {
 			t.Errorf("New(%+v) accepted", o)
@@ -217,6 +219,12 @@ func TestLedger(t *testing.T) {
 		if _, _, ok := l.Get(id); !ok {
 			t.Errorf("%s forgotten", id)
 		}
+	}
+	// A call remembered with its calibration map and score.
+	want := reputation.Call{Scope: scope, Ballots: b, Tier: "safe", Score: 0.9375}
+	l.PutCall("d", want)
+	if got, ok := l.Call("d"); !ok || got.Tier != want.Tier || got.Score != want.Score || len(got.Ballots) != 1 {
+		t.Errorf("Call(d) = %+v, %v; want %+v", got, ok, want)
 	}
 }
 

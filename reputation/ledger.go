@@ -12,22 +12,23 @@ type Ledger struct {
 	max   int
 	order []string // ids, the oldest at next once full
 	next  int
-	calls map[string]ledgerEntry
-}
-
-type ledgerEntry struct {
-	scope   Scope
-	ballots []Ballot
+	calls map[string]Call
 }
 
 // NewLedger returns a Ledger that remembers up to max calls.
 func NewLedger(max int) *Ledger {
-	return &Ledger{max: max, calls: make(map[string]ledgerEntry)}
+	return &Ledger{max: max, calls: make(map[string]Call)}
 }
 
 // Put remembers the call id, in scope, with its ballots, replacing what
-// was remembered under id.
+// was remembered under id: PutCall with a Call of no Tier.
 func (l *Ledger) Put(id string, scope Scope, ballots []Ballot) {
+	l.PutCall(id, Call{Scope: scope, Ballots: ballots})
+}
+
+// PutCall remembers call under id, replacing what was remembered under
+// id.
+func (l *Ledger) PutCall(id string, call Call) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.max <= 0 {
@@ -42,13 +43,19 @@ func (l *Ledger) Put(id string, scope Scope, ballots []Ballot) {
 			l.next = (l.next + 1) % len(l.order)
 		}
 	}
-	l.calls[id] = ledgerEntry{scope, ballots}
+	l.calls[id] = call
 }
 
 // Get returns what is remembered of call id.
 func (l *Ledger) Get(id string) (scope Scope, ballots []Ballot, ok bool) {
+	c, ok := l.Call(id)
+	return c.Scope, c.Ballots, ok
+}
+
+// Call returns what is remembered of call id.
+func (l *Ledger) Call(id string) (Call, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	e, ok := l.calls[id]
-	return e.scope, e.ballots, ok
+	c, ok := l.calls[id]
+	return c, ok
 }

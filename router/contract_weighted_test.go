@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -44,10 +45,11 @@ func postV3(t *testing.T, url, path, body string) (int, map[string]any) {
 // consensus.aggregation "weighted" over real HTTP, whose winner,
 // agreement and confidence are recomputed from the response's JSON alone:
 // each run's label, weight and reliability, the consensus block's
-// agreeing replicas and reputation snapshot.
+// agreeing replicas, reputation snapshot and calibration basis.
 func TestContract_weightedOverLoopback(t *testing.T) {
 	e := offEngine(t)
 	learnOn(t, e, 0, 150) // sessions of different reliability, learned
+	reportOn(t, e, 0, 30) // and outcomes, which calibrate
 	h, err := router.NewHandler(e, router.WithAuthenticator(router.KeyAuthenticator(map[string]string{"k": "tests"})))
 	if err != nil {
 		t.Fatal(err)
@@ -104,10 +106,25 @@ func TestContract_weightedOverLoopback(t *testing.T) {
 		if math.Abs(tempering-rep["tempering"].(float64)) > 1e-12 {
 			t.Errorf("call %d: tempering %v, recomputed %v", i, rep["tempering"], tempering)
 		}
-		if got := consensus.Credence(ss, wi, tempering); math.Abs(got-v["confidence"].(float64)) > 1e-12 {
-			t.Errorf("call %d: confidence %v, recomputed %v", i, v["confidence"], got)
-		}
+		// The confidence: the weighted one, no higher than the
+		// Posterior of the same votes, read on the calibration points.
 		agreeing := len(c["agreeing"].([]any))
+		uncalibrated := min(consensus.Credence(ss, wi, tempering), consensus.Posterior(agreeing, votes-agreeing))
+		cal := c["calibration"].(map[string]any)
+		if cal["tier"] != router.CalibrationTier || cal["basis"] != reputation.BasisOutcomes || !(cal["outcomes"].(float64) > 0) {
+			t.Errorf("call %d: calibration %v, want tier %s calibrated on outcomes", i, cal, router.CalibrationTier)
+		}
+		if math.Abs(uncalibrated-cal["uncalibrated"].(float64)) > 1e-12 {
+			t.Errorf("call %d: uncalibrated %v, recomputed %v", i, cal["uncalibrated"], uncalibrated)
+		}
+		var points []reputation.Point
+		for _, p := range cal["points"].([]any) {
+			pt := p.(map[string]any)
+			points = append(points, reputation.Point{Score: pt["score"].(float64), Rate: pt["rate"].(float64)})
+		}
+		if got := reputation.Interpolate(points, uncalibrated); math.Abs(got-v["confidence"].(float64)) > 1e-12 {
+			t.Errorf("call %d: confidence %v, recomputed %v from %v on %v", i, v["confidence"], got, uncalibrated, points)
+		}
 		if got := float64(agreeing) / float64(votes); math.Abs(got-c["agreement"].(float64)) > 1e-12 {
 			t.Errorf("call %d: agreement %v, recomputed %v", i, c["agreement"], got)
 		}

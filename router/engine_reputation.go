@@ -239,12 +239,36 @@ func (e *Engine) weigh(call *consensusCall, out consensus.Outcome, key func(any)
 	call.block.Reputation = &ReputationSnapshot{Prior: rel.Of(0), Correlation: out.Correlation, Tempering: consensus.Tempering(n, out.Correlation)}
 }
 
+// CalibrationTier names the calibration map of the engine's weighted
+// aggregation: a version 3 call under "weighted" states a confidence read
+// on the map of this tier in its operation, learned from the outcomes
+// reported through [Engine.Feedback].
+const CalibrationTier = "weighted"
+
+// calibrate sets the confidence of a weighted call to its calibrated
+// number (see [ConsensusResponse]) and records its basis, and returns
+// the number before calibration (consensus.Conservative). A store error
+// is logged and leaves the number uncalibrated.
+func (e *Engine) calibrate(ctx context.Context, call *consensusCall, scope reputation.Scope, out consensus.Outcome) float64 {
+	if out.Strategy != consensus.StrategyWeighted || out.Winner < 0 {
+		return 0
+	}
+	score := consensus.Conservative(out)
+	y, basis, err := e.rep.Calibrate(ctx, scope, CalibrationTier, score)
+	if err != nil {
+		e.log.Warn("router: reading the calibration map; the confidence is uncalibrated", "error", err)
+	}
+	call.block.Confidence, call.block.Calibration = y, &basis
+	return score
+}
+
 // learn teaches the engine's book the votes of a finished call in scope,
 // under the call's context (a caller that gave up as the call ended may
 // leave it untaught), and remembers the call for feedback under ctx's
-// trace id. A store error is logged: the call's answer does not depend
+// trace id, with score, its confidence before calibration, when it was
+// weighted. A store error is logged: the call's answer does not depend
 // on it.
-func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensus.Outcome, policy consensus.Policy, rel consensus.Reliabilities) {
+func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensus.Outcome, policy consensus.Policy, rel consensus.Reliabilities, score float64) {
 	if e.rep == nil {
 		return
 	}
@@ -252,7 +276,11 @@ func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensu
 		e.log.Warn("router: learning session reliabilities", "error", err)
 	}
 	if id := TraceIDFrom(ctx); id != "" && out.Winner >= 0 {
-		e.calls.Put(id, scope, Ballots(out, policy.Key))
+		c := reputation.Call{Scope: scope, Ballots: Ballots(out, policy.Key)}
+		if out.Strategy == consensus.StrategyWeighted {
+			c.Tier, c.Score = CalibrationTier, score
+		}
+		e.calls.PutCall(id, c)
 	}
 }
 
@@ -288,16 +316,17 @@ var (
 // reputation.Book.Feedback). The engine remembers the latest
 // [DefaultFeedbackMemory] calls that ran under a trace id and had a
 // winner; an older or unknown one gives ErrUnknownCall. With reputation
-// off it returns ErrReputationOff.
+// off it returns ErrReputationOff. The outcome of a weighted call also
+// teaches the calibration map of [CalibrationTier] (reputation.Book.Report).
 func (e *Engine) Feedback(ctx context.Context, traceID string, right bool) error {
 	if e.rep == nil {
 		return ErrReputationOff
 	}
-	scope, ballots, ok := e.calls.Get(traceID)
+	c, ok := e.calls.Call(traceID)
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrUnknownCall, traceID)
 	}
-	return e.rep.Feedback(ctx, scope, ballots, right)
+	return e.rep.Report(ctx, c, right)
 }
 
 // usage counts the sessions of the latest runs.

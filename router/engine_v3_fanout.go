@@ -141,7 +141,8 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 		call.winner = call.outcomes[out.Winner]
 	}
 	e.weigh(call, out, e.answerKey, rel)
-	e.learn(ctx, scope, out, runner.Policy, rel)
+	score := e.calibrate(ctx, call, scope, out)
+	e.learn(ctx, scope, out, runner.Policy, rel, score)
 
 	switch {
 	case errors.Is(err, consensus.ErrDisagreement):

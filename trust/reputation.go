@@ -143,7 +143,11 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 		}
 	}
 	if final.out.Winner >= 0 {
-		s.calls.Put(traceID, sc, router.Ballots(final.out, s.key))
+		c := reputation.Call{Scope: sc, Ballots: router.Ballots(final.out, s.key)}
+		if b := final.calibration; b != nil {
+			c.Tier, c.Score = b.Tier, b.Uncalibrated
+		}
+		s.calls.PutCall(traceID, c)
 	}
 }
 
@@ -155,55 +159,61 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 // receipt_id of a receipt of the caller's (CallerFrom(ctx)), whose
 // consensus snapshot names the sessions and which of them agreed. It
 // returns ErrUnknownCall for anything else, and ErrReputationOff when the
-// service weighs no votes by reputation.
+// service weighs no votes by reputation. The outcome also teaches the
+// calibration map of the call's tier, at the confidence the call stated
+// before calibration (reputation.Book.Report).
 func (s *Service) Feedback(ctx context.Context, id string, right bool) error {
 	if s.keep == nil {
 		return ErrReputationOff
 	}
-	sc, ballots, ok := s.calls.Get(id)
+	c, ok := s.calls.Call(id)
 	if !ok {
 		var err error
-		if sc, ballots, err = s.receiptCall(ctx, id); err != nil {
+		if c, err = s.receiptCall(ctx, id); err != nil {
 			return err
 		}
 	}
-	return s.keep.Reputation().Feedback(ctx, sc, ballots, right)
+	return s.keep.Reputation().Report(ctx, c, right)
 }
 
-// receiptCall reads the call of receipt id, which must be the caller's.
-func (s *Service) receiptCall(ctx context.Context, id string) (reputation.Scope, []reputation.Ballot, error) {
-	var sc reputation.Scope
+// receiptCall reads the call of receipt id, which must be the caller's:
+// its scope and ballots, and the calibration basis its policy snapshot
+// records.
+func (s *Service) receiptCall(ctx context.Context, id string) (reputation.Call, error) {
+	var c reputation.Call
 	unknown := fmt.Errorf("%w: %q", ErrUnknownCall, id)
 	if s.issuer == nil || s.issuer.Store == nil {
-		return sc, nil, unknown
+		return c, unknown
 	}
 	rec, err := s.issuer.Store.Get(ctx, id, time.Now())
 	if errors.Is(err, receipt.ErrNotFound) || err == nil && rec.Owner != CallerFrom(ctx) {
-		return sc, nil, unknown
+		return c, unknown
 	}
 	if err != nil {
-		return sc, nil, err
+		return c, err
 	}
 	r, err := receipt.Parse(rec.Data)
 	if err != nil {
-		return sc, nil, err
+		return c, err
 	}
 	cs := r.ConsensusSnapshot
 	if cs == nil || r.CortensorRefs == nil || len(r.CortensorRefs.Sessions) != len(cs.Verdicts) || len(cs.Agreeing) == 0 {
-		return sc, nil, fmt.Errorf("%w: receipt %q does not record which sessions agreed", ErrUnknownCall, id)
+		return c, fmt.Errorf("%w: receipt %q does not record which sessions agreed", ErrUnknownCall, id)
 	}
 	kind := router.KindValidate
 	if r.Mode == string(ModeDelegation) {
 		kind = router.KindDelegate
 	}
-	sc = router.Scope(kind, r.TaskMeta.Type)
-	var ballots []reputation.Ballot
+	c.Scope = router.Scope(kind, r.TaskMeta.Type)
 	for i, v := range cs.Verdicts {
 		l := consensus.Label(v)
 		if l == consensus.LabelCancelled || l.Failed() {
 			continue
 		}
-		ballots = append(ballots, reputation.Ballot{Session: r.CortensorRefs.Sessions[i], Backed: slices.Contains(cs.Agreeing, i)})
+		c.Ballots = append(c.Ballots, reputation.Ballot{Session: r.CortensorRefs.Sessions[i], Backed: slices.Contains(cs.Agreeing, i)})
 	}
-	return sc, ballots, nil
+	if p := r.PolicySnapshot; p != nil && p.Calibration != nil {
+		c.Tier, c.Score = p.Calibration.Tier, p.Calibration.Uncalibrated
+	}
+	return c, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
@@ -16,9 +17,11 @@ import (
 
 // TestService_adaptiveWeighted: over an engine that keeps reputation,
 // adaptive weighs the votes. Sessions never seen read the prior (0.8):
-// two agreeing votes state 16/17, under the stopping threshold, so a
+// two agreeing votes weigh 16/17, under the stopping threshold, so a
 // third runs (64/65). Once the sessions have shown themselves reliable,
-// two agreeing votes settle the call.
+// two agreeing votes settle the call. With no outcome reported, the
+// confidence stated is never above what reputation off states for the
+// same votes: 15/16 for three agreeing, 7/8 for two.
 func TestService_adaptiveWeighted(t *testing.T) {
 	w := honest(0.9)
 	e := newEngine(t, w, w, w, w, w)
@@ -31,9 +34,11 @@ func TestService_adaptiveWeighted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := consensus.Weight(0.8)
-	if resp.Evidence.Launched != 3 || math.Abs(resp.Confidence-consensus.Credence([]float64{3 * p}, 0, 1)) > 1e-12 {
-		t.Errorf("fresh sessions: %d runs, confidence %v; want 3 runs and 64/65", resp.Evidence.Launched, resp.Confidence)
+	if resp.Evidence.Launched != 3 || resp.Confidence != 15.0/16 || resp.Evidence.Calibration.Basis != reputation.BasisUncalibrated {
+		t.Errorf("fresh sessions: %d runs, confidence %v (%+v); want 3 runs and 15/16 uncalibrated", resp.Evidence.Launched, resp.Confidence, resp.Evidence.Calibration)
+	}
+	if w := consensus.Credence([]float64{3 * consensus.Weight(0.8)}, 0, 1); math.Abs(resp.Evidence.Calibration.Uncalibrated-15.0/16) > 1e-12 || !(w > 15.0/16) {
+		t.Errorf("fresh sessions: uncalibrated %v; want min(%v, 15/16)", resp.Evidence.Calibration.Uncalibrated, w)
 	}
 	for range 30 { // safe calls of three agreeing votes teach the engine
 		if _, err := s.Call(ctx, request(trust.ModeValidation, trust.PolicySafe)); err != nil {
@@ -44,8 +49,8 @@ func TestService_adaptiveWeighted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Evidence.Launched != 2 || resp.Confidence < trust.DefaultWeightedStopThreshold {
-		t.Errorf("reliable sessions: %d runs, confidence %v; want 2 runs settling above %v", resp.Evidence.Launched, resp.Confidence, trust.DefaultWeightedStopThreshold)
+	if resp.Evidence.Launched != 2 || resp.Confidence != 7.0/8 {
+		t.Errorf("reliable sessions: %d runs, confidence %v; want 2 runs stating 7/8", resp.Evidence.Launched, resp.Confidence)
 	}
 
 	off, _ := trust.New(newEngine(t, w, w, w, w, w), trust.WithoutReputation())

@@ -126,7 +126,7 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 		}
 		steps = []stepResult{st}
 	}
-	final, err := s.tally(req, steps)
+	final, err := s.tally(ctx, req, steps)
 	if err != nil {
 		return nil, err
 	}

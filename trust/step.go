@@ -9,6 +9,7 @@ import (
 
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/problem"
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -19,6 +20,7 @@ type stepResult struct {
 	out           consensus.Outcome
 	accepted      bool
 	disagreements []Disagreement
+	calibration   *reputation.Basis // with reputation on and a winner
 
 	verdict    router.Verdict  // validation and arbitration
 	result     json.RawMessage // delegation

@@ -1,6 +1,7 @@
 package trust
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -75,7 +76,12 @@ func (s *Service) accepts(p Policy, out consensus.Outcome) bool {
 // keeps the router's own result and reasons. The
 // consensus block is the router's for a one-call tier and the pooled
 // tally's for adaptive.
-func (s *Service) tally(req *Request, steps []stepResult) (stepResult, error) {
+//
+// With reputation on, the confidence is calibrated: the tally's
+// consensus.Conservative number read on the calibration map of the
+// call's tier in its scope (reputation.Book.Calibrate), which the
+// outcomes reported through Feedback build.
+func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (stepResult, error) {
 	var runs []router.Run
 	for _, st := range steps {
 		runs = append(runs, st.runs...)
@@ -97,6 +103,13 @@ func (s *Service) tally(req *Request, steps []stepResult) (stepResult, error) {
 		consensus:  last.consensus,
 	}
 	final.step.Replicas = out.Replicas
+	if s.keep != nil && out.Strategy == consensus.StrategyWeighted && out.Winner >= 0 {
+		y, basis, err := s.keep.Reputation().Calibrate(ctx, scope(req), string(req.Policy), consensus.Conservative(out))
+		if err != nil {
+			s.logger.WarnContext(ctx, "trust: reading the calibration map; the confidence is uncalibrated", "error", err)
+		}
+		final.confidence, final.calibration = y, &basis
+	}
 	for i, l := range out.Verdicts {
 		final.verdicts[i] = router.Label(l)
 	}
@@ -154,7 +167,7 @@ func (s *Service) tally(req *Request, steps []stepResult) (stepResult, error) {
 	if req.Policy == PolicyAdaptive {
 		final.consensus = &router.ConsensusResponse{
 			Replicas: out.Replicas, Agreement: out.Agreement, Verdicts: final.verdicts,
-			Strategy: router.AggregationMajority, Confidence: out.Confidence,
+			Strategy: router.AggregationMajority, Confidence: final.confidence,
 			LowConfidence: !final.accepted || out.Against > 0, Agreeing: out.Backers(s.key),
 		}
 		if out.Strategy == consensus.StrategyWeighted {
@@ -164,6 +177,7 @@ func (s *Service) tally(req *Request, steps []stepResult) (stepResult, error) {
 			if snap != nil {
 				c.Reputation.Prior = snap.Prior
 			}
+			c.Calibration = final.calibration
 		}
 		final.step.Error = ""
 	}

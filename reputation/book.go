@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/vouchkit/vouch/consensus"
 )
@@ -124,8 +125,9 @@ func (s Scope) panel() Key { return Key{Session: PanelSession, Operation: s.Oper
 // was wrong, a dissent is not known to have been right, and the
 // dissenters are left as they were.
 type Book struct {
-	store Store
-	opts  Options
+	store   Store
+	opts    Options
+	calKeys sync.Map // the keys of each calibration map, by operation and tier
 }
 
 // New returns a Book over store (nil means a new Memory) with o. It

@@ -183,26 +183,33 @@ func Interpolate(points []Point, x float64) float64 {
 	return min(max(y, 0), 1)
 }
 
-// calibrationKeys appends the keys of the map of tier in operation op:
+// calibrationKeys returns the keys of the map of tier in operation op:
 // each bin's outcomes, then each bin's scores. They are records of the
-// panel (Session PanelSession) under a kind no claim type takes.
-func calibrationKeys(dst []Key, op, tier string) []Key {
+// panel (Session PanelSession) under a kind no claim type takes. The
+// Book keeps them once built; the caller must not change them.
+func (b *Book) calibrationKeys(op, tier string) []Key {
 	if op == "" {
 		op = "any"
 	}
-	for b := range CalibrationBins {
-		dst = append(dst, Key{Session: PanelSession, Operation: op, Kind: fmt.Sprintf("calibration %s %02d", tier, b)})
+	type name struct{ op, tier string }
+	if keys, ok := b.calKeys.Load(name{op, tier}); ok {
+		return keys.([]Key)
 	}
-	for b := range CalibrationBins {
-		dst = append(dst, Key{Session: PanelSession, Operation: op, Kind: fmt.Sprintf("calibration %s %02d score", tier, b)})
+	keys := make([]Key, 0, 2*CalibrationBins)
+	for bin := range CalibrationBins {
+		keys = append(keys, Key{Session: PanelSession, Operation: op, Kind: fmt.Sprintf("calibration %s %02d", tier, bin)})
 	}
-	return dst
+	for bin := range CalibrationBins {
+		keys = append(keys, Key{Session: PanelSession, Operation: op, Kind: fmt.Sprintf("calibration %s %02d score", tier, bin)})
+	}
+	b.calKeys.Store(name{op, tier}, keys)
+	return keys
 }
 
 // Calibration returns the calibration map of tier in scope's operation,
 // as the outcomes reported through Report built it (see [Calibration]).
 func (b *Book) Calibration(ctx context.Context, scope Scope, tier string) (*Calibration, error) {
-	keys := calibrationKeys(make([]Key, 0, 2*CalibrationBins), scope.Operation, tier)
+	keys := b.calibrationKeys(scope.Operation, tier)
 	recs, err := b.store.Load(ctx, keys)
 	if err != nil {
 		return nil, err
@@ -233,7 +240,7 @@ func (b *Book) Report(ctx context.Context, call Call, right bool) error {
 	if call.Tier != "" && !math.IsNaN(call.Score) {
 		x := min(max(call.Score, 0), 1)
 		bin := Bin(x)
-		keys := calibrationKeys(make([]Key, 0, 2*CalibrationBins), call.Scope.Operation, call.Tier)
+		keys := b.calibrationKeys(call.Scope.Operation, call.Tier)
 		var o Record
 		if right {
 			o.Right = 1

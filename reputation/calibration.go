@@ -291,14 +291,21 @@ type Basis struct {
 // of scope stated before calibration, on the map of tier, and its basis.
 // On a store error it returns score, uncalibrated, and the error.
 func (b *Book) Calibrate(ctx context.Context, scope Scope, tier string, score float64) (float64, Basis, error) {
-	basis := Basis{Tier: tier, Basis: BasisUncalibrated, Uncalibrated: score, Points: []Point{}}
 	c, err := b.Calibration(ctx, scope, tier)
 	if err != nil {
-		return score, basis, err
+		return score, Basis{Tier: tier, Basis: BasisUncalibrated, Uncalibrated: score, Points: []Point{}}, err
 	}
-	y, pts := c.Apply(score)
+	y, basis := c.Basis(score)
+	return y, basis, nil
+}
+
+// Basis returns the calibrated number of score x, as Apply does, and its
+// basis.
+func (c *Calibration) Basis(x float64) (float64, Basis) {
+	basis := Basis{Tier: c.Tier, Basis: BasisUncalibrated, Uncalibrated: x, Points: []Point{}}
+	y, pts := c.Apply(x)
 	if len(pts) > 0 {
 		basis.Basis, basis.Outcomes, basis.Points = BasisOutcomes, c.Total(), pts
 	}
-	return y, basis, nil
+	return y, basis
 }

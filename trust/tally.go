@@ -8,6 +8,7 @@ import (
 
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/problem"
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -52,7 +53,7 @@ func (s *Service) aggregate(mode Mode, runs []router.Run, snap *router.Reputatio
 //	          dissented
 //	adaptive  consensus.Stop's Accept: settled, or a strict majority of at
 //	          least two answers once no run is left
-func (s *Service) accepts(p Policy, out consensus.Outcome) bool {
+func (s *Service) accepts(p Policy, out consensus.Outcome, cal *reputation.Calibration) bool {
 	if out.Replicas == 0 || out.Winner < 0 || out.Agreeing == 0 {
 		return false
 	}
@@ -64,7 +65,7 @@ func (s *Service) accepts(p Policy, out consensus.Outcome) bool {
 	case PolicyOracle:
 		return out.Against == 0 && 2*out.Agreeing > out.Replicas
 	}
-	return s.stop().Accept(out)
+	return s.stop(cal).Accept(out)
 }
 
 // tally is the vote accounting of a trust call: every run of every step
@@ -94,7 +95,6 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (
 	last := steps[len(steps)-1]
 	final := stepResult{
 		out:        out,
-		accepted:   s.accepts(req.Policy, out),
 		runs:       runs,
 		confidence: out.Confidence,
 		agreement:  out.Agreement,
@@ -103,13 +103,15 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (
 		consensus:  last.consensus,
 	}
 	final.step.Replicas = out.Replicas
+	cal := s.calibration(ctx, req)
 	if s.keep != nil && out.Strategy == consensus.StrategyWeighted && out.Winner >= 0 {
-		y, basis, err := s.keep.Reputation().Calibrate(ctx, scope(req), string(req.Policy), consensus.Conservative(out))
-		if err != nil {
-			s.logger.WarnContext(ctx, "trust: reading the calibration map; the confidence is uncalibrated", "error", err)
+		if cal == nil { // the store failed: uncalibrated
+			cal = &reputation.Calibration{Tier: string(req.Policy)}
 		}
+		y, basis := cal.Basis(consensus.Conservative(out))
 		final.confidence, final.calibration = y, &basis
 	}
+	final.accepted = s.accepts(req.Policy, out, cal)
 	for i, l := range out.Verdicts {
 		final.verdicts[i] = router.Label(l)
 	}

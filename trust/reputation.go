@@ -14,10 +14,12 @@ import (
 )
 
 // DefaultWeightedStopThreshold is the confidence at which adaptive stops
-// when votes are weighted by reputation: the probability, under the
-// weighted model, that the answer is right. Two agreeing votes of
-// sessions right 90% of the time reach it (0.988); two of sessions right
-// 80% of the time do not (0.941).
+// when votes are weighted by reputation: the probability that the answer
+// is right, read on the calibration map of adaptive calls once outcomes
+// were reported, else under the weighted model (two agreeing votes of
+// sessions right 90% of the time reach it, 0.988; two of sessions right
+// 80% of the time do not, 0.941). Adaptive also stops below it under
+// DefaultFlipBound.
 const DefaultWeightedStopThreshold = 0.97
 
 // DefaultFlipBound is the chance, below which adaptive also stops when

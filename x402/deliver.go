@@ -207,6 +207,9 @@ func (pw *paywall) gated(w http.ResponseWriter, r *http.Request, next http.Handl
 	if err := pw.outcomes.Keep(keep, key, Outcome{Request: paid, Delivered: true, Response: delivered, Settlement: sr}, until); err != nil {
 		pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: keeping a delivery", slog.String("error", err.Error()))
 	}
+	if vp, ok := PaymentFromContext(ctx); ok && vp.outcome != nil {
+		vp.outcome.end(true) // before the answer leaves, so that its retry finds it kept
+	}
 	writeBuffered(w, delivered)
 	return true
 }

@@ -150,8 +150,13 @@ const exposed = HeaderPaymentRequired + ", " + HeaderPaymentResponse + ", " + He
 //
 // # Answers from the store
 //
-// An answer bought once is never charged again. A retry that carries a
-// new payment (its payer's Transport no longer had the first proof) and
+// An answer bought once is never charged again, and an answer is bought
+// only when its payment settled: a handler that keeps answers for a
+// repeat keeps one only once [AfterSettle] tells it the payment settled,
+// and forgets it when the settlement failed, the gate refused the answer
+// or the handler failed, so that the retry of such a call, with a new
+// payment, is a new purchase (the work and the gate run again). A retry
+// that carries a new payment (its payer's Transport no longer had the first proof) and
 // that the handler answers from its idempotency store, without doing the
 // work, is verified only: the payment must verify, which names the payer
 // whose stored answer it gets, but it is never settled, its proof is

@@ -174,6 +174,12 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	}
 
 	vp := &VerifiedPayment{Payer: vr.Payer, Offer: offer, Payload: p}
+	if !price.SettleBefore {
+		// Until settled, the answer is not bought: whatever the handler
+		// keeps of it for AfterSettle is released on every other way out.
+		vp.outcome = &paymentOutcome{}
+		defer vp.outcome.end(false)
+	}
 	metered, m := withMeter(context.WithValue(ctx, verifiedCtx{}, vp), offer)
 	work, cancel := context.WithTimeout(metered, price.timeBudget())
 	defer cancel()
@@ -211,6 +217,7 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	if _, ok := pw.settle(w, r, price, res, p, charged, key, vr.Payer, u); !ok {
 		return
 	}
+	vp.outcome.end(true) // before the answer leaves, so that its retry finds it kept
 	rec.copyTo(w)
 }
 

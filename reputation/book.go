@@ -3,7 +3,6 @@ package reputation
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/vouchkit/vouch/consensus"
 )
@@ -145,8 +144,8 @@ func New(store Store, o Options) (*Book, error) {
 	if o.FeedbackWeight == 0 {
 		o.FeedbackWeight = DefaultFeedbackWeight
 	}
-	if !(o.FeedbackWeight > 0) || math.IsInf(o.FeedbackWeight, 0) {
-		return nil, fmt.Errorf("%w: feedback weight %v is not a finite positive number", ErrInvalid, o.FeedbackWeight)
+	if !(o.FeedbackWeight > 0 && o.FeedbackWeight <= MaxCount) {
+		return nil, fmt.Errorf("%w: feedback weight %v is not a positive number up to %g", ErrInvalid, o.FeedbackWeight, MaxCount)
 	}
 	return &Book{store: store, opts: o}, nil
 }

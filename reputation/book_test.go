@@ -2,6 +2,7 @@ package reputation_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -193,10 +194,46 @@ func TestNewRefuses(t *testing.T) {
 		{Horizon: -5},
 		{FeedbackWeight: math.Inf(1)},
 		{FeedbackWeight: -1},
+		// Counts whose sums overflow: the review's prior read NaN.
+		{Prior: reputation.Prior{Right: 1e308, Wrong: 1e308}},
+		{Prior: reputation.Prior{Right: 4, Wrong: reputation.MaxCount * 2}},
+		{Horizon: 1e308},
+		{FeedbackWeight: 1e308},
 	} {
-		if _, err := reputation.New(nil, o); err == nil {
-			t.Errorf("New(%+v) accepted", o)
+		if _, err := reputation.New(nil, o); !errors.Is(err, reputation.ErrInvalid) {
+			t.Errorf("New(%+v): error %v, want ErrInvalid", o, err)
 		}
+	}
+	// The largest counts allowed read finite reliabilities, however much
+	// evidence the largest feedback adds.
+	o := reputation.Options{Prior: reputation.Prior{Right: reputation.MaxCount, Wrong: reputation.MaxCount},
+		Horizon: reputation.MaxCount, FeedbackWeight: reputation.MaxCount}
+	b, err := reputation.New(nil, o)
+	if err != nil {
+		t.Fatalf("New(%+v): %v", o, err)
+	}
+	ctx := context.Background()
+	for range 3 {
+		if err := b.Feedback(ctx, reputation.Scope{}, []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2}}, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rel, err := b.Reliabilities(ctx, reputation.Scope{}, []int64{1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s, p := range rel.Sessions {
+		if !(p > 0 && p < 1) {
+			t.Errorf("session %d reads reliability %v at the largest counts, want a number in (0, 1)", s, p)
+		}
+	}
+}
+
+// TestCheckDeltasRefusesOverflow: a delta too large to add is refused.
+func TestCheckDeltasRefusesOverflow(t *testing.T) {
+	d := []reputation.Delta{{Key: reputation.Key{Session: 1}, Delta: reputation.Record{Right: 1e308}}}
+	if err := reputation.CheckDeltas(0, d); !errors.Is(err, reputation.ErrInvalid) {
+		t.Errorf("CheckDeltas of a count of 1e308: error %v, want ErrInvalid", err)
 	}
 }
 

@@ -218,8 +218,10 @@ type everyVote struct{ consensus.Aggregator }
 func (everyVote) Decided([]consensus.Vote, consensus.Policy) bool { return false }
 
 // weigh adds to call what a weighted outcome records: the weight and
-// reliability of each vote, weight_by and the reputation snapshot. Every
-// call gets the replicas that agreed with the winner.
+// reliability of each vote (of each failed run too when failures are
+// negative evidence, since they form a weighted group of their own),
+// weight_by and the reputation snapshot, whose tempering counts the same
+// runs. Every call gets the replicas that agreed with the winner.
 func (e *Engine) weigh(call *consensusCall, out consensus.Outcome, key func(any) (string, error), rel consensus.Reliabilities) {
 	call.block.Agreeing = out.Backers(key)
 	if out.Strategy != consensus.StrategyWeighted {
@@ -229,7 +231,7 @@ func (e *Engine) weigh(call *consensusCall, out consensus.Outcome, key func(any)
 	n := 0
 	for i, w := range out.Weights {
 		v := out.Votes[i]
-		if v.Label == consensus.LabelCancelled || v.Label.Failed() {
+		if v.Label == consensus.LabelCancelled || v.Label.Failed() && e.failures != consensus.FailuresNegative {
 			continue
 		}
 		n++

@@ -271,7 +271,17 @@ type Ballot struct {
 // were cast, was right (or wrong): see the Book doc. Ballots of failed or
 // cancelled runs are to be left out.
 func (b *Book) Feedback(ctx context.Context, scope Scope, ballots []Ballot, right bool) error {
-	w := b.opts.FeedbackWeight
+	deltas := b.feedbackDeltas(scope, ballots, right, 1)
+	if len(deltas) == 0 {
+		return nil
+	}
+	return b.store.Add(ctx, b.opts.Horizon, deltas)
+}
+
+// feedbackDeltas returns the evidence Feedback adds, each count
+// multiplied by sign (-1 withdraws it).
+func (b *Book) feedbackDeltas(scope Scope, ballots []Ballot, right bool, sign float64) []Delta {
+	w := sign * b.opts.FeedbackWeight
 	var deltas []Delta
 	for _, bl := range ballots {
 		var d Record
@@ -288,8 +298,5 @@ func (b *Book) Feedback(ctx context.Context, scope Scope, ballots []Ballot, righ
 			deltas = append(deltas, Delta{Key: k, Delta: d})
 		}
 	}
-	if len(deltas) == 0 {
-		return nil
-	}
-	return b.store.Add(ctx, b.opts.Horizon, deltas)
+	return deltas
 }

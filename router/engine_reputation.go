@@ -243,9 +243,9 @@ func (e *Engine) weigh(call *consensusCall, out consensus.Outcome, key func(any)
 
 // learn teaches the engine's book the votes of a finished call in scope,
 // under the call's context (a caller that gave up as the call ended may
-// leave it untaught), and remembers the call for feedback under ctx's
-// trace id. A store error is logged: the call's answer does not depend
-// on it.
+// leave it untaught), and remembers the call for feedback under its
+// caller and ctx's trace id. A store error is logged: the call's answer
+// does not depend on it.
 func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensus.Outcome, policy consensus.Policy, rel consensus.Reliabilities) {
 	if e.rep == nil {
 		return
@@ -254,7 +254,7 @@ func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensu
 		e.log.Warn("router: learning session reliabilities", "error", err)
 	}
 	if id := TraceIDFrom(ctx); id != "" && out.Winner >= 0 {
-		e.calls.Put(id, scope, Ballots(out, policy.Key))
+		e.calls.Put(CallerFrom(ctx), id, scope, Ballots(out, policy.Key))
 	}
 }
 
@@ -275,9 +275,9 @@ func Ballots(out consensus.Outcome, key func(any) (string, error)) []reputation.
 
 // Errors of [Engine.Feedback].
 var (
-	// ErrUnknownCall means the engine remembers no call with that trace
-	// id.
-	ErrUnknownCall = errors.New("router: no call with that trace id is remembered")
+	// ErrUnknownCall means the engine remembers no call of the caller's
+	// with that trace id.
+	ErrUnknownCall = errors.New("router: no call of the caller's with that trace id is remembered")
 	// ErrReputationOff means the engine keeps no reputation
 	// ([WithReputation]).
 	ErrReputationOff = errors.New("router: this engine keeps no reputation")
@@ -287,20 +287,35 @@ var (
 // decided, named by the trace id it ran under ([WithTraceID], or the
 // request's traceparent), turned out right or wrong, as a marketplace
 // dispute or a human review found; the engine's book learns it (see
-// reputation.Book.Feedback). The engine remembers the latest
+// reputation.Book.Feedback).
+//
+// Only the call's caller may report on it: a trace id names a call
+// together with the caller that made it ([CallerFrom] of the call's
+// context and of ctx), since callers choose their trace ids; another
+// caller's report, or one on a call the engine does not remember, gives
+// ErrUnknownCall. A call's outcome counts once: a report that repeats
+// the one before adds nothing, and one that says the opposite replaces
+// it (reputation.Ledger.Report), whether it comes through Feedback or
+// through a trust.Service over the engine, which records its calls in
+// the same ledger ([Engine.Calls]). The engine remembers the latest
 // [DefaultFeedbackMemory] calls that ran under a trace id and had a
-// winner; an older or unknown one gives ErrUnknownCall. With reputation
-// off it returns ErrReputationOff.
+// winner. With reputation off it returns ErrReputationOff.
 func (e *Engine) Feedback(ctx context.Context, traceID string, right bool) error {
 	if e.rep == nil {
 		return ErrReputationOff
 	}
-	scope, ballots, ok := e.calls.Get(traceID)
+	ok, err := e.calls.Report(ctx, e.rep, CallerFrom(ctx), traceID, right)
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrUnknownCall, traceID)
 	}
-	return e.rep.Feedback(ctx, scope, ballots, right)
+	return err
 }
+
+// Calls returns the ledger of the calls the engine remembers for
+// [Engine.Feedback], by caller and trace id. A trust.Service over the
+// engine records its own calls there, so that a call is reported once
+// through either.
+func (e *Engine) Calls() *reputation.Ledger { return e.calls }
 
 // usage counts the sessions of the latest runs.
 type usage struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 
@@ -19,8 +20,10 @@ const (
 	// when no other fit session is left.
 	DefaultMaxShare = 0.4
 	// DefaultExploreEvery is how often selection puts the least used fit
-	// session first, so that a new or recovering session earns a record:
-	// one call in 20.
+	// session first, so that a session outside the sessions tied for
+	// the lead (see [Engine.ValidateV3]) still runs: one call in 20. A
+	// new session is tied with any but a clearly better one, and runs in
+	// turn from its first calls.
 	DefaultExploreEvery = 20
 	// DefaultShareWindow is how many of the latest runs the shares are
 	// counted over.
@@ -88,9 +91,10 @@ func scopeOf(job *Job) reputation.Scope {
 	return Scope(job.Kind, t)
 }
 
-// Rank orders ids as version 3 selection would for a call in scope: most
-// reliable first, sessions at their share bound last, and one call in
-// [DefaultExploreEvery] the least used first. It returns the
+// Rank orders ids as version 3 selection would for a call in scope:
+// sessions at their share bound last, the others by a draw from what the
+// engine knows of each one's reliability (see [Engine.ValidateV3]), and
+// one call in [DefaultExploreEvery] the least used first. It returns the
 // reliabilities it ranked by. With reputation off it returns ids
 // unchanged and zero Reliabilities. Ids the engine does not know keep
 // their place at the end.
@@ -108,11 +112,11 @@ func (e *Engine) Rank(ctx context.Context, scope reputation.Scope, ids []Session
 			rest = append(rest, id)
 		}
 	}
-	rel, err := e.reliabilities(ctx, scope, known)
+	rel, counts, err := e.reliabilities(ctx, scope, known)
 	if err != nil {
 		return out, rel, err
 	}
-	e.order(known, rel)
+	e.order(known, rel, counts)
 	out = out[:0]
 	for _, s := range known {
 		out = append(out, s.ID)
@@ -120,30 +124,41 @@ func (e *Engine) Rank(ctx context.Context, scope reputation.Scope, ids []Session
 	return append(out, rest...), rel, nil
 }
 
-// reliabilities reads the reliabilities of sessions in scope.
-func (e *Engine) reliabilities(ctx context.Context, scope reputation.Scope, sessions []*session) (consensus.Reliabilities, error) {
+// reliabilities reads the reliabilities of sessions in scope, and the
+// evidence behind each (reputation.Book.Evidence).
+func (e *Engine) reliabilities(ctx context.Context, scope reputation.Scope, sessions []*session) (consensus.Reliabilities, map[int64]reputation.Record, error) {
 	ids := make([]int64, len(sessions))
 	for i, s := range sessions {
 		ids[i] = int64(s.ID)
 	}
-	return e.rep.Reliabilities(ctx, scope, ids)
+	return e.rep.Evidence(ctx, scope, ids)
 }
 
-// order sorts sessions for selection: rotated by the engine's counter (so
-// that equals share the load), then those under their share bound before
-// those at it, most reliable first; on an exploring call, the least used
+// order sorts sessions for selection: rotated by the engine's counter,
+// then those under their share bound before those at it; in each group
+// the sessions tied with its most reliable one first, in rotation, then
+// the rest, most reliable first. On an exploring call, the least used
 // goes first.
-func (e *Engine) order(sessions []*session, rel consensus.Reliabilities) {
+//
+// Two sessions are tied when their reliabilities differ by no more than
+// [tieSDs] standard deviations of the difference: each reliability p is
+// the mean of a Beta posterior worth n votes (reputation.Book.Evidence),
+// of variance p(1−p)/(n+1). Sessions within noise of each other so share
+// the runs evenly, and a session with little evidence (a new one reads
+// the prior, worth five votes) is tied with any but a clearly better one,
+// so it runs in turn until its record says otherwise.
+func (e *Engine) order(sessions []*session, rel consensus.Reliabilities, counts map[int64]reputation.Record) {
 	k := e.next.Add(1) - 1
 	if len(sessions) < 2 {
 		return
 	}
 	r := int(k % uint64(len(sessions)))
 	type ranked struct {
-		s    *session
-		over bool    // at the share bound
-		p    float64 // reliability
-		runs int     // of the latest runs
+		s      *session
+		over   bool    // at the share bound
+		p, v   float64 // reliability and its variance
+		runs   int     // of the latest runs
+		leader bool    // tied with the most reliable of its group
 	}
 	rs := make([]ranked, len(sessions))
 	e.usage.mu.Lock()
@@ -151,9 +166,29 @@ func (e *Engine) order(sessions []*session, rel consensus.Reliabilities) {
 	for i := range rs {
 		s := sessions[(r+i)%len(sessions)]
 		n := e.usage.counts[s.ID]
-		rs[i] = ranked{s: s, over: total >= 10 && float64(n) >= e.maxShare*float64(total), p: rel.Of(int64(s.ID)), runs: n}
+		rs[i] = ranked{s: s, over: total >= 10 && float64(n) >= e.maxShare*float64(total), runs: n}
 	}
 	e.usage.mu.Unlock()
+	for i := range rs {
+		id := int64(rs[i].s.ID)
+		c := counts[id]
+		rs[i].p = rel.Of(id)
+		rs[i].v = rs[i].p * (1 - rs[i].p) / (c.Right + c.Wrong + 1)
+	}
+	for _, over := range []bool{false, true} {
+		best := -1
+		for i, x := range rs {
+			if x.over == over && (best < 0 || x.p > rs[best].p) {
+				best = i
+			}
+		}
+		for i, x := range rs {
+			if x.over == over && best >= 0 {
+				b := rs[best]
+				rs[i].leader = b.p-x.p <= tieSDs*math.Sqrt(b.v+x.v)
+			}
+		}
+	}
 	slices.SortStableFunc(rs, func(a, b ranked) int {
 		switch {
 		case a.over != b.over:
@@ -161,6 +196,12 @@ func (e *Engine) order(sessions []*session, rel consensus.Reliabilities) {
 				return 1
 			}
 			return -1
+		case a.leader != b.leader:
+			if a.leader {
+				return -1
+			}
+			return 1
+		case a.leader: // tied: keep the rotation
 		case a.p > b.p:
 			return -1
 		case a.p < b.p:
@@ -183,6 +224,11 @@ func (e *Engine) order(sessions []*session, rel consensus.Reliabilities) {
 		sessions[i] = x.s
 	}
 }
+
+// tieSDs is how many standard deviations of the difference of two
+// sessions' reliabilities make them tied for selection: 2, so that two
+// sessions equal but for luck are tied about 95% of the time.
+const tieSDs = 3
 
 // aggregator returns the aggregator of a version 3 call under policy:
 // weighted by rel when the request asks for it (with sessions the

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/reputation"
 )
@@ -290,10 +291,11 @@ func (e *Engine) weigh(call *consensusCall, out consensus.Outcome, key func(any)
 // learn teaches the engine's book the votes of a finished call in scope,
 // under the call's context (a caller that gave up as the call ended may
 // leave it untaught), and remembers the call for feedback under its
-// caller and ctx's trace id. A store error is logged: the call's answer
-// does not depend on it.
+// caller and ctx's trace id; a call that does not teach ([Teaches]) is
+// neither learned nor remembered. A store error is logged: the call's
+// answer does not depend on it.
 func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensus.Outcome, policy consensus.Policy, rel consensus.Reliabilities) {
-	if e.rep == nil {
+	if e.rep == nil || !Teaches(ctx) {
 		return
 	}
 	if err := e.rep.Learn(ctx, scope, out.Votes, policy, rel); err != nil {
@@ -303,6 +305,15 @@ func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensu
 		e.calls.Put(CallerFrom(ctx), id, scope, Ballots(out, policy.Key))
 	}
 }
+
+// Teaches reports whether a call made under ctx teaches a reputation
+// book, by its votes and by later reports of its outcome: an in-process
+// call of the host does, and so does a call over HTTP by a caller that
+// answers for it (a credential the Authenticator accepts, or a payment);
+// a trial call (with a credential or without) and an anonymous call do
+// not, since their callers choose both the claims and the sessions at no
+// cost. trust.Service applies the same rule.
+func Teaches(ctx context.Context) bool { return httpapi.Accountable(ctx) }
 
 // Ballots returns the ballots of out's cast votes for reputation
 // feedback: each vote's session, and whether it backed the winner under

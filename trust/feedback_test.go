@@ -1,11 +1,16 @@
 package trust_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
+	"encoding/json"
 	"errors"
+	"net/http"
 	"slices"
 	"testing"
+
+	"golang.org/x/time/rate"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -126,5 +131,84 @@ func TestService_feedbackOnce(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, load(), exact); diff != "" {
 		t.Errorf("a replaced report (-only the second +after both):\n%s", diff)
+	}
+}
+
+// TestHandler_trialCallsDoNotTeach: calls through the trial route, with a
+// credential or without, teach the book nothing and cannot be reported
+// on; the same calls through the key route teach (issue 32, item 5).
+func TestHandler_trialCallsDoNotTeach(t *testing.T) {
+	store := new(reputation.Memory)
+	book, err := reputation.New(store, reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := honest(0.9)
+	e, err := router.NewEngine(routertest.Sessions(1, 2, w, w, w, w, w), router.WithReputation(book))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := trust.New(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, s, trust.WithTrialLimit(router.TrialLimit{Rate: rate.Inf}))
+	keys := make([]reputation.Key, 5)
+	for i := range keys {
+		keys[i] = reputation.Key{Session: int64(i + 1)}
+	}
+	evidence := func() float64 {
+		t.Helper()
+		recs, err := store.Load(context.Background(), keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum float64
+		for _, r := range recs {
+			sum += r.Right + r.Wrong
+		}
+		return sum
+	}
+	call := func(path, key string) *trust.Response {
+		t.Helper()
+		body, err := json.Marshal(validationRequest())
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := http.NewRequest(http.MethodPost, srv.URL+path, bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("%s: status %d", path, res.StatusCode)
+		}
+		resp := new(trust.Response)
+		if err := json.NewDecoder(res.Body).Decode(resp); err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	for _, key := range []string{"", testKey} {
+		resp := call(trust.TrialCallPath, key)
+		if got := evidence(); got != 0 {
+			t.Errorf("a trial call (key %q) taught the book %v votes", key, got)
+		}
+		alice := trust.WithCaller(context.Background(), "alice")
+		if err := s.Feedback(alice, resp.TraceID, false); !errors.Is(err, trust.ErrUnknownCall) {
+			t.Errorf("a report on a trial call (key %q): %v, want ErrUnknownCall", key, err)
+		}
+	}
+	call(trust.CallPath, testKey)
+	if got := evidence(); !(got > 0) {
+		t.Errorf("a call through the key route taught the book %v votes", got)
 	}
 }

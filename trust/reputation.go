@@ -128,11 +128,12 @@ func nextWeight(cands []candidate, used map[router.SessionID]bool, rel consensus
 }
 
 // learn teaches the router's book what the pooled votes of an adaptive
-// call say (the router learned the other tiers' calls itself), and
+// call say (the router learned the other tiers' calls itself), unless the
+// call does not teach (router.Teaches: a trial or anonymous call), and
 // remembers every call for Feedback in the router's ledger, under its
 // caller and trace id, in place of the router calls it made.
 func (s *Service) learn(ctx context.Context, req *Request, final stepResult, steps []stepResult, traceID string) {
-	if s.keep == nil {
+	if s.keep == nil || !router.Teaches(ctx) {
 		return
 	}
 	sc := scope(req)

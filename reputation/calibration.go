@@ -220,10 +220,10 @@ func (b *Book) Calibration(ctx context.Context, scope Scope, tier string) (*Cali
 	return c, nil
 }
 
-// A Call is what a host's later report on a call needs: its scope, its
-// ballots, and the calibration map (Tier) and score its confidence was
-// read from. An empty Tier means a call whose confidence is not
-// calibrated.
+// A Call is what a [Ledger] remembers of a call for a later report on
+// it: its scope, its ballots, and the calibration map (Tier) and score
+// its confidence was read from. An empty Tier means a call whose
+// confidence is not calibrated.
 type Call struct {
 	Scope   Scope
 	Ballots []Ballot
@@ -231,30 +231,27 @@ type Call struct {
 	Score   float64
 }
 
-// Report learns that the outcome of call was right (or wrong): the
-// sessions' reliabilities as Feedback learns them, and, when call names a
-// Tier, one outcome at call.Score in that calibration map, all in one
-// Store.Add.
-func (b *Book) Report(ctx context.Context, call Call, right bool) error {
-	deltas := b.feedbackDeltas(call.Scope, call.Ballots, right)
-	if call.Tier != "" && !math.IsNaN(call.Score) {
-		x := min(max(call.Score, 0), 1)
-		bin := Bin(x)
-		keys := b.calibrationKeys(call.Scope.Operation, call.Tier)
-		var o Record
-		if right {
-			o.Right = 1
-		} else {
-			o.Wrong = 1
-		}
-		deltas = append(deltas,
-			Delta{Key: keys[bin], Delta: o},
-			Delta{Key: keys[CalibrationBins+bin], Delta: Record{Right: x, Wrong: 1 - x}})
+// reportDeltas returns the evidence a report that call was right (or
+// wrong) adds, each count multiplied by sign (-1 withdraws it): the
+// sessions' as Feedback adds it, and when call names a Tier, one outcome
+// at call.Score in that calibration map.
+func (b *Book) reportDeltas(call Call, right bool, sign float64) []Delta {
+	deltas := b.feedbackDeltas(call.Scope, call.Ballots, right, sign)
+	if call.Tier == "" || math.IsNaN(call.Score) {
+		return deltas
 	}
-	if len(deltas) == 0 {
-		return nil
+	x := min(max(call.Score, 0), 1)
+	bin := Bin(x)
+	keys := b.calibrationKeys(call.Scope.Operation, call.Tier)
+	var o Record
+	if right {
+		o.Right = sign
+	} else {
+		o.Wrong = sign
 	}
-	return b.store.Add(ctx, b.opts.Horizon, deltas)
+	return append(deltas,
+		Delta{Key: keys[bin], Delta: o},
+		Delta{Key: keys[CalibrationBins+bin], Delta: Record{Right: sign * x, Wrong: sign * (1 - x)}})
 }
 
 // Bases of a calibrated confidence ([Basis].Basis).

@@ -2,6 +2,7 @@ package reputation_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -119,27 +120,41 @@ func TestBook_calibrationWithoutOutcomes(t *testing.T) {
 	}
 }
 
-// TestBook_Report: outcomes reported on calls of one tier calibrate that
-// tier's map in the call's operation, and no other.
-func TestBook_Report(t *testing.T) {
+// TestLedger_ReportCalibrates: outcomes reported on calls of one tier
+// calibrate that tier's map in the call's operation, and no other; a
+// report repeated counts once, and one that says the opposite moves its
+// outcome.
+func TestLedger_ReportCalibrates(t *testing.T) {
 	ctx := context.Background()
 	b := newBook(t, nil)
+	l := reputation.NewLedger(100)
 	ballots := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Backed: true}}
 	for i := range 40 {
-		call := reputation.Call{Scope: scope, Ballots: ballots, Tier: "safe", Score: 0.9375}
-		if err := b.Report(ctx, call, i%2 == 0); err != nil {
-			t.Fatal(err)
+		id := fmt.Sprint(i)
+		l.PutCall("alice", id, reputation.Call{Scope: scope, Ballots: ballots, Tier: "safe", Score: 0.9375})
+		for range 2 { // the second report adds nothing
+			if ok, err := l.Report(ctx, b, "alice", id, i%2 == 0); !ok || err != nil {
+				t.Fatalf("Report(%s) = %t, %v", id, ok, err)
+			}
 		}
 	}
-	y, basis, err := b.Calibrate(ctx, scope, "safe", 0.9375)
-	if err != nil {
-		t.Fatal(err)
+	check := func(right float64) {
+		t.Helper()
+		y, basis, err := b.Calibrate(ctx, scope, "safe", 0.9375)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := reputation.Basis{Tier: "safe", Basis: reputation.BasisOutcomes, Outcomes: 40, Uncalibrated: 0.9375,
+			Points: []reputation.Point{{Score: 0.9375, Rate: (right + 4*0.9375) / 44, Outcomes: 40}}}
+		if diff := cmp.Diff(want, basis, cmpopts.EquateApprox(0, 1e-12)); diff != "" || math.Abs(y-want.Points[0].Rate) > 1e-12 {
+			t.Errorf("after 40 outcomes, %v right: %v, basis (-want +got):\n%s", right, y, diff)
+		}
 	}
-	want := reputation.Basis{Tier: "safe", Basis: reputation.BasisOutcomes, Outcomes: 40, Uncalibrated: 0.9375,
-		Points: []reputation.Point{{Score: 0.9375, Rate: (20 + 4*0.9375) / 44, Outcomes: 40}}}
-	if diff := cmp.Diff(want, basis, cmpopts.EquateApprox(0, 1e-12)); diff != "" || math.Abs(y-want.Points[0].Rate) > 1e-12 {
-		t.Errorf("after 40 outcomes, half right: %v, basis (-want +got):\n%s", y, diff)
+	check(20)
+	if ok, err := l.Report(ctx, b, "alice", "1", true); !ok || err != nil { // was wrong
+		t.Fatal(ok, err)
 	}
+	check(21)
 	for _, other := range []struct {
 		scope reputation.Scope
 		tier  string
@@ -151,6 +166,6 @@ func TestBook_Report(t *testing.T) {
 	// The sessions learned as Feedback teaches them.
 	rel := reliabilities(t, b, 1)
 	if rel.Sessions[1] == reputation.DefaultPrior.Mean() {
-		t.Error("Report taught the sessions nothing")
+		t.Error("the reports taught the sessions nothing")
 	}
 }

@@ -32,11 +32,21 @@
 // history it has. Decay needs no clock, so a record is a function of the
 // evidence added to it, in order.
 //
+// # Who teaches
+//
+// A Book learns whatever it is given; the host decides whose calls teach
+// it. router.Engine and trust.Service teach it the calls of the host and
+// of callers that answer for theirs (an accepted credential, a payment),
+// never trial or anonymous calls (router.Teaches), and take a report on
+// a call from its caller only, once per call ([Ledger.Report]): one call
+// moves a session's record by at most one vote, and its reported outcome
+// by at most FeedbackWeight.
+//
 // # Calibration
 //
 // A reliability says how often a session's vote is right; it cannot see
 // a mistake the whole panel shares. What a host learns afterwards can:
-// [Book.Report] counts each reported outcome in a [Calibration] map, one
+// [Ledger.Report] counts each reported outcome in a [Calibration] map, one
 // per operation and tier, by the confidence the call stated before
 // calibration (its score). Each of [CalibrationBins] bins of the score
 // reads a Beta posterior rate, (right + k·s)/(outcomes + k), with a

@@ -39,9 +39,13 @@ func reportOn(t *testing.T, e *router.Engine, first, n int) {
 		req.Consensus.Aggregation = router.AggregationWeighted
 		trace := fmt.Sprintf("%032x", i+1)
 		if _, err := e.ValidateV3(router.WithTraceID(context.Background(), trace), req); err != nil {
+			var p *router.Error
+			if errors.As(err, &p) && (p.Status == http.StatusConflict || p.Status == http.StatusBadGateway) {
+				continue // a call its failures refused: no winner to report on
+			}
 			t.Fatal(err)
 		}
-		if err := e.Feedback(context.Background(), trace, i%4 != 0); err != nil {
+		if err := e.Feedback(context.Background(), trace, i%4 != 0); err != nil && !errors.Is(err, router.ErrUnknownCall) { // a call without a winner is not remembered
 			t.Fatal(err)
 		}
 	}

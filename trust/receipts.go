@@ -12,24 +12,21 @@ import (
 
 // DefaultCaller owns the receipts of calls whose context names no caller
 // (see [WithCaller]): in-process calls of a host that serves no one else.
-const DefaultCaller = "local"
-
-type callerKey struct{}
+const DefaultCaller = router.DefaultCaller
 
 // WithCaller returns a context naming the integration that makes a call:
-// it owns the call's receipt. [NewHandler] sets it from the authenticated
-// credential.
+// it owns the call's receipt, and only it may report the call's outcome
+// ([Service.Feedback]). [NewHandler] sets it from the authenticated
+// credential. It is router.WithCaller, so that the router the service
+// runs on knows the same caller.
 func WithCaller(ctx context.Context, caller string) context.Context {
-	return context.WithValue(ctx, callerKey{}, caller)
+	return router.WithCaller(ctx, caller)
 }
 
-// CallerFrom returns the caller set by [WithCaller], or DefaultCaller.
-func CallerFrom(ctx context.Context) string {
-	if c, ok := ctx.Value(callerKey{}).(string); ok && c != "" {
-		return c
-	}
-	return DefaultCaller
-}
+// CallerFrom returns the caller set by [WithCaller] (router.CallerFrom:
+// within a request a handler admitted, the caller it names; else
+// DefaultCaller).
+func CallerFrom(ctx context.Context) string { return router.CallerFrom(ctx) }
 
 // receiptParams gathers what a receipt records from what really ran: the
 // consensus and policy of final, the pooled accounting of every step (see

@@ -37,6 +37,7 @@ const DefaultFlipBound = 0.2
 type keeper interface {
 	Reputation() *reputation.Book
 	Rank(ctx context.Context, scope reputation.Scope, ids []router.SessionID) ([]router.SessionID, consensus.Reliabilities, error)
+	Calls() *reputation.Ledger
 }
 
 // WithoutReputation makes the service count every run the same, as it
@@ -139,10 +140,12 @@ func nextWeight(cands []candidate, used map[router.SessionID]bool, rel consensus
 }
 
 // learn teaches the router's book what the pooled votes of an adaptive
-// call say (the router learned the other tiers' calls itself), and
-// remembers every call for Feedback.
+// call say (the router learned the other tiers' calls itself), unless the
+// call does not teach (router.Teaches: a trial or anonymous call), and
+// remembers every call for Feedback in the router's ledger, under its
+// caller and trace id, in place of the router calls it made.
 func (s *Service) learn(ctx context.Context, req *Request, final stepResult, steps []stepResult, traceID string) {
-	if s.keep == nil {
+	if s.keep == nil || !router.Teaches(ctx) {
 		return
 	}
 	sc := scope(req)
@@ -159,7 +162,7 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 		if b := final.calibration; b != nil {
 			c.Tier, c.Score = b.Tier, b.Uncalibrated
 		}
-		s.calls.PutCall(traceID, c)
+		s.keep.Calls().PutCall(CallerFrom(ctx), traceID, c)
 	}
 }
 
@@ -168,49 +171,69 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 // the router's reputation book learns it, weighing it more than the
 // agreement of the votes (reputation.Book.Feedback). id is the call's
 // trace_id (the service remembers its latest 10,000 calls) or the
-// receipt_id of a receipt of the caller's (CallerFrom(ctx)), whose
-// consensus snapshot names the sessions and which of them agreed. It
-// returns ErrUnknownCall for anything else, and ErrReputationOff when the
+// receipt_id of its receipt, whose consensus snapshot names the sessions
+// and which of them agreed.
+//
+// Only the call's caller (CallerFrom(ctx), who owns its receipt) may
+// report on it: a trace id names a call together with its caller, since
+// callers choose their trace ids. A call's outcome counts once, whichever
+// way it is named and whether it is reported here or through the
+// router.Engine the service runs on: a report that repeats the one before
+// adds nothing, one that says the opposite replaces it
+// (reputation.Ledger.Report). It returns ErrUnknownCall for anything
+// else (another caller's call among them), and ErrReputationOff when the
 // service weighs no votes by reputation. The outcome also teaches the
 // calibration map of the call's tier, at the confidence the call stated
-// before calibration (reputation.Book.Report).
+// before calibration.
 func (s *Service) Feedback(ctx context.Context, id string, right bool) error {
 	if s.keep == nil {
 		return ErrReputationOff
 	}
-	c, ok := s.calls.Call(id)
-	if !ok {
-		var err error
-		if c, err = s.receiptCall(ctx, id); err != nil {
-			return err
-		}
+	caller, book, calls := CallerFrom(ctx), s.keep.Reputation(), s.keep.Calls()
+	ok, err := calls.Report(ctx, book, caller, id, right)
+	if ok {
+		return err
 	}
-	return s.keep.Reputation().Report(ctx, c, right)
+	traceID, c, err := s.receiptCall(ctx, id)
+	if err != nil {
+		return err
+	}
+	// The call is reported under its trace id, so that its report by
+	// trace id and by receipt id count once.
+	calls.KeepCall(caller, traceID, c)
+	if ok, err = calls.Report(ctx, book, caller, traceID, right); !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownCall, id) // forgotten at once
+	}
+	return err
 }
 
 // receiptCall reads the call of receipt id, which must be the caller's:
-// its scope and ballots, and the calibration basis its policy snapshot
+// the trace id it ran under ("receipt:" and id when it names none), its
+// scope, its ballots and the calibration basis its policy snapshot
 // records.
-func (s *Service) receiptCall(ctx context.Context, id string) (reputation.Call, error) {
-	var c reputation.Call
+func (s *Service) receiptCall(ctx context.Context, id string) (traceID string, c reputation.Call, err error) {
 	unknown := fmt.Errorf("%w: %q", ErrUnknownCall, id)
 	if s.issuer == nil || s.issuer.Store == nil {
-		return c, unknown
+		return "", c, unknown
 	}
 	rec, err := s.issuer.Store.Get(ctx, id, time.Now())
 	if errors.Is(err, receipt.ErrNotFound) || err == nil && rec.Owner != CallerFrom(ctx) {
-		return c, unknown
+		return "", c, unknown
 	}
 	if err != nil {
-		return c, err
+		return "", c, err
 	}
 	r, err := receipt.Parse(rec.Data)
 	if err != nil {
-		return c, err
+		return "", c, err
 	}
 	cs := r.ConsensusSnapshot
 	if cs == nil || r.CortensorRefs == nil || len(r.CortensorRefs.Sessions) != len(cs.Verdicts) || len(cs.Agreeing) == 0 {
-		return c, fmt.Errorf("%w: receipt %q does not record which sessions agreed", ErrUnknownCall, id)
+		return "", c, fmt.Errorf("%w: receipt %q does not record which sessions agreed", ErrUnknownCall, id)
+	}
+	traceID = "receipt:" + id
+	if ids := r.CortensorRefs.RouterTraceIDs; len(ids) > 0 && ids[0] != "" {
+		traceID = ids[0]
 	}
 	kind := router.KindValidate
 	if r.Mode == string(ModeDelegation) {
@@ -227,5 +250,5 @@ func (s *Service) receiptCall(ctx context.Context, id string) (reputation.Call, 
 	if p := r.PolicySnapshot; p != nil && p.Calibration != nil {
 		c.Tier, c.Score = p.Calibration.Tier, p.Calibration.Uncalibrated
 	}
-	return c, nil
+	return traceID, c, nil
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/vouchkit/vouch/internal/traceparent"
 	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
-	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -51,11 +50,10 @@ type Service struct {
 	logger    *slog.Logger
 	issuer    *receipt.Issuer
 	signed    bool
-	next      atomic.Uint64      // rotates adaptive's candidate sessions
-	tel       *serviceTelemetry  // spans and metrics (WithTelemetry)
-	noRep     bool               // WithoutReputation
-	keep      keeper             // the router's reputation; nil when off
-	calls     *reputation.Ledger // the latest calls by trace id, for Feedback
+	next      atomic.Uint64     // rotates adaptive's candidate sessions
+	tel       *serviceTelemetry // spans and metrics (WithTelemetry)
+	noRep     bool              // WithoutReputation
+	keep      keeper            // the router's reputation; nil when off
 }
 
 // New returns a Service running its router calls on rs.
@@ -77,7 +75,6 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 	}
 	s.issuer = s.tel.logged(s.issuer) // WithTelemetry with the no-op providers left s.tel nil: no hooks
 	s.useReputation()
-	s.calls = reputation.NewLedger(router.DefaultFeedbackMemory)
 	return s, nil
 }
 

@@ -81,7 +81,15 @@
 //     unspent. The server keeps answers (24 hours by default) longer than
 //     the Transport keeps a proof (at most the Policy's
 //     MaxTimeoutSeconds, ten minutes by default), so a retry that comes
-//     with a new proof within that window gets the answer for free.
+//     with a new proof within that window gets the answer for free. An
+//     answer is kept only once its payment settled ([AfterSettle]): the
+//     retry of a call whose settlement failed, or whose answer a gate
+//     refused, is a new purchase.
+//   - The server remembers a proof as long as it can pay, and so accepts
+//     none valid for longer than MiddlewareConfig.MaxValidity (one hour
+//     by default, "authorization_validity_too_long"); the official
+//     clients sign for the offer's maxTimeoutSeconds. The memory stores
+//     are bounded in time and size whatever a payer signs.
 //   - When the terms offer the payment-identifier extension, the payer
 //     echoes it with an id derived from the call's key.
 //   - An answer that was paid for and lost on the way is delivered again,

@@ -115,8 +115,10 @@ type PaywallConfig struct {
 // same refusal. Other methods, and tools without a price, pass through.
 // Paywall fails when the configuration is unusable: no facilitator, no
 // prices, a price without offers, a negative time budget or settle
-// timeout, or an offer whose maxTimeoutSeconds is shorter than the time an
-// authorization must stay valid.
+// timeout, an offer whose maxTimeoutSeconds is shorter than the time an
+// authorization must stay valid, or a price with SettleBefore on a tool
+// that has a gate or an "upto" offer (as x402.Middleware refuses them on
+// a route: both settle after the tool).
 func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 	if cfg.Facilitator == nil {
 		return nil, errors.New("trustmcp: PaywallConfig.Facilitator is nil")
@@ -136,6 +138,18 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 		}
 		if p.TimeBudget < 0 {
 			return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: time budget %s is negative", name, p.TimeBudget)
+		}
+		if p.SettleBefore {
+			// As x402.Middleware: what settles before the tool runs
+			// cannot wait for a check of its result or for its usage.
+			if cfg.Gates[name] != nil {
+				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: a gated tool settles after its gate passes the result, so it cannot settle before the tool runs (SettleBefore)", name)
+			}
+			for i, o := range p.Accepts {
+				if o.Scheme == x402.SchemeUpto {
+					return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: an %q offer settles the amount used, so its tool cannot settle before it runs (SettleBefore)", name, i, x402.SchemeUpto)
+				}
+			}
 		}
 		need := validity(p, cfg.SettleTimeout)
 		for i, o := range p.Accepts {

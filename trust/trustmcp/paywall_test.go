@@ -179,6 +179,28 @@ func TestPaywall_config(t *testing.T) {
 	}
 }
 
+// A tool that settles before it runs cannot have its result checked
+// first: the Paywall refuses a gate on such a tool, and an "upto" offer
+// on it (which settles what the tool used), as x402.Middleware refuses
+// both on a route, naming the tool.
+func TestPaywall_configSettleBefore(t *testing.T) {
+	exact, _ := evm.USDC("base-sepolia", "0x000000000000000000000000000000000000dEaD", "$0.005")
+	upto, _ := evm.UptoUSDC("base-sepolia", "0x000000000000000000000000000000000000dEaD", "$0.005", evm.OfflineFacilitatorAddress)
+	pass := func(context.Context, *mcp.CallToolRequest, *mcp.CallToolResult) *mcp.CallToolResult { return nil }
+	for name, cfg := range map[string]trustmcp.PaywallConfig{
+		"gate": {Facilitator: &evm.Facilitator{},
+			Prices: map[string]x402.Price{"arbitrate": {Accepts: []x402.PaymentRequirements{exact}, SettleBefore: true}},
+			Gates:  map[string]trustmcp.ToolGate{"arbitrate": pass}},
+		"upto": {Facilitator: &evm.Facilitator{},
+			Prices: map[string]x402.Price{"arbitrate": {Accepts: []x402.PaymentRequirements{upto}, SettleBefore: true}}},
+	} {
+		_, err := trustmcp.Paywall(cfg)
+		if err == nil || !strings.Contains(err.Error(), `"arbitrate"`) || !strings.Contains(err.Error(), "SettleBefore") {
+			t.Errorf("%s: Paywall = %v, want an error naming the tool and SettleBefore", name, err)
+		}
+	}
+}
+
 // scriptedFacilitator answers Verify and Settle as told.
 type scriptedFacilitator struct {
 	verify    *x402.VerifyResponse

@@ -40,7 +40,9 @@ type Config struct {
 	MaxTasks int
 	// MaxBodyBytes bounds a request's body; 0 means [DefaultMaxBodyBytes].
 	MaxBodyBytes int64
-	// Logger receives the SDK's log; nil is silent.
+	// Logger receives the SDK's log, and the internal errors of failed
+	// calls, which a caller sees only as "internal error" (500
+	// internal); nil is silent.
 	Logger *slog.Logger
 }
 
@@ -66,7 +68,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	rh := a2asrv.NewHandler(&executor{caller: cfg.Caller, router: cfg.Router},
+	rh := a2asrv.NewHandler(&executor{caller: cfg.Caller, router: cfg.Router, log: log},
 		a2asrv.WithTaskStore(newTaskStore(cfg.MaxTasks)), a2asrv.WithLogger(log))
 	return &handler{cfg: cfg, rpc: a2asrv.NewJSONRPCHandler(rh)}, nil
 }

@@ -306,14 +306,16 @@ func (f failing) Call(context.Context, *trust.Request) (*trust.Response, error) 
 }
 
 // TestMessageSend_callFails ends the task failed, saying why, when the
-// call fails; a refusal of the request (4xx) is invalid params.
+// call fails: a problem's detail and code, or "internal error" for an
+// error that is not a problem; a refusal of the request (4xx) is invalid
+// params.
 func TestMessageSend_callFails(t *testing.T) {
 	for _, tt := range []struct {
 		code  int
 		state a2a.TaskState
 		want  string
 	}{
-		{0, a2a.TaskStateFailed, "validate_claim failed: no worker answered"},
+		{0, a2a.TaskStateFailed, "validate_claim failed: internal error (500 internal)"}, // logged, not shown
 		{http.StatusBadGateway, a2a.TaskStateFailed, "validate_claim failed: the workers are unreachable (502 bad_gateway)"},
 		{http.StatusUnprocessableEntity, "", "invalid params: validate_claim: the workers are unreachable (422 bad_gateway)"},
 	} {

@@ -90,6 +90,14 @@ type PaywallConfig struct {
 //     "x402/payment-response", instead of the tool's result. A price with SettleBefore settles first and runs
 //     the tool only when that succeeded; the payer then pays even when the
 //     tool fails.
+//   - A payment of an "upto" offer settles what the tool used: the tool
+//     reports it with x402.ReportUsage on the context it was given, as an
+//     HTTP handler behind x402.Middleware does (the Paywall puts an
+//     x402.UsageMeter there), and the settlement in
+//     _meta["x402/payment-response"] reports it in its extensions
+//     (x402.UsageFromSettlement). A tool that reports nothing settles the
+//     whole authorized maximum, as x402.Middleware settles a handler that
+//     reports nothing.
 //
 // A payment is accepted once (see x402.ReplayStore), and the payment
 // itself names the call it paid for: the tool, its arguments (as
@@ -116,7 +124,8 @@ type PaywallConfig struct {
 // Paywall fails when the configuration is unusable: no facilitator, no
 // prices, a price without offers, a negative time budget or settle
 // timeout, an offer whose maxTimeoutSeconds is shorter than the time an
-// authorization must stay valid, or a price with SettleBefore on a tool
+// authorization must stay valid, an "upto" offer whose amount does not
+// parse, or a price with SettleBefore on a tool
 // that has a gate or an "upto" offer (as x402.Middleware refuses them on
 // a route: both settle after the tool).
 func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
@@ -153,6 +162,9 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 		}
 		need := validity(p, cfg.SettleTimeout)
 		for i, o := range p.Accepts {
+			if _, err := x402.ParseAmount(o.Amount); err != nil && o.Scheme == x402.SchemeUpto {
+				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: %w", name, i, err)
+			}
 			if time.Duration(o.MaxTimeoutSeconds)*time.Second < need {
 				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: maxTimeoutSeconds %d is shorter than the %s an authorization must stay valid (time budget and settlement)",
 					name, i, o.MaxTimeoutSeconds, need)
@@ -292,7 +304,8 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 		return pw.refuse(price, res, joinReason(vr.InvalidReason, vr.InvalidMessage), nil), nil
 	}
 
-	work, cancel := context.WithTimeout(ctx, timeBudget(price))
+	metered, meter := x402.MeterUsage(ctx, offer)
+	work, cancel := context.WithTimeout(metered, timeBudget(price))
 	defer cancel()
 	var sr *x402.SettleResponse
 	if price.SettleBefore {
@@ -314,12 +327,17 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 			return ctr, nil
 		}
 		settled = true // from here on the payment stays used, whatever the outcome
+		// The usage of an "upto" payment is the tool's to report.
+		charged, usage := meter.Charge()
 		if refusal := pw.check(work, call, ctr); refusal != nil {
 			pw.keepRefusal(ctx, key, until, refusal)
 			return refusal, nil
 		}
-		if sr = pw.settle(ctx, name, p, offer, vr.Payer); !sr.Success {
+		if sr = pw.settle(ctx, name, p, charged, vr.Payer); !sr.Success {
 			return pw.refuse(price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr), nil
+		}
+		if usage != nil {
+			sr.SetUsage(*usage)
 		}
 	}
 	pw.keep(ctx, key, paid, until, ctr, sr)

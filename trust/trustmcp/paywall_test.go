@@ -165,11 +165,14 @@ func TestPaywall_config(t *testing.T) {
 	offer, _ := evm.USDC("base-sepolia", "0x000000000000000000000000000000000000dEaD", "$0.005")
 	short := offer
 	short.MaxTimeoutSeconds = 10
+	badUpto, _ := evm.UptoUSDC("base-sepolia", "0x000000000000000000000000000000000000dEaD", "$0.005", evm.OfflineFacilitatorAddress)
+	badUpto.Amount = "5e3"
 	for _, cfg := range []trustmcp.PaywallConfig{
 		{Prices: map[string]x402.Price{"validate_claim": {Accepts: []x402.PaymentRequirements{offer}}}},
 		{Facilitator: &evm.Facilitator{}},
 		{Facilitator: &evm.Facilitator{}, Prices: map[string]x402.Price{"validate_claim": {}}},
 		{Facilitator: &evm.Facilitator{}, Prices: map[string]x402.Price{"validate_claim": {Accepts: []x402.PaymentRequirements{short}}}},
+		{Facilitator: &evm.Facilitator{}, Prices: map[string]x402.Price{"validate_claim": {Accepts: []x402.PaymentRequirements{badUpto}}}},
 		{Facilitator: &evm.Facilitator{}, Prices: map[string]x402.Price{"validate_claim": {Accepts: []x402.PaymentRequirements{offer}, TimeBudget: -time.Second}}},
 		{Facilitator: &evm.Facilitator{}, Prices: map[string]x402.Price{"validate_claim": {Accepts: []x402.PaymentRequirements{offer}}}, SettleTimeout: -time.Second},
 	} {

@@ -52,6 +52,16 @@ type PaywallConfig struct {
 	// SettleTimeout bounds the facilitator's Settle call; zero means
 	// x402.DefaultSettleTimeout.
 	SettleTimeout time.Duration
+	// MaxRetention bounds how long the Paywall remembers a payment and
+	// what it bought: an authorization valid for longer from when it is
+	// received is refused (reason authorization_validity_too_long), so
+	// that the payer cannot make the stores keep its records for as long
+	// as it likes, and a replay of a payment never outlives its record.
+	// It must be at least every offer's maxTimeoutSeconds, which is how
+	// long payers sign for. Zero means [DefaultMaxRetention]; the
+	// MemoryAnswers the Paywall makes when Answers is nil keeps results
+	// as long.
+	MaxRetention time.Duration
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 	// Logger records verifications and settlements; nil is silent.
@@ -72,7 +82,9 @@ type PaywallConfig struct {
 //     not decode, matches none of the tool's offers, was already used,
 //     carries an EIP-3009 authorization that expires before the tool's
 //     time budget and the settlement can end (reason
-//     authorization_validity_too_short), or that the facilitator rejects,
+//     authorization_validity_too_short) or later than the Paywall
+//     remembers payments (PaywallConfig.MaxRetention, reason
+//     authorization_validity_too_long), or that the facilitator rejects,
 //     is answered with a tool result whose isError is set and whose
 //     content[0].text is {"x402/error":{"code":402,"message":...,"data":<terms>}},
 //     the terms being the version 2 PaymentRequired (resource
@@ -124,8 +136,8 @@ type PaywallConfig struct {
 // Paywall fails when the configuration is unusable: no facilitator, no
 // prices, a price without offers, a negative time budget or settle
 // timeout, an offer whose maxTimeoutSeconds is shorter than the time an
-// authorization must stay valid, an "upto" offer whose amount does not
-// parse, or a price with SettleBefore on a tool
+// authorization must stay valid or longer than MaxRetention, a negative
+// MaxRetention, an "upto" offer whose amount does not parse, or a price with SettleBefore on a tool
 // that has a gate or an "upto" offer (as x402.Middleware refuses them on
 // a route: both settle after the tool).
 func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
@@ -140,6 +152,12 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 		return nil, fmt.Errorf("trustmcp: PaywallConfig.SettleTimeout %s is negative", cfg.SettleTimeout)
 	case cfg.SettleTimeout == 0:
 		cfg.SettleTimeout = x402.DefaultSettleTimeout
+	}
+	switch {
+	case cfg.MaxRetention < 0:
+		return nil, fmt.Errorf("trustmcp: PaywallConfig.MaxRetention %s is negative", cfg.MaxRetention)
+	case cfg.MaxRetention == 0:
+		cfg.MaxRetention = DefaultMaxRetention
 	}
 	for name, p := range cfg.Prices {
 		if len(p.Accepts) == 0 {
@@ -165,6 +183,10 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 			if _, err := x402.ParseAmount(o.Amount); err != nil && o.Scheme == x402.SchemeUpto {
 				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: %w", name, i, err)
 			}
+			if time.Duration(o.MaxTimeoutSeconds)*time.Second > cfg.MaxRetention {
+				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: maxTimeoutSeconds %d is longer than PaywallConfig.MaxRetention %s, so its payers' authorizations would be refused",
+					name, i, o.MaxTimeoutSeconds, cfg.MaxRetention)
+			}
 			if time.Duration(o.MaxTimeoutSeconds)*time.Second < need {
 				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: maxTimeoutSeconds %d is shorter than the %s an authorization must stay valid (time budget and settlement)",
 					name, i, o.MaxTimeoutSeconds, need)
@@ -178,7 +200,7 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 		pw.replay = &x402.MemoryReplay{}
 	}
 	if pw.answers == nil {
-		pw.answers = &MemoryAnswers{}
+		pw.answers = &MemoryAnswers{MaxRetention: cfg.MaxRetention}
 	}
 	if pw.log == nil {
 		pw.log = slog.New(slog.DiscardHandler)
@@ -255,6 +277,11 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 	}
 	now := pw.now()
 	key, until := x402.ReplayKey(p, offer, now)
+	if limit := now.Add(pw.cfg.MaxRetention); until.After(limit) {
+		// Refused before it is reserved: nothing is kept of it.
+		return pw.refuse(price, res, fmt.Sprintf("%s: the server remembers a payment for at most %s: validBefore %d is after %d",
+			reasonValidityTooLong, pw.cfg.MaxRetention, until.Unix(), limit.Unix()), nil), nil
+	}
 	paid := paidCall(call, p)
 	fl, first := pw.startFlight(key, paid)
 	for !first {
@@ -347,6 +374,10 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 	ctr.Meta[MetaPaymentResponse] = sr
 	return ctr, nil
 }
+
+// reasonValidityTooLong is the reason of the terms for an authorization
+// valid for longer than PaywallConfig.MaxRetention.
+const reasonValidityTooLong = "authorization_validity_too_long"
 
 // answering is a Facilitator that never answers nil without an error.
 type answering struct{ x402.Facilitator }

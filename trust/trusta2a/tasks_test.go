@@ -42,6 +42,13 @@ func (s *taskStore) check(t *testing.T) {
 	if n != len(s.tasks) || bytes != s.bytes || len(s.byCount.callers) != len(s.callers) || len(s.byBytes.callers) != len(s.callers) {
 		t.Errorf("%d tasks in lists, %d in the map; %d bytes held, %d counted", n, len(s.tasks), bytes, s.bytes)
 	}
+	for _, r := range []*callerRank{&s.byCount, &s.byBytes} {
+		for i, c := range r.callers {
+			if c.at[r.rank] != i || i > 0 && r.Less(i, (i-1)/2) {
+				t.Errorf("rank %d: caller %q at %d (recorded %d) is out of heap order", r.rank, c.caller, i, c.at[r.rank])
+			}
+		}
+	}
 	if n > s.max || n > 1 && s.bytes > s.maxBytes {
 		t.Errorf("%d tasks of %d bytes: beyond the bounds %d and %d", n, s.bytes, s.max, s.maxBytes)
 	}

@@ -80,8 +80,8 @@ type PaywallConfig struct {
 //
 //   - A call without _meta["x402/payment"], or with a payment that does
 //     not decode, matches none of the tool's offers, was already used,
-//     carries an EIP-3009 authorization that expires before the tool's
-//     time budget and the settlement can end (reason
+//     carries an authorization that expires before the tool's time
+//     budget and the settlement can end (reason
 //     authorization_validity_too_short) or later than the Paywall
 //     remembers payments (PaywallConfig.MaxRetention, reason
 //     authorization_validity_too_long), or that the facilitator rejects,
@@ -99,9 +99,9 @@ type PaywallConfig struct {
 //     by SettleTimeout, and the result carries the settlement in
 //     _meta["x402/payment-response"]; a failed settlement is answered with
 //     the terms, with the failed settlement as their
-//     "x402/payment-response", instead of the tool's result. A price with SettleBefore settles first and runs
-//     the tool only when that succeeded; the payer then pays even when the
-//     tool fails.
+//     "x402/payment-response", instead of the tool's result. A price
+//     with SettleBefore settles first and runs the tool only when that
+//     succeeded; the payer then pays even when the tool fails.
 //   - A payment of an "upto" offer settles what the tool used: the tool
 //     reports it with x402.ReportUsage on the context it was given, as an
 //     HTTP handler behind x402.Middleware does (the Paywall puts an
@@ -137,9 +137,9 @@ type PaywallConfig struct {
 // prices, a price without offers, a negative time budget or settle
 // timeout, an offer whose maxTimeoutSeconds is shorter than the time an
 // authorization must stay valid or longer than MaxRetention, a negative
-// MaxRetention, an "upto" offer whose amount does not parse, or a price with SettleBefore on a tool
-// that has a gate or an "upto" offer (as x402.Middleware refuses them on
-// a route: both settle after the tool).
+// MaxRetention, an "upto" offer whose amount does not parse, or a price
+// with SettleBefore on a tool that has a gate or an "upto" offer (as
+// x402.Middleware refuses them on a route: both settle after the tool).
 func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 	if cfg.Facilitator == nil {
 		return nil, errors.New("trustmcp: PaywallConfig.Facilitator is nil")

@@ -137,9 +137,10 @@ type PaywallConfig struct {
 // prices, a price without offers, a negative time budget or settle
 // timeout, an offer whose maxTimeoutSeconds is shorter than the time an
 // authorization must stay valid or longer than MaxRetention, a negative
-// MaxRetention, an "upto" offer whose amount does not parse, or a price
-// with SettleBefore on a tool that has a gate or an "upto" offer (as
-// x402.Middleware refuses them on a route: both settle after the tool).
+// MaxRetention, an "upto" offer whose amount does not parse, a gate that
+// is nil or on a tool without a price, or a price with SettleBefore on a
+// tool that has a gate or an "upto" offer (as x402.Middleware refuses
+// them on a route: both settle after the tool).
 func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 	if cfg.Facilitator == nil {
 		return nil, errors.New("trustmcp: PaywallConfig.Facilitator is nil")
@@ -158,6 +159,11 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 		return nil, fmt.Errorf("trustmcp: PaywallConfig.MaxRetention %s is negative", cfg.MaxRetention)
 	case cfg.MaxRetention == 0:
 		cfg.MaxRetention = DefaultMaxRetention
+	}
+	for name, g := range cfg.Gates {
+		if _, ok := cfg.Prices[name]; !ok || g == nil {
+			return nil, fmt.Errorf("trustmcp: PaywallConfig.Gates[%q]: a gate must be a function on a priced tool, or it never runs", name)
+		}
 	}
 	for name, p := range cfg.Prices {
 		if len(p.Accepts) == 0 {

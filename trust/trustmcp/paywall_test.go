@@ -185,11 +185,22 @@ func TestPaywall_config(t *testing.T) {
 // A tool that settles before it runs cannot have its result checked
 // first: the Paywall refuses a gate on such a tool, and an "upto" offer
 // on it (which settles what the tool used), as x402.Middleware refuses
-// both on a route, naming the tool.
+// both on a route, naming the tool. A gate that would never run (nil, or
+// on a tool without a price) is refused too.
 func TestPaywall_configSettleBefore(t *testing.T) {
 	exact, _ := evm.USDC("base-sepolia", "0x000000000000000000000000000000000000dEaD", "$0.005")
 	upto, _ := evm.UptoUSDC("base-sepolia", "0x000000000000000000000000000000000000dEaD", "$0.005", evm.OfflineFacilitatorAddress)
 	pass := func(context.Context, *mcp.CallToolRequest, *mcp.CallToolResult) *mcp.CallToolResult { return nil }
+	price := map[string]x402.Price{"arbitrate": {Accepts: []x402.PaymentRequirements{exact}}}
+	for name, cfg := range map[string]trustmcp.PaywallConfig{
+		"unpriced": {Facilitator: &evm.Facilitator{}, Prices: price, Gates: map[string]trustmcp.ToolGate{"validate_claim": pass}},
+		"nil":      {Facilitator: &evm.Facilitator{}, Prices: price, Gates: map[string]trustmcp.ToolGate{"arbitrate": nil}},
+	} {
+		_, err := trustmcp.Paywall(cfg)
+		if err == nil || !strings.Contains(err.Error(), "PaywallConfig.Gates[") {
+			t.Errorf("%s gate: Paywall = %v, want an error naming the gate", name, err)
+		}
+	}
 	for name, cfg := range map[string]trustmcp.PaywallConfig{
 		"gate": {Facilitator: &evm.Facilitator{},
 			Prices: map[string]x402.Price{"arbitrate": {Accepts: []x402.PaymentRequirements{exact}, SettleBefore: true}},

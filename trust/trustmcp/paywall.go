@@ -52,16 +52,18 @@ type PaywallConfig struct {
 	// SettleTimeout bounds the facilitator's Settle call; zero means
 	// x402.DefaultSettleTimeout.
 	SettleTimeout time.Duration
-	// MaxRetention bounds how long the Paywall remembers a payment and
-	// what it bought: an authorization valid for longer from when it is
-	// received is refused (reason authorization_validity_too_long), so
-	// that the payer cannot make the stores keep its records for as long
-	// as it likes, and a replay of a payment never outlives its record.
-	// It must be at least every offer's maxTimeoutSeconds, which is how
-	// long payers sign for. Zero means [DefaultMaxRetention]; the
-	// MemoryAnswers the Paywall makes when Answers is nil keeps results
-	// as long.
-	MaxRetention time.Duration
+	// MaxValidity is the longest an authorization may stay valid after
+	// it arrives (its validBefore, or a Permit2 deadline); zero means an
+	// hour, as for x402.Middleware. A longer one is refused (reason
+	// authorization_validity_too_long) before anything is kept of it: the
+	// Paywall remembers a payment and what it bought for as long as the
+	// payment can pay, and so never longer than this, whatever the payer
+	// signs. Each offer's maxTimeoutSeconds, the validity the official
+	// clients sign, must not exceed it, and a MemoryAnswers given as
+	// Answers must keep results at least as long (its MaxRetention); the
+	// one the Paywall makes when Answers is nil does. Give the same value
+	// to the x402.Middleware whose Replay store the Paywall shares.
+	MaxValidity time.Duration
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 	// Logger records verifications and settlements; nil is silent.
@@ -82,8 +84,8 @@ type PaywallConfig struct {
 //     not decode, matches none of the tool's offers, was already used,
 //     carries an authorization that expires before the tool's time
 //     budget and the settlement can end (reason
-//     authorization_validity_too_short) or later than the Paywall
-//     remembers payments (PaywallConfig.MaxRetention, reason
+//     authorization_validity_too_short) or stays valid for longer than
+//     the Paywall remembers payments (PaywallConfig.MaxValidity, reason
 //     authorization_validity_too_long), or that the facilitator rejects,
 //     is answered with a tool result whose isError is set and whose
 //     content[0].text is {"x402/error":{"code":402,"message":...,"data":<terms>}},
@@ -136,8 +138,9 @@ type PaywallConfig struct {
 // Paywall fails when the configuration is unusable: no facilitator, no
 // prices, a price without offers, a negative time budget or settle
 // timeout, an offer whose maxTimeoutSeconds is shorter than the time an
-// authorization must stay valid or longer than MaxRetention, a negative
-// MaxRetention, an "upto" offer whose amount does not parse, a gate that
+// authorization must stay valid or longer than MaxValidity, a negative
+// MaxValidity, a MemoryAnswers that keeps results for less than
+// MaxValidity, an "upto" offer whose amount does not parse, a gate that
 // is nil or on a tool without a price, or a price with SettleBefore on a
 // tool that has a gate or an "upto" offer (as x402.Middleware refuses
 // them on a route: both settle after the tool).
@@ -155,10 +158,13 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 		cfg.SettleTimeout = x402.DefaultSettleTimeout
 	}
 	switch {
-	case cfg.MaxRetention < 0:
-		return nil, fmt.Errorf("trustmcp: PaywallConfig.MaxRetention %s is negative", cfg.MaxRetention)
-	case cfg.MaxRetention == 0:
-		cfg.MaxRetention = DefaultMaxRetention
+	case cfg.MaxValidity < 0:
+		return nil, fmt.Errorf("trustmcp: PaywallConfig.MaxValidity %s is negative", cfg.MaxValidity)
+	case cfg.MaxValidity == 0:
+		cfg.MaxValidity = defaultMaxValidity
+	}
+	if a, ok := cfg.Answers.(*MemoryAnswers); ok && a.retention() < cfg.MaxValidity {
+		return nil, fmt.Errorf("trustmcp: the MemoryAnswers keeps a result %s, less than PaywallConfig.MaxValidity %s: set its MaxRetention", a.retention(), cfg.MaxValidity)
 	}
 	for name, g := range cfg.Gates {
 		if _, ok := cfg.Prices[name]; !ok || g == nil {
@@ -189,9 +195,11 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 			if _, err := x402.ParseAmount(o.Amount); err != nil && o.Scheme == x402.SchemeUpto {
 				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: %w", name, i, err)
 			}
-			if time.Duration(o.MaxTimeoutSeconds)*time.Second > cfg.MaxRetention {
-				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: maxTimeoutSeconds %d is longer than PaywallConfig.MaxRetention %s, so its payers' authorizations would be refused",
-					name, i, o.MaxTimeoutSeconds, cfg.MaxRetention)
+			// A payment of any other payload is remembered for the
+			// offer's timeout, at least a minute (x402.ReplayKey).
+			if time.Duration(max(o.MaxTimeoutSeconds, 60))*time.Second > cfg.MaxValidity {
+				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: maxTimeoutSeconds %d is longer than PaywallConfig.MaxValidity %s, the longest the Paywall remembers a payment",
+					name, i, o.MaxTimeoutSeconds, cfg.MaxValidity)
 			}
 			if time.Duration(o.MaxTimeoutSeconds)*time.Second < need {
 				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: maxTimeoutSeconds %d is shorter than the %s an authorization must stay valid (time budget and settlement)",
@@ -206,7 +214,7 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 		pw.replay = &x402.MemoryReplay{}
 	}
 	if pw.answers == nil {
-		pw.answers = &MemoryAnswers{MaxRetention: cfg.MaxRetention}
+		pw.answers = &MemoryAnswers{MaxRetention: cfg.MaxValidity}
 	}
 	if pw.log == nil {
 		pw.log = slog.New(slog.DiscardHandler)
@@ -283,10 +291,11 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 	}
 	now := pw.now()
 	key, until := x402.ReplayKey(p, offer, now)
-	if limit := now.Add(pw.cfg.MaxRetention); until.After(limit) {
-		// Refused before it is reserved: nothing is kept of it.
-		return pw.refuse(price, res, fmt.Sprintf("%s: the server remembers a payment for at most %s: validBefore %d is after %d",
-			reasonValidityTooLong, pw.cfg.MaxRetention, until.Unix(), limit.Unix()), nil), nil
+	if limit := now.Add(pw.cfg.MaxValidity); until.After(limit) {
+		// Refused before it is reserved: its record would have to outlive
+		// what the stores keep.
+		return pw.refuse(price, res, fmt.Sprintf("%s: the authorization may stay valid for at most %s: validBefore %d is after %d",
+			reasonValidityTooLong, pw.cfg.MaxValidity, until.Unix(), limit.Unix()), nil), nil
 	}
 	paid := paidCall(call, p)
 	fl, first := pw.startFlight(key, paid)
@@ -382,8 +391,12 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 }
 
 // reasonValidityTooLong is the reason of the terms for an authorization
-// valid for longer than PaywallConfig.MaxRetention.
+// valid for longer than the Paywall remembers payments (MaxValidity).
 const reasonValidityTooLong = "authorization_validity_too_long"
+
+// defaultMaxValidity is MaxValidity when zero: an hour, as
+// x402.Middleware's default.
+const defaultMaxValidity = time.Hour
 
 // answering is a Facilitator that never answers nil without an error.
 type answering struct{ x402.Facilitator }

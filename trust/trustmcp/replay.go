@@ -44,17 +44,11 @@ type AnswerStore interface {
 	Answer(ctx context.Context, key string, now time.Time) ([]byte, bool, error)
 }
 
-// Bounds of a zero [MemoryAnswers], and the retention of a Paywall whose
-// PaywallConfig.MaxRetention is zero.
+// Bounds of a [MemoryAnswers] whose members are zero.
 const (
-	// DefaultMaxRetention is how long a payment and what it bought are
-	// remembered at most: an hour, well beyond the validity of the usual
-	// offers (evm.DefaultMaxTimeoutSeconds, x402.DefaultMaxTimeoutSeconds).
-	DefaultMaxRetention = time.Hour
-	// DefaultAnswersMaxEntries bounds the results a MemoryAnswers keeps.
-	DefaultAnswersMaxEntries = 10000
-	// DefaultAnswersMaxBytes bounds the bytes of the results a
-	// MemoryAnswers keeps.
+	// DefaultAnswersMaxEntries bounds the results kept.
+	DefaultAnswersMaxEntries = 10_000
+	// DefaultAnswersMaxBytes bounds the bytes of the results kept.
 	DefaultAnswersMaxBytes = 32 << 20
 )
 
@@ -68,8 +62,8 @@ const answerOverhead = 150
 //
 // It never keeps a result longer than MaxRetention, whatever the time
 // Keep is asked to keep it until (Paywall refuses an authorization valid
-// for longer than its own MaxRetention, so that a retry never outlives
-// what is kept of its payment). Beyond MaxEntries results or MaxBytes
+// for longer than its MaxValidity, and a MemoryAnswers that would forget
+// sooner, so that a retry never outlives what is kept of its payment). Beyond MaxEntries results or MaxBytes
 // bytes, the oldest refusals of gated tools ([ToolGate]) are forgotten
 // first, then the oldest results; a retry of a payment whose result was
 // forgotten is refused as already used, and never charged again.
@@ -83,8 +77,8 @@ type MemoryAnswers struct {
 	// DefaultAnswersMaxBytes. A larger result is not kept: Keep fails.
 	// Set it before first use.
 	MaxBytes int64
-	// MaxRetention bounds how long a result is kept; zero means
-	// DefaultMaxRetention. Set it before first use.
+	// MaxRetention is the longest a result is kept; zero means an hour,
+	// the default of PaywallConfig.MaxValidity. Set it before first use.
 	MaxRetention time.Duration
 
 	mu       sync.Mutex
@@ -106,7 +100,7 @@ type keptAnswer struct {
 func (s *MemoryAnswers) Keep(_ context.Context, key string, answer []byte, until time.Time) error {
 	maxEntries := cmp.Or(s.MaxEntries, DefaultAnswersMaxEntries)
 	maxBytes := cmp.Or(s.MaxBytes, DefaultAnswersMaxBytes)
-	retention := cmp.Or(s.MaxRetention, DefaultMaxRetention)
+	retention := s.retention()
 	size := int64(len(key)+len(answer)) + answerOverhead
 	switch {
 	case maxEntries < 0 || maxBytes < 0 || retention < 0:
@@ -145,6 +139,11 @@ func (s *MemoryAnswers) Keep(_ context.Context, key string, answer []byte, until
 	s.answers[key] = in.PushBack(&keptAnswer{key: key, until: until, answer: bytes.Clone(answer), size: size, in: in})
 	s.bytes += size
 	return nil
+}
+
+// retention is s's MaxRetention, the default for zero.
+func (s *MemoryAnswers) retention() time.Duration {
+	return cmp.Or(s.MaxRetention, defaultMaxValidity)
 }
 
 // forget drops the kept result at el.

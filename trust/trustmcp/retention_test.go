@@ -13,7 +13,7 @@ import (
 )
 
 // An authorization valid for longer than the server remembers a payment
-// (PaywallConfig.MaxRetention, an hour by default) is refused with the
+// (PaywallConfig.MaxValidity, an hour by default) is refused with the
 // terms, reason authorization_validity_too_long, before it is reserved or
 // verified: the tool does not run, nothing settles and nothing is kept,
 // so that a replay of it can never outlive its record. One valid for the
@@ -58,22 +58,30 @@ func TestPaywall_refusesAuthorizationValidTooLong(t *testing.T) {
 	}
 }
 
-func TestPaywall_configMaxRetention(t *testing.T) {
+func TestPaywall_configMaxValidity(t *testing.T) {
 	offer, _ := evm.USDC("base-sepolia", "0x000000000000000000000000000000000000dEaD", "$0.005")
 	long := offer
 	long.MaxTimeoutSeconds = 2 * 3600
 	price := map[string]x402.Price{"square": {Accepts: []x402.PaymentRequirements{long}}}
+	short := map[string]x402.Price{"square": {Accepts: []x402.PaymentRequirements{offer}}}
 	for _, cfg := range []trustmcp.PaywallConfig{
-		{Facilitator: &evm.Facilitator{}, Prices: price},                                 // beyond the default hour
-		{Facilitator: &evm.Facilitator{}, Prices: price, MaxRetention: 90 * time.Minute}, // still beyond
-		{Facilitator: &evm.Facilitator{}, Prices: price, MaxRetention: -time.Second},
+		{Facilitator: &evm.Facilitator{}, Prices: price},                                // beyond the default hour
+		{Facilitator: &evm.Facilitator{}, Prices: price, MaxValidity: 90 * time.Minute}, // still beyond
+		{Facilitator: &evm.Facilitator{}, Prices: short, MaxValidity: -time.Second},
+		{Facilitator: &evm.Facilitator{}, Prices: short, MaxValidity: 30 * time.Second}, // other payloads are remembered a minute
+		{Facilitator: &evm.Facilitator{}, Prices: short, Answers: &trustmcp.MemoryAnswers{MaxRetention: 30 * time.Minute}},
 	} {
-		if _, err := trustmcp.Paywall(cfg); err == nil || !strings.Contains(err.Error(), "MaxRetention") {
-			t.Errorf("Paywall with offers of %d s and MaxRetention %s: %v, want an error naming MaxRetention", long.MaxTimeoutSeconds, cfg.MaxRetention, err)
+		if _, err := trustmcp.Paywall(cfg); err == nil || !strings.Contains(err.Error(), "MaxValidity") {
+			t.Errorf("Paywall with offers of %d s and MaxValidity %s: %v, want an error naming MaxValidity", cfg.Prices["square"].Accepts[0].MaxTimeoutSeconds, cfg.MaxValidity, err)
 		}
 	}
-	if _, err := trustmcp.Paywall(trustmcp.PaywallConfig{Facilitator: &evm.Facilitator{}, Prices: price, MaxRetention: 3 * time.Hour}); err != nil {
-		t.Errorf("Paywall with MaxRetention above the offers: %v", err)
+	for _, cfg := range []trustmcp.PaywallConfig{
+		{Facilitator: &evm.Facilitator{}, Prices: price, MaxValidity: 3 * time.Hour},
+		{Facilitator: &evm.Facilitator{}, Prices: short, Answers: &trustmcp.MemoryAnswers{}},
+	} {
+		if _, err := trustmcp.Paywall(cfg); err != nil {
+			t.Errorf("Paywall with MaxValidity %s above the offers and the answers' retention: %v", cfg.MaxValidity, err)
+		}
 	}
 }
 

@@ -39,6 +39,17 @@ const (
 	ReasonAuthCaptureInsufficientAuth  = "invalid_auth_capture_evm_insufficient_authorization"
 	ReasonAuthCaptureZeroAuthorization = "invalid_auth_capture_evm_zero_authorization"
 	ReasonAuthCaptureRefundExceeds     = "invalid_auth_capture_evm_refund_exceeds_capture"
+	ReasonAuthCaptureRefundFunding     = "invalid_auth_capture_evm_refund_funding_unavailable"
+	ReasonAuthCaptureVoidFullCapture   = "invalid_auth_capture_evm_void_remainder_full_capture"
+	ReasonAuthCaptureZeroFeeReceiver   = "invalid_auth_capture_evm_zero_fee_receiver"
+	ReasonAuthCaptureScheme            = "invalid_auth_capture_evm_scheme"
+	ReasonAuthCaptureNetworkMismatch   = "invalid_auth_capture_evm_network_mismatch"
+	// ReasonAuthCaptureSender: a reclaim by another than the payer (the
+	// escrow's InvalidSender).
+	ReasonAuthCaptureSender = "invalid_auth_capture_evm_sender"
+	// ReasonAuthCaptureBeforeExpiry: a reclaim before the capture
+	// deadline (the escrow's BeforeAuthorizationExpiry).
+	ReasonAuthCaptureBeforeExpiry = "invalid_auth_capture_evm_before_authorization_expiry"
 )
 
 // ClockSkew is the floor the scheme puts between now and a deadline a

@@ -25,7 +25,7 @@ func acTerms(t *testing.T, edit func(r *x402.PaymentRequirements)) evm.AuthCaptu
 	return terms
 }
 
-func acKey(t *testing.T, hex string) *evm.PrivateKey {
+func acKey(t testing.TB, hex string) *evm.PrivateKey {
 	t.Helper()
 	k, err := evm.ParsePrivateKey(hex)
 	if err != nil {

@@ -222,3 +222,37 @@ func TestPaymentInfoHash(t *testing.T) {
 		t.Error("a maxAmount above uint120 hashes")
 	}
 }
+
+// The Payer pays "auth-capture" offers of either method with a payload
+// the terms verify, and refuses an offer that holds the payment longer
+// than its MaxHold.
+func TestPayerAuthCapture(t *testing.T) {
+	p := &evm.Payer{Key: acKey(t, acPayerKey), Now: func() time.Time { return acNow }}
+	for _, method := range []string{"eip3009", "permit2"} {
+		offer := acOffer()
+		offer.Extra["assetTransferMethod"] = method
+		if !p.Supports(offer) {
+			t.Fatalf("%s: not supported", method)
+		}
+		proof, err := p.Pay(t.Context(), offer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := evm.DecodeAuthCapturePayload(proof.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := acTerms(t, func(r *x402.PaymentRequirements) { r.Extra["assetTransferMethod"] = method }).Verify(pl, acNow); err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+	}
+	p.MaxHold = 59 * time.Minute
+	if _, err := p.Pay(t.Context(), acOffer()); err == nil {
+		t.Fatal("a one-hour hold is paid with a MaxHold of 59 minutes")
+	}
+	bad := acOffer()
+	delete(bad.Extra, "captureDeadline")
+	if p.Supports(bad) {
+		t.Fatal("an offer without a capture deadline is supported")
+	}
+}

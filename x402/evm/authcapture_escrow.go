@@ -228,7 +228,9 @@ func (e *Escrow) prepare(p *x402.PaymentPayload, r x402.PaymentRequirements) (op
 		if err != nil {
 			return op, refuse(ReasonAuthCapturePayloadFormat, "%v", err)
 		}
-		hold, err := terms.Verify(pl, e.now())
+		// The authorization's time is checked by timely, after a repeat
+		// found its first outcome.
+		hold, err := terms.verify(pl, nil)
 		if err != nil {
 			return op, asAuthCaptureError(err)
 		}
@@ -277,11 +279,28 @@ func asAuthCaptureError(err error) *AuthCaptureError {
 	return refuse(ReasonAuthCapturePayloadFormat, "%v", err)
 }
 
+// timely checks the time window of an authorization to hold (the
+// binding's checks 7 and 8); a lifecycle operation's deadlines are the
+// escrow's, checked by apply.
+func (e *Escrow) timely(op operation) *AuthCaptureError {
+	if op.hold == nil {
+		return nil
+	}
+	now := e.now()
+	if _, err := op.terms.Verify(op.hold.Payload, now); err != nil {
+		return asAuthCaptureError(err)
+	}
+	return nil
+}
+
 // Verify checks p against the offer r and the escrow's state, changing
 // nothing: the payer's authorization could be held now, or the lifecycle
 // operation could run now.
 func (e *Escrow) Verify(_ context.Context, p *x402.PaymentPayload, r x402.PaymentRequirements) (*x402.VerifyResponse, error) {
 	op, ae := e.prepare(p, r)
+	if ae == nil {
+		ae = e.timely(op)
+	}
 	if ae == nil {
 		e.mu.Lock()
 		_, ae = e.apply(op, false)
@@ -317,7 +336,10 @@ func (e *Escrow) Settle(_ context.Context, p *x402.PaymentPayload, r x402.Paymen
 		out := *first
 		return &out, nil
 	}
-	amount, ae := e.apply(op, true)
+	var amount string
+	if ae = e.timely(op); ae == nil {
+		amount, ae = e.apply(op, true)
+	}
 	var out *x402.SettleResponse
 	if ae != nil {
 		out = &x402.SettleResponse{ErrorReason: ae.Reason, ErrorMessage: ae.Message, Payer: op.payer(), Network: r.Network}

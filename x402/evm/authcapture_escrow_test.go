@@ -450,11 +450,23 @@ func TestEscrowIdempotent(t *testing.T) {
 	}
 }
 
+// A repeat of an authorize after the authorization expired still gets
+// the first outcome, not a refusal for the time.
+func TestEscrowRepeatAfterExpiry(t *testing.T) {
+	b := newEscrowBed(t, nil)
+	first := b.settle(b.authorize)
+	b.must(first)
+	b.now = b.now.Add(time.Hour)
+	if again := b.settle(b.authorize); !cmp.Equal(first, again) {
+		t.Fatalf("the repeat an hour later: %+v, want %+v", again, first)
+	}
+}
+
 // A full capture, a partial capture that voids the rest and a void of one
 // payment raced, each sent many times: one wins, every copy of an operation gets
 // the same outcome, and the money adds up.
 func TestEscrowConcurrentLifecycle(t *testing.T) {
-	for round := range 20 {
+	for round := range 10 {
 		b := newEscrowBed(t, nil)
 		b.escrow.Fund(acToken, b.terms.Operator, big.NewInt(1_000_000))
 		b.must(b.settle(b.authorize))

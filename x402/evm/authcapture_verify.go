@@ -97,6 +97,11 @@ type AuthCaptureHold struct {
 // expiry describe (and the salt's commitment when Bound). A refusal is an
 // *[AuthCaptureError].
 func (t AuthCaptureTerms) Verify(p AuthCapturePayload, now time.Time) (AuthCaptureHold, error) {
+	return t.verify(p, &now)
+}
+
+// verify is Verify, without the checks of time (7 and 8) when now is nil.
+func (t AuthCaptureTerms) verify(p AuthCapturePayload, now *time.Time) (AuthCaptureHold, error) {
 	var h AuthCaptureHold
 	if err := p.check(); err != nil {
 		return h, refuse(ReasonAuthCapturePayloadFormat, "%v", err)
@@ -128,22 +133,9 @@ func (t AuthCaptureTerms) Verify(p AuthCapturePayload, now time.Time) (AuthCaptu
 		value, expiry, validAfter = a.Value, a.ValidBefore, a.ValidAfter
 	}
 	// Deadline ordering and the time window (checks 7 and 8).
-	unix := now.Unix()
-	skew := int64(ClockSkew / time.Second)
-	capture := int64(t.Extra.CaptureDeadline)
 	exp, _ := parseBig(expiry)
-	after, _ := parseBig(validAfter)
-	switch {
-	case capture <= unix+skew:
-		return h, refuse(ReasonAuthCaptureCaptureExpired, "the capture deadline %d is not beyond now+%ds (%d)", capture, skew, unix+skew)
-	case unix+int64(t.MaxTimeoutSeconds) > capture:
-		return h, refuse(ReasonAuthCaptureDeadlineOrdering, "now+maxTimeoutSeconds (%d) is after the capture deadline %d", unix+int64(t.MaxTimeoutSeconds), capture)
-	case exp.Cmp(big.NewInt(capture)) > 0:
-		return h, refuse(ReasonAuthCaptureDeadlineOrdering, "the authorization expires at %s, after the capture deadline %d", expiry, capture)
-	case exp.Cmp(big.NewInt(unix+skew)) <= 0:
-		return h, refuse(ReasonAuthCaptureExpired, "the authorization expires at %s, not beyond now+%ds (%d)", expiry, skew, unix+skew)
-	case after.Cmp(big.NewInt(unix)) > 0:
-		return h, refuse(ReasonAuthCaptureNotYetValid, "the authorization is valid only from %s", validAfter)
+	if err := t.checkTimes(exp, validAfter, now); err != nil {
+		return h, err
 	}
 	// Collector and token (checks 9 and 10).
 	if collector != want {
@@ -252,4 +244,31 @@ func SignAuthCapture(key *PrivateKey, t AuthCaptureTerms, now time.Time, random 
 	}
 	p.Signature = hexSig(key.Sign(digest))
 	return p, nil
+}
+
+// checkTimes runs checks 7 and 8 of the binding: the deadlines' order
+// and the authorization's window, which expires at exp and starts at
+// validAfter; none when now is nil.
+func (t AuthCaptureTerms) checkTimes(exp *big.Int, validAfter string, now *time.Time) *AuthCaptureError {
+	if now == nil {
+		return nil
+	}
+	unix := now.Unix()
+	skew := int64(ClockSkew / time.Second)
+	capture := int64(t.Extra.CaptureDeadline)
+	expiry := exp.String()
+	after, _ := parseBig(validAfter)
+	switch {
+	case capture <= unix+skew:
+		return refuse(ReasonAuthCaptureCaptureExpired, "the capture deadline %d is not beyond now+%ds (%d)", capture, skew, unix+skew)
+	case unix+int64(t.MaxTimeoutSeconds) > capture:
+		return refuse(ReasonAuthCaptureDeadlineOrdering, "now+maxTimeoutSeconds (%d) is after the capture deadline %d", unix+int64(t.MaxTimeoutSeconds), capture)
+	case exp.Cmp(big.NewInt(capture)) > 0:
+		return refuse(ReasonAuthCaptureDeadlineOrdering, "the authorization expires at %s, after the capture deadline %d", expiry, capture)
+	case exp.Cmp(big.NewInt(unix+skew)) <= 0:
+		return refuse(ReasonAuthCaptureExpired, "the authorization expires at %s, not beyond now+%ds (%d)", expiry, skew, unix+skew)
+	case after.Cmp(big.NewInt(unix)) > 0:
+		return refuse(ReasonAuthCaptureNotYetValid, "the authorization is valid only from %s", validAfter)
+	}
+	return nil
 }

@@ -450,15 +450,22 @@ func TestEscrowIdempotent(t *testing.T) {
 	}
 }
 
-// A repeat of an authorize after the authorization expired still gets
-// the first outcome, not a refusal for the time.
+// A repeat of an authorize after the authorization expired, or of a
+// capture after the capture deadline, still gets the first outcome, not
+// a refusal for the time.
 func TestEscrowRepeatAfterExpiry(t *testing.T) {
 	b := newEscrowBed(t, nil)
 	first := b.settle(b.authorize)
 	b.must(first)
+	capture := b.capture(10_000, false)
+	captured := b.settle(capture)
+	b.must(captured)
 	b.now = b.now.Add(time.Hour)
 	if again := b.settle(b.authorize); !cmp.Equal(first, again) {
-		t.Fatalf("the repeat an hour later: %+v, want %+v", again, first)
+		t.Fatalf("the authorize repeated an hour later: %+v, want %+v", again, first)
+	}
+	if again := b.settle(capture); !cmp.Equal(captured, again) {
+		t.Fatalf("the capture repeated after the capture deadline: %+v, want %+v", again, captured)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"slices"
 	"strings"
 
 	"github.com/vouchkit/vouch/x402"
@@ -136,6 +137,11 @@ func (e AuthCaptureExtra) Map() map[string]any {
 	return m
 }
 
+// ErrAutoCapture is the error of an offer whose extra has the removed
+// autoCapture: true of the scheme's v1.0; v1.1 writes paymentFlow
+// "authorization" for it.
+var ErrAutoCapture = errors.New(`evm: extra.autoCapture true was removed from the auth-capture scheme; write extra.paymentFlow "authorization"`)
+
 // AuthCaptureTerms is an "auth-capture" offer on an EVM network, checked
 // and resolved: what a payer signs against and a facilitator verifies.
 type AuthCaptureTerms struct {
@@ -210,6 +216,12 @@ func ParseAuthCaptureOffer(offer x402.PaymentRequirements) (AuthCaptureTerms, er
 	if t.Extra, err = decodeExtra(offer.Extra); err != nil {
 		return t, err
 	}
+	if offer.Extra["autoCapture"] == true {
+		// Scheme v1.0's terminal charge, which v1.1 names paymentFlow
+		// "authorization": settling a hold instead would be another
+		// outcome on chain.
+		return t, ErrAutoCapture
+	}
 	e := &t.Extra
 	if e.Name == "" || e.Version == "" {
 		return t, errors.New("evm: extra.name and extra.version, the token's EIP-712 domain, are required")
@@ -268,7 +280,7 @@ func ParseAuthCaptureOffer(offer x402.PaymentRequirements) (AuthCaptureTerms, er
 		if *d.v == "" {
 			*d.v = d.def
 		}
-		if !contains(d.allowed, *d.v) {
+		if !slices.Contains(d.allowed, *d.v) {
 			return t, fmt.Errorf("evm: extra.%s %q is not one of %q", d.name, *d.v, d.allowed)
 		}
 	}
@@ -307,15 +319,6 @@ func ParseAuthCaptureOffer(offer x402.PaymentRequirements) (AuthCaptureTerms, er
 		return t, errors.New("evm: a zero extra.feeRecipient needs extra.minFeeBps and extra.maxFeeBps of 0")
 	}
 	return t, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // decodeExtra reads an offer's extra into AuthCaptureExtra: members of the
@@ -551,11 +554,11 @@ func (l AuthCaptureLifecycle) check() error {
 		return fmt.Errorf("payload.type %q is not %q, %q or %q", l.Type, OperationCapture, OperationVoid, OperationRefund)
 	}
 	for _, name := range []string{"amount", "feeAmount", "feeReceiver", "expectedCapturableAmount", "expectedRefundableAmount", "voidAuthorizerSignature"} {
-		wanted := contains(want, name) || name == "voidAuthorizerSignature" && l.Type == OperationCapture
+		wanted := slices.Contains(want, name) || name == "voidAuthorizerSignature" && l.Type == OperationCapture
 		switch {
 		case present[name] && !wanted:
 			return fmt.Errorf("payload.%s does not belong to a %s", name, l.Type)
-		case !present[name] && contains(want, name):
+		case !present[name] && slices.Contains(want, name):
 			return fmt.Errorf("payload.%s is required for a %s", name, l.Type)
 		}
 	}

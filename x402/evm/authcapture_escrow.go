@@ -207,6 +207,9 @@ func (e *Escrow) prepare(p *x402.PaymentPayload, r x402.PaymentRequirements) (op
 		return op, refuse(ReasonInvalidNetwork, "network %q is not accepted here", r.Network)
 	}
 	terms, err := ParseAuthCaptureOffer(r)
+	if errors.Is(err, ErrAutoCapture) {
+		return op, refuse(ReasonAuthCapturePaymentFlow, "%v", err)
+	}
 	if err != nil {
 		return op, refuse(ReasonAuthCaptureExtra, "%v", err)
 	}
@@ -241,7 +244,7 @@ func (e *Escrow) prepare(p *x402.PaymentPayload, r x402.PaymentRequirements) (op
 	l, err := DecodeAuthCaptureLifecycle(p.Payload)
 	if err != nil {
 		reason := ReasonAuthCapturePayloadFormat
-		if !contains([]string{OperationCapture, OperationVoid, OperationRefund}, kind) {
+		if !slices.Contains([]string{OperationCapture, OperationVoid, OperationRefund}, kind) {
 			reason = ReasonAuthCapturePayloadType
 		}
 		return op, refuse(reason, "%v", err)

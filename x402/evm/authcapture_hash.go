@@ -2,6 +2,7 @@ package evm
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"math/big"
 	"strconv"
@@ -234,7 +235,7 @@ func parseBig(s string) (*big.Int, error) {
 	return new(big.Int).SetBytes(w), nil
 }
 
-func hex32(b [32]byte) string { return "0x" + fmt.Sprintf("%064x", b[:]) }
+func hex32(b [32]byte) string { return "0x" + hex.EncodeToString(b[:]) }
 
 // unixString formats Unix seconds as the wire's decimal strings.
 func unixString(v uint64) string { return strconv.FormatUint(v, 10) }

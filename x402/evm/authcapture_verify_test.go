@@ -3,6 +3,7 @@ package evm_test
 import (
 	"errors"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
@@ -254,5 +255,53 @@ func TestPayerAuthCapture(t *testing.T) {
 	delete(bad.Extra, "captureDeadline")
 	if p.Supports(bad) {
 		t.Fatal("an offer without a capture deadline is supported")
+	}
+}
+
+// Every field of a PaymentInfo is in its hash: changing any one changes
+// the escrow hash, and every one but the payer the payer-agnostic hash.
+func TestPaymentInfoHashEveryField(t *testing.T) {
+	terms := acTerms(t, nil)
+	base := terms.PaymentInfo(acKey(t, acPayerKey).Address(), [32]byte{9}, 1_800_000_060)
+	other := acKey(t, acOtherKey).Address().String()
+	edits := map[string]func(pi *evm.PaymentInfo){
+		"operator":            func(pi *evm.PaymentInfo) { pi.Operator = other },
+		"payer":               func(pi *evm.PaymentInfo) { pi.Payer = other },
+		"receiver":            func(pi *evm.PaymentInfo) { pi.Receiver = other },
+		"token":               func(pi *evm.PaymentInfo) { pi.Token = other },
+		"maxAmount":           func(pi *evm.PaymentInfo) { pi.MaxAmount = "1000001" },
+		"preApprovalExpiry":   func(pi *evm.PaymentInfo) { pi.PreApprovalExpiry++ },
+		"authorizationExpiry": func(pi *evm.PaymentInfo) { pi.AuthorizationExpiry++ },
+		"refundExpiry":        func(pi *evm.PaymentInfo) { pi.RefundExpiry++ },
+		"minFeeBps":           func(pi *evm.PaymentInfo) { pi.MinFeeBps++ },
+		"maxFeeBps":           func(pi *evm.PaymentInfo) { pi.MaxFeeBps++ },
+		"feeReceiver":         func(pi *evm.PaymentInfo) { pi.FeeReceiver = other },
+		"salt":                func(pi *evm.PaymentInfo) { pi.Salt = "0x" + strings.Repeat("0", 63) + "1" },
+	}
+	hash := func(pi evm.PaymentInfo) (full, agnostic [32]byte) {
+		var err error
+		if full, err = pi.Hash(terms.ChainID, terms.Deployment.Escrow); err != nil {
+			t.Fatal(err)
+		}
+		agnostic, _ = pi.PayerAgnosticHash(terms.ChainID, terms.Deployment.Escrow)
+		return full, agnostic
+	}
+	full0, agnostic0 := hash(base)
+	for name, edit := range edits {
+		pi := base
+		edit(&pi)
+		full, agnostic := hash(pi)
+		if full == full0 {
+			t.Errorf("%s: the escrow hash does not change", name)
+		}
+		if (agnostic == agnostic0) != (name == "payer") {
+			t.Errorf("%s: the payer-agnostic hash changes: %v", name, agnostic != agnostic0)
+		}
+	}
+	// One payment in two spellings (lower-case addresses) has one hash.
+	lower := base
+	lower.Operator, lower.Receiver = strings.ToLower(lower.Operator), strings.ToLower(lower.Receiver)
+	if full, _ := hash(lower); full != full0 {
+		t.Error("the spelling of an address changes the hash")
 	}
 }

@@ -136,7 +136,8 @@ func (e *Escrow) move(token, from, to Address, amount *big.Int) {
 	}
 }
 
-// Fund credits holder with amount of token, as a faucet would.
+// Fund credits holder with amount of token, as a faucet would; a negative
+// amount debits it.
 func (e *Escrow) Fund(token, holder Address, amount *big.Int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

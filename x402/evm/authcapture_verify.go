@@ -64,6 +64,7 @@ type AuthCaptureError struct {
 	Message string
 }
 
+// Error says "evm: ", the reason and the message.
 func (e *AuthCaptureError) Error() string { return "evm: " + e.Reason + ": " + e.Message }
 
 func refuse(reason, format string, args ...any) *AuthCaptureError {

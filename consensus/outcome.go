@@ -65,15 +65,37 @@ type Outcome struct {
 	// confidence was tempered by (see Tempering); 0 under
 	// StrategyMajority.
 	Correlation float64
+	// Value is the aggregate of the numbers under StrategyMedian and
+	// StrategyMedianOfMeans (0 when no vote held a number).
+	Value float64
+	// Tolerance is the agreement rule of a numeric strategy.
+	Tolerance Tolerance
 }
+
+// numeric reports whether s aggregates numbers.
+func (s Strategy) numeric() bool { return s == StrategyMedian || s == StrategyMedianOfMeans }
 
 // Backers returns the indices of the votes in the winning group, in
 // replica order: the cast votes with the winner's label whose answers are
 // equivalent to the winner's under key (nil means DefaultKey), as
-// Aggregate grouped them. It returns nil when there is no winner.
+// Aggregate grouped them; under a numeric strategy, the cast votes whose
+// numbers agree with Value within Tolerance (key plays no part). It
+// returns nil when there is no winner.
 func (o Outcome) Backers(key func(answer any) (string, error)) []int {
 	if o.Winner < 0 || o.Winner >= len(o.Votes) {
 		return nil
+	}
+	if o.Strategy.numeric() {
+		var out []int
+		for i, v := range o.Votes {
+			if v.Label == "" || v.Label == LabelCancelled || v.Label.Failed() {
+				continue
+			}
+			if x, err := ParseNumber(v.Answer); err == nil && o.Tolerance.Agrees(x, o.Value) {
+				out = append(out, i)
+			}
+		}
+		return out
 	}
 	if key == nil {
 		key = DefaultKey

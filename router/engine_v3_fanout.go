@@ -142,7 +142,7 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 	}
 	e.weigh(call, out, e.answerKey, rel)
 	numericBlock(call, out)
-	e.learn(ctx, scope, out, runner.Policy, rel)
+	e.learn(ctx, scope, out, learningPolicy(runner.Policy, out), rel)
 
 	switch {
 	case errors.Is(err, consensus.ErrDisagreement):

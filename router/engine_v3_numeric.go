@@ -3,6 +3,7 @@ package router
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/vouchkit/vouch/consensus"
 )
@@ -58,4 +59,28 @@ func numericBlock(call *consensusCall, out consensus.Outcome) {
 	if b.Reputation != nil {
 		b.Reputation.Tempering = consensus.Tempering(out.Agreeing+out.Against, out.Correlation)
 	}
+}
+
+// learningPolicy returns the policy the engine's reputation learns a
+// call's votes under: p itself, but for a numeric outcome a Key that
+// puts every number agreeing with the aggregate in one group, each other
+// number in a group of its own value, and an output that holds no number
+// in a group of its own answer, so that 18 and "18" back the same
+// answer.
+func learningPolicy(p consensus.Policy, out consensus.Outcome) consensus.Policy {
+	if out.Strategy != consensus.StrategyMedian && out.Strategy != consensus.StrategyMedianOfMeans {
+		return p
+	}
+	p.Key = func(answer any) (string, error) {
+		x, err := consensus.ParseNumber(answer)
+		switch {
+		case err != nil:
+			k, err := consensus.DefaultKey(answer)
+			return "output " + k, err
+		case out.Tolerance.Agrees(x, out.Value):
+			return "agrees", nil
+		}
+		return "number " + strconv.FormatFloat(x, 'g', -1, 64), nil
+	}
+	return p
 }

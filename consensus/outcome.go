@@ -40,8 +40,8 @@ type Outcome struct {
 	// Against): the probability that the winner is the answer a majority
 	// of the panel would give; under StrategyWeighted, the probability
 	// that the winner is right given the votes and the voters'
-	// reliabilities (see Weighted). 0 with no winner. See the package
-	// doc.
+	// reliabilities (see Weighted); under the numeric strategies, as
+	// Median states it. 0 with no winner. See the package doc.
 	Confidence float64
 	// LowConfidence reports an outcome to act on with care: no winner, a
 	// disagreement, or a winner backed by no more than half of the replicas
@@ -55,11 +55,12 @@ type Outcome struct {
 	// Votes holds every replica's vote, in replica order.
 	Votes []Vote
 	// Weights holds the weight each vote counted with under
-	// StrategyWeighted, in replica order (0 for a vote that counted in no
-	// group); nil under StrategyMajority.
+	// StrategyWeighted and a weighted Median, in replica order (0 for a
+	// vote that counted in no group); nil otherwise.
 	Weights []float64
-	// Score is the winner's summed weight under StrategyWeighted (0 with
-	// no winner, and under StrategyMajority).
+	// Score is the winner's summed weight under StrategyWeighted, and
+	// the agreeing numbers' under a weighted Median (0 with no winner, and
+	// unweighted).
 	Score float64
 	// Correlation is the correlation of the voters' errors the weighted
 	// confidence was tempered by (see Tempering); 0 under

@@ -51,7 +51,10 @@ type ConsensusResponse struct {
 	// the probability that the winner is the answer a majority of the
 	// panel would give; under "weighted", the probability that the
 	// winner is right given the votes' weights and the snapshot's
-	// correlation (consensus.Weighted).
+	// correlation (consensus.Weighted); under "median" and
+	// "median_of_means", consensus.Posterior of the numbers that agree
+	// with the aggregate and those that do not, or under weight_by the
+	// weighted probability of their two groups (consensus.Median).
 	Confidence float64 `json:"confidence"`
 	// WeightBy is what weighed the votes under "weighted": "reputation".
 	WeightBy WeightBy `json:"weight_by,omitempty"`

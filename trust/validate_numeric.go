@@ -34,6 +34,6 @@ func (r *Request) numericAnswer() []problem.FieldError {
 
 // numeric reports whether req is a delegation that declares a numeric
 // answer.
-func (req *Request) numeric() bool {
-	return req.Mode == ModeDelegation && req.Task.Answer == AnswerNumber
+func (r *Request) numeric() bool {
+	return r.Mode == ModeDelegation && r.Task.Answer == AnswerNumber
 }

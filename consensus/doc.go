@@ -6,10 +6,11 @@
 // Aggregation is pure (no clock, context or goroutines) and imports no other
 // package of this module. It implements the consensus block of version 3 of
 // the delegation and validation interface: replicas 1, 3 or 5 (the package
-// accepts any count from 1), the majority and weighted strategies (median,
-// median_of_means and model_ensemble are reserved: For reports
-// ErrNotAvailable), and the disagreement policies return_all, fail_hard and
-// best_effort.
+// accepts any count from 1), the majority and weighted strategies, the
+// numeric strategies median and median_of_means (Median, MedianOfMeans:
+// answers that hold numbers, ParseNumber, agreeing within a Tolerance;
+// model_ensemble is reserved: For reports ErrNotAvailable), and the
+// disagreement policies return_all, fail_hard and best_effort.
 //
 // # Votes
 //

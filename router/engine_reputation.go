@@ -237,18 +237,26 @@ const tieSDs = 3
 // return_all.
 func (e *Engine) aggregator(c *ConsensusRequest, rel consensus.Reliabilities, sessions []*session) (consensus.Aggregator, error) {
 	var agg consensus.Aggregator = consensus.Majority{}
-	if c.Aggregation == AggregationWeighted {
-		if e.rep == nil {
-			return nil, problem.Invalid([]FieldError{{
-				Field: "consensus.aggregation", Rule: "reputation_on",
-				Message: `"weighted" weighs votes by reputation, which this router does not keep`,
-			}})
+	weighted := c.Aggregation == AggregationWeighted || c.Aggregation == AggregationMedian && c.WeightBy != ""
+	if weighted && e.rep == nil {
+		field := "consensus.aggregation"
+		if c.Aggregation != AggregationWeighted {
+			field = "consensus.weight_by"
 		}
-		launched := make([]int64, len(sessions))
-		for i, s := range sessions {
-			launched[i] = int64(s.ID)
-		}
+		return nil, problem.Invalid([]FieldError{{
+			Field: field, Rule: "reputation_on",
+			Message: fmt.Sprintf("%q weighs votes by reputation, which this router does not keep", c.Aggregation),
+		}})
+	}
+	launched := make([]int64, len(sessions))
+	for i, s := range sessions {
+		launched[i] = int64(s.ID)
+	}
+	switch c.Aggregation {
+	case AggregationWeighted:
 		agg = consensus.Weighted{Reliabilities: rel, Launched: launched}
+	case AggregationMedian, AggregationMedianOfMeans:
+		agg = numericAggregator(c, rel, launched, weighted)
 	}
 	if c.DisagreementPolicy == DisagreeReturnAll {
 		agg = everyVote{agg}
@@ -271,10 +279,13 @@ func (everyVote) Decided([]consensus.Vote, consensus.Policy) bool { return false
 // runs. Every call gets the replicas that agreed with the winner.
 func (e *Engine) weigh(call *consensusCall, out consensus.Outcome, key func(any) (string, error), rel consensus.Reliabilities) {
 	call.block.Agreeing = out.Backers(key)
-	if out.Strategy != consensus.StrategyWeighted {
+	if out.Weights == nil {
 		return
 	}
-	call.block.Strategy, call.block.WeightBy = AggregationWeighted, WeightByReputation
+	if out.Strategy == consensus.StrategyWeighted {
+		call.block.Strategy = AggregationWeighted
+	}
+	call.block.WeightBy = WeightByReputation
 	n := 0
 	for i, w := range out.Weights {
 		v := out.Votes[i]

@@ -77,7 +77,7 @@ func (s *Service) candidates(ctx context.Context) []candidate {
 // returns every step, one per router call.
 func (s *Service) adaptive(ctx context.Context, req *Request) ([]stepResult, error) {
 	cands, rel := s.ranked(ctx, req, s.candidates(ctx))
-	stop := s.stop()
+	stop := s.stop(req)
 	used := make(map[router.SessionID]bool, consensus.DefaultMaxRuns)
 	var steps []stepResult
 	var runs []router.Run
@@ -140,7 +140,7 @@ func (s *Service) adaptive(ctx context.Context, req *Request) ([]stepResult, err
 			steps = append(steps, st)
 		}
 		var err error
-		if out, err = s.aggregate(req.Mode, runs, lastSnapshot(steps)); err != nil {
+		if out, err = s.aggregate(req, runs, lastSnapshot(steps)); err != nil {
 			return nil, err
 		}
 	}
@@ -176,12 +176,13 @@ func pickSessions(cands []candidate, used map[router.SessionID]bool, from, k int
 	return out
 }
 
-// stop is adaptive's stopping rule: consensus.Stop with the escalation
-// threshold as Lone, and with reputation on, DefaultWeightedStopThreshold
-// on the weighted confidence.
-func (s *Service) stop() consensus.Stop {
+// stop is adaptive's stopping rule for req: consensus.Stop with the
+// escalation threshold as Lone, and with reputation on,
+// DefaultWeightedStopThreshold on the weighted confidence (but for a
+// numeric delegation, counted unweighted).
+func (s *Service) stop(req *Request) consensus.Stop {
 	st := consensus.Stop{Lone: s.threshold}
-	if s.keep != nil {
+	if s.keep != nil && !req.numeric() {
 		st.Threshold = DefaultWeightedStopThreshold
 	}
 	return st

@@ -85,7 +85,24 @@ type Task struct {
 	// DisputeContext describes an arbitration's dispute, as JSON: who
 	// claims what.
 	DisputeContext json.RawMessage `json:"dispute_context,omitempty" validate:"omitempty,rawjson"`
+	// Answer declares what a delegation answers: AnswerNumber for a
+	// number, whose runs then agree within Tolerance around their median
+	// (consensus.Median) and whose result is that median; empty for any
+	// JSON value, whose runs agree when equal under the answer key. It is
+	// refused outside delegation mode.
+	Answer Answer `json:"answer,omitempty" validate:"omitempty,oneof=number"`
+	// Tolerance is how far a number may lie from the median and still
+	// agree with it, with Answer AnswerNumber only; nil means exact
+	// numeric equality (18, 18.0 and "18" agree).
+	Tolerance *router.Tolerance `json:"tolerance,omitempty"`
 }
+
+// Answer is task.answer: what a delegation answers.
+type Answer string
+
+// AnswerNumber declares a numeric answer: a JSON number, or a string
+// that holds one as consensus.ParseNumber reads it.
+const AnswerNumber Answer = "number"
 
 // Response is the unified answer of a trust call; its wire form is in
 // docs/INTERFACE.md, section 9.3.

@@ -86,6 +86,10 @@ func consensusSnapshot(st stepResult, key func(any) (string, error)) *receipt.Co
 		Strategy: string(c.Strategy), Confidence: c.Confidence, LowConfidence: c.LowConfidence,
 		Agreeing: c.Agreeing, WeightBy: string(c.WeightBy),
 	}
+	if c.Tolerance != nil {
+		cs.Tolerance = &receipt.Tolerance{Absolute: c.Tolerance.Absolute, Relative: c.Tolerance.Relative}
+		cs.Numbers, cs.Aggregate = c.Numbers, c.Aggregate
+	}
 	if cs.Agreeing == nil && c.Agreement > 0 {
 		cs.Agreeing = st.out.Backers(key)
 	}

@@ -49,7 +49,10 @@ func (s *Service) runOn(ctx context.Context, req *Request, r rung, id router.Ses
 		Aggregation:        router.AggregationMajority,
 		DisagreementPolicy: r.policy,
 	}
-	if s.keep != nil {
+	switch {
+	case req.numeric():
+		cons.Aggregation, cons.Tolerance = router.AggregationMedian, req.Task.Tolerance
+	case s.keep != nil:
 		cons.Aggregation, cons.WeightBy = router.AggregationWeighted, router.WeightByReputation
 	}
 	if req.Mode == ModeDelegation {

@@ -17,7 +17,11 @@ import (
 //
 // With reputation on, the votes are weighted (consensus.Weighted) by the
 // reliabilities the runs record and snap's prior and correlation.
-func (s *Service) aggregate(mode Mode, runs []router.Run, snap *router.ReputationSnapshot) (consensus.Outcome, error) {
+//
+// A delegation that declares a numeric answer (task.answer "number") is
+// counted by consensus.Median under task.tolerance, unweighted.
+func (s *Service) aggregate(req *Request, runs []router.Run, snap *router.ReputationSnapshot) (consensus.Outcome, error) {
+	mode := req.Mode
 	if len(runs) == 0 {
 		return consensus.Outcome{Winner: -1}, nil
 	}
@@ -33,7 +37,10 @@ func (s *Service) aggregate(mode Mode, runs []router.Run, snap *router.Reputatio
 		votes[i] = v
 	}
 	var agg consensus.Aggregator = consensus.Majority{}
-	if s.keep != nil {
+	switch {
+	case req.numeric():
+		agg = numericAggregator(req)
+	case s.keep != nil:
 		agg = consensus.Weighted{Reliabilities: reliabilities(runs, snap)}
 	}
 	out, err := agg.Aggregate(votes, consensus.Policy{Key: s.key})
@@ -51,7 +58,8 @@ func (s *Service) aggregate(mode Mode, runs []router.Run, snap *router.Reputatio
 //	          dissented
 //	adaptive  consensus.Stop's Accept: settled, or a strict majority of at
 //	          least two answers once no run is left
-func (s *Service) accepts(p Policy, out consensus.Outcome) bool {
+func (s *Service) accepts(req *Request, out consensus.Outcome) bool {
+	p := req.Policy
 	if out.Replicas == 0 || out.Winner < 0 || out.Agreeing == 0 {
 		return false
 	}
@@ -63,7 +71,7 @@ func (s *Service) accepts(p Policy, out consensus.Outcome) bool {
 	case PolicyOracle:
 		return out.Against == 0 && 2*out.Agreeing > out.Replicas
 	}
-	return s.stop().Accept(out)
+	return s.stop(req).Accept(out)
 }
 
 // tally is the vote accounting of a trust call: every run of every step
@@ -81,14 +89,14 @@ func (s *Service) tally(req *Request, steps []stepResult) (stepResult, error) {
 		runs = append(runs, st.runs...)
 	}
 	snap := lastSnapshot(steps)
-	out, err := s.aggregate(req.Mode, runs, snap)
+	out, err := s.aggregate(req, runs, snap)
 	if err != nil {
 		return stepResult{}, err
 	}
 	last := steps[len(steps)-1]
 	final := stepResult{
 		out:        out,
-		accepted:   s.accepts(req.Policy, out),
+		accepted:   s.accepts(req, out),
 		runs:       runs,
 		confidence: out.Confidence,
 		agreement:  out.Agreement,
@@ -110,24 +118,31 @@ func (s *Service) tally(req *Request, steps []stepResult) (stepResult, error) {
 		if req.Mode == ModeDelegation {
 			final.result = w.Output
 			winKey, _ = key(json.RawMessage(w.Output)) // it counted: no error
+			if req.numeric() {
+				final.result = numericResult(out)
+			}
 		} else {
 			final.verdict = router.Verdict(w.Label)
 		}
 	}
-	backs := func(r router.Run) bool {
+	backers := out.Backers(s.key)
+	backs := func(i int, r router.Run) bool {
 		if !final.accepted || r.Label != router.Label(out.Label) {
 			return false
 		}
 		if req.Mode != ModeDelegation {
 			return true
 		}
+		if req.numeric() {
+			return slices.Contains(backers, i)
+		}
 		k, err := key(json.RawMessage(r.Output))
 		return err == nil && k == winKey
 	}
 	final.disagreements = []Disagreement{}
-	for _, r := range runs {
+	for i, r := range runs {
 		switch {
-		case backs(r):
+		case backs(i, r):
 			for _, reason := range r.Reasons {
 				if !slices.Contains(final.reasons, reason) {
 					final.reasons = append(final.reasons, reason)
@@ -147,7 +162,7 @@ func (s *Service) tally(req *Request, steps []stepResult) (stepResult, error) {
 		if len(last.reasons) > 0 && req.Mode != ModeDelegation {
 			final.reasons = last.reasons
 		}
-		if req.Mode == ModeDelegation {
+		if req.Mode == ModeDelegation && !req.numeric() {
 			final.result = last.result
 		}
 	}
@@ -157,6 +172,7 @@ func (s *Service) tally(req *Request, steps []stepResult) (stepResult, error) {
 			Strategy: router.AggregationMajority, Confidence: out.Confidence,
 			LowConfidence: !final.accepted || out.Against > 0, Agreeing: out.Backers(s.key),
 		}
+		numericBlock(final.consensus, out)
 		if out.Strategy == consensus.StrategyWeighted {
 			c := final.consensus
 			c.Strategy, c.WeightBy = router.AggregationWeighted, router.WeightByReputation

@@ -58,6 +58,9 @@ func (r *Request) Validate() error {
 	switch r.Mode {
 	case ModeDelegation:
 		need("task.input", !r.Task.Input.IsZero())
+	}
+	errs = append(errs, r.numericAnswer()...)
+	switch r.Mode {
 	case ModeValidation:
 		need("task.claimed_result", has(r.Task.ClaimedResult))
 	case ModeArbitration:

@@ -45,7 +45,7 @@ func ExampleGrouper_Group() {
 		fmt.Printf("answers %d and %d: %.3f\n", p.A, p.B, p.Value)
 	}
 	// Output:
-	// threshold 0.95 groups [0 0 1]
+	// threshold 0.97 groups [0 0 1]
 	// answers 0 and 1: 0.994
 	// answers 0 and 2: 0.668
 	// answers 1 and 2: 0.672

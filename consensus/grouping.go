@@ -122,7 +122,8 @@ func all(ms []int, match map[int]bool) bool {
 
 // Key is a Policy.Key that gives every answer of a group the same key:
 // "group <n>". It fails, wrapping ErrInvalid, for an answer that was not
-// grouped.
+// grouped, and so for every answer of a Grouping decoded from JSON, which
+// records the grouping but not the answers.
 func (g *Grouping) Key(answer any) (string, error) {
 	k, err := DefaultKey(answer)
 	if err != nil {

@@ -430,3 +430,37 @@ func TestService_Call_groupingFails(t *testing.T) {
 		t.Fatalf("err = %v, want 502 naming the grouper's error", err)
 	}
 }
+
+// TestClient_Call_freeText runs both ways over loopback HTTP (Client →
+// Handler → Service): the request's delegation member reaches the
+// service, and evidence.judging and evidence.grouping come back whole.
+func TestClient_Call_freeText(t *testing.T) {
+	judged, err := trust.New(probeEngine(t, withChanged(changedYear)), trust.WithSessionPool(1, 2, 3, 4, 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := newClient(t, newServer(t, judged).URL).Call(context.Background(), probeRequest(trust.PolicyAdaptive, trust.AgreementJudged))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Status != trust.StatusValid || resultString(t, resp.Result) == changedYear {
+		t.Errorf("judged over HTTP: %s %s", resp.Status, resp.Result)
+	}
+	checkJudging(t, resp)
+	if cs := resp.Evidence.Judging.Candidates; len(cs) != 2 || len(cs[0].Judges) == 0 || cs[0].Verdict != trust.StatusInvalid {
+		t.Errorf("judged over HTTP: candidates %+v", cs)
+	}
+
+	g, _ := probeGrouper(t)
+	grouped, err := trust.New(probeEngine(t, wordings), trust.WithSessionPool(1, 2, 3, 4, 5), trust.WithGrouper(g))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err = newClient(t, newServer(t, grouped).URL).Call(context.Background(), probeRequest(trust.PolicySafe, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gr := resp.Evidence.Grouping; resp.Status != trust.StatusValid || gr == nil || len(gr.Pairs) == 0 || len(gr.Groups) != 3 {
+		t.Errorf("grouped over HTTP: %s, grouping %+v", resp.Status, resp.Evidence.Grouping)
+	}
+}

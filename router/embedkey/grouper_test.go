@@ -1,10 +1,12 @@
 package embedkey_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -273,5 +275,27 @@ func TestGrouper_String(t *testing.T) {
 	}
 	if g.Threshold() != embedkey.DefaultThreshold {
 		t.Errorf("Threshold() = %v, want the default", g.Threshold())
+	}
+}
+
+// TestGrouper_Group_logs logs each call at debug level without the key or
+// the headers' values.
+func TestGrouper_Group_logs(t *testing.T) {
+	srv := embedkeytest.NewServer(func(text string) []float64 { return []float64{1, float64(len(text))} })
+	defer srv.Close()
+	var buf bytes.Buffer
+	g := newGrouper(t, srv.URL, embedkey.Config{
+		Headers: http.Header{"X-Gateway": {"gw-secret-value"}},
+		Logger:  slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	if _, err := g.Group(context.Background(), outputs("a", "bb")); err != nil {
+		t.Fatal(err)
+	}
+	logs := buf.String()
+	if !strings.Contains(logs, "embedkey: embedded") {
+		t.Errorf("no debug record: %q", logs)
+	}
+	if strings.Contains(logs, secret) || strings.Contains(logs, "gw-secret-value") {
+		t.Errorf("the logs show a secret: %q", logs)
 	}
 }

@@ -368,6 +368,11 @@ type Grouper interface {
 // evidence.grouping records the grouping. nil, the default, keeps the
 // answer key. A judged delegation (delegation.agreement "judged") does not
 // group: its judges decide.
+//
+// The router counts a fast, safe or oracle call by its own answer key
+// (router.WithAnswerKey), and a router that keeps reputation learns from
+// that count, in which paraphrases disagree; adaptive's pooled votes, which
+// the service teaches the router itself, are counted by the grouping.
 func WithGrouper(g Grouper) Option {
 	return func(s *Service) error { s.grouper = g; return nil }
 }

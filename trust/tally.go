@@ -73,9 +73,10 @@ func (s *Service) accepts(p Policy, out consensus.Outcome) bool {
 // of the votes), its reasons those of the runs that back the winner, and
 // its disagreements every run that answered otherwise or failed (every run
 // not cancelled when the tier does not accept the winner). A one-call tier
-// keeps the router's own result and reasons. The
-// consensus block is the router's for a one-call tier and the pooled
-// tally's for adaptive.
+// keeps the router's own result and reasons (its result only when the
+// outputs are not grouped, WithGrouper). The consensus block is the
+// router's for a one-call tier and the pooled tally's for adaptive, and
+// for every tier when the outputs are grouped.
 func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (stepResult, error) {
 	var runs []router.Run
 	for _, st := range steps {

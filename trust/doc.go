@@ -137,9 +137,11 @@
 //     candidate (never on the session that produced it). The answer the
 //     judges accept is the result, with the validation's confidence; a
 //     second candidate is produced only when the first is rejected, and
-//     adaptive judges one run at a time, so that an answer the first two
-//     judges accept costs three runs. [Evidence.Judging] and the receipt's
-//     reasons say which runs produced and which judged.
+//     adaptive judges as it validates (two judges at once to start, then
+//     one or two until settled), so that an answer the first two judges
+//     accept costs three runs (a fourth while the sessions' reliabilities
+//     are still the prior). [Evidence.Judging] and the receipt's reasons
+//     say which runs produced and which judged.
 //   - Grouped: a service built [WithGrouper] regroups every delegation's
 //     outputs by meaning before counting them (router/embedkey groups by
 //     the cosine similarity of embeddings), and [Evidence.Grouping]

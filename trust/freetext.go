@@ -108,8 +108,9 @@ type judgement struct {
 //  2. the candidate is validated, as a validation call of the same tier
 //     whose claimed result is the candidate, on the sessions that
 //     produced no candidate: fast, safe and oracle in one router call of
-//     1, 3 or 5 replicas on those sessions, adaptive one judge at a time
-//     until consensus.Stop settles it;
+//     1, 3 or 5 replicas on those sessions, adaptive as Service.adaptive
+//     validates (one judge per router call) until consensus.Stop settles
+//     it;
 //  3. accepted (VALID), it is the answer; rejected (INVALID), a second
 //     candidate is produced and judged likewise; unsettled, the call
 //     answers RETRY with the candidate as its best effort.

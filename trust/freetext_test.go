@@ -464,3 +464,19 @@ func TestClient_Call_freeText(t *testing.T) {
 		t.Errorf("grouped over HTTP: %s, grouping %+v", resp.Status, resp.Evidence.Grouping)
 	}
 }
+
+// TestService_Call_judgedAdaptiveRuns spends three runs on an answer the
+// first two judges accept: one producer, two judges.
+func TestService_Call_judgedAdaptiveRuns(t *testing.T) {
+	s, err := trust.New(probeEngine(t, wordings), trust.WithSessionPool(1, 2, 3, 4, 5), trust.WithoutReputation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.Call(context.Background(), probeRequest(trust.PolicyAdaptive, trust.AgreementJudged))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Status != trust.StatusValid || resp.Evidence.Redundancy != 3 {
+		t.Errorf("status %s after %d runs (verdicts %v), want VALID after 3", resp.Status, resp.Evidence.Redundancy, resp.Evidence.Verdicts)
+	}
+}

@@ -25,7 +25,11 @@
 // same Policy.Key; each set of agreeing votes is a group. Verdict-only votes
 // leave Answer nil and are grouped by label. The default key, DefaultKey,
 // compares answers as canonical JSON with key order ignored and the white
-// space of strings trimmed and folded.
+// space of strings trimmed and folded. Free text that says the same in other words
+// can be grouped by meaning instead: GroupBySimilarity groups answers whose
+// pairwise similarity reaches a threshold, and its Grouping's Key is the
+// Policy.Key that counts them so (router/embedkey measures the similarity
+// with embeddings).
 //
 // # Majority rules
 //

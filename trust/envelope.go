@@ -3,6 +3,7 @@ package trust
 import (
 	"encoding/json"
 
+	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 )
@@ -63,6 +64,9 @@ type Request struct {
 	// Receipt asks for a receipt of the decision. Absent, or
 	// with mode none, no receipt is made and nothing is stored.
 	Receipt receipt.Request `json:"receipt,omitzero"`
+	// Delegation holds the options of a delegation (how its answers
+	// agree); refused in the other modes. Absent means the defaults.
+	Delegation *DelegationOptions `json:"delegation,omitempty"`
 }
 
 // Task is task of the envelope. Which members are required depends on the
@@ -165,6 +169,14 @@ type Evidence struct {
 	Cancelled int `json:"cancelled"`
 	// Failed counts the runs that ended in ERROR or TIMEOUT.
 	Failed int `json:"failed"`
+	// Grouping is how a delegation's outputs were grouped by meaning,
+	// with the threshold and every pair's similarity, when the service
+	// groups them ([WithGrouper]); absent otherwise.
+	Grouping *consensus.Grouping `json:"grouping,omitempty"`
+	// Judging records a judged delegation (delegation.agreement
+	// "judged"): each candidate answer, the run that produced it and the
+	// runs that judged it; absent otherwise.
+	Judging *Judging `json:"judging,omitempty"`
 }
 
 // Disagreement is one replica that did not side with the outcome.

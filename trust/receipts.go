@@ -59,7 +59,7 @@ func (s *Service) receiptParams(ctx context.Context, req *Request, resp *Respons
 			Tier:      string(req.Policy),
 			Consensus: receipt.PolicyConsensus{Replicas: final.step.Replicas, Strategy: string(strategy)},
 		},
-		Consensus:      consensusSnapshot(final, s.key),
+		Consensus:      consensusSnapshot(final, final.key),
 		Refs:           refs,
 		Owner:          CallerFrom(ctx),
 		Counterparties: req.Receipt.Counterparties,
@@ -118,6 +118,9 @@ func decisionReasons(resp *Response, final stepResult) []string {
 	}
 	if resp.RetryInstructions != nil {
 		reasons = append(reasons, resp.RetryInstructions.Reason)
+	}
+	if resp.Evidence.Judging != nil {
+		reasons = append(reasons, resp.Evidence.Judging.reasons()...)
 	}
 	return reasons
 }

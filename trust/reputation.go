@@ -141,12 +141,12 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		rel := reliabilities(final.runs, lastSnapshot(steps))
-		if err := s.keep.Reputation().Learn(lctx, sc, final.out.Votes, consensus.Policy{Key: s.key}, rel); err != nil {
+		if err := s.keep.Reputation().Learn(lctx, sc, final.out.Votes, consensus.Policy{Key: final.key}, rel); err != nil {
 			s.logger.WarnContext(ctx, "trust: learning session reliabilities", "error", err)
 		}
 	}
 	if final.out.Winner >= 0 {
-		s.keep.Calls().Put(CallerFrom(ctx), traceID, sc, router.Ballots(final.out, s.key))
+		s.keep.Calls().Put(CallerFrom(ctx), traceID, sc, router.Ballots(final.out, final.key))
 	}
 }
 

@@ -1,6 +1,7 @@
 package trust
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -12,15 +13,16 @@ import (
 
 // aggregate counts runs as votes with package consensus's majority:
 // each run's label, its confidence, and for delegation its output, which
-// groups under the service's answer key (WithAnswerKey). Failures are
-// non-votes; cancelled runs are no votes at all.
+// groups under key, the call's answer key (see Service.answerKey).
+// Failures are non-votes; cancelled runs are no votes at all.
 //
 // With reputation on, the votes are weighted (consensus.Weighted) by the
 // reliabilities the runs record and snap's prior and correlation.
 //
 // A delegation that declares a numeric answer (task.answer "number") is
-// counted by consensus.Median under task.tolerance, unweighted.
-func (s *Service) aggregate(req *Request, runs []router.Run, snap *router.ReputationSnapshot) (consensus.Outcome, error) {
+// counted by consensus.Median under task.tolerance, unweighted; key groups
+// the answers of any other call.
+func (s *Service) aggregate(req *Request, runs []router.Run, snap *router.ReputationSnapshot, key func(any) (string, error)) (consensus.Outcome, error) {
 	mode := req.Mode
 	if len(runs) == 0 {
 		return consensus.Outcome{Winner: -1}, nil
@@ -43,7 +45,7 @@ func (s *Service) aggregate(req *Request, runs []router.Run, snap *router.Reputa
 	case s.keep != nil:
 		agg = consensus.Weighted{Reliabilities: reliabilities(runs, snap)}
 	}
-	out, err := agg.Aggregate(votes, consensus.Policy{Key: s.key})
+	out, err := agg.Aggregate(votes, consensus.Policy{Key: key})
 	if err != nil {
 		return out, problem.Newf(http.StatusBadGateway, problem.CodeInternal, "trust: counting the runs: %v", err)
 	}
@@ -80,16 +82,21 @@ func (s *Service) accepts(req *Request, out consensus.Outcome) bool {
 // of the votes), its reasons those of the runs that back the winner, and
 // its disagreements every run that answered otherwise or failed (every run
 // not cancelled when the tier does not accept the winner). A one-call tier
-// keeps the router's own result and reasons. The
-// consensus block is the router's for a one-call tier and the pooled
-// tally's for adaptive.
-func (s *Service) tally(req *Request, steps []stepResult) (stepResult, error) {
+// keeps the router's own result and reasons (its result only when the
+// outputs are not grouped, WithGrouper). The consensus block is the
+// router's for a one-call tier and the pooled tally's for adaptive, and
+// for every tier when the outputs are grouped.
+func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (stepResult, error) {
 	var runs []router.Run
 	for _, st := range steps {
 		runs = append(runs, st.runs...)
 	}
 	snap := lastSnapshot(steps)
-	out, err := s.aggregate(req, runs, snap)
+	callKey, grouping, err := s.answerKey(ctx, req, runs)
+	if err != nil {
+		return stepResult{}, err
+	}
+	out, err := s.aggregate(req, runs, snap, callKey)
 	if err != nil {
 		return stepResult{}, err
 	}
@@ -103,12 +110,14 @@ func (s *Service) tally(req *Request, steps []stepResult) (stepResult, error) {
 		verdicts:   make([]router.Label, len(out.Verdicts)),
 		step:       last.step,
 		consensus:  last.consensus,
+		key:        callKey,
+		grouping:   grouping,
 	}
 	final.step.Replicas = out.Replicas
 	for i, l := range out.Verdicts {
 		final.verdicts[i] = router.Label(l)
 	}
-	key := s.key
+	key := callKey
 	if key == nil {
 		key = consensus.DefaultKey
 	}
@@ -162,15 +171,15 @@ func (s *Service) tally(req *Request, steps []stepResult) (stepResult, error) {
 		if len(last.reasons) > 0 && req.Mode != ModeDelegation {
 			final.reasons = last.reasons
 		}
-		if req.Mode == ModeDelegation && !req.numeric() {
+		if req.Mode == ModeDelegation && !req.numeric() && grouping == nil { // grouped or numeric, the router counted otherwise
 			final.result = last.result
 		}
 	}
-	if req.Policy == PolicyAdaptive {
+	if req.Policy == PolicyAdaptive || grouping != nil { // the router's block counted bytes
 		final.consensus = &router.ConsensusResponse{
 			Replicas: out.Replicas, Agreement: out.Agreement, Verdicts: final.verdicts,
 			Strategy: router.AggregationMajority, Confidence: out.Confidence,
-			LowConfidence: !final.accepted || out.Against > 0, Agreeing: out.Backers(s.key),
+			LowConfidence: !final.accepted || out.Against > 0, Agreeing: out.Backers(callKey),
 		}
 		numericBlock(final.consensus, out)
 		if out.Strategy == consensus.StrategyWeighted {

@@ -9,7 +9,8 @@
 //
 //	tool            arguments                                         answers
 //	validate_claim  input, claimed_result, spec, policy, receipt      the trust response (trust.Response)
-//	delegate_task   objective and/or input, policy, receipt           the trust response of a delegation
+//	delegate_task   objective and/or input, policy, receipt,          the trust response of a delegation
+//	                agreement (exact or judged)
 //	arbitrate       input, claimed_result, spec, dispute_context,     SELLER_VALID, SELLER_INVALID or
 //	                policy, receipt                                   INCONCLUSIVE, with evidence
 //	factcheck       claim, mode, replicas                             router.FactcheckResponse

@@ -379,9 +379,11 @@ func WithGrouper(g Grouper) Option {
 }
 
 // answerKey returns the answer key of a call over runs and, when the
-// service groups a delegation's outputs (WithGrouper), their grouping.
+// service groups a delegation's outputs (WithGrouper), their grouping. A
+// numeric delegation is never grouped: its answers agree within its
+// tolerance.
 func (s *Service) answerKey(ctx context.Context, req *Request, runs []router.Run) (func(any) (string, error), *consensus.Grouping, error) {
-	if s.grouper == nil || req.Mode != ModeDelegation {
+	if s.grouper == nil || req.Mode != ModeDelegation || req.numeric() {
 		return s.key, nil, nil
 	}
 	outputs := make([]json.RawMessage, len(runs))

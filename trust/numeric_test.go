@@ -158,6 +158,7 @@ func TestHandler_numericDelegation_refused(t *testing.T) {
 		{`{"mode":"validation","policy":"safe","task":{"claimed_result":1,"answer":"number"}}`, []string{"task.answer"}},
 		{`{"mode":"delegation","policy":"safe","task":{"input":"x","tolerance":{"absolute":1}}}`, []string{"task.tolerance"}},
 		{`{"mode":"delegation","policy":"safe","task":{"input":"x","answer":"number","tolerance":{"absolute":-1,"relative":-2}}}`, []string{"task.tolerance.absolute", "task.tolerance.relative"}},
+		{`{"mode":"delegation","policy":"safe","task":{"input":"x","answer":"number"},"delegation":{"agreement":"judged"}}`, []string{"delegation.agreement"}},
 	} {
 		status, v := postTrust(t, srv.URL, tc.body)
 		var got []string

@@ -7,13 +7,17 @@ import (
 )
 
 // numericAnswer checks task.answer and task.tolerance beyond their tag
-// rules: a numeric answer only in delegation mode, a tolerance only with
-// one, and its bounds finite.
+// rules: a numeric answer only in delegation mode and never judged, a
+// tolerance only with one, and its bounds finite.
 func (r *Request) numericAnswer() []problem.FieldError {
 	var errs []problem.FieldError
 	if r.Task.Answer != "" && r.Mode != ModeDelegation && r.Mode != "" {
 		errs = append(errs, problem.FieldError{Field: "task.answer", Rule: "delegation_only",
 			Message: "declares what a delegation answers; a " + string(r.Mode) + " judges a claimed result"})
+	}
+	if r.Task.Answer == AnswerNumber && r.Delegation.judged() {
+		errs = append(errs, problem.FieldError{Field: "delegation.agreement", Rule: "not_numeric",
+			Message: `a numeric answer (task.answer "number") is settled by the median within task.tolerance, not by judges`})
 	}
 	t := r.Task.Tolerance
 	if t == nil {

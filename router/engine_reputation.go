@@ -317,7 +317,8 @@ func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensu
 // answers for it (a credential the Authenticator accepts, or a payment);
 // a trial call (with a credential or without) and an anonymous call do
 // not, since their callers choose both the claims and the sessions at no
-// cost. trust.Service applies the same rule.
+// cost. trust.Service applies the same rule. What one caller teaches is
+// bounded too: see [WithCallerShare].
 func Teaches(ctx context.Context) bool { return httpapi.Accountable(ctx) }
 
 // Ballots returns the ballots of out's cast votes for reputation

@@ -40,8 +40,9 @@ func WithCallerShare(bound float64) EngineOption {
 // the engine's book, and counts the call: false when reputation is off,
 // when the call does not teach ([Teaches]), and for the calls its
 // caller's share thins out ([WithCallerShare]). The engine asks it of
-// every version 3 call of more than one replica; a trust.Service over the engine asks it once of
-// each call whose votes it teaches the book itself.
+// every version 3 call of more than one replica; a trust.Service over
+// the engine asks it once of each call whose votes it teaches the book
+// itself (adaptive's pooled votes).
 func (e *Engine) Teach(ctx context.Context) bool {
 	return e.rep != nil && Teaches(ctx) && e.taught.admit(CallerFrom(ctx))
 }

@@ -301,7 +301,8 @@ func (e *Engine) weigh(call *consensusCall, out consensus.Outcome, key func(any)
 
 // learn teaches the engine's book the votes of a finished call in scope,
 // under the call's context (a caller that gave up as the call ended may
-// leave it untaught), and remembers the call for feedback under its
+// leave it untaught), unless its caller's share thins it out
+// ([WithCallerShare]), and remembers the call for feedback under its
 // caller and ctx's trace id; a call that does not teach ([Teaches]) is
 // neither learned nor remembered. A store error is logged: the call's
 // answer does not depend on it.
@@ -309,8 +310,12 @@ func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensu
 	if e.rep == nil || !Teaches(ctx) {
 		return
 	}
-	if err := e.rep.Learn(ctx, scope, out.Votes, policy, rel); err != nil {
-		e.log.Warn("router: learning session reliabilities", "error", err)
+	// A call of one replica has no agreement to teach, and its caller's
+	// share counts only calls that do.
+	if len(out.Votes) > 1 && e.Teach(ctx) {
+		if err := e.rep.Learn(ctx, scope, out.Votes, policy, rel); err != nil {
+			e.log.Warn("router: learning session reliabilities", "error", err)
+		}
 	}
 	if id := TraceIDFrom(ctx); id != "" && out.Winner >= 0 {
 		e.calls.Put(CallerFrom(ctx), id, scope, Ballots(out, policy.Key))
@@ -323,7 +328,8 @@ func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensu
 // answers for it (a credential the Authenticator accepts, or a payment);
 // a trial call (with a credential or without) and an anonymous call do
 // not, since their callers choose both the claims and the sessions at no
-// cost. trust.Service applies the same rule.
+// cost. trust.Service applies the same rule. What one caller teaches is
+// bounded too: see [WithCallerShare].
 func Teaches(ctx context.Context) bool { return httpapi.Accountable(ctx) }
 
 // Ballots returns the ballots of out's cast votes for reputation
@@ -365,16 +371,26 @@ var (
 // the one before adds nothing, and one that says the opposite replaces
 // it (reputation.Ledger.Report), whether it comes through Feedback or
 // through a trust.Service over the engine, which records its calls in
-// the same ledger ([Engine.Calls]). The engine remembers the latest
+// the same ledger ([Engine.Calls]). Reports are thinned as calls are
+// ([WithCallerShare]): one of a caller above its share of the latest
+// reports may be accepted and teach nothing. The engine remembers the latest
 // [DefaultFeedbackMemory] calls that ran under a trace id and had a
 // winner. With reputation off it returns ErrReputationOff.
 func (e *Engine) Feedback(ctx context.Context, traceID string, right bool) error {
 	if e.rep == nil {
 		return ErrReputationOff
 	}
-	ok, err := e.calls.Report(ctx, e.rep, CallerFrom(ctx), traceID, right)
+	caller := CallerFrom(ctx)
+	unknown := fmt.Errorf("%w: %q", ErrUnknownCall, traceID)
+	if _, _, ok := e.calls.Get(caller, traceID); !ok {
+		return unknown
+	}
+	if !e.reported.admit(caller) {
+		return nil
+	}
+	ok, err := e.calls.Report(ctx, e.rep, caller, traceID, right)
 	if !ok {
-		return fmt.Errorf("%w: %q", ErrUnknownCall, traceID)
+		return unknown // forgotten since
 	}
 	return err
 }

@@ -26,6 +26,8 @@ type keeper interface {
 	Reputation() *reputation.Book
 	Rank(ctx context.Context, scope reputation.Scope, ids []router.SessionID) ([]router.SessionID, consensus.Reliabilities, error)
 	Calls() *reputation.Ledger
+	Teach(ctx context.Context) bool
+	Feedback(ctx context.Context, traceID string, right bool) error
 }
 
 // WithoutReputation makes the service count every run the same, as it
@@ -129,15 +131,17 @@ func nextWeight(cands []candidate, used map[router.SessionID]bool, rel consensus
 
 // learn teaches the router's book what the pooled votes of an adaptive
 // call say (the router learned the other tiers' calls itself), unless the
-// call does not teach (router.Teaches: a trial or anonymous call), and
-// remembers every call for Feedback in the router's ledger, under its
-// caller and trace id, in place of the router calls it made.
+// call does not teach (router.Teaches: a trial or anonymous call) or its
+// caller's share of the router's latest teaching calls thins it out
+// (router.Engine.Teach), and remembers every call that teaches for
+// Feedback in the router's ledger, under its caller and trace id, in
+// place of the router calls it made.
 func (s *Service) learn(ctx context.Context, req *Request, final stepResult, steps []stepResult, traceID string) {
 	if s.keep == nil || !router.Teaches(ctx) {
 		return
 	}
 	sc := scope(req)
-	if req.Policy == PolicyAdaptive {
+	if req.Policy == PolicyAdaptive && s.keep.Teach(ctx) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		rel := reliabilities(final.runs, lastSnapshot(steps))
@@ -171,9 +175,10 @@ func (s *Service) Feedback(ctx context.Context, id string, right bool) error {
 	if s.keep == nil {
 		return ErrReputationOff
 	}
-	caller, book, calls := CallerFrom(ctx), s.keep.Reputation(), s.keep.Calls()
-	ok, err := calls.Report(ctx, book, caller, id, right)
-	if ok {
+	// The router reports, so that its bound on each caller's share of
+	// the reports (router.WithCallerShare) holds here too.
+	err := s.keep.Feedback(ctx, id, right)
+	if !errors.Is(err, router.ErrUnknownCall) {
 		return err
 	}
 	traceID, sc, ballots, err := s.receiptCall(ctx, id)
@@ -182,8 +187,8 @@ func (s *Service) Feedback(ctx context.Context, id string, right bool) error {
 	}
 	// The call is reported under its trace id, so that its report by
 	// trace id and by receipt id count once.
-	calls.Keep(caller, traceID, sc, ballots)
-	if ok, err = calls.Report(ctx, book, caller, traceID, right); !ok {
+	s.keep.Calls().Keep(CallerFrom(ctx), traceID, sc, ballots)
+	if err = s.keep.Feedback(ctx, traceID, right); errors.Is(err, router.ErrUnknownCall) {
 		return fmt.Errorf("%w: %q", ErrUnknownCall, id) // forgotten at once
 	}
 	return err

@@ -307,7 +307,7 @@ func (e *Engine) weigh(call *consensusCall, out consensus.Outcome, key func(any)
 // neither learned nor remembered. A store error is logged: the call's
 // answer does not depend on it.
 func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensus.Outcome, policy consensus.Policy, rel consensus.Reliabilities) {
-	if e.rep == nil || !Teaches(ctx) {
+	if e.rep == nil || !Teaches(ctx) || ctx.Value(learnsItselfKey{}) != nil {
 		return
 	}
 	// A call of one replica has no agreement to teach, and its caller's
@@ -320,6 +320,18 @@ func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensu
 	if id := TraceIDFrom(ctx); id != "" && out.Winner >= 0 {
 		e.calls.Put(CallerFrom(ctx), id, scope, Ballots(out, policy.Key))
 	}
+}
+
+// learnsItselfKey is the context key of WithoutLearning.
+type learnsItselfKey struct{}
+
+// WithoutLearning returns a copy of ctx under which the engine neither
+// learns a call's votes nor remembers the call for feedback: its caller
+// counts the answers by another key than the call's (a trust service
+// that groups free text by meaning), and teaches the book and remembers
+// the call itself.
+func WithoutLearning(ctx context.Context) context.Context {
+	return context.WithValue(ctx, learnsItselfKey{}, true)
 }
 
 // Teaches reports whether a call made under ctx teaches a reputation

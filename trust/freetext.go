@@ -370,12 +370,20 @@ type Grouper interface {
 // answer key. A judged delegation (delegation.agreement "judged") does not
 // group: its judges decide.
 //
-// The router counts a fast, safe or oracle call by its own answer key
-// (router.WithAnswerKey), and a router that keeps reputation learns from
-// that count, in which paraphrases disagree; adaptive's pooled votes, which
-// the service teaches the router itself, are counted by the grouping.
+// A router that keeps reputation would learn a fast, safe or oracle call
+// by its own answer key (router.WithAnswerKey), in which paraphrases
+// disagree: the service makes such calls under router.WithoutLearning and
+// teaches the book the votes as the grouping counted them, as it teaches
+// adaptive's pooled votes.
 func WithGrouper(g Grouper) Option {
 	return func(s *Service) error { s.grouper = g; return nil }
+}
+
+// groups reports whether the service groups the outputs of req by
+// meaning (WithGrouper): a delegation whose answer is neither numeric nor
+// judged.
+func (s *Service) groups(req *Request) bool {
+	return s.grouper != nil && req.Mode == ModeDelegation && !req.numeric() && !req.Delegation.judged()
 }
 
 // answerKey returns the answer key of a call over runs and, when the
@@ -383,7 +391,7 @@ func WithGrouper(g Grouper) Option {
 // numeric delegation is never grouped: its answers agree within its
 // tolerance.
 func (s *Service) answerKey(ctx context.Context, req *Request, runs []router.Run) (func(any) (string, error), *consensus.Grouping, error) {
-	if s.grouper == nil || req.Mode != ModeDelegation || req.numeric() {
+	if !s.groups(req) {
 		return s.key, nil, nil
 	}
 	outputs := make([]json.RawMessage, len(runs))

@@ -480,3 +480,40 @@ func TestService_Call_judgedAdaptiveRuns(t *testing.T) {
 		t.Errorf("status %s after %d runs (verdicts %v), want VALID after 3", resp.Status, resp.Evidence.Redundancy, resp.Evidence.Verdicts)
 	}
 }
+
+// TestService_groupedLearnsMeaning: a grouped delegation teaches the
+// reputation book by its groups, not by the router's exact answer key:
+// five sessions that say the same in other words keep their reliability
+// at safe (one router call of three), as at adaptive, instead of each
+// being learned as outvoted.
+func TestService_groupedLearnsMeaning(t *testing.T) {
+	for _, p := range []trust.Policy{trust.PolicySafe, trust.PolicyAdaptive} {
+		t.Run(string(p), func(t *testing.T) {
+			g, _ := probeGrouper(t)
+			e := probeEngine(t, wordings)
+			s, err := trust.New(e, trust.WithSessionPool(1, 2, 3, 4, 5), trust.WithGrouper(g))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 20 {
+				resp, err := s.Call(context.Background(), probeRequest(p, ""))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if resp.Status != trust.StatusValid {
+					t.Fatalf("status %s, want VALID", resp.Status)
+				}
+			}
+			rel, err := e.Reputation().Reliabilities(context.Background(), router.Scope(router.KindDelegate, "qa"), []int64{1, 2, 3, 4, 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			prior := e.Reputation().Options().Prior.Mean()
+			for id, r := range rel.Sessions {
+				if r < prior {
+					t.Errorf("session %d reads %.3f after agreeing in meaning every time, below the prior %.3f", id, r, prior)
+				}
+			}
+		})
+	}
+}

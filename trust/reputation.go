@@ -130,7 +130,8 @@ func nextWeight(cands []candidate, used map[router.SessionID]bool, rel consensus
 }
 
 // learn teaches the router's book what the pooled votes of an adaptive
-// call say (the router learned the other tiers' calls itself), unless the
+// call say, and the votes of a call grouped by meaning counted by their
+// groups (the router learned the other calls itself), unless the
 // call does not teach (router.Teaches: a trial or anonymous call) or its
 // caller's share of the router's latest teaching calls thins it out
 // (router.Engine.Teach), and remembers every call that teaches for
@@ -141,7 +142,7 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 		return
 	}
 	sc := scope(req)
-	if req.Policy == PolicyAdaptive && s.keep.Teach(ctx) {
+	if (req.Policy == PolicyAdaptive || s.groups(req)) && len(final.out.Votes) > 1 && s.keep.Teach(ctx) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		rel := reliabilities(final.runs, lastSnapshot(steps))

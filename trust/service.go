@@ -108,6 +108,9 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 	if s.variant != "" {
 		ctx = router.WithVariant(ctx, s.variant)
 	}
+	if s.groups(req) { // the router's answer key is not the call's
+		ctx = router.WithoutLearning(ctx)
+	}
 
 	if req.Delegation.judged() {
 		resp, final, steps, err := s.judged(ctx, req, traceID)

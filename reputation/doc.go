@@ -40,7 +40,11 @@
 // never trial or anonymous calls (router.Teaches), and take a report on
 // a call from its caller only, once per call ([Ledger.Report]): one call
 // moves a session's record by at most one vote, and its reported outcome
-// by at most FeedbackWeight.
+// by at most FeedbackWeight. One caller is bounded too
+// (router.WithCallerShare): over an engine's latest calls that teach, a
+// caller above half of them while others teach is thinned so that it
+// supplies no more than half of the evidence, and its reports alike; a
+// caller alone teaches fully.
 //
 // # Calibration
 //

@@ -121,6 +121,8 @@ type Engine struct {
 	exploreEvery int
 	usage        usage              // the sessions of the latest runs
 	calls        *reputation.Ledger // the latest calls by trace id, for Feedback
+	taught       shares             // each caller's share of the latest calls that teach
+	reported     shares             // and of the latest reports (WithCallerShare)
 }
 
 var _ Service = (*Engine)(nil)
@@ -278,6 +280,8 @@ func NewEngine(sessions []Session, opts ...EngineOption) (*Engine, error) {
 		maxShare:       DefaultMaxShare,
 		exploreEvery:   DefaultExploreEvery,
 		calls:          reputation.NewLedger(DefaultFeedbackMemory),
+		taught:         shares{bound: DefaultCallerShare},
+		reported:       shares{bound: DefaultCallerShare},
 	}
 	rep, err := reputation.New(nil, reputation.Options{})
 	if err != nil {

@@ -103,3 +103,29 @@ func ExampleEngine_ValidateV3_failHard() {
 	}
 	// Output: 409 disagreement 3
 }
+
+// One caller making nine calls while another makes one teaches the
+// engine's book as if it had made about as many: over the latest calls,
+// no caller supplies more than half of what the book learns while another
+// teaches too. The engine asks Teach of each call; a caller alone would
+// teach every call.
+func ExampleWithCallerShare() {
+	e, err := router.NewEngine([]router.Session{{ID: 1, Worker: routertest.Verdict(router.VerdictValid)}},
+		router.WithCallerShare(0.5))
+	if err != nil {
+		log.Fatal(err)
+	}
+	alice := router.WithCaller(context.Background(), "key:alice")
+	mallory := router.WithCaller(context.Background(), "key:mallory")
+	fmt.Println("alice's call teaches:", e.Teach(alice))
+	taught := 0
+	for range 9 {
+		if e.Teach(mallory) {
+			taught++
+		}
+	}
+	fmt.Println("mallory's calls that teach:", taught, "of 9")
+	// Output:
+	// alice's call teaches: true
+	// mallory's calls that teach: 2 of 9
+}

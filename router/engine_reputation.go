@@ -237,18 +237,26 @@ const tieSDs = 3
 // return_all.
 func (e *Engine) aggregator(c *ConsensusRequest, rel consensus.Reliabilities, sessions []*session) (consensus.Aggregator, error) {
 	var agg consensus.Aggregator = consensus.Majority{}
-	if c.Aggregation == AggregationWeighted {
-		if e.rep == nil {
-			return nil, problem.Invalid([]FieldError{{
-				Field: "consensus.aggregation", Rule: "reputation_on",
-				Message: `"weighted" weighs votes by reputation, which this router does not keep`,
-			}})
+	weighted := c.Aggregation == AggregationWeighted || c.Aggregation == AggregationMedian && c.WeightBy != ""
+	if weighted && e.rep == nil {
+		field := "consensus.aggregation"
+		if c.Aggregation != AggregationWeighted {
+			field = "consensus.weight_by"
 		}
-		launched := make([]int64, len(sessions))
-		for i, s := range sessions {
-			launched[i] = int64(s.ID)
-		}
+		return nil, problem.Invalid([]FieldError{{
+			Field: field, Rule: "reputation_on",
+			Message: fmt.Sprintf("%q weighs votes by reputation, which this router does not keep", c.Aggregation),
+		}})
+	}
+	launched := make([]int64, len(sessions))
+	for i, s := range sessions {
+		launched[i] = int64(s.ID)
+	}
+	switch c.Aggregation {
+	case AggregationWeighted:
 		agg = consensus.Weighted{Reliabilities: rel, Launched: launched}
+	case AggregationMedian, AggregationMedianOfMeans:
+		agg = numericAggregator(c, rel, launched, weighted)
 	}
 	if c.DisagreementPolicy == DisagreeReturnAll {
 		agg = everyVote{agg}
@@ -271,10 +279,13 @@ func (everyVote) Decided([]consensus.Vote, consensus.Policy) bool { return false
 // runs. Every call gets the replicas that agreed with the winner.
 func (e *Engine) weigh(call *consensusCall, out consensus.Outcome, key func(any) (string, error), rel consensus.Reliabilities) {
 	call.block.Agreeing = out.Backers(key)
-	if out.Strategy != consensus.StrategyWeighted {
+	if out.Weights == nil {
 		return
 	}
-	call.block.Strategy, call.block.WeightBy = AggregationWeighted, WeightByReputation
+	if out.Strategy == consensus.StrategyWeighted {
+		call.block.Strategy = AggregationWeighted
+	}
+	call.block.WeightBy = WeightByReputation
 	n := 0
 	for i, w := range out.Weights {
 		v := out.Votes[i]
@@ -313,17 +324,22 @@ func (e *Engine) calibrate(ctx context.Context, call *consensusCall, scope reput
 
 // learn teaches the engine's book the votes of a finished call in scope,
 // under the call's context (a caller that gave up as the call ended may
-// leave it untaught), and remembers the call for feedback under its
+// leave it untaught), unless its caller's share thins it out
+// ([WithCallerShare]), and remembers the call for feedback under its
 // caller and ctx's trace id, with score, its confidence before
 // calibration, when it was weighted; a call that does not teach
 // ([Teaches]) is neither learned nor remembered. A store error is
 // logged: the call's answer does not depend on it.
 func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensus.Outcome, policy consensus.Policy, rel consensus.Reliabilities, score float64) {
-	if e.rep == nil || !Teaches(ctx) {
+	if e.rep == nil || !Teaches(ctx) || ctx.Value(learnsItselfKey{}) != nil {
 		return
 	}
-	if err := e.rep.Learn(ctx, scope, out.Votes, policy, rel); err != nil {
-		e.log.Warn("router: learning session reliabilities", "error", err)
+	// A call of one replica has no agreement to teach, and its caller's
+	// share counts only calls that do.
+	if len(out.Votes) > 1 && e.Teach(ctx) {
+		if err := e.rep.Learn(ctx, scope, out.Votes, policy, rel); err != nil {
+			e.log.Warn("router: learning session reliabilities", "error", err)
+		}
 	}
 	if id := TraceIDFrom(ctx); id != "" && out.Winner >= 0 {
 		c := reputation.Call{Scope: scope, Ballots: Ballots(out, policy.Key)}
@@ -334,13 +350,26 @@ func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensu
 	}
 }
 
+// learnsItselfKey is the context key of WithoutLearning.
+type learnsItselfKey struct{}
+
+// WithoutLearning returns a copy of ctx under which the engine neither
+// learns a call's votes nor remembers the call for feedback: its caller
+// counts the answers by another key than the call's (a trust service
+// that groups free text by meaning), and teaches the book and remembers
+// the call itself.
+func WithoutLearning(ctx context.Context) context.Context {
+	return context.WithValue(ctx, learnsItselfKey{}, true)
+}
+
 // Teaches reports whether a call made under ctx teaches a reputation
 // book, by its votes and by later reports of its outcome: an in-process
 // call of the host does, and so does a call over HTTP by a caller that
 // answers for it (a credential the Authenticator accepts, or a payment);
 // a trial call (with a credential or without) and an anonymous call do
 // not, since their callers choose both the claims and the sessions at no
-// cost. trust.Service applies the same rule.
+// cost. trust.Service applies the same rule. What one caller teaches is
+// bounded too: see [WithCallerShare].
 func Teaches(ctx context.Context) bool { return httpapi.Accountable(ctx) }
 
 // Ballots returns the ballots of out's cast votes for reputation
@@ -382,7 +411,9 @@ var (
 // the one before adds nothing, and one that says the opposite replaces
 // it (reputation.Ledger.Report), whether it comes through Feedback or
 // through a trust.Service over the engine, which records its calls in
-// the same ledger ([Engine.Calls]). The engine remembers the latest
+// the same ledger ([Engine.Calls]). Reports are thinned as calls are
+// ([WithCallerShare]): one of a caller above its share of the latest
+// reports may be accepted and teach nothing. The engine remembers the latest
 // [DefaultFeedbackMemory] calls that ran under a trace id and had a
 // winner. With reputation off it returns ErrReputationOff. The outcome
 // of a weighted call also teaches the calibration map of
@@ -391,9 +422,17 @@ func (e *Engine) Feedback(ctx context.Context, traceID string, right bool) error
 	if e.rep == nil {
 		return ErrReputationOff
 	}
-	ok, err := e.calls.Report(ctx, e.rep, CallerFrom(ctx), traceID, right)
+	caller := CallerFrom(ctx)
+	unknown := fmt.Errorf("%w: %q", ErrUnknownCall, traceID)
+	if _, _, ok := e.calls.Get(caller, traceID); !ok {
+		return unknown
+	}
+	if !e.reported.admit(caller) {
+		return nil
+	}
+	ok, err := e.calls.Report(ctx, e.rep, caller, traceID, right)
 	if !ok {
-		return fmt.Errorf("%w: %q", ErrUnknownCall, traceID)
+		return unknown // forgotten since
 	}
 	return err
 }

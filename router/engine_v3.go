@@ -123,6 +123,17 @@ func (e *Engine) ValidateV3(ctx context.Context, req *ValidateV3Request) (*Valid
 // run of the winning group, and evidence its steps, tools and
 // configuration, plus evidence.runs with every replica's run. Selection,
 // policies and errors are those of [Engine.ValidateV3].
+//
+// Under consensus.aggregation "median" or "median_of_means" the outputs
+// are numbers (consensus.ParseNumber: a JSON number, or a string written
+// as one), agreeing within consensus.tolerance around their aggregate
+// (consensus.Median, consensus.MedianOfMeans; the weighted median under
+// weight_by "reputation"). Result is the aggregate as a JSON number, a
+// run whose output holds no number is no vote and says why in its
+// error, and the consensus block adds the tolerance, each replica's
+// number and the aggregate, so that every figure is recomputable from
+// it. An early quorum cuts the running replicas short only when nothing
+// they could answer would move the aggregate beyond the tolerance.
 func (e *Engine) DelegateV3(ctx context.Context, req *DelegateV3Request) (*DelegateV3Response, error) {
 	if req == nil {
 		return nil, errNilRequest()
@@ -144,6 +155,9 @@ func (e *Engine) DelegateV3(ctx context.Context, req *DelegateV3Request) (*Deleg
 	resp.Consensus.Notes = redundancyNote(req.Policy.Redundancy, req.Consensus.Replicas)
 	if w := call.winner; w != nil {
 		resp.Result = w.output
+		if call.result != nil {
+			resp.Result = call.result
+		}
 		resp.Evidence.Steps, resp.Evidence.Tools = orEmpty(w.Steps), orEmpty(w.Tools)
 		resp.Evidence.Configuration = *w.Configuration
 	}
@@ -161,6 +175,9 @@ type consensusCall struct {
 	runs     []Run
 	block    ConsensusResponse
 	winner   *outcome // the first run of the winning group; nil when none won
+	// result, when set, is a delegation's result in place of the
+	// winner's output: the aggregate of a numeric strategy.
+	result json.RawMessage
 }
 
 // verdict returns the parts of a validate or factcheck response.

@@ -141,8 +141,9 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 		call.winner = call.outcomes[out.Winner]
 	}
 	e.weigh(call, out, e.answerKey, rel)
+	numericBlock(call, out)
 	score := e.calibrate(ctx, call, scope, out)
-	e.learn(ctx, scope, out, runner.Policy, rel, score)
+	e.learn(ctx, scope, out, learningPolicy(runner.Policy, out), rel, score)
 
 	switch {
 	case errors.Is(err, consensus.ErrDisagreement):
@@ -205,6 +206,9 @@ func (e *Engine) noWinner(call *consensusCall, out consensus.Outcome) *Error {
 	}
 	var p *Error
 	switch {
+	case answered > 0 && call.block.Tolerance != nil:
+		p = problem.Newf(http.StatusConflict, problem.CodeDisagreement,
+			"no output is a number that agrees with the aggregate, or failed replicas outweigh those that do (verdicts %v)", call.block.Verdicts)
 	case answered > 0:
 		p = problem.Newf(http.StatusConflict, problem.CodeDisagreement,
 			"failed replicas outweigh the answers (verdicts %v)", call.block.Verdicts)

@@ -75,11 +75,15 @@ func (s *Service) candidates(ctx context.Context) []candidate {
 // to start (2 when a single answer may never settle it), then 1 or 2 at a
 // time. A run that fails (ERROR, TIMEOUT, or a router error other than a
 // refusal of the request) is a failed vote and the call goes on. It
-// returns every step, one per router call.
-func (s *Service) adaptive(ctx context.Context, req *Request) ([]stepResult, error) {
+// returns every step, one per router call. Sessions in exclude are
+// treated as used from the start (a judged delegation's producers).
+func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.SessionID) ([]stepResult, error) {
 	cands, rel := s.ranked(ctx, req, s.candidates(ctx))
-	stop := s.stop(s.calibration(ctx, req))
+	stop := s.stop(req, s.calibration(ctx, req))
 	used := make(map[router.SessionID]bool, consensus.DefaultMaxRuns)
+	for _, id := range exclude {
+		used[id] = true
+	}
 	var steps []stepResult
 	var runs []router.Run
 	out := consensus.Outcome{}
@@ -140,8 +144,11 @@ func (s *Service) adaptive(ctx context.Context, req *Request) ([]stepResult, err
 			}
 			steps = append(steps, st)
 		}
-		var err error
-		if out, err = s.aggregate(req.Mode, runs, lastSnapshot(steps)); err != nil {
+		key, _, err := s.answerKey(ctx, req, runs)
+		if err != nil {
+			return nil, err
+		}
+		if out, err = s.aggregate(req, runs, lastSnapshot(steps), key); err != nil {
 			return nil, err
 		}
 	}
@@ -177,14 +184,15 @@ func pickSessions(cands []candidate, used map[router.SessionID]bool, from, k int
 	return out
 }
 
-// stop is adaptive's stopping rule: consensus.Stop with the escalation
-// threshold as Lone, and with reputation on, DefaultWeightedStopThreshold
+// stop is adaptive's stopping rule for req: consensus.Stop with the
+// escalation threshold as Lone, and with reputation on (but for a
+// numeric delegation, counted unweighted), DefaultWeightedStopThreshold
 // on the calibrated confidence (cal's map of the conservative number once
 // cal holds an outcome; the weighted confidence before) or
 // DefaultFlipBound on the chance that the runs left turn the verdict.
-func (s *Service) stop(cal *reputation.Calibration) consensus.Stop {
+func (s *Service) stop(req *Request, cal *reputation.Calibration) consensus.Stop {
 	st := consensus.Stop{Lone: s.threshold}
-	if s.keep != nil {
+	if s.keep != nil && !req.numeric() {
 		st.Threshold, st.Flip = DefaultWeightedStopThreshold, DefaultFlipBound
 		if cal != nil && cal.Total() > 0 {
 			st.Calibrate = func(x float64) float64 {

@@ -61,7 +61,7 @@ func (s *Service) receiptParams(ctx context.Context, req *Request, resp *Respons
 			Consensus:   receipt.PolicyConsensus{Replicas: final.step.Replicas, Strategy: string(strategy)},
 			Calibration: calibrationSnapshot(final.calibration),
 		},
-		Consensus:      consensusSnapshot(final, s.key),
+		Consensus:      consensusSnapshot(final, final.key),
 		Refs:           refs,
 		Owner:          CallerFrom(ctx),
 		Counterparties: req.Receipt.Counterparties,
@@ -87,6 +87,10 @@ func consensusSnapshot(st stepResult, key func(any) (string, error)) *receipt.Co
 		Replicas: c.Replicas, Agreement: c.Agreement, Verdicts: verdicts,
 		Strategy: string(c.Strategy), Confidence: c.Confidence, LowConfidence: c.LowConfidence,
 		Agreeing: c.Agreeing, WeightBy: string(c.WeightBy),
+	}
+	if c.Tolerance != nil {
+		cs.Tolerance = &receipt.Tolerance{Absolute: c.Tolerance.Absolute, Relative: c.Tolerance.Relative}
+		cs.Numbers, cs.Aggregate = c.Numbers, c.Aggregate
 	}
 	if cs.Agreeing == nil && c.Agreement > 0 {
 		cs.Agreeing = st.out.Backers(key)
@@ -129,6 +133,9 @@ func decisionReasons(resp *Response, final stepResult) []string {
 	}
 	if resp.RetryInstructions != nil {
 		reasons = append(reasons, resp.RetryInstructions.Reason)
+	}
+	if resp.Evidence.Judging != nil {
+		reasons = append(reasons, resp.Evidence.Judging.reasons()...)
 	}
 	return reasons
 }

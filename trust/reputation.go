@@ -38,6 +38,8 @@ type keeper interface {
 	Reputation() *reputation.Book
 	Rank(ctx context.Context, scope reputation.Scope, ids []router.SessionID) ([]router.SessionID, consensus.Reliabilities, error)
 	Calls() *reputation.Ledger
+	Teach(ctx context.Context) bool
+	Feedback(ctx context.Context, traceID string, right bool) error
 }
 
 // WithoutReputation makes the service count every run the same, as it
@@ -140,25 +142,28 @@ func nextWeight(cands []candidate, used map[router.SessionID]bool, rel consensus
 }
 
 // learn teaches the router's book what the pooled votes of an adaptive
-// call say (the router learned the other tiers' calls itself), unless the
-// call does not teach (router.Teaches: a trial or anonymous call), and
-// remembers every call for Feedback in the router's ledger, under its
-// caller and trace id, in place of the router calls it made.
+// call say, and the votes of a call grouped by meaning counted by their
+// groups (the router learned the other calls itself), unless the
+// call does not teach (router.Teaches: a trial or anonymous call) or its
+// caller's share of the router's latest teaching calls thins it out
+// (router.Engine.Teach), and remembers every call that teaches for
+// Feedback in the router's ledger, under its caller and trace id, in
+// place of the router calls it made.
 func (s *Service) learn(ctx context.Context, req *Request, final stepResult, steps []stepResult, traceID string) {
 	if s.keep == nil || !router.Teaches(ctx) {
 		return
 	}
 	sc := scope(req)
-	if req.Policy == PolicyAdaptive {
+	if (req.Policy == PolicyAdaptive || s.groups(req)) && len(final.out.Votes) > 1 && s.keep.Teach(ctx) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		rel := reliabilities(final.runs, lastSnapshot(steps))
-		if err := s.keep.Reputation().Learn(lctx, sc, final.out.Votes, consensus.Policy{Key: s.key}, rel); err != nil {
+		if err := s.keep.Reputation().Learn(lctx, sc, final.out.Votes, consensus.Policy{Key: final.key}, rel); err != nil {
 			s.logger.WarnContext(ctx, "trust: learning session reliabilities", "error", err)
 		}
 	}
 	if final.out.Winner >= 0 {
-		c := reputation.Call{Scope: sc, Ballots: router.Ballots(final.out, s.key)}
+		c := reputation.Call{Scope: sc, Ballots: router.Ballots(final.out, final.key)}
 		if b := final.calibration; b != nil {
 			c.Tier, c.Score = b.Tier, b.Uncalibrated
 		}
@@ -189,9 +194,10 @@ func (s *Service) Feedback(ctx context.Context, id string, right bool) error {
 	if s.keep == nil {
 		return ErrReputationOff
 	}
-	caller, book, calls := CallerFrom(ctx), s.keep.Reputation(), s.keep.Calls()
-	ok, err := calls.Report(ctx, book, caller, id, right)
-	if ok {
+	// The router reports, so that its bound on each caller's share of
+	// the reports (router.WithCallerShare) holds here too.
+	err := s.keep.Feedback(ctx, id, right)
+	if !errors.Is(err, router.ErrUnknownCall) {
 		return err
 	}
 	traceID, c, err := s.receiptCall(ctx, id)
@@ -200,8 +206,8 @@ func (s *Service) Feedback(ctx context.Context, id string, right bool) error {
 	}
 	// The call is reported under its trace id, so that its report by
 	// trace id and by receipt id count once.
-	calls.KeepCall(caller, traceID, c)
-	if ok, err = calls.Report(ctx, book, caller, traceID, right); !ok {
+	s.keep.Calls().KeepCall(CallerFrom(ctx), traceID, c)
+	if err = s.keep.Feedback(ctx, traceID, right); errors.Is(err, router.ErrUnknownCall) {
 		return fmt.Errorf("%w: %q", ErrUnknownCall, id) // forgotten at once
 	}
 	return err

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync/atomic"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/vouchkit/vouch/internal/release"
 	"github.com/vouchkit/vouch/internal/traceparent"
 	"github.com/vouchkit/vouch/problem"
@@ -47,6 +49,7 @@ type Service struct {
 	pool      []router.SessionID
 	threshold float64
 	key       func(answer any) (string, error)
+	grouper   Grouper // WithGrouper
 	logger    *slog.Logger
 	issuer    *receipt.Issuer
 	signed    bool
@@ -105,7 +108,17 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 	if s.variant != "" {
 		ctx = router.WithVariant(ctx, s.variant)
 	}
+	if s.groups(req) { // the router's answer key is not the call's
+		ctx = router.WithoutLearning(ctx)
+	}
 
+	if req.Delegation.judged() {
+		resp, final, steps, err := s.judged(ctx, req, traceID)
+		if err != nil {
+			return nil, err
+		}
+		return s.finish(ctx, span, req, resp, final, steps)
+	}
 	var steps []stepResult
 	if req.Policy == PolicyAdaptive {
 		var err error
@@ -128,7 +141,12 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 		return nil, err
 	}
 	s.learn(ctx, req, final, steps, traceID)
-	resp := s.respond(req, steps, final, traceID)
+	return s.finish(ctx, span, req, s.respond(req, steps, final, traceID), final, steps)
+}
+
+// finish issues the receipt resp asks for, if any, and records the answer.
+func (s *Service) finish(ctx context.Context, span trace.Span, req *Request, resp *Response, final stepResult, steps []stepResult) (*Response, error) {
+	traceID := resp.TraceID
 	if req.Receipt.Requested() {
 		ictx, ispan := s.tel.startIssue(ctx, req) // the log append, when the store keeps a log, is its child
 		issued, err := s.issuer.Issue(ictx, s.receiptParams(ctx, req, resp, final, steps))

@@ -14,12 +14,17 @@ import (
 
 // aggregate counts runs as votes with package consensus's majority:
 // each run's label, its confidence, and for delegation its output, which
-// groups under the service's answer key (WithAnswerKey). Failures are
-// non-votes; cancelled runs are no votes at all.
+// groups under key, the call's answer key (see Service.answerKey).
+// Failures are non-votes; cancelled runs are no votes at all.
 //
 // With reputation on, the votes are weighted (consensus.Weighted) by the
 // reliabilities the runs record and snap's prior and correlation.
-func (s *Service) aggregate(mode Mode, runs []router.Run, snap *router.ReputationSnapshot) (consensus.Outcome, error) {
+//
+// A delegation that declares a numeric answer (task.answer "number") is
+// counted by consensus.Median under task.tolerance, unweighted; key groups
+// the answers of any other call.
+func (s *Service) aggregate(req *Request, runs []router.Run, snap *router.ReputationSnapshot, key func(any) (string, error)) (consensus.Outcome, error) {
+	mode := req.Mode
 	if len(runs) == 0 {
 		return consensus.Outcome{Winner: -1}, nil
 	}
@@ -35,10 +40,13 @@ func (s *Service) aggregate(mode Mode, runs []router.Run, snap *router.Reputatio
 		votes[i] = v
 	}
 	var agg consensus.Aggregator = consensus.Majority{}
-	if s.keep != nil {
+	switch {
+	case req.numeric():
+		agg = numericAggregator(req)
+	case s.keep != nil:
 		agg = consensus.Weighted{Reliabilities: reliabilities(runs, snap)}
 	}
-	out, err := agg.Aggregate(votes, consensus.Policy{Key: s.key})
+	out, err := agg.Aggregate(votes, consensus.Policy{Key: key})
 	if err != nil {
 		return out, problem.Newf(http.StatusBadGateway, problem.CodeInternal, "trust: counting the runs: %v", err)
 	}
@@ -53,7 +61,8 @@ func (s *Service) aggregate(mode Mode, runs []router.Run, snap *router.Reputatio
 //	          dissented
 //	adaptive  consensus.Stop's Accept: settled, or a strict majority of at
 //	          least two answers once no run is left
-func (s *Service) accepts(p Policy, out consensus.Outcome, cal *reputation.Calibration) bool {
+func (s *Service) accepts(req *Request, out consensus.Outcome, cal *reputation.Calibration) bool {
+	p := req.Policy
 	if out.Replicas == 0 || out.Winner < 0 || out.Agreeing == 0 {
 		return false
 	}
@@ -65,7 +74,7 @@ func (s *Service) accepts(p Policy, out consensus.Outcome, cal *reputation.Calib
 	case PolicyOracle:
 		return out.Against == 0 && 2*out.Agreeing > out.Replicas
 	}
-	return s.stop(cal).Accept(out)
+	return s.stop(req, cal).Accept(out)
 }
 
 // tally is the vote accounting of a trust call: every run of every step
@@ -74,21 +83,26 @@ func (s *Service) accepts(p Policy, out consensus.Outcome, cal *reputation.Calib
 // of the votes), its reasons those of the runs that back the winner, and
 // its disagreements every run that answered otherwise or failed (every run
 // not cancelled when the tier does not accept the winner). A one-call tier
-// keeps the router's own result and reasons. The
-// consensus block is the router's for a one-call tier and the pooled
-// tally's for adaptive.
+// keeps the router's own result and reasons (its result only when the
+// outputs are not grouped, WithGrouper). The consensus block is the
+// router's for a one-call tier and the pooled tally's for adaptive, and
+// for every tier when the outputs are grouped.
 //
 // With reputation on, the confidence is calibrated: the tally's
 // consensus.Conservative number read on the calibration map of the
-// call's tier in its scope (reputation.Book.Calibrate), which the
-// outcomes reported through Feedback build.
+// call's tier in its scope (reputation.Calibration), which the outcomes
+// reported through Feedback build.
 func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (stepResult, error) {
 	var runs []router.Run
 	for _, st := range steps {
 		runs = append(runs, st.runs...)
 	}
 	snap := lastSnapshot(steps)
-	out, err := s.aggregate(req.Mode, runs, snap)
+	callKey, grouping, err := s.answerKey(ctx, req, runs)
+	if err != nil {
+		return stepResult{}, err
+	}
+	out, err := s.aggregate(req, runs, snap, callKey)
 	if err != nil {
 		return stepResult{}, err
 	}
@@ -101,6 +115,8 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (
 		verdicts:   make([]router.Label, len(out.Verdicts)),
 		step:       last.step,
 		consensus:  last.consensus,
+		key:        callKey,
+		grouping:   grouping,
 	}
 	final.step.Replicas = out.Replicas
 	cal := s.calibration(ctx, req)
@@ -111,11 +127,11 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (
 		y, basis := cal.Basis(consensus.Conservative(out))
 		final.confidence, final.calibration = y, &basis
 	}
-	final.accepted = s.accepts(req.Policy, out, cal)
+	final.accepted = s.accepts(req, out, cal)
 	for i, l := range out.Verdicts {
 		final.verdicts[i] = router.Label(l)
 	}
-	key := s.key
+	key := callKey
 	if key == nil {
 		key = consensus.DefaultKey
 	}
@@ -125,24 +141,31 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (
 		if req.Mode == ModeDelegation {
 			final.result = w.Output
 			winKey, _ = key(json.RawMessage(w.Output)) // it counted: no error
+			if req.numeric() {
+				final.result = numericResult(out)
+			}
 		} else {
 			final.verdict = router.Verdict(w.Label)
 		}
 	}
-	backs := func(r router.Run) bool {
+	backers := out.Backers(s.key)
+	backs := func(i int, r router.Run) bool {
 		if !final.accepted || r.Label != router.Label(out.Label) {
 			return false
 		}
 		if req.Mode != ModeDelegation {
 			return true
 		}
+		if req.numeric() {
+			return slices.Contains(backers, i)
+		}
 		k, err := key(json.RawMessage(r.Output))
 		return err == nil && k == winKey
 	}
 	final.disagreements = []Disagreement{}
-	for _, r := range runs {
+	for i, r := range runs {
 		switch {
-		case backs(r):
+		case backs(i, r):
 			for _, reason := range r.Reasons {
 				if !slices.Contains(final.reasons, reason) {
 					final.reasons = append(final.reasons, reason)
@@ -162,16 +185,17 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (
 		if len(last.reasons) > 0 && req.Mode != ModeDelegation {
 			final.reasons = last.reasons
 		}
-		if req.Mode == ModeDelegation {
+		if req.Mode == ModeDelegation && !req.numeric() && grouping == nil { // grouped or numeric, the router counted otherwise
 			final.result = last.result
 		}
 	}
-	if req.Policy == PolicyAdaptive {
+	if req.Policy == PolicyAdaptive || grouping != nil { // the router's block counted bytes
 		final.consensus = &router.ConsensusResponse{
 			Replicas: out.Replicas, Agreement: out.Agreement, Verdicts: final.verdicts,
 			Strategy: router.AggregationMajority, Confidence: final.confidence,
-			LowConfidence: !final.accepted || out.Against > 0, Agreeing: out.Backers(s.key),
+			LowConfidence: !final.accepted || out.Against > 0, Agreeing: out.Backers(callKey),
 		}
+		numericBlock(final.consensus, out)
 		if out.Strategy == consensus.StrategyWeighted {
 			c := final.consensus
 			c.Strategy, c.WeightBy = router.AggregationWeighted, router.WeightByReputation

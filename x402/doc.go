@@ -126,6 +126,22 @@
 // and the payment response reports the usage in the extension
 // [ExtensionUsage] ([UsageFromSettlement]).
 //
+// # Escrow: the auth-capture scheme
+//
+// An offer of scheme [SchemeAuthCapture] holds the payment in escrow: the
+// payer's one signature lets a facilitator place a hold of the offer's
+// amount (authorize); the server then captures part or all of it, voids
+// the rest, and may refund what it captured until the refund deadline,
+// each operation a settle whose payload.type names it, with the server's
+// consent; after the capture deadline the payer can reclaim a hold. A
+// Transport pays such an offer only when its Policy lists
+// "auth-capture"; MaxAmount and the Budget apply to the amount held.
+// [FacilitatorClient] relays the hold and the later settles as it relays
+// any other. Package evm has the EVM binding: the wire, the PaymentInfo
+// hash, the signatures and an offline escrow. The Middleware does not
+// offer "auth-capture" yet, and nothing yet ties a hold to the trust
+// gate's verdict.
+//
 // # Settling on a check of the answer
 //
 // A route whose Price has a [DeliveryGate] runs the handler into a

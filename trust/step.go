@@ -9,6 +9,7 @@ import (
 
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/problem"
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -19,6 +20,7 @@ type stepResult struct {
 	out           consensus.Outcome
 	accepted      bool
 	disagreements []Disagreement
+	calibration   *reputation.Basis         // with reputation on and a winner
 	key           func(any) (string, error) // the call's answer key; nil: DefaultKey
 	grouping      *consensus.Grouping       // how the outputs were grouped (WithGrouper)
 

@@ -212,7 +212,7 @@ func TestMeasure_deterministic(t *testing.T) {
 	var runs [2][]call
 	for i := range runs {
 		var err error
-		if runs[i], _, _, err = measure(context.Background(), 3, c, wl, 0, cs); err != nil {
+		if runs[i], _, _, err = measure(context.Background(), 3, c, simulated{3, wl, cs}, 0, len(cs)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -356,6 +356,17 @@ func TestParseFlags(t *testing.T) {
 	if got, err := parseOnly("easy,traps"); err != nil || !cmp.Equal(got, []string{"easy", "traps"}) {
 		t.Errorf("parseOnly = %v, %v", got, err)
 	}
+	if got, err := parseOnly("mmlu-strong,emotion"); err != nil || !cmp.Equal(got, []string{"mmlu-strong", "emotion"}) {
+		t.Errorf("parseOnly = %v, %v", got, err)
+	}
+	if got, err := parseOutcomes(" 0, 0.02,,0.05"); err != nil || !cmp.Equal(got, []float64{0, 0.02, 0.05}) {
+		t.Errorf("parseOutcomes = %v, %v; want [0 0.02 0.05]", got, err)
+	}
+	for _, bad := range []string{"1", "-0.1", "x", "NaN", "0,0"} {
+		if _, err := parseOutcomes(bad); err == nil || !strings.Contains(err.Error(), "-outcomes") {
+			t.Errorf("parseOutcomes(%q) error = %v, want one naming -outcomes", bad, err)
+		}
+	}
 	if _, err := parseOnly("hard"); err == nil || !strings.Contains(err.Error(), "-only") {
 		t.Errorf("parseOnly(hard) error = %v, want one naming -only", err)
 	}
@@ -381,7 +392,7 @@ func TestParseFlags(t *testing.T) {
 func TestWeightedStep(t *testing.T) {
 	const n = 300
 	wl := &workloads[0]
-	p := newPanel(5, wl, 0, wl.claims(5, 0, n))
+	p := newPanel(simulated{5, wl, wl.claims(5, 0, n)}, 0, n)
 	engine, _, err := newEngine(p, on)
 	if err != nil {
 		t.Fatal(err)

@@ -40,10 +40,9 @@ import (
 // version 3 step is in flight. That changes when runs happen, not what
 // they answer.
 type panel struct {
-	seed   uint64
-	w      *workload
-	first  int     // the number of claims[0] in the seed's sequence
-	claims []claim // the claims the panel may be asked about
+	src   source // what the sessions answer
+	first int    // the number of the first claim the panel may be asked about
+	n     int    // the number of claims it may be asked about, from first
 	// decide returns the aggregator whose Decided the engine applies to
 	// a weighted step of job on sessions (by replica).
 	decide func(job *router.Job, sessions []router.SessionID) (consensus.Aggregator, error)
@@ -72,8 +71,19 @@ type step struct {
 	clocks   int             // clock reads to wait before releasing it
 }
 
-func newPanel(seed uint64, w *workload, first int, claims []claim) *panel {
-	return &panel{seed: seed, w: w, first: first, claims: claims, turns: newTurns()}
+// A source is what a panel's sessions answer: each claim's truth and
+// each session's answer to it, by claim number. A session answers the
+// same of a claim whichever tier asks.
+type source interface {
+	truth(i int) router.Verdict
+	// answer returns session s's answer to claim i; s is one of the
+	// panel's sessions, 1 to panelSize.
+	answer(i int, s router.SessionID) answer
+}
+
+// newPanel returns the panel of n claims of src, from claim first.
+func newPanel(src source, first, n int) *panel {
+	return &panel{src: src, first: first, n: n, turns: newTurns()}
 }
 
 // sessions returns the panel's sessions, ids 1 to panelSize.
@@ -90,13 +100,13 @@ func (p *panel) work(ctx context.Context, job *router.Job) (*router.Result, erro
 	var ref struct {
 		Claim int `json:"claim"`
 	}
-	if job.Claim == nil || json.Unmarshal(job.Claim.Output, &ref) != nil || ref.Claim < p.first || ref.Claim >= p.first+len(p.claims) {
+	if job.Claim == nil || json.Unmarshal(job.Claim.Output, &ref) != nil || ref.Claim < p.first || ref.Claim >= p.first+p.n {
 		return nil, errors.New("accuracy: job names no claim of the panel")
 	}
 	if job.SessionID < 1 || job.SessionID > panelSize {
 		return nil, fmt.Errorf("accuracy: session %d is not one of the panel's", job.SessionID)
 	}
-	a := p.w.judge(p.seed, ref.Claim, p.claims[ref.Claim-p.first], job.SessionID)
+	a := p.src.answer(ref.Claim, job.SessionID)
 
 	p.mu.Lock()
 	st := p.step

@@ -119,15 +119,7 @@ func (r *report) workloadTables(w io.Writer, wl *workload) {
 	fmt.Fprintf(w, "Measured (calls after the first %d of each episode):\n\n", cfg.warm())
 	fmt.Fprintln(w, "| tier | reputation | accuracy | 95% interval | runs per call | most runs | share of runs, sessions 1–5 | answered | ECE | Brier |")
 	fmt.Fprintln(w, "|---|---|---:|---|---:|---:|---|---:|---:|---:|")
-	row := func(name, rep string, s stats) {
-		lo, hi := s.wilson()
-		shares := make([]string, panelSize)
-		for j := range shares {
-			shares[j] = fmt.Sprintf("%.0f", 100*s.share(j))
-		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s–%s | %.2f | %d | %s | %s | %.3f | %.3f |\n", name, rep, pct2(s.accuracy()), pct2(lo), pct2(hi),
-			s.runsPerCall(), s.maxRuns, strings.Join(shares, " / "), pct(s.coverage()), s.ece(), s.meanBrier())
-	}
+	row := func(name, rep string, s stats) { statsRow(w, name, rep, s) }
 	for _, pol := range tiers {
 		for _, v := range r.variants() {
 			row(string(pol), v.String(), r.measured(r.get(wl.name, pol, v)))
@@ -195,6 +187,19 @@ func (r *report) workloadTables(w io.Writer, wl *workload) {
 			fmt.Fprintf(w, "| %.1f–%.1f | %s |\n", float64(b)/bins, float64(b+1)/bins, strings.Join(cols, " | "))
 		}
 	}
+}
+
+// statsRow writes a row of the measured figures: accuracy with its
+// interval, runs, the sessions' shares of them, coverage, ECE and Brier
+// score.
+func statsRow(w io.Writer, name, rep string, s stats) {
+	lo, hi := s.wilson()
+	shares := make([]string, panelSize)
+	for j := range shares {
+		shares[j] = fmt.Sprintf("%.0f", 100*s.share(j))
+	}
+	fmt.Fprintf(w, "| %s | %s | %s | %s–%s | %.2f | %d | %s | %s | %.3f | %.3f |\n", name, rep, pct2(s.accuracy()), pct2(lo), pct2(hi),
+		s.runsPerCall(), s.maxRuns, strings.Join(shares, " / "), pct(s.coverage()), s.ece(), s.meanBrier())
 }
 
 // curveWindow returns the positions in an episode of the learning

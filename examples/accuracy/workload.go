@@ -103,6 +103,9 @@ const (
 	streamLatency
 	streamTrap
 	streamLure
+	streamOutcome // the calls whose outcome the host reports
+	streamOrder   // the order of a real-data workload's rows
+	streamSeller  // the seller of a real-data claim
 )
 
 // claim is one claim of a workload.
@@ -191,4 +194,18 @@ func splitmix(x uint64) uint64 {
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
 	return x ^ (x >> 31)
+}
+
+// simulated is the source of a simulated workload: its claims, drawn
+// from seed, by number.
+type simulated struct {
+	seed   uint64
+	w      *workload
+	claims []claim
+}
+
+func (s simulated) truth(i int) router.Verdict { return s.claims[i].truth }
+
+func (s simulated) answer(i int, id router.SessionID) answer {
+	return s.w.judge(s.seed, i, s.claims[i], id)
 }

@@ -48,12 +48,12 @@ type series struct {
 // diagonal. It writes SVG.
 func (r *report) chart(w io.Writer, wl *workload) error {
 	var panels []chartPanel
-	for _, v := range r.variants() {
+	for _, v := range r.settings() {
 		cp := chartPanel{title: fmt.Sprintf("%s: reputation %s", wl.name, v)}
 		for i, pol := range tiers {
 			cp.series = append(cp.series, series{string(pol), i, r.measured(r.get(wl.name, pol, v))})
 		}
-		if calls := r.shared(wl.name); v == on && calls != nil {
+		if calls := r.shared(wl.name, v); calls != nil {
 			cp.series = append(cp.series, series{sharedName, len(tiers) + 1, r.measured(calls)})
 		}
 		cp.series = append(cp.series, series{"majority of 5", len(tiers), r.measured(r.five[wl.name])})

@@ -49,13 +49,14 @@ func main() {
 	md := flag.String("md", "", "write the Markdown tables to this file (default: standard output)")
 	charts := flag.String("charts", "", "write the reliability charts to this directory")
 	data := flag.String("data", "", "the real-data folder (../shared/real-llm-data) whose workloads to run besides the simulated ones; empty for none")
-	warm := flag.Int("warm", 2000, "the earlier calls of a real-data workload: the calls after them are the measured ones")
+	warm := flag.Int("warm", 2000, "the earlier calls of a real-data validation workload: the calls after them are the measured ones")
+	delegationWarm := flag.Int("delegation-warm", 300, "the earlier calls of a real-data delegation workload (GSM8K: 1,319 problems): the calls after them are the measured ones")
 	outcomes := flag.String("outcomes", "0,0.02,0.05", "the shares of the calls whose true outcome the host reports (trust.Service.Feedback) to measure reputation on at, comma-separated")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	cfg := config{calls: *calls, seed: *seed, episode: *episode, data: *data, realWarm: *warm}
+	cfg := config{calls: *calls, seed: *seed, episode: *episode, data: *data, realWarm: *warm, delegationWarm: *delegationWarm}
 	var err error
 	if cfg.curve, err = parseCurve(*curve); err == nil {
 		cfg.only, err = parseOnly(*only)
@@ -93,6 +94,16 @@ func run(ctx context.Context, cfg config, mdPath, chartDir string, out, progress
 		for _, t := range real.tables {
 			charts[t.spec.name] = func(w io.Writer) error { return real.chart(w, t) }
 		}
+	}
+	if cfg.runsDelegation() {
+		del, err := simulateDelegation(ctx, cfg, progress)
+		if err != nil {
+			return err
+		}
+		if md.Len() > 0 {
+			fmt.Fprintln(&md)
+		}
+		del.markdown(&md)
 	}
 	if cfg.runsSimulated() {
 		rep, err := simulate(ctx, cfg, progress)
@@ -132,14 +143,24 @@ func run(ctx context.Context, cfg config, mdPath, chartDir string, out, progress
 // a folder to read it from.
 func (c config) check() error {
 	for _, o := range c.only {
-		if c.data == "" && slices.ContainsFunc(panelSpecs, func(p panelSpec) bool { return p.name == o }) {
+		if c.data == "" && (slices.ContainsFunc(panelSpecs, func(p panelSpec) bool { return p.name == o }) ||
+			slices.ContainsFunc(delegationSpecs, func(d delegationSpec) bool { return d.name == o })) {
 			return fmt.Errorf("-only: %s is a real-data workload: give the folder with -data", o)
 		}
 	}
-	if c.data != "" && c.realWarm < 0 {
+	switch {
+	case c.data != "" && c.realWarm < 0:
 		return fmt.Errorf("-warm must be at least 0, got %d", c.realWarm)
+	case c.data != "" && c.delegationWarm < 0:
+		return fmt.Errorf("-delegation-warm must be at least 0, got %d", c.delegationWarm)
 	}
 	return nil
+}
+
+// runsDelegation reports whether some real-data delegation workload is
+// to run.
+func (c config) runsDelegation() bool {
+	return c.data != "" && slices.ContainsFunc(delegationSpecs, func(d delegationSpec) bool { return c.includes(d.name) })
 }
 
 // runsReal reports whether some real-data workload is to run.
@@ -176,7 +197,8 @@ func parseOnly(s string) ([]string, error) {
 	for f := range strings.SplitSeq(s, ",") {
 		f = strings.TrimSpace(f)
 		if !slices.ContainsFunc(workloads, func(w workload) bool { return w.name == f }) &&
-			!slices.ContainsFunc(panelSpecs, func(p panelSpec) bool { return p.name == f }) {
+			!slices.ContainsFunc(panelSpecs, func(p panelSpec) bool { return p.name == f }) &&
+			!slices.ContainsFunc(delegationSpecs, func(d delegationSpec) bool { return d.name == f }) {
 			return nil, fmt.Errorf("-only: no workload %q; the workloads are %s", f, workloadNames())
 		}
 		names = append(names, f)

@@ -158,7 +158,7 @@ func ratio2(a float64, b int) float64 {
 // n-1: the plain majority of the five sessions' votes, computed from the
 // same answers the tiers see, with its confidence consensus.Posterior of
 // the tally. It always spends 5 runs, one on each session.
-func majorityOfFive(src source, n int) ([]call, error) {
+func majorityOfFive(src claims, n int) ([]call, error) {
 	out := make([]call, n)
 	for i := range out {
 		votes := make([]consensus.Vote, panelSize)
@@ -181,7 +181,7 @@ func majorityOfFive(src source, n int) ([]call, error) {
 
 // alone returns session s's answers to the claims of src from 0 to n-1,
 // each as a call of one run stating the session's own confidence.
-func alone(src source, n int, s router.SessionID) []call {
+func alone(src claims, n int, s router.SessionID) []call {
 	out := make([]call, n)
 	for i := range out {
 		a := src.answer(i, s)

@@ -347,21 +347,11 @@ func (t *table) add(row, claimed string, truth router.Verdict, as [panelSize]ans
 // questions rather than the file's order (MMLU-Pro's is by subject), and
 // draws each answer's latency, which orders the replicas of a step.
 func (t *table) shuffle(seed uint64) {
-	perm := make([]int, t.len())
 	keys := make([]float64, t.len())
-	for i := range perm {
-		perm[i] = i
+	for i := range keys {
 		keys[i] = uniform(seed, streamOrder, hashString(t.rows[i]))
 	}
-	slices.SortStableFunc(perm, func(a, b int) int {
-		switch {
-		case keys[a] < keys[b]:
-			return -1
-		case keys[a] > keys[b]:
-			return 1
-		}
-		return 0
-	})
+	perm := sortedBy(keys)
 	truths, answers, rows, claimed := make([]router.Verdict, len(perm)), make([][panelSize]answer, len(perm)), make([]string, len(perm)), make([]string, len(perm))
 	for i, j := range perm {
 		truths[i], answers[i], rows[i], claimed[i] = t.truths[j], t.answers[j], t.rows[j], t.claimed[j]

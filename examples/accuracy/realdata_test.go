@@ -334,8 +334,8 @@ func TestRun_realData(t *testing.T) {
 	dir := t.TempDir()
 	md := filepath.Join(dir, "acc.md")
 	cfg := realCfg
-	cfg.only = []string{"emotion", "easy"}
-	cfg.calls, cfg.episode, cfg.curve = 30, 30, []int{0, 10}
+	cfg.only = []string{"emotion", "gsm8k-small", "easy"}
+	cfg.calls, cfg.episode, cfg.curve, cfg.delegationWarm = 30, 30, []int{0, 10}, 50
 	if err := run(context.Background(), cfg, md, dir, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
@@ -346,13 +346,15 @@ func TestRun_realData(t *testing.T) {
 	for _, w := range []string{"-data testdata/real-llm-data -seed 7 -warm 100 -outcomes 0,0.05 -only emotion`", "### " + panelSpecs[2].title,
 		"| adaptive | on, 5% outcomes |", "| best single session (1, reference) | — |", "Wrong together: on ", "### Targets on the real panels",
 		"| emotion | on, 5% outcomes | adaptive at most 2.50 runs per call |", "with no outcomes reported, safe and adaptive ECE within 0.01",
+		"### " + delegationSpecs[0].title, "### Targets of the delegation workloads", "| best model (", "| plurality of 5 (reference) | plurality | — |",
+		"| gsm8k-small | on, 5% outcomes | plurality: adaptive at most 3.0 runs per call |",
 		"### " + workloads[1].title} {
 		if !bytes.Contains(table, []byte(w)) {
 			t.Errorf("the tables lack %q:\n%s", w, table)
 		}
 	}
-	if bytes.Index(table, []byte(panelSpecs[2].title)) > bytes.Index(table, []byte(workloads[1].title)) {
-		t.Errorf("the simulated workload comes before the real-data one")
+	if a, b, c := bytes.Index(table, []byte(panelSpecs[2].title)), bytes.Index(table, []byte(delegationSpecs[0].title)), bytes.Index(table, []byte(workloads[1].title)); a > b || b > c {
+		t.Errorf("the workloads are not in the order validation, delegation, simulated")
 	}
 	for _, name := range []string{"emotion", "easy"} {
 		chart, err := os.ReadFile(filepath.Join(dir, "reliability-"+name+".svg"))

@@ -31,9 +31,13 @@ func (s setting) String() string {
 }
 
 // settings returns the settings measured: reputation off, then on at
-// each share of reported outcomes of cfg, in order.
+// each share of reported outcomes of cfg, in order (none: on with no
+// outcome reported).
 func (c config) settings() []setting {
 	ss := []setting{{rep: off}}
+	if len(c.outcomes) == 0 {
+		return append(ss, setting{rep: on})
+	}
 	for _, o := range c.outcomes {
 		ss = append(ss, setting{rep: on, outcomes: o})
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +34,9 @@ type config struct {
 	outcomes []float64
 	data     string // the real-data folder; empty: no real-data workload
 	realWarm int    // the earlier calls of a real-data episode, before the measured ones
+	// delegationWarm is the earlier calls of a delegation workload's
+	// episode, before the measured ones.
+	delegationWarm int
 }
 
 // warm is the number of earlier calls of its episode after which a call
@@ -144,14 +148,14 @@ func simulate(ctx context.Context, cfg config, progress io.Writer) (*report, err
 			return nil, err
 		}
 		for _, pol := range tiers {
-			for _, v := range rep.variants() {
-				cs := []cell{{workload: w.name, policy: pol, rep: v}}
-				if pol == trust.PolicyFast && v == on {
-					cs = append(cs, cell{workload: w.name, policy: pol, rep: v, shared: true})
+			for _, v := range rep.settings() {
+				cs := []cell{{workload: w.name, policy: pol, rep: v.rep, outcomes: v.outcomes}}
+				if pol == trust.PolicyFast && v.rep == on {
+					cs = append(cs, cell{workload: w.name, policy: pol, rep: v.rep, outcomes: v.outcomes, shared: true})
 				}
-				if pol == trust.PolicyAdaptive {
+				if pol == trust.PolicyAdaptive && slices.Contains(sweepSettings, v) {
 					for _, t := range cfg.sweep {
-						cs = append(cs, cell{workload: w.name, policy: pol, rep: v, lone: t})
+						cs = append(cs, cell{workload: w.name, policy: pol, rep: v.rep, lone: t})
 					}
 				}
 				for _, c := range cs {
@@ -219,6 +223,9 @@ func workloadNames() string {
 	for _, p := range panelSpecs {
 		names = append(names, p.name+" (-data)")
 	}
+	for _, d := range delegationSpecs {
+		names = append(names, d.name+" (-data)")
+	}
 	return strings.Join(names, ", ")
 }
 
@@ -226,7 +233,7 @@ func workloadNames() string {
 // first+n-1 under c's tier, on a fresh engine and service over a fresh
 // panel. With reputation on, the host reports the true outcome of a
 // share c.outcomes of the calls (see reports).
-func measure(ctx context.Context, seed uint64, c cell, src source, first, n int) ([]call, int, int, error) {
+func measure(ctx context.Context, seed uint64, c cell, src claims, first, n int) ([]call, int, int, error) {
 	p := newPanel(src, first, n)
 	svc, err := newService(p, c.rep, c.lone)
 	if err != nil {

@@ -1,6 +1,10 @@
 package main
 
-import "github.com/vouchkit/vouch/router"
+import (
+	"encoding/json"
+
+	"github.com/vouchkit/vouch/router"
+)
 
 // The worker model. A claim is easy, medium or hard; each session of a
 // panel errs on it with a chance set by the claim's difficulty and the
@@ -146,7 +150,9 @@ func (w *workload) claims(seed uint64, first, n int) []claim {
 type answer struct {
 	verdict    router.Verdict
 	confidence float64
-	latency    float64 // orders the replicas of a step: the smallest answers first
+	latency    float64         // orders the replicas of a step: the smallest answers first
+	output     json.RawMessage // a delegation's output
+	failed     bool            // the run fails: its model gave no answer
 }
 
 // judge returns the answer of session s to claim c (number i). The draws

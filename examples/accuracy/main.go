@@ -10,12 +10,14 @@
 // MMLU-Pro questions and real option probabilities on an emotion
 // classification set, framed as validating a seller model's claimed
 // answer by a panel of five models, the host reporting the true outcome
-// of a share of the calls (-outcomes). Then it runs three seeded,
+// of a share of the calls (-outcomes); and real-data delegation
+// workloads, GSM8K problems delegated to a panel of five models that
+// answer with their models' real numbers. Then it runs three seeded,
 // simulated workloads: a heterogeneous panel of five sessions that err 6%
 // to 25% of the time, an easy panel where every session errs 2% of the
 // time, and correlated traps, claims on which the sessions err together.
 //
-//	go run ./examples/accuracy [-data DIR] [-warm 2000] [-outcomes 0,0.02,0.05] [-calls N] [-seed S] [-episode E] [-curve 0,100,1000] [-only W,...] [-sweep T,...] [-md FILE] [-charts DIR]
+//	go run ./examples/accuracy [-data DIR] [-warm 2000] [-delegation-warm 300] [-outcomes 0,0.02,0.05] [-calls N] [-seed S] [-episode E] [-curve 0,100,1000] [-only W,...] [-sweep T,...] [-md FILE] [-charts DIR]
 //
 // It writes the tables in Markdown (to standard output, or FILE), the
 // targets met or not among them, and with -charts a reliability chart per

@@ -344,6 +344,11 @@ func TestRun_writesTablesAndCharts(t *testing.T) {
 			t.Errorf("the tables lack %q:\n%s", w, table)
 		}
 	}
+	// Fast on an engine shared with adaptive is measured with reputation
+	// on only.
+	if bytes.Contains(table, []byte("| "+sharedName+" | off |")) {
+		t.Errorf("the tables show %s with reputation off, which is not measured", sharedName)
+	}
 	for _, wl := range workloads {
 		chart, err := os.ReadFile(filepath.Join(dir, "reliability-"+wl.name+".svg"))
 		if err != nil {

@@ -38,6 +38,9 @@ func (r *report) get(w string, pol trust.Policy, st setting) []call {
 // shared returns the calls of fast on an engine shared with adaptive,
 // nil when they were not measured (reputation off).
 func (r *report) shared(w string, st setting) []call {
+	if st.rep == off {
+		return nil
+	}
 	return r.cells[cell{workload: w, policy: trust.PolicyFast, rep: on, outcomes: st.outcomes, shared: true}]
 }
 

@@ -5,9 +5,9 @@ import "fmt"
 // A Strategy names an aggregation strategy (consensus.aggregation on the wire).
 type Strategy string
 
-// The strategies the interface names. Version 3 offers StrategyMajority and
-// StrategyWeighted; the others are reserved and For reports them as not
-// available.
+// The strategies the interface names. Version 3 offers StrategyMajority,
+// StrategyWeighted, StrategyMedian and StrategyMedianOfMeans;
+// StrategyModelEnsemble is reserved and For reports it as not available.
 const (
 	StrategyMajority      Strategy = "majority"
 	StrategyWeighted      Strategy = "weighted"
@@ -40,16 +40,22 @@ type Aggregator interface {
 
 // For returns the Aggregator of strategy s. The empty strategy means
 // StrategyMajority; StrategyWeighted gives the zero Weighted (every
-// session DefaultReliability), whose Reliabilities a caller sets. The
-// strategies reserved for later versions return an error wrapping
-// ErrNotAvailable; any other name, one wrapping ErrInvalid.
+// session DefaultReliability), whose Reliabilities a caller sets;
+// StrategyMedian and StrategyMedianOfMeans give the zero Median and
+// MedianOfMeans (exact equality, unweighted). The strategy reserved for
+// later versions returns an error wrapping ErrNotAvailable; any other
+// name, one wrapping ErrInvalid.
 func For(s Strategy) (Aggregator, error) {
 	switch s {
 	case "", StrategyMajority:
 		return Majority{}, nil
 	case StrategyWeighted:
 		return Weighted{}, nil
-	case StrategyMedian, StrategyMedianOfMeans, StrategyModelEnsemble:
+	case StrategyMedian:
+		return Median{}, nil
+	case StrategyMedianOfMeans:
+		return MedianOfMeans{}, nil
+	case StrategyModelEnsemble:
 		return nil, fmt.Errorf("%w: %q", ErrNotAvailable, s)
 	default:
 		return nil, fmt.Errorf("%w: unknown strategy %q", ErrInvalid, s)

@@ -6,10 +6,11 @@
 // Aggregation is pure (no clock, context or goroutines) and imports no other
 // package of this module. It implements the consensus block of version 3 of
 // the delegation and validation interface: replicas 1, 3 or 5 (the package
-// accepts any count from 1), the majority and weighted strategies (median,
-// median_of_means and model_ensemble are reserved: For reports
-// ErrNotAvailable), and the disagreement policies return_all, fail_hard and
-// best_effort.
+// accepts any count from 1), the majority and weighted strategies, the
+// numeric strategies median and median_of_means (Median, MedianOfMeans:
+// answers that hold numbers, ParseNumber, agreeing within a Tolerance;
+// model_ensemble is reserved: For reports ErrNotAvailable), and the
+// disagreement policies return_all, fail_hard and best_effort.
 //
 // # Votes
 //
@@ -24,7 +25,11 @@
 // same Policy.Key; each set of agreeing votes is a group. Verdict-only votes
 // leave Answer nil and are grouped by label. The default key, DefaultKey,
 // compares answers as canonical JSON with key order ignored and the white
-// space of strings trimmed and folded.
+// space of strings trimmed and folded. Free text that says the same in other words
+// can be grouped by meaning instead: GroupBySimilarity groups answers whose
+// pairwise similarity reaches a threshold, and its Grouping's Key is the
+// Policy.Key that counts them so (router/embedkey measures the similarity
+// with embeddings).
 //
 // # Majority rules
 //

@@ -22,6 +22,10 @@ var (
 	// ErrDeadline is the cause given to replicas still running when the
 	// Runner's Timeout passes.
 	ErrDeadline = errors.New("consensus: overall deadline passed")
+	// ErrNotNumber reports an answer that holds no number (see
+	// ParseNumber): under a numeric strategy, a replica that answered it
+	// casts no vote.
+	ErrNotNumber = errors.New("consensus: not a number")
 )
 
 // An OutcomeError is an error that still carries the outcome, with every

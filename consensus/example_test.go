@@ -71,10 +71,10 @@ func ExampleDefaultKey() {
 }
 
 func ExampleFor() {
-	_, err := consensus.For(consensus.StrategyMedian)
+	_, err := consensus.For(consensus.StrategyModelEnsemble)
 	fmt.Println(err, errors.Is(err, consensus.ErrNotAvailable))
 	// Output:
-	// consensus: strategy not available: "median" true
+	// consensus: strategy not available: "model_ensemble" true
 }
 
 // Three replicas answer VALID at once; the other two would take an hour.

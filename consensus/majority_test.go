@@ -288,11 +288,14 @@ func TestFor(t *testing.T) {
 			t.Errorf("For(%q) = %v, %v; want Majority, nil", s, agg, err)
 		}
 	}
-	later := []consensus.Strategy{consensus.StrategyMedian, consensus.StrategyMedianOfMeans, consensus.StrategyModelEnsemble}
-	for _, s := range later {
-		if agg, err := consensus.For(s); agg != nil || !errors.Is(err, consensus.ErrNotAvailable) {
-			t.Errorf("For(%q) = %v, %v; want nil, ErrNotAvailable", s, agg, err)
-		}
+	if agg, err := consensus.For(consensus.StrategyMedian); err != nil || !cmp.Equal(agg, consensus.Median{}) {
+		t.Errorf("For(median) = %v, %v; want Median, nil", agg, err)
+	}
+	if agg, err := consensus.For(consensus.StrategyMedianOfMeans); err != nil || agg != (consensus.MedianOfMeans{}) {
+		t.Errorf("For(median_of_means) = %v, %v; want MedianOfMeans, nil", agg, err)
+	}
+	if agg, err := consensus.For(consensus.StrategyModelEnsemble); agg != nil || !errors.Is(err, consensus.ErrNotAvailable) {
+		t.Errorf("For(model_ensemble) = %v, %v; want nil, ErrNotAvailable", agg, err)
 	}
 	if _, err := consensus.For("plurality"); !errors.Is(err, consensus.ErrInvalid) || errors.Is(err, consensus.ErrNotAvailable) {
 		t.Errorf("For(plurality): err = %v, want ErrInvalid only", err)

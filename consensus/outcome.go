@@ -40,8 +40,8 @@ type Outcome struct {
 	// Against): the probability that the winner is the answer a majority
 	// of the panel would give; under StrategyWeighted, the probability
 	// that the winner is right given the votes and the voters'
-	// reliabilities (see Weighted). 0 with no winner. See the package
-	// doc.
+	// reliabilities (see Weighted); under the numeric strategies, as
+	// Median states it. 0 with no winner. See the package doc.
 	Confidence float64
 	// LowConfidence reports an outcome to act on with care: no winner, a
 	// disagreement, or a winner backed by no more than half of the replicas
@@ -55,25 +55,48 @@ type Outcome struct {
 	// Votes holds every replica's vote, in replica order.
 	Votes []Vote
 	// Weights holds the weight each vote counted with under
-	// StrategyWeighted, in replica order (0 for a vote that counted in no
-	// group); nil under StrategyMajority.
+	// StrategyWeighted and a weighted Median, in replica order (0 for a
+	// vote that counted in no group); nil otherwise.
 	Weights []float64
-	// Score is the winner's summed weight under StrategyWeighted (0 with
-	// no winner, and under StrategyMajority).
+	// Score is the winner's summed weight under StrategyWeighted, and
+	// the agreeing numbers' under a weighted Median (0 with no winner, and
+	// unweighted).
 	Score float64
 	// Correlation is the correlation of the voters' errors the weighted
 	// confidence was tempered by (see Tempering); 0 under
 	// StrategyMajority.
 	Correlation float64
+	// Value is the aggregate of the numbers under StrategyMedian and
+	// StrategyMedianOfMeans (0 when no vote held a number).
+	Value float64
+	// Tolerance is the agreement rule of a numeric strategy.
+	Tolerance Tolerance
 }
+
+// numeric reports whether s aggregates numbers.
+func (s Strategy) numeric() bool { return s == StrategyMedian || s == StrategyMedianOfMeans }
 
 // Backers returns the indices of the votes in the winning group, in
 // replica order: the cast votes with the winner's label whose answers are
 // equivalent to the winner's under key (nil means DefaultKey), as
-// Aggregate grouped them. It returns nil when there is no winner.
+// Aggregate grouped them; under a numeric strategy, the cast votes whose
+// numbers agree with Value within Tolerance (key plays no part). It
+// returns nil when there is no winner.
 func (o Outcome) Backers(key func(answer any) (string, error)) []int {
 	if o.Winner < 0 || o.Winner >= len(o.Votes) {
 		return nil
+	}
+	if o.Strategy.numeric() {
+		var out []int
+		for i, v := range o.Votes {
+			if v.Label == "" || v.Label == LabelCancelled || v.Label.Failed() {
+				continue
+			}
+			if x, err := ParseNumber(v.Answer); err == nil && o.Tolerance.Agrees(x, o.Value) {
+				out = append(out, i)
+			}
+		}
+		return out
 	}
 	if key == nil {
 		key = DefaultKey

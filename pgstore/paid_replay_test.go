@@ -152,3 +152,111 @@ func TestReplayStore_paidAnswerLostAcrossServers(t *testing.T) {
 		t.Errorf("the worker ran %d times after the refused repeat, want 1", n)
 	}
 }
+
+// failSwitch makes the offline facilitator's settlements fail, and a
+// delivery gate refuse, while it is set.
+type failSwitch struct {
+	*evm.Facilitator
+	settleFails, gateRefuses atomic.Bool
+	checks                   atomic.Int32
+}
+
+func (f *failSwitch) Settle(ctx context.Context, p *x402.PaymentPayload, o x402.PaymentRequirements) (*x402.SettleResponse, error) {
+	if f.settleFails.Load() {
+		return &x402.SettleResponse{ErrorReason: "insufficient_funds", Network: o.Network}, nil
+	}
+	return f.Facilitator.Settle(ctx, p, o)
+}
+
+func (f *failSwitch) check(context.Context, *http.Request, []byte, *x402.BufferedResponse) x402.Delivery {
+	f.checks.Add(1)
+	return x402.Delivery{Deliver: !f.gateRefuses.Load()}
+}
+
+// TestIdempotencyStore_unpaidAnswerReleased: with the idempotency and
+// replay stores in the database, a paid validate whose settlement fails,
+// or whose answer a gate refuses, leaves no answer kept: the payer's
+// retry with the same Idempotency-Key and a new proof runs the work (and
+// the gate) again and settles the new proof.
+func TestIdempotencyStore_unpaidAnswerReleased(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		gated bool
+	}{{"settlement fails", false}, {"gate refuses", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			db := openDB(t)
+			offer, err := evm.USDC("base-sepolia", "0x209693Bc6afc0C5328bA36FaF03C514EF312287C", "$0.001")
+			if err != nil {
+				t.Fatal(err)
+			}
+			fac := &failSwitch{Facilitator: &evm.Facilitator{}}
+			price := x402.Price{Accepts: []x402.PaymentRequirements{offer}}
+			if tt.gated {
+				price.Gate = &x402.DeliveryGate{Check: fac.check}
+			}
+			mw, err := x402.Middleware(x402.MiddlewareConfig{Facilitator: fac, Replay: db.Replay(),
+				Routes: map[string]x402.Price{"POST /api/v2/x402/validate": price}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := routertest.NewRecorder(routertest.Verdict(router.VerdictValid))
+			engine, err := router.NewEngine(routertest.Sessions(1, 1, rec))
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := router.NewHandler(engine, router.WithX402(mw), router.WithIdempotency(db.Idempotency(), time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			payer, err := evm.NewPayer(testPayerKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := json.Marshal(&router.ValidateV2Request{SessionID: 1, ValidateTask: router.ValidateTask{
+				RequestID: "req-1",
+				Claim:     router.Claim{Type: "summary", Description: "summarize", Output: json.RawMessage(`"a summary"`)},
+				Policy:    router.ValidatePolicy{Tier: router.TierSafe, Rules: []string{"consistency"}},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// post pays through a new Transport, which signs a new proof.
+			post := func() (int, *http.Response) {
+				req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/api/v2/x402/validate", bytes.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set(x402.HeaderIdempotencyKey, "k")
+				resp, err := (&http.Client{Transport: &x402.Transport{Payer: payer}}).Do(req)
+				if err != nil {
+					return http.StatusPaymentRequired, nil // refused: the Transport reports the 402
+				}
+				resp.Body.Close()
+				return resp.StatusCode, resp
+			}
+			fac.settleFails.Store(!tt.gated)
+			fac.gateRefuses.Store(tt.gated)
+			if status, _ := post(); status == http.StatusOK {
+				t.Fatalf("the unpaid call answered 200")
+			}
+			fac.settleFails.Store(false)
+			fac.gateRefuses.Store(false)
+			status, resp := post()
+			if status != http.StatusOK || resp.Header.Get(router.HeaderIdempotentReplayed) != "" || resp.Header.Get(x402.HeaderPaymentResponse) == "" {
+				t.Fatalf("retry with a new proof: %d; want 200, run anew and settled", status)
+			}
+			if n := rec.Calls.Load(); n != 2 {
+				t.Errorf("the worker ran %d times, want 2", n)
+			}
+			if n := len(fac.Settlements()); n != 1 {
+				t.Errorf("%d settlements, want 1 (the retry's)", n)
+			}
+			if tt.gated && fac.checks.Load() != 2 {
+				t.Errorf("the gate checked %d answers, want 2", fac.checks.Load())
+			}
+		})
+	}
+}

@@ -121,6 +121,25 @@ type ConsensusSnapshot struct {
 	// correlation of the sessions' errors under "weighted": Confidence is
 	// consensus.Credence of the groups' summed weights under it.
 	Tempering float64 `json:"tempering,omitempty" validate:"gte=0,lte=1"`
+	// Tolerance is the agreement rule under "median" and
+	// "median_of_means": a number x agrees with the aggregate m when
+	// |x − m| ≤ max(absolute, relative·|m|).
+	Tolerance *Tolerance `json:"tolerance,omitempty"`
+	// Numbers holds, under "median" and "median_of_means", the number
+	// each replica answered, in replica order; null for a replica that
+	// gave none.
+	Numbers []*float64 `json:"numbers,omitempty"`
+	// Aggregate is the median (or median of means) of Numbers, the
+	// delegation's result.
+	Aggregate *float64 `json:"aggregate,omitempty"`
+}
+
+// Tolerance is the tolerance of a numeric consensus snapshot.
+type Tolerance struct {
+	// Absolute is a distance, ≥ 0.
+	Absolute float64 `json:"absolute" validate:"gte=0"`
+	// Relative is a share of the aggregate's magnitude, ≥ 0.
+	Relative float64 `json:"relative" validate:"gte=0"`
 }
 
 // Refs is cortensor_refs: the operator-level references behind a decision.

@@ -3,7 +3,6 @@ package reputation
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/vouchkit/vouch/consensus"
 )
@@ -145,8 +144,8 @@ func New(store Store, o Options) (*Book, error) {
 	if o.FeedbackWeight == 0 {
 		o.FeedbackWeight = DefaultFeedbackWeight
 	}
-	if !(o.FeedbackWeight > 0) || math.IsInf(o.FeedbackWeight, 0) {
-		return nil, fmt.Errorf("%w: feedback weight %v is not a finite positive number", ErrInvalid, o.FeedbackWeight)
+	if !(o.FeedbackWeight > 0 && o.FeedbackWeight <= MaxCount) {
+		return nil, fmt.Errorf("%w: feedback weight %v is not a positive number up to %g", ErrInvalid, o.FeedbackWeight, MaxCount)
 	}
 	return &Book{store: store, opts: o}, nil
 }
@@ -158,6 +157,16 @@ func (b *Book) Options() Options { return b.opts }
 // with: each session's reliability, the Prior's mean for any other, and
 // the panel's correlation (see the Book doc).
 func (b *Book) Reliabilities(ctx context.Context, scope Scope, sessions []int64) (consensus.Reliabilities, error) {
+	rel, _, err := b.Evidence(ctx, scope, sessions)
+	return rel, err
+}
+
+// Evidence returns what Reliabilities returns and, for each session, the
+// counts of the Beta distribution its reliability is the mean of: its
+// record in scope plus the prior it reads from the wider levels, worth as
+// many votes as the Prior. Their sum says how sure the reliability is: a
+// session never seen holds the Prior's counts.
+func (b *Book) Evidence(ctx context.Context, scope Scope, sessions []int64) (consensus.Reliabilities, map[int64]Record, error) {
 	levels := scope.levels()
 	keys := make([]Key, 0, len(sessions)*levels+1)
 	for _, s := range sessions {
@@ -166,27 +175,28 @@ func (b *Book) Reliabilities(ctx context.Context, scope Scope, sessions []int64)
 	keys = append(keys, scope.panel())
 	recs, err := b.store.Load(ctx, keys)
 	if err != nil {
-		return consensus.Reliabilities{}, err
+		return consensus.Reliabilities{}, nil, err
 	}
 	rel := consensus.Reliabilities{Sessions: make(map[int64]float64, len(sessions)), Prior: b.opts.Prior.Mean()}
+	counts := make(map[int64]Record, len(sessions))
 	strength := b.opts.Prior.Right + b.opts.Prior.Wrong
 	i := 0
 	for _, s := range sessions {
-		rel.Sessions[s] = nested(recs[i:i+levels], rel.Prior, strength)
+		rel.Sessions[s], counts[s] = nested(recs[i:i+levels], rel.Prior, strength)
 		i += levels
 	}
 	rel.Correlation = correlation(recs[i])
-	return rel, nil
+	return rel, counts, nil
 }
 
 // nested reads a session's reliability from its records, widest first
-// (session, operation, kind). Each level's prior is the reliability one
-// level wider read from the evidence of that level that the narrower one
-// does not hold: a vote counted at every level (as Learn counts it) is
-// evidence once, so a session seen in one scope only reads, there, its
-// record over the Prior, and a scope with no record of its own reads the
-// wider one's.
-func nested(recs []Record, prior, strength float64) float64 {
+// (session, operation, kind), and the counts of the Beta distribution
+// whose mean it is. Each level's prior is the reliability one level wider read
+// from the evidence of that level that the narrower one does not hold: a
+// vote counted at every level (as Learn counts it) is evidence once, so a
+// session seen in one scope only reads, there, its record over the Prior,
+// and a scope with no record of its own reads the wider one's.
+func nested(recs []Record, prior, strength float64) (float64, Record) {
 	q := prior // the prior mean of the current level
 	for j := 1; j < len(recs); j++ {
 		w, n := recs[j-1], recs[j]
@@ -194,7 +204,7 @@ func nested(recs []Record, prior, strength float64) float64 {
 		q = (right + strength*q) / (right + wrong + strength)
 	}
 	r := recs[len(recs)-1]
-	return (r.Right + strength*q) / (r.Right + r.Wrong + strength)
+	return (r.Right + strength*q) / (r.Right + r.Wrong + strength), Record{Right: r.Right + strength*q, Wrong: r.Wrong + strength*(1-q)}
 }
 
 // correlation reads the panel's record.
@@ -272,7 +282,17 @@ type Ballot struct {
 // were cast, was right (or wrong): see the Book doc. Ballots of failed or
 // cancelled runs are to be left out.
 func (b *Book) Feedback(ctx context.Context, scope Scope, ballots []Ballot, right bool) error {
-	w := b.opts.FeedbackWeight
+	deltas := b.feedbackDeltas(scope, ballots, right, 1)
+	if len(deltas) == 0 {
+		return nil
+	}
+	return b.store.Add(ctx, b.opts.Horizon, deltas)
+}
+
+// feedbackDeltas returns the evidence Feedback adds, each count
+// multiplied by sign (-1 withdraws it).
+func (b *Book) feedbackDeltas(scope Scope, ballots []Ballot, right bool, sign float64) []Delta {
+	w := sign * b.opts.FeedbackWeight
 	var deltas []Delta
 	for _, bl := range ballots {
 		var d Record
@@ -289,8 +309,5 @@ func (b *Book) Feedback(ctx context.Context, scope Scope, ballots []Ballot, righ
 			deltas = append(deltas, Delta{Key: k, Delta: d})
 		}
 	}
-	if len(deltas) == 0 {
-		return nil
-	}
-	return b.store.Add(ctx, b.opts.Horizon, deltas)
+	return deltas
 }

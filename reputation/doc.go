@@ -32,6 +32,16 @@
 // history it has. Decay needs no clock, so a record is a function of the
 // evidence added to it, in order.
 //
+// # Who teaches
+//
+// A Book learns whatever it is given; the host decides whose calls teach
+// it. router.Engine and trust.Service teach it the calls of the host and
+// of callers that answer for theirs (an accepted credential, a payment),
+// never trial or anonymous calls (router.Teaches), and take a report on
+// a call from its caller only, once per call ([Ledger.Report]): one call
+// moves a session's record by at most one vote, and its reported outcome
+// by at most FeedbackWeight.
+//
 // # Stores
 //
 // A [Store] keeps records. Writers never read, modify and write a record

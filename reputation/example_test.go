@@ -49,3 +49,37 @@ func ExampleBook() {
 	// VALID, confidence 0.995
 	// 1 after a wrong outcome: 0.80
 }
+
+// A ledger remembers each call by its caller and id, and counts a report
+// on it once: another caller's report finds nothing, a repeated report
+// adds nothing, and the opposite report replaces the first.
+func ExampleLedger_Report() {
+	ctx := context.Background()
+	book, err := reputation.New(nil, reputation.Options{})
+	if err != nil {
+		panic(err)
+	}
+	calls := reputation.NewLedger(1000)
+	scope := reputation.Scope{Operation: "validate"}
+	calls.Put("alice", "trace-1", scope, []reputation.Ballot{{Session: 1, Backed: true}})
+	show := func(what string) {
+		_, counts, err := book.Evidence(ctx, scope, []int64{1})
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%-20s right %.0f, wrong %.0f\n", what, counts[1].Right, counts[1].Wrong)
+	}
+	show("before:")
+	ok, _ := calls.Report(ctx, book, "bob", "trace-1", false)
+	fmt.Println("bob's report found a call:", ok)
+	calls.Report(ctx, book, "alice", "trace-1", false)
+	calls.Report(ctx, book, "alice", "trace-1", false)
+	show("wrong, twice:")
+	calls.Report(ctx, book, "alice", "trace-1", true)
+	show("right instead:")
+	// Output:
+	// before:              right 4, wrong 1
+	// bob's report found a call: false
+	// wrong, twice:        right 4, wrong 5
+	// right instead:       right 8, wrong 1
+}

@@ -1,54 +1,129 @@
 package reputation
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
-// A Ledger remembers the ballots of the latest calls by id (such as a
-// trace id), up to a bound, so that a host's later report on a call
-// (Book.Feedback) finds who voted and how. When full, it forgets the
-// oldest call first. A Ledger is safe for concurrent use; the zero
-// Ledger remembers nothing: build one with NewLedger.
+// A Ledger remembers the ballots of the latest calls, each by the caller
+// that made it and an id (such as a trace id), up to a bound, so that a
+// report on a call ([Ledger.Report]) finds who voted and how, and counts
+// once. An id names a call only together with its caller: callers choose
+// their trace ids, and one caller's call never answers for another's.
+// When full, a Ledger forgets the oldest call first. A Ledger is safe for
+// concurrent use; the zero Ledger remembers nothing: build one with
+// NewLedger.
 type Ledger struct {
 	mu    sync.Mutex
 	max   int
-	order []string // ids, the oldest at next once full
+	order []callKey // the oldest at next once full
 	next  int
-	calls map[string]ledgerEntry
+	calls map[callKey]*ledgerEntry
 }
+
+type callKey struct{ caller, id string }
 
 type ledgerEntry struct {
 	scope   Scope
 	ballots []Ballot
+
+	mu       sync.Mutex // held while a report on the call is applied
+	reported bool       // a report was applied
+	right    bool       // what it said
 }
 
 // NewLedger returns a Ledger that remembers up to max calls.
 func NewLedger(max int) *Ledger {
-	return &Ledger{max: max, calls: make(map[string]ledgerEntry)}
+	return &Ledger{max: max, calls: make(map[callKey]*ledgerEntry)}
 }
 
-// Put remembers the call id, in scope, with its ballots, replacing what
-// was remembered under id.
-func (l *Ledger) Put(id string, scope Scope, ballots []Ballot) {
+// Put remembers the call that caller made under id, in scope, with its
+// ballots, replacing what was remembered under caller and id (and with it
+// any report on that call).
+func (l *Ledger) Put(caller, id string, scope Scope, ballots []Ballot) {
+	l.put(callKey{caller, id}, &ledgerEntry{scope: scope, ballots: ballots}, true)
+}
+
+// Keep is Put, but keeps a call already remembered under caller and id
+// (and any report on it). It reports whether it remembered the new one.
+func (l *Ledger) Keep(caller, id string, scope Scope, ballots []Ballot) bool {
+	return l.put(callKey{caller, id}, &ledgerEntry{scope: scope, ballots: ballots}, false)
+}
+
+func (l *Ledger) put(k callKey, e *ledgerEntry, replace bool) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.max <= 0 {
-		return
+		return false
 	}
-	if _, seen := l.calls[id]; !seen {
-		if len(l.order) < l.max {
-			l.order = append(l.order, id)
-		} else {
-			delete(l.calls, l.order[l.next])
-			l.order[l.next] = id
-			l.next = (l.next + 1) % len(l.order)
+	if _, seen := l.calls[k]; seen {
+		if !replace {
+			return false
 		}
+	} else if len(l.order) < l.max {
+		l.order = append(l.order, k)
+	} else {
+		delete(l.calls, l.order[l.next])
+		l.order[l.next] = k
+		l.next = (l.next + 1) % len(l.order)
 	}
-	l.calls[id] = ledgerEntry{scope, ballots}
+	l.calls[k] = e
+	return true
 }
 
-// Get returns what is remembered of call id.
-func (l *Ledger) Get(id string) (scope Scope, ballots []Ballot, ok bool) {
+// Get returns what is remembered of the call caller made under id.
+func (l *Ledger) Get(caller, id string) (scope Scope, ballots []Ballot, ok bool) {
+	e := l.entry(caller, id)
+	if e == nil {
+		return scope, nil, false
+	}
+	return e.scope, e.ballots, true
+}
+
+func (l *Ledger) entry(caller, id string) *ledgerEntry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	e, ok := l.calls[id]
-	return e.scope, e.ballots, ok
+	return l.calls[callKey{caller, id}]
+}
+
+// Report teaches b that the outcome of the call caller made under id was
+// right (or wrong), as [Book.Feedback] does, once per call: a report
+// that repeats the one applied before adds nothing, and one that says
+// the opposite replaces it. Replacing applies only the change: for each
+// ballot, the evidence of the new report less that of the first (a
+// backer's FeedbackWeight moves from Right to Wrong, say), so that a
+// record not full since reads exactly as if only the new report had been
+// made. A record that has forgotten since (see the package doc) holds
+// less of the first report than was added; the change is applied all the
+// same, a count never falling below zero, so a session's record never
+// moves by more than FeedbackWeight per call, however often its outcome
+// is reported.
+//
+// ok is false, and nothing is learned, when the Ledger remembers no call
+// of caller's under id. On an error of b's store nothing is recorded as
+// reported, and the report may be made again.
+func (l *Ledger) Report(ctx context.Context, b *Book, caller, id string, right bool) (ok bool, err error) {
+	e := l.entry(caller, id)
+	if e == nil {
+		return false, nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.reported && e.right == right {
+		return true, nil
+	}
+	// The first report is withdrawn before the new one is added, so
+	// that a full record moves evidence without forgetting any.
+	var deltas []Delta
+	if e.reported {
+		deltas = b.feedbackDeltas(e.scope, e.ballots, e.right, -1)
+	}
+	deltas = append(deltas, b.feedbackDeltas(e.scope, e.ballots, right, 1)...)
+	if len(deltas) > 0 {
+		if err := b.store.Add(ctx, b.opts.Horizon, deltas); err != nil {
+			return true, err
+		}
+	}
+	e.reported, e.right = true, right
+	return true, nil
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // ErrInvalid means a key, delta, prior or horizon is out of range: a
-// negative session, a count that is negative, infinite or NaN.
+// negative session, a count that is NaN, infinite or beyond MaxCount, a
+// prior count or horizon that is negative.
 var ErrInvalid = errors.New("reputation: invalid input")
 
 // PanelSession is the Session of the panel's record: the figures of every
@@ -54,23 +55,26 @@ type Record struct {
 	Wrong float64
 }
 
-// check reports a count that is negative, infinite or NaN.
-func (r Record) check() error {
+// checkDelta reports a count that is NaN or larger than MaxCount either
+// way. A negative count withdraws evidence (see Record.Add).
+func (r Record) checkDelta() error {
 	for _, v := range [2]float64{r.Right, r.Wrong} {
-		if v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-			return fmt.Errorf("%w: count %v is not a finite non-negative number", ErrInvalid, v)
+		if !(math.Abs(v) <= MaxCount) {
+			return fmt.Errorf("%w: count %v is not a number within ±%g", ErrInvalid, v, MaxCount)
 		}
 	}
 	return nil
 }
 
-// Add returns r with the counts of d added, then, when horizon is positive
-// and the counts sum to more than horizon, both scaled by horizon/sum so
-// that they sum to horizon. A horizon of 0 keeps every count. Every Store
-// applies deltas with exactly this arithmetic, in float64.
+// Add returns r with the counts of d added, a count that would fall below
+// zero being zero (a negative count withdraws evidence), then, when
+// horizon is positive and the counts sum to more than horizon, both
+// scaled by horizon/sum so that they sum to horizon. A horizon of 0 keeps
+// every count. Every Store applies deltas with exactly this arithmetic,
+// in float64.
 func (r Record) Add(d Record, horizon float64) Record {
-	r.Right += d.Right
-	r.Wrong += d.Wrong
+	r.Right = max(r.Right+d.Right, 0)
+	r.Wrong = max(r.Wrong+d.Wrong, 0)
 	if sum := r.Right + r.Wrong; horizon > 0 && sum > horizon {
 		f := horizon / sum
 		r.Right *= f
@@ -101,24 +105,30 @@ var DefaultPrior = Prior{Right: 4, Wrong: 1}
 // Mean returns the prior's reliability, Right / (Right + Wrong).
 func (p Prior) Mean() float64 { return p.Right / (p.Right + p.Wrong) }
 
-// check reports a prior whose counts are not positive and finite.
+// check reports a prior whose counts are not positive or above MaxCount.
 func (p Prior) check() error {
 	for _, v := range [2]float64{p.Right, p.Wrong} {
-		if !(v > 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("%w: prior count %v is not a finite positive number", ErrInvalid, v)
+		if !(v > 0 && v <= MaxCount) {
+			return fmt.Errorf("%w: prior count %v is not a positive number up to %g", ErrInvalid, v, MaxCount)
 		}
 	}
 	return nil
 }
 
+// MaxCount bounds every count a [Book] is configured with (a Prior's
+// counts, a horizon, a feedback weight) and every count of a [Delta]: sums
+// of such counts stay far from overflow, so that every reliability read is
+// a number.
+const MaxCount = 1e15
+
 // DefaultHorizon is the evidence a record keeps before it forgets: about
 // the last 500 votes.
 const DefaultHorizon = 500
 
-// checkHorizon reports a horizon that is negative, infinite or NaN.
+// checkHorizon reports a horizon that is negative, NaN or above MaxCount.
 func checkHorizon(h float64) error {
-	if h < 0 || math.IsInf(h, 0) || math.IsNaN(h) {
-		return fmt.Errorf("%w: horizon %v is not a finite non-negative number", ErrInvalid, h)
+	if !(h >= 0 && h <= MaxCount) {
+		return fmt.Errorf("%w: horizon %v is not a number in [0, %g]", ErrInvalid, h, MaxCount)
 	}
 	return nil
 }
@@ -140,7 +150,7 @@ func CheckDeltas(horizon float64, deltas []Delta) error {
 		if err := d.Key.check(); err != nil {
 			return fmt.Errorf("deltas[%d]: %w", i, err)
 		}
-		if err := d.Delta.check(); err != nil {
+		if err := d.Delta.checkDelta(); err != nil {
 			return fmt.Errorf("deltas[%d]: %w", i, err)
 		}
 	}

@@ -34,7 +34,7 @@ func contractCases() []contractCase {
 	}
 	const claim = `"claim":{"type":"summary","output":"Paris is the capital of France."}`
 
-	return []contractCase{
+	return append([]contractCase{
 		// Every operation, valid input.
 		{name: "delegate_v1/ok", workers: []router.Worker{A},
 			call: dv1(`{"session_id":1,"task_request_input":"capital of France?"}`),
@@ -238,5 +238,5 @@ func contractCases() []contractCase {
 		{name: "factcheck_v1/all fail", workers: []router.Worker{E, E, E},
 			call: fc1(`{"claim":"c"}`),
 			want: contractWant{status: 502, code: "all_replicas_failed", labels: []router.Label{lE, lE, lE}, calls: 3}},
-	}
+	}, numericCases()...)
 }

@@ -59,6 +59,8 @@ type contractWant struct {
 	verdict router.Verdict
 	labels  []router.Label
 	low     bool
+	// strategy is consensus.strategy; empty means majority.
+	strategy router.Aggregation
 	// check, if set, checks more of the response.
 	check func(t *testing.T, resp any)
 	// calls and cancelled are totals over the case's Recorders once the
@@ -269,8 +271,12 @@ func checkContract(t *testing.T, target string, want contractWant, resp any, err
 		if !slices.Equal(cons.Verdicts, want.labels) || len(runs) != len(want.labels) || cons.Replicas != len(want.labels) {
 			t.Errorf("%s: consensus = %+v with %d runs, want verdicts %v", target, cons, len(runs), want.labels)
 		}
-		if cons.LowConfidence != want.low || cons.Strategy != router.AggregationMajority {
-			t.Errorf("%s: consensus = %+v, want low_confidence %v and strategy majority", target, cons, want.low)
+		strategy := want.strategy
+		if strategy == "" {
+			strategy = router.AggregationMajority
+		}
+		if cons.LowConfidence != want.low || cons.Strategy != strategy {
+			t.Errorf("%s: consensus = %+v, want low_confidence %v and strategy %s", target, cons, want.low, strategy)
 		}
 		for i, r := range runs {
 			if r.Replica != i || r.TaskID == "" || r.Label != cons.Verdicts[i] {

@@ -2,13 +2,17 @@ package router_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/router"
@@ -40,14 +44,124 @@ func postV3(t *testing.T, url, path, body string) (int, map[string]any) {
 	return resp.StatusCode, v
 }
 
+// failingWorker is w, but for the claims on which session fails (rate
+// percent of them, a function of the session and the claim alone): there
+// it returns an error, and the run reads ERROR.
+func failingWorker(w router.Worker, rate uint32) router.Worker {
+	return router.WorkerFunc(func(ctx context.Context, job *router.Job) (*router.Result, error) {
+		h := fnv.New32a()
+		fmt.Fprintf(h, "fail %d/%s", job.SessionID, job.Claim.Output)
+		if h.Sum32()%100 < rate {
+			return nil, errors.New("worker down")
+		}
+		return w.Work(ctx, job)
+	})
+}
+
+// recomputeWeighted recomputes a weighted call's winner, agreement and
+// confidence from its runs and consensus block as the JSON holds them
+// (a 200's evidence.runs and consensus, or the extra of a problem), and
+// reports each figure that differs from the one stated. verdict is the
+// response's verdict and confidence ("" and 0 for a problem). It returns
+// how many groups the votes formed, failures included.
+func recomputeWeighted(t *testing.T, call string, runs []any, c map[string]any, verdict string, confidence float64) int {
+	t.Helper()
+	if c["strategy"] != "weighted" || c["weight_by"] != "reputation" {
+		t.Fatalf("%s: consensus %v: want strategy weighted, weight_by reputation", call, c)
+	}
+	rep := c["reputation"].(map[string]any)
+	scores := map[string]float64{} // by label; "failed" for the failed runs
+	votes := 0
+	for _, r := range runs {
+		run := r.(map[string]any)
+		w, ok := run["weight"].(float64)
+		if !ok {
+			continue
+		}
+		votes++
+		if got := consensus.Weight(run["reliability"].(float64)); math.Abs(got-w) > 1e-12 {
+			t.Errorf("%s: run %v: weight %v, its reliability weighs %v", call, run["replica"], w, got)
+		}
+		l := run["label"].(string)
+		if l == "TIMEOUT" || l == "ERROR" {
+			l = "failed"
+		}
+		scores[l] += w
+	}
+	// The winner: the label of largest summed weight; INVALID wins a tie
+	// with VALID, and the failed runs win any tie.
+	var win string
+	for l, s := range scores {
+		if l != "failed" && (win == "" || s > scores[win] || s == scores[win] && l == "INVALID") {
+			win = l
+		}
+	}
+	if f, ok := scores["failed"]; ok && win != "" && f >= scores[win] {
+		win = ""
+	}
+	var ss []float64
+	wi := -1
+	for l, s := range scores {
+		if l == win {
+			wi = len(ss)
+		}
+		ss = append(ss, s)
+	}
+	agreeingList, _ := c["agreeing"].([]any) // null without a winner
+	agreeing := len(agreeingList)
+	if win == "" {
+		if agreeing != 0 || c["confidence"].(float64) != 0 || verdict != "" {
+			t.Errorf("%s: no group wins %v, yet the call states verdict %q, %d agreeing, confidence %v", call, scores, verdict, agreeing, c["confidence"])
+		}
+		return len(scores)
+	}
+	if verdict != "" && verdict != win {
+		t.Errorf("%s: verdict %v, recomputed %s from %v", call, verdict, win, scores)
+	}
+	tempering := consensus.Tempering(votes, rep["correlation"].(float64))
+	if math.Abs(tempering-rep["tempering"].(float64)) > 1e-12 {
+		t.Errorf("%s: tempering %v, recomputed %v from %d weighted runs", call, rep["tempering"], tempering, votes)
+	}
+	want := consensus.Credence(ss, wi, tempering)
+	if got := c["confidence"].(float64); math.Abs(got-want) > 1e-12 {
+		t.Errorf("%s: consensus confidence %v, recomputed %v from %v", call, got, want, scores)
+	}
+	if verdict != "" && math.Abs(confidence-want) > 1e-12 {
+		t.Errorf("%s: confidence %v, recomputed %v from %v", call, confidence, want, scores)
+	}
+	if got := float64(agreeing) / float64(votes); math.Abs(got-c["agreement"].(float64)) > 1e-12 {
+		t.Errorf("%s: agreement %v, recomputed %v", call, c["agreement"], got)
+	}
+	return len(scores)
+}
+
 // TestContract_weightedOverLoopback: a version 3 validation with
 // consensus.aggregation "weighted" over real HTTP, whose winner,
 // agreement and confidence are recomputed from the response's JSON alone:
 // each run's label, weight and reliability, the consensus block's
-// agreeing replicas and reputation snapshot.
+// agreeing replicas and reputation snapshot. Every failure mode, with
+// sessions that fail on some claims, under return_all and best_effort; a
+// call refused for its failures (409) is recomputed from the problem's
+// extra.
 func TestContract_weightedOverLoopback(t *testing.T) {
-	e := offEngine(t)
-	learnOn(t, e, 0, 150) // sessions of different reliability, learned
+	for _, mode := range []consensus.FailureMode{consensus.FailuresNonVotes, consensus.FailuresNegative} {
+		for _, policy := range []router.DisagreementPolicy{router.DisagreeReturnAll, router.DisagreeBestEffort} {
+			t.Run(string(mode)+"/"+string(policy), func(t *testing.T) {
+				var sessions []router.Session
+				for i, r := range offErrRates {
+					sessions = append(sessions, router.Session{ID: router.SessionID(i + 1), Worker: failingWorker(offWorker(r), 15)})
+				}
+				clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+				e := newEngine(t, sessions, router.WithEngineClock(func() time.Time { return clock }),
+					router.WithFailureMode(mode), router.WithHealth(1000, 0))
+				learnOn(t, e, 0, 150) // sessions of different reliability, learned
+				testWeightedCalls(t, e, policy, mode)
+			})
+		}
+	}
+}
+
+func testWeightedCalls(t *testing.T, e *router.Engine, policy router.DisagreementPolicy, mode consensus.FailureMode) {
 	h, err := router.NewHandler(e, router.WithAuthenticator(router.KeyAuthenticator(map[string]string{"k": "tests"})))
 	if err != nil {
 		t.Fatal(err)
@@ -55,70 +169,61 @@ func TestContract_weightedOverLoopback(t *testing.T) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 
-	disagreed := 0
-	for i := range 40 {
+	split, failedWeighed := 0, 0
+	for i := range 60 {
 		body := fmt.Sprintf(`{"claim":{"type":"summary","output":"weighted %d"},"policy":{},
-			"consensus":{"replicas":5,"aggregation":"weighted","weight_by":"reputation","disagreement_policy":"return_all"}}`, i)
+			"consensus":{"replicas":5,"aggregation":"weighted","weight_by":"reputation","disagreement_policy":%q}}`, i, policy)
 		status, v := postV3(t, srv.URL, "/api/v3/validate", body)
-		if status != http.StatusOK {
-			t.Fatalf("status %d: %v", status, v)
+		call := fmt.Sprintf("call %d (status %d)", i, status)
+		var groups int
+		switch status {
+		case http.StatusOK:
+			verdict, _ := v["verdict"].(string)
+			groups = recomputeWeighted(t, call, v["evidence"].(map[string]any)["runs"].([]any), v["consensus"].(map[string]any), verdict, v["confidence"].(float64))
+		case http.StatusConflict, http.StatusBadGateway:
+			x := v["extra"].(map[string]any)
+			groups = recomputeWeighted(t, call, x["runs"].([]any), x["consensus"].(map[string]any), "", 0)
+		default:
+			t.Fatalf("%s: %v", call, v)
 		}
-		c := v["consensus"].(map[string]any)
-		if c["strategy"] != "weighted" || c["weight_by"] != "reputation" {
-			t.Fatalf("consensus %v: want strategy weighted, weight_by reputation", c)
+		if groups > 1 {
+			split++
 		}
-		rep := c["reputation"].(map[string]any)
-		scores := map[string]float64{}
-		votes := 0
-		for _, r := range v["evidence"].(map[string]any)["runs"].([]any) {
-			run := r.(map[string]any)
-			w, ok := run["weight"].(float64)
-			if !ok {
-				continue
+		if mode == consensus.FailuresNegative {
+			for _, r := range runsOf(v) {
+				run := r.(map[string]any)
+				if l := run["label"]; (l == "ERROR" || l == "TIMEOUT") && run["weight"] != nil {
+					failedWeighed++
+				}
 			}
-			votes++
-			if got := consensus.Weight(run["reliability"].(float64)); math.Abs(got-w) > 1e-12 {
-				t.Errorf("run %v: weight %v, its reliability weighs %v", run["replica"], w, got)
-			}
-			scores[run["label"].(string)] += w
-		}
-		// The winner: the label of largest summed weight.
-		var win string
-		var ss []float64
-		for l, s := range scores {
-			if win == "" || s > scores[win] || s == scores[win] && l == "INVALID" {
-				win = l
-			}
-		}
-		wi := 0
-		for l, s := range scores {
-			if l == win {
-				wi = len(ss)
-			}
-			ss = append(ss, s)
-		}
-		if v["verdict"] != win {
-			t.Errorf("call %d: verdict %v, recomputed %s from %v", i, v["verdict"], win, scores)
-		}
-		tempering := consensus.Tempering(votes, rep["correlation"].(float64))
-		if math.Abs(tempering-rep["tempering"].(float64)) > 1e-12 {
-			t.Errorf("call %d: tempering %v, recomputed %v", i, rep["tempering"], tempering)
-		}
-		if got := consensus.Credence(ss, wi, tempering); math.Abs(got-v["confidence"].(float64)) > 1e-12 {
-			t.Errorf("call %d: confidence %v, recomputed %v", i, v["confidence"], got)
-		}
-		agreeing := len(c["agreeing"].([]any))
-		if got := float64(agreeing) / float64(votes); math.Abs(got-c["agreement"].(float64)) > 1e-12 {
-			t.Errorf("call %d: agreement %v, recomputed %v", i, c["agreement"], got)
-		}
-		if len(scores) > 1 {
-			disagreed++
 		}
 	}
-	if disagreed == 0 {
+	if split == 0 {
 		t.Error("no call split its panel: the recomputation was never put to the test")
 	}
+	if mode == consensus.FailuresNegative && failedWeighed == 0 {
+		t.Error("no failed run carried a weight under negative evidence")
+	}
+}
 
+// runsOf returns the runs of a response or of a problem's extra.
+func runsOf(v map[string]any) []any {
+	if ev, ok := v["evidence"].(map[string]any); ok {
+		return ev["runs"].([]any)
+	}
+	if x, ok := v["extra"].(map[string]any); ok {
+		return x["runs"].([]any)
+	}
+	return nil
+}
+
+func TestContract_weightedRefusesOtherWeights(t *testing.T) {
+	h, err := router.NewHandler(offEngine(t), router.WithAuthenticator(router.KeyAuthenticator(map[string]string{"k": "tests"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
 	// weight_by values the interface names but the router does not offer.
 	for _, by := range []string{"stake", "latency", "cost"} {
 		body := `{"claim":{"type":"summary","output":"x"},"policy":{},"consensus":{"replicas":3,"aggregation":"weighted","weight_by":"` + by + `"}}`

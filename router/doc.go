@@ -75,10 +75,12 @@
 //     only 1 and points to version 3. In version 3, consensus.replicas
 //     governs: a differing policy.redundancy is ignored and
 //     consensus.notes says so.
-//   - consensus.aggregation defaults to majority; the later values the
-//     interface names (weighted, median, median_of_means, model_ensemble) are
-//     rejected as "not yet available". consensus.disagreement_policy
-//     defaults to best_effort.
+//   - consensus.aggregation defaults to majority; weighted weighs votes
+//     by learned reliability, and median and median_of_means aggregate the
+//     numbers a delegation answers, within consensus.tolerance (an
+//     addition; see [Engine.DelegateV3]); model_ensemble is rejected as
+//     "not yet available". consensus.disagreement_policy defaults to
+//     best_effort.
 //   - The v3 consensus block adds low_confidence, set when best_effort
 //     picked a winner despite disagreement. Clients that do not know it
 //     may ignore it, as they ignore every unknown member.

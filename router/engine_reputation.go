@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 
 	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/reputation"
 )
@@ -19,8 +21,10 @@ const (
 	// when no other fit session is left.
 	DefaultMaxShare = 0.4
 	// DefaultExploreEvery is how often selection puts the least used fit
-	// session first, so that a new or recovering session earns a record:
-	// one call in 20.
+	// session first, so that a session outside the sessions tied for
+	// the lead (see [Engine.ValidateV3]) still runs: one call in 20. A
+	// new session is tied with any but a clearly better one, and runs in
+	// turn from its first calls.
 	DefaultExploreEvery = 20
 	// DefaultShareWindow is how many of the latest runs the shares are
 	// counted over.
@@ -88,9 +92,10 @@ func scopeOf(job *Job) reputation.Scope {
 	return Scope(job.Kind, t)
 }
 
-// Rank orders ids as version 3 selection would for a call in scope: most
-// reliable first, sessions at their share bound last, and one call in
-// [DefaultExploreEvery] the least used first. It returns the
+// Rank orders ids as version 3 selection would for a call in scope:
+// sessions at their share bound last, the others by a draw from what the
+// engine knows of each one's reliability (see [Engine.ValidateV3]), and
+// one call in [DefaultExploreEvery] the least used first. It returns the
 // reliabilities it ranked by. With reputation off it returns ids
 // unchanged and zero Reliabilities. Ids the engine does not know keep
 // their place at the end.
@@ -108,11 +113,11 @@ func (e *Engine) Rank(ctx context.Context, scope reputation.Scope, ids []Session
 			rest = append(rest, id)
 		}
 	}
-	rel, err := e.reliabilities(ctx, scope, known)
+	rel, counts, err := e.reliabilities(ctx, scope, known)
 	if err != nil {
 		return out, rel, err
 	}
-	e.order(known, rel)
+	e.order(known, rel, counts)
 	out = out[:0]
 	for _, s := range known {
 		out = append(out, s.ID)
@@ -120,30 +125,41 @@ func (e *Engine) Rank(ctx context.Context, scope reputation.Scope, ids []Session
 	return append(out, rest...), rel, nil
 }
 
-// reliabilities reads the reliabilities of sessions in scope.
-func (e *Engine) reliabilities(ctx context.Context, scope reputation.Scope, sessions []*session) (consensus.Reliabilities, error) {
+// reliabilities reads the reliabilities of sessions in scope, and the
+// evidence behind each (reputation.Book.Evidence).
+func (e *Engine) reliabilities(ctx context.Context, scope reputation.Scope, sessions []*session) (consensus.Reliabilities, map[int64]reputation.Record, error) {
 	ids := make([]int64, len(sessions))
 	for i, s := range sessions {
 		ids[i] = int64(s.ID)
 	}
-	return e.rep.Reliabilities(ctx, scope, ids)
+	return e.rep.Evidence(ctx, scope, ids)
 }
 
-// order sorts sessions for selection: rotated by the engine's counter (so
-// that equals share the load), then those under their share bound before
-// those at it, most reliable first; on an exploring call, the least used
+// order sorts sessions for selection: rotated by the engine's counter,
+// then those under their share bound before those at it; in each group
+// the sessions tied with its most reliable one first, in rotation, then
+// the rest, most reliable first. On an exploring call, the least used
 // goes first.
-func (e *Engine) order(sessions []*session, rel consensus.Reliabilities) {
+//
+// Two sessions are tied when their reliabilities differ by no more than
+// [tieSDs] standard deviations of the difference: each reliability p is
+// the mean of a Beta posterior worth n votes (reputation.Book.Evidence),
+// of variance p(1−p)/(n+1). Sessions within noise of each other so share
+// the runs evenly, and a session with little evidence (a new one reads
+// the prior, worth five votes) is tied with any but a clearly better one,
+// so it runs in turn until its record says otherwise.
+func (e *Engine) order(sessions []*session, rel consensus.Reliabilities, counts map[int64]reputation.Record) {
 	k := e.next.Add(1) - 1
 	if len(sessions) < 2 {
 		return
 	}
 	r := int(k % uint64(len(sessions)))
 	type ranked struct {
-		s    *session
-		over bool    // at the share bound
-		p    float64 // reliability
-		runs int     // of the latest runs
+		s      *session
+		over   bool    // at the share bound
+		p, v   float64 // reliability and its variance
+		runs   int     // of the latest runs
+		leader bool    // tied with the most reliable of its group
 	}
 	rs := make([]ranked, len(sessions))
 	e.usage.mu.Lock()
@@ -151,9 +167,29 @@ func (e *Engine) order(sessions []*session, rel consensus.Reliabilities) {
 	for i := range rs {
 		s := sessions[(r+i)%len(sessions)]
 		n := e.usage.counts[s.ID]
-		rs[i] = ranked{s: s, over: total >= 10 && float64(n) >= e.maxShare*float64(total), p: rel.Of(int64(s.ID)), runs: n}
+		rs[i] = ranked{s: s, over: total >= 10 && float64(n) >= e.maxShare*float64(total), runs: n}
 	}
 	e.usage.mu.Unlock()
+	for i := range rs {
+		id := int64(rs[i].s.ID)
+		c := counts[id]
+		rs[i].p = rel.Of(id)
+		rs[i].v = rs[i].p * (1 - rs[i].p) / (c.Right + c.Wrong + 1)
+	}
+	for _, over := range []bool{false, true} {
+		best := -1
+		for i, x := range rs {
+			if x.over == over && (best < 0 || x.p > rs[best].p) {
+				best = i
+			}
+		}
+		for i, x := range rs {
+			if x.over == over && best >= 0 {
+				b := rs[best]
+				rs[i].leader = b.p-x.p <= tieSDs*math.Sqrt(b.v+x.v)
+			}
+		}
+	}
 	slices.SortStableFunc(rs, func(a, b ranked) int {
 		switch {
 		case a.over != b.over:
@@ -161,6 +197,12 @@ func (e *Engine) order(sessions []*session, rel consensus.Reliabilities) {
 				return 1
 			}
 			return -1
+		case a.leader != b.leader:
+			if a.leader {
+				return -1
+			}
+			return 1
+		case a.leader: // tied: keep the rotation
 		case a.p > b.p:
 			return -1
 		case a.p < b.p:
@@ -184,24 +226,37 @@ func (e *Engine) order(sessions []*session, rel consensus.Reliabilities) {
 	}
 }
 
+// tieSDs is how many standard deviations of the difference of two
+// sessions' reliabilities make them tied for selection: 2, so that two
+// sessions equal but for luck are tied about 95% of the time.
+const tieSDs = 3
+
 // aggregator returns the aggregator of a version 3 call under policy:
 // weighted by rel when the request asks for it (with sessions the
 // replicas' sessions), else majority; one that waits for every vote under
 // return_all.
 func (e *Engine) aggregator(c *ConsensusRequest, rel consensus.Reliabilities, sessions []*session) (consensus.Aggregator, error) {
 	var agg consensus.Aggregator = consensus.Majority{}
-	if c.Aggregation == AggregationWeighted {
-		if e.rep == nil {
-			return nil, problem.Invalid([]FieldError{{
-				Field: "consensus.aggregation", Rule: "reputation_on",
-				Message: `"weighted" weighs votes by reputation, which this router does not keep`,
-			}})
+	weighted := c.Aggregation == AggregationWeighted || c.Aggregation == AggregationMedian && c.WeightBy != ""
+	if weighted && e.rep == nil {
+		field := "consensus.aggregation"
+		if c.Aggregation != AggregationWeighted {
+			field = "consensus.weight_by"
 		}
-		launched := make([]int64, len(sessions))
-		for i, s := range sessions {
-			launched[i] = int64(s.ID)
-		}
+		return nil, problem.Invalid([]FieldError{{
+			Field: field, Rule: "reputation_on",
+			Message: fmt.Sprintf("%q weighs votes by reputation, which this router does not keep", c.Aggregation),
+		}})
+	}
+	launched := make([]int64, len(sessions))
+	for i, s := range sessions {
+		launched[i] = int64(s.ID)
+	}
+	switch c.Aggregation {
+	case AggregationWeighted:
 		agg = consensus.Weighted{Reliabilities: rel, Launched: launched}
+	case AggregationMedian, AggregationMedianOfMeans:
+		agg = numericAggregator(c, rel, launched, weighted)
 	}
 	if c.DisagreementPolicy == DisagreeReturnAll {
 		agg = everyVote{agg}
@@ -218,18 +273,23 @@ type everyVote struct{ consensus.Aggregator }
 func (everyVote) Decided([]consensus.Vote, consensus.Policy) bool { return false }
 
 // weigh adds to call what a weighted outcome records: the weight and
-// reliability of each vote, weight_by and the reputation snapshot. Every
-// call gets the replicas that agreed with the winner.
+// reliability of each vote (of each failed run too when failures are
+// negative evidence, since they form a weighted group of their own),
+// weight_by and the reputation snapshot, whose tempering counts the same
+// runs. Every call gets the replicas that agreed with the winner.
 func (e *Engine) weigh(call *consensusCall, out consensus.Outcome, key func(any) (string, error), rel consensus.Reliabilities) {
 	call.block.Agreeing = out.Backers(key)
-	if out.Strategy != consensus.StrategyWeighted {
+	if out.Weights == nil {
 		return
 	}
-	call.block.Strategy, call.block.WeightBy = AggregationWeighted, WeightByReputation
+	if out.Strategy == consensus.StrategyWeighted {
+		call.block.Strategy = AggregationWeighted
+	}
+	call.block.WeightBy = WeightByReputation
 	n := 0
 	for i, w := range out.Weights {
 		v := out.Votes[i]
-		if v.Label == consensus.LabelCancelled || v.Label.Failed() {
+		if v.Label == consensus.LabelCancelled || v.Label.Failed() && e.failures != consensus.FailuresNegative {
 			continue
 		}
 		n++
@@ -241,20 +301,30 @@ func (e *Engine) weigh(call *consensusCall, out consensus.Outcome, key func(any)
 
 // learn teaches the engine's book the votes of a finished call in scope,
 // under the call's context (a caller that gave up as the call ended may
-// leave it untaught), and remembers the call for feedback under ctx's
-// trace id. A store error is logged: the call's answer does not depend
-// on it.
+// leave it untaught), and remembers the call for feedback under its
+// caller and ctx's trace id; a call that does not teach ([Teaches]) is
+// neither learned nor remembered. A store error is logged: the call's
+// answer does not depend on it.
 func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensus.Outcome, policy consensus.Policy, rel consensus.Reliabilities) {
-	if e.rep == nil {
+	if e.rep == nil || !Teaches(ctx) {
 		return
 	}
 	if err := e.rep.Learn(ctx, scope, out.Votes, policy, rel); err != nil {
 		e.log.Warn("router: learning session reliabilities", "error", err)
 	}
 	if id := TraceIDFrom(ctx); id != "" && out.Winner >= 0 {
-		e.calls.Put(id, scope, Ballots(out, policy.Key))
+		e.calls.Put(CallerFrom(ctx), id, scope, Ballots(out, policy.Key))
 	}
 }
+
+// Teaches reports whether a call made under ctx teaches a reputation
+// book, by its votes and by later reports of its outcome: an in-process
+// call of the host does, and so does a call over HTTP by a caller that
+// answers for it (a credential the Authenticator accepts, or a payment);
+// a trial call (with a credential or without) and an anonymous call do
+// not, since their callers choose both the claims and the sessions at no
+// cost. trust.Service applies the same rule.
+func Teaches(ctx context.Context) bool { return httpapi.Accountable(ctx) }
 
 // Ballots returns the ballots of out's cast votes for reputation
 // feedback: each vote's session, and whether it backed the winner under
@@ -273,9 +343,9 @@ func Ballots(out consensus.Outcome, key func(any) (string, error)) []reputation.
 
 // Errors of [Engine.Feedback].
 var (
-	// ErrUnknownCall means the engine remembers no call with that trace
-	// id.
-	ErrUnknownCall = errors.New("router: no call with that trace id is remembered")
+	// ErrUnknownCall means the engine remembers no call of the caller's
+	// with that trace id.
+	ErrUnknownCall = errors.New("router: no call of the caller's with that trace id is remembered")
 	// ErrReputationOff means the engine keeps no reputation
 	// ([WithReputation]).
 	ErrReputationOff = errors.New("router: this engine keeps no reputation")
@@ -285,20 +355,35 @@ var (
 // decided, named by the trace id it ran under ([WithTraceID], or the
 // request's traceparent), turned out right or wrong, as a marketplace
 // dispute or a human review found; the engine's book learns it (see
-// reputation.Book.Feedback). The engine remembers the latest
+// reputation.Book.Feedback).
+//
+// Only the call's caller may report on it: a trace id names a call
+// together with the caller that made it ([CallerFrom] of the call's
+// context and of ctx), since callers choose their trace ids; another
+// caller's report, or one on a call the engine does not remember, gives
+// ErrUnknownCall. A call's outcome counts once: a report that repeats
+// the one before adds nothing, and one that says the opposite replaces
+// it (reputation.Ledger.Report), whether it comes through Feedback or
+// through a trust.Service over the engine, which records its calls in
+// the same ledger ([Engine.Calls]). The engine remembers the latest
 // [DefaultFeedbackMemory] calls that ran under a trace id and had a
-// winner; an older or unknown one gives ErrUnknownCall. With reputation
-// off it returns ErrReputationOff.
+// winner. With reputation off it returns ErrReputationOff.
 func (e *Engine) Feedback(ctx context.Context, traceID string, right bool) error {
 	if e.rep == nil {
 		return ErrReputationOff
 	}
-	scope, ballots, ok := e.calls.Get(traceID)
+	ok, err := e.calls.Report(ctx, e.rep, CallerFrom(ctx), traceID, right)
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrUnknownCall, traceID)
 	}
-	return e.rep.Feedback(ctx, scope, ballots, right)
+	return err
 }
+
+// Calls returns the ledger of the calls the engine remembers for
+// [Engine.Feedback], by caller and trace id. A trust.Service over the
+// engine records its own calls there, so that a call is reported once
+// through either.
+func (e *Engine) Calls() *reputation.Ledger { return e.calls }
 
 // usage counts the sessions of the latest runs.
 type usage struct {

@@ -69,12 +69,13 @@ func (e *Engine) pick(ctx context.Context, first SessionID, pool []SessionID, po
 		from = 1
 	}
 	if e.rep != nil {
+		var counts map[int64]reputation.Record
 		var err error
-		if rel, err = e.reliabilities(ctx, scope, fit); err != nil {
+		if rel, counts, err = e.reliabilities(ctx, scope, fit); err != nil {
 			e.log.Warn("router: reading session reliabilities; every session weighs as the prior", "error", err)
 			rel = consensus.Reliabilities{Prior: e.rep.Options().Prior.Mean()}
 		}
-		e.order(fit[from:], rel)
+		e.order(fit[from:], rel, counts)
 	} else if rest := fit[from:]; len(rest) > 1 {
 		k := int((e.next.Add(1) - 1) % uint64(len(rest)))
 		rotated := append(append(make([]*session, 0, len(rest)), rest[k:]...), rest[:k]...)

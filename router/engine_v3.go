@@ -16,10 +16,17 @@ import (
 // [NewEngine]; session_id, when set, goes first whether or not the pool
 // lists it. Candidates that do not serve policy.tier or are cooling down
 // are dropped. The rest, after session_id, are ranked by reputation (see
-// [Engine.Rank]: most reliable first, sessions at their share bound last,
-// the least used first one call in [DefaultExploreEvery]), equals rotated
-// by one place per version 3 call; with reputation off they are only
-// rotated, so that load spreads over them. The engine then takes
+// [Engine.Rank]: sessions at their share bound last; first the sessions
+// whose reliability is within noise of the most reliable one's, in a
+// rotation by one place per version 3 call, then the others, most
+// reliable first; the least used first one call in
+// [DefaultExploreEvery]). Two reliabilities are within noise when they
+// differ by at most three standard deviations of their difference, each
+// reliability read as a Beta posterior (reputation.Book.Evidence), so
+// equal sessions share the runs evenly and a new session, which holds
+// only the prior's five votes of evidence, takes its turn until its
+// record tells it apart. With reputation off they are only rotated, so
+// that load spreads over them. The engine then takes
 // sessions in that order, first only from worker pools not yet used, then
 // from any pool, until it has consensus.replicas distinct sessions. A
 // session never runs two replicas of one call.
@@ -116,6 +123,17 @@ func (e *Engine) ValidateV3(ctx context.Context, req *ValidateV3Request) (*Valid
 // run of the winning group, and evidence its steps, tools and
 // configuration, plus evidence.runs with every replica's run. Selection,
 // policies and errors are those of [Engine.ValidateV3].
+//
+// Under consensus.aggregation "median" or "median_of_means" the outputs
+// are numbers (consensus.ParseNumber: a JSON number, or a string written
+// as one), agreeing within consensus.tolerance around their aggregate
+// (consensus.Median, consensus.MedianOfMeans; the weighted median under
+// weight_by "reputation"). Result is the aggregate as a JSON number, a
+// run whose output holds no number is no vote and says why in its
+// error, and the consensus block adds the tolerance, each replica's
+// number and the aggregate, so that every figure is recomputable from
+// it. An early quorum cuts the running replicas short only when nothing
+// they could answer would move the aggregate beyond the tolerance.
 func (e *Engine) DelegateV3(ctx context.Context, req *DelegateV3Request) (*DelegateV3Response, error) {
 	if req == nil {
 		return nil, errNilRequest()
@@ -137,6 +155,9 @@ func (e *Engine) DelegateV3(ctx context.Context, req *DelegateV3Request) (*Deleg
 	resp.Consensus.Notes = redundancyNote(req.Policy.Redundancy, req.Consensus.Replicas)
 	if w := call.winner; w != nil {
 		resp.Result = w.output
+		if call.result != nil {
+			resp.Result = call.result
+		}
 		resp.Evidence.Steps, resp.Evidence.Tools = orEmpty(w.Steps), orEmpty(w.Tools)
 		resp.Evidence.Configuration = *w.Configuration
 	}
@@ -154,6 +175,9 @@ type consensusCall struct {
 	runs     []Run
 	block    ConsensusResponse
 	winner   *outcome // the first run of the winning group; nil when none won
+	// result, when set, is a delegation's result in place of the
+	// winner's output: the aggregate of a numeric strategy.
+	result json.RawMessage
 }
 
 // verdict returns the parts of a validate or factcheck response.

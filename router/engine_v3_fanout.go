@@ -141,7 +141,8 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 		call.winner = call.outcomes[out.Winner]
 	}
 	e.weigh(call, out, e.answerKey, rel)
-	e.learn(ctx, scope, out, runner.Policy, rel)
+	numericBlock(call, out)
+	e.learn(ctx, scope, out, learningPolicy(runner.Policy, out), rel)
 
 	switch {
 	case errors.Is(err, consensus.ErrDisagreement):
@@ -204,6 +205,9 @@ func (e *Engine) noWinner(call *consensusCall, out consensus.Outcome) *Error {
 	}
 	var p *Error
 	switch {
+	case answered > 0 && call.block.Tolerance != nil:
+		p = problem.Newf(http.StatusConflict, problem.CodeDisagreement,
+			"no output is a number that agrees with the aggregate, or failed replicas outweigh those that do (verdicts %v)", call.block.Verdicts)
 	case answered > 0:
 		p = problem.Newf(http.StatusConflict, problem.CodeDisagreement,
 			"failed replicas outweigh the answers (verdicts %v)", call.block.Verdicts)

@@ -53,10 +53,11 @@ const (
 // Aggregation is consensus.aggregation of a version 3 request.
 type Aggregation string
 
-// Aggregation strategies. AggregationMajority (the default) and
-// AggregationWeighted are available in version 3; the others are named by
-// the interface for later and are rejected with a "not yet available"
-// error.
+// Aggregation strategies. AggregationMajority (the default),
+// AggregationWeighted, and for delegations whose outputs are numbers
+// AggregationMedian and AggregationMedianOfMeans are available in
+// version 3; AggregationModelEnsemble is named by the interface for later
+// and is rejected with a "not yet available" error.
 const (
 	AggregationMajority      Aggregation = "majority"
 	AggregationWeighted      Aggregation = "weighted"

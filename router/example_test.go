@@ -44,5 +44,5 @@ func ExampleValidateV3Request_Validate() {
 	//   policy.tier (tier): "adaptive" is a trust-service tier; the router takes fast, safe, oracle or balanced
 	//   consensus.replicas (oneof): must be one of 1, 3, 5, got 2
 	//   consensus.session_pool (unique): must not repeat a value
-	//   consensus.aggregation (aggregation): "median" is named for a later version but not yet available; use "majority" or "weighted"
+	//   consensus.aggregation (delegate_only): "median" aggregates the numbers delegations answer; a validate votes verdicts: use "majority" or "weighted"
 }

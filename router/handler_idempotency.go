@@ -82,7 +82,10 @@ const DefaultIdempotencyMaxBytes = httpapi.DefaultIdempotencyMaxBytes
 // of the other. Expired entries are dropped as time passes; a caller at
 // its bound drops its own oldest completed entry, never another caller's.
 // When the budget of unpaid answers is full, the oldest completed entry
-// of the caller holding the most is dropped. Paid answers are pinned: they
+// of the caller holding the most is dropped. A paid answer is kept only
+// once its payment settled (x402.AfterSettle): one whose settlement
+// failed, or that a delivery gate refused, is never kept nor counted, and
+// the retry of its call runs anew. Paid answers are pinned: they
 // stay until their window ends or the same payer's own later calls push
 // them out, so that a payer's retry with the same proof is delivered; a
 // paid request that finds the paid budget full of other payers' answers

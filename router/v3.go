@@ -11,12 +11,19 @@ type ConsensusRequest struct {
 	SessionPool []SessionID `json:"session_pool,omitempty" validate:"omitempty,unique,dive,gt=0"`
 	// Aggregation is the strategy: "majority" (the default when empty)
 	// or "weighted", which weighs each vote by its session's learned
-	// reliability (see [Engine.ValidateV3]).
+	// reliability (see [Engine.ValidateV3]); for a delegation whose
+	// outputs are numbers, "median" or "median_of_means" (see
+	// [Engine.DelegateV3]).
 	Aggregation Aggregation `json:"aggregation,omitempty" validate:"omitempty,aggregation"`
-	// WeightBy is what weighs the votes under "weighted": only
-	// "reputation" (the default when empty) is available. It is refused
-	// with any other aggregation.
+	// WeightBy is what weighs the votes under "weighted", and under
+	// "median" (the weighted median): only "reputation" (the default
+	// under "weighted") is available. It is refused with any other
+	// aggregation.
 	WeightBy WeightBy `json:"weight_by,omitempty" validate:"omitempty,weight_by"`
+	// Tolerance is how far a number may lie from the aggregate and still
+	// agree with it, under "median" and "median_of_means"; nil means
+	// exact numeric equality. It is refused with any other aggregation.
+	Tolerance *Tolerance `json:"tolerance,omitempty"`
 	// DisagreementPolicy is return_all, fail_hard or best_effort (the
 	// default when empty).
 	DisagreementPolicy DisagreementPolicy `json:"disagreement_policy,omitempty" validate:"omitempty,oneof=return_all fail_hard best_effort"`
@@ -44,7 +51,10 @@ type ConsensusResponse struct {
 	// the probability that the winner is the answer a majority of the
 	// panel would give; under "weighted", the probability that the
 	// winner is right given the votes' weights and the snapshot's
-	// correlation (consensus.Weighted).
+	// correlation (consensus.Weighted); under "median" and
+	// "median_of_means", consensus.Posterior of the numbers that agree
+	// with the aggregate and those that do not, or under weight_by the
+	// weighted probability of their two groups (consensus.Median).
 	Confidence float64 `json:"confidence"`
 	// WeightBy is what weighed the votes under "weighted": "reputation".
 	WeightBy WeightBy `json:"weight_by,omitempty"`
@@ -64,6 +74,28 @@ type ConsensusResponse struct {
 	// ways, such as a policy.redundancy that consensus.replicas overrides
 	// (an addition to 2.6).
 	Notes []string `json:"notes,omitempty"`
+	// Tolerance is the agreement rule of "median" and
+	// "median_of_means", the zero value for exact equality; nil under
+	// the other strategies.
+	Tolerance *Tolerance `json:"tolerance,omitempty"`
+	// Numbers holds, under "median" and "median_of_means", the number
+	// each replica's output holds (consensus.ParseNumber), in replica
+	// order; null for a replica that gave none.
+	Numbers []*float64 `json:"numbers,omitempty"`
+	// Aggregate is the aggregate of Numbers under "median" and
+	// "median_of_means" (the result); absent when no replica gave a
+	// number.
+	Aggregate *float64 `json:"aggregate,omitempty"`
+}
+
+// Tolerance is consensus.tolerance of a version 3 request: a number x
+// agrees with the aggregate m when |x − m| ≤ max(Absolute,
+// Relative·|m|). The zero Tolerance is exact numeric equality.
+type Tolerance struct {
+	// Absolute is a distance, ≥ 0.
+	Absolute float64 `json:"absolute" validate:"gte=0"`
+	// Relative is a share of |m|, ≥ 0.
+	Relative float64 `json:"relative" validate:"gte=0"`
 }
 
 // ReputationSnapshot is what a weighted call read of the reputation it

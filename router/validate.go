@@ -39,17 +39,16 @@ var validate = valid.New(map[string]valid.Rule{
 	"aggregation": {
 		Check: func(fl validator.FieldLevel) bool {
 			switch Aggregation(fl.Field().String()) {
-			case AggregationMajority, AggregationWeighted:
+			case AggregationMajority, AggregationWeighted, AggregationMedian, AggregationMedianOfMeans:
 				return true
 			}
 			return false
 		},
 		Message: func(_ string, v any) string {
-			switch Aggregation(fmt.Sprint(v)) {
-			case AggregationMedian, AggregationMedianOfMeans, AggregationModelEnsemble:
-				return fmt.Sprintf("%q is named for a later version but not yet available; use \"majority\" or \"weighted\"", v)
+			if Aggregation(fmt.Sprint(v)) == AggregationModelEnsemble {
+				return fmt.Sprintf("%q is named for a later version but not yet available; use \"majority\", \"weighted\", \"median\" or \"median_of_means\"", v)
 			}
-			return fmt.Sprintf("must be \"majority\" or \"weighted\", got %q", v)
+			return fmt.Sprintf("must be \"majority\", \"weighted\", \"median\" or \"median_of_means\", got %q", v)
 		},
 	},
 	// weight_by: only the reputation the router learns weighs votes.
@@ -145,27 +144,36 @@ func (r *ValidateV2Request) Validate() error { return check(r) }
 // Validate reports whether r is a valid request, as DelegateV1Request.Validate.
 // A policy.redundancy other than consensus.replicas is not an error:
 // consensus.replicas governs, and the response notes it.
-func (r *DelegateV3Request) Validate() error { return check(r, r.Consensus.weightBy()...) }
+// consensus.tolerance is refused outside "median" and "median_of_means".
+func (r *DelegateV3Request) Validate() error {
+	return check(r, append(r.Consensus.weightBy(), r.Consensus.numeric(KindDelegate)...)...)
+}
 
 // Validate reports whether r is a valid request, as DelegateV1Request.Validate.
 // A policy.redundancy other than consensus.replicas is not an error, as
 // for DelegateV3Request.
-func (r *ValidateV3Request) Validate() error { return check(r, r.Consensus.weightBy()...) }
+// The numeric aggregations are refused: verdicts are no numbers.
+func (r *ValidateV3Request) Validate() error {
+	return check(r, append(r.Consensus.weightBy(), r.Consensus.numeric(KindValidate)...)...)
+}
 
 // Validate reports whether r is a valid request, as DelegateV1Request.Validate.
 // A policy.redundancy other than consensus.replicas is not an error, as
 // for DelegateV3Request.
-func (r *FactcheckRequest) Validate() error { return check(r, r.Consensus.weightBy()...) }
+// The numeric aggregations are refused, as for ValidateV3Request.
+func (r *FactcheckRequest) Validate() error {
+	return check(r, append(r.Consensus.weightBy(), r.Consensus.numeric(KindFactcheck)...)...)
+}
 
-// weightBy refuses a consensus.weight_by without aggregation "weighted",
-// which would weigh nothing.
+// weightBy refuses a consensus.weight_by without aggregation "weighted"
+// or "median", which would weigh nothing.
 func (c *ConsensusRequest) weightBy() []problem.FieldError {
-	if c.WeightBy == "" || c.Aggregation == AggregationWeighted {
+	if c.WeightBy == "" || c.Aggregation == AggregationWeighted || c.Aggregation == AggregationMedian {
 		return nil
 	}
 	return []problem.FieldError{{
 		Field: "consensus.weight_by", Rule: "weighted_only",
-		Message: `applies only to consensus.aggregation "weighted"`,
+		Message: `applies only to consensus.aggregation "weighted" or "median"`,
 	}}
 }
 

@@ -58,10 +58,14 @@ func TestValidate_invalid(t *testing.T) {
 		{"weight_by cost", fc, "consensus", `{"replicas": 3, "aggregation": "weighted", "weight_by": "cost"}`, []fieldRule{{"consensus.weight_by", "weight_by"}}, "not available"},
 		{"weight_by foo", vv3, "consensus", `{"replicas": 3, "aggregation": "weighted", "weight_by": "foo"}`, []fieldRule{{"consensus.weight_by", "weight_by"}}, `must be "reputation", got "foo"`},
 		{"weight_by without weighted", vv3, "consensus", `{"replicas": 3, "weight_by": "reputation"}`, []fieldRule{{"consensus.weight_by", "weighted_only"}}, `applies only to consensus.aggregation "weighted"`},
-		{"aggregation median", dv3, "consensus.aggregation", `"median"`, []fieldRule{{"consensus.aggregation", "aggregation"}}, "not yet available"},
-		{"aggregation median_of_means", fc, "consensus.aggregation", `"median_of_means"`, []fieldRule{{"consensus.aggregation", "aggregation"}}, "not yet available"},
+		{"aggregation median on validate", vv3, "consensus.aggregation", `"median"`, []fieldRule{{"consensus.aggregation", "delegate_only"}}, `"median" aggregates the numbers delegations answer`},
+		{"aggregation median_of_means on factcheck", fc, "consensus.aggregation", `"median_of_means"`, []fieldRule{{"consensus.aggregation", "delegate_only"}}, "votes verdicts"},
+		{"tolerance with majority", dv3, "consensus", `{"replicas": 3, "tolerance": {"absolute": 1}}`, []fieldRule{{"consensus.tolerance", "numeric_only"}}, `applies only to consensus.aggregation "median" or "median_of_means"`},
+		{"tolerance with weighted", dv3, "consensus", `{"replicas": 3, "aggregation": "weighted", "tolerance": {}}`, []fieldRule{{"consensus.tolerance", "numeric_only"}}, ""},
+		{"tolerance negative", dv3, "consensus", `{"replicas": 3, "aggregation": "median", "tolerance": {"relative": -0.1}}`, []fieldRule{{"consensus.tolerance.relative", "gte"}}, ""},
+		{"weight_by with median_of_means", dv3, "consensus", `{"replicas": 3, "aggregation": "median_of_means", "weight_by": "reputation"}`, []fieldRule{{"consensus.weight_by", "weighted_only"}}, ""},
 		{"aggregation model_ensemble", vv3, "consensus.aggregation", `"model_ensemble"`, []fieldRule{{"consensus.aggregation", "aggregation"}}, "not yet available"},
-		{"aggregation foo", vv3, "consensus.aggregation", `"foo"`, []fieldRule{{"consensus.aggregation", "aggregation"}}, `must be "majority" or "weighted", got "foo"`},
+		{"aggregation foo", vv3, "consensus.aggregation", `"foo"`, []fieldRule{{"consensus.aggregation", "aggregation"}}, `must be "majority", "weighted", "median" or "median_of_means", got "foo"`},
 		{"aggregation upper case", vv3, "consensus.aggregation", `"MAJORITY"`, []fieldRule{{"consensus.aggregation", "aggregation"}}, ""},
 		{"disagreement_policy", vv3, "consensus.disagreement_policy", `"ignore"`, []fieldRule{{"consensus.disagreement_policy", "oneof"}}, "return_all, fail_hard, best_effort"},
 		{"session_pool repeats", vv3, "consensus.session_pool", `["201", 202, "201"]`, []fieldRule{{"consensus.session_pool", "unique"}}, ""},
@@ -130,7 +134,7 @@ func TestValidate_invalid(t *testing.T) {
 		{"factcheck request_id too long", fc, "request_id", `"` + strings.Repeat("r", 201) + `"`, []fieldRule{{"request_id", "max"}}, ""},
 
 		// several at once: every failure is listed
-		{"two failures", vv3, "consensus", `{"replicas": 2, "aggregation": "median"}`, []fieldRule{{"consensus.aggregation", "aggregation"}, {"consensus.replicas", "oneof"}}, ""},
+		{"two failures", vv3, "consensus", `{"replicas": 2, "aggregation": "median"}`, []fieldRule{{"consensus.aggregation", "delegate_only"}, {"consensus.replicas", "oneof"}}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

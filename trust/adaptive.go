@@ -74,11 +74,15 @@ func (s *Service) candidates(ctx context.Context) []candidate {
 // to start (2 when a single answer may never settle it), then 1 or 2 at a
 // time. A run that fails (ERROR, TIMEOUT, or a router error other than a
 // refusal of the request) is a failed vote and the call goes on. It
-// returns every step, one per router call.
-func (s *Service) adaptive(ctx context.Context, req *Request) ([]stepResult, error) {
+// returns every step, one per router call. Sessions in exclude are
+// treated as used from the start (a judged delegation's producers).
+func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.SessionID) ([]stepResult, error) {
 	cands, rel := s.ranked(ctx, req, s.candidates(ctx))
-	stop := s.stop()
+	stop := s.stop(req)
 	used := make(map[router.SessionID]bool, consensus.DefaultMaxRuns)
+	for _, id := range exclude {
+		used[id] = true
+	}
 	var steps []stepResult
 	var runs []router.Run
 	out := consensus.Outcome{}
@@ -139,8 +143,11 @@ func (s *Service) adaptive(ctx context.Context, req *Request) ([]stepResult, err
 			}
 			steps = append(steps, st)
 		}
-		var err error
-		if out, err = s.aggregate(req.Mode, runs, lastSnapshot(steps)); err != nil {
+		key, _, err := s.answerKey(ctx, req, runs)
+		if err != nil {
+			return nil, err
+		}
+		if out, err = s.aggregate(req, runs, lastSnapshot(steps), key); err != nil {
 			return nil, err
 		}
 	}
@@ -176,12 +183,13 @@ func pickSessions(cands []candidate, used map[router.SessionID]bool, from, k int
 	return out
 }
 
-// stop is adaptive's stopping rule: consensus.Stop with the escalation
-// threshold as Lone, and with reputation on, DefaultWeightedStopThreshold
-// on the weighted confidence.
-func (s *Service) stop() consensus.Stop {
+// stop is adaptive's stopping rule for req: consensus.Stop with the
+// escalation threshold as Lone, and with reputation on,
+// DefaultWeightedStopThreshold on the weighted confidence (but for a
+// numeric delegation, counted unweighted).
+func (s *Service) stop(req *Request) consensus.Stop {
 	st := consensus.Stop{Lone: s.threshold}
-	if s.keep != nil {
+	if s.keep != nil && !req.numeric() {
 		st.Threshold = DefaultWeightedStopThreshold
 	}
 	return st

@@ -123,6 +123,30 @@
 // and the stronger tier to retry with) and NEEDS_SPEC (what is missing),
 // and null otherwise.
 //
+// # Free-text delegations
+//
+// Delegation outputs agree, by default, only when they are equal under the
+// answer key ([WithAnswerKey]; canonical JSON with the white space of
+// strings folded): a false agreement is worse than a false disagreement.
+// Two ways settle free text, which no two models word alike, by what it
+// says (docs/INTERFACE.md, 9.4):
+//
+//   - Judged: a request whose Delegation asks for [AgreementJudged] has
+//     one session produce a candidate answer and the other sessions judge
+//     it, as a validation of the same tier whose claimed result is the
+//     candidate (never on the session that produced it). The answer the
+//     judges accept is the result, with the validation's confidence; a
+//     second candidate is produced only when the first is rejected, and
+//     adaptive judges as it validates (two judges at once to start, then
+//     one or two until settled), so that an answer the first two judges
+//     accept costs three runs (a fourth while the sessions' reliabilities
+//     are still the prior). [Evidence.Judging] and the receipt's reasons
+//     say which runs produced and which judged.
+//   - Grouped: a service built [WithGrouper] regroups every delegation's
+//     outputs by meaning before counting them (router/embedkey groups by
+//     the cosine similarity of embeddings), and [Evidence.Grouping]
+//     records the grouping, each pair's similarity and the threshold.
+//
 // # Receipts
 //
 // With [WithSigningKey] (or [WithSigningKeyFile], or [WithReceipts] for a

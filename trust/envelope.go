@@ -3,6 +3,7 @@ package trust
 import (
 	"encoding/json"
 
+	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 )
@@ -63,6 +64,9 @@ type Request struct {
 	// Receipt asks for a receipt of the decision. Absent, or
 	// with mode none, no receipt is made and nothing is stored.
 	Receipt receipt.Request `json:"receipt,omitzero"`
+	// Delegation holds the options of a delegation (how its answers
+	// agree); refused in the other modes. Absent means the defaults.
+	Delegation *DelegationOptions `json:"delegation,omitempty"`
 }
 
 // Task is task of the envelope. Which members are required depends on the
@@ -85,7 +89,24 @@ type Task struct {
 	// DisputeContext describes an arbitration's dispute, as JSON: who
 	// claims what.
 	DisputeContext json.RawMessage `json:"dispute_context,omitempty" validate:"omitempty,rawjson"`
+	// Answer declares what a delegation answers: AnswerNumber for a
+	// number, whose runs then agree within Tolerance around their median
+	// (consensus.Median) and whose result is that median; empty for any
+	// JSON value, whose runs agree when equal under the answer key. It is
+	// refused outside delegation mode.
+	Answer Answer `json:"answer,omitempty" validate:"omitempty,oneof=number"`
+	// Tolerance is how far a number may lie from the median and still
+	// agree with it, with Answer AnswerNumber only; nil means exact
+	// numeric equality (18, 18.0 and "18" agree).
+	Tolerance *router.Tolerance `json:"tolerance,omitempty"`
 }
+
+// Answer is task.answer: what a delegation answers.
+type Answer string
+
+// AnswerNumber declares a numeric answer: a JSON number, or a string
+// that holds one as consensus.ParseNumber reads it.
+const AnswerNumber Answer = "number"
 
 // Response is the unified answer of a trust call; its wire form is in
 // docs/INTERFACE.md, section 9.3.
@@ -148,6 +169,14 @@ type Evidence struct {
 	Cancelled int `json:"cancelled"`
 	// Failed counts the runs that ended in ERROR or TIMEOUT.
 	Failed int `json:"failed"`
+	// Grouping is how a delegation's outputs were grouped by meaning,
+	// with the threshold and every pair's similarity, when the service
+	// groups them ([WithGrouper]); absent otherwise.
+	Grouping *consensus.Grouping `json:"grouping,omitempty"`
+	// Judging records a judged delegation (delegation.agreement
+	// "judged"): each candidate answer, the run that produced it and the
+	// runs that judged it; absent otherwise.
+	Judging *Judging `json:"judging,omitempty"`
 }
 
 // Disagreement is one replica that did not side with the outcome.

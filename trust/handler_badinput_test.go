@@ -147,6 +147,9 @@ func TestHandler_badInput(t *testing.T) {
 		{"receipt ttl negative", "k", env(`,"receipt":{"mode":"inline","ttl":"-7d"}`), 400, "invalid_request", "receipt.ttl"},
 		{"receipt include as a number", "k", env(`,"receipt":{"mode":"inline","include":{"input_hash":1}}`), 400, "invalid_request", "receipt.include.input_hash"},
 		{"unknown receipt mode", "k", env(`,"receipt":{"mode":"carbon"}`), 400, "invalid_request", "receipt.mode"},
+		{"unknown agreement", "k", `{"mode":"delegation","policy":"safe","task":{"input":"Paris"},"delegation":{"agreement":"semantic"}}`, 400, "invalid_request", "delegation.agreement"},
+		{"agreement as a number", "k", `{"mode":"delegation","policy":"safe","task":{"input":"Paris"},"delegation":{"agreement":1}}`, 400, "invalid_request", "delegation.agreement"},
+		{"delegation options in validation", "k", env(`,"delegation":{"agreement":"judged"}`), 400, "invalid_request", "delegation"},
 	}
 	for _, c := range cases {
 		status, ct, raw := s.do(t, http.MethodPost, trust.CallPath, c.key, c.body)

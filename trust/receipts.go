@@ -11,24 +11,21 @@ import (
 
 // DefaultCaller owns the receipts of calls whose context names no caller
 // (see [WithCaller]): in-process calls of a host that serves no one else.
-const DefaultCaller = "local"
-
-type callerKey struct{}
+const DefaultCaller = router.DefaultCaller
 
 // WithCaller returns a context naming the integration that makes a call:
-// it owns the call's receipt. [NewHandler] sets it from the authenticated
-// credential.
+// it owns the call's receipt, and only it may report the call's outcome
+// ([Service.Feedback]). [NewHandler] sets it from the authenticated
+// credential. It is router.WithCaller, so that the router the service
+// runs on knows the same caller.
 func WithCaller(ctx context.Context, caller string) context.Context {
-	return context.WithValue(ctx, callerKey{}, caller)
+	return router.WithCaller(ctx, caller)
 }
 
-// CallerFrom returns the caller set by [WithCaller], or DefaultCaller.
-func CallerFrom(ctx context.Context) string {
-	if c, ok := ctx.Value(callerKey{}).(string); ok && c != "" {
-		return c
-	}
-	return DefaultCaller
-}
+// CallerFrom returns the caller set by [WithCaller] (router.CallerFrom:
+// within a request a handler admitted, the caller it names; else
+// DefaultCaller).
+func CallerFrom(ctx context.Context) string { return router.CallerFrom(ctx) }
 
 // receiptParams gathers what a receipt records from what really ran: the
 // consensus and policy of final, the pooled accounting of every step (see
@@ -62,7 +59,7 @@ func (s *Service) receiptParams(ctx context.Context, req *Request, resp *Respons
 			Tier:      string(req.Policy),
 			Consensus: receipt.PolicyConsensus{Replicas: final.step.Replicas, Strategy: string(strategy)},
 		},
-		Consensus:      consensusSnapshot(final, s.key),
+		Consensus:      consensusSnapshot(final, final.key),
 		Refs:           refs,
 		Owner:          CallerFrom(ctx),
 		Counterparties: req.Receipt.Counterparties,
@@ -88,6 +85,10 @@ func consensusSnapshot(st stepResult, key func(any) (string, error)) *receipt.Co
 		Replicas: c.Replicas, Agreement: c.Agreement, Verdicts: verdicts,
 		Strategy: string(c.Strategy), Confidence: c.Confidence, LowConfidence: c.LowConfidence,
 		Agreeing: c.Agreeing, WeightBy: string(c.WeightBy),
+	}
+	if c.Tolerance != nil {
+		cs.Tolerance = &receipt.Tolerance{Absolute: c.Tolerance.Absolute, Relative: c.Tolerance.Relative}
+		cs.Numbers, cs.Aggregate = c.Numbers, c.Aggregate
 	}
 	if cs.Agreeing == nil && c.Agreement > 0 {
 		cs.Agreeing = st.out.Backers(key)
@@ -117,6 +118,9 @@ func decisionReasons(resp *Response, final stepResult) []string {
 	}
 	if resp.RetryInstructions != nil {
 		reasons = append(reasons, resp.RetryInstructions.Reason)
+	}
+	if resp.Evidence.Judging != nil {
+		reasons = append(reasons, resp.Evidence.Judging.reasons()...)
 	}
 	return reasons
 }

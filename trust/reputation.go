@@ -25,6 +25,7 @@ const DefaultWeightedStopThreshold = 0.97
 type keeper interface {
 	Reputation() *reputation.Book
 	Rank(ctx context.Context, scope reputation.Scope, ids []router.SessionID) ([]router.SessionID, consensus.Reliabilities, error)
+	Calls() *reputation.Ledger
 }
 
 // WithoutReputation makes the service count every run the same, as it
@@ -127,10 +128,12 @@ func nextWeight(cands []candidate, used map[router.SessionID]bool, rel consensus
 }
 
 // learn teaches the router's book what the pooled votes of an adaptive
-// call say (the router learned the other tiers' calls itself), and
-// remembers every call for Feedback.
+// call say (the router learned the other tiers' calls itself), unless the
+// call does not teach (router.Teaches: a trial or anonymous call), and
+// remembers every call for Feedback in the router's ledger, under its
+// caller and trace id, in place of the router calls it made.
 func (s *Service) learn(ctx context.Context, req *Request, final stepResult, steps []stepResult, traceID string) {
-	if s.keep == nil {
+	if s.keep == nil || !router.Teaches(ctx) {
 		return
 	}
 	sc := scope(req)
@@ -138,12 +141,12 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		rel := reliabilities(final.runs, lastSnapshot(steps))
-		if err := s.keep.Reputation().Learn(lctx, sc, final.out.Votes, consensus.Policy{Key: s.key}, rel); err != nil {
+		if err := s.keep.Reputation().Learn(lctx, sc, final.out.Votes, consensus.Policy{Key: final.key}, rel); err != nil {
 			s.logger.WarnContext(ctx, "trust: learning session reliabilities", "error", err)
 		}
 	}
 	if final.out.Winner >= 0 {
-		s.calls.Put(traceID, sc, router.Ballots(final.out, s.key))
+		s.keep.Calls().Put(CallerFrom(ctx), traceID, sc, router.Ballots(final.out, final.key))
 	}
 }
 
@@ -152,52 +155,72 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 // the router's reputation book learns it, weighing it more than the
 // agreement of the votes (reputation.Book.Feedback). id is the call's
 // trace_id (the service remembers its latest 10,000 calls) or the
-// receipt_id of a receipt of the caller's (CallerFrom(ctx)), whose
-// consensus snapshot names the sessions and which of them agreed. It
-// returns ErrUnknownCall for anything else, and ErrReputationOff when the
+// receipt_id of its receipt, whose consensus snapshot names the sessions
+// and which of them agreed.
+//
+// Only the call's caller (CallerFrom(ctx), who owns its receipt) may
+// report on it: a trace id names a call together with its caller, since
+// callers choose their trace ids. A call's outcome counts once, whichever
+// way it is named and whether it is reported here or through the
+// router.Engine the service runs on: a report that repeats the one before
+// adds nothing, one that says the opposite replaces it
+// (reputation.Ledger.Report). It returns ErrUnknownCall for anything
+// else (another caller's call among them), and ErrReputationOff when the
 // service weighs no votes by reputation.
 func (s *Service) Feedback(ctx context.Context, id string, right bool) error {
 	if s.keep == nil {
 		return ErrReputationOff
 	}
-	sc, ballots, ok := s.calls.Get(id)
-	if !ok {
-		var err error
-		if sc, ballots, err = s.receiptCall(ctx, id); err != nil {
-			return err
-		}
+	caller, book, calls := CallerFrom(ctx), s.keep.Reputation(), s.keep.Calls()
+	ok, err := calls.Report(ctx, book, caller, id, right)
+	if ok {
+		return err
 	}
-	return s.keep.Reputation().Feedback(ctx, sc, ballots, right)
+	traceID, sc, ballots, err := s.receiptCall(ctx, id)
+	if err != nil {
+		return err
+	}
+	// The call is reported under its trace id, so that its report by
+	// trace id and by receipt id count once.
+	calls.Keep(caller, traceID, sc, ballots)
+	if ok, err = calls.Report(ctx, book, caller, traceID, right); !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownCall, id) // forgotten at once
+	}
+	return err
 }
 
-// receiptCall reads the call of receipt id, which must be the caller's.
-func (s *Service) receiptCall(ctx context.Context, id string) (reputation.Scope, []reputation.Ballot, error) {
-	var sc reputation.Scope
+// receiptCall reads the call of receipt id, which must be the caller's:
+// the trace id it ran under ("receipt:" and id when it names none), its
+// scope and its ballots.
+func (s *Service) receiptCall(ctx context.Context, id string) (traceID string, sc reputation.Scope, ballots []reputation.Ballot, err error) {
 	unknown := fmt.Errorf("%w: %q", ErrUnknownCall, id)
 	if s.issuer == nil || s.issuer.Store == nil {
-		return sc, nil, unknown
+		return "", sc, nil, unknown
 	}
 	rec, err := s.issuer.Store.Get(ctx, id, time.Now())
 	if errors.Is(err, receipt.ErrNotFound) || err == nil && rec.Owner != CallerFrom(ctx) {
-		return sc, nil, unknown
+		return "", sc, nil, unknown
 	}
 	if err != nil {
-		return sc, nil, err
+		return "", sc, nil, err
 	}
 	r, err := receipt.Parse(rec.Data)
 	if err != nil {
-		return sc, nil, err
+		return "", sc, nil, err
 	}
 	cs := r.ConsensusSnapshot
 	if cs == nil || r.CortensorRefs == nil || len(r.CortensorRefs.Sessions) != len(cs.Verdicts) || len(cs.Agreeing) == 0 {
-		return sc, nil, fmt.Errorf("%w: receipt %q does not record which sessions agreed", ErrUnknownCall, id)
+		return "", sc, nil, fmt.Errorf("%w: receipt %q does not record which sessions agreed", ErrUnknownCall, id)
+	}
+	traceID = "receipt:" + id
+	if ids := r.CortensorRefs.RouterTraceIDs; len(ids) > 0 && ids[0] != "" {
+		traceID = ids[0]
 	}
 	kind := router.KindValidate
 	if r.Mode == string(ModeDelegation) {
 		kind = router.KindDelegate
 	}
 	sc = router.Scope(kind, r.TaskMeta.Type)
-	var ballots []reputation.Ballot
 	for i, v := range cs.Verdicts {
 		l := consensus.Label(v)
 		if l == consensus.LabelCancelled || l.Failed() {
@@ -205,5 +228,5 @@ func (s *Service) receiptCall(ctx context.Context, id string) (reputation.Scope,
 		}
 		ballots = append(ballots, reputation.Ballot{Session: r.CortensorRefs.Sessions[i], Backed: slices.Contains(cs.Agreeing, i)})
 	}
-	return sc, ballots, nil
+	return traceID, sc, ballots, nil
 }

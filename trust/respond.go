@@ -24,6 +24,7 @@ func (s *Service) respond(req *Request, steps []stepResult, final stepResult, tr
 			Answered:      final.out.Answered,
 			Cancelled:     final.out.Cancelled,
 			Failed:        final.out.Failed,
+			Grouping:      final.grouping,
 		},
 	}
 	for _, st := range steps {

@@ -7,11 +7,12 @@ import (
 	"net/http"
 	"sync/atomic"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/vouchkit/vouch/internal/release"
 	"github.com/vouchkit/vouch/internal/traceparent"
 	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
-	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -48,14 +49,14 @@ type Service struct {
 	pool      []router.SessionID
 	threshold float64
 	key       func(answer any) (string, error)
+	grouper   Grouper // WithGrouper
 	logger    *slog.Logger
 	issuer    *receipt.Issuer
 	signed    bool
-	next      atomic.Uint64      // rotates adaptive's candidate sessions
-	tel       *serviceTelemetry  // spans and metrics (WithTelemetry)
-	noRep     bool               // WithoutReputation
-	keep      keeper             // the router's reputation; nil when off
-	calls     *reputation.Ledger // the latest calls by trace id, for Feedback
+	next      atomic.Uint64     // rotates adaptive's candidate sessions
+	tel       *serviceTelemetry // spans and metrics (WithTelemetry)
+	noRep     bool              // WithoutReputation
+	keep      keeper            // the router's reputation; nil when off
 }
 
 // New returns a Service running its router calls on rs.
@@ -77,7 +78,6 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 	}
 	s.issuer = s.tel.logged(s.issuer) // WithTelemetry with the no-op providers left s.tel nil: no hooks
 	s.useReputation()
-	s.calls = reputation.NewLedger(router.DefaultFeedbackMemory)
 	return s, nil
 }
 
@@ -109,6 +109,13 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 		ctx = router.WithVariant(ctx, s.variant)
 	}
 
+	if req.Delegation.judged() {
+		resp, final, steps, err := s.judged(ctx, req, traceID)
+		if err != nil {
+			return nil, err
+		}
+		return s.finish(ctx, span, req, resp, final, steps)
+	}
 	var steps []stepResult
 	if req.Policy == PolicyAdaptive {
 		var err error
@@ -126,12 +133,17 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 		}
 		steps = []stepResult{st}
 	}
-	final, err := s.tally(req, steps)
+	final, err := s.tally(ctx, req, steps)
 	if err != nil {
 		return nil, err
 	}
 	s.learn(ctx, req, final, steps, traceID)
-	resp := s.respond(req, steps, final, traceID)
+	return s.finish(ctx, span, req, s.respond(req, steps, final, traceID), final, steps)
+}
+
+// finish issues the receipt resp asks for, if any, and records the answer.
+func (s *Service) finish(ctx context.Context, span trace.Span, req *Request, resp *Response, final stepResult, steps []stepResult) (*Response, error) {
+	traceID := resp.TraceID
 	if req.Receipt.Requested() {
 		ictx, ispan := s.tel.startIssue(ctx, req) // the log append, when the store keeps a log, is its child
 		issued, err := s.issuer.Issue(ictx, s.receiptParams(ctx, req, resp, final, steps))

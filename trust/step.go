@@ -19,6 +19,8 @@ type stepResult struct {
 	out           consensus.Outcome
 	accepted      bool
 	disagreements []Disagreement
+	key           func(any) (string, error) // the call's answer key; nil: DefaultKey
+	grouping      *consensus.Grouping       // how the outputs were grouped (WithGrouper)
 
 	verdict    router.Verdict  // validation and arbitration
 	result     json.RawMessage // delegation
@@ -43,13 +45,22 @@ func (s *Service) runOn(ctx context.Context, req *Request, r rung, id router.Ses
 	if id != 0 {
 		pool = []router.SessionID{id}
 	}
+	return s.runPool(ctx, req, r, pool)
+}
+
+// runPool makes the version 3 router call of one rung on the sessions of
+// pool (all of the router's when empty).
+func (s *Service) runPool(ctx context.Context, req *Request, r rung, pool []router.SessionID) (stepResult, error) {
 	cons := router.ConsensusRequest{
 		Replicas:           r.replicas,
 		SessionPool:        pool,
 		Aggregation:        router.AggregationMajority,
 		DisagreementPolicy: r.policy,
 	}
-	if s.keep != nil {
+	switch {
+	case req.numeric():
+		cons.Aggregation, cons.Tolerance = router.AggregationMedian, req.Task.Tolerance
+	case s.keep != nil:
 		cons.Aggregation, cons.WeightBy = router.AggregationWeighted, router.WeightByReputation
 	}
 	if req.Mode == ModeDelegation {

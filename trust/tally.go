@@ -1,6 +1,7 @@
 package trust
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -12,12 +13,17 @@ import (
 
 // aggregate counts runs as votes with package consensus's majority:
 // each run's label, its confidence, and for delegation its output, which
-// groups under the service's answer key (WithAnswerKey). Failures are
-// non-votes; cancelled runs are no votes at all.
+// groups under key, the call's answer key (see Service.answerKey).
+// Failures are non-votes; cancelled runs are no votes at all.
 //
 // With reputation on, the votes are weighted (consensus.Weighted) by the
 // reliabilities the runs record and snap's prior and correlation.
-func (s *Service) aggregate(mode Mode, runs []router.Run, snap *router.ReputationSnapshot) (consensus.Outcome, error) {
+//
+// A delegation that declares a numeric answer (task.answer "number") is
+// counted by consensus.Median under task.tolerance, unweighted; key groups
+// the answers of any other call.
+func (s *Service) aggregate(req *Request, runs []router.Run, snap *router.ReputationSnapshot, key func(any) (string, error)) (consensus.Outcome, error) {
+	mode := req.Mode
 	if len(runs) == 0 {
 		return consensus.Outcome{Winner: -1}, nil
 	}
@@ -33,10 +39,13 @@ func (s *Service) aggregate(mode Mode, runs []router.Run, snap *router.Reputatio
 		votes[i] = v
 	}
 	var agg consensus.Aggregator = consensus.Majority{}
-	if s.keep != nil {
+	switch {
+	case req.numeric():
+		agg = numericAggregator(req)
+	case s.keep != nil:
 		agg = consensus.Weighted{Reliabilities: reliabilities(runs, snap)}
 	}
-	out, err := agg.Aggregate(votes, consensus.Policy{Key: s.key})
+	out, err := agg.Aggregate(votes, consensus.Policy{Key: key})
 	if err != nil {
 		return out, problem.Newf(http.StatusBadGateway, problem.CodeInternal, "trust: counting the runs: %v", err)
 	}
@@ -51,7 +60,8 @@ func (s *Service) aggregate(mode Mode, runs []router.Run, snap *router.Reputatio
 //	          dissented
 //	adaptive  consensus.Stop's Accept: settled, or a strict majority of at
 //	          least two answers once no run is left
-func (s *Service) accepts(p Policy, out consensus.Outcome) bool {
+func (s *Service) accepts(req *Request, out consensus.Outcome) bool {
+	p := req.Policy
 	if out.Replicas == 0 || out.Winner < 0 || out.Agreeing == 0 {
 		return false
 	}
@@ -63,7 +73,7 @@ func (s *Service) accepts(p Policy, out consensus.Outcome) bool {
 	case PolicyOracle:
 		return out.Against == 0 && 2*out.Agreeing > out.Replicas
 	}
-	return s.stop().Accept(out)
+	return s.stop(req).Accept(out)
 }
 
 // tally is the vote accounting of a trust call: every run of every step
@@ -72,35 +82,42 @@ func (s *Service) accepts(p Policy, out consensus.Outcome) bool {
 // of the votes), its reasons those of the runs that back the winner, and
 // its disagreements every run that answered otherwise or failed (every run
 // not cancelled when the tier does not accept the winner). A one-call tier
-// keeps the router's own result and reasons. The
-// consensus block is the router's for a one-call tier and the pooled
-// tally's for adaptive.
-func (s *Service) tally(req *Request, steps []stepResult) (stepResult, error) {
+// keeps the router's own result and reasons (its result only when the
+// outputs are not grouped, WithGrouper). The consensus block is the
+// router's for a one-call tier and the pooled tally's for adaptive, and
+// for every tier when the outputs are grouped.
+func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (stepResult, error) {
 	var runs []router.Run
 	for _, st := range steps {
 		runs = append(runs, st.runs...)
 	}
 	snap := lastSnapshot(steps)
-	out, err := s.aggregate(req.Mode, runs, snap)
+	callKey, grouping, err := s.answerKey(ctx, req, runs)
+	if err != nil {
+		return stepResult{}, err
+	}
+	out, err := s.aggregate(req, runs, snap, callKey)
 	if err != nil {
 		return stepResult{}, err
 	}
 	last := steps[len(steps)-1]
 	final := stepResult{
 		out:        out,
-		accepted:   s.accepts(req.Policy, out),
+		accepted:   s.accepts(req, out),
 		runs:       runs,
 		confidence: out.Confidence,
 		agreement:  out.Agreement,
 		verdicts:   make([]router.Label, len(out.Verdicts)),
 		step:       last.step,
 		consensus:  last.consensus,
+		key:        callKey,
+		grouping:   grouping,
 	}
 	final.step.Replicas = out.Replicas
 	for i, l := range out.Verdicts {
 		final.verdicts[i] = router.Label(l)
 	}
-	key := s.key
+	key := callKey
 	if key == nil {
 		key = consensus.DefaultKey
 	}
@@ -110,24 +127,31 @@ func (s *Service) tally(req *Request, steps []stepResult) (stepResult, error) {
 		if req.Mode == ModeDelegation {
 			final.result = w.Output
 			winKey, _ = key(json.RawMessage(w.Output)) // it counted: no error
+			if req.numeric() {
+				final.result = numericResult(out)
+			}
 		} else {
 			final.verdict = router.Verdict(w.Label)
 		}
 	}
-	backs := func(r router.Run) bool {
+	backers := out.Backers(s.key)
+	backs := func(i int, r router.Run) bool {
 		if !final.accepted || r.Label != router.Label(out.Label) {
 			return false
 		}
 		if req.Mode != ModeDelegation {
 			return true
 		}
+		if req.numeric() {
+			return slices.Contains(backers, i)
+		}
 		k, err := key(json.RawMessage(r.Output))
 		return err == nil && k == winKey
 	}
 	final.disagreements = []Disagreement{}
-	for _, r := range runs {
+	for i, r := range runs {
 		switch {
-		case backs(r):
+		case backs(i, r):
 			for _, reason := range r.Reasons {
 				if !slices.Contains(final.reasons, reason) {
 					final.reasons = append(final.reasons, reason)
@@ -147,16 +171,17 @@ func (s *Service) tally(req *Request, steps []stepResult) (stepResult, error) {
 		if len(last.reasons) > 0 && req.Mode != ModeDelegation {
 			final.reasons = last.reasons
 		}
-		if req.Mode == ModeDelegation {
+		if req.Mode == ModeDelegation && !req.numeric() && grouping == nil { // grouped or numeric, the router counted otherwise
 			final.result = last.result
 		}
 	}
-	if req.Policy == PolicyAdaptive {
+	if req.Policy == PolicyAdaptive || grouping != nil { // the router's block counted bytes
 		final.consensus = &router.ConsensusResponse{
 			Replicas: out.Replicas, Agreement: out.Agreement, Verdicts: final.verdicts,
 			Strategy: router.AggregationMajority, Confidence: out.Confidence,
-			LowConfidence: !final.accepted || out.Against > 0, Agreeing: out.Backers(s.key),
+			LowConfidence: !final.accepted || out.Against > 0, Agreeing: out.Backers(callKey),
 		}
+		numericBlock(final.consensus, out)
 		if out.Strategy == consensus.StrategyWeighted {
 			c := final.consensus
 			c.Strategy, c.WeightBy = router.AggregationWeighted, router.WeightByReputation

@@ -58,11 +58,17 @@ func (r *Request) Validate() error {
 	switch r.Mode {
 	case ModeDelegation:
 		need("task.input", !r.Task.Input.IsZero())
+	}
+	errs = append(errs, r.numericAnswer()...)
+	switch r.Mode {
 	case ModeValidation:
 		need("task.claimed_result", has(r.Task.ClaimedResult))
 	case ModeArbitration:
 		need("task.claimed_result", has(r.Task.ClaimedResult))
 		need("task.dispute_context", has(r.Task.DisputeContext))
+	}
+	if r.Delegation != nil && r.Mode != ModeDelegation {
+		errs = append(errs, problem.FieldError{Field: "delegation", Rule: "mode", Message: fmt.Sprintf("is for delegation mode only, not %s", r.Mode)})
 	}
 	// A receipt hashes the input and the claimed result in RFC 8785 form,
 	// which holds numbers only within the range of an IEEE 754 double:

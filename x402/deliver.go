@@ -2,6 +2,8 @@ package x402
 
 import (
 	"bytes"
+	"cmp"
+	"container/heap"
 	"context"
 	"io"
 	"log/slog"
@@ -100,34 +102,89 @@ type OutcomeStore interface {
 	Lookup(ctx context.Context, key string, now time.Time) (Outcome, bool, error)
 }
 
+// Bounds of a [MemoryOutcomes] whose members are zero.
+const (
+	// DefaultOutcomesMaxEntries bounds the outcomes kept.
+	DefaultOutcomesMaxEntries = 10_000
+	// DefaultOutcomesMaxBytes bounds the bytes of the responses kept.
+	DefaultOutcomesMaxBytes = 32 << 20
+)
+
+// outcomeOverhead is about what an outcome costs beyond its key and
+// response body: the entry, its map slot, headers and settlement.
+const outcomeOverhead = 512
+
 // MemoryOutcomes is an OutcomeStore in memory, for one server process.
-// Its zero value is ready to use; expired outcomes are dropped as new
-// ones arrive.
+// Its zero value is ready to use; set its bounds before first use.
+//
+// Its memory is bounded whatever the payers sign: an outcome is kept
+// until its time, but never longer than MaxRetention after Keep; and at
+// most MaxEntries outcomes and MaxBytes of them are held: when full, the
+// outcome expiring first is dropped. A dropped outcome costs only its
+// retry: the proof stays used in the [ReplayStore], so its retry is
+// answered 402 "already used" instead of the kept answer or refusal,
+// and nothing is settled again. Expired outcomes are dropped as new ones
+// arrive.
 type MemoryOutcomes struct {
-	mu   sync.Mutex
-	kept map[string]keptOutcome
+	// MaxRetention is the longest an outcome is kept; zero means
+	// DefaultMaxValidity. [Middleware] refuses a store that forgets
+	// sooner than its MaxValidity.
+	MaxRetention time.Duration
+	// MaxEntries bounds the outcomes kept; zero means
+	// DefaultOutcomesMaxEntries.
+	MaxEntries int
+	// MaxBytes bounds the bytes kept, about 512 an outcome beyond its
+	// key and body; zero means DefaultOutcomesMaxBytes.
+	MaxBytes int64
+
+	mu    sync.Mutex
+	kept  map[string]*keptOutcome
+	order untilHeap[*keptOutcome] // the outcomes, the one expiring first on top
+	bytes int64
 }
 
 type keptOutcome struct {
+	key   string
 	o     Outcome
 	until time.Time
+	size  int64
+	i     int // index in order
 }
 
-// Keep implements OutcomeStore.
+func (e *keptOutcome) expiry() time.Time { return e.until }
+func (e *keptOutcome) index() *int       { return &e.i }
+
+// Keep implements OutcomeStore. An until more than MaxRetention ahead is
+// cut to MaxRetention.
 func (s *MemoryOutcomes) Keep(_ context.Context, key string, o Outcome, until time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.kept == nil {
-		s.kept = make(map[string]keptOutcome)
+		s.kept = make(map[string]*keptOutcome)
 	}
 	now := time.Now()
-	for k, e := range s.kept {
-		if !now.Before(e.until) {
-			delete(s.kept, k)
-		}
+	if limit := now.Add(cmp.Or(s.MaxRetention, DefaultMaxValidity)); until.After(limit) {
+		until = limit
 	}
-	s.kept[key] = keptOutcome{o: o, until: until}
+	if old, ok := s.kept[key]; ok {
+		s.drop(old)
+	}
+	e := &keptOutcome{key: key, o: o, until: until, size: int64(len(key)+len(o.Request)+len(o.Response.Body)) + outcomeOverhead}
+	maxEntries, maxBytes := cmp.Or(s.MaxEntries, DefaultOutcomesMaxEntries), cmp.Or(s.MaxBytes, DefaultOutcomesMaxBytes)
+	for len(s.order) > 0 && (!now.Before(s.order[0].until) || len(s.order) >= maxEntries || s.bytes+e.size > maxBytes) {
+		s.drop(s.order[0])
+	}
+	heap.Push(&s.order, e)
+	s.kept[key] = e
+	s.bytes += e.size
 	return nil
+}
+
+// drop forgets e.
+func (s *MemoryOutcomes) drop(e *keptOutcome) {
+	heap.Remove(&s.order, e.i)
+	delete(s.kept, e.key)
+	s.bytes -= e.size
 }
 
 // Lookup implements OutcomeStore.
@@ -139,6 +196,14 @@ func (s *MemoryOutcomes) Lookup(_ context.Context, key string, now time.Time) (O
 		return Outcome{}, false, nil
 	}
 	return e.o, true, nil
+}
+
+// Len returns the number of outcomes held, expired ones included until
+// the next Keep.
+func (s *MemoryOutcomes) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.kept)
 }
 
 // msgNotDelivered is the refusal reason of an answer a gate refused.
@@ -206,6 +271,9 @@ func (pw *paywall) gated(w http.ResponseWriter, r *http.Request, next http.Handl
 	delivered := BufferedResponse{Status: rec.status, Header: mergeHeader(rec.header, d.Header), Body: rec.body.Bytes()}
 	if err := pw.outcomes.Keep(keep, key, Outcome{Request: paid, Delivered: true, Response: delivered, Settlement: sr}, until); err != nil {
 		pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: keeping a delivery", slog.String("error", err.Error()))
+	}
+	if vp, ok := PaymentFromContext(ctx); ok && vp.outcome != nil {
+		vp.outcome.end(true) // before the answer leaves, so that its retry finds it kept
 	}
 	writeBuffered(w, delivered)
 	return true

@@ -81,7 +81,15 @@
 //     unspent. The server keeps answers (24 hours by default) longer than
 //     the Transport keeps a proof (at most the Policy's
 //     MaxTimeoutSeconds, ten minutes by default), so a retry that comes
-//     with a new proof within that window gets the answer for free.
+//     with a new proof within that window gets the answer for free. An
+//     answer is kept only once its payment settled ([AfterSettle]): the
+//     retry of a call whose settlement failed, or whose answer a gate
+//     refused, is a new purchase.
+//   - The server remembers a proof as long as it can pay, and so accepts
+//     none valid for longer than MiddlewareConfig.MaxValidity (one hour
+//     by default, "authorization_validity_too_long"); the official
+//     clients sign for the offer's maxTimeoutSeconds. The memory stores
+//     are bounded in time and size whatever a payer signs.
 //   - When the terms offer the payment-identifier extension, the payer
 //     echoes it with an id derived from the call's key.
 //   - An answer that was paid for and lost on the way is delivered again,
@@ -117,6 +125,22 @@
 // maximum, as the official servers do), the payment settles that amount,
 // and the payment response reports the usage in the extension
 // [ExtensionUsage] ([UsageFromSettlement]).
+//
+// # Escrow: the auth-capture scheme
+//
+// An offer of scheme [SchemeAuthCapture] holds the payment in escrow: the
+// payer's one signature lets a facilitator place a hold of the offer's
+// amount (authorize); the server then captures part or all of it, voids
+// the rest, and may refund what it captured until the refund deadline,
+// each operation a settle whose payload.type names it, with the server's
+// consent; after the capture deadline the payer can reclaim a hold. A
+// Transport pays such an offer only when its Policy lists
+// "auth-capture"; MaxAmount and the Budget apply to the amount held.
+// [FacilitatorClient] relays the hold and the later settles as it relays
+// any other. Package evm has the EVM binding: the wire, the PaymentInfo
+// hash, the signatures and an offline escrow. The Middleware does not
+// offer "auth-capture" yet, and nothing yet ties a hold to the trust
+// gate's verdict.
 //
 // # Settling on a check of the answer
 //

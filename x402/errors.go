@@ -31,6 +31,12 @@ var (
 	ErrInvalidAmount = errors.New("x402: invalid amount")
 	// ErrUnsupportedVersion: an x402Version other than 1 or 2.
 	ErrUnsupportedVersion = errors.New("x402: unsupported x402Version")
+	// ErrReplayStoreFull: a MemoryReplay holds as many unexpired keys as
+	// it may, and takes no new one until some expire.
+	ErrReplayStoreFull = errors.New("x402: replay store full")
+	// ErrBeyondRetention: a MemoryReplay was asked to keep a key longer
+	// than its MaxRetention.
+	ErrBeyondRetention = errors.New("x402: key to be kept beyond the store's retention")
 )
 
 // PaymentError reports a payment that left the process (its proof was sent)

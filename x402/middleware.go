@@ -1,6 +1,7 @@
 package x402
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -75,6 +76,16 @@ type MiddlewareConfig struct {
 	// DefaultSettleTimeout. Settlement runs on a context detached from the
 	// client's, so that a client that disconnects cannot cancel it.
 	SettleTimeout time.Duration
+	// MaxValidity is the longest an authorization may stay valid after
+	// it arrives (its validBefore, or a Permit2 deadline); zero means
+	// DefaultMaxValidity. A longer one is refused with 402, reason
+	// "authorization_validity_too_long": the server remembers a proof
+	// (Replay, Outcomes) for as long as it can pay, and so never longer
+	// than this, whatever the payer signs. Each offer's
+	// maxTimeoutSeconds, the validity the official clients sign, must
+	// not exceed it, and a MemoryReplay or MemoryOutcomes given as Replay
+	// or Outcomes must keep entries at least as long (MaxRetention).
+	MaxValidity time.Duration
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 	// Logger records verifications and settlements; nil is silent.
@@ -103,9 +114,11 @@ const exposed = HeaderPaymentRequired + ", " + HeaderPaymentResponse + ", " + He
 // proof that several offers could take, such as offers that differ only in
 // asset, pays the first the Facilitator verifies it against), must not have
 // been accepted before (see [ReplayStore]), must, for an EIP-3009
-// authorization, stay valid until the route's time budget and the
-// settlement have passed (reason "authorization_validity_too_short"), and
-// must pass the Facilitator's Verify; otherwise the answer is 402 with the
+// authorization (or a Permit2 one), stay valid until the route's time
+// budget and the settlement have passed (reason
+// "authorization_validity_too_short") and no longer than MaxValidity
+// (reason "authorization_validity_too_long", so that the proof's record
+// outlives it), and must pass the Facilitator's Verify; otherwise the answer is 402 with the
 // terms and the reason. The handler then runs, under a context whose
 // deadline is the route's time budget.
 //
@@ -150,8 +163,13 @@ const exposed = HeaderPaymentRequired + ", " + HeaderPaymentResponse + ", " + He
 //
 // # Answers from the store
 //
-// An answer bought once is never charged again. A retry that carries a
-// new payment (its payer's Transport no longer had the first proof) and
+// An answer bought once is never charged again, and an answer is bought
+// only when its payment settled: a handler that keeps answers for a
+// repeat keeps one only once [AfterSettle] tells it the payment settled,
+// and forgets it when the settlement failed, the gate refused the answer
+// or the handler failed, so that the retry of such a call, with a new
+// payment, is a new purchase (the work and the gate run again). A retry
+// that carries a new payment (its payer's Transport no longer had the first proof) and
 // that the handler answers from its idempotency store, without doing the
 // work, is verified only: the payment must verify, which names the payer
 // whose stored answer it gets, but it is never settled, its proof is
@@ -167,8 +185,10 @@ const exposed = HeaderPaymentRequired + ", " + HeaderPaymentResponse + ", " + He
 //
 // Middleware returns an error when the configuration is unusable: no
 // Facilitator, no prices, an invalid route pattern or offer, a negative
-// time budget or settle timeout, or an offer whose maxTimeoutSeconds is
-// shorter than its route's time budget plus SettleTimeout.
+// time budget, settle timeout or MaxValidity, an offer whose
+// maxTimeoutSeconds is shorter than its route's time budget plus
+// SettleTimeout or longer than MaxValidity, or a MemoryReplay or
+// MemoryOutcomes whose MaxRetention is shorter than MaxValidity.
 func Middleware(cfg MiddlewareConfig) (func(http.Handler) http.Handler, error) {
 	if cfg.Facilitator == nil {
 		return nil, errors.New("x402: MiddlewareConfig.Facilitator is nil")
@@ -182,9 +202,21 @@ func Middleware(cfg MiddlewareConfig) (func(http.Handler) http.Handler, error) {
 	case cfg.SettleTimeout == 0:
 		cfg.SettleTimeout = DefaultSettleTimeout
 	}
+	switch {
+	case cfg.MaxValidity < 0:
+		return nil, fmt.Errorf("x402: MiddlewareConfig.MaxValidity %s is negative", cfg.MaxValidity)
+	case cfg.MaxValidity == 0:
+		cfg.MaxValidity = DefaultMaxValidity
+	}
+	if r, ok := cfg.Replay.(*MemoryReplay); ok && r.retention() < cfg.MaxValidity {
+		return nil, fmt.Errorf("x402: the MemoryReplay keeps a proof %s, less than MaxValidity %s: set its MaxRetention", r.retention(), cfg.MaxValidity)
+	}
+	if o, ok := cfg.Outcomes.(*MemoryOutcomes); ok && cmp.Or(o.MaxRetention, DefaultMaxValidity) < cfg.MaxValidity {
+		return nil, fmt.Errorf("x402: the MemoryOutcomes keeps an outcome %s, less than MaxValidity %s: set its MaxRetention", cmp.Or(o.MaxRetention, DefaultMaxValidity), cfg.MaxValidity)
+	}
 	mux := http.NewServeMux()
 	for pattern, price := range cfg.Routes {
-		if err := checkPrice(price, cfg.SettleTimeout); err != nil {
+		if err := checkPrice(price, cfg.SettleTimeout, cfg.MaxValidity); err != nil {
 			return nil, fmt.Errorf("x402: route %q: %w", pattern, err)
 		}
 		if err := register(mux, pattern); err != nil {
@@ -193,11 +225,11 @@ func Middleware(cfg MiddlewareConfig) (func(http.Handler) http.Handler, error) {
 	}
 	pw := &paywall{cfg: cfg, mux: mux, replay: cfg.Replay, outcomes: cfg.Outcomes, log: cfg.Logger, tel: newPaywallTelemetry(&cfg)}
 	if pw.outcomes == nil {
-		pw.outcomes = &MemoryOutcomes{}
+		pw.outcomes = &MemoryOutcomes{MaxRetention: cfg.MaxValidity}
 	}
 	pw.cfg.Facilitator = pw.tel.facilitator(guard(cfg.Facilitator))
 	if pw.replay == nil {
-		pw.replay = &MemoryReplay{}
+		pw.replay = &MemoryReplay{MaxRetention: cfg.MaxValidity}
 	}
 	if pw.log == nil {
 		pw.log = slog.New(slog.DiscardHandler)
@@ -222,8 +254,9 @@ func register(mux *http.ServeMux, pattern string) (err error) {
 	return nil
 }
 
-// checkPrice rejects a price a payer could not pay.
-func checkPrice(p Price, settle time.Duration) error {
+// checkPrice rejects a price a payer could not pay, or whose proofs
+// the server would forget while they can still pay (after maxValidity).
+func checkPrice(p Price, settle, maxValidity time.Duration) error {
 	if len(p.Accepts) == 0 {
 		return errors.New("no offers in Accepts")
 	}
@@ -249,6 +282,8 @@ func checkPrice(p Price, settle time.Duration) error {
 			return fmt.Errorf("offer %d: maxTimeoutSeconds must be positive", i)
 		case time.Duration(o.MaxTimeoutSeconds)*time.Second < need:
 			return fmt.Errorf("offer %d: maxTimeoutSeconds %d is shorter than the %s an authorization must stay valid (time budget and settlement)", i, o.MaxTimeoutSeconds, need)
+		case time.Duration(max(o.MaxTimeoutSeconds, minReplaySeconds))*time.Second > maxValidity:
+			return fmt.Errorf("offer %d: maxTimeoutSeconds %d is longer than MaxValidity %s, the longest the server remembers a proof", i, o.MaxTimeoutSeconds, maxValidity)
 		}
 		if _, ok := NetworkCAIP2(o.Network); !ok {
 			return fmt.Errorf("offer %d: unknown network %q", i, o.Network)

@@ -38,14 +38,15 @@ func newPaywallTelemetry(cfg *MiddlewareConfig) *paywallTelemetry {
 
 // Reasons of vouch.x402.refusals.
 const (
-	refusedMissing   = "payment_required"  // no proof sent
-	refusedNoOffer   = "no_matching_offer" // the proof matches no offer
-	refusedUsed      = "already_used"      // the proof was accepted before
-	refusedInvalid   = "invalid_payment"   // the facilitator found it invalid
-	refusedValidity  = reasonValidity      // the authorization expires too soon
-	refusedSettle    = "settlement_failed" // settling failed
-	refusedDelivery  = msgNotDelivered     // a DeliveryGate refused the answer
-	reasonUnexpected = "unexpected_error"  // the facilitator call failed
+	refusedMissing   = "payment_required"    // no proof sent
+	refusedNoOffer   = "no_matching_offer"   // the proof matches no offer
+	refusedUsed      = "already_used"        // the proof was accepted before
+	refusedInvalid   = "invalid_payment"     // the facilitator found it invalid
+	refusedValidity  = reasonValidity        // the authorization expires too soon
+	refusedTooLong   = reasonValidityTooLong // the authorization is valid longer than MaxValidity
+	refusedSettle    = "settlement_failed"   // settling failed
+	refusedDelivery  = msgNotDelivered       // a DeliveryGate refused the answer
+	reasonUnexpected = "unexpected_error"    // the facilitator call failed
 )
 
 // refused counts a 402 answer; reason and sr are require's.
@@ -66,6 +67,8 @@ func (t *paywallTelemetry) refused(reason string, sr *SettleResponse) {
 		why = refusedUsed
 	case strings.HasPrefix(reason, reasonValidity):
 		why = refusedValidity
+	case strings.HasPrefix(reason, reasonValidityTooLong):
+		why = refusedTooLong
 	case reason == msgNotDelivered:
 		why = refusedDelivery
 	}

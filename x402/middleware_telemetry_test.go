@@ -3,7 +3,9 @@ package x402_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -54,9 +56,16 @@ func TestMiddleware_telemetryRefusedByReason(t *testing.T) {
 	if resp := send(t, u, x402.HeaderPaymentSignature, bad); resp.StatusCode != http.StatusPaymentRequired {
 		t.Fatalf("status = %d, want 402", resp.StatusCode)
 	}
+	tooLong := proof(t, 2, func(p *x402.PaymentPayload, ep *evm.ExactPayload) {
+		ep.Authorization.ValidBefore = strconv.FormatInt(time.Now().Add(x402.DefaultMaxValidity+time.Hour).Unix(), 10)
+	})
+	if resp := send(t, u, x402.HeaderPaymentSignature, tooLong); resp.StatusCode != http.StatusPaymentRequired {
+		t.Fatalf("status = %d, want 402", resp.StatusCode)
+	}
 	wantRefusals := map[string]int64{
-		"vouch.payment.reason=payment_required": 1,
-		"vouch.payment.reason=invalid_payment":  1,
+		"vouch.payment.reason=payment_required":                1,
+		"vouch.payment.reason=invalid_payment":                 1,
+		"vouch.payment.reason=authorization_validity_too_long": 1,
 	}
 	if diff := cmp.Diff(wantRefusals, counts("vouch.x402.refusals")); diff != "" {
 		t.Errorf("vouch.x402.refusals (-want +got):\n%s", diff)

@@ -50,6 +50,9 @@ func authorizationOf(p *PaymentPayload) *eip3009 {
 	return ex.Authorization
 }
 
+// minReplaySeconds is the shortest a proof's replay record is kept.
+const minReplaySeconds = 60
+
 // replayKey names the authorization of a proof. An EIP-3009 authorization
 // ("exact" on EVM networks, the core spec's payload) is named by network,
 // asset, payer and nonce, as the token contract names it, and held until
@@ -57,7 +60,7 @@ func authorizationOf(p *PaymentPayload) *eip3009 {
 // the offer's timeout.
 func replayKey(p *PaymentPayload, offer PaymentRequirements, now time.Time) (string, time.Time) {
 	network, _ := NetworkCAIP2(offer.Network)
-	until := now.Add(time.Duration(max(offer.MaxTimeoutSeconds, 60)) * time.Second)
+	until := now.Add(time.Duration(max(offer.MaxTimeoutSeconds, minReplaySeconds)) * time.Second)
 	if a := authorizationOf(p); a != nil {
 		if vb, err := strconv.ParseInt(a.ValidBefore, 10, 64); err == nil && time.Unix(vb, 0).After(until) {
 			until = time.Unix(vb, 0)

@@ -87,7 +87,7 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	if pw.cfg.PriceFunc != nil {
 		// Checked per request, as Middleware checks Routes once: a price
 		// no payer could pay in time is a server error, not a 402.
-		if err := checkPrice(price, pw.cfg.SettleTimeout); err != nil {
+		if err := checkPrice(price, pw.cfg.SettleTimeout, pw.cfg.MaxValidity); err != nil {
 			pw.unavailable(w, "pricing", err)
 			return
 		}
@@ -129,6 +129,13 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	if !ok {
 		pw.require(w, price, res, msgNoOffer, nil)
 		return
+	}
+	if vb, ok := validBefore(p); ok {
+		if limit := now.Add(pw.cfg.MaxValidity); time.Unix(vb, 0).After(limit) {
+			// Its record would have to outlive what the stores keep.
+			pw.require(w, price, res, fmt.Sprintf("%s: the authorization may stay valid for at most %s: validBefore %d is after %d", reasonValidityTooLong, pw.cfg.MaxValidity, vb, limit.Unix()), nil)
+			return
+		}
 	}
 	key, until := replayKey(p, offer, now)
 	fresh, err := pw.replay.Reserve(ctx, key, now, until)
@@ -174,6 +181,12 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	}
 
 	vp := &VerifiedPayment{Payer: vr.Payer, Offer: offer, Payload: p}
+	if !price.SettleBefore {
+		// Until settled, the answer is not bought: whatever the handler
+		// keeps of it for AfterSettle is released on every other way out.
+		vp.outcome = &paymentOutcome{}
+		defer vp.outcome.end(false)
+	}
 	metered, m := withMeter(context.WithValue(ctx, verifiedCtx{}, vp), offer)
 	work, cancel := context.WithTimeout(metered, price.timeBudget())
 	defer cancel()
@@ -211,12 +224,17 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	if _, ok := pw.settle(w, r, price, res, p, charged, key, vr.Payer, u); !ok {
 		return
 	}
+	vp.outcome.end(true) // before the answer leaves, so that its retry finds it kept
 	rec.copyTo(w)
 }
 
 // reasonValidity is the reason of a 402 for an authorization that expires
 // before the route's work and its settlement can end.
 const reasonValidity = "authorization_validity_too_short"
+
+// reasonValidityTooLong is the reason of a 402 for an authorization valid
+// for longer than the server remembers proofs (MaxValidity).
+const reasonValidityTooLong = "authorization_validity_too_long"
 
 // settle settles p on a context detached from the client's, so that a
 // client that goes away cannot cancel a settlement the facilitator may

@@ -34,7 +34,9 @@ type Policy struct {
 	// Schemes lists the schemes allowed; nil means only "exact". List
 	// "upto" to pay usage-priced offers: an "upto" offer's amount is the
 	// most the server may settle, and the payer authorizes all of it, so
-	// MaxAmount and the Budget apply to that maximum.
+	// MaxAmount and the Budget apply to that maximum. List "auth-capture"
+	// to pay offers that hold the payment in escrow, where the same holds
+	// of the amount held.
 	Schemes []string
 	// Networks lists the networks allowed, in either naming ("base-sepolia"
 	// and "eip155:84532" are the same network); nil means the known test

@@ -1,7 +1,10 @@
 package x402
 
 import (
+	"cmp"
+	"container/heap"
 	"context"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -50,54 +53,103 @@ type SettledPayment struct {
 	Settlement SettleResponse
 }
 
+// DefaultMaxValidity is how long past its arrival an authorization may
+// stay valid when [MiddlewareConfig].MaxValidity is zero, and how long
+// [MemoryReplay] and [MemoryOutcomes] keep an entry at most when their
+// MaxRetention is zero. The official x402 clients sign an authorization
+// valid for the offer's maxTimeoutSeconds (60 s for the offers of
+// package evm), far within it.
+const DefaultMaxValidity = time.Hour
+
+// DefaultReplayMaxEntries bounds the keys of a [MemoryReplay] whose
+// MaxEntries is zero.
+const DefaultReplayMaxEntries = 100_000
+
 // MemoryReplay is a ReplayStore in memory, for one server process: its
 // Reserve is atomic under a mutex, and what it records is lost when the
 // process ends (a proof accepted before a restart is then accepted once
 // more; use a shared store when that matters). Its zero value is ready to
-// use. Expired keys are dropped as new ones arrive.
+// use; set its bounds before first use.
+//
+// Its memory is bounded whatever the payers sign: it keeps a key until
+// its time, which may not lie more than MaxRetention ahead (Reserve
+// refuses a longer one with [ErrBeyondRetention], so that a proof is
+// never forgotten while it can still pay), and holds at most MaxEntries
+// unexpired keys: when full, Reserve refuses a new key with
+// [ErrReplayStoreFull] (the payment is answered 503), since forgetting a
+// used proof early would let it pay twice. Expired keys are dropped as
+// new ones arrive.
 type MemoryReplay struct {
-	mu        sync.Mutex
-	keys      map[string]replayEntry
-	pruneSize int // prune when len(keys) reaches it
+	// MaxRetention is the longest a key is kept; zero means
+	// DefaultMaxValidity. [Middleware] refuses a store that forgets
+	// sooner than its MaxValidity.
+	MaxRetention time.Duration
+	// MaxEntries bounds the keys held; zero means
+	// DefaultReplayMaxEntries.
+	MaxEntries int
+
+	mu    sync.Mutex
+	keys  map[string]*replayEntry
+	order untilHeap[*replayEntry] // the keys, the one expiring first on top
 }
 
 type replayEntry struct {
+	key     string
 	until   time.Time
 	settled *SettledPayment // nil until MarkSettled
+	i       int             // index in order
 }
 
-// Reserve implements ReplayStore.
+func (e *replayEntry) expiry() time.Time { return e.until }
+func (e *replayEntry) index() *int       { return &e.i }
+
+// retention is s's MaxRetention, the default for zero.
+func (s *MemoryReplay) retention() time.Duration {
+	return cmp.Or(s.MaxRetention, DefaultMaxValidity)
+}
+
+// Reserve implements ReplayStore. It fails with ErrBeyondRetention when
+// until lies more than MaxRetention after now, and with
+// ErrReplayStoreFull when key is new and MaxEntries keys are held.
 func (s *MemoryReplay) Reserve(_ context.Context, key string, now, until time.Time) (bool, error) {
-	return s.ReserveAt(now, key, until), nil
-}
-
-// ReserveAt is Reserve without a context and error.
-func (s *MemoryReplay) ReserveAt(now time.Time, key string, until time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.keys == nil {
-		s.keys = make(map[string]replayEntry)
+		s.keys = make(map[string]*replayEntry)
 	}
-	if e, ok := s.keys[key]; ok && now.Before(e.until) {
-		return false
+	for len(s.order) > 0 && !now.Before(s.order[0].until) {
+		delete(s.keys, heap.Pop(&s.order).(*replayEntry).key)
 	}
-	if len(s.keys) >= s.pruneSize {
-		for k, e := range s.keys {
-			if !now.Before(e.until) {
-				delete(s.keys, k)
-			}
-		}
-		s.pruneSize = 2*len(s.keys) + 64
+	if _, ok := s.keys[key]; ok {
+		return false, nil
 	}
-	s.keys[key] = replayEntry{until: until}
-	return true
+	if until.After(now.Add(s.retention())) {
+		return false, fmt.Errorf("%w: %s kept until %s, more than %s ahead", ErrBeyondRetention, key, until.UTC().Format(time.RFC3339), s.retention())
+	}
+	if len(s.keys) >= cmp.Or(s.MaxEntries, DefaultReplayMaxEntries) {
+		return false, ErrReplayStoreFull
+	}
+	e := &replayEntry{key: key, until: until}
+	heap.Push(&s.order, e)
+	s.keys[key] = e
+	return true, nil
+}
+
+// ReserveAt is Reserve without a context; it reports false also when
+// Reserve fails.
+func (s *MemoryReplay) ReserveAt(now time.Time, key string, until time.Time) bool {
+	ok, _ := s.Reserve(context.Background(), key, now, until)
+	return ok
 }
 
 // Release implements ReplayStore.
 func (s *MemoryReplay) Release(_ context.Context, key string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.keys, key)
+	if e, ok := s.keys[key]; ok {
+		heap.Remove(&s.order, e.i)
+		delete(s.keys, key)
+	}
 	return nil
 }
 
@@ -107,7 +159,6 @@ func (s *MemoryReplay) MarkSettled(_ context.Context, key string, sp SettledPaym
 	defer s.mu.Unlock()
 	if e, ok := s.keys[key]; ok {
 		e.settled = &sp
-		s.keys[key] = e
 	}
 	return nil
 }
@@ -124,9 +175,32 @@ func (s *MemoryReplay) LookupSettled(_ context.Context, key string, now time.Tim
 }
 
 // Len returns the number of keys held, expired ones included until the
-// next prune.
+// next Reserve.
 func (s *MemoryReplay) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.keys)
+}
+
+// untilHeap orders entries by their expiry, the first to expire on top
+// (container/heap), each entry knowing its index so that it can be
+// removed.
+type untilHeap[E interface {
+	expiry() time.Time
+	index() *int
+}] []E
+
+func (h untilHeap[E]) Len() int           { return len(h) }
+func (h untilHeap[E]) Less(i, j int) bool { return h[i].expiry().Before(h[j].expiry()) }
+func (h untilHeap[E]) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	*h[i].index() = i
+	*h[j].index() = j
+}
+func (h *untilHeap[E]) Push(x any) { e := x.(E); *e.index() = len(*h); *h = append(*h, e) }
+func (h *untilHeap[E]) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
 }

@@ -48,7 +48,8 @@ func (pt *PaymentTelemetry) Facilitator(f Facilitator) Facilitator {
 // payment; it is classified as Middleware classifies its 402 answers
 // ("the payment was already used", "the payment matches none of the
 // accepted offers", a reason starting with
-// "authorization_validity_too_short", any other as invalid_payment). sr
+// "authorization_validity_too_short" or "authorization_validity_too_long",
+// any other as invalid_payment). sr
 // is the failed settlement, if any (settlement_failed).
 func (pt *PaymentTelemetry) Refused(reason string, sr *SettleResponse) {
 	if pt == nil {

@@ -50,7 +50,9 @@ type Usage struct {
 // report wins. It returns an error wrapping ErrNotUpto outside such a
 // request, ErrUsageAboveMaximum when u.Amount exceeds the authorized
 // maximum (the report is then ignored), and ErrUsageClosed after the
-// handler returned.
+// handler returned. A server that settles payments itself meters the
+// work's context the same way with [MeterUsage] (trust/trustmcp's
+// Paywall does, so a tool handler reports its usage with ReportUsage too).
 //
 // A handler of an "upto" route that reports nothing is settled for the
 // whole authorized maximum, as the official x402 servers do.

@@ -3,6 +3,7 @@ package x402
 import (
 	"context"
 	"net/http"
+	"sync"
 )
 
 // VerifiedPayment is a payment the facilitator verified, given to the
@@ -19,9 +20,76 @@ type VerifiedPayment struct {
 	// work (Price.SettleBefore); nil on the others, where the payment is
 	// settled after the handler returns.
 	Settlement *SettleResponse
+
+	outcome *paymentOutcome // nil unless settled after the handler
 }
 
 type verifiedCtx struct{}
+
+// AfterSettle arranges for f to learn whether the payment of the request
+// whose context is ctx was settled, on a route that [Middleware] settles
+// after the handler returns: f is called once, with true when the payment
+// settled (before the answer is sent), and with false when it will not be
+// settled, so that the answer is not bought: its settlement failed or its
+// outcome is unknown, the route's [DeliveryGate] refused the answer, the
+// answer's status is 400 or more, or the handler panicked. f runs on the
+// middleware's goroutine, after the handler returned; it must not block
+// for long. AfterSettle reports false, and never calls f, when ctx
+// carries no payment that is still to be settled: the request did not go
+// through Middleware, its payment was settled before the handler ran
+// (Price.SettleBefore), or it is a repeat answered from a [Replayer].
+//
+// A handler that keeps its answers to deliver them again (a Replayer)
+// keeps an answer only once f learns it was paid for, so that no retry
+// with a new proof gets as bought an answer whose payment did not
+// settle.
+func AfterSettle(ctx context.Context, f func(settled bool)) bool {
+	vp, ok := PaymentFromContext(ctx)
+	if !ok || vp.outcome == nil {
+		return false
+	}
+	vp.outcome.add(f)
+	return true
+}
+
+// paymentOutcome calls the functions given to AfterSettle once the
+// payment's fate is known.
+type paymentOutcome struct {
+	mu      sync.Mutex
+	fs      []func(bool)
+	ended   bool
+	settled bool
+}
+
+// add calls f with the outcome, now when it is known and otherwise once
+// it is.
+func (o *paymentOutcome) add(f func(bool)) {
+	o.mu.Lock()
+	if !o.ended {
+		o.fs = append(o.fs, f)
+		o.mu.Unlock()
+		return
+	}
+	settled := o.settled
+	o.mu.Unlock()
+	f(settled)
+}
+
+// end records the outcome, the first time it is called, and calls the
+// functions waiting for it.
+func (o *paymentOutcome) end(settled bool) {
+	o.mu.Lock()
+	if o.ended {
+		o.mu.Unlock()
+		return
+	}
+	fs := o.fs
+	o.fs, o.ended, o.settled = nil, true, settled
+	o.mu.Unlock()
+	for _, f := range fs {
+		f(settled)
+	}
+}
 
 // Replayer is a paid handler that keeps its answers by Idempotency-Key
 // and can deliver one again without doing the work again. [Middleware]

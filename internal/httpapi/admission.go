@@ -102,7 +102,7 @@ func (s *Server) limited(next http.Handler) http.Handler {
 			return
 		}
 		info := infoFrom(r.Context())
-		info.caller, info.principal = caller, name
+		info.caller, info.principal, info.trial = caller, name, true
 		next.ServeHTTP(w, r)
 	})
 }
@@ -144,6 +144,7 @@ func (s *Server) clientIP(r *http.Request, addr netip.Addr) string {
 type requestInfo struct {
 	id, trace, caller, principal string
 	paid                         bool // admitted by a paywall
+	trial                        bool // admitted by the trial rate limit
 	replayed                     bool
 }
 
@@ -167,6 +168,20 @@ func Principal(ctx context.Context) string {
 		return info.principal
 	}
 	return ""
+}
+
+// Accountable reports whether the call of ctx is made by a caller that
+// answers for it: one a credential the Authenticator accepts names on a
+// Key, Paid or Public endpoint, or a payer on a Paid one; not a Trial
+// request (with a credential or without), nor an anonymous one. Outside
+// a request the Server admitted it reports true: an in-process call of
+// the host.
+func Accountable(ctx context.Context) bool {
+	info, ok := ctx.Value(requestInfoKey{}).(*requestInfo)
+	if !ok {
+		return true
+	}
+	return !info.trial && (info.paid || info.principal != "")
 }
 
 // Caller returns, from the context of a request the Server admitted, the

@@ -132,8 +132,11 @@ const memEntryOverhead = 400
 // other requests is full, the oldest completed entry of the caller holding
 // the most entries is dropped, so that a kept answer goes before its
 // window ends only when its caller holds at least as many entries as
-// every other caller. Paid answers are pinned: the answer a payer paid
-// for stays until its window ends or the same caller's own later calls
+// every other caller. A paid answer whose payment the paywall settles
+// after the call is kept only once it settled (the Server holds its
+// reservation until then, see x402.AfterSettle), so that neither an
+// answer whose settlement failed nor one a gate refused is kept or
+// counted. Paid answers are pinned: the answer a payer paid for stays until its window ends or the same caller's own later calls
 // push it out, since the payer's retry with the same proof is delivered
 // only from it. When the paid budget is full, a paid request of a caller
 // holding no completed entry is refused with 503 before it runs (and so

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vouchkit/vouch/problem"
+	"github.com/vouchkit/vouch/x402"
 )
 
 // Idempotency: run a call once per key, and replay its kept response.
@@ -63,26 +64,48 @@ func replay(w http.ResponseWriter, r *http.Request, resp *StoredResponse) {
 
 // runReserved runs the call under a key this request reserved, stores the
 // response unless it is a 5xx, and releases the key otherwise (also when
-// the call panics).
+// the call panics). The response of a paid request whose payment the
+// paywall settles after the call is stored only once it settled
+// (x402.AfterSettle), and released otherwise: an answer is never kept,
+// nor counted against the store's bounds, for a payment that did not pay
+// for it, and the retry of a call whose payment failed runs anew.
 func (s *Server) runReserved(w http.ResponseWriter, r *http.Request, scoped, lease string, run Run) {
 	bg := context.WithoutCancel(r.Context())
-	settled := false
+	held := false // by this function; the paywall ends it otherwise
 	defer func() {
-		if !settled {
-			if err := s.cfg.Idempotency.Release(bg, scoped, lease); err != nil {
-				s.log.ErrorContext(bg, s.cfg.Name+": releasing idempotency key", "error", err)
-			}
+		if !held {
+			s.release(bg, scoped, lease)
 		}
 	}()
 	resp := s.execute(r, run)
 	if resp.Status < 500 {
-		if err := s.cfg.Idempotency.Complete(bg, scoped, lease, resp, s.cfg.Now()); err != nil {
-			s.log.ErrorContext(bg, s.cfg.Name+": storing idempotent response", "error", err)
-		} else {
-			settled = true
+		keep := func(paid bool) {
+			if !paid {
+				s.release(bg, scoped, lease)
+				return
+			}
+			if err := s.cfg.Idempotency.Complete(bg, scoped, lease, resp, s.cfg.Now()); err != nil {
+				s.log.ErrorContext(bg, s.cfg.Name+": storing idempotent response", "error", err)
+				s.release(bg, scoped, lease)
+			}
+		}
+		held = infoFrom(r.Context()).paid && x402.AfterSettle(r.Context(), keep)
+		if !held {
+			if err := s.cfg.Idempotency.Complete(bg, scoped, lease, resp, s.cfg.Now()); err != nil {
+				s.log.ErrorContext(bg, s.cfg.Name+": storing idempotent response", "error", err)
+			} else {
+				held = true
+			}
 		}
 	}
 	writeStored(w, resp)
+}
+
+// release forgets the key scoped held under lease.
+func (s *Server) release(ctx context.Context, scoped, lease string) {
+	if err := s.cfg.Idempotency.Release(ctx, scoped, lease); err != nil {
+		s.log.ErrorContext(ctx, s.cfg.Name+": releasing idempotency key", "error", err)
+	}
 }
 
 // waitFor waits until done is closed, or a short while when done is nil

@@ -148,7 +148,9 @@ type Config struct {
 //     Keys are scoped by caller (see [Caller]) and by principal (see
 //     [Principal]) when there is one: one caller never gets another's kept
 //     answer, nor one integration another's behind a shared address. Responses with a 5xx status are not kept,
-//     so a retry after a server failure runs again; a request whose
+//     so a retry after a server failure runs again, and neither is the
+//     response of a paid request whose payment did not settle
+//     (x402.AfterSettle: a failed settlement, a gate's refusal); a request whose
 //     client disconnects is cancelled (503, not kept), and its
 //     reservation is released on a context detached from the client's,
 //     so that its retry runs anew;

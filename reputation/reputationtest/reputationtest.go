@@ -30,6 +30,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) reputation.Store) {
 	t.Run("KeysApart", func(t *testing.T) { testKeysApart(t, newStore(t)) })
 	t.Run("Horizon", func(t *testing.T) { testHorizon(t, newStore(t)) })
 	t.Run("Invalid", func(t *testing.T) { testInvalid(t, newStore(t)) })
+	t.Run("Withdraw", func(t *testing.T) { testWithdraw(t, newStore(t)) })
 	t.Run("Cancelled", func(t *testing.T) { testCancelled(t, newStore(t)) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, newStore(t)) })
 }
@@ -167,7 +168,9 @@ func testInvalid(t *testing.T, s reputation.Store) {
 	}{
 		{"negative session", 0, reputation.Delta{Key: reputation.Key{Session: -1}, Delta: reputation.Record{Right: 1}}},
 		{"kind without operation", 0, reputation.Delta{Key: reputation.Key{Session: 1, Kind: "code"}, Delta: reputation.Record{Right: 1}}},
-		{"negative count", 0, reputation.Delta{Key: reputation.Key{Session: 1}, Delta: reputation.Record{Wrong: -1}}},
+		{"count beyond MaxCount", 0, reputation.Delta{Key: reputation.Key{Session: 1}, Delta: reputation.Record{Wrong: 2 * reputation.MaxCount}}},
+		{"count below -MaxCount", 0, reputation.Delta{Key: reputation.Key{Session: 1}, Delta: reputation.Record{Wrong: -2 * reputation.MaxCount}}},
+		{"horizon beyond MaxCount", 2 * reputation.MaxCount, good},
 		{"NaN count", 0, reputation.Delta{Key: reputation.Key{Session: 1}, Delta: reputation.Record{Right: math.NaN()}}},
 		{"infinite count", 0, reputation.Delta{Key: reputation.Key{Session: 1}, Delta: reputation.Record{Right: math.Inf(1)}}},
 		{"negative horizon", -1, good},
@@ -184,6 +187,22 @@ func testInvalid(t *testing.T, s reputation.Store) {
 	}
 	if _, err := s.Load(ctx, []reputation.Key{{Session: -2}}); !errors.Is(err, reputation.ErrInvalid) {
 		t.Errorf("Load of a negative session: error %v, want ErrInvalid", err)
+	}
+}
+
+// testWithdraw: a negative count withdraws evidence, never below zero,
+// and moving evidence from one count to the other leaves a full record's
+// sum at the horizon.
+func testWithdraw(t *testing.T, s reputation.Store) {
+	k := reputation.Key{Session: 3}
+	mustAdd(t, s, 10, reputation.Delta{Key: k, Delta: reputation.Record{Right: 6, Wrong: 4}})
+	mustAdd(t, s, 10, reputation.Delta{Key: k, Delta: reputation.Record{Right: -4, Wrong: 4}})
+	if diff := cmp.Diff([]reputation.Record{{Right: 2, Wrong: 8}}, mustLoad(t, s, k), tolerance); diff != "" {
+		t.Errorf("after moving 4 from Right to Wrong (-want +got):\n%s", diff)
+	}
+	mustAdd(t, s, 10, reputation.Delta{Key: k, Delta: reputation.Record{Right: -5}})
+	if diff := cmp.Diff([]reputation.Record{{Right: 0, Wrong: 8}}, mustLoad(t, s, k), tolerance); diff != "" {
+		t.Errorf("after withdrawing more than Right holds (-want +got):\n%s", diff)
 	}
 }
 

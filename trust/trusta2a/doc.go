@@ -37,7 +37,10 @@
 // JSON-RPC error "invalid params" (-32602) whose data.error names the
 // member or the text at fault and what is allowed ([InputError]); no task
 // is made. A call that fails ends its task failed, the status message
-// saying why.
+// saying why as the HTTP routes would, with a problem's detail, status
+// and code (also in the message's metadata, "status" and "code"); an
+// error that is not a problem is logged (Config.Logger) and shown only
+// as "internal error (500 internal)".
 //
 // Requests are authenticated by the router's Authenticator; the caller
 // it names owns the call's receipts and alone finds its tasks. The

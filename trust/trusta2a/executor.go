@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 type executor struct {
 	caller trust.Caller
 	router router.Service // nil: no factcheck
+	log    *slog.Logger   // never nil
 }
 
 var _ a2asrv.AgentExecutor = (*executor)(nil)
@@ -30,7 +32,7 @@ var _ a2asrv.AgentExecutor = (*executor)(nil)
 // Execute reads the message, makes its call and writes the answer as the
 // task's artifact and its completed status. A message it cannot read is
 // an "invalid params" error, and no task is made; a call that fails ends
-// the task failed, its status message saying why.
+// the task failed, its status message saying why (see failure).
 func (e *executor) Execute(ctx context.Context, reqCtx *a2asrv.RequestContext, q eventqueue.Queue) error {
 	c, err := fromMessage(reqCtx.Message)
 	if err == nil && c.skill == SkillFactcheck && e.router == nil {
@@ -45,7 +47,10 @@ func (e *executor) Execute(ctx context.Context, reqCtx *a2asrv.RequestContext, q
 		return fmt.Errorf("%w: %s: %s", a2a.ErrInvalidParams, c.skill, problemText(p))
 	}
 	if err != nil {
-		return q.Write(ctx, finished(reqCtx, a2a.TaskStateFailed, c.skill+" failed: "+errorText(err), nil))
+		p := e.failure(ctx, c.skill, err)
+		task := finished(reqCtx, a2a.TaskStateFailed, c.skill+" failed: "+problemText(p), nil)
+		task.Status.Message.Metadata = map[string]any{"status": p.Status, "code": string(p.Code)}
+		return q.Write(ctx, task)
 	}
 	art := &a2a.Artifact{ID: a2a.NewArtifactID(), Name: c.skill, Description: "the answer of " + c.skill + ", as the data part, and its summary",
 		Parts: a2a.ContentParts{a2a.DataPart{Data: answer}, a2a.TextPart{Text: summary}}}
@@ -141,13 +146,24 @@ func problemText(p *problem.Details) string {
 	return fmt.Sprintf("%s (%d %s)", s, p.Status, p.Code)
 }
 
-// errorText is an error's text, a problem's detail when it is one.
-func errorText(err error) string {
+// failure is the problem a failed call's task states, as the HTTP routes
+// answer it: a problem (the trust service's or the router's answer to
+// the caller) as it is, a deadline as 504 timeout, a cancelled call as
+// 503 unavailable. Any other error may carry what a caller must not see
+// (a database's host and user, a remote service's address): it is
+// logged, and the task says only "internal error" (500 internal).
+func (e *executor) failure(ctx context.Context, skill string, err error) *problem.Details {
 	var p *problem.Details
-	if errors.As(err, &p) {
-		return problemText(p)
+	switch {
+	case errors.As(err, &p) && p.Status >= 400 && p.Status <= 599:
+		return p
+	case errors.Is(err, context.DeadlineExceeded):
+		return problem.New(http.StatusGatewayTimeout, problem.CodeTimeout, "the call did not finish in time")
+	case errors.Is(err, context.Canceled):
+		return problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, "the call was cancelled")
 	}
-	return err.Error()
+	e.log.ErrorContext(ctx, "trusta2a: call failed", "skill", skill, "error", err)
+	return problem.New(http.StatusInternalServerError, problem.CodeInternal, "internal error")
 }
 
 func trustSummary(r *trust.Response) string {

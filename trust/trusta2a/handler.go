@@ -1,7 +1,9 @@
 package trusta2a
 
 import (
+	"cmp"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -35,18 +37,34 @@ type Config struct {
 	// Nil serves every request as trust.DefaultCaller, for a host that
 	// authenticates in front of the handler.
 	Authenticator router.Authenticator
-	// MaxTasks is how many tasks are kept for tasks/get, the oldest
-	// forgotten first; 0 means [DefaultMaxTasks].
-	MaxTasks int
+	// MaxTasks bounds the tasks kept for tasks/get, all callers
+	// together; 0 means [DefaultMaxTasks]. MaxTasksPerCaller bounds those
+	// of one caller (the name the Authenticator gives); 0 means
+	// [DefaultMaxTasksPerCaller]. MaxTaskBytes bounds the bytes they take
+	// (their JSON, and about 200 bytes a task for the rest), all callers
+	// together; 0 means [DefaultMaxTaskBytes].
+	//
+	// A caller at its own bound forgets its own oldest task. When the
+	// store is full, the oldest task of the caller holding the most is
+	// forgotten: the most tasks when there are too many, the most bytes
+	// when they take too much. So one caller's calls never evict the
+	// tasks of a caller that holds fewer (or fewer bytes) than it does.
+	// The task just saved is never the one forgotten.
+	MaxTasks          int
+	MaxTasksPerCaller int
+	MaxTaskBytes      int64
 	// MaxBodyBytes bounds a request's body; 0 means [DefaultMaxBodyBytes].
 	MaxBodyBytes int64
-	// Logger receives the SDK's log; nil is silent.
+	// Logger receives the SDK's log, and the internal errors of failed
+	// calls, which a caller sees only as "internal error" (500
+	// internal); nil is silent.
 	Logger *slog.Logger
 }
 
 // NewHandler returns the A2A JSON-RPC endpoint of cfg, to serve at the
 // agent card's url: message/send and tasks/get (and tasks/cancel) on the
-// official A2A Go SDK. It fails when cfg.Caller is nil.
+// official A2A Go SDK. It fails when cfg.Caller is nil or a bound of
+// cfg is negative.
 //
 // Before the SDK reads a request, the handler authenticates it and names
 // its caller, and continues the caller's trace: a W3C traceparent header
@@ -56,9 +74,17 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if cfg.Caller == nil {
 		return nil, errors.New("trusta2a: Config.Caller is nil")
 	}
-	if cfg.MaxTasks <= 0 {
-		cfg.MaxTasks = DefaultMaxTasks
+	switch {
+	case cfg.MaxTasks < 0:
+		return nil, fmt.Errorf("trusta2a: Config.MaxTasks %d is negative", cfg.MaxTasks)
+	case cfg.MaxTasksPerCaller < 0:
+		return nil, fmt.Errorf("trusta2a: Config.MaxTasksPerCaller %d is negative", cfg.MaxTasksPerCaller)
+	case cfg.MaxTaskBytes < 0:
+		return nil, fmt.Errorf("trusta2a: Config.MaxTaskBytes %d is negative", cfg.MaxTaskBytes)
 	}
+	cfg.MaxTasks = cmp.Or(cfg.MaxTasks, DefaultMaxTasks)
+	cfg.MaxTasksPerCaller = cmp.Or(cfg.MaxTasksPerCaller, DefaultMaxTasksPerCaller)
+	cfg.MaxTaskBytes = cmp.Or(cfg.MaxTaskBytes, DefaultMaxTaskBytes)
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -66,8 +92,8 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	rh := a2asrv.NewHandler(&executor{caller: cfg.Caller, router: cfg.Router},
-		a2asrv.WithTaskStore(newTaskStore(cfg.MaxTasks)), a2asrv.WithLogger(log))
+	rh := a2asrv.NewHandler(&executor{caller: cfg.Caller, router: cfg.Router, log: log},
+		a2asrv.WithTaskStore(newTaskStore(cfg.MaxTasks, cfg.MaxTasksPerCaller, cfg.MaxTaskBytes)), a2asrv.WithLogger(log))
 	return &handler{cfg: cfg, rpc: a2asrv.NewJSONRPCHandler(rh)}, nil
 }
 

@@ -244,6 +244,56 @@ func TestMaxTasks(t *testing.T) {
 	}
 }
 
+// TestMaxTasks_callersKeepTheirTasks: one caller's calls never evict
+// another caller's task. A full store forgets the oldest task of the
+// caller holding the most, and a caller at its own bound
+// (MaxTasksPerCaller) forgets its own oldest.
+func TestMaxTasks_callersKeepTheirTasks(t *testing.T) {
+	f := newFixture(t, trusta2a.Config{MaxTasks: 3})
+	demo, acme := f.client(t, "demo-key", nil), f.client(t, "acme-key", nil)
+	sendN := func(c *a2aclient.Client, n int) []a2a.TaskID {
+		var ids []a2a.TaskID
+		for range n {
+			task, err := send(t, c, a2a.TextPart{Text: `Validate the claimed result "17 * 3 = 51" with policy fast`})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, task.ID)
+		}
+		return ids
+	}
+	kept := func(c *a2aclient.Client, ids []a2a.TaskID) []bool {
+		var got []bool
+		for _, id := range ids {
+			_, err := c.GetTask(context.Background(), &a2a.TaskQueryParams{ID: id})
+			if err != nil && !errors.Is(err, a2a.ErrTaskNotFound) {
+				t.Fatal(err)
+			}
+			got = append(got, err == nil)
+		}
+		return got
+	}
+	demoIDs := sendN(demo, 1)
+	acmeIDs := sendN(acme, 5)
+	if diff := cmp.Diff([]bool{true}, kept(demo, demoIDs)); diff != "" {
+		t.Errorf("demo's task after acme's 5 calls in a store of 3 (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]bool{false, false, false, true, true}, kept(acme, acmeIDs)); diff != "" {
+		t.Errorf("acme's tasks (-want +got):\n%s", diff)
+	}
+
+	f = newFixture(t, trusta2a.Config{MaxTasks: 10, MaxTasksPerCaller: 2})
+	demo, acme = f.client(t, "demo-key", nil), f.client(t, "acme-key", nil)
+	demoIDs = sendN(demo, 2)
+	acmeIDs = sendN(acme, 3)
+	if diff := cmp.Diff([]bool{true, true}, kept(demo, demoIDs)); diff != "" {
+		t.Errorf("demo's tasks (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]bool{false, true, true}, kept(acme, acmeIDs)); diff != "" {
+		t.Errorf("acme's tasks beyond MaxTasksPerCaller 2 (-want +got):\n%s", diff)
+	}
+}
+
 func TestUnauthorized(t *testing.T) {
 	f := newFixture(t, trusta2a.Config{})
 	body := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"Is it true that 1 * 1 = 1?"}]}}}`
@@ -294,6 +344,18 @@ func TestNewHandler_noCaller(t *testing.T) {
 	}
 }
 
+func TestNewHandler_negativeBounds(t *testing.T) {
+	for field, cfg := range map[string]trusta2a.Config{
+		"MaxTasks":          {Caller: failing{}, MaxTasks: -1},
+		"MaxTasksPerCaller": {Caller: failing{}, MaxTasksPerCaller: -1},
+		"MaxTaskBytes":      {Caller: failing{}, MaxTaskBytes: -1},
+	} {
+		if _, err := trusta2a.NewHandler(cfg); err == nil || !strings.Contains(err.Error(), "Config."+field) {
+			t.Errorf("NewHandler with a negative %s: %v, want an error naming it", field, err)
+		}
+	}
+}
+
 // failing is a trust service whose every call fails: with a problem of
 // status code, or with a plain error when code is 0.
 type failing struct{ code int }
@@ -306,14 +368,16 @@ func (f failing) Call(context.Context, *trust.Request) (*trust.Response, error) 
 }
 
 // TestMessageSend_callFails ends the task failed, saying why, when the
-// call fails; a refusal of the request (4xx) is invalid params.
+// call fails: a problem's detail and code, or "internal error" for an
+// error that is not a problem; a refusal of the request (4xx) is invalid
+// params.
 func TestMessageSend_callFails(t *testing.T) {
 	for _, tt := range []struct {
 		code  int
 		state a2a.TaskState
 		want  string
 	}{
-		{0, a2a.TaskStateFailed, "validate_claim failed: no worker answered"},
+		{0, a2a.TaskStateFailed, "validate_claim failed: internal error (500 internal)"}, // logged, not shown
 		{http.StatusBadGateway, a2a.TaskStateFailed, "validate_claim failed: the workers are unreachable (502 bad_gateway)"},
 		{http.StatusUnprocessableEntity, "", "invalid params: validate_claim: the workers are unreachable (422 bad_gateway)"},
 	} {

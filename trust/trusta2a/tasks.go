@@ -1,6 +1,8 @@
 package trusta2a
 
 import (
+	"container/heap"
+	"container/list"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,9 +13,21 @@ import (
 	"github.com/vouchkit/vouch/trust"
 )
 
-// DefaultMaxTasks is how many tasks the agent keeps for tasks/get when
-// Config.MaxTasks is 0.
-const DefaultMaxTasks = 10000
+// Bounds of the tasks the agent keeps for tasks/get, when the fields of
+// Config that name them are 0.
+const (
+	// DefaultMaxTasks bounds the tasks kept, all callers together.
+	DefaultMaxTasks = 10000
+	// DefaultMaxTasksPerCaller bounds the tasks kept for one caller.
+	DefaultMaxTasksPerCaller = 1000
+	// DefaultMaxTaskBytes bounds the bytes of the tasks kept, all
+	// callers together.
+	DefaultMaxTaskBytes = 32 << 20
+)
+
+// taskOverhead is about what a kept task costs beyond its JSON, its
+// caller and its id: its list element, its map slot and their headers.
+const taskOverhead = 200
 
 // taskKey names a task of one caller.
 type taskKey struct {
@@ -22,19 +36,77 @@ type taskKey struct {
 }
 
 // taskStore keeps each caller's tasks apart, as the JSON the SDK writes
-// (a deep copy no later change reaches), and at most max tasks in all:
-// the oldest task is forgotten first. It implements a2asrv.TaskStore; the
-// caller is trust.CallerFrom of the context, so a task is found only by
-// the caller that made it.
+// (a deep copy no later change reaches), bounded in tasks (max), tasks
+// per caller (perCaller) and bytes (maxBytes). A caller at its own bound
+// forgets its own oldest task; when the store is full, the oldest task of
+// the caller holding the most is forgotten (the most tasks when there are
+// too many, the most bytes when they take too much), so one caller's
+// calls evict another's tasks only when that caller holds more. It
+// implements a2asrv.TaskStore; the caller is trust.CallerFrom of the
+// context, so a task is found only by the caller that made it.
 type taskStore struct {
-	max   int
-	mu    sync.Mutex
-	tasks map[taskKey][]byte
-	order []taskKey // by first save, oldest first
+	max, perCaller int
+	maxBytes       int64
+
+	mu      sync.Mutex
+	tasks   map[taskKey]*list.Element // of *keptTask
+	callers map[string]*callerTasks
+	byCount callerRank // the caller holding the most tasks first
+	byBytes callerRank // the caller holding the most bytes first
+	bytes   int64
 }
 
-func newTaskStore(max int) *taskStore {
-	return &taskStore{max: max, tasks: map[taskKey][]byte{}}
+// keptTask is a task kept for tasks/get.
+type keptTask struct {
+	key  taskKey
+	raw  []byte
+	size int64
+}
+
+// callerTasks holds the tasks of one caller, oldest first.
+type callerTasks struct {
+	caller string
+	tasks  list.List // of *keptTask
+	bytes  int64
+	at     [2]int // index in byCount and byBytes
+}
+
+// callerRank orders callers by the tasks they hold (rank 0) or their
+// bytes (rank 1), the most first, so that finding the caller holding the
+// most costs nothing and keeping the order costs O(log callers) per task
+// added or removed (container/heap).
+type callerRank struct {
+	rank    int
+	callers []*callerTasks
+}
+
+func (r *callerRank) Len() int { return len(r.callers) }
+func (r *callerRank) Less(i, j int) bool {
+	a, b := r.callers[i], r.callers[j]
+	if r.rank == 0 {
+		return a.tasks.Len() > b.tasks.Len()
+	}
+	return a.bytes > b.bytes
+}
+func (r *callerRank) Swap(i, j int) {
+	r.callers[i], r.callers[j] = r.callers[j], r.callers[i]
+	r.callers[i].at[r.rank], r.callers[j].at[r.rank] = i, j
+}
+func (r *callerRank) Push(x any) {
+	c := x.(*callerTasks)
+	c.at[r.rank] = len(r.callers)
+	r.callers = append(r.callers, c)
+}
+func (r *callerRank) Pop() any {
+	c := r.callers[len(r.callers)-1]
+	r.callers = r.callers[:len(r.callers)-1]
+	return c
+}
+
+func newTaskStore(max, perCaller int, maxBytes int64) *taskStore {
+	return &taskStore{max: max, perCaller: perCaller, maxBytes: maxBytes,
+		tasks: map[taskKey]*list.Element{}, callers: map[string]*callerTasks{},
+		byCount: callerRank{rank: 0}, byBytes: callerRank{rank: 1}}
 }
 
 // Save stores task for the caller of ctx.
@@ -44,26 +116,92 @@ func (s *taskStore) Save(ctx context.Context, task *a2a.Task) error {
 		return err
 	}
 	k := taskKey{trust.CallerFrom(ctx), task.ID}
+	size := int64(len(raw)+len(k.caller)+len(k.id)) + taskOverhead
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.tasks[k]; !ok {
-		s.order = append(s.order, k)
-		for len(s.order) > s.max {
-			delete(s.tasks, s.order[0])
-			s.order = s.order[1:]
-		}
+	c := s.callers[k.caller]
+	if el, ok := s.tasks[k]; ok { // a task saved again keeps its age
+		kt := el.Value.(*keptTask)
+		s.resize(c, size-kt.size)
+		kt.raw, kt.size = raw, size
+		s.makeRoom(k)
+		return nil
 	}
-	s.tasks[k] = raw
+	if c == nil {
+		c = &callerTasks{caller: k.caller}
+		s.callers[k.caller] = c
+		heap.Push(&s.byCount, c)
+		heap.Push(&s.byBytes, c)
+	}
+	s.tasks[k] = c.tasks.PushBack(&keptTask{key: k, raw: raw, size: size})
+	s.resize(c, size)
+	s.makeRoom(k)
 	return nil
+}
+
+// resize counts grow more bytes (or fewer, when negative) for c, whose
+// tasks have changed, and puts c back in its ranks.
+func (s *taskStore) resize(c *callerTasks, grow int64) {
+	c.bytes += grow
+	s.bytes += grow
+	heap.Fix(&s.byCount, c.at[0])
+	heap.Fix(&s.byBytes, c.at[1])
+}
+
+// makeRoom forgets tasks until the store is within its bounds, never the
+// task k just saved: the oldest of k's caller while it is beyond its own
+// bound, then the oldest of the caller holding the most (the next caller
+// when that is k's caller holding k alone). The store exceeds maxBytes
+// only when k alone does.
+func (s *taskStore) makeRoom(k taskKey) {
+	own := s.callers[k.caller]
+	for own.tasks.Len() > s.perCaller {
+		s.forgetOldest(own, k)
+	}
+	for len(s.tasks) > 1 && (len(s.tasks) > s.max || s.bytes > s.maxBytes) {
+		r := &s.byBytes
+		if len(s.tasks) > s.max {
+			r = &s.byCount
+		}
+		c := r.callers[0]
+		if c == own && own.tasks.Len() == 1 { // another caller holds a task: the next in r
+			c = r.callers[1]
+			if len(r.callers) > 2 && r.Less(2, 1) {
+				c = r.callers[2]
+			}
+		}
+		s.forgetOldest(c, k)
+	}
+}
+
+// forgetOldest forgets the oldest task of c other than k; c holds one.
+func (s *taskStore) forgetOldest(c *callerTasks, k taskKey) {
+	el := c.tasks.Front()
+	if el.Value.(*keptTask).key == k {
+		el = el.Next()
+	}
+	kt := c.tasks.Remove(el).(*keptTask)
+	delete(s.tasks, kt.key)
+	if c.tasks.Len() > 0 {
+		s.resize(c, -kt.size)
+		return
+	}
+	delete(s.callers, c.caller)
+	heap.Remove(&s.byCount, c.at[0])
+	heap.Remove(&s.byBytes, c.at[1])
+	s.bytes -= kt.size
 }
 
 // Get returns the task id of the caller of ctx, or an error wrapping
 // a2a.ErrTaskNotFound.
 func (s *taskStore) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
 	s.mu.Lock()
-	raw, ok := s.tasks[taskKey{trust.CallerFrom(ctx), id}]
+	var raw []byte
+	if el, ok := s.tasks[taskKey{trust.CallerFrom(ctx), id}]; ok {
+		raw = el.Value.(*keptTask).raw
+	}
 	s.mu.Unlock()
-	if !ok {
+	if raw == nil {
 		return nil, fmt.Errorf("no task %q of this caller: unknown, or forgotten: %w", id, a2a.ErrTaskNotFound)
 	}
 	var task a2a.Task

@@ -61,6 +61,7 @@ type DelegateTaskArgs struct {
 	Input     json.RawMessage `json:"input,omitempty" jsonschema:"the task's input: a string or a JSON object; objective or input (or both) is required"`
 	Policy    string          `json:"policy,omitempty" jsonschema:"the trust tier: fast (1 run), safe (3 runs, the default), oracle (5 runs), adaptive (at most 5 runs, stopping once the pooled runs settle it)"`
 	Receipt   string          `json:"receipt,omitempty" jsonschema:"none (the default), inline or detached"`
+	Agreement string          `json:"agreement,omitempty" jsonschema:"when the runs' answers agree: exact (the default: equal answers) or judged (one session answers and the others judge its answer, for free text no two models word alike)"`
 }
 
 // ArbitrateArgs are the arguments of arbitrate: each field is the argument its
@@ -165,7 +166,17 @@ func (a *DelegateTaskArgs) request() (*trust.Request, error) {
 	} else if a.Objective != "" {
 		task.Spec, _ = json.Marshal(a.Objective)
 	}
-	return build(trust.ModeDelegation, input, a.Policy, a.Receipt, task)
+	agreement := trust.Agreement(a.Agreement)
+	switch agreement {
+	case "", trust.AgreementExact, trust.AgreementJudged:
+	default:
+		return nil, &ArgumentError{Argument: "agreement", Message: fmt.Sprintf("must be exact or judged, not %q", a.Agreement)}
+	}
+	req, err := build(trust.ModeDelegation, input, a.Policy, a.Receipt, task)
+	if err == nil && agreement != "" {
+		req.Delegation = &trust.DelegationOptions{Agreement: agreement}
+	}
+	return req, err
 }
 
 // request builds the trust request of arbitrate.

@@ -9,7 +9,8 @@
 //
 //	tool            arguments                                         answers
 //	validate_claim  input, claimed_result, spec, policy, receipt      the trust response (trust.Response)
-//	delegate_task   objective and/or input, policy, receipt           the trust response of a delegation
+//	delegate_task   objective and/or input, policy, receipt,          the trust response of a delegation
+//	                agreement (exact or judged)
 //	arbitrate       input, claimed_result, spec, dispute_context,     SELLER_VALID, SELLER_INVALID or
 //	                policy, receipt                                   INCONCLUSIVE, with evidence
 //	factcheck       claim, mode, replicas                             router.FactcheckResponse
@@ -74,7 +75,10 @@
 // settlement in the result's _meta["x402/payment-response"]. The payment
 // names the call it paid for: a retry with the same payment, tool and
 // arguments gets the kept result and the first settlement (see
-// [AnswerStore]), any other use of it is refused as already used.
+// [AnswerStore]), any other use of it is refused as already used. A
+// tool priced with an "upto" offer reports what it used with
+// x402.ReportUsage, as an HTTP handler does, and only that is settled (a
+// tool that reports nothing settles the authorized maximum).
 //
 // The terms are in content[0].text only, not in structuredContent. The
 // transport requires the text and makes structuredContent optional, and

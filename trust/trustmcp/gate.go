@@ -112,7 +112,10 @@ func (pw *paywall) check(ctx context.Context, call *mcp.CallToolRequest, result 
 }
 
 // refusedKey is where a payment's refusal is kept in the answer store.
-func refusedKey(key string) string { return key + "#refused" }
+func refusedKey(key string) string { return key + refusedSuffix }
+
+// refusedSuffix ends the key of a refusal in the answer store.
+const refusedSuffix = "#refused"
 
 // keepRefusal keeps the refusal of the payment under key, so that a retry
 // gets it again.

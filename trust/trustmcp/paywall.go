@@ -1,6 +1,7 @@
 package trustmcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,6 +53,18 @@ type PaywallConfig struct {
 	// SettleTimeout bounds the facilitator's Settle call; zero means
 	// x402.DefaultSettleTimeout.
 	SettleTimeout time.Duration
+	// MaxValidity is the longest an authorization may stay valid after
+	// it arrives (its validBefore, or a Permit2 deadline); zero means an
+	// hour, as for x402.Middleware. A longer one is refused (reason
+	// authorization_validity_too_long) before anything is kept of it: the
+	// Paywall remembers a payment and what it bought for as long as the
+	// payment can pay, and so never longer than this, whatever the payer
+	// signs. Each offer's maxTimeoutSeconds, the validity the official
+	// clients sign, must not exceed it, and a MemoryAnswers given as
+	// Answers must keep results at least as long (its MaxRetention); the
+	// one the Paywall makes when Answers is nil does. Give the same value
+	// to the x402.Middleware whose Replay store the Paywall shares.
+	MaxValidity time.Duration
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 	// Logger records verifications and settlements; nil is silent.
@@ -70,9 +83,11 @@ type PaywallConfig struct {
 //
 //   - A call without _meta["x402/payment"], or with a payment that does
 //     not decode, matches none of the tool's offers, was already used,
-//     carries an EIP-3009 authorization that expires before the tool's
-//     time budget and the settlement can end (reason
-//     authorization_validity_too_short), or that the facilitator rejects,
+//     carries an authorization that expires before the tool's time
+//     budget and the settlement can end (reason
+//     authorization_validity_too_short) or stays valid for longer than
+//     the Paywall remembers payments (PaywallConfig.MaxValidity, reason
+//     authorization_validity_too_long), or that the facilitator rejects,
 //     is answered with a tool result whose isError is set and whose
 //     content[0].text is {"x402/error":{"code":402,"message":...,"data":<terms>}},
 //     the terms being the version 2 PaymentRequired (resource
@@ -87,9 +102,17 @@ type PaywallConfig struct {
 //     by SettleTimeout, and the result carries the settlement in
 //     _meta["x402/payment-response"]; a failed settlement is answered with
 //     the terms, with the failed settlement as their
-//     "x402/payment-response", instead of the tool's result. A price with SettleBefore settles first and runs
-//     the tool only when that succeeded; the payer then pays even when the
-//     tool fails.
+//     "x402/payment-response", instead of the tool's result. A price
+//     with SettleBefore settles first and runs the tool only when that
+//     succeeded; the payer then pays even when the tool fails.
+//   - A payment of an "upto" offer settles what the tool used: the tool
+//     reports it with x402.ReportUsage on the context it was given, as an
+//     HTTP handler behind x402.Middleware does (the Paywall puts an
+//     x402.UsageMeter there), and the settlement in
+//     _meta["x402/payment-response"] reports it in its extensions
+//     (x402.UsageFromSettlement). A tool that reports nothing settles the
+//     whole authorized maximum, as x402.Middleware settles a handler that
+//     reports nothing.
 //
 // A payment is accepted once (see x402.ReplayStore), and the payment
 // itself names the call it paid for: the tool, its arguments (as
@@ -115,8 +138,13 @@ type PaywallConfig struct {
 // same refusal. Other methods, and tools without a price, pass through.
 // Paywall fails when the configuration is unusable: no facilitator, no
 // prices, a price without offers, a negative time budget or settle
-// timeout, or an offer whose maxTimeoutSeconds is shorter than the time an
-// authorization must stay valid.
+// timeout, an offer whose maxTimeoutSeconds is shorter than the time an
+// authorization must stay valid or longer than MaxValidity, a negative
+// MaxValidity, a MemoryAnswers that keeps results for less than
+// MaxValidity, an "upto" offer whose amount does not parse, a gate that
+// is nil or on a tool without a price, or a price with SettleBefore on a
+// tool that has a gate or an "upto" offer (as x402.Middleware refuses
+// them on a route: both settle after the tool).
 func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 	if cfg.Facilitator == nil {
 		return nil, errors.New("trustmcp: PaywallConfig.Facilitator is nil")
@@ -130,6 +158,23 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 	case cfg.SettleTimeout == 0:
 		cfg.SettleTimeout = x402.DefaultSettleTimeout
 	}
+	switch {
+	case cfg.MaxValidity < 0:
+		return nil, fmt.Errorf("trustmcp: PaywallConfig.MaxValidity %s is negative", cfg.MaxValidity)
+	case cfg.MaxValidity == 0:
+		cfg.MaxValidity = x402.DefaultMaxValidity
+	}
+	if r, ok := cfg.Replay.(*x402.MemoryReplay); ok && cmp.Or(r.MaxRetention, x402.DefaultMaxValidity) < cfg.MaxValidity {
+		return nil, fmt.Errorf("trustmcp: the MemoryReplay keeps a proof %s, less than PaywallConfig.MaxValidity %s: set its MaxRetention", cmp.Or(r.MaxRetention, x402.DefaultMaxValidity), cfg.MaxValidity)
+	}
+	if a, ok := cfg.Answers.(*MemoryAnswers); ok && a.retention() < cfg.MaxValidity {
+		return nil, fmt.Errorf("trustmcp: the MemoryAnswers keeps a result %s, less than PaywallConfig.MaxValidity %s: set its MaxRetention", a.retention(), cfg.MaxValidity)
+	}
+	for name, g := range cfg.Gates {
+		if _, ok := cfg.Prices[name]; !ok || g == nil {
+			return nil, fmt.Errorf("trustmcp: PaywallConfig.Gates[%q]: a gate must be a function on a priced tool, or it never runs", name)
+		}
+	}
 	for name, p := range cfg.Prices {
 		if len(p.Accepts) == 0 {
 			return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q] accepts no payment", name)
@@ -137,8 +182,29 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 		if p.TimeBudget < 0 {
 			return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: time budget %s is negative", name, p.TimeBudget)
 		}
+		if p.SettleBefore {
+			// As x402.Middleware: what settles before the tool runs
+			// cannot wait for a check of its result or for its usage.
+			if cfg.Gates[name] != nil {
+				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: a gated tool settles after its gate passes the result, so it cannot settle before the tool runs (SettleBefore)", name)
+			}
+			for i, o := range p.Accepts {
+				if o.Scheme == x402.SchemeUpto {
+					return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: an %q offer settles the amount used, so its tool cannot settle before it runs (SettleBefore)", name, i, x402.SchemeUpto)
+				}
+			}
+		}
 		need := validity(p, cfg.SettleTimeout)
 		for i, o := range p.Accepts {
+			if _, err := x402.ParseAmount(o.Amount); err != nil && o.Scheme == x402.SchemeUpto {
+				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: %w", name, i, err)
+			}
+			// A payment of any other payload is remembered for the
+			// offer's timeout, at least a minute (x402.ReplayKey).
+			if time.Duration(max(o.MaxTimeoutSeconds, 60))*time.Second > cfg.MaxValidity {
+				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: maxTimeoutSeconds %d is longer than PaywallConfig.MaxValidity %s, the longest the Paywall remembers a payment",
+					name, i, o.MaxTimeoutSeconds, cfg.MaxValidity)
+			}
 			if time.Duration(o.MaxTimeoutSeconds)*time.Second < need {
 				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: maxTimeoutSeconds %d is shorter than the %s an authorization must stay valid (time budget and settlement)",
 					name, i, o.MaxTimeoutSeconds, need)
@@ -149,10 +215,10 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 		tel: x402.NewPaymentTelemetry("mcp", cfg.TracerProvider, cfg.MeterProvider)}
 	pw.cfg.Facilitator = pw.tel.Facilitator(answering{cfg.Facilitator})
 	if pw.replay == nil {
-		pw.replay = &x402.MemoryReplay{}
+		pw.replay = &x402.MemoryReplay{MaxRetention: cfg.MaxValidity}
 	}
 	if pw.answers == nil {
-		pw.answers = &MemoryAnswers{}
+		pw.answers = &MemoryAnswers{MaxRetention: cfg.MaxValidity}
 	}
 	if pw.log == nil {
 		pw.log = slog.New(slog.DiscardHandler)
@@ -229,6 +295,12 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 	}
 	now := pw.now()
 	key, until := x402.ReplayKey(p, offer, now)
+	if limit := now.Add(pw.cfg.MaxValidity); until.After(limit) {
+		// Refused before it is reserved: its record would have to outlive
+		// what the stores keep.
+		return pw.refuse(price, res, fmt.Sprintf("%s: the authorization may stay valid for at most %s: validBefore %d is after %d",
+			reasonValidityTooLong, pw.cfg.MaxValidity, until.Unix(), limit.Unix()), nil), nil
+	}
 	paid := paidCall(call, p)
 	fl, first := pw.startFlight(key, paid)
 	for !first {
@@ -278,7 +350,8 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 		return pw.refuse(price, res, joinReason(vr.InvalidReason, vr.InvalidMessage), nil), nil
 	}
 
-	work, cancel := context.WithTimeout(ctx, timeBudget(price))
+	metered, meter := x402.MeterUsage(ctx, offer)
+	work, cancel := context.WithTimeout(metered, timeBudget(price))
 	defer cancel()
 	var sr *x402.SettleResponse
 	if price.SettleBefore {
@@ -300,12 +373,17 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 			return ctr, nil
 		}
 		settled = true // from here on the payment stays used, whatever the outcome
+		// The usage of an "upto" payment is the tool's to report.
+		charged, usage := meter.Charge()
 		if refusal := pw.check(work, call, ctr); refusal != nil {
 			pw.keepRefusal(ctx, key, until, refusal)
 			return refusal, nil
 		}
-		if sr = pw.settle(ctx, name, p, offer, vr.Payer); !sr.Success {
+		if sr = pw.settle(ctx, name, p, charged, vr.Payer); !sr.Success {
 			return pw.refuse(price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr), nil
+		}
+		if usage != nil {
+			sr.SetUsage(*usage)
 		}
 	}
 	pw.keep(ctx, key, paid, until, ctr, sr)
@@ -315,6 +393,10 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 	ctr.Meta[MetaPaymentResponse] = sr
 	return ctr, nil
 }
+
+// reasonValidityTooLong is the reason of the terms for an authorization
+// valid for longer than the Paywall remembers payments (MaxValidity).
+const reasonValidityTooLong = "authorization_validity_too_long"
 
 // answering is a Facilitator that never answers nil without an error.
 type answering struct{ x402.Facilitator }

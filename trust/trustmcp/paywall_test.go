@@ -165,16 +165,52 @@ func TestPaywall_config(t *testing.T) {
 	offer, _ := evm.USDC("base-sepolia", "0x000000000000000000000000000000000000dEaD", "$0.005")
 	short := offer
 	short.MaxTimeoutSeconds = 10
+	badUpto, _ := evm.UptoUSDC("base-sepolia", "0x000000000000000000000000000000000000dEaD", "$0.005", evm.OfflineFacilitatorAddress)
+	badUpto.Amount = "5e3"
 	for _, cfg := range []trustmcp.PaywallConfig{
 		{Prices: map[string]x402.Price{"validate_claim": {Accepts: []x402.PaymentRequirements{offer}}}},
 		{Facilitator: &evm.Facilitator{}},
 		{Facilitator: &evm.Facilitator{}, Prices: map[string]x402.Price{"validate_claim": {}}},
 		{Facilitator: &evm.Facilitator{}, Prices: map[string]x402.Price{"validate_claim": {Accepts: []x402.PaymentRequirements{short}}}},
+		{Facilitator: &evm.Facilitator{}, Prices: map[string]x402.Price{"validate_claim": {Accepts: []x402.PaymentRequirements{badUpto}}}},
 		{Facilitator: &evm.Facilitator{}, Prices: map[string]x402.Price{"validate_claim": {Accepts: []x402.PaymentRequirements{offer}, TimeBudget: -time.Second}}},
 		{Facilitator: &evm.Facilitator{}, Prices: map[string]x402.Price{"validate_claim": {Accepts: []x402.PaymentRequirements{offer}}}, SettleTimeout: -time.Second},
 	} {
 		if _, err := trustmcp.Paywall(cfg); err == nil {
 			t.Errorf("Paywall(%+v) succeeded", cfg)
+		}
+	}
+}
+
+// A tool that settles before it runs cannot have its result checked
+// first: the Paywall refuses a gate on such a tool, and an "upto" offer
+// on it (which settles what the tool used), as x402.Middleware refuses
+// both on a route, naming the tool. A gate that would never run (nil, or
+// on a tool without a price) is refused too.
+func TestPaywall_configSettleBefore(t *testing.T) {
+	exact, _ := evm.USDC("base-sepolia", "0x000000000000000000000000000000000000dEaD", "$0.005")
+	upto, _ := evm.UptoUSDC("base-sepolia", "0x000000000000000000000000000000000000dEaD", "$0.005", evm.OfflineFacilitatorAddress)
+	pass := func(context.Context, *mcp.CallToolRequest, *mcp.CallToolResult) *mcp.CallToolResult { return nil }
+	price := map[string]x402.Price{"arbitrate": {Accepts: []x402.PaymentRequirements{exact}}}
+	for name, cfg := range map[string]trustmcp.PaywallConfig{
+		"unpriced": {Facilitator: &evm.Facilitator{}, Prices: price, Gates: map[string]trustmcp.ToolGate{"validate_claim": pass}},
+		"nil":      {Facilitator: &evm.Facilitator{}, Prices: price, Gates: map[string]trustmcp.ToolGate{"arbitrate": nil}},
+	} {
+		_, err := trustmcp.Paywall(cfg)
+		if err == nil || !strings.Contains(err.Error(), "PaywallConfig.Gates[") {
+			t.Errorf("%s gate: Paywall = %v, want an error naming the gate", name, err)
+		}
+	}
+	for name, cfg := range map[string]trustmcp.PaywallConfig{
+		"gate": {Facilitator: &evm.Facilitator{},
+			Prices: map[string]x402.Price{"arbitrate": {Accepts: []x402.PaymentRequirements{exact}, SettleBefore: true}},
+			Gates:  map[string]trustmcp.ToolGate{"arbitrate": pass}},
+		"upto": {Facilitator: &evm.Facilitator{},
+			Prices: map[string]x402.Price{"arbitrate": {Accepts: []x402.PaymentRequirements{upto}, SettleBefore: true}}},
+	} {
+		_, err := trustmcp.Paywall(cfg)
+		if err == nil || !strings.Contains(err.Error(), `"arbitrate"`) || !strings.Contains(err.Error(), "SettleBefore") {
+			t.Errorf("%s: Paywall = %v, want an error naming the tool and SettleBefore", name, err)
 		}
 	}
 }

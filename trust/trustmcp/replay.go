@@ -2,13 +2,17 @@ package trustmcp
 
 import (
 	"bytes"
+	"cmp"
+	"container/list"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,57 +44,140 @@ type AnswerStore interface {
 	Answer(ctx context.Context, key string, now time.Time) ([]byte, bool, error)
 }
 
+// Bounds of a [MemoryAnswers] whose members are zero.
+const (
+	// DefaultAnswersMaxEntries bounds the results kept.
+	DefaultAnswersMaxEntries = 10_000
+	// DefaultAnswersMaxBytes bounds the bytes of the results kept.
+	DefaultAnswersMaxBytes = 32 << 20
+)
+
+// answerOverhead is about what a kept result costs beyond its key and
+// JSON: its list element, its map slot and their headers.
+const answerOverhead = 150
+
 // MemoryAnswers is an AnswerStore in memory, for one server process.
-// Its zero value is ready to use. Expired answers are dropped as new ones
-// arrive.
+// Its zero value is ready to use with the default bounds; it must not be
+// copied after first use.
+//
+// It never keeps a result longer than MaxRetention, whatever the time
+// Keep is asked to keep it until (Paywall refuses an authorization valid
+// for longer than its MaxValidity, and a MemoryAnswers that would forget
+// sooner, so that a retry never outlives what is kept of its payment). Beyond MaxEntries results or MaxBytes
+// bytes, the oldest refusals of gated tools ([ToolGate]) are forgotten
+// first, then the oldest results; a retry of a payment whose result was
+// forgotten is refused as already used, and never charged again.
+// Expired results are dropped as new ones arrive.
 type MemoryAnswers struct {
-	mu        sync.Mutex
-	answers   map[string]keptAnswer
-	pruneSize int // prune when len(answers) reaches it
+	// MaxEntries bounds the results kept; zero means
+	// DefaultAnswersMaxEntries. Set it before first use.
+	MaxEntries int
+	// MaxBytes bounds the bytes of the results kept (their keys and JSON,
+	// and about 150 bytes a result for the rest); zero means
+	// DefaultAnswersMaxBytes. A larger result is not kept: Keep fails.
+	// Set it before first use.
+	MaxBytes int64
+	// MaxRetention is the longest a result is kept; zero means an hour,
+	// the default of PaywallConfig.MaxValidity. Set it before first use.
+	MaxRetention time.Duration
+
+	mu       sync.Mutex
+	answers  map[string]*list.Element // of *keptAnswer, in results or refusals
+	results  list.List                // of *keptAnswer, oldest first
+	refusals list.List                // of *keptAnswer, oldest first
+	bytes    int64
 }
 
 type keptAnswer struct {
+	key    string
 	until  time.Time
 	answer []byte
+	size   int64
+	in     *list.List // results or refusals
 }
 
 // Keep implements AnswerStore.
 func (s *MemoryAnswers) Keep(_ context.Context, key string, answer []byte, until time.Time) error {
+	maxEntries := cmp.Or(s.MaxEntries, DefaultAnswersMaxEntries)
+	maxBytes := cmp.Or(s.MaxBytes, DefaultAnswersMaxBytes)
+	retention := s.retention()
+	size := int64(len(key)+len(answer)) + answerOverhead
+	switch {
+	case maxEntries < 0 || maxBytes < 0 || retention < 0:
+		return fmt.Errorf("trustmcp: MemoryAnswers: a negative bound (MaxEntries %d, MaxBytes %d, MaxRetention %s)", s.MaxEntries, s.MaxBytes, s.MaxRetention)
+	case size > maxBytes:
+		return fmt.Errorf("trustmcp: MemoryAnswers: a result of %d bytes is larger than MaxBytes %d", size, maxBytes)
+	}
+	now := time.Now()
+	if limit := now.Add(retention); until.After(limit) {
+		until = limit
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.answers == nil {
-		s.answers = make(map[string]keptAnswer)
+		s.answers = make(map[string]*list.Element)
 	}
-	if len(s.answers) >= s.pruneSize {
-		now := time.Now()
-		for k, a := range s.answers {
-			if !now.Before(a.until) {
-				delete(s.answers, k)
-			}
+	if el, ok := s.answers[key]; ok {
+		s.forget(el)
+	}
+	for _, l := range []*list.List{&s.refusals, &s.results} {
+		for l.Len() > 0 && !now.Before(l.Front().Value.(*keptAnswer).until) {
+			s.forget(l.Front())
 		}
-		s.pruneSize = 2*len(s.answers) + 64
 	}
-	s.answers[key] = keptAnswer{until: until, answer: bytes.Clone(answer)}
+	for len(s.answers) >= maxEntries || s.bytes+size > maxBytes {
+		if s.refusals.Len() > 0 {
+			s.forget(s.refusals.Front())
+		} else {
+			s.forget(s.results.Front())
+		}
+	}
+	in := &s.results
+	if strings.HasSuffix(key, refusedSuffix) {
+		in = &s.refusals
+	}
+	s.answers[key] = in.PushBack(&keptAnswer{key: key, until: until, answer: bytes.Clone(answer), size: size, in: in})
+	s.bytes += size
 	return nil
+}
+
+// retention is s's MaxRetention, the default for zero.
+func (s *MemoryAnswers) retention() time.Duration {
+	return cmp.Or(s.MaxRetention, x402.DefaultMaxValidity)
+}
+
+// forget drops the kept result at el.
+func (s *MemoryAnswers) forget(el *list.Element) {
+	a := el.Value.(*keptAnswer)
+	a.in.Remove(el)
+	delete(s.answers, a.key)
+	s.bytes -= a.size
 }
 
 // Answer implements AnswerStore.
 func (s *MemoryAnswers) Answer(_ context.Context, key string, now time.Time) ([]byte, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, ok := s.answers[key]
-	if !ok || !now.Before(a.until) {
+	el, ok := s.answers[key]
+	if !ok || !now.Before(el.Value.(*keptAnswer).until) {
 		return nil, false, nil
 	}
-	return bytes.Clone(a.answer), true, nil
+	return bytes.Clone(el.Value.(*keptAnswer).answer), true, nil
 }
 
-// Len returns the number of answers held, expired ones included until
-// the next prune.
+// Len returns the number of results held, expired ones included until
+// they are dropped.
 func (s *MemoryAnswers) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.answers)
+}
+
+// Bytes returns the bytes counted against MaxBytes.
+func (s *MemoryAnswers) Bytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bytes
 }
 
 // paidCall names the call a payment pays for: a digest of the tool's

@@ -199,6 +199,13 @@ func TestServer_delegateArbitrateFactcheck(t *testing.T) {
 	if string(byObjective.Result) != `"51"` {
 		t.Errorf("delegate_task by objective: %s, want \"51\"", byObjective.Result)
 	}
+	// judged: the sessions judge the answer "51", in which they find no
+	// equation to check, and say what is missing.
+	var judged trust.Response
+	decode(t, callTool(t, fs, "delegate_task", map[string]any{"input": "17 * 3", "policy": "safe", "agreement": "judged"}), &judged)
+	if judged.Status != trust.StatusNeedsSpec || judged.Evidence.Judging == nil || len(judged.Evidence.Judging.Candidates) != 1 {
+		t.Errorf("delegate_task judged: %s, judging %+v, want NEEDS_SPEC after one judged candidate", judged.Status, judged.Evidence.Judging)
+	}
 
 	for claim, want := range map[string]trust.Status{"17 * 3 = 51": trust.StatusSellerValid, "17 * 3 = 50": trust.StatusSellerInvalid} {
 		var arb trust.Response
@@ -369,6 +376,7 @@ func TestServer_badArguments(t *testing.T) {
 		{"validate_claim", map[string]any{"claimed_result": "x", "receipt": "email"}, []string{"receipt", "none", "inline", "detached"}},
 		{"validate_claim", map[string]any{"claimed_result": "x", "tier": "safe"}, []string{"tier"}},
 		{"delegate_task", map[string]any{"policy": "safe"}, []string{"objective", "input"}},
+		{"delegate_task", map[string]any{"input": "17 * 3", "agreement": "semantic"}, []string{"agreement", "exact", "judged"}},
 		{"arbitrate", map[string]any{"claimed_result": "x"}, []string{"dispute_context"}},
 		{"arbitrate", map[string]any{"claimed_result": "x", "dispute_context": nil}, []string{"dispute_context", "required"}},
 		{"factcheck", map[string]any{"claim": "17 * 3 = 51", "replicas": 4}, []string{"replicas", "3", "5"}},

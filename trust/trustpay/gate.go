@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -53,6 +54,10 @@ type Route struct {
 	// Receipt asks every validation for a receipt; empty asks for none
 	// (over HTTP a buyer may still ask with the Vouch-Receipt header).
 	Receipt receipt.Request
+	// Logger records why a validation could not run (the error of a
+	// trust.Client names the trust service's address, which the buyer is
+	// never told); nil is silent.
+	Logger *slog.Logger
 }
 
 // Judgement is the outcome of validating a paid answer ([Route.Judge]).
@@ -113,7 +118,8 @@ func (rt Route) Judge(ctx context.Context, input router.Input, claim json.RawMes
 //	504 timeout        the validation did not finish within the route's
 //	                   time budget (which covers the seller's handler and
 //	                   the validation)
-//	503 unavailable    the validation could not run
+//	503 unavailable    the validation could not run; the detail is a
+//	                   fixed message, and the cause goes to rt.Logger
 //
 // The middleware keeps the outcome with the proof: a retry with the same
 // proof gets the same answer, without another validation or settlement.
@@ -150,8 +156,13 @@ func (rt Route) check(ctx context.Context, req *http.Request, body []byte, resp 
 		p = problem.New(http.StatusGatewayTimeout, problem.CodeTimeout,
 			"the validation did not finish within the route's time budget, so the answer was not delivered and the payment was not settled")
 	case j.Status == StatusError:
-		p = problem.Newf(http.StatusServiceUnavailable, problem.CodeUnavailable,
-			"the answer could not be validated, so it was not delivered and the payment was not settled: %v", j.Err)
+		// The error stays in the log: a trust.Client's names the seller's
+		// trust service.
+		if rt.Logger != nil {
+			rt.Logger.LogAttrs(ctx, slog.LevelError, "trustpay: validation could not run", slog.String("error", j.Err.Error()))
+		}
+		p = problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable,
+			"the answer could not be validated, so it was not delivered and the payment was not settled; try again later")
 	default:
 		out := j.Response
 		p = problem.Newf(http.StatusBadGateway, problem.CodeNotDelivered, "the seller's answer was judged %s, so it was not delivered and the payment was not settled", out.Status)

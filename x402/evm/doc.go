@@ -1,9 +1,11 @@
-// Package evm implements the x402 "exact" and "upto" schemes on EVM
-// networks: a [Payer] that signs EIP-3009 TransferWithAuthorization
-// messages ("exact") and Permit2 PermitWitnessTransferFrom messages
-// ("upto") as EIP-712 typed data, and an offline [Facilitator] that checks
-// such payments as the contracts would and records settlements, for tests
-// and demonstration servers.
+// Package evm implements the x402 "exact", "upto" and "auth-capture"
+// schemes on EVM networks: a [Payer] that signs EIP-3009
+// TransferWithAuthorization messages ("exact"), Permit2
+// PermitWitnessTransferFrom messages ("upto") and the escrow authorizations
+// of "auth-capture" as EIP-712 typed data, an offline [Facilitator] that
+// checks "exact" and "upto" payments as the contracts would and records
+// settlements, and an offline [Escrow] for "auth-capture", for tests and
+// demonstration servers.
 //
 // # Signing
 //
@@ -37,6 +39,35 @@
 // now+maxTimeoutSeconds. These are the types and rules of the x402 upto
 // specification and of the official @x402/evm package, whose signature of
 // a fixed authorization the tests pin. [UptoUSDC] builds an offer.
+//
+// # The auth-capture scheme
+//
+// "auth-capture" holds the payment in the commerce-payments
+// AuthCaptureEscrow (the scheme's EVM binding, v1.1; deployments
+// [EscrowV1_1], the default, and [EscrowV1_0]). [ParseAuthCaptureOffer]
+// checks an offer's extra ([AuthCaptureExtra]) into [AuthCaptureTerms];
+// the payer signs one token authorization to the deployment's collector,
+// ERC-3009 ReceiveWithAuthorization (the default) or a Permit2
+// PermitTransferFrom, whose nonce is the payer-agnostic hash of the
+// payment's [PaymentInfo] ([SignAuthCapture]; [PaymentInfo.PayerAgnosticHash]
+// and the escrow's own [PaymentInfo.Hash]). When the offer names a receiver
+// authorizer the salt commits to it ([BindSalt]) and the payload carries
+// saltNonce. [AuthCaptureTerms.Verify] checks a payer's payload; the tests
+// hold the hash, the payload and the signature, byte for byte, to vectors
+// made by the official @x402/evm 2.27.0 auth-capture client.
+//
+// After the hold the server settles lifecycle payloads
+// ([AuthCaptureLifecycle], payload.type "capture", "void", "refund"),
+// each with its receiver authorizer's EIP-712 consent in the domain "x402
+// Auth Capture Operator" of the operator ([AuthCaptureTerms.SignCapture],
+// [AuthCaptureTerms.SignVoid], [AuthCaptureTerms.SignRefund]); a capture
+// and a refund name the escrow balances they expect, which makes each
+// consent single-use. [Escrow] emulates the escrow offline as the
+// "delegated" operator. Supported now: the escrow flow, the "delegated"
+// operator with a receiver authorizer, 65-byte ECDSA signatures. Not yet:
+// the "authorization" flow (charge), the "custom" and "policy" operators,
+// contract-wallet signatures (ERC-1271, ERC-6492), a facilitator that
+// sends transactions.
 //
 // # Offline facilitator
 //

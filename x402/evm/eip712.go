@@ -70,15 +70,16 @@ func TransferDigest(d Domain, a Authorization) ([32]byte, error) {
 	if err != nil {
 		return [32]byte{}, err
 	}
-	msg, err := a.structHash()
+	msg, err := a.typedHash(transferType)
 	if err != nil {
 		return [32]byte{}, err
 	}
 	return keccak([]byte{0x19, 0x01}, sep[:], msg[:]), nil
 }
 
-// structHash encodes a as EIP-712 data of type TransferWithAuthorization.
-func (a Authorization) structHash() ([32]byte, error) {
+// typedHash encodes a as EIP-712 data of type typ: TransferWithAuthorization
+// or ReceiveWithAuthorization, whose members are the same.
+func (a Authorization) typedHash(typ string) ([32]byte, error) {
 	from, err := ParseAddress(a.From)
 	if err != nil {
 		return [32]byte{}, fmt.Errorf("evm: authorization.from: %w", err)
@@ -99,7 +100,7 @@ func (a Authorization) structHash() ([32]byte, error) {
 	if err != nil {
 		return [32]byte{}, fmt.Errorf("evm: authorization.nonce: %w", err)
 	}
-	th := keccak([]byte(transferType))
+	th := keccak([]byte(typ))
 	return keccak(th[:], word(from[:]), word(to[:]), words[0], words[1], words[2], nonce[:]), nil
 }
 

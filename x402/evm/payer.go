@@ -22,15 +22,17 @@ const ValidAfterSlack = 600 * time.Second
 // no maxTimeoutSeconds.
 const DefaultTimeout = 600 * time.Second
 
-// Payer is an [x402.Payer] for the "exact" and "upto" schemes on EVM
-// networks. For "exact" it
+// Payer is an [x402.Payer] for the "exact", "upto" and "auth-capture"
+// schemes on EVM networks. For "exact" it
 // signs an EIP-3009 TransferWithAuthorization of the offer's amount from
 // its key's address to the offer's payTo, as EIP-712 typed data in the
 // domain of the offer's asset (extra.name, extra.version, the chain id of
 // the network, the asset as verifying contract). The nonce is 32 random
 // bytes; the authorization is valid from now-ValidAfterSlack to
 // now+maxTimeoutSeconds. For "upto" it signs a Permit2 authorization of
-// at most the offer's amount (see [Payer.Pay]). Set its fields before
+// at most the offer's amount (see [Payer.Pay]). For "auth-capture" it
+// signs what [SignAuthCapture] signs, for offers that hold the payment at
+// most MaxHold. Set its fields before
 // first use; it is then safe for concurrent use.
 type Payer struct {
 	// Key signs the authorizations. Required.
@@ -39,6 +41,9 @@ type Payer struct {
 	Now func() time.Time
 	// Rand is the source of nonces; nil means crypto/rand.
 	Rand io.Reader
+	// MaxHold is the longest an "auth-capture" offer may hold the payment
+	// (from now to its capture deadline); zero means DefaultMaxHold.
+	MaxHold time.Duration
 }
 
 // NewPayer returns a Payer for a private key in hex (see ParsePrivateKey).
@@ -55,10 +60,15 @@ func (p *Payer) Address() Address { return p.Key.Address() }
 
 // Supports reports whether p can pay offer: scheme "exact" on an EVM
 // network, with a token domain in extra and valid addresses, or scheme
-// "upto" with valid addresses and extra.facilitatorAddress.
+// "upto" with valid addresses and extra.facilitatorAddress, or scheme
+// "auth-capture" whose offer [ParseAuthCaptureOffer] accepts.
 func (p *Payer) Supports(offer x402.PaymentRequirements) bool {
 	if offer.Scheme == x402.SchemeUpto {
 		_, err := prepareUpto(offer)
+		return err == nil
+	}
+	if offer.Scheme == x402.SchemeAuthCapture {
+		_, err := ParseAuthCaptureOffer(offer)
 		return err == nil
 	}
 	_, _, err := prepare(offer)
@@ -69,8 +79,10 @@ func (p *Payer) Supports(offer x402.PaymentRequirements) bool {
 // transfer of the offer's amount; for "upto" a Permit2
 // PermitWitnessTransferFrom whose permitted amount is the offer's amount,
 // the most the server may settle, with spender UptoProxyAddress and a
-// witness naming the offer's payTo and extra.facilitatorAddress. The
-// proof's reference is "<payer address>:<nonce>", which names the
+// witness naming the offer's payTo and extra.facilitatorAddress; for
+// "auth-capture" the payer's authorization of the offer's amount into the
+// escrow, ERC-3009 or Permit2 as the offer asks, refused when the offer's
+// capture deadline is further than MaxHold. The proof's reference is "<payer address>:<nonce>", which names the
 // authorization on chain.
 func (p *Payer) Pay(ctx context.Context, offer x402.PaymentRequirements) (x402.Proof, error) {
 	if err := ctx.Err(); err != nil {
@@ -81,6 +93,9 @@ func (p *Payer) Pay(ctx context.Context, offer x402.PaymentRequirements) (x402.P
 	}
 	if offer.Scheme == x402.SchemeUpto {
 		return p.payUpto(offer)
+	}
+	if offer.Scheme == x402.SchemeAuthCapture {
+		return p.payAuthCapture(offer)
 	}
 	domain, to, err := prepare(offer)
 	if err != nil {

@@ -1,0 +1,435 @@
+package embedkey
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/vouchkit/vouch/consensus"
+)
+
+// Defaults used when the matching [Config] field is zero.
+const (
+	// DefaultThreshold is the cosine similarity at which two answers
+	// agree. It is high on purpose: a false agreement is worse than a
+	// false disagreement, and answers that change one fact are close in
+	// meaning (see the package doc). On the seeded workload of
+	// examples/freetext it is the lowest threshold measured at which no
+	// answer changing one fact counted as agreeing, with either stand-in
+	// model; at 0.95 the model whose vectors the topic dominates let 1%
+	// of its safe calls settle on a changed fact (docs/ACCURACY.md).
+	DefaultThreshold = 0.97
+	// DefaultTimeout bounds one Group call, retries included.
+	DefaultTimeout = 30 * time.Second
+	// DefaultMaxRetries is how many times a failed request is repeated.
+	DefaultMaxRetries = 3
+	// DefaultRetryWaitMin is the first pause between tries.
+	DefaultRetryWaitMin = 500 * time.Millisecond
+	// DefaultRetryWaitMax is the longest pause between tries.
+	DefaultRetryWaitMax = 10 * time.Second
+)
+
+// maxReply bounds the body of a reply read from the endpoint.
+const maxReply = 32 << 20
+
+// maxErrorBody bounds the body of an error answer read for its message.
+const maxErrorBody = 64 << 10
+
+// Config configures a [Grouper]. BaseURL and Model are required; every
+// other field has a useful zero value.
+type Config struct {
+	// BaseURL is the endpoint's API root, an absolute http or https URL
+	// such as "https://api.openai.com/v1" or "http://localhost:11434/v1".
+	// Requests go to BaseURL + "/embeddings"; a query string is kept.
+	BaseURL string
+	// Model is the embedding model to ask, as the endpoint names it.
+	Model string
+	// APIKey, if set, is sent as "Authorization: Bearer <APIKey>". It
+	// never appears in logs or errors. Empty sends no key.
+	APIKey string
+	// Headers are added to every request; like APIKey, their values are
+	// never logged.
+	Headers http.Header
+	// Threshold is the cosine similarity, in (0, 1], at which two answers
+	// agree; 0 means DefaultThreshold.
+	Threshold float64
+	// Timeout bounds one Group call, retries included; 0 means
+	// DefaultTimeout. The caller's context may end it sooner.
+	Timeout time.Duration
+	// HTTPClient sends the requests; nil means a new pooled client.
+	HTTPClient *http.Client
+	// MaxRetries is how many times a request is repeated after a
+	// connection failure, a 429 or a 5xx; 0 means DefaultMaxRetries and a
+	// negative value means none.
+	MaxRetries int
+	// RetryWaitMin and RetryWaitMax bound the pause between tries; zero
+	// means DefaultRetryWaitMin and DefaultRetryWaitMax.
+	RetryWaitMin, RetryWaitMax time.Duration
+	// Logger receives a debug record per call. Nil is silent.
+	Logger *slog.Logger
+}
+
+// Grouper groups free-text answers by the cosine similarity of their
+// embeddings. Build it with [New]. It is safe for concurrent use.
+type Grouper struct {
+	endpoint  string
+	host      string
+	model     string
+	apiKey    string
+	headers   http.Header
+	threshold float64
+	timeout   time.Duration
+	http      *http.Client
+	retries   int
+	waitMin   time.Duration
+	waitMax   time.Duration
+	log       *slog.Logger
+}
+
+// New returns a Grouper for cfg, or an error wrapping ErrInvalidConfig that
+// names the bad field.
+func New(cfg Config) (*Grouper, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
+	}
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return nil, bad("BaseURL must be an absolute http or https URL without user info")
+	}
+	if u.Fragment != "" {
+		return nil, bad("BaseURL must not have a fragment")
+	}
+	if strings.TrimSpace(cfg.Model) == "" {
+		return nil, bad("Model is required")
+	}
+	if !(cfg.Threshold >= 0 && cfg.Threshold <= 1) {
+		return nil, bad("Threshold must be in (0, 1], or 0 for the default; got %v", cfg.Threshold)
+	}
+	if cfg.Timeout < 0 || cfg.RetryWaitMin < 0 || cfg.RetryWaitMax < 0 {
+		return nil, bad("Timeout, RetryWaitMin and RetryWaitMax must not be negative")
+	}
+	if strings.ContainsAny(cfg.APIKey, "\r\n\x00") {
+		return nil, bad("APIKey holds a line break or NUL")
+	}
+	for name, vals := range cfg.Headers {
+		for _, v := range vals {
+			if name == "" || strings.ContainsAny(name+v, "\r\n\x00") {
+				return nil, bad("Headers[%q] holds a line break or NUL", name)
+			}
+		}
+	}
+	g := &Grouper{
+		host: u.Host, model: cfg.Model, apiKey: cfg.APIKey, headers: cfg.Headers.Clone(),
+		threshold: cfg.Threshold, timeout: cfg.Timeout, http: cfg.HTTPClient,
+		retries: cfg.MaxRetries, waitMin: cfg.RetryWaitMin, waitMax: cfg.RetryWaitMax, log: cfg.Logger,
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/embeddings"
+	u.RawPath = ""
+	g.endpoint = u.String()
+	if g.threshold == 0 {
+		g.threshold = DefaultThreshold
+	}
+	if g.timeout == 0 {
+		g.timeout = DefaultTimeout
+	}
+	if g.http == nil {
+		g.http = &http.Client{}
+		if t, ok := http.DefaultTransport.(*http.Transport); ok {
+			g.http.Transport = t.Clone()
+		}
+	}
+	switch {
+	case g.retries == 0:
+		g.retries = DefaultMaxRetries
+	case g.retries < 0:
+		g.retries = 0
+	}
+	if g.waitMin == 0 {
+		g.waitMin = DefaultRetryWaitMin
+	}
+	if g.waitMax == 0 {
+		g.waitMax = DefaultRetryWaitMax
+	}
+	if g.waitMax < g.waitMin {
+		return nil, bad("RetryWaitMax (%s) is shorter than RetryWaitMin (%s)", g.waitMax, g.waitMin)
+	}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	return g, nil
+}
+
+// String returns "embedkey.Grouper(<model> at <host>)"; it never shows the
+// key or the headers.
+func (g *Grouper) String() string { return fmt.Sprintf("embedkey.Grouper(%s at %s)", g.model, g.host) }
+
+// GoString is String, so that %#v does not print the key either.
+func (g *Grouper) GoString() string { return g.String() }
+
+// Threshold returns the cosine similarity at which two answers agree.
+func (g *Grouper) Threshold() float64 { return g.threshold }
+
+// Group embeds outputs, one JSON value per replica in replica order (nil
+// for a replica that gave none), in one request, and groups them as the
+// package doc describes. The grouping's Groups and Pairs index outputs.
+func (g *Grouper) Group(ctx context.Context, outputs []json.RawMessage) (*consensus.Grouping, error) {
+	answers := make([]any, len(outputs))
+	var texts []string
+	index := map[string]int{} // text → its row in texts
+	row := make([]int, len(outputs))
+	for i, o := range outputs {
+		if len(o) == 0 || string(o) == "null" {
+			continue
+		}
+		answers[i] = o
+		text, err := textOf(o)
+		if err != nil {
+			return nil, fmt.Errorf("embedkey: output %d: %w", i, err)
+		}
+		r, ok := index[text]
+		if !ok {
+			r = len(texts)
+			index[text] = r
+			texts = append(texts, text)
+		}
+		row[i] = r
+	}
+	var vecs [][]float64
+	if len(texts) > 1 {
+		var err error
+		if vecs, err = g.Embed(ctx, texts); err != nil {
+			return nil, err
+		}
+	}
+	grouping, err := consensus.GroupBySimilarity(answers, g.threshold, func(i, j int) float64 {
+		if row[i] == row[j] {
+			return 1
+		}
+		return cosine(vecs[row[i]], vecs[row[j]])
+	})
+	if err != nil {
+		return nil, fmt.Errorf("embedkey: grouping: %w", err)
+	}
+	grouping.Method = "cosine similarity of " + g.model + " embeddings, sequential complete linkage"
+	return grouping, nil
+}
+
+// textOf is what is embedded for an output: a JSON string's text with its
+// white space trimmed and folded (as consensus.DefaultKey folds it), else
+// the output's canonical JSON.
+func textOf(o json.RawMessage) (string, error) {
+	var s string
+	if json.Unmarshal(o, &s) == nil {
+		return strings.Join(strings.Fields(s), " "), nil
+	}
+	return consensus.DefaultKey(o)
+}
+
+// cosine is the cosine similarity of a and b, which have the same length
+// and a non-zero norm (decodeEmbeddings checked both).
+func cosine(a, b []float64) float64 {
+	var dot, na, nb float64
+	for i := range a {
+		dot += a[i] * b[i]
+		na += a[i] * a[i]
+		nb += b[i] * b[i]
+	}
+	return max(-1, min(1, dot/(math.Sqrt(na)*math.Sqrt(nb))))
+}
+
+// embeddingsRequest is the body of POST /embeddings.
+type embeddingsRequest struct {
+	Model          string   `json:"model"`
+	Input          []string `json:"input"`
+	EncodingFormat string   `json:"encoding_format"`
+}
+
+// Embed returns the embeddings of texts, one vector per text in order,
+// from one request to the endpoint (with retries), bounded by Timeout.
+func (g *Grouper) Embed(ctx context.Context, texts []string) ([][]float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	defer cancel()
+	body, err := json.Marshal(embeddingsRequest{Model: g.model, Input: texts, EncodingFormat: "float"})
+	if err != nil {
+		return nil, fmt.Errorf("embedkey: encoding the request: %w", err)
+	}
+	hr, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, g.endpoint, body)
+	if err != nil {
+		return nil, fmt.Errorf("embedkey: building the request to %s: %w", g.host, err)
+	}
+	for name, vals := range g.headers {
+		hr.Header[http.CanonicalHeaderKey(name)] = vals
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "application/json")
+	if g.apiKey != "" {
+		hr.Header.Set("Authorization", "Bearer "+g.apiKey)
+	}
+	attempts := 0
+	rc := &retryablehttp.Client{
+		HTTPClient:   g.http,
+		RetryWaitMin: g.waitMin,
+		RetryWaitMax: g.waitMax,
+		RetryMax:     g.retries,
+		RequestLogHook: func(_ retryablehttp.Logger, _ *http.Request, i int) {
+			attempts = i + 1
+		},
+		CheckRetry: retryablehttp.DefaultRetryPolicy,
+		Backoff:    retryablehttp.DefaultBackoff,
+		ErrorHandler: func(resp *http.Response, err error, _ int) (*http.Response, error) {
+			if resp != nil {
+				return resp, nil // the status is handled below
+			}
+			return nil, err
+		},
+	}
+	start := time.Now()
+	resp, err := rc.Do(hr)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("embedkey: %s at %s: call cut short after %d attempt(s): %w", g.model, g.host, attempts, context.Cause(ctx))
+		}
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // drop the URL: it may carry a key in its query
+		}
+		return nil, fmt.Errorf("embedkey: %s at %s: sending the request after %d attempt(s): %w", g.model, g.host, attempts, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		return nil, &StatusError{Model: g.model, Host: g.host, StatusCode: resp.StatusCode,
+			Message: g.redact(errorMessage(data)), Attempts: attempts}
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxReply+1))
+	if err != nil {
+		return nil, fmt.Errorf("embedkey: %s at %s: reading the reply: %w", g.model, g.host, err)
+	}
+	if len(data) > maxReply {
+		return nil, fmt.Errorf("%w: reply larger than %d bytes (%s at %s)", ErrMalformedReply, maxReply, g.model, g.host)
+	}
+	vecs, err := decodeEmbeddings(data, len(texts))
+	if err != nil {
+		return nil, fmt.Errorf("%w (%s at %s)", err, g.model, g.host)
+	}
+	g.log.DebugContext(ctx, "embedkey: embedded", "model", g.model, "host", g.host, "inputs", len(texts),
+		"attempts", attempts, "latency_ms", time.Since(start).Milliseconds())
+	return vecs, nil
+}
+
+// embeddingsReply is the members of an embeddings list that are read.
+type embeddingsReply struct {
+	Data []struct {
+		Index     *int            `json:"index"`
+		Embedding json.RawMessage `json:"embedding"`
+	} `json:"data"`
+}
+
+// decodeEmbeddings reads an embeddings list of n vectors of floats, placed
+// by their index: the errors wrap ErrMalformedReply or ErrBadVectors.
+func decodeEmbeddings(data []byte, n int) ([][]float64, error) {
+	var r embeddingsReply
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformedReply, err)
+	}
+	if r.Data == nil {
+		return nil, fmt.Errorf("%w: no data member", ErrMalformedReply)
+	}
+	if len(r.Data) != n {
+		return nil, fmt.Errorf("%w: %d embeddings for %d inputs", ErrBadVectors, len(r.Data), n)
+	}
+	out := make([][]float64, n)
+	dim := 0
+	for k, d := range r.Data {
+		i := k
+		if d.Index != nil {
+			i = *d.Index
+		}
+		if i < 0 || i >= n || out[i] != nil {
+			return nil, fmt.Errorf("%w: embedding %d has index %d: out of range or repeated", ErrBadVectors, k, i)
+		}
+		var v []float64
+		if err := json.Unmarshal(d.Embedding, &v); err != nil {
+			return nil, fmt.Errorf("%w: embedding %d is not a list of numbers (base64 is not read): %v", ErrMalformedReply, i, err)
+		}
+		if len(v) == 0 {
+			return nil, fmt.Errorf("%w: embedding %d is empty", ErrBadVectors, i)
+		}
+		if dim == 0 {
+			dim = len(v)
+		}
+		if len(v) != dim {
+			return nil, fmt.Errorf("%w: embedding %d has %d dimensions, another has %d", ErrBadVectors, i, len(v), dim)
+		}
+		var norm float64
+		for _, x := range v {
+			norm += x * x
+		}
+		if norm == 0 || math.IsInf(norm, 0) || math.IsNaN(norm) {
+			return nil, fmt.Errorf("%w: embedding %d is a zero vector or not finite", ErrBadVectors, i)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// errorMessage extracts the message of an error body ({"error":
+// {"message"}}, {"error": "..."} or {"message"}), or returns the start of
+// the body when it has none.
+func errorMessage(data []byte) string {
+	var eb struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+	}
+	if json.Unmarshal(data, &eb) == nil {
+		var nested struct {
+			Message string `json:"message"`
+		}
+		var flat string
+		switch {
+		case json.Unmarshal(eb.Error, &nested) == nil && nested.Message != "":
+			return truncate(nested.Message, 512)
+		case json.Unmarshal(eb.Error, &flat) == nil && flat != "":
+			return truncate(flat, 512)
+		case eb.Message != "":
+			return truncate(eb.Message, 512)
+		}
+	}
+	return truncate(strings.TrimSpace(string(data)), 512)
+}
+
+// redact removes the API key and the extra headers' values from s.
+func (g *Grouper) redact(s string) string {
+	secrets := []string{g.apiKey}
+	for _, vals := range g.headers {
+		secrets = append(secrets, vals...)
+	}
+	for _, v := range secrets {
+		if len(v) >= 4 {
+			s = strings.ReplaceAll(s, v, "[REDACTED]")
+		}
+	}
+	return s
+}
+
+// truncate cuts s to at most n bytes, on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,96 @@
+package router_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/vouchkit/vouch/router"
+)
+
+// equalSessions returns n sessions that each err rate percent of the
+// time, on claims of their own (offWorker): equal in all but luck.
+func equalSessions(n int, rate uint32) []router.Session {
+	sessions := make([]router.Session, n)
+	for i := range sessions {
+		sessions[i] = router.Session{ID: router.SessionID(i + 1), Worker: offWorker(rate)}
+	}
+	return sessions
+}
+
+// TestEngine_equalSessionsShareRuns: five equal sessions share the runs
+// of 200 calls of three replicas (600 runs) evenly: each session's runs
+// within 20% of its fair share of 120 (issue 32, item 6: they received
+// 9 / 145 / 225 / 211 / 10 runs). The workload is deterministic: each
+// session errs on 10% of the claims, by a hash of the session and the
+// claim.
+func TestEngine_equalSessionsShareRuns(t *testing.T) {
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	e := newEngine(t, equalSessions(5, 10), router.WithEngineClock(func() time.Time { return clock }))
+	runs := map[router.SessionID]int{}
+	const calls, replicas = 200, 3
+	for i := range calls {
+		req := validateV3(replicas, router.DisagreeReturnAll)
+		req.Claim.Output = json.RawMessage(fmt.Sprintf(`"equal %d"`, i))
+		resp, err := e.ValidateV3(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range resp.Evidence.Runs {
+			runs[r.SessionID]++
+		}
+	}
+	t.Logf("runs per session %v", runs)
+	fair := float64(calls*replicas) / 5
+	for id := router.SessionID(1); id <= 5; id++ {
+		if n := float64(runs[id]); n < 0.8*fair || n > 1.2*fair {
+			t.Errorf("session %d ran %v times, outside [%v, %v] (runs per session %v)", id, n, 0.8*fair, 1.2*fair, runs)
+		}
+	}
+}
+
+// TestEngine_newSessionEarnsARecord: a session never seen, beside four
+// that have a record of 300 calls, runs within its first
+// DefaultExploreEvery calls and then takes its turn while its record is
+// within noise of theirs: over the next 50 calls of three replicas it
+// runs at least a fifth of the runs it would run in rotation (3 of every
+// 5 calls).
+func TestEngine_newSessionEarnsARecord(t *testing.T) {
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	e := newEngine(t, equalSessions(5, 10), router.WithEngineClock(func() time.Time { return clock }))
+	for i := range 300 {
+		req := validateV3(3, router.DisagreeReturnAll)
+		req.Consensus.SessionPool = []router.SessionID{1, 2, 3, 4}
+		req.Claim.Output = json.RawMessage(fmt.Sprintf(`"old %d"`, i))
+		if _, err := e.ValidateV3(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, runs := -1, 0
+	const calls = 50
+	for i := range calls {
+		req := validateV3(3, router.DisagreeReturnAll)
+		req.Claim.Output = json.RawMessage(fmt.Sprintf(`"new %d"`, i))
+		resp, err := e.ValidateV3(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range resp.Evidence.Runs {
+			if r.SessionID == 5 {
+				runs++
+				if first < 0 {
+					first = i
+				}
+			}
+		}
+	}
+	if first < 0 || first >= router.DefaultExploreEvery {
+		t.Errorf("the new session first ran in call %d, want within the first %d", first, router.DefaultExploreEvery)
+	}
+	if want := calls * 3 / 5 / 5; runs < want {
+		t.Errorf("the new session ran %d times in %d calls, want at least %d", runs, calls, want)
+	}
+	t.Logf("the new session first ran in call %d, and %d times in %d calls", first, runs, calls)
+}

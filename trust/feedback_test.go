@@ -1,0 +1,214 @@
+package trust_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"testing"
+
+	"golang.org/x/time/rate"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/reputation"
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/routertest"
+	"github.com/vouchkit/vouch/trust"
+)
+
+// TestService_feedbackOnce: feedback on a call comes from its caller
+// only, and counts once however often and through whichever door it is
+// reported (by trace id or receipt id, through the service or its engine):
+// a second report replaces the first. Another caller's report on the
+// call's trace id is refused and moves nothing (issue 32, item 4: it
+// moved every session's reliability from 0.83 to 0.50).
+func TestService_feedbackOnce(t *testing.T) {
+	_, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := new(reputation.Memory)
+	book, err := reputation.New(store, reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := honest(0.9)
+	e, err := router.NewEngine(routertest.Sessions(1, 2, w, w, w, w, w), router.WithReputation(book))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := trust.New(e, trust.WithSigningKey(priv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+	alice := trust.WithCaller(context.Background(), "key:alice")
+	bob := trust.WithCaller(context.Background(), "key:bob")
+	req := request(trust.ModeValidation, trust.PolicySafe)
+	req.Receipt = receipt.Inline()
+	resp, err := s.Call(router.WithTraceID(alice, trace), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.TraceID != trace {
+		t.Fatalf("trace id %q, want %q", resp.TraceID, trace)
+	}
+	r, err := receipt.Parse(resp.Receipt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions := r.CortensorRefs.Sessions
+	keys := make([]reputation.Key, len(sessions))
+	for i, id := range sessions {
+		keys[i] = reputation.Key{Session: id}
+	}
+	load := func() []reputation.Record {
+		t.Helper()
+		recs, err := store.Load(context.Background(), keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return recs
+	}
+	exact := cmpopts.EquateApprox(0, 1e-12)
+	before := load()
+
+	for name, report := range map[string]func() error{
+		"trust id":    func() error { return s.Feedback(bob, trace, false) },
+		"receipt id":  func() error { return s.Feedback(bob, r.ReceiptID, false) },
+		"engine":      func() error { return e.Feedback(router.WithCaller(context.Background(), "key:bob"), trace, false) },
+		"local trace": func() error { return e.Feedback(context.Background(), trace, false) },
+	} {
+		if err := report(); !errors.Is(err, trust.ErrUnknownCall) && !errors.Is(err, router.ErrUnknownCall) {
+			t.Errorf("another caller's report by %s: %v, want ErrUnknownCall", name, err)
+		}
+	}
+	if diff := cmp.Diff(before, load(), exact); diff != "" {
+		t.Fatalf("another caller's reports moved the records (-before +after):\n%s", diff)
+	}
+
+	if err := s.Feedback(alice, trace, false); err != nil {
+		t.Fatal(err)
+	}
+	wrong := load()
+	for i, id := range sessions {
+		backed := slices.Contains(r.ConsensusSnapshot.Agreeing, i)
+		if backed && !(wrong[i].Wrong > before[i].Wrong) {
+			t.Errorf("session %d backed the outcome reported wrong: record %+v, before %+v", id, wrong[i], before[i])
+		}
+	}
+	for name, report := range map[string]func() error{
+		"trace id again": func() error { return s.Feedback(alice, trace, false) },
+		"receipt id":     func() error { return s.Feedback(alice, r.ReceiptID, false) },
+		"engine":         func() error { return e.Feedback(alice, trace, false) },
+	} {
+		if err := report(); err != nil {
+			t.Fatalf("the same report by %s: %v", name, err)
+		}
+		if diff := cmp.Diff(wrong, load(), exact); diff != "" {
+			t.Errorf("the same report again by %s counted twice (-once +twice):\n%s", name, diff)
+		}
+	}
+
+	// Reported right instead: the records read as if only that had been
+	// reported.
+	if err := e.Feedback(alice, trace, true); err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Clone(before)
+	for i := range sessions {
+		if slices.Contains(r.ConsensusSnapshot.Agreeing, i) {
+			want[i].Right += reputation.DefaultFeedbackWeight
+		} else {
+			want[i].Wrong += reputation.DefaultFeedbackWeight
+		}
+	}
+	if diff := cmp.Diff(want, load(), exact); diff != "" {
+		t.Errorf("a replaced report (-only the second +after both):\n%s", diff)
+	}
+}
+
+// TestHandler_trialCallsDoNotTeach: calls through the trial route, with a
+// credential or without, teach the book nothing and cannot be reported
+// on; the same calls through the key route teach (issue 32, item 5).
+func TestHandler_trialCallsDoNotTeach(t *testing.T) {
+	store := new(reputation.Memory)
+	book, err := reputation.New(store, reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := honest(0.9)
+	e, err := router.NewEngine(routertest.Sessions(1, 2, w, w, w, w, w), router.WithReputation(book))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := trust.New(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, s, trust.WithTrialLimit(router.TrialLimit{Rate: rate.Inf}))
+	keys := make([]reputation.Key, 5)
+	for i := range keys {
+		keys[i] = reputation.Key{Session: int64(i + 1)}
+	}
+	evidence := func() float64 {
+		t.Helper()
+		recs, err := store.Load(context.Background(), keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum float64
+		for _, r := range recs {
+			sum += r.Right + r.Wrong
+		}
+		return sum
+	}
+	call := func(path, key string) *trust.Response {
+		t.Helper()
+		body, err := json.Marshal(validationRequest())
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := http.NewRequest(http.MethodPost, srv.URL+path, bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("%s: status %d", path, res.StatusCode)
+		}
+		resp := new(trust.Response)
+		if err := json.NewDecoder(res.Body).Decode(resp); err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	for _, key := range []string{"", testKey} {
+		resp := call(trust.TrialCallPath, key)
+		if got := evidence(); got != 0 {
+			t.Errorf("a trial call (key %q) taught the book %v votes", key, got)
+		}
+		alice := trust.WithCaller(context.Background(), "alice")
+		if err := s.Feedback(alice, resp.TraceID, false); !errors.Is(err, trust.ErrUnknownCall) {
+			t.Errorf("a report on a trial call (key %q): %v, want ErrUnknownCall", key, err)
+		}
+	}
+	call(trust.CallPath, testKey)
+	if got := evidence(); !(got > 0) {
+		t.Errorf("a call through the key route taught the book %v votes", got)
+	}
+}

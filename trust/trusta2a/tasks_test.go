@@ -1,0 +1,149 @@
+package trusta2a
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vouchkit/vouch/trust"
+)
+
+// taskOf is a task named id whose status message holds n bytes of text.
+func taskOf(id string, n int) *a2a.Task {
+	return &a2a.Task{ID: a2a.TaskID(id), ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted,
+		Message: &a2a.Message{ID: "m", Role: a2a.MessageRoleAgent, Parts: a2a.ContentParts{a2a.TextPart{Text: strings.Repeat("x", n)}}}}}
+}
+
+// check fails the test when the store's counts disagree with its tasks,
+// or it is beyond its bounds other than by the task just saved alone.
+func (s *taskStore) check(t *testing.T) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int
+	var bytes int64
+	for _, c := range s.callers {
+		var cb int64
+		for el := c.tasks.Front(); el != nil; el = el.Next() {
+			cb += el.Value.(*keptTask).size
+			n++
+		}
+		if cb != c.bytes || c.tasks.Len() == 0 || c.tasks.Len() > s.perCaller {
+			t.Errorf("caller %q: %d tasks, %d bytes counted, %d held", c.caller, c.tasks.Len(), c.bytes, cb)
+		}
+		bytes += cb
+	}
+	if n != len(s.tasks) || bytes != s.bytes || len(s.byCount.callers) != len(s.callers) || len(s.byBytes.callers) != len(s.callers) {
+		t.Errorf("%d tasks in lists, %d in the map; %d bytes held, %d counted", n, len(s.tasks), bytes, s.bytes)
+	}
+	for _, r := range []*callerRank{&s.byCount, &s.byBytes} {
+		for i, c := range r.callers {
+			if c.at[r.rank] != i || i > 0 && r.Less(i, (i-1)/2) {
+				t.Errorf("rank %d: caller %q at %d (recorded %d) is out of heap order", r.rank, c.caller, i, c.at[r.rank])
+			}
+		}
+	}
+	if n > s.max || n > 1 && s.bytes > s.maxBytes {
+		t.Errorf("%d tasks of %d bytes: beyond the bounds %d and %d", n, s.bytes, s.max, s.maxBytes)
+	}
+}
+
+// held returns the ids of the tasks caller holds, oldest first.
+func (s *taskStore) held(caller string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	if c := s.callers[caller]; c != nil {
+		for el := c.tasks.Front(); el != nil; el = el.Next() {
+			ids = append(ids, string(el.Value.(*keptTask).key.id))
+		}
+	}
+	return ids
+}
+
+// The store is bounded in bytes, and a caller whose large tasks fill it
+// forgets its own oldest, not the small task of another caller; a task
+// saved again is counted once, at its new size.
+func TestTaskStore_bytes(t *testing.T) {
+	s := newTaskStore(100, 100, 20_000)
+	demo, acme := trust.WithCaller(context.Background(), "demo"), trust.WithCaller(context.Background(), "acme")
+	save := func(ctx context.Context, task *a2a.Task) {
+		t.Helper()
+		if err := s.Save(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+		s.check(t)
+	}
+	save(demo, taskOf("d1", 100))
+	for i := range 30 {
+		save(acme, taskOf(fmt.Sprint("a", i), 3000))
+	}
+	if diff := cmp.Diff([]string{"d1"}, s.held("demo")); diff != "" {
+		t.Errorf("demo's tasks after acme's 30 large ones (-want +got):\n%s", diff)
+	}
+	if got := s.held("acme"); len(got) < 5 || got[len(got)-1] != "a29" {
+		t.Errorf("acme holds %v, want its newest tasks, as many as fit", got)
+	}
+	// demo's task saved again, larger: counted at its new size, kept, and
+	// room made from acme, which holds the most bytes.
+	save(demo, taskOf("d1", 5000))
+	if got, err := s.Get(demo, "d1"); err != nil || len(got.Status.Message.Parts[0].(a2a.TextPart).Text) != 5000 {
+		t.Errorf("d1 saved again: %v, %v", got, err)
+	}
+	// A task larger than the bound alone is kept, alone.
+	save(demo, taskOf("d2", 30_000))
+	if diff := cmp.Diff([]string{"d2"}, append(s.held("acme"), s.held("demo")...)); diff != "" {
+		t.Errorf("after a task larger than the bound (-want +got):\n%s", diff)
+	}
+	if _, err := s.Get(acme, "d2"); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("acme's Get of demo's task: %v, want not found", err)
+	}
+}
+
+// Many callers at once keep the store's counts right and within bounds;
+// each caller's newest task survives the others' traffic while the store
+// holds a task of every caller.
+func TestTaskStore_callers(t *testing.T) {
+	s := newTaskStore(50, 8, 1<<20)
+	for i := range 400 {
+		ctx := trust.WithCaller(context.Background(), fmt.Sprint("c", i%10))
+		if err := s.Save(ctx, taskOf(fmt.Sprint("t", i), i%7*50)); err != nil {
+			t.Fatal(err)
+		}
+		s.check(t)
+	}
+	for i := range 10 {
+		caller := fmt.Sprint("c", i)
+		if got := s.held(caller); len(got) != 5 || got[4] != fmt.Sprint("t", 390+i) {
+			t.Errorf("%s holds %v, want its newest 5 tasks (50 shared by 10)", caller, got)
+		}
+	}
+}
+
+// Saves and reads from several goroutines at once (under the race
+// detector) leave the store's counts right and within its bounds.
+func TestTaskStore_concurrent(t *testing.T) {
+	s := newTaskStore(40, 10, 64<<10)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			ctx := trust.WithCaller(context.Background(), fmt.Sprint("c", g%4))
+			for i := range 100 {
+				id := fmt.Sprint(g, "-", i)
+				if err := s.Save(ctx, taskOf(id, i*20)); err != nil {
+					t.Error(err)
+					return
+				}
+				s.Get(ctx, a2a.TaskID(id))
+			}
+		})
+	}
+	wg.Wait()
+	s.check(t)
+}

@@ -1,0 +1,145 @@
+package trustmcp_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vouchkit/vouch/trust/trustmcp"
+	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/evm"
+)
+
+// An authorization valid for longer than the server remembers a payment
+// (PaywallConfig.MaxValidity, an hour by default) is refused with the
+// terms, reason authorization_validity_too_long, before it is reserved or
+// verified: the tool does not run, nothing settles and nothing is kept,
+// so that a replay of it can never outlive its record. One valid for the
+// offer's own time passes.
+func TestPaywall_refusesAuthorizationValidTooLong(t *testing.T) {
+	answers := &trustmcp.MemoryAnswers{}
+	r := newReplayRig(t, trustmcp.PaywallConfig{Answers: answers})
+	cs := connect(t, r.srv)
+	ctx := context.Background()
+	payer, err := evm.NewPayer("0x" + payerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		valid   time.Duration
+		refused bool
+	}{
+		{30 * 24 * time.Hour, true},
+		{time.Hour + 2*time.Second, true},
+		{time.Minute, false},
+	} {
+		o := r.pr.Accepts[0]
+		o.MaxTimeoutSeconds = int(tt.valid / time.Second) // what the payer signs for
+		proof, err := payer.Pay(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := paidCall(ctx, t, cs, "square", 4, x402.PaymentPayload{X402Version: 2, Accepted: r.pr.Accepts[0], Payload: proof.Payload})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !tt.refused {
+			answer(t, res)
+			continue
+		}
+		if pr := paidTerms(t, res); !strings.HasPrefix(pr.Error, "authorization_validity_too_long") {
+			t.Errorf("valid for %s: %q, want authorization_validity_too_long", tt.valid, pr.Error)
+		}
+	}
+	if runs, settled, kept := r.runs.Load(), r.fac.settled.Load(), answers.Len(); runs != 1 || settled != 1 || kept != 1 {
+		t.Errorf("ran %d times, settled %d, kept %d answers; want 1 each (the short authorization)", runs, settled, kept)
+	}
+}
+
+func TestPaywall_configMaxValidity(t *testing.T) {
+	offer, _ := evm.USDC("base-sepolia", "0x000000000000000000000000000000000000dEaD", "$0.005")
+	long := offer
+	long.MaxTimeoutSeconds = 2 * 3600
+	price := map[string]x402.Price{"square": {Accepts: []x402.PaymentRequirements{long}}}
+	short := map[string]x402.Price{"square": {Accepts: []x402.PaymentRequirements{offer}}}
+	for _, cfg := range []trustmcp.PaywallConfig{
+		{Facilitator: &evm.Facilitator{}, Prices: price},                                // beyond the default hour
+		{Facilitator: &evm.Facilitator{}, Prices: price, MaxValidity: 90 * time.Minute}, // still beyond
+		{Facilitator: &evm.Facilitator{}, Prices: short, MaxValidity: -time.Second},
+		{Facilitator: &evm.Facilitator{}, Prices: short, MaxValidity: 30 * time.Second}, // other payloads are remembered a minute
+		{Facilitator: &evm.Facilitator{}, Prices: short, Answers: &trustmcp.MemoryAnswers{MaxRetention: 30 * time.Minute}},
+	} {
+		if _, err := trustmcp.Paywall(cfg); err == nil || !strings.Contains(err.Error(), "MaxValidity") {
+			t.Errorf("Paywall with offers of %d s and MaxValidity %s: %v, want an error naming MaxValidity", cfg.Prices["square"].Accepts[0].MaxTimeoutSeconds, cfg.MaxValidity, err)
+		}
+	}
+	for _, cfg := range []trustmcp.PaywallConfig{
+		{Facilitator: &evm.Facilitator{}, Prices: price, MaxValidity: 3 * time.Hour},
+		{Facilitator: &evm.Facilitator{}, Prices: short, Answers: &trustmcp.MemoryAnswers{}},
+	} {
+		if _, err := trustmcp.Paywall(cfg); err != nil {
+			t.Errorf("Paywall with MaxValidity %s above the offers and the answers' retention: %v", cfg.MaxValidity, err)
+		}
+	}
+}
+
+// MemoryAnswers keeps no answer beyond its MaxRetention, whatever the
+// time it is asked to keep it until, and stays within MaxEntries and
+// MaxBytes: refusals go first, then the oldest answers.
+func TestMemoryAnswers_bounds(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	s := &trustmcp.MemoryAnswers{MaxEntries: 4, MaxBytes: 1 << 20, MaxRetention: time.Minute}
+	if err := s.Keep(ctx, "far", []byte(`{}`), now.Add(365*24*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.Answer(ctx, "far", now.Add(30*time.Second)); !ok {
+		t.Error("an answer was forgotten within MaxRetention")
+	}
+	if _, ok, _ := s.Answer(ctx, "far", now.Add(2*time.Minute)); ok {
+		t.Error("an answer was kept beyond MaxRetention")
+	}
+
+	s = &trustmcp.MemoryAnswers{MaxEntries: 4, MaxBytes: 1 << 20}
+	keep := func(key string, n int) {
+		t.Helper()
+		if err := s.Keep(ctx, key, []byte(strings.Repeat("x", n)), now.Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if s.Len() > s.MaxEntries || s.Bytes() > s.MaxBytes {
+			t.Fatalf("after %s: %d answers of %d bytes, beyond %d and %d", key, s.Len(), s.Bytes(), s.MaxEntries, s.MaxBytes)
+		}
+	}
+	kept := func(keys ...string) string {
+		var got []string
+		for _, k := range keys {
+			if _, ok, _ := s.Answer(ctx, k, now); ok {
+				got = append(got, k)
+			}
+		}
+		return strings.Join(got, " ")
+	}
+	keep("a1", 10)
+	keep("r1#refused", 10)
+	keep("a2", 10)
+	keep("r2#refused", 10)
+	keep("a3", 10) // the oldest refusal goes
+	keep("a4", 10) // the other refusal
+	keep("a5", 10) // the oldest answer
+	if got, want := kept("a1", "r1#refused", "a2", "r2#refused", "a3", "a4", "a5"), "a2 a3 a4 a5"; got != want {
+		t.Errorf("kept %q, want %q", got, want)
+	}
+	s.MaxBytes = 5000
+	for i := range 10 {
+		keep(fmt.Sprint("big", i), 1000)
+	}
+	// Each takes 1,000 bytes and about 150 more: four fit in 5,000.
+	if got, want := kept("big5", "big6", "big7", "big8", "big9"), "big6 big7 big8 big9"; got != want || s.Len() != 4 {
+		t.Errorf("kept %q of %d answers, %d bytes; want %q, the newest within 5000 bytes", got, s.Len(), s.Bytes(), want)
+	}
+	if err := s.Keep(ctx, "huge", make([]byte, 5000), now.Add(time.Minute)); err == nil {
+		t.Error("a result larger than MaxBytes was kept")
+	}
+}

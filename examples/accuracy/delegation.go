@@ -66,10 +66,15 @@ var delegationSpecs = []delegationSpec{
 // rows of the delegation tables; aggregations lists those measured.
 type aggregation string
 
-const plurality aggregation = "plurality"
+const (
+	plurality aggregation = "plurality"
+	// median: the delegation declares a numeric answer (task.answer
+	// "number", exact tolerance), counted by its median at every tier.
+	median aggregation = "median"
+)
 
 // aggregations are the aggregations measured, in order.
-var aggregations = []aggregation{plurality}
+var aggregations = []aggregation{plurality, median}
 
 // A problems is a delegation workload loaded: its problems in a seeded
 // order, each with its gold number and the five sessions' answers.
@@ -197,7 +202,7 @@ func equal(result json.RawMessage, gold float64) bool {
 // call after another, on a fresh engine and service over a fresh panel.
 // With reputation on, the host reports the true outcome of a share
 // c.outcomes of the calls.
-func measureDelegation(ctx context.Context, seed uint64, c cell, t *problems) ([]call, int, int, error) {
+func measureDelegation(ctx context.Context, seed uint64, c cell, agg aggregation, t *problems) ([]call, int, int, error) {
 	p := newPanel(t, 0, t.len())
 	svc, err := newService(p, c.rep, c.lone)
 	if err != nil {
@@ -209,7 +214,11 @@ func measureDelegation(ctx context.Context, seed uint64, c cell, t *problems) ([
 		if err != nil {
 			return nil, 0, 0, err
 		}
-		resp, err := svc.Call(ctx, &trust.Request{Mode: trust.ModeDelegation, Policy: c.policy, Task: trust.Task{Type: "qa", Input: in}})
+		task := trust.Task{Type: "qa", Input: in}
+		if agg == median {
+			task.Answer = trust.AnswerNumber
+		}
+		resp, err := svc.Call(ctx, &trust.Request{Mode: trust.ModeDelegation, Policy: c.policy, Task: task})
 		var perr *problem.Details
 		if errors.As(err, &perr) && perr.Code == problem.CodeAllReplicasFailed {
 			// Every run failed (fast's lone run on a model that gave no
@@ -269,11 +278,12 @@ func byModel(t *problems, s router.SessionID) []call {
 	return out
 }
 
-// pluralityOfFive returns, for each problem, the plurality of the five
-// answers: consensus.Majority over the five sessions' votes (failed runs
-// no votes), the tie going to the group whose first vote comes first in
-// session order, stating consensus.Posterior of its tally.
-func pluralityOfFive(t *problems) ([]call, error) {
+// ofFive returns, for each problem, the answer of the five sessions'
+// votes counted by agg (failed runs no votes): the plurality is
+// consensus.Majority, the tie going to the group whose first vote comes
+// first in session order; the median consensus.Median, exact. Each
+// states the Posterior of its tally.
+func ofFive(t *problems, agg consensus.Aggregator) ([]call, error) {
 	out := make([]call, t.len())
 	for i := range out {
 		votes := make([]consensus.Vote, panelSize)
@@ -284,14 +294,17 @@ func pluralityOfFive(t *problems) ([]call, error) {
 				votes[s] = consensus.Vote{Session: int64(s + 1), Label: consensus.LabelError}
 			}
 		}
-		o, err := consensus.Majority{}.Aggregate(votes, consensus.Policy{})
+		o, err := agg.Aggregate(votes, consensus.Policy{})
 		if err != nil {
-			return nil, fmt.Errorf("the plurality of 5 of problem %d: %w", i, err)
+			return nil, fmt.Errorf("the references of 5 of problem %d: %w", i, err)
 		}
 		k := call{status: trust.StatusRetry, launched: panelSize}
 		if o.Winner >= 0 {
 			k.status, k.answered, k.confidence = trust.StatusValid, true, o.Confidence
 			k.correct = equal(t.answer(i, router.SessionID(o.Winner+1)).output, t.golds[i])
+			if o.Strategy == consensus.StrategyMedian {
+				k.correct = math.Abs(o.Value-t.golds[i]) <= 1e-9*max(1, math.Abs(t.golds[i]))
+			}
 		}
 		for s := range k.runs {
 			k.runs[s] = 1
@@ -316,7 +329,8 @@ type delegationReport struct {
 	cfg       config
 	tables    []*problems
 	cells     map[delegationCell][]call
-	plurality map[string][]call
+	plurality map[string][]call // the plurality of 5, by workload
+	median    map[string][]call // the median of 5, by workload
 	models    map[string][panelSize][]call
 	elapsed   time.Duration
 	replays   int
@@ -335,7 +349,7 @@ type delegationCell struct {
 // problems the earlier calls.
 func simulateDelegation(ctx context.Context, cfg config, progress io.Writer) (*delegationReport, error) {
 	began := time.Now()
-	rep := &delegationReport{cfg: cfg, cells: map[delegationCell][]call{}, plurality: map[string][]call{}, models: map[string][panelSize][]call{}}
+	rep := &delegationReport{cfg: cfg, cells: map[delegationCell][]call{}, plurality: map[string][]call{}, median: map[string][]call{}, models: map[string][panelSize][]call{}}
 	var jobs []delegationCell
 	tables := map[string]*problems{}
 	for i := range delegationSpecs {
@@ -352,7 +366,10 @@ func simulateDelegation(ctx context.Context, cfg config, progress io.Writer) (*d
 		}
 		rep.tables = append(rep.tables, t)
 		tables[spec.name] = t
-		if rep.plurality[spec.name], err = pluralityOfFive(t); err != nil {
+		if rep.plurality[spec.name], err = ofFive(t, consensus.Majority{}); err != nil {
+			return nil, err
+		}
+		if rep.median[spec.name], err = ofFive(t, consensus.Median{}); err != nil {
 			return nil, err
 		}
 		var models [panelSize][]call
@@ -374,7 +391,7 @@ func simulateDelegation(ctx context.Context, cfg config, progress io.Writer) (*d
 	g.SetLimit(2 * runtime.GOMAXPROCS(0)) // an episode waits on its workers much of the time
 	for _, j := range jobs {
 		g.Go(func() error {
-			calls, replays, offPlan, err := measureDelegation(ctx, cfg.seed, j.cell, tables[j.workload])
+			calls, replays, offPlan, err := measureDelegation(ctx, cfg.seed, j.cell, j.agg, tables[j.workload])
 			if err != nil {
 				return fmt.Errorf("%s, %s: %w", j.cell, j.agg, err)
 			}
@@ -460,6 +477,7 @@ func (r *delegationReport) markdown(w io.Writer) {
 		bs.bins, bs.brier = [bins]bin{}, 0 // the models state no confidence
 		statsRow(w, fmt.Sprintf("best model (%d, reference) | —", b), "—", bs)
 		statsRow(w, "plurality of 5 (reference) | plurality", "—", r.measured(r.plurality[t.spec.name]))
+		statsRow(w, "median of 5 (reference) | median", "—", r.measured(r.median[t.spec.name]))
 		fmt.Fprintln(w, "\nThe best model's ECE and Brier score are left at 0: the models state no confidence. Its \"answered\" is the share of problems its answer held a number.")
 	}
 	heading(w, "Targets of the delegation workloads",

@@ -145,10 +145,11 @@ func TestSimulateDelegation(t *testing.T) {
 			}
 		}
 		// The plurality of 5, counted here: the largest group of equal
-		// numbers, the earliest session's on a tie.
+		// numbers, the earliest session's on a tie; the median of 5, the
+		// lower median of the numbers.
 		for i := range tb.len() {
 			count := map[float64]int{}
-			var order []float64
+			var order, numbers []float64
 			for s := router.SessionID(1); s <= panelSize; s++ {
 				if a := tb.answer(i, s); !a.failed {
 					x, _ := strconv.ParseFloat(string(a.output), 64)
@@ -156,7 +157,12 @@ func TestSimulateDelegation(t *testing.T) {
 						order = append(order, x)
 					}
 					count[x]++
+					numbers = append(numbers, x)
 				}
+			}
+			slices.Sort(numbers)
+			if k, want := rep.median[name][i], numbers[(len(numbers)+1)/2-1] == tb.golds[i]; k.correct != want {
+				t.Errorf("%s problem %d: median of 5 correct = %v, want %v (numbers %v, gold %v)", name, i, k.correct, want, numbers, tb.golds[i])
 			}
 			var win float64
 			for _, x := range order {

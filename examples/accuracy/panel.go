@@ -61,10 +61,10 @@ type panel struct {
 type step struct {
 	n        int
 	policy   consensus.DisagreementPolicy
-	weighted bool               // consensus.aggregation is weighted
-	delegate bool               // a delegation: the answers are outputs
-	answers  []answer           // by replica
-	sessions []router.SessionID // by replica
+	cons     router.ConsensusRequest // the step's consensus block: its aggregation
+	delegate bool                    // a delegation: the answers are outputs
+	answers  []answer                // by replica
+	sessions []router.SessionID      // by replica
 	joined   int
 	order    []int           // the replicas that answer, in arrival order
 	release  []chan struct{} // closed to let a replica answer, by replica
@@ -133,17 +133,9 @@ func (p *panel) work(ctx context.Context, job *router.Job) (*router.Result, erro
 	st.sessions[job.Replica] = job.SessionID
 	st.joined++
 	if st.joined == st.n {
-		var agg consensus.Aggregator = consensus.Majority{}
-		if st.weighted {
-			var err error
-			if p.decide == nil {
-				err = errors.New("accuracy: a weighted step on a panel that knows no reliabilities")
-			} else if agg, err = p.decide(job, st.sessions); err != nil {
-				err = fmt.Errorf("accuracy: reading the step's reliabilities: %w", err)
-			}
-			if err != nil {
-				p.fault, agg = err, consensus.Majority{} // the fault ends the run
-			}
+		agg, err := p.aggregator(job, st)
+		if err != nil {
+			p.fault, agg = err, consensus.Majority{} // the fault ends the run
 		}
 		st.plan(agg)
 	}
@@ -166,6 +158,33 @@ func (p *panel) work(ctx context.Context, job *router.Job) (*router.Result, erro
 		return &router.Result{Output: a.output}, nil
 	}
 	return &router.Result{Verdict: a.verdict, Confidence: a.confidence}, nil
+}
+
+// aggregator returns the aggregator the engine applies to st, a step of
+// job: the majority; weighted, with the reliabilities decide gives; or
+// the unweighted median within the step's tolerance (the trust service
+// asks for no weighted median).
+func (p *panel) aggregator(job *router.Job, st *step) (consensus.Aggregator, error) {
+	switch c := st.cons; {
+	case c.Aggregation == router.AggregationWeighted:
+		if p.decide == nil {
+			return nil, errors.New("accuracy: a weighted step on a panel that knows no reliabilities")
+		}
+		agg, err := p.decide(job, st.sessions)
+		if err != nil {
+			return nil, fmt.Errorf("accuracy: reading the step's reliabilities: %w", err)
+		}
+		return agg, nil
+	case c.Aggregation == router.AggregationMedian && c.WeightBy == "":
+		var tol consensus.Tolerance
+		if t := c.Tolerance; t != nil {
+			tol = consensus.Tolerance{Absolute: t.Absolute, Relative: t.Relative}
+		}
+		return consensus.Median{Tolerance: tol}, nil
+	case c.Aggregation == "" || c.Aggregation == router.AggregationMajority:
+		return consensus.Majority{}, nil
+	}
+	return nil, fmt.Errorf("accuracy: the panel plans no step of aggregation %q weighted by %q", st.cons.Aggregation, st.cons.WeightBy)
 }
 
 // plan orders the replicas by latency and finds the shortest prefix after
@@ -228,9 +247,10 @@ func (st *step) label(r int) consensus.Label {
 	}
 }
 
-// begin opens the step of a version 3 call of n replicas.
-func (p *panel) begin(n int, policy router.DisagreementPolicy, weighted, delegate bool) {
-	st := &step{n: n, policy: consensus.DisagreementPolicy(policy), weighted: weighted, delegate: delegate, answers: make([]answer, n), sessions: make([]router.SessionID, n), release: make([]chan struct{}, n)}
+// begin opens the step of a version 3 call of consensus cons.
+func (p *panel) begin(cons router.ConsensusRequest, delegate bool) {
+	n := cons.Replicas
+	st := &step{n: n, policy: consensus.DisagreementPolicy(cons.DisagreementPolicy), cons: cons, delegate: delegate, answers: make([]answer, n), sessions: make([]router.SessionID, n), release: make([]chan struct{}, n)}
 	for i := range st.release {
 		st.release[i] = make(chan struct{})
 	}
@@ -328,7 +348,7 @@ func planned[R any](ctx context.Context, s stepper, cons router.ConsensusRequest
 	s.p.calls.Lock()
 	defer s.p.calls.Unlock()
 	once := func() (R, error, error) {
-		s.p.begin(cons.Replicas, cons.DisagreementPolicy, cons.Aggregation == router.AggregationWeighted, delegate)
+		s.p.begin(cons, delegate)
 		resp, runs, err := do(ctx)
 		var perr *router.Error
 		if err != nil && errors.As(err, &perr) && len(perr.Extra) > 0 {

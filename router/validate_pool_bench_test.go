@@ -15,7 +15,7 @@ func BenchmarkV3Decode_sessionPool(b *testing.B) {
 		d    decoder
 	}{
 		{"without-check", decodeWith(Service.ValidateV3)},
-		{"with-check", refusingTopLevelPool(decodeWith(Service.ValidateV3))},
+		{"with-check", refusingKnownMistakes(decodeWith(Service.ValidateV3))},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -14,7 +14,6 @@ type bounds struct {
 	Absolute float64 `json:"absolute"`
 	Relative float64 `json:"relative,omitempty"`
 	Note     string  `json:"-"`
-	hidden   int
 }
 
 func TestUnknownMembers(t *testing.T) {
@@ -27,7 +26,7 @@ func TestUnknownMembers(t *testing.T) {
 		{`{"Absolute":1,"RELATIVE":0}`, nil}, // encoding/json matches them
 		{`{"abs":1}`, []string{"t.abs"}},
 		{`{"relative":1,"rel":2,"Abs":1}`, []string{"t.Abs", "t.rel"}},
-		{`{"Note":"x","hidden":1}`, []string{"t.Note", "t.hidden"}},
+		{`{"Note":"x","-":1}`, []string{"t.-", "t.Note"}},
 		{`{"a.b":1,"":2}`, []string{`t[""]`, `t["a.b"]`}},
 	} {
 		var obj map[string]json.RawMessage

@@ -277,11 +277,13 @@ func TestMiddleware_escrowAuthorizeRefused(t *testing.T) {
 	}
 }
 
-// A handler that panics has its hold voided: the payer's balance is back.
+// A handler that panics has its hold voided: the payer's balance is back,
+// and a retry of the proof gets the void, not a second lifecycle.
 func TestMiddleware_escrowPanicVoids(t *testing.T) {
 	s := newEscrowServer(t, openBalance, nil, func(w http.ResponseWriter, r *http.Request) { panic(http.ErrAbortHandler) })
+	proof := s.proof(t)
 	req, _ := http.NewRequest(http.MethodPost, s.URL+"/paid", nil)
-	req.Header.Set(x402.HeaderPaymentSignature, s.proof(t))
+	req.Header.Set(x402.HeaderPaymentSignature, proof)
 	if resp, err := s.Client().Do(req); err == nil {
 		resp.Body.Close()
 		t.Fatalf("status %d; want the connection aborted", resp.StatusCode)
@@ -292,6 +294,13 @@ func TestMiddleware_escrowPanicVoids(t *testing.T) {
 	held, _ := s.ledger.Unfinished(t.Context(), 0)
 	if len(held) != 0 {
 		t.Errorf("%d holds left unfinished", len(held))
+	}
+	resp, _ := s.paid(t, proof)
+	if _, e := escrowOf(t, resp); resp.StatusCode != http.StatusInternalServerError || e.State != x402.EscrowVoided || e.Verdict != "failed" {
+		t.Errorf("retry after a panic: status %d, report %+v; want 500 and the void", resp.StatusCode, e)
+	}
+	if n := s.runs.Load(); n != 1 {
+		t.Errorf("the handler ran %d times", n)
 	}
 }
 

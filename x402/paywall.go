@@ -213,6 +213,7 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	defer cancel()
 	paid := r.WithContext(work)
 	if offer.Scheme == SchemeAuthCapture {
+		settled = true // kept used if the handler panics: the hold was voided
 		settled = pw.escrow(w, paid, next, m, price, res, p, offer, key, until, vr.Payer)
 		return
 	}

@@ -33,6 +33,17 @@ type escrowServer struct {
 // facilitate makes f the route's facilitator, before any request.
 func (s *escrowServer) facilitate(t *testing.T, f x402.Facilitator) { s.fac = f }
 
+// countingSettles counts the settles sent to an escrow.
+type countingSettles struct {
+	*evm.Escrow
+	n *atomic.Int32
+}
+
+func (c countingSettles) Settle(ctx context.Context, p *x402.PaymentPayload, r x402.PaymentRequirements) (*x402.SettleResponse, error) {
+	c.n.Add(1)
+	return c.Escrow.Settle(ctx, p, r)
+}
+
 // viaServer is the facilitator the server has at the time of a call.
 type viaServer struct{ s *escrowServer }
 
@@ -317,6 +328,8 @@ func TestMiddleware_escrowRetryReplays(t *testing.T) {
 			}
 			w.Write([]byte("Paris"))
 		})
+		var settles atomic.Int32
+		s.facilitate(t, countingSettles{s.escrow, &settles})
 		proof := s.proof(t)
 		first, body := s.paid(t, proof)
 		sr1, _ := escrowOf(t, first)
@@ -340,6 +353,9 @@ func TestMiddleware_escrowRetryReplays(t *testing.T) {
 		wg.Wait()
 		if s.runs.Load() != 1 {
 			t.Errorf("fails %v: the handler ran %d times", fails, s.runs.Load())
+		}
+		if n := settles.Load(); n != 2 {
+			t.Errorf("fails %v: %d settles sent, want 2 (the hold, then the capture or void)", fails, n)
 		}
 		want := int64(openBalance - 50_000)
 		if fails {

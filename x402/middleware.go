@@ -200,7 +200,11 @@ const exposed = HeaderPaymentRequired + ", " + HeaderPaymentResponse + ", " + He
 // time budget, settle timeout or MaxValidity, an offer whose
 // maxTimeoutSeconds is shorter than its route's time budget plus
 // SettleTimeout or longer than MaxValidity, or a MemoryReplay or
-// MemoryOutcomes whose MaxRetention is shorter than MaxValidity.
+// MemoryOutcomes whose MaxRetention is shorter than MaxValidity; and for
+// an "auth-capture" offer: no Escrow (or no Authorizer), a route that
+// settles before its work, or a capture window shorter than the offer's
+// maxTimeoutSeconds, the time budget and two settlements, or longer than
+// MaxValidity.
 func Middleware(cfg MiddlewareConfig) (func(http.Handler) http.Handler, error) {
 	if cfg.Facilitator == nil {
 		return nil, errors.New("x402: MiddlewareConfig.Facilitator is nil")

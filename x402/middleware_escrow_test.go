@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -462,4 +463,51 @@ func TestMiddleware_escrowBothMethods(t *testing.T) {
 func mustReport(t *testing.T, resp *http.Response) x402.EscrowReport {
 	_, e := escrowOf(t, resp)
 	return e
+}
+
+// An escrow route the server could not hold and finish in time is a
+// configuration error: no Escrow, a route settled before its work, a
+// capture window shorter than the offer's validity, the time budget and
+// two settlements, or longer than MaxValidity (a hold is finished while
+// the server remembers its proof).
+func TestMiddleware_escrowConfig(t *testing.T) {
+	authorizer, _ := evm.ParsePrivateKey(acAuthorizerKey)
+	operator, _ := evm.ParseAddress(evm.OfflineFacilitatorAddress)
+	offer, err := evm.AuthCaptureUSDC("base-sepolia", payTo, "$0.05", operator, authorizer.Address())
+	if err != nil {
+		t.Fatal(err)
+	}
+	escrow := func(window time.Duration) *x402.EscrowConfig {
+		return &x402.EscrowConfig{Authorizer: evm.ReceiverAuthorizer{Key: authorizer}, CaptureWindow: window}
+	}
+	for _, tc := range []struct {
+		name        string
+		escrow      *x402.EscrowConfig
+		before      bool
+		maxValidity time.Duration
+		says        string
+	}{
+		{"no escrow", nil, false, 0, "needs MiddlewareConfig.Escrow"},
+		{"no authorizer", &x402.EscrowConfig{}, false, 0, "needs MiddlewareConfig.Escrow"},
+		{"settle before", escrow(0), true, 0, "SettleBefore"},
+		{"window too short", escrow(100 * time.Second), false, 0, "shorter than"},
+		{"window beyond MaxValidity", escrow(2 * time.Hour), false, time.Hour, "longer than MaxValidity"},
+		{"fine", escrow(0), false, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := x402.Middleware(x402.MiddlewareConfig{
+				Facilitator: &evm.Escrow{}, Escrow: tc.escrow, MaxValidity: tc.maxValidity,
+				Routes: map[string]x402.Price{"POST /paid": {Accepts: []x402.PaymentRequirements{offer}, SettleBefore: tc.before}},
+			})
+			if tc.says == "" {
+				if err != nil {
+					t.Fatalf("Middleware: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("Middleware = %v, want an error saying %q", err, tc.says)
+			}
+		})
+	}
 }

@@ -131,11 +131,17 @@ type EscrowOutcome struct {
 // can implement the interface for several servers and restarts. Package
 // x402test's TestEscrowLedger checks an implementation.
 //
-// Each method is one atomic step. Errors: [ErrEscrowUnknown] for an id
-// never held, [ErrEscrowState] for an operation the payment's state does
-// not allow, [ErrEscrowAmount] for an amount above what the payment
-// allows; a store's own failure is any other error, and then nothing was
-// recorded.
+// Each method is one atomic step, and a done context is reported before
+// any work. Errors: [ErrEscrowUnknown] for an id never held,
+// [ErrEscrowState] for an operation the payment's state does not allow,
+// [ErrEscrowAmount] for an amount above what the payment allows; a
+// store's own failure is any other error, and then nothing was recorded.
+// Returned payments share no memory with the store. A durable ledger
+// keeps a payment at least until its refund deadline has passed (a held
+// one at least until its capture deadline), and times to the second at
+// least. The lifecycle's transitions and amount bounds are those of
+// [MemoryEscrowLedger], which an implementation can mirror (or check
+// against with the test suite).
 type EscrowLedger interface {
 	// Hold records a confirmed hold, p, in state Held with nothing
 	// captured or refunded (p's State, Verdict, Capture, Captured,
@@ -160,8 +166,12 @@ type EscrowLedger interface {
 	Record(ctx context.Context, id string, o EscrowOutcome) (EscrowPayment, EscrowOutcome, bool, error)
 	// Get returns the payment id.
 	Get(ctx context.Context, id string) (EscrowPayment, error)
-	// Unfinished returns the payments still Held, oldest hold first, at
-	// most limit of them (all when limit is zero or less).
+	// Unfinished returns the payments still Held, oldest hold first (by
+	// HeldAt, then ID), at most limit of them (all when limit is zero or
+	// less), with their verdicts: what a server that restarts captures or
+	// voids by the recorded verdict (voids when there is none). Payments
+	// past their capture deadline are included until the ledger forgets
+	// them.
 	Unfinished(ctx context.Context, limit int) ([]EscrowPayment, error)
 }
 

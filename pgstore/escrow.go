@@ -23,7 +23,10 @@ import (
 // the record as it stands and writes it back, so that of N servers
 // recording one operation at once exactly one records it and the others
 // get its outcome; Hold is one INSERT … ON CONFLICT DO NOTHING. A record
-// is the payment as JSON. The store is safe for concurrent use.
+// is the payment as JSON. It is an [x402.EscrowClaimer]: a claim is a
+// conditional UPDATE of the payment's row, so of N servers recovering
+// one payment at once exactly one claims it. The store is safe for
+// concurrent use.
 type EscrowLedger struct {
 	// Now returns the current time, which stamps outcomes recorded
 	// without one; nil means time.Now. Set it before first use.
@@ -32,7 +35,10 @@ type EscrowLedger struct {
 	db *DB
 }
 
-var _ x402.EscrowLedger = (*EscrowLedger)(nil)
+var (
+	_ x402.EscrowLedger  = (*EscrowLedger)(nil)
+	_ x402.EscrowClaimer = (*EscrowLedger)(nil)
+)
 
 // Escrow returns the escrow ledger of db.
 func (db *DB) Escrow() *EscrowLedger { return &EscrowLedger{db: db} }
@@ -198,4 +204,20 @@ func (s *EscrowLedger) Unfinished(ctx context.Context, limit int) ([]x402.Escrow
 		return nil, fmt.Errorf("pgstore: listing unfinished escrow payments: %w", err)
 	}
 	return out, nil
+}
+
+// Claim implements [x402.EscrowClaimer].
+func (s *EscrowLedger) Claim(ctx context.Context, id string, now, until time.Time) (bool, error) {
+	ctx, cancel, err := s.db.query(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer cancel()
+	tag, err := s.db.pool.Exec(ctx, `
+		UPDATE vouch_x402_escrow SET claimed_until = $3
+		WHERE id = $1 AND state = 'held' AND (claimed_until IS NULL OR claimed_until <= $2)`, id, now, until)
+	if err != nil {
+		return false, fmt.Errorf("pgstore: claiming escrow payment: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
 }

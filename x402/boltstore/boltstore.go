@@ -32,8 +32,9 @@ import (
 )
 
 var (
-	bucketPayments = []byte("escrow")      // id → JSON record
-	bucketHeld     = []byte("escrow-held") // held at (unix ns, big endian) ‖ id → id
+	bucketPayments = []byte("escrow")       // id → JSON record
+	bucketHeld     = []byte("escrow-held")  // held at (unix ns, big endian) ‖ id → id
+	bucketClaims   = []byte("escrow-claim") // id → claimed until (unix ns, big endian)
 )
 
 // Ledger is an x402.EscrowLedger in a bbolt file. It is safe for
@@ -47,7 +48,10 @@ type Ledger struct {
 	db *bolt.DB
 }
 
-var _ x402.EscrowLedger = (*Ledger)(nil)
+var (
+	_ x402.EscrowLedger  = (*Ledger)(nil)
+	_ x402.EscrowClaimer = (*Ledger)(nil)
+)
 
 // Open opens the ledger at path, creating the file (mode 0600) if it does
 // not exist. It waits at most lockTimeout for another process to release
@@ -61,7 +65,7 @@ func Open(path string, lockTimeout time.Duration) (*Ledger, error) {
 		return nil, fmt.Errorf("boltstore: failed to open %s: %w", path, err)
 	}
 	if err := db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketPayments, bucketHeld} {
+		for _, b := range [][]byte{bucketPayments, bucketHeld, bucketClaims} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -112,6 +116,9 @@ func put(tx *bolt.Tx, p x402.EscrowPayment) error {
 		return err
 	}
 	if p.Finished() {
+		if err := tx.Bucket(bucketClaims).Delete([]byte(p.ID)); err != nil {
+			return err
+		}
 		return tx.Bucket(bucketHeld).Delete(heldKey(p))
 	}
 	return tx.Bucket(bucketHeld).Put(heldKey(p), []byte(p.ID))
@@ -238,6 +245,30 @@ func (l *Ledger) Unfinished(ctx context.Context, limit int) ([]x402.EscrowPaymen
 		return nil, wrap(err, "listing unfinished payments")
 	}
 	return out, nil
+}
+
+// Claim implements x402.EscrowClaimer.
+func (l *Ledger) Claim(ctx context.Context, id string, now, until time.Time) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	mine := false
+	err := l.db.Update(func(tx *bolt.Tx) error {
+		p, err := get(tx, id)
+		if err != nil || p.Finished() {
+			return err
+		}
+		claims := tx.Bucket(bucketClaims)
+		if c := claims.Get([]byte(id)); len(c) == 8 && int64(binary.BigEndian.Uint64(c)) > now.UnixNano() {
+			return nil
+		}
+		mine = true
+		return claims.Put([]byte(id), binary.BigEndian.AppendUint64(nil, uint64(until.UnixNano())))
+	})
+	if err != nil {
+		return false, wrap(err, "claiming")
+	}
+	return mine, nil
 }
 
 // wrap leaves the ledger's own errors as they are, for errors.Is, and

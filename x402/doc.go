@@ -138,9 +138,26 @@
 // "auth-capture"; MaxAmount and the Budget apply to the amount held.
 // [FacilitatorClient] relays the hold and the later settles as it relays
 // any other. Package evm has the EVM binding: the wire, the PaymentInfo
-// hash, the signatures and an offline escrow. The Middleware does not
-// offer "auth-capture" yet, and nothing yet ties a hold to the trust
-// gate's verdict.
+// hash, the signatures and an offline escrow.
+//
+// The Middleware offers "auth-capture" on a route whose Price lists such
+// an offer, with MiddlewareConfig.Escrow: each 402 answer sets the
+// offer's captureDeadline (now plus [EscrowConfig].CaptureWindow, ten
+// minutes by default) and refundDeadline; a verified payment is held
+// (the facilitator's first settle) and the hold recorded in the
+// [EscrowLedger] before the handler runs, so no work runs on a payment
+// that is not held (the scheme's security note 4). After the handler,
+// an answer delivered (status below 400, passed by the route's
+// [DeliveryGate] if any, not from the idempotency store) is captured,
+// for what the handler reported with [ReportUsage] or else the whole
+// hold, the rest voided in the same settle; any other answer, a panic
+// included, voids the hold. The verdict is recorded before the capture
+// or void, and each operation's first outcome after it: a retry replays
+// the kept outcome and sends nothing again (security note 5), and a
+// capture never exceeds the hold. The payment response reports the
+// lifecycle ([ExtensionEscrow]). The capture window is bounded by
+// MaxValidity: a hold is finished within the time the server remembers
+// its proof; the ledger keeps the payment until its refund deadline.
 //
 // # Settling on a check of the answer
 //

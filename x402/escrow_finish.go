@@ -8,20 +8,6 @@ import (
 	"time"
 )
 
-// An EscrowSigner makes the facilitator's settle payload of one
-// lifecycle operation of an escrowed payment, as the payment's receiver
-// authorizer consents to it: op is EscrowCapture, EscrowVoid or
-// EscrowRefund, and amount what a capture or refund moves ("" for a
-// void). p is the payment as the ledger has it, so the payload can name
-// the escrow balances the operation expects: a Held payment holds its
-// Amount; a captured one holds nothing more (the rest of the hold is
-// voided with its capture) and can refund Captured less Refunded. A
-// capture of less than the hold voids the rest in the same settle.
-// package evm's EscrowAuthorizer is one.
-type EscrowSigner interface {
-	EscrowPayload(ctx context.Context, p EscrowPayment, op, amount string) (*PaymentPayload, error)
-}
-
 // SettleEscrow runs one lifecycle operation of the payment id at most
 // once: when the ledger records an outcome under key already, it returns
 // that outcome and sends nothing; otherwise it has signer make the
@@ -36,7 +22,7 @@ type EscrowSigner interface {
 // facilitator's lifecycle is idempotent per operation (the scheme's
 // security note 5), so an operation sent twice, as two servers racing
 // may send it, moves the escrow once and answers both alike.
-func SettleEscrow(ctx context.Context, l EscrowLedger, f Facilitator, signer EscrowSigner, id, key, op, amount string) (o EscrowOutcome, fresh bool, err error) {
+func SettleEscrow(ctx context.Context, l EscrowLedger, f Facilitator, a EscrowAuthorizer, id, key, op, amount string) (o EscrowOutcome, fresh bool, err error) {
 	p, err := l.Get(ctx, id)
 	if err != nil {
 		return EscrowOutcome{}, false, err
@@ -48,9 +34,9 @@ func SettleEscrow(ctx context.Context, l EscrowLedger, f Facilitator, signer Esc
 	if _, _, _, err := p.Recorded(EscrowOutcome{Key: key, Operation: op, Amount: amount, Settlement: SettleResponse{Success: true}}, time.Time{}); err != nil {
 		return EscrowOutcome{}, false, err
 	}
-	payload, err := signer.EscrowPayload(ctx, p, op, amount)
+	payload, err := a.Consent(p, op, amount)
 	if err != nil {
-		return EscrowOutcome{}, false, fmt.Errorf("x402: signing the %s of escrow payment %s: %w", op, id, err)
+		return EscrowOutcome{}, false, fmt.Errorf("x402: consenting to the %s of escrow payment %s: %w", op, id, err)
 	}
 	sr, err := f.Settle(ctx, payload, p.Offer)
 	if err != nil {
@@ -116,8 +102,8 @@ type EscrowRecovery struct {
 	Ledger EscrowLedger
 	// Facilitator settles the operations; required.
 	Facilitator Facilitator
-	// Signer makes their payloads; required.
-	Signer EscrowSigner
+	// Authorizer consents to them; required.
+	Authorizer EscrowAuthorizer
 	// Grace is how long after its hold a payment without a verdict is
 	// left alone; zero means DefaultEscrowGrace.
 	Grace time.Duration
@@ -146,8 +132,8 @@ type EscrowFinished struct {
 // payment it cannot finish (its facilitator unreachable, say) and
 // returns those errors joined; the payment stays Held for the next run.
 func (r *EscrowRecovery) Finish(ctx context.Context) ([]EscrowFinished, error) {
-	if r.Ledger == nil || r.Facilitator == nil || r.Signer == nil {
-		return nil, errors.New("x402: EscrowRecovery needs a Ledger, a Facilitator and a Signer")
+	if r.Ledger == nil || r.Facilitator == nil || r.Authorizer == nil {
+		return nil, errors.New("x402: EscrowRecovery needs a Ledger, a Facilitator and an Authorizer")
 	}
 	now := time.Now()
 	if r.Now != nil {
@@ -187,7 +173,7 @@ func (r *EscrowRecovery) Finish(ctx context.Context) ([]EscrowFinished, error) {
 				continue // another server finishes it
 			}
 		}
-		o, sent, err := SettleEscrow(ctx, r.Ledger, r.Facilitator, r.Signer, p.ID, key, op, amount)
+		o, sent, err := SettleEscrow(ctx, r.Ledger, r.Facilitator, r.Authorizer, p.ID, key, op, amount)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -74,7 +74,7 @@ func TestEscrowRecovery_finishesByVerdict(t *testing.T) {
 	const hold = x402test.EscrowHoldAmount
 	young := ps[4]
 	f := &countingFacilitator{Facilitator: bed.Facilitator}
-	r := &x402.EscrowRecovery{Ledger: l, Facilitator: f, Signer: bed.Signer, Grace: 5 * time.Minute, Now: func() time.Time { return young.HeldAt }}
+	r := &x402.EscrowRecovery{Ledger: l, Facilitator: f, Authorizer: bed.Authorizer, Grace: 5 * time.Minute, Now: func() time.Time { return young.HeldAt }}
 	before := bed.Balances()
 	done, err := r.Finish(ctx)
 	if err != nil {
@@ -133,7 +133,7 @@ func TestSettleEscrow_concurrentOperationsOnOnePayment(t *testing.T) {
 		for range 8 {
 			for _, op := range ops {
 				wg.Go(func() {
-					o, fresh, err := x402.SettleEscrow(ctx, l, bed.Facilitator, bed.Signer, p.ID, op[0], op[0], op[1])
+					o, fresh, err := x402.SettleEscrow(ctx, l, bed.Facilitator, bed.Authorizer, p.ID, op[0], op[0], op[1])
 					mu.Lock()
 					out = append(out, result{op[0], o, fresh, err})
 					mu.Unlock()
@@ -189,7 +189,7 @@ func TestSettleEscrow_concurrentOperationsOnOnePayment(t *testing.T) {
 		// collector draws it; the receiver keeps the capture.
 		t.Fatalf("after the refund: %+v", got)
 	}
-	if _, _, err := x402.SettleEscrow(ctx, l, bed.Facilitator, bed.Signer, p.ID, "refund-2", x402.EscrowRefund, "1"); !errors.Is(err, x402.ErrEscrowAmount) {
+	if _, _, err := x402.SettleEscrow(ctx, l, bed.Facilitator, bed.Authorizer, p.ID, "refund-2", x402.EscrowRefund, "1"); !errors.Is(err, x402.ErrEscrowAmount) {
 		t.Errorf("a refund above what was captured = %v, want ErrEscrowAmount", err)
 	}
 }

@@ -28,6 +28,8 @@ type paywall struct {
 	outcomes OutcomeStore
 	log      *slog.Logger
 	tel      *paywallTelemetry
+	// escrowLedger records the lifecycle of "auth-capture" payments.
+	escrowLedger EscrowLedger
 
 	mu       sync.Mutex
 	settling map[string]chan struct{} // by replay key, closed when settled or failed
@@ -91,6 +93,10 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 			pw.unavailable(w, "pricing", err)
 			return
 		}
+		if err := checkEscrow(price, pw.cfg.Escrow, pw.cfg.SettleTimeout, pw.cfg.MaxValidity); err != nil {
+			pw.unavailable(w, "pricing", err)
+			return
+		}
 	}
 	if price.Discovery != nil {
 		price.Discovery = price.Discovery.of(r.Method)
@@ -130,6 +136,15 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		pw.require(w, price, res, msgNoOffer, nil)
 		return
 	}
+	if offer.Scheme == SchemeAuthCapture {
+		// The payer signed the deadlines of the 402 answer it read.
+		var reason string
+		if offer, reason = pw.escrowTerms(offer, p.Accepted, price, now); reason != "" {
+			pw.require(w, price, res, reason, nil)
+			return
+		}
+		vr = nil // verified below against these deadlines
+	}
 	if vb, ok := validBefore(p); ok {
 		if limit := now.Add(pw.cfg.MaxValidity); time.Unix(vb, 0).After(limit) {
 			// Its record would have to outlive what the stores keep.
@@ -143,7 +158,7 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		pw.unavailable(w, "replay store", err)
 		return
 	}
-	if !fresh && price.Gate != nil {
+	if !fresh && (price.Gate != nil || offer.Scheme == SchemeAuthCapture) {
 		pw.gatedRepeat(w, r, price, res, p, key, now)
 		return
 	}
@@ -191,6 +206,10 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	work, cancel := context.WithTimeout(metered, price.timeBudget())
 	defer cancel()
 	paid := r.WithContext(work)
+	if offer.Scheme == SchemeAuthCapture {
+		settled = pw.escrow(w, paid, next, m, price, res, p, offer, key, until, vr.Payer)
+		return
+	}
 	if price.Gate != nil {
 		settled = pw.gated(w, paid, next, m, price, res, p, offer, key, until, vr.Payer)
 		return
@@ -327,7 +346,9 @@ func (pw *paywall) require(w http.ResponseWriter, price Price, res ResourceInfo,
 	pw.tel.refused(reason, sr)
 	v2 := PaymentRequired{X402Version: Version2, Error: reason, Resource: &res, Accepts: make([]PaymentRequirements, len(price.Accepts))}
 	v1 := PaymentRequiredV1{X402Version: Version1, Error: reason, Accepts: make([]PaymentRequirementsV1, len(price.Accepts))}
+	now := pw.now()
 	for i, o := range price.Accepts {
+		o = pw.escrowOffer(o, now)
 		v1.Accepts[i] = o.V1(res)
 		o.Network, _ = NetworkCAIP2(o.Network)
 		v2.Accepts[i] = o

@@ -12,8 +12,8 @@ import (
 // Errors of [ReportUsage].
 var (
 	// ErrNotUpto: usage was reported outside a request that pays with the
-	// "upto" scheme behind [Middleware], where there is nothing to settle
-	// by usage.
+	// "upto" or "auth-capture" scheme behind [Middleware], where there is
+	// nothing to settle by usage.
 	ErrNotUpto = errors.New("x402: the request is not paid with the upto scheme")
 	// ErrUsageAboveMaximum: the usage reported costs more than the payer
 	// authorized. Nothing above the authorized maximum is ever settled.
@@ -86,7 +86,7 @@ type meter struct {
 
 // withMeter returns ctx with a meter for offer, when offer is "upto".
 func withMeter(ctx context.Context, offer PaymentRequirements) (context.Context, *meter) {
-	if offer.Scheme != SchemeUpto {
+	if offer.Scheme != SchemeUpto && offer.Scheme != SchemeAuthCapture {
 		return ctx, nil
 	}
 	max, _ := ParseAmount(offer.Amount) // checkPrice parsed it

@@ -32,10 +32,12 @@ type Prices struct {
 	// request whose policy cannot be read (which the handler refuses,
 	// settling nothing).
 	Fixed x402.Price
-	// PerRun is the price of an adaptive call: its offers are "upto"
-	// offers whose Amount is the price of one run. The terms offered
-	// authorize AdaptiveMaxRuns times it, the most the tier can spend;
-	// with [ChargeRuns] the settlement charges the runs the call launched.
+	// PerRun is the price of an adaptive call: its offers are "upto" or
+	// "auth-capture" offers whose Amount is the price of one run. The
+	// terms offered authorize (or hold) AdaptiveMaxRuns times it, the
+	// most the tier can spend; with [ChargeRuns] the settlement (or the
+	// capture, the rest of the hold voided) charges the runs the call
+	// launched.
 	PerRun x402.Price
 }
 
@@ -53,8 +55,8 @@ func (p Prices) PriceFunc(path string) (func(r *http.Request) (x402.Price, bool)
 		if err != nil {
 			return nil, fmt.Errorf("trustpay: PerRun offer %d: %w", i, err)
 		}
-		if o.Scheme != x402.SchemeUpto || run == 0 || run > ^uint64(0)/AdaptiveMaxRuns {
-			return nil, fmt.Errorf("trustpay: PerRun offer %d: want an %q offer of a positive price per run, got %q of %s", i, x402.SchemeUpto, o.Scheme, o.Amount)
+		if !perRun(o.Scheme) || run == 0 || run > ^uint64(0)/AdaptiveMaxRuns {
+			return nil, fmt.Errorf("trustpay: PerRun offer %d: want an %q or %q offer of a positive price per run, got %q of %s", i, x402.SchemeUpto, x402.SchemeAuthCapture, o.Scheme, o.Amount)
 		}
 		o.Amount = strconv.FormatUint(run*AdaptiveMaxRuns, 10)
 		adaptive.Accepts[i] = o
@@ -68,6 +70,11 @@ func (p Prices) PriceFunc(path string) (func(r *http.Request) (x402.Price, bool)
 		}
 		return p.Fixed, true
 	}, nil
+}
+
+// perRun reports whether a payment of scheme charges what the call used.
+func perRun(scheme string) bool {
+	return scheme == x402.SchemeUpto || scheme == x402.SchemeAuthCapture
 }
 
 // policyOf reads the policy member of r's JSON body, and gives r its
@@ -93,7 +100,9 @@ func policyOf(r *http.Request) trust.Policy {
 
 // ChargeRuns wraps the x402 trust call's handler (inside the x402
 // middleware: trust.WithX402(func(h) { return paywall(ChargeRuns(h, log)) }))
-// so that a call paid with "upto" is settled for the runs it launched:
+// so that a call paid with "upto" is settled for the runs it launched (and
+// one paid with "auth-capture" captures them, voiding the rest of the
+// hold):
 // evidence.launched of the answer times the price of one run (the
 // authorized maximum divided by AdaptiveMaxRuns), reported with
 // x402.ReportUsage, so that the payment response's usage counts the
@@ -125,7 +134,7 @@ func (c *replayingCharger) ServeReplay(w http.ResponseWriter, r *http.Request) b
 
 func (c *charger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	vp, ok := x402.PaymentFromContext(r.Context())
-	if !ok || vp.Offer.Scheme != x402.SchemeUpto {
+	if !ok || !perRun(vp.Offer.Scheme) {
 		c.next.ServeHTTP(w, r)
 		return
 	}

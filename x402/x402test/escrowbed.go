@@ -43,8 +43,9 @@ type EscrowBed struct {
 	URL         string
 	// Offer is the offer payers accept.
 	Offer x402.PaymentRequirements
-	// Signer signs the lifecycle as the offer's receiver authorizer.
-	Signer evm.EscrowAuthorizer
+	// Authorizer consents to the lifecycle as the offer's receiver
+	// authorizer.
+	Authorizer evm.ReceiverAuthorizer
 }
 
 // NewEscrowBed starts a bed; its server is closed when t ends.
@@ -54,7 +55,7 @@ func NewEscrowBed(t testing.TB) *EscrowBed {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &EscrowBed{Escrow: &evm.Escrow{OpenBalance: big.NewInt(EscrowOpenBalance)}, Signer: evm.EscrowAuthorizer{Key: authorizer}}
+	b := &EscrowBed{Escrow: &evm.Escrow{OpenBalance: big.NewInt(EscrowOpenBalance)}, Authorizer: evm.ReceiverAuthorizer{Key: authorizer}}
 	srv := httptest.NewServer(x402.NewFacilitatorHandler(b.Escrow))
 	t.Cleanup(srv.Close)
 	b.URL = srv.URL

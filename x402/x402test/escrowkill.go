@@ -120,7 +120,7 @@ func KillBetweenHoldAndVerdict(t *testing.T, bed *EscrowBed, run string, env []s
 	recoveries := make([]*x402.EscrowRecovery, n)
 	for i := range recoveries {
 		recoveries[i] = &x402.EscrowRecovery{
-			Ledger: open(), Facilitator: f, Signer: bed.Signer,
+			Ledger: open(), Facilitator: f, Authorizer: bed.Authorizer,
 			// The restart comes later than the grace, as a real one may:
 			// the payment without a verdict is no longer in anyone's work.
 			Now: func() time.Time { return time.Now().Add(x402.DefaultEscrowGrace) },

@@ -53,8 +53,9 @@ func SettleEscrow(ctx context.Context, l EscrowLedger, f Facilitator, a EscrowAu
 const (
 	// DefaultEscrowGrace is how long after its hold a payment without a
 	// verdict is left to the server running its work, when
-	// [EscrowRecovery].Grace is zero.
-	DefaultEscrowGrace = 5 * time.Minute
+	// [EscrowRecovery].Grace is zero: twice a route's default time budget
+	// and two default settlements (the hold's and the capture's).
+	DefaultEscrowGrace = 2 * time.Minute
 	// DefaultEscrowClaim is how long a recovery's claim on a payment
 	// lasts, when [EscrowRecovery].Claim is zero.
 	DefaultEscrowClaim = time.Minute
@@ -181,4 +182,29 @@ func (r *EscrowRecovery) Finish(ctx context.Context) ([]EscrowFinished, error) {
 		done = append(done, EscrowFinished{ID: p.ID, Outcome: o, Sent: sent})
 	}
 	return done, errors.Join(errs...)
+}
+
+// NewEscrowRecovery returns the recovery of the "auth-capture" routes cfg
+// configures for [Middleware]: its ledger, facilitator and authorizer,
+// and a Grace of the longest route's time budget plus two settlements
+// (the hold and the capture), doubled, or DefaultEscrowGrace if longer.
+// A server runs its Finish before it serves:
+//
+//	r, err := x402.NewEscrowRecovery(cfg)
+//	if err != nil { ... }
+//	if _, err := r.Finish(ctx); err != nil { ... } // logged; the rest retried next time
+//	mw, err := x402.Middleware(cfg)
+//
+// It fails when cfg has no Escrow, or no Ledger (a new memory ledger
+// holds nothing to recover).
+func NewEscrowRecovery(cfg MiddlewareConfig) (*EscrowRecovery, error) {
+	if cfg.Escrow == nil || cfg.Escrow.Ledger == nil || cfg.Escrow.Authorizer == nil || cfg.Facilitator == nil {
+		return nil, errors.New("x402: NewEscrowRecovery needs MiddlewareConfig.Facilitator and an Escrow with a Ledger and an Authorizer")
+	}
+	settle := cmp.Or(cfg.SettleTimeout, DefaultSettleTimeout)
+	grace := DefaultEscrowGrace
+	for _, p := range cfg.Routes {
+		grace = max(grace, 2*(p.timeBudget()+2*settle))
+	}
+	return &EscrowRecovery{Ledger: cfg.Escrow.Ledger, Facilitator: cfg.Facilitator, Authorizer: cfg.Escrow.Authorizer, Grace: grace}, nil
 }

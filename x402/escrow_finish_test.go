@@ -193,3 +193,27 @@ func TestSettleEscrow_concurrentOperationsOnOnePayment(t *testing.T) {
 		t.Errorf("a refund above what was captured = %v, want ErrEscrowAmount", err)
 	}
 }
+
+// NewEscrowRecovery takes the Middleware's escrow and leaves a payment
+// without a verdict alone for twice the longest route's time budget and
+// two settlements.
+func TestNewEscrowRecovery(t *testing.T) {
+	bed := x402test.NewEscrowBed(t)
+	l := &x402.MemoryEscrowLedger{}
+	cfg := x402.MiddlewareConfig{
+		Facilitator: bed.Facilitator,
+		Routes:      map[string]x402.Price{"POST /a": {TimeBudget: time.Minute}, "POST /b": {}},
+		Escrow:      &x402.EscrowConfig{Authorizer: bed.Authorizer, Ledger: l},
+	}
+	r, err := x402.NewEscrowRecovery(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 2 * (time.Minute + 2*x402.DefaultSettleTimeout); r.Grace != want || r.Ledger != l {
+		t.Errorf("Grace %v, want %v", r.Grace, want)
+	}
+	cfg.Escrow.Ledger = nil
+	if _, err := x402.NewEscrowRecovery(cfg); err == nil {
+		t.Error("NewEscrowRecovery without a ledger succeeded")
+	}
+}

@@ -151,3 +151,66 @@ func TestChargeRuns_escrowCapturesTheRunsLaunched(t *testing.T) {
 		t.Errorf("the buyer holds %d, want %d: the unlaunched runs voided", got, openBalance-1000*runs)
 	}
 }
+
+// A fixed-price trust call paid with "auth-capture" follows its verdict:
+// VALID captures the price, INVALID voids the hold and still delivers the
+// verdict.
+func TestChargeRuns_escrowFollowsTheVerdict(t *testing.T) {
+	authorizer, _ := evm.ParsePrivateKey(authorizerKey)
+	operator, _ := evm.ParseAddress(evm.OfflineFacilitatorAddress)
+	fixed, err := evm.AuthCaptureUSDC("eip155:84532", seller, "$0.005", operator, authorizer.Address())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := trustpay.Prices{Fixed: x402.Price{Accepts: []x402.PaymentRequirements{fixed}}}.PriceFunc(trust.X402CallPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	escrow := &evm.Escrow{OpenBalance: big.NewInt(openBalance)}
+	paywall, err := x402.Middleware(x402.MiddlewareConfig{Facilitator: escrow, PriceFunc: pf,
+		Escrow: &x402.EscrowConfig{Authorizer: evm.ReceiverAuthorizer{Key: authorizer}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := trust.NewHandler(service(t), trust.WithX402(func(next http.Handler) http.Handler {
+		return paywall(trustpay.ChargeRuns(next, nil))
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	payer, _ := evm.NewPayer(buyerKey)
+	token, _ := evm.ParseAddress(usdcSepolia)
+	c := &http.Client{Transport: &x402.Transport{Payer: payer, Policy: x402.Policy{Schemes: []string{x402.SchemeAuthCapture}}}}
+	spent := int64(0)
+	for _, tc := range []struct {
+		claim  string
+		status trust.Status
+		state  x402.EscrowState
+		paid   int64
+	}{
+		{"Refunds within 30 days.", trust.StatusValid, x402.EscrowCaptured, 5000},
+		{"Refunds within some days.", trust.StatusInvalid, x402.EscrowVoided, 0},
+	} {
+		body := `{"mode":"validation","policy":"safe","task":{"type":"summary","input":"Refunds within 30 days.","claimed_result":` + strconv.Quote(tc.claim) + `}}`
+		resp, err := c.Post(srv.URL+trust.X402CallPath, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		sr, err := x402.DecodeSettleResponse(resp.Header.Get(x402.HeaderPaymentResponse))
+		if err != nil {
+			t.Fatalf("%s: %d %s: %v", tc.status, resp.StatusCode, data, err)
+		}
+		e, _ := x402.EscrowFromSettlement(sr)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(data), `"status":"`+string(tc.status)+`"`) || e.State != tc.state {
+			t.Errorf("%s: %d %s, report %+v", tc.status, resp.StatusCode, data, e)
+		}
+		spent += tc.paid
+		if got := escrow.Balance(token, payer.Address()).Int64(); got != openBalance-spent {
+			t.Errorf("%s: the buyer holds %d, want %d", tc.status, got, openBalance-spent)
+		}
+	}
+}

@@ -100,15 +100,19 @@ func policyOf(r *http.Request) trust.Policy {
 
 // ChargeRuns wraps the x402 trust call's handler (inside the x402
 // middleware: trust.WithX402(func(h) { return paywall(ChargeRuns(h, log)) }))
-// so that a call paid with "upto" is settled for the runs it launched (and
-// one paid with "auth-capture" captures them, voiding the rest of the
-// hold):
+// so that a call paid with "upto" is settled for the runs it launched:
 // evidence.launched of the answer times the price of one run (the
 // authorized maximum divided by AdaptiveMaxRuns), reported with
 // x402.ReportUsage, so that the payment response's usage counts the
 // runs. Calls paid otherwise, and failed answers, are passed through
 // untouched. A handler that replays kept answers (x402.Replayer) still
 // does. log, if not nil, records a usage that cannot be reported.
+//
+// A call paid with "auth-capture" is held in escrow, and the hold follows
+// the verdict: an adaptive call judged VALID captures the runs it
+// launched, any other call judged VALID the whole hold (its fixed price),
+// and a call judged otherwise captures nothing, so that its hold is voided
+// (its answer, the verdict, is still delivered).
 func ChargeRuns(next http.Handler, log *slog.Logger) http.Handler {
 	c := &charger{next: next, log: log}
 	if rp, ok := next.(x402.Replayer); ok {
@@ -138,6 +142,8 @@ func (c *charger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.next.ServeHTTP(w, r)
 		return
 	}
+	escrow := vp.Offer.Scheme == x402.SchemeAuthCapture
+	adaptive := !escrow || policyOf(r) == trust.PolicyAdaptive
 	// The x402 middleware holds the answer back until it settles, so
 	// the usage is reported in time when the handler has returned.
 	tee := &tee{ResponseWriter: w}
@@ -146,6 +152,7 @@ func (c *charger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var out struct {
+		Status   trust.Status `json:"status"`
 		Evidence struct {
 			Launched uint64 `json:"launched"`
 		} `json:"evidence"`
@@ -153,7 +160,11 @@ func (c *charger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	max, _ := x402.ParseAmount(vp.Offer.Amount) // the middleware parsed it
 	run := max / AdaptiveMaxRuns
 	err := json.Unmarshal(tee.body.Bytes(), &out)
-	if err == nil {
+	switch {
+	case err != nil:
+	case escrow && out.Status != trust.StatusValid:
+		err = x402.ReportUsage(r.Context(), x402.Usage{Amount: 0}) // the hold is voided
+	case adaptive:
 		err = x402.ReportUsage(r.Context(), x402.Usage{Amount: out.Evidence.Launched * run, Units: out.Evidence.Launched, Unit: UnitRun})
 	}
 	if err != nil && c.log != nil {

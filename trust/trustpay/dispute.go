@@ -18,8 +18,11 @@ import (
 // paid trust handler, inside x402.Middleware on an "auth-capture" route,
 // and remembers, for every answer, its trace_id and its receipt's
 // receipt_id under the call's caller (trust.CallerFrom) and the payment
-// (x402.EscrowPaymentOf). The seller then takes outcome reports through
-// Feedback in place of Service.Feedback.
+// (x402.EscrowPaymentOf). A seller's own route behind a Gate records
+// instead, outside the paywall, the receipt id of Vouch-Receipt under the
+// payment its escrow report names (x402.EscrowFromSettlement), with
+// Escrow.Paid, as examples/marketplace does. The seller then takes
+// outcome reports through Feedback in place of Service.Feedback.
 type Disputes struct {
 	// Service is the trust service that answers the route; it checks
 	// that a report comes from the call's caller, and learns it.

@@ -27,6 +27,9 @@ import (
 // conditional UPDATE of the payment's row, so of N servers recovering
 // one payment at once exactly one claims it. The store is safe for
 // concurrent use.
+//
+// A payment's row is kept until its refund deadline, when nothing can
+// change it any more; DeleteExpired (or [DB.Sweep]) removes it then.
 type EscrowLedger struct {
 	// Now returns the current time, which stamps outcomes recorded
 	// without one; nil means time.Now. Set it before first use.
@@ -72,9 +75,14 @@ func (s *EscrowLedger) Hold(ctx context.Context, p x402.EscrowPayment) (x402.Esc
 	if err != nil {
 		return x402.EscrowPayment{}, false, err
 	}
+	var forget *time.Time
+	if !p.RefundDeadline.IsZero() {
+		forget = &p.RefundDeadline
+	}
 	tag, err := s.db.pool.Exec(ctx, `
-		INSERT INTO vouch_x402_escrow (id, state, held_at, record) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (id) DO NOTHING`, p.ID, string(p.State), p.HeldAt, raw)
+		INSERT INTO vouch_x402_escrow (id, state, held_at, record, forget_at)
+		VALUES ($1, $2, $3, $4, COALESCE($5, 'infinity'::timestamptz))
+		ON CONFLICT (id) DO NOTHING`, p.ID, string(p.State), p.HeldAt, raw, forget)
 	if err != nil {
 		return x402.EscrowPayment{}, false, fmt.Errorf("pgstore: holding escrow payment: %w", err)
 	}
@@ -220,4 +228,21 @@ func (s *EscrowLedger) Claim(ctx context.Context, id string, now, until time.Tim
 		return false, fmt.Errorf("pgstore: claiming escrow payment: %w", err)
 	}
 	return tag.RowsAffected() == 1, nil
+}
+
+// DeleteExpired removes the payments whose refund deadline has passed at
+// now, held or finished: none can be captured, voided or refunded any
+// more (a hold past its capture deadline is its payer's to reclaim). It
+// returns how many it removed.
+func (s *EscrowLedger) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
+	ctx, cancel, err := s.db.query(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer cancel()
+	tag, err := s.db.pool.Exec(ctx, `DELETE FROM vouch_x402_escrow WHERE forget_at <= $1`, now)
+	if err != nil {
+		return 0, fmt.Errorf("pgstore: deleting expired escrow payments: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
 }

@@ -100,3 +100,27 @@ func TestEscrowLedger_serversRecordOnce(t *testing.T) {
 		t.Errorf("%d operations recorded, want 1: %+v", len(got.Operations), got.Operations)
 	}
 }
+
+// DeleteExpired (and with it DB.DeleteExpired) forgets the payments past
+// their refund deadline and keeps the others.
+func TestEscrowLedger_deleteExpired(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	l := db.Escrow()
+	early, late := x402test.Payment(1, "10"), x402test.Payment(2, "10")
+	late.RefundDeadline = late.RefundDeadline.Add(time.Hour)
+	for _, p := range []x402.EscrowPayment{early, late} {
+		if _, _, err := l.Hold(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := db.DeleteExpired(ctx, early.RefundDeadline); err != nil || n != 1 {
+		t.Fatalf("DeleteExpired = %d, %v; want 1", n, err)
+	}
+	if _, err := l.Get(ctx, early.ID); !errors.Is(err, x402.ErrEscrowUnknown) {
+		t.Errorf("the expired payment: %v, want ErrEscrowUnknown", err)
+	}
+	if _, err := l.Get(ctx, late.ID); err != nil {
+		t.Errorf("the later payment: %v", err)
+	}
+}

@@ -13,7 +13,8 @@
 // payment's lifecycle is taken on the record as it stands, never on a
 // stale copy: of concurrent Records of one operation exactly one wins.
 // A payment is its JSON record under its id; the held payments are
-// indexed by the time of their hold. One file serves one process: bbolt
+// indexed by the time of their hold. A payment is kept until
+// Ledger.DeleteExpired finds its refund deadline passed. One file serves one process: bbolt
 // locks the file, so servers that share their payments share a
 // PostgreSQL database instead (pgstore.EscrowLedger).
 package boltstore
@@ -269,6 +270,48 @@ func (l *Ledger) Claim(ctx context.Context, id string, now, until time.Time) (bo
 		return false, wrap(err, "claiming")
 	}
 	return mine, nil
+}
+
+// DeleteExpired removes the payments whose refund deadline has passed at
+// now, held or finished: none can be captured, voided or refunded any
+// more (a hold past its capture deadline is its payer's to reclaim). It
+// reads every payment, in one write transaction; run it now and then (a
+// payment without a refund deadline is kept). It returns how many it
+// removed.
+func (l *Ledger) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	n := 0
+	err := l.db.Update(func(tx *bolt.Tx) error {
+		var expired []x402.EscrowPayment
+		err := tx.Bucket(bucketPayments).ForEach(func(_, raw []byte) error {
+			var p x402.EscrowPayment
+			if err := json.Unmarshal(raw, &p); err != nil {
+				return err
+			}
+			if !p.RefundDeadline.IsZero() && !now.Before(p.RefundDeadline) {
+				expired = append(expired, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, p := range expired {
+			for _, del := range []struct{ bucket, key []byte }{{bucketPayments, []byte(p.ID)}, {bucketHeld, heldKey(p)}, {bucketClaims, []byte(p.ID)}} {
+				if err := tx.Bucket(del.bucket).Delete(del.key); err != nil {
+					return err
+				}
+			}
+		}
+		n = len(expired)
+		return nil
+	})
+	if err != nil {
+		return 0, wrap(err, "deleting expired")
+	}
+	return n, nil
 }
 
 // wrap leaves the ledger's own errors as they are, for errors.Is, and

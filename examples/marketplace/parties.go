@@ -118,7 +118,7 @@ func start() (_ *parties, err error) {
 	// The seller's dispute policy: a delivery the seller itself reports
 	// wrong (after the marketplace's arbitration) is refunded whole.
 	p.disputes = trustpay.Disputes{Service: svc, Escrow: &x402.EscrowDisputes{Ledger: ledger, Facilitator: chain, Authorizer: authorizer, Policy: x402.RefundWhole}}
-	paywall, err := x402.Middleware(x402.MiddlewareConfig{
+	cfg := x402.MiddlewareConfig{
 		Facilitator: chain,
 		Escrow:      &x402.EscrowConfig{Authorizer: authorizer, Ledger: ledger},
 		Routes: map[string]x402.Price{"POST /summarize": {
@@ -130,7 +130,18 @@ func start() (_ *parties, err error) {
 				// report on it reaches them.
 				Receipt: receipt.Request{Include: receipt.Include{ConsensusSnapshot: true, RouterTraceRefs: true}}}),
 		}},
-	})
+	}
+	// Before it serves, the seller finishes the payments it held and did
+	// not finish before it last stopped (none here: its ledger is in
+	// memory; with x402/boltstore or pgstore, those of a crash).
+	recovery, err := x402.NewEscrowRecovery(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := recovery.Finish(context.Background()); err != nil {
+		return nil, err
+	}
+	paywall, err := x402.Middleware(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -2,11 +2,13 @@ package x402
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"net/http"
 	"time"
@@ -165,6 +167,29 @@ func withDeadlines(o PaymentRequirements, capture, refund int64) PaymentRequirem
 	return o
 }
 
+// escrowCandidates returns the "auth-capture" offers whose extra is the
+// accepted offer's but for the deadlines, which each 402 answer sets.
+func escrowCandidates(offers []PaymentRequirements, accepted PaymentRequirements) []PaymentRequirements {
+	strip := func(extra map[string]any) string {
+		m := maps.Clone(extra)
+		delete(m, "captureDeadline")
+		delete(m, "refundDeadline")
+		b, _ := json.Marshal(m) // sorted keys, numbers as JSON spells them
+		var v any
+		json.Unmarshal(b, &v)
+		b, _ = json.Marshal(v)
+		return string(b)
+	}
+	want := strip(accepted.Extra)
+	var out []PaymentRequirements
+	for _, o := range offers {
+		if o.Scheme == SchemeAuthCapture && strip(o.Extra) == want {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 // escrowTerms returns the route's offer with the deadlines the payer
 // accepted, or the reason they are not ones the route offers.
 func (pw *paywall) escrowTerms(offer PaymentRequirements, accepted PaymentRequirements, price Price, now time.Time) (PaymentRequirements, string) {
@@ -289,17 +314,18 @@ func (pw *paywall) escrowWork(r *http.Request, next http.Handler, m *meter, pric
 	}
 	answer := BufferedResponse{Status: rec.status, Header: rec.header, Body: rec.body.Bytes()}
 	charged, u := m.charge(offer)
+	reported := m.reportedVerdict()
 	switch {
 	case rec.status >= 400:
 		return answer, verdictFailed, charged, u, false
 	case fromStore(rec.header):
 		return answer, verdictStored, charged, u, false // bought before: never charged again
 	case price.Gate == nil:
-		return answer, verdictDelivered, charged, u, true
+		return answer, cmp.Or(reported, verdictDelivered), charged, u, true
 	}
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	d := price.Gate.Check(ctx, req, body, &BufferedResponse{Status: answer.Status, Header: answer.Header.Clone(), Body: bytes.Clone(answer.Body)})
-	verdict := d.Verdict
+	verdict := cmp.Or(d.Verdict, reported)
 	if !d.Deliver {
 		refusal := d.Refusal
 		if refusal.Status < 400 {
@@ -317,6 +343,16 @@ func (pw *paywall) escrowWork(r *http.Request, next http.Handler, m *meter, pric
 	}
 	answer.Header = mergeHeader(answer.Header, d.Header)
 	return answer, verdict, charged, u, true
+}
+
+// reportedVerdict returns what the handler named with ReportVerdict.
+func (m *meter) reportedVerdict() string {
+	if m == nil {
+		return ""
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.verdict
 }
 
 func problemResponse(d *problem.Details) BufferedResponse {

@@ -49,19 +49,31 @@ func (v viaServer) Supported(ctx context.Context) (*x402.SupportedResponse, erro
 }
 
 func newEscrowServer(t *testing.T, open int64, gate *x402.DeliveryGate, handler http.HandlerFunc) *escrowServer {
+	return newEscrowServerOf(t, open, gate, handler, evm.TransferEIP3009)
+}
+
+// newEscrowServerOf is newEscrowServer with one offer for each of the
+// asset-transfer methods, in that order.
+func newEscrowServerOf(t *testing.T, open int64, gate *x402.DeliveryGate, handler http.HandlerFunc, methods ...string) *escrowServer {
 	t.Helper()
 	authorizer, _ := evm.ParsePrivateKey(acAuthorizerKey)
 	operator, _ := evm.ParseAddress(evm.OfflineFacilitatorAddress)
-	offer, err := evm.AuthCaptureUSDC("base-sepolia", payTo, "$0.05", operator, authorizer.Address())
-	if err != nil {
-		t.Fatal(err)
+	var offers []x402.PaymentRequirements
+	for _, m := range methods {
+		o, err := evm.AuthCaptureUSDC("base-sepolia", payTo, "$0.05", operator, authorizer.Address())
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Extra["assetTransferMethod"] = m
+		offers = append(offers, o)
 	}
+	offer := offers[0]
 	s := &escrowServer{escrow: &evm.Escrow{OpenBalance: big.NewInt(open)}, ledger: &x402.MemoryEscrowLedger{}, offer: offer, payer: newPayer(t)}
 	s.token, _ = evm.ParseAddress(acUSDC)
 	s.fac = s.escrow
 	mw, err := x402.Middleware(x402.MiddlewareConfig{
 		Facilitator: viaServer{s},
-		Routes:      map[string]x402.Price{"POST /paid": {Accepts: []x402.PaymentRequirements{offer}, Gate: gate}},
+		Routes:      map[string]x402.Price{"POST /paid": {Accepts: offers, Gate: gate}},
 		Escrow:      &x402.EscrowConfig{Authorizer: evm.ReceiverAuthorizer{Key: authorizer}, Ledger: s.ledger},
 	})
 	if err != nil {
@@ -178,6 +190,12 @@ func TestMiddleware_escrowLifecycle(t *testing.T) {
 			}
 			w.Write([]byte("Paris"))
 		}, 200, x402.EscrowCaptured, "delivered", 20_000},
+		{"verdict reported", nil, func(w http.ResponseWriter, r *http.Request) {
+			if err := x402.ReportVerdict(r.Context(), "VALID"); err != nil {
+				t.Error(err)
+			}
+			w.Write([]byte("Paris"))
+		}, 200, x402.EscrowCaptured, "VALID", 50_000},
 		{"nothing used: void", nil, func(w http.ResponseWriter, r *http.Request) {
 			x402.ReportUsage(r.Context(), x402.Usage{Amount: 0})
 			w.Write([]byte("Paris"))
@@ -384,4 +402,39 @@ func TestMiddleware_escrowTransport(t *testing.T) {
 	if _, e := escrowOf(t, resp); resp.StatusCode != 200 || e.State != x402.EscrowCaptured || e.Captured != "50000" {
 		t.Fatalf("status %d, report %+v", resp.StatusCode, e)
 	}
+}
+
+// A route that offers both asset-transfer methods takes a payment by
+// either: the offer is the one whose extra the payer accepted, and a
+// Permit2 hold is captured as an ERC-3009 one is.
+func TestMiddleware_escrowBothMethods(t *testing.T) {
+	for _, method := range []string{evm.TransferEIP3009, evm.TransferPermit2} {
+		s := newEscrowServerOf(t, openBalance, nil, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("Paris")) }, evm.TransferEIP3009, evm.TransferPermit2)
+		pick := func(req *http.Request, p *x402.Policy, offers []x402.PaymentRequirements) (x402.PaymentRequirements, error) {
+			for _, o := range offers {
+				if o.Extra["assetTransferMethod"] == method {
+					return o, nil
+				}
+			}
+			return x402.PaymentRequirements{}, x402.ErrNoAcceptableOffer
+		}
+		c := &http.Client{Transport: &x402.Transport{Base: s.Client().Transport, Payer: s.payer, Select: pick, Policy: x402.Policy{Schemes: []string{x402.SchemeAuthCapture}}}}
+		resp, err := c.Post(s.URL+"/paid", "text/plain", strings.NewReader("q"))
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		resp.Body.Close()
+		if _, e := escrowOf(t, resp); resp.StatusCode != 200 || e.State != x402.EscrowCaptured || e.Captured != "50000" {
+			t.Errorf("%s: status %d, report %+v", method, resp.StatusCode, e)
+		}
+		p, _ := s.ledger.Get(t.Context(), mustReport(t, resp).ID)
+		if got := strings.Contains(string(p.Payload), "permit2Authorization"); got != (method == evm.TransferPermit2) {
+			t.Errorf("%s: the hold's payload %s", method, p.Payload)
+		}
+	}
+}
+
+func mustReport(t *testing.T, resp *http.Response) x402.EscrowReport {
+	_, e := escrowOf(t, resp)
+	return e
 }

@@ -127,7 +127,13 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		p.Resource = &res
 	}
 	now := pw.now()
-	offer, vr, ok, err := pw.choose(ctx, price.Accepts, p, now)
+	offers := price.Accepts
+	if p.Accepted.Scheme == SchemeAuthCapture {
+		// Offers that differ only in their extra (the asset-transfer
+		// method) are told apart by it.
+		offers = escrowCandidates(offers, p.Accepted)
+	}
+	offer, vr, ok, err := pw.choose(ctx, offers, p, now)
 	if err != nil {
 		pw.unavailable(w, "facilitator verify", err)
 		return

@@ -138,7 +138,7 @@ func TestChargeRuns_escrowCapturesTheRunsLaunched(t *testing.T) {
 	}
 	want := strconv.Itoa(1000 * runs)
 	e, ok := x402.EscrowFromSettlement(sr)
-	if !ok || e.State != x402.EscrowCaptured || e.Captured != want || e.Held != "5000" || sr.Amount != want {
+	if !ok || e.State != x402.EscrowCaptured || e.Verdict != "VALID" || e.Captured != want || e.Held != "5000" || sr.Amount != want {
 		t.Errorf("settlement %+v, report %+v; want %s captured of a hold of 5000", sr, e, want)
 	}
 	u, ok := x402.UsageFromSettlement(sr)
@@ -205,7 +205,7 @@ func TestChargeRuns_escrowFollowsTheVerdict(t *testing.T) {
 			t.Fatalf("%s: %d %s: %v", tc.status, resp.StatusCode, data, err)
 		}
 		e, _ := x402.EscrowFromSettlement(sr)
-		if resp.StatusCode != http.StatusOK || !strings.Contains(string(data), `"status":"`+string(tc.status)+`"`) || e.State != tc.state {
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(data), `"status":"`+string(tc.status)+`"`) || e.State != tc.state || e.Verdict != string(tc.status) {
 			t.Errorf("%s: %d %s, report %+v", tc.status, resp.StatusCode, data, e)
 		}
 		spent += tc.paid

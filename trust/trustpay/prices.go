@@ -112,7 +112,8 @@ func policyOf(r *http.Request) trust.Policy {
 // the verdict: an adaptive call judged VALID captures the runs it
 // launched, any other call judged VALID the whole hold (its fixed price),
 // and a call judged otherwise captures nothing, so that its hold is voided
-// (its answer, the verdict, is still delivered).
+// (its answer, the verdict, is still delivered); the trust status is the
+// payment's recorded verdict (x402.ReportVerdict).
 func ChargeRuns(next http.Handler, log *slog.Logger) http.Handler {
 	c := &charger{next: next, log: log}
 	if rp, ok := next.(x402.Replayer); ok {
@@ -160,6 +161,9 @@ func (c *charger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	max, _ := x402.ParseAmount(vp.Offer.Amount) // the middleware parsed it
 	run := max / AdaptiveMaxRuns
 	err := json.Unmarshal(tee.body.Bytes(), &out)
+	if err == nil && escrow {
+		err = x402.ReportVerdict(r.Context(), string(out.Status))
+	}
 	switch {
 	case err != nil:
 	case escrow && out.Status != trust.StatusValid:

@@ -217,3 +217,29 @@ func TestNewEscrowRecovery(t *testing.T) {
 		t.Error("NewEscrowRecovery without a ledger succeeded")
 	}
 }
+
+// A payment whose capture the facilitator refused (recorded, so not sent
+// again) is voided by recovery, not left held until its payer reclaims it.
+func TestEscrowRecovery_voidsARefusedCapture(t *testing.T) {
+	ctx := t.Context()
+	bed := x402test.NewEscrowBed(t)
+	l := &x402.MemoryEscrowLedger{}
+	p := holdN(t, bed, l, 1)[0]
+	if _, err := l.Decide(ctx, p.ID, "VALID", p.Amount); err != nil {
+		t.Fatal(err)
+	}
+	refused := x402.EscrowOutcome{Key: x402.EscrowCapture, Operation: x402.EscrowCapture, Amount: p.Amount,
+		Settlement: x402.SettleResponse{ErrorReason: "invalid_auth_capture_evm_unexpected_state"}}
+	if _, _, _, err := l.Record(ctx, p.ID, refused); err != nil {
+		t.Fatal(err)
+	}
+	before := bed.Balances()
+	r := &x402.EscrowRecovery{Ledger: l, Facilitator: bed.Facilitator, Authorizer: bed.Authorizer}
+	done, err := r.Finish(ctx)
+	if err != nil || len(done) != 1 || done[0].Outcome.Operation != x402.EscrowVoid || !done[0].Outcome.Settlement.Success {
+		t.Fatalf("Finish = %+v, %v; want the payment voided", done, err)
+	}
+	if got, want := bed.Balances(), before.Plus(x402test.EscrowHoldAmount, -x402test.EscrowHoldAmount, 0); got != want {
+		t.Errorf("balances %+v, want %+v: the hold back with the payer", got, want)
+	}
+}

@@ -59,7 +59,9 @@ const (
 //
 //	Settled   a winner whose confidence reaches Threshold, or
 //	          one answer alone, nothing against it, that reported a
-//	          confidence of at least Lone (when Lone > 0)
+//	          confidence of at least Lone (when Lone > 0), or
+//	          (weighted, Flip > 0) two agreeing votes or more whose
+//	          verdict the runs left turn with a chance below Flip
 //	Next      0 once settled or Max runs are launched; otherwise the
 //	          fewest further runs that could settle the call if they all
 //	          backed the leader (1 to start when Lone > 0, else 2), or
@@ -96,16 +98,86 @@ type Stop struct {
 	// Weight also makes Next plan the first runs of a call, before any
 	// outcome, as weighted votes.
 	Weight float64
+	// Calibrate, when set, is the calibration map of a weighted outcome's
+	// confidence: the number compared with Threshold is then
+	// Calibrate(Conservative(out)) (and for Next, the same of the
+	// outcome with further agreeing votes). nil compares out.Confidence.
+	// It must be non-decreasing.
+	Calibrate func(float64) float64
+	// Flip, when positive, also settles a weighted outcome of at least
+	// two agreeing votes once the chance that the runs left (up to Max)
+	// turn its verdict is below Flip: each further vote weighs Weight,
+	// backs the winner with probability p = 1/(1+exp(-Weight)) if the
+	// winner is right (with the compared confidence c) and 1-p if it is
+	// wrong, so that the chance is
+	//
+	//	c·P[Bin(m, 1-p) ≥ d] + (1-c)·P[Bin(m, p) ≥ d]
+	//
+	// for m runs left and d the fewest dissents that would give a rival
+	// (every vote against the winner pooled as one) a summed weight at
+	// least the winner's. A call whose verdict no run left can turn
+	// settles at once. 0 never settles a call this way.
+	Flip float64
 }
 
-// confidence is the quantity Stop compares with its threshold: the
-// outcome's own Confidence under StrategyWeighted, else
-// Posterior(Agreeing, Against).
-func confidence(out Outcome) float64 {
-	if out.Strategy == StrategyWeighted {
-		return out.Confidence
+// confidence is the quantity s compares with its threshold: under
+// StrategyWeighted the outcome's own Confidence, or with Calibrate set its
+// calibrated conservative number; else Posterior(Agreeing, Against).
+func (s Stop) confidence(out Outcome) float64 {
+	if out.Strategy != StrategyWeighted {
+		return Posterior(out.Agreeing, out.Against)
 	}
-	return Posterior(out.Agreeing, out.Against)
+	if s.Calibrate != nil {
+		return s.Calibrate(Conservative(out))
+	}
+	return out.Confidence
+}
+
+// weight is the weight a further vote is expected to carry.
+func (s Stop) weight() float64 {
+	if s.Weight == 0 {
+		return Weight(DefaultReliability)
+	}
+	return s.Weight
+}
+
+// flip returns the chance that the runs left after k more votes backing
+// out's winner turn its verdict, the winner being right with probability
+// c (see Stop.Flip).
+func (s Stop) flip(out Outcome, k int, c float64) float64 {
+	m := s.max() - out.Replicas - k
+	if m <= 0 {
+		return 0
+	}
+	w := s.weight()
+	var all float64
+	for _, x := range out.Weights {
+		all += x
+	}
+	lead, rival := out.Score+float64(k)*w, all-out.Score
+	// d dissents of m turn it when rival + d·w >= lead + (m-d)·w.
+	d := 0
+	for d <= m && rival+float64(d)*w < lead+float64(m-d)*w {
+		d++
+	}
+	if d > m {
+		return 0
+	}
+	p := 1 / (1 + math.Exp(-w))
+	return c*binomialTail(m, 1-p, d) + (1-c)*binomialTail(m, p, d)
+}
+
+// binomialTail returns P[Bin(n, q) ≥ d].
+func binomialTail(n int, q float64, d int) float64 {
+	var sum float64
+	c := 1.0 // C(n, k)
+	for k := 0; k <= n; k++ {
+		if k >= d {
+			sum += c * math.Pow(q, float64(k)) * math.Pow(1-q, float64(n-k))
+		}
+		c = c * float64(n-k) / float64(k+1)
+	}
+	return min(sum, 1)
 }
 
 // after returns the confidence out's winner would have if k more votes
@@ -117,10 +189,7 @@ func (s Stop) after(out Outcome, lead, against, k int) float64 {
 	if lead+k < 2 {
 		return 0 // one weighted vote settles nothing
 	}
-	w := s.Weight
-	if w == 0 {
-		w = Weight(DefaultReliability)
-	}
+	w := s.weight()
 	var rest float64
 	for _, x := range out.Weights {
 		rest += x
@@ -130,7 +199,11 @@ func (s Stop) after(out Outcome, lead, against, k int) float64 {
 	if rest > 0 || against > 0 {
 		scores = append(scores, rest)
 	}
-	return Credence(scores, 0, Tempering(lead+against+k, out.Correlation))
+	c := Credence(scores, 0, Tempering(lead+against+k, out.Correlation))
+	if s.Calibrate != nil {
+		c = s.Calibrate(min(c, Posterior(lead+k, against)))
+	}
+	return c
 }
 
 func (s Stop) threshold() float64 {
@@ -153,7 +226,11 @@ func (s Stop) Settled(out Outcome) bool {
 	if out.Replicas == 0 || out.Winner < 0 || out.Agreeing == 0 {
 		return false
 	}
-	if confidence(out) >= s.threshold() && (out.Strategy != StrategyWeighted || out.Agreeing >= 2) {
+	c := s.confidence(out)
+	if c >= s.threshold() && (out.Strategy != StrategyWeighted || out.Agreeing >= 2) {
+		return true
+	}
+	if s.Flip > 0 && out.Strategy == StrategyWeighted && out.Agreeing >= 2 && s.flip(out, 0, c) < s.Flip {
 		return true
 	}
 	return s.Lone > 0 && out.Agreeing == 1 && out.Against == 0 &&
@@ -174,8 +251,10 @@ func (s Stop) Next(out Outcome) int {
 	if lead == 0 && against == 0 && s.Lone > 0 {
 		return 1
 	}
+	flips := s.Flip > 0 && (out.Strategy == StrategyWeighted || out.Replicas == 0 && s.Weight > 0)
 	for k := 1; k < left; k++ {
-		if s.after(out, lead, against, k) >= s.threshold() {
+		c := s.after(out, lead, against, k)
+		if c >= s.threshold() || flips && lead+k >= 2 && s.flip(out, k, c) < s.Flip {
 			return k
 		}
 	}

@@ -189,3 +189,70 @@ func TestStop_sequential(t *testing.T) {
 		}
 	}
 }
+
+// weightedOf aggregates a compact tally ("V" valid, "I" invalid) as
+// consensus.Weighted does, every session of reliability 0.8.
+func weightedOf(t *testing.T, s string) consensus.Outcome {
+	t.Helper()
+	if s == "" {
+		return consensus.Outcome{}
+	}
+	vs := make([]consensus.Vote, len(s))
+	for i, c := range s {
+		vs[i] = consensus.Vote{Session: int64(i + 1), Label: map[rune]consensus.Label{'V': valid, 'I': invalid}[c]}
+	}
+	out, err := consensus.Weighted{Reliabilities: consensus.Reliabilities{Prior: 0.8}}.Aggregate(vs, consensus.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestStop_flip: the flip rule settles a weighted call once the runs left
+// are unlikely to turn its verdict, under the calibrated confidence when
+// there is one. Every vote weighs w = Weight(0.8) (p = 0.8).
+func TestStop_flip(t *testing.T) {
+	w := consensus.Weight(0.8)
+	to := func(y float64) func(float64) float64 { return func(float64) float64 { return y } }
+	tests := []struct {
+		name    string
+		stop    consensus.Stop
+		votes   string
+		settled bool
+		next    int
+	}{
+		// VV, 3 left, all 3 must dissent: c = 16/17,
+		// 16/17·0.2³ + 1/17·0.8³ ≈ 0.038 < 0.05.
+		{"two agree", consensus.Stop{Threshold: 0.97, Flip: 0.05, Weight: w}, "VV", true, 0},
+		// Calibrated to 0.7: 0.7·0.008 + 0.3·0.512 ≈ 0.16; a third
+		// agreeing vote leaves 2 runs that cannot outweigh 3.
+		{"two agree, calibrated low", consensus.Stop{Threshold: 0.97, Flip: 0.05, Weight: w, Calibrate: to(0.7)}, "VV", false, 1},
+		// Without the rule 16/17 < 0.97; a third agreeing vote gives
+		// 64/65.
+		{"no flip rule", consensus.Stop{Threshold: 0.97, Weight: w}, "VV", false, 1},
+		// One vote never settles.
+		{"one vote", consensus.Stop{Threshold: 0.97, Flip: 0.05, Weight: w}, "V", false, 1},
+		// A split: one agreeing vote settles nothing; VVI does not
+		// settle (below), VVVI does.
+		{"split", consensus.Stop{Threshold: 0.97, Flip: 0.05, Weight: w}, "VI", false, 2},
+		// VVI, 2 left, both must dissent: c = 0.8, 0.8·0.04 + 0.2·0.64 =
+		// 0.16; one more agreeing vote settles it (VVVI: 1 left, no turn).
+		{"two of three", consensus.Stop{Threshold: 0.97, Flip: 0.05, Weight: w}, "VVI", false, 1},
+		{"three of four", consensus.Stop{Threshold: 0.97, Flip: 0.05, Weight: w}, "VVVI", true, 0},
+		// The clear answer still settles: calibrated above the threshold.
+		{"calibrated clear", consensus.Stop{Threshold: 0.9, Weight: w, Calibrate: to(0.95)}, "VV", true, 0},
+		// Before any run: two agreeing runs could settle it.
+		{"start", consensus.Stop{Threshold: 0.97, Flip: 0.05, Weight: w}, "", false, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := weightedOf(t, tt.votes)
+			if got := tt.stop.Settled(out); got != tt.settled {
+				t.Errorf("Settled(%s) = %t, want %t", tt.votes, got, tt.settled)
+			}
+			if got := tt.stop.Next(out); got != tt.next {
+				t.Errorf("Next(%s) = %d, want %d", tt.votes, got, tt.next)
+			}
+		})
+	}
+}

@@ -291,3 +291,19 @@ func Beliefs(votes []Vote, p Policy, r Reliabilities) (beliefs []float64, groups
 	}
 	return beliefs, member, nil
 }
+
+// Conservative returns the confidence of out that is never above what an
+// unweighted count of the same votes would state for its winner: under
+// StrategyWeighted the smaller of out.Confidence and
+// Posterior(Agreeing, Against), else out.Confidence. It is the number a
+// calibration map starts from before any outcome is reported. It returns
+// 0 when out has no winner.
+func Conservative(out Outcome) float64 {
+	if out.Winner < 0 || out.Agreeing == 0 {
+		return 0
+	}
+	if out.Strategy != StrategyWeighted {
+		return out.Confidence
+	}
+	return min(out.Confidence, Posterior(out.Agreeing, out.Against))
+}

@@ -282,3 +282,40 @@ func TestStopWeighted(t *testing.T) {
 		t.Errorf("a split panel (confidence %v) settles the call", out.Confidence)
 	}
 }
+
+// TestConservative: a property: on any votes and reliabilities, the
+// weighted outcome's conservative confidence is never above the
+// Posterior of its winner's votes (what an unweighted count states for
+// it), nor above its weighted confidence, and a majority outcome keeps
+// its own.
+func TestConservative(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	labels := []consensus.Label{consensus.LabelValid, consensus.LabelInvalid, consensus.Label("RETRY")}
+	for trial := range 2000 {
+		n := 1 + r.IntN(5)
+		votes := make([]consensus.Vote, n)
+		rel := consensus.Reliabilities{Sessions: map[int64]float64{}, Correlation: 0.5 * r.Float64()}
+		for i := range votes {
+			votes[i] = consensus.Vote{Session: int64(i + 1), Label: labels[r.IntN(len(labels))]}
+			rel.Sessions[int64(i+1)] = r.Float64()
+		}
+		out, err := consensus.Weighted{Reliabilities: rel}.Aggregate(votes, consensus.Policy{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := consensus.Conservative(out)
+		if p := consensus.Posterior(out.Agreeing, out.Against); c > p || c > out.Confidence || c != min(p, out.Confidence) {
+			t.Fatalf("trial %d: conservative %v, Posterior %v, weighted %v", trial, c, p, out.Confidence)
+		}
+		maj, err := consensus.Majority{}.Aggregate(votes, consensus.Policy{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if consensus.Conservative(maj) != maj.Confidence {
+			t.Fatalf("trial %d: a majority outcome's conservative confidence %v, its own %v", trial, consensus.Conservative(maj), maj.Confidence)
+		}
+	}
+	if got := consensus.Conservative(consensus.Outcome{Winner: -1}); got != 0 {
+		t.Errorf("no winner: %v, want 0", got)
+	}
+}

@@ -203,6 +203,11 @@ func build(id string, at time.Time, terms Terms, p *Params) (*Receipt, error) {
 	}
 	if inc.PolicySnapshot {
 		ps := *p.Policy
+		if c := ps.Calibration; c != nil {
+			cc := *c
+			cc.Points = nonNil(cc.Points)
+			ps.Calibration = &cc
+		}
 		r.PolicySnapshot = &ps
 	}
 	if inc.ConsensusSnapshot {

@@ -79,6 +79,36 @@ type PolicySnapshot struct {
 	Tier string `json:"tier" validate:"required,oneof=fast safe oracle adaptive"`
 	// Consensus is the redundancy of the final step.
 	Consensus PolicyConsensus `json:"consensus"`
+	// Calibration is the basis of the receipt's confidence when it was
+	// calibrated on reported outcomes (reputation on); absent otherwise.
+	Calibration *CalibrationSnapshot `json:"calibration,omitempty"`
+}
+
+// CalibrationSnapshot is policy_snapshot.calibration: what the decision's
+// confidence was read from (package reputation's Basis), so that it can
+// be recomputed: the confidence is Uncalibrated read on Points (none: the
+// number itself; one: shifted by its rate less its score; two: the line
+// between them), clamped to [0, 1].
+type CalibrationSnapshot struct {
+	// Tier names the calibration map: the trust tier.
+	Tier string `json:"tier" validate:"required"`
+	// Basis is "uncalibrated" (no outcome reported yet) or "outcomes".
+	Basis string `json:"basis" validate:"required,oneof=uncalibrated outcomes"`
+	// Outcomes counts the outcomes the map holds.
+	Outcomes float64 `json:"outcomes" validate:"gte=0"`
+	// Uncalibrated is the confidence before calibration.
+	Uncalibrated float64 `json:"uncalibrated" validate:"gte=0,lte=1"`
+	// Points are the map's points it was read between, at most two.
+	Points []CalibrationPoint `json:"points" validate:"max=2,dive"`
+}
+
+// CalibrationPoint is one point of a calibration map: the mean score of
+// its calls before calibration, the rate at which they turned out right,
+// and the outcomes behind it.
+type CalibrationPoint struct {
+	Score    float64 `json:"score" validate:"gte=0,lte=1"`
+	Rate     float64 `json:"rate" validate:"gte=0,lte=1"`
+	Outcomes float64 `json:"outcomes" validate:"gte=0"`
 }
 
 // PolicyConsensus is policy_snapshot.consensus.

@@ -3,6 +3,7 @@ package reputation
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/vouchkit/vouch/consensus"
 )
@@ -32,6 +33,10 @@ type Options struct {
 	// FeedbackWeight is the evidence one report of outside truth adds; 0
 	// means DefaultFeedbackWeight.
 	FeedbackWeight float64
+	// CalibrationPrior is k, the pseudo-outcomes each bin of a
+	// calibration map starts from (see [Calibration]); 0 means
+	// DefaultCalibrationPrior.
+	CalibrationPrior float64
 }
 
 // A Scope names the calls a reliability is learned on: an operation and
@@ -119,8 +124,9 @@ func (s Scope) panel() Key { return Key{Session: PanelSession, Operation: s.Oper
 // was wrong, a dissent is not known to have been right, and the
 // dissenters are left as they were.
 type Book struct {
-	store Store
-	opts  Options
+	store   Store
+	opts    Options
+	calKeys sync.Map // the keys of each calibration map, by operation and tier
 }
 
 // New returns a Book over store (nil means a new Memory) with o. It
@@ -146,6 +152,12 @@ func New(store Store, o Options) (*Book, error) {
 	}
 	if !(o.FeedbackWeight > 0 && o.FeedbackWeight <= MaxCount) {
 		return nil, fmt.Errorf("%w: feedback weight %v is not a positive number up to %g", ErrInvalid, o.FeedbackWeight, MaxCount)
+	}
+	if o.CalibrationPrior == 0 {
+		o.CalibrationPrior = DefaultCalibrationPrior
+	}
+	if !(o.CalibrationPrior > 0 && o.CalibrationPrior <= MaxCount) {
+		return nil, fmt.Errorf("%w: calibration prior %v is not a positive number up to %g", ErrInvalid, o.CalibrationPrior, MaxCount)
 	}
 	return &Book{store: store, opts: o}, nil
 }

@@ -197,6 +197,8 @@ func TestNewRefuses(t *testing.T) {
 		{Horizon: -5},
 		{FeedbackWeight: math.Inf(1)},
 		{FeedbackWeight: -1},
+		{CalibrationPrior: -1},
+		{CalibrationPrior: math.Inf(1)},
 		// Counts whose sums overflow: the review's prior read NaN.
 		{Prior: reputation.Prior{Right: 1e308, Wrong: 1e308}},
 		{Prior: reputation.Prior{Right: 4, Wrong: reputation.MaxCount * 2}},
@@ -263,6 +265,12 @@ func TestLedger(t *testing.T) {
 		if _, _, ok := l.Get("alice", id); !ok {
 			t.Errorf("%s forgotten", id)
 		}
+	}
+	// A call remembered with its calibration map and score.
+	want := reputation.Call{Scope: scope, Ballots: b, Tier: "safe", Score: 0.9375}
+	l.PutCall("alice", "d", want)
+	if got, ok := l.Call("alice", "d"); !ok || got.Tier != want.Tier || got.Score != want.Score || len(got.Ballots) != 1 {
+		t.Errorf("Call(d) = %+v, %v; want %+v", got, ok, want)
 	}
 }
 

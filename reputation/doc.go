@@ -46,6 +46,25 @@
 // supplies no more than half of the evidence, and its reports alike; a
 // caller alone teaches fully.
 //
+// # Calibration
+//
+// A reliability says how often a session's vote is right; it cannot see
+// a mistake the whole panel shares. What a host learns afterwards can:
+// [Ledger.Report] counts each reported outcome in a [Calibration] map, one
+// per operation and tier, by the confidence the call stated before
+// calibration (its score). Each of [CalibrationBins] bins of the score
+// reads a Beta posterior rate, (right + k·s)/(outcomes + k), with a
+// prior of k pseudo-outcomes centred on the bin's mean score s; adjacent
+// bins that violate monotonicity are pooled; a score is read on the line
+// between the points around it. With no outcome the map is the identity,
+// so a calibrated confidence starts as the number before calibration
+// (the router states consensus.Conservative there, never above an
+// unweighted count) and moves to what outcomes show. [Book.Calibrate]
+// returns the number and its [Basis], the points it was read between, so
+// that anyone recomputes it with [Interpolate]. The map's counts are
+// records of the panel under reserved kinds ("calibration <tier> <bin>"),
+// so every Store keeps them and servers sharing one calibrate together.
+//
 // # Stores
 //
 // A [Store] keeps records. Writers never read, modify and write a record

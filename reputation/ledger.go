@@ -24,8 +24,7 @@ type Ledger struct {
 type callKey struct{ caller, id string }
 
 type ledgerEntry struct {
-	scope   Scope
-	ballots []Ballot
+	call Call
 
 	mu       sync.Mutex // held while a report on the call is applied
 	reported bool       // a report was applied
@@ -39,15 +38,28 @@ func NewLedger(max int) *Ledger {
 
 // Put remembers the call that caller made under id, in scope, with its
 // ballots, replacing what was remembered under caller and id (and with it
-// any report on that call).
+// any report on that call): PutCall of a Call with no Tier.
 func (l *Ledger) Put(caller, id string, scope Scope, ballots []Ballot) {
-	l.put(callKey{caller, id}, &ledgerEntry{scope: scope, ballots: ballots}, true)
+	l.PutCall(caller, id, Call{Scope: scope, Ballots: ballots})
+}
+
+// PutCall remembers call, made by caller under id, replacing what was
+// remembered under caller and id (and with it any report on that call).
+func (l *Ledger) PutCall(caller, id string, call Call) {
+	l.put(callKey{caller, id}, &ledgerEntry{call: call}, true)
 }
 
 // Keep is Put, but keeps a call already remembered under caller and id
 // (and any report on it). It reports whether it remembered the new one.
 func (l *Ledger) Keep(caller, id string, scope Scope, ballots []Ballot) bool {
-	return l.put(callKey{caller, id}, &ledgerEntry{scope: scope, ballots: ballots}, false)
+	return l.KeepCall(caller, id, Call{Scope: scope, Ballots: ballots})
+}
+
+// KeepCall is PutCall, but keeps a call already remembered under caller
+// and id (and any report on it). It reports whether it remembered the
+// new one.
+func (l *Ledger) KeepCall(caller, id string, call Call) bool {
+	return l.put(callKey{caller, id}, &ledgerEntry{call: call}, false)
 }
 
 func (l *Ledger) put(k callKey, e *ledgerEntry, replace bool) bool {
@@ -77,7 +89,16 @@ func (l *Ledger) Get(caller, id string) (scope Scope, ballots []Ballot, ok bool)
 	if e == nil {
 		return scope, nil, false
 	}
-	return e.scope, e.ballots, true
+	return e.call.Scope, e.call.Ballots, true
+}
+
+// Call returns what is remembered of the call caller made under id.
+func (l *Ledger) Call(caller, id string) (Call, bool) {
+	e := l.entry(caller, id)
+	if e == nil {
+		return Call{}, false
+	}
+	return e.call, true
 }
 
 func (l *Ledger) entry(caller, id string) *ledgerEntry {
@@ -87,7 +108,9 @@ func (l *Ledger) entry(caller, id string) *ledgerEntry {
 }
 
 // Report teaches b that the outcome of the call caller made under id was
-// right (or wrong), as [Book.Feedback] does, once per call: a report
+// right (or wrong), as [Book.Feedback] does, and when the call names a
+// calibration map (Call.Tier), as one outcome at its score in that map
+// (see [Calibration]), once per call: a report
 // that repeats the one applied before adds nothing, and one that says
 // the opposite replaces it. Replacing applies only the change: for each
 // ballot, the evidence of the new report less that of the first (a
@@ -116,9 +139,9 @@ func (l *Ledger) Report(ctx context.Context, b *Book, caller, id string, right b
 	// that a full record moves evidence without forgetting any.
 	var deltas []Delta
 	if e.reported {
-		deltas = b.feedbackDeltas(e.scope, e.ballots, e.right, -1)
+		deltas = b.reportDeltas(e.call, e.right, -1)
 	}
-	deltas = append(deltas, b.feedbackDeltas(e.scope, e.ballots, right, 1)...)
+	deltas = append(deltas, b.reportDeltas(e.call, right, 1)...)
 	if len(deltas) > 0 {
 		if err := b.store.Add(ctx, b.opts.Horizon, deltas); err != nil {
 			return true, err

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -63,8 +64,9 @@ func failingWorker(w router.Worker, rate uint32) router.Worker {
 // (a 200's evidence.runs and consensus, or the extra of a problem), and
 // reports each figure that differs from the one stated. verdict is the
 // response's verdict and confidence ("" and 0 for a problem). It returns
-// how many groups the votes formed, failures included.
-func recomputeWeighted(t *testing.T, call string, runs []any, c map[string]any, verdict string, confidence float64) int {
+// how many groups the votes formed, failures included, and counts in
+// calibrated the calls read on calibration points.
+func recomputeWeighted(t *testing.T, call string, runs []any, c map[string]any, verdict string, confidence float64, calibrated *int) int {
 	t.Helper()
 	if c["strategy"] != "weighted" || c["weight_by"] != "reputation" {
 		t.Fatalf("%s: consensus %v: want strategy weighted, weight_by reputation", call, c)
@@ -122,9 +124,30 @@ func recomputeWeighted(t *testing.T, call string, runs []any, c map[string]any, 
 	if math.Abs(tempering-rep["tempering"].(float64)) > 1e-12 {
 		t.Errorf("%s: tempering %v, recomputed %v from %d weighted runs", call, rep["tempering"], tempering, votes)
 	}
-	want := consensus.Credence(ss, wi, tempering)
+	// The confidence: the weighted one, no higher than the Posterior of
+	// the same votes, read on the calibration points the block names.
+	uncalibrated := min(consensus.Credence(ss, wi, tempering), consensus.Posterior(agreeing, votes-agreeing))
+	cal, _ := c["calibration"].(map[string]any)
+	if cal == nil || cal["tier"] != router.CalibrationTier {
+		t.Fatalf("%s: calibration %v, want the basis of tier %s", call, cal, router.CalibrationTier)
+	}
+	if math.Abs(uncalibrated-cal["uncalibrated"].(float64)) > 1e-12 {
+		t.Errorf("%s: uncalibrated %v, recomputed %v from %v", call, cal["uncalibrated"], uncalibrated, scores)
+	}
+	var points []reputation.Point
+	for _, p := range cal["points"].([]any) {
+		pt := p.(map[string]any)
+		points = append(points, reputation.Point{Score: pt["score"].(float64), Rate: pt["rate"].(float64)})
+	}
+	if (cal["basis"] == reputation.BasisOutcomes) != (len(points) > 0) {
+		t.Errorf("%s: calibration %v: basis and points disagree", call, cal)
+	}
+	if len(points) > 0 {
+		*calibrated++
+	}
+	want := reputation.Interpolate(points, uncalibrated)
 	if got := c["confidence"].(float64); math.Abs(got-want) > 1e-12 {
-		t.Errorf("%s: consensus confidence %v, recomputed %v from %v", call, got, want, scores)
+		t.Errorf("%s: consensus confidence %v, recomputed %v from %v on %v", call, got, want, uncalibrated, points)
 	}
 	if verdict != "" && math.Abs(confidence-want) > 1e-12 {
 		t.Errorf("%s: confidence %v, recomputed %v from %v", call, confidence, want, scores)
@@ -139,7 +162,8 @@ func recomputeWeighted(t *testing.T, call string, runs []any, c map[string]any, 
 // consensus.aggregation "weighted" over real HTTP, whose winner,
 // agreement and confidence are recomputed from the response's JSON alone:
 // each run's label, weight and reliability, the consensus block's
-// agreeing replicas and reputation snapshot. Every failure mode, with
+// agreeing replicas, reputation snapshot and calibration basis, once
+// outcomes were reported. Every failure mode, with
 // sessions that fail on some claims, under return_all and best_effort; a
 // call refused for its failures (409) is recomputed from the problem's
 // extra.
@@ -155,6 +179,7 @@ func TestContract_weightedOverLoopback(t *testing.T) {
 				e := newEngine(t, sessions, router.WithEngineClock(func() time.Time { return clock }),
 					router.WithFailureMode(mode), router.WithHealth(1000, 0))
 				learnOn(t, e, 0, 150) // sessions of different reliability, learned
+				reportOn(t, e, 0, 30) // and outcomes, which calibrate
 				testWeightedCalls(t, e, policy, mode)
 			})
 		}
@@ -169,7 +194,7 @@ func testWeightedCalls(t *testing.T, e *router.Engine, policy router.Disagreemen
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 
-	split, failedWeighed := 0, 0
+	split, failedWeighed, calibrated := 0, 0, 0
 	for i := range 60 {
 		body := fmt.Sprintf(`{"claim":{"type":"summary","output":"weighted %d"},"policy":{},
 			"consensus":{"replicas":5,"aggregation":"weighted","weight_by":"reputation","disagreement_policy":%q}}`, i, policy)
@@ -179,10 +204,10 @@ func testWeightedCalls(t *testing.T, e *router.Engine, policy router.Disagreemen
 		switch status {
 		case http.StatusOK:
 			verdict, _ := v["verdict"].(string)
-			groups = recomputeWeighted(t, call, v["evidence"].(map[string]any)["runs"].([]any), v["consensus"].(map[string]any), verdict, v["confidence"].(float64))
+			groups = recomputeWeighted(t, call, v["evidence"].(map[string]any)["runs"].([]any), v["consensus"].(map[string]any), verdict, v["confidence"].(float64), &calibrated)
 		case http.StatusConflict, http.StatusBadGateway:
 			x := v["extra"].(map[string]any)
-			groups = recomputeWeighted(t, call, x["runs"].([]any), x["consensus"].(map[string]any), "", 0)
+			groups = recomputeWeighted(t, call, x["runs"].([]any), x["consensus"].(map[string]any), "", 0, &calibrated)
 		default:
 			t.Fatalf("%s: %v", call, v)
 		}
@@ -203,6 +228,9 @@ func testWeightedCalls(t *testing.T, e *router.Engine, policy router.Disagreemen
 	}
 	if mode == consensus.FailuresNegative && failedWeighed == 0 {
 		t.Error("no failed run carried a weight under negative evidence")
+	}
+	if calibrated == 0 {
+		t.Error("no call was read on calibration points: the calibration was never put to the test")
 	}
 }
 

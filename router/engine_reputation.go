@@ -299,14 +299,38 @@ func (e *Engine) weigh(call *consensusCall, out consensus.Outcome, key func(any)
 	call.block.Reputation = &ReputationSnapshot{Prior: rel.Of(0), Correlation: out.Correlation, Tempering: consensus.Tempering(n, out.Correlation)}
 }
 
+// CalibrationTier names the calibration map of the engine's weighted
+// aggregation: a version 3 call under "weighted" states a confidence read
+// on the map of this tier in its operation, learned from the outcomes
+// reported through [Engine.Feedback].
+const CalibrationTier = "weighted"
+
+// calibrate sets the confidence of a weighted call to its calibrated
+// number (see [ConsensusResponse]) and records its basis, and returns
+// the number before calibration (consensus.Conservative). A store error
+// is logged and leaves the number uncalibrated.
+func (e *Engine) calibrate(ctx context.Context, call *consensusCall, scope reputation.Scope, out consensus.Outcome) float64 {
+	if out.Strategy != consensus.StrategyWeighted || out.Winner < 0 {
+		return 0
+	}
+	score := consensus.Conservative(out)
+	y, basis, err := e.rep.Calibrate(ctx, scope, CalibrationTier, score)
+	if err != nil {
+		e.log.Warn("router: reading the calibration map; the confidence is uncalibrated", "error", err)
+	}
+	call.block.Confidence, call.block.Calibration = y, &basis
+	return score
+}
+
 // learn teaches the engine's book the votes of a finished call in scope,
 // under the call's context (a caller that gave up as the call ended may
 // leave it untaught), unless its caller's share thins it out
 // ([WithCallerShare]), and remembers the call for feedback under its
-// caller and ctx's trace id; a call that does not teach ([Teaches]) is
-// neither learned nor remembered. A store error is logged: the call's
-// answer does not depend on it.
-func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensus.Outcome, policy consensus.Policy, rel consensus.Reliabilities) {
+// caller and ctx's trace id, with score, its confidence before
+// calibration, when it was weighted; a call that does not teach
+// ([Teaches]) is neither learned nor remembered. A store error is
+// logged: the call's answer does not depend on it.
+func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensus.Outcome, policy consensus.Policy, rel consensus.Reliabilities, score float64) {
 	if e.rep == nil || !Teaches(ctx) || ctx.Value(learnsItselfKey{}) != nil {
 		return
 	}
@@ -318,7 +342,11 @@ func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensu
 		}
 	}
 	if id := TraceIDFrom(ctx); id != "" && out.Winner >= 0 {
-		e.calls.Put(CallerFrom(ctx), id, scope, Ballots(out, policy.Key))
+		c := reputation.Call{Scope: scope, Ballots: Ballots(out, policy.Key)}
+		if out.Strategy == consensus.StrategyWeighted {
+			c.Tier, c.Score = CalibrationTier, score
+		}
+		e.calls.PutCall(CallerFrom(ctx), id, c)
 	}
 }
 
@@ -387,7 +415,9 @@ var (
 // ([WithCallerShare]): one of a caller above its share of the latest
 // reports may be accepted and teach nothing. The engine remembers the latest
 // [DefaultFeedbackMemory] calls that ran under a trace id and had a
-// winner. With reputation off it returns ErrReputationOff.
+// winner. With reputation off it returns ErrReputationOff. The outcome
+// of a weighted call also teaches the calibration map of
+// [CalibrationTier].
 func (e *Engine) Feedback(ctx context.Context, traceID string, right bool) error {
 	if e.rep == nil {
 		return ErrReputationOff

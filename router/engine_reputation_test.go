@@ -28,6 +28,29 @@ func learnOn(t *testing.T, e *router.Engine, first, n int) {
 	}
 }
 
+// reportOn runs n weighted calls of five replicas under trace ids and
+// reports the outcome of each through Feedback: wrong one call in four,
+// so that the calibration map of router.CalibrationTier learns.
+func reportOn(t *testing.T, e *router.Engine, first, n int) {
+	t.Helper()
+	for i := first; i < first+n; i++ {
+		req := validateV3(5, router.DisagreeReturnAll)
+		req.Claim.Output = json.RawMessage(fmt.Sprintf(`"reported %d"`, i))
+		req.Consensus.Aggregation = router.AggregationWeighted
+		trace := fmt.Sprintf("%032x", i+1)
+		if _, err := e.ValidateV3(router.WithTraceID(context.Background(), trace), req); err != nil {
+			var p *router.Error
+			if errors.As(err, &p) && (p.Status == http.StatusConflict || p.Status == http.StatusBadGateway) {
+				continue // a call its failures refused: no winner to report on
+			}
+			t.Fatal(err)
+		}
+		if err := e.Feedback(context.Background(), trace, i%4 != 0); err != nil && !errors.Is(err, router.ErrUnknownCall) { // a call without a winner is not remembered
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestEngine_reputationSelection: once the engine has learned, single
 // replica calls go to the most reliable sessions first, and no session
 // takes more than its share bound of the runs.
@@ -61,7 +84,9 @@ func TestEngine_reputationSelection(t *testing.T) {
 // recompute checks that a weighted response's figures follow from what
 // it records: each run's weight from its reliability, the winner as the
 // group of largest summed weight, agreement from the agreeing replicas,
-// and confidence from the weights and the snapshot's tempering.
+// and confidence from the weights and the snapshot's tempering, no higher
+// than consensus.Posterior of the votes, read on the calibration points
+// the block names.
 func recompute(t *testing.T, c router.ConsensusResponse, runs []router.Run, verdict router.Verdict) {
 	t.Helper()
 	if c.Strategy != router.AggregationWeighted || c.WeightBy != router.WeightByReputation || c.Reputation == nil {
@@ -96,8 +121,20 @@ func recompute(t *testing.T, c router.ConsensusResponse, runs []router.Run, verd
 	if tmp := consensus.Tempering(votes, c.Reputation.Correlation); math.Abs(tmp-c.Reputation.Tempering) > 1e-12 {
 		t.Errorf("tempering %v, want %v for %d votes", c.Reputation.Tempering, tmp, votes)
 	}
-	if got := consensus.Credence(ss, win, c.Reputation.Tempering); math.Abs(got-c.Confidence) > 1e-12 {
-		t.Errorf("confidence %v, recomputed %v from %v (%v)", c.Confidence, got, ss, labels)
+	weighted := consensus.Credence(ss, win, c.Reputation.Tempering)
+	conservative := min(weighted, consensus.Posterior(len(c.Agreeing), votes-len(c.Agreeing)))
+	cal := c.Calibration
+	if cal == nil || cal.Tier != router.CalibrationTier {
+		t.Fatalf("calibration %+v, want the basis of tier %q", cal, router.CalibrationTier)
+	}
+	if math.Abs(cal.Uncalibrated-conservative) > 1e-12 {
+		t.Errorf("uncalibrated %v, recomputed %v from %v (%v)", cal.Uncalibrated, conservative, ss, labels)
+	}
+	if got := reputation.Interpolate(cal.Points, conservative); math.Abs(got-c.Confidence) > 1e-12 {
+		t.Errorf("confidence %v, recomputed %v from %v on %+v", c.Confidence, got, conservative, cal)
+	}
+	if (cal.Basis == reputation.BasisUncalibrated) != (len(cal.Points) == 0) || (cal.Outcomes > 0) != (len(cal.Points) > 0) {
+		t.Errorf("calibration %+v: basis, outcomes and points disagree", cal)
 	}
 	if a := float64(len(c.Agreeing)) / float64(votes); math.Abs(a-c.Agreement) > 1e-12 {
 		t.Errorf("agreement %v, but %d of %d votes agree", c.Agreement, len(c.Agreeing), votes)
@@ -107,7 +144,11 @@ func recompute(t *testing.T, c router.ConsensusResponse, runs []router.Run, verd
 func TestEngine_weighted(t *testing.T) {
 	e := offEngine(t)
 	learnOn(t, e, 0, 200)
+	calibrated := 0
 	for i := range 30 {
+		if i == 10 {
+			reportOn(t, e, 0, 40)
+		}
 		req := validateV3(5, router.DisagreeReturnAll)
 		req.Claim.Output = json.RawMessage(fmt.Sprintf(`"weighted %d"`, i))
 		req.Consensus.Aggregation = router.AggregationWeighted
@@ -119,6 +160,15 @@ func TestEngine_weighted(t *testing.T) {
 		if resp.Confidence != resp.Consensus.Confidence {
 			t.Errorf("confidence %v, consensus block says %v", resp.Confidence, resp.Consensus.Confidence)
 		}
+		if b := resp.Consensus.Calibration.Basis; (b == reputation.BasisOutcomes) != (i >= 10) {
+			t.Errorf("call %d: basis %q, want %q only once outcomes were reported", i, b, reputation.BasisOutcomes)
+		}
+		if resp.Consensus.Calibration.Basis == reputation.BasisOutcomes && resp.Confidence != resp.Consensus.Calibration.Uncalibrated {
+			calibrated++
+		}
+	}
+	if calibrated == 0 {
+		t.Error("no calibrated confidence differs from its number before calibration: calibration was never put to the test")
 	}
 }
 

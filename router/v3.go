@@ -1,6 +1,10 @@
 package router
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/vouchkit/vouch/reputation"
+)
 
 // ConsensusRequest is the consensus block of a version 3 request.
 type ConsensusRequest struct {
@@ -49,12 +53,16 @@ type ConsensusResponse struct {
 	Strategy Aggregation `json:"strategy"`
 	// Confidence is, under "majority", consensus.Posterior of the votes:
 	// the probability that the winner is the answer a majority of the
-	// panel would give; under "weighted", the probability that the
-	// winner is right given the votes' weights and the snapshot's
-	// correlation (consensus.Weighted); under "median" and
-	// "median_of_means", consensus.Posterior of the numbers that agree
-	// with the aggregate and those that do not, or under weight_by the
-	// weighted probability of their two groups (consensus.Median).
+	// panel would give; under "weighted", the calibrated probability
+	// that the winner is right: the weighted confidence
+	// (consensus.Weighted, given the votes' weights and the snapshot's
+	// correlation), no higher than consensus.Posterior of the votes
+	// (consensus.Conservative), read on the calibration map that the
+	// outcomes reported through [Engine.Feedback] built (see
+	// Calibration); under "median" and "median_of_means",
+	// consensus.Posterior of the numbers that agree with the aggregate
+	// and those that do not, or under weight_by the weighted probability
+	// of their two groups (consensus.Median).
 	Confidence float64 `json:"confidence"`
 	// WeightBy is what weighed the votes under "weighted": "reputation".
 	WeightBy WeightBy `json:"weight_by,omitempty"`
@@ -67,6 +75,11 @@ type ConsensusResponse struct {
 	// Reputation is the reputation snapshot that weighed the votes under
 	// "weighted"; each run's weight and reliability are in its evidence.
 	Reputation *ReputationSnapshot `json:"reputation,omitempty"`
+	// Calibration is the basis of Confidence under "weighted": the map
+	// (tier "weighted"), the outcomes it holds, the number before
+	// calibration and the points it was read between;
+	// reputation.Interpolate(Points, Uncalibrated) is Confidence.
+	Calibration *reputation.Basis `json:"calibration,omitempty"`
 	// LowConfidence is true when best_effort picked a winner despite
 	// disagreement, or when no replica answered (an addition to the block).
 	LowConfidence bool `json:"low_confidence,omitempty"`

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/problem"
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -78,7 +79,7 @@ func (s *Service) candidates(ctx context.Context) []candidate {
 // treated as used from the start (a judged delegation's producers).
 func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.SessionID) ([]stepResult, error) {
 	cands, rel := s.ranked(ctx, req, s.candidates(ctx))
-	stop := s.stop(req)
+	stop := s.stop(req, s.calibration(ctx, req))
 	used := make(map[router.SessionID]bool, consensus.DefaultMaxRuns)
 	for _, id := range exclude {
 		used[id] = true
@@ -184,15 +185,37 @@ func pickSessions(cands []candidate, used map[router.SessionID]bool, from, k int
 }
 
 // stop is adaptive's stopping rule for req: consensus.Stop with the
-// escalation threshold as Lone, and with reputation on,
-// DefaultWeightedStopThreshold on the weighted confidence (but for a
-// numeric delegation, counted unweighted).
-func (s *Service) stop(req *Request) consensus.Stop {
+// escalation threshold as Lone, and with reputation on (but for a numeric
+// delegation, counted unweighted), DefaultWeightedStopThreshold on the
+// calibrated confidence (cal's map of the conservative number once cal
+// holds an outcome; the weighted confidence before) or DefaultFlipBound
+// on the chance that the runs left turn the verdict.
+func (s *Service) stop(req *Request, cal *reputation.Calibration) consensus.Stop {
 	st := consensus.Stop{Lone: s.threshold}
 	if s.keep != nil && !req.numeric() {
-		st.Threshold = DefaultWeightedStopThreshold
+		st.Threshold, st.Flip = DefaultWeightedStopThreshold, DefaultFlipBound
+		if cal != nil && cal.Total() > 0 {
+			st.Calibrate = func(x float64) float64 {
+				y, _ := cal.Apply(x)
+				return y
+			}
+		}
 	}
 	return st
+}
+
+// calibration reads the calibration map of req's tier in its scope; nil
+// when the service keeps no reputation or the store fails (logged).
+func (s *Service) calibration(ctx context.Context, req *Request) *reputation.Calibration {
+	if s.keep == nil {
+		return nil
+	}
+	cal, err := s.keep.Reputation().Calibration(ctx, scope(req), string(req.Policy))
+	if err != nil {
+		s.logger.WarnContext(ctx, "trust: reading the calibration map; the confidence is uncalibrated", "error", err)
+		return nil
+	}
+	return cal
 }
 
 // refused reports whether err refuses the request itself (400, 401, 402,

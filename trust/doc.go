@@ -54,9 +54,12 @@
 // reputation (router.Engine, by default) the votes are weighted by the
 // sessions' learned reliabilities, the candidates are ranked most
 // reliable first (router.Engine.Rank), and the call settles once at least
-// two agreeing runs give a weighted confidence of
-// [DefaultWeightedStopThreshold]; its pooled votes teach the router's
-// book. Otherwise ([WithoutReputation]) it settles once the posterior
+// two agreeing runs give a confidence of [DefaultWeightedStopThreshold]
+// (calibrated on the outcomes reported for adaptive calls once there are
+// any, else weighted), or once the chance that the runs left turn the
+// verdict is below [DefaultFlipBound] (consensus.Stop.Flip), so that a
+// panel too weak to reach the threshold does not run five for nothing;
+// its pooled votes teach the router's book. Otherwise ([WithoutReputation]) it settles once the posterior
 // chance that the leading answer is the panel's majority
 // (consensus.Posterior) reaches 0.8, which two agreeing runs do, and 3 of
 // 4; or, when the host

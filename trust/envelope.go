@@ -5,6 +5,7 @@ import (
 
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -177,6 +178,12 @@ type Evidence struct {
 	// "judged"): each candidate answer, the run that produced it and the
 	// runs that judged it; absent otherwise.
 	Judging *Judging `json:"judging,omitempty"`
+	// Calibration is the basis of the response's confidence over a
+	// router that keeps reputation: the calibration map of the call's
+	// tier, the outcomes it holds, the confidence before calibration
+	// (consensus.Conservative of the tally) and the points it was read
+	// between (reputation.Interpolate); absent otherwise.
+	Calibration *reputation.Basis `json:"calibration,omitempty"`
 }
 
 // Disagreement is one replica that did not side with the outcome.

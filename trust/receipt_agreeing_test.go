@@ -9,6 +9,7 @@ import (
 
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
@@ -139,8 +140,28 @@ func TestService_weightedReceiptRecomputes(t *testing.T) {
 			}
 			ss = append(ss, sc)
 		}
-		if got := consensus.Credence(ss, wi, cs.Tempering); math.Abs(got-cs.Confidence) > 1e-12 || math.Abs(got-resp.Confidence) > 1e-12 {
-			t.Errorf("call %d: confidence %v (response %v), recomputed %v from the snapshot", i, cs.Confidence, resp.Confidence, got)
+		// Before calibration: the weighted confidence, no higher than
+		// the Posterior of the votes; the router states it uncalibrated,
+		// the receipt's confidence is it read on the points its policy
+		// snapshot names.
+		agreeing := len(cs.Agreeing)
+		uncalibrated := min(consensus.Credence(ss, wi, cs.Tempering), consensus.Posterior(agreeing, votes-agreeing))
+		cal := res.Receipt.PolicySnapshot.Calibration
+		if cal == nil || cal.Tier != "safe" || math.Abs(cal.Uncalibrated-uncalibrated) > 1e-12 || math.Abs(cs.Confidence-uncalibrated) > 1e-12 {
+			t.Fatalf("call %d: calibration %+v, consensus confidence %v; want tier safe, both %v", i, cal, cs.Confidence, uncalibrated)
+		}
+		points := make([]reputation.Point, len(cal.Points))
+		for j, p := range cal.Points {
+			points[j] = reputation.Point{Score: p.Score, Rate: p.Rate}
+		}
+		if got := reputation.Interpolate(points, uncalibrated); math.Abs(got-res.Receipt.Decision.Confidence) > 1e-12 || math.Abs(got-resp.Confidence) > 1e-12 {
+			t.Errorf("call %d: confidence %v (response %v), recomputed %v from the snapshot", i, res.Receipt.Decision.Confidence, resp.Confidence, got)
+		}
+		if (cal.Basis == reputation.BasisOutcomes) != (i > 0) {
+			t.Errorf("call %d: basis %q, want outcomes once one was reported", i, cal.Basis)
+		}
+		if err := s.Feedback(context.Background(), resp.TraceID, i%3 != 0); err != nil {
+			t.Fatal(err)
 		}
 		if got := float64(len(cs.Agreeing)) / float64(votes); math.Abs(got-cs.Agreement) > 1e-12 {
 			t.Errorf("call %d: agreement %v, recomputed %v", i, cs.Agreement, got)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -56,8 +57,9 @@ func (s *Service) receiptParams(ctx context.Context, req *Request, resp *Respons
 		Confidence: resp.Confidence,
 		Reasons:    decisionReasons(resp, final),
 		Policy: &receipt.PolicySnapshot{
-			Tier:      string(req.Policy),
-			Consensus: receipt.PolicyConsensus{Replicas: final.step.Replicas, Strategy: string(strategy)},
+			Tier:        string(req.Policy),
+			Consensus:   receipt.PolicyConsensus{Replicas: final.step.Replicas, Strategy: string(strategy)},
+			Calibration: calibrationSnapshot(final.calibration),
 		},
 		Consensus:      consensusSnapshot(final, final.key),
 		Refs:           refs,
@@ -103,6 +105,19 @@ func consensusSnapshot(st stepResult, key func(any) (string, error)) *receipt.Co
 		}
 	}
 	return cs
+}
+
+// calibrationSnapshot is the receipt's copy of basis; nil for nil.
+func calibrationSnapshot(b *reputation.Basis) *receipt.CalibrationSnapshot {
+	if b == nil {
+		return nil
+	}
+	c := &receipt.CalibrationSnapshot{Tier: b.Tier, Basis: b.Basis, Outcomes: b.Outcomes, Uncalibrated: b.Uncalibrated,
+		Points: make([]receipt.CalibrationPoint, len(b.Points))}
+	for i, p := range b.Points {
+		c.Points[i] = receipt.CalibrationPoint{Score: p.Score, Rate: p.Rate, Outcomes: p.Outcomes}
+	}
+	return c
 }
 
 // decisionReasons are the short reasons a receipt's decision records: the

@@ -14,11 +14,23 @@ import (
 )
 
 // DefaultWeightedStopThreshold is the confidence at which adaptive stops
-// when votes are weighted by reputation: the probability, under the
-// weighted model, that the answer is right. Two agreeing votes of
-// sessions right 90% of the time reach it (0.988); two of sessions right
-// 80% of the time do not (0.941).
+// when votes are weighted by reputation: the probability that the answer
+// is right, read on the calibration map of adaptive calls once outcomes
+// were reported, else under the weighted model (two agreeing votes of
+// sessions right 90% of the time reach it, 0.988; two of sessions right
+// 80% of the time do not, 0.941). Adaptive also stops below it under
+// DefaultFlipBound.
 const DefaultWeightedStopThreshold = 0.97
+
+// DefaultFlipBound is the chance, below which adaptive also stops when
+// votes are weighted by reputation, that the runs left could turn the
+// verdict of at least two agreeing votes (consensus.Stop.Flip). The
+// chance is computed as if the runs left erred independently; on real
+// panels, whose models share their mistakes, it overstates how often more
+// runs turn a verdict, and 0.2 is the bound that docs/ACCURACY.md
+// measured to keep adaptive's accuracy at 2.35 runs on a strong panel
+// (0.05 and 0.1 ran 3).
+const DefaultFlipBound = 0.2
 
 // keeper is a router that learns session reliabilities: the in-process
 // router.Engine.
@@ -151,7 +163,11 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 		}
 	}
 	if final.out.Winner >= 0 {
-		s.keep.Calls().Put(CallerFrom(ctx), traceID, sc, router.Ballots(final.out, final.key))
+		c := reputation.Call{Scope: sc, Ballots: router.Ballots(final.out, final.key)}
+		if b := final.calibration; b != nil {
+			c.Tier, c.Score = b.Tier, b.Uncalibrated
+		}
+		s.keep.Calls().PutCall(CallerFrom(ctx), traceID, c)
 	}
 }
 
@@ -171,7 +187,9 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 // adds nothing, one that says the opposite replaces it
 // (reputation.Ledger.Report). It returns ErrUnknownCall for anything
 // else (another caller's call among them), and ErrReputationOff when the
-// service weighs no votes by reputation.
+// service weighs no votes by reputation. The outcome also teaches the
+// calibration map of the call's tier, at the confidence the call stated
+// before calibration.
 func (s *Service) Feedback(ctx context.Context, id string, right bool) error {
 	if s.keep == nil {
 		return ErrReputationOff
@@ -182,13 +200,13 @@ func (s *Service) Feedback(ctx context.Context, id string, right bool) error {
 	if !errors.Is(err, router.ErrUnknownCall) {
 		return err
 	}
-	traceID, sc, ballots, err := s.receiptCall(ctx, id)
+	traceID, c, err := s.receiptCall(ctx, id)
 	if err != nil {
 		return err
 	}
 	// The call is reported under its trace id, so that its report by
 	// trace id and by receipt id count once.
-	s.keep.Calls().Keep(CallerFrom(ctx), traceID, sc, ballots)
+	s.keep.Calls().KeepCall(CallerFrom(ctx), traceID, c)
 	if err = s.keep.Feedback(ctx, traceID, right); errors.Is(err, router.ErrUnknownCall) {
 		return fmt.Errorf("%w: %q", ErrUnknownCall, id) // forgotten at once
 	}
@@ -197,26 +215,27 @@ func (s *Service) Feedback(ctx context.Context, id string, right bool) error {
 
 // receiptCall reads the call of receipt id, which must be the caller's:
 // the trace id it ran under ("receipt:" and id when it names none), its
-// scope and its ballots.
-func (s *Service) receiptCall(ctx context.Context, id string) (traceID string, sc reputation.Scope, ballots []reputation.Ballot, err error) {
+// scope, its ballots and the calibration basis its policy snapshot
+// records.
+func (s *Service) receiptCall(ctx context.Context, id string) (traceID string, c reputation.Call, err error) {
 	unknown := fmt.Errorf("%w: %q", ErrUnknownCall, id)
 	if s.issuer == nil || s.issuer.Store == nil {
-		return "", sc, nil, unknown
+		return "", c, unknown
 	}
 	rec, err := s.issuer.Store.Get(ctx, id, time.Now())
 	if errors.Is(err, receipt.ErrNotFound) || err == nil && rec.Owner != CallerFrom(ctx) {
-		return "", sc, nil, unknown
+		return "", c, unknown
 	}
 	if err != nil {
-		return "", sc, nil, err
+		return "", c, err
 	}
 	r, err := receipt.Parse(rec.Data)
 	if err != nil {
-		return "", sc, nil, err
+		return "", c, err
 	}
 	cs := r.ConsensusSnapshot
 	if cs == nil || r.CortensorRefs == nil || len(r.CortensorRefs.Sessions) != len(cs.Verdicts) || len(cs.Agreeing) == 0 {
-		return "", sc, nil, fmt.Errorf("%w: receipt %q does not record which sessions agreed", ErrUnknownCall, id)
+		return "", c, fmt.Errorf("%w: receipt %q does not record which sessions agreed", ErrUnknownCall, id)
 	}
 	traceID = "receipt:" + id
 	if ids := r.CortensorRefs.RouterTraceIDs; len(ids) > 0 && ids[0] != "" {
@@ -226,13 +245,16 @@ func (s *Service) receiptCall(ctx context.Context, id string) (traceID string, s
 	if r.Mode == string(ModeDelegation) {
 		kind = router.KindDelegate
 	}
-	sc = router.Scope(kind, r.TaskMeta.Type)
+	c.Scope = router.Scope(kind, r.TaskMeta.Type)
 	for i, v := range cs.Verdicts {
 		l := consensus.Label(v)
 		if l == consensus.LabelCancelled || l.Failed() {
 			continue
 		}
-		ballots = append(ballots, reputation.Ballot{Session: r.CortensorRefs.Sessions[i], Backed: slices.Contains(cs.Agreeing, i)})
+		c.Ballots = append(c.Ballots, reputation.Ballot{Session: r.CortensorRefs.Sessions[i], Backed: slices.Contains(cs.Agreeing, i)})
 	}
-	return traceID, sc, ballots, nil
+	if p := r.PolicySnapshot; p != nil && p.Calibration != nil {
+		c.Tier, c.Score = p.Calibration.Tier, p.Calibration.Uncalibrated
+	}
+	return traceID, c, nil
 }

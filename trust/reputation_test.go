@@ -4,11 +4,10 @@ import (
 	"context"
 	"crypto/ed25519"
 	"errors"
-	"math"
 	"testing"
 
-	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
@@ -16,9 +15,13 @@ import (
 
 // TestService_adaptiveWeighted: over an engine that keeps reputation,
 // adaptive weighs the votes. Sessions never seen read the prior (0.8):
-// two agreeing votes state 16/17, under the stopping threshold, so a
-// third runs (64/65). Once the sessions have shown themselves reliable,
-// two agreeing votes settle the call.
+// two agreeing votes weigh 16/17, and the three runs left would all have
+// to dissent to turn the verdict, a chance of 16/17·0.2³ + 1/17·0.8³ ≈
+// 0.038, under consensus.Stop's flip bound: two runs settle the call.
+// With no outcome reported, the confidence stated is never above what
+// reputation off states for the same votes: 7/8 for two agreeing. Once
+// the host reports the adaptive calls wrong, the calibrated confidence
+// falls below the number before calibration.
 func TestService_adaptiveWeighted(t *testing.T) {
 	w := honest(0.9)
 	e := newEngine(t, w, w, w, w, w)
@@ -31,9 +34,8 @@ func TestService_adaptiveWeighted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := consensus.Weight(0.8)
-	if resp.Evidence.Launched != 3 || math.Abs(resp.Confidence-consensus.Credence([]float64{3 * p}, 0, 1)) > 1e-12 {
-		t.Errorf("fresh sessions: %d runs, confidence %v; want 3 runs and 64/65", resp.Evidence.Launched, resp.Confidence)
+	if resp.Evidence.Launched != 2 || resp.Confidence != 7.0/8 || resp.Evidence.Calibration.Basis != reputation.BasisUncalibrated {
+		t.Errorf("fresh sessions: %d runs, confidence %v (%+v); want 2 runs and 7/8 uncalibrated", resp.Evidence.Launched, resp.Confidence, resp.Evidence.Calibration)
 	}
 	for range 30 { // safe calls of three agreeing votes teach the engine
 		if _, err := s.Call(ctx, request(trust.ModeValidation, trust.PolicySafe)); err != nil {
@@ -44,8 +46,19 @@ func TestService_adaptiveWeighted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Evidence.Launched != 2 || resp.Confidence < trust.DefaultWeightedStopThreshold {
-		t.Errorf("reliable sessions: %d runs, confidence %v; want 2 runs settling above %v", resp.Evidence.Launched, resp.Confidence, trust.DefaultWeightedStopThreshold)
+	if resp.Evidence.Launched != 2 || resp.Confidence != 7.0/8 {
+		t.Errorf("reliable sessions: %d runs, confidence %v; want 2 runs stating 7/8", resp.Evidence.Launched, resp.Confidence)
+	}
+	for range 10 { // the host reports adaptive's answers wrong
+		if err := s.Feedback(ctx, resp.TraceID, false); err != nil {
+			t.Fatal(err)
+		}
+		if resp, err = s.Call(ctx, request(trust.ModeValidation, trust.PolicyAdaptive)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c := resp.Evidence.Calibration; c.Basis != reputation.BasisOutcomes || c.Outcomes != 10 || !(resp.Confidence < c.Uncalibrated-0.1) {
+		t.Errorf("after outcomes reported wrong: confidence %v on %+v; want it calibrated on 10 outcomes, well below the number before calibration", resp.Confidence, c)
 	}
 
 	off, _ := trust.New(newEngine(t, w, w, w, w, w), trust.WithoutReputation())

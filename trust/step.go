@@ -9,6 +9,7 @@ import (
 
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/problem"
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -21,6 +22,7 @@ type stepResult struct {
 	disagreements []Disagreement
 	key           func(any) (string, error) // the call's answer key; nil: DefaultKey
 	grouping      *consensus.Grouping       // how the outputs were grouped (WithGrouper)
+	calibration   *reputation.Basis         // with reputation on and a winner
 
 	verdict    router.Verdict  // validation and arbitration
 	result     json.RawMessage // delegation

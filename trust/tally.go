@@ -8,6 +8,7 @@ import (
 
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/problem"
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -60,7 +61,7 @@ func (s *Service) aggregate(req *Request, runs []router.Run, snap *router.Reputa
 //	          dissented
 //	adaptive  consensus.Stop's Accept: settled, or a strict majority of at
 //	          least two answers once no run is left
-func (s *Service) accepts(req *Request, out consensus.Outcome) bool {
+func (s *Service) accepts(req *Request, out consensus.Outcome, cal *reputation.Calibration) bool {
 	p := req.Policy
 	if out.Replicas == 0 || out.Winner < 0 || out.Agreeing == 0 {
 		return false
@@ -73,7 +74,7 @@ func (s *Service) accepts(req *Request, out consensus.Outcome) bool {
 	case PolicyOracle:
 		return out.Against == 0 && 2*out.Agreeing > out.Replicas
 	}
-	return s.stop(req).Accept(out)
+	return s.stop(req, cal).Accept(out)
 }
 
 // tally is the vote accounting of a trust call: every run of every step
@@ -86,6 +87,11 @@ func (s *Service) accepts(req *Request, out consensus.Outcome) bool {
 // outputs are not grouped, WithGrouper). The consensus block is the
 // router's for a one-call tier and the pooled tally's for adaptive, and
 // for every tier when the outputs are grouped.
+//
+// With reputation on, the confidence is calibrated: the tally's
+// consensus.Conservative number read on the calibration map of the
+// call's tier in its scope (reputation.Book.Calibrate), which the
+// outcomes reported through Feedback build.
 func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (stepResult, error) {
 	var runs []router.Run
 	for _, st := range steps {
@@ -103,7 +109,6 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (
 	last := steps[len(steps)-1]
 	final := stepResult{
 		out:        out,
-		accepted:   s.accepts(req, out),
 		runs:       runs,
 		confidence: out.Confidence,
 		agreement:  out.Agreement,
@@ -114,6 +119,15 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (
 		grouping:   grouping,
 	}
 	final.step.Replicas = out.Replicas
+	cal := s.calibration(ctx, req)
+	if s.keep != nil && out.Strategy == consensus.StrategyWeighted && out.Winner >= 0 {
+		if cal == nil { // the store failed: uncalibrated
+			cal = &reputation.Calibration{Tier: string(req.Policy)}
+		}
+		y, basis := cal.Basis(consensus.Conservative(out))
+		final.confidence, final.calibration = y, &basis
+	}
+	final.accepted = s.accepts(req, out, cal)
 	for i, l := range out.Verdicts {
 		final.verdicts[i] = router.Label(l)
 	}
@@ -178,7 +192,7 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (
 	if req.Policy == PolicyAdaptive || grouping != nil { // the router's block counted bytes
 		final.consensus = &router.ConsensusResponse{
 			Replicas: out.Replicas, Agreement: out.Agreement, Verdicts: final.verdicts,
-			Strategy: router.AggregationMajority, Confidence: out.Confidence,
+			Strategy: router.AggregationMajority, Confidence: final.confidence,
 			LowConfidence: !final.accepted || out.Against > 0, Agreeing: out.Backers(callKey),
 		}
 		numericBlock(final.consensus, out)
@@ -189,6 +203,7 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (
 			if snap != nil {
 				c.Reputation.Prior = snap.Prior
 			}
+			c.Calibration = final.calibration
 		}
 		final.step.Error = ""
 	}

@@ -1,0 +1,308 @@
+package reputation
+
+import (
+	"context"
+	"fmt"
+	"math"
+)
+
+// Defaults of calibration.
+const (
+	// CalibrationBins is how many equal bins of [0, 1] a calibration map
+	// counts outcomes in, by the score the call stated before
+	// calibration.
+	CalibrationBins = 20
+	// DefaultCalibrationPrior is k, the pseudo-outcomes each bin starts
+	// from, centred on the mean score of the calls it holds: a bin's rate
+	// moves halfway from its scores to what the outcomes showed after k
+	// outcomes.
+	DefaultCalibrationPrior = 4
+)
+
+// A Point is one node of a calibration map: the mean Score that the calls
+// of one bin (or of adjacent bins pooled to keep the map monotone)
+// stated before calibration, the Rate at which they turned out right
+// (the Beta posterior mean under the prior of k outcomes at Score), and
+// the Outcomes behind it.
+type Point struct {
+	Score    float64 `json:"score"`
+	Rate     float64 `json:"rate"`
+	Outcomes float64 `json:"outcomes"`
+}
+
+// A Calibration is the map from the confidence a call stated before
+// calibration (its score) to the rate at which calls of that score turned
+// out right, as the outcomes a host reported showed, for one operation
+// and tier. Build it with [Book.Calibration]; the zero Calibration holds
+// no outcome and maps every score to itself.
+//
+// # The map
+//
+// Outcomes are counted in CalibrationBins equal bins of the score. A bin
+// that holds n outcomes, r of them right, of calls whose mean score was
+// s, reads the rate (r + k·s)/(n + k), k the prior (a Beta prior of k
+// pseudo-outcomes centred on the bin's own scores, so that few outcomes
+// move it little). The rates of the bins that hold outcomes are then made
+// non-decreasing in the score by pooling adjacent violators (weights
+// n + k); each bin is then a Point (Score s, Rate its pooled rate). A
+// score x reads:
+//
+//	no points             x itself (uncalibrated)
+//	between two points    the straight line between them
+//	beyond the outermost  x shifted by that point's Rate - Score
+//
+// clamped to [0, 1]. The map is continuous and non-decreasing in x, maps
+// [0, 1] into [0, 1], and is the identity until an outcome is reported:
+// with none, the calibrated number is the number stated before
+// calibration. [Interpolate] reads a score from the points alone, so
+// anyone holding the points a response names recomputes its confidence.
+type Calibration struct {
+	// Tier names the map (a trust tier, or a name for a router's
+	// aggregation).
+	Tier string
+	// Prior is k (see the type doc); 0 means DefaultCalibrationPrior.
+	Prior float64
+	// Outcomes holds each bin's outcomes: Right those that turned out
+	// right, Wrong those that did not.
+	Outcomes [CalibrationBins]Record
+	// Scores holds each bin's scores: Right their sum, Wrong the sum of
+	// one less each; Right + Wrong equals the bin's outcomes, so that a
+	// horizon scales both records alike.
+	Scores [CalibrationBins]Record
+}
+
+// Bin returns the bin of score x: floor(x·CalibrationBins), the top bin
+// holding 1, and scores out of [0, 1] the outermost bins.
+func Bin(x float64) int {
+	if !(x > 0) { // NaN too
+		return 0
+	}
+	return min(int(x*CalibrationBins), CalibrationBins-1)
+}
+
+// Total returns how many outcomes the map holds.
+func (c *Calibration) Total() float64 {
+	var n float64
+	for _, r := range c.Outcomes {
+		n += r.Right + r.Wrong
+	}
+	return n
+}
+
+// Points returns the map's nodes in increasing Score (see the type doc):
+// one per bin holding outcomes, none when no outcome was reported.
+func (c *Calibration) Points() []Point {
+	k := c.Prior
+	if k == 0 {
+		k = DefaultCalibrationPrior
+	}
+	type block struct {
+		rate, weight float64
+		first, last  int // points pooled into the block
+	}
+	var pts []Point
+	var blocks []block
+	for b, o := range c.Outcomes {
+		n := o.Right + o.Wrong
+		s := c.Scores[b]
+		if !(n > 0) || !(s.Right+s.Wrong > 0) {
+			continue
+		}
+		score := s.Right / (s.Right + s.Wrong)
+		rate := (o.Right + k*score) / (n + k)
+		pts = append(pts, Point{Score: score, Rate: rate, Outcomes: n})
+		blocks = append(blocks, block{rate: rate, weight: n + k, first: len(pts) - 1, last: len(pts) - 1})
+		// Pool adjacent violators: merge while the last block's rate
+		// is below the one before it.
+		for len(blocks) > 1 {
+			x, y := blocks[len(blocks)-2], blocks[len(blocks)-1]
+			if x.rate <= y.rate {
+				break
+			}
+			w := x.weight + y.weight
+			blocks = append(blocks[:len(blocks)-2], block{rate: (x.rate*x.weight + y.rate*y.weight) / w, weight: w, first: x.first, last: y.last})
+		}
+	}
+	for _, bl := range blocks {
+		for i := bl.first; i <= bl.last; i++ {
+			pts[i].Rate = min(max(bl.rate, 0), 1)
+		}
+	}
+	return pts
+}
+
+// Apply returns the calibrated number of score x and the points it was
+// read between (none, one or two; see the type doc).
+func (c *Calibration) Apply(x float64) (float64, []Point) {
+	pts := c.Points()
+	switch {
+	case len(pts) == 0:
+		return Interpolate(nil, x), nil
+	case x <= pts[0].Score:
+		pts = pts[:1]
+	case x >= pts[len(pts)-1].Score:
+		pts = pts[len(pts)-1:]
+	default:
+		i := 1
+		for pts[i].Score < x {
+			i++
+		}
+		pts = pts[i-1 : i+1]
+	}
+	return Interpolate(pts, x), pts
+}
+
+// Interpolate reads score x on the points a calibrated confidence names
+// (as Calibration.Apply returns them): x itself with no point, x shifted
+// by Rate - Score of a single point, the straight line through two
+// points (the first point's Rate when their scores are equal), clamped
+// to [0, 1]. With more than two points it reads the two around x.
+func Interpolate(points []Point, x float64) float64 {
+	if math.IsNaN(x) {
+		return 0
+	}
+	var y float64
+	switch n := len(points); {
+	case n == 0:
+		y = x
+	case n == 1 || x <= points[0].Score:
+		y = x + points[0].Rate - points[0].Score
+	case x >= points[n-1].Score:
+		y = x + points[n-1].Rate - points[n-1].Score
+	default:
+		i := 1
+		for points[i].Score < x {
+			i++
+		}
+		a, b := points[i-1], points[i]
+		y = a.Rate
+		if b.Score > a.Score {
+			y += (x - a.Score) * (b.Rate - a.Rate) / (b.Score - a.Score)
+		}
+	}
+	return min(max(y, 0), 1)
+}
+
+// calibrationKeys returns the keys of the map of tier in operation op:
+// each bin's outcomes, then each bin's scores. They are records of the
+// panel (Session PanelSession) under a kind no claim type takes. The
+// Book keeps them once built; the caller must not change them.
+func (b *Book) calibrationKeys(op, tier string) []Key {
+	if op == "" {
+		op = "any"
+	}
+	type name struct{ op, tier string }
+	if keys, ok := b.calKeys.Load(name{op, tier}); ok {
+		return keys.([]Key)
+	}
+	keys := make([]Key, 0, 2*CalibrationBins)
+	for bin := range CalibrationBins {
+		keys = append(keys, Key{Session: PanelSession, Operation: op, Kind: fmt.Sprintf("calibration %s %02d", tier, bin)})
+	}
+	for bin := range CalibrationBins {
+		keys = append(keys, Key{Session: PanelSession, Operation: op, Kind: fmt.Sprintf("calibration %s %02d score", tier, bin)})
+	}
+	b.calKeys.Store(name{op, tier}, keys)
+	return keys
+}
+
+// Calibration returns the calibration map of tier in scope's operation,
+// as the outcomes reported through Report built it (see [Calibration]).
+func (b *Book) Calibration(ctx context.Context, scope Scope, tier string) (*Calibration, error) {
+	keys := b.calibrationKeys(scope.Operation, tier)
+	recs, err := b.store.Load(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	c := &Calibration{Tier: tier, Prior: b.opts.CalibrationPrior}
+	copy(c.Outcomes[:], recs[:CalibrationBins])
+	copy(c.Scores[:], recs[CalibrationBins:])
+	return c, nil
+}
+
+// A Call is what a [Ledger] remembers of a call for a later report on
+// it: its scope, its ballots, and the calibration map (Tier) and score
+// its confidence was read from. An empty Tier means a call whose
+// confidence is not calibrated.
+type Call struct {
+	Scope   Scope
+	Ballots []Ballot
+	Tier    string
+	Score   float64
+}
+
+// reportDeltas returns the evidence a report that call was right (or
+// wrong) adds, each count multiplied by sign (-1 withdraws it): the
+// sessions' as Feedback adds it, and when call names a Tier, one outcome
+// at call.Score in that calibration map.
+func (b *Book) reportDeltas(call Call, right bool, sign float64) []Delta {
+	deltas := b.feedbackDeltas(call.Scope, call.Ballots, right, sign)
+	if call.Tier == "" || math.IsNaN(call.Score) {
+		return deltas
+	}
+	x := min(max(call.Score, 0), 1)
+	bin := Bin(x)
+	keys := b.calibrationKeys(call.Scope.Operation, call.Tier)
+	var o Record
+	if right {
+		o.Right = sign
+	} else {
+		o.Wrong = sign
+	}
+	return append(deltas,
+		Delta{Key: keys[bin], Delta: o},
+		Delta{Key: keys[CalibrationBins+bin], Delta: Record{Right: sign * x, Wrong: sign * (1 - x)}})
+}
+
+// Bases of a calibrated confidence ([Basis].Basis).
+const (
+	// BasisUncalibrated: no outcome was reported in the map, and the
+	// confidence is the number stated before calibration.
+	BasisUncalibrated = "uncalibrated"
+	// BasisOutcomes: the confidence is read on the map the reported
+	// outcomes built.
+	BasisOutcomes = "outcomes"
+)
+
+// A Basis is what a calibrated confidence was read from, as a response
+// states it: the map (Tier), how many outcomes it holds, the number
+// stated before calibration (Uncalibrated), and the points it was read
+// between, so that Interpolate(Points, Uncalibrated) recomputes the
+// confidence.
+type Basis struct {
+	// Tier names the calibration map.
+	Tier string `json:"tier"`
+	// Basis is BasisUncalibrated or BasisOutcomes.
+	Basis string `json:"basis"`
+	// Outcomes counts the outcomes the map holds (fractional once the
+	// horizon scales them).
+	Outcomes float64 `json:"outcomes"`
+	// Uncalibrated is the number stated before calibration (see
+	// consensus.Conservative).
+	Uncalibrated float64 `json:"uncalibrated"`
+	// Points are the map's points the confidence was read between.
+	Points []Point `json:"points"`
+}
+
+// Calibrate returns the calibrated number of score, the confidence a call
+// of scope stated before calibration, on the map of tier, and its basis.
+// On a store error it returns score, uncalibrated, and the error.
+func (b *Book) Calibrate(ctx context.Context, scope Scope, tier string, score float64) (float64, Basis, error) {
+	c, err := b.Calibration(ctx, scope, tier)
+	if err != nil {
+		return score, Basis{Tier: tier, Basis: BasisUncalibrated, Uncalibrated: score, Points: []Point{}}, err
+	}
+	y, basis := c.Basis(score)
+	return y, basis, nil
+}
+
+// Basis returns the calibrated number of score x, as Apply does, and its
+// basis.
+func (c *Calibration) Basis(x float64) (float64, Basis) {
+	basis := Basis{Tier: c.Tier, Basis: BasisUncalibrated, Uncalibrated: x, Points: []Point{}}
+	y, pts := c.Apply(x)
+	if len(pts) > 0 {
+		basis.Basis, basis.Outcomes, basis.Points = BasisOutcomes, c.Total(), pts
+	}
+	return y, basis
+}

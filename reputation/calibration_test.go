@@ -169,3 +169,27 @@ func TestLedger_ReportCalibrates(t *testing.T) {
 		t.Error("the reports taught the sessions nothing")
 	}
 }
+
+// BenchmarkBook_Calibrate measures what calibration adds to a call: one
+// read of a map holding outcomes in every bin, and the calibrated number.
+func BenchmarkBook_Calibrate(b *testing.B) {
+	ctx := context.Background()
+	book, err := reputation.New(nil, reputation.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := reputation.NewLedger(1000)
+	for i := range 400 {
+		id := fmt.Sprint(i)
+		l.PutCall("host", id, reputation.Call{Scope: scope, Tier: "safe", Score: float64(i%100) / 100})
+		if _, err := l.Report(ctx, book, "host", id, i%3 != 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := book.Calibrate(ctx, scope, "safe", 0.9); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -92,27 +92,39 @@ type errorString string
 func (e errorString) Error() string { return string(e) }
 
 // recomputeNumeric recomputes every figure of a numeric delegation from
-// the response's JSON alone: each replica's number from its run's output,
-// the block's numbers, the aggregate (the lower median, or the lower
-// median of the means of blocks dealt in turn), the agreeing replicas,
-// agreement and confidence (consensus.Posterior, or under weight_by the
-// Credence of the weights the runs record).
+// the response's JSON alone (recomputeNumericJSON).
 func recomputeNumeric(t *testing.T, resp *router.DelegateV3Response) {
 	t.Helper()
-	raw, err := json.Marshal(resp)
-	if err != nil {
-		t.Fatal(err)
+	recomputeNumericJSON(t, mustJSON(t, resp))
+}
+
+// recomputeNumericJSON recomputes every figure of a numeric delegation
+// from its JSON alone, raw a 200's body or the extra of a problem
+// ({"runs": [...], "consensus": {...}}, which names no result): each
+// replica's number from its run's output, the block's numbers, the
+// aggregate (the lower median, or the lower median of the means of blocks
+// dealt in turn), the agreeing replicas, agreement and confidence
+// (consensus.Posterior, or under weight_by the Credence of the weights
+// the runs record). A failed run that records a weight counts against
+// (failures as negative evidence), and wins when it weighs at least as
+// much as the agreeing numbers; each recorded weight is consensus.Weight
+// of the reliability beside it. It returns whether the call had a
+// failed run that counted.
+func recomputeNumericJSON(t *testing.T, raw []byte) bool {
+	t.Helper()
+	type run struct {
+		Label       string          `json:"label"`
+		Output      json.RawMessage `json:"output"`
+		Error       string          `json:"error"`
+		Weight      *float64        `json:"weight"`
+		Reliability *float64        `json:"reliability"`
 	}
 	var r struct {
 		Result   json.RawMessage `json:"result"`
 		Evidence struct {
-			Runs []struct {
-				Label  string          `json:"label"`
-				Output json.RawMessage `json:"output"`
-				Error  string          `json:"error"`
-				Weight *float64        `json:"weight"`
-			} `json:"runs"`
+			Runs []run `json:"runs"`
 		} `json:"evidence"`
+		Runs      []run `json:"runs"` // of a problem's extra
 		Consensus struct {
 			Strategy   string     `json:"strategy"`
 			Agreement  float64    `json:"agreement"`
@@ -133,22 +145,33 @@ func recomputeNumeric(t *testing.T, resp *router.DelegateV3Response) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		t.Fatal(err)
 	}
+	runs, fromProblem := r.Evidence.Runs, r.Evidence.Runs == nil
+	if fromProblem {
+		runs = r.Runs
+	}
 	c := r.Consensus
-	if c.Tolerance == nil || c.Aggregate == nil || len(c.Numbers) != len(r.Evidence.Runs) {
+	if c.Tolerance == nil || c.Aggregate == nil || len(c.Numbers) != len(runs) {
 		t.Fatalf("consensus %s: want tolerance, aggregate and one number per run", raw)
 	}
 	type num struct {
 		x, w float64
 	}
 	var nums []num
-	for i, run := range r.Evidence.Runs {
+	failed, failedScore := 0, 0.0
+	for i, run := range runs {
+		if run.Weight != nil && run.Reliability != nil && math.Abs(*run.Weight-consensus.Weight(*run.Reliability)) > 1e-12 {
+			t.Errorf("run %d: weight %v, its reliability %v weighs %v", i, *run.Weight, *run.Reliability, consensus.Weight(*run.Reliability))
+		}
+		if (run.Label == "ERROR" || run.Label == "TIMEOUT") && run.Weight != nil {
+			failed, failedScore = failed+1, failedScore+*run.Weight
+		}
 		x, err := consensus.ParseNumber(run.Output)
 		voted := run.Label == "OK" && err == nil
 		if voted != (c.Numbers[i] != nil) || voted && *c.Numbers[i] != x {
 			t.Errorf("run %d: output %s, consensus.numbers[%d] %v", i, run.Output, i, c.Numbers[i])
 		}
-		if run.Label == "OK" && !voted && run.Error == "" {
-			t.Errorf("run %d: output %s holds no number, and its run says no reason", i, run.Output)
+		if run.Label == "OK" && !voted && (run.Error == "" || run.Weight != nil || run.Reliability != nil) {
+			t.Errorf("run %d: output %s holds no number, and its run says no reason (%q) or records a reliability or weight", i, run.Output, run.Error)
 		}
 		if voted {
 			w := 1.0
@@ -164,6 +187,11 @@ func recomputeNumeric(t *testing.T, resp *router.DelegateV3Response) {
 		var total, sum float64
 		for _, n := range ns {
 			total += n.w
+		}
+		if total == 0 { // every weight 0: they weigh alike
+			for i := range ns {
+				ns[i].w, total = 1, total+1
+			}
 		}
 		for _, n := range ns {
 			if sum += n.w; 2*sum >= total {
@@ -188,17 +216,6 @@ func recomputeNumeric(t *testing.T, resp *router.DelegateV3Response) {
 	if *c.Aggregate != m {
 		t.Errorf("aggregate %v, recomputed %v", *c.Aggregate, m)
 	}
-	reported := 0
-	for _, run := range r.Evidence.Runs {
-		if run.Label != "CANCELLED" {
-			reported++
-		}
-	}
-	majority := 2*len(c.Agreeing) > reported
-	// return_all names a result only when a strict majority agrees.
-	if !jsonSame(r.Result, string(mustJSON(t, m))) && !(jsonSame(r.Result, "null") && !majority) {
-		t.Errorf("result %s, recomputed %v (agreeing %v of %d reported)", r.Result, m, c.Agreeing, reported)
-	}
 	var agreeing []int
 	var agree, against float64
 	for i, p := range c.Numbers {
@@ -206,8 +223,8 @@ func recomputeNumeric(t *testing.T, resp *router.DelegateV3Response) {
 			continue
 		}
 		w := 1.0
-		if r.Evidence.Runs[i].Weight != nil {
-			w = *r.Evidence.Runs[i].Weight
+		if runs[i].Weight != nil {
+			w = *runs[i].Weight
 		}
 		if math.Abs(*p-m) <= max(c.Tolerance.Absolute, c.Tolerance.Relative*math.Abs(m)) {
 			agreeing, agree = append(agreeing, i), agree+w
@@ -215,10 +232,33 @@ func recomputeNumeric(t *testing.T, resp *router.DelegateV3Response) {
 			against += w
 		}
 	}
+	a, d := len(agreeing), len(nums)-len(agreeing)+failed
+	against += failedScore
+	if failed > 0 && (c.Reputation == nil && failed >= a || c.Reputation != nil && failedScore >= agree) {
+		// The failures win: no winner, no result.
+		if len(c.Agreeing) != 0 || c.Confidence != 0 || !fromProblem && !jsonSame(r.Result, "null") {
+			t.Errorf("the failures (%d, weighing %v) outweigh the agreeing numbers (%d, weighing %v), yet the call states agreeing %v, confidence %v, result %s",
+				failed, failedScore, a, agree, c.Agreeing, c.Confidence, r.Result)
+		}
+		if c.Reputation != nil && c.Reputation.Tempering != consensus.Tempering(a+d, c.Reputation.Correlation) {
+			t.Errorf("tempering %v, recomputed %v", c.Reputation.Tempering, consensus.Tempering(a+d, c.Reputation.Correlation))
+		}
+		return true
+	}
+	reported := 0
+	for _, run := range runs {
+		if run.Label != "CANCELLED" {
+			reported++
+		}
+	}
+	majority := 2*len(c.Agreeing) > reported
+	// return_all names a result only when a strict majority agrees.
+	if !fromProblem && !jsonSame(r.Result, string(mustJSON(t, m))) && !(jsonSame(r.Result, "null") && !majority) {
+		t.Errorf("result %s, recomputed %v (agreeing %v of %d reported)", r.Result, m, c.Agreeing, reported)
+	}
 	if !slices.Equal(agreeing, c.Agreeing) {
 		t.Errorf("agreeing %v, recomputed %v", c.Agreeing, agreeing)
 	}
-	a, d := len(agreeing), len(nums)-len(agreeing)
 	if got := float64(a) / float64(a+d); got != c.Agreement {
 		t.Errorf("agreement %v, recomputed %v", c.Agreement, got)
 	}
@@ -236,6 +276,7 @@ func recomputeNumeric(t *testing.T, resp *router.DelegateV3Response) {
 	if math.Abs(c.Confidence-want) > 1e-12 {
 		t.Errorf("confidence %v, recomputed %v", c.Confidence, want)
 	}
+	return failed > 0
 }
 
 func mustJSON(t *testing.T, v any) []byte {

@@ -45,13 +45,18 @@ func postV3(t *testing.T, url, path, body string) (int, map[string]any) {
 	return resp.StatusCode, v
 }
 
-// failingWorker is w, but for the claims on which session fails (rate
-// percent of them, a function of the session and the claim alone): there
-// it returns an error, and the run reads ERROR.
+// failingWorker is w, but for the claims (or the objectives of a
+// delegation) on which session fails (rate percent of them, a function of
+// the session and the claim alone): there it returns an error, and the
+// run reads ERROR.
 func failingWorker(w router.Worker, rate uint32) router.Worker {
 	return router.WorkerFunc(func(ctx context.Context, job *router.Job) (*router.Result, error) {
+		task := job.Objective
+		if job.Claim != nil {
+			task = string(job.Claim.Output)
+		}
 		h := fnv.New32a()
-		fmt.Fprintf(h, "fail %d/%s", job.SessionID, job.Claim.Output)
+		fmt.Fprintf(h, "fail %d/%s", job.SessionID, task)
 		if h.Sum32()%100 < rate {
 			return nil, errors.New("worker down")
 		}

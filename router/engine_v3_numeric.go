@@ -29,8 +29,9 @@ func numericAggregator(c *ConsensusRequest, rel consensus.Reliabilities, launche
 // numericBlock adds to call what a numeric outcome records: the
 // strategy, the tolerance, each replica's number and the aggregate in
 // the consensus block, why an output that answered held no number in
-// its run's error, and the aggregate as the result. It does nothing for
-// the other strategies.
+// its run's error (such a run is no vote: it records no reliability nor
+// weight, and the tempering does not count it), and the aggregate as the
+// result. It does nothing for the other strategies.
 func numericBlock(call *consensusCall, out consensus.Outcome) {
 	if out.Strategy != consensus.StrategyMedian && out.Strategy != consensus.StrategyMedianOfMeans {
 		return
@@ -47,6 +48,7 @@ func numericBlock(call *consensusCall, out consensus.Outcome) {
 		x, err := consensus.ParseNumber(v.Answer)
 		if err != nil {
 			call.runs[i].Error = fmt.Sprintf("no vote: %v", err)
+			call.runs[i].Reliability, call.runs[i].Weight = nil, nil
 			continue
 		}
 		b.Numbers[i], some = &x, true
@@ -57,7 +59,13 @@ func numericBlock(call *consensusCall, out consensus.Outcome) {
 		call.result, _ = json.Marshal(v) // a finite number always encodes
 	}
 	if b.Reputation != nil {
-		b.Reputation.Tempering = consensus.Tempering(out.Agreeing+out.Against, out.Correlation)
+		weighed := 0 // the numbers, and the failed runs under negative evidence
+		for _, r := range call.runs {
+			if r.Weight != nil {
+				weighed++
+			}
+		}
+		b.Reputation.Tempering = consensus.Tempering(weighed, out.Correlation)
 	}
 }
 

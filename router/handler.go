@@ -312,11 +312,11 @@ func decoderFor(op Operation) decoder {
 	case OpValidateV2:
 		return decodeWith(Service.ValidateV2)
 	case OpDelegateV3:
-		return refusingTopLevelPool(decodeWith(Service.DelegateV3))
+		return refusingKnownMistakes(decodeWith(Service.DelegateV3))
 	case OpValidateV3:
-		return refusingTopLevelPool(decodeWith(Service.ValidateV3))
+		return refusingKnownMistakes(decodeWith(Service.ValidateV3))
 	case OpFactcheck:
-		return refusingTopLevelPool(decodeWith(Service.Factcheck))
+		return refusingKnownMistakes(decodeWith(Service.Factcheck))
 	case OpFactcheckV1:
 		return decodeWith(Service.FactcheckV1)
 	}

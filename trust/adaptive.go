@@ -185,11 +185,11 @@ func pickSessions(cands []candidate, used map[router.SessionID]bool, from, k int
 }
 
 // stop is adaptive's stopping rule for req: consensus.Stop with the
-// escalation threshold as Lone, and with reputation on (but for a numeric
-// delegation, counted unweighted), DefaultWeightedStopThreshold on the
-// calibrated confidence (cal's map of the conservative number once cal
-// holds an outcome; the weighted confidence before) or DefaultFlipBound
-// on the chance that the runs left turn the verdict.
+// escalation threshold as Lone, and with reputation on (but for a
+// numeric delegation, counted unweighted), DefaultWeightedStopThreshold
+// on the calibrated confidence (cal's map of the conservative number once
+// cal holds an outcome; the weighted confidence before) or
+// DefaultFlipBound on the chance that the runs left turn the verdict.
 func (s *Service) stop(req *Request, cal *reputation.Calibration) consensus.Stop {
 	st := consensus.Stop{Lone: s.threshold}
 	if s.keep != nil && !req.numeric() {

@@ -170,6 +170,12 @@ type Evidence struct {
 	Cancelled int `json:"cancelled"`
 	// Failed counts the runs that ended in ERROR or TIMEOUT.
 	Failed int `json:"failed"`
+	// Calibration is the basis of the response's confidence over a
+	// router that keeps reputation: the calibration map of the call's
+	// tier, the outcomes it holds, the confidence before calibration
+	// (consensus.Conservative of the tally) and the points it was read
+	// between (reputation.Interpolate); absent otherwise.
+	Calibration *reputation.Basis `json:"calibration,omitempty"`
 	// Grouping is how a delegation's outputs were grouped by meaning,
 	// with the threshold and every pair's similarity, when the service
 	// groups them ([WithGrouper]); absent otherwise.
@@ -178,12 +184,6 @@ type Evidence struct {
 	// "judged"): each candidate answer, the run that produced it and the
 	// runs that judged it; absent otherwise.
 	Judging *Judging `json:"judging,omitempty"`
-	// Calibration is the basis of the response's confidence over a
-	// router that keeps reputation: the calibration map of the call's
-	// tier, the outcomes it holds, the confidence before calibration
-	// (consensus.Conservative of the tally) and the points it was read
-	// between (reputation.Interpolate); absent otherwise.
-	Calibration *reputation.Basis `json:"calibration,omitempty"`
 }
 
 // Disagreement is one replica that did not side with the outcome.

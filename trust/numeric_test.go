@@ -141,7 +141,8 @@ func TestHandler_numericDelegation(t *testing.T) {
 }
 
 // TestHandler_numericDelegation_refused: the numeric members are
-// refused with a 400 naming them, and nothing runs.
+// refused with a 400 naming them (an unknown member of task.tolerance
+// too, beside the other errors), and nothing runs.
 func TestHandler_numericDelegation_refused(t *testing.T) {
 	rec := routertest.NewRecorder(routertest.Answer(1))
 	e, err := router.NewEngine(routertest.Sessions(1, 1, rec, rec, rec))
@@ -159,6 +160,11 @@ func TestHandler_numericDelegation_refused(t *testing.T) {
 		{`{"mode":"delegation","policy":"safe","task":{"input":"x","tolerance":{"absolute":1}}}`, []string{"task.tolerance"}},
 		{`{"mode":"delegation","policy":"safe","task":{"input":"x","answer":"number","tolerance":{"absolute":-1,"relative":-2}}}`, []string{"task.tolerance.absolute", "task.tolerance.relative"}},
 		{`{"mode":"delegation","policy":"safe","task":{"input":"x","answer":"number"},"delegation":{"agreement":"judged"}}`, []string{"delegation.agreement"}},
+		// An unknown member would read as a bound of 0: exact equality.
+		{`{"mode":"delegation","policy":"safe","task":{"input":"x","answer":"number","tolerance":{"abs":1}}}`, []string{"task.tolerance.abs"}},
+		{`{"mode":"delegation","policy":"safe","task":{"input":"x","answer":"number","tolerance":{"relative":0.1,"abs":1,"Rel":2}}}`, []string{"task.tolerance.Rel", "task.tolerance.abs"}},
+		{`{"mode":"delegation","policy":"safe","task":{"input":"x","answer":"number","tolerance":{"absolute":-1,"within":1}}}`, []string{"task.tolerance.absolute", "task.tolerance.within"}},
+		{`{"mode":"delegation","policy":"safe","task":{"input":"x","tolerance":{"abs":1}}}`, []string{"task.tolerance", "task.tolerance.abs"}},
 	} {
 		status, v := postTrust(t, srv.URL, tc.body)
 		var got []string

@@ -20,9 +20,9 @@ type stepResult struct {
 	out           consensus.Outcome
 	accepted      bool
 	disagreements []Disagreement
+	calibration   *reputation.Basis         // with reputation on and a winner
 	key           func(any) (string, error) // the call's answer key; nil: DefaultKey
 	grouping      *consensus.Grouping       // how the outputs were grouped (WithGrouper)
-	calibration   *reputation.Basis         // with reputation on and a winner
 
 	verdict    router.Verdict  // validation and arbitration
 	result     json.RawMessage // delegation

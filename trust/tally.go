@@ -95,8 +95,8 @@ func (s *Service) accepts(req *Request, out consensus.Outcome, cal *reputation.C
 //
 // With reputation on, the confidence is calibrated: the tally's
 // consensus.Conservative number read on the calibration map of the
-// call's tier in its scope (reputation.Book.Calibrate), which the
-// outcomes reported through Feedback build.
+// call's tier in its scope (reputation.Calibration), which the outcomes
+// reported through Feedback build.
 func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (stepResult, error) {
 	var runs []router.Run
 	for _, st := range steps {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vouchkit/vouch/internal/jsonbody"
 	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
@@ -30,7 +31,7 @@ var skills = []string{SkillValidateClaim, SkillDelegateTask, SkillArbitrate, Ski
 // members are the data part members each skill reads, besides "skill".
 var members = map[string][]string{
 	SkillValidateClaim: {"claimed_result", "input", "spec", "policy", "receipt"},
-	SkillDelegateTask:  {"objective", "input", "policy", "receipt"},
+	SkillDelegateTask:  {"objective", "input", "policy", "receipt", "answer", "tolerance"},
 	SkillArbitrate:     {"claimed_result", "dispute_context", "input", "spec", "policy", "receipt"},
 	SkillFactcheck:     {"claim", "mode", "replicas"},
 }
@@ -210,11 +211,38 @@ func (a args) trust(skill string) (*trust.Request, error) {
 		case objective != "":
 			req.Task.Spec = trust.JSON(objective)
 		}
+		if err := a.numeric(&req.Task); err != nil {
+			return nil, err
+		}
 	}
 	if err := req.Validate(); err != nil {
 		return nil, fieldError(err)
 	}
 	return req, nil
+}
+
+// numeric reads the members of a delegation that answers a number into
+// task: answer, and tolerance, an object of absolute and relative only
+// (another member would be a bound silently read as 0).
+func (a args) numeric(task *trust.Task) error {
+	answer, err := a.str("answer")
+	if err != nil {
+		return err
+	}
+	task.Answer = trust.Answer(answer)
+	if !a.has("tolerance") {
+		return nil
+	}
+	var members map[string]json.RawMessage
+	var tol router.Tolerance
+	if json.Unmarshal(a["tolerance"], &members) != nil || json.Unmarshal(a["tolerance"], &tol) != nil {
+		return &InputError{Argument: "tolerance", Message: `must be an object {"absolute": a, "relative": r} of numbers ≥ 0, got ` + string(a["tolerance"])}
+	}
+	if errs := jsonbody.UnknownMembers("tolerance", members, tol); len(errs) > 0 {
+		return &InputError{Argument: errs[0].Field, Message: errs[0].Message}
+	}
+	task.Tolerance = &tol
+	return nil
 }
 
 // receipt reads the receipt member: none, inline or detached.
@@ -273,13 +301,18 @@ func (a args) factcheck() (*router.FactcheckRequest, error) {
 }
 
 // fieldError names the first failing field of a validation error by its
-// data part member: task.claimed_result is claimed_result.
+// data part member: task.claimed_result is claimed_result, and a member
+// of the object member tolerance keeps its member
+// (task.tolerance.absolute is tolerance.absolute).
 func fieldError(err error) error {
 	var p *problem.Details
 	if !errors.As(err, &p) || len(p.Errors) == 0 {
 		return &InputError{Argument: "data", Message: err.Error()}
 	}
 	fe := p.Errors[0]
-	arg, _, _ := strings.Cut(strings.TrimPrefix(fe.Field, "task."), ".")
+	arg, member, _ := strings.Cut(strings.TrimPrefix(fe.Field, "task."), ".")
+	if arg == "tolerance" && member != "" { // an object member: name it
+		arg += "." + member
+	}
 	return &InputError{Argument: arg, Message: fe.Message}
 }

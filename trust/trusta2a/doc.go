@@ -14,7 +14,9 @@
 //
 // (the members imply the skill: dispute_context is arbitrate,
 // claimed_result validate_claim, claim factcheck, objective or input
-// delegate_task; "skill" names it outright), or with a text part in one
+// delegate_task; "skill" names it outright; a delegation that answers a
+// number adds "answer":"number" and may add "tolerance", as the trust
+// envelope's task does), or with a text part in one
 // of the sentences the card's examples show, the same JSON object, or:
 //
 //	Validate the claimed result "17 * 3 = 51" for the task "What is 17 * 3?"

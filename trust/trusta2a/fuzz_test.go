@@ -61,6 +61,8 @@ func FuzzFromData(f *testing.F) {
 		`{"claim":"17 * 3 = 51","mode":"realtime","replicas":"5"}`,
 		`{"objective":"multiply","input":{"kind":"array","items":[1,2]}}`,
 		`{"input":null,"claimed_result":1e300}`,
+		`{"input":"how many?","answer":"number","tolerance":{"absolute":0.5,"relative":0.01}}`,
+		`{"input":"x","answer":"number","tolerance":{"abs":1,"absolute":-1}}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -101,9 +101,10 @@ func TestMessageSend_verdicts(t *testing.T) {
 	f := newFixture(t, trusta2a.Config{})
 	c := f.client(t, "demo-key", nil)
 	tests := []struct {
-		part      a2a.Part
-		key, want string
-		runs      float64
+		part a2a.Part
+		key  string
+		want any
+		runs float64
 	}{
 		{a2a.TextPart{Text: `Validate the claimed result "17 * 3 = 51" for the task "What is 17 * 3?"`}, "status", "VALID", 3},
 		{a2a.TextPart{Text: `Validate the claimed result "17 * 3 = 50" for the task "What is 17 * 3?"`}, "status", "INVALID", 3},
@@ -113,6 +114,7 @@ func TestMessageSend_verdicts(t *testing.T) {
 		{a2a.DataPart{Data: map[string]any{"skill": "validate_claim", "claimed_result": "17 * 3 = 51", "policy": "fast"}}, "status", "VALID", 1},
 		{a2a.DataPart{Data: map[string]any{"claimed_result": "17 * 3 = 50", "dispute_context": "the buyer says it is wrong"}}, "status", "SELLER_INVALID", 3},
 		{a2a.TextPart{Text: `Delegate the task "17 * 3" with policy fast`}, "result", "51", 1},
+		{a2a.DataPart{Data: map[string]any{"input": "17 * 3", "answer": "number", "tolerance": map[string]any{"absolute": 0.5}}}, "result", 51.0, 3},
 		{a2a.TextPart{Text: "Is it true that 17 * 3 = 50?"}, "verdict", "FALSE", 3},
 		{a2a.DataPart{Data: map[string]any{"claim": "17 * 3 = 51", "replicas": 5}}, "verdict", "TRUE", 5},
 	}
@@ -124,7 +126,7 @@ func TestMessageSend_verdicts(t *testing.T) {
 		}
 		got, _ := answer(t, task)
 		if got[tt.key] != tt.want {
-			t.Errorf("%+v: %s = %v, want %s", tt.part, tt.key, got[tt.key], tt.want)
+			t.Errorf("%+v: %s = %#v, want %#v", tt.part, tt.key, got[tt.key], tt.want)
 		}
 		runs := got["consensus"] // factcheck's
 		if tt.key != "verdict" {
@@ -187,6 +189,13 @@ func TestMessageSend_badInput(t *testing.T) {
 		{[]a2a.Part{a2a.TextPart{Text: `{"claimed_result": `}}, "not a JSON object"},
 		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"input": "What is 17 * 3?", "color": "red"}}}, `"color": is not an argument of delegate_task`},
 		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"policy": "safe"}}}, "data: names no skill"},
+		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"input": "x", "answer": "text"}}}, "answer: "},
+		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"input": "x", "answer": 1}}}, "answer: must be a string"},
+		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"input": "x", "answer": "number", "tolerance": map[string]any{"abs": 1}}}}, "tolerance.abs: is not a member"},
+		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"input": "x", "answer": "number", "tolerance": map[string]any{"absolute": -1}}}}, "tolerance.absolute: must be at least 0"},
+		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"input": "x", "answer": "number", "tolerance": "1%"}}}, "tolerance: must be an object"},
+		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"input": "x", "tolerance": map[string]any{"absolute": 1}}}}, `tolerance: applies only with task.answer "number"`},
+		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"claimed_result": "x", "answer": "number"}}}, `"answer": is not an argument of validate_claim`},
 		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"skill": "summarize"}}}, "skill: unknown skill"},
 		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"skill": "arbitrate", "claimed_result": "x"}}}, "dispute_context: is required"},
 		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"claimed_result": "x", "receipt": "always"}}}, `receipt: unknown receipt mode "always"`},

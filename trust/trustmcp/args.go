@@ -19,6 +19,7 @@ var (
 	receiptModes   = []string{string(receipt.DeliveryNone), string(receipt.DeliveryInline), string(receipt.DeliveryDetached)}
 	factcheckModes = []string{string(router.FactcheckStandard), string(router.FactcheckRealtime)}
 	replicaCounts  = []string{"3", "5"}
+	answers        = []string{string(trust.AnswerNumber)}
 )
 
 // ArgumentError is a tool argument that is missing or out of range. The
@@ -62,6 +63,16 @@ type DelegateTaskArgs struct {
 	Policy    string          `json:"policy,omitempty" jsonschema:"the trust tier: fast (1 run), safe (3 runs, the default), oracle (5 runs), adaptive (at most 5 runs, stopping once the pooled runs settle it)"`
 	Receipt   string          `json:"receipt,omitempty" jsonschema:"none (the default), inline or detached"`
 	Agreement string          `json:"agreement,omitempty" jsonschema:"when the runs' answers agree: exact (the default: equal answers) or judged (one session answers and the others judge its answer, for free text no two models word alike)"`
+	Answer    string          `json:"answer,omitempty" jsonschema:"number when the task answers a number: the runs then agree within tolerance around their median (18, 18.0 and \"18\" agree) and the result is the median as a JSON number; absent, outputs agree only when equal as JSON"`
+	Tolerance *ToleranceArg   `json:"tolerance,omitempty" jsonschema:"with answer number: how far a number may lie from the median and still agree, |x − m| ≤ max(absolute, relative·|m|); absent, exact numeric equality"`
+}
+
+// ToleranceArg is the tolerance argument of delegate_task, whose fields
+// are trust.Task.Tolerance's: a number x agrees with the median m when
+// |x − m| ≤ max(Absolute, Relative·|m|).
+type ToleranceArg struct {
+	Absolute float64 `json:"absolute,omitempty" jsonschema:"a distance ≥ 0; 0 when absent"`
+	Relative float64 `json:"relative,omitempty" jsonschema:"a share ≥ 0 of |m|; 0 when absent"`
 }
 
 // ArbitrateArgs are the arguments of arbitrate: each field is the argument its
@@ -158,7 +169,10 @@ func (a *DelegateTaskArgs) request() (*trust.Request, error) {
 	if a.Objective == "" && !hasInput {
 		return nil, &ArgumentError{Argument: "objective", Message: "objective or input is required: what the task is to achieve, or its input"}
 	}
-	task := trust.Task{}
+	task := trust.Task{Answer: trust.Answer(a.Answer)}
+	if t := a.Tolerance; t != nil {
+		task.Tolerance = &router.Tolerance{Absolute: t.Absolute, Relative: t.Relative}
+	}
 	input := a.Input
 	if !hasInput {
 		raw, _ := json.Marshal(a.Objective)
@@ -221,14 +235,19 @@ func build(mode trust.Mode, input json.RawMessage, policy, rcpt string, task tru
 }
 
 // argumentError names the first field error of a trust validation error
-// by its tool argument: task.claimed_result is claimed_result.
+// by its tool argument: task.claimed_result is claimed_result, and a
+// member of the object argument tolerance keeps its member
+// (task.tolerance.absolute is tolerance.absolute).
 func argumentError(err error) error {
 	var p *problem.Details
 	if !errors.As(err, &p) || len(p.Errors) == 0 {
 		return err
 	}
 	fe := p.Errors[0]
-	arg, _, _ := strings.Cut(strings.TrimPrefix(fe.Field, "task."), ".")
+	arg, member, _ := strings.Cut(strings.TrimPrefix(fe.Field, "task."), ".")
+	if arg == "tolerance" && member != "" { // an object argument: name its member
+		arg += "." + member
+	}
 	return &ArgumentError{Argument: arg, Message: fe.Message}
 }
 

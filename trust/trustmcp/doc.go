@@ -11,6 +11,7 @@
 //	validate_claim  input, claimed_result, spec, policy, receipt      the trust response (trust.Response)
 //	delegate_task   objective and/or input, policy, receipt,          the trust response of a delegation
 //	                agreement (exact or judged)
+//	                answer, tolerance
 //	arbitrate       input, claimed_result, spec, dispute_context,     SELLER_VALID, SELLER_INVALID or
 //	                policy, receipt                                   INCONCLUSIVE, with evidence
 //	factcheck       claim, mode, replicas                             router.FactcheckResponse
@@ -37,7 +38,10 @@
 // the input and output hashes, the router trace references) and is private
 // to the caller. input is a string or a JSON object (or the array form
 // {"kind":"array","items":[...]}); claimed_result, spec and
-// dispute_context are any JSON. A bad argument (an unknown policy, a
+// dispute_context are any JSON. answer "number" declares that a delegation
+// answers a number, counted by the median of its runs within tolerance
+// ({"absolute": a, "relative": r}, no other member), as task.answer and
+// task.tolerance of the trust envelope are. A bad argument (an unknown policy, a
 // missing claimed result, an input that is a number) is a tool error, a
 // result with isError set whose text names the argument and the allowed
 // values, never a protocol error and never a silent default. So is an

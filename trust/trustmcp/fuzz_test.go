@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -11,7 +12,7 @@ import (
 
 // arguments are the names of the tools' arguments, which an
 // ArgumentError must name.
-var arguments = []string{"input", "claimed_result", "spec", "policy", "receipt", "objective", "dispute_context", "claim", "mode", "replicas"}
+var arguments = []string{"input", "claimed_result", "spec", "policy", "receipt", "objective", "dispute_context", "claim", "mode", "replicas", "answer", "tolerance"}
 
 // FuzzArguments decodes tool arguments as the SDK hands them over (any
 // JSON object) and builds the trust and router requests from them: it
@@ -25,6 +26,8 @@ func FuzzArguments(f *testing.F) {
 		`{"claimed_result":1e400,"receipt":"detached"}`,
 		`{"input":{"kind":"array","items":[1,2]},"claimed_result":[1],"dispute_context":"x","policy":"adaptive"}`,
 		`{"objective":"17 * 3","policy":"fast"}`,
+		`{"input":"how many?","answer":"number","tolerance":{"absolute":0.5,"relative":0.01}}`,
+		`{"input":"x","answer":"number","tolerance":{"absolute":-1}}`,
 		`{"claim":"17 * 3 = 51","mode":"realtime","replicas":5}`,
 		`{"receipt":"\"{}\""}`,
 	} {
@@ -39,7 +42,7 @@ func FuzzArguments(f *testing.F) {
 			if !errors.As(err, &ae) {
 				t.Fatalf("%s: %v is not an *ArgumentError", tool, err)
 			}
-			if !slices.Contains(arguments, ae.Argument) {
+			if arg, _, _ := strings.Cut(ae.Argument, "."); !slices.Contains(arguments, arg) { // tolerance.absolute: a member
 				t.Fatalf("%s: error names %q, not an argument", tool, ae.Argument)
 			}
 		}

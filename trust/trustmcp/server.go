@@ -203,6 +203,11 @@ func addTool[In, Out any](s *mcp.Server, tool *mcp.Tool, h mcp.ToolHandlerFor[In
 	if p := in.Properties["replicas"]; p != nil {
 		p.Enum = []any{3, 5}
 	}
+	if p := in.Properties["answer"]; p != nil {
+		for _, v := range answers {
+			p.Enum = append(p.Enum, v)
+		}
+	}
 	// The answer of a tool is an object: infer from *T's element type.
 	ot := reflect.TypeFor[Out]()
 	if ot.Kind() == reflect.Pointer {

@@ -145,6 +145,15 @@ func TestServer_schemas(t *testing.T) {
 	if diff := cmp.Diff([]string{"claimed_result", "dispute_context"}, tools["arbitrate"][0].Required); diff != "" {
 		t.Errorf("arbitrate required (-want +got):\n%s", diff)
 	}
+	dt := tools["delegate_task"][0]
+	if p := dt.Properties["answer"]; p == nil || p.Type != "string" {
+		t.Errorf("delegate_task answer schema %+v, want a string", p)
+	} else if diff := cmp.Diff([]any{"number"}, p.Enum); diff != "" {
+		t.Errorf("delegate_task answer enum (-want +got):\n%s", diff)
+	}
+	if p := dt.Properties["tolerance"]; p == nil || !slices.Contains(typesOf(p), "object") || p.Properties["absolute"] == nil || p.Properties["relative"] == nil || len(p.Required) != 0 {
+		t.Errorf("delegate_task tolerance schema %+v, want an object of absolute and relative, neither required", p)
+	}
 	if diff := cmp.Diff([]any{3.0, 5.0}, tools["factcheck"][0].Properties["replicas"].Enum); diff != "" {
 		t.Errorf("factcheck replicas enum (-want +got):\n%s", diff)
 	}
@@ -193,6 +202,12 @@ func TestServer_delegateArbitrateFactcheck(t *testing.T) {
 	decode(t, callTool(t, fs, "delegate_task", map[string]any{"input": "17 * 3", "policy": "safe"}), &del)
 	if del.Status != trust.StatusValid || string(del.Result) != `"51"` {
 		t.Errorf("delegate_task: %s %s, want VALID \"51\"", del.Status, del.Result)
+	}
+	// A numeric answer: the median of the runs, a JSON number.
+	var num trust.Response
+	decode(t, callTool(t, fs, "delegate_task", map[string]any{"input": "17 * 3", "policy": "safe", "answer": "number", "tolerance": map[string]any{"absolute": 0.5}}), &num)
+	if num.Status != trust.StatusValid || string(num.Result) != `51` {
+		t.Errorf("delegate_task answer number: %s %s, want VALID 51", num.Status, num.Result)
 	}
 	var byObjective trust.Response
 	decode(t, callTool(t, fs, "delegate_task", map[string]any{"objective": "17 * 3", "policy": "fast"}), &byObjective)
@@ -377,6 +392,11 @@ func TestServer_badArguments(t *testing.T) {
 		{"validate_claim", map[string]any{"claimed_result": "x", "tier": "safe"}, []string{"tier"}},
 		{"delegate_task", map[string]any{"policy": "safe"}, []string{"objective", "input"}},
 		{"delegate_task", map[string]any{"input": "17 * 3", "agreement": "semantic"}, []string{"agreement", "exact", "judged"}},
+		{"delegate_task", map[string]any{"input": "x", "answer": "text"}, []string{"answer", "number"}},
+		{"delegate_task", map[string]any{"input": "x", "answer": "number", "tolerance": map[string]any{"abs": 1}}, []string{"tolerance", "abs"}},
+		{"delegate_task", map[string]any{"input": "x", "answer": "number", "tolerance": map[string]any{"absolute": -1}}, []string{"tolerance.absolute", "at least 0"}},
+		{"delegate_task", map[string]any{"input": "x", "answer": "number", "tolerance": 1}, []string{"tolerance"}},
+		{"delegate_task", map[string]any{"input": "x", "tolerance": map[string]any{"absolute": 1}}, []string{"tolerance", "number"}},
 		{"arbitrate", map[string]any{"claimed_result": "x"}, []string{"dispute_context"}},
 		{"arbitrate", map[string]any{"claimed_result": "x", "dispute_context": nil}, []string{"dispute_context", "required"}},
 		{"factcheck", map[string]any{"claim": "17 * 3 = 51", "replicas": 4}, []string{"replicas", "3", "5"}},
@@ -398,4 +418,12 @@ func TestServer_badArguments(t *testing.T) {
 			}
 		}
 	}
+}
+
+// typesOf returns the types a schema allows, written as one or a list.
+func typesOf(s *schema) []any {
+	if l, ok := s.Type.([]any); ok {
+		return l
+	}
+	return []any{s.Type}
 }

@@ -1,0 +1,83 @@
+package router_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/routertest"
+)
+
+// TestHandler_unknownToleranceMember: a member of consensus.tolerance the
+// router does not know is a 400 naming it, beside the request's other
+// field errors, and nothing runs; without the check, {"abs": 1} read as
+// exact equality. Members encoding/json matches (any case) still count.
+func TestHandler_unknownToleranceMember(t *testing.T) {
+	rec := routertest.NewRecorder(routertest.Answer(18))
+	var sessions []router.Session
+	for i := range 3 {
+		sessions = append(sessions, router.Session{ID: router.SessionID(i + 1), Worker: rec})
+	}
+	h, err := router.NewHandler(newEngine(t, sessions), router.WithAuthenticator(router.KeyAuthenticator(map[string]string{"k": "tests"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	for _, c := range []struct {
+		name, path, consensus string
+		fields                []string // nil: 200
+	}{
+		{"misspelt bound", "/api/v3/delegate", `{"replicas":3,"aggregation":"median","tolerance":{"abs":1}}`, []string{"consensus.tolerance.abs"}},
+		{"two unknown beside a known one", "/api/v3/delegate", `{"replicas":3,"aggregation":"median","tolerance":{"relative":0.1,"abs":1,"Rel":2}}`,
+			[]string{"consensus.tolerance.Rel", "consensus.tolerance.abs"}},
+		{"beside a negative bound", "/api/v3/delegate", `{"replicas":3,"aggregation":"median_of_means","tolerance":{"absolute":-1,"within":1}}`,
+			[]string{"consensus.tolerance.absolute", "consensus.tolerance.within"}},
+		{"escaped name", "/api/v3/delegate", `{"replicas":3,"aggregation":"median","tolerance":{"a\u0062s":1}}`, []string{"consensus.tolerance.abs"}},
+		{"odd name", "/api/v3/delegate", `{"replicas":3,"aggregation":"median","tolerance":{"a.b":1}}`, []string{`consensus.tolerance["a.b"]`}},
+		{"on a validation", "/api/v3/validate", `{"replicas":3,"tolerance":{"abs":1}}`, []string{"consensus.tolerance", "consensus.tolerance.abs"}},
+		{"on a fact check", "/api/v3/factcheck", `{"replicas":3,"tolerance":{"abs":1}}`, []string{"consensus.tolerance", "consensus.tolerance.abs"}},
+		{"known members in another case", "/api/v3/delegate", `{"replicas":3,"aggregation":"median","tolerance":{"Absolute":1,"RELATIVE":0}}`, nil},
+		{"null", "/api/v3/delegate", `{"replicas":3,"aggregation":"median","tolerance":null}`, nil},
+		{"empty", "/api/v3/delegate", `{"replicas":3,"aggregation":"median","tolerance":{}}`, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := rec.Calls.Load()
+			var body string
+			switch c.path {
+			case "/api/v3/delegate":
+				body = `{"objective":"how many?","consensus":` + c.consensus + `}`
+			case "/api/v3/validate":
+				body = `{"claim":{"type":"summary","output":"x"},"policy":{},"consensus":` + c.consensus + `}`
+			default:
+				body = `{"claim":"c","consensus":` + c.consensus + `}`
+			}
+			status, v := postV3(t, srv.URL, c.path, body)
+			if c.fields == nil {
+				if status != http.StatusOK {
+					t.Fatalf("status %d, %v; want 200", status, v)
+				}
+				return
+			}
+			var got []string
+			errs, _ := v["errors"].([]any)
+			for _, e := range errs {
+				got = append(got, e.(map[string]any)["field"].(string))
+			}
+			slices.Sort(got)
+			if status != http.StatusBadRequest || v["code"] != "invalid_request" {
+				t.Errorf("status %d, code %v; want 400 invalid_request", status, v["code"])
+			}
+			if diff := cmp.Diff(c.fields, got); diff != "" {
+				t.Errorf("fields (-want +got):\n%s", diff)
+			}
+			if n := rec.Calls.Load() - before; n != 0 {
+				t.Errorf("%d runs, want none", n)
+			}
+		})
+	}
+}

@@ -38,9 +38,8 @@ const DefaultPluralityFloor = 0.5
 // call VALID an answer more likely wrong than right, and no confidence is
 // above 1. A host that acts only on surer answers raises it (0.9, say);
 // the stated confidence lets a caller apply its own bar as well. The
-// default is
-// DefaultPluralityFloor. Validation, arbitration, judged delegations and
-// the other tiers keep their rules.
+// default is DefaultPluralityFloor. Validation, arbitration, judged
+// delegations and the other tiers keep their rules.
 func WithPluralityFloor(f float64) Option {
 	return func(s *Service) error {
 		if !(f >= DefaultPluralityFloor && f < 1) {

@@ -172,3 +172,35 @@ func checkPluralityContract(t *testing.T, resp *trust.Response, floor float64) {
 		t.Errorf("status %s with retry_instructions %s", got.Status, got.Retry)
 	}
 }
+
+// TestClient_Call_scatteredDelegation runs the scattered panel through
+// Client → Handler → Service over loopback: the response decoded by the
+// client states what the rule promises, RETRY before outcomes and VALID
+// once the caller's reports calibrate the plurality above the floor, and
+// checkPluralityContract recomputes it from the JSON.
+func TestClient_Call_scatteredDelegation(t *testing.T) {
+	s, err := trust.New(scattered(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, newServer(t, s).URL)
+	alice := trust.WithCaller(context.Background(), "alice") // the caller the Handler names for testKey
+	var resp *trust.Response
+	for i := range 13 {
+		if i > 0 {
+			if err := s.Feedback(alice, resp.TraceID, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if resp, err = c.Call(context.Background(), request(trust.ModeDelegation, trust.PolicyAdaptive)); err != nil {
+			t.Fatal(err)
+		}
+		checkPluralityContract(t, resp, trust.DefaultPluralityFloor)
+		if i == 0 && resp.Status != trust.StatusRetry {
+			t.Errorf("before outcomes over HTTP: %s at %v; want RETRY", resp.Status, resp.Confidence)
+		}
+	}
+	if resp.Status != trust.StatusValid || string(resp.Result) != "16" {
+		t.Errorf("after outcomes over HTTP: %s %s at %v; want VALID 16", resp.Status, resp.Result, resp.Confidence)
+	}
+}

@@ -199,8 +199,9 @@ func (db *DB) query(ctx context.Context) (context.Context, context.CancelFunc, e
 }
 
 // DeleteExpired removes, in every table, the rows that no longer matter at
-// now: expired receipts, idempotency keys, payment authorizations and
-// paid MCP answers, and trial buckets that have refilled. It returns how
+// now: expired receipts, idempotency keys, payment authorizations,
+// paid MCP answers and escrowed payments past their refund deadline, and
+// trial buckets that have refilled. It returns how
 // many rows it removed.
 func (db *DB) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
 	total := 0
@@ -210,6 +211,7 @@ func (db *DB) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
 		db.sweepTrial,
 		db.Replay().DeleteExpired,
 		db.Answers().DeleteExpired,
+		db.Escrow().DeleteExpired,
 	} {
 		n, err := f(ctx, now)
 		total += n

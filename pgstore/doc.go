@@ -6,7 +6,8 @@
 // ([ReplayStore], an x402.ReplayStore), the results of paid MCP tool
 // calls ([AnswerStore], a trustmcp.AnswerStore) and what the engines
 // learned of their sessions' reliability ([ReputationStore], a
-// reputation.Store). A program with one server
+// reputation.Store) and the lifecycle of escrowed payments ([EscrowLedger],
+// an x402.EscrowLedger). A program with one server
 // needs none of it: the in-memory and embedded stores stay the default.
 //
 //	db, err := pgstore.Open(ctx, "postgres://vouch@db.internal/vouch")

@@ -75,6 +75,10 @@ type Delivery struct {
 	// Refusal is sent when Deliver is false. A Status below 400 is sent
 	// as 502, so that no client takes a refusal for the paid answer.
 	Refusal BufferedResponse
+	// Verdict names the decision in the record of an "auth-capture"
+	// payment ([EscrowPayment].Verdict, [EscrowReport].Verdict), such as
+	// a trust status; empty means "delivered" or "refused".
+	Verdict string
 }
 
 // Outcome is what [Middleware] keeps of a proof spent on a gated route.
@@ -300,7 +304,7 @@ func (pw *paywall) gatedRepeat(w http.ResponseWriter, r *http.Request, price Pri
 		pw.require(w, price, res, msgUsed, nil)
 		return
 	}
-	if o.Delivered {
+	if o.Settlement != nil { // a delivery's, or an escrow's void
 		if err := setSettlement(w.Header(), o.Settlement, p.X402Version); err != nil {
 			pw.unavailable(w, "encoding the settlement", err)
 			return

@@ -138,9 +138,46 @@
 // "auth-capture"; MaxAmount and the Budget apply to the amount held.
 // [FacilitatorClient] relays the hold and the later settles as it relays
 // any other. Package evm has the EVM binding: the wire, the PaymentInfo
-// hash, the signatures and an offline escrow. The Middleware does not
-// offer "auth-capture" yet, and nothing yet ties a hold to the trust
-// gate's verdict.
+// hash, the signatures and an offline escrow.
+//
+// The Middleware offers "auth-capture" on a route whose Price lists such
+// an offer, with MiddlewareConfig.Escrow: each 402 answer sets the
+// offer's captureDeadline (now plus [EscrowConfig].CaptureWindow, ten
+// minutes by default) and refundDeadline; a verified payment is held
+// (the facilitator's first settle) and the hold recorded in the
+// [EscrowLedger] before the handler runs, so no work runs on a payment
+// that is not held (the scheme's security note 4). After the handler,
+// an answer delivered (status below 400, passed by the route's
+// [DeliveryGate] if any, not from the idempotency store) is captured,
+// for what the handler reported with [ReportUsage] or else the whole
+// hold, the rest voided in the same settle; any other answer, a panic
+// included, voids the hold. The verdict is recorded before the capture
+// or void, and each operation's first outcome after it: a retry replays
+// the kept outcome and sends nothing again (security note 5), and a
+// capture never exceeds the hold. The payment response reports the
+// lifecycle ([ExtensionEscrow]). The capture window is bounded by
+// MaxValidity: a hold is finished within the time the server remembers
+// its proof; the ledger keeps the payment until its refund deadline.
+//
+// # Escrow that survives a restart, and disputes
+//
+// A durable [EscrowLedger] (package x402/boltstore for one process,
+// pgstore for servers sharing a database) keeps each payment's hold,
+// verdict and operations, so that a server that dies between a hold and
+// its capture or void leaves the payment to be finished: a server runs
+// [EscrowRecovery].Finish ([NewEscrowRecovery] builds it from the
+// Middleware's configuration) before it serves, which captures or voids
+// every held payment by its recorded verdict, voids one without a verdict
+// once it is older than the route's work could be, and sends each
+// operation once ([SettleEscrow]; servers recovering at once claim a
+// payment first, [EscrowClaimer]).
+//
+// A captured answer that its caller later proves wrong can be refunded,
+// before the refund deadline, only by a policy the seller configures
+// ([EscrowDisputes], [EscrowRefundPolicy]): never above what was
+// captured, once per payment. Package trust/trustpay's Disputes records
+// the payment of each paid trust call and takes the caller's outcome
+// reports through the trust service's Feedback.
 //
 // # Settling on a check of the answer
 //

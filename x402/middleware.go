@@ -86,6 +86,10 @@ type MiddlewareConfig struct {
 	// not exceed it, and a MemoryReplay or MemoryOutcomes given as Replay
 	// or Outcomes must keep entries at least as long (MaxRetention).
 	MaxValidity time.Duration
+	// Escrow configures the routes that offer "auth-capture"; it is
+	// required when an offer's scheme is "auth-capture", and unused
+	// otherwise. See [EscrowConfig] and "Escrow" in the package doc.
+	Escrow *EscrowConfig
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 	// Logger records verifications and settlements; nil is silent.
@@ -179,6 +183,14 @@ const exposed = HeaderPaymentRequired + ", " + HeaderPaymentResponse + ", " + He
 // and so it is for an authorization too short for the route's work: an
 // answer from the store needs no settlement.
 //
+// # Escrow
+//
+// A payment of an "auth-capture" offer is held before the handler runs
+// and captured or voided after it, as the package doc's "Escrow" says;
+// its answer carries the capture's or the void's settlement in the
+// payment headers, with the lifecycle in the extension
+// [ExtensionEscrow], and a retry of its proof gets that outcome again.
+//
 // The handler finds the verified payment with [PaymentFromContext]. Every
 // answer on a priced route exposes the payment headers to browsers through
 // Access-Control-Expose-Headers.
@@ -188,7 +200,11 @@ const exposed = HeaderPaymentRequired + ", " + HeaderPaymentResponse + ", " + He
 // time budget, settle timeout or MaxValidity, an offer whose
 // maxTimeoutSeconds is shorter than its route's time budget plus
 // SettleTimeout or longer than MaxValidity, or a MemoryReplay or
-// MemoryOutcomes whose MaxRetention is shorter than MaxValidity.
+// MemoryOutcomes whose MaxRetention is shorter than MaxValidity; and for
+// an "auth-capture" offer: no Escrow (or no Authorizer), a route that
+// settles before its work, or a capture window shorter than the offer's
+// maxTimeoutSeconds, the time budget and two settlements, or longer than
+// MaxValidity.
 func Middleware(cfg MiddlewareConfig) (func(http.Handler) http.Handler, error) {
 	if cfg.Facilitator == nil {
 		return nil, errors.New("x402: MiddlewareConfig.Facilitator is nil")
@@ -219,6 +235,9 @@ func Middleware(cfg MiddlewareConfig) (func(http.Handler) http.Handler, error) {
 		if err := checkPrice(price, cfg.SettleTimeout, cfg.MaxValidity); err != nil {
 			return nil, fmt.Errorf("x402: route %q: %w", pattern, err)
 		}
+		if err := checkEscrow(price, cfg.Escrow, cfg.SettleTimeout, cfg.MaxValidity); err != nil {
+			return nil, fmt.Errorf("x402: route %q: %w", pattern, err)
+		}
 		if err := register(mux, pattern); err != nil {
 			return nil, fmt.Errorf("x402: route %q: %v", pattern, err)
 		}
@@ -233,6 +252,12 @@ func Middleware(cfg MiddlewareConfig) (func(http.Handler) http.Handler, error) {
 	}
 	if pw.log == nil {
 		pw.log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Escrow != nil {
+		pw.escrowLedger = cfg.Escrow.Ledger
+		if pw.escrowLedger == nil {
+			pw.escrowLedger = &MemoryEscrowLedger{Now: cfg.Now}
+		}
 	}
 	return func(next http.Handler) http.Handler {
 		rp, _ := next.(Replayer)

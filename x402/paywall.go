@@ -28,6 +28,8 @@ type paywall struct {
 	outcomes OutcomeStore
 	log      *slog.Logger
 	tel      *paywallTelemetry
+	// escrowLedger records the lifecycle of "auth-capture" payments.
+	escrowLedger EscrowLedger
 
 	mu       sync.Mutex
 	settling map[string]chan struct{} // by replay key, closed when settled or failed
@@ -91,6 +93,10 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 			pw.unavailable(w, "pricing", err)
 			return
 		}
+		if err := checkEscrow(price, pw.cfg.Escrow, pw.cfg.SettleTimeout, pw.cfg.MaxValidity); err != nil {
+			pw.unavailable(w, "pricing", err)
+			return
+		}
 	}
 	if price.Discovery != nil {
 		price.Discovery = price.Discovery.of(r.Method)
@@ -121,7 +127,13 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		p.Resource = &res
 	}
 	now := pw.now()
-	offer, vr, ok, err := pw.choose(ctx, price.Accepts, p, now)
+	offers := price.Accepts
+	if p.Accepted.Scheme == SchemeAuthCapture {
+		// Offers that differ only in their extra (the asset-transfer
+		// method) are told apart by it.
+		offers = escrowCandidates(offers, p.Accepted)
+	}
+	offer, vr, ok, err := pw.choose(ctx, offers, p, now)
 	if err != nil {
 		pw.unavailable(w, "facilitator verify", err)
 		return
@@ -129,6 +141,15 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	if !ok {
 		pw.require(w, price, res, msgNoOffer, nil)
 		return
+	}
+	if offer.Scheme == SchemeAuthCapture {
+		// The payer signed the deadlines of the 402 answer it read.
+		var reason string
+		if offer, reason = pw.escrowTerms(offer, p.Accepted, price, now); reason != "" {
+			pw.require(w, price, res, reason, nil)
+			return
+		}
+		vr = nil // verified below against these deadlines
 	}
 	if vb, ok := validBefore(p); ok {
 		if limit := now.Add(pw.cfg.MaxValidity); time.Unix(vb, 0).After(limit) {
@@ -143,7 +164,7 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		pw.unavailable(w, "replay store", err)
 		return
 	}
-	if !fresh && price.Gate != nil {
+	if !fresh && (price.Gate != nil || offer.Scheme == SchemeAuthCapture) {
 		pw.gatedRepeat(w, r, price, res, p, key, now)
 		return
 	}
@@ -191,6 +212,11 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	work, cancel := context.WithTimeout(metered, price.timeBudget())
 	defer cancel()
 	paid := r.WithContext(work)
+	if offer.Scheme == SchemeAuthCapture {
+		settled = true // kept used if the handler panics: the hold was voided
+		settled = pw.escrow(w, paid, next, m, price, res, p, offer, key, until, vr.Payer)
+		return
+	}
 	if price.Gate != nil {
 		settled = pw.gated(w, paid, next, m, price, res, p, offer, key, until, vr.Payer)
 		return
@@ -327,7 +353,9 @@ func (pw *paywall) require(w http.ResponseWriter, price Price, res ResourceInfo,
 	pw.tel.refused(reason, sr)
 	v2 := PaymentRequired{X402Version: Version2, Error: reason, Resource: &res, Accepts: make([]PaymentRequirements, len(price.Accepts))}
 	v1 := PaymentRequiredV1{X402Version: Version1, Error: reason, Accepts: make([]PaymentRequirementsV1, len(price.Accepts))}
+	now := pw.now()
 	for i, o := range price.Accepts {
+		o = pw.escrowOffer(o, now)
 		v1.Accepts[i] = o.V1(res)
 		o.Network, _ = NetworkCAIP2(o.Network)
 		v2.Accepts[i] = o

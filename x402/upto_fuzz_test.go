@@ -45,3 +45,48 @@ func FuzzUsageFromSettlement(f *testing.F) {
 		}
 	})
 }
+
+// The escrow report of a payment response is outside input to the payer.
+func FuzzEscrowFromSettlement(f *testing.F) {
+	f.Add([]byte(`{"info":{"id":"0x01","state":"captured","verdict":"VALID","held":"5000","captured":"3000","holdTransaction":"0x02","captureDeadline":1800000600}}`))
+	f.Add([]byte(`{"info":null}`))
+	f.Fuzz(func(t *testing.T, ext []byte) {
+		sr := &SettleResponse{Extensions: map[string]json.RawMessage{ExtensionEscrow: ext}}
+		e, ok := EscrowFromSettlement(sr)
+		if !ok {
+			return
+		}
+		again, err := json.Marshal(map[string]EscrowReport{"info": e})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sr.Extensions[ExtensionEscrow] = again
+		if e2, ok := EscrowFromSettlement(sr); !ok || e2 != e {
+			t.Fatalf("the report %+v does not read back: %+v", e, e2)
+		}
+	})
+}
+
+// The deadlines of an accepted auth-capture offer are outside input.
+func FuzzEscrowTerms(f *testing.F) {
+	f.Add([]byte(`{"captureDeadline":1700000600,"refundDeadline":1700087000,"name":"USDC"}`))
+	f.Add([]byte(`{"captureDeadline":1.5e9,"refundDeadline":"x"}`))
+	f.Fuzz(func(t *testing.T, extra []byte) {
+		var accepted PaymentRequirements
+		if json.Unmarshal(extra, &accepted.Extra) != nil {
+			return
+		}
+		now := time.Unix(1_700_000_000, 0)
+		pw := &paywall{cfg: MiddlewareConfig{Escrow: &EscrowConfig{}, SettleTimeout: DefaultSettleTimeout}}
+		offer := PaymentRequirements{Scheme: SchemeAuthCapture, Extra: map[string]any{"name": "USDC"}}
+		got, reason := pw.escrowTerms(offer, accepted, Price{}, now)
+		if reason != "" {
+			return
+		}
+		cd, _ := got.Extra["captureDeadline"].(int64)
+		if cd < now.Unix() || cd > now.Add(DefaultCaptureWindow+time.Minute).Unix() {
+			t.Fatalf("capture deadline %d taken at %d", cd, now.Unix())
+		}
+		escrowCandidates([]PaymentRequirements{offer}, accepted)
+	})
+}

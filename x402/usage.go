@@ -12,8 +12,8 @@ import (
 // Errors of [ReportUsage].
 var (
 	// ErrNotUpto: usage was reported outside a request that pays with the
-	// "upto" scheme behind [Middleware], where there is nothing to settle
-	// by usage.
+	// "upto" or "auth-capture" scheme behind [Middleware], where there is
+	// nothing to settle by usage.
 	ErrNotUpto = errors.New("x402: the request is not paid with the upto scheme")
 	// ErrUsageAboveMaximum: the usage reported costs more than the payer
 	// authorized. Nothing above the authorized maximum is ever settled.
@@ -74,19 +74,42 @@ func ReportUsage(ctx context.Context, u Usage) error {
 	return nil
 }
 
+// ReportVerdict names, for the record of the "auth-capture" payment of the
+// request whose context is ctx, the verdict on its answer (such as a
+// trust status): the payment's [EscrowPayment].Verdict and the payment
+// response's [EscrowReport].Verdict, unless the route's [DeliveryGate]
+// names one. What is captured is still what the answer charges
+// ([ReportUsage]). It returns ErrNotUpto outside a request paid with
+// "upto" or "auth-capture" behind [Middleware] (an "upto" payment keeps
+// no verdict), and ErrUsageClosed after the handler returned.
+func ReportVerdict(ctx context.Context, verdict string) error {
+	m, ok := ctx.Value(meterCtx{}).(*meter)
+	if !ok {
+		return ErrNotUpto
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrUsageClosed
+	}
+	m.verdict = verdict
+	return nil
+}
+
 type meterCtx struct{}
 
 // meter collects the usage of one "upto" request.
 type meter struct {
-	max    uint64
-	mu     sync.Mutex
-	usage  *Usage // nil until reported
-	closed bool
+	max     uint64
+	mu      sync.Mutex
+	usage   *Usage // nil until reported
+	verdict string // ReportVerdict's
+	closed  bool
 }
 
 // withMeter returns ctx with a meter for offer, when offer is "upto".
 func withMeter(ctx context.Context, offer PaymentRequirements) (context.Context, *meter) {
-	if offer.Scheme != SchemeUpto {
+	if offer.Scheme != SchemeUpto && offer.Scheme != SchemeAuthCapture {
 		return ctx, nil
 	}
 	max, _ := ParseAmount(offer.Amount) // checkPrice parsed it

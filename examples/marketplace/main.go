@@ -1,11 +1,13 @@
 // Command marketplace shows money that follows the verdict, with real
-// payments over loopback HTTP: a buyer pays a seller with signed x402
-// authorizations (EIP-3009, verified and settled by the offline
-// facilitator), the seller's route delivers its answer, and has the
-// payment settled, only when the marketplace's trust service validates
-// the answer as VALID; a bad delivery is refused and never settled, so
-// the buyer keeps its money; a disputed delivery is arbitrated by the
-// marketplace. Every decision leaves a receipt.
+// payments over loopback HTTP: a buyer pays a seller with the x402
+// "auth-capture" scheme (its signed authorization holds the price in the
+// offline escrow before the seller works), the seller's route delivers
+// its answer, and has the payment captured, only when the marketplace's
+// trust service validates the answer as VALID; a bad delivery is refused
+// and its hold voided, so the buyer keeps its money; a disputed delivery
+// is arbitrated by the marketplace and, found wrong, refunded by the
+// seller's policy. Every decision leaves a receipt, and the offline
+// chain's balances show where the money went.
 //
 //	go run ./examples/marketplace
 package main
@@ -50,12 +52,14 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(out, describe("facilitator", p.chain.URL, "offline: checks signatures, records settlements, moves nothing"))
+	fmt.Fprintln(out, describe("facilitator", p.chain.URL, "offline escrow: holds, captures, voids and refunds on a ledger instead of a chain"))
 	fmt.Fprintln(out, describe("marketplace", p.market.URL, "trust service on 5 judges (safe tier: 3 runs)"))
-	fmt.Fprintln(out, describe("seller", p.seller.URL+"/summarize", price+" in USDC on eip155:84532, settled on a VALID verdict only"))
-	fmt.Fprintln(out, describe("buyer", payer.Address().String(), "signs EIP-3009 authorizations"))
+	fmt.Fprintln(out, describe("seller", p.seller.URL+"/summarize", price+" in USDC on eip155:84532, held in escrow, captured on a VALID verdict only"))
+	fmt.Fprintln(out, describe("buyer", payer.Address().String(), "signs auth-capture authorizations (EIP-3009)"))
+	balances := p.balances(payer.Address())
+	fmt.Fprintf(out, "\nbalances before: %s\n", balances())
 
-	b := &buyer{client: &http.Client{Transport: &x402.Transport{Payer: payer}}, seller: p.seller.URL, out: out}
+	b := &buyer{client: &http.Client{Transport: &x402.Transport{Payer: payer, Policy: x402.Policy{Schemes: []string{x402.SchemeAuthCapture}}}}, seller: p.seller.URL, out: out}
 	orders := []order{
 		{id: "order-1", source: "Revenue rose 12% to $4.1 billion in 2025; operating margin was 18%."},
 		{id: "order-2", source: "Refunds within 30 days, at most 2 a year, for orders above $50."},
@@ -63,33 +67,39 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	for _, o := range orders {
 		fmt.Fprintln(out)
-		delivered, err := b.buy(ctx, o, "")
+		delivered, rcpt, err := b.buy(ctx, o, "")
 		if err != nil {
 			return err
 		}
 		if !delivered {
 			fmt.Fprintf(out, "  the buyer retries with the same payment:\n")
-			if _, err := b.buy(ctx, o, "  "); err != nil {
+			if _, _, err := b.buy(ctx, o, "  "); err != nil {
 				return err
 			}
 		}
 		if o.dispute != "" {
-			if err := dispute(ctx, out, p.market.URL, o, delivered); err != nil {
+			if err := p.dispute(ctx, out, o, delivered, rcpt); err != nil {
 				return err
 			}
 		}
 	}
-
-	fmt.Fprintln(out, "\nwhat the facilitator settled:")
-	var paid uint64
-	for _, s := range p.facilitator.Settlements() {
-		n, _ := x402.ParseAmount(s.Amount)
-		paid += n
-		fmt.Fprintf(out, "  %s atomic units from %s to %s, tx %s\n", s.Amount, s.Payer, s.Authorization.To, short(s.Transaction))
-	}
-	fmt.Fprintf(out, "the buyer signed %d payments and paid %d atomic units ($%d.%06d); the refused delivery cost it nothing\n",
-		len(orders), paid, paid/1e6, paid%1e6)
+	fmt.Fprintf(out, "\nbalances after:  %s\n", balances())
+	fmt.Fprintln(out, "the buyer paid for the good delivery only: the bad one was voided, the disputed one refunded")
 	return nil
+}
+
+// balances returns a function that describes the balances of the buyer,
+// the seller, the escrow and the escrow's operator (who funds refunds,
+// as the escrow's operator refund collector draws them) on the offline
+// chain.
+func (p *parties) balances(buyer evm.Address) func() string {
+	token, _ := evm.ParseAddress(usdc)
+	seller, _ := evm.ParseAddress(sellerPayTo)
+	terms, _ := evm.ParseAuthCaptureOffer(p.offer)
+	return func() string {
+		b := func(a evm.Address) int64 { return p.escrow.Balance(token, a).Int64() }
+		return fmt.Sprintf("buyer %d, seller %d, escrow %d, operator %d", b(buyer), b(seller), b(terms.Deployment.Escrow), b(terms.Operator))
+	}
 }
 
 // buyer buys summaries from the seller.
@@ -101,33 +111,37 @@ type buyer struct {
 
 // buy orders o, paying with the proof its Transport keeps for the order
 // (the order id is the Idempotency-Key), and reports whether the answer
-// was delivered.
-func (b *buyer) buy(ctx context.Context, o order, indent string) (bool, error) {
+// was delivered, and the validation's receipt id.
+func (b *buyer) buy(ctx context.Context, o order, indent string) (bool, string, error) {
 	body, _ := json.Marshal(map[string]string{"source": o.source})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.seller+"/summarize", bytes.NewReader(body))
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(x402.HeaderIdempotencyKey, o.id)
 	req.Header.Set(trustpay.HeaderReceipt, string(receipt.DeliveryDetached))
 	resp, err := b.client.Do(req)
 	if err != nil {
-		return false, fmt.Errorf("%s: %w", o.id, err)
+		return false, "", fmt.Errorf("%s: %w", o.id, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
 	status, rcpt := resp.Header.Get(trustpay.HeaderStatus), resp.Header.Get(trustpay.HeaderReceipt)
 	sr, serr := x402.SettlementFromResponse(resp)
+	var e x402.EscrowReport
+	if serr == nil {
+		e, _ = x402.EscrowFromSettlement(sr)
+	}
 	if resp.StatusCode == http.StatusOK && serr == nil && sr.Success {
 		var summary string
 		json.Unmarshal(data, &summary)
-		fmt.Fprintf(b.out, "%s%s: %d, Vouch-Status %s, receipt %s\n%s  delivered: %q\n%s  settled: %s atomic units, tx %s\n",
-			indent, o.id, resp.StatusCode, status, rcpt, indent, summary, indent, sr.Amount, short(sr.Transaction))
-		return true, nil
+		fmt.Fprintf(b.out, "%s%s: %d, Vouch-Status %s, receipt %s\n%s  delivered: %q\n%s  escrow: %s of %s held, %s, tx %s\n",
+			indent, o.id, resp.StatusCode, status, rcpt, indent, summary, indent, e.Captured, e.Held, e.State, short(sr.Transaction))
+		return true, rcpt, nil
 	}
 	var p struct {
 		Code  string `json:"code"`
@@ -139,15 +153,18 @@ func (b *buyer) buy(ctx context.Context, o order, indent string) (bool, error) {
 	json.Unmarshal(data, &p)
 	fmt.Fprintf(b.out, "%s%s: %d %s, Vouch-Status %s (confidence %.2f, runs %v), receipt %s\n",
 		indent, o.id, resp.StatusCode, p.Code, status, p.Extra.Confidence, p.Extra.Evidence.Verdicts, rcpt)
-	if resp.Header.Get(x402.HeaderPaymentResponse) == "" {
-		fmt.Fprintf(b.out, "%s  not settled: no payment response, the buyer keeps its money\n", indent)
+	if serr == nil && e.State == x402.EscrowVoided {
+		fmt.Fprintf(b.out, "%s  escrow: the hold of %s %s, the buyer keeps its money\n", indent, e.Held, e.State)
 	}
-	return false, nil
+	return false, rcpt, nil
 }
 
-// dispute has the buyer ask the marketplace to arbitrate a delivery.
-func dispute(ctx context.Context, out io.Writer, market string, o order, delivered bool) error {
-	c, err := trust.NewClient(market, trust.WithAPIKey(buyerAPI))
+// dispute has the buyer ask the marketplace to arbitrate a delivery;
+// when the marketplace finds the seller's answer wrong, the seller
+// reports the validation's outcome wrong (its receipt rcpt), and its
+// dispute policy refunds the buyer.
+func (p *parties) dispute(ctx context.Context, out io.Writer, o order, delivered bool, rcpt string) error {
+	c, err := trust.NewClient(p.market.URL, trust.WithAPIKey(buyerAPI))
 	if err != nil {
 		return err
 	}
@@ -167,13 +184,23 @@ func dispute(ctx context.Context, out io.Writer, market string, o order, deliver
 	json.Unmarshal(resp.Receipt, &ref)
 	outcome := "the payment stands"
 	if resp.Status == trust.StatusSellerInvalid {
-		outcome = "the marketplace refunds the buyer"
+		outcome = "the seller reports its validation wrong"
 		if !delivered {
-			outcome = "nothing was settled to refund"
+			outcome = "nothing was captured to refund"
 		}
 	}
 	fmt.Fprintf(out, "  dispute %q\n  arbitration: %s, confidence %.2f, %d runs; %s\n  receipt %s (shared with the seller, %s)\n",
 		o.dispute, resp.Status, resp.Confidence, resp.Evidence.Launched, outcome, ref.ReceiptID, ref.TTL)
+	if resp.Status != trust.StatusSellerInvalid || !delivered {
+		return nil
+	}
+	refund, refunded, err := p.disputes.Feedback(trust.WithCaller(ctx, sellerCaller), rcpt, false)
+	if err != nil {
+		return fmt.Errorf("%s: refund: %w", o.id, err)
+	}
+	if refunded {
+		fmt.Fprintf(out, "  refunded: %s atomic units to the buyer by the seller's policy, tx %s\n", refund.Amount, short(refund.Settlement.Transaction))
+	}
 	return nil
 }
 

@@ -217,6 +217,7 @@ func TestRun_banner(t *testing.T) {
 		"go run ./examples/verify-receipt -key " + b.issuer + " receipt.json -proof proof.json\n", "state: memory",
 		"/api/v4/x402/trust       $0.005 (5000 atomic units)",
 		"(adaptive trust calls: $0.001 a run with the upto scheme, 5 runs authorized, the runs launched settled)",
+		"(trust calls in escrow too: auth-capture", "/x402/escrow/balance/ADDRESS)",
 		"payTo 0x1111111111111111111111111111111111111111", "eip155:84532", "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
 		"/api/v2/x402/validate    $0.001 (1000 atomic units)", "/api/v1/x402/delegate    $0.002 (2000 atomic units)",
 	} {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/vouchkit/vouch/router"
@@ -103,22 +104,37 @@ func facilitatorHandler(m *metrics) http.Handler {
 // trustPaywall returns the x402 middleware of the trust call: the fixed
 // price of routes for fast, safe and oracle, adaptive at trustRunPrice a
 // run, with the runs reported as the settlement's usage
-// (trustpay.ChargeRuns), paid through the offline facilitator.
-func trustPaywall(routes map[string]x402.Price, payTo string, replay x402.ReplayStore, m *metrics, obs *observability, log *slog.Logger) (func(http.Handler) http.Handler, error) {
+// (trustpay.ChargeRuns), paid through the offline facilitator; each also
+// held in the offline escrow (auth-capture), captured when the verdict is
+// VALID and voided otherwise.
+func trustPaywall(routes map[string]x402.Price, payTo string, esc *demoEscrow, replay x402.ReplayStore, m *metrics, obs *observability, log *slog.Logger) (func(http.Handler) http.Handler, error) {
 	run, err := evm.UptoUSDC(network, payTo, trustRunPrice, evm.OfflineFacilitatorAddress)
 	if err != nil {
 		return nil, fmt.Errorf("pricing adaptive runs: %w", err)
 	}
+	heldRun, err := esc.offer(payTo, trustRunPrice, evm.TransferEIP3009)
+	if err != nil {
+		return nil, fmt.Errorf("pricing adaptive runs in escrow: %w", err)
+	}
 	fixed := routes[http.MethodPost+" "+trust.X402CallPath]
+	fixed.Accepts = slices.Clip(fixed.Accepts)
+	for _, method := range []string{evm.TransferEIP3009, evm.TransferPermit2} {
+		held, err := esc.offer(payTo, trustPrice, method)
+		if err != nil {
+			return nil, fmt.Errorf("pricing the trust call in escrow: %w", err)
+		}
+		fixed.Accepts = append(fixed.Accepts, held)
+	}
 	perRun := fixed
-	perRun.Accepts = []x402.PaymentRequirements{run}
+	perRun.Accepts = []x402.PaymentRequirements{run, heldRun}
 	perRun.Description = "vouch demo server: adaptive trust call, per run"
 	price, err := trustpay.Prices{Fixed: fixed, PerRun: perRun}.PriceFunc(trust.X402CallPath)
 	if err != nil {
 		return nil, err
 	}
 	mw, err := x402.Middleware(x402.MiddlewareConfig{
-		Facilitator:    m.countSettlements(&evm.Facilitator{}),
+		Facilitator:    m.countSettlements(esc.facilitator(&evm.Facilitator{})),
+		Escrow:         esc.config(),
 		PriceFunc:      price,
 		Replay:         replay,
 		Logger:         log,

@@ -79,7 +79,11 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	if err != nil {
 		return nil, err
 	}
-	paidTrust, err := trustPaywall(priced, cfg.payTo, s.state.replay, s.metrics, s.obs, log)
+	esc, err := newDemoEscrow()
+	if err != nil {
+		return nil, err
+	}
+	paidTrust, err := trustPaywall(priced, cfg.payTo, esc, s.state.replay, s.metrics, s.obs, log)
 	if err != nil {
 		return nil, err
 	}
@@ -147,6 +151,7 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	if cfg.facilitator {
 		mux.Handle(facilitatorPath, facilitatorHandler(s.metrics))
 	}
+	mux.Handle(escrowBalancePattern, esc.balanceHandler()) // demo only: the offline escrow's ledger
 	if s.mcp, err = mountAgents(mux, cfg, agentDeps{engine, svc, s.state.receipts, verifier, auth, s.state.replay, s.state.answers, s.prices, s.metrics, log, s.obs}); err != nil {
 		return nil, err
 	}

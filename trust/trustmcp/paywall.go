@@ -144,7 +144,9 @@ type PaywallConfig struct {
 // MaxValidity, an "upto" offer whose amount does not parse, a gate that
 // is nil or on a tool without a price, or a price with SettleBefore on a
 // tool that has a gate or an "upto" offer (as x402.Middleware refuses
-// them on a route: both settle after the tool).
+// them on a route: both settle after the tool), or an "auth-capture"
+// offer: the Paywall does not run the escrow's lifecycle (the hold, then
+// its capture or void), which x402.Middleware runs.
 func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 	if cfg.Facilitator == nil {
 		return nil, errors.New("trustmcp: PaywallConfig.Facilitator is nil")
@@ -196,6 +198,10 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 		}
 		need := validity(p, cfg.SettleTimeout)
 		for i, o := range p.Accepts {
+			if o.Scheme == x402.SchemeAuthCapture {
+				// Its hold would be placed and never captured nor voided.
+				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: the Paywall does not run the %q (escrow) lifecycle; x402.Middleware does", name, i, x402.SchemeAuthCapture)
+			}
 			if _, err := x402.ParseAmount(o.Amount); err != nil && o.Scheme == x402.SchemeUpto {
 				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: %w", name, i, err)
 			}

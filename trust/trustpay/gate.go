@@ -123,6 +123,12 @@ func (rt Route) Judge(ctx context.Context, input router.Input, claim json.RawMes
 //
 // The middleware keeps the outcome with the proof: a retry with the same
 // proof gets the same answer, without another validation or settlement.
+//
+// On an "auth-capture" route the payment is held before the seller's
+// handler runs: a VALID answer is captured, any other verdict voids the
+// hold (the refusal then carries the void in PAYMENT-RESPONSE), and the
+// payment response's escrow report (x402.EscrowFromSettlement) names the
+// verdict, as Vouch-Status does.
 func Gate(rt Route) *x402.DeliveryGate {
 	return &x402.DeliveryGate{Check: rt.check}
 }
@@ -151,7 +157,7 @@ func (rt Route) check(ctx context.Context, req *http.Request, body []byte, resp 
 	var p *problem.Details
 	switch {
 	case j.Deliver():
-		return x402.Delivery{Deliver: true, Header: h}
+		return x402.Delivery{Deliver: true, Header: h, Verdict: j.Status}
 	case j.Status == StatusTimeout:
 		p = problem.New(http.StatusGatewayTimeout, problem.CodeTimeout,
 			"the validation did not finish within the route's time budget, so the answer was not delivered and the payment was not settled")
@@ -168,7 +174,7 @@ func (rt Route) check(ctx context.Context, req *http.Request, body []byte, resp 
 		p = problem.Newf(http.StatusBadGateway, problem.CodeNotDelivered, "the seller's answer was judged %s, so it was not delivered and the payment was not settled", out.Status)
 		p.Extra, _ = json.Marshal(refusal{Status: out.Status, Confidence: out.Confidence, Evidence: out.Evidence, RetryInstructions: out.RetryInstructions, ReceiptID: j.ReceiptID})
 	}
-	return x402.Delivery{Header: h, Refusal: problemResponse(p)}
+	return x402.Delivery{Header: h, Refusal: problemResponse(p), Verdict: j.Status}
 }
 
 // input is the buyer's request body as a task input: its JSON object or

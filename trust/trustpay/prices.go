@@ -32,10 +32,12 @@ type Prices struct {
 	// request whose policy cannot be read (which the handler refuses,
 	// settling nothing).
 	Fixed x402.Price
-	// PerRun is the price of an adaptive call: its offers are "upto"
-	// offers whose Amount is the price of one run. The terms offered
-	// authorize AdaptiveMaxRuns times it, the most the tier can spend;
-	// with [ChargeRuns] the settlement charges the runs the call launched.
+	// PerRun is the price of an adaptive call: its offers are "upto" or
+	// "auth-capture" offers whose Amount is the price of one run. The
+	// terms offered authorize (or hold) AdaptiveMaxRuns times it, the
+	// most the tier can spend; with [ChargeRuns] the settlement (or the
+	// capture, the rest of the hold voided) charges the runs the call
+	// launched.
 	PerRun x402.Price
 }
 
@@ -53,8 +55,8 @@ func (p Prices) PriceFunc(path string) (func(r *http.Request) (x402.Price, bool)
 		if err != nil {
 			return nil, fmt.Errorf("trustpay: PerRun offer %d: %w", i, err)
 		}
-		if o.Scheme != x402.SchemeUpto || run == 0 || run > ^uint64(0)/AdaptiveMaxRuns {
-			return nil, fmt.Errorf("trustpay: PerRun offer %d: want an %q offer of a positive price per run, got %q of %s", i, x402.SchemeUpto, o.Scheme, o.Amount)
+		if !perRun(o.Scheme) || run == 0 || run > ^uint64(0)/AdaptiveMaxRuns {
+			return nil, fmt.Errorf("trustpay: PerRun offer %d: want an %q or %q offer of a positive price per run, got %q of %s", i, x402.SchemeUpto, x402.SchemeAuthCapture, o.Scheme, o.Amount)
 		}
 		o.Amount = strconv.FormatUint(run*AdaptiveMaxRuns, 10)
 		adaptive.Accepts[i] = o
@@ -68,6 +70,11 @@ func (p Prices) PriceFunc(path string) (func(r *http.Request) (x402.Price, bool)
 		}
 		return p.Fixed, true
 	}, nil
+}
+
+// perRun reports whether a payment of scheme charges what the call used.
+func perRun(scheme string) bool {
+	return scheme == x402.SchemeUpto || scheme == x402.SchemeAuthCapture
 }
 
 // policyOf reads the policy member of r's JSON body, and gives r its
@@ -100,6 +107,13 @@ func policyOf(r *http.Request) trust.Policy {
 // runs. Calls paid otherwise, and failed answers, are passed through
 // untouched. A handler that replays kept answers (x402.Replayer) still
 // does. log, if not nil, records a usage that cannot be reported.
+//
+// A call paid with "auth-capture" is held in escrow, and the hold follows
+// the verdict: an adaptive call judged VALID captures the runs it
+// launched, any other call judged VALID the whole hold (its fixed price),
+// and a call judged otherwise captures nothing, so that its hold is voided
+// (its answer, the verdict, is still delivered); the trust status is the
+// payment's recorded verdict (x402.ReportVerdict).
 func ChargeRuns(next http.Handler, log *slog.Logger) http.Handler {
 	c := &charger{next: next, log: log}
 	if rp, ok := next.(x402.Replayer); ok {
@@ -125,10 +139,12 @@ func (c *replayingCharger) ServeReplay(w http.ResponseWriter, r *http.Request) b
 
 func (c *charger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	vp, ok := x402.PaymentFromContext(r.Context())
-	if !ok || vp.Offer.Scheme != x402.SchemeUpto {
+	if !ok || !perRun(vp.Offer.Scheme) {
 		c.next.ServeHTTP(w, r)
 		return
 	}
+	escrow := vp.Offer.Scheme == x402.SchemeAuthCapture
+	adaptive := !escrow || policyOf(r) == trust.PolicyAdaptive
 	// The x402 middleware holds the answer back until it settles, so
 	// the usage is reported in time when the handler has returned.
 	tee := &tee{ResponseWriter: w}
@@ -137,6 +153,7 @@ func (c *charger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var out struct {
+		Status   trust.Status `json:"status"`
 		Evidence struct {
 			Launched uint64 `json:"launched"`
 		} `json:"evidence"`
@@ -144,7 +161,14 @@ func (c *charger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	max, _ := x402.ParseAmount(vp.Offer.Amount) // the middleware parsed it
 	run := max / AdaptiveMaxRuns
 	err := json.Unmarshal(tee.body.Bytes(), &out)
-	if err == nil {
+	if err == nil && escrow {
+		err = x402.ReportVerdict(r.Context(), string(out.Status))
+	}
+	switch {
+	case err != nil:
+	case escrow && out.Status != trust.StatusValid:
+		err = x402.ReportUsage(r.Context(), x402.Usage{Amount: 0}) // the hold is voided
+	case adaptive:
 		err = x402.ReportUsage(r.Context(), x402.Usage{Amount: out.Evidence.Launched * run, Units: out.Evidence.Launched, Unit: UnitRun})
 	}
 	if err != nil && c.log != nil {

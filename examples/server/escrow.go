@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"math/big"
+	"net/http"
+
+	"github.com/vouchkit/vouch/problem"
+	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/evm"
+)
+
+// escrowBalancePattern serves the offline escrow's balances: demo only,
+// for a buyer to see its hold given back after a void.
+const escrowBalancePattern = "GET /x402/escrow/balance/{address}"
+
+// escrowOpenBalance is what every address holds in the offline escrow's
+// ledger before its first payment: 1 USDC.
+const escrowOpenBalance = 1_000_000
+
+// demoEscrow is the offline escrow of the trust call's "auth-capture"
+// offers: it holds, captures and voids on a ledger of its own, never on
+// chain, and the server consents to its operations with a receiver
+// authorizer key made for the run.
+type demoEscrow struct {
+	escrow     *evm.Escrow
+	authorizer evm.ReceiverAuthorizer
+}
+
+func newDemoEscrow() (*demoEscrow, error) {
+	seed := make([]byte, 32)
+	rand.Read(seed)
+	key, err := evm.ParsePrivateKey("0x" + hex.EncodeToString(seed))
+	if err != nil {
+		return nil, err
+	}
+	return &demoEscrow{escrow: &evm.Escrow{OpenBalance: big.NewInt(escrowOpenBalance)}, authorizer: evm.ReceiverAuthorizer{Key: key}}, nil
+}
+
+// offer returns an "auth-capture" offer of price to payTo, held in the
+// offline escrow, its asset transferred by method (evm.TransferEIP3009 or
+// evm.TransferPermit2).
+func (d *demoEscrow) offer(payTo, price, method string) (x402.PaymentRequirements, error) {
+	operator, _ := evm.ParseAddress(evm.OfflineFacilitatorAddress)
+	o, err := evm.AuthCaptureUSDC(network, payTo, price, operator, d.authorizer.Key.Address())
+	if err == nil {
+		o.Extra["assetTransferMethod"] = method
+	}
+	return o, err
+}
+
+// config is the x402 middleware's escrow configuration.
+func (d *demoEscrow) config() *x402.EscrowConfig {
+	return &x402.EscrowConfig{Authorizer: d.authorizer}
+}
+
+// facilitator settles "auth-capture" payments in the offline escrow and
+// the others with f.
+func (d *demoEscrow) facilitator(f x402.Facilitator) x402.Facilitator {
+	return byScheme{other: f, escrow: d.escrow}
+}
+
+// byScheme sends "auth-capture" payments to escrow, the others to other.
+type byScheme struct {
+	other  x402.Facilitator
+	escrow *evm.Escrow
+}
+
+func (b byScheme) pick(r x402.PaymentRequirements) x402.Facilitator {
+	if r.Scheme == x402.SchemeAuthCapture {
+		return b.escrow
+	}
+	return b.other
+}
+
+func (b byScheme) Verify(ctx context.Context, p *x402.PaymentPayload, r x402.PaymentRequirements) (*x402.VerifyResponse, error) {
+	return b.pick(r).Verify(ctx, p, r)
+}
+
+func (b byScheme) Settle(ctx context.Context, p *x402.PaymentPayload, r x402.PaymentRequirements) (*x402.SettleResponse, error) {
+	return b.pick(r).Settle(ctx, p, r)
+}
+
+func (b byScheme) Supported(ctx context.Context) (*x402.SupportedResponse, error) {
+	out, err := b.other.Supported(ctx)
+	if err != nil {
+		return nil, err
+	}
+	more, err := b.escrow.Supported(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out.Kinds = append(out.Kinds, more.Kinds...)
+	return out, nil
+}
+
+// escrowBalance is the answer of escrowBalancePattern.
+type escrowBalance struct {
+	Address string `json:"address"`
+	Asset   string `json:"asset"`
+	Balance string `json:"balance"`
+}
+
+// balanceHandler answers the escrow ledger's USDC balance of an address.
+func (d *demoEscrow) balanceHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		who, err := evm.ParseAddress(r.PathValue("address"))
+		if err != nil {
+			problem.Write(w, problem.Newf(http.StatusBadRequest, problem.CodeInvalidRequest, "address: %v", err))
+			return
+		}
+		o, err := d.offer(evm.OfflineFacilitatorAddress, "$0.001", evm.TransferEIP3009)
+		if err != nil {
+			problem.Write(w, problem.New(http.StatusInternalServerError, problem.CodeInternal, "the escrow's asset is unknown"))
+			return
+		}
+		token, _ := evm.ParseAddress(o.Asset)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		json.NewEncoder(w).Encode(escrowBalance{Address: who.String(), Asset: token.String(), Balance: d.escrow.Balance(token, who).String()})
+	})
+}

@@ -1,0 +1,93 @@
+package trustpay
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/vouchkit/vouch/trust"
+	"github.com/vouchkit/vouch/x402"
+)
+
+// Disputes refunds the escrowed payment of a paid trust call whose
+// caller later proves its outcome wrong, by the seller's policy
+// (x402.EscrowDisputes.Policy: nil refunds nothing, so that no refund is
+// ever automatic unless the seller configures one).
+//
+// The route records which payment each call belongs to: Record wraps the
+// paid trust handler, inside x402.Middleware on an "auth-capture" route,
+// and remembers, for every answer, its trace_id and its receipt's
+// receipt_id under the call's caller (trust.CallerFrom) and the payment
+// (x402.EscrowPaymentOf). A seller's own route behind a Gate records
+// instead, outside the paywall, the receipt id of Vouch-Receipt under the
+// payment its escrow report names (x402.EscrowFromSettlement), with
+// Escrow.Paid, as examples/marketplace does. The seller then takes
+// outcome reports through Feedback in place of Service.Feedback.
+type Disputes struct {
+	// Service is the trust service that answers the route; it checks
+	// that a report comes from the call's caller, and learns it.
+	Service *trust.Service
+	// Escrow remembers the calls' payments and refunds them.
+	Escrow *x402.EscrowDisputes
+}
+
+// Record wraps next, the paid trust handler, to remember which escrowed
+// payment paid each call it answers. A request that no "auth-capture"
+// payment pays, or an answer without a trace id or receipt id, is passed
+// through unchanged.
+func (d Disputes) Record(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		payment, ok := x402.EscrowPaymentOf(r.Context(), d.Escrow.Authorizer)
+		if !ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := &callRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		var answer struct {
+			TraceID string `json:"trace_id"`
+			Receipt struct {
+				ReceiptID string `json:"receipt_id"`
+			} `json:"receipt"`
+		}
+		if rec.status < 400 && json.Unmarshal(rec.body, &answer) == nil {
+			d.Escrow.Paid(trust.CallerFrom(r.Context()), payment, answer.TraceID, answer.Receipt.ReceiptID)
+		}
+	})
+}
+
+// callRecorder passes an answer through and keeps a copy of it.
+type callRecorder struct {
+	http.ResponseWriter
+	status int
+	body   []byte
+}
+
+func (c *callRecorder) WriteHeader(status int) {
+	if c.status == 0 {
+		c.status = status
+	}
+	c.ResponseWriter.WriteHeader(status)
+}
+
+func (c *callRecorder) Write(b []byte) (int, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	c.body = append(c.body, b...)
+	return c.ResponseWriter.Write(b)
+}
+
+// Feedback reports the outcome of the call named id (its trace id or
+// receipt id) as Service.Feedback does, which accepts a report only from
+// the call's caller (trust.CallerFrom(ctx)); once it accepted a report
+// that the outcome was wrong, the call's payment is refunded by the
+// seller's policy, once (x402.EscrowDisputes.Report). It returns the
+// refund's outcome and whether there was one; a report the service
+// refuses (trust.ErrUnknownCall, trust.ErrReputationOff) refunds nothing.
+func (d Disputes) Feedback(ctx context.Context, id string, right bool) (x402.EscrowOutcome, bool, error) {
+	if err := d.Service.Feedback(ctx, id, right); err != nil {
+		return x402.EscrowOutcome{}, false, err
+	}
+	return d.Escrow.Report(ctx, trust.CallerFrom(ctx), id, right)
+}

@@ -1,0 +1,82 @@
+package boltstore_test
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/boltstore"
+	"github.com/vouchkit/vouch/x402/x402test"
+)
+
+func open(t testing.TB, path string) *boltstore.Ledger {
+	t.Helper()
+	l, err := boltstore.Open(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func TestLedger(t *testing.T) {
+	x402test.TestEscrowLedger(t, func(t *testing.T, now func() time.Time) x402.EscrowLedger {
+		l := open(t, filepath.Join(t.TempDir(), "escrow.db"))
+		l.Now = now
+		t.Cleanup(func() { l.Close() })
+		return l
+	})
+}
+
+// One recovery at a time claims a held payment: a second claim fails
+// until the first lapses, and a finished payment is claimed by none.
+func TestLedger_claim(t *testing.T) {
+	ctx := t.Context()
+	l := open(t, filepath.Join(t.TempDir(), "escrow.db"))
+	defer l.Close()
+	p := x402test.Payment(1, "10")
+	if _, _, err := l.Hold(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	now := p.HeldAt
+	for _, c := range []struct {
+		at   time.Time
+		want bool
+	}{{now, true}, {now.Add(time.Second), false}, {now.Add(time.Minute), true}} {
+		if got, err := l.Claim(ctx, p.ID, c.at, c.at.Add(time.Minute)); err != nil || got != c.want {
+			t.Errorf("Claim at %v = %v, %v; want %v", c.at.Sub(now), got, err, c.want)
+		}
+	}
+	if _, _, _, err := l.Record(ctx, p.ID, x402.EscrowOutcome{Key: "void", Operation: x402.EscrowVoid, Settlement: x402.SettleResponse{Success: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := l.Claim(ctx, p.ID, now.Add(time.Hour), now.Add(2*time.Hour)); err != nil || got {
+		t.Errorf("Claim of a voided payment = %v, %v; want false", got, err)
+	}
+}
+
+// DeleteExpired forgets the payments past their refund deadline, held or
+// finished, and keeps the others.
+func TestLedger_deleteExpired(t *testing.T) {
+	ctx := t.Context()
+	l := open(t, filepath.Join(t.TempDir(), "escrow.db"))
+	defer l.Close()
+	early, late := x402test.Payment(1, "10"), x402test.Payment(2, "10")
+	late.RefundDeadline = late.RefundDeadline.Add(time.Hour)
+	for _, p := range []x402.EscrowPayment{early, late} {
+		if _, _, err := l.Hold(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := l.DeleteExpired(ctx, early.RefundDeadline); err != nil || n != 1 {
+		t.Fatalf("DeleteExpired = %d, %v; want 1", n, err)
+	}
+	if _, err := l.Get(ctx, early.ID); !errors.Is(err, x402.ErrEscrowUnknown) {
+		t.Errorf("the expired payment: %v, want ErrEscrowUnknown", err)
+	}
+	held, err := l.Unfinished(ctx, 0)
+	if err != nil || len(held) != 1 || held[0].ID != late.ID {
+		t.Errorf("Unfinished after DeleteExpired = %d payments, %v; want the later one", len(held), err)
+	}
+}

@@ -1,0 +1,182 @@
+package x402
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// An EscrowRefundPolicy is a seller's policy for disputes: given a
+// captured payment whose answer its buyer proved wrong, it returns how
+// much of it to refund ("" or "0" for nothing). It must not return more
+// than the payment can still refund (Captured less Refunded): such an
+// amount is refused with [ErrEscrowAmount] and nothing is sent.
+// [RefundWhole] is one.
+type EscrowRefundPolicy func(ctx context.Context, p EscrowPayment) (amount string, err error)
+
+// RefundWhole is the [EscrowRefundPolicy] that refunds all that a
+// disputed payment can still refund.
+func RefundWhole(_ context.Context, p EscrowPayment) (string, error) {
+	c, err := escrowAmount(p.Captured)
+	if err != nil {
+		return "", err
+	}
+	r, err := escrowAmount(p.Refunded)
+	if err != nil {
+		return "", err
+	}
+	return c.Sub(c, r).String(), nil
+}
+
+// EscrowDisputeKey is the key under which [EscrowDisputes] records a
+// dispute's refund in the ledger: one per payment.
+const EscrowDisputeKey = "refund-dispute"
+
+// DefaultEscrowDisputeCalls bounds the calls an [EscrowDisputes]
+// remembers when its MaxCalls is zero.
+const DefaultEscrowDisputeCalls = 10_000
+
+// Errors of [EscrowDisputes.Report].
+var (
+	// ErrEscrowUnknownCall: no escrowed payment is remembered for the
+	// caller's call.
+	ErrEscrowUnknownCall = errors.New("x402: no escrowed payment is remembered for the caller's call")
+	// ErrEscrowRefundExpired: the payment's refund deadline has passed.
+	ErrEscrowRefundExpired = errors.New("x402: the payment's refund deadline has passed")
+)
+
+// EscrowDisputes turns a later outcome report that proves a captured
+// answer wrong into a refund of the payment that bought it, by the
+// seller's Policy, through the facilitator: never automatic unless
+// configured (a nil Policy refunds nothing), never above what was
+// captured and not refunded, once per payment (the refund is recorded
+// under [EscrowDisputeKey], and a second report replays it), and only
+// before the payment's refund deadline.
+//
+// A call is named by its caller and an id (a trace id, a receipt id):
+// the route records, with [EscrowDisputes.Paid], which payment a call's
+// ids belong to, and the seller passes its outcome reports to
+// [EscrowDisputes.Report] (as it passes them to trust.Service.Feedback,
+// which checks that the report comes from the call's caller). Only the
+// call's caller may dispute it: another caller's report on the same id
+// finds nothing. The calls are remembered in memory, the latest MaxCalls;
+// the payments and their refunds are in the Ledger.
+//
+// Its zero value is not usable: Ledger, Facilitator and Authorizer are
+// required. It is safe for concurrent use.
+type EscrowDisputes struct {
+	// Ledger, Facilitator and Authorizer are the route's.
+	Ledger      EscrowLedger
+	Facilitator Facilitator
+	Authorizer  EscrowAuthorizer
+	// Policy decides each refund; nil refunds nothing.
+	Policy EscrowRefundPolicy
+	// MaxCalls bounds the calls remembered; zero means
+	// DefaultEscrowDisputeCalls. When full, the oldest is forgotten.
+	MaxCalls int
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+
+	mu    sync.Mutex
+	calls map[disputeCall]string // → payment id
+	order []disputeCall          // the oldest at next once full
+	next  int
+}
+
+type disputeCall struct{ caller, id string }
+
+// EscrowPaymentOf returns the id of the escrowed payment that pays for
+// the request whose context is ctx, inside [Middleware] on an
+// "auth-capture" route, as a the route's authorizer a names it; false
+// elsewhere.
+func EscrowPaymentOf(ctx context.Context, a EscrowAuthorizer) (string, bool) {
+	vp, ok := PaymentFromContext(ctx)
+	if !ok || vp.Payload == nil || vp.Offer.Scheme != SchemeAuthCapture {
+		return "", false
+	}
+	p, err := a.Hold(vp.Offer, vp.Payload.Payload)
+	if err != nil {
+		return "", false
+	}
+	return p.ID, true
+}
+
+// Paid remembers that the call caller made, named by each of ids (empty
+// ones skipped), was paid by the escrowed payment payment.
+func (d *EscrowDisputes) Paid(caller, payment string, ids ...string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.calls == nil {
+		d.calls = make(map[disputeCall]string)
+	}
+	limit := cmp.Or(d.MaxCalls, DefaultEscrowDisputeCalls)
+	for _, id := range ids {
+		k := disputeCall{caller, id}
+		if id == "" {
+			continue
+		}
+		if _, ok := d.calls[k]; !ok {
+			if len(d.order) < limit {
+				d.order = append(d.order, k)
+			} else {
+				delete(d.calls, d.order[d.next])
+				d.order[d.next] = k
+				d.next = (d.next + 1) % len(d.order)
+			}
+		}
+		d.calls[k] = payment
+	}
+}
+
+// Report takes an outcome report on the call caller made under id: when
+// right is false and the call was paid by an escrowed payment, the
+// payment is refunded by the Policy, once. It returns the refund's
+// outcome as the ledger keeps it, and false when nothing was refunded
+// (right is true, the Policy is nil or refunds nothing, the payment was
+// never captured). It fails with [ErrEscrowUnknownCall] when no payment
+// is remembered for the call, [ErrEscrowRefundExpired] after the refund
+// deadline, and with the ledger's errors ([ErrEscrowAmount] for a policy
+// asking above what is refundable), sending nothing in each case.
+func (d *EscrowDisputes) Report(ctx context.Context, caller, id string, right bool) (EscrowOutcome, bool, error) {
+	d.mu.Lock()
+	payment, ok := d.calls[disputeCall{caller, id}]
+	d.mu.Unlock()
+	if !ok {
+		return EscrowOutcome{}, false, fmt.Errorf("%w: %q", ErrEscrowUnknownCall, id)
+	}
+	if right || d.Policy == nil {
+		return EscrowOutcome{}, false, nil
+	}
+	p, err := d.Ledger.Get(ctx, payment)
+	if err != nil {
+		return EscrowOutcome{}, false, err
+	}
+	if o, ok := p.Outcome(EscrowDisputeKey); ok {
+		return o, true, nil
+	}
+	if p.State != EscrowCaptured && p.State != EscrowRefunded {
+		return EscrowOutcome{}, false, nil // nothing was bought
+	}
+	now := time.Now()
+	if d.Now != nil {
+		now = d.Now()
+	}
+	if !now.Before(p.RefundDeadline) {
+		return EscrowOutcome{}, false, fmt.Errorf("%w: %s", ErrEscrowRefundExpired, p.RefundDeadline.UTC().Format(time.RFC3339))
+	}
+	amount, err := d.Policy(ctx, p)
+	if err != nil {
+		return EscrowOutcome{}, false, err
+	}
+	if amount == "" || amount == "0" {
+		return EscrowOutcome{}, false, nil
+	}
+	o, _, err := SettleEscrow(ctx, d.Ledger, d.Facilitator, d.Authorizer, payment, EscrowDisputeKey, EscrowRefund, amount)
+	if err != nil {
+		return EscrowOutcome{}, false, err
+	}
+	return o, true, nil
+}

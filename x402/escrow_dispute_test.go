@@ -1,0 +1,152 @@
+package x402_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/evm"
+	"github.com/vouchkit/vouch/x402/x402test"
+)
+
+// disputeBed holds and captures n payments on an escrow bed, each paying
+// for the call alice made under trace-i and receipt-i.
+func disputeBed(t *testing.T, n int, policy x402.EscrowRefundPolicy) (*x402test.EscrowBed, *x402.EscrowDisputes, *countingFacilitator, []x402.EscrowPayment) {
+	t.Helper()
+	bed := x402test.NewEscrowBed(t)
+	l := &x402.MemoryEscrowLedger{}
+	f := &countingFacilitator{Facilitator: bed.Facilitator}
+	d := &x402.EscrowDisputes{Ledger: l, Facilitator: f, Authorizer: bed.Authorizer, Policy: policy}
+	ps := holdN(t, bed, l, n)
+	for i, p := range ps {
+		if o, _, err := x402.SettleEscrow(t.Context(), l, f, bed.Authorizer, p.ID, x402.EscrowCapture, x402.EscrowCapture, p.Amount); err != nil || !o.Settlement.Success {
+			t.Fatalf("capture: %+v, %v", o, err)
+		}
+		d.Paid("alice", p.ID, "trace-"+string(rune('0'+i)), "receipt-"+string(rune('0'+i)))
+	}
+	return bed, d, f, ps
+}
+
+// A wrong-outcome report from the call's caller refunds the captured
+// payment by the seller's policy, once, whether the call is named by its
+// trace id or its receipt id; a report that the outcome was right, or
+// one from another caller, refunds nothing.
+func TestEscrowDisputes_refundOnceByPolicy(t *testing.T) {
+	ctx := t.Context()
+	bed, d, f, ps := disputeBed(t, 1, x402.RefundWhole)
+	before := bed.Balances()
+	if _, _, err := d.Report(ctx, "mallory", "trace-0", false); !errors.Is(err, x402.ErrEscrowUnknownCall) {
+		t.Errorf("another caller's report = %v, want ErrEscrowUnknownCall", err)
+	}
+	if _, refunded, err := d.Report(ctx, "alice", "trace-0", true); err != nil || refunded {
+		t.Errorf("a report of a right outcome = %v, %v; want no refund", refunded, err)
+	}
+	sent := f.settles.Load()
+	o, refunded, err := d.Report(ctx, "alice", "receipt-0", false)
+	if err != nil || !refunded || !o.Settlement.Success || o.Amount != ps[0].Amount {
+		t.Fatalf("dispute = %+v, %v, %v; want the whole capture refunded", o, refunded, err)
+	}
+	const hold = x402test.EscrowHoldAmount
+	// The operator, who funds refunds, pays the payer back; the receiver
+	// keeps the capture (the bed does not track the operator).
+	if got, want := bed.Balances(), before.Plus(hold, 0, 0); got != want {
+		t.Errorf("balances after the refund %+v, want %+v", got, want)
+	}
+	again, refunded, err := d.Report(ctx, "alice", "trace-0", false)
+	if err != nil || !refunded || again.Settlement.Transaction != o.Settlement.Transaction {
+		t.Errorf("second dispute = %+v, %v, %v; want the first refund replayed", again, refunded, err)
+	}
+	if got := f.settles.Load() - sent; got != 1 {
+		t.Errorf("%d refunds sent, want 1", got)
+	}
+	if got, want := bed.Balances(), before.Plus(hold, 0, 0); got != want {
+		t.Errorf("balances after the second dispute %+v, want %+v", got, want)
+	}
+}
+
+// Without a policy nothing is refunded; a policy asking above what was
+// captured is refused before anything is sent; after the refund deadline
+// nothing is sent; reports racing on one payment refund it once.
+func TestEscrowDisputes_bounds(t *testing.T) {
+	ctx := t.Context()
+	t.Run("no policy", func(t *testing.T) {
+		bed, d, f, _ := disputeBed(t, 1, nil)
+		before, sent := bed.Balances(), f.settles.Load()
+		if _, refunded, err := d.Report(ctx, "alice", "trace-0", false); err != nil || refunded || f.settles.Load() != sent || bed.Balances() != before {
+			t.Errorf("dispute without a policy: refunded %v, %v, %d sent", refunded, err, f.settles.Load()-sent)
+		}
+	})
+	t.Run("above the capture", func(t *testing.T) {
+		_, d, f, _ := disputeBed(t, 1, func(context.Context, x402.EscrowPayment) (string, error) { return "50001", nil })
+		sent := f.settles.Load()
+		if _, _, err := d.Report(ctx, "alice", "trace-0", false); !errors.Is(err, x402.ErrEscrowAmount) || f.settles.Load() != sent {
+			t.Errorf("refund above the capture = %v, %d sent; want ErrEscrowAmount, none", err, f.settles.Load()-sent)
+		}
+	})
+	t.Run("after the deadline", func(t *testing.T) {
+		_, d, f, ps := disputeBed(t, 1, x402.RefundWhole)
+		d.Now = func() time.Time { return ps[0].RefundDeadline }
+		sent := f.settles.Load()
+		if _, _, err := d.Report(ctx, "alice", "trace-0", false); !errors.Is(err, x402.ErrEscrowRefundExpired) || f.settles.Load() != sent {
+			t.Errorf("refund after the deadline = %v, %d sent", err, f.settles.Load()-sent)
+		}
+	})
+	t.Run("concurrent", func(t *testing.T) {
+		bed, d, _, ps := disputeBed(t, 1, x402.RefundWhole)
+		before := bed.Balances()
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				if _, _, err := d.Report(ctx, "alice", "trace-0", false); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		p, err := d.Ledger.Get(ctx, ps[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Refunded != ps[0].Amount || len(p.Operations) != 2 || bed.Balances() != before.Plus(x402test.EscrowHoldAmount, 0, 0) {
+			t.Errorf("after 8 disputes at once: refunded %s, %d operations, balances %+v", p.Refunded, len(p.Operations), bed.Balances())
+		}
+	})
+}
+
+// Through the Middleware: the handler of an "auth-capture" route records
+// which payment its call belongs to (EscrowPaymentOf); the call is
+// delivered and captured; its caller's later report that the answer was
+// wrong refunds the payer, by the seller's policy, and the escrow's
+// balances show it.
+func TestEscrowDisputes_throughTheMiddleware(t *testing.T) {
+	noLeak(t)
+	authorizer, _ := evm.ParsePrivateKey(acAuthorizerKey)
+	var d *x402.EscrowDisputes
+	s := newEscrowServer(t, openBalance, nil, func(w http.ResponseWriter, r *http.Request) {
+		id, ok := x402.EscrowPaymentOf(r.Context(), evm.ReceiverAuthorizer{Key: authorizer})
+		if !ok {
+			t.Error("EscrowPaymentOf found no payment")
+		}
+		d.Paid("alice", id, "trace-1")
+		w.Write([]byte("Paris"))
+	})
+	d = &x402.EscrowDisputes{Ledger: s.ledger, Facilitator: s.escrow, Authorizer: evm.ReceiverAuthorizer{Key: authorizer}, Policy: x402.RefundWhole}
+	resp, _ := s.paid(t, s.proof(t))
+	if _, e := escrowOf(t, resp); resp.StatusCode != http.StatusOK || e.State != x402.EscrowCaptured {
+		t.Fatalf("status %d, escrow %+v; want the answer captured", resp.StatusCode, e)
+	}
+	if payer, receiver := s.balances(); payer != openBalance-50_000 || receiver != openBalance+50_000 {
+		t.Fatalf("after the capture: payer %d, receiver %d", payer, receiver)
+	}
+	o, refunded, err := d.Report(t.Context(), "alice", "trace-1", false)
+	if err != nil || !refunded || !o.Settlement.Success || o.Amount != "50000" {
+		t.Fatalf("dispute: %+v, %v, %v", o, refunded, err)
+	}
+	if payer, _ := s.balances(); payer != openBalance {
+		t.Errorf("after the refund the payer holds %d, want %d", payer, openBalance)
+	}
+}

@@ -1,0 +1,245 @@
+package x402_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/x402test"
+)
+
+// countingFacilitator counts the settles it relays.
+type countingFacilitator struct {
+	x402.Facilitator
+	settles atomic.Int64
+}
+
+func (c *countingFacilitator) Settle(ctx context.Context, p *x402.PaymentPayload, r x402.PaymentRequirements) (*x402.SettleResponse, error) {
+	c.settles.Add(1)
+	return c.Facilitator.Settle(ctx, p, r)
+}
+
+// holdN places n holds on bed and records them in l.
+func holdN(t *testing.T, bed *x402test.EscrowBed, l x402.EscrowLedger, n int) []x402.EscrowPayment {
+	t.Helper()
+	var out []x402.EscrowPayment
+	for i := range n {
+		p, err := x402test.HoldEscrow(t.Context(), bed.Facilitator, bed.Offer, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := l.Hold(t.Context(), p); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// Recovery finishes each payment left held by its recorded verdict: the
+// one without a verdict and the INVALID one voided, the VALID ones
+// captured (a partial capture voiding the rest), a capture the
+// facilitator refused voided; a payment held within the grace period is
+// left to its server. A second run sends nothing.
+func TestEscrowRecovery_finishesByVerdict(t *testing.T) {
+	ctx := t.Context()
+	bed := x402test.NewEscrowBed(t)
+	l := &x402.MemoryEscrowLedger{}
+	var ps []x402.EscrowPayment
+	for i := range 5 {
+		p, err := x402test.HoldEscrow(ctx, bed.Facilitator, bed.Offer, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 4 { // held just now, as recovery sees it
+			p.HeldAt = p.HeldAt.Add(10 * time.Minute)
+		}
+		if _, _, err := l.Hold(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	for i, d := range []struct{ verdict, capture string }{{}, {"VALID", "50000"}, {"VALID", "30000"}, {"INVALID", "0"}} {
+		if d.verdict == "" {
+			continue
+		}
+		if _, err := l.Decide(ctx, ps[i].ID, d.verdict, d.capture); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const hold = x402test.EscrowHoldAmount
+	young := ps[4]
+	f := &countingFacilitator{Facilitator: bed.Facilitator}
+	r := &x402.EscrowRecovery{Ledger: l, Facilitator: f, Authorizer: bed.Authorizer, Grace: 5 * time.Minute, Now: func() time.Time { return young.HeldAt }}
+	before := bed.Balances()
+	done, err := r.Finish(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{ps[0].ID: x402.EscrowVoid, ps[1].ID: x402.EscrowCapture, ps[2].ID: x402.EscrowCapture, ps[3].ID: x402.EscrowVoid}
+	if len(done) != len(want) {
+		t.Fatalf("Finish finished %d payments, want %d: %+v", len(done), len(want), done)
+	}
+	for _, d := range done {
+		if want[d.ID] != d.Outcome.Operation || !d.Outcome.Settlement.Success || !d.Sent {
+			t.Errorf("payment %s: %+v, want %s sent and successful", d.ID, d, want[d.ID])
+		}
+	}
+	after := bed.Balances()
+	captured := int64(50_000 + 30_000)
+	if got, want := after, (x402test.EscrowBalances{Payer: before.Payer + 4*hold - captured, Escrow: before.Escrow - 4*hold, Receiver: before.Receiver + captured}); got != want {
+		t.Errorf("balances after recovery %+v, want %+v (before %+v)", got, want, before)
+	}
+	if p, _ := l.Get(ctx, young.ID); p.State != x402.EscrowHeld {
+		t.Errorf("the payment within its grace is %s, want held", p.State)
+	}
+	sent := f.settles.Load()
+	if sent != 4 {
+		t.Errorf("%d settles sent, want 4", sent)
+	}
+	again, err := r.Finish(ctx)
+	if err != nil || len(again) != 0 || f.settles.Load() != sent || bed.Balances() != after {
+		t.Errorf("second Finish: %+v, %v, %d more settles, balances %+v; want nothing done", again, err, f.settles.Load()-sent, bed.Balances())
+	}
+}
+
+// Captures, voids and refunds of one payment sent at once through
+// SettleEscrow: one capture or one void wins, every other call of the
+// same operation replays its outcome and the other operation is refused
+// (by the ledger, or by the escrow); the escrow moves once. Then refunds raced likewise:
+// one refund, never above the capture.
+func TestSettleEscrow_concurrentOperationsOnOnePayment(t *testing.T) {
+	ctx := t.Context()
+	bed := x402test.NewEscrowBed(t)
+	l := &x402.MemoryEscrowLedger{}
+	p := holdN(t, bed, l, 1)[0]
+	before := bed.Balances()
+	type result struct {
+		op    string
+		o     x402.EscrowOutcome
+		fresh bool
+		err   error
+	}
+	race := func(ops ...[2]string) []result {
+		var (
+			wg  sync.WaitGroup
+			mu  sync.Mutex
+			out []result
+		)
+		for range 8 {
+			for _, op := range ops {
+				wg.Go(func() {
+					o, fresh, err := x402.SettleEscrow(ctx, l, bed.Facilitator, bed.Authorizer, p.ID, op[0], op[0], op[1])
+					mu.Lock()
+					out = append(out, result{op[0], o, fresh, err})
+					mu.Unlock()
+				})
+			}
+		}
+		wg.Wait()
+		return out
+	}
+	check := func(rs []result) (winner string) {
+		t.Helper()
+		fresh := 0
+		firsts := map[string]string{}
+		for _, r := range rs {
+			switch {
+			case errors.Is(r.err, x402.ErrEscrowState):
+			case r.err != nil:
+				t.Fatalf("%s: %v", r.op, r.err)
+			case !r.o.Settlement.Success:
+				// The loser's refusal by the escrow, recorded before the
+				// winner's outcome: it moved nothing.
+			default:
+				if tx, ok := firsts[r.op]; ok && tx != r.o.Settlement.Transaction {
+					t.Errorf("%s: outcomes %s and %s, want one replayed", r.op, tx, r.o.Settlement.Transaction)
+				}
+				firsts[r.op] = r.o.Settlement.Transaction
+				winner = r.op
+				if r.fresh {
+					fresh++
+				}
+			}
+		}
+		if len(firsts) != 1 || fresh != 1 {
+			t.Fatalf("%d operations succeeded, %d recorded fresh; want one, once", len(firsts), fresh)
+		}
+		return winner
+	}
+	const hold = x402test.EscrowHoldAmount
+	switch check(race([2]string{x402.EscrowCapture, "50000"}, [2]string{x402.EscrowVoid, ""})) {
+	case x402.EscrowVoid:
+		if got := bed.Balances(); got != before.Plus(hold, -hold, 0) {
+			t.Fatalf("after the void: %+v, want the hold back with the payer", got)
+		}
+		return // nothing to refund
+	case x402.EscrowCapture:
+		if got := bed.Balances(); got != before.Plus(0, -hold, hold) {
+			t.Fatalf("after the capture: %+v", got)
+		}
+	}
+	check(race([2]string{x402.EscrowRefund, "50000"}))
+	if got := bed.Balances(); got != before.Plus(hold, -hold, hold) {
+		// The refund is drawn from the operator, as the operator refund
+		// collector draws it; the receiver keeps the capture.
+		t.Fatalf("after the refund: %+v", got)
+	}
+	if _, _, err := x402.SettleEscrow(ctx, l, bed.Facilitator, bed.Authorizer, p.ID, "refund-2", x402.EscrowRefund, "1"); !errors.Is(err, x402.ErrEscrowAmount) {
+		t.Errorf("a refund above what was captured = %v, want ErrEscrowAmount", err)
+	}
+}
+
+// NewEscrowRecovery takes the Middleware's escrow and leaves a payment
+// without a verdict alone for twice the longest route's time budget and
+// two settlements.
+func TestNewEscrowRecovery(t *testing.T) {
+	bed := x402test.NewEscrowBed(t)
+	l := &x402.MemoryEscrowLedger{}
+	cfg := x402.MiddlewareConfig{
+		Facilitator: bed.Facilitator,
+		Routes:      map[string]x402.Price{"POST /a": {TimeBudget: time.Minute}, "POST /b": {}},
+		Escrow:      &x402.EscrowConfig{Authorizer: bed.Authorizer, Ledger: l},
+	}
+	r, err := x402.NewEscrowRecovery(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 2 * (time.Minute + 2*x402.DefaultSettleTimeout); r.Grace != want || r.Ledger != l {
+		t.Errorf("Grace %v, want %v", r.Grace, want)
+	}
+	cfg.Escrow.Ledger = nil
+	if _, err := x402.NewEscrowRecovery(cfg); err == nil {
+		t.Error("NewEscrowRecovery without a ledger succeeded")
+	}
+}
+
+// A payment whose capture the facilitator refused (recorded, so not sent
+// again) is voided by recovery, not left held until its payer reclaims it.
+func TestEscrowRecovery_voidsARefusedCapture(t *testing.T) {
+	ctx := t.Context()
+	bed := x402test.NewEscrowBed(t)
+	l := &x402.MemoryEscrowLedger{}
+	p := holdN(t, bed, l, 1)[0]
+	if _, err := l.Decide(ctx, p.ID, "VALID", p.Amount); err != nil {
+		t.Fatal(err)
+	}
+	refused := x402.EscrowOutcome{Key: x402.EscrowCapture, Operation: x402.EscrowCapture, Amount: p.Amount,
+		Settlement: x402.SettleResponse{ErrorReason: "invalid_auth_capture_evm_unexpected_state"}}
+	if _, _, _, err := l.Record(ctx, p.ID, refused); err != nil {
+		t.Fatal(err)
+	}
+	before := bed.Balances()
+	r := &x402.EscrowRecovery{Ledger: l, Facilitator: bed.Facilitator, Authorizer: bed.Authorizer}
+	done, err := r.Finish(ctx)
+	if err != nil || len(done) != 1 || done[0].Outcome.Operation != x402.EscrowVoid || !done[0].Outcome.Settlement.Success {
+		t.Fatalf("Finish = %+v, %v; want the payment voided", done, err)
+	}
+	if got, want := bed.Balances(), before.Plus(x402test.EscrowHoldAmount, -x402test.EscrowHoldAmount, 0); got != want {
+		t.Errorf("balances %+v, want %+v: the hold back with the payer", got, want)
+	}
+}

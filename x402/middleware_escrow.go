@@ -1,0 +1,458 @@
+package x402
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"math"
+	"net/http"
+	"time"
+
+	"github.com/vouchkit/vouch/problem"
+)
+
+// EscrowAuthorizer is the network's half of an "auth-capture" route, which
+// this package, knowing no network's cryptography, leaves to another (for
+// EVM networks, evm.ReceiverAuthorizer). It must be safe for concurrent
+// use.
+type EscrowAuthorizer interface {
+	// Hold returns the payment that payload, a payer's payload for
+	// offer, asks to hold: its ID, Payer, Amount and deadlines, with
+	// Offer and Payload set to offer and payload. It fails when the
+	// payload is not one for offer or offer names another receiver
+	// authorizer.
+	Hold(offer PaymentRequirements, payload json.RawMessage) (EscrowPayment, error)
+	// Consent returns the facilitator settle of operation (EscrowCapture,
+	// EscrowVoid or EscrowRefund) of amount on p, with the server's
+	// consent. A capture of less than the hold voids the rest in the same
+	// settle.
+	Consent(p EscrowPayment, operation, amount string) (*PaymentPayload, error)
+}
+
+// EscrowConfig configures the "auth-capture" routes of [Middleware].
+type EscrowConfig struct {
+	// Authorizer reads holds and consents to their lifecycle. Required.
+	Authorizer EscrowAuthorizer
+	// Ledger records each payment's lifecycle; nil means a new
+	// MemoryEscrowLedger.
+	Ledger EscrowLedger
+	// CaptureWindow is how long after a request a hold can be captured:
+	// each 402 answer offers extra.captureDeadline now+CaptureWindow, and
+	// a payment is refused unless its captureDeadline lies within it and
+	// after the route's time budget and two settlements (the hold and the
+	// capture). Zero means DefaultCaptureWindow. It must not exceed
+	// MiddlewareConfig.MaxValidity: a hold is captured or voided within
+	// the time the server remembers its proof.
+	CaptureWindow time.Duration
+	// RefundWindow is how long after the capture deadline a capture can
+	// be refunded (extra.refundDeadline); zero means DefaultRefundWindow.
+	RefundWindow time.Duration
+}
+
+// Windows of an [EscrowConfig] whose members are zero.
+const (
+	DefaultCaptureWindow = 10 * time.Minute
+	DefaultRefundWindow  = 24 * time.Hour
+)
+
+// ExtensionEscrow is the extension of a payment response in which
+// [Middleware] reports an "auth-capture" payment's lifecycle:
+// {"info": [EscrowReport]}.
+const ExtensionEscrow = "vouch-escrow"
+
+// EscrowReport is what a payment response tells the payer of its
+// "auth-capture" payment: the hold, the verdict and what was captured.
+type EscrowReport struct {
+	// ID is the payment's id (its PaymentInfo hash on EVM networks).
+	ID string `json:"id"`
+	// State is "captured" or "voided" (or "held" when the operation
+	// failed and the hold remains until the capture deadline).
+	State EscrowState `json:"state"`
+	// Verdict is why: the trust verdict, or "delivered", "refused",
+	// "failed" (the handler answered 400 or more, or panicked) or
+	// "stored" (an answer bought before).
+	Verdict string `json:"verdict"`
+	// Held is the amount held, Captured what was captured of it.
+	Held     string `json:"held"`
+	Captured string `json:"captured"`
+	// HoldTransaction is the transaction of the hold.
+	HoldTransaction string `json:"holdTransaction"`
+	// CaptureDeadline is the hold's capture deadline, Unix seconds.
+	CaptureDeadline int64 `json:"captureDeadline"`
+}
+
+// EscrowFromSettlement returns the escrow report of a payment response,
+// and false when it has none.
+func EscrowFromSettlement(sr *SettleResponse) (EscrowReport, bool) {
+	var ext struct {
+		Info *EscrowReport `json:"info"`
+	}
+	if sr == nil || json.Unmarshal(sr.Extensions[ExtensionEscrow], &ext) != nil || ext.Info == nil {
+		return EscrowReport{}, false
+	}
+	return *ext.Info, true
+}
+
+// The verdicts the middleware records of its own.
+const (
+	verdictDelivered = "delivered"
+	verdictRefused   = "refused"
+	verdictFailed    = "failed"
+	verdictStored    = "stored"
+)
+
+// reasonCaptureDeadline is the reason of a 402 for an "auth-capture"
+// payment whose capture deadline is not one the route offers.
+const reasonCaptureDeadline = "invalid_auth_capture_deadline"
+
+func (e *EscrowConfig) windows() (capture, refund time.Duration) {
+	capture, refund = e.CaptureWindow, e.RefundWindow
+	if capture == 0 {
+		capture = DefaultCaptureWindow
+	}
+	if refund == 0 {
+		refund = DefaultRefundWindow
+	}
+	return capture, refund
+}
+
+// checkEscrow rejects an "auth-capture" offer the route could not hold
+// and capture in time.
+func checkEscrow(p Price, e *EscrowConfig, settle, maxValidity time.Duration) error {
+	for i, o := range p.Accepts {
+		if o.Scheme != SchemeAuthCapture {
+			continue
+		}
+		switch {
+		case e == nil || e.Authorizer == nil:
+			return fmt.Errorf("offer %d: an %q offer needs MiddlewareConfig.Escrow with an Authorizer", i, SchemeAuthCapture)
+		case p.SettleBefore:
+			return fmt.Errorf("offer %d: an %q offer holds before the work and captures after it, so its route cannot settle before the work (SettleBefore)", i, SchemeAuthCapture)
+		}
+		capture, _ := e.windows()
+		need := time.Duration(o.MaxTimeoutSeconds)*time.Second + p.timeBudget() + 2*settle
+		if capture < need {
+			return fmt.Errorf("offer %d: the capture window %s is shorter than the offer's maxTimeoutSeconds, the time budget and two settlements (%s)", i, capture, need)
+		}
+		if capture > maxValidity {
+			return fmt.Errorf("offer %d: the capture window %s is longer than MaxValidity %s", i, capture, maxValidity)
+		}
+	}
+	return nil
+}
+
+// escrowOffer returns o with the deadlines a payer signs now, when o is
+// an "auth-capture" offer.
+func (pw *paywall) escrowOffer(o PaymentRequirements, now time.Time) PaymentRequirements {
+	if o.Scheme != SchemeAuthCapture || pw.cfg.Escrow == nil {
+		return o
+	}
+	capture, refund := pw.cfg.Escrow.windows()
+	cd := now.Add(capture).Unix()
+	return withDeadlines(o, cd, cd+int64(refund/time.Second))
+}
+
+func withDeadlines(o PaymentRequirements, capture, refund int64) PaymentRequirements {
+	extra := make(map[string]any, len(o.Extra)+2)
+	for k, v := range o.Extra {
+		extra[k] = v
+	}
+	extra["captureDeadline"], extra["refundDeadline"] = capture, refund
+	o.Extra = extra
+	return o
+}
+
+// escrowCandidates returns the "auth-capture" offers whose extra is the
+// accepted offer's but for the deadlines, which each 402 answer sets.
+func escrowCandidates(offers []PaymentRequirements, accepted PaymentRequirements) []PaymentRequirements {
+	strip := func(extra map[string]any) string {
+		m := maps.Clone(extra)
+		delete(m, "captureDeadline")
+		delete(m, "refundDeadline")
+		b, _ := json.Marshal(m) // sorted keys, numbers as JSON spells them
+		var v any
+		json.Unmarshal(b, &v)
+		b, _ = json.Marshal(v)
+		return string(b)
+	}
+	want := strip(accepted.Extra)
+	var out []PaymentRequirements
+	for _, o := range offers {
+		if o.Scheme == SchemeAuthCapture && strip(o.Extra) == want {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// escrowTerms returns the route's offer with the deadlines the payer
+// accepted, or the reason they are not ones the route offers.
+func (pw *paywall) escrowTerms(offer PaymentRequirements, accepted PaymentRequirements, price Price, now time.Time) (PaymentRequirements, string) {
+	deadline := func(name string) (int64, bool) {
+		f, ok := accepted.Extra[name].(float64)
+		if !ok || f != math.Trunc(f) || f <= 0 || f > 1<<48 {
+			return 0, false
+		}
+		return int64(f), true
+	}
+	cd, ok1 := deadline("captureDeadline")
+	rd, ok2 := deadline("refundDeadline")
+	if !ok1 || !ok2 {
+		return offer, reasonCaptureDeadline + ": extra.captureDeadline and extra.refundDeadline must be the offer's"
+	}
+	capture, refund := pw.cfg.Escrow.windows()
+	earliest := now.Add(price.timeBudget() + 2*pw.cfg.SettleTimeout).Unix()
+	latest := now.Add(capture + time.Minute).Unix() // a minute of clock skew
+	switch {
+	case cd < earliest || cd > latest:
+		return offer, fmt.Sprintf("%s: extra.captureDeadline %d is not within %d and %d", reasonCaptureDeadline, cd, earliest, latest)
+	case rd != cd+int64(refund/time.Second):
+		return offer, fmt.Sprintf("%s: extra.refundDeadline %d is not the captureDeadline plus %d", reasonCaptureDeadline, rd, int64(refund/time.Second))
+	}
+	return withDeadlines(offer, cd, rd), ""
+}
+
+// escrow serves a verified "auth-capture" payment: it places the hold and
+// records it before the handler runs, then captures what the answer
+// charges when the answer is delivered and voids the hold otherwise, each
+// operation recorded once. It reports whether the proof stays used: true
+// once the hold was asked for.
+func (pw *paywall) escrow(w http.ResponseWriter, r *http.Request, next http.Handler, m *meter, price Price, res ResourceInfo, p *PaymentPayload, offer PaymentRequirements, key string, until time.Time, payer string) (used bool) {
+	ctx := r.Context()
+	keep := context.WithoutCancel(ctx)
+	defer pw.beginSettling(key)() // a repeat waits for the lifecycle's outcome
+	hold, err := pw.cfg.Escrow.Authorizer.Hold(offer, p.Payload)
+	if err != nil {
+		pw.require(w, price, res, "invalid_auth_capture_payload: "+err.Error(), nil)
+		return false
+	}
+	sr := pw.settleOnce(keep, p, offer, payer)
+	if !sr.Success {
+		pw.require(w, price, res, "authorization failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr)
+		return true
+	}
+	hold.HeldAt, hold.Hold = pw.now(), *sr
+	payment, fresh, err := pw.escrowLedger.Hold(keep, hold)
+	switch {
+	case err != nil:
+		// A hold the ledger could not record is given back at once: no
+		// work runs on a payment that could not be finished after a
+		// restart.
+		pw.log.LogAttrs(ctx, slog.LevelError, "x402: recording a hold", slog.String("payment", hold.ID), slog.String("error", err.Error()))
+		hold.Captured, hold.Refunded = "0", "0"
+		pw.operate(keep, hold, EscrowVoid, "")
+		pw.unavailable(w, "escrow ledger", err)
+		return true
+	case !fresh: // its lifecycle is another request's
+		pw.require(w, price, res, msgUsed, nil)
+		return true
+	}
+	pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: held", slog.String("payment", payment.ID), slog.String("amount", payment.Amount), slog.String("payer", payment.Payer))
+
+	panicked := true
+	defer func() {
+		if panicked { // void the hold and keep the outcome; the panic goes on
+			d, err := pw.escrowLedger.Decide(keep, payment.ID, verdictFailed, "0")
+			if err != nil {
+				d = payment
+			}
+			pw.finish(keep, w, r, p, key, until, d, BufferedResponse{Status: http.StatusInternalServerError, Header: make(http.Header)}, nil, false)
+		}
+	}()
+	response, verdict, charged, u, deliver := pw.escrowWork(r, next, m, price, offer)
+	panicked = false
+	amount := "0"
+	if deliver {
+		amount = charged.Amount
+	}
+	decided, err := pw.escrowLedger.Decide(keep, payment.ID, verdict, amount)
+	if err != nil {
+		pw.log.LogAttrs(ctx, slog.LevelError, "x402: recording a verdict", slog.String("payment", payment.ID), slog.String("error", err.Error()))
+		decided = payment
+		decided.Verdict, decided.Capture = verdict, "0" // void what cannot be recorded
+	}
+	if pw.finish(keep, w, r, p, key, until, decided, response, u, true) {
+		if vp, ok := PaymentFromContext(ctx); ok && vp.outcome != nil {
+			vp.outcome.end(true)
+		}
+	}
+	return true
+}
+
+// escrowWork runs the handler into a buffer, and the route's gate on its
+// answer, and returns the answer to send, the verdict, the offer charged
+// (with the usage reported) and whether to capture.
+func (pw *paywall) escrowWork(r *http.Request, next http.Handler, m *meter, price Price, offer PaymentRequirements) (BufferedResponse, string, PaymentRequirements, *Usage, bool) {
+	ctx := r.Context()
+	var body []byte
+	req := r
+	if price.Gate != nil {
+		limit := price.Gate.MaxRequestBody
+		if limit <= 0 {
+			limit = defaultMaxGatedBody
+		}
+		var err error
+		body, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
+		switch {
+		case err != nil:
+			return problemResponse(problem.Newf(http.StatusBadRequest, problem.CodeInvalidRequest, "reading the request body: %v", err)), verdictFailed, offer, nil, false
+		case int64(len(body)) > limit:
+			return problemResponse(problem.Newf(http.StatusRequestEntityTooLarge, problem.CodeBodyTooLarge, "the request body is larger than %d bytes", limit)), verdictFailed, offer, nil, false
+		}
+		req = r.Clone(ctx)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	rec := &recorder{header: make(http.Header)}
+	next.ServeHTTP(rec, req)
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	answer := BufferedResponse{Status: rec.status, Header: rec.header, Body: rec.body.Bytes()}
+	charged, u := m.charge(offer)
+	reported := m.reportedVerdict()
+	switch {
+	case rec.status >= 400:
+		return answer, verdictFailed, charged, u, false
+	case fromStore(rec.header):
+		return answer, verdictStored, charged, u, false // bought before: never charged again
+	case price.Gate == nil:
+		return answer, cmp.Or(reported, verdictDelivered), charged, u, true
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	d := price.Gate.Check(ctx, req, body, &BufferedResponse{Status: answer.Status, Header: answer.Header.Clone(), Body: bytes.Clone(answer.Body)})
+	verdict := cmp.Or(d.Verdict, reported)
+	if !d.Deliver {
+		refusal := d.Refusal
+		if refusal.Status < 400 {
+			refusal.Status = http.StatusBadGateway
+		}
+		refusal.Header = mergeHeader(refusal.Header, d.Header)
+		pw.tel.refused(msgNotDelivered, nil)
+		if verdict == "" {
+			verdict = verdictRefused
+		}
+		return refusal, verdict, charged, u, false
+	}
+	if verdict == "" {
+		verdict = verdictDelivered
+	}
+	answer.Header = mergeHeader(answer.Header, d.Header)
+	return answer, verdict, charged, u, true
+}
+
+// reportedVerdict returns what the handler named with ReportVerdict.
+func (m *meter) reportedVerdict() string {
+	if m == nil {
+		return ""
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.verdict
+}
+
+func problemResponse(d *problem.Details) BufferedResponse {
+	rec := &recorder{header: make(http.Header)}
+	problem.Write(rec, d)
+	return BufferedResponse{Status: rec.status, Header: rec.header, Body: rec.body.Bytes()}
+}
+
+// finish captures or voids the payment as decided, keeps the outcome for
+// a repeat of the proof, and, when write is set, sends the answer: the
+// delivered answer with the capture in the payment headers, or the
+// failure with the void. It reports whether the answer was delivered.
+func (pw *paywall) finish(ctx context.Context, w http.ResponseWriter, r *http.Request, p *PaymentPayload, key string, until time.Time, d EscrowPayment, response BufferedResponse, u *Usage, write bool) bool {
+	op, amount := EscrowCapture, d.Capture
+	if amount == "" || amount == "0" {
+		op, amount = EscrowVoid, ""
+	}
+	after, sr := pw.operate(ctx, d, op, amount)
+	report := EscrowReport{ID: d.ID, State: after.State, Verdict: d.Verdict, Held: d.Amount, Captured: after.Captured,
+		HoldTransaction: d.Hold.Transaction, CaptureDeadline: d.CaptureDeadline.Unix()}
+	withEscrow(&sr, report)
+	if op == EscrowCapture {
+		withUsage(&sr, u)
+	}
+	delivered := op == EscrowCapture && sr.Success
+	if op == EscrowCapture && !sr.Success {
+		// The answer is not bought: the hold stays until it is voided
+		// or reclaimed, and the buyer learns why.
+		response = problemResponse(problem.Newf(http.StatusPaymentRequired, problem.CodePaymentRequired, "capture failed: %s", joinReason(sr.ErrorReason, sr.ErrorMessage)))
+	}
+	o := Outcome{Request: paidRequest(r, p), Delivered: delivered, Response: response, Settlement: &sr}
+	if err := pw.outcomes.Keep(ctx, key, o, until); err != nil {
+		pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: keeping an escrow outcome", slog.String("error", err.Error()))
+	}
+	if !write {
+		return delivered
+	}
+	if err := setSettlement(w.Header(), &sr, p.X402Version); err != nil {
+		pw.unavailable(w, "encoding the settlement", err)
+		return false
+	}
+	writeBuffered(w, response)
+	return delivered
+}
+
+// operate runs the lifecycle operation op of amount on p once: a
+// recorded outcome is replayed, and a new one recorded before it is
+// returned, with the payment as it stands after it.
+func (pw *paywall) operate(ctx context.Context, p EscrowPayment, op, amount string) (EscrowPayment, SettleResponse) {
+	if o, ok := p.Outcome(op); ok {
+		return p, o.Settlement
+	}
+	failed := func(reason, msg string) SettleResponse {
+		return SettleResponse{ErrorReason: reason, ErrorMessage: msg, Network: p.Offer.Network, Payer: p.Payer}
+	}
+	payload, err := pw.cfg.Escrow.Authorizer.Consent(p, op, amount)
+	if err != nil {
+		pw.log.LogAttrs(ctx, slog.LevelError, "x402: consenting to "+op, slog.String("payment", p.ID), slog.String("error", err.Error()))
+		return p, failed("unexpected_settle_error", "the server could not consent to the "+op)
+	}
+	sr := *pw.settleOnce(ctx, payload, p.Offer, p.Payer)
+	if sr.ErrorReason == "unexpected_settle_error" {
+		return p, sr // the outcome is unknown: not recorded, sent again by recovery
+	}
+	after, first, _, err := pw.escrowLedger.Record(ctx, p.ID, EscrowOutcome{Key: op, Operation: op, Amount: amount, Settlement: sr, At: pw.now()})
+	if err != nil {
+		pw.log.LogAttrs(ctx, slog.LevelError, "x402: recording the "+op, slog.String("payment", p.ID), slog.String("error", err.Error()))
+		return p, sr
+	}
+	pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: "+op, slog.String("payment", p.ID), slog.Bool("success", first.Settlement.Success), slog.String("transaction", first.Settlement.Transaction))
+	return after, first.Settlement
+}
+
+// settleOnce asks the facilitator to settle p under offer on a context
+// detached from the client's and bounded by SettleTimeout; a failure to
+// ask is the settlement "unexpected_settle_error".
+func (pw *paywall) settleOnce(ctx context.Context, p *PaymentPayload, offer PaymentRequirements, payer string) *SettleResponse {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pw.cfg.SettleTimeout)
+	defer cancel()
+	sr, err := pw.cfg.Facilitator.Settle(ctx, p, offer)
+	if err != nil {
+		pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: settlement failed", slog.String("error", err.Error()))
+		return &SettleResponse{ErrorReason: "unexpected_settle_error", ErrorMessage: "the facilitator could not settle the payment", Network: offer.Network, Payer: payer}
+	}
+	if sr.Payer == "" {
+		sr.Payer = payer
+	}
+	return sr
+}
+
+// withEscrow adds the report to the settlement's extensions.
+func withEscrow(sr *SettleResponse, e EscrowReport) {
+	info, err := json.Marshal(map[string]EscrowReport{"info": e})
+	if err != nil {
+		return
+	}
+	ext := make(map[string]json.RawMessage, len(sr.Extensions)+1)
+	for k, v := range sr.Extensions {
+		ext[k] = v
+	}
+	ext[ExtensionEscrow] = info
+	sr.Extensions = ext
+}

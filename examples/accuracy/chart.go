@@ -13,7 +13,8 @@ import (
 )
 
 // tierColors are the colours of the tiers, in the order of tiers, then the
-// majority of 5's and that of fast on an engine shared with adaptive.
+// majority of 5's, that of fast on an engine shared with adaptive and
+// that of the best single session.
 var tierColors = []color.Color{
 	color.RGBA{R: 0x1b, G: 0x9e, B: 0x77, A: 0xff},
 	color.RGBA{R: 0xd9, G: 0x5f, B: 0x02, A: 0xff},
@@ -21,6 +22,21 @@ var tierColors = []color.Color{
 	color.RGBA{R: 0xe7, G: 0x29, B: 0x8a, A: 0xff},
 	color.RGBA{R: 0x66, G: 0x66, B: 0x66, A: 0xff},
 	color.RGBA{R: 0x66, G: 0xa6, B: 0x1e, A: 0xff},
+	color.RGBA{R: 0xa6, G: 0x76, B: 0x1d, A: 0xff},
+}
+
+// A chartPanel is one panel of a reliability chart: a line per series.
+type chartPanel struct {
+	title  string
+	series []series
+}
+
+// A series is one line of a chart panel: calls' stats, and the colour's
+// index in tierColors.
+type series struct {
+	name  string
+	color int
+	s     stats
 }
 
 // chart draws the reliability chart of workload wl: for each variant
@@ -31,11 +47,29 @@ var tierColors = []color.Color{
 // minBinCalls calls are left out. A perfectly calibrated tier lies on the
 // diagonal. It writes SVG.
 func (r *report) chart(w io.Writer, wl *workload) error {
-	vs := r.variants()
+	var panels []chartPanel
+	for _, v := range r.settings() {
+		cp := chartPanel{title: fmt.Sprintf("%s: reputation %s", wl.name, v)}
+		for i, pol := range tiers {
+			cp.series = append(cp.series, series{string(pol), i, r.measured(r.get(wl.name, pol, v))})
+		}
+		if calls := r.shared(wl.name, v); calls != nil {
+			cp.series = append(cp.series, series{sharedName, len(tiers) + 1, r.measured(calls)})
+		}
+		cp.series = append(cp.series, series{"majority of 5", len(tiers), r.measured(r.five[wl.name])})
+		panels = append(panels, cp)
+	}
+	return reliabilityChart(w, panels)
+}
+
+// reliabilityChart draws panels side by side, each of stated confidence
+// against observed accuracy from 0.5 to 1 with the diagonal dashed. It
+// writes SVG.
+func reliabilityChart(w io.Writer, panels []chartPanel) error {
 	plots := make([][]*plot.Plot, 1)
-	for _, v := range vs {
+	for _, cp := range panels {
 		p := plot.New()
-		p.Title.Text = fmt.Sprintf("%s: reputation %s", wl.name, v)
+		p.Title.Text = cp.title
 		p.X.Label.Text = "stated confidence (mean of the bin)"
 		p.Y.Label.Text = "observed accuracy"
 		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0.5, 1, 0.5, 1 // a winner's confidence is at least 1/2
@@ -48,25 +82,17 @@ func (r *report) chart(w io.Writer, wl *workload) error {
 		p.Add(diag)
 		p.Legend.Top, p.Legend.Left = false, false
 		p.Legend.XOffs, p.Legend.YOffs = -vg.Points(8), vg.Points(8)
-		for i, pol := range tiers {
-			if err := addBins(p, string(pol), tierColors[i], r.measured(r.get(wl.name, pol, v))); err != nil {
+		for _, sr := range cp.series {
+			if err := addBins(p, sr.name, tierColors[sr.color%len(tierColors)], sr.s); err != nil {
 				return err
 			}
-		}
-		if calls := r.shared(wl.name); v == on && calls != nil {
-			if err := addBins(p, sharedName, tierColors[len(tiers)+1], r.measured(calls)); err != nil {
-				return err
-			}
-		}
-		if err := addBins(p, "majority of 5", tierColors[len(tiers)], r.measured(r.five[wl.name])); err != nil {
-			return err
 		}
 		plots[0] = append(plots[0], p)
 	}
-	width := vg.Length(len(vs)) * 5 * vg.Inch
+	width := vg.Length(len(panels)) * 5 * vg.Inch
 	c := vgsvg.New(width, 5*vg.Inch)
 	dc := draw.New(c)
-	canvases := plot.Align(plots, draw.Tiles{Rows: 1, Cols: len(vs), PadX: vg.Points(12)}, dc)
+	canvases := plot.Align(plots, draw.Tiles{Rows: 1, Cols: len(panels), PadX: vg.Points(12)}, dc)
 	for j, p := range plots[0] {
 		p.Draw(canvases[0][j])
 	}

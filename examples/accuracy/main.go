@@ -1,14 +1,23 @@
 // Command accuracy measures what each trust tier buys, before and after
 // learned session reliability: the accuracy of its statuses with a 95%
 // interval, the runs it spends and on which sessions, and how well its
-// stated confidence is calibrated (ECE, Brier score, reliability charts),
-// on three seeded workloads: a heterogeneous panel of five sessions that
-// err 6% to 25% of the time, an easy panel where every session errs 2% of
-// the time, and correlated traps, claims on which the sessions err
-// together. It runs the real trust.Service on a real router.Engine,
-// in-process; only the workers are simulated.
+// stated confidence is calibrated (ECE, Brier score, reliability charts).
+// It runs the real trust.Service on a real router.Engine, in-process;
+// only the workers are simulated.
 //
-//	go run ./examples/accuracy [-calls N] [-seed S] [-episode E] [-curve 0,100,1000] [-only W,...] [-sweep T,...] [-md FILE] [-charts DIR]
+// With -data, it first runs real-data validation workloads read from that
+// folder (../shared/real-llm-data): real answers of language models to
+// MMLU-Pro questions and real option probabilities on an emotion
+// classification set, framed as validating a seller model's claimed
+// answer by a panel of five models, the host reporting the true outcome
+// of a share of the calls (-outcomes); and real-data delegation
+// workloads, GSM8K problems delegated to a panel of five models that
+// answer with their models' real numbers. Then it runs three seeded,
+// simulated workloads: a heterogeneous panel of five sessions that err 6%
+// to 25% of the time, an easy panel where every session errs 2% of the
+// time, and correlated traps, claims on which the sessions err together.
+//
+//	go run ./examples/accuracy [-data DIR] [-warm 2000] [-delegation-warm 300] [-outcomes 0,0.02,0.05] [-calls N] [-seed S] [-episode E] [-curve 0,100,1000] [-only W,...] [-sweep T,...] [-md FILE] [-charts DIR]
 //
 // It writes the tables in Markdown (to standard output, or FILE), the
 // targets met or not among them, and with -charts a reliability chart per
@@ -41,17 +50,24 @@ func main() {
 	sweep := flag.String("sweep", "0.9,0.95", "other escalation thresholds (the confidence a lone run needs to settle an adaptive call) to measure adaptive at, comma-separated; empty for none")
 	md := flag.String("md", "", "write the Markdown tables to this file (default: standard output)")
 	charts := flag.String("charts", "", "write the reliability charts to this directory")
+	data := flag.String("data", "", "the real-data folder (../shared/real-llm-data) whose workloads to run besides the simulated ones; empty for none")
+	warm := flag.Int("warm", 2000, "the earlier calls of a real-data validation workload: the calls after them are the measured ones")
+	delegationWarm := flag.Int("delegation-warm", 300, "the earlier calls of a real-data delegation workload (GSM8K: 1,319 problems): the calls after them are the measured ones")
+	outcomes := flag.String("outcomes", "0,0.02,0.05", "the shares of the calls whose true outcome the host reports (trust.Service.Feedback) to measure reputation on at, comma-separated")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	cfg := config{calls: *calls, seed: *seed, episode: *episode}
+	cfg := config{calls: *calls, seed: *seed, episode: *episode, data: *data, realWarm: *warm, delegationWarm: *delegationWarm}
 	var err error
 	if cfg.curve, err = parseCurve(*curve); err == nil {
 		cfg.only, err = parseOnly(*only)
 	}
 	if err == nil {
 		cfg.sweep, err = parseSweep(*sweep)
+	}
+	if err == nil {
+		cfg.outcomes, err = parseOutcomes(*outcomes)
 	}
 	if err == nil {
 		err = run(ctx, cfg, *md, *charts, os.Stdout, os.Stderr)
@@ -62,15 +78,49 @@ func main() {
 	}
 }
 
-// run simulates cfg, then writes the tables to mdPath (or out) and the
-// charts to chartDir (if set); progress goes to progress.
+// run measures cfg's workloads, the real-data ones first, then writes
+// the tables to mdPath (or out) and the charts to chartDir (if set);
+// progress goes to progress.
 func run(ctx context.Context, cfg config, mdPath, chartDir string, out, progress io.Writer) error {
-	rep, err := simulate(ctx, cfg, progress)
-	if err != nil {
+	if err := cfg.check(); err != nil {
 		return err
 	}
 	var md bytes.Buffer
-	rep.markdown(&md)
+	charts := map[string]func(io.Writer) error{}
+	if cfg.runsReal() {
+		real, err := simulateReal(ctx, cfg, progress)
+		if err != nil {
+			return err
+		}
+		real.markdown(&md)
+		for _, t := range real.tables {
+			charts[t.spec.name] = func(w io.Writer) error { return real.chart(w, t) }
+		}
+	}
+	if cfg.runsDelegation() {
+		del, err := simulateDelegation(ctx, cfg, progress)
+		if err != nil {
+			return err
+		}
+		if md.Len() > 0 {
+			fmt.Fprintln(&md)
+		}
+		del.markdown(&md)
+	}
+	if cfg.runsSimulated() {
+		rep, err := simulate(ctx, cfg, progress)
+		if err != nil {
+			return err
+		}
+		if md.Len() > 0 {
+			fmt.Fprintln(&md)
+		}
+		rep.markdown(&md)
+		for _, wl := range rep.measuredWorkloads() {
+			charts[wl.name] = func(w io.Writer) error { return rep.chart(w, wl) }
+		}
+	}
+	var err error
 	if mdPath == "" {
 		_, err = out.Write(md.Bytes())
 	} else {
@@ -79,16 +129,50 @@ func run(ctx context.Context, cfg config, mdPath, chartDir string, out, progress
 	if err != nil || chartDir == "" {
 		return err
 	}
-	for _, wl := range rep.measuredWorkloads() {
+	for name, draw := range charts {
 		var svg bytes.Buffer
-		if err := rep.chart(&svg, wl); err != nil {
-			return fmt.Errorf("drawing the chart of %s: %w", wl.name, err)
+		if err := draw(&svg); err != nil {
+			return fmt.Errorf("drawing the chart of %s: %w", name, err)
 		}
-		if err := os.WriteFile(filepath.Join(chartDir, "reliability-"+wl.name+".svg"), svg.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(chartDir, "reliability-"+name+".svg"), svg.Bytes(), 0o644); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// check reports a configuration that names a real-data workload without
+// a folder to read it from.
+func (c config) check() error {
+	for _, o := range c.only {
+		if c.data == "" && (slices.ContainsFunc(panelSpecs, func(p panelSpec) bool { return p.name == o }) ||
+			slices.ContainsFunc(delegationSpecs, func(d delegationSpec) bool { return d.name == o })) {
+			return fmt.Errorf("-only: %s is a real-data workload: give the folder with -data", o)
+		}
+	}
+	switch {
+	case c.data != "" && c.realWarm < 0:
+		return fmt.Errorf("-warm must be at least 0, got %d", c.realWarm)
+	case c.data != "" && c.delegationWarm < 0:
+		return fmt.Errorf("-delegation-warm must be at least 0, got %d", c.delegationWarm)
+	}
+	return nil
+}
+
+// runsDelegation reports whether some real-data delegation workload is
+// to run.
+func (c config) runsDelegation() bool {
+	return c.data != "" && slices.ContainsFunc(delegationSpecs, func(d delegationSpec) bool { return c.includes(d.name) })
+}
+
+// runsReal reports whether some real-data workload is to run.
+func (c config) runsReal() bool {
+	return c.data != "" && slices.ContainsFunc(panelSpecs, func(p panelSpec) bool { return c.includes(p.name) })
+}
+
+// runsSimulated reports whether some simulated workload is to run.
+func (c config) runsSimulated() bool {
+	return slices.ContainsFunc(workloads, func(w workload) bool { return c.includes(w.name) })
 }
 
 // parseCurve reads the learning curve's points: a comma-separated,
@@ -114,7 +198,9 @@ func parseOnly(s string) ([]string, error) {
 	var names []string
 	for f := range strings.SplitSeq(s, ",") {
 		f = strings.TrimSpace(f)
-		if !slices.ContainsFunc(workloads, func(w workload) bool { return w.name == f }) {
+		if !slices.ContainsFunc(workloads, func(w workload) bool { return w.name == f }) &&
+			!slices.ContainsFunc(panelSpecs, func(p panelSpec) bool { return p.name == f }) &&
+			!slices.ContainsFunc(delegationSpecs, func(d delegationSpec) bool { return d.name == f }) {
 			return nil, fmt.Errorf("-only: no workload %q; the workloads are %s", f, workloadNames())
 		}
 		names = append(names, f)
@@ -136,4 +222,20 @@ func parseSweep(s string) ([]float64, error) {
 		ts = append(ts, t)
 	}
 	return ts, nil
+}
+
+// parseOutcomes reads a comma-separated list of shares in [0, 1).
+func parseOutcomes(s string) ([]float64, error) {
+	var shares []float64
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		o, err := strconv.ParseFloat(f, 64)
+		if err != nil || !(o >= 0 && o < 1) || slices.Contains(shares, o) {
+			return nil, errors.New("-outcomes: want distinct shares of at least 0 and below 1, such as 0,0.02,0.05; got " + strconv.Quote(s))
+		}
+		shares = append(shares, o)
+	}
+	return shares, nil
 }

@@ -24,10 +24,11 @@ import (
 var update = flag.Bool("update", false, "write testdata/today.golden from this build (only from today's engine: see TestReputationOff_today)")
 
 // smallCfg is the test's size: every workload, in two episodes of 60
-// calls, the learning curve at 0, 10 and 30 earlier calls, and adaptive
-// also at escalation threshold 0.7, where a lone run of every easy claim
-// settles the call (easy claims report 0.7 or more).
-var smallCfg = config{calls: 120, seed: 7, episode: 60, curve: []int{0, 10, 30}, sweep: []float64{0.7}}
+// calls, the learning curve at 0, 10 and 30 earlier calls, reputation on
+// with no outcome reported and with 5%, and adaptive also at escalation
+// threshold 0.7, where a lone run of every easy claim settles the call
+// (easy claims report 0.7 or more).
+var smallCfg = config{calls: 120, seed: 7, episode: 60, curve: []int{0, 10, 30}, sweep: []float64{0.7}, outcomes: []float64{0, 0.05}}
 
 var (
 	smallOnce sync.Once
@@ -49,7 +50,7 @@ func TestSimulate(t *testing.T) {
 	rep := small(t)
 	// Every tier with each variant, fast on an engine shared with adaptive,
 	// and adaptive at threshold 0.7 with each variant.
-	want := len(workloads) * (len(tiers)*len(rep.variants()) + len(rep.variants()) - 1 + len(rep.variants()))
+	want := len(workloads) * (len(tiers)*len(rep.settings()) + len(rep.settings()) - 1 + len(sweepSettings))
 	if len(rep.cells) != want {
 		t.Fatalf("%d cells measured, want %d", len(rep.cells), want)
 	}
@@ -75,6 +76,9 @@ func TestSimulate(t *testing.T) {
 			if k.answered {
 				answered++
 			}
+			if want := c.rep == on && reports(smallCfg.seed, i, c.outcomes) && k.answered; k.reported != want {
+				t.Errorf("%s claim %d: outcome reported = %v, want %v", c, i, k.reported, want)
+			}
 			lo, hi := runsOf(c.policy, c.rep)
 			if c.lone != 0 {
 				lo = 1
@@ -97,12 +101,19 @@ func TestSimulate(t *testing.T) {
 	// At threshold 0.7 a lone run settles some calls, and adaptive spends
 	// fewer runs than at the default.
 	for _, wl := range workloads {
-		for _, v := range rep.variants() {
-			at07 := summarize(rep.cells[cell{workload: wl.name, policy: trust.PolicyAdaptive, rep: v, lone: 0.7}], nil)
+		for _, v := range sweepSettings {
+			at07 := summarize(rep.cells[cell{workload: wl.name, policy: trust.PolicyAdaptive, rep: v.rep, lone: 0.7}], nil)
 			at0 := summarize(rep.get(wl.name, trust.PolicyAdaptive, v), nil)
 			if at07.runsPerCall() >= at0.runsPerCall() {
 				t.Errorf("%s reputation %s: threshold 0.7 spends %.2f runs per call, not fewer than %.2f at 0", wl.name, v, at07.runsPerCall(), at0.runsPerCall())
 			}
+		}
+	}
+	// Reported outcomes reach the book: adaptive answers otherwise.
+	for _, wl := range workloads {
+		none, some := rep.get(wl.name, trust.PolicyAdaptive, setting{rep: on}), rep.get(wl.name, trust.PolicyAdaptive, setting{rep: on, outcomes: 0.05})
+		if cmp.Equal(none, some, cmp.AllowUnexported(call{}), cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".reported" }, cmp.Ignore())) {
+			t.Errorf("%s: adaptive answered every call the same with 5%% of outcomes reported as with none", wl.name)
 		}
 	}
 	// The reference is the plain majority of the five sessions' votes.
@@ -158,7 +169,7 @@ func TestReputationOff_today(t *testing.T) {
 	var got bytes.Buffer
 	for _, wl := range workloads {
 		for _, pol := range tiers {
-			for i, k := range rep.get(wl.name, pol, off) {
+			for i, k := range rep.get(wl.name, pol, setting{rep: off}) {
 				fmt.Fprintf(&got, "%s %s %d %s %s %d %v\n", wl.name, pol, i, k.status,
 					strconv.FormatFloat(k.confidence, 'g', -1, 64), k.launched, k.runs)
 			}
@@ -212,7 +223,7 @@ func TestMeasure_deterministic(t *testing.T) {
 	var runs [2][]call
 	for i := range runs {
 		var err error
-		if runs[i], _, _, err = measure(context.Background(), 3, c, wl, 0, cs); err != nil {
+		if runs[i], _, _, err = measure(context.Background(), 3, c, simulated{3, wl, cs}, 0, len(cs)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -319,7 +330,7 @@ func TestRun_writesTablesAndCharts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"-calls 30 -seed 1 -episode 30 -curve 0,10 -sweep 0.7`", "### Targets", "### Trap claims", "| traps | 0.7 | on |",
+	want := []string{"-calls 30 -seed 1 -episode 30 -curve 0,10 -outcomes 0 -sweep 0.7`", "### Targets", "### Trap claims", "| traps | 0.7 | on |",
 		"| majority of 5 (reference) | — |", "adaptive at most 2.35 runs per call", "adaptive at most 2.1 runs per call",
 		"calls 11–30: accuracy"}
 	for _, wl := range workloads {
@@ -332,6 +343,11 @@ func TestRun_writesTablesAndCharts(t *testing.T) {
 		if !bytes.Contains(table, []byte(w)) {
 			t.Errorf("the tables lack %q:\n%s", w, table)
 		}
+	}
+	// Fast on an engine shared with adaptive is measured with reputation
+	// on only.
+	if bytes.Contains(table, []byte("| "+sharedName+" | off |")) {
+		t.Errorf("the tables show %s with reputation off, which is not measured", sharedName)
 	}
 	for _, wl := range workloads {
 		chart, err := os.ReadFile(filepath.Join(dir, "reliability-"+wl.name+".svg"))
@@ -355,6 +371,17 @@ func TestParseFlags(t *testing.T) {
 	}
 	if got, err := parseOnly("easy,traps"); err != nil || !cmp.Equal(got, []string{"easy", "traps"}) {
 		t.Errorf("parseOnly = %v, %v", got, err)
+	}
+	if got, err := parseOnly("mmlu-strong,emotion"); err != nil || !cmp.Equal(got, []string{"mmlu-strong", "emotion"}) {
+		t.Errorf("parseOnly = %v, %v", got, err)
+	}
+	if got, err := parseOutcomes(" 0, 0.02,,0.05"); err != nil || !cmp.Equal(got, []float64{0, 0.02, 0.05}) {
+		t.Errorf("parseOutcomes = %v, %v; want [0 0.02 0.05]", got, err)
+	}
+	for _, bad := range []string{"1", "-0.1", "x", "NaN", "0,0"} {
+		if _, err := parseOutcomes(bad); err == nil || !strings.Contains(err.Error(), "-outcomes") {
+			t.Errorf("parseOutcomes(%q) error = %v, want one naming -outcomes", bad, err)
+		}
 	}
 	if _, err := parseOnly("hard"); err == nil || !strings.Contains(err.Error(), "-only") {
 		t.Errorf("parseOnly(hard) error = %v, want one naming -only", err)
@@ -381,7 +408,7 @@ func TestParseFlags(t *testing.T) {
 func TestWeightedStep(t *testing.T) {
 	const n = 300
 	wl := &workloads[0]
-	p := newPanel(5, wl, 0, wl.claims(5, 0, n))
+	p := newPanel(simulated{5, wl, wl.claims(5, 0, n)}, 0, n)
 	engine, _, err := newEngine(p, on)
 	if err != nil {
 		t.Fatal(err)

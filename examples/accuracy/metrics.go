@@ -154,27 +154,39 @@ func ratio2(a float64, b int) float64 {
 	return a / float64(b)
 }
 
-// majorityOfFive returns the reference of each claim of cs: the plain
-// majority of the five sessions' votes, computed from the same draws the
-// tiers see, with its confidence consensus.Posterior of the tally. It
-// always spends 5 runs, one on each session.
-func majorityOfFive(seed uint64, w *workload, cs []claim) ([]call, error) {
-	out := make([]call, len(cs))
-	for i, c := range cs {
+// majorityOfFive returns the reference of each claim of src from 0 to
+// n-1: the plain majority of the five sessions' votes, computed from the
+// same answers the tiers see, with its confidence consensus.Posterior of
+// the tally. It always spends 5 runs, one on each session.
+func majorityOfFive(src claims, n int) ([]call, error) {
+	out := make([]call, n)
+	for i := range out {
 		votes := make([]consensus.Vote, panelSize)
 		for s := range votes {
-			a := w.judge(seed, i, c, router.SessionID(s+1))
+			a := src.answer(i, router.SessionID(s+1))
 			votes[s] = consensus.Vote{Session: int64(s + 1), Label: consensus.Label(a.verdict)}
 		}
 		o, err := consensus.Majority{}.Aggregate(votes, consensus.Policy{})
 		if err != nil {
 			return nil, fmt.Errorf("the majority of 5 of claim %d: %w", i, err)
 		}
-		k := call{status: trust.Status(o.Label), correct: router.Verdict(o.Label) == c.truth, answered: true, confidence: o.Confidence, launched: panelSize}
+		k := call{status: trust.Status(o.Label), correct: router.Verdict(o.Label) == src.truth(i), answered: true, confidence: o.Confidence, launched: panelSize}
 		for s := range k.runs {
 			k.runs[s] = 1
 		}
 		out[i] = k
 	}
 	return out, nil
+}
+
+// alone returns session s's answers to the claims of src from 0 to n-1,
+// each as a call of one run stating the session's own confidence.
+func alone(src claims, n int, s router.SessionID) []call {
+	out := make([]call, n)
+	for i := range out {
+		a := src.answer(i, s)
+		out[i] = call{status: trust.Status(a.verdict), correct: a.verdict == src.truth(i), answered: true, confidence: a.confidence, launched: 1}
+		out[i].runs[s-1] = 1
+	}
+	return out
 }

@@ -40,10 +40,9 @@ import (
 // version 3 step is in flight. That changes when runs happen, not what
 // they answer.
 type panel struct {
-	seed   uint64
-	w      *workload
-	first  int     // the number of claims[0] in the seed's sequence
-	claims []claim // the claims the panel may be asked about
+	src   source // what the sessions answer
+	first int    // the number of the first claim the panel may be asked about
+	n     int    // the number of claims it may be asked about, from first
 	// decide returns the aggregator whose Decided the engine applies to
 	// a weighted step of job on sessions (by replica).
 	decide func(job *router.Job, sessions []router.SessionID) (consensus.Aggregator, error)
@@ -62,9 +61,10 @@ type panel struct {
 type step struct {
 	n        int
 	policy   consensus.DisagreementPolicy
-	weighted bool               // consensus.aggregation is weighted
-	answers  []answer           // by replica
-	sessions []router.SessionID // by replica
+	cons     router.ConsensusRequest // the step's consensus block: its aggregation
+	delegate bool                    // a delegation: the answers are outputs
+	answers  []answer                // by replica
+	sessions []router.SessionID      // by replica
 	joined   int
 	order    []int           // the replicas that answer, in arrival order
 	release  []chan struct{} // closed to let a replica answer, by replica
@@ -72,8 +72,24 @@ type step struct {
 	clocks   int             // clock reads to wait before releasing it
 }
 
-func newPanel(seed uint64, w *workload, first int, claims []claim) *panel {
-	return &panel{seed: seed, w: w, first: first, claims: claims, turns: newTurns()}
+// A source is what a panel's sessions answer, by claim number (for a
+// delegation, problem number). A session answers the same of a claim
+// whichever tier asks.
+type source interface {
+	// answer returns session s's answer to claim i; s is one of the
+	// panel's sessions, 1 to panelSize.
+	answer(i int, s router.SessionID) answer
+}
+
+// A claims is a source of validation claims: each has a truth.
+type claims interface {
+	source
+	truth(i int) router.Verdict
+}
+
+// newPanel returns the panel of n claims of src, from claim first.
+func newPanel(src source, first, n int) *panel {
+	return &panel{src: src, first: first, n: n, turns: newTurns()}
 }
 
 // sessions returns the panel's sessions, ids 1 to panelSize.
@@ -85,18 +101,27 @@ func (p *panel) sessions() []router.Session {
 	return routertest.Sessions(1, panelSize, ws...)
 }
 
-// work answers a validate job as replica job.Replica of the step in flight.
+// work answers a validate or delegate job as replica job.Replica of the
+// step in flight. A validate job names its claim in the claimed output, a
+// delegate job in its input: {"claim": i}.
 func (p *panel) work(ctx context.Context, job *router.Job) (*router.Result, error) {
 	var ref struct {
 		Claim int `json:"claim"`
 	}
-	if job.Claim == nil || json.Unmarshal(job.Claim.Output, &ref) != nil || ref.Claim < p.first || ref.Claim >= p.first+len(p.claims) {
+	var raw json.RawMessage
+	switch {
+	case job.Kind == router.KindDelegate:
+		raw = job.Input.Raw()
+	case job.Claim != nil:
+		raw = job.Claim.Output
+	}
+	if json.Unmarshal(raw, &ref) != nil || ref.Claim < p.first || ref.Claim >= p.first+p.n {
 		return nil, errors.New("accuracy: job names no claim of the panel")
 	}
 	if job.SessionID < 1 || job.SessionID > panelSize {
 		return nil, fmt.Errorf("accuracy: session %d is not one of the panel's", job.SessionID)
 	}
-	a := p.w.judge(p.seed, ref.Claim, p.claims[ref.Claim-p.first], job.SessionID)
+	a := p.src.answer(ref.Claim, job.SessionID)
 
 	p.mu.Lock()
 	st := p.step
@@ -108,17 +133,9 @@ func (p *panel) work(ctx context.Context, job *router.Job) (*router.Result, erro
 	st.sessions[job.Replica] = job.SessionID
 	st.joined++
 	if st.joined == st.n {
-		var agg consensus.Aggregator = consensus.Majority{}
-		if st.weighted {
-			var err error
-			if p.decide == nil {
-				err = errors.New("accuracy: a weighted step on a panel that knows no reliabilities")
-			} else if agg, err = p.decide(job, st.sessions); err != nil {
-				err = fmt.Errorf("accuracy: reading the step's reliabilities: %w", err)
-			}
-			if err != nil {
-				p.fault, agg = err, consensus.Majority{} // the fault ends the run
-			}
+		agg, err := p.aggregator(job, st)
+		if err != nil {
+			p.fault, agg = err, consensus.Majority{} // the fault ends the run
 		}
 		st.plan(agg)
 	}
@@ -134,7 +151,40 @@ func (p *panel) work(ctx context.Context, job *router.Job) (*router.Result, erro
 	st.clocks = 2 // the engine's reads after the run: its latency, then its health
 	p.mu.Unlock()
 	runtime.Gosched() // let the replica released before this one deliver its vote first
+	switch {
+	case a.failed:
+		return nil, errors.New("accuracy: the model's answer holds no number")
+	case st.delegate:
+		return &router.Result{Output: a.output}, nil
+	}
 	return &router.Result{Verdict: a.verdict, Confidence: a.confidence}, nil
+}
+
+// aggregator returns the aggregator the engine applies to st, a step of
+// job: the majority; weighted, with the reliabilities decide gives; or
+// the unweighted median within the step's tolerance (the trust service
+// asks for no weighted median).
+func (p *panel) aggregator(job *router.Job, st *step) (consensus.Aggregator, error) {
+	switch c := st.cons; {
+	case c.Aggregation == router.AggregationWeighted:
+		if p.decide == nil {
+			return nil, errors.New("accuracy: a weighted step on a panel that knows no reliabilities")
+		}
+		agg, err := p.decide(job, st.sessions)
+		if err != nil {
+			return nil, fmt.Errorf("accuracy: reading the step's reliabilities: %w", err)
+		}
+		return agg, nil
+	case c.Aggregation == router.AggregationMedian && c.WeightBy == "":
+		var tol consensus.Tolerance
+		if t := c.Tolerance; t != nil {
+			tol = consensus.Tolerance{Absolute: t.Absolute, Relative: t.Relative}
+		}
+		return consensus.Median{Tolerance: tol}, nil
+	case c.Aggregation == "" || c.Aggregation == router.AggregationMajority:
+		return consensus.Majority{}, nil
+	}
+	return nil, fmt.Errorf("accuracy: the panel plans no step of aggregation %q weighted by %q", st.cons.Aggregation, st.cons.WeightBy)
 }
 
 // plan orders the replicas by latency and finds the shortest prefix after
@@ -157,7 +207,10 @@ func (st *step) plan(agg consensus.Aggregator) {
 	votes := make([]consensus.Vote, st.n)
 	policy := consensus.Policy{Disagreement: st.policy}
 	for k, r := range byLatency {
-		votes[r] = consensus.Vote{Session: int64(st.sessions[r]), Label: consensus.Label(st.answers[r].verdict)}
+		votes[r] = consensus.Vote{Session: int64(st.sessions[r]), Label: st.label(r)}
+		if st.delegate && !st.answers[r].failed {
+			votes[r].Answer = st.answers[r].output
+		}
 		if agg.Decided(votes, policy) {
 			st.order = byLatency[:k+1]
 			break
@@ -181,9 +234,23 @@ func (p *panel) now() time.Time {
 	return time.Now()
 }
 
-// begin opens the step of a version 3 call of n replicas.
-func (p *panel) begin(n int, policy router.DisagreementPolicy, weighted bool) {
-	st := &step{n: n, policy: consensus.DisagreementPolicy(policy), weighted: weighted, answers: make([]answer, n), sessions: make([]router.SessionID, n), release: make([]chan struct{}, n)}
+// label returns the label replica r's run ends with: its verdict, OK for
+// a delegation's output, ERROR for a failed run.
+func (st *step) label(r int) consensus.Label {
+	switch a := st.answers[r]; {
+	case a.failed:
+		return consensus.Label(router.LabelError)
+	case st.delegate:
+		return consensus.Label(router.LabelOK)
+	default:
+		return consensus.Label(a.verdict)
+	}
+}
+
+// begin opens the step of a version 3 call of consensus cons.
+func (p *panel) begin(cons router.ConsensusRequest, delegate bool) {
+	n := cons.Replicas
+	st := &step{n: n, policy: consensus.DisagreementPolicy(cons.DisagreementPolicy), cons: cons, delegate: delegate, answers: make([]answer, n), sessions: make([]router.SessionID, n), release: make([]chan struct{}, n)}
 	for i := range st.release {
 		st.release[i] = make(chan struct{})
 	}
@@ -204,7 +271,7 @@ func (p *panel) end(runs []router.Run) error {
 		want[i] = router.LabelCancelled
 	}
 	for _, r := range st.order {
-		want[r] = router.Label(st.answers[r].verdict)
+		want[r] = router.Label(st.label(r))
 	}
 	got := make([]router.Label, len(runs))
 	for i, r := range runs {
@@ -250,14 +317,51 @@ type stepper struct {
 // ValidateV3 runs req on the engine inside a planned step, a call on one
 // session in its turn (see turns).
 func (s stepper) ValidateV3(ctx context.Context, req *router.ValidateV3Request) (*router.ValidateV3Response, error) {
-	if pool := req.Consensus.SessionPool; len(pool) == 1 {
+	return planned(ctx, s, req.Consensus, false, func(ctx context.Context) (*router.ValidateV3Response, []router.Run, error) {
+		resp, err := s.Engine.ValidateV3(ctx, req)
+		if err != nil {
+			return nil, nil, err
+		}
+		return resp, resp.Evidence.Runs, nil
+	})
+}
+
+// DelegateV3 runs req on the engine inside a planned step, as ValidateV3.
+func (s stepper) DelegateV3(ctx context.Context, req *router.DelegateV3Request) (*router.DelegateV3Response, error) {
+	return planned(ctx, s, req.Consensus, true, func(ctx context.Context) (*router.DelegateV3Response, []router.Run, error) {
+		resp, err := s.Engine.DelegateV3(ctx, req)
+		if err != nil {
+			return nil, nil, err
+		}
+		return resp, resp.Evidence.Runs, nil
+	})
+}
+
+// planned makes the version 3 call do of consensus cons inside a planned
+// step, in its turn, and runs it again when its replicas did not arrive
+// as planned (see stepper). do returns the response and its runs.
+func planned[R any](ctx context.Context, s stepper, cons router.ConsensusRequest, delegate bool, do func(context.Context) (R, []router.Run, error)) (R, error) {
+	if pool := cons.SessionPool; len(pool) == 1 {
 		s.p.turns.wait(pool[0])
 		defer s.p.turns.done(pool[0])
 	}
 	s.p.calls.Lock()
 	defer s.p.calls.Unlock()
+	once := func() (R, error, error) {
+		s.p.begin(cons, delegate)
+		resp, runs, err := do(ctx)
+		var perr *router.Error
+		if err != nil && errors.As(err, &perr) && len(perr.Extra) > 0 {
+			var ev struct {
+				Runs []router.Run `json:"runs"`
+			}
+			_ = json.Unmarshal(perr.Extra, &ev) // a failed decode shows as a fault
+			runs = ev.Runs
+		}
+		return resp, err, s.p.end(runs)
+	}
 	if s.p.learns {
-		resp, err, off := s.once(ctx, req)
+		resp, err, off := once()
 		if off != nil {
 			s.p.mu.Lock()
 			s.p.offPlan++
@@ -266,7 +370,7 @@ func (s stepper) ValidateV3(ctx context.Context, req *router.ValidateV3Request) 
 		return resp, err
 	}
 	for range maxReplays - 1 {
-		resp, err, off := s.once(ctx, req)
+		resp, err, off := once()
 		if off == nil || ctx.Err() != nil {
 			return resp, err
 		}
@@ -274,31 +378,11 @@ func (s stepper) ValidateV3(ctx context.Context, req *router.ValidateV3Request) 
 		s.p.replays++
 		s.p.mu.Unlock()
 	}
-	resp, err, off := s.once(ctx, req)
+	resp, err, off := once()
 	if off != nil {
 		s.p.mu.Lock()
 		s.p.fault = fmt.Errorf("%w (%d runs of the step)", off, maxReplays)
 		s.p.mu.Unlock()
 	}
 	return resp, err
-}
-
-// once runs req once, and reports how the engine's labels differ from the
-// plan, if they do.
-func (s stepper) once(ctx context.Context, req *router.ValidateV3Request) (*router.ValidateV3Response, error, error) {
-	s.p.begin(req.Consensus.Replicas, req.Consensus.DisagreementPolicy, req.Consensus.Aggregation == router.AggregationWeighted)
-	resp, err := s.Engine.ValidateV3(ctx, req)
-	var runs []router.Run
-	var perr *router.Error
-	switch {
-	case err == nil:
-		runs = resp.Evidence.Runs
-	case errors.As(err, &perr) && len(perr.Extra) > 0:
-		var ev struct {
-			Runs []router.Run `json:"runs"`
-		}
-		_ = json.Unmarshal(perr.Extra, &ev) // a failed decode shows as a fault
-		runs = ev.Runs
-	}
-	return resp, err, s.p.end(runs)
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +29,14 @@ type config struct {
 	// run needs to settle an adaptive call) to measure adaptive at,
 	// besides the service's default, 0.
 	sweep []float64
+	// outcomes holds the shares of the calls whose true outcome the host
+	// reports (trust.Service.Feedback) to measure reputation on at.
+	outcomes []float64
+	data     string // the real-data folder; empty: no real-data workload
+	realWarm int    // the earlier calls of a real-data episode, before the measured ones
+	// delegationWarm is the earlier calls of a delegation workload's
+	// episode, before the measured ones.
+	delegationWarm int
 }
 
 // warm is the number of earlier calls of its episode after which a call
@@ -65,6 +75,9 @@ type cell struct {
 	// lone is adaptive's escalation threshold (trust.WithEscalationThreshold);
 	// 0 is the service's default, and no option is given.
 	lone float64
+	// outcomes is the share of the calls whose true outcome the host
+	// reports through trust.Service.Feedback (reputation on only).
+	outcomes float64
 }
 
 func (c cell) String() string {
@@ -74,6 +87,9 @@ func (c cell) String() string {
 	}
 	if c.lone != 0 {
 		s += fmt.Sprintf(" (escalation threshold %g)", c.lone)
+	}
+	if c.outcomes != 0 {
+		s += fmt.Sprintf(" (%g%% of outcomes reported)", 100*c.outcomes)
 	}
 	return s
 }
@@ -86,6 +102,7 @@ type call struct {
 	confidence float64
 	launched   int
 	runs       [panelSize]int // runs launched per session (index: id - 1)
+	reported   bool           // the host reported the call's true outcome
 }
 
 // report is every cell's calls, by claim number.
@@ -127,18 +144,18 @@ func simulate(ctx context.Context, cfg config, progress io.Writer) (*report, err
 		}
 		rep.claims[w.name] = w.claims(cfg.seed, 0, cfg.calls)
 		var err error
-		if rep.five[w.name], err = majorityOfFive(cfg.seed, w, rep.claims[w.name]); err != nil {
+		if rep.five[w.name], err = majorityOfFive(simulated{cfg.seed, w, rep.claims[w.name]}, cfg.calls); err != nil {
 			return nil, err
 		}
 		for _, pol := range tiers {
-			for _, v := range rep.variants() {
-				cs := []cell{{workload: w.name, policy: pol, rep: v}}
-				if pol == trust.PolicyFast && v == on {
-					cs = append(cs, cell{workload: w.name, policy: pol, rep: v, shared: true})
+			for _, v := range rep.settings() {
+				cs := []cell{{workload: w.name, policy: pol, rep: v.rep, outcomes: v.outcomes}}
+				if pol == trust.PolicyFast && v.rep == on {
+					cs = append(cs, cell{workload: w.name, policy: pol, rep: v.rep, outcomes: v.outcomes, shared: true})
 				}
-				if pol == trust.PolicyAdaptive {
+				if pol == trust.PolicyAdaptive && slices.Contains(sweepSettings, v) {
 					for _, t := range cfg.sweep {
-						cs = append(cs, cell{workload: w.name, policy: pol, rep: v, lone: t})
+						cs = append(cs, cell{workload: w.name, policy: pol, rep: v.rep, lone: t})
 					}
 				}
 				for _, c := range cs {
@@ -161,7 +178,7 @@ func simulate(ctx context.Context, cfg config, progress io.Writer) (*report, err
 		g.Go(func() error {
 			cs := rep.claims[j.w.name]
 			n := min(cfg.episode, len(cs)-j.first)
-			calls, replays, offPlan, err := measure(ctx, cfg.seed, j.c, j.w, j.first, cs[j.first:j.first+n])
+			calls, replays, offPlan, err := measure(ctx, cfg.seed, j.c, simulated{cfg.seed, j.w, cs}, j.first, n)
 			if err != nil {
 				return fmt.Errorf("%s, claims from %d: %w", j.c, j.first, err)
 			}
@@ -197,54 +214,75 @@ func (c config) includes(name string) bool {
 	return false
 }
 
-// workloadNames lists the workloads' names.
+// workloadNames lists the workloads' names, the simulated ones first.
 func workloadNames() string {
-	s := ""
-	for i, w := range workloads {
-		if i > 0 {
-			s += ", "
-		}
-		s += w.name
+	var names []string
+	for _, w := range workloads {
+		names = append(names, w.name)
 	}
-	return s
+	for _, p := range panelSpecs {
+		names = append(names, p.name+" (-data)")
+	}
+	for _, d := range delegationSpecs {
+		names = append(names, d.name+" (-data)")
+	}
+	return strings.Join(names, ", ")
 }
 
-// measure makes one trust call per claim of cs (claims first, first+1,
-// ...) under c's tier, on a fresh engine and service over a fresh panel.
-func measure(ctx context.Context, seed uint64, c cell, w *workload, first int, cs []claim) ([]call, int, int, error) {
-	p := newPanel(seed, w, first, cs)
+// measure makes one trust call per claim of src from first to
+// first+n-1 under c's tier, on a fresh engine and service over a fresh
+// panel. With reputation on, the host reports the true outcome of a
+// share c.outcomes of the calls (see reports).
+func measure(ctx context.Context, seed uint64, c cell, src claims, first, n int) ([]call, int, int, error) {
+	p := newPanel(src, first, n)
 	svc, err := newService(p, c.rep, c.lone)
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	calls := make([]call, len(cs))
-	for j, cl := range cs {
+	calls := make([]call, n)
+	for j := range calls {
+		i := first + j
 		req := func(pol trust.Policy) *trust.Request {
 			return &trust.Request{
 				Mode:   trust.ModeValidation,
 				Policy: pol,
 				Task: trust.Task{
 					Type:          "classification",
-					ClaimedResult: json.RawMessage(`{"claim":` + strconv.Itoa(first+j) + `}`),
+					ClaimedResult: json.RawMessage(`{"claim":` + strconv.Itoa(i) + `}`),
 				},
 			}
 		}
 		if c.shared {
 			if _, err := svc.Call(ctx, req(trust.PolicyAdaptive)); err != nil {
-				return nil, 0, 0, fmt.Errorf("claim %d, adaptive: %w", first+j, err)
+				return nil, 0, 0, fmt.Errorf("claim %d, adaptive: %w", i, err)
 			}
 		}
 		resp, err := svc.Call(ctx, req(c.policy))
 		if err != nil {
-			return nil, 0, 0, fmt.Errorf("claim %d: %w", first+j, err)
+			return nil, 0, 0, fmt.Errorf("claim %d: %w", i, err)
 		}
 		if err := p.err(); err != nil {
-			return nil, 0, 0, fmt.Errorf("claim %d: %w", first+j, err)
+			return nil, 0, 0, fmt.Errorf("claim %d: %w", i, err)
 		}
-		calls[j] = record(cl, resp)
+		calls[j] = record(src.truth(i), resp)
+		if c.rep == on && reports(seed, i, c.outcomes) && calls[j].answered {
+			if err := svc.Feedback(ctx, resp.TraceID, calls[j].correct); err != nil {
+				return nil, 0, 0, fmt.Errorf("claim %d, reporting its outcome: %w", i, err)
+			}
+			calls[j].reported = true
+		}
 	}
 	replays, offPlan := p.reordered()
 	return calls, replays, offPlan, nil
+}
+
+// reports reports whether the host reports the true outcome of claim i
+// when it reports a share of the calls: a draw of its own, so that every
+// tier reports the outcomes of the same claims. Only a call answered
+// VALID or INVALID has an outcome to report (trust.Service.Feedback
+// tells whether its status was right).
+func reports(seed uint64, i int, share float64) bool {
+	return share > 0 && uniform(seed, streamOutcome, uint64(i)) < share
 }
 
 // newService returns the trust service of one episode: the real
@@ -282,11 +320,11 @@ func newEngine(p *panel, rep variant) (*router.Engine, []trust.Option, error) {
 	return engine, trustOpts, err
 }
 
-// record is what resp answered to claim c.
-func record(c claim, resp *trust.Response) call {
+// record is what resp answered to a claim whose truth is truth.
+func record(truth router.Verdict, resp *trust.Response) call {
 	k := call{
 		status:     resp.Status,
-		correct:    resp.Status == trust.Status(c.truth),
+		correct:    resp.Status == trust.Status(truth),
 		answered:   resp.Status == trust.StatusValid || resp.Status == trust.StatusInvalid,
 		confidence: resp.Confidence,
 		launched:   resp.Evidence.Launched,

@@ -31,21 +31,29 @@ func (r *report) measured(calls []call) stats {
 }
 
 // get returns the calls of a cell, nil when it was not measured.
-func (r *report) get(w string, pol trust.Policy, v variant) []call {
-	return r.cells[cell{workload: w, policy: pol, rep: v}]
+func (r *report) get(w string, pol trust.Policy, st setting) []call {
+	return r.cells[cell{workload: w, policy: pol, rep: st.rep, outcomes: st.outcomes}]
 }
 
 // shared returns the calls of fast on an engine shared with adaptive,
-// nil when they were not measured.
-func (r *report) shared(w string) []call {
-	return r.cells[cell{workload: w, policy: trust.PolicyFast, rep: on, shared: true}]
+// nil when they were not measured (reputation off).
+func (r *report) shared(w string, st setting) []call {
+	if st.rep == off {
+		return nil
+	}
+	return r.cells[cell{workload: w, policy: trust.PolicyFast, rep: on, outcomes: st.outcomes, shared: true}]
 }
 
 // sharedName names the cell of fast on an engine shared with adaptive.
 const sharedName = "fast, engine shared with adaptive"
 
-// variants returns the variants measured.
-func (r *report) variants() []variant { return []variant{off, on} }
+// settings returns the settings measured: reputation off, then on at each
+// share of reported outcomes.
+func (r *report) settings() []setting { return r.cfg.settings() }
+
+// sweepSettings are the settings adaptive's other escalation thresholds
+// are measured at: reputation off and on, no outcome reported.
+var sweepSettings = []setting{{rep: off}, {rep: on}}
 
 // measuredWorkloads returns the workloads measured, in order.
 func (r *report) measuredWorkloads() []*workload {
@@ -73,6 +81,11 @@ func (r *report) command() string {
 	if len(cfg.only) > 0 {
 		s += " -only " + strings.Join(cfg.only, ",")
 	}
+	outcomes := "0"
+	if len(cfg.outcomes) > 0 {
+		outcomes = joinFloats(cfg.outcomes)
+	}
+	s += " -outcomes " + outcomes
 	sweep := make([]string, len(cfg.sweep))
 	for i, t := range cfg.sweep {
 		sweep[i] = fmt.Sprint(t)
@@ -119,21 +132,15 @@ func (r *report) workloadTables(w io.Writer, wl *workload) {
 	fmt.Fprintf(w, "Measured (calls after the first %d of each episode):\n\n", cfg.warm())
 	fmt.Fprintln(w, "| tier | reputation | accuracy | 95% interval | runs per call | most runs | share of runs, sessions 1–5 | answered | ECE | Brier |")
 	fmt.Fprintln(w, "|---|---|---:|---|---:|---:|---|---:|---:|---:|")
-	row := func(name, rep string, s stats) {
-		lo, hi := s.wilson()
-		shares := make([]string, panelSize)
-		for j := range shares {
-			shares[j] = fmt.Sprintf("%.0f", 100*s.share(j))
-		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s–%s | %.2f | %d | %s | %s | %.3f | %.3f |\n", name, rep, pct2(s.accuracy()), pct2(lo), pct2(hi),
-			s.runsPerCall(), s.maxRuns, strings.Join(shares, " / "), pct(s.coverage()), s.ece(), s.meanBrier())
-	}
+	row := func(name, rep string, s stats) { statsRow(w, name, rep, s) }
 	for _, pol := range tiers {
-		for _, v := range r.variants() {
+		for _, v := range r.settings() {
 			row(string(pol), v.String(), r.measured(r.get(wl.name, pol, v)))
 		}
-		if calls := r.shared(wl.name); pol == trust.PolicyFast && calls != nil {
-			row(sharedName, "on", r.measured(calls))
+		for _, v := range r.settings() {
+			if calls := r.shared(wl.name, v); pol == trust.PolicyFast && calls != nil {
+				row(sharedName, v.String(), r.measured(calls))
+			}
 		}
 	}
 	row("majority of 5 (reference)", "—", r.measured(r.five[wl.name]))
@@ -160,29 +167,31 @@ func (r *report) workloadTables(w io.Writer, wl *workload) {
 		fmt.Fprintln(w)
 	}
 	for _, pol := range tiers {
-		for _, v := range r.variants() {
+		for _, v := range r.settings() {
 			curveRow(string(pol), v.String(), r.get(wl.name, pol, v))
 		}
-		if calls := r.shared(wl.name); pol == trust.PolicyFast && calls != nil {
-			curveRow(sharedName, "on", calls)
+		for _, v := range r.settings() {
+			if calls := r.shared(wl.name, v); pol == trust.PolicyFast && calls != nil {
+				curveRow(sharedName, v.String(), calls)
+			}
 		}
 	}
 
 	fmt.Fprintln(w, "\nCalibration of adaptive (measured calls answered VALID or INVALID): stated confidence against observed accuracy, per bin of stated confidence:")
 	fmt.Fprintln(w)
 	fmt.Fprint(w, "| bin |")
-	for _, v := range r.variants() {
+	for _, v := range r.settings() {
 		fmt.Fprintf(w, " reputation %s: calls | stated | observed |", v)
 	}
 	fmt.Fprint(w, "\n|---|")
-	for range r.variants() {
+	for range r.settings() {
 		fmt.Fprint(w, "---:|---:|---:|")
 	}
 	fmt.Fprintln(w)
 	for b := range bins {
 		var cols []string
 		empty := true
-		for _, v := range r.variants() {
+		for _, v := range r.settings() {
 			bn := r.measured(r.get(wl.name, trust.PolicyAdaptive, v)).bins[b]
 			if bn.calls == 0 {
 				cols = append(cols, "0 | — | —")
@@ -195,6 +204,19 @@ func (r *report) workloadTables(w io.Writer, wl *workload) {
 			fmt.Fprintf(w, "| %.1f–%.1f | %s |\n", float64(b)/bins, float64(b+1)/bins, strings.Join(cols, " | "))
 		}
 	}
+}
+
+// statsRow writes a row of the measured figures: accuracy with its
+// interval, runs, the sessions' shares of them, coverage, ECE and Brier
+// score.
+func statsRow(w io.Writer, name, rep string, s stats) {
+	lo, hi := s.wilson()
+	shares := make([]string, panelSize)
+	for j := range shares {
+		shares[j] = fmt.Sprintf("%.0f", 100*s.share(j))
+	}
+	fmt.Fprintf(w, "| %s | %s | %s | %s–%s | %.2f | %d | %s | %s | %.3f | %.3f |\n", name, rep, pct2(s.accuracy()), pct2(lo), pct2(hi),
+		s.runsPerCall(), s.maxRuns, strings.Join(shares, " / "), pct(s.coverage()), s.ece(), s.meanBrier())
 }
 
 // curveWindow returns the positions in an episode of the learning
@@ -230,11 +252,13 @@ func (r *report) trapTable(w io.Writer) {
 			100*(s.meanStated()-s.answeredRight()))
 	}
 	for _, pol := range tiers {
-		for _, v := range r.variants() {
+		for _, v := range r.settings() {
 			row(string(pol), v.String(), r.traps(r.get("traps", pol, v)))
 		}
-		if calls := r.shared("traps"); pol == trust.PolicyFast && calls != nil {
-			row(sharedName, "on", r.traps(calls))
+		for _, v := range r.settings() {
+			if calls := r.shared("traps", v); pol == trust.PolicyFast && calls != nil {
+				row(sharedName, v.String(), r.traps(calls))
+			}
 		}
 	}
 	row("majority of 5 (reference)", "—", r.traps(r.five["traps"]))
@@ -250,8 +274,8 @@ func (r *report) sweepTable(w io.Writer) {
 		"| workload | threshold | reputation | accuracy | runs per call | ECE |", "|---|---:|---|---:|---:|---:|")
 	for _, wl := range r.measuredWorkloads() {
 		for _, t := range append([]float64{0}, r.cfg.sweep...) {
-			for _, v := range r.variants() {
-				s := r.measured(r.cells[cell{workload: wl.name, policy: trust.PolicyAdaptive, rep: v, lone: t}])
+			for _, v := range sweepSettings {
+				s := r.measured(r.cells[cell{workload: wl.name, policy: trust.PolicyAdaptive, rep: v.rep, lone: t}])
 				fmt.Fprintf(w, "| %s | %g | %s | %s | %.2f | %.3f |\n", wl.name, t, v, pct2(s.accuracy()), s.runsPerCall(), s.ece())
 			}
 		}

@@ -1,6 +1,10 @@
 package main
 
-import "github.com/vouchkit/vouch/router"
+import (
+	"encoding/json"
+
+	"github.com/vouchkit/vouch/router"
+)
 
 // The worker model. A claim is easy, medium or hard; each session of a
 // panel errs on it with a chance set by the claim's difficulty and the
@@ -103,6 +107,9 @@ const (
 	streamLatency
 	streamTrap
 	streamLure
+	streamOutcome // the calls whose outcome the host reports
+	streamOrder   // the order of a real-data workload's rows
+	streamSeller  // the seller of a real-data claim
 )
 
 // claim is one claim of a workload.
@@ -143,7 +150,9 @@ func (w *workload) claims(seed uint64, first, n int) []claim {
 type answer struct {
 	verdict    router.Verdict
 	confidence float64
-	latency    float64 // orders the replicas of a step: the smallest answers first
+	latency    float64         // orders the replicas of a step: the smallest answers first
+	output     json.RawMessage // a delegation's output
+	failed     bool            // the run fails: its model gave no answer
 }
 
 // judge returns the answer of session s to claim c (number i). The draws
@@ -191,4 +200,18 @@ func splitmix(x uint64) uint64 {
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
 	return x ^ (x >> 31)
+}
+
+// simulated is the source of a simulated workload: its claims, drawn
+// from seed, by number.
+type simulated struct {
+	seed   uint64
+	w      *workload
+	claims []claim
+}
+
+func (s simulated) truth(i int) router.Verdict { return s.claims[i].truth }
+
+func (s simulated) answer(i int, id router.SessionID) answer {
+	return s.w.judge(s.seed, i, s.claims[i], id)
 }

@@ -106,22 +106,23 @@ func facilitatorHandler(m *metrics) http.Handler {
 // run, with the runs reported as the settlement's usage
 // (trustpay.ChargeRuns), paid through the offline facilitator; each also
 // held in the offline escrow (auth-capture), captured when the verdict is
-// VALID and voided otherwise.
-func trustPaywall(routes map[string]x402.Price, payTo string, esc *demoEscrow, replay x402.ReplayStore, m *metrics, obs *observability, log *slog.Logger) (func(http.Handler) http.Handler, error) {
+// VALID and voided otherwise, the payments' lifecycle kept in ledger. It
+// returns the recovery that finishes the payments held and not finished.
+func trustPaywall(routes map[string]x402.Price, payTo string, esc *demoEscrow, ledger x402.EscrowLedger, replay x402.ReplayStore, m *metrics, obs *observability, log *slog.Logger) (func(http.Handler) http.Handler, *x402.EscrowRecovery, error) {
 	run, err := evm.UptoUSDC(network, payTo, trustRunPrice, evm.OfflineFacilitatorAddress)
 	if err != nil {
-		return nil, fmt.Errorf("pricing adaptive runs: %w", err)
+		return nil, nil, fmt.Errorf("pricing adaptive runs: %w", err)
 	}
 	heldRun, err := esc.offer(payTo, trustRunPrice, evm.TransferEIP3009)
 	if err != nil {
-		return nil, fmt.Errorf("pricing adaptive runs in escrow: %w", err)
+		return nil, nil, fmt.Errorf("pricing adaptive runs in escrow: %w", err)
 	}
 	fixed := routes[http.MethodPost+" "+trust.X402CallPath]
 	fixed.Accepts = slices.Clip(fixed.Accepts)
 	for _, method := range []string{evm.TransferEIP3009, evm.TransferPermit2} {
 		held, err := esc.offer(payTo, trustPrice, method)
 		if err != nil {
-			return nil, fmt.Errorf("pricing the trust call in escrow: %w", err)
+			return nil, nil, fmt.Errorf("pricing the trust call in escrow: %w", err)
 		}
 		fixed.Accepts = append(fixed.Accepts, held)
 	}
@@ -130,21 +131,26 @@ func trustPaywall(routes map[string]x402.Price, payTo string, esc *demoEscrow, r
 	perRun.Description = "vouch demo server: adaptive trust call, per run"
 	price, err := trustpay.Prices{Fixed: fixed, PerRun: perRun}.PriceFunc(trust.X402CallPath)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	mw, err := x402.Middleware(x402.MiddlewareConfig{
+	cfg := x402.MiddlewareConfig{
 		Facilitator:    m.countSettlements(esc.facilitator(&evm.Facilitator{})),
-		Escrow:         esc.config(),
+		Escrow:         esc.config(ledger),
 		PriceFunc:      price,
 		Replay:         replay,
 		Logger:         log,
 		TracerProvider: obs.tracerProvider(),
 		MeterProvider:  obs.meterProvider(),
-	})
-	if err != nil {
-		return nil, err
 	}
-	return func(next http.Handler) http.Handler { return mw(trustpay.ChargeRuns(next, log)) }, nil
+	mw, err := x402.Middleware(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	recovery, err := x402.NewEscrowRecovery(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return func(next http.Handler) http.Handler { return mw(trustpay.ChargeRuns(next, log)) }, recovery, nil
 }
 
 // paywall returns the x402 middleware of the priced routes, paid through

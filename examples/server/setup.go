@@ -91,6 +91,10 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	if err != nil {
 		return nil, err
 	}
+	about, err := aboutPrices(priced, cfg.payTo, esc)
+	if err != nil {
+		return nil, err
+	}
 	// Before serving, finish what an earlier run held and did not.
 	finishEscrows(ctx, recovery, log)
 	s.finishEscrows = func(ctx context.Context) {
@@ -116,7 +120,7 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	routerOpts := []router.HandlerOption{
 		router.WithAuthenticator(auth),
 		router.WithX402(paid),
-		router.WithX402Prices(priced),
+		router.WithX402Prices(about),
 		router.WithServiceInfo("vouch demo server", ""),
 		router.WithIdempotency(s.state.idempotency, 0),
 		router.WithHandlerLogger(log),

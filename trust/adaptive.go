@@ -91,7 +91,7 @@ func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.
 		if s.keep != nil {
 			stop.Weight = nextWeight(cands, used, rel)
 		}
-		k := stop.Next(out)
+		k := next(req, stop, out)
 		if k == 0 {
 			break
 		}

@@ -82,6 +82,18 @@
 // otherwise it answers RETRY with retry instructions, never an unsettled
 // single-run verdict.
 //
+// A delegation (not judged) is decided once adaptive stops by the
+// plurality rule instead ([WithPluralityFloor]): VALID when at least two
+// runs back the winner and the confidence stated is above
+// [DefaultPluralityFloor], one half, so that no answer the service states
+// as a coin flip or worse is VALID; RETRY otherwise, with the winner, its
+// confidence and a reason naming both. With reputation off that is the
+// strict majority; with reputation on the winner is the answer most runs
+// gave, stated with the calibrated consensus.Posterior of its counts, so
+// that a plurality short of a majority is VALID once reported outcomes
+// show such answers right more often than not. A delegation whose winner
+// holds no strict majority runs once more while runs are left.
+//
 // The candidate sessions are those of [WithSessionPool], or else the
 // sessions the router reports through router.StatusReporter, less those
 // cooling down: for the in-process router.Engine a read of its state, for
@@ -109,7 +121,9 @@
 //	safe      a strict majority of at least two answers
 //	oracle    a majority of its 5 replicas answered and none dissented
 //	          (fail_hard: any dissent answers RETRY)
-//	adaptive  settled, or a strict majority of at least two answers
+//	adaptive  settled, or a strict majority of at least two answers;
+//	          a delegation, at least two runs stating a confidence above
+//	          the plurality floor
 //
 // # Status
 //

@@ -61,12 +61,13 @@ func (s *Service) respond(req *Request, steps []stepResult, final stepResult, tr
 			resp.Status = StatusSellerInvalid
 		}
 	}
-	resp.RetryInstructions = retryInstructions(req, resp.Status, final)
+	resp.RetryInstructions = retryInstructions(req, resp.Status, final, s.pluralityFloor())
 	return resp
 }
 
 // retryInstructions advise a retry for RETRY and NEEDS_SPEC; nil otherwise.
-func retryInstructions(req *Request, status Status, final stepResult) *RetryInstructions {
+// floor is the service's plurality floor (WithPluralityFloor).
+func retryInstructions(req *Request, status Status, final stepResult, floor float64) *RetryInstructions {
 	switch status {
 	case StatusRetry:
 		ri := &RetryInstructions{Policy: stronger(req.Policy), RetryAfterMS: 0}
@@ -83,6 +84,9 @@ func retryInstructions(req *Request, status Status, final stepResult) *RetryInst
 		case out.Answered == 0:
 			ri.Reason = fmt.Sprintf("no run answered: %d launched, %d failed, %d cancelled", out.Replicas, out.Failed, out.Cancelled)
 			ri.RetryAfterMS = 1000
+		case byPlurality(req) && out.Agreeing >= 2:
+			ri.Reason = fmt.Sprintf("the runs did not settle: the answer %d of %d runs gave states confidence %.3g, not above %v",
+				out.Agreeing, out.Agreeing+out.Against, final.confidence, floor)
 		case req.Policy == PolicyAdaptive:
 			ri.Reason = fmt.Sprintf("the runs did not settle: %d of %d answers agree after %d runs (%d failed)",
 				out.Agreeing, out.Agreeing+out.Against, out.Replicas, out.Failed)

@@ -48,6 +48,7 @@ type Service struct {
 	session   router.SessionID
 	pool      []router.SessionID
 	threshold float64
+	floor     float64 // WithPluralityFloor; 0: DefaultPluralityFloor
 	key       func(answer any) (string, error)
 	grouper   Grouper // WithGrouper
 	logger    *slog.Logger

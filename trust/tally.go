@@ -24,10 +24,22 @@ import (
 // counted by consensus.Median under task.tolerance, unweighted; key groups
 // the answers of any other call.
 func (s *Service) aggregate(req *Request, runs []router.Run, snap *router.ReputationSnapshot, key func(any) (string, error)) (consensus.Outcome, error) {
-	mode := req.Mode
 	if len(runs) == 0 {
 		return consensus.Outcome{Winner: -1}, nil
 	}
+	var agg consensus.Aggregator = consensus.Majority{}
+	switch {
+	case req.numeric():
+		agg = numericAggregator(req)
+	case s.keep != nil:
+		agg = consensus.Weighted{Reliabilities: reliabilities(runs, snap)}
+	}
+	return count(agg, req, runs, key)
+}
+
+// count counts runs as votes with agg under key (see aggregate).
+func count(agg consensus.Aggregator, req *Request, runs []router.Run, key func(any) (string, error)) (consensus.Outcome, error) {
+	mode := req.Mode
 	votes := make([]consensus.Vote, len(runs))
 	for i, r := range runs {
 		v := consensus.Vote{Session: int64(r.SessionID), Label: consensus.Label(r.Label), Confidence: r.Confidence, Reason: r.Error}
@@ -38,13 +50,6 @@ func (s *Service) aggregate(req *Request, runs []router.Run, snap *router.Reputa
 			v.Answer = json.RawMessage(r.Output)
 		}
 		votes[i] = v
-	}
-	var agg consensus.Aggregator = consensus.Majority{}
-	switch {
-	case req.numeric():
-		agg = numericAggregator(req)
-	case s.keep != nil:
-		agg = consensus.Weighted{Reliabilities: reliabilities(runs, snap)}
 	}
 	out, err := agg.Aggregate(votes, consensus.Policy{Key: key})
 	if err != nil {
@@ -106,6 +111,11 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (
 	if err != nil {
 		return stepResult{}, err
 	}
+	cal := s.calibration(ctx, req)
+	out, recounted, err := recount(req, out, runs, callKey, cal)
+	if err != nil {
+		return stepResult{}, err
+	}
 	last := steps[len(steps)-1]
 	final := stepResult{
 		out:        out,
@@ -119,15 +129,14 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (
 		grouping:   grouping,
 	}
 	final.step.Replicas = out.Replicas
-	cal := s.calibration(ctx, req)
-	if s.keep != nil && out.Strategy == consensus.StrategyWeighted && out.Winner >= 0 {
+	if s.keep != nil && (out.Strategy == consensus.StrategyWeighted || recounted) && out.Winner >= 0 {
 		if cal == nil { // the store failed: uncalibrated
 			cal = &reputation.Calibration{Tier: string(req.Policy)}
 		}
 		y, basis := cal.Basis(consensus.Conservative(out))
 		final.confidence, final.calibration = y, &basis
 	}
-	final.accepted = s.accepts(req, out, cal)
+	final.accepted = s.decides(req, out, cal, final.confidence)
 	for i, l := range out.Verdicts {
 		final.verdicts[i] = router.Label(l)
 	}
@@ -204,6 +213,9 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (
 				c.Reputation.Prior = snap.Prior
 			}
 			c.Calibration = final.calibration
+		}
+		if recounted {
+			final.consensus.Calibration = final.calibration
 		}
 		final.step.Error = ""
 	}

@@ -16,7 +16,7 @@ import (
 // shared by every server on the database: a payment held on one server
 // is decided, captured, voided or refunded on any of them, and one that
 // a server held and did not finish before it died is finished by another
-// server, or by itself on restart ([x402.FinishEscrows]).
+// server, or by itself on restart ([x402.EscrowRecovery]).
 //
 // Each step of a payment's lifecycle (Decide, Record) is one transaction
 // that locks the payment's row (SELECT … FOR UPDATE), takes the step on

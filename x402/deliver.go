@@ -216,26 +216,48 @@ const msgNotDelivered = "not_delivered"
 // defaultMaxGatedBody is the request body a gate buffers by default.
 const defaultMaxGatedBody = 4 << 20
 
+// gatedBody reads the body of r, at most gate's MaxRequestBody, and
+// returns r with the body to read again, and the body for the gate's
+// Check; or the problem to answer.
+func gatedBody(r *http.Request, gate *DeliveryGate) (*http.Request, []byte, *problem.Details) {
+	limit := gate.MaxRequestBody
+	if limit <= 0 {
+		limit = defaultMaxGatedBody
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	switch {
+	case err != nil:
+		return nil, nil, problem.Newf(http.StatusBadRequest, problem.CodeInvalidRequest, "reading the request body: %v", err)
+	case int64(len(body)) > limit:
+		return nil, nil, problem.Newf(http.StatusRequestEntityTooLarge, problem.CodeBodyTooLarge, "the request body is larger than %d bytes", limit)
+	}
+	req := r.Clone(r.Context())
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	return req, body, nil
+}
+
+// refusal returns the answer of a delivery the gate refused (a 502 when
+// the gate's refusal names no error status), and counts it.
+func (pw *paywall) refusal(d Delivery) BufferedResponse {
+	refusal := d.Refusal
+	if refusal.Status < 400 {
+		refusal.Status = http.StatusBadGateway
+	}
+	refusal.Header = mergeHeader(refusal.Header, d.Header)
+	pw.tel.refused(msgNotDelivered, nil)
+	return refusal
+}
+
 // gated serves a verified request on a gated route (see DeliveryGate),
 // and reports whether the proof stays used: true once it was refused or
 // settled, false when the handler failed and the proof may be sent again.
 func (pw *paywall) gated(w http.ResponseWriter, r *http.Request, next http.Handler, m *meter, price Price, res ResourceInfo, p *PaymentPayload, offer PaymentRequirements, key string, until time.Time, payer string) bool {
 	ctx := r.Context()
-	limit := price.Gate.MaxRequestBody
-	if limit <= 0 {
-		limit = defaultMaxGatedBody
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-	if err != nil {
-		problem.Write(w, problem.Newf(http.StatusBadRequest, problem.CodeInvalidRequest, "reading the request body: %v", err))
+	req, body, bad := gatedBody(r, price.Gate)
+	if bad != nil {
+		problem.Write(w, bad)
 		return false
 	}
-	if int64(len(body)) > limit {
-		problem.Write(w, problem.Newf(http.StatusRequestEntityTooLarge, problem.CodeBodyTooLarge, "the request body is larger than %d bytes", limit))
-		return false
-	}
-	req := r.Clone(ctx)
-	req.Body = io.NopCloser(bytes.NewReader(body))
 	rec := &recorder{header: make(http.Header)}
 	next.ServeHTTP(rec, req)
 	if rec.status >= 400 {
@@ -255,12 +277,7 @@ func (pw *paywall) gated(w http.ResponseWriter, r *http.Request, next http.Handl
 	paid := paidRequest(r, p)
 	keep := context.WithoutCancel(ctx)
 	if !d.Deliver {
-		refusal := d.Refusal
-		if refusal.Status < 400 {
-			refusal.Status = http.StatusBadGateway
-		}
-		refusal.Header = mergeHeader(refusal.Header, d.Header)
-		pw.tel.refused(msgNotDelivered, nil)
+		refusal := pw.refusal(d)
 		pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: delivery refused, not settled", slog.Int("status", refusal.Status), slog.String("payer", payer))
 		if err := pw.outcomes.Keep(keep, key, Outcome{Request: paid, Response: refusal}, until); err != nil {
 			pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: keeping a refusal", slog.String("error", err.Error()))

@@ -27,26 +27,33 @@ func SettleEscrow(ctx context.Context, l EscrowLedger, f Facilitator, a EscrowAu
 	if err != nil {
 		return EscrowOutcome{}, false, err
 	}
+	_, o, fresh, err = settleEscrow(ctx, l, f, a, p, key, op, amount)
+	return o, fresh, err
+}
+
+// settleEscrow is [SettleEscrow] of p, the payment as the caller read it
+// from l, and also returns the payment as l keeps it after the outcome.
+// [Middleware] runs its captures and voids through it.
+func settleEscrow(ctx context.Context, l EscrowLedger, f Facilitator, a EscrowAuthorizer, p EscrowPayment, key, op, amount string) (EscrowPayment, EscrowOutcome, bool, error) {
 	if first, ok := p.Outcome(key); ok {
-		return first, false, nil
+		return p, first, false, nil
 	}
 	// Refuse what the ledger would refuse before anything is sent.
 	if _, _, _, err := p.Recorded(EscrowOutcome{Key: key, Operation: op, Amount: amount, Settlement: SettleResponse{Success: true}}, time.Time{}); err != nil {
-		return EscrowOutcome{}, false, err
+		return p, EscrowOutcome{}, false, err
 	}
 	payload, err := a.Consent(p, op, amount)
 	if err != nil {
-		return EscrowOutcome{}, false, fmt.Errorf("x402: consenting to the %s of escrow payment %s: %w", op, id, err)
+		return p, EscrowOutcome{}, false, fmt.Errorf("x402: consenting to the %s of escrow payment %s: %w", op, p.ID, err)
 	}
 	sr, err := f.Settle(ctx, payload, p.Offer)
 	if err != nil {
-		return EscrowOutcome{}, false, fmt.Errorf("x402: settling the %s of escrow payment %s: %w", op, id, err)
+		return p, EscrowOutcome{}, false, fmt.Errorf("x402: settling the %s of escrow payment %s: %w", op, p.ID, err)
 	}
 	if sr == nil {
-		return EscrowOutcome{}, false, fmt.Errorf("x402: settling the %s of escrow payment %s: the facilitator answered nothing", op, id)
+		return p, EscrowOutcome{}, false, fmt.Errorf("x402: settling the %s of escrow payment %s: the facilitator answered nothing", op, p.ID)
 	}
-	_, first, fresh, err := l.Record(ctx, id, EscrowOutcome{Key: key, Operation: op, Amount: amount, Settlement: *sr})
-	return first, fresh, err
+	return l.Record(ctx, p.ID, EscrowOutcome{Key: key, Operation: op, Amount: amount, Settlement: *sr})
 }
 
 // Escrow recovery's defaults.

@@ -139,9 +139,10 @@ type EscrowOutcome struct {
 // Returned payments share no memory with the store. A durable ledger
 // keeps a payment at least until its refund deadline has passed (a held
 // one at least until its capture deadline), and times to the second at
-// least. The lifecycle's transitions and amount bounds are those of
-// [MemoryEscrowLedger], which an implementation can mirror (or check
-// against with the test suite).
+// least. The lifecycle's transitions and amount bounds are the steps
+// [EscrowPayment.Held], [EscrowPayment.Decided] and
+// [EscrowPayment.Recorded], which an implementation takes on its record
+// under its own lock, as [MemoryEscrowLedger] does.
 type EscrowLedger interface {
 	// Hold records a confirmed hold, p, in state Held with nothing
 	// captured or refunded (p's State, Verdict, Capture, Captured,
@@ -228,11 +229,9 @@ func (m *MemoryEscrowLedger) Hold(ctx context.Context, p EscrowPayment) (EscrowP
 	if err := ctx.Err(); err != nil {
 		return EscrowPayment{}, false, err
 	}
-	if p.ID == "" {
-		return EscrowPayment{}, false, errors.New("x402: escrow payment without an id")
-	}
-	if _, err := escrowAmount(p.Amount); err != nil {
-		return EscrowPayment{}, false, fmt.Errorf("%w: hold %q", ErrEscrowAmount, p.Amount)
+	held, err := p.Held()
+	if err != nil {
+		return EscrowPayment{}, false, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -248,12 +247,8 @@ func (m *MemoryEscrowLedger) Hold(ctx context.Context, p EscrowPayment) (EscrowP
 			return EscrowPayment{}, false, ErrEscrowLedgerFull
 		}
 	}
-	p.State, p.Verdict, p.Capture, p.Captured, p.Refunded, p.Operations = EscrowHeld, "", "", "0", "0", nil
-	p.Payload = slices.Clone(p.Payload)
-	p.Offer.Extra = maps.Clone(p.Offer.Extra)
-	stored := p
-	m.payments[p.ID] = &stored
-	return stored.clone(), true, nil
+	m.payments[p.ID] = &held
+	return held.clone(), true, nil
 }
 
 // prune forgets the payments that can no longer change.
@@ -270,23 +265,17 @@ func (m *MemoryEscrowLedger) Decide(ctx context.Context, id, verdict, capture st
 	if err := ctx.Err(); err != nil {
 		return EscrowPayment{}, err
 	}
-	amount, err := escrowAmount(capture)
-	if err != nil {
-		return EscrowPayment{}, fmt.Errorf("%w: capture %q", ErrEscrowAmount, capture)
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p, ok := m.payments[id]
 	if !ok {
 		return EscrowPayment{}, ErrEscrowUnknown
 	}
-	if p.Verdict != "" || p.Capture != "" {
-		return p.clone(), nil
+	next, _, err := p.Decided(verdict, capture)
+	if err != nil {
+		return EscrowPayment{}, err
 	}
-	if hold, _ := escrowAmount(p.Amount); amount.Cmp(hold) > 0 {
-		return EscrowPayment{}, fmt.Errorf("%w: capture %s of a hold of %s", ErrEscrowAmount, capture, p.Amount)
-	}
-	p.Verdict, p.Capture = verdict, amount.String()
+	*p = next
 	return p.clone(), nil
 }
 
@@ -295,29 +284,18 @@ func (m *MemoryEscrowLedger) Record(ctx context.Context, id string, o EscrowOutc
 	if err := ctx.Err(); err != nil {
 		return EscrowPayment{}, EscrowOutcome{}, false, err
 	}
-	if o.Key == "" {
-		return EscrowPayment{}, EscrowOutcome{}, false, errors.New("x402: escrow outcome without a key")
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p, ok := m.payments[id]
 	if !ok {
 		return EscrowPayment{}, EscrowOutcome{}, false, ErrEscrowUnknown
 	}
-	if first, ok := p.Outcome(o.Key); ok {
-		return p.clone(), first, false, nil
-	}
-	next, err := p.apply(o)
+	next, first, fresh, err := p.Recorded(o, m.now())
 	if err != nil {
 		return EscrowPayment{}, EscrowOutcome{}, false, err
 	}
-	if o.At.IsZero() {
-		o.At = m.now()
-	}
-	o.Settlement.Extensions = maps.Clone(o.Settlement.Extensions)
-	next.Operations = append(slices.Clone(p.Operations), o)
 	*p = next
-	return p.clone(), o, true, nil
+	return p.clone(), first, fresh, nil
 }
 
 // apply returns p after the outcome o, or why o is not allowed. It is the

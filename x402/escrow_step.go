@@ -8,11 +8,11 @@ import (
 	"time"
 )
 
-// The three steps below are the lifecycle's rules, so that a durable
-// [EscrowLedger] (a database, a file) applies exactly what
-// [MemoryEscrowLedger] does: it reads the payment's record under its own
-// lock (a row lock, a write transaction), takes the step, and writes the
-// record back in the same transaction.
+// The three steps below are the lifecycle's rules, which every
+// [EscrowLedger] applies, so that a durable one (a database, a file) does
+// exactly what [MemoryEscrowLedger] does: it reads the payment's record
+// under its own lock (a mutex, a row lock, a write transaction), takes
+// the step, and writes the record back under the same lock.
 
 // Held returns p as an [EscrowLedger] records it on its first Hold: in
 // state Held, with no verdict and nothing captured, refunded or operated.

@@ -292,20 +292,10 @@ func (pw *paywall) escrowWork(r *http.Request, next http.Handler, m *meter, pric
 	var body []byte
 	req := r
 	if price.Gate != nil {
-		limit := price.Gate.MaxRequestBody
-		if limit <= 0 {
-			limit = defaultMaxGatedBody
+		var bad *problem.Details
+		if req, body, bad = gatedBody(r, price.Gate); bad != nil {
+			return problemResponse(bad), verdictFailed, offer, nil, false
 		}
-		var err error
-		body, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
-		switch {
-		case err != nil:
-			return problemResponse(problem.Newf(http.StatusBadRequest, problem.CodeInvalidRequest, "reading the request body: %v", err)), verdictFailed, offer, nil, false
-		case int64(len(body)) > limit:
-			return problemResponse(problem.Newf(http.StatusRequestEntityTooLarge, problem.CodeBodyTooLarge, "the request body is larger than %d bytes", limit)), verdictFailed, offer, nil, false
-		}
-		req = r.Clone(ctx)
-		req.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	rec := &recorder{header: make(http.Header)}
 	next.ServeHTTP(rec, req)
@@ -327,22 +317,10 @@ func (pw *paywall) escrowWork(r *http.Request, next http.Handler, m *meter, pric
 	d := price.Gate.Check(ctx, req, body, &BufferedResponse{Status: answer.Status, Header: answer.Header.Clone(), Body: bytes.Clone(answer.Body)})
 	verdict := cmp.Or(d.Verdict, reported)
 	if !d.Deliver {
-		refusal := d.Refusal
-		if refusal.Status < 400 {
-			refusal.Status = http.StatusBadGateway
-		}
-		refusal.Header = mergeHeader(refusal.Header, d.Header)
-		pw.tel.refused(msgNotDelivered, nil)
-		if verdict == "" {
-			verdict = verdictRefused
-		}
-		return refusal, verdict, charged, u, false
-	}
-	if verdict == "" {
-		verdict = verdictDelivered
+		return pw.refusal(d), cmp.Or(verdict, verdictRefused), charged, u, false
 	}
 	answer.Header = mergeHeader(answer.Header, d.Header)
-	return answer, verdict, charged, u, true
+	return answer, cmp.Or(verdict, verdictDelivered), charged, u, true
 }
 
 // reportedVerdict returns what the handler named with ReportVerdict.
@@ -398,32 +376,40 @@ func (pw *paywall) finish(ctx context.Context, w http.ResponseWriter, r *http.Re
 	return delivered
 }
 
-// operate runs the lifecycle operation op of amount on p once: a
-// recorded outcome is replayed, and a new one recorded before it is
-// returned, with the payment as it stands after it.
+// operate runs the lifecycle operation op of amount on p once, keyed op,
+// through [settleEscrow]: a recorded outcome is replayed, and a new one
+// recorded before it is returned, with the payment as it stands after
+// it. An operation whose outcome is unknown (the facilitator
+// unreachable) or could not be recorded is reported failed, and left to
+// [EscrowRecovery].
 func (pw *paywall) operate(ctx context.Context, p EscrowPayment, op, amount string) (EscrowPayment, SettleResponse) {
-	if o, ok := p.Outcome(op); ok {
-		return p, o.Settlement
-	}
-	failed := func(reason, msg string) SettleResponse {
-		return SettleResponse{ErrorReason: reason, ErrorMessage: msg, Network: p.Offer.Network, Payer: p.Payer}
-	}
-	payload, err := pw.cfg.Escrow.Authorizer.Consent(p, op, amount)
+	after, o, fresh, err := settleEscrow(ctx, pw.escrowLedger, boundedSettle{pw.cfg.Facilitator, pw.cfg.SettleTimeout}, pw.cfg.Escrow.Authorizer, p, op, op, amount)
 	if err != nil {
-		pw.log.LogAttrs(ctx, slog.LevelError, "x402: consenting to "+op, slog.String("payment", p.ID), slog.String("error", err.Error()))
-		return p, failed("unexpected_settle_error", "the server could not consent to the "+op)
+		pw.log.LogAttrs(ctx, slog.LevelError, "x402: "+op, slog.String("payment", p.ID), slog.String("error", err.Error()))
+		return p, SettleResponse{ErrorReason: "unexpected_settle_error", ErrorMessage: "the " + op + " could not be settled", Network: p.Offer.Network, Payer: p.Payer}
 	}
-	sr := *pw.settleOnce(ctx, payload, p.Offer, p.Payer)
-	if sr.ErrorReason == "unexpected_settle_error" {
-		return p, sr // the outcome is unknown: not recorded, sent again by recovery
+	if fresh {
+		pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: "+op, slog.String("payment", p.ID), slog.Bool("success", o.Settlement.Success), slog.String("transaction", o.Settlement.Transaction))
 	}
-	after, first, _, err := pw.escrowLedger.Record(ctx, p.ID, EscrowOutcome{Key: op, Operation: op, Amount: amount, Settlement: sr, At: pw.now()})
-	if err != nil {
-		pw.log.LogAttrs(ctx, slog.LevelError, "x402: recording the "+op, slog.String("payment", p.ID), slog.String("error", err.Error()))
-		return p, sr
+	sr := o.Settlement
+	if sr.Payer == "" {
+		sr.Payer = p.Payer
 	}
-	pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: "+op, slog.String("payment", p.ID), slog.Bool("success", first.Settlement.Success), slog.String("transaction", first.Settlement.Transaction))
-	return after, first.Settlement
+	return after, sr
+}
+
+// boundedSettle settles on a context detached from the caller's and
+// bounded by timeout, so that a client gone does not cancel a lifecycle
+// operation half way.
+type boundedSettle struct {
+	Facilitator
+	timeout time.Duration
+}
+
+func (b boundedSettle) Settle(ctx context.Context, p *PaymentPayload, r PaymentRequirements) (*SettleResponse, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.timeout)
+	defer cancel()
+	return b.Facilitator.Settle(ctx, p, r)
 }
 
 // settleOnce asks the facilitator to settle p under offer on a context

@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"math/big"
 	"net/http"
+	"time"
 
 	"github.com/vouchkit/vouch/problem"
+	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/x402"
 	"github.com/vouchkit/vouch/x402/evm"
 )
@@ -21,23 +25,38 @@ const escrowBalancePattern = "GET /x402/escrow/balance/{address}"
 // ledger before its first payment: 1 USDC.
 const escrowOpenBalance = 1_000_000
 
+// authorizerLabel is what the receipts' signing key signs to derive the
+// escrow's receiver authorizer key.
+const authorizerLabel = "vouch demo server: the escrow's receiver authorizer key"
+
 // demoEscrow is the offline escrow of the trust call's "auth-capture"
 // offers: it holds, captures and voids on a ledger of its own, never on
 // chain, and the server consents to its operations with a receiver
-// authorizer key made for the run.
+// authorizer key derived from the receipts' signing key, so that a
+// server restarted with the same -signing-key FILE (or another server
+// given it) consents to the payments an earlier run held.
 type demoEscrow struct {
 	escrow     *evm.Escrow
 	authorizer evm.ReceiverAuthorizer
 }
 
-func newDemoEscrow() (*demoEscrow, error) {
-	seed := make([]byte, 32)
-	rand.Read(seed)
-	key, err := evm.ParsePrivateKey("0x" + hex.EncodeToString(seed))
+// newDemoEscrow returns the demo escrow on chain, or on a new offline
+// escrow when chain is nil, with the authorizer key of signer: the hash
+// of signer's Ed25519 signature (deterministic) of authorizerLabel.
+func newDemoEscrow(ctx context.Context, signer *receipt.Ed25519Signer, chain *evm.Escrow) (*demoEscrow, error) {
+	sig, err := signer.Sign(ctx, []byte(authorizerLabel))
 	if err != nil {
 		return nil, err
 	}
-	return &demoEscrow{escrow: &evm.Escrow{OpenBalance: big.NewInt(escrowOpenBalance)}, authorizer: evm.ReceiverAuthorizer{Key: key}}, nil
+	seed := sha256.Sum256(sig)
+	key, err := evm.ParsePrivateKey("0x" + hex.EncodeToString(seed[:]))
+	if err != nil {
+		return nil, fmt.Errorf("the escrow's receiver authorizer key: %w", err)
+	}
+	if chain == nil {
+		chain = &evm.Escrow{OpenBalance: big.NewInt(escrowOpenBalance)}
+	}
+	return &demoEscrow{escrow: chain, authorizer: evm.ReceiverAuthorizer{Key: key}}, nil
 }
 
 // offer returns an "auth-capture" offer of price to payTo, held in the
@@ -52,9 +71,10 @@ func (d *demoEscrow) offer(payTo, price, method string) (x402.PaymentRequirement
 	return o, err
 }
 
-// config is the x402 middleware's escrow configuration.
-func (d *demoEscrow) config() *x402.EscrowConfig {
-	return &x402.EscrowConfig{Authorizer: d.authorizer}
+// config is the x402 middleware's escrow configuration, its payments
+// kept in ledger.
+func (d *demoEscrow) config(ledger x402.EscrowLedger) *x402.EscrowConfig {
+	return &x402.EscrowConfig{Authorizer: d.authorizer, Ledger: ledger}
 }
 
 // facilitator settles "auth-capture" payments in the offline escrow and
@@ -122,4 +142,24 @@ func (d *demoEscrow) balanceHandler() http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		json.NewEncoder(w).Encode(escrowBalance{Address: who.String(), Asset: token.String(), Balance: d.escrow.Balance(token, who).String()})
 	})
+}
+
+// escrowFinishEvery is how often the server finishes the escrowed
+// payments left held: well within the capture window (ten minutes), so
+// that a payment whose capture failed for a moment is captured again
+// before its deadline.
+const escrowFinishEvery = time.Minute
+
+// finishEscrows captures or voids, by their recorded verdicts, the
+// escrowed payments that were held and not finished (by an earlier run
+// that stopped, or a capture the facilitator could not be reached for),
+// and logs what it did.
+func finishEscrows(ctx context.Context, r *x402.EscrowRecovery, log *slog.Logger) {
+	done, err := r.Finish(ctx)
+	for _, f := range done {
+		log.Info("escrow finished", "payment", f.ID, "operation", f.Outcome.Operation, "success", f.Outcome.Settlement.Success, "sent", f.Sent)
+	}
+	if err != nil && ctx.Err() == nil {
+		log.Warn("escrow recovery", "error", err)
+	}
 }

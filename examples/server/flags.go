@@ -46,6 +46,7 @@ type config struct {
 	trustedKeys      string // file to write the public keys to; empty: none
 	logOrigin        string // name of the receipts' transparency log
 	receipts         string // bbolt file of the receipts; empty: memory (or the database)
+	escrowLedger     string // bbolt file of the escrowed payments; empty: memory (or the database)
 	workers          string // panel file; empty: the demo workers
 	databaseURL      string
 	schema           string
@@ -58,6 +59,11 @@ type config struct {
 	mcpPaid          bool // the MCP tools that run workers take x402 payments
 	facilitator      bool // serve the offline facilitator at facilitatorPath
 	trustedProxies   []netip.Prefix
+
+	// chain is the offline escrow the "auth-capture" payments are held
+	// in; nil means a new one. It is no flag: tests give two runs of the
+	// server one chain, as a chain outlives the servers paid on it.
+	chain *evm.Escrow
 }
 
 // prefixFlag collects -trusted-proxy CIDR (or a bare address).
@@ -111,6 +117,8 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	signingFlags(fs, &cfg)
 	logFlags(fs, &cfg)
 	fs.StringVar(&cfg.receipts, "receipts", "", "bbolt `FILE` that keeps the receipts across restarts (default: memory)")
+	fs.StringVar(&cfg.escrowLedger, "escrow-ledger", "",
+		"bbolt `FILE` that keeps the escrowed (auth-capture) payments across restarts, so that a payment held and not finished is captured or voided when the server starts again (default: memory)")
 	fs.StringVar(&cfg.workers, "workers", "",
 		"panel `FILE` (.json, .yaml) of chat-completions workers to run instead of the demo workers")
 	fs.StringVar(&cfg.databaseURL, "database-url", "",
@@ -183,6 +191,9 @@ flags:
 	}
 	if cfg.receipts != "" && cfg.databaseURL != "" {
 		return config{}, errors.New("-receipts and -database-url both keep receipts: give one")
+	}
+	if cfg.escrowLedger != "" && cfg.databaseURL != "" {
+		return config{}, errors.New("-escrow-ledger and -database-url both keep the escrowed payments: give one")
 	}
 	return cfg, nil
 }

@@ -4,9 +4,13 @@ import (
 	"context"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
+	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/evm"
 )
 
 // TestRun_aboutAndStatusCoverTrust checks that GET /api/v1/about lists the
@@ -29,8 +33,27 @@ func TestRun_aboutAndStatusCoverTrust(t *testing.T) {
 			trustPrice = &about.Prices[i]
 		}
 	}
-	if trustPrice == nil || len(trustPrice.Accepts) != 1 || trustPrice.Accepts[0].Amount != "5000" {
-		t.Errorf("about lists the trust call as %+v, want POST %s at 5000 atomic units ($0.005)", trustPrice, trust.X402CallPath)
+	if trustPrice == nil {
+		t.Fatalf("about does not list POST %s: %+v", trust.X402CallPath, about.Prices)
+	}
+	// Every offer the route accepts: exact and auth-capture (both
+	// asset-transfer methods) at $0.005, and adaptive's runs by upto and
+	// auth-capture at $0.001 a run.
+	type offer struct{ Scheme, Amount, Method string }
+	var got []offer
+	for _, o := range trustPrice.Accepts {
+		m, _ := o.Extra["assetTransferMethod"].(string)
+		got = append(got, offer{o.Scheme, o.Amount, m})
+	}
+	want := []offer{
+		{x402.SchemeExact, "5000", ""},
+		{x402.SchemeAuthCapture, "5000", evm.TransferEIP3009},
+		{x402.SchemeAuthCapture, "5000", evm.TransferPermit2},
+		{x402.SchemeUpto, "1000", evm.TransferPermit2},
+		{x402.SchemeAuthCapture, "1000", evm.TransferEIP3009},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("about lists the trust call's offers (-want +got):\n%s", diff)
 	}
 
 	if _, err := trustClient(t, base, defaultAPIKey).Call(ctx, validation(receipt.Request{})); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -101,50 +102,80 @@ func facilitatorHandler(m *metrics) http.Handler {
 	return http.StripPrefix(strings.TrimSuffix(facilitatorPath, "/"), x402.NewFacilitatorHandler(m.countSettlements(&evm.Facilitator{})))
 }
 
-// trustPaywall returns the x402 middleware of the trust call: the fixed
-// price of routes for fast, safe and oracle, adaptive at trustRunPrice a
-// run, with the runs reported as the settlement's usage
-// (trustpay.ChargeRuns), paid through the offline facilitator; each also
-// held in the offline escrow (auth-capture), captured when the verdict is
-// VALID and voided otherwise.
-func trustPaywall(routes map[string]x402.Price, payTo string, esc *demoEscrow, replay x402.ReplayStore, m *metrics, obs *observability, log *slog.Logger) (func(http.Handler) http.Handler, error) {
+// trustPrices returns the prices of the trust call: fixed, the price of
+// routes for fast, safe and oracle, and perRun, adaptive at trustRunPrice
+// a run ("upto"); each also held in the offline escrow (auth-capture).
+func trustPrices(routes map[string]x402.Price, payTo string, esc *demoEscrow) (fixed, perRun x402.Price, err error) {
 	run, err := evm.UptoUSDC(network, payTo, trustRunPrice, evm.OfflineFacilitatorAddress)
 	if err != nil {
-		return nil, fmt.Errorf("pricing adaptive runs: %w", err)
+		return fixed, perRun, fmt.Errorf("pricing adaptive runs: %w", err)
 	}
 	heldRun, err := esc.offer(payTo, trustRunPrice, evm.TransferEIP3009)
 	if err != nil {
-		return nil, fmt.Errorf("pricing adaptive runs in escrow: %w", err)
+		return fixed, perRun, fmt.Errorf("pricing adaptive runs in escrow: %w", err)
 	}
-	fixed := routes[http.MethodPost+" "+trust.X402CallPath]
+	fixed = routes[http.MethodPost+" "+trust.X402CallPath]
 	fixed.Accepts = slices.Clip(fixed.Accepts)
 	for _, method := range []string{evm.TransferEIP3009, evm.TransferPermit2} {
 		held, err := esc.offer(payTo, trustPrice, method)
 		if err != nil {
-			return nil, fmt.Errorf("pricing the trust call in escrow: %w", err)
+			return fixed, perRun, fmt.Errorf("pricing the trust call in escrow: %w", err)
 		}
 		fixed.Accepts = append(fixed.Accepts, held)
 	}
-	perRun := fixed
+	perRun = fixed
 	perRun.Accepts = []x402.PaymentRequirements{run, heldRun}
 	perRun.Description = "vouch demo server: adaptive trust call, per run"
-	price, err := trustpay.Prices{Fixed: fixed, PerRun: perRun}.PriceFunc(trust.X402CallPath)
+	return fixed, perRun, nil
+}
+
+// aboutPrices returns routes with the trust call priced by every offer
+// its route accepts (trustPrices), for the router's /api/v1/about: the
+// router's x402 middleware takes routes, without the escrow's offers.
+func aboutPrices(routes map[string]x402.Price, payTo string, esc *demoEscrow) (map[string]x402.Price, error) {
+	fixed, perRun, err := trustPrices(routes, payTo, esc)
 	if err != nil {
 		return nil, err
 	}
-	mw, err := x402.Middleware(x402.MiddlewareConfig{
+	about := maps.Clone(routes)
+	fixed.Accepts = append(fixed.Accepts, perRun.Accepts...)
+	about[http.MethodPost+" "+trust.X402CallPath] = fixed
+	return about, nil
+}
+
+// trustPaywall returns the x402 middleware of the trust call, priced by
+// trustPrices, with the runs of an adaptive call reported as the
+// settlement's usage (trustpay.ChargeRuns), paid through the offline
+// facilitator; a payment held in the offline escrow is captured when the
+// verdict is VALID and voided otherwise, its lifecycle kept in ledger. It
+// returns the recovery that finishes the payments held and not finished.
+func trustPaywall(routes map[string]x402.Price, payTo string, esc *demoEscrow, ledger x402.EscrowLedger, replay x402.ReplayStore, m *metrics, obs *observability, log *slog.Logger) (func(http.Handler) http.Handler, *x402.EscrowRecovery, error) {
+	fixed, perRun, err := trustPrices(routes, payTo, esc)
+	if err != nil {
+		return nil, nil, err
+	}
+	price, err := trustpay.Prices{Fixed: fixed, PerRun: perRun}.PriceFunc(trust.X402CallPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := x402.MiddlewareConfig{
 		Facilitator:    m.countSettlements(esc.facilitator(&evm.Facilitator{})),
-		Escrow:         esc.config(),
+		Escrow:         esc.config(ledger),
 		PriceFunc:      price,
 		Replay:         replay,
 		Logger:         log,
 		TracerProvider: obs.tracerProvider(),
 		MeterProvider:  obs.meterProvider(),
-	})
-	if err != nil {
-		return nil, err
 	}
-	return func(next http.Handler) http.Handler { return mw(trustpay.ChargeRuns(next, log)) }, nil
+	mw, err := x402.Middleware(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	recovery, err := x402.NewEscrowRecovery(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return func(next http.Handler) http.Handler { return mw(trustpay.ChargeRuns(next, log)) }, recovery, nil
 }
 
 // paywall returns the x402 middleware of the priced routes, paid through

@@ -35,6 +35,7 @@ func serve(ctx context.Context, log *slog.Logger, s *server, ln, dln, mln net.Li
 	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
 	var sweeping sync.WaitGroup
 	sweeping.Go(func() { s.state.sweep(sweepCtx) })
+	sweeping.Go(func() { s.finishEscrows(sweepCtx) })
 	defer func() { stopSweep(); sweeping.Wait() }()
 
 	served := make(chan error, len(servers))

@@ -26,6 +26,10 @@ type server struct {
 	sessions string // describes the engine's sessions, for the banner
 
 	mcp *mcp.Server // the trust tools, served at /mcp and by -mcp-stdio
+
+	// finishEscrows finishes the escrowed payments left held, every
+	// escrowFinishEvery, until ctx ends.
+	finishEscrows func(ctx context.Context)
 }
 
 // newServer builds the engine and, in front of it, the router Handler and
@@ -79,13 +83,22 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	if err != nil {
 		return nil, err
 	}
-	esc, err := newDemoEscrow()
+	esc, err := newDemoEscrow(ctx, s.key.signer, cfg.chain)
 	if err != nil {
 		return nil, err
 	}
-	paidTrust, err := trustPaywall(priced, cfg.payTo, esc, s.state.replay, s.metrics, s.obs, log)
+	paidTrust, recovery, err := trustPaywall(priced, cfg.payTo, esc, s.state.escrow, s.state.replay, s.metrics, s.obs, log)
 	if err != nil {
 		return nil, err
+	}
+	about, err := aboutPrices(priced, cfg.payTo, esc)
+	if err != nil {
+		return nil, err
+	}
+	// Before serving, finish what an earlier run held and did not.
+	finishEscrows(ctx, recovery, log)
+	s.finishEscrows = func(ctx context.Context) {
+		every(ctx, escrowFinishEvery, func() { finishEscrows(ctx, recovery, log) })
 	}
 
 	svc, err := trust.New(engine,
@@ -107,7 +120,7 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	routerOpts := []router.HandlerOption{
 		router.WithAuthenticator(auth),
 		router.WithX402(paid),
-		router.WithX402Prices(priced),
+		router.WithX402Prices(about),
 		router.WithServiceInfo("vouch demo server", ""),
 		router.WithIdempotency(s.state.idempotency, 0),
 		router.WithHandlerLogger(log),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/vouchkit/vouch/pgstore"
@@ -14,6 +15,7 @@ import (
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust/trustmcp"
 	"github.com/vouchkit/vouch/x402"
+	escrowbolt "github.com/vouchkit/vouch/x402/boltstore"
 )
 
 // Timings of the server's state.
@@ -29,10 +31,11 @@ const (
 )
 
 // state is what the server keeps beyond one request: idempotent
-// responses, trial allowances, used payments and receipts. The router
-// and trust handlers share it. By default it lives in memory (receipts
-// optionally in a bbolt file); with -database-url all of it lives in
-// PostgreSQL, shared by every server on that database.
+// responses, trial allowances, used payments, escrowed payments and
+// receipts. The router and trust handlers share it. By default it lives
+// in memory (receipts and escrowed payments optionally in bbolt files);
+// with -database-url all of it lives in PostgreSQL, shared by every
+// server on that database.
 type state struct {
 	idempotency router.IdempotencyStore
 	// limiter is the trial limit shared by both handlers; nil means each
@@ -41,6 +44,8 @@ type state struct {
 	replay   x402.ReplayStore
 	answers  trustmcp.AnswerStore // paid MCP results for retries; nil: in memory
 	receipts receipt.Store
+	// escrow keeps the lifecycle of the escrowed payments.
+	escrow x402.EscrowLedger
 	// reputation is where the engine learns its sessions' reliability;
 	// nil means the engine's own memory.
 	reputation reputation.Store
@@ -63,6 +68,7 @@ func openState(ctx context.Context, cfg config, log *slog.Logger) (*state, error
 		idempotency: &router.MemoryIdempotencyStore{},
 		replay:      &x402.MemoryReplay{},
 		receipts:    &receipt.MemStore{},
+		escrow:      &x402.MemoryEscrowLedger{},
 		where:       "memory",
 		close:       func() {},
 	}
@@ -74,7 +80,32 @@ func openState(ctx context.Context, cfg config, log *slog.Logger) (*state, error
 		st.receipts, st.close = bs, func() { _ = bs.Close() }
 		st.where = "memory; receipts in " + cfg.receipts
 	}
-	st.sweep = func(ctx context.Context) { _ = receipt.Sweep(ctx, st.receipts, sweepEvery, nil, onError) }
+	var forget func(ctx context.Context, now time.Time) (int, error) // the escrow ledger's expired payments
+	if cfg.escrowLedger != "" {
+		l, err := escrowbolt.Open(cfg.escrowLedger, boltLockTimeout)
+		if err != nil {
+			st.close()
+			return nil, fmt.Errorf("-escrow-ledger: %w", err)
+		}
+		closeReceipts := st.close
+		st.escrow, forget = l, l.DeleteExpired
+		st.close = func() { _ = l.Close(); closeReceipts() }
+		st.where += "; escrowed payments in " + cfg.escrowLedger
+	}
+	st.sweep = func(ctx context.Context) {
+		if forget == nil {
+			_ = receipt.Sweep(ctx, st.receipts, sweepEvery, nil, onError)
+			return
+		}
+		var wg sync.WaitGroup
+		wg.Go(func() { _ = receipt.Sweep(ctx, st.receipts, sweepEvery, nil, onError) })
+		every(ctx, sweepEvery, func() {
+			if _, err := forget(ctx, time.Now()); err != nil && ctx.Err() == nil {
+				onError(err)
+			}
+		})
+		wg.Wait()
+	}
 	return st, nil
 }
 
@@ -108,10 +139,25 @@ func openDatabase(ctx context.Context, cfg config, onError func(error)) (*state,
 		replay:      db.Replay(),
 		answers:     db.Answers(),
 		receipts:    db.Receipts(),
+		escrow:      db.Escrow(),
 		reputation:  db.Reputation(),
 		where:       where,
 		sweep:       func(ctx context.Context) { _ = db.Sweep(ctx, sweepEvery, nil, onError) },
 		ping:        db.Pool().Ping,
 		close:       db.Close,
 	}, nil
+}
+
+// every calls f every interval until ctx is done.
+func every(ctx context.Context, interval time.Duration, f func()) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f()
+		}
+	}
 }

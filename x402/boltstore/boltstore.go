@@ -2,7 +2,7 @@
 // on the embedded database go.etcd.io/bbolt, so that the "auth-capture"
 // payments a server held survive its restart: the payments it held and
 // had not finished are found again (Ledger.Unfinished) and finished by
-// x402.FinishEscrows, and every lifecycle operation's first outcome is
+// x402.EscrowRecovery, and every lifecycle operation's first outcome is
 // replayed instead of being sent twice.
 //
 // It lives apart from package x402 so that programs that keep their

@@ -413,6 +413,7 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 	}
 
 	if offer.Scheme == x402.SchemeAuthCapture {
+		settled = true // kept used if the tool panics: the hold was voided
 		var result mcp.Result
 		result, settled = pw.serveEscrow(ctx, method, call, price, res, p, offer, key, paid, until, vr.Payer, next)
 		return result, nil

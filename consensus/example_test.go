@@ -139,3 +139,25 @@ func ExampleStop() {
 	// launch 2
 	// VALID [VALID INVALID VALID VALID] true 0.8125
 }
+
+// A vote counts with its session's record moved by the confidence it
+// reported, under its session's slope: a session right 80% of the time
+// whose confidence says something (a slope of 0.5 about its mean
+// log-odds of 1.4) weighs a confident vote more than an unsure one, never
+// beyond 30% of its record's weight either way.
+func ExampleReliabilities_Evidence() {
+	rel := consensus.Reliabilities{
+		Sessions:   map[int64]float64{1: 0.8},
+		Confidence: map[int64]consensus.ConfidenceSlope{1: {Slope: 0.5, Center: 1.4}},
+	}
+	fmt.Printf("record alone:  %.3f\n", consensus.Weight(rel.Of(1)))
+	for _, c := range []float64{0.6, 0.8, 0.9, 0.99} {
+		fmt.Printf("confidence %.2f: %.3f\n", c, rel.Evidence(consensus.Vote{Session: 1, Label: consensus.LabelValid, Confidence: c}))
+	}
+	// Output:
+	// record alone:  1.386
+	// confidence 0.60: 0.970
+	// confidence 0.80: 1.379
+	// confidence 0.90: 1.785
+	// confidence 0.99: 1.802
+}

@@ -30,6 +30,54 @@ type Reliabilities struct {
 	// Correlation is ρ in [0, 1), how far the voters' errors go together:
 	// 0 for independent voters. See [Tempering].
 	Correlation float64
+	// Confidence maps a session to what its reported confidence is
+	// worth (see [Reliabilities.Evidence]); a session it does not hold
+	// weighs its reliability alone.
+	Confidence map[int64]ConfidenceSlope
+}
+
+// ConfidenceSpan bounds how far a vote's reported confidence moves its
+// weight from its session's record: by at most 30% of it either way
+// ([Reliabilities.Evidence]), so that two agreeing votes of a session
+// always outweigh one of the same session, and a count of equal sessions
+// is never turned by confidence alone.
+const ConfidenceSpan = 0.3
+
+// A ConfidenceSlope is what a session's reported confidence says of its
+// vote: Slope β, the change in the vote's log-odds of being right per
+// unit of the log-odds of the confidence it reported, away from Center,
+// the mean log-odds of the confidences the session reports. A slope of 0
+// means that its confidence says nothing, and its votes weigh its record
+// alone.
+type ConfidenceSlope struct {
+	Slope  float64 `json:"slope"`
+	Center float64 `json:"center"`
+}
+
+// Logit returns the log-odds log(c/(1-c)) of a reported confidence, c
+// clamped to [1-MaxReliability, MaxReliability].
+func Logit(c float64) float64 {
+	c = min(max(c, 1-MaxReliability), MaxReliability)
+	return math.Log(c / (1 - c))
+}
+
+// Evidence returns the weight of v, a vote cast: w = Weight of its
+// session's reliability and, when v reported a confidence c > 0 and its
+// session has a slope in Confidence,
+//
+//	w + β·(Logit(c) − Center)
+//
+// clamped to [(1−ConfidenceSpan)·w, (1+ConfidenceSpan)·w] and to at most
+// Weight(MaxReliability). A session Confidence does not hold weighs its
+// record alone, as does a vote that reported no confidence.
+func (r Reliabilities) Evidence(v Vote) float64 {
+	w := Weight(r.Of(v.Session))
+	cs, ok := r.Confidence[v.Session]
+	if !ok || cs.Slope == 0 || !(v.Confidence > 0) {
+		return w
+	}
+	e := w + cs.Slope*(Logit(v.Confidence)-cs.Center)
+	return min(max(e, (1-ConfidenceSpan)*w), (1+ConfidenceSpan)*w, Weight(MaxReliability))
 }
 
 // Of returns the reliability of session: Sessions[session], or Prior.
@@ -54,6 +102,11 @@ func (r Reliabilities) check() error {
 	for s, p := range r.Sessions {
 		if !(p >= 0 && p <= 1) {
 			return fmt.Errorf("%w: reliability %v of session %d is outside [0, 1]", ErrInvalid, p, s)
+		}
+	}
+	for s, cs := range r.Confidence {
+		if !(cs.Slope >= 0 && cs.Slope <= math.MaxFloat64) || math.IsNaN(cs.Center) || math.IsInf(cs.Center, 0) {
+			return fmt.Errorf("%w: confidence slope %+v of session %d is not a finite slope of at least 0 and a finite centre", ErrInvalid, cs, s)
 		}
 	}
 	return nil
@@ -111,8 +164,10 @@ func Credence(scores []float64, i int, tempering float64) float64 {
 }
 
 // Weighted is the Aggregator of StrategyWeighted: each cast vote counts
-// with the Weight of its session's reliability, and the group of agreeing
-// votes with the largest summed weight wins (on a tie, as for Majority:
+// with its Evidence (the Weight of its session's reliability, moved by
+// its reported confidence where its session's confidence says
+// anything), and the group of agreeing votes with the largest summed
+// weight wins (on a tie, as for Majority:
 // the more cautious label, then the earlier first vote). Under
 // FailuresNegative the failed votes form one rival group, weighted the
 // same way, that wins ties, as under Majority.
@@ -173,7 +228,7 @@ func (w Weighted) score(t tally, votes []Vote, p Policy, member []int, weights [
 	for i, v := range votes {
 		switch g := member[i]; {
 		case g >= 0:
-			weights[i] = Weight(w.Reliabilities.Of(v.Session))
+			weights[i] = w.Reliabilities.Evidence(v)
 			scores[g] += weights[i]
 		case v.Label.Failed() && p.Failures == FailuresNegative:
 			weights[i] = Weight(w.Reliabilities.Of(v.Session))

@@ -3,6 +3,7 @@ package reputation
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/vouchkit/vouch/consensus"
@@ -185,6 +186,9 @@ func (b *Book) Evidence(ctx context.Context, scope Scope, sessions []int64) (con
 		keys = scope.appendKeys(keys, s)
 	}
 	keys = append(keys, scope.panel())
+	for _, s := range sessions {
+		keys = slopeKeys(keys, scope, s)
+	}
 	recs, err := b.store.Load(ctx, keys)
 	if err != nil {
 		return consensus.Reliabilities{}, nil, err
@@ -198,6 +202,16 @@ func (b *Book) Evidence(ctx context.Context, scope Scope, sessions []int64) (con
 		i += levels
 	}
 	rel.Correlation = correlation(recs[i])
+	i++
+	for _, s := range sessions {
+		if cs := slopeOf(recs[i : i+len(slopeKinds)]); cs.Slope != 0 {
+			if rel.Confidence == nil {
+				rel.Confidence = make(map[int64]consensus.ConfidenceSlope, len(sessions))
+			}
+			rel.Confidence[s] = cs
+		}
+		i += len(slopeKinds)
+	}
 	return rel, counts, nil
 }
 
@@ -278,7 +292,23 @@ func (b *Book) deltas(scope Scope, votes []consensus.Vote, policy consensus.Poli
 	pairs := float64(len(cast) * (len(cast) - 1) / 2) // one call weighs one unit
 	panel.Right /= pairs
 	panel.Wrong /= pairs
-	return append(deltas, Delta{Key: scope.panel(), Delta: panel}), nil
+	deltas = append(deltas, Delta{Key: scope.panel(), Delta: panel})
+	// Confidence slopes: each vote, by its reported confidence, right
+	// with the probability the other votes give its answer.
+	scores := make([]float64, len(cast))
+	weights := make([]float64, len(cast))
+	for i, v := range cast {
+		weights[i] = independent.Evidence(v)
+		scores[member[i]] += weights[i]
+	}
+	groups := slices.Max(member) + 1
+	for i, v := range cast {
+		scores[member[i]] -= weights[i]
+		y := consensus.Credence(scores[:groups], member[i], 1)
+		scores[member[i]] += weights[i]
+		deltas = slopeDeltas(deltas, scope, v.Session, v.Confidence, y, 1)
+	}
+	return deltas, nil
 }
 
 // A Ballot is one session's part in a call the host reports on.
@@ -288,6 +318,8 @@ type Ballot struct {
 	// Backed reports whether its vote backed the outcome the call
 	// reported.
 	Backed bool
+	// Confidence is the confidence its vote reported; 0 when none.
+	Confidence float64
 }
 
 // Feedback learns that the outcome of a call in scope, in which ballots
@@ -320,6 +352,7 @@ func (b *Book) feedbackDeltas(scope Scope, ballots []Ballot, right bool, sign fl
 		for _, k := range scope.appendKeys(keys[:0], bl.Session) {
 			deltas = append(deltas, Delta{Key: k, Delta: d})
 		}
+		deltas = slopeDeltas(deltas, scope, bl.Session, bl.Confidence, d.Right/(d.Right+d.Wrong), w)
 	}
 	return deltas
 }

@@ -65,6 +65,31 @@
 // records of the panel under reserved kinds ("calibration <tier> <bin>"),
 // so every Store keeps them and servers sharing one calibrate together.
 //
+// # Confidence slopes
+//
+// A reliability says what a session's vote is worth on average; the
+// confidence a vote reports may say which of its votes are worth more.
+// [Book.Learn] and [Ledger.Report] also keep, per session and operation,
+// the running moments of x, the log-odds of each vote's reported
+// confidence (consensus.Logit), and of y, the probability that the vote
+// was right: from agreement, the credence the call's other votes give
+// its answer (never its own vote); from a reported outcome, 0 or 1 with
+// FeedbackWeight votes' worth. [Book.Evidence] reads from them one
+// slope per session, the logistic slope of being right on x by moments,
+//
+//	β = Cov(x, y) / (Var(x)·ȳ(1−ȳ)) · n/(n+SlopePrior)
+//
+// clamped to [0, MaxSlope], and the centre x̄, and returns them in
+// consensus.Reliabilities.Confidence: a vote then weighs its record's
+// Weight moved by β·(x − x̄) (consensus.Reliabilities.Evidence). A
+// session whose confidence never varies (a constant 0.5), or does not
+// go with being right, has β = 0 and weighs its record alone. The
+// moments are records of the session under reserved kinds
+// ("confidence u", "confidence uu", "confidence y", "confidence uy"),
+// x kept as u = (x+L)/(2L) in [0, 1], L = consensus.Weight(
+// consensus.MaxReliability), so that every Store keeps them and a
+// horizon scales the four alike.
+//
 // # Stores
 //
 // A [Store] keeps records. Writers never read, modify and write a record

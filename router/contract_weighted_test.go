@@ -69,9 +69,10 @@ func failingWorker(w router.Worker, rate uint32) router.Worker {
 // (a 200's evidence.runs and consensus, or the extra of a problem), and
 // reports each figure that differs from the one stated. verdict is the
 // response's verdict and confidence ("" and 0 for a problem). It returns
-// how many groups the votes formed, failures included, and counts in
-// calibrated the calls read on calibration points.
-func recomputeWeighted(t *testing.T, call string, runs []any, c map[string]any, verdict string, confidence float64, calibrated *int) int {
+// how many groups the votes formed, failures included, counts in
+// calibrated the calls read on calibration points, and in sloped the runs
+// whose confidence moved their weight.
+func recomputeWeighted(t *testing.T, call string, runs []any, c map[string]any, verdict string, confidence float64, calibrated, sloped *int) int {
 	t.Helper()
 	if c["strategy"] != "weighted" || c["weight_by"] != "reputation" {
 		t.Fatalf("%s: consensus %v: want strategy weighted, weight_by reputation", call, c)
@@ -86,8 +87,16 @@ func recomputeWeighted(t *testing.T, call string, runs []any, c map[string]any, 
 			continue
 		}
 		votes++
-		if got := consensus.Weight(run["reliability"].(float64)); math.Abs(got-w) > 1e-12 {
-			t.Errorf("%s: run %v: weight %v, its reliability weighs %v", call, run["replica"], w, got)
+		// The vote's evidence: its session's record, moved by its
+		// reported confidence under the session's confidence slope.
+		rel := consensus.Reliabilities{Sessions: map[int64]float64{1: run["reliability"].(float64)}}
+		if cs, ok := run["confidence_slope"].(map[string]any); ok {
+			rel.Confidence = map[int64]consensus.ConfidenceSlope{1: {Slope: cs["slope"].(float64), Center: cs["center"].(float64)}}
+			*sloped++
+		}
+		conf, _ := run["confidence"].(float64)
+		if got := rel.Evidence(consensus.Vote{Session: 1, Confidence: conf}); math.Abs(got-w) > 1e-12 {
+			t.Errorf("%s: run %v: weight %v, its reliability and confidence weigh %v", call, run["replica"], w, got)
 		}
 		l := run["label"].(string)
 		if l == "TIMEOUT" || l == "ERROR" {
@@ -168,7 +177,9 @@ func recomputeWeighted(t *testing.T, call string, runs []any, c map[string]any, 
 // agreement and confidence are recomputed from the response's JSON alone:
 // each run's label, weight and reliability, the consensus block's
 // agreeing replicas, reputation snapshot and calibration basis, once
-// outcomes were reported. Every failure mode, with
+// outcomes were reported, and each run's confidence slope, learned from
+// workers whose reported confidence tells their right votes from their
+// wrong ones. Every failure mode, with
 // sessions that fail on some claims, under return_all and best_effort; a
 // call refused for its failures (409) is recomputed from the problem's
 // extra.
@@ -178,7 +189,7 @@ func TestContract_weightedOverLoopback(t *testing.T) {
 			t.Run(string(mode)+"/"+string(policy), func(t *testing.T) {
 				var sessions []router.Session
 				for i, r := range offErrRates {
-					sessions = append(sessions, router.Session{ID: router.SessionID(i + 1), Worker: failingWorker(offWorker(r), 15)})
+					sessions = append(sessions, router.Session{ID: router.SessionID(i + 1), Worker: failingWorker(confidentWorker(offWorker(r)), 15)})
 				}
 				clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 				e := newEngine(t, sessions, router.WithEngineClock(func() time.Time { return clock }),
@@ -199,7 +210,7 @@ func testWeightedCalls(t *testing.T, e *router.Engine, policy router.Disagreemen
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 
-	split, failedWeighed, calibrated := 0, 0, 0
+	split, failedWeighed, calibrated, sloped := 0, 0, 0, 0
 	for i := range 60 {
 		body := fmt.Sprintf(`{"claim":{"type":"summary","output":"weighted %d"},"policy":{},
 			"consensus":{"replicas":5,"aggregation":"weighted","weight_by":"reputation","disagreement_policy":%q}}`, i, policy)
@@ -209,10 +220,10 @@ func testWeightedCalls(t *testing.T, e *router.Engine, policy router.Disagreemen
 		switch status {
 		case http.StatusOK:
 			verdict, _ := v["verdict"].(string)
-			groups = recomputeWeighted(t, call, v["evidence"].(map[string]any)["runs"].([]any), v["consensus"].(map[string]any), verdict, v["confidence"].(float64), &calibrated)
+			groups = recomputeWeighted(t, call, v["evidence"].(map[string]any)["runs"].([]any), v["consensus"].(map[string]any), verdict, v["confidence"].(float64), &calibrated, &sloped)
 		case http.StatusConflict, http.StatusBadGateway:
 			x := v["extra"].(map[string]any)
-			groups = recomputeWeighted(t, call, x["runs"].([]any), x["consensus"].(map[string]any), "", 0, &calibrated)
+			groups = recomputeWeighted(t, call, x["runs"].([]any), x["consensus"].(map[string]any), "", 0, &calibrated, &sloped)
 		default:
 			t.Fatalf("%s: %v", call, v)
 		}
@@ -237,6 +248,30 @@ func testWeightedCalls(t *testing.T, e *router.Engine, policy router.Disagreemen
 	if calibrated == 0 {
 		t.Error("no call was read on calibration points: the calibration was never put to the test")
 	}
+	if sloped == 0 {
+		t.Error("no run's confidence moved its weight: the confidence slopes were never put to the test")
+	}
+}
+
+// confidentWorker is w, reporting a confidence that tells its right
+// votes (VALID: offWorker's claims are all valid) from its wrong ones:
+// drawn in [0.6, 0.99) for a VALID verdict and in [0.5, 0.7) for an
+// INVALID one, a function of the session and the claim alone.
+func confidentWorker(w router.Worker) router.Worker {
+	return router.WorkerFunc(func(ctx context.Context, job *router.Job) (*router.Result, error) {
+		res, err := w.Work(ctx, job)
+		if err != nil {
+			return res, err
+		}
+		h := fnv.New32a()
+		fmt.Fprintf(h, "confidence %d/%s", job.SessionID, job.Claim.Output)
+		u := float64(h.Sum32()%1000) / 1000
+		res.Confidence = 0.6 + 0.39*u
+		if res.Verdict == router.VerdictInvalid {
+			res.Confidence = 0.5 + 0.2*u
+		}
+		return res, nil
+	})
 }
 
 // runsOf returns the runs of a response or of a problem's extra.

@@ -295,6 +295,9 @@ func (e *Engine) weigh(call *consensusCall, out consensus.Outcome, key func(any)
 		n++
 		p, w := rel.Of(v.Session), w
 		call.runs[i].Reliability, call.runs[i].Weight = &p, &w
+		if cs, ok := rel.Confidence[v.Session]; ok && v.Confidence > 0 {
+			call.runs[i].ConfidenceSlope = &cs
+		}
 	}
 	call.block.Reputation = &ReputationSnapshot{Prior: rel.Of(0), Correlation: out.Correlation, Tempering: consensus.Tempering(n, out.Correlation)}
 }
@@ -382,7 +385,7 @@ func Ballots(out consensus.Outcome, key func(any) (string, error)) []reputation.
 		if v.Label == "" || v.Label == consensus.LabelCancelled || v.Label.Failed() {
 			continue
 		}
-		bs = append(bs, reputation.Ballot{Session: v.Session, Backed: slices.Contains(backers, i)})
+		bs = append(bs, reputation.Ballot{Session: v.Session, Backed: slices.Contains(backers, i), Confidence: v.Confidence})
 	}
 	return bs
 }

@@ -1,6 +1,10 @@
 package router
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/vouchkit/vouch/consensus"
+)
 
 // DelegateTask is the part of a delegate request shared by versions 2 and
 // 3: what to do and under which bounds.
@@ -230,8 +234,12 @@ type Run struct {
 	// and for a run that cast no vote.
 	Reliability *float64 `json:"reliability,omitempty"`
 	// Weight is the weight its vote counted with under "weighted":
-	// consensus.Weight of Reliability.
+	// consensus.Weight of Reliability, plus what its reported confidence
+	// adds under ConfidenceSlope (consensus.Reliabilities.Evidence).
 	Weight *float64 `json:"weight,omitempty"`
+	// ConfidenceSlope is what the run's reported confidence was worth
+	// to its weight, when its session's confidence says anything.
+	ConfidenceSlope *consensus.ConfidenceSlope `json:"confidence_slope,omitempty"`
 }
 
 // TotalUsage adds up the usage the runs report; it is nil when none does.

@@ -204,18 +204,36 @@ func (s *Service) stop(req *Request, cal *reputation.Calibration) consensus.Stop
 	return st
 }
 
-// calibration reads the calibration map of req's tier in its scope; nil
-// when the service keeps no reputation or the store fails (logged).
+// calibration reads the calibration map of req's calls in its scope
+// (calibrationTier); nil when the service keeps no reputation or the
+// store fails (logged).
 func (s *Service) calibration(ctx context.Context, req *Request) *reputation.Calibration {
 	if s.keep == nil {
 		return nil
 	}
-	cal, err := s.keep.Reputation().Calibration(ctx, scope(req), string(req.Policy))
+	cal, err := s.keep.Reputation().Calibration(ctx, scope(req), calibrationTier(req))
 	if err != nil {
 		s.logger.WarnContext(ctx, "trust: reading the calibration map; the confidence is uncalibrated", "error", err)
 		return nil
 	}
 	return cal
+}
+
+// NumericCalibrationSuffix ends the name of the calibration map of the
+// delegations that declare a numeric answer (task.answer "number"):
+// "safe/number", "adaptive/number". Their confidence, the Posterior of
+// the runs within the tolerance of the median and of the others, means
+// another thing than a plurality's of the same tier, so their outcomes
+// build a map of their own.
+const NumericCalibrationSuffix = "/number"
+
+// calibrationTier names the calibration map of req's calls: its tier,
+// with NumericCalibrationSuffix for a numeric delegation.
+func calibrationTier(req *Request) string {
+	if req.numeric() {
+		return string(req.Policy) + NumericCalibrationSuffix
+	}
+	return string(req.Policy)
 }
 
 // refused reports whether err refuses the request itself (400, 401, 402,

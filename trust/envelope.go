@@ -172,7 +172,8 @@ type Evidence struct {
 	Failed int `json:"failed"`
 	// Calibration is the basis of the response's confidence over a
 	// router that keeps reputation: the calibration map of the call's
-	// tier, the outcomes it holds, the confidence before calibration
+	// tier (with NumericCalibrationSuffix for a numeric delegation), the
+	// outcomes it holds, the confidence before calibration
 	// (consensus.Conservative of the tally) and the points it was read
 	// between (reputation.Interpolate); absent otherwise.
 	Calibration *reputation.Basis `json:"calibration,omitempty"`

@@ -42,3 +42,45 @@ func Example_numericDelegation() {
 	// Output:
 	// VALID 42 2 0.875
 }
+
+// Over a router that keeps reputation, a numeric delegation's confidence
+// is calibrated on the outcomes its host reports, on a map of the tier's
+// numeric calls of its own (trust.NumericCalibrationSuffix). Before any
+// outcome it is the Posterior of the median's counts; after four calls
+// that turned out wrong, the same two agreeing runs state less.
+func Example_numericCalibration() {
+	engine, err := router.NewEngine(routertest.Sessions(1, 2, routertest.Answer(42), routertest.Answer("42.0")))
+	if err != nil {
+		log.Fatal(err)
+	}
+	svc, err := trust.New(engine, trust.WithSessionPool(1, 2))
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	call := func() *trust.Response {
+		resp, err := svc.Call(ctx, &trust.Request{
+			Mode:   trust.ModeDelegation,
+			Policy: trust.PolicyAdaptive,
+			Task:   trust.Task{Type: "qa", Input: router.NewStringInput("What is six times seven?"), Answer: trust.AnswerNumber},
+		})
+		if err != nil {
+			log.Fatal(err)
+		}
+		return resp
+	}
+	resp := call()
+	c := resp.Evidence.Calibration
+	fmt.Println(c.Tier, c.Basis, resp.Confidence)
+	for range 4 {
+		if err := svc.Feedback(ctx, call().TraceID, false); err != nil {
+			log.Fatal(err)
+		}
+	}
+	resp = call()
+	c = resp.Evidence.Calibration
+	fmt.Printf("%s %s %.4f\n", c.Tier, c.Basis, resp.Confidence)
+	// Output:
+	// adaptive/number uncalibrated 0.875
+	// adaptive/number outcomes 0.4375
+}

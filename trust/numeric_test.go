@@ -6,12 +6,14 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"slices"
 	"testing"
 
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
@@ -185,7 +187,11 @@ func TestHandler_numericDelegation_refused(t *testing.T) {
 // delegation's receipt records the tolerance, every run's number and the
 // median, so that the result, agreement and confidence follow from the
 // snapshot alone; for a one-call tier (the router's block) and for
-// adaptive (the pooled block).
+// adaptive (the pooled block). With reputation on the confidence is
+// calibrated on the map of the tier's numeric calls ("<tier>/number"),
+// which the outcomes reported through Feedback build: the policy
+// snapshot names it, and the decision's confidence is the median's
+// Posterior read on the points it records.
 func TestService_numericReceipt(t *testing.T) {
 	pub, priv, err := ed25519.GenerateKey(nil)
 	if err != nil {
@@ -200,58 +206,95 @@ func TestService_numericReceipt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctx := context.Background()
 	for _, policy := range []trust.Policy{trust.PolicySafe, trust.PolicyOracle, trust.PolicyAdaptive} {
-		req := &trust.Request{Mode: trust.ModeDelegation, Policy: policy, Receipt: receipt.Inline(),
-			Task: trust.Task{Input: router.NewStringInput("How many?"), Answer: trust.AnswerNumber, Tolerance: &router.Tolerance{Relative: 0.05}}}
-		resp, err := s.Call(context.Background(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := receipt.Verify(resp.Receipt, receipt.Ed25519Key(pub)); err != nil {
-			t.Fatalf("%s: Verify: %v", policy, err)
-		}
-		var r struct {
-			Snap struct {
-				Strategy   string     `json:"strategy"`
-				Agreement  float64    `json:"agreement"`
-				Confidence float64    `json:"confidence"`
-				Agreeing   []int      `json:"agreeing"`
-				Numbers    []*float64 `json:"numbers"`
-				Aggregate  *float64   `json:"aggregate"`
-				Tolerance  *struct {
-					Absolute, Relative float64
-				} `json:"tolerance"`
-			} `json:"consensus_snapshot"`
-		}
-		if err := json.Unmarshal(resp.Receipt, &r); err != nil {
-			t.Fatal(err)
-		}
-		c := r.Snap
-		if c.Strategy != "median" || c.Tolerance == nil || c.Aggregate == nil {
-			t.Fatalf("%s: snapshot %+v: want strategy median with tolerance and aggregate", policy, c)
-		}
-		var xs []float64
-		for _, p := range c.Numbers {
-			if p != nil {
-				xs = append(xs, *p)
+		for i := range 6 {
+			req := &trust.Request{Mode: trust.ModeDelegation, Policy: policy, Receipt: receipt.Inline(),
+				Task: trust.Task{Input: router.NewStringInput("How many?"), Answer: trust.AnswerNumber, Tolerance: &router.Tolerance{Relative: 0.05}}}
+			resp, err := s.Call(ctx, req)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		sorted := slices.Sorted(slices.Values(xs))
-		m := sorted[(len(sorted)-1)/2]
-		tol := consensus.Tolerance{Absolute: c.Tolerance.Absolute, Relative: c.Tolerance.Relative}
-		var agreeing []int
-		for i, p := range c.Numbers {
-			if p != nil && tol.Agrees(*p, m) {
-				agreeing = append(agreeing, i)
+			res, err := receipt.Verify(resp.Receipt, receipt.Ed25519Key(pub))
+			if err != nil {
+				t.Fatalf("%s: Verify: %v", policy, err)
 			}
-		}
-		a, d := len(agreeing), len(xs)-len(agreeing)
-		if *c.Aggregate != m || !jsonEqual(resp.Result, m) {
-			t.Errorf("%s: aggregate %v, result %s; recomputed %v from %v", policy, *c.Aggregate, resp.Result, m, xs)
-		}
-		if !slices.Equal(agreeing, c.Agreeing) || c.Agreement != float64(a)/float64(a+d) || c.Confidence != consensus.Posterior(a, d) {
-			t.Errorf("%s: agreeing %v, agreement %v, confidence %v; recomputed %v, %v, %v",
-				policy, c.Agreeing, c.Agreement, c.Confidence, agreeing, float64(a)/float64(a+d), consensus.Posterior(a, d))
+			var r struct {
+				Snap struct {
+					Strategy   string     `json:"strategy"`
+					Agreement  float64    `json:"agreement"`
+					Confidence float64    `json:"confidence"`
+					Agreeing   []int      `json:"agreeing"`
+					Numbers    []*float64 `json:"numbers"`
+					Aggregate  *float64   `json:"aggregate"`
+					Tolerance  *struct {
+						Absolute, Relative float64
+					} `json:"tolerance"`
+				} `json:"consensus_snapshot"`
+			}
+			if err := json.Unmarshal(resp.Receipt, &r); err != nil {
+				t.Fatal(err)
+			}
+			c := r.Snap
+			if c.Strategy != "median" || c.Tolerance == nil || c.Aggregate == nil {
+				t.Fatalf("%s: snapshot %+v: want strategy median with tolerance and aggregate", policy, c)
+			}
+			var xs []float64
+			for _, p := range c.Numbers {
+				if p != nil {
+					xs = append(xs, *p)
+				}
+			}
+			sorted := slices.Sorted(slices.Values(xs))
+			m := sorted[(len(sorted)-1)/2]
+			tol := consensus.Tolerance{Absolute: c.Tolerance.Absolute, Relative: c.Tolerance.Relative}
+			var agreeing []int
+			for i, p := range c.Numbers {
+				if p != nil && tol.Agrees(*p, m) {
+					agreeing = append(agreeing, i)
+				}
+			}
+			a, d := len(agreeing), len(xs)-len(agreeing)
+			if *c.Aggregate != m || !jsonEqual(resp.Result, m) {
+				t.Errorf("%s: aggregate %v, result %s; recomputed %v from %v", policy, *c.Aggregate, resp.Result, m, xs)
+			}
+			if !slices.Equal(agreeing, c.Agreeing) || c.Agreement != float64(a)/float64(a+d) {
+				t.Errorf("%s: agreeing %v, agreement %v; recomputed %v, %v",
+					policy, c.Agreeing, c.Agreement, agreeing, float64(a)/float64(a+d))
+			}
+			// The calibration basis: the map of the tier's numeric
+			// calls, at the Posterior of the median's counts.
+			uncalibrated := consensus.Posterior(a, d)
+			cal := res.Receipt.PolicySnapshot.Calibration
+			if cal == nil || cal.Tier != string(policy)+"/number" || cal.Uncalibrated != uncalibrated {
+				t.Fatalf("%s call %d: calibration %+v; want tier %s/number at %v", policy, i, cal, policy, uncalibrated)
+			}
+			if (cal.Basis == reputation.BasisOutcomes) != (i > 0) {
+				t.Errorf("%s call %d: basis %q, want outcomes once one was reported", policy, i, cal.Basis)
+			}
+			points := make([]reputation.Point, len(cal.Points))
+			for j, p := range cal.Points {
+				points[j] = reputation.Point{Score: p.Score, Rate: p.Rate}
+			}
+			want := reputation.Interpolate(points, uncalibrated)
+			if math.Abs(want-res.Receipt.Decision.Confidence) > 1e-12 || math.Abs(want-resp.Confidence) > 1e-12 {
+				t.Errorf("%s call %d: confidence %v (response %v), recomputed %v from the snapshot", policy, i, res.Receipt.Decision.Confidence, resp.Confidence, want)
+			}
+			if ev := resp.Evidence.Calibration; ev == nil || ev.Tier != cal.Tier || ev.Uncalibrated != uncalibrated || len(ev.Points) != len(points) {
+				t.Errorf("%s call %d: evidence.calibration %+v, want the receipt's basis %+v", policy, i, ev, cal)
+			}
+			// The router's block (one-call tiers) states the median's
+			// Posterior; adaptive's pooled block the calibrated number.
+			block := uncalibrated
+			if policy == trust.PolicyAdaptive {
+				block = want
+			}
+			if math.Abs(c.Confidence-block) > 1e-12 {
+				t.Errorf("%s call %d: snapshot confidence %v, recomputed %v", policy, i, c.Confidence, block)
+			}
+			if err := s.Feedback(ctx, resp.TraceID, i%3 != 0); err != nil {
+				t.Fatalf("%s call %d: Feedback: %v", policy, i, err)
+			}
 		}
 	}
 }

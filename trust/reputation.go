@@ -87,6 +87,12 @@ func reliabilities(runs []router.Run, snap *router.ReputationSnapshot) consensus
 		if r.Reliability != nil {
 			rel.Sessions[int64(r.SessionID)] = *r.Reliability
 		}
+		if r.ConfidenceSlope != nil {
+			if rel.Confidence == nil {
+				rel.Confidence = map[int64]consensus.ConfidenceSlope{}
+			}
+			rel.Confidence[int64(r.SessionID)] = *r.ConfidenceSlope
+		}
 	}
 	return rel
 }

@@ -95,8 +95,9 @@ func (s *Service) accepts(req *Request, out consensus.Outcome, cal *reputation.C
 //
 // With reputation on, the confidence is calibrated: the tally's
 // consensus.Conservative number read on the calibration map of the
-// call's tier in its scope (reputation.Calibration), which the outcomes
-// reported through Feedback build.
+// call's tier in its scope (reputation.Calibration, calibrationTier),
+// which the outcomes reported through Feedback build; for a numeric
+// delegation, counted unweighted, that number is the median's Posterior.
 func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (stepResult, error) {
 	var runs []router.Run
 	for _, st := range steps {
@@ -129,9 +130,9 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (
 		grouping:   grouping,
 	}
 	final.step.Replicas = out.Replicas
-	if s.keep != nil && (out.Strategy == consensus.StrategyWeighted || recounted) && out.Winner >= 0 {
+	if s.keep != nil && (out.Strategy == consensus.StrategyWeighted || recounted || req.numeric()) && out.Winner >= 0 {
 		if cal == nil { // the store failed: uncalibrated
-			cal = &reputation.Calibration{Tier: string(req.Policy)}
+			cal = &reputation.Calibration{Tier: calibrationTier(req)}
 		}
 		y, basis := cal.Basis(consensus.Conservative(out))
 		final.confidence, final.calibration = y, &basis
@@ -214,7 +215,7 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (
 			}
 			c.Calibration = final.calibration
 		}
-		if recounted {
+		if recounted || req.numeric() {
 			final.consensus.Calibration = final.calibration
 		}
 		final.step.Error = ""

@@ -253,10 +253,10 @@ func Middleware(cfg MiddlewareConfig) (func(http.Handler) http.Handler, error) {
 	if pw.log == nil {
 		pw.log = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Escrow != nil {
-		pw.escrowLedger = cfg.Escrow.Ledger
-		if pw.escrowLedger == nil {
-			pw.escrowLedger = &MemoryEscrowLedger{Now: cfg.Now}
+	if cfg.Escrow != nil && cfg.Escrow.Authorizer != nil {
+		var err error
+		if pw.escrow, err = NewEscrow(*cfg.Escrow, pw.cfg.Facilitator, cfg.SettleTimeout, cfg.Now, pw.log); err != nil {
+			return nil, err
 		}
 	}
 	return func(next http.Handler) http.Handler {

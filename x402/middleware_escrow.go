@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -146,17 +147,6 @@ func checkEscrow(p Price, e *EscrowConfig, settle, maxValidity time.Duration) er
 	return nil
 }
 
-// escrowOffer returns o with the deadlines a payer signs now, when o is
-// an "auth-capture" offer.
-func (pw *paywall) escrowOffer(o PaymentRequirements, now time.Time) PaymentRequirements {
-	if o.Scheme != SchemeAuthCapture || pw.cfg.Escrow == nil {
-		return o
-	}
-	capture, refund := pw.cfg.Escrow.windows()
-	cd := now.Add(capture).Unix()
-	return withDeadlines(o, cd, cd+int64(refund/time.Second))
-}
-
 func withDeadlines(o PaymentRequirements, capture, refund int64) PaymentRequirements {
 	extra := make(map[string]any, len(o.Extra)+2)
 	for k, v := range o.Extra {
@@ -192,10 +182,18 @@ func escrowCandidates(offers []PaymentRequirements, accepted PaymentRequirements
 
 // escrowTerms returns the route's offer with the deadlines the payer
 // accepted, or the reason they are not ones the route offers.
-func (pw *paywall) escrowTerms(offer PaymentRequirements, accepted PaymentRequirements, price Price, now time.Time) (PaymentRequirements, string) {
+func escrowTerms(e *EscrowConfig, settle time.Duration, offer PaymentRequirements, accepted PaymentRequirements, price Price, now time.Time) (PaymentRequirements, string) {
 	deadline := func(name string) (int64, bool) {
-		f, ok := accepted.Extra[name].(float64)
-		if !ok || f != math.Trunc(f) || f <= 0 || f > 1<<48 {
+		var f float64
+		switch v := accepted.Extra[name].(type) {
+		case float64: // as JSON decodes it
+			f = v
+		case int64: // as Offer sets it
+			f = float64(v)
+		default:
+			return 0, false
+		}
+		if f != math.Trunc(f) || f <= 0 || f > 1<<48 {
 			return 0, false
 		}
 		return int64(f), true
@@ -205,8 +203,8 @@ func (pw *paywall) escrowTerms(offer PaymentRequirements, accepted PaymentRequir
 	if !ok1 || !ok2 {
 		return offer, reasonCaptureDeadline + ": extra.captureDeadline and extra.refundDeadline must be the offer's"
 	}
-	capture, refund := pw.cfg.Escrow.windows()
-	earliest := now.Add(price.timeBudget() + 2*pw.cfg.SettleTimeout).Unix()
+	capture, refund := e.windows()
+	earliest := now.Add(price.timeBudget() + 2*settle).Unix()
 	latest := now.Add(capture + time.Minute).Unix() // a minute of clock skew
 	switch {
 	case cd < earliest || cd > latest:
@@ -217,50 +215,29 @@ func (pw *paywall) escrowTerms(offer PaymentRequirements, accepted PaymentRequir
 	return withDeadlines(offer, cd, rd), ""
 }
 
-// escrow serves a verified "auth-capture" payment: it places the hold and
+// serveEscrow serves a verified "auth-capture" payment: it places the hold and
 // records it before the handler runs, then captures what the answer
 // charges when the answer is delivered and voids the hold otherwise, each
 // operation recorded once. It reports whether the proof stays used: true
 // once the hold was asked for.
-func (pw *paywall) escrow(w http.ResponseWriter, r *http.Request, next http.Handler, m *meter, price Price, res ResourceInfo, p *PaymentPayload, offer PaymentRequirements, key string, until time.Time, payer string) (used bool) {
+func (pw *paywall) serveEscrow(w http.ResponseWriter, r *http.Request, next http.Handler, m *meter, price Price, res ResourceInfo, p *PaymentPayload, offer PaymentRequirements, key string, until time.Time, payer string) (used bool) {
 	ctx := r.Context()
 	keep := context.WithoutCancel(ctx)
 	defer pw.beginSettling(key)() // a repeat waits for the lifecycle's outcome
-	hold, err := pw.cfg.Escrow.Authorizer.Hold(offer, p.Payload)
-	if err != nil {
-		pw.require(w, price, res, "invalid_auth_capture_payload: "+err.Error(), nil)
-		return false
+	payment, err := pw.escrow.Hold(ctx, p, offer, payer)
+	if he := (*EscrowHoldError)(nil); errors.As(err, &he) {
+		if he.Err != nil {
+			pw.unavailable(w, "escrow ledger", he.Err)
+		} else {
+			pw.require(w, price, res, he.Reason, he.Settlement)
+		}
+		return he.Asked
 	}
-	sr := pw.settleOnce(keep, p, offer, payer)
-	if !sr.Success {
-		pw.require(w, price, res, "authorization failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr)
-		return true
-	}
-	hold.HeldAt, hold.Hold = pw.now(), *sr
-	payment, fresh, err := pw.escrowLedger.Hold(keep, hold)
-	switch {
-	case err != nil:
-		// A hold the ledger could not record is given back at once: no
-		// work runs on a payment that could not be finished after a
-		// restart.
-		pw.log.LogAttrs(ctx, slog.LevelError, "x402: recording a hold", slog.String("payment", hold.ID), slog.String("error", err.Error()))
-		hold.Captured, hold.Refunded = "0", "0"
-		pw.operate(keep, hold, EscrowVoid, "")
-		pw.unavailable(w, "escrow ledger", err)
-		return true
-	case !fresh: // its lifecycle is another request's
-		pw.require(w, price, res, msgUsed, nil)
-		return true
-	}
-	pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: held", slog.String("payment", payment.ID), slog.String("amount", payment.Amount), slog.String("payer", payment.Payer))
 
 	panicked := true
 	defer func() {
 		if panicked { // void the hold and keep the outcome; the panic goes on
-			d, err := pw.escrowLedger.Decide(keep, payment.ID, verdictFailed, "0")
-			if err != nil {
-				d = payment
-			}
+			d := pw.escrow.Decide(keep, payment, verdictFailed, "0")
 			pw.finish(keep, w, r, p, key, until, d, BufferedResponse{Status: http.StatusInternalServerError, Header: make(http.Header)}, nil, false)
 		}
 	}()
@@ -270,12 +247,7 @@ func (pw *paywall) escrow(w http.ResponseWriter, r *http.Request, next http.Hand
 	if deliver {
 		amount = charged.Amount
 	}
-	decided, err := pw.escrowLedger.Decide(keep, payment.ID, verdict, amount)
-	if err != nil {
-		pw.log.LogAttrs(ctx, slog.LevelError, "x402: recording a verdict", slog.String("payment", payment.ID), slog.String("error", err.Error()))
-		decided = payment
-		decided.Verdict, decided.Capture = verdict, "0" // void what cannot be recorded
-	}
+	decided := pw.escrow.Decide(keep, payment, verdict, amount)
 	if pw.finish(keep, w, r, p, key, until, decided, response, u, true) {
 		if vp, ok := PaymentFromContext(ctx); ok && vp.outcome != nil {
 			vp.outcome.end(true)
@@ -344,19 +316,8 @@ func problemResponse(d *problem.Details) BufferedResponse {
 // delivered answer with the capture in the payment headers, or the
 // failure with the void. It reports whether the answer was delivered.
 func (pw *paywall) finish(ctx context.Context, w http.ResponseWriter, r *http.Request, p *PaymentPayload, key string, until time.Time, d EscrowPayment, response BufferedResponse, u *Usage, write bool) bool {
-	op, amount := EscrowCapture, d.Capture
-	if amount == "" || amount == "0" {
-		op, amount = EscrowVoid, ""
-	}
-	after, sr := pw.operate(ctx, d, op, amount)
-	report := EscrowReport{ID: d.ID, State: after.State, Verdict: d.Verdict, Held: d.Amount, Captured: after.Captured,
-		HoldTransaction: d.Hold.Transaction, CaptureDeadline: d.CaptureDeadline.Unix()}
-	withEscrow(&sr, report)
-	if op == EscrowCapture {
-		withUsage(&sr, u)
-	}
-	delivered := op == EscrowCapture && sr.Success
-	if op == EscrowCapture && !sr.Success {
+	sr, delivered := pw.escrow.Finish(ctx, d, u)
+	if d.Capture != "" && d.Capture != "0" && !sr.Success {
 		// The answer is not bought: the hold stays until it is voided
 		// or reclaimed, and the buyer learns why.
 		response = problemResponse(problem.Newf(http.StatusPaymentRequired, problem.CodePaymentRequired, "capture failed: %s", joinReason(sr.ErrorReason, sr.ErrorMessage)))
@@ -376,28 +337,6 @@ func (pw *paywall) finish(ctx context.Context, w http.ResponseWriter, r *http.Re
 	return delivered
 }
 
-// operate runs the lifecycle operation op of amount on p once, keyed op,
-// through [settleEscrow]: a recorded outcome is replayed, and a new one
-// recorded before it is returned, with the payment as it stands after
-// it. An operation whose outcome is unknown (the facilitator
-// unreachable) or could not be recorded is reported failed, and left to
-// [EscrowRecovery].
-func (pw *paywall) operate(ctx context.Context, p EscrowPayment, op, amount string) (EscrowPayment, SettleResponse) {
-	after, o, fresh, err := settleEscrow(ctx, pw.escrowLedger, boundedSettle{pw.cfg.Facilitator, pw.cfg.SettleTimeout}, pw.cfg.Escrow.Authorizer, p, op, op, amount)
-	if err != nil {
-		pw.log.LogAttrs(ctx, slog.LevelError, "x402: "+op, slog.String("payment", p.ID), slog.String("error", err.Error()))
-		return p, SettleResponse{ErrorReason: "unexpected_settle_error", ErrorMessage: "the " + op + " could not be settled", Network: p.Offer.Network, Payer: p.Payer}
-	}
-	if fresh {
-		pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: "+op, slog.String("payment", p.ID), slog.Bool("success", o.Settlement.Success), slog.String("transaction", o.Settlement.Transaction))
-	}
-	sr := o.Settlement
-	if sr.Payer == "" {
-		sr.Payer = p.Payer
-	}
-	return after, sr
-}
-
 // boundedSettle settles on a context detached from the caller's and
 // bounded by timeout, so that a client gone does not cancel a lifecycle
 // operation half way.
@@ -410,23 +349,6 @@ func (b boundedSettle) Settle(ctx context.Context, p *PaymentPayload, r PaymentR
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.timeout)
 	defer cancel()
 	return b.Facilitator.Settle(ctx, p, r)
-}
-
-// settleOnce asks the facilitator to settle p under offer on a context
-// detached from the client's and bounded by SettleTimeout; a failure to
-// ask is the settlement "unexpected_settle_error".
-func (pw *paywall) settleOnce(ctx context.Context, p *PaymentPayload, offer PaymentRequirements, payer string) *SettleResponse {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pw.cfg.SettleTimeout)
-	defer cancel()
-	sr, err := pw.cfg.Facilitator.Settle(ctx, p, offer)
-	if err != nil {
-		pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: settlement failed", slog.String("error", err.Error()))
-		return &SettleResponse{ErrorReason: "unexpected_settle_error", ErrorMessage: "the facilitator could not settle the payment", Network: offer.Network, Payer: payer}
-	}
-	if sr.Payer == "" {
-		sr.Payer = payer
-	}
-	return sr
 }
 
 // withEscrow adds the report to the settlement's extensions.

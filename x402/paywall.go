@@ -28,8 +28,9 @@ type paywall struct {
 	outcomes OutcomeStore
 	log      *slog.Logger
 	tel      *paywallTelemetry
-	// escrowLedger records the lifecycle of "auth-capture" payments.
-	escrowLedger EscrowLedger
+	// escrow runs the lifecycle of "auth-capture" payments; nil without
+	// MiddlewareConfig.Escrow.
+	escrow *Escrow
 
 	mu       sync.Mutex
 	settling map[string]chan struct{} // by replay key, closed when settled or failed
@@ -145,7 +146,7 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	if offer.Scheme == SchemeAuthCapture {
 		// The payer signed the deadlines of the 402 answer it read.
 		var reason string
-		if offer, reason = pw.escrowTerms(offer, p.Accepted, price, now); reason != "" {
+		if offer, reason = pw.escrow.Terms(offer, p.Accepted, price, now); reason != "" {
 			pw.require(w, price, res, reason, nil)
 			return
 		}
@@ -214,7 +215,7 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	paid := r.WithContext(work)
 	if offer.Scheme == SchemeAuthCapture {
 		settled = true // kept used if the handler panics: the hold was voided
-		settled = pw.escrow(w, paid, next, m, price, res, p, offer, key, until, vr.Payer)
+		settled = pw.serveEscrow(w, paid, next, m, price, res, p, offer, key, until, vr.Payer)
 		return
 	}
 	if price.Gate != nil {
@@ -355,7 +356,9 @@ func (pw *paywall) require(w http.ResponseWriter, price Price, res ResourceInfo,
 	v1 := PaymentRequiredV1{X402Version: Version1, Error: reason, Accepts: make([]PaymentRequirementsV1, len(price.Accepts))}
 	now := pw.now()
 	for i, o := range price.Accepts {
-		o = pw.escrowOffer(o, now)
+		if pw.escrow != nil {
+			o = pw.escrow.Offer(o, now)
+		}
 		v1.Accepts[i] = o.V1(res)
 		o.Network, _ = NetworkCAIP2(o.Network)
 		v2.Accepts[i] = o

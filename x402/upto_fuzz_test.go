@@ -79,7 +79,7 @@ func FuzzEscrowTerms(f *testing.F) {
 		now := time.Unix(1_700_000_000, 0)
 		pw := &paywall{cfg: MiddlewareConfig{Escrow: &EscrowConfig{}, SettleTimeout: DefaultSettleTimeout}}
 		offer := PaymentRequirements{Scheme: SchemeAuthCapture, Extra: map[string]any{"name": "USDC"}}
-		got, reason := pw.escrowTerms(offer, accepted, Price{}, now)
+		got, reason := escrowTerms(pw.cfg.Escrow, pw.cfg.SettleTimeout, offer, accepted, Price{}, now)
 		if reason != "" {
 			return
 		}

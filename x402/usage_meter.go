@@ -16,8 +16,8 @@ type UsageMeter struct {
 // MeterUsage returns ctx with a meter for a payment of offer, so that
 // [ReportUsage] on ctx, or on a context derived from it, reaches the
 // meter; run the paid work on that context, then call Charge. When offer
-// is not "upto", ctx is returned as it is (ReportUsage then returns
-// ErrNotUpto) and Charge returns offer. Like Middleware, MeterUsage
+// is neither "upto" nor "auth-capture", ctx is returned as it is
+// (ReportUsage then returns ErrNotUpto) and Charge returns offer. Like Middleware, MeterUsage
 // takes offer's amount as the authorized maximum; an amount that does
 // not parse is a maximum of zero.
 func MeterUsage(ctx context.Context, offer PaymentRequirements) (context.Context, *UsageMeter) {
@@ -39,4 +39,11 @@ func (u *UsageMeter) Charge() (PaymentRequirements, *Usage) {
 // so that a map sr shared is not changed.
 func (sr *SettleResponse) SetUsage(u Usage) {
 	withUsage(sr, &u)
+}
+
+// Verdict returns the verdict the work named with [ReportVerdict] on the
+// meter's context, and "" when it named none or the offer is neither
+// "upto" nor "auth-capture".
+func (u *UsageMeter) Verdict() string {
+	return u.m.reportedVerdict()
 }

@@ -208,6 +208,9 @@ func (st *step) plan(agg consensus.Aggregator) {
 	policy := consensus.Policy{Disagreement: st.policy}
 	for k, r := range byLatency {
 		votes[r] = consensus.Vote{Session: int64(st.sessions[r]), Label: st.label(r)}
+		if !st.delegate && !st.answers[r].failed { // the confidence the engine's vote carries
+			votes[r].Confidence = st.answers[r].confidence
+		}
 		if st.delegate && !st.answers[r].failed {
 			votes[r].Answer = st.answers[r].output
 		}

@@ -38,6 +38,8 @@ type agentDeps struct {
 	metrics  *metrics
 	log      *slog.Logger
 	obs      *observability // the paid tools' payment spans and metrics
+	escrow   *demoEscrow    // the offline escrow of the paid tools' "auth-capture" offers
+	ledger   x402.EscrowLedger
 }
 
 // mountAgents serves the trust tools over MCP Streamable HTTP at /mcp and
@@ -58,9 +60,14 @@ func mountAgents(mux *http.ServeMux, cfg config, d agentDeps) (*mcp.Server, erro
 		return nil, err
 	}
 	if cfg.mcpPaid {
+		prices, err := mcpPrices(d.prices, d.escrow)
+		if err != nil {
+			return nil, err
+		}
 		pay, err := trustmcp.Paywall(trustmcp.PaywallConfig{
-			Facilitator:    d.metrics.countSettlements(&evm.Facilitator{}),
-			Prices:         mcpPrices(d.prices),
+			Facilitator:    d.metrics.countSettlements(d.escrow.facilitator(&evm.Facilitator{})),
+			Escrow:         d.escrow.config(d.ledger),
+			Prices:         prices,
 			Replay:         d.replay,
 			Answers:        d.answers,
 			Logger:         d.log,
@@ -109,9 +116,11 @@ func requireKey(auth router.Authenticator, next http.Handler) http.Handler {
 }
 
 // mcpPrices prices the tools that run workers, with -mcp-paid: the trust
-// tools as the paid trust call, factcheck as a paid validation. Receipts
-// are free to fetch and verify.
-func mcpPrices(prices []pricedRoute) map[string]x402.Price {
+// tools as the paid trust call, factcheck as a paid validation, each
+// also held in the offline escrow (auth-capture, either asset-transfer
+// method), captured when the tool delivers its result and voided when it
+// fails. Receipts are free to fetch and verify.
+func mcpPrices(prices []pricedRoute, esc *demoEscrow) (map[string]x402.Price, error) {
 	byWhat := map[string]pricedRoute{}
 	for _, p := range prices {
 		byWhat[p.what] = p
@@ -123,11 +132,21 @@ func mcpPrices(prices []pricedRoute) map[string]x402.Price {
 		trustmcp.ToolArbitrate:     "trust call",
 		trustmcp.ToolFactcheck:     string(router.OpFactcheckV1),
 	} {
-		if p, ok := byWhat[what]; ok {
-			out[tool] = x402.Price{Accepts: []x402.PaymentRequirements{p.offer}, Description: "vouch demo server: MCP tool " + tool, MimeType: "application/json"}
+		p, ok := byWhat[what]
+		if !ok {
+			continue
 		}
+		accepts := []x402.PaymentRequirements{p.offer}
+		for _, method := range []string{evm.TransferEIP3009, evm.TransferPermit2} {
+			held, err := esc.offer(p.offer.PayTo, p.price, method)
+			if err != nil {
+				return nil, fmt.Errorf("pricing the MCP tool %s in escrow: %w", tool, err)
+			}
+			accepts = append(accepts, held)
+		}
+		out[tool] = x402.Price{Accepts: accepts, Description: "vouch demo server: MCP tool " + tool, MimeType: "application/json"}
 	}
-	return out
+	return out, nil
 }
 
 // serveStdio serves the MCP tools on stdin and stdout until ctx ends or

@@ -37,8 +37,8 @@ func TestRun_mcpPaidAcrossServers(t *testing.T) {
 	claim := map[string]any{"claimed_result": "17 * 3 = 51"}
 	res := callTool(t, csA, "validate_claim", claim)
 	terms, err := trustmcp.PaymentTerms(res)
-	if err != nil || len(terms.Accepts) != 1 {
-		t.Fatalf("unpaid call: %v %q (%v), want the payment terms", res.IsError, resultText(res), err)
+	if err != nil || len(terms.Accepts) != 3 || terms.Accepts[0].Scheme != x402.SchemeExact {
+		t.Fatalf("unpaid call: %v %q (%v), want the payment terms, exact first", res.IsError, resultText(res), err)
 	}
 	payer, err := evm.NewPayer(strings.Repeat("47", 32))
 	if err != nil {

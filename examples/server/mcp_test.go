@@ -215,7 +215,7 @@ func TestRun_mcpPaid(t *testing.T) {
 	// Without payment: the terms of the x402 MCP transport.
 	res := callTool(t, cs, "validate_claim", args)
 	terms, err := trustmcp.PaymentTerms(res)
-	if err != nil || len(terms.Accepts) != 1 || !strings.Contains(resultText(res), `"x402/error"`) {
+	if err != nil || len(terms.Accepts) != 3 || terms.Accepts[0].Scheme != x402.SchemeExact || !strings.Contains(resultText(res), `"x402/error"`) {
 		t.Fatalf("unpaid call: %v %q (%v), want the payment terms", res.IsError, resultText(res), err)
 	}
 	offer := terms.Accepts[0]

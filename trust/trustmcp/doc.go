@@ -84,6 +84,14 @@
 // x402.ReportUsage, as an HTTP handler does, and only that is settled (a
 // tool that reports nothing settles the authorized maximum).
 //
+// A tool priced with an "auth-capture" offer (PaywallConfig.Escrow) holds
+// the payment in escrow, with the steps x402.Middleware runs for a route
+// (x402.Escrow): the hold is placed and recorded before the tool runs, a
+// delivered result (one its gate passes) is captured, and a tool error or
+// a refusal voids the hold; the outcome comes back in
+// _meta["x402/payment-response"] with the escrow report
+// (x402.EscrowFromSettlement), and is kept with the result for a retry.
+//
 // The terms are in content[0].text only, not in structuredContent. The
 // transport requires the text and makes structuredContent optional, and
 // tells clients to look for the terms in both; MCP clients, the official

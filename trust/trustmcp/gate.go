@@ -13,6 +13,7 @@ import (
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
 	"github.com/vouchkit/vouch/trust/trustpay"
+	"github.com/vouchkit/vouch/x402"
 )
 
 // ToolGate decides whether a paid tool's result is delivered, and its
@@ -61,6 +62,9 @@ func ValidateResult(rt trustpay.Route) ToolGate {
 		j := rt.Judge(ctx, in, claimOf(result), rt.Receipt)
 		switch {
 		case j.Deliver():
+			// An escrowed call records the verdict with its capture;
+			// any other call keeps none (ErrNotUpto, ErrUsageClosed).
+			_ = x402.ReportVerdict(ctx, j.Status)
 			return nil
 		case j.Status == trustpay.StatusTimeout:
 			return refusal(Verdict{Status: j.Status}, "the validation did not finish within the tool's time budget")

@@ -50,6 +50,12 @@ type PaywallConfig struct {
 	// check passes (see [ToolGate]); a tool not named is settled on any
 	// result that is not a tool error.
 	Gates map[string]ToolGate
+	// Escrow runs the lifecycle of the tools' "auth-capture" offers (see
+	// x402.EscrowConfig and the Paywall's doc); it is required when a
+	// price has one, and unused otherwise. Give it the Ledger of the
+	// x402.Middleware (and the x402.EscrowRecovery) that finishes payments
+	// after a restart.
+	Escrow *x402.EscrowConfig
 	// SettleTimeout bounds the facilitator's Settle call; zero means
 	// x402.DefaultSettleTimeout.
 	SettleTimeout time.Duration
@@ -145,8 +151,32 @@ type PaywallConfig struct {
 // is nil or on a tool without a price, or a price with SettleBefore on a
 // tool that has a gate or an "upto" offer (as x402.Middleware refuses
 // them on a route: both settle after the tool), or an "auth-capture"
-// offer: the Paywall does not run the escrow's lifecycle (the hold, then
-// its capture or void), which x402.Middleware runs.
+// offer without PaywallConfig.Escrow, on a price with SettleBefore, or
+// whose capture window is shorter than the offer's maxTimeoutSeconds, the
+// time budget and two settlements, or longer than MaxValidity.
+//
+// # Escrow
+//
+// A tool offered with an "auth-capture" offer holds the payment in escrow
+// as x402.Middleware holds it for a route (x402.Escrow runs the same
+// steps for both): the terms set each such offer's
+// extra.captureDeadline (now plus the capture window) and
+// extra.refundDeadline, and a payment whose deadlines are not ones the
+// terms could have set is refused (reason invalid_auth_capture_deadline).
+// The hold is placed and recorded in the escrow ledger before the tool
+// runs; the tool runs only once the hold is confirmed, and a hold refused
+// is answered with the terms and the failed authorization. Then a
+// delivered result (for a tool with a gate, one the gate passes) is
+// captured, for what the tool reported with x402.ReportUsage or the whole
+// hold, and anything else (a tool error, a refusal of the gate, a protocol
+// error, which is answered as a tool error) voids the hold. The result
+// carries the capture's or the void's settlement in
+// _meta["x402/payment-response"], with the x402.EscrowReport in its
+// extensions (x402.EscrowFromSettlement), and is kept with it as a settled
+// result is, so that a retry of the same call with the same payment gets
+// the same result and settlement, and no operation is sent twice. A
+// capture that fails is answered with the terms and the failed
+// settlement; the hold stays until it is voided or reclaimed.
 func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 	if cfg.Facilitator == nil {
 		return nil, errors.New("trustmcp: PaywallConfig.Facilitator is nil")
@@ -198,9 +228,9 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 		}
 		need := validity(p, cfg.SettleTimeout)
 		for i, o := range p.Accepts {
-			if o.Scheme == x402.SchemeAuthCapture {
+			if o.Scheme == x402.SchemeAuthCapture && (cfg.Escrow == nil || cfg.Escrow.Authorizer == nil) {
 				// Its hold would be placed and never captured nor voided.
-				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: the Paywall does not run the %q (escrow) lifecycle; x402.Middleware does", name, i, x402.SchemeAuthCapture)
+				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: an %q offer needs PaywallConfig.Escrow with an Authorizer", name, i, x402.SchemeAuthCapture)
 			}
 			if _, err := x402.ParseAmount(o.Amount); err != nil && o.Scheme == x402.SchemeUpto {
 				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: %w", name, i, err)
@@ -229,6 +259,18 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 	if pw.log == nil {
 		pw.log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Escrow != nil && cfg.Escrow.Authorizer != nil {
+		esc, err := x402.NewEscrow(*cfg.Escrow, pw.cfg.Facilitator, cfg.SettleTimeout, cfg.Now, pw.log)
+		if err != nil {
+			return nil, fmt.Errorf("trustmcp: PaywallConfig.Escrow: %w", err)
+		}
+		for name, p := range cfg.Prices {
+			if err := esc.Check(p, cfg.MaxValidity); err != nil {
+				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: %w", name, err)
+			}
+		}
+		pw.escrow = esc
+	}
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			call, ok := req.(*mcp.CallToolRequest)
@@ -250,6 +292,7 @@ type paywall struct {
 	answers AnswerStore
 	log     *slog.Logger
 	tel     *x402.PaymentTelemetry
+	escrow  *x402.Escrow // nil without PaywallConfig.Escrow
 
 	mu      sync.Mutex
 	flights map[string]*flight // paid calls running in this process, by replay key
@@ -286,13 +329,19 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 	raw, ok := call.Params.Meta[MetaPayment]
 	if !ok || raw == nil {
 		pw.tel.Refused("", nil)
-		return terms(price, res, "payment required: send it in _meta[\""+MetaPayment+"\"]", nil), nil
+		return terms(pw.offers(price), res, "payment required: send it in _meta[\""+MetaPayment+"\"]", nil), nil
 	}
 	p, err := decodePayment(raw)
 	if err != nil {
 		return pw.refuse(price, res, "_meta[\""+MetaPayment+"\"]: "+err.Error(), nil), nil
 	}
-	offer, ok := price.Match(p)
+	offers := price.Accepts
+	if p.Accepted.Scheme == x402.SchemeAuthCapture && pw.escrow != nil {
+		// Offers that differ only in their extra (the asset-transfer
+		// method) are told apart by it.
+		offers = pw.escrow.Candidates(offers, p.Accepted)
+	}
+	offer, ok := x402.Price{Accepts: offers}.Match(p)
 	if !ok {
 		return pw.refuse(price, res, "the payment matches none of the accepted offers", nil), nil
 	}
@@ -300,6 +349,13 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 		p.Resource = &res
 	}
 	now := pw.now()
+	if offer.Scheme == x402.SchemeAuthCapture {
+		// The payer signed the deadlines of the terms it read.
+		var reason string
+		if offer, reason = pw.escrow.Terms(offer, p.Accepted, price, now); reason != "" {
+			return pw.refuse(price, res, reason, nil), nil
+		}
+	}
 	key, until := x402.ReplayKey(p, offer, now)
 	if limit := now.Add(pw.cfg.MaxValidity); until.After(limit) {
 		// Refused before it is reserved: its record would have to outlive
@@ -356,6 +412,12 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 		return pw.refuse(price, res, joinReason(vr.InvalidReason, vr.InvalidMessage), nil), nil
 	}
 
+	if offer.Scheme == x402.SchemeAuthCapture {
+		settled = true // kept used if the tool panics: the hold was voided
+		var result mcp.Result
+		result, settled = pw.serveEscrow(ctx, method, call, price, res, p, offer, key, paid, until, vr.Payer, next)
+		return result, nil
+	}
 	metered, meter := x402.MeterUsage(ctx, offer)
 	work, cancel := context.WithTimeout(metered, timeBudget(price))
 	defer cancel()
@@ -465,7 +527,7 @@ func decodePayment(v any) (*x402.PaymentPayload, error) {
 // refuse counts a refused payment and returns the terms.
 func (pw *paywall) refuse(price x402.Price, res x402.ResourceInfo, reason string, sr *x402.SettleResponse) *mcp.CallToolResult {
 	pw.tel.Refused(reason, sr)
-	return terms(price, res, reason, sr)
+	return terms(pw.offers(price), res, reason, sr)
 }
 
 func (pw *paywall) unavailable(ctx context.Context, step string, err error) *mcp.CallToolResult {
@@ -482,4 +544,18 @@ func joinReason(reason, message string) string {
 		return reason
 	}
 	return reason + ": " + message
+}
+
+// offers returns the offers of price as the terms show them now: an
+// "auth-capture" offer with the deadlines its payer signs.
+func (pw *paywall) offers(price x402.Price) []x402.PaymentRequirements {
+	if pw.escrow == nil {
+		return price.Accepts
+	}
+	now := pw.now()
+	out := make([]x402.PaymentRequirements, len(price.Accepts))
+	for i, o := range price.Accepts {
+		out[i] = pw.escrow.Offer(o, now)
+	}
+	return out
 }

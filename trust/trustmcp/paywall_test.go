@@ -363,20 +363,3 @@ func TestPaywall_validityAndSettleBefore(t *testing.T) {
 		t.Errorf("settled %d times, want 1", n)
 	}
 }
-
-// The Paywall does not run an escrow's lifecycle: an "auth-capture" offer,
-// whose hold would never be captured nor voided, is refused at
-// configuration, naming the tool.
-func TestPaywall_configRefusesAuthCapture(t *testing.T) {
-	authorizer, _ := evm.ParsePrivateKey("0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba")
-	operator, _ := evm.ParseAddress(evm.OfflineFacilitatorAddress)
-	held, err := evm.AuthCaptureUSDC("base-sepolia", "0x000000000000000000000000000000000000dEaD", "$0.005", operator, authorizer.Address())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = trustmcp.Paywall(trustmcp.PaywallConfig{Facilitator: &evm.Escrow{},
-		Prices: map[string]x402.Price{"arbitrate": {Accepts: []x402.PaymentRequirements{held}}}})
-	if err == nil || !strings.Contains(err.Error(), `"arbitrate"`) || !strings.Contains(err.Error(), x402.SchemeAuthCapture) {
-		t.Errorf("Paywall = %v, want an error naming the tool and the scheme", err)
-	}
-}

@@ -20,6 +20,7 @@ import (
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
+	"github.com/vouchkit/vouch/x402"
 )
 
 // The names of the tools.
@@ -287,6 +288,9 @@ func (t *tools) call(ctx context.Context, req *mcp.CallToolRequest, name string,
 	if err != nil {
 		return nil, nil, t.failure(ctx, name, "the trust service", err)
 	}
+	// A call paid in escrow records the verdict with its capture; any
+	// other call keeps none (x402.ErrNotUpto).
+	_ = x402.ReportVerdict(ctx, string(resp.Status))
 	return textResult(trustSummary(resp)), resp, nil
 }
 

@@ -34,12 +34,12 @@ type paymentError struct {
 // among them) check it against the tool's output schema even on an error
 // result, and the terms are not the tool's answer (see the package
 // documentation).
-func terms(price x402.Price, res x402.ResourceInfo, reason string, sr *x402.SettleResponse) *mcp.CallToolResult {
+func terms(accepts []x402.PaymentRequirements, res x402.ResourceInfo, reason string, sr *x402.SettleResponse) *mcp.CallToolResult {
 	pr := &PaymentRequired{PaymentRequired: x402.PaymentRequired{
 		X402Version: x402.Version2, Error: reason, Resource: &res,
-		Accepts: make([]x402.PaymentRequirements, len(price.Accepts)),
+		Accepts: make([]x402.PaymentRequirements, len(accepts)),
 	}, Settlement: sr}
-	for i, o := range price.Accepts {
+	for i, o := range accepts {
 		o.Network, _ = x402.NetworkCAIP2(o.Network)
 		pr.Accepts[i] = o
 	}

@@ -1,0 +1,102 @@
+package trustmcp
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vouchkit/vouch/x402"
+)
+
+// The verdicts the Paywall records of its own for an escrowed call, as
+// x402.Middleware records them for a route.
+const (
+	verdictDelivered = "delivered"
+	verdictRefused   = "refused"
+	verdictFailed    = "failed"
+)
+
+// serveEscrow serves a verified "auth-capture" payment p of offer: it
+// places the hold and records it before the tool runs, then captures
+// what the tool charges when its result is delivered (its gate, if any,
+// passes it) and voids the hold otherwise, and keeps the result with the
+// outcome for a retry. It reports whether the payment stays used: true
+// once the hold was asked for.
+func (pw *paywall) serveEscrow(ctx context.Context, method string, call *mcp.CallToolRequest, price x402.Price, res x402.ResourceInfo,
+	p *x402.PaymentPayload, offer x402.PaymentRequirements, key, paid string, until time.Time, payer string, next mcp.MethodHandler) (mcp.Result, bool) {
+	held, err := pw.escrow.Hold(ctx, p, offer, payer)
+	if he := (*x402.EscrowHoldError)(nil); errors.As(err, &he) {
+		if he.Err != nil {
+			return pw.unavailable(ctx, "escrow ledger", he.Err), he.Asked
+		}
+		return pw.refuse(price, res, he.Reason, he.Settlement), he.Asked
+	}
+	metered, meter := x402.MeterUsage(ctx, offer)
+	work, cancel := context.WithTimeout(metered, timeBudget(price))
+	defer cancel()
+	panicked := true
+	defer func() {
+		if panicked { // void the hold and keep the outcome; the panic goes on
+			pw.finishEscrow(ctx, price, res, key, paid, until, held, toolFailed(), verdictFailed, "0", nil)
+		}
+	}()
+	result, err := next(work, method, call)
+	panicked = false
+	ctr, ok := result.(*mcp.CallToolResult)
+	if err != nil || !ok || ctr == nil {
+		if err != nil {
+			pw.log.LogAttrs(ctx, slog.LevelWarn, "trustmcp: the tool failed", slog.String("tool", call.Params.Name), slog.String("error", err.Error()))
+		}
+		return pw.finishEscrow(ctx, price, res, key, paid, until, held, toolFailed(), verdictFailed, "0", nil), true
+	}
+	if ctr.IsError {
+		return pw.finishEscrow(ctx, price, res, key, paid, until, held, ctr, verdictFailed, "0", nil), true
+	}
+	// The gate runs before the meter closes, so that it can name its
+	// verdict with x402.ReportVerdict.
+	refusal := pw.check(work, call, ctr)
+	charged, usage := meter.Charge()
+	if refusal != nil {
+		return pw.finishEscrow(ctx, price, res, key, paid, until, held, refusal, cmp.Or(refusedVerdict(refusal), meter.Verdict(), verdictRefused), "0", nil), true
+	}
+	return pw.finishEscrow(ctx, price, res, key, paid, until, held, ctr, cmp.Or(meter.Verdict(), verdictDelivered), charged.Amount, usage), true
+}
+
+// finishEscrow records the verdict on the held payment, captures capture
+// of it (voids it for "0"), keeps answer with the outcome for a retry and
+// returns answer with the outcome in _meta["x402/payment-response"]: or
+// the terms, with the failed settlement, when a capture failed.
+func (pw *paywall) finishEscrow(ctx context.Context, price x402.Price, res x402.ResourceInfo, key, paid string, until time.Time,
+	held x402.EscrowPayment, answer *mcp.CallToolResult, verdict, capture string, usage *x402.Usage) *mcp.CallToolResult {
+	d := pw.escrow.Decide(ctx, held, verdict, capture)
+	sr, bought := pw.escrow.Finish(ctx, d, usage)
+	if !bought && d.Capture != "0" {
+		answer = pw.refuse(price, res, "capture failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), &sr)
+	}
+	pw.keep(ctx, key, paid, until, answer, &sr)
+	if answer.Meta == nil {
+		answer.Meta = mcp.Meta{}
+	}
+	answer.Meta[MetaPaymentResponse] = &sr
+	return answer
+}
+
+// toolFailed is the result of a tool that failed without a result (a
+// protocol error, a panic): a tool error, so that the void can be
+// reported with it.
+func toolFailed() *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the tool failed; the payment's hold was voided"}}}
+}
+
+// refusedVerdict is the status of a gate's refusal, when it is a
+// [Verdict].
+func refusedVerdict(r *mcp.CallToolResult) string {
+	if v, ok := r.StructuredContent.(Verdict); ok {
+		return v.Status
+	}
+	return ""
+}

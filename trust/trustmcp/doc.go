@@ -87,8 +87,10 @@
 // A tool priced with an "auth-capture" offer (PaywallConfig.Escrow) holds
 // the payment in escrow, with the steps x402.Middleware runs for a route
 // (x402.Escrow): the hold is placed and recorded before the tool runs, a
-// delivered result (one its gate passes) is captured, and a tool error or
-// a refusal voids the hold; the outcome comes back in
+// delivered result (one its gate passes and, when the tool reports a
+// trust status with x402.ReportVerdict, a VALID one) is captured, and a
+// tool error, a refusal or another status voids the hold; the outcome
+// comes back in
 // _meta["x402/payment-response"] with the escrow report
 // (x402.EscrowFromSettlement), and is kept with the result for a retry.
 //

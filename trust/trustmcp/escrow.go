@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vouchkit/vouch/trust"
 	"github.com/vouchkit/vouch/x402"
 )
 
@@ -23,8 +24,8 @@ const (
 // serveEscrow serves a verified "auth-capture" payment p of offer: it
 // places the hold and records it before the tool runs, then captures
 // what the tool charges when its result is delivered (its gate, if any,
-// passes it) and voids the hold otherwise, and keeps the result with the
-// outcome for a retry. It reports whether the payment stays used: true
+// passes it, and the verdict it reported, if any, is VALID) and voids the
+// hold otherwise, and keeps the result with the outcome for a retry. It reports whether the payment stays used: true
 // once the hold was asked for.
 func (pw *paywall) serveEscrow(ctx context.Context, method string, call *mcp.CallToolRequest, price x402.Price, res x402.ResourceInfo,
 	p *x402.PaymentPayload, offer x402.PaymentRequirements, key, paid string, until time.Time, payer string, next mcp.MethodHandler) (mcp.Result, bool) {
@@ -63,7 +64,14 @@ func (pw *paywall) serveEscrow(ctx context.Context, method string, call *mcp.Cal
 	if refusal != nil {
 		return pw.finishEscrow(ctx, price, res, key, paid, until, held, refusal, cmp.Or(refusedVerdict(refusal), meter.Verdict(), verdictRefused), "0", nil), true
 	}
-	return pw.finishEscrow(ctx, price, res, key, paid, until, held, ctr, cmp.Or(meter.Verdict(), verdictDelivered), charged.Amount, usage), true
+	capture := charged.Amount
+	if v := meter.Verdict(); v != "" && v != string(trust.StatusValid) {
+		// The money follows the verdict, as on the HTTP trust route
+		// (trustpay): a trust status other than VALID is delivered and
+		// its hold voided.
+		capture, usage = "0", nil
+	}
+	return pw.finishEscrow(ctx, price, res, key, paid, until, held, ctr, cmp.Or(meter.Verdict(), verdictDelivered), capture, usage), true
 }
 
 // finishEscrow records the verdict on the held payment, captures capture

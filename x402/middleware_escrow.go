@@ -253,6 +253,10 @@ func (pw *paywall) escrow(w http.ResponseWriter, r *http.Request, next http.Hand
 		return true
 	}
 	pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: held", slog.String("payment", payment.ID), slog.String("amount", payment.Amount), slog.String("payer", payment.Payer))
+	if vp, ok := PaymentFromContext(ctx); ok {
+		held := payment
+		vp.Escrow = &held
+	}
 
 	panicked := true
 	defer func() {

@@ -113,7 +113,12 @@ func policyOf(r *http.Request) trust.Policy {
 // launched, any other call judged VALID the whole hold (its fixed price),
 // and a call judged otherwise captures nothing, so that its hold is voided
 // (its answer, the verdict, is still delivered); the trust status is the
-// payment's recorded verdict (x402.ReportVerdict).
+// payment's recorded verdict (x402.ReportVerdict). Before the handler
+// runs, ChargeRuns states the hold's terms on the request's context
+// (trust.WithEscrow), so that the answer's evidence.payment and its
+// receipt's decision.payment name the payment and what the verdict
+// commits it to, which is what ChargeRuns then reports
+// (trust.EscrowTerms.Commit).
 func ChargeRuns(next http.Handler, log *slog.Logger) http.Handler {
 	c := &charger{next: next, log: log}
 	if rp, ok := next.(x402.Replayer); ok {

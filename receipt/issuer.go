@@ -60,6 +60,9 @@ type Params struct {
 	// Refs are the sessions, tasks and trace ids used; required when
 	// Request.Include.RouterTraceRefs is set.
 	Refs *Refs
+	// Payment is the payment the decision moves, when the call was paid
+	// in escrow: decision.payment. Nil for an unpaid call.
+	Payment *Payment
 	// Owner identifies the calling integration: the only one who may
 	// fetch a private receipt. Required.
 	Owner string
@@ -189,6 +192,10 @@ func build(id string, at time.Time, terms Terms, p *Params) (*Receipt, error) {
 		},
 		TTL:        terms.TTL(),
 		Visibility: terms.Visibility,
+	}
+	if p.Payment != nil {
+		pay := *p.Payment
+		r.Decision.Payment = &pay
 	}
 	var err error
 	if inc.InputHash {

@@ -71,6 +71,39 @@ type Decision struct {
 	// Timestamp is when the decision was recorded, ISO 8601 in UTC with
 	// milliseconds: "2026-05-01T12:00:00.000Z".
 	Timestamp string `json:"timestamp" validate:"required,utc"`
+	// Payment is the payment the decision moves, when the call was paid
+	// in escrow; absent otherwise.
+	Payment *Payment `json:"payment,omitempty"`
+}
+
+// Payment is decision.payment (and a trust response's
+// evidence.payment): a call paid in escrow (x402 "auth-capture"), its
+// hold placed before the call ran, and what the decision commits the hold
+// to. The decision is recorded before the payment is finished: Outcome
+// is the lifecycle the decision commits to, not the payment's final
+// state, which the payment response's escrow report (and the seller's
+// escrow ledger) tell. Amounts are atomic units of Asset, in decimal.
+type Payment struct {
+	// Scheme is the payment scheme: "auth-capture".
+	Scheme string `json:"scheme" validate:"required"`
+	// Network and Asset name the money: a CAIP-2 network and the token's
+	// address on it.
+	Network string `json:"network" validate:"required"`
+	Asset   string `json:"asset" validate:"required"`
+	// ID is the escrowed payment's id: its PaymentInfo hash on EVM
+	// networks.
+	ID string `json:"id" validate:"required"`
+	// Held is the amount held before the call ran.
+	Held string `json:"held" validate:"amount"`
+	// PerRun is the price of one run when the call is charged by the
+	// runs it launched; absent for a call at a fixed price.
+	PerRun string `json:"per_run,omitempty" validate:"omitempty,amount"`
+	// Outcome is what the decision does with the hold: "capture" (a
+	// VALID decision) or "void" (any other).
+	Outcome string `json:"outcome" validate:"required,oneof=capture void"`
+	// Capture is the amount the outcome captures: the whole hold, or
+	// PerRun times the runs launched, at most Held; "0" for a void.
+	Capture string `json:"capture" validate:"amount"`
 }
 
 // PolicySnapshot is policy_snapshot: the tier and redundancy that ran.
@@ -350,6 +383,12 @@ var validate = valid.New(map[string]valid.Rule{
 			return fmt.Sprintf(`must be an RFC 3339 time in UTC, such as "2026-05-01T12:00:00.000Z", got %q`, v)
 		},
 	},
+	"amount": {
+		Check: func(fl validator.FieldLevel) bool { return validAmount(fl.Field().String()) },
+		Message: func(_ string, v any) string {
+			return fmt.Sprintf(`must be an amount in atomic units, decimal digits without a leading zero, got %q`, v)
+		},
+	},
 	"null": {
 		Check: func(fl validator.FieldLevel) bool {
 			f := fl.Field()
@@ -362,6 +401,20 @@ var validate = valid.New(map[string]valid.Rule{
 		Message: func(string, any) string { return "must be null: receipts are not anchored on a chain" },
 	},
 })
+
+// validAmount reports whether s is a non-negative integer in decimal
+// without a leading zero.
+func validAmount(s string) bool {
+	if s == "" || len(s) > 78 || (s[0] == '0' && len(s) > 1) { // 78 digits hold 2^256
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // invalid returns a 400 problem listing errs.
 func invalid(errs []FieldError) error { return problem.Invalid(errs) }

@@ -185,6 +185,12 @@ type Evidence struct {
 	// "judged"): each candidate answer, the run that produced it and the
 	// runs that judged it; absent otherwise.
 	Judging *Judging `json:"judging,omitempty"`
+	// Payment states the call's payment when it was paid in escrow
+	// ([WithEscrow]): the hold and what the status commits it to, capture
+	// or void. The response is written before the payment is finished;
+	// its final state is in the payment response's escrow report.
+	// Absent for a call paid otherwise or not at all.
+	Payment *receipt.Payment `json:"payment,omitempty"`
 }
 
 // Disagreement is one replica that did not side with the outcome.

@@ -63,6 +63,7 @@ func (s *Service) receiptParams(ctx context.Context, req *Request, resp *Respons
 		},
 		Consensus:      consensusSnapshot(final, final.key),
 		Refs:           refs,
+		Payment:        resp.Evidence.Payment,
 		Owner:          CallerFrom(ctx),
 		Counterparties: req.Receipt.Counterparties,
 	}

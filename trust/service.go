@@ -148,6 +148,7 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 // finish issues the receipt resp asks for, if any, and records the answer.
 func (s *Service) finish(ctx context.Context, span trace.Span, req *Request, resp *Response, final stepResult, steps []stepResult) (*Response, error) {
 	traceID := resp.TraceID
+	resp.Evidence.Payment = escrowPayment(ctx, resp)
 	if req.Receipt.Requested() {
 		ictx, ispan := s.tel.startIssue(ctx, req) // the log append, when the store keeps a log, is its child
 		issued, err := s.issuer.Issue(ictx, s.receiptParams(ctx, req, resp, final, steps))

@@ -233,6 +233,10 @@ func (pw *paywall) serveEscrow(w http.ResponseWriter, r *http.Request, next http
 		}
 		return he.Asked
 	}
+	if vp, ok := PaymentFromContext(ctx); ok { // the hold the handler runs on
+		held := payment
+		vp.Escrow = &held
+	}
 
 	panicked := true
 	defer func() {

@@ -511,3 +511,32 @@ func TestMiddleware_escrowConfig(t *testing.T) {
 		})
 	}
 }
+
+// The handler of an "auth-capture" route finds the hold in the verified
+// payment, already recorded in the ledger as held: the payment the
+// escrow report then names.
+func TestMiddleware_escrowHoldInContext(t *testing.T) {
+	var s *escrowServer
+	var seen x402.EscrowPayment
+	var recorded x402.EscrowState
+	s = newEscrowServer(t, openBalance, nil, func(w http.ResponseWriter, r *http.Request) {
+		vp, ok := x402.PaymentFromContext(r.Context())
+		if !ok || vp.Escrow == nil {
+			http.Error(w, "no hold in the context", http.StatusInternalServerError)
+			return
+		}
+		seen = *vp.Escrow
+		if p, err := s.ledger.Get(r.Context(), seen.ID); err == nil {
+			recorded = p.State
+		}
+		w.Write([]byte("Paris"))
+	})
+	resp, body := s.paid(t, s.proof(t))
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	_, e := escrowOf(t, resp)
+	if seen.ID != e.ID || seen.Amount != e.Held || seen.State != x402.EscrowHeld || recorded != x402.EscrowHeld {
+		t.Errorf("the handler saw %s of %s (%s, ledger %s); the report names %s of %s", seen.ID, seen.Amount, seen.State, recorded, e.ID, e.Held)
+	}
+}

@@ -20,6 +20,11 @@ type VerifiedPayment struct {
 	// work (Price.SettleBefore); nil on the others, where the payment is
 	// settled after the handler returns.
 	Settlement *SettleResponse
+	// Escrow is the payment held in escrow, on an "auth-capture" route:
+	// the hold placed and recorded before the handler runs (its ID,
+	// Amount and deadlines), which the verdict then captures or voids;
+	// nil on the others.
+	Escrow *EscrowPayment
 
 	outcome *paymentOutcome // nil unless settled after the handler
 }

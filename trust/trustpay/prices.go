@@ -113,7 +113,12 @@ func policyOf(r *http.Request) trust.Policy {
 // launched, any other call judged VALID the whole hold (its fixed price),
 // and a call judged otherwise captures nothing, so that its hold is voided
 // (its answer, the verdict, is still delivered); the trust status is the
-// payment's recorded verdict (x402.ReportVerdict).
+// payment's recorded verdict (x402.ReportVerdict). Before the handler
+// runs, ChargeRuns states the hold's terms on the request's context
+// (trust.WithEscrow), so that the answer's evidence.payment and its
+// receipt's decision.payment name the payment and what the verdict
+// commits it to, which is what ChargeRuns then reports
+// (trust.EscrowTerms.Commit).
 func ChargeRuns(next http.Handler, log *slog.Logger) http.Handler {
 	c := &charger{next: next, log: log}
 	if rp, ok := next.(x402.Replayer); ok {
@@ -145,6 +150,17 @@ func (c *charger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	escrow := vp.Offer.Scheme == x402.SchemeAuthCapture
 	adaptive := !escrow || policyOf(r) == trust.PolicyAdaptive
+	held, _ := x402.ParseAmount(vp.Offer.Amount) // the middleware parsed it
+	run := held / AdaptiveMaxRuns
+	terms := trust.EscrowTerms{Scheme: vp.Offer.Scheme, Network: vp.Offer.Network, Asset: vp.Offer.Asset, Held: held}
+	if adaptive {
+		terms.PerRun = run
+	}
+	if escrow && vp.Escrow != nil {
+		// The answer's evidence and receipt state the payment.
+		terms.ID = vp.Escrow.ID
+		r = r.WithContext(trust.WithEscrow(r.Context(), terms))
+	}
 	// The x402 middleware holds the answer back until it settles, so
 	// the usage is reported in time when the handler has returned.
 	tee := &tee{ResponseWriter: w}
@@ -155,21 +171,27 @@ func (c *charger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var out struct {
 		Status   trust.Status `json:"status"`
 		Evidence struct {
-			Launched uint64 `json:"launched"`
+			Launched int `json:"launched"`
 		} `json:"evidence"`
 	}
-	max, _ := x402.ParseAmount(vp.Offer.Amount) // the middleware parsed it
-	run := max / AdaptiveMaxRuns
 	err := json.Unmarshal(tee.body.Bytes(), &out)
 	if err == nil && escrow {
 		err = x402.ReportVerdict(r.Context(), string(out.Status))
 	}
+	launched := uint64(max(out.Evidence.Launched, 0))
 	switch {
 	case err != nil:
-	case escrow && out.Status != trust.StatusValid:
-		err = x402.ReportUsage(r.Context(), x402.Usage{Amount: 0}) // the hold is voided
+	case escrow:
+		// What the evidence and the receipt state that the verdict commits.
+		capture, _ := x402.ParseAmount(terms.Commit(out.Status, out.Evidence.Launched).Capture)
+		switch {
+		case out.Status != trust.StatusValid:
+			err = x402.ReportUsage(r.Context(), x402.Usage{Amount: 0}) // the hold is voided
+		case adaptive:
+			err = x402.ReportUsage(r.Context(), x402.Usage{Amount: capture, Units: launched, Unit: UnitRun})
+		}
 	case adaptive:
-		err = x402.ReportUsage(r.Context(), x402.Usage{Amount: out.Evidence.Launched * run, Units: out.Evidence.Launched, Unit: UnitRun})
+		err = x402.ReportUsage(r.Context(), x402.Usage{Amount: launched * run, Units: launched, Unit: UnitRun})
 	}
 	if err != nil && c.log != nil {
 		c.log.WarnContext(r.Context(), "trustpay: the runs of a paid call were not reported; the authorized maximum settles", "error", err)

@@ -249,33 +249,7 @@ func (r *realReport) tableTables(w io.Writer, t *table) {
 	}
 	overRow("majority of 5 (reference)", "—", wt)
 
-	fmt.Fprintln(w, "\nCalibration of adaptive (measured calls answered VALID or INVALID): stated confidence against observed accuracy, per bin of stated confidence:")
-	fmt.Fprintln(w)
-	fmt.Fprint(w, "| bin |")
-	for _, st := range cfg.settings() {
-		fmt.Fprintf(w, " %s: calls | stated | observed |", st)
-	}
-	fmt.Fprint(w, "\n|---|")
-	for range cfg.settings() {
-		fmt.Fprint(w, "---:|---:|---:|")
-	}
-	fmt.Fprintln(w)
-	for k := range bins {
-		var cols []string
-		empty := true
-		for _, st := range cfg.settings() {
-			bn := r.measured(r.get(t, trust.PolicyAdaptive, st)).bins[k]
-			if bn.calls == 0 {
-				cols = append(cols, "0 | — | —")
-				continue
-			}
-			empty = false
-			cols = append(cols, fmt.Sprintf("%d | %.3f | %s", bn.calls, bn.stated(), pct(bn.observed())))
-		}
-		if !empty {
-			fmt.Fprintf(w, "| %.1f–%.1f | %s |\n", float64(k)/bins, float64(k+1)/bins, strings.Join(cols, " | "))
-		}
-	}
+	calibrationTable(w, cfg.settings(), "", func(st setting) stats { return r.measured(r.get(t, trust.PolicyAdaptive, st)) })
 }
 
 // chart draws the reliability chart of t: a panel per setting, a line

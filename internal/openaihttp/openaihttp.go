@@ -58,6 +58,20 @@ func Redact(s, apiKey string, headers http.Header) string {
 	return s
 }
 
+// SetHeaders sets on h the headers of a JSON request to an
+// OpenAI-compatible endpoint: the extra headers, JSON content type and
+// accept, and the API key as a bearer token when there is one.
+func SetHeaders(h http.Header, apiKey string, extra http.Header) {
+	for name, vals := range extra {
+		h[http.CanonicalHeaderKey(name)] = vals
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json")
+	if apiKey != "" {
+		h.Set("Authorization", "Bearer "+apiKey)
+	}
+}
+
 // Truncate cuts s to at most n bytes without splitting a UTF-8 sequence.
 func Truncate(s string, n int) string {
 	if len(s) <= n {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestErrorMessage(t *testing.T) {
@@ -28,6 +30,25 @@ func TestRedact(t *testing.T) {
 	want := "key [REDACTED] tenant [REDACTED] short ab"
 	if got != want {
 		t.Errorf("Redact = %q, want %q", got, want)
+	}
+}
+
+func TestSetHeaders(t *testing.T) {
+	h := http.Header{}
+	SetHeaders(h, "sk-test", http.Header{"x-tenant": {"a", "b"}})
+	want := http.Header{
+		"X-Tenant":      {"a", "b"},
+		"Content-Type":  {"application/json"},
+		"Accept":        {"application/json"},
+		"Authorization": {"Bearer sk-test"},
+	}
+	if diff := cmp.Diff(want, h); diff != "" {
+		t.Errorf("SetHeaders (-want +got):\n%s", diff)
+	}
+	h = http.Header{}
+	SetHeaders(h, "", nil)
+	if _, ok := h["Authorization"]; ok {
+		t.Errorf("SetHeaders without a key set Authorization: %v", h)
 	}
 }
 

@@ -145,14 +145,7 @@ func (w *Worker) send(ctx context.Context, req *chatRequest) (*decodedResponse, 
 	if err != nil {
 		return nil, 0, fmt.Errorf("chatworker: building the request to %s: %w", w.host, err)
 	}
-	for name, vals := range w.headers {
-		hr.Header[http.CanonicalHeaderKey(name)] = vals
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Accept", "application/json")
-	if w.apiKey != "" {
-		hr.Header.Set("Authorization", "Bearer "+w.apiKey)
-	}
+	openaihttp.SetHeaders(hr.Header, w.apiKey, w.headers)
 
 	attempts := 0
 	rc := &retryablehttp.Client{

@@ -268,14 +268,7 @@ func (g *Grouper) Embed(ctx context.Context, texts []string) ([][]float64, error
 	if err != nil {
 		return nil, fmt.Errorf("embedkey: building the request to %s: %w", g.host, err)
 	}
-	for name, vals := range g.headers {
-		hr.Header[http.CanonicalHeaderKey(name)] = vals
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Accept", "application/json")
-	if g.apiKey != "" {
-		hr.Header.Set("Authorization", "Bearer "+g.apiKey)
-	}
+	openaihttp.SetHeaders(hr.Header, g.apiKey, g.headers)
 	attempts := 0
 	rc := &retryablehttp.Client{
 		HTTPClient:   g.http,

@@ -13,10 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/problem"
@@ -385,29 +382,16 @@ func simulateDelegation(ctx context.Context, cfg config, progress io.Writer) (*d
 			}
 		}
 	}
-	var mu sync.Mutex
-	done := 0
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(2 * runtime.GOMAXPROCS(0)) // an episode waits on its workers much of the time
-	for _, j := range jobs {
-		g.Go(func() error {
-			calls, replays, offPlan, err := measureDelegation(ctx, cfg.seed, j.cell, j.agg, tables[j.workload])
-			if err != nil {
-				return fmt.Errorf("%s, %s: %w", j.cell, j.agg, err)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			rep.cells[j] = calls
-			rep.replays += replays
-			rep.offPlan += offPlan
-			done++
-			if done%5 == 0 || done == len(jobs) {
-				fmt.Fprintf(progress, "accuracy: %d/%d delegation cells done (%s)\n", done, len(jobs), time.Since(began).Round(time.Second))
-			}
-			return nil
-		})
+	measureCell := func(ctx context.Context, j delegationCell) ([]call, int, int, error) {
+		calls, replays, offPlan, err := measureDelegation(ctx, cfg.seed, j.cell, j.agg, tables[j.workload])
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("%s, %s: %w", j.cell, j.agg, err)
+		}
+		return calls, replays, offPlan, nil
 	}
-	if err := g.Wait(); err != nil {
+	keep := func(j delegationCell, calls []call) { rep.cells[j] = calls }
+	var err error
+	if rep.replays, rep.offPlan, err = runEpisodes(ctx, jobs, measureCell, keep, progress, "delegation cells", 5, began); err != nil {
 		return nil, err
 	}
 	rep.elapsed = time.Since(began)

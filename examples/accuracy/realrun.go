@@ -7,10 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
@@ -104,29 +101,16 @@ func simulateReal(ctx context.Context, cfg config, progress io.Writer) (*realRep
 	}
 	// The longest first: the shared cells make two calls per claim.
 	slices.SortStableFunc(jobs, func(a, b job) int { return b.t.len()*cost(b.c) - a.t.len()*cost(a.c) })
-	var mu sync.Mutex
-	done := 0
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(2 * runtime.GOMAXPROCS(0)) // an episode waits on its workers much of the time
-	for _, j := range jobs {
-		g.Go(func() error {
-			calls, replays, offPlan, err := measure(ctx, cfg.seed, j.c, j.t, 0, j.t.len())
-			if err != nil {
-				return fmt.Errorf("%s: %w", j.c, err)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			rep.cells[j.c] = calls
-			rep.replays += replays
-			rep.offPlan += offPlan
-			done++
-			if done%5 == 0 || done == len(jobs) {
-				fmt.Fprintf(progress, "accuracy: %d/%d real-data cells done (%s)\n", done, len(jobs), time.Since(began).Round(time.Second))
-			}
-			return nil
-		})
+	measureCell := func(ctx context.Context, j job) ([]call, int, int, error) {
+		calls, replays, offPlan, err := measure(ctx, cfg.seed, j.c, j.t, 0, j.t.len())
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("%s: %w", j.c, err)
+		}
+		return calls, replays, offPlan, nil
 	}
-	if err := g.Wait(); err != nil {
+	keep := func(j job, calls []call) { rep.cells[j.c] = calls }
+	var err error
+	if rep.replays, rep.offPlan, err = runEpisodes(ctx, jobs, measureCell, keep, progress, "real-data cells", 5, began); err != nil {
 		return nil, err
 	}
 	rep.elapsed = time.Since(began)
@@ -265,33 +249,7 @@ func (r *realReport) tableTables(w io.Writer, t *table) {
 	}
 	overRow("majority of 5 (reference)", "—", wt)
 
-	fmt.Fprintln(w, "\nCalibration of adaptive (measured calls answered VALID or INVALID): stated confidence against observed accuracy, per bin of stated confidence:")
-	fmt.Fprintln(w)
-	fmt.Fprint(w, "| bin |")
-	for _, st := range cfg.settings() {
-		fmt.Fprintf(w, " %s: calls | stated | observed |", st)
-	}
-	fmt.Fprint(w, "\n|---|")
-	for range cfg.settings() {
-		fmt.Fprint(w, "---:|---:|---:|")
-	}
-	fmt.Fprintln(w)
-	for k := range bins {
-		var cols []string
-		empty := true
-		for _, st := range cfg.settings() {
-			bn := r.measured(r.get(t, trust.PolicyAdaptive, st)).bins[k]
-			if bn.calls == 0 {
-				cols = append(cols, "0 | — | —")
-				continue
-			}
-			empty = false
-			cols = append(cols, fmt.Sprintf("%d | %.3f | %s", bn.calls, bn.stated(), pct(bn.observed())))
-		}
-		if !empty {
-			fmt.Fprintf(w, "| %.1f–%.1f | %s |\n", float64(k)/bins, float64(k+1)/bins, strings.Join(cols, " | "))
-		}
-	}
+	calibrationTable(w, cfg.settings(), "", func(st setting) stats { return r.measured(r.get(t, trust.PolicyAdaptive, st)) })
 }
 
 // chart draws the reliability chart of t: a panel per setting, a line

@@ -170,35 +170,57 @@ func simulate(ctx context.Context, cfg config, progress io.Writer) (*report, err
 	if len(jobs) == 0 {
 		return nil, fmt.Errorf("-only names no workload; the workloads are %s", workloadNames())
 	}
+	measureEpisode := func(ctx context.Context, j job) ([]call, int, int, error) {
+		cs := rep.claims[j.w.name]
+		n := min(cfg.episode, len(cs)-j.first)
+		calls, replays, offPlan, err := measure(ctx, cfg.seed, j.c, simulated{cfg.seed, j.w, cs}, j.first, n)
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("%s, claims from %d: %w", j.c, j.first, err)
+		}
+		return calls, replays, offPlan, nil
+	}
+	keep := func(j job, calls []call) { copy(rep.cells[j.c][j.first:], calls) }
+	var err error
+	if rep.replays, rep.offPlan, err = runEpisodes(ctx, jobs, measureEpisode, keep, progress, "episodes", 10, began); err != nil {
+		return nil, err
+	}
+	rep.elapsed = time.Since(began)
+	return rep, nil
+}
+
+// runEpisodes measures every job, at most 2×GOMAXPROCS at once (an episode
+// waits on its workers much of the time), and hands each job's calls to
+// keep, one job at a time. After every every-th job and the last it writes
+// "accuracy: done/total <what> done (elapsed since began)" to progress. It
+// returns the steps the scheduler reordered, summed over the jobs: run again
+// (reputation off) and kept as they ran (reputation on).
+func runEpisodes[J any](ctx context.Context, jobs []J, measure func(context.Context, J) (calls []call, replays, offPlan int, err error), keep func(J, []call), progress io.Writer, what string, every int, began time.Time) (replays, offPlan int, err error) {
 	var mu sync.Mutex
 	done := 0
 	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(2 * runtime.GOMAXPROCS(0)) // an episode waits on its workers much of the time
+	g.SetLimit(2 * runtime.GOMAXPROCS(0))
 	for _, j := range jobs {
 		g.Go(func() error {
-			cs := rep.claims[j.w.name]
-			n := min(cfg.episode, len(cs)-j.first)
-			calls, replays, offPlan, err := measure(ctx, cfg.seed, j.c, simulated{cfg.seed, j.w, cs}, j.first, n)
+			calls, r, o, err := measure(ctx, j)
 			if err != nil {
-				return fmt.Errorf("%s, claims from %d: %w", j.c, j.first, err)
+				return err
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			copy(rep.cells[j.c][j.first:], calls)
-			rep.replays += replays
-			rep.offPlan += offPlan
+			keep(j, calls)
+			replays += r
+			offPlan += o
 			done++
-			if done%10 == 0 || done == len(jobs) {
-				fmt.Fprintf(progress, "accuracy: %d/%d episodes done (%s)\n", done, len(jobs), time.Since(began).Round(time.Second))
+			if done%every == 0 || done == len(jobs) {
+				fmt.Fprintf(progress, "accuracy: %d/%d %s done (%s)\n", done, len(jobs), what, time.Since(began).Round(time.Second))
 			}
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return 0, 0, err
 	}
-	rep.elapsed = time.Since(began)
-	return rep, nil
+	return replays, offPlan, nil
 }
 
 // includes reports whether workload name is to run.

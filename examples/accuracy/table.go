@@ -177,22 +177,32 @@ func (r *report) workloadTables(w io.Writer, wl *workload) {
 		}
 	}
 
+	calibrationTable(w, r.settings(), "reputation ", func(v setting) stats {
+		return r.measured(r.get(wl.name, trust.PolicyAdaptive, v))
+	})
+}
+
+// calibrationTable writes the calibration table of adaptive: a group of
+// columns per setting, headed by prefix and the setting, and a row per bin
+// of stated confidence that has calls under some setting. adaptive gives
+// the measured calls of adaptive under a setting.
+func calibrationTable(w io.Writer, settings []setting, prefix string, adaptive func(setting) stats) {
 	fmt.Fprintln(w, "\nCalibration of adaptive (measured calls answered VALID or INVALID): stated confidence against observed accuracy, per bin of stated confidence:")
 	fmt.Fprintln(w)
 	fmt.Fprint(w, "| bin |")
-	for _, v := range r.settings() {
-		fmt.Fprintf(w, " reputation %s: calls | stated | observed |", v)
+	for _, st := range settings {
+		fmt.Fprintf(w, " %s%s: calls | stated | observed |", prefix, st)
 	}
 	fmt.Fprint(w, "\n|---|")
-	for range r.settings() {
+	for range settings {
 		fmt.Fprint(w, "---:|---:|---:|")
 	}
 	fmt.Fprintln(w)
-	for b := range bins {
+	for k := range bins {
 		var cols []string
 		empty := true
-		for _, v := range r.settings() {
-			bn := r.measured(r.get(wl.name, trust.PolicyAdaptive, v)).bins[b]
+		for _, st := range settings {
+			bn := adaptive(st).bins[k]
 			if bn.calls == 0 {
 				cols = append(cols, "0 | — | —")
 				continue
@@ -201,7 +211,7 @@ func (r *report) workloadTables(w io.Writer, wl *workload) {
 			cols = append(cols, fmt.Sprintf("%d | %.3f | %s", bn.calls, bn.stated(), pct(bn.observed())))
 		}
 		if !empty {
-			fmt.Fprintf(w, "| %.1f–%.1f | %s |\n", float64(b)/bins, float64(b+1)/bins, strings.Join(cols, " | "))
+			fmt.Fprintf(w, "| %.1f–%.1f | %s |\n", float64(k)/bins, float64(k+1)/bins, strings.Join(cols, " | "))
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/vouchkit/vouch/internal/openaihttp"
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -64,7 +65,7 @@ func parseAnswer(text string, allowed []router.Verdict) (answer, *answerError) {
 	}
 	a.Verdict = router.Verdict(strings.ToUpper(strings.TrimSpace(v)))
 	if !slices.Contains(allowed, a.Verdict) {
-		return bad("verdict %q is not one of %s", truncate(v, 40), joinVerdicts(allowed))
+		return bad("verdict %q is not one of %s", openaihttp.Truncate(v, 40), joinVerdicts(allowed))
 	}
 	if isNull(raw.Confidence) {
 		return bad("confidence is missing")

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -98,30 +97,6 @@ func TestRetryAfter(t *testing.T) {
 	resp := &http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {future}}}
 	if got, ok := retryAfter(resp); !ok || got <= 58*time.Minute || got > time.Hour {
 		t.Errorf("retryAfter(date an hour ahead) = %v, %v; want about an hour", got, ok)
-	}
-}
-
-func TestErrorMessage(t *testing.T) {
-	tests := map[string]string{
-		`{"error":{"message":"model not found","type":"invalid_request_error"}}`: "model not found", // OpenAI, Ollama
-		`{"object":"error","message":"bad schema","type":"BadRequestError"}`:     "bad schema",      // vLLM
-		`{"error":"rate limited"}`:       "rate limited",
-		"  <html>502 Bad Gateway</html>": "<html>502 Bad Gateway</html>",
-	}
-	for body, want := range tests {
-		if got := errorMessage([]byte(body)); got != want {
-			t.Errorf("errorMessage(%s) = %q, want %q", body, got, want)
-		}
-	}
-}
-
-func TestTruncate(t *testing.T) {
-	s := strings.Repeat("é", 10) // 2 bytes each
-	for n := range 22 {
-		got := truncate(s, n)
-		if len(got) > n || !utf8.ValidString(got) || !strings.HasPrefix(s, got) || len(got) < n-1 {
-			t.Errorf("truncate(%q, %d) = %q", s, n, got)
-		}
 	}
 }
 

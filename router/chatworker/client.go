@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/vouchkit/vouch/internal/openaihttp"
 )
 
 // maxReply bounds the body of a reply read from the endpoint.
@@ -54,13 +56,6 @@ type chatResponse struct {
 		PromptTokens     int64 `json:"prompt_tokens"`
 		CompletionTokens int64 `json:"completion_tokens"`
 	} `json:"usage"`
-}
-
-// errorBody is the error answer of OpenAI-compatible servers: most nest it
-// under "error", some (vLLM) put message at the top, some send a string.
-type errorBody struct {
-	Error   json.RawMessage `json:"error"`
-	Message string          `json:"message"`
 }
 
 // reply is the usable part of a chat completion.
@@ -130,7 +125,7 @@ func (w *Worker) complete(ctx context.Context, msgs []message, schema *jsonSchem
 }
 
 func (w *Worker) responseError(err error, raw string) *ResponseError {
-	return &ResponseError{Model: w.model, Host: w.host, Err: err, Raw: truncate(raw, RawLimit)}
+	return &ResponseError{Model: w.model, Host: w.host, Err: err, Raw: openaihttp.Truncate(raw, RawLimit)}
 }
 
 // decodedResponse is a chat completion with the body it came from.
@@ -150,14 +145,7 @@ func (w *Worker) send(ctx context.Context, req *chatRequest) (*decodedResponse, 
 	if err != nil {
 		return nil, 0, fmt.Errorf("chatworker: building the request to %s: %w", w.host, err)
 	}
-	for name, vals := range w.headers {
-		hr.Header[http.CanonicalHeaderKey(name)] = vals
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Accept", "application/json")
-	if w.apiKey != "" {
-		hr.Header.Set("Authorization", "Bearer "+w.apiKey)
-	}
+	openaihttp.SetHeaders(hr.Header, w.apiKey, w.headers)
 
 	attempts := 0
 	rc := &retryablehttp.Client{
@@ -217,7 +205,7 @@ func (w *Worker) send(ctx context.Context, req *chatRequest) (*decodedResponse, 
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		se := &StatusError{
 			Model: w.model, Host: w.host, StatusCode: resp.StatusCode,
-			Message: w.redact(errorMessage(data)), Attempts: attempts,
+			Message: openaihttp.Redact(openaihttp.ErrorMessage(data), w.apiKey, w.headers), Attempts: attempts,
 		}
 		if ra, ok := retryAfter(resp); ok {
 			se.RetryAfter = ra
@@ -233,12 +221,12 @@ func (w *Worker) send(ctx context.Context, req *chatRequest) (*decodedResponse, 
 	}
 	if len(data) > maxReply {
 		return nil, attempts, &ResponseError{Model: w.model, Host: w.host, Err: ErrMalformedReply,
-			Detail: fmt.Sprintf("reply larger than %d bytes", maxReply), Raw: truncate(string(data), RawLimit)}
+			Detail: fmt.Sprintf("reply larger than %d bytes", maxReply), Raw: openaihttp.Truncate(string(data), RawLimit)}
 	}
 	out := &decodedResponse{raw: string(data)}
 	if err := json.Unmarshal(data, &out.chatResponse); err != nil {
 		return nil, attempts, &ResponseError{Model: w.model, Host: w.host, Err: ErrMalformedReply,
-			Detail: err.Error(), Raw: truncate(string(data), RawLimit)}
+			Detail: err.Error(), Raw: openaihttp.Truncate(string(data), RawLimit)}
 	}
 	return out, attempts, nil
 }
@@ -275,39 +263,4 @@ func retryAfter(resp *http.Response) (time.Duration, bool) {
 		return 0, false
 	}
 	return max(time.Until(t), 0), true
-}
-
-// errorMessage extracts the message of an error body, or returns the start
-// of the body when it has none.
-func errorMessage(data []byte) string {
-	var eb errorBody
-	if json.Unmarshal(data, &eb) == nil {
-		var nested struct {
-			Message string `json:"message"`
-		}
-		var flat string
-		switch {
-		case json.Unmarshal(eb.Error, &nested) == nil && nested.Message != "":
-			return truncate(nested.Message, 512)
-		case json.Unmarshal(eb.Error, &flat) == nil && flat != "":
-			return truncate(flat, 512)
-		case eb.Message != "":
-			return truncate(eb.Message, 512)
-		}
-	}
-	return truncate(strings.TrimSpace(string(data)), 512)
-}
-
-// redact removes the API key and the extra headers' values from s.
-func (w *Worker) redact(s string) string {
-	secrets := []string{w.apiKey}
-	for _, vals := range w.headers {
-		secrets = append(secrets, vals...)
-	}
-	for _, v := range secrets {
-		if len(v) >= 4 {
-			s = strings.ReplaceAll(s, v, "[REDACTED]")
-		}
-	}
-	return s
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Sentinel errors. A [*ResponseError] unwraps to one of the reply errors, a
@@ -111,16 +110,4 @@ func (e *StatusError) Error() string {
 		s += ": " + e.Message
 	}
 	return s
-}
-
-// truncate cuts s to at most n bytes without splitting a UTF-8 sequence.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut]
 }

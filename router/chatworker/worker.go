@@ -14,6 +14,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/vouchkit/vouch/internal/openaihttp"
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -334,7 +335,7 @@ func (w *Worker) Work(ctx context.Context, job *router.Job) (*router.Result, err
 	}
 	a, aerr := parseAnswer(rep.content, verdicts(job.Kind))
 	if aerr != nil {
-		return nil, &ResponseError{Model: w.model, Host: w.host, Err: aerr.err, Detail: aerr.detail, Raw: truncate(rep.content, RawLimit)}
+		return nil, &ResponseError{Model: w.model, Host: w.host, Err: aerr.err, Detail: aerr.detail, Raw: openaihttp.Truncate(rep.content, RawLimit)}
 	}
 	res.Verdict, res.Confidence, res.Reasons = a.Verdict, a.Confidence, a.Reasons
 	return res, nil

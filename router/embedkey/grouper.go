@@ -12,11 +12,11 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/internal/openaihttp"
 )
 
 // Defaults used when the matching [Config] field is zero.
@@ -268,14 +268,7 @@ func (g *Grouper) Embed(ctx context.Context, texts []string) ([][]float64, error
 	if err != nil {
 		return nil, fmt.Errorf("embedkey: building the request to %s: %w", g.host, err)
 	}
-	for name, vals := range g.headers {
-		hr.Header[http.CanonicalHeaderKey(name)] = vals
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Accept", "application/json")
-	if g.apiKey != "" {
-		hr.Header.Set("Authorization", "Bearer "+g.apiKey)
-	}
+	openaihttp.SetHeaders(hr.Header, g.apiKey, g.headers)
 	attempts := 0
 	rc := &retryablehttp.Client{
 		HTTPClient:   g.http,
@@ -310,7 +303,7 @@ func (g *Grouper) Embed(ctx context.Context, texts []string) ([][]float64, error
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		return nil, &StatusError{Model: g.model, Host: g.host, StatusCode: resp.StatusCode,
-			Message: g.redact(errorMessage(data)), Attempts: attempts}
+			Message: openaihttp.Redact(openaihttp.ErrorMessage(data), g.apiKey, g.headers), Attempts: attempts}
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxReply+1))
 	if err != nil {
@@ -382,54 +375,4 @@ func decodeEmbeddings(data []byte, n int) ([][]float64, error) {
 		out[i] = v
 	}
 	return out, nil
-}
-
-// errorMessage extracts the message of an error body ({"error":
-// {"message"}}, {"error": "..."} or {"message"}), or returns the start of
-// the body when it has none.
-func errorMessage(data []byte) string {
-	var eb struct {
-		Error   json.RawMessage `json:"error"`
-		Message string          `json:"message"`
-	}
-	if json.Unmarshal(data, &eb) == nil {
-		var nested struct {
-			Message string `json:"message"`
-		}
-		var flat string
-		switch {
-		case json.Unmarshal(eb.Error, &nested) == nil && nested.Message != "":
-			return truncate(nested.Message, 512)
-		case json.Unmarshal(eb.Error, &flat) == nil && flat != "":
-			return truncate(flat, 512)
-		case eb.Message != "":
-			return truncate(eb.Message, 512)
-		}
-	}
-	return truncate(strings.TrimSpace(string(data)), 512)
-}
-
-// redact removes the API key and the extra headers' values from s.
-func (g *Grouper) redact(s string) string {
-	secrets := []string{g.apiKey}
-	for _, vals := range g.headers {
-		secrets = append(secrets, vals...)
-	}
-	for _, v := range secrets {
-		if len(v) >= 4 {
-			s = strings.ReplaceAll(s, v, "[REDACTED]")
-		}
-	}
-	return s
-}
-
-// truncate cuts s to at most n bytes, on a rune boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

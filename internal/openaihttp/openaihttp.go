@@ -1,0 +1,84 @@
+// Package openaihttp holds what the clients of OpenAI-compatible endpoints
+// share: reading the message out of an error body, and keeping the API key
+// and extra headers' values out of the text that reaches an error.
+package openaihttp
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxMessage is the most bytes of an error body's message [ErrorMessage]
+// returns.
+const MaxMessage = 512
+
+// errorBody is the error answer of OpenAI-compatible servers: most nest it
+// under "error", some (vLLM) put message at the top, some send a string.
+type errorBody struct {
+	Error   json.RawMessage `json:"error"`
+	Message string          `json:"message"`
+}
+
+// ErrorMessage extracts the message of an error body ({"error":
+// {"message"}}, {"error": "..."} or {"message"}), or returns the start of
+// the body when it has none; either is cut to [MaxMessage] bytes.
+func ErrorMessage(data []byte) string {
+	var eb errorBody
+	if json.Unmarshal(data, &eb) == nil {
+		var nested struct {
+			Message string `json:"message"`
+		}
+		var flat string
+		switch {
+		case json.Unmarshal(eb.Error, &nested) == nil && nested.Message != "":
+			return Truncate(nested.Message, MaxMessage)
+		case json.Unmarshal(eb.Error, &flat) == nil && flat != "":
+			return Truncate(flat, MaxMessage)
+		case eb.Message != "":
+			return Truncate(eb.Message, MaxMessage)
+		}
+	}
+	return Truncate(strings.TrimSpace(string(data)), MaxMessage)
+}
+
+// Redact replaces apiKey and the values of headers in s with "[REDACTED]".
+// Values shorter than 4 bytes are left alone: they would match by chance.
+func Redact(s, apiKey string, headers http.Header) string {
+	secrets := []string{apiKey}
+	for _, vals := range headers {
+		secrets = append(secrets, vals...)
+	}
+	for _, v := range secrets {
+		if len(v) >= 4 {
+			s = strings.ReplaceAll(s, v, "[REDACTED]")
+		}
+	}
+	return s
+}
+
+// SetHeaders sets on h the headers of a JSON request to an
+// OpenAI-compatible endpoint: the extra headers, JSON content type and
+// accept, and the API key as a bearer token when there is one.
+func SetHeaders(h http.Header, apiKey string, extra http.Header) {
+	for name, vals := range extra {
+		h[http.CanonicalHeaderKey(name)] = vals
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json")
+	if apiKey != "" {
+		h.Set("Authorization", "Bearer "+apiKey)
+	}
+}
+
+// Truncate cuts s to at most n bytes without splitting a UTF-8 sequence.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

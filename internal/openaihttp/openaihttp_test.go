@@ -1,0 +1,63 @@
+package openaihttp
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestErrorMessage(t *testing.T) {
+	tests := map[string]string{
+		`{"error":{"message":"model not found","type":"invalid_request_error"}}`: "model not found", // OpenAI, Ollama
+		`{"object":"error","message":"bad schema","type":"BadRequestError"}`:     "bad schema",      // vLLM
+		`{"error":"rate limited"}`:                                           "rate limited",
+		"  <html>502 Bad Gateway</html>":                                     "<html>502 Bad Gateway</html>",
+		`{"error":{"message":"` + strings.Repeat("x", MaxMessage+10) + `"}}`: strings.Repeat("x", MaxMessage),
+	}
+	for body, want := range tests {
+		if got := ErrorMessage([]byte(body)); got != want {
+			t.Errorf("ErrorMessage(%s) = %q, want %q", body, got, want)
+		}
+	}
+}
+
+func TestRedact(t *testing.T) {
+	headers := http.Header{"X-Tenant": {"tenant-secret"}, "X-Short": {"ab"}}
+	got := Redact("key sk-test-123 tenant tenant-secret short ab", "sk-test-123", headers)
+	want := "key [REDACTED] tenant [REDACTED] short ab"
+	if got != want {
+		t.Errorf("Redact = %q, want %q", got, want)
+	}
+}
+
+func TestSetHeaders(t *testing.T) {
+	h := http.Header{}
+	SetHeaders(h, "sk-test", http.Header{"x-tenant": {"a", "b"}})
+	want := http.Header{
+		"X-Tenant":      {"a", "b"},
+		"Content-Type":  {"application/json"},
+		"Accept":        {"application/json"},
+		"Authorization": {"Bearer sk-test"},
+	}
+	if diff := cmp.Diff(want, h); diff != "" {
+		t.Errorf("SetHeaders (-want +got):\n%s", diff)
+	}
+	h = http.Header{}
+	SetHeaders(h, "", nil)
+	if _, ok := h["Authorization"]; ok {
+		t.Errorf("SetHeaders without a key set Authorization: %v", h)
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	s := strings.Repeat("é", 10) // 2 bytes each
+	for n := range 22 {
+		got := Truncate(s, n)
+		if len(got) > n || !utf8.ValidString(got) || !strings.HasPrefix(s, got) || len(got) < n-1 {
+			t.Errorf("Truncate(%q, %d) = %q", s, n, got)
+		}
+	}
+}

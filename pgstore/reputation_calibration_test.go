@@ -8,27 +8,14 @@ import (
 
 	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
-	"github.com/vouchkit/vouch/router/routertest"
 )
 
 // TestReputationStore_enginesCalibrateTogether: outcomes reported on the
 // calls of one engine calibrate the weighted confidence of another over
 // the same database, as two servers behind one load balancer.
 func TestReputationStore_enginesCalibrateTogether(t *testing.T) {
-	dbs := openDBs(t, 2)
+	engines := enginesOnOneDatabase(t)
 	ctx := context.Background()
-	honest := routertest.Verdict(router.VerdictValid)
-	workers := []router.Worker{honest, honest, honest, honest, routertest.Lie(honest)}
-	engines := make([]*router.Engine, 2)
-	for i, db := range dbs {
-		book, err := reputation.New(db.Reputation(), reputation.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if engines[i], err = router.NewEngine(routertest.Sessions(1, 5, workers...), router.WithReputation(book)); err != nil {
-			t.Fatal(err)
-		}
-	}
 	req := &router.ValidateV3Request{
 		ValidateTask: router.ValidateTask{Claim: router.Claim{Type: "summary", Output: json.RawMessage(`"a summary"`)}},
 		Consensus: router.ConsensusRequest{Replicas: 5, Aggregation: router.AggregationWeighted,

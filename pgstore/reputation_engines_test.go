@@ -16,20 +16,8 @@ import (
 // read what the first learned of a session that lies, and its weighted
 // call weighs that session least.
 func TestReputationStore_enginesLearnTogether(t *testing.T) {
-	dbs := openDBs(t, 2)
+	engines := enginesOnOneDatabase(t)
 	ctx := context.Background()
-	honest := routertest.Verdict(router.VerdictValid)
-	workers := []router.Worker{honest, honest, honest, honest, routertest.Lie(honest)}
-	engines := make([]*router.Engine, 2)
-	for i, db := range dbs {
-		book, err := reputation.New(db.Reputation(), reputation.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if engines[i], err = router.NewEngine(routertest.Sessions(1, 5, workers...), router.WithReputation(book)); err != nil {
-			t.Fatal(err)
-		}
-	}
 	req := func(aggregation router.Aggregation) *router.ValidateV3Request {
 		return &router.ValidateV3Request{
 			ValidateTask: router.ValidateTask{Claim: router.Claim{Type: "summary", Output: json.RawMessage(`"a summary"`)}},
@@ -75,4 +63,26 @@ func TestReputationStore_enginesLearnTogether(t *testing.T) {
 			t.Errorf("session %d weighs %.3f, not more than the liar's %.3f", id, w, w5)
 		}
 	}
+}
+
+// enginesOnOneDatabase returns two engines, as two servers would run them,
+// each with a reputation book over its own connection to one database, on
+// five sessions of which the fifth lies.
+func enginesOnOneDatabase(t *testing.T) []*router.Engine {
+	t.Helper()
+	honest := routertest.Verdict(router.VerdictValid)
+	workers := []router.Worker{honest, honest, honest, honest, routertest.Lie(honest)}
+	var engines []*router.Engine
+	for _, db := range openDBs(t, 2) {
+		book, err := reputation.New(db.Reputation(), reputation.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := router.NewEngine(routertest.Sessions(1, 5, workers...), router.WithReputation(book))
+		if err != nil {
+			t.Fatal(err)
+		}
+		engines = append(engines, e)
+	}
+	return engines
 }

@@ -25,20 +25,7 @@ func TestRun_trustCallInEscrow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	balance := func() int64 {
-		t.Helper()
-		resp, err := http.Get(base + "/x402/escrow/balance/" + payer.Address().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var b escrowBalance
-		if err := json.NewDecoder(resp.Body).Decode(&b); err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("balance: %d, %v", resp.StatusCode, err)
-		}
-		n, _ := strconv.ParseInt(b.Balance, 10, 64)
-		return n
-	}
+	balance := func() int64 { t.Helper(); return demoBalance(t, base, payer.Address().String()) }
 	if got := balance(); got != escrowOpenBalance {
 		t.Fatalf("the buyer starts with %d, want %d", got, escrowOpenBalance)
 	}
@@ -84,4 +71,21 @@ func TestRun_trustCallInEscrow(t *testing.T) {
 			t.Errorf("%s %q: the buyer holds %d, want %d", tc.policy, tc.claim, got, escrowOpenBalance-spent)
 		}
 	}
+}
+
+// demoBalance reads address's balance on the demo's offline escrow
+// (GET /x402/escrow/balance/{address}) of the server at base.
+func demoBalance(t *testing.T, base, address string) int64 {
+	t.Helper()
+	resp, err := http.Get(base + "/x402/escrow/balance/" + address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b escrowBalance
+	if err := json.NewDecoder(resp.Body).Decode(&b); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("balance: %d, %v", resp.StatusCode, err)
+	}
+	n, _ := strconv.ParseInt(b.Balance, 10, 64)
+	return n
 }

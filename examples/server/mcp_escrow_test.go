@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -33,20 +31,7 @@ func TestRun_mcpPaidInEscrow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	balance := func() int64 {
-		t.Helper()
-		resp, err := http.Get(base + "/x402/escrow/balance/" + payer.Address().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var b escrowBalance
-		if err := json.NewDecoder(resp.Body).Decode(&b); err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("balance: %d, %v", resp.StatusCode, err)
-		}
-		n, _ := strconv.ParseInt(b.Balance, 10, 64)
-		return n
-	}
+	balance := func() int64 { t.Helper(); return demoBalance(t, base, payer.Address().String()) }
 	for _, tc := range []struct {
 		method  string
 		args    map[string]any

@@ -98,12 +98,12 @@ type Stop struct {
 	// Weight also makes Next plan the first runs of a call, before any
 	// outcome, as weighted votes.
 	Weight float64
-	// Calibrate, when set, is the calibration map of a weighted outcome's
-	// confidence: the number compared with Threshold is then
-	// Calibrate(Conservative(out)) (and for Next, the same of the
-	// outcome with further agreeing votes). nil compares out.Confidence.
-	// It must be non-decreasing.
-	Calibrate func(float64) float64
+	// Calibrate, when set, is the calibration map of a weighted outcome:
+	// the number compared with Threshold is then
+	// Calibrate(out.Confidence, Conservative(out)) (and for Next, the
+	// same of the outcome with further agreeing votes). nil compares
+	// out.Confidence. It must be non-decreasing in both numbers.
+	Calibrate func(confidence, conservative float64) float64
 	// Flip, when positive, also settles a weighted outcome of at least
 	// two agreeing votes once the chance that the runs left (up to Max)
 	// turn its verdict is below Flip: each further vote weighs Weight,
@@ -121,14 +121,14 @@ type Stop struct {
 }
 
 // confidence is the quantity s compares with its threshold: under
-// StrategyWeighted the outcome's own Confidence, or with Calibrate set its
-// calibrated conservative number; else Posterior(Agreeing, Against).
+// StrategyWeighted the outcome's own Confidence, calibrated when
+// Calibrate is set; else Posterior(Agreeing, Against).
 func (s Stop) confidence(out Outcome) float64 {
 	if out.Strategy != StrategyWeighted {
 		return Posterior(out.Agreeing, out.Against)
 	}
 	if s.Calibrate != nil {
-		return s.Calibrate(Conservative(out))
+		return s.Calibrate(out.Confidence, Conservative(out))
 	}
 	return out.Confidence
 }
@@ -201,7 +201,7 @@ func (s Stop) after(out Outcome, lead, against, k int) float64 {
 	}
 	c := Credence(scores, 0, Tempering(lead+against+k, out.Correlation))
 	if s.Calibrate != nil {
-		c = s.Calibrate(min(c, Posterior(lead+k, against)))
+		c = s.Calibrate(c, min(c, Posterior(lead+k, against)))
 	}
 	return c
 }

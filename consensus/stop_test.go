@@ -213,7 +213,11 @@ func weightedOf(t *testing.T, s string) consensus.Outcome {
 // there is one. Every vote weighs w = Weight(0.8) (p = 0.8).
 func TestStop_flip(t *testing.T) {
 	w := consensus.Weight(0.8)
-	to := func(y float64) func(float64) float64 { return func(float64) float64 { return y } }
+	to := func(y float64) func(float64, float64) float64 { return func(float64, float64) float64 { return y } }
+	// Read on the confidence, VV states 16/17 ≈ 0.941; on the
+	// conservative number, Posterior(2, 0) = 0.875.
+	confidence := func(x, _ float64) float64 { return x }
+	conservative := func(_, c float64) float64 { return c }
 	tests := []struct {
 		name    string
 		stop    consensus.Stop
@@ -241,6 +245,12 @@ func TestStop_flip(t *testing.T) {
 		{"three of four", consensus.Stop{Threshold: 0.97, Flip: 0.05, Weight: w}, "VVVI", true, 0},
 		// The clear answer still settles: calibrated above the threshold.
 		{"calibrated clear", consensus.Stop{Threshold: 0.9, Weight: w, Calibrate: to(0.95)}, "VV", true, 0},
+		// Calibrate is handed the weighted confidence and the
+		// conservative number: a map reading the first settles at 0.9,
+		// one reading the second needs a third agreeing vote
+		// (Posterior(3, 0) ≈ 0.94).
+		{"calibrated on the confidence", consensus.Stop{Threshold: 0.9, Weight: w, Calibrate: confidence}, "VV", true, 0},
+		{"calibrated on the conservative number", consensus.Stop{Threshold: 0.9, Weight: w, Calibrate: conservative}, "VV", false, 1},
 		// Before any run: two agreeing runs could settle it.
 		{"start", consensus.Stop{Threshold: 0.97, Flip: 0.05, Weight: w}, "", false, 2},
 	}

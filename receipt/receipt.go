@@ -119,9 +119,9 @@ type PolicySnapshot struct {
 
 // CalibrationSnapshot is policy_snapshot.calibration: what the decision's
 // confidence was read from (package reputation's Basis), so that it can
-// be recomputed: the confidence is Uncalibrated read on Points (none: the
-// number itself; one: shifted by its rate less its score; two: the line
-// between them), clamped to [0, 1].
+// be recomputed: with no point the confidence is Conservative; else it is
+// Uncalibrated read on Points (one: shifted by its rate less its score;
+// two: the line between them), clamped to [0, 1].
 type CalibrationSnapshot struct {
 	// Tier names the calibration map: the trust tier.
 	Tier string `json:"tier" validate:"required"`
@@ -129,8 +129,14 @@ type CalibrationSnapshot struct {
 	Basis string `json:"basis" validate:"required,oneof=uncalibrated outcomes"`
 	// Outcomes counts the outcomes the map holds.
 	Outcomes float64 `json:"outcomes" validate:"gte=0"`
-	// Uncalibrated is the confidence before calibration.
+	// Uncalibrated is the score before calibration, the map's input: the
+	// weighted confidence.
 	Uncalibrated float64 `json:"uncalibrated" validate:"gte=0,lte=1"`
+	// Conservative is the confidence stated with no outcome reported
+	// (never above an unweighted count of the same votes). Receipts
+	// issued before it was recorded omit it; their Uncalibrated was this
+	// number.
+	Conservative float64 `json:"conservative,omitempty" validate:"gte=0,lte=1"`
 	// Points are the map's points it was read between, at most two.
 	Points []CalibrationPoint `json:"points" validate:"max=2,dive"`
 }

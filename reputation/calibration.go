@@ -30,32 +30,39 @@ type Point struct {
 	Outcomes float64 `json:"outcomes"`
 }
 
-// A Calibration is the map from the confidence a call stated before
+// A Calibration is the map from the confidence a call computed before
 // calibration (its score) to the rate at which calls of that score turned
 // out right, as the outcomes a host reported showed, for one operation
 // and tier. Build it with [Book.Calibration]; the zero Calibration holds
-// no outcome and maps every score to itself.
+// no outcome.
+//
+// A call has two numbers before calibration: its score x, the map's
+// input (the router's weighted confidence, which tells the sessions
+// apart), and its conservative number c, what the call states while no
+// outcome is reported (consensus.Conservative: never above an unweighted
+// count of the same votes). The map moves a call from c to what outcomes
+// show.
 //
 // # The map
 //
 // Outcomes are counted in CalibrationBins equal bins of the score. A bin
 // that holds n outcomes, r of them right, of calls whose mean score was
-// s, reads the rate (r + k·s)/(n + k), k the prior (a Beta prior of k
-// pseudo-outcomes centred on the bin's own scores, so that few outcomes
-// move it little). The rates of the bins that hold outcomes are then made
-// non-decreasing in the score by pooling adjacent violators (weights
-// n + k); each bin is then a Point (Score s, Rate its pooled rate). A
-// score x reads:
+// s and mean conservative number c̄, reads the rate (r + k·c̄)/(n + k), k
+// the prior (a Beta prior of k pseudo-outcomes centred on what those
+// calls stated with no outcome, so that few outcomes move it little).
+// The rates of the bins that hold outcomes are then made non-decreasing
+// in the score by pooling adjacent violators (weights n + k); each bin
+// is then a Point (Score s, Rate its pooled rate). A call of score x and
+// conservative number c reads:
 //
-//	no points             x itself (uncalibrated)
-//	between two points    the straight line between them
+//	no points             c (uncalibrated)
+//	between two points    the straight line between them at x
 //	beyond the outermost  x shifted by that point's Rate - Score
 //
-// clamped to [0, 1]. The map is continuous and non-decreasing in x, maps
-// [0, 1] into [0, 1], and is the identity until an outcome is reported:
-// with none, the calibrated number is the number stated before
-// calibration. [Interpolate] reads a score from the points alone, so
-// anyone holding the points a response names recomputes its confidence.
+// clamped to [0, 1]. The map is continuous and non-decreasing in x, and
+// maps [0, 1] into [0, 1]. [Interpolate] reads a score from the points
+// alone, so anyone holding the points a response names recomputes its
+// confidence.
 type Calibration struct {
 	// Tier names the map (a trust tier, or a name for a router's
 	// aggregation).
@@ -69,7 +76,34 @@ type Calibration struct {
 	// one less each; Right + Wrong equals the bin's outcomes, so that a
 	// horizon scales both records alike.
 	Scores [CalibrationBins]Record
+	// Conservative holds each bin's conservative numbers, as Scores
+	// holds its scores. A bin whose record is empty (outcomes reported
+	// before the map kept them) centres its prior on its scores.
+	Conservative [CalibrationBins]Record
+	// Within, when set, is a wider map this one refines (the map of
+	// every verdict of a tier, for the map of one verdict; see
+	// [Merge]): each bin's prior is then centred on the wider map's
+	// rate in that bin, so that a map of few outcomes reads what the
+	// wider one shows until its own outcomes say otherwise.
+	Within *Calibration
 }
+
+// Merge returns the map of tier that holds the outcomes of every map of
+// cs: their records summed, bin by bin.
+func Merge(tier string, cs ...*Calibration) *Calibration {
+	m := &Calibration{Tier: tier}
+	for _, c := range cs {
+		m.Prior = c.Prior
+		for b := range CalibrationBins {
+			m.Outcomes[b] = add(m.Outcomes[b], c.Outcomes[b])
+			m.Scores[b] = add(m.Scores[b], c.Scores[b])
+			m.Conservative[b] = add(m.Conservative[b], c.Conservative[b])
+		}
+	}
+	return m
+}
+
+func add(a, b Record) Record { return Record{Right: a.Right + b.Right, Wrong: a.Wrong + b.Wrong} }
 
 // Bin returns the bin of score x: floor(x·CalibrationBins), the top bin
 // holding 1, and scores out of [0, 1] the outermost bins.
@@ -92,24 +126,19 @@ func (c *Calibration) Total() float64 {
 // Points returns the map's nodes in increasing Score (see the type doc):
 // one per bin holding outcomes, none when no outcome was reported.
 func (c *Calibration) Points() []Point {
-	k := c.Prior
-	if k == 0 {
-		k = DefaultCalibrationPrior
-	}
+	k := c.prior()
 	type block struct {
 		rate, weight float64
 		first, last  int // points pooled into the block
 	}
 	var pts []Point
 	var blocks []block
-	for b, o := range c.Outcomes {
-		n := o.Right + o.Wrong
-		s := c.Scores[b]
-		if !(n > 0) || !(s.Right+s.Wrong > 0) {
+	for b := range c.Outcomes {
+		score, rate, ok := c.bin(b)
+		if !ok {
 			continue
 		}
-		score := s.Right / (s.Right + s.Wrong)
-		rate := (o.Right + k*score) / (n + k)
+		n := c.Outcomes[b].Right + c.Outcomes[b].Wrong
 		pts = append(pts, Point{Score: score, Rate: rate, Outcomes: n})
 		blocks = append(blocks, block{rate: rate, weight: n + k, first: len(pts) - 1, last: len(pts) - 1})
 		// Pool adjacent violators: merge while the last block's rate
@@ -131,10 +160,57 @@ func (c *Calibration) Points() []Point {
 	return pts
 }
 
+// read returns the map c reads: c, or while c holds no outcome its wider
+// map (Within) when that holds some.
+func (c *Calibration) read() *Calibration {
+	if c.Total() == 0 && c.Within != nil && c.Within.Total() > 0 {
+		return c.Within
+	}
+	return c
+}
+
+// Calibrated reports whether c reads outcomes, its own or its wider
+// map's: whether Apply reads any point.
+func (c *Calibration) Calibrated() bool { return len(c.read().Points()) > 0 }
+
+func (c *Calibration) prior() float64 {
+	if c.Prior == 0 {
+		return DefaultCalibrationPrior
+	}
+	return c.Prior
+}
+
+// bin returns bin b's mean score and its rate before pooling: the Beta
+// posterior of its outcomes under k pseudo-outcomes centred on the rate
+// of bin b in Within, or without one on the bin's mean conservative
+// number (its mean score where none was kept); false for a bin of no
+// outcome.
+func (c *Calibration) bin(b int) (score, rate float64, ok bool) {
+	o, s := c.Outcomes[b], c.Scores[b]
+	n := o.Right + o.Wrong
+	if !(n > 0) || !(s.Right+s.Wrong > 0) {
+		return 0, 0, false
+	}
+	score = s.Right / (s.Right + s.Wrong)
+	centre := score // outcomes reported before conservative numbers were kept
+	if c := c.Conservative[b]; c.Right+c.Wrong > 0 {
+		centre = c.Right / (c.Right + c.Wrong)
+	}
+	if c.Within != nil {
+		if _, r, ok := c.Within.bin(b); ok {
+			centre = r
+		}
+	}
+	k := c.prior()
+	return score, (o.Right + k*centre) / (n + k), true
+}
+
 // Apply returns the calibrated number of score x and the points it was
-// read between (none, one or two; see the type doc).
+// read between (one or two; see the type doc), or x itself and no point
+// when the map holds no outcome. A map of no outcome within a wider map
+// that holds some reads the wider map.
 func (c *Calibration) Apply(x float64) (float64, []Point) {
-	pts := c.Points()
+	pts := c.read().Points()
 	switch {
 	case len(pts) == 0:
 		return Interpolate(nil, x), nil
@@ -184,7 +260,8 @@ func Interpolate(points []Point, x float64) float64 {
 }
 
 // calibrationKeys returns the keys of the map of tier in operation op:
-// each bin's outcomes, then each bin's scores. They are records of the
+// each bin's outcomes, then each bin's scores, then each bin's
+// conservative numbers. They are records of the
 // panel (Session PanelSession) under a kind no claim type takes. The
 // Book keeps them once built; the caller must not change them.
 func (b *Book) calibrationKeys(op, tier string) []Key {
@@ -195,12 +272,11 @@ func (b *Book) calibrationKeys(op, tier string) []Key {
 	if keys, ok := b.calKeys.Load(name{op, tier}); ok {
 		return keys.([]Key)
 	}
-	keys := make([]Key, 0, 2*CalibrationBins)
-	for bin := range CalibrationBins {
-		keys = append(keys, Key{Session: PanelSession, Operation: op, Kind: fmt.Sprintf("calibration %s %02d", tier, bin)})
-	}
-	for bin := range CalibrationBins {
-		keys = append(keys, Key{Session: PanelSession, Operation: op, Kind: fmt.Sprintf("calibration %s %02d score", tier, bin)})
+	keys := make([]Key, 0, calibrationRecords)
+	for _, suffix := range []string{"", " score", " conservative"} {
+		for bin := range CalibrationBins {
+			keys = append(keys, Key{Session: PanelSession, Operation: op, Kind: fmt.Sprintf("calibration %s %02d%s", tier, bin, suffix)})
+		}
 	}
 	b.calKeys.Store(name{op, tier}, keys)
 	return keys
@@ -209,38 +285,65 @@ func (b *Book) calibrationKeys(op, tier string) []Key {
 // Calibration returns the calibration map of tier in scope's operation,
 // as the outcomes reported through Report built it (see [Calibration]).
 func (b *Book) Calibration(ctx context.Context, scope Scope, tier string) (*Calibration, error) {
-	keys := b.calibrationKeys(scope.Operation, tier)
+	cs, err := b.Calibrations(ctx, scope, tier)
+	if err != nil {
+		return nil, err
+	}
+	return cs[0], nil
+}
+
+// calibrationRecords is how many records one calibration map keeps.
+const calibrationRecords = 3 * CalibrationBins
+
+// Calibrations returns the calibration maps of tiers in scope's
+// operation, in their order, read from the store at once.
+func (b *Book) Calibrations(ctx context.Context, scope Scope, tiers ...string) ([]*Calibration, error) {
+	keys := make([]Key, 0, calibrationRecords*len(tiers))
+	for _, tier := range tiers {
+		keys = append(keys, b.calibrationKeys(scope.Operation, tier)...)
+	}
 	recs, err := b.store.Load(ctx, keys)
 	if err != nil {
 		return nil, err
 	}
-	c := &Calibration{Tier: tier, Prior: b.opts.CalibrationPrior}
-	copy(c.Outcomes[:], recs[:CalibrationBins])
-	copy(c.Scores[:], recs[CalibrationBins:])
-	return c, nil
+	cs := make([]*Calibration, len(tiers))
+	for i, tier := range tiers {
+		c := &Calibration{Tier: tier, Prior: b.opts.CalibrationPrior}
+		recs := recs[calibrationRecords*i:]
+		copy(c.Outcomes[:], recs[:CalibrationBins])
+		copy(c.Scores[:], recs[CalibrationBins:2*CalibrationBins])
+		copy(c.Conservative[:], recs[2*CalibrationBins:calibrationRecords])
+		cs[i] = c
+	}
+	return cs, nil
 }
 
 // A Call is what a [Ledger] remembers of a call for a later report on
-// it: its scope, its ballots, and the calibration map (Tier) and score
-// its confidence was read from. An empty Tier means a call whose
-// confidence is not calibrated.
+// it: its scope, its ballots, and the calibration map (Tier), score and
+// conservative number its confidence was read from. An empty Tier means
+// a call whose confidence is not calibrated.
 type Call struct {
-	Scope   Scope
-	Ballots []Ballot
-	Tier    string
-	Score   float64
+	Scope        Scope
+	Ballots      []Ballot
+	Tier         string
+	Score        float64
+	Conservative float64
 }
 
 // reportDeltas returns the evidence a report that call was right (or
 // wrong) adds, each count multiplied by sign (-1 withdraws it): the
 // sessions' as Feedback adds it, and when call names a Tier, one outcome
-// at call.Score in that calibration map.
+// at call.Score, with its conservative number, in that calibration map.
 func (b *Book) reportDeltas(call Call, right bool, sign float64) []Delta {
 	deltas := b.feedbackDeltas(call.Scope, call.Ballots, right, sign)
 	if call.Tier == "" || math.IsNaN(call.Score) {
 		return deltas
 	}
 	x := min(max(call.Score, 0), 1)
+	c := min(max(call.Conservative, 0), 1)
+	if math.IsNaN(c) {
+		c = x
+	}
 	bin := Bin(x)
 	keys := b.calibrationKeys(call.Scope.Operation, call.Tier)
 	var o Record
@@ -251,13 +354,14 @@ func (b *Book) reportDeltas(call Call, right bool, sign float64) []Delta {
 	}
 	return append(deltas,
 		Delta{Key: keys[bin], Delta: o},
-		Delta{Key: keys[CalibrationBins+bin], Delta: Record{Right: sign * x, Wrong: sign * (1 - x)}})
+		Delta{Key: keys[CalibrationBins+bin], Delta: Record{Right: sign * x, Wrong: sign * (1 - x)}},
+		Delta{Key: keys[2*CalibrationBins+bin], Delta: Record{Right: sign * c, Wrong: sign * (1 - c)}})
 }
 
 // Bases of a calibrated confidence ([Basis].Basis).
 const (
 	// BasisUncalibrated: no outcome was reported in the map, and the
-	// confidence is the number stated before calibration.
+	// confidence is the conservative number.
 	BasisUncalibrated = "uncalibrated"
 	// BasisOutcomes: the confidence is read on the map the reported
 	// outcomes built.
@@ -265,44 +369,69 @@ const (
 )
 
 // A Basis is what a calibrated confidence was read from, as a response
-// states it: the map (Tier), how many outcomes it holds, the number
-// stated before calibration (Uncalibrated), and the points it was read
-// between, so that Interpolate(Points, Uncalibrated) recomputes the
-// confidence.
+// states it: the map (Tier), how many outcomes it holds, the call's score
+// (Uncalibrated) and conservative number, and the points it was read
+// between, so that the confidence is recomputed as Conservative with no
+// point and Interpolate(Points, Uncalibrated) with points ([Basis.Read]).
 type Basis struct {
 	// Tier names the calibration map.
 	Tier string `json:"tier"`
 	// Basis is BasisUncalibrated or BasisOutcomes.
 	Basis string `json:"basis"`
-	// Outcomes counts the outcomes the map holds (fractional once the
-	// horizon scales them).
+	// Outcomes counts the outcomes the map holds, or the wider map it
+	// read while it holds none (fractional once the horizon scales
+	// them).
 	Outcomes float64 `json:"outcomes"`
-	// Uncalibrated is the number stated before calibration (see
-	// consensus.Conservative).
+	// Uncalibrated is the call's score, the map's input (the weighted
+	// confidence).
 	Uncalibrated float64 `json:"uncalibrated"`
+	// Conservative is the number the call states with no outcome (see
+	// consensus.Conservative).
+	Conservative float64 `json:"conservative"`
 	// Points are the map's points the confidence was read between.
 	Points []Point `json:"points"`
 }
 
-// Calibrate returns the calibrated number of score, the confidence a call
-// of scope stated before calibration, on the map of tier, and its basis.
-// On a store error it returns score, uncalibrated, and the error.
-func (b *Book) Calibrate(ctx context.Context, scope Scope, tier string, score float64) (float64, Basis, error) {
-	c, err := b.Calibration(ctx, scope, tier)
+// Calibrate returns the calibrated number of a call of scope whose score
+// and conservative number are x and c, on the map of tier, and its
+// basis. On a store error it returns c, uncalibrated, and the error.
+func (b *Book) Calibrate(ctx context.Context, scope Scope, tier string, x, c float64) (float64, Basis, error) {
+	m, err := b.Calibration(ctx, scope, tier)
 	if err != nil {
-		return score, Basis{Tier: tier, Basis: BasisUncalibrated, Uncalibrated: score, Points: []Point{}}, err
+		return c, Basis{Tier: tier, Basis: BasisUncalibrated, Uncalibrated: x, Conservative: c, Points: []Point{}}, err
 	}
-	y, basis := c.Basis(score)
+	y, basis := m.Basis(x, c)
 	return y, basis, nil
 }
 
-// Basis returns the calibrated number of score x, as Apply does, and its
-// basis.
-func (c *Calibration) Basis(x float64) (float64, Basis) {
-	basis := Basis{Tier: c.Tier, Basis: BasisUncalibrated, Uncalibrated: x, Points: []Point{}}
+// Read returns the calibrated number of a call of score x and
+// conservative number c: c with no outcome in the map, else x as Apply
+// reads it.
+func (c *Calibration) Read(x, conservative float64) float64 {
 	y, pts := c.Apply(x)
-	if len(pts) > 0 {
-		basis.Basis, basis.Outcomes, basis.Points = BasisOutcomes, c.Total(), pts
+	if len(pts) == 0 {
+		return conservative
 	}
+	return y
+}
+
+// Basis returns the calibrated number of a call of score x and
+// conservative number c, as Read does, and its basis.
+func (c *Calibration) Basis(x, conservative float64) (float64, Basis) {
+	basis := Basis{Tier: c.Tier, Basis: BasisUncalibrated, Uncalibrated: x, Conservative: conservative, Points: []Point{}}
+	y, pts := c.Apply(x)
+	if len(pts) == 0 {
+		return conservative, basis
+	}
+	basis.Basis, basis.Outcomes, basis.Points = BasisOutcomes, c.read().Total(), pts
 	return y, basis
+}
+
+// Read recomputes the confidence b states: Conservative with no point,
+// else Interpolate(Points, Uncalibrated).
+func (b Basis) Read() float64 {
+	if len(b.Points) == 0 {
+		return b.Conservative
+	}
+	return Interpolate(b.Points, b.Uncalibrated)
 }

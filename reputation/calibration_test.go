@@ -13,13 +13,22 @@ import (
 	"github.com/vouchkit/vouch/reputation"
 )
 
-// report adds n outcomes at score x to c, right of them right.
+// report adds n outcomes at score x to c, right of them right, of calls
+// whose conservative number was x too.
 func report(c *reputation.Calibration, x float64, n, right float64) {
+	reportAt(c, x, x, n, right)
+}
+
+// reportAt adds n outcomes at score x and conservative number cons to c,
+// right of them right.
+func reportAt(c *reputation.Calibration, x, cons float64, n, right float64) {
 	b := reputation.Bin(x)
 	c.Outcomes[b].Right += right
 	c.Outcomes[b].Wrong += n - right
 	c.Scores[b].Right += n * x
 	c.Scores[b].Wrong += n * (1 - x)
+	c.Conservative[b].Right += n * cons
+	c.Conservative[b].Wrong += n * (1 - cons)
 }
 
 // TestCalibration_Apply: the map of no outcome is the identity, a few
@@ -56,6 +65,16 @@ func TestCalibration_Apply(t *testing.T) {
 		}, 0.8, 126.4 / 208, 2},
 		// Far above the top: clamped to 1.
 		{"clamped", func(c *reputation.Calibration) { report(c, 0.6, 100, 100) }, 0.99, 1, 1},
+		// The prior is centred on what the calls stated with no
+		// outcome: one right outcome at score 0.95 of a call that
+		// stated 0.75 reads (1 + 4·0.75)/5 = 0.8 there.
+		{"centred on the conservative number", func(c *reputation.Calibration) { reportAt(c, 0.95, 0.75, 1, 1) }, 0.95, 0.8, 1},
+		// Outcomes kept before the conservative numbers were: centred
+		// on the scores.
+		{"no conservative record", func(c *reputation.Calibration) {
+			report(c, 0.95, 1, 1)
+			c.Conservative = [reputation.CalibrationBins]reputation.Record{}
+		}, 0.95, (1 + 4*0.95) / 5, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,20 +121,22 @@ func TestCalibration_monotone(t *testing.T) {
 }
 
 // TestBook_calibrationWithoutOutcomes: a property: with no outcome
-// reported, the calibrated number is the number before calibration, so
-// never above it, whatever the learning from agreement.
+// reported, the calibrated number is the conservative number, whatever
+// the score and the learning from agreement, so never above it.
 func TestBook_calibrationWithoutOutcomes(t *testing.T) {
 	b := newBook(t, nil)
 	simulate(t, b, rand.New(rand.NewPCG(3, 4)), []float64{0.1, 0.2, 0.3}, 50, 3, false)
 	r := rand.New(rand.NewPCG(5, 6))
 	for range 500 {
 		x := r.Float64()
-		y, basis, err := b.Calibrate(context.Background(), scope, "safe", x)
+		c := x * r.Float64()
+		y, basis, err := b.Calibrate(context.Background(), scope, "safe", x, c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if y != x || basis.Basis != reputation.BasisUncalibrated || len(basis.Points) != 0 || basis.Outcomes != 0 {
-			t.Fatalf("Calibrate(%v) with no outcome = %v, %+v; want %v uncalibrated", x, y, basis, x)
+		if y != c || basis.Basis != reputation.BasisUncalibrated || len(basis.Points) != 0 || basis.Outcomes != 0 ||
+			basis.Uncalibrated != x || basis.Conservative != c || basis.Read() != c {
+			t.Fatalf("Calibrate(%v, %v) with no outcome = %v, %+v; want %v uncalibrated", x, c, y, basis, c)
 		}
 	}
 }
@@ -131,7 +152,7 @@ func TestLedger_ReportCalibrates(t *testing.T) {
 	ballots := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Backed: true}}
 	for i := range 40 {
 		id := fmt.Sprint(i)
-		l.PutCall("alice", id, reputation.Call{Scope: scope, Ballots: ballots, Tier: "safe", Score: 0.9375})
+		l.PutCall("alice", id, reputation.Call{Scope: scope, Ballots: ballots, Tier: "safe", Score: 0.9375, Conservative: 0.875})
 		for range 2 { // the second report adds nothing
 			if ok, err := l.Report(ctx, b, "alice", id, i%2 == 0); !ok || err != nil {
 				t.Fatalf("Report(%s) = %t, %v", id, ok, err)
@@ -140,13 +161,13 @@ func TestLedger_ReportCalibrates(t *testing.T) {
 	}
 	check := func(right float64) {
 		t.Helper()
-		y, basis, err := b.Calibrate(ctx, scope, "safe", 0.9375)
+		y, basis, err := b.Calibrate(ctx, scope, "safe", 0.9375, 0.875)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := reputation.Basis{Tier: "safe", Basis: reputation.BasisOutcomes, Outcomes: 40, Uncalibrated: 0.9375,
-			Points: []reputation.Point{{Score: 0.9375, Rate: (right + 4*0.9375) / 44, Outcomes: 40}}}
-		if diff := cmp.Diff(want, basis, cmpopts.EquateApprox(0, 1e-12)); diff != "" || math.Abs(y-want.Points[0].Rate) > 1e-12 {
+		want := reputation.Basis{Tier: "safe", Basis: reputation.BasisOutcomes, Outcomes: 40, Uncalibrated: 0.9375, Conservative: 0.875,
+			Points: []reputation.Point{{Score: 0.9375, Rate: (right + 4*0.875) / 44, Outcomes: 40}}}
+		if diff := cmp.Diff(want, basis, cmpopts.EquateApprox(0, 1e-12)); diff != "" || math.Abs(y-want.Points[0].Rate) > 1e-12 || basis.Read() != y {
 			t.Errorf("after 40 outcomes, %v right: %v, basis (-want +got):\n%s", right, y, diff)
 		}
 	}
@@ -159,7 +180,7 @@ func TestLedger_ReportCalibrates(t *testing.T) {
 		scope reputation.Scope
 		tier  string
 	}{{scope, "adaptive"}, {reputation.Scope{Operation: "delegate"}, "safe"}} {
-		if y, basis, _ := b.Calibrate(ctx, other.scope, other.tier, 0.9375); y != 0.9375 || basis.Basis != reputation.BasisUncalibrated {
+		if y, basis, _ := b.Calibrate(ctx, other.scope, other.tier, 0.9375, 0.875); y != 0.875 || basis.Basis != reputation.BasisUncalibrated {
 			t.Errorf("%+v, tier %s: %v, %+v; want it uncalibrated", other.scope, other.tier, y, basis)
 		}
 	}
@@ -181,15 +202,78 @@ func BenchmarkBook_Calibrate(b *testing.B) {
 	l := reputation.NewLedger(1000)
 	for i := range 400 {
 		id := fmt.Sprint(i)
-		l.PutCall("host", id, reputation.Call{Scope: scope, Tier: "safe", Score: float64(i%100) / 100})
+		x := float64(i%100) / 100
+		l.PutCall("host", id, reputation.Call{Scope: scope, Tier: "safe", Score: x, Conservative: x * 0.9})
 		if _, err := l.Report(ctx, book, "host", id, i%3 != 0); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := book.Calibrate(ctx, scope, "safe", 0.9); err != nil {
+		if _, _, err := book.Calibrate(ctx, scope, "safe", 0.9, 0.8); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestBook_Calibrations: maps read together are the maps read one by one,
+// in the order asked, each holding its own outcomes only.
+func TestBook_Calibrations(t *testing.T) {
+	ctx := context.Background()
+	b := newBook(t, nil)
+	l := reputation.NewLedger(100)
+	for i, tier := range []string{"fast/VALID", "fast/VALID", "fast/INVALID"} {
+		id := fmt.Sprint(i)
+		l.PutCall("alice", id, reputation.Call{Scope: scope, Tier: tier, Score: 0.9, Conservative: 0.75})
+		if ok, err := l.Report(ctx, b, "alice", id, i == 0); !ok || err != nil {
+			t.Fatalf("Report(%s) = %t, %v", id, ok, err)
+		}
+	}
+	tiers := []string{"fast/INVALID", "safe/VALID", "fast/VALID"}
+	got, err := b.Calibrations(ctx, scope, tiers...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tier := range tiers {
+		one, err := b.Calibration(ctx, scope, tier)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(one, got[i]); diff != "" {
+			t.Errorf("map %d (%s) read together (-alone +together):\n%s", i, tier, diff)
+		}
+	}
+	if n := []float64{got[0].Total(), got[1].Total(), got[2].Total()}; n[0] != 1 || n[1] != 0 || n[2] != 2 {
+		t.Errorf("outcomes %v, want [1 0 2]", n)
+	}
+}
+
+// TestCalibration_Within: a map that refines a wider one reads the wider
+// map while it holds no outcome, and once it holds some, centres each
+// bin's prior on the wider map's rate in that bin.
+func TestCalibration_Within(t *testing.T) {
+	var valid, invalid reputation.Calibration
+	reportAt(&valid, 0.95, 0.75, 40, 38)
+	all := reputation.Merge("fast", &valid, &invalid)
+	valid.Within, invalid.Within = all, all
+	if all.Total() != 40 || all.Tier != "fast" {
+		t.Fatalf("merged map: %v outcomes of tier %q, want 40 of fast", all.Total(), all.Tier)
+	}
+	wide := (38 + 4*0.75) / 44.0 // the wider map's rate at 0.95
+	if y, pts := invalid.Apply(0.95); math.Abs(y-wide) > 1e-12 || len(pts) != 1 || !invalid.Calibrated() {
+		t.Errorf("a map of no outcome read %v on %+v; want the wider map's %v", y, pts, wide)
+	}
+	if y, basis := invalid.Basis(0.95, 0.75); basis.Outcomes != 40 || basis.Basis != reputation.BasisOutcomes || basis.Read() != y {
+		t.Errorf("a map of no outcome: %v, basis %+v; want it read on the wider map's 40 outcomes", y, basis)
+	}
+	// The map's own outcomes: 40, 38 right, under a prior of 4 centred
+	// on the wider map's rate there.
+	if y, _ := valid.Apply(0.95); math.Abs(y-(38+4*wide)/44) > 1e-12 {
+		t.Errorf("a map of its own outcomes read %v, want %v", y, (38+4*wide)/44)
+	}
+	var none reputation.Calibration
+	none.Within = &reputation.Calibration{}
+	if y, pts := none.Apply(0.9); y != 0.9 || len(pts) != 0 || none.Calibrated() {
+		t.Errorf("no outcome anywhere: %v on %+v; want 0.9 on no point", y, pts)
 	}
 }

@@ -51,17 +51,21 @@
 // A reliability says how often a session's vote is right; it cannot see
 // a mistake the whole panel shares. What a host learns afterwards can:
 // [Ledger.Report] counts each reported outcome in a [Calibration] map, one
-// per operation and tier, by the confidence the call stated before
-// calibration (its score). Each of [CalibrationBins] bins of the score
-// reads a Beta posterior rate, (right + k·s)/(outcomes + k), with a
-// prior of k pseudo-outcomes centred on the bin's mean score s; adjacent
-// bins that violate monotonicity are pooled; a score is read on the line
-// between the points around it. With no outcome the map is the identity,
-// so a calibrated confidence starts as the number before calibration
-// (the router states consensus.Conservative there, never above an
-// unweighted count) and moves to what outcomes show. [Book.Calibrate]
-// returns the number and its [Basis], the points it was read between, so
-// that anyone recomputes it with [Interpolate]. The map's counts are
+// per operation and tier (the host names the maps: trust.Service keeps
+// one per tier and verdict), by the call's score, the confidence it
+// computed before calibration (the router's weighted confidence), with
+// its conservative number, what it stated with no outcome
+// (consensus.Conservative, never above an unweighted count). Each of
+// [CalibrationBins] bins of the score reads a Beta posterior rate,
+// (right + k·m)/(outcomes + k), with a prior of k pseudo-outcomes
+// centred on m, the bin's mean conservative number, or the rate of the
+// same bin in a wider map the map refines ([Calibration].Within,
+// [Merge]); adjacent bins that violate monotonicity are pooled; a score
+// is read on the line between the points around it. With no outcome the
+// calibrated confidence is the conservative number, and it moves to what
+// outcomes show. [Book.Calibrate] returns the number and its [Basis],
+// both numbers and the points it was read between, so that anyone
+// recomputes it ([Basis.Read], [Interpolate]). The map's counts are
 // records of the panel under reserved kinds ("calibration <tier> <bin>"),
 // so every Store keeps them and servers sharing one calibrate together.
 //

@@ -138,15 +138,21 @@ func recomputeWeighted(t *testing.T, call string, runs []any, c map[string]any, 
 	if math.Abs(tempering-rep["tempering"].(float64)) > 1e-12 {
 		t.Errorf("%s: tempering %v, recomputed %v from %d weighted runs", call, rep["tempering"], tempering, votes)
 	}
-	// The confidence: the weighted one, no higher than the Posterior of
-	// the same votes, read on the calibration points the block names.
-	uncalibrated := min(consensus.Credence(ss, wi, tempering), consensus.Posterior(agreeing, votes-agreeing))
+	// The confidence: with no calibration point the conservative
+	// number, the weighted credence no higher than the Posterior of the
+	// same votes; else the weighted credence read on the calibration
+	// points the block names.
+	uncalibrated := consensus.Credence(ss, wi, tempering)
+	conservative := min(uncalibrated, consensus.Posterior(agreeing, votes-agreeing))
 	cal, _ := c["calibration"].(map[string]any)
 	if cal == nil || cal["tier"] != router.CalibrationTier {
 		t.Fatalf("%s: calibration %v, want the basis of tier %s", call, cal, router.CalibrationTier)
 	}
 	if math.Abs(uncalibrated-cal["uncalibrated"].(float64)) > 1e-12 {
 		t.Errorf("%s: uncalibrated %v, recomputed %v from %v", call, cal["uncalibrated"], uncalibrated, scores)
+	}
+	if math.Abs(conservative-cal["conservative"].(float64)) > 1e-12 {
+		t.Errorf("%s: conservative %v, recomputed %v from %v", call, cal["conservative"], conservative, scores)
 	}
 	var points []reputation.Point
 	for _, p := range cal["points"].([]any) {
@@ -159,7 +165,10 @@ func recomputeWeighted(t *testing.T, call string, runs []any, c map[string]any, 
 	if len(points) > 0 {
 		*calibrated++
 	}
-	want := reputation.Interpolate(points, uncalibrated)
+	want := conservative
+	if len(points) > 0 {
+		want = reputation.Interpolate(points, uncalibrated)
+	}
 	if got := c["confidence"].(float64); math.Abs(got-want) > 1e-12 {
 		t.Errorf("%s: consensus confidence %v, recomputed %v from %v on %v", call, got, want, uncalibrated, points)
 	}

@@ -309,31 +309,30 @@ func (e *Engine) weigh(call *consensusCall, out consensus.Outcome, key func(any)
 const CalibrationTier = "weighted"
 
 // calibrate sets the confidence of a weighted call to its calibrated
-// number (see [ConsensusResponse]) and records its basis, and returns
-// the number before calibration (consensus.Conservative). A store error
-// is logged and leaves the number uncalibrated.
-func (e *Engine) calibrate(ctx context.Context, call *consensusCall, scope reputation.Scope, out consensus.Outcome) float64 {
+// number (see [ConsensusResponse]) and records its basis, which it
+// returns. A store error is logged and leaves the number uncalibrated
+// (consensus.Conservative).
+func (e *Engine) calibrate(ctx context.Context, call *consensusCall, scope reputation.Scope, out consensus.Outcome) *reputation.Basis {
 	if out.Strategy != consensus.StrategyWeighted || out.Winner < 0 {
-		return 0
+		return nil
 	}
-	score := consensus.Conservative(out)
-	y, basis, err := e.rep.Calibrate(ctx, scope, CalibrationTier, score)
+	y, basis, err := e.rep.Calibrate(ctx, scope, CalibrationTier, out.Confidence, consensus.Conservative(out))
 	if err != nil {
 		e.log.Warn("router: reading the calibration map; the confidence is uncalibrated", "error", err)
 	}
 	call.block.Confidence, call.block.Calibration = y, &basis
-	return score
+	return &basis
 }
 
 // learn teaches the engine's book the votes of a finished call in scope,
 // under the call's context (a caller that gave up as the call ended may
 // leave it untaught), unless its caller's share thins it out
 // ([WithCallerShare]), and remembers the call for feedback under its
-// caller and ctx's trace id, with score, its confidence before
-// calibration, when it was weighted; a call that does not teach
+// caller and ctx's trace id, with the basis of its confidence when it
+// was weighted; a call that does not teach
 // ([Teaches]) is neither learned nor remembered. A store error is
 // logged: the call's answer does not depend on it.
-func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensus.Outcome, policy consensus.Policy, rel consensus.Reliabilities, score float64) {
+func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensus.Outcome, policy consensus.Policy, rel consensus.Reliabilities, basis *reputation.Basis) {
 	if e.rep == nil || !Teaches(ctx) || ctx.Value(learnsItselfKey{}) != nil {
 		return
 	}
@@ -346,8 +345,8 @@ func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensu
 	}
 	if id := TraceIDFrom(ctx); id != "" && out.Winner >= 0 {
 		c := reputation.Call{Scope: scope, Ballots: Ballots(out, policy.Key)}
-		if out.Strategy == consensus.StrategyWeighted {
-			c.Tier, c.Score = CalibrationTier, score
+		if basis != nil {
+			c.Tier, c.Score, c.Conservative = CalibrationTier, basis.Uncalibrated, basis.Conservative
 		}
 		e.calls.PutCall(CallerFrom(ctx), id, c)
 	}

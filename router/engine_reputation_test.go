@@ -127,11 +127,15 @@ func recompute(t *testing.T, c router.ConsensusResponse, runs []router.Run, verd
 	if cal == nil || cal.Tier != router.CalibrationTier {
 		t.Fatalf("calibration %+v, want the basis of tier %q", cal, router.CalibrationTier)
 	}
-	if math.Abs(cal.Uncalibrated-conservative) > 1e-12 {
-		t.Errorf("uncalibrated %v, recomputed %v from %v (%v)", cal.Uncalibrated, conservative, ss, labels)
+	if math.Abs(cal.Uncalibrated-weighted) > 1e-12 || math.Abs(cal.Conservative-conservative) > 1e-12 {
+		t.Errorf("uncalibrated %v and conservative %v, recomputed %v and %v from %v (%v)", cal.Uncalibrated, cal.Conservative, weighted, conservative, ss, labels)
 	}
-	if got := reputation.Interpolate(cal.Points, conservative); math.Abs(got-c.Confidence) > 1e-12 {
-		t.Errorf("confidence %v, recomputed %v from %v on %+v", c.Confidence, got, conservative, cal)
+	want := conservative // with no outcome
+	if len(cal.Points) > 0 {
+		want = reputation.Interpolate(cal.Points, weighted)
+	}
+	if math.Abs(want-c.Confidence) > 1e-12 || math.Abs(cal.Read()-c.Confidence) > 1e-12 {
+		t.Errorf("confidence %v, recomputed %v from %v and %v on %+v", c.Confidence, want, weighted, conservative, cal)
 	}
 	if (cal.Basis == reputation.BasisUncalibrated) != (len(cal.Points) == 0) || (cal.Outcomes > 0) != (len(cal.Points) > 0) {
 		t.Errorf("calibration %+v: basis, outcomes and points disagree", cal)
@@ -163,7 +167,7 @@ func TestEngine_weighted(t *testing.T) {
 		if b := resp.Consensus.Calibration.Basis; (b == reputation.BasisOutcomes) != (i >= 10) {
 			t.Errorf("call %d: basis %q, want %q only once outcomes were reported", i, b, reputation.BasisOutcomes)
 		}
-		if resp.Consensus.Calibration.Basis == reputation.BasisOutcomes && resp.Confidence != resp.Consensus.Calibration.Uncalibrated {
+		if cal := resp.Consensus.Calibration; cal.Basis == reputation.BasisOutcomes && resp.Confidence != cal.Uncalibrated && resp.Confidence != cal.Conservative {
 			calibrated++
 		}
 	}

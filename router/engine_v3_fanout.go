@@ -142,8 +142,8 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 	}
 	e.weigh(call, out, e.answerKey, rel)
 	numericBlock(call, out)
-	score := e.calibrate(ctx, call, scope, out)
-	e.learn(ctx, scope, out, learningPolicy(runner.Policy, out), rel, score)
+	basis := e.calibrate(ctx, call, scope, out)
+	e.learn(ctx, scope, out, learningPolicy(runner.Policy, out), rel, basis)
 
 	switch {
 	case errors.Is(err, consensus.ErrDisagreement):

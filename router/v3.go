@@ -54,12 +54,12 @@ type ConsensusResponse struct {
 	// Confidence is, under "majority", consensus.Posterior of the votes:
 	// the probability that the winner is the answer a majority of the
 	// panel would give; under "weighted", the calibrated probability
-	// that the winner is right: the weighted confidence
-	// (consensus.Weighted, given the votes' weights and the snapshot's
-	// correlation), no higher than consensus.Posterior of the votes
-	// (consensus.Conservative), read on the calibration map that the
-	// outcomes reported through [Engine.Feedback] built (see
-	// Calibration); under "median" and "median_of_means",
+	// that the winner is right: with no outcome reported the weighted
+	// confidence (consensus.Weighted, given the votes' weights and the
+	// snapshot's correlation) no higher than consensus.Posterior of the
+	// votes (consensus.Conservative), and once outcomes are reported
+	// the weighted confidence read on the calibration map that they
+	// built through [Engine.Feedback] (see Calibration); under "median" and "median_of_means",
 	// consensus.Posterior of the numbers that agree with the aggregate
 	// and those that do not, or under weight_by the weighted probability
 	// of their two groups (consensus.Median).
@@ -76,9 +76,11 @@ type ConsensusResponse struct {
 	// "weighted"; each run's weight and reliability are in its evidence.
 	Reputation *ReputationSnapshot `json:"reputation,omitempty"`
 	// Calibration is the basis of Confidence under "weighted": the map
-	// (tier "weighted"), the outcomes it holds, the number before
-	// calibration and the points it was read between;
-	// reputation.Interpolate(Points, Uncalibrated) is Confidence.
+	// (tier "weighted"), the outcomes it holds, the weighted confidence
+	// (Uncalibrated), the conservative number and the points it was
+	// read between; Basis.Read, the conservative number with no point
+	// and reputation.Interpolate(Points, Uncalibrated) with points, is
+	// Confidence.
 	Calibration *reputation.Basis `json:"calibration,omitempty"`
 	// LowConfidence is true when best_effort picked a winner despite
 	// disagreement, or when no replica answered (an addition to the block).

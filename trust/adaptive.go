@@ -79,7 +79,7 @@ func (s *Service) candidates(ctx context.Context) []candidate {
 // treated as used from the start (a judged delegation's producers).
 func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.SessionID) ([]stepResult, error) {
 	cands, rel := s.ranked(ctx, req, s.candidates(ctx))
-	stop := s.stop(req, s.calibration(ctx, req))
+	cals := s.calibration(ctx, req)
 	used := make(map[router.SessionID]bool, consensus.DefaultMaxRuns)
 	for _, id := range exclude {
 		used[id] = true
@@ -88,6 +88,7 @@ func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.
 	var runs []router.Run
 	out := consensus.Outcome{}
 	for batches := 0; ; batches++ {
+		stop := s.stopAfter(req, cals, out)
 		if s.keep != nil {
 			stop.Weight = nextWeight(cands, used, rel)
 		}
@@ -187,36 +188,107 @@ func pickSessions(cands []candidate, used map[router.SessionID]bool, from, k int
 // stop is adaptive's stopping rule for req: consensus.Stop with the
 // escalation threshold as Lone, and with reputation on (but for a
 // numeric delegation, counted unweighted), DefaultWeightedStopThreshold
-// on the calibrated confidence (cal's map of the conservative number once
-// cal holds an outcome; the weighted confidence before) or
+// on the calibrated confidence (cal's reading of the call's score once
+// cal reads outcomes; the weighted confidence before) or
 // DefaultFlipBound on the chance that the runs left turn the verdict.
 func (s *Service) stop(req *Request, cal *reputation.Calibration) consensus.Stop {
 	st := consensus.Stop{Lone: s.threshold}
 	if s.keep != nil && !req.numeric() {
 		st.Threshold, st.Flip = DefaultWeightedStopThreshold, DefaultFlipBound
-		if cal != nil && cal.Total() > 0 {
-			st.Calibrate = func(x float64) float64 {
-				y, _ := cal.Apply(x)
-				return y
-			}
+		if cal != nil && cal.Calibrated() {
+			st.Calibrate = func(x, c float64) float64 { return cal.Read(score(req, x, c), c) }
 		}
 	}
 	return st
 }
 
-// calibration reads the calibration map of req's calls in its scope
-// (calibrationTier); nil when the service keeps no reputation or the
-// store fails (logged).
-func (s *Service) calibration(ctx context.Context, req *Request) *reputation.Calibration {
+// calibrations are the calibration maps a call's confidence is read on:
+// for a validation one per verdict (reputation.Calibration, named
+// "<tier>/VALID" and "<tier>/INVALID"), since a panel's VALID and its
+// INVALID are right at different rates, each refining the map of both
+// (reputation.Merge, Within) so that a verdict of few outcomes reads what
+// the tier's outcomes show; for a delegation the one map of its tier
+// (calibrationTier).
+type calibrations struct {
+	labels []consensus.Label // parallel to maps; nil for a delegation
+	maps   []*reputation.Calibration
+}
+
+// of returns the map of out's winner: the map of its verdict for a
+// validation, the tier's for a delegation; nil when c is nil and for a
+// validation without a winner (see lower).
+func (c *calibrations) of(out consensus.Outcome) *reputation.Calibration {
+	switch {
+	case c == nil:
+		return nil
+	case c.labels == nil:
+		return c.maps[0]
+	case out.Winner < 0 || out.Agreeing == 0:
+		return nil
+	}
+	if i := slices.Index(c.labels, out.Label); i >= 0 {
+		return c.maps[i]
+	}
+	return nil
+}
+
+// lower returns the calibration that is the lower of the readings of the
+// maps that hold outcomes, for planning a validation before its first
+// vote: non-decreasing, as each map is. nil when c is nil or holds no
+// outcome.
+func (c *calibrations) lower() func(float64, float64) float64 {
+	if c == nil || !slices.ContainsFunc(c.maps, (*reputation.Calibration).Calibrated) {
+		return nil
+	}
+	return func(x, _ float64) float64 {
+		y := 1.0
+		for _, m := range c.maps {
+			if m.Calibrated() {
+				v, _ := m.Apply(x)
+				y = min(y, v)
+			}
+		}
+		return y
+	}
+}
+
+// stopAfter is adaptive's stopping rule (stop) for req after out, on the
+// calibration map of out's winner, or before any vote on the lower of
+// the maps.
+func (s *Service) stopAfter(req *Request, cals *calibrations, out consensus.Outcome) consensus.Stop {
+	st := s.stop(req, cals.of(out))
+	if st.Threshold != 0 && cals != nil && cals.labels != nil && (out.Winner < 0 || out.Agreeing == 0) {
+		st.Calibrate = cals.lower()
+	}
+	return st
+}
+
+// calibration reads the calibration maps of req's calls in its scope
+// (calibrations); nil when the service keeps no reputation or the store
+// fails (logged).
+func (s *Service) calibration(ctx context.Context, req *Request) *calibrations {
 	if s.keep == nil {
 		return nil
 	}
-	cal, err := s.keep.Reputation().Calibration(ctx, scope(req), calibrationTier(req))
+	c := &calibrations{}
+	tiers := []string{calibrationTier(req, "")}
+	if req.Mode != ModeDelegation {
+		c.labels = []consensus.Label{consensus.Label(router.VerdictValid), consensus.Label(router.VerdictInvalid)}
+		tiers = []string{calibrationTier(req, c.labels[0]), calibrationTier(req, c.labels[1])}
+	}
+	maps, err := s.keep.Reputation().Calibrations(ctx, scope(req), tiers...)
 	if err != nil {
-		s.logger.WarnContext(ctx, "trust: reading the calibration map; the confidence is uncalibrated", "error", err)
+		s.logger.WarnContext(ctx, "trust: reading the calibration maps; the confidence is uncalibrated", "error", err)
 		return nil
 	}
-	return cal
+	if c.labels != nil {
+		all := reputation.Merge(string(req.Policy), maps...)
+		for _, m := range maps {
+			m.Within = all
+		}
+	}
+	c.maps = maps
+	return c
 }
 
 // NumericCalibrationSuffix ends the name of the calibration map of the
@@ -227,13 +299,30 @@ func (s *Service) calibration(ctx context.Context, req *Request) *reputation.Cal
 // build a map of their own.
 const NumericCalibrationSuffix = "/number"
 
-// calibrationTier names the calibration map of req's calls: its tier,
-// with NumericCalibrationSuffix for a numeric delegation.
-func calibrationTier(req *Request) string {
-	if req.numeric() {
+// calibrationTier names the calibration map of req's calls that settle
+// on label: for a validation "<tier>/<label>" (one map per verdict), for
+// a delegation its tier, with NumericCalibrationSuffix when it declares a
+// numeric answer.
+func calibrationTier(req *Request, label consensus.Label) string {
+	switch {
+	case req.Mode != ModeDelegation && label != "":
+		return string(req.Policy) + "/" + string(label)
+	case req.numeric():
 		return string(req.Policy) + NumericCalibrationSuffix
 	}
 	return string(req.Policy)
+}
+
+// score returns the input of the calibration maps of req's calls whose
+// outcome states confidence x and conservative number c: for a
+// validation its confidence, the weighted credence of its winner, which
+// tells the sessions apart; for a delegation c, the number its
+// plurality rule compares (recount).
+func score(req *Request, x, c float64) float64 {
+	if req.Mode == ModeDelegation {
+		return c
+	}
+	return x
 }
 
 // refused reports whether err refuses the request itself (400, 401, 402,

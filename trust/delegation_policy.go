@@ -109,7 +109,7 @@ func recount(req *Request, out consensus.Outcome, runs []router.Run, key func(an
 	if cal == nil {
 		cal = &reputation.Calibration{}
 	}
-	if y, _ := cal.Apply(consensus.Conservative(out)); y >= DefaultWeightedStopThreshold {
+	if c := consensus.Conservative(out); cal.Read(c, c) >= DefaultWeightedStopThreshold {
 		return out, false, nil
 	}
 	m, err := count(consensus.Majority{}, req, runs, key)

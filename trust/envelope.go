@@ -172,10 +172,13 @@ type Evidence struct {
 	Failed int `json:"failed"`
 	// Calibration is the basis of the response's confidence over a
 	// router that keeps reputation: the calibration map of the call's
-	// tier (with NumericCalibrationSuffix for a numeric delegation), the
-	// outcomes it holds, the confidence before calibration
-	// (consensus.Conservative of the tally) and the points it was read
-	// between (reputation.Interpolate); absent otherwise.
+	// tier and, for a validation, verdict ("safe/VALID"; with
+	// NumericCalibrationSuffix for a numeric delegation), the outcomes
+	// it holds, the map's input (Uncalibrated: a validation's weighted
+	// confidence, a delegation's conservative number), the conservative
+	// number (consensus.Conservative of the tally, stated with no
+	// outcome) and the points it was read between; Basis.Read recomputes
+	// the confidence. Absent otherwise.
 	Calibration *reputation.Basis `json:"calibration,omitempty"`
 	// Grouping is how a delegation's outputs were grouped by meaning,
 	// with the threshold and every pair's similarity, when the service

@@ -140,22 +140,31 @@ func TestService_weightedReceiptRecomputes(t *testing.T) {
 			}
 			ss = append(ss, sc)
 		}
-		// Before calibration: the weighted confidence, no higher than
-		// the Posterior of the votes; the router states it uncalibrated,
-		// the receipt's confidence is it read on the points its policy
-		// snapshot names.
+		// Before calibration: the weighted confidence, and the
+		// conservative number, no higher than the Posterior of the
+		// votes, which the router states. The receipt's confidence is
+		// the conservative number with no calibration point, else the
+		// weighted confidence read on the points its policy snapshot
+		// names, on the map of safe's verdict.
 		agreeing := len(cs.Agreeing)
-		uncalibrated := min(consensus.Credence(ss, wi, cs.Tempering), consensus.Posterior(agreeing, votes-agreeing))
+		weighted := consensus.Credence(ss, wi, cs.Tempering)
+		conservative := min(weighted, consensus.Posterior(agreeing, votes-agreeing))
 		cal := res.Receipt.PolicySnapshot.Calibration
-		if cal == nil || cal.Tier != "safe" || math.Abs(cal.Uncalibrated-uncalibrated) > 1e-12 || math.Abs(cs.Confidence-uncalibrated) > 1e-12 {
-			t.Fatalf("call %d: calibration %+v, consensus confidence %v; want tier safe, both %v", i, cal, cs.Confidence, uncalibrated)
+		if cal == nil || cal.Tier != "safe/"+win || math.Abs(cal.Uncalibrated-weighted) > 1e-12 ||
+			math.Abs(cal.Conservative-conservative) > 1e-12 || math.Abs(cs.Confidence-conservative) > 1e-12 {
+			t.Fatalf("call %d: calibration %+v, consensus confidence %v; want tier safe/%s, uncalibrated %v, conservative and consensus confidence %v",
+				i, cal, cs.Confidence, win, weighted, conservative)
 		}
 		points := make([]reputation.Point, len(cal.Points))
 		for j, p := range cal.Points {
 			points[j] = reputation.Point{Score: p.Score, Rate: p.Rate}
 		}
-		if got := reputation.Interpolate(points, uncalibrated); math.Abs(got-res.Receipt.Decision.Confidence) > 1e-12 || math.Abs(got-resp.Confidence) > 1e-12 {
-			t.Errorf("call %d: confidence %v (response %v), recomputed %v from the snapshot", i, res.Receipt.Decision.Confidence, resp.Confidence, got)
+		want := conservative
+		if len(points) > 0 {
+			want = reputation.Interpolate(points, weighted)
+		}
+		if math.Abs(want-res.Receipt.Decision.Confidence) > 1e-12 || math.Abs(want-resp.Confidence) > 1e-12 {
+			t.Errorf("call %d: confidence %v (response %v), recomputed %v from the snapshot", i, res.Receipt.Decision.Confidence, resp.Confidence, want)
 		}
 		if (cal.Basis == reputation.BasisOutcomes) != (i > 0) {
 			t.Errorf("call %d: basis %q, want outcomes once one was reported", i, cal.Basis)

@@ -114,7 +114,8 @@ func calibrationSnapshot(b *reputation.Basis) *receipt.CalibrationSnapshot {
 		return nil
 	}
 	c := &receipt.CalibrationSnapshot{Tier: b.Tier, Basis: b.Basis, Outcomes: b.Outcomes, Uncalibrated: b.Uncalibrated,
-		Points: make([]receipt.CalibrationPoint, len(b.Points))}
+		Conservative: b.Conservative,
+		Points:       make([]receipt.CalibrationPoint, len(b.Points))}
 	for i, p := range b.Points {
 		c.Points[i] = receipt.CalibrationPoint{Score: p.Score, Rate: p.Rate, Outcomes: p.Outcomes}
 	}

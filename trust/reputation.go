@@ -171,7 +171,7 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 	if final.out.Winner >= 0 {
 		c := reputation.Call{Scope: sc, Ballots: router.Ballots(final.out, final.key)}
 		if b := final.calibration; b != nil {
-			c.Tier, c.Score = b.Tier, b.Uncalibrated
+			c.Tier, c.Score, c.Conservative = b.Tier, b.Uncalibrated, b.Conservative
 		}
 		s.keep.Calls().PutCall(CallerFrom(ctx), traceID, c)
 	}
@@ -260,7 +260,10 @@ func (s *Service) receiptCall(ctx context.Context, id string) (traceID string, c
 		c.Ballots = append(c.Ballots, reputation.Ballot{Session: r.CortensorRefs.Sessions[i], Backed: slices.Contains(cs.Agreeing, i)})
 	}
 	if p := r.PolicySnapshot; p != nil && p.Calibration != nil {
-		c.Tier, c.Score = p.Calibration.Tier, p.Calibration.Uncalibrated
+		c.Tier, c.Score, c.Conservative = p.Calibration.Tier, p.Calibration.Uncalibrated, p.Calibration.Conservative
+		if p.Calibration.Conservative == 0 { // a receipt issued before it was recorded, when the score was the conservative number
+			c.Conservative = c.Score
+		}
 	}
 	return traceID, c, nil
 }

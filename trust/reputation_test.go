@@ -3,7 +3,10 @@ package trust_test
 import (
 	"context"
 	"crypto/ed25519"
+	"encoding/json"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/vouchkit/vouch/receipt"
@@ -158,5 +161,62 @@ func TestService_feedback(t *testing.T) {
 	off, _ := trust.New(e, trust.WithoutReputation())
 	if err := off.Feedback(alice, resp.TraceID, true); !errors.Is(err, trust.ErrReputationOff) {
 		t.Errorf("feedback without reputation: %v, want ErrReputationOff", err)
+	}
+}
+
+// TestService_calibratesEachVerdict: a validation's confidence is read
+// on the map of its verdict, which only the outcomes of calls that
+// settled on that verdict build: once the host reports the panel's VALID
+// answers right and its INVALID answers wrong, fast states more than its
+// conservative number for VALID and less for INVALID, each map on its own
+// outcomes, and the basis names the map and both numbers.
+func TestService_calibratesEachVerdict(t *testing.T) {
+	w := router.WorkerFunc(func(_ context.Context, job *router.Job) (*router.Result, error) {
+		v := router.VerdictInvalid
+		if strings.Contains(string(job.Claim.Output), "yes") {
+			v = router.VerdictValid
+		}
+		return &router.Result{Verdict: v, Confidence: 0.9}, nil
+	})
+	s, err := trust.New(newEngine(t, w, w, w, w, w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	call := func(claim string) *trust.Response {
+		t.Helper()
+		req := request(trust.ModeValidation, trust.PolicyFast)
+		req.Task.ClaimedResult = json.RawMessage(strconv.Quote(claim))
+		resp, err := s.Call(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	for range 12 {
+		if err := s.Feedback(ctx, call("yes").TraceID, true); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Feedback(ctx, call("no").TraceID, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		claim  string
+		status trust.Status
+		tier   string
+		above  bool
+	}{
+		{"yes", trust.StatusValid, "fast/VALID", true},
+		{"no", trust.StatusInvalid, "fast/INVALID", false},
+	} {
+		resp := call(tt.claim)
+		c := resp.Evidence.Calibration
+		if resp.Status != tt.status || c == nil || c.Tier != tt.tier || c.Basis != reputation.BasisOutcomes || c.Outcomes != 12 {
+			t.Fatalf("claim %q: %s on %+v; want %s on the 12 outcomes of map %s", tt.claim, resp.Status, c, tt.status, tt.tier)
+		}
+		if above := resp.Confidence > c.Conservative; above != tt.above || c.Read() != resp.Confidence {
+			t.Errorf("claim %q: confidence %v against conservative %v (%+v); want above it: %t, and recomputed from the basis", tt.claim, resp.Confidence, c.Conservative, c, tt.above)
+		}
 	}
 }

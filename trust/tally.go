@@ -112,8 +112,8 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (
 	if err != nil {
 		return stepResult{}, err
 	}
-	cal := s.calibration(ctx, req)
-	out, recounted, err := recount(req, out, runs, callKey, cal)
+	cals := s.calibration(ctx, req)
+	out, recounted, err := recount(req, out, runs, callKey, cals.of(out))
 	if err != nil {
 		return stepResult{}, err
 	}
@@ -130,11 +130,13 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (
 		grouping:   grouping,
 	}
 	final.step.Replicas = out.Replicas
+	cal := cals.of(out)
 	if s.keep != nil && (out.Strategy == consensus.StrategyWeighted || recounted || req.numeric()) && out.Winner >= 0 {
 		if cal == nil { // the store failed: uncalibrated
-			cal = &reputation.Calibration{Tier: calibrationTier(req)}
+			cal = &reputation.Calibration{Tier: calibrationTier(req, out.Label)}
 		}
-		y, basis := cal.Basis(consensus.Conservative(out))
+		c := consensus.Conservative(out)
+		y, basis := cal.Basis(score(req, out.Confidence, c), c)
 		final.confidence, final.calibration = y, &basis
 	}
 	final.accepted = s.decides(req, out, cal, final.confidence)

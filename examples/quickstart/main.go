@@ -255,7 +255,7 @@ func (p printer) weighted(tier trust.Policy, r *trust.Response, rel consensus.Re
 	}
 	fmt.Fprintf(p.out, "    %-9s %-8s confidence %.3f  runs %d\n", tier, r.Status, r.Confidence, r.Evidence.Launched)
 	if c := r.Evidence.Calibration; c != nil {
-		fmt.Fprintf(p.out, "              calibration: %s on %g outcomes of tier %s (%.3f before calibration)\n", c.Basis, c.Outcomes, c.Tier, c.Uncalibrated)
+		fmt.Fprintf(p.out, "              calibration: %s on %g outcomes of map %s (weighted %.3f, conservative %.3f)\n", c.Basis, c.Outcomes, c.Tier, c.Uncalibrated, c.Conservative)
 	}
 	i := 0
 	for _, st := range r.Evidence.Steps {

@@ -47,9 +47,10 @@ func slopeDeltas(dst []Delta, scope Scope, session int64, c, y, w float64) []Del
 	}
 	l := logitRange()
 	u := (consensus.Logit(c) + l) / (2 * l)
-	var keys [4]Key
+	var buf [4]Key
+	keys := slopeKeys(buf[:0], scope, session)
 	for i, z := range [4]float64{u, u * u, y, u * y} {
-		dst = append(dst, Delta{Key: slopeKeys(keys[:0], scope, session)[i], Delta: Record{Right: w * z, Wrong: w * (1 - z)}})
+		dst = append(dst, Delta{Key: keys[i], Delta: Record{Right: w * z, Wrong: w * (1 - z)}})
 	}
 	return dst
 }

@@ -80,30 +80,7 @@ type Calibration struct {
 	// holds its scores. A bin whose record is empty (outcomes reported
 	// before the map kept them) centres its prior on its scores.
 	Conservative [CalibrationBins]Record
-	// Within, when set, is a wider map this one refines (the map of
-	// every verdict of a tier, for the map of one verdict; see
-	// [Merge]): each bin's prior is then centred on the wider map's
-	// rate in that bin, so that a map of few outcomes reads what the
-	// wider one shows until its own outcomes say otherwise.
-	Within *Calibration
 }
-
-// Merge returns the map of tier that holds the outcomes of every map of
-// cs: their records summed, bin by bin.
-func Merge(tier string, cs ...*Calibration) *Calibration {
-	m := &Calibration{Tier: tier}
-	for _, c := range cs {
-		m.Prior = c.Prior
-		for b := range CalibrationBins {
-			m.Outcomes[b] = add(m.Outcomes[b], c.Outcomes[b])
-			m.Scores[b] = add(m.Scores[b], c.Scores[b])
-			m.Conservative[b] = add(m.Conservative[b], c.Conservative[b])
-		}
-	}
-	return m
-}
-
-func add(a, b Record) Record { return Record{Right: a.Right + b.Right, Wrong: a.Wrong + b.Wrong} }
 
 // Bin returns the bin of score x: floor(x·CalibrationBins), the top bin
 // holding 1, and scores out of [0, 1] the outermost bins.
@@ -160,19 +137,6 @@ func (c *Calibration) Points() []Point {
 	return pts
 }
 
-// read returns the map c reads: c, or while c holds no outcome its wider
-// map (Within) when that holds some.
-func (c *Calibration) read() *Calibration {
-	if c.Total() == 0 && c.Within != nil && c.Within.Total() > 0 {
-		return c.Within
-	}
-	return c
-}
-
-// Calibrated reports whether c reads outcomes, its own or its wider
-// map's: whether Apply reads any point.
-func (c *Calibration) Calibrated() bool { return len(c.read().Points()) > 0 }
-
 func (c *Calibration) prior() float64 {
 	if c.Prior == 0 {
 		return DefaultCalibrationPrior
@@ -181,10 +145,9 @@ func (c *Calibration) prior() float64 {
 }
 
 // bin returns bin b's mean score and its rate before pooling: the Beta
-// posterior of its outcomes under k pseudo-outcomes centred on the rate
-// of bin b in Within, or without one on the bin's mean conservative
-// number (its mean score where none was kept); false for a bin of no
-// outcome.
+// posterior of its outcomes under k pseudo-outcomes centred on the bin's
+// mean conservative number (its mean score where none was kept); false
+// for a bin of no outcome.
 func (c *Calibration) bin(b int) (score, rate float64, ok bool) {
 	o, s := c.Outcomes[b], c.Scores[b]
 	n := o.Right + o.Wrong
@@ -196,21 +159,15 @@ func (c *Calibration) bin(b int) (score, rate float64, ok bool) {
 	if c := c.Conservative[b]; c.Right+c.Wrong > 0 {
 		centre = c.Right / (c.Right + c.Wrong)
 	}
-	if c.Within != nil {
-		if _, r, ok := c.Within.bin(b); ok {
-			centre = r
-		}
-	}
 	k := c.prior()
 	return score, (o.Right + k*centre) / (n + k), true
 }
 
 // Apply returns the calibrated number of score x and the points it was
 // read between (one or two; see the type doc), or x itself and no point
-// when the map holds no outcome. A map of no outcome within a wider map
-// that holds some reads the wider map.
+// when the map holds no outcome.
 func (c *Calibration) Apply(x float64) (float64, []Point) {
-	pts := c.read().Points()
+	pts := c.Points()
 	switch {
 	case len(pts) == 0:
 		return Interpolate(nil, x), nil
@@ -378,9 +335,8 @@ type Basis struct {
 	Tier string `json:"tier"`
 	// Basis is BasisUncalibrated or BasisOutcomes.
 	Basis string `json:"basis"`
-	// Outcomes counts the outcomes the map holds, or the wider map it
-	// read while it holds none (fractional once the horizon scales
-	// them).
+	// Outcomes counts the outcomes the map holds (fractional once the
+	// horizon scales them).
 	Outcomes float64 `json:"outcomes"`
 	// Uncalibrated is the call's score, the map's input (the weighted
 	// confidence).
@@ -423,7 +379,7 @@ func (c *Calibration) Basis(x, conservative float64) (float64, Basis) {
 	if len(pts) == 0 {
 		return conservative, basis
 	}
-	basis.Basis, basis.Outcomes, basis.Points = BasisOutcomes, c.read().Total(), pts
+	basis.Basis, basis.Outcomes, basis.Points = BasisOutcomes, c.Total(), pts
 	return y, basis
 }
 

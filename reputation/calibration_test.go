@@ -247,33 +247,3 @@ func TestBook_Calibrations(t *testing.T) {
 		t.Errorf("outcomes %v, want [1 0 2]", n)
 	}
 }
-
-// TestCalibration_Within: a map that refines a wider one reads the wider
-// map while it holds no outcome, and once it holds some, centres each
-// bin's prior on the wider map's rate in that bin.
-func TestCalibration_Within(t *testing.T) {
-	var valid, invalid reputation.Calibration
-	reportAt(&valid, 0.95, 0.75, 40, 38)
-	all := reputation.Merge("fast", &valid, &invalid)
-	valid.Within, invalid.Within = all, all
-	if all.Total() != 40 || all.Tier != "fast" {
-		t.Fatalf("merged map: %v outcomes of tier %q, want 40 of fast", all.Total(), all.Tier)
-	}
-	wide := (38 + 4*0.75) / 44.0 // the wider map's rate at 0.95
-	if y, pts := invalid.Apply(0.95); math.Abs(y-wide) > 1e-12 || len(pts) != 1 || !invalid.Calibrated() {
-		t.Errorf("a map of no outcome read %v on %+v; want the wider map's %v", y, pts, wide)
-	}
-	if y, basis := invalid.Basis(0.95, 0.75); basis.Outcomes != 40 || basis.Basis != reputation.BasisOutcomes || basis.Read() != y {
-		t.Errorf("a map of no outcome: %v, basis %+v; want it read on the wider map's 40 outcomes", y, basis)
-	}
-	// The map's own outcomes: 40, 38 right, under a prior of 4 centred
-	// on the wider map's rate there.
-	if y, _ := valid.Apply(0.95); math.Abs(y-(38+4*wide)/44) > 1e-12 {
-		t.Errorf("a map of its own outcomes read %v, want %v", y, (38+4*wide)/44)
-	}
-	var none reputation.Calibration
-	none.Within = &reputation.Calibration{}
-	if y, pts := none.Apply(0.9); y != 0.9 || len(pts) != 0 || none.Calibrated() {
-		t.Errorf("no outcome anywhere: %v on %+v; want 0.9 on no point", y, pts)
-	}
-}

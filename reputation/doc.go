@@ -58,9 +58,8 @@
 // (consensus.Conservative, never above an unweighted count). Each of
 // [CalibrationBins] bins of the score reads a Beta posterior rate,
 // (right + k·m)/(outcomes + k), with a prior of k pseudo-outcomes
-// centred on m, the bin's mean conservative number, or the rate of the
-// same bin in a wider map the map refines ([Calibration].Within,
-// [Merge]); adjacent bins that violate monotonicity are pooled; a score
+// centred on m, the bin's mean conservative number; adjacent bins that
+// violate monotonicity are pooled; a score
 // is read on the line between the points around it. With no outcome the
 // calibrated confidence is the conservative number, and it moves to what
 // outcomes show. [Book.Calibrate] returns the number and its [Basis],

@@ -227,8 +227,10 @@ func (e *Engine) order(sessions []*session, rel consensus.Reliabilities, counts 
 }
 
 // tieSDs is how many standard deviations of the difference of two
-// sessions' reliabilities make them tied for selection: 2, so that two
-// sessions equal but for luck are tied about 95% of the time.
+// sessions' reliabilities make them tied for selection: 3, so that two
+// sessions equal but for luck are tied about 99.7% of the time (at 2,
+// five equal sessions no longer share runs evenly:
+// TestEngine_equalSessionsShareRuns).
 const tieSDs = 3
 
 // aggregator returns the aggregator of a version 3 call under policy:

@@ -195,7 +195,7 @@ func (s *Service) stop(req *Request, cal *reputation.Calibration) consensus.Stop
 	st := consensus.Stop{Lone: s.threshold}
 	if s.keep != nil && !req.numeric() {
 		st.Threshold, st.Flip = DefaultWeightedStopThreshold, DefaultFlipBound
-		if cal != nil && cal.Calibrated() {
+		if cal != nil && cal.Total() > 0 {
 			st.Calibrate = func(x, c float64) float64 { return cal.Read(score(req, x, c), c) }
 		}
 	}
@@ -205,10 +205,9 @@ func (s *Service) stop(req *Request, cal *reputation.Calibration) consensus.Stop
 // calibrations are the calibration maps a call's confidence is read on:
 // for a validation one per verdict (reputation.Calibration, named
 // "<tier>/VALID" and "<tier>/INVALID"), since a panel's VALID and its
-// INVALID are right at different rates, each refining the map of both
-// (reputation.Merge, Within) so that a verdict of few outcomes reads what
-// the tier's outcomes show; for a delegation the one map of its tier
-// (calibrationTier).
+// INVALID are right at different rates (each map on its own: a verdict
+// of no outcome states the conservative number, whatever the other
+// shows); for a delegation the one map of its tier (calibrationTier).
 type calibrations struct {
 	labels []consensus.Label // parallel to maps; nil for a delegation
 	maps   []*reputation.Calibration
@@ -237,13 +236,14 @@ func (c *calibrations) of(out consensus.Outcome) *reputation.Calibration {
 // vote: non-decreasing, as each map is. nil when c is nil or holds no
 // outcome.
 func (c *calibrations) lower() func(float64, float64) float64 {
-	if c == nil || !slices.ContainsFunc(c.maps, (*reputation.Calibration).Calibrated) {
+	holds := func(m *reputation.Calibration) bool { return m.Total() > 0 }
+	if c == nil || !slices.ContainsFunc(c.maps, holds) {
 		return nil
 	}
 	return func(x, _ float64) float64 {
 		y := 1.0
 		for _, m := range c.maps {
-			if m.Calibrated() {
+			if holds(m) {
 				v, _ := m.Apply(x)
 				y = min(y, v)
 			}
@@ -280,12 +280,6 @@ func (s *Service) calibration(ctx context.Context, req *Request) *calibrations {
 	if err != nil {
 		s.logger.WarnContext(ctx, "trust: reading the calibration maps; the confidence is uncalibrated", "error", err)
 		return nil
-	}
-	if c.labels != nil {
-		all := reputation.Merge(string(req.Policy), maps...)
-		for _, m := range maps {
-			m.Within = all
-		}
 	}
 	c.maps = maps
 	return c

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -145,6 +146,20 @@ func TestService_feedback(t *testing.T) {
 		if !(mid[id] < before[id]-0.1) {
 			t.Errorf("session %d backed an outcome reported wrong: %v before, %v after", id, before[id], mid[id])
 		}
+	}
+	// The receipt's calibration basis names the verdict's map and both
+	// numbers; the outcome reported by receipt id lands in that map at
+	// the receipt's score, with its conservative number.
+	cal := r.PolicySnapshot.Calibration
+	m, err := e.Reputation().Calibration(context.Background(), sc, cal.Tier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := reputation.Bin(cal.Uncalibrated)
+	if cal.Tier != "safe/VALID" || m.Total() != 1 || m.Outcomes[b].Wrong != 1 ||
+		math.Abs(m.Scores[b].Right-cal.Uncalibrated) > 1e-12 || math.Abs(m.Conservative[b].Right-cal.Conservative) > 1e-12 || !(cal.Conservative < cal.Uncalibrated) {
+		t.Errorf("after a wrong outcome by receipt id, map %s holds %v outcomes (bin %d: %+v, score %+v, conservative %+v); want one wrong at %v and %v",
+			cal.Tier, m.Total(), b, m.Outcomes[b], m.Scores[b], m.Conservative[b], cal.Uncalibrated, cal.Conservative)
 	}
 	if err := s.Feedback(alice, resp.TraceID, true); err != nil {
 		t.Fatalf("feedback by trace id: %v", err)

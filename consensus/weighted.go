@@ -351,8 +351,8 @@ func Beliefs(votes []Vote, p Policy, r Reliabilities) (beliefs []float64, groups
 // unweighted count of the same votes would state for its winner: under
 // StrategyWeighted the smaller of out.Confidence and
 // Posterior(Agreeing, Against), else out.Confidence. It is the number a
-// calibration map starts from before any outcome is reported. It returns
-// 0 when out has no winner.
+// call states while its calibration map holds no outcome, and where the
+// map's prior is centred. It returns 0 when out has no winner.
 func Conservative(out Outcome) float64 {
 	if out.Winner < 0 || out.Agreeing == 0 {
 		return 0

@@ -19,11 +19,11 @@ const (
 	DefaultCalibrationPrior = 4
 )
 
-// A Point is one node of a calibration map: the mean Score that the calls
-// of one bin (or of adjacent bins pooled to keep the map monotone)
-// stated before calibration, the Rate at which they turned out right
-// (the Beta posterior mean under the prior of k outcomes at Score), and
-// the Outcomes behind it.
+// A Point is one node of a calibration map: the mean Score (the map's
+// input) of the calls of one bin (or of adjacent bins pooled to keep the
+// map monotone), the Rate at which they turned out right (the Beta
+// posterior mean under the prior of k outcomes at their conservative
+// number), and the Outcomes behind it.
 type Point struct {
 	Score    float64 `json:"score"`
 	Rate     float64 `json:"rate"`

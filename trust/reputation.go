@@ -194,8 +194,8 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 // (reputation.Ledger.Report). It returns ErrUnknownCall for anything
 // else (another caller's call among them), and ErrReputationOff when the
 // service weighs no votes by reputation. The outcome also teaches the
-// calibration map of the call's tier, at the confidence the call stated
-// before calibration.
+// calibration map of the call's tier (and verdict, for a validation), at
+// the call's score and conservative number (reputation.Basis).
 func (s *Service) Feedback(ctx context.Context, id string, right bool) error {
 	if s.keep == nil {
 		return ErrReputationOff

@@ -442,3 +442,31 @@ func TestWeightedStep(t *testing.T) {
 		t.Errorf("after %d calls the book holds reliabilities %.3f, %.3f, %.3f for sessions 1, 3, 5; want them falling", n, r1, r3, r5)
 	}
 }
+
+// TestPhi: the correlation of two series of events, by hand: shared
+// events give 1, opposite ones −1, a 2×2 table of 2, 1, 1, 4 gives
+// (2·4 − 1·1)/√(3·5·3·5) = 7/15, and an event that never happens 0.
+func TestPhi(t *testing.T) {
+	b := func(s string) []bool {
+		out := make([]bool, len(s))
+		for i, c := range s {
+			out[i] = c == '1'
+		}
+		return out
+	}
+	tests := []struct {
+		x, y string
+		want float64
+	}{
+		{"1100", "1100", 1},
+		{"1100", "0011", -1},
+		{"11100000", "11010000", 7.0 / 15},
+		{"0000", "1010", 0},
+		{"", "", 0},
+	}
+	for _, tt := range tests {
+		if got := phi(b(tt.x), b(tt.y)); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("phi(%s, %s) = %v, want %v", tt.x, tt.y, got, tt.want)
+		}
+	}
+}

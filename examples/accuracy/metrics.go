@@ -190,3 +190,27 @@ func alone(src claims, n int, s router.SessionID) []call {
 	}
 	return out
 }
+
+// phi returns the correlation of two series of events, x[i] and y[i]
+// (the phi coefficient of their 2×2 table), over the shorter series; 0
+// when either never or always happens.
+func phi(x, y []bool) float64 {
+	n := min(len(x), len(y))
+	var nx, ny, nxy float64
+	for i := range n {
+		if x[i] {
+			nx++
+		}
+		if y[i] {
+			ny++
+		}
+		if x[i] && y[i] {
+			nxy++
+		}
+	}
+	den := nx * (float64(n) - nx) * ny * (float64(n) - ny)
+	if !(den > 0) {
+		return 0
+	}
+	return (float64(n)*nxy - nx*ny) / math.Sqrt(den)
+}

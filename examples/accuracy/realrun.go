@@ -136,6 +136,37 @@ func (r *realReport) wrongTogether(t *table, calls []call) stats {
 	return summarize(calls, func(i int) bool { return i >= r.cfg.realWarm && !r.five[t.spec.name][i].correct })
 }
 
+// errorsTogether writes, for each pair of the panel's sessions, the
+// correlation of their being wrong on the same measured claim (phi): the
+// evidence a correlation per pair of sessions would be learned from,
+// against the one panel-wide correlation that tempers every call.
+func (r *realReport) errorsTogether(w io.Writer, t *table) {
+	single := r.single[t.spec.name]
+	var wrong [panelSize][]bool
+	for s := range single {
+		for i, c := range single[s] {
+			if i >= r.cfg.realWarm {
+				wrong[s] = append(wrong[s], !c.correct)
+			}
+		}
+	}
+	fmt.Fprintln(w, "\nErrors together (measured): the correlation (phi) of two sessions' being wrong on the same claim, 0 for independent errors and 1 for errors always shared.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| session | 1 | 2 | 3 | 4 | 5 |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|")
+	for a := range wrong {
+		fmt.Fprintf(w, "| %d |", a+1)
+		for b := range wrong {
+			if a == b {
+				fmt.Fprint(w, " — |")
+				continue
+			}
+			fmt.Fprintf(w, " %.2f |", phi(wrong[a], wrong[b]))
+		}
+		fmt.Fprintln(w)
+	}
+}
+
 // get returns a cell's calls, nil when it was not measured.
 func (r *realReport) get(t *table, pol trust.Policy, st setting) []call {
 	return r.cells[cell{workload: t.spec.name, policy: pol, rep: st.rep, outcomes: st.outcomes}]
@@ -208,6 +239,7 @@ func (r *realReport) tableTables(w io.Writer, t *table) {
 	for s, m := range t.spec.models {
 		fmt.Fprintf(w, "| %d | %s | %s |\n", s+1, m, pct2(r.measured(r.single[t.spec.name][s]).accuracy()))
 	}
+	r.errorsTogether(w, t)
 
 	fmt.Fprintf(w, "\nMeasured (calls after the first %d):\n\n", cfg.realWarm)
 	fmt.Fprintln(w, "| tier | reputation | accuracy | 95% interval | runs per call | most runs | share of runs, sessions 1–5 | answered | ECE | Brier |")

@@ -231,22 +231,20 @@ func (c *calibrations) of(out consensus.Outcome) *reputation.Calibration {
 	return nil
 }
 
-// lower returns the calibration that is the lower of the readings of the
-// maps that hold outcomes, for planning a validation before its first
-// vote: non-decreasing, as each map is. nil when c is nil or holds no
-// outcome.
+// lower returns the calibration that is the lower of what either
+// verdict's map would state (reputation.Calibration.Read: the
+// conservative number for a map of no outcome), for planning a
+// validation before its first vote: non-decreasing, as each reading is.
+// nil when c is nil or no map holds an outcome, so that the plan reads
+// the weighted confidence as the stop does before any outcome.
 func (c *calibrations) lower() func(float64, float64) float64 {
-	holds := func(m *reputation.Calibration) bool { return m.Total() > 0 }
-	if c == nil || !slices.ContainsFunc(c.maps, holds) {
+	if c == nil || !slices.ContainsFunc(c.maps, func(m *reputation.Calibration) bool { return m.Total() > 0 }) {
 		return nil
 	}
-	return func(x, _ float64) float64 {
+	return func(x, conservative float64) float64 {
 		y := 1.0
 		for _, m := range c.maps {
-			if holds(m) {
-				v, _ := m.Apply(x)
-				y = min(y, v)
-			}
+			y = min(y, m.Read(x, conservative))
 		}
 		return y
 	}
@@ -271,8 +269,10 @@ func (s *Service) calibration(ctx context.Context, req *Request) *calibrations {
 		return nil
 	}
 	c := &calibrations{}
-	tiers := []string{calibrationTier(req, "")}
-	if req.Mode != ModeDelegation {
+	var tiers []string
+	if req.Mode == ModeDelegation {
+		tiers = []string{calibrationTier(req, "")}
+	} else {
 		c.labels = []consensus.Label{consensus.Label(router.VerdictValid), consensus.Label(router.VerdictInvalid)}
 		tiers = []string{calibrationTier(req, c.labels[0]), calibrationTier(req, c.labels[1])}
 	}

@@ -181,7 +181,7 @@ func (b *Book) Reliabilities(ctx context.Context, scope Scope, sessions []int64)
 // session never seen holds the Prior's counts.
 func (b *Book) Evidence(ctx context.Context, scope Scope, sessions []int64) (consensus.Reliabilities, map[int64]Record, error) {
 	levels := scope.levels()
-	keys := make([]Key, 0, len(sessions)*levels+1)
+	keys := make([]Key, 0, len(sessions)*(levels+len(slopeKinds))+1)
 	for _, s := range sessions {
 		keys = scope.appendKeys(keys, s)
 	}
@@ -269,7 +269,7 @@ func (b *Book) deltas(scope Scope, votes []consensus.Vote, policy consensus.Poli
 		return nil, err
 	}
 	levels := scope.levels()
-	deltas := make([]Delta, 0, len(cast)*levels+1)
+	deltas := make([]Delta, 0, len(cast)*(levels+len(slopeKinds))+1)
 	var keys [3]Key
 	for i, v := range cast {
 		for _, k := range scope.appendKeys(keys[:0], v.Session) {

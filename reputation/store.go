@@ -31,7 +31,7 @@ type Store interface {
 // ready to use. A Memory must not be copied after first use.
 type Memory struct {
 	mu      sync.RWMutex
-	records map[Key]Record
+	records map[Key]*Record // a pointer, so that Add finds a record once
 }
 
 var _ Store = (*Memory)(nil)
@@ -48,7 +48,9 @@ func (m *Memory) Load(ctx context.Context, keys []Key) ([]Record, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	for i, k := range keys {
-		out[i] = m.records[k]
+		if r := m.records[k]; r != nil {
+			out[i] = *r
+		}
 	}
 	return out, nil
 }
@@ -64,10 +66,15 @@ func (m *Memory) Add(ctx context.Context, horizon float64, deltas []Delta) error
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.records == nil {
-		m.records = make(map[Key]Record)
+		m.records = make(map[Key]*Record)
 	}
 	for _, d := range deltas {
-		m.records[d.Key] = m.records[d.Key].Add(d.Delta, horizon)
+		r := m.records[d.Key]
+		if r == nil {
+			r = new(Record)
+			m.records[d.Key] = r
+		}
+		*r = r.Add(d.Delta, horizon)
 	}
 	return nil
 }

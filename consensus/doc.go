@@ -107,7 +107,8 @@
 // reaches its threshold (0.8 by default: two
 // agreeing votes, or 3 of 4), never launches more than 5 runs, and
 // reports a winner at the end only with a strict majority of at least two
-// votes.
+// votes, or, weighted, with at least two votes and a confidence above one
+// half.
 //
 // # Disagreement policies
 //

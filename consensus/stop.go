@@ -67,7 +67,9 @@ const (
 //	          backed the leader (1 to start when Lone > 0, else 2), or
 //	          every run left when none could
 //	Accept    settled, or once no run is left: a strict majority of the
-//	          votes, of at least two (never one answer alone)
+//	          votes, of at least two (never one answer alone), or
+//	          (weighted) a winner of at least two votes whose
+//	          confidence is above one half
 //
 // The confidence is Posterior(Agreeing, Against) for a majority outcome,
 // and the outcome's Confidence for a weighted one (StrategyWeighted),
@@ -263,11 +265,24 @@ func (s Stop) Next(out Outcome) int {
 
 // Accept reports whether the call may report out's winner once it
 // launches no more runs: when out is settled, or when the winner holds a
-// strict majority of at least two votes. Otherwise the call has no
+// strict majority of at least two votes, or, for a weighted outcome,
+// when at least two votes back the winner and its confidence (calibrated
+// when Calibrate is set) is above one half. Otherwise the call has no
 // verdict (the trust service answers RETRY).
+//
+// The weighted case is the call that stops because the runs left could
+// not turn its verdict: Next weighs a further run by Weight (the next
+// session's, as the trust service sets it), while the outcome alone does
+// not say what that weight was, so Accept does not ask the flip rule
+// again. A tie of two votes and two whose fifth session weighs too
+// little to turn it is reported, not refused, and not run once more for
+// a verdict that run could not change.
 func (s Stop) Accept(out Outcome) bool {
 	if s.Settled(out) {
 		return true
 	}
-	return out.Replicas > 0 && out.Winner >= 0 && out.Agreeing >= 2 && out.Agreeing > out.Against
+	if out.Replicas == 0 || out.Winner < 0 || out.Agreeing < 2 {
+		return false
+	}
+	return out.Agreeing > out.Against || out.Strategy == StrategyWeighted && s.confidence(out) > 0.5
 }

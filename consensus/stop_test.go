@@ -266,3 +266,56 @@ func TestStop_flip(t *testing.T) {
 		})
 	}
 }
+
+// TestStop_acceptWeighted: once a call stops, a weighted winner that
+// holds no strict majority of the votes is reported when at least two
+// votes back it and its confidence (calibrated when Calibrate is set) is
+// above one half; a strict majority of two votes or more is reported as
+// before, and one vote never.
+func TestStop_acceptWeighted(t *testing.T) {
+	to := func(y float64) func(float64, float64) float64 { return func(float64, float64) float64 { return y } }
+	// Sessions 1 and 2 are right 95% of the time, 3 to 5 60%: VVII and
+	// VVIII are won by V.
+	strong := consensus.Reliabilities{Prior: 0.6, Sessions: map[int64]float64{1: 0.95, 2: 0.95}}
+	even := consensus.Reliabilities{Prior: 0.6}
+	// Session 1 right 99% of the time outweighs four at 55%.
+	lone := consensus.Reliabilities{Prior: 0.55, Sessions: map[int64]float64{1: 0.99}}
+	tests := []struct {
+		name   string
+		rel    consensus.Reliabilities
+		votes  string
+		cal    func(float64, float64) float64
+		winner consensus.Label
+		accept bool
+	}{
+		{"a tie, uncalibrated", strong, "VVII", nil, valid, true},
+		{"a tie, calibrated above one half", strong, "VVII", to(0.6), valid, true},
+		{"two of five, calibrated above one half", strong, "VVIII", to(0.6), valid, true},
+		{"two of five, calibrated to one half", strong, "VVIII", to(0.5), valid, false},
+		{"two of five, calibrated below one half", strong, "VVIII", to(0.4), valid, false},
+		{"a majority, calibrated below one half", even, "VVVII", to(0.4), valid, true},
+		{"one vote never", lone, "VIIII", to(0.9), valid, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vs := make([]consensus.Vote, len(tt.votes))
+			for i, c := range tt.votes {
+				vs[i] = consensus.Vote{Session: int64(i + 1), Label: map[rune]consensus.Label{'V': valid, 'I': invalid}[c]}
+			}
+			out, err := consensus.Weighted{Reliabilities: tt.rel}.Aggregate(vs, consensus.Policy{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := out.Votes[out.Winner].Label; got != tt.winner {
+				t.Fatalf("winner %s, want %s", got, tt.winner)
+			}
+			s := consensus.Stop{Threshold: 0.999, Max: len(tt.votes), Calibrate: tt.cal}
+			if s.Settled(out) {
+				t.Fatalf("settled: the case is not one of Accept's")
+			}
+			if got := s.Accept(out); got != tt.accept {
+				t.Errorf("Accept = %t, want %t", got, tt.accept)
+			}
+		})
+	}
+}

@@ -78,7 +78,10 @@
 // A run that fails (TIMEOUT, ERROR, or a router error other than a refusal
 // of the request: 400, 401, 402, 403) is a failed vote, and adaptive goes
 // on while sessions remain. When it stops without settling, it reports a
-// winner only with a strict majority of at least two answers (3 of 5, say);
+// winner only with a strict majority of at least two answers (3 of 5, say)
+// or, with reputation on, a weighted winner of at least two answers whose
+// weighted (or calibrated) confidence is above one half, the call having
+// stopped because the runs left could not turn it (consensus.Stop.Accept);
 // otherwise it answers RETRY with retry instructions, never an unsettled
 // single-run verdict.
 //

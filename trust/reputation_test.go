@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
@@ -233,5 +235,59 @@ func TestService_calibratesEachVerdict(t *testing.T) {
 		if above := resp.Confidence > c.Conservative; above != tt.above || c.Read() != resp.Confidence {
 			t.Errorf("claim %q: confidence %v against conservative %v (%+v); want above it: %t, and recomputed from the basis", tt.claim, resp.Confidence, c.Conservative, c, tt.above)
 		}
+	}
+}
+
+// TestService_adaptiveWeightedTie: a weighted adaptive validation that
+// stops because the runs left cannot turn its verdict reports it. The
+// sessions' records set them apart (right 95%, 85%, 75%, 60% and 52% of
+// 500 votes), so that they run in that order; after four runs sessions 1
+// and 4 (VALID) outweigh 2 and 3 (INVALID) by more than session 5 weighs,
+// so the fifth run could not change the verdict and the call stops. It
+// answered RETRY there, its acceptance having weighed the fifth run as a
+// session of the prior; it answers VALID, stating the conservative
+// number of a tie, Posterior(2, 2), with no outcome reported.
+func TestService_adaptiveWeightedTie(t *testing.T) {
+	ctx := context.Background()
+	store := &reputation.Memory{}
+	var deltas []reputation.Delta
+	sc := router.Scope(router.KindValidate, "summary")
+	for id, r := range map[int64]reputation.Record{1: {Right: 475, Wrong: 25}, 2: {Right: 425, Wrong: 75}, 3: {Right: 375, Wrong: 125}, 4: {Right: 300, Wrong: 200}, 5: {Right: 260, Wrong: 240}} {
+		// The same votes at each level of the call's scope.
+		for _, k := range []reputation.Key{{Session: id}, {Session: id, Operation: sc.Operation}, {Session: id, Operation: sc.Operation, Kind: sc.Kind}} {
+			deltas = append(deltas, reputation.Delta{Key: k, Delta: r})
+		}
+	}
+	if err := store.Add(ctx, 0, deltas); err != nil {
+		t.Fatal(err)
+	}
+	book, err := reputation.New(store, reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := router.WorkerFunc(func(_ context.Context, job *router.Job) (*router.Result, error) {
+		if job.SessionID == 2 || job.SessionID == 3 {
+			return &router.Result{Verdict: router.VerdictInvalid}, nil
+		}
+		return &router.Result{Verdict: router.VerdictValid}, nil
+	})
+	e, err := router.NewEngine(routertest.Sessions(1, 5, w, w, w, w, w), router.WithReputation(book), router.WithSelection(1, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := trust.New(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.Call(ctx, request(trust.ModeValidation, trust.PolicyAdaptive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []router.SessionID
+	for _, st := range resp.Evidence.Steps {
+		order = append(order, st.Sessions...)
+	}
+	if resp.Status != trust.StatusValid || !slices.Equal(order, []router.SessionID{1, 2, 3, 4}) || resp.Confidence != consensus.Posterior(2, 2) {
+		t.Errorf("%s at %v after runs on sessions %v; want VALID at Posterior(2, 2) = %v after runs on sessions 1 to 4 in order", resp.Status, resp.Confidence, order, consensus.Posterior(2, 2))
 	}
 }

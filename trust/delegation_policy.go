@@ -123,21 +123,35 @@ func recount(req *Request, out consensus.Outcome, runs []router.Run, key func(an
 }
 
 // next is adaptive's count of further runs for req after out: the stop's
-// (consensus.Stop.Next), except that an adaptive delegation whose winner
-// holds no strict majority of the answers runs once more while runs are
-// left, though the stop would settle it (the chance that the runs left
-// turn a tie of two and two is small when the next session weighs
-// little, yet one more run breaks the tie): the plurality rule states
-// such a winner's confidence, which is then at most one half, and answers
-// RETRY.
+// (consensus.Stop.Next), except that a call runs once more while runs
+// are left, though the stop would settle it, when its answer would not
+// stand: an adaptive delegation whose winner holds no strict majority of
+// the answers (the chance that the runs left turn a tie of two and two
+// is small when the next session weighs little, yet one more run breaks
+// the tie: the plurality rule states such a winner's confidence, which
+// is then at most one half, and answers RETRY), and any other call whose
+// tally the stop settles on the next session's weight but the tally's
+// acceptance, which weighs no next session, refuses (a weighted tie whose
+// calibrated confidence is one half or below).
 func next(req *Request, st consensus.Stop, out consensus.Outcome) int {
 	k := st.Next(out)
 	max := st.Max
 	if max == 0 {
 		max = consensus.DefaultMaxRuns
 	}
-	if k == 0 && byPlurality(req) && out.Replicas < max && out.Winner >= 0 && out.Agreeing <= out.Against {
-		return 1
+	if k == 0 && out.Replicas < max && out.Winner >= 0 {
+		if byPlurality(req) {
+			if out.Agreeing <= out.Against {
+				return 1
+			}
+			return 0
+		}
+		// The tally accepts on the stop without the next session's weight.
+		accept := st
+		accept.Weight = 0
+		if !accept.Accept(out) {
+			return 1
+		}
 	}
 	return k
 }

@@ -141,10 +141,26 @@ func settling(t *testing.T) *reputation.Calibration {
 }
 
 // TestNext: adaptive's stop, except that a delegation whose winner holds
-// no strict majority of the answers runs once more while runs are left.
+// no strict majority of the answers runs once more while runs are left,
+// and so does a validation whose tally the stop settles on the next
+// session's weight but the tally's acceptance refuses.
 func TestNext(t *testing.T) {
 	delegation := &Request{Mode: ModeDelegation, Policy: PolicyAdaptive}
 	validation := &Request{Mode: ModeValidation, Policy: PolicyAdaptive}
+	// Sessions right 95%, 85%, 75% and 60% of the time vote V, I, I, V:
+	// V leads 3.35 to 2.83, more than a fifth session right 52% of the
+	// time weighs (0.08), less than one of the prior (1.39).
+	rel := consensus.Reliabilities{Prior: 0.8, Sessions: map[int64]float64{1: 0.95, 2: 0.85, 3: 0.75, 4: 0.6}}
+	var votes []consensus.Vote
+	for i, l := range []consensus.Label{"VALID", "INVALID", "INVALID", "VALID"} {
+		votes = append(votes, consensus.Vote{Session: int64(i + 1), Label: l})
+	}
+	tie, err := consensus.Weighted{Reliabilities: rel}.Aggregate(votes, consensus.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := func(y float64) func(float64, float64) float64 { return func(float64, float64) float64 { return y } }
+	weak := consensus.Weight(0.52)
 	// Max 4 makes a tie of 2 and 2 end the stop's runs; Max 5 leaves one.
 	tests := []struct {
 		name string
@@ -158,6 +174,9 @@ func TestNext(t *testing.T) {
 		{"a tie with no run left", delegation, consensus.Stop{Threshold: 0.5, Max: 4}, tallyOf(t, "1", "1", "2", "2"), 0},
 		{"a strict majority the stop settles", delegation, consensus.Stop{}, tallyOf(t, "1", "1"), 0},
 		{"validation keeps the stop's count", validation, consensus.Stop{Threshold: 0.5}, tallyOf(t, "1", "1", "2", "2"), 0},
+		{"a weighted tie accepted", validation, consensus.Stop{Threshold: 0.97, Flip: 0.2, Weight: weak, Calibrate: to(0.6)}, tie, 0},
+		{"a weighted tie the tally would refuse", validation, consensus.Stop{Threshold: 0.97, Flip: 0.2, Weight: weak, Calibrate: to(0.4)}, tie, 1},
+		{"a weighted tie refused with no run left", validation, consensus.Stop{Threshold: 0.97, Flip: 0.2, Weight: weak, Calibrate: to(0.4), Max: 4}, tie, 0},
 		{"the stop's own count before settling", delegation, consensus.Stop{}, tallyOf(t, "1", "2"), 2},
 	}
 	for _, tt := range tests {

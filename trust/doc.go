@@ -81,9 +81,10 @@
 // winner only with a strict majority of at least two answers (3 of 5, say)
 // or, with reputation on, a weighted winner of at least two answers whose
 // weighted (or calibrated) confidence is above one half, the call having
-// stopped because the runs left could not turn it (consensus.Stop.Accept);
-// otherwise it answers RETRY with retry instructions, never an unsettled
-// single-run verdict.
+// stopped because the runs left could not turn it (consensus.Stop.Accept;
+// at one half or below it runs once more while runs are left); otherwise
+// it answers RETRY with retry instructions, never an unsettled single-run
+// verdict.
 //
 // A delegation (not judged) is decided once adaptive stops by the
 // plurality rule instead ([WithPluralityFloor]): VALID when at least two

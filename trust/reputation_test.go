@@ -241,18 +241,21 @@ func TestService_calibratesEachVerdict(t *testing.T) {
 // TestService_adaptiveWeightedTie: a weighted adaptive validation that
 // stops because the runs left cannot turn its verdict reports it. The
 // sessions' records set them apart (right 95%, 85%, 75%, 60% and 52% of
-// 500 votes), so that they run in that order; after four runs sessions 1
+// 50,000 votes), so that they run in that order; after four runs sessions 1
 // and 4 (VALID) outweigh 2 and 3 (INVALID) by more than session 5 weighs,
 // so the fifth run could not change the verdict and the call stops. It
 // answered RETRY there, its acceptance having weighed the fifth run as a
 // session of the prior; it answers VALID, stating the conservative
-// number of a tie, Posterior(2, 2), with no outcome reported.
+// number of a tie, Posterior(2, 2), with no outcome reported. Once the
+// host reports such ties wrong, the adaptive/VALID map states less than
+// one half, the tally would refuse the tie, and the call runs the fifth
+// session, whose VALID makes three of five.
 func TestService_adaptiveWeightedTie(t *testing.T) {
 	ctx := context.Background()
 	store := &reputation.Memory{}
 	var deltas []reputation.Delta
 	sc := router.Scope(router.KindValidate, "summary")
-	for id, r := range map[int64]reputation.Record{1: {Right: 475, Wrong: 25}, 2: {Right: 425, Wrong: 75}, 3: {Right: 375, Wrong: 125}, 4: {Right: 300, Wrong: 200}, 5: {Right: 260, Wrong: 240}} {
+	for id, r := range map[int64]reputation.Record{1: {Right: 47500, Wrong: 2500}, 2: {Right: 42500, Wrong: 7500}, 3: {Right: 37500, Wrong: 12500}, 4: {Right: 30000, Wrong: 20000}, 5: {Right: 26000, Wrong: 24000}} {
 		// The same votes at each level of the call's scope.
 		for _, k := range []reputation.Key{{Session: id}, {Session: id, Operation: sc.Operation}, {Session: id, Operation: sc.Operation, Kind: sc.Kind}} {
 			deltas = append(deltas, reputation.Delta{Key: k, Delta: r})
@@ -261,7 +264,9 @@ func TestService_adaptiveWeightedTie(t *testing.T) {
 	if err := store.Add(ctx, 0, deltas); err != nil {
 		t.Fatal(err)
 	}
-	book, err := reputation.New(store, reputation.Options{})
+	// Records of 50,000 votes (the horizon raised to keep them), which
+	// the calls and reports below move by a few votes only.
+	book, err := reputation.New(store, reputation.Options{Horizon: 100000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,15 +284,35 @@ func TestService_adaptiveWeightedTie(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := s.Call(ctx, request(trust.ModeValidation, trust.PolicyAdaptive))
-	if err != nil {
+	call := func() (*trust.Response, []router.SessionID) {
+		t.Helper()
+		resp, err := s.Call(ctx, request(trust.ModeValidation, trust.PolicyAdaptive))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var order []router.SessionID
+		for _, st := range resp.Evidence.Steps {
+			order = append(order, st.Sessions...)
+		}
+		return resp, order
+	}
+	resp, order := call()
+	if resp.Status != trust.StatusValid || !slices.Equal(order, []router.SessionID{1, 2, 3, 4}) || resp.Confidence != consensus.Posterior(2, 2) {
+		t.Fatalf("%s at %v after runs on sessions %v; want VALID at Posterior(2, 2) = %v after runs on sessions 1 to 4 in order", resp.Status, resp.Confidence, order, consensus.Posterior(2, 2))
+	}
+	if err := s.Feedback(ctx, resp.TraceID, false); err != nil {
 		t.Fatal(err)
 	}
-	var order []router.SessionID
-	for _, st := range resp.Evidence.Steps {
-		order = append(order, st.Sessions...)
+	for range 3 {
+		resp, order = call()
+		if len(order) != 4 {
+			break // the map already refuses the tie
+		}
+		if err := s.Feedback(ctx, resp.TraceID, false); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if resp.Status != trust.StatusValid || !slices.Equal(order, []router.SessionID{1, 2, 3, 4}) || resp.Confidence != consensus.Posterior(2, 2) {
-		t.Errorf("%s at %v after runs on sessions %v; want VALID at Posterior(2, 2) = %v after runs on sessions 1 to 4 in order", resp.Status, resp.Confidence, order, consensus.Posterior(2, 2))
+	if !slices.Equal(order, []router.SessionID{1, 2, 3, 4, 5}) || resp.Status != trust.StatusValid || resp.Evidence.Agreement != 0.6 {
+		t.Errorf("after ties reported wrong: %s, agreement %v, after runs on sessions %v; want VALID by 3 of 5 after runs on sessions 1 to 5", resp.Status, resp.Evidence.Agreement, order)
 	}
 }

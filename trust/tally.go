@@ -64,8 +64,9 @@ func count(agg consensus.Aggregator, req *Request, runs []router.Run, key func(a
 //	safe      a strict majority of at least two answers
 //	oracle    a majority of the replicas launched answered, and none
 //	          dissented
-//	adaptive  consensus.Stop's Accept: settled, or a strict majority of at
-//	          least two answers once no run is left
+//	adaptive  consensus.Stop's Accept: settled, or once no run is left a
+//	          strict majority of at least two answers or (weighted) a
+//	          winner of at least two whose confidence is above one half
 func (s *Service) accepts(req *Request, out consensus.Outcome, cal *reputation.Calibration) bool {
 	p := req.Policy
 	if out.Replicas == 0 || out.Winner < 0 || out.Agreeing == 0 {

@@ -76,10 +76,10 @@ func (s *Service) candidates(ctx context.Context) []candidate {
 // time. A run that fails (ERROR, TIMEOUT, or a router error other than a
 // refusal of the request) is a failed vote and the call goes on. It
 // returns every step, one per router call. Sessions in exclude are
-// treated as used from the start (a judged delegation's producers).
-func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.SessionID) ([]stepResult, error) {
+// treated as used from the start (a judged delegation's producers). cals
+// are the call's calibration maps (Service.calibration).
+func (s *Service) adaptive(ctx context.Context, req *Request, cals *calibrations, exclude ...router.SessionID) ([]stepResult, error) {
 	cands, rel := s.ranked(ctx, req, s.candidates(ctx))
-	cals := s.calibration(ctx, req)
 	used := make(map[router.SessionID]bool, consensus.DefaultMaxRuns)
 	for _, id := range exclude {
 		used[id] = true

@@ -195,7 +195,7 @@ func (s *Service) judged(ctx context.Context, req *Request, traceID string) (*Re
 			"trust: a judged delegation found no session to produce an answer")
 	}
 	if last == nil { // nothing was produced: the produce runs' own tally
-		final, err := s.tally(ctx, req, steps)
+		final, err := s.tally(ctx, req, steps, s.calibration(ctx, req))
 		if err != nil {
 			return nil, stepResult{}, nil, err
 		}
@@ -230,9 +230,10 @@ func (s *Service) judge(ctx context.Context, req *Request, output json.RawMessag
 		Task: Task{Type: req.Task.Type, Input: req.Task.Input, Spec: req.Task.Spec, ClaimedResult: output},
 	}
 	j := &judgement{vreq: vreq, output: output}
+	cals := s.calibration(ctx, vreq)
 	if req.Policy == PolicyAdaptive {
 		var err error
-		if j.steps, err = s.adaptive(ctx, vreq, producers...); err != nil {
+		if j.steps, err = s.adaptive(ctx, vreq, cals, producers...); err != nil {
 			return nil, err
 		}
 	} else {
@@ -255,7 +256,7 @@ func (s *Service) judge(ctx context.Context, req *Request, output json.RawMessag
 		j.steps = []stepResult{st}
 	}
 	var err error
-	if j.final, err = s.tally(ctx, vreq, j.steps); err != nil {
+	if j.final, err = s.tally(ctx, vreq, j.steps, cals); err != nil {
 		return nil, err
 	}
 	j.resp = s.respond(vreq, j.steps, j.final, traceID)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/vouchkit/vouch/consensus"
@@ -314,5 +315,60 @@ func TestService_adaptiveWeightedTie(t *testing.T) {
 	}
 	if !slices.Equal(order, []router.SessionID{1, 2, 3, 4, 5}) || resp.Status != trust.StatusValid || resp.Evidence.Agreement != 0.6 {
 		t.Errorf("after ties reported wrong: %s, agreement %v, after runs on sessions %v; want VALID by 3 of 5 after runs on sessions 1 to 5", resp.Status, resp.Evidence.Agreement, order)
+	}
+}
+
+// calibrationReads counts the store reads that read the records of a
+// trust validation's calibration maps (named "<tier>/<verdict>"; the
+// router's own map, "weighted", is the engine's).
+type calibrationReads struct {
+	reputation.Memory
+	mu    sync.Mutex
+	reads int
+}
+
+func (s *calibrationReads) Load(ctx context.Context, keys []reputation.Key) ([]reputation.Record, error) {
+	for _, k := range keys {
+		if strings.HasPrefix(k.Kind, "calibration ") && strings.Contains(k.Kind, "VALID") {
+			s.mu.Lock()
+			s.reads++
+			s.mu.Unlock()
+			break
+		}
+	}
+	return s.Memory.Load(ctx, keys)
+}
+
+// TestService_readsCalibrationOnce: a call reads its calibration maps
+// from the store once, which adaptive's stop and the number the call
+// states both read, whatever the tier (an adaptive call read them twice,
+// once to plan and once to state its number).
+func TestService_readsCalibrationOnce(t *testing.T) {
+	store := &calibrationReads{}
+	book, err := reputation.New(store, reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := honest(0.9)
+	e, err := router.NewEngine(routertest.Sessions(1, 5, w, w, w, w, w), router.WithReputation(book))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := trust.New(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []trust.Policy{trust.PolicyFast, trust.PolicySafe, trust.PolicyAdaptive} {
+		store.mu.Lock()
+		store.reads = 0
+		store.mu.Unlock()
+		if _, err := s.Call(context.Background(), request(trust.ModeValidation, p)); err != nil {
+			t.Fatal(err)
+		}
+		store.mu.Lock()
+		if store.reads != 1 {
+			t.Errorf("%s: %d reads of the calibration maps, want 1", p, store.reads)
+		}
+		store.mu.Unlock()
 	}
 }

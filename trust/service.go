@@ -121,9 +121,10 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 		return s.finish(ctx, span, req, resp, final, steps)
 	}
 	var steps []stepResult
+	cals := s.calibration(ctx, req)
 	if req.Policy == PolicyAdaptive {
 		var err error
-		if steps, err = s.adaptive(ctx, req); err != nil {
+		if steps, err = s.adaptive(ctx, req, cals); err != nil {
 			return nil, err
 		}
 	} else {
@@ -137,7 +138,7 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 		}
 		steps = []stepResult{st}
 	}
-	final, err := s.tally(ctx, req, steps)
+	final, err := s.tally(ctx, req, steps, cals)
 	if err != nil {
 		return nil, err
 	}

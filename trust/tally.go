@@ -99,7 +99,9 @@ func (s *Service) accepts(req *Request, out consensus.Outcome, cal *reputation.C
 // call's tier in its scope (reputation.Calibration, calibrationTier),
 // which the outcomes reported through Feedback build; for a numeric
 // delegation, counted unweighted, that number is the median's Posterior.
-func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (stepResult, error) {
+// cals are the maps as the call read them once (Service.calibration), so
+// that adaptive's stop and the number stated read the same maps.
+func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, cals *calibrations) (stepResult, error) {
 	var runs []router.Run
 	for _, st := range steps {
 		runs = append(runs, st.runs...)
@@ -113,7 +115,6 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult) (
 	if err != nil {
 		return stepResult{}, err
 	}
-	cals := s.calibration(ctx, req)
 	out, recounted, err := recount(req, out, runs, callKey, cals.of(out))
 	if err != nil {
 		return stepResult{}, err

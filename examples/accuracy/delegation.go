@@ -232,7 +232,7 @@ func measureDelegation(ctx context.Context, seed uint64, c cell, agg aggregation
 		k := record(router.VerdictValid, resp)
 		k.correct = k.correct && equal(resp.Result, t.golds[i])
 		calls[i] = k
-		if c.rep == on && reports(seed, i, c.outcomes) && k.answered {
+		if c.rep == on && reports(seed, c.draw, i, c.outcomes) && k.answered {
 			if err := svc.Feedback(ctx, resp.TraceID, k.correct); err != nil {
 				return nil, 0, 0, fmt.Errorf("problem %d, reporting its outcome: %w", i, err)
 			}

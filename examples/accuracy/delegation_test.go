@@ -129,7 +129,7 @@ func TestSimulateDelegation(t *testing.T) {
 						if k.correct && !k.answered {
 							t.Errorf("%s %s %s problem %d: right without an answer (%s)", name, pol, st, i, k.status)
 						}
-						if want := st.rep == on && reports(delegationCfg.seed, i, st.outcomes) && k.answered; k.reported != want {
+						if want := st.rep == on && reports(delegationCfg.seed, 0, i, st.outcomes) && k.answered; k.reported != want {
 							t.Errorf("%s %s %s problem %d: reported = %v, want %v", name, pol, st, i, k.reported, want)
 						}
 						// Fast with reputation off answers with the one model it ran.

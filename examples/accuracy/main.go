@@ -17,7 +17,7 @@
 // to 25% of the time, an easy panel where every session errs 2% of the
 // time, and correlated traps, claims on which the sessions err together.
 //
-//	go run ./examples/accuracy [-data DIR] [-warm 2000] [-delegation-warm 300] [-outcomes 0,0.02,0.05] [-calls N] [-seed S] [-episode E] [-curve 0,100,1000] [-only W,...] [-sweep T,...] [-md FILE] [-charts DIR]
+//	go run ./examples/accuracy [-data DIR] [-warm 2000] [-delegation-warm 300] [-outcomes 0,0.02,0.05] [-draws D] [-calls N] [-seed S] [-episode E] [-curve 0,100,1000] [-only W,...] [-sweep T,...] [-md FILE] [-charts DIR]
 //
 // It writes the tables in Markdown (to standard output, or FILE), the
 // targets met or not among them, and with -charts a reliability chart per
@@ -54,11 +54,12 @@ func main() {
 	warm := flag.Int("warm", 2000, "the earlier calls of a real-data validation workload: the calls after them are the measured ones")
 	delegationWarm := flag.Int("delegation-warm", 300, "the earlier calls of a real-data delegation workload (GSM8K: 1,319 problems): the calls after them are the measured ones")
 	outcomes := flag.String("outcomes", "0,0.02,0.05", "the shares of the calls whose true outcome the host reports (trust.Service.Feedback) to measure reputation on at, comma-separated")
+	draws := flag.Int("draws", 0, "other draws of the reported calls to measure each real-data validation cell with outcomes on, besides the seed's own (the claims and the workers unchanged)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	cfg := config{calls: *calls, seed: *seed, episode: *episode, data: *data, realWarm: *warm, delegationWarm: *delegationWarm}
+	cfg := config{calls: *calls, seed: *seed, episode: *episode, data: *data, realWarm: *warm, delegationWarm: *delegationWarm, draws: *draws}
 	var err error
 	if cfg.curve, err = parseCurve(*curve); err == nil {
 		cfg.only, err = parseOnly(*only)
@@ -155,6 +156,10 @@ func (c config) check() error {
 		return fmt.Errorf("-warm must be at least 0, got %d", c.realWarm)
 	case c.data != "" && c.delegationWarm < 0:
 		return fmt.Errorf("-delegation-warm must be at least 0, got %d", c.delegationWarm)
+	case c.draws < 0:
+		return fmt.Errorf("-draws must be at least 0, got %d", c.draws)
+	case c.draws > 0 && c.data == "":
+		return fmt.Errorf("-draws: other draws are measured on the real-data validation workloads: give the folder with -data")
 	}
 	return nil
 }

@@ -76,7 +76,7 @@ func TestSimulate(t *testing.T) {
 			if k.answered {
 				answered++
 			}
-			if want := c.rep == on && reports(smallCfg.seed, i, c.outcomes) && k.answered; k.reported != want {
+			if want := c.rep == on && reports(smallCfg.seed, c.draw, i, c.outcomes) && k.answered; k.reported != want {
 				t.Errorf("%s claim %d: outcome reported = %v, want %v", c, i, k.reported, want)
 			}
 			lo, hi := runsOf(c.policy, c.rep)

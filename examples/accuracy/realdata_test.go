@@ -244,10 +244,10 @@ func TestSimulateReal(t *testing.T) {
 						}
 						// The host reports the outcomes of the same seeded claims
 						// in every cell, of calls that answered.
-						if want := c.rep == on && reports(realCfg.seed, i, c.outcomes) && k.answered; k.reported != want {
+						if want := c.rep == on && reports(realCfg.seed, c.draw, i, c.outcomes) && k.answered; k.reported != want {
 							t.Errorf("%s claim %d: reported = %v, want %v", c, i, k.reported, want)
 						}
-						if reports(realCfg.seed, i, c.outcomes) {
+						if reports(realCfg.seed, c.draw, i, c.outcomes) {
 							drawn++
 						}
 					}

@@ -93,6 +93,11 @@ func simulateReal(ctx context.Context, cfg config, progress io.Writer) (*realRep
 				if pol == trust.PolicyFast && st.rep == on {
 					cs = append(cs, cell{workload: spec.name, policy: pol, rep: on, outcomes: st.outcomes, shared: true})
 				}
+				if pol != trust.PolicyOracle && st.rep == on && st.outcomes > 0 {
+					for d := 1; d <= cfg.draws; d++ {
+						cs = append(cs, cell{workload: spec.name, policy: pol, rep: on, outcomes: st.outcomes, draw: d})
+					}
+				}
 				for _, c := range cs {
 					jobs = append(jobs, job{c, t})
 				}
@@ -198,6 +203,9 @@ func (r *realReport) command() string {
 	for _, t := range r.tables {
 		names = append(names, t.spec.name)
 	}
+	if cfg.draws > 0 {
+		s += fmt.Sprintf(" -draws %d", cfg.draws)
+	}
 	return s + " -only " + strings.Join(names, ",")
 }
 
@@ -282,6 +290,7 @@ func (r *realReport) tableTables(w io.Writer, t *table) {
 	overRow("majority of 5 (reference)", "—", wt)
 
 	calibrationTable(w, cfg.settings(), "", func(st setting) stats { return r.measured(r.get(t, trust.PolicyAdaptive, st)) })
+	r.drawTable(w, t)
 }
 
 // chart draws the reliability chart of t: a panel per setting, a line

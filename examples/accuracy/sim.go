@@ -37,6 +37,10 @@ type config struct {
 	// delegationWarm is the earlier calls of a delegation workload's
 	// episode, before the measured ones.
 	delegationWarm int
+	// draws is how many other draws of the reported calls each real-data
+	// validation cell with outcomes is measured on besides the seed's
+	// own (see realReport.drawTable).
+	draws int
 }
 
 // warm is the number of earlier calls of its episode after which a call
@@ -78,6 +82,10 @@ type cell struct {
 	// outcomes is the share of the calls whose true outcome the host
 	// reports through trust.Service.Feedback (reputation on only).
 	outcomes float64
+	// draw picks which calls make up that share: 0 the seed's own draw,
+	// d > 0 another draw of the same share, the claims and the workers
+	// unchanged (see reports).
+	draw int
 }
 
 func (c cell) String() string {
@@ -90,6 +98,9 @@ func (c cell) String() string {
 	}
 	if c.outcomes != 0 {
 		s += fmt.Sprintf(" (%g%% of outcomes reported)", 100*c.outcomes)
+	}
+	if c.draw != 0 {
+		s += fmt.Sprintf(" (draw %d)", c.draw)
 	}
 	return s
 }
@@ -287,7 +298,7 @@ func measure(ctx context.Context, seed uint64, c cell, src claims, first, n int)
 			return nil, 0, 0, fmt.Errorf("claim %d: %w", i, err)
 		}
 		calls[j] = record(src.truth(i), resp)
-		if c.rep == on && reports(seed, i, c.outcomes) && calls[j].answered {
+		if c.rep == on && reports(seed, c.draw, i, c.outcomes) && calls[j].answered {
 			if err := svc.Feedback(ctx, resp.TraceID, calls[j].correct); err != nil {
 				return nil, 0, 0, fmt.Errorf("claim %d, reporting its outcome: %w", i, err)
 			}
@@ -300,11 +311,18 @@ func measure(ctx context.Context, seed uint64, c cell, src claims, first, n int)
 
 // reports reports whether the host reports the true outcome of claim i
 // when it reports a share of the calls: a draw of its own, so that every
-// tier reports the outcomes of the same claims. Only a call answered
-// VALID or INVALID has an outcome to report (trust.Service.Feedback
-// tells whether its status was right).
-func reports(seed uint64, i int, share float64) bool {
-	return share > 0 && uniform(seed, streamOutcome, uint64(i)) < share
+// tier reports the outcomes of the same claims; draw d > 0 is another
+// such draw (d = 0 is the seed's own). Only a call answered VALID or
+// INVALID has an outcome to report (trust.Service.Feedback tells whether
+// its status was right).
+func reports(seed uint64, draw, i int, share float64) bool {
+	if share <= 0 {
+		return false
+	}
+	if draw == 0 {
+		return uniform(seed, streamOutcome, uint64(i)) < share
+	}
+	return uniform(seed, streamOutcome, uint64(i), uint64(draw)) < share
 }
 
 // newService returns the trust service of one episode: the real

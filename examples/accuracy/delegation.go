@@ -201,7 +201,7 @@ func equal(result json.RawMessage, gold float64) bool {
 // c.outcomes of the calls.
 func measureDelegation(ctx context.Context, seed uint64, c cell, agg aggregation, t *problems) ([]call, int, int, error) {
 	p := newPanel(t, 0, t.len())
-	svc, err := newService(p, c.rep, c.lone)
+	svc, _, err := newService(p, c.rep, c.lone)
 	if err != nil {
 		return nil, 0, 0, err
 	}

@@ -92,3 +92,42 @@ func (r *realReport) drawTable(w io.Writer, t *table) {
 		}
 	}
 }
+
+// learnedTable writes, for adaptive at each share of outcomes reported,
+// what the engine's book had learned of each session by the episode's
+// end against how often the session was right as a judge, with the
+// session's share of adaptive's runs: on the seed's own draw of the
+// reported calls and, when others were measured, their range. Adaptive
+// runs the sessions it ranks first on every call and the others only when
+// those are unsure, on the harder claims, so what a record says depends
+// on the part the session played as much as on the session.
+func (r *realReport) learnedTable(w io.Writer, t *table) {
+	for _, st := range r.cfg.settings() {
+		if st.rep != on || st.outcomes == 0 {
+			continue
+		}
+		own := cell{workload: t.spec.name, policy: trust.PolicyAdaptive, rep: on, outcomes: st.outcomes}
+		runs := r.measured(r.cells[own])
+		fmt.Fprintf(w, "\nLearned at the end of adaptive's episode (reputation %s): each session's reliability as the engine's book reads it, against how often it was right as a judge, and its share of adaptive's runs on the measured calls:\n\n", st)
+		header, rule := "| session | right as a judge | share of adaptive's runs | learned reliability, seed's draw |", "|---|---:|---:|---:|"
+		if r.cfg.draws > 0 {
+			header, rule = header+fmt.Sprintf(" learned, range over %d draws | share of runs, range |", r.cfg.draws+1), rule+"---|---|"
+		}
+		fmt.Fprintln(w, header)
+		fmt.Fprintln(w, rule)
+		for s := range panelSize {
+			fmt.Fprintf(w, "| %d | %s | %s | %.3f |", s+1, pct2(r.measured(r.single[t.spec.name][s]).accuracy()), pct(runs.share(s)), r.learned[own][s])
+			if r.cfg.draws > 0 {
+				learned, share := spread{r.learned[own][s]}, spread{runs.share(s)}
+				for d := 1; d <= r.cfg.draws; d++ {
+					c := own
+					c.draw = d
+					learned = append(learned, r.learned[c][s])
+					share = append(share, r.measured(r.cells[c]).share(s))
+				}
+				fmt.Fprintf(w, " %.3f–%.3f | %s–%s |", slices.Min(learned), slices.Max(learned), pct(slices.Min(share)), pct(slices.Max(share)))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+}

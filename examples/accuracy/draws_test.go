@@ -92,6 +92,31 @@ func TestSimulateReal_draws(t *testing.T) {
 			t.Errorf("the tables lack %q:\n%s", row, md.String())
 		}
 	}
+	// What the book learned of each session, on every draw of adaptive's
+	// cells with outcomes, and of no other cell.
+	for c, learned := range rep.learned {
+		if c.policy != trust.PolicyAdaptive || c.outcomes == 0 {
+			t.Errorf("%s: learned reliabilities kept; only adaptive's cells with outcomes keep them", c)
+		}
+		for s, p := range learned {
+			if !(p > 0 && p < 1) {
+				t.Errorf("%s: session %d learned %v, want a reliability in (0, 1)", c, s+1, p)
+			}
+		}
+	}
+	if len(rep.learned) != 3 {
+		t.Errorf("%d cells kept learned reliabilities, want 3 (adaptive at 5%%, the seed's draw and two others)", len(rep.learned))
+	}
+	own := rep.learned[cell{workload: "emotion", policy: trust.PolicyAdaptive, rep: on, outcomes: 0.05}]
+	learned := spread{own[0]}
+	for d := 1; d <= 2; d++ {
+		learned = append(learned, rep.learned[cell{workload: "emotion", policy: trust.PolicyAdaptive, rep: on, outcomes: 0.05, draw: d}][0])
+	}
+	adaptive := rep.measured(rep.get(tb, trust.PolicyAdaptive, st))
+	row := fmt.Sprintf("| 1 | %s | %s | %.3f | %.3f–%.3f |", pct2(rep.measured(rep.single["emotion"][0]).accuracy()), pct(adaptive.share(0)), own[0], slices.Min(learned), slices.Max(learned))
+	if !strings.Contains(md.String(), row) {
+		t.Errorf("the tables lack %q:\n%s", row, md.String())
+	}
 	if !strings.Contains(md.String(), "-draws 2 -only emotion`") {
 		t.Errorf("the command line lacks -draws 2:\n%.300s", md.String())
 	}

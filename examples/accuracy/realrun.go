@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vouchkit/vouch/router"
@@ -50,8 +51,13 @@ type realReport struct {
 	five    map[string][]call            // the majority of 5, by workload
 	single  map[string][panelSize][]call // each session alone, by workload
 	elapsed time.Duration
-	offPlan int // steps kept although the scheduler reordered them (reputation on)
-	replays int // steps run again because the scheduler reordered them (reputation off)
+	// learned holds, for adaptive's cells with outcomes reported, each
+	// session's reliability as the engine's book read it after the
+	// episode's last call (index: id - 1).
+	learned   map[cell][panelSize]float64
+	learnedMu sync.Mutex
+	offPlan   int // steps kept although the scheduler reordered them (reputation on)
+	replays   int // steps run again because the scheduler reordered them (reputation off)
 }
 
 // simulateReal loads the real-data workloads cfg names from cfg.data and
@@ -60,7 +66,7 @@ type realReport struct {
 // Cells run concurrently.
 func simulateReal(ctx context.Context, cfg config, progress io.Writer) (*realReport, error) {
 	began := time.Now()
-	rep := &realReport{cfg: cfg, cells: map[cell][]call{}, five: map[string][]call{}, single: map[string][panelSize][]call{}}
+	rep := &realReport{cfg: cfg, cells: map[cell][]call{}, five: map[string][]call{}, single: map[string][panelSize][]call{}, learned: map[cell][panelSize]float64{}}
 	type job struct {
 		c cell
 		t *table
@@ -107,7 +113,11 @@ func simulateReal(ctx context.Context, cfg config, progress io.Writer) (*realRep
 	// The longest first: the shared cells make two calls per claim.
 	slices.SortStableFunc(jobs, func(a, b job) int { return b.t.len()*cost(b.c) - a.t.len()*cost(a.c) })
 	measureCell := func(ctx context.Context, j job) ([]call, int, int, error) {
-		calls, replays, offPlan, err := measure(ctx, cfg.seed, j.c, j.t, 0, j.t.len())
+		var then func(*router.Engine) error
+		if j.c.policy == trust.PolicyAdaptive && j.c.rep == on && j.c.outcomes > 0 {
+			then = func(e *router.Engine) error { return rep.keepLearned(ctx, j.c, e) }
+		}
+		calls, replays, offPlan, err := measureThen(ctx, cfg.seed, j.c, j.t, 0, j.t.len(), then)
 		if err != nil {
 			return nil, 0, 0, fmt.Errorf("%s: %w", j.c, err)
 		}
@@ -120,6 +130,28 @@ func simulateReal(ctx context.Context, cfg config, progress io.Writer) (*realRep
 	}
 	rep.elapsed = time.Since(began)
 	return rep, nil
+}
+
+// keepLearned records the reliability of each of the panel's sessions
+// that e's book reads in the scope of the real-data claims (a
+// classification validated by a trust call) as c's learned ones.
+func (r *realReport) keepLearned(ctx context.Context, c cell, e *router.Engine) error {
+	ids := make([]int64, panelSize)
+	for i := range ids {
+		ids[i] = int64(i + 1)
+	}
+	rel, _, err := e.Reputation().Evidence(ctx, router.Scope(router.KindValidate, "classification"), ids)
+	if err != nil {
+		return fmt.Errorf("%s: reading the learned reliabilities: %w", c, err)
+	}
+	var learned [panelSize]float64
+	for i, id := range ids {
+		learned[i] = rel.Of(id)
+	}
+	r.learnedMu.Lock()
+	defer r.learnedMu.Unlock()
+	r.learned[c] = learned
+	return nil
 }
 
 // cost is the trust calls a cell makes per claim.
@@ -290,6 +322,7 @@ func (r *realReport) tableTables(w io.Writer, t *table) {
 	overRow("majority of 5 (reference)", "—", wt)
 
 	calibrationTable(w, cfg.settings(), "", func(st setting) stats { return r.measured(r.get(t, trust.PolicyAdaptive, st)) })
+	r.learnedTable(w, t)
 	r.drawTable(w, t)
 }
 

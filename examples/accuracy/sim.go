@@ -267,8 +267,14 @@ func workloadNames() string {
 // panel. With reputation on, the host reports the true outcome of a
 // share c.outcomes of the calls (see reports).
 func measure(ctx context.Context, seed uint64, c cell, src claims, first, n int) ([]call, int, int, error) {
+	return measureThen(ctx, seed, c, src, first, n, nil)
+}
+
+// measureThen is measure, handing the episode's engine to then, when it
+// is not nil, once the last call is made.
+func measureThen(ctx context.Context, seed uint64, c cell, src claims, first, n int, then func(*router.Engine) error) ([]call, int, int, error) {
 	p := newPanel(src, first, n)
-	svc, err := newService(p, c.rep, c.lone)
+	svc, engine, err := newService(p, c.rep, c.lone)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -305,6 +311,11 @@ func measure(ctx context.Context, seed uint64, c cell, src claims, first, n int)
 			calls[j].reported = true
 		}
 	}
+	if then != nil {
+		if err := then(engine); err != nil {
+			return nil, 0, 0, err
+		}
+	}
 	replays, offPlan := p.reordered()
 	return calls, replays, offPlan, nil
 }
@@ -330,16 +341,17 @@ func reports(seed uint64, draw, i int, share float64) bool {
 // reputation off or on, and adaptive's escalation threshold lone (0: the
 // default). Every tier draws from the panel's five sessions; adaptive
 // takes its candidates from the pool.
-func newService(p *panel, rep variant, lone float64) (*trust.Service, error) {
+func newService(p *panel, rep variant, lone float64) (*trust.Service, *router.Engine, error) {
 	engine, trustOpts, err := newEngine(p, rep)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	trustOpts = append(trustOpts, trust.WithSessionPool(1, 2, 3, 4, 5))
 	if lone != 0 {
 		trustOpts = append(trustOpts, trust.WithEscalationThreshold(lone))
 	}
-	return trust.New(stepper{Engine: engine, p: p}, trustOpts...)
+	svc, err := trust.New(stepper{Engine: engine, p: p}, trustOpts...)
+	return svc, engine, err
 }
 
 // newEngine returns the engine of one episode, over p's workers, with

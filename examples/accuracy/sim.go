@@ -336,8 +336,9 @@ func reports(seed uint64, draw, i int, share float64) bool {
 	return uniform(seed, streamOutcome, uint64(i), uint64(draw)) < share
 }
 
-// newService returns the trust service of one episode: the real
-// trust.Service over a real router.Engine whose workers are p's, with
+// newService returns the trust service of one episode and the engine it
+// runs on: the real trust.Service over a real router.Engine whose
+// workers are p's, with
 // reputation off or on, and adaptive's escalation threshold lone (0: the
 // default). Every tier draws from the panel's five sessions; adaptive
 // takes its candidates from the pool.

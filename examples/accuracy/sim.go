@@ -338,10 +338,9 @@ func reports(seed uint64, draw, i int, share float64) bool {
 
 // newService returns the trust service of one episode and the engine it
 // runs on: the real trust.Service over a real router.Engine whose
-// workers are p's, with
-// reputation off or on, and adaptive's escalation threshold lone (0: the
-// default). Every tier draws from the panel's five sessions; adaptive
-// takes its candidates from the pool.
+// workers are p's, with reputation off or on, and adaptive's escalation
+// threshold lone (0: the default). Every tier draws from the panel's
+// five sessions; adaptive takes its candidates from the pool.
 func newService(p *panel, rep variant, lone float64) (*trust.Service, *router.Engine, error) {
 	engine, trustOpts, err := newEngine(p, rep)
 	if err != nil {

@@ -133,14 +133,14 @@ func simulateReal(ctx context.Context, cfg config, progress io.Writer) (*realRep
 }
 
 // keepLearned records the reliability of each of the panel's sessions
-// that e's book reads in the scope of the real-data claims (a
-// classification validated by a trust call) as c's learned ones.
+// that e's book reads in the scope of the claims measure validates as
+// c's learned ones.
 func (r *realReport) keepLearned(ctx context.Context, c cell, e *router.Engine) error {
 	ids := make([]int64, panelSize)
 	for i := range ids {
 		ids[i] = int64(i + 1)
 	}
-	rel, _, err := e.Reputation().Evidence(ctx, router.Scope(router.KindValidate, "classification"), ids)
+	rel, _, err := e.Reputation().Evidence(ctx, router.Scope(router.KindValidate, claimType), ids)
 	if err != nil {
 		return fmt.Errorf("%s: reading the learned reliabilities: %w", c, err)
 	}

@@ -262,6 +262,11 @@ func workloadNames() string {
 	return strings.Join(names, ", ")
 }
 
+// claimType is the claim type of every validation measure asks for: its
+// calls teach the sessions' records of router.Scope(router.KindValidate,
+// claimType).
+const claimType = "classification"
+
 // measure makes one trust call per claim of src from first to
 // first+n-1 under c's tier, on a fresh engine and service over a fresh
 // panel. With reputation on, the host reports the true outcome of a
@@ -286,7 +291,7 @@ func measureThen(ctx context.Context, seed uint64, c cell, src claims, first, n 
 				Mode:   trust.ModeValidation,
 				Policy: pol,
 				Task: trust.Task{
-					Type:          "classification",
+					Type:          claimType,
 					ClaimedResult: json.RawMessage(`{"claim":` + strconv.Itoa(i) + `}`),
 				},
 			}

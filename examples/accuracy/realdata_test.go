@@ -345,6 +345,7 @@ func TestRun_realData(t *testing.T) {
 	}
 	for _, w := range []string{"-data testdata/real-llm-data -seed 7 -warm 100 -outcomes 0,0.05 -only emotion`", "### " + panelSpecs[2].title,
 		"| adaptive | on, 5% outcomes |", "| best single session (1, reference) | — |", "Wrong together: on ", "### Targets on the real panels",
+		"Learned at the end of adaptive's episode (reputation on, 5% outcomes)", "| session | right as a judge | share of adaptive's runs | learned reliability, seed's draw |\n",
 		"| emotion | on, 5% outcomes | adaptive at most 2.50 runs per call |", "with no outcomes reported, safe and adaptive ECE within 0.01",
 		"### " + delegationSpecs[0].title, "### Targets of the delegation workloads", "| best model (", "| plurality of 5 (reference) | plurality | — |", "| median of 5 (reference) | median | — |", "| adaptive | median | on, 5% outcomes |",
 		"| gsm8k-small | on, 5% outcomes | plurality: adaptive at most 3.0 runs per call |",

@@ -1,0 +1,66 @@
+package reputation_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/reputation"
+)
+
+// fiveVotes is the call of router's BenchmarkEngineReputation: five
+// sessions that voted VALID with confidence 1 and no answer, as a
+// validation's votes are.
+func fiveVotes() ([]int64, []consensus.Vote) {
+	ids := []int64{1, 2, 3, 4, 5}
+	votes := make([]consensus.Vote, len(ids))
+	for i, id := range ids {
+		votes[i] = consensus.Vote{Session: id, Label: consensus.LabelValid, Confidence: 1}
+	}
+	return ids, votes
+}
+
+// BenchmarkBook_Learn measures what learning adds to a call of five votes
+// in a scope of three levels, on the in-memory store.
+func BenchmarkBook_Learn(b *testing.B) {
+	ctx := context.Background()
+	book, err := reputation.New(nil, reputation.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids, votes := fiveVotes()
+	rel, err := book.Reliabilities(ctx, scope, ids)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := book.Learn(ctx, scope, votes, consensus.Policy{}, rel); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBook_Evidence measures what reading five sessions' records
+// adds to a call, on the in-memory store.
+func BenchmarkBook_Evidence(b *testing.B) {
+	ctx := context.Background()
+	book, err := reputation.New(nil, reputation.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids, votes := fiveVotes()
+	rel, err := book.Reliabilities(ctx, scope, ids)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := book.Learn(ctx, scope, votes, consensus.Policy{}, rel); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := book.Evidence(ctx, scope, ids); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

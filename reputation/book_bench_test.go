@@ -8,31 +8,32 @@ import (
 	"github.com/vouchkit/vouch/reputation"
 )
 
-// fiveVotes is the call of router's BenchmarkEngineReputation: five
-// sessions that voted VALID with confidence 1 and no answer, as a
-// validation's votes are.
-func fiveVotes() ([]int64, []consensus.Vote) {
+// benchCall returns a book on the in-memory store, and the call of
+// router's BenchmarkEngineReputation: five sessions that voted VALID with
+// confidence 1 and no answer, as a validation's votes are, and the
+// reliabilities the book reads for them.
+func benchCall(b *testing.B) (*reputation.Book, []int64, []consensus.Vote, consensus.Reliabilities) {
+	book, err := reputation.New(nil, reputation.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
 	ids := []int64{1, 2, 3, 4, 5}
 	votes := make([]consensus.Vote, len(ids))
 	for i, id := range ids {
 		votes[i] = consensus.Vote{Session: id, Label: consensus.LabelValid, Confidence: 1}
 	}
-	return ids, votes
+	rel, err := book.Reliabilities(context.Background(), scope, ids)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return book, ids, votes, rel
 }
 
 // BenchmarkBook_Learn measures what learning adds to a call of five votes
-// in a scope of three levels, on the in-memory store.
+// in a scope of three levels.
 func BenchmarkBook_Learn(b *testing.B) {
 	ctx := context.Background()
-	book, err := reputation.New(nil, reputation.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ids, votes := fiveVotes()
-	rel, err := book.Reliabilities(ctx, scope, ids)
-	if err != nil {
-		b.Fatal(err)
-	}
+	book, _, votes, rel := benchCall(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := book.Learn(ctx, scope, votes, consensus.Policy{}, rel); err != nil {
@@ -42,18 +43,10 @@ func BenchmarkBook_Learn(b *testing.B) {
 }
 
 // BenchmarkBook_Evidence measures what reading five sessions' records
-// adds to a call, on the in-memory store.
+// adds to a call, once the book holds them.
 func BenchmarkBook_Evidence(b *testing.B) {
 	ctx := context.Background()
-	book, err := reputation.New(nil, reputation.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ids, votes := fiveVotes()
-	rel, err := book.Reliabilities(ctx, scope, ids)
-	if err != nil {
-		b.Fatal(err)
-	}
+	book, ids, votes, rel := benchCall(b)
 	if err := book.Learn(ctx, scope, votes, consensus.Policy{}, rel); err != nil {
 		b.Fatal(err)
 	}

@@ -128,6 +128,8 @@ type Book struct {
 	store   Store
 	opts    Options
 	calKeys sync.Map // the keys of each calibration map, by operation and tier
+	keyBufs sync.Pool // of *[]Key: Evidence's keys, which no Store keeps
+	addBufs sync.Pool // of *[]Delta: Learn's deltas, which no Store keeps
 }
 
 // New returns a Book over store (nil means a new Memory) with o. It
@@ -181,7 +183,9 @@ func (b *Book) Reliabilities(ctx context.Context, scope Scope, sessions []int64)
 // session never seen holds the Prior's counts.
 func (b *Book) Evidence(ctx context.Context, scope Scope, sessions []int64) (consensus.Reliabilities, map[int64]Record, error) {
 	levels := scope.levels()
-	keys := make([]Key, 0, len(sessions)*(levels+len(slopeKinds))+1)
+	buf := pooled[Key](&b.keyBufs)
+	defer b.keyBufs.Put(buf)
+	keys := (*buf)[:0]
 	for _, s := range sessions {
 		keys = scope.appendKeys(keys, s)
 	}
@@ -189,6 +193,7 @@ func (b *Book) Evidence(ctx context.Context, scope Scope, sessions []int64) (con
 	for _, s := range sessions {
 		keys = slopeKeys(keys, scope, s)
 	}
+	*buf = keys
 	recs, err := b.store.Load(ctx, keys)
 	if err != nil {
 		return consensus.Reliabilities{}, nil, err
@@ -243,23 +248,32 @@ func correlation(r Record) float64 {
 // (whose Key groups the answers), given rel, the reliabilities the call
 // was weighed with (as Reliabilities returned them). See the Book doc.
 func (b *Book) Learn(ctx context.Context, scope Scope, votes []consensus.Vote, policy consensus.Policy, rel consensus.Reliabilities) error {
-	deltas, err := b.deltas(scope, votes, policy, rel)
+	buf := pooled[Delta](&b.addBufs)
+	defer b.addBufs.Put(buf)
+	deltas, err := b.deltas((*buf)[:0], scope, votes, policy, rel)
+	*buf = deltas
 	if err != nil || len(deltas) == 0 {
 		return err
 	}
 	return b.store.Add(ctx, b.opts.Horizon, deltas)
 }
 
-// deltas returns the evidence Learn adds.
-func (b *Book) deltas(scope Scope, votes []consensus.Vote, policy consensus.Policy, rel consensus.Reliabilities) ([]Delta, error) {
-	cast := make([]consensus.Vote, 0, len(votes))
-	for _, v := range votes {
-		if v.Label != "" && v.Label != consensus.LabelCancelled && !v.Label.Failed() {
-			cast = append(cast, v)
-		}
+// pooled returns a buffer of p, or a new one when p holds none.
+func pooled[T any](p *sync.Pool) *[]T {
+	if buf, ok := p.Get().(*[]T); ok {
+		return buf
+	}
+	return new([]T)
+}
+
+// deltas appends to dst the evidence Learn adds.
+func (b *Book) deltas(dst []Delta, scope Scope, votes []consensus.Vote, policy consensus.Policy, rel consensus.Reliabilities) ([]Delta, error) {
+	cast := votes
+	if slices.ContainsFunc(votes, notCast) {
+		cast = slices.DeleteFunc(slices.Clone(votes), notCast)
 	}
 	if len(cast) < 2 {
-		return nil, nil
+		return dst, nil
 	}
 	independent := rel
 	independent.Correlation = 0
@@ -268,8 +282,7 @@ func (b *Book) deltas(scope Scope, votes []consensus.Vote, policy consensus.Poli
 	if err != nil {
 		return nil, err
 	}
-	levels := scope.levels()
-	deltas := make([]Delta, 0, len(cast)*(levels+len(slopeKinds))+1)
+	deltas := dst
 	var keys [3]Key
 	for i, v := range cast {
 		for _, k := range scope.appendKeys(keys[:0], v.Session) {
@@ -295,8 +308,12 @@ func (b *Book) deltas(scope Scope, votes []consensus.Vote, policy consensus.Poli
 	deltas = append(deltas, Delta{Key: scope.panel(), Delta: panel})
 	// Confidence slopes: each vote, by its reported confidence, right
 	// with the probability the other votes give its answer.
-	scores := make([]float64, len(cast))
-	weights := make([]float64, len(cast))
+	var scoreBuf, weightBuf [8]float64 // room enough for most calls
+	scores, weights := scoreBuf[:], weightBuf[:]
+	if len(cast) > len(scoreBuf) {
+		scores, weights = make([]float64, len(cast)), make([]float64, len(cast))
+	}
+	scores, weights = scores[:len(cast)], weights[:len(cast)]
 	for i, v := range cast {
 		weights[i] = independent.Evidence(v)
 		scores[member[i]] += weights[i]
@@ -309,6 +326,12 @@ func (b *Book) deltas(scope Scope, votes []consensus.Vote, policy consensus.Poli
 		deltas = slopeDeltas(deltas, scope, v.Session, v.Confidence, y, 1)
 	}
 	return deltas, nil
+}
+
+// notCast reports a vote that was not cast: of no label, cancelled or
+// failed.
+func notCast(v consensus.Vote) bool {
+	return v.Label == "" || v.Label == consensus.LabelCancelled || v.Label.Failed()
 }
 
 // A Ballot is one session's part in a call the host reports on.

@@ -8,7 +8,8 @@ import (
 // A Store keeps records. Implementations must be safe for concurrent use,
 // and several Stores over one database (one per server) must behave as
 // one: every Add is applied once, atomically, and seen by every later
-// Load of any of them.
+// Load of any of them. Neither method may modify or keep the slice it is
+// given after it returns: a Book reuses it.
 type Store interface {
 	// Load returns the records of keys, one per key in the same order; a
 	// key nothing was ever added to reads the zero Record. It returns an

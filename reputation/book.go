@@ -127,7 +127,7 @@ func (s Scope) panel() Key { return Key{Session: PanelSession, Operation: s.Oper
 type Book struct {
 	store   Store
 	opts    Options
-	calKeys sync.Map // the keys of each calibration map, by operation and tier
+	calKeys sync.Map  // the keys of each calibration map, by operation and tier
 	keyBufs sync.Pool // of *[]Key: Evidence's keys, which no Store keeps
 	addBufs sync.Pool // of *[]Delta: Learn's deltas, which no Store keeps
 }
@@ -270,7 +270,13 @@ func pooled[T any](p *sync.Pool) *[]T {
 func (b *Book) deltas(dst []Delta, scope Scope, votes []consensus.Vote, policy consensus.Policy, rel consensus.Reliabilities) ([]Delta, error) {
 	cast := votes
 	if slices.ContainsFunc(votes, notCast) {
-		cast = slices.DeleteFunc(slices.Clone(votes), notCast)
+		var buf [8]consensus.Vote // room enough for most calls
+		cast = buf[:0]
+		for _, v := range votes {
+			if !notCast(v) {
+				cast = append(cast, v)
+			}
+		}
 	}
 	if len(cast) < 2 {
 		return dst, nil

@@ -128,9 +128,10 @@ func (e *Engine) Rank(ctx context.Context, scope reputation.Scope, ids []Session
 // reliabilities reads the reliabilities of sessions in scope, and the
 // evidence behind each (reputation.Book.Evidence).
 func (e *Engine) reliabilities(ctx context.Context, scope reputation.Scope, sessions []*session) (consensus.Reliabilities, map[int64]reputation.Record, error) {
-	ids := make([]int64, len(sessions))
-	for i, s := range sessions {
-		ids[i] = int64(s.ID)
+	var buf [8]int64 // room enough for most engines
+	ids := buf[:0]
+	for _, s := range sessions {
+		ids = append(ids, int64(s.ID))
 	}
 	return e.rep.Evidence(ctx, scope, ids)
 }
@@ -161,7 +162,9 @@ func (e *Engine) order(sessions []*session, rel consensus.Reliabilities, counts 
 		runs   int     // of the latest runs
 		leader bool    // tied with the most reliable of its group
 	}
-	rs := make([]ranked, len(sessions))
+	var buf [8]ranked // room enough for most engines
+	rs := buf[:0]
+	rs = slices.Grow(rs, len(sessions))[:len(sessions)]
 	e.usage.mu.Lock()
 	total := len(e.usage.ring)
 	for i := range rs {
@@ -455,16 +458,17 @@ type usage struct {
 	counts map[SessionID]int
 }
 
-// add counts a run of each of ids, forgetting the oldest beyond the
-// window.
-func (u *usage) add(ids ...SessionID) {
+// add counts a run of each of sessions, forgetting the oldest beyond
+// the window.
+func (u *usage) add(sessions []*session) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.counts == nil {
 		u.counts = make(map[SessionID]int)
 		u.ring = make([]SessionID, 0, DefaultShareWindow)
 	}
-	for _, id := range ids {
+	for _, s := range sessions {
+		id := s.ID
 		if len(u.ring) < cap(u.ring) {
 			u.ring = append(u.ring, id)
 		} else {

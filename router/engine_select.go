@@ -112,9 +112,7 @@ func (e *Engine) pick(ctx context.Context, first SessionID, pool []SessionID, po
 		}
 	}
 	if e.rep != nil {
-		for _, s := range chosen {
-			e.usage.add(s.ID)
-		}
+		e.usage.add(chosen)
 	}
 	return chosen, rel, nil
 }

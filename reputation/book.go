@@ -128,7 +128,7 @@ type Book struct {
 	store   Store
 	opts    Options
 	calKeys sync.Map  // the keys of each calibration map, by operation and tier
-	keyBufs sync.Pool // of *[]Key: Evidence's keys, which no Store keeps
+	keyBufs sync.Pool // of *[]Key: the keys of a read, which no Store keeps
 	addBufs sync.Pool // of *[]Delta: Learn's deltas, which no Store keeps
 }
 

@@ -109,7 +109,11 @@ func (c *Calibration) Points() []Point {
 		first, last  int // points pooled into the block
 	}
 	var pts []Point
-	var blocks []block
+	if c.Total() > 0 {
+		pts = make([]Point, 0, CalibrationBins)
+	}
+	var blockBuf [CalibrationBins]block
+	blocks := blockBuf[:0]
 	for b := range c.Outcomes {
 		score, rate, ok := c.bin(b)
 		if !ok {
@@ -255,10 +259,13 @@ const calibrationRecords = 3 * CalibrationBins
 // Calibrations returns the calibration maps of tiers in scope's
 // operation, in their order, read from the store at once.
 func (b *Book) Calibrations(ctx context.Context, scope Scope, tiers ...string) ([]*Calibration, error) {
-	keys := make([]Key, 0, calibrationRecords*len(tiers))
+	buf := pooled[Key](&b.keyBufs)
+	defer b.keyBufs.Put(buf)
+	keys := (*buf)[:0]
 	for _, tier := range tiers {
 		keys = append(keys, b.calibrationKeys(scope.Operation, tier)...)
 	}
+	*buf = keys
 	recs, err := b.store.Load(ctx, keys)
 	if err != nil {
 		return nil, err

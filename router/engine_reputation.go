@@ -292,14 +292,16 @@ func (e *Engine) weigh(call *consensusCall, out consensus.Outcome, key func(any)
 	}
 	call.block.WeightBy = WeightByReputation
 	n := 0
+	figures := make([]float64, 2*len(out.Weights)) // each run's reliability and weight, in one allocation
 	for i, w := range out.Weights {
 		v := out.Votes[i]
 		if v.Label == consensus.LabelCancelled || v.Label.Failed() && e.failures != consensus.FailuresNegative {
 			continue
 		}
 		n++
-		p, w := rel.Of(v.Session), w
-		call.runs[i].Reliability, call.runs[i].Weight = &p, &w
+		p, q := &figures[2*i], &figures[2*i+1]
+		*p, *q = rel.Of(v.Session), w
+		call.runs[i].Reliability, call.runs[i].Weight = p, q
 		if cs, ok := rel.Confidence[v.Session]; ok && v.Confidence > 0 {
 			call.runs[i].ConfidenceSlope = &cs
 		}

@@ -315,11 +315,8 @@ func (b *Book) deltas(dst []Delta, scope Scope, votes []consensus.Vote, policy c
 	// Confidence slopes: each vote, by its reported confidence, right
 	// with the probability the other votes give its answer.
 	var scoreBuf, weightBuf [8]float64 // room enough for most calls
-	scores, weights := scoreBuf[:], weightBuf[:]
-	if len(cast) > len(scoreBuf) {
-		scores, weights = make([]float64, len(cast)), make([]float64, len(cast))
-	}
-	scores, weights = scores[:len(cast)], weights[:len(cast)]
+	scores := slices.Grow(scoreBuf[:0], len(cast))[:len(cast)]
+	weights := slices.Grow(weightBuf[:0], len(cast))[:len(cast)]
 	for i, v := range cast {
 		weights[i] = independent.Evidence(v)
 		scores[member[i]] += weights[i]

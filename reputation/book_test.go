@@ -373,3 +373,62 @@ func TestBookCountsAVoteOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestBook_Learn_uncastVotesAndManyVoters: the votes Learn is given that
+// were not cast (cancelled, failed, pending) teach nothing, so that a
+// call learned with them leaves every record as the same call without
+// them does, and a call of more voters than a call usually has (twelve
+// votes, nine cast) is learned whole.
+func TestBook_Learn_uncastVotesAndManyVoters(t *testing.T) {
+	ctx := context.Background()
+	var all, cast []consensus.Vote
+	var ids []int64
+	for i := range 12 {
+		id := int64(i + 1)
+		ids = append(ids, id)
+		v := consensus.Vote{Session: id, Label: consensus.LabelValid, Confidence: 0.5 + float64(i)/40}
+		switch i {
+		case 2:
+			v.Label = consensus.LabelCancelled
+		case 5:
+			v.Label = consensus.LabelTimeout
+		case 8:
+			v.Label = ""
+		case 3, 7, 11:
+			v.Label = consensus.LabelInvalid
+		}
+		all = append(all, v)
+		if v.Label == consensus.LabelValid || v.Label == consensus.LabelInvalid {
+			cast = append(cast, v)
+		}
+	}
+	evidence := func(votes []consensus.Vote) map[int64]reputation.Record {
+		b := newBook(t, nil)
+		rel := reliabilities(t, b, ids...)
+		for range 3 {
+			if err := b.Learn(ctx, scope, votes, consensus.Policy{}, rel); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, counts, err := b.Evidence(ctx, scope, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return counts
+	}
+	withUncast, castOnly := evidence(all), evidence(cast)
+	if diff := cmp.Diff(castOnly, withUncast); diff != "" {
+		t.Errorf("records after votes not cast were learned too (-cast only +all):\n%s", diff)
+	}
+	prior := reputation.DefaultPrior.Right + reputation.DefaultPrior.Wrong
+	for _, v := range cast {
+		if c := castOnly[v.Session]; c.Right+c.Wrong <= prior {
+			t.Errorf("session %d voted and learned nothing: %+v", v.Session, c)
+		}
+	}
+	for _, id := range []int64{3, 6, 9} {
+		if c := castOnly[id]; c.Right+c.Wrong != prior {
+			t.Errorf("session %d did not vote and holds evidence: %+v", id, c)
+		}
+	}
+}

@@ -163,8 +163,7 @@ func (e *Engine) order(sessions []*session, rel consensus.Reliabilities, counts 
 		leader bool    // tied with the most reliable of its group
 	}
 	var buf [8]ranked // room enough for most engines
-	rs := buf[:0]
-	rs = slices.Grow(rs, len(sessions))[:len(sessions)]
+	rs := slices.Grow(buf[:0], len(sessions))[:len(sessions)]
 	e.usage.mu.Lock()
 	total := len(e.usage.ring)
 	for i := range rs {
@@ -299,9 +298,8 @@ func (e *Engine) weigh(call *consensusCall, out consensus.Outcome, key func(any)
 			continue
 		}
 		n++
-		p, q := &figures[2*i], &figures[2*i+1]
-		*p, *q = rel.Of(v.Session), w
-		call.runs[i].Reliability, call.runs[i].Weight = p, q
+		figures[2*i], figures[2*i+1] = rel.Of(v.Session), w
+		call.runs[i].Reliability, call.runs[i].Weight = &figures[2*i], &figures[2*i+1]
 		if cs, ok := rel.Confidence[v.Session]; ok && v.Confidence > 0 {
 			call.runs[i].ConfidenceSlope = &cs
 		}

@@ -2,8 +2,9 @@
 // an engine of five demo sessions, and the trust service on top of it. It
 // makes one call per mode, compares the fast, oracle and adaptive tiers on
 // the same claims, issues a signed receipt that it fetches back and
-// verifies, and shows what an engine with reputation on (the default)
-// learns of its sessions.
+// verifies, shows what an engine with reputation on (the default) learns
+// of its sessions, and how the outcomes a host reports calibrate the
+// confidence a call states.
 //
 //	go run ./examples/quickstart        readable output
 //	go run ./examples/quickstart -json  every response as JSON
@@ -168,6 +169,49 @@ func learn(ctx context.Context, p printer) error {
 	}
 	p.line("claim %q", claims[3])
 	p.weighted(trust.PolicyAdaptive, resp, rel)
+	return calibrate(ctx, p, svc, engine, claims)
+}
+
+// calibrate has the host audit adaptive calls of the claims, whose truth
+// it knows (the first and third hold, the others do not), and report
+// each outcome (trust.Service.Feedback, by the call's trace id); the
+// reports calibrate adaptive's maps, one per verdict, and the last
+// claim's confidence is read on its map, recomputed from the response.
+func calibrate(ctx context.Context, p printer, svc *trust.Service, engine *router.Engine, claims []string) error {
+	p.title("Outcomes reported: the confidence calibrated")
+	holds := []bool{true, false, true, false}
+	const audited = 12
+	right := 0
+	for i := range audited {
+		resp, err := svc.Call(ctx, claim(trust.ModeValidation, trust.PolicyAdaptive, claims[i%len(claims)]))
+		if err != nil {
+			return err
+		}
+		ok := (resp.Status == trust.StatusValid) == holds[i%len(claims)]
+		if ok {
+			right++
+		}
+		if err := svc.Feedback(ctx, resp.TraceID, ok); err != nil {
+			return err
+		}
+	}
+	p.line("the host audited %d adaptive calls and reported each outcome: %d right, %d wrong", audited, right, audited-right)
+	rel, err := engine.Reputation().Reliabilities(ctx, router.Scope(router.KindValidate, "qa"), []int64{1, 2, 3, 4, 5})
+	if err != nil {
+		return err
+	}
+	resp, err := svc.Call(ctx, claim(trust.ModeValidation, trust.PolicyAdaptive, claims[3]))
+	if err != nil {
+		return err
+	}
+	p.line("claim %q again", claims[3])
+	p.weighted(trust.PolicyAdaptive, resp, rel)
+	if c := resp.Evidence.Calibration; c != nil && !p.json {
+		for _, pt := range c.Points {
+			p.line("            map point: score %.3f, rate %.3f, %g outcomes", pt.Score, pt.Rate, pt.Outcomes)
+		}
+		p.line("            recomputed from the response: reputation.Interpolate(points, %.3f) = %.3f", c.Uncalibrated, c.Read())
+	}
 	return nil
 }
 

@@ -37,10 +37,22 @@ func TestRun(t *testing.T) {
 		// The map is adaptive's for INVALID; the weighted credence of the
 		// two reliable votes is above what the call states.
 		regexp.MustCompile(`calibration: uncalibrated on 0 outcomes of map adaptive/INVALID \(weighted 0\.9\d\d, conservative 0\.875\)`),
+		// Once the host reports the outcomes of audited calls, all right,
+		// the same claim states more than equal votes would, read on the
+		// map of adaptive's INVALID verdicts, and the response's points
+		// give its number back.
+		regexp.MustCompile(`audited 12 adaptive calls and reported each outcome: 12 right, 0 wrong`),
+		regexp.MustCompile(`adaptive\s+INVALID\s+confidence 0\.9[0-9]\d\s+runs 2\n\s+calibration: outcomes on 6 outcomes of map adaptive/INVALID`),
 	} {
 		if !want.MatchString(got) {
 			t.Errorf("output lacks %s:\n%s", want, got)
 		}
+	}
+	// The calibrated number, recomputed from the response's points, is
+	// the one the call states.
+	m := regexp.MustCompile(`confidence (0\.\d+)  runs 2\n\s+calibration: outcomes(?s:.*)Interpolate\(points, 0\.\d+\) = (0\.\d+)`).FindStringSubmatch(got)
+	if m == nil || m[1] != m[2] {
+		t.Errorf("the calibrated confidence and its recomputation differ or are missing (%q):\n%s", m, got)
 	}
 }
 
@@ -61,8 +73,9 @@ func TestRun_json(t *testing.T) {
 		n++
 	}
 	// 3 modes, 2 claims × 3 tiers, the receipt's response and its
-	// verification, the adaptive call weighed by reputation.
-	if n != 3+6+2+1 {
-		t.Errorf("%d JSON objects, want 12", n)
+	// verification, the adaptive call weighed by reputation, and again
+	// once outcomes were reported.
+	if n != 3+6+2+1+1 {
+		t.Errorf("%d JSON objects, want 13", n)
 	}
 }

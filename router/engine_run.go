@@ -123,38 +123,41 @@ func (e *Engine) run(ctx, caller context.Context, s *session, job *Job, timeout 
 	start := e.now()
 	res, err, stopped := e.invoke(rctx, s, job)
 	o.latency = e.now().Sub(start)
-	o.settle(rctx, began, job, res, err, stopped)
+	o.settle(rctx, began, timeout, job, res, err, stopped)
 	counts, failed := o.health(caller)
 	e.note(s, counts, failed, o.Error)
 	return o
 }
 
 // runHere runs job on s in the calling goroutine, recovering a panic,
-// under the deadline of ctx, which began at began, and records the run in
-// o. It runs one replica of a version 3 call: the consensus runner gives
+// under the deadline of ctx, which began at began under budget, and
+// records the run in o. It runs one replica of a version 3 call: the consensus runner gives
 // the replica its goroutine and abandons it if it ignores its context.
 // The caller records the session's health.
-func (e *Engine) runHere(ctx context.Context, s *session, job *Job, began time.Time, o *outcome) {
+func (e *Engine) runHere(ctx context.Context, s *session, job *Job, began time.Time, budget time.Duration, o *outcome) {
 	ctx, span := e.tel.startReplica(ctx, s, job, false)
 	defer e.tel.endReplica(ctx, span, s, job, o, false)
 	o.init(s, job, job.TaskID)
 	start := e.now()
 	res, err := e.work(ctx, s, job)
 	o.latency = e.now().Sub(start)
-	o.settle(ctx, began, job, res, err, false)
+	o.settle(ctx, began, budget, job, res, err, false)
 }
 
 // settle labels the run from the worker's answer, res and err, and from
-// ctx, the run's context, which began at began: TIMEOUT or CANCELLED when
-// ctx ended and the worker gave up (err set) or was abandoned (stopped),
-// ERROR for an error, and otherwise what inspect finds.
-func (o *outcome) settle(ctx context.Context, began time.Time, job *Job, res *Result, err error, stopped bool) {
+// ctx, the run's context, which began at began under budget: TIMEOUT or
+// CANCELLED when ctx ended and the worker gave up (err set) or was
+// abandoned (stopped), ERROR for an error, and otherwise what inspect
+// finds. A TIMEOUT names the time from began to ctx's deadline, the
+// caller's when it came first, else budget (the deadline was set a
+// moment after began).
+func (o *outcome) settle(ctx context.Context, began time.Time, budget time.Duration, job *Job, res *Result, err error, stopped bool) {
 	o.LatencyMS = o.latency.Milliseconds()
 	switch cerr := ctx.Err(); {
 	case cerr != nil && (stopped || err != nil):
 		if errors.Is(cerr, context.DeadlineExceeded) {
 			dl, _ := ctx.Deadline()
-			o.Label, o.Error = LabelTimeout, fmt.Sprintf("no answer within %v", dl.Sub(began).Round(time.Millisecond))
+			o.Label, o.Error = LabelTimeout, fmt.Sprintf("no answer within %v", min(dl.Sub(began), budget).Round(time.Millisecond))
 		} else {
 			o.Label, o.Error = LabelCancelled, "cancelled: "+context.Cause(ctx).Error()
 		}

@@ -76,7 +76,7 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 	out, err := runner.Run(ctx, n, func(rctx context.Context, i int) consensus.Vote {
 		s, r := sessions[i], &reps[i]
 		o := &r.run
-		e.runHere(rctx, s, &r.job, began, o)
+		e.runHere(rctx, s, &r.job, began, budget, o)
 		v := consensus.Vote{Session: int64(o.SessionID), Label: consensus.Label(o.Label), Confidence: o.Confidence, Latency: o.latency, Reason: o.Error}
 		if o.answered() && job.Kind == KindDelegate {
 			v.Answer = o.output

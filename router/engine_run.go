@@ -131,9 +131,9 @@ func (e *Engine) run(ctx, caller context.Context, s *session, job *Job, timeout 
 
 // runHere runs job on s in the calling goroutine, recovering a panic,
 // under the deadline of ctx, which began at began under budget, and
-// records the run in o. It runs one replica of a version 3 call: the consensus runner gives
-// the replica its goroutine and abandons it if it ignores its context.
-// The caller records the session's health.
+// records the run in o. It runs one replica of a version 3 call: the
+// consensus runner gives the replica its goroutine and abandons it if it
+// ignores its context. The caller records the session's health.
 func (e *Engine) runHere(ctx context.Context, s *session, job *Job, began time.Time, budget time.Duration, o *outcome) {
 	ctx, span := e.tel.startReplica(ctx, s, job, false)
 	defer e.tel.endReplica(ctx, span, s, job, o, false)

@@ -1,0 +1,62 @@
+package trust_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/trust"
+)
+
+// The host reports what it later learned of a call's outcome (an audit, a
+// dispute, a human review) by the call's trace id, and the outcomes
+// calibrate the confidence of the calls that follow: a validation's
+// confidence is read on the map of its tier and verdict. Before any
+// report, two agreeing votes state no more than equal votes would (7/8);
+// after four audited calls all turned out right, they state what the map
+// learned, and the response carries the map's points, so that anyone
+// holding it recomputes the number (reputation.Basis.Read).
+func ExampleService_Feedback() {
+	engine, err := router.NewEngine([]router.Session{
+		{ID: 1, Worker: router.WorkerFunc(keepsFigures)},
+		{ID: 2, Worker: router.WorkerFunc(keepsFigures)},
+		{ID: 3, Worker: router.WorkerFunc(keepsFigures)},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	svc, err := trust.New(engine)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	call := func() *trust.Response {
+		resp, err := svc.Call(ctx, &trust.Request{
+			Mode:   trust.ModeValidation,
+			Policy: trust.PolicyAdaptive,
+			Task:   trust.Task{Type: "summary", Input: router.NewStringInput("Refunds within 30 days."), ClaimedResult: trust.JSON("Refunds within 30 days.")},
+		})
+		if err != nil {
+			log.Fatal(err)
+		}
+		return resp
+	}
+	resp := call()
+	c := resp.Evidence.Calibration
+	fmt.Println(resp.Status, resp.Confidence, c.Tier, c.Basis)
+
+	for range 4 { // the host audits four calls: each VALID was right
+		if err := svc.Feedback(ctx, call().TraceID, true); err != nil {
+			log.Fatal(err)
+		}
+	}
+	resp = call()
+	c = resp.Evidence.Calibration
+	fmt.Printf("%s %.4f %s %s on %g outcomes\n", resp.Status, resp.Confidence, c.Tier, c.Basis, c.Outcomes)
+	fmt.Printf("recomputed: %.4f\n", c.Read())
+	// Output:
+	// VALID 0.875 adaptive/VALID uncalibrated
+	// VALID 0.9414 adaptive/VALID outcomes on 4 outcomes
+	// recomputed: 0.9414
+}

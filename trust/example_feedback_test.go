@@ -6,6 +6,7 @@ import (
 	"log"
 
 	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
 )
 
@@ -18,11 +19,8 @@ import (
 // learned, and the response carries the map's points, so that anyone
 // holding it recomputes the number (reputation.Basis.Read).
 func ExampleService_Feedback() {
-	engine, err := router.NewEngine([]router.Session{
-		{ID: 1, Worker: router.WorkerFunc(keepsFigures)},
-		{ID: 2, Worker: router.WorkerFunc(keepsFigures)},
-		{ID: 3, Worker: router.WorkerFunc(keepsFigures)},
-	})
+	judge := router.WorkerFunc(keepsFigures)
+	engine, err := router.NewEngine(routertest.Sessions(1, 3, judge, judge, judge))
 	if err != nil {
 		log.Fatal(err)
 	}

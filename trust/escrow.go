@@ -36,16 +36,20 @@ func WithEscrow(ctx context.Context, t EscrowTerms) context.Context {
 	return context.WithValue(ctx, escrowCtx{}, t)
 }
 
-// Commit returns what a call's verdict commits the hold to: a VALID call
-// that launched runs captures PerRun times runs (at most Held), or the
-// whole hold when PerRun is zero; any other status voids the hold.
+// Commit returns what a call's verdict commits the hold to. A definitive
+// verdict, VALID or INVALID, is the product bought, whichever way it
+// goes (a validator paid only when it says VALID would have a reason to
+// say it): it captures PerRun times the runs launched (at most Held), or
+// the whole hold when PerRun is zero. Any other status (RETRY,
+// NEEDS_SPEC, and the arbitration statuses, which this route does not
+// sell) decides nothing and voids the hold.
 func (t EscrowTerms) Commit(status Status, runs int) *receipt.Payment {
 	p := &receipt.Payment{Scheme: t.Scheme, Network: t.Network, Asset: t.Asset, ID: t.ID,
 		Held: strconv.FormatUint(t.Held, 10), Outcome: "void", Capture: "0"}
 	if t.PerRun > 0 {
 		p.PerRun = strconv.FormatUint(t.PerRun, 10)
 	}
-	if status != StatusValid {
+	if status != StatusValid && status != StatusInvalid {
 		return p
 	}
 	capture := t.Held

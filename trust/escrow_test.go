@@ -22,8 +22,10 @@ func TestEscrowTerms_Commit(t *testing.T) {
 		{perRun, trust.StatusValid, 3, "capture", "3000"},
 		{perRun, trust.StatusValid, 7, "capture", "5000"}, // never above the hold
 		{perRun, trust.StatusValid, -1, "capture", "5000"},
-		{fixed, trust.StatusInvalid, 3, "void", "0"},
+		{fixed, trust.StatusInvalid, 3, "capture", "5000"}, // a definitive verdict is what was bought
+		{perRun, trust.StatusInvalid, 2, "capture", "2000"},
 		{perRun, trust.StatusRetry, 5, "void", "0"},
+		{fixed, trust.StatusNeedsSpec, 1, "void", "0"},
 		{fixed, trust.StatusSellerValid, 1, "void", "0"},
 	} {
 		p := tc.terms.Commit(tc.status, tc.runs)
@@ -40,7 +42,7 @@ func ExampleEscrowTerms_Commit() {
 		ID: "0x5c42f228b059cdcf8d74834185ea94f4875e937a621af10b18b51ddadb0d1d15", Held: 5000, PerRun: 1000}
 	b, _ := json.Marshal(terms.Commit(trust.StatusValid, 3))
 	fmt.Println(string(b))
-	b, _ = json.Marshal(terms.Commit(trust.StatusInvalid, 3))
+	b, _ = json.Marshal(terms.Commit(trust.StatusRetry, 3))
 	fmt.Println(string(b))
 	// Output:
 	// {"scheme":"auth-capture","network":"eip155:84532","asset":"0x036CbD53842c5426634e7929541eC2318f3dCF7e","id":"0x5c42f228b059cdcf8d74834185ea94f4875e937a621af10b18b51ddadb0d1d15","held":"5000","per_run":"1000","outcome":"capture","capture":"3000"}

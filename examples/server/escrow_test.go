@@ -15,7 +15,8 @@ import (
 )
 
 // The paid trust call offers auth-capture beside exact and upto, held in
-// the offline escrow: a VALID claim is captured, an INVALID one voided,
+// the offline escrow: a VALID claim is captured, and an INVALID one too
+// (a definitive verdict is what the call sells),
 // and the buyer's balance in the escrow, read from the demo endpoint, is
 // where the verdicts say; an adaptive call captures the runs it launched.
 func TestRun_trustCallInEscrow(t *testing.T) {
@@ -40,7 +41,7 @@ func TestRun_trustCallInEscrow(t *testing.T) {
 		charged int64
 	}{
 		{trust.PolicyFast, "17 * 3 = 51", trust.StatusValid, x402.EscrowCaptured, false, 5000},
-		{trust.PolicyFast, "17 * 3 = 52", trust.StatusInvalid, x402.EscrowVoided, false, 0},
+		{trust.PolicyFast, "17 * 3 = 52", trust.StatusInvalid, x402.EscrowCaptured, false, 5000},
 		{trust.PolicyAdaptive, "17 * 3 = 51", trust.StatusValid, x402.EscrowCaptured, true, 0},
 	} {
 		body, _ := json.Marshal(map[string]any{"mode": "validation", "policy": tc.policy, "task": map[string]any{"type": "tool_output", "claimed_result": tc.claim}})

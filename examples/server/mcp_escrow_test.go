@@ -42,8 +42,8 @@ func TestRun_mcpPaidInEscrow(t *testing.T) {
 		{evm.TransferEIP3009, map[string]any{"claimed_result": "17 * 3 = 51"}, string(trust.StatusValid), x402.EscrowCaptured, 5000},
 		{evm.TransferPermit2, map[string]any{"claimed_result": "17 * 3 = 51", "policy": "no such policy"}, "failed", x402.EscrowVoided, 5000},
 		// The money follows the verdict, as on the HTTP trust route: an
-		// INVALID answer is delivered and its hold voided.
-		{evm.TransferEIP3009, map[string]any{"claimed_result": "17 * 3 = 52"}, string(trust.StatusInvalid), x402.EscrowVoided, 5000},
+		// INVALID answer is a definitive verdict, delivered and captured.
+		{evm.TransferEIP3009, map[string]any{"claimed_result": "17 * 3 = 52"}, string(trust.StatusInvalid), x402.EscrowCaptured, 10000},
 	} {
 		terms, err := trustmcp.PaymentTerms(callTool(t, cs, "validate_claim", tc.args))
 		if err != nil {

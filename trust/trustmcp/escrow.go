@@ -65,10 +65,11 @@ func (pw *paywall) serveEscrow(ctx context.Context, method string, call *mcp.Cal
 		return pw.finishEscrow(ctx, price, res, key, paid, until, held, refusal, cmp.Or(refusedVerdict(refusal), meter.Verdict(), verdictRefused), "0", nil), true
 	}
 	capture := charged.Amount
-	if v := meter.Verdict(); v != "" && v != string(trust.StatusValid) {
+	if v := meter.Verdict(); v != "" && v != string(trust.StatusValid) && v != string(trust.StatusInvalid) {
 		// The money follows the verdict, as on the HTTP trust route
-		// (trustpay): a trust status other than VALID is delivered and
-		// its hold voided.
+		// (trustpay): a definitive verdict, VALID or INVALID, is what
+		// was bought; any other trust status is delivered and its hold
+		// voided.
 		capture, usage = "0", nil
 	}
 	return pw.finishEscrow(ctx, price, res, key, paid, until, held, ctr, cmp.Or(meter.Verdict(), verdictDelivered), capture, usage), true

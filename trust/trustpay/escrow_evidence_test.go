@@ -26,8 +26,8 @@ import (
 
 // A trust call paid in escrow states its payment in its evidence and its
 // receipt: the hold's id and amount and what the verdict commits it to
-// (VALID captures the price, or the runs launched at adaptive; anything
-// else voids), as the payment response's escrow report then tells. The
+// (VALID and INVALID capture the price, or the runs launched at
+// adaptive; RETRY voids), as the payment response's escrow report then tells. The
 // receipt verifies with the member. An unpaid call has none.
 func TestChargeRuns_escrowInEvidenceAndReceipt(t *testing.T) {
 	key, _ := evm.ParsePrivateKey(authorizerKey)
@@ -72,7 +72,9 @@ func TestChargeRuns_escrowInEvidenceAndReceipt(t *testing.T) {
 		perRun  string
 	}{
 		{trust.PolicySafe, "Refunds within 30 days.", trust.StatusValid, "capture", x402.EscrowCaptured, "5000", ""},
-		{trust.PolicySafe, "Refunds within some days.", trust.StatusInvalid, "void", x402.EscrowVoided, "5000", ""},
+		{trust.PolicySafe, "Refunds within some days.", trust.StatusInvalid, "capture", x402.EscrowCaptured, "5000", ""},
+		{trust.PolicySafe, "unsure", trust.StatusRetry, "void", x402.EscrowVoided, "5000", ""},
+		{trust.PolicyAdaptive, "Refunds within some days.", trust.StatusInvalid, "capture", x402.EscrowCaptured, "5000", "1000"},
 		{trust.PolicyAdaptive, "Refunds within 30 days.", trust.StatusValid, "capture", x402.EscrowCaptured, "5000", "1000"},
 	} {
 		name := string(tc.policy) + "/" + string(tc.status)

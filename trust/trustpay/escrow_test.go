@@ -153,8 +153,10 @@ func TestChargeRuns_escrowCapturesTheRunsLaunched(t *testing.T) {
 }
 
 // A fixed-price trust call paid with "auth-capture" follows its verdict:
-// VALID captures the price, INVALID voids the hold and still delivers the
-// verdict.
+// a definitive verdict, VALID or INVALID, is what the buyer bought and
+// captures the price (a validator paid only for VALID would have a
+// reason to say it); a verdict that decides nothing voids the hold and
+// still delivers the verdict.
 func TestChargeRuns_escrowFollowsTheVerdict(t *testing.T) {
 	authorizer, _ := evm.ParsePrivateKey(authorizerKey)
 	operator, _ := evm.ParseAddress(evm.OfflineFacilitatorAddress)
@@ -191,7 +193,8 @@ func TestChargeRuns_escrowFollowsTheVerdict(t *testing.T) {
 		paid   int64
 	}{
 		{"Refunds within 30 days.", trust.StatusValid, x402.EscrowCaptured, 5000},
-		{"Refunds within some days.", trust.StatusInvalid, x402.EscrowVoided, 0},
+		{"Refunds within some days.", trust.StatusInvalid, x402.EscrowCaptured, 5000},
+		{"unsure", trust.StatusRetry, x402.EscrowVoided, 0},
 	} {
 		body := `{"mode":"validation","policy":"safe","task":{"type":"summary","input":"Refunds within 30 days.","claimed_result":` + strconv.Quote(tc.claim) + `}}`
 		resp, err := c.Post(srv.URL+trust.X402CallPath, "application/json", strings.NewReader(body))

@@ -36,9 +36,12 @@ func keepsFigures(ctx context.Context, job *router.Job) (*router.Result, error) 
 	input, _ := job.TaskInput.String()
 	var summary string
 	json.Unmarshal(job.Claim.Output, &summary)
-	if summary == "slow" {
+	switch summary {
+	case "slow":
 		<-ctx.Done()
 		return nil, ctx.Err()
+	case "unsure":
+		return &router.Result{Verdict: router.VerdictRetry, Confidence: 0.5, Reasons: []string{"cannot tell"}}, nil
 	}
 	for _, word := range strings.Fields(input) {
 		word = strings.Trim(word, ".,;:")

@@ -109,10 +109,13 @@ func policyOf(r *http.Request) trust.Policy {
 // does. log, if not nil, records a usage that cannot be reported.
 //
 // A call paid with "auth-capture" is held in escrow, and the hold follows
-// the verdict: an adaptive call judged VALID captures the runs it
-// launched, any other call judged VALID the whole hold (its fixed price),
-// and a call judged otherwise captures nothing, so that its hold is voided
-// (its answer, the verdict, is still delivered); the trust status is the
+// the verdict: a definitive verdict, VALID or INVALID, is what the buyer
+// bought, and captures the runs an adaptive call launched or the whole
+// hold (the fixed price) of any other; RETRY, NEEDS_SPEC and the other
+// statuses capture nothing, so that the hold is voided (the answer is
+// still delivered), as is the hold of a failed call. This differs from
+// [Gate], where the buyer pays a seller for a delivery and only VALID
+// captures. The trust status is the
 // payment's recorded verdict (x402.ReportVerdict). Before the handler
 // runs, ChargeRuns states the hold's terms on the request's context
 // (trust.WithEscrow), so that the answer's evidence.payment and its
@@ -185,7 +188,7 @@ func (c *charger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// What the evidence and the receipt state that the verdict commits.
 		capture, _ := x402.ParseAmount(terms.Commit(out.Status, out.Evidence.Launched).Capture)
 		switch {
-		case out.Status != trust.StatusValid:
+		case capture == 0:
 			err = x402.ReportUsage(r.Context(), x402.Usage{Amount: 0}) // the hold is voided
 		case adaptive:
 			err = x402.ReportUsage(r.Context(), x402.Usage{Amount: capture, Units: launched, Unit: UnitRun})

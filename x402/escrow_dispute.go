@@ -36,7 +36,7 @@ func RefundWhole(_ context.Context, p EscrowPayment) (string, error) {
 const EscrowDisputeKey = "refund-dispute"
 
 // DefaultEscrowDisputeCalls bounds the calls an [EscrowDisputes]
-// remembers when its MaxCalls is zero.
+// remembers of one caller when its MaxCalls is zero.
 const DefaultEscrowDisputeCalls = 10_000
 
 // Errors of [EscrowDisputes.Report].
@@ -57,13 +57,15 @@ var (
 // before the payment's refund deadline.
 //
 // A call is named by its caller and an id (a trace id, a receipt id):
-// the route records, with [EscrowDisputes.Paid], which payment a call's
-// ids belong to, and the seller passes its outcome reports to
+// the route records, with [EscrowDisputes.Paid], which captured payment
+// a call's ids belong to, and the seller passes its outcome reports to
 // [EscrowDisputes.Report] (as it passes them to trust.Service.Feedback,
 // which checks that the report comes from the call's caller). Only the
 // call's caller may dispute it: another caller's report on the same id
-// finds nothing. The calls are remembered in memory, the latest MaxCalls;
-// the payments and their refunds are in the Ledger.
+// finds nothing. The calls are remembered in memory, each caller's
+// apart: the latest MaxCalls of a caller, for Retention, so that one
+// caller's calls never push out another's; the payments and their
+// refunds are in the Ledger.
 //
 // Its zero value is not usable: Ledger, Facilitator and Authorizer are
 // required. It is safe for concurrent use.
@@ -74,19 +76,84 @@ type EscrowDisputes struct {
 	Authorizer  EscrowAuthorizer
 	// Policy decides each refund; nil refunds nothing.
 	Policy EscrowRefundPolicy
-	// MaxCalls bounds the calls remembered; zero means
-	// DefaultEscrowDisputeCalls. When full, the oldest is forgotten.
+	// MaxCalls bounds the calls remembered of one caller; zero means
+	// DefaultEscrowDisputeCalls. When a caller's are full, its oldest is
+	// forgotten.
 	MaxCalls int
+	// Retention is how long a call is remembered, which need not exceed
+	// the route's capture and refund windows (no refund is sent after
+	// the refund deadline); zero means DefaultCaptureWindow plus
+	// DefaultRefundWindow.
+	Retention time.Duration
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 
-	mu    sync.Mutex
-	calls map[disputeCall]string // → payment id
-	order []disputeCall          // the oldest at next once full
-	next  int
+	mu      sync.Mutex
+	seq     uint64
+	calls   map[disputeCall]disputeRecord
+	callers map[string]*callerCalls
+	aging   []disputeSlot // every record, oldest first, from head
+	head    int
 }
 
 type disputeCall struct{ caller, id string }
+
+// disputeRecord is the payment a call was paid by, and the record's
+// sequence number, which its slots name.
+type disputeRecord struct {
+	payment string
+	seq     uint64
+}
+
+// disputeSlot names one record; a slot whose record was replaced or
+// forgotten names nothing.
+type disputeSlot struct {
+	k   disputeCall
+	seq uint64
+	at  time.Time
+}
+
+// callerCalls are one caller's records, oldest at next once full.
+type callerCalls struct {
+	slots []disputeSlot
+	next  int
+	live  int
+}
+
+func (d *EscrowDisputes) now() time.Time {
+	if d.Now != nil {
+		return d.Now()
+	}
+	return time.Now()
+}
+
+// forget drops the record s names, if it still names one.
+func (d *EscrowDisputes) forget(s disputeSlot) {
+	r, ok := d.calls[s.k]
+	if !ok || r.seq != s.seq {
+		return
+	}
+	delete(d.calls, s.k)
+	if c := d.callers[s.k.caller]; c != nil {
+		if c.live--; c.live == 0 {
+			delete(d.callers, s.k.caller)
+		}
+	}
+}
+
+// expire forgets the records older than the retention.
+func (d *EscrowDisputes) expire(now time.Time) {
+	keep := cmp.Or(d.Retention, DefaultCaptureWindow+DefaultRefundWindow)
+	for d.head < len(d.aging) && now.Sub(d.aging[d.head].at) > keep {
+		d.forget(d.aging[d.head])
+		d.aging[d.head] = disputeSlot{}
+		d.head++
+	}
+	if d.head > len(d.aging)/2 {
+		d.aging = append(d.aging[:0], d.aging[d.head:]...)
+		d.head = 0
+	}
+}
 
 // EscrowPaymentOf returns the id of the escrowed payment that pays for
 // the request whose context is ctx, inside [Middleware] on an
@@ -105,45 +172,69 @@ func EscrowPaymentOf(ctx context.Context, a EscrowAuthorizer) (string, bool) {
 }
 
 // Paid remembers that the call caller made, named by each of ids (empty
-// ones skipped), was paid by the escrowed payment payment.
+// ones skipped), was bought by the escrowed payment payment, once it was
+// captured: a call whose hold was voided cost its payer nothing and has
+// nothing to dispute. A caller's records push out only its own.
 func (d *EscrowDisputes) Paid(caller, payment string, ids ...string) {
+	now := d.now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.calls == nil {
-		d.calls = make(map[disputeCall]string)
+		d.calls = make(map[disputeCall]disputeRecord)
+		d.callers = make(map[string]*callerCalls)
 	}
+	d.expire(now)
 	limit := cmp.Or(d.MaxCalls, DefaultEscrowDisputeCalls)
 	for _, id := range ids {
-		k := disputeCall{caller, id}
 		if id == "" {
 			continue
 		}
-		if _, ok := d.calls[k]; !ok {
-			if len(d.order) < limit {
-				d.order = append(d.order, k)
-			} else {
-				delete(d.calls, d.order[d.next])
-				d.order[d.next] = k
-				d.next = (d.next + 1) % len(d.order)
-			}
+		k := disputeCall{caller, id}
+		d.seq++
+		slot := disputeSlot{k: k, seq: d.seq, at: now}
+		c := d.callers[caller]
+		if c == nil {
+			c = &callerCalls{}
+			d.callers[caller] = c
 		}
-		d.calls[k] = payment
+		if len(c.slots) < limit {
+			c.slots = append(c.slots, slot)
+		} else {
+			d.forget(c.slots[c.next])
+			if d.callers[caller] == nil { // its last record went
+				d.callers[caller] = c
+			}
+			c.slots[c.next] = slot
+			c.next = (c.next + 1) % len(c.slots)
+		}
+		if _, ok := d.calls[k]; !ok {
+			c.live++
+		}
+		d.calls[k] = disputeRecord{payment: payment, seq: d.seq}
+		d.aging = append(d.aging, slot)
 	}
 }
 
 // Report takes an outcome report on the call caller made under id: when
 // right is false and the call was paid by an escrowed payment, the
 // payment is refunded by the Policy, once. It returns the refund's
-// outcome as the ledger keeps it, and false when nothing was refunded
-// (right is true, the Policy is nil or refunds nothing, the payment was
-// never captured). It fails with [ErrEscrowUnknownCall] when no payment
-// is remembered for the call, [ErrEscrowRefundExpired] after the refund
-// deadline, and with the ledger's errors ([ErrEscrowAmount] for a policy
-// asking above what is refundable), sending nothing in each case.
+// outcome as the ledger keeps it, and whether money moved: false when
+// nothing was refunded (right is true, the Policy is nil or refunds
+// nothing, the payment was never captured, or the facilitator refused
+// the refund for good, which the outcome's settlement then names and a
+// later report replays). It fails with [ErrEscrowUnknownCall] when no
+// payment is remembered for the call, [ErrEscrowRefundExpired] after the
+// refund deadline, and with the ledger's errors ([ErrEscrowAmount] for a
+// policy asking above what is refundable), sending nothing in each case;
+// and with [ErrEscrowRetryLater] when the facilitator refused the refund
+// for a reason that may pass (nothing is recorded, and a later report
+// sends it again).
 func (d *EscrowDisputes) Report(ctx context.Context, caller, id string, right bool) (EscrowOutcome, bool, error) {
 	d.mu.Lock()
-	payment, ok := d.calls[disputeCall{caller, id}]
+	d.expire(d.now())
+	rec, ok := d.calls[disputeCall{caller, id}]
 	d.mu.Unlock()
+	payment := rec.payment
 	if !ok {
 		return EscrowOutcome{}, false, fmt.Errorf("%w: %q", ErrEscrowUnknownCall, id)
 	}
@@ -155,16 +246,12 @@ func (d *EscrowDisputes) Report(ctx context.Context, caller, id string, right bo
 		return EscrowOutcome{}, false, err
 	}
 	if o, ok := p.Outcome(EscrowDisputeKey); ok {
-		return o, true, nil
+		return o, o.Settlement.Success, nil
 	}
 	if p.State != EscrowCaptured && p.State != EscrowRefunded {
 		return EscrowOutcome{}, false, nil // nothing was bought
 	}
-	now := time.Now()
-	if d.Now != nil {
-		now = d.Now()
-	}
-	if !now.Before(p.RefundDeadline) {
+	if !d.now().Before(p.RefundDeadline) {
 		return EscrowOutcome{}, false, fmt.Errorf("%w: %s", ErrEscrowRefundExpired, p.RefundDeadline.UTC().Format(time.RFC3339))
 	}
 	amount, err := d.Policy(ctx, p)
@@ -178,5 +265,5 @@ func (d *EscrowDisputes) Report(ctx context.Context, caller, id string, right bo
 	if err != nil {
 		return EscrowOutcome{}, false, err
 	}
-	return o, true, nil
+	return o, o.Settlement.Success, nil
 }

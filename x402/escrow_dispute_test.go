@@ -3,8 +3,10 @@ package x402_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -148,5 +150,85 @@ func TestEscrowDisputes_throughTheMiddleware(t *testing.T) {
 	}
 	if payer, _ := s.balances(); payer != openBalance {
 		t.Errorf("after the refund the payer holds %d, want %d", payer, openBalance)
+	}
+}
+
+// refusingFacilitator refuses the first n settles with reason, as a
+// facilitator answers an operation it does not run, and relays the rest.
+type refusingFacilitator struct {
+	x402.Facilitator
+	reason string
+	n      atomic.Int32
+}
+
+func (f *refusingFacilitator) Settle(ctx context.Context, p *x402.PaymentPayload, r x402.PaymentRequirements) (*x402.SettleResponse, error) {
+	if f.n.Add(-1) >= 0 {
+		return &x402.SettleResponse{ErrorReason: f.reason, ErrorMessage: "refused", Network: r.Network}, nil
+	}
+	return f.Facilitator.Settle(ctx, p, r)
+}
+
+// A refund refused for a reason that may pass (the operator briefly
+// without the funds, the facilitator's own failure) is not the dispute's
+// outcome: Report says so with ErrEscrowRetryLater, records nothing, and
+// the next report refunds.
+func TestEscrowDisputes_transientRefusalIsRetried(t *testing.T) {
+	for _, reason := range []string{evm.ReasonAuthCaptureRefundFunding, "unexpected_settle_error"} {
+		bed, d, f, ps := disputeBed(t, 1, x402.RefundWhole)
+		d.Facilitator = &refusingFacilitator{Facilitator: f, reason: reason}
+		d.Facilitator.(*refusingFacilitator).n.Store(1)
+		before := bed.Balances()
+		if o, refunded, err := d.Report(t.Context(), "alice", "trace-0", false); !errors.Is(err, x402.ErrEscrowRetryLater) || refunded {
+			t.Errorf("%s: first report = %+v, %v, %v; want ErrEscrowRetryLater, nothing refunded", reason, o, refunded, err)
+		}
+		if p, _ := d.Ledger.Get(t.Context(), ps[0].ID); len(p.Operations) != 1 || p.State != x402.EscrowCaptured {
+			t.Errorf("%s: the ledger kept %+v after a refusal that may pass", reason, p.Operations)
+		}
+		o, refunded, err := d.Report(t.Context(), "alice", "trace-0", false)
+		if err != nil || !refunded || !o.Settlement.Success || bed.Balances() != before.Plus(x402test.EscrowHoldAmount, 0, 0) {
+			t.Errorf("%s: second report = %+v, %v, %v, balances %+v; want the refund paid", reason, o, refunded, err, bed.Balances())
+		}
+	}
+}
+
+// A refund the facilitator refuses for good is reported as refused, not
+// refunded, and replayed as such without asking again.
+func TestEscrowDisputes_finalRefusalIsNotARefund(t *testing.T) {
+	bed, d, f, _ := disputeBed(t, 1, x402.RefundWhole)
+	refusing := &refusingFacilitator{Facilitator: f, reason: evm.ReasonAuthCaptureRefundExpired}
+	refusing.n.Store(1)
+	d.Facilitator = refusing
+	before, sent := bed.Balances(), f.settles.Load()
+	for range 2 {
+		o, refunded, err := d.Report(t.Context(), "alice", "trace-0", false)
+		if err != nil || refunded || o.Settlement.Success || o.Settlement.ErrorReason != evm.ReasonAuthCaptureRefundExpired {
+			t.Errorf("report = %+v, refunded %v, %v; want the refusal, not refunded", o, refunded, err)
+		}
+	}
+	if refusing.n.Load() != 0 || f.settles.Load() != sent || bed.Balances() != before {
+		t.Errorf("the refusal was asked %d times, %d relayed, balances %+v", 1-refusing.n.Load(), f.settles.Load()-sent, bed.Balances())
+	}
+}
+
+// Callers are kept apart: another caller's many calls never evict a
+// caller's call, which its caller can still dispute; only the caller's
+// own later calls push it out.
+func TestEscrowDisputes_callersApart(t *testing.T) {
+	_, d, _, ps := disputeBed(t, 1, x402.RefundWhole)
+	d.MaxCalls = 3
+	for i := range 10 {
+		d.Paid("bob", "0xfree", fmt.Sprint("bob-", i))
+	}
+	if _, refunded, err := d.Report(t.Context(), "alice", "trace-0", true); err != nil || refunded {
+		t.Errorf("alice's call after bob's ten: %v, %v; want it remembered", refunded, err)
+	}
+	for i := range 3 {
+		d.Paid("alice", ps[0].ID, fmt.Sprint("later-", i))
+	}
+	if _, _, err := d.Report(t.Context(), "alice", "trace-0", true); !errors.Is(err, x402.ErrEscrowUnknownCall) {
+		t.Errorf("alice's first call after three of her own = %v, want ErrEscrowUnknownCall", err)
+	}
+	if _, _, err := d.Report(t.Context(), "bob", "bob-9", true); err != nil {
+		t.Errorf("bob's latest call: %v", err)
 	}
 }

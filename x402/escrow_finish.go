@@ -16,9 +16,11 @@ import (
 // (the first recorded, should another server have recorded one
 // meanwhile). fresh reports whether this call recorded it.
 //
-// The facilitator's answer, success or refusal, is recorded; an error of
-// the facilitator (unreachable, say) is returned with nothing recorded,
-// and the operation may be run again with the same key: the
+// The facilitator's answer, success or final refusal, is recorded; an
+// error of the facilitator (unreachable, say), or a refusal for a reason
+// that may pass ([TransientRefusal]: the error wraps
+// [ErrEscrowRetryLater]), is returned with nothing recorded, and the
+// operation may be run again with the same key: the
 // facilitator's lifecycle is idempotent per operation (the scheme's
 // security note 5), so an operation sent twice, as two servers racing
 // may send it, moves the escrow once and answers both alike.
@@ -53,7 +55,39 @@ func settleEscrow(ctx context.Context, l EscrowLedger, f Facilitator, a EscrowAu
 	if sr == nil {
 		return p, EscrowOutcome{}, false, fmt.Errorf("x402: settling the %s of escrow payment %s: the facilitator answered nothing", op, p.ID)
 	}
+	if !sr.Success && TransientRefusal(a, sr.ErrorReason) {
+		return p, EscrowOutcome{}, false, fmt.Errorf("%w: the %s of escrow payment %s: %s", ErrEscrowRetryLater, op, p.ID, joinReason(sr.ErrorReason, sr.ErrorMessage))
+	}
 	return l.Record(ctx, p.ID, EscrowOutcome{Key: key, Operation: op, Amount: amount, Settlement: *sr})
+}
+
+// ErrEscrowRetryLater: the facilitator refused a lifecycle operation for
+// a reason that may pass (see [TransientRefusal]); nothing was recorded,
+// and the operation may be sent again.
+var ErrEscrowRetryLater = errors.New("x402: the facilitator refused the escrow operation for now")
+
+// An EscrowTransient is an [EscrowAuthorizer] that knows which of its
+// network's refusals of a lifecycle operation may pass, such as the
+// operator briefly without the funds a refund draws on
+// (evm.ReceiverAuthorizer is one).
+type EscrowTransient interface {
+	Transient(reason string) bool
+}
+
+// TransientRefusal reports whether a facilitator's refusal of a
+// lifecycle operation for reason may pass, so that the operation is not
+// finished but to be sent again: the protocol's "unexpected_settle_error"
+// (the facilitator's own failure) and "insufficient_funds" (for a
+// lifecycle operation, the operator's or escrow's funds, which may come),
+// and the reasons a, when it is an [EscrowTransient], names. Any other
+// refusal is final.
+func TransientRefusal(a EscrowAuthorizer, reason string) bool {
+	switch reason {
+	case "unexpected_settle_error", "insufficient_funds":
+		return true
+	}
+	t, ok := a.(EscrowTransient)
+	return ok && t.Transient(reason)
 }
 
 // Escrow recovery's defaults.

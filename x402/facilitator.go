@@ -57,8 +57,11 @@ const maxFacilitatorBody = 1 << 20
 // FacilitatorClient is a [Facilitator] reached over HTTP, at URL+"/verify",
 // URL+"/settle" and URL+"/supported". It makes exactly one request per
 // call: verify and settle are never retried automatically, since a repeated
-// settle could be a second transfer. Its zero value is not usable: URL is
-// required. It is safe for concurrent use.
+// settle could be a second transfer. An answer with status 429 or 5xx is
+// a [*FacilitatorError], never a result, even when its body reads as a
+// refusal: the facilitator could not decide now, and the caller may ask
+// again. Its zero value is not usable: URL is required. It is safe for
+// concurrent use.
 type FacilitatorClient struct {
 	// URL is the facilitator's base URL, such as
 	// "https://x402.org/facilitator".
@@ -106,9 +109,9 @@ func (c *FacilitatorClient) Supported(ctx context.Context) (*SupportedResponse, 
 }
 
 // do sends one request and decodes the answer into out. An answer with a
-// status other than 200 is still decoded when it carries the member that
-// makes it a result (some facilitators answer an invalid payment with 400
-// and a verify result).
+// 4xx status other than 429 is still decoded when it carries the member
+// that makes it a result (some facilitators answer an invalid payment
+// with 400 and a verify result); a 429 or 5xx answer is an error.
 func (c *FacilitatorClient) do(ctx context.Context, op, method string, body []byte, out any, member string) error {
 	fail := func(status int, snippet []byte, err error) error {
 		return &FacilitatorError{Op: op, StatusCode: status, Body: string(snippet), Err: err}
@@ -151,7 +154,11 @@ func (c *FacilitatorClient) do(ctx context.Context, op, method string, body []by
 		return fail(resp.StatusCode, snippet, fmt.Errorf("answer larger than %d bytes", maxFacilitatorBody))
 	}
 	var probe map[string]json.RawMessage
-	isResult := json.Unmarshal(data, &probe) == nil && probe[member] != nil
+	// A 429 or 5xx says the facilitator could not decide now: never a
+	// result, whatever its body, so that a refusal it answers with one
+	// is asked again rather than kept as final.
+	temporary := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
+	isResult := !temporary && json.Unmarshal(data, &probe) == nil && probe[member] != nil
 	if resp.StatusCode != http.StatusOK && !isResult {
 		return fail(resp.StatusCode, snippet, errors.New(http.StatusText(resp.StatusCode)))
 	}

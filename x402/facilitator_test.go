@@ -27,6 +27,10 @@ func TestFacilitatorClient_answers(t *testing.T) {
 		{"server error", 500, `internal error`, false, true},
 		{"not a result", 200, `{"ok":true}`, false, true},
 		{"unavailable with json", 503, `{"error":"down"}`, false, true},
+		// A refusal the facilitator answers with 429 or 5xx says it
+		// could not decide now: no answer, to be asked again.
+		{"refusal with 503", 503, `{"isValid":false,"invalidReason":"unexpected_verify_error"}`, false, true},
+		{"refusal with 429", 429, `{"isValid":false,"invalidReason":"rate_limited"}`, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			requests.Store(0)

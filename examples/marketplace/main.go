@@ -84,7 +84,7 @@ func run(ctx context.Context, out io.Writer) error {
 		}
 	}
 	fmt.Fprintf(out, "\nbalances after:  %s\n", balances())
-	fmt.Fprintln(out, "the buyer paid for the good delivery only: the bad one was voided, the disputed one refunded")
+	fmt.Fprintln(out, "the buyer paid for the good delivery only: the bad one was voided, the disputed one refunded, as the balances show")
 	return nil
 }
 
@@ -198,10 +198,27 @@ func (p *parties) dispute(ctx context.Context, out io.Writer, o order, delivered
 	if err != nil {
 		return fmt.Errorf("%s: refund: %w", o.id, err)
 	}
-	if refunded {
-		fmt.Fprintf(out, "  refunded: %s atomic units to the buyer by the seller's policy, tx %s\n", refund.Amount, short(refund.Settlement.Transaction))
+	if line := refundLine(refund, refunded); line != "" {
+		fmt.Fprintln(out, "  "+line)
 	}
 	return nil
+}
+
+// refundLine says what a dispute's refund did: the amount refunded, or
+// the facilitator's refusal, when no money moved; "" when no refund was
+// asked for.
+func refundLine(o x402.EscrowOutcome, refunded bool) string {
+	switch {
+	case refunded:
+		return fmt.Sprintf("refunded: %s atomic units to the buyer by the seller's policy, tx %s", o.Amount, short(o.Settlement.Transaction))
+	case o.Key != "":
+		reason := o.Settlement.ErrorReason
+		if o.Settlement.ErrorMessage != "" {
+			reason += ": " + o.Settlement.ErrorMessage
+		}
+		return fmt.Sprintf("refund of %s refused by the facilitator (%s): no money moved", o.Amount, reason)
+	}
+	return ""
 }
 
 // short abbreviates a transaction hash.

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/vouchkit/vouch/x402"
 )
 
 func TestRun(t *testing.T) {
@@ -32,6 +34,28 @@ func TestRun(t *testing.T) {
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// A refund the facilitator refused is reported as refused, never as
+// refunded: no money moved.
+func TestRefundLine(t *testing.T) {
+	refused := x402.EscrowOutcome{Key: x402.EscrowDisputeKey, Operation: x402.EscrowRefund, Amount: "10000",
+		Settlement: x402.SettleResponse{ErrorReason: "invalid_auth_capture_evm_refund_deadline_expired", ErrorMessage: "the refund deadline has passed"}}
+	paid := refused
+	paid.Settlement = x402.SettleResponse{Success: true, Transaction: "0x5c42f228b059cdcf8d74834185ea94f4875e937a621af10b18b51ddadb0d1d15"}
+	for _, tc := range []struct {
+		o        x402.EscrowOutcome
+		refunded bool
+		want     string
+	}{
+		{paid, true, "refunded: 10000 atomic units to the buyer by the seller's policy, tx 0x5c42f228…1d15"},
+		{refused, false, "refund of 10000 refused by the facilitator (invalid_auth_capture_evm_refund_deadline_expired: the refund deadline has passed): no money moved"},
+		{x402.EscrowOutcome{}, false, ""},
+	} {
+		if got := refundLine(tc.o, tc.refunded); got != tc.want {
+			t.Errorf("refundLine(%+v, %v) = %q, want %q", tc.o, tc.refunded, got, tc.want)
 		}
 	}
 }

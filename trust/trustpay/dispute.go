@@ -32,9 +32,12 @@ type Disputes struct {
 }
 
 // Record wraps next, the paid trust handler, to remember which escrowed
-// payment paid each call it answers. A request that no "auth-capture"
-// payment pays, or an answer without a trace id or receipt id, is passed
-// through unchanged.
+// payment paid each call it answers, once the payment is captured: a
+// call whose hold is voided (an answer delivered again from the
+// handler's store to a retry with a new payment, a verdict that captures
+// nothing) is not remembered, so that the call stays with the payment
+// that bought it. A request that no "auth-capture" payment pays, or an
+// answer without a trace id or receipt id, is passed through unchanged.
 func (d Disputes) Record(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		payment, ok := x402.EscrowPaymentOf(r.Context(), d.Escrow.Authorizer)
@@ -50,9 +53,19 @@ func (d Disputes) Record(next http.Handler) http.Handler {
 				ReceiptID string `json:"receipt_id"`
 			} `json:"receipt"`
 		}
-		if rec.status < 400 && json.Unmarshal(rec.body, &answer) == nil {
-			d.Escrow.Paid(trust.CallerFrom(r.Context()), payment, answer.TraceID, answer.Receipt.ReceiptID)
+		if rec.status >= 400 || json.Unmarshal(rec.body, &answer) != nil {
+			return
 		}
+		// Only a capture buys the answer: a hold voided (a stored
+		// answer delivered again, a verdict that decides nothing, a
+		// capture that failed) cost its payer nothing and leaves the
+		// call to the payment that bought it.
+		caller := trust.CallerFrom(r.Context())
+		x402.AfterSettle(r.Context(), func(captured bool) {
+			if captured {
+				d.Escrow.Paid(caller, payment, answer.TraceID, answer.Receipt.ReceiptID)
+			}
+		})
 	})
 }
 

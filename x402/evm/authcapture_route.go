@@ -72,6 +72,13 @@ func (a ReceiverAuthorizer) Hold(offer x402.PaymentRequirements, payload json.Ra
 	}, nil
 }
 
+// Transient implements [x402.EscrowTransient]: a lifecycle operation
+// refused for want of a balance (the operator's, which funds refunds, or
+// the escrow's) may succeed once the balance comes.
+func (ReceiverAuthorizer) Transient(reason string) bool {
+	return reason == ReasonAuthCaptureInsufficientBal || reason == ReasonAuthCaptureRefundFunding
+}
+
 // Consent implements [x402.EscrowAuthorizer]: a capture of less than the
 // hold voids the rest in the same settle; capture and refund consents
 // expect the escrow balances p records.

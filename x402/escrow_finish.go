@@ -150,8 +150,9 @@ type EscrowRecovery struct {
 	// left alone; zero means DefaultEscrowGrace.
 	Grace time.Duration
 	// Claim is how long a claim on a payment lasts (see
-	// [EscrowClaimer]); it must exceed a facilitator's settle. Zero
-	// means DefaultEscrowClaim.
+	// [EscrowClaimer]); each operation Finish sends is abandoned,
+	// unrecorded, after half of it, so that the claim outlasts the
+	// operation. Zero means DefaultEscrowClaim.
 	Claim time.Duration
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
@@ -185,6 +186,11 @@ func (r *EscrowRecovery) Finish(ctx context.Context) ([]EscrowFinished, error) {
 	if grace <= 0 {
 		grace = DefaultEscrowGrace
 	}
+	// Each operation is abandoned, unrecorded, after half the claim, so
+	// that the claim never lapses while it is in flight: a facilitator
+	// that hangs does not let another server send the same operation.
+	claim := cmp.Or(r.Claim, DefaultEscrowClaim)
+	settle := boundedSettle{r.Facilitator, claim / 2}
 	held, err := r.Ledger.Unfinished(ctx, 0)
 	if err != nil {
 		return nil, err
@@ -206,7 +212,7 @@ func (r *EscrowRecovery) Finish(ctx context.Context) ([]EscrowFinished, error) {
 			continue // its work may still be running
 		}
 		if c, ok := r.Ledger.(EscrowClaimer); ok {
-			mine, err := c.Claim(ctx, p.ID, now, now.Add(cmp.Or(r.Claim, DefaultEscrowClaim)))
+			mine, err := c.Claim(ctx, p.ID, now, now.Add(claim))
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -215,7 +221,7 @@ func (r *EscrowRecovery) Finish(ctx context.Context) ([]EscrowFinished, error) {
 				continue // another server finishes it
 			}
 		}
-		o, sent, err := SettleEscrow(ctx, r.Ledger, r.Facilitator, r.Authorizer, p.ID, key, op, amount)
+		o, sent, err := SettleEscrow(ctx, r.Ledger, settle, r.Authorizer, p.ID, key, op, amount)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -229,6 +235,11 @@ func (r *EscrowRecovery) Finish(ctx context.Context) ([]EscrowFinished, error) {
 // configures for [Middleware]: its ledger, facilitator and authorizer,
 // and a Grace of the longest route's time budget plus two settlements
 // (the hold and the capture), doubled, or DefaultEscrowGrace if longer.
+// With a PriceFunc, whose prices' time budgets are known per request
+// only, the Grace is at least the capture window, the longest such a
+// price may run behind a hold (a hold without a verdict is then left to
+// its payer, who reclaims it after its capture deadline); a host that
+// knows its longest budget may set a shorter Grace.
 // A server runs its Finish before it serves:
 //
 //	r, err := x402.NewEscrowRecovery(cfg)
@@ -246,6 +257,13 @@ func NewEscrowRecovery(cfg MiddlewareConfig) (*EscrowRecovery, error) {
 	grace := DefaultEscrowGrace
 	for _, p := range cfg.Routes {
 		grace = max(grace, 2*(p.timeBudget()+2*settle))
+	}
+	if cfg.PriceFunc != nil {
+		// A priced route's time budget is known per request only; the
+		// middleware refuses one that, with two settlements, does not
+		// fit in the capture window.
+		capture, _ := cfg.Escrow.windows()
+		grace = max(grace, capture)
 	}
 	return &EscrowRecovery{Ledger: cfg.Escrow.Ledger, Facilitator: cfg.Facilitator, Authorizer: cfg.Escrow.Authorizer, Grace: grace}, nil
 }

@@ -3,6 +3,7 @@ package x402_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -241,5 +242,89 @@ func TestEscrowRecovery_voidsARefusedCapture(t *testing.T) {
 	}
 	if got, want := bed.Balances(), before.Plus(x402test.EscrowHoldAmount, -x402test.EscrowHoldAmount, 0); got != want {
 		t.Errorf("balances %+v, want %+v: the hold back with the payer", got, want)
+	}
+}
+
+// A route priced per request (PriceFunc, as trustpay.Prices prices the
+// trust call) may run as long as the capture window allows: recovery
+// leaves its hold without a verdict alone that long, not the two minutes
+// of the default.
+func TestNewEscrowRecovery_pricedRoutes(t *testing.T) {
+	ctx := t.Context()
+	bed := x402test.NewEscrowBed(t)
+	l := &x402.MemoryEscrowLedger{}
+	cfg := x402.MiddlewareConfig{
+		Facilitator: bed.Facilitator,
+		PriceFunc: func(*http.Request) (x402.Price, bool) {
+			return x402.Price{Accepts: []x402.PaymentRequirements{bed.Offer}, TimeBudget: 10 * time.Minute}, true
+		},
+		Escrow: &x402.EscrowConfig{Authorizer: bed.Authorizer, Ledger: l, CaptureWindow: 15 * time.Minute},
+	}
+	r, err := x402.NewEscrowRecovery(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := holdN(t, bed, l, 1)[0]
+	r.Now = func() time.Time { return p.HeldAt.Add(3 * time.Minute) }
+	if done, err := r.Finish(ctx); err != nil || len(done) != 0 {
+		t.Errorf("Finish 3 minutes into a 10-minute budget = %+v, %v; want nothing finished", done, err)
+	}
+	if got, _ := l.Get(ctx, p.ID); got.State != x402.EscrowHeld {
+		t.Errorf("the payment is %s, want held while its work may run", got.State)
+	}
+	if r.Grace < 15*time.Minute {
+		t.Errorf("Grace %v, want at least the capture window", r.Grace)
+	}
+}
+
+// hungFacilitator never answers a settle until its context ends.
+type hungFacilitator struct{ x402.Facilitator }
+
+func (hungFacilitator) Settle(ctx context.Context, _ *x402.PaymentPayload, _ x402.PaymentRequirements) (*x402.SettleResponse, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// Recovery gives up on a facilitator that does not answer within half
+// its claim, records nothing and leaves the payment held for the next
+// run: a claim never lapses while its operation is still in flight, so
+// that another server does not send the same operation meanwhile.
+func TestEscrowRecovery_hungFacilitatorIsBounded(t *testing.T) {
+	ctx := t.Context()
+	bed := x402test.NewEscrowBed(t)
+	l := &x402.MemoryEscrowLedger{}
+	p := holdN(t, bed, l, 1)[0]
+	if _, err := l.Decide(ctx, p.ID, "INVALID", "0"); err != nil {
+		t.Fatal(err)
+	}
+	r := &x402.EscrowRecovery{Ledger: l, Facilitator: hungFacilitator{bed.Facilitator}, Authorizer: bed.Authorizer, Claim: 200 * time.Millisecond}
+	done, err := r.Finish(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) || len(done) != 0 {
+		t.Errorf("Finish = %+v, %v; want the settle abandoned at its deadline", done, err)
+	}
+	if got, _ := l.Get(ctx, p.ID); got.State != x402.EscrowHeld || len(got.Operations) != 0 {
+		t.Errorf("after the abandoned void: %s, %+v; want held, nothing recorded", got.State, got.Operations)
+	}
+}
+
+// A void the facilitator refuses for a reason that may pass is not the
+// payment's outcome: it stays held, and the next run voids it.
+func TestEscrowRecovery_retriesATransientRefusal(t *testing.T) {
+	ctx := t.Context()
+	bed := x402test.NewEscrowBed(t)
+	l := &x402.MemoryEscrowLedger{}
+	p := holdN(t, bed, l, 1)[0]
+	if _, err := l.Decide(ctx, p.ID, "RETRY", "0"); err != nil {
+		t.Fatal(err)
+	}
+	f := &refusingFacilitator{Facilitator: bed.Facilitator, reason: "unexpected_settle_error"}
+	f.n.Store(1)
+	r := &x402.EscrowRecovery{Ledger: l, Facilitator: f, Authorizer: bed.Authorizer}
+	if done, err := r.Finish(ctx); !errors.Is(err, x402.ErrEscrowRetryLater) || len(done) != 0 {
+		t.Fatalf("first Finish = %+v, %v; want ErrEscrowRetryLater", done, err)
+	}
+	done, err := r.Finish(ctx)
+	if err != nil || len(done) != 1 || done[0].Outcome.Operation != x402.EscrowVoid || !done[0].Outcome.Settlement.Success {
+		t.Fatalf("second Finish = %+v, %v; want the payment voided", done, err)
 	}
 }

@@ -202,10 +202,13 @@ const DefaultEscrowMaxPayments = 100_000
 // deadline); use a durable ledger when that matters. Its zero value is
 // ready to use; set its fields before first use.
 //
-// Its memory is bounded: it forgets a finished payment once its refund
-// deadline has passed, and a held one once its capture deadline has
-// passed (it can no longer be captured), and holds at most MaxPayments:
-// when full, Hold refuses a new payment with [ErrEscrowLedgerFull].
+// Its memory is bounded: it forgets a captured or refunded payment once
+// its refund deadline has passed, and a held or voided one once its
+// capture deadline has passed (it can no longer change), and holds at
+// most MaxPayments: when full, it forgets every voided payment (each
+// cost its payer nothing, so that one payer's free calls never fill it
+// for the others), and then Hold refuses a new payment with
+// [ErrEscrowLedgerFull].
 type MemoryEscrowLedger struct {
 	// MaxPayments bounds the payments kept; zero means
 	// DefaultEscrowMaxPayments.
@@ -251,10 +254,25 @@ func (m *MemoryEscrowLedger) Hold(ctx context.Context, p EscrowPayment) (EscrowP
 	return held.clone(), true, nil
 }
 
-// prune forgets the payments that can no longer change.
+// prune forgets the payments that can no longer change: a held or
+// voided one past its capture deadline, a captured or refunded one past
+// its refund deadline; and, if that leaves the ledger full, every voided
+// one, which cost its payer nothing and has nothing left to do.
 func (m *MemoryEscrowLedger) prune(now time.Time) {
 	for id, p := range m.payments {
-		if (p.State == EscrowHeld && now.After(p.CaptureDeadline)) || (p.State != EscrowHeld && now.After(p.RefundDeadline)) {
+		open := p.RefundDeadline
+		if p.State == EscrowHeld || p.State == EscrowVoided {
+			open = p.CaptureDeadline
+		}
+		if now.After(open) {
+			delete(m.payments, id)
+		}
+	}
+	if len(m.payments) < cmp.Or(m.MaxPayments, DefaultEscrowMaxPayments) {
+		return
+	}
+	for id, p := range m.payments {
+		if p.State == EscrowVoided {
 			delete(m.payments, id)
 		}
 	}

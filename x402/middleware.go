@@ -45,6 +45,10 @@ type Price struct {
 	// Discovery, if not nil, describes the route to x402 discovery
 	// services in its 402 answers (see [Discovery]).
 	Discovery *Discovery
+	// PaymentIdentifier, if not nil, offers the "payment-identifier"
+	// extension in the route's 402 terms and serves each payment id
+	// once (see [PaymentIdentifier]).
+	PaymentIdentifier *PaymentIdentifier
 }
 
 // DefaultTimeBudget is the time budget of a route whose Price leaves
@@ -72,6 +76,12 @@ type MiddlewareConfig struct {
 	// Outcomes keeps the outcomes of gated routes ([DeliveryGate]); nil
 	// means a new MemoryOutcomes.
 	Outcomes OutcomeStore
+	// PaymentIDs keeps the first response to each payment id on the
+	// routes that offer the "payment-identifier" extension
+	// ([Price].PaymentIdentifier); nil means a new MemoryPaymentIDs.
+	// Servers that share a ReplayStore share PaymentIDs too, so that a
+	// retry on any of them gets the first response.
+	PaymentIDs PaymentIDStore
 	// SettleTimeout bounds the facilitator's Settle call; zero means
 	// DefaultSettleTimeout. Settlement runs on a context detached from the
 	// client's, so that a client that disconnects cannot cancel it.
@@ -249,6 +259,9 @@ func Middleware(cfg MiddlewareConfig) (func(http.Handler) http.Handler, error) {
 	pw.cfg.Facilitator = pw.tel.facilitator(guard(cfg.Facilitator))
 	if pw.replay == nil {
 		pw.replay = &MemoryReplay{MaxRetention: cfg.MaxValidity}
+	}
+	if pw.ids = cfg.PaymentIDs; pw.ids == nil {
+		pw.ids = &MemoryPaymentIDs{}
 	}
 	if pw.log == nil {
 		pw.log = slog.New(slog.DiscardHandler)

@@ -26,6 +26,7 @@ type paywall struct {
 	mux      *http.ServeMux
 	replay   ReplayStore
 	outcomes OutcomeStore
+	ids      PaymentIDStore
 	log      *slog.Logger
 	tel      *paywallTelemetry
 	// escrow runs the lifecycle of "auth-capture" payments; nil without
@@ -102,7 +103,6 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	if price.Discovery != nil {
 		price.Discovery = price.Discovery.of(r.Method)
 	}
-	ctx := r.Context()
 	w.Header().Add("Access-Control-Expose-Headers", exposed)
 	res := ResourceInfo{URL: resourceURL(r), Description: price.Description, MimeType: price.MimeType}
 	name, value := HeaderPaymentSignature, r.Header.Get(HeaderPaymentSignature)
@@ -128,6 +128,27 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		p.Resource = &res
 	}
 	now := pw.now()
+	if price.PaymentIdentifier != nil && p.X402Version == Version2 {
+		id, bad := paymentIDOf(p, price.PaymentIdentifier.Required)
+		if bad != nil {
+			q := *bad
+			q.Detail = name + " header: " + q.Detail
+			problem.Write(w, &q)
+			return
+		}
+		if id != "" {
+			pw.serveIdentified(w, r, id, p, now, func(w http.ResponseWriter) { pw.pay(w, r, next, rp, price, res, p, now) })
+			return
+		}
+	}
+	pw.pay(w, r, next, rp, price, res, p, now)
+}
+
+// pay serves r, whose payment p is decoded, at price: it chooses the
+// offer p pays, verifies the payment, runs next and settles as the
+// offer's scheme and the route ask.
+func (pw *paywall) pay(w http.ResponseWriter, r *http.Request, next http.Handler, rp Replayer, price Price, res ResourceInfo, p *PaymentPayload, now time.Time) {
+	ctx := r.Context()
 	offers := price.Accepts
 	if p.Accepted.Scheme == SchemeAuthCapture {
 		// Offers that differ only in their extra (the asset-transfer
@@ -368,6 +389,12 @@ func (pw *paywall) require(w http.ResponseWriter, price Price, res ResourceInfo,
 	if err := price.describe(&v2, &v1); err != nil {
 		pw.unavailable(w, "describing the route", err)
 		return
+	}
+	if price.PaymentIdentifier != nil {
+		if v2.Extensions == nil {
+			v2.Extensions = make(map[string]json.RawMessage, 1)
+		}
+		v2.Extensions[ExtensionPaymentIdentifier] = price.PaymentIdentifier.declaration()
 	}
 	value, err := EncodeHeader(v2)
 	if err != nil {

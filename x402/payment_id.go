@@ -1,0 +1,279 @@
+package x402
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/vouchkit/vouch/problem"
+)
+
+// ExtensionPaymentIdentifier is the x402 "payment-identifier" extension:
+// a payer names its payment with an id of its own, and a retry with the
+// same id and the same payment gets the first response instead of being
+// charged again (specs/extensions/payment_identifier.md of the x402
+// specification). [Transport] sends an id when the terms offer the
+// extension; [Middleware] offers it on a route whose
+// [Price].PaymentIdentifier is set.
+const ExtensionPaymentIdentifier = extPaymentIdentifier
+
+// The bounds of a payment identifier: 16 to 128 characters, letters,
+// digits, '-' and '_'.
+const (
+	PaymentIDMinLength = 16
+	PaymentIDMaxLength = 128
+)
+
+// PaymentIdentifier offers the "payment-identifier" extension on a route
+// ([Price].PaymentIdentifier). A payment that carries an id is served
+// once per id: a retry with the same id and the same payment (and
+// request: method, path, Idempotency-Key) gets the first response,
+// status, body and PAYMENT-RESPONSE, without the work or the payment
+// running again, on any server sharing the [PaymentIDStore]; the same id
+// with another payment is 409, and so is a retry while the first request
+// still runs on another server. A first request that charged nothing (a
+// 402, a 400, the facilitator unavailable) leaves its id free for a
+// retry.
+type PaymentIdentifier struct {
+	// Required refuses a payment without an id with 400; otherwise such
+	// a payment is served as usual.
+	Required bool
+}
+
+// declaration is the extension as the route's 402 terms declare it.
+func (pi *PaymentIdentifier) declaration() json.RawMessage {
+	b, _ := json.Marshal(map[string]any{
+		"info": map[string]bool{"required": pi.Required},
+		"schema": map[string]any{
+			"$schema": "https://json-schema.org/draft/2020-12/schema",
+			"type":    "object",
+			"properties": map[string]any{
+				"required": map[string]string{"type": "boolean"},
+				"id":       map[string]any{"type": "string", "minLength": PaymentIDMinLength, "maxLength": PaymentIDMaxLength, "pattern": "^[a-zA-Z0-9_-]+$"},
+			},
+			"required": []string{"required"},
+		},
+	})
+	return b
+}
+
+// PaymentIDRecord is what a [PaymentIDStore] keeps of one payment id.
+type PaymentIDRecord struct {
+	// Request names the request and payment the id was first sent with
+	// (a digest of the method, path, Idempotency-Key and payment
+	// payload).
+	Request string
+	// Done reports whether the first request's response is kept, in
+	// Response and Settlement; false while it runs.
+	Done bool
+	// Response is the first response, without the payment headers, and
+	// Settlement the settlement of its PAYMENT-RESPONSE header.
+	Response   BufferedResponse
+	Settlement *SettleResponse
+}
+
+// PaymentIDStore keeps the first response to each payment id for
+// [Middleware]: [MemoryPaymentIDs] in one process, x402/boltstore across
+// restarts, pgstore across N servers and restarts. Implementations must
+// be safe for concurrent use; package x402test's TestPaymentIDStore
+// checks one.
+type PaymentIDStore interface {
+	// Begin records that the request named request runs now under id,
+	// until the time until, and reports true; when id is recorded
+	// already (and not expired at now), it changes nothing and returns
+	// the record with false. Of concurrent Begins of one id, exactly
+	// one reports true.
+	Begin(ctx context.Context, id, request string, now, until time.Time) (PaymentIDRecord, bool, error)
+	// Finish keeps r, the response of the request that began id, as its
+	// record (r.Done set).
+	Finish(ctx context.Context, id string, r PaymentIDRecord) error
+	// Release forgets id, whose request charged nothing, so that a
+	// retry may begin it again.
+	Release(ctx context.Context, id string) error
+}
+
+// DefaultPaymentIDsMaxEntries bounds a [MemoryPaymentIDs] whose
+// MaxEntries is zero.
+const DefaultPaymentIDsMaxEntries = 100_000
+
+// ErrPaymentIDsFull: a MemoryPaymentIDs holds as many ids as it may.
+var ErrPaymentIDsFull = errors.New("x402: payment id store full")
+
+// MemoryPaymentIDs is a [PaymentIDStore] in memory, for one process. It
+// forgets an id at its until, and holds at most MaxEntries ids: when
+// full, it forgets the expired ones, and then Begin fails with
+// [ErrPaymentIDsFull] (the middleware answers 503). Its zero value is
+// ready to use.
+type MemoryPaymentIDs struct {
+	// MaxEntries bounds the ids kept; zero means
+	// DefaultPaymentIDsMaxEntries.
+	MaxEntries int
+
+	mu  sync.Mutex
+	ids map[string]*keptPaymentID
+}
+
+type keptPaymentID struct {
+	r     PaymentIDRecord
+	until time.Time
+}
+
+// Begin implements [PaymentIDStore].
+func (m *MemoryPaymentIDs) Begin(ctx context.Context, id, request string, now, until time.Time) (PaymentIDRecord, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return PaymentIDRecord{}, false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if k, ok := m.ids[id]; ok && now.Before(k.until) {
+		return k.r, false, nil
+	}
+	if m.ids == nil {
+		m.ids = make(map[string]*keptPaymentID)
+	}
+	if limit := cmp.Or(m.MaxEntries, DefaultPaymentIDsMaxEntries); len(m.ids) >= limit {
+		for k, v := range m.ids {
+			if !now.Before(v.until) {
+				delete(m.ids, k)
+			}
+		}
+		if len(m.ids) >= limit {
+			return PaymentIDRecord{}, false, ErrPaymentIDsFull
+		}
+	}
+	m.ids[id] = &keptPaymentID{r: PaymentIDRecord{Request: request}, until: until}
+	return PaymentIDRecord{Request: request}, true, nil
+}
+
+// Finish implements [PaymentIDStore].
+func (m *MemoryPaymentIDs) Finish(ctx context.Context, id string, r PaymentIDRecord) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if k, ok := m.ids[id]; ok {
+		r.Done = true
+		k.r = r
+	}
+	return nil
+}
+
+// Release implements [PaymentIDStore].
+func (m *MemoryPaymentIDs) Release(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.ids, id)
+	return nil
+}
+
+// paymentIDOf returns the id p carries in the "payment-identifier"
+// extension, "" when it carries none, or the problem with it.
+func paymentIDOf(p *PaymentPayload, required bool) (string, *problem.Details) {
+	const field = "extensions.payment-identifier.info.id"
+	var ext struct {
+		Info struct {
+			ID *string `json:"id"`
+		} `json:"info"`
+	}
+	raw, ok := p.Extensions[extPaymentIdentifier]
+	if ok && json.Unmarshal(raw, &ext) != nil {
+		return "", problem.Invalid([]problem.FieldError{{Field: "extensions.payment-identifier", Rule: "object", Message: "must be an object with info"}})
+	}
+	if ext.Info.ID == nil {
+		if required {
+			return "", problem.Invalid([]problem.FieldError{{Field: field, Rule: "required", Message: "is required: this route takes a payment id (the payment-identifier extension)"}})
+		}
+		return "", nil
+	}
+	id := *ext.Info.ID
+	if !validPaymentID(id) {
+		return "", problem.Invalid([]problem.FieldError{{Field: field, Rule: "pattern", Message: "must be 16 to 128 letters, digits, '-' or '_'"}})
+	}
+	return id, nil
+}
+
+func validPaymentID(id string) bool {
+	if len(id) < PaymentIDMinLength || len(id) > PaymentIDMaxLength {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// serveIdentified serves a payment that carries the id id: the first
+// request under id runs as pay runs it, its response kept when it
+// charged (its PAYMENT-RESPONSE reports a settlement) and the id
+// released otherwise; a retry gets the kept response.
+func (pw *paywall) serveIdentified(w http.ResponseWriter, r *http.Request, id string, p *PaymentPayload, now time.Time, pay func(http.ResponseWriter)) {
+	ctx := r.Context()
+	keep := context.WithoutCancel(ctx)
+	request := paidRequest(r, p)
+	key := "payment-identifier:" + id
+	pending := pw.settlingNow(key)
+	rec, fresh, err := pw.ids.Begin(ctx, id, request, now, now.Add(pw.cfg.MaxValidity))
+	if err == nil && !fresh && !rec.Done && pending != nil {
+		select { // the first request runs here: wait for its response
+		case <-pending:
+			rec, fresh, err = pw.ids.Begin(ctx, id, request, now, now.Add(pw.cfg.MaxValidity))
+		case <-ctx.Done():
+		}
+	}
+	switch {
+	case err != nil:
+		pw.unavailable(w, "payment id store", err)
+		return
+	case !fresh && rec.Request != request:
+		problem.Write(w, problem.Newf(http.StatusConflict, problem.CodeConflict, "payment id %q was sent with another payment or request", id))
+		return
+	case !fresh && !rec.Done:
+		problem.Write(w, problem.Newf(http.StatusConflict, problem.CodeConflict, "the first request with payment id %q is still running; retry later", id))
+		return
+	case !fresh:
+		pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: response delivered again by payment id", slog.String("id", id))
+		if rec.Settlement != nil {
+			if err := setSettlement(w.Header(), rec.Settlement, p.X402Version); err != nil {
+				pw.unavailable(w, "encoding the settlement", err)
+				return
+			}
+		}
+		writeBuffered(w, rec.Response)
+		return
+	}
+	defer pw.beginSettling(key)()
+	out := &recorder{header: make(http.Header)}
+	pay(out)
+	sr, err := DecodeSettleResponse(out.header.Get(HeaderPaymentResponse))
+	if err == nil && sr.Success {
+		resp := BufferedResponse{Status: cmpStatus(out.status), Header: out.header.Clone(), Body: out.body.Bytes()}
+		for _, h := range []string{HeaderPaymentResponse, HeaderXPaymentResponse} {
+			resp.Header.Del(h)
+		}
+		if err := pw.ids.Finish(keep, id, PaymentIDRecord{Request: request, Response: resp, Settlement: sr}); err != nil {
+			pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: keeping a response by payment id", slog.String("error", err.Error()))
+		}
+	} else if err := pw.ids.Release(keep, id); err != nil {
+		pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: releasing a payment id", slog.String("error", err.Error()))
+	}
+	out.copyTo(w)
+}
+
+// cmpStatus is a recorded status, 200 when none was written.
+func cmpStatus(status int) int {
+	if status == 0 {
+		return http.StatusOK
+	}
+	return status
+}

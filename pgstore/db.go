@@ -212,6 +212,7 @@ func (db *DB) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
 		db.Replay().DeleteExpired,
 		db.Answers().DeleteExpired,
 		db.Escrow().DeleteExpired,
+		db.PaymentIDs().DeleteExpired,
 	} {
 		n, err := f(ctx, now)
 		total += n

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vouchkit/vouch/x402"
 	"github.com/vouchkit/vouch/x402/evm"
+	"github.com/vouchkit/vouch/x402/x402test"
 )
 
 // idServers are n servers of one paid route that takes payment ids,
@@ -184,4 +185,8 @@ func TestMiddleware_paymentIdentifierReleasedWhenNotCharged(t *testing.T) {
 	if status, body, sr := s.send(t, 0, proof); status != http.StatusOK || body != "answer 1" || sr == "" || s.fac.settles.Load() != 1 {
 		t.Errorf("retry after the failure: %d %q, settlement %q, %d settles; want 200 charged once", status, body, sr, s.fac.settles.Load())
 	}
+}
+
+func TestMemoryPaymentIDs(t *testing.T) {
+	x402test.TestPaymentIDStore(t, func(*testing.T) x402.PaymentIDStore { return &x402.MemoryPaymentIDs{} })
 }

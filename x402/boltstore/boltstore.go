@@ -36,6 +36,7 @@ var (
 	bucketPayments = []byte("escrow")       // id → JSON record
 	bucketHeld     = []byte("escrow-held")  // held at (unix ns, big endian) ‖ id → id
 	bucketClaims   = []byte("escrow-claim") // id → claimed until (unix ns, big endian)
+	bucketIDs      = []byte("payment-id")   // payment id → JSON paymentID
 )
 
 // Ledger is an x402.EscrowLedger in a bbolt file. It is safe for
@@ -66,7 +67,7 @@ func Open(path string, lockTimeout time.Duration) (*Ledger, error) {
 		return nil, fmt.Errorf("boltstore: failed to open %s: %w", path, err)
 	}
 	if err := db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketPayments, bucketHeld, bucketClaims} {
+		for _, b := range [][]byte{bucketPayments, bucketHeld, bucketClaims, bucketIDs} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}

@@ -1,0 +1,46 @@
+package boltstore_test
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/x402test"
+)
+
+func TestPaymentIDs(t *testing.T) {
+	x402test.TestPaymentIDStore(t, func(t *testing.T) x402.PaymentIDStore {
+		l := open(t, filepath.Join(t.TempDir(), "escrow.db"))
+		t.Cleanup(func() { l.Close() })
+		return l.PaymentIDs()
+	})
+}
+
+// The first response to a payment id survives a restart: a retry after
+// it gets the response kept before, and an expired id is deleted.
+func TestPaymentIDs_durable(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "escrow.db")
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	l := open(t, path)
+	ids := l.PaymentIDs()
+	if _, fresh, err := ids.Begin(ctx, "pay_0123456789abcdef", "req-1", now, now.Add(time.Hour)); err != nil || !fresh {
+		t.Fatal(fresh, err)
+	}
+	kept := x402.PaymentIDRecord{Request: "req-1", Response: x402.BufferedResponse{Status: 200, Body: []byte("answer")}, Settlement: &x402.SettleResponse{Success: true, Transaction: "0x01"}}
+	if err := ids.Finish(ctx, "pay_0123456789abcdef", kept); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	l = open(t, path)
+	defer l.Close()
+	ids = l.PaymentIDs()
+	r, fresh, err := ids.Begin(ctx, "pay_0123456789abcdef", "req-1", now.Add(time.Minute), now.Add(time.Hour))
+	if err != nil || fresh || !r.Done || string(r.Response.Body) != "answer" || r.Settlement == nil || r.Settlement.Transaction != "0x01" {
+		t.Errorf("after a restart: %+v, %v, %v; want the kept response", r, fresh, err)
+	}
+	if n, err := ids.DeleteExpired(ctx, now.Add(time.Hour)); err != nil || n != 1 {
+		t.Errorf("DeleteExpired = %d, %v; want 1", n, err)
+	}
+}

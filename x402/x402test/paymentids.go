@@ -1,0 +1,96 @@
+package x402test
+
+import (
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vouchkit/vouch/x402"
+)
+
+// TestPaymentIDStore runs the conformance suite against payment id
+// stores made by newStore, which is called once per subtest and must
+// return an empty store; close it with t.Cleanup. The suite checks that:
+//
+//   - the first Begin of an id reports true; a second returns the
+//     record (the request it began with, not done) and false;
+//   - Finish keeps the response and settlement, which a later Begin
+//     returns (status, headers, body, settlement) with Done set;
+//   - Release frees the id for a new Begin;
+//   - an id whose until has passed may begin again;
+//   - of concurrent Begins of one id, exactly one reports true (run it
+//     with -race).
+func TestPaymentIDStore(t *testing.T, newStore func(t *testing.T) x402.PaymentIDStore) {
+	now := base()
+	until := now.Add(time.Hour)
+	t.Run("BeginOnce", func(t *testing.T) {
+		s := newStore(t)
+		if _, fresh, err := s.Begin(t.Context(), "pay_0123456789abcdef", "req-1", now, until); err != nil || !fresh {
+			t.Fatalf("first Begin = %v, %v; want true", fresh, err)
+		}
+		r, fresh, err := s.Begin(t.Context(), "pay_0123456789abcdef", "req-2", now, until)
+		if err != nil || fresh || r.Request != "req-1" || r.Done {
+			t.Errorf("second Begin = %+v, %v, %v; want the first request's record, not done", r, fresh, err)
+		}
+	})
+	t.Run("FinishKeepsTheResponse", func(t *testing.T) {
+		s := newStore(t)
+		if _, _, err := s.Begin(t.Context(), "pay_0123456789abcdef", "req-1", now, until); err != nil {
+			t.Fatal(err)
+		}
+		want := x402.PaymentIDRecord{Request: "req-1", Done: true,
+			Response:   x402.BufferedResponse{Status: http.StatusCreated, Header: http.Header{"Content-Type": {"text/plain"}}, Body: []byte("the answer")},
+			Settlement: &x402.SettleResponse{Success: true, Transaction: "0x01", Network: "eip155:84532", Payer: "0x857b06519E91e3A54538791bDbb0E22373e36b66", Amount: "1000"}}
+		if err := s.Finish(t.Context(), "pay_0123456789abcdef", want); err != nil {
+			t.Fatal(err)
+		}
+		got, fresh, err := s.Begin(t.Context(), "pay_0123456789abcdef", "req-1", now.Add(time.Minute), until)
+		if err != nil || fresh {
+			t.Fatalf("Begin after Finish = %v, %v", fresh, err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("record kept (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("Release", func(t *testing.T) {
+		s := newStore(t)
+		s.Begin(t.Context(), "pay_0123456789abcdef", "req-1", now, until)
+		if err := s.Release(t.Context(), "pay_0123456789abcdef"); err != nil {
+			t.Fatal(err)
+		}
+		if _, fresh, err := s.Begin(t.Context(), "pay_0123456789abcdef", "req-2", now, until); err != nil || !fresh {
+			t.Errorf("Begin after Release = %v, %v; want true", fresh, err)
+		}
+	})
+	t.Run("Expired", func(t *testing.T) {
+		s := newStore(t)
+		s.Begin(t.Context(), "pay_0123456789abcdef", "req-1", now, now.Add(time.Minute))
+		if _, fresh, err := s.Begin(t.Context(), "pay_0123456789abcdef", "req-2", now.Add(time.Minute), until); err != nil || !fresh {
+			t.Errorf("Begin at the first one's until = %v, %v; want true", fresh, err)
+		}
+	})
+	t.Run("ConcurrentBegin", func(t *testing.T) {
+		s := newStore(t)
+		var wg sync.WaitGroup
+		var won atomic.Int32
+		for range 8 {
+			wg.Go(func() {
+				_, fresh, err := s.Begin(t.Context(), "pay_0123456789abcdef", "req-1", now, until)
+				if err != nil {
+					t.Error(err)
+				}
+				if fresh {
+					won.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if won.Load() != 1 {
+			t.Errorf("%d of 8 concurrent Begins reported true, want 1", won.Load())
+		}
+	})
+}

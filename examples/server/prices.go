@@ -116,6 +116,9 @@ func trustPrices(routes map[string]x402.Price, payTo string, esc *demoEscrow) (f
 	}
 	fixed = routes[http.MethodPost+" "+trust.X402CallPath]
 	fixed.Accepts = slices.Clip(fixed.Accepts)
+	// A payer may name its payment: a retry with the same id gets the
+	// first response, on any server sharing the database.
+	fixed.PaymentIdentifier = &x402.PaymentIdentifier{}
 	for _, method := range []string{evm.TransferEIP3009, evm.TransferPermit2} {
 		held, err := esc.offer(payTo, trustPrice, method)
 		if err != nil {
@@ -147,9 +150,11 @@ func aboutPrices(routes map[string]x402.Price, payTo string, esc *demoEscrow) (m
 // trustPrices, with the runs of an adaptive call reported as the
 // settlement's usage (trustpay.ChargeRuns), paid through the offline
 // facilitator; a payment held in the offline escrow is captured when the
-// verdict is VALID and voided otherwise, its lifecycle kept in ledger. It
-// returns the recovery that finishes the payments held and not finished.
-func trustPaywall(routes map[string]x402.Price, payTo string, esc *demoEscrow, ledger x402.EscrowLedger, replay x402.ReplayStore, m *metrics, obs *observability, log *slog.Logger) (func(http.Handler) http.Handler, *x402.EscrowRecovery, error) {
+// verdict is definitive (VALID or INVALID) and voided otherwise, its
+// lifecycle kept in ledger; a payment named by a payment id is served
+// once per id, the first response kept in ids. It returns the recovery
+// that finishes the payments held and not finished.
+func trustPaywall(routes map[string]x402.Price, payTo string, esc *demoEscrow, ledger x402.EscrowLedger, replay x402.ReplayStore, ids x402.PaymentIDStore, m *metrics, obs *observability, log *slog.Logger) (func(http.Handler) http.Handler, *x402.EscrowRecovery, error) {
 	fixed, perRun, err := trustPrices(routes, payTo, esc)
 	if err != nil {
 		return nil, nil, err
@@ -163,6 +168,7 @@ func trustPaywall(routes map[string]x402.Price, payTo string, esc *demoEscrow, l
 		Escrow:         esc.config(ledger),
 		PriceFunc:      price,
 		Replay:         replay,
+		PaymentIDs:     ids,
 		Logger:         log,
 		TracerProvider: obs.tracerProvider(),
 		MeterProvider:  obs.meterProvider(),

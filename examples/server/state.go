@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -46,6 +47,8 @@ type state struct {
 	receipts receipt.Store
 	// escrow keeps the lifecycle of the escrowed payments.
 	escrow x402.EscrowLedger
+	// paymentIDs keeps the first response to each x402 payment id.
+	paymentIDs x402.PaymentIDStore
 	// reputation is where the engine learns its sessions' reliability;
 	// nil means the engine's own memory.
 	reputation reputation.Store
@@ -69,6 +72,7 @@ func openState(ctx context.Context, cfg config, log *slog.Logger) (*state, error
 		replay:      &x402.MemoryReplay{},
 		receipts:    &receipt.MemStore{},
 		escrow:      &x402.MemoryEscrowLedger{},
+		paymentIDs:  &x402.MemoryPaymentIDs{},
 		where:       "memory",
 		close:       func() {},
 	}
@@ -88,7 +92,13 @@ func openState(ctx context.Context, cfg config, log *slog.Logger) (*state, error
 			return nil, fmt.Errorf("-escrow-ledger: %w", err)
 		}
 		closeReceipts := st.close
-		st.escrow, forget = l, l.DeleteExpired
+		ids := l.PaymentIDs()
+		st.escrow, st.paymentIDs = l, ids
+		forget = func(ctx context.Context, now time.Time) (int, error) {
+			n, err := l.DeleteExpired(ctx, now)
+			m, err2 := ids.DeleteExpired(ctx, now)
+			return n + m, errors.Join(err, err2)
+		}
 		st.close = func() { _ = l.Close(); closeReceipts() }
 		st.where += "; escrowed payments in " + cfg.escrowLedger
 	}
@@ -140,6 +150,7 @@ func openDatabase(ctx context.Context, cfg config, onError func(error)) (*state,
 		answers:     db.Answers(),
 		receipts:    db.Receipts(),
 		escrow:      db.Escrow(),
+		paymentIDs:  db.PaymentIDs(),
 		reputation:  db.Reputation(),
 		where:       where,
 		sweep:       func(ctx context.Context) { _ = db.Sweep(ctx, sweepEvery, nil, onError) },

@@ -253,8 +253,15 @@ func (pw *paywall) serveIdentified(w http.ResponseWriter, r *http.Request, id st
 		return
 	}
 	defer pw.beginSettling(key)()
+	answered := false
+	defer func() {
+		if !answered { // the handler panicked: nothing kept, the id freed
+			pw.ids.Release(keep, id)
+		}
+	}()
 	out := &recorder{header: make(http.Header)}
 	pay(out)
+	answered = true
 	sr, err := DecodeSettleResponse(out.header.Get(HeaderPaymentResponse))
 	if err == nil && sr.Success {
 		resp := BufferedResponse{Status: cmpStatus(out.status), Header: out.header.Clone(), Body: out.body.Bytes()}

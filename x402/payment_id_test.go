@@ -27,6 +27,7 @@ type idServers struct {
 	mu     sync.Mutex
 	proofs []string
 	fail   atomic.Bool // the handler answers 500
+	panics atomic.Bool // the handler panics
 }
 
 func newIDServers(t *testing.T, n int, pi *x402.PaymentIdentifier) *idServers {
@@ -43,6 +44,9 @@ func newIDServers(t *testing.T, n int, pi *x402.PaymentIdentifier) *idServers {
 			if s.fail.Load() {
 				http.Error(w, "down", http.StatusInternalServerError)
 				return
+			}
+			if s.panics.Load() {
+				panic(http.ErrAbortHandler)
 			}
 			w.Write([]byte("answer " + string(rune('0'+s.runs.Add(1)))))
 		}))
@@ -189,4 +193,24 @@ func TestMiddleware_paymentIdentifierReleasedWhenNotCharged(t *testing.T) {
 
 func TestMemoryPaymentIDs(t *testing.T) {
 	x402test.TestPaymentIDStore(t, func(*testing.T) x402.PaymentIDStore { return &x402.MemoryPaymentIDs{} })
+}
+
+// A first request whose handler panicked charged nothing and keeps no
+// response: its id is free for the retry, which runs and is charged once.
+func TestMiddleware_paymentIdentifierReleasedAfterAPanic(t *testing.T) {
+	s := newIDServers(t, 1, &x402.PaymentIdentifier{})
+	s.panics.Store(true)
+	c := &http.Client{Transport: &x402.Transport{Payer: newPayer(t)}}
+	req, _ := http.NewRequestWithContext(x402.WithPaymentKey(t.Context(), "order-10"), http.MethodPost, s.urls[0]+"/paid", strings.NewReader("q"))
+	if resp, err := c.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("the panicking call answered %d", resp.StatusCode)
+	}
+	s.mu.Lock()
+	proof := s.proofs[len(s.proofs)-1]
+	s.mu.Unlock()
+	s.panics.Store(false)
+	if status, body, sr := s.send(t, 0, proof); status != http.StatusOK || body != "answer 1" || sr == "" || s.fac.settles.Load() != 1 {
+		t.Errorf("retry after the panic: %d %q, settlement %q, %d settles; want 200 charged once", status, body, sr, s.fac.settles.Load())
+	}
 }

@@ -49,7 +49,9 @@ type Config struct {
 	// forgotten: the most tasks when there are too many, the most bytes
 	// when they take too much. So one caller's calls never evict the
 	// tasks of a caller that holds fewer (or fewer bytes) than it does.
-	// The task just saved is never the one forgotten.
+	// The task just saved is never the one forgotten: when it alone makes
+	// its caller the one holding the most bytes, the store holds it
+	// beyond MaxTaskBytes, and the next save forgets it first.
 	MaxTasks          int
 	MaxTasksPerCaller int
 	MaxTaskBytes      int64

@@ -1,12 +1,15 @@
 package trusta2a
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"go.opentelemetry.io/otel/propagation"
@@ -94,14 +97,16 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	rh := a2asrv.NewHandler(&executor{caller: cfg.Caller, router: cfg.Router, log: log},
-		a2asrv.WithTaskStore(newTaskStore(cfg.MaxTasks, cfg.MaxTasksPerCaller, cfg.MaxTaskBytes)), a2asrv.WithLogger(log))
-	return &handler{cfg: cfg, rpc: a2asrv.NewJSONRPCHandler(rh)}, nil
+	exec := &executor{caller: cfg.Caller, router: cfg.Router, log: log}
+	tasks := newTaskStore(cfg.MaxTasks, cfg.MaxTasksPerCaller, cfg.MaxTaskBytes)
+	rh := a2asrv.NewHandler(exec, a2asrv.WithTaskStore(tasks), a2asrv.WithLogger(log))
+	return &handler{cfg: cfg, rpc: a2asrv.NewJSONRPCHandler(rh), v1: &v1Server{exec: exec, tasks: tasks}}, nil
 }
 
 type handler struct {
 	cfg Config
-	rpc http.Handler
+	rpc http.Handler // A2A 0.3, on the SDK
+	v1  *v1Server    // A2A 1.0
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -120,8 +125,48 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 		ctx = traceparent.With(ctx, sc.TraceID().String())
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes)
-	// The SDK writes JSON without naming it; a stream sets its own type.
-	w.Header().Set("Content-Type", "application/json")
-	h.rpc.ServeHTTP(w, r.WithContext(ctx))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
+	if err != nil {
+		writeRPC(w, rpcResponse{JSONRPC: "2.0", Error: &rpcError{Code: -32700,
+			Message: fmt.Sprintf("Invalid JSON payload: the body is unreadable or larger than %d bytes", h.cfg.MaxBodyBytes)}})
+		return
+	}
+	var req rpcRequest
+	isRequest := json.Unmarshal(body, &req) == nil
+	switch version := requestVersion(r); {
+	case version != version03 && version != version10:
+		writeRPC(w, rpcResponse{JSONRPC: "2.0", ID: req.ID, Error: versionNotSupported(version)})
+	case version == version10 || isV1Method(req.Method) && r.Header.Get(versionHeader) == "" && r.URL.Query().Get(versionHeader) == "":
+		if !isRequest {
+			writeRPC(w, rpcResponse{JSONRPC: "2.0", Error: &rpcError{Code: -32700, Message: "Invalid JSON payload: the body is not a JSON-RPC request object"}})
+			return
+		}
+		writeRPC(w, h.v1.serve(ctx, &req))
+	default:
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		// The SDK writes JSON without naming it; a stream sets its own type.
+		w.Header().Set("Content-Type", "application/json")
+		h.rpc.ServeHTTP(w, r.WithContext(ctx))
+	}
+}
+
+// versionHeader is the header (or query parameter) a request names its
+// A2A version in.
+const versionHeader = "A2A-Version"
+
+// requestVersion is the A2A version a request names, as Major.Minor:
+// absent means 0.3, and a patch number is not considered.
+func requestVersion(r *http.Request) string {
+	v := strings.TrimSpace(r.Header.Get(versionHeader))
+	if v == "" {
+		v = strings.TrimSpace(r.URL.Query().Get(versionHeader))
+	}
+	if v == "" {
+		return version03
+	}
+	if major, rest, ok := strings.Cut(v, "."); ok {
+		minor, _, _ := strings.Cut(rest, ".")
+		return major + "." + minor
+	}
+	return v
 }

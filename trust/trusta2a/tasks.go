@@ -217,3 +217,23 @@ func (s *taskStore) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
 	}
 	return &task, nil
 }
+
+// list returns the tasks of the caller of ctx, the newest first.
+func (s *taskStore) list(ctx context.Context) []*a2a.Task {
+	s.mu.Lock()
+	var raws [][]byte
+	if c := s.callers[trust.CallerFrom(ctx)]; c != nil {
+		for el := c.tasks.Back(); el != nil; el = el.Prev() {
+			raws = append(raws, el.Value.(*keptTask).raw)
+		}
+	}
+	s.mu.Unlock()
+	tasks := make([]*a2a.Task, 0, len(raws))
+	for _, raw := range raws {
+		var task a2a.Task
+		if json.Unmarshal(raw, &task) == nil { // the JSON json.Marshal wrote
+			tasks = append(tasks, &task)
+		}
+	}
+	return tasks
+}

@@ -40,7 +40,7 @@ type Config struct {
 	// Nil serves every request as trust.DefaultCaller, for a host that
 	// authenticates in front of the handler.
 	Authenticator router.Authenticator
-	// MaxTasks bounds the tasks kept for tasks/get, all callers
+	// MaxTasks bounds the tasks kept for tasks/get and GetTask, all callers
 	// together; 0 means [DefaultMaxTasks]. MaxTasksPerCaller bounds those
 	// of one caller (the name the Authenticator gives); 0 means
 	// [DefaultMaxTasksPerCaller]. MaxTaskBytes bounds the bytes they take
@@ -67,14 +67,17 @@ type Config struct {
 }
 
 // NewHandler returns the A2A JSON-RPC endpoint of cfg, to serve at the
-// agent card's url: message/send and tasks/get (and tasks/cancel) on the
-// official A2A Go SDK. It fails when cfg.Caller is nil or a bound of
-// cfg is negative.
+// agent card's url: A2A 0.3's message/send and tasks/get (and
+// tasks/cancel) on the official A2A Go SDK, and A2A 1.0's SendMessage,
+// GetTask, CancelTask and ListTasks, each request in the version its
+// A2A-Version header names (see the package doc). It fails when
+// cfg.Caller is nil or a bound of cfg is negative.
 //
-// Before the SDK reads a request, the handler authenticates it and names
-// its caller, and continues the caller's trace: a W3C traceparent header
-// makes the caller's span the parent of the trust call's span and its
-// trace id the answer's trace_id. Its answer is JSON.
+// Before either version reads a request, the handler authenticates it
+// and names its caller, and continues the caller's trace: a W3C
+// traceparent header makes the caller's span the parent of the trust
+// call's span and its trace id the answer's trace_id. Its answer is
+// JSON.
 func NewHandler(cfg Config) (http.Handler, error) {
 	if cfg.Caller == nil {
 		return nil, errors.New("trusta2a: Config.Caller is nil")
@@ -133,10 +136,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var req rpcRequest
 	isRequest := json.Unmarshal(body, &req) == nil
-	switch version := requestVersion(r); {
+	version, named := requestVersion(r)
+	switch {
 	case version != version03 && version != version10:
 		writeRPC(w, rpcResponse{JSONRPC: "2.0", ID: req.ID, Error: versionNotSupported(version)})
-	case version == version10 || isV1Method(req.Method) && r.Header.Get(versionHeader) == "" && r.URL.Query().Get(versionHeader) == "":
+	case version == version10 || !named && isV1Method(req.Method):
 		if !isRequest {
 			writeRPC(w, rpcResponse{JSONRPC: "2.0", Error: &rpcError{Code: -32700, Message: "Invalid JSON payload: the body is not a JSON-RPC request object"}})
 			return
@@ -154,19 +158,20 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // A2A version in.
 const versionHeader = "A2A-Version"
 
-// requestVersion is the A2A version a request names, as Major.Minor:
-// absent means 0.3, and a patch number is not considered.
-func requestVersion(r *http.Request) string {
+// requestVersion is the A2A version a request names, as Major.Minor (a
+// patch number is not considered), and whether it names one: absent
+// means 0.3.
+func requestVersion(r *http.Request) (version string, named bool) {
 	v := strings.TrimSpace(r.Header.Get(versionHeader))
 	if v == "" {
 		v = strings.TrimSpace(r.URL.Query().Get(versionHeader))
 	}
 	if v == "" {
-		return version03
+		return version03, false
 	}
 	if major, rest, ok := strings.Cut(v, "."); ok {
 		minor, _, _ := strings.Cut(rest, ".")
-		return major + "." + minor
+		return major + "." + minor, true
 	}
-	return v
+	return v, true
 }

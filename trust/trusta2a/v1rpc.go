@@ -84,7 +84,7 @@ type fieldViolation struct {
 func (v *fieldViolation) Error() string { return v.Field + ": " + v.Description }
 
 // a2aError is the A2A error of code, its ErrorInfo's reason the error's
-// name in UPPER_SNAKE_CASE, as A2A 1.0 section 9.5 writes it.
+// name in UPPER_SNAKE_CASE, as the A2A 1.0 JSON-RPC binding writes it.
 func a2aError(code int, reason, message string, meta map[string]string) *rpcError {
 	return &rpcError{Code: code, Message: message, Data: []any{errorInfo{Type: "type.googleapis.com/google.rpc.ErrorInfo",
 		Reason: reason, Domain: "a2a-protocol.org", Metadata: meta}}}

@@ -15,9 +15,10 @@ const (
 	a2aAPIPath = "/api/v1/a2a"
 )
 
-// mountA2A serves the trust skills over A2A (message/send, tasks/get) at
-// /a2a and /api/v1/a2a, behind the API keys, and the agent card that
-// announces them at /.well-known/agent-card.json and the older paths.
+// mountA2A serves the trust skills over A2A 0.3 (message/send, tasks/get)
+// and 1.0 (SendMessage, GetTask, ListTasks) at /a2a and /api/v1/a2a,
+// behind the API keys, and the agent card that announces both at
+// /.well-known/agent-card.json and the older paths.
 func mountA2A(mux *http.ServeMux, d agentDeps) error {
 	h, err := trusta2a.NewHandler(trusta2a.Config{Caller: d.svc, Router: d.engine, Authenticator: d.auth, Logger: d.log})
 	if err != nil {

@@ -113,3 +113,71 @@ func TestRun_a2aRefusesWithoutKey(t *testing.T) {
 		t.Errorf("message/send without a key: %s %+v (%v), want the 401 problem", resp.Status, p, err)
 	}
 }
+
+// a2aV1 posts a JSON-RPC request of A2A 1.0 to url with key and returns
+// its result or its error.
+func a2aV1(t *testing.T, url, key, method, params string) (result json.RawMessage, rerr *struct{ Code int }) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("A2A-Version", "1.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Result json.RawMessage
+		Error  *struct{ Code int }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s: %s (%v), want 200 with a JSON-RPC answer", method, resp.Status, err)
+	}
+	return out.Result, out.Error
+}
+
+// TestRun_a2aV1 reads the card as an A2A 1.0 client does, at the public
+// router's path too, and sends a claim in 1.0 to both endpoints: the
+// verdict is the same, and the task is its integration's alone.
+func TestRun_a2aV1(t *testing.T) {
+	base, _, _ := startServer(t, "-integration", "acme=acme-key")
+	req, err := http.NewRequest(http.MethodGet, base+"/.well-known/agent.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("A2A-Version", "1.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var card struct {
+		SupportedInterfaces []struct{ URL, ProtocolBinding, ProtocolVersion string }
+	}
+	err = json.NewDecoder(resp.Body).Decode(&card)
+	resp.Body.Close()
+	if err != nil || len(card.SupportedInterfaces) == 0 || card.SupportedInterfaces[0].URL != base+a2aPath ||
+		card.SupportedInterfaces[0].ProtocolVersion != "1.0" || card.SupportedInterfaces[0].ProtocolBinding != "JSONRPC" {
+		t.Fatalf("card %+v (%v), want JSONRPC 1.0 at %s first", card, err, base+a2aPath)
+	}
+	for _, path := range []string{a2aPath, a2aAPIPath} {
+		res, rerr := a2aV1(t, base+path, defaultAPIKey, "SendMessage",
+			`{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"data":{"claimed_result":"17 * 3 = 50","input":"What is 17 * 3?"}}]}}`)
+		var out struct {
+			Task struct {
+				ID        string
+				Status    struct{ State string }
+				Artifacts []struct{ Parts []struct{ Data map[string]any } }
+			}
+		}
+		if rerr != nil || json.Unmarshal(res, &out) != nil || out.Task.Status.State != "TASK_STATE_COMPLETED" ||
+			len(out.Task.Artifacts) != 1 || out.Task.Artifacts[0].Parts[0].Data["status"] != "INVALID" {
+			t.Fatalf("SendMessage at %s: %s %+v, want a completed task answering INVALID", path, res, rerr)
+		}
+		if _, rerr := a2aV1(t, base+path, "acme-key", "GetTask", `{"id":"`+out.Task.ID+`"}`); rerr == nil || rerr.Code != -32001 {
+			t.Errorf("another integration's GetTask at %s: %+v, want task not found (-32001)", path, rerr)
+		}
+	}
+}

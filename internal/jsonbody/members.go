@@ -54,3 +54,14 @@ func UnknownMembers(path string, obj map[string]json.RawMessage, v any) []proble
 	}
 	return errs
 }
+
+// MemberPath returns the JSON field path of member name of the object at
+// path ("" for the top level), as Decode's errors write paths: path.name,
+// or path["name"] when name is empty or holds other characters than
+// letters, digits, "_" and "-".
+func MemberPath(path, name string) string {
+	var b strings.Builder
+	b.WriteString(path)
+	member(&b, name)
+	return b.String()
+}

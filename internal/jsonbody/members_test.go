@@ -75,3 +75,16 @@ func FuzzUnknownMembers(f *testing.F) {
 		}
 	})
 }
+
+func TestMemberPath(t *testing.T) {
+	for _, tt := range []struct{ path, name, want string }{
+		{"", "color", "color"},
+		{"tolerance", "abs", "tolerance.abs"},
+		{"", "a.b", `["a.b"]`},
+		{"meta", "", `meta[""]`},
+	} {
+		if got := jsonbody.MemberPath(tt.path, tt.name); got != tt.want {
+			t.Errorf("MemberPath(%q, %q) = %s, want %s", tt.path, tt.name, got, tt.want)
+		}
+	}
+}

@@ -3,13 +3,20 @@
 // /.well-known/agent-card.json to learn what a service does and how to
 // reach it.
 //
-// The card follows the AgentCard object of the A2A protocol (version
-// 0.3): name, description, url, preferredTransport, additionalInterfaces,
-// version, protocolVersion, capabilities, security schemes, default input
-// and output modes, and one skill per trust operation (validate_claim,
-// delegate_task, arbitrate, factcheck), each with examples of the messages
-// it reads. Its url is where the host serves A2A's JSON-RPC transport
-// (message/send, tasks/get), as package trusta2a does; the skill ids are
+// The card is one document for A2A 0.3 and 1.0 clients, as the official
+// A2A JavaScript SDK serves it: the AgentCard of version 0.3 (name,
+// description, url, preferredTransport, additionalInterfaces, version,
+// protocolVersion, capabilities, security schemes, default input and
+// output modes, and one skill per trust operation: validate_claim,
+// delegate_task, arbitrate, factcheck, each with examples of the messages
+// it reads), and beside it the members of version 1.0 that differ:
+// supportedInterfaces (the JSON-RPC interface in 1.0, the preferred one,
+// then in 0.3), capabilities.extendedAgentCard and securityRequirements.
+// A 1.0 client reads supportedInterfaces, a 0.3 client url; the security
+// schemes keep 0.3's shape, which the 1.0 JavaScript client also reads.
+// Its url is where the host serves A2A's JSON-RPC transport (0.3's
+// message/send and tasks/get, 1.0's SendMessage, GetTask and ListTasks),
+// as package trusta2a does; the skill ids are
 // also the names of the MCP tools of package trustmcp, which the
 // description points to, with the receipt tools.
 //
@@ -49,8 +56,15 @@ const DefaultA2APath = "/a2a"
 const TransportJSONRPC = "JSONRPC"
 
 // ProtocolVersion is the A2A protocol version whose AgentCard the card
-// follows.
+// follows, its protocolVersion member (a 0.3 member).
 const ProtocolVersion = "0.3.0"
+
+// The A2A protocol versions of the card's supportedInterfaces, as
+// Major.Minor.
+const (
+	A2AVersion10 = "1.0"
+	A2AVersion03 = "0.3"
+)
 
 // Card is an A2A AgentCard.
 type Card struct {
@@ -66,6 +80,10 @@ type Card struct {
 	// AdditionalInterfaces lists every transport served and its URL,
 	// the one at URL included.
 	AdditionalInterfaces []Interface `json:"additionalInterfaces"`
+	// SupportedInterfaces lists every interface served, the preferred
+	// first, each with its protocol binding and A2A version (a 1.0
+	// member; 1.0 clients read it instead of URL).
+	SupportedInterfaces []AgentInterface `json:"supportedInterfaces"`
 	// Version is the service's release.
 	Version string `json:"version"`
 	// ProtocolVersion is the A2A version the card follows.
@@ -76,8 +94,11 @@ type Card struct {
 	Capabilities Capabilities `json:"capabilities"`
 	// SecuritySchemes name the credentials the service takes.
 	SecuritySchemes map[string]SecurityScheme `json:"securitySchemes,omitempty"`
-	// Security lists the schemes a call must satisfy.
+	// Security lists the schemes a call must satisfy (a 0.3 member).
 	Security []map[string][]string `json:"security,omitempty"`
+	// SecurityRequirements lists the schemes a call must satisfy, in 1.0's
+	// shape.
+	SecurityRequirements []SecurityRequirement `json:"securityRequirements,omitempty"`
 	// DefaultInputModes are the media types the skills take.
 	DefaultInputModes []string `json:"defaultInputModes"`
 	// DefaultOutputModes are the media types the skills answer.
@@ -94,14 +115,41 @@ type Interface struct {
 	Transport string `json:"transport"`
 }
 
+// AgentInterface is one interface of the agent, as A2A 1.0 names it: a
+// URL, the protocol binding served there and the A2A version.
+type AgentInterface struct {
+	// URL is where the interface is served.
+	URL string `json:"url"`
+	// ProtocolBinding is the binding, such as "JSONRPC".
+	ProtocolBinding string `json:"protocolBinding"`
+	// ProtocolVersion is the A2A version, as Major.Minor: "1.0" or "0.3".
+	ProtocolVersion string `json:"protocolVersion"`
+}
+
+// SecurityRequirement names the security schemes a call must satisfy,
+// and the scopes of each, in A2A 1.0's shape.
+type SecurityRequirement struct {
+	// Schemes maps a scheme's name in SecuritySchemes to its scopes.
+	Schemes map[string]StringList `json:"schemes"`
+}
+
+// StringList is a list of strings, as A2A 1.0 wraps one.
+type StringList struct {
+	// List holds the strings; never nil in a card, so it is written [].
+	List []string `json:"list"`
+}
+
 // Capabilities are the optional A2A protocol features an agent supports.
 type Capabilities struct {
 	// Streaming is A2A message streaming.
 	Streaming bool `json:"streaming"`
 	// PushNotifications are A2A task push notifications.
 	PushNotifications bool `json:"pushNotifications"`
-	// StateTransitionHistory is A2A task state history.
+	// StateTransitionHistory is A2A task state history (a 0.3 member).
 	StateTransitionHistory bool `json:"stateTransitionHistory"`
+	// ExtendedAgentCard is an extended card for authenticated clients (a
+	// 1.0 member): none.
+	ExtendedAgentCard bool `json:"extendedAgentCard"`
 }
 
 // SecurityScheme is an OpenAPI security scheme, as the card names the
@@ -223,14 +271,19 @@ func New(cfg Config, baseURL string) Card {
 		URL:                  endpoint,
 		PreferredTransport:   TransportJSONRPC,
 		AdditionalInterfaces: []Interface{{URL: endpoint, Transport: TransportJSONRPC}},
-		Version:              cfg.Version,
-		ProtocolVersion:      ProtocolVersion,
+		SupportedInterfaces: []AgentInterface{
+			{URL: endpoint, ProtocolBinding: TransportJSONRPC, ProtocolVersion: A2AVersion10},
+			{URL: endpoint, ProtocolBinding: TransportJSONRPC, ProtocolVersion: A2AVersion03},
+		},
+		Version:         cfg.Version,
+		ProtocolVersion: ProtocolVersion,
 		SecuritySchemes: map[string]SecurityScheme{"bearer": {Type: "http", Scheme: "bearer",
 			Description: "the integration's API key, as Authorization: Bearer <key>"}},
-		Security:           []map[string][]string{{"bearer": {}}},
-		DefaultInputModes:  []string{"text/plain", "application/json"},
-		DefaultOutputModes: []string{"application/json", "text/plain"},
-		Skills:             cfg.Skills,
+		Security:             []map[string][]string{{"bearer": {}}},
+		SecurityRequirements: []SecurityRequirement{{Schemes: map[string]StringList{"bearer": {List: []string{}}}}},
+		DefaultInputModes:    []string{"text/plain", "application/json"},
+		DefaultOutputModes:   []string{"application/json", "text/plain"},
+		Skills:               cfg.Skills,
 	}
 	if c.Name == "" {
 		c.Name = "vouch"
@@ -239,7 +292,7 @@ func New(cfg Config, baseURL string) Card {
 		c.Description = "Delegates AI work to independent workers and validates claimed results before anyone acts, pays or settles on them: " +
 			"1, 3 or 5 replicas (under the adaptive tier, as few as settle the call, at most 5), their agreement as a status, a confidence, evidence and a signed receipt."
 	}
-	c.Description += " A2A: message/send and tasks/get at " + endpoint +
+	c.Description += " A2A 0.3 (message/send, tasks/get) and 1.0 (SendMessage, GetTask, ListTasks) at " + endpoint +
 		" (JSON-RPC); send a skill's example as written, and the completed task's artifact holds the answer as a data part. " +
 		"The skills are also MCP tools of the same name at " + baseURL + mcpPath +
 		" (Streamable HTTP), with get_receipt and verify_receipt; the trust call is also POST " + baseURL + trust.CallPath + "."

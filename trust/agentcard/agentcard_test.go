@@ -84,3 +84,40 @@ func TestHandler_baseURLAndMethods(t *testing.T) {
 		t.Errorf("HEAD: %d with %d bytes, want 200 and no body", rec.Code, rec.Body.Len())
 	}
 }
+
+// The card carries A2A 1.0's members beside 0.3's: supportedInterfaces
+// names the JSON-RPC interface in 1.0 first (the preferred one) and in
+// 0.3, both at the card's url; the 1.0 capabilities and security
+// requirements are there, the 0.3 members unchanged.
+func TestNew_v1Members(t *testing.T) {
+	card := agentcard.New(agentcard.Config{}, "https://vouch.example")
+	want := []agentcard.AgentInterface{
+		{URL: "https://vouch.example/a2a", ProtocolBinding: agentcard.TransportJSONRPC, ProtocolVersion: agentcard.A2AVersion10},
+		{URL: "https://vouch.example/a2a", ProtocolBinding: agentcard.TransportJSONRPC, ProtocolVersion: agentcard.A2AVersion03},
+	}
+	if diff := cmp.Diff(want, card.SupportedInterfaces); diff != "" {
+		t.Errorf("supportedInterfaces (-want +got):\n%s", diff)
+	}
+	raw, err := json.Marshal(card)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var members struct {
+		Capabilities         map[string]any   `json:"capabilities"`
+		SecurityRequirements []map[string]any `json:"securityRequirements"`
+		ProtocolVersion      string           `json:"protocolVersion"`
+		URL                  string           `json:"url"`
+	}
+	if err := json.Unmarshal(raw, &members); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]any{"streaming": false, "pushNotifications": false, "stateTransitionHistory": false, "extendedAgentCard": false}, members.Capabilities); diff != "" {
+		t.Errorf("capabilities (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]map[string]any{{"schemes": map[string]any{"bearer": map[string]any{"list": []any{}}}}}, members.SecurityRequirements); diff != "" {
+		t.Errorf("securityRequirements (-want +got):\n%s", diff)
+	}
+	if members.ProtocolVersion != agentcard.ProtocolVersion || members.URL != "https://vouch.example/a2a" {
+		t.Errorf("0.3 members protocolVersion %q url %q, want %q and the endpoint", members.ProtocolVersion, members.URL, agentcard.ProtocolVersion)
+	}
+}

@@ -41,8 +41,9 @@ var members = map[string][]string{
 // the JSON-RPC error "invalid params" (-32602) whose data.error is
 // Error().
 type InputError struct {
-	// Argument names the data part member at fault, such as "policy", or
-	// "text" or "parts" for the message itself.
+	// Argument names the data part member at fault by its JSON field
+	// path, such as "policy", "tolerance.abs" or `["a.b"]`, or "text" or
+	// "parts" for the message itself.
 	Argument string
 	// Message says what is wrong.
 	Message string
@@ -144,7 +145,7 @@ func (a args) call(skill string) (*call, error) {
 	allowed := members[skill]
 	for _, k := range slices.Sorted(maps.Keys(a)) {
 		if !slices.Contains(allowed, k) {
-			return nil, &InputError{Argument: strconv.Quote(k), Message: "is not an argument of " + skill, Allowed: allowed}
+			return nil, &InputError{Argument: jsonbody.MemberPath("", k), Message: "is not an argument of " + skill, Allowed: allowed}
 		}
 	}
 	if skill == SkillFactcheck {

@@ -1,8 +1,32 @@
 // Package trusta2a serves a vouch trust service over A2A, the
-// Agent2Agent protocol (version 0.3), on the official A2A Go SDK
-// (github.com/a2aproject/a2a-go): message/send and tasks/get (and
-// tasks/cancel) over JSON-RPC 2.0, at the url of the agent card that
-// package agentcard publishes.
+// Agent2Agent protocol, versions 0.3 and 1.0, over JSON-RPC 2.0 at the
+// url of the agent card that package agentcard publishes: version 0.3's
+// message/send and tasks/get (and tasks/cancel) on the official A2A Go
+// SDK (github.com/a2aproject/a2a-go), and version 1.0's SendMessage,
+// GetTask, CancelTask and ListTasks on this package's own wire types,
+// written from the specification (specification/a2a.proto of A2A
+// v1.0). A request is served in the version its A2A-Version header
+// names (Major.Minor; as a header or a query parameter): absent means
+// 0.3, except for a method only 1.0 has, which is served in 1.0; a
+// version other than 0.3 and 1.0 is answered VersionNotSupported
+// (-32009), and a method of the other version "method not found"
+// (-32601). Both versions keep their tasks in one store: a task made in
+// one is read in the other.
+//
+// In 1.0, parts are text or data members (a data part with mediaType
+// application/json), task states and roles are the TASK_STATE_* and
+// ROLE_* enums, and errors carry the specification's details: a
+// google.rpc.ErrorInfo (domain a2a-protocol.org) for the A2A errors
+// (TaskNotFound −32001, TaskNotCancelable −32002 since every task kept
+// has finished, PushNotificationNotSupported −32003, UnsupportedOperation
+// −32004 for a message to a finished task), and a google.rpc.BadRequest
+// whose field violation names the member at fault by its JSON field path
+// under params for invalid params (−32602): message.parts[0].data.policy
+// for a data part's argument, message.parts[0].text for a text the agent
+// cannot read, message.contxtId for a member the specification does not
+// define. A 1.0 SendMessage answers once its call is made (the
+// configuration's returnImmediately does not apply: a call answers in
+// seconds); streaming and push notifications are not served.
 //
 // A message asks for one call, by one of the card's skills:
 // validate_claim, delegate_task, arbitrate (trust calls in modes

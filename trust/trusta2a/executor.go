@@ -29,32 +29,43 @@ type executor struct {
 
 var _ a2asrv.AgentExecutor = (*executor)(nil)
 
-// Execute reads the message, makes its call and writes the answer as the
-// task's artifact and its completed status. A message it cannot read is
-// an "invalid params" error, and no task is made; a call that fails ends
-// the task failed, its status message saying why (see failure).
+// Execute writes the answer of the message as one event: the task of
+// answer.
 func (e *executor) Execute(ctx context.Context, reqCtx *a2asrv.RequestContext, q eventqueue.Queue) error {
+	task, err := e.answer(ctx, reqCtx)
+	if err != nil {
+		return err
+	}
+	return q.Write(ctx, task)
+}
+
+// answer reads the message, makes its call and returns the task that
+// answers it: completed, with the answer as its artifact, or failed, its
+// status message saying why (see failure). A message it cannot read is
+// an error wrapping a2a.ErrInvalidParams (and an *InputError when the
+// message is at fault), and no task is made.
+func (e *executor) answer(ctx context.Context, reqCtx *a2asrv.RequestContext) (*a2a.Task, error) {
 	c, err := fromMessage(reqCtx.Message)
 	if err == nil && c.skill == SkillFactcheck && e.router == nil {
 		err = &InputError{Argument: "skill", Message: "factcheck is not served by this agent", Allowed: []string{SkillValidateClaim, SkillDelegateTask, SkillArbitrate}}
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %w", a2a.ErrInvalidParams, err)
+		return nil, fmt.Errorf("%w: %w", a2a.ErrInvalidParams, err)
 	}
 	answer, summary, err := e.run(ctx, c)
 	var p *problem.Details
 	if errors.As(err, &p) && p.Status >= 400 && p.Status < 500 && p.Status != http.StatusTooManyRequests {
-		return fmt.Errorf("%w: %s: %s", a2a.ErrInvalidParams, c.skill, problemText(p))
+		return nil, fmt.Errorf("%w: %s: %s", a2a.ErrInvalidParams, c.skill, problemText(p))
 	}
 	if err != nil {
 		p := e.failure(ctx, c.skill, err)
 		task := finished(reqCtx, a2a.TaskStateFailed, c.skill+" failed: "+problemText(p), nil)
 		task.Status.Message.Metadata = map[string]any{"status": p.Status, "code": string(p.Code)}
-		return q.Write(ctx, task)
+		return task, nil
 	}
 	art := &a2a.Artifact{ID: a2a.NewArtifactID(), Name: c.skill, Description: "the answer of " + c.skill + ", as the data part, and its summary",
 		Parts: a2a.ContentParts{a2a.DataPart{Data: answer}, a2a.TextPart{Text: summary}}}
-	return q.Write(ctx, finished(reqCtx, a2a.TaskStateCompleted, summary, art))
+	return finished(reqCtx, a2a.TaskStateCompleted, summary, art), nil
 }
 
 // finished returns the task of reqCtx in state, its status message text,

@@ -1,9 +1,15 @@
 package trusta2a
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/vouchkit/vouch/trust"
 )
 
 // checkCall fails unless c, err is a call the services accept or an
@@ -74,4 +80,73 @@ func FuzzFromData(f *testing.F) {
 		c, err := fromData(data)
 		checkCall(t, c, err)
 	})
+}
+
+// FuzzV1Message reads any JSON as the message of an A2A 1.0 SendMessage:
+// it must never panic, and must yield a message the executor reads (a
+// call, or an *InputError) or refuse it with a field violation naming a
+// member under message.
+func FuzzV1Message(f *testing.F) {
+	for _, s := range []string{
+		`{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"Is it true that 17 * 3 = 51?"}]}`,
+		`{"messageId":"m1","role":"ROLE_USER","parts":[{"data":{"claimed_result":"x","policy":"fast"},"mediaType":"application/json"}]}`,
+		`{"messageId":"m1","role":"ROLE_USER","parts":[{"raw":"aGk=","filename":"a.txt"},{"url":"https://example.com"}]}`,
+		`{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"a","data":null}],"metadata":{"k":[1,{"a":null}]}}`,
+		`{"messageId":"","role":"ROLE_AGENT","parts":[{"data":[1]}],"extra":1}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		rm := json.RawMessage(raw)
+		msg, err := v1MessageIn(&rm)
+		if err != nil {
+			var v *fieldViolation
+			if !errors.As(err, &v) || !strings.HasPrefix(v.Field, "message") || v.Description == "" {
+				t.Fatalf("%v is not a field violation under message", err)
+			}
+			return
+		}
+		c, err := fromMessage(msg)
+		checkCall(t, c, err)
+	})
+}
+
+// FuzzV1Request answers any body as an A2A 1.0 JSON-RPC request: never a
+// panic, always a result or an error of the specification's codes.
+func FuzzV1Request(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"Validate the claimed result \"51\""}]}}}`,
+		`{"jsonrpc":"2.0","id":"a","method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"data":{"claim":"x"}}]},"configuration":{"historyLength":-1}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"t","historyLength":3}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"ListTasks","params":{"pageSize":0,"pageToken":"x","status":"TASK_STATE_COMPLETED","statusTimestampAfter":"2026-01-01T00:00:00Z"}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"CancelTask","params":null}`,
+		`{"jsonrpc":"1.0","method":""}`,
+	} {
+		f.Add([]byte(s))
+	}
+	s := &v1Server{exec: &executor{caller: verdict{}, log: slog.New(slog.DiscardHandler)}, tasks: newTaskStore(100, 10, 1<<20)}
+	codes := []int{-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32003, -32004}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var req rpcRequest
+		if json.Unmarshal(body, &req) != nil {
+			return
+		}
+		resp := s.serve(trust.WithCaller(context.Background(), "fuzz"), &req)
+		if (resp.Result == nil) == (resp.Error == nil) {
+			t.Fatalf("%+v: want a result or an error", resp)
+		}
+		if resp.Error != nil && !slices.Contains(codes, resp.Error.Code) {
+			t.Fatalf("error %+v: not a code of the specification", resp.Error)
+		}
+		if _, err := json.Marshal(resp); err != nil {
+			t.Fatalf("the answer is not JSON: %v", err)
+		}
+	})
+}
+
+// verdict is a trust service that answers every call VALID.
+type verdict struct{}
+
+func (verdict) Call(context.Context, *trust.Request) (*trust.Response, error) {
+	return &trust.Response{Status: trust.StatusValid, Confidence: 0.9, TraceID: "t"}, nil
 }

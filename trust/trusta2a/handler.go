@@ -1,12 +1,15 @@
 package trusta2a
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"go.opentelemetry.io/otel/propagation"
@@ -37,7 +40,7 @@ type Config struct {
 	// Nil serves every request as trust.DefaultCaller, for a host that
 	// authenticates in front of the handler.
 	Authenticator router.Authenticator
-	// MaxTasks bounds the tasks kept for tasks/get, all callers
+	// MaxTasks bounds the tasks kept for tasks/get and GetTask, all callers
 	// together; 0 means [DefaultMaxTasks]. MaxTasksPerCaller bounds those
 	// of one caller (the name the Authenticator gives); 0 means
 	// [DefaultMaxTasksPerCaller]. MaxTaskBytes bounds the bytes they take
@@ -49,7 +52,9 @@ type Config struct {
 	// forgotten: the most tasks when there are too many, the most bytes
 	// when they take too much. So one caller's calls never evict the
 	// tasks of a caller that holds fewer (or fewer bytes) than it does.
-	// The task just saved is never the one forgotten.
+	// The task just saved is never the one forgotten: when it alone makes
+	// its caller the one holding the most bytes, the store holds it
+	// beyond MaxTaskBytes, and the next save forgets it first.
 	MaxTasks          int
 	MaxTasksPerCaller int
 	MaxTaskBytes      int64
@@ -62,14 +67,17 @@ type Config struct {
 }
 
 // NewHandler returns the A2A JSON-RPC endpoint of cfg, to serve at the
-// agent card's url: message/send and tasks/get (and tasks/cancel) on the
-// official A2A Go SDK. It fails when cfg.Caller is nil or a bound of
-// cfg is negative.
+// agent card's url: A2A 0.3's message/send and tasks/get (and
+// tasks/cancel) on the official A2A Go SDK, and A2A 1.0's SendMessage,
+// GetTask, CancelTask and ListTasks, each request in the version its
+// A2A-Version header names (see the package doc). It fails when
+// cfg.Caller is nil or a bound of cfg is negative.
 //
-// Before the SDK reads a request, the handler authenticates it and names
-// its caller, and continues the caller's trace: a W3C traceparent header
-// makes the caller's span the parent of the trust call's span and its
-// trace id the answer's trace_id. Its answer is JSON.
+// Before either version reads a request, the handler authenticates it
+// and names its caller, and continues the caller's trace: a W3C
+// traceparent header makes the caller's span the parent of the trust
+// call's span and its trace id the answer's trace_id. Its answer is
+// JSON.
 func NewHandler(cfg Config) (http.Handler, error) {
 	if cfg.Caller == nil {
 		return nil, errors.New("trusta2a: Config.Caller is nil")
@@ -92,14 +100,16 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	rh := a2asrv.NewHandler(&executor{caller: cfg.Caller, router: cfg.Router, log: log},
-		a2asrv.WithTaskStore(newTaskStore(cfg.MaxTasks, cfg.MaxTasksPerCaller, cfg.MaxTaskBytes)), a2asrv.WithLogger(log))
-	return &handler{cfg: cfg, rpc: a2asrv.NewJSONRPCHandler(rh)}, nil
+	exec := &executor{caller: cfg.Caller, router: cfg.Router, log: log}
+	tasks := newTaskStore(cfg.MaxTasks, cfg.MaxTasksPerCaller, cfg.MaxTaskBytes)
+	rh := a2asrv.NewHandler(exec, a2asrv.WithTaskStore(tasks), a2asrv.WithLogger(log))
+	return &handler{cfg: cfg, rpc: a2asrv.NewJSONRPCHandler(rh), v1: &v1Server{exec: exec, tasks: tasks}}, nil
 }
 
 type handler struct {
 	cfg Config
-	rpc http.Handler
+	rpc http.Handler // A2A 0.3, on the SDK
+	v1  *v1Server    // A2A 1.0
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -118,8 +128,50 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 		ctx = traceparent.With(ctx, sc.TraceID().String())
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes)
-	// The SDK writes JSON without naming it; a stream sets its own type.
-	w.Header().Set("Content-Type", "application/json")
-	h.rpc.ServeHTTP(w, r.WithContext(ctx))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
+	if err != nil {
+		writeRPC(w, rpcResponse{JSONRPC: "2.0", Error: &rpcError{Code: -32700,
+			Message: fmt.Sprintf("Invalid JSON payload: the body is unreadable or larger than %d bytes", h.cfg.MaxBodyBytes)}})
+		return
+	}
+	var req rpcRequest
+	isRequest := json.Unmarshal(body, &req) == nil
+	version, named := requestVersion(r)
+	switch {
+	case version != version03 && version != version10:
+		writeRPC(w, rpcResponse{JSONRPC: "2.0", ID: req.ID, Error: versionNotSupported(version)})
+	case version == version10 || !named && isV1Method(req.Method):
+		if !isRequest {
+			writeRPC(w, rpcResponse{JSONRPC: "2.0", Error: &rpcError{Code: -32700, Message: "Invalid JSON payload: the body is not a JSON-RPC request object"}})
+			return
+		}
+		writeRPC(w, h.v1.serve(ctx, &req))
+	default:
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		// The SDK writes JSON without naming it; a stream sets its own type.
+		w.Header().Set("Content-Type", "application/json")
+		h.rpc.ServeHTTP(w, r.WithContext(ctx))
+	}
+}
+
+// versionHeader is the header (or query parameter) a request names its
+// A2A version in.
+const versionHeader = "A2A-Version"
+
+// requestVersion is the A2A version a request names, as Major.Minor (a
+// patch number is not considered), and whether it names one: absent
+// means 0.3.
+func requestVersion(r *http.Request) (version string, named bool) {
+	v := strings.TrimSpace(r.Header.Get(versionHeader))
+	if v == "" {
+		v = strings.TrimSpace(r.URL.Query().Get(versionHeader))
+	}
+	if v == "" {
+		return version03, false
+	}
+	if major, rest, ok := strings.Cut(v, "."); ok {
+		minor, _, _ := strings.Cut(rest, ".")
+		return major + "." + minor, true
+	}
+	return v, true
 }

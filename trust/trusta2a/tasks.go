@@ -41,7 +41,9 @@ type taskKey struct {
 // forgets its own oldest task; when the store is full, the oldest task of
 // the caller holding the most is forgotten (the most tasks when there are
 // too many, the most bytes when they take too much), so one caller's
-// calls evict another's tasks only when that caller holds more. It
+// calls evict another's tasks only when that caller holds as much or
+// more; a task alone larger than all another caller holds stays beyond
+// maxBytes until the next save. It
 // implements a2asrv.TaskStore; the caller is trust.CallerFrom of the
 // context, so a task is found only by the caller that made it.
 type taskStore struct {
@@ -150,9 +152,11 @@ func (s *taskStore) resize(c *callerTasks, grow int64) {
 
 // makeRoom forgets tasks until the store is within its bounds, never the
 // task k just saved: the oldest of k's caller while it is beyond its own
-// bound, then the oldest of the caller holding the most (the next caller
-// when that is k's caller holding k alone). The store exceeds maxBytes
-// only when k alone does.
+// bound, then the oldest of the caller holding the most. When that is k's
+// caller holding k alone, another caller's task is forgotten only if
+// that caller holds as many (tasks, or bytes) as k's: otherwise the store
+// stays beyond maxBytes by k alone, which the next save forgets first.
+// (Beyond max it never stays: another caller holds at least one task.)
 func (s *taskStore) makeRoom(k taskKey) {
 	own := s.callers[k.caller]
 	for own.tasks.Len() > s.perCaller {
@@ -164,10 +168,13 @@ func (s *taskStore) makeRoom(k taskKey) {
 			r = &s.byCount
 		}
 		c := r.callers[0]
-		if c == own && own.tasks.Len() == 1 { // another caller holds a task: the next in r
+		if c == own && own.tasks.Len() == 1 { // the next in r, if it holds as much as own
 			c = r.callers[1]
 			if len(r.callers) > 2 && r.Less(2, 1) {
 				c = r.callers[2]
+			}
+			if r == &s.byBytes && c.bytes < own.bytes {
+				return
 			}
 		}
 		s.forgetOldest(c, k)
@@ -209,4 +216,24 @@ func (s *taskStore) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
 		return nil, err
 	}
 	return &task, nil
+}
+
+// list returns the tasks of the caller of ctx, the newest first.
+func (s *taskStore) list(ctx context.Context) []*a2a.Task {
+	s.mu.Lock()
+	var raws [][]byte
+	if c := s.callers[trust.CallerFrom(ctx)]; c != nil {
+		for el := c.tasks.Back(); el != nil; el = el.Prev() {
+			raws = append(raws, el.Value.(*keptTask).raw)
+		}
+	}
+	s.mu.Unlock()
+	tasks := make([]*a2a.Task, 0, len(raws))
+	for _, raw := range raws {
+		var task a2a.Task
+		if json.Unmarshal(raw, &task) == nil { // the JSON json.Marshal wrote
+			tasks = append(tasks, &task)
+		}
+	}
+	return tasks
 }

@@ -21,7 +21,8 @@ func taskOf(id string, n int) *a2a.Task {
 }
 
 // check fails the test when the store's counts disagree with its tasks,
-// or it is beyond its bounds other than by the task just saved alone.
+// or it is beyond its bounds other than by the one task of the caller
+// holding the most bytes.
 func (s *taskStore) check(t *testing.T) {
 	t.Helper()
 	s.mu.Lock()
@@ -49,8 +50,14 @@ func (s *taskStore) check(t *testing.T) {
 			}
 		}
 	}
-	if n > s.max || n > 1 && s.bytes > s.maxBytes {
-		t.Errorf("%d tasks of %d bytes: beyond the bounds %d and %d", n, s.bytes, s.max, s.maxBytes)
+	if n > s.max {
+		t.Errorf("%d tasks: beyond the bound %d", n, s.max)
+	}
+	if s.bytes > s.maxBytes {
+		// Only by one task, the only one of the caller holding the most.
+		if top := s.byBytes.callers[0]; top.tasks.Len() != 1 || s.bytes-top.bytes > s.maxBytes {
+			t.Errorf("%d bytes: beyond the bound %d, and not by the one task of the caller holding the most", s.bytes, s.maxBytes)
+		}
 	}
 }
 
@@ -96,13 +103,45 @@ func TestTaskStore_bytes(t *testing.T) {
 	if got, err := s.Get(demo, "d1"); err != nil || len(got.Status.Message.Parts[0].(a2a.TextPart).Text) != 5000 {
 		t.Errorf("d1 saved again: %v, %v", got, err)
 	}
-	// A task larger than the bound alone is kept, alone.
+	// A task larger than the bound alone is kept, beside the tasks of
+	// acme, which holds fewer bytes: the store is beyond its bound by that
+	// task until the next save.
+	acmeHeld := s.held("acme")
 	save(demo, taskOf("d2", 30_000))
-	if diff := cmp.Diff([]string{"d2"}, append(s.held("acme"), s.held("demo")...)); diff != "" {
+	if diff := cmp.Diff(append(acmeHeld, "d2"), append(s.held("acme"), s.held("demo")...)); diff != "" {
 		t.Errorf("after a task larger than the bound (-want +got):\n%s", diff)
 	}
 	if _, err := s.Get(acme, "d2"); !errors.Is(err, a2a.ErrTaskNotFound) {
 		t.Errorf("acme's Get of demo's task: %v, want not found", err)
+	}
+	// The next save forgets it first: demo holds the most bytes.
+	save(acme, taskOf("a30", 100))
+	if got := s.held("demo"); len(got) != 0 {
+		t.Errorf("demo holds %v after acme's next save, want its large task forgotten", got)
+	}
+}
+
+// A new caller's one task, larger than what another caller holds in all,
+// does not evict that caller's tasks: the caller holding the most bytes
+// is the new one, and its task just saved is kept, the store beyond its
+// bound by that task alone until the next save.
+func TestTaskStore_newCallerLargeTask(t *testing.T) {
+	s := newTaskStore(100, 100, 10_000)
+	acme, big := trust.WithCaller(context.Background(), "acme"), trust.WithCaller(context.Background(), "big")
+	for i := range 3 {
+		if err := s.Save(acme, taskOf(fmt.Sprint("a", i), 1000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Save(big, taskOf("b0", 8000)); err != nil {
+		t.Fatal(err)
+	}
+	s.check(t)
+	if diff := cmp.Diff([]string{"a0", "a1", "a2"}, s.held("acme")); diff != "" {
+		t.Errorf("acme's tasks after big's one larger task (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"b0"}, s.held("big")); diff != "" {
+		t.Errorf("big's tasks (-want +got):\n%s", diff)
 	}
 }
 

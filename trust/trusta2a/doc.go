@@ -1,8 +1,8 @@
-// Package trusta2a serves a vouch trust service over A2A, the
-// Agent2Agent protocol (version 0.3), on the official A2A Go SDK
-// (github.com/a2aproject/a2a-go): message/send and tasks/get (and
-// tasks/cancel) over JSON-RPC 2.0, at the url of the agent card that
-// package agentcard publishes.
+// Package trusta2a serves a vouch trust service to agents over A2A, the
+// Agent2Agent protocol. It runs on the official A2A Go SDK
+// (github.com/a2aproject/a2a-go), protocol version 0.3: message/send and
+// tasks/get (and tasks/cancel) over JSON-RPC 2.0, at the url of the agent
+// card that package agentcard publishes.
 //
 // A message asks for one call, by one of the card's skills:
 // validate_claim, delegate_task, arbitrate (trust calls in modes

@@ -1,14 +1,14 @@
-// Package pgstore keeps the state that vouch servers must share in one
-// PostgreSQL database, so that several stateless servers behind a load
-// balancer behave as one: receipts ([ReceiptStore], a receipt.Store),
-// idempotency keys ([IdempotencyStore], a router.IdempotencyStore), the
-// trial rate limit ([TrialLimiter]), payment replay protection
-// ([ReplayStore], an x402.ReplayStore), the results of paid MCP tool
-// calls ([AnswerStore], a trustmcp.AnswerStore) and what the engines
-// learned of their sessions' reliability ([ReputationStore], a
-// reputation.Store) and the lifecycle of escrowed payments ([EscrowLedger],
-// an x402.EscrowLedger). A program with one server
-// needs none of it: the in-memory and embedded stores stay the default.
+// Package pgstore keeps the state that vouch servers share in one PostgreSQL
+// database, so that several stateless servers behind a load balancer behave
+// as one. It stores receipts ([ReceiptStore], a receipt.Store), idempotency
+// keys ([IdempotencyStore], a router.IdempotencyStore), the trial rate limit
+// ([TrialLimiter]), payment replay protection ([ReplayStore], an
+// x402.ReplayStore), the results of paid MCP tool calls ([AnswerStore], a
+// trustmcp.AnswerStore), what the engines learned of their sessions'
+// reliability ([ReputationStore], a reputation.Store) and the lifecycle of
+// escrowed payments ([EscrowLedger], an x402.EscrowLedger). A program with
+// one server needs none of it: the in-memory and embedded stores stay the
+// default.
 //
 //	db, err := pgstore.Open(ctx, "postgres://vouch@db.internal/vouch")
 //	if err != nil { ... }

@@ -120,7 +120,7 @@ func TestGolden_verifiesWithRFC8032Key(t *testing.T) {
 		t.Fatalf("Verify(golden) = %v", err)
 	}
 	for _, c := range res.Checks {
-		if c.Status != StatusPassed {
+		if c.Status != CheckPassed {
 			t.Errorf("check %s = %s, want passed", c.Name, c.Status)
 		}
 	}

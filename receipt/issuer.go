@@ -51,6 +51,8 @@ type Params struct {
 	Confidence float64
 	// Reasons are short explanations of the status.
 	Reasons []string
+	// Agreement is decision.agreement; nil leaves it out.
+	Agreement *Agreement
 	// Policy is the tier and redundancy that ran; required when
 	// Request.Include.PolicySnapshot is set.
 	Policy *PolicySnapshot
@@ -192,6 +194,10 @@ func build(id string, at time.Time, terms Terms, p *Params) (*Receipt, error) {
 		},
 		TTL:        terms.TTL(),
 		Visibility: terms.Visibility,
+	}
+	if p.Agreement != nil {
+		a := *p.Agreement
+		r.Decision.Agreement = &a
 	}
 	if p.Payment != nil {
 		pay := *p.Payment

@@ -37,8 +37,11 @@ type Receipt struct {
 	// ConsensusSnapshot copies the router's consensus block; present when
 	// included.
 	ConsensusSnapshot *ConsensusSnapshot `json:"consensus_snapshot,omitempty"`
-	// CortensorRefs are the operator-level references; present when
-	// router_trace_refs is included.
+	// CortensorRefs are the operator-level references: the sessions,
+	// tasks and trace ids of the router that ran the call; present when
+	// router_trace_refs is included. The member keeps the name the
+	// receipt specification gives it, written for the Cortensor network;
+	// it holds the references of whatever router ran the call.
 	CortensorRefs *Refs `json:"cortensor_refs,omitempty"`
 	// Signing is the signature; absent from an unsigned receipt.
 	Signing *Signing `json:"signing,omitempty"`
@@ -67,13 +70,33 @@ type Decision struct {
 	// Confidence is a fraction between 0 and 1.
 	Confidence float64 `json:"confidence" validate:"gte=0,lte=1"`
 	// Reasons are short explanations; an empty list when there are none.
+	// A receipt of the trust service opens them with the agreement in
+	// words ("agreement 0.67 over 3 replicas (3 spent in all)"), kept for
+	// readers of earlier receipts; Agreement states the same as numbers.
 	Reasons []string `json:"reasons" validate:"required"`
+	// Agreement is how far the replicas of the decision agreed and what
+	// the call spent; absent from receipts issued before it existed and
+	// from those of an issuer that does not state it.
+	Agreement *Agreement `json:"agreement,omitempty"`
 	// Timestamp is when the decision was recorded, ISO 8601 in UTC with
 	// milliseconds: "2026-05-01T12:00:00.000Z".
 	Timestamp string `json:"timestamp" validate:"required,utc"`
 	// Payment is the payment the decision moves, when the call was paid
 	// in escrow; absent otherwise.
 	Payment *Payment `json:"payment,omitempty"`
+}
+
+// Agreement is decision.agreement: the agreement summary of a decision,
+// as numbers.
+type Agreement struct {
+	// Share is the share of the final step's votes that backed the
+	// decision, from 0 to 1 (the response's evidence.agreement).
+	Share float64 `json:"share" validate:"gte=0,lte=1"`
+	// Replicas is the number of replicas of the final step.
+	Replicas int `json:"replicas" validate:"gte=0"`
+	// Spent is the number of runs launched in all, over every step of
+	// the call (the response's evidence.redundancy).
+	Spent int `json:"spent" validate:"gte=0"`
 }
 
 // Payment is decision.payment (and a trust response's

@@ -8,37 +8,52 @@ import (
 	"time"
 )
 
+// CheckName names one check of [Verifier.Verify]; it is the "name" of a
+// check on the wire.
+type CheckName string
+
 // The checks of [Verifier.Verify], in the order they run and are listed
 // in [Result.Checks].
 const (
-	CheckSchema     = "schema"      // the JSON is a receipt ([Receipt])
-	CheckSignature  = "signature"   // signed by a trusted key, unchanged since
-	CheckKeyWindow  = "key_window"  // the key was valid at decision.timestamp
-	CheckInputHash  = "input_hash"  // the original input hashes to task_meta.input_hash
-	CheckOutputHash = "output_hash" // the original output hashes to task_meta.output_hash
-	CheckExpiry     = "expiry"      // decision.timestamp plus ttl is still ahead
+	CheckSchema     CheckName = "schema"      // the JSON is a receipt ([Receipt])
+	CheckSignature  CheckName = "signature"   // signed by a trusted key, unchanged since
+	CheckKeyWindow  CheckName = "key_window"  // the key was valid at decision.timestamp
+	CheckInputHash  CheckName = "input_hash"  // the original input hashes to task_meta.input_hash
+	CheckOutputHash CheckName = "output_hash" // the original output hashes to task_meta.output_hash
+	CheckExpiry     CheckName = "expiry"      // decision.timestamp plus ttl is still ahead
 )
 
-// CheckStatus is the outcome of one check.
+// CheckStatus is the outcome of one check; it is the "status" of a check
+// on the wire.
 type CheckStatus string
 
 // The outcomes of a check.
 const (
-	// StatusPassed: the check ran and passed.
-	StatusPassed CheckStatus = "passed"
-	// StatusFailed: the check ran and failed; Check.Err says why.
-	StatusFailed CheckStatus = "failed"
-	// StatusSkipped: the check did not run: there was nothing to check
+	// CheckPassed: the check ran and passed.
+	CheckPassed CheckStatus = "passed"
+	// CheckFailed: the check ran and failed; Check.Err says why.
+	CheckFailed CheckStatus = "failed"
+	// CheckSkipped: the check did not run: there was nothing to check
 	// against (no original input given), an earlier check made it
 	// meaningless (the schema failed), or an Unsafe option waived it.
-	StatusSkipped CheckStatus = "skipped"
+	CheckSkipped CheckStatus = "skipped"
+)
+
+// The former names of the outcomes of a check.
+const (
+	// Deprecated: use [CheckPassed].
+	StatusPassed = CheckPassed
+	// Deprecated: use [CheckFailed].
+	StatusFailed = CheckFailed
+	// Deprecated: use [CheckSkipped].
+	StatusSkipped = CheckSkipped
 )
 
 // Check is the outcome of one verification step.
 type Check struct {
 	// Name is one of CheckSchema, CheckSignature, CheckKeyWindow,
 	// CheckInputHash, CheckOutputHash, CheckExpiry.
-	Name string `json:"name"`
+	Name CheckName `json:"name"`
 	// Status is passed, failed or skipped.
 	Status CheckStatus `json:"status"`
 	// Code is a stable machine code of a failure: schema, unsigned,
@@ -79,7 +94,7 @@ type Result struct {
 // Valid reports whether no check failed.
 func (r *Result) Valid() bool {
 	for _, c := range r.Checks {
-		if c.Status == StatusFailed {
+		if c.Status == CheckFailed {
 			return false
 		}
 	}
@@ -87,7 +102,7 @@ func (r *Result) Valid() bool {
 }
 
 // Check returns the entry of the named check.
-func (r *Result) Check(name string) (Check, bool) {
+func (r *Result) Check(name CheckName) (Check, bool) {
 	for _, c := range r.Checks {
 		if c.Name == name {
 			return c, true
@@ -216,17 +231,17 @@ func (v *Verifier) Verify(data []byte, orig Originals, now time.Time) (*Result, 
 			c.Errors = se.Fields
 		}
 		res.Checks = append(res.Checks, c)
-		for _, name := range []string{CheckSignature, CheckKeyWindow, CheckInputHash, CheckOutputHash, CheckExpiry} {
-			res.Checks = append(res.Checks, Check{Name: name, Status: StatusSkipped, Detail: "not a valid receipt"})
+		for _, name := range []CheckName{CheckSignature, CheckKeyWindow, CheckInputHash, CheckOutputHash, CheckExpiry} {
+			res.Checks = append(res.Checks, Check{Name: name, Status: CheckSkipped, Detail: "not a valid receipt"})
 		}
 		return res, c.Err
 	}
 	sig := v.checkSignature(canon, r, res)
 	res.Receipt, res.ReceiptID = r, r.ReceiptID
-	res.AsIssued = asIssued && sig.Status == StatusPassed
+	res.AsIssued = asIssued && sig.Status == CheckPassed
 	res.ExpiresAt, _ = r.ExpiresAt() // the schema check has validated timestamp and ttl
 	res.Checks = append(res.Checks,
-		Check{Name: CheckSchema, Status: StatusPassed},
+		Check{Name: CheckSchema, Status: CheckPassed},
 		sig,
 		v.checkKeyWindow(r, sig),
 		checkHash(CheckInputHash, orig.Input, r.TaskMeta.InputHash),
@@ -245,22 +260,22 @@ func (v *Verifier) Verify(data []byte, orig Originals, now time.Time) (*Result, 
 // checkKeyWindow checks that the key that signed r was valid at its
 // timestamp; it runs only when the signature check passed.
 func (v *Verifier) checkKeyWindow(r *Receipt, sig Check) Check {
-	if sig.Status != StatusPassed {
-		return Check{Name: CheckKeyWindow, Status: StatusSkipped, Detail: "no verified signature"}
+	if sig.Status != CheckPassed {
+		return Check{Name: CheckKeyWindow, Status: CheckSkipped, Detail: "no verified signature"}
 	}
 	key := v.keys[r.Signing.Issuer]
 	at, _ := parseTimestamp(r.Decision.Timestamp) // the schema check has validated it
 	if !key.validAt(at) {
 		return fail(CheckKeyWindow, fmt.Errorf("%w: issued at %s, while the key signed from %s", ErrKeyWindow, r.Decision.Timestamp, key.window()))
 	}
-	return Check{Name: CheckKeyWindow, Status: StatusPassed, Detail: "key valid from " + key.window()}
+	return Check{Name: CheckKeyWindow, Status: CheckPassed, Detail: "key valid from " + key.window()}
 }
 
 func (v *Verifier) checkSignature(canon []byte, r *Receipt, res *Result) Check {
 	s := r.Signing
 	if s == nil {
 		if v.acceptUnsigned {
-			return Check{Name: CheckSignature, Status: StatusSkipped, Detail: "unsigned receipt accepted by WithUnsignedUnsafe"}
+			return Check{Name: CheckSignature, Status: CheckSkipped, Detail: "unsigned receipt accepted by WithUnsignedUnsafe"}
 		}
 		return fail(CheckSignature, ErrUnsigned)
 	}
@@ -285,12 +300,12 @@ func (v *Verifier) checkSignature(canon []byte, r *Receipt, res *Result) Check {
 	if !key.VerifySignature(msg, sig) {
 		return fail(CheckSignature, ErrBadSignature)
 	}
-	return Check{Name: CheckSignature, Status: StatusPassed, Detail: "signed by " + s.Issuer}
+	return Check{Name: CheckSignature, Status: CheckPassed, Detail: "signed by " + s.Issuer}
 }
 
-func checkHash(name string, original json.RawMessage, want string) Check {
+func checkHash(name CheckName, original json.RawMessage, want string) Check {
 	if original == nil {
-		return Check{Name: name, Status: StatusSkipped, Detail: "no original given"}
+		return Check{Name: name, Status: CheckSkipped, Detail: "no original given"}
 	}
 	if want == "" {
 		return fail(name, fmt.Errorf("%w: the receipt carries no %s", ErrHashMismatch, name))
@@ -302,24 +317,24 @@ func checkHash(name string, original json.RawMessage, want string) Check {
 	if got != want {
 		return fail(name, fmt.Errorf("%w: the original hashes to %s", ErrHashMismatch, got))
 	}
-	return Check{Name: name, Status: StatusPassed}
+	return Check{Name: name, Status: CheckPassed}
 }
 
 func (v *Verifier) checkExpiry(expires, now time.Time) Check {
 	if now.Before(expires) {
-		return Check{Name: CheckExpiry, Status: StatusPassed, Detail: "valid until " + formatTimestamp(expires)}
+		return Check{Name: CheckExpiry, Status: CheckPassed, Detail: "valid until " + formatTimestamp(expires)}
 	}
 	if v.acceptExpired {
-		return Check{Name: CheckExpiry, Status: StatusSkipped, Detail: "expired at " + formatTimestamp(expires) + "; accepted by WithExpiredUnsafe"}
+		return Check{Name: CheckExpiry, Status: CheckSkipped, Detail: "expired at " + formatTimestamp(expires) + "; accepted by WithExpiredUnsafe"}
 	}
 	return fail(CheckExpiry, fmt.Errorf("%w at %s", ErrExpired, formatTimestamp(expires)))
 }
 
 // fail returns a failed check whose Err names the step.
-func fail(name string, err error) Check {
+func fail(name CheckName, err error) Check {
 	return Check{
 		Name:   name,
-		Status: StatusFailed,
+		Status: CheckFailed,
 		Code:   code(err),
 		Detail: err.Error(),
 		Err:    fmt.Errorf("receipt: failed to check %s: %w", name, err),

@@ -51,7 +51,7 @@ func TestVerify_tamperEveryLeaf(t *testing.T) {
 				if err == nil {
 					t.Fatalf("Verify accepted the receipt with %v changed from %v to %v", l, l.val, changed)
 				}
-				if schema, _ := res.Check(receipt.CheckSchema); schema.Status == receipt.StatusPassed && !isAny(err, signatureErrors...) {
+				if schema, _ := res.Check(receipt.CheckSchema); schema.Status == receipt.CheckPassed && !isAny(err, signatureErrors...) {
 					t.Errorf("schema passed, so the signature should fail; got %v", err)
 				}
 			})
@@ -248,10 +248,10 @@ func TestVerify_checks(t *testing.T) {
 	expires := t0().Add(30 * 24 * time.Hour)
 
 	type want struct {
-		status map[string]receipt.CheckStatus
+		status map[receipt.CheckName]receipt.CheckStatus
 		errs   []error
 	}
-	passedAll := map[string]receipt.CheckStatus{
+	passedAll := map[receipt.CheckName]receipt.CheckStatus{
 		"schema": "passed", "signature": "passed", "key_window": "passed", "input_hash": "passed", "output_hash": "passed", "expiry": "passed",
 	}
 	tests := []struct {
@@ -263,42 +263,42 @@ func TestVerify_checks(t *testing.T) {
 	}{
 		{"all pass", issued.JSON, receipt.Originals{Input: json.RawMessage(`"What is the capital of France?"`), Output: json.RawMessage(`{ "answer" : "Paris" }`)},
 			t0(), want{status: passedAll}},
-		{"no originals", issued.JSON, receipt.Originals{}, t0(), want{status: map[string]receipt.CheckStatus{
+		{"no originals", issued.JSON, receipt.Originals{}, t0(), want{status: map[receipt.CheckName]receipt.CheckStatus{
 			"schema": "passed", "signature": "passed", "key_window": "passed", "input_hash": "skipped", "output_hash": "skipped", "expiry": "passed"}}},
 		{"wrong input", issued.JSON, receipt.Originals{Input: json.RawMessage(`"What is the capital of Spain?"`)}, t0(), want{
-			status: map[string]receipt.CheckStatus{"schema": "passed", "signature": "passed", "key_window": "passed", "input_hash": "failed", "output_hash": "skipped", "expiry": "passed"},
+			status: map[receipt.CheckName]receipt.CheckStatus{"schema": "passed", "signature": "passed", "key_window": "passed", "input_hash": "failed", "output_hash": "skipped", "expiry": "passed"},
 			errs:   []error{receipt.ErrHashMismatch}}},
 		{"input as unquoted text", issued.JSON, receipt.Originals{Input: json.RawMessage(`What is the capital of France?`)}, t0(), want{
-			status: map[string]receipt.CheckStatus{"schema": "passed", "signature": "passed", "key_window": "passed", "input_hash": "failed", "output_hash": "skipped", "expiry": "passed"},
+			status: map[receipt.CheckName]receipt.CheckStatus{"schema": "passed", "signature": "passed", "key_window": "passed", "input_hash": "failed", "output_hash": "skipped", "expiry": "passed"},
 			errs:   []error{receipt.ErrHashMismatch}}},
 		{"null output", issued.JSON, receipt.Originals{Output: json.RawMessage(`null`)}, t0(), want{
-			status: map[string]receipt.CheckStatus{"schema": "passed", "signature": "passed", "key_window": "passed", "input_hash": "skipped", "output_hash": "failed", "expiry": "passed"},
+			status: map[receipt.CheckName]receipt.CheckStatus{"schema": "passed", "signature": "passed", "key_window": "passed", "input_hash": "skipped", "output_hash": "failed", "expiry": "passed"},
 			errs:   []error{receipt.ErrHashMismatch}}},
-		{"one millisecond before expiry", issued.JSON, receipt.Originals{}, expires.Add(-time.Millisecond), want{status: map[string]receipt.CheckStatus{
+		{"one millisecond before expiry", issued.JSON, receipt.Originals{}, expires.Add(-time.Millisecond), want{status: map[receipt.CheckName]receipt.CheckStatus{
 			"schema": "passed", "signature": "passed", "key_window": "passed", "input_hash": "skipped", "output_hash": "skipped", "expiry": "passed"}}},
 		{"at expiry", issued.JSON, receipt.Originals{}, expires, want{
-			status: map[string]receipt.CheckStatus{"schema": "passed", "signature": "passed", "key_window": "passed", "input_hash": "skipped", "output_hash": "skipped", "expiry": "failed"},
+			status: map[receipt.CheckName]receipt.CheckStatus{"schema": "passed", "signature": "passed", "key_window": "passed", "input_hash": "skipped", "output_hash": "skipped", "expiry": "failed"},
 			errs:   []error{receipt.ErrExpired}}},
 		{"expired and wrong output", issued.JSON, receipt.Originals{Output: json.RawMessage(`{}`)}, expires.Add(time.Hour), want{
-			status: map[string]receipt.CheckStatus{"schema": "passed", "signature": "passed", "key_window": "passed", "input_hash": "skipped", "output_hash": "failed", "expiry": "failed"},
+			status: map[receipt.CheckName]receipt.CheckStatus{"schema": "passed", "signature": "passed", "key_window": "passed", "input_hash": "skipped", "output_hash": "failed", "expiry": "failed"},
 			errs:   []error{receipt.ErrExpired, receipt.ErrHashMismatch}}},
 		{"not JSON", []byte(`{"receipt_id":`), receipt.Originals{}, t0(), want{
-			status: map[string]receipt.CheckStatus{"schema": "failed", "signature": "skipped", "key_window": "skipped", "input_hash": "skipped", "output_hash": "skipped", "expiry": "skipped"},
+			status: map[receipt.CheckName]receipt.CheckStatus{"schema": "failed", "signature": "skipped", "key_window": "skipped", "input_hash": "skipped", "output_hash": "skipped", "expiry": "skipped"},
 			errs:   []error{receipt.ErrSchema}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := v.Verify(tc.data, tc.orig, tc.now)
-			got := map[string]receipt.CheckStatus{}
-			var names []string
+			got := map[receipt.CheckName]receipt.CheckStatus{}
+			var names []receipt.CheckName
 			for _, c := range res.Checks {
 				got[c.Name] = c.Status
 				names = append(names, c.Name)
-				if (c.Status == receipt.StatusFailed) != (c.Err != nil) || (c.Status == receipt.StatusFailed) != (c.Code != "") {
+				if (c.Status == receipt.CheckFailed) != (c.Err != nil) || (c.Status == receipt.CheckFailed) != (c.Code != "") {
 					t.Errorf("check %s: status %s with Err %v and Code %q", c.Name, c.Status, c.Err, c.Code)
 				}
 			}
-			if diff := cmp.Diff([]string{"schema", "signature", "key_window", "input_hash", "output_hash", "expiry"}, names); diff != "" {
+			if diff := cmp.Diff([]receipt.CheckName{"schema", "signature", "key_window", "input_hash", "output_hash", "expiry"}, names); diff != "" {
 				t.Errorf("check order (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.want.status, got); diff != "" {
@@ -372,7 +372,7 @@ func TestVerify_unsafeOptions(t *testing.T) {
 			t.Errorf("lax Verify(%s, expired) = %v, want nil", name, err)
 			continue
 		}
-		if c, _ := res.Check(receipt.CheckExpiry); c.Status != receipt.StatusSkipped {
+		if c, _ := res.Check(receipt.CheckExpiry); c.Status != receipt.CheckSkipped {
 			t.Errorf("lax Verify(%s): expiry check %s, want skipped", name, c.Status)
 		}
 	}
@@ -413,3 +413,61 @@ type fakeKey struct{ issuer, scheme string }
 func (k fakeKey) Issuer() string                   { return k.issuer }
 func (k fakeKey) Scheme() string                   { return k.scheme }
 func (k fakeKey) VerifySignature(_, _ []byte) bool { return true }
+
+// TestCheck_names: a check's name and status are typed values of one
+// pattern (Check + what it names) whose wire spellings are those of the
+// verify_receipt response; the former status names still compile and
+// mean the same.
+func TestCheck_names(t *testing.T) {
+	got, err := json.Marshal([]receipt.Check{
+		{Name: receipt.CheckSchema, Status: receipt.CheckPassed},
+		{Name: receipt.CheckExpiry, Status: receipt.CheckFailed, Code: "expired"},
+		{Name: receipt.CheckInputHash, Status: receipt.CheckSkipped},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"name":"schema","status":"passed"},{"name":"expiry","status":"failed","code":"expired"},{"name":"input_hash","status":"skipped"}]`
+	if string(got) != want {
+		t.Errorf("checks as JSON:\n got %s\nwant %s", got, want)
+	}
+	if receipt.StatusPassed != receipt.CheckPassed || receipt.StatusFailed != receipt.CheckFailed || receipt.StatusSkipped != receipt.CheckSkipped {
+		t.Error("a deprecated status name differs from its replacement")
+	}
+}
+
+// TestVerify_agreement: decision.agreement is signed with the rest of the
+// decision: a receipt that states it verifies and reads it back, an edit
+// of it fails the signature, and one without it (as issued before it
+// existed) leaves it out of the JSON.
+func TestVerify_agreement(t *testing.T) {
+	s := newSigner(t, 1)
+	is, _ := newIssuer(t, s)
+	v := newVerifier(t, []receipt.PublicKey{s.Public()})
+	p := fullParams()
+	p.Agreement = &receipt.Agreement{Share: 0.75, Replicas: 4, Spent: 4}
+	issued := issue(t, is, p)
+	if !strings.Contains(string(issued.JSON), `"agreement":{"replicas":4,"share":0.75,"spent":4}`) {
+		t.Errorf("receipt JSON without decision.agreement: %s", issued.JSON)
+	}
+	res, err := v.Verify(issued.JSON, receipt.Originals{}, t0())
+	if err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	if diff := cmp.Diff(p.Agreement, res.Receipt.Decision.Agreement); diff != "" {
+		t.Errorf("decision.agreement read back (-want +got):\n%s", diff)
+	}
+	edited := []byte(strings.Replace(string(issued.JSON), `"share":0.75`, `"share":1`, 1))
+	if _, err := v.Verify(edited, receipt.Originals{}, t0()); !errors.Is(err, receipt.ErrBadSignature) {
+		t.Errorf("Verify of an edited agreement: %v, want ErrBadSignature", err)
+	}
+	p.Agreement = nil
+	plain := issue(t, is, p)
+	var doc struct{ Decision map[string]json.RawMessage }
+	if err := json.Unmarshal(plain.JSON, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if a, ok := doc.Decision["agreement"]; ok {
+		t.Errorf("receipt without an agreement states decision.agreement %s", a)
+	}
+}

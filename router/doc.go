@@ -1,9 +1,9 @@
-// Package router is the wire contract of the delegation and validation
-// router, and the ways to run it: typed requests and responses of versions
-// 1, 2 and 3, their validation, the [Service] interface with one method per
-// operation, the in-process [Engine] that runs the flows on the host's own
-// [Worker] functions, the remote [Client], and [NewHandler], which serves
-// any Service over HTTP.
+// Package router runs delegation, validation and factcheck jobs on workers,
+// in process or over HTTP. It holds the wire contract of versions 1, 2 and 3
+// (typed requests and responses and their validation), the [Service]
+// interface with one method per operation, the in-process [Engine] that runs
+// the flows on the host's own [Worker] functions, the remote [Client], and
+// [NewHandler], which serves any Service over HTTP.
 //
 // # Operations and routes
 //

@@ -13,8 +13,7 @@ import (
 
 // TestEngine_feedbackByCaller: a trace id names a call together with its
 // caller. Bob reusing Alice's trace id for a call of his own reports on
-// his call only, never on hers, and Alice's report still finds hers
-// (issue 32, item 4).
+// his call only, never on hers, and Alice's report still finds hers.
 func TestEngine_feedbackByCaller(t *testing.T) {
 	store := new(reputation.Memory)
 	book, err := reputation.New(store, reputation.Options{})

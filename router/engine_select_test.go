@@ -22,8 +22,8 @@ func equalSessions(n int, rate uint32) []router.Session {
 
 // TestEngine_equalSessionsShareRuns: five equal sessions share the runs
 // of 200 calls of three replicas (600 runs) evenly: each session's runs
-// within 20% of its fair share of 120 (issue 32, item 6: they received
-// 9 / 145 / 225 / 211 / 10 runs). The workload is deterministic: each
+// within 20% of its fair share of 120 (without the rotation of equal sessions
+// they received 9 / 145 / 225 / 211 / 10 runs). The workload is deterministic: each
 // session errs on 10% of the claims, by a hash of the session and the
 // claim.
 func TestEngine_equalSessionsShareRuns(t *testing.T) {

@@ -91,7 +91,7 @@ func flooded(t *testing.T, opts ...router.EngineOption) (calls, reports float64)
 // TestEngine_callerShare: a caller making nine calls in ten, on sessions
 // of its choosing, supplies no more than the bound (one half) of what
 // the book learns while another caller teaches too, by its calls and by
-// its reports alike (issue 32, item 5). Without the bound it supplies
+// its reports alike. Without the bound it supplies
 // nine tenths.
 func TestEngine_callerShare(t *testing.T) {
 	calls, reports := flooded(t)

@@ -132,7 +132,7 @@ func WithTrustedProxies(prefixes ...netip.Prefix) HandlerOption {
 // handler it wraps for a paid request (x402.Middleware has this shape).
 // Without it, the x402 routes answer 501 with code x402_not_configured.
 func WithX402(mw func(http.Handler) http.Handler) HandlerOption {
-	return func(h *Handler) { h.cfg.X402, h.cfg.Payer = mw, payerOf }
+	return func(h *Handler) { h.cfg.X402, h.cfg.Payer, h.cfg.AfterSettle = mw, payerOf, x402.AfterSettle }
 }
 
 // payerOf returns the payer the x402 middleware verified for r.

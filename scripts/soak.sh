@@ -67,6 +67,7 @@ section=$tmp/section
 	echo "    machine: $(uname -sm), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(go env GOVERSION)"
 	echo "    load average: $load_before before, $load_after after"
 	echo "    commit: $commit"
+	echo "    date: $(date -u +%Y-%m-%d)"
 	echo "    took: ${took}s; the load program exited with status $status"
 	echo
 	echo 'Commands, from the repository root:'

@@ -1,6 +1,6 @@
-// Package trust is the agent-facing trust service: one call that delegates
-// a task, validates a claimed result, or arbitrates a dispute, under a
-// policy tier, and answers with a status, a confidence, evidence, retry
+// Package trust is the service an agent calls before it acts on AI work: it
+// delegates a task, validates a claimed result or arbitrates a dispute under
+// a policy tier, and answers with a status, a confidence, evidence, retry
 // instructions and, on request, a receipt.
 //
 // A [Service] runs on any router.Service: the in-process router.Engine or

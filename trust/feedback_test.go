@@ -26,8 +26,8 @@ import (
 // only, and counts once however often and through whichever door it is
 // reported (by trace id or receipt id, through the service or its engine):
 // a second report replaces the first. Another caller's report on the
-// call's trace id is refused and moves nothing (issue 32, item 4: it
-// moved every session's reliability from 0.83 to 0.50).
+// call's trace id is refused and moves nothing (taken, it would
+// move every session's reliability from 0.83 to 0.50).
 func TestService_feedbackOnce(t *testing.T) {
 	_, priv, err := ed25519.GenerateKey(nil)
 	if err != nil {
@@ -136,7 +136,7 @@ func TestService_feedbackOnce(t *testing.T) {
 
 // TestHandler_trialCallsDoNotTeach: calls through the trial route, with a
 // credential or without, teach the book nothing and cannot be reported
-// on; the same calls through the key route teach (issue 32, item 5).
+// on; the same calls through the key route teach.
 func TestHandler_trialCallsDoNotTeach(t *testing.T) {
 	store := new(reputation.Memory)
 	book, err := reputation.New(store, reputation.Options{})

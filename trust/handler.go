@@ -118,7 +118,7 @@ func WithTrustedProxies(prefixes ...netip.Prefix) HandlerOption {
 // WithX402 sets the middleware that guards the x402 route (x402.Middleware
 // has this shape). Without it, the x402 route answers 501.
 func WithX402(mw func(http.Handler) http.Handler) HandlerOption {
-	return func(h *Handler) { h.cfg.X402, h.cfg.Payer = mw, payerOf }
+	return func(h *Handler) { h.cfg.X402, h.cfg.Payer, h.cfg.AfterSettle = mw, payerOf, x402.AfterSettle }
 }
 
 // payerOf returns the payer the x402 middleware verified for r.

@@ -107,7 +107,7 @@ func TestClient_VerifyReceipt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sig, ok := findCheck(res.Checks, receipt.CheckSignature); res.Valid || !ok || sig.Status != receipt.StatusFailed {
+	if sig, ok := findCheck(res.Checks, receipt.CheckSignature); res.Valid || !ok || sig.Status != receipt.CheckFailed {
 		t.Errorf("verify a tampered receipt: %+v, want invalid with a failed signature check", res)
 	}
 
@@ -126,7 +126,7 @@ func TestClient_VerifyReceipt(t *testing.T) {
 	}
 }
 
-func findCheck(checks []receipt.Check, name string) (receipt.Check, bool) {
+func findCheck(checks []receipt.Check, name receipt.CheckName) (receipt.Check, bool) {
 	for _, c := range checks {
 		if c.Name == name {
 			return c, true

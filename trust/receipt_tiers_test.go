@@ -3,6 +3,8 @@ package trust_test
 import (
 	"context"
 	"crypto/ed25519"
+	"fmt"
+	"math"
 	"testing"
 
 	"github.com/vouchkit/vouch/receipt"
@@ -102,4 +104,48 @@ func callInline(t *testing.T, s *trust.Service, policy trust.Policy, pub ed25519
 		t.Fatalf("Verify: %v", err)
 	}
 	return resp, res.Receipt
+}
+
+// TestService_receiptAgreement: the receipt's decision.agreement states
+// the final step's agreement and replicas and the runs spent in all, as
+// the response's evidence does; decision.reasons keeps the same summary
+// as its first line, as before the member existed.
+func TestService_receiptAgreement(t *testing.T) {
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	V, I := routertest.Verdict(router.VerdictValid), routertest.Verdict(router.VerdictInvalid)
+	for _, tc := range []struct {
+		name    string
+		policy  trust.Policy
+		workers []router.Worker
+		want    receipt.Agreement
+	}{
+		{"safe, unanimous", trust.PolicySafe, []router.Worker{V, V, V, V, V}, receipt.Agreement{Share: 1, Replicas: 3, Spent: 3}},
+		{"safe, a split", trust.PolicySafe, []router.Worker{V, I, V, V, V}, receipt.Agreement{Share: 2.0 / 3, Replicas: 3, Spent: 3}},
+		{"adaptive, a split", trust.PolicyAdaptive, []router.Worker{V, I, V, V, V}, receipt.Agreement{Share: 0.75, Replicas: 4, Spent: 4}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := trust.New(newEngine(t, tc.workers...), trust.WithSigningKey(priv), trust.WithSessionPool(1, 2, 3, 4, 5), trust.WithoutReputation())
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, r := callInline(t, s, tc.policy, pub)
+			got := r.Decision.Agreement
+			if got == nil {
+				t.Fatalf("decision without agreement: %s", resp.Receipt)
+			}
+			if math.Abs(got.Share-tc.want.Share) > 1e-9 || got.Replicas != tc.want.Replicas || got.Spent != tc.want.Spent {
+				t.Errorf("decision.agreement %+v, want %+v", *got, tc.want)
+			}
+			if got.Share != resp.Evidence.Agreement || got.Spent != resp.Evidence.Redundancy {
+				t.Errorf("decision.agreement %+v, evidence agreement %v redundancy %d: want the same", *got, resp.Evidence.Agreement, resp.Evidence.Redundancy)
+			}
+			want := fmt.Sprintf("agreement %.2f over %d replicas (%d spent in all)", got.Share, got.Replicas, got.Spent)
+			if len(r.Decision.Reasons) == 0 || r.Decision.Reasons[0] != want {
+				t.Errorf("decision.reasons %q, want %q first", r.Decision.Reasons, want)
+			}
+		})
+	}
 }

@@ -56,6 +56,7 @@ func (s *Service) receiptParams(ctx context.Context, req *Request, resp *Respons
 		Status:     string(resp.Status),
 		Confidence: resp.Confidence,
 		Reasons:    decisionReasons(resp, final),
+		Agreement:  &receipt.Agreement{Share: resp.Evidence.Agreement, Replicas: final.step.Replicas, Spent: resp.Evidence.Redundancy},
 		Policy: &receipt.PolicySnapshot{
 			Tier:        string(req.Policy),
 			Consensus:   receipt.PolicyConsensus{Replicas: final.step.Replicas, Strategy: string(strategy)},

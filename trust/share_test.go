@@ -79,7 +79,7 @@ func adaptiveFlood(t *testing.T, opts ...router.EngineOption) (calls, reports fl
 // TestService_callerShare: the router's bound on one caller's share of
 // what the book learns (router.WithCallerShare) holds for the votes a
 // service teaches itself (adaptive's pooled votes) and for the reports
-// it takes (issue 32, item 5).
+// it takes.
 func TestService_callerShare(t *testing.T) {
 	calls, reports := adaptiveFlood(t)
 	const tol = 0.06

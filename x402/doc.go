@@ -1,8 +1,9 @@
 // Package x402 implements pay-per-call HTTP with the public x402 protocol,
-// versions 1 and 2: the wire types, a client [Transport] that pays when a
-// server answers 402, a server [Middleware] that asks for payment and has
-// it verified and settled, and a [FacilitatorClient] for a facilitator's
-// HTTP API. Signing and checking payments for EVM networks lives in the
+// for the client that pays and the server that is paid. It holds the wire
+// types of versions 1 and 2, a client [Transport] that pays when a server
+// answers 402, a server [Middleware] that asks for payment and has it
+// verified and settled, and a [FacilitatorClient] for a facilitator's HTTP
+// API. Signing and checking payments for EVM networks lives in the
 // subpackage evm; this package knows no network's cryptography.
 //
 // # Wire

@@ -1,6 +1,4 @@
-// Command embed is the README's program: the trust service on three of the
-// host's own workers, a validation with an inline signed receipt, and the
-// receipt's verification.
+// Command embed validates a claim on the host's own workers and verifies its receipt.
 package main
 
 import (
@@ -48,5 +46,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(resp.Status, res.Receipt.Decision.Reasons[1], "- receipt verified")
+	d := res.Receipt.Decision
+	fmt.Printf("%s, confidence %.2f: %s\n", resp.Status, resp.Confidence, d.Reasons[1])
+	fmt.Printf("receipt verified (%s): agreement %.2f over %d replicas\n", res.Scheme, d.Agreement.Share, d.Agreement.Replicas)
 }

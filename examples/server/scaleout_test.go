@@ -24,7 +24,7 @@ import (
 	"github.com/vouchkit/vouch/x402/evm"
 )
 
-// The proof of issue 13: two server processes on one PostgreSQL database
+// The proof of scale-out: two server processes on one PostgreSQL database
 // behave as one server. It needs a database: VOUCH_TEST_DATABASE_URL
 // (eval "$(scripts/pg-test.sh start)"); without one it is skipped, except
 // under CI, where it fails.

@@ -90,7 +90,7 @@ func TestRun_trustReceipt(t *testing.T) {
 		t.Errorf("verify_receipt = %+v (%v), want valid, by %s, with six checks", vr, err, b.issuer)
 	}
 	res, err := verifier.Verify(resp.Receipt, receipt.Originals{Output: req.Task.ClaimedResult}, time.Time{})
-	if c, _ := res.Check(receipt.CheckOutputHash); err != nil || c.Status != receipt.StatusPassed {
+	if c, _ := res.Check(receipt.CheckOutputHash); err != nil || c.Status != receipt.CheckPassed {
 		t.Errorf("Verify with the banner's key: %v, output hash %+v; want every check passed", err, c)
 	}
 	tampered := bytes.Replace(resp.Receipt, []byte(`"VALID"`), []byte(`"INVALID"`), 1)
@@ -120,7 +120,7 @@ func TestRun_trustReceipt(t *testing.T) {
 	wantNotFound(t, "acme, for a private receipt,", err)
 }
 
-func checkNamed(vr *receipt.VerifyResponse, name string) receipt.Check {
+func checkNamed(vr *receipt.VerifyResponse, name receipt.CheckName) receipt.Check {
 	if vr != nil {
 		for _, c := range vr.Checks {
 			if c.Name == name {

@@ -187,7 +187,7 @@ func checkReceipt(o options, trusted []receipt.PublicKey, stdout io.Writer) (boo
 		if c.Name == receipt.CheckExpiry {
 			detail = expiryDetail(c, res.ExpiresAt)
 		}
-		printCheck(stdout, c.Name, c.Status, detail)
+		printCheck(stdout, string(c.Name), c.Status, detail)
 		for _, fe := range c.Errors {
 			fmt.Fprintf(stdout, "            - %s: %s\n", fe.Field, fe.Message)
 		}
@@ -204,9 +204,9 @@ func checkReceipt(o options, trusted []receipt.PublicKey, stdout io.Writer) (boo
 func expiryDetail(c receipt.Check, expires time.Time) string {
 	at := expires.UTC().Format("2006-01-02T15:04:05.000Z")
 	switch c.Status {
-	case receipt.StatusFailed:
+	case receipt.CheckFailed:
 		return "expired at " + at + "; -allow-expired accepts it for an audit"
-	case receipt.StatusSkipped:
+	case receipt.CheckSkipped:
 		if expires.IsZero() {
 			return c.Detail
 		}
@@ -220,20 +220,20 @@ func expiryDetail(c receipt.Check, expires time.Time) string {
 func checkInclusion(o options, trusted []receipt.PublicKey, data []byte, p *receipt.ProofResponse, stdout io.Writer) bool {
 	cp, err := openCheckpoint(o, trusted, []byte(p.Checkpoint))
 	if err != nil {
-		printCheck(stdout, "checkpoint", receipt.StatusFailed, err.Error())
-		printCheck(stdout, "inclusion", receipt.StatusSkipped, "no trusted checkpoint")
+		printCheck(stdout, "checkpoint", receipt.CheckFailed, err.Error())
+		printCheck(stdout, "inclusion", receipt.CheckSkipped, "no trusted checkpoint")
 		return false
 	}
-	printCheck(stdout, "checkpoint", receipt.StatusPassed, fmt.Sprintf("%s, tree size %d, signed by a trusted key", cp.Origin, cp.Size))
+	printCheck(stdout, "checkpoint", receipt.CheckPassed, fmt.Sprintf("%s, tree size %d, signed by a trusted key", cp.Origin, cp.Size))
 	if p.TreeSize != cp.Size {
-		printCheck(stdout, "inclusion", receipt.StatusFailed, fmt.Sprintf("the proof is for a tree of %d leaves, the checkpoint of %d", p.TreeSize, cp.Size))
+		printCheck(stdout, "inclusion", receipt.CheckFailed, fmt.Sprintf("the proof is for a tree of %d leaves, the checkpoint of %d", p.TreeSize, cp.Size))
 		return false
 	}
 	if err := receipt.CheckInclusion(data, p.LogIndex, p.InclusionProof, cp); err != nil {
-		printCheck(stdout, "inclusion", receipt.StatusFailed, err.Error())
+		printCheck(stdout, "inclusion", receipt.CheckFailed, err.Error())
 		return false
 	}
-	printCheck(stdout, "inclusion", receipt.StatusPassed, fmt.Sprintf("leaf %d of %d", p.LogIndex, cp.Size))
+	printCheck(stdout, "inclusion", receipt.CheckPassed, fmt.Sprintf("leaf %d of %d", p.LogIndex, cp.Size))
 	return true
 }
 
@@ -249,11 +249,11 @@ func checkGrowth(o options, trusted []receipt.PublicKey, stdout io.Writer) (bool
 		}
 		label := [2]string{"old checkpoint", "new checkpoint"}[i]
 		if cps[i], err = openCheckpoint(o, trusted, text); err != nil {
-			printCheck(stdout, label, receipt.StatusFailed, err.Error())
+			printCheck(stdout, label, receipt.CheckFailed, err.Error())
 			ok = false
 			continue
 		}
-		printCheck(stdout, label, receipt.StatusPassed, fmt.Sprintf("%s, tree size %d", cps[i].Origin, cps[i].Size))
+		printCheck(stdout, label, receipt.CheckPassed, fmt.Sprintf("%s, tree size %d", cps[i].Origin, cps[i].Size))
 	}
 	body, err := os.ReadFile(o.consistency)
 	if err != nil {
@@ -264,14 +264,14 @@ func checkGrowth(o options, trusted []receipt.PublicKey, stdout io.Writer) (bool
 		return false, fmt.Errorf("%s: not a consistency proof: %w", o.consistency, err)
 	}
 	if !ok {
-		printCheck(stdout, "consistency", receipt.StatusSkipped, "no trusted checkpoints")
+		printCheck(stdout, "consistency", receipt.CheckSkipped, "no trusted checkpoints")
 		return false, nil
 	}
 	if err := receipt.CheckConsistency(cps[0], cps[1], cr.Proof); err != nil {
-		printCheck(stdout, "consistency", receipt.StatusFailed, err.Error())
+		printCheck(stdout, "consistency", receipt.CheckFailed, err.Error())
 		return false, nil
 	}
-	printCheck(stdout, "consistency", receipt.StatusPassed, fmt.Sprintf("the log of %d leaves extends the log of %d: it only grew", cps[1].Size, cps[0].Size))
+	printCheck(stdout, "consistency", receipt.CheckPassed, fmt.Sprintf("the log of %d leaves extends the log of %d: it only grew", cps[1].Size, cps[0].Size))
 	return true, nil
 }
 

@@ -1,5 +1,5 @@
 // Package httpapi is the HTTP pipeline shared by the project's servers and
-// clients, so that router.Handler and trust.NewHandler authenticate, limit,
+// clients. With it router.Handler and trust.NewHandler authenticate, limit,
 // deduplicate and fail alike, and router.Client and trust.Client retry and
 // decode errors alike.
 //

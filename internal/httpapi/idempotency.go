@@ -134,7 +134,7 @@ const memEntryOverhead = 400
 // window ends only when its caller holds at least as many entries as
 // every other caller. A paid answer whose payment the paywall settles
 // after the call is kept only once it settled (the Server holds its
-// reservation until then, see x402.AfterSettle), so that neither an
+// reservation until then, see Config.AfterSettle), so that neither an
 // answer whose settlement failed nor one a gate refused is kept or
 // counted. Paid answers are pinned: the answer a payer paid for stays until its window ends or the same caller's own later calls
 // push it out, since the payer's retry with the same proof is delivered

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/vouchkit/vouch/problem"
-	"github.com/vouchkit/vouch/x402"
 )
 
 // Idempotency: run a call once per key, and replay its kept response.
@@ -66,7 +65,7 @@ func replay(w http.ResponseWriter, r *http.Request, resp *StoredResponse) {
 // response unless it is a 5xx, and releases the key otherwise (also when
 // the call panics). The response of a paid request whose payment the
 // paywall settles after the call is stored only once it settled
-// (x402.AfterSettle), and released otherwise: an answer is never kept,
+// (Config.AfterSettle), and released otherwise: an answer is never kept,
 // nor counted against the store's bounds, for a payment that did not pay
 // for it, and the retry of a call whose payment failed runs anew.
 func (s *Server) runReserved(w http.ResponseWriter, r *http.Request, scoped, lease string, run Run) {
@@ -89,7 +88,7 @@ func (s *Server) runReserved(w http.ResponseWriter, r *http.Request, scoped, lea
 				s.release(bg, scoped, lease)
 			}
 		}
-		held = infoFrom(r.Context()).paid && x402.AfterSettle(r.Context(), keep)
+		held = infoFrom(r.Context()).paid && s.cfg.AfterSettle != nil && s.cfg.AfterSettle(r.Context(), keep)
 		if !held {
 			if err := s.cfg.Idempotency.Complete(bg, scoped, lease, resp, s.cfg.Now()); err != nil {
 				s.log.ErrorContext(bg, s.cfg.Name+": storing idempotent response", "error", err)

@@ -107,6 +107,14 @@ type Config struct {
 	// are then known by their address. (The router and trust handlers
 	// read x402.PaymentFromContext.)
 	Payer func(*http.Request) string
+	// AfterSettle arranges for f to learn whether the payment of the paid
+	// request whose context is ctx settled, and reports false, never
+	// calling f, when ctx carries no payment still to be settled (the
+	// router and trust handlers pass x402.AfterSettle). The response of
+	// a paid request is kept for replay only once f learns it settled.
+	// Nil means no payment is settled after the call: the response is
+	// kept at once.
+	AfterSettle func(ctx context.Context, f func(settled bool)) bool
 	// Idempotency keeps responses for replay; nil means a new
 	// MemoryIdempotencyStore.
 	Idempotency IdempotencyStore
@@ -150,7 +158,7 @@ type Config struct {
 //     answer, nor one integration another's behind a shared address. Responses with a 5xx status are not kept,
 //     so a retry after a server failure runs again, and neither is the
 //     response of a paid request whose payment did not settle
-//     (x402.AfterSettle: a failed settlement, a gate's refusal); a request whose
+//     (Config.AfterSettle: a failed settlement, a gate's refusal); a request whose
 //     client disconnects is cancelled (503, not kept), and its
 //     reservation is released on a context detached from the client's,
 //     so that its retry runs anew;

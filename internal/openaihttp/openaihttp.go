@@ -1,5 +1,5 @@
 // Package openaihttp holds what the clients of OpenAI-compatible endpoints
-// share: reading the message out of an error body, and keeping the API key
+// share. It reads the message out of an error body, and keeps the API key
 // and extra headers' values out of the text that reaches an error.
 package openaihttp
 

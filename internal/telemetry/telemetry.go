@@ -1,7 +1,7 @@
-// Package telemetry holds what the instrumented packages share: the
-// instrumentation scope, the attribute keys of vouch's own metrics and
-// spans, and the bridge between OpenTelemetry spans and the W3C trace id
-// the project carries in a context (package traceparent).
+// Package telemetry holds what the instrumented packages share about
+// OpenTelemetry: the instrumentation scope, the attribute keys of vouch's
+// own metrics and spans, and the bridge between OpenTelemetry spans and the
+// W3C trace id the project carries in a context (package traceparent).
 //
 // It depends on the OpenTelemetry API only. A host picks the SDK and the
 // exporters; with none, the global providers are no-ops and every

@@ -1,8 +1,8 @@
-// Package chatworker runs router jobs on language models: [Worker] is a
-// [router.Worker] that sends each job to any OpenAI-compatible
-// chat-completions endpoint (OpenAI, vLLM, Ollama, llama.cpp's server,
-// LM Studio, hosted gateways), and [LoadPanel] builds a panel of such
-// workers, one per session, from a JSON or YAML file.
+// Package chatworker runs router jobs on language models behind any OpenAI-
+// compatible chat-completions endpoint. [Worker] is a [router.Worker] that
+// sends each job to such an endpoint (OpenAI, vLLM, Ollama, llama.cpp's
+// server, LM Studio, hosted gateways), and [LoadPanel] builds a panel of
+// such workers, one per session, from a JSON or YAML file.
 //
 // # Jobs
 //

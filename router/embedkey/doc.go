@@ -1,6 +1,6 @@
-// Package embedkey settles free-text answers by what they say: [Grouper]
-// embeds a delegation's outputs through any OpenAI-compatible embeddings
-// endpoint (POST {base_url}/embeddings: OpenAI, vLLM, Ollama, llama.cpp's
+// Package embedkey groups free-text answers by what they say, through an
+// OpenAI-compatible embeddings endpoint. [Grouper] embeds a delegation's
+// outputs (POST {base_url}/embeddings: OpenAI, vLLM, Ollama, llama.cpp's
 // server, LM Studio, hosted gateways) and groups the answers whose cosine
 // similarity reaches a threshold. The grouping's Key is a consensus key
 // (consensus.Policy.Key), under which paraphrases of one answer agree; the

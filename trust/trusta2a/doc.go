@@ -1,6 +1,8 @@
-// Package trusta2a serves a vouch trust service over A2A, the
-// Agent2Agent protocol, versions 0.3 and 1.0, over JSON-RPC 2.0 at the
-// url of the agent card that package agentcard publishes: version 0.3's
+// Package trusta2a serves a vouch trust service to agents over A2A, the
+// Agent2Agent protocol.
+//
+// It speaks versions 0.3 and 1.0, over JSON-RPC 2.0 at the url of the
+// agent card that package agentcard publishes: version 0.3's
 // message/send and tasks/get (and tasks/cancel) on the official A2A Go
 // SDK (github.com/a2aproject/a2a-go), and version 1.0's SendMessage,
 // GetTask, CancelTask and ListTasks on this package's own wire types,

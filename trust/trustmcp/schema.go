@@ -56,8 +56,21 @@ func explicit(s *jsonschema.Schema) {
 
 // isBoolean reports whether s is written as the boolean schema b.
 func isBoolean(s *jsonschema.Schema, b bool) bool {
+	// Only a schema without subschemas, or with the one empty "not", can
+	// marshal as a boolean: leave the others unmarshalled, since marshalling
+	// every node's whole subtree costs the square of the schema's depth.
+	if n := children(s); n > 1 || n == 1 && (s.Not == nil || children(s.Not) > 0) {
+		return false
+	}
 	got, err := json.Marshal(s)
 	return err == nil && string(got) == fmt.Sprint(b)
+}
+
+// children counts the immediate subschemas of s.
+func children(s *jsonschema.Schema) int {
+	n := 0
+	forEachChild(s, func(*jsonschema.Schema) { n++ })
+	return n
 }
 
 // The types of the fields of a jsonschema.Schema that hold subschemas.

@@ -438,10 +438,10 @@ func verifySummary(r *receipt.VerifyResponse) string {
 	var failed, passed []string
 	for _, c := range r.Checks {
 		switch c.Status {
-		case receipt.StatusFailed:
-			failed = append(failed, c.Name)
-		case receipt.StatusPassed:
-			passed = append(passed, c.Name)
+		case receipt.CheckFailed:
+			failed = append(failed, string(c.Name))
+		case receipt.CheckPassed:
+			passed = append(passed, string(c.Name))
 		}
 	}
 	if r.Valid {

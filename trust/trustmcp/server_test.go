@@ -314,7 +314,7 @@ func TestServer_receipt(t *testing.T) {
 	forged := bytes.Replace(resp.Receipt, []byte(`"VALID"`), []byte(`"INVALID"`), 1)
 	res = callTool(t, fs, "verify_receipt", map[string]any{"receipt": json.RawMessage(forged)})
 	decode(t, res, &vr)
-	if check, _ := findCheck(vr, "signature"); vr.Valid || check.Status != receipt.StatusFailed {
+	if check, _ := findCheck(vr, "signature"); vr.Valid || check.Status != receipt.CheckFailed {
 		t.Errorf("verify_receipt of a forged receipt = %+v, want the signature check failed", vr)
 	}
 	if !strings.HasPrefix(text(res), "not valid: ") {
@@ -336,7 +336,7 @@ func TestServer_receipt(t *testing.T) {
 	}
 }
 
-func findCheck(vr receipt.VerifyResponse, name string) (receipt.Check, bool) {
+func findCheck(vr receipt.VerifyResponse, name receipt.CheckName) (receipt.Check, bool) {
 	for _, c := range vr.Checks {
 		if c.Name == name {
 			return c, true

@@ -121,7 +121,7 @@ func TestVerifyReceipt_everyDoor(t *testing.T) {
 				t.Errorf("as_issued = %v, want %v", viaVerifier.AsIssued, wantAsIssued)
 			}
 			if strings.Contains(name, "2^53+1") || strings.Contains(name, "fraction") {
-				if c := viaVerifier.Checks[0]; c.Status != receipt.StatusFailed || len(c.Errors) != 1 || c.Errors[0].Rule != "number" {
+				if c := viaVerifier.Checks[0]; c.Status != receipt.CheckFailed || len(c.Errors) != 1 || c.Errors[0].Rule != "number" {
 					t.Errorf("schema check %+v, want failed with rule number", c)
 				}
 			}

@@ -1,9 +1,8 @@
-// Package trustpay joins the trust service to x402 payments: a check
-// that delivers a seller's paid answer, and settles its payment, only
-// when a trust validation finds it VALID ([Gate]), and prices of the
-// trust call that charge adaptive by the runs it launched ([Prices],
-// [ChargeRuns]). Package x402 knows nothing of trust; this package
-// imports both.
+// Package trustpay makes x402 payments wait on trust: a seller's paid answer
+// is delivered, and its payment settled, only when a trust validation finds
+// it VALID. [Gate] is that check; [Prices] and [ChargeRuns] price the trust
+// call, charging adaptive by the runs it launched. Package x402 knows
+// nothing of trust; this package imports both.
 package trustpay
 
 import (

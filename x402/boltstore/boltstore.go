@@ -1,7 +1,7 @@
-// Package boltstore is a durable x402.EscrowLedger in one file on disk,
-// on the embedded database go.etcd.io/bbolt, so that the "auth-capture"
-// payments a server held survive its restart: the payments it held and
-// had not finished are found again (Ledger.Unfinished) and finished by
+// Package boltstore keeps a server's escrowed x402 payments in one file on
+// disk, so that they survive its restart: it is an x402.EscrowLedger on the
+// embedded database go.etcd.io/bbolt. The payments a server held and had not
+// finished are found again (Ledger.Unfinished) and finished by
 // x402.EscrowRecovery, and every lifecycle operation's first outcome is
 // replayed instead of being sent twice.
 //

@@ -1,5 +1,5 @@
-// Package evm implements the x402 "exact", "upto" and "auth-capture"
-// schemes on EVM networks: a [Payer] that signs EIP-3009
+// Package evm implements the x402 "exact", "upto" and "auth-capture" payment
+// schemes on EVM networks. It holds a [Payer] that signs EIP-3009
 // TransferWithAuthorization messages ("exact"), Permit2
 // PermitWitnessTransferFrom messages ("upto") and the escrow authorizations
 // of "auth-capture" as EIP-712 typed data, an offline [Facilitator] that

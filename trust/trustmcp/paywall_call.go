@@ -1,0 +1,276 @@
+package trustmcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vouchkit/vouch/x402"
+)
+
+// timeBudget is how long a priced tool may run.
+func timeBudget(p x402.Price) time.Duration {
+	if p.TimeBudget == 0 {
+		return x402.DefaultTimeBudget
+	}
+	return p.TimeBudget
+}
+
+// validity is how long after it is received an authorization must stay
+// valid: through the tool's time budget (unless settled before) and the
+// settlement.
+func validity(p x402.Price, settle time.Duration) time.Duration {
+	if p.SettleBefore {
+		return settle
+	}
+	return timeBudget(p) + settle
+}
+
+func (pw *paywall) now() time.Time {
+	if pw.cfg.Now != nil {
+		return pw.cfg.Now()
+	}
+	return time.Now()
+}
+
+func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolRequest, price x402.Price, next mcp.MethodHandler) (mcp.Result, error) {
+	name := call.Params.Name
+	res := x402.ResourceInfo{URL: "mcp://tool/" + name, Description: price.Description, MimeType: price.MimeType}
+	raw, ok := call.Params.Meta[MetaPayment]
+	if !ok || raw == nil {
+		pw.tel.Refused("", nil)
+		return terms(pw.offers(price), res, "payment required: send it in _meta[\""+MetaPayment+"\"]", nil), nil
+	}
+	p, err := decodePayment(raw)
+	if err != nil {
+		return pw.refuse(price, res, "_meta[\""+MetaPayment+"\"]: "+err.Error(), nil), nil
+	}
+	offers := price.Accepts
+	if p.Accepted.Scheme == x402.SchemeAuthCapture && pw.escrow != nil {
+		// Offers that differ only in their extra (the asset-transfer
+		// method) are told apart by it.
+		offers = pw.escrow.Candidates(offers, p.Accepted)
+	}
+	offer, ok := x402.Price{Accepts: offers}.Match(p)
+	if !ok {
+		return pw.refuse(price, res, "the payment matches none of the accepted offers", nil), nil
+	}
+	if p.X402Version == x402.Version1 {
+		p.Resource = &res
+	}
+	now := pw.now()
+	if offer.Scheme == x402.SchemeAuthCapture {
+		// The payer signed the deadlines of the terms it read.
+		var reason string
+		if offer, reason = pw.escrow.Terms(offer, p.Accepted, price, now); reason != "" {
+			return pw.refuse(price, res, reason, nil), nil
+		}
+	}
+	key, until := x402.ReplayKey(p, offer, now)
+	if limit := now.Add(pw.cfg.MaxValidity); until.After(limit) {
+		// Refused before it is reserved: its record would have to outlive
+		// what the stores keep.
+		return pw.refuse(price, res, fmt.Sprintf("%s: the authorization may stay valid for at most %s: validBefore %d is after %d",
+			reasonValidityTooLong, pw.cfg.MaxValidity, until.Unix(), limit.Unix()), nil), nil
+	}
+	paid := paidCall(call, p)
+	fl, first := pw.startFlight(key, paid)
+	for !first {
+		// The payment is in use by a call running in this process: a retry
+		// of that call waits for its end, then gets its kept result or, if
+		// it did not settle, may use the payment again.
+		if fl.call != paid {
+			return pw.refuse(price, res, msgUsed, nil), nil
+		}
+		select {
+		case <-fl.done:
+		case <-ctx.Done():
+			return pw.refuse(price, res, msgUsed, nil), nil
+		}
+		now = pw.now()
+		fl, first = pw.startFlight(key, paid)
+	}
+	defer pw.endFlight(key, fl)
+	fresh, err := pw.replay.Reserve(ctx, key, now, until)
+	if err != nil {
+		return pw.unavailable(ctx, "replay store", err), nil
+	}
+	if !fresh {
+		if refusal, ok := pw.keptRefusal(ctx, key, now); ok {
+			return refusal, nil
+		}
+		return pw.repeat(ctx, price, res, key, paid, now), nil
+	}
+	settled := false
+	defer func() {
+		if !settled { // not verified, or the tool failed: the payer may send it again
+			_ = pw.replay.Release(context.WithoutCancel(ctx), key)
+		}
+	}()
+	if vb, ok := p.AuthorizationValidBefore(); ok {
+		if need := now.Add(validity(price, pw.cfg.SettleTimeout)); vb.Before(need) {
+			return pw.refuse(price, res, fmt.Sprintf("authorization_validity_too_short: the authorization must stay valid through the tool's time budget and settlement: validBefore %d is before %d",
+				vb.Unix(), need.Unix()), nil), nil
+		}
+	}
+	vr, err := pw.cfg.Facilitator.Verify(ctx, p, offer)
+	if err != nil {
+		return pw.unavailable(ctx, "facilitator verify", err), nil
+	}
+	if !vr.IsValid {
+		pw.log.LogAttrs(ctx, slog.LevelInfo, "trustmcp: payment invalid", slog.String("tool", name), slog.String("reason", vr.InvalidReason))
+		return pw.refuse(price, res, joinReason(vr.InvalidReason, vr.InvalidMessage), nil), nil
+	}
+
+	if offer.Scheme == x402.SchemeAuthCapture {
+		settled = true // kept used if the tool panics: the hold was voided
+		var result mcp.Result
+		result, settled = pw.serveEscrow(ctx, method, call, price, res, p, offer, key, paid, until, vr.Payer, next)
+		return result, nil
+	}
+	metered, meter := x402.MeterUsage(ctx, offer)
+	work, cancel := context.WithTimeout(metered, timeBudget(price))
+	defer cancel()
+	var sr *x402.SettleResponse
+	if price.SettleBefore {
+		settled = true // from here on the payment stays used, whatever the outcome
+		if sr = pw.settle(ctx, name, p, offer, vr.Payer); !sr.Success {
+			return pw.refuse(price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr), nil
+		}
+	}
+	result, err := next(work, method, call)
+	if err != nil {
+		return nil, err
+	}
+	ctr, ok := result.(*mcp.CallToolResult)
+	if !ok {
+		return result, nil
+	}
+	if sr == nil {
+		if ctr.IsError {
+			return ctr, nil
+		}
+		settled = true // from here on the payment stays used, whatever the outcome
+		// The usage of an "upto" payment is the tool's to report.
+		charged, usage := meter.Charge()
+		if refusal := pw.check(work, call, ctr); refusal != nil {
+			pw.keepRefusal(ctx, key, until, refusal)
+			return refusal, nil
+		}
+		if sr = pw.settle(ctx, name, p, charged, vr.Payer); !sr.Success {
+			return pw.refuse(price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr), nil
+		}
+		if usage != nil {
+			sr.SetUsage(*usage)
+		}
+	}
+	pw.keep(ctx, key, paid, until, ctr, sr)
+	if ctr.Meta == nil {
+		ctr.Meta = mcp.Meta{}
+	}
+	ctr.Meta[MetaPaymentResponse] = sr
+	return ctr, nil
+}
+
+// reasonValidityTooLong is the reason of the terms for an authorization
+// valid for longer than the Paywall remembers payments (MaxValidity).
+const reasonValidityTooLong = "authorization_validity_too_long"
+
+// answering is a Facilitator that never answers nil without an error.
+type answering struct{ x402.Facilitator }
+
+func (f answering) Verify(ctx context.Context, p *x402.PaymentPayload, r x402.PaymentRequirements) (*x402.VerifyResponse, error) {
+	vr, err := f.Facilitator.Verify(ctx, p, r)
+	if err == nil && vr == nil {
+		err = errors.New("the facilitator returned no verification")
+	}
+	return vr, err
+}
+
+func (f answering) Settle(ctx context.Context, p *x402.PaymentPayload, r x402.PaymentRequirements) (*x402.SettleResponse, error) {
+	sr, err := f.Facilitator.Settle(ctx, p, r)
+	if err == nil && sr == nil {
+		err = errors.New("the facilitator returned no settlement")
+	}
+	return sr, err
+}
+
+// settle settles p on a context detached from the call's, so that a
+// client that goes away cannot cancel a settlement the facilitator may
+// complete anyway, bounded by SettleTimeout. A failure is a settlement
+// with Success false.
+func (pw *paywall) settle(ctx context.Context, tool string, p *x402.PaymentPayload, offer x402.PaymentRequirements, payer string) *x402.SettleResponse {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pw.cfg.SettleTimeout)
+	defer cancel()
+	sr, err := pw.cfg.Facilitator.Settle(ctx, p, offer)
+	if err != nil {
+		pw.log.LogAttrs(ctx, slog.LevelWarn, "trustmcp: settlement failed", slog.String("tool", tool), slog.String("error", err.Error()))
+		// The error stays in the log: it may name the facilitator's address
+		// or key, which the payer must not see.
+		return &x402.SettleResponse{ErrorReason: "unexpected_settle_error", ErrorMessage: "the facilitator could not settle the payment",
+			Network: offer.Network, Payer: payer}
+	}
+	if sr.Success {
+		if sr.Payer == "" {
+			sr.Payer = payer
+		}
+		pw.log.LogAttrs(ctx, slog.LevelInfo, "trustmcp: settled", slog.String("tool", tool),
+			slog.String("transaction", sr.Transaction), slog.String("payer", sr.Payer), slog.String("network", sr.Network))
+	}
+	return sr
+}
+
+// decodePayment reads the payment of _meta, which the SDK decoded as
+// generic JSON, into a PaymentPayload.
+func decodePayment(v any) (*x402.PaymentPayload, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	p := new(x402.PaymentPayload)
+	if err := json.Unmarshal(b, p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// refuse counts a refused payment and returns the terms.
+func (pw *paywall) refuse(price x402.Price, res x402.ResourceInfo, reason string, sr *x402.SettleResponse) *mcp.CallToolResult {
+	pw.tel.Refused(reason, sr)
+	return terms(pw.offers(price), res, reason, sr)
+}
+
+func (pw *paywall) unavailable(ctx context.Context, step string, err error) *mcp.CallToolResult {
+	pw.log.LogAttrs(ctx, slog.LevelError, "trustmcp: "+step, slog.String("error", err.Error()))
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+		Text: "payment processing unavailable: " + step + " failed; try again later"}}}
+}
+
+func joinReason(reason, message string) string {
+	switch {
+	case reason == "":
+		return message
+	case message == "":
+		return reason
+	}
+	return reason + ": " + message
+}
+
+// offers returns the offers of price as the terms show them now: an
+// "auth-capture" offer with the deadlines its payer signs.
+func (pw *paywall) offers(price x402.Price) []x402.PaymentRequirements {
+	if pw.escrow == nil {
+		return price.Accepts
+	}
+	now := pw.now()
+	out := make([]x402.PaymentRequirements, len(price.Accepts))
+	for i, o := range price.Accepts {
+		out[i] = pw.escrow.Offer(o, now)
+	}
+	return out
+}

@@ -109,8 +109,9 @@ type ConsensusResponse struct {
 type Tolerance struct {
 	// Absolute is a distance, ≥ 0.
 	Absolute float64 `json:"absolute" validate:"gte=0"`
-	// Relative is a share of |m|, ≥ 0.
-	Relative float64 `json:"relative" validate:"gte=0"`
+	// Relative is a share of |m|, from 0 to 1: above 1, a number of the
+	// other sign than m would agree with it.
+	Relative float64 `json:"relative" validate:"gte=0,lte=1"`
 }
 
 // ReputationSnapshot is what a weighted call read of the reputation it

@@ -167,6 +167,9 @@ func TestHandler_numericDelegation_refused(t *testing.T) {
 		{`{"mode":"delegation","policy":"safe","task":{"input":"x","answer":"number","tolerance":{"relative":0.1,"abs":1,"Rel":2}}}`, []string{"task.tolerance.Rel", "task.tolerance.abs"}},
 		{`{"mode":"delegation","policy":"safe","task":{"input":"x","answer":"number","tolerance":{"absolute":-1,"within":1}}}`, []string{"task.tolerance.absolute", "task.tolerance.within"}},
 		{`{"mode":"delegation","policy":"safe","task":{"input":"x","tolerance":{"abs":1}}}`, []string{"task.tolerance", "task.tolerance.abs"}},
+		// Above 1, −1.7e308 would agree with +1.7e308.
+		{`{"mode":"delegation","policy":"safe","task":{"input":"x","answer":"number","tolerance":{"relative":1.5}}}`, []string{"task.tolerance.relative"}},
+		{`{"mode":"delegation","policy":"safe","task":{"input":"x","answer":"number","tolerance":{"relative":1e999}}}`, []string{"task.tolerance.relative"}},
 	} {
 		status, v := postTrust(t, srv.URL, tc.body)
 		var got []string

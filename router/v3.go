@@ -9,7 +9,7 @@ import (
 // ConsensusRequest is the consensus block of a version 3 request.
 type ConsensusRequest struct {
 	// Replicas is the number of independent runs: 1, 3 or 5.
-	Replicas int `json:"replicas" validate:"required,oneof=1 3 5"`
+	Replicas int `json:"replicas" validate:"oneof=1 3 5"`
 	// SessionPool lists candidate sessions. Empty means every session that
 	// serves the tier.
 	SessionPool []SessionID `json:"session_pool,omitempty" validate:"omitempty,unique,dive,gt=0"`

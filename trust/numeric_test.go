@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/vouchkit/vouch/consensus"
@@ -306,4 +307,29 @@ func TestService_numericReceipt(t *testing.T) {
 func jsonEqual(raw json.RawMessage, x float64) bool {
 	var y float64
 	return json.Unmarshal(raw, &y) == nil && y == x
+}
+
+// TestService_Call_numericNoNumber: a numeric delegation whose runs
+// answer no number is RETRY saying so, not "0 of 0 answers agree".
+func TestService_Call_numericNoNumber(t *testing.T) {
+	w := routertest.Answer("about eighteen")
+	e, err := router.NewEngine(routertest.Sessions(1, 5, w, w, w, w, w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := trust.New(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []trust.Policy{trust.PolicySafe, trust.PolicyOracle, trust.PolicyAdaptive} {
+		resp, err := svc.Call(context.Background(), &trust.Request{Mode: trust.ModeDelegation, Policy: p,
+			Task: trust.Task{Type: "qa", Input: router.NewStringInput("How many?"), Answer: trust.AnswerNumber}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ri := resp.RetryInstructions
+		if resp.Status != trust.StatusRetry || ri == nil || !strings.Contains(ri.Reason, "no number") {
+			t.Errorf("%s: %s %+v; want RETRY saying no number was found", p, resp.Status, ri)
+		}
+	}
 }

@@ -32,8 +32,12 @@ import (
 // session never runs two replicas of one call.
 //
 // Unknown ids in session_id or consensus.session_pool are a 400 *Error
-// naming the field ("consensus.session_pool[2]"). Too few fit sessions
-// give a 503 *Error with code insufficient_sessions, and no replica runs.
+// naming the field ("consensus.session_pool[2]"). More replicas than the
+// candidates that serve the tier, healthy or not, is a 400 *Error naming
+// consensus.replicas (rule "servable"): this engine can never serve the
+// request, and a retry would fail the same way. Too few of them healthy
+// now give a 503 *Error with code insufficient_sessions. Either way no
+// replica runs.
 //
 // # Votes and policies
 //

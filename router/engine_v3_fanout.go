@@ -13,6 +13,16 @@ import (
 	"github.com/vouchkit/vouch/problem"
 )
 
+// replicasField is the JSON path of the replica count of the request
+// whose session pool is at poolField: consensus.replicas in version 3,
+// policy.redundancy in a version 1 fact check.
+func replicasField(poolField string) string {
+	if poolField == v3Pool {
+		return "consensus.replicas"
+	}
+	return "policy.redundancy"
+}
+
 // fanOut runs job on c.Replicas sessions picked as documented on
 // [Engine.ValidateV3], aggregates their votes and applies the
 // disagreement policy. poolField is the JSON path of c.SessionPool in the

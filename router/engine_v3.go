@@ -63,6 +63,13 @@ import (
 // CANCELLED. Under return_all it waits for every replica, since it
 // reports them all.
 //
+// A deadline on ctx bounds the call like policy.timeout_ms: the engine
+// stops waiting for votes shortly before it (a tenth of the time left,
+// at most 100ms, is kept to answer), records the replicas still running
+// as TIMEOUT, and answers from the votes in, before the deadline, even
+// when a worker ignores its cancelled context; with no vote in, a 504
+// *Error with code timeout.
+//
 // A replica cut short before it answered is no vote and no dissent:
 // consensus.replicas still counts it (it is the count the request asked
 // for, every replica launched), and consensus.verdicts shows it as

@@ -10,15 +10,18 @@ import (
 // report on a call ([Ledger.Report]) finds who voted and how, and counts
 // once. An id names a call only together with its caller: callers choose
 // their trace ids, and one caller's call never answers for another's.
-// When full, a Ledger forgets the oldest call first. A Ledger is safe for
-// concurrent use; the zero Ledger remembers nothing: build one with
-// NewLedger.
+// When full, a Ledger forgets the oldest call of the caller that holds
+// the most calls (the first such caller to have called, on a tie), so
+// that one caller's stream of calls forgets its own, never a caller's
+// that holds fewer. A Ledger is safe for concurrent use; the zero Ledger
+// remembers nothing: build one with NewLedger.
 type Ledger struct {
-	mu    sync.Mutex
-	max   int
-	order []callKey // the oldest at next once full
-	next  int
-	calls map[callKey]*ledgerEntry
+	mu      sync.Mutex
+	max     int
+	n       int                 // calls remembered
+	callers []string            // in the order they first called
+	byAge   map[string][]string // each caller's ids, the oldest first
+	calls   map[callKey]*ledgerEntry
 }
 
 type callKey struct{ caller, id string }
@@ -33,7 +36,7 @@ type ledgerEntry struct {
 
 // NewLedger returns a Ledger that remembers up to max calls.
 func NewLedger(max int) *Ledger {
-	return &Ledger{max: max, calls: make(map[callKey]*ledgerEntry)}
+	return &Ledger{max: max, byAge: make(map[string][]string), calls: make(map[callKey]*ledgerEntry)}
 }
 
 // Put remembers the call that caller made under id, in scope, with its
@@ -72,15 +75,39 @@ func (l *Ledger) put(k callKey, e *ledgerEntry, replace bool) bool {
 		if !replace {
 			return false
 		}
-	} else if len(l.order) < l.max {
-		l.order = append(l.order, k)
-	} else {
-		delete(l.calls, l.order[l.next])
-		l.order[l.next] = k
-		l.next = (l.next + 1) % len(l.order)
+		l.calls[k] = e
+		return true
 	}
+	if l.n == l.max {
+		l.forget()
+	}
+	if _, ok := l.byAge[k.caller]; !ok {
+		l.callers = append(l.callers, k.caller)
+	}
+	l.byAge[k.caller] = append(l.byAge[k.caller], k.id)
 	l.calls[k] = e
+	l.n++
 	return true
+}
+
+// forget forgets the oldest call of the caller holding the most calls.
+func (l *Ledger) forget() {
+	most := 0
+	for i, c := range l.callers {
+		if len(l.byAge[c]) > len(l.byAge[l.callers[most]]) {
+			most = i
+		}
+	}
+	c := l.callers[most]
+	ids := l.byAge[c]
+	delete(l.calls, callKey{c, ids[0]})
+	l.n--
+	if len(ids) == 1 {
+		delete(l.byAge, c)
+		l.callers = append(l.callers[:most], l.callers[most+1:]...)
+		return
+	}
+	l.byAge[c] = ids[1:]
 }
 
 // Get returns what is remembered of the call caller made under id.

@@ -2,6 +2,9 @@ package reputation
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"sync"
 )
 
@@ -149,6 +152,13 @@ func (l *Ledger) entry(caller, id string) *ledgerEntry {
 // moves by more than FeedbackWeight per call, however often its outcome
 // is reported.
 //
+// What was reported is kept in b's store beside the evidence, in the
+// same batch (a record of the panel under the operation "reported
+// calls"), so that a call the Ledger forgot and remembers again, as a
+// report by receipt rebuilds it, counts its report once: a report counts
+// once whatever the Ledger still holds, on every server sharing b's
+// store.
+//
 // ok is false, and nothing is learned, when the Ledger remembers no call
 // of caller's under id. On an error of b's store nothing is recorded as
 // reported, and the report may be made again.
@@ -159,21 +169,50 @@ func (l *Ledger) Report(ctx context.Context, b *Book, caller, id string, right b
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	mark := reportKey(caller, id, e.call)
+	if !e.reported { // remembered anew, perhaps reported before it was forgotten
+		recs, err := b.store.Load(ctx, []Key{mark})
+		if err != nil {
+			return true, err
+		}
+		if m := recs[0]; m.Right > 0 || m.Wrong > 0 {
+			e.reported, e.right = true, m.Right > 0
+		}
+	}
 	if e.reported && e.right == right {
 		return true, nil
 	}
 	// The first report is withdrawn before the new one is added, so
-	// that a full record moves evidence without forgetting any.
+	// that a full record moves evidence without forgetting any; the mark
+	// moves with them, in the same batch.
 	var deltas []Delta
 	if e.reported {
 		deltas = b.reportDeltas(e.call, e.right, -1)
 	}
 	deltas = append(deltas, b.reportDeltas(e.call, right, 1)...)
-	if len(deltas) > 0 {
-		if err := b.store.Add(ctx, b.opts.Horizon, deltas); err != nil {
-			return true, err
-		}
+	m := Record{Right: 1, Wrong: -1}
+	if !right {
+		m = Record{Right: -1, Wrong: 1}
+	}
+	deltas = append(deltas, Delta{Key: mark, Delta: m})
+	if err := b.store.Add(ctx, b.opts.Horizon, deltas); err != nil {
+		return true, err
 	}
 	e.reported, e.right = true, right
 	return true, nil
+}
+
+// reportKey is the record of the panel in which b's store keeps what was
+// last reported on the call caller made under id (Right 1 or Wrong 1),
+// so that a report counts once whatever the Ledger still remembers: the
+// call is named by its caller, id, scope and voters, which a call
+// rebuilt from its receipt names alike. Its operation holds a space, which
+// no operation's name does.
+func reportKey(caller, id string, c Call) Key {
+	h := sha256.New()
+	fmt.Fprintf(h, "%q %q %q %q", caller, id, c.Scope.Operation, c.Scope.Kind)
+	for _, bl := range c.Ballots {
+		fmt.Fprintf(h, " %d:%t", bl.Session, bl.Backed)
+	}
+	return Key{Session: PanelSession, Operation: "reported calls", Kind: hex.EncodeToString(h.Sum(nil)[:16])}
 }

@@ -274,3 +274,52 @@ func loadRecords(t *testing.T, store *reputation.Memory, keys []reputation.Key) 
 	}
 	return recs
 }
+
+// TestService_feedbackOnceForgotten: a call reported by its trace id and
+// then by its receipt where the call is not remembered (another server
+// on the same book and receipts, as after the ledger forgot it) counts
+// once: the report is kept in the book's store.
+func TestService_feedbackOnceForgotten(t *testing.T) {
+	priv, store, book := feedbackBook(t)
+	signer, err := receipt.NewEd25519Signer(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	receipts := &receipt.MemStore{}
+	w := honest(0.9)
+	var svcs []*trust.Service
+	for range 2 {
+		e, err := router.NewEngine(routertest.Sessions(1, 3, w, w, w), router.WithReputation(book))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := trust.New(e, trust.WithReceipts(&receipt.Issuer{Signer: signer, Store: receipts}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		svcs = append(svcs, s)
+	}
+	const trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+	alice := trust.WithCaller(context.Background(), "key:alice")
+	req := request(trust.ModeValidation, trust.PolicySafe)
+	req.Receipt = receipt.Inline()
+	resp, err := svcs[0].Call(router.WithTraceID(alice, trace), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := receipt.Parse(resp.Receipt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := []reputation.Key{{Session: 1}, {Session: 2}, {Session: 3}}
+	if err := svcs[0].Feedback(alice, trace, false); err != nil {
+		t.Fatal(err)
+	}
+	once := loadRecords(t, store, keys)
+	if err := svcs[1].Feedback(alice, r.ReceiptID, false); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(once, loadRecords(t, store, keys)); diff != "" {
+		t.Errorf("the report by receipt where the call is forgotten counted again (-once +twice):\n%s", diff)
+	}
+}

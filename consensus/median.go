@@ -13,21 +13,28 @@ import (
 //	|x − m| ≤ max(Absolute, Relative·|m|)
 //
 // The zero Tolerance is exact numeric equality, under which 18, 18.0 and
-// "18" agree and 18.5 does not.
+// "18" agree and 18.5 does not. The distance is computed without
+// overflow: −1.7e308 and 1.7e308 lie 3.4e308 apart, not +Inf.
 type Tolerance struct {
 	// Absolute is the distance, ≥ 0, within which a number agrees.
 	Absolute float64
-	// Relative is the share of |m|, ≥ 0, within which a number agrees.
+	// Relative is the share of |m|, from 0 to 1, within which a number
+	// agrees. At most 1, so that a number of the other sign than m never
+	// agrees with it.
 	Relative float64
 }
 
 // Agrees reports whether x agrees with the aggregate m.
 func (t Tolerance) Agrees(x, m float64) bool {
-	return math.Abs(x-m) <= max(t.Absolute, t.Relative*math.Abs(m))
+	if d := math.Abs(x - m); !math.IsInf(d, 1) || math.IsInf(x, 0) || math.IsInf(m, 0) {
+		return d <= max(t.Absolute, t.Relative*math.Abs(m))
+	}
+	// x − m overflows: compare halves, which do not.
+	return math.Abs(x/2-m/2) <= max(t.Absolute/2, t.Relative*math.Abs(m)/2)
 }
 
-// Check reports a bound that is negative, NaN or infinite, with an error
-// wrapping ErrInvalid.
+// Check reports a bound that is negative, NaN or infinite, or a Relative
+// above 1, with an error wrapping ErrInvalid.
 func (t Tolerance) Check() error {
 	for _, b := range []struct {
 		name string
@@ -36,6 +43,9 @@ func (t Tolerance) Check() error {
 		if !(b.v >= 0 && !math.IsInf(b.v, 1)) {
 			return fmt.Errorf("%w: tolerance %s %v is not a finite number ≥ 0", ErrInvalid, b.name, b.v)
 		}
+	}
+	if t.Relative > 1 {
+		return fmt.Errorf("%w: tolerance relative %v is above 1, which would let a number of the other sign agree", ErrInvalid, t.Relative)
 	}
 	return nil
 }
@@ -133,14 +143,13 @@ func lowerMedian(ns []number) float64 {
 // order.
 func medianOfMeans(ns []number) float64 {
 	k := min(3, len(ns))
-	sums, counts := make([]float64, k), make([]float64, k)
+	// Each block's mean is updated in turn (m += (x − m)/count), never
+	// from a sum, which overflows for numbers near the largest float64.
+	means, counts := make([]number, k), make([]float64, k)
 	for j, n := range ns {
-		sums[j%k] += n.x
-		counts[j%k]++
-	}
-	means := make([]number, k)
-	for b := range means {
-		means[b] = number{replica: b, x: sums[b] / counts[b]}
+		b := j % k
+		counts[b]++
+		means[b] = number{replica: b, x: means[b].x + (n.x/counts[b] - means[b].x/counts[b])}
 	}
 	return lowerMedian(means)
 }

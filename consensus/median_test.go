@@ -350,3 +350,49 @@ func TestMedian_Aggregate_property(t *testing.T) {
 		}
 	}
 }
+
+func TestMedianOfMeans_Aggregate_hugeNumbersDoNotOverflow(t *testing.T) {
+	// Five workers answering 1.7e308: a block of two summed before
+	// dividing is +Inf; the mean of each block is 1.7e308.
+	out, err := consensus.MedianOfMeans{}.Aggregate(outputs(`1.7e308`, `1.7e308`, `1.7e308`, `1.7e308`, `1.7e308`), consensus.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Value != 1.7e308 || out.Agreeing != 5 || out.Winner != 0 {
+		t.Errorf("outcome %+v: want value 1.7e308, all five agreeing", out)
+	}
+	out, err = consensus.MedianOfMeans{}.Aggregate(outputs(`-1.7e308`, `-1.7e308`, `-1.7e308`, `-1.7e308`), consensus.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Value != -1.7e308 || out.Agreeing != 4 {
+		t.Errorf("outcome %+v: want value -1.7e308, all four agreeing", out)
+	}
+}
+
+func TestTolerance_Agrees_extremes(t *testing.T) {
+	for _, tc := range []struct {
+		tol  consensus.Tolerance
+		x, m float64
+		want bool
+	}{
+		{consensus.Tolerance{Relative: 1}, -1.7e308, 1.7e308, false},
+		{consensus.Tolerance{Relative: 1.5}, -1, 1, false},
+		{consensus.Tolerance{Relative: 1}, 0, 1, true},
+		{consensus.Tolerance{Absolute: 1e308}, -1.7e308, 1.7e308, false},
+		{consensus.Tolerance{Absolute: 1.7e308}, 1.7e308, 1e308, true},
+	} {
+		if got := tc.tol.Agrees(tc.x, tc.m); got != tc.want {
+			t.Errorf("%+v.Agrees(%v, %v) = %v, want %v", tc.tol, tc.x, tc.m, got, tc.want)
+		}
+	}
+}
+
+func TestTolerance_Check_relativeAboveOne(t *testing.T) {
+	if err := (consensus.Tolerance{Relative: 1.5}).Check(); !errors.Is(err, consensus.ErrInvalid) {
+		t.Errorf("Check of relative 1.5: err %v, want ErrInvalid", err)
+	}
+	if err := (consensus.Tolerance{Relative: 1}).Check(); err != nil {
+		t.Errorf("Check of relative 1: %v", err)
+	}
+}

@@ -257,6 +257,10 @@ func (h *Handler) verify(w http.ResponseWriter, r *http.Request) {
 		write(w, r, problem.Invalid([]FieldError{{Field: "receipt", Rule: "required", Message: "is required: the receipt object to verify"}}))
 		return
 	}
+	if c := req.Receipt[0]; c != '{' && c != '"' { // encoding/json copies the value without the space before it
+		write(w, r, problem.Invalid([]FieldError{{Field: "receipt", Rule: "type", Message: "must be the receipt object, or a string holding its JSON"}}))
+		return
+	}
 	res, _ := h.Verifier.Verify(req.Receipt, Originals{Input: req.Input, Output: req.Output}, h.now())
 	body, err := json.Marshal(NewVerifyResponse(res))
 	if err != nil { // every member is a string, bool or list of them
@@ -275,9 +279,14 @@ func methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
 	write(w, r, problem.Newf(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed, "%s is not allowed here; use %s", r.Method, allow))
 }
 
-// write sends p with the request path as its instance.
+// write sends p with the request path as its instance and, served
+// behind a pipeline that names each request (trust.NewHandler), the
+// X-Request-Id it set on the response as its request_id.
 func write(w http.ResponseWriter, r *http.Request, p *problem.Details) {
 	q := *p
 	q.Instance = r.URL.Path
+	if q.RequestID == "" {
+		q.RequestID = w.Header().Get("X-Request-Id")
+	}
 	problem.Write(w, &q)
 }

@@ -260,6 +260,8 @@ func TestHandler_verify_badRequest(t *testing.T) {
 		{"not JSON", `{"receipt":`, 400, ""},
 		{"no receipt", `{"input":"x"}`, 400, "receipt"},
 		{"null receipt", `{"receipt":null}`, 400, "receipt"},
+		{"number receipt", `{"receipt":42}`, 400, "receipt"},
+		{"array receipt", `{"receipt": []}`, 400, "receipt"},
 		{"array body", `[]`, 400, ""},
 		{"too large", `{"receipt":"` + strings.Repeat("x", 1<<20) + `"}`, 413, ""},
 	} {

@@ -2,6 +2,9 @@ package reputation
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"sync"
 )
 
@@ -10,15 +13,18 @@ import (
 // report on a call ([Ledger.Report]) finds who voted and how, and counts
 // once. An id names a call only together with its caller: callers choose
 // their trace ids, and one caller's call never answers for another's.
-// When full, a Ledger forgets the oldest call first. A Ledger is safe for
-// concurrent use; the zero Ledger remembers nothing: build one with
-// NewLedger.
+// When full, a Ledger forgets the oldest call of the caller that holds
+// the most calls (the first such caller to have called, on a tie), so
+// that one caller's stream of calls forgets its own, never a caller's
+// that holds fewer. A Ledger is safe for concurrent use; the zero Ledger
+// remembers nothing: build one with NewLedger.
 type Ledger struct {
-	mu    sync.Mutex
-	max   int
-	order []callKey // the oldest at next once full
-	next  int
-	calls map[callKey]*ledgerEntry
+	mu      sync.Mutex
+	max     int
+	n       int                 // calls remembered
+	callers []string            // in the order they first called
+	byAge   map[string][]string // each caller's ids, the oldest first
+	calls   map[callKey]*ledgerEntry
 }
 
 type callKey struct{ caller, id string }
@@ -33,7 +39,7 @@ type ledgerEntry struct {
 
 // NewLedger returns a Ledger that remembers up to max calls.
 func NewLedger(max int) *Ledger {
-	return &Ledger{max: max, calls: make(map[callKey]*ledgerEntry)}
+	return &Ledger{max: max, byAge: make(map[string][]string), calls: make(map[callKey]*ledgerEntry)}
 }
 
 // Put remembers the call that caller made under id, in scope, with its
@@ -72,15 +78,39 @@ func (l *Ledger) put(k callKey, e *ledgerEntry, replace bool) bool {
 		if !replace {
 			return false
 		}
-	} else if len(l.order) < l.max {
-		l.order = append(l.order, k)
-	} else {
-		delete(l.calls, l.order[l.next])
-		l.order[l.next] = k
-		l.next = (l.next + 1) % len(l.order)
+		l.calls[k] = e
+		return true
 	}
+	if l.n == l.max {
+		l.forget()
+	}
+	if _, ok := l.byAge[k.caller]; !ok {
+		l.callers = append(l.callers, k.caller)
+	}
+	l.byAge[k.caller] = append(l.byAge[k.caller], k.id)
 	l.calls[k] = e
+	l.n++
 	return true
+}
+
+// forget forgets the oldest call of the caller holding the most calls.
+func (l *Ledger) forget() {
+	most := 0
+	for i, c := range l.callers {
+		if len(l.byAge[c]) > len(l.byAge[l.callers[most]]) {
+			most = i
+		}
+	}
+	c := l.callers[most]
+	ids := l.byAge[c]
+	delete(l.calls, callKey{c, ids[0]})
+	l.n--
+	if len(ids) == 1 {
+		delete(l.byAge, c)
+		l.callers = append(l.callers[:most], l.callers[most+1:]...)
+		return
+	}
+	l.byAge[c] = ids[1:]
 }
 
 // Get returns what is remembered of the call caller made under id.
@@ -122,6 +152,13 @@ func (l *Ledger) entry(caller, id string) *ledgerEntry {
 // moves by more than FeedbackWeight per call, however often its outcome
 // is reported.
 //
+// What was reported is kept in b's store beside the evidence, in the
+// same batch (a record of the panel under the operation "reported
+// calls"), so that a call the Ledger forgot and remembers again, as a
+// report by receipt rebuilds it, counts its report once: a report counts
+// once whatever the Ledger still holds, on every server sharing b's
+// store.
+//
 // ok is false, and nothing is learned, when the Ledger remembers no call
 // of caller's under id. On an error of b's store nothing is recorded as
 // reported, and the report may be made again.
@@ -132,21 +169,50 @@ func (l *Ledger) Report(ctx context.Context, b *Book, caller, id string, right b
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	mark := reportKey(caller, id, e.call)
+	if !e.reported { // remembered anew, perhaps reported before it was forgotten
+		recs, err := b.store.Load(ctx, []Key{mark})
+		if err != nil {
+			return true, err
+		}
+		if m := recs[0]; m.Right > 0 || m.Wrong > 0 {
+			e.reported, e.right = true, m.Right > 0
+		}
+	}
 	if e.reported && e.right == right {
 		return true, nil
 	}
 	// The first report is withdrawn before the new one is added, so
-	// that a full record moves evidence without forgetting any.
+	// that a full record moves evidence without forgetting any; the mark
+	// moves with them, in the same batch.
 	var deltas []Delta
 	if e.reported {
 		deltas = b.reportDeltas(e.call, e.right, -1)
 	}
 	deltas = append(deltas, b.reportDeltas(e.call, right, 1)...)
-	if len(deltas) > 0 {
-		if err := b.store.Add(ctx, b.opts.Horizon, deltas); err != nil {
-			return true, err
-		}
+	m := Record{Right: 1, Wrong: -1}
+	if !right {
+		m = Record{Right: -1, Wrong: 1}
+	}
+	deltas = append(deltas, Delta{Key: mark, Delta: m})
+	if err := b.store.Add(ctx, b.opts.Horizon, deltas); err != nil {
+		return true, err
 	}
 	e.reported, e.right = true, right
 	return true, nil
+}
+
+// reportKey is the record of the panel in which b's store keeps what was
+// last reported on the call caller made under id (Right 1 or Wrong 1),
+// so that a report counts once whatever the Ledger still remembers: the
+// call is named by its caller, id, scope and voters, which a call
+// rebuilt from its receipt names alike. Its operation holds a space, which
+// no operation's name does.
+func reportKey(caller, id string, c Call) Key {
+	h := sha256.New()
+	fmt.Fprintf(h, "%q %q %q %q", caller, id, c.Scope.Operation, c.Scope.Kind)
+	for _, bl := range c.Ballots {
+		fmt.Fprintf(h, " %d:%t", bl.Session, bl.Backed)
+	}
+	return Key{Session: PanelSession, Operation: "reported calls", Kind: hex.EncodeToString(h.Sum(nil)[:16])}
 }

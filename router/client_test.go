@@ -432,3 +432,35 @@ func TestClient_WithSessionIDsAsStrings(t *testing.T) {
 		}
 	}
 }
+
+// TestClient_unservableNotRetried: replicas above the sessions of the
+// router behind the handler is a 400 naming consensus.replicas, which the
+// Client does not retry: one request reaches the server.
+func TestClient_unservableNotRetried(t *testing.T) {
+	var sessions []router.Session
+	for i := range 3 {
+		sessions = append(sessions, router.Session{ID: router.SessionID(i + 1), Worker: router.WorkerFunc(func(context.Context, *router.Job) (*router.Result, error) {
+			return &router.Result{Verdict: router.VerdictValid}, nil
+		})})
+	}
+	h, err := router.NewHandler(newEngine(t, sessions), router.WithAuthenticator(router.KeyAuthenticator(map[string]string{testKey: "tests"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	req := validateV3(5, "")
+	req.Consensus.SessionPool = []router.SessionID{1, 2, 3}
+	_, err = newTestClient(t, srv.URL).ValidateV3(context.Background(), req)
+	p := asError(t, err, http.StatusBadRequest, "invalid_request")
+	if diff := cmp.Diff([]string{"consensus.replicas"}, fields(p)); diff != "" {
+		t.Errorf("fields (-want +got):\n%s", diff)
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("%d requests reached the server, want 1 (no retry)", n)
+	}
+}

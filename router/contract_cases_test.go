@@ -136,10 +136,10 @@ func contractCases() []contractCase {
 			want: contractWant{status: 400, code: "invalid_request", fields: []string{"consensus.session_pool[1]", "consensus.session_pool[3]"}}},
 		{name: "factcheck/insufficient sessions", workers: []router.Worker{T, T, T},
 			call: fc3(`{"claim":"c","consensus":{"replicas":5}}`),
-			want: contractWant{status: 503, code: "insufficient_sessions"}},
+			want: contractWant{status: 400, code: "invalid_request", fields: []string{"consensus.replicas"}}},
 		{name: "validate_v3/insufficient sessions in tier", workers: []router.Worker{V, V, V}, sessions: fastOnly,
 			call: vv3(`{` + claim + `,"policy":{"tier":"oracle"},"consensus":{"replicas":1}}`),
-			want: contractWant{status: 503, code: "insufficient_sessions"}},
+			want: contractWant{status: 400, code: "invalid_request", fields: []string{"consensus.replicas"}}},
 
 		// Disagreement policies.
 		{name: "validate_v3/return_all/majority", workers: []router.Worker{V, I, V},
@@ -234,7 +234,7 @@ func contractCases() []contractCase {
 			want: contractWant{status: 400, code: "invalid_request", fields: []string{"session_pool[1]"}}},
 		{name: "factcheck_v1/insufficient sessions", workers: []router.Worker{T, T, T},
 			call: fc1(`{"claim":"c","policy":{"redundancy":5}}`),
-			want: contractWant{status: 503, code: "insufficient_sessions"}},
+			want: contractWant{status: 400, code: "invalid_request", fields: []string{"policy.redundancy"}}},
 		{name: "factcheck_v1/all fail", workers: []router.Worker{E, E, E},
 			call: fc1(`{"claim":"c"}`),
 			want: contractWant{status: 502, code: "all_replicas_failed", labels: []router.Label{lE, lE, lE}, calls: 3}},

@@ -90,6 +90,10 @@ func (e *Engine) pick(ctx context.Context, first SessionID, pool []SessionID, po
 		if tier != "" {
 			tierText = fmt.Sprintf("tier %q", tier)
 		}
+		if serving := len(order) - wrongTier; serving < n { // never servable: the request's mistake
+			return nil, rel, problem.Invalid([]FieldError{{Field: replicasField(poolField), Rule: "servable",
+				Message: fmt.Sprintf("%d replicas need %d distinct sessions serving %s; %s offers %d, healthy or not, so this router can never serve it", n, n, tierText, what, serving)}})
+		}
 		return nil, rel, problem.Newf(http.StatusServiceUnavailable, problem.CodeInsufficientSessions,
 			"%d replicas need %d distinct healthy sessions serving %s; %s offers %d (%d do not serve the tier, %d are cooling down)",
 			n, n, tierText, what, len(fit), wrongTier, cooling)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
 	"github.com/vouchkit/vouch/router"
@@ -123,4 +124,45 @@ func TestEngine_callerCancels(t *testing.T) {
 	if got := rec.Cancelled.Load(); got != 1 {
 		t.Errorf("worker observed %d cancellations, want 1", got)
 	}
+}
+
+// TestEngine_callerDeadlineKeepsVotes: under the caller's deadline, with
+// two votes that do not settle the call and a worker that ignores its
+// context, ValidateV3 answers from the votes in before the deadline, the
+// stuck replica TIMEOUT; with no vote in, a 504 *Error with code timeout.
+func TestEngine_callerDeadlineKeepsVotes(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	release := make(chan struct{})
+	stubborn := routertest.NewRecorder(router.WorkerFunc(func(context.Context, *router.Job) (*router.Result, error) {
+		<-release
+		return &router.Result{Verdict: router.VerdictValid}, nil
+	}))
+	defer func() {
+		close(release)
+		for stubborn.Returned.Load() < stubborn.Calls.Load() {
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	e := newEngine(t, []router.Session{{ID: 1, Worker: routertest.Verdict(valid)}, {ID: 2, Worker: routertest.Verdict(router.VerdictInvalid)}, {ID: 3, Worker: stubborn}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	resp, err := e.ValidateV3(ctx, validateV3(3, ""))
+	if ctx.Err() != nil {
+		t.Error("answered after the caller's deadline")
+	}
+	cancel()
+	if err != nil {
+		t.Fatalf("ValidateV3: %v, want the answer of the two votes", err)
+	}
+	if diff := cmp.Diff([]router.Label{"VALID", "INVALID", router.LabelTimeout}, resp.Consensus.Verdicts); diff != "" {
+		t.Errorf("verdicts (-want +got):\n%s", diff)
+	}
+
+	e = newEngine(t, []router.Session{{ID: 3, Worker: stubborn}})
+	ctx, cancel = context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err = e.ValidateV3(ctx, validateV3(1, ""))
+	if ctx.Err() != nil {
+		t.Error("no vote: answered after the caller's deadline")
+	}
+	asError(t, err, http.StatusGatewayTimeout, "timeout")
 }

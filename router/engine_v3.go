@@ -32,8 +32,12 @@ import (
 // session never runs two replicas of one call.
 //
 // Unknown ids in session_id or consensus.session_pool are a 400 *Error
-// naming the field ("consensus.session_pool[2]"). Too few fit sessions
-// give a 503 *Error with code insufficient_sessions, and no replica runs.
+// naming the field ("consensus.session_pool[2]"). More replicas than the
+// candidates that serve the tier, healthy or not, is a 400 *Error naming
+// consensus.replicas (rule "servable"): this engine can never serve the
+// request, and a retry would fail the same way. Too few of them healthy
+// now give a 503 *Error with code insufficient_sessions. Either way no
+// replica runs.
 //
 // # Votes and policies
 //
@@ -58,6 +62,13 @@ import (
 // and cancels the replicas still running, which are recorded as
 // CANCELLED. Under return_all it waits for every replica, since it
 // reports them all.
+//
+// A deadline on ctx bounds the call like policy.timeout_ms: the engine
+// stops waiting for votes shortly before it (a tenth of the time left,
+// at most 100ms, is kept to answer), records the replicas still running
+// as TIMEOUT, and answers from the votes in, before the deadline, even
+// when a worker ignores its cancelled context; with no vote in, a 504
+// *Error with code timeout.
 //
 // A replica cut short before it answered is no vote and no dissent:
 // consensus.replicas still counts it (it is the count the request asked

@@ -87,8 +87,8 @@ func TestEngine_FactcheckV1(t *testing.T) {
 		t.Errorf("unknown pool member: field errors %+v, want session_pool[1]", p.Errors)
 	}
 	_, err = e.FactcheckV1(ctx, &router.FactcheckV1Request{Claim: "c", SessionPool: []router.SessionID{1, 2}})
-	if p := asError(t, err, http.StatusServiceUnavailable, "insufficient_sessions"); !strings.Contains(p.Detail, "session_pool") {
-		t.Errorf("detail %q, want it to name session_pool", p.Detail)
+	if p := asError(t, err, http.StatusBadRequest, "invalid_request"); len(p.Errors) != 1 || p.Errors[0].Field != "policy.redundancy" || !strings.Contains(p.Detail, "session_pool") {
+		t.Errorf("field errors %+v, detail %q: want policy.redundancy, naming session_pool", p.Errors, p.Detail)
 	}
 	if _, err := e.FactcheckV1(ctx, nil); err == nil {
 		t.Error("FactcheckV1(nil) succeeded")

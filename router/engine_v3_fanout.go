@@ -13,6 +13,45 @@ import (
 	"github.com/vouchkit/vouch/problem"
 )
 
+// callerReserve bounds the time kept, before the caller's deadline, to
+// aggregate the votes and answer: a tenth of the time left, at most
+// callerReserve.
+const callerReserve = 100 * time.Millisecond
+
+// callerBudget returns the time the runner waits for votes and then for
+// cancelled workers to return: budget and grace, unless ctx has a
+// deadline that comes first. Then the two together end callerReserve (or
+// a tenth of the time left) before it, grace at most a tenth of what
+// remains, so that the call answers from the votes in, the runs still
+// out TIMEOUT, before the caller gives up, even when a worker ignores its
+// context; callerBound is then true.
+func callerBudget(ctx context.Context, budget, grace time.Duration) (time.Duration, time.Duration, bool) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return budget, grace, false
+	}
+	left := time.Until(deadline)
+	avail := left - min(left/10, callerReserve)
+	if budget+grace <= avail {
+		return budget, grace, false
+	}
+	if avail <= 0 {
+		return time.Nanosecond, 0, true // no time: every run TIMEOUT at once
+	}
+	grace = min(grace, avail/10) // a worker that heeds its context returns well within it
+	return min(budget, avail-grace), grace, true
+}
+
+// replicasField is the JSON path of the replica count of the request
+// whose session pool is at poolField: consensus.replicas in version 3,
+// policy.redundancy in a version 1 fact check.
+func replicasField(poolField string) string {
+	if poolField == v3Pool {
+		return "consensus.replicas"
+	}
+	return "policy.redundancy"
+}
+
 // fanOut runs job on c.Replicas sessions picked as documented on
 // [Engine.ValidateV3], aggregates their votes and applies the
 // disagreement policy. poolField is the JSON path of c.SessionPool in the
@@ -33,7 +72,7 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 	}
 	// Every replica starts at once under the same budget, so the
 	// runner's one deadline is each replica's: no context per replica.
-	budget := min(timeout, e.callTimeout)
+	budget, grace, callerBound := callerBudget(ctx, min(timeout, e.callTimeout), e.stopGrace)
 	runner := consensus.Runner{
 		Aggregator: agg,
 		Policy: consensus.Policy{
@@ -43,7 +82,7 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 		},
 		Timeout: budget,
 		Abandon: true,
-		Grace:   e.stopGrace,
+		Grace:   grace,
 	}
 
 	// Replica i runs reps[i].job, records its run in reps[i].run and
@@ -65,7 +104,7 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 	}
 	ids = ids[:n]
 	e.newTaskIDs(ids)
-	short := timeout < e.replicaTimeout // the caller's own bound
+	short := timeout < e.replicaTimeout || callerBound // the caller's own bound
 	for i := range reps {
 		j := &reps[i].job
 		*j = *job

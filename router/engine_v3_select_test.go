@@ -94,14 +94,16 @@ func TestEngine_selectionErrors(t *testing.T) {
 			http.StatusBadRequest, "invalid_request", []string{"consensus.session_pool[1]", "consensus.session_pool[3]"}},
 		{"unknown session_id", func(r *router.ValidateV3Request) { r.SessionID = 5 },
 			http.StatusBadRequest, "invalid_request", []string{"session_id"}},
+		// What the deployment can never serve is the request's mistake,
+		// a 400 naming consensus.replicas, not a retryable 503.
 		{"more replicas than sessions", func(r *router.ValidateV3Request) { r.Consensus.Replicas = 3 },
-			http.StatusServiceUnavailable, "insufficient_sessions", nil},
+			http.StatusBadRequest, "invalid_request", []string{"consensus.replicas"}},
 		{"too few serve the tier", func(r *router.ValidateV3Request) { r.Policy.Tier, r.Consensus.Replicas = router.TierSafe, 3 },
-			http.StatusServiceUnavailable, "insufficient_sessions", nil},
+			http.StatusBadRequest, "invalid_request", []string{"consensus.replicas"}},
 		{"pool too small", func(r *router.ValidateV3Request) {
 			r.Consensus.SessionPool, r.Consensus.Replicas = []router.SessionID{1, 2}, 3
 		},
-			http.StatusServiceUnavailable, "insufficient_sessions", nil},
+			http.StatusBadRequest, "invalid_request", []string{"consensus.replicas"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -80,4 +81,80 @@ func TestHandler_unknownToleranceMember(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHandler_toleranceBounds: a relative tolerance above 1 (which lets a
+// number of the other sign agree) and one too large for a float64 are a
+// 400 naming consensus.tolerance.relative and saying what is allowed.
+func TestHandler_toleranceBounds(t *testing.T) {
+	srv := keyServer(t, threeAnswering(18))
+	for _, c := range []struct{ relative, want string }{
+		{"1.5", "must be at most 1"},
+		{"1e999", "must be a finite number"},
+	} {
+		status, v := postV3(t, srv.URL, "/api/v3/delegate", `{"objective":"how many?","consensus":{"replicas":3,"aggregation":"median","tolerance":{"relative":`+c.relative+`}}}`)
+		errs, _ := v["errors"].([]any)
+		if status != http.StatusBadRequest || len(errs) != 1 {
+			t.Fatalf("relative %s: status %d, %v; want 400 with one field error", c.relative, status, v)
+		}
+		e := errs[0].(map[string]any)
+		if msg, _ := e["message"].(string); e["field"] != "consensus.tolerance.relative" || !strings.Contains(msg, c.want) {
+			t.Errorf("relative %s: error %v; want consensus.tolerance.relative, %q", c.relative, e, c.want)
+		}
+	}
+}
+
+// TestHandler_medianOfMeansHugeNumbers: five workers answering 1.7e308
+// under median_of_means answer that number, not a 500.
+func TestHandler_medianOfMeansHugeNumbers(t *testing.T) {
+	var sessions []router.Session
+	for i := range 5 {
+		sessions = append(sessions, router.Session{ID: router.SessionID(i + 1), Worker: routertest.Answer(1.7e308)})
+	}
+	srv := keyServer(t, sessions)
+	status, v := postV3(t, srv.URL, "/api/v3/delegate", `{"objective":"how many?","consensus":{"replicas":5,"aggregation":"median_of_means"}}`)
+	if status != http.StatusOK {
+		t.Fatalf("status %d, %v; want 200", status, v)
+	}
+	c, _ := v["consensus"].(map[string]any)
+	if c["aggregate"] != 1.7e308 || c["agreement"] != 1.0 {
+		t.Errorf("consensus %v; want aggregate 1.7e308, agreement 1", c)
+	}
+}
+
+func threeAnswering(x any) []router.Session {
+	var sessions []router.Session
+	for i := range 3 {
+		sessions = append(sessions, router.Session{ID: router.SessionID(i + 1), Worker: routertest.Answer(x)})
+	}
+	return sessions
+}
+
+// TestHandler_replicasZero: replicas 0 (or none) is a 400 naming
+// consensus.replicas and the values it allows.
+func TestHandler_replicasZero(t *testing.T) {
+	srv := keyServer(t, threeAnswering(18))
+	for _, c := range []string{`{"replicas":0}`, `{}`} {
+		status, v := postV3(t, srv.URL, "/api/v3/delegate", `{"objective":"how many?","consensus":`+c+`}`)
+		errs, _ := v["errors"].([]any)
+		if status != http.StatusBadRequest || len(errs) != 1 {
+			t.Fatalf("%s: status %d, %v; want 400 with one field error", c, status, v)
+		}
+		e := errs[0].(map[string]any)
+		if msg, _ := e["message"].(string); e["field"] != "consensus.replicas" || !strings.Contains(msg, "1, 3, 5") {
+			t.Errorf("%s: error %v; want consensus.replicas naming 1, 3, 5", c, e)
+		}
+	}
+}
+
+// keyServer serves an engine of sessions over loopback, to the key "k".
+func keyServer(t *testing.T, sessions []router.Session) *httptest.Server {
+	t.Helper()
+	h, err := router.NewHandler(newEngine(t, sessions), router.WithAuthenticator(router.KeyAuthenticator(map[string]string{"k": "tests"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
 }

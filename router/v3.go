@@ -9,7 +9,7 @@ import (
 // ConsensusRequest is the consensus block of a version 3 request.
 type ConsensusRequest struct {
 	// Replicas is the number of independent runs: 1, 3 or 5.
-	Replicas int `json:"replicas" validate:"required,oneof=1 3 5"`
+	Replicas int `json:"replicas" validate:"oneof=1 3 5"`
 	// SessionPool lists candidate sessions. Empty means every session that
 	// serves the tier.
 	SessionPool []SessionID `json:"session_pool,omitempty" validate:"omitempty,unique,dive,gt=0"`
@@ -109,8 +109,9 @@ type ConsensusResponse struct {
 type Tolerance struct {
 	// Absolute is a distance, ≥ 0.
 	Absolute float64 `json:"absolute" validate:"gte=0"`
-	// Relative is a share of |m|, ≥ 0.
-	Relative float64 `json:"relative" validate:"gte=0"`
+	// Relative is a share of |m|, from 0 to 1: above 1, a number of the
+	// other sign than m would agree with it.
+	Relative float64 `json:"relative" validate:"gte=0,lte=1"`
 }
 
 // ReputationSnapshot is what a weighted call read of the reputation it

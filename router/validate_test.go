@@ -50,9 +50,9 @@ func TestValidate_invalid(t *testing.T) {
 		{"replicas 4", dv3, "consensus.replicas", `4`, []fieldRule{{"consensus.replicas", "oneof"}}, ""},
 		{"replicas -1", fc, "consensus.replicas", `-1`, []fieldRule{{"consensus.replicas", "oneof"}}, ""},
 		// 0 cannot be told from a missing member: the rule is required.
-		{"replicas 0", vv3, "consensus.replicas", `0`, []fieldRule{{"consensus.replicas", "required"}}, ""},
-		{"replicas missing", dv3, "consensus.replicas", ``, []fieldRule{{"consensus.replicas", "required"}}, ""},
-		{"consensus missing", fc, "consensus", ``, []fieldRule{{"consensus.replicas", "required"}}, ""},
+		{"replicas 0", vv3, "consensus.replicas", `0`, []fieldRule{{"consensus.replicas", "oneof"}}, ""},
+		{"replicas missing", dv3, "consensus.replicas", ``, []fieldRule{{"consensus.replicas", "oneof"}}, ""},
+		{"consensus missing", fc, "consensus", ``, []fieldRule{{"consensus.replicas", "oneof"}}, ""},
 		{"weight_by stake", vv3, "consensus", `{"replicas": 3, "aggregation": "weighted", "weight_by": "stake"}`, []fieldRule{{"consensus.weight_by", "weight_by"}}, `"stake" is named by the interface but not available; use "reputation"`},
 		{"weight_by latency", dv3, "consensus", `{"replicas": 3, "aggregation": "weighted", "weight_by": "latency"}`, []fieldRule{{"consensus.weight_by", "weight_by"}}, "not available"},
 		{"weight_by cost", fc, "consensus", `{"replicas": 3, "aggregation": "weighted", "weight_by": "cost"}`, []fieldRule{{"consensus.weight_by", "weight_by"}}, "not available"},
@@ -218,9 +218,9 @@ func TestValidate_empty(t *testing.T) {
 		{new(router.ValidateV1Request), []fieldRule{{"session_id", "required"}, {"task_request_input", "required"}, {"task_result_output", "required"}}},
 		{new(router.DelegateV2Request), []fieldRule{{"objective", "required"}, {"session_id", "required"}}},
 		{new(router.ValidateV2Request), []fieldRule{{"claim.output", "present"}, {"claim.type", "required"}, {"session_id", "required"}}},
-		{new(router.DelegateV3Request), []fieldRule{{"consensus.replicas", "required"}, {"objective", "required"}}},
-		{new(router.ValidateV3Request), []fieldRule{{"claim.output", "present"}, {"claim.type", "required"}, {"consensus.replicas", "required"}}},
-		{new(router.FactcheckRequest), []fieldRule{{"claim", "required"}, {"consensus.replicas", "required"}}},
+		{new(router.DelegateV3Request), []fieldRule{{"consensus.replicas", "oneof"}, {"objective", "required"}}},
+		{new(router.ValidateV3Request), []fieldRule{{"claim.output", "present"}, {"claim.type", "required"}, {"consensus.replicas", "oneof"}}},
+		{new(router.FactcheckRequest), []fieldRule{{"claim", "required"}, {"consensus.replicas", "oneof"}}},
 		{new(router.FactcheckV1Request), []fieldRule{{"claim", "required"}}},
 	}
 	for _, tc := range tests {

@@ -93,7 +93,7 @@ func (s *Service) adaptive(ctx context.Context, req *Request, cals *calibrations
 			stop.Weight = nextWeight(cands, used, rel)
 		}
 		k := next(req, stop, out)
-		if k == 0 {
+		if k == 0 || batches > 0 && outOfTime(ctx) { // at the caller's deadline: the votes in
 			break
 		}
 		batch := pickSessions(cands, used, len(runs), k)
@@ -122,7 +122,7 @@ func (s *Service) adaptive(ctx context.Context, req *Request, cals *calibrations
 		for j, c := range batch {
 			st := results[j]
 			if err := errs[j]; err != nil {
-				if ctx.Err() != nil {
+				if errors.Is(ctx.Err(), context.Canceled) {
 					return nil, ctx.Err()
 				}
 				if refused(err) {
@@ -156,6 +156,9 @@ func (s *Service) adaptive(ctx context.Context, req *Request, cals *calibrations
 	if len(steps) == 0 {
 		return nil, problem.New(http.StatusServiceUnavailable, problem.CodeInsufficientSessions,
 			"trust: adaptive found no session to run on")
+	}
+	if outOfTime(ctx) && !answeredAny(runs) {
+		return nil, noVoteInTime(runs)
 	}
 	return steps, nil
 }

@@ -178,7 +178,8 @@ type Evidence struct {
 	// confidence, a delegation's conservative number), the conservative
 	// number (consensus.Conservative of the tally, stated with no
 	// outcome) and the points it was read between; Basis.Read recomputes
-	// the confidence. Absent otherwise.
+	// the confidence. A judged delegation carries its last judgement's,
+	// the validation whose confidence it states. Absent otherwise.
 	Calibration *reputation.Basis `json:"calibration,omitempty"`
 	// Grouping is how a delegation's outputs were grouped by meaning,
 	// with the threshold and every pair's similarity, when the service

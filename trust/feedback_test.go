@@ -29,15 +29,7 @@ import (
 // call's trace id is refused and moves nothing (taken, it would
 // move every session's reliability from 0.83 to 0.50).
 func TestService_feedbackOnce(t *testing.T) {
-	_, priv, err := ed25519.GenerateKey(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := new(reputation.Memory)
-	book, err := reputation.New(store, reputation.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	priv, store, book := feedbackBook(t)
 	w := honest(0.9)
 	e, err := router.NewEngine(routertest.Sessions(1, 2, w, w, w, w, w), router.WithReputation(book))
 	if err != nil {
@@ -68,14 +60,7 @@ func TestService_feedbackOnce(t *testing.T) {
 	for i, id := range sessions {
 		keys[i] = reputation.Key{Session: id}
 	}
-	load := func() []reputation.Record {
-		t.Helper()
-		recs, err := store.Load(context.Background(), keys)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return recs
-	}
+	load := func() []reputation.Record { return loadRecords(t, store, keys) }
 	exact := cmpopts.EquateApprox(0, 1e-12)
 	before := load()
 
@@ -210,5 +195,131 @@ func TestHandler_trialCallsDoNotTeach(t *testing.T) {
 	call(trust.CallPath, testKey)
 	if got := evidence(); !(got > 0) {
 		t.Errorf("a call through the key route taught the book %v votes", got)
+	}
+}
+
+// TestService_feedbackReceiptOfReusedTrace: a caller that reuses a trace
+// id for a later call, then reports on the earlier call's receipt, moves
+// the records of the earlier call's sessions, not the later call's.
+func TestService_feedbackReceiptOfReusedTrace(t *testing.T) {
+	priv, store, book := feedbackBook(t)
+	w := honest(0.9)
+	e, err := router.NewEngine(routertest.Sessions(1, 6, w, w, w, w, w, w), router.WithReputation(book))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := trust.New(e, trust.WithSigningKey(priv), trust.WithSessionPool(1, 2, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	later, err := trust.New(e, trust.WithSigningKey(priv), trust.WithSessionPool(4, 5, 6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+	alice := router.WithTraceID(trust.WithCaller(context.Background(), "key:alice"), trace)
+	req := request(trust.ModeValidation, trust.PolicySafe)
+	req.Receipt = receipt.Inline()
+	resp, err := first.Call(alice, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := receipt.Parse(resp.Receipt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := later.Call(alice, req); err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]reputation.Key, 6)
+	for i := range keys {
+		keys[i] = reputation.Key{Session: int64(i + 1)}
+	}
+	load := func() []reputation.Record { return loadRecords(t, store, keys) }
+	before := load()
+	if err := first.Feedback(alice, r.ReceiptID, false); err != nil {
+		t.Fatal(err)
+	}
+	after := load()
+	for i := range keys {
+		moved := after[i] != before[i]
+		if earlier := i < 3; moved != earlier {
+			t.Errorf("session %d: moved %v, want %v (the report is on the call of sessions 1 to 3)", i+1, moved, earlier)
+		}
+	}
+}
+
+// feedbackBook returns a signing key and a reputation book on a store in
+// memory.
+func feedbackBook(t *testing.T) (ed25519.PrivateKey, *reputation.Memory, *reputation.Book) {
+	t.Helper()
+	_, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := new(reputation.Memory)
+	book, err := reputation.New(store, reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return priv, store, book
+}
+
+// loadRecords reads the records of keys.
+func loadRecords(t *testing.T, store *reputation.Memory, keys []reputation.Key) []reputation.Record {
+	t.Helper()
+	recs, err := store.Load(context.Background(), keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// TestService_feedbackOnceForgotten: a call reported by its trace id and
+// then by its receipt where the call is not remembered (another server
+// on the same book and receipts, as after the ledger forgot it) counts
+// once: the report is kept in the book's store.
+func TestService_feedbackOnceForgotten(t *testing.T) {
+	priv, store, book := feedbackBook(t)
+	signer, err := receipt.NewEd25519Signer(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	receipts := &receipt.MemStore{}
+	w := honest(0.9)
+	var svcs []*trust.Service
+	for range 2 {
+		e, err := router.NewEngine(routertest.Sessions(1, 3, w, w, w), router.WithReputation(book))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := trust.New(e, trust.WithReceipts(&receipt.Issuer{Signer: signer, Store: receipts}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		svcs = append(svcs, s)
+	}
+	const trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+	alice := trust.WithCaller(context.Background(), "key:alice")
+	req := request(trust.ModeValidation, trust.PolicySafe)
+	req.Receipt = receipt.Inline()
+	resp, err := svcs[0].Call(router.WithTraceID(alice, trace), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := receipt.Parse(resp.Receipt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := []reputation.Key{{Session: 1}, {Session: 2}, {Session: 3}}
+	if err := svcs[0].Feedback(alice, trace, false); err != nil {
+		t.Fatal(err)
+	}
+	once := loadRecords(t, store, keys)
+	if err := svcs[1].Feedback(alice, r.ReceiptID, false); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(once, loadRecords(t, store, keys)); diff != "" {
+		t.Errorf("the report by receipt where the call is forgotten counted again (-once +twice):\n%s", diff)
 	}
 }

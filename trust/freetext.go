@@ -271,7 +271,8 @@ func (s *Service) judge(ctx context.Context, req *Request, output json.RawMessag
 //	RETRY      RETRY       the candidate      the validation's
 //	NEEDS_SPEC NEEDS_SPEC  null               the validation's
 //
-// Its evidence counts every run, producers and judges; its agreement and
+// Its evidence counts every run, producers and judges; its agreement,
+// its calibration (when the confidence is the validation's) and its
 // disagreements are the last judgement's, the disagreements numbered
 // among every run.
 func (s *Service) judgedResponse(req *Request, steps []stepResult, runs []router.Run, judging *Judging, last *judgement) *Response {
@@ -283,6 +284,7 @@ func (s *Service) judgedResponse(req *Request, steps []stepResult, runs []router
 			Agreement: v.Evidence.Agreement, Verdicts: make([]router.Label, len(runs)),
 			Disagreements: make([]Disagreement, len(v.Evidence.Disagreements)),
 			Redundancy:    len(runs), Launched: len(runs), Usage: router.TotalUsage(runs), Judging: judging,
+			Calibration: v.Evidence.Calibration,
 		},
 	}
 	for _, st := range steps {
@@ -306,6 +308,7 @@ func (s *Service) judgedResponse(req *Request, steps []stepResult, runs []router
 	switch v.Status {
 	case StatusInvalid:
 		resp.Status, resp.Result, resp.Confidence = StatusRetry, json.RawMessage("null"), 0
+		resp.Evidence.Calibration = nil // 0 is read on no map
 		resp.RetryInstructions = &RetryInstructions{Policy: stronger(req.Policy),
 			Reason: fmt.Sprintf("the judges rejected every candidate answer (%d of %d produced)", judged(judging), len(judging.Candidates))}
 	case StatusNeedsSpec:

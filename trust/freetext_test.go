@@ -157,6 +157,10 @@ func TestService_Call_probeJudged(t *testing.T) {
 				if resp.Confidence != cs[len(cs)-1].Confidence || resp.Confidence <= 0.5 {
 					t.Errorf("confidence %v, want the accepting validation's (%v)", resp.Confidence, cs[len(cs)-1].Confidence)
 				}
+				// The number is recomputed from the response alone.
+				if c := resp.Evidence.Calibration; c == nil || c.Read() != resp.Confidence {
+					t.Errorf("evidence.calibration %+v: want the basis the confidence %v is read from", c, resp.Confidence)
+				}
 				if p == trust.PolicyAdaptive && tc.wrong == "" && resp.Evidence.Redundancy > 4 {
 					t.Errorf("adaptive spent %d runs on one accepted answer, want at most 4", resp.Evidence.Redundancy)
 				}

@@ -239,3 +239,29 @@ func TestHandler_receiptBadAccess(t *testing.T) {
 		t.Errorf("fetches stored %d receipts", n-puts)
 	}
 }
+
+// TestHandler_verifyReceipt_problemsAlike: the verify_receipt route's
+// problems carry request_id and instance like every other route's, and a
+// receipt that is neither an object nor a string is a 400 naming receipt.
+func TestHandler_verifyReceipt_problemsAlike(t *testing.T) {
+	s := newBadInputServer(t, time.Now)
+	for _, body := range []string{`{"receipt":42}`, `{"receipt":[]}`, `{"receipt":true}`, `{}`, `{"receipt":`} {
+		status, ct, raw := s.do(t, http.MethodPost, "/api/v4/verify_receipt", "k", body)
+		field := "receipt"
+		if body == `{"receipt":` {
+			field = ""
+		}
+		code := "invalid_request"
+		if field == "" {
+			code = "malformed_json"
+		}
+		checkProblem(t, body, status, ct, raw, http.StatusBadRequest, code, field)
+		var p struct {
+			RequestID string `json:"request_id"`
+			Instance  string `json:"instance"`
+		}
+		if json.Unmarshal(raw, &p) != nil || p.RequestID == "" || p.Instance != "/api/v4/verify_receipt" {
+			t.Errorf("%s: %s; want request_id and instance /api/v4/verify_receipt", body, raw)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/vouchkit/vouch/consensus"
@@ -167,6 +168,9 @@ func TestHandler_numericDelegation_refused(t *testing.T) {
 		{`{"mode":"delegation","policy":"safe","task":{"input":"x","answer":"number","tolerance":{"relative":0.1,"abs":1,"Rel":2}}}`, []string{"task.tolerance.Rel", "task.tolerance.abs"}},
 		{`{"mode":"delegation","policy":"safe","task":{"input":"x","answer":"number","tolerance":{"absolute":-1,"within":1}}}`, []string{"task.tolerance.absolute", "task.tolerance.within"}},
 		{`{"mode":"delegation","policy":"safe","task":{"input":"x","tolerance":{"abs":1}}}`, []string{"task.tolerance", "task.tolerance.abs"}},
+		// Above 1, −1.7e308 would agree with +1.7e308.
+		{`{"mode":"delegation","policy":"safe","task":{"input":"x","answer":"number","tolerance":{"relative":1.5}}}`, []string{"task.tolerance.relative"}},
+		{`{"mode":"delegation","policy":"safe","task":{"input":"x","answer":"number","tolerance":{"relative":1e999}}}`, []string{"task.tolerance.relative"}},
 	} {
 		status, v := postTrust(t, srv.URL, tc.body)
 		var got []string
@@ -303,4 +307,29 @@ func TestService_numericReceipt(t *testing.T) {
 func jsonEqual(raw json.RawMessage, x float64) bool {
 	var y float64
 	return json.Unmarshal(raw, &y) == nil && y == x
+}
+
+// TestService_Call_numericNoNumber: a numeric delegation whose runs
+// answer no number is RETRY saying so, not "0 of 0 answers agree".
+func TestService_Call_numericNoNumber(t *testing.T) {
+	w := routertest.Answer("about eighteen")
+	e, err := router.NewEngine(routertest.Sessions(1, 5, w, w, w, w, w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := trust.New(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []trust.Policy{trust.PolicySafe, trust.PolicyOracle, trust.PolicyAdaptive} {
+		resp, err := svc.Call(context.Background(), &trust.Request{Mode: trust.ModeDelegation, Policy: p,
+			Task: trust.Task{Type: "qa", Input: router.NewStringInput("How many?"), Answer: trust.AnswerNumber}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ri := resp.RetryInstructions
+		if resp.Status != trust.StatusRetry || ri == nil || !strings.Contains(ri.Reason, "no number") {
+			t.Errorf("%s: %s %+v; want RETRY saying no number was found", p, resp.Status, ri)
+		}
+	}
 }

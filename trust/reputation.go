@@ -191,7 +191,10 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 // way it is named and whether it is reported here or through the
 // router.Engine the service runs on: a report that repeats the one before
 // adds nothing, one that says the opposite replaces it
-// (reputation.Ledger.Report). It returns ErrUnknownCall for anything
+// (reputation.Ledger.Report). A report on a receipt whose trace id the
+// caller reused for a later call lands on the receipt's call, not the
+// later one (unless both name the same sessions, backing alike). It
+// returns ErrUnknownCall for anything
 // else (another caller's call among them), and ErrReputationOff when the
 // service weighs no votes by reputation. The outcome also teaches the
 // calibration map of the call's tier (and verdict, for a validation), at
@@ -211,7 +214,12 @@ func (s *Service) Feedback(ctx context.Context, id string, right bool) error {
 		return err
 	}
 	// The call is reported under its trace id, so that its report by
-	// trace id and by receipt id count once.
+	// trace id and by receipt id count once; but when the caller reused
+	// the trace id for a later call that is remembered, under the
+	// receipt's own name, so that the report lands on the receipt's call.
+	if later, ok := s.keep.Calls().Call(CallerFrom(ctx), traceID); ok && !sameVoters(later.Ballots, c.Ballots) {
+		traceID = "receipt:" + id
+	}
 	s.keep.Calls().KeepCall(CallerFrom(ctx), traceID, c)
 	if err = s.keep.Feedback(ctx, traceID, right); errors.Is(err, router.ErrUnknownCall) {
 		return fmt.Errorf("%w: %q", ErrUnknownCall, id) // forgotten at once
@@ -266,4 +274,10 @@ func (s *Service) receiptCall(ctx context.Context, id string) (traceID string, c
 		}
 	}
 	return traceID, c, nil
+}
+
+// sameVoters reports whether two calls' ballots name the same sessions,
+// each backing the winner or not, in the same order.
+func sameVoters(a, b []reputation.Ballot) bool {
+	return slices.EqualFunc(a, b, func(x, y reputation.Ballot) bool { return x.Session == y.Session && x.Backed == y.Backed })
 }

@@ -73,6 +73,8 @@ func retryInstructions(req *Request, status Status, final stepResult, floor floa
 		ri := &RetryInstructions{Policy: stronger(req.Policy), RetryAfterMS: 0}
 		out := final.out
 		switch {
+		case req.numeric() && out.Answered > 0 && out.Agreeing+out.Against == 0:
+			ri.Reason = fmt.Sprintf("no number was found: %d of %d runs answered, and no answer holds one", out.Answered, out.Replicas)
 		case final.step.Error != "":
 			ri.Reason = "the replicas disagreed: " + final.step.Error
 		case final.accepted && final.verdict == router.VerdictRetry:

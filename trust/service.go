@@ -86,6 +86,11 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 // returns one unified response. A status of RETRY, NEEDS_SPEC or
 // INCONCLUSIVE is an answer, not an error. Errors are *Error: 400 for an
 // invalid request, or the router's error when no step could run.
+//
+// A deadline on ctx is the safe way to bound a call: over a router.Engine
+// the call answers before it from the votes in, the runs still out
+// recorded as TIMEOUT (adaptive launches no run in its last 100ms), and
+// with no vote in it fails with a 504 *Error with code timeout.
 func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 	if req == nil {
 		return nil, problem.New(http.StatusBadRequest, problem.CodeInvalidRequest, "trust: the request is nil")

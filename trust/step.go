@@ -126,7 +126,7 @@ func (s *Service) runV2(ctx context.Context, req *Request, r rung) (stepResult, 
 func failedStep(err error, route string, r rung) (stepResult, error) {
 	var perr *problem.Details
 	if !errors.As(err, &perr) || perr.Code != problem.CodeDisagreement {
-		return stepResult{}, err
+		return stepResult{}, unservable(err, r)
 	}
 	var extra struct {
 		Runs      []router.Run             `json:"runs"`

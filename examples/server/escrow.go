@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -129,12 +130,12 @@ func (d *demoEscrow) balanceHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		who, err := evm.ParseAddress(r.PathValue("address"))
 		if err != nil {
-			problem.Write(w, problem.Newf(http.StatusBadRequest, problem.CodeInvalidRequest, "address: %v", err))
+			writeProblem(w, r, problem.Invalid([]problem.FieldError{{Field: "address", Rule: "address", Message: err.Error()}}))
 			return
 		}
 		o, err := d.offer(evm.OfflineFacilitatorAddress, "$0.001", evm.TransferEIP3009)
 		if err != nil {
-			problem.Write(w, problem.New(http.StatusInternalServerError, problem.CodeInternal, "the escrow's asset is unknown"))
+			writeProblem(w, r, problem.New(http.StatusInternalServerError, problem.CodeInternal, "the escrow's asset is unknown"))
 			return
 		}
 		token, _ := evm.ParseAddress(o.Asset)
@@ -162,4 +163,14 @@ func finishEscrows(ctx context.Context, r *x402.EscrowRecovery, log *slog.Logger
 	if err != nil && ctx.Err() == nil {
 		log.Warn("escrow recovery", "error", err)
 	}
+}
+
+// writeProblem answers p as the library's routes do, with the request
+// path as instance and a new request id, in the body and the
+// X-Request-Id header, for a route served beside them.
+func writeProblem(w http.ResponseWriter, r *http.Request, p *problem.Details) {
+	q := *p
+	q.Instance, q.RequestID = r.URL.Path, "req_"+rand.Text()
+	w.Header().Set("X-Request-Id", q.RequestID)
+	problem.Write(w, &q)
 }

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/trust"
 	"github.com/vouchkit/vouch/x402"
 	"github.com/vouchkit/vouch/x402/evm"
@@ -89,4 +91,20 @@ func demoBalance(t *testing.T, base, address string) int64 {
 	}
 	n, _ := strconv.ParseInt(b.Balance, 10, 64)
 	return n
+}
+
+// TestBalanceHandler_badAddress: an address that is not one is a 400
+// problem with instance and request_id, like the library's routes.
+func TestBalanceHandler_badAddress(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle(escrowBalancePattern, (&demoEscrow{}).balanceHandler())
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/x402/escrow/balance/notanaddress", nil))
+	var p problem.Details
+	if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || rec.Code != http.StatusBadRequest {
+		t.Fatalf("status %d, %s; want a 400 problem", rec.Code, rec.Body)
+	}
+	if p.Instance != "/x402/escrow/balance/notanaddress" || p.RequestID == "" || p.RequestID != rec.Header().Get("X-Request-Id") {
+		t.Errorf("problem %+v, X-Request-Id %q: want instance and request_id", p, rec.Header().Get("X-Request-Id"))
+	}
 }

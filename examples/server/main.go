@@ -10,6 +10,13 @@
 // and the x402 prices, logs each request, and shuts down gracefully on
 // SIGINT or SIGTERM. README.md describes the flags, the sessions, the
 // workers' rules and the routes.
+//
+// Its HTTP servers close a connection whose request headers take over
+// 10s, or whose whole request over 30s, to arrive (a body announced and
+// never sent is not held open); give an answer the longest time budget
+// of a route (the engine's call timeout, 2 minutes) plus a minute, for
+// the settlement of a paid call; and close keep-alive connections idle
+// for 2 minutes.
 package main
 
 import (

@@ -4,16 +4,42 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/x402"
 )
 
 // shutdownGrace is how long requests in flight may take to finish once
 // the server is told to stop.
 const shutdownGrace = 10 * time.Second
+
+// serverTimeouts are the limits of an http.Server (its fields of the
+// same names).
+type serverTimeouts struct {
+	readHeader, read, write, idle time.Duration
+}
+
+// timeoutsFor returns the limits of a server whose longest route runs
+// for at most longest (the engine's call timeout, which bounds every
+// call, or a paid route's time budget): 10s for the headers and 30s for
+// the whole request, a body of at most 1 MiB; longest plus a minute to
+// write the answer, for the settlement that follows a paid call; and 2
+// minutes for an idle keep-alive connection. A request whose body never
+// arrives is closed once the read timeout passes.
+func timeoutsFor(longest time.Duration) serverTimeouts {
+	return serverTimeouts{readHeader: 10 * time.Second, read: 30 * time.Second, write: longest + time.Minute, idle: 2 * time.Minute}
+}
+
+// apiServer returns a server of h under the limits t.
+func apiServer(h http.Handler, errLog *log.Logger, t serverTimeouts) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: t.readHeader, ReadTimeout: t.read, WriteTimeout: t.write, IdleTimeout: t.idle, ErrorLog: errLog}
+}
 
 // serve serves the API on ln, the debug variables on dln and /metrics on
 // mln when they are not nil, and sweeps the state, until ctx ends or a
@@ -21,14 +47,15 @@ const shutdownGrace = 10 * time.Second
 // sweeper.
 func serve(ctx context.Context, log *slog.Logger, s *server, ln, dln, mln net.Listener) error {
 	errLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
-	servers := []*http.Server{{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog}}
+	limits := timeoutsFor(max(router.DefaultCallTimeout, x402.DefaultTimeBudget))
+	servers := []*http.Server{apiServer(s.handler, errLog, limits)}
 	listeners := []net.Listener{ln}
 	if dln != nil {
-		servers = append(servers, &http.Server{Handler: s.debugHandler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog})
+		servers = append(servers, apiServer(s.debugHandler(), errLog, limits))
 		listeners = append(listeners, dln)
 	}
 	if mln != nil {
-		servers = append(servers, &http.Server{Handler: s.metricsHandler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog})
+		servers = append(servers, apiServer(s.metricsHandler(), errLog, limits))
 		listeners = append(listeners, mln)
 	}
 

@@ -156,6 +156,9 @@ func fieldByJSONName(t reflect.Type, name string) reflect.Type {
 func typeMessage(e *json.UnmarshalTypeError) string {
 	want := expected(e.Type)
 	if strings.HasPrefix(e.Value, "number") && want == "a number" {
+		if k := e.Type.Kind(); k == reflect.Float32 || k == reflect.Float64 {
+			return fmt.Sprintf("%s is out of range: must be a finite number", e.Value)
+		}
 		return fmt.Sprintf("%s is out of range or not a whole number for this field", e.Value)
 	}
 	return fmt.Sprintf("expected %s, got %s", want, e.Value)

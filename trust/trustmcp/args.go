@@ -299,5 +299,8 @@ func receiptArgument(args json.RawMessage) (json.RawMessage, error) {
 	if json.Unmarshal(args, &a) != nil || !present(a.Receipt) {
 		return nil, &ArgumentError{Argument: "receipt", Message: "is required: the receipt object, as a trust answer or get_receipt gave it"}
 	}
+	if c := a.Receipt[0]; c != '{' && c != '"' { // encoding/json copies the value without the space before it
+		return nil, &ArgumentError{Argument: "receipt", Message: "must be the receipt object, or a string holding its JSON"}
+	}
 	return a.Receipt, nil
 }

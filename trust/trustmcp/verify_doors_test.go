@@ -75,7 +75,6 @@ func TestVerifyReceipt_everyDoor(t *testing.T) {
 		"2^53+1 in a spaced text":       strings.Replace(pythonStyle, "9007199254740992", "9007199254740993", 1),
 		"fraction in replicas":          strings.Replace(issued, `"replicas":3`, `"replicas":2.5`, 1),
 		"status rewritten":              strings.Replace(issued, `"VALID"`, `"INVALID"`, 1),
-		"not an object":                 `7`,
 	}
 
 	httpDoor := httptest.NewServer(&receipt.Handler{Verifier: v, Now: clock})
@@ -126,6 +125,31 @@ func TestVerifyReceipt_everyDoor(t *testing.T) {
 				}
 			}
 		})
+	}
+
+	// A receipt that is neither an object nor a string is the caller's
+	// mistake on both doors: a 400 naming receipt, a tool error naming
+	// the argument (a valid:false answer naming (body) was the defect).
+	resp, err := http.Post(httpDoor.URL+receipt.VerifyPath, "application/json", strings.NewReader(`{"receipt":7}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), `"field":"receipt"`) {
+		t.Errorf("HTTP, a number as receipt: %d %s; want a 400 naming receipt", resp.StatusCode, body)
+	}
+	var call struct {
+		Result struct {
+			IsError bool `json:"isError"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	post(t, mcpDoor.URL, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"verify_receipt","arguments":{"receipt":7}}}`, &call)
+	if !call.Result.IsError || len(call.Result.Content) == 0 || !strings.Contains(call.Result.Content[0].Text, "receipt") {
+		t.Errorf("MCP, a number as receipt: %+v; want a tool error naming receipt", call.Result)
 	}
 }
 

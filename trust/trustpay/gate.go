@@ -90,7 +90,10 @@ func (rt Route) Judge(ctx context.Context, input router.Input, claim json.RawMes
 		Task:    trust.Task{Type: rt.Type, Input: input, Spec: rt.Spec, ClaimedResult: claim},
 		Receipt: rcpt,
 	})
-	timedOut := ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)
+	// A call bounded by ctx answers before its deadline: with no vote in,
+	// a 504 *trust.Error with code timeout.
+	var p *trust.Error
+	timedOut := ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &p) && p.Code == problem.CodeTimeout
 	switch {
 	case timedOut && (err != nil || out.Status != trust.StatusValid):
 		return Judgement{Status: StatusTimeout, Err: context.DeadlineExceeded}

@@ -1,0 +1,43 @@
+package trust
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/vouchkit/vouch/problem"
+	"github.com/vouchkit/vouch/router"
+)
+
+// callerReserve is how close to the caller's deadline adaptive launches
+// no more runs: router.Engine cuts its runs short that long (at most)
+// before the deadline, to answer in time, so a run launched later could
+// only TIMEOUT.
+const callerReserve = 100 * time.Millisecond
+
+// outOfTime reports whether ctx is done or its deadline is less than
+// callerReserve away.
+func outOfTime(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && time.Until(d) < callerReserve
+}
+
+// answeredAny reports whether a run answered: a vote, not a failure.
+func answeredAny(runs []router.Run) bool {
+	for _, r := range runs {
+		if r.Label != "" && r.Label != router.LabelCancelled && r.Label != router.LabelError && r.Label != router.LabelTimeout {
+			return true
+		}
+	}
+	return false
+}
+
+// noVoteInTime is the error of a call whose caller's deadline came
+// before any of its runs answered.
+func noVoteInTime(runs []router.Run) *Error {
+	return problem.Newf(http.StatusGatewayTimeout, problem.CodeTimeout,
+		"trust: no run answered before the caller's deadline (%d launched)", len(runs))
+}

@@ -82,7 +82,7 @@ func TestService_adaptiveWeighted(t *testing.T) {
 // its reputation, and adaptive stops starting with it.
 func TestService_adaptiveShunsALiar(t *testing.T) {
 	w := honest(0.9)
-	s, _ := trust.New(newEngine(t, routertest.Lie(w), w, w, w, w))
+	s, _ := trust.New(agreementEngine(t, routertest.Lie(w), w, w, w, w))
 	ctx := context.Background()
 	for range 20 {
 		if _, err := s.Call(ctx, request(trust.ModeValidation, trust.PolicyOracle)); err != nil {

@@ -41,6 +41,13 @@ type config struct {
 	// validation cell with outcomes is measured on besides the seed's
 	// own (see realReport.drawTable).
 	draws int
+	// families are the world families to measure (with -families),
+	// each on every seed of seeds and cfg.panels panels per seed, a world
+	// capped at worldCalls calls when above 0.
+	families   []*family
+	seeds      []uint64
+	panels     int
+	worldCalls int
 }
 
 // warm is the number of earlier calls of its episode after which a call

@@ -117,7 +117,7 @@ func TestSimulateReal_draws(t *testing.T) {
 	if !strings.Contains(md.String(), row) {
 		t.Errorf("the tables lack %q:\n%s", row, md.String())
 	}
-	if !strings.Contains(md.String(), "-draws 2 -only emotion`") {
+	if !strings.Contains(md.String(), "-draws 2") {
 		t.Errorf("the command line lacks -draws 2:\n%.300s", md.String())
 	}
 }

@@ -19,6 +19,13 @@
 //
 //	go run ./examples/accuracy [-data DIR] [-warm 2000] [-delegation-warm 300] [-outcomes 0,0.02,0.05] [-draws D] [-calls N] [-seed S] [-episode E] [-curve 0,100,1000] [-only W,...] [-sweep T,...] [-md FILE] [-charts DIR]
 //
+// With -families it measures instead the world families: for each seed
+// and panel, five models drawn from a family's eligible ones, on the real
+// answers of -data (or on the rows cut from them in testdata, when the
+// folder is absent), reported as the worst and the median world.
+//
+//	go run ./examples/accuracy -families all [-data DIR] [-seeds 1,2,3] [-panels 2] [-real-calls N] [-warm 2000] [-outcomes 0,0.02,0.05] [-md FILE] [-charts DIR]
+//
 // It writes the tables in Markdown (to standard output, or FILE), the
 // targets met or not among them, and with -charts a reliability chart per
 // workload (DIR/reliability-WORKLOAD.svg). The same seed gives the same
@@ -58,13 +65,13 @@ func main() {
 	fams := flag.String("families", "", "measure the world families instead, comma-separated (all: every family): "+familyNames())
 	seeds := flag.String("seeds", "1,2,3", "with -families, the seeds of the worlds, comma-separated")
 	panels := flag.Int("panels", 2, "with -families, the panels drawn per seed and family")
-	worldCalls := flag.Int("world-calls", 0, "with -families, a world's calls at most, earlier and measured (0: every row of the data)")
+	realCalls := flag.Int("real-calls", 0, "a real-data workload's or world's calls at most, earlier and measured, the first in the seeded order (0: every row of the data)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	cfg := config{calls: *calls, seed: *seed, episode: *episode, data: *data, realWarm: *warm, delegationWarm: *delegationWarm, draws: *draws,
-		panels: *panels, worldCalls: *worldCalls}
+		panels: *panels, realCalls: *realCalls}
 	var err error
 	if *fams != "" {
 		if cfg.families, err = parseFamilies(*fams); err == nil {
@@ -176,8 +183,10 @@ func (c config) check() error {
 		return fmt.Errorf("-warm must be at least 0, got %d", c.realWarm)
 	case c.data != "" && c.delegationWarm < 0:
 		return fmt.Errorf("-delegation-warm must be at least 0, got %d", c.delegationWarm)
-	case len(c.families) > 0 && (c.panels < 1 || len(c.seeds) == 0 || c.worldCalls < 0 || c.realWarm < 0):
-		return fmt.Errorf("-families: want -panels at least 1, a seed, -world-calls and -warm at least 0; got -panels %d, -seeds %v, -world-calls %d, -warm %d", c.panels, c.seeds, c.worldCalls, c.realWarm)
+	case len(c.families) > 0 && (c.panels < 1 || len(c.seeds) == 0 || c.realWarm < 0):
+		return fmt.Errorf("-families: want -panels at least 1, a seed, and -warm at least 0; got -panels %d, -seeds %v, -warm %d", c.panels, c.seeds, c.realWarm)
+	case c.realCalls < 0:
+		return fmt.Errorf("-real-calls must be at least 0, got %d", c.realCalls)
 	case c.draws < 0:
 		return fmt.Errorf("-draws must be at least 0, got %d", c.draws)
 	case c.draws > 0 && c.data == "":

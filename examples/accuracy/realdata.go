@@ -24,7 +24,7 @@ import (
 // each folder's SOURCE.md) and never copied.
 
 // A panelSpec is a real-data validation workload: which file, which five
-// models are the sessions, and the runs target of issue 31 for it.
+// models are the sessions, and its runs target.
 type panelSpec struct {
 	name, title string
 	kind        dataKind
@@ -348,6 +348,13 @@ func (t *table) add(row, claimed string, truth router.Verdict, as [panelSize]ans
 	t.claimed = append(t.claimed, claimed)
 	t.truths = append(t.truths, truth)
 	t.answers = append(t.answers, as)
+}
+
+// truncate keeps the first n claims, all when n is 0.
+func (t *table) truncate(n int) {
+	if n > 0 && n < t.len() {
+		t.truths, t.answers, t.rows, t.claimed = t.truths[:n], t.answers[:n], t.rows[:n], t.claimed[:n]
+	}
 }
 
 // shuffle puts the claims in an order drawn from seed, a stream of mixed

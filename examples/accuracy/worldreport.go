@@ -174,8 +174,8 @@ func (r *worldsReport) command() string {
 		s += " -data " + cfg.data
 	}
 	s += fmt.Sprintf(" -families %s -seeds %s -panels %d -warm %d -outcomes %s", strings.Join(names, ","), strings.Join(seeds, ","), cfg.panels, cfg.realWarm, joinFloats(cfg.outcomes))
-	if cfg.worldCalls > 0 {
-		s += fmt.Sprintf(" -world-calls %d", cfg.worldCalls)
+	if cfg.realCalls > 0 {
+		s += fmt.Sprintf(" -real-calls %d", cfg.realCalls)
 	}
 	return s
 }
@@ -186,7 +186,7 @@ func (r *worldsReport) markdown(w io.Writer) {
 	if r.fixtures {
 		fmt.Fprintln(w, "\n**No real-data folder: these figures come from the committed fixtures, a few dozen rows of each file, and say nothing of accuracy.**")
 	}
-	fmt.Fprintf(w, "\n### Targets\n\nEach target on every world of each family, with reputation on and %s of outcomes reported unless it says otherwise: the figure of the world that meets it least (worst), the median over the worlds, and on how many worlds it is met. A family meets a target only when every world does.\n\n", pct(r.cfg.binding().outcomes))
+	fmt.Fprintf(w, "\n### Targets\n\nEach target on every world of each family, with reputation on and %g%% of outcomes reported unless it says otherwise: the figure of the world that meets it least (worst), the median over the worlds, and on how many worlds it is met. A family meets a target only when every world does.\n\n", 100*r.cfg.binding().outcomes)
 	fmt.Fprintln(w, "| family | target | worst | median | met on | |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---|")
 	for _, f := range r.order {
@@ -196,6 +196,10 @@ func (r *worldsReport) markdown(w io.Writer) {
 				met = "**missed**"
 			}
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %d of %d | %s |\n", f.name, t.what, t.worst, t.median, t.met, t.worlds, met)
+		}
+		oc := r.overConfidence(f, worldCell{trust.PolicyAdaptive, r.cfg.binding()})
+		if len(oc) > 0 {
+			fmt.Fprintf(w, "| %s | what votes cannot see: adaptive's over-confidence on the calls the panel's majority got wrong | %+.1f points | %+.1f points | | reported |\n", f.name, 100*slices.Max(oc), 100*oc.median())
 		}
 	}
 	for _, f := range r.order {
@@ -241,14 +245,15 @@ func (r *worldsReport) familyTables(w io.Writer, f *family) {
 
 	bind := r.cfg.binding()
 	fmt.Fprintf(w, "\nEach world (adaptive with reputation on; its best single session in bold among the panel's models):\n\n")
-	fmt.Fprintf(w, "| seed | panel | models, sessions 1–5 | best single | %s | adaptive, no outcome | adaptive, %s outcomes | its runs per call |\n", five, pct(bind.outcomes))
+	fmt.Fprintf(w, "| seed | panel | models, sessions 1–5 | best single | %s | adaptive, no outcome | adaptive, %g%% outcomes | its runs per call |\n", five, 100*bind.outcomes)
 	fmt.Fprintln(w, "|---:|---:|---|---:|---:|---:|---:|---:|")
 	none, _ := r.cfg.none()
 	for _, wr := range rs {
 		ms := make([]string, panelSize)
 		for i, m := range wr.w.models {
+			m = strings.ReplaceAll(m[strings.LastIndex(m, ":")+1:], "|", `\|`) // JudgeBench's kind:judge, LLMBar's judge|strategy, in a table cell
 			ms[i] = m
-			if m == wr.bestModel {
+			if wr.w.models[i] == wr.bestModel {
 				ms[i] = "**" + m + "**"
 			}
 		}
@@ -266,13 +271,13 @@ func (r *worldsReport) familyTables(w io.Writer, f *family) {
 	for _, pol := range tiers {
 		for _, st := range []setting{{rep: off}, none, bind} {
 			c := worldCell{pol, st}
-			var stated, right, oc spread // over the worlds where the tier answered some of those calls
+			var stated, right spread // over the worlds where the tier answered some of those calls
 			for _, wr := range rs {
 				if s := wr.together[c]; s.answered > 0 {
 					stated, right = append(stated, s.meanStated()), append(right, s.answeredRight())
-					oc = append(oc, s.meanStated()-s.answeredRight())
 				}
 			}
+			oc := r.overConfidence(f, c)
 			if len(oc) == 0 {
 				fmt.Fprintf(w, "| %s | %s | — | — | — | — |\n", pol, st)
 				continue
@@ -280,6 +285,19 @@ func (r *worldsReport) familyTables(w io.Writer, f *family) {
 			fmt.Fprintf(w, "| %s | %s | %.3f | %s | %+.1f | %+.1f |\n", pol, st, stated.median(), pct(right.median()), 100*slices.Max(oc), 100*oc.median())
 		}
 	}
+}
+
+// overConfidence returns, for each world of f where c answered some of
+// the calls the panel's majority got wrong, the confidence c stated on
+// them less how often it was right.
+func (r *worldsReport) overConfidence(f *family, c worldCell) spread {
+	var oc spread
+	for _, wr := range r.results[f.name] {
+		if s := wr.together[c]; s.answered > 0 {
+			oc = append(oc, s.meanStated()-s.answeredRight())
+		}
+	}
+	return oc
 }
 
 // chart draws a family's reliability chart: a panel per setting, a line

@@ -58,9 +58,7 @@ func loadWorld(dir string, f *family, seed uint64, p, warm, limit int) (*world, 
 		if err != nil {
 			return nil, err
 		}
-		if limit > 0 && t.len() > limit {
-			t.golds, t.answers, t.rows = t.golds[:limit], t.answers[:limit], t.rows[:limit]
-		}
+		t.truncate(limit)
 		w.probs, w.n = t, t.len()
 	} else {
 		spec := &panelSpec{name: w.name(), title: f.title, kind: f.kind, models: w.models, runsTarget: f.runsTarget}
@@ -68,10 +66,8 @@ func loadWorld(dir string, f *family, seed uint64, p, warm, limit int) (*world, 
 		if err != nil {
 			return nil, err
 		}
+		t.truncate(limit)
 		w.claims, w.n = t, t.len()
-	}
-	if limit > 0 {
-		w.n = min(w.n, limit)
 	}
 	w.warm = worldWarm(warm, w.n)
 	return w, nil
@@ -139,7 +135,7 @@ func simulateWorlds(ctx context.Context, cfg config, progress io.Writer) (*world
 	for _, f := range cfg.families {
 		for _, seed := range cfg.seeds {
 			for p := range cfg.panels {
-				w, err := loadWorld(dir, f, seed, p, cfg.realWarm, cfg.worldCalls)
+				w, err := loadWorld(dir, f, seed, p, cfg.realWarm, cfg.realCalls)
 				if err != nil {
 					return nil, err
 				}

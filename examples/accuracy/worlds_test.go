@@ -254,9 +254,9 @@ func TestECEFloor(t *testing.T) {
 		}
 		return calls
 	}
-	small, large := eceFloor(1, calibrated(200), func(int) bool { return true }), eceFloor(1, calibrated(20000), func(int) bool { return true })
+	small, large := eceFloor(1, calibrated(200), func(int) bool { return true }), eceFloor(1, calibrated(5000), func(int) bool { return true })
 	if !(large < small && large < 0.03 && small > 0.03) {
-		t.Errorf("a calibrated tier's ECE bound: %.3f on 200 calls, %.3f on 20,000; want it to shrink with the calls, across 0.03", small, large)
+		t.Errorf("a calibrated tier's ECE bound: %.3f on 200 calls, %.3f on 5,000; want it to shrink with the calls, across 0.03", small, large)
 	}
 	sure := []call{{answered: true, confidence: 1, correct: true}, {answered: true, confidence: 1, correct: true}}
 	if f := eceFloor(1, sure, func(int) bool { return true }); f != 0 {
@@ -300,7 +300,7 @@ func TestSimulateWorlds(t *testing.T) {
 			t.Fatalf("%s: %d worlds, want 1", f.name, len(rs))
 		}
 		r := rs[0]
-		if r.w.warm != r.w.n/2 || r.w.n < 40 {
+		if r.w.warm != r.w.n/2 || r.w.n < 24 {
 			t.Errorf("%s: %d calls, %d earlier: want half the calls earlier when there are fewer than 4,000", f.name, r.w.n, r.w.warm)
 		}
 		for _, pol := range tiers {

@@ -332,6 +332,9 @@ func TestRun_realData(t *testing.T) {
 	cfg := realCfg
 	cfg.only = []string{"emotion", "gsm8k-small", "easy"}
 	cfg.calls, cfg.episode, cfg.curve, cfg.delegationWarm = 30, 30, []int{0, 10}, 50
+	if cfg.realCalls == 0 {
+		cfg.realCalls = 120 // the tables' layout, not their figures
+	}
 	if err := run(context.Background(), cfg, md, dir, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}

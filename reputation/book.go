@@ -26,7 +26,8 @@ const (
 // Options configure a [Book]. The zero Options takes every default.
 type Options struct {
 	// Prior is what a session's record starts from; the zero Prior
-	// means DefaultPrior.
+	// means DefaultOutcomePrior, or DefaultPrior with
+	// LearnFromAgreement.
 	Prior Prior
 	// Horizon is the evidence a record keeps (see the package doc); 0
 	// means DefaultHorizon.
@@ -137,8 +138,9 @@ func (s Scope) panel() Key { return Key{Session: PanelSession, Operation: s.Oper
 // is full (see the package doc) it is an average over about the last
 // Horizon/FeedbackWeight reported calls the session voted in (125 with
 // the defaults), and the Prior weighs as Prior.Right+Prior.Wrong votes,
-// 1.25 outcomes with the defaults. To rank a session right 68% of the
-// time above one right 40% of the time, with probability 0.95, takes
+// ten outcomes with the defaults (DefaultOutcomePrior). To rank a
+// session right 68% of the time above one right 40% of the time, with
+// probability 0.95, takes
 // about 20 outcomes reported on calls both voted in (independent errors:
 // the first's count of right votes exceeds the second's with probability
 // 0.952 after 20, 0.927 after 16, 0.982 after 30).
@@ -170,7 +172,10 @@ func New(store Store, o Options) (*Book, error) {
 		store = new(Memory)
 	}
 	if o.Prior == (Prior{}) {
-		o.Prior = DefaultPrior
+		o.Prior = DefaultOutcomePrior
+		if o.LearnFromAgreement {
+			o.Prior = DefaultPrior
+		}
 	}
 	if err := o.Prior.check(); err != nil {
 		return nil, err

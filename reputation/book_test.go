@@ -163,14 +163,18 @@ func TestBookFeedback(t *testing.T) {
 			t.Errorf("%+v: %+v, want %+v", keys[i], recs[i], want[i])
 		}
 	}
-	// Outside truth weighs more than agreement: one report against a
-	// session moves it further than one call it agreed in.
-	before := reliabilities(t, b, 3).Sessions[3]
+	// One report against a session never seen counts FeedbackWeight
+	// votes against the prior's: Beta(32, 8) becomes Beta(32, 12).
+	p := reputation.DefaultOutcomePrior
+	if before := reliabilities(t, b, 3).Sessions[3]; before != p.Mean() {
+		t.Errorf("session 3 reads %v before any report, want the prior's %v", before, p.Mean())
+	}
 	if err := b.Feedback(ctx, scope, []reputation.Ballot{{Session: 3, Backed: true}}, false); err != nil {
 		t.Fatal(err)
 	}
-	if after := reliabilities(t, b, 3).Sessions[3]; before-after < 0.2 {
-		t.Errorf("one report of a wrong outcome moved session 3 from %v to %v only", before, after)
+	want3 := p.Right / (p.Right + p.Wrong + w)
+	if after := reliabilities(t, b, 3).Sessions[3]; math.Abs(after-want3) > 1e-12 {
+		t.Errorf("one report of a wrong outcome moved session 3 to %v, want %v", after, want3)
 	}
 }
 

@@ -18,9 +18,10 @@
 //
 //	reliability = (Right + Prior.Right) / (Right + Wrong + Prior.Right + Prior.Wrong)
 //
-// so a session never seen reads exactly the prior's mean ([DefaultPrior]:
-// Beta(4, 1), a mean of 0.8, worth five votes), neither trusted nor
-// shunned.
+// so a session never seen reads exactly the prior's mean
+// ([DefaultOutcomePrior]: Beta(32, 8), a mean of 0.8, worth 40 votes or
+// ten reported outcomes; [DefaultPrior], Beta(4, 1), for a Book that also
+// learns from agreement), neither trusted nor shunned.
 //
 // # Decay
 //

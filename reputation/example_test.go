@@ -52,7 +52,7 @@ func ExampleBook() {
 	show("after 5 wrong outcomes:")
 	// Output:
 	// after 20 calls:         1: 0.80  3: 0.80  VALID
-	// after 5 wrong outcomes: 1: 0.16  3: 0.80  INVALID
+	// after 5 wrong outcomes: 1: 0.53  3: 0.80  INVALID
 }
 
 // A ledger remembers each call by its caller and id, and counts a report
@@ -83,8 +83,8 @@ func ExampleLedger_Report() {
 	calls.Report(ctx, book, "alice", "trace-1", true)
 	show("right instead:")
 	// Output:
-	// before:              right 4, wrong 1
+	// before:              right 32, wrong 8
 	// bob's report found a call: false
-	// wrong, twice:        right 4, wrong 5
-	// right instead:       right 8, wrong 1
+	// wrong, twice:        right 32, wrong 12
+	// right instead:       right 36, wrong 8
 }

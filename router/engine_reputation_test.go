@@ -254,7 +254,7 @@ func TestEngine_feedback(t *testing.T) {
 	after, _ := e.Reputation().Reliabilities(context.Background(), scope, []int64{1, 2, 3})
 	for _, i := range resp.Consensus.Agreeing {
 		id := int64(resp.Evidence.Runs[i].SessionID)
-		if !(after.Sessions[id] < before.Sessions[id]-0.1) {
+		if !(after.Sessions[id] < before.Sessions[id]-0.05) {
 			t.Errorf("session %d backed a wrong outcome: reliability %v before the report, %v after", id, before.Sessions[id], after.Sessions[id])
 		}
 	}

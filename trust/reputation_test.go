@@ -145,7 +145,7 @@ func TestService_feedback(t *testing.T) {
 	}
 	mid := read()
 	for _, id := range sessions {
-		if !(mid[id] < before[id]-0.1) {
+		if !(mid[id] < before[id]-0.05) {
 			t.Errorf("session %d backed an outcome reported wrong: %v before, %v after", id, before[id], mid[id])
 		}
 	}

@@ -7,19 +7,21 @@
 // A [Record] holds two counts for one [Key] (a session, and optionally the
 // operation and kind of claim it judged): Right, the evidence that the
 // session's votes were right, and Wrong, the evidence that they were
-// wrong. Counts are real numbers: a vote that matched an outcome settled
-// with probability 0.9 adds 0.9 to Right and 0.1 to Wrong, and a host's
-// report that a call was decided right or wrong adds whole units (or more,
-// see [Book]).
+// wrong. A host's report that a call was decided right or wrong adds
+// whole units (or more, see [Book]); agreement alone adds nothing unless
+// the host asks for it (Options.LearnFromAgreement), and then counts are
+// real numbers: a vote that matched an outcome settled with probability
+// 0.9 adds 0.9 to Right and 0.1 to Wrong.
 //
 // The reliability read from a record is the mean of a Beta distribution:
 // the record's counts added to a [Prior] of pseudo-counts,
 //
 //	reliability = (Right + Prior.Right) / (Right + Wrong + Prior.Right + Prior.Wrong)
 //
-// so a session never seen reads exactly the prior's mean ([DefaultPrior]:
-// Beta(4, 1), a mean of 0.8, worth five votes), neither trusted nor
-// shunned.
+// so a session never seen reads exactly the prior's mean
+// ([DefaultOutcomePrior]: Beta(32, 8), a mean of 0.8, worth 40 votes or
+// ten reported outcomes; [DefaultPrior], Beta(4, 1), for a Book that also
+// learns from agreement), neither trusted nor shunned.
 //
 // # Decay
 //

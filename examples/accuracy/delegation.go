@@ -21,7 +21,7 @@ import (
 	"github.com/vouchkit/vouch/trust"
 )
 
-// The real-data delegation workloads (issue 33): each GSM8K problem is
+// The real-data delegation workloads: each GSM8K problem is
 // delegated to a panel of five models whose sessions answer with their
 // model's real answer, a JSON number; the trust service settles on the
 // answers as it settles any delegation, and a call is right when it
@@ -29,7 +29,7 @@ import (
 // wrong in every table.
 
 // A delegationSpec is a real-data delegation workload: which five models
-// of zeroeval-gsm8k/gsm8k_answers.csv are the sessions, and issue 33's
+// of zeroeval-gsm8k/gsm8k_answers.csv are the sessions, and the
 // runs target for it.
 type delegationSpec struct {
 	name, title string
@@ -165,6 +165,13 @@ func readProblems(path string, spec *delegationSpec, seed uint64) (*problems, er
 		t.answers = append(t.answers, rw.answers)
 	}
 	return t, nil
+}
+
+// truncate keeps the first n problems, all when n is 0.
+func (t *problems) truncate(n int) {
+	if n > 0 && n < t.len() {
+		t.golds, t.answers, t.rows = t.golds[:n], t.answers[:n], t.rows[:n]
+	}
 }
 
 // number reads a cell as a finite number; an empty cell is none.
@@ -358,6 +365,7 @@ func simulateDelegation(ctx context.Context, cfg config, progress io.Writer) (*d
 		if err != nil {
 			return nil, err
 		}
+		t.truncate(cfg.realCalls)
 		if t.len() <= cfg.delegationWarm {
 			return nil, fmt.Errorf("-delegation-warm: %s has %d problems, not more than the %d earlier calls", spec.name, t.len(), cfg.delegationWarm)
 		}
@@ -427,8 +435,11 @@ func (r *delegationReport) command() string {
 	for _, t := range r.tables {
 		names = append(names, t.spec.name)
 	}
-	return fmt.Sprintf("go run ./examples/accuracy -data %s -seed %d -delegation-warm %d -outcomes %s -only %s",
-		r.cfg.data, r.cfg.seed, r.cfg.delegationWarm, joinFloats(r.cfg.outcomes), strings.Join(names, ","))
+	s := fmt.Sprintf("go run ./examples/accuracy -data %s -seed %d -delegation-warm %d -outcomes %s", r.cfg.data, r.cfg.seed, r.cfg.delegationWarm, joinFloats(r.cfg.outcomes))
+	if r.cfg.realCalls > 0 {
+		s += fmt.Sprintf(" -real-calls %d", r.cfg.realCalls)
+	}
+	return s + " -only " + strings.Join(names, ",")
 }
 
 // markdown writes the delegation tables.
@@ -465,40 +476,9 @@ func (r *delegationReport) markdown(w io.Writer) {
 		fmt.Fprintln(w, "\nThe best model's ECE and Brier score are left at 0: the models state no confidence. Its \"answered\" is the share of problems its answer held a number.")
 	}
 	heading(w, "Targets of the delegation workloads",
-		"As measured, on the measured calls (issue 33). RETRY counts as wrong:",
+		"As measured, on the measured calls. RETRY counts as wrong:",
 		"| workload | reputation | target | measured | |", "|---|---|---|---|---|")
 	for _, t := range r.targets() {
 		writeTarget(w, t)
 	}
-}
-
-// The targets of issue 33 on the real GSM8K answers.
-const (
-	targetDelegationLoss = 0.005 // adaptive at least as accurate as the plurality of 5 less this
-	targetDelegationECE  = 0.03  // safe and adaptive
-)
-
-// targets returns issue 33's targets as measured, for every aggregation
-// and setting.
-func (r *delegationReport) targets() []target {
-	var ts []target
-	for _, t := range r.tables {
-		five := r.measured(r.plurality[t.spec.name])
-		for _, agg := range aggregations {
-			for _, st := range r.cfg.settings() {
-				add := func(what, measured string, met bool) {
-					ts = append(ts, target{workload: t.spec.name, setting: st.String(), what: string(agg) + ": " + what, measured: measured, met: met})
-				}
-				a := r.measured(r.get(t, agg, trust.PolicyAdaptive, st))
-				add("adaptive at least as accurate as the plurality of 5 less 0.5 points",
-					fmt.Sprintf("%s against %s (%+.2f points)", pct2(a.accuracy()), pct2(five.accuracy()), 100*(a.accuracy()-five.accuracy())),
-					a.accuracy() >= five.accuracy()-targetDelegationLoss)
-				add(fmt.Sprintf("adaptive at most %.1f runs per call", t.spec.runsTarget), fmt.Sprintf("%.3f", a.runsPerCall()), a.runsPerCall() <= t.spec.runsTarget)
-				s := r.measured(r.get(t, agg, trust.PolicySafe, st))
-				add(fmt.Sprintf("ECE at most %.2f for safe and adaptive", targetDelegationECE), fmt.Sprintf("safe %.3f, adaptive %.3f", s.ece(), a.ece()),
-					max(s.ece(), a.ece()) <= targetDelegationECE)
-			}
-		}
-	}
-	return ts
 }

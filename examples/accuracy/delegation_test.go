@@ -198,11 +198,7 @@ func TestSimulateDelegation_today(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(strings.Split(string(want), "\n"), strings.Split(got.String(), "\n")); diff != "" {
+	if diff := cmp.Diff(golden(t, path, got.String()), strings.Split(got.String(), "\n")); diff != "" {
 		t.Errorf("reputation off on the fixtures differs from today's engine (-today +now):\n%s", diff)
 	}
 }

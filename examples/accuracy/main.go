@@ -19,6 +19,13 @@
 //
 //	go run ./examples/accuracy [-data DIR] [-warm 2000] [-delegation-warm 300] [-outcomes 0,0.02,0.05] [-draws D] [-calls N] [-seed S] [-episode E] [-curve 0,100,1000] [-only W,...] [-sweep T,...] [-md FILE] [-charts DIR]
 //
+// With -families it measures instead the world families: for each seed
+// and panel, five models drawn from a family's eligible ones, on the real
+// answers of -data (or on the rows cut from them in testdata, when the
+// folder is absent), reported as the worst and the median world.
+//
+//	go run ./examples/accuracy -families all [-data DIR] [-seeds 1,2,3] [-panels 2] [-real-calls N] [-warm 2000] [-outcomes 0,0.02,0.05] [-md FILE] [-charts DIR]
+//
 // It writes the tables in Markdown (to standard output, or FILE), the
 // targets met or not among them, and with -charts a reliability chart per
 // workload (DIR/reliability-WORKLOAD.svg). The same seed gives the same
@@ -55,13 +62,24 @@ func main() {
 	delegationWarm := flag.Int("delegation-warm", 300, "the earlier calls of a real-data delegation workload (GSM8K: 1,319 problems): the calls after them are the measured ones")
 	outcomes := flag.String("outcomes", "0,0.02,0.05", "the shares of the calls whose true outcome the host reports (trust.Service.Feedback) to measure reputation on at, comma-separated")
 	draws := flag.Int("draws", 0, "other draws of the reported calls to measure each real-data validation cell with outcomes on, besides the seed's own (the claims and the workers unchanged)")
+	fams := flag.String("families", "", "measure the world families instead, comma-separated (all: every family): "+familyNames())
+	seeds := flag.String("seeds", "1,2,3", "with -families, the seeds of the worlds, comma-separated")
+	panels := flag.Int("panels", 2, "with -families, the panels drawn per seed and family")
+	realCalls := flag.Int("real-calls", 0, "a real-data workload's or world's calls at most, earlier and measured, the first in the seeded order (0: every row of the data)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	cfg := config{calls: *calls, seed: *seed, episode: *episode, data: *data, realWarm: *warm, delegationWarm: *delegationWarm, draws: *draws}
+	cfg := config{calls: *calls, seed: *seed, episode: *episode, data: *data, realWarm: *warm, delegationWarm: *delegationWarm, draws: *draws,
+		panels: *panels, realCalls: *realCalls}
 	var err error
-	if cfg.curve, err = parseCurve(*curve); err == nil {
+	if *fams != "" {
+		if cfg.families, err = parseFamilies(*fams); err == nil {
+			cfg.seeds, err = parseSeeds(*seeds)
+		}
+	}
+	if err != nil {
+	} else if cfg.curve, err = parseCurve(*curve); err == nil {
 		cfg.only, err = parseOnly(*only)
 	}
 	if err == nil {
@@ -88,7 +106,16 @@ func run(ctx context.Context, cfg config, mdPath, chartDir string, out, progress
 	}
 	var md bytes.Buffer
 	charts := map[string]func(io.Writer) error{}
-	if cfg.runsReal() {
+	if len(cfg.families) > 0 {
+		worlds, err := simulateWorlds(ctx, cfg, progress)
+		if err != nil {
+			return err
+		}
+		worlds.markdown(&md)
+		for _, f := range worlds.order {
+			charts["world-"+f.name] = func(w io.Writer) error { return worlds.chart(w, f) }
+		}
+	} else if cfg.runsReal() {
 		real, err := simulateReal(ctx, cfg, progress)
 		if err != nil {
 			return err
@@ -98,7 +125,7 @@ func run(ctx context.Context, cfg config, mdPath, chartDir string, out, progress
 			charts[t.spec.name] = func(w io.Writer) error { return real.chart(w, t) }
 		}
 	}
-	if cfg.runsDelegation() {
+	if len(cfg.families) == 0 && cfg.runsDelegation() {
 		del, err := simulateDelegation(ctx, cfg, progress)
 		if err != nil {
 			return err
@@ -108,7 +135,7 @@ func run(ctx context.Context, cfg config, mdPath, chartDir string, out, progress
 		}
 		del.markdown(&md)
 	}
-	if cfg.runsSimulated() {
+	if len(cfg.families) == 0 && cfg.runsSimulated() {
 		rep, err := simulate(ctx, cfg, progress)
 		if err != nil {
 			return err
@@ -156,6 +183,10 @@ func (c config) check() error {
 		return fmt.Errorf("-warm must be at least 0, got %d", c.realWarm)
 	case c.data != "" && c.delegationWarm < 0:
 		return fmt.Errorf("-delegation-warm must be at least 0, got %d", c.delegationWarm)
+	case len(c.families) > 0 && (c.panels < 1 || len(c.seeds) == 0 || c.realWarm < 0):
+		return fmt.Errorf("-families: want -panels at least 1, a seed, and -warm at least 0; got -panels %d, -seeds %v, -warm %d", c.panels, c.seeds, c.realWarm)
+	case c.realCalls < 0:
+		return fmt.Errorf("-real-calls must be at least 0, got %d", c.realCalls)
 	case c.draws < 0:
 		return fmt.Errorf("-draws must be at least 0, got %d", c.draws)
 	case c.draws > 0 && c.data == "":
@@ -243,4 +274,17 @@ func parseOutcomes(s string) ([]float64, error) {
 		shares = append(shares, o)
 	}
 	return shares, nil
+}
+
+// parseSeeds reads a comma-separated list of distinct seeds.
+func parseSeeds(s string) ([]uint64, error) {
+	var seeds []uint64
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil || slices.Contains(seeds, n) {
+			return nil, errors.New("-seeds: want distinct seeds, such as 1,2,3; got " + strconv.Quote(s))
+		}
+		seeds = append(seeds, n)
+	}
+	return seeds, nil
 }

@@ -68,6 +68,24 @@ func summarize(calls []call, keep func(i int) bool) stats {
 	return s
 }
 
+// add adds o's calls to s.
+func (s *stats) add(o stats) {
+	s.calls += o.calls
+	s.correct += o.correct
+	s.answered += o.answered
+	s.runs += o.runs
+	s.maxRuns = max(s.maxRuns, o.maxRuns)
+	for j := range s.perSession {
+		s.perSession[j] += o.perSession[j]
+	}
+	for k := range s.bins {
+		s.bins[k].calls += o.bins[k].calls
+		s.bins[k].correct += o.bins[k].correct
+		s.bins[k].confidence += o.bins[k].confidence
+	}
+	s.brier += o.brier
+}
+
 // binOf returns the bin of confidence c: [0, 0.1), ..., [0.9, 1].
 func binOf(c float64) int { return min(max(int(c*bins), 0), bins-1) }
 

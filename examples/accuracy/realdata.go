@@ -24,7 +24,7 @@ import (
 // each folder's SOURCE.md) and never copied.
 
 // A panelSpec is a real-data validation workload: which file, which five
-// models are the sessions, and the runs target of issue 31 for it.
+// models are the sessions, and its runs target.
 type panelSpec struct {
 	name, title string
 	kind        dataKind
@@ -36,8 +36,11 @@ type panelSpec struct {
 type dataKind int
 
 const (
-	mmluPro dataKind = iota // mmlu-pro/mmlu_pro_predictions.csv: one answer letter per model
-	emotion                 // uncertainty-bench-emotion/emotion_logits_long.csv: option logits per model
+	mmluPro    dataKind = iota // mmlu-pro/mmlu_pro_predictions.csv: one answer letter per model
+	emotion                    // uncertainty-bench-emotion/emotion_logits_long.csv: option logits per model
+	llmbar                     // llmbar/llmbar_judgments.csv: a pairwise verdict per judge and order
+	judgeBench                 // judgebench/judgebench_gpt4o_pairs.csv: a pairwise verdict per judge and order
+	gsm8k                      // zeroeval-gsm8k/gsm8k_answers.csv: a number per model (a delegation)
 )
 
 // panelSpecs are the real-data validation workloads, in the order they
@@ -108,6 +111,10 @@ func loadTable(dir string, spec *panelSpec, seed uint64) (*table, error) {
 		t, err = loadMMLUPro(filepath.Join(dir, "mmlu-pro", "mmlu_pro_predictions.csv"), spec, seed)
 	case emotion:
 		t, err = loadEmotion(filepath.Join(dir, "uncertainty-bench-emotion", "emotion_logits_long.csv"), spec, seed)
+	case llmbar:
+		t, err = loadLLMBar(filepath.Join(dir, "llmbar", "llmbar_judgments.csv"), spec, seed)
+	case judgeBench:
+		t, err = loadJudgeBench(filepath.Join(dir, "judgebench", "judgebench_gpt4o_pairs.csv"), spec, seed)
 	default:
 		err = fmt.Errorf("unknown kind of data %d", spec.kind)
 	}
@@ -341,6 +348,13 @@ func (t *table) add(row, claimed string, truth router.Verdict, as [panelSize]ans
 	t.claimed = append(t.claimed, claimed)
 	t.truths = append(t.truths, truth)
 	t.answers = append(t.answers, as)
+}
+
+// truncate keeps the first n claims, all when n is 0.
+func (t *table) truncate(n int) {
+	if n > 0 && n < t.len() {
+		t.truths, t.answers, t.rows, t.claimed = t.truths[:n], t.answers[:n], t.rows[:n], t.claimed[:n]
+	}
 }
 
 // shuffle puts the claims in an order drawn from seed, a stream of mixed

@@ -321,11 +321,7 @@ func TestSimulateReal_today(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(strings.Split(string(want), "\n"), strings.Split(got.String(), "\n")); diff != "" {
+	if diff := cmp.Diff(golden(t, path, got.String()), strings.Split(got.String(), "\n")); diff != "" {
 		t.Errorf("reputation off on the fixtures differs from today's engine (-today +now):\n%s", diff)
 	}
 }
@@ -336,6 +332,9 @@ func TestRun_realData(t *testing.T) {
 	cfg := realCfg
 	cfg.only = []string{"emotion", "gsm8k-small", "easy"}
 	cfg.calls, cfg.episode, cfg.curve, cfg.delegationWarm = 30, 30, []int{0, 10}, 50
+	if cfg.realCalls == 0 {
+		cfg.realCalls = 120 // the tables' layout, not their figures
+	}
 	if err := run(context.Background(), cfg, md, dir, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +342,7 @@ func TestRun_realData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"-data testdata/real-llm-data -seed 7 -warm 100 -outcomes 0,0.05 -only emotion`", "### " + panelSpecs[2].title,
+	for _, w := range []string{fmt.Sprintf("-data testdata/real-llm-data -seed 7 -warm %d -outcomes 0,0.05", cfg.realWarm), "-only emotion`", "### " + panelSpecs[2].title,
 		"| adaptive | on, 5% outcomes |", "| best single session (1, reference) | — |", "Wrong together: on ", "### Targets on the real panels",
 		"Learned at the end of adaptive's episode (reputation on, 5% outcomes)", "| session | right as a judge | share of adaptive's runs | learned reliability, seed's draw |\n",
 		"| emotion | on, 5% outcomes | adaptive at most 2.50 runs per call |", "with no outcomes reported, safe and adaptive ECE within 0.01",

@@ -81,6 +81,7 @@ func simulateReal(ctx context.Context, cfg config, progress io.Writer) (*realRep
 		if err != nil {
 			return nil, err
 		}
+		t.truncate(cfg.realCalls)
 		if t.len() <= cfg.realWarm {
 			return nil, fmt.Errorf("-warm: %s has %d claims, not more than the %d earlier calls", spec.name, t.len(), cfg.realWarm)
 		}
@@ -238,6 +239,9 @@ func (r *realReport) command() string {
 	if cfg.draws > 0 {
 		s += fmt.Sprintf(" -draws %d", cfg.draws)
 	}
+	if cfg.realCalls > 0 {
+		s += fmt.Sprintf(" -real-calls %d", cfg.realCalls)
+	}
 	return s + " -only " + strings.Join(names, ",")
 }
 
@@ -349,7 +353,7 @@ func (r *realReport) chart(w io.Writer, t *table) error {
 	return reliabilityChart(w, panels)
 }
 
-// The targets of issue 31 on the real panels.
+// The targets of the real panels.
 const (
 	targetRealECE   = 0.03 // fast, safe and adaptive, with outcomes reported
 	targetRealOffBy = 0.01 // safe and adaptive with no outcomes: ECE at most reputation off's plus this
@@ -403,7 +407,7 @@ func (r *realReport) targets() []target {
 // targetTable writes the real panels' targets, met or not.
 func (r *realReport) targetTable(w io.Writer) {
 	heading(w, "Targets on the real panels",
-		"As measured, on the measured calls. Issue 31's targets bind with reputation on and 5% of outcomes reported (the last, with none); the other rows show where the engine stands:",
+		"As measured, on the measured calls. The targets bind with reputation on and 5% of outcomes reported (the last, with none); the other rows show where the engine stands:",
 		"| workload | reputation | target | measured | |", "|---|---|---|---|---|")
 	for _, t := range r.targets() {
 		writeTarget(w, t)

@@ -41,6 +41,14 @@ type config struct {
 	// validation cell with outcomes is measured on besides the seed's
 	// own (see realReport.drawTable).
 	draws int
+	// realCalls, when above 0, caps the calls of a real-data workload or
+	// world: the first in its seeded order.
+	realCalls int
+	// families are the world families to measure (with -families),
+	// each on every seed of seeds and cfg.panels panels per seed.
+	families []*family
+	seeds    []uint64
+	panels   int
 }
 
 // warm is the number of earlier calls of its episode after which a call

@@ -122,7 +122,7 @@ func (r *report) eces(wl string, v setting) eceSummary {
 
 // targetTable writes the targets, met or not.
 func (r *report) targetTable(w io.Writer) {
-	heading(w, "Targets", "As measured, on the measured calls, for each setting (reputation off is today's engine, which the targets do not bind; issue 31's simulated targets bind with 2% of outcomes reported):",
+	heading(w, "Targets", "As measured, on the measured calls, for each setting (reputation off is today's engine, which the targets do not bind; the simulated targets bind with 2% of outcomes reported):",
 		"| workload | reputation | target | measured | |", "|---|---|---|---|---|")
 	for _, t := range r.targets() {
 		writeTarget(w, t)
@@ -137,4 +137,35 @@ func writeTarget(w io.Writer, t target) {
 		met = "**NOT met**"
 	}
 	fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", t.workload, t.setting, t.what, t.measured, met)
+}
+
+// The targets of the delegation workloads on the real GSM8K answers.
+const (
+	targetDelegationLoss = 0.005 // adaptive at least as accurate as the plurality of 5 less this
+	targetDelegationECE  = 0.03  // safe and adaptive
+)
+
+// targets returns the delegation targets as measured, for every aggregation
+// and setting.
+func (r *delegationReport) targets() []target {
+	var ts []target
+	for _, t := range r.tables {
+		five := r.measured(r.plurality[t.spec.name])
+		for _, agg := range aggregations {
+			for _, st := range r.cfg.settings() {
+				add := func(what, measured string, met bool) {
+					ts = append(ts, target{workload: t.spec.name, setting: st.String(), what: string(agg) + ": " + what, measured: measured, met: met})
+				}
+				a := r.measured(r.get(t, agg, trust.PolicyAdaptive, st))
+				add("adaptive at least as accurate as the plurality of 5 less 0.5 points",
+					fmt.Sprintf("%s against %s (%+.2f points)", pct2(a.accuracy()), pct2(five.accuracy()), 100*(a.accuracy()-five.accuracy())),
+					a.accuracy() >= five.accuracy()-targetDelegationLoss)
+				add(fmt.Sprintf("adaptive at most %.1f runs per call", t.spec.runsTarget), fmt.Sprintf("%.3f", a.runsPerCall()), a.runsPerCall() <= t.spec.runsTarget)
+				s := r.measured(r.get(t, agg, trust.PolicySafe, st))
+				add(fmt.Sprintf("ECE at most %.2f for safe and adaptive", targetDelegationECE), fmt.Sprintf("safe %.3f, adaptive %.3f", s.ece(), a.ece()),
+					max(s.ece(), a.ece()) <= targetDelegationECE)
+			}
+		}
+	}
+	return ts
 }

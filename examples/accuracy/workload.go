@@ -110,6 +110,8 @@ const (
 	streamOutcome // the calls whose outcome the host reports
 	streamOrder   // the order of a real-data workload's rows
 	streamSeller  // the seller of a real-data claim
+	streamPanel   // the models of a world's panel
+	streamFloor   // the outcomes of a perfectly calibrated tier
 )
 
 // claim is one claim of a workload.

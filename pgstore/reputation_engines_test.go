@@ -74,7 +74,7 @@ func enginesOnOneDatabase(t *testing.T) []*router.Engine {
 	workers := []router.Worker{honest, honest, honest, honest, routertest.Lie(honest)}
 	var engines []*router.Engine
 	for _, db := range openDBs(t, 2) {
-		book, err := reputation.New(db.Reputation(), reputation.Options{})
+		book, err := reputation.New(db.Reputation(), reputation.Options{LearnFromAgreement: true}) // agreement shows the liar
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -26,6 +26,17 @@ func newBook(t *testing.T, store reputation.Store) *reputation.Book {
 	return b
 }
 
+// newAgreementBook returns a Book over store that also learns
+// reliabilities from agreement (Options.LearnFromAgreement).
+func newAgreementBook(t *testing.T, store reputation.Store) *reputation.Book {
+	t.Helper()
+	b, err := reputation.New(store, reputation.Options{LearnFromAgreement: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func reliabilities(t *testing.T, b *reputation.Book, sessions ...int64) consensus.Reliabilities {
 	t.Helper()
 	rel, err := b.Reliabilities(context.Background(), scope, sessions)
@@ -93,11 +104,11 @@ func TestBookLearnsNothingFromOneVote(t *testing.T) {
 	}
 }
 
-// TestBookLearnsReliabilities: from agreement alone, on independent
+// TestBookLearnsReliabilities: learning from agreement, on independent
 // sessions, the book ranks the sessions as they are and lands near their
 // rates, and measures no correlation.
 func TestBookLearnsReliabilities(t *testing.T) {
-	b := newBook(t, nil)
+	b := newAgreementBook(t, nil)
 	errs := []float64{0.06, 0.1, 0.15, 0.2, 0.25}
 	simulate(t, b, rand.New(rand.NewPCG(1, 2)), errs, 3000, 3, false)
 	rel := reliabilities(t, b, 1, 2, 3, 4, 5)
@@ -120,7 +131,7 @@ func TestBookLearnsReliabilities(t *testing.T) {
 // sessions.
 func TestBookMeasuresCorrelation(t *testing.T) {
 	errs := []float64{0.2, 0.2, 0.05, 0.05, 0.05}
-	independent, copying := newBook(t, nil), newBook(t, nil)
+	independent, copying := newAgreementBook(t, nil), newAgreementBook(t, nil)
 	simulate(t, independent, rand.New(rand.NewPCG(3, 4)), errs, 3000, 5, false)
 	simulate(t, copying, rand.New(rand.NewPCG(3, 4)), errs, 3000, 5, true)
 	lo, hi := reliabilities(t, independent, 1).Correlation, reliabilities(t, copying, 1).Correlation
@@ -167,7 +178,7 @@ func TestBookFeedback(t *testing.T) {
 // at once lose nothing.
 func TestBookConcurrentLearning(t *testing.T) {
 	store := new(reputation.Memory)
-	b := newBook(t, store)
+	b := newAgreementBook(t, store)
 	ctx := context.Background()
 	const calls = 200
 	var wg sync.WaitGroup
@@ -343,7 +354,7 @@ func TestLedgerReportsOnce(t *testing.T) {
 // operation's and the kind's records; reading any of those scopes counts it
 // once, against the Prior worth five votes.
 func TestBookCountsAVoteOnce(t *testing.T) {
-	b := newBook(t, nil)
+	b := newAgreementBook(t, nil)
 	ctx := context.Background()
 	narrow := reputation.Scope{Operation: "validate", Kind: "classification"}
 	votes := []consensus.Vote{
@@ -403,7 +414,7 @@ func TestBook_Learn_uncastVotesAndManyVoters(t *testing.T) {
 		}
 	}
 	evidence := func(votes []consensus.Vote) map[int64]reputation.Record {
-		b := newBook(t, nil)
+		b := newAgreementBook(t, nil)
 		rel := reliabilities(t, b, ids...)
 		for range 3 {
 			if err := b.Learn(ctx, scope, votes, consensus.Policy{}, rel); err != nil {
@@ -430,5 +441,77 @@ func TestBook_Learn_uncastVotesAndManyVoters(t *testing.T) {
 		if c := castOnly[id]; c.Right+c.Wrong != prior {
 			t.Errorf("session %d did not vote and holds evidence: %+v", id, c)
 		}
+	}
+}
+
+// TestBook_Learn_cliqueOfLookAlikes: sessions 1 and 2 cast one vote
+// between them, right 45% of the time, beside session 3, right 72% of
+// the time, and two sessions right 57% and 63% of the time. Learning
+// from agreement with no outcome makes the look-alikes more reliable
+// than session 3; the
+// default Book learns nothing about reliabilities from agreement, and
+// from outcomes reported on 5% of the calls ranks session 3 first and
+// the look-alikes last.
+func TestBook_Learn_cliqueOfLookAlikes(t *testing.T) {
+	ctx := context.Background()
+	rights := []float64{0.45, 0.45, 0.72, 0.57, 0.63}
+	ids := []int64{1, 2, 3, 4, 5}
+	run := func(b *reputation.Book, report bool) consensus.Reliabilities {
+		r := rand.New(rand.NewPCG(5, 6))
+		for c := range 2000 {
+			votes := make([]consensus.Vote, len(ids))
+			var ballots []reputation.Ballot
+			for i, id := range ids {
+				right := r.Float64() < rights[i]
+				if i == 1 {
+					right = votes[0].Label == consensus.LabelValid
+				}
+				votes[i] = consensus.Vote{Session: id, Label: consensus.LabelInvalid}
+				if right {
+					votes[i].Label = consensus.LabelValid // the truth is VALID
+				}
+				ballots = append(ballots, reputation.Ballot{Session: id, Backed: right})
+			}
+			if err := b.Learn(ctx, scope, votes, consensus.Policy{}, reliabilities(t, b, ids...)); err != nil {
+				t.Fatal(err)
+			}
+			if report && c%20 == 0 { // the host reports 5% of outcomes: here, that VALID was right
+				if err := b.Feedback(ctx, scope, ballots, true); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		return reliabilities(t, b, ids...)
+	}
+	agreement := run(newAgreementBook(t, nil), false)
+	if agreement.Of(1) <= agreement.Of(3) {
+		t.Errorf("learning from agreement: look-alike reads %.3f, not above session 3's %.3f (the case this test guards against no longer arises)", agreement.Of(1), agreement.Of(3))
+	}
+	rel := run(newBook(t, nil), true)
+	for _, id := range []int64{1, 2, 4, 5} {
+		if rel.Of(3) <= rel.Of(id) {
+			t.Errorf("outcomes: session 3 (right 72%%) reads %.3f, not above session %d's %.3f", rel.Of(3), id, rel.Of(id))
+		}
+	}
+	for _, id := range []int64{1, 2} {
+		for _, other := range []int64{3, 4, 5} {
+			if rel.Of(id) >= rel.Of(other) {
+				t.Errorf("outcomes: look-alike %d reads %.3f, not below session %d's %.3f", id, rel.Of(id), other, rel.Of(other))
+			}
+		}
+	}
+
+	// Agreement alone leaves every reliability at the Prior.
+	b := newBook(t, nil)
+	for range 200 {
+		votes := []consensus.Vote{{Session: 1, Label: consensus.LabelValid}, {Session: 2, Label: consensus.LabelValid}, {Session: 3, Label: consensus.LabelInvalid}}
+		if err := b.Learn(ctx, scope, votes, consensus.Policy{}, reliabilities(t, b, 1, 2, 3)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := reliabilities(t, b, 1, 2, 3)
+	want := map[int64]float64{1: reputation.DefaultPrior.Mean(), 2: reputation.DefaultPrior.Mean(), 3: reputation.DefaultPrior.Mean()}
+	if diff := cmp.Diff(want, got.Sessions); diff != "" {
+		t.Errorf("reliabilities after 200 calls of agreement and no outcome (-want +got):\n%s", diff)
 	}
 }

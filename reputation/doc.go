@@ -7,10 +7,11 @@
 // A [Record] holds two counts for one [Key] (a session, and optionally the
 // operation and kind of claim it judged): Right, the evidence that the
 // session's votes were right, and Wrong, the evidence that they were
-// wrong. Counts are real numbers: a vote that matched an outcome settled
-// with probability 0.9 adds 0.9 to Right and 0.1 to Wrong, and a host's
-// report that a call was decided right or wrong adds whole units (or more,
-// see [Book]).
+// wrong. A host's report that a call was decided right or wrong adds
+// whole units (or more, see [Book]); agreement alone adds nothing unless
+// the host asks for it (Options.LearnFromAgreement), and then counts are
+// real numbers: a vote that matched an outcome settled with probability
+// 0.9 adds 0.9 to Right and 0.1 to Wrong.
 //
 // The reliability read from a record is the mean of a Beta distribution:
 // the record's counts added to a [Prior] of pseudo-counts,

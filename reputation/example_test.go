@@ -8,10 +8,11 @@ import (
 	"github.com/vouchkit/vouch/reputation"
 )
 
-// A book learns from the calls its sessions vote in: session 3 keeps
-// dissenting from sessions 1 and 2, and after twenty calls its vote
-// weighs less than theirs. A host's report that a call was wrong then
-// lowers the sessions that backed it.
+// A book learns reliabilities from reported outcomes, not from
+// agreement: sessions 1 and 2 vote alike and session 3 keeps dissenting,
+// and after twenty such calls all three still weigh alike, so the
+// majority stands. Five reports that the majority's answer was wrong
+// then lower the sessions that backed it, and session 3's vote decides.
 func ExampleBook() {
 	ctx := context.Background()
 	book, err := reputation.New(nil, reputation.Options{}) // in memory
@@ -24,6 +25,14 @@ func ExampleBook() {
 		{Session: 2, Label: consensus.LabelValid},
 		{Session: 3, Label: consensus.LabelInvalid},
 	}
+	show := func(when string) {
+		rel, err := book.Reliabilities(ctx, scope, []int64{1, 2, 3})
+		if err != nil {
+			panic(err)
+		}
+		out, _ := consensus.Weighted{Reliabilities: rel}.Aggregate(votes, consensus.Policy{})
+		fmt.Printf("%-23s 1: %.2f  3: %.2f  %s\n", when, rel.Sessions[1], rel.Sessions[3], out.Label)
+	}
 	for range 20 {
 		rel, err := book.Reliabilities(ctx, scope, []int64{1, 2, 3})
 		if err != nil {
@@ -33,21 +42,17 @@ func ExampleBook() {
 			panic(err)
 		}
 	}
-	rel, _ := book.Reliabilities(ctx, scope, []int64{1, 2, 3, 4})
-	fmt.Printf("1: %.2f  3: %.2f  4 (never seen): %.2f\n", rel.Sessions[1], rel.Sessions[3], rel.Sessions[4])
-	out, _ := consensus.Weighted{Reliabilities: rel}.Aggregate(votes, consensus.Policy{})
-	fmt.Printf("%s, confidence %.3f\n", out.Label, out.Confidence)
-
+	show("after 20 calls:")
 	ballots := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Backed: true}, {Session: 3}}
-	if err := book.Feedback(ctx, scope, ballots, false); err != nil {
-		panic(err)
+	for range 5 {
+		if err := book.Feedback(ctx, scope, ballots, false); err != nil {
+			panic(err)
+		}
 	}
-	rel, _ = book.Reliabilities(ctx, scope, []int64{1})
-	fmt.Printf("1 after a wrong outcome: %.2f\n", rel.Sessions[1])
+	show("after 5 wrong outcomes:")
 	// Output:
-	// 1: 0.93  3: 0.19  4 (never seen): 0.80
-	// VALID, confidence 0.995
-	// 1 after a wrong outcome: 0.80
+	// after 20 calls:         1: 0.80  3: 0.80  VALID
+	// after 5 wrong outcomes: 1: 0.16  3: 0.80  INVALID
 }
 
 // A ledger remembers each call by its caller and id, and counts a report

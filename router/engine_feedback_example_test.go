@@ -46,5 +46,5 @@ func ExampleEngine_Feedback() {
 	fmt.Printf("%s on %g outcomes: %.4f (recomputed %.4f)\n", b.Basis, b.Outcomes, resp.Consensus.Confidence, b.Read())
 	// Output:
 	// uncalibrated 0.9375
-	// outcomes on 4 outcomes: 0.9731 (recomputed 0.9731)
+	// outcomes on 4 outcomes: 0.9732 (recomputed 0.9732)
 }

@@ -17,6 +17,19 @@ import (
 
 // learnOn runs n version 3 calls of 3 replicas (return_all) on e, claims
 // numbered from first.
+// agreementBook returns a book that also learns reliabilities from
+// agreement (reputation.Options.LearnFromAgreement), with o's other
+// options: the tests of what agreement teaches use it.
+func agreementBook(t *testing.T, store reputation.Store, o reputation.Options) *reputation.Book {
+	t.Helper()
+	o.LearnFromAgreement = true
+	book, err := reputation.New(store, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return book
+}
+
 func learnOn(t *testing.T, e *router.Engine, first, n int) {
 	t.Helper()
 	for i := first; i < first+n; i++ {
@@ -146,7 +159,7 @@ func recompute(t *testing.T, c router.ConsensusResponse, runs []router.Run, verd
 }
 
 func TestEngine_weighted(t *testing.T) {
-	e := offEngine(t)
+	e := offEngine(t, router.WithReputation(agreementBook(t, nil, reputation.Options{})))
 	learnOn(t, e, 0, 200)
 	calibrated := 0
 	for i := range 30 {
@@ -191,11 +204,7 @@ func TestEngine_weightedNeedsReputation(t *testing.T) {
 // session 1's record, lose none of its evidence.
 func TestEngine_learnsConcurrently(t *testing.T) {
 	store := new(reputation.Memory)
-	book, err := reputation.New(store, reputation.Options{Horizon: 1e9})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := offEngine(t, router.WithReputation(book))
+	e := offEngine(t, router.WithReputation(agreementBook(t, store, reputation.Options{Horizon: 1e9})))
 	const calls = 60
 	var wg sync.WaitGroup
 	for i := range calls {

@@ -19,10 +19,7 @@ import (
 // a book over store whose records forget nothing a test makes.
 func teachEngine(t *testing.T, store reputation.Store, opts ...router.EngineOption) *router.Engine {
 	t.Helper()
-	book, err := reputation.New(store, reputation.Options{Horizon: 1e6})
-	if err != nil {
-		t.Fatal(err)
-	}
+	book := agreementBook(t, store, reputation.Options{Horizon: 1e6})
 	var sessions []router.Session
 	for id := range 6 {
 		sessions = append(sessions, router.Session{ID: router.SessionID(id + 1), Worker: routertest.Verdict(router.VerdictValid)})

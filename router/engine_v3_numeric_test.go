@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
 )
@@ -15,7 +16,8 @@ import (
 // much as one that writes 18, and one that answers in words does not.
 func TestEngine_DelegateV3_numericLearning(t *testing.T) {
 	e := newEngine(t, routertest.Sessions(1, 4,
-		routertest.Answer(18), routertest.Answer("18"), routertest.Answer(json.RawMessage(`18.0`)), routertest.Answer("eighteen")))
+		routertest.Answer(18), routertest.Answer("18"), routertest.Answer(json.RawMessage(`18.0`)), routertest.Answer("eighteen")),
+		router.WithReputation(agreementBook(t, nil, reputation.Options{})))
 	for range 30 {
 		_, err := e.DelegateV3(context.Background(), &router.DelegateV3Request{
 			DelegateTask: router.DelegateTask{Objective: "how many?"},

@@ -189,18 +189,26 @@ func pickSessions(cands []candidate, used map[router.SessionID]bool, from, k int
 // escalation threshold as Lone, and with reputation on (but for a
 // numeric delegation, counted unweighted), DefaultWeightedStopThreshold
 // on the calibrated confidence (cal's reading of the call's score once
-// cal reads outcomes; the weighted confidence before) or
-// DefaultFlipBound on the chance that the runs left turn the verdict.
+// cal reads outcomes; before, the conservative number, what the call
+// states then: a stop on the weighted confidence would trust the
+// reliabilities' prior as if outcomes had shown it, and stop earlier
+// than reputation off does on the same votes) or DefaultFlipBound on
+// the chance that the runs left turn the verdict.
 func (s *Service) stop(req *Request, cal *reputation.Calibration) consensus.Stop {
 	st := consensus.Stop{Lone: s.threshold}
 	if s.keep != nil && !req.numeric() {
 		st.Threshold, st.Flip = DefaultWeightedStopThreshold, DefaultFlipBound
+		st.Calibrate = conservative // what the call states before any outcome
 		if cal != nil && cal.Total() > 0 {
 			st.Calibrate = func(x, c float64) float64 { return cal.Read(score(req, x, c), c) }
 		}
 	}
 	return st
 }
+
+// conservative reads a call's conservative number as its confidence
+// (consensus.Stop.Calibrate), as a calibration map of no outcome does.
+func conservative(_, c float64) float64 { return c }
 
 // calibrations are the calibration maps a call's confidence is read on:
 // for a validation one per verdict (reputation.Calibration, named

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
@@ -31,6 +32,22 @@ func honest(conf float64) router.Worker {
 func newEngine(t *testing.T, workers ...router.Worker) *router.Engine {
 	t.Helper()
 	e, err := router.NewEngine(routertest.Sessions(1, 2, workers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// agreementEngine is newEngine with a book that also learns reliabilities
+// from agreement (reputation.Options.LearnFromAgreement): the tests of
+// what agreement teaches use it.
+func agreementEngine(t *testing.T, workers ...router.Worker) *router.Engine {
+	t.Helper()
+	book, err := reputation.New(nil, reputation.Options{LearnFromAgreement: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := router.NewEngine(routertest.Sessions(1, 2, workers...), router.WithReputation(book))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,6 +55,6 @@ func ExampleService_Feedback() {
 	fmt.Printf("recomputed: %.4f\n", c.Read())
 	// Output:
 	// VALID 0.875 adaptive/VALID uncalibrated
-	// VALID 0.9414 adaptive/VALID outcomes on 4 outcomes
-	// recomputed: 0.9414
+	// VALID 0.9409 adaptive/VALID outcomes on 4 outcomes
+	// recomputed: 0.9409
 }

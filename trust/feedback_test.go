@@ -139,7 +139,7 @@ func TestService_feedbackOnce(t *testing.T) {
 // on; the same calls through the key route teach (issue 32, item 5).
 func TestHandler_trialCallsDoNotTeach(t *testing.T) {
 	store := new(reputation.Memory)
-	book, err := reputation.New(store, reputation.Options{})
+	book, err := reputation.New(store, reputation.Options{LearnFromAgreement: true})
 	if err != nil {
 		t.Fatal(err)
 	}

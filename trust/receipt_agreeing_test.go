@@ -103,7 +103,7 @@ func TestService_weightedReceiptRecomputes(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := honest(0.9)
-	s, err := trust.New(newEngine(t, w, w, routertest.Lie(w), w, w), trust.WithSigningKey(priv))
+	s, err := trust.New(agreementEngine(t, w, w, routertest.Lie(w), w, w), trust.WithSigningKey(priv))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
@@ -82,7 +81,7 @@ func TestService_adaptiveWeighted(t *testing.T) {
 // its reputation, and adaptive stops starting with it.
 func TestService_adaptiveShunsALiar(t *testing.T) {
 	w := honest(0.9)
-	s, _ := trust.New(newEngine(t, routertest.Lie(w), w, w, w, w))
+	s, _ := trust.New(agreementEngine(t, routertest.Lie(w), w, w, w, w))
 	ctx := context.Background()
 	for range 20 {
 		if _, err := s.Call(ctx, request(trust.ModeValidation, trust.PolicyOracle)); err != nil {
@@ -239,18 +238,16 @@ func TestService_calibratesEachVerdict(t *testing.T) {
 	}
 }
 
-// TestService_adaptiveWeightedTie: a weighted adaptive validation that
-// stops because the runs left cannot turn its verdict reports it. The
+// TestService_adaptiveWeightedTie: a weighted adaptive validation whose
+// votes tie does not stop on the tie before any outcome is reported. The
 // sessions' records set them apart (right 95%, 85%, 75%, 60% and 52% of
 // 50,000 votes), so that they run in that order; after four runs sessions 1
 // and 4 (VALID) outweigh 2 and 3 (INVALID) by more than session 5 weighs,
-// so the fifth run could not change the verdict and the call stops. It
-// answered RETRY there, its acceptance having weighed the fifth run as a
-// session of the prior; it answers VALID, stating the conservative
-// number of a tie, Posterior(2, 2), with no outcome reported. Once the
-// host reports such ties wrong, the adaptive/VALID map states less than
-// one half, the tally would refuse the tie, and the call runs the fifth
-// session, whose VALID makes three of five.
+// so the fifth run could not change the verdict. Before any outcome the
+// stop reads what the call would state, the conservative number of a tie,
+// Posterior(2, 2) = 1/2, which settles nothing, so the call runs the fifth
+// session, whose VALID makes three of five; once the host reports such
+// calls wrong it still does.
 func TestService_adaptiveWeightedTie(t *testing.T) {
 	ctx := context.Background()
 	store := &reputation.Memory{}
@@ -298,8 +295,8 @@ func TestService_adaptiveWeightedTie(t *testing.T) {
 		return resp, order
 	}
 	resp, order := call()
-	if resp.Status != trust.StatusValid || !slices.Equal(order, []router.SessionID{1, 2, 3, 4}) || resp.Confidence != consensus.Posterior(2, 2) {
-		t.Fatalf("%s at %v after runs on sessions %v; want VALID at Posterior(2, 2) = %v after runs on sessions 1 to 4 in order", resp.Status, resp.Confidence, order, consensus.Posterior(2, 2))
+	if resp.Status != trust.StatusValid || !slices.Equal(order, []router.SessionID{1, 2, 3, 4, 5}) || resp.Evidence.Agreement != 0.6 {
+		t.Fatalf("%s, agreement %v, after runs on sessions %v; want VALID by 3 of 5 after runs on sessions 1 to 5 in order", resp.Status, resp.Evidence.Agreement, order)
 	}
 	if err := s.Feedback(ctx, resp.TraceID, false); err != nil {
 		t.Fatal(err)

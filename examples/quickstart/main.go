@@ -130,8 +130,11 @@ func run(ctx context.Context, out io.Writer, asJSON bool) error {
 }
 
 // learn runs the same sessions on an engine with reputation on, the
-// default: after a few safe validations the engine has learned that
-// session 3 approves everything, runs it last and weighs its vote less.
+// default: the host reports the outcome of a few safe validations, whose
+// truth it knows (the first and third claims hold, the others do not),
+// and the engine learns from them that session 3 approves everything,
+// runs it last and weighs its vote less. Agreement alone would teach it
+// nothing about any session.
 func learn(ctx context.Context, p printer) error {
 	p.title("Reputation on (the default): what the engine learns")
 	engine, err := router.NewEngine(routertest.Sessions(1, 2, careful(), careful(), sloppy(), careful(), careful()))
@@ -148,9 +151,14 @@ func learn(ctx context.Context, p printer) error {
 		"Curie won the prize with Pierre Curie.",
 		"The second prize that Curie won, in Chemistry, came in 1911 with Albert Einstein.",
 	}
+	holds := []bool{true, false, true, false}
 	const calls = 20
 	for i := range calls {
-		if _, err := svc.Call(ctx, claim(trust.ModeValidation, trust.PolicySafe, claims[i%len(claims)])); err != nil {
+		resp, err := svc.Call(ctx, claim(trust.ModeValidation, trust.PolicySafe, claims[i%len(claims)]))
+		if err != nil {
+			return err
+		}
+		if err := svc.Feedback(ctx, resp.TraceID, (resp.Status == trust.StatusValid) == holds[i%len(claims)]); err != nil {
 			return err
 		}
 	}
@@ -159,7 +167,7 @@ func learn(ctx context.Context, p printer) error {
 	if err != nil {
 		return err
 	}
-	p.line("after %d safe validations, each session's learned chance of voting right:", calls)
+	p.line("after %d safe validations, their outcomes reported, each session's learned chance of voting right:", calls)
 	for _, id := range ids {
 		p.line("  session %d  %.2f", id, rel.Of(id))
 	}

@@ -277,12 +277,13 @@ type Call struct {
 	// from logprobs, beside the confidence it stated (the run's
 	// confidence); absent when not known.
 	VerdictProbability *float64 `json:"verdict_probability,omitempty"`
-	// AnswerNotes say what the answer broke after a complete verdict,
-	// which kept its vote: a confidence missing or outside [0, 1] (the
-	// run then records none), reasons that are not a list of strings
-	// (dropped), or a reply that ends (cut at max_tokens) or stops being
-	// JSON after the verdict.
-	AnswerNotes []string `json:"answer_notes,omitempty"`
+	// AnswerNotes says, in notes separated by "; ", what the answer
+	// broke after a complete verdict, which kept its vote: a confidence
+	// missing or outside [0, 1] (the run then records none), reasons
+	// that are not a list of strings (dropped), or a reply that ends (cut
+	// at max_tokens) or stops being JSON after the verdict. Empty when
+	// the answer kept its contract.
+	AnswerNotes string `json:"answer_notes,omitempty"`
 	// FinishReason is the choice's finish_reason, such as "stop".
 	FinishReason string `json:"finish_reason,omitempty"`
 	// PromptTokens and CompletionTokens are the reply's usage counts.
@@ -349,7 +350,7 @@ func (w *Worker) Work(ctx context.Context, job *router.Job) (*router.Result, err
 			return nil, &ResponseError{Model: w.model, Host: w.host, Err: aerr.err, Detail: aerr.detail, Raw: openaihttp.Truncate(rep.content, RawLimit)}
 		}
 		res.Verdict, res.Confidence, res.Reasons = a.Verdict, a.Confidence, a.Reasons
-		call.AnswerNotes = a.Notes
+		call.AnswerNotes = strings.Join(a.Notes, "; ")
 		if p, ok := verdictProbability(rep.tokens, rep.content, a.verdictAt, a.verdictEnd); ok {
 			call.VerdictProbability = &p
 		}

@@ -163,7 +163,7 @@ func TestWorker_Work_answerNotes(t *testing.T) {
 	if res.Verdict != router.VerdictInvalid || res.Confidence != 0 {
 		t.Errorf("result %s %v, want INVALID without a confidence", res.Verdict, res.Confidence)
 	}
-	want := []string{"confidence 52 is outside [0, 1]: none recorded", `the reply ends inside "reasons"`}
+	want := `confidence 52 is outside [0, 1]: none recorded; the reply ends inside "reasons"`
 	if diff := cmp.Diff(want, stepCall(t, res).AnswerNotes); diff != "" {
 		t.Errorf("AnswerNotes (-want +got):\n%s", diff)
 	}

@@ -40,12 +40,15 @@ wait_up() {
 	return 1
 }
 
+# --no-repack: repacked weights pick the CPU's AMX kernels where it has
+# them, and a kernel or sandbox that does not grant AMX state kills the
+# server with SIGILL at the first token.
 smol_port=$(freeport)
-"$LIVE_LLAMA_SERVER" -m "$LIVE_SMOLLM2" --host 127.0.0.1 --port "$smol_port" -t 1 -c 4096 -np 2 \
+"$LIVE_LLAMA_SERVER" -m "$LIVE_SMOLLM2" --host 127.0.0.1 --port "$smol_port" -t 1 -c 4096 -np 2 --no-repack \
 	>"$work/smollm2.log" 2>&1 &
 pids+=($!)
 gemma_port=$(freeport)
-"$LIVE_LLAMA_SERVER" -m "$LIVE_GEMMA" --host 127.0.0.1 --port "$gemma_port" -t 1 -c 2048 -np 1 \
+"$LIVE_LLAMA_SERVER" -m "$LIVE_GEMMA" --host 127.0.0.1 --port "$gemma_port" -t 1 -c 2048 -np 1 --no-repack \
 	>"$work/gemma.log" 2>&1 &
 pids+=($!)
 embed_port=$(freeport)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -186,5 +187,36 @@ func BenchmarkParseAnswer(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestParseAnswer_realReplies reads replies of SmolLM2-135M-Instruct (at
+// temperature 0 and 0.8) and Gemma 3 270M, served by llama.cpp's
+// llama-server with the worker's own prompt and answer schema in the live
+// check (interop/live): each keeps its verdict, and a confidence out of
+// range is noted, not guessed.
+func TestParseAnswer_realReplies(t *testing.T) {
+	data, err := os.ReadFile("testdata/real-replies.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var replies []struct {
+		Model, Content, Verdict, Notes string
+	}
+	if err := json.Unmarshal(data, &replies); err != nil {
+		t.Fatal(err)
+	}
+	if len(replies) < 20 {
+		t.Fatalf("%d replies, want the 24 recorded", len(replies))
+	}
+	for i, r := range replies {
+		a, aerr := parseAnswer(r.Content, judge)
+		if aerr != nil {
+			t.Errorf("reply %d of %s: %v %s", i, r.Model, aerr.err, aerr.detail)
+			continue
+		}
+		if string(a.Verdict) != r.Verdict || strings.Join(a.Notes, "; ") != r.Notes {
+			t.Errorf("reply %d of %s: verdict %s, notes %q; want %s, %q", i, r.Model, a.Verdict, a.Notes, r.Verdict, r.Notes)
+		}
 	}
 }

@@ -77,8 +77,8 @@ func ExampleDelegationOptions_judged() {
 func ExampleWithGrouper() {
 	answers := []string{
 		"Marie Curie won the 1903 Nobel Prize in Physics.",
-		"In 1903 the physics Nobel went to Marie Curie.",
-		"Marie Curie, Physics, 1903.",
+		"Marie Curie received the 1903 Nobel Prize in Physics.",
+		"Marie Curie was awarded the 1903 Nobel Prize in Physics.",
 	}
 	workers := make([]router.Worker, len(answers))
 	for i, a := range answers {
@@ -117,5 +117,5 @@ func ExampleWithGrouper() {
 	fmt.Println("groups", resp.Evidence.Grouping.Groups, "threshold", resp.Evidence.Grouping.Threshold)
 	// Output:
 	// VALID agreement 1
-	// groups [0 0 0] threshold 0.97
+	// groups [0 0 0] threshold 0.9
 }

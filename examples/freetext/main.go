@@ -12,6 +12,9 @@
 //     whose vectors add a direction for the question's topic, one for
 //     each part of the fact and one for the wording, weighted per profile.
 //
+// Since embedkey's lexical guard, the stand-in's figures tell only that no
+// changed fact agrees: a real model's are measured with -pairs (below).
+//
 // It reports how often paraphrases settled on the true fact, how often a
 // changed fact was counted as agreeing (or accepted), and the runs per
 // call, at the safe and adaptive tiers. It runs the real trust.Service on
@@ -19,6 +22,14 @@
 // model are simulated.
 //
 //	go run ./examples/freetext [-calls N] [-seed S] [-judge-errors 0,0.05] [-thresholds 0.95,0.97] [-md FILE]
+//
+// With -pairs FILE -embed-url URL, it measures instead a real embedding
+// model behind an OpenAI-compatible endpoint on the pairs of FILE
+// (router/embedkey/testdata/pairs.json: paraphrases and answers that
+// change one fact), with embedkey's guard and without, at -thresholds:
+//
+//	go run ./examples/freetext -pairs router/embedkey/testdata/pairs.json \
+//	  -embed-url http://127.0.0.1:8090/v1 -embed-model all-MiniLM-L6-v2 -thresholds 0.85,0.9,0.95,0.97
 //
 // The same seed gives the same figures, except that the embedding rows at
 // adaptive can move by a few calls from run to run. docs/ACCURACY.md
@@ -59,8 +70,11 @@ func main() {
 	calls := flag.Int("calls", 2000, "questions, each delegated once by every way and tier")
 	seed := flag.Uint64("seed", 1, "seed of the questions, answers and judgements")
 	judgeErrors := flag.String("judge-errors", "0,0.05", "the judges' error rates to measure judged delegation at, comma-separated")
-	thresholds := flag.String("thresholds", "0.95,0.97", "the similarity thresholds to measure the embeddings at, comma-separated")
+	thresholds := flag.String("thresholds", "0.9,0.97", "the similarity thresholds to measure the embeddings at, comma-separated")
 	md := flag.String("md", "", "write the Markdown table to this file (default: standard output)")
+	pairsFile := flag.String("pairs", "", "measure a real embedding model on this pairs file instead (needs -embed-url)")
+	embedURL := flag.String("embed-url", "", "with -pairs: the embeddings endpoint's API root, such as http://127.0.0.1:8090/v1")
+	embedModel := flag.String("embed-model", "all-MiniLM-L6-v2", "with -pairs: the embedding model's name")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -69,6 +83,18 @@ func main() {
 	var err error
 	if cfg.judgeErrors, err = parseRates("-judge-errors", *judgeErrors, 0); err == nil {
 		cfg.thresholds, err = parseRates("-thresholds", *thresholds, 1e-9)
+	}
+	if err == nil && *pairsFile != "" {
+		if *embedURL == "" {
+			err = fmt.Errorf("-pairs needs -embed-url")
+		} else {
+			err = measurePairs(ctx, os.Stdout, *pairsFile, *embedURL, *embedModel, cfg.thresholds)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "freetext:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if err == nil && cfg.calls < 1 {
 		err = fmt.Errorf("-calls must be at least 1")

@@ -2,7 +2,9 @@ package chatworker
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -16,6 +18,14 @@ type answer struct {
 	Verdict    router.Verdict
 	Confidence float64
 	Reasons    []string
+	// Notes say what the answer broke after a complete verdict, which
+	// keeps its vote: a confidence missing or outside [0, 1] (none is
+	// then recorded), reasons that are not a list of strings (dropped),
+	// or a reply that ends, or stops being JSON, after the verdict.
+	Notes []string
+	// verdictAt and verdictEnd are the byte offsets of the verdict's
+	// text (inside its quotes) in the reply's text.
+	verdictAt, verdictEnd int
 }
 
 // answerError says why a reply holds no usable answer: err is ErrNoAnswer
@@ -34,116 +44,149 @@ const maxStarts = 64
 // object alone, the object in a code fence, or the object amid prose. Text
 // up to a closing </think> tag (a reasoning model's thoughts) is skipped.
 //
-// The answer must hold a verdict among allowed (compared without regard to
-// case or surrounding space), a confidence that is a number from 0 to 1,
-// and reasons that are absent, null or a list of strings. Nothing is
-// guessed: anything else is an *answerError.
+// The verdict decides whether there is an answer: it must be a string
+// among allowed (compared without regard to case or surrounding space),
+// or the reply is an *answerError. Once the verdict is complete, what
+// follows cannot take its vote away: the object may be cut short (a reply
+// stopped at max_tokens) or broken after it, the confidence may be missing
+// or outside [0, 1] (then it is 0, for none), the reasons may be no list
+// of strings (then they are dropped). Each of these is written in Notes,
+// which the run's evidence records; nothing is guessed.
 func parseAnswer(text string, allowed []router.Verdict) (answer, *answerError) {
+	base := 0
 	if i := strings.LastIndex(text, "</think>"); i >= 0 {
-		text = text[i+len("</think>"):]
+		base = i + len("</think>")
 	}
-	obj, ok := findAnswer(text)
+	obj, ok := findAnswer(text[base:])
 	if !ok {
 		return answer{}, &answerError{err: ErrNoAnswer}
-	}
-	var raw struct {
-		Verdict    json.RawMessage `json:"verdict"`
-		Confidence json.RawMessage `json:"confidence"`
-		Reasons    json.RawMessage `json:"reasons"`
-	}
-	if err := json.Unmarshal([]byte(obj), &raw); err != nil {
-		return answer{}, &answerError{err: ErrBadAnswer, detail: err.Error()}
 	}
 	bad := func(format string, args ...any) (answer, *answerError) {
 		return answer{}, &answerError{err: ErrBadAnswer, detail: fmt.Sprintf(format, args...)}
 	}
-
 	var a answer
+	verdict := obj.member("verdict")
 	var v string
-	if err := json.Unmarshal(raw.Verdict, &v); err != nil {
+	if err := json.Unmarshal(verdict.raw, &v); err != nil {
 		return bad("verdict is not a string")
 	}
 	a.Verdict = router.Verdict(strings.ToUpper(strings.TrimSpace(v)))
 	if !slices.Contains(allowed, a.Verdict) {
 		return bad("verdict %q is not one of %s", openaihttp.Truncate(v, 40), joinVerdicts(allowed))
 	}
-	if isNull(raw.Confidence) {
-		return bad("confidence is missing")
+	a.verdictAt, a.verdictEnd = base+verdict.at+1, base+verdict.at+len(verdict.raw)-1
+
+	switch c := obj.member("confidence").raw; {
+	case isNull(c):
+		a.Notes = append(a.Notes, "confidence missing: none recorded")
+	case json.Unmarshal(c, &a.Confidence) != nil:
+		a.Notes = append(a.Notes, fmt.Sprintf("confidence %s is not a number: none recorded", openaihttp.Truncate(string(c), 40)))
+	case !(a.Confidence >= 0 && a.Confidence <= 1):
+		a.Notes = append(a.Notes, fmt.Sprintf("confidence %s is outside [0, 1]: none recorded", openaihttp.Truncate(string(c), 40)))
+		a.Confidence = 0
 	}
-	if err := json.Unmarshal(raw.Confidence, &a.Confidence); err != nil {
-		return bad("confidence is not a number")
-	}
-	if !(a.Confidence >= 0 && a.Confidence <= 1) {
-		return bad("confidence %v is not between 0 and 1", a.Confidence)
-	}
-	if !isNull(raw.Reasons) {
-		if err := json.Unmarshal(raw.Reasons, &a.Reasons); err != nil {
-			return bad("reasons is not a list of strings")
+	if r := obj.member("reasons").raw; !isNull(r) {
+		if err := json.Unmarshal(r, &a.Reasons); err != nil {
+			a.Reasons = nil
+			a.Notes = append(a.Notes, "reasons is not a list of strings: dropped")
 		}
+	}
+	if obj.broken != "" {
+		a.Notes = append(a.Notes, obj.broken)
 	}
 	return a, nil
 }
 
-// findAnswer returns the first balanced {...} in s that is valid JSON and
-// has a "verdict" member (in any case, as encoding/json matches it). A
-// valid object without one is skipped whole, so that an answer nested in
-// another object is not taken.
-func findAnswer(s string) (string, bool) {
+// object is a JSON object read member by member from a reply's text.
+type object struct {
+	members []member
+	// broken says why the object ends before its closing brace, or is
+	// empty for a complete object.
+	broken string
+}
+
+// member is one member of an object: its value's JSON and the value's
+// byte offset in the text searched.
+type member struct {
+	key string
+	raw json.RawMessage
+	at  int
+}
+
+// member returns the last member named key, in any case (as encoding/json
+// matches it), or the zero member.
+func (o object) member(key string) member {
+	for i := len(o.members) - 1; i >= 0; i-- {
+		if strings.EqualFold(o.members[i].key, key) {
+			return o.members[i]
+		}
+	}
+	return member{}
+}
+
+// findAnswer returns the first object in s that has a "verdict" member (in
+// any case) with a complete value: a complete object, or one that is cut
+// short or broken after the verdict. A complete object without one is
+// skipped whole, so that an answer nested in another object is not taken.
+func findAnswer(s string) (object, bool) {
 	starts := 0
 	for i := 0; i < len(s) && starts < maxStarts; i++ {
 		if s[i] != '{' {
 			continue
 		}
 		starts++
-		end := closingBrace(s, i)
-		if end < 0 {
-			continue
+		obj, end := readObject(s, i)
+		if obj.member("verdict").raw != nil {
+			return obj, true
 		}
-		obj := s[i:end]
-		var members map[string]json.RawMessage
-		if json.Unmarshal([]byte(obj), &members) != nil {
-			continue
+		if end > 0 {
+			i = end - 1
 		}
-		for k := range members {
-			if strings.EqualFold(k, "verdict") {
-				return obj, true
-			}
-		}
-		i = end - 1
 	}
-	return "", false
+	return object{}, false
 }
 
-// closingBrace returns the index just past the brace that closes the one at
-// s[start], skipping braces inside JSON strings, or -1 if none does.
-func closingBrace(s string, start int) int {
-	depth, inString, escaped := 0, false, false
-	for j := start; j < len(s); j++ {
-		c := s[j]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{':
-			depth++
-		case '}':
-			depth--
-			if depth == 0 {
-				return j + 1
-			}
-		}
+// readObject reads the members of the object that opens at s[start], each
+// with a complete value, up to its closing brace or to where the text ends
+// or stops being JSON. end is the index just past the closing brace, or 0
+// when the object is not complete.
+func readObject(s string, start int) (obj object, end int) {
+	dec := json.NewDecoder(strings.NewReader(s[start:]))
+	if _, err := dec.Token(); err != nil {
+		return object{broken: err.Error()}, 0
 	}
-	return -1
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			obj.broken = "the answer is not valid JSON after its last complete member: " + err.Error()
+			return obj, 0
+		}
+		key, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			obj.broken = brokenAt(key, err)
+			return obj, 0
+		}
+		at := start + int(dec.InputOffset()) - len(raw)
+		obj.members = append(obj.members, member{key: key, raw: raw, at: at})
+	}
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('}') {
+		obj.broken = "the reply ends before the answer's closing brace"
+		if err != nil && !errors.Is(err, io.EOF) {
+			obj.broken = "the answer is not valid JSON after its last complete member"
+		}
+		return obj, 0
+	}
+	return obj, start + int(dec.InputOffset())
+}
+
+// brokenAt says why the value of member key could not be read.
+func brokenAt(key string, err error) string {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return fmt.Sprintf("the reply ends inside %q", openaihttp.Truncate(key, 40))
+	}
+	return fmt.Sprintf("the answer is not valid JSON inside %q: %v", openaihttp.Truncate(key, 40), err)
 }
 
 func isNull(raw json.RawMessage) bool {
@@ -165,27 +208,61 @@ type jsonSchema struct {
 	Strict bool            `json:"strict"`
 }
 
+// Bounds on a judge's reasons, stated in the answer schema so that a
+// constrained decoder cannot repeat reasons until max_tokens.
+const (
+	maxReasons     = 3
+	maxReasonBytes = 200
+)
+
+// property is one property of the answer schema.
+type property struct {
+	Type        string           `json:"type"`
+	Enum        []router.Verdict `json:"enum,omitempty"`
+	Description string           `json:"description,omitempty"`
+	Items       *property        `json:"items,omitempty"`
+	MaxItems    int              `json:"maxItems,omitempty"`
+	MaxLength   int              `json:"maxLength,omitempty"`
+}
+
+// answerProperties lists the answer's properties in the order a model must
+// write them: a grammar-constrained server (llama.cpp, vLLM's guided
+// decoding, Ollama's format) follows the schema's order, so the verdict
+// comes first and a reply cut short still holds it.
+type answerProperties struct {
+	Verdict    property `json:"verdict"`
+	Confidence property `json:"confidence"`
+	Reasons    property `json:"reasons"`
+}
+
+// objectSchema is the answer schema's top level.
+type objectSchema struct {
+	Type                 string           `json:"type"`
+	Properties           answerProperties `json:"properties"`
+	Required             []string         `json:"required"`
+	AdditionalProperties bool             `json:"additionalProperties"`
+}
+
 // answerSchema returns the strict JSON schema of a judge's answer with the
-// given verdicts. Strict mode wants every property required and no others;
-// the range of confidence is stated in its description, since not every
-// endpoint takes minimum and maximum in strict mode.
+// given verdicts, its properties in the order verdict, confidence,
+// reasons, and the reasons bounded in count and length. Strict mode wants
+// every property required and no others; the range of confidence is
+// stated in its description, since not every endpoint takes minimum and
+// maximum in strict mode.
 func answerSchema(name string, vs []router.Verdict) *jsonSchema {
-	schema := map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"verdict": map[string]any{"type": "string", "enum": vs},
-			"confidence": map[string]any{
-				"type":        "number",
-				"description": "How sure the verdict is, from 0 to 1.",
-			},
-			"reasons": map[string]any{
-				"type":        "array",
-				"items":       map[string]any{"type": "string"},
-				"description": "Short reasons for the verdict.",
+	schema := objectSchema{
+		Type: "object",
+		Properties: answerProperties{
+			Verdict:    property{Type: "string", Enum: vs},
+			Confidence: property{Type: "number", Description: "How sure the verdict is, from 0 to 1."},
+			Reasons: property{
+				Type:        "array",
+				Items:       &property{Type: "string", MaxLength: maxReasonBytes},
+				MaxItems:    maxReasons,
+				Description: fmt.Sprintf("At most %d short reasons for the verdict.", maxReasons),
 			},
 		},
-		"required":             []string{"verdict", "confidence", "reasons"},
-		"additionalProperties": false,
+		Required: []string{"verdict", "confidence", "reasons"},
 	}
 	raw, err := json.Marshal(schema)
 	if err != nil {

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -31,6 +33,8 @@ type chatRequest struct {
 	Temperature    *float64        `json:"temperature,omitempty"`
 	MaxTokens      int             `json:"max_tokens,omitempty"`
 	ResponseFormat *responseFormat `json:"response_format,omitempty"`
+	Logprobs       bool            `json:"logprobs,omitempty"`
+	TopLogprobs    int             `json:"top_logprobs,omitempty"`
 }
 
 type message struct {
@@ -51,6 +55,9 @@ type chatResponse struct {
 			Refusal *string `json:"refusal"`
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
+		Logprobs     *struct {
+			Content []tokenLogprob `json:"content"`
+		} `json:"logprobs"`
 	} `json:"choices"`
 	Usage *struct {
 		PromptTokens     int64 `json:"prompt_tokens"`
@@ -58,48 +65,92 @@ type chatResponse struct {
 	} `json:"usage"`
 }
 
+// tokenLogprob is one token of a reply with its log probability.
+type tokenLogprob struct {
+	Token   string  `json:"token"`
+	Logprob float64 `json:"logprob"`
+	Bytes   []int   `json:"bytes"` // the token's UTF-8 bytes, where sent
+}
+
 // reply is the usable part of a chat completion.
 type reply struct {
 	content string
+	tokens  []tokenLogprob // nil unless logprobs were asked for and sent
 }
 
+// topLogprobs is the top_logprobs asked for with logprobs: the fewest an
+// endpoint returns the sampled token's probability for.
+const topLogprobs = 1
+
+// option is a request member the endpoint may reject, learned once: off
+// when the endpoint rejected it and the same request without it
+// succeeded, seen when a request with it succeeded (a later 400 is then
+// about something else).
+type option struct{ off, seen atomic.Bool }
+
+// variant says which optional members a request carries.
+type variant struct{ schema, logprobs bool }
+
 // complete sends msgs, asking for schema when it is non-nil and the
-// endpoint takes it, and returns the reply's text with the call's evidence.
+// endpoint takes it, and for logprobs with it when the endpoint takes
+// them, and returns the reply with the call's evidence. A 400 or 422 to a
+// request with a member the endpoint has never taken is asked again
+// without it: without logprobs, then without the schema, then without
+// both; what succeeds is remembered for the worker's life.
 func (w *Worker) complete(ctx context.Context, msgs []message, schema *jsonSchema) (reply, Call, error) {
 	start := time.Now()
-	structured := schema != nil && w.useSchema && !w.noSchema.Load()
-	req := chatRequest{Model: w.model, Messages: msgs, Temperature: w.temp, MaxTokens: w.maxTokens}
-	if structured {
-		req.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: schema}
+	want := variant{
+		schema:   schema != nil && w.useSchema && !w.schema.off.Load(),
+		logprobs: schema != nil && w.useLogprobs && !w.logprobs.off.Load(),
 	}
-	resp, attempts, err := w.send(ctx, &req)
-	var se *StatusError
-	if structured && errors.As(err, &se) && (se.StatusCode == http.StatusBadRequest || se.StatusCode == http.StatusUnprocessableEntity) && !w.schemaSeen.Load() {
-		// Perhaps the endpoint does not take response_format: ask again
-		// without it, and remember if that works.
-		req.ResponseFormat = nil
-		var more int
-		resp, more, err = w.send(ctx, &req)
-		attempts += more
-		if err == nil {
-			structured = false
-			if !w.noSchema.Swap(true) {
-				w.log.WarnContext(ctx, "chatworker: endpoint rejects structured output; reading answers from text",
-					"model", w.model, "host", w.host, "status", se.StatusCode, "message", se.Message)
-			}
+	tries := []variant{want}
+	dropLogprobs := want.logprobs && !w.logprobs.seen.Load()
+	if dropLogprobs {
+		tries = append(tries, variant{schema: want.schema})
+	}
+	if want.schema && !w.schema.seen.Load() {
+		tries = append(tries, variant{logprobs: want.logprobs})
+		if dropLogprobs {
+			tries = append(tries, variant{})
 		}
 	}
-	if errors.As(err, &se) {
-		se.Attempts = attempts // across both rounds
+	var (
+		resp     *decodedResponse
+		attempts int
+		err      error
+		used     variant
+		rejected *StatusError
+	)
+	for _, v := range tries {
+		used = v
+		req := chatRequest{Model: w.model, Messages: msgs, Temperature: w.temp, MaxTokens: w.maxTokens}
+		if v.schema {
+			req.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: schema}
+		}
+		if v.logprobs {
+			req.Logprobs, req.TopLogprobs = true, topLogprobs
+		}
+		var n int
+		resp, n, err = w.send(ctx, &req)
+		attempts += n
+		var se *StatusError
+		if !errors.As(err, &se) || (se.StatusCode != http.StatusBadRequest && se.StatusCode != http.StatusUnprocessableEntity) {
+			break
+		}
+		rejected = se
 	}
-	call := Call{Model: w.model, Host: w.host, LatencyMS: time.Since(start).Milliseconds(), Attempts: attempts, StructuredOutput: structured}
+	var se *StatusError
+	if errors.As(err, &se) {
+		se.Attempts = attempts // across every round
+	}
+	call := Call{Model: w.model, Host: w.host, LatencyMS: time.Since(start).Milliseconds(), Attempts: attempts,
+		StructuredOutput: used.schema, Logprobs: used.logprobs}
 	if err != nil {
 		w.log.DebugContext(ctx, "chatworker: call failed", "model", w.model, "host", w.host, "attempts", attempts, "error", err)
 		return reply{}, call, err
 	}
-	if structured {
-		w.schemaSeen.Store(true)
-	}
+	w.learn(ctx, &w.schema, want.schema, used.schema, rejected, "structured output; reading answers from text")
+	w.learn(ctx, &w.logprobs, want.logprobs, used.logprobs, rejected, "logprobs; recording no verdict probability")
 	if resp.Model != "" {
 		call.Model = resp.Model
 	}
@@ -121,7 +172,53 @@ func (w *Worker) complete(ctx context.Context, msgs []message, schema *jsonSchem
 	if c := ch.Message.Content; c == nil || strings.TrimSpace(*c) == "" {
 		return reply{}, call, w.responseError(ErrEmptyContent, resp.raw)
 	}
-	return reply{content: *ch.Message.Content}, call, nil
+	rep := reply{content: *ch.Message.Content}
+	if used.logprobs && ch.Logprobs != nil {
+		rep.tokens = ch.Logprobs.Content
+	}
+	return rep, call, nil
+}
+
+// learn records what a successful request taught about an optional
+// member: seen if it was sent, off if it was wanted but had to be left
+// out after rejected.
+func (w *Worker) learn(ctx context.Context, o *option, wanted, sent bool, rejected *StatusError, what string) {
+	switch {
+	case sent:
+		o.seen.Store(true)
+	case wanted && rejected != nil && !o.off.Swap(true):
+		w.log.WarnContext(ctx, "chatworker: endpoint rejects "+what,
+			"model", w.model, "host", w.host, "status", rejected.StatusCode, "message", rejected.Message)
+	}
+}
+
+// verdictProbability is the probability the model put on the text at
+// content[at:end] (its verdict): the product of the probabilities of the
+// tokens that overlap it. It is unknown (false) when the tokens do not
+// spell content up to end.
+func verdictProbability(tokens []tokenLogprob, content string, at, end int) (float64, bool) {
+	p, off := 1.0, 0
+	for _, t := range tokens {
+		text := t.Token
+		if t.Bytes != nil {
+			b := make([]byte, len(t.Bytes))
+			for i, c := range t.Bytes {
+				b[i] = byte(c)
+			}
+			text = string(b)
+		}
+		if !strings.HasPrefix(content[off:], text) {
+			return 0, false
+		}
+		if off < end && off+len(text) > at {
+			p *= math.Exp(t.Logprob)
+		}
+		off += len(text)
+		if off >= end {
+			return p, off > at
+		}
+	}
+	return 0, false
 }
 
 func (w *Worker) responseError(err error, raw string) *ResponseError {

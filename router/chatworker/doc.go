@@ -27,23 +27,47 @@
 // not instructions, which makes prompt injection harder but not
 // impossible: that is what redundancy across models is for.
 //
-// # Answers: structured first, never guessed
+// # Answers: structured first, the verdict first, never guessed
 //
 // Validations and fact checks ask for structured output: response_format
 // {"type": "json_schema", "json_schema": {"name", "schema", "strict":
-// true}}, with the verdicts as an enum. An endpoint that rejects it with
-// 400 or 422, and accepts the same request without it, is remembered by the
-// worker, which from then on reads the answer from the text (unless a
-// structured call has already succeeded, in which case a 400 is just an
+// true}}, with the verdicts as an enum. The schema's properties go out in
+// the order verdict, confidence, reasons, and the reasons are bounded (at
+// most 3, of at most 200 bytes each): a grammar-constrained server
+// (llama.cpp, vLLM's guided decoding, Ollama's format) writes properties
+// in the order given, so a small model states its verdict before anything
+// it could repeat until max_tokens. An endpoint that rejects the schema
+// with 400 or 422, and accepts the same request without it, is remembered
+// by the worker, which from then on reads the answer from the text (unless
+// a structured call has already succeeded, in which case a 400 is just an
 // error). Either way the answer is the first JSON object in the reply that
 // has a "verdict" member, alone, in a code fence or amid prose, after any
-// <think> block. A reply without such an object, a verdict outside the
-// job's set, a confidence that is missing or outside [0, 1], a refusal
+// <think> block.
+//
+// The verdict alone decides whether a reply is an answer. A reply without
+// a complete verdict, a verdict outside the job's set, a refusal
 // (message.refusal), an empty choice list or empty content is a
 // [*ResponseError] carrying the reply's text, cut to [RawLimit] bytes: the
 // engine records that replica as ERROR, and no verdict is ever guessed.
-// Verdicts are compared without regard to case; confidences are not
-// rescaled (a model answering 85 for 0.85 gets an error, not a guess).
+// Once a verdict is complete, what follows it cannot take its vote away:
+// a confidence missing or outside [0, 1] leaves the result without one
+// (confidences are not rescaled: 85 is not read as 0.85), reasons that
+// are not a list of strings are dropped, and a reply cut at max_tokens or
+// broken after the verdict keeps the members read before the cut. Each of
+// these is written in the run's evidence ([Call].AnswerNotes). Verdicts
+// are compared without regard to case.
+//
+// # Measured confidence beside stated confidence
+//
+// A validation or a fact check also asks for logprobs (logprobs true,
+// top_logprobs 1), which llama.cpp's server, vLLM and OpenAI return, and
+// the run's evidence records the probability the model put on the tokens
+// of its verdict ([Call].VerdictProbability) beside the confidence it
+// wrote (the run's confidence); calibration can learn which of the two
+// tells more. An endpoint that rejects logprobs with 400 or 422 is asked
+// again without them, and not asked for them again; one that answers
+// without them records no probability. Config.DisableLogprobs turns them
+// off.
 //
 // # Calls, retries and cancellation
 //
@@ -62,8 +86,9 @@
 // A result carries the model that answered (Result.Model), the prompt and
 // completion tokens and their cost from the host's price table
 // (Result.Usage), and one step whose output is the [Call]: model, endpoint
-// host, latency, attempts, whether structured output was used, and the
-// finish reason. The API key and the extra headers appear in no log,
+// host, latency, attempts, whether structured output and logprobs were
+// used, the finish reason, the verdict's probability and the answer's
+// notes. The API key and the extra headers appear in no log,
 // result or error: the endpoint's error messages are scrubbed of them, and
 // [Worker.String] shows only the model and the host.
 //

@@ -26,11 +26,13 @@ var (
 	ErrRefusal = errors.New("chatworker: the model refused to answer")
 	// ErrEmptyContent reports a reply whose message has no text.
 	ErrEmptyContent = errors.New("chatworker: the reply has no content")
-	// ErrNoAnswer reports a reply with no JSON object holding a verdict.
+	// ErrNoAnswer reports a reply with no JSON object holding a complete
+	// verdict.
 	ErrNoAnswer = errors.New("chatworker: no JSON answer in the reply")
-	// ErrBadAnswer reports a JSON answer that breaks the answer contract: a
-	// verdict the job does not allow, a missing or out-of-range confidence,
-	// reasons that are not a list of strings.
+	// ErrBadAnswer reports a JSON answer whose verdict breaks the answer
+	// contract: not a string, or a verdict the job does not allow. What
+	// breaks after a complete verdict does not fail the answer; it is
+	// written in Call.AnswerNotes.
 	ErrBadAnswer = errors.New("chatworker: the answer breaks the contract")
 
 	// ErrInvalidPanel reports a panel file that cannot be used.

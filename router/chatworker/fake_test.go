@@ -3,6 +3,7 @@ package chatworker_test
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -24,6 +25,9 @@ type fakeEndpoint struct {
 	// rejectSchema makes it answer 400 to any response_format, as servers
 	// without structured output do.
 	rejectSchema bool
+	// rejectLogprobs makes it answer 400 to logprobs, as servers without
+	// them do.
+	rejectLogprobs bool
 
 	mu       sync.Mutex
 	script   []fakeReply
@@ -57,7 +61,9 @@ type fakeRequest struct {
 			Strict bool            `json:"strict"`
 		} `json:"json_schema"`
 	} `json:"response_format"`
-	Header http.Header `json:"-"`
+	Logprobs    bool        `json:"logprobs"`
+	TopLogprobs *int        `json:"top_logprobs"`
+	Header      http.Header `json:"-"`
 }
 
 const (
@@ -159,6 +165,14 @@ func (f *fakeEndpoint) serve(w http.ResponseWriter, r *http.Request) {
 	reply := f.script[min(n, len(f.script)-1)]
 	f.mu.Unlock()
 
+	if req.Logprobs && f.rejectLogprobs {
+		writeError(w, http.StatusBadRequest, "logprobs is not supported by this server", "logprobs")
+		return
+	}
+	if req.TopLogprobs != nil && (!req.Logprobs || *req.TopLogprobs < 0 || *req.TopLogprobs > 20) {
+		bad("top_logprobs = %d: want 0 to 20, with logprobs", *req.TopLogprobs)
+		return
+	}
 	if req.ResponseFormat != nil && f.rejectSchema {
 		writeError(w, http.StatusBadRequest, "response_format json_schema is not supported by this server", "response_format")
 		return
@@ -173,16 +187,35 @@ func writeError(w http.ResponseWriter, status int, msg, param string) {
 	_ = json.NewEncoder(w).Encode(body)
 }
 
-// completion writes a chat completion with one choice.
+// fakeTokenBytes and fakeTokenProb are the fake's tokens: content cut
+// into pieces of fakeTokenBytes, each sampled with probability
+// fakeTokenProb.
+const (
+	fakeTokenBytes = 3
+	fakeTokenProb  = 0.9
+)
+
+// completion writes a chat completion with one choice and, when the
+// request asked for logprobs, the logprobs of its content's tokens.
 func completion(content, refusal *string, promptTokens, completionTokens int) fakeReply {
 	return func(f *fakeEndpoint, w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
+		var logprobs any
+		if reqs := f.reqs(); content != nil && reqs[len(reqs)-1].Logprobs {
+			var tokens []any
+			for s := *content; s != ""; s = s[min(fakeTokenBytes, len(s)):] {
+				tok := s[:min(fakeTokenBytes, len(s))]
+				tokens = append(tokens, map[string]any{"token": tok, "logprob": math.Log(fakeTokenProb),
+					"bytes": byteValues(tok), "top_logprobs": []any{}})
+			}
+			logprobs = map[string]any{"content": tokens}
+		}
 		body := map[string]any{
 			"id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000, "model": f.model,
 			"choices": []any{map[string]any{
 				"index":         0,
 				"message":       map[string]any{"role": "assistant", "content": content, "refusal": refusal},
-				"logprobs":      nil,
+				"logprobs":      logprobs,
 				"finish_reason": "stop",
 			}},
 			"usage": map[string]any{"prompt_tokens": promptTokens, "completion_tokens": completionTokens, "total_tokens": promptTokens + completionTokens},
@@ -240,4 +273,13 @@ func slow() fakeReply {
 		case <-f.stop:
 		}
 	}
+}
+
+// byteValues is s's bytes as numbers, as logprobs' bytes member holds them.
+func byteValues(s string) []int {
+	b := make([]int, len(s))
+	for i := range len(s) {
+		b[i] = int(s[i])
+	}
+	return b
 }

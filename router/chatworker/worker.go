@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"text/template"
 	"time"
 
@@ -72,6 +71,13 @@ type Config struct {
 	// rejects it with 400 or 422 while the same request without it
 	// succeeds, stops sending it for the rest of the worker's life.
 	DisableSchema bool
+	// DisableLogprobs, if true, never asks for logprobs. When false, a
+	// validation or a fact check asks for them (logprobs, top_logprobs
+	// 1), and the run's evidence records the probability the model put
+	// on its verdict (Call.VerdictProbability) beside the confidence it
+	// wrote; an endpoint that rejects them with 400 or 422, while the
+	// same request without them succeeds, is not asked again.
+	DisableLogprobs bool
 
 	// HTTPClient sends the requests; nil means a new pooled client
 	// without a timeout (the job's context bounds each call).
@@ -111,23 +117,24 @@ func (p Price) Cost(promptTokens, completionTokens int64) float64 {
 // input for delegations. Build it with [New]. It is safe for concurrent
 // use.
 type Worker struct {
-	endpoint   string // BaseURL + "/chat/completions"
-	host       string // endpoint host for evidence and errors
-	model      string
-	apiKey     string
-	temp       *float64
-	maxTokens  int
-	headers    http.Header
-	prices     map[string]Price
-	prompts    map[router.Kind]*template.Template
-	useSchema  bool
-	http       *http.Client
-	retries    int
-	waitMin    time.Duration
-	waitMax    time.Duration
-	log        *slog.Logger
-	noSchema   atomic.Bool // the endpoint rejected response_format
-	schemaSeen atomic.Bool // a structured call succeeded: never fall back
+	endpoint    string // BaseURL + "/chat/completions"
+	host        string // endpoint host for evidence and errors
+	model       string
+	apiKey      string
+	temp        *float64
+	maxTokens   int
+	headers     http.Header
+	prices      map[string]Price
+	prompts     map[router.Kind]*template.Template
+	useSchema   bool
+	useLogprobs bool
+	http        *http.Client
+	retries     int
+	waitMin     time.Duration
+	waitMax     time.Duration
+	log         *slog.Logger
+	schema      option // response_format, as the endpoint takes it
+	logprobs    option // logprobs, as the endpoint takes them
 }
 
 // New returns a worker for cfg, or an error wrapping ErrInvalidConfig that
@@ -176,17 +183,18 @@ func New(cfg Config) (*Worker, error) {
 	}
 
 	w := &Worker{
-		host:      u.Host,
-		model:     cfg.Model,
-		apiKey:    cfg.APIKey,
-		maxTokens: cfg.MaxTokens,
-		headers:   cfg.Headers.Clone(),
-		useSchema: !cfg.DisableSchema,
-		http:      cfg.HTTPClient,
-		retries:   cfg.MaxRetries,
-		waitMin:   cfg.RetryWaitMin,
-		waitMax:   cfg.RetryWaitMax,
-		log:       cfg.Logger,
+		host:        u.Host,
+		model:       cfg.Model,
+		apiKey:      cfg.APIKey,
+		maxTokens:   cfg.MaxTokens,
+		headers:     cfg.Headers.Clone(),
+		useSchema:   !cfg.DisableSchema,
+		useLogprobs: !cfg.DisableLogprobs,
+		http:        cfg.HTTPClient,
+		retries:     cfg.MaxRetries,
+		waitMin:     cfg.RetryWaitMin,
+		waitMax:     cfg.RetryWaitMax,
+		log:         cfg.Logger,
 	}
 	if cfg.Temperature != nil {
 		t := *cfg.Temperature
@@ -262,6 +270,20 @@ type Call struct {
 	// StructuredOutput is true when the answer was asked for with a JSON
 	// schema (response_format).
 	StructuredOutput bool `json:"structured_output"`
+	// Logprobs is true when the token probabilities were asked for.
+	Logprobs bool `json:"logprobs"`
+	// VerdictProbability is the probability the model put on the
+	// verdict it wrote (the product over the verdict's tokens), measured
+	// from logprobs, beside the confidence it stated (the run's
+	// confidence); absent when not known.
+	VerdictProbability *float64 `json:"verdict_probability,omitempty"`
+	// AnswerNotes says, in notes separated by "; ", what the answer
+	// broke after a complete verdict, which kept its vote: a confidence
+	// missing or outside [0, 1] (the run then records none), reasons
+	// that are not a list of strings (dropped), or a reply that ends (cut
+	// at max_tokens) or stops being JSON after the verdict. Empty when
+	// the answer kept its contract.
+	AnswerNotes string `json:"answer_notes,omitempty"`
 	// FinishReason is the choice's finish_reason, such as "stop".
 	FinishReason string `json:"finish_reason,omitempty"`
 	// PromptTokens and CompletionTokens are the reply's usage counts.
@@ -320,6 +342,19 @@ func (w *Worker) Work(ctx context.Context, job *router.Job) (*router.Result, err
 		Model: call.Model,
 		Usage: &router.Usage{PromptTokens: call.PromptTokens, CompletionTokens: call.CompletionTokens, Cost: call.Cost},
 	}
+	if job.Kind == router.KindDelegate {
+		res.Output = strings.TrimSpace(rep.content)
+	} else {
+		a, aerr := parseAnswer(rep.content, verdicts(job.Kind))
+		if aerr != nil {
+			return nil, &ResponseError{Model: w.model, Host: w.host, Err: aerr.err, Detail: aerr.detail, Raw: openaihttp.Truncate(rep.content, RawLimit)}
+		}
+		res.Verdict, res.Confidence, res.Reasons = a.Verdict, a.Confidence, a.Reasons
+		call.AnswerNotes = strings.Join(a.Notes, "; ")
+		if p, ok := verdictProbability(rep.tokens, rep.content, a.verdictAt, a.verdictEnd); ok {
+			call.VerdictProbability = &p
+		}
+	}
 	step, err := json.Marshal(call)
 	if err != nil {
 		return nil, fmt.Errorf("chatworker: encoding the call's evidence: %w", err)
@@ -328,16 +363,6 @@ func (w *Worker) Work(ctx context.Context, job *router.Job) (*router.Result, err
 		Description: fmt.Sprintf("chat completion by %s at %s", call.Model, call.Host),
 		Output:      step,
 	}}
-
-	if job.Kind == router.KindDelegate {
-		res.Output = strings.TrimSpace(rep.content)
-		return res, nil
-	}
-	a, aerr := parseAnswer(rep.content, verdicts(job.Kind))
-	if aerr != nil {
-		return nil, &ResponseError{Model: w.model, Host: w.host, Err: aerr.err, Detail: aerr.detail, Raw: openaihttp.Truncate(rep.content, RawLimit)}
-	}
-	res.Verdict, res.Confidence, res.Reasons = a.Verdict, a.Confidence, a.Reasons
 	return res, nil
 }
 

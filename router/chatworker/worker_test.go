@@ -104,7 +104,7 @@ func TestWorker_Work(t *testing.T) {
 			name: "JSON inside prose from an endpoint without structured output", job: validateJob(), rejectSchema: true,
 			script:     []fakeReply{content("Sure. My judgement:\n{\"verdict\": \"INVALID\", \"confidence\": 0.8, \"reasons\": [\"says {days}, not {day}\"]}\nHope it helps.")},
 			want:       &router.Result{Verdict: router.VerdictInvalid, Confidence: 0.8, Reasons: []string{"says {days}, not {day}"}, Model: fakeModel, Usage: usage},
-			wantSchema: []bool{true, false},
+			wantSchema: []bool{true, true, false},
 		},
 		{
 			name: "JSON in a code fence, verdict in lower case", job: validateJob(),
@@ -123,20 +123,24 @@ func TestWorker_Work(t *testing.T) {
 			wantErr: chatworker.ErrNoAnswer, wantRaw: "VALID, I am quite sure", wantSchema: []bool{true},
 		},
 		{
-			name: "JSON cut short", job: validateJob(), script: []fakeReply{content(`{"verdict":"VALID","confidence":0.9,"reas`)},
-			wantErr: chatworker.ErrNoAnswer, wantRaw: `{"verdict":"VALID","confidence":0.9,"reas`, wantSchema: []bool{true},
+			name: "JSON cut short after the verdict keeps its vote", job: validateJob(), script: []fakeReply{content(`{"verdict":"VALID","confidence":0.9,"reas`)},
+			want: &router.Result{Verdict: router.VerdictValid, Confidence: 0.9, Model: fakeModel, Usage: usage}, wantSchema: []bool{true},
+		},
+		{
+			name: "JSON cut short inside the verdict", job: validateJob(), script: []fakeReply{content(`{"verdict":"VAL`)},
+			wantErr: chatworker.ErrNoAnswer, wantRaw: `{"verdict":"VAL`, wantSchema: []bool{true},
 		},
 		{
 			name: "verdict of another kind", job: validateJob(), script: []fakeReply{content(`{"verdict":"TRUE","confidence":0.9,"reasons":[]}`)},
 			wantErr: chatworker.ErrBadAnswer, wantRaw: `"TRUE"`, wantSchema: []bool{true},
 		},
 		{
-			name: "confidence as a percentage is not rescaled", job: validateJob(), script: []fakeReply{content(`{"verdict":"VALID","confidence":85,"reasons":[]}`)},
-			wantErr: chatworker.ErrBadAnswer, wantRaw: "85", wantSchema: []bool{true},
+			name: "confidence as a percentage keeps the vote, without a confidence", job: validateJob(), script: []fakeReply{content(`{"verdict":"VALID","confidence":85,"reasons":[]}`)},
+			want: &router.Result{Verdict: router.VerdictValid, Reasons: []string{}, Model: fakeModel, Usage: usage}, wantSchema: []bool{true},
 		},
 		{
-			name: "missing confidence", job: factcheckJob(), script: []fakeReply{content(`{"verdict":"TRUE","reasons":["yes"]}`)},
-			wantErr: chatworker.ErrBadAnswer, wantRaw: `"TRUE"`, wantSchema: []bool{true},
+			name: "missing confidence keeps the vote", job: factcheckJob(), script: []fakeReply{content(`{"verdict":"TRUE","reasons":["yes"]}`)},
+			want: &router.Result{Verdict: router.VerdictTrue, Reasons: []string{"yes"}, Model: fakeModel, Usage: usage}, wantSchema: []bool{true},
 		},
 		{
 			name: "refusal", job: validateJob(), script: []fakeReply{refusal("I can't help with that.")},
@@ -183,7 +187,7 @@ func TestWorker_Work(t *testing.T) {
 		},
 		{
 			name: "400 without and with structured output is an error", job: validateJob(), script: []fakeReply{status(400, "")},
-			wantStatus: 400, wantSchema: []bool{true, false},
+			wantStatus: 400, wantSchema: []bool{true, true, false, false},
 		},
 		{
 			name: "dropped connection, then an answer", job: validateJob(), script: []fakeReply{drop(), content(validJSON)},
@@ -225,7 +229,8 @@ func TestWorker_Work(t *testing.T) {
 				if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(router.Result{}, "Steps"), cmpopts.EquateApprox(0, 1e-12)); diff != "" {
 					t.Errorf("Work result (-want +got):\n%s", diff)
 				}
-				checkCall(t, f, got, len(reqs), !tt.rejectSchema && tt.job.Kind != router.KindDelegate)
+				judging := tt.job.Kind != router.KindDelegate
+				checkCall(t, f, got, len(reqs), !tt.rejectSchema && judging, judging)
 			case tt.wantStatus != 0:
 				var se *chatworker.StatusError
 				if !errors.As(err, &se) {
@@ -266,7 +271,7 @@ func TestWorker_Work(t *testing.T) {
 var errTransport = errors.New("transport error")
 
 // checkCall checks the evidence step of a result.
-func checkCall(t *testing.T, f *fakeEndpoint, got *router.Result, requests int, structured bool) {
+func checkCall(t *testing.T, f *fakeEndpoint, got *router.Result, requests int, structured, logprobs bool) {
 	t.Helper()
 	if len(got.Steps) != 1 {
 		t.Fatalf("Steps = %+v, want one step", got.Steps)
@@ -277,10 +282,11 @@ func checkCall(t *testing.T, f *fakeEndpoint, got *router.Result, requests int, 
 	}
 	u, _ := url.Parse(f.srv.URL)
 	want := chatworker.Call{
-		Model: fakeModel, Host: u.Host, Attempts: requests, StructuredOutput: structured, FinishReason: "stop",
+		Model: fakeModel, Host: u.Host, Attempts: requests, StructuredOutput: structured, Logprobs: logprobs, FinishReason: "stop",
 		PromptTokens: got.Usage.PromptTokens, CompletionTokens: got.Usage.CompletionTokens, Cost: got.Usage.Cost,
 	}
-	if diff := cmp.Diff(want, call, cmpopts.IgnoreFields(chatworker.Call{}, "LatencyMS")); diff != "" {
+	ignore := cmpopts.IgnoreFields(chatworker.Call{}, "LatencyMS", "VerdictProbability", "AnswerNotes")
+	if diff := cmp.Diff(want, call, ignore); diff != "" {
 		t.Errorf("Call evidence (-want +got):\n%s", diff)
 	}
 	if call.LatencyMS < 0 {

@@ -11,14 +11,14 @@ import (
 )
 
 // Three answers to "who won the 1903 physics Nobel?": two say the same in
-// other words, one changes the year. The stand-in endpoint embeds each
-// answer as the facts it states (laureate, year, prize) plus a little of
-// its wording, as a model that separates facts would.
+// other words, one changes the year. The stand-in endpoint embeds the
+// changed year almost as close as the paraphrase, as real sentence
+// embedding models do; the lexical guard keeps it apart.
 func ExampleGrouper_Group() {
-	vectors := map[string][]float64{ // laureate, 1903, 1911, physics, wording
-		"Marie Curie won the 1903 Nobel Prize in Physics.":           {1, 1, 0, 1, 0.1},
-		"In 1903 Marie Curie shared the physics Nobel with Pierre.":  {1, 1, 0, 1, 0.3},
-		"Marie Curie won the Nobel Prize in Physics in 1911, alone.": {1, 0, 1, 1, 0.2},
+	vectors := map[string][]float64{ // laureate, prize, year, wording
+		"Marie Curie won the 1903 Nobel Prize in Physics.":      {1, 1, 1, 0.1},
+		"Marie Curie received the 1903 Nobel Prize in Physics.": {1, 1, 1, 0.3},
+		"Marie Curie won the 1911 Nobel Prize in Physics.":      {1, 1, 0.9, 0.1},
 	}
 	srv := embedkeytest.NewServer(func(text string) []float64 { return vectors[text] })
 	defer srv.Close()
@@ -30,8 +30,8 @@ func ExampleGrouper_Group() {
 	var outputs []json.RawMessage
 	for _, s := range []string{
 		"Marie Curie won the 1903 Nobel Prize in Physics.",
-		"In 1903 Marie Curie shared the physics Nobel with Pierre.",
-		"Marie Curie won the Nobel Prize in Physics in 1911, alone.",
+		"Marie Curie received the 1903 Nobel Prize in Physics.",
+		"Marie Curie won the 1911 Nobel Prize in Physics.",
 	} {
 		raw, _ := json.Marshal(s)
 		outputs = append(outputs, raw)
@@ -45,8 +45,8 @@ func ExampleGrouper_Group() {
 		fmt.Printf("answers %d and %d: %.3f\n", p.A, p.B, p.Value)
 	}
 	// Output:
-	// threshold 0.97 groups [0 0 1]
+	// threshold 0.9 groups [0 0 1]
 	// answers 0 and 1: 0.994
-	// answers 0 and 2: 0.668
-	// answers 1 and 2: 0.672
+	// answers 0 and 2: 0.000
+	// answers 1 and 2: 0.000
 }

@@ -62,13 +62,13 @@ func newGrouper(t *testing.T, url string, cfg embedkey.Config) *embedkey.Grouper
 func TestGrouper_Group(t *testing.T) {
 	srv := embedkeytest.NewServer(table(t, map[string][]float64{
 		"Marie Curie won it in 1903.":        {1, 0.1, 0},
-		"In 1903 the prize went to M. Curie": {1, 0.12, 0},
+		"Marie Curie won the prize in 1903.": {1, 0.12, 0},
 		"Marie Curie won it in 1911.":        {0.6, 0.1, 0.8},
 	}))
 	defer srv.Close()
 	g := newGrouper(t, srv.URL, embedkey.Config{Threshold: 0.95})
 	got, err := g.Group(context.Background(), outputs(
-		"Marie Curie won it in 1903.", "", "In 1903 the prize went to M. Curie",
+		"Marie Curie won it in 1903.", "", "Marie Curie won the prize in 1903.",
 		"Marie Curie won it in 1911.", "Marie Curie  won it in 1903.", // white space folds: the same answer
 	))
 	if err != nil {
@@ -93,7 +93,7 @@ func TestGrouper_Group(t *testing.T) {
 		}
 	}
 	k0, _ := got.Key(json.RawMessage(`"Marie Curie won it in 1903."`))
-	k2, _ := got.Key(json.RawMessage(`"In 1903 the prize went to M. Curie"`))
+	k2, _ := got.Key(json.RawMessage(`"Marie Curie won the prize in 1903."`))
 	k3, _ := got.Key(json.RawMessage(`"Marie Curie won it in 1911."`))
 	if k0 != k2 || k0 == k3 {
 		t.Errorf("keys %q %q %q: want the paraphrases equal and the changed year apart", k0, k2, k3)
@@ -297,5 +297,30 @@ func TestGrouper_Group_logs(t *testing.T) {
 	}
 	if strings.Contains(logs, secret) || strings.Contains(logs, "gw-secret-value") {
 		t.Errorf("the logs show a secret: %q", logs)
+	}
+}
+
+// TestGrouper_Group_guard: a model that puts a changed number as close as
+// a paraphrase (all-MiniLM-L6-v2 puts 1,250 and 1,520 euros at 0.979)
+// does not make them agree, unless the guard is off.
+func TestGrouper_Group_guard(t *testing.T) {
+	srv := embedkeytest.NewServer(func(string) []float64 { return []float64{1, 0} }) // every pair at 1
+	defer srv.Close()
+	answers := outputs("The invoice totals 1,250 euros.", "The invoice totals 1,520 euros.", "The invoice totals 1250 euros.")
+	for _, tt := range []struct {
+		disable bool
+		want    []int
+	}{{false, []int{0, 1, 0}}, {true, []int{0, 0, 0}}} {
+		g := newGrouper(t, srv.URL, embedkey.Config{DisableGuard: tt.disable})
+		got, err := g.Group(context.Background(), answers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, got.Groups); diff != "" {
+			t.Errorf("DisableGuard %v: groups (-want +got):\n%s", tt.disable, diff)
+		}
+		if guarded := strings.Contains(got.Method, "differ in a number"); guarded == tt.disable {
+			t.Errorf("DisableGuard %v: method %q", tt.disable, got.Method)
+		}
 	}
 }

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/vouchkit/vouch/router/embedkey"
+)
+
+// pair is one pair of answers of a pairs file (router/embedkey's
+// testdata/pairs.json): a paraphrase (Same) or an answer that changes one
+// fact of the other.
+type pair struct {
+	A    string `json:"a"`
+	B    string `json:"b"`
+	Same bool   `json:"same"`
+	Kind string `json:"kind"`
+}
+
+// pairCounts is how many pairs of each sort agreed at one setting.
+type pairCounts struct {
+	guard                 bool
+	threshold             float64
+	paraphrases, agreeing int // paraphrases that agreed
+	changed, passed       int // changed facts that agreed
+}
+
+// measurePairs groups every pair of file with embedkey on the endpoint at
+// baseURL (a real embedding model), with and without the guard, at each
+// threshold, and writes how many paraphrases and changed facts agreed.
+func measurePairs(ctx context.Context, w io.Writer, file, baseURL, model string, thresholds []float64) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var pairs []pair
+	if err := json.Unmarshal(data, &pairs); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	fmt.Fprintf(w, "| grouping | threshold | paraphrases agreeing | changed facts agreeing |\n|---|---|---|---|\n")
+	for _, guard := range []bool{true, false} {
+		for _, th := range thresholds {
+			g, err := embedkey.New(embedkey.Config{BaseURL: baseURL, Model: model, Threshold: th, DisableGuard: !guard})
+			if err != nil {
+				return err
+			}
+			c := pairCounts{guard: guard, threshold: th}
+			for _, p := range pairs {
+				a, _ := json.Marshal(p.A)
+				b, _ := json.Marshal(p.B)
+				grouping, err := g.Group(ctx, []json.RawMessage{a, b})
+				if err != nil {
+					return err
+				}
+				agree := grouping.Groups[0] == grouping.Groups[1]
+				if p.Same {
+					c.paraphrases++
+					c.agreeing += btoi(agree)
+				} else {
+					c.changed++
+					c.passed += btoi(agree)
+				}
+			}
+			name := "similarity alone"
+			if guard {
+				name = "guard and similarity"
+			}
+			if guard && th == embedkey.DefaultThreshold {
+				name += " (default)"
+			}
+			fmt.Fprintf(w, "| %s | %g | %d of %d | %d of %d |\n", name, th, c.agreeing, c.paraphrases, c.passed, c.changed)
+		}
+	}
+	return nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -2,16 +2,13 @@ package router
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"reflect"
 
 	"github.com/go-playground/validator/v10"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
-	"github.com/vouchkit/vouch/internal/jsonbody"
 	"github.com/vouchkit/vouch/internal/valid"
 	"github.com/vouchkit/vouch/problem"
 )
@@ -188,48 +185,20 @@ var misplacedPool = problem.FieldError{
 }
 
 // refusingKnownMistakes wraps the decoder of a version 3 body so that a
-// top-level session_pool is a 400 naming consensus.session_pool, and a
-// member of consensus.tolerance other than absolute and relative a 400
-// naming it, each added to the request's other field errors, if any.
-// Other unknown members stay ignored, as forward compatibility asks;
-// these are known mistakes whose silent effect matters: sessions outside
-// the intended pool, or a misspelt bound read as 0, exact equality.
+// top-level session_pool, refused as every unknown member is, says where
+// it belongs: inside the consensus block, where it names the sessions the
+// caller meant instead of every session.
 func refusingKnownMistakes(d decoder) decoder {
 	return func(svc Service, body []byte) (httpapi.Run, error) {
 		run, err := d(svc, body)
 		var p *Error
-		if err != nil && !(errors.As(err, &p) && p.Code == problem.CodeInvalidRequest && p.Status == http.StatusBadRequest) {
-			return nil, err // malformed: that is the first thing to fix
-		}
-		mistakes := unknownTolerance(body)
-		if bytes.Contains(body, []byte(`"session_pool"`)) {
-			var top struct {
-				SessionPool json.RawMessage `json:"session_pool"`
-			}
-			if json.Unmarshal(body, &top) == nil && top.SessionPool != nil {
-				mistakes = append(mistakes, misplacedPool)
+		if errors.As(err, &p) && p.Code == problem.CodeInvalidRequest {
+			for i, fe := range p.Errors {
+				if fe.Field == misplacedPool.Field && fe.Rule == "unknown" {
+					p.Errors[i] = misplacedPool
+				}
 			}
 		}
-		if len(mistakes) == 0 {
-			return run, err
-		}
-		var errs []problem.FieldError
-		if p != nil {
-			errs = p.Errors
-		}
-		return nil, problem.Invalid(append(errs, mistakes...))
+		return run, err
 	}
-}
-
-// unknownTolerance returns the field errors of the members of a version
-// 3 body's consensus.tolerance that Tolerance does not have, read as
-// encoding/json reads the body.
-func unknownTolerance(body []byte) []problem.FieldError {
-	var probe struct {
-		Consensus struct {
-			Tolerance map[string]json.RawMessage `json:"tolerance"`
-		} `json:"consensus"`
-	}
-	_ = json.Unmarshal(body, &probe) // a member of the wrong type is the decoder's error
-	return jsonbody.UnknownMembers("consensus.tolerance", probe.Consensus.Tolerance, Tolerance{})
 }

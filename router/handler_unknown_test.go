@@ -1,7 +1,10 @@
 package router_test
 
 import (
+	"io"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/vouchkit/vouch/router"
@@ -46,5 +49,29 @@ func TestHandler_unknownMember(t *testing.T) {
 	}
 	if n := rec.Calls.Load(); n != 0 {
 		t.Errorf("bodies with unknown members ran %d jobs", n)
+	}
+
+	// consensus.strategy is the public router's name for aggregation
+	// (its clients send "majority"): accepted when it names the
+	// aggregation vouch runs, refused when it would be ignored.
+	sendBad(t, srv, badInputCase{name: "strategy that is not the aggregation", path: "/api/v3/validate",
+		body:   `{` + claim + `,"consensus":{"replicas":3,"strategy":"weighted"}}`,
+		status: 400, code: "invalid_request", field: "consensus.strategy"})
+	for _, consensus := range []string{`{"replicas":3,"strategy":"majority"}`, `{"replicas":3,"strategy":"majority","aggregation":"majority"}`} {
+		req, err := http.NewRequest(http.MethodPost, srv.URL+"/api/v3/validate", strings.NewReader(`{`+claim+`,"consensus":`+consensus+`}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer k")
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("consensus %s: status %d (%s), want 200", consensus, resp.StatusCode, raw)
+		}
 	}
 }

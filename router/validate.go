@@ -2,9 +2,11 @@ package router
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/go-playground/validator/v10"
 
@@ -144,7 +146,7 @@ func (r *ValidateV2Request) Validate() error { return check(r) }
 // consensus.replicas governs, and the response notes it.
 // consensus.tolerance is refused outside "median" and "median_of_means".
 func (r *DelegateV3Request) Validate() error {
-	return check(r, append(r.Consensus.weightBy(), r.Consensus.numeric(KindDelegate)...)...)
+	return check(r, slices.Concat(r.Consensus.weightBy(), r.Consensus.strategy(), r.Consensus.numeric(KindDelegate))...)
 }
 
 // Validate reports whether r is a valid request, as DelegateV1Request.Validate.
@@ -152,7 +154,7 @@ func (r *DelegateV3Request) Validate() error {
 // for DelegateV3Request.
 // The numeric aggregations are refused: verdicts are no numbers.
 func (r *ValidateV3Request) Validate() error {
-	return check(r, append(r.Consensus.weightBy(), r.Consensus.numeric(KindValidate)...)...)
+	return check(r, slices.Concat(r.Consensus.weightBy(), r.Consensus.strategy(), r.Consensus.numeric(KindValidate))...)
 }
 
 // Validate reports whether r is a valid request, as DelegateV1Request.Validate.
@@ -160,7 +162,7 @@ func (r *ValidateV3Request) Validate() error {
 // for DelegateV3Request.
 // The numeric aggregations are refused, as for ValidateV3Request.
 func (r *FactcheckRequest) Validate() error {
-	return check(r, append(r.Consensus.weightBy(), r.Consensus.numeric(KindFactcheck)...)...)
+	return check(r, slices.Concat(r.Consensus.weightBy(), r.Consensus.strategy(), r.Consensus.numeric(KindFactcheck))...)
 }
 
 // weightBy refuses a consensus.weight_by without aggregation "weighted"
@@ -172,6 +174,19 @@ func (c *ConsensusRequest) weightBy() []problem.FieldError {
 	return []problem.FieldError{{
 		Field: "consensus.weight_by", Rule: "weighted_only",
 		Message: `applies only to consensus.aggregation "weighted" or "median"`,
+	}}
+}
+
+// strategy refuses a consensus.strategy other than the aggregation run,
+// which would be ignored.
+func (c *ConsensusRequest) strategy() []problem.FieldError {
+	run := cmp.Or(c.Aggregation, AggregationMajority)
+	if c.Strategy == "" || c.Strategy == run {
+		return nil
+	}
+	return []problem.FieldError{{
+		Field: "consensus.strategy", Rule: "eqfield",
+		Message: fmt.Sprintf("is the public router's name for consensus.aggregation, which is %q here; send the aggregation wanted as consensus.aggregation", run),
 	}}
 }
 

@@ -149,3 +149,31 @@ func TestUnmarshalKnown(t *testing.T) {
 		}
 	}
 }
+
+// FuzzUnmarshalKnown checks that UnmarshalKnown never panics, answers
+// every body with nil or a 4xx problem, and refuses a body exactly when
+// Unmarshal accepts it and Unknown finds a member to name.
+func FuzzUnmarshalKnown(f *testing.F) {
+	for _, s := range []string{
+		`{"consensus":{"replicas":3,"disagreemnt_policy":"fail_hard"}}`,
+		`{"steps":[{"absolute":1},{"abs":1}],"by_name":{"a b":{"rel":1}},"context":{"x":[{}]}}`,
+		`{"self":{"x":1},"raw":[{"y":2}],"MODE":"m"}`,
+		`[]`, `null`, `{"consensus":[]}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		var v envelope
+		err := jsonbody.UnmarshalKnown([]byte(body), &v)
+		var p *problem.Details
+		if err != nil && (!errors.As(err, &p) || p.Status < 400 || p.Status > 499) {
+			t.Fatalf("%q: error %v, want a 4xx problem", body, err)
+		}
+		var w envelope
+		decoded := jsonbody.Unmarshal([]byte(body), &w) == nil
+		unknown := decoded && len(jsonbody.Unknown([]byte(body), &w)) > 0
+		if (err == nil) != (decoded && !unknown) {
+			t.Fatalf("%q: UnmarshalKnown error %v, but Unmarshal ok %t and unknown members %t", body, err, decoded, unknown)
+		}
+	})
+}

@@ -245,7 +245,7 @@ func (h *Handler) verify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req VerifyRequest
-	if err := jsonbody.Decode(r.Body, h.MaxBodyBytes, &req); err != nil {
+	if err := jsonbody.DecodeKnown(r.Body, h.MaxBodyBytes, &req); err != nil {
 		var p *problem.Details
 		if !errors.As(err, &p) {
 			p = problem.New(http.StatusBadRequest, problem.CodeMalformedJSON, err.Error())

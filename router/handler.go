@@ -283,7 +283,7 @@ func decodeWith[Req any, P interface {
 		if err := jsonbody.Unmarshal(body, req); err != nil {
 			return nil, err
 		}
-		if err := req.Validate(); err != nil {
+		if err := jsonbody.RefuseUnknown(req.Validate(), body, req); err != nil {
 			return nil, err
 		}
 		return func(ctx context.Context) (any, error) {

@@ -19,6 +19,11 @@ type ConsensusRequest struct {
 	// outputs are numbers, "median" or "median_of_means" (see
 	// [Engine.DelegateV3]).
 	Aggregation Aggregation `json:"aggregation,omitempty" validate:"omitempty,aggregation"`
+	// Strategy is the public router's other name for Aggregation, which
+	// its clients send. It is accepted when it names the aggregation run
+	// (Aggregation, or "majority" when that is empty) and refused
+	// otherwise, since it would be ignored.
+	Strategy Aggregation `json:"strategy,omitempty"`
 	// WeightBy is what weighs the votes under "weighted", and under
 	// "median" (the weighted median): only "reputation" (the default
 	// under "weighted") is available. It is refused with any other

@@ -2,16 +2,15 @@ package router
 
 import (
 	"bytes"
-	"encoding/json"
+	"cmp"
 	"errors"
 	"fmt"
-	"net/http"
 	"reflect"
+	"slices"
 
 	"github.com/go-playground/validator/v10"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
-	"github.com/vouchkit/vouch/internal/jsonbody"
 	"github.com/vouchkit/vouch/internal/valid"
 	"github.com/vouchkit/vouch/problem"
 )
@@ -147,7 +146,7 @@ func (r *ValidateV2Request) Validate() error { return check(r) }
 // consensus.replicas governs, and the response notes it.
 // consensus.tolerance is refused outside "median" and "median_of_means".
 func (r *DelegateV3Request) Validate() error {
-	return check(r, append(r.Consensus.weightBy(), r.Consensus.numeric(KindDelegate)...)...)
+	return check(r, slices.Concat(r.Consensus.weightBy(), r.Consensus.strategy(), r.Consensus.numeric(KindDelegate))...)
 }
 
 // Validate reports whether r is a valid request, as DelegateV1Request.Validate.
@@ -155,7 +154,7 @@ func (r *DelegateV3Request) Validate() error {
 // for DelegateV3Request.
 // The numeric aggregations are refused: verdicts are no numbers.
 func (r *ValidateV3Request) Validate() error {
-	return check(r, append(r.Consensus.weightBy(), r.Consensus.numeric(KindValidate)...)...)
+	return check(r, slices.Concat(r.Consensus.weightBy(), r.Consensus.strategy(), r.Consensus.numeric(KindValidate))...)
 }
 
 // Validate reports whether r is a valid request, as DelegateV1Request.Validate.
@@ -163,7 +162,7 @@ func (r *ValidateV3Request) Validate() error {
 // for DelegateV3Request.
 // The numeric aggregations are refused, as for ValidateV3Request.
 func (r *FactcheckRequest) Validate() error {
-	return check(r, append(r.Consensus.weightBy(), r.Consensus.numeric(KindFactcheck)...)...)
+	return check(r, slices.Concat(r.Consensus.weightBy(), r.Consensus.strategy(), r.Consensus.numeric(KindFactcheck))...)
 }
 
 // weightBy refuses a consensus.weight_by without aggregation "weighted"
@@ -178,6 +177,19 @@ func (c *ConsensusRequest) weightBy() []problem.FieldError {
 	}}
 }
 
+// strategy refuses a consensus.strategy other than the aggregation run,
+// which would be ignored.
+func (c *ConsensusRequest) strategy() []problem.FieldError {
+	run := cmp.Or(c.Aggregation, AggregationMajority)
+	if c.Strategy == "" || c.Strategy == run {
+		return nil
+	}
+	return []problem.FieldError{{
+		Field: "consensus.strategy", Rule: "eqfield",
+		Message: fmt.Sprintf("is the public router's name for consensus.aggregation, which is %q here; send the aggregation wanted as consensus.aggregation", run),
+	}}
+}
+
 // misplacedPool is the field error of a version 3 body that puts
 // session_pool at the top level, where the router would ignore it as an
 // unknown member and draw from every session instead of the ones the
@@ -188,48 +200,20 @@ var misplacedPool = problem.FieldError{
 }
 
 // refusingKnownMistakes wraps the decoder of a version 3 body so that a
-// top-level session_pool is a 400 naming consensus.session_pool, and a
-// member of consensus.tolerance other than absolute and relative a 400
-// naming it, each added to the request's other field errors, if any.
-// Other unknown members stay ignored, as forward compatibility asks;
-// these are known mistakes whose silent effect matters: sessions outside
-// the intended pool, or a misspelt bound read as 0, exact equality.
+// top-level session_pool, refused as every unknown member is, says where
+// it belongs: inside the consensus block, where it names the sessions the
+// caller meant instead of every session.
 func refusingKnownMistakes(d decoder) decoder {
 	return func(svc Service, body []byte) (httpapi.Run, error) {
 		run, err := d(svc, body)
 		var p *Error
-		if err != nil && !(errors.As(err, &p) && p.Code == problem.CodeInvalidRequest && p.Status == http.StatusBadRequest) {
-			return nil, err // malformed: that is the first thing to fix
-		}
-		mistakes := unknownTolerance(body)
-		if bytes.Contains(body, []byte(`"session_pool"`)) {
-			var top struct {
-				SessionPool json.RawMessage `json:"session_pool"`
-			}
-			if json.Unmarshal(body, &top) == nil && top.SessionPool != nil {
-				mistakes = append(mistakes, misplacedPool)
+		if errors.As(err, &p) && p.Code == problem.CodeInvalidRequest {
+			for i, fe := range p.Errors {
+				if fe.Field == misplacedPool.Field && fe.Rule == "unknown" {
+					p.Errors[i] = misplacedPool
+				}
 			}
 		}
-		if len(mistakes) == 0 {
-			return run, err
-		}
-		var errs []problem.FieldError
-		if p != nil {
-			errs = p.Errors
-		}
-		return nil, problem.Invalid(append(errs, mistakes...))
+		return run, err
 	}
-}
-
-// unknownTolerance returns the field errors of the members of a version
-// 3 body's consensus.tolerance that Tolerance does not have, read as
-// encoding/json reads the body.
-func unknownTolerance(body []byte) []problem.FieldError {
-	var probe struct {
-		Consensus struct {
-			Tolerance map[string]json.RawMessage `json:"tolerance"`
-		} `json:"consensus"`
-	}
-	_ = json.Unmarshal(body, &probe) // a member of the wrong type is the decoder's error
-	return jsonbody.UnknownMembers("consensus.tolerance", probe.Consensus.Tolerance, Tolerance{})
 }

@@ -251,7 +251,7 @@ func prepareCall(c Caller) func(*http.Request, []byte) (httpapi.Run, error) {
 		if err := jsonbody.Unmarshal(body, req); err != nil {
 			return nil, err
 		}
-		if err := withFieldErrors(req.Validate(), unknownTolerance(body)); err != nil {
+		if err := jsonbody.RefuseUnknown(req.Validate(), body, req); err != nil {
 			return nil, err
 		}
 		return func(ctx context.Context) (any, error) {

@@ -1,14 +1,9 @@
 package trust
 
 import (
-	"encoding/json"
-	"errors"
 	"math"
-	"net/http"
 
-	"github.com/vouchkit/vouch/internal/jsonbody"
 	"github.com/vouchkit/vouch/problem"
-	"github.com/vouchkit/vouch/router"
 )
 
 // numericAnswer checks task.answer and task.tolerance beyond their tag
@@ -45,34 +40,4 @@ func (r *Request) numericAnswer() []problem.FieldError {
 // answer.
 func (r *Request) numeric() bool {
 	return r.Mode == ModeDelegation && r.Task.Answer == AnswerNumber
-}
-
-// unknownTolerance returns the field errors of the members of an
-// envelope's task.tolerance other than absolute and relative, read as
-// encoding/json reads the envelope: ignored, a misspelt bound would read
-// as 0, exact equality.
-func unknownTolerance(body []byte) []problem.FieldError {
-	var probe struct {
-		Task struct {
-			Tolerance map[string]json.RawMessage `json:"tolerance"`
-		} `json:"task"`
-	}
-	_ = json.Unmarshal(body, &probe) // a member of the wrong type is the decoder's error
-	return jsonbody.UnknownMembers("task.tolerance", probe.Task.Tolerance, router.Tolerance{})
-}
-
-// withFieldErrors adds extra to err, the error of Request.Validate: a
-// 400 naming every field, or err itself when it is another error.
-func withFieldErrors(err error, extra []problem.FieldError) error {
-	if len(extra) == 0 {
-		return err
-	}
-	var p *problem.Details
-	if err == nil {
-		return problem.Invalid(extra)
-	}
-	if !errors.As(err, &p) || p.Status != http.StatusBadRequest || p.Code != problem.CodeInvalidRequest {
-		return err
-	}
-	return problem.Invalid(append(p.Errors, extra...))
 }

@@ -29,17 +29,36 @@ const DefaultLimit = 1 << 20
 // value of the wrong type (rule "type") or a repeated member name (rule
 // "unique").
 func Decode(r io.Reader, limit int64, v any) error {
+	body, err := read(r, limit)
+	if err != nil {
+		return err
+	}
+	return Unmarshal(body, v)
+}
+
+// read reads a body of at most limit bytes with the errors of Decode.
+func read(r io.Reader, limit int64) ([]byte, error) {
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
 	body, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
-		return problem.Newf(http.StatusBadRequest, problem.CodeMalformedJSON, "reading body: %v", err)
+		return nil, problem.Newf(http.StatusBadRequest, problem.CodeMalformedJSON, "reading body: %v", err)
 	}
 	if int64(len(body)) > limit {
-		return problem.Newf(http.StatusRequestEntityTooLarge, problem.CodeBodyTooLarge, "body is larger than %d bytes", limit)
+		return nil, problem.Newf(http.StatusRequestEntityTooLarge, problem.CodeBodyTooLarge, "body is larger than %d bytes", limit)
 	}
-	return Unmarshal(body, v)
+	return body, nil
+}
+
+// DecodeKnown is Decode that also refuses the members v has no field
+// for, as [UnmarshalKnown] does.
+func DecodeKnown(r io.Reader, limit int64, v any) error {
+	body, err := read(r, limit)
+	if err != nil {
+		return err
+	}
+	return UnmarshalKnown(body, v)
 }
 
 // Unmarshal decodes data into v with the errors of Decode.

@@ -1,56 +1,196 @@
 package jsonbody
 
 import (
+	"encoding"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/vouchkit/vouch/problem"
 )
 
-// UnknownMembers returns a field error, rule "unknown", for each member of
-// obj (an object as encoding/json decodes it into a map) that
-// encoding/json would not decode into a field of v, a struct or a pointer
-// to one: path.name, in the order of the names. Decode ignores unknown
-// members, as forward compatibility asks; a door calls UnknownMembers on
-// an object where an ignored member would be a silent default, such as a
-// tolerance whose misspelt bound would read as 0. Names match as
-// encoding/json matches them: exactly, or equal under case folding.
-func UnknownMembers(path string, obj map[string]json.RawMessage, v any) []problem.FieldError {
-	if len(obj) == 0 {
-		return nil
+// UnmarshalKnown decodes data into v with the errors of Unmarshal, and
+// refuses every object member that encoding/json would not decode into a
+// field of v, as [RefuseUnknown] does.
+func UnmarshalKnown(data []byte, v any) error {
+	if err := Unmarshal(data, v); err != nil {
+		return err
 	}
-	t := reflect.TypeOf(v)
-	for t.Kind() == reflect.Pointer {
+	return RefuseUnknown(nil, data, v)
+}
+
+// RefuseUnknown returns err, the outcome of checking v once Unmarshal has
+// decoded data into it, with the members of data that v has no field
+// for (see [Unknown]) added to it: a 400 with code invalid_request and a
+// field error, rule "unknown", naming each by its JSON path, after err's
+// own field errors. An err that is not a 400 invalid_request is returned
+// as it is. It is how a door reads a request, where an ignored member
+// would be a silent default: a misspelt policy read as the default one, a
+// misspelt receipt block read as no receipt.
+func RefuseUnknown(err error, data []byte, v any) error {
+	unknown := Unknown(data, v)
+	if len(unknown) == 0 {
+		return err
+	}
+	if err == nil {
+		return problem.Invalid(unknown)
+	}
+	var p *problem.Details
+	if !errors.As(err, &p) || p.Status != http.StatusBadRequest || p.Code != problem.CodeInvalidRequest {
+		return err
+	}
+	return problem.Invalid(append(slices.Clip(p.Errors), unknown...))
+}
+
+// Unknown returns a field error, rule "unknown", for each object member
+// of data, a JSON value that encoding/json decodes into v, that
+// encoding/json would not decode into a field of a struct: members of
+// nested structs, of the structs in arrays and in maps, are named by
+// their path (consensus.disagreemnt_policy, steps[1].nme). A value held by
+// a map of any, an interface, a json.RawMessage or a type that decodes
+// itself is the type's to judge and is not looked into. The errors come
+// in the order of the paths.
+func Unknown(data []byte, v any) []problem.FieldError {
+	var errs []problem.FieldError
+	unknownIn(&errs, "", json.RawMessage(data), reflect.TypeOf(v))
+	slices.SortFunc(errs, func(a, b problem.FieldError) int { return strings.Compare(a.Field, b.Field) })
+	return errs
+}
+
+// decodesItself reports whether t, or a pointer to it, has a JSON or text
+// form of its own.
+func decodesItself(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return p.Implements(reflect.TypeFor[json.Unmarshaler]()) || p.Implements(reflect.TypeFor[encoding.TextUnmarshaler]())
+}
+
+func unknownIn(errs *[]problem.FieldError, path string, data json.RawMessage, t reflect.Type) {
+	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	var known []string
+	if t == nil || decodesItself(t) {
+		return
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(data, &obj) != nil {
+			return
+		}
+		fields := knownFields(t)
+		for name, value := range obj {
+			f, ok := fields.find(name)
+			if !ok {
+				*errs = append(*errs, unknownMember(path, name, fields))
+				continue
+			}
+			unknownIn(errs, MemberPath(path, name), value, f.Type)
+		}
+	case reflect.Slice, reflect.Array:
+		var items []json.RawMessage
+		if json.Unmarshal(data, &items) != nil {
+			return
+		}
+		for i, item := range items {
+			unknownIn(errs, path+"["+strconv.Itoa(i)+"]", item, t.Elem())
+		}
+	case reflect.Map:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(data, &obj) != nil {
+			return
+		}
+		for name, value := range obj {
+			unknownIn(errs, MemberPath(path, name), value, t.Elem())
+		}
+	}
+}
+
+// fieldList is the members of a struct as encoding/json decodes them.
+type fieldList []reflect.StructField
+
+// knownFields returns the members of struct t, each with its JSON name.
+func knownFields(t reflect.Type) fieldList {
+	var known fieldList
 	for _, f := range reflect.VisibleFields(t) {
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		switch {
-		case !f.IsExported() || f.Anonymous || name == "-":
+		case !f.IsExported() && !f.Anonymous || name == "-":
+			continue
+		case f.Anonymous && name == "" && indirect(f.Type).Kind() == reflect.Struct:
+			continue // its members are promoted: VisibleFields lists them
+		case !f.IsExported():
 			continue
 		case name == "":
 			name = f.Name
 		}
-		known = append(known, name)
+		f.Name = name
+		known = append(known, f)
 	}
+	return known
+}
+
+func indirect(t reflect.Type) reflect.Type {
+	if t.Kind() == reflect.Pointer {
+		return t.Elem()
+	}
+	return t
+}
+
+// find returns the member named name as encoding/json matches names:
+// exactly, or else equal under case folding.
+func (fs fieldList) find(name string) (reflect.StructField, bool) {
+	if i := slices.IndexFunc(fs, func(f reflect.StructField) bool { return f.Name == name }); i >= 0 {
+		return fs[i], true
+	}
+	if i := slices.IndexFunc(fs, func(f reflect.StructField) bool { return strings.EqualFold(f.Name, name) }); i >= 0 {
+		return fs[i], true
+	}
+	return reflect.StructField{}, false
+}
+
+func (fs fieldList) names() []string {
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = f.Name
+	}
+	return names
+}
+
+func unknownMember(path, name string, fields fieldList) problem.FieldError {
+	of := path
+	if of == "" {
+		of = "the body"
+	}
+	return problem.FieldError{
+		Field:   MemberPath(path, name),
+		Rule:    "unknown",
+		Message: fmt.Sprintf("is not a member of %s, whose members are %s", of, strings.Join(fields.names(), ", ")),
+	}
+}
+
+// UnknownMembers returns a field error, rule "unknown", for each member of
+// obj (an object as encoding/json decodes it into a map) that
+// encoding/json would not decode into a field of v, a struct or a pointer
+// to one: path.name, in the order of the names. A door calls
+// UnknownMembers on an object it reads member by member; [UnmarshalKnown]
+// does the same for a whole body.
+func UnknownMembers(path string, obj map[string]json.RawMessage, v any) []problem.FieldError {
+	if len(obj) == 0 {
+		return nil
+	}
+	t := indirect(reflect.TypeOf(v))
+	fields := knownFields(t)
 	var errs []problem.FieldError
 	for _, name := range slices.Sorted(maps.Keys(obj)) {
-		if slices.ContainsFunc(known, func(k string) bool { return strings.EqualFold(k, name) }) {
-			continue
+		if _, ok := fields.find(name); !ok {
+			errs = append(errs, unknownMember(path, name, fields))
 		}
-		var field strings.Builder
-		field.WriteString(path)
-		member(&field, name)
-		errs = append(errs, problem.FieldError{
-			Field:   field.String(),
-			Rule:    "unknown",
-			Message: fmt.Sprintf("is not a member of %s, whose members are %s", path, strings.Join(known, ", ")),
-		})
 	}
 	return errs
 }

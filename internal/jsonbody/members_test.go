@@ -2,11 +2,14 @@ package jsonbody_test
 
 import (
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vouchkit/vouch/internal/jsonbody"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // bounds is a closed object of two members, as a tolerance is.
@@ -87,4 +90,90 @@ func TestMemberPath(t *testing.T) {
 			t.Errorf("MemberPath(%q, %q) = %s, want %s", tt.path, tt.name, got, tt.want)
 		}
 	}
+}
+
+// envelope has the shapes UnmarshalKnown looks into: a nested struct, a
+// struct promoted from an embedded one, structs in an array and in a map,
+// and values it leaves to others (any, a raw message, a type that decodes
+// itself).
+type envelope struct {
+	promoted
+	Consensus *struct {
+		Replicas int    `json:"replicas"`
+		Policy   string `json:"disagreement_policy"`
+	} `json:"consensus"`
+	Steps   []bounds          `json:"steps"`
+	ByName  map[string]bounds `json:"by_name"`
+	Context map[string]any    `json:"context"`
+	Raw     json.RawMessage   `json:"raw"`
+	Self    selfDecoding      `json:"self"`
+}
+
+type promoted struct {
+	Mode string `json:"mode"`
+}
+
+type selfDecoding struct{ Got string }
+
+func (s *selfDecoding) UnmarshalJSON(b []byte) error { s.Got = string(b); return nil }
+
+func TestUnmarshalKnown(t *testing.T) {
+	for _, c := range []struct {
+		body string
+		want []string
+	}{
+		{`{"mode":"x","consensus":{"replicas":3,"disagreement_policy":"fail_hard"}}`, nil},
+		{`{"MODE":"x","context":{"anything":{"goes":1}},"raw":{"x":1},"self":{"y":2}}`, nil},
+		{`{"consensus":{"replicas":3,"disagreemnt_policy":"fail_hard"}}`, []string{"consensus.disagreemnt_policy"}},
+		{`{"reciept":{"mode":"inline"},"mode":"x"}`, []string{"reciept"}},
+		{`{"steps":[{"absolute":1},{"abs":1}],"by_name":{"a b":{"rel":1}}}`, []string{`by_name["a b"].rel`, "steps[1].abs"}},
+		{`{"Promoted":{"mode":"x"},"consensus":null}`, []string{"Promoted"}},
+	} {
+		var v envelope
+		err := jsonbody.UnmarshalKnown([]byte(c.body), &v)
+		var got []string
+		if err != nil {
+			var p *problem.Details
+			if !errors.As(err, &p) || p.Status != 400 || p.Code != problem.CodeInvalidRequest {
+				t.Fatalf("%s: error %v, want a 400 invalid_request", c.body, err)
+			}
+			for _, fe := range p.Errors {
+				if fe.Rule != "unknown" || !strings.HasPrefix(fe.Message, "is not a member of ") {
+					t.Errorf("%s: field error %+v, want rule unknown and its message", c.body, fe)
+				}
+				got = append(got, fe.Field)
+			}
+		}
+		if diff := cmp.Diff(c.want, got); diff != "" {
+			t.Errorf("%s: refused members (-want +got):\n%s", c.body, diff)
+		}
+	}
+}
+
+// FuzzUnmarshalKnown checks that UnmarshalKnown never panics, answers
+// every body with nil or a 4xx problem, and refuses a body exactly when
+// Unmarshal accepts it and Unknown finds a member to name.
+func FuzzUnmarshalKnown(f *testing.F) {
+	for _, s := range []string{
+		`{"consensus":{"replicas":3,"disagreemnt_policy":"fail_hard"}}`,
+		`{"steps":[{"absolute":1},{"abs":1}],"by_name":{"a b":{"rel":1}},"context":{"x":[{}]}}`,
+		`{"self":{"x":1},"raw":[{"y":2}],"MODE":"m"}`,
+		`[]`, `null`, `{"consensus":[]}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		var v envelope
+		err := jsonbody.UnmarshalKnown([]byte(body), &v)
+		var p *problem.Details
+		if err != nil && (!errors.As(err, &p) || p.Status < 400 || p.Status > 499) {
+			t.Fatalf("%q: error %v, want a 4xx problem", body, err)
+		}
+		var w envelope
+		decoded := jsonbody.Unmarshal([]byte(body), &w) == nil
+		unknown := decoded && len(jsonbody.Unknown([]byte(body), &w)) > 0
+		if (err == nil) != (decoded && !unknown) {
+			t.Fatalf("%q: UnmarshalKnown error %v, but Unmarshal ok %t and unknown members %t", body, err, decoded, unknown)
+		}
+	})
 }

@@ -169,7 +169,9 @@ func TestRun_a2aV1(t *testing.T) {
 			Task struct {
 				ID        string
 				Status    struct{ State string }
-				Artifacts []struct{ Parts []struct{ Data map[string]any } }
+				Artifacts []struct {
+					Parts []struct{ Data map[string]any }
+				}
 			}
 		}
 		if rerr != nil || json.Unmarshal(res, &out) != nil || out.Task.Status.State != "TASK_STATE_COMPLETED" ||

@@ -10,20 +10,21 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/escrow"
 )
 
 // EscrowLedger is an [x402.EscrowLedger] in the table vouch_x402_escrow,
 // shared by every server on the database: a payment held on one server
 // is decided, captured, voided or refunded on any of them, and one that
 // a server held and did not finish before it died is finished by another
-// server, or by itself on restart ([x402.EscrowRecovery]).
+// server, or by itself on restart ([escrow.Recovery]).
 //
 // Each step of a payment's lifecycle (Decide, Record) is one transaction
 // that locks the payment's row (SELECT … FOR UPDATE), takes the step on
 // the record as it stands and writes it back, so that of N servers
 // recording one operation at once exactly one records it and the others
 // get its outcome; Hold is one INSERT … ON CONFLICT DO NOTHING. A record
-// is the payment as JSON. It is an [x402.EscrowClaimer]: a claim is a
+// is the payment as JSON. It is an [escrow.Claimer]: a claim is a
 // conditional UPDATE of the payment's row, so of N servers recovering
 // one payment at once exactly one claims it. The store is safe for
 // concurrent use.
@@ -39,8 +40,8 @@ type EscrowLedger struct {
 }
 
 var (
-	_ x402.EscrowLedger  = (*EscrowLedger)(nil)
-	_ x402.EscrowClaimer = (*EscrowLedger)(nil)
+	_ x402.EscrowLedger = (*EscrowLedger)(nil)
+	_ escrow.Claimer    = (*EscrowLedger)(nil)
 )
 
 // Escrow returns the escrow ledger of db.
@@ -214,7 +215,7 @@ func (s *EscrowLedger) Unfinished(ctx context.Context, limit int) ([]x402.Escrow
 	return out, nil
 }
 
-// Claim implements [x402.EscrowClaimer].
+// Claim implements [escrow.Claimer].
 func (s *EscrowLedger) Claim(ctx context.Context, id string, now, until time.Time) (bool, error) {
 	ctx, cancel, err := s.db.query(ctx)
 	if err != nil {

@@ -166,16 +166,16 @@
 // pgstore for servers sharing a database) keeps each payment's hold,
 // verdict and operations, so that a server that dies between a hold and
 // its capture or void leaves the payment to be finished: a server runs
-// [EscrowRecovery].Finish ([NewEscrowRecovery] builds it from the
-// Middleware's configuration) before it serves, which captures or voids
-// every held payment by its recorded verdict, voids one without a verdict
+// the Finish of package x402/escrow's Recovery (escrow.NewRecovery builds
+// it from the Middleware's configuration) before it serves, which
+// captures or voids every held payment by its recorded verdict, voids one without a verdict
 // once it is older than the route's work could be, and sends each
 // operation once ([SettleEscrow]; servers recovering at once claim a
-// payment first, [EscrowClaimer]).
+// payment first, escrow.Claimer).
 //
 // A captured answer that its caller later proves wrong can be refunded,
 // before the refund deadline, only by a policy the seller configures
-// ([EscrowDisputes], [EscrowRefundPolicy]): never above what was
+// (escrow.Disputes, escrow.RefundPolicy): never above what was
 // captured, once per payment. Package trust/trustpay's Disputes records
 // the payment of each paid trust call and takes the caller's outcome
 // reports through the trust service's Feedback.

@@ -17,7 +17,8 @@ import (
 // records it before the work runs; Decide records the verdict on the
 // work; Finish captures or voids as decided and reports the outcome. Each
 // operation is recorded once in the ledger, so a door that shares the
-// ledger with another (or with [EscrowRecovery]) never sends one twice.
+// ledger with another (or with package x402/escrow's Recovery) never
+// sends one twice.
 // An Escrow is safe for concurrent use.
 type Escrow struct {
 	cfg         EscrowConfig
@@ -198,7 +199,7 @@ func (e *Escrow) Finish(ctx context.Context, d EscrowPayment, u *Usage) (SettleR
 // recorded before it is returned, with the payment as it stands after
 // it. An operation whose outcome is unknown (the facilitator
 // unreachable) or could not be recorded is reported failed, and left to
-// [EscrowRecovery].
+// package x402/escrow's Recovery.
 func (e *Escrow) operate(ctx context.Context, p EscrowPayment, op, amount string) (EscrowPayment, SettleResponse) {
 	after, o, fresh, err := settleEscrow(ctx, e.ledger, boundedSettle{e.facilitator, e.settle}, e.cfg.Authorizer, p, op, op, amount)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/escrow"
 )
 
 func TestRun(t *testing.T) {
@@ -41,7 +42,7 @@ func TestRun(t *testing.T) {
 // A refund the facilitator refused is reported as refused, never as
 // refunded: no money moved.
 func TestRefundLine(t *testing.T) {
-	refused := x402.EscrowOutcome{Key: x402.EscrowDisputeKey, Operation: x402.EscrowRefund, Amount: "10000",
+	refused := x402.EscrowOutcome{Key: escrow.DisputeKey, Operation: x402.EscrowRefund, Amount: "10000",
 		Settlement: x402.SettleResponse{ErrorReason: "invalid_auth_capture_evm_refund_deadline_expired", ErrorMessage: "the refund deadline has passed"}}
 	paid := refused
 	paid.Settlement = x402.SettleResponse{Success: true, Transaction: "0x5c42f228b059cdcf8d74834185ea94f4875e937a621af10b18b51ddadb0d1d15"}

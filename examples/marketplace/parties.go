@@ -18,6 +18,7 @@ import (
 	"github.com/vouchkit/vouch/trust"
 	"github.com/vouchkit/vouch/trust/trustpay"
 	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/escrow"
 	"github.com/vouchkit/vouch/x402/evm"
 )
 
@@ -117,7 +118,7 @@ func start() (_ *parties, err error) {
 	ledger := &x402.MemoryEscrowLedger{}
 	// The seller's dispute policy: a delivery the seller itself reports
 	// wrong (after the marketplace's arbitration) is refunded whole.
-	p.disputes = trustpay.Disputes{Service: svc, Escrow: &x402.EscrowDisputes{Ledger: ledger, Facilitator: chain, Authorizer: authorizer, Policy: x402.RefundWhole}}
+	p.disputes = trustpay.Disputes{Service: svc, Escrow: &escrow.Disputes{Ledger: ledger, Facilitator: chain, Authorizer: authorizer, Policy: escrow.RefundWhole}}
 	cfg := x402.MiddlewareConfig{
 		Facilitator: chain,
 		Escrow:      &x402.EscrowConfig{Authorizer: authorizer, Ledger: ledger},
@@ -134,7 +135,7 @@ func start() (_ *parties, err error) {
 	// Before it serves, the seller finishes the payments it held and did
 	// not finish before it last stopped (none here: its ledger is in
 	// memory; with x402/boltstore or pgstore, those of a crash).
-	recovery, err := x402.NewEscrowRecovery(cfg)
+	recovery, err := escrow.NewRecovery(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/escrow"
 	"github.com/vouchkit/vouch/x402/evm"
 )
 
@@ -155,7 +156,7 @@ const escrowFinishEvery = time.Minute
 // escrowed payments that were held and not finished (by an earlier run
 // that stopped, or a capture the facilitator could not be reached for),
 // and logs what it did.
-func finishEscrows(ctx context.Context, r *x402.EscrowRecovery, log *slog.Logger) {
+func finishEscrows(ctx context.Context, r *escrow.Recovery, log *slog.Logger) {
 	done, err := r.Finish(ctx)
 	for _, f := range done {
 		log.Info("escrow finished", "payment", f.ID, "operation", f.Outcome.Operation, "success", f.Outcome.Settlement.Success, "sent", f.Sent)

@@ -12,6 +12,7 @@ import (
 	"github.com/vouchkit/vouch/trust"
 	"github.com/vouchkit/vouch/trust/trustpay"
 	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/escrow"
 	"github.com/vouchkit/vouch/x402/evm"
 )
 
@@ -154,7 +155,7 @@ func aboutPrices(routes map[string]x402.Price, payTo string, esc *demoEscrow) (m
 // lifecycle kept in ledger; a payment named by a payment id is served
 // once per id, the first response kept in ids. It returns the recovery
 // that finishes the payments held and not finished.
-func trustPaywall(routes map[string]x402.Price, payTo string, esc *demoEscrow, ledger x402.EscrowLedger, replay x402.ReplayStore, ids x402.PaymentIDStore, m *metrics, obs *observability, log *slog.Logger) (func(http.Handler) http.Handler, *x402.EscrowRecovery, error) {
+func trustPaywall(routes map[string]x402.Price, payTo string, esc *demoEscrow, ledger x402.EscrowLedger, replay x402.ReplayStore, ids x402.PaymentIDStore, m *metrics, obs *observability, log *slog.Logger) (func(http.Handler) http.Handler, *escrow.Recovery, error) {
 	fixed, perRun, err := trustPrices(routes, payTo, esc)
 	if err != nil {
 		return nil, nil, err
@@ -177,7 +178,7 @@ func trustPaywall(routes map[string]x402.Price, payTo string, esc *demoEscrow, l
 	if err != nil {
 		return nil, nil, err
 	}
-	recovery, err := x402.NewEscrowRecovery(cfg)
+	recovery, err := escrow.NewRecovery(cfg)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -52,7 +52,7 @@ type PaywallConfig struct {
 	// Escrow runs the lifecycle of the tools' "auth-capture" offers (see
 	// x402.EscrowConfig and the Paywall's doc); it is required when a
 	// price has one, and unused otherwise. Give it the Ledger of the
-	// x402.Middleware (and the x402.EscrowRecovery) that finishes payments
+	// x402.Middleware (and the escrow.Recovery) that finishes payments
 	// after a restart.
 	Escrow *x402.EscrowConfig
 	// SettleTimeout bounds the facilitator's Settle call; zero means

@@ -7,18 +7,19 @@ import (
 
 	"github.com/vouchkit/vouch/trust"
 	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/escrow"
 )
 
 // Disputes refunds the escrowed payment of a paid trust call whose
 // caller later proves its outcome wrong, by the seller's policy
-// (x402.EscrowDisputes.Policy: nil refunds nothing, so that no refund is
+// (escrow.Disputes.Policy: nil refunds nothing, so that no refund is
 // ever automatic unless the seller configures one).
 //
 // The route records which payment each call belongs to: Record wraps the
 // paid trust handler, inside x402.Middleware on an "auth-capture" route,
 // and remembers, for every answer, its trace_id and its receipt's
 // receipt_id under the call's caller (trust.CallerFrom) and the payment
-// (x402.EscrowPaymentOf). A seller's own route behind a Gate records
+// (escrow.PaymentOf). A seller's own route behind a Gate records
 // instead, outside the paywall, the receipt id of Vouch-Receipt under the
 // payment its escrow report names (x402.EscrowFromSettlement), with
 // Escrow.Paid, as examples/marketplace does. The seller then takes
@@ -28,7 +29,7 @@ type Disputes struct {
 	// that a report comes from the call's caller, and learns it.
 	Service *trust.Service
 	// Escrow remembers the calls' payments and refunds them.
-	Escrow *x402.EscrowDisputes
+	Escrow *escrow.Disputes
 }
 
 // Record wraps next, the paid trust handler, to remember which escrowed
@@ -40,7 +41,7 @@ type Disputes struct {
 // answer without a trace id or receipt id, is passed through unchanged.
 func (d Disputes) Record(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		payment, ok := x402.EscrowPaymentOf(r.Context(), d.Escrow.Authorizer)
+		payment, ok := escrow.PaymentOf(r.Context(), d.Escrow.Authorizer)
 		if !ok {
 			next.ServeHTTP(w, r)
 			return
@@ -95,7 +96,7 @@ func (c *callRecorder) Write(b []byte) (int, error) {
 // receipt id) as Service.Feedback does, which accepts a report only from
 // the call's caller (trust.CallerFrom(ctx)); once it accepted a report
 // that the outcome was wrong, the call's payment is refunded by the
-// seller's policy, once (x402.EscrowDisputes.Report). It returns the
+// seller's policy, once (escrow.Disputes.Report). It returns the
 // refund's outcome and whether there was one; a report the service
 // refuses (trust.ErrUnknownCall, trust.ErrReputationOff) refunds nothing.
 func (d Disputes) Feedback(ctx context.Context, id string, right bool) (x402.EscrowOutcome, bool, error) {

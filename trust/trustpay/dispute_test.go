@@ -19,6 +19,7 @@ import (
 	"github.com/vouchkit/vouch/trust"
 	"github.com/vouchkit/vouch/trust/trustpay"
 	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/escrow"
 	"github.com/vouchkit/vouch/x402/evm"
 )
 
@@ -56,11 +57,11 @@ func newDisputeRoute(t *testing.T) *disputeRoute {
 	if err != nil {
 		t.Fatal(err)
 	}
-	escrow := &evm.Escrow{OpenBalance: big.NewInt(openBalance)}
+	esc := &evm.Escrow{OpenBalance: big.NewInt(openBalance)}
 	ledger := &x402.MemoryEscrowLedger{}
-	d := trustpay.Disputes{Service: svc, Escrow: &x402.EscrowDisputes{Ledger: ledger, Facilitator: escrow, Authorizer: authorizer, Policy: x402.RefundWhole}}
+	d := trustpay.Disputes{Service: svc, Escrow: &escrow.Disputes{Ledger: ledger, Facilitator: esc, Authorizer: authorizer, Policy: escrow.RefundWhole}}
 	mw, err := x402.Middleware(x402.MiddlewareConfig{
-		Facilitator: escrow,
+		Facilitator: esc,
 		Escrow:      &x402.EscrowConfig{Authorizer: authorizer, Ledger: ledger},
 		Routes:      map[string]x402.Price{"POST /trust": {Accepts: []x402.PaymentRequirements{offer}}},
 	})
@@ -99,7 +100,7 @@ func newDisputeRoute(t *testing.T) *disputeRoute {
 		mw(route).ServeHTTP(w, r.WithContext(trust.WithCaller(r.Context(), "key:alice")))
 	}))
 	t.Cleanup(srv.Close)
-	return &disputeRoute{Server: srv, d: d, escrow: escrow}
+	return &disputeRoute{Server: srv, d: d, escrow: esc}
 
 }
 

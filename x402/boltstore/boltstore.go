@@ -2,7 +2,7 @@
 // disk, so that they survive its restart: it is an x402.EscrowLedger on the
 // embedded database go.etcd.io/bbolt. The payments a server held and had not
 // finished are found again (Ledger.Unfinished) and finished by
-// x402.EscrowRecovery, and every lifecycle operation's first outcome is
+// escrow.Recovery, and every lifecycle operation's first outcome is
 // replayed instead of being sent twice.
 //
 // It lives apart from package x402 so that programs that keep their
@@ -30,6 +30,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/escrow"
 )
 
 var (
@@ -51,8 +52,8 @@ type Ledger struct {
 }
 
 var (
-	_ x402.EscrowLedger  = (*Ledger)(nil)
-	_ x402.EscrowClaimer = (*Ledger)(nil)
+	_ x402.EscrowLedger = (*Ledger)(nil)
+	_ escrow.Claimer    = (*Ledger)(nil)
 )
 
 // Open opens the ledger at path, creating the file (mode 0600) if it does
@@ -249,7 +250,7 @@ func (l *Ledger) Unfinished(ctx context.Context, limit int) ([]x402.EscrowPaymen
 	return out, nil
 }
 
-// Claim implements x402.EscrowClaimer.
+// Claim implements escrow.Claimer.
 func (l *Ledger) Claim(ctx context.Context, id string, now, until time.Time) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err

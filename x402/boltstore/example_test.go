@@ -12,7 +12,7 @@ import (
 )
 
 // A hold recorded before a restart is still unfinished after it, with
-// its verdict, for x402.EscrowRecovery to capture.
+// its verdict, for escrow.Recovery to capture.
 func ExampleOpen() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "escrow")

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/escrow"
 )
 
 // The environment of a child process of [KillBetweenHoldAndVerdict].
@@ -117,20 +118,20 @@ func KillBetweenHoldAndVerdict(t *testing.T, bed *EscrowBed, run string, env []s
 	}
 
 	f := &countingFacilitator{Facilitator: bed.Facilitator}
-	recoveries := make([]*x402.EscrowRecovery, n)
+	recoveries := make([]*escrow.Recovery, n)
 	for i := range recoveries {
-		recoveries[i] = &x402.EscrowRecovery{
+		recoveries[i] = &escrow.Recovery{
 			Ledger: open(), Facilitator: f, Authorizer: bed.Authorizer,
 			// The restart comes later than the grace, as a real one may:
 			// the payment without a verdict is no longer in anyone's work.
-			Now: func() time.Time { return time.Now().Add(x402.DefaultEscrowGrace) },
+			Now: func() time.Time { return time.Now().Add(escrow.DefaultGrace) },
 		}
 	}
-	finishAll := func() []x402.EscrowFinished {
+	finishAll := func() []escrow.Finished {
 		var (
 			wg   sync.WaitGroup
 			mu   sync.Mutex
-			done []x402.EscrowFinished
+			done []escrow.Finished
 		)
 		for _, r := range recoveries {
 			wg.Go(func() {

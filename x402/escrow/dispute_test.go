@@ -1,28 +1,28 @@
-package x402_test
+package escrow_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/escrow"
 	"github.com/vouchkit/vouch/x402/evm"
 	"github.com/vouchkit/vouch/x402/x402test"
 )
 
 // disputeBed holds and captures n payments on an escrow bed, each paying
 // for the call alice made under trace-i and receipt-i.
-func disputeBed(t *testing.T, n int, policy x402.EscrowRefundPolicy) (*x402test.EscrowBed, *x402.EscrowDisputes, *countingFacilitator, []x402.EscrowPayment) {
+func disputeBed(t *testing.T, n int, policy escrow.RefundPolicy) (*x402test.EscrowBed, *escrow.Disputes, *countingFacilitator, []x402.EscrowPayment) {
 	t.Helper()
 	bed := x402test.NewEscrowBed(t)
 	l := &x402.MemoryEscrowLedger{}
 	f := &countingFacilitator{Facilitator: bed.Facilitator}
-	d := &x402.EscrowDisputes{Ledger: l, Facilitator: f, Authorizer: bed.Authorizer, Policy: policy}
+	d := &escrow.Disputes{Ledger: l, Facilitator: f, Authorizer: bed.Authorizer, Policy: policy}
 	ps := holdN(t, bed, l, n)
 	for i, p := range ps {
 		if o, _, err := x402.SettleEscrow(t.Context(), l, f, bed.Authorizer, p.ID, x402.EscrowCapture, x402.EscrowCapture, p.Amount); err != nil || !o.Settlement.Success {
@@ -37,12 +37,12 @@ func disputeBed(t *testing.T, n int, policy x402.EscrowRefundPolicy) (*x402test.
 // payment by the seller's policy, once, whether the call is named by its
 // trace id or its receipt id; a report that the outcome was right, or
 // one from another caller, refunds nothing.
-func TestEscrowDisputes_refundOnceByPolicy(t *testing.T) {
+func TestDisputes_refundOnceByPolicy(t *testing.T) {
 	ctx := t.Context()
-	bed, d, f, ps := disputeBed(t, 1, x402.RefundWhole)
+	bed, d, f, ps := disputeBed(t, 1, escrow.RefundWhole)
 	before := bed.Balances()
-	if _, _, err := d.Report(ctx, "mallory", "trace-0", false); !errors.Is(err, x402.ErrEscrowUnknownCall) {
-		t.Errorf("another caller's report = %v, want ErrEscrowUnknownCall", err)
+	if _, _, err := d.Report(ctx, "mallory", "trace-0", false); !errors.Is(err, escrow.ErrUnknownCall) {
+		t.Errorf("another caller's report = %v, want ErrUnknownCall", err)
 	}
 	if _, refunded, err := d.Report(ctx, "alice", "trace-0", true); err != nil || refunded {
 		t.Errorf("a report of a right outcome = %v, %v; want no refund", refunded, err)
@@ -73,7 +73,7 @@ func TestEscrowDisputes_refundOnceByPolicy(t *testing.T) {
 // Without a policy nothing is refunded; a policy asking above what was
 // captured is refused before anything is sent; after the refund deadline
 // nothing is sent; reports racing on one payment refund it once.
-func TestEscrowDisputes_bounds(t *testing.T) {
+func TestDisputes_bounds(t *testing.T) {
 	ctx := t.Context()
 	t.Run("no policy", func(t *testing.T) {
 		bed, d, f, _ := disputeBed(t, 1, nil)
@@ -90,15 +90,15 @@ func TestEscrowDisputes_bounds(t *testing.T) {
 		}
 	})
 	t.Run("after the deadline", func(t *testing.T) {
-		_, d, f, ps := disputeBed(t, 1, x402.RefundWhole)
+		_, d, f, ps := disputeBed(t, 1, escrow.RefundWhole)
 		d.Now = func() time.Time { return ps[0].RefundDeadline }
 		sent := f.settles.Load()
-		if _, _, err := d.Report(ctx, "alice", "trace-0", false); !errors.Is(err, x402.ErrEscrowRefundExpired) || f.settles.Load() != sent {
+		if _, _, err := d.Report(ctx, "alice", "trace-0", false); !errors.Is(err, escrow.ErrRefundExpired) || f.settles.Load() != sent {
 			t.Errorf("refund after the deadline = %v, %d sent", err, f.settles.Load()-sent)
 		}
 	})
 	t.Run("concurrent", func(t *testing.T) {
-		bed, d, _, ps := disputeBed(t, 1, x402.RefundWhole)
+		bed, d, _, ps := disputeBed(t, 1, escrow.RefundWhole)
 		before := bed.Balances()
 		var wg sync.WaitGroup
 		for range 8 {
@@ -117,40 +117,6 @@ func TestEscrowDisputes_bounds(t *testing.T) {
 			t.Errorf("after 8 disputes at once: refunded %s, %d operations, balances %+v", p.Refunded, len(p.Operations), bed.Balances())
 		}
 	})
-}
-
-// Through the Middleware: the handler of an "auth-capture" route records
-// which payment its call belongs to (EscrowPaymentOf); the call is
-// delivered and captured; its caller's later report that the answer was
-// wrong refunds the payer, by the seller's policy, and the escrow's
-// balances show it.
-func TestEscrowDisputes_throughTheMiddleware(t *testing.T) {
-	noLeak(t)
-	authorizer, _ := evm.ParsePrivateKey(acAuthorizerKey)
-	var d *x402.EscrowDisputes
-	s := newEscrowServer(t, openBalance, nil, func(w http.ResponseWriter, r *http.Request) {
-		id, ok := x402.EscrowPaymentOf(r.Context(), evm.ReceiverAuthorizer{Key: authorizer})
-		if !ok {
-			t.Error("EscrowPaymentOf found no payment")
-		}
-		d.Paid("alice", id, "trace-1")
-		w.Write([]byte("Paris"))
-	})
-	d = &x402.EscrowDisputes{Ledger: s.ledger, Facilitator: s.escrow, Authorizer: evm.ReceiverAuthorizer{Key: authorizer}, Policy: x402.RefundWhole}
-	resp, _ := s.paid(t, s.proof(t))
-	if _, e := escrowOf(t, resp); resp.StatusCode != http.StatusOK || e.State != x402.EscrowCaptured {
-		t.Fatalf("status %d, escrow %+v; want the answer captured", resp.StatusCode, e)
-	}
-	if payer, receiver := s.balances(); payer != openBalance-50_000 || receiver != openBalance+50_000 {
-		t.Fatalf("after the capture: payer %d, receiver %d", payer, receiver)
-	}
-	o, refunded, err := d.Report(t.Context(), "alice", "trace-1", false)
-	if err != nil || !refunded || !o.Settlement.Success || o.Amount != "50000" {
-		t.Fatalf("dispute: %+v, %v, %v", o, refunded, err)
-	}
-	if payer, _ := s.balances(); payer != openBalance {
-		t.Errorf("after the refund the payer holds %d, want %d", payer, openBalance)
-	}
 }
 
 // refusingFacilitator refuses the first n settles with reason, as a
@@ -172,9 +138,9 @@ func (f *refusingFacilitator) Settle(ctx context.Context, p *x402.PaymentPayload
 // without the funds, the facilitator's own failure) is not the dispute's
 // outcome: Report says so with ErrEscrowRetryLater, records nothing, and
 // the next report refunds.
-func TestEscrowDisputes_transientRefusalIsRetried(t *testing.T) {
+func TestDisputes_transientRefusalIsRetried(t *testing.T) {
 	for _, reason := range []string{evm.ReasonAuthCaptureRefundFunding, "unexpected_settle_error"} {
-		bed, d, f, ps := disputeBed(t, 1, x402.RefundWhole)
+		bed, d, f, ps := disputeBed(t, 1, escrow.RefundWhole)
 		d.Facilitator = &refusingFacilitator{Facilitator: f, reason: reason}
 		d.Facilitator.(*refusingFacilitator).n.Store(1)
 		before := bed.Balances()
@@ -193,8 +159,8 @@ func TestEscrowDisputes_transientRefusalIsRetried(t *testing.T) {
 
 // A refund the facilitator refuses for good is reported as refused, not
 // refunded, and replayed as such without asking again.
-func TestEscrowDisputes_finalRefusalIsNotARefund(t *testing.T) {
-	bed, d, f, _ := disputeBed(t, 1, x402.RefundWhole)
+func TestDisputes_finalRefusalIsNotARefund(t *testing.T) {
+	bed, d, f, _ := disputeBed(t, 1, escrow.RefundWhole)
 	refusing := &refusingFacilitator{Facilitator: f, reason: evm.ReasonAuthCaptureRefundExpired}
 	refusing.n.Store(1)
 	d.Facilitator = refusing
@@ -213,8 +179,8 @@ func TestEscrowDisputes_finalRefusalIsNotARefund(t *testing.T) {
 // Callers are kept apart: another caller's many calls never evict a
 // caller's call, which its caller can still dispute; only the caller's
 // own later calls push it out.
-func TestEscrowDisputes_callersApart(t *testing.T) {
-	_, d, _, ps := disputeBed(t, 1, x402.RefundWhole)
+func TestDisputes_callersApart(t *testing.T) {
+	_, d, _, ps := disputeBed(t, 1, escrow.RefundWhole)
 	d.MaxCalls = 3
 	for i := range 10 {
 		d.Paid("bob", "0xfree", fmt.Sprint("bob-", i))
@@ -225,8 +191,8 @@ func TestEscrowDisputes_callersApart(t *testing.T) {
 	for i := range 3 {
 		d.Paid("alice", ps[0].ID, fmt.Sprint("later-", i))
 	}
-	if _, _, err := d.Report(t.Context(), "alice", "trace-0", true); !errors.Is(err, x402.ErrEscrowUnknownCall) {
-		t.Errorf("alice's first call after three of her own = %v, want ErrEscrowUnknownCall", err)
+	if _, _, err := d.Report(t.Context(), "alice", "trace-0", true); !errors.Is(err, escrow.ErrUnknownCall) {
+		t.Errorf("alice's first call after three of her own = %v, want ErrUnknownCall", err)
 	}
 	if _, _, err := d.Report(t.Context(), "bob", "bob-9", true); err != nil {
 		t.Errorf("bob's latest call: %v", err)

@@ -1,65 +1,69 @@
-package x402
+package escrow
 
 import (
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"math/big"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/vouchkit/vouch/x402"
 )
 
-// An EscrowRefundPolicy is a seller's policy for disputes: given a
+// A RefundPolicy is a seller's policy for disputes: given a
 // captured payment whose answer its buyer proved wrong, it returns how
 // much of it to refund ("" or "0" for nothing). It must not return more
 // than the payment can still refund (Captured less Refunded): such an
-// amount is refused with [ErrEscrowAmount] and nothing is sent.
+// amount is refused with [x402.ErrEscrowAmount] and nothing is sent.
 // [RefundWhole] is one.
-type EscrowRefundPolicy func(ctx context.Context, p EscrowPayment) (amount string, err error)
+type RefundPolicy func(ctx context.Context, p x402.EscrowPayment) (amount string, err error)
 
-// RefundWhole is the [EscrowRefundPolicy] that refunds all that a
+// RefundWhole is the [RefundPolicy] that refunds all that a
 // disputed payment can still refund.
-func RefundWhole(_ context.Context, p EscrowPayment) (string, error) {
-	c, err := escrowAmount(p.Captured)
+func RefundWhole(_ context.Context, p x402.EscrowPayment) (string, error) {
+	c, err := parseAmount(p.Captured)
 	if err != nil {
 		return "", err
 	}
-	r, err := escrowAmount(p.Refunded)
+	r, err := parseAmount(p.Refunded)
 	if err != nil {
 		return "", err
 	}
 	return c.Sub(c, r).String(), nil
 }
 
-// EscrowDisputeKey is the key under which [EscrowDisputes] records a
+// DisputeKey is the key under which [Disputes] records a
 // dispute's refund in the ledger: one per payment.
-const EscrowDisputeKey = "refund-dispute"
+const DisputeKey = "refund-dispute"
 
-// DefaultEscrowDisputeCalls bounds the calls an [EscrowDisputes]
+// DefaultDisputeCalls bounds the calls an [Disputes]
 // remembers of one caller when its MaxCalls is zero.
-const DefaultEscrowDisputeCalls = 10_000
+const DefaultDisputeCalls = 10_000
 
-// Errors of [EscrowDisputes.Report].
+// Errors of [Disputes.Report].
 var (
-	// ErrEscrowUnknownCall: no escrowed payment is remembered for the
+	// ErrUnknownCall: no escrowed payment is remembered for the
 	// caller's call.
-	ErrEscrowUnknownCall = errors.New("x402: no escrowed payment is remembered for the caller's call")
-	// ErrEscrowRefundExpired: the payment's refund deadline has passed.
-	ErrEscrowRefundExpired = errors.New("x402: the payment's refund deadline has passed")
+	ErrUnknownCall = errors.New("escrow: no escrowed payment is remembered for the caller's call")
+	// ErrRefundExpired: the payment's refund deadline has passed.
+	ErrRefundExpired = errors.New("escrow: the payment's refund deadline has passed")
 )
 
-// EscrowDisputes turns a later outcome report that proves a captured
+// Disputes turns a later outcome report that proves a captured
 // answer wrong into a refund of the payment that bought it, by the
 // seller's Policy, through the facilitator: never automatic unless
 // configured (a nil Policy refunds nothing), never above what was
 // captured and not refunded, once per payment (the refund is recorded
-// under [EscrowDisputeKey], and a second report replays it), and only
+// under [DisputeKey], and a second report replays it), and only
 // before the payment's refund deadline.
 //
 // A call is named by its caller and an id (a trace id, a receipt id):
-// the route records, with [EscrowDisputes.Paid], which captured payment
+// the route records, with [Disputes.Paid], which captured payment
 // a call's ids belong to, and the seller passes its outcome reports to
-// [EscrowDisputes.Report] (as it passes them to trust.Service.Feedback,
+// [Disputes.Report] (as it passes them to trust.Service.Feedback,
 // which checks that the report comes from the call's caller). Only the
 // call's caller may dispute it: another caller's report on the same id
 // finds nothing. The calls are remembered in memory, each caller's
@@ -69,15 +73,15 @@ var (
 //
 // Its zero value is not usable: Ledger, Facilitator and Authorizer are
 // required. It is safe for concurrent use.
-type EscrowDisputes struct {
+type Disputes struct {
 	// Ledger, Facilitator and Authorizer are the route's.
-	Ledger      EscrowLedger
-	Facilitator Facilitator
-	Authorizer  EscrowAuthorizer
+	Ledger      x402.EscrowLedger
+	Facilitator x402.Facilitator
+	Authorizer  x402.EscrowAuthorizer
 	// Policy decides each refund; nil refunds nothing.
-	Policy EscrowRefundPolicy
+	Policy RefundPolicy
 	// MaxCalls bounds the calls remembered of one caller; zero means
-	// DefaultEscrowDisputeCalls. When a caller's are full, its oldest is
+	// DefaultDisputeCalls. When a caller's are full, its oldest is
 	// forgotten.
 	MaxCalls int
 	// Retention is how long a call is remembered, which need not exceed
@@ -120,7 +124,7 @@ type callerCalls struct {
 	live  int
 }
 
-func (d *EscrowDisputes) now() time.Time {
+func (d *Disputes) now() time.Time {
 	if d.Now != nil {
 		return d.Now()
 	}
@@ -128,7 +132,7 @@ func (d *EscrowDisputes) now() time.Time {
 }
 
 // forget drops the record s names, if it still names one.
-func (d *EscrowDisputes) forget(s disputeSlot) {
+func (d *Disputes) forget(s disputeSlot) {
 	r, ok := d.calls[s.k]
 	if !ok || r.seq != s.seq {
 		return
@@ -142,8 +146,8 @@ func (d *EscrowDisputes) forget(s disputeSlot) {
 }
 
 // expire forgets the records older than the retention.
-func (d *EscrowDisputes) expire(now time.Time) {
-	keep := cmp.Or(d.Retention, DefaultCaptureWindow+DefaultRefundWindow)
+func (d *Disputes) expire(now time.Time) {
+	keep := cmp.Or(d.Retention, x402.DefaultCaptureWindow+x402.DefaultRefundWindow)
 	for d.head < len(d.aging) && now.Sub(d.aging[d.head].at) > keep {
 		d.forget(d.aging[d.head])
 		d.aging[d.head] = disputeSlot{}
@@ -155,13 +159,13 @@ func (d *EscrowDisputes) expire(now time.Time) {
 	}
 }
 
-// EscrowPaymentOf returns the id of the escrowed payment that pays for
-// the request whose context is ctx, inside [Middleware] on an
+// PaymentOf returns the id of the escrowed payment that pays for
+// the request whose context is ctx, inside [x402.Middleware] on an
 // "auth-capture" route, as a the route's authorizer a names it; false
 // elsewhere.
-func EscrowPaymentOf(ctx context.Context, a EscrowAuthorizer) (string, bool) {
-	vp, ok := PaymentFromContext(ctx)
-	if !ok || vp.Payload == nil || vp.Offer.Scheme != SchemeAuthCapture {
+func PaymentOf(ctx context.Context, a x402.EscrowAuthorizer) (string, bool) {
+	vp, ok := x402.PaymentFromContext(ctx)
+	if !ok || vp.Payload == nil || vp.Offer.Scheme != x402.SchemeAuthCapture {
 		return "", false
 	}
 	p, err := a.Hold(vp.Offer, vp.Payload.Payload)
@@ -175,7 +179,7 @@ func EscrowPaymentOf(ctx context.Context, a EscrowAuthorizer) (string, bool) {
 // ones skipped), was bought by the escrowed payment payment, once it was
 // captured: a call whose hold was voided cost its payer nothing and has
 // nothing to dispute. A caller's records push out only its own.
-func (d *EscrowDisputes) Paid(caller, payment string, ids ...string) {
+func (d *Disputes) Paid(caller, payment string, ids ...string) {
 	now := d.now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -184,7 +188,7 @@ func (d *EscrowDisputes) Paid(caller, payment string, ids ...string) {
 		d.callers = make(map[string]*callerCalls)
 	}
 	d.expire(now)
-	limit := cmp.Or(d.MaxCalls, DefaultEscrowDisputeCalls)
+	limit := cmp.Or(d.MaxCalls, DefaultDisputeCalls)
 	for _, id := range ids {
 		if id == "" {
 			continue
@@ -222,48 +226,64 @@ func (d *EscrowDisputes) Paid(caller, payment string, ids ...string) {
 // nothing was refunded (right is true, the Policy is nil or refunds
 // nothing, the payment was never captured, or the facilitator refused
 // the refund for good, which the outcome's settlement then names and a
-// later report replays). It fails with [ErrEscrowUnknownCall] when no
-// payment is remembered for the call, [ErrEscrowRefundExpired] after the
-// refund deadline, and with the ledger's errors ([ErrEscrowAmount] for a
+// later report replays). It fails with [ErrUnknownCall] when no
+// payment is remembered for the call, [ErrRefundExpired] after the
+// refund deadline, and with the ledger's errors ([x402.ErrEscrowAmount] for a
 // policy asking above what is refundable), sending nothing in each case;
-// and with [ErrEscrowRetryLater] when the facilitator refused the refund
+// and with [x402.ErrEscrowRetryLater] when the facilitator refused the refund
 // for a reason that may pass (nothing is recorded, and a later report
 // sends it again).
-func (d *EscrowDisputes) Report(ctx context.Context, caller, id string, right bool) (EscrowOutcome, bool, error) {
+func (d *Disputes) Report(ctx context.Context, caller, id string, right bool) (x402.EscrowOutcome, bool, error) {
 	d.mu.Lock()
 	d.expire(d.now())
 	rec, ok := d.calls[disputeCall{caller, id}]
 	d.mu.Unlock()
 	payment := rec.payment
 	if !ok {
-		return EscrowOutcome{}, false, fmt.Errorf("%w: %q", ErrEscrowUnknownCall, id)
+		return x402.EscrowOutcome{}, false, fmt.Errorf("%w: %q", ErrUnknownCall, id)
 	}
 	if right || d.Policy == nil {
-		return EscrowOutcome{}, false, nil
+		return x402.EscrowOutcome{}, false, nil
 	}
 	p, err := d.Ledger.Get(ctx, payment)
 	if err != nil {
-		return EscrowOutcome{}, false, err
+		return x402.EscrowOutcome{}, false, err
 	}
-	if o, ok := p.Outcome(EscrowDisputeKey); ok {
+	if o, ok := p.Outcome(DisputeKey); ok {
 		return o, o.Settlement.Success, nil
 	}
-	if p.State != EscrowCaptured && p.State != EscrowRefunded {
-		return EscrowOutcome{}, false, nil // nothing was bought
+	if p.State != x402.EscrowCaptured && p.State != x402.EscrowRefunded {
+		return x402.EscrowOutcome{}, false, nil // nothing was bought
 	}
 	if !d.now().Before(p.RefundDeadline) {
-		return EscrowOutcome{}, false, fmt.Errorf("%w: %s", ErrEscrowRefundExpired, p.RefundDeadline.UTC().Format(time.RFC3339))
+		return x402.EscrowOutcome{}, false, fmt.Errorf("%w: %s", ErrRefundExpired, p.RefundDeadline.UTC().Format(time.RFC3339))
 	}
 	amount, err := d.Policy(ctx, p)
 	if err != nil {
-		return EscrowOutcome{}, false, err
+		return x402.EscrowOutcome{}, false, err
 	}
 	if amount == "" || amount == "0" {
-		return EscrowOutcome{}, false, nil
+		return x402.EscrowOutcome{}, false, nil
 	}
-	o, _, err := SettleEscrow(ctx, d.Ledger, d.Facilitator, d.Authorizer, payment, EscrowDisputeKey, EscrowRefund, amount)
+	o, _, err := x402.SettleEscrow(ctx, d.Ledger, d.Facilitator, d.Authorizer, payment, DisputeKey, x402.EscrowRefund, amount)
 	if err != nil {
-		return EscrowOutcome{}, false, err
+		return x402.EscrowOutcome{}, false, err
 	}
 	return o, o.Settlement.Success, nil
+}
+
+// parseAmount parses a non-negative decimal amount, as the ledger does; "" is
+// zero.
+func parseAmount(s string) (*big.Int, error) {
+	if s == "" {
+		return new(big.Int), nil
+	}
+	if strings.Trim(s, "0123456789") != "" {
+		return nil, x402.ErrInvalidAmount
+	}
+	n, ok := new(big.Int).SetString(s, 10)
+	if !ok {
+		return nil, x402.ErrInvalidAmount
+	}
+	return n, nil
 }

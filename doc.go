@@ -28,8 +28,10 @@
 //     verification; boltstore keeps them on disk.
 //   - x402: pay-per-call HTTP with the public x402 protocol: a paying
 //     http.RoundTripper, a middleware that asks for payment, escrowed
-//     payments; evm signs and checks payments on EVM networks, boltstore
-//     keeps the escrow ledger on disk, x402test checks ledgers and stores.
+//     payments; evm signs and checks payments on EVM networks, escrow
+//     recovers held payments after a restart and refunds disputed ones,
+//     boltstore keeps the escrow ledger on disk, x402test checks ledgers
+//     and stores.
 //   - pgstore: the state several servers share, in PostgreSQL (receipts,
 //     idempotency, rate limits, payment replay, reputation, escrow).
 //   - problem: the one error body of every HTTP door, RFC 9457

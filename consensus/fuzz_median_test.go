@@ -56,6 +56,12 @@ func FuzzMedian(f *testing.F) {
 			consensus.Median{Tolerance: tol, Reliabilities: &consensus.Reliabilities{Sessions: map[int64]float64{1: 0.9, 2: 0.6}}}}
 		agg := aggs[int(mode/3)%len(aggs)]
 		out, err := agg.Aggregate(full, p)
+		if tol.Check() != nil { // out of range: refused, never aggregated
+			if !errors.Is(err, consensus.ErrInvalid) {
+				t.Fatalf("Aggregate with tolerance %+v: %v, want ErrInvalid", tol, err)
+			}
+			return
+		}
 		var oe *consensus.OutcomeError
 		if err != nil && !errors.As(err, &oe) {
 			t.Fatalf("Aggregate: %v", err)

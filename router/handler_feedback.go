@@ -39,8 +39,10 @@ func (r *FeedbackRequest) Validate() error { return check(r) }
 // the server accepted, repeated. A repeat of a report adds nothing and
 // gets the same answer.
 type FeedbackResponse struct {
+	// TraceID is the trace id the report named.
 	TraceID string `json:"trace_id"`
-	Right   bool   `json:"right"`
+	// Right is the outcome reported.
+	Right bool `json:"right"`
 }
 
 // feedbackRunner returns the endpoint function of POST /api/v3/feedback on

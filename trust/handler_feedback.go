@@ -54,9 +54,12 @@ func (r *FeedbackRequest) Validate() error {
 // service accepted, repeated. A repeat of a report adds nothing and gets
 // the same answer.
 type FeedbackResponse struct {
-	TraceID   string `json:"trace_id,omitempty"`
+	// TraceID is the trace id the report named, if it named one.
+	TraceID string `json:"trace_id,omitempty"`
+	// ReceiptID is the receipt id the report named, if it named one.
 	ReceiptID string `json:"receipt_id,omitempty"`
-	Right     bool   `json:"right"`
+	// Right is the outcome reported.
+	Right bool `json:"right"`
 }
 
 // prepareFeedback returns the endpoint function of POST /api/v4/feedback

@@ -86,6 +86,10 @@ python3 "$here/check.py" "$base" demo-key "Gemma 3 270M, temperature 0, alone" 1
 python3 "$here/check.py" "$base" demo-key "the three, majority of 3" 3 1,2,3 "$here/claims.json" || status=1
 
 echo
+echo "Outcomes over HTTP (trust calls, policy safe, on the panel):"
+python3 "$here/check.py" outcomes "$base" demo-key "$here/claims.json" || status=1
+
+echo
 echo "embedkey on all-MiniLM-L6-v2, router/embedkey/testdata/pairs.json:"
 (cd "$repo" && go run ./examples/freetext -pairs router/embedkey/testdata/pairs.json \
 	-embed-url "http://127.0.0.1:$embed_port/v1" -embed-model all-MiniLM-L6-v2 -thresholds 0.85,0.9,0.95,0.97) || status=1

@@ -2,6 +2,7 @@ package trust
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -77,21 +78,28 @@ func prepareFeedback(c Caller) func(*http.Request, []byte) (httpapi.Run, error) 
 		return func(ctx context.Context) (any, error) {
 			fr, ok := c.(FeedbackReporter)
 			if !ok {
-				return nil, httpapi.OutcomeProblem(ErrReputationOff, ErrUnknownCall, ErrReputationOff)
+				return nil, outcomeProblem(ErrReputationOff)
 			}
 			id := req.TraceID + req.ReceiptID // one of them is empty
 			if err := fr.Feedback(WithCaller(ctx, owner(ctx)), id, *req.Right); err != nil {
-				return nil, httpapi.OutcomeProblem(outcomeErr(err), ErrUnknownCall, ErrReputationOff)
+				return nil, outcomeProblem(err)
 			}
 			return &FeedbackResponse{TraceID: req.TraceID, ReceiptID: req.ReceiptID, Right: *req.Right}, nil
 		}, nil
 	}
 }
 
-// outcomeErr returns err with the router's sentinels read as trust's,
-// for a Caller whose Feedback passes a router's error on.
-func outcomeErr(err error) error {
-	return httpapi.OutcomeError(httpapi.OutcomeProblem(err, router.ErrUnknownCall, router.ErrReputationOff), ErrUnknownCall, ErrReputationOff)
+// outcomeProblem returns the problem the route answers for err, an error
+// of a Caller's Feedback, reading the router's sentinels as trust's for
+// a Caller that passes a router's error on.
+func outcomeProblem(err error) error {
+	switch {
+	case errors.Is(err, router.ErrUnknownCall):
+		err = ErrUnknownCall
+	case errors.Is(err, router.ErrReputationOff):
+		err = ErrReputationOff
+	}
+	return httpapi.OutcomeProblem(err, ErrUnknownCall, ErrReputationOff)
 }
 
 // Feedback reports the outcome of a trust call (POST /api/v4/feedback):

@@ -92,6 +92,13 @@ const (
 	// CodeX402NotConfigured (501): a pay-per-call route of a server that
 	// takes no payments; use the normal or trial route.
 	CodeX402NotConfigured Code = "x402_not_configured"
+	// CodeUnknownCall (404): an outcome reported on a call the server
+	// does not remember among the caller's own (another caller's call is
+	// answered alike, so that its existence is not revealed).
+	CodeUnknownCall Code = "unknown_call"
+	// CodeReputationOff (409): an outcome reported to a server that
+	// keeps no reputation, so that no outcome can teach it anything.
+	CodeReputationOff Code = "reputation_off"
 	// CodeInternal (500): a fault of the server; its log has the cause.
 	CodeInternal Code = "internal"
 )

@@ -50,6 +50,8 @@ func callOp(ctx context.Context, svc router.Service, op router.Operation) (any, 
 		return svc.Factcheck(ctx, req)
 	case *router.FactcheckV1Request:
 		return svc.FactcheckV1(ctx, req)
+	case *router.FeedbackRequest:
+		return nil, svc.(router.FeedbackReporter).Feedback(ctx, req.TraceID, *req.Right)
 	}
 	panic("unknown operation " + op)
 }

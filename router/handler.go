@@ -25,7 +25,8 @@ const DefaultMaxBodyBytes = httpapi.DefaultMaxBodyBytes
 
 // Handler serves a [Service] over HTTP: the routes of [Routes], each
 // returning JSON, with errors as RFC 9457 problem bodies. The POST routes
-// take JSON and call the Service; the GET routes are answered by the
+// take JSON and call the Service (POST /api/v3/feedback calls its
+// Feedback, when it is a [FeedbackReporter]: see [FeedbackRequest]); the GET routes are answered by the
 // Handler: /api/v1/ping and /api/v1/x402/ping with {"message":"pong"},
 // /api/v1/about with an [About], and /api/v1/status with a [Status].
 //

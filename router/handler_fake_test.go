@@ -111,6 +111,12 @@ func (s *fakeService) FactcheckV1(ctx context.Context, req *router.FactcheckV1Re
 		Consensus: router.ConsensusResponse{Replicas: replicas, Agreement: 1, Strategy: router.AggregationMajority}}, nil
 }
 
+// Feedback implements router.FeedbackReporter: it counts the report.
+func (s *fakeService) Feedback(ctx context.Context, traceID string, right bool) error {
+	_, err, _ := s.enter(ctx, router.OpFeedback, &router.FeedbackRequest{TraceID: traceID, Right: &right})
+	return err
+}
+
 // validBodies holds a valid request body for each operation.
 var validBodies = map[router.Operation]string{
 	router.OpDelegateV1:  `{"session_id":1,"task_request_input":"say hi"}`,
@@ -121,6 +127,7 @@ var validBodies = map[router.Operation]string{
 	router.OpValidateV3:  `{"claim":{"type":"summary","output":"s"},"consensus":{"replicas":3,"disagreement_policy":"fail_hard"}}`,
 	router.OpFactcheck:   `{"claim":"water is wet","consensus":{"replicas":3}}`,
 	router.OpFactcheckV1: `{"claim":"the moon is cheese","mode":"realtime","session_pool":["1",2,"3"]}`,
+	router.OpFeedback:    `{"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","right":true}`,
 }
 
 // requestFor decodes the valid body of op into its request type.
@@ -143,6 +150,8 @@ func requestFor(op router.Operation) any {
 		v = new(router.FactcheckRequest)
 	case router.OpFactcheckV1:
 		v = new(router.FactcheckV1Request)
+	case router.OpFeedback:
+		v = new(router.FeedbackRequest)
 	}
 	if err := json.Unmarshal([]byte(validBodies[op]), v); err != nil {
 		panic(err)

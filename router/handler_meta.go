@@ -38,6 +38,8 @@ func (h *Handler) runner(svc Service, op Operation, about *About) func(body []by
 		return func([]byte) (httpapi.Run, error) {
 			return func(ctx context.Context) (any, error) { return h.status(ctx, svc) }, nil
 		}
+	case OpFeedback:
+		return feedbackRunner(svc)
 	}
 	decode := decoderFor(op)
 	if decode == nil {

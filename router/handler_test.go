@@ -96,8 +96,8 @@ func TestHandler_routes(t *testing.T) {
 	without := newTestServer(t, svc)
 
 	routes := router.Routes()
-	if len(routes) != 25 {
-		t.Fatalf("Routes() has %d routes, want 25", len(routes))
+	if len(routes) != 26 {
+		t.Fatalf("Routes() has %d routes, want 26", len(routes))
 	}
 	for _, rt := range routes {
 		t.Run(rt.Method+" "+rt.Path, func(t *testing.T) {

@@ -55,6 +55,7 @@ func ExampleRoutes() {
 	// GET  /api/v1/x402/ping          x402   x402 payment
 	// GET  /api/v1/about              normal none
 	// GET  /api/v1/status             normal bearer key
+	// POST /api/v3/feedback           normal bearer key
 }
 
 // Factcheck v1 runs three replicas by default and answers with the

@@ -155,12 +155,13 @@ var operations = [...]struct {
 	{OpPing, http.MethodGet, 1, "ping", nil, normalOrPaid, true},
 	{OpAbout, http.MethodGet, 1, "about", nil, normalOnly, true},
 	{OpStatus, http.MethodGet, 1, "status", nil, normalOnly, false},
+	{OpFeedback, http.MethodPost, 3, "feedback", nil, normalOnly, false},
 }
 
 // Routes returns every route of the router: delegate and validate v1 and
 // v2 in three variants each, the three of version 3, factcheck v1 in
 // three variants with the alias of each, and the meta routes ping (normal
-// and x402), about and status.
+// and x402), about and status, and feedback of version 3.
 // A route's aliases follow it. The table is computed afresh on each call.
 func Routes() []Route {
 	var routes []Route

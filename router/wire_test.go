@@ -171,6 +171,7 @@ func TestRoutes(t *testing.T) {
 		{Op: router.OpPing, Variant: X, Method: get, Path: "/api/v1/x402/ping"},
 		{Op: router.OpAbout, Variant: N, Method: get, Path: "/api/v1/about", Public: true},
 		{Op: router.OpStatus, Variant: N, Method: get, Path: "/api/v1/status"},
+		{Op: router.OpFeedback, Variant: N, Method: post, Path: "/api/v3/feedback"},
 	}
 	got := router.Routes()
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -48,6 +48,7 @@ func callPath(v router.Variant) (string, bool) {
 //	POST /api/v4/trust                  the trust call: a Request in, a Response out
 //	POST /api/v4/trial/trust            the same, without a credential, rate limited
 //	POST /api/v4/x402/trust             the same, paid per call
+//	POST /api/v4/feedback               a call's outcome, right or wrong (a FeedbackRequest)
 //	GET  /api/v4/receipt/{receipt_id}   a receipt (with WithReceiptEndpoints)
 //	POST /api/v4/verify_receipt         a receipt's checks (with WithReceiptEndpoints)
 //	GET  /api/v4/log, /api/v4/receipt/{receipt_id}/proof, /api/v4/log/consistency
@@ -193,6 +194,7 @@ func NewHandler(c Caller, opts ...HandlerOption) (*Handler, error) {
 		{Method: http.MethodPost, Path: CallPath, Access: httpapi.Key, Prepare: call},
 		{Method: http.MethodPost, Path: TrialCallPath, Access: httpapi.Trial, Prepare: call},
 		{Method: http.MethodPost, Path: X402CallPath, Access: httpapi.Paid, Prepare: call},
+		{Method: http.MethodPost, Path: FeedbackPath, Access: httpapi.Key, Prepare: prepareFeedback(c)},
 	}
 	if h.receipts != nil {
 		rh := &receipt.Handler{

@@ -22,7 +22,7 @@ func TestHandler_Calls(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]int64{
-		"POST /api/v4/trust": 0, "POST /api/v4/trial/trust": 0, "POST /api/v4/x402/trust": 0,
+		"POST /api/v4/trust": 0, "POST /api/v4/trial/trust": 0, "POST /api/v4/x402/trust": 0, "POST /api/v4/feedback": 0,
 		"GET /api/v4/receipt/{receipt_id}": 0, "POST /api/v4/verify_receipt": 0,
 	}
 	if diff := cmp.Diff(want, h.Calls()); diff != "" {

@@ -112,7 +112,7 @@ func TestRun_mcp(t *testing.T) {
 	for _, tool := range tools.Tools {
 		names = append(names, tool.Name)
 	}
-	skills := []string{"get_receipt", "verify_receipt"} // the receipt tools are not A2A skills
+	skills := []string{"get_receipt", "verify_receipt", "report_outcome"} // the receipt tools and report_outcome are not A2A skills
 	for _, s := range agentcard.Skills() {
 		skills = append(skills, s.ID)
 	}
@@ -331,8 +331,8 @@ func TestRun_mcpStdio(t *testing.T) {
 	}
 	defer cs.Close()
 	tools, err := cs.ListTools(context.Background(), nil)
-	if err != nil || len(tools.Tools) != 6 {
-		t.Fatalf("tools over stdio: %v (%v), want 6", tools, err)
+	if err != nil || len(tools.Tools) != 7 {
+		t.Fatalf("tools over stdio: %v (%v), want 7", tools, err)
 	}
 	var resp trust.Response
 	structured(t, callTool(t, cs, "validate_claim", map[string]any{"claimed_result": "17 * 3 = 50", "policy": "fast"}), &resp)

@@ -7,7 +7,7 @@ import { ok, equal, show } from "./assert.mjs";
 import { payer } from "./x402.mjs";
 
 /** The tools examples/server lists. */
-export const toolNames = ["arbitrate", "delegate_task", "factcheck", "get_receipt", "validate_claim", "verify_receipt"];
+export const toolNames = ["arbitrate", "delegate_task", "factcheck", "get_receipt", "report_outcome", "validate_claim", "verify_receipt"];
 
 const client = () => new Client({ name: "vouch-interop", version: "1.0.0" });
 

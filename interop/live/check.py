@@ -3,6 +3,14 @@ examples/server as POST /api/v3/validate, and prints a Markdown row for
 the panel: calls answered, unparsed runs, right, runs a call, latency.
 
     python3 check.py BASE_URL API_KEY NAME REPLICAS SESSIONS CLAIMS
+    python3 check.py outcomes BASE_URL API_KEY CLAIMS
+
+The second form measures confidence before and after outcomes: it sends
+each claim as a trust validation (POST /api/v4/trust, policy safe: the
+panel's three sessions), reports the outcome of the first 20 decided
+calls over POST /api/v4/feedback, sends the 20 claims it did not report
+on again, and prints, for those next 20 calls, the mean stated confidence
+and the accuracy. It exits 1 when a report is refused.
 
 SESSIONS is a comma-separated session pool ("1" or "1,2,3"). Each answer
 other than 200 is printed to standard error. Exits 1 when fewer than 90%
@@ -19,8 +27,8 @@ import urllib.error
 import urllib.request
 
 
-def call(base, key, body):
-    req = urllib.request.Request(base + "/api/v3/validate", data=json.dumps(body).encode(),
+def post(base, key, path, body):
+    req = urllib.request.Request(base + path, data=json.dumps(body).encode(),
                                  headers={"Authorization": "Bearer " + key,
                                           "Content-Type": "application/json"})
     try:
@@ -30,7 +38,57 @@ def call(base, key, body):
         return e.code, json.loads(e.read() or b"{}")
 
 
+def trust_call(base, key, c):
+    return post(base, key, "/api/v4/trust", {
+        "mode": "validation", "policy": "safe",
+        "task": {"type": "answer", "input": c["description"], "claimed_result": c["output"]},
+    })
+
+
+def outcomes(base, key, path):
+    claims = json.load(open(path))
+    reported, rest, refused = 0, [], 0
+    stated_before = []
+    for c in claims:
+        if reported == 20:
+            rest.append(c)
+            continue
+        status, resp = trust_call(base, key, c)
+        decided = status == 200 and resp.get("status") in ("VALID", "INVALID")
+        if not decided:
+            rest.append(c)
+            if status != 200:
+                print(f"outcomes: HTTP {status}: {resp.get('detail', resp)}", file=sys.stderr)
+            continue
+        stated_before.append(resp["confidence"])
+        status, fb = post(base, key, "/api/v4/feedback",
+                          {"trace_id": resp["trace_id"], "right": resp["status"] == c["truth"]})
+        if status != 200:
+            refused += 1
+            print(f"outcomes: report refused: HTTP {status}: {fb.get('detail', fb)}", file=sys.stderr)
+            continue
+        reported += 1
+    stated, right = [], 0
+    for c in rest[:20]:
+        status, resp = trust_call(base, key, c)
+        if status != 200:
+            print(f"outcomes: HTTP {status}: {resp.get('detail', resp)}", file=sys.stderr)
+            stated.append(0)
+            continue
+        stated.append(resp["confidence"])
+        right += resp.get("status") == c["truth"]
+    n = len(stated)
+    mean = statistics.mean(stated) if stated else 0
+    print(f"| outcomes reported on {reported} calls (stated {statistics.mean(stated_before or [0]):.2f} before), "
+          f"next {n} calls | mean stated confidence {mean:.2f} | right {right} / {n} ({right / max(n, 1):.2f}) "
+          f"| stated minus right {mean - right / max(n, 1):+.2f} |")
+    sys.exit(1 if refused or reported < 20 else 0)
+
+
 def main():
+    if sys.argv[1] == "outcomes":
+        outcomes(*sys.argv[2:5])
+        return
     base, key, name, replicas, sessions, path = sys.argv[1:7]
     claims = json.load(open(path))
     pool = sessions.split(",")
@@ -45,7 +103,7 @@ def main():
                           "disagreement_policy": "return_all"},
         }
         start = time.monotonic()
-        status, resp = call(base, key, body)
+        status, resp = post(base, key, "/api/v3/validate", body)
         latencies.append(time.monotonic() - start)
         if status != 200:
             print(f"{name}: claim {i}: HTTP {status}: {resp.get('detail', resp)}", file=sys.stderr)

@@ -7,9 +7,13 @@
 # panel of three sessions (SmolLM2 at temperature 0 and 0.8, Gemma at 0),
 # sends the 40 claims of claims.json to each session alone and to the
 # panel, and prints a table per panel: calls answered, unparsed runs,
-# right, runs a call, median latency. Then it measures embedkey on the
-# real embedding model with router/embedkey/testdata/pairs.json. It fails
-# when a panel answers fewer than 90% of the calls (check.py).
+# right, runs a call, median latency. Then it reports the outcomes of 20
+# trust calls on the panel over POST /api/v4/feedback and prints the mean
+# stated confidence and the accuracy of the next 20 (check.py outcomes).
+# Last, it measures embedkey on the real embedding model with
+# router/embedkey/testdata/pairs.json. It fails
+# when a panel answers fewer than 90% of the calls, or a report of an
+# outcome is refused (check.py).
 #
 #   interop/live/run.sh
 set -euo pipefail
@@ -84,6 +88,10 @@ python3 "$here/check.py" "$base" demo-key "SmolLM2 135M, temperature 0, alone" 1
 python3 "$here/check.py" "$base" demo-key "SmolLM2 135M, temperature 0.8, alone" 1 2 "$here/claims.json" || status=1
 python3 "$here/check.py" "$base" demo-key "Gemma 3 270M, temperature 0, alone" 1 3 "$here/claims.json" || status=1
 python3 "$here/check.py" "$base" demo-key "the three, majority of 3" 3 1,2,3 "$here/claims.json" || status=1
+
+echo
+echo "Outcomes over HTTP (trust calls, policy safe, on the panel):"
+python3 "$here/check.py" outcomes "$base" demo-key "$here/claims.json" || status=1
 
 echo
 echo "embedkey on all-MiniLM-L6-v2, router/embedkey/testdata/pairs.json:"

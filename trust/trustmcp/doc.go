@@ -17,10 +17,12 @@
 //	factcheck       claim, mode, replicas                             router.FactcheckResponse
 //	get_receipt     receipt_id                                        {"receipt": the receipt object}
 //	verify_receipt  receipt                                           receipt.VerifyResponse
+//	report_outcome  trace_id or receipt_id, right                     the report accepted (OutcomeResult)
 //
 // The first three need Config.Caller; factcheck is listed only with
 // Config.Router (a fact check is a router operation, not a trust mode);
-// get_receipt and verify_receipt only with Config.Receipts. Input and
+// get_receipt and verify_receipt only with Config.Receipts;
+// report_outcome only when Config.Caller is a trust.FeedbackReporter. Input and
 // output schemas are inferred from the Go types of the arguments and
 // answers, and every schema in them is an object: where any JSON value is
 // allowed, {"description":"any JSON value"}, never the boolean schema

@@ -60,8 +60,8 @@ func TestServer_noBooleanSchemas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Tools) != 6 {
-		t.Fatalf("%d tools, want all 6", len(res.Tools))
+	if len(res.Tools) != 7 {
+		t.Fatalf("%d tools, want all 7", len(res.Tools))
 	}
 	for _, tool := range res.Tools {
 		for kind, s := range map[string]any{"input": tool.InputSchema, "output": tool.OutputSchema} {

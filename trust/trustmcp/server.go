@@ -173,6 +173,7 @@ func (t *tools) add(s *mcp.Server) error {
 				"Answers valid and each check with its status (passed, failed, skipped). Costs no runs.",
 		}, t.verifyReceipt))
 	}
+	add(t.addReportOutcome(s))
 	return errors.Join(errs...)
 }
 

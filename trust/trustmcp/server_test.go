@@ -42,8 +42,9 @@ func TestServer_listTools(t *testing.T) {
 		cfg  trustmcp.Config
 		want []string
 	}{
-		{"all", f.cfg, []string{"arbitrate", "delegate_task", "factcheck", "get_receipt", "validate_claim", "verify_receipt"}},
-		{"caller only", trustmcp.Config{Caller: f.svc}, []string{"arbitrate", "delegate_task", "validate_claim"}},
+		{"all", f.cfg, []string{"arbitrate", "delegate_task", "factcheck", "get_receipt", "report_outcome", "validate_claim", "verify_receipt"}},
+		{"caller only", trustmcp.Config{Caller: f.svc}, []string{"arbitrate", "delegate_task", "report_outcome", "validate_claim"}},
+		{"a caller that takes no reports", trustmcp.Config{Caller: callOnly{f.svc}}, []string{"arbitrate", "delegate_task", "validate_claim"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s, err := trustmcp.NewServer(c.cfg)
@@ -66,7 +67,7 @@ func TestServer_listTools(t *testing.T) {
 				}
 				// A trust tool states what adaptive costs at most: the bound of
 				// consensus.Stop, which the trust service's adaptive tier obeys.
-				if !readOnly && tool.Name != "factcheck" {
+				if !readOnly && tool.Name != "factcheck" && tool.Name != "report_outcome" {
 					if bound := fmt.Sprintf("at most %d runs in all", consensus.DefaultMaxRuns); !strings.Contains(tool.Description, bound) {
 						t.Errorf("%s: description %q does not say adaptive costs %s", tool.Name, tool.Description, bound)
 					}

@@ -180,7 +180,7 @@ func metricAttributes(attrs []attribute.KeyValue) []attribute.KeyValue {
 // _OTHER otherwise.
 func knownTool(name string) string {
 	switch name {
-	case ToolValidateClaim, ToolDelegateTask, ToolArbitrate, ToolFactcheck, ToolGetReceipt, ToolVerifyReceipt:
+	case ToolValidateClaim, ToolDelegateTask, ToolArbitrate, ToolFactcheck, ToolGetReceipt, ToolVerifyReceipt, ToolReportOutcome:
 		return name
 	}
 	return "_OTHER"

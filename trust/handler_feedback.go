@@ -1,0 +1,125 @@
+package trust
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/vouchkit/vouch/internal/httpapi"
+	"github.com/vouchkit/vouch/internal/jsonbody"
+	"github.com/vouchkit/vouch/internal/valid"
+	"github.com/vouchkit/vouch/problem"
+	"github.com/vouchkit/vouch/router"
+)
+
+// FeedbackPath is the route on which a caller reports the outcome of one
+// of its trust calls (a [FeedbackRequest]).
+const FeedbackPath = "/api/v4/feedback"
+
+// FeedbackReporter is a [Caller] that learns from the outcomes of its
+// calls: the [Service], and the [Client], which reports over HTTP. A
+// [Handler] serves POST /api/v4/feedback on it.
+type FeedbackReporter interface {
+	// Feedback reports that the call named by id (its trace_id or the
+	// receipt_id of its receipt), made by the caller of ctx, turned out
+	// right or wrong (see Service.Feedback).
+	Feedback(ctx context.Context, id string, right bool) error
+}
+
+// FeedbackRequest is the body of POST /api/v4/feedback: exactly one of
+// TraceID and ReceiptID names the call.
+type FeedbackRequest struct {
+	// TraceID is the trace_id of the call's Response.
+	TraceID string `json:"trace_id,omitempty" validate:"required_without=ReceiptID,excluded_with=ReceiptID,max=255"`
+	// ReceiptID is the receipt_id of the call's receipt.
+	ReceiptID string `json:"receipt_id,omitempty" validate:"required_without=TraceID,max=255"`
+	// Right is true when the call's answer turned out right. It is
+	// required: a report that says neither is refused.
+	Right *bool `json:"right" validate:"required"`
+}
+
+// feedbackValidator checks a FeedbackRequest's tags.
+var feedbackValidator = valid.New(nil)
+
+// Validate reports whether r is a valid request: a 400 *Error naming
+// each field that fails, by its JSON path.
+func (r *FeedbackRequest) Validate() error {
+	if errs := feedbackValidator.Struct(r); len(errs) > 0 {
+		return problem.Invalid(errs)
+	}
+	return nil
+}
+
+// FeedbackResponse is the answer of POST /api/v4/feedback: the report the
+// service accepted, repeated. A repeat of a report adds nothing and gets
+// the same answer.
+type FeedbackResponse struct {
+	// TraceID is the trace id the report named, if it named one.
+	TraceID string `json:"trace_id,omitempty"`
+	// ReceiptID is the receipt id the report named, if it named one.
+	ReceiptID string `json:"receipt_id,omitempty"`
+	// Right is the outcome reported.
+	Right bool `json:"right"`
+}
+
+// prepareFeedback returns the endpoint function of POST /api/v4/feedback
+// on c: decode the report, refusing unknown members, and pass it on as
+// the request's caller's.
+func prepareFeedback(c Caller) func(*http.Request, []byte) (httpapi.Run, error) {
+	return func(_ *http.Request, body []byte) (httpapi.Run, error) {
+		req := new(FeedbackRequest)
+		if err := jsonbody.UnmarshalKnown(body, req); err != nil {
+			return nil, err
+		}
+		if err := req.Validate(); err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context) (any, error) {
+			fr, ok := c.(FeedbackReporter)
+			if !ok {
+				return nil, outcomeProblem(ErrReputationOff)
+			}
+			id := req.TraceID + req.ReceiptID // one of them is empty
+			if err := fr.Feedback(WithCaller(ctx, owner(ctx)), id, *req.Right); err != nil {
+				return nil, outcomeProblem(err)
+			}
+			return &FeedbackResponse{TraceID: req.TraceID, ReceiptID: req.ReceiptID, Right: *req.Right}, nil
+		}, nil
+	}
+}
+
+// outcomeProblem returns the problem the route answers for err, an error
+// of a Caller's Feedback, reading the router's sentinels as trust's for
+// a Caller that passes a router's error on.
+func outcomeProblem(err error) error {
+	switch {
+	case errors.Is(err, router.ErrUnknownCall):
+		err = ErrUnknownCall
+	case errors.Is(err, router.ErrReputationOff):
+		err = ErrReputationOff
+	}
+	return httpapi.OutcomeProblem(err, ErrUnknownCall, ErrReputationOff)
+}
+
+// Feedback reports the outcome of a trust call (POST /api/v4/feedback):
+// the call named by id, the trace_id of its Response or the receipt_id of
+// its receipt, that the Client made with the same API key, turned out
+// right or wrong. It implements [FeedbackReporter]. A report the service
+// accepts returns nil, and a repeat of it adds nothing and returns nil
+// again. The service's refusals wrap the sentinels of [Service.Feedback],
+// beside the *[Error]: ErrUnknownCall (404, code unknown_call) for an id
+// that names no call of this caller's, another caller's among them, and
+// ErrReputationOff (409, code reputation_off) for a service that weighs
+// no votes by reputation. An id that starts "rcpt_", as receipt ids do,
+// is sent as receipt_id, any other as trace_id.
+func (c *Client) Feedback(ctx context.Context, id string, right bool) error {
+	req := &FeedbackRequest{TraceID: id, Right: &right}
+	if strings.HasPrefix(id, "rcpt_") {
+		req.TraceID, req.ReceiptID = "", id
+	}
+	call := httpapi.Call{Op: "feedback", Method: http.MethodPost, Path: FeedbackPath, Body: req,
+		IdempotencyKey: idempotencyKeyFrom(ctx), Header: c.authHeader(router.VariantNormal)}
+	var resp FeedbackResponse
+	return httpapi.OutcomeError(c.core.Do(ctx, call, &resp), ErrUnknownCall, ErrReputationOff)
+}

@@ -1,0 +1,185 @@
+package trust_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vouchkit/vouch/problem"
+	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/reputation"
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/routertest"
+	"github.com/vouchkit/vouch/trust"
+)
+
+// feedbackServer serves c over loopback to alice (key "ka") and bob
+// (key "kb"), and returns a Client for each.
+func feedbackServer(t *testing.T, c trust.Caller) (url string, alice, bob *trust.Client) {
+	t.Helper()
+	h, err := trust.NewHandler(c, trust.WithAuthenticator(router.KeyAuthenticator(map[string]string{"ka": "alice", "kb": "bob"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	client := func(key string) *trust.Client {
+		c, err := trust.NewClient(srv.URL, trust.WithAPIKey(key), trust.WithRetry(router.RetryPolicy{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	return srv.URL, client("ka"), client("kb")
+}
+
+// asProblem returns err's *trust.Error, failing unless it has status and
+// code.
+func asProblem(t *testing.T, err error, status int, code problem.Code) {
+	t.Helper()
+	var p *trust.Error
+	if !errors.As(err, &p) || p.Status != status || p.Code != code {
+		t.Fatalf("error %v, want a %d %s problem", err, status, code)
+	}
+}
+
+// TestClient_Feedback: an outcome reported over POST /api/v4/feedback, by
+// the trace_id of the call's response or by its receipt_id, teaches the
+// book; a repeat adds nothing; another caller's report, and one on an id
+// that names no call, are the same 404 and move nothing.
+func TestClient_Feedback(t *testing.T) {
+	priv, store, book := feedbackBook(t)
+	w := honest(0.9)
+	e, err := router.NewEngine(routertest.Sessions(1, 2, w, w, w, w, w), router.WithReputation(book))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := trust.New(e, trust.WithSigningKey(priv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, alice, bob := feedbackServer(t, s)
+	req := request(trust.ModeValidation, trust.PolicySafe)
+	req.Receipt = receipt.Inline()
+	resp, err := alice.Call(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := receipt.Parse(resp.Receipt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]reputation.Key, len(r.CortensorRefs.Sessions))
+	for i, id := range r.CortensorRefs.Sessions {
+		keys[i] = reputation.Key{Session: id}
+	}
+	load := func() []reputation.Record { return loadRecords(t, store, keys) }
+	before := load()
+	ctx := context.Background()
+
+	for name, report := range map[string]func() error{
+		"bob by trace id":   func() error { return bob.Feedback(ctx, resp.TraceID, false) },
+		"bob by receipt id": func() error { return bob.Feedback(ctx, r.ReceiptID, false) },
+		"alice on no call":  func() error { return alice.Feedback(ctx, "0af7651916cd43dd8448eb211c80319c", false) },
+		"alice on no receipt": func() error {
+			return alice.Feedback(ctx, "rcpt_aaaaaaaaaaaaaaaaaaaaaaaaaa", false)
+		},
+	} {
+		err := report()
+		if !errors.Is(err, trust.ErrUnknownCall) {
+			t.Errorf("%s: %v, want ErrUnknownCall", name, err)
+		}
+		asProblem(t, err, http.StatusNotFound, problem.CodeUnknownCall)
+		if diff := cmp.Diff(before, load()); diff != "" {
+			t.Fatalf("%s moved the records (-before +after):\n%s", name, diff)
+		}
+	}
+
+	if err := alice.Feedback(ctx, resp.TraceID, false); err != nil {
+		t.Fatalf("alice's report by trace id: %v", err)
+	}
+	after := load()
+	if cmp.Equal(before, after) {
+		t.Fatalf("alice's report left the records as they were: %+v", after)
+	}
+	for name, id := range map[string]string{"trace id": resp.TraceID, "receipt id": r.ReceiptID} {
+		if err := alice.Feedback(ctx, id, false); err != nil {
+			t.Fatalf("alice's repeat by %s: %v", name, err)
+		}
+		if diff := cmp.Diff(after, load()); diff != "" {
+			t.Errorf("alice's repeat by %s moved the records (-first +repeat):\n%s", name, diff)
+		}
+	}
+}
+
+// TestHandler_feedback_reputationOff: a service that weighs no votes by
+// reputation, and a Caller that takes no reports, answer 409
+// reputation_off, which the Client returns as ErrReputationOff.
+func TestHandler_feedback_reputationOff(t *testing.T) {
+	s, err := trust.New(newEngine(t, honest(0.9), honest(0.9), honest(0.9)), trust.WithoutReputation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]trust.Caller{"without reputation": s, "a bare Caller": callerFunc(s.Call)} {
+		_, alice, _ := feedbackServer(t, c)
+		err := alice.Feedback(context.Background(), "4bf92f3577b34da6a3ce929d0e0e4736", true)
+		if !errors.Is(err, trust.ErrReputationOff) {
+			t.Errorf("%s: %v, want ErrReputationOff", name, err)
+		}
+		asProblem(t, err, http.StatusConflict, problem.CodeReputationOff)
+	}
+}
+
+// callerFunc is a trust.Caller and nothing more.
+type callerFunc func(ctx context.Context, req *trust.Request) (*trust.Response, error)
+
+func (f callerFunc) Call(ctx context.Context, req *trust.Request) (*trust.Response, error) {
+	return f(ctx, req)
+}
+
+// TestHandler_feedback_badBody: a report that names no call, names it
+// twice, lacks right, has a field of the wrong type or one the route does
+// not know is a 400 naming the field; without a credential it is a 401.
+func TestHandler_feedback_badBody(t *testing.T) {
+	s, err := trust.New(newEngine(t, honest(0.9), honest(0.9), honest(0.9)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, _, _ := feedbackServer(t, s)
+	const trace = `"4bf92f3577b34da6a3ce929d0e0e4736"`
+	for body, want := range map[string]string{
+		`{"trace_id": ` + trace + `}`: "right",
+		`{"right": true}`:             "trace_id",
+		`{"trace_id": ` + trace + `, "receipt_id": "rcpt_a", "right": true}`: "trace_id",
+		`{"receipt_id": 7, "right": true}`:                                   "receipt_id",
+		`{"trace_id": ` + trace + `, "right": 1}`:                            "right",
+		`{"trace_id": ` + trace + `, "right": true, "why": "x"}`:             "why",
+	} {
+		req, err := http.NewRequest(http.MethodPost, url+trust.FeedbackPath, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer ka")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(data), `"field":"`+want+`"`) {
+			t.Errorf("%s: %d %s, want 400 naming %q", body, resp.StatusCode, data, want)
+		}
+	}
+	c, err := trust.NewClient(url, trust.WithRetry(router.RetryPolicy{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asProblem(t, c.Feedback(context.Background(), "4bf92f3577b34da6a3ce929d0e0e4736", true), http.StatusUnauthorized, problem.CodeUnauthorized)
+}

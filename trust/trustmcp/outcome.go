@@ -1,0 +1,83 @@
+package trustmcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vouchkit/vouch/trust"
+)
+
+// ToolReportOutcome is the name of the tool that reports whether a
+// decided call turned out right, listed when Config.Caller is a
+// trust.FeedbackReporter (trust.Service and trust.Client are).
+const ToolReportOutcome = "report_outcome"
+
+// ReportOutcomeArgs are the arguments of report_outcome: each field is
+// the argument its JSON name names, described by its jsonschema tag in
+// the tool's input schema. Exactly one of trace_id and receipt_id names
+// the call.
+type ReportOutcomeArgs struct {
+	TraceID   string `json:"trace_id,omitempty" jsonschema:"the trace_id of the call's answer; give it or receipt_id"`
+	ReceiptID string `json:"receipt_id,omitempty" jsonschema:"the receipt_id of the call's receipt, rcpt_ and 26 characters; give it or trace_id"`
+	Right     *bool  `json:"right" jsonschema:"true when the call's answer turned out right, false when wrong; required"`
+}
+
+// OutcomeResult is the answer of report_outcome: the report the service
+// accepted. A repeat of a report adds nothing and gets the same answer.
+type OutcomeResult struct {
+	ID    string `json:"id" jsonschema:"the trace_id or receipt_id the report named"`
+	Right bool   `json:"right" jsonschema:"the outcome reported"`
+}
+
+// addReportOutcome lists report_outcome on s when the Caller takes
+// reports.
+func (t *tools) addReportOutcome(s *mcp.Server) error {
+	if _, ok := t.cfg.Caller.(trust.FeedbackReporter); !ok {
+		return nil
+	}
+	return addTool(s, &mcp.Tool{
+		Name:        ToolReportOutcome,
+		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
+		Title:       "Report a call's outcome",
+		Description: "Tell the service whether one of your earlier calls turned out right (a dispute, a review, a later fact), naming it by the trace_id of its answer or the receipt_id of its receipt: " +
+			"the workers that backed the answer gain or lose reliability and later confidence is calibrated on it. " +
+			"Only your own calls can be reported; a repeat adds nothing, the opposite report replaces the first. Costs no runs.",
+	}, t.reportOutcome)
+}
+
+func (t *tools) reportOutcome(ctx context.Context, req *mcp.CallToolRequest, args ReportOutcomeArgs) (*mcp.CallToolResult, *OutcomeResult, error) {
+	id, err := args.id()
+	if err != nil {
+		return nil, nil, err
+	}
+	err = t.cfg.Caller.(trust.FeedbackReporter).Feedback(callerContext(ctx, req), id, *args.Right)
+	switch {
+	case errors.Is(err, trust.ErrUnknownCall):
+		return nil, nil, fmt.Errorf("%s: no call %q of this caller's is remembered (404 unknown_call)", ToolReportOutcome, id)
+	case errors.Is(err, trust.ErrReputationOff):
+		return nil, nil, fmt.Errorf("%s: the service keeps no reputation: an outcome teaches it nothing (409 reputation_off)", ToolReportOutcome)
+	case err != nil:
+		return nil, nil, t.failure(ctx, ToolReportOutcome, "the trust service", err)
+	}
+	word := "wrong"
+	if *args.Right {
+		word = "right"
+	}
+	return textResult(fmt.Sprintf("reported %s as %s", id, word)), &OutcomeResult{ID: id, Right: *args.Right}, nil
+}
+
+// id returns the id the arguments name, or an *ArgumentError.
+func (a *ReportOutcomeArgs) id() (string, error) {
+	switch {
+	case a.TraceID == "" && a.ReceiptID == "":
+		return "", &ArgumentError{Argument: "trace_id", Message: "is required, or receipt_id: the call's trace_id or its receipt's receipt_id"}
+	case a.TraceID != "" && a.ReceiptID != "":
+		return "", &ArgumentError{Argument: "receipt_id", Message: "names the call a second time: give trace_id or receipt_id, not both"}
+	case a.Right == nil:
+		return "", &ArgumentError{Argument: "right", Message: "is required: true when the call's answer turned out right, false when wrong"}
+	}
+	return a.TraceID + a.ReceiptID, nil
+}

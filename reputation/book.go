@@ -394,6 +394,10 @@ type Ballot struct {
 	Backed bool
 	// Confidence is the confidence its vote reported; 0 when none.
 	Confidence float64
+	// Opposed reports a vote against the outcome that was the one other
+	// answer the call could have: a validation's other verdict. When
+	// the outcome was wrong, such a vote was right.
+	Opposed bool
 }
 
 // Feedback learns that the outcome of a call in scope, in which ballots
@@ -427,6 +431,11 @@ func (b *Book) feedbackDeltas(scope Scope, ballots []Ballot, right bool, sign fl
 			deltas = append(deltas, Delta{Key: k, Delta: d})
 		}
 		deltas = slopeDeltas(deltas, scope, bl.Session, bl.Confidence, d.Right/(d.Right+d.Wrong), w)
+	}
+	for _, bl := range ballots {
+		if d, ok := leadDelta(scope, bl, right, sign); ok {
+			deltas = append(deltas, d)
+		}
 	}
 	return deltas
 }

@@ -380,8 +380,9 @@ func WithoutLearning(ctx context.Context) context.Context {
 func Teaches(ctx context.Context) bool { return httpapi.Accountable(ctx) }
 
 // Ballots returns the ballots of out's cast votes for reputation
-// feedback: each vote's session, and whether it backed the winner under
-// key (nil means consensus.DefaultKey).
+// feedback: each vote's session, whether it backed the winner under key
+// (nil means consensus.DefaultKey), and whether it was the other verdict
+// of a validation won by a verdict (reputation.Ballot.Opposed).
 func Ballots(out consensus.Outcome, key func(any) (string, error)) []reputation.Ballot {
 	backers := out.Backers(key)
 	var bs []reputation.Ballot
@@ -389,9 +390,17 @@ func Ballots(out consensus.Outcome, key func(any) (string, error)) []reputation.
 		if v.Label == "" || v.Label == consensus.LabelCancelled || v.Label.Failed() {
 			continue
 		}
-		bs = append(bs, reputation.Ballot{Session: v.Session, Backed: slices.Contains(backers, i), Confidence: v.Confidence})
+		backed := slices.Contains(backers, i)
+		opposed := !backed && v.Answer == nil && verdict(v.Label) && verdict(out.Label) && v.Label != out.Label
+		bs = append(bs, reputation.Ballot{Session: v.Session, Backed: backed, Confidence: v.Confidence, Opposed: opposed})
 	}
 	return bs
+}
+
+// verdict reports whether l is a verdict of a validation: VALID or
+// INVALID.
+func verdict(l consensus.Label) bool {
+	return l == consensus.Label(VerdictValid) || l == consensus.Label(VerdictInvalid)
 }
 
 // Errors of [Engine.Feedback].

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
@@ -260,5 +262,28 @@ func TestEngine_feedback(t *testing.T) {
 	}
 	if err := e.Feedback(context.Background(), "00000000000000000000000000000001", true); !errors.Is(err, router.ErrUnknownCall) {
 		t.Errorf("feedback on an unknown trace id: %v, want ErrUnknownCall", err)
+	}
+}
+
+// TestBallots_opposed: a validation's vote for the other verdict is
+// opposed (right when the outcome is wrong); a vote that backed the
+// winner, a failed one and an open answer's dissent are not.
+func TestBallots_opposed(t *testing.T) {
+	votes := []consensus.Vote{{Session: 1, Label: "VALID"}, {Session: 2, Label: "INVALID"}, {Session: 3, Label: "ERROR"}, {Session: 4, Label: "VALID"}}
+	out, err := consensus.Majority{}.Aggregate(votes, consensus.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Opposed: true}, {Session: 4, Backed: true}}
+	if diff := cmp.Diff(want, router.Ballots(out, nil)); diff != "" {
+		t.Errorf("validation ballots (-want +got):\n%s", diff)
+	}
+	open := []consensus.Vote{{Session: 1, Label: "OK", Answer: []byte(`"a"`)}, {Session: 2, Label: "OK", Answer: []byte(`"a"`)}, {Session: 3, Label: "OK", Answer: []byte(`"b"`)}}
+	if out, err = (consensus.Majority{}).Aggregate(open, consensus.Policy{}); err != nil {
+		t.Fatal(err)
+	}
+	want = []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Backed: true}, {Session: 3}}
+	if diff := cmp.Diff(want, router.Ballots(out, nil)); diff != "" {
+		t.Errorf("open answers' ballots (-want +got):\n%s", diff)
 	}
 }

@@ -80,6 +80,10 @@ func (s *Service) candidates(ctx context.Context) []candidate {
 // are the call's calibration maps (Service.calibration).
 func (s *Service) adaptive(ctx context.Context, req *Request, cals *calibrations, exclude ...router.SessionID) ([]stepResult, error) {
 	cands, rel := s.ranked(ctx, req, s.candidates(ctx))
+	lead, leads := s.leader(ctx, req, cands, exclude)
+	if leads {
+		cands = first(cands, router.SessionID(lead.Session))
+	}
 	used := make(map[router.SessionID]bool, consensus.DefaultMaxRuns)
 	for _, id := range exclude {
 		used[id] = true
@@ -97,6 +101,9 @@ func (s *Service) adaptive(ctx context.Context, req *Request, cals *calibrations
 			break
 		}
 		batch := pickSessions(cands, used, len(runs), k)
+		if leads && batches == 0 {
+			batch = cands[:1]
+		}
 		if len(batch) == 0 {
 			break
 		}
@@ -144,6 +151,10 @@ func (s *Service) adaptive(ctx context.Context, req *Request, cals *calibrations
 				runs = append(runs, *r)
 			}
 			steps = append(steps, st)
+		}
+		if leads && batches == 0 && ledBy(&lead, runs) {
+			steps[0].lead = &lead
+			break
 		}
 		key, _, err := s.answerKey(ctx, req, runs)
 		if err != nil {

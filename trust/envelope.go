@@ -181,6 +181,14 @@ type Evidence struct {
 	// the confidence. A judged delegation carries its last judgement's,
 	// the validation whose confidence it states. Absent otherwise.
 	Calibration *reputation.Basis `json:"calibration,omitempty"`
+	// Leader is, when an adaptive validation ran one session alone
+	// because it leads the scope, that session's record against the
+	// decisions of the calls it voted in whose outcome was reported
+	// (reputation.Book.Leader): the status is its verdict, and the
+	// confidence is read on the calibration map of the leader's
+	// verdicts (Calibration, a tier ending in LeaderCalibrationSuffix).
+	// Absent otherwise.
+	Leader *reputation.Lead `json:"leader,omitempty"`
 	// Grouping is how a delegation's outputs were grouped by meaning,
 	// with the threshold and every pair's similarity, when the service
 	// groups them ([WithGrouper]); absent otherwise.

@@ -265,7 +265,10 @@ func (s *Service) receiptCall(ctx context.Context, id string) (traceID string, c
 		if l == consensus.LabelCancelled || l.Failed() {
 			continue
 		}
-		c.Ballots = append(c.Ballots, reputation.Ballot{Session: r.CortensorRefs.Sessions[i], Backed: slices.Contains(cs.Agreeing, i)})
+		backed := slices.Contains(cs.Agreeing, i)
+		won := consensus.Label(cs.Verdicts[cs.Agreeing[0]])
+		opposed := !backed && r.Mode != string(ModeDelegation) && twoVerdicts(l, won) && l != won
+		c.Ballots = append(c.Ballots, reputation.Ballot{Session: r.CortensorRefs.Sessions[i], Backed: backed, Opposed: opposed})
 	}
 	if p := r.PolicySnapshot; p != nil && p.Calibration != nil {
 		c.Tier, c.Score, c.Conservative = p.Calibration.Tier, p.Calibration.Uncalibrated, p.Calibration.Conservative
@@ -280,4 +283,15 @@ func (s *Service) receiptCall(ctx context.Context, id string) (traceID string, c
 // each backing the winner or not, in the same order.
 func sameVoters(a, b []reputation.Ballot) bool {
 	return slices.EqualFunc(a, b, func(x, y reputation.Ballot) bool { return x.Session == y.Session && x.Backed == y.Backed })
+}
+
+// twoVerdicts reports whether every label is VALID or INVALID, the two
+// answers of a validation.
+func twoVerdicts(labels ...consensus.Label) bool {
+	for _, l := range labels {
+		if l != consensus.Label(router.VerdictValid) && l != consensus.Label(router.VerdictInvalid) {
+			return false
+		}
+	}
+	return true
 }

@@ -25,6 +25,7 @@ func (s *Service) respond(req *Request, steps []stepResult, final stepResult, tr
 			Cancelled:     final.out.Cancelled,
 			Failed:        final.out.Failed,
 			Calibration:   final.calibration,
+			Leader:        final.lead,
 			Grouping:      final.grouping,
 		},
 	}

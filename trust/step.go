@@ -32,6 +32,7 @@ type stepResult struct {
 	runs       []router.Run
 	reasons    []string
 	consensus  *router.ConsensusResponse
+	lead       *reputation.Lead // the leader's record, on the step of its lone run
 }
 
 // runOn makes the router call of one rung: on session id alone when id is

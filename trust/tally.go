@@ -133,15 +133,25 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, c
 	}
 	final.step.Replicas = out.Replicas
 	cal := cals.of(out)
+	led := ledBy(steps[0].lead, runs)
+	if led {
+		cal = s.leaderCalibration(ctx, req, out.Label)
+	}
 	if s.keep != nil && (out.Strategy == consensus.StrategyWeighted || recounted || req.numeric()) && out.Winner >= 0 {
 		if cal == nil { // the store failed: uncalibrated
 			cal = &reputation.Calibration{Tier: calibrationTier(req, out.Label)}
+			if led {
+				cal.Tier += LeaderCalibrationSuffix
+			}
 		}
 		c := consensus.Conservative(out)
 		y, basis := cal.Basis(score(req, out.Confidence, c), c)
 		final.confidence, final.calibration = y, &basis
 	}
-	final.accepted = s.decides(req, out, cal, final.confidence)
+	final.accepted = led || s.decides(req, out, cal, final.confidence)
+	if led {
+		final.lead = steps[0].lead
+	}
 	for i, l := range out.Verdicts {
 		final.verdicts[i] = router.Label(l)
 	}

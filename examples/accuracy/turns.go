@@ -65,11 +65,25 @@ func (t *turns) done(id router.SessionID) {
 }
 
 // Rank ranks ids as the engine does, and begins the turns of the trust
-// call that asked.
+// call that asked, in the order the service takes them: the scope's
+// leader first when it has one (reputation.Book.Leader), as the service
+// runs it.
 func (s stepper) Rank(ctx context.Context, scope reputation.Scope, ids []router.SessionID) ([]router.SessionID, consensus.Reliabilities, error) {
 	order, rel, err := s.Engine.Rank(ctx, scope, ids)
-	if err == nil {
-		s.p.turns.start(order)
+	if err != nil {
+		return order, rel, err
 	}
+	turns := order
+	if b := s.Engine.Reputation(); b != nil && len(order) > 1 {
+		sessions := make([]int64, len(order))
+		for i, id := range order {
+			sessions[i] = int64(id)
+		}
+		if l, ok, err := b.Leader(ctx, scope, sessions); err == nil && ok {
+			i := slices.Index(order, router.SessionID(l.Session))
+			turns = append(append([]router.SessionID{order[i]}, order[:i]...), order[i+1:]...)
+		}
+	}
+	s.p.turns.start(turns)
 	return order, rel, err
 }

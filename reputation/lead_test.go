@@ -1,0 +1,78 @@
+package reputation_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vouchkit/vouch/reputation"
+)
+
+func TestLead_PValue(t *testing.T) {
+	for _, c := range []struct {
+		won, lost float64
+		want      float64
+	}{
+		{0, 0, 1},
+		{0, 3, 1},
+		{1, 0, 0.5},
+		{4, 0, 1.0 / 16},
+		{3, 0, 1.0 / 8},
+		{6, 1, 8.0 / 128},    // P(X ≥ 6) of Bin(7, 1/2): (7+1)/128
+		{3.6, 0.4, 1.0 / 16}, // counts scaled by a horizon are rounded
+	} {
+		l := reputation.Lead{Won: c.won, Lost: c.lost}
+		if got := l.PValue(); got != c.want {
+			t.Errorf("Lead{Won: %v, Lost: %v}.PValue() = %v, want %v", c.won, c.lost, got, c.want)
+		}
+	}
+}
+
+// TestBook_Leader reports outcomes on validations where session 3
+// dissents, alone and rightly, from wrong decisions, and checks that it
+// leads only once its record is significant, and that dissents from
+// open answers (no Opposed) and ballots that backed the outcome never
+// make a leader.
+func TestBook_Leader(t *testing.T) {
+	ctx := context.Background()
+	b, err := reputation.New(nil, reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scope := reputation.Scope{Operation: "validate_v3", Kind: "classification"}
+	sessions := []int64{1, 2, 3}
+	wrongDecision := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Backed: true}, {Session: 3, Opposed: true}}
+	openDissent := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 3}}
+	for range 5 { // dissents from wrong open answers: not known right
+		if err := b.Feedback(ctx, scope, openDissent, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 4 {
+		if _, ok, err := b.Leader(ctx, scope, sessions); err != nil || ok {
+			t.Fatalf("after %d wins: a leader (%v, %v); want none before four", i, ok, err)
+		}
+		if err := b.Feedback(ctx, scope, wrongDecision, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, ok, err := b.Leader(ctx, scope, sessions)
+	if err != nil || !ok {
+		t.Fatalf("after four wins: no leader (%v)", err)
+	}
+	if diff := cmp.Diff(reputation.Lead{Session: 3, Won: 4}, l); diff != "" {
+		t.Errorf("leader (-want +got):\n%s", diff)
+	}
+	if _, ok, _ := b.Leader(ctx, reputation.Scope{Operation: "validate_v3", Kind: "other"}, sessions); ok {
+		t.Error("a leader in another scope")
+	}
+	// A loss on a right decision the leader dissented from ends the lead.
+	rightDecision := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 3, Opposed: true}}
+	if err := b.Feedback(ctx, scope, rightDecision, true); err != nil {
+		t.Fatal(err)
+	}
+	if l, ok, _ := b.Leader(ctx, scope, sessions); ok {
+		t.Errorf("after 4 wins and 1 loss: leader %+v; want none (p = 3/16)", l)
+	}
+}

@@ -324,7 +324,7 @@ func (b *Book) deltas(dst []Delta, scope Scope, votes []consensus.Vote, policy c
 	if err != nil {
 		return nil, err
 	}
-	deltas := dst
+	deltas := coincidenceDelta(dst, scope, cast, member)
 	if b.opts.LearnFromAgreement {
 		var keys [3]Key
 		for i, v := range cast {

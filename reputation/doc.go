@@ -109,6 +109,16 @@
 // alone. The records are kept under the reserved kind "lead <kind>" of
 // the scope's operation, in every Store.
 //
+// # Coincidence
+//
+// Two wrong answers to an open question (a number, a grouped text)
+// seldom coincide. [Book.Learn] counts, per scope, the pairs of answers
+// outside each call's largest group and how many of them gave the same
+// answer; [Book.Coincidence] reads their share over
+// [DefaultCoincidencePrior], the chance consensus.PluralityPosterior
+// states a plurality with. The counts are the panel's record under the
+// reserved kind "coincidence <kind>".
+//
 // # Stores
 //
 // A [Store] keeps records. Writers never read, modify and write a record

@@ -1,7 +1,9 @@
 package trust
 
 import (
+	"context"
 	"fmt"
+	"slices"
 
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/reputation"
@@ -13,9 +15,11 @@ import (
 // confidence above one half says that the answer is more likely right
 // than wrong: with reputation on and outcomes reported it is the
 // calibrated rate at which such answers turned out right; before any
-// outcome, and with reputation off, it is consensus.Posterior of the
-// runs that back the answer and of those that do not, which exceeds one
-// half exactly when the answer holds a strict majority of the answers.
+// outcome, consensus.PluralityPosterior of the groups of equal answers
+// at the scope's learned coincidence (two answers or more); with
+// reputation off, consensus.Posterior of the runs that back the answer
+// and of those that do not, which exceeds one half exactly when the
+// answer holds a strict majority of the answers.
 const DefaultPluralityFloor = 0.5
 
 // WithPluralityFloor sets the floor of the status rule of adaptive
@@ -29,9 +33,12 @@ const DefaultPluralityFloor = 0.5
 // carries consensus.low_confidence in the receipt's consensus snapshot.
 //
 // With reputation on, the winner is the answer most runs gave (weights
-// break a tie) and its confidence the calibrated consensus.Posterior of
-// those counts, unless the weighted tally's calibrated confidence reaches
-// DefaultWeightedStopThreshold. With reputation off the rule is the
+// break a tie) and its confidence, unless the weighted tally's
+// calibrated confidence reaches DefaultWeightedStopThreshold, the
+// calibration map of its tier read at consensus.Posterior of those
+// counts: with no outcome, consensus.PluralityPosterior of the groups of
+// equal answers at the chance, learned in the scope, that two wrong
+// answers coincide (reputation.Book.Coincidence; Evidence.Plurality). With reputation off the rule is the
 // strict majority of at least two answers, as before.
 //
 // f must lie in [DefaultPluralityFloor, 1): a floor below one half would
@@ -102,7 +109,7 @@ func byPlurality(req *Request) bool {
 // the weights do not settle the call, the panel's best answer is the one
 // most of its runs gave, stated with the calibrated Posterior of its
 // counts; a tie for the most runs keeps the weighted winner.
-func recount(req *Request, out consensus.Outcome, runs []router.Run, key func(any) (string, error), cal *reputation.Calibration) (consensus.Outcome, bool, error) {
+func recount(req *Request, out consensus.Outcome, runs []router.Run, key func(any) (string, error), cal *reputation.Calibration, coincide float64) (consensus.Outcome, bool, error) {
 	if !byPlurality(req) || out.Strategy != consensus.StrategyWeighted || out.Winner < 0 {
 		return out, false, nil
 	}
@@ -119,7 +126,46 @@ func recount(req *Request, out consensus.Outcome, runs []router.Run, key func(an
 	if m.Agreeing == out.Agreeing { // a tie for the most runs: the weighted winner
 		m.Winner, m.Answer, m.Label = out.Winner, out.Answer, out.Label
 	}
+	if groups, err := pluralityGroups(m, key); err != nil {
+		return out, false, err
+	} else if len(groups) > 1 || len(groups) == 1 && groups[0] > 1 {
+		m.Confidence = consensus.PluralityPosterior(groups, 0, coincide)
+	}
 	return m, true, nil
+}
+
+// pluralityGroups returns the sizes of the groups of equal answers
+// among out's cast votes under key (nil: consensus.DefaultKey), the
+// winner's group first; nil when out has no winner among them.
+func pluralityGroups(out consensus.Outcome, key func(any) (string, error)) ([]int, error) {
+	if key == nil {
+		key = consensus.DefaultKey
+	}
+	var names []string
+	var groups []int
+	winner := -1
+	for i, v := range out.Votes {
+		if v.Answer == nil || v.Label == consensus.LabelCancelled || v.Label.Failed() {
+			continue
+		}
+		k, err := key(v.Answer)
+		if err != nil {
+			return nil, err
+		}
+		j := slices.Index(names, k)
+		if j < 0 {
+			names, groups, j = append(names, k), append(groups, 0), len(names)
+		}
+		groups[j]++
+		if i == out.Winner {
+			winner = j
+		}
+	}
+	if winner < 0 {
+		return nil, nil
+	}
+	groups[0], groups[winner] = groups[winner], groups[0]
+	return groups, nil
 }
 
 // next is adaptive's count of further runs for req after out: the stop's
@@ -163,4 +209,28 @@ func (s *Service) pluralityFloor() float64 {
 		return DefaultPluralityFloor
 	}
 	return s.floor
+}
+
+// coincidence returns the chance that two wrong answers coincide in
+// req's scope (reputation.Book.Coincidence) for a delegation of an open
+// answer (openAnswer) over a router that keeps reputation;
+// consensus.DefaultCoincidence otherwise, and when the store fails
+// (logged).
+func (s *Service) coincidence(ctx context.Context, req *Request) float64 {
+	if s.keep == nil || !openAnswer(req) {
+		return consensus.DefaultCoincidence
+	}
+	c, err := s.keep.Reputation().Coincidence(ctx, scope(req))
+	if err != nil {
+		s.logger.WarnContext(ctx, "trust: reading how often wrong answers coincide; taking the default", "error", err)
+		return consensus.DefaultCoincidence
+	}
+	return c
+}
+
+// openAnswer reports whether req delegates an open answer whose groups
+// of equal answers state its confidence (consensus.PluralityPosterior): a
+// delegation that declares no numeric answer and is not judged.
+func openAnswer(req *Request) bool {
+	return req.Mode == ModeDelegation && !req.numeric() && !req.Delegation.judged()
 }

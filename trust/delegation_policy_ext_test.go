@@ -30,8 +30,10 @@ func scattered(t *testing.T) *router.Engine {
 
 // TestService_adaptiveScatteredDelegation: an adaptive delegation whose
 // panel scatters spends its five runs and states the plurality (16, two
-// of five) with its confidence. Before any outcome that is Posterior(2,
-// 3) ≈ 0.34, not above DefaultPluralityFloor: RETRY, with the plurality
+// of five) with its confidence. Before any outcome that is the
+// PluralityPosterior of a pair among three single answers at the prior's
+// coincidence, 1/(1+16·0.1) ≈ 0.38, not above DefaultPluralityFloor:
+// RETRY, with the plurality
 // as the best-effort result and retry instructions. Once the host reports
 // such answers right, the calibrated confidence rises above the floor and
 // the same call answers VALID, flagged low_confidence, without retry
@@ -56,12 +58,13 @@ func TestService_adaptiveScatteredDelegation(t *testing.T) {
 		return resp
 	}
 	resp := call()
+	stated := consensus.PluralityPosterior([]int{2, 1, 1, 1}, 0, reputation.DefaultCoincidencePrior.Mean())
 	if resp.Status != trust.StatusRetry || string(resp.Result) != "16" || resp.Evidence.Launched != 5 ||
-		resp.Confidence != consensus.Posterior(2, 3) || resp.RetryInstructions == nil {
-		t.Fatalf("before outcomes: %s %s at %d runs, confidence %v, retry %+v; want RETRY 16 at 5 runs stating Posterior(2, 3) with retry instructions",
-			resp.Status, resp.Result, resp.Evidence.Launched, resp.Confidence, resp.RetryInstructions)
+		resp.Confidence != stated || resp.RetryInstructions == nil {
+		t.Fatalf("before outcomes: %s %s at %d runs, confidence %v, retry %+v; want RETRY 16 at 5 runs stating %v with retry instructions",
+			resp.Status, resp.Result, resp.Evidence.Launched, resp.Confidence, resp.RetryInstructions, stated)
 	}
-	if want := "the runs did not settle: the answer 2 of 5 runs gave states confidence 0.344, not above 0.5"; resp.RetryInstructions.Reason != want {
+	if want := "the runs did not settle: the answer 2 of 5 runs gave states confidence 0.385, not above 0.5"; resp.RetryInstructions.Reason != want {
 		t.Errorf("retry reason %q, want %q", resp.RetryInstructions.Reason, want)
 	}
 	for range 12 { // the host finds the panel's plurality right
@@ -144,8 +147,13 @@ func checkPluralityContract(t *testing.T, resp *trust.Response, floor float64) {
 			Answered    int     `json:"answered"`
 			Calibration *struct {
 				Uncalibrated float64            `json:"uncalibrated"`
+				Conservative float64            `json:"conservative"`
 				Points       []reputation.Point `json:"points"`
 			} `json:"calibration"`
+			Plurality *struct {
+				Groups      []int   `json:"groups"`
+				Coincidence float64 `json:"coincidence"`
+			} `json:"plurality"`
 		} `json:"evidence"`
 	}
 	if err := json.Unmarshal(raw, &got); err != nil {
@@ -159,7 +167,15 @@ func checkPluralityContract(t *testing.T, resp *trust.Response, floor float64) {
 		if math.Abs(c.Uncalibrated-score) > 1e-12 {
 			t.Errorf("uncalibrated %v, want Posterior(%d, %d) = %v", c.Uncalibrated, agreeing, ev.Answered-agreeing, score)
 		}
-		want = reputation.Interpolate(c.Points, score)
+		if p := ev.Plurality; p == nil || p.Groups[0] != agreeing {
+			t.Errorf("plurality %+v, want the groups of the answers, %d agreeing first", p, agreeing)
+		} else if stated := consensus.PluralityPosterior(p.Groups, 0, p.Coincidence); math.Abs(c.Conservative-stated) > 1e-12 {
+			t.Errorf("conservative %v, want PluralityPosterior(%v, 0, %v) = %v", c.Conservative, p.Groups, p.Coincidence, stated)
+		}
+		want = c.Conservative
+		if len(c.Points) > 0 {
+			want = reputation.Interpolate(c.Points, score)
+		}
 	}
 	if math.Abs(got.Confidence-want) > 1e-12 {
 		t.Errorf("confidence %v, want %v recomputed from the JSON", got.Confidence, want)

@@ -116,15 +116,19 @@ func TestRecount(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out := weighted(tt.outputs, tt.rel)
-			got, recounted, err := recount(tt.req, out, runsOf(tt.outputs...), nil, tt.cal)
+			got, recounted, err := recount(tt.req, out, runsOf(tt.outputs...), nil, tt.cal, consensus.DefaultCoincidence)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if recounted != tt.recounted || got.Winner < 0 || tt.outputs[got.Winner] != tt.winner || got.Agreeing != tt.agreeing {
 				t.Errorf("recounted %v, winner %d (%q) of %d runs; want %v, %q of %d", recounted, got.Winner, tt.outputs[max(got.Winner, 0)], got.Agreeing, tt.recounted, tt.winner, tt.agreeing)
 			}
-			if recounted && (got.Strategy != consensus.StrategyMajority || got.Confidence != consensus.Posterior(got.Agreeing, got.Against)) {
-				t.Errorf("recounted as %s stating %v; want majority stating Posterior(%d, %d)", got.Strategy, got.Confidence, got.Agreeing, got.Against)
+			groups, err := pluralityGroups(got, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := consensus.PluralityPosterior(groups, 0, consensus.DefaultCoincidence); recounted && (got.Strategy != consensus.StrategyMajority || got.Confidence != want || groups[0] != got.Agreeing) {
+				t.Errorf("recounted as %s stating %v (groups %v); want majority stating PluralityPosterior, %v", got.Strategy, got.Confidence, groups, want)
 			}
 		})
 	}

@@ -189,6 +189,13 @@ type Evidence struct {
 	// verdicts (Calibration, a tier ending in LeaderCalibrationSuffix).
 	// Absent otherwise.
 	Leader *reputation.Lead `json:"leader,omitempty"`
+	// Plurality is, when a delegation of an open answer states its
+	// confidence from the groups of equal answers (a plurality of two or
+	// more answers, over a router that keeps reputation), what it was
+	// stated from: evidence.calibration's conservative number is
+	// consensus.PluralityPosterior(Groups, 0, Coincidence). Absent
+	// otherwise.
+	Plurality *Plurality `json:"plurality,omitempty"`
 	// Grouping is how a delegation's outputs were grouped by meaning,
 	// with the threshold and every pair's similarity, when the service
 	// groups them ([WithGrouper]); absent otherwise.
@@ -203,6 +210,17 @@ type Evidence struct {
 	// its final state is in the payment response's escrow report.
 	// Absent for a call paid otherwise or not at all.
 	Payment *receipt.Payment `json:"payment,omitempty"`
+}
+
+// Plurality is what a delegation's plurality states its confidence from
+// (Evidence.Plurality).
+type Plurality struct {
+	// Groups holds the size of each group of equal answers, the
+	// winner's first.
+	Groups []int `json:"groups"`
+	// Coincidence is the chance that two wrong answers coincide, learned
+	// in the call's scope (reputation.Book.Coincidence).
+	Coincidence float64 `json:"coincidence"`
 }
 
 // Disagreement is one replica that did not side with the outcome.

@@ -26,6 +26,7 @@ func (s *Service) respond(req *Request, steps []stepResult, final stepResult, tr
 			Failed:        final.out.Failed,
 			Calibration:   final.calibration,
 			Leader:        final.lead,
+			Plurality:     final.plurality,
 			Grouping:      final.grouping,
 		},
 	}

@@ -33,6 +33,7 @@ type stepResult struct {
 	reasons    []string
 	consensus  *router.ConsensusResponse
 	lead       *reputation.Lead // the leader's record, on the step of its lone run
+	plurality  *Plurality       // what a plurality's confidence was stated from
 }
 
 // runOn makes the router call of one rung: on session id alone when id is

@@ -115,7 +115,8 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, c
 	if err != nil {
 		return stepResult{}, err
 	}
-	out, recounted, err := recount(req, out, runs, callKey, cals.of(out))
+	coincide := s.coincidence(ctx, req)
+	out, recounted, err := recount(req, out, runs, callKey, cals.of(out), coincide)
 	if err != nil {
 		return stepResult{}, err
 	}
@@ -145,7 +146,22 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, c
 			}
 		}
 		c := consensus.Conservative(out)
-		y, basis := cal.Basis(score(req, out.Confidence, c), c)
+		x := score(req, out.Confidence, c)
+		// An open answer of two answers or more states the
+		// PluralityPosterior of its groups with no outcome; the map reads
+		// its counts, as the stop does.
+		groups, _ := pluralityGroups(out, callKey) // it counted: no error
+		plural := openAnswer(req) && out.Answered > 1 && len(groups) > 0
+		switch {
+		case recounted:
+			x = consensus.Posterior(out.Agreeing, out.Against)
+		case plural && out.Strategy == consensus.StrategyWeighted:
+			c = min(c, consensus.PluralityPosterior(groups, 0, coincide))
+		}
+		if plural && c == consensus.PluralityPosterior(groups, 0, coincide) {
+			final.plurality = &Plurality{Groups: groups, Coincidence: coincide}
+		}
+		y, basis := cal.Basis(x, c)
 		final.confidence, final.calibration = y, &basis
 	}
 	final.accepted = led || s.decides(req, out, cal, final.confidence)

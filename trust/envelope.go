@@ -176,8 +176,9 @@ type Evidence struct {
 	// NumericCalibrationSuffix for a numeric delegation), the outcomes
 	// it holds, the map's input (Uncalibrated: a validation's weighted
 	// confidence, a delegation's conservative number), the conservative
-	// number (consensus.Conservative of the tally, stated with no
-	// outcome) and the points it was read between; Basis.Read recomputes
+	// number (consensus.Conservative of the tally, or for an open answer
+	// what Plurality says; stated with no outcome) and the points it was
+	// read between; Basis.Read recomputes
 	// the confidence. A judged delegation carries its last judgement's,
 	// the validation whose confidence it states. Absent otherwise.
 	Calibration *reputation.Basis `json:"calibration,omitempty"`
@@ -189,12 +190,13 @@ type Evidence struct {
 	// verdicts (Calibration, a tier ending in LeaderCalibrationSuffix).
 	// Absent otherwise.
 	Leader *reputation.Lead `json:"leader,omitempty"`
-	// Plurality is, when a delegation of an open answer states its
-	// confidence from the groups of equal answers (a plurality of two or
-	// more answers, over a router that keeps reputation), what it was
-	// stated from: evidence.calibration's conservative number is
-	// consensus.PluralityPosterior(Groups, 0, Coincidence). Absent
-	// otherwise.
+	// Plurality is, when a delegation of an open answer of two answers
+	// or more states its confidence from the groups of equal answers
+	// (over a router that keeps reputation), what it was stated from:
+	// evidence.calibration's conservative number is
+	// consensus.PluralityPosterior(Groups, 0, Coincidence) for adaptive's
+	// plurality, and for a weighted tally the smaller of that and the
+	// weighted confidence. Absent otherwise.
 	Plurality *Plurality `json:"plurality,omitempty"`
 	// Grouping is how a delegation's outputs were grouped by meaning,
 	// with the threshold and every pair's similarity, when the service

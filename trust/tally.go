@@ -156,9 +156,9 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, c
 		case recounted:
 			x = consensus.Posterior(out.Agreeing, out.Against)
 		case plural && out.Strategy == consensus.StrategyWeighted:
-			c = min(c, consensus.PluralityPosterior(groups, 0, coincide))
+			c = min(out.Confidence, consensus.PluralityPosterior(groups, 0, coincide))
 		}
-		if plural && c == consensus.PluralityPosterior(groups, 0, coincide) {
+		if plural && (recounted || out.Strategy == consensus.StrategyWeighted) {
 			final.plurality = &Plurality{Groups: groups, Coincidence: coincide}
 		}
 		y, basis := cal.Basis(x, c)

@@ -92,6 +92,15 @@ func (s Scope) levels() int {
 // panel returns the key of the panel's record in s.
 func (s Scope) panel() Key { return Key{Session: PanelSession, Operation: s.Operation} }
 
+// reservedOperation is the operation of s's records under reserved
+// kinds (a key with a Kind needs an Operation): s.Operation, or "any".
+func (s Scope) reservedOperation() string {
+	if s.Operation == "" {
+		return "any"
+	}
+	return s.Operation
+}
+
 // A Book learns how reliable each session is from the calls it votes in,
 // and reads the reliabilities a call is weighed with. It keeps nothing
 // itself: every record is in its Store, so Books over one Store (one per

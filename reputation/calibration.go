@@ -220,15 +220,13 @@ func Interpolate(points []Point, x float64) float64 {
 	return min(max(y, 0), 1)
 }
 
-// calibrationKeys returns the keys of the map of tier in operation op:
-// each bin's outcomes, then each bin's scores, then each bin's
-// conservative numbers. They are records of the
-// panel (Session PanelSession) under a kind no claim type takes. The
-// Book keeps them once built; the caller must not change them.
-func (b *Book) calibrationKeys(op, tier string) []Key {
-	if op == "" {
-		op = "any"
-	}
+// calibrationKeys returns the keys of the map of tier in scope's
+// operation: each bin's outcomes, then each bin's scores, then each
+// bin's conservative numbers. They are records of the panel (Session
+// PanelSession) under a kind no claim type takes. The Book keeps them
+// once built; the caller must not change them.
+func (b *Book) calibrationKeys(scope Scope, tier string) []Key {
+	op := scope.reservedOperation()
 	type name struct{ op, tier string }
 	if keys, ok := b.calKeys.Load(name{op, tier}); ok {
 		return keys.([]Key)
@@ -263,7 +261,7 @@ func (b *Book) Calibrations(ctx context.Context, scope Scope, tiers ...string) (
 	defer b.keyBufs.Put(buf)
 	keys := (*buf)[:0]
 	for _, tier := range tiers {
-		keys = append(keys, b.calibrationKeys(scope.Operation, tier)...)
+		keys = append(keys, b.calibrationKeys(scope, tier)...)
 	}
 	*buf = keys
 	recs, err := b.store.Load(ctx, keys)
@@ -309,7 +307,7 @@ func (b *Book) reportDeltas(call Call, right bool, sign float64) []Delta {
 		c = x
 	}
 	bin := Bin(x)
-	keys := b.calibrationKeys(call.Scope.Operation, call.Tier)
+	keys := b.calibrationKeys(call.Scope, call.Tier)
 	var o Record
 	if right {
 		o.Right = sign

@@ -15,10 +15,7 @@ var DefaultCoincidencePrior = Prior{Right: 1, Wrong: 9}
 // coincidenceKey is the key of the panel's coincidence record in scope,
 // under a kind no claim type takes.
 func coincidenceKey(scope Scope) Key {
-	op := scope.Operation
-	if op == "" {
-		op = "any"
-	}
+	op := scope.reservedOperation()
 	return Key{Session: PanelSession, Operation: op, Kind: "coincidence " + scope.Kind}
 }
 

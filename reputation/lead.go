@@ -47,10 +47,7 @@ func (l Lead) PValue() float64 {
 // leadKey is the key of session's record against the decisions in
 // scope, under a kind no claim type takes.
 func leadKey(scope Scope, session int64) Key {
-	op := scope.Operation
-	if op == "" {
-		op = "any"
-	}
+	op := scope.reservedOperation()
 	return Key{Session: session, Operation: op, Kind: "lead " + scope.Kind}
 }
 

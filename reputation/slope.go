@@ -29,10 +29,7 @@ var slopeKinds = [4]string{"confidence u", "confidence uu", "confidence y", "con
 // slopeKeys appends the keys of session's confidence records in scope's
 // operation.
 func slopeKeys(dst []Key, scope Scope, session int64) []Key {
-	op := scope.Operation
-	if op == "" {
-		op = "any"
-	}
+	op := scope.reservedOperation()
 	for _, k := range slopeKinds {
 		dst = append(dst, Key{Session: session, Operation: op, Kind: k})
 	}

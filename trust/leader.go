@@ -49,7 +49,7 @@ func first(cands []candidate, id router.SessionID) []candidate {
 	return append(append([]candidate{cands[i]}, cands[:i]...), cands[i+1:]...)
 }
 
-// ledBy reports whether steps are a leader's lone answer: one run, on
+// ledBy reports whether runs are the lone answer of leader l: one run, on
 // the leader's session, that cast a verdict.
 func ledBy(l *reputation.Lead, runs []router.Run) bool {
 	return l != nil && len(runs) == 1 && int64(runs[0].SessionID) == l.Session &&

@@ -136,15 +136,20 @@ func (s Scope) reservedOperation() string {
 // afterwards: that the outcome a call reported was right, or wrong. Each
 // session that backed the outcome is credited FeedbackWeight votes' worth
 // of Right (or Wrong), and each that voted otherwise the opposite when
-// the outcome was right; when it was wrong, a dissent is not known to
-// have been right, and the dissenters are left as they were.
+// the outcome was right. When it was wrong, a vote for the one other
+// answer the call could have (Ballot.Opposed: a validation's other
+// verdict) was right and is credited Right; any other dissent, such as
+// another wrong number, is not known to have been right, and its session
+// is left as it was.
 //
 // The reliability in a scope therefore converges to the share of a
-// session's counted votes that were right, where a vote counts unless it
-// dissented from an outcome reported wrong: for a session that seldom
-// dissents alone, its accuracy on the reported calls; for one that often
-// dissents rightly from a wrong majority, somewhat less. Once the record
-// is full (see the package doc) it is an average over about the last
+// session's counted votes that were right, where every vote on a
+// validation counts: its accuracy on the reported calls, whether it
+// backs the majority or dissents rightly from it. On open answers a
+// dissent from a wrong outcome does not count, and a session that often
+// dissents rightly from a wrong plurality reads somewhat less than its
+// accuracy. Once the record is full (see the package doc) it is an
+// average over about the last
 // Horizon/FeedbackWeight reported calls the session voted in (125 with
 // the defaults), and the Prior weighs as Prior.Right+Prior.Wrong votes,
 // ten outcomes with the defaults (DefaultOutcomePrior). To rank a
@@ -428,11 +433,11 @@ func (b *Book) feedbackDeltas(scope Scope, ballots []Ballot, right bool, sign fl
 	for _, bl := range ballots {
 		var d Record
 		switch {
-		case right && bl.Backed:
+		case right && bl.Backed, bl.Opposed && !right: // a backer of a right outcome; the other verdict of a wrong one
 			d.Right = w
 		case right, bl.Backed: // a dissent from a right outcome, a backer of a wrong one
 			d.Wrong = w
-		default: // a dissent from a wrong outcome: not known to be right
+		default: // a dissent from a wrong outcome, of another answer: not known to be right
 			continue
 		}
 		var keys [3]Key

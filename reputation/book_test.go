@@ -147,7 +147,9 @@ func TestBookFeedback(t *testing.T) {
 	store := new(reputation.Memory)
 	b := newBook(t, store)
 	ctx := context.Background()
-	ballots := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Backed: false}}
+	// Session 2 dissents with another answer (not known right when the
+	// outcome was wrong), session 4 with the other verdict (then right).
+	ballots := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Backed: false}, {Session: 4, Opposed: true}}
 	if err := b.Feedback(ctx, scope, ballots, true); err != nil {
 		t.Fatal(err)
 	}
@@ -155,9 +157,9 @@ func TestBookFeedback(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := float64(reputation.DefaultFeedbackWeight)
-	keys := []reputation.Key{{Session: 1}, {Session: 2}, {Session: 1, Operation: scope.Operation, Kind: scope.Kind}}
+	keys := []reputation.Key{{Session: 1}, {Session: 2}, {Session: 1, Operation: scope.Operation, Kind: scope.Kind}, {Session: 4}}
 	recs, _ := store.Load(ctx, keys)
-	want := []reputation.Record{{Right: w, Wrong: w}, {Wrong: w}, {Right: w, Wrong: w}}
+	want := []reputation.Record{{Right: w, Wrong: w}, {Wrong: w}, {Right: w, Wrong: w}, {Right: w, Wrong: w}}
 	for i := range want {
 		if recs[i] != want[i] {
 			t.Errorf("%+v: %+v, want %+v", keys[i], recs[i], want[i])

@@ -107,6 +107,7 @@ func TestService_weightedReceiptRecomputes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	reported := map[string]bool{} // the verdicts whose map holds an outcome
 	for i := range 12 {
 		req := request(trust.ModeValidation, trust.PolicySafe)
 		req.Receipt = receipt.Inline()
@@ -166,9 +167,10 @@ func TestService_weightedReceiptRecomputes(t *testing.T) {
 		if math.Abs(want-res.Receipt.Decision.Confidence) > 1e-12 || math.Abs(want-resp.Confidence) > 1e-12 {
 			t.Errorf("call %d: confidence %v (response %v), recomputed %v from the snapshot", i, res.Receipt.Decision.Confidence, resp.Confidence, want)
 		}
-		if (cal.Basis == reputation.BasisOutcomes) != (i > 0) {
-			t.Errorf("call %d: basis %q, want outcomes once one was reported", i, cal.Basis)
+		if (cal.Basis == reputation.BasisOutcomes) != reported[win] {
+			t.Errorf("call %d: basis %q of safe/%s, want outcomes once one was reported on that map", i, cal.Basis, win)
 		}
+		reported[win] = true
 		if err := s.Feedback(context.Background(), resp.TraceID, i%3 != 0); err != nil {
 			t.Fatal(err)
 		}

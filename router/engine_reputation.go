@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"sync"
 
@@ -21,10 +22,8 @@ const (
 	// when no other fit session is left.
 	DefaultMaxShare = 0.4
 	// DefaultExploreEvery is how often selection puts the least used fit
-	// session first, so that a session outside the sessions tied for
-	// the lead (see [Engine.ValidateV3]) still runs: one call in 20. A
-	// new session is tied with any but a clearly better one, and runs in
-	// turn from its first calls.
+	// session first, so that a session its draws seldom favour (see
+	// [Engine.ValidateV3]) still runs: one call in 20.
 	DefaultExploreEvery = 20
 	// DefaultShareWindow is how many of the latest runs the shares are
 	// counted over.
@@ -136,60 +135,57 @@ func (e *Engine) reliabilities(ctx context.Context, scope reputation.Scope, sess
 	return e.rep.Evidence(ctx, scope, ids)
 }
 
-// order sorts sessions for selection: rotated by the engine's counter,
-// then those under their share bound before those at it; in each group
-// the sessions tied with its most reliable one first, in rotation, then
-// the rest, most reliable first. On an exploring call, the least used
-// goes first.
+// order sorts sessions for selection: those under their share bound
+// before those at it, and in each group by a draw from each session's
+// reliability (Thompson sampling): the most likely best first, a
+// session as often as it may be the best. On an exploring call, the
+// least used goes first.
 //
-// Two sessions are tied when their reliabilities differ by no more than
-// [tieSDs] standard deviations of the difference: each reliability p is
-// the mean of a Beta posterior worth n votes (reputation.Book.Evidence),
-// of variance p(1−p)/(n+1). Sessions within noise of each other so share
-// the runs evenly, and a session with little evidence (a new one reads
-// the prior, worth five votes) is tied with any but a clearly better one,
-// so it runs in turn until its record says otherwise.
+// The draw is p + σ·z, z standard normal: p is the session's reliability,
+// the mean of a Beta posterior (reputation.Book.Evidence), and σ² =
+// p(1−p)/(m+1) its variance, m the outcomes' worth of its evidence
+// (its counts over the book's FeedbackWeight, the prior's included).
+// Sessions within noise of each other so share the runs, a session with
+// little evidence runs until its record tells it apart, and one that
+// outcomes show clearly better runs first nearly always. The draws come
+// from the engine's call counter, so one sequence of calls orders the
+// same way every time.
 func (e *Engine) order(sessions []*session, rel consensus.Reliabilities, counts map[int64]reputation.Record) {
 	k := e.next.Add(1) - 1
 	if len(sessions) < 2 {
 		return
 	}
-	r := int(k % uint64(len(sessions)))
 	type ranked struct {
-		s      *session
-		over   bool    // at the share bound
-		p, v   float64 // reliability and its variance
-		runs   int     // of the latest runs
-		leader bool    // tied with the most reliable of its group
+		s    *session
+		over bool    // at the share bound
+		draw float64 // from the session's reliability
+		runs int     // of the latest runs
 	}
 	var buf [8]ranked // room enough for most engines
 	rs := slices.Grow(buf[:0], len(sessions))[:len(sessions)]
 	e.usage.mu.Lock()
 	total := len(e.usage.ring)
-	for i := range rs {
-		s := sessions[(r+i)%len(sessions)]
+	for i, s := range sessions {
 		n := e.usage.counts[s.ID]
 		rs[i] = ranked{s: s, over: total >= 10 && float64(n) >= e.maxShare*float64(total), runs: n}
 	}
 	e.usage.mu.Unlock()
+	r := int(k % uint64(len(rs)))
+	rs = append(rs[r:], rs[:r]...)
+	rng := rand.New(rand.NewPCG(k, orderStream))
+	fw := e.rep.Options().FeedbackWeight
+	same := true
 	for i := range rs {
 		id := int64(rs[i].s.ID)
-		c := counts[id]
-		rs[i].p = rel.Of(id)
-		rs[i].v = rs[i].p * (1 - rs[i].p) / (c.Right + c.Wrong + 1)
+		c, p := counts[id], rel.Of(id)
+		sd := math.Sqrt(p * (1 - p) / ((c.Right+c.Wrong)/fw + 1))
+		rs[i].draw = p + sd*rng.NormFloat64()
+		c0, p0 := counts[int64(rs[0].s.ID)], rel.Of(int64(rs[0].s.ID))
+		same = same && c == c0 && p == p0
 	}
-	for _, over := range []bool{false, true} {
-		best := -1
-		for i, x := range rs {
-			if x.over == over && (best < 0 || x.p > rs[best].p) {
-				best = i
-			}
-		}
-		for i, x := range rs {
-			if x.over == over && best >= 0 {
-				b := rs[best]
-				rs[i].leader = b.p-x.p <= tieSDs*math.Sqrt(b.v+x.v)
-			}
+	if same { // nothing tells them apart: the rotation
+		for i := range rs {
+			rs[i].draw = 0
 		}
 	}
 	slices.SortStableFunc(rs, func(a, b ranked) int {
@@ -199,15 +195,9 @@ func (e *Engine) order(sessions []*session, rel consensus.Reliabilities, counts 
 				return 1
 			}
 			return -1
-		case a.leader != b.leader:
-			if a.leader {
-				return -1
-			}
-			return 1
-		case a.leader: // tied: keep the rotation
-		case a.p > b.p:
+		case a.draw > b.draw:
 			return -1
-		case a.p < b.p:
+		case a.draw < b.draw:
 			return 1
 		}
 		return 0
@@ -228,12 +218,8 @@ func (e *Engine) order(sessions []*session, rel consensus.Reliabilities, counts 
 	}
 }
 
-// tieSDs is how many standard deviations of the difference of two
-// sessions' reliabilities make them tied for selection: 3, so that two
-// sessions equal but for luck are tied about 99.7% of the time (at 2,
-// five equal sessions no longer share runs evenly:
-// TestEngine_equalSessionsShareRuns).
-const tieSDs = 3
+// orderStream is the stream of the draws of [Engine.order].
+const orderStream = 0x6f72646572
 
 // aggregator returns the aggregator of a version 3 call under policy:
 // weighted by rel when the request asks for it (with sessions the

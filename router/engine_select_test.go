@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -93,4 +94,40 @@ func TestEngine_newSessionEarnsARecord(t *testing.T) {
 		t.Errorf("the new session ran %d times in %d calls, want at least %d", runs, calls, want)
 	}
 	t.Logf("the new session first ran in call %d, and %d times in %d calls", first, runs, calls)
+}
+
+// TestEngine_outcomesPutTheBetterSessionFirst: six reported outcomes,
+// all right for session 1 and half right for sessions 2 to 5 (each
+// counted beside the outcome prior), make session 1 the likely best,
+// though within three standard deviations of the others; single-replica
+// calls then run it up to the share bound (DefaultMaxShare), where
+// ties in rotation would give it one call in five.
+func TestEngine_outcomesPutTheBetterSessionFirst(t *testing.T) {
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	e := newEngine(t, equalSessions(5, 10), router.WithEngineClock(func() time.Time { return clock }))
+	ctx := context.Background()
+	scope := router.Scope(router.KindValidate, "summary")
+	for i := range 6 {
+		ballots := []reputation.Ballot{{Session: 1, Backed: true}}
+		for s := int64(2); s <= 5; s++ {
+			ballots = append(ballots, reputation.Ballot{Session: s, Backed: i%2 == 0, Opposed: i%2 != 0})
+		}
+		if err := e.Reputation().Feedback(ctx, scope, ballots, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs := map[router.SessionID]int{}
+	const calls = 200
+	for i := range calls {
+		req := validateV3(1, router.DisagreeBestEffort)
+		req.Claim.Output = json.RawMessage(fmt.Sprintf(`"ranked %d"`, i))
+		resp, err := e.ValidateV3(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs[resp.Evidence.Runs[0].SessionID]++
+	}
+	if share := float64(runs[1]) / calls; share < router.DefaultMaxShare-0.05 {
+		t.Errorf("session 1 ran %.2f of the calls, want about the share bound %v (runs per session %v)", share, router.DefaultMaxShare, runs)
+	}
 }

@@ -16,17 +16,16 @@ import (
 // [NewEngine]; session_id, when set, goes first whether or not the pool
 // lists it. Candidates that do not serve policy.tier or are cooling down
 // are dropped. The rest, after session_id, are ranked by reputation (see
-// [Engine.Rank]: sessions at their share bound last; first the sessions
-// whose reliability is within noise of the most reliable one's, in a
-// rotation by one place per version 3 call, then the others, most
-// reliable first; the least used first one call in
-// [DefaultExploreEvery]). Two reliabilities are within noise when they
-// differ by at most three standard deviations of their difference, each
-// reliability read as a Beta posterior (reputation.Book.Evidence), so
-// equal sessions share the runs evenly and a new session, which holds
-// only the prior's five votes of evidence, takes its turn until its
-// record tells it apart. With reputation off they are only rotated, so
-// that load spreads over them. The engine then takes
+// [Engine.Rank]): sessions at their share bound last; the others by a
+// draw from each session's reliability, read as a Beta posterior over
+// the outcomes reported on it (reputation.Book.Evidence), so that a
+// session runs first as often as it may be the most reliable (Thompson
+// sampling); the least used first one call in [DefaultExploreEvery].
+// Sessions that nothing tells apart (no outcome reported yet) are
+// rotated by one place per version 3 call, so equal sessions share the
+// runs evenly; a new session, which holds only the prior's evidence,
+// runs often until its record tells it apart. With reputation off they
+// are only rotated, so that load spreads over them. The engine then takes
 // sessions in that order, first only from worker pools not yet used, then
 // from any pool, until it has consensus.replicas distinct sessions. A
 // session never runs two replicas of one call.

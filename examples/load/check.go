@@ -18,7 +18,7 @@ import (
 const goroutineSlack = 8
 
 // heapQuiet is how long the heap is watched, once the server has
-// settled, for growth with no load.
+// settled, for growth with no load, unless the config says otherwise.
 const heapQuiet = 2 * time.Second
 
 // serverVars are the members of the server's /debug/vars the checks read.
@@ -68,7 +68,7 @@ func (l *loader) vars(ctx context.Context) (*serverVars, error) {
 
 // check waits for the server to settle (its goroutines back to what they
 // were before the load, within cfg.settle) and watches its heap for
-// heapQuiet.
+// cfg.quiet.
 func (l *loader) check(ctx context.Context, s *summary) error {
 	began := time.Now()
 	var after *serverVars
@@ -91,7 +91,7 @@ func (l *loader) check(ctx context.Context, s *summary) error {
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-time.After(heapQuiet):
+	case <-time.After(l.cfg.quiet):
 	}
 	later, err := l.vars(ctx)
 	if err != nil {

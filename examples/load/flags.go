@@ -23,6 +23,7 @@ type config struct {
 	duration    time.Duration // the bound of the whole load
 	seed        uint64        // fixes the sequence of kinds and claims
 	settle      time.Duration // how long the server may take to settle after the load
+	quiet       time.Duration // how long the heap is watched for growth once the server has settled
 	every       time.Duration // how often a progress line is printed
 }
 
@@ -35,7 +36,7 @@ type weighted struct {
 const defaultMix = "validate_v2=3,validate_v3=3,delegate_v3=2,trust=2"
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
-	var cfg config
+	cfg := config{quiet: heapQuiet}
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.url, "url", "http://127.0.0.1:8080", "base `URL` of the server")

@@ -120,7 +120,7 @@ func (s *summary) failed() []string {
 		f = append(f, fmt.Sprintf("goroutines: %d before the load, %d after %v", s.before.Goroutines, s.after.Goroutines, s.settled.Round(time.Millisecond)))
 	}
 	if grow := int64(s.later.Memstats.HeapInuse) - int64(s.after.Memstats.HeapInuse); grow > max(int64(s.after.Memstats.HeapInuse)/20, 1<<20) {
-		f = append(f, fmt.Sprintf("heap grew by %s in %v with no load", mib(uint64(grow)), heapQuiet))
+		f = append(f, fmt.Sprintf("heap grew by %s in %v with no load", mib(uint64(grow)), s.cfg.quiet))
 	}
 	return f
 }
@@ -175,7 +175,7 @@ func (s *summary) write(w io.Writer) {
 		fmt.Fprintf(w, "goroutines: %d before the load, %d after it (settled in %v)\n",
 			s.before.Goroutines, s.after.Goroutines, s.settled.Round(time.Millisecond))
 		fmt.Fprintf(w, "heap in use: %s before the load, %s after it, %s %v later (%d GCs during the load)\n",
-			mib(s.before.Memstats.HeapInuse), mib(s.after.Memstats.HeapInuse), mib(s.later.Memstats.HeapInuse), heapQuiet,
+			mib(s.before.Memstats.HeapInuse), mib(s.after.Memstats.HeapInuse), mib(s.later.Memstats.HeapInuse), s.cfg.quiet,
 			s.after.Memstats.NumGC-s.before.Memstats.NumGC)
 		fmt.Fprintf(w, "live heap after GC: %s before the load", mib(s.before.Memstats.HeapAlloc))
 		for _, h := range s.heap {

@@ -21,9 +21,9 @@ import (
 )
 
 // delegationCfg is the tests' delegation run: both GSM8K panels on the
-// fixtures, 50 earlier calls, outcomes reported for none and 5% of the
-// calls.
-var delegationCfg = config{seed: 7, data: fixtures, delegationWarm: 50, outcomes: []float64{0, 0.05},
+// first 100 problems of the fixtures, 30 earlier calls, outcomes reported
+// for none and 5% of the calls.
+var delegationCfg = config{seed: 7, data: fixtures, delegationWarm: 30, realCalls: 100, outcomes: []float64{0, 0.05},
 	only: []string{"gsm8k-small", "gsm8k-strong"}}
 
 var (
@@ -177,8 +177,8 @@ func TestSimulateDelegation(t *testing.T) {
 	}
 }
 
-// TestSimulateDelegation_today holds every reputation-off delegation on
-// the fixtures to testdata/delegation-today.golden (written by `go test
+// TestSimulateDelegation_today holds every reputation-off delegation of
+// delegationCfg to testdata/delegation-today.golden (written by `go test
 // ./examples/accuracy -run TestSimulateDelegation_today -update`), as
 // TestSimulateReal_today does for the validation workloads.
 func TestSimulateDelegation_today(t *testing.T) {

@@ -42,9 +42,6 @@ func TestSpread(t *testing.T) {
 func TestSimulateReal_draws(t *testing.T) {
 	cfg := realCfg
 	cfg.only, cfg.draws = []string{"emotion"}, 2
-	if cfg.realCalls == 0 {
-		cfg.realCalls = 160 // of 240: enough reported calls for each draw to differ
-	}
 	rep, err := simulateReal(context.Background(), cfg, io.Discard)
 	if err != nil {
 		t.Fatal(err)

@@ -26,9 +26,9 @@ import (
 const fixtures = "testdata/real-llm-data"
 
 // realCfg is the tests' real-data run: every real-data workload on the
-// fixtures, 100 earlier calls, outcomes reported for none and 5% of the
-// calls.
-var realCfg = config{seed: 7, data: fixtures, realWarm: 100, outcomes: []float64{0, 0.05},
+// first 120 claims of the fixtures, 50 earlier calls, outcomes reported
+// for none and 5% of the calls.
+var realCfg = config{seed: 7, data: fixtures, realWarm: 50, realCalls: 120, outcomes: []float64{0, 0.05},
 	only: []string{"mmlu-strong", "mmlu-open", "emotion"}}
 
 var (
@@ -301,8 +301,8 @@ func TestSimulateReal(t *testing.T) {
 // TestSimulateReal_today checks the real-data run with reputation off, a
 // figure at a time, against testdata/real-today.golden: written by
 // `go test ./examples/accuracy -run TestSimulateReal_today -update`, it
-// holds every call of every tier on the fixtures (status, confidence to
-// the last bit, runs and their sessions), which reputation off must
+// holds every call of every tier on realCfg's claims (status, confidence
+// to the last bit, runs and their sessions), which reputation off must
 // answer as today's engine does.
 func TestSimulateReal_today(t *testing.T) {
 	rep := smallReal(t)
@@ -331,10 +331,9 @@ func TestRun_realData(t *testing.T) {
 	md := filepath.Join(dir, "acc.md")
 	cfg := realCfg
 	cfg.only = []string{"emotion", "gsm8k-small", "easy"}
-	cfg.calls, cfg.episode, cfg.curve, cfg.delegationWarm = 30, 30, []int{0, 10}, 50
-	if cfg.realCalls == 0 {
-		cfg.realCalls = 120 // the tables' layout, not their figures
-	}
+	// The tables' layout, not their figures: few calls of each workload.
+	cfg.calls, cfg.episode, cfg.curve = 30, 30, []int{0, 10}
+	cfg.realCalls, cfg.realWarm, cfg.delegationWarm = 60, 30, 30
 	if err := run(context.Background(), cfg, md, dir, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}

@@ -268,9 +268,9 @@ func TestECEFloor(t *testing.T) {
 }
 
 // worldsCfg is the tests' run of the world families: one seed, one
-// panel, on the first 60 calls of the cut rows, outcomes reported for
+// panel, on the first 40 calls of the cut rows, outcomes reported for
 // none and 5%.
-var worldsCfg = config{data: cut, realWarm: 2000, outcomes: []float64{0, 0.05}, seeds: []uint64{3}, panels: 1, realCalls: 60}
+var worldsCfg = config{data: cut, realWarm: 2000, outcomes: []float64{0, 0.05}, seeds: []uint64{3}, panels: 1, realCalls: 40}
 
 var (
 	worldsOnce sync.Once

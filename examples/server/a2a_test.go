@@ -56,6 +56,7 @@ func a2aAnswer(t *testing.T, hc *http.Client, card *a2a.AgentCard, key string, p
 // sends messages to its url: the demo workers judge the arithmetic, and a
 // receipt issued over A2A belongs to the key's integration.
 func TestRun_a2a(t *testing.T) {
+	t.Parallel()
 	base, _, _ := startServer(t, "-integration", "acme=acme-key")
 	hc := &http.Client{Transport: &http.Transport{}}
 	defer hc.CloseIdleConnections()
@@ -100,6 +101,7 @@ func TestRun_a2a(t *testing.T) {
 }
 
 func TestRun_a2aRefusesWithoutKey(t *testing.T) {
+	t.Parallel()
 	base, _, _ := startServer(t)
 	body := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"Is it true that 1 * 1 = 1?"}]}}}`
 	resp, err := http.Post(base+a2aPath, "application/json", strings.NewReader(body))
@@ -143,6 +145,7 @@ func a2aV1(t *testing.T, url, key, method, params string) (result json.RawMessag
 // router's path too, and sends a claim in 1.0 to both endpoints: the
 // verdict is the same, and the task is its integration's alone.
 func TestRun_a2aV1(t *testing.T) {
+	t.Parallel()
 	base, _, _ := startServer(t, "-integration", "acme=acme-key")
 	req, err := http.NewRequest(http.MethodGet, base+"/.well-known/agent.json", nil)
 	if err != nil {

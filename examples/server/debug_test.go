@@ -68,6 +68,7 @@ func post(t *testing.T, url, idem, body string, out any) *http.Response {
 }
 
 func TestRun_debugVars(t *testing.T) {
+	t.Parallel()
 	b, _, _ := startServerBanner(t, "-debug-addr", "127.0.0.1:0")
 	if !strings.HasPrefix(b.debug, "http://127.0.0.1:") || !strings.HasSuffix(b.debug, "/debug/vars") {
 		t.Fatalf("banner names debug vars at %q", b.debug)
@@ -122,6 +123,7 @@ func TestRun_debugVars(t *testing.T) {
 // a new id beyond the bound forgets the one seen first, whatever the
 // count of calls.
 func TestCallCounts_limit(t *testing.T) {
+	t.Parallel()
 	c := callCounts{limit: 2}
 	for _, id := range []string{"a", "b", "a", "c", "c", "b", "d"} {
 		c.add(id)
@@ -142,6 +144,7 @@ func TestCallCounts_limit(t *testing.T) {
 // /debug/vars, not as "other", and that a proof does not count as a
 // receipt lookup.
 func TestRun_debugVarsAgentAndLogRoutes(t *testing.T) {
+	t.Parallel()
 	b, _, _ := startServerBanner(t, "-debug-addr", "127.0.0.1:0")
 	get := func(path string) {
 		t.Helper()

@@ -38,6 +38,7 @@ func validateJSON(t *testing.T, schema, instance json.RawMessage) error {
 // example request, paid, is served, and the real answer satisfies the
 // output schema the route declares.
 func TestRun_x402RoutesDescribeThemselves(t *testing.T) {
+	t.Parallel()
 	base, _, _ := startServer(t)
 	prices, err := demoPrices(defaultPayTo)
 	if err != nil {

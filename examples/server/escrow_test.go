@@ -22,6 +22,7 @@ import (
 // and the buyer's balance in the escrow, read from the demo endpoint, is
 // where the verdicts say; an adaptive call captures the runs it launched.
 func TestRun_trustCallInEscrow(t *testing.T) {
+	t.Parallel()
 	base, _, stop := startServer(t)
 	defer stop()
 	payer, err := evm.NewPayer(strings.Repeat("48", 32))
@@ -96,6 +97,7 @@ func demoBalance(t *testing.T, base, address string) int64 {
 // TestBalanceHandler_badAddress: an address that is not one is a 400
 // problem with instance and request_id, like the library's routes.
 func TestBalanceHandler_badAddress(t *testing.T) {
+	t.Parallel()
 	mux := http.NewServeMux()
 	mux.Handle(escrowBalancePattern, (&demoEscrow{}).balanceHandler())
 	rec := httptest.NewRecorder()

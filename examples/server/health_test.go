@@ -31,6 +31,7 @@ func getReady(t *testing.T, h *health) (int, readiness) {
 }
 
 func TestHealth_ready(t *testing.T) {
+	t.Parallel()
 	quiet := slog.New(slog.DiscardHandler)
 	ok := routertest.Verdict(router.VerdictValid)
 	fail := routertest.Fail(errors.New("model down"))

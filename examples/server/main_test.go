@@ -107,6 +107,7 @@ func startServerBanner(t *testing.T, args ...string) (b banner, log *syncBuffer,
 }
 
 func TestRun_endToEnd(t *testing.T) {
+	t.Parallel()
 	base, log, stop := startServer(t)
 	ctx := context.Background()
 
@@ -195,6 +196,7 @@ func TestRun_endToEnd(t *testing.T) {
 }
 
 func TestRun_banner(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	var out bytes.Buffer
 	cancel() // serve nothing: print the banner and stop
@@ -228,6 +230,7 @@ func TestRun_banner(t *testing.T) {
 }
 
 func TestRun_flags(t *testing.T) {
+	t.Parallel()
 	var usage bytes.Buffer
 	if err := run(context.Background(), []string{"-h"}, io.Discard, &usage); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: %v, want flag.ErrHelp", err)

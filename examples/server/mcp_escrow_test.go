@@ -20,6 +20,7 @@ import (
 // fails is voided, and the buyer's balance, read from the demo endpoint,
 // is back after the void.
 func TestRun_mcpPaidInEscrow(t *testing.T) {
+	t.Parallel()
 	base, _, stop := startServer(t, "-mcp-paid")
 	defer stop()
 	cs, err := mcpSession(t, base+mcpPath, defaultAPIKey)

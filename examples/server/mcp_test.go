@@ -97,6 +97,7 @@ func resultText(res *mcp.CallToolResult) string {
 }
 
 func TestRun_mcp(t *testing.T) {
+	t.Parallel()
 	b, _, _ := startServerBanner(t, "-integration", "acme=acme-key")
 	demo, err := mcpSession(t, b.base+mcpPath, defaultAPIKey)
 	if err != nil {
@@ -177,6 +178,7 @@ func TestRun_mcp(t *testing.T) {
 }
 
 func TestRun_mcpRefusesWithoutKey(t *testing.T) {
+	t.Parallel()
 	base, _, _ := startServer(t)
 	for _, key := range []string{"", "wrong-key"} {
 		if _, err := mcpSession(t, base+mcpPath, key); err == nil {
@@ -203,6 +205,7 @@ func TestRun_mcpRefusesWithoutKey(t *testing.T) {
 }
 
 func TestRun_mcpPaid(t *testing.T) {
+	t.Parallel()
 	banner, log, _ := startServerBanner(t, "-mcp-paid", "-debug-addr", "127.0.0.1:0")
 	base := banner.base
 	cs, err := mcpSession(t, base+mcpPath, defaultAPIKey)
@@ -303,6 +306,7 @@ func TestRun_mcpPaid(t *testing.T) {
 }
 
 func TestRun_agentCard(t *testing.T) {
+	t.Parallel()
 	base, _, _ := startServer(t)
 	for _, path := range agentcard.Paths() {
 		resp, err := http.Get(base + path)
@@ -322,6 +326,7 @@ func TestRun_agentCard(t *testing.T) {
 // mode (see TestMain), as an MCP host would, and calls a tool: anything
 // but MCP on stdout would break the session.
 func TestRun_mcpStdio(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), stdioServerEnv+"=1")
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).

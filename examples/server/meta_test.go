@@ -17,6 +17,7 @@ import (
 // price of the paid trust call the banner shows, and that GET
 // /api/v1/status counts the /api/v4 calls beside the router's.
 func TestRun_aboutAndStatusCoverTrust(t *testing.T) {
+	t.Parallel()
 	base, _, _ := startServer(t)
 	ctx := context.Background()
 	rc, err := router.NewClient(base, router.WithAPIKey(defaultAPIKey), router.WithRetry(router.RetryPolicy{}))

@@ -16,6 +16,7 @@ var metricsAlone = regexp.MustCompile(`(?m)^  metrics alone: (http://\S+/metrics
 // and the Go runtime's metrics, and nothing else; -debug-addr keeps its
 // own /metrics, the same families.
 func TestRun_metricsAddr(t *testing.T) {
+	t.Parallel()
 	b, _, _ := startServerBanner(t, "-metrics-addr", "127.0.0.1:0", "-debug-addr", "127.0.0.1:0")
 	m := metricsAlone.FindStringSubmatch(b.text)
 	if m == nil {
@@ -59,6 +60,7 @@ func TestRun_metricsAddr(t *testing.T) {
 }
 
 func TestRun_metricsAddrInUse(t *testing.T) {
+	t.Parallel()
 	b, _, _ := startServerBanner(t, "-metrics-addr", "127.0.0.1:0")
 	m := metricsAlone.FindStringSubmatch(b.text)
 	if m == nil {

@@ -56,6 +56,7 @@ func labelled(f *dto.MetricFamily, want map[string]string) []*dto.Metric {
 }
 
 func TestRun_prometheusMetrics(t *testing.T) {
+	t.Parallel()
 	b, _, _ := startServerBanner(t, "-debug-addr", "127.0.0.1:0")
 	metricsURL := strings.TrimSuffix(b.debug, "/debug/vars") + "/metrics"
 	if !strings.Contains(b.text, metricsURL) {
@@ -97,6 +98,7 @@ func TestRun_prometheusMetrics(t *testing.T) {
 // idempotent one, a refused payment) and checks that /metrics holds every
 // family docs/OBSERVABILITY.md lists, under the name it gives.
 func TestRun_everyMetricFamily(t *testing.T) {
+	t.Parallel()
 	b, _, _ := startServerBanner(t, "-debug-addr", "127.0.0.1:0", "-trial-burst", "1", "-trial-rate", "0.01")
 	ctx := context.Background()
 	tc := trustClient(t, b.base, defaultAPIKey)
@@ -152,6 +154,7 @@ func TestRun_everyMetricFamily(t *testing.T) {
 }
 
 func TestRun_healthWithoutCredentials(t *testing.T) {
+	t.Parallel()
 	base, _, _ := startServer(t)
 	for _, path := range []string{"/healthz", "/readyz"} {
 		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, base+path, nil)

@@ -100,6 +100,7 @@ func TestRun_workersPanel(t *testing.T) {
 }
 
 func TestPanelSessions_missingKey(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "panel.yaml")
 	panel := "sessions:\n  - id: 1\n    worker: {base_url: http://127.0.0.1:1/v1, model: m, api_key_env: NOT_SET}\n"
 	if err := os.WriteFile(path, []byte(panel), 0o600); err != nil {
@@ -112,6 +113,7 @@ func TestPanelSessions_missingKey(t *testing.T) {
 }
 
 func TestPanelSessions_readmeExample(t *testing.T) {
+	t.Parallel()
 	ss, desc, err := panelSessions("panel-ollama.yaml", func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 // promtool check metrics: no problem, no empty label, and the /mcp
 // requests counted in the HTTP server metrics.
 func TestRun_metricsLint(t *testing.T) {
+	t.Parallel()
 	b, _, _ := startServerBanner(t, "-metrics-addr", "127.0.0.1:0", "-debug-addr", "127.0.0.1:0", "-mcp-paid")
 	m := metricsAlone.FindStringSubmatch(b.text)
 	if m == nil {

@@ -10,6 +10,7 @@ import (
 // proxy's address. Without -trusted-proxy all callers share its trial
 // bucket; with it, each client the proxy names has its own.
 func TestRun_trustedProxy(t *testing.T) {
+	t.Parallel()
 	const body = `{"session_id":1,"claim":{"type":"tool_output","output":"2 + 2 = 4"}}`
 	trial := func(t *testing.T, base, client string) int {
 		t.Helper()

@@ -14,6 +14,7 @@ import (
 // inclusion proof against the log's checkpoint, signed by the banner's key
 // under -log-origin.
 func TestRun_receiptLog(t *testing.T) {
+	t.Parallel()
 	b, _, _ := startServerBanner(t, "-log-origin", "example.com/vouch/test")
 	ctx := context.Background()
 	resp, err := trustClient(t, b.base, defaultAPIKey).Call(ctx, validation(receipt.Request{Mode: receipt.DeliveryInline}))

@@ -16,6 +16,7 @@ import (
 )
 
 func TestLoadSigningKey_file(t *testing.T) {
+	t.Parallel()
 	seed := make([]byte, ed25519.SeedSize)
 	for i := range seed {
 		seed[i] = byte(i)
@@ -62,6 +63,7 @@ func TestLoadSigningKey_file(t *testing.T) {
 }
 
 func TestLoadSigningKey_created(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "key")
 	// Servers started together on one missing file end up with one key.
 	keys := make([]*signingKey, 8)
@@ -103,6 +105,7 @@ func TestLoadSigningKey_created(t *testing.T) {
 }
 
 func TestLoadSigningKey_none(t *testing.T) {
+	t.Parallel()
 	a, err := loadSigningKey("")
 	if err != nil {
 		t.Fatal(err)
@@ -114,6 +117,7 @@ func TestLoadSigningKey_none(t *testing.T) {
 }
 
 func TestSetUpSigningKey_rotate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "keys.json")
 	first, err := setUpSigningKey(config{signingKey: path})

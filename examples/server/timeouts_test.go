@@ -16,6 +16,7 @@ import (
 // follow from the longest time budget of a route: the write timeout
 // outlasts it, the read and idle timeouts are set.
 func TestServerTimeouts(t *testing.T) {
+	t.Parallel()
 	longest := max(router.DefaultCallTimeout, x402.DefaultTimeBudget)
 	srv := apiServer(nil, nil, timeoutsFor(longest))
 	if srv.ReadHeaderTimeout <= 0 || srv.ReadTimeout <= 0 || srv.IdleTimeout <= 0 {
@@ -29,6 +30,7 @@ func TestServerTimeouts(t *testing.T) {
 // TestServerTimeouts_bodyNeverArrives: a POST announcing 200 bytes and
 // sending 10 is closed once the read timeout passes, not held open.
 func TestServerTimeouts_bodyNeverArrives(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -49,6 +49,7 @@ func wantNotFound(t *testing.T, who string, err error) {
 }
 
 func TestRun_trustReceipt(t *testing.T) {
+	t.Parallel()
 	b, _, _ := startServerBanner(t, "-integration", "acme=acme-key", "-integration", "zed=zed-key")
 	ctx := context.Background()
 	demo := trustClient(t, b.base, defaultAPIKey)
@@ -132,6 +133,7 @@ func checkNamed(vr *receipt.VerifyResponse, name receipt.CheckName) receipt.Chec
 }
 
 func TestRun_receiptsSurviveRestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	args := []string{"-receipts", filepath.Join(dir, "receipts.db"), "-signing-key", filepath.Join(dir, "signing.key")}
 	ctx := context.Background()
@@ -168,6 +170,7 @@ func TestRun_receiptsSurviveRestart(t *testing.T) {
 }
 
 func TestRun_trustTrialAndX402(t *testing.T) {
+	t.Parallel()
 	base, log, _ := startServer(t, "-trial-burst", "2", "-trial-rate", "0.01")
 	ctx := context.Background()
 

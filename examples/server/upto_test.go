@@ -18,6 +18,7 @@ import (
 // upto scheme, and a fast call its fixed price; -facilitator serves the
 // offline facilitator, which lists upto with its address.
 func TestRun_adaptivePaysPerRun(t *testing.T) {
+	t.Parallel()
 	base, _, stop := startServer(t, "-facilitator")
 	defer stop()
 	payer, err := evm.NewPayer(strings.Repeat("47", 32))

@@ -13,6 +13,7 @@ import (
 )
 
 func TestHonest_rules(t *testing.T) {
+	t.Parallel()
 	validate := func(output string) *router.Job {
 		return &router.Job{Kind: router.KindValidate, Claim: &router.Claim{Type: "tool_output", Output: json.RawMessage(output)}}
 	}
@@ -57,6 +58,7 @@ func TestHonest_rules(t *testing.T) {
 }
 
 func TestSometimesWrong(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	job := &router.Job{Kind: router.KindValidate, Claim: &router.Claim{Output: json.RawMessage(`"1 + 1 = 2"`)}}
 	if res, _ := sometimesWrong(honest(), 1, 1).Work(ctx, job); res.Verdict != router.VerdictInvalid {
@@ -93,6 +95,7 @@ func TestSometimesWrong(t *testing.T) {
 }
 
 func TestSlow_cancelled(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancelCause(context.Background())
 	stop := errors.New("stop")
 	cancel(stop)

@@ -17,7 +17,7 @@ import (
 // settles most paraphrases, where exact equality settles few, and
 // embeddings settle more than exact equality.
 func TestRun(t *testing.T) {
-	cfg := config{calls: 80, seed: 3, judgeErrors: []float64{0}, thresholds: []float64{embedkey.DefaultThreshold}}
+	cfg := config{calls: 40, seed: 3, judgeErrors: []float64{0}, thresholds: []float64{embedkey.DefaultThreshold}}
 	rows, err := run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

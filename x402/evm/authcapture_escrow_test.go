@@ -229,6 +229,7 @@ func TestEscrowStateMachine(t *testing.T) {
 	for _, s := range states {
 		for i, op := range ops {
 			t.Run(s.name+"/"+op, func(t *testing.T) {
+				t.Parallel()
 				b := newEscrowBed(t, nil)
 				b.escrow.Fund(acToken, b.terms.Operator, big.NewInt(1_000_000))
 				s.setup(b)

@@ -55,6 +55,7 @@ func gsmRows(t *testing.T) map[string]map[string]string {
 }
 
 func TestLoadProblems(t *testing.T) {
+	t.Parallel()
 	rows := gsmRows(t)
 	for i := range delegationSpecs {
 		spec := &delegationSpecs[i]
@@ -97,6 +98,7 @@ func TestLoadProblems(t *testing.T) {
 }
 
 func TestEqual(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		result string
 		gold   float64
@@ -112,6 +114,7 @@ func TestEqual(t *testing.T) {
 }
 
 func TestSimulateDelegation(t *testing.T) {
+	t.Parallel()
 	rep := smallDelegation(t)
 	for _, tb := range rep.tables {
 		name := tb.spec.name
@@ -182,6 +185,7 @@ func TestSimulateDelegation(t *testing.T) {
 // ./examples/accuracy -run TestSimulateDelegation_today -update`), as
 // TestSimulateReal_today does for the validation workloads.
 func TestSimulateDelegation_today(t *testing.T) {
+	t.Parallel()
 	rep := smallDelegation(t)
 	var got bytes.Buffer
 	for _, tb := range rep.tables {

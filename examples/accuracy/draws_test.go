@@ -13,6 +13,7 @@ import (
 )
 
 func TestSpread(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		s      spread
 		median float64
@@ -40,6 +41,7 @@ func TestSpread(t *testing.T) {
 // of the reported calls: each draw's cells report their own calls, and
 // the table's figures are those of the cells.
 func TestSimulateReal_draws(t *testing.T) {
+	t.Parallel()
 	cfg := realCfg
 	cfg.only, cfg.draws = []string{"emotion"}, 2
 	rep, err := simulateReal(context.Background(), cfg, io.Discard)
@@ -123,6 +125,7 @@ func TestSimulateReal_draws(t *testing.T) {
 }
 
 func TestConfigCheck_draws(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		cfg  config
 		want string
@@ -137,6 +140,7 @@ func TestConfigCheck_draws(t *testing.T) {
 }
 
 func TestReportedGap(t *testing.T) {
+	t.Parallel()
 	calls := []call{{correct: true, reported: true}, {reported: true}, {correct: true}, {correct: true}}
 	if got := reportedGap(calls); got != -25 {
 		t.Errorf("reported right 1 of 2, every call 3 of 4: gap %v points, want -25", got)

@@ -47,6 +47,7 @@ func small(t *testing.T) *report {
 }
 
 func TestSimulate(t *testing.T) {
+	t.Parallel()
 	rep := small(t)
 	// Every tier with each variant, fast on an engine shared with adaptive,
 	// and adaptive at threshold 0.7 with each variant.
@@ -165,6 +166,7 @@ func isPosterior(c float64) bool {
 // written by `go test ./examples/accuracy -run TestReputationOff_today
 // -update` on the engine before learned reputation existed.
 func TestReputationOff_today(t *testing.T) {
+	t.Parallel()
 	rep := small(t)
 	var got bytes.Buffer
 	for _, wl := range workloads {
@@ -187,6 +189,7 @@ func TestReputationOff_today(t *testing.T) {
 }
 
 func TestSimulate_seeded(t *testing.T) {
+	t.Parallel()
 	// The first episode of the small run, run again alone, answers the
 	// same, reputation on included; another seed does not.
 	for _, tt := range []struct {
@@ -213,6 +216,7 @@ func TestSimulate_seeded(t *testing.T) {
 // in the order the runs reached it, so that the turns of adaptive's
 // concurrent router calls matter.
 func TestMeasure_deterministic(t *testing.T) {
+	t.Parallel()
 	wl := &workloads[0]
 	cs := wl.claims(3, 0, 400)
 	c := cell{workload: wl.name, policy: trust.PolicyAdaptive, rep: on}
@@ -229,6 +233,7 @@ func TestMeasure_deterministic(t *testing.T) {
 }
 
 func TestWorkloads(t *testing.T) {
+	t.Parallel()
 	// Each session errs at its stated rate; traps are 10% of the trap
 	// workload and 40% of them lure.
 	const n = 40000
@@ -275,6 +280,7 @@ func TestWorkloads(t *testing.T) {
 }
 
 func TestWilson(t *testing.T) {
+	t.Parallel()
 	// Worked by hand from the Wilson score formula with z = 1.96.
 	for _, tt := range []struct {
 		k, n   int
@@ -288,6 +294,7 @@ func TestWilson(t *testing.T) {
 }
 
 func TestCalibration(t *testing.T) {
+	t.Parallel()
 	// Bin 0.9 holds four calls stating 0.95, three right: |3.8 - 3| = 0.8;
 	// bin 0.6 two stating 0.6, both right: |1.2 - 2| = 0.8; ECE = 1.6 / 6.
 	// A RETRY counts in accuracy, not in calibration.
@@ -316,6 +323,7 @@ func TestCalibration(t *testing.T) {
 }
 
 func TestRun_writesTablesAndCharts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	md := filepath.Join(dir, "acc.md")
 	cfg := config{calls: 30, seed: 1, episode: 30, curve: []int{0, 10}, sweep: []float64{0.7}}
@@ -357,6 +365,7 @@ func TestRun_writesTablesAndCharts(t *testing.T) {
 }
 
 func TestParseFlags(t *testing.T) {
+	t.Parallel()
 	if got, err := parseCurve("0, 100,1000"); err != nil || !cmp.Equal(got, []int{0, 100, 1000}) {
 		t.Errorf("parseCurve = %v, %v; want [0 100 1000]", got, err)
 	}
@@ -402,6 +411,7 @@ func TestParseFlags(t *testing.T) {
 // reliabilities from reported outcomes only, must hold sessions 1 (6%
 // error), 3 (10%) and 5 (25%) alike after the calls alone.
 func TestWeightedStep(t *testing.T) {
+	t.Parallel()
 	const n = 300
 	wl := &workloads[0]
 	p := newPanel(simulated{5, wl, wl.claims(5, 0, n)}, 0, n)
@@ -443,6 +453,7 @@ func TestWeightedStep(t *testing.T) {
 // events give 1, opposite ones −1, a 2×2 table of 2, 1, 1, 4 gives
 // (2·4 − 1·1)/√(3·5·3·5) = 7/15, and an event that never happens 0.
 func TestPhi(t *testing.T) {
+	t.Parallel()
 	b := func(s string) []bool {
 		out := make([]bool, len(s))
 		for i, c := range s {

@@ -72,6 +72,7 @@ func readRows(t *testing.T, path string) []map[string]string {
 }
 
 func TestLoadMMLUPro(t *testing.T) {
+	t.Parallel()
 	rows := map[string]map[string]string{}
 	for _, r := range readRows(t, filepath.Join(fixtures, "mmlu-pro", "mmlu_pro_predictions.csv")) {
 		rows[r["question_id"]] = r
@@ -132,6 +133,7 @@ func TestLoadMMLUPro(t *testing.T) {
 }
 
 func TestLoadEmotion(t *testing.T) {
+	t.Parallel()
 	// probs[text][model] from the fixture, by the softmax worked here.
 	probs := map[string]map[string][]float64{}
 	gold := map[string]string{}
@@ -194,6 +196,7 @@ func TestLoadEmotion(t *testing.T) {
 }
 
 func TestLoadTable_badInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(path, s string) {
 		t.Helper()
@@ -220,6 +223,7 @@ func TestLoadTable_badInput(t *testing.T) {
 }
 
 func TestSimulateReal(t *testing.T) {
+	t.Parallel()
 	rep := smallReal(t)
 	for _, tb := range rep.tables {
 		name := tb.spec.name
@@ -305,6 +309,7 @@ func TestSimulateReal(t *testing.T) {
 // to the last bit, runs and their sessions), which reputation off must
 // answer as today's engine does.
 func TestSimulateReal_today(t *testing.T) {
+	t.Parallel()
 	rep := smallReal(t)
 	var got bytes.Buffer
 	for _, tb := range rep.tables {
@@ -327,6 +332,7 @@ func TestSimulateReal_today(t *testing.T) {
 }
 
 func TestRun_realData(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	md := filepath.Join(dir, "acc.md")
 	cfg := realCfg

@@ -24,6 +24,7 @@ import (
 const cut = "testdata/real-llm-cut"
 
 func TestFamilies_drawPanels(t *testing.T) {
+	t.Parallel()
 	eligible := map[string][]string{
 		"lookalike":   slices.Concat(lookAlikes, emotionGood, emotionRest),
 		"judgebench":  append([]string{judgeBenchStrong}, judgeBenchWeak...),
@@ -101,6 +102,7 @@ func checkShape(t *testing.T, fam string, p int, ms [panelSize]string) {
 // same answer on at least 90% of the texts, and that no two other models
 // do.
 func TestLookAlikes(t *testing.T) {
+	t.Parallel()
 	answers := map[string]map[string]int{}
 	for _, r := range readRows(t, filepath.Join(cut, "uncertainty-bench-emotion", "emotion_logits_long.csv")) {
 		var logits [len(emotionOptions)]float64
@@ -139,6 +141,7 @@ func TestLookAlikes(t *testing.T) {
 }
 
 func TestLoadLLMBar(t *testing.T) {
+	t.Parallel()
 	spec := &panelSpec{name: "llmbar", kind: llmbar, models: families[1].draw(1, 0)}
 	tb, err := loadTable(cut, spec, 1)
 	if err != nil {
@@ -178,6 +181,7 @@ func TestLoadLLMBar(t *testing.T) {
 }
 
 func TestLoadJudgeBench(t *testing.T) {
+	t.Parallel()
 	spec := &panelSpec{name: "judgebench", kind: judgeBench, models: families[2].draw(1, 0)}
 	tb, err := loadTable(cut, spec, 1)
 	if err != nil {
@@ -216,6 +220,7 @@ func TestLoadJudgeBench(t *testing.T) {
 }
 
 func TestLoadJudges_badInput(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name, file, content, want string
 		kind                      dataKind
@@ -246,6 +251,7 @@ func TestLoadJudges_badInput(t *testing.T) {
 }
 
 func TestECEFloor(t *testing.T) {
+	t.Parallel()
 	calibrated := func(n int) []call {
 		calls := make([]call, n)
 		for i := range calls {
@@ -294,6 +300,7 @@ func smallWorlds(t *testing.T) *worldsReport {
 }
 
 func TestSimulateWorlds(t *testing.T) {
+	t.Parallel()
 	rep := smallWorlds(t)
 	for _, f := range families {
 		rs := rep.results[f.name]
@@ -328,6 +335,7 @@ func TestSimulateWorlds(t *testing.T) {
 }
 
 func TestSimulateWorlds_deterministic(t *testing.T) {
+	t.Parallel()
 	cfg := worldsCfg
 	cfg.families, _ = parseFamilies("judgebench")
 	a, err := simulateWorlds(context.Background(), cfg, io.Discard)
@@ -342,6 +350,7 @@ func TestSimulateWorlds_deterministic(t *testing.T) {
 }
 
 func TestRun_worlds(t *testing.T) {
+	t.Parallel()
 	rep := smallWorlds(t)
 	var md bytes.Buffer
 	rep.markdown(&md)
@@ -361,6 +370,7 @@ func TestRun_worlds(t *testing.T) {
 }
 
 func TestRun_worldsFallBackToFixtures(t *testing.T) {
+	t.Parallel()
 	cfg := worldsCfg
 	cfg.data = filepath.Join(t.TempDir(), "absent")
 	cfg.families, _ = parseFamilies("gsm8k-small")
@@ -377,6 +387,7 @@ func TestRun_worldsFallBackToFixtures(t *testing.T) {
 }
 
 func TestParseFamilies(t *testing.T) {
+	t.Parallel()
 	fs, err := parseFamilies("llmbar, gsm8k-mid")
 	if err != nil || len(fs) != 2 || fs[0].name != "llmbar" || fs[1].name != "gsm8k-mid" {
 		t.Errorf("parseFamilies: %v, %v", fs, err)

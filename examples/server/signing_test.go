@@ -127,8 +127,16 @@ func TestSetUpSigningKey_rotate(t *testing.T) {
 	if _, err := setUpSigningKey(config{rotateSigningKey: true}); err == nil {
 		t.Error("-rotate-signing-key without -signing-key succeeded")
 	}
-	// The key file's not_before is whole seconds: rotate a second later.
-	time.Sleep(time.Until(first.file.Keys[0].NotBefore.Add(1100 * time.Millisecond)))
+	// A rotation must come after the current key's not_before (to the
+	// millisecond): date the key a second back rather than wait.
+	f, err := receipt.ReadKeyFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Keys[0].NotBefore = f.Keys[0].NotBefore.Add(-time.Second)
+	if err := os.WriteFile(path, f.Marshal(), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	trusted := filepath.Join(dir, "trusted.json")
 	second, err := setUpSigningKey(config{signingKey: path, rotateSigningKey: true, trustedKeys: trusted})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/time/rate"
 
@@ -26,6 +27,8 @@ const (
 	// defaultPayTo is the burn address: demo payments name a recipient
 	// that nobody owns.
 	defaultPayTo = "0x000000000000000000000000000000000000dEaD"
+	// defaultSlowSession is how long demo session 2 takes to answer.
+	defaultSlowSession = 1500 * time.Millisecond
 	// network is where the x402 routes ask to be paid. The offline
 	// facilitator accepts test networks only.
 	network = "base-sepolia"
@@ -41,13 +44,14 @@ type config struct {
 	apiKey           string
 	integrations     map[string]string // API key → integration name, -api-key's included
 	payTo            string
-	signingKey       string // file of the receipts' signing key; empty: a key for this run only
-	rotateSigningKey bool   // retire the key of signingKey and add a new one
-	trustedKeys      string // file to write the public keys to; empty: none
-	logOrigin        string // name of the receipts' transparency log
-	receipts         string // bbolt file of the receipts; empty: memory (or the database)
-	escrowLedger     string // bbolt file of the escrowed payments; empty: memory (or the database)
-	workers          string // panel file; empty: the demo workers
+	signingKey       string        // file of the receipts' signing key; empty: a key for this run only
+	rotateSigningKey bool          // retire the key of signingKey and add a new one
+	trustedKeys      string        // file to write the public keys to; empty: none
+	logOrigin        string        // name of the receipts' transparency log
+	receipts         string        // bbolt file of the receipts; empty: memory (or the database)
+	escrowLedger     string        // bbolt file of the escrowed payments; empty: memory (or the database)
+	workers          string        // panel file; empty: the demo workers
+	slowSession      time.Duration // how long demo session 2 takes to answer
 	databaseURL      string
 	schema           string
 	trialRate        rate.Limit
@@ -121,6 +125,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 		"bbolt `FILE` that keeps the escrowed (auth-capture) payments across restarts, so that a payment held and not finished is captured or voided when the server starts again (default: memory)")
 	fs.StringVar(&cfg.workers, "workers", "",
 		"panel `FILE` (.json, .yaml) of chat-completions workers to run instead of the demo workers")
+	fs.DurationVar(&cfg.slowSession, "slow-session", defaultSlowSession, "how long session 2 of the demo workers takes to answer (`D`)")
 	fs.StringVar(&cfg.databaseURL, "database-url", "",
 		"PostgreSQL `URL` that keeps idempotency keys, trial limits, used payments and receipts, shared by every server on it")
 	fs.StringVar(&cfg.schema, "database-schema", "", "`NAME` of the PostgreSQL schema of vouch's tables (default: the search_path's first)")
@@ -182,6 +187,9 @@ flags:
 	cfg.trialRate = rate.Limit(perMinute / 60)
 	if cfg.trialBurst < 1 {
 		return config{}, fmt.Errorf("-trial-burst %d: want at least 1", cfg.trialBurst)
+	}
+	if cfg.slowSession < 0 {
+		return config{}, fmt.Errorf("-slow-session %v: want a duration of at least 0", cfg.slowSession)
 	}
 	if cfg.debugCallIDs < 1 {
 		return config{}, fmt.Errorf("-debug-call-ids %d: want at least 1", cfg.debugCallIDs)

@@ -70,6 +70,11 @@ func readBanner(r io.Reader) (banner, error) {
 	return b, fmt.Errorf("banner ended early (%v):\n%s", sc.Err(), text.String())
 }
 
+// testSlowSession is how long demo session 2 takes to answer in the tests'
+// servers: still the slowest session, without holding each test that
+// reaches it for the demo's 1.5 s.
+const testSlowSession = "250ms"
+
 // startServer runs the server on a free loopback port and returns its
 // base URL, its log, and a stop function that shuts it down and returns
 // run's error.
@@ -87,7 +92,7 @@ func startServerBanner(t *testing.T, args ...string) (b banner, log *syncBuffer,
 	log = new(syncBuffer)
 	done := make(chan error, 1)
 	go func() {
-		err := run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), pw, log)
+		err := run(ctx, append([]string{"-addr", "127.0.0.1:0", "-slow-session", testSlowSession}, args...), pw, log)
 		pw.CloseWithError(err)
 		done <- err
 	}()
@@ -237,7 +242,7 @@ func TestRun_flags(t *testing.T) {
 	}
 	for _, want := range []string{"-addr HOST:PORT", "127.0.0.1:8080", "-api-key KEY", "demo-key", "-pay-to ADDRESS", defaultPayTo,
 		"-integration NAME=KEY", "-signing-key FILE", "-receipts FILE", "-escrow-ledger FILE", "-workers FILE", "-database-url URL",
-		"-database-schema NAME", "-trial-rate N", "-trial-burst N", "-debug-addr HOST:PORT", "-trusted-proxy CIDR"} {
+		"-database-schema NAME", "-trial-rate N", "-trial-burst N", "-debug-addr HOST:PORT", "-trusted-proxy CIDR", "-slow-session D", "1.5s"} {
 		if !strings.Contains(usage.String(), want) {
 			t.Errorf("usage lacks %q:\n%s", want, usage.String())
 		}
@@ -254,6 +259,7 @@ func TestRun_flags(t *testing.T) {
 		{"-trial-rate", "0"},
 		{"-trial-rate", "-1"},
 		{"-trial-burst", "0"},
+		{"-slow-session", "-1s"},
 		{"-database-schema", "s"},
 		{"-receipts", "r.db", "-database-url", "postgres://x"},
 		{"-escrow-ledger", "e.db", "-database-url", "postgres://x"},

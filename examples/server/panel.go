@@ -13,7 +13,7 @@ import (
 // -workers or else the demo ones, and one line describing them.
 func sessions(cfg config) ([]router.Session, string, error) {
 	if cfg.workers == "" {
-		return demoSessions(), "sessions 1-6 in pools a (1,3,5) and b (2,4,6); session 2 is slow, session 5 wrong one call in three", nil
+		return demoSessions(cfg.slowSession), "sessions 1-6 in pools a (1,3,5) and b (2,4,6); session 2 is slow, session 5 wrong one call in three", nil
 	}
 	return panelSessions(cfg.workers, os.Getenv)
 }

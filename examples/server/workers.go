@@ -177,9 +177,9 @@ func sometimesWrong(w router.Worker, rate float64, seed uint64) router.Worker {
 }
 
 // demoSessions returns sessions 1 to 6, serving every tier, in two worker
-// pools: a (1, 3, 5) and b (2, 4, 6). Session 2 answers after a delay and
+// pools: a (1, 3, 5) and b (2, 4, 6). Session 2 answers after delay and
 // session 5 is wrong about one call in three; the others are honest.
-func demoSessions() []router.Session {
+func demoSessions(delay time.Duration) []router.Session {
 	ss := make([]router.Session, 6)
 	for i := range ss {
 		id := router.SessionID(i + 1)
@@ -190,7 +190,7 @@ func demoSessions() []router.Session {
 		w := honest()
 		switch id {
 		case 2:
-			w = slow(w, 1500*time.Millisecond)
+			w = slow(w, delay)
 		case 5:
 			w = sometimesWrong(w, 1.0/3, 5)
 		}

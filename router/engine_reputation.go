@@ -172,20 +172,19 @@ func (e *Engine) order(sessions []*session, rel consensus.Reliabilities, counts 
 	e.usage.mu.Unlock()
 	r := int(k % uint64(len(rs)))
 	rs = append(rs[r:], rs[:r]...)
-	rng := rand.New(rand.NewPCG(k, orderStream))
-	fw := e.rep.Options().FeedbackWeight
-	same := true
+	same := true // nothing tells them apart: the rotation, and no draw
 	for i := range rs {
-		id := int64(rs[i].s.ID)
-		c, p := counts[id], rel.Of(id)
-		sd := math.Sqrt(p * (1 - p) / ((c.Right+c.Wrong)/fw + 1))
-		rs[i].draw = p + sd*rng.NormFloat64()
-		c0, p0 := counts[int64(rs[0].s.ID)], rel.Of(int64(rs[0].s.ID))
-		same = same && c == c0 && p == p0
+		id, id0 := int64(rs[i].s.ID), int64(rs[0].s.ID)
+		same = same && counts[id] == counts[id0] && rel.Of(id) == rel.Of(id0)
 	}
-	if same { // nothing tells them apart: the rotation
+	if !same {
+		rng := rand.New(rand.NewPCG(k, orderStream))
+		fw := e.rep.Options().FeedbackWeight
 		for i := range rs {
-			rs[i].draw = 0
+			id := int64(rs[i].s.ID)
+			c, p := counts[id], rel.Of(id)
+			sd := math.Sqrt(p * (1 - p) / ((c.Right+c.Wrong)/fw + 1))
+			rs[i].draw = p + sd*rng.NormFloat64()
 		}
 	}
 	slices.SortStableFunc(rs, func(a, b ranked) int {

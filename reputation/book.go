@@ -446,8 +446,8 @@ func (b *Book) feedbackDeltas(scope Scope, ballots []Ballot, right bool, sign fl
 		}
 		deltas = slopeDeltas(deltas, scope, bl.Session, bl.Confidence, d.Right/(d.Right+d.Wrong), w)
 	}
-	for _, bl := range ballots {
-		if d, ok := leadDelta(scope, bl, right, sign); ok {
+	for i := range ballots {
+		if d, ok := leadDelta(scope, ballots, i, right, sign); ok {
 			deltas = append(deltas, d)
 		}
 	}

@@ -98,15 +98,14 @@
 // # Leaders
 //
 // A weighted tally can still follow a clique: four sessions that share
-// their mistakes outvote the one that is right. A reported outcome
-// therefore also scores each session against the call's decision: a
-// vote against a right outcome is a disagreement lost; a vote against a
-// wrong one, when it was the one other answer (a validation's other
-// verdict, [Ballot.Opposed]), a disagreement won. [Book.Leader] names
-// the session whose record, a [Lead], passes a one-sided sign test at
-// [DefaultLeadLevel]: run alone, it answers better than the rule that
-// decided those calls. trust.Service's adaptive tier then runs it
-// alone. The records are kept under the reserved kind "lead <kind>" of
+// their mistakes outvote the one that is right. A reported validation
+// therefore also scores each session against the majority of the call's
+// other votes: where the two gave different verdicts, a disagreement won
+// by whichever was right (a vote for the other verdict is
+// [Ballot.Opposed]). [Book.Leader] names the session whose record, a
+// [Lead], passes a one-sided sign test at [DefaultLeadLevel] and whose
+// reliability is the highest: run alone, it answers better than the
+// others together. trust.Service's adaptive tier then runs it alone. The records are kept under the reserved kind "lead <kind>" of
 // the scope's operation, in every Store.
 //
 // # Coincidence

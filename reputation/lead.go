@@ -8,32 +8,34 @@ import (
 )
 
 // DefaultLeadLevel is the significance at which a session's record
-// against the decisions makes it the leader (see [Book.Leader]): the
-// chance, were the session no better than the decisions, that it would
-// have won its disagreements with them as often as it did. 1/16 is the
-// chance of four wins in four disagreements: the shortest record that
-// leads.
+// against the other votes of its calls makes it the leader (see
+// [Book.Leader]): the chance, were the session no better than the
+// majority of the others, that it would have won its disagreements with
+// them as often as it did. 1/16 is the chance of four wins in four
+// disagreements: the shortest record that leads.
 const DefaultLeadLevel = 1.0 / 16
 
-// A Lead is a session's record against the decisions of the calls it
-// voted in whose outcome was reported, in one scope: the reported calls
-// on which it and the decision disagreed, as it won them (it was right,
-// the decision wrong) and lost them.
+// A Lead is a session's record, in one scope, against the other votes of
+// the validations it voted in whose outcome was reported: the reported
+// calls on which the majority of the other votes gave the other verdict,
+// as it won them (its verdict was right) and lost them. A call whose
+// other votes split evenly, or on which it agreed with their majority,
+// adds nothing.
 type Lead struct {
 	// Session is the session.
 	Session int64 `json:"session_id"`
-	// Won counts the reported calls on which its vote was right and the
-	// call's decision wrong.
+	// Won counts the reported calls on which its verdict was right and
+	// the majority of the other votes wrong.
 	Won float64 `json:"won"`
-	// Lost counts the reported calls on which its vote was wrong and the
-	// call's decision right.
+	// Lost counts the reported calls on which its verdict was wrong and
+	// the majority of the other votes right.
 	Lost float64 `json:"lost"`
 }
 
 // PValue is the one-sided sign test of l: the chance that a session no
-// better than the decisions wins at least l.Won of its l.Won+l.Lost
-// disagreements with them (each counted whole, rounded). 1 when it never
-// disagreed.
+// better than the majority of the other votes wins at least l.Won of
+// its l.Won+l.Lost disagreements with it (each counted whole, rounded).
+// 1 when it never disagreed.
 func (l Lead) PValue() float64 {
 	won, lost := int(math.Round(l.Won)), int(math.Round(l.Lost))
 	if won <= 0 {
@@ -44,7 +46,7 @@ func (l Lead) PValue() float64 {
 	return consensus.Posterior(lost, won-1)
 }
 
-// leadKey is the key of session's record against the decisions in
+// leadKey is the key of session's record against the other votes in
 // scope, under a kind no claim type takes.
 func leadKey(scope Scope, session int64) Key {
 	op := scope.reservedOperation()
@@ -52,39 +54,57 @@ func leadKey(scope Scope, session int64) Key {
 }
 
 // leadDelta returns the evidence a reported call adds to the record of
-// the session of bl against the decision: a dissent from a right outcome
-// lost; a dissent from a wrong one won when bl.Opposed (its vote was the
-// one other answer); nothing otherwise, since a backer agreed with the
-// decision and any other dissent is not known to be right.
-func leadDelta(scope Scope, bl Ballot, right bool, sign float64) (Delta, bool) {
+// the session of ballots[i] against the majority of the call's other
+// votes: a win when the two disagreed and its vote was right, a loss
+// when they disagreed and it was wrong. Only votes for one of a
+// validation's two verdicts count (Backed, or Opposed): a dissent from
+// an open answer is not known to be right.
+func leadDelta(scope Scope, ballots []Ballot, i int, right bool, sign float64) (Delta, bool) {
+	bl := ballots[i]
+	if !bl.Backed && !bl.Opposed {
+		return Delta{}, false
+	}
+	var backed, opposed int
+	for j, o := range ballots {
+		switch {
+		case j == i:
+		case o.Backed:
+			backed++
+		case o.Opposed:
+			opposed++
+		}
+	}
+	if backed == opposed || (backed > opposed) == bl.Backed {
+		return Delta{}, false // no majority of the others, or the session agrees with it
+	}
 	var d Record
-	switch {
-	case bl.Backed:
-		return Delta{}, false
-	case right:
-		d.Wrong = sign
-	case bl.Opposed:
+	if bl.Backed == right {
 		d.Right = sign
-	default:
-		return Delta{}, false
+	} else {
+		d.Wrong = sign
 	}
 	return Delta{Key: leadKey(scope, bl.Session), Delta: d}, true
 }
 
 // Leader returns, among sessions, the session whose record in scope
-// shows it right more often than the decisions of the calls it voted in,
-// with significance: its record's PValue at most DefaultLeadLevel (the
-// least p-value wins; ties go to the first); false when none qualifies.
-// Such a session, run alone, answers better than the rule that decided
-// those calls did.
+// shows it right more often than the majority of the other votes of its
+// calls, with significance (its record's PValue at most
+// DefaultLeadLevel; the least p-value wins, ties go to the first), and
+// whose reliability in scope is the highest of sessions; false when none
+// qualifies. Such a session, run alone, answers better than the others
+// together, and no other session's outcomes rank it higher.
 //
-// The level is each session's own, checked after every report: across
-// five sessions and a long history, a session no better than the
-// decisions leads by luck more often than 1 time in 16 (docs/ACCURACY.md
-// measures what that costs on panels where no session leads). Its record
-// stops moving once it decides alone, since it then agrees with every
-// decision: a host that suspects a leader has changed clears its
-// records.
+// The record is scored against the others' majority rather than the
+// call's decision, which the session's own weighted vote moves: a strong
+// judge that the decisions follow seldom disagrees with them, and would
+// take as many reports to lead as the decisions take to go wrong. The
+// level is each session's own, checked after every report: across five
+// sessions and a long history, a session no better than the others
+// leads by luck more often than 1 time in 16, which the reliability
+// check bounds (docs/ACCURACY.md measures what that costs). A leader's
+// record moves on the calls it shares with other sessions (a validation
+// of another tier, an explored call), not on those it decides alone: a
+// host that suspects a leader has changed clears its records.
 func (b *Book) Leader(ctx context.Context, scope Scope, sessions []int64) (Lead, bool, error) {
 	if len(sessions) == 0 {
 		return Lead{}, false, nil
@@ -104,5 +124,17 @@ func (b *Book) Leader(ctx context.Context, scope Scope, sessions []int64) (Lead,
 			best, bestP = l, p
 		}
 	}
-	return best, bestP <= 1, nil
+	if bestP > 1 {
+		return Lead{}, false, nil
+	}
+	rel, err := b.Reliabilities(ctx, scope, sessions)
+	if err != nil {
+		return Lead{}, false, err
+	}
+	for _, s := range sessions {
+		if rel.Of(s) > rel.Of(best.Session) {
+			return Lead{}, false, nil // another session's outcomes rank it higher
+		}
+	}
+	return best, true, nil
 }

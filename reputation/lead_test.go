@@ -30,10 +30,10 @@ func TestLead_PValue(t *testing.T) {
 }
 
 // TestBook_Leader reports outcomes on validations where session 3
-// dissents, alone and rightly, from wrong decisions, and checks that it
-// leads only once its record is significant, and that dissents from
-// open answers (no Opposed) and ballots that backed the outcome never
-// make a leader.
+// dissents, alone and rightly, from the two other votes, and checks that
+// it leads only once its record is significant, and that dissents from
+// open answers (no Opposed) and ballots that agreed with the others
+// never make a leader.
 func TestBook_Leader(t *testing.T) {
 	ctx := context.Background()
 	b, err := reputation.New(nil, reputation.Options{})
@@ -74,5 +74,70 @@ func TestBook_Leader(t *testing.T) {
 	}
 	if l, ok, _ := b.Leader(ctx, scope, sessions); ok {
 		t.Errorf("after 4 wins and 1 loss: leader %+v; want none (p = 3/16)", l)
+	}
+}
+
+// TestBook_Leader_againstTheOthers: a session's record is scored against
+// the majority of the call's other votes, not the outcome it backed. A
+// vote that backed a wrong outcome against two others that opposed it
+// loses (as a leader deciding alone against the panel would); one whose
+// others split evenly scores nothing. A session with a winning record
+// does not lead while another session's outcomes rank it higher.
+func TestBook_Leader_againstTheOthers(t *testing.T) {
+	ctx := context.Background()
+	b, err := reputation.New(nil, reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scope := reputation.Scope{Operation: "validate_v3", Kind: "classification"}
+	sessions := []int64{1, 2, 3}
+	// Session 1 backs a wrong outcome that sessions 2 and 3 opposed.
+	overruled := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Opposed: true}, {Session: 3, Opposed: true}}
+	if err := b.Feedback(ctx, scope, overruled, false); err != nil {
+		t.Fatal(err)
+	}
+	// Four wins of session 1 after that loss: 4–1 is no lead (p = 3/16),
+	// where the decisions alone, which it did not oppose, would count
+	// 4–0.
+	for range 4 {
+		ballots := []reputation.Ballot{{Session: 1, Opposed: true}, {Session: 2, Backed: true}, {Session: 3, Backed: true}}
+		if err := b.Feedback(ctx, scope, ballots, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l, ok, _ := b.Leader(ctx, scope, sessions); ok {
+		t.Fatalf("leader %+v after session 1's loss and four wins", l)
+	}
+	// Session 2 opposes sessions 1 and 3 on wrong outcomes: it wins, and
+	// they, whose others split 1–1, score nothing.
+	for i := range 4 {
+		ballots := []reputation.Ballot{{Session: 2, Opposed: true}, {Session: 1, Backed: true}, {Session: 3, Backed: true}}
+		if err := b.Feedback(ctx, scope, ballots, false); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok, _ := b.Leader(ctx, scope, sessions); ok != (i == 3) {
+			t.Fatalf("after %d wins of session 2: leader %v", i+1, ok)
+		}
+	}
+	l, _, err := b.Leader(ctx, scope, sessions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(reputation.Lead{Session: 2, Won: 4}, l); diff != "" {
+		t.Errorf("leader (-want +got):\n%s", diff)
+	}
+	// Session 1's record: one loss (overruled), then nothing while it
+	// sided with session 3 against session 2 (others split).
+	if _, ok, _ := b.Leader(ctx, scope, []int64{1}); ok {
+		t.Error("session 1, with one loss, leads")
+	}
+	// Outcomes that rank session 4 above session 2 take the lead away.
+	for range 10 {
+		if err := b.Feedback(ctx, scope, []reputation.Ballot{{Session: 4, Backed: true}}, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l, ok, _ := b.Leader(ctx, scope, append(sessions, 4)); ok {
+		t.Errorf("leader %+v while session 4's outcomes rank it higher", l)
 	}
 }

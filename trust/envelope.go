@@ -184,8 +184,8 @@ type Evidence struct {
 	Calibration *reputation.Basis `json:"calibration,omitempty"`
 	// Leader is, when an adaptive validation ran one session alone
 	// because it leads the scope, that session's record against the
-	// decisions of the calls it voted in whose outcome was reported
-	// (reputation.Book.Leader): the status is its verdict, and the
+	// majority of the other votes of the calls it voted in whose
+	// outcome was reported (reputation.Book.Leader): the status is its verdict, and the
 	// confidence is read on the calibration map of the leader's
 	// verdicts (Calibration, a tier ending in LeaderCalibrationSuffix).
 	// Absent otherwise.

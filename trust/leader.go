@@ -17,11 +17,12 @@ import (
 const LeaderCalibrationSuffix = "/leader"
 
 // leader returns the candidate among cands, not in exclude, that leads
-// in req's scope (reputation.Book.Leader): the session whose reported
-// outcomes show it right, significantly more often, where the calls'
-// decisions were wrong than the reverse. Only a validation (or
-// arbitration) has one: for an open answer, a dissent from a wrong
-// outcome is not known to be right, so no session's record can lead.
+// in req's scope (reputation.Book.Leader): the most reliable session,
+// whose reported outcomes show it right, significantly more often,
+// where the majority of the other votes was wrong than the reverse.
+// Only a validation (or arbitration) has one: for an open answer, a
+// dissent from a wrong outcome is not known to be right, so no
+// session's record can lead.
 func (s *Service) leader(ctx context.Context, req *Request, cands []candidate, exclude []router.SessionID) (reputation.Lead, bool) {
 	if s.keep == nil || req.Mode == ModeDelegation || len(cands) < 2 {
 		return reputation.Lead{}, false
@@ -34,7 +35,7 @@ func (s *Service) leader(ctx context.Context, req *Request, cands []candidate, e
 	}
 	l, ok, err := s.keep.Reputation().Leader(ctx, scope(req), ids)
 	if err != nil {
-		s.logger.WarnContext(ctx, "trust: reading the sessions' records against the decisions; no leader", "error", err)
+		s.logger.WarnContext(ctx, "trust: reading the sessions' records against the other votes; no leader", "error", err)
 		return reputation.Lead{}, false
 	}
 	return l, ok

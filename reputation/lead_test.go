@@ -29,35 +29,43 @@ func TestLead_PValue(t *testing.T) {
 	}
 }
 
+// leadScope is the scope of the leader tests.
+var leadScope = reputation.Scope{Operation: "validate_v3", Kind: "classification"}
+
+// leadBook returns a Book over a new Memory with the default options.
+func leadBook(t *testing.T) *reputation.Book {
+	t.Helper()
+	b, err := reputation.New(nil, reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // TestBook_Leader reports outcomes on validations where session 3
 // dissents, alone and rightly, from the two other votes, and checks that
 // it leads only once its record is significant, and that dissents from
 // open answers (no Opposed) and ballots that agreed with the others
 // never make a leader.
 func TestBook_Leader(t *testing.T) {
-	ctx := context.Background()
-	b, err := reputation.New(nil, reputation.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	scope := reputation.Scope{Operation: "validate_v3", Kind: "classification"}
+	ctx, b := context.Background(), leadBook(t)
 	sessions := []int64{1, 2, 3}
 	wrongDecision := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Backed: true}, {Session: 3, Opposed: true}}
 	openDissent := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 3}}
 	for range 5 { // dissents from wrong open answers: not known right
-		if err := b.Feedback(ctx, scope, openDissent, false); err != nil {
+		if err := b.Feedback(ctx, leadScope, openDissent, false); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i := range 4 {
-		if _, ok, err := b.Leader(ctx, scope, sessions); err != nil || ok {
+		if _, ok, err := b.Leader(ctx, leadScope, sessions); err != nil || ok {
 			t.Fatalf("after %d wins: a leader (%v, %v); want none before four", i, ok, err)
 		}
-		if err := b.Feedback(ctx, scope, wrongDecision, false); err != nil {
+		if err := b.Feedback(ctx, leadScope, wrongDecision, false); err != nil {
 			t.Fatal(err)
 		}
 	}
-	l, ok, err := b.Leader(ctx, scope, sessions)
+	l, ok, err := b.Leader(ctx, leadScope, sessions)
 	if err != nil || !ok {
 		t.Fatalf("after four wins: no leader (%v)", err)
 	}
@@ -65,14 +73,14 @@ func TestBook_Leader(t *testing.T) {
 		t.Errorf("leader (-want +got):\n%s", diff)
 	}
 	if _, ok, _ := b.Leader(ctx, reputation.Scope{Operation: "validate_v3", Kind: "other"}, sessions); ok {
-		t.Error("a leader in another scope")
+		t.Error("a leader in another leadScope")
 	}
 	// A loss on a right decision the leader dissented from ends the lead.
 	rightDecision := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 3, Opposed: true}}
-	if err := b.Feedback(ctx, scope, rightDecision, true); err != nil {
+	if err := b.Feedback(ctx, leadScope, rightDecision, true); err != nil {
 		t.Fatal(err)
 	}
-	if l, ok, _ := b.Leader(ctx, scope, sessions); ok {
+	if l, ok, _ := b.Leader(ctx, leadScope, sessions); ok {
 		t.Errorf("after 4 wins and 1 loss: leader %+v; want none (p = 3/16)", l)
 	}
 }
@@ -84,16 +92,11 @@ func TestBook_Leader(t *testing.T) {
 // others split evenly scores nothing. A session with a winning record
 // does not lead while another session's outcomes rank it higher.
 func TestBook_Leader_againstTheOthers(t *testing.T) {
-	ctx := context.Background()
-	b, err := reputation.New(nil, reputation.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	scope := reputation.Scope{Operation: "validate_v3", Kind: "classification"}
+	ctx, b := context.Background(), leadBook(t)
 	sessions := []int64{1, 2, 3}
 	// Session 1 backs a wrong outcome that sessions 2 and 3 opposed.
 	overruled := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Opposed: true}, {Session: 3, Opposed: true}}
-	if err := b.Feedback(ctx, scope, overruled, false); err != nil {
+	if err := b.Feedback(ctx, leadScope, overruled, false); err != nil {
 		t.Fatal(err)
 	}
 	// Four wins of session 1 after that loss: 4–1 is no lead (p = 3/16),
@@ -101,25 +104,25 @@ func TestBook_Leader_againstTheOthers(t *testing.T) {
 	// 4–0.
 	for range 4 {
 		ballots := []reputation.Ballot{{Session: 1, Opposed: true}, {Session: 2, Backed: true}, {Session: 3, Backed: true}}
-		if err := b.Feedback(ctx, scope, ballots, false); err != nil {
+		if err := b.Feedback(ctx, leadScope, ballots, false); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if l, ok, _ := b.Leader(ctx, scope, sessions); ok {
+	if l, ok, _ := b.Leader(ctx, leadScope, sessions); ok {
 		t.Fatalf("leader %+v after session 1's loss and four wins", l)
 	}
 	// Session 2 opposes sessions 1 and 3 on wrong outcomes: it wins, and
 	// they, whose others split 1–1, score nothing.
 	for i := range 4 {
 		ballots := []reputation.Ballot{{Session: 2, Opposed: true}, {Session: 1, Backed: true}, {Session: 3, Backed: true}}
-		if err := b.Feedback(ctx, scope, ballots, false); err != nil {
+		if err := b.Feedback(ctx, leadScope, ballots, false); err != nil {
 			t.Fatal(err)
 		}
-		if _, ok, _ := b.Leader(ctx, scope, sessions); ok != (i == 3) {
+		if _, ok, _ := b.Leader(ctx, leadScope, sessions); ok != (i == 3) {
 			t.Fatalf("after %d wins of session 2: leader %v", i+1, ok)
 		}
 	}
-	l, _, err := b.Leader(ctx, scope, sessions)
+	l, _, err := b.Leader(ctx, leadScope, sessions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,16 +131,16 @@ func TestBook_Leader_againstTheOthers(t *testing.T) {
 	}
 	// Session 1's record: one loss (overruled), then nothing while it
 	// sided with session 3 against session 2 (others split).
-	if _, ok, _ := b.Leader(ctx, scope, []int64{1}); ok {
+	if _, ok, _ := b.Leader(ctx, leadScope, []int64{1}); ok {
 		t.Error("session 1, with one loss, leads")
 	}
 	// Outcomes that rank session 4 above session 2 take the lead away.
 	for range 10 {
-		if err := b.Feedback(ctx, scope, []reputation.Ballot{{Session: 4, Backed: true}}, true); err != nil {
+		if err := b.Feedback(ctx, leadScope, []reputation.Ballot{{Session: 4, Backed: true}}, true); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if l, ok, _ := b.Leader(ctx, scope, append(sessions, 4)); ok {
+	if l, ok, _ := b.Leader(ctx, leadScope, append(sessions, 4)); ok {
 		t.Errorf("leader %+v while session 4's outcomes rank it higher", l)
 	}
 }

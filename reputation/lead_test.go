@@ -73,7 +73,7 @@ func TestBook_Leader(t *testing.T) {
 		t.Errorf("leader (-want +got):\n%s", diff)
 	}
 	if _, ok, _ := b.Leader(ctx, reputation.Scope{Operation: "validate_v3", Kind: "other"}, sessions); ok {
-		t.Error("a leader in another leadScope")
+		t.Error("a leader in another scope")
 	}
 	// A loss on a right decision the leader dissented from ends the lead.
 	rightDecision := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 3, Opposed: true}}

@@ -52,8 +52,12 @@
 // every vote it collects into one tally. It stops as soon as
 // consensus.Stop says the outcome is settled. Over a router that keeps
 // reputation (router.Engine, by default) the votes are weighted by the
-// sessions' learned reliabilities, the candidates are ranked most
-// reliable first (router.Engine.Rank), and the call settles once at least
+// sessions' learned reliabilities, the candidates are ranked by a draw
+// from each reliability (router.Engine.Rank), a validation whose scope
+// has a leader (reputation.Book.Leader: a session whose reported
+// outcomes show it right where the other votes were wrong, with
+// significance) runs the leader alone and reports its verdict
+// (Evidence.Leader), and otherwise the call settles once at least
 // two agreeing runs give a confidence of [DefaultWeightedStopThreshold]
 // (calibrated on the outcomes reported for adaptive calls once there are
 // any, else weighted), or once the chance that the runs left turn the

@@ -149,7 +149,9 @@ func (e *Engine) reliabilities(ctx context.Context, scope reputation.Scope, sess
 // little evidence runs until its record tells it apart, and one that
 // outcomes show clearly better runs first nearly always. The draws come
 // from the engine's call counter, so one sequence of calls orders the
-// same way every time.
+// same way every time. Sessions that nothing tells apart (equal
+// reliability and evidence, as before any outcome) draw nothing and keep
+// a rotation by one place per call.
 func (e *Engine) order(sessions []*session, rel consensus.Reliabilities, counts map[int64]reputation.Record) {
 	k := e.next.Add(1) - 1
 	if len(sessions) < 2 {
@@ -171,8 +173,8 @@ func (e *Engine) order(sessions []*session, rel consensus.Reliabilities, counts 
 	}
 	e.usage.mu.Unlock()
 	r := int(k % uint64(len(rs)))
-	rs = append(rs[r:], rs[:r]...)
-	same := true // nothing tells them apart: the rotation, and no draw
+	rs = append(rs[r:], rs[:r]...) // rotated: past the buffer's used part, or a new array
+	same := true
 	for i := range rs {
 		id, id0 := int64(rs[i].s.ID), int64(rs[0].s.ID)
 		same = same && counts[id] == counts[id0] && rel.Of(id) == rel.Of(id0)

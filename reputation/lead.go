@@ -109,30 +109,39 @@ func (b *Book) Leader(ctx context.Context, scope Scope, sessions []int64) (Lead,
 	if len(sessions) == 0 {
 		return Lead{}, false, nil
 	}
-	keys := make([]Key, len(sessions))
+	// One read: each session's record against the others, then its
+	// records at each level of scope, which its reliability is read from.
+	levels := scope.levels()
+	keys := make([]Key, len(sessions), len(sessions)*(1+levels))
 	for i, s := range sessions {
 		keys[i] = leadKey(scope, s)
+	}
+	for _, s := range sessions {
+		keys = scope.appendKeys(keys, s)
 	}
 	recs, err := b.store.Load(ctx, keys)
 	if err != nil {
 		return Lead{}, false, err
 	}
-	best, bestP := Lead{}, 2.0
+	best, bestP, at := Lead{}, 2.0, 0
 	for i, s := range sessions {
 		l := Lead{Session: s, Won: recs[i].Right, Lost: recs[i].Wrong}
 		if p := l.PValue(); p <= DefaultLeadLevel && p < bestP {
-			best, bestP = l, p
+			best, bestP, at = l, p, i
 		}
 	}
 	if bestP > 1 {
 		return Lead{}, false, nil
 	}
-	rel, err := b.Reliabilities(ctx, scope, sessions)
-	if err != nil {
-		return Lead{}, false, err
+	prior, strength := b.opts.Prior.Mean(), b.opts.Prior.Right+b.opts.Prior.Wrong
+	reliability := func(i int) float64 { // as Evidence reads it
+		from := len(sessions) + i*levels
+		p, _ := nested(recs[from:from+levels], prior, strength)
+		return p
 	}
-	for _, s := range sessions {
-		if rel.Of(s) > rel.Of(best.Session) {
+	lead := reliability(at)
+	for i := range sessions {
+		if reliability(i) > lead {
 			return Lead{}, false, nil // another session's outcomes rank it higher
 		}
 	}

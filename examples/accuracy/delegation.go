@@ -237,7 +237,9 @@ func measureDelegation(ctx context.Context, seed uint64, c cell, agg aggregation
 			return nil, 0, 0, fmt.Errorf("problem %d: %w", i, err)
 		}
 		k := record(router.VerdictValid, resp)
-		k.correct = k.correct && equal(resp.Result, t.golds[i])
+		right := equal(resp.Result, t.golds[i])
+		k.correct = k.correct && right
+		k.retryRight = resp.Status == trust.StatusRetry && right
 		calls[i] = k
 		if c.rep == on && reports(seed, c.draw, i, c.outcomes) && k.answered {
 			if err := svc.Feedback(ctx, resp.TraceID, k.correct); err != nil {

@@ -122,6 +122,7 @@ type call struct {
 	launched   int
 	runs       [panelSize]int // runs launched per session (index: id - 1)
 	reported   bool           // the host reported the call's true outcome
+	retryRight bool           // a delegation's RETRY carried the right answer as its best-effort result
 }
 
 // report is every cell's calls, by claim number.

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -201,6 +202,12 @@ func (r *worldsReport) markdown(w io.Writer) {
 		if len(oc) > 0 {
 			fmt.Fprintf(w, "| %s | what votes cannot see: adaptive's over-confidence on the calls the panel's majority got wrong | %+.1f points | %+.1f points | | reported |\n", f.name, 100*slices.Max(oc), 100*oc.median())
 		}
+		if worst, median, ok := r.outcomeGap(f); ok {
+			fmt.Fprintf(w, "| %s | what the outcomes showed: the reported calls' share right less the measured calls', the largest gap of fast, safe and adaptive | %s | %.1f points | | reported |\n", f.name, worst, median)
+		}
+		if worst, median, ok := r.retried(f); ok {
+			fmt.Fprintf(w, "| %s | adaptive's RETRY: share of the calls, and how often the answer it carried was right | %s | %s | | reported |\n", f.name, worst, median)
+		}
 	}
 	for _, f := range r.order {
 		r.familyTables(w, f)
@@ -316,4 +323,67 @@ func (r *worldsReport) chart(w io.Writer, f *family) error {
 		panels = append(panels, cp)
 	}
 	return reliabilityChart(w, panels)
+}
+
+// outcomeGap returns, over f's worlds at the binding setting, the
+// largest gap of fast, safe and adaptive between the share right of the
+// answered calls whose outcome the host reported (what a calibration map
+// learns from) and that of the answered measured calls: the worst
+// world's, with its tier, and the median in points; false when no
+// outcome was reported. A tier's ECE is at least its mean stated
+// confidence less its share right, and a map states about what its
+// outcomes showed.
+func (r *worldsReport) outcomeGap(f *family) (worst string, median float64, ok bool) {
+	var gaps spread
+	worstGap := -1.0
+	for _, wr := range r.results[f.name] {
+		g, at := -1.0, trust.Policy("")
+		for _, pol := range []trust.Policy{trust.PolicyFast, trust.PolicySafe, trust.PolicyAdaptive} {
+			c := worldCell{pol, r.cfg.binding()}
+			o := wr.outcomes[c]
+			if o.answered == 0 {
+				continue
+			}
+			if d := o.answeredRight() - wr.cells[c].answeredRight(); math.Abs(d) > math.Abs(g) || at == "" {
+				g, at = d, pol
+			}
+		}
+		if at == "" {
+			continue
+		}
+		gaps = append(gaps, g)
+		if math.Abs(g) > worstGap {
+			worstGap, worst = math.Abs(g), fmt.Sprintf("%+.1f points (%s)", 100*g, at)
+		}
+	}
+	if len(gaps) == 0 {
+		return "", 0, false
+	}
+	for i := range gaps {
+		gaps[i] = math.Abs(gaps[i])
+	}
+	return worst, 100 * gaps.median(), true
+}
+
+// retried returns, over the worlds of a delegating family f, adaptive's
+// RETRY answers on the measured calls at the binding setting: the world
+// with the most, and the median, each as the share of the calls and how
+// often the best-effort answer a RETRY carries was right; false for a
+// family that does not delegate.
+func (r *worldsReport) retried(f *family) (worst, median string, ok bool) {
+	if !f.delegates() {
+		return "", "", false
+	}
+	c := worldCell{trust.PolicyAdaptive, r.cfg.binding()}
+	var shares, rights spread
+	most := -1.0
+	for _, wr := range r.results[f.name] {
+		rt := wr.retries[c]
+		share, right := ratio(rt.calls, wr.cells[c].calls), ratio(rt.right, rt.calls)
+		shares, rights = append(shares, share), append(rights, right)
+		if share > most {
+			most, worst = share, fmt.Sprintf("%s of the calls, %s right", pct(share), pct(right))
+		}
+	}
+	return worst, fmt.Sprintf("%s of the calls, %s right", pct(shares.median()), pct(rights.median())), true
 }

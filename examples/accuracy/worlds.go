@@ -87,10 +87,12 @@ type worldResult struct {
 	w         *world
 	cells     map[worldCell]stats
 	floors    map[worldCell]float64
-	together  map[worldCell]stats // on the calls the majority (plurality) of 5 got wrong
-	five      stats               // the majority (plurality) of 5
-	fiveWrong []bool              // by call: the majority (plurality) of 5 was wrong
-	best      stats               // the session right most often on the measured calls
+	together  map[worldCell]stats   // on the calls the majority (plurality) of 5 got wrong
+	outcomes  map[worldCell]stats   // on the calls whose outcome the host reported, earlier and measured
+	retries   map[worldCell]retries // a delegation's RETRY answers on the measured calls
+	five      stats                 // the majority (plurality) of 5
+	fiveWrong []bool                // by call: the majority (plurality) of 5 was wrong
+	best      stats                 // the session right most often on the measured calls
 	bestModel string
 }
 
@@ -184,7 +186,7 @@ func simulateWorlds(ctx context.Context, cfg config, progress io.Writer) (*world
 // delegation, the plurality) of 5 and the best single session on the
 // measured calls.
 func newWorldResult(w *world) (*worldResult, error) {
-	r := &worldResult{w: w, cells: map[worldCell]stats{}, floors: map[worldCell]float64{}, together: map[worldCell]stats{}}
+	r := &worldResult{w: w, cells: map[worldCell]stats{}, floors: map[worldCell]float64{}, together: map[worldCell]stats{}, outcomes: map[worldCell]stats{}, retries: map[worldCell]retries{}}
 	var five []call
 	var single [panelSize][]call
 	var err error
@@ -221,7 +223,22 @@ func (r *worldResult) keep(c worldCell, calls []call) {
 	r.cells[c] = summarize(calls, w.measuredCall)
 	r.floors[c] = eceFloor(w.seed, calls, w.measuredCall)
 	r.together[c] = summarize(calls, func(i int) bool { return w.measuredCall(i) && r.fiveWrong[i] })
+	r.outcomes[c] = summarize(calls, func(i int) bool { return calls[i].reported })
+	var rt retries
+	for i, k := range calls {
+		if w.measuredCall(i) && k.status == trust.StatusRetry {
+			rt.calls++
+			if k.retryRight {
+				rt.right++
+			}
+		}
+	}
+	r.retries[c] = rt
 }
+
+// retries counts a delegation's RETRY answers on the measured calls, and
+// how many of them carried the right answer as their best-effort result.
+type retries struct{ calls, right int }
 
 // floorRuns is how many times eceFloor draws the outcomes.
 const floorRuns = 200

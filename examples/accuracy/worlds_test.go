@@ -415,3 +415,51 @@ func writeFile(t *testing.T, path, s string) {
 		t.Fatal(err)
 	}
 }
+
+func TestOutcomeGapAndRetries(t *testing.T) {
+	t.Parallel()
+	i := slices.IndexFunc(families, func(f family) bool { return f.delegates() })
+	f := &families[i]
+	w := &world{fam: f, warm: 4, n: 8}
+	r := &worldResult{w: w, cells: map[worldCell]stats{}, floors: map[worldCell]float64{}, together: map[worldCell]stats{},
+		outcomes: map[worldCell]stats{}, retries: map[worldCell]retries{}, fiveWrong: make([]bool, 8)}
+	cfg := config{outcomes: []float64{0.05}}
+	bind := cfg.binding()
+	// fast: its two reported calls (earlier ones) were right, its
+	// measured calls half right. safe: both sides all right.
+	fast := make([]call, 8)
+	safe := make([]call, 8)
+	for i := range fast {
+		fast[i] = call{status: trust.StatusValid, answered: true, confidence: 0.7, correct: i < 4 || i%2 == 0, reported: i < 2}
+		safe[i] = call{status: trust.StatusValid, answered: true, confidence: 0.9, correct: true, reported: i == 5}
+	}
+	// adaptive: two RETRYs among its measured calls, one carrying the
+	// right answer, and no gap.
+	adaptive := slices.Clone(safe)
+	adaptive[6] = call{status: trust.StatusRetry, retryRight: true}
+	adaptive[7] = call{status: trust.StatusRetry}
+	r.keep(worldCell{trust.PolicyFast, bind}, fast)
+	r.keep(worldCell{trust.PolicySafe, bind}, safe)
+	r.keep(worldCell{trust.PolicyAdaptive, bind}, adaptive)
+	rep := &worldsReport{cfg: cfg, results: map[string][]*worldResult{f.name: {r}}}
+
+	worst, median, ok := rep.outcomeGap(f)
+	if !ok || worst != "+50.0 points (fast)" || median != 50 {
+		t.Errorf("outcomeGap = %q, %v, %v; want +50.0 points (fast), 50, true", worst, median, ok)
+	}
+	worstR, medianR, ok := rep.retried(f)
+	if want := "50.0% of the calls, 50.0% right"; !ok || worstR != want || medianR != want {
+		t.Errorf("retried = %q, %q, %v; want %q twice", worstR, medianR, ok, want)
+	}
+	v := &families[slices.IndexFunc(families, func(f family) bool { return !f.delegates() })]
+	rep.results[v.name] = []*worldResult{r}
+	if _, _, ok := rep.retried(v); ok {
+		t.Errorf("retried reports a validation family")
+	}
+	delete(r.outcomes, worldCell{trust.PolicyFast, bind})
+	r.outcomes[worldCell{trust.PolicySafe, bind}] = stats{}
+	r.outcomes[worldCell{trust.PolicyAdaptive, bind}] = stats{}
+	if _, _, ok := rep.outcomeGap(f); ok {
+		t.Errorf("outcomeGap reports a gap with no outcome reported")
+	}
+}

@@ -259,15 +259,26 @@ const calibrationRecords = 3 * CalibrationBins
 func (b *Book) Calibrations(ctx context.Context, scope Scope, tiers ...string) ([]*Calibration, error) {
 	buf := pooled[Key](&b.keyBufs)
 	defer b.keyBufs.Put(buf)
-	keys := (*buf)[:0]
-	for _, tier := range tiers {
-		keys = append(keys, b.calibrationKeys(scope, tier)...)
-	}
-	*buf = keys
-	recs, err := b.store.Load(ctx, keys)
+	*buf = b.appendCalibrationKeys((*buf)[:0], scope, tiers)
+	recs, err := b.store.Load(ctx, *buf)
 	if err != nil {
 		return nil, err
 	}
+	return b.calibrationsOf(tiers, recs), nil
+}
+
+// appendCalibrationKeys appends to dst the keys of the maps of tiers in
+// scope's operation, in their order.
+func (b *Book) appendCalibrationKeys(dst []Key, scope Scope, tiers []string) []Key {
+	for _, tier := range tiers {
+		dst = append(dst, b.calibrationKeys(scope, tier)...)
+	}
+	return dst
+}
+
+// calibrationsOf returns the maps of tiers from recs, the records of
+// appendCalibrationKeys.
+func (b *Book) calibrationsOf(tiers []string, recs []Record) []*Calibration {
 	cs := make([]*Calibration, len(tiers))
 	for i, tier := range tiers {
 		c := &Calibration{Tier: tier, Prior: b.opts.CalibrationPrior}
@@ -277,7 +288,7 @@ func (b *Book) Calibrations(ctx context.Context, scope Scope, tiers ...string) (
 		copy(c.Conservative[:], recs[2*CalibrationBins:calibrationRecords])
 		cs[i] = c
 	}
-	return cs, nil
+	return cs
 }
 
 // A Call is what a [Ledger] remembers of a call for a later report on

@@ -78,6 +78,11 @@ func (b *Book) Coincidence(ctx context.Context, scope Scope) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	r, p := recs[0], DefaultCoincidencePrior
-	return (r.Right + p.Right) / (r.Right + r.Wrong + p.Right + p.Wrong), nil
+	return coincidenceOf(recs[0]), nil
+}
+
+// coincidenceOf reads Coincidence from r, the record of coincidenceKey.
+func coincidenceOf(r Record) float64 {
+	p := DefaultCoincidencePrior
+	return (r.Right + p.Right) / (r.Right + r.Wrong + p.Right + p.Wrong)
 }

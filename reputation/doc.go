@@ -118,6 +118,13 @@
 // states a plurality with. The counts are the panel's record under the
 // reserved kind "coincidence <kind>".
 //
+// # One read per call
+//
+// A call that needs several of these figures reads them at once:
+// [Book.Snapshot] returns the leader, the calibration maps and the
+// coincidence a [SnapshotRequest] names from one [Store.Load], each the
+// figure its own method returns on the same records.
+//
 // # Stores
 //
 // A [Store] keeps records. Writers never read, modify and write a record

@@ -88,3 +88,32 @@ func ExampleLedger_Report() {
 	// wrong, twice:        right 32, wrong 12
 	// right instead:       right 36, wrong 8
 }
+
+// A call reads what it needs of its scope in one store read: here the
+// leader among three sessions, after session 3 dissented rightly from
+// the two others four times, and the calibration maps of two tiers.
+func ExampleBook_Snapshot() {
+	ctx := context.Background()
+	book, err := reputation.New(nil, reputation.Options{})
+	if err != nil {
+		panic(err)
+	}
+	scope := reputation.Scope{Operation: "validate", Kind: "fact"}
+	dissent := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Backed: true}, {Session: 3, Opposed: true}}
+	for range 4 {
+		if err := book.Feedback(ctx, scope, dissent, false); err != nil { // the majority was wrong
+			panic(err)
+		}
+	}
+	snap, err := book.Snapshot(ctx, scope, reputation.SnapshotRequest{
+		Leader: []int64{1, 2, 3},
+		Tiers:  []string{"adaptive/VALID", "adaptive/INVALID"},
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("leader %d (won %.0f, lost %.0f, p %.4f); %d maps, %.0f outcomes in the first\n",
+		snap.Lead.Session, snap.Lead.Won, snap.Lead.Lost, snap.Lead.PValue(), len(snap.Calibrations), snap.Calibrations[0].Total())
+	// Output:
+	// leader 3 (won 4, lost 0, p 0.0625); 2 maps, 0 outcomes in the first
+}

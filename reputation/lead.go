@@ -109,20 +109,31 @@ func (b *Book) Leader(ctx context.Context, scope Scope, sessions []int64) (Lead,
 	if len(sessions) == 0 {
 		return Lead{}, false, nil
 	}
-	// One read: each session's record against the others, then its
-	// records at each level of scope, which its reliability is read from.
-	levels := scope.levels()
-	keys := make([]Key, len(sessions), len(sessions)*(1+levels))
-	for i, s := range sessions {
-		keys[i] = leadKey(scope, s)
-	}
-	for _, s := range sessions {
-		keys = scope.appendKeys(keys, s)
-	}
-	recs, err := b.store.Load(ctx, keys)
+	recs, err := b.store.Load(ctx, leaderKeys(nil, scope, sessions))
 	if err != nil {
 		return Lead{}, false, err
 	}
+	l, ok := b.leaderOf(scope, sessions, recs)
+	return l, ok, nil
+}
+
+// leaderKeys appends to dst the keys Leader reads: each session's record
+// against the others, then its records at each level of scope, which its
+// reliability is read from.
+func leaderKeys(dst []Key, scope Scope, sessions []int64) []Key {
+	for _, s := range sessions {
+		dst = append(dst, leadKey(scope, s))
+	}
+	for _, s := range sessions {
+		dst = scope.appendKeys(dst, s)
+	}
+	return dst
+}
+
+// leaderOf returns the leader among sessions (see Leader) from recs, the
+// records of leaderKeys.
+func (b *Book) leaderOf(scope Scope, sessions []int64, recs []Record) (Lead, bool) {
+	levels := scope.levels()
 	best, bestP, at := Lead{}, 2.0, 0
 	for i, s := range sessions {
 		l := Lead{Session: s, Won: recs[i].Right, Lost: recs[i].Wrong}
@@ -131,7 +142,7 @@ func (b *Book) Leader(ctx context.Context, scope Scope, sessions []int64) (Lead,
 		}
 	}
 	if bestP > 1 {
-		return Lead{}, false, nil
+		return Lead{}, false
 	}
 	prior, strength := b.opts.Prior.Mean(), b.opts.Prior.Right+b.opts.Prior.Wrong
 	reliability := func(i int) float64 { // as Evidence reads it
@@ -142,8 +153,8 @@ func (b *Book) Leader(ctx context.Context, scope Scope, sessions []int64) (Lead,
 	lead := reliability(at)
 	for i := range sessions {
 		if reliability(i) > lead {
-			return Lead{}, false, nil // another session's outcomes rank it higher
+			return Lead{}, false // another session's outcomes rank it higher
 		}
 	}
-	return best, true, nil
+	return best, true
 }

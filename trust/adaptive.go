@@ -76,11 +76,13 @@ func (s *Service) candidates(ctx context.Context) []candidate {
 // time. A run that fails (ERROR, TIMEOUT, or a router error other than a
 // refusal of the request) is a failed vote and the call goes on. It
 // returns every step, one per router call. Sessions in exclude are
-// treated as used from the start (a judged delegation's producers). cals
-// are the call's calibration maps (Service.calibration).
-func (s *Service) adaptive(ctx context.Context, req *Request, cals *calibrations, exclude ...router.SessionID) ([]stepResult, error) {
+// treated as used from the start (a judged delegation's producers). It
+// returns as well the call's calibration maps (Service.calibration), read
+// once its candidates are known, with the leader among them.
+func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.SessionID) ([]stepResult, *calibrations, error) {
 	cands, rel := s.ranked(ctx, req, s.candidates(ctx))
-	lead, leads := s.leader(ctx, req, cands, exclude)
+	cals := s.calibration(ctx, req, leaderCandidates(cands, exclude))
+	lead, leads := cals.leader()
 	if leads {
 		cands = first(cands, router.SessionID(lead.Session))
 	}
@@ -130,10 +132,10 @@ func (s *Service) adaptive(ctx context.Context, req *Request, cals *calibrations
 			st := results[j]
 			if err := errs[j]; err != nil {
 				if errors.Is(ctx.Err(), context.Canceled) {
-					return nil, ctx.Err()
+					return nil, nil, ctx.Err()
 				}
 				if refused(err) {
-					return nil, err
+					return nil, nil, err
 				}
 				st = failedRun(err, req.Mode, c.id, adaptiveTier(len(runs)))
 			}
@@ -158,20 +160,20 @@ func (s *Service) adaptive(ctx context.Context, req *Request, cals *calibrations
 		}
 		key, _, err := s.answerKey(ctx, req, runs)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if out, err = s.aggregate(req, runs, lastSnapshot(steps), key); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if len(steps) == 0 {
-		return nil, problem.New(http.StatusServiceUnavailable, problem.CodeInsufficientSessions,
+		return nil, nil, problem.New(http.StatusServiceUnavailable, problem.CodeInsufficientSessions,
 			"trust: adaptive found no session to run on")
 	}
 	if outOfTime(ctx) && !answeredAny(runs) {
-		return nil, noVoteInTime(runs)
+		return nil, nil, noVoteInTime(runs)
 	}
-	return steps, nil
+	return steps, cals, nil
 }
 
 // pickSessions returns up to k unused candidates for runs from, preferring
@@ -230,9 +232,20 @@ func conservative(_, c float64) float64 { return c }
 // INVALID are right at different rates (each map on its own: a verdict
 // of no outcome states the conservative number, whatever the other
 // shows); for a delegation the one map of its tier (calibrationTier).
+//
+// They hold as well what else the call reads of its scope in the same
+// store read (reputation.Book.Snapshot): the leader among an adaptive
+// validation's candidates and the maps of the verdicts it gives alone
+// (LeaderCalibrationSuffix), and for an open answer the chance that two
+// wrong answers coincide.
 type calibrations struct {
-	labels []consensus.Label // parallel to maps; nil for a delegation
-	maps   []*reputation.Calibration
+	labels   []consensus.Label // parallel to maps; nil for a delegation
+	maps     []*reputation.Calibration
+	leaders  []*reputation.Calibration // parallel to labels when a leader was asked for
+	lead     reputation.Lead
+	leads    bool
+	open     bool // coincide was read
+	coincide float64
 }
 
 // of returns the map of out's winner: the map of its verdict for a
@@ -283,27 +296,40 @@ func (s *Service) stopAfter(req *Request, cals *calibrations, out consensus.Outc
 	return st
 }
 
-// calibration reads the calibration maps of req's calls in its scope
-// (calibrations); nil when the service keeps no reputation or the store
-// fails (logged).
-func (s *Service) calibration(ctx context.Context, req *Request) *calibrations {
+// calibration reads in one store read (reputation.Book.Snapshot) the
+// calibration maps of req's calls in its scope, and for a validation the
+// leader among leaderAmong with the maps of the verdicts it gives alone
+// (none: no leader asked for), and for an open answer the chance that
+// two wrong answers coincide (calibrations); nil when the service keeps
+// no reputation or the store fails (logged): the confidence is then
+// uncalibrated, no session leads and the coincidence is the default.
+func (s *Service) calibration(ctx context.Context, req *Request, leaderAmong []int64) *calibrations {
 	if s.keep == nil {
 		return nil
 	}
-	c := &calibrations{}
+	c := &calibrations{open: openAnswer(req)}
 	var tiers []string
 	if req.Mode == ModeDelegation {
 		tiers = []string{calibrationTier(req, "")}
+		leaderAmong = nil // an open answer's dissent is not known right
 	} else {
 		c.labels = []consensus.Label{consensus.Label(router.VerdictValid), consensus.Label(router.VerdictInvalid)}
 		tiers = []string{calibrationTier(req, c.labels[0]), calibrationTier(req, c.labels[1])}
+		if len(leaderAmong) > 0 {
+			tiers = append(tiers, tiers[0]+LeaderCalibrationSuffix, tiers[1]+LeaderCalibrationSuffix)
+		}
 	}
-	maps, err := s.keep.Reputation().Calibrations(ctx, scope(req), tiers...)
+	snap, err := s.keep.Reputation().Snapshot(ctx, scope(req), reputation.SnapshotRequest{Leader: leaderAmong, Tiers: tiers, Coincidence: c.open})
 	if err != nil {
-		s.logger.WarnContext(ctx, "trust: reading the calibration maps; the confidence is uncalibrated", "error", err)
+		s.logger.WarnContext(ctx, "trust: reading the calibration maps and the leader; the confidence is uncalibrated and no session leads", "error", err)
 		return nil
 	}
-	c.maps = maps
+	n := max(len(c.labels), 1) // the verdicts' maps, or the tier's
+	c.maps = snap.Calibrations[:n]
+	if len(snap.Calibrations) > n {
+		c.leaders = snap.Calibrations[n:]
+	}
+	c.lead, c.leads, c.coincide = snap.Lead, snap.Leads, snap.Coincidence
 	return c
 }
 

@@ -1,7 +1,6 @@
 package trust
 
 import (
-	"context"
 	"fmt"
 	"slices"
 
@@ -211,21 +210,15 @@ func (s *Service) pluralityFloor() float64 {
 	return s.floor
 }
 
-// coincidence returns the chance that two wrong answers coincide in
-// req's scope (reputation.Book.Coincidence) for a delegation of an open
-// answer (openAnswer) over a router that keeps reputation;
-// consensus.DefaultCoincidence otherwise, and when the store fails
-// (logged).
-func (s *Service) coincidence(ctx context.Context, req *Request) float64 {
-	if s.keep == nil || !openAnswer(req) {
+// coincidence returns the chance that two wrong answers coincide in the
+// call's scope (reputation.Book.Coincidence), as c read it for a
+// delegation of an open answer (openAnswer); consensus.DefaultCoincidence
+// otherwise, and when c is nil (no reputation, or the store failed).
+func (c *calibrations) coincidence() float64 {
+	if c == nil || !c.open {
 		return consensus.DefaultCoincidence
 	}
-	c, err := s.keep.Reputation().Coincidence(ctx, scope(req))
-	if err != nil {
-		s.logger.WarnContext(ctx, "trust: reading how often wrong answers coincide; taking the default", "error", err)
-		return consensus.DefaultCoincidence
-	}
-	return c
+	return c.coincide
 }
 
 // openAnswer reports whether req delegates an open answer whose groups

@@ -1,7 +1,6 @@
 package trust
 
 import (
-	"context"
 	"slices"
 
 	"github.com/vouchkit/vouch/consensus"
@@ -16,16 +15,17 @@ import (
 // score, so its outcomes build maps of their own.
 const LeaderCalibrationSuffix = "/leader"
 
-// leader returns the candidate among cands, not in exclude, that leads
-// in req's scope (reputation.Book.Leader): the most reliable session,
-// whose reported outcomes show it right, significantly more often,
-// where the majority of the other votes was wrong than the reverse.
-// Only a validation (or arbitration) has one: for an open answer, a
-// dissent from a wrong outcome is not known to be right, so no
+// leaderCandidates returns the sessions among cands, not in exclude,
+// that may lead an adaptive validation (reputation.Book.Leader, which
+// Service.calibration reads with the calibration maps): the most
+// reliable session, whose reported outcomes show it right, significantly
+// more often, where the majority of the other votes was wrong than the
+// reverse. Only a validation (or arbitration) has one: for an open
+// answer, a dissent from a wrong outcome is not known to be right, so no
 // session's record can lead.
-func (s *Service) leader(ctx context.Context, req *Request, cands []candidate, exclude []router.SessionID) (reputation.Lead, bool) {
-	if s.keep == nil || req.Mode == ModeDelegation || len(cands) < 2 {
-		return reputation.Lead{}, false
+func leaderCandidates(cands []candidate, exclude []router.SessionID) []int64 {
+	if len(cands) < 2 {
+		return nil // one candidate runs alone anyway
 	}
 	ids := make([]int64, 0, len(cands))
 	for _, c := range cands {
@@ -33,12 +33,15 @@ func (s *Service) leader(ctx context.Context, req *Request, cands []candidate, e
 			ids = append(ids, int64(c.id))
 		}
 	}
-	l, ok, err := s.keep.Reputation().Leader(ctx, scope(req), ids)
-	if err != nil {
-		s.logger.WarnContext(ctx, "trust: reading the sessions' records against the other votes; no leader", "error", err)
+	return ids
+}
+
+// leader returns the leader c read, if any; none when c is nil.
+func (c *calibrations) leader() (reputation.Lead, bool) {
+	if c == nil {
 		return reputation.Lead{}, false
 	}
-	return l, ok
+	return c.lead, c.leads
 }
 
 // first moves the candidate of session id to the front of cands.
@@ -57,14 +60,15 @@ func ledBy(l *reputation.Lead, runs []router.Run) bool {
 		twoVerdicts(consensus.Label(runs[0].Label))
 }
 
-// leaderCalibration reads the calibration map of the verdict label a
-// leader gave alone in req's scope (LeaderCalibrationSuffix); nil when
-// the store fails (logged).
-func (s *Service) leaderCalibration(ctx context.Context, req *Request, label consensus.Label) *reputation.Calibration {
-	maps, err := s.keep.Reputation().Calibrations(ctx, scope(req), calibrationTier(req, label)+LeaderCalibrationSuffix)
-	if err != nil {
-		s.logger.WarnContext(ctx, "trust: reading the leader's calibration map; the confidence is uncalibrated", "error", err)
+// leaderMap returns the calibration map of the verdict label a leader
+// gave alone (LeaderCalibrationSuffix), as c read it; nil when c is nil
+// or read no leader's maps.
+func (c *calibrations) leaderMap(label consensus.Label) *reputation.Calibration {
+	if c == nil || c.leaders == nil {
 		return nil
 	}
-	return maps[0]
+	if i := slices.Index(c.labels, label); i >= 0 {
+		return c.leaders[i]
+	}
+	return nil
 }

@@ -126,13 +126,14 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 		return s.finish(ctx, span, req, resp, final, steps)
 	}
 	var steps []stepResult
-	cals := s.calibration(ctx, req)
+	var cals *calibrations
 	if req.Policy == PolicyAdaptive {
 		var err error
-		if steps, err = s.adaptive(ctx, req, cals); err != nil {
+		if steps, cals, err = s.adaptive(ctx, req); err != nil {
 			return nil, err
 		}
 	} else {
+		cals = s.calibration(ctx, req, nil)
 		var id router.SessionID // fast runs on the single session, if any
 		if req.Policy == PolicyFast {
 			id = s.session

@@ -115,7 +115,7 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, c
 	if err != nil {
 		return stepResult{}, err
 	}
-	coincide := s.coincidence(ctx, req)
+	coincide := cals.coincidence()
 	out, recounted, err := recount(req, out, runs, callKey, cals.of(out), coincide)
 	if err != nil {
 		return stepResult{}, err
@@ -136,7 +136,7 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, c
 	cal := cals.of(out)
 	led := ledBy(steps[0].lead, runs)
 	if led {
-		cal = s.leaderCalibration(ctx, req, out.Label)
+		cal = cals.leaderMap(out.Label)
 	}
 	if s.keep != nil && (out.Strategy == consensus.StrategyWeighted || recounted || req.numeric()) && out.Winner >= 0 {
 		if cal == nil { // the store failed: uncalibrated

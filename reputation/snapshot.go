@@ -1,0 +1,68 @@
+package reputation
+
+import (
+	"context"
+	"slices"
+)
+
+// A SnapshotRequest names what one call needs of a scope, for
+// [Book.Snapshot] to read at once.
+type SnapshotRequest struct {
+	// Leader holds the sessions to find the leader among (see
+	// [Book.Leader]); none reads no leader.
+	Leader []int64
+	// Tiers names the calibration maps to read (see [Book.Calibrations]).
+	Tiers []string
+	// Coincidence asks for the chance that two wrong answers coincide
+	// (see [Book.Coincidence]).
+	Coincidence bool
+}
+
+// A Snapshot is what [Book.Snapshot] read of a scope for one call.
+type Snapshot struct {
+	// Lead is the leader's record, when Leads.
+	Lead Lead
+	// Leads reports whether a leader was found among the sessions asked.
+	Leads bool
+	// Calibrations holds the maps of the tiers asked, in their order.
+	Calibrations []*Calibration
+	// Coincidence is the chance that two wrong answers coincide, when
+	// asked; 0 otherwise.
+	Coincidence float64
+}
+
+// Snapshot reads what r asks of scope in one store read: the leader
+// among r.Leader as [Book.Leader] finds it, the maps of r.Tiers as
+// [Book.Calibrations] builds them, and the chance [Book.Coincidence]
+// returns. Each figure is the one its own method would return on the same
+// records; a caller that needs several saves the store one round trip per
+// figure, and reads them all from one state of the store.
+func (b *Book) Snapshot(ctx context.Context, scope Scope, r SnapshotRequest) (Snapshot, error) {
+	buf := pooled[Key](&b.keyBufs)
+	defer b.keyBufs.Put(buf)
+	keys := slices.Grow((*buf)[:0], len(r.Leader)*(1+scope.levels())+calibrationRecords*len(r.Tiers)+1)
+	keys = leaderKeys(keys, scope, r.Leader)
+	lead := len(keys)
+	keys = b.appendCalibrationKeys(keys, scope, r.Tiers)
+	maps := len(keys)
+	if r.Coincidence {
+		keys = append(keys, coincidenceKey(scope))
+	}
+	var snap Snapshot
+	if len(keys) == 0 {
+		return snap, nil
+	}
+	*buf = keys
+	recs, err := b.store.Load(ctx, keys)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	if len(r.Leader) > 0 {
+		snap.Lead, snap.Leads = b.leaderOf(scope, r.Leader, recs[:lead])
+	}
+	snap.Calibrations = b.calibrationsOf(r.Tiers, recs[lead:maps])
+	if r.Coincidence {
+		snap.Coincidence = coincidenceOf(recs[maps])
+	}
+	return snap, nil
+}

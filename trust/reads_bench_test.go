@@ -22,20 +22,35 @@ func (s *loadCounter) Load(ctx context.Context, keys []reputation.Key) ([]reputa
 	return s.Memory.Load(ctx, keys)
 }
 
-// BenchmarkAdaptive_storeReads measures an adaptive call on five honest
-// in-process sessions (its pool) whose engine keeps reputation in a counting store,
-// and reports the store reads each call makes (reads/op): a validation,
-// which reads its calibration maps and its leader, and a delegation of an
-// open answer, which reads its map and the coincidence of wrong answers.
+// BenchmarkAdaptive_storeReads measures an adaptive call on five
+// in-process sessions (its pool) whose engine keeps reputation in a
+// counting store, and reports the store reads each call makes
+// (reads/op): a validation on five honest sessions, which reads its
+// calibration maps and its leader (none); the same when session 1, the
+// only one to answer INVALID (the truth), leads after twenty safe calls
+// whose outcomes were reported, and decides alone; and a delegation of an open answer, which reads its
+// map and the coincidence of wrong answers.
 func BenchmarkAdaptive_storeReads(b *testing.B) {
-	for _, mode := range []trust.Mode{trust.ModeValidation, trust.ModeDelegation} {
-		b.Run(string(mode), func(b *testing.B) {
+	dissent := router.WorkerFunc(func(context.Context, *router.Job) (*router.Result, error) {
+		return &router.Result{Verdict: router.VerdictInvalid, Confidence: 0.9}, nil
+	})
+	for _, bc := range []struct {
+		name  string
+		mode  trust.Mode
+		first router.Worker
+		led   bool
+	}{
+		{"validation", trust.ModeValidation, honest(0.9), false},
+		{"validation/led", trust.ModeValidation, dissent, true},
+		{"delegation", trust.ModeDelegation, honest(0.9), false},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
 			store := &loadCounter{}
 			book, err := reputation.New(store, reputation.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
-			e, err := router.NewEngine(routertest.Sessions(1, 2, honest(0.9), honest(0.9), honest(0.9), honest(0.9), honest(0.9)), router.WithReputation(book))
+			e, err := router.NewEngine(routertest.Sessions(1, 2, bc.first, honest(0.9), honest(0.9), honest(0.9), honest(0.9)), router.WithReputation(book))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -44,10 +59,27 @@ func BenchmarkAdaptive_storeReads(b *testing.B) {
 				b.Fatal(err)
 			}
 			ctx := context.Background()
+			if bc.led {
+				for range 20 { // the truth is INVALID: session 1 alone is right
+					resp, err := s.Call(ctx, request(bc.mode, trust.PolicySafe))
+					if err != nil {
+						b.Fatal(err)
+					}
+					if resp.Status == trust.StatusRetry {
+						continue
+					}
+					if err := s.Feedback(ctx, resp.TraceID, resp.Status == trust.StatusInvalid); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if resp, err := s.Call(ctx, request(bc.mode, trust.PolicyAdaptive)); err != nil || resp.Evidence.Leader == nil {
+					b.Fatalf("no leader after the reports: %v", err)
+				}
+			}
 			b.ReportAllocs()
 			before := store.loads.Load()
 			for b.Loop() {
-				if _, err := s.Call(ctx, request(mode, trust.PolicyAdaptive)); err != nil {
+				if _, err := s.Call(ctx, request(bc.mode, trust.PolicyAdaptive)); err != nil {
 					b.Fatal(err)
 				}
 			}

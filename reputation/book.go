@@ -232,22 +232,35 @@ func (b *Book) Reliabilities(ctx context.Context, scope Scope, sessions []int64)
 // many votes as the Prior. Their sum says how sure the reliability is: a
 // session never seen holds the Prior's counts.
 func (b *Book) Evidence(ctx context.Context, scope Scope, sessions []int64) (consensus.Reliabilities, map[int64]Record, error) {
-	levels := scope.levels()
 	buf := pooled[Key](&b.keyBufs)
 	defer b.keyBufs.Put(buf)
-	keys := (*buf)[:0]
-	for _, s := range sessions {
-		keys = scope.appendKeys(keys, s)
-	}
-	keys = append(keys, scope.panel())
-	for _, s := range sessions {
-		keys = slopeKeys(keys, scope, s)
-	}
-	*buf = keys
-	recs, err := b.store.Load(ctx, keys)
+	*buf = evidenceKeys((*buf)[:0], scope, sessions)
+	recs, err := b.store.Load(ctx, *buf)
 	if err != nil {
 		return consensus.Reliabilities{}, nil, err
 	}
+	rel, counts := b.evidenceOf(scope, sessions, recs)
+	return rel, counts, nil
+}
+
+// evidenceKeys appends to dst the keys Evidence reads: each session's
+// records at every level of scope, the panel's record, then each
+// session's confidence records.
+func evidenceKeys(dst []Key, scope Scope, sessions []int64) []Key {
+	for _, s := range sessions {
+		dst = scope.appendKeys(dst, s)
+	}
+	dst = append(dst, scope.panel())
+	for _, s := range sessions {
+		dst = slopeKeys(dst, scope, s)
+	}
+	return dst
+}
+
+// evidenceOf returns what Evidence returns from recs, the records of
+// evidenceKeys.
+func (b *Book) evidenceOf(scope Scope, sessions []int64, recs []Record) (consensus.Reliabilities, map[int64]Record) {
+	levels := scope.levels()
 	rel := consensus.Reliabilities{Sessions: make(map[int64]float64, len(sessions)), Prior: b.opts.Prior.Mean()}
 	counts := make(map[int64]Record, len(sessions))
 	strength := b.opts.Prior.Right + b.opts.Prior.Wrong
@@ -267,7 +280,7 @@ func (b *Book) Evidence(ctx context.Context, scope Scope, sessions []int64) (con
 		}
 		i += len(slopeKinds)
 	}
-	return rel, counts, nil
+	return rel, counts
 }
 
 // nested reads a session's reliability from its records, widest first

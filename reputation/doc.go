@@ -121,9 +121,10 @@
 // # One read per call
 //
 // A call that needs several of these figures reads them at once:
-// [Book.Snapshot] returns the leader, the calibration maps and the
-// coincidence a [SnapshotRequest] names from one [Store.Load], each the
-// figure its own method returns on the same records.
+// [Book.Snapshot] returns the reliabilities, the leader, the calibration
+// maps and the coincidence a [SnapshotRequest] names from one
+// [Store.Load], each the figure its own method returns on the same
+// records.
 //
 // # Stores
 //

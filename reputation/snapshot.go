@@ -3,11 +3,16 @@ package reputation
 import (
 	"context"
 	"slices"
+
+	"github.com/vouchkit/vouch/consensus"
 )
 
 // A SnapshotRequest names what one call needs of a scope, for
 // [Book.Snapshot] to read at once.
 type SnapshotRequest struct {
+	// Sessions holds the sessions whose reliabilities, and the evidence
+	// behind each, to read (see [Book.Evidence]); none reads none.
+	Sessions []int64
 	// Leader holds the sessions to find the leader among (see
 	// [Book.Leader]); none reads no leader.
 	Leader []int64
@@ -20,6 +25,12 @@ type SnapshotRequest struct {
 
 // A Snapshot is what [Book.Snapshot] read of a scope for one call.
 type Snapshot struct {
+	// Reliabilities are the reliabilities of the sessions asked, as
+	// [Book.Evidence] reads them; zero when none was asked.
+	Reliabilities consensus.Reliabilities
+	// Evidence holds the evidence behind each of them, as
+	// [Book.Evidence] returns it; nil when none was asked.
+	Evidence map[int64]Record
 	// Lead is the leader's record, when Leads.
 	Lead Lead
 	// Leads reports whether a leader was found among the sessions asked.
@@ -31,7 +42,8 @@ type Snapshot struct {
 	Coincidence float64
 }
 
-// Snapshot reads what r asks of scope in one store read: the leader
+// Snapshot reads what r asks of scope in one store read: the
+// reliabilities of r.Sessions as [Book.Evidence] reads them, the leader
 // among r.Leader as [Book.Leader] finds it, the maps of r.Tiers as
 // [Book.Calibrations] builds them, and the chance [Book.Coincidence]
 // returns. Each figure is the one its own method would return on the same
@@ -40,7 +52,12 @@ type Snapshot struct {
 func (b *Book) Snapshot(ctx context.Context, scope Scope, r SnapshotRequest) (Snapshot, error) {
 	buf := pooled[Key](&b.keyBufs)
 	defer b.keyBufs.Put(buf)
-	keys := slices.Grow((*buf)[:0], len(r.Leader)*(1+scope.levels())+calibrationRecords*len(r.Tiers)+1)
+	levels := scope.levels()
+	keys := slices.Grow((*buf)[:0], len(r.Sessions)*(levels+len(slopeKinds))+1+len(r.Leader)*(1+levels)+calibrationRecords*len(r.Tiers)+1)
+	if len(r.Sessions) > 0 {
+		keys = evidenceKeys(keys, scope, r.Sessions)
+	}
+	evidence := len(keys)
 	keys = leaderKeys(keys, scope, r.Leader)
 	lead := len(keys)
 	keys = b.appendCalibrationKeys(keys, scope, r.Tiers)
@@ -57,8 +74,11 @@ func (b *Book) Snapshot(ctx context.Context, scope Scope, r SnapshotRequest) (Sn
 	if err != nil {
 		return Snapshot{}, err
 	}
+	if len(r.Sessions) > 0 {
+		snap.Reliabilities, snap.Evidence = b.evidenceOf(scope, r.Sessions, recs[:evidence])
+	}
 	if len(r.Leader) > 0 {
-		snap.Lead, snap.Leads = b.leaderOf(scope, r.Leader, recs[:lead])
+		snap.Lead, snap.Leads = b.leaderOf(scope, r.Leader, recs[evidence:lead])
 	}
 	snap.Calibrations = b.calibrationsOf(r.Tiers, recs[lead:maps])
 	if r.Coincidence {

@@ -30,7 +30,7 @@ func (s *countingStore) Load(ctx context.Context, keys []reputation.Key) ([]repu
 }
 
 // TestBook_Snapshot checks that a Snapshot holds, from one store read,
-// what Leader, Calibrations and Coincidence each return.
+// what Evidence, Leader, Calibrations and Coincidence each return.
 func TestBook_Snapshot(t *testing.T) {
 	ctx := context.Background()
 	store := &countingStore{}
@@ -79,10 +79,14 @@ func TestBook_Snapshot(t *testing.T) {
 	if maps[0].Total() != 6 || coincide == reputation.DefaultCoincidencePrior.Mean() {
 		t.Fatalf("the setup reported %v outcomes and a coincidence of %v", maps[0].Total(), coincide)
 	}
-	want := reputation.Snapshot{Lead: lead, Leads: true, Calibrations: maps, Coincidence: coincide}
+	rel, evidence, err := b.Evidence(ctx, leadScope, sessions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := reputation.Snapshot{Reliabilities: rel, Evidence: evidence, Lead: lead, Leads: true, Calibrations: maps, Coincidence: coincide}
 
 	before := store.loads.Load()
-	got, err := b.Snapshot(ctx, leadScope, reputation.SnapshotRequest{Leader: sessions, Tiers: tiers, Coincidence: true})
+	got, err := b.Snapshot(ctx, leadScope, reputation.SnapshotRequest{Sessions: sessions, Leader: sessions, Tiers: tiers, Coincidence: true})
 	if err != nil {
 		t.Fatal(err)
 	}

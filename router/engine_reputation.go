@@ -97,14 +97,41 @@ func scopeOf(job *Job) reputation.Scope {
 // one call in [DefaultExploreEvery] the least used first. It returns the
 // reliabilities it ranked by. With reputation off it returns ids
 // unchanged and zero Reliabilities. Ids the engine does not know keep
-// their place at the end.
+// their place at the end. It reads the sessions' records once
+// (reputation.Book.Evidence), then orders them as [Engine.Order] does.
 func (e *Engine) Rank(ctx context.Context, scope reputation.Scope, ids []SessionID) ([]SessionID, consensus.Reliabilities, error) {
-	out := slices.Clone(ids)
 	if e.rep == nil {
-		return out, consensus.Reliabilities{}, nil
+		return slices.Clone(ids), consensus.Reliabilities{}, nil
 	}
-	var known []*session
-	var rest []SessionID
+	known, _ := e.known(ids)
+	rel, counts, err := e.reliabilities(ctx, scope, known)
+	if err != nil {
+		return slices.Clone(ids), rel, err
+	}
+	return e.Order(ids, rel, counts), rel, nil
+}
+
+// Order orders ids as [Engine.Rank] does, by rel and evidence, the
+// reliabilities of the sessions and the evidence behind each that the
+// caller read of the call's scope (reputation.Book.Evidence, or
+// reputation.Book.Snapshot with the call's other figures), without
+// reading the book itself. With reputation off it returns ids unchanged.
+func (e *Engine) Order(ids []SessionID, rel consensus.Reliabilities, evidence map[int64]reputation.Record) []SessionID {
+	if e.rep == nil {
+		return slices.Clone(ids)
+	}
+	known, rest := e.known(ids)
+	e.order(known, rel, evidence)
+	out := make([]SessionID, 0, len(ids))
+	for _, s := range known {
+		out = append(out, s.ID)
+	}
+	return append(out, rest...)
+}
+
+// known returns the sessions of ids the engine knows, each once, in the
+// order of ids, and the other ids.
+func (e *Engine) known(ids []SessionID) (known []*session, rest []SessionID) {
 	for _, id := range ids {
 		if s := e.byID[id]; s != nil && !slices.Contains(known, s) {
 			known = append(known, s)
@@ -112,16 +139,7 @@ func (e *Engine) Rank(ctx context.Context, scope reputation.Scope, ids []Session
 			rest = append(rest, id)
 		}
 	}
-	rel, counts, err := e.reliabilities(ctx, scope, known)
-	if err != nil {
-		return out, rel, err
-	}
-	e.order(known, rel, counts)
-	out = out[:0]
-	for _, s := range known {
-		out = append(out, s.ID)
-	}
-	return append(out, rest...), rel, nil
+	return known, rest
 }
 
 // reliabilities reads the reliabilities of sessions in scope, and the

@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 )
@@ -129,5 +133,62 @@ func TestEngine_outcomesPutTheBetterSessionFirst(t *testing.T) {
 	}
 	if share := float64(runs[1]) / calls; share < router.DefaultMaxShare-0.05 {
 		t.Errorf("session 1 ran %.2f of the calls, want about the share bound %v (runs per session %v)", share, router.DefaultMaxShare, runs)
+	}
+}
+
+// TestEngine_Order checks that Order, given the evidence a caller read,
+// orders sessions as Rank does after reading it itself: two engines in
+// the same state, one ranking and one ordering, give the same order call
+// after call, with outcomes that tell the sessions apart, and an id the
+// engines do not know stays last.
+func TestEngine_Order(t *testing.T) {
+	ctx := context.Background()
+	scope := router.Scope(router.KindValidate, "summary")
+	engine := func() *router.Engine {
+		e := newEngine(t, equalSessions(5, 10))
+		for i := range 6 {
+			ballots := []reputation.Ballot{{Session: 2, Backed: true}}
+			for s := int64(1); s <= 5; s++ {
+				if s != 2 {
+					ballots = append(ballots, reputation.Ballot{Session: s, Backed: i%2 == 0, Opposed: i%2 != 0})
+				}
+			}
+			if err := e.Reputation().Feedback(ctx, scope, ballots, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return e
+	}
+	ranks, orders := engine(), engine()
+	ids := []router.SessionID{1, 2, 3, 4, 5, 99}
+	firsts := map[router.SessionID]int{}
+	for i := range 50 {
+		want, rel, err := ranks.Rank(ctx, scope, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		known := []int64{1, 2, 3, 4, 5}
+		rel2, evidence, err := orders.Reputation().Evidence(ctx, scope, known)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(rel, rel2); diff != "" {
+			t.Fatalf("call %d: the two books differ (-rank +order):\n%s", i, diff)
+		}
+		got := orders.Order(ids, rel2, evidence)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("call %d: Order against Rank (-rank +order):\n%s", i, diff)
+		}
+		if got[len(got)-1] != 99 {
+			t.Fatalf("call %d: the unknown id is not last: %v", i, got)
+		}
+		firsts[got[0]]++
+	}
+	if firsts[2] < 10 {
+		t.Errorf("session 2, the one outcomes show best, came first on %d calls of 50: %v", firsts[2], firsts)
+	}
+	off := newEngine(t, equalSessions(2, 10), router.WithReputation(nil))
+	if got := off.Order([]router.SessionID{2, 1}, consensus.Reliabilities{}, nil); !slices.Equal(got, []router.SessionID{2, 1}) {
+		t.Errorf("reputation off: %v, want the ids unchanged", got)
 	}
 }

@@ -77,11 +77,13 @@ func (s *Service) candidates(ctx context.Context) []candidate {
 // refusal of the request) is a failed vote and the call goes on. It
 // returns every step, one per router call. Sessions in exclude are
 // treated as used from the start (a judged delegation's producers). It
-// returns as well the call's calibration maps (Service.calibration), read
-// once its candidates are known, with the leader among them.
-func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.SessionID) ([]stepResult, *calibrations, error) {
-	cands, rel := s.ranked(ctx, req, s.candidates(ctx))
-	cals := s.calibration(ctx, req, leaderCandidates(cands, exclude))
+// returns as well what the call read of its scope (Service.readScope),
+// once its candidates were known: their reliabilities and the leader
+// among them with the calibration maps.
+func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.SessionID) ([]stepResult, *scopeReading, error) {
+	cands := s.candidates(ctx)
+	cals := s.readScope(ctx, req, s.rankable(cands), leaderCandidates(cands, exclude))
+	cands, rel := s.ranked(cands, cals)
 	lead, leads := cals.leader()
 	if leads {
 		cands = first(cands, router.SessionID(lead.Session))
@@ -226,22 +228,23 @@ func (s *Service) stop(req *Request, cal *reputation.Calibration) consensus.Stop
 // (consensus.Stop.Calibrate), as a calibration map of no outcome does.
 func conservative(_, c float64) float64 { return c }
 
-// calibrations are the calibration maps a call's confidence is read on:
-// for a validation one per verdict (reputation.Calibration, named
-// "<tier>/VALID" and "<tier>/INVALID"), since a panel's VALID and its
-// INVALID are right at different rates (each map on its own: a verdict
-// of no outcome states the conservative number, whatever the other
-// shows); for a delegation the one map of its tier (calibrationTier).
-//
-// They hold as well what else the call reads of its scope in the same
-// store read (reputation.Book.Snapshot): the leader among an adaptive
-// validation's candidates and the maps of the verdicts it gives alone
-// (LeaderCalibrationSuffix), and for an open answer the chance that two
-// wrong answers coincide.
-type calibrations struct {
+// A scopeReading is what a call read of its scope's reputation, in one
+// store read (reputation.Book.Snapshot). First, the calibration maps its
+// confidence is read on: for a validation one per verdict
+// (reputation.Calibration, named "<tier>/VALID" and "<tier>/INVALID"),
+// since a panel's VALID and its INVALID are right at different rates
+// (each map on its own: a verdict of no outcome states the conservative
+// number, whatever the other shows); for a delegation the one map of its
+// tier (calibrationTier). Then, for adaptive, the reliabilities it ranks
+// its candidates by, and for a validation the leader among them with the
+// maps of the verdicts a leader gives alone (LeaderCalibrationSuffix);
+// and for an open answer, the chance that two wrong answers coincide.
+type scopeReading struct {
 	labels   []consensus.Label // parallel to maps; nil for a delegation
 	maps     []*reputation.Calibration
-	leaders  []*reputation.Calibration // parallel to labels when a leader was asked for
+	rel      consensus.Reliabilities     // of the sessions adaptive ranks
+	evidence map[int64]reputation.Record // behind rel
+	leaders  []*reputation.Calibration   // parallel to labels when a leader was asked for
 	lead     reputation.Lead
 	leads    bool
 	open     bool // coincide was read
@@ -251,7 +254,7 @@ type calibrations struct {
 // of returns the map of out's winner: the map of its verdict for a
 // validation, the tier's for a delegation; nil when c is nil and for a
 // validation without a winner (see lower).
-func (c *calibrations) of(out consensus.Outcome) *reputation.Calibration {
+func (c *scopeReading) of(out consensus.Outcome) *reputation.Calibration {
 	switch {
 	case c == nil:
 		return nil
@@ -272,7 +275,7 @@ func (c *calibrations) of(out consensus.Outcome) *reputation.Calibration {
 // validation before its first vote: non-decreasing, as each reading is.
 // nil when c is nil or no map holds an outcome, so that the plan reads
 // the weighted confidence as the stop does before any outcome.
-func (c *calibrations) lower() func(float64, float64) float64 {
+func (c *scopeReading) lower() func(float64, float64) float64 {
 	if c == nil || !slices.ContainsFunc(c.maps, func(m *reputation.Calibration) bool { return m.Total() > 0 }) {
 		return nil
 	}
@@ -288,7 +291,7 @@ func (c *calibrations) lower() func(float64, float64) float64 {
 // stopAfter is adaptive's stopping rule (stop) for req after out, on the
 // calibration map of out's winner, or before any vote on the lower of
 // the maps.
-func (s *Service) stopAfter(req *Request, cals *calibrations, out consensus.Outcome) consensus.Stop {
+func (s *Service) stopAfter(req *Request, cals *scopeReading, out consensus.Outcome) consensus.Stop {
 	st := s.stop(req, cals.of(out))
 	if st.Threshold != 0 && cals != nil && cals.labels != nil && (out.Winner < 0 || out.Agreeing == 0) {
 		st.Calibrate = cals.lower()
@@ -296,18 +299,20 @@ func (s *Service) stopAfter(req *Request, cals *calibrations, out consensus.Outc
 	return st
 }
 
-// calibration reads in one store read (reputation.Book.Snapshot) the
-// calibration maps of req's calls in its scope, and for a validation the
-// leader among leaderAmong with the maps of the verdicts it gives alone
-// (none: no leader asked for), and for an open answer the chance that
-// two wrong answers coincide (calibrations); nil when the service keeps
-// no reputation or the store fails (logged): the confidence is then
-// uncalibrated, no session leads and the coincidence is the default.
-func (s *Service) calibration(ctx context.Context, req *Request, leaderAmong []int64) *calibrations {
+// readScope reads in one store read (reputation.Book.Snapshot) the
+// calibration maps of req's calls in its scope, the reliabilities of the
+// sessions adaptive ranks, for a validation the leader among leaderAmong
+// with the maps of the verdicts it gives alone (none: no leader asked
+// for), and for an open answer the chance that two wrong answers coincide
+// (scopeReading); nil when the service keeps no reputation or the store
+// fails (logged): the confidence is then uncalibrated, the candidates
+// keep their rotation, no session leads and the coincidence is the
+// default.
+func (s *Service) readScope(ctx context.Context, req *Request, ranks, leaderAmong []int64) *scopeReading {
 	if s.keep == nil {
 		return nil
 	}
-	c := &calibrations{open: openAnswer(req)}
+	c := &scopeReading{open: openAnswer(req)}
 	var tiers []string
 	if req.Mode == ModeDelegation {
 		tiers = []string{calibrationTier(req, "")}
@@ -319,9 +324,9 @@ func (s *Service) calibration(ctx context.Context, req *Request, leaderAmong []i
 			tiers = append(tiers, tiers[0]+LeaderCalibrationSuffix, tiers[1]+LeaderCalibrationSuffix)
 		}
 	}
-	snap, err := s.keep.Reputation().Snapshot(ctx, scope(req), reputation.SnapshotRequest{Leader: leaderAmong, Tiers: tiers, Coincidence: c.open})
+	snap, err := s.keep.Reputation().Snapshot(ctx, scope(req), reputation.SnapshotRequest{Sessions: ranks, Leader: leaderAmong, Tiers: tiers, Coincidence: c.open})
 	if err != nil {
-		s.logger.WarnContext(ctx, "trust: reading the calibration maps and the leader; the confidence is uncalibrated and no session leads", "error", err)
+		s.logger.WarnContext(ctx, "trust: reading the reputation of the call's scope; the confidence is uncalibrated, the sessions keep their rotation and none leads", "error", err)
 		return nil
 	}
 	n := max(len(c.labels), 1) // the verdicts' maps, or the tier's
@@ -329,6 +334,7 @@ func (s *Service) calibration(ctx context.Context, req *Request, leaderAmong []i
 	if len(snap.Calibrations) > n {
 		c.leaders = snap.Calibrations[n:]
 	}
+	c.rel, c.evidence = snap.Reliabilities, snap.Evidence
 	c.lead, c.leads, c.coincide = snap.Lead, snap.Leads, snap.Coincidence
 	return c
 }

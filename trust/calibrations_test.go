@@ -16,7 +16,7 @@ func TestCalibrations_lower(t *testing.T) {
 	valid.Outcomes[b] = reputation.Record{Right: 40} // every outcome right
 	valid.Scores[b] = reputation.Record{Right: 40 * 0.95, Wrong: 40 * 0.05}
 	valid.Conservative[b] = reputation.Record{Right: 40 * 0.875, Wrong: 40 * 0.125}
-	c := &calibrations{maps: []*reputation.Calibration{&valid, &invalid}}
+	c := &scopeReading{maps: []*reputation.Calibration{&valid, &invalid}}
 	lower := c.lower()
 	if lower == nil {
 		t.Fatal("lower is nil although one map holds outcomes")
@@ -27,11 +27,11 @@ func TestCalibrations_lower(t *testing.T) {
 	if got := lower(0.95, 0.875); got != 0.875 {
 		t.Errorf("lower(0.95, 0.875) = %v, want 0.875: the INVALID map holds no outcome and states the conservative number", got)
 	}
-	empty := &calibrations{maps: []*reputation.Calibration{{}, {}}}
+	empty := &scopeReading{maps: []*reputation.Calibration{{}, {}}}
 	if empty.lower() != nil {
 		t.Error("lower of maps of no outcome is not nil")
 	}
-	var none *calibrations
+	var none *scopeReading
 	if none.lower() != nil {
 		t.Error("lower of no maps is not nil")
 	}

@@ -214,7 +214,7 @@ func (s *Service) pluralityFloor() float64 {
 // call's scope (reputation.Book.Coincidence), as c read it for a
 // delegation of an open answer (openAnswer); consensus.DefaultCoincidence
 // otherwise, and when c is nil (no reputation, or the store failed).
-func (c *calibrations) coincidence() float64 {
+func (c *scopeReading) coincidence() float64 {
 	if c == nil || !c.open {
 		return consensus.DefaultCoincidence
 	}

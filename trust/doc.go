@@ -53,7 +53,10 @@
 // consensus.Stop says the outcome is settled. Over a router that keeps
 // reputation (router.Engine, by default) the votes are weighted by the
 // sessions' learned reliabilities, the candidates are ranked by a draw
-// from each reliability (router.Engine.Rank), a validation whose scope
+// from each reliability (router.Engine.Order; the call reads the
+// reliabilities, its leader, its calibration maps and, for an open
+// answer, the coincidence of wrong answers in one store read,
+// reputation.Book.Snapshot), a validation whose scope
 // has a leader (reputation.Book.Leader: a session whose reported
 // outcomes show it right where the other votes were wrong, with
 // significance) runs the leader alone and reports its verdict

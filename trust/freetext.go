@@ -195,7 +195,7 @@ func (s *Service) judged(ctx context.Context, req *Request, traceID string) (*Re
 			"trust: a judged delegation found no session to produce an answer")
 	}
 	if last == nil { // nothing was produced: the produce runs' own tally
-		final, err := s.tally(ctx, req, steps, s.calibration(ctx, req, nil))
+		final, err := s.tally(ctx, req, steps, s.readScope(ctx, req, nil, nil))
 		if err != nil {
 			return nil, stepResult{}, nil, err
 		}
@@ -230,14 +230,14 @@ func (s *Service) judge(ctx context.Context, req *Request, output json.RawMessag
 		Task: Task{Type: req.Task.Type, Input: req.Task.Input, Spec: req.Task.Spec, ClaimedResult: output},
 	}
 	j := &judgement{vreq: vreq, output: output}
-	var cals *calibrations
+	var cals *scopeReading
 	if req.Policy == PolicyAdaptive {
 		var err error
 		if j.steps, cals, err = s.adaptive(ctx, vreq, producers...); err != nil {
 			return nil, err
 		}
 	} else {
-		cals = s.calibration(ctx, vreq, nil)
+		cals = s.readScope(ctx, vreq, nil, nil)
 		r := plan(req.Policy)
 		var pool []router.SessionID
 		for _, c := range cands {

@@ -17,7 +17,7 @@ const LeaderCalibrationSuffix = "/leader"
 
 // leaderCandidates returns the sessions among cands, not in exclude,
 // that may lead an adaptive validation (reputation.Book.Leader, which
-// Service.calibration reads with the calibration maps): the most
+// Service.readScope reads with the calibration maps): the most
 // reliable session, whose reported outcomes show it right, significantly
 // more often, where the majority of the other votes was wrong than the
 // reverse. Only a validation (or arbitration) has one: for an open
@@ -37,7 +37,7 @@ func leaderCandidates(cands []candidate, exclude []router.SessionID) []int64 {
 }
 
 // leader returns the leader c read, if any; none when c is nil.
-func (c *calibrations) leader() (reputation.Lead, bool) {
+func (c *scopeReading) leader() (reputation.Lead, bool) {
 	if c == nil {
 		return reputation.Lead{}, false
 	}
@@ -63,7 +63,7 @@ func ledBy(l *reputation.Lead, runs []router.Run) bool {
 // leaderMap returns the calibration map of the verdict label a leader
 // gave alone (LeaderCalibrationSuffix), as c read it; nil when c is nil
 // or read no leader's maps.
-func (c *calibrations) leaderMap(label consensus.Label) *reputation.Calibration {
+func (c *scopeReading) leaderMap(label consensus.Label) *reputation.Calibration {
 	if c == nil || c.leaders == nil {
 		return nil
 	}

@@ -36,7 +36,7 @@ const DefaultFlipBound = 0.2
 // router.Engine.
 type keeper interface {
 	Reputation() *reputation.Book
-	Rank(ctx context.Context, scope reputation.Scope, ids []router.SessionID) ([]router.SessionID, consensus.Reliabilities, error)
+	Order(ids []router.SessionID, rel consensus.Reliabilities, evidence map[int64]reputation.Record) []router.SessionID
 	Calls() *reputation.Ledger
 	Teach(ctx context.Context) bool
 	Feedback(ctx context.Context, traceID string, right bool) error
@@ -108,32 +108,44 @@ func lastSnapshot(steps []stepResult) *router.ReputationSnapshot {
 	return nil
 }
 
-// ranked orders adaptive's candidates by the router's reputation
-// (router.Engine.Rank), keeping the single session first, and returns
-// the reliabilities they were ranked by.
-func (s *Service) ranked(ctx context.Context, req *Request, cands []candidate) ([]candidate, consensus.Reliabilities) {
+// rankable returns the ids of adaptive's candidates that reputation
+// ranks: every one but the single session, which stays first.
+func (s *Service) rankable(cands []candidate) []int64 {
 	if s.keep == nil || len(cands) < 2 {
-		return cands, consensus.Reliabilities{}
+		return nil
 	}
 	from := 0
 	if s.session != 0 && cands[0].id == s.session {
 		from = 1
 	}
-	ids := make([]router.SessionID, 0, len(cands)-from)
+	ids := make([]int64, 0, len(cands)-from)
 	for _, c := range cands[from:] {
-		ids = append(ids, c.id)
+		ids = append(ids, int64(c.id))
 	}
-	order, rel, err := s.keep.Rank(ctx, scope(req), ids)
-	if err != nil {
-		s.logger.WarnContext(ctx, "trust: ranking sessions by reputation; keeping the rotation", "error", err)
-		return cands, rel
+	return ids
+}
+
+// ranked orders adaptive's candidates by the router's reputation
+// (router.Engine.Order), on the reliabilities cals read of the rankable
+// ones, keeping the single session first, and returns those
+// reliabilities. With no reputation, or when the store failed (cals nil),
+// the candidates keep their rotation.
+func (s *Service) ranked(cands []candidate, cals *scopeReading) ([]candidate, consensus.Reliabilities) {
+	ids := s.rankable(cands)
+	if cals == nil || len(ids) == 0 {
+		return cands, consensus.Reliabilities{}
+	}
+	from := len(cands) - len(ids)
+	sids := make([]router.SessionID, len(ids))
+	for i, id := range ids {
+		sids[i] = router.SessionID(id)
 	}
 	out := slices.Clone(cands[:from])
-	for _, id := range order {
+	for _, id := range s.keep.Order(sids, cals.rel, cals.evidence) {
 		i := slices.IndexFunc(cands[from:], func(c candidate) bool { return c.id == id })
 		out = append(out, cands[from+i])
 	}
-	return out, rel
+	return out, cals.rel
 }
 
 // nextWeight is the weight adaptive's stopping rule expects of the next

@@ -126,14 +126,14 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 		return s.finish(ctx, span, req, resp, final, steps)
 	}
 	var steps []stepResult
-	var cals *calibrations
+	var cals *scopeReading
 	if req.Policy == PolicyAdaptive {
 		var err error
 		if steps, cals, err = s.adaptive(ctx, req); err != nil {
 			return nil, err
 		}
 	} else {
-		cals = s.calibration(ctx, req, nil)
+		cals = s.readScope(ctx, req, nil, nil)
 		var id router.SessionID // fast runs on the single session, if any
 		if req.Policy == PolicyFast {
 			id = s.session

@@ -99,9 +99,9 @@ func (s *Service) accepts(req *Request, out consensus.Outcome, cal *reputation.C
 // call's tier in its scope (reputation.Calibration, calibrationTier),
 // which the outcomes reported through Feedback build; for a numeric
 // delegation, counted unweighted, that number is the median's Posterior.
-// cals are the maps as the call read them once (Service.calibration), so
+// cals are the maps as the call read them once (Service.readScope), so
 // that adaptive's stop and the number stated read the same maps.
-func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, cals *calibrations) (stepResult, error) {
+func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, cals *scopeReading) (stepResult, error) {
 	var runs []router.Run
 	for _, st := range steps {
 		runs = append(runs, st.runs...)

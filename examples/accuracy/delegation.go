@@ -202,13 +202,16 @@ func equal(result json.RawMessage, gold float64) bool {
 	return math.Abs(v-gold) <= 1e-9*max(1, math.Abs(gold))
 }
 
+// delegationType is the task type of the delegation workloads' calls.
+const delegationType = "qa"
+
 // measureDelegation delegates each problem of t under c's tier, one
 // call after another, on a fresh engine and service over a fresh panel.
 // With reputation on, the host reports the true outcome of a share
 // c.outcomes of the calls.
 func measureDelegation(ctx context.Context, seed uint64, c cell, agg aggregation, t *problems) ([]call, int, int, error) {
 	p := newPanel(t, 0, t.len())
-	svc, _, err := newService(p, c.rep, c.lone)
+	svc, _, err := newService(p, c.rep, c.lone, router.Scope(router.KindDelegate, delegationType))
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -218,7 +221,7 @@ func measureDelegation(ctx context.Context, seed uint64, c cell, agg aggregation
 		if err != nil {
 			return nil, 0, 0, err
 		}
-		task := trust.Task{Type: "qa", Input: in}
+		task := trust.Task{Type: delegationType, Input: in}
 		if agg == median {
 			task.Answer = trust.AnswerNumber
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
 )
@@ -309,12 +310,14 @@ const maxReplays = 100
 // and runs a step again when its replicas did not arrive as planned. An
 // engine that learns from every step (reputation on) would learn from the
 // step twice: its steps are kept as they ran, and counted. Every other
-// method is the engine's, Reputation and Rank included, so that a trust
-// service over the stepper weighs and learns as over the engine (Rank
-// also begins a trust call's turns).
+// method is the engine's, Reputation and Order included, so that a trust
+// service over the stepper weighs and learns as over the engine (Order
+// also begins a trust call's turns, with the leader of scope, the
+// scope of the service's calls, first).
 type stepper struct {
 	*router.Engine
-	p *panel
+	p     *panel
+	scope reputation.Scope
 }
 
 // ValidateV3 runs req on the engine inside a planned step, a call on one

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
 )
@@ -288,7 +289,7 @@ func measure(ctx context.Context, seed uint64, c cell, src claims, first, n int)
 // is not nil, once the last call is made.
 func measureThen(ctx context.Context, seed uint64, c cell, src claims, first, n int, then func(*router.Engine) error) ([]call, int, int, error) {
 	p := newPanel(src, first, n)
-	svc, engine, err := newService(p, c.rep, c.lone)
+	svc, engine, err := newService(p, c.rep, c.lone, router.Scope(router.KindValidate, claimType))
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -354,8 +355,9 @@ func reports(seed uint64, draw, i int, share float64) bool {
 // runs on: the real trust.Service over a real router.Engine whose
 // workers are p's, with reputation off or on, and adaptive's escalation
 // threshold lone (0: the default). Every tier draws from the panel's
-// five sessions; adaptive takes its candidates from the pool.
-func newService(p *panel, rep variant, lone float64) (*trust.Service, *router.Engine, error) {
+// five sessions; adaptive takes its candidates from the pool. scope is
+// the reputation scope of the episode's calls.
+func newService(p *panel, rep variant, lone float64, scope reputation.Scope) (*trust.Service, *router.Engine, error) {
 	engine, trustOpts, err := newEngine(p, rep)
 	if err != nil {
 		return nil, nil, err
@@ -364,7 +366,7 @@ func newService(p *panel, rep variant, lone float64) (*trust.Service, *router.En
 	if lone != 0 {
 		trustOpts = append(trustOpts, trust.WithEscalationThreshold(lone))
 	}
-	svc, err := trust.New(stepper{Engine: engine, p: p}, trustOpts...)
+	svc, err := trust.New(stepper{Engine: engine, p: p, scope: scope}, trustOpts...)
 	return svc, engine, err
 }
 

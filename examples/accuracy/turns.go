@@ -17,7 +17,7 @@ import (
 // in the order the calls reach it, and that order moves which run a
 // share's window forgets first. Left to the scheduler, the same seed
 // would give other figures. The service takes its sessions in the order
-// of the engine's ranking (router.Engine.Rank), so the calls run in that
+// of the engine's ranking (router.Engine.Order), so the calls run in that
 // order: a call waits until the calls on every session ranked before its
 // own have run.
 type turns struct {
@@ -64,26 +64,23 @@ func (t *turns) done(id router.SessionID) {
 	t.cond.Broadcast()
 }
 
-// Rank ranks ids as the engine does, and begins the turns of the trust
+// Order orders ids as the engine does, and begins the turns of the trust
 // call that asked, in the order the service takes them: the scope's
 // leader first when it has one (reputation.Book.Leader), as the service
 // runs it.
-func (s stepper) Rank(ctx context.Context, scope reputation.Scope, ids []router.SessionID) ([]router.SessionID, consensus.Reliabilities, error) {
-	order, rel, err := s.Engine.Rank(ctx, scope, ids)
-	if err != nil {
-		return order, rel, err
-	}
+func (s stepper) Order(ids []router.SessionID, rel consensus.Reliabilities, evidence map[int64]reputation.Record) []router.SessionID {
+	order := s.Engine.Order(ids, rel, evidence)
 	turns := order
 	if b := s.Engine.Reputation(); b != nil && len(order) > 1 {
 		sessions := make([]int64, len(order))
 		for i, id := range order {
 			sessions[i] = int64(id)
 		}
-		if l, ok, err := b.Leader(ctx, scope, sessions); err == nil && ok {
+		if l, ok, err := b.Leader(context.Background(), s.scope, sessions); err == nil && ok {
 			i := slices.Index(order, router.SessionID(l.Session))
 			turns = append(append([]router.SessionID{order[i]}, order[:i]...), order[i+1:]...)
 		}
 	}
 	s.p.turns.start(turns)
-	return order, rel, err
+	return order
 }

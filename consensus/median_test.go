@@ -47,6 +47,7 @@ func TestParseNumber(t *testing.T) {
 		json.RawMessage(`1e400`), json.RawMessage(`"1e400"`), json.RawMessage(`{"x":1}`), json.RawMessage(`[1]`),
 		json.RawMessage(`true`), json.RawMessage(`null`), json.RawMessage(``), json.RawMessage(`1 2`), json.RawMessage(`"1" "2"`),
 		json.RawMessage(`01`), json.RawMessage(`.5`), json.RawMessage(`"1_000"`), "", " ", "18.", nil, math.NaN(), true,
+		json.RawMessage("\f\"0\""), json.RawMessage("\v18"), // not JSON: whitespace JSON does not allow
 		map[string]int{"x": 1},
 	} {
 		if got, err := consensus.ParseNumber(in); !errors.Is(err, consensus.ErrNotNumber) {

@@ -43,7 +43,7 @@ func ParseNumber(answer any) (float64, error) {
 		}
 		raw = b
 	}
-	raw = bytes.TrimSpace(raw)
+	raw = bytes.Trim(raw, jsonSpace) // JSON's whitespace, not all of Unicode's
 	if len(raw) > 0 && raw[0] == '"' {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
@@ -56,6 +56,9 @@ func ParseNumber(answer any) (float64, error) {
 	}
 	return parseFloat(string(raw))
 }
+
+// jsonSpace is the whitespace JSON allows around a value.
+const jsonSpace = " \t\n\r"
 
 // parseNumberText reads the number a string holds.
 func parseNumberText(s string) (float64, error) {

@@ -89,7 +89,8 @@ func leadDelta(scope Scope, ballots []Ballot, i int, right bool, sign float64) (
 // Leader returns, among sessions, the session whose record in scope
 // shows it right more often than the majority of the other votes of its
 // calls, with significance (its record's PValue at most
-// DefaultLeadLevel; the least p-value wins, ties go to the first), and
+// DefaultLeadLevel; the least p-value wins, a tie the more reliable
+// session, then the lower id, whatever the order of sessions), and
 // whose reliability in scope is the highest of sessions; false when none
 // qualifies. Such a session, run alone, answers better than the others
 // together, and no other session's outcomes rank it higher.
@@ -131,24 +132,30 @@ func leaderKeys(dst []Key, scope Scope, sessions []int64) []Key {
 }
 
 // leaderOf returns the leader among sessions (see Leader) from recs, the
-// records of leaderKeys.
+// records of leaderKeys. It does not depend on the order of sessions: of
+// records equally significant, the more reliable session's counts, then
+// the lower id's.
 func (b *Book) leaderOf(scope Scope, sessions []int64, recs []Record) (Lead, bool) {
 	levels := scope.levels()
-	best, bestP, at := Lead{}, 2.0, 0
-	for i, s := range sessions {
-		l := Lead{Session: s, Won: recs[i].Right, Lost: recs[i].Wrong}
-		if p := l.PValue(); p <= DefaultLeadLevel && p < bestP {
-			best, bestP, at = l, p, i
-		}
-	}
-	if bestP > 1 {
-		return Lead{}, false
-	}
 	prior, strength := b.opts.Prior.Mean(), b.opts.Prior.Right+b.opts.Prior.Wrong
 	reliability := func(i int) float64 { // as Evidence reads it
 		from := len(sessions) + i*levels
 		p, _ := nested(recs[from:from+levels], prior, strength)
 		return p
+	}
+	at, bestP := -1, 2.0
+	for i, s := range sessions {
+		p := Lead{Won: recs[i].Right, Lost: recs[i].Wrong}.PValue()
+		if p > DefaultLeadLevel {
+			continue
+		}
+		if at < 0 || p < bestP || p == bestP && (reliability(i) > reliability(at) ||
+			reliability(i) == reliability(at) && s < sessions[at]) {
+			at, bestP = i, p
+		}
+	}
+	if at < 0 {
+		return Lead{}, false
 	}
 	lead := reliability(at)
 	for i := range sessions {
@@ -156,5 +163,5 @@ func (b *Book) leaderOf(scope Scope, sessions []int64, recs []Record) (Lead, boo
 			return Lead{}, false // another session's outcomes rank it higher
 		}
 	}
-	return best, true
+	return Lead{Session: sessions[at], Won: recs[at].Right, Lost: recs[at].Wrong}, true
 }

@@ -144,3 +144,31 @@ func TestBook_Leader_againstTheOthers(t *testing.T) {
 		t.Errorf("leader %+v while session 4's outcomes rank it higher", l)
 	}
 }
+
+// TestBook_Leader_order checks that the leader does not depend on the
+// order the sessions are asked in: two sessions with equally significant
+// records, of which the more reliable leads whichever comes first.
+func TestBook_Leader_order(t *testing.T) {
+	ctx, b := context.Background(), leadBook(t)
+	bothDissent := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Backed: true}, {Session: 3, Opposed: true}, {Session: 4, Opposed: true}}
+	for range 4 {
+		if err := b.Feedback(ctx, leadScope, bothDissent, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Session 4 alone, right: its reliability rises, its record does not
+	// move (no other vote to disagree with).
+	if err := b.Feedback(ctx, leadScope, []reputation.Ballot{{Session: 4, Backed: true}}, true); err != nil {
+		t.Fatal(err)
+	}
+	want := reputation.Lead{Session: 4, Won: 4}
+	for _, sessions := range [][]int64{{1, 2, 3, 4}, {4, 3, 2, 1}, {3, 4, 1, 2}} {
+		l, ok, err := b.Leader(ctx, leadScope, sessions)
+		if err != nil || !ok {
+			t.Fatalf("Leader(%v): no leader (%v)", sessions, err)
+		}
+		if diff := cmp.Diff(want, l); diff != "" {
+			t.Errorf("Leader(%v) (-want +got):\n%s", sessions, diff)
+		}
+	}
+}

@@ -97,7 +97,8 @@ func scopeOf(job *Job) reputation.Scope {
 // one call in [DefaultExploreEvery] the least used first. It returns the
 // reliabilities it ranked by. With reputation off it returns ids
 // unchanged and zero Reliabilities. Ids the engine does not know keep
-// their place at the end. It reads the sessions' records once
+// their place at the end, and sessions that nothing tells apart the
+// order of ids. It reads the sessions' records once
 // (reputation.Book.Evidence), then orders them as [Engine.Order] does.
 func (e *Engine) Rank(ctx context.Context, scope reputation.Scope, ids []SessionID) ([]SessionID, consensus.Reliabilities, error) {
 	if e.rep == nil {
@@ -116,17 +117,40 @@ func (e *Engine) Rank(ctx context.Context, scope reputation.Scope, ids []Session
 // caller read of the call's scope (reputation.Book.Evidence, or
 // reputation.Book.Snapshot with the call's other figures), without
 // reading the book itself. With reputation off it returns ids unchanged.
+//
+// When nothing tells the known sessions apart (the same reliability and
+// evidence, as before any outcome in the scope) it keeps them in the
+// order of ids: the caller's own, which a trust service rotates by one
+// place per call as it does with reputation off, so that before any
+// outcome its calls run the sessions they would run without reputation.
+// Version 3 selection, which picks the sessions itself, rotates them.
 func (e *Engine) Order(ids []SessionID, rel consensus.Reliabilities, evidence map[int64]reputation.Record) []SessionID {
 	if e.rep == nil {
 		return slices.Clone(ids)
 	}
 	known, rest := e.known(ids)
-	e.order(known, rel, evidence)
+	if indistinct(known, rel, evidence) {
+		e.next.Add(1) // the draws of later calls as if this one had drawn
+	} else {
+		e.order(known, rel, evidence)
+	}
 	out := make([]SessionID, 0, len(ids))
 	for _, s := range known {
 		out = append(out, s.ID)
 	}
 	return append(out, rest...)
+}
+
+// indistinct reports whether nothing tells sessions apart: the same
+// reliability and the same evidence behind it.
+func indistinct(sessions []*session, rel consensus.Reliabilities, evidence map[int64]reputation.Record) bool {
+	for _, s := range sessions {
+		id, id0 := int64(s.ID), int64(sessions[0].ID)
+		if evidence[id] != evidence[id0] || rel.Of(id) != rel.Of(id0) {
+			return false
+		}
+	}
+	return true
 }
 
 // known returns the sessions of ids the engine knows, each once, in the

@@ -192,3 +192,47 @@ func TestEngine_Order(t *testing.T) {
 		t.Errorf("reputation off: %v, want the ids unchanged", got)
 	}
 }
+
+// TestEngine_Order_beforeAnyOutcome checks that sessions nothing tells
+// apart keep the caller's order, and that one outcome ends it.
+func TestEngine_Order_beforeAnyOutcome(t *testing.T) {
+	ctx := context.Background()
+	scope := router.Scope(router.KindValidate, "summary")
+	e := newEngine(t, equalSessions(5, 10))
+	for _, ids := range [][]router.SessionID{{1, 2, 3, 4, 5}, {3, 4, 5, 1, 2}, {5, 1, 2, 3, 4}, {2, 99, 1}} {
+		for range 3 {
+			got, _, err := e.Rank(ctx, scope, ids)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := slices.Clone(ids)
+			if ids[1] == 99 {
+				want = []router.SessionID{2, 1, 99} // an unknown id last
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("Rank(%v) before any outcome (-want +got):\n%s", ids, diff)
+			}
+		}
+	}
+	// Session 5 right where the others were wrong: it tells apart.
+	ballots := []reputation.Ballot{{Session: 5, Opposed: true}}
+	for s := int64(1); s <= 4; s++ {
+		ballots = append(ballots, reputation.Ballot{Session: s, Backed: true})
+	}
+	if err := e.Reputation().Feedback(ctx, scope, ballots, false); err != nil {
+		t.Fatal(err)
+	}
+	moved := 0
+	for range 20 {
+		got, _, err := e.Rank(ctx, scope, []router.SessionID{1, 2, 3, 4, 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0] != 1 {
+			moved++
+		}
+	}
+	if moved == 0 {
+		t.Error("after an outcome that tells session 5 apart, Rank kept the caller's order on 20 calls of 20")
+	}
+}

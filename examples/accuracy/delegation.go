@@ -211,7 +211,7 @@ const delegationType = "qa"
 // c.outcomes of the calls.
 func measureDelegation(ctx context.Context, seed uint64, c cell, agg aggregation, t *problems) ([]call, int, int, error) {
 	p := newPanel(t, 0, t.len())
-	svc, _, err := newService(p, c.rep, c.lone, router.Scope(router.KindDelegate, delegationType))
+	svc, _, err := newService(p, c, router.Scope(router.KindDelegate, delegationType))
 	if err != nil {
 		return nil, 0, 0, err
 	}

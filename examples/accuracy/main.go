@@ -65,13 +65,14 @@ func main() {
 	fams := flag.String("families", "", "measure the world families instead, comma-separated (all: every family): "+familyNames())
 	seeds := flag.String("seeds", "1,2,3", "with -families, the seeds of the worlds, comma-separated")
 	panels := flag.Int("panels", 2, "with -families, the panels drawn per seed and family")
+	shift := flag.Int("selection-shift", 0, "with -families, advance every engine's selection draws by this many calls before the first: the same worlds on another sequence of draws")
 	realCalls := flag.Int("real-calls", 0, "a real-data workload's or world's calls at most, earlier and measured, the first in the seeded order (0: every row of the data)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	cfg := config{calls: *calls, seed: *seed, episode: *episode, data: *data, realWarm: *warm, delegationWarm: *delegationWarm, draws: *draws,
-		panels: *panels, realCalls: *realCalls}
+		panels: *panels, realCalls: *realCalls, shift: *shift}
 	var err error
 	if *fams != "" {
 		if cfg.families, err = parseFamilies(*fams); err == nil {
@@ -191,6 +192,10 @@ func (c config) check() error {
 		return fmt.Errorf("-draws must be at least 0, got %d", c.draws)
 	case c.draws > 0 && c.data == "":
 		return fmt.Errorf("-draws: other draws are measured on the real-data validation workloads: give the folder with -data")
+	case c.shift < 0:
+		return fmt.Errorf("-selection-shift must be at least 0, got %d", c.shift)
+	case c.shift > 0 && len(c.families) == 0:
+		return fmt.Errorf("-selection-shift: the selection draws are shifted on the world families: give them with -families")
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
@@ -50,6 +51,9 @@ type config struct {
 	families []*family
 	seeds    []uint64
 	panels   int
+	// shift moves, with -families, the selection draws of every engine
+	// by that many calls (see cell.shift).
+	shift int
 }
 
 // warm is the number of earlier calls of its episode after which a call
@@ -95,6 +99,11 @@ type cell struct {
 	// d > 0 another draw of the same share, the claims and the workers
 	// unchanged (see reports).
 	draw int
+	// shift advances the engine's selection draws by that many calls
+	// before the first (router.Engine.Order advances them on every
+	// call): another sequence of the same draws, which orders sessions
+	// as well founded on the same evidence.
+	shift int
 }
 
 func (c cell) String() string {
@@ -110,6 +119,9 @@ func (c cell) String() string {
 	}
 	if c.draw != 0 {
 		s += fmt.Sprintf(" (draw %d)", c.draw)
+	}
+	if c.shift != 0 {
+		s += fmt.Sprintf(" (selection draws shifted by %d)", c.shift)
 	}
 	return s
 }
@@ -289,7 +301,7 @@ func measure(ctx context.Context, seed uint64, c cell, src claims, first, n int)
 // is not nil, once the last call is made.
 func measureThen(ctx context.Context, seed uint64, c cell, src claims, first, n int, then func(*router.Engine) error) ([]call, int, int, error) {
 	p := newPanel(src, first, n)
-	svc, engine, err := newService(p, c.rep, c.lone, router.Scope(router.KindValidate, claimType))
+	svc, engine, err := newService(p, c, router.Scope(router.KindValidate, claimType))
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -351,20 +363,24 @@ func reports(seed uint64, draw, i int, share float64) bool {
 	return uniform(seed, streamOutcome, uint64(i), uint64(draw)) < share
 }
 
-// newService returns the trust service of one episode and the engine it
-// runs on: the real trust.Service over a real router.Engine whose
-// workers are p's, with reputation off or on, and adaptive's escalation
-// threshold lone (0: the default). Every tier draws from the panel's
-// five sessions; adaptive takes its candidates from the pool. scope is
-// the reputation scope of the episode's calls.
-func newService(p *panel, rep variant, lone float64, scope reputation.Scope) (*trust.Service, *router.Engine, error) {
-	engine, trustOpts, err := newEngine(p, rep)
+// newService returns the trust service of one episode of cell c and the
+// engine it runs on: the real trust.Service over a real router.Engine
+// whose workers are p's, with reputation off or on (c.rep), adaptive's
+// escalation threshold c.lone (0: the default) and the engine's
+// selection draws shifted by c.shift calls. Every tier draws from the
+// panel's five sessions; adaptive takes its candidates from the pool.
+// scope is the reputation scope of the episode's calls.
+func newService(p *panel, c cell, scope reputation.Scope) (*trust.Service, *router.Engine, error) {
+	engine, trustOpts, err := newEngine(p, c.rep)
 	if err != nil {
 		return nil, nil, err
 	}
+	for range c.shift {
+		engine.Order(nil, consensus.Reliabilities{}, nil)
+	}
 	trustOpts = append(trustOpts, trust.WithSessionPool(1, 2, 3, 4, 5))
-	if lone != 0 {
-		trustOpts = append(trustOpts, trust.WithEscalationThreshold(lone))
+	if c.lone != 0 {
+		trustOpts = append(trustOpts, trust.WithEscalationThreshold(c.lone))
 	}
 	svc, err := trust.New(stepper{Engine: engine, p: p, scope: scope}, trustOpts...)
 	return svc, engine, err

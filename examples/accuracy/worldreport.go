@@ -178,6 +178,9 @@ func (r *worldsReport) command() string {
 	if cfg.realCalls > 0 {
 		s += fmt.Sprintf(" -real-calls %d", cfg.realCalls)
 	}
+	if cfg.shift != 0 {
+		s += fmt.Sprintf(" -selection-shift %d", cfg.shift)
+	}
 	return s
 }
 

@@ -463,3 +463,45 @@ func TestOutcomeGapAndRetries(t *testing.T) {
 		t.Errorf("outcomeGap reports a gap with no outcome reported")
 	}
 }
+
+// TestSimulateWorlds_selectionShift checks that -selection-shift leaves
+// reputation off as it is (it orders no session) and names itself on the
+// command line, and that the configuration refuses a bad one.
+func TestSimulateWorlds_selectionShift(t *testing.T) {
+	t.Parallel()
+	cfg := worldsCfg
+	cfg.families, _ = parseFamilies("llmbar")
+	cfg.shift = 7
+	got, err := simulateWorlds(context.Background(), cfg, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := smallWorlds(t).results["llmbar"][0]
+	offs := 0
+	for c, s := range got.results["llmbar"][0].cells {
+		if c.st.rep != off {
+			continue
+		}
+		offs++
+		if diff := cmp.Diff(want.cells[c], s, cmp.AllowUnexported(stats{}, bin{})); diff != "" {
+			t.Errorf("%v, reputation off, shifted (-unshifted +shifted):\n%s", c, diff)
+		}
+	}
+	if offs == 0 {
+		t.Fatal("no cell with reputation off")
+	}
+	if cmd := got.command(); !strings.Contains(cmd, "-selection-shift 7") {
+		t.Errorf("the command line lacks -selection-shift 7: %s", cmd)
+	}
+	for _, c := range []struct {
+		cfg  config
+		want string
+	}{
+		{config{families: cfg.families, seeds: []uint64{1}, panels: 1, shift: -1}, "-selection-shift must be at least 0"},
+		{config{shift: 2}, "-selection-shift: the selection draws are shifted on the world families"},
+	} {
+		if err := c.cfg.check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want one saying %q", c.cfg, err, c.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package reputation
 import (
 	"context"
 	"math"
+	"slices"
 
 	"github.com/vouchkit/vouch/consensus"
 )
@@ -138,10 +139,11 @@ func leaderKeys(dst []Key, scope Scope, sessions []int64) []Key {
 func (b *Book) leaderOf(scope Scope, sessions []int64, recs []Record) (Lead, bool) {
 	levels := scope.levels()
 	prior, strength := b.opts.Prior.Mean(), b.opts.Prior.Right+b.opts.Prior.Wrong
-	reliability := func(i int) float64 { // as Evidence reads it
+	var buf [8]float64 // room enough for most calls
+	rel := slices.Grow(buf[:0], len(sessions))[:len(sessions)]
+	for i := range sessions { // as Evidence reads them
 		from := len(sessions) + i*levels
-		p, _ := nested(recs[from:from+levels], prior, strength)
-		return p
+		rel[i], _ = nested(recs[from:from+levels], prior, strength)
 	}
 	at, bestP := -1, 2.0
 	for i, s := range sessions {
@@ -149,19 +151,12 @@ func (b *Book) leaderOf(scope Scope, sessions []int64, recs []Record) (Lead, boo
 		if p > DefaultLeadLevel {
 			continue
 		}
-		if at < 0 || p < bestP || p == bestP && (reliability(i) > reliability(at) ||
-			reliability(i) == reliability(at) && s < sessions[at]) {
+		if at < 0 || p < bestP || p == bestP && (rel[i] > rel[at] || rel[i] == rel[at] && s < sessions[at]) {
 			at, bestP = i, p
 		}
 	}
-	if at < 0 {
+	if at < 0 || slices.Max(rel) > rel[at] { // none, or another session's outcomes rank it higher
 		return Lead{}, false
-	}
-	lead := reliability(at)
-	for i := range sessions {
-		if reliability(i) > lead {
-			return Lead{}, false // another session's outcomes rank it higher
-		}
 	}
 	return Lead{Session: sessions[at], Won: recs[at].Right, Lost: recs[at].Wrong}, true
 }

@@ -135,12 +135,7 @@ func (e *Engine) order(sessions []*session, rel consensus.Reliabilities, counts 
 	e.usage.mu.Unlock()
 	r := int(k % uint64(len(rs)))
 	rs = append(rs[r:], rs[:r]...) // rotated: past the buffer's used part, or a new array
-	same := true
-	for i := range rs {
-		id, id0 := int64(rs[i].s.ID), int64(rs[0].s.ID)
-		same = same && counts[id] == counts[id0] && rel.Of(id) == rel.Of(id0)
-	}
-	if !same {
+	if !indistinct(sessions, rel, counts) {
 		rng := rand.New(rand.NewPCG(k, orderStream))
 		fw := e.rep.Options().FeedbackWeight
 		for i := range rs {

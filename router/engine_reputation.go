@@ -172,7 +172,7 @@ const CalibrationTier = "weighted"
 // returns. A store error is logged and leaves the number uncalibrated
 // (consensus.Conservative).
 func (e *Engine) calibrate(ctx context.Context, call *consensusCall, scope reputation.Scope, out consensus.Outcome) *reputation.Basis {
-	if out.Strategy != consensus.StrategyWeighted || out.Winner < 0 {
+	if out.Strategy != consensus.StrategyWeighted || out.Winner < 0 || ctx.Value(calibratesItselfKey{}) != nil {
 		return nil
 	}
 	y, basis, err := e.rep.Calibrate(ctx, scope, CalibrationTier, out.Confidence, consensus.Conservative(out))

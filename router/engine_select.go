@@ -15,7 +15,8 @@ import (
 // the candidates rotated by a per-engine counter (with reputation on,
 // ranked as [Engine.Rank] does), sessions from pools not yet used before
 // the others. It returns the reliabilities of the fit sessions (zero with
-// reputation off). poolField is the JSON path of pool in the request, for
+// reputation off), as the book holds them or as ctx's Reading gives them
+// (WithReading). poolField is the JSON path of pool in the request, for
 // errors.
 func (e *Engine) pick(ctx context.Context, first SessionID, pool []SessionID, poolField string, tier Tier, n int, scope reputation.Scope) ([]*session, consensus.Reliabilities, error) {
 	var rel consensus.Reliabilities
@@ -71,7 +72,9 @@ func (e *Engine) pick(ctx context.Context, first SessionID, pool []SessionID, po
 	if e.rep != nil {
 		var counts map[int64]reputation.Record
 		var err error
-		if rel, counts, err = e.reliabilities(ctx, scope, fit); err != nil {
+		if r, ok := reading(ctx, scope, fit); ok {
+			rel, counts = r.Reliabilities, r.Evidence
+		} else if rel, counts, err = e.reliabilities(ctx, scope, fit); err != nil {
 			e.log.Warn("router: reading session reliabilities; every session weighs as the prior", "error", err)
 			rel = consensus.Reliabilities{Prior: e.rep.Options().Prior.Mean()}
 		}

@@ -64,7 +64,9 @@ type ConsensusResponse struct {
 	// snapshot's correlation) no higher than consensus.Posterior of the
 	// votes (consensus.Conservative), and once outcomes are reported
 	// the weighted confidence read on the calibration map that they
-	// built through [Engine.Feedback] (see Calibration); under "median" and "median_of_means",
+	// built through [Engine.Feedback] (see Calibration), or the weighted
+	// confidence alone for an in-process caller that calibrates the
+	// answer itself ([WithoutCalibration]); under "median" and "median_of_means",
 	// consensus.Posterior of the numbers that agree with the aggregate
 	// and those that do not, or under weight_by the weighted probability
 	// of their two groups (consensus.Median).

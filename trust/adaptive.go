@@ -85,6 +85,7 @@ func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.
 	cals := s.readScope(ctx, req, s.rankable(cands), leaderCandidates(cands, exclude))
 	cands, rel := s.ranked(cands, cals)
 	lead, leads := cals.leader()
+	ctx = cals.handed(ctx, req)
 	if leads {
 		cands = first(cands, router.SessionID(lead.Session))
 	}
@@ -249,6 +250,22 @@ type scopeReading struct {
 	leads    bool
 	open     bool // coincide was read
 	coincide float64
+}
+
+// handed returns ctx carrying what c read for the router calls of
+// adaptive's runs: the reliabilities and evidence of its candidates
+// (router.WithReading), so that the engine reads them no more, and the
+// word that the service calibrates the tally itself
+// (router.WithoutCalibration), so that the engine reads no map of its
+// own. ctx is returned unchanged when c is nil.
+func (c *scopeReading) handed(ctx context.Context, req *Request) context.Context {
+	if c == nil {
+		return ctx
+	}
+	if len(c.evidence) > 0 {
+		ctx = router.WithReading(ctx, router.Reading{Scope: scope(req), Reliabilities: c.rel, Evidence: c.evidence})
+	}
+	return router.WithoutCalibration(ctx)
 }
 
 // of returns the map of out's winner: the map of its verdict for a

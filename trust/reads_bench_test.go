@@ -2,25 +2,14 @@ package trust_test
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 
 	"github.com/vouchkit/vouch/reputation"
+	"github.com/vouchkit/vouch/reputation/reputationtest"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
 )
-
-// loadCounter is a reputation Memory that counts its reads.
-type loadCounter struct {
-	reputation.Memory
-	loads atomic.Int64
-}
-
-func (s *loadCounter) Load(ctx context.Context, keys []reputation.Key) ([]reputation.Record, error) {
-	s.loads.Add(1)
-	return s.Memory.Load(ctx, keys)
-}
 
 // BenchmarkAdaptive_storeReads measures an adaptive call on five
 // in-process sessions (its pool) whose engine keeps reputation in a
@@ -45,7 +34,7 @@ func BenchmarkAdaptive_storeReads(b *testing.B) {
 		{"delegation", trust.ModeDelegation, honest(0.9), false},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			store := &loadCounter{}
+			store := &reputationtest.CountingStore{}
 			book, err := reputation.New(store, reputation.Options{})
 			if err != nil {
 				b.Fatal(err)
@@ -77,13 +66,44 @@ func BenchmarkAdaptive_storeReads(b *testing.B) {
 				}
 			}
 			b.ReportAllocs()
-			before := store.loads.Load()
+			before := store.Loads()
 			for b.Loop() {
 				if _, err := s.Call(ctx, request(bc.mode, trust.PolicyAdaptive)); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(store.loads.Load()-before)/float64(b.N), "reads/op")
+			b.ReportMetric(float64(store.Loads()-before)/float64(b.N), "reads/op")
 		})
+	}
+}
+
+// TestAdaptive_readsOnce checks that an adaptive call reads its scope's
+// reputation once: the router calls of its runs take what it read
+// (router.WithReading) and leave the calibration to it
+// (router.WithoutCalibration).
+func TestAdaptive_readsOnce(t *testing.T) {
+	for _, mode := range []trust.Mode{trust.ModeValidation, trust.ModeDelegation} {
+		store := &reputationtest.CountingStore{}
+		book, err := reputation.New(store, reputation.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := router.NewEngine(routertest.Sessions(1, 2, honest(0.9), honest(0.9), honest(0.9), honest(0.9), honest(0.9)), router.WithReputation(book))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := trust.New(e, trust.WithSessionPool(1, 2, 3, 4, 5))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := request(mode, trust.PolicyAdaptive)
+		req.Task.Type = "qa" // a type of no reputation kind, which a delegation's router call shares
+		resp, err := s.Call(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := store.Loads(); got != 1 || len(resp.Evidence.Steps) < 2 {
+			t.Errorf("%s: %d store reads over %d steps, want one read over at least two", mode, got, len(resp.Evidence.Steps))
+		}
 	}
 }

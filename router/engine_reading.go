@@ -1,0 +1,66 @@
+package router
+
+import (
+	"context"
+
+	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/reputation"
+)
+
+// A Reading is what a caller read of a scope's reputation for one call:
+// the reliabilities of sessions and the evidence behind each, as
+// reputation.Book.Evidence (or reputation.Book.Snapshot) returns them.
+// See [WithReading].
+type Reading struct {
+	// Scope is the scope read.
+	Scope reputation.Scope
+	// Reliabilities are the sessions' reliabilities.
+	Reliabilities consensus.Reliabilities
+	// Evidence holds the evidence behind each session's reliability,
+	// one entry per session read.
+	Evidence map[int64]reputation.Record
+}
+
+// readingKey is the context key of WithReading.
+type readingKey struct{}
+
+// WithReading returns a copy of ctx under which the engine orders,
+// weighs and records the sessions of a call in r.Scope by r instead of
+// reading its book, when r holds the evidence of every session the call
+// may run. A caller that makes several router calls for one decision
+// and has read the scope once (a trust service's adaptive tier) so hands
+// each call what it read, and the engine reads nothing more of it. A
+// Reading of another scope, or one that lacks a session, is ignored: the
+// engine then reads the book as it does without one. The engine still
+// learns from the call (see [WithoutLearning]) and calibrates it (see
+// [WithoutCalibration]).
+func WithReading(ctx context.Context, r Reading) context.Context {
+	return context.WithValue(ctx, readingKey{}, r)
+}
+
+// reading returns the Reading ctx carries for a call in scope over
+// sessions, if it holds every one of them.
+func reading(ctx context.Context, scope reputation.Scope, sessions []*session) (Reading, bool) {
+	r, ok := ctx.Value(readingKey{}).(Reading)
+	if !ok || r.Scope != scope {
+		return Reading{}, false
+	}
+	for _, s := range sessions {
+		if _, ok := r.Evidence[int64(s.ID)]; !ok {
+			return Reading{}, false
+		}
+	}
+	return r, true
+}
+
+// calibratesItselfKey is the context key of WithoutCalibration.
+type calibratesItselfKey struct{}
+
+// WithoutCalibration returns a copy of ctx under which the engine states
+// a weighted call's confidence as its votes give it (consensus.Weighted),
+// reads no calibration map and records no basis: its caller calibrates
+// the answer itself, as a trust service's adaptive tier calibrates the
+// tally of all its runs on its own maps.
+func WithoutCalibration(ctx context.Context) context.Context {
+	return context.WithValue(ctx, calibratesItselfKey{}, true)
+}

@@ -1,0 +1,90 @@
+package router_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/reputation"
+	"github.com/vouchkit/vouch/reputation/reputationtest"
+	"github.com/vouchkit/vouch/router"
+)
+
+// TestEngine_WithReading checks that a weighted call weighs and records
+// its sessions by the Reading its context carries, reading nothing of
+// the book, when the Reading is of the call's scope and holds every
+// session; that WithoutCalibration spares the calibration map's read and
+// states the weighted confidence; and that any other Reading is ignored.
+func TestEngine_WithReading(t *testing.T) {
+	store := &reputationtest.CountingStore{}
+	book, err := reputation.New(store, reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEngine(t, equalSessions(3, 0), router.WithReputation(book))
+	scope := router.Scope(router.KindValidate, "summary")
+	read := router.Reading{
+		Scope:         scope,
+		Reliabilities: consensus.Reliabilities{Sessions: map[int64]float64{1: 0.9, 2: 0.6, 3: 0.7}, Prior: 0.8},
+		Evidence:      map[int64]reputation.Record{1: {Right: 36, Wrong: 4}, 2: {Right: 24, Wrong: 16}, 3: {Right: 28, Wrong: 12}},
+	}
+	call := func(ctx context.Context) (map[router.SessionID]float64, *router.ValidateV3Response, int64) {
+		t.Helper()
+		req := validateV3(3, router.DisagreeReturnAll)
+		req.Consensus.Aggregation = router.AggregationWeighted
+		before := store.Loads()
+		resp, err := e.ValidateV3(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[router.SessionID]float64{}
+		for _, r := range resp.Evidence.Runs {
+			got[r.SessionID] = *r.Reliability
+		}
+		return got, resp, store.Loads() - before
+	}
+	handed := map[router.SessionID]float64{1: 0.9, 2: 0.6, 3: 0.7}
+	prior := map[router.SessionID]float64{1: 0.8, 2: 0.8, 3: 0.8}
+
+	ctx := router.WithoutLearning(context.Background()) // no call teaches: every read below is the book's as it started
+	got, resp, loads := call(router.WithReading(ctx, read))
+	if diff := cmp.Diff(handed, got); diff != "" {
+		t.Errorf("with a Reading: reliabilities recorded (-want +got):\n%s", diff)
+	}
+	if loads != 1 || resp.Consensus.Calibration == nil {
+		t.Errorf("with a Reading: %d store reads and calibration %v, want one read, of the calibration map", loads, resp.Consensus.Calibration)
+	}
+
+	got, resp, loads = call(router.WithoutCalibration(router.WithReading(ctx, read)))
+	if diff := cmp.Diff(handed, got); diff != "" {
+		t.Errorf("with a Reading, without calibration: reliabilities recorded (-want +got):\n%s", diff)
+	}
+	if loads != 0 || resp.Consensus.Calibration != nil {
+		t.Errorf("with a Reading, without calibration: %d store reads and calibration %v, want none", loads, resp.Consensus.Calibration)
+	}
+	out, err := consensus.Weighted{Reliabilities: read.Reliabilities}.Aggregate([]consensus.Vote{
+		{Session: 1, Label: consensus.LabelValid}, {Session: 2, Label: consensus.LabelValid}, {Session: 3, Label: consensus.LabelValid},
+	}, consensus.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Consensus.Confidence != out.Confidence {
+		t.Errorf("without calibration: confidence %v, want the weighted %v", resp.Consensus.Confidence, out.Confidence)
+	}
+
+	other := read
+	other.Scope = router.Scope(router.KindValidate, "plan_step")
+	short := read
+	short.Evidence = map[int64]reputation.Record{1: read.Evidence[1], 2: read.Evidence[2]}
+	for name, r := range map[string]router.Reading{"of another scope": other, "without session 3": short} {
+		got, _, loads := call(router.WithoutCalibration(router.WithReading(ctx, r)))
+		if diff := cmp.Diff(prior, got); diff != "" {
+			t.Errorf("with a Reading %s: reliabilities recorded (-want the book's +got):\n%s", name, diff)
+		}
+		if loads != 1 {
+			t.Errorf("with a Reading %s: %d store reads, want one, of the sessions' records", name, loads)
+		}
+	}
+}

@@ -209,6 +209,12 @@ func TestIssuer_Issue_errors(t *testing.T) {
 		{"unknown status", func(_ *receipt.Issuer, p *receipt.Params) { p.Status = "MAYBE" }, receipt.ErrSchema, 0},
 		{"confidence above 1", func(_ *receipt.Issuer, p *receipt.Params) { p.Confidence = 1.5 }, receipt.ErrSchema, 0},
 		{"replicas 6", func(_ *receipt.Issuer, p *receipt.Params) { p.Consensus.Replicas = 6 }, receipt.ErrSchema, 0},
+		{"leader of session 0", func(_ *receipt.Issuer, p *receipt.Params) {
+			p.Policy.Leader = &receipt.LeaderSnapshot{Won: 4}
+		}, receipt.ErrSchema, 0},
+		{"leader beyond 2^53", func(_ *receipt.Issuer, p *receipt.Params) {
+			p.Policy.Leader = &receipt.LeaderSnapshot{Session: 1 << 54, Won: 4}
+		}, nil, 0},
 		{"policy missing", func(_ *receipt.Issuer, p *receipt.Params) { p.Policy = nil }, nil, 0},
 		{"consensus missing", func(_ *receipt.Issuer, p *receipt.Params) { p.Consensus = nil }, nil, 0},
 		{"refs missing", func(_ *receipt.Issuer, p *receipt.Params) { p.Refs = nil }, nil, 0},

@@ -138,6 +138,28 @@ type PolicySnapshot struct {
 	// Calibration is the basis of the receipt's confidence when it was
 	// calibrated on reported outcomes (reputation on); absent otherwise.
 	Calibration *CalibrationSnapshot `json:"calibration,omitempty"`
+	// Leader is, when one session decided an adaptive validation alone,
+	// its record against the other votes; absent otherwise.
+	Leader *LeaderSnapshot `json:"leader,omitempty"`
+}
+
+// LeaderSnapshot is policy_snapshot.leader: the session whose record of
+// reported outcomes made it decide an adaptive validation alone (package
+// reputation's Lead), so that the rule can be checked: the one-sided sign
+// test of Won wins in Won+Lost disagreements with the majority of the
+// other votes, which a leader passes at the level its issuer names
+// (reputation.DefaultLeadLevel, 1/16). The decision's confidence is then
+// read on the map of a leader's verdicts (Calibration.Tier ends in
+// "/leader").
+type LeaderSnapshot struct {
+	// Session is the leader's session id.
+	Session int64 `json:"session_id" validate:"gt=0"`
+	// Won counts the reported calls on which its verdict was right and
+	// the majority of the other votes wrong.
+	Won float64 `json:"won" validate:"gte=0"`
+	// Lost counts the reported calls on which its verdict was wrong and
+	// the majority of the other votes right.
+	Lost float64 `json:"lost" validate:"gte=0"`
 }
 
 // CalibrationSnapshot is policy_snapshot.calibration: what the decision's

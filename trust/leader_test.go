@@ -2,11 +2,13 @@ package trust_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
@@ -104,12 +106,30 @@ func TestService_leader(t *testing.T) {
 		t.Errorf("after a right lead: leader %+v, status %s, %d runs", again.Evidence.Leader, again.Status, again.Evidence.Launched)
 	}
 
+	// The receipt of a led call names the leader and its record.
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed, err := trust.New(e, trust.WithSigningKey(priv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, r := callInline(t, signed, trust.PolicyAdaptive, pub)
+	if resp.Evidence.Leader == nil || r.PolicySnapshot == nil {
+		t.Fatalf("a led call with a receipt: leader %+v, policy snapshot %+v", resp.Evidence.Leader, r.PolicySnapshot)
+	}
+	l := resp.Evidence.Leader
+	if diff := cmp.Diff(&receipt.LeaderSnapshot{Session: l.Session, Won: l.Won, Lost: l.Lost}, r.PolicySnapshot.Leader); diff != "" {
+		t.Errorf("receipt's policy_snapshot.leader (-evidence.leader +got):\n%s", diff)
+	}
+
 	// Reputation off never leads.
 	off, err := trust.New(e, trust.WithoutReputation())
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := off.Call(ctx, req)
+	resp, err = off.Call(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}

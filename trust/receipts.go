@@ -61,6 +61,7 @@ func (s *Service) receiptParams(ctx context.Context, req *Request, resp *Respons
 			Tier:        string(req.Policy),
 			Consensus:   receipt.PolicyConsensus{Replicas: final.step.Replicas, Strategy: string(strategy)},
 			Calibration: calibrationSnapshot(final.calibration),
+			Leader:      leaderSnapshot(resp.Evidence.Leader),
 		},
 		Consensus:      consensusSnapshot(final, final.key),
 		Refs:           refs,
@@ -107,6 +108,14 @@ func consensusSnapshot(st stepResult, key func(any) (string, error)) *receipt.Co
 		}
 	}
 	return cs
+}
+
+// leaderSnapshot is the receipt's copy of l; nil for nil.
+func leaderSnapshot(l *reputation.Lead) *receipt.LeaderSnapshot {
+	if l == nil {
+		return nil
+	}
+	return &receipt.LeaderSnapshot{Session: l.Session, Won: l.Won, Lost: l.Lost}
 }
 
 // calibrationSnapshot is the receipt's copy of basis; nil for nil.

@@ -212,6 +212,9 @@ func TestIssuer_Issue_errors(t *testing.T) {
 		{"leader of session 0", func(_ *receipt.Issuer, p *receipt.Params) {
 			p.Policy.Leader = &receipt.LeaderSnapshot{Won: 4}
 		}, receipt.ErrSchema, 0},
+		{"plurality of an empty group", func(_ *receipt.Issuer, p *receipt.Params) {
+			p.Policy.Plurality = &receipt.PluralitySnapshot{Groups: []int{2, 0}, Coincidence: 0.1}
+		}, receipt.ErrSchema, 0},
 		{"leader beyond 2^53", func(_ *receipt.Issuer, p *receipt.Params) {
 			p.Policy.Leader = &receipt.LeaderSnapshot{Session: 1 << 54, Won: 4}
 		}, nil, 0},

@@ -141,6 +141,24 @@ type PolicySnapshot struct {
 	// Leader is, when one session decided an adaptive validation alone,
 	// its record against the other votes; absent otherwise.
 	Leader *LeaderSnapshot `json:"leader,omitempty"`
+	// Plurality is, when a delegation of an open answer stated its
+	// confidence from its groups of equal answers, those groups and the
+	// chance that two wrong answers coincide; absent otherwise.
+	Plurality *PluralitySnapshot `json:"plurality,omitempty"`
+}
+
+// PluralitySnapshot is policy_snapshot.plurality: what a delegation's
+// plurality states its confidence from, so that it can be recomputed.
+// With no outcome reported the confidence is Calibration.Conservative,
+// consensus.PluralityPosterior(Groups, 0, Coincidence); once outcomes
+// are reported, the map read as Calibration says.
+type PluralitySnapshot struct {
+	// Groups holds the size of each group of equal answers, the
+	// winner's first.
+	Groups []int `json:"groups" validate:"min=1,max=5,dive,gt=0"`
+	// Coincidence is the chance that two wrong answers coincide, learned
+	// in the call's scope.
+	Coincidence float64 `json:"coincidence" validate:"gte=0,lte=1"`
 }
 
 // LeaderSnapshot is policy_snapshot.leader: the session whose record of

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -84,12 +85,26 @@ func TestService_adaptiveScatteredDelegation(t *testing.T) {
 			LowConfidence bool    `json:"low_confidence"`
 			Agreeing      []int   `json:"agreeing"`
 		} `json:"consensus_snapshot"`
+		Policy struct {
+			Calibration struct {
+				Conservative float64 `json:"conservative"`
+			} `json:"calibration"`
+			Plurality *struct {
+				Groups      []int   `json:"groups"`
+				Coincidence float64 `json:"coincidence"`
+			} `json:"plurality"`
+		} `json:"policy_snapshot"`
 	}
 	if err := json.Unmarshal(resp.Receipt, &rec); err != nil {
 		t.Fatal(err)
 	}
 	if c := rec.Consensus; !c.LowConfidence || len(c.Agreeing) != 2 || c.Confidence != resp.Confidence {
 		t.Errorf("receipt's consensus snapshot %+v; want low_confidence, two agreeing, the response's confidence %v", c, resp.Confidence)
+	}
+	if p := rec.Policy.Plurality; p == nil || !slices.Equal(p.Groups, resp.Evidence.Plurality.Groups) || p.Coincidence != resp.Evidence.Plurality.Coincidence {
+		t.Errorf("receipt's policy_snapshot.plurality %+v, want evidence.plurality %+v", p, resp.Evidence.Plurality)
+	} else if stated := consensus.PluralityPosterior(p.Groups, 0, p.Coincidence); math.Abs(stated-rec.Policy.Calibration.Conservative) > 1e-12 {
+		t.Errorf("receipt: PluralityPosterior(%v, 0, %v) = %v, its conservative number %v", p.Groups, p.Coincidence, stated, rec.Policy.Calibration.Conservative)
 	}
 
 	floor, err := trust.New(scattered(t), trust.WithPluralityFloor(0.99))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/reputation"
@@ -62,6 +63,7 @@ func (s *Service) receiptParams(ctx context.Context, req *Request, resp *Respons
 			Consensus:   receipt.PolicyConsensus{Replicas: final.step.Replicas, Strategy: string(strategy)},
 			Calibration: calibrationSnapshot(final.calibration),
 			Leader:      leaderSnapshot(resp.Evidence.Leader),
+			Plurality:   pluralitySnapshot(resp.Evidence.Plurality),
 		},
 		Consensus:      consensusSnapshot(final, final.key),
 		Refs:           refs,
@@ -116,6 +118,14 @@ func leaderSnapshot(l *reputation.Lead) *receipt.LeaderSnapshot {
 		return nil
 	}
 	return &receipt.LeaderSnapshot{Session: l.Session, Won: l.Won, Lost: l.Lost}
+}
+
+// pluralitySnapshot is the receipt's copy of p; nil for nil.
+func pluralitySnapshot(p *Plurality) *receipt.PluralitySnapshot {
+	if p == nil {
+		return nil
+	}
+	return &receipt.PluralitySnapshot{Groups: slices.Clone(p.Groups), Coincidence: p.Coincidence}
 }
 
 // calibrationSnapshot is the receipt's copy of basis; nil for nil.

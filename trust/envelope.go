@@ -250,7 +250,10 @@ type Step struct {
 	Outcome string `json:"outcome"`
 	// Agreement is the step's agreement.
 	Agreement float64 `json:"agreement"`
-	// Confidence is the step's confidence.
+	// Confidence is the confidence the step's router call stated. The
+	// runs of adaptive, which the service calibrates as one tally (see
+	// Evidence.Calibration), state their weighted confidence before any
+	// calibration (router.WithoutCalibration).
 	Confidence float64 `json:"confidence"`
 	// Escalated says the next step was taken because of this one.
 	Escalated bool `json:"escalated,omitempty"`

@@ -31,11 +31,25 @@ type readingKey struct{}
 // and has read the scope once (a trust service's adaptive tier) so hands
 // each call what it read, and the engine reads nothing more of it. A
 // Reading of another scope, or one that lacks a session, is ignored: the
-// engine then reads the book as it does without one. The engine still
-// learns from the call (see [WithoutLearning]) and calibrates it (see
+// engine then reads the book as it does without one. A delegation, whose
+// request names no claim type, is a call of any kind of its operation: a
+// Reading of one of them names the call's scope, in which the engine
+// also calibrates and learns the call. The engine still learns from the
+// call (see [WithoutLearning]) and calibrates it (see
 // [WithoutCalibration]).
 func WithReading(ctx context.Context, r Reading) context.Context {
 	return context.WithValue(ctx, readingKey{}, r)
+}
+
+// scopeFor returns the reputation scope of a call of job under ctx: job's
+// own (see [Scope]), or for a delegation the scope of ctx's Reading when
+// it is of the delegation's operation.
+func scopeFor(ctx context.Context, job *Job) reputation.Scope {
+	scope := scopeOf(job)
+	if r, ok := ctx.Value(readingKey{}).(Reading); ok && job.Kind == KindDelegate && r.Scope.Operation == scope.Operation {
+		return r.Scope
+	}
+	return scope
 }
 
 // reading returns the Reading ctx carries for a call in scope over

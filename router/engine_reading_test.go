@@ -10,6 +10,7 @@ import (
 	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/reputation/reputationtest"
 	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/routertest"
 )
 
 // TestEngine_WithReading checks that a weighted call weighs and records
@@ -86,5 +87,41 @@ func TestEngine_WithReading(t *testing.T) {
 		if loads != 1 {
 			t.Errorf("with a Reading %s: %d store reads, want one, of the sessions' records", name, loads)
 		}
+	}
+}
+
+// TestEngine_WithReading_delegation checks that a delegation, whose
+// request names no claim type, takes the scope of a Reading of its
+// operation at any kind: it weighs its runs by it and reads nothing.
+func TestEngine_WithReading_delegation(t *testing.T) {
+	store := &reputationtest.CountingStore{}
+	book, err := reputation.New(store, reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := routertest.Fixed(router.Result{Output: "42"})
+	e := newEngine(t, routertest.Sessions(1, 3, ok, ok, ok), router.WithReputation(book))
+	read := router.Reading{
+		Scope:         router.Scope(router.KindDelegate, "summary"),
+		Reliabilities: consensus.Reliabilities{Sessions: map[int64]float64{1: 0.9, 2: 0.6, 3: 0.7}, Prior: 0.8},
+		Evidence:      map[int64]reputation.Record{1: {Right: 36, Wrong: 4}, 2: {Right: 24, Wrong: 16}, 3: {Right: 28, Wrong: 12}},
+	}
+	ctx := router.WithoutCalibration(router.WithReading(router.WithoutLearning(context.Background()), read))
+	resp, err := e.DelegateV3(ctx, &router.DelegateV3Request{
+		DelegateTask: router.DelegateTask{Objective: "answer"},
+		Consensus:    router.ConsensusRequest{Replicas: 3, Aggregation: router.AggregationWeighted},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[router.SessionID]float64{}
+	for _, r := range resp.Evidence.Runs {
+		got[r.SessionID] = *r.Reliability
+	}
+	if diff := cmp.Diff(map[router.SessionID]float64{1: 0.9, 2: 0.6, 3: 0.7}, got); diff != "" {
+		t.Errorf("reliabilities recorded (-the reading's +got):\n%s", diff)
+	}
+	if n := store.Loads(); n != 0 {
+		t.Errorf("%d store reads, want none", n)
 	}
 }

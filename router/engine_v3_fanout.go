@@ -57,7 +57,7 @@ func replicasField(poolField string) string {
 // disagreement policy. poolField is the JSON path of c.SessionPool in the
 // request, for errors.
 func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusRequest, poolField string, tier Tier, job *Job, timeout time.Duration) (*consensusCall, error) {
-	scope := scopeOf(job)
+	scope := scopeFor(ctx, job)
 	sessions, rel, err := e.pick(ctx, first, c.SessionPool, poolField, tier, c.Replicas, scope)
 	if err != nil {
 		return nil, err

@@ -96,9 +96,7 @@ func TestAdaptive_readsOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req := request(mode, trust.PolicyAdaptive)
-		req.Task.Type = "qa" // a type of no reputation kind, which a delegation's router call shares
-		resp, err := s.Call(context.Background(), req)
+		resp, err := s.Call(context.Background(), request(mode, trust.PolicyAdaptive))
 		if err != nil {
 			t.Fatal(err)
 		}

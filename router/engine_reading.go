@@ -31,23 +31,36 @@ type readingKey struct{}
 // and has read the scope once (a trust service's adaptive tier) so hands
 // each call what it read, and the engine reads nothing more of it. A
 // Reading of another scope, or one that lacks a session, is ignored: the
-// engine then reads the book as it does without one. A delegation, whose
-// request names no claim type, is a call of any kind of its operation: a
-// Reading of one of them names the call's scope, in which the engine
-// also calibrates and learns the call. The engine still learns from the
-// call (see [WithoutLearning]) and calibrates it (see
+// engine then reads the book as it does without one. The engine still
+// learns from the call (see [WithoutLearning]) and calibrates it (see
 // [WithoutCalibration]).
 func WithReading(ctx context.Context, r Reading) context.Context {
 	return context.WithValue(ctx, readingKey{}, r)
 }
 
+// scopeKey is the context key of WithScope.
+type scopeKey struct{}
+
+// WithScope returns a copy of ctx under which the engine orders, weighs,
+// calibrates and learns a delegation in scope when scope is of the
+// delegation's operation. A delegation's request names no claim type, so
+// the engine's own scope of it is its operation's (see [Scope]); a caller
+// that knows the kind of its task (a trust service, from the task's
+// type) names it, so that the engine learns in the scope the caller
+// ranks sessions and takes reports in. Validations keep their claim
+// type's scope. Like WithReading, it reaches an in-process engine only: a
+// Client does not send ctx's values.
+func WithScope(ctx context.Context, scope reputation.Scope) context.Context {
+	return context.WithValue(ctx, scopeKey{}, scope)
+}
+
 // scopeFor returns the reputation scope of a call of job under ctx: job's
-// own (see [Scope]), or for a delegation the scope of ctx's Reading when
-// it is of the delegation's operation.
+// own (see [Scope]), or for a delegation the scope WithScope names when it
+// is of the delegation's operation.
 func scopeFor(ctx context.Context, job *Job) reputation.Scope {
 	scope := scopeOf(job)
-	if r, ok := ctx.Value(readingKey{}).(Reading); ok && job.Kind == KindDelegate && r.Scope.Operation == scope.Operation {
-		return r.Scope
+	if named, ok := ctx.Value(scopeKey{}).(reputation.Scope); ok && job.Kind == KindDelegate && named.Operation == scope.Operation {
+		return named
 	}
 	return scope
 }

@@ -91,8 +91,10 @@ func TestEngine_WithReading(t *testing.T) {
 }
 
 // TestEngine_WithReading_delegation checks that a delegation, whose
-// request names no claim type, takes the scope of a Reading of its
-// operation at any kind: it weighs its runs by it and reads nothing.
+// request names no claim type, takes the scope WithScope names, a kind of
+// its operation: a Reading of that scope weighs its runs, and nothing is
+// read; without the name, the Reading is of another scope and the engine
+// reads its book.
 func TestEngine_WithReading_delegation(t *testing.T) {
 	store := &reputationtest.CountingStore{}
 	book, err := reputation.New(store, reputation.Options{})
@@ -106,22 +108,33 @@ func TestEngine_WithReading_delegation(t *testing.T) {
 		Reliabilities: consensus.Reliabilities{Sessions: map[int64]float64{1: 0.9, 2: 0.6, 3: 0.7}, Prior: 0.8},
 		Evidence:      map[int64]reputation.Record{1: {Right: 36, Wrong: 4}, 2: {Right: 24, Wrong: 16}, 3: {Right: 28, Wrong: 12}},
 	}
-	ctx := router.WithoutCalibration(router.WithReading(router.WithoutLearning(context.Background()), read))
-	resp, err := e.DelegateV3(ctx, &router.DelegateV3Request{
-		DelegateTask: router.DelegateTask{Objective: "answer"},
-		Consensus:    router.ConsensusRequest{Replicas: 3, Aggregation: router.AggregationWeighted},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[router.SessionID]float64{}
-	for _, r := range resp.Evidence.Runs {
-		got[r.SessionID] = *r.Reliability
-	}
-	if diff := cmp.Diff(map[router.SessionID]float64{1: 0.9, 2: 0.6, 3: 0.7}, got); diff != "" {
-		t.Errorf("reliabilities recorded (-the reading's +got):\n%s", diff)
-	}
-	if n := store.Loads(); n != 0 {
-		t.Errorf("%d store reads, want none", n)
+	base := router.WithoutCalibration(router.WithReading(router.WithoutLearning(context.Background()), read))
+	for _, tc := range []struct {
+		name  string
+		ctx   context.Context
+		want  map[router.SessionID]float64
+		loads int64
+	}{
+		{"with the scope named", router.WithScope(base, read.Scope), map[router.SessionID]float64{1: 0.9, 2: 0.6, 3: 0.7}, 0},
+		{"without", base, map[router.SessionID]float64{1: 0.8, 2: 0.8, 3: 0.8}, 1},
+	} {
+		before := store.Loads()
+		resp, err := e.DelegateV3(tc.ctx, &router.DelegateV3Request{
+			DelegateTask: router.DelegateTask{Objective: "answer"},
+			Consensus:    router.ConsensusRequest{Replicas: 3, Aggregation: router.AggregationWeighted},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[router.SessionID]float64{}
+		for _, r := range resp.Evidence.Runs {
+			got[r.SessionID] = *r.Reliability
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s: reliabilities recorded (-want +got):\n%s", tc.name, diff)
+		}
+		if n := store.Loads() - before; n != tc.loads {
+			t.Errorf("%s: %d store reads, want %d", tc.name, n, tc.loads)
+		}
 	}
 }

@@ -105,3 +105,44 @@ func TestAdaptive_readsOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestService_delegationScope checks that every router call of a
+// delegation learns in the call's scope, its task type's kind
+// (router.WithScope), where the service takes reports on it: an oracle
+// delegation whose two losing answers differ teaches the coincidence of
+// wrong answers in the kind's scope, and none at the operation's own.
+func TestService_delegationScope(t *testing.T) {
+	ctx := context.Background()
+	book, err := reputation.New(nil, reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := func(s string) router.Worker { return routertest.Fixed(router.Result{Output: s}) }
+	e, err := router.NewEngine(routertest.Sessions(1, 5, answer("42"), answer("42"), answer("42"), answer("41"), answer("40")), router.WithReputation(book))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := trust.New(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Call(ctx, request(trust.ModeDelegation, trust.PolicyOracle)); err != nil {
+		t.Fatal(err)
+	}
+	prior := reputation.DefaultCoincidencePrior.Mean()
+	for _, tc := range []struct {
+		scope   reputation.Scope
+		learned bool
+	}{
+		{router.Scope(router.KindDelegate, "summary"), true},
+		{router.Scope(router.KindDelegate, ""), false},
+	} {
+		c, err := book.Coincidence(ctx, tc.scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (c != prior) != tc.learned {
+			t.Errorf("scope %+v: coincidence %v (prior %v), want learned %v", tc.scope, c, prior, tc.learned)
+		}
+	}
+}

@@ -67,7 +67,9 @@ func (s *Service) useReputation() {
 	}
 }
 
-// scope is the reputation scope of req's router calls.
+// scope is the reputation scope of req's router calls: a validation's
+// claim type names it, and a delegation's, whose router requests name no
+// claim type, the service names (router.WithScope).
 func scope(req *Request) reputation.Scope {
 	kind := router.KindValidate
 	if req.Mode == ModeDelegation {

@@ -117,6 +117,9 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 	if s.groups(req) { // the router's answer key is not the call's
 		ctx = router.WithoutLearning(ctx)
 	}
+	if req.Mode == ModeDelegation { // its router calls name no claim type: the call's scope
+		ctx = router.WithScope(ctx, scope(req))
+	}
 
 	if req.Delegation.judged() {
 		resp, final, steps, err := s.judged(ctx, req, traceID)

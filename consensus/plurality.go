@@ -32,6 +32,41 @@ const DefaultCoincidence = 0.1
 // winner out of range or a group of no answer; coincide is clamped to
 // [0, 1].
 func PluralityPosterior(groups []int, winner int, coincide float64) float64 {
+	return pluralityPosterior(groups, winner, coincide, 1, 1)
+}
+
+// PluralityStrength is what the prior of [PluralityPosteriorAt] is worth:
+// five runs, as reputation's DefaultPrior, Beta(4, 1).
+const PluralityStrength = 5
+
+// PluralityPosteriorAt is [PluralityPosterior] for a panel whose runs
+// are right at the rate reliability, r: before the votes, each run's
+// chance p of being right on the question follows Beta(s·r, s·(1−r)),
+// s = PluralityStrength, instead of the uniform. Group i of size k_i
+// then weighs
+//
+//	B(k_i+s·r, n−k_i+s·(1−r)) · coincide^(Σ_{h≠i} (k_h−1))
+//
+// and no group B(s·r, n+s·(1−r)) · coincide^(Σ_h (k_h−1)). The uniform
+// prior treats a question as likely to stump a run as not; a panel
+// right on most questions makes a pair among scattered answers far
+// likelier right than two coinciding mistakes. At r = 0.8 (the prior of
+// Beta(4, 1)) and coincide 0.1, one answer alone states 0.8, two
+// answers that agree 0.99, a pair beside one other answer 0.935 and a
+// pair among three single answers 0.746. r is clamped to
+// [1−MaxReliability, MaxReliability] (NaN reads DefaultReliability); the
+// rest is as PluralityPosterior.
+func PluralityPosteriorAt(groups []int, winner int, coincide, reliability float64) float64 {
+	r := min(max(reliability, 1-MaxReliability), MaxReliability)
+	if math.IsNaN(reliability) {
+		r = DefaultReliability
+	}
+	return pluralityPosterior(groups, winner, coincide, PluralityStrength*r, PluralityStrength*(1-r))
+}
+
+// pluralityPosterior is PluralityPosterior under the prior Beta(a, b)
+// of a run's chance of being right.
+func pluralityPosterior(groups []int, winner int, coincide, a, b float64) float64 {
 	if winner < 0 || winner >= len(groups) {
 		return 0
 	}
@@ -59,7 +94,7 @@ func PluralityPosterior(groups []int, winner int, coincide float64) float64 {
 		if right >= 0 {
 			k, m = groups[right], spare-(groups[right]-1)
 		}
-		w := logB(float64(k+1), float64(n-k+1))
+		w := logB(float64(k)+a, float64(n-k)+b)
 		if m > 0 {
 			if c == 0 {
 				return math.Inf(-1)

@@ -42,3 +42,35 @@ func TestPluralityPosterior(t *testing.T) {
 		t.Error("more coincidence, no less sure")
 	}
 }
+
+func TestPluralityPosteriorAt(t *testing.T) {
+	// B(5,3) = 1/105, B(4,4) = 1/140, B(6,2) = 1/42 at reliability 0.8.
+	pairBesideOne := 1 / (1 + 0.1*(1.0/105+1.0/140)*42)
+	for _, c := range []struct {
+		name        string
+		groups      []int
+		coincide    float64
+		reliability float64
+		want        float64
+	}{
+		{"one answer states the reliability", []int{1}, 0.1, 0.8, 0.8},
+		{"whatever the coincidence", []int{1}, 0.4, 0.65, 0.65},
+		{"a pair beside one other answer", []int{2, 1}, 0.1, 0.8, pairBesideOne},
+		{"a reliability above the bound", []int{1}, 0.1, 1.5, consensus.MaxReliability},
+		{"NaN reads the default", []int{1}, 0.1, math.NaN(), consensus.DefaultReliability},
+		{"an empty group", []int{2, 0}, 0.1, 0.8, 0},
+	} {
+		if got := consensus.PluralityPosteriorAt(c.groups, 0, c.coincide, c.reliability); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s: PluralityPosteriorAt(%v, 0, %v, %v) = %v, want %v", c.name, c.groups, c.coincide, c.reliability, got, c.want)
+		}
+	}
+	// A surer panel makes a plurality surer; the uniform prior is
+	// more doubtful of a panel right four times in five.
+	at := func(r float64) float64 { return consensus.PluralityPosteriorAt([]int{2, 1, 1, 1}, 0, 0.1, r) }
+	if !(at(0.6) < at(0.8) && at(0.8) < at(0.95)) {
+		t.Errorf("a pair among single answers at 0.6, 0.8, 0.95: %v, %v, %v; want increasing", at(0.6), at(0.8), at(0.95))
+	}
+	if u := consensus.PluralityPosterior([]int{2, 1, 1, 1}, 0, 0.1); u >= at(0.8) {
+		t.Errorf("uniform %v, at 0.8 %v: want the uniform below", u, at(0.8))
+	}
+}

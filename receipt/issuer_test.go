@@ -213,7 +213,10 @@ func TestIssuer_Issue_errors(t *testing.T) {
 			p.Policy.Leader = &receipt.LeaderSnapshot{Won: 4}
 		}, receipt.ErrSchema, 0},
 		{"plurality of an empty group", func(_ *receipt.Issuer, p *receipt.Params) {
-			p.Policy.Plurality = &receipt.PluralitySnapshot{Groups: []int{2, 0}, Coincidence: 0.1}
+			p.Policy.Plurality = &receipt.PluralitySnapshot{Groups: []int{2, 0}, Coincidence: 0.1, Reliability: 0.8}
+		}, receipt.ErrSchema, 0},
+		{"plurality of no reliability", func(_ *receipt.Issuer, p *receipt.Params) {
+			p.Policy.Plurality = &receipt.PluralitySnapshot{Groups: []int{2, 1}, Coincidence: 0.1}
 		}, receipt.ErrSchema, 0},
 		{"leader beyond 2^53", func(_ *receipt.Issuer, p *receipt.Params) {
 			p.Policy.Leader = &receipt.LeaderSnapshot{Session: 1 << 54, Won: 4}

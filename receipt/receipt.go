@@ -150,8 +150,8 @@ type PolicySnapshot struct {
 // PluralitySnapshot is policy_snapshot.plurality: what a delegation's
 // plurality states its confidence from, so that it can be recomputed.
 // With no outcome reported the confidence is Calibration.Conservative,
-// consensus.PluralityPosterior(Groups, 0, Coincidence); once outcomes
-// are reported, the map read as Calibration says.
+// consensus.PluralityPosteriorAt(Groups, 0, Coincidence, Reliability);
+// once outcomes are reported, the map read as Calibration says.
 type PluralitySnapshot struct {
 	// Groups holds the size of each group of equal answers, the
 	// winner's first.
@@ -159,6 +159,8 @@ type PluralitySnapshot struct {
 	// Coincidence is the chance that two wrong answers coincide, learned
 	// in the call's scope.
 	Coincidence float64 `json:"coincidence" validate:"gte=0,lte=1"`
+	// Reliability is the runs' mean reliability the prior is centred on.
+	Reliability float64 `json:"reliability" validate:"gt=0,lte=1"`
 }
 
 // LeaderSnapshot is policy_snapshot.leader: the session whose record of

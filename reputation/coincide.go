@@ -70,7 +70,7 @@ func coincidenceDelta(dst []Delta, scope Scope, cast []consensus.Vote, member []
 // of the pairs of answers outside each call's largest group, the share
 // that gave the same answer, read as the mean of a Beta distribution
 // over DefaultCoincidencePrior. It is the coincide of
-// consensus.PluralityPosterior. Answers outside the largest group are
+// consensus.PluralityPosteriorAt. Answers outside the largest group are
 // wrong unless the group is; on a panel right most of the time, the
 // share measures how wrong answers scatter.
 func (b *Book) Coincidence(ctx context.Context, scope Scope) (float64, error) {

@@ -114,7 +114,7 @@
 // seldom coincide. [Book.Learn] counts, per scope, the pairs of answers
 // outside each call's largest group and how many of them gave the same
 // answer; [Book.Coincidence] reads their share over
-// [DefaultCoincidencePrior], the chance consensus.PluralityPosterior
+// [DefaultCoincidencePrior], the chance consensus.PluralityPosteriorAt
 // states a plurality with. The counts are the panel's record under the
 // reserved kind "coincidence <kind>".
 //

@@ -14,8 +14,9 @@ import (
 // confidence above one half says that the answer is more likely right
 // than wrong: with reputation on and outcomes reported it is the
 // calibrated rate at which such answers turned out right; before any
-// outcome, consensus.PluralityPosterior of the groups of equal answers
-// at the scope's learned coincidence (two answers or more); with
+// outcome, consensus.PluralityPosteriorAt of the groups of equal answers
+// at the scope's learned coincidence and the mean reliability of the
+// runs (pluralityReliability); with
 // reputation off, consensus.Posterior of the runs that back the answer
 // and of those that do not, which exceeds one half exactly when the
 // answer holds a strict majority of the answers.
@@ -35,9 +36,10 @@ const DefaultPluralityFloor = 0.5
 // break a tie) and its confidence, unless the weighted tally's
 // calibrated confidence reaches DefaultWeightedStopThreshold, the
 // calibration map of its tier read at consensus.Posterior of those
-// counts: with no outcome, consensus.PluralityPosterior of the groups of
-// equal answers at the chance, learned in the scope, that two wrong
-// answers coincide (reputation.Book.Coincidence; Evidence.Plurality). With reputation off the rule is the
+// counts: with no outcome, consensus.PluralityPosteriorAt of the groups
+// of equal answers at the chance, learned in the scope, that two wrong
+// answers coincide (reputation.Book.Coincidence) and the runs' mean
+// reliability (Evidence.Plurality). With reputation off the rule is the
 // strict majority of at least two answers, as before.
 //
 // f must lie in [DefaultPluralityFloor, 1): a floor below one half would
@@ -107,8 +109,10 @@ func byPlurality(req *Request) bool {
 // learns a low reliability), and their confidence then says little. Once
 // the weights do not settle the call, the panel's best answer is the one
 // most of its runs gave, stated with the calibrated Posterior of its
-// counts; a tie for the most runs keeps the weighted winner.
-func recount(req *Request, out consensus.Outcome, runs []router.Run, key func(any) (string, error), cal *reputation.Calibration, coincide float64) (consensus.Outcome, bool, error) {
+// counts (an open answer's map centred on consensus.PluralityPosteriorAt
+// of its groups at coincide and reliability); a tie for the most runs
+// keeps the weighted winner.
+func recount(req *Request, out consensus.Outcome, runs []router.Run, key func(any) (string, error), cal *reputation.Calibration, coincide, reliability float64) (consensus.Outcome, bool, error) {
 	if !byPlurality(req) || out.Strategy != consensus.StrategyWeighted || out.Winner < 0 {
 		return out, false, nil
 	}
@@ -128,7 +132,7 @@ func recount(req *Request, out consensus.Outcome, runs []router.Run, key func(an
 	if groups, err := pluralityGroups(m, key); err != nil {
 		return out, false, err
 	} else if len(groups) > 1 || len(groups) == 1 && groups[0] > 1 {
-		m.Confidence = consensus.PluralityPosterior(groups, 0, coincide)
+		m.Confidence = consensus.PluralityPosteriorAt(groups, 0, coincide, reliability)
 	}
 	return m, true, nil
 }
@@ -222,8 +226,37 @@ func (c *scopeReading) coincidence() float64 {
 }
 
 // openAnswer reports whether req delegates an open answer whose groups
-// of equal answers state its confidence (consensus.PluralityPosterior): a
+// of equal answers state its confidence (consensus.PluralityPosteriorAt): a
 // delegation that declares no numeric answer and is not judged.
 func openAnswer(req *Request) bool {
 	return req.Mode == ModeDelegation && !req.numeric() && !req.Delegation.judged()
+}
+
+// pluralityReliability is the reliability consensus.PluralityPosteriorAt
+// states an open answer at: the mean of the reliabilities of the runs
+// that answered, as each run records it (router.Run.Reliability), a run
+// that records none read at snap's prior (consensus.DefaultReliability
+// when snap names none). Before any outcome every session reads the
+// prior's mean, 0.8; outcomes move each to its record.
+func pluralityReliability(runs []router.Run, snap *router.ReputationSnapshot) float64 {
+	prior := consensus.DefaultReliability
+	if snap != nil && snap.Prior > 0 {
+		prior = snap.Prior
+	}
+	sum, n := 0.0, 0
+	for _, r := range runs {
+		if r.Label != router.LabelOK {
+			continue
+		}
+		rel := prior
+		if r.Reliability != nil {
+			rel = *r.Reliability
+		}
+		sum += rel
+		n++
+	}
+	if n == 0 {
+		return prior
+	}
+	return sum / float64(n)
 }

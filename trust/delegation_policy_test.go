@@ -116,7 +116,7 @@ func TestRecount(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out := weighted(tt.outputs, tt.rel)
-			got, recounted, err := recount(tt.req, out, runsOf(tt.outputs...), nil, tt.cal, consensus.DefaultCoincidence)
+			got, recounted, err := recount(tt.req, out, runsOf(tt.outputs...), nil, tt.cal, consensus.DefaultCoincidence, 0.7)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,8 +127,8 @@ func TestRecount(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := consensus.PluralityPosterior(groups, 0, consensus.DefaultCoincidence); recounted && (got.Strategy != consensus.StrategyMajority || got.Confidence != want || groups[0] != got.Agreeing) {
-				t.Errorf("recounted as %s stating %v (groups %v); want majority stating PluralityPosterior, %v", got.Strategy, got.Confidence, groups, want)
+			if want := consensus.PluralityPosteriorAt(groups, 0, consensus.DefaultCoincidence, 0.7); recounted && (got.Strategy != consensus.StrategyMajority || got.Confidence != want || groups[0] != got.Agreeing) {
+				t.Errorf("recounted as %s stating %v (groups %v); want majority stating PluralityPosteriorAt, %v", got.Strategy, got.Confidence, groups, want)
 			}
 		})
 	}

@@ -190,13 +190,13 @@ type Evidence struct {
 	// verdicts (Calibration, a tier ending in LeaderCalibrationSuffix).
 	// Absent otherwise.
 	Leader *reputation.Lead `json:"leader,omitempty"`
-	// Plurality is, when a delegation of an open answer of two answers
-	// or more states its confidence from the groups of equal answers
-	// (over a router that keeps reputation), what it was stated from:
-	// evidence.calibration's conservative number is
-	// consensus.PluralityPosterior(Groups, 0, Coincidence) for adaptive's
-	// plurality, and for a weighted tally the smaller of that and the
-	// weighted confidence. Absent otherwise.
+	// Plurality is, when a delegation of an open answer states its
+	// confidence from the groups of equal answers (over a router that
+	// keeps reputation), what it was stated from: evidence.calibration's
+	// conservative number is consensus.PluralityPosteriorAt(Groups, 0,
+	// Coincidence, Reliability) for adaptive's plurality, and for a
+	// weighted tally the smaller of that and the weighted confidence.
+	// Absent otherwise.
 	Plurality *Plurality `json:"plurality,omitempty"`
 	// Grouping is how a delegation's outputs were grouped by meaning,
 	// with the threshold and every pair's similarity, when the service
@@ -223,6 +223,9 @@ type Plurality struct {
 	// Coincidence is the chance that two wrong answers coincide, learned
 	// in the call's scope (reputation.Book.Coincidence).
 	Coincidence float64 `json:"coincidence"`
+	// Reliability is the mean reliability of the runs that answered, the
+	// rate at which the plurality's prior expects a run to be right.
+	Reliability float64 `json:"reliability"`
 }
 
 // Disagreement is one replica that did not side with the outcome.

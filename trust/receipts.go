@@ -125,7 +125,7 @@ func pluralitySnapshot(p *Plurality) *receipt.PluralitySnapshot {
 	if p == nil {
 		return nil
 	}
-	return &receipt.PluralitySnapshot{Groups: slices.Clone(p.Groups), Coincidence: p.Coincidence}
+	return &receipt.PluralitySnapshot{Groups: slices.Clone(p.Groups), Coincidence: p.Coincidence, Reliability: p.Reliability}
 }
 
 // calibrationSnapshot is the receipt's copy of basis; nil for nil.

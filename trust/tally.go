@@ -116,7 +116,8 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, c
 		return stepResult{}, err
 	}
 	coincide := cals.coincidence()
-	out, recounted, err := recount(req, out, runs, callKey, cals.of(out), coincide)
+	reliability := pluralityReliability(runs, snap)
+	out, recounted, err := recount(req, out, runs, callKey, cals.of(out), coincide, reliability)
 	if err != nil {
 		return stepResult{}, err
 	}
@@ -147,19 +148,18 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, c
 		}
 		c := consensus.Conservative(out)
 		x := score(req, out.Confidence, c)
-		// An open answer of two answers or more states the
-		// PluralityPosterior of its groups with no outcome; the map reads
-		// its counts, as the stop does.
+		// An open answer states the PluralityPosteriorAt of its groups
+		// with no outcome; the map reads its counts, as the stop does.
 		groups, _ := pluralityGroups(out, callKey) // it counted: no error
-		plural := openAnswer(req) && out.Answered > 1 && len(groups) > 0
+		plural := openAnswer(req) && out.Answered > 0 && len(groups) > 0
 		switch {
 		case recounted:
 			x = consensus.Posterior(out.Agreeing, out.Against)
 		case plural && out.Strategy == consensus.StrategyWeighted:
-			c = min(out.Confidence, consensus.PluralityPosterior(groups, 0, coincide))
+			c = min(out.Confidence, consensus.PluralityPosteriorAt(groups, 0, coincide, reliability))
 		}
 		if plural && (recounted || out.Strategy == consensus.StrategyWeighted) {
-			final.plurality = &Plurality{Groups: groups, Coincidence: coincide}
+			final.plurality = &Plurality{Groups: groups, Coincidence: coincide, Reliability: reliability}
 		}
 		y, basis := cal.Basis(x, c)
 		final.confidence, final.calibration = y, &basis

@@ -14,7 +14,8 @@ import (
 // TestRun runs a small workload and holds the measured promises: at the
 // defaults no changed fact counts as agreeing (exact, judged with faithful
 // judges, embeddings at embedkey.DefaultThreshold), judged delegation
-// settles most paraphrases, where exact equality settles few, and
+// settles most paraphrases, exact equality far fewer at the same tier
+// (a plurality of two identical paraphrases still settles), and
 // embeddings settle more than exact equality.
 func TestRun(t *testing.T) {
 	cfg := config{calls: 40, seed: 3, judgeErrors: []float64{0}, thresholds: []float64{embedkey.DefaultThreshold}}
@@ -35,11 +36,7 @@ func TestRun(t *testing.T) {
 		if r.changed == 0 {
 			t.Errorf("%s/%s: no changed fact was answered: the workload tests nothing", r.way, r.policy)
 		}
-		settled := float64(r.right) / float64(r.calls)
-		switch {
-		case strings.HasPrefix(r.way, "exact") && settled > 0.5:
-			t.Errorf("%s/%s: exact equality settled %.2f of paraphrases, want few", r.way, r.policy, settled)
-		case strings.HasPrefix(r.way, "judged") && settled < 0.9:
+		if settled := float64(r.right) / float64(r.calls); strings.HasPrefix(r.way, "judged") && settled < 0.9 {
 			t.Errorf("%s/%s: judged settled %.2f, want at least 0.9", r.way, r.policy, settled)
 		}
 	}
@@ -52,6 +49,9 @@ func TestRun(t *testing.T) {
 		}
 	}
 	for _, r := range rows {
+		if strings.HasPrefix(r.way, "judged") && 4*exact[r.policy] > 3*r.right {
+			t.Errorf("%s/%s: judged settled %d, exact equality %d: want exact at most three quarters of it", r.way, r.policy, r.right, exact[r.policy])
+		}
 		if strings.HasPrefix(r.way, "embeddings") && r.right <= exact[r.policy] {
 			t.Errorf("%s/%s: settled %d, no more than exact equality's %d", r.way, r.policy, r.right, exact[r.policy])
 		}

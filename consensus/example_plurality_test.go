@@ -1,0 +1,26 @@
+package consensus_test
+
+import (
+	"fmt"
+
+	"github.com/vouchkit/vouch/consensus"
+)
+
+func ExamplePluralityPosteriorAt() {
+	// Five runs of a panel right four times in five answer a number:
+	// a pair among three single answers. Wrong answers coincide one
+	// time in ten, so the pair is likelier right than a coincidence of
+	// two mistakes; the uniform prior, which expects a run as likely
+	// wrong as right, doubts it.
+	groups := []int{2, 1, 1, 1}
+	fmt.Printf("at 0.8: %.3f\n", consensus.PluralityPosteriorAt(groups, 0, 0.1, 0.8))
+	fmt.Printf("at 0.6: %.3f\n", consensus.PluralityPosteriorAt(groups, 0, 0.1, 0.6))
+	fmt.Printf("uniform: %.3f\n", consensus.PluralityPosterior(groups, 0, 0.1))
+	// One answer alone states the panel's reliability.
+	fmt.Printf("one answer: %.3f\n", consensus.PluralityPosteriorAt([]int{1}, 0, 0.1, 0.8))
+	// Output:
+	// at 0.8: 0.746
+	// at 0.6: 0.615
+	// uniform: 0.385
+	// one answer: 0.800
+}

@@ -229,82 +229,6 @@ func (s *Service) stop(req *Request, cal *reputation.Calibration) consensus.Stop
 // (consensus.Stop.Calibrate), as a calibration map of no outcome does.
 func conservative(_, c float64) float64 { return c }
 
-// A scopeReading is what a call read of its scope's reputation, in one
-// store read (reputation.Book.Snapshot). First, the calibration maps its
-// confidence is read on: for a validation one per verdict
-// (reputation.Calibration, named "<tier>/VALID" and "<tier>/INVALID"),
-// since a panel's VALID and its INVALID are right at different rates
-// (each map on its own: a verdict of no outcome states the conservative
-// number, whatever the other shows); for a delegation the one map of its
-// tier (calibrationTier). Then, for adaptive, the reliabilities it ranks
-// its candidates by, and for a validation the leader among them with the
-// maps of the verdicts a leader gives alone (LeaderCalibrationSuffix);
-// and for an open answer, the chance that two wrong answers coincide.
-type scopeReading struct {
-	labels   []consensus.Label // parallel to maps; nil for a delegation
-	maps     []*reputation.Calibration
-	rel      consensus.Reliabilities     // of the sessions adaptive ranks
-	evidence map[int64]reputation.Record // behind rel
-	leaders  []*reputation.Calibration   // parallel to labels when a leader was asked for
-	lead     reputation.Lead
-	leads    bool
-	open     bool // coincide was read
-	coincide float64
-}
-
-// handed returns ctx carrying what c read for the router calls of
-// adaptive's runs: the reliabilities and evidence of its candidates
-// (router.WithReading), so that the engine reads them no more, and the
-// word that the service calibrates the tally itself
-// (router.WithoutCalibration), so that the engine reads no map of its
-// own. ctx is returned unchanged when c is nil.
-func (c *scopeReading) handed(ctx context.Context, req *Request) context.Context {
-	if c == nil {
-		return ctx
-	}
-	if len(c.evidence) > 0 {
-		ctx = router.WithReading(ctx, router.Reading{Scope: scope(req), Reliabilities: c.rel, Evidence: c.evidence})
-	}
-	return router.WithoutCalibration(ctx)
-}
-
-// of returns the map of out's winner: the map of its verdict for a
-// validation, the tier's for a delegation; nil when c is nil and for a
-// validation without a winner (see lower).
-func (c *scopeReading) of(out consensus.Outcome) *reputation.Calibration {
-	switch {
-	case c == nil:
-		return nil
-	case c.labels == nil:
-		return c.maps[0]
-	case out.Winner < 0 || out.Agreeing == 0:
-		return nil
-	}
-	if i := slices.Index(c.labels, out.Label); i >= 0 {
-		return c.maps[i]
-	}
-	return nil
-}
-
-// lower returns the calibration that is the lower of what either
-// verdict's map would state (reputation.Calibration.Read: the
-// conservative number for a map of no outcome), for planning a
-// validation before its first vote: non-decreasing, as each reading is.
-// nil when c is nil or no map holds an outcome, so that the plan reads
-// the weighted confidence as the stop does before any outcome.
-func (c *scopeReading) lower() func(float64, float64) float64 {
-	if c == nil || !slices.ContainsFunc(c.maps, func(m *reputation.Calibration) bool { return m.Total() > 0 }) {
-		return nil
-	}
-	return func(x, conservative float64) float64 {
-		y := 1.0
-		for _, m := range c.maps {
-			y = min(y, m.Read(x, conservative))
-		}
-		return y
-	}
-}
-
 // stopAfter is adaptive's stopping rule (stop) for req after out, on the
 // calibration map of out's winner, or before any vote on the lower of
 // the maps.
@@ -314,46 +238,6 @@ func (s *Service) stopAfter(req *Request, cals *scopeReading, out consensus.Outc
 		st.Calibrate = cals.lower()
 	}
 	return st
-}
-
-// readScope reads in one store read (reputation.Book.Snapshot) the
-// calibration maps of req's calls in its scope, the reliabilities of the
-// sessions adaptive ranks, for a validation the leader among leaderAmong
-// with the maps of the verdicts it gives alone (none: no leader asked
-// for), and for an open answer the chance that two wrong answers coincide
-// (scopeReading); nil when the service keeps no reputation or the store
-// fails (logged): the confidence is then uncalibrated, the candidates
-// keep their rotation, no session leads and the coincidence is the
-// default.
-func (s *Service) readScope(ctx context.Context, req *Request, ranks, leaderAmong []int64) *scopeReading {
-	if s.keep == nil {
-		return nil
-	}
-	c := &scopeReading{open: openAnswer(req)}
-	var tiers []string
-	if req.Mode == ModeDelegation {
-		tiers = []string{calibrationTier(req, "")}
-		leaderAmong = nil // an open answer's dissent is not known right
-	} else {
-		c.labels = []consensus.Label{consensus.Label(router.VerdictValid), consensus.Label(router.VerdictInvalid)}
-		tiers = []string{calibrationTier(req, c.labels[0]), calibrationTier(req, c.labels[1])}
-		if len(leaderAmong) > 0 {
-			tiers = append(tiers, tiers[0]+LeaderCalibrationSuffix, tiers[1]+LeaderCalibrationSuffix)
-		}
-	}
-	snap, err := s.keep.Reputation().Snapshot(ctx, scope(req), reputation.SnapshotRequest{Sessions: ranks, Leader: leaderAmong, Tiers: tiers, Coincidence: c.open})
-	if err != nil {
-		s.logger.WarnContext(ctx, "trust: reading the reputation of the call's scope; the confidence is uncalibrated, the sessions keep their rotation and none leads", "error", err)
-		return nil
-	}
-	n := max(len(c.labels), 1) // the verdicts' maps, or the tier's
-	c.maps = snap.Calibrations[:n]
-	if len(snap.Calibrations) > n {
-		c.leaders = snap.Calibrations[n:]
-	}
-	c.rel, c.evidence = snap.Reliabilities, snap.Evidence
-	c.lead, c.leads, c.coincide = snap.Lead, snap.Leads, snap.Coincidence
-	return c
 }
 
 // NumericCalibrationSuffix ends the name of the calibration map of the

@@ -9,8 +9,9 @@ import (
 
 // A Reading is what a caller read of a scope's reputation for one call:
 // the reliabilities of sessions and the evidence behind each, as
-// reputation.Book.Evidence (or reputation.Book.Snapshot) returns them.
-// See [WithReading].
+// reputation.Book.Evidence (or reputation.Book.Snapshot) returns them,
+// and the calibration map of the engine's weighted calls. See
+// [WithReading].
 type Reading struct {
 	// Scope is the scope read.
 	Scope reputation.Scope
@@ -19,6 +20,11 @@ type Reading struct {
 	// Evidence holds the evidence behind each session's reliability,
 	// one entry per session read.
 	Evidence map[int64]reputation.Record
+	// Calibration is the scope's map of [CalibrationTier], as
+	// reputation.Book.Calibrations (or reputation.Book.Snapshot) returns
+	// it; nil when the caller did not read it. The engine then reads a
+	// weighted call's confidence on it instead of reading the map.
+	Calibration *reputation.Calibration
 }
 
 // readingKey is the context key of WithReading.
@@ -28,10 +34,11 @@ type readingKey struct{}
 // weighs and records the sessions of a call in r.Scope by r instead of
 // reading its book, when r holds the evidence of every session the call
 // may run. A caller that makes several router calls for one decision
-// and has read the scope once (a trust service's adaptive tier) so hands
-// each call what it read, and the engine reads nothing more of it. A
-// Reading of another scope, or one that lacks a session, is ignored: the
-// engine then reads the book as it does without one. The engine still
+// and has read the scope once (a trust service) so hands each call what
+// it read, and the engine reads nothing more of it. A Reading of another
+// scope, or one that lacks a session, is ignored: the engine then reads
+// the book as it does without one; so is a Calibration of another tier,
+// and the engine then reads its map. The engine still
 // learns from the call (see [WithoutLearning]) and calibrates it (see
 // [WithoutCalibration]).
 func WithReading(ctx context.Context, r Reading) context.Context {
@@ -90,4 +97,14 @@ type calibratesItselfKey struct{}
 // tally of all its runs on its own maps.
 func WithoutCalibration(ctx context.Context) context.Context {
 	return context.WithValue(ctx, calibratesItselfKey{}, true)
+}
+
+// calibrationRead returns the map of CalibrationTier that ctx's Reading
+// holds for scope, if any.
+func calibrationRead(ctx context.Context, scope reputation.Scope) (*reputation.Calibration, bool) {
+	r, ok := ctx.Value(readingKey{}).(Reading)
+	if !ok || r.Scope != scope || r.Calibration == nil || r.Calibration.Tier != CalibrationTier {
+		return nil, false
+	}
+	return r.Calibration, true
 }

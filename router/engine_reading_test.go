@@ -138,3 +138,63 @@ func TestEngine_WithReading_delegation(t *testing.T) {
 		}
 	}
 }
+
+// TestEngine_WithReading_calibration checks that a weighted call reads
+// its confidence on the map of CalibrationTier a Reading holds, reading
+// nothing of the book, and that a map of another tier is ignored: the
+// engine then reads its own.
+func TestEngine_WithReading_calibration(t *testing.T) {
+	store := &reputationtest.CountingStore{}
+	book, err := reputation.New(store, reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEngine(t, equalSessions(3, 0), router.WithReputation(book))
+	// A map whose every bin turned out right one time in ten: the
+	// book's own map holds no outcome.
+	doubted := &reputation.Calibration{Tier: router.CalibrationTier}
+	for b := range reputation.CalibrationBins {
+		s := (float64(b) + 0.5) / reputation.CalibrationBins
+		doubted.Outcomes[b] = reputation.Record{Right: 1, Wrong: 9}
+		doubted.Scores[b] = reputation.Record{Right: 10 * s, Wrong: 10 * (1 - s)}
+		doubted.Conservative[b] = doubted.Scores[b]
+	}
+	read := router.Reading{
+		Scope:         router.Scope(router.KindValidate, "summary"),
+		Reliabilities: consensus.Reliabilities{Sessions: map[int64]float64{1: 0.8, 2: 0.8, 3: 0.8}, Prior: 0.8},
+		Evidence:      map[int64]reputation.Record{1: {Right: 32, Wrong: 8}, 2: {Right: 32, Wrong: 8}, 3: {Right: 32, Wrong: 8}},
+		Calibration:   doubted,
+	}
+	other := *doubted
+	other.Tier = "safe"
+	misnamed := read
+	misnamed.Calibration = &other
+	ctx := router.WithoutLearning(context.Background())
+	for _, tc := range []struct {
+		name  string
+		r     router.Reading
+		basis string
+		loads int64
+	}{
+		{"its map", read, reputation.BasisOutcomes, 0},
+		{"a map of another tier", misnamed, reputation.BasisUncalibrated, 1},
+	} {
+		req := validateV3(3, router.DisagreeReturnAll)
+		req.Consensus.Aggregation = router.AggregationWeighted
+		before := store.Loads()
+		resp, err := e.ValidateV3(router.WithReading(ctx, tc.r), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := resp.Consensus.Calibration
+		if c == nil || c.Basis != tc.basis {
+			t.Fatalf("%s: calibration %+v, want basis %q", tc.name, c, tc.basis)
+		}
+		if want, _ := tc.r.Calibration.Basis(c.Uncalibrated, c.Conservative); tc.basis == reputation.BasisOutcomes && resp.Consensus.Confidence != want {
+			t.Errorf("%s: confidence %v, want %v read on the handed map", tc.name, resp.Consensus.Confidence, want)
+		}
+		if n := store.Loads() - before; n != tc.loads {
+			t.Errorf("%s: %d store reads, want %d", tc.name, n, tc.loads)
+		}
+	}
+}

@@ -169,15 +169,22 @@ const CalibrationTier = "weighted"
 
 // calibrate sets the confidence of a weighted call to its calibrated
 // number (see [ConsensusResponse]) and records its basis, which it
-// returns. A store error is logged and leaves the number uncalibrated
+// returns: on the map ctx's Reading holds (see [WithReading]), or else
+// the one it reads. A store error is logged and leaves the number uncalibrated
 // (consensus.Conservative).
 func (e *Engine) calibrate(ctx context.Context, call *consensusCall, scope reputation.Scope, out consensus.Outcome) *reputation.Basis {
 	if out.Strategy != consensus.StrategyWeighted || out.Winner < 0 || ctx.Value(calibratesItselfKey{}) != nil {
 		return nil
 	}
-	y, basis, err := e.rep.Calibrate(ctx, scope, CalibrationTier, out.Confidence, consensus.Conservative(out))
-	if err != nil {
-		e.log.Warn("router: reading the calibration map; the confidence is uncalibrated", "error", err)
+	var y float64
+	var basis reputation.Basis
+	if m, ok := calibrationRead(ctx, scope); ok {
+		y, basis = m.Basis(out.Confidence, consensus.Conservative(out))
+	} else {
+		var err error
+		if y, basis, err = e.rep.Calibrate(ctx, scope, CalibrationTier, out.Confidence, consensus.Conservative(out)); err != nil {
+			e.log.Warn("router: reading the calibration map; the confidence is uncalibrated", "error", err)
+		}
 	}
 	call.block.Confidence, call.block.Calibration = y, &basis
 	return &basis

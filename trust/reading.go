@@ -18,14 +18,17 @@ import (
 // number, whatever the other shows); for a delegation the one map of its
 // tier (calibrationTier). Then, for adaptive, the reliabilities it ranks
 // its candidates by, and for a validation the leader among them with the
-// maps of the verdicts a leader gives alone (LeaderCalibrationSuffix);
-// and for an open answer, the chance that two wrong answers coincide.
+// maps of the verdicts a leader gives alone (LeaderCalibrationSuffix),
+// or for a tier of one router call the reliabilities of every session the
+// router may run and the router's own map (router.CalibrationTier); and
+// for an open answer, the chance that two wrong answers coincide.
 type scopeReading struct {
 	labels   []consensus.Label // parallel to maps; nil for a delegation
 	maps     []*reputation.Calibration
 	rel      consensus.Reliabilities     // of the sessions adaptive ranks
 	evidence map[int64]reputation.Record // behind rel
 	leaders  []*reputation.Calibration   // parallel to labels when a leader was asked for
+	router   *reputation.Calibration     // router.CalibrationTier's, when read for one router call
 	lead     reputation.Lead
 	leads    bool
 	open     bool // coincide was read
@@ -46,6 +49,18 @@ func (c *scopeReading) handed(ctx context.Context, req *Request) context.Context
 		ctx = router.WithReading(ctx, router.Reading{Scope: scope(req), Reliabilities: c.rel, Evidence: c.evidence})
 	}
 	return router.WithoutCalibration(ctx)
+}
+
+// handedCall returns ctx carrying what c read for the one router call
+// of a fast, safe or oracle call (router.WithReading): the reliabilities
+// and evidence of the sessions it may run and the router's map of
+// weighted calls, so that the engine reads nothing of its book. ctx is
+// returned unchanged when c is nil.
+func (c *scopeReading) handedCall(ctx context.Context, req *Request) context.Context {
+	if c == nil {
+		return ctx
+	}
+	return router.WithReading(ctx, router.Reading{Scope: scope(req), Reliabilities: c.rel, Evidence: c.evidence, Calibration: c.router})
 }
 
 // of returns the map of out's winner: the map of its verdict for a
@@ -95,6 +110,42 @@ func (c *scopeReading) lower() func(float64, float64) float64 {
 // keep their rotation, no session leads and the coincidence is the
 // default.
 func (s *Service) readScope(ctx context.Context, req *Request, ranks, leaderAmong []int64) *scopeReading {
+	return s.read(ctx, req, ranks, leaderAmong, false)
+}
+
+// readCall reads, for a fast, safe or oracle call, what readScope reads
+// with the reliabilities of every session the router may run the call
+// on (sessionIDs) and the router's map of weighted calls
+// (router.CalibrationTier), in the same store read, for handedCall.
+func (s *Service) readCall(ctx context.Context, req *Request) *scopeReading {
+	if s.keep == nil {
+		return nil
+	}
+	return s.read(ctx, req, s.sessionIDs(ctx), nil, true)
+}
+
+// sessionIDs returns the sessions the router may run a call of the
+// service on: the pool (WithSessionPool), or else every session the
+// router reports through router.StatusReporter, whatever its health;
+// nil when it reports none.
+func (s *Service) sessionIDs(ctx context.Context) []int64 {
+	var ids []int64
+	for _, id := range s.pool {
+		ids = append(ids, int64(id))
+	}
+	if sr, ok := s.router.(router.StatusReporter); ok && len(ids) == 0 {
+		if st, err := sr.Status(ctx); err == nil {
+			for _, ss := range st.Sessions {
+				ids = append(ids, int64(ss.ID))
+			}
+		}
+	}
+	return ids
+}
+
+// read is readScope, and with routerMap the router's map of weighted
+// calls as well (readCall).
+func (s *Service) read(ctx context.Context, req *Request, ranks, leaderAmong []int64, routerMap bool) *scopeReading {
 	if s.keep == nil {
 		return nil
 	}
@@ -110,15 +161,22 @@ func (s *Service) readScope(ctx context.Context, req *Request, ranks, leaderAmon
 			tiers = append(tiers, tiers[0]+LeaderCalibrationSuffix, tiers[1]+LeaderCalibrationSuffix)
 		}
 	}
+	if routerMap {
+		tiers = append(tiers, router.CalibrationTier)
+	}
 	snap, err := s.keep.Reputation().Snapshot(ctx, scope(req), reputation.SnapshotRequest{Sessions: ranks, Leader: leaderAmong, Tiers: tiers, Coincidence: c.open})
 	if err != nil {
 		s.logger.WarnContext(ctx, "trust: reading the reputation of the call's scope; the confidence is uncalibrated, the sessions keep their rotation and none leads", "error", err)
 		return nil
 	}
 	n := max(len(c.labels), 1) // the verdicts' maps, or the tier's
-	c.maps = snap.Calibrations[:n]
-	if len(snap.Calibrations) > n {
-		c.leaders = snap.Calibrations[n:]
+	maps := snap.Calibrations
+	if routerMap {
+		c.router, maps = maps[len(maps)-1], maps[:len(maps)-1]
+	}
+	c.maps = maps[:n]
+	if len(maps) > n {
+		c.leaders = maps[n:]
 	}
 	c.rel, c.evidence = snap.Reliabilities, snap.Evidence
 	c.lead, c.leads, c.coincide = snap.Lead, snap.Leads, snap.Coincidence

@@ -34,19 +34,7 @@ func BenchmarkAdaptive_storeReads(b *testing.B) {
 		{"delegation", trust.ModeDelegation, honest(0.9), false},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			store := &reputationtest.CountingStore{}
-			book, err := reputation.New(store, reputation.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			e, err := router.NewEngine(routertest.Sessions(1, 2, bc.first, honest(0.9), honest(0.9), honest(0.9), honest(0.9)), router.WithReputation(book))
-			if err != nil {
-				b.Fatal(err)
-			}
-			s, err := trust.New(e, trust.WithSessionPool(1, 2, 3, 4, 5))
-			if err != nil {
-				b.Fatal(err)
-			}
+			s, store := counted(b, bc.first, trust.WithSessionPool(1, 2, 3, 4, 5))
 			ctx := context.Background()
 			if bc.led {
 				for range 20 { // the truth is INVALID: session 1 alone is right
@@ -65,45 +53,93 @@ func BenchmarkAdaptive_storeReads(b *testing.B) {
 					b.Fatalf("no leader after the reports: %v", err)
 				}
 			}
-			b.ReportAllocs()
-			before := store.Loads()
-			for b.Loop() {
-				if _, err := s.Call(ctx, request(bc.mode, trust.PolicyAdaptive)); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(store.Loads()-before)/float64(b.N), "reads/op")
+			benchReads(b, s, store, request(bc.mode, trust.PolicyAdaptive))
 		})
 	}
 }
 
-// TestAdaptive_readsOnce checks that an adaptive call reads its scope's
-// reputation once: the router calls of its runs take what it read
+// BenchmarkOneCall_storeReads measures a call of one router call (fast,
+// safe, oracle) on five in-process sessions whose engine keeps
+// reputation in a counting store, and reports the store reads each call
+// makes (reads/op): a validation and a delegation of an open answer at
+// safe, and a validation at fast and at oracle.
+func BenchmarkOneCall_storeReads(b *testing.B) {
+	for _, bc := range []struct {
+		policy trust.Policy
+		mode   trust.Mode
+	}{
+		{trust.PolicySafe, trust.ModeValidation},
+		{trust.PolicySafe, trust.ModeDelegation},
+		{trust.PolicyFast, trust.ModeValidation},
+		{trust.PolicyOracle, trust.ModeValidation},
+	} {
+		b.Run(string(bc.policy)+"/"+string(bc.mode), func(b *testing.B) {
+			s, store := counted(b, honest(0.9), trust.WithSessionPool(1, 2, 3, 4, 5))
+			benchReads(b, s, store, request(bc.mode, bc.policy))
+		})
+	}
+}
+
+// TestService_readsOnce checks that a call of every tier reads its
+// scope's reputation once: adaptive's router calls take what it read
 // (router.WithReading) and leave the calibration to it
-// (router.WithoutCalibration).
-func TestAdaptive_readsOnce(t *testing.T) {
-	for _, mode := range []trust.Mode{trust.ModeValidation, trust.ModeDelegation} {
-		store := &reputationtest.CountingStore{}
-		book, err := reputation.New(store, reputation.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := router.NewEngine(routertest.Sessions(1, 2, honest(0.9), honest(0.9), honest(0.9), honest(0.9), honest(0.9)), router.WithReputation(book))
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := trust.New(e, trust.WithSessionPool(1, 2, 3, 4, 5))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := s.Call(context.Background(), request(mode, trust.PolicyAdaptive))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := store.Loads(); got != 1 || len(resp.Evidence.Steps) < 2 {
-			t.Errorf("%s: %d store reads over %d steps, want one read over at least two", mode, got, len(resp.Evidence.Steps))
+// (router.WithoutCalibration); the one router call of fast, safe and
+// oracle takes the reliabilities of every session it may run and the
+// router's own calibration map with it. Over an engine with no session
+// pool, the sessions read are those the engine reports.
+func TestService_readsOnce(t *testing.T) {
+	for _, pool := range [][]router.SessionID{{1, 2, 3, 4, 5}, nil} {
+		for _, p := range []trust.Policy{trust.PolicyFast, trust.PolicySafe, trust.PolicyOracle, trust.PolicyAdaptive} {
+			for _, mode := range []trust.Mode{trust.ModeValidation, trust.ModeDelegation} {
+				var opts []trust.Option
+				if pool != nil {
+					opts = append(opts, trust.WithSessionPool(pool...))
+				}
+				s, store := counted(t, honest(0.9), opts...)
+				resp, err := s.Call(context.Background(), request(mode, p))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := store.Loads(); got != 1 || p == trust.PolicyAdaptive && len(resp.Evidence.Steps) < 2 {
+					t.Errorf("%s %s, pool %v: %d store reads over %d steps, want one read (over at least two steps at adaptive)", p, mode, pool, got, len(resp.Evidence.Steps))
+				}
+			}
 		}
 	}
+}
+
+// counted returns a service with opts over an engine of five in-process
+// sessions, first answering for session 1 and honest(0.9) for the
+// others, that keeps reputation in the counting store it returns.
+func counted(tb testing.TB, first router.Worker, opts ...trust.Option) (*trust.Service, *reputationtest.CountingStore) {
+	tb.Helper()
+	store := &reputationtest.CountingStore{}
+	book, err := reputation.New(store, reputation.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e, err := router.NewEngine(routertest.Sessions(1, 2, first, honest(0.9), honest(0.9), honest(0.9), honest(0.9)), router.WithReputation(book))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := trust.New(e, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s, store
+}
+
+// benchReads runs req on s for b's loop and reports the store reads of
+// each call (reads/op).
+func benchReads(b *testing.B, s *trust.Service, store *reputationtest.CountingStore, req *trust.Request) {
+	b.ReportAllocs()
+	before := store.Loads()
+	for b.Loop() {
+		if _, err := s.Call(context.Background(), req); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(store.Loads()-before)/float64(b.N), "reads/op")
 }
 
 // TestService_delegationScope checks that every router call of a

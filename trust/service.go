@@ -136,7 +136,8 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 			return nil, err
 		}
 	} else {
-		cals = s.readScope(ctx, req, nil, nil)
+		cals = s.readCall(ctx, req)
+		ctx = cals.handedCall(ctx, req)
 		var id router.SessionID // fast runs on the single session, if any
 		if req.Policy == PolicyFast {
 			id = s.session

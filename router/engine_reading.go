@@ -38,8 +38,8 @@ type readingKey struct{}
 // it read, and the engine reads nothing more of it. A Reading of another
 // scope, or one that lacks a session, is ignored: the engine then reads
 // the book as it does without one; so is a Calibration of another tier,
-// and the engine then reads its map. The engine still
-// learns from the call (see [WithoutLearning]) and calibrates it (see
+// and the engine then reads its map. The engine still learns from the
+// call (see [WithoutLearning]) and calibrates it (see
 // [WithoutCalibration]).
 func WithReading(ctx context.Context, r Reading) context.Context {
 	return context.WithValue(ctx, readingKey{}, r)

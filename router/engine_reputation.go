@@ -170,8 +170,8 @@ const CalibrationTier = "weighted"
 // calibrate sets the confidence of a weighted call to its calibrated
 // number (see [ConsensusResponse]) and records its basis, which it
 // returns: on the map ctx's Reading holds (see [WithReading]), or else
-// the one it reads. A store error is logged and leaves the number uncalibrated
-// (consensus.Conservative).
+// the one it reads. A store error is logged and leaves the number
+// uncalibrated (consensus.Conservative).
 func (e *Engine) calibrate(ctx context.Context, call *consensusCall, scope reputation.Scope, out consensus.Outcome) *reputation.Basis {
 	if out.Strategy != consensus.StrategyWeighted || out.Winner < 0 || ctx.Value(calibratesItselfKey{}) != nil {
 		return nil

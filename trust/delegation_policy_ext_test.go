@@ -90,11 +90,7 @@ func TestService_adaptiveScatteredDelegation(t *testing.T) {
 			Calibration struct {
 				Conservative float64 `json:"conservative"`
 			} `json:"calibration"`
-			Plurality *struct {
-				Groups      []int   `json:"groups"`
-				Coincidence float64 `json:"coincidence"`
-				Reliability float64 `json:"reliability"`
-			} `json:"plurality"`
+			Plurality *pluralityJSON `json:"plurality"`
 		} `json:"policy_snapshot"`
 	}
 	if err := json.Unmarshal(resp.Receipt, &rec); err != nil {
@@ -106,8 +102,8 @@ func TestService_adaptiveScatteredDelegation(t *testing.T) {
 	if p := rec.Policy.Plurality; p == nil || !slices.Equal(p.Groups, resp.Evidence.Plurality.Groups) || p.Coincidence != resp.Evidence.Plurality.Coincidence ||
 		p.Reliability != resp.Evidence.Plurality.Reliability {
 		t.Errorf("receipt's policy_snapshot.plurality %+v, want evidence.plurality %+v", p, resp.Evidence.Plurality)
-	} else if stated := consensus.PluralityPosteriorAt(p.Groups, 0, p.Coincidence, p.Reliability); math.Abs(stated-rec.Policy.Calibration.Conservative) > 1e-12 {
-		t.Errorf("receipt: PluralityPosteriorAt(%v, 0, %v, %v) = %v, its conservative number %v", p.Groups, p.Coincidence, p.Reliability, stated, rec.Policy.Calibration.Conservative)
+	} else if stated := p.stated(); math.Abs(stated-rec.Policy.Calibration.Conservative) > 1e-12 {
+		t.Errorf("receipt: %+v states %v, its conservative number %v", *p, stated, rec.Policy.Calibration.Conservative)
 	}
 
 	floor, err := trust.New(scattered(t), trust.WithPluralityFloor(0.99))
@@ -148,6 +144,19 @@ func aPair(result json.RawMessage) bool {
 	return string(result) == "16" || string(result) == "13"
 }
 
+// pluralityJSON is evidence.plurality, or the receipt's
+// policy_snapshot.plurality, as a client decodes it.
+type pluralityJSON struct {
+	Groups      []int   `json:"groups"`
+	Coincidence float64 `json:"coincidence"`
+	Reliability float64 `json:"reliability"`
+}
+
+// stated recomputes the number p states with no outcome.
+func (p pluralityJSON) stated() float64 {
+	return consensus.PluralityPosteriorAt(p.Groups, 0, p.Coincidence, p.Reliability)
+}
+
 // checkPluralityContract recomputes, from resp's JSON alone, what an
 // adaptive delegation states: the agreeing runs are agreement × answered;
 // the number before calibration is their Posterior; the confidence is
@@ -173,11 +182,7 @@ func checkPluralityContract(t *testing.T, resp *trust.Response, floor float64) {
 				Conservative float64            `json:"conservative"`
 				Points       []reputation.Point `json:"points"`
 			} `json:"calibration"`
-			Plurality *struct {
-				Groups      []int   `json:"groups"`
-				Coincidence float64 `json:"coincidence"`
-				Reliability float64 `json:"reliability"`
-			} `json:"plurality"`
+			Plurality *pluralityJSON `json:"plurality"`
 		} `json:"evidence"`
 	}
 	if err := json.Unmarshal(raw, &got); err != nil {
@@ -193,8 +198,8 @@ func checkPluralityContract(t *testing.T, resp *trust.Response, floor float64) {
 		}
 		if p := ev.Plurality; p == nil || p.Groups[0] != agreeing {
 			t.Errorf("plurality %+v, want the groups of the answers, %d agreeing first", p, agreeing)
-		} else if stated := consensus.PluralityPosteriorAt(p.Groups, 0, p.Coincidence, p.Reliability); math.Abs(c.Conservative-stated) > 1e-12 {
-			t.Errorf("conservative %v, want PluralityPosteriorAt(%v, 0, %v, %v) = %v", c.Conservative, p.Groups, p.Coincidence, p.Reliability, stated)
+		} else if stated := p.stated(); math.Abs(c.Conservative-stated) > 1e-12 {
+			t.Errorf("conservative %v, want %v from %+v", c.Conservative, stated, *p)
 		}
 		want = c.Conservative
 		if len(c.Points) > 0 {

@@ -25,7 +25,7 @@ import (
 type scopeReading struct {
 	labels   []consensus.Label // parallel to maps; nil for a delegation
 	maps     []*reputation.Calibration
-	rel      consensus.Reliabilities     // of the sessions adaptive ranks
+	rel      consensus.Reliabilities     // of the sessions adaptive ranks, or one router call may run
 	evidence map[int64]reputation.Record // behind rel
 	leaders  []*reputation.Calibration   // parallel to labels when a leader was asked for
 	router   *reputation.Calibration     // router.CalibrationTier's, when read for one router call

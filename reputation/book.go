@@ -425,6 +425,12 @@ type Ballot struct {
 	// answer the call could have: a validation's other verdict. When
 	// the outcome was wrong, such a vote was right.
 	Opposed bool
+	// Check reports a vote cast beside the call's outcome without
+	// counting in it, to check the session that decided alone (see
+	// [Book.Leader]): its report teaches the session's reliability, and
+	// no record against the other votes (a [Lead]), its own or the
+	// decider's.
+	Check bool
 }
 
 // Feedback learns that the outcome of a call in scope, in which ballots

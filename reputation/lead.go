@@ -59,16 +59,17 @@ func leadKey(scope Scope, session int64) Key {
 // votes: a win when the two disagreed and its vote was right, a loss
 // when they disagreed and it was wrong. Only votes for one of a
 // validation's two verdicts count (Backed, or Opposed): a dissent from
-// an open answer is not known to be right.
+// an open answer is not known to be right. A check's vote (Ballot.Check)
+// counts neither as the session's nor as one of the others.
 func leadDelta(scope Scope, ballots []Ballot, i int, right bool, sign float64) (Delta, bool) {
 	bl := ballots[i]
-	if !bl.Backed && !bl.Opposed {
+	if bl.Check || !bl.Backed && !bl.Opposed {
 		return Delta{}, false
 	}
 	var backed, opposed int
 	for j, o := range ballots {
 		switch {
-		case j == i:
+		case j == i, o.Check:
 		case o.Backed:
 			backed++
 		case o.Opposed:
@@ -105,8 +106,11 @@ func leadDelta(scope Scope, ballots []Ballot, i int, right bool, sign float64) (
 // leads by luck more often than 1 time in 16, which the reliability
 // check bounds (docs/ACCURACY.md measures what that costs). A leader's
 // record moves on the calls it shares with other sessions (a validation
-// of another tier, an explored call), not on those it decides alone: a
-// host that suspects a leader has changed clears its records.
+// of another tier, an explored call), not on those it decides alone,
+// even beside a check ([Ballot.Check]). A check teaches the checking
+// session's reliability, so a session whose outcomes come to rank it
+// above the leader ends the lead; a host that suspects a leader has
+// changed may also clear its records.
 func (b *Book) Leader(ctx context.Context, scope Scope, sessions []int64) (Lead, bool, error) {
 	if len(sessions) == 0 {
 		return Lead{}, false, nil

@@ -172,3 +172,60 @@ func TestBook_Leader_order(t *testing.T) {
 		}
 	}
 }
+
+// TestBook_Leader_check: a check's vote (Ballot.Check) teaches its
+// session's reliability and no record against the other votes: a leader
+// that a check proves wrong keeps its record of four wins, and loses its
+// lead once the check's outcomes rank the checking session above it.
+func TestBook_Leader_check(t *testing.T) {
+	ctx, b := context.Background(), leadBook(t)
+	sessions := []int64{1, 2}
+	for range 4 {
+		won := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Opposed: true}}
+		if err := b.Feedback(ctx, leadScope, won, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := reputation.Lead{Session: 1, Won: 4}
+	if l, ok, err := b.Leader(ctx, leadScope, sessions); err != nil || !ok || l != want {
+		t.Fatalf("leader %+v (%v, %v), want %+v", l, ok, err, want)
+	}
+	before, err := b.Reliabilities(ctx, leadScope, sessions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Opposed: true, Check: true}}
+	for i := 1; ; i++ {
+		if err := b.Feedback(ctx, leadScope, checked, false); err != nil {
+			t.Fatal(err)
+		}
+		l, ok, err := b.Leader(ctx, leadScope, sessions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, err := b.Reliabilities(ctx, leadScope, sessions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if above := rel.Of(2) > rel.Of(1); ok == above {
+			t.Fatalf("after %d checks proved session 1 wrong: leader %+v (%v), reliabilities %v", i, l, ok, rel.Sessions)
+		}
+		if ok {
+			if l != want {
+				t.Fatalf("after %d checks: the leader's record %+v, want %+v unmoved", i, l, want)
+			}
+			continue
+		}
+		if rel.Of(1) >= before.Of(1) || rel.Of(2) <= before.Of(2) {
+			t.Errorf("reliabilities went from %v to %v; want session 1's down and the check's up", before.Sessions, rel.Sessions)
+		}
+		if i == 1 {
+			t.Errorf("the lead ended after one check; want it to take the outcomes that rank session 2 higher")
+		}
+		break
+	}
+	// The check's own record against the other votes did not move.
+	if l, ok, _ := b.Leader(ctx, leadScope, []int64{2}); ok || l.Won != 0 {
+		t.Errorf("session 2's record %+v (leads %v) after checks alone", l, ok)
+	}
+}

@@ -85,6 +85,7 @@ func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.
 	cals := s.readScope(ctx, req, s.rankable(cands), leaderCandidates(cands, exclude))
 	cands, rel := s.ranked(cands, cals)
 	lead, leads := cals.leader()
+	check := leads && s.checking()
 	ctx = cals.handed(ctx, req)
 	if leads {
 		cands = first(cands, router.SessionID(lead.Session))
@@ -107,7 +108,10 @@ func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.
 		}
 		batch := pickSessions(cands, used, len(runs), k)
 		if leads && batches == 0 {
-			batch = cands[:1]
+			batch = cands[:1:1]
+			if check {
+				batch = append(batch, pickSessions(cands[1:], used, 1, 1)...)
+			}
 		}
 		if len(batch) == 0 {
 			break
@@ -157,9 +161,16 @@ func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.
 			}
 			steps = append(steps, st)
 		}
-		if leads && batches == 0 && ledBy(&lead, runs) {
-			steps[0].lead = &lead
-			break
+		if leads && batches == 0 {
+			if n := len(steps[0].runs); len(steps) > 1 && ledBy(&lead, runs[:n]) {
+				steps[0].lead = &lead
+				steps[1].step.Check = true // runs[n:] count in no tally
+				break
+			}
+			if ledBy(&lead, runs) {
+				steps[0].lead = &lead
+				break
+			}
 		}
 		key, _, err := s.answerKey(ctx, req, runs)
 		if err != nil {

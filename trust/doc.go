@@ -60,7 +60,9 @@
 // has a leader (reputation.Book.Leader: a session whose reported
 // outcomes show it right where the other votes were wrong, with
 // significance) runs the leader alone and reports its verdict
-// (Evidence.Leader), and otherwise the call settles once at least
+// (Evidence.Leader; one such call in four also runs a check beside it,
+// whose vote teaches and does not count, WithLeaderCheck), and
+// otherwise the call settles once at least
 // two agreeing runs give a confidence of [DefaultWeightedStopThreshold]
 // (calibrated on the outcomes reported for adaptive calls once there are
 // any, else weighted), or once the chance that the runs left turn the

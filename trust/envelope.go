@@ -161,8 +161,13 @@ type Evidence struct {
 	// reported, when any did (chat-model workers do).
 	Usage *router.Usage `json:"usage,omitempty"`
 	// Launched counts the runs started over every step (as Redundancy);
-	// each ended answered, failed or cancelled before it answered.
+	// each ended answered, failed or cancelled before it answered. A
+	// leader's check (Step.Check) is not among them.
 	Launched int `json:"launched"`
+	// Checked counts the runs of the steps that checked a leader
+	// (Step.Check): runs the service made to keep learning, whose votes
+	// the verdict does not count and the caller is not charged for.
+	Checked int `json:"checked,omitempty"`
 	// Answered counts the runs that answered: the votes.
 	Answered int `json:"answered"`
 	// Cancelled counts the runs cut short before they answered, because
@@ -268,6 +273,10 @@ type Step struct {
 	Sessions []router.SessionID `json:"sessions"`
 	// TaskIDs are the per-replica task ids.
 	TaskIDs []string `json:"task_ids"`
+	// Check says the step ran a session beside a leader that decided the
+	// call alone, to keep checking the leader (WithLeaderCheck): its vote
+	// is its Outcome, and it counts in neither the verdict nor Launched.
+	Check bool `json:"check,omitempty"`
 }
 
 // RetryInstructions guide a caller that got RETRY, NEEDS_SPEC or

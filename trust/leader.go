@@ -1,6 +1,7 @@
 package trust
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/vouchkit/vouch/consensus"
@@ -14,6 +15,61 @@ import (
 // verdict is right at another rate than a panel's tally of the same
 // score, so its outcomes build maps of their own.
 const LeaderCalibrationSuffix = "/leader"
+
+// DefaultLeaderCheckEvery is how often an adaptive call that a leader
+// decides alone also runs a check beside it, unless WithLeaderCheck says
+// otherwise: one such call in four.
+const DefaultLeaderCheckEvery = 4
+
+// WithLeaderCheck sets how often an adaptive validation that a leader
+// decides alone (reputation.Book.Leader) also runs one other session
+// beside it, the next one selection ranks: one such call in every (0
+// never; the default is DefaultLeaderCheckEvery). The verdict stays the
+// leader's, and the check's vote is not counted in it: the response
+// shows it as a step of its own (Step.Check, Evidence.Checked), the
+// caller is not charged for it (Evidence.Launched leaves it out), and
+// the receipt, which records the runs the verdict counts, leaves it out
+// too. When the caller reports the call's outcome by its trace id, the
+// check teaches its session's reliability (reputation.Ballot.Check).
+//
+// Without checks, a leader's calls run no other session, so the others'
+// records stop moving, and a session that led by luck early on leads
+// for good. With them, a session whose outcomes come to rank it above
+// the leader ends the lead (Book.Leader asks that no session be more
+// reliable than the leader). A check costs one run in every on the calls
+// a leader decides (1.25 runs per call at the default, not 1).
+func WithLeaderCheck(every int) Option {
+	return func(s *Service) error {
+		if every < 0 {
+			return fmt.Errorf("trust: leader check every %d calls: must be at least 0", every)
+		}
+		s.check = every
+		return nil
+	}
+}
+
+// checking reports whether the adaptive call a leader is about to decide
+// runs a check beside it: one such call in every s.check (WithLeaderCheck).
+func (s *Service) checking() bool {
+	return s.check > 0 && s.led.Add(1)%uint64(s.check) == 0
+}
+
+// checkBallots appends to ballots those of the verdicts cast in the
+// leader's checks among steps (Step.Check), as they stood against label,
+// the leader's verdict.
+func checkBallots(ballots []reputation.Ballot, steps []stepResult, label consensus.Label) []reputation.Ballot {
+	for _, st := range steps {
+		if !st.step.Check {
+			continue
+		}
+		for _, r := range st.runs {
+			if l := consensus.Label(r.Label); twoVerdicts(l) && twoVerdicts(label) {
+				ballots = append(ballots, reputation.Ballot{Session: int64(r.SessionID), Backed: l == label, Opposed: l != label, Confidence: r.Confidence, Check: true})
+			}
+		}
+	}
+	return ballots
+}
 
 // leaderCandidates returns the sessions among cands, not in exclude,
 // that may lead an adaptive validation (reputation.Book.Leader, which

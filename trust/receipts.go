@@ -31,10 +31,14 @@ func CallerFrom(ctx context.Context) string { return router.CallerFrom(ctx) }
 
 // receiptParams gathers what a receipt records from what really ran: the
 // consensus and policy of final, the pooled accounting of every step (see
-// Service.tally), and every step's sessions and tasks.
+// Service.tally), and the sessions and tasks of every step but a leader's
+// check (Step.Check), whose vote the verdict does not count.
 func (s *Service) receiptParams(ctx context.Context, req *Request, resp *Response, final stepResult, steps []stepResult) receipt.Params {
 	refs := &receipt.Refs{Sessions: []int64{}, Tasks: []string{}, RouterTraceIDs: []string{resp.TraceID}}
 	for _, st := range steps {
+		if st.step.Check {
+			continue // the receipt records the runs the verdict counts
+		}
 		for _, id := range st.step.Sessions {
 			refs.Sessions = append(refs.Sessions, int64(id))
 		}

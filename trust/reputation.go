@@ -183,7 +183,7 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 		}
 	}
 	if final.out.Winner >= 0 {
-		c := reputation.Call{Scope: sc, Ballots: router.Ballots(final.out, final.key)}
+		c := reputation.Call{Scope: sc, Ballots: checkBallots(router.Ballots(final.out, final.key), steps, final.out.Label)}
 		if b := final.calibration; b != nil {
 			c.Tier, c.Score, c.Conservative = b.Tier, b.Uncalibrated, b.Conservative
 		}

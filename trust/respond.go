@@ -32,6 +32,9 @@ func (s *Service) respond(req *Request, steps []stepResult, final stepResult, tr
 	}
 	for _, st := range steps {
 		resp.Evidence.Steps = append(resp.Evidence.Steps, st.step)
+		if st.step.Check {
+			resp.Evidence.Checked += len(st.runs)
+		}
 	}
 	resp.Evidence.Redundancy = final.out.Replicas
 	resp.Evidence.Usage = router.TotalUsage(final.runs)

@@ -55,6 +55,8 @@ type Service struct {
 	issuer    *receipt.Issuer
 	signed    bool
 	next      atomic.Uint64     // rotates adaptive's candidate sessions
+	check     int               // WithLeaderCheck; 0: never
+	led       atomic.Uint64     // counts the adaptive calls a leader decided, for WithLeaderCheck
 	tel       *serviceTelemetry // spans and metrics (WithTelemetry)
 	noRep     bool              // WithoutReputation
 	keep      keeper            // the router's reputation; nil when off
@@ -65,7 +67,7 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 	if rs == nil {
 		return nil, errors.New("trust: New needs a router.Service")
 	}
-	s := &Service{router: rs, threshold: DefaultEscalationThreshold, tel: newServiceTelemetry(nil, nil)}
+	s := &Service{router: rs, threshold: DefaultEscalationThreshold, check: DefaultLeaderCheckEvery, tel: newServiceTelemetry(nil, nil)}
 	for _, o := range opts {
 		if err := o(s); err != nil {
 			return nil, err

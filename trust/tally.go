@@ -104,7 +104,9 @@ func (s *Service) accepts(req *Request, out consensus.Outcome, cal *reputation.C
 func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, cals *scopeReading) (stepResult, error) {
 	var runs []router.Run
 	for _, st := range steps {
-		runs = append(runs, st.runs...)
+		if !st.step.Check {
+			runs = append(runs, st.runs...)
+		}
 	}
 	snap := lastSnapshot(steps)
 	callKey, grouping, err := s.answerKey(ctx, req, runs)

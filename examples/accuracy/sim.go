@@ -411,7 +411,7 @@ func record(truth router.Verdict, resp *trust.Response) call {
 		correct:    resp.Status == trust.Status(truth),
 		answered:   resp.Status == trust.StatusValid || resp.Status == trust.StatusInvalid,
 		confidence: resp.Confidence,
-		launched:   resp.Evidence.Launched,
+		launched:   resp.Evidence.Launched + resp.Evidence.Checked, // a leader's check is a run too
 	}
 	for _, st := range resp.Evidence.Steps {
 		for _, s := range st.Sessions {

@@ -161,16 +161,12 @@ func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.
 			}
 			steps = append(steps, st)
 		}
-		if leads && batches == 0 {
-			if n := len(steps[0].runs); len(steps) > 1 && ledBy(&lead, runs[:n]) {
-				steps[0].lead = &lead
-				steps[1].step.Check = true // runs[n:] count in no tally
-				break
+		if leads && batches == 0 && ledBy(&lead, runs[:len(steps[0].runs)]) {
+			steps[0].lead = &lead
+			if len(steps) > 1 {
+				steps[1].step.Check = true // its runs count in no tally
 			}
-			if ledBy(&lead, runs) {
-				steps[0].lead = &lead
-				break
-			}
+			break
 		}
 		key, _, err := s.answerKey(ctx, req, runs)
 		if err != nil {

@@ -292,8 +292,9 @@ func (b *Book) calibrationsOf(tiers []string, recs []Record) []*Calibration {
 }
 
 // A Call is what a [Ledger] remembers of a call for a later report on
-// it: its scope, its ballots, and the calibration map (Tier), score and
-// conservative number its confidence was read from. An empty Tier means
+// it: its scope, its ballots, the calibration map (Tier), score and
+// conservative number its confidence was read from, and the answer its
+// ballots backed. An empty Tier means
 // a call whose confidence is not calibrated.
 type Call struct {
 	Scope        Scope
@@ -301,6 +302,11 @@ type Call struct {
 	Tier         string
 	Score        float64
 	Conservative float64
+	// Label is the answer the call's winning votes cast, against which
+	// a host's report of the true answer is read (a validation's
+	// verdict: trust.Service.FeedbackVerdict); empty when the caller
+	// keeps none.
+	Label string
 }
 
 // reportDeltas returns the evidence a report that call was right (or

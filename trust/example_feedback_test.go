@@ -58,3 +58,47 @@ func ExampleService_Feedback() {
 	// VALID 0.9243 adaptive/VALID outcomes on 4 outcomes
 	// recomputed: 0.9243
 }
+
+// A call that answered RETRY has no answer to call right or wrong, but a
+// host that learns whether its claim held reports the claim's true
+// verdict, and the call's votes teach all the same: here oracle refused
+// one dissent among five, and the dissenting session turned out right.
+// Its reliability rises from the prior's 0.8 and the others' fall.
+func ExampleService_FeedbackVerdict() {
+	agrees, dissents := routertest.Verdict(router.VerdictValid), routertest.Verdict(router.VerdictInvalid)
+	engine, err := router.NewEngine(routertest.Sessions(1, 2, agrees, agrees, agrees, agrees, dissents))
+	if err != nil {
+		log.Fatal(err)
+	}
+	svc, err := trust.New(engine)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	resp, err := svc.Call(ctx, &trust.Request{
+		Mode:   trust.ModeValidation,
+		Policy: trust.PolicyOracle,
+		Task:   trust.Task{Type: "summary", Input: router.NewStringInput("Refunds within 30 days."), ClaimedResult: trust.JSON("Refunds within 60 days.")},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	votes := map[router.Label]int{}
+	for _, v := range resp.Evidence.Verdicts {
+		votes[v]++
+	}
+	fmt.Println(resp.Status, votes)
+
+	// An audit finds the claim wrong.
+	if err := svc.FeedbackVerdict(ctx, resp.TraceID, router.VerdictInvalid); err != nil {
+		log.Fatal(err)
+	}
+	rel, err := engine.Reputation().Reliabilities(ctx, router.Scope(router.KindValidate, "summary"), []int64{1, 5})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("session 1: %.3f, session 5: %.3f\n", rel.Sessions[1], rel.Sessions[5])
+	// Output:
+	// RETRY map[INVALID:1 VALID:4]
+	// session 1: 0.727, session 5: 0.818
+}

@@ -3,6 +3,7 @@ package trust
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -27,16 +28,31 @@ type FeedbackReporter interface {
 	Feedback(ctx context.Context, id string, right bool) error
 }
 
+// VerdictReporter is a [Caller] that also learns the true verdicts of
+// its validations, whatever they answered, RETRY included: the
+// [Service], and the [Client], which reports over HTTP. A [Handler]
+// serves POST /api/v4/feedback with a verdict on it.
+type VerdictReporter interface {
+	// FeedbackVerdict reports that the claim of the validation named by
+	// id, made by the caller of ctx, turned out to hold (VALID) or not
+	// (INVALID) (see Service.FeedbackVerdict).
+	FeedbackVerdict(ctx context.Context, id string, verdict router.Verdict) error
+}
+
 // FeedbackRequest is the body of POST /api/v4/feedback: exactly one of
-// TraceID and ReceiptID names the call.
+// TraceID and ReceiptID names the call, and exactly one of Right and
+// Verdict says what turned out.
 type FeedbackRequest struct {
 	// TraceID is the trace_id of the call's Response.
 	TraceID string `json:"trace_id,omitempty" validate:"required_without=ReceiptID,excluded_with=ReceiptID,max=255"`
 	// ReceiptID is the receipt_id of the call's receipt.
 	ReceiptID string `json:"receipt_id,omitempty" validate:"required_without=TraceID,max=255"`
-	// Right is true when the call's answer turned out right. It is
-	// required: a report that says neither is refused.
-	Right *bool `json:"right" validate:"required"`
+	// Right is true when the call's answer turned out right.
+	Right *bool `json:"right,omitempty" validate:"required_without=Verdict,excluded_with=Verdict"`
+	// Verdict is the true verdict of a validation's claim, VALID or
+	// INVALID, which reports a call whatever it answered, RETRY included
+	// (Service.FeedbackVerdict).
+	Verdict router.Verdict `json:"verdict,omitempty" validate:"required_without=Right,omitempty,oneof=VALID INVALID"`
 }
 
 // feedbackValidator checks a FeedbackRequest's tags.
@@ -59,8 +75,10 @@ type FeedbackResponse struct {
 	TraceID string `json:"trace_id,omitempty"`
 	// ReceiptID is the receipt id the report named, if it named one.
 	ReceiptID string `json:"receipt_id,omitempty"`
-	// Right is the outcome reported.
-	Right bool `json:"right"`
+	// Right is the outcome reported, if the report gave one.
+	Right *bool `json:"right,omitempty"`
+	// Verdict is the true verdict reported, if the report gave one.
+	Verdict router.Verdict `json:"verdict,omitempty"`
 }
 
 // prepareFeedback returns the endpoint function of POST /api/v4/feedback
@@ -76,15 +94,26 @@ func prepareFeedback(c Caller) func(*http.Request, []byte) (httpapi.Run, error) 
 			return nil, err
 		}
 		return func(ctx context.Context) (any, error) {
-			fr, ok := c.(FeedbackReporter)
-			if !ok {
-				return nil, outcomeProblem(ErrReputationOff)
-			}
+			ctx = WithCaller(ctx, owner(ctx))
 			id := req.TraceID + req.ReceiptID // one of them is empty
-			if err := fr.Feedback(WithCaller(ctx, owner(ctx)), id, *req.Right); err != nil {
+			var err error
+			if req.Right != nil {
+				fr, ok := c.(FeedbackReporter)
+				if !ok {
+					return nil, outcomeProblem(ErrReputationOff)
+				}
+				err = fr.Feedback(ctx, id, *req.Right)
+			} else {
+				vr, ok := c.(VerdictReporter)
+				if !ok {
+					return nil, outcomeProblem(ErrReputationOff)
+				}
+				err = vr.FeedbackVerdict(ctx, id, req.Verdict)
+			}
+			if err != nil {
 				return nil, outcomeProblem(err)
 			}
-			return &FeedbackResponse{TraceID: req.TraceID, ReceiptID: req.ReceiptID, Right: *req.Right}, nil
+			return &FeedbackResponse{TraceID: req.TraceID, ReceiptID: req.ReceiptID, Right: req.Right, Verdict: req.Verdict}, nil
 		}, nil
 	}
 }
@@ -114,7 +143,26 @@ func outcomeProblem(err error) error {
 // no votes by reputation. An id that starts "rcpt_", as receipt ids do,
 // is sent as receipt_id, any other as trace_id.
 func (c *Client) Feedback(ctx context.Context, id string, right bool) error {
-	req := &FeedbackRequest{TraceID: id, Right: &right}
+	return c.feedback(ctx, id, &FeedbackRequest{Right: &right})
+}
+
+// FeedbackVerdict reports the true verdict of a validation (POST
+// /api/v4/feedback with a verdict): the claim of the call named by id,
+// as for Feedback, turned out to hold (VALID) or not (INVALID), whatever
+// the call answered. It implements [VerdictReporter], and returns the
+// errors Feedback does, and one for a verdict other than the two without
+// a request.
+func (c *Client) FeedbackVerdict(ctx context.Context, id string, verdict router.Verdict) error {
+	if verdict != router.VerdictValid && verdict != router.VerdictInvalid {
+		return fmt.Errorf("trust: a true verdict is VALID or INVALID, not %q", verdict)
+	}
+	return c.feedback(ctx, id, &FeedbackRequest{Verdict: verdict})
+}
+
+// feedback posts req, naming the call id as its trace_id, or as its
+// receipt_id when id starts "rcpt_".
+func (c *Client) feedback(ctx context.Context, id string, req *FeedbackRequest) error {
+	req.TraceID = id
 	if strings.HasPrefix(id, "rcpt_") {
 		req.TraceID, req.ReceiptID = "", id
 	}

@@ -118,9 +118,64 @@ func TestClient_Feedback(t *testing.T) {
 	}
 }
 
+// TestClient_FeedbackVerdict: a claim's true verdict reported over POST
+// /api/v4/feedback teaches the votes of a call that answered RETRY; the
+// route answers the report back; another caller's report is a 404 that
+// moves nothing.
+func TestClient_FeedbackVerdict(t *testing.T) {
+	s, store := dissentService(t)
+	url, alice, bob := feedbackServer(t, s)
+	ctx := context.Background()
+	resp, err := alice.Call(ctx, request(trust.ModeValidation, trust.PolicyOracle))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Status != trust.StatusRetry {
+		t.Fatalf("status %s, want RETRY", resp.Status)
+	}
+	var keys []reputation.Key
+	for _, st := range resp.Evidence.Steps {
+		for _, id := range st.Sessions {
+			keys = append(keys, reputation.Key{Session: int64(id)})
+		}
+	}
+	load := func() []reputation.Record { return loadRecords(t, store, keys) }
+	before := load()
+	err = bob.FeedbackVerdict(ctx, resp.TraceID, router.VerdictInvalid)
+	asProblem(t, err, http.StatusNotFound, problem.CodeUnknownCall)
+	if diff := cmp.Diff(before, load()); diff != "" {
+		t.Fatalf("bob's report moved the records (-before +after):\n%s", diff)
+	}
+
+	status, data := postFeedback(t, url, `{"trace_id": "`+resp.TraceID+`", "verdict": "INVALID"}`)
+	if want := `{"trace_id":"` + resp.TraceID + `","verdict":"INVALID"}`; status != http.StatusOK || strings.TrimSpace(string(data)) != want {
+		t.Fatalf("%d %s, want 200 %s", status, data, want)
+	}
+	after := load()
+	for i, v := range resp.Evidence.Verdicts {
+		moved := after[i].Wrong > before[i].Wrong
+		if v == router.Label(router.VerdictInvalid) {
+			moved = after[i].Right > before[i].Right
+		}
+		if !moved {
+			t.Errorf("session %d voted %s: record %+v, before %+v", keys[i].Session, v, after[i], before[i])
+		}
+	}
+	if err := alice.FeedbackVerdict(ctx, resp.TraceID, router.VerdictInvalid); err != nil {
+		t.Fatalf("alice's repeat through the Client: %v", err)
+	}
+	if diff := cmp.Diff(after, load()); diff != "" {
+		t.Errorf("the repeat moved the records (-first +repeat):\n%s", diff)
+	}
+	if err := alice.FeedbackVerdict(ctx, resp.TraceID, "UNSURE"); err == nil {
+		t.Error("the verdict UNSURE was sent")
+	}
+}
+
 // TestHandler_feedback_reputationOff: a service that weighs no votes by
-// reputation, and a Caller that takes no reports, answer 409
-// reputation_off, which the Client returns as ErrReputationOff.
+// reputation, and a Caller that takes no reports, answer an outcome and a
+// verdict 409 reputation_off, which the Client returns as
+// ErrReputationOff.
 func TestHandler_feedback_reputationOff(t *testing.T) {
 	s, err := trust.New(newEngine(t, honest(0.9), honest(0.9), honest(0.9)), trust.WithoutReputation())
 	if err != nil {
@@ -128,11 +183,15 @@ func TestHandler_feedback_reputationOff(t *testing.T) {
 	}
 	for name, c := range map[string]trust.Caller{"without reputation": s, "a bare Caller": callerFunc(s.Call)} {
 		_, alice, _ := feedbackServer(t, c)
-		err := alice.Feedback(context.Background(), "4bf92f3577b34da6a3ce929d0e0e4736", true)
-		if !errors.Is(err, trust.ErrReputationOff) {
-			t.Errorf("%s: %v, want ErrReputationOff", name, err)
+		for kind, err := range map[string]error{
+			"outcome": alice.Feedback(context.Background(), "4bf92f3577b34da6a3ce929d0e0e4736", true),
+			"verdict": alice.FeedbackVerdict(context.Background(), "4bf92f3577b34da6a3ce929d0e0e4736", router.VerdictValid),
+		} {
+			if !errors.Is(err, trust.ErrReputationOff) {
+				t.Errorf("%s, %s: %v, want ErrReputationOff", name, kind, err)
+			}
+			asProblem(t, err, http.StatusConflict, problem.CodeReputationOff)
 		}
-		asProblem(t, err, http.StatusConflict, problem.CodeReputationOff)
 	}
 }
 
@@ -144,8 +203,9 @@ func (f callerFunc) Call(ctx context.Context, req *trust.Request) (*trust.Respon
 }
 
 // TestHandler_feedback_badBody: a report that names no call, names it
-// twice, lacks right, has a field of the wrong type or one the route does
-// not know is a 400 naming the field; without a credential it is a 401.
+// twice, lacks right, gives both right and a verdict, has a verdict of
+// another word, a field of the wrong type or one the route does not know
+// is a 400 naming the field; without a credential it is a 401.
 func TestHandler_feedback_badBody(t *testing.T) {
 	s, err := trust.New(newEngine(t, honest(0.9), honest(0.9), honest(0.9)))
 	if err != nil {
@@ -160,21 +220,13 @@ func TestHandler_feedback_badBody(t *testing.T) {
 		`{"receipt_id": 7, "right": true}`:                                   "receipt_id",
 		`{"trace_id": ` + trace + `, "right": 1}`:                            "right",
 		`{"trace_id": ` + trace + `, "right": true, "why": "x"}`:             "why",
+		`{"trace_id": ` + trace + `, "right": true, "verdict": "VALID"}`:     "right",
+		`{"trace_id": ` + trace + `, "verdict": "MAYBE"}`:                    "verdict",
+		`{"trace_id": ` + trace + `, "verdict": 1}`:                          "verdict",
 	} {
-		req, err := http.NewRequest(http.MethodPost, url+trust.FeedbackPath, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer ka")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(data), `"field":"`+want+`"`) {
-			t.Errorf("%s: %d %s, want 400 naming %q", body, resp.StatusCode, data, want)
+		status, data := postFeedback(t, url, body)
+		if status != http.StatusBadRequest || !strings.Contains(string(data), `"field":"`+want+`"`) {
+			t.Errorf("%s: %d %s, want 400 naming %q", body, status, data, want)
 		}
 	}
 	c, err := trust.NewClient(url, trust.WithRetry(router.RetryPolicy{}))
@@ -182,4 +234,26 @@ func TestHandler_feedback_badBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	asProblem(t, c.Feedback(context.Background(), "4bf92f3577b34da6a3ce929d0e0e4736", true), http.StatusUnauthorized, problem.CodeUnauthorized)
+}
+
+// postFeedback posts body to the feedback route at url as alice (key
+// "ka") and returns the answer's status and body.
+func postFeedback(t *testing.T, url, body string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url+trust.FeedbackPath, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer ka")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, data
 }

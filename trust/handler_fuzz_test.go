@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
 )
 
@@ -24,21 +25,54 @@ func FuzzHandler(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	h, err := trust.NewHandler(svc, trust.WithAuthenticator(router.KeyAuthenticator(map[string]string{"k": "k"})), trust.WithMaxBodyBytes(4096))
+	fuzzRoute(f, svc, trust.CallPath, func(data []byte) bool {
+		var resp trust.Response
+		return json.Unmarshal(data, &resp) == nil && resp.Status != ""
+	})
+}
+
+// FuzzHandler_feedback sends arbitrary bodies to POST /api/v4/feedback on
+// a service that keeps reputation: the Handler must answer 200 with the
+// report repeated (right or verdict, exactly one), or a problem with a
+// 4xx status, the same status in its body and a request id.
+func FuzzHandler_feedback(f *testing.F) {
+	f.Add([]byte(`{"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","right":false}`))
+	f.Add([]byte(`{"receipt_id":"rcpt_aaaaaaaaaaaaaaaaaaaaaaaaaa","right":true}`))
+	f.Add([]byte(`{"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","verdict":"INVALID"}`))
+	f.Add([]byte(`{"trace_id":"t","right":true,"verdict":"VALID"}`))
+	f.Add([]byte(`{"trace_id":"t","verdict":"RETRY"}`))
+	e, err := router.NewEngine(routertest.Sessions(1, 2, honest(0.9), honest(0.9), honest(0.9)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	svc, err := trust.New(e)
+	if err != nil {
+		f.Fatal(err)
+	}
+	fuzzRoute(f, svc, trust.FeedbackPath, func(data []byte) bool {
+		var resp trust.FeedbackResponse
+		return json.Unmarshal(data, &resp) == nil && (resp.Right == nil) != (resp.Verdict == "")
+	})
+}
+
+// fuzzRoute fuzzes POST path of a Handler on c with arbitrary bodies: it
+// must answer 200 with a body ok accepts, or a problem with a 4xx
+// status, the same status in its body and a request id.
+func fuzzRoute(f *testing.F, c trust.Caller, path string, ok func([]byte) bool) {
+	h, err := trust.NewHandler(c, trust.WithAuthenticator(router.KeyAuthenticator(map[string]string{"k": "k"})), trust.WithMaxBodyBytes(4096))
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		r := httptest.NewRequest(http.MethodPost, trust.CallPath, bytes.NewReader(body))
+		r := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("Authorization", "Bearer k")
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		switch {
 		case w.Code == http.StatusOK:
-			var resp trust.Response
-			if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil || resp.Status == "" {
-				t.Fatalf("200 with body %q: %v", w.Body, err)
+			if !ok(w.Body.Bytes()) {
+				t.Fatalf("200 with body %q for body %q", w.Body, body)
 			}
 		case w.Code >= 400 && w.Code < 500:
 			var p trust.Error

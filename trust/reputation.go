@@ -184,6 +184,9 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 	}
 	if final.out.Winner >= 0 {
 		c := reputation.Call{Scope: sc, Ballots: checkBallots(router.Ballots(final.out, final.key), steps, final.out.Label)}
+		if req.Mode != ModeDelegation && twoVerdicts(final.out.Label) {
+			c.Label = string(final.out.Label) // what FeedbackVerdict reads the true verdict against
+		}
 		if b := final.calibration; b != nil {
 			c.Tier, c.Score, c.Conservative = b.Tier, b.Uncalibrated, b.Conservative
 		}
@@ -241,6 +244,46 @@ func (s *Service) Feedback(ctx context.Context, id string, right bool) error {
 	return err
 }
 
+// FeedbackVerdict reports the true verdict of a validation this service
+// decided: that the claim of the call named by id (its trace_id or the
+// receipt_id of its receipt, as for Feedback) turned out to hold
+// (router.VerdictValid) or not (router.VerdictInvalid), whatever the
+// call answered. It is how a host reports a claim whose call answered
+// RETRY, which Feedback cannot: the outcome says nothing of an answer
+// that was never given, but the claim's verdict still shows which votes
+// were right. The call's votes then teach as a reported answer's do
+// (see Feedback): the sessions that voted the verdict were right, the
+// others wrong, and the calibration map of the call's tier and leading
+// verdict counts one outcome, right when its weighted tally leaned to
+// the verdict. On a call answered VALID or INVALID it is Feedback, right
+// when the answer is the verdict, and the two count as one report: a
+// repeat adds nothing, the opposite replaces it.
+//
+// It returns ErrUnknownCall for an id that names no validation of the
+// caller's the service remembers (a delegation, another caller's call,
+// a call whose votes tied), ErrReputationOff when the service weighs no
+// votes by reputation, and an error for a verdict other than the two.
+func (s *Service) FeedbackVerdict(ctx context.Context, id string, verdict router.Verdict) error {
+	if verdict != router.VerdictValid && verdict != router.VerdictInvalid {
+		return fmt.Errorf("trust: a true verdict is VALID or INVALID, not %q", verdict)
+	}
+	if s.keep == nil {
+		return ErrReputationOff
+	}
+	label, ok := "", false
+	if c, kept := s.keep.Calls().Call(CallerFrom(ctx), id); kept {
+		label, ok = c.Label, true
+	} else if _, c, err := s.receiptCall(ctx, id); err == nil {
+		label, ok = c.Label, true
+	} else if !errors.Is(err, ErrUnknownCall) {
+		return err
+	}
+	if !ok || label == "" {
+		return fmt.Errorf("%w: %q names no validation of this caller's", ErrUnknownCall, id)
+	}
+	return s.Feedback(ctx, id, label == string(verdict))
+}
+
 // receiptCall reads the call of receipt id, which must be the caller's:
 // the trace id it ran under ("receipt:" and id when it names none), its
 // scope, its ballots and the calibration basis its policy snapshot
@@ -283,6 +326,9 @@ func (s *Service) receiptCall(ctx context.Context, id string) (traceID string, c
 		won := consensus.Label(cs.Verdicts[cs.Agreeing[0]])
 		opposed := !backed && r.Mode != string(ModeDelegation) && twoVerdicts(l, won) && l != won
 		c.Ballots = append(c.Ballots, reputation.Ballot{Session: r.CortensorRefs.Sessions[i], Backed: backed, Opposed: opposed})
+	}
+	if won := consensus.Label(cs.Verdicts[cs.Agreeing[0]]); r.Mode != string(ModeDelegation) && twoVerdicts(won) {
+		c.Label = string(won)
 	}
 	if p := r.PolicySnapshot; p != nil && p.Calibration != nil {
 		c.Tier, c.Score, c.Conservative = p.Calibration.Tier, p.Calibration.Uncalibrated, p.Calibration.Conservative

@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
 )
 
@@ -18,18 +19,20 @@ const ToolReportOutcome = "report_outcome"
 // ReportOutcomeArgs are the arguments of report_outcome: each field is
 // the argument its JSON name names, described by its jsonschema tag in
 // the tool's input schema. Exactly one of trace_id and receipt_id names
-// the call.
+// the call, and exactly one of right and verdict says what turned out.
 type ReportOutcomeArgs struct {
 	TraceID   string `json:"trace_id,omitempty" jsonschema:"the trace_id of the call's answer; give it or receipt_id"`
 	ReceiptID string `json:"receipt_id,omitempty" jsonschema:"the receipt_id of the call's receipt, rcpt_ and 26 characters; give it or trace_id"`
-	Right     *bool  `json:"right" jsonschema:"true when the call's answer turned out right, false when wrong; required"`
+	Right     *bool  `json:"right,omitempty" jsonschema:"true when the call's answer turned out right, false when wrong; give it or verdict"`
+	Verdict   string `json:"verdict,omitempty" jsonschema:"VALID when a validation's claim turned out to hold, INVALID when not, whatever the call answered (RETRY included); give it or right"`
 }
 
 // OutcomeResult is the answer of report_outcome: the report the service
 // accepted. A repeat of a report adds nothing and gets the same answer.
 type OutcomeResult struct {
-	ID    string `json:"id" jsonschema:"the trace_id or receipt_id the report named"`
-	Right bool   `json:"right" jsonschema:"the outcome reported"`
+	ID      string `json:"id" jsonschema:"the trace_id or receipt_id the report named"`
+	Right   *bool  `json:"right,omitempty" jsonschema:"the outcome reported, if the report gave one"`
+	Verdict string `json:"verdict,omitempty" jsonschema:"the true verdict reported, if the report gave one"`
 }
 
 // addReportOutcome lists report_outcome on s when the Caller takes
@@ -44,6 +47,7 @@ func (t *tools) addReportOutcome(s *mcp.Server) error {
 		Title:       "Report a call's outcome",
 		Description: "Tell the service whether one of your earlier calls turned out right (a dispute, a review, a later fact), naming it by the trace_id of its answer or the receipt_id of its receipt: " +
 			"the workers that backed the answer gain or lose reliability and later confidence is calibrated on it. " +
+			"For a validation, give the claim's true verdict instead of right, which reports a call whatever it answered, RETRY included. " +
 			"Only your own calls can be reported; a repeat adds nothing, the opposite report replaces the first. Costs no runs.",
 	}, t.reportOutcome)
 }
@@ -53,7 +57,13 @@ func (t *tools) reportOutcome(ctx context.Context, req *mcp.CallToolRequest, arg
 	if err != nil {
 		return nil, nil, err
 	}
-	err = t.cfg.Caller.(trust.FeedbackReporter).Feedback(callerContext(ctx, req), id, *args.Right)
+	if args.Right != nil {
+		err = t.cfg.Caller.(trust.FeedbackReporter).Feedback(callerContext(ctx, req), id, *args.Right)
+	} else if vr, ok := t.cfg.Caller.(trust.VerdictReporter); ok {
+		err = vr.FeedbackVerdict(callerContext(ctx, req), id, router.Verdict(args.Verdict))
+	} else {
+		err = trust.ErrReputationOff // a Caller that takes outcomes but no verdicts
+	}
 	switch {
 	case errors.Is(err, trust.ErrUnknownCall):
 		return nil, nil, fmt.Errorf("%s: no call %q of this caller's is remembered (404 unknown_call)", ToolReportOutcome, id)
@@ -62,11 +72,15 @@ func (t *tools) reportOutcome(ctx context.Context, req *mcp.CallToolRequest, arg
 	case err != nil:
 		return nil, nil, t.failure(ctx, ToolReportOutcome, "the trust service", err)
 	}
-	word := "wrong"
-	if *args.Right {
+	word := "the verdict " + args.Verdict
+	switch {
+	case args.Right == nil:
+	case *args.Right:
 		word = "right"
+	default:
+		word = "wrong"
 	}
-	return textResult(fmt.Sprintf("reported %s as %s", id, word)), &OutcomeResult{ID: id, Right: *args.Right}, nil
+	return textResult(fmt.Sprintf("reported %s as %s", id, word)), &OutcomeResult{ID: id, Right: args.Right, Verdict: args.Verdict}, nil
 }
 
 // id returns the id the arguments name, or an *ArgumentError.
@@ -76,8 +90,12 @@ func (a *ReportOutcomeArgs) id() (string, error) {
 		return "", &ArgumentError{Argument: "trace_id", Message: "is required, or receipt_id: the call's trace_id or its receipt's receipt_id"}
 	case a.TraceID != "" && a.ReceiptID != "":
 		return "", &ArgumentError{Argument: "receipt_id", Message: "names the call a second time: give trace_id or receipt_id, not both"}
-	case a.Right == nil:
-		return "", &ArgumentError{Argument: "right", Message: "is required: true when the call's answer turned out right, false when wrong"}
+	case a.Right == nil && a.Verdict == "":
+		return "", &ArgumentError{Argument: "right", Message: "is required, or verdict: true when the call's answer turned out right, false when wrong"}
+	case a.Right != nil && a.Verdict != "":
+		return "", &ArgumentError{Argument: "verdict", Message: "says what turned out a second time: give right or verdict, not both"}
+	case a.Verdict != "" && a.Verdict != string(router.VerdictValid) && a.Verdict != string(router.VerdictInvalid):
+		return "", &ArgumentError{Argument: "verdict", Message: fmt.Sprintf("is VALID or INVALID, not %q", a.Verdict)}
 	}
 	return a.TraceID + a.ReceiptID, nil
 }

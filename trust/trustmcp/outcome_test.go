@@ -39,7 +39,8 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // trust.Service.Feedback does for the token's caller; a repeat adds
 // nothing; another caller's report on the call, and one on an id that
 // names no call, are tool errors that move nothing; bad arguments are
-// tool errors naming the argument.
+// tool errors naming the argument. A validation's true verdict is the
+// same report as the outcome it implies.
 func TestReportOutcome(t *testing.T) {
 	store := new(reputation.Memory)
 	book, err := reputation.New(store, reputation.Options{})
@@ -114,6 +115,9 @@ func TestReportOutcome(t *testing.T) {
 		"no right":                {alice, map[string]any{"trace_id": answer.TraceID}, "right"},
 		"right that is no bool":   {alice, map[string]any{"trace_id": answer.TraceID, "right": "yes"}, "right"},
 		"an argument it does not": {alice, map[string]any{"trace_id": answer.TraceID, "right": true, "why": "x"}, "why"},
+		"right and a verdict":     {alice, map[string]any{"trace_id": answer.TraceID, "right": true, "verdict": "VALID"}, "argument verdict"},
+		"a verdict of no word":    {alice, map[string]any{"trace_id": answer.TraceID, "verdict": "MAYBE"}, "argument verdict"},
+		"bob's verdict":           {bob, map[string]any{"trace_id": answer.TraceID, "verdict": "INVALID"}, "unknown_call"},
 	} {
 		res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: trustmcp.ToolReportOutcome, Arguments: c.args})
 		msg := ""
@@ -141,8 +145,8 @@ func TestReportOutcome(t *testing.T) {
 		}
 		var got trustmcp.OutcomeResult
 		decode(t, res, &got)
-		if want := (trustmcp.OutcomeResult{ID: answer.TraceID, Right: false}); got != want {
-			t.Errorf("answer %+v, want %+v", got, want)
+		if diff := cmp.Diff(trustmcp.OutcomeResult{ID: answer.TraceID, Right: new(false)}, got); diff != "" {
+			t.Errorf("answer (-want +got):\n%s", diff)
 		}
 	}
 	report()
@@ -153,6 +157,29 @@ func TestReportOutcome(t *testing.T) {
 	report()
 	if diff := cmp.Diff(after, load()); diff != "" {
 		t.Errorf("alice's repeat moved the records (-first +repeat):\n%s", diff)
+	}
+
+	// The claim's true verdict: INVALID is the report already made on
+	// an answer of VALID, and VALID replaces it.
+	verdict := func(v string) {
+		t.Helper()
+		res := callTool(t, alice, trustmcp.ToolReportOutcome, map[string]any{"trace_id": answer.TraceID, "verdict": v})
+		if res.IsError {
+			t.Fatalf("alice's verdict %s: %s", v, text(res))
+		}
+		var got trustmcp.OutcomeResult
+		decode(t, res, &got)
+		if diff := cmp.Diff(trustmcp.OutcomeResult{ID: answer.TraceID, Verdict: v}, got); diff != "" {
+			t.Errorf("answer (-want +got):\n%s", diff)
+		}
+	}
+	verdict("INVALID")
+	if diff := cmp.Diff(after, load()); diff != "" {
+		t.Errorf("the verdict INVALID on an answer of VALID counted again (-first +verdict):\n%s", diff)
+	}
+	verdict("VALID")
+	if cmp.Equal(after, load()) {
+		t.Error("the verdict VALID did not replace the report of a wrong answer")
 	}
 }
 

@@ -60,7 +60,7 @@ func main() {
 	data := flag.String("data", "", "the real-data folder (../shared/real-llm-data) whose workloads to run besides the simulated ones; empty for none")
 	warm := flag.Int("warm", 2000, "the earlier calls of a real-data validation workload: the calls after them are the measured ones")
 	delegationWarm := flag.Int("delegation-warm", 300, "the earlier calls of a real-data delegation workload (GSM8K: 1,319 problems): the calls after them are the measured ones")
-	outcomes := flag.String("outcomes", "0,0.02,0.05", "the shares of the calls whose true outcome the host reports (trust.Service.Feedback) to measure reputation on at, comma-separated")
+	outcomes := flag.String("outcomes", "0,0.02,0.05", "the shares of the calls whose truth the host reports (trust.Service.FeedbackVerdict, or Feedback for a delegation) to measure reputation on at, comma-separated")
 	draws := flag.Int("draws", 0, "other draws of the reported calls to measure each real-data validation cell with outcomes on, besides the seed's own (the claims and the workers unchanged)")
 	fams := flag.String("families", "", "measure the world families instead, comma-separated (all: every family): "+familyNames())
 	seeds := flag.String("seeds", "1,2,3", "with -families, the seeds of the worlds, comma-separated")

@@ -55,6 +55,7 @@ func TestSimulate(t *testing.T) {
 	if len(rep.cells) != want {
 		t.Fatalf("%d cells measured, want %d", len(rep.cells), want)
 	}
+	retriesReported := 0
 	for c, calls := range rep.cells {
 		if len(calls) != smallCfg.calls {
 			t.Fatalf("%s: %d calls, want %d", c, len(calls), smallCfg.calls)
@@ -77,8 +78,13 @@ func TestSimulate(t *testing.T) {
 			if k.answered {
 				answered++
 			}
-			if want := c.rep == on && reports(smallCfg.seed, c.draw, i, c.outcomes) && k.answered; k.reported != want {
-				t.Errorf("%s claim %d: outcome reported = %v, want %v", c, i, k.reported, want)
+			// The host reports the verdict of each drawn claim: every
+			// answered call, and a RETRY unless its votes tied.
+			if drawn := c.rep == on && reports(smallCfg.seed, c.draw, i, c.outcomes); k.reported && !drawn || drawn && k.answered && !k.reported {
+				t.Errorf("%s claim %d (%s): verdict reported = %v, drawn %v", c, i, k.status, k.reported, drawn)
+			}
+			if k.reported && k.status == trust.StatusRetry {
+				retriesReported++
 			}
 			lo, hi := runsOf(c.policy, c.rep)
 			if c.lone != 0 {
@@ -98,6 +104,9 @@ func TestSimulate(t *testing.T) {
 		case c.policy != trust.PolicyOracle && c.rep == off && answered != len(calls):
 			t.Errorf("%s answered %d of %d calls, want all", c, answered, len(calls))
 		}
+	}
+	if retriesReported == 0 {
+		t.Error("no call that answered RETRY had its claim's verdict reported")
 	}
 	// At threshold 0.7 a lone run settles some calls, and adaptive spends
 	// fewer runs than at the default.

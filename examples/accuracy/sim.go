@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -32,7 +33,7 @@ type config struct {
 	// besides the service's default, 0.
 	sweep []float64
 	// outcomes holds the shares of the calls whose true outcome the host
-	// reports (trust.Service.Feedback) to measure reputation on at.
+	// reports (see reports) to measure reputation on at.
 	outcomes []float64
 	data     string // the real-data folder; empty: no real-data workload
 	realWarm int    // the earlier calls of a real-data episode, before the measured ones
@@ -93,7 +94,7 @@ type cell struct {
 	// 0 is the service's default, and no option is given.
 	lone float64
 	// outcomes is the share of the calls whose true outcome the host
-	// reports through trust.Service.Feedback (reputation on only).
+	// reports (see reports; reputation on only).
 	outcomes float64
 	// draw picks which calls make up that share: 0 the seed's own draw,
 	// d > 0 another draw of the same share, the claims and the workers
@@ -331,11 +332,12 @@ func measureThen(ctx context.Context, seed uint64, c cell, src claims, first, n 
 			return nil, 0, 0, fmt.Errorf("claim %d: %w", i, err)
 		}
 		calls[j] = record(src.truth(i), resp)
-		if c.rep == on && reports(seed, c.draw, i, c.outcomes) && calls[j].answered {
-			if err := svc.Feedback(ctx, resp.TraceID, calls[j].correct); err != nil {
-				return nil, 0, 0, fmt.Errorf("claim %d, reporting its outcome: %w", i, err)
+		if c.rep == on && reports(seed, c.draw, i, c.outcomes) {
+			err := svc.FeedbackVerdict(ctx, resp.TraceID, src.truth(i))
+			if err != nil && !errors.Is(err, trust.ErrUnknownCall) { // a call whose votes tied has nothing to teach
+				return nil, 0, 0, fmt.Errorf("claim %d, reporting its verdict: %w", i, err)
 			}
-			calls[j].reported = true
+			calls[j].reported = err == nil
 		}
 	}
 	if then != nil {
@@ -350,9 +352,10 @@ func measureThen(ctx context.Context, seed uint64, c cell, src claims, first, n 
 // reports reports whether the host reports the true outcome of claim i
 // when it reports a share of the calls: a draw of its own, so that every
 // tier reports the outcomes of the same claims; draw d > 0 is another
-// such draw (d = 0 is the seed's own). Only a call answered VALID or
-// INVALID has an outcome to report (trust.Service.Feedback tells whether
-// its status was right).
+// such draw (d = 0 is the seed's own). A validation's report is the
+// claim's true verdict, whatever the call answered
+// (trust.Service.FeedbackVerdict); a delegation's, whether its answer
+// was right, for a call that answered (trust.Service.Feedback).
 func reports(seed uint64, draw, i int, share float64) bool {
 	if share <= 0 {
 		return false

@@ -204,6 +204,18 @@
 // serves the log's checkpoint, a receipt's inclusion proof and
 // consistency proofs beside the receipt endpoints (see receipt.Log).
 //
+// # Outcomes
+//
+// What a host learns afterwards (an audit, a dispute, a review) teaches
+// the router's reputation and calibrates the confidence later calls
+// state: [Service.Feedback] reports that a call's answer turned out right
+// or wrong, and [Service.FeedbackVerdict] that a validation's claim held
+// or not, whatever the call answered, so that a call that answered RETRY,
+// whose votes show who was right all the same, teaches too. Either names
+// the call by its trace_id or its receipt's receipt_id, for its caller
+// only, and counts once. POST /api/v4/feedback ([FeedbackRequest]) takes
+// both over HTTP.
+//
 // trace_id is the W3C trace id of the incoming request when there is one,
 // otherwise a new one; the router calls carry it. When the call is traced
 // ([WithTelemetry]) it is the trace id of the call's span. service_version

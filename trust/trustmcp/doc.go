@@ -17,7 +17,7 @@
 //	factcheck       claim, mode, replicas                             router.FactcheckResponse
 //	get_receipt     receipt_id                                        {"receipt": the receipt object}
 //	verify_receipt  receipt                                           receipt.VerifyResponse
-//	report_outcome  trace_id or receipt_id, right                     the report accepted (OutcomeResult)
+//	report_outcome  trace_id or receipt_id, right or verdict          the report accepted (OutcomeResult)
 //
 // The first three need Config.Caller; factcheck is listed only with
 // Config.Router (a fact check is a router operation, not a trust mode);

@@ -60,11 +60,12 @@ func (v *Validator) Struct(s any) []problem.FieldError {
 		return []problem.FieldError{{Field: "(body)", Rule: "invalid", Message: err.Error()}}
 	}
 	out := make([]problem.FieldError, 0, len(verrs))
+	root := reflect.TypeOf(s)
 	for _, fe := range verrs {
 		out = append(out, problem.FieldError{
 			Field:   Path(fe.Namespace()),
 			Rule:    fe.Tag(),
-			Message: v.message(fe),
+			Message: v.message(fe, root),
 		})
 	}
 	return out
@@ -107,7 +108,9 @@ func Join(prefix, name string) string {
 	return prefix + "." + name
 }
 
-func (v *Validator) message(fe validator.FieldError) string {
+// message is the message of fe, a failure of a field of a value of type
+// root.
+func (v *Validator) message(fe validator.FieldError, root reflect.Type) string {
 	if r, ok := v.rules[fe.Tag()]; ok && r.Message != nil {
 		return r.Message(fe.Param(), fe.Value())
 	}
@@ -133,9 +136,19 @@ func (v *Validator) message(fe validator.FieldError) string {
 		return fmt.Sprintf("must be an absolute URL, got %q", fe.Value())
 	case "unique":
 		return "must not repeat a value"
-	case "required_without", "required_if", "required_unless":
+	case "required_without":
+		if others := siblings(root, fe.StructNamespace(), p); others != "" {
+			return "is required when " + others + " is absent"
+		}
 		return "is required here"
-	case "excluded_with", "excluded_unless":
+	case "excluded_with":
+		if others := siblings(root, fe.StructNamespace(), p); others != "" {
+			return "must be absent when " + others + " is given"
+		}
+		return "must be absent here"
+	case "required_if", "required_unless":
+		return "is required here"
+	case "excluded_unless":
 		return "must be absent here"
 	default:
 		return fmt.Sprintf("failed rule %q", fe.Tag())
@@ -152,4 +165,54 @@ func lengthUnit(k reflect.Kind) string {
 		return "elements"
 	}
 	return ""
+}
+
+// siblings returns the JSON names of the fields named by goNames (Go
+// names, space-separated, as a cross-field rule's parameter gives them)
+// in the struct holding the field of namespace ns (Go names from root's
+// type down, as validator.FieldError.StructNamespace gives it), joined by
+// "or"; "" when a name is not found.
+func siblings(root reflect.Type, ns, goNames string) string {
+	segs := strings.Split(ns, ".")
+	if len(segs) < 2 {
+		return ""
+	}
+	t := root
+	for _, seg := range segs[1 : len(segs)-1] {
+		if t = elem(t); t.Kind() != reflect.Struct {
+			return ""
+		}
+		name, _, _ := strings.Cut(seg, "[")
+		f, ok := t.FieldByName(name)
+		if !ok {
+			return ""
+		}
+		t = f.Type
+	}
+	t = elem(t)
+	if t.Kind() != reflect.Struct {
+		return ""
+	}
+	var names []string
+	for _, g := range strings.Fields(goNames) {
+		f, ok := t.FieldByName(g)
+		if !ok {
+			return ""
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			name = f.Name
+		}
+		names = append(names, name)
+	}
+	return strings.Join(names, " or ")
+}
+
+// elem returns the type a value of t holds: t itself, or what its
+// pointers, slices, arrays and maps hold.
+func elem(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	return t
 }

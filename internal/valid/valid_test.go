@@ -156,3 +156,43 @@ func TestNew_badRule(t *testing.T) {
 	}()
 	valid.New(map[string]valid.Rule{"": {Check: func(validator.FieldLevel) bool { return true }}})
 }
+
+type Report struct {
+	TraceID   string  `json:"trace_id,omitempty" validate:"required_without=ReceiptID,excluded_with=ReceiptID"`
+	ReceiptID string  `json:"receipt_id,omitempty"`
+	Right     *bool   `json:"right,omitempty" validate:"required_without=Verdict,excluded_with=Verdict Note"`
+	Verdict   string  `json:"verdict,omitempty"`
+	Note      string  `json:"note,omitempty"`
+	Items     []Entry `json:"items" validate:"dive"`
+}
+
+type Entry struct {
+	A string `json:"a,omitempty" validate:"required_without=B"`
+	B string `json:"b,omitempty"`
+}
+
+// TestValidator_crossField: a rule that names other fields says which,
+// by their JSON names, wherever the struct sits.
+func TestValidator_crossField(t *testing.T) {
+	v := valid.New(nil)
+	right := true
+	for _, tc := range []struct {
+		name string
+		req  Report
+		want []problem.FieldError
+	}{
+		{"none", Report{Items: []Entry{{}}}, []problem.FieldError{
+			{Field: "trace_id", Rule: "required_without", Message: "is required when receipt_id is absent"},
+			{Field: "right", Rule: "required_without", Message: "is required when verdict is absent"},
+			{Field: "items[0].a", Rule: "required_without", Message: "is required when b is absent"},
+		}},
+		{"both", Report{TraceID: "t", ReceiptID: "r", Right: &right, Verdict: "VALID"}, []problem.FieldError{
+			{Field: "trace_id", Rule: "excluded_with", Message: "must be absent when receipt_id is given"},
+			{Field: "right", Rule: "excluded_with", Message: "must be absent when verdict or note is given"},
+		}},
+	} {
+		if diff := cmp.Diff(tc.want, v.Struct(&tc.req)); diff != "" {
+			t.Errorf("%s: Struct (-want +got):\n%s", tc.name, diff)
+		}
+	}
+}

@@ -217,31 +217,7 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 // calibration map of the call's tier (and verdict, for a validation), at
 // the call's score and conservative number (reputation.Basis).
 func (s *Service) Feedback(ctx context.Context, id string, right bool) error {
-	if s.keep == nil {
-		return ErrReputationOff
-	}
-	// The router reports, so that its bound on each caller's share of
-	// the reports (router.WithCallerShare) holds here too.
-	err := s.keep.Feedback(ctx, id, right)
-	if !errors.Is(err, router.ErrUnknownCall) {
-		return err
-	}
-	traceID, c, err := s.receiptCall(ctx, id)
-	if err != nil {
-		return err
-	}
-	// The call is reported under its trace id, so that its report by
-	// trace id and by receipt id count once; but when the caller reused
-	// the trace id for a later call that is remembered, under the
-	// receipt's own name, so that the report lands on the receipt's call.
-	if later, ok := s.keep.Calls().Call(CallerFrom(ctx), traceID); ok && !sameVoters(later.Ballots, c.Ballots) {
-		traceID = "receipt:" + id
-	}
-	s.keep.Calls().KeepCall(CallerFrom(ctx), traceID, c)
-	if err = s.keep.Feedback(ctx, traceID, right); errors.Is(err, router.ErrUnknownCall) {
-		return fmt.Errorf("%w: %q", ErrUnknownCall, id) // forgotten at once
-	}
-	return err
+	return s.report(ctx, id, func(reputation.Call) (bool, bool) { return right, true })
 }
 
 // FeedbackVerdict reports the true verdict of a validation this service
@@ -267,21 +243,52 @@ func (s *Service) FeedbackVerdict(ctx context.Context, id string, verdict router
 	if verdict != router.VerdictValid && verdict != router.VerdictInvalid {
 		return fmt.Errorf("trust: a true verdict is VALID or INVALID, not %q", verdict)
 	}
+	return s.report(ctx, id, func(c reputation.Call) (bool, bool) {
+		return c.Label == string(verdict), c.Label != ""
+	})
+}
+
+// report reports on the call of the caller's named by id, a trace id the
+// ledger remembers or a receipt id, what rightOf reads of it: whether the
+// answer it decided was right, and false when it has no outcome to
+// report (ErrUnknownCall). The call is read once, from the ledger or from
+// its receipt.
+func (s *Service) report(ctx context.Context, id string, rightOf func(reputation.Call) (right, ok bool)) error {
 	if s.keep == nil {
 		return ErrReputationOff
 	}
-	label, ok := "", false
+	none := fmt.Errorf("%w: %q names no call of this caller's with an outcome to report", ErrUnknownCall, id)
 	if c, kept := s.keep.Calls().Call(CallerFrom(ctx), id); kept {
-		label, ok = c.Label, true
-	} else if _, c, err := s.receiptCall(ctx, id); err == nil {
-		label, ok = c.Label, true
-	} else if !errors.Is(err, ErrUnknownCall) {
+		right, ok := rightOf(c)
+		if !ok {
+			return none
+		}
+		// The router reports, so that its bound on each caller's share
+		// of the reports (router.WithCallerShare) holds here too.
+		if err := s.keep.Feedback(ctx, id, right); !errors.Is(err, router.ErrUnknownCall) {
+			return err
+		}
+	}
+	traceID, c, err := s.receiptCall(ctx, id)
+	if err != nil {
 		return err
 	}
-	if !ok || label == "" {
-		return fmt.Errorf("%w: %q names no validation of this caller's", ErrUnknownCall, id)
+	right, ok := rightOf(c)
+	if !ok {
+		return none
 	}
-	return s.Feedback(ctx, id, label == string(verdict))
+	// The call is reported under its trace id, so that its report by
+	// trace id and by receipt id count once; but when the caller reused
+	// the trace id for a later call that is remembered, under the
+	// receipt's own name, so that the report lands on the receipt's call.
+	if later, ok := s.keep.Calls().Call(CallerFrom(ctx), traceID); ok && !sameVoters(later.Ballots, c.Ballots) {
+		traceID = "receipt:" + id
+	}
+	s.keep.Calls().KeepCall(CallerFrom(ctx), traceID, c)
+	if err = s.keep.Feedback(ctx, traceID, right); errors.Is(err, router.ErrUnknownCall) {
+		return fmt.Errorf("%w: %q", ErrUnknownCall, id) // forgotten at once
+	}
+	return err
 }
 
 // receiptCall reads the call of receipt id, which must be the caller's:

@@ -94,9 +94,10 @@ export async function badArgument(c, name, args, argument) {
 }
 
 /**
- * exercise calls every tool, checks each answer, fetches and verifies a
- * receipt (and refuses it edited), and checks that bad arguments are tool
- * errors naming the argument.
+ * exercise calls every tool, checks each answer, reports a call's true
+ * verdict and its outcome, fetches and verifies a receipt (and refuses it
+ * edited), and checks that bad arguments are tool errors naming the
+ * argument.
  */
 export async function exercise(c) {
   await listTools(c);
@@ -108,6 +109,14 @@ export async function exercise(c) {
   equal(v.status, "VALID", "validate_claim status");
   const id = v.receipt && v.receipt.receipt_id;
   ok(/^rcpt_/.test(id || ""), `validate_claim: no receipt_id in ${show(v.receipt)}`);
+
+  // The claim's true verdict, then the same report as an outcome.
+  const verdict = (await call(c, "report_outcome", { receipt_id: id, verdict: "VALID" })).out;
+  equal(verdict, { id, verdict: "VALID" }, "report_outcome by verdict");
+  const right = (await call(c, "report_outcome", { receipt_id: id, right: true })).out;
+  equal(right, { id, right: true }, "report_outcome by outcome");
+  await badArgument(c, "report_outcome", { receipt_id: id, right: true, verdict: "VALID" }, "verdict");
+  await badArgument(c, "report_outcome", { receipt_id: id, verdict: "MAYBE" }, "verdict");
 
   const d = (await call(c, "delegate_task", { objective: "What is 17 * 3?", policy: "safe" })).out;
   equal(d.status, "VALID", "delegate_task status");

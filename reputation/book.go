@@ -244,13 +244,13 @@ func (b *Book) Evidence(ctx context.Context, scope Scope, sessions []int64) (con
 }
 
 // evidenceKeys appends to dst the keys Evidence reads: each session's
-// records at every level of scope, the panel's record, then each
-// session's confidence records.
+// records at every level of scope, the panel's record and its
+// coincidence record, then each session's confidence records.
 func evidenceKeys(dst []Key, scope Scope, sessions []int64) []Key {
 	for _, s := range sessions {
 		dst = scope.appendKeys(dst, s)
 	}
-	dst = append(dst, scope.panel())
+	dst = append(dst, scope.panel(), coincidenceKey(scope))
 	for _, s := range sessions {
 		dst = slopeKeys(dst, scope, s)
 	}
@@ -269,8 +269,8 @@ func (b *Book) evidenceOf(scope Scope, sessions []int64, recs []Record) (consens
 		rel.Sessions[s], counts[s] = nested(recs[i:i+levels], rel.Prior, strength)
 		i += levels
 	}
-	rel.Correlation = correlation(recs[i])
-	i++
+	rel.Correlation, rel.Coincidence = correlation(recs[i]), coincidenceOf(recs[i+1])
+	i += 2
 	for _, s := range sessions {
 		if cs := slopeOf(recs[i : i+len(slopeKinds)]); cs.Slope != 0 {
 			if rel.Confidence == nil {
@@ -311,6 +311,13 @@ func correlation(r Record) float64 {
 // (whose Key groups the answers), given rel, the reliabilities the call
 // was weighed with (as Reliabilities returned them). See the Book doc.
 func (b *Book) Learn(ctx context.Context, scope Scope, votes []consensus.Vote, policy consensus.Policy, rel consensus.Reliabilities) error {
+	if rel.Coincidence == 0 && openQuestion(votes) { // not read with the call
+		c, err := b.Coincidence(ctx, scope)
+		if err != nil {
+			return err
+		}
+		rel.Coincidence = c
+	}
 	buf := pooled[Delta](&b.addBufs)
 	defer b.addBufs.Put(buf)
 	deltas, err := b.deltas((*buf)[:0], scope, votes, policy, rel)
@@ -351,7 +358,11 @@ func (b *Book) deltas(dst []Delta, scope Scope, votes []consensus.Vote, policy c
 	if err != nil {
 		return nil, err
 	}
-	deltas := coincidenceDelta(dst, scope, cast, member)
+	mean := 0.0
+	for _, v := range cast {
+		mean += independent.Of(v.Session)
+	}
+	deltas := coincidenceDelta(dst, scope, cast, member, rel.Coincidence, mean/float64(len(cast)))
 	if b.opts.LearnFromAgreement {
 		var keys [3]Key
 		for i, v := range cast {

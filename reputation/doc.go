@@ -111,12 +111,21 @@
 // # Coincidence
 //
 // Two wrong answers to an open question (a number, a grouped text)
-// seldom coincide. [Book.Learn] counts, per scope, the pairs of answers
-// outside each call's largest group and how many of them gave the same
-// answer; [Book.Coincidence] reads their share over
-// [DefaultCoincidencePrior], the chance consensus.PluralityPosteriorAt
-// states a plurality with. The counts are the panel's record under the
-// reserved kind "coincidence <kind>".
+// seldom coincide. [Book.Coincidence] is how often they do in a scope,
+// the chance consensus.PluralityPosteriorAt states a plurality with, and
+// [Book.Learn] learns it from every call's answers, though no call says
+// which were wrong: one step of expectation–maximisation per call. Each
+// hypothesis of which group of equal answers is right, or that none is,
+// weighs its posterior at the figure the call was read with
+// (consensus.Reliabilities.Coincidence) and the runs' mean reliability;
+// under it the w answers it calls wrong, in g groups, took w − g
+// coincidences in w − 1 chances. The expected coincidences add to Right
+// and the other chances to Wrong, over [DefaultCoincidencePrior]. So two
+// answers that agree teach that wrong answers coincide by the chance
+// that both are wrong, and four equal answers beside one other are
+// counted too, though they win. The counts are the panel's record under
+// the reserved kind "coincidence <kind>"; the evidence of a call
+// (Book.Evidence, Book.Snapshot) reads it in the same load.
 //
 // # One read per call
 //

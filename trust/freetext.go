@@ -203,7 +203,7 @@ func (s *Service) judged(ctx context.Context, req *Request, traceID string) (*Re
 		resp.Evidence.Judging = judging
 		return resp, final, steps, nil
 	}
-	s.learn(ctx, last.vreq, last.final, last.steps, traceID)
+	s.learn(ctx, last.vreq, last.final, last.steps, traceID, nil) // a validation: no open answer
 	return s.judgedResponse(req, steps, runs, judging, last), last.final, steps, nil
 }
 

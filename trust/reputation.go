@@ -168,8 +168,9 @@ func nextWeight(cands []candidate, used map[router.SessionID]bool, rel consensus
 // caller's share of the router's latest teaching calls thins it out
 // (router.Engine.Teach), and remembers every call that teaches for
 // Feedback in the router's ledger, under its caller and trace id, in
-// place of the router calls it made.
-func (s *Service) learn(ctx context.Context, req *Request, final stepResult, steps []stepResult, traceID string) {
+// place of the router calls it made. cals is what the call read, if
+// anything: an open answer learns at the coincidence it was read with.
+func (s *Service) learn(ctx context.Context, req *Request, final stepResult, steps []stepResult, traceID string, cals *scopeReading) {
 	if s.keep == nil || !router.Teaches(ctx) {
 		return
 	}
@@ -178,6 +179,9 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		rel := reliabilities(final.runs, lastSnapshot(steps))
+		if cals != nil && cals.open {
+			rel.Coincidence = cals.coincide
+		}
 		if err := s.keep.Reputation().Learn(lctx, sc, final.out.Votes, consensus.Policy{Key: final.key}, rel); err != nil {
 			s.logger.WarnContext(ctx, "trust: learning session reliabilities", "error", err)
 		}

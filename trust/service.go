@@ -154,7 +154,7 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.learn(ctx, req, final, steps, traceID)
+	s.learn(ctx, req, final, steps, traceID, cals)
 	return s.finish(ctx, span, req, s.respond(req, steps, final, traceID), final, steps)
 }
 

@@ -19,8 +19,8 @@ func ExamplePluralityPosteriorAt() {
 	// One answer alone states the panel's reliability.
 	fmt.Printf("one answer: %.3f\n", consensus.PluralityPosteriorAt([]int{1}, 0, 0.1, 0.8))
 	// Output:
-	// at 0.8: 0.746
-	// at 0.6: 0.615
-	// uniform: 0.385
+	// at 0.8: 0.824
+	// at 0.6: 0.723
+	// uniform: 0.517
 	// one answer: 0.800
 }

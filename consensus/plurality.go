@@ -7,30 +7,46 @@ import "math"
 // learned of a panel: one in ten.
 const DefaultCoincidence = 0.1
 
+// CoincidenceStrength is what coincide is worth as a prior over
+// questions in [PluralityPosterior]: four wrong answers. Questions
+// differ in how their wrong answers gather (a trap draws the same wrong
+// number from several runs, a long sum scatters them), and a call's own
+// answers say which kind it is.
+const CoincidenceStrength = 4
+
 // PluralityPosterior returns the probability that the answer of group
 // winner is right, given the size of every group of equal answers to an
 // open question (a number, a grouped text) and coincide, the chance that
-// two wrong answers coincide. Where wrong answers scatter (coincide
-// small), a plurality is strong evidence though it holds no majority;
-// Posterior, which counts every other answer as one rival, cannot see it.
+// a wrong answer coincides with another. Where wrong answers scatter
+// (coincide small), a plurality is strong evidence though it holds no
+// majority; Posterior, which counts every other answer as one rival,
+// cannot see it.
 //
 // Each run is right with a probability p, uniform on [0, 1] before the
-// votes; a wrong run's answer matches another given wrong answer with
-// probability coincide, so that a group of k wrong answers took k−1
-// coincidences; the right answer is the answer of one of the groups, or
-// of none. With n answers in all, group i of size k_i is right with
-// weight
+// votes. Each wrong answer after the first on a question coincides with
+// one before it with the question's chance q, and is new otherwise;
+// before the votes q follows Beta(t·coincide, t·(1−coincide)),
+// t = CoincidenceStrength. The right answer is the answer of one of the
+// groups, or of none. A hypothesis that calls w answers wrong, in g
+// groups, has them take w − g coincidences and g − 1 new answers, of
+// probability
 //
-//	B(k_i+1, n−k_i+1) · coincide^(Σ_{h≠i} (k_h−1))
+//	E(w, g) = B(t·c + w − g, t·(1−c) + g − 1) / B(t·c, t·(1−c))
 //
-// and no group with weight B(1, n+1) · coincide^(Σ_h (k_h−1)), B the
-// Beta function; PluralityPosterior is winner's weight over their sum.
-// So two answers that agree give 1/(1+coincide) (0.91 at 0.1), one
-// answer alone 1/2, a pair among three single answers
-// 1/(1+16·coincide) (0.38 at 0.1, 0.56 at 0.05), and two pairs 1/2
-// less what the single answers and "none" take. It returns 0 for a
+// (1 when w = 0), c = coincide, B the Beta function. With n answers in
+// all, group i of size k_i is right with weight
+//
+//	B(k_i+1, n−k_i+1) · E(n−k_i, groups−1)
+//
+// and no group with weight B(1, n+1) · E(n, groups); PluralityPosterior
+// is winner's weight over their sum. So two answers that agree give
+// 1/(1+coincide) (0.91 at 0.1) and one answer alone 1/2; a pair among
+// three single answers 0.52 at 0.1, and two pairs 1/2 less what the
+// single answer and "none" take (0.25 at 0.1). Scattered answers make a question
+// whose wrong answers scatter likelier, and so a pair among them surer
+// than it would be at the same q on every question. It returns 0 for a
 // winner out of range or a group of no answer; coincide is clamped to
-// [0, 1].
+// [0, 1], where q is coincide on every question.
 func PluralityPosterior(groups []int, winner int, coincide float64) float64 {
 	return pluralityPosterior(groups, winner, coincide, 1, 1)
 }
@@ -45,23 +61,31 @@ const PluralityStrength = 5
 // s = PluralityStrength, instead of the uniform. Group i of size k_i
 // then weighs
 //
-//	B(k_i+s·r, n−k_i+s·(1−r)) · coincide^(Σ_{h≠i} (k_h−1))
+//	B(k_i+s·r, n−k_i+s·(1−r)) · E(n−k_i, groups−1)
 //
-// and no group B(s·r, n+s·(1−r)) · coincide^(Σ_h (k_h−1)). The uniform
-// prior treats a question as likely to stump a run as not; a panel
-// right on most questions makes a pair among scattered answers far
-// likelier right than two coinciding mistakes. At r = 0.8 (the prior of
-// Beta(4, 1)) and coincide 0.1, one answer alone states 0.8, two
-// answers that agree 0.99, a pair beside one other answer 0.935 and a
-// pair among three single answers 0.746. r is clamped to
-// [1−MaxReliability, MaxReliability] (NaN reads DefaultReliability); the
-// rest is as PluralityPosterior.
+// and no group B(s·r, n+s·(1−r)) · E(n, groups). The uniform prior
+// treats a question as likely to stump a run as not; a panel right on
+// most questions makes a pair among scattered answers far likelier right
+// than two coinciding mistakes. At r = 0.8 (the prior of Beta(4, 1)) and
+// coincide 0.1, one answer alone states 0.8, two answers that agree
+// 0.99, a pair beside one other answer 0.94, a pair among three single
+// answers 0.82 and two pairs beside a single answer 0.43. r is clamped to [1−MaxReliability,
+// MaxReliability] (NaN reads DefaultReliability); the rest is as
+// PluralityPosterior.
 func PluralityPosteriorAt(groups []int, winner int, coincide, reliability float64) float64 {
 	r := min(max(reliability, 1-MaxReliability), MaxReliability)
 	if math.IsNaN(reliability) {
 		r = DefaultReliability
 	}
 	return pluralityPosterior(groups, winner, coincide, PluralityStrength*r, PluralityStrength*(1-r))
+}
+
+// logB returns the logarithm of the Beta function at a and b.
+func logB(a, b float64) float64 {
+	la, _ := math.Lgamma(a)
+	lb, _ := math.Lgamma(b)
+	lab, _ := math.Lgamma(a + b)
+	return la + lb - lab
 }
 
 // pluralityPosterior is PluralityPosterior under the prior Beta(a, b)
@@ -78,30 +102,27 @@ func pluralityPosterior(groups []int, winner int, coincide, a, b float64) float6
 		n += k
 	}
 	c := min(max(coincide, 0), 1)
-	logB := func(a, b float64) float64 {
-		la, _ := math.Lgamma(a)
-		lb, _ := math.Lgamma(b)
-		lab, _ := math.Lgamma(a + b)
-		return la + lb - lab
-	}
-	spare := 0 // Σ_h (k_h − 1): the coincidences if every group is wrong
-	for _, k := range groups {
-		spare += k - 1
+	// wrong returns the log of E(w, g): w wrong answers in g groups.
+	wrong := func(w, g int) float64 {
+		same, fresh := w-g, g-1
+		switch {
+		case w == 0 || same == 0 && fresh == 0:
+			return 0
+		case c == 0 && same > 0, c == 1 && fresh > 0:
+			return math.Inf(-1)
+		case c == 0 || c == 1:
+			return 0
+		}
+		t := float64(CoincidenceStrength)
+		return logB(t*c+float64(same), t*(1-c)+float64(fresh)) - logB(t*c, t*(1-c))
 	}
 	// weight returns the log weight of hypothesis right (-1: none).
 	weight := func(right int) float64 {
-		k, m := 0, spare
-		if right >= 0 {
-			k, m = groups[right], spare-(groups[right]-1)
+		if right < 0 {
+			return logB(a, float64(n)+b) + wrong(n, len(groups))
 		}
-		w := logB(float64(k)+a, float64(n-k)+b)
-		if m > 0 {
-			if c == 0 {
-				return math.Inf(-1)
-			}
-			w += float64(m) * math.Log(c)
-		}
-		return w
+		k := groups[right]
+		return logB(float64(k)+a, float64(n-k)+b) + wrong(n-k, len(groups)-1)
 	}
 	top := weight(winner)
 	if math.IsInf(top, -1) {

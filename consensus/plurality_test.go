@@ -7,6 +7,31 @@ import (
 	"github.com/vouchkit/vouch/consensus"
 )
 
+// coincidences returns E(w, g) of PluralityPosterior's doc by its
+// rising factorials: the chance, at coincide c worth CoincidenceStrength
+// answers, that wrong answers took same coincidences and fresh new
+// answers in a given order.
+func coincidences(same, fresh int, c float64) float64 {
+	t := float64(consensus.CoincidenceStrength)
+	e := 1.0
+	for j := range same {
+		e *= (t*c + float64(j)) / (t + float64(j))
+	}
+	for j := range fresh {
+		e *= (t*(1-c) + float64(j)) / (t + float64(same+j))
+	}
+	return e
+}
+
+// pairAmongSingles is PluralityPosterior([2, 1, 1, 1], 0, c) written
+// out: B(3, 4) = 1/60, B(2, 5) = 1/30, B(1, 6) = 1/6.
+func pairAmongSingles(c float64) float64 {
+	pair := coincidences(0, 2, c) / 60
+	single := coincidences(1, 2, c) / 30
+	none := coincidences(1, 3, c) / 6
+	return pair / (pair + 3*single + none)
+}
+
 func TestPluralityPosterior(t *testing.T) {
 	for _, c := range []struct {
 		name     string
@@ -17,9 +42,10 @@ func TestPluralityPosterior(t *testing.T) {
 	}{
 		{"two agree", []int{2}, 0, 0.1, 1 / 1.1},
 		{"one answer", []int{1}, 0, 0.1, 0.5},
-		{"a pair among three single answers", []int{2, 1, 1, 1}, 0, 0.05, 1 / (1 + 16*0.05)},
-		{"the same at 0.1", []int{2, 1, 1, 1}, 0, 0.1, 1 / (1 + 16*0.1)},
-		{"one of two single answers", []int{1, 1}, 1, 0.1, 0.25},
+		{"a pair among three single answers", []int{2, 1, 1, 1}, 0, 0.05, pairAmongSingles(0.05)},
+		{"the same at 0.1", []int{2, 1, 1, 1}, 0, 0.1, pairAmongSingles(0.1)},
+		{"one of two single answers", []int{1, 1}, 1, 0.1, (1.0 / 6) / (2.0/6 + (1-0.1)/3)},
+		{"wrong answers always coincide: two single answers are one right, one wrong", []int{1, 1}, 0, 1, 0.5},
 		{"wrong answers never coincide: a pair is right", []int{2, 1, 1}, 0, 0, 1},
 		{"winner out of range", []int{2, 1}, 2, 0.1, 0},
 		{"an empty group", []int{2, 0}, 0, 0.1, 0},
@@ -44,8 +70,10 @@ func TestPluralityPosterior(t *testing.T) {
 }
 
 func TestPluralityPosteriorAt(t *testing.T) {
-	// B(5,3) = 1/105, B(4,4) = 1/140, B(6,2) = 1/42 at reliability 0.8.
-	pairBesideOne := 1 / (1 + 0.1*(1.0/105+1.0/140)*42)
+	// B(5,3) = 1/105, B(4,4) = 1/140, B(6,2) = 1/42 at reliability 0.8;
+	// the single answer right leaves the pair to coincide, none right
+	// adds a new wrong answer.
+	pairBesideOne := 1 / (1 + 42*(coincidences(1, 0, 0.1)/105+coincidences(1, 1, 0.1)/140))
 	for _, c := range []struct {
 		name        string
 		groups      []int

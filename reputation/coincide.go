@@ -101,7 +101,7 @@ func openQuestion(votes []consensus.Vote) bool {
 // Where the model holds (each question's runs right at one chance drawn
 // around the reliability), the estimate runs somewhat above the rate:
 // on simulated panels right 80% of the time it reads 0.11 where wrong
-// answers coincide 5% of the time and 0.34 where they do 30%. Counting
+// answers coincide 5% of the time and 0.35 where they do 30%. Counting
 // only the answers outside each call's largest group would read about
 // 0.12 for the second: the wrong answers that agree most often win, or
 // tie, and would never be counted.

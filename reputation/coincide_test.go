@@ -45,7 +45,7 @@ func TestBook_Coincidence(t *testing.T) {
 	}
 	validation := []consensus.Vote{{Session: 1, Label: "VALID"}, {Session: 2, Label: "INVALID"}, {Session: 3, Label: "INVALID"}}
 	lone := append(answers(`18`), consensus.Vote{Session: 2, Label: "FAILED"})
-	for _, votes := range [][]consensus.Vote{validation, lone} {
+	for _, votes := range [][]consensus.Vote{validation, lone, answers(`18`, `18`), answers(`18`, `18`, `18.0`, `18`, `18`)} {
 		if err := b.Learn(ctx, scope, votes, consensus.Policy{}, consensus.Reliabilities{}); err != nil {
 			t.Fatal(err)
 		}

@@ -120,10 +120,12 @@
 // (consensus.Reliabilities.Coincidence) and the runs' mean reliability;
 // under it the w answers it calls wrong, in g groups, took w − g
 // coincidences in w − 1 chances. The expected coincidences add to Right
-// and the other chances to Wrong, over [DefaultCoincidencePrior]. So two
-// answers that agree teach that wrong answers coincide by the chance
-// that both are wrong, and four equal answers beside one other are
-// counted too, though they win. The counts are the panel's record under
+// and the other chances to Wrong, over [DefaultCoincidencePrior]. So four
+// equal answers beside one other are counted too, though they win. A
+// call whose answers all agree teaches nothing: only the reliability
+// tells its answer from a coincidence of wrong ones, and the chance of
+// such a call grows with the coincidence, so a panel that always agreed
+// would read it ever higher. The counts are the panel's record under
 // the reserved kind "coincidence <kind>"; the evidence of a call
 // (Book.Evidence, Book.Snapshot) reads it in the same load.
 //

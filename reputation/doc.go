@@ -113,8 +113,9 @@
 // Two wrong answers to an open question (a number, a grouped text)
 // seldom coincide. [Book.Coincidence] is how often they do in a scope,
 // the chance consensus.PluralityPosteriorAt states a plurality with, and
-// [Book.Learn] learns it from every call's answers, though no call says
-// which were wrong: one step of expectation–maximisation per call. Each
+// [Book.Learn] learns it from the answers of every call that splits,
+// though no call says which were wrong: one step of
+// expectation–maximisation per call. Each
 // hypothesis of which group of equal answers is right, or that none is,
 // weighs its posterior at the figure the call was read with
 // (consensus.Reliabilities.Coincidence) and the runs' mean reliability;

@@ -46,7 +46,8 @@ const CoincidenceStrength = 4
 // whose wrong answers scatter likelier, and so a pair among them surer
 // than it would be at the same q on every question. It returns 0 for a
 // winner out of range or a group of no answer; coincide is clamped to
-// [0, 1], where q is coincide on every question.
+// [0, 1], where q is coincide on every question (NaN reads
+// DefaultCoincidence).
 func PluralityPosterior(groups []int, winner int, coincide float64) float64 {
 	return pluralityPosterior(groups, winner, coincide, 1, 1)
 }
@@ -102,6 +103,9 @@ func pluralityPosterior(groups []int, winner int, coincide, a, b float64) float6
 		n += k
 	}
 	c := min(max(coincide, 0), 1)
+	if math.IsNaN(coincide) {
+		c = DefaultCoincidence
+	}
 	// wrong returns the log of E(w, g): w wrong answers in g groups.
 	wrong := func(w, g int) float64 {
 		same, fresh := w-g, g-1

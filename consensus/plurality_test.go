@@ -46,6 +46,7 @@ func TestPluralityPosterior(t *testing.T) {
 		{"the same at 0.1", []int{2, 1, 1, 1}, 0, 0.1, pairAmongSingles(0.1)},
 		{"one of two single answers", []int{1, 1}, 1, 0.1, (1.0 / 6) / (2.0/6 + (1-0.1)/3)},
 		{"wrong answers always coincide: two single answers are one right, one wrong", []int{1, 1}, 0, 1, 0.5},
+		{"NaN reads the default", []int{2}, 0, math.NaN(), 1 / (1 + consensus.DefaultCoincidence)},
 		{"wrong answers never coincide: a pair is right", []int{2, 1, 1}, 0, 0, 1},
 		{"winner out of range", []int{2, 1}, 2, 0.1, 0},
 		{"an empty group", []int{2, 0}, 0, 0.1, 0},
@@ -100,5 +101,28 @@ func TestPluralityPosteriorAt(t *testing.T) {
 	}
 	if u := consensus.PluralityPosterior([]int{2, 1, 1, 1}, 0, 0.1); u >= at(0.8) {
 		t.Errorf("uniform %v, at 0.8 %v: want the uniform below", u, at(0.8))
+	}
+}
+
+// TestPluralityPosteriorAt_edges: at any coincidence and reliability,
+// the extremes included, each group's posterior is a probability and
+// the groups' sum is at most one ("none" takes the rest).
+func TestPluralityPosteriorAt_edges(t *testing.T) {
+	for _, groups := range [][]int{{1}, {2}, {1, 1}, {2, 1}, {2, 2, 1}, {1, 1, 1, 1, 1}, {5}, {3, 2}, {4, 1}} {
+		for _, c := range []float64{0, 1e-300, 1e-9, 0.5, 1 - 1e-12, 1, -1, 2, math.Inf(1), math.NaN()} {
+			for _, r := range []float64{0.8, 0.01, 0.999, math.NaN()} {
+				sum := 0.0
+				for i := range groups {
+					p := consensus.PluralityPosteriorAt(groups, i, c, r)
+					if !(p >= 0 && p <= 1) {
+						t.Errorf("PluralityPosteriorAt(%v, %d, %v, %v) = %v, want a probability", groups, i, c, r, p)
+					}
+					sum += p
+				}
+				if sum > 1+1e-9 {
+					t.Errorf("groups %v at %v, %v: posteriors sum to %v", groups, c, r, sum)
+				}
+			}
+		}
 	}
 }

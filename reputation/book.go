@@ -309,7 +309,9 @@ func correlation(r Record) float64 {
 
 // Learn learns from the votes of one call in scope, counted under policy
 // (whose Key groups the answers), given rel, the reliabilities the call
-// was weighed with (as Reliabilities returned them). See the Book doc.
+// was weighed with (as Reliabilities returned them). A call on an open
+// question refines the coincidence at rel.Coincidence, which Learn
+// reads itself when it is 0. See the Book doc.
 func (b *Book) Learn(ctx context.Context, scope Scope, votes []consensus.Vote, policy consensus.Policy, rel consensus.Reliabilities) error {
 	if rel.Coincidence == 0 && openQuestion(votes) { // not read with the call
 		c, err := b.Coincidence(ctx, scope)
@@ -358,11 +360,7 @@ func (b *Book) deltas(dst []Delta, scope Scope, votes []consensus.Vote, policy c
 	if err != nil {
 		return nil, err
 	}
-	mean := 0.0
-	for _, v := range cast {
-		mean += independent.Of(v.Session)
-	}
-	deltas := coincidenceDelta(dst, scope, cast, member, rel.Coincidence, mean/float64(len(cast)))
+	deltas := coincidenceDelta(dst, scope, cast, member, independent)
 	if b.opts.LearnFromAgreement {
 		var keys [3]Key
 		for i, v := range cast {

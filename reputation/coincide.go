@@ -21,8 +21,8 @@ func coincidenceKey(scope Scope) Key {
 
 // coincidenceDelta appends to dst what a call's cast votes on an open
 // question (each with an answer) teach of how often wrong answers
-// coincide, read at coincide, the scope's figure before the call, and
-// reliability, the runs' mean reliability. Which answers were wrong is
+// coincide, read at rel's: the scope's figure before the call, and the
+// mean reliability of the votes' sessions. Which answers were wrong is
 // not known, so the call adds what it is expected to show under
 // consensus.PluralityPosteriorAt, the model the figure serves (one step
 // of expectation–maximisation): each hypothesis (group i is right, or
@@ -36,7 +36,7 @@ func coincidenceKey(scope Scope) Key {
 // agrees would read its wrong answers as ever more alike (the chance of
 // agreeing grows with theirs). Nor does a validation, whose answers are
 // verdicts.
-func coincidenceDelta(dst []Delta, scope Scope, cast []consensus.Vote, member []int, coincide, reliability float64) []Delta {
+func coincidenceDelta(dst []Delta, scope Scope, cast []consensus.Vote, member []int, rel consensus.Reliabilities) []Delta {
 	if len(cast) < 2 || slices.ContainsFunc(cast, func(v consensus.Vote) bool { return v.Answer == nil }) {
 		return dst
 	}
@@ -57,6 +57,11 @@ func coincidenceDelta(dst []Delta, scope Scope, cast []consensus.Vote, member []
 	if len(groups) < 2 {
 		return dst
 	}
+	reliability := 0.0
+	for _, v := range cast {
+		reliability += rel.Of(v.Session)
+	}
+	reliability /= float64(len(cast))
 	// none: the hypothesis that no group is right, with every answer wrong.
 	none, same, chances := 1.0, 0.0, 0.0
 	tally := func(p float64, wrong, groups int) {
@@ -66,7 +71,7 @@ func coincidenceDelta(dst []Delta, scope Scope, cast []consensus.Vote, member []
 		}
 	}
 	for i, k := range groups {
-		p := consensus.PluralityPosteriorAt(groups, i, coincide, reliability)
+		p := consensus.PluralityPosteriorAt(groups, i, rel.Coincidence, reliability)
 		none -= p
 		tally(p, n-k, len(groups)-1)
 	}

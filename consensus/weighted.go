@@ -34,12 +34,6 @@ type Reliabilities struct {
 	// worth (see [Reliabilities.Evidence]); a session it does not hold
 	// weighs its reliability alone.
 	Confidence map[int64]ConfidenceSlope
-	// Coincidence is the chance, learned in the call's scope, that two
-	// wrong answers to an open question coincide (the coincide of
-	// [PluralityPosteriorAt]); 0 means not read. A weighted tally does not
-	// use it: it is what the call was read with, for the learning that
-	// refines it.
-	Coincidence float64
 }
 
 // ConfidenceSpan bounds how far a vote's reported confidence moves its

@@ -244,13 +244,13 @@ func (b *Book) Evidence(ctx context.Context, scope Scope, sessions []int64) (con
 }
 
 // evidenceKeys appends to dst the keys Evidence reads: each session's
-// records at every level of scope, the panel's record and its
-// coincidence record, then each session's confidence records.
+// records at every level of scope, the panel's record, then each
+// session's confidence records.
 func evidenceKeys(dst []Key, scope Scope, sessions []int64) []Key {
 	for _, s := range sessions {
 		dst = scope.appendKeys(dst, s)
 	}
-	dst = append(dst, scope.panel(), coincidenceKey(scope))
+	dst = append(dst, scope.panel())
 	for _, s := range sessions {
 		dst = slopeKeys(dst, scope, s)
 	}
@@ -269,8 +269,8 @@ func (b *Book) evidenceOf(scope Scope, sessions []int64, recs []Record) (consens
 		rel.Sessions[s], counts[s] = nested(recs[i:i+levels], rel.Prior, strength)
 		i += levels
 	}
-	rel.Correlation, rel.Coincidence = correlation(recs[i]), coincidenceOf(recs[i+1])
-	i += 2
+	rel.Correlation = correlation(recs[i])
+	i++
 	for _, s := range sessions {
 		if cs := slopeOf(recs[i : i+len(slopeKinds)]); cs.Slope != 0 {
 			if rel.Confidence == nil {
@@ -310,19 +310,29 @@ func correlation(r Record) float64 {
 // Learn learns from the votes of one call in scope, counted under policy
 // (whose Key groups the answers), given rel, the reliabilities the call
 // was weighed with (as Reliabilities returned them). A call on an open
-// question refines the coincidence at rel.Coincidence, which Learn
-// reads itself when it is 0. See the Book doc.
+// question also refines the scope's coincidence of wrong answers, which
+// Learn reads; a caller that read it with the call uses LearnAt. See
+// the Book doc.
 func (b *Book) Learn(ctx context.Context, scope Scope, votes []consensus.Vote, policy consensus.Policy, rel consensus.Reliabilities) error {
-	if rel.Coincidence == 0 && openQuestion(votes) { // not read with the call
+	coincide := consensus.DefaultCoincidence
+	if openQuestion(votes) {
 		c, err := b.Coincidence(ctx, scope)
 		if err != nil {
 			return err
 		}
-		rel.Coincidence = c
+		coincide = c
 	}
+	return b.LearnAt(ctx, scope, votes, policy, rel, coincide)
+}
+
+// LearnAt is Learn for a call that read its scope's coincidence of
+// wrong answers with the rest (Coincidence, Snapshot.Coincidence) as
+// coincide: a call on an open question refines that figure from it,
+// with no read of its own. Any other call ignores coincide.
+func (b *Book) LearnAt(ctx context.Context, scope Scope, votes []consensus.Vote, policy consensus.Policy, rel consensus.Reliabilities, coincide float64) error {
 	buf := pooled[Delta](&b.addBufs)
 	defer b.addBufs.Put(buf)
-	deltas, err := b.deltas((*buf)[:0], scope, votes, policy, rel)
+	deltas, err := b.deltas((*buf)[:0], scope, votes, policy, rel, coincide)
 	*buf = deltas
 	if err != nil || len(deltas) == 0 {
 		return err
@@ -338,8 +348,8 @@ func pooled[T any](p *sync.Pool) *[]T {
 	return new([]T)
 }
 
-// deltas appends to dst the evidence Learn adds.
-func (b *Book) deltas(dst []Delta, scope Scope, votes []consensus.Vote, policy consensus.Policy, rel consensus.Reliabilities) ([]Delta, error) {
+// deltas appends to dst the evidence LearnAt adds.
+func (b *Book) deltas(dst []Delta, scope Scope, votes []consensus.Vote, policy consensus.Policy, rel consensus.Reliabilities, coincide float64) ([]Delta, error) {
 	cast := votes
 	if slices.ContainsFunc(votes, notCast) {
 		var buf [8]consensus.Vote // room enough for most calls
@@ -360,7 +370,7 @@ func (b *Book) deltas(dst []Delta, scope Scope, votes []consensus.Vote, policy c
 	if err != nil {
 		return nil, err
 	}
-	deltas := coincidenceDelta(dst, scope, cast, member, independent)
+	deltas := coincidenceDelta(dst, scope, cast, member, independent, coincide)
 	if b.opts.LearnFromAgreement {
 		var keys [3]Key
 		for i, v := range cast {

@@ -21,8 +21,8 @@ func coincidenceKey(scope Scope) Key {
 
 // coincidenceDelta appends to dst what a call's cast votes on an open
 // question (each with an answer) teach of how often wrong answers
-// coincide, read at rel's: the scope's figure before the call, and the
-// mean reliability of the votes' sessions. Which answers were wrong is
+// coincide, read at coincide, the scope's figure before the call, and
+// at the mean reliability of the votes' sessions in rel. Which answers were wrong is
 // not known, so the call adds what it is expected to show under
 // consensus.PluralityPosteriorAt, the model the figure serves (one step
 // of expectation–maximisation): each hypothesis (group i is right, or
@@ -36,7 +36,7 @@ func coincidenceKey(scope Scope) Key {
 // agrees would read its wrong answers as ever more alike (the chance of
 // agreeing grows with theirs). Nor does a validation, whose answers are
 // verdicts.
-func coincidenceDelta(dst []Delta, scope Scope, cast []consensus.Vote, member []int, rel consensus.Reliabilities) []Delta {
+func coincidenceDelta(dst []Delta, scope Scope, cast []consensus.Vote, member []int, rel consensus.Reliabilities, coincide float64) []Delta {
 	if len(cast) < 2 || slices.ContainsFunc(cast, func(v consensus.Vote) bool { return v.Answer == nil }) {
 		return dst
 	}
@@ -71,7 +71,7 @@ func coincidenceDelta(dst []Delta, scope Scope, cast []consensus.Vote, member []
 		}
 	}
 	for i, k := range groups {
-		p := consensus.PluralityPosteriorAt(groups, i, rel.Coincidence, reliability)
+		p := consensus.PluralityPosteriorAt(groups, i, coincide, reliability)
 		none -= p
 		tally(p, n-k, len(groups)-1)
 	}

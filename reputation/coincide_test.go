@@ -70,13 +70,38 @@ func TestBook_Coincidence(t *testing.T) {
 		}
 	}
 	same, chances = same+none*3, chances+none*5
-	rel := consensus.Reliabilities{Prior: r, Coincidence: c}
-	if err := b.Learn(ctx, scope, answers(`18`, `18`, `18`, `3`, `3`, `7`), consensus.Policy{}, rel); err != nil {
+	rel := consensus.Reliabilities{Prior: r}
+	if err := b.LearnAt(ctx, scope, answers(`18`, `18`, `18`, `3`, `3`, `7`), consensus.Policy{}, rel, c); err != nil {
 		t.Fatal(err)
 	}
 	want := (same + p.Right) / (chances + p.Right + p.Wrong)
 	if got := read(); math.Abs(got-want) > 1e-12 {
 		t.Errorf("after 18, 18, 18, 3, 3, 7: %v, want %v", got, want)
+	}
+
+	// Learn reads the figure LearnAt is given: a second book that
+	// learned the same call, then LearnAt at the figure it read, ends
+	// where Learn leaves the first.
+	other, err := reputation.New(nil, reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.LearnAt(ctx, scope, answers(`18`, `18`, `18`, `3`, `3`, `7`), consensus.Policy{}, rel, c); err != nil {
+		t.Fatal(err)
+	}
+	split := answers(`18`, `18`, `3`)
+	if err := other.LearnAt(ctx, scope, split, consensus.Policy{}, rel, read()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Learn(ctx, scope, split, consensus.Policy{}, rel); err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := other.Coincidence(ctx, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); got != theirs || got == want {
+		t.Errorf("Learn then reads %v, LearnAt at the figure read %v (before both %v)", got, theirs, want)
 	}
 }
 

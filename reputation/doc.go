@@ -115,10 +115,11 @@
 // the chance consensus.PluralityPosteriorAt states a plurality with, and
 // [Book.Learn] learns it from the answers of every call that splits,
 // though no call says which were wrong: one step of
-// expectation–maximisation per call. Each
-// hypothesis of which group of equal answers is right, or that none is,
-// weighs its posterior at the figure the call was read with
-// (consensus.Reliabilities.Coincidence) and the runs' mean reliability;
+// expectation–maximisation per call. Each hypothesis of which group of
+// equal answers is right, or that none is, weighs its posterior at the
+// figure before the call (which Learn reads, and [Book.LearnAt] is
+// given by a caller that read it with the call) and the runs' mean
+// reliability;
 // under it the w answers it calls wrong, in g groups, took w − g
 // coincidences in w − 1 chances. The expected coincidences add to Right
 // and the other chances to Wrong, over [DefaultCoincidencePrior]. So four
@@ -127,8 +128,7 @@
 // tells its answer from a coincidence of wrong ones, and the chance of
 // such a call grows with the coincidence, so a panel that always agreed
 // would read it ever higher. The counts are the panel's record under
-// the reserved kind "coincidence <kind>"; the evidence of a call
-// (Book.Evidence, Book.Snapshot) reads it in the same load.
+// the reserved kind "coincidence <kind>".
 //
 // # One read per call
 //

@@ -62,7 +62,7 @@ func (b *Book) Snapshot(ctx context.Context, scope Scope, r SnapshotRequest) (Sn
 	lead := len(keys)
 	keys = b.appendCalibrationKeys(keys, scope, r.Tiers)
 	maps := len(keys)
-	if r.Coincidence && len(r.Sessions) == 0 { // else the evidence holds it
+	if r.Coincidence {
 		keys = append(keys, coincidenceKey(scope))
 	}
 	var snap Snapshot
@@ -81,10 +81,7 @@ func (b *Book) Snapshot(ctx context.Context, scope Scope, r SnapshotRequest) (Sn
 		snap.Lead, snap.Leads = b.leaderOf(scope, r.Leader, recs[evidence:lead])
 	}
 	snap.Calibrations = b.calibrationsOf(r.Tiers, recs[lead:maps])
-	switch {
-	case r.Coincidence && len(r.Sessions) > 0:
-		snap.Coincidence = snap.Reliabilities.Coincidence
-	case r.Coincidence:
+	if r.Coincidence {
 		snap.Coincidence = coincidenceOf(recs[maps])
 	}
 	return snap, nil

@@ -25,6 +25,12 @@ type Reading struct {
 	// it; nil when the caller did not read it. The engine then reads a
 	// weighted call's confidence on it instead of reading the map.
 	Calibration *reputation.Calibration
+	// Coincidence is the scope's chance that two wrong answers
+	// coincide, as reputation.Book.Coincidence (or Snapshot) returns it;
+	// 0 when the caller did not read it. The engine then learns a call
+	// of open answers at it (reputation.Book.LearnAt) instead of reading
+	// it.
+	Coincidence float64
 }
 
 // readingKey is the context key of WithReading.

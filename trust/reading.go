@@ -35,6 +35,15 @@ type scopeReading struct {
 	coincide float64
 }
 
+// handedCoincidence is the coincidence c read for an open answer, or 0
+// when it read none (router.Reading.Coincidence).
+func (c *scopeReading) handedCoincidence() float64 {
+	if !c.open {
+		return 0
+	}
+	return c.coincide
+}
+
 // handed returns ctx carrying what c read for the router calls of
 // adaptive's runs: the reliabilities and evidence of its candidates
 // (router.WithReading), so that the engine reads them no more, and the
@@ -46,7 +55,7 @@ func (c *scopeReading) handed(ctx context.Context, req *Request) context.Context
 		return ctx
 	}
 	if len(c.evidence) > 0 {
-		ctx = router.WithReading(ctx, router.Reading{Scope: scope(req), Reliabilities: c.rel, Evidence: c.evidence})
+		ctx = router.WithReading(ctx, router.Reading{Scope: scope(req), Reliabilities: c.rel, Evidence: c.evidence, Coincidence: c.handedCoincidence()})
 	}
 	return router.WithoutCalibration(ctx)
 }
@@ -60,7 +69,7 @@ func (c *scopeReading) handedCall(ctx context.Context, req *Request) context.Con
 	if c == nil {
 		return ctx
 	}
-	return router.WithReading(ctx, router.Reading{Scope: scope(req), Reliabilities: c.rel, Evidence: c.evidence, Calibration: c.router})
+	return router.WithReading(ctx, router.Reading{Scope: scope(req), Reliabilities: c.rel, Evidence: c.evidence, Calibration: c.router, Coincidence: c.handedCoincidence()})
 }
 
 // of returns the map of out's winner: the map of its verdict for a

@@ -314,22 +314,23 @@ func correlation(r Record) float64 {
 // Learn reads; a caller that read it with the call uses LearnAt. See
 // the Book doc.
 func (b *Book) Learn(ctx context.Context, scope Scope, votes []consensus.Vote, policy consensus.Policy, rel consensus.Reliabilities) error {
-	coincide := consensus.DefaultCoincidence
-	if openQuestion(votes) {
+	return b.LearnAt(ctx, scope, votes, policy, rel, 0)
+}
+
+// LearnAt is Learn for a call that read its scope's coincidence of
+// wrong answers with the rest (Coincidence, Snapshot.Coincidence) as
+// coincide: a call on an open question refines that figure from it,
+// with no read of its own. A coincide of 0 means not read (a learned
+// figure never is 0): LearnAt then reads it, as Learn does. Any other
+// call ignores coincide.
+func (b *Book) LearnAt(ctx context.Context, scope Scope, votes []consensus.Vote, policy consensus.Policy, rel consensus.Reliabilities, coincide float64) error {
+	if coincide == 0 && openQuestion(votes) {
 		c, err := b.Coincidence(ctx, scope)
 		if err != nil {
 			return err
 		}
 		coincide = c
 	}
-	return b.LearnAt(ctx, scope, votes, policy, rel, coincide)
-}
-
-// LearnAt is Learn for a call that read its scope's coincidence of
-// wrong answers with the rest (Coincidence, Snapshot.Coincidence) as
-// coincide: a call on an open question refines that figure from it,
-// with no read of its own. Any other call ignores coincide.
-func (b *Book) LearnAt(ctx context.Context, scope Scope, votes []consensus.Vote, policy consensus.Policy, rel consensus.Reliabilities, coincide float64) error {
 	buf := pooled[Delta](&b.addBufs)
 	defer b.addBufs.Put(buf)
 	deltas, err := b.deltas((*buf)[:0], scope, votes, policy, rel, coincide)

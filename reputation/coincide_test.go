@@ -21,24 +21,25 @@ func answers(as ...string) []consensus.Vote {
 	return vs
 }
 
+// coincidence returns b's coincidence in scope.
+func coincidence(t *testing.T, b *reputation.Book, scope reputation.Scope) float64 {
+	t.Helper()
+	c, err := b.Coincidence(context.Background(), scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestBook_Coincidence checks one step of what a call teaches of how
 // often wrong answers coincide: each hypothesis of which group is right
 // (or none), weighed by its posterior, counts the coincidences of the
 // answers it calls wrong.
 func TestBook_Coincidence(t *testing.T) {
 	ctx := context.Background()
-	b, err := reputation.New(nil, reputation.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newBook(t, nil)
 	scope := reputation.Scope{Operation: "delegate_v3", Kind: "math"}
-	read := func() float64 {
-		c, err := b.Coincidence(ctx, scope)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	read := func() float64 { return coincidence(t, b, scope) }
 	p := reputation.DefaultCoincidencePrior
 	if got, want := read(), p.Mean(); got != want {
 		t.Fatalf("before any call: %v, want the prior's %v", got, want)
@@ -82,10 +83,7 @@ func TestBook_Coincidence(t *testing.T) {
 	// Learn reads the figure LearnAt is given: a second book that
 	// learned the same call, then LearnAt at the figure it read, ends
 	// where Learn leaves the first.
-	other, err := reputation.New(nil, reputation.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := newBook(t, nil)
 	if err := other.LearnAt(ctx, scope, answers(`18`, `18`, `18`, `3`, `3`, `7`), consensus.Policy{}, rel, c); err != nil {
 		t.Fatal(err)
 	}
@@ -96,10 +94,7 @@ func TestBook_Coincidence(t *testing.T) {
 	if err := b.Learn(ctx, scope, split, consensus.Policy{}, rel); err != nil {
 		t.Fatal(err)
 	}
-	theirs, err := other.Coincidence(ctx, scope)
-	if err != nil {
-		t.Fatal(err)
-	}
+	theirs := coincidence(t, other, scope)
 	if got := read(); got != theirs || got == want {
 		t.Errorf("Learn then reads %v, LearnAt at the figure read %v (before both %v)", got, theirs, want)
 	}
@@ -114,10 +109,7 @@ func TestBook_Coincidence_converges(t *testing.T) {
 	for _, truth := range []float64{0.05, 0.3} {
 		t.Run(strconv.FormatFloat(truth, 'f', -1, 64), func(t *testing.T) {
 			ctx := context.Background()
-			b, err := reputation.New(nil, reputation.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := newBook(t, nil)
 			scope := reputation.Scope{Operation: "delegate_v3"}
 			rng := rand.New(rand.NewPCG(1, uint64(100*truth)))
 			for range 3000 {
@@ -154,10 +146,7 @@ func TestBook_Coincidence_converges(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got, err := b.Coincidence(ctx, scope)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := coincidence(t, b, scope)
 			t.Logf("learned %.3f", got)
 			if math.Abs(got-truth) > 0.07 {
 				t.Errorf("learned %.3f, want %.2f ± 0.07", got, truth)

@@ -205,13 +205,7 @@ func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensu
 	// A call of one replica has no agreement to teach, and its caller's
 	// share counts only calls that do.
 	if len(out.Votes) > 1 && e.Teach(ctx) {
-		var err error
-		if r, ok := ctx.Value(readingKey{}).(Reading); ok && r.Scope == scope && r.Coincidence > 0 {
-			err = e.rep.LearnAt(ctx, scope, out.Votes, policy, rel, r.Coincidence)
-		} else {
-			err = e.rep.Learn(ctx, scope, out.Votes, policy, rel)
-		}
-		if err != nil {
+		if err := e.rep.LearnAt(ctx, scope, out.Votes, policy, rel, coincidenceRead(ctx, scope)); err != nil {
 			e.log.Warn("router: learning session reliabilities", "error", err)
 		}
 	}

@@ -36,9 +36,10 @@ type scopeReading struct {
 }
 
 // handedCoincidence is the coincidence c read for an open answer, or 0
-// when it read none (router.Reading.Coincidence).
+// when it read none (router.Reading.Coincidence,
+// reputation.Book.LearnAt); c may be nil.
 func (c *scopeReading) handedCoincidence() float64 {
-	if !c.open {
+	if c == nil || !c.open {
 		return 0
 	}
 	return c.coincide

@@ -179,14 +179,7 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		rel := reliabilities(final.runs, lastSnapshot(steps))
-		book, policy := s.keep.Reputation(), consensus.Policy{Key: final.key}
-		var err error
-		if cals != nil && cals.open {
-			err = book.LearnAt(lctx, sc, final.out.Votes, policy, rel, cals.coincide)
-		} else {
-			err = book.Learn(lctx, sc, final.out.Votes, policy, rel)
-		}
-		if err != nil {
+		if err := s.keep.Reputation().LearnAt(lctx, sc, final.out.Votes, consensus.Policy{Key: final.key}, rel, cals.handedCoincidence()); err != nil {
 			s.logger.WarnContext(ctx, "trust: learning session reliabilities", "error", err)
 		}
 	}

@@ -1,6 +1,9 @@
 package consensus
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // DefaultCoincidence is the chance that two wrong answers to an open
 // question coincide that PluralityPosterior is given before anything is
@@ -106,6 +109,8 @@ func pluralityPosterior(groups []int, winner int, coincide, a, b float64) float6
 	if math.IsNaN(coincide) {
 		c = DefaultCoincidence
 	}
+	t := float64(CoincidenceStrength)
+	prior := logB(t*c, t*(1-c)) // E's denominator
 	// wrong returns the log of E(w, g): w wrong answers in g groups.
 	wrong := func(w, g int) float64 {
 		same, fresh := w-g, g-1
@@ -117,27 +122,33 @@ func pluralityPosterior(groups []int, winner int, coincide, a, b float64) float6
 		case c == 0 || c == 1:
 			return 0
 		}
-		t := float64(CoincidenceStrength)
-		return logB(t*c+float64(same), t*(1-c)+float64(fresh)) - logB(t*c, t*(1-c))
+		return logB(t*c+float64(same), t*(1-c)+float64(fresh)) - prior
 	}
-	// weight returns the log weight of hypothesis right (-1: none).
-	weight := func(right int) float64 {
-		if right < 0 {
+	// weight returns the log weight of the hypothesis that a group of k
+	// answers is right (k = 0: that none is).
+	weight := func(k int) float64 {
+		if k == 0 {
 			return logB(a, float64(n)+b) + wrong(n, len(groups))
 		}
-		k := groups[right]
 		return logB(float64(k)+a, float64(n-k)+b) + wrong(n-k, len(groups)-1)
 	}
-	top := weight(winner)
+	top := weight(groups[winner])
 	if math.IsInf(top, -1) {
 		return 0
 	}
-	sum := 1.0 // the winner's own, relative to itself
-	for i := range groups {
-		if i != winner {
-			sum += math.Exp(weight(i) - top)
+	// Groups of one size weigh alike: each size's weight is computed once.
+	var sizeBuf [8]int
+	var termBuf [8]float64
+	sizes, terms := append(sizeBuf[:0], groups[winner]), append(termBuf[:0], 1)
+	sum := 0.0
+	for _, k := range groups {
+		j := slices.Index(sizes, k)
+		if j < 0 {
+			sizes, terms = append(sizes, k), append(terms, math.Exp(weight(k)-top))
+			j = len(terms) - 1
 		}
+		sum += terms[j]
 	}
-	sum += math.Exp(weight(-1) - top)
+	sum += math.Exp(weight(0) - top)
 	return 1 / sum
 }

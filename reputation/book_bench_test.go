@@ -57,3 +57,30 @@ func BenchmarkBook_Evidence(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBook_LearnOpen measures learning a call of five open answers
+// that split, a pair among three single answers, which also teaches the
+// coincidence of wrong answers (Book.Coincidence): handed, at the
+// coincidence the call read (LearnAt, as trust hands it); read, by Learn,
+// which reads it first.
+func BenchmarkBook_LearnOpen(b *testing.B) {
+	ctx := context.Background()
+	book, _, _, rel := benchCall(b)
+	votes := answers(`1`, `1`, `2`, `3`, `4`)
+	b.Run("handed", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := book.LearnAt(ctx, scope, votes, consensus.Policy{}, rel, consensus.DefaultCoincidence); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("read", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := book.Learn(ctx, scope, votes, consensus.Policy{}, rel); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

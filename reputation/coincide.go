@@ -70,8 +70,19 @@ func coincidenceDelta(dst []Delta, scope Scope, cast []consensus.Vote, member []
 			chances += p * float64(wrong-1)
 		}
 	}
+	// Groups of one size are right with one posterior: each size's is
+	// computed once.
+	var sizeBuf [8]int
+	var postBuf [8]float64
+	sizes, posts := sizeBuf[:0], postBuf[:0]
 	for i, k := range groups {
-		p := consensus.PluralityPosteriorAt(groups, i, coincide, reliability)
+		j := slices.Index(sizes, k)
+		if j < 0 {
+			sizes = append(sizes, k)
+			posts = append(posts, consensus.PluralityPosteriorAt(groups, i, coincide, reliability))
+			j = len(posts) - 1
+		}
+		p := posts[j]
 		none -= p
 		tally(p, n-k, len(groups)-1)
 	}

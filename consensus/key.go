@@ -24,6 +24,15 @@ func DefaultKey(answer any) (string, error) {
 	if answer == nil {
 		return "null", nil
 	}
+	if raw, ok := answer.(json.RawMessage); ok && canonical(raw) {
+		return string(raw), nil
+	}
+	return canonicalKey(answer)
+}
+
+// canonicalKey is DefaultKey the long way: encoded, decoded, folded and
+// encoded again.
+func canonicalKey(answer any) (string, error) {
 	raw, err := json.Marshal(answer)
 	if err != nil {
 		return "", err
@@ -40,6 +49,46 @@ func DefaultKey(answer any) (string, error) {
 		return "", err
 	}
 	return strings.TrimSuffix(buf.String(), "\n"), nil
+}
+
+// canonical reports whether raw is already its own DefaultKey, so that
+// the common answers of a delegation skip the round trip: an integer of
+// at most 15 digits (exact as a double, which encodes it digit for
+// digit), or a string of printable ASCII other than the quote and the
+// backslash, with no space at either end and no two in a row.
+func canonical(raw []byte) bool {
+	switch n := len(raw); {
+	case n == 0:
+		return false
+	case raw[0] == '"':
+		if n < 2 || raw[n-1] != '"' {
+			return false
+		}
+		body := raw[1 : n-1]
+		for i, c := range body {
+			if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+				return false
+			}
+			if c == ' ' && (i == 0 || i == len(body)-1 || body[i-1] == ' ') {
+				return false
+			}
+		}
+		return true
+	default:
+		digits := raw
+		if digits[0] == '-' {
+			digits = digits[1:]
+		}
+		if len(digits) == 0 || len(digits) > 15 || digits[0] == '0' && (len(digits) > 1 || len(raw) > 1) {
+			return false // empty, too long for a double, a leading zero, or -0
+		}
+		for _, c := range digits {
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 // fold trims and folds the white space of every string inside v, in place.

@@ -24,3 +24,22 @@ func ExamplePluralityPosteriorAt() {
 	// uniform: 0.517
 	// one answer: 0.800
 }
+
+func ExamplePluralityPosteriorsAt() {
+	// Two pairs and a single answer: each pair is as likely right as the
+	// other, the single answer less so, and what the groups leave is the
+	// chance that none is right.
+	groups := []int{2, 2, 1}
+	ps := consensus.PluralityPosteriorsAt(nil, groups, 0.1, 0.8)
+	none := 1.0
+	for i, p := range ps {
+		fmt.Printf("group %d of %d: %.3f\n", i, groups[i], p)
+		none -= p
+	}
+	fmt.Printf("none: %.3f\n", none)
+	// Output:
+	// group 0 of 2: 0.427
+	// group 1 of 2: 0.427
+	// group 2 of 1: 0.080
+	// none: 0.066
+}

@@ -84,6 +84,19 @@ func PluralityPosteriorAt(groups []int, winner int, coincide, reliability float6
 	return pluralityPosterior(groups, winner, coincide, PluralityStrength*r, PluralityStrength*(1-r))
 }
 
+// PluralityPosteriorsAt appends to dst the PluralityPosteriorAt of each
+// group of groups, in order, weighing each hypothesis once; the chance
+// that no group is right is one less their sum. It serves a caller that
+// weighs every hypothesis, as reputation's learning of the coincidence
+// does.
+func PluralityPosteriorsAt(dst []float64, groups []int, coincide, reliability float64) []float64 {
+	r := min(max(reliability, 1-MaxReliability), MaxReliability)
+	if math.IsNaN(reliability) {
+		r = DefaultReliability
+	}
+	return pluralityPosteriors(dst, groups, coincide, PluralityStrength*r, PluralityStrength*(1-r))
+}
+
 // logB returns the logarithm of the Beta function at a and b.
 func logB(a, b float64) float64 {
 	la, _ := math.Lgamma(a)
@@ -98,10 +111,55 @@ func pluralityPosterior(groups []int, winner int, coincide, a, b float64) float6
 	if winner < 0 || winner >= len(groups) {
 		return 0
 	}
+	var buf [9]float64
+	w := logWeights(buf[:0], groups, coincide, a, b)
+	if w == nil {
+		return 0
+	}
+	return posteriorOf(w, winner)
+}
+
+// pluralityPosteriors appends to dst the pluralityPosterior of each group
+// in turn, each hypothesis weighed once.
+func pluralityPosteriors(dst []float64, groups []int, coincide, a, b float64) []float64 {
+	var buf [9]float64
+	w := logWeights(buf[:0], groups, coincide, a, b)
+	for i := range groups {
+		p := 0.0
+		if w != nil {
+			p = posteriorOf(w, i)
+		}
+		dst = append(dst, p)
+	}
+	return dst
+}
+
+// posteriorOf returns the posterior of hypothesis i of the log weights w
+// (logWeights): its weight over their sum.
+func posteriorOf(w []float64, i int) float64 {
+	top := w[i]
+	if math.IsInf(top, -1) {
+		return 0
+	}
+	sum := 1.0 // its own, relative to itself
+	for j, x := range w {
+		if j != i {
+			sum += math.Exp(x - top)
+		}
+	}
+	return 1 / sum
+}
+
+// logWeights appends to dst the log weight of the hypothesis that each
+// group of groups is right, in order, then of the hypothesis that none
+// is (see PluralityPosterior), under the prior Beta(a, b) of a run's
+// chance of being right: nil when a group holds no answer. Groups of one
+// size weigh alike, and each size is weighed once.
+func logWeights(dst []float64, groups []int, coincide, a, b float64) []float64 {
 	n := 0
 	for _, k := range groups {
 		if k <= 0 {
-			return 0
+			return nil
 		}
 		n += k
 	}
@@ -124,31 +182,17 @@ func pluralityPosterior(groups []int, winner int, coincide, a, b float64) float6
 		}
 		return logB(t*c+float64(same), t*(1-c)+float64(fresh)) - prior
 	}
-	// weight returns the log weight of the hypothesis that a group of k
-	// answers is right (k = 0: that none is).
-	weight := func(k int) float64 {
-		if k == 0 {
-			return logB(a, float64(n)+b) + wrong(n, len(groups))
-		}
-		return logB(float64(k)+a, float64(n-k)+b) + wrong(n-k, len(groups)-1)
-	}
-	top := weight(groups[winner])
-	if math.IsInf(top, -1) {
-		return 0
-	}
-	// Groups of one size weigh alike: each size's weight is computed once.
 	var sizeBuf [8]int
-	var termBuf [8]float64
-	sizes, terms := append(sizeBuf[:0], groups[winner]), append(termBuf[:0], 1)
-	sum := 0.0
+	sizes := sizeBuf[:0]
+	first := len(dst)
 	for _, k := range groups {
-		j := slices.Index(sizes, k)
-		if j < 0 {
-			sizes, terms = append(sizes, k), append(terms, math.Exp(weight(k)-top))
-			j = len(terms) - 1
+		if j := slices.Index(sizes, k); j >= 0 {
+			dst = append(dst, dst[first+j]) // the weight of the first group of that size
+			sizes = append(sizes, k)
+			continue
 		}
-		sum += terms[j]
+		sizes = append(sizes, k)
+		dst = append(dst, logB(float64(k)+a, float64(n-k)+b)+wrong(n-k, len(groups)-1))
 	}
-	sum += math.Exp(weight(0) - top)
-	return 1 / sum
+	return append(dst, logB(a, float64(n)+b)+wrong(n, len(groups)))
 }

@@ -126,3 +126,27 @@ func TestPluralityPosteriorAt_edges(t *testing.T) {
 		}
 	}
 }
+
+// TestPluralityPosteriorsAt: each group's posterior, all weighed at
+// once, is exactly what PluralityPosteriorAt states for it, and a group
+// of no answer makes every posterior 0.
+func TestPluralityPosteriorsAt(t *testing.T) {
+	for _, groups := range [][]int{{1}, {2}, {2, 1}, {1, 2}, {2, 1, 1, 1}, {1, 2, 1, 2}, {2, 2, 1}, {1, 1, 1, 1, 1}, {3, 2}, {1, 3, 1}} {
+		for _, c := range []float64{0, 0.1, 0.25, 1, math.NaN()} {
+			for _, r := range []float64{0.5, 0.8, math.NaN()} {
+				got := consensus.PluralityPosteriorsAt(nil, groups, c, r)
+				if len(got) != len(groups) {
+					t.Fatalf("PluralityPosteriorsAt(%v, %v, %v): %d posteriors, want %d", groups, c, r, len(got), len(groups))
+				}
+				for i := range groups {
+					if want := consensus.PluralityPosteriorAt(groups, i, c, r); got[i] != want && !(math.IsNaN(got[i]) && math.IsNaN(want)) {
+						t.Errorf("PluralityPosteriorsAt(%v, %v, %v)[%d] = %v, want %v", groups, c, r, i, got[i], want)
+					}
+				}
+			}
+		}
+	}
+	if got := consensus.PluralityPosteriorsAt([]float64{0.5}, []int{2, 0, 1}, 0.1, 0.8); len(got) != 4 || got[0] != 0.5 || got[1] != 0 || got[2] != 0 || got[3] != 0 {
+		t.Errorf("PluralityPosteriorsAt after 0.5 with an empty group = %v, want [0.5 0 0 0]", got)
+	}
+}

@@ -70,21 +70,11 @@ func coincidenceDelta(dst []Delta, scope Scope, cast []consensus.Vote, member []
 			chances += p * float64(wrong-1)
 		}
 	}
-	// Groups of one size are right with one posterior: each size's is
-	// computed once.
-	var sizeBuf [8]int
 	var postBuf [8]float64
-	sizes, posts := sizeBuf[:0], postBuf[:0]
+	posts := consensus.PluralityPosteriorsAt(postBuf[:0], groups, coincide, reliability)
 	for i, k := range groups {
-		j := slices.Index(sizes, k)
-		if j < 0 {
-			sizes = append(sizes, k)
-			posts = append(posts, consensus.PluralityPosteriorAt(groups, i, coincide, reliability))
-			j = len(posts) - 1
-		}
-		p := posts[j]
-		none -= p
-		tally(p, n-k, len(groups)-1)
+		none -= posts[i]
+		tally(posts[i], n-k, len(groups)-1)
 	}
 	tally(max(none, 0), n, len(groups))
 	if chances == 0 {

@@ -182,16 +182,12 @@ func logWeights(dst []float64, groups []int, coincide, a, b float64) []float64 {
 		}
 		return logB(t*c+float64(same), t*(1-c)+float64(fresh)) - prior
 	}
-	var sizeBuf [8]int
-	sizes := sizeBuf[:0]
 	first := len(dst)
-	for _, k := range groups {
-		if j := slices.Index(sizes, k); j >= 0 {
+	for i, k := range groups {
+		if j := slices.Index(groups[:i], k); j >= 0 {
 			dst = append(dst, dst[first+j]) // the weight of the first group of that size
-			sizes = append(sizes, k)
 			continue
 		}
-		sizes = append(sizes, k)
 		dst = append(dst, logB(float64(k)+a, float64(n-k)+b)+wrong(n-k, len(groups)-1))
 	}
 	return append(dst, logB(a, float64(n)+b)+wrong(n, len(groups)))

@@ -208,6 +208,11 @@ func (r *worldsReport) markdown(w io.Writer) {
 		if worst, median, ok := r.outcomeGap(f); ok {
 			fmt.Fprintf(w, "| %s | what the outcomes showed: the reported calls' share right less the measured calls', the largest gap of fast, safe and adaptive | %s | %.1f points | | reported |\n", f.name, worst, median)
 		}
+		for _, h := range []bool{false, true} {
+			if what, worst, median, met, n, ok := r.reportsTold(f, h); ok {
+				fmt.Fprintf(w, "| %s | %s | %s | %s | %d of %d | reported |\n", f.name, what, worst, median, met, n)
+			}
+		}
 		if worst, median, ok := r.retried(f); ok {
 			fmt.Fprintf(w, "| %s | adaptive's RETRY: share of the calls, and how often the answer it carried was right | %s | %s | | reported |\n", f.name, worst, median)
 		}

@@ -94,6 +94,7 @@ type worldResult struct {
 	fiveWrong []bool                // by call: the majority (plurality) of 5 was wrong
 	best      stats                 // the session right most often on the measured calls
 	bestModel string
+	followed  [2]stats // following the reports at the binding share, without and with hindsight (followReports)
 }
 
 // worldsReport is every world measured, by family in the order run.
@@ -141,7 +142,7 @@ func simulateWorlds(ctx context.Context, cfg config, progress io.Writer) (*world
 				if err != nil {
 					return nil, err
 				}
-				r, err := newWorldResult(w)
+				r, err := newWorldResult(w, cfg.binding())
 				if err != nil {
 					return nil, err
 				}
@@ -184,8 +185,9 @@ func simulateWorlds(ctx context.Context, cfg config, progress io.Writer) (*world
 
 // newWorldResult computes a world's references: the majority (for a
 // delegation, the plurality) of 5 and the best single session on the
-// measured calls.
-func newWorldResult(w *world) (*worldResult, error) {
+// measured calls; and what following the outcomes reported at bind
+// would answer (followReports).
+func newWorldResult(w *world, bind setting) (*worldResult, error) {
 	r := &worldResult{w: w, cells: map[worldCell]stats{}, floors: map[worldCell]float64{}, together: map[worldCell]stats{}, outcomes: map[worldCell]stats{}, retries: map[worldCell]retries{}}
 	var five []call
 	var single [panelSize][]call
@@ -212,6 +214,15 @@ func newWorldResult(w *world) (*worldResult, error) {
 	for s := range single {
 		if st := summarize(single[s], w.measuredCall); r.bestModel == "" || st.correct > r.best.correct {
 			r.best, r.bestModel = st, w.models[s]
+		}
+	}
+	if bind.rep == on && bind.outcomes > 0 {
+		rules := append([][]call{five}, single[:]...)
+		reported := func(i int) bool {
+			return reports(w.seed, 0, i, bind.outcomes)
+		}
+		for _, h := range []bool{false, true} {
+			r.followed[b2i(h)] = summarize(followReports(rules, reported, h), w.measuredCall)
 		}
 	}
 	return r, nil

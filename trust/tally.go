@@ -136,8 +136,37 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, c
 		grouping:   grouping,
 	}
 	final.step.Replicas = out.Replicas
+	for i, l := range out.Verdicts {
+		final.verdicts[i] = router.Label(l)
+	}
+	s.state(req, &final, steps[0].lead, cals, recounted, coincide, reliability)
+	s.backing(req, &final)
+	if len(steps) == 1 { // one router call: its own choice of result and reasons
+		if len(last.reasons) > 0 && req.Mode != ModeDelegation {
+			final.reasons = last.reasons
+		}
+		if req.Mode == ModeDelegation && !req.numeric() && grouping == nil { // grouped or numeric, the router counted otherwise
+			final.result = last.result
+		}
+	}
+	if req.Policy == PolicyAdaptive || grouping != nil { // the router's block counted bytes
+		final.consensus = pooledBlock(final, snap, recounted || req.numeric())
+		final.step.Error = ""
+	}
+	return final, nil
+}
+
+// state sets what final, the call's pooled tally, states: its confidence
+// and the calibration basis it was read on, the plurality it was stated
+// from, whether its tier accepts the winner, and the leader's record when
+// the leader decided. lead is the record the call's first step ran under;
+// cals the maps the call read; recounted whether recount counted the
+// answers again by runs; coincide and reliability what a plurality's
+// posterior was computed from.
+func (s *Service) state(req *Request, final *stepResult, lead *reputation.Lead, cals *scopeReading, recounted bool, coincide, reliability float64) {
+	out := final.out
 	cal := cals.of(out)
-	led := ledBy(steps[0].lead, runs)
+	led := ledBy(lead, final.runs)
 	if led {
 		cal = cals.leaderMap(out.Label)
 	}
@@ -152,7 +181,7 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, c
 		x := score(req, out.Confidence, c)
 		// An open answer states the PluralityPosteriorAt of its groups
 		// with no outcome; the map reads its counts, as the stop does.
-		groups, _ := pluralityGroups(out, callKey) // it counted: no error
+		groups, _ := pluralityGroups(out, final.key) // it counted: no error
 		plural := openAnswer(req) && out.Answered > 0 && len(groups) > 0
 		switch {
 		case recounted:
@@ -168,18 +197,23 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, c
 	}
 	final.accepted = led || s.decides(req, out, cal, final.confidence)
 	if led {
-		final.lead = steps[0].lead
+		final.lead = lead
 	}
-	for i, l := range out.Verdicts {
-		final.verdicts[i] = router.Label(l)
-	}
-	key := callKey
+}
+
+// backing sets final's winner (its verdict, or its result), the reasons
+// of the runs that back it, and its disagreements: every run that
+// answered otherwise or failed, or with no accepted winner every run that
+// answered or failed.
+func (s *Service) backing(req *Request, final *stepResult) {
+	out := final.out
+	key := final.key
 	if key == nil {
 		key = consensus.DefaultKey
 	}
 	var winKey string
 	if out.Winner >= 0 {
-		w := runs[out.Winner]
+		w := final.runs[out.Winner]
 		if req.Mode == ModeDelegation {
 			final.result = w.Output
 			winKey, _ = key(json.RawMessage(w.Output)) // it counted: no error
@@ -205,7 +239,7 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, c
 		return err == nil && k == winKey
 	}
 	final.disagreements = []Disagreement{}
-	for i, r := range runs {
+	for i, r := range final.runs {
 		switch {
 		case backs(i, r):
 			for _, reason := range r.Reasons {
@@ -223,34 +257,31 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, c
 			final.disagreements = append(final.disagreements, d)
 		}
 	}
-	if len(steps) == 1 { // one router call: its own choice of result and reasons
-		if len(last.reasons) > 0 && req.Mode != ModeDelegation {
-			final.reasons = last.reasons
-		}
-		if req.Mode == ModeDelegation && !req.numeric() && grouping == nil { // grouped or numeric, the router counted otherwise
-			final.result = last.result
-		}
+}
+
+// pooledBlock is the consensus block of final, the pooled tally of a
+// call whose router blocks do not count its votes (adaptive's several
+// calls, or grouped outputs). With calibrated, the block names the
+// calibration basis of an unweighted count too (a recount by runs, a
+// numeric delegation). snap is the reputation snapshot of the last step.
+func pooledBlock(final stepResult, snap *router.ReputationSnapshot, calibrated bool) *router.ConsensusResponse {
+	out := final.out
+	c := &router.ConsensusResponse{
+		Replicas: out.Replicas, Agreement: out.Agreement, Verdicts: final.verdicts,
+		Strategy: router.AggregationMajority, Confidence: final.confidence,
+		LowConfidence: !final.accepted || out.Against > 0, Agreeing: out.Backers(final.key),
 	}
-	if req.Policy == PolicyAdaptive || grouping != nil { // the router's block counted bytes
-		final.consensus = &router.ConsensusResponse{
-			Replicas: out.Replicas, Agreement: out.Agreement, Verdicts: final.verdicts,
-			Strategy: router.AggregationMajority, Confidence: final.confidence,
-			LowConfidence: !final.accepted || out.Against > 0, Agreeing: out.Backers(callKey),
+	numericBlock(c, out)
+	if out.Strategy == consensus.StrategyWeighted {
+		c.Strategy, c.WeightBy = router.AggregationWeighted, router.WeightByReputation
+		c.Reputation = &router.ReputationSnapshot{Correlation: out.Correlation, Tempering: consensus.Tempering(out.Answered, out.Correlation)}
+		if snap != nil {
+			c.Reputation.Prior = snap.Prior
 		}
-		numericBlock(final.consensus, out)
-		if out.Strategy == consensus.StrategyWeighted {
-			c := final.consensus
-			c.Strategy, c.WeightBy = router.AggregationWeighted, router.WeightByReputation
-			c.Reputation = &router.ReputationSnapshot{Correlation: out.Correlation, Tempering: consensus.Tempering(out.Answered, out.Correlation)}
-			if snap != nil {
-				c.Reputation.Prior = snap.Prior
-			}
-			c.Calibration = final.calibration
-		}
-		if recounted || req.numeric() {
-			final.consensus.Calibration = final.calibration
-		}
-		final.step.Error = ""
+		c.Calibration = final.calibration
 	}
-	return final, nil
+	if calibrated {
+		c.Calibration = final.calibration
+	}
+	return c
 }

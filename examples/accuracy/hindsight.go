@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"slices"
+
+	"github.com/vouchkit/vouch/trust"
 )
 
 // followReports answers each call as the rule right most often on the
@@ -90,4 +92,40 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// A dissent counts the calls a session disagreed with the strict majority
+// of the other sessions' verdicts, and how many of those it got right.
+type dissent struct{ calls, disagreed, won int }
+
+// againstOthers returns the record of session best of a validation world
+// against the strict majority of the other sessions' verdicts, over every
+// call, single holding each session's verdicts alone: what a lead
+// (reputation.Book.Leader) is scored on, had every session run on every
+// call.
+func againstOthers(single [panelSize][]call, best int) dissent {
+	var rec dissent
+	for i, c := range single[best] {
+		rec.calls++
+		valid := 0
+		for s := range single {
+			if s != best && single[s][i].status == trust.StatusValid {
+				valid++
+			}
+		}
+		others := trust.StatusInvalid
+		switch {
+		case 2*valid == panelSize-1:
+			continue // no strict majority
+		case 2*valid > panelSize-1:
+			others = trust.StatusValid
+		}
+		if c.status != others {
+			rec.disagreed++
+			if c.correct {
+				rec.won++
+			}
+		}
+	}
+	return rec
 }

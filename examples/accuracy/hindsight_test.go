@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vouchkit/vouch/trust"
 )
 
 // TestFollowReports: call by call, the rule followed is the one right
@@ -42,5 +44,34 @@ func TestFollowReports(t *testing.T) {
 	// once.
 	if diff := cmp.Diff([]int{1, 1, 1, 1, 1, 1}, followed(true)); diff != "" {
 		t.Errorf("rules followed with hindsight (-want +got):\n%s", diff)
+	}
+}
+
+// TestAgainstOthers: a session's record against the strict majority of
+// the other four counts the calls it voted otherwise, and those it got
+// right; a call where the others split two to two counts in neither.
+func TestAgainstOthers(t *testing.T) {
+	v, x := trust.StatusValid, trust.StatusInvalid
+	// Three calls whose truth is VALID: the others' majority INVALID
+	// (session 1 agrees: no disagreement), INVALID again (session 1 votes
+	// VALID: a disagreement won), split two to two.
+	votes := [][panelSize]trust.Status{
+		{x, x, x, x, v},
+		{v, x, x, x, v},
+		{x, v, v, x, x},
+	}
+	var single [panelSize][]call
+	for _, vs := range votes {
+		for s, st := range vs {
+			single[s] = append(single[s], call{status: st, correct: st == v})
+		}
+	}
+	if diff := cmp.Diff(dissent{calls: 3, disagreed: 1, won: 1}, againstOthers(single, 0), cmp.AllowUnexported(dissent{})); diff != "" {
+		t.Errorf("session 1 against the others (-want +got):\n%s", diff)
+	}
+	// Session 5 votes VALID against the others' INVALID on the first two
+	// calls (both won); on the third the others split two to two.
+	if diff := cmp.Diff(dissent{calls: 3, disagreed: 2, won: 2}, againstOthers(single, 4), cmp.AllowUnexported(dissent{})); diff != "" {
+		t.Errorf("session 5 against the others (-want +got):\n%s", diff)
 	}
 }

@@ -258,6 +258,13 @@ func (r *worldsReport) familyTables(w io.Writer, f *family) {
 	fmt.Fprintf(w, "| best single session (reference) | — | %s | %s | 1.00 | 1.00 | | | |\n", pct(slices.Min(best)), pct(best.median()))
 	fmt.Fprintf(w, "| %s (reference) | — | %s | %s | 5.00 | 5.00 | | | |\n", five, pct(slices.Min(maj)), pct(maj.median()))
 
+	if !f.delegates() {
+		dis := over(func(wr *worldResult) float64 { return ratio(wr.against.disagreed, wr.against.calls) })
+		won := over(func(wr *worldResult) float64 { return ratio(wr.against.won, wr.against.disagreed) })
+		fmt.Fprintf(w, "\nThe best single session against the strict majority of the other four, on every call, as a lead is scored had all five run: it disagrees on %s of the calls and is right on %s of those disagreements (median world; %s to %s and %s to %s over the worlds). A lead takes such reported disagreements won four in four, six in seven or eight in ten.\n",
+			pct(dis.median()), pct(won.median()), pct(slices.Min(dis)), pct(slices.Max(dis)), pct(slices.Min(won)), pct(slices.Max(won)))
+	}
+
 	bind := r.cfg.binding()
 	fmt.Fprintf(w, "\nEach world (adaptive with reputation on; its best single session in bold among the panel's models):\n\n")
 	fmt.Fprintf(w, "| seed | panel | models, sessions 1–5 | best single | %s | adaptive, no outcome | adaptive, %g%% outcomes | its runs per call |\n", five, 100*bind.outcomes)

@@ -95,6 +95,7 @@ type worldResult struct {
 	best      stats                 // the session right most often on the measured calls
 	bestModel string
 	followed  [2]stats // following the reports at the binding share, without and with hindsight (followReports)
+	against   dissent  // a validation's best single session against the others' majority (againstOthers)
 }
 
 // worldsReport is every world measured, by family in the order run.
@@ -211,10 +212,14 @@ func newWorldResult(w *world, bind setting) (*worldResult, error) {
 	for i, c := range five {
 		r.fiveWrong[i] = !c.correct
 	}
+	best := 0
 	for s := range single {
 		if st := summarize(single[s], w.measuredCall); r.bestModel == "" || st.correct > r.best.correct {
-			r.best, r.bestModel = st, w.models[s]
+			r.best, r.bestModel, best = st, w.models[s], s
 		}
+	}
+	if w.probs == nil {
+		r.against = againstOthers(single, best)
 	}
 	if bind.rep == on && bind.outcomes > 0 {
 		rules := append([][]call{five}, single[:]...)

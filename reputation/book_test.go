@@ -4,11 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
-	"sync"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/reputation"
@@ -127,102 +123,5 @@ func TestCheckDeltasRefusesOverflow(t *testing.T) {
 	d := []reputation.Delta{{Key: reputation.Key{Session: 1}, Delta: reputation.Record{Right: 1e308}}}
 	if err := reputation.CheckDeltas(0, d); !errors.Is(err, reputation.ErrInvalid) {
 		t.Errorf("CheckDeltas of a count of 1e308: error %v, want ErrInvalid", err)
-	}
-}
-
-func TestLedger(t *testing.T) {
-	l := reputation.NewLedger(2)
-	b := []reputation.Ballot{{Session: 1, Backed: true}}
-	l.Put("alice", "a", scope, b)
-	l.Put("alice", "b", scope, nil)
-	l.Put("alice", "a", reputation.Scope{Operation: "x"}, b) // replaces, forgets nothing
-	if sc, got, ok := l.Get("alice", "a"); !ok || sc.Operation != "x" || len(got) != 1 {
-		t.Errorf("Get(alice, a) = %+v, %v, %v", sc, got, ok)
-	}
-	if _, _, ok := l.Get("bob", "a"); ok {
-		t.Error("bob finds alice's call a")
-	}
-	if l.Keep("alice", "a", scope, nil) {
-		t.Error("Keep replaced alice's call a")
-	}
-	l.Put("alice", "c", scope, nil) // forgets the oldest, a
-	if _, _, ok := l.Get("alice", "a"); ok {
-		t.Error("a is remembered beyond the bound")
-	}
-	for _, id := range []string{"b", "c"} {
-		if _, _, ok := l.Get("alice", id); !ok {
-			t.Errorf("%s forgotten", id)
-		}
-	}
-	// A call remembered with its calibration map and score.
-	want := reputation.Call{Scope: scope, Ballots: b, Tier: "safe", Score: 0.9375}
-	l.PutCall("alice", "d", want)
-	if got, ok := l.Call("alice", "d"); !ok || got.Tier != want.Tier || got.Score != want.Score || len(got.Ballots) != 1 {
-		t.Errorf("Call(d) = %+v, %v; want %+v", got, ok, want)
-	}
-}
-
-// TestLedgerReportsOnce: a call's report counts once, by its caller only;
-// a report that says the opposite replaces the first, exactly while the
-// records are not full, and moves a full record by the weight at most;
-// concurrent reports of one call count once.
-func TestLedgerReportsOnce(t *testing.T) {
-	ctx := context.Background()
-	store := new(reputation.Memory)
-	b, err := reputation.New(store, reputation.Options{Horizon: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := reputation.NewLedger(10)
-	sc := reputation.Scope{}
-	ballots := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Backed: true}, {Session: 3}}
-	l.Put("alice", "t", sc, ballots)
-	keys := []reputation.Key{{Session: 1}, {Session: 2}, {Session: 3}}
-	load := func() []reputation.Record {
-		recs, err := store.Load(ctx, keys)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return recs
-	}
-	if ok, err := l.Report(ctx, b, "bob", "t", false); ok || err != nil {
-		t.Errorf("bob's report on alice's call: ok %v, %v; want not found", ok, err)
-	}
-	if diff := cmp.Diff([]reputation.Record{{}, {}, {}}, load()); diff != "" {
-		t.Fatalf("bob's report moved the records (-want +got):\n%s", diff)
-	}
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			if ok, err := l.Report(ctx, b, "alice", "t", false); !ok || err != nil {
-				t.Errorf("alice's report: ok %v, %v", ok, err)
-			}
-		})
-	}
-	wg.Wait()
-	w := float64(reputation.DefaultFeedbackWeight)
-	wrong := []reputation.Record{{Wrong: w}, {Wrong: w}, {}}
-	if diff := cmp.Diff(wrong, load()); diff != "" {
-		t.Errorf("eight reports of a wrong outcome (-once +got):\n%s", diff)
-	}
-	if _, err := l.Report(ctx, b, "alice", "t", true); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]reputation.Record{{Right: w}, {Right: w}, {Wrong: w}}, load()); diff != "" {
-		t.Errorf("a right outcome in place of a wrong one (-as if only right +got):\n%s", diff)
-	}
-
-	// A full record: the flip moves at most the weight, from one count to
-	// the other, and forgets nothing else.
-	if err := store.Add(ctx, 20, []reputation.Delta{{Key: keys[0], Delta: reputation.Record{Right: 30, Wrong: 30}}}); err != nil {
-		t.Fatal(err)
-	}
-	full := load()[0]
-	if _, err := l.Report(ctx, b, "alice", "t", false); err != nil {
-		t.Fatal(err)
-	}
-	got := load()[0]
-	if diff := cmp.Diff(reputation.Record{Right: full.Right - w, Wrong: full.Wrong + w}, got, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
-		t.Errorf("a flip on a full record (-want +got):\n%s", diff)
 	}
 }

@@ -105,8 +105,19 @@
 // [Ballot.Opposed]). [Book.Leader] names the session whose record, a
 // [Lead], passes a one-sided sign test at [DefaultLeadLevel] and whose
 // reliability is the highest: run alone, it answers better than the
-// others together. trust.Service's adaptive tier then runs it alone. The records are kept under the reserved kind "lead <kind>" of
-// the scope's operation, in every Store.
+// others together. trust.Service's adaptive tier then runs it alone. The
+// records are kept under the reserved kind "lead <kind>" of the scope's
+// operation, in every Store.
+//
+// The test is checked after every report, and takes four disagreements
+// won in four, six in seven or eight in ten. A session that wins 93% of
+// its disagreements passes after four of them on the median, one that
+// wins 70% after 13 (38% of the time within nine), one that wins 60%
+// after 32; one no better than the others passes within 20 by luck 15%
+// of the time, which the reliability check bounds ([Lead.PValue]'s
+// example computes these figures). A disagreement counts only where the
+// session and others ran on a reported call, so a host that reports few
+// outcomes waits long for a lead.
 //
 // # Coincidence
 //

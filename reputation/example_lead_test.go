@@ -1,0 +1,61 @@
+package reputation_test
+
+import (
+	"fmt"
+
+	"github.com/vouchkit/vouch/reputation"
+)
+
+// How many reported disagreements a lead takes. A session that wins a
+// share p of its disagreements with the other votes passes the sign test
+// at DefaultLeadLevel, checked after every report, after the number of
+// disagreements shown, with the chances shown of passing within 9 and
+// within 20 of them: the exact distribution of the first pass, computed
+// from Lead.PValue.
+func ExampleLead_PValue_disagreements() {
+	for _, p := range []float64{0.5, 0.6, 0.7, 0.8, 0.93} {
+		median, within := firstLead(p, 200, 9, 20)
+		fmt.Printf("wins %2.0f%%: median %3s, within 9: %3.0f%%, within 20: %3.0f%%\n", 100*p, median, 100*within[0], 100*within[1])
+	}
+	// Output:
+	// wins 50%: median   —, within 9:   9%, within 20:  15%
+	// wins 60%: median  32, within 9:  20%, within 20:  39%
+	// wins 70%: median  13, within 9:  38%, within 20:  71%
+	// wins 80%: median   7, within 9:  62%, within 20:  94%
+	// wins 93%: median   4, within 9:  93%, within 20: 100%
+}
+
+// firstLead returns, for a session that wins each disagreement with
+// chance p, the number of disagreements (up to limit) by which it has
+// passed the lead's sign test with chance one half or more ("—" when
+// never), and the chance it has passed by each of at.
+func firstLead(p float64, limit int, at ...int) (median string, within []float64) {
+	median = "—"
+	within = make([]float64, len(at))
+	// alive[w] is the chance of w wins and n−w losses with no pass yet.
+	alive := []float64{1}
+	passed := 0.0
+	for n := 1; n <= limit; n++ {
+		next := make([]float64, n+1)
+		for w, m := range alive {
+			next[w+1] += m * p
+			next[w] += m * (1 - p)
+		}
+		for w, m := range next {
+			if m > 0 && (reputation.Lead{Won: float64(w), Lost: float64(n - w)}).PValue() <= reputation.DefaultLeadLevel {
+				passed += m
+				next[w] = 0
+			}
+		}
+		alive = next
+		if median == "—" && passed >= 0.5 {
+			median = fmt.Sprint(n)
+		}
+		for i, k := range at {
+			if n == k {
+				within[i] = passed
+			}
+		}
+	}
+	return median, within
+}

@@ -94,8 +94,9 @@ type worldResult struct {
 	fiveWrong []bool                // by call: the majority (plurality) of 5 was wrong
 	best      stats                 // the session right most often on the measured calls
 	bestModel string
-	followed  [2]stats // following the reports at the binding share, without and with hindsight (followReports)
-	against   dissent  // a validation's best single session against the others' majority (againstOthers)
+	followed  stats   // following the reports at the binding share, call by call (followReports)
+	chosen    stats   // the same, the rule chosen in hindsight
+	against   dissent // a validation's best single session against the others' majority (againstOthers)
 }
 
 // worldsReport is every world measured, by family in the order run.
@@ -226,9 +227,8 @@ func newWorldResult(w *world, bind setting) (*worldResult, error) {
 		reported := func(i int) bool {
 			return reports(w.seed, 0, i, bind.outcomes)
 		}
-		for _, h := range []bool{false, true} {
-			r.followed[b2i(h)] = summarize(followReports(rules, reported, h), w.measuredCall)
-		}
+		r.followed = summarize(followReports(rules, reported, false), w.measuredCall)
+		r.chosen = summarize(followReports(rules, reported, true), w.measuredCall)
 	}
 	return r, nil
 }

@@ -66,7 +66,10 @@ func (r *worldsReport) reportsTold(f *family, hindsight bool) (what, worst, medi
 	}
 	var ds spread
 	for _, wr := range r.results[f.name] {
-		followed := wr.followed[b2i(hindsight)]
+		followed := wr.followed
+		if hindsight {
+			followed = wr.chosen
+		}
 		if followed.calls == 0 {
 			continue
 		}
@@ -84,14 +87,6 @@ func (r *worldsReport) reportsTold(f *family, hindsight bool) (what, worst, medi
 		return "", "", "", 0, 0, false
 	}
 	return what, fmt.Sprintf("%+.2f points", 100*slices.Min(ds)), fmt.Sprintf("%+.2f points", 100*ds.median()), met, len(ds), true
-}
-
-// b2i is 1 for true, 0 for false.
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // A dissent counts the calls a session disagreed with the strict majority

@@ -60,7 +60,7 @@ func followReports(rules [][]call, reported func(i int) bool, hindsight bool) []
 // meets the target; false when no outcome was reported. what names the
 // row.
 func (r *worldsReport) reportsTold(f *family, hindsight bool) (what, worst, median string, met, worlds int, ok bool) {
-	what = "what the reports can tell: the rule right most often on the calls reported so far (the majority of 5 or one session, each known on every reported call, as if all five ran), followed call by call, less the accuracy target's reference"
+	what = "what the reports can tell: the rule right most often on the calls reported so far (the majority, or plurality, of 5 or one session, each known on every reported call, as if all five ran), followed call by call, less the accuracy target's reference"
 	if hindsight {
 		what = "the same with hindsight: the rule right most often on every reported call, later ones included, followed on every call"
 	}

@@ -187,8 +187,9 @@ func simulateWorlds(ctx context.Context, cfg config, progress io.Writer) (*world
 
 // newWorldResult computes a world's references: the majority (for a
 // delegation, the plurality) of 5 and the best single session on the
-// measured calls; and what following the outcomes reported at bind
-// would answer (followReports).
+// measured calls; what following the outcomes reported at bind would
+// answer (followReports); and for a validation, the best session's record
+// against the others' majority (againstOthers).
 func newWorldResult(w *world, bind setting) (*worldResult, error) {
 	r := &worldResult{w: w, cells: map[worldCell]stats{}, floors: map[worldCell]float64{}, together: map[worldCell]stats{}, outcomes: map[worldCell]stats{}, retries: map[worldCell]retries{}}
 	var five []call

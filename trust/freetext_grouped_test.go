@@ -53,15 +53,7 @@ func probeGrouper(t *testing.T) (*embedkey.Grouper, *embedkeytest.Server) {
 // answers at safe and adaptive, and an answer changing the year or the
 // laureate is never in the winning group.
 func TestService_Call_probeGrouped(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		answers []string
-		wrong   string
-	}{
-		{"five wordings", wordings, ""},
-		{"changed year", withChanged(changedYear), changedYear},
-		{"changed laureate", withChanged(changedLaureate), changedLaureate},
-	} {
+	for _, tc := range probeCases() {
 		for _, p := range []trust.Policy{trust.PolicySafe, trust.PolicyAdaptive} {
 			t.Run(tc.name+"/"+string(p), func(t *testing.T) {
 				g, _ := probeGrouper(t)

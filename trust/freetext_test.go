@@ -82,6 +82,24 @@ func withChanged(wrong string) []string {
 	return append([]string{wrong}, wordings[1:]...)
 }
 
+// A probeCase is one panel of the probe: the five answers, and the
+// changed answer among them that must never win ("" when none is).
+type probeCase struct {
+	name    string
+	answers []string
+	wrong   string
+}
+
+// probeCases returns the probe's panels: the five wordings, then with
+// the first changing the year, then the laureate.
+func probeCases() []probeCase {
+	return []probeCase{
+		{"five wordings", wordings, ""},
+		{"changed year", withChanged(changedYear), changedYear},
+		{"changed laureate", withChanged(changedLaureate), changedLaureate},
+	}
+}
+
 func resultString(t *testing.T, raw json.RawMessage) string {
 	t.Helper()
 	var s string
@@ -114,15 +132,7 @@ func TestService_Call_probeExactRetries(t *testing.T) {
 // safe and adaptive, and with an answer changing the year or the laureate
 // produced first, that answer is rejected and never returned.
 func TestService_Call_probeJudged(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		answers []string
-		wrong   string
-	}{
-		{"five wordings", wordings, ""},
-		{"changed year", withChanged(changedYear), changedYear},
-		{"changed laureate", withChanged(changedLaureate), changedLaureate},
-	} {
+	for _, tc := range probeCases() {
 		for _, p := range []trust.Policy{trust.PolicySafe, trust.PolicyAdaptive} {
 			t.Run(tc.name+"/"+string(p), func(t *testing.T) {
 				// The pool's order makes session 1, which holds the

@@ -11,8 +11,8 @@ import (
 
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/problem"
-	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/trust/internal/decide"
 )
 
 // candidate is a session adaptive may run on.
@@ -81,6 +81,7 @@ func (s *Service) candidates(ctx context.Context) []candidate {
 // once its candidates were known: their reliabilities and the leader
 // among them with the calibration maps.
 func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.SessionID) ([]stepResult, *scopeReading, error) {
+	rules := s.rules(req)
 	cands := s.candidates(ctx)
 	cals := s.readScope(ctx, req, s.rankable(cands), leaderCandidates(cands, exclude))
 	cands, rel := s.ranked(cands, cals)
@@ -98,11 +99,11 @@ func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.
 	var runs []router.Run
 	out := consensus.Outcome{}
 	for batches := 0; ; batches++ {
-		stop := s.stopAfter(req, cals, out)
+		stop := rules.StopAfter(cals.tables(), out)
 		if s.keep != nil {
 			stop.Weight = nextWeight(cands, used, rel)
 		}
-		k := next(req, stop, out)
+		k := rules.Next(stop, out)
 		if k == 0 || batches > 0 && outOfTime(ctx) { // at the caller's deadline: the votes in
 			break
 		}
@@ -211,75 +212,13 @@ func pickSessions(cands []candidate, used map[router.SessionID]bool, from, k int
 	return out
 }
 
-// stop is adaptive's stopping rule for req: consensus.Stop with the
-// escalation threshold as Lone, and with reputation on (but for a
-// numeric delegation, counted unweighted), DefaultWeightedStopThreshold
-// on the calibrated confidence (cal's reading of the call's score once
-// cal reads outcomes; before, the conservative number, what the call
-// states then: a stop on the weighted confidence would trust the
-// reliabilities' prior as if outcomes had shown it, and stop earlier
-// than reputation off does on the same votes) or DefaultFlipBound on
-// the chance that the runs left turn the verdict.
-func (s *Service) stop(req *Request, cal *reputation.Calibration) consensus.Stop {
-	st := consensus.Stop{Lone: s.threshold}
-	if s.keep != nil && !req.numeric() {
-		st.Threshold, st.Flip = DefaultWeightedStopThreshold, DefaultFlipBound
-		st.Calibrate = conservative // what the call states before any outcome
-		if cal != nil && cal.Total() > 0 {
-			st.Calibrate = func(x, c float64) float64 { return cal.Read(score(req, x, c), c) }
-		}
-	}
-	return st
-}
-
-// conservative reads a call's conservative number as its confidence
-// (consensus.Stop.Calibrate), as a calibration map of no outcome does.
-func conservative(_, c float64) float64 { return c }
-
-// stopAfter is adaptive's stopping rule (stop) for req after out, on the
-// calibration map of out's winner, or before any vote on the lower of
-// the maps.
-func (s *Service) stopAfter(req *Request, cals *scopeReading, out consensus.Outcome) consensus.Stop {
-	st := s.stop(req, cals.of(out))
-	if st.Threshold != 0 && cals != nil && cals.labels != nil && (out.Winner < 0 || out.Agreeing == 0) {
-		st.Calibrate = cals.lower()
-	}
-	return st
-}
-
 // NumericCalibrationSuffix ends the name of the calibration map of the
 // delegations that declare a numeric answer (task.answer "number"):
 // "safe/number", "adaptive/number". Their confidence, the Posterior of
 // the runs within the tolerance of the median and of the others, means
 // another thing than a plurality's of the same tier, so their outcomes
 // build a map of their own.
-const NumericCalibrationSuffix = "/number"
-
-// calibrationTier names the calibration map of req's calls that settle
-// on label: for a validation "<tier>/<label>" (one map per verdict), for
-// a delegation its tier, with NumericCalibrationSuffix when it declares a
-// numeric answer.
-func calibrationTier(req *Request, label consensus.Label) string {
-	switch {
-	case req.Mode != ModeDelegation && label != "":
-		return string(req.Policy) + "/" + string(label)
-	case req.numeric():
-		return string(req.Policy) + NumericCalibrationSuffix
-	}
-	return string(req.Policy)
-}
-
-// score returns the input of the calibration maps of req's calls whose
-// outcome states confidence x and conservative number c: for a
-// validation its confidence, the weighted credence of its winner, which
-// tells the sessions apart; for a delegation c, the number its
-// plurality rule compares (recount).
-func score(req *Request, x, c float64) float64 {
-	if req.Mode == ModeDelegation {
-		return c
-	}
-	return x
-}
+const NumericCalibrationSuffix = decide.NumericSuffix
 
 // refused reports whether err refuses the request itself (400, 401, 402,
 // 403), which another session would refuse as well.

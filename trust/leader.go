@@ -7,6 +7,7 @@ import (
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/trust/internal/decide"
 )
 
 // LeaderCalibrationSuffix ends the name of the calibration map of the
@@ -14,7 +15,7 @@ import (
 // "adaptive/VALID/leader", "adaptive/INVALID/leader". One session's
 // verdict is right at another rate than a panel's tally of the same
 // score, so its outcomes build maps of their own.
-const LeaderCalibrationSuffix = "/leader"
+const LeaderCalibrationSuffix = decide.LeaderSuffix
 
 // DefaultLeaderCheckEvery is how often an adaptive call that a leader
 // decides alone also runs a check beside it, unless WithLeaderCheck says
@@ -114,17 +115,4 @@ func first(cands []candidate, id router.SessionID) []candidate {
 func ledBy(l *reputation.Lead, runs []router.Run) bool {
 	return l != nil && len(runs) == 1 && int64(runs[0].SessionID) == l.Session &&
 		twoVerdicts(consensus.Label(runs[0].Label))
-}
-
-// leaderMap returns the calibration map of the verdict label a leader
-// gave alone (LeaderCalibrationSuffix), as c read it; nil when c is nil
-// or read no leader's maps.
-func (c *scopeReading) leaderMap(label consensus.Label) *reputation.Calibration {
-	if c == nil || c.leaders == nil {
-		return nil
-	}
-	if i := slices.Index(c.labels, label); i >= 0 {
-		return c.leaders[i]
-	}
-	return nil
 }

@@ -2,11 +2,10 @@ package trust
 
 import (
 	"context"
-	"slices"
-
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/trust/internal/decide"
 )
 
 // A scopeReading is what a call read of its scope's reputation, in one
@@ -16,33 +15,38 @@ import (
 // since a panel's VALID and its INVALID are right at different rates
 // (each map on its own: a verdict of no outcome states the conservative
 // number, whatever the other shows); for a delegation the one map of its
-// tier (calibrationTier). Then, for adaptive, the reliabilities it ranks
+// tier (decide.Rules.CalibrationTier). Then, for adaptive, the reliabilities it ranks
 // its candidates by, and for a validation the leader among them with the
 // maps of the verdicts a leader gives alone (LeaderCalibrationSuffix),
 // or for a tier of one router call the reliabilities of every session the
 // router may run and the router's own map (router.CalibrationTier); and
 // for an open answer, the chance that two wrong answers coincide.
 type scopeReading struct {
-	labels   []consensus.Label // parallel to maps; nil for a delegation
-	maps     []*reputation.Calibration
+	maps     decide.Maps                 // the calibration maps and the coincidence
 	rel      consensus.Reliabilities     // of the sessions adaptive ranks, or one router call may run
 	evidence map[int64]reputation.Record // behind rel
-	leaders  []*reputation.Calibration   // parallel to labels when a leader was asked for
 	router   *reputation.Calibration     // router.CalibrationTier's, when read for one router call
 	lead     reputation.Lead
 	leads    bool
-	open     bool // coincide was read
-	coincide float64
+}
+
+// tables returns the maps c read, for the rules of package decide; nil
+// when c is nil.
+func (c *scopeReading) tables() *decide.Maps {
+	if c == nil {
+		return nil
+	}
+	return &c.maps
 }
 
 // handedCoincidence is the coincidence c read for an open answer, or 0
 // when it read none (router.Reading.Coincidence,
 // reputation.Book.LearnAt); c may be nil.
 func (c *scopeReading) handedCoincidence() float64 {
-	if c == nil || !c.open {
+	if c == nil || !c.maps.Open {
 		return 0
 	}
-	return c.coincide
+	return c.maps.Coincide
 }
 
 // handed returns ctx carrying what c read for the router calls of
@@ -71,43 +75,6 @@ func (c *scopeReading) handedCall(ctx context.Context, req *Request) context.Con
 		return ctx
 	}
 	return router.WithReading(ctx, router.Reading{Scope: scope(req), Reliabilities: c.rel, Evidence: c.evidence, Calibration: c.router, Coincidence: c.handedCoincidence()})
-}
-
-// of returns the map of out's winner: the map of its verdict for a
-// validation, the tier's for a delegation; nil when c is nil and for a
-// validation without a winner (see lower).
-func (c *scopeReading) of(out consensus.Outcome) *reputation.Calibration {
-	switch {
-	case c == nil:
-		return nil
-	case c.labels == nil:
-		return c.maps[0]
-	case out.Winner < 0 || out.Agreeing == 0:
-		return nil
-	}
-	if i := slices.Index(c.labels, out.Label); i >= 0 {
-		return c.maps[i]
-	}
-	return nil
-}
-
-// lower returns the calibration that is the lower of what either
-// verdict's map would state (reputation.Calibration.Read: the
-// conservative number for a map of no outcome), for planning a
-// validation before its first vote: non-decreasing, as each reading is.
-// nil when c is nil or no map holds an outcome, so that the plan reads
-// the weighted confidence as the stop does before any outcome.
-func (c *scopeReading) lower() func(float64, float64) float64 {
-	if c == nil || !slices.ContainsFunc(c.maps, func(m *reputation.Calibration) bool { return m.Total() > 0 }) {
-		return nil
-	}
-	return func(x, conservative float64) float64 {
-		y := 1.0
-		for _, m := range c.maps {
-			y = min(y, m.Read(x, conservative))
-		}
-		return y
-	}
 }
 
 // readScope reads in one store read (reputation.Book.Snapshot) the
@@ -159,14 +126,16 @@ func (s *Service) read(ctx context.Context, req *Request, ranks, leaderAmong []i
 	if s.keep == nil {
 		return nil
 	}
-	c := &scopeReading{open: openAnswer(req)}
+	rules := s.rules(req)
+	c := &scopeReading{maps: decide.Maps{Open: rules.Open()}}
+	m := &c.maps
 	var tiers []string
 	if req.Mode == ModeDelegation {
-		tiers = []string{calibrationTier(req, "")}
+		tiers = []string{rules.CalibrationTier("")}
 		leaderAmong = nil // an open answer's dissent is not known right
 	} else {
-		c.labels = []consensus.Label{consensus.Label(router.VerdictValid), consensus.Label(router.VerdictInvalid)}
-		tiers = []string{calibrationTier(req, c.labels[0]), calibrationTier(req, c.labels[1])}
+		m.Labels = []consensus.Label{consensus.Label(router.VerdictValid), consensus.Label(router.VerdictInvalid)}
+		tiers = []string{rules.CalibrationTier(m.Labels[0]), rules.CalibrationTier(m.Labels[1])}
 		if len(leaderAmong) > 0 {
 			tiers = append(tiers, tiers[0]+LeaderCalibrationSuffix, tiers[1]+LeaderCalibrationSuffix)
 		}
@@ -174,21 +143,21 @@ func (s *Service) read(ctx context.Context, req *Request, ranks, leaderAmong []i
 	if routerMap {
 		tiers = append(tiers, router.CalibrationTier)
 	}
-	snap, err := s.keep.Reputation().Snapshot(ctx, scope(req), reputation.SnapshotRequest{Sessions: ranks, Leader: leaderAmong, Tiers: tiers, Coincidence: c.open})
+	snap, err := s.keep.Reputation().Snapshot(ctx, scope(req), reputation.SnapshotRequest{Sessions: ranks, Leader: leaderAmong, Tiers: tiers, Coincidence: m.Open})
 	if err != nil {
 		s.logger.WarnContext(ctx, "trust: reading the reputation of the call's scope; the confidence is uncalibrated, the sessions keep their rotation and none leads", "error", err)
 		return nil
 	}
-	n := max(len(c.labels), 1) // the verdicts' maps, or the tier's
+	n := max(len(m.Labels), 1) // the verdicts' maps, or the tier's
 	maps := snap.Calibrations
 	if routerMap {
 		c.router, maps = maps[len(maps)-1], maps[:len(maps)-1]
 	}
-	c.maps = maps[:n]
+	m.Calibrations = maps[:n]
 	if len(maps) > n {
-		c.leaders = maps[n:]
+		m.Leaders = maps[n:]
 	}
 	c.rel, c.evidence = snap.Reliabilities, snap.Evidence
-	c.lead, c.leads, c.coincide = snap.Lead, snap.Leads, snap.Coincidence
+	c.lead, c.leads, m.Coincide = snap.Lead, snap.Leads, snap.Coincidence
 	return c
 }

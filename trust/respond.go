@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/trust/internal/decide"
 )
 
 // respond builds the response from final, the pooled vote accounting of
@@ -66,13 +67,13 @@ func (s *Service) respond(req *Request, steps []stepResult, final stepResult, tr
 			resp.Status = StatusSellerInvalid
 		}
 	}
-	resp.RetryInstructions = retryInstructions(req, resp.Status, final, s.pluralityFloor())
+	resp.RetryInstructions = retryInstructions(req, resp.Status, final, s.rules(req))
 	return resp
 }
 
 // retryInstructions advise a retry for RETRY and NEEDS_SPEC; nil otherwise.
-// floor is the service's plurality floor (WithPluralityFloor).
-func retryInstructions(req *Request, status Status, final stepResult, floor float64) *RetryInstructions {
+// rules are the rules req's call was decided by.
+func retryInstructions(req *Request, status Status, final stepResult, rules decide.Rules) *RetryInstructions {
 	switch status {
 	case StatusRetry:
 		ri := &RetryInstructions{Policy: stronger(req.Policy), RetryAfterMS: 0}
@@ -91,9 +92,9 @@ func retryInstructions(req *Request, status Status, final stepResult, floor floa
 		case out.Answered == 0:
 			ri.Reason = fmt.Sprintf("no run answered: %d launched, %d failed, %d cancelled", out.Replicas, out.Failed, out.Cancelled)
 			ri.RetryAfterMS = 1000
-		case byPlurality(req) && out.Agreeing >= 2:
+		case rules.ByPlurality() && out.Agreeing >= 2:
 			ri.Reason = fmt.Sprintf("the runs did not settle: the answer %d of %d runs gave states confidence %.3g, not above %v",
-				out.Agreeing, out.Agreeing+out.Against, final.confidence, floor)
+				out.Agreeing, out.Agreeing+out.Against, final.confidence, rules.Floor)
 		case req.Policy == PolicyAdaptive:
 			ri.Reason = fmt.Sprintf("the runs did not settle: %d of %d answers agree after %d runs (%d failed)",
 				out.Agreeing, out.Agreeing+out.Against, out.Replicas, out.Failed)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/problem"
-	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/trust/internal/decide"
 )
 
 // aggregate counts runs as votes with package consensus's majority:
@@ -58,31 +58,6 @@ func count(agg consensus.Aggregator, req *Request, runs []router.Run, key func(a
 	return out, nil
 }
 
-// accepts reports whether tier p may report the winner of out:
-//
-//	fast      a winner (one answer)
-//	safe      a strict majority of at least two answers
-//	oracle    a majority of the replicas launched answered, and none
-//	          dissented
-//	adaptive  consensus.Stop's Accept: settled, or once no run is left a
-//	          strict majority of at least two answers or (weighted) a
-//	          winner of at least two whose confidence is above one half
-func (s *Service) accepts(req *Request, out consensus.Outcome, cal *reputation.Calibration) bool {
-	p := req.Policy
-	if out.Replicas == 0 || out.Winner < 0 || out.Agreeing == 0 {
-		return false
-	}
-	switch p {
-	case PolicyFast:
-		return out.Agreeing > out.Against
-	case PolicySafe:
-		return out.Agreeing >= 2 && out.Agreeing > out.Against
-	case PolicyOracle:
-		return out.Against == 0 && 2*out.Agreeing > out.Replicas
-	}
-	return s.stop(req, cal).Accept(out)
-}
-
 // tally is the vote accounting of a trust call: every run of every step
 // counted as one tally, whatever the tier. Its verdict or result is the
 // winner's, its agreement and confidence the tally's (consensus.Posterior
@@ -96,11 +71,13 @@ func (s *Service) accepts(req *Request, out consensus.Outcome, cal *reputation.C
 //
 // With reputation on, the confidence is calibrated: the tally's
 // consensus.Conservative number read on the calibration map of the
-// call's tier in its scope (reputation.Calibration, calibrationTier),
-// which the outcomes reported through Feedback build; for a numeric
-// delegation, counted unweighted, that number is the median's Posterior.
-// cals are the maps as the call read them once (Service.readScope), so
-// that adaptive's stop and the number stated read the same maps.
+// call's tier in its scope (reputation.Calibration,
+// decide.Rules.CalibrationTier), which the outcomes reported through
+// Feedback build; for a numeric delegation, counted unweighted, that
+// number is the median's Posterior. The tally asks decide.Rules.Decide
+// once for what it states and whether its tier accepts it, on cals, the
+// maps as the call read them once (Service.readScope), so that
+// adaptive's stop and the number stated read the same maps.
 func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, cals *scopeReading) (stepResult, error) {
 	var runs []router.Run
 	for _, st := range steps {
@@ -117,29 +94,37 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, c
 	if err != nil {
 		return stepResult{}, err
 	}
-	coincide := cals.coincidence()
+	led := ledBy(steps[0].lead, runs)
 	reliability := pluralityReliability(runs, snap)
-	out, recounted, err := recount(req, out, runs, callKey, cals.of(out), coincide, reliability)
+	d, err := s.rules(req).Decide(cals.tables(), decide.Tally{Out: out, Key: callKey, Reliability: reliability, Led: led})
 	if err != nil {
-		return stepResult{}, err
+		return stepResult{}, problem.Newf(http.StatusBadGateway, problem.CodeInternal, "trust: counting the runs: %v", err)
 	}
+	out = d.Out
 	last := steps[len(steps)-1]
 	final := stepResult{
-		out:        out,
-		runs:       runs,
-		confidence: out.Confidence,
-		agreement:  out.Agreement,
-		verdicts:   make([]router.Label, len(out.Verdicts)),
-		step:       last.step,
-		consensus:  last.consensus,
-		key:        callKey,
-		grouping:   grouping,
+		out:         out,
+		runs:        runs,
+		confidence:  d.Confidence,
+		calibration: d.Basis,
+		accepted:    d.Accepted,
+		agreement:   out.Agreement,
+		verdicts:    make([]router.Label, len(out.Verdicts)),
+		step:        last.step,
+		consensus:   last.consensus,
+		key:         callKey,
+		grouping:    grouping,
 	}
 	final.step.Replicas = out.Replicas
 	for i, l := range out.Verdicts {
 		final.verdicts[i] = router.Label(l)
 	}
-	s.state(req, &final, steps[0].lead, cals, recounted, coincide, reliability)
+	if d.Groups != nil {
+		final.plurality = &Plurality{Groups: d.Groups, Coincidence: d.Coincidence, Reliability: reliability}
+	}
+	if led {
+		final.lead = steps[0].lead
+	}
 	s.backing(req, &final)
 	if len(steps) == 1 { // one router call: its own choice of result and reasons
 		if len(last.reasons) > 0 && req.Mode != ModeDelegation {
@@ -150,55 +135,10 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, c
 		}
 	}
 	if req.Policy == PolicyAdaptive || grouping != nil { // the router's block counted bytes
-		final.consensus = pooledBlock(final, snap, recounted || req.numeric())
+		final.consensus = pooledBlock(final, snap, d.Recounted || req.numeric())
 		final.step.Error = ""
 	}
 	return final, nil
-}
-
-// state sets what final, the call's pooled tally, states: its confidence
-// and the calibration basis it was read on, the plurality it was stated
-// from, whether its tier accepts the winner, and the leader's record when
-// the leader decided. lead is the record the call's first step ran under;
-// cals the maps the call read; recounted whether recount counted the
-// answers again by runs; coincide and reliability what a plurality's
-// posterior was computed from.
-func (s *Service) state(req *Request, final *stepResult, lead *reputation.Lead, cals *scopeReading, recounted bool, coincide, reliability float64) {
-	out := final.out
-	cal := cals.of(out)
-	led := ledBy(lead, final.runs)
-	if led {
-		cal = cals.leaderMap(out.Label)
-	}
-	if s.keep != nil && (out.Strategy == consensus.StrategyWeighted || recounted || req.numeric()) && out.Winner >= 0 {
-		if cal == nil { // the store failed: uncalibrated
-			cal = &reputation.Calibration{Tier: calibrationTier(req, out.Label)}
-			if led {
-				cal.Tier += LeaderCalibrationSuffix
-			}
-		}
-		c := consensus.Conservative(out)
-		x := score(req, out.Confidence, c)
-		// An open answer states the PluralityPosteriorAt of its groups
-		// with no outcome; the map reads its counts, as the stop does.
-		groups, _ := pluralityGroups(out, final.key) // it counted: no error
-		plural := openAnswer(req) && out.Answered > 0 && len(groups) > 0
-		switch {
-		case recounted:
-			x = consensus.Posterior(out.Agreeing, out.Against)
-		case plural && out.Strategy == consensus.StrategyWeighted:
-			c = min(out.Confidence, consensus.PluralityPosteriorAt(groups, 0, coincide, reliability))
-		}
-		if plural && (recounted || out.Strategy == consensus.StrategyWeighted) {
-			final.plurality = &Plurality{Groups: groups, Coincidence: coincide, Reliability: reliability}
-		}
-		y, basis := cal.Basis(x, c)
-		final.confidence, final.calibration = y, &basis
-	}
-	final.accepted = led || s.decides(req, out, cal, final.confidence)
-	if led {
-		final.lead = lead
-	}
 }
 
 // backing sets final's winner (its verdict, or its result), the reasons

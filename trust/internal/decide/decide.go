@@ -1,0 +1,171 @@
+package decide
+
+import (
+	"slices"
+
+	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/reputation"
+)
+
+// A Tally is a finished call's count of its runs, for Decide.
+type Tally struct {
+	// Out counts every run of the call: weighted by reputation when the
+	// rules are Calibrated, by the median for a numeric delegation, else
+	// by the majority.
+	Out consensus.Outcome
+	// Key groups the answers of a delegation (nil: consensus.DefaultKey).
+	Key func(any) (string, error)
+	// Reliability is the reliability an open answer's plurality is
+	// stated at: the mean of the reliabilities of the runs that answered.
+	Reliability float64
+	// Led reports that a leader's one verdict decided the call.
+	Led bool
+}
+
+// A Decision is what a finished call states.
+type Decision struct {
+	// Out is the tally the call answers: Tally.Out, or its count again by
+	// runs when Recounted.
+	Out consensus.Outcome
+	// Recounted reports that the plurality rule counted the answers
+	// again by runs.
+	Recounted bool
+	// Confidence is the confidence stated: Out's own, or with the rules
+	// Calibrated its reading on the call's map, whose basis is Basis.
+	Confidence float64
+	// Basis is the calibration basis of Confidence; nil when uncalibrated.
+	Basis *reputation.Basis
+	// Groups holds the sizes of the groups of equal answers an open
+	// answer's plurality was stated from, the winner's first; nil when
+	// none was.
+	Groups []int
+	// Coincidence is the chance that two wrong answers coincide that the
+	// plurality was stated at (Maps.Coincidence).
+	Coincidence float64
+	// Accepted reports whether the tier accepts the winner.
+	Accepted bool
+}
+
+// Decide returns what a finished call whose runs t counts states, on the
+// maps m it read. A call decided by the plurality rule is counted again
+// by runs unless its weighted tally settles it (recount). With the rules
+// Calibrated, a weighted tally, a recount or a numeric delegation states
+// its consensus.Conservative number, or the Score the map reads, as its
+// map (a leader's map when Led; an uncalibrated one named by
+// CalibrationTier when m holds none) reads it; an open answer's
+// weighted winner states at most its consensus.PluralityPosteriorAt.
+// A leader's verdict is accepted; any other tally as Decides says.
+func (r Rules) Decide(m *Maps, t Tally) (Decision, error) {
+	coincide := m.Coincidence()
+	out, recounted, err := r.recount(t.Out, t.Key, m.For(t.Out), coincide, t.Reliability)
+	if err != nil {
+		return Decision{}, err
+	}
+	d := Decision{Out: out, Recounted: recounted, Confidence: out.Confidence, Coincidence: coincide}
+	cal := m.For(out)
+	if t.Led {
+		cal = m.Leader(out.Label)
+	}
+	if r.Calibrated && (out.Strategy == consensus.StrategyWeighted || recounted || r.Numeric) && out.Winner >= 0 {
+		if cal == nil { // no map read: uncalibrated
+			cal = &reputation.Calibration{Tier: r.CalibrationTier(out.Label)}
+			if t.Led {
+				cal.Tier += LeaderSuffix
+			}
+		}
+		c := consensus.Conservative(out)
+		x := r.Score(out.Confidence, c)
+		// An open answer states the PluralityPosteriorAt of its groups
+		// with no outcome; the map reads its counts, as the stop does.
+		groups, _ := pluralityGroups(out, t.Key) // it counted: no error
+		plural := r.Open() && out.Answered > 0 && len(groups) > 0
+		switch {
+		case recounted:
+			x = consensus.Posterior(out.Agreeing, out.Against)
+		case plural && out.Strategy == consensus.StrategyWeighted:
+			c = min(out.Confidence, consensus.PluralityPosteriorAt(groups, 0, coincide, t.Reliability))
+		}
+		if plural && (recounted || out.Strategy == consensus.StrategyWeighted) {
+			d.Groups = groups
+		}
+		y, basis := cal.Basis(x, c)
+		d.Confidence, d.Basis = y, &basis
+	}
+	d.Accepted = t.Led || r.Decides(out, cal, d.Confidence)
+	return d, nil
+}
+
+// recount returns the weighted tally out of a call decided by the
+// plurality rule counted again by runs (consensus.Majority over the same
+// votes), and true, unless the weighted tally settles the call on its
+// confidence: its calibrated conservative number (as cal maps it;
+// consensus.Conservative before any outcome) reaches Threshold. Otherwise
+// out is returned unchanged, with false.
+//
+// Weights learned from agreement rank the sessions and let adaptive stop
+// early, but on real panels they can let one session outweigh several
+// that agree (a session run only on the problems the others split on
+// learns a low reliability), and their confidence then says little. Once
+// the weights do not settle the call, the panel's best answer is the one
+// most of its runs gave, stated with the calibrated Posterior of its
+// counts (an open answer's map centred on consensus.PluralityPosteriorAt
+// of its groups at coincide and reliability); a tie for the most runs
+// keeps the weighted winner.
+func (r Rules) recount(out consensus.Outcome, key func(any) (string, error), cal *reputation.Calibration, coincide, reliability float64) (consensus.Outcome, bool, error) {
+	if !r.ByPlurality() || out.Strategy != consensus.StrategyWeighted || out.Winner < 0 {
+		return out, false, nil
+	}
+	if cal == nil {
+		cal = &reputation.Calibration{}
+	}
+	if c := consensus.Conservative(out); cal.Read(c, c) >= r.Threshold {
+		return out, false, nil
+	}
+	m, err := consensus.Majority{}.Aggregate(out.Votes, consensus.Policy{Key: key})
+	if err != nil || m.Winner < 0 || m.Agreeing < out.Agreeing {
+		return out, false, err
+	}
+	if m.Agreeing == out.Agreeing { // a tie for the most runs: the weighted winner
+		m.Winner, m.Answer, m.Label = out.Winner, out.Answer, out.Label
+	}
+	if groups, err := pluralityGroups(m, key); err != nil {
+		return out, false, err
+	} else if len(groups) > 1 || len(groups) == 1 && groups[0] > 1 {
+		m.Confidence = consensus.PluralityPosteriorAt(groups, 0, coincide, reliability)
+	}
+	return m, true, nil
+}
+
+// pluralityGroups returns the sizes of the groups of equal answers
+// among out's cast votes under key (nil: consensus.DefaultKey), the
+// winner's group first; nil when out has no winner among them.
+func pluralityGroups(out consensus.Outcome, key func(any) (string, error)) ([]int, error) {
+	if key == nil {
+		key = consensus.DefaultKey
+	}
+	var names []string
+	var groups []int
+	winner := -1
+	for i, v := range out.Votes {
+		if v.Answer == nil || v.Label == consensus.LabelCancelled || v.Label.Failed() {
+			continue
+		}
+		k, err := key(v.Answer)
+		if err != nil {
+			return nil, err
+		}
+		j := slices.Index(names, k)
+		if j < 0 {
+			names, groups, j = append(names, k), append(groups, 0), len(names)
+		}
+		groups[j]++
+		if i == out.Winner {
+			winner = j
+		}
+	}
+	if winner < 0 {
+		return nil, nil
+	}
+	groups[0], groups[winner] = groups[winner], groups[0]
+	return groups, nil
+}

@@ -75,3 +75,46 @@ func TestAgainstOthers(t *testing.T) {
 		t.Errorf("session 5 against the others (-want +got):\n%s", diff)
 	}
 }
+
+// TestWeighedMajority: four sessions that vote INVALID on every claim
+// that does not hold and on four in five that do, beside one right on
+// three claims in four whatever the truth. Weighed one way, the four
+// read right 60% of the time and outvote the one wherever they
+// disagree; weighed two ways, their INVALID says little (they give it
+// to most claims that hold), and the one decides those calls.
+func TestWeighedMajority(t *testing.T) {
+	const each = 100 // claims that hold, then as many that do not
+	var single [panelSize][]call
+	for i := range 2 * each {
+		holds, j := i < each, i%each
+		single[0] = append(single[0], verdictCall((j < 75) == holds, holds)) // right on 75 of each
+		for s := 1; s < panelSize; s++ {
+			single[s] = append(single[s], verdictCall(holds && j >= 80, holds))
+		}
+	}
+	one, two := weighedMajority(single, func(int) bool { return true })
+	right := func(calls []call) int {
+		n := 0
+		for _, c := range calls {
+			if c.correct {
+				n++
+			}
+		}
+		return n
+	}
+	// One way: the one (log-odds 1.07) loses to the four (4 × 0.40)
+	// wherever they disagree, so every claim that holds but the 20 the
+	// four call VALID is missed. Two ways: the four's INVALID weighs
+	// 4 × −0.22, the one's VALID 1.07, so the 75 claims that hold are
+	// found and the 25 that do not, where the one says VALID, missed.
+	if got, want := right(one), 120; got != want {
+		t.Errorf("weighed one way: %d of %d right, want %d", got, 2*each, want)
+	}
+	if got, want := right(two), 170; got != want {
+		t.Errorf("weighed two ways: %d of %d right, want %d", got, 2*each, want)
+	}
+	none, _ := weighedMajority(single, func(int) bool { return false })
+	if got := right(none); got != each {
+		t.Errorf("with no call rated every vote weighs nothing and every call answers INVALID: %d right, want %d", got, each)
+	}
+}

@@ -263,6 +263,7 @@ func (r *worldsReport) familyTables(w io.Writer, f *family) {
 		won := over(func(wr *worldResult) float64 { return ratio(wr.against.won, wr.against.disagreed) })
 		fmt.Fprintf(w, "\nThe best single session against the strict majority of the other four, on every call, as a lead is scored had all five run: it disagrees on %s of the calls and is right on %s of those disagreements (median world; %s to %s and %s to %s over the worlds). A lead takes such reported disagreements won four in four, six in seven or eight in ten.\n",
 			pct(dis.median()), pct(won.median()), pct(slices.Min(dis)), pct(slices.Max(dis)), pct(slices.Min(won)), pct(slices.Max(won)))
+		r.twoWays(w, rs, over)
 	}
 
 	bind := r.cfg.binding()

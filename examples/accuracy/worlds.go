@@ -94,9 +94,11 @@ type worldResult struct {
 	fiveWrong []bool                // by call: the majority (plurality) of 5 was wrong
 	best      stats                 // the session right most often on the measured calls
 	bestModel string
-	followed  stats   // following the reports at the binding share, call by call (followReports)
-	chosen    stats   // the same, the rule chosen in hindsight
-	against   dissent // a validation's best single session against the others' majority (againstOthers)
+	followed  stats    // following the reports at the binding share, call by call (followReports)
+	chosen    stats    // the same, the rule chosen in hindsight
+	against   dissent  // a validation's best single session against the others' majority (againstOthers)
+	oracle    weighing // a validation's majority of 5 weighed one way and two ways at the rates of every call
+	byReports weighing // the same at the rates of the calls reported at the binding share
 }
 
 // worldsReport is every world measured, by family in the order run.
@@ -189,7 +191,8 @@ func simulateWorlds(ctx context.Context, cfg config, progress io.Writer) (*world
 // delegation, the plurality) of 5 and the best single session on the
 // measured calls; what following the outcomes reported at bind would
 // answer (followReports); and for a validation, the best session's record
-// against the others' majority (againstOthers).
+// against the others' majority (againstOthers) and the majority of 5
+// weighed one way and two ways (weighedMajority).
 func newWorldResult(w *world, bind setting) (*worldResult, error) {
 	r := &worldResult{w: w, cells: map[worldCell]stats{}, floors: map[worldCell]float64{}, together: map[worldCell]stats{}, outcomes: map[worldCell]stats{}, retries: map[worldCell]retries{}}
 	var five []call
@@ -222,6 +225,7 @@ func newWorldResult(w *world, bind setting) (*worldResult, error) {
 	}
 	if w.probs == nil {
 		r.against = againstOthers(single, best)
+		r.oracle = weighed(w, single, func(int) bool { return true })
 	}
 	if bind.rep == on && bind.outcomes > 0 {
 		rules := append([][]call{five}, single[:]...)
@@ -230,6 +234,9 @@ func newWorldResult(w *world, bind setting) (*worldResult, error) {
 		}
 		r.followed = summarize(followReports(rules, reported, false), w.measuredCall)
 		r.chosen = summarize(followReports(rules, reported, true), w.measuredCall)
+		if w.probs == nil {
+			r.byReports = weighed(w, single, reported)
+		}
 	}
 	return r, nil
 }

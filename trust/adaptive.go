@@ -12,7 +12,6 @@ import (
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/router"
-	"github.com/vouchkit/vouch/trust/internal/decide"
 )
 
 // candidate is a session adaptive may run on.
@@ -218,7 +217,7 @@ func pickSessions(cands []candidate, used map[router.SessionID]bool, from, k int
 // the runs within the tolerance of the median and of the others, means
 // another thing than a plurality's of the same tier, so their outcomes
 // build a map of their own.
-const NumericCalibrationSuffix = decide.NumericSuffix
+const NumericCalibrationSuffix = "/number"
 
 // refused reports whether err refuses the request itself (400, 401, 402,
 // 403), which another session would refuse as well.

@@ -7,7 +7,6 @@ import (
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
-	"github.com/vouchkit/vouch/trust/internal/decide"
 )
 
 // LeaderCalibrationSuffix ends the name of the calibration map of the
@@ -15,7 +14,7 @@ import (
 // "adaptive/VALID/leader", "adaptive/INVALID/leader". One session's
 // verdict is right at another rate than a panel's tally of the same
 // score, so its outcomes build maps of their own.
-const LeaderCalibrationSuffix = decide.LeaderSuffix
+const LeaderCalibrationSuffix = "/leader"
 
 // DefaultLeaderCheckEvery is how often an adaptive call that a leader
 // decides alone also runs a check beside it, unless WithLeaderCheck says

@@ -172,7 +172,7 @@ func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.
 		if err != nil {
 			return nil, nil, err
 		}
-		if out, err = s.aggregate(req, runs, lastSnapshot(steps), key); err != nil {
+		if out, err = rules.Count(runs, lastSnapshot(steps), key); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -3,8 +3,6 @@ package trust
 import (
 	"fmt"
 
-	"github.com/vouchkit/vouch/consensus"
-	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust/internal/decide"
 )
 
@@ -66,6 +64,7 @@ func (s *Service) rules(req *Request) decide.Rules {
 		Tier:       decide.Tier(req.Policy),
 		Delegation: req.Mode == ModeDelegation,
 		Numeric:    req.numeric(),
+		Tolerance:  tolerance(req),
 		Judged:     req.Delegation.judged(),
 		Calibrated: s.keep != nil,
 		Lone:       s.threshold,
@@ -82,33 +81,4 @@ func (s *Service) pluralityFloor() float64 {
 		return DefaultPluralityFloor
 	}
 	return s.floor
-}
-
-// pluralityReliability is the reliability consensus.PluralityPosteriorAt
-// states an open answer at: the mean of the reliabilities of the runs
-// that answered, as each run records it (router.Run.Reliability), a run
-// that records none read at snap's prior (consensus.DefaultReliability
-// when snap names none). Before any outcome every session reads the
-// prior's mean, 0.8; outcomes move each to its record.
-func pluralityReliability(runs []router.Run, snap *router.ReputationSnapshot) float64 {
-	prior := consensus.DefaultReliability
-	if snap != nil && snap.Prior > 0 {
-		prior = snap.Prior
-	}
-	sum, n := 0.0, 0
-	for _, r := range runs {
-		if r.Label != router.LabelOK {
-			continue
-		}
-		rel := prior
-		if r.Reliability != nil {
-			rel = *r.Reliability
-		}
-		sum += rel
-		n++
-	}
-	if n == 0 {
-		return prior
-	}
-	return sum / float64(n)
 }

@@ -7,14 +7,15 @@ import (
 	"github.com/vouchkit/vouch/router"
 )
 
-// numericAggregator counts the runs of a delegation that declares a
-// numeric answer: their median, agreeing within task.tolerance.
-func numericAggregator(req *Request) consensus.Aggregator {
+// tolerance is the task.tolerance of a delegation that declares a
+// numeric answer, within which its runs' numbers agree with their median;
+// none when the task sets none.
+func tolerance(req *Request) consensus.Tolerance {
 	var tol consensus.Tolerance
 	if t := req.Task.Tolerance; t != nil {
 		tol = consensus.Tolerance{Absolute: t.Absolute, Relative: t.Relative}
 	}
-	return consensus.Median{Tolerance: tol}
+	return tol
 }
 
 // numericResult is the result of a numeric outcome: its median, a JSON

@@ -11,6 +11,7 @@ import (
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/trust/internal/decide"
 )
 
 // DefaultWeightedStopThreshold is the confidence at which adaptive stops
@@ -76,27 +77,6 @@ func scope(req *Request) reputation.Scope {
 		kind = router.KindDelegate
 	}
 	return router.Scope(kind, req.Task.Type)
-}
-
-// reliabilities returns what the runs were weighed with: each run's
-// recorded reliability, and the prior and correlation of snap.
-func reliabilities(runs []router.Run, snap *router.ReputationSnapshot) consensus.Reliabilities {
-	rel := consensus.Reliabilities{Sessions: map[int64]float64{}}
-	if snap != nil {
-		rel.Prior, rel.Correlation = snap.Prior, snap.Correlation
-	}
-	for _, r := range runs {
-		if r.Reliability != nil {
-			rel.Sessions[int64(r.SessionID)] = *r.Reliability
-		}
-		if r.ConfidenceSlope != nil {
-			if rel.Confidence == nil {
-				rel.Confidence = map[int64]consensus.ConfidenceSlope{}
-			}
-			rel.Confidence[int64(r.SessionID)] = *r.ConfidenceSlope
-		}
-	}
-	return rel
 }
 
 // lastSnapshot returns the reputation snapshot of the latest step that
@@ -178,7 +158,7 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 	if (req.Policy == PolicyAdaptive || s.groups(req)) && len(final.out.Votes) > 1 && s.keep.Teach(ctx) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		rel := reliabilities(final.runs, lastSnapshot(steps))
+		rel := decide.Reliabilities(final.runs, lastSnapshot(steps))
 		if err := s.keep.Reputation().LearnAt(lctx, sc, final.out.Votes, consensus.Policy{Key: final.key}, rel, cals.handedCoincidence()); err != nil {
 			s.logger.WarnContext(ctx, "trust: learning session reliabilities", "error", err)
 		}

@@ -3,60 +3,12 @@ package trust
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"slices"
 
 	"github.com/vouchkit/vouch/consensus"
-	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust/internal/decide"
 )
-
-// aggregate counts runs as votes with package consensus's majority:
-// each run's label, its confidence, and for delegation its output, which
-// groups under key, the call's answer key (see Service.answerKey).
-// Failures are non-votes; cancelled runs are no votes at all.
-//
-// With reputation on, the votes are weighted (consensus.Weighted) by the
-// reliabilities the runs record and snap's prior and correlation.
-//
-// A delegation that declares a numeric answer (task.answer "number") is
-// counted by consensus.Median under task.tolerance, unweighted; key groups
-// the answers of any other call.
-func (s *Service) aggregate(req *Request, runs []router.Run, snap *router.ReputationSnapshot, key func(any) (string, error)) (consensus.Outcome, error) {
-	if len(runs) == 0 {
-		return consensus.Outcome{Winner: -1}, nil
-	}
-	var agg consensus.Aggregator = consensus.Majority{}
-	switch {
-	case req.numeric():
-		agg = numericAggregator(req)
-	case s.keep != nil:
-		agg = consensus.Weighted{Reliabilities: reliabilities(runs, snap)}
-	}
-	return count(agg, req, runs, key)
-}
-
-// count counts runs as votes with agg under key (see aggregate).
-func count(agg consensus.Aggregator, req *Request, runs []router.Run, key func(any) (string, error)) (consensus.Outcome, error) {
-	mode := req.Mode
-	votes := make([]consensus.Vote, len(runs))
-	for i, r := range runs {
-		v := consensus.Vote{Session: int64(r.SessionID), Label: consensus.Label(r.Label), Confidence: r.Confidence, Reason: r.Error}
-		if v.Label == "" {
-			v.Label = consensus.LabelError
-		}
-		if mode == ModeDelegation && r.Label == router.LabelOK {
-			v.Answer = json.RawMessage(r.Output)
-		}
-		votes[i] = v
-	}
-	out, err := agg.Aggregate(votes, consensus.Policy{Key: key})
-	if err != nil {
-		return out, problem.Newf(http.StatusBadGateway, problem.CodeInternal, "trust: counting the runs: %v", err)
-	}
-	return out, nil
-}
 
 // tally is the vote accounting of a trust call: every run of every step
 // counted as one tally, whatever the tier. Its verdict or result is the
@@ -90,17 +42,12 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, c
 	if err != nil {
 		return stepResult{}, err
 	}
-	out, err := s.aggregate(req, runs, snap, callKey)
+	led := ledBy(steps[0].lead, runs)
+	d, err := s.rules(req).Decide(cals.tables(), decide.Tally{Runs: runs, Snapshot: snap, Key: callKey, Led: led})
 	if err != nil {
 		return stepResult{}, err
 	}
-	led := ledBy(steps[0].lead, runs)
-	reliability := pluralityReliability(runs, snap)
-	d, err := s.rules(req).Decide(cals.tables(), decide.Tally{Out: out, Key: callKey, Reliability: reliability, Led: led})
-	if err != nil {
-		return stepResult{}, problem.Newf(http.StatusBadGateway, problem.CodeInternal, "trust: counting the runs: %v", err)
-	}
-	out = d.Out
+	out := d.Out
 	last := steps[len(steps)-1]
 	final := stepResult{
 		out:         out,
@@ -120,7 +67,7 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, c
 		final.verdicts[i] = router.Label(l)
 	}
 	if d.Groups != nil {
-		final.plurality = &Plurality{Groups: d.Groups, Coincidence: d.Coincidence, Reliability: reliability}
+		final.plurality = &Plurality{Groups: d.Groups, Coincidence: d.Coincidence, Reliability: d.Reliability}
 	}
 	if led {
 		final.lead = steps[0].lead

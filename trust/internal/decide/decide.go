@@ -5,27 +5,26 @@ import (
 
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/reputation"
+	"github.com/vouchkit/vouch/router"
 )
 
-// A Tally is a finished call's count of its runs, for Decide.
+// A Tally is what a finished call ran, for Decide.
 type Tally struct {
-	// Out counts every run of the call: weighted by reputation when the
-	// rules are Calibrated, by the median for a numeric delegation, else
-	// by the majority.
-	Out consensus.Outcome
+	// Runs are every run the call counts.
+	Runs []router.Run
+	// Snapshot is the reputation snapshot of the call's latest router
+	// call that has one; nil when none has.
+	Snapshot *router.ReputationSnapshot
 	// Key groups the answers of a delegation (nil: consensus.DefaultKey).
 	Key func(any) (string, error)
-	// Reliability is the reliability an open answer's plurality is
-	// stated at: the mean of the reliabilities of the runs that answered.
-	Reliability float64
 	// Led reports that a leader's one verdict decided the call.
 	Led bool
 }
 
 // A Decision is what a finished call states.
 type Decision struct {
-	// Out is the tally the call answers: Tally.Out, or its count again by
-	// runs when Recounted.
+	// Out is the tally the call answers: the runs' Count, or their count
+	// again by runs when Recounted.
 	Out consensus.Outcome
 	// Recounted reports that the plurality rule counted the answers
 	// again by runs.
@@ -39,15 +38,17 @@ type Decision struct {
 	// answer's plurality was stated from, the winner's first; nil when
 	// none was.
 	Groups []int
-	// Coincidence is the chance that two wrong answers coincide that the
-	// plurality was stated at (Maps.Coincidence).
-	Coincidence float64
+	// Coincidence and Reliability are the chance that two wrong answers
+	// coincide (Maps.Coincidence) and the runs' reliability
+	// (PluralityReliability) that an open answer's plurality was stated
+	// at.
+	Coincidence, Reliability float64
 	// Accepted reports whether the tier accepts the winner.
 	Accepted bool
 }
 
-// Decide returns what a finished call whose runs t counts states, on the
-// maps m it read. A call decided by the plurality rule is counted again
+// Decide returns what a finished call that ran t states, on the maps m
+// it read: the runs' Count, and what the rules make of it. A call decided by the plurality rule is counted again
 // by runs unless its weighted tally settles it (recount). With the rules
 // Calibrated, a weighted tally, a recount or a numeric delegation states
 // its consensus.Conservative number, or the Score the map reads, as its
@@ -56,12 +57,16 @@ type Decision struct {
 // weighted winner states at most its consensus.PluralityPosteriorAt.
 // A leader's verdict is accepted; any other tally as Decides says.
 func (r Rules) Decide(m *Maps, t Tally) (Decision, error) {
-	coincide := m.Coincidence()
-	out, recounted, err := r.recount(t.Out, t.Key, m.For(t.Out), coincide, t.Reliability)
+	counted, err := r.Count(t.Runs, t.Snapshot, t.Key)
 	if err != nil {
 		return Decision{}, err
 	}
-	d := Decision{Out: out, Recounted: recounted, Confidence: out.Confidence, Coincidence: coincide}
+	coincide, reliability := m.Coincidence(), PluralityReliability(t.Runs, t.Snapshot)
+	out, recounted, err := r.recount(counted, t.Key, m.For(counted), coincide, reliability)
+	if err != nil {
+		return Decision{}, counting(err)
+	}
+	d := Decision{Out: out, Recounted: recounted, Confidence: out.Confidence, Coincidence: coincide, Reliability: reliability}
 	cal := m.For(out)
 	if t.Led {
 		cal = m.Leader(out.Label)
@@ -83,7 +88,7 @@ func (r Rules) Decide(m *Maps, t Tally) (Decision, error) {
 		case recounted:
 			x = consensus.Posterior(out.Agreeing, out.Against)
 		case plural && out.Strategy == consensus.StrategyWeighted:
-			c = min(out.Confidence, consensus.PluralityPosteriorAt(groups, 0, coincide, t.Reliability))
+			c = min(out.Confidence, consensus.PluralityPosteriorAt(groups, 0, coincide, reliability))
 		}
 		if plural && (recounted || out.Strategy == consensus.StrategyWeighted) {
 			d.Groups = groups

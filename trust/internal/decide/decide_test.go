@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/reputation"
+	"github.com/vouchkit/vouch/router"
 )
 
 // votesOf returns one answered delegation vote per output, of sessions
@@ -213,25 +214,40 @@ func TestRules_Next(t *testing.T) {
 	}
 }
 
+// runsOf returns one answered delegation run per output, on sessions 1,
+// 2, … in order, each recording its reliability in rel (none when rel is
+// nil).
+func runsOf(rel []float64, outputs ...string) []router.Run {
+	runs := make([]router.Run, len(outputs))
+	for i, o := range outputs {
+		runs[i] = router.Run{Replica: i, SessionID: router.SessionID(i + 1), Label: router.LabelOK, Output: json.RawMessage(o)}
+		if rel != nil {
+			runs[i].Reliability = &rel[i]
+		}
+	}
+	return runs
+}
+
 // TestRules_Decide: what a finished call states. With reputation off the
-// tally's own confidence, uncalibrated; with it on and no map read, an
-// adaptive delegation the weights do not settle is counted again by runs
-// and states its plurality's posterior on an uncalibrated basis named
-// after its tier; a leader's verdict is accepted on its leader's basis.
+// majority's count and its own confidence, uncalibrated; with it on and
+// no map read, an adaptive delegation the weights do not settle is
+// counted again by runs and states its plurality's posterior, at the
+// runs' mean reliability, on an uncalibrated basis named after its tier;
+// a leader's verdict is accepted on its leader's basis.
 func TestRules_Decide(t *testing.T) {
 	calibrated := calibratedRules()
 	leader := calibrated
 	leader.Delegation = false
-	heavy := consensus.Reliabilities{Sessions: map[int64]float64{1: 0.55, 2: 0.55, 3: 0.99, 4: 0.55, 5: 0.55}}
-	scattered, err := consensus.Weighted{Reliabilities: heavy}.Aggregate(votesOf("16", "16", "13", "21", "14"), consensus.Policy{})
+	heavy := []float64{0.55, 0.55, 0.99, 0.55, 0.55} // session 3 outweighs 1 and 2
+	scattered := runsOf(heavy, "16", "16", "13", "21", "14")
+	lone := []router.Run{{SessionID: 3, Label: router.Label(router.VerdictValid), Reliability: &heavy[2]}}
+	alone, err := calibrated.Count(lone, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	alone, err := consensus.Weighted{Reliabilities: heavy}.Aggregate([]consensus.Vote{{Session: 3, Label: "VALID"}}, consensus.Policy{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	majority := tallyOf(t, "7", "7", "8")
 	open := &Maps{Calibrations: []*reputation.Calibration{{Tier: "adaptive"}}, Open: true, Coincide: 0.3}
+	mean := (4*0.55 + 0.99) / 5
 	tests := []struct {
 		name   string
 		rules  Rules
@@ -242,26 +258,26 @@ func TestRules_Decide(t *testing.T) {
 	}{
 		{
 			"reputation off", Rules{Tier: Safe, Delegation: true}, nil,
-			Tally{Out: tallyOf(t, "7", "7", "8")},
-			Decision{Out: tallyOf(t, "7", "7", "8"), Confidence: tallyOf(t, "7", "7", "8").Confidence, Coincidence: consensus.DefaultCoincidence, Accepted: true},
+			Tally{Runs: runsOf(nil, "7", "7", "8")},
+			Decision{Out: majority, Confidence: majority.Confidence, Coincidence: consensus.DefaultCoincidence, Reliability: consensus.DefaultReliability, Accepted: true},
 			"",
 		},
 		{
 			"a scattered open answer, no map read", calibrated, nil,
-			Tally{Out: scattered, Reliability: 0.7},
-			Decision{Recounted: true, Groups: []int{2, 1, 1, 1}, Coincidence: consensus.DefaultCoincidence},
+			Tally{Runs: scattered},
+			Decision{Recounted: true, Groups: []int{2, 1, 1, 1}, Coincidence: consensus.DefaultCoincidence, Reliability: mean},
 			"adaptive",
 		},
 		{
 			"a scattered open answer on a map of no outcome", calibrated, open,
-			Tally{Out: scattered, Reliability: 0.7},
-			Decision{Recounted: true, Groups: []int{2, 1, 1, 1}, Coincidence: 0.3},
+			Tally{Runs: scattered},
+			Decision{Recounted: true, Groups: []int{2, 1, 1, 1}, Coincidence: 0.3, Reliability: mean},
 			"adaptive",
 		},
 		{
 			"a leader's verdict", leader, nil,
-			Tally{Out: alone, Led: true},
-			Decision{Out: alone, Confidence: consensus.Conservative(alone), Coincidence: consensus.DefaultCoincidence, Accepted: true},
+			Tally{Runs: lone, Led: true},
+			Decision{Out: alone, Confidence: consensus.Conservative(alone), Coincidence: consensus.DefaultCoincidence, Reliability: consensus.DefaultReliability, Accepted: true},
 			"adaptive/VALID" + LeaderSuffix,
 		},
 	}
@@ -281,14 +297,14 @@ func TestRules_Decide(t *testing.T) {
 			if tt.want.Recounted {
 				// The posterior of the groups, at the coincidence read.
 				tt.want.Out = got.Out
-				tt.want.Confidence = consensus.PluralityPosteriorAt(tt.want.Groups, 0, tt.want.Coincidence, 0.7)
+				tt.want.Confidence = consensus.PluralityPosteriorAt(tt.want.Groups, 0, tt.want.Coincidence, tt.want.Reliability)
 				tt.want.Accepted = tt.want.Confidence > tt.rules.Floor
-				if got.Out.Strategy != consensus.StrategyMajority || got.Out.Agreeing != 2 || tt.tally.Out.Votes[got.Out.Winner].Answer == nil || string(tt.tally.Out.Votes[got.Out.Winner].Answer.(json.RawMessage)) != "16" {
+				if got.Out.Strategy != consensus.StrategyMajority || got.Out.Agreeing != 2 || string(tt.tally.Runs[got.Out.Winner].Output) != "16" {
 					t.Errorf("recounted to %s, winner %d of %d runs; want the majority's 16, of 2", got.Out.Strategy, got.Out.Winner, got.Out.Agreeing)
 				}
 			}
 			got.Basis = nil
-			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty(), cmpopts.EquateApprox(0, 1e-12)); diff != "" {
 				t.Errorf("Decide (-want +got):\n%s", diff)
 			}
 		})

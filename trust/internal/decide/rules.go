@@ -1,10 +1,11 @@
 // Package decide holds the rules a trust call decides by, as pure
-// functions of one call's tally and the calibration maps it read of its
-// scope: which tier accepts a winner, when adaptive stops and how many
-// runs it launches next, the confidence a tally states on its map, and
-// the plurality rule of adaptive delegations. Package trust reads its
-// scope once, counts the runs, asks [Rules.Decide] once and tells the
-// answer; nothing here reads a store or runs a session.
+// functions of the runs it made and the calibration maps it read of its
+// scope: how the runs count as votes, which tier accepts a winner, when
+// adaptive stops and how many runs it launches next, the confidence a
+// tally states on its map, and the plurality rule of adaptive
+// delegations. Package trust reads its scope once, runs the call, asks
+// [Rules.Decide] once and tells the answer; nothing here reads a store
+// or runs a session.
 package decide
 
 import (
@@ -41,8 +42,10 @@ type Rules struct {
 	// Delegation reports a delegation; a validation otherwise.
 	Delegation bool
 	// Numeric reports a delegation that declares a numeric answer,
-	// counted by its median, unweighted.
-	Numeric bool
+	// counted by its median, unweighted, with answers within Tolerance
+	// of it agreeing.
+	Numeric   bool
+	Tolerance consensus.Tolerance
 	// Judged reports a delegation whose answers a judge compares.
 	Judged bool
 	// Calibrated reports that reputation is on: tallies are weighted and

@@ -13,8 +13,8 @@ import (
 // calibrated rate at which such answers turned out right; before any
 // outcome, consensus.PluralityPosteriorAt of the groups of equal answers
 // at the scope's learned coincidence and the mean reliability of the
-// runs (pluralityReliability); with
-// reputation off, consensus.Posterior of the runs that back the answer
+// runs (Evidence.Plurality records both); with reputation off,
+// consensus.Posterior of the runs that back the answer
 // and of those that do not, which exceeds one half exactly when the
 // answer holds a strict majority of the answers.
 const DefaultPluralityFloor = 0.5

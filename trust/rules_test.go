@@ -7,10 +7,16 @@ import (
 	"github.com/vouchkit/vouch/trust/internal/decide"
 )
 
-// TestService_rules: a request's rules carry its tier, its kind and the
-// service's settings, and name the calibration maps as this package
-// documents them (NumericCalibrationSuffix, LeaderCalibrationSuffix).
+// TestService_rules: a request's rules carry its tier (each Policy one
+// of decide's tiers), its kind and the service's settings, and name the
+// calibration maps as this package documents them
+// (NumericCalibrationSuffix, LeaderCalibrationSuffix).
 func TestService_rules(t *testing.T) {
+	for p, tier := range map[Policy]decide.Tier{PolicyFast: decide.Fast, PolicySafe: decide.Safe, PolicyOracle: decide.Oracle, PolicyAdaptive: decide.Adaptive} {
+		if got := (&Service{}).rules(&Request{Policy: p}).Tier; got != tier {
+			t.Errorf("policy %q decides as tier %q, want %q", p, got, tier)
+		}
+	}
 	s := &Service{threshold: 0.9, floor: 0.6}
 	numeric := &Request{Mode: ModeDelegation, Policy: PolicyAdaptive, Task: Task{Answer: AnswerNumber}}
 	want := decide.Rules{Tier: decide.Adaptive, Delegation: true, Numeric: true, Lone: 0.9,

@@ -135,6 +135,15 @@ func (r Rules) Accepts(out consensus.Outcome, cal *reputation.Calibration) bool 
 //	one answer  accepted when the stop settles it alone (Lone); not else
 //	otherwise   accepted when at least two runs back the winner and
 //	            confidence is above Floor; not else
+//
+// Not Calibrated, the confidence is consensus.Posterior, above one half
+// exactly when the winner holds a strict majority of the answers, so that
+// the rule is then the strict majority of at least two that Accepts
+// states. Calibrated, it is the calibrated confidence of the plurality
+// (recount): a plurality short of a majority is accepted once the
+// outcomes reported show such answers right more often than not, and a
+// majority or a settled winner that they show wrong more often than not
+// is not.
 func (r Rules) Decides(out consensus.Outcome, cal *reputation.Calibration, confidence float64) bool {
 	if !r.ByPlurality() {
 		return r.Accepts(out, cal)
@@ -152,7 +161,10 @@ func (r Rules) Decides(out consensus.Outcome, cal *reputation.Calibration, confi
 // when Calibrated (but for a numeric delegation, counted unweighted)
 // Threshold on the calibrated confidence (cal's reading of the call's
 // Score once cal holds outcomes; before, the conservative number, what
-// the call states then) and Flip.
+// the call states then: a stop on the weighted confidence would trust
+// the reliabilities' prior as if outcomes had shown it, and stop earlier
+// than reputation off does on the same votes) or Flip on the chance that
+// the runs left turn the verdict.
 func (r Rules) Stop(cal *reputation.Calibration) consensus.Stop {
 	st := consensus.Stop{Lone: r.Lone}
 	if r.Calibrated && !r.Numeric {

@@ -61,17 +61,7 @@ func TestService_Call_probeGrouped(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				resp, err := s.Call(context.Background(), probeRequest(p, ""))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if resp.Status != trust.StatusValid {
-					t.Fatalf("status %s (%+v), want VALID", resp.Status, resp.RetryInstructions)
-				}
-				got := resultString(t, resp.Result)
-				if !slices.Contains(wordings, got) || got == tc.wrong {
-					t.Errorf("result %q, want one of the five wordings", got)
-				}
+				resp := callProbe(t, s, probeRequest(p, ""), tc)
 				gr := resp.Evidence.Grouping
 				if gr == nil || gr.Threshold != embedkey.DefaultThreshold || len(gr.Groups) != len(resp.Evidence.Verdicts) {
 					t.Fatalf("grouping %+v, want one group per run at the default threshold", gr)

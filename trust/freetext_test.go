@@ -100,6 +100,24 @@ func probeCases() []probeCase {
 	}
 }
 
+// callProbe makes the probe's call req on s and returns its response,
+// failing unless it answered VALID with one of the five wordings, never
+// the case's wrong one.
+func callProbe(t *testing.T, s *trust.Service, req *trust.Request, tc probeCase) *trust.Response {
+	t.Helper()
+	resp, err := s.Call(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Status != trust.StatusValid {
+		t.Fatalf("status %s (%+v), want VALID", resp.Status, resp.RetryInstructions)
+	}
+	if got := resultString(t, resp.Result); !slices.Contains(wordings, got) || got == tc.wrong {
+		t.Errorf("result %q, want one of the five wordings", got)
+	}
+	return resp
+}
+
 func resultString(t *testing.T, raw json.RawMessage) string {
 	t.Helper()
 	var s string
@@ -141,17 +159,7 @@ func TestService_Call_probeJudged(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				resp, err := s.Call(context.Background(), probeRequest(p, trust.AgreementJudged))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if resp.Status != trust.StatusValid {
-					t.Fatalf("status %s (%+v), want VALID", resp.Status, resp.RetryInstructions)
-				}
-				got := resultString(t, resp.Result)
-				if !slices.Contains(wordings, got) || got == tc.wrong {
-					t.Errorf("result %q, want one of the five wordings", got)
-				}
+				resp := callProbe(t, s, probeRequest(p, trust.AgreementJudged), tc)
 				checkJudging(t, resp)
 				cs := resp.Evidence.Judging.Candidates
 				if tc.wrong != "" {

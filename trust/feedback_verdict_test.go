@@ -121,9 +121,16 @@ func TestService_FeedbackVerdict_reputationOff(t *testing.T) {
 // always contradicts the other four, learning on a book over store.
 func dissentService(t *testing.T) (*trust.Service, *reputation.Memory) {
 	t.Helper()
-	_, store, book := feedbackBook(t)
 	w := honest(0.9)
-	e, err := router.NewEngine(routertest.Sessions(1, 2, w, w, w, w, routertest.Lie(w)), router.WithReputation(book))
+	return bookService(t, w, w, w, w, routertest.Lie(w))
+}
+
+// bookService returns a service over sessions of workers, learning on a
+// book over store.
+func bookService(t *testing.T, workers ...router.Worker) (*trust.Service, *reputation.Memory) {
+	t.Helper()
+	_, store, book := feedbackBook(t)
+	e, err := router.NewEngine(routertest.Sessions(1, 2, workers...), router.WithReputation(book))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,17 @@ func tallyOf(t *testing.T, outputs ...string) consensus.Outcome {
 	return out
 }
 
+// weightedOf counts outputs weighted by the reliabilities rel of their
+// sessions, as the trust service does with reputation on.
+func weightedOf(t *testing.T, rel map[int64]float64, outputs ...string) consensus.Outcome {
+	t.Helper()
+	out, err := consensus.Weighted{Reliabilities: consensus.Reliabilities{Sessions: rel}}.Aggregate(votesOf(outputs...), consensus.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // adaptiveRules returns the rules of an adaptive delegation, or
 // validation, with no setting but the default plurality floor.
 func adaptiveRules(delegation bool) Rules {
@@ -66,6 +77,15 @@ func TestRules_Decides(t *testing.T) {
 	lone.Votes[0].Confidence = 0.95
 	tied := tallyOf(t, "1", "1", "2", "2", "3")
 	none := consensus.Outcome{Winner: -1}
+	// Session 3 alone outweighs sessions 1 and 2, which agree.
+	outweighed := weightedOf(t, map[int64]float64{1: 0.55, 2: 0.55, 3: 0.99}, "1", "1", "2")
+	safeValidation := Rules{Tier: Safe, Calibrated: true}
+	safeDelegation := safeValidation
+	safeDelegation.Delegation = true
+	safeOff := safeValidation
+	safeOff.Calibrated = false
+	adaptiveValidation := validation
+	adaptiveValidation.Calibrated = true
 	tests := []struct {
 		name       string
 		rules      Rules
@@ -87,6 +107,11 @@ func TestRules_Decides(t *testing.T) {
 		{"judged keeps the strict majority", judged, scattered, 0.9, false},
 		{"safe keeps the strict majority", safe, scattered, 0.9, false},
 		{"safe's majority of 3 of 5", safe, majority, 0.1, true},
+		{"safe: one session outweighing two, calibrated above one half", safeValidation, outweighed, 0.62, true},
+		{"safe delegation: the same", safeDelegation, outweighed, 0.62, true},
+		{"safe: one session outweighing two, at one half", safeValidation, outweighed, 0.5, false},
+		{"safe uncalibrated keeps the strict majority", safeOff, outweighed, 0.9, false},
+		{"adaptive keeps its stop's rule", adaptiveValidation, outweighed, 0.9, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,14 +132,6 @@ func TestRules_recount(t *testing.T) {
 	validation.Delegation = false
 	safe := calibrated
 	safe.Tier = Safe
-	weighted := func(outputs []string, rel map[int64]float64) consensus.Outcome {
-		t.Helper()
-		out, err := consensus.Weighted{Reliabilities: consensus.Reliabilities{Sessions: rel}}.Aggregate(votesOf(outputs...), consensus.Policy{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
 	// Session 3 alone outweighs sessions 1 and 2, which agree.
 	heavy := map[int64]float64{1: 0.55, 2: 0.55, 3: 0.99, 4: 0.55, 5: 0.55}
 	even := map[int64]float64{1: 0.9, 2: 0.9, 3: 0.9, 4: 0.9, 5: 0.9}
@@ -138,7 +155,7 @@ func TestRules_recount(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out := weighted(tt.outputs, tt.rel)
+			out := weightedOf(t, tt.rel, tt.outputs...)
 			got, recounted, err := tt.rules.recount(out, nil, tt.cal, consensus.DefaultCoincidence, 0.7)
 			if err != nil {
 				t.Fatal(err)

@@ -106,7 +106,8 @@ func (r Rules) Score(x, c float64) float64 {
 // on cal (nil: no map):
 //
 //	fast      a winner (one answer)
-//	safe      a strict majority of at least two answers
+//	safe      a strict majority of at least two answers (Decides also
+//	          takes a calibrated weighted winner above one half)
 //	oracle    a majority of the replicas launched answered, and none
 //	          dissented
 //	adaptive  consensus.Stop's Accept: settled, or once no run is left a
@@ -129,8 +130,19 @@ func (r Rules) Accepts(out consensus.Outcome, cal *reputation.Calibration) bool 
 
 // Decides reports whether the tier accepts the winner of out, the tally
 // of a finished call stating confidence: as Accepts does, but for a call
-// decided by the plurality rule (ByPlurality). The tally is taken once
-// adaptive has stopped, so out then holds every run the call made:
+// decided by the plurality rule (ByPlurality), and for safe's weighted
+// tally when Calibrated.
+//
+// Safe, Calibrated, also accepts a weighted winner that Accepts does not
+// (one session that outweighs two that agree) when confidence, its
+// calibrated reading, is above one half: the reported outcomes then show
+// such a winner right more often than not, and answering RETRY would
+// discard the answer they back. Before any outcome the calibrated
+// confidence is the conservative number, above one half only for a
+// strict majority of the answers, so the rule is then Accepts'.
+//
+// A call decided by the plurality rule is taken once adaptive has
+// stopped, so out then holds every run the call made:
 //
 //	one answer  accepted when the stop settles it alone (Lone); not else
 //	otherwise   accepted when at least two runs back the winner and
@@ -146,6 +158,10 @@ func (r Rules) Accepts(out consensus.Outcome, cal *reputation.Calibration) bool 
 // is not.
 func (r Rules) Decides(out consensus.Outcome, cal *reputation.Calibration, confidence float64) bool {
 	if !r.ByPlurality() {
+		if r.Tier == Safe && r.Calibrated && out.Strategy == consensus.StrategyWeighted &&
+			out.Winner >= 0 && out.Agreeing > 0 && confidence > 0.5 {
+			return true
+		}
 		return r.Accepts(out, cal)
 	}
 	if out.Replicas == 0 || out.Winner < 0 || out.Agreeing == 0 {

@@ -134,7 +134,8 @@
 //	safe      a strict majority of at least two answers, or (reputation
 //	          on) a weighted winner whose calibrated confidence is above
 //	          one half: once reported outcomes show that one session
-//	          outweighing two that agree is right more often than not
+//	          outweighing two that agree (or the most reliable of three
+//	          different answers) is right more often than not
 //	oracle    a majority of its 5 replicas answered and none dissented
 //	          (fail_hard: any dissent answers RETRY)
 //	adaptive  settled, or a strict majority of at least two answers;

@@ -134,7 +134,8 @@ func (r Rules) Accepts(out consensus.Outcome, cal *reputation.Calibration) bool 
 // tally when Calibrated.
 //
 // Safe, Calibrated, also accepts a weighted winner that Accepts does not
-// (one session that outweighs two that agree) when confidence, its
+// (one session that outweighs two that agree, or the most reliable of
+// three different answers) when confidence, its
 // calibrated reading, is above one half: the reported outcomes then show
 // such a winner right more often than not, and answering RETRY would
 // discard the answer they back. Before any outcome the calibrated

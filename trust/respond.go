@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust/internal/decide"
 )
@@ -102,7 +101,7 @@ func retryInstructions(req *Request, status Status, final stepResult, rules deci
 		case req.Policy == PolicyOracle:
 			ri.Reason = fmt.Sprintf("oracle answers only when a majority of its replicas answer and none dissents: %d of %d answers agree, %d of %d replicas answered",
 				out.Agreeing, out.Agreeing+out.Against, out.Answered, out.Replicas)
-		case rules.Tier == decide.Safe && rules.Calibrated && out.Strategy == consensus.StrategyWeighted && out.Agreeing < 2:
+		case rules.WeighsWinner(out) && out.Agreeing < 2:
 			ri.Reason = fmt.Sprintf("no strict majority of at least two: %d of %d answers agree, and the weighted winner states confidence %.3g, not above one half",
 				out.Agreeing, out.Agreeing+out.Against, final.confidence)
 		default:

@@ -131,16 +131,16 @@ func (r Rules) Accepts(out consensus.Outcome, cal *reputation.Calibration) bool 
 // Decides reports whether the tier accepts the winner of out, the tally
 // of a finished call stating confidence: as Accepts does, but for a call
 // decided by the plurality rule (ByPlurality), and for safe's weighted
-// tally when Calibrated.
+// tally when Calibrated (WeighsWinner).
 //
-// Safe, Calibrated, also accepts a weighted winner that Accepts does not
-// (one session that outweighs two that agree, or the most reliable of
-// three different answers) when confidence, its
-// calibrated reading, is above one half: the reported outcomes then show
-// such a winner right more often than not, and answering RETRY would
-// discard the answer they back. Before any outcome the calibrated
-// confidence is the conservative number, above one half only for a
-// strict majority of the answers, so the rule is then Accepts'.
+// Where WeighsWinner, it also accepts a weighted winner that Accepts
+// does not (one session that outweighs two that agree, or the most
+// reliable of three different answers) when confidence, its calibrated
+// reading, is above one half: the reported outcomes then show such a
+// winner right more often than not, and answering RETRY would discard
+// the answer they back. Before any outcome the calibrated confidence is
+// the conservative number, above one half only for a strict majority of
+// the answers, so the rule is then Accepts'.
 //
 // A call decided by the plurality rule is taken once adaptive has
 // stopped, so out then holds every run the call made:
@@ -159,8 +159,7 @@ func (r Rules) Accepts(out consensus.Outcome, cal *reputation.Calibration) bool 
 // is not.
 func (r Rules) Decides(out consensus.Outcome, cal *reputation.Calibration, confidence float64) bool {
 	if !r.ByPlurality() {
-		if r.Tier == Safe && r.Calibrated && out.Strategy == consensus.StrategyWeighted &&
-			out.Winner >= 0 && out.Agreeing > 0 && confidence > 0.5 {
+		if r.WeighsWinner(out) && out.Winner >= 0 && out.Agreeing > 0 && confidence > 0.5 {
 			return true
 		}
 		return r.Accepts(out, cal)
@@ -172,6 +171,13 @@ func (r Rules) Decides(out consensus.Outcome, cal *reputation.Calibration, confi
 		return r.Stop(cal).Settled(out)
 	}
 	return confidence > r.Floor
+}
+
+// WeighsWinner reports whether Decides may accept out's weighted winner
+// on its calibrated confidence, though fewer than two answers back it:
+// safe's weighted tally, when Calibrated.
+func (r Rules) WeighsWinner(out consensus.Outcome) bool {
+	return r.Tier == Safe && r.Calibrated && out.Strategy == consensus.StrategyWeighted
 }
 
 // Stop is adaptive's stopping rule on cal: consensus.Stop with Lone, and

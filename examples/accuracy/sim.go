@@ -137,6 +137,7 @@ type call struct {
 	runs       [panelSize]int // runs launched per session (index: id - 1)
 	reported   bool           // the host reported the call's true outcome
 	retryRight bool           // a delegation's RETRY carried the right answer as its best-effort result
+	ending     string         // how a delegation's call ended (see ending); "" for a validation
 }
 
 // report is every cell's calls, by claim number.

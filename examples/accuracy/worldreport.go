@@ -285,6 +285,8 @@ func (r *worldsReport) familyTables(w io.Writer, f *family) {
 			pct(wr.cells[worldCell{trust.PolicyAdaptive, none}].accuracy()), pct(a.accuracy()), a.runsPerCall())
 	}
 
+	r.endings(w, f)
+
 	fmt.Fprintf(w, "\nWhat votes cannot see: on the measured calls the %s got wrong (median %s of the calls), the mean confidence each tier stated when it answered, against how often it was right (median over the worlds; over-confidence in points, worst and median):\n\n", five,
 		pct(over(func(wr *worldResult) float64 {
 			return ratio(wr.together[worldCell{trust.PolicyAdaptive, bind}].calls, wr.five.calls)

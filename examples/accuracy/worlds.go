@@ -87,12 +87,13 @@ type worldResult struct {
 	w         *world
 	cells     map[worldCell]stats
 	floors    map[worldCell]float64
-	together  map[worldCell]stats   // on the calls the majority (plurality) of 5 got wrong
-	outcomes  map[worldCell]stats   // on the calls whose outcome the host reported, earlier and measured
-	retries   map[worldCell]retries // a delegation's RETRY answers on the measured calls
-	five      stats                 // the majority (plurality) of 5
-	fiveWrong []bool                // by call: the majority (plurality) of 5 was wrong
-	best      stats                 // the session right most often on the measured calls
+	together  map[worldCell]stats                  // on the calls the majority (plurality) of 5 got wrong
+	outcomes  map[worldCell]stats                  // on the calls whose outcome the host reported, earlier and measured
+	retries   map[worldCell]retries                // a delegation's RETRY answers on the measured calls
+	endings   map[worldCell]map[string]endingTally // how adaptive's delegations ended (tallyEndings)
+	five      stats                                // the majority (plurality) of 5
+	fiveWrong []bool                               // by call: the majority (plurality) of 5 was wrong
+	best      stats                                // the session right most often on the measured calls
 	bestModel string
 	followed  stats    // following the reports at the binding share, call by call (followReports)
 	chosen    stats    // the same, the rule chosen in hindsight
@@ -194,7 +195,7 @@ func simulateWorlds(ctx context.Context, cfg config, progress io.Writer) (*world
 // against the others' majority (againstOthers) and the majority of 5
 // weighed one way and two ways (weighedMajority).
 func newWorldResult(w *world, bind setting) (*worldResult, error) {
-	r := &worldResult{w: w, cells: map[worldCell]stats{}, floors: map[worldCell]float64{}, together: map[worldCell]stats{}, outcomes: map[worldCell]stats{}, retries: map[worldCell]retries{}}
+	r := &worldResult{w: w, cells: map[worldCell]stats{}, floors: map[worldCell]float64{}, together: map[worldCell]stats{}, outcomes: map[worldCell]stats{}, retries: map[worldCell]retries{}, endings: map[worldCell]map[string]endingTally{}}
 	var five []call
 	var single [panelSize][]call
 	var err error
@@ -258,6 +259,9 @@ func (r *worldResult) keep(c worldCell, calls []call) {
 		}
 	}
 	r.retries[c] = rt
+	if c.policy == trust.PolicyAdaptive {
+		r.endings[c] = tallyEndings(calls, w.measuredCall, r.fiveWrong)
+	}
 }
 
 // retries counts a delegation's RETRY answers on the measured calls, and

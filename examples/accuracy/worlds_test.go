@@ -180,7 +180,7 @@ func TestOutcomeGapAndRetries(t *testing.T) {
 	f := &families[i]
 	w := &world{fam: f, warm: 4, n: 8}
 	r := &worldResult{w: w, cells: map[worldCell]stats{}, floors: map[worldCell]float64{}, together: map[worldCell]stats{},
-		outcomes: map[worldCell]stats{}, retries: map[worldCell]retries{}, fiveWrong: make([]bool, 8)}
+		outcomes: map[worldCell]stats{}, retries: map[worldCell]retries{}, endings: map[worldCell]map[string]endingTally{}, fiveWrong: make([]bool, 8)}
 	cfg := config{outcomes: []float64{0.05}}
 	bind := cfg.binding()
 	// fast: its two reported calls (earlier ones) were right, its

@@ -39,8 +39,23 @@ func TestEnding(t *testing.T) {
 		{"a check counts in no group", checked, "1 runs: 1"},
 		{"a leader", led, "a leader alone"},
 	} {
-		if got := ending(probs, 0, tc.resp); got != tc.want {
+		if got := ending(probs, 0, tc.resp, true); got != tc.want {
 			t.Errorf("%s: ending = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	// A validation groups verdicts: 18 and 7 are both VALID.
+	valid, invalid := router.VerdictValid, router.VerdictInvalid
+	claims := &problems{answers: [][panelSize]answer{{{verdict: valid}, {verdict: invalid}, {verdict: valid}, {failed: true}, {verdict: invalid}}}}
+	for _, tc := range []struct {
+		resp *trust.Response
+		want string
+	}{
+		{steps([]router.SessionID{1, 3}), "2 runs: 2"},
+		{steps([]router.SessionID{1, 2}, []router.SessionID{3, 4}), "4 runs: 2+1"},
+		{steps([]router.SessionID{2, 5}, []router.SessionID{1}), "3 runs: 2+1"},
+	} {
+		if got := ending(claims, 0, tc.resp, false); got != tc.want {
+			t.Errorf("validation over %v: ending = %q, want %q", tc.resp.Evidence.Steps, got, tc.want)
 		}
 	}
 }
@@ -57,6 +72,10 @@ func TestEndings(t *testing.T) {
 	// ended otherwise, under the share a row of its own takes.
 	calls := make([]call, 250)
 	fiveWrong := make([]bool, 250)
+	bestRight := make([]bool, 250) // on the pairs' calls 80 to 99
+	for i := 80; i < 100; i++ {
+		bestRight[i] = true
+	}
 	for i := range calls {
 		switch {
 		case i == 0:
@@ -72,9 +91,9 @@ func TestEndings(t *testing.T) {
 		}
 	}
 	measured := func(i int) bool { return i > 0 }
-	got := tallyEndings(calls, measured, fiveWrong)
+	got := tallyEndings(calls, measured, fiveWrong, bestRight)
 	want := map[string]endingTally{
-		"2 runs: 2":         {calls: 100, right: 90, fiveRight: 95, answered: 100, answeredRight: 90, stated: 95},
+		"2 runs: 2":         {calls: 100, right: 90, fiveRight: 95, bestRight: 20, answered: 100, answeredRight: 90, stated: 95},
 		"5 runs: 1+1+1+1+1": {calls: 148, fiveRight: 20},
 		"4 runs: 3+1":       {calls: 1, right: 1, fiveRight: 1, answered: 1, answeredRight: 1, stated: 0.8},
 	}
@@ -88,9 +107,10 @@ func TestEndings(t *testing.T) {
 	var b strings.Builder
 	rep.endings(&b, f)
 	for _, row := range []string{
-		"| 2 runs: 2 | 40.2% | 90.0% | 95.0% | 100.0% | 0.950 | 90.0% |",
-		"| 5 runs: 1+1+1+1+1 | 59.4% | 0.0% | 13.5% | 0.0% | — | — |",
-		"| any other (under 0.5% of the calls each) | 0.4% | 100.0% | 100.0% | 100.0% | 0.800 | 100.0% |",
+		"| ending | share of the calls | adaptive right | plurality of 5 right | best single right |",
+		"| 2 runs: 2 | 40.2% | 90.0% | 95.0% | 20.0% | 100.0% | 0.950 | 90.0% |",
+		"| 5 runs: 1+1+1+1+1 | 59.4% | 0.0% | 13.5% | 0.0% | 0.0% | — | — |",
+		"| any other (under 0.5% of the calls each) | 0.4% | 100.0% | 100.0% | 0.0% | 100.0% | 0.800 | 100.0% |",
 	} {
 		if !strings.Contains(b.String(), row) {
 			t.Errorf("endings lack the row %q:\n%s", row, b.String())
@@ -101,9 +121,16 @@ func TestEndings(t *testing.T) {
 	}
 
 	v := &families[slices.IndexFunc(families, func(f family) bool { return !f.delegates() })]
+	rep.results[v.name] = []*worldResult{r}
+	b.Reset()
+	rep.endings(&b, v)
+	if want := "| ending | share of the calls | adaptive right | majority of 5 right | best single right |"; !strings.Contains(b.String(), want) {
+		t.Errorf("endings of a validation family lack %q:\n%s", want, b.String())
+	}
+	rep.results[v.name] = []*worldResult{{w: w}}
 	b.Reset()
 	rep.endings(&b, v)
 	if b.Len() != 0 {
-		t.Errorf("endings of a validation family:\n%s", b.String())
+		t.Errorf("endings of no adaptive call:\n%s", b.String())
 	}
 }

@@ -93,6 +93,7 @@ type worldResult struct {
 	endings   map[worldCell]map[string]endingTally // how adaptive's delegations ended (tallyEndings)
 	five      stats                                // the majority (plurality) of 5
 	fiveWrong []bool                               // by call: the majority (plurality) of 5 was wrong
+	bestRight []bool                               // by call: the best single session was right
 	best      stats                                // the session right most often on the measured calls
 	bestModel string
 	followed  stats    // following the reports at the binding share, call by call (followReports)
@@ -224,6 +225,10 @@ func newWorldResult(w *world, bind setting) (*worldResult, error) {
 			r.best, r.bestModel, best = st, w.models[s], s
 		}
 	}
+	r.bestRight = make([]bool, len(single[best]))
+	for i, c := range single[best] {
+		r.bestRight[i] = c.correct
+	}
 	if w.probs == nil {
 		r.against = againstOthers(single, best)
 		r.oracle = weighed(w, single, func(int) bool { return true })
@@ -260,7 +265,7 @@ func (r *worldResult) keep(c worldCell, calls []call) {
 	}
 	r.retries[c] = rt
 	if c.policy == trust.PolicyAdaptive {
-		r.endings[c] = tallyEndings(calls, w.measuredCall, r.fiveWrong)
+		r.endings[c] = tallyEndings(calls, w.measuredCall, r.fiveWrong, r.bestRight)
 	}
 }
 

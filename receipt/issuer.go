@@ -221,8 +221,13 @@ func build(id string, at time.Time, terms Terms, p *Params) (*Receipt, error) {
 			cc.Points = nonNil(cc.Points)
 			ps.Calibration = &cc
 		}
-		if l := ps.Leader; l != nil && (l.Session > maxExactInteger || l.Session < -maxExactInteger) {
-			return nil, fmt.Errorf("receipt: policy_snapshot.leader.session_id is %d, beyond 2^53: RFC 8785 writes numbers as IEEE 754 doubles and would round it, so it cannot be signed", l.Session)
+		for _, l := range []struct {
+			name string
+			*LeaderSnapshot
+		}{{"leader", ps.Leader}, {"dissent", ps.Dissent}} {
+			if l.LeaderSnapshot != nil && (l.Session > maxExactInteger || l.Session < -maxExactInteger) {
+				return nil, fmt.Errorf("receipt: policy_snapshot.%s.session_id is %d, beyond 2^53: RFC 8785 writes numbers as IEEE 754 doubles and would round it, so it cannot be signed", l.name, l.Session)
+			}
 		}
 		r.PolicySnapshot = &ps
 	}

@@ -221,6 +221,12 @@ func TestIssuer_Issue_errors(t *testing.T) {
 		{"leader beyond 2^53", func(_ *receipt.Issuer, p *receipt.Params) {
 			p.Policy.Leader = &receipt.LeaderSnapshot{Session: 1 << 54, Won: 4}
 		}, nil, 0},
+		{"dissent of session 0", func(_ *receipt.Issuer, p *receipt.Params) {
+			p.Policy.Dissent = &receipt.LeaderSnapshot{Won: 3}
+		}, receipt.ErrSchema, 0},
+		{"dissent beyond 2^53", func(_ *receipt.Issuer, p *receipt.Params) {
+			p.Policy.Dissent = &receipt.LeaderSnapshot{Session: 1 << 54, Won: 3}
+		}, nil, 0},
 		{"policy missing", func(_ *receipt.Issuer, p *receipt.Params) { p.Policy = nil }, nil, 0},
 		{"consensus missing", func(_ *receipt.Issuer, p *receipt.Params) { p.Consensus = nil }, nil, 0},
 		{"refs missing", func(_ *receipt.Issuer, p *receipt.Params) { p.Refs = nil }, nil, 0},

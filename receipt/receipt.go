@@ -141,6 +141,12 @@ type PolicySnapshot struct {
 	// Leader is, when one session decided an adaptive validation alone,
 	// its record against the other votes; absent otherwise.
 	Leader *LeaderSnapshot `json:"leader,omitempty"`
+	// Dissent is, when an adaptive validation answered one session's
+	// verdict against four or more that agree on the other, that
+	// session's record against the other votes (a LeaderSnapshot: the
+	// rule asks consensus.Posterior(Won, Lost) of at least 0.8, counts
+	// rounded, and states (Won+1)/(Won+Lost+2)); absent otherwise.
+	Dissent *LeaderSnapshot `json:"dissent,omitempty"`
 	// Plurality is, when a delegation of an open answer stated its
 	// confidence from its groups of equal answers, those groups and the
 	// chance that two wrong answers coincide; absent otherwise.

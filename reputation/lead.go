@@ -47,6 +47,18 @@ func (l Lead) PValue() float64 {
 	return consensus.Posterior(lost, won-1)
 }
 
+// Beats is the chance, under a uniform prior on the share of its
+// disagreements with the majority of the other votes that the session
+// wins, that it wins more than half of them: consensus.Posterior of l's
+// counts, each rounded to a whole number. 1/2 when it never disagreed.
+func (l Lead) Beats() float64 {
+	return consensus.Posterior(int(math.Round(l.Won)), int(math.Round(l.Lost)))
+}
+
+// Rate is the share of such disagreements the session is expected to
+// win, the mean of that share's posterior: (Won+1)/(Won+Lost+2).
+func (l Lead) Rate() float64 { return (l.Won + 1) / (l.Won + l.Lost + 2) }
+
 // leadKey is the key of session's record against the other votes in
 // scope, under a kind no claim type takes.
 func leadKey(scope Scope, session int64) Key {

@@ -2,6 +2,7 @@ package reputation_test
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -26,6 +27,37 @@ func TestLead_PValue(t *testing.T) {
 		if got := l.PValue(); got != c.want {
 			t.Errorf("Lead{Won: %v, Lost: %v}.PValue() = %v, want %v", c.won, c.lost, got, c.want)
 		}
+	}
+}
+
+// TestLead_Beats checks Beats against the chance, integrated, that a
+// share following Beta(Won+1, Lost+1) is above one half, and Rate
+// against that distribution's mean.
+func TestLead_Beats(t *testing.T) {
+	above := func(a, b float64) float64 { // ∫ over (1/2, 1) of the density, by the midpoint rule
+		const n = 20000
+		var in, all float64
+		for i := range n {
+			x := (float64(i) + 0.5) / n
+			f := math.Pow(x, a-1) * math.Pow(1-x, b-1)
+			all += f
+			if x > 0.5 {
+				in += f
+			}
+		}
+		return in / all
+	}
+	for _, c := range []struct{ won, lost float64 }{{0, 0}, {3, 0}, {4, 2}, {6, 1}, {2, 5}, {10, 4}} {
+		l := reputation.Lead{Won: c.won, Lost: c.lost}
+		if got, want := l.Beats(), above(c.won+1, c.lost+1); math.Abs(got-want) > 1e-6 {
+			t.Errorf("Lead{Won: %v, Lost: %v}.Beats() = %v, want %v", c.won, c.lost, got, want)
+		}
+		if got, want := l.Rate(), (c.won+1)/(c.won+c.lost+2); got != want {
+			t.Errorf("Lead{Won: %v, Lost: %v}.Rate() = %v, want %v", c.won, c.lost, got, want)
+		}
+	}
+	if got := (reputation.Lead{Won: 2.6, Lost: 0.4}).Beats(); got != (reputation.Lead{Won: 3}).Beats() {
+		t.Errorf("counts scaled by a horizon: Beats() = %v, want the rounded counts' %v", got, (reputation.Lead{Won: 3}).Beats())
 	}
 }
 

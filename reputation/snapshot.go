@@ -35,6 +35,11 @@ type Snapshot struct {
 	Lead Lead
 	// Leads reports whether a leader was found among the sessions asked.
 	Leads bool
+	// Records holds the record of each session of Leader against the
+	// majority of the other votes of its calls, whether or not it leads
+	// (a session of no record holds a zero Lead); nil when no leader was
+	// asked for.
+	Records map[int64]Lead
 	// Calibrations holds the maps of the tiers asked, in their order.
 	Calibrations []*Calibration
 	// Coincidence is the chance that two wrong answers coincide, when
@@ -44,7 +49,8 @@ type Snapshot struct {
 
 // Snapshot reads what r asks of scope in one store read: the
 // reliabilities of r.Sessions as [Book.Evidence] reads them, the leader
-// among r.Leader as [Book.Leader] finds it, the maps of r.Tiers as
+// among r.Leader as [Book.Leader] finds it with each one's record, the
+// maps of r.Tiers as
 // [Book.Calibrations] builds them, and the chance [Book.Coincidence]
 // returns. Each figure is the one its own method would return on the same
 // records; a caller that needs several saves the store one round trip per
@@ -79,6 +85,11 @@ func (b *Book) Snapshot(ctx context.Context, scope Scope, r SnapshotRequest) (Sn
 	}
 	if len(r.Leader) > 0 {
 		snap.Lead, snap.Leads = b.leaderOf(scope, r.Leader, recs[evidence:lead])
+		snap.Records = make(map[int64]Lead, len(r.Leader))
+		for i, s := range r.Leader {
+			rec := recs[evidence+i]
+			snap.Records[s] = Lead{Session: s, Won: rec.Right, Lost: rec.Wrong}
+		}
 	}
 	snap.Calibrations = b.calibrationsOf(r.Tiers, recs[lead:maps])
 	if r.Coincidence {

@@ -83,7 +83,9 @@ func TestBook_Snapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := reputation.Snapshot{Reliabilities: rel, Evidence: evidence, Lead: lead, Leads: true, Calibrations: maps, Coincidence: coincide}
+	// Sessions 1 and 2 never disagreed with the majority of the others.
+	records := map[int64]reputation.Lead{1: {Session: 1}, 2: {Session: 2}, 3: lead}
+	want := reputation.Snapshot{Reliabilities: rel, Evidence: evidence, Lead: lead, Leads: true, Records: records, Calibrations: maps, Coincidence: coincide}
 
 	before := store.loads.Load()
 	got, err := b.Snapshot(ctx, leadScope, reputation.SnapshotRequest{Sessions: sessions, Leader: sessions, Tiers: tiers, Coincidence: true})

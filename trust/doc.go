@@ -61,8 +61,13 @@
 // outcomes show it right where the other votes were wrong, with
 // significance) runs the leader alone and reports its verdict
 // (Evidence.Leader; one such call in four also runs a check beside it,
-// whose vote teaches and does not count, WithLeaderCheck), and
-// otherwise the call settles once at least
+// whose vote teaches and does not count, WithLeaderCheck). A validation
+// that ends with one session's verdict alone against four or more that
+// agree answers that session's verdict when its record of such
+// disagreements shows it right in more than half of them, with a chance
+// of at least 0.8, and states its expected share of them (the dissent
+// rule, Evidence.Dissent): where weak judges agree, their mistakes go
+// together. Otherwise the call settles once at least
 // two agreeing runs give a confidence of [DefaultWeightedStopThreshold]
 // (calibrated on the outcomes reported for adaptive calls once there are
 // any, else weighted), or once the chance that the runs left turn the

@@ -195,6 +195,16 @@ type Evidence struct {
 	// verdicts (Calibration, a tier ending in LeaderCalibrationSuffix).
 	// Absent otherwise.
 	Leader *reputation.Lead `json:"leader,omitempty"`
+	// Dissent is, when an adaptive validation answered one session's
+	// verdict against at least four that agree on the other (the dissent
+	// rule), that session's record against the majority of the other
+	// votes of the calls it voted in whose outcome was reported: the
+	// status is its verdict, and the confidence is the share of such
+	// disagreements it is expected to win, (won+1)/(won+lost+2). The rule
+	// hears it when the chance that it wins more than half of them,
+	// consensus.Posterior(won, lost), is at least 0.8. Absent otherwise;
+	// see the package doc.
+	Dissent *reputation.Lead `json:"dissent,omitempty"`
 	// Plurality is, when a delegation of an open answer states its
 	// confidence from the groups of equal answers (over a router that
 	// keeps reputation), what it was stated from: evidence.calibration's

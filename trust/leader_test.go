@@ -22,14 +22,10 @@ func verdictOf(v router.Verdict) router.Worker {
 	})
 }
 
-// TestService_leader: four look-alike sessions that are always wrong
-// outvote the one that is always right. Each call's outcome is reported,
-// and each report on a call where session 1 dissented counts as a
-// disagreement it won. Once it has won four, and lost none, adaptive
-// runs it alone, reports its verdict with its record, and states its
-// confidence on the leader's calibration map.
-func TestService_leader(t *testing.T) {
-	ctx := context.Background()
+// oneRightFourWrong returns a book and an engine over it whose session 1
+// always answers INVALID, rightly, and sessions 2 to 5 always VALID.
+func oneRightFourWrong(t *testing.T) (*reputation.Book, *router.Engine) {
+	t.Helper()
 	book, err := reputation.New(nil, reputation.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -39,6 +35,18 @@ func TestService_leader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return book, e
+}
+
+// TestService_leader: four look-alike sessions that are always wrong
+// outvote the one that is always right. Each call's outcome is reported,
+// and each report on a call where session 1 dissented counts as a
+// disagreement it won. Once it has won four, and lost none, adaptive
+// runs it alone, reports its verdict with its record, and states its
+// confidence on the leader's calibration map.
+func TestService_leader(t *testing.T) {
+	ctx := context.Background()
+	book, e := oneRightFourWrong(t)
 	s, err := trust.New(e)
 	if err != nil {
 		t.Fatal(err)

@@ -158,6 +158,6 @@ func (s *Service) read(ctx context.Context, req *Request, ranks, leaderAmong []i
 		m.Leaders = maps[n:]
 	}
 	c.rel, c.evidence = snap.Reliabilities, snap.Evidence
-	c.lead, c.leads, m.Coincide = snap.Lead, snap.Leads, snap.Coincidence
+	c.lead, c.leads, m.Coincide, m.Records = snap.Lead, snap.Leads, snap.Coincidence, snap.Records
 	return c
 }

@@ -67,6 +67,7 @@ func (s *Service) receiptParams(ctx context.Context, req *Request, resp *Respons
 			Consensus:   receipt.PolicyConsensus{Replicas: final.step.Replicas, Strategy: string(strategy)},
 			Calibration: calibrationSnapshot(final.calibration),
 			Leader:      leaderSnapshot(resp.Evidence.Leader),
+			Dissent:     leaderSnapshot(resp.Evidence.Dissent),
 			Plurality:   pluralitySnapshot(resp.Evidence.Plurality),
 		},
 		Consensus:      consensusSnapshot(final, final.key),

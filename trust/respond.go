@@ -27,6 +27,7 @@ func (s *Service) respond(req *Request, steps []stepResult, final stepResult, tr
 			Failed:        final.out.Failed,
 			Calibration:   final.calibration,
 			Leader:        final.lead,
+			Dissent:       final.dissent,
 			Plurality:     final.plurality,
 			Grouping:      final.grouping,
 		},

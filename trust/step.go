@@ -33,6 +33,7 @@ type stepResult struct {
 	reasons    []string
 	consensus  *router.ConsensusResponse
 	lead       *reputation.Lead // the leader's record, on the step of its lone run
+	dissent    *reputation.Lead // the record of the session whose lone verdict the dissent rule answered
 	plurality  *Plurality       // what a plurality's confidence was stated from
 }
 

@@ -55,6 +55,7 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, c
 		confidence:  d.Confidence,
 		calibration: d.Basis,
 		accepted:    d.Accepted,
+		dissent:     d.Dissent,
 		agreement:   out.Agreement,
 		verdicts:    make([]router.Label, len(out.Verdicts)),
 		step:        last.step,

@@ -45,6 +45,10 @@ type Decision struct {
 	Coincidence, Reliability float64
 	// Accepted reports whether the tier accepts the winner.
 	Accepted bool
+	// Dissent is, when the dissent rule decided the call (Rules.Dissent),
+	// the record of the session whose lone verdict it answers; nil
+	// otherwise.
+	Dissent *reputation.Lead
 }
 
 // Decide returns what a finished call that ran t states, on the maps m
@@ -55,7 +59,9 @@ type Decision struct {
 // map (a leader's map when Led; an uncalibrated one named by
 // CalibrationTier when m holds none) reads it; an open answer's
 // weighted winner states at most its consensus.PluralityPosteriorAt.
-// A leader's verdict is accepted; any other tally as Decides says.
+// A leader's verdict is accepted; a lone dissent whose record qualifies
+// (Dissent) is answered, stating its record's Rate uncalibrated; any
+// other tally is accepted as Decides says.
 func (r Rules) Decide(m *Maps, t Tally) (Decision, error) {
 	counted, err := r.Count(t.Runs, t.Snapshot, t.Key)
 	if err != nil {
@@ -97,6 +103,13 @@ func (r Rules) Decide(m *Maps, t Tally) (Decision, error) {
 		d.Confidence, d.Basis = y, &basis
 	}
 	d.Accepted = t.Led || r.Decides(out, cal, d.Confidence)
+	if t.Led || m == nil {
+		return d, nil
+	}
+	if i, lead, ok := r.Dissent(out, m.Records); ok {
+		d.Out = dissented(out, i)
+		d.Confidence, d.Basis, d.Accepted, d.Dissent = lead.Rate(), nil, true, &lead
+	}
 	return d, nil
 }
 

@@ -26,6 +26,11 @@ type Maps struct {
 	// Coincide is the chance, learned in the scope, that two wrong
 	// answers coincide (reputation.Book.Coincidence).
 	Coincide float64
+	// Records holds, for a validation, each session's record against
+	// the majority of the other votes of its calls
+	// (reputation.Snapshot.Records), which the dissent rule reads; nil
+	// when no leader was asked for.
+	Records map[int64]reputation.Lead
 }
 
 // For returns the map of out's winner: the map of its verdict for a

@@ -35,11 +35,11 @@ type Snapshot struct {
 	Lead Lead
 	// Leads reports whether a leader was found among the sessions asked.
 	Leads bool
-	// Records holds the record of each session of Leader against the
-	// majority of the other votes of its calls, whether or not it leads
-	// (a session of no record holds a zero Lead); nil when no leader was
-	// asked for.
-	Records map[int64]Lead
+	// Records holds the record of each session of Leader, in its order,
+	// against the majority of the other votes of its calls, whether or
+	// not it leads (a session of no record holds a zero Lead but for its
+	// Session); nil when no leader was asked for.
+	Records []Lead
 	// Calibrations holds the maps of the tiers asked, in their order.
 	Calibrations []*Calibration
 	// Coincidence is the chance that two wrong answers coincide, when
@@ -85,10 +85,10 @@ func (b *Book) Snapshot(ctx context.Context, scope Scope, r SnapshotRequest) (Sn
 	}
 	if len(r.Leader) > 0 {
 		snap.Lead, snap.Leads = b.leaderOf(scope, r.Leader, recs[evidence:lead])
-		snap.Records = make(map[int64]Lead, len(r.Leader))
+		snap.Records = make([]Lead, len(r.Leader))
 		for i, s := range r.Leader {
 			rec := recs[evidence+i]
-			snap.Records[s] = Lead{Session: s, Won: rec.Right, Lost: rec.Wrong}
+			snap.Records[i] = Lead{Session: s, Won: rec.Right, Lost: rec.Wrong}
 		}
 	}
 	snap.Calibrations = b.calibrationsOf(r.Tiers, recs[lead:maps])

@@ -84,7 +84,7 @@ func TestBook_Snapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Sessions 1 and 2 never disagreed with the majority of the others.
-	records := map[int64]reputation.Lead{1: {Session: 1}, 2: {Session: 2}, 3: lead}
+	records := []reputation.Lead{{Session: 1}, {Session: 2}, lead}
 	want := reputation.Snapshot{Reliabilities: rel, Evidence: evidence, Lead: lead, Leads: true, Records: records, Calibrations: maps, Coincidence: coincide}
 
 	before := store.loads.Load()

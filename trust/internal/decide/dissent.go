@@ -1,6 +1,8 @@
 package decide
 
 import (
+	"slices"
+
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/reputation"
 )
@@ -20,7 +22,7 @@ const DissentLevel = 0.8
 // Dissent reports whether the dissent rule decides out, the tally of a
 // finished adaptive validation with reputation on (Calibrated), and if
 // so the index of the vote it answers and that vote's session's record
-// among recs. The rule: one session's verdict stands alone against at
+// among recs (a session's first record there). The rule: one session's verdict stands alone against at
 // least DissentAgainst cast votes that agree on the other verdict, and
 // its record against the majority of the other votes of its reported
 // calls shows it right in more than half of such disagreements with a
@@ -35,31 +37,34 @@ const DissentLevel = 0.8
 // calibration map. Other tiers, delegations and a session of no record
 // are left as they are: before any reported outcome the rule decides
 // nothing.
-func (r Rules) Dissent(out consensus.Outcome, recs map[int64]reputation.Lead) (int, reputation.Lead, bool) {
+func (r Rules) Dissent(out consensus.Outcome, recs []reputation.Lead) (int, reputation.Lead, bool) {
 	if r.Tier != Adaptive || r.Delegation || !r.Calibrated || len(recs) == 0 {
 		return 0, reputation.Lead{}, false
 	}
-	var valid, invalid []int
+	var n [2]int  // the VALID and INVALID votes
+	var at [2]int // the index of the last of each
 	for i, v := range out.Votes {
+		k := 0
 		switch v.Label {
 		case consensus.LabelValid:
-			valid = append(valid, i)
 		case consensus.LabelInvalid:
-			invalid = append(invalid, i)
+			k = 1
+		default:
+			continue
 		}
+		n[k]++
+		at[k] = i
 	}
-	if len(valid) == 1 {
-		valid, invalid = invalid, valid
-	}
-	if len(invalid) != 1 || len(valid) < DissentAgainst {
+	lone := slices.Index(n[:], 1)
+	if lone < 0 || n[1-lone] < DissentAgainst {
 		return 0, reputation.Lead{}, false
 	}
-	i := invalid[0]
-	lead, ok := recs[out.Votes[i].Session]
-	if !ok || lead.Beats() < DissentLevel {
+	i := at[lone]
+	rec := slices.IndexFunc(recs, func(l reputation.Lead) bool { return l.Session == out.Votes[i].Session })
+	if rec < 0 || recs[rec].Beats() < DissentLevel {
 		return 0, reputation.Lead{}, false
 	}
-	return i, lead, true
+	return i, recs[rec], true
 }
 
 // dissented returns out answering its vote i alone, against the cast

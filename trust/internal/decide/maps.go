@@ -30,7 +30,7 @@ type Maps struct {
 	// the majority of the other votes of its calls
 	// (reputation.Snapshot.Records), which the dissent rule reads; nil
 	// when no leader was asked for.
-	Records map[int64]reputation.Lead
+	Records []reputation.Lead
 }
 
 // For returns the map of out's winner: the map of its verdict for a

@@ -163,7 +163,7 @@ func (b *Book) leaderOf(scope Scope, sessions []int64, recs []Record) (Lead, boo
 	}
 	at, bestP := -1, 2.0
 	for i, s := range sessions {
-		p := Lead{Won: recs[i].Right, Lost: recs[i].Wrong}.PValue()
+		p := leadOf(s, recs[i]).PValue()
 		if p > DefaultLeadLevel {
 			continue
 		}
@@ -174,5 +174,11 @@ func (b *Book) leaderOf(scope Scope, sessions []int64, recs []Record) (Lead, boo
 	if at < 0 || slices.Max(rel) > rel[at] { // none, or another session's outcomes rank it higher
 		return Lead{}, false
 	}
-	return Lead{Session: sessions[at], Won: recs[at].Right, Lost: recs[at].Wrong}, true
+	return leadOf(sessions[at], recs[at]), true
+}
+
+// leadOf reads session's record against the other votes, rec (its
+// leadKey's), as a Lead.
+func leadOf(session int64, rec Record) Lead {
+	return Lead{Session: session, Won: rec.Right, Lost: rec.Wrong}
 }

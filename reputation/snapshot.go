@@ -87,8 +87,7 @@ func (b *Book) Snapshot(ctx context.Context, scope Scope, r SnapshotRequest) (Sn
 		snap.Lead, snap.Leads = b.leaderOf(scope, r.Leader, recs[evidence:lead])
 		snap.Records = make([]Lead, len(r.Leader))
 		for i, s := range r.Leader {
-			rec := recs[evidence+i]
-			snap.Records[i] = Lead{Session: s, Won: rec.Right, Lost: rec.Wrong}
+			snap.Records[i] = leadOf(s, recs[evidence+i])
 		}
 	}
 	snap.Calibrations = b.calibrationsOf(r.Tiers, recs[lead:maps])

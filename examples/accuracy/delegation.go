@@ -243,7 +243,9 @@ func measureDelegation(ctx context.Context, seed uint64, c cell, agg aggregation
 		right := equal(resp.Result, t.golds[i])
 		k.correct = k.correct && right
 		k.retryRight = resp.Status == trust.StatusRetry && right
-		k.ending = ending(t, i, resp, true)
+		if c.policy == trust.PolicyAdaptive { // the endings tallied (tallyEndings)
+			k.ending = ending(t, i, resp, true)
+		}
 		calls[i] = k
 		if c.rep == on && reports(seed, c.draw, i, c.outcomes) && k.answered {
 			if err := svc.Feedback(ctx, resp.TraceID, k.correct); err != nil {

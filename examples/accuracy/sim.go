@@ -137,7 +137,7 @@ type call struct {
 	runs       [panelSize]int // runs launched per session (index: id - 1)
 	reported   bool           // the host reported the call's true outcome
 	retryRight bool           // a delegation's RETRY carried the right answer as its best-effort result
-	ending     string         // how the call ended (see ending)
+	ending     string         // how an adaptive call ended (see ending); "" at other tiers
 }
 
 // report is every cell's calls, by claim number.
@@ -333,7 +333,9 @@ func measureThen(ctx context.Context, seed uint64, c cell, src claims, first, n 
 			return nil, 0, 0, fmt.Errorf("claim %d: %w", i, err)
 		}
 		calls[j] = record(src.truth(i), resp)
-		calls[j].ending = ending(src, i, resp, false)
+		if c.policy == trust.PolicyAdaptive { // the endings tallied (tallyEndings)
+			calls[j].ending = ending(src, i, resp, false)
+		}
 		if c.rep == on && reports(seed, c.draw, i, c.outcomes) {
 			err := svc.FeedbackVerdict(ctx, resp.TraceID, src.truth(i))
 			if err != nil && !errors.Is(err, trust.ErrUnknownCall) { // a call whose votes tied has nothing to teach

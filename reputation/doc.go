@@ -117,7 +117,9 @@
 // of the time, which the reliability check bounds ([Lead.PValue]'s
 // example computes these figures). A disagreement counts only where the
 // session and others ran on a reported call, so a host that reports few
-// outcomes waits long for a lead.
+// outcomes waits long for a lead; trust.Service therefore examines each
+// reported claim on its pool (an oracle call reported with the same
+// verdict), which shows more of them.
 //
 // # Coincidence
 //

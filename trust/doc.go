@@ -225,6 +225,23 @@
 // only, and counts once. POST /api/v4/feedback ([FeedbackRequest]) takes
 // both over HTTP.
 //
+// A report on a validation also examines its claim: the service asks it
+// again of the pool at the oracle tier (up to five runs, stopped once
+// two disagree) and reports the same true verdict on that call, so that
+// one report teaches the sessions the call did not run, and scores each
+// against the others' majority (reputation.Lead), which is how a session
+// comes to lead. On real panels where one strong judge sits among
+// near-chance ones, the call alone seldom shows that judge disagreeing
+// with the others; the exam does (docs/ACCURACY.md measures both). An
+// exam runs once per call, while the service remembers the call by its
+// trace id (its latest 10,000 calls that teach); a repeat of the report
+// runs none, and the opposite verdict replaces the exam's report as it
+// replaces the call's. A report made through the router.Engine itself,
+// or by receipt id on a call the service no longer remembers, examines
+// nothing, and a router that can never serve the oracle tier (fewer than
+// five sessions) runs no exam. Its runs are the host's: the caller is
+// not charged. [WithoutExams] turns exams off.
+//
 // trace_id is the W3C trace id of the incoming request when there is one,
 // otherwise a new one; the router calls carry it. When the call is traced
 // ([WithTelemetry]) it is the trace id of the call's span. service_version

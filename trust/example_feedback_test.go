@@ -17,7 +17,9 @@ import (
 // report, two agreeing votes state no more than equal votes would (7/8);
 // after four audited calls all turned out right, they state what the map
 // learned, and the response carries the map's points, so that anyone
-// holding it recomputes the number (reputation.Basis.Read).
+// holding it recomputes the number (reputation.Basis.Read). Each audit
+// also examines its claim (see Service.FeedbackVerdict): the three
+// sessions answer it again, and their records learn from it too.
 func ExampleService_Feedback() {
 	judge := router.WorkerFunc(keepsFigures)
 	engine, err := router.NewEngine(routertest.Sessions(1, 3, judge, judge, judge))
@@ -55,15 +57,19 @@ func ExampleService_Feedback() {
 	fmt.Printf("recomputed: %.4f\n", c.Read())
 	// Output:
 	// VALID 0.875 adaptive/VALID uncalibrated
-	// VALID 0.9243 adaptive/VALID outcomes on 4 outcomes
-	// recomputed: 0.9243
+	// VALID 0.9359 adaptive/VALID outcomes on 4 outcomes
+	// recomputed: 0.9359
 }
 
 // A call that answered RETRY has no answer to call right or wrong, but a
 // host that learns whether its claim held reports the claim's true
 // verdict, and the call's votes teach all the same: here oracle refused
 // one dissent among five, and the dissenting session turned out right.
-// Its reliability rises from the prior's 0.8 and the others' fall.
+// The report examines the claim: the service asks it of the five again,
+// at the oracle tier, and reports the verdict on that call too. Both
+// reports count, four votes' worth each (reputation.DefaultFeedbackWeight),
+// against the prior's Beta(32, 8): the dissenting session's reliability
+// rises from 0.8 to 40/48, and the others' fall to 32/48.
 func ExampleService_FeedbackVerdict() {
 	agrees, dissents := routertest.Verdict(router.VerdictValid), routertest.Verdict(router.VerdictInvalid)
 	engine, err := router.NewEngine(routertest.Sessions(1, 2, agrees, agrees, agrees, agrees, dissents))
@@ -100,5 +106,5 @@ func ExampleService_FeedbackVerdict() {
 	fmt.Printf("session 1: %.3f, session 5: %.3f\n", rel.Sessions[1], rel.Sessions[5])
 	// Output:
 	// RETRY map[INVALID:1 VALID:4]
-	// session 1: 0.727, session 5: 0.818
+	// session 1: 0.667, session 5: 0.833
 }

@@ -35,7 +35,7 @@ func TestService_feedbackOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := trust.New(e, trust.WithSigningKey(priv))
+	s, err := trust.New(e, trust.WithSigningKey(priv), trust.WithoutExams()) // the call's own report
 	if err != nil {
 		t.Fatal(err)
 	}

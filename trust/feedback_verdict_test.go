@@ -21,7 +21,7 @@ import (
 // replaces it, and a verdict on another caller's call, on a delegation
 // or of another word is refused and moves nothing.
 func TestService_FeedbackVerdict(t *testing.T) {
-	s, store := dissentService(t)
+	s, store := dissentService(t, trust.WithoutExams()) // TestService_exam has exams
 	alice := trust.WithCaller(context.Background(), "key:alice")
 	bob := trust.WithCaller(context.Background(), "key:bob")
 	const trace = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -119,22 +119,28 @@ func TestService_FeedbackVerdict_reputationOff(t *testing.T) {
 
 // dissentService returns a service over five sessions whose fifth
 // always contradicts the other four, learning on a book over store.
-func dissentService(t *testing.T) (*trust.Service, *reputation.Memory) {
+func dissentService(t *testing.T, opts ...trust.Option) (*trust.Service, *reputation.Memory) {
 	t.Helper()
 	w := honest(0.9)
-	return bookService(t, w, w, w, w, routertest.Lie(w))
+	return bookServiceWith(t, opts, w, w, w, w, routertest.Lie(w))
 }
 
 // bookService returns a service over sessions of workers, learning on a
 // book over store.
 func bookService(t *testing.T, workers ...router.Worker) (*trust.Service, *reputation.Memory) {
 	t.Helper()
+	return bookServiceWith(t, nil, workers...)
+}
+
+// bookServiceWith is bookService, the service built with opts.
+func bookServiceWith(t *testing.T, opts []trust.Option, workers ...router.Worker) (*trust.Service, *reputation.Memory) {
+	t.Helper()
 	_, store, book := feedbackBook(t)
 	e, err := router.NewEngine(routertest.Sessions(1, 2, workers...), router.WithReputation(book))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := trust.New(e)
+	s, err := trust.New(e, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

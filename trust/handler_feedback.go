@@ -127,6 +127,9 @@ func outcomeProblem(err error) error {
 		err = ErrUnknownCall
 	case errors.Is(err, router.ErrReputationOff):
 		err = ErrReputationOff
+	case errors.Is(err, ErrExam):
+		return problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable,
+			"the verdict is recorded, but the exam of its claim failed; report it again to run the exam")
 	}
 	return httpapi.OutcomeProblem(err, ErrUnknownCall, ErrReputationOff)
 }

@@ -65,6 +65,9 @@ var ErrUnknownCall = errors.New("trust: no such call")
 func (s *Service) useReputation() {
 	if k, ok := s.router.(keeper); ok && !s.noRep && k.Reputation() != nil {
 		s.keep = k
+		if !s.noExams {
+			s.exams = newExams(router.DefaultFeedbackMemory)
+		}
 	}
 }
 
@@ -172,6 +175,7 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 			c.Tier, c.Score, c.Conservative = b.Tier, b.Uncalibrated, b.Conservative
 		}
 		s.keep.Calls().PutCall(CallerFrom(ctx), traceID, c)
+		s.remember(ctx, req, traceID)
 	}
 }
 
@@ -196,9 +200,19 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 // else (another caller's call among them), and ErrReputationOff when the
 // service weighs no votes by reputation. The outcome also teaches the
 // calibration map of the call's tier (and verdict, for a validation), at
-// the call's score and conservative number (reputation.Basis).
+// the call's score and conservative number (reputation.Basis). On a
+// validation that answered VALID or INVALID the report says the claim's
+// true verdict, and examines the claim as FeedbackVerdict does.
 func (s *Service) Feedback(ctx context.Context, id string, right bool) error {
-	return s.report(ctx, id, func(reputation.Call) (bool, bool) { return right, true })
+	var verdict router.Verdict
+	err := s.report(ctx, id, func(c reputation.Call) (bool, bool) {
+		verdict = trueVerdict(c.Label, right)
+		return right, true
+	})
+	if err != nil || verdict == "" {
+		return err
+	}
+	return s.examine(ctx, id, verdict)
 }
 
 // FeedbackVerdict reports the true verdict of a validation this service
@@ -220,13 +234,23 @@ func (s *Service) Feedback(ctx context.Context, id string, right bool) error {
 // caller's the service remembers (a delegation, another caller's call,
 // a call whose votes tied), ErrReputationOff when the service weighs no
 // votes by reputation, and an error for a verdict other than the two.
+//
+// The report then examines the claim, once per call (see the package
+// doc, Outcomes; WithoutExams turns it off): the service asks it of the
+// pool again at the oracle tier and reports the verdict on that call
+// too. When that call fails, the error wraps ErrExam: the report stands,
+// and making it again runs the exam again.
 func (s *Service) FeedbackVerdict(ctx context.Context, id string, verdict router.Verdict) error {
 	if verdict != router.VerdictValid && verdict != router.VerdictInvalid {
 		return fmt.Errorf("trust: a true verdict is VALID or INVALID, not %q", verdict)
 	}
-	return s.report(ctx, id, func(c reputation.Call) (bool, bool) {
+	err := s.report(ctx, id, func(c reputation.Call) (bool, bool) {
 		return c.Label == string(verdict), c.Label != ""
 	})
+	if err != nil {
+		return err
+	}
+	return s.examine(ctx, id, verdict)
 }
 
 // report reports on the call of the caller's named by id, a trace id the

@@ -60,6 +60,8 @@ type Service struct {
 	tel       *serviceTelemetry // spans and metrics (WithTelemetry)
 	noRep     bool              // WithoutReputation
 	keep      keeper            // the router's reputation; nil when off
+	noExams   bool              // WithoutExams
+	exams     *exams            // the validations FeedbackVerdict may examine; nil when none
 }
 
 // New returns a Service running its router calls on rs.
@@ -93,6 +95,11 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 // the call answers before it from the votes in, the runs still out
 // recorded as TIMEOUT (adaptive launches no run in its last 100ms), and
 // with no vote in it fails with a 504 *Error with code timeout.
+//
+// A validation that teaches the router is remembered for the exam of a
+// later report (see Service.FeedbackVerdict): the service keeps a copy of
+// req that shares its maps and byte slices, so do not modify those in
+// place after the call.
 func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 	if req == nil {
 		return nil, problem.New(http.StatusBadRequest, problem.CodeInvalidRequest, "trust: the request is nil")

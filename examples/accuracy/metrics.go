@@ -43,7 +43,7 @@ func summarize(calls []call, keep func(i int) bool) stats {
 			continue
 		}
 		s.calls++
-		s.runs += c.launched
+		s.runs += c.launched + c.exam // a report's exam is paid for by the calls
 		s.maxRuns = max(s.maxRuns, c.launched)
 		for j, n := range c.runs {
 			s.perSession[j] += n

@@ -138,6 +138,16 @@ type call struct {
 	reported   bool           // the host reported the call's true outcome
 	retryRight bool           // a delegation's RETRY carried the right answer as its best-effort result
 	ending     string         // how an adaptive call ended (see ending); "" at other tiers
+	exam       int            // runs launched by the exam its report ran (trust.Service.FeedbackVerdict)
+}
+
+// examine counts in k.exam the runs the service's exam of the call asked
+// of the panel (trust.Service.FeedbackVerdict), from its runs before and
+// after the call's report.
+func (k *call) examine(before, after [panelSize]int) {
+	for s := range after {
+		k.exam += after[s] - before[s]
+	}
 }
 
 // report is every cell's calls, by claim number.
@@ -337,11 +347,16 @@ func measureThen(ctx context.Context, seed uint64, c cell, src claims, first, n 
 			calls[j].ending = ending(src, i, resp, false)
 		}
 		if c.rep == on && reports(seed, c.draw, i, c.outcomes) {
+			before := p.runs()
 			err := svc.FeedbackVerdict(ctx, resp.TraceID, src.truth(i))
 			if err != nil && !errors.Is(err, trust.ErrUnknownCall) { // a call whose votes tied has nothing to teach
 				return nil, 0, 0, fmt.Errorf("claim %d, reporting its verdict: %w", i, err)
 			}
+			if err := p.err(); err != nil {
+				return nil, 0, 0, fmt.Errorf("claim %d, its exam: %w", i, err)
+			}
 			calls[j].reported = err == nil
+			calls[j].examine(before, p.runs())
 		}
 	}
 	if then != nil {

@@ -48,7 +48,8 @@ func (t *tools) addReportOutcome(s *mcp.Server) error {
 		Description: "Tell the service whether one of your earlier calls turned out right (a dispute, a review, a later fact), naming it by the trace_id of its answer or the receipt_id of its receipt: " +
 			"the workers that backed the answer gain or lose reliability and later confidence is calibrated on it. " +
 			"For a validation, give the claim's true verdict instead of right, which reports a call whatever it answered, RETRY included. " +
-			"Only your own calls can be reported; a repeat adds nothing, the opposite report replaces the first. Costs no runs.",
+			"Only your own calls can be reported; a repeat adds nothing, the opposite report replaces the first. " +
+			"Costs you nothing: the first report on a validation has the service ask its workers the claim again, to learn from the answer.",
 	}, t.reportOutcome)
 }
 

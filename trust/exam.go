@@ -1,0 +1,142 @@
+package trust
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/vouchkit/vouch/internal/traceparent"
+	"github.com/vouchkit/vouch/problem"
+	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/reputation"
+	"github.com/vouchkit/vouch/router"
+)
+
+// ErrExam wraps the error of an exam that failed after its call's true
+// verdict was recorded (see Service.FeedbackVerdict): the report stands,
+// and reporting the same verdict again runs the exam again.
+var ErrExam = errors.New("trust: the verdict is recorded, but its exam failed")
+
+// WithoutExams makes FeedbackVerdict record the true verdict on the call's
+// own votes only, running no exam (see Service.FeedbackVerdict).
+func WithoutExams() Option {
+	return func(s *Service) error { s.noExams = true; return nil }
+}
+
+// examKey names a remembered validation: its caller and trace id.
+type examKey struct{ caller, traceID string }
+
+// An exam is a remembered validation that a true verdict may examine:
+// its request, and once examined the trace id of the oracle call that
+// examined it.
+type exam struct {
+	mu   sync.Mutex // held while the exam runs, so that it runs once
+	req  Request
+	call string // the examining call's trace id; empty until it ran
+}
+
+// exams remembers the latest validations that teach, by caller and trace
+// id, for FeedbackVerdict to examine: at most max, the oldest forgotten
+// first, as the router's ledger forgets its calls.
+type exams struct {
+	mu    sync.Mutex
+	max   int
+	byKey map[examKey]*exam
+	order []examKey // oldest first
+}
+
+func newExams(max int) *exams {
+	return &exams{max: max, byKey: make(map[examKey]*exam)}
+}
+
+// put remembers req under k, in place of any request remembered there.
+func (e *exams) put(k examKey, req *Request) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.byKey[k]; !ok {
+		e.order = append(e.order, k)
+	}
+	e.byKey[k] = &exam{req: *req}
+	for len(e.order) > e.max {
+		delete(e.byKey, e.order[0])
+		e.order = e.order[1:]
+	}
+}
+
+// get returns the exam remembered under k, if any.
+func (e *exams) get(k examKey) (*exam, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	x, ok := e.byKey[k]
+	return x, ok
+}
+
+// examining marks the context of an exam's own call, which is not
+// remembered for an exam of its own.
+type examining struct{}
+
+// remember keeps req, a validation that taught the router under
+// traceID, for an exam, unless s runs none or req is itself an exam.
+func (s *Service) remember(ctx context.Context, req *Request, traceID string) {
+	if s.exams == nil || req.Mode != ModeValidation || ctx.Value(examining{}) != nil {
+		return
+	}
+	s.exams.put(examKey{CallerFrom(ctx), traceID}, req)
+}
+
+// examine asks the claim of the caller's validation id names (a trace id
+// s remembers for an exam) of the pool again, at the oracle tier, and
+// reports verdict, the claim's true verdict, on that call too: the first
+// time, it makes the oracle call; afterwards it reports verdict on the
+// call it made, which counts as a repeat or replaces the report before,
+// as on any call. Nothing happens for an id s remembers no exam under,
+// nor over a router that can never serve the oracle tier (the call is
+// refused as a bad request).
+func (s *Service) examine(ctx context.Context, id string, verdict router.Verdict) error {
+	if s.exams == nil {
+		return nil
+	}
+	x, ok := s.exams.get(examKey{CallerFrom(ctx), id})
+	if !ok {
+		return nil
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.call == "" {
+		req := x.req
+		req.Policy, req.Receipt = PolicyOracle, receipt.Request{}
+		ectx := traceparent.With(context.WithValue(ctx, examining{}, true), traceparent.NewTraceID())
+		resp, err := s.Call(ectx, &req)
+		if p := (*problem.Details)(nil); errors.As(err, &p) && p.Status == http.StatusBadRequest {
+			return nil // too few sessions for the oracle tier
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrExam, err)
+		}
+		x.call = resp.TraceID
+	}
+	err := s.report(ctx, x.call, func(c reputation.Call) (bool, bool) {
+		return c.Label == string(verdict), c.Label != ""
+	})
+	if err != nil && !errors.Is(err, ErrUnknownCall) { // an exam whose votes tied teaches nothing
+		return fmt.Errorf("%w: %w", ErrExam, err)
+	}
+	return nil
+}
+
+// trueVerdict is the true verdict of a validation whose votes' winning
+// verdict was label when the host reports it right or wrong; empty when
+// label is not one of the two verdicts.
+func trueVerdict(label string, right bool) router.Verdict {
+	switch {
+	case label != string(router.VerdictValid) && label != string(router.VerdictInvalid):
+		return ""
+	case right:
+		return router.Verdict(label)
+	case label == string(router.VerdictValid):
+		return router.VerdictInvalid
+	}
+	return router.VerdictValid
+}

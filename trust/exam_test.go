@@ -1,0 +1,222 @@
+package trust_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vouchkit/vouch/problem"
+	"github.com/vouchkit/vouch/reputation"
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/routertest"
+	"github.com/vouchkit/vouch/trust"
+)
+
+// countingRuns returns w, counting its runs in n.
+func countingRuns(w router.Worker, n *atomic.Int64) router.Worker {
+	return router.WorkerFunc(func(ctx context.Context, job *router.Job) (*router.Result, error) {
+		n.Add(1)
+		return w.Work(ctx, job)
+	})
+}
+
+// examEngine returns a store, a book over it and an engine over it of five sessions that
+// count their runs in n: session 1 always answers INVALID, rightly, and
+// sessions 2 to 5 always VALID.
+func examEngine(t *testing.T, n *atomic.Int64) (*reputation.Memory, *reputation.Book, *router.Engine) {
+	t.Helper()
+	store := new(reputation.Memory)
+	book, err := reputation.New(store, reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	right, wrong := countingRuns(verdictOf(router.VerdictInvalid), n), countingRuns(verdictOf(router.VerdictValid), n)
+	e, err := router.NewEngine(routertest.Sessions(1, 1, right, wrong, wrong, wrong, wrong), router.WithReputation(book))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store, book, e
+}
+
+// TestService_exam: fast runs session 2 alone, which is wrong; each
+// report of the true verdict examines the claim on all five sessions, so
+// session 1, which no call ran, wins a disagreement with the four others
+// on each, and leads after four. A repeat or the opposite verdict runs
+// no exam again; another caller's report runs none, and without exams a
+// report teaches the call's own votes only.
+func TestService_exam(t *testing.T) {
+	ctx := trust.WithCaller(context.Background(), "key:alice")
+	var runs atomic.Int64
+	store, book, e := examEngine(t, &runs)
+	s, err := trust.New(e, trust.WithSingleSession(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := request(trust.ModeValidation, trust.PolicyFast)
+	scope := router.Scope(router.KindValidate, req.Task.Type)
+	ids := []int64{1, 2, 3, 4, 5}
+	lead := func() reputation.Lead {
+		t.Helper()
+		snap, err := book.Snapshot(ctx, scope, reputation.SnapshotRequest{Leader: ids})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snap.Records[0]
+	}
+	var last string
+	for i := range 4 {
+		resp, err := s.Call(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Status != trust.StatusValid || resp.Evidence.Launched != 1 {
+			t.Fatalf("call %d: %s on %d runs, want VALID on one", i, resp.Status, resp.Evidence.Launched)
+		}
+		if _, ok, _ := book.Leader(ctx, scope, ids); ok {
+			t.Fatalf("before report %d: a leader", i+1)
+		}
+		before := runs.Load()
+		if err := s.FeedbackVerdict(ctx, resp.TraceID, router.VerdictInvalid); err != nil {
+			t.Fatal(err)
+		}
+		if got := runs.Load() - before; got != 5 {
+			t.Errorf("report %d: the exam ran %d runs, want the five of the oracle tier", i+1, got)
+		}
+		if diff := cmp.Diff(reputation.Lead{Session: 1, Won: float64(i + 1)}, lead()); diff != "" {
+			t.Errorf("after report %d, session 1's record (-want +got):\n%s", i+1, diff)
+		}
+		last = resp.TraceID
+	}
+	if l, ok, err := book.Leader(ctx, scope, ids); err != nil || !ok || l.Session != 1 {
+		t.Errorf("after four exams: leader %+v (%v, %v), want session 1", l, ok, err)
+	}
+
+	keys := make([]reputation.Key, len(ids))
+	for i, id := range ids {
+		keys[i] = reputation.Key{Session: id}
+	}
+	records := func() []reputation.Record { return loadRecords(t, store, keys) }
+	after := records()
+	before := runs.Load()
+	if err := s.FeedbackVerdict(ctx, last, router.VerdictInvalid); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(after, records()); diff != "" {
+		t.Errorf("a repeat moved the records (-once +twice):\n%s", diff)
+	}
+	bob := trust.WithCaller(context.Background(), "key:bob")
+	if err := s.FeedbackVerdict(bob, last, router.VerdictValid); !errors.Is(err, trust.ErrUnknownCall) {
+		t.Errorf("bob's report on alice's call: %v, want ErrUnknownCall", err)
+	}
+	if err := s.FeedbackVerdict(ctx, last, router.VerdictValid); err != nil {
+		t.Fatal(err)
+	}
+	if got := records(); got[0].Right >= after[0].Right {
+		t.Errorf("the opposite verdict left session 1 at %+v, want less right than %+v", got[0], after[0])
+	}
+	if got := runs.Load() - before; got != 0 {
+		t.Errorf("a repeat, another caller's report and the opposite verdict ran %d runs, want none", got)
+	}
+
+	var offRuns atomic.Int64
+	offStore, _, offEngine := examEngine(t, &offRuns)
+	off, err := trust.New(offEngine, trust.WithSingleSession(2), trust.WithoutExams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := off.Call(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := off.FeedbackVerdict(ctx, resp.TraceID, router.VerdictInvalid); err != nil {
+		t.Fatal(err)
+	}
+	if offRuns.Load() != 1 {
+		t.Errorf("without exams: %d runs, want the call's one", offRuns.Load())
+	}
+	if recs := loadRecords(t, offStore, keys[:1]); recs[0] != (reputation.Record{}) {
+		t.Errorf("without exams, session 1, which did not run, learned %+v", recs[0])
+	}
+}
+
+// failingOracle is an engine whose oracle-tier validations fail.
+type failingOracle struct{ *router.Engine }
+
+func (f failingOracle) ValidateV3(ctx context.Context, req *router.ValidateV3Request) (*router.ValidateV3Response, error) {
+	if req.Consensus.Replicas == 5 {
+		return nil, errors.New("the oracle tier is down")
+	}
+	return f.Engine.ValidateV3(ctx, req)
+}
+
+// TestService_examErrors: a router that can never serve the oracle tier
+// examines nothing and the report stands; an exam whose oracle call
+// fails is ErrExam, the report standing, and the same report again runs
+// it again.
+func TestService_examErrors(t *testing.T) {
+	ctx := context.Background()
+	book, err := reputation.New(nil, reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := verdictOf(router.VerdictValid)
+	three, err := router.NewEngine(routertest.Sessions(1, 1, w, w, w), router.WithReputation(book))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := trust.New(three, trust.WithSingleSession(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.Call(ctx, request(trust.ModeValidation, trust.PolicyFast))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FeedbackVerdict(ctx, resp.TraceID, router.VerdictValid); err != nil {
+		t.Errorf("three sessions, no oracle tier: %v, want the report alone", err)
+	}
+
+	var runs atomic.Int64
+	_, _, e := examEngine(t, &runs)
+	down, err := trust.New(failingOracle{e}, trust.WithSingleSession(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err = down.Call(ctx, request(trust.ModeValidation, trust.PolicyFast))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if err := down.FeedbackVerdict(ctx, resp.TraceID, router.VerdictInvalid); !errors.Is(err, trust.ErrExam) {
+			t.Errorf("report %d with the oracle tier down: %v, want ErrExam", i+1, err)
+		}
+	}
+}
+
+// TestClient_FeedbackVerdict_examFails: over POST /api/v4/feedback, an
+// exam that fails is a 503 with code unavailable, the report standing.
+func TestClient_FeedbackVerdict_examFails(t *testing.T) {
+	var runs atomic.Int64
+	store, _, e := examEngine(t, &runs)
+	s, err := trust.New(failingOracle{e}, trust.WithSingleSession(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, alice, _ := feedbackServer(t, s)
+	ctx := context.Background()
+	resp, err := alice.Call(ctx, request(trust.ModeValidation, trust.PolicyFast))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := []reputation.Key{{Session: 2}}
+	before := loadRecords(t, store, key)
+	err = alice.FeedbackVerdict(ctx, resp.TraceID, router.VerdictInvalid)
+	asProblem(t, err, http.StatusServiceUnavailable, problem.CodeUnavailable)
+	if after := loadRecords(t, store, key); after[0].Wrong <= before[0].Wrong {
+		t.Errorf("session 2 voted VALID on an INVALID claim: record %+v, before %+v: the report did not stand", after[0], before[0])
+	}
+}

@@ -233,12 +233,13 @@
 // comes to lead. On real panels where one strong judge sits among
 // near-chance ones, the call alone seldom shows that judge disagreeing
 // with the others; the exam does (docs/ACCURACY.md measures both). An
-// exam runs once per call, while the service remembers the call by its
-// trace id (its latest 10,000 calls that teach); a repeat of the report
-// runs none, and the opposite verdict replaces the exam's report as it
-// replaces the call's. A report made through the router.Engine itself,
-// or by receipt id on a call the service no longer remembers, examines
-// nothing, and a router that can never serve the oracle tier (fewer than
+// exam runs once per call, reported by trace id or receipt id, while the
+// service remembers the call (its latest 10,000 calls that teach); a
+// repeat of the report runs none, and the opposite verdict replaces the
+// exam's report as it replaces the call's. A report made through the
+// router.Engine itself, or by receipt id on a call the service no longer
+// remembers (or whose trace id the caller reused for a later call),
+// examines nothing, and a router that can never serve the oracle tier (fewer than
 // five sessions) runs no exam. Its runs are the host's: the caller is
 // not charged. [WithoutExams] turns exams off.
 //

@@ -86,8 +86,9 @@ func (s *Service) remember(ctx context.Context, req *Request, traceID string) {
 	s.exams.put(examKey{CallerFrom(ctx), traceID}, req)
 }
 
-// examine asks the claim of the caller's validation id names (a trace id
-// s remembers for an exam) of the pool again, at the oracle tier, and
+// examine asks the claim of the caller's validation traced as id (the
+// trace id its report landed on, which s may remember for an exam) of
+// the pool again, at the oracle tier, and
 // reports verdict, the claim's true verdict, on that call too: the first
 // time, it makes the oracle call; afterwards it reports verdict on the
 // call it made, which counts as a repeat or replaces the report before,
@@ -117,7 +118,7 @@ func (s *Service) examine(ctx context.Context, id string, verdict router.Verdict
 		}
 		x.call = resp.TraceID
 	}
-	err := s.report(ctx, x.call, func(c reputation.Call) (bool, bool) {
+	_, err := s.report(ctx, x.call, func(c reputation.Call) (bool, bool) {
 		return c.Label == string(verdict), c.Label != ""
 	})
 	if err != nil && !errors.Is(err, ErrUnknownCall) { // an exam whose votes tied teaches nothing

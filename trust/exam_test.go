@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vouchkit/vouch/problem"
+	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
@@ -218,5 +219,51 @@ func TestClient_FeedbackVerdict_examFails(t *testing.T) {
 	asProblem(t, err, http.StatusServiceUnavailable, problem.CodeUnavailable)
 	if after := loadRecords(t, store, key); after[0].Wrong <= before[0].Wrong {
 		t.Errorf("session 2 voted VALID on an INVALID claim: record %+v, before %+v: the report did not stand", after[0], before[0])
+	}
+}
+
+// TestService_examByReceipt: a report by receipt id examines the call
+// its receipt names; where the caller reused the call's trace id for a
+// later call on other sessions, the report lands on the receipt's call
+// and examines nothing, since the request kept under that trace id is
+// the later call's.
+func TestService_examByReceipt(t *testing.T) {
+	ctx := trust.WithCaller(context.Background(), "key:alice")
+	var runs atomic.Int64
+	_, _, e := examEngine(t, &runs)
+	s, err := trust.New(e, trust.WithSingleSession(2), trust.WithReceipts(&receipt.Issuer{Store: &receipt.MemStore{}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(trace string, policy trust.Policy) string {
+		t.Helper()
+		req := request(trust.ModeValidation, policy)
+		req.Receipt = receipt.Inline()
+		resp, err := s.Call(router.WithTraceID(ctx, trace), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := receipt.Parse(resp.Receipt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.ReceiptID
+	}
+	report := func(id string) int64 {
+		t.Helper()
+		before := runs.Load()
+		if err := s.FeedbackVerdict(ctx, id, router.VerdictInvalid); err != nil {
+			t.Fatal(err)
+		}
+		return runs.Load() - before
+	}
+	if got := report(call("4bf92f3577b34da6a3ce929d0e0e4736", trust.PolicyFast)); got != 5 {
+		t.Errorf("a report by receipt id ran %d runs, want the exam's five", got)
+	}
+	const reused = "5cf92f3577b34da6a3ce929d0e0e4737"
+	first := call(reused, trust.PolicyFast)
+	call(reused, trust.PolicySafe) // the same trace id, three sessions
+	if got := report(first); got != 0 {
+		t.Errorf("a report on a receipt whose trace id was reused ran %d runs, want none", got)
 	}
 }

@@ -205,14 +205,14 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 // true verdict, and examines the claim as FeedbackVerdict does.
 func (s *Service) Feedback(ctx context.Context, id string, right bool) error {
 	var verdict router.Verdict
-	err := s.report(ctx, id, func(c reputation.Call) (bool, bool) {
+	landed, err := s.report(ctx, id, func(c reputation.Call) (bool, bool) {
 		verdict = trueVerdict(c.Label, right)
 		return right, true
 	})
 	if err != nil || verdict == "" {
 		return err
 	}
-	return s.examine(ctx, id, verdict)
+	return s.examine(ctx, landed, verdict)
 }
 
 // FeedbackVerdict reports the true verdict of a validation this service
@@ -244,43 +244,44 @@ func (s *Service) FeedbackVerdict(ctx context.Context, id string, verdict router
 	if verdict != router.VerdictValid && verdict != router.VerdictInvalid {
 		return fmt.Errorf("trust: a true verdict is VALID or INVALID, not %q", verdict)
 	}
-	err := s.report(ctx, id, func(c reputation.Call) (bool, bool) {
+	landed, err := s.report(ctx, id, func(c reputation.Call) (bool, bool) {
 		return c.Label == string(verdict), c.Label != ""
 	})
 	if err != nil {
 		return err
 	}
-	return s.examine(ctx, id, verdict)
+	return s.examine(ctx, landed, verdict)
 }
 
 // report reports on the call of the caller's named by id, a trace id the
 // ledger remembers or a receipt id, what rightOf reads of it: whether the
 // answer it decided was right, and false when it has no outcome to
 // report (ErrUnknownCall). The call is read once, from the ledger or from
-// its receipt.
-func (s *Service) report(ctx context.Context, id string, rightOf func(reputation.Call) (right, ok bool)) error {
+// its receipt. landed is the trace id the report landed on: the call's,
+// or "receipt:" and id for a receipt whose trace id the caller reused.
+func (s *Service) report(ctx context.Context, id string, rightOf func(reputation.Call) (right, ok bool)) (landed string, err error) {
 	if s.keep == nil {
-		return ErrReputationOff
+		return "", ErrReputationOff
 	}
 	none := fmt.Errorf("%w: %q names no call of this caller's with an outcome to report", ErrUnknownCall, id)
 	if c, kept := s.keep.Calls().Call(CallerFrom(ctx), id); kept {
 		right, ok := rightOf(c)
 		if !ok {
-			return none
+			return "", none
 		}
 		// The router reports, so that its bound on each caller's share
 		// of the reports (router.WithCallerShare) holds here too.
 		if err := s.keep.Feedback(ctx, id, right); !errors.Is(err, router.ErrUnknownCall) {
-			return err
+			return id, err
 		}
 	}
 	traceID, c, err := s.receiptCall(ctx, id)
 	if err != nil {
-		return err
+		return "", err
 	}
 	right, ok := rightOf(c)
 	if !ok {
-		return none
+		return "", none
 	}
 	// The call is reported under its trace id, so that its report by
 	// trace id and by receipt id count once; but when the caller reused
@@ -291,9 +292,9 @@ func (s *Service) report(ctx context.Context, id string, rightOf func(reputation
 	}
 	s.keep.Calls().KeepCall(CallerFrom(ctx), traceID, c)
 	if err = s.keep.Feedback(ctx, traceID, right); errors.Is(err, router.ErrUnknownCall) {
-		return fmt.Errorf("%w: %q", ErrUnknownCall, id) // forgotten at once
+		return "", fmt.Errorf("%w: %q", ErrUnknownCall, id) // forgotten at once
 	}
-	return err
+	return traceID, err
 }
 
 // receiptCall reads the call of receipt id, which must be the caller's:

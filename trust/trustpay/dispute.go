@@ -3,6 +3,7 @@ package trustpay
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/vouchkit/vouch/trust"
@@ -99,9 +100,17 @@ func (c *callRecorder) Write(b []byte) (int, error) {
 // seller's policy, once (escrow.Disputes.Report). It returns the
 // refund's outcome and whether there was one; a report the service
 // refuses (trust.ErrUnknownCall, trust.ErrReputationOff) refunds nothing.
+// A report the service accepted but whose exam failed (trust.ErrExam)
+// stands, and refunds as any accepted report: the refund's outcome is
+// returned with that error, which reporting again clears.
 func (d Disputes) Feedback(ctx context.Context, id string, right bool) (x402.EscrowOutcome, bool, error) {
-	if err := d.Service.Feedback(ctx, id, right); err != nil {
+	err := d.Service.Feedback(ctx, id, right)
+	if err != nil && !errors.Is(err, trust.ErrExam) {
 		return x402.EscrowOutcome{}, false, err
 	}
-	return d.Escrow.Report(ctx, trust.CallerFrom(ctx), id, right)
+	out, refunded, rerr := d.Escrow.Report(ctx, trust.CallerFrom(ctx), id, right)
+	if rerr != nil {
+		return out, refunded, rerr
+	}
+	return out, refunded, err
 }

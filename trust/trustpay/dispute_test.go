@@ -34,6 +34,13 @@ type disputeRoute struct {
 
 func newDisputeRoute(t *testing.T) *disputeRoute {
 	t.Helper()
+	return newDisputeRouteOn(t, func(e *router.Engine) router.Service { return e })
+}
+
+// newDisputeRouteOn is newDisputeRoute, its trust service running on
+// what on makes of its engine.
+func newDisputeRouteOn(t *testing.T, on func(*router.Engine) router.Service) *disputeRoute {
+	t.Helper()
 	book, err := reputation.New(new(reputation.Memory), reputation.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +53,7 @@ func newDisputeRoute(t *testing.T) *disputeRoute {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := trust.New(engine, trust.WithReceipts(&receipt.Issuer{Store: &receipt.MemStore{}}), trust.WithSigningKey(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32))))
+	svc, err := trust.New(on(engine), trust.WithReceipts(&receipt.Issuer{Store: &receipt.MemStore{}}), trust.WithSigningKey(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,6 +174,35 @@ func TestDisputes_callersWrongReportRefunds(t *testing.T) {
 	again, refunded, err := d.Feedback(alice, answer.TraceID, false)
 	if err != nil || !refunded || again.Settlement.Transaction != o.Settlement.Transaction || balance() != openBalance {
 		t.Errorf("the report again by trace id: %+v, %v, %v, buyer %d; want the refund replayed", again, refunded, err, balance())
+	}
+}
+
+// failingOracle is an engine whose oracle-tier validations fail.
+type failingOracle struct{ *router.Engine }
+
+func (f failingOracle) ValidateV3(ctx context.Context, req *router.ValidateV3Request) (*router.ValidateV3Response, error) {
+	if req.Consensus.Replicas == 5 {
+		return nil, errors.New("the oracle tier is down")
+	}
+	return f.Engine.ValidateV3(ctx, req)
+}
+
+// The caller's report that its call was wrong is accepted, but the exam
+// of the call's claim fails: the report stands, so the payer is refunded
+// all the same, once, and the error says the exam failed.
+func TestDisputes_examFailsRefundsAllTheSame(t *testing.T) {
+	s := newDisputeRouteOn(t, func(e *router.Engine) router.Service { return failingOracle{e} })
+	payer, _ := evm.NewPayer(buyerKey)
+	c := &http.Client{Transport: &x402.Transport{Payer: payer, Policy: x402.Policy{Schemes: []string{x402.SchemeAuthCapture}}}}
+	answer, _ := s.call(t, c, "")
+	token, _ := evm.ParseAddress(usdcSepolia)
+	balance := func() int64 { return s.escrow.Balance(token, payer.Address()).Int64() }
+	alice := trust.WithCaller(context.Background(), "key:alice")
+	for i := range 2 {
+		o, refunded, err := s.d.Feedback(alice, answer.TraceID, false)
+		if !errors.Is(err, trust.ErrExam) || !refunded || o.Amount != "10000" || balance() != openBalance {
+			t.Errorf("report %d: %+v, refunded %v, %v, buyer %d; want ErrExam and the capture refunded once", i+1, o, refunded, err, balance())
+		}
 	}
 }
 

@@ -19,8 +19,9 @@ import (
 // and reporting the same verdict again runs the exam again.
 var ErrExam = errors.New("trust: the verdict is recorded, but its exam failed")
 
-// WithoutExams makes FeedbackVerdict record the true verdict on the call's
-// own votes only, running no exam (see Service.FeedbackVerdict).
+// WithoutExams makes a report on a validation (Feedback, FeedbackVerdict)
+// teach the call's own votes only, running no exam (see
+// Service.FeedbackVerdict).
 func WithoutExams() Option {
 	return func(s *Service) error { s.noExams = true; return nil }
 }

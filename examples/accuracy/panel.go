@@ -50,13 +50,13 @@ type panel struct {
 
 	calls   sync.Mutex // held by the version 3 step in flight
 	mu      sync.Mutex
-	step    *step          // the version 3 step in flight
-	learns  bool           // the engine learns from every step: a step is never run again
-	turns   *turns         // the order of an adaptive call's router calls
-	replays int            // steps run again because the scheduler reordered them
-	offPlan int            // steps of a learning engine kept although the scheduler reordered them
-	fault   error          // a step that never ran as planned
-	ran     [panelSize]int // the runs asked of each session (index: id - 1)
+	step    *step  // the version 3 step in flight
+	learns  bool   // the engine learns from every step: a step is never run again
+	turns   *turns // the order of an adaptive call's router calls
+	replays int    // steps run again because the scheduler reordered them
+	offPlan int    // steps of a learning engine kept although the scheduler reordered them
+	fault   error  // a step that never ran as planned
+	ran     int    // the runs asked of the sessions
 }
 
 // step is one version 3 call: its replicas' answers and their plan.
@@ -133,7 +133,7 @@ func (p *panel) work(ctx context.Context, job *router.Job) (*router.Result, erro
 	}
 	st.answers[job.Replica] = a
 	st.sessions[job.Replica] = job.SessionID
-	p.ran[job.SessionID-1]++
+	p.ran++
 	st.joined++
 	if st.joined == st.n {
 		agg, err := p.aggregator(job, st)
@@ -395,8 +395,8 @@ func planned[R any](ctx context.Context, s stepper, cons router.ConsensusRequest
 	return resp, err
 }
 
-// runs returns the runs asked of each session so far (index: id - 1).
-func (p *panel) runs() [panelSize]int {
+// runs returns the runs asked of the sessions so far.
+func (p *panel) runs() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.ran

@@ -141,15 +141,6 @@ type call struct {
 	exam       int            // runs launched by the exam its report ran (trust.Service.FeedbackVerdict)
 }
 
-// examine counts in k.exam the runs the service's exam of the call asked
-// of the panel (trust.Service.FeedbackVerdict), from its runs before and
-// after the call's report.
-func (k *call) examine(before, after [panelSize]int) {
-	for s := range after {
-		k.exam += after[s] - before[s]
-	}
-}
-
 // report is every cell's calls, by claim number.
 type report struct {
 	cfg     config
@@ -356,7 +347,7 @@ func measureThen(ctx context.Context, seed uint64, c cell, src claims, first, n 
 				return nil, 0, 0, fmt.Errorf("claim %d, its exam: %w", i, err)
 			}
 			calls[j].reported = err == nil
-			calls[j].examine(before, p.runs())
+			calls[j].exam = p.runs() - before // the report's exam
 		}
 	}
 	if then != nil {

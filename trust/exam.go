@@ -119,13 +119,20 @@ func (s *Service) examine(ctx context.Context, id string, verdict router.Verdict
 		}
 		x.call = resp.TraceID
 	}
-	_, err := s.report(ctx, x.call, func(c reputation.Call) (bool, bool) {
-		return c.Label == string(verdict), c.Label != ""
-	})
+	_, err := s.report(ctx, x.call, against(verdict))
 	if err != nil && !errors.Is(err, ErrUnknownCall) { // an exam whose votes tied teaches nothing
 		return fmt.Errorf("%w: %w", ErrExam, err)
 	}
 	return nil
+}
+
+// against returns what a report of verdict, a claim's true verdict,
+// reads of a call: whether its winning verdict was right, and false when
+// it kept none.
+func against(verdict router.Verdict) func(reputation.Call) (right, ok bool) {
+	return func(c reputation.Call) (bool, bool) {
+		return c.Label == string(verdict), c.Label != ""
+	}
 }
 
 // trueVerdict is the true verdict of a validation whose votes' winning

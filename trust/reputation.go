@@ -244,9 +244,7 @@ func (s *Service) FeedbackVerdict(ctx context.Context, id string, verdict router
 	if verdict != router.VerdictValid && verdict != router.VerdictInvalid {
 		return fmt.Errorf("trust: a true verdict is VALID or INVALID, not %q", verdict)
 	}
-	landed, err := s.report(ctx, id, func(c reputation.Call) (bool, bool) {
-		return c.Label == string(verdict), c.Label != ""
-	})
+	landed, err := s.report(ctx, id, against(verdict))
 	if err != nil {
 		return err
 	}

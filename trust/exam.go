@@ -78,10 +78,13 @@ func (e *exams) get(k examKey) (*exam, bool) {
 // remembered for an exam of its own.
 type examining struct{}
 
+// isExam reports whether ctx is an exam's own call.
+func isExam(ctx context.Context) bool { return ctx.Value(examining{}) != nil }
+
 // remember keeps req, a validation that taught the router under
 // traceID, for an exam, unless s runs none or req is itself an exam.
 func (s *Service) remember(ctx context.Context, req *Request, traceID string) {
-	if s.exams == nil || req.Mode != ModeValidation || ctx.Value(examining{}) != nil {
+	if s.exams == nil || req.Mode != ModeValidation || isExam(ctx) {
 		return
 	}
 	s.exams.put(examKey{CallerFrom(ctx), traceID}, req)

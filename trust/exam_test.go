@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"regexp"
+	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/vouchkit/vouch/internal/telemetry/telemetrytest"
 	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/reputation"
@@ -265,5 +268,56 @@ func TestService_examByReceipt(t *testing.T) {
 	call(reused, trust.PolicySafe) // the same trace id, three sessions
 	if got := report(first); got != 0 {
 		t.Errorf("a report on a receipt whose trace id was reused ran %d runs, want none", got)
+	}
+}
+
+// TestService_examTelemetry checks that an exam's oracle call is marked
+// vouch.trust.exam on its span and metrics, and the caller's call is not.
+func TestService_examTelemetry(t *testing.T) {
+	rec := telemetrytest.New(t)
+	ctx := trust.WithCaller(context.Background(), "key:alice")
+	var runs atomic.Int64
+	_, _, e := examEngine(t, &runs)
+	s, err := trust.New(e, trust.WithSingleSession(2), trust.WithTelemetry(rec.TracerProvider, rec.MeterProvider))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.Call(ctx, request(trust.ModeValidation, trust.PolicyFast))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FeedbackVerdict(ctx, resp.TraceID, router.VerdictInvalid); err != nil {
+		t.Fatal(err)
+	}
+	points := rec.AllPoints(t)
+	want := map[string]int64{
+		"vouch.trust.calls vouch.mode=validation,vouch.tier=fast":                         1,
+		"vouch.trust.calls vouch.mode=validation,vouch.tier=oracle,vouch.trust.exam=true": 1,
+		"vouch.trust.runs vouch.mode=validation,vouch.tier=fast":                          1,
+		"vouch.trust.runs vouch.mode=validation,vouch.tier=oracle,vouch.trust.exam=true":  1,
+	}
+	got := map[string]int64{}
+	status := regexp.MustCompile(`vouch\.status=[A-Z_]+,`) // whatever the calls answered
+	for k, n := range points {
+		if strings.HasPrefix(k, "vouch.trust.") {
+			got[status.ReplaceAllString(k, "")] += n
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("trust metrics (-want +got):\n%s", diff)
+	}
+	exams := map[bool]int{}
+	for _, sp := range rec.Spans.GetSpans() {
+		if sp.Name != "trust.call" {
+			continue
+		}
+		exam := false
+		for _, a := range sp.Attributes {
+			exam = exam || a.Key == "vouch.trust.exam" && a.Value.AsBool()
+		}
+		exams[exam]++
+	}
+	if diff := cmp.Diff(map[bool]int{false: 1, true: 1}, exams); diff != "" {
+		t.Errorf("trust.call spans by exam (-want +got):\n%s", diff)
 	}
 }

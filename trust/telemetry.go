@@ -24,7 +24,10 @@ import (
 // child span "trust.router_call", the parent of the router's own spans.
 // The response's trace id, and the router_trace_ids of its receipt, are
 // the call span's trace id whenever the span is recorded. Metrics: calls
-// by mode, tier and status, and the runs each call took by tier.
+// by mode, tier and status, and the runs each call took by tier. An
+// exam's oracle call (see Service.FeedbackVerdict) carries the attribute
+// vouch.trust.exam=true on its span and both metrics, so that a host's
+// dashboards can tell its own exams from its callers' calls.
 // Issuing a receipt gets a span "receipt.issue" and counts in
 // vouch.receipts.issued; when the receipt store keeps a transparency log
 // (a receipt.LogReader), storing the receipt, which appends it to the
@@ -81,6 +84,9 @@ func (t *serviceTelemetry) startCall(ctx context.Context, req *Request) (context
 	ctx, span := telemetry.Start(ctx, t.tracer, "trust.call")
 	if span.IsRecording() {
 		span.SetAttributes(telemetry.Mode.String(string(req.Mode)), telemetry.Tier.String(string(req.Policy)))
+		if isExam(ctx) {
+			span.SetAttributes(examAttr.Bool(true))
+		}
 	}
 	return ctx, span
 }
@@ -101,10 +107,16 @@ func (t *serviceTelemetry) answered(ctx context.Context, span trace.Span, req *R
 	for _, st := range resp.Evidence.Steps {
 		runs += st.Replicas
 	}
-	mode, tier := telemetry.Mode.String(string(req.Mode)), telemetry.Tier.String(string(req.Policy))
-	t.calls.Add(ctx, 1, metric.WithAttributes(mode, tier, telemetry.Status.String(string(resp.Status))))
-	t.runs.Record(ctx, int64(runs), metric.WithAttributes(mode, tier))
+	attrs := []attribute.KeyValue{telemetry.Mode.String(string(req.Mode)), telemetry.Tier.String(string(req.Policy))}
+	if isExam(ctx) {
+		attrs = append(attrs, examAttr.Bool(true))
+	}
+	t.runs.Record(ctx, int64(runs), metric.WithAttributes(attrs...))
+	t.calls.Add(ctx, 1, metric.WithAttributes(append(attrs, telemetry.Status.String(string(resp.Status)))...))
 }
+
+// examAttr marks the span and metrics of an exam's oracle call.
+const examAttr = attribute.Key("vouch.trust.exam")
 
 // startStep starts the span of the router call of one rung of the plan.
 func (t *serviceTelemetry) startStep(ctx context.Context, replicas int, tier router.Tier) (context.Context, trace.Span) {

@@ -24,7 +24,13 @@
 // answers of -data (or on the rows cut from them in testdata, when the
 // folder is absent), reported as the worst and the median world.
 //
-//	go run ./examples/accuracy -families all [-data DIR] [-seeds 1,2,3] [-panels 2] [-real-calls N] [-warm 2000] [-outcomes 0,0.02,0.05] [-md FILE] [-charts DIR]
+//	go run ./examples/accuracy -families all [-data DIR] [-seeds 1,2,3] [-panels 2] [-real-calls N] [-warm 2000] [-outcomes 0,0.02,0.05] [-selection-shift K] [-horizon H] [-drift] [-md FILE] [-charts DIR]
+//
+// -selection-shift measures the same worlds on another sequence of the
+// engines' selection draws; -horizon sets the reputation books' horizon
+// (reputation.Options.Horizon); -drift swaps each validation world's best
+// and worst sessions as measuring begins, so that reputation must follow
+// a panel that changed.
 //
 // It writes the tables in Markdown (to standard output, or FILE), the
 // targets met or not among them, and with -charts a reliability chart per
@@ -46,6 +52,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/vouchkit/vouch/reputation"
 )
 
 func main() {
@@ -66,13 +74,15 @@ func main() {
 	seeds := flag.String("seeds", "1,2,3", "with -families, the seeds of the worlds, comma-separated")
 	panels := flag.Int("panels", 2, "with -families, the panels drawn per seed and family")
 	shift := flag.Int("selection-shift", 0, "with -families, advance every engine's selection draws by this many calls before the first: the same worlds on another sequence of draws")
+	horizon := flag.Float64("horizon", 0, "with -families, the horizon of every reputation book, in votes (0: reputation.DefaultHorizon)")
+	drift := flag.Bool("drift", false, "with -families, swap the answers of each validation world's best and worst sessions from its first measured call on: the panel changes, and reputation has to follow")
 	realCalls := flag.Int("real-calls", 0, "a real-data workload's or world's calls at most, earlier and measured, the first in the seeded order (0: every row of the data)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	cfg := config{calls: *calls, seed: *seed, episode: *episode, data: *data, realWarm: *warm, delegationWarm: *delegationWarm, draws: *draws,
-		panels: *panels, realCalls: *realCalls, shift: *shift}
+		panels: *panels, realCalls: *realCalls, shift: *shift, horizon: *horizon, drift: *drift}
 	var err error
 	if *fams != "" {
 		if cfg.families, err = parseFamilies(*fams); err == nil {
@@ -196,6 +206,12 @@ func (c config) check() error {
 		return fmt.Errorf("-selection-shift must be at least 0, got %d", c.shift)
 	case c.shift > 0 && len(c.families) == 0:
 		return fmt.Errorf("-selection-shift: the selection draws are shifted on the world families: give them with -families")
+	case !(c.horizon >= 0 && c.horizon <= reputation.MaxCount):
+		return fmt.Errorf("-horizon must be a number from 0 to %g, got %v", reputation.MaxCount, c.horizon)
+	case c.horizon > 0 && len(c.families) == 0:
+		return fmt.Errorf("-horizon: the horizon is set on the world families: give them with -families")
+	case c.drift && len(c.families) == 0:
+		return fmt.Errorf("-drift: the world families drift: give them with -families")
 	}
 	return nil
 }

@@ -424,7 +424,7 @@ func TestWeightedStep(t *testing.T) {
 	const n = 300
 	wl := &workloads[0]
 	p := newPanel(simulated{5, wl, wl.claims(5, 0, n)}, 0, n)
-	engine, _, err := newEngine(p, on)
+	engine, _, err := newEngine(p, on, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,6 +55,13 @@ type config struct {
 	// shift moves, with -families, the selection draws of every engine
 	// by that many calls (see cell.shift).
 	shift int
+	// horizon is, with -families, the horizon of every engine's
+	// reputation book (reputation.Options.Horizon); 0 means the default.
+	horizon float64
+	// drift swaps, with -families, the answers of each validation
+	// world's best and worst sessions from its first measured call on
+	// (see world.drift).
+	drift bool
 }
 
 // warm is the number of earlier calls of its episode after which a call
@@ -105,6 +112,9 @@ type cell struct {
 	// call): another sequence of the same draws, which orders sessions
 	// as well founded on the same evidence.
 	shift int
+	// horizon is the horizon of the engine's reputation book; 0 means
+	// reputation.DefaultHorizon.
+	horizon float64
 }
 
 func (c cell) String() string {
@@ -123,6 +133,9 @@ func (c cell) String() string {
 	}
 	if c.shift != 0 {
 		s += fmt.Sprintf(" (selection draws shifted by %d)", c.shift)
+	}
+	if c.horizon != 0 {
+		s += fmt.Sprintf(" (horizon %g)", c.horizon)
 	}
 	return s
 }
@@ -384,7 +397,7 @@ func reports(seed uint64, draw, i int, share float64) bool {
 // panel's five sessions; adaptive takes its candidates from the pool.
 // scope is the reputation scope of the episode's calls.
 func newService(p *panel, c cell, scope reputation.Scope) (*trust.Service, *router.Engine, error) {
-	engine, trustOpts, err := newEngine(p, c.rep)
+	engine, trustOpts, err := newEngine(p, c.rep, c.horizon)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -400,16 +413,16 @@ func newService(p *panel, c cell, scope reputation.Scope) (*trust.Service, *rout
 }
 
 // newEngine returns the engine of one episode, over p's workers, with
-// reputation off or on, and the options the trust service over it takes
-// for that variant.
-func newEngine(p *panel, rep variant) (*router.Engine, []trust.Option, error) {
+// reputation off or on (its book's horizon horizon, 0 for the default),
+// and the options the trust service over it takes for that variant.
+func newEngine(p *panel, rep variant, horizon float64) (*router.Engine, []trust.Option, error) {
 	engineOpts := []router.EngineOption{
 		router.WithEngineClock(p.now),
 		// No run waits on time: a replica still running after this is
 		// one the plan let wait, and the panel's check reports it.
 		router.WithReplicaTimeout(10 * time.Second),
 	}
-	engineOpts, trustOpts, err := withReputation(p, rep, engineOpts, nil)
+	engineOpts, trustOpts, err := withReputation(p, rep, horizon, engineOpts, nil)
 	if err != nil {
 		return nil, nil, err
 	}

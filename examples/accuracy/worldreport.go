@@ -181,6 +181,12 @@ func (r *worldsReport) command() string {
 	if cfg.shift != 0 {
 		s += fmt.Sprintf(" -selection-shift %d", cfg.shift)
 	}
+	if cfg.horizon != 0 {
+		s += fmt.Sprintf(" -horizon %g", cfg.horizon)
+	}
+	if cfg.drift {
+		s += " -drift"
+	}
 	return s
 }
 

@@ -44,6 +44,41 @@ func (w *world) name() string { return fmt.Sprintf("%s/seed %d/panel %d", w.fam.
 // measuredCall reports whether call i is a measured one.
 func (w *world) measuredCall(i int) bool { return i >= w.warm && i < w.n }
 
+// drift swaps, from w's first measured call on, the answers of its best
+// and worst sessions, those right most and least often on the measured
+// calls (the lower id of equals): the panel changes as measuring begins,
+// and reputation, learned on the earlier calls, has to follow. The
+// references are unchanged, as the same answers stay in the panel; the
+// models a world's row names are those of its earlier calls. A
+// delegation world is left as it is.
+func (w *world) drift() {
+	if w.claims == nil {
+		return
+	}
+	t := w.claims
+	var right [panelSize]int
+	for i := w.warm; i < w.n; i++ {
+		for s, a := range t.answers[i] {
+			if !a.failed && a.verdict == t.truths[i] {
+				right[s]++
+			}
+		}
+	}
+	best, worst := 0, 0
+	for s, n := range right {
+		if n > right[best] {
+			best = s
+		}
+		if n < right[worst] {
+			worst = s
+		}
+	}
+	for i := w.warm; i < w.n; i++ {
+		a := &t.answers[i]
+		a[best], a[worst] = a[worst], a[best]
+	}
+}
+
 // worldWarm is the earlier calls of a world of n calls: warm (the -warm
 // flag, 2,000 by default) when the data allows, else half the calls.
 func worldWarm(warm, n int) int { return min(warm, n/2) }
@@ -148,6 +183,9 @@ func simulateWorlds(ctx context.Context, cfg config, progress io.Writer) (*world
 				if err != nil {
 					return nil, err
 				}
+				if cfg.drift {
+					w.drift()
+				}
 				r, err := newWorldResult(w, cfg.binding())
 				if err != nil {
 					return nil, err
@@ -165,7 +203,7 @@ func simulateWorlds(ctx context.Context, cfg config, progress io.Writer) (*world
 	var mu sync.Mutex
 	measureCell := func(ctx context.Context, j job) ([]call, int, int, error) {
 		w := j.r.w
-		c := cell{workload: w.name(), policy: j.c.policy, rep: j.c.st.rep, outcomes: j.c.st.outcomes, shift: cfg.shift}
+		c := cell{workload: w.name(), policy: j.c.policy, rep: j.c.st.rep, outcomes: j.c.st.outcomes, shift: cfg.shift, horizon: cfg.horizon}
 		var calls []call
 		var replays, offPlan int
 		var err error

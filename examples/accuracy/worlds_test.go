@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
 )
 
@@ -261,5 +263,82 @@ func TestSimulateWorlds_selectionShift(t *testing.T) {
 		if err := c.cfg.check(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: error %v, want one saying %q", c.cfg, err, c.want)
 		}
+	}
+}
+
+// TestSimulateWorlds_horizon checks that -horizon reaches the reputation
+// books (a horizon of one vote forgets what the default keeps, and the
+// figures with reputation on move) and leaves reputation off as it is,
+// that it names itself on the command line, and that the configuration
+// refuses a bad one, or -drift without the families.
+func TestSimulateWorlds_horizon(t *testing.T) {
+	t.Parallel()
+	cfg := worldsCfg
+	cfg.families, _ = parseFamilies("llmbar")
+	cfg.horizon = 1
+	got, err := simulateWorlds(context.Background(), cfg, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := smallWorlds(t).results["llmbar"][0]
+	moved := 0
+	for c, s := range got.results["llmbar"][0].cells {
+		diff := cmp.Diff(want.cells[c], s, cmp.AllowUnexported(stats{}, bin{}))
+		switch {
+		case c.st.rep == off && diff != "":
+			t.Errorf("%v, reputation off, horizon 1 (-default +1):\n%s", c, diff)
+		case c.st.rep != off && diff != "":
+			moved++
+		}
+	}
+	if moved == 0 {
+		t.Error("a horizon of one vote moved no figure with reputation on")
+	}
+	if cmd := got.command(); !strings.Contains(cmd, "-horizon 1") {
+		t.Errorf("the command line lacks -horizon 1: %s", cmd)
+	}
+	fams := cfg.families
+	for _, c := range []struct {
+		cfg  config
+		want string
+	}{
+		{config{families: fams, seeds: []uint64{1}, panels: 1, horizon: -1}, "-horizon must be a number from 0"},
+		{config{families: fams, seeds: []uint64{1}, panels: 1, horizon: math.NaN()}, "-horizon must be a number from 0"},
+		{config{horizon: 2000}, "-horizon: the horizon is set on the world families"},
+		{config{drift: true}, "-drift: the world families drift"},
+	} {
+		if err := c.cfg.check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want one saying %q", c.cfg, err, c.want)
+		}
+	}
+}
+
+// TestWorld_drift checks that drift swaps the answers of the sessions
+// right most and least often on the measured calls, on the measured calls
+// only.
+func TestWorld_drift(t *testing.T) {
+	t.Parallel()
+	V, I := answer{verdict: router.VerdictValid}, answer{verdict: router.VerdictInvalid}
+	// Truth VALID on every call: on calls 2 and 3 (measured) session 2 is
+	// right twice, session 4 never; the others once.
+	answers := [][panelSize]answer{
+		{V, V, I, I, V}, // earlier calls: left alone
+		{I, V, V, I, V},
+		{V, V, I, I, I},
+		{I, V, V, I, V},
+	}
+	w := &world{claims: &table{truths: make([]router.Verdict, 4), answers: slices.Clone(answers)}, warm: 2, n: 4}
+	for i := range w.claims.truths {
+		w.claims.truths[i] = router.VerdictValid
+	}
+	w.drift()
+	want := [][panelSize]answer{
+		answers[0],
+		answers[1],
+		{V, I, I, V, I},
+		{I, I, V, V, V},
+	}
+	if diff := cmp.Diff(want, w.claims.answers, cmp.AllowUnexported(answer{})); diff != "" {
+		t.Errorf("answers after drift (-want +got):\n%s", diff)
 	}
 }

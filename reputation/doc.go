@@ -35,8 +35,9 @@
 // evidence added to it, in order. A longer horizon (Options.Horizon)
 // reads reliabilities on more outcomes and follows a changed session
 // more slowly: on real panels that never change, 2,000 votes met the
-// accuracy target on 150 world-sequences of 330 where 500 met it on 136
-// (docs/ACCURACY.md, Variants).
+// accuracy target on 150 world-sequences of 330 where 500 met it on 136,
+// and followed a panel whose best and worst sessions swapped a little
+// more slowly (docs/ACCURACY.md, Variants).
 //
 // # Who teaches
 //

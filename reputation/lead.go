@@ -121,8 +121,8 @@ func leadDelta(scope Scope, ballots []Ballot, i int, right bool, sign float64) (
 // of another tier, an explored call), not on those it decides alone,
 // even beside a check ([Ballot.Check]). A check teaches the checking
 // session's reliability, so a session whose outcomes come to rank it
-// above the leader ends the lead; a host that suspects a leader has
-// changed may also clear its records.
+// above the leader ends the lead; a host that knows a session has
+// changed (a new model behind it) forgets it ([Book.Forget]).
 func (b *Book) Leader(ctx context.Context, scope Scope, sessions []int64) (Lead, bool, error) {
 	if len(sessions) == 0 {
 		return Lead{}, false, nil

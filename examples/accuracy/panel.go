@@ -47,6 +47,8 @@ type panel struct {
 	// decide returns the aggregator whose Decided the engine applies to
 	// a weighted step of job on sessions (by replica).
 	decide func(job *router.Job, sessions []router.SessionID) (consensus.Aggregator, error)
+	// book is the engine's reputation book; nil with reputation off.
+	book *reputation.Book
 
 	calls   sync.Mutex // held by the version 3 step in flight
 	mu      sync.Mutex

@@ -25,7 +25,7 @@ func withReputation(p *panel, rep variant, horizon float64, engine []router.Engi
 	if err != nil {
 		return nil, nil, err
 	}
-	p.learns = true
+	p.learns, p.book = true, book
 	p.decide = func(job *router.Job, sessions []router.SessionID) (consensus.Aggregator, error) {
 		ids := make([]int64, len(sessions))
 		for i, s := range sessions {

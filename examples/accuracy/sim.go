@@ -62,6 +62,9 @@ type config struct {
 	// world's best and worst sessions from its first measured call on
 	// (see world.drift).
 	drift bool
+	// forget has the host, with drift, forget the two sessions that
+	// swap as they swap (reputation.Book.Forget).
+	forget bool
 }
 
 // warm is the number of earlier calls of its episode after which a call
@@ -115,6 +118,10 @@ type cell struct {
 	// horizon is the horizon of the engine's reputation book; 0 means
 	// reputation.DefaultHorizon.
 	horizon float64
+	// forget, when not zero, are two sessions the host forgets
+	// (reputation.Book.Forget) just before call forgetAt.
+	forget   [2]router.SessionID
+	forgetAt int
 }
 
 func (c cell) String() string {
@@ -136,6 +143,9 @@ func (c cell) String() string {
 	}
 	if c.horizon != 0 {
 		s += fmt.Sprintf(" (horizon %g)", c.horizon)
+	}
+	if c.forget != [2]router.SessionID{} {
+		s += fmt.Sprintf(" (sessions %d and %d forgotten before call %d)", c.forget[0], c.forget[1], c.forgetAt)
 	}
 	return s
 }
@@ -324,6 +334,11 @@ func measureThen(ctx context.Context, seed uint64, c cell, src claims, first, n 
 	calls := make([]call, n)
 	for j := range calls {
 		i := first + j
+		if c.forget != [2]router.SessionID{} && i == c.forgetAt && p.book != nil {
+			if err := p.book.Forget(ctx, router.Scope(router.KindValidate, claimType), int64(c.forget[0]), int64(c.forget[1])); err != nil {
+				return nil, 0, 0, fmt.Errorf("claim %d, forgetting: %w", i, err)
+			}
+		}
 		req := func(pol trust.Policy) *trust.Request {
 			return &trust.Request{
 				Mode:   trust.ModeValidation,

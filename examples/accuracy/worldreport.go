@@ -187,6 +187,9 @@ func (r *worldsReport) command() string {
 	if cfg.drift {
 		s += " -drift"
 	}
+	if cfg.forget {
+		s += " -forget"
+	}
 	return s
 }
 

@@ -36,6 +36,8 @@ type world struct {
 	probs  *problems // a delegation world's problems
 	warm   int
 	n      int // the calls of the world, earlier and measured
+	// swapped are the two sessions drift swapped; zero when none.
+	swapped [2]router.SessionID
 }
 
 // name is the world's name: its family, seed and panel.
@@ -77,6 +79,7 @@ func (w *world) drift() {
 		a := &t.answers[i]
 		a[best], a[worst] = a[worst], a[best]
 	}
+	w.swapped = [2]router.SessionID{router.SessionID(best + 1), router.SessionID(worst + 1)}
 }
 
 // worldWarm is the earlier calls of a world of n calls: warm (the -warm
@@ -204,6 +207,9 @@ func simulateWorlds(ctx context.Context, cfg config, progress io.Writer) (*world
 	measureCell := func(ctx context.Context, j job) ([]call, int, int, error) {
 		w := j.r.w
 		c := cell{workload: w.name(), policy: j.c.policy, rep: j.c.st.rep, outcomes: j.c.st.outcomes, shift: cfg.shift, horizon: cfg.horizon}
+		if cfg.forget {
+			c.forget, c.forgetAt = w.swapped, w.warm
+		}
 		var calls []call
 		var replays, offPlan int
 		var err error

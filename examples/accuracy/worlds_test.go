@@ -306,6 +306,7 @@ func TestSimulateWorlds_horizon(t *testing.T) {
 		{config{families: fams, seeds: []uint64{1}, panels: 1, horizon: math.NaN()}, "-horizon must be a number from 0"},
 		{config{horizon: 2000}, "-horizon: the horizon is set on the world families"},
 		{config{drift: true}, "-drift: the world families drift"},
+		{config{families: fams, seeds: []uint64{1}, panels: 1, forget: true}, "-forget: the host forgets the sessions that drift swaps"},
 	} {
 		if err := c.cfg.check(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: error %v, want one saying %q", c.cfg, err, c.want)
@@ -340,5 +341,43 @@ func TestWorld_drift(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, w.claims.answers, cmp.AllowUnexported(answer{})); diff != "" {
 		t.Errorf("answers after drift (-want +got):\n%s", diff)
+	}
+	if w.swapped != [2]router.SessionID{2, 4} {
+		t.Errorf("swapped %v, want sessions 2 and 4", w.swapped)
+	}
+}
+
+// TestSimulateWorlds_forget checks that with -drift, -forget moves the
+// figures with reputation on (the host forgets the swapped sessions) and
+// none with reputation off, and names itself on the command line.
+func TestSimulateWorlds_forget(t *testing.T) {
+	t.Parallel()
+	cfg := worldsCfg
+	cfg.families, _ = parseFamilies("llmbar")
+	cfg.drift = true
+	drifted, err := simulateWorlds(context.Background(), cfg, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.forget = true
+	forgot, err := simulateWorlds(context.Background(), cfg, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := 0
+	for c, s := range forgot.results["llmbar"][0].cells {
+		diff := cmp.Diff(drifted.results["llmbar"][0].cells[c], s, cmp.AllowUnexported(stats{}, bin{}))
+		switch {
+		case c.st.rep == off && diff != "":
+			t.Errorf("%v, reputation off (-drift +forget):\n%s", c, diff)
+		case c.st.rep != off && diff != "":
+			moved++
+		}
+	}
+	if moved == 0 {
+		t.Error("forgetting the swapped sessions moved no figure with reputation on")
+	}
+	if cmd := forgot.command(); !strings.Contains(cmd, "-drift -forget") {
+		t.Errorf("the command line lacks -drift -forget: %s", cmd)
 	}
 }

@@ -327,7 +327,8 @@ func measure(ctx context.Context, seed uint64, c cell, src claims, first, n int)
 // is not nil, once the last call is made.
 func measureThen(ctx context.Context, seed uint64, c cell, src claims, first, n int, then func(*router.Engine) error) ([]call, int, int, error) {
 	p := newPanel(src, first, n)
-	svc, engine, err := newService(p, c, router.Scope(router.KindValidate, claimType))
+	scope := router.Scope(router.KindValidate, claimType)
+	svc, engine, err := newService(p, c, scope)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -335,7 +336,7 @@ func measureThen(ctx context.Context, seed uint64, c cell, src claims, first, n 
 	for j := range calls {
 		i := first + j
 		if c.forget != [2]router.SessionID{} && i == c.forgetAt && p.book != nil {
-			if err := p.book.Forget(ctx, router.Scope(router.KindValidate, claimType), int64(c.forget[0]), int64(c.forget[1])); err != nil {
+			if err := p.book.Forget(ctx, scope, int64(c.forget[0]), int64(c.forget[1])); err != nil {
 				return nil, 0, 0, fmt.Errorf("claim %d, forgetting: %w", i, err)
 			}
 		}

@@ -224,6 +224,28 @@ func TestOutcomeGapAndRetries(t *testing.T) {
 	}
 }
 
+// movedCells compares the cells of after with those of before, the same
+// world measured otherwise: it reports every cell with reputation off
+// whose figures moved (an option that only reputation reads must leave
+// them), and returns how many cells have reputation off and how many
+// with reputation on moved.
+func movedCells(t *testing.T, before, after *worldResult) (offs, moved int) {
+	t.Helper()
+	for c, s := range after.cells {
+		diff := cmp.Diff(before.cells[c], s, cmp.AllowUnexported(stats{}, bin{}))
+		switch {
+		case c.st.rep == off:
+			offs++
+			if diff != "" {
+				t.Errorf("%v, reputation off (-before +after):\n%s", c, diff)
+			}
+		case diff != "":
+			moved++
+		}
+	}
+	return offs, moved
+}
+
 // TestSimulateWorlds_selectionShift checks that -selection-shift leaves
 // reputation off as it is (it orders no session) and names itself on the
 // command line, and that the configuration refuses a bad one.
@@ -236,18 +258,7 @@ func TestSimulateWorlds_selectionShift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := smallWorlds(t).results["llmbar"][0]
-	offs := 0
-	for c, s := range got.results["llmbar"][0].cells {
-		if c.st.rep != off {
-			continue
-		}
-		offs++
-		if diff := cmp.Diff(want.cells[c], s, cmp.AllowUnexported(stats{}, bin{})); diff != "" {
-			t.Errorf("%v, reputation off, shifted (-unshifted +shifted):\n%s", c, diff)
-		}
-	}
-	if offs == 0 {
+	if offs, _ := movedCells(t, smallWorlds(t).results["llmbar"][0], got.results["llmbar"][0]); offs == 0 {
 		t.Fatal("no cell with reputation off")
 	}
 	if cmd := got.command(); !strings.Contains(cmd, "-selection-shift 7") {
@@ -280,18 +291,7 @@ func TestSimulateWorlds_horizon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := smallWorlds(t).results["llmbar"][0]
-	moved := 0
-	for c, s := range got.results["llmbar"][0].cells {
-		diff := cmp.Diff(want.cells[c], s, cmp.AllowUnexported(stats{}, bin{}))
-		switch {
-		case c.st.rep == off && diff != "":
-			t.Errorf("%v, reputation off, horizon 1 (-default +1):\n%s", c, diff)
-		case c.st.rep != off && diff != "":
-			moved++
-		}
-	}
-	if moved == 0 {
+	if _, moved := movedCells(t, smallWorlds(t).results["llmbar"][0], got.results["llmbar"][0]); moved == 0 {
 		t.Error("a horizon of one vote moved no figure with reputation on")
 	}
 	if cmd := got.command(); !strings.Contains(cmd, "-horizon 1") {
@@ -364,17 +364,7 @@ func TestSimulateWorlds_forget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	moved := 0
-	for c, s := range forgot.results["llmbar"][0].cells {
-		diff := cmp.Diff(drifted.results["llmbar"][0].cells[c], s, cmp.AllowUnexported(stats{}, bin{}))
-		switch {
-		case c.st.rep == off && diff != "":
-			t.Errorf("%v, reputation off (-drift +forget):\n%s", c, diff)
-		case c.st.rep != off && diff != "":
-			moved++
-		}
-	}
-	if moved == 0 {
+	if _, moved := movedCells(t, drifted.results["llmbar"][0], forgot.results["llmbar"][0]); moved == 0 {
 		t.Error("forgetting the swapped sessions moved no figure with reputation on")
 	}
 	if cmd := forgot.command(); !strings.Contains(cmd, "-drift -forget") {

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vouchkit/vouch/reputation"
+	"github.com/vouchkit/vouch/reputation/reputationtest"
 )
 
 // TestBook_Forget: a session that leads (six wins and one loss against
@@ -49,7 +50,7 @@ func TestBook_Forget(t *testing.T) {
 		{Session: 1}, {Session: 1, Operation: leadScope.Operation}, {Session: 1, Operation: leadScope.Operation, Kind: leadScope.Kind},
 		{Session: 3, Operation: other.Operation, Kind: other.Kind},
 	}
-	kept := loadRecords(t, store, keys)
+	kept := reputationtest.Load(t, store, keys...)
 
 	if err := b.Forget(ctx, leadScope, 3); err != nil {
 		t.Fatal(err)
@@ -57,11 +58,11 @@ func TestBook_Forget(t *testing.T) {
 	if l, ok, err := b.Leader(ctx, leadScope, sessions); err != nil || ok {
 		t.Errorf("after Forget: leader %+v (%v, %v), want none", l, ok, err)
 	}
-	if diff := cmp.Diff(kept, loadRecords(t, store, keys)); diff != "" {
+	if diff := cmp.Diff(kept, reputationtest.Load(t, store, keys...)); diff != "" {
 		t.Errorf("Forget moved records it leaves (-before +after):\n%s", diff)
 	}
 	mine := []reputation.Key{{Session: 3}, {Session: 3, Operation: leadScope.Operation}, {Session: 3, Operation: leadScope.Operation, Kind: leadScope.Kind}}
-	if diff := cmp.Diff(make([]reputation.Record, len(mine)), loadRecords(t, store, mine)); diff != "" {
+	if diff := cmp.Diff(make([]reputation.Record, len(mine)), reputationtest.Load(t, store, mine...)); diff != "" {
 		t.Errorf("session 3's records after Forget (-zero +got):\n%s", diff)
 	}
 
@@ -94,14 +95,4 @@ func TestBook_Forget(t *testing.T) {
 	if err := b.Forget(ctx, leadScope); err != nil {
 		t.Errorf("Forget of no session: %v", err)
 	}
-}
-
-// loadRecords returns the records of keys in store.
-func loadRecords(t *testing.T, store *reputation.Memory, keys []reputation.Key) []reputation.Record {
-	t.Helper()
-	recs, err := store.Load(context.Background(), keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return recs
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/reputation"
+	"github.com/vouchkit/vouch/reputation/reputationtest"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
@@ -103,7 +104,7 @@ func TestService_exam(t *testing.T) {
 	for i, id := range ids {
 		keys[i] = reputation.Key{Session: id}
 	}
-	records := func() []reputation.Record { return loadRecords(t, store, keys) }
+	records := func() []reputation.Record { return reputationtest.Load(t, store, keys...) }
 	after := records()
 	before := runs.Load()
 	if err := s.FeedbackVerdict(ctx, last, router.VerdictInvalid); err != nil {
@@ -142,7 +143,7 @@ func TestService_exam(t *testing.T) {
 	if offRuns.Load() != 1 {
 		t.Errorf("without exams: %d runs, want the call's one", offRuns.Load())
 	}
-	if recs := loadRecords(t, offStore, keys[:1]); recs[0] != (reputation.Record{}) {
+	if recs := reputationtest.Load(t, offStore, keys[:1]...); recs[0] != (reputation.Record{}) {
 		t.Errorf("without exams, session 1, which did not run, learned %+v", recs[0])
 	}
 }
@@ -217,10 +218,10 @@ func TestClient_FeedbackVerdict_examFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := []reputation.Key{{Session: 2}}
-	before := loadRecords(t, store, key)
+	before := reputationtest.Load(t, store, key...)
 	err = alice.FeedbackVerdict(ctx, resp.TraceID, router.VerdictInvalid)
 	asProblem(t, err, http.StatusServiceUnavailable, problem.CodeUnavailable)
-	if after := loadRecords(t, store, key); after[0].Wrong <= before[0].Wrong {
+	if after := reputationtest.Load(t, store, key...); after[0].Wrong <= before[0].Wrong {
 		t.Errorf("session 2 voted VALID on an INVALID claim: record %+v, before %+v: the report did not stand", after[0], before[0])
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/reputation"
+	"github.com/vouchkit/vouch/reputation/reputationtest"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
@@ -60,7 +61,7 @@ func TestService_feedbackOnce(t *testing.T) {
 	for i, id := range sessions {
 		keys[i] = reputation.Key{Session: id}
 	}
-	load := func() []reputation.Record { return loadRecords(t, store, keys) }
+	load := func() []reputation.Record { return reputationtest.Load(t, store, keys...) }
 	exact := cmpopts.EquateApprox(0, 1e-12)
 	before := load()
 
@@ -235,7 +236,7 @@ func TestService_feedbackReceiptOfReusedTrace(t *testing.T) {
 	for i := range keys {
 		keys[i] = reputation.Key{Session: int64(i + 1)}
 	}
-	load := func() []reputation.Record { return loadRecords(t, store, keys) }
+	load := func() []reputation.Record { return reputationtest.Load(t, store, keys...) }
 	before := load()
 	if err := first.Feedback(alice, r.ReceiptID, false); err != nil {
 		t.Fatal(err)
@@ -263,16 +264,6 @@ func feedbackBook(t *testing.T) (ed25519.PrivateKey, *reputation.Memory, *reputa
 		t.Fatal(err)
 	}
 	return priv, store, book
-}
-
-// loadRecords reads the records of keys.
-func loadRecords(t *testing.T, store *reputation.Memory, keys []reputation.Key) []reputation.Record {
-	t.Helper()
-	recs, err := store.Load(context.Background(), keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return recs
 }
 
 // TestService_feedbackOnceForgotten: a call reported by its trace id and
@@ -315,11 +306,11 @@ func TestService_feedbackOnceForgotten(t *testing.T) {
 	if err := svcs[0].Feedback(alice, trace, false); err != nil {
 		t.Fatal(err)
 	}
-	once := loadRecords(t, store, keys)
+	once := reputationtest.Load(t, store, keys...)
 	if err := svcs[1].Feedback(alice, r.ReceiptID, false); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(once, loadRecords(t, store, keys)); diff != "" {
+	if diff := cmp.Diff(once, reputationtest.Load(t, store, keys...)); diff != "" {
 		t.Errorf("the report by receipt where the call is forgotten counted again (-once +twice):\n%s", diff)
 	}
 }

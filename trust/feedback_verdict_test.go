@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/vouchkit/vouch/reputation"
+	"github.com/vouchkit/vouch/reputation/reputationtest"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
@@ -43,7 +44,7 @@ func TestService_FeedbackVerdict(t *testing.T) {
 	for i, id := range sessions {
 		keys[i] = reputation.Key{Session: int64(id)}
 	}
-	load := func() []reputation.Record { return loadRecords(t, store, keys) }
+	load := func() []reputation.Record { return reputationtest.Load(t, store, keys...) }
 	exact := cmpopts.EquateApprox(0, 1e-12)
 	before := load()
 	// taught returns the records a report of verdict v leaves.

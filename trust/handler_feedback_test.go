@@ -14,6 +14,7 @@ import (
 	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/reputation"
+	"github.com/vouchkit/vouch/reputation/reputationtest"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
@@ -79,7 +80,7 @@ func TestClient_Feedback(t *testing.T) {
 	for i, id := range r.CortensorRefs.Sessions {
 		keys[i] = reputation.Key{Session: id}
 	}
-	load := func() []reputation.Record { return loadRecords(t, store, keys) }
+	load := func() []reputation.Record { return reputationtest.Load(t, store, keys...) }
 	before := load()
 	ctx := context.Background()
 
@@ -139,7 +140,7 @@ func TestClient_FeedbackVerdict(t *testing.T) {
 			keys = append(keys, reputation.Key{Session: int64(id)})
 		}
 	}
-	load := func() []reputation.Record { return loadRecords(t, store, keys) }
+	load := func() []reputation.Record { return reputationtest.Load(t, store, keys...) }
 	before := load()
 	err = bob.FeedbackVerdict(ctx, resp.TraceID, router.VerdictInvalid)
 	asProblem(t, err, http.StatusNotFound, problem.CodeUnknownCall)

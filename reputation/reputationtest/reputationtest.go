@@ -1,7 +1,8 @@
 // Package reputationtest holds the test suite that every
 // [reputation.Store] passes. A store's own tests call [TestStore] with a
 // constructor of empty stores, and [TestShared] with a constructor of two
-// stores over one database.
+// stores over one database. [Load] reads records for tests that check
+// what a Book, or a service over one, wrote.
 package reputationtest
 
 import (
@@ -45,7 +46,7 @@ func TestShared(t *testing.T, open func(t *testing.T) (a, b reputation.Store)) {
 	mustAdd(t, a, 0, reputation.Delta{Key: k, Delta: reputation.Record{Right: 1}})
 	mustAdd(t, b, 0, reputation.Delta{Key: k, Delta: reputation.Record{Wrong: 2}})
 	for name, s := range map[string]reputation.Store{"a": a, "b": b} {
-		got := mustLoad(t, s, k)
+		got := Load(t, s, k)
 		if diff := cmp.Diff([]reputation.Record{{Right: 1, Wrong: 2}}, got, tolerance); diff != "" {
 			t.Errorf("store %s after one add through each (-want +got):\n%s", name, diff)
 		}
@@ -64,7 +65,7 @@ func TestShared(t *testing.T, open func(t *testing.T) (a, b reputation.Store)) {
 	}
 	wg.Wait()
 	want := []reputation.Record{{Right: 1 + 2*each, Wrong: 2 + each}}
-	if diff := cmp.Diff(want, mustLoad(t, a, k), tolerance); diff != "" {
+	if diff := cmp.Diff(want, Load(t, a, k), tolerance); diff != "" {
 		t.Errorf("after %d concurrent adds through each store (-want +got):\n%s", each, diff)
 	}
 }
@@ -76,7 +77,9 @@ func mustAdd(t *testing.T, s reputation.Store, horizon float64, deltas ...reputa
 	}
 }
 
-func mustLoad(t *testing.T, s reputation.Store, keys ...reputation.Key) []reputation.Record {
+// Load returns the records of keys in s, failing t when s cannot load
+// them: for tests that check what a Book or a service wrote.
+func Load(t testing.TB, s reputation.Store, keys ...reputation.Key) []reputation.Record {
 	t.Helper()
 	got, err := s.Load(context.Background(), keys)
 	if err != nil {
@@ -86,11 +89,11 @@ func mustLoad(t *testing.T, s reputation.Store, keys ...reputation.Key) []reputa
 }
 
 func testUnknown(t *testing.T, s reputation.Store) {
-	got := mustLoad(t, s, reputation.Key{Session: 1}, reputation.Key{Session: 2, Operation: "validate_v3", Kind: "fact"})
+	got := Load(t, s, reputation.Key{Session: 1}, reputation.Key{Session: 2, Operation: "validate_v3", Kind: "fact"})
 	if diff := cmp.Diff([]reputation.Record{{}, {}}, got); diff != "" {
 		t.Errorf("Load of unknown keys (-want +got):\n%s", diff)
 	}
-	if got := mustLoad(t, s); len(got) != 0 {
+	if got := Load(t, s); len(got) != 0 {
 		t.Errorf("Load of no keys = %v, want none", got)
 	}
 	mustAdd(t, s, 0) // no deltas: nothing to do, no error
@@ -103,7 +106,7 @@ func testSums(t *testing.T, s reputation.Store) {
 		reputation.Delta{Key: k, Delta: reputation.Record{Right: 1}},
 		reputation.Delta{Key: k, Delta: reputation.Record{Wrong: 2.5}},
 	)
-	got := mustLoad(t, s, k, k)
+	got := Load(t, s, k, k)
 	want := []reputation.Record{{Right: 1.75, Wrong: 2.75}, {Right: 1.75, Wrong: 2.75}}
 	if diff := cmp.Diff(want, got, tolerance); diff != "" {
 		t.Errorf("after three adds (-want +got):\n%s", diff)
@@ -128,7 +131,7 @@ func testKeysApart(t *testing.T, s reputation.Store) {
 		want = append(want, r)
 	}
 	mustAdd(t, s, 0, deltas...)
-	if diff := cmp.Diff(want, mustLoad(t, s, keys...), tolerance); diff != "" {
+	if diff := cmp.Diff(want, Load(t, s, keys...), tolerance); diff != "" {
 		t.Errorf("keys differing in one field share a record (-want +got):\n%s", diff)
 	}
 }
@@ -142,7 +145,7 @@ func testHorizon(t *testing.T, s reputation.Store) {
 		mustAdd(t, s, h, reputation.Delta{Key: k, Delta: d})
 		want = want.Add(d, h)
 	}
-	got := mustLoad(t, s, k)
+	got := Load(t, s, k)
 	if diff := cmp.Diff([]reputation.Record{want}, got, tolerance); diff != "" {
 		t.Errorf("with horizon %v (-want +got):\n%s", float64(h), diff)
 	}
@@ -153,7 +156,7 @@ func testHorizon(t *testing.T, s reputation.Store) {
 	k2 := reputation.Key{Session: 5}
 	mustAdd(t, s, h, reputation.Delta{Key: k2, Delta: steps[0]}, reputation.Delta{Key: k2, Delta: steps[1]}, reputation.Delta{Key: k2, Delta: steps[2]})
 	w2 := reputation.Record{}.Add(steps[0], h).Add(steps[1], h).Add(steps[2], h)
-	if diff := cmp.Diff([]reputation.Record{w2}, mustLoad(t, s, k2), tolerance); diff != "" {
+	if diff := cmp.Diff([]reputation.Record{w2}, Load(t, s, k2), tolerance); diff != "" {
 		t.Errorf("one batch with horizon %v (-want +got):\n%s", float64(h), diff)
 	}
 }
@@ -182,7 +185,7 @@ func testInvalid(t *testing.T, s reputation.Store) {
 			t.Errorf("Add with %s: error %v, want ErrInvalid", c.name, err)
 		}
 	}
-	if diff := cmp.Diff([]reputation.Record{{}}, mustLoad(t, s, good.Key)); diff != "" {
+	if diff := cmp.Diff([]reputation.Record{{}}, Load(t, s, good.Key)); diff != "" {
 		t.Errorf("a refused batch added its valid delta (-want +got):\n%s", diff)
 	}
 	if _, err := s.Load(ctx, []reputation.Key{{Session: -2}}); !errors.Is(err, reputation.ErrInvalid) {
@@ -197,11 +200,11 @@ func testWithdraw(t *testing.T, s reputation.Store) {
 	k := reputation.Key{Session: 3}
 	mustAdd(t, s, 10, reputation.Delta{Key: k, Delta: reputation.Record{Right: 6, Wrong: 4}})
 	mustAdd(t, s, 10, reputation.Delta{Key: k, Delta: reputation.Record{Right: -4, Wrong: 4}})
-	if diff := cmp.Diff([]reputation.Record{{Right: 2, Wrong: 8}}, mustLoad(t, s, k), tolerance); diff != "" {
+	if diff := cmp.Diff([]reputation.Record{{Right: 2, Wrong: 8}}, Load(t, s, k), tolerance); diff != "" {
 		t.Errorf("after moving 4 from Right to Wrong (-want +got):\n%s", diff)
 	}
 	mustAdd(t, s, 10, reputation.Delta{Key: k, Delta: reputation.Record{Right: -5}})
-	if diff := cmp.Diff([]reputation.Record{{Right: 0, Wrong: 8}}, mustLoad(t, s, k), tolerance); diff != "" {
+	if diff := cmp.Diff([]reputation.Record{{Right: 0, Wrong: 8}}, Load(t, s, k), tolerance); diff != "" {
 		t.Errorf("after withdrawing more than Right holds (-want +got):\n%s", diff)
 	}
 }
@@ -216,7 +219,7 @@ func testCancelled(t *testing.T, s reputation.Store) {
 	if _, err := s.Load(ctx, []reputation.Key{k}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Load with a cancelled context: error %v, want context.Canceled", err)
 	}
-	if diff := cmp.Diff([]reputation.Record{{}}, mustLoad(t, s, k)); diff != "" {
+	if diff := cmp.Diff([]reputation.Record{{}}, Load(t, s, k)); diff != "" {
 		t.Errorf("Add with a cancelled context added (-want +got):\n%s", diff)
 	}
 }
@@ -247,7 +250,7 @@ func testConcurrent(t *testing.T, s reputation.Store) {
 	wg.Wait()
 	n := float64(writers * each)
 	want := []reputation.Record{{Right: n, Wrong: n / 4}, {Wrong: n}}
-	if diff := cmp.Diff(want, mustLoad(t, s, k, other), tolerance); diff != "" {
+	if diff := cmp.Diff(want, Load(t, s, k, other), tolerance); diff != "" {
 		t.Errorf("after %v concurrent adds (-want +got):\n%s", n, diff)
 	}
 }

@@ -122,6 +122,39 @@ func (s *ReputationStore) Add(ctx context.Context, horizon float64, deltas []rep
 	return nil
 }
 
+var _ reputation.SessionDeleter = (*ReputationStore)(nil)
+
+// DeleteSessions implements reputation.SessionDeleter. It sets the
+// sessions' rows to zero rather than deleting them, after locking them
+// in the order Add locks its rows: an Add racing it then finds its rows
+// and applies its deltas wholly before or wholly after.
+func (s *ReputationStore) DeleteSessions(ctx context.Context, sessions []int64) error {
+	if err := reputation.CheckSessions(sessions); err != nil {
+		return err
+	}
+	ctx, cancel, err := s.db.query(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	err = pgx.BeginFunc(ctx, s.db.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `
+			SELECT 1 FROM vouch_reputation WHERE session = ANY($1::bigint[])
+			ORDER BY session, operation COLLATE "C", kind COLLATE "C"
+			FOR UPDATE`, sessions); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `
+			UPDATE vouch_reputation SET right_n = 0, wrong_n = 0
+			WHERE session = ANY($1::bigint[])`, sessions)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("pgstore: deleting sessions' reputation: %w", err)
+	}
+	return nil
+}
+
 // columns splits keys into the arrays that unnest reads.
 func columns(keys []reputation.Key) (sessions []int64, ops, kinds []string) {
 	sessions, ops, kinds = make([]int64, len(keys)), make([]string, len(keys)), make([]string, len(keys))

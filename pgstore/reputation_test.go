@@ -22,3 +22,9 @@ func TestReputationStore_shared(t *testing.T) {
 		return dbs[0].Reputation(), dbs[1].Reputation()
 	})
 }
+
+func TestReputationStore_deleteSessions(t *testing.T) {
+	reputationtest.TestSessionDeleter(t, func(t *testing.T) reputation.SessionDeleter {
+		return openDB(t).Reputation()
+	})
+}

@@ -2,6 +2,7 @@ package reputation
 
 import (
 	"context"
+	"slices"
 	"sync"
 )
 
@@ -76,6 +77,26 @@ func (m *Memory) Add(ctx context.Context, horizon float64, deltas []Delta) error
 			m.records[d.Key] = r
 		}
 		*r = r.Add(d.Delta, horizon)
+	}
+	return nil
+}
+
+var _ SessionDeleter = (*Memory)(nil)
+
+// DeleteSessions implements [SessionDeleter].
+func (m *Memory) DeleteSessions(ctx context.Context, sessions []int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := CheckSessions(sessions); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range m.records {
+		if slices.Contains(sessions, k.Session) {
+			delete(m.records, k)
+		}
 	}
 	return nil
 }

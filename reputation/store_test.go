@@ -18,3 +18,7 @@ func TestMemoryShared(t *testing.T) {
 		return m, m
 	})
 }
+
+func TestMemory_deleteSessions(t *testing.T) {
+	reputationtest.TestSessionDeleter(t, func(*testing.T) reputation.SessionDeleter { return new(reputation.Memory) })
+}

@@ -16,6 +16,7 @@
 package boltstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -114,6 +115,40 @@ func (s *Store) Add(ctx context.Context, horizon float64, deltas []reputation.De
 	})
 	if err != nil {
 		return fmt.Errorf("boltstore: adding evidence: %w", err)
+	}
+	return nil
+}
+
+var _ reputation.SessionDeleter = (*Store)(nil)
+
+// DeleteSessions implements reputation.SessionDeleter: every key that
+// begins with one of the sessions is deleted, in one transaction.
+func (s *Store) DeleteSessions(ctx context.Context, sessions []int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := reputation.CheckSessions(sessions); err != nil {
+		return err
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketRecords)
+		var keys [][]byte
+		for _, session := range sessions {
+			prefix := binary.BigEndian.AppendUint64(nil, uint64(session))
+			c := b.Cursor()
+			for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+				keys = append(keys, bytes.Clone(k))
+			}
+		}
+		for _, k := range keys { // after the cursors, which a deletion would move
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("boltstore: deleting sessions: %w", err)
 	}
 	return nil
 }

@@ -29,6 +29,14 @@ func TestStore(t *testing.T) {
 	})
 }
 
+func TestStore_deleteSessions(t *testing.T) {
+	reputationtest.TestSessionDeleter(t, func(t *testing.T) reputation.SessionDeleter {
+		s := open(t, filepath.Join(t.TempDir(), "reputation.db"))
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
 // TestStore_reopen checks that a restart keeps what was learned, to the
 // bit: a record read back after Close and Open is the one computed.
 func TestStore_reopen(t *testing.T) {

@@ -16,7 +16,8 @@ import "context"
 // take longer than the host's calls (docs/ACCURACY.md, A panel that
 // changes). Records of other scopes narrower than the session's overall
 // one are left; calibration maps and the panel's records, which no one
-// session owns, are left too.
+// session owns, are left too. [Book.Identify] forgets a session whose
+// worker changed in every scope.
 //
 // Forget is one Store.Add of deltas that take every count to zero (a
 // count never falls below zero), so it needs no read and applies

@@ -122,7 +122,8 @@ func leadDelta(scope Scope, ballots []Ballot, i int, right bool, sign float64) (
 // even beside a check ([Ballot.Check]). A check teaches the checking
 // session's reliability, so a session whose outcomes come to rank it
 // above the leader ends the lead; a host that knows a session has
-// changed (a new model behind it) forgets it ([Book.Forget]).
+// changed (a new model behind it) forgets it ([Book.Forget],
+// [Book.Identify]).
 func (b *Book) Leader(ctx context.Context, scope Scope, sessions []int64) (Lead, bool, error) {
 	if len(sessions) == 0 {
 		return Lead{}, false, nil

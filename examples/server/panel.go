@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/chatworker"
 )
@@ -36,4 +39,32 @@ func panelSessions(path string, getenv func(string) string) ([]router.Session, s
 		}
 	}
 	return ss, "sessions from " + path + ": " + strings.Join(desc, ", "), nil
+}
+
+// identifySessions names the worker behind each session to book
+// (reputation.Book.Identify): a session whose worker changed since a
+// server last started on the database, another model in the panel file,
+// is forgotten, and the log says so.
+func identifySessions(ctx context.Context, book *reputation.Book, ss []router.Session, log *slog.Logger) error {
+	for _, s := range ss {
+		identity := workerIdentity(s)
+		changed, err := book.Identify(ctx, int64(s.ID), identity)
+		if err != nil {
+			return fmt.Errorf("session %d: %w", s.ID, err)
+		}
+		if changed {
+			log.Info("a session's worker changed: what the database learned of it is forgotten", "session", s.ID, "worker", identity)
+		}
+	}
+	return nil
+}
+
+// workerIdentity describes the worker behind s: a panel worker's model
+// and endpoint (chatworker.Worker.String), or "demo" for the demo
+// sessions, whose workers never change.
+func workerIdentity(s router.Session) string {
+	if w, ok := s.Worker.(fmt.Stringer); ok {
+		return w.String()
+	}
+	return "demo"
 }

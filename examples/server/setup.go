@@ -72,6 +72,9 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 		if err != nil {
 			return nil, err
 		}
+		if err := identifySessions(ctx, book, ss, log); err != nil {
+			return nil, err
+		}
 		engineOpts = append(engineOpts, router.WithReputation(book))
 	}
 	engine, err := router.NewEngine(s.metrics.countExecutions(ss), engineOpts...)

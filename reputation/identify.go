@@ -1,0 +1,71 @@
+package reputation
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+)
+
+// identityOperation is the operation of the records that name the
+// worker behind a session (see Book.Identify). It holds a space, which
+// no operation's name does.
+const identityOperation = "worker identity"
+
+// identityKeys returns the keys Identify reads for session: whether any
+// identity was recorded for it, then whether identity was.
+func identityKeys(session int64, identity string) [2]Key {
+	sum := sha256.Sum256([]byte(identity))
+	return [2]Key{
+		{Session: session, Operation: identityOperation},
+		{Session: session, Operation: identityOperation, Kind: hex.EncodeToString(sum[:16])},
+	}
+}
+
+// Identify records identity as what answers for session, a description
+// of its worker (a model and the endpoint that serves it, say), and
+// reports whether b had recorded another one. When it had, the session
+// changed: b first forgets everything it learned of the session, in
+// every scope (its records at every level, against the other votes and
+// of its confidence slopes, as [Book.Forget] does in one scope), so that
+// it reads as a session never seen. The first identity recorded for a
+// session, or the same one again, changes nothing.
+//
+// A host calls it for each session before the session's first call,
+// whenever it starts: a server whose panel file now names another model
+// behind a session forgets that session, where a record would otherwise
+// lead on the old model's outcomes for hundreds of calls
+// (docs/ACCURACY.md, A panel that changes). Only a hash of identity is
+// kept. Forgetting needs a store that is a [SessionDeleter]; with
+// another, Identify reports the change with an error wrapping
+// errors.ErrUnsupported and records nothing.
+//
+// Servers sharing b's store agree: the first to identify a session anew
+// forgets it, and the others find the new identity recorded. Calls that
+// teach while it forgets may land before or after.
+func (b *Book) Identify(ctx context.Context, session int64, identity string) (changed bool, err error) {
+	if err := CheckSessions([]int64{session}); err != nil {
+		return false, err
+	}
+	keys := identityKeys(session, identity)
+	recs, err := b.store.Load(ctx, keys[:])
+	if err != nil {
+		return false, err
+	}
+	if recs[1].Right > 0 { // this identity, recorded before
+		return false, nil
+	}
+	changed = recs[0].Right > 0
+	if changed {
+		d, ok := b.store.(SessionDeleter)
+		if !ok {
+			return true, fmt.Errorf("reputation: session %d has a new worker, and the store cannot forget it: %w", session, errors.ErrUnsupported)
+		}
+		if err := d.DeleteSessions(ctx, []int64{session}); err != nil {
+			return true, err
+		}
+	}
+	one := Record{Right: 1}
+	return changed, b.store.Add(ctx, b.opts.Horizon, []Delta{{Key: keys[0], Delta: one}, {Key: keys[1], Delta: one}})
+}

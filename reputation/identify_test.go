@@ -1,0 +1,108 @@
+package reputation_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vouchkit/vouch/reputation"
+	"github.com/vouchkit/vouch/reputation/reputationtest"
+)
+
+// TestBook_Identify: the first identity and the same one again change
+// nothing; another one forgets the session in every scope, and only it;
+// going back to the first is a change again.
+func TestBook_Identify(t *testing.T) {
+	ctx := context.Background()
+	store := new(reputation.Memory)
+	b, err := reputation.New(store, reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := reputation.Scope{Operation: "delegate_v3", Kind: "summary"}
+	teach := func() {
+		t.Helper()
+		won := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Backed: true}, {Session: 3, Opposed: true, Confidence: 0.9}}
+		for _, scope := range []reputation.Scope{leadScope, other} {
+			for range 4 {
+				if err := b.Feedback(ctx, scope, won, false); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	identify := func(session int64, identity string, want bool) {
+		t.Helper()
+		if changed, err := b.Identify(ctx, session, identity); err != nil || changed != want {
+			t.Fatalf("Identify(%d, %q) = %v, %v; want %v", session, identity, changed, err, want)
+		}
+	}
+	mine := []reputation.Key{
+		{Session: 3}, {Session: 3, Operation: leadScope.Operation, Kind: leadScope.Kind},
+		{Session: 3, Operation: other.Operation}, {Session: 3, Operation: other.Operation, Kind: other.Kind},
+	}
+	theirs := []reputation.Key{{Session: 1}, {Session: 2, Operation: other.Operation, Kind: other.Kind}}
+
+	identify(3, "llama3.2:3b at localhost:11434", false)
+	identify(1, "qwen2.5:3b at localhost:11434", false)
+	teach()
+	before := reputationtest.Load(t, store, append(mine, theirs...)...)
+	identify(3, "llama3.2:3b at localhost:11434", false)
+	if diff := cmp.Diff(before, reputationtest.Load(t, store, append(mine, theirs...)...)); diff != "" {
+		t.Errorf("the same identity again moved records (-before +after):\n%s", diff)
+	}
+	if l, ok, err := b.Leader(ctx, leadScope, []int64{1, 2, 3}); err != nil || !ok || l.Session != 3 {
+		t.Fatalf("before the change: leader %+v (%v, %v), want session 3", l, ok, err)
+	}
+
+	identify(3, "gemma2:2b at localhost:11434", true)
+	if diff := cmp.Diff(make([]reputation.Record, len(mine)), reputationtest.Load(t, store, mine...)); diff != "" {
+		t.Errorf("session 3's records after a new identity (-zero +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(before[len(mine):], reputationtest.Load(t, store, theirs...)); diff != "" {
+		t.Errorf("other sessions' records moved (-before +after):\n%s", diff)
+	}
+	if l, ok, err := b.Leader(ctx, leadScope, []int64{1, 2, 3}); err != nil || ok {
+		t.Errorf("after the change: leader %+v (%v, %v), want none", l, ok, err)
+	}
+	identify(3, "gemma2:2b at localhost:11434", false)
+	identify(1, "qwen2.5:3b at localhost:11434", false)
+	teach()
+	identify(3, "llama3.2:3b at localhost:11434", true)
+
+	for _, s := range []int64{0, -3} {
+		if _, err := b.Identify(ctx, s, "x"); !errors.Is(err, reputation.ErrInvalid) {
+			t.Errorf("Identify(%d): %v, want ErrInvalid", s, err)
+		}
+	}
+}
+
+// TestBook_Identify_unsupported: over a store that cannot delete a
+// session, a new identity is reported with errors.ErrUnsupported, and
+// nothing is forgotten or recorded: the next call reports it again.
+func TestBook_Identify_unsupported(t *testing.T) {
+	ctx := context.Background()
+	store := struct{ reputation.Store }{new(reputation.Memory)} // Load and Add only
+	b, err := reputation.New(store, reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := b.Identify(ctx, 3, "a"); err != nil || changed {
+		t.Fatalf("first identity: %v, %v", changed, err)
+	}
+	if err := b.Feedback(ctx, leadScope, []reputation.Ballot{{Session: 3, Backed: true}}, true); err != nil {
+		t.Fatal(err)
+	}
+	k := reputation.Key{Session: 3}
+	before := reputationtest.Load(t, store, k)
+	for range 2 {
+		if changed, err := b.Identify(ctx, 3, "b"); !changed || !errors.Is(err, errors.ErrUnsupported) {
+			t.Errorf("a new identity over a store that cannot delete: %v, %v; want true, ErrUnsupported", changed, err)
+		}
+	}
+	if diff := cmp.Diff(before, reputationtest.Load(t, store, k)); diff != "" {
+		t.Errorf("records moved (-before +after):\n%s", diff)
+	}
+}

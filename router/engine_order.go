@@ -88,12 +88,53 @@ func (e *Engine) known(ids []SessionID) (known []*session, rest []SessionID) {
 // reliabilities reads the reliabilities of sessions in scope, and the
 // evidence behind each (reputation.Book.Evidence).
 func (e *Engine) reliabilities(ctx context.Context, scope reputation.Scope, sessions []*session) (consensus.Reliabilities, map[int64]reputation.Record, error) {
+	r, err := e.read(ctx, scope, sessions, needs{})
+	return r.Reliabilities, r.Evidence, err
+}
+
+// needs names what a call needs of the book beside its sessions'
+// reliabilities: the calibration map of a weighted call, and the
+// coincidence of wrong answers of a delegation it learns from.
+type needs struct{ calibration, coincidence bool }
+
+// callNeeds returns what a version 3 call under c, of job under ctx,
+// needs of the book beside its sessions' reliabilities: the map of
+// CalibrationTier when it is weighted and calibrates (WithoutCalibration),
+// and the coincidence when it is a delegation that teaches (Teaches,
+// WithoutLearning).
+func callNeeds(ctx context.Context, c *ConsensusRequest, job *Job) needs {
+	return needs{
+		calibration: c.Aggregation == AggregationWeighted && ctx.Value(calibratesItselfKey{}) == nil,
+		coincidence: job.Kind == KindDelegate && Teaches(ctx) && ctx.Value(learnsItselfKey{}) == nil,
+	}
+}
+
+// read reads what a call in scope over sessions needs of the book in one
+// store read (reputation.Book.Snapshot): the sessions' reliabilities and
+// the evidence behind each, and what need asks.
+func (e *Engine) read(ctx context.Context, scope reputation.Scope, sessions []*session, need needs) (Reading, error) {
 	var buf [8]int64 // room enough for most engines
 	ids := buf[:0]
 	for _, s := range sessions {
 		ids = append(ids, int64(s.ID))
 	}
-	return e.rep.Evidence(ctx, scope, ids)
+	if need == (needs{}) {
+		rel, evidence, err := e.rep.Evidence(ctx, scope, ids)
+		return Reading{Scope: scope, Reliabilities: rel, Evidence: evidence}, err
+	}
+	req := reputation.SnapshotRequest{Sessions: ids, Coincidence: need.coincidence}
+	if need.calibration {
+		req.Tiers = []string{CalibrationTier}
+	}
+	snap, err := e.rep.Snapshot(ctx, scope, req)
+	if err != nil {
+		return Reading{}, err
+	}
+	r := Reading{Scope: scope, Reliabilities: snap.Reliabilities, Evidence: snap.Evidence, Coincidence: snap.Coincidence}
+	if need.calibration {
+		r.Calibration = snap.Calibrations[0]
+	}
+	return r, nil
 }
 
 // order sorts sessions for selection: those under their share bound

@@ -104,24 +104,3 @@ type calibratesItselfKey struct{}
 func WithoutCalibration(ctx context.Context) context.Context {
 	return context.WithValue(ctx, calibratesItselfKey{}, true)
 }
-
-// coincidenceRead returns the coincidence of wrong answers that ctx's
-// Reading holds for scope, or 0 (not read: reputation.Book.LearnAt
-// reads it).
-func coincidenceRead(ctx context.Context, scope reputation.Scope) float64 {
-	r, ok := ctx.Value(readingKey{}).(Reading)
-	if !ok || r.Scope != scope {
-		return 0
-	}
-	return r.Coincidence
-}
-
-// calibrationRead returns the map of CalibrationTier that ctx's Reading
-// holds for scope, if any.
-func calibrationRead(ctx context.Context, scope reputation.Scope) (*reputation.Calibration, bool) {
-	r, ok := ctx.Value(readingKey{}).(Reading)
-	if !ok || r.Scope != scope || r.Calibration == nil || r.Calibration.Tier != CalibrationTier {
-		return nil, false
-	}
-	return r.Calibration, true
-}

@@ -2,6 +2,7 @@ package router_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -196,5 +197,72 @@ func TestEngine_WithReading_calibration(t *testing.T) {
 		if n := store.Loads() - before; n != tc.loads {
 			t.Errorf("%s: %d store reads, want %d", tc.name, n, tc.loads)
 		}
+	}
+}
+
+// TestEngine_oneRead checks that a call whose context hands it no
+// Reading reads what it needs of the book in one store read: a weighted
+// validation, its sessions' records and the calibration map, on which it
+// states the confidence Book.Calibrate reads; a weighted delegation that
+// teaches, the coincidence of wrong answers as well; a majority call,
+// its sessions' records.
+func TestEngine_oneRead(t *testing.T) {
+	store := &reputationtest.CountingStore{}
+	book, err := reputation.New(store, reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := routertest.Fixed(router.Result{Verdict: router.VerdictValid, Output: "42"})
+	e := newEngine(t, routertest.Sessions(1, 3, ok, ok, ok), router.WithReputation(book))
+	ctx := context.Background()
+	weighted := func() *router.ValidateV3Request {
+		req := validateV3(3, router.DisagreeReturnAll)
+		req.Consensus.Aggregation = router.AggregationWeighted
+		return req
+	}
+	for i, right := range []bool{true, true, false, true} { // outcomes in the weighted map
+		id := fmt.Sprintf("trace-%d", i)
+		if _, err := e.ValidateV3(router.WithTraceID(ctx, id), weighted()); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Feedback(ctx, id, right); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	before := store.Loads()
+	resp, err := e.ValidateV3(ctx, weighted())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := store.Loads() - before; n != 1 {
+		t.Errorf("weighted validation: %d store reads, want 1", n)
+	}
+	c := resp.Consensus.Calibration
+	if c == nil || c.Basis != reputation.BasisOutcomes || c.Outcomes != 4 {
+		t.Fatalf("weighted validation: calibration %+v, want the map of four outcomes", c)
+	}
+	want, _, err := book.Calibrate(ctx, router.Scope(router.KindValidate, "summary"), router.CalibrationTier, c.Uncalibrated, c.Conservative)
+	if err != nil || resp.Consensus.Confidence != want {
+		t.Errorf("weighted validation: confidence %v, want %v as Book.Calibrate reads it (%v)", resp.Consensus.Confidence, want, err)
+	}
+
+	before = store.Loads()
+	if _, err := e.DelegateV3(ctx, &router.DelegateV3Request{
+		DelegateTask: router.DelegateTask{Objective: "answer"},
+		Consensus:    router.ConsensusRequest{Replicas: 3, Aggregation: router.AggregationWeighted},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := store.Loads() - before; n != 1 {
+		t.Errorf("weighted delegation that teaches: %d store reads, want 1", n)
+	}
+
+	before = store.Loads()
+	if _, err := e.ValidateV3(ctx, validateV3(3, router.DisagreeReturnAll)); err != nil {
+		t.Fatal(err)
+	}
+	if n := store.Loads() - before; n != 1 {
+		t.Errorf("majority validation: %d store reads, want 1", n)
 	}
 }

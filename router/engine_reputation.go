@@ -169,16 +169,17 @@ const CalibrationTier = "weighted"
 
 // calibrate sets the confidence of a weighted call to its calibrated
 // number (see [ConsensusResponse]) and records its basis, which it
-// returns: on the map ctx's Reading holds (see [WithReading]), or else
-// the one it reads. A store error is logged and leaves the number
-// uncalibrated (consensus.Conservative).
-func (e *Engine) calibrate(ctx context.Context, call *consensusCall, scope reputation.Scope, out consensus.Outcome) *reputation.Basis {
+// returns: on m, the map the call read with its sessions' records (see
+// [WithReading]), when it is of CalibrationTier, or else the one it
+// reads. A store error is logged and leaves the number uncalibrated
+// (consensus.Conservative).
+func (e *Engine) calibrate(ctx context.Context, call *consensusCall, scope reputation.Scope, out consensus.Outcome, m *reputation.Calibration) *reputation.Basis {
 	if out.Strategy != consensus.StrategyWeighted || out.Winner < 0 || ctx.Value(calibratesItselfKey{}) != nil {
 		return nil
 	}
 	var y float64
 	var basis reputation.Basis
-	if m, ok := calibrationRead(ctx, scope); ok {
+	if m != nil && m.Tier == CalibrationTier {
 		y, basis = m.Basis(out.Confidence, consensus.Conservative(out))
 	} else {
 		var err error
@@ -190,7 +191,9 @@ func (e *Engine) calibrate(ctx context.Context, call *consensusCall, scope reput
 	return &basis
 }
 
-// learn teaches the engine's book the votes of a finished call in scope,
+// learn teaches the engine's book the votes of a finished call in scope
+// (at coincide, the coincidence of wrong answers the call read with its
+// sessions' records; 0 when it read none, and the book reads it),
 // under the call's context (a caller that gave up as the call ended may
 // leave it untaught), unless its caller's share thins it out
 // ([WithCallerShare]), and remembers the call for feedback under its
@@ -198,14 +201,14 @@ func (e *Engine) calibrate(ctx context.Context, call *consensusCall, scope reput
 // was weighted; a call that does not teach
 // ([Teaches]) is neither learned nor remembered. A store error is
 // logged: the call's answer does not depend on it.
-func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensus.Outcome, policy consensus.Policy, rel consensus.Reliabilities, basis *reputation.Basis) {
+func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensus.Outcome, policy consensus.Policy, rel consensus.Reliabilities, basis *reputation.Basis, coincide float64) {
 	if e.rep == nil || !Teaches(ctx) || ctx.Value(learnsItselfKey{}) != nil {
 		return
 	}
 	// A call of one replica has no agreement to teach, and its caller's
 	// share counts only calls that do.
 	if len(out.Votes) > 1 && e.Teach(ctx) {
-		if err := e.rep.LearnAt(ctx, scope, out.Votes, policy, rel, coincidenceRead(ctx, scope)); err != nil {
+		if err := e.rep.LearnAt(ctx, scope, out.Votes, policy, rel, coincide); err != nil {
 			e.log.Warn("router: learning session reliabilities", "error", err)
 		}
 	}

@@ -14,12 +14,14 @@ import (
 // order documented on [Engine.ValidateV3]: first (if set and fit), then
 // the candidates rotated by a per-engine counter (with reputation on,
 // ranked as [Engine.Rank] does), sessions from pools not yet used before
-// the others. It returns the reliabilities of the fit sessions (zero with
-// reputation off), as the book holds them or as ctx's Reading gives them
-// (WithReading). poolField is the JSON path of pool in the request, for
+// the others. It returns what it ranked them by (a zero Reading with
+// reputation off): the Reading ctx holds (WithReading), or else what it
+// read of the book in one store read, the fit sessions' reliabilities
+// with what need asks beside them, for the call's calibration and
+// learning. poolField is the JSON path of pool in the request, for
 // errors.
-func (e *Engine) pick(ctx context.Context, first SessionID, pool []SessionID, poolField string, tier Tier, n int, scope reputation.Scope) ([]*session, consensus.Reliabilities, error) {
-	var rel consensus.Reliabilities
+func (e *Engine) pick(ctx context.Context, first SessionID, pool []SessionID, poolField string, tier Tier, n int, scope reputation.Scope, need needs) ([]*session, Reading, error) {
+	var read Reading
 	var bad []FieldError
 	if first != 0 && e.byID[first] == nil {
 		bad = append(bad, unknownSession("session_id", first).Errors...)
@@ -30,7 +32,7 @@ func (e *Engine) pick(ctx context.Context, first SessionID, pool []SessionID, po
 		}
 	}
 	if len(bad) > 0 {
-		return nil, rel, problem.Invalid(bad)
+		return nil, read, problem.Invalid(bad)
 	}
 
 	candidates := e.sessions
@@ -70,15 +72,15 @@ func (e *Engine) pick(ctx context.Context, first SessionID, pool []SessionID, po
 		from = 1
 	}
 	if e.rep != nil {
-		var counts map[int64]reputation.Record
-		var err error
-		if r, ok := reading(ctx, scope, fit); ok {
-			rel, counts = r.Reliabilities, r.Evidence
-		} else if rel, counts, err = e.reliabilities(ctx, scope, fit); err != nil {
-			e.log.Warn("router: reading session reliabilities; every session weighs as the prior", "error", err)
-			rel = consensus.Reliabilities{Prior: e.rep.Options().Prior.Mean()}
+		var ok bool
+		if read, ok = reading(ctx, scope, fit); !ok {
+			var err error
+			if read, err = e.read(ctx, scope, fit, need); err != nil {
+				e.log.Warn("router: reading session reliabilities; every session weighs as the prior", "error", err)
+				read = Reading{Scope: scope, Reliabilities: consensus.Reliabilities{Prior: e.rep.Options().Prior.Mean()}}
+			}
 		}
-		e.order(fit[from:], rel, counts)
+		e.order(fit[from:], read.Reliabilities, read.Evidence)
 	} else if rest := fit[from:]; len(rest) > 1 {
 		k := int((e.next.Add(1) - 1) % uint64(len(rest)))
 		rotated := append(append(make([]*session, 0, len(rest)), rest[k:]...), rest[:k]...)
@@ -94,10 +96,10 @@ func (e *Engine) pick(ctx context.Context, first SessionID, pool []SessionID, po
 			tierText = fmt.Sprintf("tier %q", tier)
 		}
 		if serving := len(order) - wrongTier; serving < n { // never servable: the request's mistake
-			return nil, rel, problem.Invalid([]FieldError{{Field: replicasField(poolField), Rule: "servable",
+			return nil, read, problem.Invalid([]FieldError{{Field: replicasField(poolField), Rule: "servable",
 				Message: fmt.Sprintf("%d replicas need %d distinct sessions serving %s; %s offers %d, healthy or not, so this router can never serve it", n, n, tierText, what, serving)}})
 		}
-		return nil, rel, problem.Newf(http.StatusServiceUnavailable, problem.CodeInsufficientSessions,
+		return nil, read, problem.Newf(http.StatusServiceUnavailable, problem.CodeInsufficientSessions,
 			"%d replicas need %d distinct healthy sessions serving %s; %s offers %d (%d do not serve the tier, %d are cooling down)",
 			n, n, tierText, what, len(fit), wrongTier, cooling)
 	}
@@ -121,7 +123,7 @@ func (e *Engine) pick(ctx context.Context, first SessionID, pool []SessionID, po
 	if e.rep != nil {
 		e.usage.add(chosen)
 	}
-	return chosen, rel, nil
+	return chosen, read, nil
 }
 
 // poolKey names the pool of s; a session without a pool is a pool of its

@@ -28,7 +28,12 @@ import (
 // are only rotated, so that load spreads over them. The engine then takes
 // sessions in that order, first only from worker pools not yet used, then
 // from any pool, until it has consensus.replicas distinct sessions. A
-// session never runs two replicas of one call.
+// session never runs two replicas of one call. The call reads what it
+// needs of the book once, as it ranks (reputation.Book.Snapshot): with
+// the candidates' records, a weighted call's calibration map and a
+// delegation's coincidence of wrong answers, which its confidence and its
+// learning then use; a caller that read them already hands them over
+// ([WithReading]).
 //
 // Unknown ids in session_id or consensus.session_pool are a 400 *Error
 // naming the field ("consensus.session_pool[2]"). More replicas than the

@@ -58,10 +58,11 @@ func replicasField(poolField string) string {
 // request, for errors.
 func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusRequest, poolField string, tier Tier, job *Job, timeout time.Duration) (*consensusCall, error) {
 	scope := scopeFor(ctx, job)
-	sessions, rel, err := e.pick(ctx, first, c.SessionPool, poolField, tier, c.Replicas, scope)
+	sessions, read, err := e.pick(ctx, first, c.SessionPool, poolField, tier, c.Replicas, scope, callNeeds(ctx, c, job))
 	if err != nil {
 		return nil, err
 	}
+	rel := read.Reliabilities
 	agg, err := e.aggregator(c, rel, sessions)
 	if err != nil {
 		return nil, err
@@ -181,8 +182,8 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 	}
 	e.weigh(call, out, e.answerKey, rel)
 	numericBlock(call, out)
-	basis := e.calibrate(ctx, call, scope, out)
-	e.learn(ctx, scope, out, learningPolicy(runner.Policy, out), rel, basis)
+	basis := e.calibrate(ctx, call, scope, out, read.Calibration)
+	e.learn(ctx, scope, out, learningPolicy(runner.Policy, out), rel, basis, read.Coincidence)
 
 	switch {
 	case errors.Is(err, consensus.ErrDisagreement):

@@ -24,11 +24,11 @@ func (e *Engine) Rank(ctx context.Context, scope reputation.Scope, ids []Session
 		return slices.Clone(ids), consensus.Reliabilities{}, nil
 	}
 	known, _ := e.known(ids)
-	rel, counts, err := e.reliabilities(ctx, scope, known)
+	r, err := e.read(ctx, scope, known, needs{})
 	if err != nil {
-		return slices.Clone(ids), rel, err
+		return slices.Clone(ids), r.Reliabilities, err
 	}
-	return e.Order(ids, rel, counts), rel, nil
+	return e.Order(ids, r.Reliabilities, r.Evidence), r.Reliabilities, nil
 }
 
 // Order orders ids as [Engine.Rank] does, by rel and evidence, the
@@ -85,13 +85,6 @@ func (e *Engine) known(ids []SessionID) (known []*session, rest []SessionID) {
 	return known, rest
 }
 
-// reliabilities reads the reliabilities of sessions in scope, and the
-// evidence behind each (reputation.Book.Evidence).
-func (e *Engine) reliabilities(ctx context.Context, scope reputation.Scope, sessions []*session) (consensus.Reliabilities, map[int64]reputation.Record, error) {
-	r, err := e.read(ctx, scope, sessions, needs{})
-	return r.Reliabilities, r.Evidence, err
-}
-
 // needs names what a call needs of the book beside its sessions'
 // reliabilities: the calibration map of a weighted call, and the
 // coincidence of wrong answers of a delegation it learns from.
@@ -110,8 +103,9 @@ func callNeeds(ctx context.Context, c *ConsensusRequest, job *Job) needs {
 }
 
 // read reads what a call in scope over sessions needs of the book in one
-// store read (reputation.Book.Snapshot): the sessions' reliabilities and
-// the evidence behind each, and what need asks.
+// store read: the sessions' reliabilities and the evidence behind each
+// (reputation.Book.Evidence), and what need asks beside them
+// (reputation.Book.Snapshot).
 func (e *Engine) read(ctx context.Context, scope reputation.Scope, sessions []*session, need needs) (Reading, error) {
 	var buf [8]int64 // room enough for most engines
 	ids := buf[:0]

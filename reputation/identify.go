@@ -43,7 +43,9 @@ func identityKeys(session int64, identity string) [2]Key {
 //
 // Servers sharing b's store agree: the first to identify a session anew
 // forgets it, and the others find the new identity recorded. Calls that
-// teach while it forgets may land before or after.
+// teach while it forgets may land before or after, and a report that
+// arrives later on a call the former worker answered (by its receipt)
+// teaches the session as it is now.
 func (b *Book) Identify(ctx context.Context, session int64, identity string) (changed bool, err error) {
 	if err := CheckSessions([]int64{session}); err != nil {
 		return false, err

@@ -37,9 +37,9 @@ func identityKeys(session int64, identity string) [2]Key {
 // behind a session forgets that session, where a record would otherwise
 // lead on the old model's outcomes for hundreds of calls
 // (docs/ACCURACY.md, A panel that changes). Only a hash of identity is
-// kept. Forgetting needs a store that is a [SessionDeleter]; with
-// another, Identify reports the change with an error wrapping
-// errors.ErrUnsupported and records nothing.
+// kept; an empty one is refused (ErrInvalid). Forgetting needs a store
+// that is a [SessionDeleter]; with another, Identify reports the change
+// with an error wrapping errors.ErrUnsupported and records nothing.
 //
 // Servers sharing b's store agree: the first to identify a session anew
 // forgets it, and the others find the new identity recorded. Calls that
@@ -49,6 +49,9 @@ func identityKeys(session int64, identity string) [2]Key {
 func (b *Book) Identify(ctx context.Context, session int64, identity string) (changed bool, err error) {
 	if err := CheckSessions([]int64{session}); err != nil {
 		return false, err
+	}
+	if identity == "" {
+		return false, fmt.Errorf("%w: session %d: an empty identity names no worker", ErrInvalid, session)
 	}
 	keys := identityKeys(session, identity)
 	recs, err := b.store.Load(ctx, keys[:])

@@ -77,6 +77,10 @@ func TestBook_Identify(t *testing.T) {
 			t.Errorf("Identify(%d): %v, want ErrInvalid", s, err)
 		}
 	}
+	if changed, err := b.Identify(ctx, 3, ""); !errors.Is(err, reputation.ErrInvalid) || changed {
+		t.Errorf("Identify with an empty identity: %v, %v; want ErrInvalid", changed, err)
+	}
+	identify(3, "llama3.2:3b at localhost:11434", false) // the refusal recorded nothing
 }
 
 // TestBook_Identify_unsupported: over a store that cannot delete a

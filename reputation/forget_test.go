@@ -19,10 +19,7 @@ import (
 func TestBook_Forget(t *testing.T) {
 	ctx := context.Background()
 	store := new(reputation.Memory)
-	b, err := reputation.New(store, reputation.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newBook(t, store)
 	sessions := []int64{1, 2, 3}
 	other := reputation.Scope{Operation: leadScope.Operation, Kind: "other"}
 	won := func(c float64) []reputation.Ballot {

@@ -17,10 +17,7 @@ import (
 func TestBook_Identify(t *testing.T) {
 	ctx := context.Background()
 	store := new(reputation.Memory)
-	b, err := reputation.New(store, reputation.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newBook(t, store)
 	other := reputation.Scope{Operation: "delegate_v3", Kind: "summary"}
 	teach := func() {
 		t.Helper()
@@ -89,10 +86,7 @@ func TestBook_Identify(t *testing.T) {
 func TestBook_Identify_unsupported(t *testing.T) {
 	ctx := context.Background()
 	store := struct{ reputation.Store }{new(reputation.Memory)} // Load and Add only
-	b, err := reputation.New(store, reputation.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newBook(t, store)
 	if changed, err := b.Identify(ctx, 3, "a"); err != nil || changed {
 		t.Fatalf("first identity: %v, %v", changed, err)
 	}

@@ -51,10 +51,7 @@ func TestLedger_callersKeptApart(t *testing.T) {
 func TestLedger_reportOnceAfterForgetting(t *testing.T) {
 	ctx := context.Background()
 	store := new(reputation.Memory)
-	b, err := reputation.New(store, reputation.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newBook(t, store)
 	keys := []reputation.Key{{Session: 1}, {Session: 2}}
 	load := func() []reputation.Record {
 		t.Helper()

@@ -34,10 +34,7 @@ func (s *countingStore) Load(ctx context.Context, keys []reputation.Key) ([]repu
 func TestBook_Snapshot(t *testing.T) {
 	ctx := context.Background()
 	store := &countingStore{}
-	b, err := reputation.New(store, reputation.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newBook(t, store)
 	sessions := []int64{1, 2, 3}
 	// Session 3 dissents rightly four times: it leads.
 	dissent := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Backed: true}, {Session: 3, Opposed: true}}

@@ -103,18 +103,14 @@ func callNeeds(ctx context.Context, c *ConsensusRequest, job *Job) needs {
 }
 
 // read reads what a call in scope over sessions needs of the book in one
-// store read: the sessions' reliabilities and the evidence behind each
-// (reputation.Book.Evidence), and what need asks beside them
-// (reputation.Book.Snapshot).
+// store read (reputation.Book.Snapshot): the sessions' reliabilities and
+// the evidence behind each, as reputation.Book.Evidence reads them, and
+// what need asks beside them.
 func (e *Engine) read(ctx context.Context, scope reputation.Scope, sessions []*session, need needs) (Reading, error) {
 	var buf [8]int64 // room enough for most engines
 	ids := buf[:0]
 	for _, s := range sessions {
 		ids = append(ids, int64(s.ID))
-	}
-	if need == (needs{}) {
-		rel, evidence, err := e.rep.Evidence(ctx, scope, ids)
-		return Reading{Scope: scope, Reliabilities: rel, Evidence: evidence}, err
 	}
 	req := reputation.SnapshotRequest{Sessions: ids, Coincidence: need.coincidence}
 	if need.calibration {

@@ -50,6 +50,7 @@ type config struct {
 	logOrigin        string        // name of the receipts' transparency log
 	receipts         string        // bbolt file of the receipts; empty: memory (or the database)
 	escrowLedger     string        // bbolt file of the escrowed payments; empty: memory (or the database)
+	reputationFile   string        // bbolt file of the sessions' reputation; empty: memory (or the database)
 	workers          string        // panel file; empty: the demo workers
 	slowSession      time.Duration // how long demo session 2 takes to answer
 	databaseURL      string
@@ -123,6 +124,8 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.StringVar(&cfg.receipts, "receipts", "", "bbolt `FILE` that keeps the receipts across restarts (default: memory)")
 	fs.StringVar(&cfg.escrowLedger, "escrow-ledger", "",
 		"bbolt `FILE` that keeps the escrowed (auth-capture) payments across restarts, so that a payment held and not finished is captured or voided when the server starts again (default: memory)")
+	fs.StringVar(&cfg.reputationFile, "reputation", "",
+		"bbolt `FILE` that keeps what the engine learned of its sessions across restarts; a session whose worker changed since is forgotten as the server starts (default: memory)")
 	fs.StringVar(&cfg.workers, "workers", "",
 		"panel `FILE` (.json, .yaml) of chat-completions workers to run instead of the demo workers")
 	fs.DurationVar(&cfg.slowSession, "slow-session", defaultSlowSession, "how long session 2 of the demo workers takes to answer (`D`)")
@@ -202,6 +205,9 @@ flags:
 	}
 	if cfg.escrowLedger != "" && cfg.databaseURL != "" {
 		return config{}, errors.New("-escrow-ledger and -database-url both keep the escrowed payments: give one")
+	}
+	if cfg.reputationFile != "" && cfg.databaseURL != "" {
+		return config{}, errors.New("-reputation and -database-url both keep the sessions' reputation: give one")
 	}
 	return cfg, nil
 }

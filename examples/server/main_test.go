@@ -241,7 +241,7 @@ func TestRun_flags(t *testing.T) {
 		t.Errorf("-h: %v, want flag.ErrHelp", err)
 	}
 	for _, want := range []string{"-addr HOST:PORT", "127.0.0.1:8080", "-api-key KEY", "demo-key", "-pay-to ADDRESS", defaultPayTo,
-		"-integration NAME=KEY", "-signing-key FILE", "-receipts FILE", "-escrow-ledger FILE", "-workers FILE", "-database-url URL",
+		"-integration NAME=KEY", "-signing-key FILE", "-receipts FILE", "-escrow-ledger FILE", "-reputation FILE", "-workers FILE", "-database-url URL",
 		"-database-schema NAME", "-trial-rate N", "-trial-burst N", "-debug-addr HOST:PORT", "-trusted-proxy CIDR", "-slow-session D", "1.5s"} {
 		if !strings.Contains(usage.String(), want) {
 			t.Errorf("usage lacks %q:\n%s", want, usage.String())
@@ -263,6 +263,7 @@ func TestRun_flags(t *testing.T) {
 		{"-database-schema", "s"},
 		{"-receipts", "r.db", "-database-url", "postgres://x"},
 		{"-escrow-ledger", "e.db", "-database-url", "postgres://x"},
+		{"-reputation", "r.db", "-database-url", "postgres://x"},
 		{"-workers", "missing-panel.yaml"},
 		{"-signing-key", "signing.go"},
 		{"-addr", "127.0.0.1:0", "-debug-addr", "256.0.0.1:1"},

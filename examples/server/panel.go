@@ -43,8 +43,9 @@ func panelSessions(path string, getenv func(string) string) ([]router.Session, s
 
 // identifySessions names the worker behind each session to book
 // (reputation.Book.Identify): a session whose worker changed since a
-// server last started on the database, another model in the panel file,
-// is forgotten, and the log says so.
+// server last started on the same reputation store (a database or a
+// file), another model in the panel file, is forgotten, and the log says
+// so.
 func identifySessions(ctx context.Context, book *reputation.Book, ss []router.Session, log *slog.Logger) error {
 	for _, s := range ss {
 		identity := workerIdentity(s)
@@ -53,7 +54,7 @@ func identifySessions(ctx context.Context, book *reputation.Book, ss []router.Se
 			return fmt.Errorf("session %d: %w", s.ID, err)
 		}
 		if changed {
-			log.Info("a session's worker changed: what the database learned of it is forgotten", "session", s.ID, "worker", identity)
+			log.Info("a session's worker changed: what was learned of it is forgotten", "session", s.ID, "worker", identity)
 		}
 	}
 	return nil

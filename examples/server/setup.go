@@ -67,7 +67,7 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 		}
 	}()
 	engineOpts := []router.EngineOption{router.WithEngineLogger(log), router.WithEngineTelemetry(tp, mp)}
-	if s.state.reputation != nil { // shared by every server on the database
+	if s.state.reputation != nil { // in the database, shared by every server on it, or in a file
 		book, err := reputation.New(s.state.reputation, reputation.Options{})
 		if err != nil {
 			return nil, err

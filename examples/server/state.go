@@ -13,6 +13,7 @@ import (
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/receipt/boltstore"
 	"github.com/vouchkit/vouch/reputation"
+	reputationbolt "github.com/vouchkit/vouch/reputation/boltstore"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust/trustmcp"
 	"github.com/vouchkit/vouch/x402"
@@ -34,7 +35,8 @@ const (
 // state is what the server keeps beyond one request: idempotent
 // responses, trial allowances, used payments, escrowed payments and
 // receipts. The router and trust handlers share it. By default it lives
-// in memory (receipts and escrowed payments optionally in bbolt files);
+// in memory (receipts, escrowed payments and the sessions' reputation
+// optionally in bbolt files);
 // with -database-url all of it lives in PostgreSQL, shared by every
 // server on that database.
 type state struct {
@@ -49,8 +51,8 @@ type state struct {
 	escrow x402.EscrowLedger
 	// paymentIDs keeps the first response to each x402 payment id.
 	paymentIDs x402.PaymentIDStore
-	// reputation is where the engine learns its sessions' reliability;
-	// nil means the engine's own memory.
+	// reputation is where the engine learns its sessions' reliability
+	// (PostgreSQL, or a bbolt file); nil means the engine's own memory.
 	reputation reputation.Store
 	where      string // for the banner
 	// sweep deletes what has expired, every sweepEvery, until ctx ends.
@@ -84,6 +86,16 @@ func openState(ctx context.Context, cfg config, log *slog.Logger) (*state, error
 		st.receipts, st.close = bs, func() { _ = bs.Close() }
 		st.where = "memory; receipts in " + cfg.receipts
 	}
+	if cfg.reputationFile != "" {
+		rs, err := reputationbolt.Open(cfg.reputationFile, boltLockTimeout)
+		if err != nil {
+			st.close()
+			return nil, fmt.Errorf("-reputation: %w", err)
+		}
+		closeBefore := st.close
+		st.reputation, st.close = rs, func() { _ = rs.Close(); closeBefore() }
+		st.where += "; reputation in " + cfg.reputationFile
+	}
 	var forget func(ctx context.Context, now time.Time) (int, error) // the escrow ledger's expired payments
 	if cfg.escrowLedger != "" {
 		l, err := escrowbolt.Open(cfg.escrowLedger, boltLockTimeout)
@@ -91,7 +103,7 @@ func openState(ctx context.Context, cfg config, log *slog.Logger) (*state, error
 			st.close()
 			return nil, fmt.Errorf("-escrow-ledger: %w", err)
 		}
-		closeReceipts := st.close
+		closeBefore := st.close
 		ids := l.PaymentIDs()
 		st.escrow, st.paymentIDs = l, ids
 		forget = func(ctx context.Context, now time.Time) (int, error) {
@@ -99,7 +111,7 @@ func openState(ctx context.Context, cfg config, log *slog.Logger) (*state, error
 			m, err2 := ids.DeleteExpired(ctx, now)
 			return n + m, errors.Join(err, err2)
 		}
-		st.close = func() { _ = l.Close(); closeReceipts() }
+		st.close = func() { _ = l.Close(); closeBefore() }
 		st.where += "; escrowed payments in " + cfg.escrowLedger
 	}
 	st.sweep = func(ctx context.Context) {

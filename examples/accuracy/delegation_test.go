@@ -206,3 +206,30 @@ func TestSimulateDelegation_today(t *testing.T) {
 		t.Errorf("reputation off on the fixtures differs from today's engine (-today +now):\n%s", diff)
 	}
 }
+
+// TestMeasureDelegation_failing runs the oracle tier on a panel one of
+// whose models gave no number on any problem. The session stays in use
+// (the measurement keeps no cooldown, see newEngine): every call runs
+// all five sessions and answers with the four numbers, where a cooldown
+// would have the router refuse the calls that need all five.
+func TestMeasureDelegation_failing(t *testing.T) {
+	t.Parallel()
+	const n = 12
+	ps := &problems{golds: make([]float64, n), answers: make([][panelSize]answer, n)}
+	for i := range ps.answers {
+		ps.golds[i] = 7
+		for s := range ps.answers[i] {
+			ps.answers[i][s] = answer{output: json.RawMessage("7"), latency: float64(s)}
+		}
+		ps.answers[i][2].failed = true
+	}
+	calls, _, _, err := measureDelegation(context.Background(), 1, cell{policy: trust.PolicyOracle, rep: off}, plurality, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range calls {
+		if !k.correct || k.launched != panelSize {
+			t.Errorf("problem %d: %+v, want a right answer of five runs", i, k)
+		}
+	}
+}

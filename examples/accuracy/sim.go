@@ -437,6 +437,12 @@ func newEngine(p *panel, rep variant, horizon float64) (*router.Engine, []trust.
 		// No run waits on time: a replica still running after this is
 		// one the plan let wait, and the panel's check reports it.
 		router.WithReplicaTimeout(10 * time.Second),
+		// A run fails here when its model's answer held no number, which
+		// a real worker returns as an answer, not as a failure of its
+		// endpoint; and a cooldown, timed by the wall clock, would make
+		// the figures depend on the machine's speed. Failing sessions
+		// stay in use.
+		router.WithHealth(router.DefaultFailureThreshold, 0),
 	}
 	engineOpts, trustOpts, err := withReputation(p, rep, horizon, engineOpts, nil)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/url"
 	"sync"
@@ -63,6 +64,12 @@ type state struct {
 	close func()
 }
 
+// closeAlso has st.close close c first, then what it closed before.
+func (st *state) closeAlso(c io.Closer) {
+	before := st.close
+	st.close = func() { _ = c.Close(); before() }
+}
+
 // openState opens the stores the flags name.
 func openState(ctx context.Context, cfg config, log *slog.Logger) (*state, error) {
 	onError := func(err error) { log.Warn("sweep failed", "error", err) }
@@ -83,7 +90,8 @@ func openState(ctx context.Context, cfg config, log *slog.Logger) (*state, error
 		if err != nil {
 			return nil, fmt.Errorf("-receipts: %w", err)
 		}
-		st.receipts, st.close = bs, func() { _ = bs.Close() }
+		st.receipts = bs
+		st.closeAlso(bs)
 		st.where = "memory; receipts in " + cfg.receipts
 	}
 	if cfg.reputationFile != "" {
@@ -92,8 +100,8 @@ func openState(ctx context.Context, cfg config, log *slog.Logger) (*state, error
 			st.close()
 			return nil, fmt.Errorf("-reputation: %w", err)
 		}
-		closeBefore := st.close
-		st.reputation, st.close = rs, func() { _ = rs.Close(); closeBefore() }
+		st.reputation = rs
+		st.closeAlso(rs)
 		st.where += "; reputation in " + cfg.reputationFile
 	}
 	var forget func(ctx context.Context, now time.Time) (int, error) // the escrow ledger's expired payments
@@ -103,7 +111,7 @@ func openState(ctx context.Context, cfg config, log *slog.Logger) (*state, error
 			st.close()
 			return nil, fmt.Errorf("-escrow-ledger: %w", err)
 		}
-		closeBefore := st.close
+		st.closeAlso(l)
 		ids := l.PaymentIDs()
 		st.escrow, st.paymentIDs = l, ids
 		forget = func(ctx context.Context, now time.Time) (int, error) {
@@ -111,7 +119,6 @@ func openState(ctx context.Context, cfg config, log *slog.Logger) (*state, error
 			m, err2 := ids.DeleteExpired(ctx, now)
 			return n + m, errors.Join(err, err2)
 		}
-		st.close = func() { _ = l.Close(); closeBefore() }
 		st.where += "; escrowed payments in " + cfg.escrowLedger
 	}
 	st.sweep = func(ctx context.Context) {

@@ -39,6 +39,11 @@ type Options struct {
 	// calibration map starts from (see [Calibration]); 0 means
 	// DefaultCalibrationPrior.
 	CalibrationPrior float64
+	// LeadLevel is the significance at which a session's record against
+	// the other votes makes it the leader (see [Book.Leader]); 0 means
+	// DefaultLeadLevel. At most 1/2, where a record leads once it has won
+	// more disagreements than it lost.
+	LeadLevel float64
 	// LearnFromAgreement makes Learn credit each session with the
 	// probability, given the call's other votes, that its vote was
 	// right (see the Book doc): agreement then moves reliabilities
@@ -51,54 +56,6 @@ type Options struct {
 	// before any, every session weighs as the Prior, and the panel
 	// weighs as an unweighted count would.
 	LearnFromAgreement bool
-}
-
-// A Scope names the calls a reliability is learned on: an operation and
-// a kind of claim. Evidence learned in a scope also counts for the
-// session overall and for the operation, so that a scope with little
-// evidence falls back on its session's wider record.
-type Scope struct {
-	// Operation is the operation, such as "validate_v3"; "" means none
-	// in particular.
-	Operation string
-	// Kind is the kind of claim; "" means none in particular. It is
-	// ignored without an Operation.
-	Kind string
-}
-
-// appendKeys appends the keys of session in s to dst, widest first.
-func (s Scope) appendKeys(dst []Key, session int64) []Key {
-	dst = append(dst, Key{Session: session})
-	if s.Operation != "" {
-		dst = append(dst, Key{Session: session, Operation: s.Operation})
-		if s.Kind != "" {
-			dst = append(dst, Key{Session: session, Operation: s.Operation, Kind: s.Kind})
-		}
-	}
-	return dst
-}
-
-// levels returns how many keys a session has in s.
-func (s Scope) levels() int {
-	switch {
-	case s.Operation == "":
-		return 1
-	case s.Kind == "":
-		return 2
-	}
-	return 3
-}
-
-// panel returns the key of the panel's record in s.
-func (s Scope) panel() Key { return Key{Session: PanelSession, Operation: s.Operation} }
-
-// reservedOperation is the operation of s's records under reserved
-// kinds (a key with a Kind needs an Operation): s.Operation, or "any".
-func (s Scope) reservedOperation() string {
-	if s.Operation == "" {
-		return "any"
-	}
-	return s.Operation
 }
 
 // A Book learns how reliable each session is from the calls it votes in,
@@ -205,6 +162,12 @@ func New(store Store, o Options) (*Book, error) {
 	}
 	if !(o.FeedbackWeight > 0 && o.FeedbackWeight <= MaxCount) {
 		return nil, fmt.Errorf("%w: feedback weight %v is not a positive number up to %g", ErrInvalid, o.FeedbackWeight, MaxCount)
+	}
+	if o.LeadLevel == 0 {
+		o.LeadLevel = DefaultLeadLevel
+	}
+	if !(o.LeadLevel > 0 && o.LeadLevel <= 0.5) {
+		return nil, fmt.Errorf("%w: lead level %v is not a number in (0, 1/2]", ErrInvalid, o.LeadLevel)
 	}
 	if o.CalibrationPrior == 0 {
 		o.CalibrationPrior = DefaultCalibrationPrior

@@ -88,6 +88,9 @@ func TestNewRefuses(t *testing.T) {
 		{Prior: reputation.Prior{Right: 4, Wrong: reputation.MaxCount * 2}},
 		{Horizon: 1e308},
 		{FeedbackWeight: 1e308},
+		{LeadLevel: -1},
+		{LeadLevel: 0.6},
+		{LeadLevel: math.NaN()},
 	} {
 		if _, err := reputation.New(nil, o); !errors.Is(err, reputation.ErrInvalid) {
 			t.Errorf("New(%+v): error %v, want ErrInvalid", o, err)

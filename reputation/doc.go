@@ -113,7 +113,8 @@
 // other votes: where the two gave different verdicts, a disagreement won
 // by whichever was right (a vote for the other verdict is
 // [Ballot.Opposed]). [Book.Leader] names the session whose record, a
-// [Lead], passes a one-sided sign test at [DefaultLeadLevel] and whose
+// [Lead], passes a one-sided sign test at the Book's Options.LeadLevel
+// ([DefaultLeadLevel], 1/16, unless the host sets it) and whose
 // reliability is the highest: run alone, it answers better than the
 // others together. trust.Service's adaptive tier then runs it alone. The
 // records are kept under the reserved kind "lead <kind>" of the scope's
@@ -129,7 +130,12 @@
 // session and others ran on a reported call, so a host that reports few
 // outcomes waits long for a lead; trust.Service therefore examines each
 // reported claim on its pool (an oracle call reported with the same
-// verdict), which shows more of them.
+// verdict), which shows more of them. At a LeadLevel of 1/2 a record
+// leads once it has won more disagreements than it lost: the session
+// that the reports so far show right more often than the others'
+// majority. Leads come sooner and adaptive runs fewer sessions, and a
+// good session a few points weaker than the best, or than the majority
+// of a strong panel, leads more often.
 //
 // # Coincidence
 //

@@ -10,10 +10,11 @@ import (
 
 // DefaultLeadLevel is the significance at which a session's record
 // against the other votes of its calls makes it the leader (see
-// [Book.Leader]): the chance, were the session no better than the
-// majority of the others, that it would have won its disagreements with
-// them as often as it did. 1/16 is the chance of four wins in four
-// disagreements: the shortest record that leads.
+// [Book.Leader]) unless Options.LeadLevel says otherwise: the chance,
+// were the session no better than the majority of the others, that it
+// would have won its disagreements with them as often as it did. 1/16 is
+// the chance of four wins in four disagreements: the shortest record
+// that leads.
 const DefaultLeadLevel = 1.0 / 16
 
 // A Lead is a session's record, in one scope, against the other votes of
@@ -102,8 +103,8 @@ func leadDelta(scope Scope, ballots []Ballot, i int, right bool, sign float64) (
 
 // Leader returns, among sessions, the session whose record in scope
 // shows it right more often than the majority of the other votes of its
-// calls, with significance (its record's PValue at most
-// DefaultLeadLevel; the least p-value wins, a tie the more reliable
+// calls, with significance (its record's PValue at most the Book's
+// Options.LeadLevel, DefaultLeadLevel by default; the least p-value wins, a tie the more reliable
 // session, then the lower id, whatever the order of sessions), and
 // whose reliability in scope is the highest of sessions; false when none
 // qualifies. Such a session, run alone, answers better than the others
@@ -115,8 +116,9 @@ func leadDelta(scope Scope, ballots []Ballot, i int, right bool, sign float64) (
 // take as many reports to lead as the decisions take to go wrong. The
 // level is each session's own, checked after every report: across five
 // sessions and a long history, a session no better than the others
-// leads by luck more often than 1 time in 16, which the reliability
-// check bounds (docs/ACCURACY.md measures what that costs). A leader's
+// leads by luck more often than the level (1 time in 16 by default),
+// which the reliability check bounds (docs/ACCURACY.md measures what
+// that costs). A leader's
 // record moves on the calls it shares with other sessions (a validation
 // of another tier, an explored call), not on those it decides alone,
 // even beside a check ([Ballot.Check]). A check teaches the checking
@@ -165,7 +167,7 @@ func (b *Book) leaderOf(scope Scope, sessions []int64, recs []Record) (Lead, boo
 	at, bestP := -1, 2.0
 	for i, s := range sessions {
 		p := leadOf(s, recs[i]).PValue()
-		if p > DefaultLeadLevel {
+		if p > b.opts.LeadLevel {
 			continue
 		}
 		if at < 0 || p < bestP || p == bestP && (rel[i] > rel[at] || rel[i] == rel[at] && s < sessions[at]) {

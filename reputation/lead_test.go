@@ -117,6 +117,54 @@ func TestBook_Leader(t *testing.T) {
 	}
 }
 
+// TestBook_Leader_level: a record of two wins and one loss leads at a
+// LeadLevel of 1/2 (its p-value), where it has won more disagreements
+// than it lost, and not at the default; at 1/2 one more loss, a tie,
+// ends the lead.
+func TestBook_Leader_level(t *testing.T) {
+	ctx := context.Background()
+	sessions := []int64{1, 2, 3}
+	won := []reputation.Ballot{{Session: 1, Opposed: true}, {Session: 2, Backed: true}, {Session: 3, Backed: true}}
+	lost := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Opposed: true}, {Session: 3, Opposed: true}}
+	feed := func(b *reputation.Book, ballots []reputation.Ballot, n int) {
+		t.Helper()
+		for range n {
+			if err := b.Feedback(ctx, leadScope, ballots, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	half, err := reputation.New(nil, reputation.Options{LeadLevel: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := half.Options().LeadLevel; got != 0.5 {
+		t.Errorf("Options().LeadLevel = %v, want 0.5", got)
+	}
+	def := leadBook(t)
+	if got := def.Options().LeadLevel; got != reputation.DefaultLeadLevel {
+		t.Errorf("default Options().LeadLevel = %v, want DefaultLeadLevel", got)
+	}
+	for _, b := range []*reputation.Book{half, def} {
+		feed(b, lost, 1)
+		feed(b, won, 2)
+	}
+	l, ok, err := half.Leader(ctx, leadScope, sessions)
+	if err != nil || !ok {
+		t.Fatalf("at 1/2, after 2 wins and 1 loss: no leader (%v)", err)
+	}
+	if diff := cmp.Diff(reputation.Lead{Session: 1, Won: 2, Lost: 1}, l); diff != "" {
+		t.Errorf("leader at 1/2 (-want +got):\n%s", diff)
+	}
+	if l, ok, _ := def.Leader(ctx, leadScope, sessions); ok {
+		t.Errorf("at the default level, after 2 wins and 1 loss: leader %+v; want none (p = 1/2)", l)
+	}
+	feed(half, lost, 1)
+	if l, ok, _ := half.Leader(ctx, leadScope, sessions); ok {
+		t.Errorf("at 1/2, after 2 wins and 2 losses: leader %+v; want none (p = 11/16)", l)
+	}
+}
+
 // TestBook_Leader_againstTheOthers: a session's record is scored against
 // the majority of the call's other votes, not the outcome it backed. A
 // vote that backed a wrong outcome against two others that opposed it

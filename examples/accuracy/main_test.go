@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
 )
@@ -424,7 +425,7 @@ func TestWeightedStep(t *testing.T) {
 	const n = 300
 	wl := &workloads[0]
 	p := newPanel(simulated{5, wl, wl.claims(5, 0, n)}, 0, n)
-	engine, _, err := newEngine(p, on, 0)
+	engine, _, err := newEngine(p, on, reputation.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

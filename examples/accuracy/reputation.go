@@ -12,16 +12,16 @@ import (
 // withReputation adds to the engine's and the service's options those of
 // variant rep: reputation off (router.WithReputation(nil) and
 // trust.WithoutReputation(), today's behaviour) or on, learned online in a fresh book over an in-memory
-// store with the default options but its horizon (0: the default). With reputation on, p learns that the
+// store with the options opts (zero fields: the defaults). With reputation on, p learns that the
 // engine learns from every step, and plans a weighted step's early quorum
 // with the reliabilities the book holds, which the engine read for the
 // step: calls run one at a time, and the engine learns from a call before
 // it returns.
-func withReputation(p *panel, rep variant, horizon float64, engine []router.EngineOption, svc []trust.Option) ([]router.EngineOption, []trust.Option, error) {
+func withReputation(p *panel, rep variant, opts reputation.Options, engine []router.EngineOption, svc []trust.Option) ([]router.EngineOption, []trust.Option, error) {
 	if rep == off {
 		return append(engine, router.WithReputation(nil)), append(svc, trust.WithoutReputation()), nil
 	}
-	book, err := reputation.New(nil, reputation.Options{Horizon: horizon})
+	book, err := reputation.New(nil, opts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -58,6 +58,10 @@ type config struct {
 	// horizon is, with -families, the horizon of every engine's
 	// reputation book (reputation.Options.Horizon); 0 means the default.
 	horizon float64
+	// leadLevel is, with -families, the lead level of every engine's
+	// reputation book (reputation.Options.LeadLevel); 0 means the
+	// default.
+	leadLevel float64
 	// drift swaps, with -families, the answers of each validation
 	// world's best and worst sessions from its first measured call on
 	// (see world.drift).
@@ -118,6 +122,9 @@ type cell struct {
 	// horizon is the horizon of the engine's reputation book; 0 means
 	// reputation.DefaultHorizon.
 	horizon float64
+	// leadLevel is the lead level of the engine's reputation book; 0
+	// means reputation.DefaultLeadLevel.
+	leadLevel float64
 	// forget, when not zero, are two sessions the host forgets
 	// (reputation.Book.Forget) just before call forgetAt.
 	forget   [2]router.SessionID
@@ -143,6 +150,9 @@ func (c cell) String() string {
 	}
 	if c.horizon != 0 {
 		s += fmt.Sprintf(" (horizon %g)", c.horizon)
+	}
+	if c.leadLevel != 0 {
+		s += fmt.Sprintf(" (lead level %g)", c.leadLevel)
 	}
 	if c.forget != [2]router.SessionID{} {
 		s += fmt.Sprintf(" (sessions %d and %d forgotten before call %d)", c.forget[0], c.forget[1], c.forgetAt)
@@ -413,7 +423,7 @@ func reports(seed uint64, draw, i int, share float64) bool {
 // panel's five sessions; adaptive takes its candidates from the pool.
 // scope is the reputation scope of the episode's calls.
 func newService(p *panel, c cell, scope reputation.Scope) (*trust.Service, *router.Engine, error) {
-	engine, trustOpts, err := newEngine(p, c.rep, c.horizon)
+	engine, trustOpts, err := newEngine(p, c.rep, reputation.Options{Horizon: c.horizon, LeadLevel: c.leadLevel})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -429,9 +439,9 @@ func newService(p *panel, c cell, scope reputation.Scope) (*trust.Service, *rout
 }
 
 // newEngine returns the engine of one episode, over p's workers, with
-// reputation off or on (its book's horizon horizon, 0 for the default),
+// reputation off or on (its book's options book: 0 for the defaults),
 // and the options the trust service over it takes for that variant.
-func newEngine(p *panel, rep variant, horizon float64) (*router.Engine, []trust.Option, error) {
+func newEngine(p *panel, rep variant, book reputation.Options) (*router.Engine, []trust.Option, error) {
 	engineOpts := []router.EngineOption{
 		router.WithEngineClock(p.now),
 		// No run waits on time: a replica still running after this is
@@ -444,7 +454,7 @@ func newEngine(p *panel, rep variant, horizon float64) (*router.Engine, []trust.
 		// stay in use.
 		router.WithHealth(router.DefaultFailureThreshold, 0),
 	}
-	engineOpts, trustOpts, err := withReputation(p, rep, horizon, engineOpts, nil)
+	engineOpts, trustOpts, err := withReputation(p, rep, book, engineOpts, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -184,6 +184,9 @@ func (r *worldsReport) command() string {
 	if cfg.horizon != 0 {
 		s += fmt.Sprintf(" -horizon %g", cfg.horizon)
 	}
+	if cfg.leadLevel != 0 {
+		s += fmt.Sprintf(" -lead-level %g", cfg.leadLevel)
+	}
 	if cfg.drift {
 		s += " -drift"
 	}

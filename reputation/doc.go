@@ -135,7 +135,8 @@
 // that the reports so far show right more often than the others'
 // majority. Leads come sooner and adaptive runs fewer sessions, and a
 // good session a few points weaker than the best, or than the majority
-// of a strong panel, leads more often.
+// of a strong panel, leads more often (docs/ACCURACY.md, *A lead at one
+// half*, measures both).
 //
 // # Coincidence
 //

@@ -133,10 +133,12 @@
 // verdict), which shows more of them. At a LeadLevel of 1/2 a record
 // leads once it has won more disagreements than it lost: the session
 // that the reports so far show right more often than the others'
-// majority. Leads come sooner and adaptive runs fewer sessions, and a
-// good session a few points weaker than the best, or than the majority
-// of a strong panel, leads more often (docs/ACCURACY.md, *A lead at one
-// half*, measures both).
+// majority. Every session then passes sooner, one no better than the
+// others too (within nine disagreements 75% of the time), and only the
+// reliability check and its later losses end such a lead. Adaptive runs
+// fewer sessions, and a good session a few points weaker than the best,
+// or than the majority of a strong panel, leads more often
+// (docs/ACCURACY.md, *A lead at one half*, measures both).
 //
 // # Coincidence
 //

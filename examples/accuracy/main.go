@@ -86,7 +86,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	cfg := config{calls: *calls, seed: *seed, episode: *episode, data: *data, realWarm: *warm, delegationWarm: *delegationWarm, draws: *draws,
-		panels: *panels, realCalls: *realCalls, shift: *shift, horizon: *horizon, leadLevel: *leadLevel, drift: *drift, forget: *forget}
+		panels: *panels, realCalls: *realCalls, shift: *shift, book: reputation.Options{Horizon: *horizon, LeadLevel: *leadLevel}, drift: *drift, forget: *forget}
 	var err error
 	if *fams != "" {
 		if cfg.families, err = parseFamilies(*fams); err == nil {
@@ -210,13 +210,13 @@ func (c config) check() error {
 		return fmt.Errorf("-selection-shift must be at least 0, got %d", c.shift)
 	case c.shift > 0 && len(c.families) == 0:
 		return fmt.Errorf("-selection-shift: the selection draws are shifted on the world families: give them with -families")
-	case !(c.horizon >= 0 && c.horizon <= reputation.MaxCount):
-		return fmt.Errorf("-horizon must be a number from 0 to %g, got %v", reputation.MaxCount, c.horizon)
-	case c.horizon > 0 && len(c.families) == 0:
+	case !(c.book.Horizon >= 0 && c.book.Horizon <= reputation.MaxCount):
+		return fmt.Errorf("-horizon must be a number from 0 to %g, got %v", reputation.MaxCount, c.book.Horizon)
+	case c.book.Horizon > 0 && len(c.families) == 0:
 		return fmt.Errorf("-horizon: the horizon is set on the world families: give them with -families")
-	case !(c.leadLevel >= 0 && c.leadLevel <= 0.5):
-		return fmt.Errorf("-lead-level must be a number from 0 to 1/2, got %v", c.leadLevel)
-	case c.leadLevel > 0 && len(c.families) == 0:
+	case !(c.book.LeadLevel >= 0 && c.book.LeadLevel <= 0.5):
+		return fmt.Errorf("-lead-level must be a number from 0 to 1/2, got %v", c.book.LeadLevel)
+	case c.book.LeadLevel > 0 && len(c.families) == 0:
 		return fmt.Errorf("-lead-level: the lead level is set on the world families: give them with -families")
 	case c.drift && len(c.families) == 0:
 		return fmt.Errorf("-drift: the world families drift: give them with -families")

@@ -55,13 +55,10 @@ type config struct {
 	// shift moves, with -families, the selection draws of every engine
 	// by that many calls (see cell.shift).
 	shift int
-	// horizon is, with -families, the horizon of every engine's
-	// reputation book (reputation.Options.Horizon); 0 means the default.
-	horizon float64
-	// leadLevel is, with -families, the lead level of every engine's
-	// reputation book (reputation.Options.LeadLevel); 0 means the
-	// default.
-	leadLevel float64
+	// book holds, with -families, the options of every engine's
+	// reputation book (-horizon, -lead-level); zero fields mean the
+	// defaults.
+	book reputation.Options
 	// drift swaps, with -families, the answers of each validation
 	// world's best and worst sessions from its first measured call on
 	// (see world.drift).
@@ -119,12 +116,9 @@ type cell struct {
 	// call): another sequence of the same draws, which orders sessions
 	// as well founded on the same evidence.
 	shift int
-	// horizon is the horizon of the engine's reputation book; 0 means
-	// reputation.DefaultHorizon.
-	horizon float64
-	// leadLevel is the lead level of the engine's reputation book; 0
-	// means reputation.DefaultLeadLevel.
-	leadLevel float64
+	// book holds the options of the engine's reputation book; zero
+	// fields mean the defaults.
+	book reputation.Options
 	// forget, when not zero, are two sessions the host forgets
 	// (reputation.Book.Forget) just before call forgetAt.
 	forget   [2]router.SessionID
@@ -148,11 +142,11 @@ func (c cell) String() string {
 	if c.shift != 0 {
 		s += fmt.Sprintf(" (selection draws shifted by %d)", c.shift)
 	}
-	if c.horizon != 0 {
-		s += fmt.Sprintf(" (horizon %g)", c.horizon)
+	if c.book.Horizon != 0 {
+		s += fmt.Sprintf(" (horizon %g)", c.book.Horizon)
 	}
-	if c.leadLevel != 0 {
-		s += fmt.Sprintf(" (lead level %g)", c.leadLevel)
+	if c.book.LeadLevel != 0 {
+		s += fmt.Sprintf(" (lead level %g)", c.book.LeadLevel)
 	}
 	if c.forget != [2]router.SessionID{} {
 		s += fmt.Sprintf(" (sessions %d and %d forgotten before call %d)", c.forget[0], c.forget[1], c.forgetAt)
@@ -423,7 +417,7 @@ func reports(seed uint64, draw, i int, share float64) bool {
 // panel's five sessions; adaptive takes its candidates from the pool.
 // scope is the reputation scope of the episode's calls.
 func newService(p *panel, c cell, scope reputation.Scope) (*trust.Service, *router.Engine, error) {
-	engine, trustOpts, err := newEngine(p, c.rep, reputation.Options{Horizon: c.horizon, LeadLevel: c.leadLevel})
+	engine, trustOpts, err := newEngine(p, c.rep, c.book)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -181,11 +181,11 @@ func (r *worldsReport) command() string {
 	if cfg.shift != 0 {
 		s += fmt.Sprintf(" -selection-shift %d", cfg.shift)
 	}
-	if cfg.horizon != 0 {
-		s += fmt.Sprintf(" -horizon %g", cfg.horizon)
+	if cfg.book.Horizon != 0 {
+		s += fmt.Sprintf(" -horizon %g", cfg.book.Horizon)
 	}
-	if cfg.leadLevel != 0 {
-		s += fmt.Sprintf(" -lead-level %g", cfg.leadLevel)
+	if cfg.book.LeadLevel != 0 {
+		s += fmt.Sprintf(" -lead-level %g", cfg.book.LeadLevel)
 	}
 	if cfg.drift {
 		s += " -drift"

@@ -206,7 +206,7 @@ func simulateWorlds(ctx context.Context, cfg config, progress io.Writer) (*world
 	var mu sync.Mutex
 	measureCell := func(ctx context.Context, j job) ([]call, int, int, error) {
 		w := j.r.w
-		c := cell{workload: w.name(), policy: j.c.policy, rep: j.c.st.rep, outcomes: j.c.st.outcomes, shift: cfg.shift, horizon: cfg.horizon, leadLevel: cfg.leadLevel}
+		c := cell{workload: w.name(), policy: j.c.policy, rep: j.c.st.rep, outcomes: j.c.st.outcomes, shift: cfg.shift, book: cfg.book}
 		if cfg.forget {
 			c.forget, c.forgetAt = w.swapped, w.warm
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
 )
@@ -292,8 +293,8 @@ func TestSimulateWorlds_bookOptions(t *testing.T) {
 		set  func(*config)
 		flag string
 	}{
-		{"horizon", func(c *config) { c.horizon = 1 }, "-horizon 1"},
-		{"lead level", func(c *config) { c.leadLevel = 0.5 }, "-lead-level 0.5"},
+		{"horizon", func(c *config) { c.book.Horizon = 1 }, "-horizon 1"},
+		{"lead level", func(c *config) { c.book.LeadLevel = 0.5 }, "-lead-level 0.5"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -316,13 +317,13 @@ func TestSimulateWorlds_bookOptions(t *testing.T) {
 		cfg  config
 		want string
 	}{
-		{config{families: llmbar, seeds: []uint64{1}, panels: 1, horizon: -1}, "-horizon must be a number from 0"},
-		{config{families: llmbar, seeds: []uint64{1}, panels: 1, horizon: math.NaN()}, "-horizon must be a number from 0"},
-		{config{horizon: 2000}, "-horizon: the horizon is set on the world families"},
-		{config{families: llmbar, seeds: []uint64{1}, panels: 1, leadLevel: -1}, "-lead-level must be a number from 0 to 1/2"},
-		{config{families: llmbar, seeds: []uint64{1}, panels: 1, leadLevel: 0.75}, "-lead-level must be a number from 0 to 1/2"},
-		{config{families: llmbar, seeds: []uint64{1}, panels: 1, leadLevel: math.NaN()}, "-lead-level must be a number from 0 to 1/2"},
-		{config{leadLevel: 0.5}, "-lead-level: the lead level is set on the world families"},
+		{config{families: llmbar, seeds: []uint64{1}, panels: 1, book: reputation.Options{Horizon: -1}}, "-horizon must be a number from 0"},
+		{config{families: llmbar, seeds: []uint64{1}, panels: 1, book: reputation.Options{Horizon: math.NaN()}}, "-horizon must be a number from 0"},
+		{config{book: reputation.Options{Horizon: 2000}}, "-horizon: the horizon is set on the world families"},
+		{config{families: llmbar, seeds: []uint64{1}, panels: 1, book: reputation.Options{LeadLevel: -1}}, "-lead-level must be a number from 0 to 1/2"},
+		{config{families: llmbar, seeds: []uint64{1}, panels: 1, book: reputation.Options{LeadLevel: 0.75}}, "-lead-level must be a number from 0 to 1/2"},
+		{config{families: llmbar, seeds: []uint64{1}, panels: 1, book: reputation.Options{LeadLevel: math.NaN()}}, "-lead-level must be a number from 0 to 1/2"},
+		{config{book: reputation.Options{LeadLevel: 0.5}}, "-lead-level: the lead level is set on the world families"},
 		{config{drift: true}, "-drift: the world families drift"},
 		{config{families: llmbar, seeds: []uint64{1}, panels: 1, forget: true}, "-forget: the host forgets the sessions that drift swaps"},
 	} {

@@ -41,7 +41,7 @@ type Options struct {
 	CalibrationPrior float64
 	// LeadLevel is the significance at which a session's record against
 	// the other votes makes it the leader (see [Book.Leader]); 0 means
-	// DefaultLeadLevel. At most 1/2, where a record leads once it has won
+	// DefaultLeadLevel. At most MaxLeadLevel, 1/2, where a record leads once it has won
 	// more disagreements than it lost.
 	LeadLevel float64
 	// LearnFromAgreement makes Learn credit each session with the
@@ -166,7 +166,7 @@ func New(store Store, o Options) (*Book, error) {
 	if o.LeadLevel == 0 {
 		o.LeadLevel = DefaultLeadLevel
 	}
-	if !(o.LeadLevel > 0 && o.LeadLevel <= 0.5) {
+	if !(o.LeadLevel > 0 && o.LeadLevel <= MaxLeadLevel) {
 		return nil, fmt.Errorf("%w: lead level %v is not a number in (0, 1/2]", ErrInvalid, o.LeadLevel)
 	}
 	if o.CalibrationPrior == 0 {

@@ -17,6 +17,12 @@ import (
 // that leads.
 const DefaultLeadLevel = 1.0 / 16
 
+// MaxLeadLevel is the largest lead level a Book takes
+// (Options.LeadLevel): at 1/2 a record leads once it has won more
+// disagreements than it lost; above it, a record that lost as many as it
+// won would lead.
+const MaxLeadLevel = 1.0 / 2
+
 // A Lead is a session's record, in one scope, against the other votes of
 // the validations it voted in whose outcome was reported: the reported
 // calls on which the majority of the other votes gave the other verdict,

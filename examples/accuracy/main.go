@@ -214,8 +214,8 @@ func (c config) check() error {
 		return fmt.Errorf("-horizon must be a number from 0 to %g, got %v", reputation.MaxCount, c.book.Horizon)
 	case c.book.Horizon > 0 && len(c.families) == 0:
 		return fmt.Errorf("-horizon: the horizon is set on the world families: give them with -families")
-	case !(c.book.LeadLevel >= 0 && c.book.LeadLevel <= 0.5):
-		return fmt.Errorf("-lead-level must be a number from 0 to 1/2, got %v", c.book.LeadLevel)
+	case !(c.book.LeadLevel >= 0 && c.book.LeadLevel <= reputation.MaxLeadLevel):
+		return fmt.Errorf("-lead-level must be a number from 0 to 1/2 (reputation.MaxLeadLevel), got %v", c.book.LeadLevel)
 	case c.book.LeadLevel > 0 && len(c.families) == 0:
 		return fmt.Errorf("-lead-level: the lead level is set on the world families: give them with -families")
 	case c.drift && len(c.families) == 0:

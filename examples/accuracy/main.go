@@ -21,8 +21,9 @@
 //
 // With -families it measures instead the world families: for each seed
 // and panel, five models drawn from a family's eligible ones, on the real
-// answers of -data (or on the rows cut from them in testdata, when the
-// folder is absent), reported as the worst and the median world.
+// answers of -data (or, without -data, on the rows cut from them in
+// testdata; a folder named but absent is an error), reported as the
+// worst and the median world.
 //
 //	go run ./examples/accuracy -families all [-data DIR] [-seeds 1,2,3] [-panels 2] [-real-calls N] [-warm 2000] [-outcomes 0,0.02,0.05] [-selection-shift K] [-horizon H] [-lead-level L] [-drift [-forget]] [-md FILE] [-charts DIR]
 //
@@ -118,6 +119,16 @@ func main() {
 func run(ctx context.Context, cfg config, mdPath, chartDir string, out, progress io.Writer) error {
 	if err := cfg.check(); err != nil {
 		return err
+	}
+	if cfg.data != "" {
+		// A folder named but absent is a mistake (a path from another
+		// working directory, say), not a wish for the fixtures: those
+		// run when -data is empty.
+		if fi, err := os.Stat(cfg.data); err != nil {
+			return fmt.Errorf("-data: %w (leave -data out to run the world families on the committed fixtures)", err)
+		} else if !fi.IsDir() {
+			return fmt.Errorf("-data: %s is not a folder", cfg.data)
+		}
 	}
 	var md bytes.Buffer
 	charts := map[string]func(io.Writer) error{}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -144,7 +145,7 @@ func TestRun_worlds(t *testing.T) {
 func TestRun_worldsFallBackToFixtures(t *testing.T) {
 	t.Parallel()
 	cfg := worldsCfg
-	cfg.data = filepath.Join(t.TempDir(), "absent")
+	cfg.data = ""
 	cfg.families, _ = parseFamilies("gsm8k-small")
 	var out, progress bytes.Buffer
 	if err := run(context.Background(), cfg, "", "", &out, &progress); err != nil {
@@ -155,6 +156,40 @@ func TestRun_worldsFallBackToFixtures(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "### gsm8k-small:") {
 		t.Errorf("no table of the family:\n%s", out.String())
+	}
+}
+
+// TestRun_dataAbsent: a -data folder that is absent, or a file, is an
+// error naming the flag and the path, on the world families and on the
+// workloads alike; only an empty -data runs on the fixtures.
+func TestRun_dataAbsent(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	families, _ := parseFamilies("gsm8k-small")
+	for _, tc := range []struct {
+		name     string
+		data     string
+		families []*family
+		want     string
+	}{
+		{"families, absent", filepath.Join(dir, "absent"), families, "no such file or directory"},
+		{"families, a file", file, families, "is not a folder"},
+		{"workloads, absent", filepath.Join(dir, "absent"), nil, "no such file or directory"},
+	} {
+		cfg := worldsCfg
+		cfg.data, cfg.families = tc.data, tc.families
+		var out, progress bytes.Buffer
+		err := run(context.Background(), cfg, "", "", &out, &progress)
+		if err == nil || !strings.HasPrefix(err.Error(), "-data: ") || !strings.Contains(err.Error(), tc.data) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one naming -data, %s and %q", tc.name, err, tc.data, tc.want)
+		}
+		if out.Len() > 0 || progress.Len() > 0 {
+			t.Errorf("%s: wrote %q and %q before the error", tc.name, out.String(), progress.String())
+		}
 	}
 }
 

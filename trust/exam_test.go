@@ -19,6 +19,7 @@ import (
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
+	"github.com/vouchkit/vouch/trust/internal/routerfault"
 )
 
 // countingRuns returns w, counting its runs in n.
@@ -148,16 +149,6 @@ func TestService_exam(t *testing.T) {
 	}
 }
 
-// failingOracle is an engine whose oracle-tier validations fail.
-type failingOracle struct{ *router.Engine }
-
-func (f failingOracle) ValidateV3(ctx context.Context, req *router.ValidateV3Request) (*router.ValidateV3Response, error) {
-	if req.Consensus.Replicas == 5 {
-		return nil, errors.New("the oracle tier is down")
-	}
-	return f.Engine.ValidateV3(ctx, req)
-}
-
 // TestService_examErrors: a router that can never serve the oracle tier
 // examines nothing and the report stands; an exam whose oracle call
 // fails is ErrExam, the report standing, and the same report again runs
@@ -187,7 +178,7 @@ func TestService_examErrors(t *testing.T) {
 
 	var runs atomic.Int64
 	_, _, e := examEngine(t, &runs)
-	down, err := trust.New(failingOracle{e}, trust.WithSingleSession(2))
+	down, err := trust.New(routerfault.OracleDown{Engine: e}, trust.WithSingleSession(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,8 +187,8 @@ func TestService_examErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 2 {
-		if err := down.FeedbackVerdict(ctx, resp.TraceID, router.VerdictInvalid); !errors.Is(err, trust.ErrExam) {
-			t.Errorf("report %d with the oracle tier down: %v, want ErrExam", i+1, err)
+		if err := down.FeedbackVerdict(ctx, resp.TraceID, router.VerdictInvalid); !errors.Is(err, trust.ErrExam) || !errors.Is(err, routerfault.ErrOracleDown) {
+			t.Errorf("report %d with the oracle tier down: %v, want ErrExam wrapping the router's error", i+1, err)
 		}
 	}
 }
@@ -207,7 +198,7 @@ func TestService_examErrors(t *testing.T) {
 func TestClient_FeedbackVerdict_examFails(t *testing.T) {
 	var runs atomic.Int64
 	store, _, e := examEngine(t, &runs)
-	s, err := trust.New(failingOracle{e}, trust.WithSingleSession(2))
+	s, err := trust.New(routerfault.OracleDown{Engine: e}, trust.WithSingleSession(2))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
+	"github.com/vouchkit/vouch/trust/internal/routerfault"
 	"github.com/vouchkit/vouch/trust/trustpay"
 	"github.com/vouchkit/vouch/x402"
 	"github.com/vouchkit/vouch/x402/escrow"
@@ -177,21 +178,11 @@ func TestDisputes_callersWrongReportRefunds(t *testing.T) {
 	}
 }
 
-// failingOracle is an engine whose oracle-tier validations fail.
-type failingOracle struct{ *router.Engine }
-
-func (f failingOracle) ValidateV3(ctx context.Context, req *router.ValidateV3Request) (*router.ValidateV3Response, error) {
-	if req.Consensus.Replicas == 5 {
-		return nil, errors.New("the oracle tier is down")
-	}
-	return f.Engine.ValidateV3(ctx, req)
-}
-
 // The caller's report that its call was wrong is accepted, but the exam
 // of the call's claim fails: the report stands, so the payer is refunded
 // all the same, once, and the error says the exam failed.
 func TestDisputes_examFailsRefundsAllTheSame(t *testing.T) {
-	s := newDisputeRouteOn(t, func(e *router.Engine) router.Service { return failingOracle{e} })
+	s := newDisputeRouteOn(t, func(e *router.Engine) router.Service { return routerfault.OracleDown{Engine: e} })
 	payer, _ := evm.NewPayer(buyerKey)
 	c := &http.Client{Transport: &x402.Transport{Payer: payer, Policy: x402.Policy{Schemes: []string{x402.SchemeAuthCapture}}}}
 	answer, _ := s.call(t, c, "")

@@ -63,7 +63,7 @@ func run(ctx context.Context, out io.Writer, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	p := printer{out: out, json: asJSON}
+	p := printer{out: out, json: asJSON, titled: new(bool)}
 
 	p.title("One call per mode (safe tier: 3 replicas)")
 	for _, c := range []struct {
@@ -237,14 +237,20 @@ func claim(mode trust.Mode, policy trust.Policy, text string) *trust.Request {
 
 // printer writes the quickstart's output, readable or as JSON.
 type printer struct {
-	out  io.Writer
-	json bool
+	out    io.Writer
+	json   bool
+	titled *bool // a section has begun: the next title follows a blank line
 }
 
 func (p printer) title(s string) {
-	if !p.json {
-		fmt.Fprintf(p.out, "\n== %s\n", s)
+	if p.json {
+		return
 	}
+	if *p.titled {
+		fmt.Fprintln(p.out)
+	}
+	*p.titled = true
+	fmt.Fprintf(p.out, "== %s\n", s)
 }
 
 func (p printer) line(format string, args ...any) {

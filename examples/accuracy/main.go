@@ -124,9 +124,13 @@ func run(ctx context.Context, cfg config, mdPath, chartDir string, out, progress
 		// A folder named but absent is a mistake (a path from another
 		// working directory, say), not a wish for the fixtures: those
 		// run when -data is empty.
-		if fi, err := os.Stat(cfg.data); err != nil {
+		fi, err := os.Stat(cfg.data)
+		switch {
+		case err != nil && len(cfg.families) > 0:
 			return fmt.Errorf("-data: %w (leave -data out to run the world families on the committed fixtures)", err)
-		} else if !fi.IsDir() {
+		case err != nil:
+			return fmt.Errorf("-data: %w", err)
+		case !fi.IsDir():
 			return fmt.Errorf("-data: %s is not a folder", cfg.data)
 		}
 	}

@@ -175,10 +175,11 @@ func TestRun_dataAbsent(t *testing.T) {
 		data     string
 		families []*family
 		want     string
+		hint     bool // the error names the fixtures
 	}{
-		{"families, absent", filepath.Join(dir, "absent"), families, "no such file or directory"},
-		{"families, a file", file, families, "is not a folder"},
-		{"workloads, absent", filepath.Join(dir, "absent"), nil, "no such file or directory"},
+		{"families, absent", filepath.Join(dir, "absent"), families, "no such file or directory", true},
+		{"families, a file", file, families, "is not a folder", false},
+		{"workloads, absent", filepath.Join(dir, "absent"), nil, "no such file or directory", false},
 	} {
 		cfg := worldsCfg
 		cfg.data, cfg.families = tc.data, tc.families
@@ -186,6 +187,9 @@ func TestRun_dataAbsent(t *testing.T) {
 		err := run(context.Background(), cfg, "", "", &out, &progress)
 		if err == nil || !strings.HasPrefix(err.Error(), "-data: ") || !strings.Contains(err.Error(), tc.data) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one naming -data, %s and %q", tc.name, err, tc.data, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "committed fixtures") != tc.hint {
+			t.Errorf("%s: error %v: want the fixtures named %v", tc.name, err, tc.hint)
 		}
 		if out.Len() > 0 || progress.Len() > 0 {
 			t.Errorf("%s: wrote %q and %q before the error", tc.name, out.String(), progress.String())

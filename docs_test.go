@@ -1,0 +1,125 @@
+package vouch
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// goTestRun matches a documented command that runs some tests of some
+// packages: go test ... -run PATTERN (or -bench, -fuzz) ... ./pkg ...
+var goTestRun = regexp.MustCompile("go test [^`\n]*")
+
+// testFunc matches the declaration of a test, fuzz target, example or
+// benchmark.
+var testFunc = regexp.MustCompile(`(?m)^func ((?:Test|Fuzz|Example|Benchmark)\w*)\(`)
+
+// TestDocs_commandsRunTests: every go test command of the docs that
+// selects tests by a pattern (-run, -bench, -fuzz) selects at least one
+// in the packages it names. A test renamed or moved leaves its command
+// passing on no test at all, and the guarantee it proves unproven.
+func TestDocs_commandsRunTests(t *testing.T) {
+	t.Parallel()
+	docs, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readmes, _ := filepath.Glob("examples/*/README.md")
+	docs = append(append(docs, "README.md"), readmes...)
+	checked, names := 0, map[string][]string{} // the tests of each package folder read
+	for _, doc := range docs {
+		text, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cmd := range goTestRun.FindAllString(string(text), -1) {
+			pattern, pkgs := selection(cmd)
+			if pattern == "" || len(pkgs) == 0 {
+				continue
+			}
+			re, err := regexp.Compile(pattern)
+			if err != nil {
+				t.Errorf("%s: %q: the pattern %q does not compile: %v", doc, cmd, pattern, err)
+				continue
+			}
+			checked++
+			if !anyTest(t, re, pkgs, names) {
+				t.Errorf("%s: %q selects no test in %v", doc, cmd, pkgs)
+			}
+		}
+	}
+	t.Logf("checked %d commands", checked)
+	if checked < 100 {
+		t.Errorf("checked %d commands; the docs name more than a hundred", checked)
+	}
+}
+
+// selection returns the pattern cmd selects tests by (-run, else -bench,
+// else -fuzz; "" when it selects none, as -run '^$' alone) and the
+// package folders it names.
+func selection(cmd string) (string, []string) {
+	patterns := map[string]string{}
+	var pkgs []string
+	fields := strings.Fields(cmd)
+	for i, f := range fields {
+		for _, flag := range []string{"-run", "-bench", "-fuzz"} {
+			v, ok := strings.CutPrefix(f, flag+"=")
+			if !ok && f == flag && i+1 < len(fields) {
+				v, ok = fields[i+1], true
+			}
+			if ok {
+				patterns[flag] = strings.ReplaceAll(strings.Trim(v, `'"`), `\|`, "|")
+			}
+		}
+		if strings.HasPrefix(f, "./") && !strings.Contains(f, "...") {
+			if fi, err := os.Stat(f); err == nil && fi.IsDir() {
+				pkgs = append(pkgs, f)
+			}
+		}
+	}
+	for _, flag := range []string{"-run", "-bench", "-fuzz"} {
+		if p := patterns[flag]; p != "" && p != "^$" {
+			return p, pkgs
+		}
+	}
+	return "", pkgs
+}
+
+// anyTest reports whether re matches the name of a test declared in the
+// _test.go files of one of the folders pkgs; names keeps each folder's
+// tests once read.
+func anyTest(t *testing.T, re *regexp.Regexp, pkgs []string, names map[string][]string) bool {
+	for _, pkg := range pkgs {
+		if _, ok := names[pkg]; !ok {
+			names[pkg] = testsIn(t, pkg)
+		}
+		for _, name := range names[pkg] {
+			if re.MatchString(name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// testsIn returns the names of the tests declared in the _test.go files
+// of the folder pkg.
+func testsIn(t *testing.T, pkg string) []string {
+	files, err := filepath.Glob(filepath.Join(pkg, "*_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{}
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range testFunc.FindAllStringSubmatch(string(src), -1) {
+			names = append(names, m[1])
+		}
+	}
+	return names
+}

@@ -73,7 +73,7 @@ func selection(cmd string) (string, []string) {
 				patterns[flag] = strings.ReplaceAll(strings.Trim(v, `'"`), `\|`, "|")
 			}
 		}
-		if strings.HasPrefix(f, "./") && !strings.Contains(f, "...") {
+		if (f == "." || strings.HasPrefix(f, "./")) && !strings.Contains(f, "...") {
 			if fi, err := os.Stat(f); err == nil && fi.IsDir() {
 				pkgs = append(pkgs, f)
 			}

@@ -143,9 +143,9 @@ func New(store Store, o Options) (*Book, error) {
 		store = new(Memory)
 	}
 	if o.Prior == (Prior{}) {
-		o.Prior = DefaultOutcomePrior
+		o.Prior = DefaultOutcomePrior()
 		if o.LearnFromAgreement {
-			o.Prior = DefaultPrior
+			o.Prior = DefaultPrior()
 		}
 	}
 	if err := o.Prior.check(); err != nil {

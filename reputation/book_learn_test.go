@@ -222,7 +222,7 @@ func TestBook_Learn_uncastVotesAndManyVoters(t *testing.T) {
 	if diff := cmp.Diff(castOnly, withUncast); diff != "" {
 		t.Errorf("records after votes not cast were learned too (-cast only +all):\n%s", diff)
 	}
-	prior := reputation.DefaultPrior.Right + reputation.DefaultPrior.Wrong
+	prior := reputation.DefaultPrior().Right + reputation.DefaultPrior().Wrong
 	for _, v := range cast {
 		if c := castOnly[v.Session]; c.Right+c.Wrong <= prior {
 			t.Errorf("session %d voted and learned nothing: %+v", v.Session, c)
@@ -301,7 +301,7 @@ func TestBook_Learn_cliqueOfLookAlikes(t *testing.T) {
 		}
 	}
 	got := reliabilities(t, b, 1, 2, 3)
-	want := map[int64]float64{1: reputation.DefaultPrior.Mean(), 2: reputation.DefaultPrior.Mean(), 3: reputation.DefaultPrior.Mean()}
+	want := map[int64]float64{1: reputation.DefaultPrior().Mean(), 2: reputation.DefaultPrior().Mean(), 3: reputation.DefaultPrior().Mean()}
 	if diff := cmp.Diff(want, got.Sessions); diff != "" {
 		t.Errorf("reliabilities after 200 calls of agreement and no outcome (-want +got):\n%s", diff)
 	}

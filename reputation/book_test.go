@@ -33,8 +33,8 @@ func reliabilities(t *testing.T, b *reputation.Book, sessions ...int64) consensu
 func TestBookUnknownReadsPrior(t *testing.T) {
 	b := newBook(t, nil)
 	rel := reliabilities(t, b, 1, 2)
-	if rel.Sessions[1] != reputation.DefaultPrior.Mean() || rel.Prior != reputation.DefaultPrior.Mean() || rel.Correlation != 0 {
-		t.Errorf("a new book reads %+v, want every session at the prior's mean %v and no correlation", rel, reputation.DefaultPrior.Mean())
+	if rel.Sessions[1] != reputation.DefaultPrior().Mean() || rel.Prior != reputation.DefaultPrior().Mean() || rel.Correlation != 0 {
+		t.Errorf("a new book reads %+v, want every session at the prior's mean %v and no correlation", rel, reputation.DefaultPrior().Mean())
 	}
 }
 
@@ -62,7 +62,7 @@ func TestBookFeedback(t *testing.T) {
 	}
 	// One report against a session never seen counts FeedbackWeight
 	// votes against the prior's: Beta(32, 8) becomes Beta(32, 12).
-	p := reputation.DefaultOutcomePrior
+	p := reputation.DefaultOutcomePrior()
 	if before := reliabilities(t, b, 3).Sessions[3]; before != p.Mean() {
 		t.Errorf("session 3 reads %v before any report, want the prior's %v", before, p.Mean())
 	}

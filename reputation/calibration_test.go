@@ -186,7 +186,7 @@ func TestLedger_ReportCalibrates(t *testing.T) {
 	}
 	// The sessions learned as Feedback teaches them.
 	rel := reliabilities(t, b, 1)
-	if rel.Sessions[1] == reputation.DefaultPrior.Mean() {
+	if rel.Sessions[1] == reputation.DefaultPrior().Mean() {
 		t.Error("the reports taught the sessions nothing")
 	}
 }

@@ -7,10 +7,10 @@ import (
 	"github.com/vouchkit/vouch/consensus"
 )
 
-// DefaultCoincidencePrior is what a scope's coincidence rate starts
+// DefaultCoincidencePrior returns what a scope's coincidence rate starts
 // from (see [Book.Coincidence]): consensus.DefaultCoincidence worth ten
 // chances of a wrong answer to coincide.
-var DefaultCoincidencePrior = Prior{Right: 1, Wrong: 9}
+func DefaultCoincidencePrior() Prior { return Prior{Right: 1, Wrong: 9} }
 
 // coincidenceKey is the key of the panel's coincidence record in scope,
 // under a kind no claim type takes.
@@ -126,6 +126,6 @@ func (b *Book) Coincidence(ctx context.Context, scope Scope) (float64, error) {
 
 // coincidenceOf reads Coincidence from r, the record of coincidenceKey.
 func coincidenceOf(r Record) float64 {
-	p := DefaultCoincidencePrior
+	p := DefaultCoincidencePrior()
 	return (r.Right + p.Right) / (r.Right + r.Wrong + p.Right + p.Wrong)
 }

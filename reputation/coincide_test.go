@@ -40,7 +40,7 @@ func TestBook_Coincidence(t *testing.T) {
 	b := newBook(t, nil)
 	scope := reputation.Scope{Operation: "delegate_v3", Kind: "math"}
 	read := func() float64 { return coincidence(t, b, scope) }
-	p := reputation.DefaultCoincidencePrior
+	p := reputation.DefaultCoincidencePrior()
 	if got, want := read(), p.Mean(); got != want {
 		t.Fatalf("before any call: %v, want the prior's %v", got, want)
 	}

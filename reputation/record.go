@@ -98,11 +98,11 @@ type Prior struct {
 	Wrong float64
 }
 
-// DefaultPrior is Beta(4, 1): a new session is taken to be right 80% of
+// DefaultPrior returns Beta(4, 1): a new session is taken to be right 80% of
 // the time, a belief worth five votes.
-var DefaultPrior = Prior{Right: 4, Wrong: 1}
+func DefaultPrior() Prior { return Prior{Right: 4, Wrong: 1} }
 
-// DefaultOutcomePrior is Beta(32, 8): the same mean, 0.8, worth 40 votes,
+// DefaultOutcomePrior returns Beta(32, 8): the same mean, 0.8, worth 40 votes,
 // ten reported outcomes at DefaultFeedbackWeight. It is the prior of a
 // Book that learns from reported outcomes alone (the default): with no
 // agreement evidence to fill a record, a prior worth five votes would let
@@ -112,7 +112,7 @@ var DefaultPrior = Prior{Right: 4, Wrong: 1}
 // safe's accuracy where it was before outcomes on the numeric and
 // MMLU-Pro panels (safe on GSM8K mid-size panels: 62.0% with the
 // five-vote prior, 88.3% with this one; docs/ACCURACY.md).
-var DefaultOutcomePrior = Prior{Right: 32, Wrong: 8}
+func DefaultOutcomePrior() Prior { return Prior{Right: 32, Wrong: 8} }
 
 // Mean returns the prior's reliability, Right / (Right + Wrong).
 func (p Prior) Mean() float64 { return p.Right / (p.Right + p.Wrong) }

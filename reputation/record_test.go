@@ -29,22 +29,22 @@ func TestRecordAdd(t *testing.T) {
 }
 
 func TestReliability(t *testing.T) {
-	if got, want := (reputation.Record{}).Reliability(reputation.DefaultPrior), reputation.DefaultPrior.Mean(); got != want {
+	if got, want := (reputation.Record{}).Reliability(reputation.DefaultPrior()), reputation.DefaultPrior().Mean(); got != want {
 		t.Errorf("an unknown session reads %v, want the prior's mean %v", got, want)
 	}
-	if got := (reputation.Record{Right: 16, Wrong: 4}).Reliability(reputation.DefaultPrior); got != 0.8 {
+	if got := (reputation.Record{Right: 16, Wrong: 4}).Reliability(reputation.DefaultPrior()); got != 0.8 {
 		t.Errorf("Beta(20, 5) reads %v, want 0.8", got)
 	}
-	if got := (reputation.Record{Right: 95, Wrong: 0}).Reliability(reputation.DefaultPrior); got != 99.0/100 {
+	if got := (reputation.Record{Right: 95, Wrong: 0}).Reliability(reputation.DefaultPrior()); got != 99.0/100 {
 		t.Errorf("95 right reads %v, want 0.99", got)
 	}
 }
 
 func ExampleRecord_Reliability() {
 	var r reputation.Record // a session never seen
-	fmt.Printf("%.2f\n", r.Reliability(reputation.DefaultPrior))
+	fmt.Printf("%.2f\n", r.Reliability(reputation.DefaultPrior()))
 	r = r.Add(reputation.Record{Right: 45, Wrong: 5}, reputation.DefaultHorizon)
-	fmt.Printf("%.3f\n", r.Reliability(reputation.DefaultPrior))
+	fmt.Printf("%.3f\n", r.Reliability(reputation.DefaultPrior()))
 	// Output:
 	// 0.80
 	// 0.891

@@ -73,7 +73,7 @@ func TestBook_Snapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if maps[0].Total() != 6 || coincide == reputation.DefaultCoincidencePrior.Mean() {
+	if maps[0].Total() != 6 || coincide == reputation.DefaultCoincidencePrior().Mean() {
 		t.Fatalf("the setup reported %v outcomes and a coincidence of %v", maps[0].Total(), coincide)
 	}
 	rel, evidence, err := b.Evidence(ctx, leadScope, sessions)

@@ -61,7 +61,7 @@ func TestService_adaptiveScatteredDelegation(t *testing.T) {
 		return resp
 	}
 	resp := call()
-	stated := consensus.PluralityPosteriorAt([]int{2, 2, 1}, 0, reputation.DefaultCoincidencePrior.Mean(), consensus.DefaultReliability)
+	stated := consensus.PluralityPosteriorAt([]int{2, 2, 1}, 0, reputation.DefaultCoincidencePrior().Mean(), consensus.DefaultReliability)
 	if resp.Status != trust.StatusRetry || !aPair(resp.Result) || resp.Evidence.Launched != 5 ||
 		resp.Confidence != stated || resp.RetryInstructions == nil {
 		t.Fatalf("before outcomes: %s %s at %d runs, confidence %v, retry %+v; want RETRY 16 or 13 at 5 runs stating %v with retry instructions",

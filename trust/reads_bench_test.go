@@ -165,7 +165,7 @@ func TestService_delegationScope(t *testing.T) {
 	if _, err := s.Call(ctx, request(trust.ModeDelegation, trust.PolicyOracle)); err != nil {
 		t.Fatal(err)
 	}
-	prior := reputation.DefaultCoincidencePrior.Mean()
+	prior := reputation.DefaultCoincidencePrior().Mean()
 	for _, tc := range []struct {
 		scope   reputation.Scope
 		learned bool

@@ -41,6 +41,6 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("reliability %.3f\n", recs[0].Reliability(reputation.DefaultPrior))
+	fmt.Printf("reliability %.3f\n", recs[0].Reliability(reputation.DefaultPrior()))
 	// Output: reliability 0.867
 }

@@ -223,6 +223,8 @@ func (s *Store) ReadLogHashes(ctx context.Context, indexes []int64) ([]tlog.Hash
 	return out, err
 }
 
+// Get returns the record with id if it is live at now, and an error
+// wrapping receipt.ErrNotFound if there is none or it has expired.
 func (s *Store) Get(ctx context.Context, id string, now time.Time) (receipt.Record, error) {
 	if err := ctx.Err(); err != nil {
 		return receipt.Record{}, err

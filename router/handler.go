@@ -282,9 +282,10 @@ func decodeWith[Req any, P interface {
 	return func(svc Service, body []byte) (httpapi.Run, error) {
 		req := P(new(Req))
 		if err := jsonbody.Unmarshal(body, req); err != nil {
-			return nil, err
+			return nil, jsonbody.RefuseUnknown(err, body, req)
 		}
-		if err := jsonbody.RefuseUnknown(req.Validate(), body, req); err != nil {
+		err := jsonbody.Refuse(req.Validate(), validate.Zeros(body, req))
+		if err := jsonbody.RefuseUnknown(err, body, req); err != nil {
 			return nil, err
 		}
 		return func(ctx context.Context) (any, error) {

@@ -259,7 +259,7 @@ func TestDecode_typeErrors(t *testing.T) {
 		{"validate_v3_request.json", "policy.rules", `"consistency"`, new(router.ValidateV3Request), "policy.rules"},
 		{"factcheck_request.json", "claim", `{"text": "x"}`, new(router.FactcheckRequest), "claim"},
 		{"factcheck_request.json", "consensus", `[3]`, new(router.FactcheckRequest), "consensus"},
-		{"validate_v1_request.json", "acceptance_criteria", `[1]`, new(router.ValidateV1Request), "acceptance_criteria"},
+		{"validate_v1_request.json", "acceptance_criteria", `[1]`, new(router.ValidateV1Request), "acceptance_criteria[0]"},
 	}
 	for _, tc := range tests {
 		err := jsonbody.Unmarshal(patch(t, tc.file, tc.path, tc.value), tc.req)

@@ -251,9 +251,10 @@ func prepareCall(c Caller) func(*http.Request, []byte) (httpapi.Run, error) {
 	return func(_ *http.Request, body []byte) (httpapi.Run, error) {
 		req := new(Request)
 		if err := jsonbody.Unmarshal(body, req); err != nil {
-			return nil, err
+			return nil, jsonbody.RefuseUnknown(err, body, req)
 		}
-		if err := jsonbody.RefuseUnknown(req.Validate(), body, req); err != nil {
+		err := jsonbody.Refuse(req.Validate(), validate.Zeros(body, req))
+		if err := jsonbody.RefuseUnknown(err, body, req); err != nil {
 			return nil, err
 		}
 		return func(ctx context.Context) (any, error) {

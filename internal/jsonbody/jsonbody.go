@@ -72,7 +72,7 @@ func Unmarshal(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
-		return describe(err, reflect.TypeOf(v))
+		return describe(err, data, reflect.TypeOf(v))
 	}
 	end := dec.InputOffset()
 	if _, err := dec.Token(); err != io.EOF {
@@ -83,10 +83,12 @@ func Unmarshal(data []byte, v any) error {
 	return checkStructure(data)
 }
 
-// describe turns a decoding error into a problem. A type's UnmarshalJSON
-// that rejects a value should return *json.UnmarshalTypeError: encoding/json
-// then fills in the field path, and the problem names it.
-func describe(err error, target reflect.Type) error {
+// describe turns an error of decoding data into a value of type target
+// into a problem. A value of the wrong type is reported with every other
+// one (typeErrors), each by its path. A type's UnmarshalJSON that rejects
+// a value should return *json.UnmarshalTypeError: encoding/json then
+// fills in the field path, and the problem names it.
+func describe(err error, data []byte, target reflect.Type) error {
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	var p *problem.Details
@@ -97,6 +99,9 @@ func describe(err error, target reflect.Type) error {
 		// Offset counts the bytes read, the wrong one included.
 		return problem.Newf(http.StatusBadRequest, problem.CodeMalformedJSON, "invalid JSON at byte offset %d: %s", max(syntax.Offset-1, 0), strings.TrimPrefix(syntax.Error(), "json: "))
 	case errors.As(err, &typ):
+		if errs := typeErrors(data, target); len(errs) > 0 {
+			return problem.Invalid(errs)
+		}
 		field := jsonPath(target, typ.Field)
 		if field == "" {
 			field = "(body)"

@@ -185,7 +185,7 @@ func TestUnmarshal_typeErrors(t *testing.T) {
 		{`{"count": 1e400}`, "count", "out of range"},
 		{`{"deep": {"flag": "yes"}}`, "deep.flag", "expected a boolean, got string"},
 		{`{"deep": {"Name": 1}}`, "deep.Name", "expected a string, got number"},
-		{`{"items": [{"flag": true}, {"flag": 1}]}`, "items.flag", "expected a boolean, got number"},
+		{`{"items": [{"flag": true}, {"flag": 1}]}`, "items[1].flag", "expected a boolean, got number"},
 		{`{"items": {"flag": true}}`, "items", "expected an array, got object"},
 		{`{"value": "x"}`, "value", "expected a number, got string"},
 		{`{"tagged": {"deep": {"flag": 0}}}`, "tagged.deep.flag", "expected a boolean, got number"},
@@ -231,7 +231,10 @@ func TestUnmarshal_customDecoders(t *testing.T) {
 		Pool []SessionID `json:"session_pool"`
 	}
 	p := asProblem(t, jsonbody.Unmarshal([]byte(`{"session_pool": [1, "x"]}`), &v))
-	want := []problem.FieldError{{Field: "session_pool", Rule: "type", Message: "expected a positive integer or a string of digits, got 1"}}
+	want := []problem.FieldError{
+		{Field: "session_pool[0]", Rule: "type", Message: "expected a positive integer or a string of digits, got 1"},
+		{Field: "session_pool[1]", Rule: "type", Message: `expected a positive integer or a string of digits, got "x"`},
+	}
 	if diff := cmp.Diff(want, p.Errors); diff != "" {
 		t.Errorf("field errors (-want +got):\n%s", diff)
 	}

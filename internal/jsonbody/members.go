@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/vouchkit/vouch/problem"
@@ -26,26 +25,32 @@ func UnmarshalKnown(data []byte, v any) error {
 }
 
 // RefuseUnknown returns err, the outcome of checking v once Unmarshal has
-// decoded data into it, with the members of data that v has no field
-// for (see [Unknown]) added to it: a 400 with code invalid_request and a
-// field error, rule "unknown", naming each by its JSON path, after err's
-// own field errors. An err that is not a 400 invalid_request is returned
-// as it is. It is how a door reads a request, where an ignored member
-// would be a silent default: a misspelt policy read as the default one, a
-// misspelt receipt block read as no receipt.
+// decoded data into it (or Unmarshal's own error), with the members of
+// data that v has no field for (see [Unknown]) added to it as [Refuse]
+// adds errors: each a field error, rule "unknown", naming the member by
+// its JSON path. It is how a door reads a request, where an ignored
+// member would be a silent default: a misspelt policy read as the
+// default one, a misspelt receipt block read as no receipt.
 func RefuseUnknown(err error, data []byte, v any) error {
-	unknown := Unknown(data, v)
-	if len(unknown) == 0 {
+	return Refuse(err, Unknown(data, v))
+}
+
+// Refuse returns err, the outcome of checking a decoded body, with errs
+// added to it: a 400 with code invalid_request, err's own field errors
+// first. An err that is neither nil nor a 400 invalid_request is
+// returned as it is, and so is err when errs is empty.
+func Refuse(err error, errs []problem.FieldError) error {
+	if len(errs) == 0 {
 		return err
 	}
 	if err == nil {
-		return problem.Invalid(unknown)
+		return problem.Invalid(errs)
 	}
 	var p *problem.Details
 	if !errors.As(err, &p) || p.Status != http.StatusBadRequest || p.Code != problem.CodeInvalidRequest {
 		return err
 	}
-	return problem.Invalid(append(slices.Clip(p.Errors), unknown...))
+	return problem.Invalid(append(slices.Clip(p.Errors), errs...))
 }
 
 // Unknown returns a field error, rule "unknown", for each object member
@@ -71,44 +76,11 @@ func decodesItself(t reflect.Type) bool {
 }
 
 func unknownIn(errs *[]problem.FieldError, path string, data json.RawMessage, t reflect.Type) {
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t == nil || decodesItself(t) {
-		return
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(data, &obj) != nil {
-			return
+	walk(path, data, t, func(path, name string, _ reflect.StructField, known bool, _ json.RawMessage, fields fieldList) {
+		if !known {
+			*errs = append(*errs, unknownMember(path, name, fields))
 		}
-		fields := knownFields(t)
-		for name, value := range obj {
-			f, ok := fields.find(name)
-			if !ok {
-				*errs = append(*errs, unknownMember(path, name, fields))
-				continue
-			}
-			unknownIn(errs, MemberPath(path, name), value, f.Type)
-		}
-	case reflect.Slice, reflect.Array:
-		var items []json.RawMessage
-		if json.Unmarshal(data, &items) != nil {
-			return
-		}
-		for i, item := range items {
-			unknownIn(errs, path+"["+strconv.Itoa(i)+"]", item, t.Elem())
-		}
-	case reflect.Map:
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(data, &obj) != nil {
-			return
-		}
-		for name, value := range obj {
-			unknownIn(errs, MemberPath(path, name), value, t.Elem())
-		}
-	}
+	})
 }
 
 // fieldList is the members of a struct as encoding/json decodes them.

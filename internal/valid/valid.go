@@ -119,7 +119,11 @@ func (v *Validator) message(fe validator.FieldError, root reflect.Type) string {
 	case "required":
 		return "is required"
 	case "oneof":
-		return fmt.Sprintf("must be one of %s, got %v", strings.Join(strings.Fields(p), ", "), fe.Value())
+		got := fmt.Sprint(fe.Value())
+		if got == "" {
+			got = `""`
+		}
+		return fmt.Sprintf("must be one of %s, got %s", strings.Join(strings.Fields(p), ", "), got)
 	case "gt":
 		return "must be greater than " + p
 	case "gte", "min":

@@ -1,0 +1,228 @@
+package jsonbody
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/vouchkit/vouch/problem"
+)
+
+// visitor is called by walk for each object member of a struct's JSON:
+// its path, the field it decodes into and its value, or known false with
+// the struct's fields when no field takes it.
+type visitor func(path, name string, f reflect.StructField, known bool, value json.RawMessage, fields fieldList)
+
+// walk calls visit for each member of every object of data, a JSON value
+// that encoding/json decodes into a value of type t, that encoding/json
+// decodes into a struct: members of nested structs, of the structs in
+// arrays and in maps. A value held by a map of any, an interface, a
+// json.RawMessage or a type that decodes itself is the type's to judge
+// and is not looked into; nor is a value whose JSON does not fit its
+// type (the type errors' to report).
+func walk(path string, data json.RawMessage, t reflect.Type, visit visitor) {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || decodesItself(t) {
+		return
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(data, &obj) != nil {
+			return
+		}
+		fields := knownFields(t)
+		for name, value := range obj {
+			f, ok := fields.find(name)
+			visit(path, name, f, ok, value, fields)
+			if ok {
+				walk(MemberPath(path, name), value, f.Type, visit)
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		var items []json.RawMessage
+		if json.Unmarshal(data, &items) != nil {
+			return
+		}
+		for i, item := range items {
+			walk(path+"["+strconv.Itoa(i)+"]", item, t.Elem(), visit)
+		}
+	case reflect.Map:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(data, &obj) != nil {
+			return
+		}
+		for name, value := range obj {
+			walk(MemberPath(path, name), value, t.Elem(), visit)
+		}
+	}
+}
+
+// A Member is an object member of a JSON body and the struct field it
+// decodes into.
+type Member struct {
+	// Path is the member's JSON path, as field errors name it
+	// (consensus.replicas).
+	Path string
+	// Field is the field; its Name is the member's JSON name.
+	Field reflect.StructField
+}
+
+// Zeros returns, in the order of their paths, the members of data, a JSON
+// value that decodes into v, that give the zero value of a field that
+// encoding/json leaves out when it is zero (`json:",omitempty"`): a
+// string, number or session id field, not a pointer, given "" or 0. Such
+// a member reads as absent once decoded, so a door that took it would
+// answer with the default in silence; [valid.Validator.Zeros] refuses
+// those the field's own rules refuse.
+func Zeros(data []byte, v any) []Member {
+	var zeros []Member
+	walk("", json.RawMessage(data), reflect.TypeOf(v), func(path, name string, f reflect.StructField, known bool, value json.RawMessage, _ fieldList) {
+		if known && omittedWhenZero(f) && decodesToZero(value, f.Type) {
+			zeros = append(zeros, Member{Path: MemberPath(path, name), Field: f})
+		}
+	})
+	slices.SortFunc(zeros, func(a, b Member) int { return strings.Compare(a.Path, b.Path) })
+	return zeros
+}
+
+// omittedWhenZero reports whether f is a string or number field, not a
+// pointer, that encoding/json leaves out when it is zero.
+func omittedWhenZero(f reflect.StructField) bool {
+	_, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if !slices.Contains(strings.Split(opts, ","), "omitempty") {
+		return false
+	}
+	switch f.Type.Kind() {
+	case reflect.String,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return true
+	}
+	return false
+}
+
+// decodesToZero reports whether value, not null, decodes into the zero
+// value of t.
+func decodesToZero(value json.RawMessage, t reflect.Type) bool {
+	if bytes.Equal(bytes.TrimSpace(value), []byte("null")) {
+		return false
+	}
+	p := reflect.New(t)
+	return json.Unmarshal(value, p.Interface()) == nil && p.Elem().IsZero()
+}
+
+// typeErrors returns a field error, rule "type", for each value of data
+// that encoding/json cannot decode into its place in a value of type t,
+// in the order of their paths: every one, where encoding/json reports the
+// first, and an array's element by its index (consensus.session_pool[3]),
+// where encoding/json names the array.
+func typeErrors(data []byte, t reflect.Type) []problem.FieldError {
+	var errs []problem.FieldError
+	typeErrorsIn(&errs, "", json.RawMessage(data), t)
+	slices.SortFunc(errs, func(a, b problem.FieldError) int { return strings.Compare(a.Field, b.Field) })
+	return errs
+}
+
+func typeErrorsIn(errs *[]problem.FieldError, path string, data json.RawMessage, t reflect.Type) {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+		return
+	}
+	fail := func(message string) {
+		field := path
+		if field == "" {
+			field = "(body)"
+		}
+		*errs = append(*errs, problem.FieldError{Field: field, Rule: "type", Message: message})
+	}
+	container := func(v any) bool {
+		if json.Unmarshal(data, v) == nil {
+			return true
+		}
+		fail("expected " + expected(t) + ", got " + jsonKind(data))
+		return false
+	}
+	switch {
+	case decodesItself(t) || t.Kind() == reflect.Interface || t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8:
+		leafError(data, t, fail)
+	case t.Kind() == reflect.Struct:
+		var obj map[string]json.RawMessage
+		if !container(&obj) {
+			return
+		}
+		fields := knownFields(t)
+		for name, value := range obj {
+			if f, ok := fields.find(name); ok {
+				typeErrorsIn(errs, MemberPath(path, name), value, f.Type)
+			}
+		}
+	case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
+		var items []json.RawMessage
+		if !container(&items) {
+			return
+		}
+		for i, item := range items {
+			typeErrorsIn(errs, path+"["+strconv.Itoa(i)+"]", item, t.Elem())
+		}
+	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String && !decodesItself(t.Key()):
+		var obj map[string]json.RawMessage
+		if !container(&obj) {
+			return
+		}
+		for name, value := range obj {
+			typeErrorsIn(errs, MemberPath(path, name), value, t.Elem())
+		}
+	default:
+		leafError(data, t, fail)
+	}
+}
+
+// leafError decodes data alone into a value of type t and reports a type
+// error through fail.
+func leafError(data json.RawMessage, t reflect.Type, fail func(string)) {
+	err := json.Unmarshal(data, reflect.New(t).Interface())
+	var typ *json.UnmarshalTypeError
+	var p *problem.Details
+	switch {
+	case err == nil:
+	case errors.As(err, &typ):
+		fail(typeMessage(typ))
+	case errors.As(err, &p) && p.Status == http.StatusBadRequest && len(p.Errors) > 0:
+		fail(p.Errors[0].Message)
+	default:
+		fail(strings.TrimPrefix(err.Error(), "json: "))
+	}
+}
+
+// jsonKind names the kind of the JSON value data as encoding/json's type
+// errors do.
+func jsonKind(data json.RawMessage) string {
+	b := bytes.TrimSpace(data)
+	if len(b) == 0 {
+		return "nothing"
+	}
+	switch b[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "bool"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}

@@ -1,0 +1,66 @@
+package jsonbody_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vouchkit/vouch/internal/jsonbody"
+	"github.com/vouchkit/vouch/problem"
+)
+
+// TestUnmarshal_everyTypeError checks that a body with several values of
+// the wrong type names each, where encoding/json reports the first.
+func TestUnmarshal_everyTypeError(t *testing.T) {
+	var v Outer
+	p := asProblem(t, jsonbody.Unmarshal([]byte(`{"id": 5, "count": "5", "items": [{"flag": true}, {"flag": 1}, 3], "by_key": {"a": {"Name": false}}}`), &v))
+	want := []problem.FieldError{
+		{Field: "by_key.a.Name", Rule: "type", Message: "expected a string, got bool"},
+		{Field: "count", Rule: "type", Message: "expected a number, got string"},
+		{Field: "id", Rule: "type", Message: "expected a string, got number"},
+		{Field: "items[1].flag", Rule: "type", Message: "expected a boolean, got number"},
+		{Field: "items[2]", Rule: "type", Message: "expected an object, got number"},
+	}
+	if diff := cmp.Diff(want, p.Errors); diff != "" {
+		t.Errorf("field errors (-want +got):\n%s", diff)
+	}
+}
+
+// options has members that read as absent when zero, and others that do
+// not.
+type options struct {
+	Mode    string   `json:"mode,omitempty"`
+	Steps   int      `json:"steps,omitempty"`
+	Ratio   float64  `json:"ratio,omitempty"`
+	Kept    int      `json:"kept"`
+	Flag    bool     `json:"flag,omitempty"`
+	Pointer *int     `json:"pointer,omitempty"`
+	List    []string `json:"list,omitempty"`
+	Nested  []struct {
+		Size uint `json:"size,omitempty"`
+	} `json:"nested"`
+}
+
+func TestZeros(t *testing.T) {
+	for _, c := range []struct {
+		body string
+		want []string
+	}{
+		{`{}`, nil},
+		{`{"mode":"x","steps":1,"ratio":0.5}`, nil},
+		{`{"mode":"","steps":0,"ratio":0.0}`, []string{"mode", "ratio", "steps"}},
+		{`{"ratio":-0e3,"kept":0,"flag":false,"pointer":0,"list":[]}`, []string{"ratio"}},
+		{`{"mode":null,"steps":null}`, nil},
+		{`{"steps":"0"}`, nil}, // a type error, not a zero
+		{`{"nested":[{"size":1},{"size":0}]}`, []string{"nested[1].size"}},
+		{`{"MODE":""}`, []string{"MODE"}}, // encoding/json matches it to mode
+	} {
+		var got []string
+		for _, m := range jsonbody.Zeros([]byte(c.body), &options{}) {
+			got = append(got, m.Path)
+		}
+		if diff := cmp.Diff(c.want, got); diff != "" {
+			t.Errorf("%s: zeros (-want +got):\n%s", c.body, diff)
+		}
+	}
+}

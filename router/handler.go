@@ -123,7 +123,10 @@ func WithTrialCaller(f func(*http.Request) string) HandlerOption {
 // headers (Forwarded, or X-Forwarded-For) are believed when they connect:
 // the trial variants then tell callers apart, and scope their idempotency
 // keys, by the address the proxies name. None are trusted by default. List
-// only proxies that overwrite or append to these headers.
+// only proxies that overwrite or append to these headers. A request that
+// carries both, naming different clients, is taken to come from the proxy
+// itself: a proxy that writes one header often passes the other through as
+// the client sent it.
 func WithTrustedProxies(prefixes ...netip.Prefix) HandlerOption {
 	return func(h *Handler) { h.cfg.TrustedProxies = prefixes }
 }

@@ -82,7 +82,11 @@ func TestServer_trustedProxyKeepsCallersApart(t *testing.T) {
 		{"chain of trusted proxies", proxy, []string{"X-Forwarded-For", "203.0.113.5, 10.1.1.1"}, "ip:203.0.113.5"},
 		{"client-supplied hop before the proxy's", proxy, []string{"X-Forwarded-For", "198.51.100.66, 203.0.113.5"}, "ip:203.0.113.5"},
 		{"Forwarded header", proxy, []string{"Forwarded", `for="[2001:db8::1]:4711";proto=https`}, "ip:2001:db8::1"},
-		{"Forwarded wins over X-Forwarded-For", proxy, []string{"Forwarded", "for=203.0.113.9", "X-Forwarded-For", "198.51.100.1"}, "ip:203.0.113.9"},
+		// A proxy that appends to one header may pass the other through
+		// as the client wrote it: two headers that disagree name no one.
+		{"Forwarded and X-Forwarded-For disagree", proxy, []string{"Forwarded", "for=203.0.113.9", "X-Forwarded-For", "198.51.100.1"}, "ip:10.0.0.7"},
+		{"X-Forwarded-For and Forwarded disagree", proxy, []string{"X-Forwarded-For", "198.51.100.1", "Forwarded", "for=203.0.113.9"}, "ip:10.0.0.7"},
+		{"Forwarded and X-Forwarded-For agree", proxy, []string{"Forwarded", "for=203.0.113.9", "X-Forwarded-For", "198.51.100.66, 203.0.113.9"}, "ip:203.0.113.9"},
 		{"unknown hop stops at the proxy", proxy, []string{"Forwarded", "for=unknown"}, "ip:10.0.0.7"},
 		{"no header", proxy, nil, "ip:10.0.0.7"},
 	} {

@@ -11,26 +11,37 @@ import (
 // connected, or, when that peer is one of the trusted proxies, the address
 // the proxies name for it. The proxies' headers are read from the right,
 // skipping the hops that are themselves trusted proxies: the first
-// address that is not is the client. The Forwarded header (RFC 7239) is
-// read when present, X-Forwarded-For otherwise; a hop that is not an IP
-// address ("unknown", an obfuscated name, garbage) ends the walk at the
-// last trusted hop. It returns the invalid Addr when RemoteAddr holds no
-// IP address.
+// address that is not is the client. A hop that is not an IP address
+// ("unknown", an obfuscated name, garbage) ends the walk at the last
+// trusted hop. The Forwarded header (RFC 7239) and X-Forwarded-For are
+// both read: a proxy that writes one often passes the other through as
+// the client sent it, so when a request carries both and they name
+// different clients, neither is believed and the client is the peer
+// itself. It returns the invalid Addr when RemoteAddr holds no IP
+// address.
 func clientAddr(r *http.Request, trusted []netip.Prefix) netip.Addr {
 	peer := peerAddr(r.RemoteAddr)
 	if !peer.IsValid() || !isTrusted(peer, trusted) {
 		return peer
 	}
-	var hops []string
-	if fwd := r.Header.Values("Forwarded"); len(fwd) > 0 {
-		hops = forwardedFor(fwd)
-	} else {
-		for _, v := range r.Header.Values("X-Forwarded-For") {
-			for h := range strings.SplitSeq(v, ",") {
-				hops = append(hops, strings.TrimSpace(h))
-			}
+	fwd, xff := r.Header.Values("Forwarded"), r.Header.Values("X-Forwarded-For")
+	switch {
+	case len(fwd) > 0 && len(xff) > 0:
+		if a, b := namedClient(peer, forwardedFor(fwd), trusted), namedClient(peer, forwardedForX(xff), trusted); a != b {
+			return peer
 		}
+		return namedClient(peer, forwardedFor(fwd), trusted)
+	case len(fwd) > 0:
+		return namedClient(peer, forwardedFor(fwd), trusted)
+	default:
+		return namedClient(peer, forwardedForX(xff), trusted)
 	}
+}
+
+// namedClient returns the client that hops, the addresses a proxy header
+// lists, name behind peer, a trusted proxy: the rightmost hop that is not
+// itself trusted, or the last trusted one where a hop is not an address.
+func namedClient(peer netip.Addr, hops []string, trusted []netip.Prefix) netip.Addr {
 	client := peer
 	for i := len(hops) - 1; i >= 0; i-- {
 		a, ok := parseHop(hops[i])
@@ -43,6 +54,18 @@ func clientAddr(r *http.Request, trusted []netip.Prefix) netip.Addr {
 		}
 	}
 	return client
+}
+
+// forwardedForX returns the hops of X-Forwarded-For header lines, in
+// order.
+func forwardedForX(lines []string) []string {
+	var hops []string
+	for _, v := range lines {
+		for h := range strings.SplitSeq(v, ",") {
+			hops = append(hops, strings.TrimSpace(h))
+		}
+	}
+	return hops
 }
 
 // peerAddr parses the address of RemoteAddr ("host:port", or a bare

@@ -32,6 +32,13 @@ func FuzzClientAddr(f *testing.F) {
 		if peer.IsValid() && !isTrusted(peer, trusted) && a != peer {
 			t.Fatalf("clientAddr = %v, want the untrusted peer %v", a, peer)
 		}
+		if forwarded != "" && xff != "" {
+			one := &http.Request{RemoteAddr: remote, Header: http.Header{"Forwarded": {forwarded}}}
+			other := &http.Request{RemoteAddr: remote, Header: http.Header{"X-Forwarded-For": {xff}}}
+			if b, c := clientAddr(one, trusted), clientAddr(other, trusted); b != c && a != peer {
+				t.Fatalf("clientAddr = %v where the headers name %v and %v, want the peer %v", a, b, c, peer)
+			}
+		}
 		if a.IsValid() && a.Zone() != "" {
 			t.Fatalf("clientAddr = %v keeps a zone", a)
 		}

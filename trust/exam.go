@@ -35,35 +35,89 @@ type examKey struct{ caller, traceID string }
 type exam struct {
 	mu   sync.Mutex // held while the exam runs, so that it runs once
 	req  Request
+	size int64  // requestSize of req
 	call string // the examining call's trace id; empty until it ran
 }
 
 // exams remembers the latest validations that teach, by caller and trace
-// id, for FeedbackVerdict to examine: at most max, the oldest forgotten
-// first, as the router's ledger forgets its calls.
+// id, for FeedbackVerdict to examine: at most max of them and maxBytes of
+// their requests' JSON members. When full, it forgets the oldest exam of
+// the caller holding the most bytes (the first such caller to have
+// called, on a tie), as the router's ledger forgets per caller: one
+// caller's stream of calls forgets its own, never another's.
 type exams struct {
-	mu    sync.Mutex
-	max   int
-	byKey map[examKey]*exam
-	order []examKey // oldest first
+	mu       sync.Mutex
+	max      int
+	maxBytes int64
+	byKey    map[examKey]*exam
+	callers  []string             // in the order they first called
+	byAge    map[string][]examKey // each caller's keys, the oldest first
+	bytes    map[string]int64     // each caller's requests' size
+	n        int
+	total    int64
 }
 
+// maxExamBytes bounds the requests the exams of a Service keep: 64 MiB,
+// room for 10,000 validations of 6 KiB, or 64 of the largest bodies.
+const maxExamBytes = 64 << 20
+
 func newExams(max int) *exams {
-	return &exams{max: max, byKey: make(map[examKey]*exam)}
+	return &exams{max: max, maxBytes: maxExamBytes, byKey: make(map[examKey]*exam),
+		byAge: make(map[string][]examKey), bytes: make(map[string]int64)}
+}
+
+// requestSize is about what req holds: its JSON members and strings.
+func requestSize(req *Request) int64 {
+	t := req.Task
+	return int64(256 + len(t.Type) + len(t.Input.Raw()) + len(t.Spec) + len(t.ClaimedResult) + len(t.DisputeContext))
 }
 
 // put remembers req under k, in place of any request remembered there.
 func (e *exams) put(k examKey, req *Request) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if _, ok := e.byKey[k]; !ok {
-		e.order = append(e.order, k)
+	size := requestSize(req)
+	if old, ok := e.byKey[k]; ok {
+		e.bytes[k.caller] += size - old.size
+		e.total += size - old.size
+		e.byKey[k] = &exam{req: *req, size: size}
+		return
 	}
-	e.byKey[k] = &exam{req: *req}
-	for len(e.order) > e.max {
-		delete(e.byKey, e.order[0])
-		e.order = e.order[1:]
+	if _, ok := e.byAge[k.caller]; !ok {
+		e.callers = append(e.callers, k.caller)
 	}
+	e.byAge[k.caller] = append(e.byAge[k.caller], k)
+	e.byKey[k] = &exam{req: *req, size: size}
+	e.bytes[k.caller] += size
+	e.total += size
+	e.n++
+	for e.n > e.max || e.total > e.maxBytes && e.n > 1 {
+		e.forget()
+	}
+}
+
+// forget forgets the oldest exam of the caller holding the most bytes.
+func (e *exams) forget() {
+	most := 0
+	for i, c := range e.callers {
+		if e.bytes[c] > e.bytes[e.callers[most]] {
+			most = i
+		}
+	}
+	c := e.callers[most]
+	keys := e.byAge[c]
+	x := e.byKey[keys[0]]
+	delete(e.byKey, keys[0])
+	e.n--
+	e.total -= x.size
+	e.bytes[c] -= x.size
+	if len(keys) == 1 {
+		delete(e.byAge, c)
+		delete(e.bytes, c)
+		e.callers = append(e.callers[:most], e.callers[most+1:]...)
+		return
+	}
+	e.byAge[c] = keys[1:]
 }
 
 // get returns the exam remembered under k, if any.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,11 +32,13 @@ const (
 
 // PaymentIdentifier offers the "payment-identifier" extension on a route
 // ([Price].PaymentIdentifier). A payment that carries an id is served
-// once per id: a retry with the same id and the same payment (and
-// request: method, path, Idempotency-Key) gets the first response,
-// status, body and PAYMENT-RESPONSE, without the work or the payment
-// running again, on any server sharing the [PaymentIDStore]; the same id
-// with another payment is 409, and so is a retry while the first request
+// once per payer and id (the payer its payload's authorization names, so
+// that another payer's id never blocks or answers it; once per id for a
+// payload that names none): a retry with the same id and the same
+// payment (and request: method, path, Idempotency-Key) gets the first
+// response, status, body and PAYMENT-RESPONSE, without the work or the
+// payment running again, on any server sharing the [PaymentIDStore]; the
+// same id with another payment of the same payer is 409, and so is a retry while the first request
 // still runs on another server. A first request that charged nothing (a
 // 402, a 400, the facilitator unavailable) leaves its id free for a
 // retry.
@@ -213,6 +216,34 @@ func validPaymentID(id string) bool {
 	return true
 }
 
+// scopedPaymentID returns the key under which the store keeps the
+// payment id id of p: the id behind the payer p's payload names (the from
+// of its EIP-3009 or Permit2 authorization), so that another payer
+// sending the same id, by chance or to block the first, neither gets its
+// response nor a 409; the id alone for a payload that names no payer.
+// The payer is as claimed: a payment whose signature fails charges
+// nothing, and its id is released.
+func scopedPaymentID(p *PaymentPayload, id string) string {
+	var pl struct {
+		Authorization *struct {
+			From string `json:"from"`
+		} `json:"authorization"`
+		Permit2 *struct {
+			From string `json:"from"`
+		} `json:"permit2Authorization"`
+	}
+	if json.Unmarshal(p.Payload, &pl) != nil {
+		return id
+	}
+	switch {
+	case pl.Authorization != nil && pl.Authorization.From != "":
+		return strings.ToLower(pl.Authorization.From) + "/" + id
+	case pl.Permit2 != nil && pl.Permit2.From != "":
+		return strings.ToLower(pl.Permit2.From) + "/" + id
+	}
+	return id
+}
+
 // serveIdentified serves a payment that carries the id id: the first
 // request under id runs as pay runs it, its response kept when it
 // charged (its PAYMENT-RESPONSE reports a settlement) and the id
@@ -221,13 +252,14 @@ func (pw *paywall) serveIdentified(w http.ResponseWriter, r *http.Request, id st
 	ctx := r.Context()
 	keep := context.WithoutCancel(ctx)
 	request := paidRequest(r, p)
-	key := "payment-identifier:" + id
+	sid := scopedPaymentID(p, id)
+	key := "payment-identifier:" + sid
 	pending := pw.settlingNow(key)
-	rec, fresh, err := pw.ids.Begin(ctx, id, request, now, now.Add(pw.cfg.MaxValidity))
+	rec, fresh, err := pw.ids.Begin(ctx, sid, request, now, now.Add(pw.cfg.MaxValidity))
 	if err == nil && !fresh && !rec.Done && pending != nil {
 		select { // the first request runs here: wait for its response
 		case <-pending:
-			rec, fresh, err = pw.ids.Begin(ctx, id, request, now, now.Add(pw.cfg.MaxValidity))
+			rec, fresh, err = pw.ids.Begin(ctx, sid, request, now, now.Add(pw.cfg.MaxValidity))
 		case <-ctx.Done():
 		}
 	}
@@ -256,7 +288,7 @@ func (pw *paywall) serveIdentified(w http.ResponseWriter, r *http.Request, id st
 	answered := false
 	defer func() {
 		if !answered { // the handler panicked: nothing kept, the id freed
-			pw.ids.Release(keep, id)
+			pw.ids.Release(keep, sid)
 		}
 	}()
 	out := &recorder{header: make(http.Header)}
@@ -268,10 +300,10 @@ func (pw *paywall) serveIdentified(w http.ResponseWriter, r *http.Request, id st
 		for _, h := range []string{HeaderPaymentResponse, HeaderXPaymentResponse} {
 			resp.Header.Del(h)
 		}
-		if err := pw.ids.Finish(keep, id, PaymentIDRecord{Request: request, Response: resp, Settlement: sr}); err != nil {
+		if err := pw.ids.Finish(keep, sid, PaymentIDRecord{Request: request, Response: resp, Settlement: sr}); err != nil {
 			pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: keeping a response by payment id", slog.String("error", err.Error()))
 		}
-	} else if err := pw.ids.Release(keep, id); err != nil {
+	} else if err := pw.ids.Release(keep, sid); err != nil {
 		pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: releasing a payment id", slog.String("error", err.Error()))
 	}
 	out.copyTo(w)

@@ -214,3 +214,44 @@ func TestMiddleware_paymentIdentifierReleasedAfterAPanic(t *testing.T) {
 		t.Errorf("retry after the panic: %d %q, settlement %q, %d settles; want 200 charged once", status, body, sr, s.fac.settles.Load())
 	}
 }
+
+// Two payers that send the same payment id (as two callers whose
+// Idempotency-Keys match do) are served apart: the second neither gets
+// the first's response nor a 409, and each retry gets its own answer.
+func TestMiddleware_paymentIdentifierPerPayer(t *testing.T) {
+	s := newIDServers(t, 1, &x402.PaymentIdentifier{})
+	payAs := func(key string) (int, string) {
+		t.Helper()
+		p, err := evm.NewPayer(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &http.Client{Transport: &x402.Transport{Payer: p}}
+		req, _ := http.NewRequestWithContext(x402.WithPaymentKey(t.Context(), "order-1042"), http.MethodPost, s.urls[0]+"/paid", strings.NewReader("q"))
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	const otherKey = "0x8da4ef21b864d2cc526dbdb2a120bd2874c36c9d0a1fb7f8c63d7f7a8b41de8f"
+	if status, body := payAs(testKey); status != http.StatusOK || body != "answer 1" {
+		t.Fatalf("the first payer: %d %q", status, body)
+	}
+	if status, body := payAs(otherKey); status != http.StatusOK || body != "answer 2" {
+		t.Errorf("the second payer under the same id: %d %q, want its own answer", status, body)
+	}
+	s.mu.Lock()
+	first, second := s.proofs[0], s.proofs[len(s.proofs)-1]
+	s.mu.Unlock()
+	for _, c := range []struct{ proof, want string }{{first, "answer 1"}, {second, "answer 2"}} {
+		if status, body, _ := s.send(t, 0, c.proof); status != http.StatusOK || body != c.want {
+			t.Errorf("a retry: %d %q, want %q", status, body, c.want)
+		}
+	}
+	if s.runs.Load() != 2 || s.fac.settles.Load() != 2 {
+		t.Errorf("handler ran %d times, %d settles; want 2 and 2", s.runs.Load(), s.fac.settles.Load())
+	}
+}

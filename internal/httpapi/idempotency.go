@@ -187,6 +187,7 @@ type memBudget struct {
 // callerList holds the entries of one caller in a budget, oldest first.
 type callerList struct {
 	entries list.List // of *memEntry
+	bytes   int64     // the entries' sizes
 	i       int       // index in the budget's heap
 }
 
@@ -257,6 +258,7 @@ func (s *MemoryIdempotencyStore) Reserve(_ context.Context, key, fingerprint str
 	}
 	e.callerEl = l.entries.PushBack(e)
 	heap.Fix(&b.largest, l.i)
+	l.bytes += size
 	b.bytes += size
 	s.entries[key] = e
 	return IdempotencyEntry{State: IdempotencyReserved, Lease: e.lease}, nil
@@ -271,6 +273,7 @@ func (s *MemoryIdempotencyStore) Complete(_ context.Context, key, lease string, 
 		grow := int64(len(resp.ContentType) + len(resp.Body))
 		e.size += grow
 		e.budget.bytes += grow
+		e.budget.callers[e.caller].bytes += grow
 		close(e.done)
 	}
 	return nil
@@ -307,6 +310,7 @@ func (s *MemoryIdempotencyStore) remove(e *memEntry) {
 	b.order.Remove(e.el)
 	l := b.callers[e.caller]
 	l.entries.Remove(e.callerEl)
+	l.bytes -= e.size
 	if l.entries.Len() == 0 {
 		delete(b.callers, e.caller)
 		heap.Remove(&b.largest, l.i)
@@ -338,7 +342,10 @@ func (b *memBudget) expire(s *MemoryIdempotencyStore, now time.Time) {
 // makeRoom makes room in b for one more entry of caller, of size bytes:
 // it drops completed entries of caller when it is at its own bound, and,
 // when b is full, those of caller in a pinned budget and otherwise of the
-// caller holding the most. It reports whether the entry fits.
+// caller holding the most: the most entries when b holds as many as it
+// may, the most bytes when their bytes are what is over, so that a
+// caller of a few large answers cannot push out another's many small
+// ones, nor the reverse. It reports whether the entry fits.
 func (s *MemoryIdempotencyStore) makeRoom(b *memBudget, caller string, size int64) bool {
 	perCaller := cmp.Or(s.MaxEntriesPerCaller, DefaultIdempotencyMaxEntriesPerCaller)
 	limit := cmp.Or(s.MaxEntries, DefaultIdempotencyMaxEntries)
@@ -356,7 +363,11 @@ func (s *MemoryIdempotencyStore) makeRoom(b *memBudget, caller string, size int6
 		}
 		// The oldest completed entry of the caller holding the most (of
 		// the next one when all of its entries are in flight).
-		if !s.dropLargest(b) {
+		drop := s.dropHeaviest
+		if b.order.Len() >= limit {
+			drop = s.dropLargest
+		}
+		if !drop(b) {
 			return false
 		}
 	}
@@ -374,6 +385,18 @@ func (s *MemoryIdempotencyStore) dropLargest(b *memBudget) bool {
 	var victim *callerList
 	for _, c := range b.largest {
 		if (victim == nil || c.entries.Len() > victim.entries.Len()) && hasCompleted(&c.entries) {
+			victim = c
+		}
+	}
+	return victim != nil && s.dropOldestCompleted(&victim.entries, 1)
+}
+
+// dropHeaviest drops the oldest completed entry of the caller of b
+// holding the most bytes that has one, and reports whether there was one.
+func (s *MemoryIdempotencyStore) dropHeaviest(b *memBudget) bool {
+	var victim *callerList
+	for _, c := range b.largest {
+		if (victim == nil || c.bytes > victim.bytes) && hasCompleted(&c.entries) {
 			victim = c
 		}
 	}

@@ -137,3 +137,42 @@ func TestMemoryIdempotencyStore_maxBytes(t *testing.T) {
 		t.Errorf("Len = %d, want the latest answers that fit in %d bytes", n, maxBytes)
 	}
 }
+
+// TestMemoryIdempotencyStore_bytesFromTheHeaviest: when a budget's bytes
+// are over, the answers dropped are those of the caller holding the most
+// bytes, not the most answers: a caller of a few large answers cannot
+// push out another's many small ones.
+func TestMemoryIdempotencyStore_bytesFromTheHeaviest(t *testing.T) {
+	ctx := context.Background()
+	const maxBytes = 256 << 10
+	s := &MemoryIdempotencyStore{MaxBytes: maxBytes}
+	store := func(caller, key string, body []byte) {
+		t.Helper()
+		scoped := scopedKey(caller, key)
+		e, err := s.Reserve(ctx, scoped, "fp", t0, t0.Add(time.Hour))
+		if err != nil || e.State != IdempotencyReserved {
+			t.Fatalf("Reserve(%s) = %+v, %v; want reserved", scoped, e, err)
+		}
+		s.Complete(ctx, scoped, e.Lease, &StoredResponse{Status: 200, Body: body}, t0)
+	}
+	for i := range 100 {
+		store("key:alice", fmt.Sprint(i), []byte("small"))
+	}
+	big := make([]byte, 16<<10)
+	for i := range 40 {
+		store("key:bob", fmt.Sprint(i), big)
+	}
+	if l := s.other.callers["key:alice"]; l == nil || l.entries.Len() != 100 {
+		t.Errorf("alice keeps %v answers, want her 100", l)
+	}
+	if b := s.Bytes(); b > maxBytes+int64(len(big)) {
+		t.Errorf("%d bytes kept, want at most %d and one response", b, maxBytes)
+	}
+	var sum int64
+	for _, l := range s.other.callers {
+		sum += l.bytes
+	}
+	if sum != s.other.bytes {
+		t.Errorf("the callers' bytes add up to %d, the budget says %d", sum, s.other.bytes)
+	}
+}

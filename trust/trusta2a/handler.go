@@ -146,6 +146,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeRPC(w, h.v1.serve(ctx, &req))
+	case req.Method == "message/stream" || req.Method == "tasks/resubscribe":
+		// The SDK serves them; the card announces no streaming, and a
+		// resubscription would find a running task by id alone.
+		writeRPC(w, rpcResponse{JSONRPC: "2.0", ID: req.ID, Error: &rpcError{Code: -32004,
+			Message: "Unsupported operation: this agent serves no streaming (its card says capabilities.streaming false); send message/send"}})
 	default:
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		// The SDK writes JSON without naming it; a stream sets its own type.

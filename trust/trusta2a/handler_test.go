@@ -417,3 +417,19 @@ func TestMessageSend_callFails(t *testing.T) {
 		srv.Close()
 	}
 }
+
+// TestNoStreaming: the card announces no streaming, and version 0.3's
+// streaming methods, which the SDK would serve (a resubscription finds a
+// running task by its id alone), answer UnsupportedOperation.
+func TestNoStreaming(t *testing.T) {
+	f := newFixture(t, trusta2a.Config{})
+	for _, c := range []struct{ method, params string }{
+		{"message/stream", `{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"Validate the claimed result \"17 * 3 = 51\""}]}}`},
+		{"tasks/resubscribe", `{"id":"0199a1b2-0000-7000-8000-000000000000"}`},
+	} {
+		_, rpcErr := f.post1(t, "demo-key", "", `{"jsonrpc":"2.0","id":1,"method":"`+c.method+`","params":`+c.params+`}`)
+		if rpcErr == nil || rpcErr.Code != -32004 {
+			t.Errorf("%s: error %+v, want -32004 UnsupportedOperation", c.method, rpcErr)
+		}
+	}
+}

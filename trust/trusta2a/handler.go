@@ -16,7 +16,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
+	"github.com/vouchkit/vouch/internal/jsonbody"
 	"github.com/vouchkit/vouch/internal/traceparent"
+	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
 )
@@ -152,11 +154,31 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRPC(w, rpcResponse{JSONRPC: "2.0", ID: req.ID, Error: &rpcError{Code: -32004,
 			Message: "Unsupported operation: this agent serves no streaming (its card says capabilities.streaming false); send message/send"}})
 	default:
+		if rpcErr := readAsSent(body); rpcErr != nil {
+			writeRPC(w, rpcResponse{JSONRPC: "2.0", ID: req.ID, Error: rpcErr})
+			return
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		// The SDK writes JSON without naming it; a stream sets its own type.
 		w.Header().Set("Content-Type", "application/json")
 		h.rpc.ServeHTTP(w, r.WithContext(ctx))
 	}
+}
+
+// readAsSent refuses a version 0.3 body that the SDK's decoding would
+// read otherwise than it was sent, as version 1.0 and the HTTP doors do:
+// bytes that are not UTF-8 (read as U+FFFD, so that a receipt would hash
+// other text) are a parse error, and a member named twice in one object
+// (the last copy would win) invalid params naming it.
+func readAsSent(body []byte) *rpcError {
+	var p *problem.Details
+	if err := jsonbody.Unmarshal(body, new(any)); !errors.As(err, &p) {
+		return nil
+	}
+	if len(p.Errors) > 0 {
+		return &rpcError{Code: -32602, Message: "Invalid params: " + p.Errors[0].Field + ": " + p.Errors[0].Message}
+	}
+	return &rpcError{Code: -32700, Message: "Invalid JSON payload: " + p.Detail}
 }
 
 // versionHeader is the header (or query parameter) a request names its

@@ -433,3 +433,27 @@ func TestNoStreaming(t *testing.T) {
 		}
 	}
 }
+
+// TestReadAsSent: a version 0.3 body that decoding would read otherwise
+// than it was sent is refused, as version 1.0 refuses it: a member named
+// twice (the last copy would win) is invalid params naming it, and bytes
+// that are not UTF-8 a parse error.
+func TestReadAsSent(t *testing.T) {
+	f := newFixture(t, trusta2a.Config{})
+	message := func(data string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"data","data":` + data + `}]}}}`
+	}
+	for _, c := range []struct {
+		body string
+		code int
+		want string
+	}{
+		{message(`{"claim":"17 * 3 = 50","claim":"17 * 3 = 51"}`), -32602, "params.message.parts[0].data.claim"},
+		{message("{\"claim\":\"17 * 3 = 51 \xff\"}"), -32700, "UTF-8"},
+	} {
+		_, rpcErr := f.post1(t, "demo-key", "", c.body)
+		if rpcErr == nil || rpcErr.Code != c.code || !strings.Contains(rpcErr.Message, c.want) {
+			t.Errorf("%s: error %+v, want %d naming %q", c.body, rpcErr, c.code, c.want)
+		}
+	}
+}

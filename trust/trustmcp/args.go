@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/vouchkit/vouch/internal/jsonbody"
 	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
@@ -232,6 +236,28 @@ func build(mode trust.Mode, input json.RawMessage, policy, rcpt string, task tru
 		return nil, argumentError(err)
 	}
 	return req, nil
+}
+
+// checkArguments refuses what decoding the arguments would take in
+// silence, as the HTTP doors refuse it: an argument that is not UTF-8,
+// whose bytes would be read as U+FFFD (a receipt would then hash other
+// text than the client sent), and a name given twice in one object,
+// where the last copy would win. Other faults are the SDK's to report.
+func checkArguments(raw json.RawMessage) error {
+	var args map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &args) != nil {
+		return nil
+	}
+	for _, name := range slices.Sorted(maps.Keys(args)) {
+		if !utf8.Valid(args[name]) {
+			return &ArgumentError{Argument: name, Message: "is not valid UTF-8"}
+		}
+	}
+	var p *problem.Details
+	if err := jsonbody.Unmarshal(raw, new(any)); errors.As(err, &p) && len(p.Errors) > 0 {
+		return &ArgumentError{Argument: p.Errors[0].Field, Message: p.Errors[0].Message}
+	}
+	return nil
 }
 
 // argumentError names the first field error of a trust validation error

@@ -222,7 +222,13 @@ func addTool[In, Out any](s *mcp.Server, tool *mcp.Tool, h mcp.ToolHandlerFor[In
 	explicit(in)
 	explicit(out)
 	tool.InputSchema, tool.OutputSchema = in, out
-	mcp.AddTool(s, tool, h)
+	mcp.AddTool(s, tool, func(ctx context.Context, req *mcp.CallToolRequest, args In) (*mcp.CallToolResult, Out, error) {
+		if err := checkArguments(req.Params.Arguments); err != nil {
+			var none Out
+			return nil, none, err
+		}
+		return h(ctx, req, args)
+	})
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package trustmcp_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -32,6 +33,34 @@ func TestTools_unknownArgument(t *testing.T) {
 		res := callTool(t, cs, c.tool, c.args)
 		if !res.IsError || !strings.Contains(text(res), c.want) {
 			t.Errorf("%s %v: error %t %q, want a tool error containing %q", c.tool, c.args, res.IsError, text(res), c.want)
+		}
+	}
+}
+
+// TestTools_argumentsReadAsSent calls the tools with arguments that
+// decoding would read otherwise than the client sent them: an argument
+// named twice (the last copy would win) and bytes that are not UTF-8
+// (read as U+FFFD, so that a receipt would hash other text). Each is a
+// tool error naming the argument.
+func TestTools_argumentsReadAsSent(t *testing.T) {
+	f := newFixture(t)
+	s, err := trustmcp.NewServer(f.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, s)
+	for _, c := range []struct {
+		tool string
+		args string
+		want string
+	}{
+		{trustmcp.ToolFactcheck, `{"claim":"17 * 3 = 50","claim":"17 * 3 = 51"}`, "argument claim: member \"claim\" appears more than once"},
+		{trustmcp.ToolValidateClaim, "{\"claimed_result\":\"17 * 3 = 51 \xff\",\"receipt\":\"inline\"}", "argument claimed_result: is not valid UTF-8"},
+		{trustmcp.ToolValidateClaim, `{"claimed_result":{"n":1,"n":2}}`, "argument claimed_result.n:"},
+	} {
+		res := callTool(t, cs, c.tool, json.RawMessage(c.args))
+		if !res.IsError || !strings.Contains(text(res), c.want) {
+			t.Errorf("%s %s: error %t %q, want a tool error containing %q", c.tool, c.args, res.IsError, text(res), c.want)
 		}
 	}
 }

@@ -23,7 +23,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, prepare func(*htt
 		if !IsJSON(r.Header.Get("Content-Type")) {
 			w.Header().Set("Accept-Post", "application/json")
 			WriteProblem(w, r, problem.Newf(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMediaType,
-				"Content-Type must be application/json, got %q", r.Header.Get("Content-Type")))
+				"Content-Type must be application/json (in UTF-8), got %q", r.Header.Get("Content-Type")))
 			return
 		}
 		var p *problem.Details
@@ -67,9 +67,14 @@ func (s *Server) readBody(r *http.Request) ([]byte, *problem.Details) {
 }
 
 // IsJSON reports whether a Content-Type names JSON: application/json or an
-// application/...+json type.
+// application/...+json type, with no charset or charset=utf-8 (JSON
+// between systems is UTF-8, RFC 8259; a body declared in another charset
+// would be read otherwise than it was written).
 func IsJSON(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
+	mt, params, err := mime.ParseMediaType(contentType)
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return false
+	}
 	return err == nil && (mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
 

@@ -35,7 +35,7 @@ func TestParse(t *testing.T) {
 		{"bad hash", strings.Replace(data, `"input_hash":"sha256:`, `"input_hash":"md5:`, 1), []string{"task_meta.input_hash"}},
 		{"bad ttl", strings.Replace(data, `"ttl":"30d"`, `"ttl":"30 days"`, 1), []string{"ttl"}},
 		{"bad visibility", strings.Replace(data, `"visibility":"shared"`, `"visibility":"world"`, 1), []string{"visibility"}},
-		{"session as text", strings.Replace(data, `"sessions":[201`, `"sessions":["201"`, 1), []string{"cortensor_refs.sessions"}},
+		{"session as text", strings.Replace(data, `"sessions":[201`, `"sessions":["201"`, 1), []string{"cortensor_refs.sessions[0]"}},
 		{"anchor set", strings.Replace(data, `"chain_anchor":null`, `"chain_anchor":"0x1"`, 1), []string{"signing.chain_anchor"}},
 		{"replicas 6", strings.Replace(data, `"replicas":3,"strategy":"majority","verdicts"`, `"replicas":6,"strategy":"majority","verdicts"`, 1), []string{"consensus_snapshot.replicas"}},
 		{"replicas 0", strings.Replace(data, `"replicas":3,"strategy":"majority","verdicts"`, `"replicas":0,"strategy":"majority","verdicts"`, 1), []string{"consensus_snapshot.replicas"}},

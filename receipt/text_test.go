@@ -35,7 +35,7 @@ func TestVerify_numbers(t *testing.T) {
 		{"confidence with more digits than a double", strings.Replace(data, `"confidence":0.9`, `"confidence":0.90000000000000001`, 1), "decision.confidence"},
 		{"confidence below the smallest double", strings.Replace(data, `"confidence":0.9`, `"confidence":1e-400`, 1), "decision.confidence"},
 		{"fraction in replicas", strings.Replace(data, `"replicas":3,"strategy":"majority"},"tier"`, `"replicas":2.5,"strategy":"majority"},"tier"`, 1), "policy_snapshot.consensus.replicas"},
-		{"fraction in a session id", strings.Replace(data, "202", "202.5", 1), "cortensor_refs.sessions"},
+		{"fraction in a session id", strings.Replace(data, "202", "202.5", 1), "cortensor_refs.sessions[1]"},
 	}
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {

@@ -152,7 +152,8 @@ func TestHandler_badInput(t *testing.T) {
 // TestHandler_badInputInAnyValue checks the members that take any JSON
 // value (claim.output, context, metadata): a huge number, deep but
 // allowed nesting or odd Unicode there is carried to the workers as
-// given, never a 500.
+// given, never a 500. A lone UTF-16 surrogate, which is no character and
+// which a decoder would replace with U+FFFD, is a 400 naming the member.
 func TestHandler_badInputInAnyValue(t *testing.T) {
 	rec := routertest.NewRecorder(routertest.Verdict(router.VerdictValid))
 	h, err := router.NewHandler(newEngine(t, routertest.Sessions(1, 3, rec, rec, rec)),
@@ -168,7 +169,8 @@ func TestHandler_badInputInAnyValue(t *testing.T) {
 		`{"claim":{"type":"summary","output":1e400},"consensus":{"replicas":3}}`,
 		`{"claim":{"type":"summary","output":-0.0e-999},"consensus":{"replicas":3}}`,
 		`{"claim":{"type":"summary","output":"x"},"context":{"n":` + huge + `,"deep":` + nested(100) + `},"consensus":{"replicas":3}}`,
-		`{"claim":{"type":"summary","output":"\ud800 lone surrogate, NUL \u0000, RTL \u202e"},"consensus":{"replicas":3}}`,
+		`{"claim":{"type":"summary","output":"a pair \ud83d\ude00, NUL \u0000, RTL \u202e"},"consensus":{"replicas":3}}`,
+		`{"claim":{"type":"summary","output":"\ud800 lone surrogate"},"consensus":{"replicas":3}}`,
 	} {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/api/v3/validate", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -179,8 +181,15 @@ func TestHandler_badInputInAnyValue(t *testing.T) {
 		}
 		raw, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Errorf("%.80s...: status %d (%s), want 200", body, resp.StatusCode, raw)
+		want := http.StatusOK
+		if strings.Contains(body, "lone") {
+			want = http.StatusBadRequest
+			if !strings.Contains(string(raw), `"field":"claim.output","rule":"unicode"`) {
+				t.Errorf("%.80s...: %s, want rule unicode on claim.output", body, raw)
+			}
+		}
+		if resp.StatusCode != want {
+			t.Errorf("%.80s...: status %d (%s), want %d", body, resp.StatusCode, raw, want)
 		}
 	}
 }

@@ -20,14 +20,15 @@ const DefaultLimit = 1 << 20
 
 // Decode reads one JSON value of at most limit bytes from r into v. Unknown
 // object members are ignored (forward compatibility); trailing data after
-// the value, bytes that are not UTF-8, nesting deeper than [MaxDepth] and
-// an object that repeats a member name are errors. Errors are
+// the value, bytes that are not UTF-8, a string escaping a lone UTF-16
+// surrogate (such as "\ud800" unpaired), nesting deeper than [MaxDepth]
+// and an object that repeats a member name are errors. Errors are
 // *problem.Details: 413 when the body is larger than limit; 400 with code
 // malformed_json and the byte offset (counted from 0) of the first wrong
 // byte for malformed JSON, trailing data, invalid UTF-8 or too deep
 // nesting; 400 with code invalid_request naming the JSON field path for a
-// value of the wrong type (rule "type") or a repeated member name (rule
-// "unique").
+// value of the wrong type (rule "type"), a repeated member name (rule
+// "unique") or a lone surrogate (rule "unicode").
 func Decode(r io.Reader, limit int64, v any) error {
 	body, err := read(r, limit)
 	if err != nil {

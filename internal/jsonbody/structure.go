@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/vouchkit/vouch/problem"
@@ -49,11 +51,12 @@ type frame struct {
 const linearKeys = 16
 
 // checkStructure walks data, which encoding/json has already accepted as
-// one JSON value, and rejects nesting deeper than MaxDepth and objects
-// that repeat a member name. encoding/json keeps the last of repeated
-// names while other readers keep the first; refusing them means every
-// reader of a request sees the same request. The error names the JSON
-// path of the object and the repeated member.
+// one JSON value, and rejects nesting deeper than MaxDepth, objects that
+// repeat a member name, and strings that escape a lone UTF-16 surrogate.
+// encoding/json keeps the last of repeated names while other readers keep
+// the first; refusing them means every reader of a request sees the same
+// request. The error names the JSON path of the object and the repeated
+// member, or of the string.
 func checkStructure(data []byte) error {
 	stack := make([]frame, 0, 16)
 	for i := 0; i < len(data); i++ {
@@ -86,6 +89,11 @@ func checkStructure(data []byte) error {
 				if data[end] == '\\' {
 					escaped = true
 					end++
+				}
+			}
+			if escaped {
+				if err := checkSurrogates(data[i+1:end], stack); err != nil {
+					return err
 				}
 			}
 			if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].expectKey {
@@ -135,6 +143,56 @@ func (f *frame) seen(name []byte) bool {
 	return false
 }
 
+// checkSurrogates rejects a \u escape of a UTF-16 surrogate that is not
+// half of a pair in text, the inside of a JSON string that encoding/json
+// has accepted, at the place stack is in. encoding/json would read it as
+// U+FFFD, a silent change of what the caller sent, and RFC 8785 cannot
+// canonicalize it. The error names the string's path: the value's, or
+// for a member name the object's.
+func checkSurrogates(text []byte, stack []frame) error {
+	for j := 0; j < len(text); j++ {
+		if text[j] != '\\' {
+			continue
+		}
+		j++
+		if text[j] != 'u' {
+			continue
+		}
+		r := hex4(text[j+1 : j+5])
+		switch {
+		case !utf16.IsSurrogate(r):
+			j += 4
+			continue
+		case r < 0xdc00 && j+10 < len(text) && text[j+5] == '\\' && text[j+6] == 'u' &&
+			utf16.DecodeRune(r, hex4(text[j+7:j+11])) != unicode.ReplacementChar:
+			j += 10 // a pair
+			continue
+		}
+		field, what := "(body)", "holds"
+		if n := len(stack); n > 0 {
+			top := stack[n-1]
+			if top.object && top.expectKey {
+				stack, what = stack[:n-1], "has a member name that holds"
+			}
+			if p := position(stack); p != "" {
+				field = p
+			}
+		}
+		return problem.Invalid([]problem.FieldError{{
+			Field: field, Rule: "unicode",
+			Message: fmt.Sprintf(`%s the lone UTF-16 surrogate %s, which is no character: send text as UTF-8 or as a surrogate pair`, what, text[j-1:j+5]),
+		}})
+	}
+	return nil
+}
+
+// hex4 returns the value of four hex digits, which encoding/json has
+// already checked.
+func hex4(h []byte) rune {
+	n, _ := strconv.ParseUint(string(h), 16, 16)
+	return rune(n)
+}
+
 // path returns the JSON path of member name of the innermost object of
 // stack, whose enclosing frames are outer: "claim.output.x",
 // "items[2].id". A member name that is empty or holds other characters
@@ -142,15 +200,28 @@ func (f *frame) seen(name []byte) bool {
 // (`meta["a.b"]`, `[""]`), so that every path names one member.
 func path(outer []frame, name string) string {
 	var b strings.Builder
-	for _, f := range outer {
+	writePosition(&b, outer)
+	member(&b, name)
+	return b.String()
+}
+
+// position returns the JSON path of the value being read within stack,
+// as path writes it: the last member of each object, the current element
+// of each array. It is "" at the top.
+func position(stack []frame) string {
+	var b strings.Builder
+	writePosition(&b, stack)
+	return b.String()
+}
+
+func writePosition(b *strings.Builder, stack []frame) {
+	for _, f := range stack {
 		if f.object {
-			member(&b, string(f.keys[len(f.keys)-1]))
+			member(b, string(f.keys[len(f.keys)-1]))
 		} else {
 			b.WriteString("[" + strconv.Itoa(f.index) + "]")
 		}
 	}
-	member(&b, name)
-	return b.String()
 }
 
 // member appends one member name to a path.

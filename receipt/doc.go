@@ -81,6 +81,12 @@
 //   - Visibility defaults to private. public, a future mode, is clamped to
 //     shared in every environment: the nearest narrower mode, readable by
 //     the owner and the counterparties named at issue.
+//   - Nothing in a [Request] is dropped in silence ([Request.FieldErrors]):
+//     a block whose mode asks for no receipt (absent or none) sets no
+//     other member (rule "required" on mode); counterparties go with a
+//     shared or public visibility only (rule "shared_only": a private
+//     receipt, the default, is its owner's alone), each named once (rule
+//     "unique"). Clamping is no drop: it is reported.
 //   - The include flags map one to one onto the optional members:
 //     consensus_snapshot, policy_snapshot, task_meta.input_hash,
 //     task_meta.output_hash, and router_trace_refs onto the whole

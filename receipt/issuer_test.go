@@ -200,8 +200,10 @@ func TestIssuer_Issue_errors(t *testing.T) {
 		is     error // a sentinel to match, or nil for any error
 		status int   // the status of a *receipt.Error, or 0
 	}{
-		{"mode none", func(_ *receipt.Issuer, p *receipt.Params) { p.Request.Mode = "none" }, receipt.ErrNotRequested, 0},
-		{"mode empty", func(_ *receipt.Issuer, p *receipt.Params) { p.Request.Mode = "" }, receipt.ErrNotRequested, 0},
+		{"mode none", func(_ *receipt.Issuer, p *receipt.Params) { p.Request = receipt.Request{Mode: "none"} }, receipt.ErrNotRequested, 0},
+		{"mode empty", func(_ *receipt.Issuer, p *receipt.Params) { p.Request = receipt.Request{} }, receipt.ErrNotRequested, 0},
+		{"mode none with terms", func(_ *receipt.Issuer, p *receipt.Params) { p.Request.Mode = "none" }, nil, 400},
+		{"mode empty with terms", func(_ *receipt.Issuer, p *receipt.Params) { p.Request.Mode = "" }, nil, 400},
 		{"bad ttl", func(_ *receipt.Issuer, p *receipt.Params) { p.Request.TTL = "1w" }, nil, 400},
 		{"bad delivery", func(_ *receipt.Issuer, p *receipt.Params) { p.Request.Mode = "email" }, nil, 400},
 		{"no owner", func(_ *receipt.Issuer, p *receipt.Params) { p.Owner = "" }, nil, 0},

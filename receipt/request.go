@@ -59,7 +59,9 @@ func (v Visibility) rank() int {
 // Request carries no validate tags, so a struct that embeds it can be
 // checked by any validator; call [Request.FieldErrors] for its rules.
 type Request struct {
-	// Mode is none (or empty: no receipt), inline or detached.
+	// Mode is none (or empty: no receipt), inline or detached. A block
+	// that asks for no receipt sets no other member: one would be
+	// dropped, so [Request.FieldErrors] refuses it.
 	Mode Delivery `json:"mode,omitempty"`
 	// Include chooses the optional members of the receipt.
 	Include Include `json:"include,omitzero"`
@@ -71,9 +73,11 @@ type Request struct {
 	Visibility Visibility `json:"visibility,omitempty"`
 	// Counterparties name the integrations, besides the caller, that may
 	// fetch a shared receipt, by the names the server's authenticator
-	// gives them. The interface says shared receipts go to "chosen
-	// counterparties" without saying where they are chosen; this member is
-	// that place (an addition to the receipt block).
+	// gives them, each once. The interface says shared receipts go to
+	// "chosen counterparties" without saying where they are chosen; this
+	// member is that place (an addition to the receipt block). They are
+	// refused with private visibility, the default, where no one but the
+	// caller reads the receipt; public, granted as shared, takes them.
 	Counterparties []string `json:"counterparties,omitempty"`
 }
 
@@ -103,13 +107,31 @@ func (r Request) Requested() bool {
 	return r.Mode == DeliveryInline || r.Mode == DeliveryDetached
 }
 
+// terms reports whether r sets a member besides Mode: an include flag, a
+// ttl, a visibility or a counterparty.
+func (r Request) terms() bool {
+	return r.Include != (Include{}) || r.TTL != "" || r.Visibility != "" || len(r.Counterparties) > 0
+}
+
 // FieldErrors checks r and returns its failures with JSON paths under
 // prefix: with prefix "receipt", a bad ttl is reported as "receipt.ttl".
 // It returns nil when r is valid.
+//
+// Beyond the value of each member, a block that asks for no receipt (mode
+// absent or none) must set nothing else, which would be dropped; and
+// counterparties need a shared or public visibility and are named once.
 func (r Request) FieldErrors(prefix string) []FieldError {
 	var errs []FieldError
 	switch r.Mode {
-	case "", DeliveryNone, DeliveryInline, DeliveryDetached:
+	case "", DeliveryNone:
+		if r.terms() {
+			msg := "is required when other receipt members are given: inline or detached"
+			if r.Mode == DeliveryNone {
+				msg = "must be inline or detached when other receipt members are given; none asks for no receipt"
+			}
+			errs = append(errs, FieldError{Field: valid.Join(prefix, "mode"), Rule: "required", Message: msg})
+		}
+	case DeliveryInline, DeliveryDetached:
 	default:
 		errs = append(errs, FieldError{
 			Field: valid.Join(prefix, "mode"), Rule: "oneof",
@@ -143,6 +165,25 @@ func (r Request) FieldErrors(prefix string) []FieldError {
 			errs = append(errs, FieldError{
 				Field: fmt.Sprintf("%s[%d]", valid.Join(prefix, "counterparties"), i), Rule: "required",
 				Message: "must be a name of 1 to 200 characters",
+			})
+		}
+	}
+	if len(r.Counterparties) > 0 {
+		switch r.Visibility {
+		case "", VisibilityPrivate:
+			msg := "name who may read a shared receipt; visibility is private"
+			if r.Visibility == "" {
+				msg += " (the default)"
+			}
+			errs = append(errs, FieldError{Field: valid.Join(prefix, "counterparties"), Rule: "shared_only", Message: msg})
+		}
+	}
+	seen := make(map[string]int, len(r.Counterparties))
+	for _, c := range r.Counterparties {
+		if seen[c]++; seen[c] == 2 && c != "" {
+			errs = append(errs, FieldError{
+				Field: valid.Join(prefix, "counterparties"), Rule: "unique",
+				Message: fmt.Sprintf("must not repeat a name, got %q more than once", c),
 			})
 		}
 	}

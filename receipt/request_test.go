@@ -21,17 +21,17 @@ func TestRequest_FieldErrors(t *testing.T) {
 		{receipt.Request{Mode: "detached", TTL: "99999d", Visibility: "public"}, nil},
 		{receipt.Request{Mode: "attached"}, []string{"receipt.mode"}},
 		{receipt.Request{Mode: "INLINE"}, []string{"receipt.mode"}},
-		{receipt.Request{TTL: "0d"}, []string{"receipt.ttl"}},
-		{receipt.Request{TTL: "07d"}, []string{"receipt.ttl"}},
-		{receipt.Request{TTL: "7"}, []string{"receipt.ttl"}},
-		{receipt.Request{TTL: "7h"}, []string{"receipt.ttl"}},
-		{receipt.Request{TTL: "-7d"}, []string{"receipt.ttl"}},
-		{receipt.Request{TTL: "+7d"}, []string{"receipt.ttl"}},
-		{receipt.Request{TTL: "d"}, []string{"receipt.ttl"}},
-		{receipt.Request{TTL: " 7d"}, []string{"receipt.ttl"}},
-		{receipt.Request{TTL: "100000d"}, []string{"receipt.ttl"}},
-		{receipt.Request{TTL: "7dd"}, []string{"receipt.ttl"}},
-		{receipt.Request{Visibility: "everyone"}, []string{"receipt.visibility"}},
+		{receipt.Request{Mode: "inline", TTL: "0d"}, []string{"receipt.ttl"}},
+		{receipt.Request{Mode: "inline", TTL: "07d"}, []string{"receipt.ttl"}},
+		{receipt.Request{Mode: "inline", TTL: "7"}, []string{"receipt.ttl"}},
+		{receipt.Request{Mode: "inline", TTL: "7h"}, []string{"receipt.ttl"}},
+		{receipt.Request{Mode: "inline", TTL: "-7d"}, []string{"receipt.ttl"}},
+		{receipt.Request{Mode: "inline", TTL: "+7d"}, []string{"receipt.ttl"}},
+		{receipt.Request{Mode: "inline", TTL: "d"}, []string{"receipt.ttl"}},
+		{receipt.Request{Mode: "inline", TTL: " 7d"}, []string{"receipt.ttl"}},
+		{receipt.Request{Mode: "inline", TTL: "100000d"}, []string{"receipt.ttl"}},
+		{receipt.Request{Mode: "inline", TTL: "7dd"}, []string{"receipt.ttl"}},
+		{receipt.Request{Mode: "inline", Visibility: "everyone"}, []string{"receipt.visibility"}},
 		{receipt.Request{Mode: "x", TTL: "x", Visibility: "x"}, []string{"receipt.mode", "receipt.ttl", "receipt.visibility"}},
 	}
 	for _, tc := range tests {
@@ -54,11 +54,11 @@ func TestRequest_FieldErrors(t *testing.T) {
 }
 
 func TestRequest_FieldErrors_prefix(t *testing.T) {
-	errs := receipt.Request{TTL: "x"}.FieldErrors("")
+	errs := receipt.Request{Mode: "inline", TTL: "x"}.FieldErrors("")
 	if len(errs) != 1 || errs[0].Field != "ttl" {
 		t.Errorf("FieldErrors(\"\") = %+v, want one error on ttl", errs)
 	}
-	errs = receipt.Request{TTL: "x"}.FieldErrors("options.receipt")
+	errs = receipt.Request{Mode: "inline", TTL: "x"}.FieldErrors("options.receipt")
 	if len(errs) != 1 || errs[0].Field != "options.receipt.ttl" {
 		t.Errorf("FieldErrors(options.receipt) = %+v, want one error on options.receipt.ttl", errs)
 	}

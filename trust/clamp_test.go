@@ -27,6 +27,11 @@ func TestService_Call_reportsReceiptClamps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	closed, err := trust.New(newEngine(t, w, w, w), trust.WithReceipts(&receipt.Issuer{Store: store,
+		Environment: receipt.Environment{Name: "closed", MaxTTLDays: 7, DefaultTTLDays: 7, MaxVisibility: receipt.VisibilityPrivate}}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(mustHandler(t, prod))
 	defer srv.Close()
 	remote := newClient(t, srv.URL)
@@ -47,6 +52,17 @@ func TestService_Call_reportsReceiptClamps(t *testing.T) {
 		}},
 		{"test environment", test, receipt.Request{Mode: receipt.DeliveryDetached, TTL: "30d", Visibility: receipt.VisibilityShared}, []trust.ReceiptClamp{
 			{Field: "receipt.ttl", Requested: "30d", Effective: "7d", Reason: "the test environment keeps receipts at most 7d"},
+		}},
+		// Counterparties are valid with shared or public: the clamp
+		// narrows the visibility and says so, as for any request.
+		{"shared with counterparties, private environment", closed, receipt.Request{Mode: receipt.DeliveryInline, Visibility: receipt.VisibilityShared,
+			Counterparties: []string{"bob"}}, []trust.ReceiptClamp{
+			{Field: "receipt.visibility", Requested: "shared", Effective: "private", Reason: "the closed environment grants at most private visibility"},
+		}},
+		{"public with counterparties", prod, receipt.Request{Mode: receipt.DeliveryDetached, Visibility: receipt.VisibilityPublic,
+			Counterparties: []string{"bob"}}, []trust.ReceiptClamp{
+			{Field: "receipt.visibility", Requested: "public", Effective: "shared",
+				Reason: "public visibility is a future mode, not yet granted; the production environment grants at most shared visibility"},
 		}},
 		{"within limits", prod, receipt.Request{Mode: receipt.DeliveryInline, TTL: "90d", Visibility: receipt.VisibilityShared}, nil},
 		{"defaults", prod, receipt.Request{Mode: receipt.DeliveryInline}, nil},

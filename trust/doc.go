@@ -200,8 +200,11 @@
 // has a signer, stored, and returned whole (inline) or as its receipt_id,
 // ttl, visibility and expiry (detached). Without a receipt block, or with
 // mode none, nothing is built or stored and the response has no receipt
-// member. The caller named by [WithCaller] owns the receipt; shared
-// receipts may also be fetched by the counterparties the block names. A
+// member; a block that asks for no receipt yet sets other members is
+// refused, naming receipt.mode, since they would go unused. The caller
+// named by [WithCaller] owns the receipt; shared receipts may also be
+// fetched by the counterparties the block names (refused with private
+// visibility, named once). A
 // decision whose receipt cannot be stored is answered 503, never without
 // the receipt it asked for. A ttl or visibility beyond what the receipt
 // environment grants is narrowed, not refused: the receipt records the

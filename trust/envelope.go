@@ -63,7 +63,8 @@ type Request struct {
 	// Metadata is job or market metadata, such as client_trace_id.
 	Metadata map[string]any `json:"metadata,omitempty"`
 	// Receipt asks for a receipt of the decision. Absent, or
-	// with mode none, no receipt is made and nothing is stored.
+	// with mode none, no receipt is made and nothing is stored, and the
+	// block sets no other member (receipt.Request.FieldErrors).
 	Receipt receipt.Request `json:"receipt,omitzero"`
 	// Delegation holds the options of a delegation (how its answers
 	// agree); refused in the other modes. Absent means the defaults.

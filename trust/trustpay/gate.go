@@ -52,6 +52,8 @@ type Route struct {
 	Spec json.RawMessage
 	// Receipt asks every validation for a receipt; empty asks for none
 	// (over HTTP a buyer may still ask with the Vouch-Receipt header).
+	// Without a mode, its other members are the terms of the receipt a
+	// buyer asks for, and are not sent when none is asked for.
 	Receipt receipt.Request
 	// Logger records why a validation could not run (the error of a
 	// trust.Client names the trust service's address, which the buyer is
@@ -149,6 +151,9 @@ func (rt Route) check(ctx context.Context, req *http.Request, body []byte, resp 
 	switch m := receipt.Delivery(strings.ToLower(req.Header.Get(HeaderReceipt))); m {
 	case receipt.DeliveryInline, receipt.DeliveryDetached:
 		rcpt.Mode = m
+	}
+	if rcpt.Mode == "" || rcpt.Mode == receipt.DeliveryNone {
+		rcpt = receipt.Request{} // the terms alone would be refused
 	}
 	j := rt.Judge(ctx, input(body), claim(resp.Body), rcpt)
 	h := http.Header{"Access-Control-Expose-Headers": {HeaderStatus + ", " + HeaderReceipt}}

@@ -81,6 +81,13 @@ type sellerServer struct {
 
 func newSeller(t *testing.T, budget time.Duration) *sellerServer {
 	t.Helper()
+	return newSellerReceipt(t, budget, receipt.Request{})
+}
+
+// newSellerReceipt is newSeller whose route asks for the receipt rcpt
+// (trustpay.Route.Receipt).
+func newSellerReceipt(t *testing.T, budget time.Duration, rcpt receipt.Request) *sellerServer {
+	t.Helper()
 	s := &sellerServer{fac: &evm.Facilitator{}}
 	o, err := evm.USDC("eip155:84532", seller, "$0.01")
 	if err != nil {
@@ -91,7 +98,8 @@ func newSeller(t *testing.T, budget time.Duration) *sellerServer {
 		Routes: map[string]x402.Price{"POST /summarize": {
 			Accepts:    []x402.PaymentRequirements{o},
 			TimeBudget: budget,
-			Gate:       trustpay.Gate(trustpay.Route{Caller: service(t), Policy: trust.PolicySafe, Type: "summary", Spec: trust.JSON("keep every figure")}),
+			Gate: trustpay.Gate(trustpay.Route{Caller: service(t), Policy: trust.PolicySafe, Type: "summary", Spec: trust.JSON("keep every figure"),
+				Receipt: rcpt}),
 		}},
 	})
 	if err != nil {

@@ -1,0 +1,29 @@
+package trustpay_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/trust/trustpay"
+)
+
+// TestGate_receiptTermsWithoutMode: a route's receipt block without a
+// mode holds the terms of the receipt a buyer asks for with the
+// Vouch-Receipt header. A buyer who asks for none is served without a
+// receipt, never refused because the terms were sent without a mode.
+func TestGate_receiptTermsWithoutMode(t *testing.T) {
+	terms := receipt.Request{Include: receipt.Include{ConsensusSnapshot: true, RouterTraceRefs: true}, Visibility: receipt.VisibilityShared,
+		Counterparties: []string{"buyer"}}
+	for _, asks := range []bool{false, true} {
+		s := newSellerReceipt(t, 0, terms)
+		a := s.buy(t, "Refunds within 30 days, at most 2 a year.", asks)[0]
+		if a.status != http.StatusOK || a.header.Get(trustpay.HeaderStatus) != "VALID" {
+			t.Errorf("asks for a receipt %v: %d %s, Vouch-Status %q", asks, a.status, a.body, a.header.Get(trustpay.HeaderStatus))
+		}
+		if got := a.header.Get(trustpay.HeaderReceipt); strings.HasPrefix(got, "rcpt_") != asks {
+			t.Errorf("asks for a receipt %v: Vouch-Receipt %q", asks, got)
+		}
+	}
+}

@@ -11,7 +11,11 @@
 // json.RawMessage: write a plain value with [JSON], as in
 // trust.Task{ClaimedResult: trust.JSON("Paris")}. A validation's workers
 // read the task's input, spec and dispute context as the router.Job
-// members TaskInput, TaskSpec and DisputeContext. The package example
+// members TaskInput, TaskSpec and DisputeContext. [Request.Validate]
+// holds each mode to the members it uses: a delegation's input must hold
+// something (not "", {} or an array form without items), and a claimed
+// result in a delegation or a dispute context outside an arbitration is
+// refused by name rather than ignored. The package example
 // runs a whole call on the host's own workers, with a signed receipt
 // verified afterwards.
 //

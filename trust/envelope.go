@@ -72,13 +72,18 @@ type Request struct {
 }
 
 // Task is task of the envelope. Which members are required depends on the
-// mode: delegation needs input; validation needs claimed_result;
-// arbitration needs claimed_result and dispute_context.
+// mode: delegation needs input, which must not be empty; validation needs
+// claimed_result; arbitration needs claimed_result and dispute_context.
+// A member the mode has no use for is refused: claimed_result in a
+// delegation, dispute_context outside an arbitration, answer and
+// tolerance outside a delegation.
 type Task struct {
 	// Type is the kind of task: summarization, qa, classification,
 	// tool_call, or another label the workers understand.
 	Type string `json:"type,omitempty"`
 	// Input is the task's input: an object, a string, or the array form.
+	// A delegation's holds something: text other than white space, an
+	// object member, an array item.
 	Input router.Input `json:"input,omitzero"`
 	// Spec states what a correct result is, as JSON: a string, or an
 	// object with a schema and constraints.
@@ -86,10 +91,11 @@ type Task struct {
 	// ClaimedResult is the result to validate or arbitrate, as JSON: a
 	// plain string is written trust.JSON("Paris") or
 	// json.RawMessage(`"Paris"`). [Request.Validate] refuses anything but
-	// one JSON value, naming task.claimed_result.
+	// one JSON value, naming task.claimed_result, and refuses it in a
+	// delegation, which produces its own result.
 	ClaimedResult json.RawMessage `json:"claimed_result,omitempty" validate:"omitempty,rawjson"`
 	// DisputeContext describes an arbitration's dispute, as JSON: who
-	// claims what.
+	// claims what. It is refused in the other modes.
 	DisputeContext json.RawMessage `json:"dispute_context,omitempty" validate:"omitempty,rawjson"`
 	// Answer declares what a delegation answers: AnswerNumber for a
 	// number, whose runs then agree within Tolerance around their median

@@ -3,12 +3,14 @@ package trust
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/go-playground/validator/v10"
 
 	"github.com/vouchkit/vouch/internal/valid"
 	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/router"
 )
 
 // validate holds the rules of the envelope. It is built once and only read
@@ -46,7 +48,8 @@ func JSON(v any) json.RawMessage {
 }
 
 // Validate reports whether r is a valid request: a 400 *Error listing each
-// failing field by JSON path, including the task members the mode needs.
+// failing field by JSON path, including the task members the mode needs
+// and those it has no use for.
 func (r *Request) Validate() error {
 	errs := append(validate.Struct(r), r.Receipt.FieldErrors("receipt")...)
 	need := func(field string, present bool) {
@@ -58,6 +61,10 @@ func (r *Request) Validate() error {
 	switch r.Mode {
 	case ModeDelegation:
 		need("task.input", !r.Task.Input.IsZero())
+		if !r.Task.Input.IsZero() && emptyInput(r.Task.Input) {
+			errs = append(errs, problem.FieldError{Field: "task.input", Rule: "required",
+				Message: "must not be empty in delegation mode: a string with text, an object with members, or an array form with items"})
+		}
 	}
 	errs = append(errs, r.numericAnswer()...)
 	switch r.Mode {
@@ -67,16 +74,25 @@ func (r *Request) Validate() error {
 		need("task.claimed_result", has(r.Task.ClaimedResult))
 		need("task.dispute_context", has(r.Task.DisputeContext))
 	}
+	if has(r.Task.ClaimedResult) && r.Mode == ModeDelegation {
+		errs = append(errs, problem.FieldError{Field: "task.claimed_result", Rule: "not_delegation",
+			Message: "is the result a validation or an arbitration judges; a delegation produces its own"})
+	}
+	if has(r.Task.DisputeContext) && (r.Mode == ModeDelegation || r.Mode == ModeValidation) {
+		errs = append(errs, problem.FieldError{Field: "task.dispute_context", Rule: "arbitration_only",
+			Message: "describes the dispute an arbitration settles; a " + string(r.Mode) + " has none"})
+	}
 	if r.Delegation != nil && r.Mode != ModeDelegation {
 		errs = append(errs, problem.FieldError{Field: "delegation", Rule: "mode", Message: fmt.Sprintf("is for delegation mode only, not %s", r.Mode)})
 	}
 	// A receipt hashes the input and the claimed result in RFC 8785 form,
-	// which holds numbers only within the range of an IEEE 754 double:
-	// refuse what cannot be hashed before any work is done.
+	// which holds numbers only within the range of an IEEE 754 double and
+	// strings only of whole characters (no lone UTF-16 surrogate): refuse
+	// what cannot be hashed before any work is done, saying why.
 	hashable := func(field string, raw json.RawMessage) {
 		if _, err := receipt.HashJSON(raw); err != nil && json.Valid(raw) {
 			errs = append(errs, problem.FieldError{Field: field, Rule: "hashable",
-				Message: "cannot be hashed for the receipt (RFC 8785 takes numbers within IEEE 754 double range)"})
+				Message: "cannot be hashed for the receipt: " + strings.TrimPrefix(err.Error(), "receipt: ")})
 		}
 	}
 	if inc := r.Receipt.Include; r.Receipt.Requested() {
@@ -91,4 +107,20 @@ func (r *Request) Validate() error {
 		return problem.Invalid(errs)
 	}
 	return nil
+}
+
+// emptyInput reports whether in, which is present, holds nothing to run:
+// a string of white space only, an object without members, or the array
+// form without items.
+func emptyInput(in router.Input) bool {
+	if s, ok := in.String(); ok {
+		return strings.TrimSpace(s) == ""
+	}
+	if members, ok := in.Object(); ok {
+		return len(members) == 0
+	}
+	if items, ok := in.Items(); ok {
+		return len(items) == 0
+	}
+	return false
 }

@@ -205,7 +205,7 @@ func (a args) trust(skill string) (*trust.Request, error) {
 			return nil, err
 		}
 		switch {
-		case objective == "" && !a.has("input"):
+		case strings.TrimSpace(objective) == "" && !a.has("input"):
 			return nil, &InputError{Argument: "objective", Message: "objective or input is required: what the task is to achieve, or its input"}
 		case !a.has("input"):
 			req.Task.Input = router.NewStringInput(objective)

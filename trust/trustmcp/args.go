@@ -170,7 +170,7 @@ func (a *ValidateClaimArgs) request() (*trust.Request, error) {
 // input when there is no input, and the spec when there is one.
 func (a *DelegateTaskArgs) request() (*trust.Request, error) {
 	hasInput := present(a.Input)
-	if a.Objective == "" && !hasInput {
+	if strings.TrimSpace(a.Objective) == "" && !hasInput {
 		return nil, &ArgumentError{Argument: "objective", Message: "objective or input is required: what the task is to achieve, or its input"}
 	}
 	task := trust.Task{Answer: trust.Answer(a.Answer)}

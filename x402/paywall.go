@@ -104,6 +104,10 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		price.Discovery = price.Discovery.of(r.Method)
 	}
 	w.Header().Add("Access-Control-Expose-Headers", exposed)
+	if p := idempotencyKeyProblem(r.Header); p != nil {
+		writeProblem(w, r, p)
+		return
+	}
 	res := ResourceInfo{URL: resourceURL(r), Description: price.Description, MimeType: price.MimeType}
 	name, value := HeaderPaymentSignature, r.Header.Get(HeaderPaymentSignature)
 	if value == "" {

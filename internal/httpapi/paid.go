@@ -53,8 +53,8 @@ type paidReplayer struct {
 func (h *paidReplayer) ServeReplay(w http.ResponseWriter, r *http.Request) bool {
 	s, ctx := h.s, r.Context()
 	info := s.namePaid(r)
-	key := r.Header.Get(HeaderIdempotencyKey)
-	if !validIdempotencyKey(key) {
+	key, p := idempotencyKey(r.Header)
+	if p != nil || key == "" {
 		return false
 	}
 	body, p := s.readBody(r)

@@ -139,6 +139,29 @@ func scopedKey(scope, key string) string {
 	return strconv.Itoa(len(scope)) + ":" + scope + ":" + key
 }
 
+// idempotencyKey returns the Idempotency-Key of h, "" when h has none, or
+// the 400 problem of one that is sent empty, more than once, or not 1 to
+// 255 visible ASCII characters: such a header is refused rather than read
+// as no key, or as its first copy, so that a retry never runs the call
+// again for want of a key the client thought it sent.
+func idempotencyKey(h http.Header) (string, *problem.Details) {
+	vals, ok := h[HeaderIdempotencyKey]
+	switch {
+	case !ok:
+		return "", nil
+	case len(vals) > 1:
+		return "", problem.Newf(http.StatusBadRequest, problem.CodeInvalidRequest,
+			"Idempotency-Key is sent %d times; send one key", len(vals))
+	case vals[0] == "":
+		return "", problem.New(http.StatusBadRequest, problem.CodeInvalidRequest,
+			"Idempotency-Key is empty; send 1 to 255 visible ASCII characters, or no Idempotency-Key header")
+	case !validIdempotencyKey(vals[0]):
+		return "", problem.New(http.StatusBadRequest, problem.CodeInvalidRequest,
+			"Idempotency-Key must be 1 to 255 visible ASCII characters")
+	}
+	return vals[0], nil
+}
+
 // validIdempotencyKey reports whether key is 1 to 255 visible ASCII
 // characters.
 func validIdempotencyKey(key string) bool {

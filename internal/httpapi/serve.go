@@ -37,14 +37,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, prepare func(*htt
 		WriteProblem(w, r, s.toProblem(r, err))
 		return
 	}
-	key := r.Header.Get(HeaderIdempotencyKey)
-	if key == "" || !hasBody {
+	if !hasBody {
 		writeStored(w, s.execute(r, run))
 		return
 	}
-	if !validIdempotencyKey(key) {
-		WriteProblem(w, r, problem.New(http.StatusBadRequest, problem.CodeInvalidRequest,
-			"Idempotency-Key must be 1 to 255 visible ASCII characters"))
+	key, p := idempotencyKey(r.Header)
+	if p != nil {
+		WriteProblem(w, r, p)
+		return
+	}
+	if key == "" {
+		writeStored(w, s.execute(r, run))
 		return
 	}
 	s.serveIdempotent(w, r, key, body, run)

@@ -151,7 +151,8 @@ type Config struct {
 //     on an endpoint with Prepare and a body, answers a repeat from the
 //     same caller within the window with the first response (same status
 //     and body, header Idempotent-Replayed: true) without running it
-//     again. A repeat that arrives while the first still runs waits for
+//     again. A key sent empty, more than once, or not of that form is
+//     answered 400 invalid_request naming the header, and nothing runs. A repeat that arrives while the first still runs waits for
 //     it; the same key with another method, path or body is answered 422.
 //     Keys are scoped by caller (see [Caller]) and by principal (see
 //     [Principal]) when there is one: one caller never gets another's kept

@@ -19,9 +19,9 @@ import (
 	"github.com/vouchkit/vouch/x402/evm"
 )
 
-// escrowBalancePattern serves the offline escrow's balances: demo only,
-// for a buyer to see its hold given back after a void.
-const escrowBalancePattern = "GET /x402/escrow/balance/{address}"
+// escrowBalancePath serves the offline escrow's balances (GET): demo
+// only, for a buyer to see its hold given back after a void.
+const escrowBalancePath = "/x402/escrow/balance/{address}"
 
 // escrowOpenBalance is what every address holds in the offline escrow's
 // ledger before its first payment: 1 USDC.
@@ -119,7 +119,7 @@ func (b byScheme) Supported(ctx context.Context) (*x402.SupportedResponse, error
 	return out, nil
 }
 
-// escrowBalance is the answer of escrowBalancePattern.
+// escrowBalance is the answer of escrowBalancePath.
 type escrowBalance struct {
 	Address string `json:"address"`
 	Asset   string `json:"asset"`

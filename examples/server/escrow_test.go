@@ -99,7 +99,7 @@ func demoBalance(t *testing.T, base, address string) int64 {
 func TestBalanceHandler_badAddress(t *testing.T) {
 	t.Parallel()
 	mux := http.NewServeMux()
-	mux.Handle(escrowBalancePattern, (&demoEscrow{}).balanceHandler())
+	handleGet(mux, escrowBalancePath, (&demoEscrow{}).balanceHandler())
 	rec := httptest.NewRecorder()
 	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/x402/escrow/balance/notanaddress", nil))
 	var p problem.Details

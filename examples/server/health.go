@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -30,8 +31,23 @@ type health struct {
 
 // register adds the two routes to mux.
 func (h *health) register(mux *http.ServeMux) {
-	mux.HandleFunc("GET /healthz", h.live)
-	mux.HandleFunc("GET /readyz", h.ready)
+	handleGet(mux, "/healthz", http.HandlerFunc(h.live))
+	handleGet(mux, "/readyz", http.HandlerFunc(h.ready))
+}
+
+// handleGet serves h on mux for GET and HEAD requests to path, and
+// answers any other method 405 with Allow: GET, HEAD, as the library's
+// routes do. Without the second pattern the router's handler, which
+// serves every path mux does not, would take the other methods and
+// answer 404.
+func handleGet(mux *http.ServeMux, path string, h http.Handler) {
+	const allow = "GET, HEAD"
+	mux.Handle(http.MethodGet+" "+path, h)
+	mux.Handle(path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		writeProblem(w, r, problem.Newf(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
+			"%s %s is not served; use %s", r.Method, r.URL.Path, allow))
+	}))
 }
 
 // readiness is the body of /readyz.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
 )
@@ -70,4 +71,46 @@ func TestHealth_ready(t *testing.T) {
 			t.Errorf("status %d, body (-want +got):\n%s", status, diff)
 		}
 	})
+}
+
+// TestRun_getRoutesRefuseOtherMethods: the routes the demo serves beside
+// the library's handlers answer another method than GET and HEAD 405
+// with Allow, as the library's routes do, not the router's 404.
+func TestRun_getRoutesRefuseOtherMethods(t *testing.T) {
+	t.Parallel()
+	base, _, _ := startServer(t)
+	for _, path := range []string{"/healthz", "/readyz", "/x402/escrow/balance/0x000000000000000000000000000000000000dEaD"} {
+		for _, method := range []string{http.MethodGet, http.MethodHead} {
+			req, _ := http.NewRequest(method, base+path, nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("%s %s = %d, want 200", method, path, resp.StatusCode)
+			}
+		}
+		for _, method := range []string{http.MethodPost, http.MethodDelete} {
+			req, _ := http.NewRequest(method, base+path, nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got problem.Details
+			err = json.NewDecoder(resp.Body).Decode(&got)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatalf("%s %s: %d, body not a problem: %v", method, path, resp.StatusCode, err)
+			}
+			want := problem.Details{
+				Type: problem.TypePrefix + "method_not_allowed", Title: "Method Not Allowed", Status: http.StatusMethodNotAllowed,
+				Detail: method + " " + path + " is not served; use GET, HEAD", Instance: path,
+				Code: problem.CodeMethodNotAllowed, RequestID: resp.Header.Get("X-Request-Id"),
+			}
+			if diff := cmp.Diff(want, got); diff != "" || resp.Header.Get("Allow") != "GET, HEAD" || want.RequestID == "" {
+				t.Errorf("%s %s: Allow %q, problem (-want +got):\n%s", method, path, resp.Header.Get("Allow"), diff)
+			}
+		}
+	}
 }

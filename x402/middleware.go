@@ -89,7 +89,9 @@ type MiddlewareConfig struct {
 	// MaxValidity is the longest an authorization may stay valid after
 	// it arrives (its validBefore, or a Permit2 deadline); zero means
 	// DefaultMaxValidity. A longer one is refused with 402, reason
-	// "authorization_validity_too_long": the server remembers a proof
+	// "authorization_validity_too_long", as is one beyond what 64-bit
+	// Unix seconds hold (the token contracts take any uint256): the
+	// server remembers a proof
 	// (Replay, Outcomes) for as long as it can pay, and so never longer
 	// than this, whatever the payer signs. Each offer's
 	// maxTimeoutSeconds, the validity the official clients sign, must

@@ -27,12 +27,14 @@ func ReplayKey(p *PaymentPayload, offer PaymentRequirements, now time.Time) (key
 // AuthorizationValidBefore returns the validBefore of the EIP-3009
 // authorization p carries ("exact" on EVM networks), or the deadline of
 // its Permit2 authorization ("upto"), and false when its payload is
-// neither or the time does not parse. [Middleware] refuses an
-// authorization that expires before the route's work and its settlement
-// can end; a server that carries payments outside HTTP headers applies
-// the same rule with it.
+// neither or the time is not a decimal integer. A time later than a
+// time.Time holds (the token contracts take any uint256) is returned as
+// the latest one it holds. [Middleware] refuses an authorization that
+// expires before the route's work and its settlement can end; a server
+// that carries payments outside HTTP headers applies the same rule with
+// it.
 func (p *PaymentPayload) AuthorizationValidBefore() (time.Time, bool) {
-	vb, ok := validBefore(p)
+	vb, _, ok := validBefore(p)
 	if !ok {
 		return time.Time{}, false
 	}

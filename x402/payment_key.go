@@ -61,16 +61,14 @@ const minReplaySeconds = 60
 func replayKey(p *PaymentPayload, offer PaymentRequirements, now time.Time) (string, time.Time) {
 	network, _ := NetworkCAIP2(offer.Network)
 	until := now.Add(time.Duration(max(offer.MaxTimeoutSeconds, minReplaySeconds)) * time.Second)
+	vb, _, ok := validBefore(p)
+	if ok && time.Unix(vb, 0).After(until) {
+		until = time.Unix(vb, 0)
+	}
 	if a := authorizationOf(p); a != nil {
-		if vb, err := strconv.ParseInt(a.ValidBefore, 10, 64); err == nil && time.Unix(vb, 0).After(until) {
-			until = time.Unix(vb, 0)
-		}
 		return strings.ToLower("eip3009:" + network + ":" + offer.Asset + ":" + a.From + ":" + a.Nonce), until
 	}
-	if owner, nonce, deadline, ok := permit2Of(p); ok {
-		if time.Unix(deadline, 0).After(until) {
-			until = time.Unix(deadline, 0)
-		}
+	if owner, nonce, _, ok := permit2Of(p); ok {
 		return strings.ToLower("permit2:" + network + ":" + owner + ":" + nonce), until
 	}
 	var buf bytes.Buffer

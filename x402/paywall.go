@@ -177,10 +177,10 @@ func (pw *paywall) pay(w http.ResponseWriter, r *http.Request, next http.Handler
 		}
 		vr = nil // verified below against these deadlines
 	}
-	if vb, ok := validBefore(p); ok {
+	if vb, text, ok := validBefore(p); ok {
 		if limit := now.Add(pw.cfg.MaxValidity); time.Unix(vb, 0).After(limit) {
 			// Its record would have to outlive what the stores keep.
-			pw.require(w, price, res, fmt.Sprintf("%s: the authorization may stay valid for at most %s: validBefore %d is after %d", reasonValidityTooLong, pw.cfg.MaxValidity, vb, limit.Unix()), nil)
+			pw.require(w, price, res, fmt.Sprintf("%s: the authorization may stay valid for at most %s: validBefore %s is after %d", reasonValidityTooLong, pw.cfg.MaxValidity, truncate(text, 40), limit.Unix()), nil)
 			return
 		}
 	}
@@ -204,7 +204,7 @@ func (pw *paywall) pay(w http.ResponseWriter, r *http.Request, next http.Handler
 			pw.replay.Release(context.WithoutCancel(ctx), key)
 		}
 	}()
-	if vb, ok := validBefore(p); ok {
+	if vb, _, ok := validBefore(p); ok {
 		need := now.Add(price.validity(pw.cfg.SettleTimeout))
 		if time.Unix(vb, 0).Before(need) {
 			if pw.answerStored(w, r, rp, p, offer, vr) {

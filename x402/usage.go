@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 )
@@ -165,8 +166,9 @@ func UsageFromSettlement(sr *SettleResponse) (Usage, bool) {
 }
 
 // permit2Of returns the owner, nonce and deadline of a Permit2
-// authorization ("upto" on EVM networks) that p carries, or false.
-func permit2Of(p *PaymentPayload) (owner, nonce string, deadline int64, ok bool) {
+// authorization ("upto" on EVM networks) that p carries, or false. The
+// deadline is as the payload writes it, read by [unixSeconds].
+func permit2Of(p *PaymentPayload) (owner, nonce, deadline string, ok bool) {
 	var up struct {
 		Auth *struct {
 			From     string `json:"from"`
@@ -175,13 +177,40 @@ func permit2Of(p *PaymentPayload) (owner, nonce string, deadline int64, ok bool)
 		} `json:"permit2Authorization"`
 	}
 	if json.Unmarshal(p.Payload, &up) != nil || up.Auth == nil || up.Auth.From == "" || up.Auth.Nonce == "" {
-		return "", "", 0, false
+		return "", "", "", false
 	}
-	d, err := strconv.ParseInt(up.Auth.Deadline, 10, 64)
-	if err != nil {
-		return "", "", 0, false
+	if _, ok := unixSeconds(up.Auth.Deadline); !ok {
+		return "", "", "", false
 	}
-	return up.Auth.From, up.Auth.Nonce, d, true
+	return up.Auth.From, up.Auth.Nonce, up.Auth.Deadline, true
+}
+
+// maxUnix is the latest Unix time a time.Time holds: the seconds of
+// int64 less those from year 1 to 1970.
+const maxUnix = math.MaxInt64 - 62135596800
+
+// unixSeconds reads the Unix time an authorization writes as a decimal
+// integer (a uint256 on chain), and reports false when s is not one. A
+// time beyond maxUnix is read as maxUnix: it is later than any time the
+// middleware compares it with, and is not "expired".
+func unixSeconds(s string) (int64, bool) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange) && n > 0: // beyond int64
+		return maxUnix, true
+	case err != nil:
+		return 0, false
+	}
+	return min(n, maxUnix), true
+}
+
+// truncate returns the ASCII text s (a payer's decimal number), or its
+// first n bytes and "…" when it is longer, for a message that quotes it.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 // checkSettlement rejects what cannot settle after the work: an "upto"
@@ -204,14 +233,17 @@ func checkSettlement(p Price) error {
 
 // validBefore returns the Unix time by which p's authorization must
 // settle: an EIP-3009 authorization's validBefore (exclusive), a Permit2
-// authorization's deadline (inclusive); false for other payloads.
-func validBefore(p *PaymentPayload) (int64, bool) {
+// authorization's deadline (inclusive), read by [unixSeconds], with its
+// text as the payload writes it; false for other payloads, and for a time
+// that is not a decimal integer.
+func validBefore(p *PaymentPayload) (vb int64, text string, ok bool) {
 	if a := authorizationOf(p); a != nil {
-		vb, err := strconv.ParseInt(a.ValidBefore, 10, 64)
-		return vb, err == nil
+		text = a.ValidBefore
+	} else if _, _, deadline, ok := permit2Of(p); ok {
+		text = deadline
+	} else {
+		return 0, "", false
 	}
-	if _, _, deadline, ok := permit2Of(p); ok {
-		return deadline, true
-	}
-	return 0, false
+	vb, ok = unixSeconds(text)
+	return vb, text, ok
 }

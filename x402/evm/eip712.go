@@ -113,9 +113,21 @@ func word(b []byte) []byte {
 
 // uint256 encodes a decimal string as a 32-byte big-endian word.
 func uint256(s string) ([]byte, error) {
-	n, ok := new(big.Int).SetString(s, 10)
-	if !ok || s == "" || s[0] == '+' || s[0] == '-' || n.BitLen() > 256 {
-		return nil, fmt.Errorf("%q is not a decimal uint256", s)
+	n, err := uint256Int(s)
+	if err != nil {
+		return nil, err
 	}
 	return n.FillBytes(make([]byte, 32)), nil
+}
+
+// uint256Int reads a decimal uint256: digits only, below 2^256.
+func uint256Int(s string) (*big.Int, error) {
+	n, ok := new(big.Int).SetString(s, 10)
+	switch {
+	case !ok || s == "" || s[0] == '+' || s[0] == '-':
+		return nil, fmt.Errorf("%q is not a decimal uint256", s)
+	case n.BitLen() > 256:
+		return nil, fmt.Errorf("a number of %d digits is out of the range of a uint256 (below 2^256, 78 digits at most)", len(s))
+	}
+	return n, nil
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -69,12 +68,13 @@ type Settlement struct {
 // on EVM test networks that works offline, for tests and demonstrations:
 // it checks a proof as a token contract would (the signature recovers to
 // the payer, recipient, amount at least the price, asset, network,
-// validity window validAfter < now < validBefore, both strict, nonce
-// never used) and records settlements instead of sending transactions.
-// An "upto" proof (a Permit2 authorization) must also name the upto proxy
-// as spender and this facilitator's Address in its witness, permit
-// exactly the offer's amount at Verify, and is settled for the amount of
-// the offer given to Settle, the amount used, never above the permitted
+// validity window validAfter < now < validBefore, both strict and both
+// read as the contract reads them, as decimal uint256, nonce never used)
+// and records settlements instead of sending transactions. An "upto"
+// proof (a Permit2 authorization) must also name the upto proxy as
+// spender and this facilitator's Address in its witness, permit exactly
+// the offer's amount at Verify, and is settled for the amount of the
+// offer given to Settle, the amount used, never above the permitted
 // maximum. It does not check balances, so it accepts a valid payment
 // from any payer. Its zero value is ready to use; it is safe for
 // concurrent use.
@@ -262,15 +262,20 @@ func (f *Facilitator) check(p *x402.PaymentPayload, r x402.PaymentRequirements, 
 	if !vok || value.Cmp(price) < 0 {
 		return c, invalid(ReasonValue, a.From, fmt.Sprintf("the authorization is for %s, the price is %s", a.Value, r.Amount))
 	}
-	now := f.now().Unix()
-	after, aerr := strconv.ParseInt(a.ValidAfter, 10, 64)
-	before, berr := strconv.ParseInt(a.ValidBefore, 10, 64)
-	// The token contract requires now > validAfter and now < validBefore,
-	// both strictly (EIP-3009).
-	if aerr != nil || after >= now {
+	// The token contract takes both times as uint256 and requires
+	// now > validAfter and now < validBefore, both strictly (EIP-3009):
+	// a validBefore however far ahead is not expired.
+	now := big.NewInt(f.now().Unix())
+	after, aerr := uint256Int(a.ValidAfter)
+	before, berr := uint256Int(a.ValidBefore)
+	switch {
+	case aerr != nil:
+		return c, invalid(ReasonValidAfter, a.From, "authorization.validAfter: "+aerr.Error())
+	case after.Cmp(now) >= 0:
 		return c, invalid(ReasonValidAfter, a.From, fmt.Sprintf("the authorization is valid only after %s", a.ValidAfter))
-	}
-	if berr != nil || before <= now {
+	case berr != nil:
+		return c, invalid(ReasonValidBefore, a.From, "authorization.validBefore: "+berr.Error())
+	case before.Cmp(now) <= 0:
 		return c, invalid(ReasonValidBefore, a.From, fmt.Sprintf("the authorization expired at %s", a.ValidBefore))
 	}
 	d := Domain{Name: r.ExtraString("name"), Version: r.ExtraString("version"), ChainID: chain, VerifyingContract: r.Asset}

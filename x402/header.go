@@ -1,11 +1,14 @@
 package x402
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/vouchkit/vouch/internal/jsonbody"
 	"github.com/vouchkit/vouch/problem"
@@ -30,27 +33,73 @@ func EncodeHeader(v any) (string, error) {
 func decodeBase64(s string) ([]byte, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return nil, fmt.Errorf("%w: empty value", ErrInvalidHeader)
+		return nil, headerError(problem.CodeInvalidRequest, "the value is empty; it must be base64 of a JSON object")
 	}
 	if len(s) > maxHeaderValue {
-		return nil, fmt.Errorf("%w: value longer than %d bytes", ErrInvalidHeader, maxHeaderValue)
+		return nil, headerError(problem.CodeInvalidRequest, "the value is longer than %d bytes", maxHeaderValue)
 	}
 	b, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(s, "="))
 	if err != nil {
-		return nil, fmt.Errorf("%w: not standard base64: %v", ErrInvalidHeader, err)
+		return nil, headerError(problem.CodeInvalidRequest, "the value is not standard base64: %v", err)
 	}
 	return b, nil
 }
 
+// decodeHeader reads the base64 of a JSON object into v. A value that
+// decodes to something other than a JSON object is described as what it
+// is (binary data, text, another JSON value), with offsets counted in the
+// decoded bytes; the errors of a JSON object are those of
+// jsonbody.Unmarshal, with field paths inside the object.
 func decodeHeader(s string, v any) error {
 	b, err := decodeBase64(s)
 	if err != nil {
 		return err
 	}
+	t := bytes.TrimLeft(b, " \t\r\n")
+	if len(t) == 0 {
+		return headerError(problem.CodeMalformedJSON, "the value decodes to white space; it must be base64 of a JSON object")
+	}
+	if !utf8.Valid(b) && t[0] != '{' {
+		return headerError(problem.CodeMalformedJSON, "the value is not base64 of JSON: it decodes to %d bytes of binary data, not UTF-8 text", len(b))
+	}
+	var syntax *json.SyntaxError
+	switch err := json.NewDecoder(bytes.NewReader(b)).Decode(new(json.RawMessage)); {
+	case errors.As(err, &syntax) && t[0] != '{':
+		return headerError(problem.CodeMalformedJSON, "the value is not base64 of JSON: it decodes to text that is not JSON (%s, at byte offset %d)", syntax, max(syntax.Offset-1, 0))
+	case errors.As(err, &syntax):
+		return headerError(problem.CodeMalformedJSON, "the value decodes to invalid JSON: %s, at byte offset %d of the decoded text", syntax, max(syntax.Offset-1, 0))
+	case err != nil: // io.ErrUnexpectedEOF
+		return headerError(problem.CodeMalformedJSON, "the value decodes to a JSON %s cut short: the text ends before the value does", jsonKind(t[0]))
+	case t[0] != '{':
+		return headerError(problem.CodeMalformedJSON, "the value is base64 of a JSON %s; it must be base64 of a JSON object", jsonKind(t[0]))
+	}
 	if err := jsonbody.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidHeader, err)
 	}
 	return nil
+}
+
+// jsonKind names the kind of the JSON value that starts with c.
+func jsonKind(c byte) string {
+	switch c {
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	case '{':
+		return "object"
+	}
+	return "number"
+}
+
+// headerError returns an error wrapping ErrInvalidHeader and the 400
+// problem of code with the detail format.
+func headerError(code problem.Code, format string, args ...any) error {
+	return fmt.Errorf("%w: %w", ErrInvalidHeader, problem.Newf(http.StatusBadRequest, code, format, args...))
 }
 
 // invalid returns a 400 problem listing the fields, wrapped with
@@ -88,8 +137,10 @@ func checkOffers(errs []problem.FieldError, prefix string, accepts []PaymentRequ
 }
 
 // DecodePaymentRequired reads the value of a PAYMENT-REQUIRED header.
-// Errors wrap ErrInvalidHeader and, for invalid members, a *problem
-// details value naming the JSON field path.
+// Errors wrap ErrInvalidHeader and a 400 *problem.Details: one that says
+// what the value is when it is not base64 of a JSON object (not base64,
+// binary data, text that is not JSON, another JSON value), and one
+// naming the JSON field path of each invalid member.
 func DecodePaymentRequired(s string) (*PaymentRequired, error) {
 	var pr PaymentRequired
 	if err := decodeHeader(s, &pr); err != nil {
@@ -127,7 +178,7 @@ func DecodePaymentRequiredV1(body []byte) (*PaymentRequiredV1, error) {
 }
 
 // DecodePaymentPayload reads the value of a PAYMENT-SIGNATURE or X-PAYMENT
-// header, of either version.
+// header, of either version, with the errors of [DecodePaymentRequired].
 func DecodePaymentPayload(s string) (*PaymentPayload, error) {
 	var p PaymentPayload
 	if err := decodeHeader(s, &p); err != nil {

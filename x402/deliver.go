@@ -255,7 +255,7 @@ func (pw *paywall) gated(w http.ResponseWriter, r *http.Request, next http.Handl
 	ctx := r.Context()
 	req, body, bad := gatedBody(r, price.Gate)
 	if bad != nil {
-		problem.Write(w, bad)
+		writeProblem(w, r, bad)
 		return false
 	}
 	rec := &recorder{header: make(http.Header)}

@@ -126,10 +126,16 @@ const exposed = HeaderPaymentRequired + ", " + HeaderPaymentResponse + ", " + He
 // resource, and the route's [Discovery], if any: extensions.bazaar in
 // version 2, outputSchema in each version 1 offer. A proof is read from
 // PAYMENT-SIGNATURE or X-PAYMENT; a header that does not decode gets a 400
-// problem. The proof must match one of the route's offers (a version 1
-// proof that several offers could take, such as offers that differ only in
-// asset, pays the first the Facilitator verifies it against), must not have
-// been accepted before (see [ReplayStore]), must, for an EIP-3009
+// problem whose field errors name the header (rule "encoding") when its
+// value is not base64 of a JSON object, or the JSON path of each invalid
+// member inside it. Such a problem of the request (and the 409 of a
+// payment id in conflict) has the request path as its instance and, when
+// the server named the request on the response's X-Request-Id header (as
+// the router and trust handlers do), that id as its request_id. The proof
+// must match one of the route's offers (a version 1 proof that several
+// offers could take, such as offers that differ only in asset, pays the
+// first the Facilitator verifies it against), must not have been accepted
+// before (see [ReplayStore]), must, for an EIP-3009
 // authorization (or a Permit2 one), stay valid until the route's time
 // budget and the settlement have passed (reason
 // "authorization_validity_too_short") and no longer than MaxValidity

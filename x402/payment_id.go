@@ -268,10 +268,10 @@ func (pw *paywall) serveIdentified(w http.ResponseWriter, r *http.Request, id st
 		pw.unavailable(w, "payment id store", err)
 		return
 	case !fresh && rec.Request != request:
-		problem.Write(w, problem.Newf(http.StatusConflict, problem.CodeConflict, "payment id %q was sent with another payment or request", id))
+		writeProblem(w, r, problem.Newf(http.StatusConflict, problem.CodeConflict, "payment id %q was sent with another payment or request", id))
 		return
 	case !fresh && !rec.Done:
-		problem.Write(w, problem.Newf(http.StatusConflict, problem.CodeConflict, "the first request with payment id %q is still running; retry later", id))
+		writeProblem(w, r, problem.Newf(http.StatusConflict, problem.CodeConflict, "the first request with payment id %q is still running; retry later", id))
 		return
 	case !fresh:
 		pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: response delivered again by payment id", slog.String("id", id))

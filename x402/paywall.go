@@ -3,7 +3,6 @@ package x402
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -119,13 +118,7 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	}
 	p, err := DecodePaymentPayload(value)
 	if err != nil {
-		var d *problem.Details
-		if !errors.As(err, &d) {
-			d = problem.New(http.StatusBadRequest, problem.CodeInvalidRequest, err.Error())
-		}
-		q := *d
-		q.Detail = name + " header: " + q.Detail
-		problem.Write(w, &q)
+		writeProblem(w, r, headerProblem(name, err))
 		return
 	}
 	if p.X402Version == Version1 {
@@ -135,9 +128,7 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	if price.PaymentIdentifier != nil && p.X402Version == Version2 {
 		id, bad := paymentIDOf(p, price.PaymentIdentifier.Required)
 		if bad != nil {
-			q := *bad
-			q.Detail = name + " header: " + q.Detail
-			problem.Write(w, &q)
+			writeProblem(w, r, headerProblem(name, bad))
 			return
 		}
 		if id != "" {

@@ -1,7 +1,9 @@
 package x402
 
 import (
+	"errors"
 	"net/http"
+	"slices"
 
 	"github.com/vouchkit/vouch/problem"
 )
@@ -42,4 +44,29 @@ func idempotencyKeyProblem(h http.Header) *problem.Details {
 			"Idempotency-Key is empty; send a key, or no Idempotency-Key header")
 	}
 	return nil
+}
+
+// headerProblem returns the 400 problem of err, the error of decoding the
+// payment header name: its detail starts with the header's name, and its
+// field errors name the header when the value as a whole is at fault
+// (rule "encoding": not base64 of a JSON object), or the JSON path of
+// each invalid member inside the value.
+func headerProblem(name string, err error) *problem.Details {
+	var d *problem.Details
+	if !errors.As(err, &d) {
+		d = problem.New(http.StatusBadRequest, problem.CodeInvalidRequest, err.Error())
+	}
+	q := *d
+	q.Detail = name + " header: " + d.Detail
+	if len(d.Errors) == 0 {
+		q.Errors = []problem.FieldError{{Field: name, Rule: "encoding", Message: d.Detail}}
+		return &q
+	}
+	q.Errors = slices.Clone(d.Errors)
+	for i, e := range q.Errors {
+		if e.Field == "" || e.Field == "(body)" { // the value itself
+			q.Errors[i].Field = name
+		}
+	}
+	return &q
 }

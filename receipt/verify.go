@@ -114,7 +114,9 @@ func (r *Result) Check(name CheckName) (Check, bool) {
 // Originals are the original input and output of a decision, as JSON
 // values, to check against the receipt's hashes (see [Hash] for what is
 // hashed). A nil member is not checked; the JSON null is checked like any
-// other value.
+// other value. A member that has no RFC 8785 form (it is not JSON, or it
+// holds a number beyond the range of an IEEE 754 double) fails its check
+// with [ErrHashMismatch], the detail naming the reason.
 type Originals struct {
 	Input  json.RawMessage
 	Output json.RawMessage
@@ -312,7 +314,13 @@ func checkHash(name CheckName, original json.RawMessage, want string) Check {
 	}
 	got, err := HashJSON(original)
 	if err != nil {
-		return fail(name, fmt.Errorf("%w: the original is not valid JSON", ErrHashMismatch))
+		// Valid JSON too can lack an RFC 8785 form: a number beyond the
+		// range of an IEEE 754 double, a repeated member name.
+		cause := err
+		if u := errors.Unwrap(err); u != nil {
+			cause = u // without "receipt: failed to canonicalize JSON"
+		}
+		return fail(name, fmt.Errorf("%w: the original has no RFC 8785 canonical form to hash: %v", ErrHashMismatch, cause))
 	}
 	if got != want {
 		return fail(name, fmt.Errorf("%w: the original hashes to %s", ErrHashMismatch, got))

@@ -11,6 +11,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2aclient"
 	a2acard "github.com/a2aproject/a2a-go/a2aclient/agentcard"
 
+	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
 )
 
@@ -108,11 +109,14 @@ func TestRun_a2aRefusesWithoutKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p struct{ Code string }
+	var p problem.Details
 	err = json.NewDecoder(resp.Body).Decode(&p)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized || err != nil || p.Code != "unauthorized" {
 		t.Errorf("message/send without a key: %s %+v (%v), want the 401 problem", resp.Status, p, err)
+	}
+	if id := resp.Header.Get("X-Request-Id"); id == "" || p.RequestID != id || p.Instance != a2aPath {
+		t.Errorf("the 401: X-Request-Id %q, problem %+v; want the id in both, and the path as instance", id, p)
 	}
 }
 

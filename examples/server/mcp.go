@@ -83,8 +83,10 @@ func mountAgents(mux *http.ServeMux, cfg config, d agentDeps) (*mcp.Server, erro
 	srv.AddReceivingMiddleware(trustmcp.Telemetry(d.obs.tracerProvider(), d.obs.meterProvider()))
 	// The HTTP server span and metrics of /mcp are those of the API's
 	// routes; the tool call's span is the child of its request's.
-	h := httpapi.Instrument(requireKey(d.auth, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: d.log})),
+	// Each answer carries a request id, a refusal's problem too, as the
+	// API's routes do.
+	h := httpapi.Instrument(httpapi.WithRequestID(requireKey(d.auth, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: d.log}))),
 		d.obs.tracerProvider(), d.obs.meterProvider(), "normal")
 	mux.Handle(mcpPath, h)
 	mux.Handle(mcpMessagesPath, h)

@@ -201,6 +201,9 @@ func TestRun_mcpRefusesWithoutKey(t *testing.T) {
 		if resp.StatusCode != http.StatusUnauthorized || err != nil || p.Code != "unauthorized" || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
 			t.Errorf("tool call with key %q: %d %+v (%v), want a 401 problem with a Bearer challenge", key, resp.StatusCode, p, err)
 		}
+		if id := resp.Header.Get("X-Request-Id"); id == "" || p.RequestID != id || p.Instance != mcpMessagesPath {
+			t.Errorf("tool call with key %q: X-Request-Id %q, problem %+v; want the id in both, and the path as instance", key, id, p)
+		}
 	}
 }
 

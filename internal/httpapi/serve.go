@@ -88,11 +88,11 @@ func (s *Server) execute(r *http.Request, run Run) *StoredResponse {
 		err = errNilResponse
 	}
 	if err != nil {
-		return problemResponse(r, s.toProblem(r, err))
+		return problemResponse(r, s.toProblem(r, err), "")
 	}
 	body, err := json.Marshal(resp)
 	if err != nil {
-		return problemResponse(r, s.toProblem(r, fmt.Errorf("%s: encoding response: %w", s.cfg.Name, err)))
+		return problemResponse(r, s.toProblem(r, fmt.Errorf("%s: encoding response: %w", s.cfg.Name, err)), "")
 	}
 	return &StoredResponse{Status: http.StatusOK, ContentType: "application/json", Body: append(body, '\n')}
 }

@@ -79,7 +79,10 @@ type Config struct {
 // and names its caller, and continues the caller's trace: a W3C
 // traceparent header makes the caller's span the parent of the trust
 // call's span and its trace id the answer's trace_id. Its answer is
-// JSON.
+// JSON, with a request id in the X-Request-Id header (kept when the
+// handler is served behind one that set it), which the problem of a
+// refused credential repeats as its request_id, as the router and trust
+// handlers answer.
 func NewHandler(cfg Config) (http.Handler, error) {
 	if cfg.Caller == nil {
 		return nil, errors.New("trusta2a: Config.Caller is nil")
@@ -105,7 +108,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	exec := &executor{caller: cfg.Caller, router: cfg.Router, log: log}
 	tasks := newTaskStore(cfg.MaxTasks, cfg.MaxTasksPerCaller, cfg.MaxTaskBytes)
 	rh := a2asrv.NewHandler(exec, a2asrv.WithTaskStore(tasks), a2asrv.WithLogger(log))
-	return &handler{cfg: cfg, rpc: a2asrv.NewJSONRPCHandler(rh), v1: &v1Server{exec: exec, tasks: tasks}}, nil
+	return httpapi.WithRequestID(&handler{cfg: cfg, rpc: a2asrv.NewJSONRPCHandler(rh), v1: &v1Server{exec: exec, tasks: tasks}}), nil
 }
 
 type handler struct {

@@ -321,9 +321,15 @@ func TestUnauthorized(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		var p problem.Details
+		err = json.NewDecoder(resp.Body).Decode(&p)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != want {
-			t.Errorf("Authorization %q: %s %q, want 401 %q", key, resp.Status, resp.Header.Get("WWW-Authenticate"), want)
+		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != want || err != nil {
+			t.Errorf("Authorization %q: %s %q (%v), want 401 %q", key, resp.Status, resp.Header.Get("WWW-Authenticate"), err, want)
+		}
+		// The refusal names the request as every problem of the API does.
+		if id := resp.Header.Get("X-Request-Id"); id == "" || p.RequestID != id || p.Instance != vouchcard.DefaultA2APath {
+			t.Errorf("Authorization %q: X-Request-Id %q, problem %+v; want the id in both, and the path as instance", key, id, p)
 		}
 	}
 }

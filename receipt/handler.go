@@ -29,7 +29,9 @@ const (
 // application/json) when [Fetch] allows it: to its owner, and when shared
 // to its counterparties. Without a caller identity it answers 401; for an
 // unknown id, an expired receipt, or a receipt the caller may not see, the
-// same 404 problem, so that existence is not leaked.
+// same 404 problem, so that existence is not leaked. A query parameter a
+// GET endpoint does not define (only the log's consistency proof takes
+// any: first and second) is a 400 naming it, rule "unknown".
 //
 // POST verify_receipt takes
 //
@@ -202,6 +204,10 @@ func (h *Handler) fetch(w http.ResponseWriter, r *http.Request, id string) (Reco
 	}
 	if h.Caller == nil || err != nil || caller == "" {
 		write(w, r, problem.New(http.StatusUnauthorized, problem.CodeUnauthorized, "the request does not identify its caller"))
+		return Record{}, false
+	}
+	if errs := unknownParameters(r); errs != nil {
+		write(w, r, problem.Invalid(errs))
 		return Record{}, false
 	}
 	if h.Store == nil {

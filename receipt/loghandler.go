@@ -3,8 +3,11 @@ package receipt
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 
 	"golang.org/x/mod/sumdb/tlog"
 
@@ -56,6 +59,10 @@ type ConsistencyResponse struct {
 
 // serveLog answers GET /api/v4/log.
 func (h *Handler) serveLog(w http.ResponseWriter, r *http.Request) {
+	if errs := unknownParameters(r); errs != nil {
+		write(w, r, problem.Invalid(errs))
+		return
+	}
 	_, signed, err := h.Log.Checkpoint(r.Context())
 	if err != nil {
 		h.unavailable(w, r, "receipt: checkpoint failed", err)
@@ -104,6 +111,7 @@ func (h *Handler) serveConsistency(w http.ResponseWriter, r *http.Request) {
 		return n
 	}
 	first, second := size("first"), size("second")
+	errs = append(errs, unknownParameters(r, "first", "second")...)
 	if errs != nil {
 		write(w, r, problem.Invalid(errs))
 		return
@@ -119,6 +127,25 @@ func (h *Handler) serveConsistency(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, r, ConsistencyResponse{Proof: nonNil(proof)})
+}
+
+// unknownParameters returns a field error, rule "unknown", for each
+// query parameter of r that is not one of known, in the order of their
+// names: a misspelt parameter is refused, as an unknown member of a body
+// is, rather than read as absent.
+func unknownParameters(r *http.Request, known ...string) []FieldError {
+	var errs []FieldError
+	for _, name := range slices.Sorted(maps.Keys(r.URL.Query())) {
+		if slices.Contains(known, name) {
+			continue
+		}
+		msg := "is not a parameter of this endpoint, which takes none"
+		if len(known) > 0 {
+			msg = "is not a parameter of this endpoint, whose parameters are " + strings.Join(known, ", ")
+		}
+		errs = append(errs, FieldError{Field: name, Rule: "unknown", Message: msg})
+	}
+	return errs
 }
 
 func (h *Handler) unavailable(w http.ResponseWriter, r *http.Request, msg string, err error) {

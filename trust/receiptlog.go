@@ -21,6 +21,9 @@ import (
 //     400 naming first or second when it is missing, not a size, or out
 //     of range.
 //
+// A query parameter an endpoint does not define (the others take none)
+// is 400 naming it, rule "unknown".
+//
 // l must read the store given to WithReceiptEndpoints, which must be the
 // store the Service's receipts go to (see receipt.NewLog).
 func WithReceiptLog(l *receipt.Log) HandlerOption {

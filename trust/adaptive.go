@@ -146,6 +146,9 @@ func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.
 				}
 				st = failedRun(err, req.Mode, c.id, adaptiveTier(len(runs)))
 			}
+			if len(st.runs) != 1 { // a call of one replica that holds no run, or several, is a failed run
+				st = failedRun(fmt.Errorf("trust: the router returned %d runs for one", len(st.runs)), req.Mode, c.id, adaptiveTier(len(runs)))
+			}
 			for i := range st.runs {
 				r := &st.runs[i]
 				if used[r.SessionID] { // the router chose a session already used

@@ -195,7 +195,8 @@ func (w *Worker) learn(ctx context.Context, o *option, wanted, sent bool, reject
 // verdictProbability is the probability the model put on the text at
 // content[at:end] (its verdict): the product of the probabilities of the
 // tokens that overlap it. It is unknown (false) when the tokens do not
-// spell content up to end.
+// spell content up to end, or when one of them has a log probability
+// above 0, which no probability has.
 func verdictProbability(tokens []tokenLogprob, content string, at, end int) (float64, bool) {
 	p, off := 1.0, 0
 	for _, t := range tokens {
@@ -211,6 +212,9 @@ func verdictProbability(tokens []tokenLogprob, content string, at, end int) (flo
 			return 0, false
 		}
 		if off < end && off+len(text) > at {
+			if t.Logprob > 0 {
+				return 0, false
+			}
 			p *= math.Exp(t.Logprob)
 		}
 		off += len(text)

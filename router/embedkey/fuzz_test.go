@@ -1,9 +1,13 @@
 package embedkey
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/vouchkit/vouch/consensus"
 )
 
 // FuzzDecodeEmbeddings feeds the decoder arbitrary replies: it must return
@@ -39,6 +43,37 @@ func FuzzDecodeEmbeddings(f *testing.F) {
 			if c := cosine(v, vecs[0]); !(c >= -1 && c <= 1) {
 				t.Fatalf("cosine %v outside [-1, 1]", c)
 			}
+		}
+	})
+}
+
+// FuzzTextOf reads a replica's output, a worker's JSON, as Group does
+// before embedding it: a JSON string is its text with its white space
+// folded, which reads back the same; any other value is its answer key
+// (consensus.DefaultKey), an error exactly when the key is one.
+func FuzzTextOf(f *testing.F) {
+	for _, s := range []string{`"  Paris,\n the capital "`, `{"b":1,"a":[1.0,"x"]}`, `51`, `1e400`, `"\ud800"`, `null`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return // the run's output is JSON
+		}
+		text, err := textOf(json.RawMessage(data))
+		var s string
+		if json.Unmarshal(data, &s) == nil {
+			if err != nil || text != strings.Join(strings.Fields(s), " ") {
+				t.Fatalf("textOf(%s) = %q, %v", data, text, err)
+			}
+			again, _ := json.Marshal(text)
+			if t2, err := textOf(again); err != nil || t2 != text {
+				t.Fatalf("textOf(%s) = %q, and of %s %q, %v", data, text, again, t2, err)
+			}
+			return
+		}
+		key, kerr := consensus.DefaultKey(json.RawMessage(data))
+		if text != key || (err == nil) != (kerr == nil) {
+			t.Fatalf("textOf(%s) = %q, %v; its key %q, %v", data, text, err, key, kerr)
 		}
 	})
 }

@@ -1,10 +1,14 @@
 package trusta2a
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -149,4 +153,60 @@ type verdict struct{}
 
 func (verdict) Call(context.Context, *trust.Request) (*trust.Response, error) {
 	return &trust.Response{Status: trust.StatusValid, Confidence: 0.9, TraceID: "t"}, nil
+}
+
+// FuzzHandler sends any body over HTTP to the endpoint, naming any A2A
+// version in the A2A-Version header or query parameter: the handler
+// never panics, and answers a JSON-RPC response, a result or an error
+// whose code is in JSON-RPC's range of reserved codes (or, to a streaming
+// method, an event stream).
+func FuzzHandler(f *testing.F) {
+	for _, s := range []struct {
+		version string
+		query   bool
+		body    string
+	}{
+		{"1.0", false, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"Is it true that 17 * 3 = 51?"}]}}}`},
+		{"", false, `{"jsonrpc":"2.0","id":"a","method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"data","data":{"claimed_result":"51"}}]}}}`},
+		{"0.3.0", true, `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"id":"t"}}`},
+		{"2.0", false, `{"jsonrpc":"2.0","id":3,"method":"GetTask","params":{"id":"t"}}`},
+		{"1", true, `[]`},
+		{"", false, `{"jsonrpc":"2.0","id":4,"method":"ListTasks","params":{}}`},
+	} {
+		f.Add(s.version, s.query, []byte(s.body))
+	}
+	h, err := NewHandler(Config{Caller: verdict{}, MaxBodyBytes: 4096})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, version string, query bool, body []byte) {
+		r := httptest.NewRequest(http.MethodPost, "/a2a", bytes.NewReader(body))
+		if query {
+			r.URL.RawQuery = url.Values{versionHeader: {version}}.Encode()
+		} else if !strings.ContainsAny(version, "\r\n\x00") {
+			r.Header.Set(versionHeader, version)
+		}
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r.WithContext(trust.WithCaller(r.Context(), "fuzz")))
+		if strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
+			if w.Code != http.StatusOK {
+				t.Fatalf("an event stream with status %d", w.Code)
+			}
+			return
+		}
+		var resp struct {
+			JSONRPC string          `json:"jsonrpc"`
+			Result  json.RawMessage `json:"result"`
+			Error   *struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil || resp.JSONRPC != "2.0" || (resp.Result == nil) == (resp.Error == nil) {
+			t.Fatalf("%q (version %q): %d %q is not a JSON-RPC response (%v)", body, version, w.Code, w.Body, err)
+		}
+		if resp.Error != nil && (resp.Error.Code < -32768 || resp.Error.Code > -32000) {
+			t.Fatalf("%q (version %q): error code %d", body, version, resp.Error.Code)
+		}
+	})
 }

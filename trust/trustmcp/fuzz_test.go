@@ -1,6 +1,8 @@
 package trustmcp
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -8,6 +10,9 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/evm"
 )
 
 // arguments are the names of the tools' arguments, which an
@@ -150,6 +155,85 @@ func FuzzPaymentTerms(f *testing.F) {
 			t.Fatalf("terms %+v with error %v", pr, err)
 		case err == nil && (pr == nil || pr.X402Version != 2 || len(pr.Accepts) == 0):
 			t.Fatalf("PaymentTerms accepted %+v", pr)
+		}
+	})
+}
+
+// verifyingFacilitator counts the payments it verifies as valid.
+type verifyingFacilitator struct {
+	evm.Facilitator
+	valid int
+}
+
+func (f *verifyingFacilitator) Verify(ctx context.Context, p *x402.PaymentPayload, r x402.PaymentRequirements) (*x402.VerifyResponse, error) {
+	vr, err := f.Facilitator.Verify(ctx, p, r)
+	if err == nil && vr.IsValid {
+		f.valid++
+	}
+	return vr, err
+}
+
+// FuzzPaywallPayment sends any JSON as a tool call's payment
+// (_meta["x402/payment"], as the SDK decodes it) and any arguments: the
+// Paywall never panics, runs the tool only for a payment the facilitator
+// verified, answers a repeat of a paid call only with the result it
+// bought and its settlement, and answers every payment it refuses with a
+// tool error that carries the terms.
+func FuzzPaywallPayment(f *testing.F) {
+	offer, err := evm.USDC("base-sepolia", "0x000000000000000000000000000000000000dEaD", "$0.005")
+	if err != nil {
+		f.Fatal(err)
+	}
+	payer, err := evm.NewPayer("4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318")
+	if err != nil {
+		f.Fatal(err)
+	}
+	proof, err := payer.Pay(context.Background(), offer)
+	if err != nil {
+		f.Fatal(err)
+	}
+	signed, err := json.Marshal(x402.PaymentPayload{X402Version: x402.Version2, Accepted: offer, Payload: proof.Payload})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(signed, []byte(`{"claimed_result":"17 * 3 = 51"}`))
+	f.Add(bytes.Replace(signed, []byte(`"value":"5000"`), []byte(`"value":"5001"`), 1), []byte(`{"claimed_result":"x"}`))
+	f.Add([]byte(`{"x402Version":1,"scheme":"exact","network":"base-sepolia","payload":{"signature":"0x00"}}`), []byte(`{}`))
+	f.Add([]byte(`{"x402Version":2,"accepted":{"scheme":"exact","network":"eip155:84532","amount":"5000"},"payload":null,"extensions":{"payment-identifier":{"info":{"id":1}}}}`), []byte(`null`))
+	f.Add([]byte(`"a string"`), []byte(`[1]`))
+	fac := &verifyingFacilitator{}
+	pay, err := Paywall(PaywallConfig{Facilitator: fac, Prices: map[string]x402.Price{"validate_claim": {Accepts: []x402.PaymentRequirements{offer}}}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	ran := 0
+	h := pay(func(context.Context, string, mcp.Request) (mcp.Result, error) {
+		ran++
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "VALID"}}}, nil
+	})
+	f.Fuzz(func(t *testing.T, payment, args []byte) {
+		var v any
+		if json.Unmarshal(payment, &v) != nil {
+			return
+		}
+		ran, fac.valid = 0, 0
+		call := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "validate_claim", Arguments: args, Meta: mcp.Meta{MetaPayment: v}}}
+		res, err := h(context.Background(), "tools/call", call)
+		if err != nil {
+			t.Fatalf("%s: protocol error %v", payment, err)
+		}
+		ctr, ok := res.(*mcp.CallToolResult)
+		switch {
+		case !ok:
+			t.Fatalf("%s: result %T", payment, res)
+		case ran > 0 && fac.valid == 0:
+			t.Fatalf("%s: the tool ran on a payment the facilitator did not verify", payment)
+		case ran == 0 && !ctr.IsError && ctr.Meta[MetaPaymentResponse] == nil: // else a paid result delivered again
+			t.Fatalf("%s: no tool ran, and the answer is no error: %+v", payment, ctr)
+		case ran == 0 && fac.valid == 0:
+			if _, err := PaymentTerms(ctr); err != nil {
+				t.Fatalf("%s: refused without terms: %v", payment, err)
+			}
 		}
 	})
 }

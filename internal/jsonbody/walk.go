@@ -139,9 +139,14 @@ func typeErrorsIn(errs *[]problem.FieldError, path string, data json.RawMessage,
 	if t == nil || bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
 		return
 	}
-	fail := func(message string) {
+	fail := func(inner, message string) {
 		field := path
-		if field == "" {
+		switch {
+		case inner != "" && field != "":
+			field += "." + inner
+		case inner != "":
+			field = inner
+		case field == "":
 			field = "(body)"
 		}
 		*errs = append(*errs, problem.FieldError{Field: field, Rule: "type", Message: message})
@@ -150,7 +155,7 @@ func typeErrorsIn(errs *[]problem.FieldError, path string, data json.RawMessage,
 		if json.Unmarshal(data, v) == nil {
 			return true
 		}
-		fail("expected " + expected(t) + ", got " + jsonKind(data))
+		fail("", "expected "+expected(t)+", got "+jsonKind(data))
 		return false
 	}
 	switch {
@@ -189,19 +194,20 @@ func typeErrorsIn(errs *[]problem.FieldError, path string, data json.RawMessage,
 }
 
 // leafError decodes data alone into a value of type t and reports a type
-// error through fail.
-func leafError(data json.RawMessage, t reflect.Type, fail func(string)) {
+// error through fail, with the path inside data that a type decoding
+// itself names (its own members' type errors).
+func leafError(data json.RawMessage, t reflect.Type, fail func(inner, message string)) {
 	err := json.Unmarshal(data, reflect.New(t).Interface())
 	var typ *json.UnmarshalTypeError
 	var p *problem.Details
 	switch {
 	case err == nil:
 	case errors.As(err, &typ):
-		fail(typeMessage(typ))
+		fail(typ.Field, typeMessage(typ))
 	case errors.As(err, &p) && p.Status == http.StatusBadRequest && len(p.Errors) > 0:
-		fail(p.Errors[0].Message)
+		fail("", p.Errors[0].Message)
 	default:
-		fail(strings.TrimPrefix(err.Error(), "json: "))
+		fail("", strings.TrimPrefix(err.Error(), "json: "))
 	}
 }
 

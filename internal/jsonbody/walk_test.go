@@ -1,6 +1,7 @@
 package jsonbody_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -62,5 +63,34 @@ func TestZeros(t *testing.T) {
 		if diff := cmp.Diff(c.want, got); diff != "" {
 			t.Errorf("%s: zeros (-want +got):\n%s", c.body, diff)
 		}
+	}
+}
+
+// selfDecoded decodes itself through a struct of its own, as a payment
+// payload does: a type error inside it names its member.
+type selfDecoded struct{ Version int }
+
+func (e *selfDecoded) UnmarshalJSON(data []byte) error {
+	var inner struct {
+		Version int `json:"version"`
+	}
+	err := json.Unmarshal(data, &inner)
+	e.Version = inner.Version
+	return err
+}
+
+func TestUnmarshal_typeErrorInsideADecoder(t *testing.T) {
+	var v struct {
+		Payload selfDecoded `json:"payload"`
+	}
+	p := asProblem(t, jsonbody.Unmarshal([]byte(`{"payload":{"version":"2"}}`), &v))
+	want := []problem.FieldError{{Field: "payload.version", Rule: "type", Message: "expected a number, got string"}}
+	if diff := cmp.Diff(want, p.Errors); diff != "" {
+		t.Errorf("field errors (-want +got):\n%s", diff)
+	}
+	var top selfDecoded
+	p = asProblem(t, jsonbody.Unmarshal([]byte(`{"version":"2"}`), &top))
+	if len(p.Errors) != 1 || p.Errors[0].Field != "version" {
+		t.Errorf("field errors %+v, want one naming version", p.Errors)
 	}
 }

@@ -80,6 +80,22 @@ func sendBad(t *testing.T, srv *httptest.Server, c badInputCase) {
 	}
 }
 
+// newKeyedHandler serves router.NewHandler over loopback on an engine of
+// three sessions that answer VALID, with one API key, "k", and returns
+// the server and the sessions' recorder.
+func newKeyedHandler(t *testing.T) (*httptest.Server, *routertest.Recorder) {
+	t.Helper()
+	rec := routertest.NewRecorder(routertest.Verdict(router.VerdictValid))
+	h, err := router.NewHandler(newEngine(t, routertest.Sessions(1, 3, rec, rec, rec)),
+		router.WithAuthenticator(router.KeyAuthenticator(map[string]string{"k": "tests"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv, rec
+}
+
 // nested returns n arrays nested in one another.
 func nested(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
 
@@ -155,14 +171,7 @@ func TestHandler_badInput(t *testing.T) {
 // given, never a 500. A lone UTF-16 surrogate, which is no character and
 // which a decoder would replace with U+FFFD, is a 400 naming the member.
 func TestHandler_badInputInAnyValue(t *testing.T) {
-	rec := routertest.NewRecorder(routertest.Verdict(router.VerdictValid))
-	h, err := router.NewHandler(newEngine(t, routertest.Sessions(1, 3, rec, rec, rec)),
-		router.WithAuthenticator(router.KeyAuthenticator(map[string]string{"k": "tests"})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv, _ := newKeyedHandler(t)
 	huge := "1" + strings.Repeat("0", 500)
 	for _, body := range []string{
 		`{"claim":{"type":"summary","output":` + huge + `},"consensus":{"replicas":3}}`,

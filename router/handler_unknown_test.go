@@ -3,12 +3,8 @@ package router_test
 import (
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"github.com/vouchkit/vouch/router"
-	"github.com/vouchkit/vouch/router/routertest"
 )
 
 // TestHandler_unknownMember sends each route a body with a misspelt
@@ -16,14 +12,7 @@ import (
 // path, and none runs a job under the defaults the misspelling would
 // have left in place.
 func TestHandler_unknownMember(t *testing.T) {
-	rec := routertest.NewRecorder(routertest.Verdict(router.VerdictValid))
-	h, err := router.NewHandler(newEngine(t, routertest.Sessions(1, 3, rec, rec, rec)),
-		router.WithAuthenticator(router.KeyAuthenticator(map[string]string{"k": "tests"})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv, rec := newKeyedHandler(t)
 
 	claim := `"claim":{"type":"summary","output":"x"}`
 	for _, c := range []badInputCase{

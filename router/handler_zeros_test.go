@@ -4,14 +4,10 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/vouchkit/vouch/router"
-	"github.com/vouchkit/vouch/router/routertest"
 )
 
 // TestHandler_zerosAndEveryError checks over loopback that a member given
@@ -20,14 +16,7 @@ import (
 // the wrong type, an array's element by its index, then the unknown
 // members.
 func TestHandler_zerosAndEveryError(t *testing.T) {
-	rec := routertest.NewRecorder(routertest.Verdict(router.VerdictValid))
-	h, err := router.NewHandler(newEngine(t, routertest.Sessions(1, 3, rec, rec, rec)),
-		router.WithAuthenticator(router.KeyAuthenticator(map[string]string{"k": "tests"})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv, rec := newKeyedHandler(t)
 
 	claim := `"claim":{"type":"summary","output":"x"}`
 	type fieldRule struct{ Field, Rule string }

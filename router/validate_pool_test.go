@@ -3,14 +3,10 @@ package router_test
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/vouchkit/vouch/router"
-	"github.com/vouchkit/vouch/router/routertest"
 )
 
 // TestHandler_topLevelSessionPool checks that a version 3 body with
@@ -19,14 +15,7 @@ import (
 // other field errors; another unknown member, and a top-level
 // session_pool in version 2, are refused as unknown.
 func TestHandler_topLevelSessionPool(t *testing.T) {
-	rec := routertest.NewRecorder(routertest.Verdict(router.VerdictValid))
-	h, err := router.NewHandler(newEngine(t, routertest.Sessions(1, 3, rec, rec, rec)),
-		router.WithAuthenticator(router.KeyAuthenticator(map[string]string{"k": "tests"})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv, _ := newKeyedHandler(t)
 	misplaced := struct{ Field, Rule, Message string }{"session_pool", "misplaced", "belongs inside the consensus block: send it as consensus.session_pool"}
 	tests := []struct {
 		name, path, body string

@@ -253,8 +253,8 @@ func prepareCall(c Caller) func(*http.Request, []byte) (httpapi.Run, error) {
 		if err := jsonbody.Unmarshal(body, req); err != nil {
 			return nil, jsonbody.RefuseUnknown(err, body, req)
 		}
-		err := jsonbody.Refuse(req.Validate(), validate.Zeros(body, req))
-		if err := jsonbody.RefuseUnknown(err, body, req); err != nil {
+		unknown, zeros := jsonbody.Inspect(body, req)
+		if err := jsonbody.Refuse(jsonbody.Refuse(req.Validate(), validate.Zeros(zeros)), unknown); err != nil {
 			return nil, err
 		}
 		return func(ctx context.Context) (any, error) {

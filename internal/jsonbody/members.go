@@ -62,10 +62,8 @@ func Refuse(err error, errs []problem.FieldError) error {
 // itself is the type's to judge and is not looked into. The errors come
 // in the order of the paths.
 func Unknown(data []byte, v any) []problem.FieldError {
-	var errs []problem.FieldError
-	unknownIn(&errs, "", json.RawMessage(data), reflect.TypeOf(v))
-	slices.SortFunc(errs, func(a, b problem.FieldError) int { return strings.Compare(a.Field, b.Field) })
-	return errs
+	unknown, _ := Inspect(data, v)
+	return unknown
 }
 
 // decodesItself reports whether t, or a pointer to it, has a JSON or text
@@ -73,14 +71,6 @@ func Unknown(data []byte, v any) []problem.FieldError {
 func decodesItself(t reflect.Type) bool {
 	p := reflect.PointerTo(t)
 	return p.Implements(reflect.TypeFor[json.Unmarshaler]()) || p.Implements(reflect.TypeFor[encoding.TextUnmarshaler]())
-}
-
-func unknownIn(errs *[]problem.FieldError, path string, data json.RawMessage, t reflect.Type) {
-	walk(path, data, t, func(path, name string, _ reflect.StructField, known bool, _ json.RawMessage, fields fieldList) {
-		if !known {
-			*errs = append(*errs, unknownMember(path, name, fields))
-		}
-	})
 }
 
 // fieldList is the members of a struct as encoding/json decodes them.

@@ -13,19 +13,26 @@ import (
 	"github.com/vouchkit/vouch/problem"
 )
 
-// visitor is called by walk for each object member of a struct's JSON:
-// its path, the field it decodes into and its value, or known false with
-// the struct's fields when no field takes it.
+// visitor is called by a walker for each object member of a struct's
+// JSON: its path, the field it decodes into and its value, or known
+// false with the struct's fields when no field takes it.
 type visitor func(path, name string, f reflect.StructField, known bool, value json.RawMessage, fields fieldList)
 
-// walk calls visit for each member of every object of data, a JSON value
-// that encoding/json decodes into a value of type t, that encoding/json
-// decodes into a struct: members of nested structs, of the structs in
-// arrays and in maps. A value held by a map of any, an interface, a
-// json.RawMessage or a type that decodes itself is the type's to judge
-// and is not looked into; nor is a value whose JSON does not fit its
-// type (the type errors' to report).
-func walk(path string, data json.RawMessage, t reflect.Type, visit visitor) {
+// A walker visits the members of a JSON value against the type it
+// decodes into, reading each struct type's fields once.
+type walker struct {
+	visit  visitor
+	fields map[reflect.Type]fieldList
+}
+
+// walk calls w.visit for each member of every object of data, a JSON
+// value that encoding/json decodes into a value of type t, that
+// encoding/json decodes into a struct: members of nested structs, of the
+// structs in arrays and in maps. A value held by a map of any, an
+// interface, a json.RawMessage or a type that decodes itself is the
+// type's to judge and is not looked into; nor is a value whose JSON does
+// not fit its type (the type errors' to report).
+func (w *walker) walk(path string, data json.RawMessage, t reflect.Type) {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -38,12 +45,16 @@ func walk(path string, data json.RawMessage, t reflect.Type, visit visitor) {
 		if json.Unmarshal(data, &obj) != nil {
 			return
 		}
-		fields := knownFields(t)
+		fields, ok := w.fields[t]
+		if !ok {
+			fields = knownFields(t)
+			w.fields[t] = fields
+		}
 		for name, value := range obj {
 			f, ok := fields.find(name)
-			visit(path, name, f, ok, value, fields)
+			w.visit(path, name, f, ok, value, fields)
 			if ok {
-				walk(MemberPath(path, name), value, f.Type, visit)
+				w.walk(MemberPath(path, name), value, f.Type)
 			}
 		}
 	case reflect.Slice, reflect.Array:
@@ -52,7 +63,7 @@ func walk(path string, data json.RawMessage, t reflect.Type, visit visitor) {
 			return
 		}
 		for i, item := range items {
-			walk(path+"["+strconv.Itoa(i)+"]", item, t.Elem(), visit)
+			w.walk(path+"["+strconv.Itoa(i)+"]", item, t.Elem())
 		}
 	case reflect.Map:
 		var obj map[string]json.RawMessage
@@ -60,9 +71,15 @@ func walk(path string, data json.RawMessage, t reflect.Type, visit visitor) {
 			return
 		}
 		for name, value := range obj {
-			walk(MemberPath(path, name), value, t.Elem(), visit)
+			w.walk(MemberPath(path, name), value, t.Elem())
 		}
 	}
+}
+
+// walk walks data against the type of v, calling visit.
+func walk(data []byte, v any, visit visitor) {
+	w := &walker{visit: visit, fields: make(map[reflect.Type]fieldList)}
+	w.walk("", json.RawMessage(data), reflect.TypeOf(v))
 }
 
 // A Member is an object member of a JSON body and the struct field it
@@ -75,45 +92,76 @@ type Member struct {
 	Field reflect.StructField
 }
 
-// Zeros returns, in the order of their paths, the members of data, a JSON
-// value that decodes into v, that give the zero value of a field that
-// encoding/json leaves out when it is zero (`json:",omitempty"`): a
-// string, number or session id field, not a pointer, given "" or 0. Such
-// a member reads as absent once decoded, so a door that took it would
-// answer with the default in silence; [valid.Validator.Zeros] refuses
-// those the field's own rules refuse.
-func Zeros(data []byte, v any) []Member {
-	var zeros []Member
-	walk("", json.RawMessage(data), reflect.TypeOf(v), func(path, name string, f reflect.StructField, known bool, value json.RawMessage, _ fieldList) {
-		if known && omittedWhenZero(f) && decodesToZero(value, f.Type) {
+// Inspect reads data, a JSON value that decodes into v, once, and
+// returns, each in the order of their paths, what [Unknown] returns (a
+// field error for each member v has no field for), and the members that
+// give the zero value to a field that encoding/json leaves out when it
+// is zero (`json:",omitempty"`): a string, number or session id field,
+// not a pointer, given "" or 0. Such a member reads as absent once
+// decoded, so a door that took it would answer with the default in
+// silence; [valid.Validator.Zeros] refuses those the field's own rules
+// refuse. A door calls Inspect once per body.
+func Inspect(data []byte, v any) (unknown []problem.FieldError, zeros []Member) {
+	walk(data, v, func(path, name string, f reflect.StructField, known bool, value json.RawMessage, fields fieldList) {
+		switch {
+		case !known:
+			unknown = append(unknown, unknownMember(path, name, fields))
+		case omittedWhenZero(f) && decodesToZero(value, f.Type):
 			zeros = append(zeros, Member{Path: MemberPath(path, name), Field: f})
 		}
 	})
+	slices.SortFunc(unknown, func(a, b problem.FieldError) int { return strings.Compare(a.Field, b.Field) })
 	slices.SortFunc(zeros, func(a, b Member) int { return strings.Compare(a.Path, b.Path) })
-	return zeros
+	return unknown, zeros
 }
 
 // omittedWhenZero reports whether f is a string or number field, not a
 // pointer, that encoding/json leaves out when it is zero.
 func omittedWhenZero(f reflect.StructField) bool {
-	_, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-	if !slices.Contains(strings.Split(opts, ","), "omitempty") {
-		return false
-	}
 	switch f.Type.Kind() {
 	case reflect.String,
 		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
 		reflect.Float32, reflect.Float64:
-		return true
+	default:
+		return false
+	}
+	_, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+	for opt := range strings.SplitSeq(opts, ",") {
+		if opt == "omitempty" {
+			return true
+		}
 	}
 	return false
+}
+
+// mayBeZero reports whether b, a JSON value, can be the zero of a
+// string, number or session id: a string of no character but 0 ("",
+// "0"), or a number whose digits before its exponent are all 0. It spares decoding every
+// other value.
+func mayBeZero(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	if b[0] == '"' {
+		return len(b) >= 2 && len(bytes.Trim(b[1:len(b)-1], "0")) == 0
+	}
+	for _, c := range b {
+		switch c {
+		case '-', '0', '.':
+		case 'e', 'E':
+			return true
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // decodesToZero reports whether value, not null, decodes into the zero
 // value of t.
 func decodesToZero(value json.RawMessage, t reflect.Type) bool {
-	if bytes.Equal(bytes.TrimSpace(value), []byte("null")) {
+	if !mayBeZero(bytes.TrimSpace(value)) {
 		return false
 	}
 	p := reflect.New(t)

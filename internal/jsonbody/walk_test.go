@@ -2,6 +2,7 @@ package jsonbody_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -55,9 +56,12 @@ func TestZeros(t *testing.T) {
 		{`{"steps":"0"}`, nil}, // a type error, not a zero
 		{`{"nested":[{"size":1},{"size":0}]}`, []string{"nested[1].size"}},
 		{`{"MODE":""}`, []string{"MODE"}}, // encoding/json matches it to mode
+		{`{"ratio":0.` + strings.Repeat("0", 100) + `,"steps":-0}`, []string{"ratio", "steps"}},
+		{`{"ratio":0.` + strings.Repeat("0", 100) + `1,"mode":"0"}`, nil},
 	} {
 		var got []string
-		for _, m := range jsonbody.Zeros([]byte(c.body), &options{}) {
+		_, zeros := jsonbody.Inspect([]byte(c.body), &options{})
+		for _, m := range zeros {
 			got = append(got, m.Path)
 		}
 		if diff := cmp.Diff(c.want, got); diff != "" {

@@ -11,16 +11,16 @@ import (
 	"github.com/vouchkit/vouch/problem"
 )
 
-// Zeros returns a field error for each member of data, a JSON body that
-// decodes into s, that gives "" or 0 to a field that reads as absent when
-// zero (see [jsonbody.Zeros]) and whose own rules, `omitempty` aside,
-// refuse that value: {"max_steps":0} where max_steps is 1 to 10,000 and
-// absent means the server's default. Struct checks skip such a field as
-// absent, so a door that took the member would answer with the default
-// in silence. Each message says to leave the member out instead.
-func (v *Validator) Zeros(data []byte, s any) []problem.FieldError {
+// Zeros returns a field error for each of zeros, members of a JSON body
+// that give "" or 0 to a field that reads as absent when zero (see
+// [jsonbody.Inspect]), whose own rules, `omitempty` aside, refuse that
+// value: {"max_steps":0} where max_steps is 1 to 10,000 and absent means
+// the server's default. Struct checks skip such a field as absent, so a
+// door that took the member would answer with the default in silence.
+// Each message says to leave the member out instead.
+func (v *Validator) Zeros(zeros []jsonbody.Member) []problem.FieldError {
 	var errs []problem.FieldError
-	for _, m := range jsonbody.Zeros(data, s) {
+	for _, m := range zeros {
 		rules, ok := strings.CutPrefix(m.Field.Tag.Get("validate"), "omitempty,")
 		if !ok || crossField(rules) {
 			continue

@@ -111,8 +111,9 @@
 //   - An invalid proof header is a 400 problem (RFC 9457); an unreachable
 //     facilitator or replay store is a 503 problem, which clients retry
 //     with the same proof. A priced request whose Idempotency-Key is sent
-//     empty or more than once is a 400 problem before its payment is
-//     looked at, since a proof is bound to its request's one key.
+//     empty, more than once or not as 1 to 255 visible ASCII characters
+//     is a 400 problem before its payment is looked at, since a proof is
+//     bound to its request's one key.
 //   - Authorizations of the exact EVM scheme are named for replay by
 //     network, asset, payer and nonce, and held until their validBefore.
 //

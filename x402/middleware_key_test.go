@@ -47,7 +47,7 @@ func TestMiddleware_ambiguousIdempotencyKey(t *testing.T) {
 		detail string
 	}{
 		{"sent twice", []string{"dupA", "dupB"}, "Idempotency-Key is sent 2 times; send one key"},
-		{"empty", []string{""}, "Idempotency-Key is empty; send a key, or no Idempotency-Key header"},
+		{"empty", []string{""}, "Idempotency-Key is empty; send 1 to 255 visible ASCII characters, or no Idempotency-Key header"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			resp, body := post(tt.keys)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/problem"
 )
 
@@ -103,7 +104,10 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		price.Discovery = price.Discovery.of(r.Method)
 	}
 	w.Header().Add("Access-Control-Expose-Headers", exposed)
-	if p := idempotencyKeyProblem(r.Header); p != nil {
+	// A proof is bound to its request's key (a repeat gets the answer it
+	// bought only with the same key): a key sent empty, twice or of
+	// another form is refused before the payment is looked at.
+	if _, p := httpapi.IdempotencyKey(r.Header); p != nil {
 		writeProblem(w, r, p)
 		return
 	}

@@ -53,7 +53,7 @@ type paidReplayer struct {
 func (h *paidReplayer) ServeReplay(w http.ResponseWriter, r *http.Request) bool {
 	s, ctx := h.s, r.Context()
 	info := s.namePaid(r)
-	key, p := idempotencyKey(r.Header)
+	key, p := IdempotencyKey(r.Header)
 	if p != nil || key == "" {
 		return false
 	}

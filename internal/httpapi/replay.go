@@ -139,12 +139,12 @@ func scopedKey(scope, key string) string {
 	return strconv.Itoa(len(scope)) + ":" + scope + ":" + key
 }
 
-// idempotencyKey returns the Idempotency-Key of h, "" when h has none, or
+// IdempotencyKey returns the Idempotency-Key of h, "" when h has none, or
 // the 400 problem of one that is sent empty, more than once, or not 1 to
 // 255 visible ASCII characters: such a header is refused rather than read
 // as no key, or as its first copy, so that a retry never runs the call
 // again for want of a key the client thought it sent.
-func idempotencyKey(h http.Header) (string, *problem.Details) {
+func IdempotencyKey(h http.Header) (string, *problem.Details) {
 	vals, ok := h[HeaderIdempotencyKey]
 	switch {
 	case !ok:

@@ -41,7 +41,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, prepare func(*htt
 		writeStored(w, s.execute(r, run))
 		return
 	}
-	key, p := idempotencyKey(r.Header)
+	key, p := IdempotencyKey(r.Header)
 	if p != nil {
 		WriteProblem(w, r, p)
 		return

@@ -54,7 +54,7 @@ func (w *walker) walk(path string, data json.RawMessage, t reflect.Type) {
 			f, ok := fields.find(name)
 			w.visit(path, name, f, ok, value, fields)
 			if ok {
-				w.walk(MemberPath(path, name), value, f.Type)
+				w.walk(MemberPath(path, f.Name), value, f.Type)
 			}
 		}
 	case reflect.Slice, reflect.Array:
@@ -86,7 +86,9 @@ func walk(data []byte, v any, visit visitor) {
 // decodes into.
 type Member struct {
 	// Path is the member's JSON path, as field errors name it
-	// (consensus.replicas).
+	// (consensus.replicas): each member by its field's JSON name, also
+	// when the body wrote it in another case (Consensus.Replicas), which
+	// encoding/json accepts.
 	Path string
 	// Field is the field; its Name is the member's JSON name.
 	Field reflect.StructField
@@ -107,7 +109,7 @@ func Inspect(data []byte, v any) (unknown []problem.FieldError, zeros []Member) 
 		case !known:
 			unknown = append(unknown, unknownMember(path, name, fields))
 		case omittedWhenZero(f) && decodesToZero(value, f.Type):
-			zeros = append(zeros, Member{Path: MemberPath(path, name), Field: f})
+			zeros = append(zeros, Member{Path: MemberPath(path, f.Name), Field: f})
 		}
 	})
 	slices.SortFunc(unknown, func(a, b problem.FieldError) int { return strings.Compare(a.Field, b.Field) })
@@ -172,7 +174,9 @@ func decodesToZero(value json.RawMessage, t reflect.Type) bool {
 // that encoding/json cannot decode into its place in a value of type t,
 // in the order of their paths: every one, where encoding/json reports the
 // first, and an array's element by its index (consensus.session_pool[3]),
-// where encoding/json names the array.
+// where encoding/json names the array. A member is named by its field's
+// JSON name, as encoding/json names it, whatever case the body wrote it
+// in.
 func typeErrors(data []byte, t reflect.Type) []problem.FieldError {
 	var errs []problem.FieldError
 	typeErrorsIn(&errs, "", json.RawMessage(data), t)
@@ -217,7 +221,7 @@ func typeErrorsIn(errs *[]problem.FieldError, path string, data json.RawMessage,
 		fields := knownFields(t)
 		for name, value := range obj {
 			if f, ok := fields.find(name); ok {
-				typeErrorsIn(errs, MemberPath(path, name), value, f.Type)
+				typeErrorsIn(errs, MemberPath(path, f.Name), value, f.Type)
 			}
 		}
 	case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:

@@ -28,6 +28,22 @@ func TestUnmarshal_everyTypeError(t *testing.T) {
 	}
 }
 
+// TestUnmarshal_typeErrorNamesTheField checks that a member written in
+// another case than its field's JSON name, which encoding/json accepts,
+// is named by the field's name: a path is the wire's, not the input's
+// spelling.
+func TestUnmarshal_typeErrorNamesTheField(t *testing.T) {
+	var v Outer
+	p := asProblem(t, jsonbody.Unmarshal([]byte(`{"COUNT": "5", "Items": [{"FLAG": 1}]}`), &v))
+	want := []problem.FieldError{
+		{Field: "count", Rule: "type", Message: "expected a number, got string"},
+		{Field: "items[0].flag", Rule: "type", Message: "expected a boolean, got number"},
+	}
+	if diff := cmp.Diff(want, p.Errors); diff != "" {
+		t.Errorf("field errors (-want +got):\n%s", diff)
+	}
+}
+
 // options has members that read as absent when zero, and others that do
 // not.
 type options struct {
@@ -55,7 +71,7 @@ func TestZeros(t *testing.T) {
 		{`{"mode":null,"steps":null}`, nil},
 		{`{"steps":"0"}`, nil}, // a type error, not a zero
 		{`{"nested":[{"size":1},{"size":0}]}`, []string{"nested[1].size"}},
-		{`{"MODE":""}`, []string{"MODE"}}, // encoding/json matches it to mode
+		{`{"MODE":""}`, []string{"mode"}}, // encoding/json matches it to mode
 		{`{"ratio":0.` + strings.Repeat("0", 100) + `,"steps":-0}`, []string{"ratio", "steps"}},
 		{`{"ratio":0.` + strings.Repeat("0", 100) + `1,"mode":"0"}`, nil},
 	} {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/vouchkit/vouch/internal/jsonbody"
@@ -289,8 +288,8 @@ func (a args) factcheck() (*router.FactcheckRequest, error) {
 			Allowed: []string{string(router.FactcheckStandard), string(router.FactcheckRealtime)}}
 	}
 	if a.has("replicas") {
-		n, err := strconv.Atoi(strings.Trim(string(a["replicas"]), `"`))
-		if err != nil || n != 3 && n != 5 {
+		var n int // a number, as the MCP tool's schema has it: "5" is refused
+		if err := json.Unmarshal(a["replicas"], &n); err != nil || n != 3 && n != 5 {
 			return nil, &InputError{Argument: "replicas", Message: "must be 3 or 5, got " + string(a["replicas"]), Allowed: []string{"3", "5"}}
 		}
 		req.Consensus.Replicas = n

@@ -206,6 +206,7 @@ func TestMessageSend_badInput(t *testing.T) {
 		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"skill": "arbitrate", "claimed_result": "x"}}}, "dispute_context: is required"},
 		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"claimed_result": "x", "receipt": "always"}}}, `receipt: unknown receipt mode "always"`},
 		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"claim": "17 * 3 = 51", "replicas": 4}}}, "replicas: must be 3 or 5"},
+		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"claim": "17 * 3 = 51", "replicas": "5"}}}, `replicas: must be 3 or 5, got "5"`},
 		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"claim": 51}}}, "claim: must be a string"},
 		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"claim": "a"}}, a2a.DataPart{Data: map[string]any{"claim": "b"}}}, "2 data parts"},
 		{[]a2a.Part{a2a.FilePart{File: a2a.FileURI{URI: "https://example.com/claim.txt"}}}, "parts: a a2a.FilePart is not read"},

@@ -314,16 +314,16 @@ func (pw *paywall) gatedRepeat(w http.ResponseWriter, r *http.Request, price Pri
 		}
 	}
 	if err != nil {
-		pw.unavailable(w, "outcome store", err)
+		pw.unavailable(w, r, "outcome store", err)
 		return
 	}
 	if !ok || o.Delivered && o.Request != paidRequest(r, p) {
-		pw.require(w, price, res, msgUsed, nil)
+		pw.require(w, r, price, res, msgUsed, nil)
 		return
 	}
 	if o.Settlement != nil { // a delivery's, or an escrow's void
 		if err := setSettlement(w.Header(), o.Settlement, p.X402Version); err != nil {
-			pw.unavailable(w, "encoding the settlement", err)
+			pw.unavailable(w, r, "encoding the settlement", err)
 			return
 		}
 	}

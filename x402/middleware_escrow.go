@@ -227,9 +227,9 @@ func (pw *paywall) serveEscrow(w http.ResponseWriter, r *http.Request, next http
 	payment, err := pw.escrow.Hold(ctx, p, offer, payer)
 	if he := (*EscrowHoldError)(nil); errors.As(err, &he) {
 		if he.Err != nil {
-			pw.unavailable(w, "escrow ledger", he.Err)
+			pw.unavailable(w, r, "escrow ledger", he.Err)
 		} else {
-			pw.require(w, price, res, he.Reason, he.Settlement)
+			pw.require(w, r, price, res, he.Reason, he.Settlement)
 		}
 		return he.Asked
 	}
@@ -334,7 +334,7 @@ func (pw *paywall) finish(ctx context.Context, w http.ResponseWriter, r *http.Re
 		return delivered
 	}
 	if err := setSettlement(w.Header(), &sr, p.X402Version); err != nil {
-		pw.unavailable(w, "encoding the settlement", err)
+		pw.unavailable(w, r, "encoding the settlement", err)
 		return false
 	}
 	writeBuffered(w, response)

@@ -250,6 +250,33 @@ func TestMiddleware_facilitatorDownIs503(t *testing.T) {
 	}
 }
 
+// TestMiddleware_503NamesTheRequest: behind a server that names each
+// request on X-Request-Id, the 503 problem carries that id and the path,
+// as every other problem of the server does.
+func TestMiddleware_503NamesTheRequest(t *testing.T) {
+	mw, err := x402.Middleware(x402.MiddlewareConfig{
+		Facilitator: &downFacilitator{&evm.Facilitator{}},
+		Routes:      map[string]x402.Price{"POST /paid": {Accepts: []x402.PaymentRequirements{offer(t)}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paid := mw(http.HandlerFunc(echo))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Request-Id", "req-7")
+		paid.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	resp := send(t, srv.URL, x402.HeaderPaymentSignature, proof(t, 2, nil))
+	var got problem.Details
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusServiceUnavailable || got.RequestID != "req-7" || got.Instance != "/paid" || got.Code != problem.CodeUnavailable {
+		t.Errorf("status %d, problem %+v; want 503 unavailable with request_id req-7 and instance /paid", resp.StatusCode, got)
+	}
+}
+
 func TestMiddleware_config(t *testing.T) {
 	good := func(t *testing.T) map[string]x402.Price {
 		return map[string]x402.Price{"/paid": {Accepts: []x402.PaymentRequirements{offer(t)}}}

@@ -265,7 +265,7 @@ func (pw *paywall) serveIdentified(w http.ResponseWriter, r *http.Request, id st
 	}
 	switch {
 	case err != nil:
-		pw.unavailable(w, "payment id store", err)
+		pw.unavailable(w, r, "payment id store", err)
 		return
 	case !fresh && rec.Request != request:
 		writeProblem(w, r, problem.Newf(http.StatusConflict, problem.CodeConflict, "payment id %q was sent with another payment or request", id))
@@ -277,7 +277,7 @@ func (pw *paywall) serveIdentified(w http.ResponseWriter, r *http.Request, id st
 		pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: response delivered again by payment id", slog.String("id", id))
 		if rec.Settlement != nil {
 			if err := setSettlement(w.Header(), rec.Settlement, p.X402Version); err != nil {
-				pw.unavailable(w, "encoding the settlement", err)
+				pw.unavailable(w, r, "encoding the settlement", err)
 				return
 			}
 		}

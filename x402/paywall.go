@@ -92,11 +92,11 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		// Checked per request, as Middleware checks Routes once: a price
 		// no payer could pay in time is a server error, not a 402.
 		if err := checkPrice(price, pw.cfg.SettleTimeout, pw.cfg.MaxValidity); err != nil {
-			pw.unavailable(w, "pricing", err)
+			pw.unavailable(w, r, "pricing", err)
 			return
 		}
 		if err := checkEscrow(price, pw.cfg.Escrow, pw.cfg.SettleTimeout, pw.cfg.MaxValidity); err != nil {
-			pw.unavailable(w, "pricing", err)
+			pw.unavailable(w, r, "pricing", err)
 			return
 		}
 	}
@@ -117,7 +117,7 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		name, value = HeaderXPayment, r.Header.Get(HeaderXPayment)
 	}
 	if value == "" {
-		pw.require(w, price, res, msgNoProof, nil)
+		pw.require(w, r, price, res, msgNoProof, nil)
 		return
 	}
 	p, err := DecodePaymentPayload(value)
@@ -156,18 +156,18 @@ func (pw *paywall) pay(w http.ResponseWriter, r *http.Request, next http.Handler
 	}
 	offer, vr, ok, err := pw.choose(ctx, offers, p, now)
 	if err != nil {
-		pw.unavailable(w, "facilitator verify", err)
+		pw.unavailable(w, r, "facilitator verify", err)
 		return
 	}
 	if !ok {
-		pw.require(w, price, res, msgNoOffer, nil)
+		pw.require(w, r, price, res, msgNoOffer, nil)
 		return
 	}
 	if offer.Scheme == SchemeAuthCapture {
 		// The payer signed the deadlines of the 402 answer it read.
 		var reason string
 		if offer, reason = pw.escrow.Terms(offer, p.Accepted, price, now); reason != "" {
-			pw.require(w, price, res, reason, nil)
+			pw.require(w, r, price, res, reason, nil)
 			return
 		}
 		vr = nil // verified below against these deadlines
@@ -175,14 +175,14 @@ func (pw *paywall) pay(w http.ResponseWriter, r *http.Request, next http.Handler
 	if vb, text, ok := validBefore(p); ok {
 		if limit := now.Add(pw.cfg.MaxValidity); time.Unix(vb, 0).After(limit) {
 			// Its record would have to outlive what the stores keep.
-			pw.require(w, price, res, fmt.Sprintf("%s: the authorization may stay valid for at most %s: validBefore %s is after %d", reasonValidityTooLong, pw.cfg.MaxValidity, truncate(text, 40), limit.Unix()), nil)
+			pw.require(w, r, price, res, fmt.Sprintf("%s: the authorization may stay valid for at most %s: validBefore %s is after %d", reasonValidityTooLong, pw.cfg.MaxValidity, truncate(text, 40), limit.Unix()), nil)
 			return
 		}
 	}
 	key, until := replayKey(p, offer, now)
 	fresh, err := pw.replay.Reserve(ctx, key, now, until)
 	if err != nil {
-		pw.unavailable(w, "replay store", err)
+		pw.unavailable(w, r, "replay store", err)
 		return
 	}
 	if !fresh && (price.Gate != nil || offer.Scheme == SchemeAuthCapture) {
@@ -205,20 +205,20 @@ func (pw *paywall) pay(w http.ResponseWriter, r *http.Request, next http.Handler
 			if pw.answerStored(w, r, rp, p, offer, vr) {
 				return // an answer from the store needs no settlement
 			}
-			pw.require(w, price, res, fmt.Sprintf("%s: the authorization must stay valid through the route's time budget and settlement: validBefore %d is before %d", reasonValidity, vb, need.Unix()), nil)
+			pw.require(w, r, price, res, fmt.Sprintf("%s: the authorization must stay valid through the route's time budget and settlement: validBefore %d is before %d", reasonValidity, vb, need.Unix()), nil)
 			return
 		}
 	}
 	if vr == nil {
 		vr, err = pw.cfg.Facilitator.Verify(ctx, p, offer)
 		if err != nil {
-			pw.unavailable(w, "facilitator verify", err)
+			pw.unavailable(w, r, "facilitator verify", err)
 			return
 		}
 	}
 	if !vr.IsValid {
 		pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: payment invalid", slog.String("reason", vr.InvalidReason), slog.String("payer", vr.Payer))
-		pw.require(w, price, res, joinReason(vr.InvalidReason, vr.InvalidMessage), nil)
+		pw.require(w, r, price, res, joinReason(vr.InvalidReason, vr.InvalidMessage), nil)
 		return
 	}
 
@@ -301,7 +301,7 @@ func (pw *paywall) settle(w http.ResponseWriter, r *http.Request, price Price, r
 		sr = &SettleResponse{ErrorReason: "unexpected_settle_error", ErrorMessage: "the facilitator could not settle the payment", Network: offer.Network, Payer: payer}
 	}
 	if !sr.Success {
-		pw.require(w, price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr)
+		pw.require(w, r, price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr)
 		return nil, false
 	}
 	if sr.Payer == "" {
@@ -318,7 +318,7 @@ func (pw *paywall) settle(w http.ResponseWriter, r *http.Request, price Price, r
 		}
 	}
 	if err := setSettlement(w.Header(), sr, p.X402Version); err != nil {
-		pw.unavailable(w, "encoding the settlement", err)
+		pw.unavailable(w, r, "encoding the settlement", err)
 		return nil, false
 	}
 	return sr, true
@@ -329,7 +329,7 @@ func (pw *paywall) settle(w http.ResponseWriter, r *http.Request, price Price, r
 // the handler still has the answer, and with 402 otherwise.
 func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, price Price, res ResourceInfo, p *PaymentPayload, offer PaymentRequirements, key string, now time.Time) {
 	if rp == nil || r.Header.Get(HeaderIdempotencyKey) == "" {
-		pw.require(w, price, res, msgUsed, nil)
+		pw.require(w, r, price, res, msgUsed, nil)
 		return
 	}
 	ctx := r.Context()
@@ -345,11 +345,11 @@ func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, p
 		}
 	}
 	if err != nil {
-		pw.unavailable(w, "replay store", err)
+		pw.unavailable(w, r, "replay store", err)
 		return
 	}
 	if !ok || sp.Request != paidRequest(r, p) {
-		pw.require(w, price, res, msgUsed, nil)
+		pw.require(w, r, price, res, msgUsed, nil)
 		return
 	}
 	// The handler sees the payer of the first use, as it did then, so
@@ -357,12 +357,12 @@ func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, p
 	vp := &VerifiedPayment{Payer: sp.Settlement.Payer, Offer: offer, Payload: p, Settlement: &sp.Settlement}
 	rec := &recorder{header: make(http.Header)}
 	if !rp.ServeReplay(rec, r.WithContext(context.WithValue(ctx, verifiedCtx{}, vp))) || rec.status >= 400 {
-		pw.require(w, price, res, msgUsed, nil)
+		pw.require(w, r, price, res, msgUsed, nil)
 		return
 	}
 	pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: answer delivered again", slog.String("transaction", sp.Settlement.Transaction), slog.String("payer", sp.Settlement.Payer))
 	if err := setSettlement(w.Header(), &sp.Settlement, p.X402Version); err != nil {
-		pw.unavailable(w, "encoding the settlement", err)
+		pw.unavailable(w, r, "encoding the settlement", err)
 		return
 	}
 	rec.copyTo(w)
@@ -370,7 +370,7 @@ func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, p
 
 // require answers 402 with the terms of price in both versions, and with
 // the settlement when one failed; no cache keeps it.
-func (pw *paywall) require(w http.ResponseWriter, price Price, res ResourceInfo, reason string, sr *SettleResponse) {
+func (pw *paywall) require(w http.ResponseWriter, r *http.Request, price Price, res ResourceInfo, reason string, sr *SettleResponse) {
 	pw.tel.refused(reason, sr)
 	v2 := PaymentRequired{X402Version: Version2, Error: reason, Resource: &res, Accepts: make([]PaymentRequirements, len(price.Accepts))}
 	v1 := PaymentRequiredV1{X402Version: Version1, Error: reason, Accepts: make([]PaymentRequirementsV1, len(price.Accepts))}
@@ -386,7 +386,7 @@ func (pw *paywall) require(w http.ResponseWriter, price Price, res ResourceInfo,
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
 	if err := price.describe(&v2, &v1); err != nil {
-		pw.unavailable(w, "describing the route", err)
+		pw.unavailable(w, r, "describing the route", err)
 		return
 	}
 	if price.PaymentIdentifier != nil {
@@ -397,19 +397,19 @@ func (pw *paywall) require(w http.ResponseWriter, price Price, res ResourceInfo,
 	}
 	value, err := EncodeHeader(v2)
 	if err != nil {
-		pw.unavailable(w, "encoding the terms", err)
+		pw.unavailable(w, r, "encoding the terms", err)
 		return
 	}
 	h.Set(HeaderPaymentRequired, value)
 	if sr != nil {
 		if err := setSettlement(h, sr, Version1); err != nil {
-			pw.unavailable(w, "encoding the settlement", err)
+			pw.unavailable(w, r, "encoding the settlement", err)
 			return
 		}
 	}
 	body, err := json.Marshal(v1)
 	if err != nil {
-		pw.unavailable(w, "encoding the terms", err)
+		pw.unavailable(w, r, "encoding the terms", err)
 		return
 	}
 	h.Set("Content-Type", "application/json")
@@ -417,9 +417,11 @@ func (pw *paywall) require(w http.ResponseWriter, price Price, res ResourceInfo,
 	w.Write(append(body, '\n'))
 }
 
-func (pw *paywall) unavailable(w http.ResponseWriter, step string, err error) {
-	pw.log.LogAttrs(context.Background(), slog.LevelError, "x402: "+step, slog.String("error", err.Error()))
-	problem.Write(w, problem.Newf(http.StatusServiceUnavailable, problem.CodeUnavailable, "payment processing unavailable: %s failed", step))
+// unavailable answers r with 503: step failed with err, which is logged
+// and not shown.
+func (pw *paywall) unavailable(w http.ResponseWriter, r *http.Request, step string, err error) {
+	pw.log.LogAttrs(r.Context(), slog.LevelError, "x402: "+step, slog.String("error", err.Error()))
+	writeProblem(w, r, problem.Newf(http.StatusServiceUnavailable, problem.CodeUnavailable, "payment processing unavailable: %s failed", step))
 }
 
 // setSettlement puts sr in PAYMENT-RESPONSE, and for version 1 also in

@@ -21,14 +21,16 @@ const DefaultLimit = 1 << 20
 // Decode reads one JSON value of at most limit bytes from r into v. Unknown
 // object members are ignored (forward compatibility); trailing data after
 // the value, bytes that are not UTF-8, a string escaping a lone UTF-16
-// surrogate (such as "\ud800" unpaired), nesting deeper than [MaxDepth]
-// and an object that repeats a member name are errors. Errors are
+// surrogate (such as "\ud800" unpaired), nesting deeper than [MaxDepth],
+// an object that repeats a member name and one that gives a field two
+// members, such as "claim" and "Claim" (encoding/json matches names
+// regardless of case and would keep the last), are errors. Errors are
 // *problem.Details: 413 when the body is larger than limit; 400 with code
 // malformed_json and the byte offset (counted from 0) of the first wrong
 // byte for malformed JSON, trailing data, invalid UTF-8 or too deep
 // nesting; 400 with code invalid_request naming the JSON field path for a
-// value of the wrong type (rule "type"), a repeated member name (rule
-// "unique") or a lone surrogate (rule "unicode").
+// value of the wrong type (rule "type"), a repeated member name or field
+// (rule "unique") or a lone surrogate (rule "unicode").
 func Decode(r io.Reader, limit int64, v any) error {
 	body, err := read(r, limit)
 	if err != nil {
@@ -81,7 +83,14 @@ func Unmarshal(data []byte, v any) error {
 		end += int64(len(rest) - len(bytes.TrimLeft(rest, " \t\r\n")))
 		return problem.Newf(http.StatusBadRequest, problem.CodeMalformedJSON, "unexpected data after the JSON value at byte offset %d", end)
 	}
-	return checkStructure(data)
+	folds, err := checkStructure(data)
+	if err != nil || !folds {
+		return err
+	}
+	if errs := sameField(data, v); len(errs) > 0 {
+		return problem.Invalid(errs)
+	}
+	return nil
 }
 
 // describe turns an error of decoding data into a value of type target

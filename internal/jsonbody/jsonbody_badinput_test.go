@@ -200,3 +200,59 @@ func TestUnmarshal_duplicateUnusualNames(t *testing.T) {
 		}
 	}
 }
+
+// TestUnmarshal_sameFieldTwice: two members whose names differ only in
+// case name one field, and encoding/json would keep the last in silence;
+// they are refused by the field's path, while one member in another
+// case, or keys of a map that differ in case, are taken.
+func TestUnmarshal_sameFieldTwice(t *testing.T) {
+	type claim struct {
+		Output string `json:"output"`
+		Type   string `json:"type,omitempty"`
+	}
+	type request struct {
+		Claim    claim          `json:"claim"`
+		Steps    []claim        `json:"steps,omitempty"`
+		Metadata map[string]any `json:"metadata,omitempty"`
+	}
+	tests := []struct {
+		body string
+		want []problem.FieldError // nil: accepted
+	}{
+		{body: `{"Claim":{"OUTPUT":"x"}}`},
+		{body: `{"claim":{"output":"x"},"metadata":{"a":1,"A":2}}`},
+		{body: `{"claim":{"output":"x"},"steps":[{"output":"a"},{"Output":"b"}]}`},
+		{
+			body: `{"claim":{"output":"x"},"Claim":{"output":"y"}}`,
+			want: []problem.FieldError{{Field: "claim", Rule: "unique", Message: `members "Claim" and "claim" name the same field, as names match regardless of case: send it once`}},
+		},
+		{ // the members of the two claims are not looked into
+			body: `{"claim":{"Output":"x"},"CLAIM":{"output":"y"},"cLaim":{}}`,
+			want: []problem.FieldError{{Field: "claim", Rule: "unique", Message: `members "CLAIM", "cLaim" and "claim" name the same field, as names match regardless of case: send it once`}},
+		},
+		{
+			body: `{"claim":{"output":"x","Type":"a","type":"b"},"steps":[{"output":"a"},{"output":"b","OutPut":"c"}]}`,
+			want: []problem.FieldError{
+				{Field: "claim.type", Rule: "unique", Message: `members "Type" and "type" name the same field, as names match regardless of case: send it once`},
+				{Field: "steps[1].output", Rule: "unique", Message: `members "OutPut" and "output" name the same field, as names match regardless of case: send it once`},
+			},
+		},
+		{ // U+017F LATIN SMALL LETTER LONG S folds to s, and encoding/json matches it so
+			body: `{"claim":{"output":"x"},"steps":[],"\u017fteps":[]}`,
+			want: []problem.FieldError{{Field: "steps", Rule: "unique", Message: `members "steps" and "ſteps" name the same field, as names match regardless of case: send it once`}},
+		},
+	}
+	for _, tt := range tests {
+		var v request
+		err := jsonbody.Unmarshal([]byte(tt.body), &v)
+		if tt.want == nil {
+			if err != nil {
+				t.Errorf("Unmarshal(%s) = %v, want accepted", tt.body, err)
+			}
+			continue
+		}
+		if diff := cmp.Diff(tt.want, asProblem(t, err).Errors); diff != "" {
+			t.Errorf("Unmarshal(%s) field errors (-want +got):\n%s", tt.body, diff)
+		}
+	}
+}

@@ -56,14 +56,17 @@ const linearKeys = 16
 // encoding/json keeps the last of repeated names while other readers keep
 // the first; refusing them means every reader of a request sees the same
 // request. The error names the JSON path of the object and the repeated
-// member, or of the string.
-func checkStructure(data []byte) error {
+// member, or of the string. It also reports whether a member name holds a
+// capital or a byte outside ASCII: only such a name can match a field of
+// another spelling, as encoding/json matches names under case folding
+// (see sameField).
+func checkStructure(data []byte) (folds bool, err error) {
 	stack := make([]frame, 0, 16)
 	for i := 0; i < len(data); i++ {
 		switch data[i] {
 		case '{', '[':
 			if len(stack) == MaxDepth {
-				return problem.Newf(http.StatusBadRequest, problem.CodeMalformedJSON,
+				return false, problem.Newf(http.StatusBadRequest, problem.CodeMalformedJSON,
 					"JSON nested deeper than %d levels at byte offset %d", MaxDepth, i)
 			}
 			// Reuse the names slice of a frame popped at this depth.
@@ -93,7 +96,7 @@ func checkStructure(data []byte) error {
 			}
 			if escaped {
 				if err := checkSurrogates(data[i+1:end], stack); err != nil {
-					return err
+					return false, err
 				}
 			}
 			if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].expectKey {
@@ -105,12 +108,13 @@ func checkStructure(data []byte) error {
 					name = []byte(s)
 				}
 				if top.seen(name) {
-					return problem.Invalid([]problem.FieldError{{
+					return false, problem.Invalid([]problem.FieldError{{
 						Field:   path(stack[:n-1], string(name)),
 						Rule:    "unique",
 						Message: fmt.Sprintf("member %q appears more than once in the object", name),
 					}})
 				}
+				folds = folds || bytes.ContainsFunc(name, func(r rune) bool { return 'A' <= r && r <= 'Z' || r >= utf8.RuneSelf })
 				top.keys = append(top.keys, name)
 				if top.set != nil || len(top.keys) > linearKeys {
 					if top.set == nil {
@@ -126,7 +130,7 @@ func checkStructure(data []byte) error {
 			i = end
 		}
 	}
-	return nil
+	return folds, nil
 }
 
 // seen reports whether the object of f already has a member named name.

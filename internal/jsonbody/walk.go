@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"reflect"
 	"slices"
@@ -115,6 +116,48 @@ func Inspect(data []byte, v any) (unknown []problem.FieldError, zeros []Member) 
 	slices.SortFunc(unknown, func(a, b problem.FieldError) int { return strings.Compare(a.Field, b.Field) })
 	slices.SortFunc(zeros, func(a, b Member) int { return strings.Compare(a.Path, b.Path) })
 	return unknown, zeros
+}
+
+// sameField returns a field error, rule "unique", for each object of
+// data, a JSON value that decodes into v, that gives one struct field
+// two members: names that differ, such as "claim" and "Claim", that
+// encoding/json matches to the same field, as it matches names
+// regardless of case. encoding/json keeps the last; refusing them keeps
+// a member from being dropped in silence. The errors name the field by
+// its path, in the order of the paths; the members within a field given
+// twice are not looked into, since the walk reads both as one path.
+func sameField(data []byte, v any) []problem.FieldError {
+	names := make(map[string][]string) // a field's path → the members naming it
+	walk(data, v, func(path, name string, f reflect.StructField, known bool, _ json.RawMessage, _ fieldList) {
+		if p := MemberPath(path, f.Name); known && !slices.Contains(names[p], name) {
+			names[p] = append(names[p], name)
+		}
+	})
+	var errs []problem.FieldError
+	for _, p := range slices.Sorted(maps.Keys(names)) {
+		n := names[p]
+		if len(n) < 2 || slices.ContainsFunc(errs, func(e problem.FieldError) bool { return within(p, e.Field) }) {
+			continue
+		}
+		slices.Sort(n)
+		quoted := make([]string, len(n))
+		for i, name := range n {
+			quoted[i] = strconv.Quote(name)
+		}
+		list := strings.Join(quoted[:len(n)-1], ", ") + " and " + quoted[len(n)-1]
+		errs = append(errs, problem.FieldError{
+			Field:   p,
+			Rule:    "unique",
+			Message: "members " + list + " name the same field, as names match regardless of case: send it once",
+		})
+	}
+	return errs
+}
+
+// within reports whether path p lies inside the value at path outer.
+func within(p, outer string) bool {
+	rest, ok := strings.CutPrefix(p, outer)
+	return ok && rest != "" && (rest[0] == '.' || rest[0] == '[')
 }
 
 // omittedWhenZero reports whether f is a string or number field, not a

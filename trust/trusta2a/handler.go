@@ -146,6 +146,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case version != version03 && version != version10:
 		writeRPC(w, rpcResponse{JSONRPC: "2.0", ID: req.ID, Error: versionNotSupported(version)})
 	case version == version10 || !named && isV1Method(req.Method):
+		// Each method reads its params strictly, naming the fields at
+		// fault; what is refused here is the envelope.
+		if rpcErr := readAsSent(body); rpcErr != nil && rpcErr.Code != -32602 {
+			writeRPC(w, rpcResponse{JSONRPC: "2.0", ID: req.ID, Error: rpcErr})
+			return
+		}
 		if !isRequest {
 			writeRPC(w, rpcResponse{JSONRPC: "2.0", Error: &rpcError{Code: -32700, Message: "Invalid JSON payload: the body is not a JSON-RPC request object"}})
 			return
@@ -168,20 +174,26 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// readAsSent refuses a version 0.3 body that the SDK's decoding would
-// read otherwise than it was sent, as version 1.0 and the HTTP doors do:
-// bytes that are not UTF-8 (read as U+FFFD, so that a receipt would hash
-// other text) are a parse error, and a member named twice in one object
-// (the last copy would win) invalid params naming it.
+// readAsSent refuses a body that decoding would read otherwise than it
+// was sent, as the HTTP doors do: bytes that are not UTF-8 (read as
+// U+FFFD, so that a receipt would hash other text) are a parse error; a
+// member named twice in one object (the last copy would win), or an
+// envelope member given twice under names that differ in case ("method"
+// and "Method", which encoding/json reads as one) or of the wrong type,
+// is an invalid request naming it, invalid params within params.
 func readAsSent(body []byte) *rpcError {
 	var p *problem.Details
-	if err := jsonbody.Unmarshal(body, new(any)); !errors.As(err, &p) {
+	if err := jsonbody.Unmarshal(body, new(rpcRequest)); !errors.As(err, &p) {
 		return nil
 	}
-	if len(p.Errors) > 0 {
-		return &rpcError{Code: -32602, Message: "Invalid params: " + p.Errors[0].Field + ": " + p.Errors[0].Message}
+	if len(p.Errors) == 0 {
+		return &rpcError{Code: -32700, Message: "Invalid JSON payload: " + p.Detail}
 	}
-	return &rpcError{Code: -32700, Message: "Invalid JSON payload: " + p.Detail}
+	fe := p.Errors[0]
+	if rest, ok := strings.CutPrefix(fe.Field, "params"); ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
+		return &rpcError{Code: -32602, Message: "Invalid params: " + fe.Field + ": " + fe.Message}
+	}
+	return &rpcError{Code: -32600, Message: "Request payload validation error: " + fe.Field + ": " + fe.Message}
 }
 
 // versionHeader is the header (or query parameter) a request names its

@@ -447,8 +447,10 @@ func TestNoStreaming(t *testing.T) {
 
 // TestReadAsSent: a version 0.3 body that decoding would read otherwise
 // than it was sent is refused, as version 1.0 refuses it: a member named
-// twice (the last copy would win) is invalid params naming it, and bytes
-// that are not UTF-8 a parse error.
+// twice (the last copy would win) is invalid params naming it, bytes
+// that are not UTF-8 a parse error, and an envelope that names a member
+// twice in two cases, gives one of the wrong type or is not an object an
+// invalid request.
 func TestReadAsSent(t *testing.T) {
 	f := newFixture(t, trusta2a.Config{})
 	message := func(data string) string {
@@ -461,10 +463,18 @@ func TestReadAsSent(t *testing.T) {
 	}{
 		{message(`{"claim":"17 * 3 = 50","claim":"17 * 3 = 51"}`), -32602, "params.message.parts[0].data.claim"},
 		{message("{\"claim\":\"17 * 3 = 51 \xff\"}"), -32700, "UTF-8"},
+		{`{"jsonrpc":"2.0","id":1,"method":"message/send","Method":"tasks/get","params":{"id":"t"}}`, -32600, `method: members "Method" and "method"`},
+		{`{"jsonrpc":2,"id":1,"method":"tasks/get","params":{"id":"t"}}`, -32600, "jsonrpc: expected a string"},
+		{`[{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t"}}]`, -32600, "expected an object, got array"},
 	} {
-		_, rpcErr := f.post1(t, "demo-key", "", c.body)
-		if rpcErr == nil || rpcErr.Code != c.code || !strings.Contains(rpcErr.Message, c.want) {
-			t.Errorf("%s: error %+v, want %d naming %q", c.body, rpcErr, c.code, c.want)
+		for _, version := range []string{"", "1.0"} {
+			if version == "1.0" && c.code == -32602 {
+				continue // 1.0's own params errors: TestSendMessage_v1BadInput
+			}
+			_, rpcErr := f.post1(t, "demo-key", version, c.body)
+			if rpcErr == nil || rpcErr.Code != c.code || !strings.Contains(rpcErr.Message, c.want) {
+				t.Errorf("version %q, %s: error %+v, want %d naming %q", version, c.body, rpcErr, c.code, c.want)
+			}
 		}
 	}
 }

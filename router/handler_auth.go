@@ -22,8 +22,9 @@ import (
 type Authenticator = httpapi.Authenticator
 
 // BearerToken returns the token of an "Authorization: Bearer <token>"
-// header, or ok false when there is none. The scheme is matched without
-// regard to case (RFC 9110, section 11.1).
+// header, or ok false when there is none, or more than one Authorization
+// header, of which a proxy and the server could each read another. The
+// scheme is matched without regard to case (RFC 9110, section 11.1).
 func BearerToken(r *http.Request) (token string, ok bool) { return httpapi.BearerToken(r) }
 
 // KeyAuthenticator returns an Authenticator that accepts

@@ -14,24 +14,24 @@ import (
 	"github.com/vouchkit/vouch/x402"
 )
 
-// TestMiddleware_ambiguousIdempotencyKey sends a valid proof with an
-// Idempotency-Key sent twice or empty: the middleware refuses it with a
-// 400 naming the header before it looks at the payment, so the handler
-// never runs, nothing settles, and the proof stays unspent for the retry
-// with one key.
-func TestMiddleware_ambiguousIdempotencyKey(t *testing.T) {
+// TestMiddleware_ambiguousHeaders sends a valid proof with an
+// Idempotency-Key sent twice or empty, or with the proof itself sent
+// twice (in one header twice, or in both): the middleware refuses it
+// with a 400 naming the header before it looks at the payment, so the
+// handler never runs, nothing settles, and the proof stays unspent for
+// the retry that sends each header once.
+func TestMiddleware_ambiguousHeaders(t *testing.T) {
 	var handled atomic.Int32
 	ps := newPaidServer(t, serverOptions{}, func(w http.ResponseWriter, r *http.Request) {
 		handled.Add(1)
 		echo(w, r)
 	})
 	v := proof(t, 2, nil)
-	post := func(keys []string) (*http.Response, []byte) {
+	post := func(h http.Header) (*http.Response, []byte) {
 		t.Helper()
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, ps.URL+"/paid", strings.NewReader("x"))
-		req.Header.Set(x402.HeaderPaymentSignature, v)
-		if keys != nil {
-			req.Header[x402.HeaderIdempotencyKey] = keys
+		for name, vals := range h {
+			req.Header[name] = vals
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -41,16 +41,21 @@ func TestMiddleware_ambiguousIdempotencyKey(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return resp, body
 	}
+	sig, xp := http.CanonicalHeaderKey(x402.HeaderPaymentSignature), http.CanonicalHeaderKey(x402.HeaderXPayment)
+	key := x402.HeaderIdempotencyKey
 	for _, tt := range []struct {
 		name   string
-		keys   []string
+		header http.Header
 		detail string
 	}{
-		{"sent twice", []string{"dupA", "dupB"}, "Idempotency-Key is sent 2 times; send one key"},
-		{"empty", []string{""}, "Idempotency-Key is empty; send 1 to 255 visible ASCII characters, or no Idempotency-Key header"},
+		{"key sent twice", http.Header{sig: {v}, key: {"dupA", "dupB"}}, "Idempotency-Key is sent 2 times; send one key"},
+		{"key empty", http.Header{sig: {v}, key: {""}}, "Idempotency-Key is empty; send 1 to 255 visible ASCII characters, or no Idempotency-Key header"},
+		{"PAYMENT-SIGNATURE twice", http.Header{sig: {v, v}}, "PAYMENT-SIGNATURE is sent 2 times; send it once"},
+		{"X-PAYMENT twice", http.Header{xp: {v, v}}, "X-PAYMENT is sent 2 times; send it once"},
+		{"both proof headers", http.Header{sig: {v}, xp: {v}}, "both PAYMENT-SIGNATURE and X-PAYMENT are sent; send one payment, in the header of its x402 version"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, body := post(tt.keys)
+			resp, body := post(tt.header)
 			var got problem.Details
 			if err := json.Unmarshal(body, &got); err != nil || resp.Header.Get("Content-Type") != problem.ContentType {
 				t.Fatalf("%d %s: not a problem", resp.StatusCode, body)
@@ -65,7 +70,7 @@ func TestMiddleware_ambiguousIdempotencyKey(t *testing.T) {
 	if n := handled.Load(); n != 0 {
 		t.Fatalf("the handler ran %d times", n)
 	}
-	if resp, body := post([]string{"one"}); resp.StatusCode != 200 {
+	if resp, body := post(http.Header{sig: {v}, key: {"one"}}); resp.StatusCode != 200 {
 		t.Errorf("the proof with one key: %d %s, want 200", resp.StatusCode, body)
 	}
 	if n := len(ps.fac.Settlements()); n != 1 {

@@ -23,10 +23,15 @@ import (
 type Authenticator func(r *http.Request) (caller string, err error)
 
 // BearerToken returns the token of an "Authorization: Bearer <token>"
-// header, or ok false when there is none. The scheme is matched without
-// regard to case (RFC 9110, section 11.1).
+// header, or ok false when there is none, or more than one Authorization
+// header, of which a proxy and the server could each read another. The
+// scheme is matched without regard to case (RFC 9110, section 11.1).
 func BearerToken(r *http.Request) (token string, ok bool) {
-	scheme, token, found := strings.Cut(r.Header.Get("Authorization"), " ")
+	vals := r.Header.Values("Authorization")
+	if len(vals) != 1 {
+		return "", false
+	}
+	scheme, token, found := strings.Cut(vals[0], " ")
 	if !found || !strings.EqualFold(scheme, "Bearer") {
 		return "", false
 	}
@@ -49,8 +54,11 @@ func KeyAuthenticator(keys map[string]string) Authenticator {
 		byDigest[d] = caller
 	}
 	return func(r *http.Request) (string, error) {
-		if r.Header.Get("Authorization") == "" {
+		switch vals := r.Header.Values("Authorization"); {
+		case len(vals) == 0 || len(vals) == 1 && vals[0] == "":
 			return "", ErrNoCredentials
+		case len(vals) > 1:
+			return "", errManyCredentials
 		}
 		token, ok := BearerToken(r)
 		if !ok {
@@ -69,6 +77,12 @@ func KeyAuthenticator(keys map[string]string) Authenticator {
 // a detail that says what to send (RFC 6750, section 3.1: invalid_request).
 var errNotBearer = fmt.Errorf("%w: the Authorization header is not \"Bearer <key>\"", ErrBadCredentials)
 
+// errManyCredentials is the credential of a request that sends the
+// Authorization header more than once: ErrBadCredentials, whichever copy
+// is right, since a proxy before the server may have read another
+// (RFC 6750, section 3.1: invalid_request).
+var errManyCredentials = fmt.Errorf("%w: the Authorization header is sent more than once", ErrBadCredentials)
+
 // WriteAuthError answers a request whose credential the Authenticator
 // refused with err: with err's own problem when it is a
 // *problem.Details, else with the 401 problem and a WWW-Authenticate
@@ -86,6 +100,9 @@ func WriteAuthError(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, errNotBearer):
 		challenge += `, error="invalid_request"`
 		detail = `the Authorization header is not "Bearer <key>": put "Bearer " before the key`
+	case errors.Is(err, errManyCredentials):
+		challenge += `, error="invalid_request"`
+		detail = "the Authorization header is sent more than once: send one credential"
 	case !errors.Is(err, ErrNoCredentials):
 		challenge += `, error="invalid_token"`
 		detail = "the credential is not valid"

@@ -20,13 +20,17 @@ import (
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, prepare func(*http.Request, []byte) (Run, error), hasBody bool) {
 	var body []byte
 	if hasBody {
-		if !IsJSON(r.Header.Get("Content-Type")) {
-			w.Header().Set("Accept-Post", "application/json")
-			WriteProblem(w, r, problem.Newf(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMediaType,
-				"Content-Type must be application/json (in UTF-8), got %q", r.Header.Get("Content-Type")))
+		ct, p := OneHeader(r.Header, "Content-Type")
+		if p != nil {
+			WriteProblem(w, r, p)
 			return
 		}
-		var p *problem.Details
+		if !IsJSON(ct) {
+			w.Header().Set("Accept-Post", "application/json")
+			WriteProblem(w, r, problem.Newf(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMediaType,
+				"Content-Type must be application/json (in UTF-8), got %q", ct))
+			return
+		}
 		if body, p = s.readBody(r); p != nil {
 			WriteProblem(w, r, p)
 			return

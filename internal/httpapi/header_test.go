@@ -1,0 +1,72 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vouchkit/vouch/internal/httpapi"
+	"github.com/vouchkit/vouch/problem"
+)
+
+// TestServer_headersSentOnce: a request that sends Authorization or
+// Content-Type twice, of which a proxy and the server could each read
+// another copy, is refused before its work is prepared, even when both
+// copies are right; sent once, the same request is served.
+func TestServer_headersSentOnce(t *testing.T) {
+	var prepared atomic.Int32
+	prepare := func(r *http.Request, body []byte) (httpapi.Run, error) {
+		prepared.Add(1)
+		return echo(r, body)
+	}
+	srv := newServer(t, httpapi.Config{Endpoints: []httpapi.Endpoint{{Method: "POST", Path: "/things", Access: httpapi.Key, Prepare: prepare}}})
+	bearer := "Bearer " + testKey
+	for _, tt := range []struct {
+		name      string
+		headers   []string
+		status    int
+		detail    string
+		challenge string
+	}{
+		{"Authorization twice", []string{"Authorization", bearer, "Authorization", bearer}, 401,
+			"the Authorization header is sent more than once: send one credential", `Bearer realm="vouch", error="invalid_request"`},
+		{"Authorization twice, one wrong", []string{"Authorization", bearer, "Authorization", "Bearer other"}, 401,
+			"the Authorization header is sent more than once: send one credential", `Bearer realm="vouch", error="invalid_request"`},
+		{"Content-Type twice", []string{"Authorization", bearer, "Content-Type", "application/json"}, 400,
+			"Content-Type is sent 2 times; send it once", ""},
+	} {
+		got := send(t, "POST", srv.URL+"/things", `{"a":1}`, tt.headers...)
+		p := got.problem(t)
+		if got.status != tt.status || p.Detail != tt.detail || got.header.Get("WWW-Authenticate") != tt.challenge {
+			t.Errorf("%s: %d %q, challenge %q; want %d %q, challenge %q", tt.name, got.status, p.Detail, got.header.Get("WWW-Authenticate"), tt.status, tt.detail, tt.challenge)
+		}
+	}
+	if n := prepared.Load(); n != 0 {
+		t.Errorf("prepared %d requests, want none", n)
+	}
+	if got := send(t, "POST", srv.URL+"/things", `{"a":1}`, "Authorization", bearer); got.status != 200 || prepared.Load() != 1 {
+		t.Errorf("sent once: %d %s, prepared %d; want 200, prepared once", got.status, got.body, prepared.Load())
+	}
+}
+
+// TestOneHeader: a header's one value, "" when absent, and a 400 naming
+// it when it is sent more than once.
+func TestOneHeader(t *testing.T) {
+	for _, tt := range []struct {
+		h    http.Header
+		want string
+		bad  *problem.Details
+	}{
+		{http.Header{}, "", nil},
+		{http.Header{"X-Payment": {"a"}}, "a", nil},
+		{http.Header{"X-Payment": {""}}, "", nil},
+		{http.Header{"X-Payment": {"a", "a"}}, "", problem.New(http.StatusBadRequest, problem.CodeInvalidRequest, "X-PAYMENT is sent 2 times; send it once")},
+	} {
+		got, bad := httpapi.OneHeader(tt.h, "X-PAYMENT")
+		if got != tt.want || !cmp.Equal(tt.bad, bad) {
+			t.Errorf("OneHeader(%v) = %q, %v; want %q, %v", tt.h, got, bad, tt.want, tt.bad)
+		}
+	}
+}

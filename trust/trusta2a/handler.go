@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/a2asrv"
@@ -202,18 +203,25 @@ const versionHeader = "A2A-Version"
 
 // requestVersion is the A2A version a request names, as Major.Minor (a
 // patch number is not considered), and whether it names one: absent
-// means 0.3.
+// means 0.3. A request that names several versions, in A2A-Version
+// headers or query parameters, gets them joined with commas, which no
+// version is: a proxy and the agent could each read another.
 func requestVersion(r *http.Request) (version string, named bool) {
-	v := strings.TrimSpace(r.Header.Get(versionHeader))
-	if v == "" {
-		v = strings.TrimSpace(r.URL.Query().Get(versionHeader))
+	var versions []string
+	for _, v := range append(r.Header.Values(versionHeader), r.URL.Query()[versionHeader]...) {
+		if v = strings.TrimSpace(v); v == "" {
+			continue
+		}
+		if major, rest, ok := strings.Cut(v, "."); ok {
+			minor, _, _ := strings.Cut(rest, ".")
+			v = major + "." + minor
+		}
+		if !slices.Contains(versions, v) {
+			versions = append(versions, v)
+		}
 	}
-	if v == "" {
+	if len(versions) == 0 {
 		return version03, false
 	}
-	if major, rest, ok := strings.Cut(v, "."); ok {
-		minor, _, _ := strings.Cut(rest, ".")
-		return major + "." + minor, true
-	}
-	return v, true
+	return strings.Join(versions, ","), true
 }

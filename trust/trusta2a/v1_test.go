@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/a2a"
@@ -55,8 +56,10 @@ func (f *fixture) post1(t *testing.T, key, version, body string) (json.RawMessag
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+key)
-	if version != "" {
-		req.Header.Set("A2A-Version", version)
+	if version != "" { // "1.0;0.3" sends two headers
+		for _, v := range strings.Split(version, ";") {
+			req.Header.Add("A2A-Version", v)
+		}
 	}
 	resp, err := f.hc.Do(req)
 	if err != nil {
@@ -246,8 +249,8 @@ func TestListTasks_v1(t *testing.T) {
 }
 
 // The A2A-Version header picks the version: absent is 0.3 (or the
-// version of a 1.0 method), a version not served is -32009, and a method
-// of the other version is not found.
+// version of a 1.0 method), a version not served, or two versions named,
+// is -32009, and a method of the other version is not found.
 func TestA2AVersion(t *testing.T) {
 	f := newFixture(t, trusta2a.Config{})
 	msg03 := `{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"Is it true that 17 * 3 = 51?"}]}}`
@@ -265,6 +268,9 @@ func TestA2AVersion(t *testing.T) {
 		{"0.3", "SendMessage", msg10, -32601},
 		{"2.0", "SendMessage", msg10, -32009},
 		{"0.2", "message/send", msg03, -32009},
+		{"1.0;1.0.1", "SendMessage", msg10, 0},
+		{"1.0;0.3", "SendMessage", msg10, -32009},
+		{"0.3;1.0", "message/send", msg03, -32009},
 	} {
 		_, rerr := f.call1(t, "demo-key", tt.version, tt.method, tt.params)
 		switch {

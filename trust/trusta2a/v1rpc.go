@@ -103,7 +103,11 @@ func taskNotFound(id string) *rpcError {
 // versionNotSupported is the error of a request whose A2A-Version names
 // a version not served.
 func versionNotSupported(version string) *rpcError {
-	return a2aError(-32009, "VERSION_NOT_SUPPORTED", fmt.Sprintf("Version not supported: A2A-Version %q; this agent serves %s and %s", version, version03, version10),
+	message := fmt.Sprintf("Version not supported: A2A-Version %q; this agent serves %s and %s", version, version03, version10)
+	if strings.Contains(version, ",") {
+		message = fmt.Sprintf("Version not supported: the request names A2A-Version %s; name one, %s or %s", version, version03, version10)
+	}
+	return a2aError(-32009, "VERSION_NOT_SUPPORTED", message,
 		map[string]string{"version": version, "supportedVersions": version03 + "," + version10})
 }
 

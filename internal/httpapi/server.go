@@ -254,7 +254,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sw := &statusWriter{ResponseWriter: w}
 	sw.Header().Set(HeaderRequestID, info.id)
 	ctx := context.WithValue(r.Context(), requestInfoKey{}, info)
-	if raw := r.Header.Get(traceparent.Header); raw != "" {
+	if raw, ok := traceparent.Of(r.Header); ok {
 		if trace, _, ok := traceparent.Parse(raw); ok {
 			info.trace = trace
 			sw.Header().Set(traceparent.Header, echoTraceparent(trace, raw))

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/vouchkit/vouch/internal/telemetry"
+	"github.com/vouchkit/vouch/internal/traceparent"
 )
 
 // serverTelemetry holds a Server's tracer and instruments. A nil
@@ -90,7 +91,7 @@ func (t *serverTelemetry) start(ctx context.Context, r *http.Request) (context.C
 	if t == nil {
 		return ctx, served{}
 	}
-	if r.Header.Get("traceparent") != "" {
+	if _, ok := traceparent.Of(r.Header); ok {
 		ctx = propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(r.Header))
 	}
 	method, _ := requestMethod(r)

@@ -128,6 +128,15 @@ func TestServer_traceparent(t *testing.T) {
 			t.Errorf("traceparent %q answered with %q, want 00-%s-<new span>-%s", tt.in, tp, tt.wantID, tt.wantFlags)
 		}
 	}
+	// Two traceparent headers, even alike, name no parent: the request
+	// starts a new trace, as the W3C specification has it.
+	valid := "00-" + id + "-00f067aa0ba902b7-01"
+	got := send(t, "POST", srv.URL+"/echo", `{}`, "traceparent", valid, "traceparent", valid)
+	var body struct{ Trace string }
+	json.Unmarshal([]byte(got.body), &body)
+	if body.Trace != "" || got.header.Get("traceparent") != "" {
+		t.Errorf("two traceparent headers: trace id in the context %q, answered with %q; want neither", body.Trace, got.header.Get("traceparent"))
+	}
 }
 
 // FuzzServerTraceparent sends arbitrary traceparent headers: the Server

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net/http"
 	"strings"
 )
 
@@ -30,6 +31,17 @@ func Parse(v string) (traceID, parentID string, ok bool) {
 		return "", "", false
 	}
 	return traceID, parentID, true
+}
+
+// Of returns the traceparent value of h, or ok false when h holds none or
+// more than one: the W3C specification has a request with several start
+// a new trace, as it cannot tell which names its parent.
+func Of(h http.Header) (value string, ok bool) {
+	vals := h.Values(Header)
+	if len(vals) != 1 || vals[0] == "" {
+		return "", false
+	}
+	return vals[0], true
 }
 
 // Format returns a traceparent value for traceID with a fresh parent id,

@@ -2,6 +2,7 @@ package traceparent
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -58,5 +59,24 @@ func TestContext(t *testing.T) {
 	}
 	if got := From(With(ctx, "abc")); got != "abc" {
 		t.Errorf("From(With(ctx, abc)) = %q", got)
+	}
+}
+
+func TestOf(t *testing.T) {
+	const v = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	for _, tt := range []struct {
+		h    http.Header
+		want string
+		ok   bool
+	}{
+		{nil, "", false},
+		{http.Header{}, "", false},
+		{http.Header{"Traceparent": {""}}, "", false},
+		{http.Header{"Traceparent": {v}}, v, true},
+		{http.Header{"Traceparent": {v, v}}, "", false}, // several: a new trace
+	} {
+		if got, ok := Of(tt.h); got != tt.want || ok != tt.ok {
+			t.Errorf("Of(%v) = %q, %v; want %q, %v", tt.h, got, ok, tt.want, tt.ok)
+		}
 	}
 }

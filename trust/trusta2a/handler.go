@@ -128,7 +128,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		ctx = trust.WithCaller(ctx, caller)
 	}
-	if !trace.SpanContextFromContext(ctx).IsValid() {
+	if _, ok := traceparent.Of(r.Header); ok && !trace.SpanContextFromContext(ctx).IsValid() {
 		ctx = propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(r.Header))
 	}
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {

@@ -247,7 +247,7 @@ func callerContext(ctx context.Context, req *mcp.CallToolRequest) context.Contex
 	if traceparent.From(ctx) != "" {
 		return ctx
 	}
-	if !trace.SpanContextFromContext(ctx).IsValid() && req.Extra.Header != nil {
+	if _, ok := traceparent.Of(req.Extra.Header); ok && !trace.SpanContextFromContext(ctx).IsValid() {
 		ctx = propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(req.Extra.Header))
 	}
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {

@@ -70,3 +70,36 @@ func TestOneHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestServer_queryParameters: an endpoint that prepares its call from
+// its body refuses every query parameter, each named, before the call is
+// prepared, on POST and GET alike.
+func TestServer_queryParameters(t *testing.T) {
+	var prepared atomic.Int32
+	prepare := func(r *http.Request, body []byte) (httpapi.Run, error) {
+		prepared.Add(1)
+		return echo(r, body)
+	}
+	srv := newServer(t, httpapi.Config{Endpoints: []httpapi.Endpoint{
+		{Method: "POST", Path: "/things", Access: httpapi.Public, Prepare: prepare},
+		{Method: "GET", Path: "/things", Access: httpapi.Public, Prepare: func(r *http.Request, _ []byte) (httpapi.Run, error) { return prepare(r, []byte("{}")) }},
+	}})
+	const message = "is not a parameter of this endpoint, which takes none"
+	want := []problem.FieldError{{Field: "a", Rule: "unknown", Message: message}, {Field: "replicas", Rule: "unknown", Message: message}}
+	for _, method := range []string{"POST", "GET"} {
+		body := ""
+		if method == "POST" {
+			body = "{}"
+		}
+		got := send(t, method, srv.URL+"/things?replicas=5&a=1&a=2", body)
+		if diff := cmp.Diff(want, got.problem(t).Errors); got.status != 400 || diff != "" {
+			t.Errorf("%s with a query: %d, field errors (-want +got):\n%s", method, got.status, diff)
+		}
+		if got := send(t, method, srv.URL+"/things", body); got.status != 200 {
+			t.Errorf("%s without a query: %d %s, want 200", method, got.status, got.body)
+		}
+	}
+	if n := prepared.Load(); n != 2 {
+		t.Errorf("prepared %d requests, want the 2 without a query", n)
+	}
+}

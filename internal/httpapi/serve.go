@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/vouchkit/vouch/problem"
@@ -18,6 +20,10 @@ import (
 // serve reads, decodes and validates the request, then runs it, once per
 // idempotency key.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, prepare func(*http.Request, []byte) (Run, error), hasBody bool) {
+	if errs := queryParameters(r); len(errs) > 0 {
+		WriteProblem(w, r, problem.Invalid(errs))
+		return
+	}
 	var body []byte
 	if hasBody {
 		ct, p := OneHeader(r.Header, "Content-Type")
@@ -125,4 +131,17 @@ func (s *Server) toProblem(r *http.Request, err error) *problem.Details {
 		s.log.ErrorContext(r.Context(), s.cfg.Name+": call failed", "request_id", infoFrom(r.Context()).id, "error", err)
 		return problem.New(http.StatusInternalServerError, problem.CodeInternal, "internal error")
 	}
+}
+
+// queryParameters returns a field error, rule "unknown", for each query
+// parameter of r, in the order of their names: an endpoint that prepares
+// its call reads its body alone, and a parameter it took as absent
+// (?replicas=5) would be a silent default.
+func queryParameters(r *http.Request) []problem.FieldError {
+	var errs []problem.FieldError
+	for _, name := range slices.Sorted(maps.Keys(r.URL.Query())) {
+		errs = append(errs, problem.FieldError{Field: name, Rule: "unknown",
+			Message: "is not a parameter of this endpoint, which takes none"})
+	}
+	return errs
 }

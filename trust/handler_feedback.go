@@ -118,11 +118,18 @@ func prepareFeedback(c Caller) func(*http.Request, []byte) (httpapi.Run, error) 
 	}
 }
 
+// receiptWithoutVotes says why a report on a receipt of the caller's
+// without a consensus snapshot is refused, and what to send instead.
+const receiptWithoutVotes = "the receipt records no consensus snapshot, so it cannot say which sessions agreed: " +
+	"report the call by its trace_id, or ask for receipts with include.consensus_snapshot"
+
 // outcomeProblem returns the problem the route answers for err, an error
 // of a Caller's Feedback, reading the router's sentinels as trust's for
 // a Caller that passes a router's error on.
 func outcomeProblem(err error) error {
 	switch {
+	case errors.Is(err, ErrReceiptWithoutVotes):
+		return problem.New(http.StatusNotFound, problem.CodeUnknownCall, receiptWithoutVotes)
 	case errors.Is(err, router.ErrUnknownCall):
 		err = ErrUnknownCall
 	case errors.Is(err, router.ErrReputationOff):

@@ -40,6 +40,23 @@ func feedbackServer(t *testing.T, c trust.Caller) (url string, alice, bob *trust
 	return srv.URL, client("ka"), client("kb")
 }
 
+// feedbackService is a trust service that signs receipts, over five
+// honest sessions whose reputation book keeps its records in store.
+func feedbackService(t *testing.T) (*trust.Service, *reputation.Memory) {
+	t.Helper()
+	priv, store, book := feedbackBook(t)
+	w := honest(0.9)
+	e, err := router.NewEngine(routertest.Sessions(1, 2, w, w, w, w, w), router.WithReputation(book))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := trust.New(e, trust.WithSigningKey(priv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, store
+}
+
 // asProblem returns err's *trust.Error, failing unless it has status and
 // code.
 func asProblem(t *testing.T, err error, status int, code problem.Code) {
@@ -55,16 +72,7 @@ func asProblem(t *testing.T, err error, status int, code problem.Code) {
 // book; a repeat adds nothing; another caller's report, and one on an id
 // that names no call, are the same 404 and move nothing.
 func TestClient_Feedback(t *testing.T) {
-	priv, store, book := feedbackBook(t)
-	w := honest(0.9)
-	e, err := router.NewEngine(routertest.Sessions(1, 2, w, w, w, w, w), router.WithReputation(book))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := trust.New(e, trust.WithSigningKey(priv))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, store := feedbackService(t)
 	_, alice, bob := feedbackServer(t, s)
 	req := request(trust.ModeValidation, trust.PolicySafe)
 	req.Receipt = receipt.Inline()
@@ -116,6 +124,61 @@ func TestClient_Feedback(t *testing.T) {
 		if diff := cmp.Diff(after, load()); diff != "" {
 			t.Errorf("alice's repeat by %s moved the records (-first +repeat):\n%s", name, diff)
 		}
+	}
+}
+
+// TestClient_FeedbackReceiptWithoutVotes: a report by the receipt_id of
+// a receipt that records no consensus snapshot is a 404 that says why
+// and what to send instead, to the receipt's owner only, in process and
+// over HTTP; it moves nothing, and the same call reported by its
+// trace_id teaches the book.
+func TestClient_FeedbackReceiptWithoutVotes(t *testing.T) {
+	s, store := feedbackService(t)
+	_, alice, bob := feedbackServer(t, s)
+	req := request(trust.ModeValidation, trust.PolicySafe)
+	req.Receipt = receipt.Request{Mode: receipt.DeliveryInline}
+	ctx := context.Background()
+	resp, err := alice.Call(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := receipt.Parse(resp.Receipt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]reputation.Key, len(resp.Evidence.Steps[0].Sessions))
+	for i, id := range resp.Evidence.Steps[0].Sessions {
+		keys[i] = reputation.Key{Session: int64(id)}
+	}
+	before := reputationtest.Load(t, store, keys...)
+
+	err = s.Feedback(trust.WithCaller(ctx, "alice"), r.ReceiptID, false)
+	if !errors.Is(err, trust.ErrReceiptWithoutVotes) || !errors.Is(err, trust.ErrUnknownCall) {
+		t.Errorf("in process: %v, want ErrReceiptWithoutVotes, an ErrUnknownCall", err)
+	}
+	for _, tt := range []struct {
+		name   string
+		c      *trust.Client
+		detail string
+	}{
+		{"alice", alice, "the receipt records no consensus snapshot, so it cannot say which sessions agreed: report the call by its trace_id, or ask for receipts with include.consensus_snapshot"},
+		{"bob", bob, "no call of the caller's with that id is remembered"},
+	} {
+		err := tt.c.Feedback(ctx, r.ReceiptID, false)
+		asProblem(t, err, http.StatusNotFound, problem.CodeUnknownCall)
+		var p *trust.Error
+		if !errors.As(err, &p) || p.Detail != tt.detail {
+			t.Errorf("%s by receipt id: %v, want the detail %q", tt.name, err, tt.detail)
+		}
+	}
+	if diff := cmp.Diff(before, reputationtest.Load(t, store, keys...)); diff != "" {
+		t.Fatalf("the reports by receipt id moved the records (-before +after):\n%s", diff)
+	}
+	if err := alice.Feedback(ctx, resp.TraceID, false); err != nil {
+		t.Fatalf("alice's report by trace id: %v", err)
+	}
+	if cmp.Equal(before, reputationtest.Load(t, store, keys...)) {
+		t.Error("alice's report by trace id left the records as they were")
 	}
 }
 

@@ -60,6 +60,13 @@ var ErrReputationOff = errors.New("trust: this service weighs no votes by reputa
 // the service remembers and no receipt of the caller's.
 var ErrUnknownCall = errors.New("trust: no such call")
 
+// ErrReceiptWithoutVotes is the error of Feedback for the receipt_id of
+// a receipt of the caller's that records no consensus snapshot, so that
+// it cannot say which sessions agreed: the call is reported by its
+// trace_id instead (or its receipts ask for include.consensus_snapshot).
+// It wraps ErrUnknownCall.
+var ErrReceiptWithoutVotes = fmt.Errorf("%w: the receipt records no consensus snapshot, so it cannot say which sessions agreed", ErrUnknownCall)
+
 // useReputation sets s.keep when the router keeps reputation and s may
 // use it.
 func (s *Service) useReputation() {
@@ -317,7 +324,7 @@ func (s *Service) receiptCall(ctx context.Context, id string) (traceID string, c
 	}
 	cs := r.ConsensusSnapshot
 	if cs == nil || r.CortensorRefs == nil || len(r.CortensorRefs.Sessions) != len(cs.Verdicts) || len(cs.Agreeing) == 0 {
-		return "", c, fmt.Errorf("%w: receipt %q does not record which sessions agreed", ErrUnknownCall, id)
+		return "", c, fmt.Errorf("%w: receipt %q", ErrReceiptWithoutVotes, id)
 	}
 	traceID = "receipt:" + id
 	if ids := r.CortensorRefs.RouterTraceIDs; len(ids) > 0 && ids[0] != "" {

@@ -66,6 +66,8 @@ func (t *tools) reportOutcome(ctx context.Context, req *mcp.CallToolRequest, arg
 		err = trust.ErrReputationOff // a Caller that takes outcomes but no verdicts
 	}
 	switch {
+	case errors.Is(err, trust.ErrReceiptWithoutVotes):
+		return nil, nil, &ArgumentError{Argument: "receipt_id", Message: "names a receipt that records no consensus snapshot, so it cannot say which sessions agreed: give the call's trace_id"}
 	case errors.Is(err, trust.ErrUnknownCall):
 		return nil, nil, fmt.Errorf("%s: no call %q of this caller's is remembered (404 unknown_call)", ToolReportOutcome, id)
 	case errors.Is(err, trust.ErrReputationOff):

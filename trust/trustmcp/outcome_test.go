@@ -2,6 +2,7 @@ package trustmcp_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
@@ -34,14 +36,10 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// TestReportOutcome: report_outcome, called through the Go MCP SDK's
-// client over Streamable HTTP behind bearer tokens, teaches the book as
-// trust.Service.Feedback does for the token's caller; a repeat adds
-// nothing; another caller's report on the call, and one on an id that
-// names no call, are tool errors that move nothing; bad arguments are
-// tool errors naming the argument. A validation's true verdict is the
-// same report as the outcome it implies.
-func TestReportOutcome(t *testing.T) {
+// reputationEngine is an engine of five sessions that answer VALID,
+// whose reputation book keeps its records in store.
+func reputationEngine(t *testing.T) (*router.Engine, *reputation.Memory) {
+	t.Helper()
 	store := new(reputation.Memory)
 	book, err := reputation.New(store, reputation.Options{})
 	if err != nil {
@@ -52,6 +50,18 @@ func TestReportOutcome(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return e, store
+}
+
+// TestReportOutcome: report_outcome, called through the Go MCP SDK's
+// client over Streamable HTTP behind bearer tokens, teaches the book as
+// trust.Service.Feedback does for the token's caller; a repeat adds
+// nothing; another caller's report on the call, and one on an id that
+// names no call, are tool errors that move nothing; bad arguments are
+// tool errors naming the argument. A validation's true verdict is the
+// same report as the outcome it implies.
+func TestReportOutcome(t *testing.T) {
+	e, store := reputationEngine(t)
 	svc, err := trust.New(e)
 	if err != nil {
 		t.Fatal(err)
@@ -195,5 +205,34 @@ func TestReportOutcome_reputationOff(t *testing.T) {
 		map[string]any{"trace_id": "4bf92f3577b34da6a3ce929d0e0e4736", "right": true})
 	if !res.IsError || !strings.Contains(text(res), "reputation_off") {
 		t.Errorf("report_outcome without reputation: isError %v, %q; want a tool error naming reputation_off", res.IsError, text(res))
+	}
+}
+
+// TestReportOutcome_receiptWithoutVotes: a report by the receipt_id of a
+// receipt that records no consensus snapshot is a tool error naming
+// receipt_id and saying to give the call's trace_id, which then lands.
+func TestReportOutcome_receiptWithoutVotes(t *testing.T) {
+	e, _ := reputationEngine(t)
+	_, priv, _ := ed25519.GenerateKey(nil)
+	svc, err := trust.New(e, trust.WithSigningKey(priv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := svc.Call(context.Background(), &trust.Request{Mode: trust.ModeValidation, Policy: trust.PolicySafe,
+		Task: trust.Task{ClaimedResult: trust.JSON("4")}, Receipt: receipt.Request{Mode: receipt.DeliveryInline}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := receipt.Parse(resp.Receipt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := newSession(t, trustmcp.Config{Caller: svc})
+	res := callTool(t, cs, trustmcp.ToolReportOutcome, map[string]any{"receipt_id": r.ReceiptID, "right": true})
+	if msg := text(res); !res.IsError || !strings.Contains(msg, "receipt_id") || !strings.Contains(msg, "no consensus snapshot") || !strings.Contains(msg, "trace_id") {
+		t.Errorf("by receipt id: isError %v, %q; want a tool error naming receipt_id, the snapshot and trace_id", res.IsError, msg)
+	}
+	if res := callTool(t, cs, trustmcp.ToolReportOutcome, map[string]any{"trace_id": resp.TraceID, "right": true}); res.IsError {
+		t.Errorf("by trace id: %s", text(res))
 	}
 }

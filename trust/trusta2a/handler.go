@@ -142,6 +142,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var req rpcRequest
 	isRequest := json.Unmarshal(body, &req) == nil
+	if kind := idKind(req.ID); kind != "" {
+		// JSON-RPC 2.0: an id is a string, a number or null, and the
+		// answer to a request whose id cannot be read has a null id.
+		writeRPC(w, rpcResponse{JSONRPC: "2.0", Error: &rpcError{Code: -32600,
+			Message: "Request payload validation error: id: must be a string, a number or null, got " + kind}})
+		return
+	}
 	version, named := requestVersion(r)
 	switch {
 	case version != version03 && version != version10:
@@ -195,6 +202,25 @@ func readAsSent(body []byte) *rpcError {
 		return &rpcError{Code: -32602, Message: "Invalid params: " + fe.Field + ": " + fe.Message}
 	}
 	return &rpcError{Code: -32600, Message: "Request payload validation error: " + fe.Field + ": " + fe.Message}
+}
+
+// idKind returns the kind of a JSON-RPC id that JSON-RPC 2.0 does not
+// allow ("an object", "an array", "a boolean"), or "" for a string, a
+// number, null or no id.
+func idKind(id json.RawMessage) string {
+	b := bytes.TrimSpace(id)
+	if len(b) == 0 {
+		return ""
+	}
+	switch b[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return ""
 }
 
 // versionHeader is the header (or query parameter) a request names its

@@ -449,8 +449,9 @@ func TestNoStreaming(t *testing.T) {
 // than it was sent is refused, as version 1.0 refuses it: a member named
 // twice (the last copy would win) is invalid params naming it, bytes
 // that are not UTF-8 a parse error, and an envelope that names a member
-// twice in two cases, gives one of the wrong type or is not an object an
-// invalid request.
+// twice in two cases, gives one of the wrong type (an id that is no
+// string, number or null among them) or is not an object an invalid
+// request.
 func TestReadAsSent(t *testing.T) {
 	f := newFixture(t, trusta2a.Config{})
 	message := func(data string) string {
@@ -466,6 +467,8 @@ func TestReadAsSent(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"method":"message/send","Method":"tasks/get","params":{"id":"t"}}`, -32600, `method: members "Method" and "method"`},
 		{`{"jsonrpc":2,"id":1,"method":"tasks/get","params":{"id":"t"}}`, -32600, "jsonrpc: expected a string"},
 		{`[{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t"}}]`, -32600, "expected an object, got array"},
+		{`{"jsonrpc":"2.0","id":{"a":1},"method":"tasks/get","params":{"id":"t"}}`, -32600, "id: must be a string, a number or null, got an object"},
+		{`{"jsonrpc":"2.0","id":true,"method":"ListTasks","params":{}}`, -32600, "id: must be a string, a number or null, got a boolean"},
 	} {
 		for _, version := range []string{"", "1.0"} {
 			if version == "1.0" && c.code == -32602 {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/internal/jsonbody"
 	"github.com/vouchkit/vouch/problem"
 )
@@ -174,38 +175,57 @@ func (c *FacilitatorClient) do(ctx context.Context, op, method string, body []by
 // NewFacilitatorHandler serves f over HTTP with the facilitator API of the
 // protocol: POST /verify, POST /settle and GET /supported, relative to
 // where it is mounted (use http.StripPrefix under a prefix). Malformed
-// requests get a 400 problem; errors of f get a 502 problem.
+// requests get a 400 problem; errors of f get a 502 problem; another
+// method on those paths a 405 problem and any other path a 404 problem.
+// Each problem names the request by the X-Request-Id of the answer, set
+// to a fresh id unless the server in front of the handler set one.
 func NewFacilitatorHandler(f Facilitator) http.Handler {
 	f = guard(f)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /supported", func(w http.ResponseWriter, r *http.Request) {
 		out, err := f.Supported(r.Context())
-		writeResult(w, out, err)
+		writeResult(w, r, out, err)
 	})
 	mux.HandleFunc("POST /verify", func(w http.ResponseWriter, r *http.Request) {
 		p, req, err := readFacilitatorRequest(r)
 		if err != nil {
-			problem.Write(w, err)
+			writeProblem(w, r, err)
 			return
 		}
 		out, ferr := f.Verify(r.Context(), p, req)
-		writeResult(w, out, ferr)
+		writeResult(w, r, out, ferr)
 	})
 	mux.HandleFunc("POST /settle", func(w http.ResponseWriter, r *http.Request) {
 		p, req, err := readFacilitatorRequest(r)
 		if err != nil {
-			problem.Write(w, err)
+			writeProblem(w, r, err)
 			return
 		}
 		out, ferr := f.Settle(r.Context(), p, req)
-		writeResult(w, out, ferr)
+		writeResult(w, r, out, ferr)
 	})
-	return mux
+	for path, allow := range map[string]string{"/supported": "GET, HEAD", "/verify": "POST", "/settle": "POST"} {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			writeProblem(w, r, problem.Newf(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
+				"%s %s is not served; use %s", r.Method, r.URL.Path, allow))
+		})
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, r, problem.Newf(http.StatusNotFound, problem.CodeNotFound,
+			"no route %s: the facilitator serves POST /verify, POST /settle and GET /supported", r.URL.Path))
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if w.Header().Get(httpapi.HeaderRequestID) == "" {
+			w.Header().Set(httpapi.HeaderRequestID, httpapi.NewRequestID())
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
-func writeResult(w http.ResponseWriter, out any, err error) {
+func writeResult(w http.ResponseWriter, r *http.Request, out any, err error) {
 	if err != nil {
-		problem.Write(w, problem.Newf(http.StatusBadGateway, problem.CodeUnavailable, "facilitator: %v", err))
+		writeProblem(w, r, problem.Newf(http.StatusBadGateway, problem.CodeUnavailable, "facilitator: %v", err))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

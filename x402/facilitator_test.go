@@ -1,6 +1,7 @@
 package x402_test
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/x402"
 	"github.com/vouchkit/vouch/x402/evm"
 )
@@ -85,5 +87,40 @@ func TestFacilitatorHandler_supportedAndBadRequest(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("malformed settle: status = %d, want 400", resp.StatusCode)
+	}
+}
+
+// TestFacilitatorHandler_problems: every refusal of the facilitator
+// handler is a problem naming the request by its X-Request-Id and its
+// path; another method on a served path is 405 with Allow, any other path
+// 404.
+func TestFacilitatorHandler_problems(t *testing.T) {
+	srv := httptest.NewServer(x402.NewFacilitatorHandler(&evm.Facilitator{Networks: []string{"base-sepolia"}}))
+	defer srv.Close()
+	for _, tt := range []struct {
+		method, path, body string
+		status             int
+		code               problem.Code
+		allow              string
+	}{
+		{"POST", "/settle", `{"x402Version":2,"paymentPayload":{"x402Version":7}}`, 400, problem.CodeInvalidRequest, ""},
+		{"POST", "/verify", `{`, 400, problem.CodeMalformedJSON, ""},
+		{"GET", "/verify", "", 405, problem.CodeMethodNotAllowed, "POST"},
+		{"POST", "/supported", "{}", 405, problem.CodeMethodNotAllowed, "GET, HEAD"},
+		{"GET", "/discovery/resources", "", 404, problem.CodeNotFound, ""},
+	} {
+		req, _ := http.NewRequestWithContext(t.Context(), tt.method, srv.URL+tt.path, strings.NewReader(tt.body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p problem.Details
+		err = json.NewDecoder(resp.Body).Decode(&p)
+		resp.Body.Close()
+		id := resp.Header.Get("X-Request-Id")
+		if err != nil || resp.StatusCode != tt.status || p.Code != tt.code || p.Instance != tt.path || id == "" || p.RequestID != id || resp.Header.Get("Allow") != tt.allow {
+			t.Errorf("%s %s: %d %+v (X-Request-Id %q, Allow %q), %v; want %d %s naming the path and the request id, Allow %q",
+				tt.method, tt.path, resp.StatusCode, p, id, resp.Header.Get("Allow"), err, tt.status, tt.code, tt.allow)
+		}
 	}
 }

@@ -119,9 +119,9 @@ func prepareFeedback(c Caller) func(*http.Request, []byte) (httpapi.Run, error) 
 }
 
 // receiptWithoutVotes says why a report on a receipt of the caller's
-// without a consensus snapshot is refused, and what to send instead.
-const receiptWithoutVotes = "the receipt records no consensus snapshot, so it cannot say which sessions agreed: " +
-	"report the call by its trace_id, or ask for receipts with include.consensus_snapshot"
+// that does not record its votes is refused, and what to send instead.
+const receiptWithoutVotes = "the receipt does not record which sessions voted and which agreed: report the call by its trace_id, " +
+	"or ask for receipts with include.consensus_snapshot and include.router_trace_refs"
 
 // outcomeProblem returns the problem the route answers for err, an error
 // of a Caller's Feedback, reading the router's sentinels as trust's for

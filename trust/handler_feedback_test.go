@@ -128,7 +128,8 @@ func TestClient_Feedback(t *testing.T) {
 }
 
 // TestClient_FeedbackReceiptWithoutVotes: a report by the receipt_id of
-// a receipt that records no consensus snapshot is a 404 that says why
+// a receipt that does not record its votes (issued without the consensus
+// snapshot, or without the router references) is a 404 that says why
 // and what to send instead, to the receipt's owner only, in process and
 // over HTTP; it moves nothing, and the same call reported by its
 // trace_id teaches the book.
@@ -146,6 +147,15 @@ func TestClient_FeedbackReceiptWithoutVotes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A consensus snapshot without the router references names no session.
+	req.Receipt.Include = receipt.Include{ConsensusSnapshot: true, PolicySnapshot: true}
+	if snap, err := alice.Call(ctx, req); err != nil {
+		t.Fatal(err)
+	} else if r, err := receipt.Parse(snap.Receipt); err != nil || r.ConsensusSnapshot == nil {
+		t.Fatalf("receipt %v with include.consensus_snapshot: %v", r, err)
+	} else if err := s.Feedback(trust.WithCaller(ctx, "alice"), r.ReceiptID, false); !errors.Is(err, trust.ErrReceiptWithoutVotes) {
+		t.Errorf("in process, a receipt with its consensus snapshot alone: %v, want ErrReceiptWithoutVotes", err)
+	}
 	keys := make([]reputation.Key, len(resp.Evidence.Steps[0].Sessions))
 	for i, id := range resp.Evidence.Steps[0].Sessions {
 		keys[i] = reputation.Key{Session: int64(id)}
@@ -161,7 +171,7 @@ func TestClient_FeedbackReceiptWithoutVotes(t *testing.T) {
 		c      *trust.Client
 		detail string
 	}{
-		{"alice", alice, "the receipt records no consensus snapshot, so it cannot say which sessions agreed: report the call by its trace_id, or ask for receipts with include.consensus_snapshot"},
+		{"alice", alice, "the receipt does not record which sessions voted and which agreed: report the call by its trace_id, or ask for receipts with include.consensus_snapshot and include.router_trace_refs"},
 		{"bob", bob, "no call of the caller's with that id is remembered"},
 	} {
 		err := tt.c.Feedback(ctx, r.ReceiptID, false)

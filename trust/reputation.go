@@ -61,11 +61,12 @@ var ErrReputationOff = errors.New("trust: this service weighs no votes by reputa
 var ErrUnknownCall = errors.New("trust: no such call")
 
 // ErrReceiptWithoutVotes is the error of Feedback for the receipt_id of
-// a receipt of the caller's that records no consensus snapshot, so that
-// it cannot say which sessions agreed: the call is reported by its
-// trace_id instead (or its receipts ask for include.consensus_snapshot).
-// It wraps ErrUnknownCall.
-var ErrReceiptWithoutVotes = fmt.Errorf("%w: the receipt records no consensus snapshot, so it cannot say which sessions agreed", ErrUnknownCall)
+// a receipt of the caller's that does not record which sessions voted
+// and which agreed: one issued without its consensus snapshot or its
+// router references (receipt.Include's ConsensusSnapshot and
+// RouterTraceRefs). The call is reported by its trace_id instead. It
+// wraps ErrUnknownCall.
+var ErrReceiptWithoutVotes = fmt.Errorf("%w: the receipt does not record which sessions voted and which agreed", ErrUnknownCall)
 
 // useReputation sets s.keep when the router keeps reputation and s may
 // use it.

@@ -67,7 +67,7 @@ func (t *tools) reportOutcome(ctx context.Context, req *mcp.CallToolRequest, arg
 	}
 	switch {
 	case errors.Is(err, trust.ErrReceiptWithoutVotes):
-		return nil, nil, &ArgumentError{Argument: "receipt_id", Message: "names a receipt that records no consensus snapshot, so it cannot say which sessions agreed: give the call's trace_id"}
+		return nil, nil, &ArgumentError{Argument: "receipt_id", Message: "names a receipt that does not record which sessions voted and which agreed: give the call's trace_id"}
 	case errors.Is(err, trust.ErrUnknownCall):
 		return nil, nil, fmt.Errorf("%s: no call %q of this caller's is remembered (404 unknown_call)", ToolReportOutcome, id)
 	case errors.Is(err, trust.ErrReputationOff):

@@ -209,7 +209,7 @@ func TestReportOutcome_reputationOff(t *testing.T) {
 }
 
 // TestReportOutcome_receiptWithoutVotes: a report by the receipt_id of a
-// receipt that records no consensus snapshot is a tool error naming
+// receipt that does not record its votes is a tool error naming
 // receipt_id and saying to give the call's trace_id, which then lands.
 func TestReportOutcome_receiptWithoutVotes(t *testing.T) {
 	e, _ := reputationEngine(t)
@@ -229,7 +229,7 @@ func TestReportOutcome_receiptWithoutVotes(t *testing.T) {
 	}
 	cs := newSession(t, trustmcp.Config{Caller: svc})
 	res := callTool(t, cs, trustmcp.ToolReportOutcome, map[string]any{"receipt_id": r.ReceiptID, "right": true})
-	if msg := text(res); !res.IsError || !strings.Contains(msg, "receipt_id") || !strings.Contains(msg, "no consensus snapshot") || !strings.Contains(msg, "trace_id") {
+	if msg := text(res); !res.IsError || !strings.Contains(msg, "receipt_id") || !strings.Contains(msg, "which sessions voted") || !strings.Contains(msg, "trace_id") {
 		t.Errorf("by receipt id: isError %v, %q; want a tool error naming receipt_id, the snapshot and trace_id", res.IsError, msg)
 	}
 	if res := callTool(t, cs, trustmcp.ToolReportOutcome, map[string]any{"trace_id": resp.TraceID, "right": true}); res.IsError {

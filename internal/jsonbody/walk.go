@@ -250,7 +250,7 @@ func typeErrorsIn(errs *[]problem.FieldError, path string, data json.RawMessage,
 		if json.Unmarshal(data, v) == nil {
 			return true
 		}
-		fail("", "expected "+expected(t)+", got "+jsonKind(data))
+		fail("", "expected "+expected(t)+", got "+Kind(data))
 		return false
 	}
 	switch {
@@ -306,9 +306,10 @@ func leafError(data json.RawMessage, t reflect.Type, fail func(inner, message st
 	}
 }
 
-// jsonKind names the kind of the JSON value data as encoding/json's type
-// errors do.
-func jsonKind(data json.RawMessage) string {
+// Kind names the kind of the JSON value data as encoding/json's type
+// errors do: "object", "array", "string", "bool", "null", "number", or
+// "nothing" for no value.
+func Kind(data json.RawMessage) string {
 	b := bytes.TrimSpace(data)
 	if len(b) == 0 {
 		return "nothing"

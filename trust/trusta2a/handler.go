@@ -208,16 +208,10 @@ func readAsSent(body []byte) *rpcError {
 // allow ("an object", "an array", "a boolean"), or "" for a string, a
 // number, null or no id.
 func idKind(id json.RawMessage) string {
-	b := bytes.TrimSpace(id)
-	if len(b) == 0 {
-		return ""
-	}
-	switch b[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case 't', 'f':
+	switch k := jsonbody.Kind(id); k {
+	case "object", "array":
+		return "an " + k
+	case "bool":
 		return "a boolean"
 	}
 	return ""

@@ -215,12 +215,7 @@ func NewFacilitatorHandler(f Facilitator) http.Handler {
 		writeProblem(w, r, problem.Newf(http.StatusNotFound, problem.CodeNotFound,
 			"no route %s: the facilitator serves POST /verify, POST /settle and GET /supported", r.URL.Path))
 	})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if w.Header().Get(httpapi.HeaderRequestID) == "" {
-			w.Header().Set(httpapi.HeaderRequestID, httpapi.NewRequestID())
-		}
-		mux.ServeHTTP(w, r)
-	})
+	return httpapi.WithRequestID(mux)
 }
 
 func writeResult(w http.ResponseWriter, r *http.Request, out any, err error) {

@@ -250,7 +250,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// idempotency key (serveIdempotent, replay.go) and writes the answer
 	// (write.go).
 	start := s.cfg.Now()
-	info := &requestInfo{id: NewRequestID()}
+	info := &requestInfo{id: newRequestID()}
 	sw := &statusWriter{ResponseWriter: w}
 	sw.Header().Set(HeaderRequestID, info.id)
 	ctx := context.WithValue(r.Context(), requestInfoKey{}, info)
@@ -365,9 +365,8 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// NewRequestID returns a fresh request id, as the [Server] names each
-// request in X-Request-Id ("req_" and 24 hex digits).
-func NewRequestID() string { return "req_" + randomHex(12) }
+// newRequestID returns a fresh request id.
+func newRequestID() string { return "req_" + randomHex(12) }
 
 // randomHex returns n random bytes in hex. crypto/rand never fails.
 func randomHex(n int) string {

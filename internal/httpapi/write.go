@@ -41,7 +41,7 @@ func problemResponse(r *http.Request, p *problem.Details, id string) *StoredResp
 func WithRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if w.Header().Get(HeaderRequestID) == "" {
-			w.Header().Set(HeaderRequestID, NewRequestID())
+			w.Header().Set(HeaderRequestID, newRequestID())
 		}
 		next.ServeHTTP(w, r)
 	})

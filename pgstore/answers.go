@@ -35,8 +35,10 @@ func (db *DB) Answers() *AnswerStore { return &AnswerStore{db: db} }
 
 // Keep records answer, the JSON of a tool result, under key until the
 // time until, unless an answer is already kept under key. It implements
-// trustmcp.AnswerStore.
-func (s *AnswerStore) Keep(ctx context.Context, key string, answer []byte, until time.Time) error {
+// trustmcp.AnswerStore. The table is bounded by time (DeleteExpired), not
+// by count, so no payer's answers push out another's and payer is not
+// recorded: the replay store's settlement names it.
+func (s *AnswerStore) Keep(ctx context.Context, key, _ string, answer []byte, until time.Time) error {
 	ctx, cancel, err := s.db.query(ctx)
 	if err != nil {
 		return err

@@ -38,7 +38,7 @@ func TestAnswerStore(t *testing.T) {
 	ctx := context.Background()
 	until := t0.Add(time.Hour)
 
-	if err := a.Keep(ctx, "k", []byte(`{"square":49}`), until); err != nil {
+	if err := a.Keep(ctx, "k", "0xa11ce", []byte(`{"square":49}`), until); err != nil {
 		t.Fatal(err)
 	}
 	wantAnswer(t, "kept", a, "k", t0, `{"square":49}`, true)
@@ -47,7 +47,7 @@ func TestAnswerStore(t *testing.T) {
 
 	// The first answer is the one paid for: a second Keep changes nothing,
 	// neither the answer nor its time.
-	if err := b.Keep(ctx, "k", []byte(`{"square":64}`), until.Add(time.Hour)); err != nil {
+	if err := b.Keep(ctx, "k", "0xa11ce", []byte(`{"square":64}`), until.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	wantAnswer(t, "after a second Keep", a, "k", t0, `{"square":49}`, true)
@@ -57,7 +57,7 @@ func TestAnswerStore(t *testing.T) {
 
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := a.Keep(cctx, "d", []byte(`{}`), until); !errors.Is(err, context.Canceled) {
+	if err := a.Keep(cctx, "d", "0xa11ce", []byte(`{}`), until); !errors.Is(err, context.Canceled) {
 		t.Errorf("Keep with a done context = %v, want context.Canceled", err)
 	}
 	if _, _, err := a.Answer(cctx, "k", t0); !errors.Is(err, context.Canceled) {
@@ -70,7 +70,7 @@ func TestAnswerStore_DeleteExpired(t *testing.T) {
 	s := db.Answers()
 	ctx := context.Background()
 	for i, key := range []string{"a", "b", "c"} {
-		if err := s.Keep(ctx, key, []byte(`"`+key+`"`), t0.Add(time.Duration(i+1)*time.Hour)); err != nil {
+		if err := s.Keep(ctx, key, "0xa11ce", []byte(`"`+key+`"`), t0.Add(time.Duration(i+1)*time.Hour)); err != nil {
 			t.Fatalf("Keep(%s) = %v", key, err)
 		}
 	}
@@ -78,7 +78,7 @@ func TestAnswerStore_DeleteExpired(t *testing.T) {
 		t.Errorf("DeleteExpired(+2h) = %d, %v; want 2", n, err)
 	}
 	// Gone, not merely hidden: a new Keep of a deleted key is kept.
-	if err := s.Keep(ctx, "a", []byte(`"a again"`), t0.Add(5*time.Hour)); err != nil {
+	if err := s.Keep(ctx, "a", "0xa11ce", []byte(`"a again"`), t0.Add(5*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	wantAnswer(t, "kept again after the sweep", s, "a", t0, `"a again"`, true)

@@ -3,15 +3,16 @@ package x402
 import (
 	"bytes"
 	"cmp"
-	"container/heap"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"maps"
 	"net/http"
-	"sync"
 	"time"
 
+	"github.com/vouchkit/vouch/internal/fairstore"
 	"github.com/vouchkit/vouch/problem"
 )
 
@@ -86,6 +87,10 @@ type Outcome struct {
 	// Request names the request the proof was first sent with (see
 	// [SettledPayment]).
 	Request string
+	// Payer is the payer the facilitator named when it verified the
+	// proof. [MemoryOutcomes] keeps each payer's outcomes apart from
+	// the others'.
+	Payer string
 	// Delivered reports whether the answer was delivered and settled.
 	Delivered bool
 	// Response is the answer sent: the delivered answer or the refusal,
@@ -123,11 +128,20 @@ const outcomeOverhead = 512
 //
 // Its memory is bounded whatever the payers sign: an outcome is kept
 // until its time, but never longer than MaxRetention after Keep; and at
-// most MaxEntries outcomes and MaxBytes of them are held: when full, the
-// outcome expiring first is dropped. A dropped outcome costs only its
-// retry: the proof stays used in the [ReplayStore], so its retry is
-// answered 402 "already used" instead of the kept answer or refusal,
-// and nothing is settled again. Expired outcomes are dropped as new ones
+// most MaxEntries outcomes and MaxBytes of them are held. Payers are kept
+// apart: when it is full, refusals (outcomes not delivered, which no one
+// paid for) are dropped first, from the payer ([Outcome].Payer) holding
+// the most, and a refusal never pushes out a delivered outcome; then
+// delivered outcomes of the payer holding the most (the most outcomes
+// when their count is full, the most bytes when their bytes are over),
+// the one expiring first each time. So one payer's traffic, however heavy,
+// drops another's outcome only once it holds as much as that other; an
+// outcome that would leave its payer holding more than anyone, with none
+// of its own left to drop, is not kept, and Keep fails, as it does for an
+// outcome larger than MaxBytes. A dropped or unkept outcome costs only
+// its retry: the proof stays used in the [ReplayStore], so its retry is
+// answered 402 "already used" instead of the kept answer or refusal, and
+// nothing is settled again. Expired outcomes are dropped as new ones
 // arrive.
 type MemoryOutcomes struct {
 	// MaxRetention is the longest an outcome is kept; zero means
@@ -141,74 +155,39 @@ type MemoryOutcomes struct {
 	// key and body; zero means DefaultOutcomesMaxBytes.
 	MaxBytes int64
 
-	mu    sync.Mutex
-	kept  map[string]*keptOutcome
-	order untilHeap[*keptOutcome] // the outcomes, the one expiring first on top
-	bytes int64
+	kept fairstore.Store[Outcome]
 }
-
-type keptOutcome struct {
-	key   string
-	o     Outcome
-	until time.Time
-	size  int64
-	i     int // index in order
-}
-
-func (e *keptOutcome) expiry() time.Time { return e.until }
-func (e *keptOutcome) index() *int       { return &e.i }
 
 // Keep implements OutcomeStore. An until more than MaxRetention ahead is
 // cut to MaxRetention.
 func (s *MemoryOutcomes) Keep(_ context.Context, key string, o Outcome, until time.Time) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.kept == nil {
-		s.kept = make(map[string]*keptOutcome)
-	}
 	now := time.Now()
 	if limit := now.Add(cmp.Or(s.MaxRetention, DefaultMaxValidity)); until.After(limit) {
 		until = limit
 	}
-	if old, ok := s.kept[key]; ok {
-		s.drop(old)
-	}
-	e := &keptOutcome{key: key, o: o, until: until, size: int64(len(key)+len(o.Request)+len(o.Response.Body)) + outcomeOverhead}
+	size := int64(len(key)+len(o.Request)+len(o.Payer)+len(o.Response.Body)) + outcomeOverhead
 	maxEntries, maxBytes := cmp.Or(s.MaxEntries, DefaultOutcomesMaxEntries), cmp.Or(s.MaxBytes, DefaultOutcomesMaxBytes)
-	for len(s.order) > 0 && (!now.Before(s.order[0].until) || len(s.order) >= maxEntries || s.bytes+e.size > maxBytes) {
-		s.drop(s.order[0])
+	if s.kept.Put(now, fairstore.Entry[Outcome]{Key: key, Owner: o.Payer, Value: o, Until: until, Size: size, Spare: !o.Delivered}, maxEntries, maxBytes) {
+		return nil
 	}
-	heap.Push(&s.order, e)
-	s.kept[key] = e
-	s.bytes += e.size
-	return nil
-}
-
-// drop forgets e.
-func (s *MemoryOutcomes) drop(e *keptOutcome) {
-	heap.Remove(&s.order, e.i)
-	delete(s.kept, e.key)
-	s.bytes -= e.size
+	switch {
+	case size > maxBytes:
+		return fmt.Errorf("x402: MemoryOutcomes: an outcome of %d bytes is larger than MaxBytes %d", size, maxBytes)
+	case !o.Delivered:
+		return errors.New("x402: MemoryOutcomes: a refusal is not kept: the store is full of delivered outcomes")
+	}
+	return fmt.Errorf("x402: MemoryOutcomes: payer %s holds as many outcomes as any other and none more of its own to drop", o.Payer)
 }
 
 // Lookup implements OutcomeStore.
 func (s *MemoryOutcomes) Lookup(_ context.Context, key string, now time.Time) (Outcome, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, ok := s.kept[key]
-	if !ok || !now.Before(e.until) {
-		return Outcome{}, false, nil
-	}
-	return e.o, true, nil
+	o, ok := s.kept.Get(key, now)
+	return o, ok, nil
 }
 
 // Len returns the number of outcomes held, expired ones included until
 // the next Keep.
-func (s *MemoryOutcomes) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.kept)
-}
+func (s *MemoryOutcomes) Len() int { return s.kept.Len() }
 
 // msgNotDelivered is the refusal reason of an answer a gate refused.
 const msgNotDelivered = "not_delivered"
@@ -279,7 +258,7 @@ func (pw *paywall) gated(w http.ResponseWriter, r *http.Request, next http.Handl
 	if !d.Deliver {
 		refusal := pw.refusal(d)
 		pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: delivery refused, not settled", slog.Int("status", refusal.Status), slog.String("payer", payer))
-		if err := pw.outcomes.Keep(keep, key, Outcome{Request: paid, Response: refusal}, until); err != nil {
+		if err := pw.outcomes.Keep(keep, key, Outcome{Request: paid, Payer: payer, Response: refusal}, until); err != nil {
 			pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: keeping a refusal", slog.String("error", err.Error()))
 		}
 		writeBuffered(w, refusal)
@@ -290,7 +269,7 @@ func (pw *paywall) gated(w http.ResponseWriter, r *http.Request, next http.Handl
 		return true
 	}
 	delivered := BufferedResponse{Status: rec.status, Header: mergeHeader(rec.header, d.Header), Body: rec.body.Bytes()}
-	if err := pw.outcomes.Keep(keep, key, Outcome{Request: paid, Delivered: true, Response: delivered, Settlement: sr}, until); err != nil {
+	if err := pw.outcomes.Keep(keep, key, Outcome{Request: paid, Payer: payer, Delivered: true, Response: delivered, Settlement: sr}, until); err != nil {
 		pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: keeping a delivery", slog.String("error", err.Error()))
 	}
 	if vp, ok := PaymentFromContext(ctx); ok && vp.outcome != nil {

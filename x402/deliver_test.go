@@ -2,6 +2,7 @@ package x402_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -26,6 +27,13 @@ type gatedServer struct {
 
 func newGatedServer(t *testing.T) *gatedServer {
 	t.Helper()
+	return newGatedServerWith(t, nil)
+}
+
+// newGatedServerWith is newGatedServer with the outcome store outcomes
+// (nil for the middleware's own).
+func newGatedServerWith(t *testing.T, outcomes x402.OutcomeStore) *gatedServer {
+	t.Helper()
 	gs := &gatedServer{fac: &evm.Facilitator{}}
 	check := func(ctx context.Context, req *http.Request, body []byte, resp *x402.BufferedResponse) x402.Delivery {
 		gs.checks.Add(1)
@@ -44,6 +52,7 @@ func newGatedServer(t *testing.T) *gatedServer {
 	mw, err := x402.Middleware(x402.MiddlewareConfig{
 		Facilitator: gs.fac,
 		Routes:      map[string]x402.Price{"POST /gated": {Accepts: []x402.PaymentRequirements{offer(t)}, Gate: &x402.DeliveryGate{Check: check}}},
+		Outcomes:    outcomes,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -65,8 +74,15 @@ func newGatedServer(t *testing.T) *gatedServer {
 // each call repeats the same payment.
 func (gs *gatedServer) post(t *testing.T, c *http.Client, body string) (*http.Response, string) {
 	t.Helper()
+	return gs.postKeyed(t, c, body, "call-1")
+}
+
+// postKeyed sends body under the Idempotency-Key key: a new key, a new
+// payment.
+func (gs *gatedServer) postKeyed(t *testing.T, c *http.Client, body, key string) (*http.Response, string) {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, gs.URL+"/gated", strings.NewReader(body))
-	req.Header.Set(x402.HeaderIdempotencyKey, "call-1")
+	req.Header.Set(x402.HeaderIdempotencyKey, key)
 	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -165,5 +181,42 @@ func TestGate_refusalIsCountedAsNotDelivered(t *testing.T) {
 	}
 	if got := rec.Points(t)["vouch.x402.refusals"]; got["vouch.payment.reason=not_delivered"] != 1 {
 		t.Errorf("refusals = %v, want one not_delivered", got)
+	}
+}
+
+// TestGate_payersKeptApart: another payer's traffic, refused for free or
+// paid for, does not push a payer's delivered answer out of a small
+// outcome store: the payer's retry of the same payment still gets its
+// answer, from the kept outcome, with no new run and no second
+// settlement.
+func TestGate_payersKeptApart(t *testing.T) {
+	gs := newGatedServerWith(t, &x402.MemoryOutcomes{MaxEntries: 4})
+	alice := &http.Client{Transport: &x402.Transport{Payer: newPayer(t)}}
+	evePayer, err := evm.NewPayer("0x8f2a55949038a9610f50fb23b5883af3b4ecb3c3bb792cbcefbd1542c692be63")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eve := &http.Client{Transport: &x402.Transport{Payer: evePayer}}
+	if resp, body := gs.post(t, alice, "good"); resp.StatusCode != http.StatusOK || body != "good" {
+		t.Fatalf("alice's call: %d %q", resp.StatusCode, body)
+	}
+	for i := range 6 {
+		if resp, _ := gs.postKeyed(t, eve, "bad", fmt.Sprint("refused-", i)); resp.StatusCode != http.StatusBadGateway {
+			t.Fatalf("eve's refused call %d: %d, want 502", i, resp.StatusCode)
+		}
+		if resp, _ := gs.postKeyed(t, eve, "good", fmt.Sprint("bought-", i)); resp.StatusCode != http.StatusOK {
+			t.Fatalf("eve's paid call %d: %d, want 200", i, resp.StatusCode)
+		}
+	}
+	runs := gs.runs.Load()
+	resp, body := gs.post(t, alice, "good")
+	if resp.StatusCode != http.StatusOK || body != "good" {
+		t.Errorf("alice's retry after eve's 12 calls: %d %q; want her kept answer", resp.StatusCode, body)
+	}
+	if gs.runs.Load() != runs {
+		t.Error("alice's retry ran the handler again")
+	}
+	if n := len(gs.fac.Settlements()); n != 7 {
+		t.Errorf("%d settlements, want 7 (alice's one, eve's six)", n)
 	}
 }

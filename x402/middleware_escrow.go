@@ -326,7 +326,7 @@ func (pw *paywall) finish(ctx context.Context, w http.ResponseWriter, r *http.Re
 		// or reclaimed, and the buyer learns why.
 		response = problemResponse(problem.Newf(http.StatusPaymentRequired, problem.CodePaymentRequired, "capture failed: %s", joinReason(sr.ErrorReason, sr.ErrorMessage)))
 	}
-	o := Outcome{Request: paidRequest(r, p), Delivered: delivered, Response: response, Settlement: &sr}
+	o := Outcome{Request: paidRequest(r, p), Payer: d.Payer, Delivered: delivered, Response: response, Settlement: &sr}
 	if err := pw.outcomes.Keep(ctx, key, o, until); err != nil {
 		pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: keeping an escrow outcome", slog.String("error", err.Error()))
 	}

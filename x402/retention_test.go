@@ -3,6 +3,7 @@ package x402_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -129,7 +130,8 @@ func TestMemoryReplay_bounded(t *testing.T) {
 
 // TestMemoryOutcomes_bounded: a MemoryOutcomes keeps at most MaxEntries
 // outcomes and MaxBytes of responses, dropping the one that expires
-// first, and keeps none past MaxRetention.
+// first, refuses an outcome larger than MaxBytes, and keeps none past
+// MaxRetention.
 func TestMemoryOutcomes_bounded(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
@@ -154,12 +156,50 @@ func TestMemoryOutcomes_bounded(t *testing.T) {
 	if has("b", now) || !has("a", now) || !has("c", now) || s.Len() != 2 {
 		t.Errorf("after 3 keeps in 2 entries: a %v, b %v, c %v, Len %d; want b (expiring first) dropped", has("a", now), has("b", now), has("c", now), s.Len())
 	}
-	keep("big", 5*time.Minute, 1<<20)
+	keep("big", 5*time.Minute, 1<<20-1024)
 	if has("a", now) || has("c", now) || !has("big", now) {
-		t.Errorf("a response of MaxBytes: a %v, c %v, big %v; want only big kept", has("a", now), has("c", now), has("big", now))
+		t.Errorf("a response of nearly MaxBytes: a %v, c %v, big %v; want only big kept", has("a", now), has("c", now), has("big", now))
+	}
+	if err := s.Keep(ctx, "huge", x402.Outcome{Response: x402.BufferedResponse{Body: make([]byte, 1<<20)}}, now.Add(time.Minute)); err == nil || has("huge", now) || !has("big", now) {
+		t.Errorf("Keep of a response of MaxBytes = %v, kept %v, big kept %v; want an error, nothing kept and nothing dropped", err, has("huge", now), has("big", now))
 	}
 	keep("far", 10*time.Hour, 10)
 	if !has("far", now.Add(59*time.Minute)) || has("far", now.Add(61*time.Minute)) {
 		t.Errorf("an outcome kept until 10 h: at 59 min %v, at 61 min %v; want kept for MaxRetention (1 h) only", has("far", now.Add(59*time.Minute)), has("far", now.Add(61*time.Minute)))
+	}
+}
+
+// TestMemoryOutcomes_payersApart: one payer's outcomes, delivered or
+// refused, never push out another payer's delivered outcome while that
+// payer holds less; its refusals go first, and never push out a delivery.
+func TestMemoryOutcomes_payersApart(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	s := &x402.MemoryOutcomes{MaxEntries: 10, MaxRetention: time.Hour}
+	keep := func(payer, key string, delivered bool) error {
+		o := x402.Outcome{Payer: payer, Delivered: delivered, Response: x402.BufferedResponse{Status: http.StatusOK, Body: []byte("answer")}}
+		return s.Keep(ctx, key, o, now.Add(time.Hour))
+	}
+	for i := range 3 {
+		if err := keep("0xa11ce", fmt.Sprint("alice", i), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 50 {
+		keep("0xe7e", fmt.Sprint("refused", i), false)
+	}
+	for i := range 50 {
+		keep("0xe7e", fmt.Sprint("bought", i), true)
+	}
+	for i := range 3 {
+		if _, ok, _ := s.Lookup(ctx, fmt.Sprint("alice", i), now); !ok {
+			t.Errorf("alice's outcome %d dropped by another payer's 100 outcomes", i)
+		}
+	}
+	if _, ok, _ := s.Lookup(ctx, "bought49", now); !ok || s.Len() != 10 {
+		t.Errorf("the other payer's latest delivered outcome kept %v, Len %d; want true, 10", ok, s.Len())
+	}
+	if err := keep("0xe7e", "refused50", false); err == nil {
+		t.Error("Keep of a refusal into a store of delivered outcomes = nil; want an error")
 	}
 }

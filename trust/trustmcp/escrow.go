@@ -86,7 +86,7 @@ func (pw *paywall) finishEscrow(ctx context.Context, price x402.Price, res x402.
 	if !bought && d.Capture != "0" {
 		answer = pw.refuse(price, res, "capture failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), &sr)
 	}
-	pw.keep(ctx, key, paid, until, answer, &sr)
+	pw.keep(ctx, key, held.Payer, paid, until, answer, &sr)
 	if answer.Meta == nil {
 		answer.Meta = mcp.Meta{}
 	}

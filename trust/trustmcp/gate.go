@@ -121,14 +121,14 @@ func refusedKey(key string) string { return key + refusedSuffix }
 // refusedSuffix ends the key of a refusal in the answer store.
 const refusedSuffix = "#refused"
 
-// keepRefusal keeps the refusal of the payment under key, so that a retry
-// gets it again.
-func (pw *paywall) keepRefusal(ctx context.Context, key string, until time.Time, r *mcp.CallToolResult) {
+// keepRefusal keeps the refusal of payer's payment under key, so that a
+// retry gets it again.
+func (pw *paywall) keepRefusal(ctx context.Context, key, payer string, until time.Time, r *mcp.CallToolResult) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pw.cfg.SettleTimeout)
 	defer cancel()
 	b, err := json.Marshal(r)
 	if err == nil {
-		err = pw.answers.Keep(ctx, refusedKey(key), b, until)
+		err = pw.answers.Keep(ctx, refusedKey(key), payer, b, until)
 	}
 	if err != nil {
 		pw.log.LogAttrs(ctx, slog.LevelWarn, "trustmcp: keeping a refusal for a retry", slog.String("error", err.Error()))

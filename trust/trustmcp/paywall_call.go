@@ -159,7 +159,7 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 		// The usage of an "upto" payment is the tool's to report.
 		charged, usage := meter.Charge()
 		if refusal := pw.check(work, call, ctr); refusal != nil {
-			pw.keepRefusal(ctx, key, until, refusal)
+			pw.keepRefusal(ctx, key, vr.Payer, until, refusal)
 			return refusal, nil
 		}
 		if sr = pw.settle(ctx, name, p, charged, vr.Payer); !sr.Success {
@@ -169,7 +169,7 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 			sr.SetUsage(*usage)
 		}
 	}
-	pw.keep(ctx, key, paid, until, ctr, sr)
+	pw.keep(ctx, key, vr.Payer, paid, until, ctr, sr)
 	if ctr.Meta == nil {
 		ctr.Meta = mcp.Meta{}
 	}

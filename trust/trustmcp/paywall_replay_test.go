@@ -243,7 +243,7 @@ func TestMemoryAnswers(t *testing.T) {
 	var s trustmcp.MemoryAnswers
 	ctx := context.Background()
 	now := time.Now()
-	if err := s.Keep(ctx, "k", []byte(`{"a":1}`), now.Add(time.Minute)); err != nil {
+	if err := s.Keep(ctx, "k", "0xa11ce", []byte(`{"a":1}`), now.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if b, ok, err := s.Answer(ctx, "k", now); err != nil || !ok || string(b) != `{"a":1}` {

@@ -3,21 +3,21 @@ package trustmcp
 import (
 	"bytes"
 	"cmp"
-	"container/list"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vouchkit/vouch/internal/fairstore"
 	"github.com/vouchkit/vouch/x402"
 )
 
@@ -36,9 +36,10 @@ import (
 // PostgreSQL, vouch/pgstore has both: give the Paywall db.Replay() and
 // db.Answers() of one pgstore.DB.
 type AnswerStore interface {
-	// Keep records answer, the JSON of a tool result, under key until the
-	// time until.
-	Keep(ctx context.Context, key string, answer []byte, until time.Time) error
+	// Keep records answer, the JSON of a tool result bought by payer,
+	// under key until the time until. A store that bounds what it holds
+	// keeps each payer's answers apart from the others' by payer.
+	Keep(ctx context.Context, key, payer string, answer []byte, until time.Time) error
 	// Answer returns what Keep recorded under key, and false when nothing
 	// is recorded or it has expired at now.
 	Answer(ctx context.Context, key string, now time.Time) ([]byte, bool, error)
@@ -52,8 +53,8 @@ const (
 	DefaultAnswersMaxBytes = 32 << 20
 )
 
-// answerOverhead is about what a kept result costs beyond its key and
-// JSON: its list element, its map slot and their headers.
+// answerOverhead is about what a kept result costs beyond its key, payer
+// and JSON: its entry, its map slot and their headers.
 const answerOverhead = 150
 
 // MemoryAnswers is an AnswerStore in memory, for one server process.
@@ -63,45 +64,42 @@ const answerOverhead = 150
 // It never keeps a result longer than MaxRetention, whatever the time
 // Keep is asked to keep it until (Paywall refuses an authorization valid
 // for longer than its MaxValidity, and a MemoryAnswers that would forget
-// sooner, so that a retry never outlives what is kept of its payment). Beyond MaxEntries results or MaxBytes
-// bytes, the oldest refusals of gated tools ([ToolGate]) are forgotten
-// first, then the oldest results; a retry of a payment whose result was
-// forgotten is refused as already used, and never charged again.
-// Expired results are dropped as new ones arrive.
+// sooner, so that a retry never outlives what is kept of its payment).
+// Payers are kept apart: beyond MaxEntries results or MaxBytes bytes, the
+// refusals of gated tools ([ToolGate]), which no one paid for, are
+// forgotten first, from the payer holding the most, and a refusal never
+// pushes out a result; then the results of the payer holding the most
+// (the most results when their count is full, the most bytes when their
+// bytes are over), the one expiring first each time. So one payer's
+// calls, however many, forget another's result only once it holds as
+// much as that other; a result that would leave its payer holding more
+// than anyone, with none of its own left to forget, is not kept, and
+// Keep fails, as it does for a result larger than MaxBytes. A retry of a
+// payment whose result was forgotten or not kept is refused as already
+// used, and never charged again. Expired results are dropped as new ones
+// arrive.
 type MemoryAnswers struct {
 	// MaxEntries bounds the results kept; zero means
 	// DefaultAnswersMaxEntries. Set it before first use.
 	MaxEntries int
-	// MaxBytes bounds the bytes of the results kept (their keys and JSON,
-	// and about 150 bytes a result for the rest); zero means
-	// DefaultAnswersMaxBytes. A larger result is not kept: Keep fails.
-	// Set it before first use.
+	// MaxBytes bounds the bytes of the results kept (their keys, payers
+	// and JSON, and about 150 bytes a result for the rest); zero means
+	// DefaultAnswersMaxBytes. Set it before first use.
 	MaxBytes int64
 	// MaxRetention is the longest a result is kept; zero means an hour,
 	// the default of PaywallConfig.MaxValidity. Set it before first use.
 	MaxRetention time.Duration
 
-	mu       sync.Mutex
-	answers  map[string]*list.Element // of *keptAnswer, in results or refusals
-	results  list.List                // of *keptAnswer, oldest first
-	refusals list.List                // of *keptAnswer, oldest first
-	bytes    int64
-}
-
-type keptAnswer struct {
-	key    string
-	until  time.Time
-	answer []byte
-	size   int64
-	in     *list.List // results or refusals
+	kept fairstore.Store[[]byte]
 }
 
 // Keep implements AnswerStore.
-func (s *MemoryAnswers) Keep(_ context.Context, key string, answer []byte, until time.Time) error {
+func (s *MemoryAnswers) Keep(_ context.Context, key, payer string, answer []byte, until time.Time) error {
 	maxEntries := cmp.Or(s.MaxEntries, DefaultAnswersMaxEntries)
 	maxBytes := cmp.Or(s.MaxBytes, DefaultAnswersMaxBytes)
 	retention := s.retention()
-	size := int64(len(key)+len(answer)) + answerOverhead
+	size := int64(len(key)+len(payer)+len(answer)) + answerOverhead
+	refusal := strings.HasSuffix(key, refusedSuffix)
 	switch {
 	case maxEntries < 0 || maxBytes < 0 || retention < 0:
 		return fmt.Errorf("trustmcp: MemoryAnswers: a negative bound (MaxEntries %d, MaxBytes %d, MaxRetention %s)", s.MaxEntries, s.MaxBytes, s.MaxRetention)
@@ -112,33 +110,14 @@ func (s *MemoryAnswers) Keep(_ context.Context, key string, answer []byte, until
 	if limit := now.Add(retention); until.After(limit) {
 		until = limit
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.answers == nil {
-		s.answers = make(map[string]*list.Element)
+	e := fairstore.Entry[[]byte]{Key: key, Owner: payer, Value: bytes.Clone(answer), Until: until, Size: size, Spare: refusal}
+	switch {
+	case s.kept.Put(now, e, maxEntries, maxBytes):
+		return nil
+	case refusal:
+		return errors.New("trustmcp: MemoryAnswers: a refusal is not kept: the store is full of results")
 	}
-	if el, ok := s.answers[key]; ok {
-		s.forget(el)
-	}
-	for _, l := range []*list.List{&s.refusals, &s.results} {
-		for l.Len() > 0 && !now.Before(l.Front().Value.(*keptAnswer).until) {
-			s.forget(l.Front())
-		}
-	}
-	for len(s.answers) >= maxEntries || s.bytes+size > maxBytes {
-		if s.refusals.Len() > 0 {
-			s.forget(s.refusals.Front())
-		} else {
-			s.forget(s.results.Front())
-		}
-	}
-	in := &s.results
-	if strings.HasSuffix(key, refusedSuffix) {
-		in = &s.refusals
-	}
-	s.answers[key] = in.PushBack(&keptAnswer{key: key, until: until, answer: bytes.Clone(answer), size: size, in: in})
-	s.bytes += size
-	return nil
+	return fmt.Errorf("trustmcp: MemoryAnswers: payer %s holds as many results as any other and none more of its own to forget", payer)
 }
 
 // retention is s's MaxRetention, the default for zero.
@@ -146,39 +125,18 @@ func (s *MemoryAnswers) retention() time.Duration {
 	return cmp.Or(s.MaxRetention, x402.DefaultMaxValidity)
 }
 
-// forget drops the kept result at el.
-func (s *MemoryAnswers) forget(el *list.Element) {
-	a := el.Value.(*keptAnswer)
-	a.in.Remove(el)
-	delete(s.answers, a.key)
-	s.bytes -= a.size
-}
-
 // Answer implements AnswerStore.
 func (s *MemoryAnswers) Answer(_ context.Context, key string, now time.Time) ([]byte, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	el, ok := s.answers[key]
-	if !ok || !now.Before(el.Value.(*keptAnswer).until) {
-		return nil, false, nil
-	}
-	return bytes.Clone(el.Value.(*keptAnswer).answer), true, nil
+	answer, ok := s.kept.Get(key, now)
+	return bytes.Clone(answer), ok, nil
 }
 
 // Len returns the number of results held, expired ones included until
 // they are dropped.
-func (s *MemoryAnswers) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.answers)
-}
+func (s *MemoryAnswers) Len() int { return s.kept.Len() }
 
 // Bytes returns the bytes counted against MaxBytes.
-func (s *MemoryAnswers) Bytes() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.bytes
-}
+func (s *MemoryAnswers) Bytes() int64 { return s.kept.Bytes() }
 
 // paidCall names the call a payment pays for: a digest of the tool's
 // name, its arguments (as canonical JSON) and the payment's payload. Only
@@ -245,15 +203,16 @@ func (pw *paywall) endFlight(key string, f *flight) {
 	close(f.done)
 }
 
-// keep records the result ctr bought with the settlement sr under key,
-// before it is returned, so that a retry after losing it finds it. The
-// result is kept without the settlement, which the replay store holds.
-func (pw *paywall) keep(ctx context.Context, key, call string, until time.Time, ctr *mcp.CallToolResult, sr *x402.SettleResponse) {
+// keep records the result ctr that payer bought with the settlement sr
+// under key, before it is returned, so that a retry after losing it finds
+// it. The result is kept without the settlement, which the replay store
+// holds.
+func (pw *paywall) keep(ctx context.Context, key, payer, call string, until time.Time, ctr *mcp.CallToolResult, sr *x402.SettleResponse) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pw.cfg.SettleTimeout)
 	defer cancel()
 	answer, err := json.Marshal(ctr)
 	if err == nil {
-		err = pw.answers.Keep(ctx, key, answer, until)
+		err = pw.answers.Keep(ctx, key, payer, answer, until)
 	}
 	if err == nil {
 		err = pw.replay.MarkSettled(ctx, key, x402.SettledPayment{Request: call, Settlement: *sr})

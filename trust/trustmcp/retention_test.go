@@ -3,7 +3,9 @@ package trustmcp_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -92,7 +94,7 @@ func TestMemoryAnswers_bounds(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
 	s := &trustmcp.MemoryAnswers{MaxEntries: 4, MaxBytes: 1 << 20, MaxRetention: time.Minute}
-	if err := s.Keep(ctx, "far", []byte(`{}`), now.Add(365*24*time.Hour)); err != nil {
+	if err := s.Keep(ctx, "far", "0xa11ce", []byte(`{}`), now.Add(365*24*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, _ := s.Answer(ctx, "far", now.Add(30*time.Second)); !ok {
@@ -105,7 +107,7 @@ func TestMemoryAnswers_bounds(t *testing.T) {
 	s = &trustmcp.MemoryAnswers{MaxEntries: 4, MaxBytes: 1 << 20}
 	keep := func(key string, n int) {
 		t.Helper()
-		if err := s.Keep(ctx, key, []byte(strings.Repeat("x", n)), now.Add(time.Minute)); err != nil {
+		if err := s.Keep(ctx, key, "0xa11ce", []byte(strings.Repeat("x", n)), now.Add(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 		if s.Len() > s.MaxEntries || s.Bytes() > s.MaxBytes {
@@ -139,7 +141,68 @@ func TestMemoryAnswers_bounds(t *testing.T) {
 	if got, want := kept("big5", "big6", "big7", "big8", "big9"), "big6 big7 big8 big9"; got != want || s.Len() != 4 {
 		t.Errorf("kept %q of %d answers, %d bytes; want %q, the newest within 5000 bytes", got, s.Len(), s.Bytes(), want)
 	}
-	if err := s.Keep(ctx, "huge", make([]byte, 5000), now.Add(time.Minute)); err == nil {
+	if err := s.Keep(ctx, "huge", "0xa11ce", make([]byte, 5000), now.Add(time.Minute)); err == nil {
 		t.Error("a result larger than MaxBytes was kept")
+	}
+}
+
+// payerLog is a MemoryAnswers that records the payer of each Keep.
+type payerLog struct {
+	trustmcp.MemoryAnswers
+	mu     sync.Mutex
+	payers []string
+}
+
+func (l *payerLog) Keep(ctx context.Context, key, payer string, answer []byte, until time.Time) error {
+	l.mu.Lock()
+	l.payers = append(l.payers, payer)
+	l.mu.Unlock()
+	return l.MemoryAnswers.Keep(ctx, key, payer, answer, until)
+}
+
+// The paywall keeps a paid result under the payer the facilitator
+// verified, and MemoryAnswers keeps payers apart: another payer's results
+// and refusals, however many, do not forget a payer's result while that
+// payer holds less, and refusals never forget a result.
+func TestMemoryAnswers_payersApart(t *testing.T) {
+	answers := &payerLog{}
+	r := newReplayRig(t, trustmcp.PaywallConfig{Answers: answers})
+	cs := connect(t, r.srv)
+	ctx := context.Background()
+	payer, err := evm.NewPayer("0x" + payerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proof, err := payer.Pay(ctx, r.pr.Accepts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := paidCall(ctx, t, cs, "square", 4, x402.PaymentPayload{X402Version: 2, Accepted: r.pr.Accepts[0], Payload: proof.Payload})
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer(t, res)
+	if want := []string{payer.Address().String()}; !slices.EqualFunc(answers.payers, want, strings.EqualFold) {
+		t.Errorf("kept under payers %q, want %q", answers.payers, want)
+	}
+
+	s := &trustmcp.MemoryAnswers{MaxEntries: 10}
+	now := time.Now()
+	for i := range 3 {
+		if err := s.Keep(ctx, fmt.Sprint("alice", i), "0xa11ce", []byte(`{}`), now.Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 50 {
+		s.Keep(ctx, fmt.Sprint("eve", i, "#refused"), "0xe7e", []byte(`{}`), now.Add(time.Minute))
+		s.Keep(ctx, fmt.Sprint("eve", i), "0xe7e", []byte(`{}`), now.Add(time.Minute))
+	}
+	for i := range 3 {
+		if _, ok, _ := s.Answer(ctx, fmt.Sprint("alice", i), now); !ok {
+			t.Errorf("alice's result %d forgotten after another payer's 100 results and refusals", i)
+		}
+	}
+	if err := s.Keep(ctx, "eve50#refused", "0xe7e", []byte(`{}`), now.Add(time.Minute)); err == nil {
+		t.Error("a refusal kept in a store full of results")
 	}
 }

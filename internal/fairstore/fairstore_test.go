@@ -1,0 +1,177 @@
+package fairstore
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var t0 = time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+
+// keys returns the keys held at now, sorted.
+func (s *Store[V]) keys(now time.Time) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ks []string
+	for k, it := range s.held {
+		if now.Before(it.Until) {
+			ks = append(ks, k)
+		}
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// put puts an entry of owner under key, of size bytes, expiring after
+// minutes, at t0.
+func put(s *Store[int], owner, key string, size int64, minutes int, spare bool, maxEntries int, maxBytes int64) bool {
+	return s.Put(t0, Entry[int]{Key: key, Owner: owner, Until: t0.Add(time.Duration(minutes) * time.Minute), Size: size, Spare: spare}, maxEntries, maxBytes)
+}
+
+func seq(owner string, from, to int) []string {
+	var ks []string
+	for i := from; i < to; i++ {
+		ks = append(ks, fmt.Sprintf("%s%d", owner, i))
+	}
+	return ks
+}
+
+// TestStore_heavyOwnerPushesOutItsOwn: an owner that keeps putting
+// entries into a full store drops its own, the one expiring first, while
+// it holds more than the others; the others keep theirs.
+func TestStore_heavyOwnerPushesOutItsOwn(t *testing.T) {
+	var s Store[int]
+	for i := range 3 {
+		put(&s, "bob", fmt.Sprint("bob", i), 10, 60, false, 8, 1<<20)
+	}
+	for i := range 20 {
+		if !put(&s, "eve", fmt.Sprint("eve", i), 10, 60+i, false, 8, 1<<20) {
+			t.Fatalf("Put(eve%d) = false; want true", i)
+		}
+	}
+	want := append(seq("bob", 0, 3), seq("eve", 15, 20)...)
+	slices.Sort(want)
+	if diff := cmp.Diff(want, s.keys(t0)); diff != "" {
+		t.Errorf("held (-want +got):\n%s", diff)
+	}
+}
+
+// TestStore_bytesFromTheHeaviest: over its bytes, the store drops from
+// the owner holding the most bytes, not the most entries; and an entry
+// that would make its owner the heaviest with nothing of its own left to
+// drop is not held, and drops nothing more.
+func TestStore_bytesFromTheHeaviest(t *testing.T) {
+	var s Store[int]
+	for i := range 6 {
+		put(&s, "bob", fmt.Sprint("bob", i), 5, 60+i, false, 100, 100)
+	}
+	put(&s, "eve", "eve0", 30, 60, false, 100, 100)
+	put(&s, "eve", "eve1", 30, 61, false, 100, 100)
+	if !put(&s, "bob", "bob6", 15, 66, false, 100, 100) {
+		t.Fatal("Put(bob6, 15 bytes) = false; want true")
+	}
+	want := append(seq("bob", 0, 7), "eve1")
+	if diff := cmp.Diff(want, s.keys(t0)); diff != "" {
+		t.Errorf("held after bob's 7th entry, 45 bytes against eve's 60 (-want +got):\n%s", diff)
+	}
+	if put(&s, "mal", "mal0", 70, 60, false, 100, 100) {
+		t.Error("Put(mal0, 70 bytes) = true; want false: it would hold more than anyone and push out others")
+	}
+	if got, want := s.Bytes(), int64(75); got != want {
+		t.Errorf("Bytes = %d after the refused Put; want %d", got, want)
+	}
+	if put(&s, "bob", "huge", 101, 60, false, 100, 100) {
+		t.Error("Put of 101 bytes in 100 = true; want false")
+	}
+}
+
+// TestStore_spareFirst: spare entries are dropped before any other,
+// whoever holds them, and a spare entry never pushes out another.
+func TestStore_spareFirst(t *testing.T) {
+	var s Store[int]
+	put(&s, "bob", "bob0", 1, 60, false, 3, 100)
+	put(&s, "eve", "spare0", 1, 60, true, 3, 100)
+	put(&s, "eve", "spare1", 1, 61, true, 3, 100)
+	if !put(&s, "bob", "bob1", 1, 62, false, 3, 100) {
+		t.Fatal("Put(bob1) = false; want true")
+	}
+	if diff := cmp.Diff([]string{"bob0", "bob1", "spare1"}, s.keys(t0)); diff != "" {
+		t.Errorf("held (-want +got):\n%s", diff)
+	}
+	put(&s, "bob", "bob2", 1, 63, false, 3, 100)
+	if put(&s, "eve", "spare2", 1, 64, true, 3, 100) {
+		t.Error("Put(spare2) into a store of other entries = true; want false")
+	}
+	if diff := cmp.Diff([]string{"bob0", "bob1", "bob2"}, s.keys(t0)); diff != "" {
+		t.Errorf("held after a spare Put into a full store (-want +got):\n%s", diff)
+	}
+}
+
+// TestStore_expiryAndReplace: an entry is not got at or after its time,
+// expired entries make room before any live one is dropped, and a Put
+// under a key held replaces it.
+func TestStore_expiryAndReplace(t *testing.T) {
+	var s Store[int]
+	s.Put(t0, Entry[int]{Key: "a", Owner: "bob", Value: 1, Until: t0.Add(time.Minute), Size: 1}, 2, 100)
+	s.Put(t0, Entry[int]{Key: "b", Owner: "eve", Value: 2, Until: t0.Add(time.Hour), Size: 1}, 2, 100)
+	if v, ok := s.Get("a", t0.Add(time.Minute-1)); !ok || v != 1 {
+		t.Errorf("Get(a) before its time = %d, %v; want 1, true", v, ok)
+	}
+	if _, ok := s.Get("a", t0.Add(time.Minute)); ok {
+		t.Error("Get(a) at its time = true; want false")
+	}
+	later := t0.Add(2 * time.Minute)
+	if !s.Put(later, Entry[int]{Key: "c", Owner: "eve", Value: 3, Until: later.Add(time.Hour), Size: 1}, 2, 100) {
+		t.Fatal("Put(c) = false; want true")
+	}
+	if diff := cmp.Diff([]string{"b", "c"}, s.keys(later)); diff != "" || s.Len() != 2 {
+		t.Errorf("held after the expired a made room (-want +got):\n%s; Len %d", diff, s.Len())
+	}
+	s.Put(later, Entry[int]{Key: "c", Owner: "eve", Value: 4, Until: later.Add(time.Hour), Size: 5}, 2, 100)
+	if v, _ := s.Get("c", later); v != 4 || s.Len() != 2 || s.Bytes() != 6 {
+		t.Errorf("after replacing c: Get(c) = %d, Len %d, Bytes %d; want 4, 2, 6", v, s.Len(), s.Bytes())
+	}
+}
+
+// TestStore_fairShare puts entries of one size for random owners, some
+// spare, into a small store and checks, after every Put, the bounds, the
+// counts, and that an owner lost an entry that is not spare only to a Put
+// of an owner holding, after it, at most one entry more than the loser.
+func TestStore_fairShare(t *testing.T) {
+	const maxEntries, size = 12, 10
+	for seed := range uint64(20) {
+		r := rand.New(rand.NewPCG(seed, 1))
+		var s Store[int]
+		held := map[string]Entry[int]{}
+		for i := range 400 {
+			e := Entry[int]{Key: fmt.Sprint(i), Owner: fmt.Sprint("o", r.IntN(4)), Until: t0.Add(time.Duration(1+r.IntN(60)) * time.Minute), Size: size, Spare: r.IntN(4) == 0}
+			ok := s.Put(t0, e, maxEntries, maxEntries*size)
+			if ok {
+				held[e.Key] = e
+			}
+			count, losers := map[string]int{}, []string{}
+			for k, h := range held {
+				if _, still := s.Get(k, t0); !still {
+					delete(held, k)
+					if !h.Spare && h.Owner != e.Owner {
+						losers = append(losers, h.Owner)
+					}
+					continue
+				}
+				count[h.Owner]++
+			}
+			for _, loser := range losers {
+				if count[e.Owner] > count[loser]+1 {
+					t.Errorf("seed %d, put %d: %s lost an entry to %s, which then holds %d against its %d", seed, i, loser, e.Owner, count[e.Owner], count[loser])
+				}
+			}
+			if s.Len() != len(held) || s.Len() > maxEntries || s.Bytes() != int64(len(held))*size {
+				t.Fatalf("seed %d, put %d: Len %d, Bytes %d; want %d entries within %d", seed, i, s.Len(), s.Bytes(), len(held), maxEntries)
+			}
+		}
+	}
+}

@@ -109,7 +109,7 @@ func Join(prefix, name string) string {
 }
 
 // message is the message of fe, a failure of a field of a value of type
-// root.
+// root; root is nil for a value checked alone, one the body gave.
 func (v *Validator) message(fe validator.FieldError, root reflect.Type) string {
 	if r, ok := v.rules[fe.Tag()]; ok && r.Message != nil {
 		return r.Message(fe.Param(), fe.Value())
@@ -119,11 +119,16 @@ func (v *Validator) message(fe validator.FieldError, root reflect.Type) string {
 	case "required":
 		return "is required"
 	case "oneof":
+		values := strings.Join(strings.Fields(p), ", ")
+		if root != nil && fe.Kind() != reflect.String && reflect.ValueOf(fe.Value()).IsZero() {
+			// In a struct, a member left out reads as 0: it is missing, or 0.
+			return "is required: one of " + values
+		}
 		got := fmt.Sprint(fe.Value())
 		if got == "" {
 			got = `""`
 		}
-		return fmt.Sprintf("must be one of %s, got %s", strings.Join(strings.Fields(p), ", "), got)
+		return fmt.Sprintf("must be one of %s, got %s", values, got)
 	case "gt":
 		return "must be greater than " + p
 	case "gte", "min":

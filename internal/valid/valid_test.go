@@ -8,6 +8,7 @@ import (
 	"github.com/go-playground/validator/v10"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/vouchkit/vouch/internal/jsonbody"
 	"github.com/vouchkit/vouch/internal/valid"
 	"github.com/vouchkit/vouch/problem"
 )
@@ -194,5 +195,26 @@ func TestValidator_crossField(t *testing.T) {
 		if diff := cmp.Diff(tc.want, v.Struct(&tc.req)); diff != "" {
 			t.Errorf("%s: Struct (-want +got):\n%s", tc.name, diff)
 		}
+	}
+}
+
+// TestValidator_oneofLeftOut: a number that must be one of a set and is
+// 0, as a member left out reads in a struct, is required; given as 0 in
+// a body, where absent reads as the default, it is named as given.
+func TestValidator_oneofLeftOut(t *testing.T) {
+	type counted struct {
+		Replicas int `json:"replicas" validate:"oneof=1 3 5"`
+		Retries  int `json:"retries,omitempty" validate:"omitempty,oneof=1 2"`
+	}
+	v := valid.New(rules)
+	want := []problem.FieldError{{Field: "replicas", Rule: "oneof", Message: "is required: one of 1, 3, 5"}}
+	if diff := cmp.Diff(want, v.Struct(&counted{})); diff != "" {
+		t.Errorf("left out (-want +got):\n%s", diff)
+	}
+	data := []byte(`{"replicas":3,"retries":0}`)
+	_, zeros := jsonbody.Inspect(data, &counted{})
+	want = []problem.FieldError{{Field: "retries", Rule: "oneof", Message: "must be one of 1, 2, got 0 (leave the member out for the default)"}}
+	if diff := cmp.Diff(want, v.Zeros(zeros)); diff != "" {
+		t.Errorf("given as 0 (-want +got):\n%s", diff)
 	}
 }

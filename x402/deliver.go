@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -113,9 +112,10 @@ type OutcomeStore interface {
 
 // Bounds of a [MemoryOutcomes] whose members are zero.
 const (
-	// DefaultOutcomesMaxEntries bounds the outcomes kept.
+	// DefaultOutcomesMaxEntries bounds the outcomes kept in each budget.
 	DefaultOutcomesMaxEntries = 10_000
-	// DefaultOutcomesMaxBytes bounds the bytes of the responses kept.
+	// DefaultOutcomesMaxBytes bounds the bytes of the responses kept in
+	// each budget.
 	DefaultOutcomesMaxBytes = 32 << 20
 )
 
@@ -127,19 +127,19 @@ const outcomeOverhead = 512
 // Its zero value is ready to use; set its bounds before first use.
 //
 // Its memory is bounded whatever the payers sign: an outcome is kept
-// until its time, but never longer than MaxRetention after Keep; and at
-// most MaxEntries outcomes and MaxBytes of them are held. Payers are kept
-// apart: when it is full, refusals (outcomes not delivered, which no one
-// paid for) are dropped first, from the payer ([Outcome].Payer) holding
-// the most, and a refusal never pushes out a delivered outcome; then
-// delivered outcomes of the payer holding the most (the most outcomes
-// when their count is full, the most bytes when their bytes are over),
-// the one expiring first each time. So one payer's traffic, however heavy,
-// drops another's outcome only once it holds as much as that other; an
-// outcome that would leave its payer holding more than anyone, with none
-// of its own left to drop, is not kept, and Keep fails, as it does for an
-// outcome larger than MaxBytes. A dropped or unkept outcome costs only
-// its retry: the proof stays used in the [ReplayStore], so its retry is
+// until its time, but never longer than MaxRetention after Keep; and it
+// holds two budgets, delivered outcomes and refusals (which no one paid
+// for), each of at most MaxEntries outcomes and MaxBytes bytes, so that
+// refusals never push out a delivered outcome. Within a budget, payers
+// ([Outcome].Payer) are kept apart: when it is full, the outcomes of the
+// payer holding the most (the most outcomes when their count is full,
+// the most bytes when their bytes are over) are dropped, the one expiring
+// first each time. So one payer's traffic, however heavy, drops
+// another's outcome only once it holds as much as that other; an outcome
+// that would leave its payer holding more than anyone, with none of its
+// own left to drop, is not kept, and Keep fails, as it does for an
+// outcome larger than MaxBytes. A dropped or unkept outcome costs only its
+// retry: the proof stays used in the [ReplayStore], so its retry is
 // answered 402 "already used" instead of the kept answer or refusal, and
 // nothing is settled again. Expired outcomes are dropped as new ones
 // arrive.
@@ -148,14 +148,15 @@ type MemoryOutcomes struct {
 	// DefaultMaxValidity. [Middleware] refuses a store that forgets
 	// sooner than its MaxValidity.
 	MaxRetention time.Duration
-	// MaxEntries bounds the outcomes kept; zero means
+	// MaxEntries bounds the outcomes kept in each budget; zero means
 	// DefaultOutcomesMaxEntries.
 	MaxEntries int
-	// MaxBytes bounds the bytes kept, about 512 an outcome beyond its
-	// key and body; zero means DefaultOutcomesMaxBytes.
+	// MaxBytes bounds the bytes kept in each budget, about 512 an
+	// outcome beyond its key and body; zero means
+	// DefaultOutcomesMaxBytes.
 	MaxBytes int64
 
-	kept fairstore.Store[Outcome]
+	delivered, refused fairstore.Store[Outcome]
 }
 
 // Keep implements OutcomeStore. An until more than MaxRetention ahead is
@@ -167,27 +168,32 @@ func (s *MemoryOutcomes) Keep(_ context.Context, key string, o Outcome, until ti
 	}
 	size := int64(len(key)+len(o.Request)+len(o.Payer)+len(o.Response.Body)) + outcomeOverhead
 	maxEntries, maxBytes := cmp.Or(s.MaxEntries, DefaultOutcomesMaxEntries), cmp.Or(s.MaxBytes, DefaultOutcomesMaxBytes)
-	if s.kept.Put(now, fairstore.Entry[Outcome]{Key: key, Owner: o.Payer, Value: o, Until: until, Size: size, Spare: !o.Delivered}, maxEntries, maxBytes) {
-		return nil
+	budget, other := &s.delivered, &s.refused
+	if !o.Delivered {
+		budget, other = other, budget
 	}
+	other.Delete(key)
 	switch {
+	case budget.Put(now, fairstore.Entry[Outcome]{Key: key, Owner: o.Payer, Value: o, Until: until, Size: size}, maxEntries, maxBytes):
+		return nil
 	case size > maxBytes:
 		return fmt.Errorf("x402: MemoryOutcomes: an outcome of %d bytes is larger than MaxBytes %d", size, maxBytes)
-	case !o.Delivered:
-		return errors.New("x402: MemoryOutcomes: a refusal is not kept: the store is full of delivered outcomes")
 	}
 	return fmt.Errorf("x402: MemoryOutcomes: payer %s holds as many outcomes as any other and none more of its own to drop", o.Payer)
 }
 
 // Lookup implements OutcomeStore.
 func (s *MemoryOutcomes) Lookup(_ context.Context, key string, now time.Time) (Outcome, bool, error) {
-	o, ok := s.kept.Get(key, now)
+	if o, ok := s.delivered.Get(key, now); ok {
+		return o, true, nil
+	}
+	o, ok := s.refused.Get(key, now)
 	return o, ok, nil
 }
 
 // Len returns the number of outcomes held, expired ones included until
 // the next Keep.
-func (s *MemoryOutcomes) Len() int { return s.kept.Len() }
+func (s *MemoryOutcomes) Len() int { return s.delivered.Len() + s.refused.Len() }
 
 // msgNotDelivered is the refusal reason of an answer a gate refused.
 const msgNotDelivered = "not_delivered"

@@ -170,8 +170,9 @@ func TestMemoryOutcomes_bounded(t *testing.T) {
 }
 
 // TestMemoryOutcomes_payersApart: one payer's outcomes, delivered or
-// refused, never push out another payer's delivered outcome while that
-// payer holds less; its refusals go first, and never push out a delivery.
+// refused, never push out another payer's outcome while that payer holds
+// less, and refusals, kept in a budget of their own, never push out a
+// delivered outcome.
 func TestMemoryOutcomes_payersApart(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
@@ -196,10 +197,13 @@ func TestMemoryOutcomes_payersApart(t *testing.T) {
 			t.Errorf("alice's outcome %d dropped by another payer's 100 outcomes", i)
 		}
 	}
-	if _, ok, _ := s.Lookup(ctx, "bought49", now); !ok || s.Len() != 10 {
-		t.Errorf("the other payer's latest delivered outcome kept %v, Len %d; want true, 10", ok, s.Len())
+	if _, ok, _ := s.Lookup(ctx, "bought49", now); !ok || s.Len() != 20 {
+		t.Errorf("the other payer's latest delivered outcome kept %v, Len %d; want true, 20 (two budgets of 10)", ok, s.Len())
 	}
-	if err := keep("0xe7e", "refused50", false); err == nil {
-		t.Error("Keep of a refusal into a store of delivered outcomes = nil; want an error")
+	if err := keep("0xa11ce", "alice-refused", false); err != nil {
+		t.Errorf("alice's refusal beside another payer's 10 refusals: %v", err)
+	}
+	if s.Len() != 20 {
+		t.Errorf("Len = %d, want 20: two budgets of 10", s.Len())
 	}
 }

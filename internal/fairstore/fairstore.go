@@ -3,11 +3,8 @@
 //
 // A [Store] that is full makes room by dropping entries of the owner
 // holding the most, never of an owner holding less than the one whose
-// entry arrives: one payer's traffic, however heavy, only ever pushes out
-// its own entries while it holds more than the others. Entries marked
-// spare (a refusal kept for a retry, whose loss costs no one a payment)
-// are dropped before any other, and a spare entry never pushes out one
-// that is not.
+// entry arrives: one payer's traffic, however heavy, pushes out another's
+// entries only once it holds as much as that other.
 package fairstore
 
 import (
@@ -29,18 +26,17 @@ type Entry[V any] struct {
 	Until time.Time
 	// Size is what the entry counts against the bytes bound.
 	Size int64
-	// Spare marks an entry that is dropped before any other.
-	Spare bool
 }
 
 // Store holds entries in memory. Its zero value is empty and ready to
 // use; it is safe for concurrent use and must not be copied after first
-// use.
+// use. A Put costs O(log n) for each entry it holds or drops.
 type Store[V any] struct {
 	mu     sync.Mutex
 	held   map[string]*item[V]
 	order  queue[V] // every item, the one expiring first on top
 	owners map[string]*owner[V]
+	ranks  [2]rank[V] // the owners, holding the most entries, the most bytes on top
 	bytes  int64
 	puts   uint64 // the Puts that held an entry, to order entries of one time
 }
@@ -55,24 +51,35 @@ type item[V any] struct {
 
 // owner is what one owner holds.
 type owner[V any] struct {
-	n     int
+	name  string
+	items queue[V] // its items, the one expiring first on top
 	bytes int64
-	spare queue[V] // its spare items, the one expiring first on top
-	kept  queue[V] // its other items, likewise
+	at    [2]int // index in the store's ranks
 }
+
+// weight is what o holds, counted in entries (by 0) or bytes (by 1).
+func (o *owner[V]) weight(by int) int64 {
+	if by == byEntries {
+		return int64(o.items.Len())
+	}
+	return o.bytes
+}
+
+// The two ways of counting what an owner holds, as indexes of the ranks.
+const (
+	byEntries = 0
+	byBytes   = 1
+)
 
 // Put holds e until e.Until in place of what e.Key held, first dropping
 // the entries expired at now, within maxEntries entries and maxBytes
-// bytes, and reports whether e is held. When e does not fit, entries are
-// dropped, the one expiring first each time (of two, the one put first):
-// a spare one of the owner holding the most among those holding spare
-// entries; when none is held,
-// unless e is spare, one of the owner holding the most. The most is
-// counted in entries when the store holds maxEntries, in bytes otherwise,
-// with e counted in its owner's share. e is not held, and nothing more is
-// dropped, when e alone is over a bound, when e is spare and no spare
-// entry is left to drop, or when e's owner holds the most and nothing
-// more it could drop.
+// bytes, and reports whether e is held. When e does not fit, entries of
+// the owner holding the most are dropped, the one expiring first each
+// time (of two, the one put first): the most counted in entries when the
+// store holds maxEntries, in bytes otherwise, with e counted in its
+// owner's share, and ties going against e's owner. e is not held, and
+// nothing more is dropped, when e alone is over a bound, or when e's
+// owner holds the most and nothing more it could drop.
 func (s *Store[V]) Put(now time.Time, e Entry[V], maxEntries int, maxBytes int64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -86,94 +93,87 @@ func (s *Store[V]) Put(now time.Time, e Entry[V], maxEntries int, maxBytes int64
 		return false
 	}
 	for s.order.Len() >= maxEntries || s.bytes+e.Size > maxBytes {
-		v := s.victim(e, s.order.Len() >= maxEntries)
-		if v == nil {
-			return false
+		by := byBytes
+		if s.order.Len() >= maxEntries {
+			by = byEntries
 		}
-		s.drop(v)
+		most := s.ranks[by].owners[0]
+		if own := s.owners[e.Owner]; own != most && s.outweighs(e, by, most) {
+			most = own
+		}
+		if most == nil {
+			return false // e's owner holds the most and nothing to drop
+		}
+		s.drop(most.items.top())
 	}
 	if s.held == nil {
 		s.held = make(map[string]*item[V])
 		s.owners = make(map[string]*owner[V])
+		s.ranks[byBytes].by = byBytes
 	}
 	o := s.owners[e.Owner]
 	if o == nil {
-		o = &owner[V]{spare: queue[V]{slot: 1}, kept: queue[V]{slot: 1}}
+		o = &owner[V]{name: e.Owner, items: queue[V]{slot: 1}}
 		s.owners[e.Owner] = o
+		heap.Push(&s.ranks[byEntries], o)
+		heap.Push(&s.ranks[byBytes], o)
 	}
 	s.puts++
 	it := &item[V]{Entry: e, put: s.puts}
 	heap.Push(&s.order, it)
-	heap.Push(o.queue(e.Spare), it)
-	o.n++
-	o.bytes += e.Size
-	s.bytes += e.Size
+	heap.Push(&o.items, it)
+	s.resize(o, e.Size)
 	s.held[e.Key] = it
 	return true
 }
 
-// victim returns the item Put drops to make room for e, or nil when e
-// must not be held (see Put). byCount weighs owners by their entries,
-// else by their bytes.
-func (s *Store[V]) victim(e Entry[V], byCount bool) *item[V] {
-	weight := func(name string, o *owner[V]) int64 {
-		n, b := int64(o.n), o.bytes
-		if name == e.Owner {
-			n, b = n+1, b+e.Size
-		}
-		if byCount {
-			return n
-		}
-		return b
+// outweighs reports whether e's owner, with e, holds at least as much,
+// counted by, as most.
+func (s *Store[V]) outweighs(e Entry[V], by int, most *owner[V]) bool {
+	var w int64
+	if own := s.owners[e.Owner]; own != nil {
+		w = own.weight(by)
 	}
-	for _, spare := range []bool{true, false} {
-		var most *owner[V]
-		mostName, mostWeight := "", int64(-1)
-		if !spare {
-			if e.Spare {
-				return nil
-			}
-			// e's owner competes even when it holds nothing: then e is
-			// what it holds most of.
-			most, mostName = s.owners[e.Owner], e.Owner
-			if most == nil {
-				most = &owner[V]{}
-			}
-			mostWeight = weight(e.Owner, most)
-		}
-		for name, o := range s.owners {
-			q := o.queue(spare)
-			if q.Len() == 0 {
-				continue
-			}
-			// Ties go against e's owner, then to the entry expiring first.
-			w := weight(name, o)
-			if w > mostWeight || w == mostWeight && (name == e.Owner || mostName != e.Owner && q.top().Until.Before(most.queue(spare).top().Until)) {
-				most, mostName, mostWeight = o, name, w
-			}
-		}
-		if most != nil {
-			if q := most.queue(spare); q.Len() > 0 {
-				return q.top()
-			}
-			return nil // e's owner holds the most and nothing to drop
-		}
+	if by == byEntries {
+		w++
+	} else {
+		w += e.Size
 	}
-	return nil
+	return w >= most.weight(by)
+}
+
+// resize counts grow more bytes (or fewer, when negative) for o, whose
+// items have changed, and puts o back in its ranks.
+func (s *Store[V]) resize(o *owner[V], grow int64) {
+	o.bytes += grow
+	s.bytes += grow
+	heap.Fix(&s.ranks[byEntries], o.at[byEntries])
+	heap.Fix(&s.ranks[byBytes], o.at[byBytes])
 }
 
 // drop forgets it.
 func (s *Store[V]) drop(it *item[V]) {
 	o := s.owners[it.Owner]
 	heap.Remove(&s.order, it.at[0])
-	heap.Remove(o.queue(it.Spare), it.at[1])
-	o.n--
-	o.bytes -= it.Size
-	if o.n == 0 {
-		delete(s.owners, it.Owner)
-	}
-	s.bytes -= it.Size
+	heap.Remove(&o.items, it.at[1])
 	delete(s.held, it.Key)
+	if o.items.Len() > 0 {
+		s.resize(o, -it.Size)
+		return
+	}
+	heap.Remove(&s.ranks[byEntries], o.at[byEntries])
+	heap.Remove(&s.ranks[byBytes], o.at[byBytes])
+	delete(s.owners, it.Owner)
+	s.bytes -= it.Size
+}
+
+// Delete drops the entry held under key, if any.
+func (s *Store[V]) Delete(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if it, ok := s.held[key]; ok {
+		s.drop(it)
+	}
 }
 
 // Get returns the value held under key, and false when there is none or
@@ -203,14 +203,6 @@ func (s *Store[V]) Bytes() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.bytes
-}
-
-// queue returns o's queue of spare items, or of the others.
-func (o *owner[V]) queue(spare bool) *queue[V] {
-	if spare {
-		return &o.spare
-	}
-	return &o.kept
 }
 
 // queue is a heap of items, the one expiring first on top (of two that
@@ -243,4 +235,33 @@ func (q *queue[V]) Pop() any {
 	q.items[n] = nil
 	q.items = q.items[:n]
 	return it
+}
+
+// rank is a heap of owners, the one holding the most, counted by, on
+// top, that keeps each owner's index in it at the owner's at[by].
+type rank[V any] struct {
+	owners []*owner[V]
+	by     int
+}
+
+func (r *rank[V]) Len() int { return len(r.owners) }
+func (r *rank[V]) Less(i, j int) bool {
+	return r.owners[i].weight(r.by) > r.owners[j].weight(r.by)
+}
+func (r *rank[V]) Swap(i, j int) {
+	r.owners[i], r.owners[j] = r.owners[j], r.owners[i]
+	r.owners[i].at[r.by] = i
+	r.owners[j].at[r.by] = j
+}
+func (r *rank[V]) Push(x any) {
+	o := x.(*owner[V])
+	o.at[r.by] = len(r.owners)
+	r.owners = append(r.owners, o)
+}
+func (r *rank[V]) Pop() any {
+	n := len(r.owners) - 1
+	o := r.owners[n]
+	r.owners[n] = nil
+	r.owners = r.owners[:n]
+	return o
 }

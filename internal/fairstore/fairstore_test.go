@@ -28,8 +28,8 @@ func (s *Store[V]) keys(now time.Time) []string {
 
 // put puts an entry of owner under key, of size bytes, expiring after
 // minutes, at t0.
-func put(s *Store[int], owner, key string, size int64, minutes int, spare bool, maxEntries int, maxBytes int64) bool {
-	return s.Put(t0, Entry[int]{Key: key, Owner: owner, Until: t0.Add(time.Duration(minutes) * time.Minute), Size: size, Spare: spare}, maxEntries, maxBytes)
+func put(s *Store[int], owner, key string, size int64, minutes int, maxEntries int, maxBytes int64) bool {
+	return s.Put(t0, Entry[int]{Key: key, Owner: owner, Until: t0.Add(time.Duration(minutes) * time.Minute), Size: size}, maxEntries, maxBytes)
 }
 
 func seq(owner string, from, to int) []string {
@@ -46,10 +46,10 @@ func seq(owner string, from, to int) []string {
 func TestStore_heavyOwnerPushesOutItsOwn(t *testing.T) {
 	var s Store[int]
 	for i := range 3 {
-		put(&s, "bob", fmt.Sprint("bob", i), 10, 60, false, 8, 1<<20)
+		put(&s, "bob", fmt.Sprint("bob", i), 10, 60, 8, 1<<20)
 	}
 	for i := range 20 {
-		if !put(&s, "eve", fmt.Sprint("eve", i), 10, 60+i, false, 8, 1<<20) {
+		if !put(&s, "eve", fmt.Sprint("eve", i), 10, 60+i, 8, 1<<20) {
 			t.Fatalf("Put(eve%d) = false; want true", i)
 		}
 	}
@@ -67,47 +67,25 @@ func TestStore_heavyOwnerPushesOutItsOwn(t *testing.T) {
 func TestStore_bytesFromTheHeaviest(t *testing.T) {
 	var s Store[int]
 	for i := range 6 {
-		put(&s, "bob", fmt.Sprint("bob", i), 5, 60+i, false, 100, 100)
+		put(&s, "bob", fmt.Sprint("bob", i), 5, 60+i, 100, 100)
 	}
-	put(&s, "eve", "eve0", 30, 60, false, 100, 100)
-	put(&s, "eve", "eve1", 30, 61, false, 100, 100)
-	if !put(&s, "bob", "bob6", 15, 66, false, 100, 100) {
+	put(&s, "eve", "eve0", 30, 60, 100, 100)
+	put(&s, "eve", "eve1", 30, 61, 100, 100)
+	if !put(&s, "bob", "bob6", 15, 66, 100, 100) {
 		t.Fatal("Put(bob6, 15 bytes) = false; want true")
 	}
 	want := append(seq("bob", 0, 7), "eve1")
 	if diff := cmp.Diff(want, s.keys(t0)); diff != "" {
 		t.Errorf("held after bob's 7th entry, 45 bytes against eve's 60 (-want +got):\n%s", diff)
 	}
-	if put(&s, "mal", "mal0", 70, 60, false, 100, 100) {
+	if put(&s, "mal", "mal0", 70, 60, 100, 100) {
 		t.Error("Put(mal0, 70 bytes) = true; want false: it would hold more than anyone and push out others")
 	}
 	if got, want := s.Bytes(), int64(75); got != want {
 		t.Errorf("Bytes = %d after the refused Put; want %d", got, want)
 	}
-	if put(&s, "bob", "huge", 101, 60, false, 100, 100) {
+	if put(&s, "bob", "huge", 101, 60, 100, 100) {
 		t.Error("Put of 101 bytes in 100 = true; want false")
-	}
-}
-
-// TestStore_spareFirst: spare entries are dropped before any other,
-// whoever holds them, and a spare entry never pushes out another.
-func TestStore_spareFirst(t *testing.T) {
-	var s Store[int]
-	put(&s, "bob", "bob0", 1, 60, false, 3, 100)
-	put(&s, "eve", "spare0", 1, 60, true, 3, 100)
-	put(&s, "eve", "spare1", 1, 61, true, 3, 100)
-	if !put(&s, "bob", "bob1", 1, 62, false, 3, 100) {
-		t.Fatal("Put(bob1) = false; want true")
-	}
-	if diff := cmp.Diff([]string{"bob0", "bob1", "spare1"}, s.keys(t0)); diff != "" {
-		t.Errorf("held (-want +got):\n%s", diff)
-	}
-	put(&s, "bob", "bob2", 1, 63, false, 3, 100)
-	if put(&s, "eve", "spare2", 1, 64, true, 3, 100) {
-		t.Error("Put(spare2) into a store of other entries = true; want false")
-	}
-	if diff := cmp.Diff([]string{"bob0", "bob1", "bob2"}, s.keys(t0)); diff != "" {
-		t.Errorf("held after a spare Put into a full store (-want +got):\n%s", diff)
 	}
 }
 
@@ -137,10 +115,10 @@ func TestStore_expiryAndReplace(t *testing.T) {
 	}
 }
 
-// TestStore_fairShare puts entries of one size for random owners, some
-// spare, into a small store and checks, after every Put, the bounds, the
-// counts, and that an owner lost an entry that is not spare only to a Put
-// of an owner holding, after it, at most one entry more than the loser.
+// TestStore_fairShare puts entries of one size for random owners into a
+// small store and checks, after every Put, the bounds, the counts, and
+// that an owner lost an entry only to a Put of an owner holding, after
+// it, at most one entry more than the loser.
 func TestStore_fairShare(t *testing.T) {
 	const maxEntries, size = 12, 10
 	for seed := range uint64(20) {
@@ -148,7 +126,7 @@ func TestStore_fairShare(t *testing.T) {
 		var s Store[int]
 		held := map[string]Entry[int]{}
 		for i := range 400 {
-			e := Entry[int]{Key: fmt.Sprint(i), Owner: fmt.Sprint("o", r.IntN(4)), Until: t0.Add(time.Duration(1+r.IntN(60)) * time.Minute), Size: size, Spare: r.IntN(4) == 0}
+			e := Entry[int]{Key: fmt.Sprint(i), Owner: fmt.Sprint("o", r.IntN(2+int(seed)%9)), Until: t0.Add(time.Duration(1+r.IntN(60)) * time.Minute), Size: size}
 			ok := s.Put(t0, e, maxEntries, maxEntries*size)
 			if ok {
 				held[e.Key] = e
@@ -157,7 +135,7 @@ func TestStore_fairShare(t *testing.T) {
 			for k, h := range held {
 				if _, still := s.Get(k, t0); !still {
 					delete(held, k)
-					if !h.Spare && h.Owner != e.Owner {
+					if h.Owner != e.Owner {
 						losers = append(losers, h.Owner)
 					}
 					continue
@@ -173,5 +151,68 @@ func TestStore_fairShare(t *testing.T) {
 				t.Fatalf("seed %d, put %d: Len %d, Bytes %d; want %d entries within %d", seed, i, s.Len(), s.Bytes(), len(held), maxEntries)
 			}
 		}
+	}
+}
+
+// TestStore_boundsAndCounts puts entries of random sizes, owners and
+// times, some under keys held and some after others expired, and checks
+// after every Put that the store holds exactly the entries it reports,
+// within its bounds, and that a Put it refused was over a bound alone or
+// came from an owner already holding the most.
+func TestStore_boundsAndCounts(t *testing.T) {
+	const maxEntries, maxBytes = 20, 400
+	for seed := range uint64(20) {
+		r := rand.New(rand.NewPCG(seed, 2))
+		var s Store[int]
+		held := map[string]Entry[int]{}
+		now := t0
+		for i := range 1000 {
+			now = now.Add(time.Duration(r.IntN(3)) * time.Second)
+			e := Entry[int]{Key: fmt.Sprint(r.IntN(60)), Owner: fmt.Sprint("o", r.IntN(6)), Value: i, Until: now.Add(time.Duration(1+r.IntN(90)) * time.Second), Size: int64(1 + r.IntN(80))}
+			if s.Put(now, e, maxEntries, maxBytes) {
+				held[e.Key] = e
+			} else {
+				delete(held, e.Key)
+			}
+			var bytes int64
+			for k, h := range held {
+				v, ok := s.Get(k, now)
+				if !ok {
+					delete(held, k)
+					continue
+				}
+				if v != h.Value {
+					t.Fatalf("seed %d, put %d: Get(%s) = %d, want %d", seed, i, k, v, h.Value)
+				}
+				bytes += h.Size
+			}
+			if s.Len() != len(held) || s.Bytes() != bytes || s.Len() > maxEntries || bytes > maxBytes {
+				t.Fatalf("seed %d, put %d: Len %d, Bytes %d; want %d entries of %d bytes within %d and %d", seed, i, s.Len(), s.Bytes(), len(held), bytes, maxEntries, maxBytes)
+			}
+		}
+	}
+}
+
+// BenchmarkStore_putFull puts into a full store of 10,000 entries held
+// by one owner or by 10,000 owners: each Put drops one entry.
+func BenchmarkStore_putFull(b *testing.B) {
+	const n = 10_000
+	for _, owners := range []int{1, n} {
+		b.Run(fmt.Sprint("owners=", owners), func(b *testing.B) {
+			var s Store[int]
+			until := t0.Add(time.Hour)
+			for i := range n {
+				s.Put(t0, Entry[int]{Key: fmt.Sprint(i), Owner: fmt.Sprint(i % owners), Until: until, Size: 100}, n, 1<<30)
+			}
+			keys := make([]string, b.N)
+			for i := range keys {
+				keys[i] = fmt.Sprint("k", i)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				s.Put(t0, Entry[int]{Key: keys[i], Owner: fmt.Sprint(i % owners), Until: until, Size: 100}, n, 1<<30)
+			}
+		})
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -47,9 +46,10 @@ type AnswerStore interface {
 
 // Bounds of a [MemoryAnswers] whose members are zero.
 const (
-	// DefaultAnswersMaxEntries bounds the results kept.
+	// DefaultAnswersMaxEntries bounds the results kept in each budget.
 	DefaultAnswersMaxEntries = 10_000
-	// DefaultAnswersMaxBytes bounds the bytes of the results kept.
+	// DefaultAnswersMaxBytes bounds the bytes of the results kept in each
+	// budget.
 	DefaultAnswersMaxBytes = 32 << 20
 )
 
@@ -65,32 +65,32 @@ const answerOverhead = 150
 // Keep is asked to keep it until (Paywall refuses an authorization valid
 // for longer than its MaxValidity, and a MemoryAnswers that would forget
 // sooner, so that a retry never outlives what is kept of its payment).
-// Payers are kept apart: beyond MaxEntries results or MaxBytes bytes, the
-// refusals of gated tools ([ToolGate]), which no one paid for, are
-// forgotten first, from the payer holding the most, and a refusal never
-// pushes out a result; then the results of the payer holding the most
-// (the most results when their count is full, the most bytes when their
-// bytes are over), the one expiring first each time. So one payer's
-// calls, however many, forget another's result only once it holds as
-// much as that other; a result that would leave its payer holding more
-// than anyone, with none of its own left to forget, is not kept, and
-// Keep fails, as it does for a result larger than MaxBytes. A retry of a
-// payment whose result was forgotten or not kept is refused as already
-// used, and never charged again. Expired results are dropped as new ones
-// arrive.
+// It holds two budgets, results and the refusals of gated tools
+// ([ToolGate]), which no one paid for, each of at most MaxEntries
+// results and MaxBytes bytes, so that refusals never push out a result.
+// Within a budget, payers are kept apart: when it is full, the results
+// of the payer holding the most (the most results when their count is
+// full, the most bytes when their bytes are over) are forgotten, the one
+// expiring first each time. So one payer's calls, however many, forget
+// another's result only once it holds as much as that other; a result
+// that would leave its payer holding more than anyone, with none of its
+// own left to forget, is not kept, and Keep fails, as it does for a
+// result larger than MaxBytes. A retry of a payment whose result was
+// forgotten or not kept is refused as already used, and never charged
+// again. Expired results are dropped as new ones arrive.
 type MemoryAnswers struct {
-	// MaxEntries bounds the results kept; zero means
+	// MaxEntries bounds the results kept in each budget; zero means
 	// DefaultAnswersMaxEntries. Set it before first use.
 	MaxEntries int
-	// MaxBytes bounds the bytes of the results kept (their keys, payers
-	// and JSON, and about 150 bytes a result for the rest); zero means
-	// DefaultAnswersMaxBytes. Set it before first use.
+	// MaxBytes bounds the bytes of the results kept in each budget
+	// (their keys, payers and JSON, and about 150 bytes a result for the
+	// rest); zero means DefaultAnswersMaxBytes. Set it before first use.
 	MaxBytes int64
 	// MaxRetention is the longest a result is kept; zero means an hour,
 	// the default of PaywallConfig.MaxValidity. Set it before first use.
 	MaxRetention time.Duration
 
-	kept fairstore.Store[[]byte]
+	results, refusals fairstore.Store[[]byte]
 }
 
 // Keep implements AnswerStore.
@@ -99,7 +99,6 @@ func (s *MemoryAnswers) Keep(_ context.Context, key, payer string, answer []byte
 	maxBytes := cmp.Or(s.MaxBytes, DefaultAnswersMaxBytes)
 	retention := s.retention()
 	size := int64(len(key)+len(payer)+len(answer)) + answerOverhead
-	refusal := strings.HasSuffix(key, refusedSuffix)
 	switch {
 	case maxEntries < 0 || maxBytes < 0 || retention < 0:
 		return fmt.Errorf("trustmcp: MemoryAnswers: a negative bound (MaxEntries %d, MaxBytes %d, MaxRetention %s)", s.MaxEntries, s.MaxBytes, s.MaxRetention)
@@ -110,14 +109,18 @@ func (s *MemoryAnswers) Keep(_ context.Context, key, payer string, answer []byte
 	if limit := now.Add(retention); until.After(limit) {
 		until = limit
 	}
-	e := fairstore.Entry[[]byte]{Key: key, Owner: payer, Value: bytes.Clone(answer), Until: until, Size: size, Spare: refusal}
-	switch {
-	case s.kept.Put(now, e, maxEntries, maxBytes):
-		return nil
-	case refusal:
-		return errors.New("trustmcp: MemoryAnswers: a refusal is not kept: the store is full of results")
+	if !s.budget(key).Put(now, fairstore.Entry[[]byte]{Key: key, Owner: payer, Value: bytes.Clone(answer), Until: until, Size: size}, maxEntries, maxBytes) {
+		return fmt.Errorf("trustmcp: MemoryAnswers: payer %s holds as many results as any other and none more of its own to forget", payer)
 	}
-	return fmt.Errorf("trustmcp: MemoryAnswers: payer %s holds as many results as any other and none more of its own to forget", payer)
+	return nil
+}
+
+// budget is the store of the results kept under key: refusals apart.
+func (s *MemoryAnswers) budget(key string) *fairstore.Store[[]byte] {
+	if strings.HasSuffix(key, refusedSuffix) {
+		return &s.refusals
+	}
+	return &s.results
 }
 
 // retention is s's MaxRetention, the default for zero.
@@ -127,16 +130,16 @@ func (s *MemoryAnswers) retention() time.Duration {
 
 // Answer implements AnswerStore.
 func (s *MemoryAnswers) Answer(_ context.Context, key string, now time.Time) ([]byte, bool, error) {
-	answer, ok := s.kept.Get(key, now)
+	answer, ok := s.budget(key).Get(key, now)
 	return bytes.Clone(answer), ok, nil
 }
 
 // Len returns the number of results held, expired ones included until
 // they are dropped.
-func (s *MemoryAnswers) Len() int { return s.kept.Len() }
+func (s *MemoryAnswers) Len() int { return s.results.Len() + s.refusals.Len() }
 
-// Bytes returns the bytes counted against MaxBytes.
-func (s *MemoryAnswers) Bytes() int64 { return s.kept.Bytes() }
+// Bytes returns the bytes counted against MaxBytes, in both budgets.
+func (s *MemoryAnswers) Bytes() int64 { return s.results.Bytes() + s.refusals.Bytes() }
 
 // paidCall names the call a payment pays for: a digest of the tool's
 // name, its arguments (as canonical JSON) and the payment's payload. Only

@@ -88,8 +88,8 @@ func TestPaywall_configMaxValidity(t *testing.T) {
 }
 
 // MemoryAnswers keeps no answer beyond its MaxRetention, whatever the
-// time it is asked to keep it until, and stays within MaxEntries and
-// MaxBytes: refusals go first, then the oldest answers.
+// time it is asked to keep it until, and keeps results and refusals each
+// within MaxEntries and MaxBytes, the oldest going first.
 func TestMemoryAnswers_bounds(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
@@ -110,8 +110,8 @@ func TestMemoryAnswers_bounds(t *testing.T) {
 		if err := s.Keep(ctx, key, "0xa11ce", []byte(strings.Repeat("x", n)), now.Add(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
-		if s.Len() > s.MaxEntries || s.Bytes() > s.MaxBytes {
-			t.Fatalf("after %s: %d answers of %d bytes, beyond %d and %d", key, s.Len(), s.Bytes(), s.MaxEntries, s.MaxBytes)
+		if s.Len() > 2*s.MaxEntries || s.Bytes() > 2*s.MaxBytes {
+			t.Fatalf("after %s: %d answers of %d bytes, beyond two budgets of %d and %d", key, s.Len(), s.Bytes(), s.MaxEntries, s.MaxBytes)
 		}
 	}
 	kept := func(keys ...string) string {
@@ -127,10 +127,13 @@ func TestMemoryAnswers_bounds(t *testing.T) {
 	keep("r1#refused", 10)
 	keep("a2", 10)
 	keep("r2#refused", 10)
-	keep("a3", 10) // the oldest refusal goes
-	keep("a4", 10) // the other refusal
-	keep("a5", 10) // the oldest answer
-	if got, want := kept("a1", "r1#refused", "a2", "r2#refused", "a3", "a4", "a5"), "a2 a3 a4 a5"; got != want {
+	keep("a3", 10)
+	keep("a4", 10)
+	keep("a5", 10) // the oldest result goes, not a refusal
+	for i := range 5 {
+		keep(fmt.Sprint("r", i+3, "#refused"), 10) // the oldest refusals go
+	}
+	if got, want := kept("a1", "r1#refused", "a2", "r2#refused", "r3#refused", "a3", "a4", "a5", "r7#refused"), "a2 a3 a4 a5 r7#refused"; got != want {
 		t.Errorf("kept %q, want %q", got, want)
 	}
 	s.MaxBytes = 5000
@@ -138,7 +141,7 @@ func TestMemoryAnswers_bounds(t *testing.T) {
 		keep(fmt.Sprint("big", i), 1000)
 	}
 	// Each takes 1,000 bytes and about 150 more: four fit in 5,000.
-	if got, want := kept("big5", "big6", "big7", "big8", "big9"), "big6 big7 big8 big9"; got != want || s.Len() != 4 {
+	if got, want := kept("big5", "big6", "big7", "big8", "big9"), "big6 big7 big8 big9"; got != want || s.Len() != 8 {
 		t.Errorf("kept %q of %d answers, %d bytes; want %q, the newest within 5000 bytes", got, s.Len(), s.Bytes(), want)
 	}
 	if err := s.Keep(ctx, "huge", "0xa11ce", make([]byte, 5000), now.Add(time.Minute)); err == nil {
@@ -163,7 +166,7 @@ func (l *payerLog) Keep(ctx context.Context, key, payer string, answer []byte, u
 // The paywall keeps a paid result under the payer the facilitator
 // verified, and MemoryAnswers keeps payers apart: another payer's results
 // and refusals, however many, do not forget a payer's result while that
-// payer holds less, and refusals never forget a result.
+// payer holds less, and refusals, kept apart, never forget a result.
 func TestMemoryAnswers_payersApart(t *testing.T) {
 	answers := &payerLog{}
 	r := newReplayRig(t, trustmcp.PaywallConfig{Answers: answers})
@@ -202,7 +205,10 @@ func TestMemoryAnswers_payersApart(t *testing.T) {
 			t.Errorf("alice's result %d forgotten after another payer's 100 results and refusals", i)
 		}
 	}
-	if err := s.Keep(ctx, "eve50#refused", "0xe7e", []byte(`{}`), now.Add(time.Minute)); err == nil {
-		t.Error("a refusal kept in a store full of results")
+	if err := s.Keep(ctx, "alice#refused", "0xa11ce", []byte(`{}`), now.Add(time.Minute)); err != nil {
+		t.Errorf("alice's refusal beside another payer's 10 refusals: %v", err)
+	}
+	if _, ok, _ := s.Answer(ctx, "eve49", now); !ok {
+		t.Error("the other payer's latest result forgotten")
 	}
 }

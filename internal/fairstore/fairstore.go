@@ -34,9 +34,9 @@ type Entry[V any] struct {
 type Store[V any] struct {
 	mu     sync.Mutex
 	held   map[string]*item[V]
-	order  queue[V] // every item, the one expiring first on top
+	order  heapOf[*item[V]] // every item, the one expiring first on top
 	owners map[string]*owner[V]
-	ranks  [2]rank[V] // the owners, holding the most entries, the most bytes on top
+	ranks  [2]heapOf[*owner[V]] // the owners, holding the most entries, the most bytes on top
 	bytes  int64
 	puts   uint64 // the Puts that held an entry, to order entries of one time
 }
@@ -51,8 +51,7 @@ type item[V any] struct {
 
 // owner is what one owner holds.
 type owner[V any] struct {
-	name  string
-	items queue[V] // its items, the one expiring first on top
+	items heapOf[*item[V]] // its items, the one expiring first on top
 	bytes int64
 	at    [2]int // index in the store's ranks
 }
@@ -97,7 +96,7 @@ func (s *Store[V]) Put(now time.Time, e Entry[V], maxEntries int, maxBytes int64
 		if s.order.Len() >= maxEntries {
 			by = byEntries
 		}
-		most := s.ranks[by].owners[0]
+		most := s.ranks[by].top()
 		if own := s.owners[e.Owner]; own != most && s.outweighs(e, by, most) {
 			most = own
 		}
@@ -109,11 +108,12 @@ func (s *Store[V]) Put(now time.Time, e Entry[V], maxEntries int, maxBytes int64
 	if s.held == nil {
 		s.held = make(map[string]*item[V])
 		s.owners = make(map[string]*owner[V])
-		s.ranks[byBytes].by = byBytes
+		s.order = queue[V](0)
+		s.ranks = [2]heapOf[*owner[V]]{rank[V](byEntries), rank[V](byBytes)}
 	}
 	o := s.owners[e.Owner]
 	if o == nil {
-		o = &owner[V]{name: e.Owner, items: queue[V]{slot: 1}}
+		o = &owner[V]{items: queue[V](1)}
 		s.owners[e.Owner] = o
 		heap.Push(&s.ranks[byEntries], o)
 		heap.Push(&s.ranks[byBytes], o)
@@ -205,63 +205,53 @@ func (s *Store[V]) Bytes() int64 {
 	return s.bytes
 }
 
-// queue is a heap of items, the one expiring first on top (of two that
-// expire together, the one put first), that keeps each item's index in
-// it at the item's at[slot].
-type queue[V any] struct {
-	items []*item[V]
-	slot  int
+// heapOf is a heap of elements ordered by less, that keeps each
+// element's index in it at *at(x), for heap.Fix and heap.Remove.
+type heapOf[T any] struct {
+	xs   []T
+	less func(a, b T) bool
+	at   func(T) *int
 }
 
-func (q *queue[V]) top() *item[V] { return q.items[0] }
-func (q *queue[V]) Len() int      { return len(q.items) }
-func (q *queue[V]) Less(i, j int) bool {
-	a, b := q.items[i], q.items[j]
-	return a.Until.Before(b.Until) || a.Until.Equal(b.Until) && a.put < b.put
+func (h *heapOf[T]) top() T             { return h.xs[0] }
+func (h *heapOf[T]) Len() int           { return len(h.xs) }
+func (h *heapOf[T]) Less(i, j int) bool { return h.less(h.xs[i], h.xs[j]) }
+func (h *heapOf[T]) Swap(i, j int) {
+	h.xs[i], h.xs[j] = h.xs[j], h.xs[i]
+	*h.at(h.xs[i]) = i
+	*h.at(h.xs[j]) = j
 }
-func (q *queue[V]) Swap(i, j int) {
-	q.items[i], q.items[j] = q.items[j], q.items[i]
-	q.items[i].at[q.slot] = i
-	q.items[j].at[q.slot] = j
+func (h *heapOf[T]) Push(x any) {
+	t := x.(T)
+	*h.at(t) = len(h.xs)
+	h.xs = append(h.xs, t)
 }
-func (q *queue[V]) Push(x any) {
-	it := x.(*item[V])
-	it.at[q.slot] = len(q.items)
-	q.items = append(q.items, it)
-}
-func (q *queue[V]) Pop() any {
-	n := len(q.items) - 1
-	it := q.items[n]
-	q.items[n] = nil
-	q.items = q.items[:n]
-	return it
+func (h *heapOf[T]) Pop() any {
+	n := len(h.xs) - 1
+	t := h.xs[n]
+	var zero T
+	h.xs[n] = zero
+	h.xs = h.xs[:n]
+	return t
 }
 
-// rank is a heap of owners, the one holding the most, counted by, on
-// top, that keeps each owner's index in it at the owner's at[by].
-type rank[V any] struct {
-	owners []*owner[V]
-	by     int
+// queue returns a heap of items, the one expiring first on top (of two
+// that expire together, the one put first), that keeps each item's
+// index in it at the item's at[slot].
+func queue[V any](slot int) heapOf[*item[V]] {
+	return heapOf[*item[V]]{
+		less: func(a, b *item[V]) bool {
+			return a.Until.Before(b.Until) || a.Until.Equal(b.Until) && a.put < b.put
+		},
+		at: func(it *item[V]) *int { return &it.at[slot] },
+	}
 }
 
-func (r *rank[V]) Len() int { return len(r.owners) }
-func (r *rank[V]) Less(i, j int) bool {
-	return r.owners[i].weight(r.by) > r.owners[j].weight(r.by)
-}
-func (r *rank[V]) Swap(i, j int) {
-	r.owners[i], r.owners[j] = r.owners[j], r.owners[i]
-	r.owners[i].at[r.by] = i
-	r.owners[j].at[r.by] = j
-}
-func (r *rank[V]) Push(x any) {
-	o := x.(*owner[V])
-	o.at[r.by] = len(r.owners)
-	r.owners = append(r.owners, o)
-}
-func (r *rank[V]) Pop() any {
-	n := len(r.owners) - 1
-	o := r.owners[n]
-	r.owners[n] = nil
-	r.owners = r.owners[:n]
-	return o
+// rank returns a heap of owners, the one holding the most, counted by,
+// on top, that keeps each owner's index in it at the owner's at[by].
+func rank[V any](by int) heapOf[*owner[V]] {
+	return heapOf[*owner[V]]{
+		less: func(a, b *owner[V]) bool { return a.weight(by) > b.weight(by) },
+		at:   func(o *owner[V]) *int { return &o.at[by] },
+	}
 }

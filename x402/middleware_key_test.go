@@ -48,7 +48,7 @@ func TestMiddleware_ambiguousHeaders(t *testing.T) {
 		header http.Header
 		detail string
 	}{
-		{"key sent twice", http.Header{sig: {v}, key: {"dupA", "dupB"}}, "Idempotency-Key is sent 2 times; send one key"},
+		{"key sent twice", http.Header{sig: {v}, key: {"dupA", "dupB"}}, "Idempotency-Key is sent 2 times; send it once"},
 		{"key empty", http.Header{sig: {v}, key: {""}}, "Idempotency-Key is empty; send 1 to 255 visible ASCII characters, or no Idempotency-Key header"},
 		{"PAYMENT-SIGNATURE twice", http.Header{sig: {v, v}}, "PAYMENT-SIGNATURE is sent 2 times; send it once"},
 		{"X-PAYMENT twice", http.Header{xp: {v, v}}, "X-PAYMENT is sent 2 times; send it once"},

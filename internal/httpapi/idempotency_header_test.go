@@ -49,8 +49,8 @@ func TestServer_idempotencyKeyHeader(t *testing.T) {
 		keys   []string
 		detail string
 	}{
-		{"sent twice", []string{"dupA", "dupB"}, "Idempotency-Key is sent 2 times; send one key"},
-		{"sent twice, the same", []string{"dupA", "dupA"}, "Idempotency-Key is sent 2 times; send one key"},
+		{"sent twice", []string{"dupA", "dupB"}, "Idempotency-Key is sent 2 times; send it once"},
+		{"sent twice, the same", []string{"dupA", "dupA"}, "Idempotency-Key is sent 2 times; send it once"},
 		{"empty", []string{""}, "Idempotency-Key is empty; send 1 to 255 visible ASCII characters, or no Idempotency-Key header"},
 		{"a space", []string{"has space"}, "Idempotency-Key must be 1 to 255 visible ASCII characters"},
 		{"too long", []string{strings.Repeat("k", 256)}, "Idempotency-Key must be 1 to 255 visible ASCII characters"},

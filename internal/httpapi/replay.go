@@ -145,21 +145,19 @@ func scopedKey(scope, key string) string {
 // as no key, or as its first copy, so that a retry never runs the call
 // again for want of a key the client thought it sent.
 func IdempotencyKey(h http.Header) (string, *problem.Details) {
-	vals, ok := h[HeaderIdempotencyKey]
+	key, p := OneHeader(h, HeaderIdempotencyKey)
+	_, sent := h[HeaderIdempotencyKey]
 	switch {
-	case !ok:
-		return "", nil
-	case len(vals) > 1:
-		return "", problem.Newf(http.StatusBadRequest, problem.CodeInvalidRequest,
-			"Idempotency-Key is sent %d times; send one key", len(vals))
-	case vals[0] == "":
+	case p != nil || !sent:
+		return "", p
+	case key == "":
 		return "", problem.New(http.StatusBadRequest, problem.CodeInvalidRequest,
 			"Idempotency-Key is empty; send 1 to 255 visible ASCII characters, or no Idempotency-Key header")
-	case !validIdempotencyKey(vals[0]):
+	case !validIdempotencyKey(key):
 		return "", problem.New(http.StatusBadRequest, problem.CodeInvalidRequest,
 			"Idempotency-Key must be 1 to 255 visible ASCII characters")
 	}
-	return vals[0], nil
+	return key, nil
 }
 
 // validIdempotencyKey reports whether key is 1 to 255 visible ASCII

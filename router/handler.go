@@ -282,12 +282,13 @@ func decodeWith[Req any, P interface {
 	*Req
 	Validate() error
 }, Resp any](method func(Service, context.Context, P) (*Resp, error)) decoder {
+	schema := jsonbody.SchemaOf(P(new(Req)))
 	return func(svc Service, body []byte) (httpapi.Run, error) {
 		req := P(new(Req))
 		if err := jsonbody.Unmarshal(body, req); err != nil {
-			return nil, jsonbody.RefuseUnknown(err, body, req)
+			return nil, jsonbody.Refuse(err, schema.Unknown(body))
 		}
-		unknown, zeros := jsonbody.Inspect(body, req)
+		unknown, zeros := schema.Inspect(body)
 		if err := jsonbody.Refuse(jsonbody.Refuse(req.Validate(), validate.Zeros(zeros)), unknown); err != nil {
 			return nil, err
 		}

@@ -248,12 +248,13 @@ var errNilResponse = errors.New("trust: the Caller returned a nil response and a
 // prepareCall returns the endpoint function of the trust call on c: decode
 // and validate the envelope, then call c.
 func prepareCall(c Caller) func(*http.Request, []byte) (httpapi.Run, error) {
+	schema := jsonbody.SchemaOf(new(Request))
 	return func(_ *http.Request, body []byte) (httpapi.Run, error) {
 		req := new(Request)
 		if err := jsonbody.Unmarshal(body, req); err != nil {
-			return nil, jsonbody.RefuseUnknown(err, body, req)
+			return nil, jsonbody.Refuse(err, schema.Unknown(body))
 		}
-		unknown, zeros := jsonbody.Inspect(body, req)
+		unknown, zeros := schema.Inspect(body)
 		if err := jsonbody.Refuse(jsonbody.Refuse(req.Validate(), validate.Zeros(zeros)), unknown); err != nil {
 			return nil, err
 		}

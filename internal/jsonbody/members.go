@@ -62,8 +62,7 @@ func Refuse(err error, errs []problem.FieldError) error {
 // itself is the type's to judge and is not looked into. The errors come
 // in the order of the paths.
 func Unknown(data []byte, v any) []problem.FieldError {
-	unknown, _ := Inspect(data, v)
-	return unknown
+	return SchemaOf(v).Unknown(data)
 }
 
 // decodesItself reports whether t, or a pointer to it, has a JSON or text

@@ -19,11 +19,55 @@ import (
 // false with the struct's fields when no field takes it.
 type visitor func(path, name string, f reflect.StructField, known bool, value json.RawMessage, fields fieldList)
 
+// A Schema holds what [Schema.Inspect] reads of a type: the members of
+// every struct its JSON decodes into, and which types decode themselves,
+// read once. A door builds the Schema of its request type once and
+// inspects every body with it. A Schema is safe for concurrent use.
+type Schema struct {
+	t      reflect.Type
+	fields map[reflect.Type]fieldList // each struct type reached
+	self   map[reflect.Type]bool      // each type reached: does it decode itself?
+}
+
+// SchemaOf returns the Schema of the type of v.
+func SchemaOf(v any) *Schema {
+	s := &Schema{t: reflect.TypeOf(v), fields: map[reflect.Type]fieldList{}, self: map[reflect.Type]bool{}}
+	s.add(s.t)
+	return s
+}
+
+// add reads t and the types its JSON holds, as the walker reaches them.
+func (s *Schema) add(t reflect.Type) {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return
+	}
+	if _, ok := s.self[t]; ok {
+		return
+	}
+	s.self[t] = decodesItself(t)
+	if s.self[t] {
+		return
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		fields := knownFields(t)
+		s.fields[t] = fields
+		for _, f := range fields {
+			s.add(f.Type)
+		}
+	case reflect.Slice, reflect.Array, reflect.Map:
+		s.add(t.Elem())
+	}
+}
+
 // A walker visits the members of a JSON value against the type it
-// decodes into, reading each struct type's fields once.
+// decodes into, as its Schema reads the types.
 type walker struct {
 	visit  visitor
-	fields map[reflect.Type]fieldList
+	schema *Schema
 }
 
 // walk calls w.visit for each member of every object of data, a JSON
@@ -37,7 +81,9 @@ func (w *walker) walk(path string, data json.RawMessage, t reflect.Type) {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t == nil || decodesItself(t) {
+	// The schema has read every type the walk reaches: add follows the
+	// same steps.
+	if t == nil || w.schema.self[t] {
 		return
 	}
 	switch t.Kind() {
@@ -46,11 +92,7 @@ func (w *walker) walk(path string, data json.RawMessage, t reflect.Type) {
 		if json.Unmarshal(data, &obj) != nil {
 			return
 		}
-		fields, ok := w.fields[t]
-		if !ok {
-			fields = knownFields(t)
-			w.fields[t] = fields
-		}
+		fields := w.schema.fields[t]
 		for name, value := range obj {
 			f, ok := fields.find(name)
 			w.visit(path, name, f, ok, value, fields)
@@ -77,10 +119,10 @@ func (w *walker) walk(path string, data json.RawMessage, t reflect.Type) {
 	}
 }
 
-// walk walks data against the type of v, calling visit.
-func walk(data []byte, v any, visit visitor) {
-	w := &walker{visit: visit, fields: make(map[reflect.Type]fieldList)}
-	w.walk("", json.RawMessage(data), reflect.TypeOf(v))
+// walk walks data against the schema's type, calling visit.
+func (s *Schema) walk(data []byte, visit visitor) {
+	w := &walker{visit: visit, schema: s}
+	w.walk("", json.RawMessage(data), s.t)
 }
 
 // A Member is an object member of a JSON body and the struct field it
@@ -103,9 +145,22 @@ type Member struct {
 // not a pointer, given "" or 0. Such a member reads as absent once
 // decoded, so a door that took it would answer with the default in
 // silence; [valid.Validator.Zeros] refuses those the field's own rules
-// refuse. A door calls Inspect once per body.
+// refuse. A door calls Inspect once per body, or [Schema.Inspect] with
+// the Schema of its request type, which reads the type once for all
+// bodies.
 func Inspect(data []byte, v any) (unknown []problem.FieldError, zeros []Member) {
-	walk(data, v, func(path, name string, f reflect.StructField, known bool, value json.RawMessage, fields fieldList) {
+	return SchemaOf(v).Inspect(data)
+}
+
+// Unknown is [Unknown] of data against the schema's type.
+func (s *Schema) Unknown(data []byte) []problem.FieldError {
+	unknown, _ := s.Inspect(data)
+	return unknown
+}
+
+// Inspect is [Inspect] of data against the schema's type.
+func (s *Schema) Inspect(data []byte) (unknown []problem.FieldError, zeros []Member) {
+	s.walk(data, func(path, name string, f reflect.StructField, known bool, value json.RawMessage, fields fieldList) {
 		switch {
 		case !known:
 			unknown = append(unknown, unknownMember(path, name, fields))
@@ -128,7 +183,7 @@ func Inspect(data []byte, v any) (unknown []problem.FieldError, zeros []Member) 
 // twice are not looked into, since the walk reads both as one path.
 func sameField(data []byte, v any) []problem.FieldError {
 	names := make(map[string][]string) // a field's path → the members naming it
-	walk(data, v, func(path, name string, f reflect.StructField, known bool, _ json.RawMessage, _ fieldList) {
+	SchemaOf(v).walk(data, func(path, name string, f reflect.StructField, known bool, _ json.RawMessage, _ fieldList) {
 		if p := MemberPath(path, f.Name); known && !slices.Contains(names[p], name) {
 			names[p] = append(names[p], name)
 		}

@@ -307,7 +307,7 @@ func TestRequest_Validate(t *testing.T) {
 		{"unknown policy", Request{Mode: ModeValidation, Policy: "turbo", Task: Task{ClaimedResult: json.RawMessage(`1`)}},
 			[]problem.FieldError{{Field: "policy", Rule: "oneof", Message: "must be one of fast, safe, oracle, adaptive, got turbo"}}},
 		{"no mode", Request{Policy: PolicyFast},
-			[]problem.FieldError{{Field: "mode", Rule: "required", Message: "is required"}}},
+			[]problem.FieldError{{Field: "mode", Rule: "required", Message: "is required: one of delegation, validation, arbitration"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -117,6 +117,9 @@ func (v *Validator) message(fe validator.FieldError, root reflect.Type) string {
 	p := fe.Param()
 	switch fe.Tag() {
 	case "required":
+		if values := choices(root, fe.StructNamespace()); values != "" {
+			return "is required: one of " + values
+		}
 		return "is required"
 	case "oneof":
 		values := strings.Join(strings.Fields(p), ", ")
@@ -182,24 +185,8 @@ func lengthUnit(k reflect.Kind) string {
 // type down, as validator.FieldError.StructNamespace gives it), joined by
 // "or"; "" when a name is not found.
 func siblings(root reflect.Type, ns, goNames string) string {
-	segs := strings.Split(ns, ".")
-	if len(segs) < 2 {
-		return ""
-	}
-	t := root
-	for _, seg := range segs[1 : len(segs)-1] {
-		if t = elem(t); t.Kind() != reflect.Struct {
-			return ""
-		}
-		name, _, _ := strings.Cut(seg, "[")
-		f, ok := t.FieldByName(name)
-		if !ok {
-			return ""
-		}
-		t = f.Type
-	}
-	t = elem(t)
-	if t.Kind() != reflect.Struct {
+	t, ok := holder(root, ns)
+	if !ok {
 		return ""
 	}
 	var names []string
@@ -215,6 +202,49 @@ func siblings(root reflect.Type, ns, goNames string) string {
 		names = append(names, name)
 	}
 	return strings.Join(names, " or ")
+}
+
+// holder returns the struct type of root that holds the field at ns, a
+// struct namespace (Request.Consensus.Replicas), and false when there is
+// none.
+func holder(root reflect.Type, ns string) (reflect.Type, bool) {
+	segs := strings.Split(ns, ".")
+	if root == nil || len(segs) < 2 {
+		return nil, false
+	}
+	t := root
+	for _, seg := range segs[1 : len(segs)-1] {
+		if t = elem(t); t.Kind() != reflect.Struct {
+			return nil, false
+		}
+		name, _, _ := strings.Cut(seg, "[")
+		f, ok := t.FieldByName(name)
+		if !ok {
+			return nil, false
+		}
+		t = f.Type
+	}
+	t = elem(t)
+	return t, t.Kind() == reflect.Struct
+}
+
+// choices returns the values the oneof rule of the field at ns, in a
+// value of type root, allows, joined by commas; "" when it has none.
+func choices(root reflect.Type, ns string) string {
+	t, ok := holder(root, ns)
+	if !ok {
+		return ""
+	}
+	f, ok := t.FieldByName(ns[strings.LastIndex(ns, ".")+1:])
+	if !ok {
+		return ""
+	}
+	for rule := range strings.SplitSeq(f.Tag.Get("validate"), ",") {
+		if values, ok := strings.CutPrefix(rule, "oneof="); ok {
+			return strings.Join(strings.Fields(values), ", ")
+		}
+	}
+	return ""
 }
 
 // elem returns the type a value of t holds: t itself, or what its

@@ -94,7 +94,7 @@ func TestValidator_Struct(t *testing.T) {
 		{Field: "block.replicas", Rule: "oneof", Message: "must be one of 1, 3, 5, got 2"},
 		{Field: "block.color", Rule: "color", Message: `must be red, got "blue"`},
 		{Field: "block.pool", Rule: "unique", Message: "must not repeat a value"},
-		{Field: "ptr.replicas", Rule: "required", Message: "is required"},
+		{Field: "ptr.replicas", Rule: "required", Message: "is required: one of 1, 3, 5"},
 		{Field: "ptr.pool[0]", Rule: "gt", Message: "must be greater than 0"},
 		{Field: "Hidden", Rule: "required", Message: "is required"},
 		{Field: "tags", Rule: "max", Message: "must have at most 2 elements"},

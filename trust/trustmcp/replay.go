@@ -217,11 +217,14 @@ func (pw *paywall) keep(ctx context.Context, key, payer, call string, until time
 	if err == nil {
 		err = pw.answers.Keep(ctx, key, payer, answer, until)
 	}
-	if err == nil {
-		err = pw.replay.MarkSettled(ctx, key, x402.SettledPayment{Request: call, Settlement: *sr})
-	}
 	if err != nil {
 		pw.log.LogAttrs(ctx, slog.LevelWarn, "trustmcp: keeping the answer for a retry", slog.String("error", err.Error()))
+	}
+	// The settlement is recorded whether or not the answer was kept: it
+	// happened, and a retry without a kept answer is refused as already
+	// used either way.
+	if err := pw.replay.MarkSettled(ctx, key, x402.SettledPayment{Request: call, Settlement: *sr}); err != nil {
+		pw.log.LogAttrs(ctx, slog.LevelWarn, "trustmcp: recording the settlement", slog.String("error", err.Error()))
 	}
 }
 

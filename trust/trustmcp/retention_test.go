@@ -212,3 +212,42 @@ func TestMemoryAnswers_payersApart(t *testing.T) {
 		t.Error("the other payer's latest result forgotten")
 	}
 }
+
+// A paid result the answer store does not keep (here, larger than its
+// MaxBytes) is still recorded as settled in the replay store: the
+// settlement happened, and the retry is refused as already used, never
+// run or charged again.
+func TestPaywall_settlementRecordedWhenAnswerNotKept(t *testing.T) {
+	replay := &x402.MemoryReplay{}
+	r := newReplayRig(t, trustmcp.PaywallConfig{Answers: &trustmcp.MemoryAnswers{MaxBytes: 200}, Replay: replay})
+	cs := connect(t, r.srv)
+	ctx := context.Background()
+	payer, err := evm.NewPayer("0x" + payerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proof, err := payer.Pay(ctx, r.pr.Accepts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp := x402.PaymentPayload{X402Version: 2, Accepted: r.pr.Accepts[0], Payload: proof.Payload}
+	for i := range 2 {
+		res, err := paidCall(ctx, t, cs, "square", 4, pp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			answer(t, res)
+		} else if pr := paidTerms(t, res); !strings.Contains(pr.Error, "already used") {
+			t.Errorf("the retry: %q, want already used", pr.Error)
+		}
+	}
+	key, _ := x402.ReplayKey(&pp, r.pr.Accepts[0], time.Now())
+	sp, ok, err := replay.LookupSettled(ctx, key, time.Now())
+	if err != nil || !ok || !sp.Settlement.Success {
+		t.Errorf("LookupSettled = %+v, %v, %v; want the settlement recorded", sp, ok, err)
+	}
+	if runs, settled := r.runs.Load(), r.fac.settled.Load(); runs != 1 || settled != 1 {
+		t.Errorf("ran %d times, settled %d; want once each", runs, settled)
+	}
+}

@@ -134,12 +134,11 @@ const outcomeOverhead = 512
 // ([Outcome].Payer) are kept apart: when it is full, the outcomes of the
 // payer holding the most (the most outcomes when their count is full,
 // the most bytes when their bytes are over) are dropped, the one expiring
-// first each time. So one payer's traffic, however heavy, drops
-// another's outcome only once it holds as much as that other; an outcome
-// that would leave its payer holding more than anyone, with none of its
-// own left to drop, is not kept, and Keep fails, as it does for an
-// outcome larger than MaxBytes. A dropped or unkept outcome costs only its
-// retry: the proof stays used in the [ReplayStore], so its retry is
+// first each time, a payer's own first when it holds as much as any
+// other: one payer's traffic, however heavy, drops another's outcome
+// only once it holds as much as that other, and a payer that holds none
+// always has room for one. An outcome larger than MaxBytes is not kept:
+// Keep fails. A dropped or unkept outcome costs only its retry: the proof stays used in the [ReplayStore], so its retry is
 // answered 402 "already used" instead of the kept answer or refusal, and
 // nothing is settled again. Expired outcomes are dropped as new ones
 // arrive.
@@ -173,13 +172,10 @@ func (s *MemoryOutcomes) Keep(_ context.Context, key string, o Outcome, until ti
 		budget, other = other, budget
 	}
 	other.Delete(key)
-	switch {
-	case budget.Put(now, fairstore.Entry[Outcome]{Key: key, Owner: o.Payer, Value: o, Until: until, Size: size}, maxEntries, maxBytes):
-		return nil
-	case size > maxBytes:
+	if !budget.Put(now, fairstore.Entry[Outcome]{Key: key, Owner: o.Payer, Value: o, Until: until, Size: size}, maxEntries, maxBytes) {
 		return fmt.Errorf("x402: MemoryOutcomes: an outcome of %d bytes is larger than MaxBytes %d", size, maxBytes)
 	}
-	return fmt.Errorf("x402: MemoryOutcomes: payer %s holds as many outcomes as any other and none more of its own to drop", o.Payer)
+	return nil
 }
 
 // Lookup implements OutcomeStore.

@@ -4,7 +4,8 @@
 // A [Store] that is full makes room by dropping entries of the owner
 // holding the most, never of an owner holding less than the one whose
 // entry arrives: one payer's traffic, however heavy, pushes out another's
-// entries only once it holds as much as that other.
+// entries only once it holds as much as that other. An owner that holds
+// nothing is owed room for one entry.
 package fairstore
 
 import (
@@ -72,13 +73,14 @@ const (
 
 // Put holds e until e.Until in place of what e.Key held, first dropping
 // the entries expired at now, within maxEntries entries and maxBytes
-// bytes, and reports whether e is held. When e does not fit, entries of
-// the owner holding the most are dropped, the one expiring first each
-// time (of two, the one put first): the most counted in entries when the
-// store holds maxEntries, in bytes otherwise, with e counted in its
-// owner's share, and ties going against e's owner. e is not held, and
-// nothing more is dropped, when e alone is over a bound, or when e's
-// owner holds the most and nothing more it could drop.
+// bytes, and reports whether e is held: false only when e alone is over
+// a bound, and then nothing more is dropped. When e does not fit,
+// entries of the owner holding the most are dropped, the one expiring
+// first each time (of two, the one put first): the most counted in
+// entries when the store holds maxEntries, in bytes otherwise. e's owner
+// counts e in its share, and a tie goes against it, once it holds
+// entries of its own; an owner that holds none is owed room for one, so
+// its entry pushes out those of the owner holding the most.
 func (s *Store[V]) Put(now time.Time, e Entry[V], maxEntries int, maxBytes int64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -97,11 +99,8 @@ func (s *Store[V]) Put(now time.Time, e Entry[V], maxEntries int, maxBytes int64
 			by = byEntries
 		}
 		most := s.ranks[by].top()
-		if own := s.owners[e.Owner]; own != most && s.outweighs(e, by, most) {
+		if own := s.owners[e.Owner]; own != nil && own != most && outweighs(own, e, by, most) {
 			most = own
-		}
-		if most == nil {
-			return false // e's owner holds the most and nothing to drop
 		}
 		s.drop(most.items.top())
 	}
@@ -127,13 +126,10 @@ func (s *Store[V]) Put(now time.Time, e Entry[V], maxEntries int, maxBytes int64
 	return true
 }
 
-// outweighs reports whether e's owner, with e, holds at least as much,
-// counted by, as most.
-func (s *Store[V]) outweighs(e Entry[V], by int, most *owner[V]) bool {
-	var w int64
-	if own := s.owners[e.Owner]; own != nil {
-		w = own.weight(by)
-	}
+// outweighs reports whether own, the owner of e, holds with e at least
+// as much, counted by, as most.
+func outweighs[V any](own *owner[V], e Entry[V], by int, most *owner[V]) bool {
+	w := own.weight(by)
 	if by == byEntries {
 		w++
 	} else {

@@ -61,9 +61,9 @@ func TestStore_heavyOwnerPushesOutItsOwn(t *testing.T) {
 }
 
 // TestStore_bytesFromTheHeaviest: over its bytes, the store drops from
-// the owner holding the most bytes, not the most entries; and an entry
-// that would make its owner the heaviest with nothing of its own left to
-// drop is not held, and drops nothing more.
+// the owner holding the most bytes, not the most entries; an owner that
+// holds nothing gets room for its entry from the owner holding the most;
+// an entry over the bound alone is not held.
 func TestStore_bytesFromTheHeaviest(t *testing.T) {
 	var s Store[int]
 	for i := range 6 {
@@ -78,11 +78,12 @@ func TestStore_bytesFromTheHeaviest(t *testing.T) {
 	if diff := cmp.Diff(want, s.keys(t0)); diff != "" {
 		t.Errorf("held after bob's 7th entry, 45 bytes against eve's 60 (-want +got):\n%s", diff)
 	}
-	if put(&s, "mal", "mal0", 70, 60, 100, 100) {
-		t.Error("Put(mal0, 70 bytes) = true; want false: it would hold more than anyone and push out others")
+	if !put(&s, "mal", "mal0", 40, 60, 100, 100) {
+		t.Fatal("Put(mal0, 40 bytes) by an owner holding nothing = false; want true")
 	}
-	if got, want := s.Bytes(), int64(75); got != want {
-		t.Errorf("Bytes = %d after the refused Put; want %d", got, want)
+	want = append(seq("bob", 3, 7), "eve1", "mal0")
+	if diff := cmp.Diff(want, s.keys(t0)); diff != "" || s.Bytes() != 100 {
+		t.Errorf("held after a first entry of another owner, taken from bob's 45 bytes (-want +got):\n%s; Bytes %d", diff, s.Bytes())
 	}
 	if put(&s, "bob", "huge", 101, 60, 100, 100) {
 		t.Error("Put of 101 bytes in 100 = true; want false")
@@ -156,9 +157,8 @@ func TestStore_fairShare(t *testing.T) {
 
 // TestStore_boundsAndCounts puts entries of random sizes, owners and
 // times, some under keys held and some after others expired, and checks
-// after every Put that the store holds exactly the entries it reports,
-// within its bounds, and that a Put it refused was over a bound alone or
-// came from an owner already holding the most.
+// after every Put that the store holds the entry and exactly the entries
+// it reports, within its bounds.
 func TestStore_boundsAndCounts(t *testing.T) {
 	const maxEntries, maxBytes = 20, 400
 	for seed := range uint64(20) {
@@ -169,11 +169,10 @@ func TestStore_boundsAndCounts(t *testing.T) {
 		for i := range 1000 {
 			now = now.Add(time.Duration(r.IntN(3)) * time.Second)
 			e := Entry[int]{Key: fmt.Sprint(r.IntN(60)), Owner: fmt.Sprint("o", r.IntN(6)), Value: i, Until: now.Add(time.Duration(1+r.IntN(90)) * time.Second), Size: int64(1 + r.IntN(80))}
-			if s.Put(now, e, maxEntries, maxBytes) {
-				held[e.Key] = e
-			} else {
-				delete(held, e.Key)
+			if !s.Put(now, e, maxEntries, maxBytes) {
+				t.Fatalf("seed %d, put %d: Put of %d bytes = false; want true", seed, i, e.Size)
 			}
+			held[e.Key] = e
 			var bytes int64
 			for k, h := range held {
 				v, ok := s.Get(k, now)

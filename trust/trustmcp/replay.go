@@ -71,13 +71,12 @@ const answerOverhead = 150
 // Within a budget, payers are kept apart: when it is full, the results
 // of the payer holding the most (the most results when their count is
 // full, the most bytes when their bytes are over) are forgotten, the one
-// expiring first each time. So one payer's calls, however many, forget
-// another's result only once it holds as much as that other; a result
-// that would leave its payer holding more than anyone, with none of its
-// own left to forget, is not kept, and Keep fails, as it does for a
-// result larger than MaxBytes. A retry of a payment whose result was
-// forgotten or not kept is refused as already used, and never charged
-// again. Expired results are dropped as new ones arrive.
+// expiring first each time, a payer's own first when it holds as much as
+// any other: one payer's calls, however many, forget another's result
+// only once it holds as much as that other, and a payer that holds none
+// always has room for one. A result larger than MaxBytes is not kept:
+// Keep fails. A retry of a payment whose result was forgotten or not kept
+// is refused as already used, and never charged again. Expired results are dropped as new ones arrive.
 type MemoryAnswers struct {
 	// MaxEntries bounds the results kept in each budget; zero means
 	// DefaultAnswersMaxEntries. Set it before first use.
@@ -109,9 +108,7 @@ func (s *MemoryAnswers) Keep(_ context.Context, key, payer string, answer []byte
 	if limit := now.Add(retention); until.After(limit) {
 		until = limit
 	}
-	if !s.budget(key).Put(now, fairstore.Entry[[]byte]{Key: key, Owner: payer, Value: bytes.Clone(answer), Until: until, Size: size}, maxEntries, maxBytes) {
-		return fmt.Errorf("trustmcp: MemoryAnswers: payer %s holds as many results as any other and none more of its own to forget", payer)
-	}
+	s.budget(key).Put(now, fairstore.Entry[[]byte]{Key: key, Owner: payer, Value: bytes.Clone(answer), Until: until, Size: size}, maxEntries, maxBytes)
 	return nil
 }
 

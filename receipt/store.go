@@ -5,10 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"golang.org/x/mod/sumdb/tlog"
 	"slices"
 	"sync"
 	"time"
+
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/vouchkit/vouch/internal/fairstore"
 )
 
 // Record is a stored receipt: the exact bytes that were issued, and the
@@ -85,12 +88,16 @@ type Store interface {
 // [Sweep]) to free their memory.
 //
 // It is bounded by size as well as by retention: beyond MaxRecords
-// records, or MaxBytes bytes of receipt data, Put forgets the records
-// stored first, as if they had expired; Get answers ErrNotFound for them.
-// Their leaves stay in the log, which MemStore keeps in memory too (see
-// [LogReader]): two hashes, 64 bytes, for every receipt it ever stored.
-// A store that must keep every receipt for its retention is a durable
-// one (boltstore, pgstore).
+// records, or MaxBytes bytes of receipt data, Put forgets records of the
+// owner holding the most (the most records when their count is full, the
+// most bytes when their bytes are over), the one expiring first each
+// time, as if it had expired; Get answers ErrNotFound for them. Owners
+// are kept apart: one integration's calls, however many, forget another's
+// receipts only once it holds as much as that other, and an owner that
+// holds none always has room for one. Their leaves stay in the log,
+// which MemStore keeps in memory too (see [LogReader]): two hashes, 64
+// bytes, for every receipt it ever stored. A store that must keep every
+// receipt for its retention is a durable one (boltstore, pgstore).
 type MemStore struct {
 	// MaxRecords bounds the records kept; zero means
 	// DefaultMemStoreMaxRecords. Set it before first use.
@@ -99,12 +106,9 @@ type MemStore struct {
 	// means DefaultMemStoreMaxBytes. Set it before first use.
 	MaxBytes int64
 
-	mu    sync.RWMutex
-	recs  map[string]Record
-	order []string // ids in the order stored, from head on; some deleted since
-	head  int
-	bytes int64 // of the Data of recs
-	log   memLog
+	mu   sync.RWMutex // orders Puts, and guards log
+	recs fairstore.Store[Record]
+	log  memLog
 }
 
 // Bounds of a zero [MemStore].
@@ -113,8 +117,9 @@ const (
 	DefaultMemStoreMaxBytes   int64 = 32 << 20
 )
 
-// Put stores a copy of rec, forgetting the records stored first when the
-// store is at its bounds. A record larger than MaxBytes is refused.
+// Put stores a copy of rec, forgetting records of the owner holding the
+// most when the store is at its bounds. A record larger than MaxBytes is
+// refused.
 func (s *MemStore) Put(ctx context.Context, rec Record) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -122,52 +127,27 @@ func (s *MemStore) Put(ctx context.Context, rec Record) error {
 	if err := rec.Validate(); err != nil {
 		return err
 	}
-	if maxBytes := cmp.Or(s.MaxBytes, DefaultMemStoreMaxBytes); int64(len(rec.Data)) > maxBytes {
+	maxRecords, maxBytes := cmp.Or(s.MaxRecords, DefaultMemStoreMaxRecords), cmp.Or(s.MaxBytes, DefaultMemStoreMaxBytes)
+	if int64(len(rec.Data)) > maxBytes {
 		return fmt.Errorf("receipt: record %s is %d bytes, above the store's bound of %d", rec.ID, len(rec.Data), maxBytes)
 	}
 	rec = clone(rec)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, dup := s.recs[rec.ID]; dup {
+	if s.recs.Has(rec.ID) {
 		return fmt.Errorf("%w: %s", ErrDuplicate, rec.ID)
-	}
-	if s.recs == nil {
-		s.recs = make(map[string]Record)
 	}
 	idx, err := s.log.append(rec.Data)
 	if err != nil {
 		return err
 	}
 	rec.LogIndex = idx
-	s.recs[rec.ID] = rec
-	s.order = append(s.order, rec.ID)
-	s.bytes += int64(len(rec.Data))
-	s.trim()
+	// Put at the zero time: expired records stay until DeleteExpired, and
+	// go first when room is made.
+	if !s.recs.Put(time.Time{}, fairstore.Entry[Record]{Key: rec.ID, Owner: rec.Owner, Value: rec, Until: rec.ExpiresAt, Size: int64(len(rec.Data))}, maxRecords, maxBytes) {
+		return fmt.Errorf("receipt: record %s not kept: MaxRecords %d holds none", rec.ID, maxRecords)
+	}
 	return nil
-}
-
-// trim forgets the records stored first until the store is within its
-// bounds, and the ids of records gone once they are most of order. The
-// caller holds s.mu.
-func (s *MemStore) trim() {
-	maxRecords, maxBytes := cmp.Or(s.MaxRecords, DefaultMemStoreMaxRecords), cmp.Or(s.MaxBytes, DefaultMemStoreMaxBytes)
-	for len(s.recs) > maxRecords || s.bytes > maxBytes {
-		if rec, ok := s.recs[s.order[s.head]]; ok {
-			s.bytes -= int64(len(rec.Data))
-			delete(s.recs, rec.ID)
-		}
-		s.order[s.head] = ""
-		s.head++
-	}
-	if n := len(s.order) - s.head; n > 2*len(s.recs)+64 || s.head > n {
-		live := make([]string, 0, len(s.recs)+len(s.recs)/4)
-		for _, id := range s.order[s.head:] {
-			if _, ok := s.recs[id]; ok {
-				live = append(live, id)
-			}
-		}
-		s.order, s.head = live, 0
-	}
 }
 
 // LogSize returns the number of receipts in the log.
@@ -195,10 +175,8 @@ func (s *MemStore) Get(ctx context.Context, id string, now time.Time) (Record, e
 	if err := ctx.Err(); err != nil {
 		return Record{}, err
 	}
-	s.mu.RLock()
-	rec, ok := s.recs[id]
-	s.mu.RUnlock()
-	if !ok || !now.Before(rec.ExpiresAt) {
+	rec, ok := s.recs.Get(id, now)
+	if !ok {
 		return Record{}, ErrNotFound
 	}
 	return clone(rec), nil
@@ -209,17 +187,7 @@ func (s *MemStore) DeleteExpired(ctx context.Context, now time.Time) (int, error
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for id, rec := range s.recs {
-		if !now.Before(rec.ExpiresAt) {
-			delete(s.recs, id)
-			s.bytes -= int64(len(rec.Data))
-			n++
-		}
-	}
-	return n, nil
+	return s.recs.DropExpired(now), nil
 }
 
 func clone(r Record) Record {

@@ -4,17 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/vouchkit/vouch/receipt"
 )
 
-// TestMemStore_bounds: beyond MaxRecords records or MaxBytes bytes, the
-// records stored first are forgotten (Get answers ErrNotFound) while the
-// latest stay, also after records expired and were deleted in between;
-// every receipt stays a leaf of the log, and a record larger than
-// MaxBytes is refused.
+// TestMemStore_bounds: beyond MaxRecords records or MaxBytes bytes,
+// expired records are forgotten first, then the records stored first
+// (Get answers ErrNotFound) while the latest stay, also after records
+// expired and were deleted in between; every receipt stays a leaf of the
+// log, and a record larger than MaxBytes is refused.
 func TestMemStore_bounds(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -33,23 +34,37 @@ func TestMemStore_bounds(t *testing.T) {
 		}
 		return err == nil
 	}
+	// The model: the records held, in the order stored; beyond five, the
+	// one expiring first goes (of two, the one stored first), never the
+	// one just stored.
+	var model []int
+	expired := func(i int) bool { return i%3 == 0 } // some expire at once, the others live
 	n := 0
-	for range 100 { // some expire at once, the others live
+	for range 100 {
 		ttl := time.Hour
-		if n%3 == 0 {
+		if expired(n) {
 			ttl = -time.Second
 		}
 		put(n, 10, ttl)
+		model = append(model, n)
+		if len(model) > 5 {
+			first := slices.IndexFunc(model[:len(model)-1], expired) // not the one just stored
+			if first < 0 {
+				first = 0
+			}
+			model = slices.Delete(model, first, first+1)
+		}
 		n++
 		if n%10 == 0 {
 			if _, err := s.DeleteExpired(ctx, now); err != nil {
 				t.Fatal(err)
 			}
+			model = slices.DeleteFunc(model, expired)
 		}
 	}
 	for i := range n {
-		if want := i >= n-5 && i%3 != 0; kept(i) != want {
-			t.Errorf("record %d kept = %v, want %v (the live ones of the latest five stored: expired ones count until deleted)", i, kept(i), want)
+		if want := slices.Contains(model, i) && !expired(i); kept(i) != want {
+			t.Errorf("record %d kept = %v, want %v (of the latest stored, expired ones go first)", i, kept(i), want)
 		}
 	}
 	put(n, 100, time.Hour)
@@ -64,5 +79,33 @@ func TestMemStore_bounds(t *testing.T) {
 	}
 	if err := s.Put(ctx, receipt.Record{ID: "big", Data: make([]byte, 401), Owner: "alice", ExpiresAt: now.Add(time.Hour)}); err == nil {
 		t.Error("a record larger than MaxBytes was stored")
+	}
+}
+
+// TestMemStore_ownersApart: one owner's receipts, however many, do not
+// push out another owner's that holds fewer.
+func TestMemStore_ownersApart(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := &receipt.MemStore{MaxRecords: 10}
+	put := func(owner string, i int) {
+		t.Helper()
+		rec := receipt.Record{ID: fmt.Sprint(owner, i), Data: []byte("{}"), Owner: owner, ExpiresAt: now.Add(time.Hour)}
+		if err := s.Put(ctx, rec); err != nil {
+			t.Fatalf("Put %s%d: %v", owner, i, err)
+		}
+	}
+	put("bob", 0)
+	put("bob", 1)
+	for i := range 50 {
+		put("alice", i)
+	}
+	for _, id := range []string{"bob0", "bob1", "alice49"} {
+		if _, err := s.Get(ctx, id, now); err != nil {
+			t.Errorf("Get(%s) after alice's 50 receipts in a store of 10: %v", id, err)
+		}
+	}
+	if _, err := s.Get(ctx, "alice41", now); !errors.Is(err, receipt.ErrNotFound) {
+		t.Errorf("Get(alice41) = %v; want ErrNotFound: alice's own oldest go", err)
 	}
 }

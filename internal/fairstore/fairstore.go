@@ -87,9 +87,7 @@ func (s *Store[V]) Put(now time.Time, e Entry[V], maxEntries int, maxBytes int64
 	if old, ok := s.held[e.Key]; ok {
 		s.drop(old)
 	}
-	for s.order.Len() > 0 && !now.Before(s.order.top().Until) {
-		s.drop(s.order.top())
-	}
+	s.dropExpired(now)
 	if maxEntries < 1 || e.Size > maxBytes {
 		return false
 	}
@@ -161,6 +159,30 @@ func (s *Store[V]) drop(it *item[V]) {
 	heap.Remove(&s.ranks[byBytes], o.at[byBytes])
 	delete(s.owners, it.Owner)
 	s.bytes -= it.Size
+}
+
+// dropExpired drops the entries expired at now and returns how many.
+func (s *Store[V]) dropExpired(now time.Time) int {
+	n := 0
+	for ; s.order.Len() > 0 && !now.Before(s.order.top().Until); n++ {
+		s.drop(s.order.top())
+	}
+	return n
+}
+
+// DropExpired drops the entries expired at now and returns how many.
+func (s *Store[V]) DropExpired(now time.Time) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dropExpired(now)
+}
+
+// Has reports whether an entry is held under key, expired or not.
+func (s *Store[V]) Has(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.held[key]
+	return ok
 }
 
 // Delete drops the entry held under key, if any.

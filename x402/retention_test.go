@@ -207,3 +207,19 @@ func TestMemoryOutcomes_payersApart(t *testing.T) {
 		t.Errorf("Len = %d, want 20: two budgets of 10", s.Len())
 	}
 }
+
+// TestMemoryOutcomes_keptAgain: an outcome kept again under its key in
+// the other budget replaces the first, whichever budget each is in.
+func TestMemoryOutcomes_keptAgain(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	s := &x402.MemoryOutcomes{}
+	for _, delivered := range []bool{false, true, false} {
+		if err := s.Keep(ctx, "k", x402.Outcome{Payer: "0xa11ce", Delivered: delivered}, now.Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if o, ok, _ := s.Lookup(ctx, "k", now); !ok || o.Delivered != delivered || s.Len() != 1 {
+			t.Errorf("kept again with Delivered %v: Lookup = %+v, %v; Len %d; want it alone", delivered, o, ok, s.Len())
+		}
+	}
+}

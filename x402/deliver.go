@@ -187,8 +187,8 @@ func (s *MemoryOutcomes) Lookup(_ context.Context, key string, now time.Time) (O
 	return o, ok, nil
 }
 
-// Len returns the number of outcomes held, expired ones included until
-// the next Keep.
+// Len returns the number of outcomes held in both budgets, expired ones
+// included until a later Keep into their budget drops them.
 func (s *MemoryOutcomes) Len() int { return s.delivered.Len() + s.refused.Len() }
 
 // msgNotDelivered is the refusal reason of an answer a gate refused.

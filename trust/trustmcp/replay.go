@@ -131,8 +131,8 @@ func (s *MemoryAnswers) Answer(_ context.Context, key string, now time.Time) ([]
 	return bytes.Clone(answer), ok, nil
 }
 
-// Len returns the number of results held, expired ones included until
-// they are dropped.
+// Len returns the number of results held in both budgets, expired ones
+// included until a later Keep into their budget drops them.
 func (s *MemoryAnswers) Len() int { return s.results.Len() + s.refusals.Len() }
 
 // Bytes returns the bytes counted against MaxBytes, in both budgets.

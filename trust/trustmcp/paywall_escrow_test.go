@@ -14,7 +14,6 @@ import (
 
 	"github.com/vouchkit/vouch/trust/trustmcp"
 	"github.com/vouchkit/vouch/x402"
-	"github.com/vouchkit/vouch/x402/evm"
 	"github.com/vouchkit/vouch/x402/x402test"
 )
 
@@ -109,15 +108,8 @@ func (r *escrowRig) pay(t *testing.T, tool string) x402.PaymentPayload {
 	if _, ok := offer.Extra["captureDeadline"]; !ok {
 		t.Fatalf("the terms' offer %+v has no captureDeadline", offer.Extra)
 	}
-	payer, err := evm.NewPayer("0x" + payerKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proof, err := payer.Pay(context.Background(), offer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return x402.PaymentPayload{X402Version: 2, Accepted: offer, Payload: proof.Payload}
+	pp, _ := signedPayment(t, offer)
+	return pp
 }
 
 // reportOf reads the settlement and the escrow report of res.

@@ -172,20 +172,13 @@ func TestMemoryAnswers_payersApart(t *testing.T) {
 	r := newReplayRig(t, trustmcp.PaywallConfig{Answers: answers})
 	cs := connect(t, r.srv)
 	ctx := context.Background()
-	payer, err := evm.NewPayer("0x" + payerKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proof, err := payer.Pay(ctx, r.pr.Accepts[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := paidCall(ctx, t, cs, "square", 4, x402.PaymentPayload{X402Version: 2, Accepted: r.pr.Accepts[0], Payload: proof.Payload})
+	pp, from := signedPayment(t, r.pr.Accepts[0])
+	res, err := paidCall(ctx, t, cs, "square", 4, pp)
 	if err != nil {
 		t.Fatal(err)
 	}
 	answer(t, res)
-	if want := []string{payer.Address().String()}; !slices.EqualFunc(answers.payers, want, strings.EqualFold) {
+	if want := []string{from}; !slices.EqualFunc(answers.payers, want, strings.EqualFold) {
 		t.Errorf("kept under payers %q, want %q", answers.payers, want)
 	}
 
@@ -222,15 +215,7 @@ func TestPaywall_settlementRecordedWhenAnswerNotKept(t *testing.T) {
 	r := newReplayRig(t, trustmcp.PaywallConfig{Answers: &trustmcp.MemoryAnswers{MaxBytes: 200}, Replay: replay})
 	cs := connect(t, r.srv)
 	ctx := context.Background()
-	payer, err := evm.NewPayer("0x" + payerKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proof, err := payer.Pay(ctx, r.pr.Accepts[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	pp := x402.PaymentPayload{X402Version: 2, Accepted: r.pr.Accepts[0], Payload: proof.Payload}
+	pp, _ := signedPayment(t, r.pr.Accepts[0])
 	for i := range 2 {
 		res, err := paidCall(ctx, t, cs, "square", 4, pp)
 		if err != nil {
@@ -250,4 +235,19 @@ func TestPaywall_settlementRecordedWhenAnswerNotKept(t *testing.T) {
 	if runs, settled := r.runs.Load(), r.fac.settled.Load(); runs != 1 || settled != 1 {
 		t.Errorf("ran %d times, settled %d; want once each", runs, settled)
 	}
+}
+
+// signedPayment returns a version 2 payment of offer signed by the test
+// payer, and the payer's address.
+func signedPayment(t *testing.T, offer x402.PaymentRequirements) (x402.PaymentPayload, string) {
+	t.Helper()
+	payer, err := evm.NewPayer("0x" + payerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proof, err := payer.Pay(context.Background(), offer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x402.PaymentPayload{X402Version: 2, Accepted: offer, Payload: proof.Payload}, payer.Address().String()
 }

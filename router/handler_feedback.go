@@ -48,9 +48,10 @@ type FeedbackResponse struct {
 // feedbackRunner returns the endpoint function of POST /api/v3/feedback on
 // svc: decode the report, refusing unknown members, and pass it on.
 func feedbackRunner(svc Service) func(body []byte) (httpapi.Run, error) {
+	schema := jsonbody.SchemaOf(new(FeedbackRequest))
 	return func(body []byte) (httpapi.Run, error) {
 		req := new(FeedbackRequest)
-		if err := jsonbody.UnmarshalKnown(body, req); err != nil {
+		if err := schema.UnmarshalKnown(body, req); err != nil {
 			return nil, err
 		}
 		if err := req.Validate(); err != nil {

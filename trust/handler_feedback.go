@@ -85,9 +85,10 @@ type FeedbackResponse struct {
 // on c: decode the report, refusing unknown members, and pass it on as
 // the request's caller's.
 func prepareFeedback(c Caller) func(*http.Request, []byte) (httpapi.Run, error) {
+	schema := jsonbody.SchemaOf(new(FeedbackRequest))
 	return func(_ *http.Request, body []byte) (httpapi.Run, error) {
 		req := new(FeedbackRequest)
-		if err := jsonbody.UnmarshalKnown(body, req); err != nil {
+		if err := schema.UnmarshalKnown(body, req); err != nil {
 			return nil, err
 		}
 		if err := req.Validate(); err != nil {

@@ -18,10 +18,16 @@ import (
 // refuses every object member that encoding/json would not decode into a
 // field of v, as [RefuseUnknown] does.
 func UnmarshalKnown(data []byte, v any) error {
+	return SchemaOf(v).UnmarshalKnown(data, v)
+}
+
+// UnmarshalKnown is [UnmarshalKnown] with the schema of v's type, read
+// once for every body.
+func (s *Schema) UnmarshalKnown(data []byte, v any) error {
 	if err := Unmarshal(data, v); err != nil {
 		return err
 	}
-	return RefuseUnknown(nil, data, v)
+	return Refuse(nil, s.Unknown(data))
 }
 
 // RefuseUnknown returns err, the outcome of checking v once Unmarshal has

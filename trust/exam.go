@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"sync"
+	"time"
 
+	"github.com/vouchkit/vouch/internal/fairstore"
 	"github.com/vouchkit/vouch/internal/traceparent"
 	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
@@ -29,32 +32,31 @@ func WithoutExams() Option {
 // examKey names a remembered validation: its caller and trace id.
 type examKey struct{ caller, traceID string }
 
+// String returns k as one key of the exams' store: the caller's length,
+// the caller, the trace id.
+func (k examKey) String() string {
+	return strconv.Itoa(len(k.caller)) + ":" + k.caller + k.traceID
+}
+
 // An exam is a remembered validation that a true verdict may examine:
 // its request, and once examined the trace id of the oracle call that
 // examined it.
 type exam struct {
 	mu   sync.Mutex // held while the exam runs, so that it runs once
 	req  Request
-	size int64  // requestSize of req
 	call string // the examining call's trace id; empty until it ran
 }
 
 // exams remembers the latest validations that teach, by caller and trace
 // id, for FeedbackVerdict to examine: at most max of them and maxBytes of
-// their requests' JSON members. When full, it forgets the oldest exam of
-// the caller holding the most bytes (the first such caller to have
-// called, on a tie), as the router's ledger forgets per caller: one
+// their requests' JSON members (a request larger than that alone is not
+// remembered). When full, it forgets the oldest exam of the caller
+// holding the most, as the router's ledger forgets per caller: one
 // caller's stream of calls forgets its own, never another's.
 type exams struct {
-	mu       sync.Mutex
+	kept     fairstore.Store[*exam]
 	max      int
 	maxBytes int64
-	byKey    map[examKey]*exam
-	callers  []string             // in the order they first called
-	byAge    map[string][]examKey // each caller's keys, the oldest first
-	bytes    map[string]int64     // each caller's requests' size
-	n        int
-	total    int64
 }
 
 // maxExamBytes bounds the requests the exams of a Service keep: 64 MiB,
@@ -62,8 +64,7 @@ type exams struct {
 const maxExamBytes = 64 << 20
 
 func newExams(max int) *exams {
-	return &exams{max: max, maxBytes: maxExamBytes, byKey: make(map[examKey]*exam),
-		byAge: make(map[string][]examKey), bytes: make(map[string]int64)}
+	return &exams{max: max, maxBytes: maxExamBytes}
 }
 
 // requestSize is about what req holds: its JSON members and strings.
@@ -73,59 +74,15 @@ func requestSize(req *Request) int64 {
 }
 
 // put remembers req under k, in place of any request remembered there.
+// Exams never expire: they go as others arrive.
 func (e *exams) put(k examKey, req *Request) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	size := requestSize(req)
-	if old, ok := e.byKey[k]; ok {
-		e.bytes[k.caller] += size - old.size
-		e.total += size - old.size
-		e.byKey[k] = &exam{req: *req, size: size}
-		return
-	}
-	if _, ok := e.byAge[k.caller]; !ok {
-		e.callers = append(e.callers, k.caller)
-	}
-	e.byAge[k.caller] = append(e.byAge[k.caller], k)
-	e.byKey[k] = &exam{req: *req, size: size}
-	e.bytes[k.caller] += size
-	e.total += size
-	e.n++
-	for e.n > e.max || e.total > e.maxBytes && e.n > 1 {
-		e.forget()
-	}
-}
-
-// forget forgets the oldest exam of the caller holding the most bytes.
-func (e *exams) forget() {
-	most := 0
-	for i, c := range e.callers {
-		if e.bytes[c] > e.bytes[e.callers[most]] {
-			most = i
-		}
-	}
-	c := e.callers[most]
-	keys := e.byAge[c]
-	x := e.byKey[keys[0]]
-	delete(e.byKey, keys[0])
-	e.n--
-	e.total -= x.size
-	e.bytes[c] -= x.size
-	if len(keys) == 1 {
-		delete(e.byAge, c)
-		delete(e.bytes, c)
-		e.callers = append(e.callers[:most], e.callers[most+1:]...)
-		return
-	}
-	e.byAge[c] = keys[1:]
+	x := fairstore.Entry[*exam]{Key: k.String(), Owner: k.caller, Value: &exam{req: *req}, Size: requestSize(req)}
+	e.kept.Put(time.Time{}, x, e.max, e.maxBytes)
 }
 
 // get returns the exam remembered under k, if any.
 func (e *exams) get(k examKey) (*exam, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	x, ok := e.byKey[k]
-	return x, ok
+	return e.kept.Get(k.String(), time.Time{})
 }
 
 // examining marks the context of an exam's own call, which is not

@@ -28,8 +28,8 @@ func TestExams_forgetPerCaller(t *testing.T) {
 	if _, ok := e.get(examKey{"bob", "b0"}); ok {
 		t.Error("bob's oldest validation is still remembered past the bound")
 	}
-	if e.n != 10 || len(e.byKey) != 10 {
-		t.Errorf("%d exams (%d keys), want 10", e.n, len(e.byKey))
+	if n := e.kept.Len(); n != 10 {
+		t.Errorf("%d exams, want 10", n)
 	}
 
 	e = newExams(10_000)
@@ -40,14 +40,20 @@ func TestExams_forgetPerCaller(t *testing.T) {
 	if _, ok := e.get(examKey{"alice", "a1"}); !ok {
 		t.Error("bob's large validations forgot alice's small one, by bytes")
 	}
-	if e.total > e.maxBytes {
-		t.Errorf("the exams hold %d bytes, over the bound %d", e.total, e.maxBytes)
+	if b := e.kept.Bytes(); b > e.maxBytes {
+		t.Errorf("the exams hold %d bytes, over the bound %d", b, e.maxBytes)
 	}
-	var sum int64
-	for _, b := range e.bytes {
-		sum += b
-	}
-	if sum != e.total {
-		t.Errorf("the callers' bytes add up to %d, the total says %d", sum, e.total)
+}
+
+// TestExams_keysApart checks that two callers whose names and trace ids
+// spell the same text together keep their exams apart.
+func TestExams_keysApart(t *testing.T) {
+	e := newExams(10)
+	e.put(examKey{"al", "ice1"}, &Request{Mode: ModeValidation, Task: Task{Type: "first"}})
+	e.put(examKey{"ali", "ce1"}, &Request{Mode: ModeValidation, Task: Task{Type: "second"}})
+	for k, want := range map[examKey]string{{"al", "ice1"}: "first", {"ali", "ce1"}: "second"} {
+		if x, ok := e.get(k); !ok || x.req.Task.Type != want {
+			t.Errorf("exam of %q, %q: found %v, want the request %q", k.caller, k.traceID, ok, want)
+		}
 	}
 }

@@ -23,7 +23,9 @@ type Entry[V any] struct {
 	Owner string
 	// Value is what is held.
 	Value V
-	// Until is when the entry expires.
+	// Until is when the entry expires; the zero time, never. When room
+	// is made, an entry that never expires goes after every entry that
+	// does.
 	Until time.Time
 	// Size is what the entry counts against the bytes bound.
 	Size int64
@@ -164,7 +166,7 @@ func (s *Store[V]) drop(it *item[V]) {
 // dropExpired drops the entries expired at now and returns how many.
 func (s *Store[V]) dropExpired(now time.Time) int {
 	n := 0
-	for ; s.order.Len() > 0 && !now.Before(s.order.top().Until); n++ {
+	for ; s.order.Len() > 0 && expired(s.order.top().Until, now); n++ {
 		s.drop(s.order.top())
 	}
 	return n
@@ -200,7 +202,7 @@ func (s *Store[V]) Get(key string, now time.Time) (V, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	it, ok := s.held[key]
-	if !ok || !now.Before(it.Until) {
+	if !ok || expired(it.Until, now) {
 		var zero V
 		return zero, false
 	}
@@ -253,12 +255,21 @@ func (h *heapOf[T]) Pop() any {
 	return t
 }
 
+// expired reports whether an entry held until until has expired at now;
+// one held until the zero time never does.
+func expired(until, now time.Time) bool {
+	return !until.IsZero() && !now.Before(until)
+}
+
 // queue returns a heap of items, the one expiring first on top (of two
-// that expire together, the one put first), that keeps each item's
-// index in it at the item's at[slot].
+// that expire together, or never, the one put first), that keeps each
+// item's index in it at the item's at[slot].
 func queue[V any](slot int) heapOf[*item[V]] {
 	return heapOf[*item[V]]{
 		less: func(a, b *item[V]) bool {
+			if a.Until.IsZero() != b.Until.IsZero() {
+				return b.Until.IsZero()
+			}
 			return a.Until.Before(b.Until) || a.Until.Equal(b.Until) && a.put < b.put
 		},
 		at: func(it *item[V]) *int { return &it.at[slot] },

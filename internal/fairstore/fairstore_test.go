@@ -18,7 +18,7 @@ func (s *Store[V]) keys(now time.Time) []string {
 	defer s.mu.Unlock()
 	var ks []string
 	for k, it := range s.held {
-		if now.Before(it.Until) {
+		if !expired(it.Until, now) {
 			ks = append(ks, k)
 		}
 	}
@@ -113,6 +113,31 @@ func TestStore_expiryAndReplace(t *testing.T) {
 	s.Put(later, Entry[int]{Key: "c", Owner: "eve", Value: 4, Until: later.Add(time.Hour), Size: 5}, 2, 100)
 	if v, _ := s.Get("c", later); v != 4 || s.Len() != 2 || s.Bytes() != 6 {
 		t.Errorf("after replacing c: Get(c) = %d, Len %d, Bytes %d; want 4, 2, 6", v, s.Len(), s.Bytes())
+	}
+}
+
+// TestStore_never: an entry held until the zero time never expires, and
+// room is made from the entries that do expire before it, then from the
+// ones that never do, the first put first.
+func TestStore_never(t *testing.T) {
+	var s Store[int]
+	s.Put(t0, Entry[int]{Key: "n1", Owner: "bob", Value: 1, Size: 1}, 3, 100)
+	s.Put(t0, Entry[int]{Key: "h", Owner: "bob", Value: 2, Until: t0.Add(time.Hour), Size: 1}, 3, 100)
+	s.Put(t0, Entry[int]{Key: "n2", Owner: "bob", Value: 3, Size: 1}, 3, 100)
+	far := t0.Add(100 * 365 * 24 * time.Hour)
+	if v, ok := s.Get("n1", far); !ok || v != 1 {
+		t.Errorf("Get(n1) a century on = %d, %v; want 1, true", v, ok)
+	}
+	s.Put(t0, Entry[int]{Key: "n3", Owner: "bob", Value: 4, Size: 1}, 3, 100)
+	if diff := cmp.Diff([]string{"n1", "n2", "n3"}, s.keys(t0)); diff != "" {
+		t.Errorf("held after a Put into the full store (-want +got):\n%s", diff)
+	}
+	s.Put(t0, Entry[int]{Key: "n4", Owner: "bob", Value: 5, Size: 1}, 3, 100)
+	if diff := cmp.Diff([]string{"n2", "n3", "n4"}, s.keys(far)); diff != "" {
+		t.Errorf("held after another (-want +got):\n%s", diff)
+	}
+	if n := s.DropExpired(far); n != 0 || s.Len() != 3 {
+		t.Errorf("DropExpired a century on dropped %d, holding %d; want 0, 3", n, s.Len())
 	}
 }
 

@@ -266,14 +266,19 @@ func (pw *paywall) gated(w http.ResponseWriter, r *http.Request, next http.Handl
 		writeBuffered(w, refusal)
 		return true
 	}
+	// A repeat that waits for the settlement looks up the outcome: it is
+	// kept before the repeat is let go.
+	settled := pw.beginSettling(key)
 	sr, ok := pw.settle(w, r, price, res, p, charged, key, payer, u)
 	if !ok {
+		settled()
 		return true
 	}
 	delivered := BufferedResponse{Status: rec.status, Header: mergeHeader(rec.header, d.Header), Body: rec.body.Bytes()}
 	if err := pw.outcomes.Keep(keep, key, Outcome{Request: paid, Payer: payer, Delivered: true, Response: delivered, Settlement: sr}, until); err != nil {
 		pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: keeping a delivery", slog.String("error", err.Error()))
 	}
+	settled()
 	if vp, ok := PaymentFromContext(ctx); ok && vp.outcome != nil {
 		vp.outcome.end(true) // before the answer leaves, so that its retry finds it kept
 	}

@@ -271,7 +271,7 @@ func (pw *paywall) pay(w http.ResponseWriter, r *http.Request, next http.Handler
 			return
 		}
 		settled = true // from here on the proof stays used, whatever the outcome
-		sr, ok := pw.settle(w, r, price, res, p, offer, key, vr.Payer, nil)
+		sr, ok := pw.settleNow(w, r, price, res, p, offer, key, vr.Payer, nil)
 		if !ok {
 			return
 		}
@@ -291,7 +291,7 @@ func (pw *paywall) pay(w http.ResponseWriter, r *http.Request, next http.Handler
 	}
 	settled = true // from here on the proof stays used, whatever the outcome
 	charged, u := m.charge(offer)
-	if _, ok := pw.settle(w, r, price, res, p, charged, key, vr.Payer, u); !ok {
+	if _, ok := pw.settleNow(w, r, price, res, p, charged, key, vr.Payer, u); !ok {
 		return
 	}
 	vp.outcome.end(true) // before the answer leaves, so that its retry finds it kept
@@ -311,9 +311,10 @@ const reasonValidityTooLong = "authorization_validity_too_long"
 // complete anyway, and records the settlement for replay whatever the
 // client does. On success it sets the payment headers on w, with the
 // usage u of an "upto" payment, and returns the settlement; on failure it
-// answers 402 and reports false.
+// answers 402 and reports false. The caller notes that the payment
+// settles (beginSettling) until what a repeat waiting for it looks up is
+// recorded, as settleNow does.
 func (pw *paywall) settle(w http.ResponseWriter, r *http.Request, price Price, res ResourceInfo, p *PaymentPayload, offer PaymentRequirements, key, payer string, u *Usage) (*SettleResponse, bool) {
-	defer pw.beginSettling(key)()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), pw.cfg.SettleTimeout)
 	defer cancel()
 	sr, err := pw.cfg.Facilitator.Settle(ctx, p, offer)
@@ -345,6 +346,13 @@ func (pw *paywall) settle(w http.ResponseWriter, r *http.Request, price Price, r
 		return nil, false
 	}
 	return sr, true
+}
+
+// settleNow is settle, noted as settling while it runs: a repeat that
+// waits for it then finds the settlement recorded.
+func (pw *paywall) settleNow(w http.ResponseWriter, r *http.Request, price Price, res ResourceInfo, p *PaymentPayload, offer PaymentRequirements, key, payer string, u *Usage) (*SettleResponse, bool) {
+	defer pw.beginSettling(key)()
+	return pw.settle(w, r, price, res, p, offer, key, payer, u)
 }
 
 // repeat answers a proof that was already accepted: with the answer its

@@ -269,9 +269,9 @@ func (pw *paywall) gated(w http.ResponseWriter, r *http.Request, next http.Handl
 	// A repeat that waits for the settlement looks up the outcome: it is
 	// kept before the repeat is let go.
 	settled := pw.beginSettling(key)
+	defer settled()
 	sr, ok := pw.settle(w, r, price, res, p, charged, key, payer, u)
 	if !ok {
-		settled()
 		return true
 	}
 	delivered := BufferedResponse{Status: rec.status, Header: mergeHeader(rec.header, d.Header), Body: rec.body.Bytes()}

@@ -38,7 +38,7 @@ type paywall struct {
 }
 
 // beginSettling notes that the payment under key settles in this process,
-// until the returned function is called.
+// until the returned function is first called.
 func (pw *paywall) beginSettling(key string) (end func()) {
 	done := make(chan struct{})
 	pw.mu.Lock()
@@ -47,12 +47,12 @@ func (pw *paywall) beginSettling(key string) (end func()) {
 	}
 	pw.settling[key] = done
 	pw.mu.Unlock()
-	return func() {
+	return sync.OnceFunc(func() {
 		pw.mu.Lock()
 		delete(pw.settling, key)
 		pw.mu.Unlock()
 		close(done)
-	}
+	})
 }
 
 // settlingNow returns a channel closed when the payment under key, which
@@ -271,7 +271,10 @@ func (pw *paywall) pay(w http.ResponseWriter, r *http.Request, next http.Handler
 			return
 		}
 		settled = true // from here on the proof stays used, whatever the outcome
-		sr, ok := pw.settleNow(w, r, price, res, p, offer, key, vr.Payer, nil)
+		end := pw.beginSettling(key)
+		defer end() // a waiting repeat goes even if settle panics
+		sr, ok := pw.settle(w, r, price, res, p, offer, key, vr.Payer, nil)
+		end()
 		if !ok {
 			return
 		}
@@ -291,10 +294,13 @@ func (pw *paywall) pay(w http.ResponseWriter, r *http.Request, next http.Handler
 	}
 	settled = true // from here on the proof stays used, whatever the outcome
 	charged, u := m.charge(offer)
-	if _, ok := pw.settleNow(w, r, price, res, p, charged, key, vr.Payer, u); !ok {
+	end := pw.beginSettling(key) // until the handler has kept its answer
+	defer end()
+	if _, ok := pw.settle(w, r, price, res, p, charged, key, vr.Payer, u); !ok {
 		return
 	}
 	vp.outcome.end(true) // before the answer leaves, so that its retry finds it kept
+	end()
 	rec.copyTo(w)
 }
 
@@ -313,7 +319,7 @@ const reasonValidityTooLong = "authorization_validity_too_long"
 // usage u of an "upto" payment, and returns the settlement; on failure it
 // answers 402 and reports false. The caller notes that the payment
 // settles (beginSettling) until what a repeat waiting for it looks up is
-// recorded, as settleNow does.
+// recorded.
 func (pw *paywall) settle(w http.ResponseWriter, r *http.Request, price Price, res ResourceInfo, p *PaymentPayload, offer PaymentRequirements, key, payer string, u *Usage) (*SettleResponse, bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), pw.cfg.SettleTimeout)
 	defer cancel()
@@ -348,13 +354,6 @@ func (pw *paywall) settle(w http.ResponseWriter, r *http.Request, price Price, r
 	return sr, true
 }
 
-// settleNow is settle, noted as settling while it runs: a repeat that
-// waits for it then finds the settlement recorded.
-func (pw *paywall) settleNow(w http.ResponseWriter, r *http.Request, price Price, res ResourceInfo, p *PaymentPayload, offer PaymentRequirements, key, payer string, u *Usage) (*SettleResponse, bool) {
-	defer pw.beginSettling(key)()
-	return pw.settle(w, r, price, res, p, offer, key, payer, u)
-}
-
 // repeat answers a proof that was already accepted: with the answer its
 // first use bought when that use was settled, the request is the same and
 // the handler still has the answer, and with 402 otherwise.
@@ -386,8 +385,20 @@ func (pw *paywall) repeat(w http.ResponseWriter, r *http.Request, rp Replayer, p
 	// The handler sees the payer of the first use, as it did then, so
 	// that it finds the answer it kept for that payer.
 	vp := &VerifiedPayment{Payer: sp.Settlement.Payer, Offer: offer, Payload: p, Settlement: &sp.Settlement}
-	rec := &recorder{header: make(http.Header)}
-	if !rp.ServeReplay(rec, r.WithContext(context.WithValue(ctx, verifiedCtx{}, vp))) || rec.status >= 400 {
+	replay := func() (*recorder, bool) {
+		rec := &recorder{header: make(http.Header)}
+		return rec, rp.ServeReplay(rec, r.WithContext(context.WithValue(ctx, verifiedCtx{}, vp))) && rec.status < 400
+	}
+	rec, ok := replay()
+	if !ok && pending != nil {
+		// Settled, but the handler may not have kept its answer yet.
+		select {
+		case <-pending:
+			rec, ok = replay()
+		case <-ctx.Done():
+		}
+	}
+	if !ok {
 		pw.require(w, r, price, res, msgUsed, nil)
 		return
 	}

@@ -106,7 +106,10 @@ type Replayer interface {
 	// body, and reports true. The context of r carries the payment of
 	// that earlier request ([PaymentFromContext]: its payer, as the
 	// settlement reported it, and its settlement). When it has no such answer it reports false
-	// and writes nothing. It must not do the request's work.
+	// and writes nothing. It must not do the request's work. A repeat
+	// that arrives while the earlier request settles in this process is
+	// asked once the settlement is recorded and, when that finds no
+	// answer, again once the functions given to [AfterSettle] returned.
 	ServeReplay(w http.ResponseWriter, r *http.Request) bool
 }
 

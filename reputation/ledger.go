@@ -5,7 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"sync"
+	"time"
+
+	"github.com/vouchkit/vouch/internal/fairstore"
 )
 
 // A Ledger remembers the ballots of the latest calls, each by the caller
@@ -14,20 +18,18 @@ import (
 // once. An id names a call only together with its caller: callers choose
 // their trace ids, and one caller's call never answers for another's.
 // When full, a Ledger forgets the oldest call of the caller that holds
-// the most calls (the first such caller to have called, on a tie), so
-// that one caller's stream of calls forgets its own, never a caller's
-// that holds fewer. A Ledger is safe for concurrent use; the zero Ledger
-// remembers nothing: build one with NewLedger.
+// the most calls, the caller of the call it remembers counting that call
+// (and losing a tie once it holds calls of its own), so that one caller's
+// stream of calls forgets its own, never a caller's that holds fewer; a
+// caller that holds none is owed room for one. Remembering a call costs
+// O(log n) in the calls held, however many callers hold them. A Ledger is
+// safe for concurrent use; the zero Ledger remembers nothing: build one
+// with NewLedger.
 type Ledger struct {
-	mu      sync.Mutex
-	max     int
-	n       int                 // calls remembered
-	callers []string            // in the order they first called
-	byAge   map[string][]string // each caller's ids, the oldest first
-	calls   map[callKey]*ledgerEntry
+	mu    sync.Mutex // makes a look and a Put one step
+	max   int
+	calls fairstore.Store[*ledgerEntry] // by fairstore.Key(caller, id), owned by the caller
 }
-
-type callKey struct{ caller, id string }
 
 type ledgerEntry struct {
 	call Call
@@ -39,7 +41,7 @@ type ledgerEntry struct {
 
 // NewLedger returns a Ledger that remembers up to max calls.
 func NewLedger(max int) *Ledger {
-	return &Ledger{max: max, byAge: make(map[string][]string), calls: make(map[callKey]*ledgerEntry)}
+	return &Ledger{max: max}
 }
 
 // Put remembers the call that caller made under id, in scope, with its
@@ -50,9 +52,10 @@ func (l *Ledger) Put(caller, id string, scope Scope, ballots []Ballot) {
 }
 
 // PutCall remembers call, made by caller under id, replacing what was
-// remembered under caller and id (and with it any report on that call).
+// remembered under caller and id (and with it any report on that call);
+// a call replaced keeps its age.
 func (l *Ledger) PutCall(caller, id string, call Call) {
-	l.put(callKey{caller, id}, &ledgerEntry{call: call}, true)
+	l.put(caller, id, &ledgerEntry{call: call}, true)
 }
 
 // Keep is Put, but keeps a call already remembered under caller and id
@@ -65,52 +68,21 @@ func (l *Ledger) Keep(caller, id string, scope Scope, ballots []Ballot) bool {
 // and id (and any report on it). It reports whether it remembered the
 // new one.
 func (l *Ledger) KeepCall(caller, id string, call Call) bool {
-	return l.put(callKey{caller, id}, &ledgerEntry{call: call}, false)
+	return l.put(caller, id, &ledgerEntry{call: call}, false)
 }
 
-func (l *Ledger) put(k callKey, e *ledgerEntry, replace bool) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+func (l *Ledger) put(caller, id string, e *ledgerEntry, replace bool) bool {
 	if l.max <= 0 {
 		return false
 	}
-	if _, seen := l.calls[k]; seen {
-		if !replace {
-			return false
-		}
-		l.calls[k] = e
-		return true
+	k := fairstore.Key(caller, id)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.calls.Has(k) {
+		return replace && l.calls.Swap(k, e)
 	}
-	if l.n == l.max {
-		l.forget()
-	}
-	if _, ok := l.byAge[k.caller]; !ok {
-		l.callers = append(l.callers, k.caller)
-	}
-	l.byAge[k.caller] = append(l.byAge[k.caller], k.id)
-	l.calls[k] = e
-	l.n++
-	return true
-}
-
-// forget forgets the oldest call of the caller holding the most calls.
-func (l *Ledger) forget() {
-	most := 0
-	for i, c := range l.callers {
-		if len(l.byAge[c]) > len(l.byAge[l.callers[most]]) {
-			most = i
-		}
-	}
-	c := l.callers[most]
-	ids := l.byAge[c]
-	delete(l.calls, callKey{c, ids[0]})
-	l.n--
-	if len(ids) == 1 {
-		delete(l.byAge, c)
-		l.callers = append(l.callers[:most], l.callers[most+1:]...)
-		return
-	}
-	l.byAge[c] = ids[1:]
+	// Calls never expire and weigh nothing: the count alone bounds them.
+	return l.calls.Put(time.Time{}, fairstore.Entry[*ledgerEntry]{Key: k, Owner: caller, Value: e}, l.max, math.MaxInt64)
 }
 
 // Get returns what is remembered of the call caller made under id.
@@ -132,9 +104,8 @@ func (l *Ledger) Call(caller, id string) (Call, bool) {
 }
 
 func (l *Ledger) entry(caller, id string) *ledgerEntry {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.calls[callKey{caller, id}]
+	e, _ := l.calls.Get(fairstore.Key(caller, id), time.Time{})
+	return e
 }
 
 // Report teaches b that the outcome of the call caller made under id was

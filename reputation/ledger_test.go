@@ -187,3 +187,21 @@ func TestLedgerReportsOnce(t *testing.T) {
 		t.Errorf("a flip on a full record (-want +got):\n%s", diff)
 	}
 }
+
+// BenchmarkLedger_putManyCallers remembers calls in a full Ledger that
+// 10,000 callers share, each call forgetting one.
+func BenchmarkLedger_putManyCallers(b *testing.B) {
+	const callers = 10_000
+	l := reputation.NewLedger(callers)
+	for i := range callers {
+		l.Put(fmt.Sprint("c", i), "t", scope, nil)
+	}
+	ids := make([]string, 1024)
+	for i := range ids {
+		ids[i] = fmt.Sprint("u", i)
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		l.Put(fmt.Sprint("c", i%callers), ids[i%len(ids)], scope, nil)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -32,11 +31,8 @@ func WithoutExams() Option {
 // examKey names a remembered validation: its caller and trace id.
 type examKey struct{ caller, traceID string }
 
-// String returns k as one key of the exams' store: the caller's length,
-// the caller, the trace id.
-func (k examKey) String() string {
-	return strconv.Itoa(len(k.caller)) + ":" + k.caller + k.traceID
-}
+// String returns k as one key of the exams' store.
+func (k examKey) String() string { return fairstore.Key(k.caller, k.traceID) }
 
 // An exam is a remembered validation that a true verdict may examine:
 // its request, and once examined the trace id of the oracle call that

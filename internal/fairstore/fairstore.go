@@ -10,6 +10,7 @@ package fairstore
 
 import (
 	"container/heap"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -177,6 +178,25 @@ func (s *Store[V]) DropExpired(now time.Time) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.dropExpired(now)
+}
+
+// Swap replaces the value held under key, keeping the entry's owner,
+// time, size and place, and reports whether an entry was held there,
+// expired or not.
+func (s *Store[V]) Swap(key string, v V) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	it, ok := s.held[key]
+	if ok {
+		it.Value = v
+	}
+	return ok
+}
+
+// Key returns a key naming name of owner, distinct for every pair: the
+// length of owner, owner, then name.
+func Key(owner, name string) string {
+	return strconv.Itoa(len(owner)) + ":" + owner + name
 }
 
 // Has reports whether an entry is held under key, expired or not.

@@ -240,3 +240,34 @@ func BenchmarkStore_putFull(b *testing.B) {
 		})
 	}
 }
+
+// TestStore_swap: Swap replaces a held value in place, so that the entry
+// keeps its turn to be dropped, and holds nothing new under a key held
+// by none.
+func TestStore_swap(t *testing.T) {
+	var s Store[int]
+	s.Put(t0, Entry[int]{Key: "a", Owner: "bob", Value: 1, Size: 1}, 2, 100)
+	s.Put(t0, Entry[int]{Key: "b", Owner: "bob", Value: 2, Size: 1}, 2, 100)
+	if !s.Swap("a", 3) || s.Swap("z", 4) {
+		t.Error("Swap(a) = false or Swap(z) = true; want true, false")
+	}
+	s.Put(t0, Entry[int]{Key: "c", Owner: "bob", Value: 5, Size: 1}, 2, 100)
+	if diff := cmp.Diff([]string{"b", "c"}, s.keys(t0)); diff != "" {
+		t.Errorf("held after a Put into the full store (-want +got):\n%s", diff)
+	}
+	if v, ok := s.Get("b", t0); !ok || v != 2 {
+		t.Errorf("Get(b) = %d, %v; want 2, true", v, ok)
+	}
+	s.Swap("b", 6)
+	if v, _ := s.Get("b", t0); v != 6 || s.Len() != 2 || s.Bytes() != 2 {
+		t.Errorf("after Swap(b): Get(b) = %d, Len %d, Bytes %d; want 6, 2, 2", v, s.Len(), s.Bytes())
+	}
+}
+
+// TestKey: keys of two owners whose owner and name run together into one
+// text differ.
+func TestKey(t *testing.T) {
+	if Key("al", "ice1") == Key("ali", "ce1") {
+		t.Errorf("Key(al, ice1) = Key(ali, ce1) = %q", Key("al", "ice1"))
+	}
+}

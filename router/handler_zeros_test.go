@@ -31,6 +31,8 @@ func TestHandler_zerosAndEveryError(t *testing.T) {
 		{"/api/v3/validate", `{` + claim + `,"consensus":{"replicas":3,"aggregation":"","disagreement_policy":""},"session_id":0}`,
 			[]fieldRule{{"consensus.aggregation", "aggregation"}, {"consensus.disagreement_policy", "oneof"}, {"session_id", "gt"}}},
 		{"/api/v3/validate", `{` + claim + `,"consensus":{"replicas":3},"session_id":"0"}`, []fieldRule{{"session_id", "gt"}}},
+		{"/api/v3/validate", `{` + claim + `,"consensus":{"replicas":3},"session_id":"-0"}`, []fieldRule{{"session_id", "gt"}}},
+		{"/api/v1/factcheck", `{"claim":"x","session_id":"-00"}`, []fieldRule{{"session_id", "gt"}}},
 		{"/api/v1/factcheck", `{"claim":"x","mode":""}`, []fieldRule{{"mode", "oneof"}}},
 		{"/api/v1/validate", `{"session_id":"x","task_request_input":5,"task_result_output":[],"bogus":1}`,
 			[]fieldRule{{"session_id", "type"}, {"task_request_input", "type"}, {"task_result_output", "type"}, {"bogus", "unknown"}}},

@@ -236,15 +236,15 @@ func omittedWhenZero(f reflect.StructField) bool {
 }
 
 // mayBeZero reports whether b, a JSON value, can be the zero of a
-// string, number or session id: a string of no character but 0 ("",
-// "0"), or a number whose digits before its exponent are all 0. It spares decoding every
+// string, number or session id: a string of no character but 0 after an
+// optional minus sign ("", "0", "-0"), or a number whose digits before its exponent are all 0. It spares decoding every
 // other value.
 func mayBeZero(b []byte) bool {
 	if len(b) == 0 {
 		return false
 	}
 	if b[0] == '"' {
-		return len(b) >= 2 && len(bytes.Trim(b[1:len(b)-1], "0")) == 0
+		return len(b) >= 2 && len(bytes.Trim(bytes.TrimPrefix(b[1:len(b)-1], []byte("-")), "0")) == 0
 	}
 	for _, c := range b {
 		switch c {

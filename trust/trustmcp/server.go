@@ -227,6 +227,15 @@ func addTool[In, Out any](s *mcp.Server, tool *mcp.Tool, h mcp.ToolHandlerFor[In
 			var none Out
 			return nil, none, err
 		}
+		// The SDK hands the arguments over decoded into a map and
+		// written again, numbers through float64: a claimed_result of
+		// 12345678901234567891 would be judged, and hashed, as
+		// 12345678901234567000. Read them as the client sent them,
+		// which the SDK has checked against the input schema.
+		var sent In
+		if json.Unmarshal(req.Params.Arguments, &sent) == nil {
+			args = sent
+		}
 		return h(ctx, req, args)
 	})
 	return nil

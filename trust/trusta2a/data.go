@@ -69,6 +69,22 @@ type call struct {
 // args are a call's arguments as JSON values, by member name.
 type args map[string]json.RawMessage
 
+// objectOf decodes data, one JSON object, as json.Unmarshal does, but
+// keeps each number as written (a json.Number): as a float64, a claimed
+// result of 12345678901234567891 would reach the trust call as
+// 12345678901234567000.
+func objectOf(data []byte) (map[string]any, error) {
+	var obj map[string]any
+	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
+		return obj, err
+	}
+	obj = nil
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	err := dec.Decode(&obj)
+	return obj, err
+}
+
 // fromData reads the arguments of a data part: its skill, named or
 // implied by its members, and each member as JSON.
 func fromData(data map[string]any) (*call, error) {

@@ -130,19 +130,15 @@ func (e *executor) run(ctx context.Context, c *call) (map[string]any, string, er
 	return data, trustSummary(resp), nil
 }
 
-// dataOf returns v as a JSON object. Its numbers become float64, which
-// holds each exactly: the answers' numbers are float64 fractions and
-// counts far below 2^53.
+// dataOf returns v as a JSON object, each number as written: the
+// answer's result is the claimed result or the runs' output, whose
+// numbers a float64 may not hold.
 func dataOf(v any) (map[string]any, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	var data map[string]any
-	if err := json.Unmarshal(raw, &data); err != nil {
-		return nil, err
-	}
-	return data, nil
+	return objectOf(raw)
 }
 
 // problemText is a problem's detail and failing fields.

@@ -83,8 +83,8 @@ func fromText(text string) (*call, error) {
 		return nil, &InputError{Argument: "parts", Message: "the message has no text and no data part"}
 	}
 	if text[0] == '{' {
-		var data map[string]any
-		if err := json.Unmarshal([]byte(text), &data); err != nil {
+		data, err := objectOf([]byte(text))
+		if err != nil {
 			return nil, &InputError{Argument: "text", Message: "starts with { but is not a JSON object: " + err.Error()}
 		}
 		return fromData(data)

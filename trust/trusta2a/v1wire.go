@@ -208,8 +208,8 @@ func (p v1Part) in(path string) (a2a.Part, error) {
 	case "url":
 		return a2a.FilePart{File: a2a.FileURI{FileMeta: meta, URI: p.URL}, Metadata: p.Metadata}, nil
 	}
-	var data map[string]any
-	if err := json.Unmarshal(p.Data, &data); err != nil || data == nil {
+	data, err := objectOf(p.Data)
+	if err != nil || data == nil {
 		return nil, &fieldViolation{Field: path + ".data", Description: "must be a JSON object of the skill's arguments, got " + truncate(string(p.Data))}
 	}
 	return a2a.DataPart{Data: data, Metadata: p.Metadata}, nil

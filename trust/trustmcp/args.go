@@ -24,6 +24,7 @@ var (
 	factcheckModes = []string{string(router.FactcheckStandard), string(router.FactcheckRealtime)}
 	replicaCounts  = []string{"3", "5"}
 	answers        = []string{string(trust.AnswerNumber)}
+	agreements     = []string{string(trust.AgreementExact), string(trust.AgreementJudged)}
 )
 
 // ArgumentError is a tool argument that is missing or out of range. The
@@ -188,7 +189,7 @@ func (a *DelegateTaskArgs) request() (*trust.Request, error) {
 	switch agreement {
 	case "", trust.AgreementExact, trust.AgreementJudged:
 	default:
-		return nil, &ArgumentError{Argument: "agreement", Message: fmt.Sprintf("must be exact or judged, not %q", a.Agreement)}
+		return nil, &ArgumentError{Argument: "agreement", Message: fmt.Sprintf("must be exact or judged, not %q", a.Agreement), Allowed: agreements}
 	}
 	req, err := build(trust.ModeDelegation, input, a.Policy, a.Receipt, task)
 	if err == nil && agreement != "" {

@@ -185,7 +185,7 @@ func schemaOptions() *jsonschema.ForOptions {
 
 // enums states the allowed values of the arguments that take one of a
 // few, so that the SDK lists them in the input schema and rejects others.
-var enums = map[string][]string{"policy": policies, "receipt": receiptModes, "mode": factcheckModes}
+var enums = map[string][]string{"policy": policies, "receipt": receiptModes, "mode": factcheckModes, "agreement": agreements}
 
 // addTool adds a typed tool, with its schemas inferred from In and Out
 // (json.RawMessage as any JSON value), every subschema written as an

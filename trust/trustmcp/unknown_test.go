@@ -1,9 +1,14 @@
 package trustmcp_test
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vouchkit/vouch/trust/trustmcp"
 )
@@ -61,6 +66,38 @@ func TestTools_argumentsReadAsSent(t *testing.T) {
 		res := callTool(t, cs, c.tool, json.RawMessage(c.args))
 		if !res.IsError || !strings.Contains(text(res), c.want) {
 			t.Errorf("%s %s: error %t %q, want a tool error containing %q", c.tool, c.args, res.IsError, text(res), c.want)
+		}
+	}
+}
+
+// TestDelegateTask_emptyAgreement calls delegate_task over Streamable HTTP
+// with agreement "": a tool error that names the argument and the values
+// it takes, as answer "" and policy "" are, not a delegation under the
+// default, exact agreement. The input schema lists the values.
+func TestDelegateTask_emptyAgreement(t *testing.T) {
+	f := newFixture(t)
+	s, err := trustmcp.NewServer(f.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
+	defer srv.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: srv.URL, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	res := callTool(t, cs, trustmcp.ToolDelegateTask, map[string]any{"input": "17 * 3", "agreement": ""})
+	msg := text(res)
+	if !res.IsError {
+		t.Fatalf("agreement \"\": answered %q, want a tool error", msg)
+	}
+	for _, w := range []string{"agreement", "exact", "judged"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("error %q does not name %q", msg, w)
 		}
 	}
 }

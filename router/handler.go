@@ -38,7 +38,8 @@ const DefaultMaxBodyBytes = httpapi.DefaultMaxBodyBytes
 //     the Service (see [TraceIDFrom]);
 //   - answers 404 for a path it does not serve, 405 with Allow for another
 //     method, 415 unless the body is JSON (application/json or a +json
-//     type), 413 for a body over the limit, 400 naming the JSON field path
+//     type) without a content coding (Content-Encoding absent or
+//     identity), 413 for a body over the limit, 400 naming the JSON field path
 //     for input that does not decode or validate;
 //   - authorizes the call by variant: normal routes ask the
 //     [Authenticator] (401 with WWW-Authenticate when it refuses), except

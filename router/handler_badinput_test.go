@@ -152,6 +152,7 @@ func TestHandler_badInput(t *testing.T) {
 		{name: "wrong key", path: v3, body: valid3(``), header: map[string]string{"Authorization": "Bearer nope"}, status: 401, code: "unauthorized"},
 		{name: "wrong scheme", path: v3, body: valid3(``), header: map[string]string{"Authorization": "Basic azpr"}, status: 401, code: "unauthorized"},
 		{name: "form body", path: v3, body: `replicas=3`, header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, status: 415, code: "unsupported_media_type"},
+		{name: "gzip content coding", path: v3, body: valid3(``), header: map[string]string{"Content-Encoding": "gzip"}, status: 415, code: "unsupported_media_type"},
 		{name: "bad idempotency key", path: v3, body: valid3(``), header: map[string]string{"Idempotency-Key": strings.Repeat("k", 300)}, status: 400, code: "invalid_request"},
 	}
 	for _, c := range cases {

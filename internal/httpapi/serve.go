@@ -37,6 +37,19 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, prepare func(*htt
 				"Content-Type must be application/json (in UTF-8), got %q", ct))
 			return
 		}
+		// The body is read as sent: one coded otherwise (gzip) would be
+		// refused as invalid UTF-8, or read as if it were not coded.
+		ce, p := OneHeader(r.Header, "Content-Encoding")
+		if p != nil {
+			WriteProblem(w, r, p)
+			return
+		}
+		if ce != "" && !strings.EqualFold(strings.TrimSpace(ce), "identity") {
+			w.Header().Set("Accept-Encoding", "identity")
+			WriteProblem(w, r, problem.Newf(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMediaType,
+				"Content-Encoding %q is not supported: send the body without a content coding", ce))
+			return
+		}
 		if body, p = s.readBody(r); p != nil {
 			WriteProblem(w, r, p)
 			return

@@ -143,7 +143,8 @@ type Config struct {
 //     trace id in the request's context (traceparent.With);
 //   - answers 404 for a path it does not serve, 405 with Allow for another
 //     method, and, for an endpoint with Prepare and a body, 415 unless the
-//     body is JSON (application/json or a +json type), 413 for a body over
+//     body is JSON (application/json or a +json type) without a content
+//     coding (Content-Encoding absent or identity), 413 for a body over
 //     the limit, and the problem Prepare returns (400 naming the JSON
 //     field path for invalid input);
 //   - admits the request by the endpoint's [Access];

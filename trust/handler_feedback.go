@@ -67,6 +67,17 @@ func (r *FeedbackRequest) Validate() error {
 	return nil
 }
 
+// emptyMembers refuses the members of a report given as "", each of
+// which would read as absent: an empty verdict beside right, an empty
+// trace_id beside receipt_id.
+func emptyMembers(zeros []jsonbody.Member) error {
+	errs := make([]problem.FieldError, len(zeros))
+	for i, m := range zeros {
+		errs[i] = problem.FieldError{Field: m.Path, Rule: "required", Message: "must not be empty (leave the member out)"}
+	}
+	return problem.Invalid(errs)
+}
+
 // FeedbackResponse is the answer of POST /api/v4/feedback: the report the
 // service accepted, repeated. A repeat of a report adds nothing and gets
 // the same answer.
@@ -90,6 +101,9 @@ func prepareFeedback(c Caller) func(*http.Request, []byte) (httpapi.Run, error) 
 		req := new(FeedbackRequest)
 		if err := schema.UnmarshalKnown(body, req); err != nil {
 			return nil, err
+		}
+		if _, zeros := schema.Inspect(body); len(zeros) > 0 {
+			return nil, emptyMembers(zeros)
 		}
 		if err := req.Validate(); err != nil {
 			return nil, err

@@ -278,8 +278,9 @@ func (f callerFunc) Call(ctx context.Context, req *trust.Request) (*trust.Respon
 
 // TestHandler_feedback_badBody: a report that names no call, names it
 // twice, lacks right, gives both right and a verdict, has a verdict of
-// another word, a field of the wrong type or one the route does not know
-// is a 400 naming the field; without a credential it is a 401.
+// another word, a member that is empty, a field of the wrong type or one
+// the route does not know is a 400 naming the field; without a credential
+// it is a 401.
 func TestHandler_feedback_badBody(t *testing.T) {
 	s, err := trust.New(newEngine(t, honest(0.9), honest(0.9), honest(0.9)))
 	if err != nil {
@@ -297,6 +298,9 @@ func TestHandler_feedback_badBody(t *testing.T) {
 		`{"trace_id": ` + trace + `, "right": true, "verdict": "VALID"}`:     "right",
 		`{"trace_id": ` + trace + `, "verdict": "MAYBE"}`:                    "verdict",
 		`{"trace_id": ` + trace + `, "verdict": 1}`:                          "verdict",
+		`{"trace_id": ` + trace + `, "right": true, "verdict": ""}`:          "verdict",
+		`{"trace_id": "", "receipt_id": "rcpt_a", "right": true}`:            "trace_id",
+		`{"trace_id": ` + trace + `, "receipt_id": "", "right": false}`:      "receipt_id",
 	} {
 		status, data := postFeedback(t, url, body)
 		if status != http.StatusBadRequest || !strings.Contains(string(data), `"field":"`+want+`"`) {

@@ -2,6 +2,7 @@ package trustmcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -54,6 +55,9 @@ func (t *tools) addReportOutcome(s *mcp.Server) error {
 }
 
 func (t *tools) reportOutcome(ctx context.Context, req *mcp.CallToolRequest, args ReportOutcomeArgs) (*mcp.CallToolResult, *OutcomeResult, error) {
+	if err := emptyArgument(req.Params.Arguments, "trace_id", "receipt_id", "verdict"); err != nil {
+		return nil, nil, err
+	}
 	id, err := args.id()
 	if err != nil {
 		return nil, nil, err
@@ -84,6 +88,22 @@ func (t *tools) reportOutcome(ctx context.Context, req *mcp.CallToolRequest, arg
 		word = "wrong"
 	}
 	return textResult(fmt.Sprintf("reported %s as %s", id, word)), &OutcomeResult{ID: id, Right: args.Right, Verdict: args.Verdict}, nil
+}
+
+// emptyArgument returns an *ArgumentError naming the first of names that
+// raw, a tool's arguments, gives as "", which would read as absent: an
+// empty verdict beside right, an empty trace_id beside receipt_id.
+func emptyArgument(raw json.RawMessage, names ...string) error {
+	var args map[string]json.RawMessage
+	if json.Unmarshal(raw, &args) != nil {
+		return nil
+	}
+	for _, name := range names {
+		if string(args[name]) == `""` {
+			return &ArgumentError{Argument: name, Message: "must not be empty (leave it out)"}
+		}
+	}
+	return nil
 }
 
 // id returns the id the arguments name, or an *ArgumentError.

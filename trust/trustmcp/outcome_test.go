@@ -128,6 +128,8 @@ func TestReportOutcome(t *testing.T) {
 		"right and a verdict":     {alice, map[string]any{"trace_id": answer.TraceID, "right": true, "verdict": "VALID"}, "argument verdict"},
 		"a verdict of no word":    {alice, map[string]any{"trace_id": answer.TraceID, "verdict": "MAYBE"}, "argument verdict"},
 		"bob's verdict":           {bob, map[string]any{"trace_id": answer.TraceID, "verdict": "INVALID"}, "unknown_call"},
+		"an empty verdict":        {alice, map[string]any{"trace_id": answer.TraceID, "right": true, "verdict": ""}, "argument verdict"},
+		"an empty trace_id":       {alice, map[string]any{"trace_id": "", "receipt_id": "rcpt_a", "right": false}, "argument trace_id"},
 	} {
 		res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: trustmcp.ToolReportOutcome, Arguments: c.args})
 		msg := ""

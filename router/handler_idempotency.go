@@ -78,8 +78,10 @@ const DefaultIdempotencyMaxBytes = httpapi.DefaultIdempotencyMaxBytes
 // for the others, each bounded by its MaxEntries, MaxBytes and
 // MaxEntriesPerCaller members (zero means DefaultIdempotencyMaxEntries,
 // DefaultIdempotencyMaxBytes and DefaultIdempotencyMaxEntriesPerCaller),
-// set before first use. The traffic of one budget never evicts an entry
-// of the other. Expired entries are dropped as time passes; a caller at
+// set before first use; a caller known by an IPv6 address counts by its
+// /64 (in the Handler's own store, by the prefix of TrialLimit.IPv6Prefix),
+// as the trial limit counts it. The traffic of one budget never evicts an
+// entry of the other. Expired entries are dropped as time passes; a caller at
 // its bound drops its own oldest completed entry, never another caller's.
 // When the budget of unpaid answers is full, the oldest completed entry
 // of the caller holding the most is dropped. A paid answer is kept only

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -167,6 +168,40 @@ func TestServer_paidIdempotencyScopedByPayer(t *testing.T) {
 		if w.Code != http.StatusOK || callerOf(t, w) != tc.caller || w.Header().Get(httpapi.HeaderIdempotentReplayed) != tc.replayed {
 			t.Errorf("payer %s from %s: %d, caller %q, replayed %q; want 200, %q, replayed %q",
 				tc.payer, tc.remote, w.Code, callerOf(t, w), w.Header().Get(httpapi.HeaderIdempotentReplayed), tc.caller, tc.replayed)
+		}
+	}
+}
+
+// TestServer_ipv6HostKeepsToItsShare: a host rotating through the
+// addresses of its IPv6 /64, one trial call with an Idempotency-Key from
+// each, is one caller of the idempotency store, as it is one of the trial
+// limit: filling the store, it drops its own oldest answers, never the
+// answers an integration keeps, whose retry is then replayed.
+func TestServer_ipv6HostKeepsToItsShare(t *testing.T) {
+	srv := newServer(t, httpapi.Config{
+		Endpoints: []httpapi.Endpoint{
+			{Method: "POST", Path: "/key", Access: httpapi.Key, Prepare: echo},
+			{Method: "POST", Path: "/trial", Access: httpapi.Trial, Prepare: echo},
+		},
+		TrialLimit:     httpapi.TrialLimit{Rate: rate.Every(time.Hour), Burst: 10},
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")},
+		Idempotency:    &httpapi.MemoryIdempotencyStore{MaxEntries: 5},
+	})
+	for _, key := range []string{"a1", "a2"} {
+		if r := send(t, "POST", srv.URL+"/key", `{}`, "Authorization", "Bearer "+testKey, "Idempotency-Key", key); r.status != http.StatusOK {
+			t.Fatalf("alice's call %s: %d %s", key, r.status, r.body)
+		}
+	}
+	for i := range 4 {
+		client := fmt.Sprintf("2001:db8:0:1::%x", i+1)
+		if r := send(t, "POST", srv.URL+"/trial", `{}`, "X-Forwarded-For", client, "Idempotency-Key", "t"); r.status != http.StatusOK {
+			t.Fatalf("trial call from %s: %d %s", client, r.status, r.body)
+		}
+	}
+	for _, key := range []string{"a1", "a2"} {
+		r := send(t, "POST", srv.URL+"/key", `{}`, "Authorization", "Bearer "+testKey, "Idempotency-Key", key)
+		if got := r.header.Get(httpapi.HeaderIdempotentReplayed); r.status != http.StatusOK || got != "true" {
+			t.Errorf("alice's retry of %s: %d, Idempotent-Replayed %q; want her kept answer replayed", key, r.status, got)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"container/list"
 	"context"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -123,8 +124,11 @@ const memEntryOverhead = 400
 // Expired entries are dropped as time passes. It keeps two budgets, each
 // bounded in entries (MaxEntries), bytes (MaxBytes) and entries per
 // caller (MaxEntriesPerCaller; the caller is read from the scoped key the
-// Server passes): one for the answers of paid requests (keys beginning
-// with "paid:"), one for the others. The traffic of one budget
+// Server passes, and one known by an IPv6 address counts by its /64, or
+// in the Server's own store by the prefix of TrialLimit.IPv6Prefix, as
+// the trial limit counts it, so that a host rotating through its
+// addresses is one caller): one for the answers of paid requests (keys
+// beginning with "paid:"), one for the others. The traffic of one budget
 // never evicts an entry of the other.
 //
 // In both budgets a caller at its own bound makes room by dropping its own
@@ -168,11 +172,12 @@ type MemoryIdempotencyStore struct {
 	// zero means DefaultIdempotencyMaxBytes. Set it before first use.
 	MaxBytes int64
 
-	mu      sync.Mutex
-	entries map[string]*memEntry
-	paid    memBudget
-	other   memBudget
-	leases  uint64 // leases handed out
+	mu       sync.Mutex
+	ipv6Bits int // the prefix an IPv6 caller counts by; 0 means DefaultTrialIPv6Prefix
+	entries  map[string]*memEntry
+	paid     memBudget
+	other    memBudget
+	leases   uint64 // leases handed out
 }
 
 // memBudget is one budget of a MemoryIdempotencyStore.
@@ -240,7 +245,7 @@ func (s *MemoryIdempotencyStore) Reserve(_ context.Context, key, fingerprint str
 	if rest, paid := strings.CutPrefix(key, paidKeyPrefix); paid {
 		b, scoped = &s.paid, rest
 	}
-	caller := callerOf(scoped)
+	caller := ownerOf(callerOf(scoped), cmp.Or(s.ipv6Bits, DefaultTrialIPv6Prefix))
 	size := int64(len(key)+len(fingerprint)) + memEntryOverhead
 	if !s.makeRoom(b, caller, size) {
 		return IdempotencyEntry{}, problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable,
@@ -436,4 +441,24 @@ func callerOf(key string) string {
 		return ""
 	}
 	return rest[:size]
+}
+
+// ownerOf returns who answers for the entries of scope in a budget: scope
+// itself, but for a scope that names its caller by an IPv6 address
+// ("ip:<address>", alone or before the principal), the address's prefix of
+// bits in its place, as the trial limit names it.
+func ownerOf(scope string, bits int) string {
+	caller, principal, named := strings.Cut(scope, " ")
+	ip, ok := strings.CutPrefix(caller, "ip:")
+	if !ok {
+		return scope
+	}
+	a, err := netip.ParseAddr(ip)
+	if err != nil || !a.Is6() {
+		return scope
+	}
+	if caller = limitCaller(a, bits); named {
+		return caller + " " + principal
+	}
+	return caller
 }

@@ -203,7 +203,7 @@ func NewServer(cfg Config) (*Server, error) {
 		cfg.IdempotencyWindow = DefaultIdempotencyWindow
 	}
 	if cfg.Idempotency == nil {
-		cfg.Idempotency = &MemoryIdempotencyStore{}
+		cfg.Idempotency = &MemoryIdempotencyStore{ipv6Bits: cfg.TrialLimit.IPv6Prefix}
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

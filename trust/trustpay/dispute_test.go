@@ -42,40 +42,8 @@ func newDisputeRoute(t *testing.T) *disputeRoute {
 // what on makes of its engine.
 func newDisputeRouteOn(t *testing.T, on func(*router.Engine) router.Service) *disputeRoute {
 	t.Helper()
-	book, err := reputation.New(new(reputation.Memory), reputation.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ss []router.Session
-	for id := range 5 {
-		ss = append(ss, router.Session{ID: router.SessionID(id + 1), Worker: router.WorkerFunc(keepsFigures)})
-	}
-	engine, err := router.NewEngine(ss, router.WithReputation(book))
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := trust.New(on(engine), trust.WithReceipts(&receipt.Issuer{Store: &receipt.MemStore{}}), trust.WithSigningKey(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, _ := evm.ParsePrivateKey(authorizerKey)
-	authorizer := evm.ReceiverAuthorizer{Key: key}
-	operator, _ := evm.ParseAddress(evm.OfflineFacilitatorAddress)
-	offer, err := evm.AuthCaptureUSDC("eip155:84532", seller, "$0.01", operator, key.Address())
-	if err != nil {
-		t.Fatal(err)
-	}
-	esc := &evm.Escrow{OpenBalance: big.NewInt(openBalance)}
-	ledger := &x402.MemoryEscrowLedger{}
-	d := trustpay.Disputes{Service: svc, Escrow: &escrow.Disputes{Ledger: ledger, Facilitator: esc, Authorizer: authorizer, Policy: escrow.RefundWhole}}
-	mw, err := x402.Middleware(x402.MiddlewareConfig{
-		Facilitator: esc,
-		Escrow:      &x402.EscrowConfig{Authorizer: authorizer, Ledger: ledger},
-		Routes:      map[string]x402.Price{"POST /trust": {Accepts: []x402.PaymentRequirements{offer}}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, esc, mw := newDisputes(t, on, "POST /trust")
+	svc := d.Service
 	var (
 		mu   sync.Mutex
 		kept = map[string][]byte{}
@@ -110,6 +78,48 @@ func newDisputeRouteOn(t *testing.T, on func(*router.Engine) router.Service) *di
 	t.Cleanup(srv.Close)
 	return &disputeRoute{Server: srv, d: d, escrow: esc}
 
+}
+
+// newDisputes returns the disputes of a trust service, escrowed, running
+// on what on makes of its engine, and the x402 middleware that takes its
+// "auth-capture" payments on the route pattern.
+func newDisputes(t *testing.T, on func(*router.Engine) router.Service, pattern string) (trustpay.Disputes, *evm.Escrow, func(http.Handler) http.Handler) {
+	t.Helper()
+	book, err := reputation.New(new(reputation.Memory), reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ss []router.Session
+	for id := range 5 {
+		ss = append(ss, router.Session{ID: router.SessionID(id + 1), Worker: router.WorkerFunc(keepsFigures)})
+	}
+	engine, err := router.NewEngine(ss, router.WithReputation(book))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := trust.New(on(engine), trust.WithReceipts(&receipt.Issuer{Store: &receipt.MemStore{}}), trust.WithSigningKey(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := evm.ParsePrivateKey(authorizerKey)
+	authorizer := evm.ReceiverAuthorizer{Key: key}
+	operator, _ := evm.ParseAddress(evm.OfflineFacilitatorAddress)
+	offer, err := evm.AuthCaptureUSDC("eip155:84532", seller, "$0.01", operator, key.Address())
+	if err != nil {
+		t.Fatal(err)
+	}
+	esc := &evm.Escrow{OpenBalance: big.NewInt(openBalance)}
+	ledger := &x402.MemoryEscrowLedger{}
+	d := trustpay.Disputes{Service: svc, Escrow: &escrow.Disputes{Ledger: ledger, Facilitator: esc, Authorizer: authorizer, Policy: escrow.RefundWhole}}
+	mw, err := x402.Middleware(x402.MiddlewareConfig{
+		Facilitator: esc,
+		Escrow:      &x402.EscrowConfig{Authorizer: authorizer, Ledger: ledger},
+		Routes:      map[string]x402.Price{pattern: {Accepts: []x402.PaymentRequirements{offer}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, esc, mw
 }
 
 // paidAnswer is what a dispute names of a paid call's answer.

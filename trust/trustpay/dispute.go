@@ -40,8 +40,11 @@ type Disputes struct {
 // nothing) is not remembered, so that the call stays with the payment
 // that bought it. A request that no "auth-capture" payment pays, or an
 // answer without a trace id or receipt id, is passed through unchanged.
+// When next is an x402.Replayer, so is the handler Record returns: a
+// repeat of a settled proof is answered by next's ServeReplay, and
+// records nothing.
 func (d Disputes) Record(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		payment, ok := escrow.PaymentOf(r.Context(), d.Escrow.Authorizer)
 		if !ok {
 			next.ServeHTTP(w, r)
@@ -61,7 +64,8 @@ func (d Disputes) Record(next http.Handler) http.Handler {
 		// Only a capture buys the answer: a hold voided (a stored
 		// answer delivered again, a verdict that decides nothing, a
 		// capture that failed) cost its payer nothing and leaves the
-		// call to the payment that bought it.
+		// call to the payment that bought it. The caller is read once
+		// next has run: the trust handler names it as it serves.
 		caller := trust.CallerFrom(r.Context())
 		x402.AfterSettle(r.Context(), func(captured bool) {
 			if captured {
@@ -69,6 +73,21 @@ func (d Disputes) Record(next http.Handler) http.Handler {
 			}
 		})
 	})
+	if rp, ok := next.(x402.Replayer); ok {
+		return recordingReplayer{h, rp}
+	}
+	return h
+}
+
+// recordingReplayer is Record's handler over an x402.Replayer, whose
+// replays it passes on.
+type recordingReplayer struct {
+	http.Handler
+	rp x402.Replayer
+}
+
+func (h recordingReplayer) ServeReplay(w http.ResponseWriter, r *http.Request) bool {
+	return h.rp.ServeReplay(w, r)
 }
 
 // callRecorder passes an answer through and keeps a copy of it.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
+	"github.com/vouchkit/vouch/trust/trustpay"
 	"github.com/vouchkit/vouch/x402"
 	"github.com/vouchkit/vouch/x402/evm"
 )
@@ -89,5 +91,32 @@ func TestDisputes_recordOnTheTrustHandler(t *testing.T) {
 				t.Errorf("%s's report again by trace id: %+v, refunded %v, %v, buyer %d; want the refund replayed", tc.caller, again, refunded, err, balance())
 			}
 		})
+	}
+}
+
+// replayer is an x402.Replayer that answers every replay with "kept".
+type replayer struct{ http.Handler }
+
+func (replayer) ServeReplay(w http.ResponseWriter, _ *http.Request) bool {
+	io.WriteString(w, "kept")
+	return true
+}
+
+// TestDisputes_recordKeepsReplays: Record over an x402.Replayer (the
+// trust handler's paid route is one) is one too, so that the paywall
+// still answers the repeat of a settled proof from what the handler kept;
+// over a plain handler it is not.
+func TestDisputes_recordKeepsReplays(t *testing.T) {
+	var d trustpay.Disputes
+	rp, ok := d.Record(replayer{http.NotFoundHandler()}).(x402.Replayer)
+	if !ok {
+		t.Fatal("Record over a Replayer is not a Replayer")
+	}
+	w := httptest.NewRecorder()
+	if !rp.ServeReplay(w, httptest.NewRequest(http.MethodPost, "/", nil)) || w.Body.String() != "kept" {
+		t.Errorf("ServeReplay answered %q, want the inner replay %q", w.Body.String(), "kept")
+	}
+	if _, ok := d.Record(http.NotFoundHandler()).(x402.Replayer); ok {
+		t.Error("Record over a plain handler claims to replay")
 	}
 }

@@ -18,8 +18,9 @@ var testFunc = regexp.MustCompile(`(?m)^func ((?:Test|Fuzz|Example|Benchmark)\w*
 
 // TestDocs_commandsRunTests: every go test command of the docs that
 // selects tests by a pattern (-run, -bench, -fuzz) selects at least one
-// in the packages it names. A test renamed or moved leaves its command
-// passing on no test at all, and the guarantee it proves unproven.
+// in the packages it names, and a -fuzz pattern one fuzz target in each,
+// as go test requires. A test renamed or moved leaves its command passing
+// on no test at all, and the guarantee it proves unproven.
 func TestDocs_commandsRunTests(t *testing.T) {
 	t.Parallel()
 	docs, err := filepath.Glob("docs/*.md")
@@ -35,7 +36,7 @@ func TestDocs_commandsRunTests(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, cmd := range goTestRun.FindAllString(string(text), -1) {
-			pattern, pkgs := selection(cmd)
+			pattern, flag, pkgs := selection(cmd)
 			if pattern == "" || len(pkgs) == 0 {
 				continue
 			}
@@ -48,6 +49,20 @@ func TestDocs_commandsRunTests(t *testing.T) {
 			if !anyTest(t, re, pkgs, names) {
 				t.Errorf("%s: %q selects no test in %v", doc, cmd, pkgs)
 			}
+			if flag != "-fuzz" {
+				continue
+			}
+			for _, pkg := range pkgs {
+				var targets []string
+				for _, name := range names[pkg] {
+					if strings.HasPrefix(name, "Fuzz") && re.MatchString(name) {
+						targets = append(targets, name)
+					}
+				}
+				if len(targets) > 1 {
+					t.Errorf("%s: %q matches the fuzz targets %v in %s; go test fuzzes one", doc, cmd, targets, pkg)
+				}
+			}
 		}
 	}
 	t.Logf("checked %d commands", checked)
@@ -57,11 +72,10 @@ func TestDocs_commandsRunTests(t *testing.T) {
 }
 
 // selection returns the pattern cmd selects tests by (-run, else -bench,
-// else -fuzz; "" when it selects none, as -run '^$' alone) and the
-// package folders it names.
-func selection(cmd string) (string, []string) {
+// else -fuzz; "" when it selects none, as -run '^$' alone), its flag, and
+// the package folders it names.
+func selection(cmd string) (pattern, flag string, pkgs []string) {
 	patterns := map[string]string{}
-	var pkgs []string
 	fields := strings.Fields(cmd)
 	for i, f := range fields {
 		for _, flag := range []string{"-run", "-bench", "-fuzz"} {
@@ -81,10 +95,10 @@ func selection(cmd string) (string, []string) {
 	}
 	for _, flag := range []string{"-run", "-bench", "-fuzz"} {
 		if p := patterns[flag]; p != "" && p != "^$" {
-			return p, pkgs
+			return p, flag, pkgs
 		}
 	}
-	return "", pkgs
+	return "", "", pkgs
 }
 
 // anyTest reports whether re matches the name of a test declared in the

@@ -26,30 +26,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, prepare func(*htt
 	}
 	var body []byte
 	if hasBody {
-		ct, p := OneHeader(r.Header, "Content-Type")
-		if p != nil {
-			WriteProblem(w, r, p)
+		if !CheckJSONBody(w, r) {
 			return
 		}
-		if !IsJSON(ct) {
-			w.Header().Set("Accept-Post", "application/json")
-			WriteProblem(w, r, problem.Newf(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMediaType,
-				"Content-Type must be application/json (in UTF-8), got %q", ct))
-			return
-		}
-		// The body is read as sent: one coded otherwise (gzip) would be
-		// refused as invalid UTF-8, or read as if it were not coded.
-		ce, p := OneHeader(r.Header, "Content-Encoding")
-		if p != nil {
-			WriteProblem(w, r, p)
-			return
-		}
-		if ce != "" && !strings.EqualFold(strings.TrimSpace(ce), "identity") {
-			w.Header().Set("Accept-Encoding", "identity")
-			WriteProblem(w, r, problem.Newf(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMediaType,
-				"Content-Encoding %q is not supported: send the body without a content coding", ce))
-			return
-		}
+		var p *problem.Details
 		if body, p = s.readBody(r); p != nil {
 			WriteProblem(w, r, p)
 			return
@@ -90,6 +70,38 @@ func (s *Server) readBody(r *http.Request) ([]byte, *problem.Details) {
 		return nil, problem.Newf(http.StatusRequestEntityTooLarge, problem.CodeBodyTooLarge, "body is larger than %d bytes", limit)
 	}
 	return body, nil
+}
+
+// CheckJSONBody answers r with a problem when its body is not JSON as
+// sent, and reports whether the body may be read: a Content-Type or
+// Content-Encoding header sent twice is a 400, a Content-Type other than
+// JSON (see [IsJSON]) a 415 with Accept-Post, and a content coding other
+// than identity (gzip, which would be refused as invalid UTF-8, or read
+// as if it were not coded) a 415 with Accept-Encoding: identity.
+func CheckJSONBody(w http.ResponseWriter, r *http.Request) bool {
+	ct, p := OneHeader(r.Header, "Content-Type")
+	if p != nil {
+		WriteProblem(w, r, p)
+		return false
+	}
+	if !IsJSON(ct) {
+		w.Header().Set("Accept-Post", "application/json")
+		WriteProblem(w, r, problem.Newf(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMediaType,
+			"Content-Type must be application/json (in UTF-8), got %q", ct))
+		return false
+	}
+	ce, p := OneHeader(r.Header, "Content-Encoding")
+	if p != nil {
+		WriteProblem(w, r, p)
+		return false
+	}
+	if ce != "" && !strings.EqualFold(strings.TrimSpace(ce), "identity") {
+		w.Header().Set("Accept-Encoding", "identity")
+		WriteProblem(w, r, problem.Newf(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMediaType,
+			"Content-Encoding %q is not supported: send the body without a content coding", ce))
+		return false
+	}
+	return true
 }
 
 // IsJSON reports whether a Content-Type names JSON: application/json or an

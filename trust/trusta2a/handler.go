@@ -83,7 +83,10 @@ type Config struct {
 // JSON, with a request id in the X-Request-Id header (kept when the
 // handler is served behind one that set it), which the problem of a
 // refused credential repeats as its request_id, as the router and trust
-// handlers answer.
+// handlers answer. A request whose body is not JSON as sent, its
+// Content-Type another or its content coded (gzip), is a 415 problem
+// naming what to send, as on the router and trust handlers, before any
+// JSON-RPC is read.
 func NewHandler(cfg Config) (http.Handler, error) {
 	if cfg.Caller == nil {
 		return nil, errors.New("trusta2a: Config.Caller is nil")
@@ -133,6 +136,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 		ctx = traceparent.With(ctx, sc.TraceID().String())
+	}
+	if !httpapi.CheckJSONBody(w, r) {
+		return // a JSON-RPC request is JSON, sent as written
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
 	if err != nil {

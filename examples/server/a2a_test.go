@@ -130,6 +130,7 @@ func a2aV1(t *testing.T, url, key, method, params string) (result json.RawMessag
 	}
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("A2A-Version", "1.0")
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

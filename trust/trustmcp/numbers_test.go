@@ -21,7 +21,8 @@ import (
 // TestTools_numbersAsSent calls validate_claim over Streamable HTTP with a
 // claimed_result holding an integer that no float64 holds: the worker
 // judges the claim the client sent, as the HTTP trust route passes it on,
-// not one with the nearest float64 in its place.
+// not one with the nearest float64 in its place, and the answer's result
+// (structuredContent) repeats it as sent.
 func TestTools_numbersAsSent(t *testing.T) {
 	var mu sync.Mutex
 	var judged []string
@@ -68,6 +69,9 @@ func TestTools_numbersAsSent(t *testing.T) {
 	var msg struct {
 		Result struct {
 			IsError bool `json:"isError"`
+			StructuredContent struct {
+				Result json.RawMessage `json:"result"`
+			} `json:"structuredContent"`
 		} `json:"result"`
 	}
 	if err := json.Unmarshal(raw, &msg); err != nil || resp.StatusCode != http.StatusOK || msg.Result.IsError {
@@ -77,5 +81,8 @@ func TestTools_numbersAsSent(t *testing.T) {
 	defer mu.Unlock()
 	if diff := cmp.Diff([]string{claimed}, judged); diff != "" {
 		t.Errorf("claims judged (-sent +judged):\n%s", diff)
+	}
+	if got := string(msg.Result.StructuredContent.Result); got != claimed {
+		t.Errorf("structuredContent.result = %s, want the claim as sent, %s", got, claimed)
 	}
 }

@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"reflect"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -175,70 +173,6 @@ func (t *tools) add(s *mcp.Server) error {
 	}
 	add(t.addReportOutcome(s))
 	return errors.Join(errs...)
-}
-
-// schemaOptions infer the schema of a json.RawMessage argument or answer
-// as any JSON value (the SDK would otherwise infer an array of bytes).
-func schemaOptions() *jsonschema.ForOptions {
-	return &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[json.RawMessage](): {}}}
-}
-
-// enums states the allowed values of the arguments that take one of a
-// few, so that the SDK lists them in the input schema and rejects others.
-var enums = map[string][]string{"policy": policies, "receipt": receiptModes, "mode": factcheckModes, "agreement": agreements}
-
-// addTool adds a typed tool, with its schemas inferred from In and Out
-// (json.RawMessage as any JSON value), every subschema written as an
-// object (see explicit).
-func addTool[In, Out any](s *mcp.Server, tool *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) error {
-	in, err := jsonschema.ForType(reflect.TypeFor[In](), schemaOptions())
-	if err != nil {
-		return fmt.Errorf("trustmcp: %s: input schema: %w", tool.Name, err)
-	}
-	for name, values := range enums {
-		if p := in.Properties[name]; p != nil && p.Type == "string" {
-			for _, v := range values {
-				p.Enum = append(p.Enum, v)
-			}
-		}
-	}
-	if p := in.Properties["replicas"]; p != nil {
-		p.Enum = []any{3, 5}
-	}
-	if p := in.Properties["answer"]; p != nil {
-		for _, v := range answers {
-			p.Enum = append(p.Enum, v)
-		}
-	}
-	// The answer of a tool is an object: infer from *T's element type.
-	ot := reflect.TypeFor[Out]()
-	if ot.Kind() == reflect.Pointer {
-		ot = ot.Elem()
-	}
-	out, err := jsonschema.ForType(ot, schemaOptions())
-	if err != nil {
-		return fmt.Errorf("trustmcp: %s: output schema: %w", tool.Name, err)
-	}
-	explicit(in)
-	explicit(out)
-	tool.InputSchema, tool.OutputSchema = in, out
-	mcp.AddTool(s, tool, func(ctx context.Context, req *mcp.CallToolRequest, args In) (*mcp.CallToolResult, Out, error) {
-		if err := checkArguments(req.Params.Arguments); err != nil {
-			var none Out
-			return nil, none, err
-		}
-		// The SDK hands the arguments over decoded into a map and
-		// written again, numbers through float64: a claimed_result of
-		// 12345678901234567891 would be judged, and hashed, as
-		// 12345678901234567000. Read them as the client sent them,
-		// which the SDK has checked against the input schema.
-		var sent In
-		if json.Unmarshal(req.Params.Arguments, &sent) == nil {
-			args = sent
-		}
-		return h(ctx, req, args)
-	})
-	return nil
 }
 
 // callerContext names the caller of req to the trust service (the UserID

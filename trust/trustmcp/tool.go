@@ -1,0 +1,145 @@
+package trustmcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// schemaOptions infer the schema of a json.RawMessage argument or answer
+// as any JSON value (the SDK would otherwise infer an array of bytes).
+func schemaOptions() *jsonschema.ForOptions {
+	return &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[json.RawMessage](): {}}}
+}
+
+// enums states the allowed values of the arguments that take one of a
+// few, so that the input schema lists them and calls giving others are
+// refused.
+var enums = map[string][]string{"policy": policies, "receipt": receiptModes, "mode": factcheckModes, "agreement": agreements}
+
+// addTool adds a typed tool, with its schemas inferred from In and Out
+// (json.RawMessage as any JSON value), every subschema written as an
+// object (see explicit).
+//
+// It does what mcp.AddTool does (check the arguments against the input
+// schema, decode them into In, answer h's Out as structuredContent,
+// checked against the output schema, and as text when h gives no content,
+// h's error as a tool error), but on the arguments and the answer as
+// written: mcp.AddTool decodes both into maps and writes them again, so
+// that every number passes through float64 and an integer no float64
+// holds (a claimed result's 12345678901234567891) reaches h, and the
+// client, rounded (12345678901234567000). The checks read a decoded copy;
+// h and the client get the bytes.
+func addTool[In, Out any](s *mcp.Server, tool *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) error {
+	in, err := jsonschema.ForType(reflect.TypeFor[In](), schemaOptions())
+	if err != nil {
+		return fmt.Errorf("trustmcp: %s: input schema: %w", tool.Name, err)
+	}
+	for name, values := range enums {
+		if p := in.Properties[name]; p != nil && p.Type == "string" {
+			for _, v := range values {
+				p.Enum = append(p.Enum, v)
+			}
+		}
+	}
+	if p := in.Properties["replicas"]; p != nil {
+		p.Enum = []any{3, 5}
+	}
+	if p := in.Properties["answer"]; p != nil {
+		for _, v := range answers {
+			p.Enum = append(p.Enum, v)
+		}
+	}
+	// The answer of a tool is an object: infer from *T's element type.
+	ot := reflect.TypeFor[Out]()
+	if ot.Kind() == reflect.Pointer {
+		ot = ot.Elem()
+	}
+	out, err := jsonschema.ForType(ot, schemaOptions())
+	if err != nil {
+		return fmt.Errorf("trustmcp: %s: output schema: %w", tool.Name, err)
+	}
+	explicit(in)
+	explicit(out)
+	tool.InputSchema, tool.OutputSchema = in, out
+	inChecks, err := in.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	if err != nil {
+		return fmt.Errorf("trustmcp: %s: input schema: %w", tool.Name, err)
+	}
+	outChecks, err := out.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	if err != nil {
+		return fmt.Errorf("trustmcp: %s: output schema: %w", tool.Name, err)
+	}
+	zero := reflect.Zero(ot).Interface() // the answer of a nil *T
+	s.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var args In
+		if err := readArguments(req.Params.Arguments, inChecks, &args); err != nil {
+			return toolError(err), nil
+		}
+		res, answer, err := h(ctx, req, args)
+		if err != nil {
+			if wire, ok := err.(*jsonrpc.Error); ok {
+				return nil, wire
+			}
+			return toolError(err), nil
+		}
+		var v any = answer
+		if rv := reflect.ValueOf(answer); rv.Kind() == reflect.Pointer && rv.IsNil() {
+			v = zero
+		}
+		structured, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("marshaling output: %w", err)
+		}
+		if err := check(structured, outChecks); err != nil {
+			return nil, fmt.Errorf("validating tool output: %w", err)
+		}
+		if res == nil {
+			res = &mcp.CallToolResult{}
+		}
+		res.StructuredContent = json.RawMessage(structured)
+		if res.Content == nil {
+			res.Content = []mcp.Content{&mcp.TextContent{Text: string(structured)}}
+		}
+		return res, nil
+	})
+	return nil
+}
+
+// readArguments checks raw, a tool call's arguments, against the input
+// schema and the rules of every door (see checkArguments), and decodes it
+// into args as written.
+func readArguments(raw json.RawMessage, schema *jsonschema.Resolved, args any) error {
+	if len(raw) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	if err := check(raw, schema); err != nil {
+		return fmt.Errorf("validating \"arguments\": %w", err)
+	}
+	if err := checkArguments(raw); err != nil {
+		return err
+	}
+	return json.Unmarshal(raw, args)
+}
+
+// check validates data, one JSON value, against schema, on a decoded copy
+// (numbers as float64, as the schema's checks read them).
+func check(data []byte, schema *jsonschema.Resolved) error {
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	return schema.Validate(&v)
+}
+
+// toolError is the answer of a call that failed: err as a tool error.
+func toolError(err error) *mcp.CallToolResult {
+	var res mcp.CallToolResult
+	res.SetError(err)
+	return &res
+}

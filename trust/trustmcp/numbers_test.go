@@ -68,7 +68,7 @@ func TestTools_numbersAsSent(t *testing.T) {
 	}
 	var msg struct {
 		Result struct {
-			IsError bool `json:"isError"`
+			IsError           bool `json:"isError"`
 			StructuredContent struct {
 				Result json.RawMessage `json:"result"`
 			} `json:"structuredContent"`

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strconv"
 
+	"github.com/vouchkit/vouch/internal/fairstore"
 	"github.com/vouchkit/vouch/problem"
 )
 
@@ -81,7 +82,7 @@ func (s *Server) limited(next http.Handler) http.Handler {
 			caller = "key:" + name
 			limitKey = caller
 		case addr.IsValid():
-			limitKey = limitCaller(addr, prefix)
+			limitKey = fairstore.OwnerOf(caller, prefix)
 		}
 		ok, wait, err := s.limit.Allow(r.Context(), limitKey, s.cfg.Now())
 		s.tel.trial(r.Context(), ok, err)

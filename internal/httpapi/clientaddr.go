@@ -128,14 +128,3 @@ func parseHop(h string) (netip.Addr, bool) {
 	}
 	return netip.Addr{}, false
 }
-
-// limitCaller names an address for the trial rate limit: an IPv6 address
-// by its prefix of the given length, an IPv4 address in full.
-func limitCaller(a netip.Addr, v6prefix int) string {
-	if a.Is6() && v6prefix > 0 && v6prefix < 128 {
-		if p, err := a.Prefix(v6prefix); err == nil {
-			return "ip:" + p.String()
-		}
-	}
-	return "ip:" + a.String()
-}

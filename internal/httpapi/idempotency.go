@@ -6,12 +6,12 @@ import (
 	"container/list"
 	"context"
 	"net/http"
-	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/vouchkit/vouch/internal/fairstore"
 	"github.com/vouchkit/vouch/problem"
 )
 
@@ -245,7 +245,7 @@ func (s *MemoryIdempotencyStore) Reserve(_ context.Context, key, fingerprint str
 	if rest, paid := strings.CutPrefix(key, paidKeyPrefix); paid {
 		b, scoped = &s.paid, rest
 	}
-	caller := ownerOf(callerOf(scoped), cmp.Or(s.ipv6Bits, DefaultTrialIPv6Prefix))
+	caller := fairstore.OwnerOf(callerOf(scoped), cmp.Or(s.ipv6Bits, DefaultTrialIPv6Prefix))
 	size := int64(len(key)+len(fingerprint)) + memEntryOverhead
 	if !s.makeRoom(b, caller, size) {
 		return IdempotencyEntry{}, problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable,
@@ -441,24 +441,4 @@ func callerOf(key string) string {
 		return ""
 	}
 	return rest[:size]
-}
-
-// ownerOf returns who answers for the entries of scope in a budget: scope
-// itself, but for a scope that names its caller by an IPv6 address
-// ("ip:<address>", alone or before the principal), the address's prefix of
-// bits in its place, as the trial limit names it.
-func ownerOf(scope string, bits int) string {
-	caller, principal, named := strings.Cut(scope, " ")
-	ip, ok := strings.CutPrefix(caller, "ip:")
-	if !ok {
-		return scope
-	}
-	a, err := netip.ParseAddr(ip)
-	if err != nil || !a.Is6() {
-		return scope
-	}
-	if caller = limitCaller(a, bits); named {
-		return caller + " " + principal
-	}
-	return caller
 }

@@ -94,7 +94,10 @@ type Store interface {
 // time, as if it had expired; Get answers ErrNotFound for them. Owners
 // are kept apart: one integration's calls, however many, forget another's
 // receipts only once it holds as much as that other, and an owner that
-// holds none always has room for one. Their leaves stay in the log,
+// holds none always has room for one. An anonymous caller named by an
+// IPv6 address ("ip:<address>") counts as its /64 with every other
+// address of that prefix, so that one machine taking a new address for
+// each call is one owner, not many. Their leaves stay in the log,
 // which MemStore keeps in memory too (see [LogReader]): two hashes, 64
 // bytes, for every receipt it ever stored. A store that must keep every
 // receipt for its retention is a durable one (boltstore, pgstore).
@@ -144,7 +147,7 @@ func (s *MemStore) Put(ctx context.Context, rec Record) error {
 	rec.LogIndex = idx
 	// Put at the zero time: expired records stay until DeleteExpired, and
 	// go first when room is made.
-	if !s.recs.Put(time.Time{}, fairstore.Entry[Record]{Key: rec.ID, Owner: rec.Owner, Value: rec, Until: rec.ExpiresAt, Size: int64(len(rec.Data))}, maxRecords, maxBytes) {
+	if !s.recs.Put(time.Time{}, fairstore.Entry[Record]{Key: rec.ID, Owner: fairstore.OwnerOf(rec.Owner, fairstore.IPv6OwnerBits), Value: rec, Until: rec.ExpiresAt, Size: int64(len(rec.Data))}, maxRecords, maxBytes) {
 		return fmt.Errorf("receipt: record %s not kept: MaxRecords %d holds none", rec.ID, maxRecords)
 	}
 	return nil

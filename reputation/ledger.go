@@ -21,7 +21,9 @@ import (
 // the most calls, the caller of the call it remembers counting that call
 // (and losing a tie once it holds calls of its own), so that one caller's
 // stream of calls forgets its own, never a caller's that holds fewer; a
-// caller that holds none is owed room for one. Remembering a call costs
+// caller that holds none is owed room for one. Callers named by an IPv6
+// address as the HTTP doors name an anonymous caller ("ip:<address>")
+// count as their /64, every address of the prefix as one caller. Remembering a call costs
 // O(log n) in the calls held, however many callers hold them. A Ledger is
 // safe for concurrent use; the zero Ledger remembers nothing: build one
 // with NewLedger.
@@ -82,7 +84,7 @@ func (l *Ledger) put(caller, id string, e *ledgerEntry, replace bool) bool {
 		return replace && l.calls.Swap(k, e)
 	}
 	// Calls never expire and weigh nothing: the count alone bounds them.
-	return l.calls.Put(time.Time{}, fairstore.Entry[*ledgerEntry]{Key: k, Owner: caller, Value: e}, l.max, math.MaxInt64)
+	return l.calls.Put(time.Time{}, fairstore.Entry[*ledgerEntry]{Key: k, Owner: fairstore.OwnerOf(caller, fairstore.IPv6OwnerBits), Value: e}, l.max, math.MaxInt64)
 }
 
 // Get returns what is remembered of the call caller made under id.

@@ -45,6 +45,36 @@ func TestLedger_callersKeptApart(t *testing.T) {
 	}
 }
 
+// TestLedger_addressesOfOnePrefixAreOneCaller: an anonymous caller that
+// takes a new IPv6 address of its /64 for every call holds its calls as
+// one caller, so it forgets its own, never bob's; each address still
+// finds its own calls only.
+func TestLedger_addressesOfOnePrefixAreOneCaller(t *testing.T) {
+	l := reputation.NewLedger(4)
+	l.Put("bob", "b1", scope, nil)
+	l.Put("bob", "b2", scope, nil)
+	for i := range 50 {
+		l.Put(fmt.Sprintf("ip:2001:db8::%x", i+1), "t", scope, nil)
+	}
+	for _, id := range []string{"b1", "b2"} {
+		if _, _, ok := l.Get("bob", id); !ok {
+			t.Errorf("50 addresses of one /64 made bob's call %s forgotten", id)
+		}
+	}
+	if _, _, ok := l.Get("ip:2001:db8::32", "t"); !ok {
+		t.Error("the latest address's call is forgotten")
+	}
+	if _, _, ok := l.Get("ip:2001:db8::31", "t"); !ok {
+		t.Error("the next latest address's call is forgotten")
+	}
+	if _, _, ok := l.Get("ip:2001:db8::30", "t"); ok {
+		t.Error("the prefix holds a third call in a ledger of 4 beside bob's two")
+	}
+	if _, _, ok := l.Get("ip:2001:db8::31", "other"); ok {
+		t.Error("an address finds a call it did not make")
+	}
+}
+
 // TestLedger_reportOnceAfterForgetting: a call the ledger forgot and
 // remembers again (as a report by receipt rebuilds it) counts its report
 // once: the report is kept in the book's store, not only in memory.

@@ -48,7 +48,8 @@ type exam struct {
 // their requests' JSON members (a request larger than that alone is not
 // remembered). When full, it forgets the oldest exam of the caller
 // holding the most, as the router's ledger forgets per caller: one
-// caller's stream of calls forgets its own, never another's.
+// caller's stream of calls forgets its own, never another's. An
+// anonymous caller named by an IPv6 address counts as its /64.
 type exams struct {
 	kept     fairstore.Store[*exam]
 	max      int
@@ -72,7 +73,7 @@ func requestSize(req *Request) int64 {
 // put remembers req under k, in place of any request remembered there.
 // Exams never expire: they go as others arrive.
 func (e *exams) put(k examKey, req *Request) {
-	x := fairstore.Entry[*exam]{Key: k.String(), Owner: k.caller, Value: &exam{req: *req}, Size: requestSize(req)}
+	x := fairstore.Entry[*exam]{Key: k.String(), Owner: fairstore.OwnerOf(k.caller, fairstore.IPv6OwnerBits), Value: &exam{req: *req}, Size: requestSize(req)}
 	e.kept.Put(time.Time{}, x, e.max, e.maxBytes)
 }
 

@@ -45,6 +45,30 @@ func TestExams_forgetPerCaller(t *testing.T) {
 	}
 }
 
+// TestExams_addressesOfOnePrefixAreOneCaller: validations of anonymous
+// callers at 50 IPv6 addresses of one /64 forget their own, never
+// alice's.
+func TestExams_addressesOfOnePrefixAreOneCaller(t *testing.T) {
+	small := &Request{Mode: ModeValidation, Task: Task{ClaimedResult: json.RawMessage(`"x"`)}}
+	e := newExams(10)
+	e.put(examKey{"alice", "a1"}, small)
+	e.put(examKey{"alice", "a2"}, small)
+	for i := range 50 {
+		e.put(examKey{"ip:2001:db8::" + strconv.FormatInt(int64(i+1), 16), "t"}, small)
+	}
+	for _, id := range []string{"a1", "a2"} {
+		if _, ok := e.get(examKey{"alice", id}); !ok {
+			t.Errorf("50 addresses of one /64 forgot alice's validation %s", id)
+		}
+	}
+	if _, ok := e.get(examKey{"ip:2001:db8::32", "t"}); !ok {
+		t.Error("the latest address's validation was forgotten")
+	}
+	if _, ok := e.get(examKey{"ip:2001:db8::29", "t"}); ok {
+		t.Error("the prefix holds more than its share")
+	}
+}
+
 // TestExams_keysApart checks that two callers whose names and trace ids
 // spell the same text together keep their exams apart.
 func TestExams_keysApart(t *testing.T) {

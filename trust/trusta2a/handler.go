@@ -55,6 +55,9 @@ type Config struct {
 	// forgotten: the most tasks when there are too many, the most bytes
 	// when they take too much. So one caller's calls never evict the
 	// tasks of a caller that holds fewer (or fewer bytes) than it does.
+	// An anonymous caller named by an IPv6 address counts, for these
+	// bounds, with every address of its /64; each address still finds
+	// only its own tasks.
 	// The task just saved is never the one forgotten: when it alone makes
 	// its caller the one holding the most bytes, the store holds it
 	// beyond MaxTaskBytes, and the next save forgets it first.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/a2a"
 
+	"github.com/vouchkit/vouch/internal/fairstore"
 	"github.com/vouchkit/vouch/trust"
 )
 
@@ -45,16 +46,20 @@ type taskKey struct {
 // more; a task alone larger than all another caller holds stays beyond
 // maxBytes until the next save. It
 // implements a2asrv.TaskStore; the caller is trust.CallerFrom of the
-// context, so a task is found only by the caller that made it.
+// context, so a task is found only by the caller that made it. The bounds
+// count by owner (fairstore.OwnerOf): an anonymous caller named by an
+// IPv6 address counts with every address of its /64, so that a machine
+// taking a new address for each call forgets its own tasks, never
+// another caller's.
 type taskStore struct {
 	max, perCaller int
 	maxBytes       int64
 
 	mu      sync.Mutex
 	tasks   map[taskKey]*list.Element // of *keptTask
-	callers map[string]*callerTasks
-	byCount callerRank // the caller holding the most tasks first
-	byBytes callerRank // the caller holding the most bytes first
+	callers map[string]*callerTasks   // by owner
+	byCount callerRank                // the caller holding the most tasks first
+	byBytes callerRank                // the caller holding the most bytes first
 	bytes   int64
 }
 
@@ -65,12 +70,12 @@ type keptTask struct {
 	size int64
 }
 
-// callerTasks holds the tasks of one caller, oldest first.
+// callerTasks holds the tasks of one owner, oldest first.
 type callerTasks struct {
-	caller string
-	tasks  list.List // of *keptTask
-	bytes  int64
-	at     [2]int // index in byCount and byBytes
+	owner string
+	tasks list.List // of *keptTask
+	bytes int64
+	at    [2]int // index in byCount and byBytes
 }
 
 // callerRank orders callers by the tasks they hold (rank 0) or their
@@ -118,26 +123,27 @@ func (s *taskStore) Save(ctx context.Context, task *a2a.Task) error {
 		return err
 	}
 	k := taskKey{trust.CallerFrom(ctx), task.ID}
+	owner := fairstore.OwnerOf(k.caller, fairstore.IPv6OwnerBits)
 	size := int64(len(raw)+len(k.caller)+len(k.id)) + taskOverhead
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := s.callers[k.caller]
+	c := s.callers[owner]
 	if el, ok := s.tasks[k]; ok { // a task saved again keeps its age
 		kt := el.Value.(*keptTask)
 		s.resize(c, size-kt.size)
 		kt.raw, kt.size = raw, size
-		s.makeRoom(k)
+		s.makeRoom(c, k)
 		return nil
 	}
 	if c == nil {
-		c = &callerTasks{caller: k.caller}
-		s.callers[k.caller] = c
+		c = &callerTasks{owner: owner}
+		s.callers[owner] = c
 		heap.Push(&s.byCount, c)
 		heap.Push(&s.byBytes, c)
 	}
 	s.tasks[k] = c.tasks.PushBack(&keptTask{key: k, raw: raw, size: size})
 	s.resize(c, size)
-	s.makeRoom(k)
+	s.makeRoom(c, k)
 	return nil
 }
 
@@ -151,14 +157,13 @@ func (s *taskStore) resize(c *callerTasks, grow int64) {
 }
 
 // makeRoom forgets tasks until the store is within its bounds, never the
-// task k just saved: the oldest of k's caller while it is beyond its own
-// bound, then the oldest of the caller holding the most. When that is k's
-// caller holding k alone, another caller's task is forgotten only if
-// that caller holds as many (tasks, or bytes) as k's: otherwise the store
-// stays beyond maxBytes by k alone, which the next save forgets first.
-// (Beyond max it never stays: another caller holds at least one task.)
-func (s *taskStore) makeRoom(k taskKey) {
-	own := s.callers[k.caller]
+// task k just saved by own: the oldest of own while it is beyond its
+// bound, then the oldest of the owner holding the most. When that is own
+// holding k alone, another owner's task is forgotten only if that owner
+// holds as many (tasks, or bytes) as own: otherwise the store stays
+// beyond maxBytes by k alone, which the next save forgets first. (Beyond
+// max it never stays: another owner holds at least one task.)
+func (s *taskStore) makeRoom(own *callerTasks, k taskKey) {
 	for own.tasks.Len() > s.perCaller {
 		s.forgetOldest(own, k)
 	}
@@ -193,7 +198,7 @@ func (s *taskStore) forgetOldest(c *callerTasks, k taskKey) {
 		s.resize(c, -kt.size)
 		return
 	}
-	delete(s.callers, c.caller)
+	delete(s.callers, c.owner)
 	heap.Remove(&s.byCount, c.at[0])
 	heap.Remove(&s.byBytes, c.at[1])
 	s.bytes -= kt.size
@@ -222,9 +227,12 @@ func (s *taskStore) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
 func (s *taskStore) list(ctx context.Context) []*a2a.Task {
 	s.mu.Lock()
 	var raws [][]byte
-	if c := s.callers[trust.CallerFrom(ctx)]; c != nil {
+	caller := trust.CallerFrom(ctx)
+	if c := s.callers[fairstore.OwnerOf(caller, fairstore.IPv6OwnerBits)]; c != nil {
 		for el := c.tasks.Back(); el != nil; el = el.Prev() {
-			raws = append(raws, el.Value.(*keptTask).raw)
+			if kt := el.Value.(*keptTask); kt.key.caller == caller {
+				raws = append(raws, kt.raw)
+			}
 		}
 	}
 	s.mu.Unlock()

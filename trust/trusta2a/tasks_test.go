@@ -11,6 +11,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/vouchkit/vouch/internal/fairstore"
 	"github.com/vouchkit/vouch/trust"
 )
 
@@ -36,7 +37,7 @@ func (s *taskStore) check(t *testing.T) {
 			n++
 		}
 		if cb != c.bytes || c.tasks.Len() == 0 || c.tasks.Len() > s.perCaller {
-			t.Errorf("caller %q: %d tasks, %d bytes counted, %d held", c.caller, c.tasks.Len(), c.bytes, cb)
+			t.Errorf("owner %q: %d tasks, %d bytes counted, %d held", c.owner, c.tasks.Len(), c.bytes, cb)
 		}
 		bytes += cb
 	}
@@ -46,7 +47,7 @@ func (s *taskStore) check(t *testing.T) {
 	for _, r := range []*callerRank{&s.byCount, &s.byBytes} {
 		for i, c := range r.callers {
 			if c.at[r.rank] != i || i > 0 && r.Less(i, (i-1)/2) {
-				t.Errorf("rank %d: caller %q at %d (recorded %d) is out of heap order", r.rank, c.caller, i, c.at[r.rank])
+				t.Errorf("rank %d: owner %q at %d (recorded %d) is out of heap order", r.rank, c.owner, i, c.at[r.rank])
 			}
 		}
 	}
@@ -66,9 +67,11 @@ func (s *taskStore) held(caller string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ids []string
-	if c := s.callers[caller]; c != nil {
+	if c := s.callers[fairstore.OwnerOf(caller, fairstore.IPv6OwnerBits)]; c != nil {
 		for el := c.tasks.Front(); el != nil; el = el.Next() {
-			ids = append(ids, string(el.Value.(*keptTask).key.id))
+			if k := el.Value.(*keptTask).key; k.caller == caller {
+				ids = append(ids, string(k.id))
+			}
 		}
 	}
 	return ids
@@ -162,6 +165,43 @@ func TestTaskStore_callers(t *testing.T) {
 		if got := s.held(caller); len(got) != 5 || got[4] != fmt.Sprint("t", 390+i) {
 			t.Errorf("%s holds %v, want its newest 5 tasks (50 shared by 10)", caller, got)
 		}
+	}
+}
+
+// An anonymous caller that takes a new IPv6 address of its /64 for every
+// call counts as one owner: its tasks forget its own, never alice's, and
+// each address finds and lists only its own tasks.
+func TestTaskStore_addressesOfOnePrefixAreOneOwner(t *testing.T) {
+	s := newTaskStore(10, 8, 1<<20)
+	alice := trust.WithCaller(context.Background(), "alice")
+	for _, id := range []string{"a1", "a2"} {
+		if err := s.Save(alice, taskOf(id, 10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	address := func(i int) context.Context {
+		return trust.WithCaller(context.Background(), fmt.Sprintf("ip:2001:db8::%x", i+1))
+	}
+	for i := range 50 {
+		if err := s.Save(address(i), taskOf(fmt.Sprint("t", i), 10)); err != nil {
+			t.Fatal(err)
+		}
+		s.check(t)
+	}
+	if diff := cmp.Diff([]string{"a1", "a2"}, s.held("alice")); diff != "" {
+		t.Errorf("alice's tasks after 50 of one /64 (-want +got):\n%s", diff)
+	}
+	if _, err := s.Get(address(49), "t49"); err != nil {
+		t.Errorf("the latest address's task: %v", err)
+	}
+	if _, err := s.Get(address(48), "t49"); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("another address of the prefix got t49: %v", err)
+	}
+	if _, err := s.Get(address(41), "t41"); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("the prefix holds t41 beyond its eight: %v", err)
+	}
+	if got := s.list(address(49)); len(got) != 1 || got[0].ID != "t49" {
+		t.Errorf("an address lists %d tasks; want its own one", len(got))
 	}
 }
 

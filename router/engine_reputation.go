@@ -307,7 +307,7 @@ func (e *Engine) Feedback(ctx context.Context, traceID string, right bool) error
 	if _, _, ok := e.calls.Get(caller, traceID); !ok {
 		return unknown
 	}
-	if !e.reported.admit(caller) {
+	if !e.reported.admit(shareOwner(ctx)) {
 		return nil
 	}
 	ok, err := e.calls.Report(ctx, e.rep, caller, traceID, right)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/vouchkit/vouch/internal/fairstore"
 )
 
 // DefaultCallerShare bounds any one caller's share of what an engine's
@@ -25,7 +27,9 @@ const DefaultCallerShare = 0.5
 // bounded alike, over the latest [DefaultShareWindow] reports.
 //
 // bound must be in (0, 1]; the default is [DefaultCallerShare], and 1
-// turns the bound off. A caller with many credentials is many callers.
+// turns the bound off. A caller with many credentials is many callers;
+// an anonymous caller named by IPv6 addresses ("ip:<address>") is one
+// for each /64, however many addresses of it its calls come from.
 func WithCallerShare(bound float64) EngineOption {
 	return func(e *Engine) error {
 		if !(bound > 0 && bound <= 1) {
@@ -44,7 +48,13 @@ func WithCallerShare(bound float64) EngineOption {
 // the engine asks it once of each call whose votes it teaches the book
 // itself (adaptive's pooled votes).
 func (e *Engine) Teach(ctx context.Context) bool {
-	return e.rep != nil && Teaches(ctx) && e.taught.admit(CallerFrom(ctx))
+	return e.rep != nil && Teaches(ctx) && e.taught.admit(shareOwner(ctx))
+}
+
+// shareOwner names the caller of ctx for its share: [CallerFrom], an
+// IPv6 address by its /64.
+func shareOwner(ctx context.Context) string {
+	return fairstore.OwnerOf(CallerFrom(ctx), fairstore.IPv6OwnerBits)
 }
 
 // shares bounds each caller's share of the latest events of a kind

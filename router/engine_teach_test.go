@@ -56,8 +56,8 @@ func evidence(t *testing.T, store reputation.Store, id int64) float64 {
 // sessions 4 to 6 (the first call among them), then has each report every call it made wrong, in the
 // same order. It returns the flooder's share of the evidence its calls
 // taught (sessions 1 and 4 stand for each caller), and of the evidence
-// its reports taught.
-func flooded(t *testing.T, opts ...router.EngineOption) (calls, reports float64) {
+// its reports taught. The flooder makes call i as flooder(i).
+func flooded(t *testing.T, flooder func(i int) string, opts ...router.EngineOption) (calls, reports float64) {
 	t.Helper()
 	store := new(reputation.Memory)
 	e := teachEngine(t, store, opts...)
@@ -65,7 +65,7 @@ func flooded(t *testing.T, opts ...router.EngineOption) (calls, reports float64)
 		if i%10 == 0 {
 			return "key:honest"
 		}
-		return "key:flood"
+		return flooder(i)
 	}
 	for i := range 1000 {
 		if caller(i) == "key:honest" {
@@ -88,18 +88,24 @@ func flooded(t *testing.T, opts ...router.EngineOption) (calls, reports float64)
 // TestEngine_callerShare: a caller making nine calls in ten, on sessions
 // of its choosing, supplies no more than the bound (one half) of what
 // the book learns while another caller teaches too, by its calls and by
-// its reports alike. Without the bound it supplies
-// nine tenths.
+// its reports alike; so does an anonymous caller that makes each call
+// from a new IPv6 address of its /64. Without the bound it supplies nine
+// tenths.
 func TestEngine_callerShare(t *testing.T) {
-	calls, reports := flooded(t)
-	const tol = 0.03
-	if math.Abs(calls-router.DefaultCallerShare) > tol {
-		t.Errorf("flooder's share of the evidence its calls taught = %.3f, want %v ± %v", calls, router.DefaultCallerShare, tol)
+	for name, flooder := range map[string]func(int) string{
+		"one name":           func(int) string { return "key:flood" },
+		"addresses of a /64": func(i int) string { return fmt.Sprintf("ip:2001:db8::%x", i+1) },
+	} {
+		calls, reports := flooded(t, flooder)
+		const tol = 0.03
+		if math.Abs(calls-router.DefaultCallerShare) > tol {
+			t.Errorf("%s: flooder's share of the evidence its calls taught = %.3f, want %v ± %v", name, calls, router.DefaultCallerShare, tol)
+		}
+		if math.Abs(reports-router.DefaultCallerShare) > tol {
+			t.Errorf("%s: flooder's share of the evidence its reports taught = %.3f, want %v ± %v", name, reports, router.DefaultCallerShare, tol)
+		}
 	}
-	if math.Abs(reports-router.DefaultCallerShare) > tol {
-		t.Errorf("flooder's share of the evidence its reports taught = %.3f, want %v ± %v", reports, router.DefaultCallerShare, tol)
-	}
-	calls, reports = flooded(t, router.WithCallerShare(1))
+	calls, reports := flooded(t, func(int) string { return "key:flood" }, router.WithCallerShare(1))
 	if calls != 0.9 || reports != 0.9 {
 		t.Errorf("with the bound off, flooder's shares = %.3f (calls), %.3f (reports), want 0.9 each", calls, reports)
 	}

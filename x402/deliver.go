@@ -98,6 +98,15 @@ type Outcome struct {
 	// Settlement is the settlement of a delivered answer; nil for a
 	// refusal.
 	Settlement *SettleResponse
+	// PendingCapture is, for an "auth-capture" payment whose capture
+	// did not succeed but may still (the facilitator did not answer it,
+	// or refused it for a reason that may pass; see [Escrow.Complete]),
+	// the payment's id; empty otherwise. Response is then the answer the
+	// capture buys, held back, and Usage the usage it captures: a retry
+	// of the same request completes the capture, and gets the answer
+	// once it is captured.
+	PendingCapture string
+	Usage          *Usage
 }
 
 // OutcomeStore keeps the outcomes of proofs spent on gated routes.
@@ -168,7 +177,7 @@ func (s *MemoryOutcomes) Keep(_ context.Context, key string, o Outcome, until ti
 	size := int64(len(key)+len(o.Request)+len(o.Payer)+len(o.Response.Body)) + outcomeOverhead
 	maxEntries, maxBytes := cmp.Or(s.MaxEntries, DefaultOutcomesMaxEntries), cmp.Or(s.MaxBytes, DefaultOutcomesMaxBytes)
 	budget, other := &s.delivered, &s.refused
-	if !o.Delivered {
+	if !o.Delivered && o.PendingCapture == "" { // a pending capture may be paid: kept as delivered
 		budget, other = other, budget
 	}
 	other.Delete(key)
@@ -288,7 +297,7 @@ func (pw *paywall) gated(w http.ResponseWriter, r *http.Request, next http.Handl
 
 // gatedRepeat answers a proof already spent on a gated route from its
 // kept outcome, or with 402 when there is none for this request.
-func (pw *paywall) gatedRepeat(w http.ResponseWriter, r *http.Request, price Price, res ResourceInfo, p *PaymentPayload, key string, now time.Time) {
+func (pw *paywall) gatedRepeat(w http.ResponseWriter, r *http.Request, price Price, res ResourceInfo, p *PaymentPayload, key string, now, until time.Time) {
 	ctx := r.Context()
 	pending := pw.settlingNow(key)
 	o, ok, err := pw.outcomes.Lookup(ctx, key, now)
@@ -303,8 +312,12 @@ func (pw *paywall) gatedRepeat(w http.ResponseWriter, r *http.Request, price Pri
 		pw.unavailable(w, r, "outcome store", err)
 		return
 	}
-	if !ok || o.Delivered && o.Request != paidRequest(r, p) {
+	if !ok || (o.Delivered || o.PendingCapture != "") && o.Request != paidRequest(r, p) {
 		pw.require(w, r, price, res, msgUsed, nil)
+		return
+	}
+	if o.PendingCapture != "" && pw.escrow != nil {
+		pw.completeCapture(w, r, p, key, until, o)
 		return
 	}
 	if o.Settlement != nil { // a delivery's, or an escrow's void

@@ -158,7 +158,10 @@
 // included, voids the hold. The verdict is recorded before the capture
 // or void, and each operation's first outcome after it: a retry replays
 // the kept outcome and sends nothing again (security note 5), and a
-// capture never exceeds the hold. The payment response reports the
+// capture never exceeds the hold. A capture whose outcome the
+// facilitator did not give may still happen (Recovery, below, sends it
+// again), so its answer is kept: the retry of the same request
+// completes the capture and gets the answer once it is captured. The payment response reports the
 // lifecycle ([ExtensionEscrow]). The capture window is bounded by
 // MaxValidity: a hold is finished within the time the server remembers
 // its proof; the ledger keeps the payment until its refund deadline.

@@ -179,7 +179,26 @@ func (e *Escrow) Decide(ctx context.Context, held EscrowPayment, verdict, captur
 // usage, on a capture), and whether the work was bought: true only for a
 // capture that succeeded. A capture that failed leaves the hold until it
 // is voided or reclaimed.
+//
+// A capture that did not succeed and whose outcome was not recorded (the
+// facilitator did not answer, or refused for a reason that may pass) may
+// still happen: package x402/escrow's Recovery sends it again. A door
+// that holds the answer back then keeps it for the payment's retry (see
+// [Escrow.Complete]).
 func (e *Escrow) Finish(ctx context.Context, d EscrowPayment, u *Usage) (SettleResponse, bool) {
+	sr, bought, _ := e.Complete(ctx, d, u)
+	return sr, bought
+}
+
+// Complete is [Escrow.Finish], and also reports whether a capture that did
+// not succeed is pending: the ledger records no outcome of it (the
+// facilitator did not answer, or refused for a reason that may pass), so
+// that it may still happen, sent again by a retry's Complete or by
+// package x402/escrow's Recovery. A door keeps the answer of a pending
+// capture, and a retry of the payment completes the payment as the
+// ledger holds it (Ledger().Get), which replays the capture a recovery
+// recorded meanwhile: once bought, the answer is delivered.
+func (e *Escrow) Complete(ctx context.Context, d EscrowPayment, u *Usage) (sr SettleResponse, bought, pending bool) {
 	op, amount := EscrowCapture, d.Capture
 	if amount == "" || amount == "0" {
 		op, amount = EscrowVoid, ""
@@ -191,7 +210,8 @@ func (e *Escrow) Finish(ctx context.Context, d EscrowPayment, u *Usage) (SettleR
 	if op == EscrowCapture {
 		withUsage(&sr, u)
 	}
-	return sr, op == EscrowCapture && sr.Success
+	_, recorded := after.Outcome(EscrowCapture)
+	return sr, op == EscrowCapture && sr.Success, op == EscrowCapture && !sr.Success && !recorded
 }
 
 // operate runs the lifecycle operation op of amount on p once, keyed op,

@@ -320,13 +320,21 @@ func problemResponse(d *problem.Details) BufferedResponse {
 // delivered answer with the capture in the payment headers, or the
 // failure with the void. It reports whether the answer was delivered.
 func (pw *paywall) finish(ctx context.Context, w http.ResponseWriter, r *http.Request, p *PaymentPayload, key string, until time.Time, d EscrowPayment, response BufferedResponse, u *Usage, write bool) bool {
-	sr, delivered := pw.escrow.Finish(ctx, d, u)
+	sr, delivered, pending := pw.escrow.Complete(ctx, d, u)
+	o := Outcome{Request: paidRequest(r, p), Payer: d.Payer, Delivered: delivered, Response: response, Settlement: &sr}
+	if pending {
+		// The capture may still happen (a recovery sends it again): the
+		// answer it buys is kept for the retry.
+		o.PendingCapture, o.Usage = d.ID, u
+	}
 	if d.Capture != "" && d.Capture != "0" && !sr.Success {
 		// The answer is not bought: the hold stays until it is voided
 		// or reclaimed, and the buyer learns why.
-		response = problemResponse(problem.Newf(http.StatusPaymentRequired, problem.CodePaymentRequired, "capture failed: %s", joinReason(sr.ErrorReason, sr.ErrorMessage)))
+		response = captureFailed(sr)
+		if !pending {
+			o.Response = response
+		}
 	}
-	o := Outcome{Request: paidRequest(r, p), Payer: d.Payer, Delivered: delivered, Response: response, Settlement: &sr}
 	if err := pw.outcomes.Keep(ctx, key, o, until); err != nil {
 		pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: keeping an escrow outcome", slog.String("error", err.Error()))
 	}
@@ -339,6 +347,46 @@ func (pw *paywall) finish(ctx context.Context, w http.ResponseWriter, r *http.Re
 	}
 	writeBuffered(w, response)
 	return delivered
+}
+
+// captureFailed is the answer of a payment whose capture failed.
+func captureFailed(sr SettleResponse) BufferedResponse {
+	return problemResponse(problem.Newf(http.StatusPaymentRequired, problem.CodePaymentRequired, "capture failed: %s", joinReason(sr.ErrorReason, sr.ErrorMessage)))
+}
+
+// completeCapture answers the retry of a payment whose capture was
+// pending (o, its kept outcome): it completes the capture, sending it
+// again or replaying the outcome a recovery recorded, and delivers the
+// answer it bought once captured; or answers as the first use was
+// answered, with the capture's failure, keeping the answer while the
+// capture may still happen.
+func (pw *paywall) completeCapture(w http.ResponseWriter, r *http.Request, p *PaymentPayload, key string, until time.Time, o Outcome) {
+	keep := context.WithoutCancel(r.Context())
+	d, err := pw.escrow.Ledger().Get(keep, o.PendingCapture)
+	if err != nil {
+		pw.unavailable(w, r, "escrow ledger", err)
+		return
+	}
+	sr, delivered, pending := pw.escrow.Complete(keep, d, o.Usage)
+	next := Outcome{Request: o.Request, Payer: o.Payer, Delivered: delivered, Response: o.Response, Settlement: &sr}
+	response := o.Response
+	switch {
+	case pending:
+		next.PendingCapture, next.Usage = o.PendingCapture, o.Usage
+		response = captureFailed(sr)
+	case !delivered:
+		response = captureFailed(sr)
+		next.Response = response
+	}
+	if err := pw.outcomes.Keep(keep, key, next, until); err != nil {
+		pw.log.LogAttrs(keep, slog.LevelWarn, "x402: keeping an escrow outcome", slog.String("error", err.Error()))
+	}
+	if err := setSettlement(w.Header(), &sr, p.X402Version); err != nil {
+		pw.unavailable(w, r, "encoding the settlement", err)
+		return
+	}
+	pw.log.LogAttrs(keep, slog.LevelInfo, "x402: pending capture completed", slog.String("payment", d.ID), slog.Bool("delivered", delivered))
+	writeBuffered(w, response)
 }
 
 // boundedSettle settles on a context detached from the caller's and

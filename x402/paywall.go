@@ -209,7 +209,7 @@ func (pw *paywall) pay(w http.ResponseWriter, r *http.Request, next http.Handler
 		return
 	}
 	if !fresh && (price.Gate != nil || offer.Scheme == SchemeAuthCapture) {
-		pw.gatedRepeat(w, r, price, res, p, key, now)
+		pw.gatedRepeat(w, r, price, res, p, key, now, until)
 		return
 	}
 	if !fresh {

@@ -3,6 +3,7 @@ package trustmcp
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"time"
@@ -82,7 +83,13 @@ func (pw *paywall) serveEscrow(ctx context.Context, method string, call *mcp.Cal
 func (pw *paywall) finishEscrow(ctx context.Context, price x402.Price, res x402.ResourceInfo, key, paid string, until time.Time,
 	held x402.EscrowPayment, answer *mcp.CallToolResult, verdict, capture string, usage *x402.Usage) *mcp.CallToolResult {
 	d := pw.escrow.Decide(ctx, held, verdict, capture)
-	sr, bought := pw.escrow.Finish(ctx, d, usage)
+	sr, bought, pending := pw.escrow.Complete(ctx, d, usage)
+	if pending {
+		// The capture may still happen (a recovery sends it again): the
+		// result it buys is kept for the retry, which completes it.
+		pw.keepPending(ctx, key, paid, until, pendingCapture{Payment: d.ID, Payer: held.Payer, Usage: usage, Result: answer}, &sr)
+		return pw.refuse(price, res, "capture failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), &sr)
+	}
 	if !bought && d.Capture != "0" {
 		answer = pw.refuse(price, res, "capture failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), &sr)
 	}
@@ -108,4 +115,70 @@ func refusedVerdict(r *mcp.CallToolResult) string {
 		return v.Status
 	}
 	return ""
+}
+
+// pendingCapture is what the Paywall keeps of an escrowed call whose
+// capture did not succeed but may still: the payment, its payer, the
+// usage the capture reports and the result it buys.
+type pendingCapture struct {
+	Payment string              `json:"payment"`
+	Payer   string              `json:"payer"`
+	Usage   *x402.Usage         `json:"usage,omitempty"`
+	Result  *mcp.CallToolResult `json:"result"`
+}
+
+// pendingKey is where a pending capture is kept in the answer store.
+func pendingKey(key string) string { return key + pendingSuffix }
+
+// pendingSuffix ends the key of a pending capture in the answer store.
+const pendingSuffix = "#capture"
+
+// keepPending keeps the pending capture pc of the call named call under
+// key, and records the call with the capture's failed settlement sr, so
+// that a retry of the call finds it.
+func (pw *paywall) keepPending(ctx context.Context, key, call string, until time.Time, pc pendingCapture, sr *x402.SettleResponse) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pw.cfg.SettleTimeout)
+	defer cancel()
+	b, err := json.Marshal(pc)
+	if err == nil {
+		err = pw.answers.Keep(ctx, pendingKey(key), pc.Payer, b, until)
+	}
+	if err != nil {
+		pw.log.LogAttrs(ctx, slog.LevelWarn, "trustmcp: keeping a pending capture for a retry", slog.String("error", err.Error()))
+	}
+	if err := pw.replay.MarkSettled(ctx, key, x402.SettledPayment{Request: call, Settlement: *sr}); err != nil {
+		pw.log.LogAttrs(ctx, slog.LevelWarn, "trustmcp: recording the settlement", slog.String("error", err.Error()))
+	}
+}
+
+// completePending answers the retry of the call named call, whose
+// capture was pending, kept as b: it completes the capture (sending it
+// again, or replaying the outcome a recovery recorded) and returns the
+// result it bought once captured, kept from then on; or the capture's
+// failure, kept for good once the facilitator refused it for good.
+func (pw *paywall) completePending(ctx context.Context, price x402.Price, res x402.ResourceInfo, key, call string, until time.Time, b []byte) *mcp.CallToolResult {
+	var pc pendingCapture
+	if err := json.Unmarshal(b, &pc); err != nil || pc.Result == nil || pc.Payment == "" || pw.escrow == nil {
+		return pw.refuse(price, res, msgUsed, nil)
+	}
+	d, err := pw.escrow.Ledger().Get(context.WithoutCancel(ctx), pc.Payment)
+	if err != nil {
+		return pw.unavailable(ctx, "escrow ledger", err)
+	}
+	sr, bought, pending := pw.escrow.Complete(ctx, d, pc.Usage)
+	var answer *mcp.CallToolResult
+	switch {
+	case pending:
+		return pw.refuse(price, res, "capture failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), &sr)
+	case bought:
+		answer = pc.Result
+	default:
+		answer = pw.refuse(price, res, "capture failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), &sr)
+	}
+	pw.keep(ctx, key, pc.Payer, call, until, answer, &sr)
+	if answer.Meta == nil {
+		answer.Meta = mcp.Meta{}
+	}
+	answer.Meta[MetaPaymentResponse] = &sr
+	return answer
 }

@@ -104,7 +104,7 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 		if refusal, ok := pw.keptRefusal(ctx, key, now); ok {
 			return refusal, nil
 		}
-		return pw.repeat(ctx, price, res, key, paid, now), nil
+		return pw.repeat(ctx, price, res, key, paid, now, until), nil
 	}
 	settled := false
 	defer func() {

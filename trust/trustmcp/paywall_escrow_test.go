@@ -3,6 +3,7 @@ package trustmcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -21,10 +22,17 @@ import (
 type settleCounter struct {
 	x402.Facilitator
 	settled atomic.Int32
+	// dropCapture, when set, has the next capture go unanswered: it is
+	// cleared, and the capture is an error, as from a facilitator that
+	// timed out.
+	dropCapture atomic.Bool
 }
 
 func (f *settleCounter) Settle(ctx context.Context, p *x402.PaymentPayload, r x402.PaymentRequirements) (*x402.SettleResponse, error) {
 	f.settled.Add(1)
+	if strings.Contains(string(p.Payload), `"type":"capture"`) && f.dropCapture.CompareAndSwap(true, false) {
+		return nil, errors.New("facilitator timed out")
+	}
 	return f.Facilitator.Settle(ctx, p, r)
 }
 

@@ -228,7 +228,7 @@ func (pw *paywall) keep(ctx context.Context, key, payer, call string, until time
 // repeat answers a payment that was already accepted: with the result its
 // first use bought when that use was settled for the same call and the
 // result is kept, and with the terms ("already used") otherwise.
-func (pw *paywall) repeat(ctx context.Context, price x402.Price, res x402.ResourceInfo, key, call string, now time.Time) *mcp.CallToolResult {
+func (pw *paywall) repeat(ctx context.Context, price x402.Price, res x402.ResourceInfo, key, call string, now, until time.Time) *mcp.CallToolResult {
 	sp, ok, err := pw.replay.LookupSettled(ctx, key, now)
 	if err != nil {
 		return pw.unavailable(ctx, "replay store", err)
@@ -239,6 +239,11 @@ func (pw *paywall) repeat(ctx context.Context, price x402.Price, res x402.Resour
 	answer, ok, err := pw.answers.Answer(ctx, key, now)
 	if err != nil {
 		return pw.unavailable(ctx, "answer store", err)
+	}
+	if !ok {
+		if pending, ok, err := pw.answers.Answer(ctx, pendingKey(key), now); err == nil && ok {
+			return pw.completePending(ctx, price, res, key, call, until, pending)
+		}
 	}
 	ctr := new(mcp.CallToolResult)
 	if !ok || json.Unmarshal(answer, ctr) != nil {

@@ -1,0 +1,86 @@
+package x402_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/escrow"
+	"github.com/vouchkit/vouch/x402/evm"
+)
+
+// unansweredCapture is an escrow whose first capture goes unanswered: it
+// is applied or not (applied), and the caller gets an error either way,
+// as from a facilitator that timed out.
+type unansweredCapture struct {
+	*evm.Escrow
+	applied bool
+	failed  atomic.Bool
+}
+
+func (u *unansweredCapture) Settle(ctx context.Context, p *x402.PaymentPayload, r x402.PaymentRequirements) (*x402.SettleResponse, error) {
+	if strings.Contains(string(p.Payload), `"type":"capture"`) && u.failed.CompareAndSwap(false, true) {
+		if u.applied {
+			u.Escrow.Settle(ctx, p, r)
+		}
+		return nil, errors.New("facilitator timed out")
+	}
+	return u.Escrow.Settle(ctx, p, r)
+}
+
+// A capture whose outcome the facilitator did not give is answered 402
+// without the answer; whether the capture then happens (it went through,
+// or the recovery sends it again), the retry with the same proof gets
+// the answer the payment bought, with the capture: the payer never pays
+// for an answer it cannot have.
+func TestMiddleware_escrowCaptureUnanswered(t *testing.T) {
+	noLeak(t)
+	for _, tc := range []struct{ applied, recovery bool }{{false, true}, {true, true}, {false, false}, {true, false}} {
+		applied := tc.applied
+		s := newEscrowServer(t, openBalance, nil, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("Paris")) })
+		fac := &unansweredCapture{Escrow: s.escrow, applied: applied}
+		s.facilitate(t, fac)
+		proof := s.proof(t)
+		first, _ := s.paid(t, proof)
+		if first.StatusCode != http.StatusPaymentRequired {
+			t.Fatalf("applied %v: first use: status %d, want 402 (the capture failed)", applied, first.StatusCode)
+		}
+		if _, e := escrowOf(t, first); e.State != x402.EscrowHeld {
+			t.Errorf("applied %v: first report %+v, want held", applied, e)
+		}
+
+		if tc.recovery { // the server's recovery finishes the payment by its verdict
+			authorizer, _ := evm.ParsePrivateKey(acAuthorizerKey)
+			rec := &escrow.Recovery{Ledger: s.ledger, Facilitator: fac, Authorizer: evm.ReceiverAuthorizer{Key: authorizer}}
+			if _, err := rec.Finish(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if payer, _ := s.balances(); payer != openBalance-50_000 {
+				t.Fatalf("applied %v: payer holds %d, want the capture of 50000", applied, payer)
+			}
+		}
+
+		resp, body := s.paid(t, proof)
+		sr, e := escrowOf(t, resp)
+		got := []any{resp.StatusCode, body, sr.Success, e.State, e.Captured}
+		want := []any{http.StatusOK, "Paris", true, x402.EscrowCaptured, "50000"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%+v: the retry (-want +got):\n%s", tc, diff)
+		}
+		if payer, _ := s.balances(); payer != openBalance-50_000 {
+			t.Errorf("%+v: payer holds %d, want one capture of 50000", tc, payer)
+		}
+		if again, body := s.paid(t, proof); again.StatusCode != http.StatusOK || body != "Paris" {
+			t.Errorf("%+v: another retry: %d %q", tc, again.StatusCode, body)
+		}
+		if n := s.runs.Load(); n != 1 {
+			t.Errorf("applied %v: the handler ran %d times", applied, n)
+		}
+	}
+}

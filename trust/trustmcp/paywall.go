@@ -109,7 +109,10 @@ type PaywallConfig struct {
 //     the terms, with the failed settlement as their
 //     "x402/payment-response", instead of the tool's result. A price
 //     with SettleBefore settles first and runs the tool only when that
-//     succeeded; the payer then pays even when the tool fails.
+//     succeeded; the payer then pays even when the tool fails, and a
+//     failure without a result (a protocol error) is answered as a tool
+//     error that carries the settlement, kept for a retry as any paid
+//     result.
 //   - A payment of an "upto" offer settles what the tool used: the tool
 //     reports it with x402.ReportUsage on the context it was given, as an
 //     HTTP handler behind x402.Middleware does (the Paywall puts an

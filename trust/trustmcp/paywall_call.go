@@ -144,11 +144,21 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 		}
 	}
 	result, err := next(work, method, call)
+	ctr, ok := result.(*mcp.CallToolResult)
+	if sr != nil && (err != nil || !ok || ctr == nil) {
+		// Paid before it ran, the call failed without a result: the
+		// payer learns that it paid from a tool error that carries the
+		// settlement, kept for its retry, as any paid result.
+		if err == nil {
+			err = errors.New("the tool answered no result")
+		}
+		pw.log.LogAttrs(ctx, slog.LevelWarn, "trustmcp: the tool failed after its payment settled", slog.String("tool", name), slog.String("error", err.Error()))
+		ctr, ok, err = toolError(err), true, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	ctr, ok := result.(*mcp.CallToolResult)
-	if !ok {
+	if !ok || ctr == nil {
 		return result, nil
 	}
 	if sr == nil {

@@ -5,8 +5,9 @@
 // JSON-RPC interface of protocol version 1.0 from supportedInterfaces,
 // sends a true and a false claim with SendMessage, reads the verdicts from
 // the answer's data part, reads a task back with GetTask and lists the
-// caller's tasks with ListTasks, and sends a data part with a misspelt
-// member. It prints "ok <name>" or "FAIL <name>: why" per step, and
+// caller's tasks with ListTasks, sends a data part with a misspelt
+// member, and subscribes to a task and deletes a push notification
+// configuration, which the card does not offer. It prints "ok <name>" or "FAIL <name>: why" per step, and
 // throws, naming the failed steps, when any failed (run.sh then prints
 // "FAIL a2a-v1: ...").
 //
@@ -148,5 +149,34 @@ await check('a2a-v1 a misspelt member is invalid params naming it', async () => 
   }
   return 'no error';
 });
+
+// The card declares no streaming and no push notifications: the SDK's
+// resubscribeTask (SubscribeToTask) and deleteTaskPushNotificationConfig
+// (which the SDK sends whatever the card says) get the errors section
+// 3.3.4 of the specification requires, as the SDK's own error classes.
+async function refusal(fn) {
+  try {
+    const stream = await fn();
+    if (stream?.[Symbol.asyncIterator]) {
+      for await (const event of stream) return `an event ${JSON.stringify(event)}`;
+    }
+  } catch (err) {
+    return err;
+  }
+  return 'no error';
+}
+for (const [step, fn, name, code] of [
+  ['SubscribeToTask', () => client.resubscribeTask({ tenant: '', id: ids.VALID ?? 'none' }), 'UnsupportedOperationError', -32004],
+  ['DeleteTaskPushNotificationConfig', () => client.deleteTaskPushNotificationConfig({ tenant: '', taskId: ids.VALID ?? 'none', id: 'c1' }),
+    'PushNotificationNotSupportedError', -32003],
+]) {
+  await check(`a2a-v1 ${step} is ${name}`, async () => {
+    const err = await refusal(fn);
+    if (typeof err === 'string') return err;
+    if (err.name !== name || err.envelopeCode !== code) {
+      return `error ${err.name} ${err.envelopeCode} ${err.message}, want ${name} (${code})`;
+    }
+  });
+}
 
 if (failed.length) throw new Error(failed.join('; '));

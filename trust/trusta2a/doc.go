@@ -28,7 +28,12 @@
 // cannot read, message.contxtId for a member the specification does not
 // define. A 1.0 SendMessage answers once its call is made (the
 // configuration's returnImmediately does not apply: a call answers in
-// seconds); streaming and push notifications are not served.
+// seconds); streaming, push notifications and an extended agent card are
+// not served, and their methods are answered as section 3.3.4 of the
+// specification requires of a capability the card does not declare:
+// SendStreamingMessage, SubscribeToTask and GetExtendedAgentCard
+// UnsupportedOperation (−32004), the push notification configuration
+// methods PushNotificationNotSupported (−32003).
 //
 // A message asks for one call, by one of the card's skills:
 // validate_claim, delegate_task, arbitrate (trust calls in modes

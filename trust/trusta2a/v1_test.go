@@ -353,3 +353,42 @@ func TestSendMessage_v1BadInput(t *testing.T) {
 		t.Errorf("ListTasks after bad input: %s %+v, want no task", res, rerr)
 	}
 }
+
+// A method of 1.0 that needs a capability the card does not declare is
+// the error section 3.3.4 of the specification names, with or without
+// A2A-Version: UnsupportedOperation for streaming and the extended card,
+// PushNotificationNotSupported for the push notification configurations.
+func TestV1Unserved(t *testing.T) {
+	f := newFixture(t, trusta2a.Config{})
+	task := f.send1(t, "demo-key", `[{"text":"Validate the claimed result \"17 * 3 = 51\" with policy fast"}]`)
+	type want struct {
+		Code   int
+		Reason string
+	}
+	for _, tt := range []struct {
+		method, params string
+		want           want
+	}{
+		{"SendStreamingMessage", `{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"Is it true that 17 * 3 = 51?"}]}}`, want{-32004, "UNSUPPORTED_OPERATION"}},
+		{"SubscribeToTask", `{"id":"` + task.ID + `"}`, want{-32004, "UNSUPPORTED_OPERATION"}},
+		{"GetExtendedAgentCard", `{}`, want{-32004, "UNSUPPORTED_OPERATION"}},
+		{"CreateTaskPushNotificationConfig", `{"taskId":"` + task.ID + `","url":"https://example.com/hook"}`, want{-32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"}},
+		{"GetTaskPushNotificationConfig", `{"taskId":"` + task.ID + `","id":"c1"}`, want{-32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"}},
+		{"ListTaskPushNotificationConfigs", `{"taskId":"` + task.ID + `"}`, want{-32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"}},
+		{"DeleteTaskPushNotificationConfig", `{"taskId":"` + task.ID + `","id":"c1"}`, want{-32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"}},
+	} {
+		for _, version := range []string{"1.0", ""} {
+			_, rerr := f.call1(t, "demo-key", version, tt.method, tt.params)
+			var got want
+			if rerr != nil {
+				got.Code = rerr.Code
+				if d := rerr.details(); len(d) == 1 && d[0]["@type"] == "type.googleapis.com/google.rpc.ErrorInfo" && d[0]["domain"] == "a2a-protocol.org" {
+					got.Reason, _ = d[0]["reason"].(string)
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("%s, A2A-Version %q: %+v (-want +got):\n%s", tt.method, version, rerr, diff)
+			}
+		}
+	}
+}

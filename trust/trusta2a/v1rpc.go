@@ -26,13 +26,36 @@ const (
 // v1Methods lists the JSON-RPC methods of A2A 1.0 served.
 const v1Methods = "SendMessage, GetTask, CancelTask, ListTasks"
 
-// isV1Method reports whether method is one of v1Methods.
+// isV1Method reports whether method is a method only A2A 1.0 has: one
+// of v1Methods, or one the agent answers with the error of a capability
+// its card does not declare (see unserved).
 func isV1Method(method string) bool {
 	switch method {
 	case "SendMessage", "GetTask", "CancelTask", "ListTasks":
 		return true
 	}
-	return false
+	return unserved(method) != nil
+}
+
+// unserved is the error of a method of A2A 1.0 that needs a capability
+// the agent's card does not declare, as section 3.3.4 of the
+// specification requires: UnsupportedOperation (−32004) for
+// SendStreamingMessage and SubscribeToTask (capabilities.streaming is
+// false) and for GetExtendedAgentCard (capabilities.extendedAgentCard is
+// false), PushNotificationNotSupported (−32003) for the push notification
+// configuration methods (capabilities.pushNotifications is false). It is
+// nil for any other method.
+func unserved(method string) *rpcError {
+	meta := map[string]string{"method": method}
+	switch method {
+	case "SendStreamingMessage", "SubscribeToTask":
+		return a2aError(-32004, "UNSUPPORTED_OPERATION", "Unsupported operation: this agent serves no streaming (its card says capabilities.streaming false); send SendMessage, and read a task with GetTask", meta)
+	case "GetExtendedAgentCard":
+		return a2aError(-32004, "UNSUPPORTED_OPERATION", "Unsupported operation: this agent has no extended agent card (its card says capabilities.extendedAgentCard false)", meta)
+	case "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig":
+		return a2aError(-32003, "PUSH_NOTIFICATION_NOT_SUPPORTED", "Push notification not supported: this agent answers each message at once (its card says capabilities.pushNotifications false)", meta)
+	}
+	return nil
 }
 
 // rpcRequest is a JSON-RPC 2.0 request.
@@ -167,6 +190,9 @@ func (s *v1Server) serve(ctx context.Context, req *rpcRequest) rpcResponse {
 	case "ListTasks":
 		resp.Result, resp.Error = s.listTasks(ctx, params)
 	default:
+		if resp.Error = unserved(req.Method); resp.Error != nil {
+			return resp
+		}
 		resp.Error = &rpcError{Code: -32601, Message: fmt.Sprintf("Method not found: %q is not a method of A2A %s served here (%s)",
 			req.Method, version10, v1Methods)}
 	}

@@ -1,10 +1,15 @@
 package trustmcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math/big"
 	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -124,7 +129,63 @@ func readArguments(raw json.RawMessage, schema *jsonschema.Resolved, args any) e
 	if err := checkArguments(raw); err != nil {
 		return err
 	}
-	return json.Unmarshal(raw, args)
+	raw, err := wholeNumbers(raw, schema.Schema())
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, args); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return &ArgumentError{Argument: te.Field, Message: "is of the wrong type: " + te.Value}
+		}
+		return err
+	}
+	return nil
+}
+
+// wholeNumbers writes each argument that schema types "integer" and raw
+// writes with a fraction or an exponent (5.0, 5e0, 50e-1) as the integer
+// it is, when it is one, so that it decodes into the int it stands for:
+// JSON Schema counts a number whose fraction is zero an integer, so the
+// schema check passed it, and JSON writers other than Go's and
+// JavaScript's (Python's, for a float) write a whole number so. Any other
+// argument keeps its value as written (its white space aside, when one is
+// rewritten).
+func wholeNumbers(raw json.RawMessage, schema *jsonschema.Schema) (json.RawMessage, error) {
+	var args map[string]json.RawMessage
+	if json.Unmarshal(raw, &args) != nil {
+		return raw, nil
+	}
+	changed := false
+	for name, v := range args {
+		p := schema.Properties[name]
+		if p == nil || p.Type != "integer" && !slices.Contains(p.Types, "integer") {
+			continue
+		}
+		lit := string(bytes.TrimSpace(v))
+		if !strings.ContainsAny(lit, ".eE") || strings.Trim(lit, "-+.eE0123456789") != "" {
+			continue
+		}
+		if _, exp, ok := strings.Cut(strings.ToLower(lit), "e"); ok && len(strings.TrimLeft(exp, "+-0")) > 3 {
+			continue // an exponent beyond 999: no integer an argument takes
+		}
+		var r big.Rat
+		if _, ok := r.SetString(lit); !ok || !r.IsInt() {
+			continue
+		}
+		args[name] = json.RawMessage(r.Num().String())
+		changed = true
+	}
+	if !changed {
+		return raw, nil
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the other members' values as written, but for white space
+	if err := enc.Encode(args); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 // check validates data, one JSON value, against schema, on a decoded copy

@@ -1,0 +1,87 @@
+package trustmcp_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vouchkit/vouch/trust/trustmcp"
+)
+
+// TestTools_integerWrittenWithFraction calls factcheck over Streamable
+// HTTP with replicas written as JSON writers other than Go's and
+// JavaScript's write a whole number (Python's json writes 5.0 for a
+// float): JSON Schema counts 5.0 and 5e0 integers, so the input schema's
+// "type": "integer" admits them, and the tool takes them as 5. A number
+// with a fraction is still a tool error naming replicas.
+func TestTools_integerWrittenWithFraction(t *testing.T) {
+	f := newFixture(t)
+	s, err := trustmcp.NewServer(f.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
+	defer srv.Close()
+
+	type got struct {
+		IsError  bool
+		Replicas int
+		Text     string
+	}
+	call := func(replicas string) got {
+		t.Helper()
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"factcheck",` +
+			`"arguments":{"claim":"17 * 3 = 51","replicas":` + replicas + `}}}`
+		req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct {
+			Result *struct {
+				IsError           bool `json:"isError"`
+				StructuredContent *struct {
+					Consensus struct {
+						Replicas int `json:"replicas"`
+					} `json:"consensus"`
+				} `json:"structuredContent"`
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"result"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Result == nil {
+			t.Fatalf("replicas %s: %s, %v: want a tool result", replicas, resp.Status, err)
+		}
+		g := got{IsError: out.Result.IsError}
+		if sc := out.Result.StructuredContent; sc != nil {
+			g.Replicas = sc.Consensus.Replicas
+		}
+		if len(out.Result.Content) > 0 && g.IsError {
+			g.Text = out.Result.Content[0].Text
+		}
+		return g
+	}
+	for _, replicas := range []string{"5", "5.0", "5e0", "50e-1", "0.5E+1"} {
+		if diff := cmp.Diff(got{Replicas: 5}, call(replicas)); diff != "" {
+			t.Errorf("replicas %s (-want +got):\n%s", replicas, diff)
+		}
+	}
+	for _, replicas := range []string{"5.5", "4.0"} {
+		if g := call(replicas); !g.IsError || !strings.Contains(g.Text, "replicas") {
+			t.Errorf("replicas %s: %+v, want a tool error naming replicas", replicas, g)
+		}
+	}
+}

@@ -304,11 +304,15 @@ func (a args) factcheck() (*router.FactcheckRequest, error) {
 			Allowed: []string{string(router.FactcheckStandard), string(router.FactcheckRealtime)}}
 	}
 	if a.has("replicas") {
-		var n int // a number, as the MCP tool's schema has it: "5" is refused
+		// A number, as the MCP tool's schema has it ("5" is refused), read
+		// as a double: A2A 1.0 carries a data part as a
+		// google.protobuf.Value, whose numbers are doubles, so 5.0 and 5e0
+		// are the 5 a client's protobuf writer may write them as.
+		var n float64
 		if err := json.Unmarshal(a["replicas"], &n); err != nil || n != 3 && n != 5 {
 			return nil, &InputError{Argument: "replicas", Message: "must be 3 or 5, got " + string(a["replicas"]), Allowed: []string{"3", "5"}}
 		}
-		req.Consensus.Replicas = n
+		req.Consensus.Replicas = int(n)
 	}
 	if err := req.Validate(); err != nil {
 		return nil, fieldError(err)

@@ -392,3 +392,21 @@ func TestV1Unserved(t *testing.T) {
 		}
 	}
 }
+
+// A data part is a google.protobuf.Value in 1.0, whose numbers are
+// doubles: Python's protobuf writes {"replicas": 5} as {"replicas": 5.0},
+// which asks for five runs as 5 does; 4.0 is refused, naming replicas.
+func TestSendMessage_v1ReplicasAsDouble(t *testing.T) {
+	f := newFixture(t, trusta2a.Config{})
+	for _, replicas := range []string{"5", "5.0", "5e0"} {
+		task := f.send1(t, "demo-key", `[{"data":{"claim":"17 * 3 = 51","replicas":`+replicas+`}}]`)
+		consensus, _ := answer1(t, task)["consensus"].(map[string]any)
+		if consensus["replicas"] != 5.0 {
+			t.Errorf("replicas %s: consensus %v, want 5 replicas", replicas, consensus)
+		}
+	}
+	_, rerr := f.call1(t, "demo-key", "1.0", "SendMessage", `{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"data":{"claim":"17 * 3 = 51","replicas":4.0}}]}}`)
+	if rerr == nil || rerr.Code != -32602 || !strings.Contains(rerr.Message, "message.parts[0].data.replicas") {
+		t.Errorf("replicas 4.0: %+v, want invalid params naming message.parts[0].data.replicas", rerr)
+	}
+}

@@ -209,7 +209,7 @@ func TestMessageSend_badInput(t *testing.T) {
 		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"claim": "17 * 3 = 51", "replicas": "5"}}}, `replicas: must be 3 or 5, got "5"`},
 		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"claim": 51}}}, "claim: must be a string"},
 		{[]a2a.Part{a2a.DataPart{Data: map[string]any{"claim": "a"}}, a2a.DataPart{Data: map[string]any{"claim": "b"}}}, "2 data parts"},
-		{[]a2a.Part{a2a.FilePart{File: a2a.FileURI{URI: "https://example.com/claim.txt"}}}, "parts: a a2a.FilePart is not read"},
+		{[]a2a.Part{a2a.FilePart{File: a2a.FileURI{URI: "https://example.com/claim.txt"}}}, "parts: a file part is not read"},
 		{nil, "the message has no text and no data part"},
 	}
 	for _, tt := range tests {

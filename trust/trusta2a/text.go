@@ -63,7 +63,7 @@ func fromMessage(msg *a2a.Message) (*call, error) {
 		case a2a.TextPart:
 			texts = append(texts, p.Text)
 		default:
-			return nil, &InputError{Argument: "parts", Message: fmt.Sprintf("a %T is not read: send a text part or a data part", p)}
+			return nil, &InputError{Argument: "parts", Message: "a file part is not read: send a text part or a data part"}
 		}
 	}
 	switch {

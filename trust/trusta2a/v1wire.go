@@ -141,8 +141,8 @@ func decodeStrict(path string, raw json.RawMessage, v any) error {
 
 // v1MessageIn reads the message of a SendMessage request (the object at
 // params.message) as the 0.3 message the executor reads: a text part is
-// a TextPart, a data part holding an object a DataPart, a raw or url part
-// a FilePart (which the executor refuses, naming it).
+// a TextPart, a data part holding an object a DataPart; a raw or url part
+// (a file) is refused, named by its index.
 func v1MessageIn(raw *json.RawMessage) (*a2a.Message, error) {
 	if raw == nil || bytes.Equal(bytes.TrimSpace(*raw), []byte("null")) {
 		return nil, &fieldViolation{Field: "message", Description: "is required"}
@@ -199,14 +199,11 @@ func (p v1Part) in(path string) (a2a.Part, error) {
 	if len(set) != 1 {
 		return nil, &fieldViolation{Field: path, Description: fmt.Sprintf("holds %s: a part holds one of text, raw, url and data", orNone(set))}
 	}
-	meta := a2a.FileMeta{MimeType: p.MediaType, Name: p.Filename}
 	switch set[0] {
 	case "text":
 		return a2a.TextPart{Text: *p.Text, Metadata: p.Metadata}, nil
-	case "raw":
-		return a2a.FilePart{File: a2a.FileBytes{FileMeta: meta, Bytes: base64.StdEncoding.EncodeToString(p.Raw)}, Metadata: p.Metadata}, nil
-	case "url":
-		return a2a.FilePart{File: a2a.FileURI{FileMeta: meta, URI: p.URL}, Metadata: p.Metadata}, nil
+	case "raw", "url":
+		return nil, &fieldViolation{Field: path + "." + set[0], Description: "a file part is not read: send a text part or a data part"}
 	}
 	data, err := objectOf(p.Data)
 	if err != nil || data == nil {

@@ -202,16 +202,22 @@ var misplacedPool = problem.FieldError{
 // refusingKnownMistakes wraps the decoder of a version 3 body so that a
 // top-level session_pool, refused as every unknown member is, says where
 // it belongs: inside the consensus block, where it names the sessions the
-// caller meant instead of every session.
+// caller meant instead of every session. The detail is written again from
+// the field errors, so that it says the same.
 func refusingKnownMistakes(d decoder) decoder {
 	return func(svc Service, body []byte) (httpapi.Run, error) {
 		run, err := d(svc, body)
 		var p *Error
 		if errors.As(err, &p) && p.Code == problem.CodeInvalidRequest {
+			replaced := false
 			for i, fe := range p.Errors {
 				if fe.Field == misplacedPool.Field && fe.Rule == "unknown" {
 					p.Errors[i] = misplacedPool
+					replaced = true
 				}
+			}
+			if replaced {
+				p.Detail = problem.Invalid(p.Errors).Detail
 			}
 		}
 		return run, err

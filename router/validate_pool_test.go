@@ -13,7 +13,8 @@ import (
 // session_pool beside consensus, instead of inside it, is a 400 whose
 // field error names consensus.session_pool, together with the body's
 // other field errors; another unknown member, and a top-level
-// session_pool in version 2, are refused as unknown.
+// session_pool in version 2, are refused as unknown. The detail says what
+// the field errors say, each as "field: message".
 func TestHandler_topLevelSessionPool(t *testing.T) {
 	srv, _ := newKeyedHandler(t)
 	misplaced := struct{ Field, Rule, Message string }{"session_pool", "misplaced", "belongs inside the consensus block: send it as consensus.session_pool"}
@@ -66,6 +67,13 @@ func TestHandler_topLevelSessionPool(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("field errors (-want +got):\n%s", diff)
+			}
+			parts := make([]string, len(p.Errors))
+			for i, fe := range p.Errors {
+				parts[i] = fe.Field + ": " + fe.Message
+			}
+			if diff := cmp.Diff(strings.Join(parts, "; "), p.Detail); diff != "" {
+				t.Errorf("detail does not say what the field errors say (-errors +detail):\n%s", diff)
 			}
 		})
 	}

@@ -6,14 +6,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vouchkit/vouch/internal/jsonbody"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // schemaOptions infer the schema of a json.RawMessage argument or answer
@@ -118,7 +123,10 @@ func addTool[In, Out any](s *mcp.Server, tool *mcp.Tool, h mcp.ToolHandlerFor[In
 
 // readArguments checks raw, a tool call's arguments, against the input
 // schema and the rules of every door (see checkArguments), and decodes it
-// into args as written.
+// into args as written, an integer argument written with a zero fraction
+// as the integer (see wholeNumbers). A value its argument's Go type cannot
+// hold (a tolerance of 1e400) is an ArgumentError naming the argument by
+// its JSON path, as the HTTP doors name the member.
 func readArguments(raw json.RawMessage, schema *jsonschema.Resolved, args any) error {
 	if len(raw) == 0 {
 		raw = json.RawMessage("{}")
@@ -133,14 +141,12 @@ func readArguments(raw json.RawMessage, schema *jsonschema.Resolved, args any) e
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(raw, args); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return &ArgumentError{Argument: te.Field, Message: "is of the wrong type: " + te.Value}
-		}
-		return err
+	err = jsonbody.Unmarshal(raw, args)
+	var p *problem.Details
+	if errors.As(err, &p) && len(p.Errors) > 0 {
+		return &ArgumentError{Argument: p.Errors[0].Field, Message: p.Errors[0].Message}
 	}
-	return nil
+	return err
 }
 
 // wholeNumbers writes each argument that schema types "integer" and raw
@@ -189,13 +195,42 @@ func wholeNumbers(raw json.RawMessage, schema *jsonschema.Schema) (json.RawMessa
 }
 
 // check validates data, one JSON value, against schema, on a decoded copy
-// (numbers as float64, as the schema's checks read them).
+// (numbers as float64, as the schema's checks read them; see floats).
 func check(data []byte, schema *jsonschema.Resolved) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
 	var v any
-	if err := json.Unmarshal(data, &v); err != nil {
+	if err := dec.Decode(&v); err != nil {
 		return err
 	}
+	v = floats(v)
 	return schema.Validate(&v)
+}
+
+// floats replaces each json.Number in v, a decoded JSON value, by its
+// float64, and a number beyond float64's range, which json.Unmarshal
+// refuses, by the largest float64 of its sign. Any JSON value is a valid
+// claimed result, 1e400 included, as on POST /api/v4/trust; a typed
+// argument out of range is refused by name when the arguments are
+// decoded into their Go type (readArguments).
+func floats(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil && math.IsInf(f, 0) {
+			f = math.Copysign(math.MaxFloat64, f)
+		}
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = floats(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = floats(e)
+		}
+	}
+	return v
 }
 
 // toolError is the answer of a call that failed: err as a tool error.

@@ -72,13 +72,13 @@ type args map[string]json.RawMessage
 // objectOf decodes data, one JSON object, as json.Unmarshal does, but
 // keeps each number as written (a json.Number): as a float64, a claimed
 // result of 12345678901234567891 would reach the trust call as
-// 12345678901234567000.
+// 12345678901234567000, and one of 1e400, which no float64 holds, would
+// not reach it at all.
 func objectOf(data []byte) (map[string]any, error) {
 	var obj map[string]any
-	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
-		return obj, err
+	if !json.Valid(data) {
+		return nil, json.Unmarshal(data, &obj) // the syntax error, worded as json.Unmarshal words it
 	}
-	obj = nil
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	err := dec.Decode(&obj)
@@ -251,7 +251,14 @@ func (a args) numeric(task *trust.Task) error {
 	}
 	var members map[string]json.RawMessage
 	var tol router.Tolerance
-	if json.Unmarshal(a["tolerance"], &members) != nil || json.Unmarshal(a["tolerance"], &tol) != nil {
+	if json.Unmarshal(a["tolerance"], &members) != nil {
+		return &InputError{Argument: "tolerance", Message: `must be an object {"absolute": a, "relative": r} of numbers ≥ 0, got ` + string(a["tolerance"])}
+	}
+	if err := jsonbody.Unmarshal(a["tolerance"], &tol); err != nil {
+		var p *problem.Details
+		if errors.As(err, &p) && len(p.Errors) > 0 { // a member by its path: tolerance.absolute
+			return &InputError{Argument: "tolerance." + p.Errors[0].Field, Message: p.Errors[0].Message}
+		}
 		return &InputError{Argument: "tolerance", Message: `must be an object {"absolute": a, "relative": r} of numbers ≥ 0, got ` + string(a["tolerance"])}
 	}
 	if errs := jsonbody.UnknownMembers("tolerance", members, tol); len(errs) > 0 {

@@ -52,3 +52,53 @@ func TestSendMessage_v1NumbersAsSent(t *testing.T) {
 		}
 	}
 }
+
+// TestSendMessage_v1NumbersBeyondFloat64 sends numbers that no float64
+// holds at all: a claimed result of 1e400, in a data part and in a text
+// part holding the arguments' JSON, is judged and answered as sent, as
+// POST /api/v4/trust judges it, not refused as if the part were no JSON
+// object; a tolerance of 1e400 is refused naming tolerance.absolute.
+func TestSendMessage_v1NumbersBeyondFloat64(t *testing.T) {
+	f := newFixture(t, trusta2a.Config{})
+	args := `{"claimed_result":[1e400,-1e400],"policy":"fast"}`
+	for name, parts := range map[string]string{
+		"data part": `[{"data":` + args + `,"mediaType":"application/json"}]`,
+		"text part": `[{"text":` + strconv.Quote(args) + `}]`,
+	} {
+		res, rerr := f.call1(t, "demo-key", "1.0", "SendMessage", `{"message":{"messageId":"m1","role":"ROLE_USER","parts":`+parts+`}}`)
+		if rerr != nil {
+			t.Errorf("%s: %+v", name, rerr)
+			continue
+		}
+		var out struct {
+			Task struct {
+				Artifacts []struct {
+					Parts []struct {
+						Data *struct {
+							Result json.RawMessage `json:"result"`
+						} `json:"data"`
+					} `json:"parts"`
+				} `json:"artifacts"`
+			} `json:"task"`
+		}
+		if err := json.Unmarshal(res, &out); err != nil || len(out.Task.Artifacts) != 1 {
+			t.Fatalf("%s: answered %s, want a task with one artifact", name, res)
+		}
+		var got []string
+		for _, p := range out.Task.Artifacts[0].Parts {
+			if p.Data != nil {
+				got = append(got, string(p.Data.Result))
+			}
+		}
+		if diff := cmp.Diff([]string{`[1e400,-1e400]`}, got); diff != "" {
+			t.Errorf("%s: result (-sent +answered):\n%s", name, diff)
+		}
+	}
+
+	_, rerr := f.call1(t, "demo-key", "1.0", "SendMessage", `{"message":{"messageId":"m2","role":"ROLE_USER","parts":[{"data":`+
+		`{"objective":"o","policy":"fast","answer":"number","tolerance":{"absolute":1e400}},"mediaType":"application/json"}]}}`)
+	want := "Invalid parameters: message.parts[0].data.tolerance.absolute: number 1e400 is out of range: must be a finite number"
+	if rerr == nil || rerr.Message != want {
+		t.Errorf("tolerance of 1e400: error %+v, want the message %q", rerr, want)
+	}
+}

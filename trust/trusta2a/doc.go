@@ -29,8 +29,9 @@
 // define. A 1.0 SendMessage answers once its call is made (the
 // configuration's returnImmediately does not apply: a call answers in
 // seconds); streaming, push notifications and an extended agent card are
-// not served, and their methods are answered as section 3.3.4 of the
-// specification requires of a capability the card does not declare:
+// not served, and their methods are answered as the specification's
+// capability validation requires of a capability the card does not
+// declare:
 // SendStreamingMessage, SubscribeToTask and GetExtendedAgentCard
 // UnsupportedOperation (−32004), the push notification configuration
 // methods PushNotificationNotSupported (−32003).

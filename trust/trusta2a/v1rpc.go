@@ -38,8 +38,8 @@ func isV1Method(method string) bool {
 }
 
 // unserved is the error of a method of A2A 1.0 that needs a capability
-// the agent's card does not declare, as section 3.3.4 of the
-// specification requires: UnsupportedOperation (−32004) for
+// the agent's card does not declare, as the specification's capability
+// validation requires: UnsupportedOperation (−32004) for
 // SendStreamingMessage and SubscribeToTask (capabilities.streaming is
 // false) and for GetExtendedAgentCard (capabilities.extendedAgentCard is
 // false), PushNotificationNotSupported (−32003) for the push notification

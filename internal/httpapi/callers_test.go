@@ -89,6 +89,16 @@ func TestServer_trustedProxyKeepsCallersApart(t *testing.T) {
 		{"X-Forwarded-For and Forwarded disagree", proxy, []string{"X-Forwarded-For", "198.51.100.1", "Forwarded", "for=203.0.113.9"}, "ip:10.0.0.7"},
 		{"Forwarded and X-Forwarded-For agree", proxy, []string{"Forwarded", "for=203.0.113.9", "X-Forwarded-For", "198.51.100.66, 203.0.113.9"}, "ip:203.0.113.9"},
 		{"unknown hop stops at the proxy", proxy, []string{"Forwarded", "for=unknown"}, "ip:10.0.0.7"},
+		// Commas, semicolons and for= inside a quoted value are its text.
+		{"comma in a quoted host", proxy, []string{"Forwarded", `for=203.0.113.5;host="x,for=198.51.100.1";proto=https`}, "ip:203.0.113.5"},
+		{"semicolon in a quoted host", proxy, []string{"Forwarded", `for=203.0.113.5;host="x;for=198.51.100.1"`}, "ip:203.0.113.5"},
+		{"escaped quote in a quoted host", proxy, []string{"Forwarded", `for=203.0.113.5;host="x\",for=198.51.100.1"`}, "ip:203.0.113.5"},
+		{"quoted for with a port", proxy, []string{"Forwarded", `for="203.0.113.5:4711", for="[2001:db8::1]:80"`}, "ip:2001:db8::1"},
+		// A line whose elements cannot be told apart names no one.
+		{"unterminated quote", proxy, []string{"Forwarded", `for="198.51.100.1, for=203.0.113.5`}, "ip:10.0.0.7"},
+		{"text after a quoted value", proxy, []string{"Forwarded", `for="203.0.113.5"198.51.100.1`}, "ip:10.0.0.7"},
+		{"two for in one element", proxy, []string{"Forwarded", `for=203.0.113.5;for=198.51.100.1`}, "ip:10.0.0.7"},
+		{"a client's bad line before the proxy's", proxy, []string{"Forwarded", `for="198.51.100.1`, "Forwarded", "for=203.0.113.5"}, "ip:203.0.113.5"},
 		{"no header", proxy, nil, "ip:10.0.0.7"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -92,22 +92,122 @@ func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
 }
 
 // forwardedFor returns the for= values of Forwarded header lines, in
-// order; an element without one counts as an unknown hop.
+// order; an element without one, or with more than one, counts as an
+// unknown hop. Values are read as RFC 7239 writes them, a token or a
+// quoted-string: a proxy quotes what it passes on from the client (a
+// Host header "a,for=192.0.2.1" in host="a,for=192.0.2.1"), and the
+// commas, semicolons and for= inside the quotes are the value's text,
+// not elements or parameters of their own. A line that does not parse
+// (an unterminated quoted-string, text after one) counts as one unknown
+// hop: where its elements begin and end cannot be told.
 func forwardedFor(lines []string) []string {
 	var hops []string
 	for _, line := range lines {
-		for elem := range strings.SplitSeq(line, ",") {
-			hop := "unknown"
-			for pair := range strings.SplitSeq(elem, ";") {
-				name, value, ok := strings.Cut(strings.TrimSpace(pair), "=")
-				if ok && strings.EqualFold(strings.TrimSpace(name), "for") {
-					hop = strings.Trim(strings.TrimSpace(value), `"`)
-				}
-			}
-			hops = append(hops, hop)
+		if elems, ok := forwardedElements(line); ok {
+			hops = append(hops, elems...)
+		} else {
+			hops = append(hops, "unknown")
 		}
 	}
 	return hops
+}
+
+// forwardedElements returns the for= value of each element of one
+// Forwarded line ("unknown" for an element with none or several), and
+// false when the line does not parse.
+func forwardedElements(line string) ([]string, bool) {
+	var (
+		hops    []string
+		hop     string
+		fors    int
+		i       int
+		endElem = func() {
+			if fors != 1 {
+				hop = "unknown"
+			}
+			hops = append(hops, hop)
+			hop, fors = "", 0
+		}
+	)
+	for {
+		i = skipOWS(line, i)
+		if i == len(line) {
+			endElem()
+			return hops, true
+		}
+		switch line[i] {
+		case ',':
+			endElem()
+			i++
+			continue
+		case ';':
+			i++
+			continue
+		}
+		// A pair: name "=" value.
+		j := i
+		for j < len(line) && !strings.ContainsRune("=,;\" \t", rune(line[j])) {
+			j++
+		}
+		name := line[i:j]
+		j = skipOWS(line, j)
+		if name == "" || j == len(line) || line[j] != '=' {
+			return nil, false
+		}
+		j = skipOWS(line, j+1)
+		var value string
+		if j < len(line) && line[j] == '"' {
+			v, end, ok := quotedString(line, j)
+			if !ok {
+				return nil, false
+			}
+			value, j = v, end
+		} else {
+			k := j
+			for k < len(line) && !strings.ContainsRune(",;\" \t", rune(line[k])) {
+				k++
+			}
+			value, j = line[j:k], k
+		}
+		if k := skipOWS(line, j); k < len(line) && line[k] != ',' && line[k] != ';' {
+			return nil, false // text after the value
+		}
+		if strings.EqualFold(name, "for") {
+			hop, fors = value, fors+1
+		}
+		i = j
+	}
+}
+
+// quotedString reads the RFC 9110 quoted-string that begins at s[i],
+// and returns its text, without the quotes and backslashes of its
+// quoted-pairs, and the index just after it; false when it does not end.
+func quotedString(s string, i int) (string, int, bool) {
+	var b strings.Builder
+	for j := i + 1; j < len(s); j++ {
+		switch c := s[j]; c {
+		case '"':
+			return b.String(), j + 1, true
+		case '\\':
+			if j+1 == len(s) {
+				return "", 0, false
+			}
+			j++
+			b.WriteByte(s[j])
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return "", 0, false
+}
+
+// skipOWS returns the index of the first byte at or after i in s that is
+// not a space or a tab.
+func skipOWS(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return i
 }
 
 // parseHop parses one hop: an IPv4 address, with or without a port, or

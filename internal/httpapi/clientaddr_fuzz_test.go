@@ -15,6 +15,8 @@ func FuzzClientAddr(f *testing.F) {
 	f.Add("10.0.0.1:80", "", "203.0.113.195, 70.41.3.18, 10.0.0.2")
 	f.Add("[::ffff:10.0.0.1]:80", "", "::ffff:192.0.2.1")
 	f.Add("garbage", `for=_hidden`, "1.2.3.4%eth0")
+	f.Add("10.0.0.1:80", `for=192.0.2.60;host="a,for=192.0.2.61";proto=https`, "")
+	f.Add("10.0.0.1:80", `for="192.0.2.60, for=192.0.2.61`, "")
 	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("::ffff:0:0/96")}
 	f.Fuzz(func(t *testing.T, remote, forwarded, xff string) {
 		r := &http.Request{RemoteAddr: remote, Header: http.Header{}}

@@ -127,7 +127,8 @@ func WithTrialCaller(f func(*http.Request) string) HandlerOption {
 // only proxies that overwrite or append to these headers. A request that
 // carries both, naming different clients, is taken to come from the proxy
 // itself: a proxy that writes one header often passes the other through as
-// the client sent it.
+// the client sent it. An IPv4-mapped prefix (::ffff:10.0.0.0/104) stands
+// for the IPv4 prefix it maps.
 func WithTrustedProxies(prefixes ...netip.Prefix) HandlerOption {
 	return func(h *Handler) { h.cfg.TrustedProxies = prefixes }
 }

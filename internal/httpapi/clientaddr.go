@@ -82,8 +82,15 @@ func peerAddr(remote string) netip.Addr {
 	return a.Unmap().WithZone("")
 }
 
+// isTrusted reports whether a, an address without a zone and not
+// IPv4-mapped, is in one of the trusted prefixes. An IPv4-mapped prefix
+// (::ffff:10.0.0.0/104, as a dual-stack socket shows an IPv4 peer) is
+// read as the IPv4 prefix it maps, since a is read unmapped.
 func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
 	for _, p := range trusted {
+		if p.Addr().Is4In6() && p.Bits() >= 96 {
+			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+		}
 		if p.Contains(a) {
 			return true
 		}

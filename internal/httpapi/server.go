@@ -90,7 +90,8 @@ type Config struct {
 	// none, from the right, skipping the hops that are trusted proxies
 	// too. List only proxies that overwrite or append to these headers:
 	// a client that reaches the server directly from a trusted address
-	// could name any address.
+	// could name any address. An IPv4-mapped prefix (::ffff:10.0.0.0/104)
+	// stands for the IPv4 prefix it maps.
 	TrustedProxies []netip.Prefix
 	// RateLimiter limits the callers of Trial endpoints. Nil means a token
 	// bucket per caller set by TrialLimit; setting both is an error.

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -109,4 +110,36 @@ func WriteAuthError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	w.Header().Set("WWW-Authenticate", challenge)
 	WriteProblem(w, r, problem.New(http.StatusUnauthorized, problem.CodeUnauthorized, detail))
+}
+
+// CheckCredentialName returns an error when name, the name an
+// Authenticator (or an MCP token verifier) gives a credential, is spelt as
+// a door names a caller it knows by no credential: "ip:" and a client
+// address, or "payer:" and a payer's address. The trust calls, receipts,
+// reports and kept answers of a caller are found by its name, so a
+// credential of such a name would share that caller's; the doors refuse
+// it, as a mistake of the server's configuration.
+func CheckCredentialName(name string) error {
+	if strings.HasPrefix(name, "ip:") || strings.HasPrefix(name, "payer:") {
+		return fmt.Errorf("the credential's name %q is spelt as an anonymous caller's (ip:<address>) or a payer's (payer:<address>), whose calls, receipts and kept answers it would share: name the credential otherwise", name)
+	}
+	return nil
+}
+
+// checkedAuthenticator wraps a: a credential whose name
+// CheckCredentialName refuses is answered 500, the mistake logged to log.
+func checkedAuthenticator(a Authenticator, log *slog.Logger) Authenticator {
+	return func(r *http.Request) (string, error) {
+		name, err := a(r)
+		if err != nil {
+			return name, err
+		}
+		if err := CheckCredentialName(name); err != nil {
+			log.ErrorContext(r.Context(), "the Authenticator named a credential as the server names callers without one", "error", err)
+			// The server's mistake, which the client cannot mend.
+			return "", problem.New(http.StatusInternalServerError, problem.CodeInternal,
+				"the server names this credential as it names callers without one; its operator must rename the credential")
+		}
+		return name, nil
+	}
 }

@@ -213,6 +213,9 @@ func NewServer(cfg Config) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	if s.cfg.Authenticator != nil {
+		s.cfg.Authenticator = checkedAuthenticator(s.cfg.Authenticator, s.log)
+	}
 	if s.limit == nil {
 		s.limit = newLimiters(cfg.TrialLimit.withDefaults())
 	}

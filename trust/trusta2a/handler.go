@@ -40,6 +40,10 @@ type Config struct {
 	// credential, as the router and trust handlers do; a request it
 	// refuses is answered 401. Its name is the caller of the trust call
 	// (trust.WithCaller), who owns its receipts and alone finds its task.
+	// A name spelt as the doors name a caller without a credential
+	// ("ip:<address>", "payer:<address>") would share that caller's
+	// tasks, receipts and reports: such a request is answered 500, the
+	// mistake logged to Logger.
 	// Nil serves every request as trust.DefaultCaller, for a host that
 	// authenticates in front of the handler.
 	Authenticator router.Authenticator
@@ -130,6 +134,14 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		caller, err := h.cfg.Authenticator(r)
 		if err != nil || caller == "" {
 			httpapi.WriteAuthError(w, r, err)
+			return
+		}
+		if err := httpapi.CheckCredentialName(caller); err != nil {
+			if h.cfg.Logger != nil {
+				h.cfg.Logger.ErrorContext(ctx, "trusta2a: the Authenticator named a credential as callers without one are named", "error", err)
+			}
+			httpapi.WriteProblem(w, r, problem.New(http.StatusInternalServerError, problem.CodeInternal,
+				"the server names this credential as it names callers without one; its operator must rename the credential"))
 			return
 		}
 		ctx = trust.WithCaller(ctx, caller)

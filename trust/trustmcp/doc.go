@@ -64,8 +64,11 @@
 // transports) the caller is trust.CallerFrom of the handler's context,
 // trust.DefaultCaller unless the host set one. A host that serves the tools
 // over HTTP must therefore put them behind authentication, or every caller
-// is the same default one. With a remote trust.Client, the client's own
-// API key names the caller instead. The W3C traceparent header of an HTTP
+// is the same default one. A UserID spelt as the HTTP doors name a caller
+// without a credential ("ip:<address>", "payer:<address>") would share
+// that caller's calls and receipts: every tool answers it with a tool
+// error, for the host to name the user otherwise. With a remote
+// trust.Client, the client's own API key names the caller instead. The W3C traceparent header of an HTTP
 // request, when there is one, sets the trace id of the call, as on the
 // trust service's HTTP route; with [Telemetry] added, the call runs under
 // a span of its own, in the caller's trace.

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/internal/jsonbody"
 	"github.com/vouchkit/vouch/problem"
 )
@@ -87,6 +88,11 @@ func addTool[In, Out any](s *mcp.Server, tool *mcp.Tool, h mcp.ToolHandlerFor[In
 	}
 	zero := reflect.Zero(ot).Interface() // the answer of a nil *T
 	s.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if req.Extra != nil && req.Extra.TokenInfo != nil && httpapi.CheckCredentialName(req.Extra.TokenInfo.UserID) != nil {
+			// The caller would share the state of one known by no
+			// credential: the server's mistake, which the client cannot mend.
+			return toolError(errReservedUser), nil
+		}
 		var args In
 		if err := readArguments(req.Params.Arguments, inChecks, &args); err != nil {
 			return toolError(err), nil
@@ -239,3 +245,9 @@ func toolError(err error) *mcp.CallToolResult {
 	res.SetError(err)
 	return &res
 }
+
+// errReservedUser answers a caller whose token's UserID is spelt as the
+// doors name a caller without a credential ("ip:<address>",
+// "payer:<address>"), whose calls, receipts and kept answers it would
+// share.
+var errReservedUser = errors.New("the server names this token's user as it names callers without a credential; its operator must name the user otherwise")

@@ -100,3 +100,4 @@ func FuzzDelegateV3Request(f *testing.F)  { fuzzRequest[router.DelegateV3Request
 func FuzzValidateV3Request(f *testing.F)  { fuzzRequest[router.ValidateV3Request](f) }
 func FuzzFactcheckRequest(f *testing.F)   { fuzzRequest[router.FactcheckRequest](f) }
 func FuzzFactcheckV1Request(f *testing.F) { fuzzRequest[router.FactcheckV1Request](f) }
+func FuzzFeedbackRequest(f *testing.F)    { fuzzRequest[router.FeedbackRequest](f) }

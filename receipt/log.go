@@ -65,6 +65,11 @@ type Checkpoint struct {
 	Hash   tlog.Hash
 }
 
+// maxLogSize is the largest tree size a checkpoint may state: proofs
+// against a larger tree are never checked, as tlog's proof checks do not
+// end for a tree of more than 2^62 leaves, which no log holds.
+const maxLogSize = 1 << 62
+
 // String returns the checkpoint body: the origin, the decimal size and
 // the base64 root hash, each on its own line ending in a newline.
 func (c Checkpoint) String() string {
@@ -72,7 +77,8 @@ func (c Checkpoint) String() string {
 }
 
 // ParseCheckpoint reads a checkpoint body. Extension lines after the
-// third are allowed and ignored, as C2SP tlog-checkpoint permits.
+// third are allowed and ignored, as C2SP tlog-checkpoint permits. A size
+// beyond 2^62 leaves is refused.
 func ParseCheckpoint(text string) (Checkpoint, error) {
 	lines := strings.SplitAfter(text, "\n")
 	if len(lines) < 4 || lines[len(lines)-1] != "" {
@@ -87,6 +93,9 @@ func ParseCheckpoint(text string) (Checkpoint, error) {
 	size, err := strconv.ParseInt(sizeText, 10, 64)
 	if err != nil || size < 0 || strconv.FormatInt(size, 10) != sizeText {
 		return Checkpoint{}, fmt.Errorf("receipt: checkpoint: size %q is not a decimal count", truncate(sizeText, 40))
+	}
+	if size > maxLogSize {
+		return Checkpoint{}, fmt.Errorf("receipt: checkpoint: size %d is beyond 2^62 leaves", size)
 	}
 	h, err := base64.StdEncoding.Strict().DecodeString(hashText)
 	if err != nil || len(h) != tlog.HashSize {
@@ -138,8 +147,12 @@ func OpenCheckpoint(signed []byte, verifierKeys ...string) (Checkpoint, error) {
 }
 
 // CheckInclusion checks that leaf (a receipt as issued) is leaf index of
-// the tree of cp, by the RFC 9162 inclusion proof.
+// the tree of cp, by the RFC 9162 inclusion proof. A tree of more than
+// 2^62 leaves proves nothing.
 func CheckInclusion(leaf []byte, index int64, proof []tlog.Hash, cp Checkpoint) error {
+	if cp.Size > maxLogSize {
+		return fmt.Errorf("%w: a tree of size %d is beyond 2^62 leaves", ErrNotInLog, cp.Size)
+	}
 	if index < 0 || index >= cp.Size {
 		return fmt.Errorf("%w: leaf %d is outside a tree of size %d", ErrNotInLog, index, cp.Size)
 	}
@@ -151,11 +164,13 @@ func CheckInclusion(leaf []byte, index int64, proof []tlog.Hash, cp Checkpoint) 
 
 // CheckConsistency checks, by the RFC 9162 consistency proof, that the
 // tree of newer extends the tree of older: the log only grew between the
-// two checkpoints.
+// two checkpoints. A tree of more than 2^62 leaves proves nothing.
 func CheckConsistency(older, newer Checkpoint, proof []tlog.Hash) error {
 	switch {
 	case older.Origin != newer.Origin:
 		return fmt.Errorf("%w: checkpoints of two logs, %q and %q", ErrInconsistent, older.Origin, newer.Origin)
+	case older.Size < 0 || newer.Size > maxLogSize:
+		return fmt.Errorf("%w: tree sizes %d and %d, not 0 to 2^62", ErrInconsistent, older.Size, newer.Size)
 	case older.Size > newer.Size:
 		return fmt.Errorf("%w: the tree shrank from %d to %d", ErrInconsistent, older.Size, newer.Size)
 	case older.Size == newer.Size:

@@ -120,9 +120,11 @@ func (s *Server) anonymous(next http.Handler) http.Handler {
 }
 
 // identify returns the name the Authenticator gives the request's
-// credential, or "" when there is none or it is refused.
+// credential, or "" when there is none or it is refused. The
+// Authenticator is asked whatever headers the request carries: one may
+// read its credential from another header than Authorization.
 func (s *Server) identify(r *http.Request) string {
-	if s.cfg.Authenticator == nil || r.Header.Get("Authorization") == "" {
+	if s.cfg.Authenticator == nil {
 		return ""
 	}
 	name, err := s.cfg.Authenticator(r)

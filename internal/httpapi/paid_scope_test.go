@@ -40,3 +40,39 @@ func TestServer_paidScopeIncludesPrincipal(t *testing.T) {
 		}
 	}
 }
+
+// TestServer_paidScopeAsksTheAuthenticator: an Authenticator that reads
+// its credential from another header than Authorization names the
+// principal of a paid request too, so two integrations behind one
+// address that send the same Idempotency-Key each get their own answer.
+func TestServer_paidScopeAsksTheAuthenticator(t *testing.T) {
+	pass := func(next http.Handler) http.Handler { return next } // lets every request through, naming no payer
+	apiKey := func(r *http.Request) (string, error) {
+		switch r.Header.Get("X-Api-Key") {
+		case "key-a":
+			return "alice", nil
+		case "key-b":
+			return "bob", nil
+		}
+		return "", httpapi.ErrNoCredentials
+	}
+	srv := newServer(t, httpapi.Config{
+		X402:          pass,
+		Authenticator: apiKey,
+		Endpoints:     []httpapi.Endpoint{{Method: "POST", Path: "/paid", Access: httpapi.Paid, Prepare: echo}},
+	})
+	for _, tc := range []struct{ key, principal, replayed string }{
+		{"key-a", "alice", ""},
+		{"key-b", "bob", ""},
+		{"key-a", "alice", "true"},
+	} {
+		got := send(t, "POST", srv.URL+"/paid", `{"n":1}`, "X-Api-Key", tc.key, "Idempotency-Key", "shared")
+		var body struct{ Principal string }
+		if err := json.Unmarshal([]byte(got.body), &body); err != nil || got.status != http.StatusOK {
+			t.Fatalf("key %s: %d %s", tc.key, got.status, got.body)
+		}
+		if replayed := got.header.Get(httpapi.HeaderIdempotentReplayed); body.Principal != tc.principal || replayed != tc.replayed {
+			t.Errorf("key %s: answer for %q, replayed %q; want %q's answer, replayed %q", tc.key, body.Principal, replayed, tc.principal, tc.replayed)
+		}
+	}
+}

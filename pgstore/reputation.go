@@ -3,6 +3,7 @@ package pgstore
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -21,8 +22,9 @@ import (
 // applies the deltas in Go with reputation.Record.Add, exactly as the
 // in-memory store does, and writes the results: a row is never changed
 // between its read and its write, and the arithmetic is the same float64
-// arithmetic on every store. Load is one SELECT. The store is safe for
-// concurrent use.
+// arithmetic on every store. AddIf (reputation.ConditionalStore) is Add
+// with one more row locked and read before anything is written. Load is
+// one SELECT. The store is safe for concurrent use.
 type ReputationStore struct {
 	db *DB
 }
@@ -69,14 +71,40 @@ func (s *ReputationStore) Add(ctx context.Context, horizon float64, deltas []rep
 	if len(deltas) == 0 {
 		return ctx.Err()
 	}
+	_, err := s.add(ctx, horizon, deltas, nil, reputation.Record{})
+	return err
+}
+
+var _ reputation.ConditionalStore = (*ReputationStore)(nil)
+
+// AddIf implements reputation.ConditionalStore. It is Add with cond's row
+// locked among the others: the deltas are applied, in the same
+// transaction, only if that row reads want under its lock.
+func (s *ReputationStore) AddIf(ctx context.Context, horizon float64, cond reputation.Key, want reputation.Record, deltas []reputation.Delta) (bool, error) {
+	if err := reputation.CheckCondition(horizon, cond, deltas); err != nil {
+		return false, err
+	}
+	return s.add(ctx, horizon, deltas, &cond, want)
+}
+
+// errUnmet rolls back an AddIf whose condition does not hold.
+var errUnmet = errors.New("pgstore: condition not met")
+
+// add applies deltas in one transaction that locks the rows of their
+// keys (and of cond, when not nil), and reports whether it applied them:
+// false when cond's row does not read want.
+func (s *ReputationStore) add(ctx context.Context, horizon float64, deltas []reputation.Delta, cond *reputation.Key, want reputation.Record) (bool, error) {
 	ctx, cancel, err := s.db.query(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer cancel()
-	keys := make([]reputation.Key, 0, len(deltas))
+	keys := make([]reputation.Key, 0, len(deltas)+1)
 	for _, d := range deltas {
 		keys = append(keys, d.Key)
+	}
+	if cond != nil {
+		keys = append(keys, *cond)
 	}
 	slices.SortFunc(keys, compareKeys)
 	keys = slices.Compact(keys)
@@ -102,6 +130,9 @@ func (s *ReputationStore) Add(ctx context.Context, horizon float64, deltas []rep
 		if err != nil {
 			return err
 		}
+		if cond != nil && records[*cond] != want {
+			return errUnmet
+		}
 		for _, d := range deltas {
 			records[d.Key] = records[d.Key].Add(d.Delta, horizon)
 		}
@@ -116,10 +147,13 @@ func (s *ReputationStore) Add(ctx context.Context, horizon float64, deltas []rep
 			sessions, ops, kinds, rights, wrongs)
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("pgstore: adding reputation evidence: %w", err)
+	if errors.Is(err, errUnmet) {
+		return false, nil
 	}
-	return nil
+	if err != nil {
+		return false, fmt.Errorf("pgstore: adding reputation evidence: %w", err)
+	}
+	return true, nil
 }
 
 var _ reputation.SessionDeleter = (*ReputationStore)(nil)

@@ -36,9 +36,7 @@ type Ledger struct {
 type ledgerEntry struct {
 	call Call
 
-	mu       sync.Mutex // held while a report on the call is applied
-	reported bool       // a report was applied
-	right    bool       // what it said
+	mu sync.Mutex // held while a report on the call is applied
 }
 
 // NewLedger returns a Ledger that remembers up to max calls.
@@ -127,10 +125,15 @@ func (l *Ledger) entry(caller, id string) *ledgerEntry {
 //
 // What was reported is kept in b's store beside the evidence, in the
 // same batch (a record of the panel under the operation "reported
-// calls"), so that a call the Ledger forgot and remembers again, as a
-// report by receipt rebuilds it, counts its report once: a report counts
-// once whatever the Ledger still holds, on every server sharing b's
-// store.
+// calls"), and read there before each report, so that a call the Ledger
+// forgot and remembers again, as a report by receipt rebuilds it, counts
+// its report once, and so does a call that several servers sharing b's
+// store remember: a report counts once whatever the Ledger still holds.
+// When b's store is a [ConditionalStore], the report is applied only if
+// what was reported is still what was read (AddIf), and read again
+// otherwise, so that reports on one call made at once on several servers
+// count once too; with another store, only the reports this Ledger takes
+// are kept apart.
 //
 // ok is false, and nothing is learned, when the Ledger remembers no call
 // of caller's under id. On an error of b's store nothing is recorded as
@@ -143,37 +146,45 @@ func (l *Ledger) Report(ctx context.Context, b *Book, caller, id string, right b
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	mark := reportKey(caller, id, e.call)
-	if !e.reported { // remembered anew, perhaps reported before it was forgotten
+	cs, conditional := b.store.(ConditionalStore)
+	for range reportTries {
 		recs, err := b.store.Load(ctx, []Key{mark})
 		if err != nil {
 			return true, err
 		}
-		if m := recs[0]; m.Right > 0 || m.Wrong > 0 {
-			e.reported, e.right = true, m.Right > 0
+		m := recs[0]
+		reported, wasRight := m.Right > 0 || m.Wrong > 0, m.Right > 0
+		if reported && wasRight == right {
+			return true, nil
 		}
+		// The first report is withdrawn before the new one is added, so
+		// that a full record moves evidence without forgetting any; the
+		// mark moves with them, in the same batch.
+		var deltas []Delta
+		if reported {
+			deltas = b.reportDeltas(e.call, wasRight, -1)
+		}
+		deltas = append(deltas, b.reportDeltas(e.call, right, 1)...)
+		d := Record{Right: 1, Wrong: -1}
+		if !right {
+			d = Record{Right: -1, Wrong: 1}
+		}
+		deltas = append(deltas, Delta{Key: mark, Delta: d})
+		if !conditional {
+			return true, b.store.Add(ctx, b.opts.Horizon, deltas)
+		}
+		applied, err := cs.AddIf(ctx, b.opts.Horizon, mark, m, deltas)
+		if err != nil || applied {
+			return true, err
+		}
+		// Another server reported on the call meanwhile: read it again.
 	}
-	if e.reported && e.right == right {
-		return true, nil
-	}
-	// The first report is withdrawn before the new one is added, so
-	// that a full record moves evidence without forgetting any; the mark
-	// moves with them, in the same batch.
-	var deltas []Delta
-	if e.reported {
-		deltas = b.reportDeltas(e.call, e.right, -1)
-	}
-	deltas = append(deltas, b.reportDeltas(e.call, right, 1)...)
-	m := Record{Right: 1, Wrong: -1}
-	if !right {
-		m = Record{Right: -1, Wrong: 1}
-	}
-	deltas = append(deltas, Delta{Key: mark, Delta: m})
-	if err := b.store.Add(ctx, b.opts.Horizon, deltas); err != nil {
-		return true, err
-	}
-	e.reported, e.right = true, right
-	return true, nil
+	return true, fmt.Errorf("reputation: the report on call %q changed %d times while it was made; make it again", id, reportTries)
 }
+
+// reportTries bounds the rounds of Report on a ConditionalStore: each
+// round lost is a report another server applied.
+const reportTries = 16
 
 // reportKey is the record of the panel in which b's store keeps what was
 // last reported on the call caller made under id (Right 1 or Wrong 1),

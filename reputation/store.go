@@ -67,6 +67,12 @@ func (m *Memory) Add(ctx context.Context, horizon float64, deltas []Delta) error
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.add(horizon, deltas)
+	return nil
+}
+
+// add applies deltas; m.mu must be held.
+func (m *Memory) add(horizon float64, deltas []Delta) {
 	if m.records == nil {
 		m.records = make(map[Key]*Record)
 	}
@@ -78,7 +84,6 @@ func (m *Memory) Add(ctx context.Context, horizon float64, deltas []Delta) error
 		}
 		*r = r.Add(d.Delta, horizon)
 	}
-	return nil
 }
 
 var _ SessionDeleter = (*Memory)(nil)

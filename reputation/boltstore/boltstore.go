@@ -100,21 +100,55 @@ func (s *Store) Add(ctx context.Context, horizon float64, deltas []reputation.De
 		return err
 	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketRecords)
-		for _, d := range deltas {
-			k := encodeKey(d.Key)
-			r, err := decode(b.Get(k))
-			if err != nil {
-				return fmt.Errorf("record of %+v: %w", d.Key, err)
-			}
-			if err := b.Put(k, encode(r.Add(d.Delta, horizon))); err != nil {
-				return err
-			}
-		}
-		return nil
+		return add(tx.Bucket(bucketRecords), horizon, deltas)
 	})
 	if err != nil {
 		return fmt.Errorf("boltstore: adding evidence: %w", err)
+	}
+	return nil
+}
+
+var _ reputation.ConditionalStore = (*Store)(nil)
+
+// AddIf implements reputation.ConditionalStore: cond's record is read and
+// the deltas applied in one transaction.
+func (s *Store) AddIf(ctx context.Context, horizon float64, cond reputation.Key, want reputation.Record, deltas []reputation.Delta) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	if err := reputation.CheckCondition(horizon, cond, deltas); err != nil {
+		return false, err
+	}
+	applied := false
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketRecords)
+		got, err := decode(b.Get(encodeKey(cond)))
+		if err != nil {
+			return fmt.Errorf("record of %+v: %w", cond, err)
+		}
+		if got != want {
+			return nil
+		}
+		applied = true
+		return add(b, horizon, deltas)
+	})
+	if err != nil {
+		return false, fmt.Errorf("boltstore: adding evidence: %w", err)
+	}
+	return applied, nil
+}
+
+// add applies deltas to the records in b.
+func add(b *bolt.Bucket, horizon float64, deltas []reputation.Delta) error {
+	for _, d := range deltas {
+		k := encodeKey(d.Key)
+		r, err := decode(b.Get(k))
+		if err != nil {
+			return fmt.Errorf("record of %+v: %w", d.Key, err)
+		}
+		if err := b.Put(k, encode(r.Add(d.Delta, horizon))); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -34,6 +34,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) reputation.Store) {
 	t.Run("Withdraw", func(t *testing.T) { testWithdraw(t, newStore(t)) })
 	t.Run("Cancelled", func(t *testing.T) { testCancelled(t, newStore(t)) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, newStore(t)) })
+	t.Run("AddIf", func(t *testing.T) { testAddIf(t, newStore(t)) })
 }
 
 // TestShared checks that two stores over one database, made by open (an
@@ -68,6 +69,7 @@ func TestShared(t *testing.T, open func(t *testing.T) (a, b reputation.Store)) {
 	if diff := cmp.Diff(want, Load(t, a, k), tolerance); diff != "" {
 		t.Errorf("after %d concurrent adds through each store (-want +got):\n%s", each, diff)
 	}
+	testAddIfShared(t, a, b)
 }
 
 func mustAdd(t *testing.T, s reputation.Store, horizon float64, deltas ...reputation.Delta) {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // identityOperation is the operation of the records that name the
@@ -42,7 +43,10 @@ func identityKeys(session int64, identity string) [2]Key {
 // with an error wrapping errors.ErrUnsupported and records nothing.
 //
 // Servers sharing b's store agree: the first to identify a session anew
-// forgets it, and the others find the new identity recorded. Calls that
+// forgets it, and the others find the new identity recorded, also when
+// they identify it at once, provided the store is a [ConditionalStore]
+// (the change is claimed with AddIf on a record of the panel that
+// counts the session's changes). Calls that
 // teach while it forgets may land before or after, and a report that
 // arrives later on a call the former worker answered (by its receipt)
 // teaches the session as it is now.
@@ -54,23 +58,58 @@ func (b *Book) Identify(ctx context.Context, session int64, identity string) (ch
 		return false, fmt.Errorf("%w: session %d: an empty identity names no worker", ErrInvalid, session)
 	}
 	keys := identityKeys(session, identity)
-	recs, err := b.store.Load(ctx, keys[:])
-	if err != nil {
-		return false, err
-	}
-	if recs[1].Right > 0 { // this identity, recorded before
-		return false, nil
-	}
-	changed = recs[0].Right > 0
-	if changed {
+	cs, conditional := b.store.(ConditionalStore)
+	for range identifyTries {
+		recs, err := b.store.Load(ctx, []Key{keys[0], keys[1], changesKey(session)})
+		if err != nil {
+			return false, err
+		}
+		if recs[1].Right > 0 { // this identity, recorded before
+			return false, nil
+		}
+		changed = recs[0].Right > 0
+		if !changed {
+			break
+		}
 		d, ok := b.store.(SessionDeleter)
 		if !ok {
 			return true, fmt.Errorf("reputation: session %d has a new worker, and the store cannot forget it: %w", session, errors.ErrUnsupported)
 		}
+		if conditional {
+			// Claim the change, so that of the servers finding it at
+			// once one forgets the session: the count of its changes,
+			// a record of the panel that forgetting leaves, moves only
+			// from what was read, and the new identity is recorded
+			// with it for the others to find.
+			claimed, err := cs.AddIf(ctx, b.opts.Horizon, changesKey(session), recs[2], []Delta{
+				{Key: changesKey(session), Delta: Record{Right: 1}},
+				{Key: keys[1], Delta: Record{Right: 1}},
+			})
+			if err != nil {
+				return false, err
+			}
+			if !claimed {
+				continue // another server claimed it: read again
+			}
+		}
 		if err := d.DeleteSessions(ctx, []int64{session}); err != nil {
 			return true, err
 		}
+		break
 	}
 	one := Record{Right: 1}
 	return changed, b.store.Add(ctx, b.opts.Horizon, []Delta{{Key: keys[0], Delta: one}, {Key: keys[1], Delta: one}})
+}
+
+// identifyTries bounds the rounds of Identify on a ConditionalStore:
+// each round lost is a change of identity another server claimed.
+const identifyTries = 16
+
+// changesKey is the record of the panel that counts, in Right, the
+// changes of the worker behind session that servers claimed (see
+// Book.Identify): forgetting the session leaves it, so that a server
+// that read it before another claimed a change never claims that
+// change again.
+func changesKey(session int64) Key {
+	return Key{Session: PanelSession, Operation: identityOperation, Kind: strconv.FormatInt(session, 10)}
 }

@@ -23,7 +23,9 @@ const DefaultCallerShare = 0.5
 // w each on average and the result is reproducible. No caller then
 // supplies more than bound of the evidence while anyone else teaches; a
 // caller alone in the window teaches fully, so that a host serving one
-// caller keeps learning. Reports of outcomes ([Engine.Feedback]) are
+// caller keeps learning. The window is the engine's own: servers sharing
+// one reputation store each bound the callers of the calls they serve,
+// so a caller spread over N servers may supply up to the bound on each. Reports of outcomes ([Engine.Feedback]) are
 // bounded alike, over the latest [DefaultShareWindow] reports.
 //
 // bound must be in (0, 1]; the default is [DefaultCallerShare], and 1

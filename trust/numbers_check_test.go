@@ -2,6 +2,8 @@ package trust_test
 
 import (
 	"encoding/json"
+	"errors"
+	"net/http"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -285,5 +287,16 @@ func checkWeightedSnapshot(t *testing.T, cs *receipt.ConsensusSnapshot, cal *rec
 	want := []float64{cred, min(cred, consensus.Posterior(a, votes-a))}
 	if d := cmp.Diff(want, []float64{cal.Uncalibrated, cal.Conservative}, exact); d != "" {
 		t.Errorf("weighted snapshot: uncalibrated and conservative against its weights (-want +got):\n%s", d)
+	}
+}
+
+// checkFailure fails the test unless err is what a call whose runs all
+// failed answers: a *trust.Error of status 502 (every run failed) or 504
+// (none answered in time) with a code.
+func checkFailure(t *testing.T, err error) {
+	t.Helper()
+	var terr *trust.Error
+	if !errors.As(err, &terr) || terr.Status != http.StatusBadGateway && terr.Status != http.StatusGatewayTimeout || terr.Code == "" {
+		t.Errorf("call: %v (%T), want a 502 or 504 *trust.Error with a code", err, err)
 	}
 }

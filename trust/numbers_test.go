@@ -151,7 +151,7 @@ func TestNumbers_recomputedFromResponse(t *testing.T) {
 					t.Run(name, func(t *testing.T) {
 						resp, err := s.Call(context.Background(), numbersRequest(k.mode, policy, k.numeric))
 						if err != nil {
-							t.Logf("call: %v", err)
+							checkFailure(t, err)
 							return
 						}
 						checkNumbers(t, resp, rep)
@@ -257,7 +257,7 @@ func TestNumbers_calibrated(t *testing.T) {
 		policy := []trust.Policy{trust.PolicySafe, trust.PolicyAdaptive, trust.PolicyOracle, trust.PolicyFast}[i/len(kinds)%4]
 		resp, err := s.Call(ctx, numbersRequest(k.mode, policy, k.numeric))
 		if err != nil {
-			t.Logf("call: %v", err)
+			checkFailure(t, err)
 			continue
 		}
 		checkNumbers(t, resp, true)

@@ -217,7 +217,31 @@ func (d *Disputes) Paid(caller, payment string, ids ...string) {
 		d.calls[k] = disputeRecord{payment: payment, seq: d.seq}
 		d.aging = append(d.aging, slot)
 	}
+	d.compact()
 }
+
+// compact drops from the aging queue the slots whose record was replaced
+// or forgotten (a caller's own calls pushing out its oldest), once they
+// outnumber the live ones, so that the queue holds at most about twice
+// the records remembered, however many calls a caller makes within the
+// retention. Its cost is amortized over the Paid calls that added them.
+func (d *Disputes) compact() {
+	if len(d.aging)-d.head <= 2*len(d.calls)+minCompact {
+		return
+	}
+	live := d.aging[:0]
+	for _, s := range d.aging[d.head:] {
+		if r, ok := d.calls[s.k]; ok && r.seq == s.seq {
+			live = append(live, s)
+		}
+	}
+	clear(d.aging[len(live):])
+	d.aging, d.head = live, 0
+}
+
+// minCompact is how many dead slots the aging queue may hold beyond
+// twice the live ones before it is compacted.
+const minCompact = 64
 
 // Report takes an outcome report on the call caller made under id: when
 // right is false and the call was paid by an escrowed payment, the

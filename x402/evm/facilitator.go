@@ -76,8 +76,11 @@ type Settlement struct {
 // the offer's amount at Verify, and is settled for the amount of the
 // offer given to Settle, the amount used, never above the permitted
 // maximum. It does not check balances, so it accepts a valid payment
-// from any payer. Its zero value is ready to use; it is safe for
-// concurrent use.
+// from any payer. It keeps every authorization it settled, and every
+// Settlement, for as long as it lives, as a chain keeps them: memory that
+// grows with each payment, which a test or a demonstration can afford and
+// a server paid by real traffic gives to a real facilitator instead. Its
+// zero value is ready to use; it is safe for concurrent use.
 type Facilitator struct {
 	// Networks lists the networks accepted, in either naming; nil means
 	// TestNetworks.

@@ -31,12 +31,48 @@ var _ a2asrv.AgentExecutor = (*executor)(nil)
 
 // Execute writes the answer of the message as one event: the task of
 // answer.
+//
+// The SDK runs Execute on a context detached from the request's, so that
+// the call would run on, in goroutines of the SDK's, after the client
+// went away (or forever, for a Caller that waits for its context). The
+// call is made on a context cancelled with the request's (see
+// withRequest); the task is still written on the SDK's, so that a call
+// the client gave up on ends as a failed task.
 func (e *executor) Execute(ctx context.Context, reqCtx *a2asrv.RequestContext, q eventqueue.Queue) error {
-	task, err := e.answer(ctx, reqCtx)
+	callCtx, stop := attached(ctx)
+	defer stop()
+	task, err := e.answer(callCtx, reqCtx)
 	if err != nil {
 		return err
 	}
 	return q.Write(ctx, task)
+}
+
+// requestKey is the key of the request's context in the context the
+// handler gives the SDK.
+type requestKey struct{}
+
+// withRequest returns ctx, the request's context, carrying itself, so
+// that Execute finds it through the SDK's detached context (which keeps
+// the values and drops the cancellation).
+func withRequest(ctx context.Context) context.Context {
+	return context.WithValue(ctx, requestKey{}, ctx)
+}
+
+// attached returns ctx, cancelled with the cause of the request's context
+// that withRequest put in it once that ends, and the function that
+// releases it. Without a request's context it returns ctx as it is.
+func attached(ctx context.Context) (context.Context, func()) {
+	req, ok := ctx.Value(requestKey{}).(context.Context)
+	if !ok {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(req, func() { cancel(context.Cause(req)) })
+	return ctx, func() {
+		stop()
+		cancel(nil)
+	}
 }
 
 // answer reads the message, makes its call and returns the task that

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/receipt/receipttest"
 )
@@ -30,6 +32,7 @@ func (s *countingStore) DeleteExpired(ctx context.Context, now time.Time) (int, 
 }
 
 func TestSweep(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	s := &countingStore{done: make(chan struct{})}
 	is := &receipt.Issuer{Store: s, Now: t0}
 	out := issue(t, is, fullParams())

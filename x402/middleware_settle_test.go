@@ -93,6 +93,7 @@ func (m *markWatch) MarkSettled(ctx context.Context, key string, sp x402.Settled
 // with the same proof and Idempotency-Key gets the kept answer, settled
 // once, without the work running again.
 func TestMiddleware_clientGoneDuringSettlement(t *testing.T) {
+	noLeak(t) // the settlement the client left ends; nothing it started outlives it
 	contexts := make(chan context.Context, 1)
 	fac := &disconnecting{Facilitator: &evm.Facilitator{}, settling: make(chan struct{}), gone: contexts}
 	k := &keeper{}

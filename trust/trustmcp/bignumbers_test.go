@@ -3,14 +3,9 @@ package trustmcp_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
@@ -39,9 +34,7 @@ func TestTools_numbersBeyondFloat64(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
-	defer srv.Close()
+	srv := statelessHTTP(t, s)
 
 	type answer struct {
 		IsError bool
@@ -63,22 +56,6 @@ func TestTools_numbersBeyondFloat64(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tc.tool + `","arguments":` + tc.args + `}}`
-			req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			resp, err := srv.Client().Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
 			var msg struct {
 				Error  json.RawMessage `json:"error"`
 				Result struct {
@@ -89,8 +66,9 @@ func TestTools_numbersBeyondFloat64(t *testing.T) {
 					} `json:"structuredContent"`
 				} `json:"result"`
 			}
-			if err := json.Unmarshal(raw, &msg); err != nil || resp.StatusCode != http.StatusOK || msg.Error != nil || len(msg.Result.Content) == 0 {
-				t.Fatalf("answered %d %s, want a tool result", resp.StatusCode, raw)
+			raw := rawToolCall(t, srv.URL, tc.tool, tc.args, &msg)
+			if msg.Error != nil || len(msg.Result.Content) == 0 {
+				t.Fatalf("answered %s, want a tool result", raw)
 			}
 			got := answer{IsError: msg.Result.IsError, Result: string(msg.Result.StructuredContent.Result)}
 			if got.IsError {

@@ -1,14 +1,10 @@
 package trustmcp_test
 
 import (
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vouchkit/vouch/trust/trustmcp"
 )
@@ -25,9 +21,7 @@ func TestTools_integerWrittenWithFraction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
-	defer srv.Close()
+	srv := statelessHTTP(t, s)
 
 	type got struct {
 		IsError  bool
@@ -36,19 +30,6 @@ func TestTools_integerWrittenWithFraction(t *testing.T) {
 	}
 	call := func(replicas string) got {
 		t.Helper()
-		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"factcheck",` +
-			`"arguments":{"claim":"17 * 3 = 51","replicas":` + replicas + `}}}`
-		req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
 		var out struct {
 			Result *struct {
 				IsError           bool `json:"isError"`
@@ -62,8 +43,8 @@ func TestTools_integerWrittenWithFraction(t *testing.T) {
 				} `json:"content"`
 			} `json:"result"`
 		}
-		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Result == nil {
-			t.Fatalf("replicas %s: %s, %v: want a tool result", replicas, resp.Status, err)
+		if raw := rawToolCall(t, srv.URL, "factcheck", `{"claim":"17 * 3 = 51","replicas":`+replicas+`}`, &out); out.Result == nil {
+			t.Fatalf("replicas %s: %s: want a tool result", replicas, raw)
 		}
 		g := got{IsError: out.Result.IsError}
 		if sc := out.Result.StructuredContent; sc != nil {

@@ -3,15 +3,10 @@ package trustmcp_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
@@ -44,28 +39,9 @@ func TestTools_numbersAsSent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
-	defer srv.Close()
+	srv := statelessHTTP(t, s)
 
 	claimed := `{"n":12345678901234567891,"s":"17 * 3 = 51"}`
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"validate_claim",` +
-		`"arguments":{"claimed_result":` + claimed + `,"policy":"fast"}}}`
-	req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var msg struct {
 		Result struct {
 			IsError           bool `json:"isError"`
@@ -74,8 +50,8 @@ func TestTools_numbersAsSent(t *testing.T) {
 			} `json:"structuredContent"`
 		} `json:"result"`
 	}
-	if err := json.Unmarshal(raw, &msg); err != nil || resp.StatusCode != http.StatusOK || msg.Result.IsError {
-		t.Fatalf("status %d, answer %s (%v)", resp.StatusCode, raw, err)
+	if raw := rawToolCall(t, srv.URL, "validate_claim", `{"claimed_result":`+claimed+`,"policy":"fast"}`, &msg); msg.Result.IsError {
+		t.Fatalf("answer %s, want a result", raw)
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -27,26 +27,7 @@ func TestSendMessage_v1NumbersAsSent(t *testing.T) {
 		if rerr != nil {
 			t.Fatalf("%s: %+v", name, rerr)
 		}
-		var out struct {
-			Task struct {
-				Artifacts []struct {
-					Parts []struct {
-						Data *struct {
-							Result json.RawMessage `json:"result"`
-						} `json:"data"`
-					} `json:"parts"`
-				} `json:"artifacts"`
-			} `json:"task"`
-		}
-		if err := json.Unmarshal(res, &out); err != nil || len(out.Task.Artifacts) != 1 {
-			t.Fatalf("%s: answered %s, want a task with one artifact", name, res)
-		}
-		var got []string
-		for _, p := range out.Task.Artifacts[0].Parts {
-			if p.Data != nil {
-				got = append(got, string(p.Data.Result))
-			}
-		}
+		got := resultsOf(t, name, res)
 		if diff := cmp.Diff([]string{claimed}, got); diff != "" {
 			t.Errorf("%s: result (-sent +answered):\n%s", name, diff)
 		}
@@ -70,26 +51,7 @@ func TestSendMessage_v1NumbersBeyondFloat64(t *testing.T) {
 			t.Errorf("%s: %+v", name, rerr)
 			continue
 		}
-		var out struct {
-			Task struct {
-				Artifacts []struct {
-					Parts []struct {
-						Data *struct {
-							Result json.RawMessage `json:"result"`
-						} `json:"data"`
-					} `json:"parts"`
-				} `json:"artifacts"`
-			} `json:"task"`
-		}
-		if err := json.Unmarshal(res, &out); err != nil || len(out.Task.Artifacts) != 1 {
-			t.Fatalf("%s: answered %s, want a task with one artifact", name, res)
-		}
-		var got []string
-		for _, p := range out.Task.Artifacts[0].Parts {
-			if p.Data != nil {
-				got = append(got, string(p.Data.Result))
-			}
-		}
+		got := resultsOf(t, name, res)
 		if diff := cmp.Diff([]string{`[1e400,-1e400]`}, got); diff != "" {
 			t.Errorf("%s: result (-sent +answered):\n%s", name, diff)
 		}
@@ -101,4 +63,32 @@ func TestSendMessage_v1NumbersBeyondFloat64(t *testing.T) {
 	if rerr == nil || rerr.Message != want {
 		t.Errorf("tolerance of 1e400: error %+v, want the message %q", rerr, want)
 	}
+}
+
+// resultsOf returns the result member of each data part of the one
+// artifact of the SendMessage answer res, as written; a task without one
+// artifact fails the test.
+func resultsOf(t *testing.T, name string, res json.RawMessage) []string {
+	t.Helper()
+	var out struct {
+		Task struct {
+			Artifacts []struct {
+				Parts []struct {
+					Data *struct {
+						Result json.RawMessage `json:"result"`
+					} `json:"data"`
+				} `json:"parts"`
+			} `json:"artifacts"`
+		} `json:"task"`
+	}
+	if err := json.Unmarshal(res, &out); err != nil || len(out.Task.Artifacts) != 1 {
+		t.Fatalf("%s: answered %s, want a task with one artifact", name, res)
+	}
+	var got []string
+	for _, p := range out.Task.Artifacts[0].Parts {
+		if p.Data != nil {
+			got = append(got, string(p.Data.Result))
+		}
+	}
+	return got
 }

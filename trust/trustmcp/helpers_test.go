@@ -5,10 +5,8 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -129,24 +127,5 @@ func statelessHTTP(t *testing.T, s *mcp.Server) *httptest.Server {
 // sent; a status other than 200 fails the test.
 func rawToolCall(t *testing.T, url, tool, args string, v any) []byte {
 	t.Helper()
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `}}`
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("tools/call %s: %d %s (%v)", tool, resp.StatusCode, raw, err)
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		t.Fatalf("tools/call %s: %s: %v", tool, raw, err)
-	}
-	return raw
+	return post(t, url, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`}}`, v)
 }

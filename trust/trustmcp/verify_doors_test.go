@@ -154,9 +154,12 @@ func TestVerifyReceipt_everyDoor(t *testing.T) {
 }
 
 // post sends body to url and decodes the 200 answer into v.
-func post(t *testing.T, url, body string, v any) {
+func post(t *testing.T, url, body string, v any) []byte {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := http.DefaultClient.Do(req)
@@ -164,13 +167,14 @@ func post(t *testing.T, url, body string, v any) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST %s: %d %s", url, resp.StatusCode, data)
+	data, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s: %d %s (%v)", url, resp.StatusCode, data, err)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		t.Fatalf("POST %s: %s: %v", url, data, err)
 	}
+	return data
 }
 
 // roundTrip returns v as a client reads it: encoded and decoded again.

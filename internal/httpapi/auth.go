@@ -136,10 +136,16 @@ func checkedAuthenticator(a Authenticator, log *slog.Logger) Authenticator {
 		}
 		if err := CheckCredentialName(name); err != nil {
 			log.ErrorContext(r.Context(), "the Authenticator named a credential as the server names callers without one", "error", err)
-			// The server's mistake, which the client cannot mend.
-			return "", problem.New(http.StatusInternalServerError, problem.CodeInternal,
-				"the server names this credential as it names callers without one; its operator must rename the credential")
+			return "", CredentialNameProblem()
 		}
 		return name, nil
 	}
+}
+
+// CredentialNameProblem is the answer to a credential whose name
+// CheckCredentialName refuses: 500, the server's mistake, which the
+// client cannot mend.
+func CredentialNameProblem() *problem.Details {
+	return problem.New(http.StatusInternalServerError, problem.CodeInternal,
+		"the server names this credential as it names callers without one; its operator must rename the credential")
 }

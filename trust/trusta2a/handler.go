@@ -140,8 +140,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if h.cfg.Logger != nil {
 				h.cfg.Logger.ErrorContext(ctx, "trusta2a: the Authenticator named a credential as callers without one are named", "error", err)
 			}
-			httpapi.WriteProblem(w, r, problem.New(http.StatusInternalServerError, problem.CodeInternal,
-				"the server names this credential as it names callers without one; its operator must rename the credential"))
+			httpapi.WriteProblem(w, r, httpapi.CredentialNameProblem())
 			return
 		}
 		ctx = trust.WithCaller(ctx, caller)

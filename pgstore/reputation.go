@@ -189,6 +189,41 @@ func (s *ReputationStore) DeleteSessions(ctx context.Context, sessions []int64) 
 	return nil
 }
 
+var _ reputation.PanelDeleter = (*ReputationStore)(nil)
+
+// DeletePanel implements reputation.PanelDeleter. It locks the rows in
+// the order Add locks its rows, then deletes them, so that an Add racing
+// it never deadlocks with it; kinds compare byte by byte (COLLATE "C").
+func (s *ReputationStore) DeletePanel(ctx context.Context, operation, before string) (int, error) {
+	if err := reputation.CheckPanelOperation(operation); err != nil {
+		return 0, err
+	}
+	ctx, cancel, err := s.db.query(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer cancel()
+	var n int64
+	err = pgx.BeginFunc(ctx, s.db.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `
+			SELECT 1 FROM vouch_reputation
+			WHERE session = 0 AND operation = $1 AND kind COLLATE "C" < $2 COLLATE "C"
+			ORDER BY kind COLLATE "C"
+			FOR UPDATE`, operation, before); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `
+			DELETE FROM vouch_reputation
+			WHERE session = 0 AND operation = $1 AND kind COLLATE "C" < $2 COLLATE "C"`, operation, before)
+		n = tag.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("pgstore: deleting the panel's reputation: %w", err)
+	}
+	return int(n), nil
+}
+
 // columns splits keys into the arrays that unnest reads.
 func columns(keys []reputation.Key) (sessions []int64, ops, kinds []string) {
 	sessions, ops, kinds = make([]int64, len(keys)), make([]string, len(keys)), make([]string, len(keys))

@@ -28,3 +28,9 @@ func TestReputationStore_deleteSessions(t *testing.T) {
 		return openDB(t).Reputation()
 	})
 }
+
+func TestReputationStore_deletePanel(t *testing.T) {
+	reputationtest.TestPanelDeleter(t, func(t *testing.T) reputation.PanelDeleter {
+		return openDB(t).Reputation()
+	})
+}

@@ -71,6 +71,9 @@ type Params struct {
 	// Counterparties may also fetch the receipt when its effective
 	// visibility is shared.
 	Counterparties []string
+	// At is when the decision was made: decision.timestamp, to the
+	// millisecond. Zero means the Issuer's clock at Issue.
+	At time.Time
 }
 
 // Issued is a receipt as issued: the decoded receipt, its exact signed
@@ -152,7 +155,11 @@ func (is *Issuer) Issue(ctx context.Context, p Params) (*Issued, error) {
 	if is.Now != nil {
 		now = is.Now
 	}
-	at := now().UTC().Truncate(time.Millisecond)
+	at := p.At
+	if at.IsZero() {
+		at = now()
+	}
+	at = at.UTC().Truncate(time.Millisecond)
 	r, err := build(NewID(), at, terms, &p)
 	if err != nil {
 		return nil, err

@@ -119,6 +119,22 @@ func TestIssuer_Issue_contents(t *testing.T) {
 	}
 }
 
+// TestIssuer_Issue_at: Params.At, when set, is the decision's time in
+// place of the issuer's clock, to the millisecond, and the retention
+// runs from it.
+func TestIssuer_Issue_at(t *testing.T) {
+	is, _ := newIssuer(t, newSigner(t, 1))
+	p := fullParams()
+	p.At = time.Date(2026, 4, 30, 23, 59, 59, 999999999, time.FixedZone("EST", -5*3600))
+	out := issue(t, is, p)
+	if got, want := out.Receipt.Decision.Timestamp, "2026-05-01T04:59:59.999Z"; got != want {
+		t.Errorf("decision.timestamp = %s, want %s (Params.At)", got, want)
+	}
+	if got, want := out.ExpiresAt, time.Date(2026, 5, 31, 4, 59, 59, 999e6, time.UTC); !got.Equal(want) {
+		t.Errorf("ExpiresAt = %v, want %v", got, want)
+	}
+}
+
 func TestIssuer_Issue_clamps(t *testing.T) {
 	tests := []struct {
 		env     receipt.Environment

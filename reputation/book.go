@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/vouchkit/vouch/consensus"
 )
@@ -56,6 +58,10 @@ type Options struct {
 	// before any, every session weighs as the Prior, and the panel
 	// weighs as an unweighted count would.
 	LearnFromAgreement bool
+	// ReportWindow is how long after a call (Call.At) a report on it
+	// counts (see Ledger.Report); 0 means DefaultReportWindow. Books
+	// that share a store must share it.
+	ReportWindow time.Duration
 }
 
 // A Book learns how reliable each session is from the calls it votes in,
@@ -131,9 +137,10 @@ type Options struct {
 type Book struct {
 	store   Store
 	opts    Options
-	calKeys sync.Map  // the keys of each calibration map, by operation and tier
-	keyBufs sync.Pool // of *[]Key: the keys of a read, which no Store keeps
-	addBufs sync.Pool // of *[]Delta: Learn's deltas, which no Store keeps
+	calKeys sync.Map     // the keys of each calibration map, by operation and tier
+	keyBufs sync.Pool    // of *[]Key: the keys of a read, which no Store keeps
+	addBufs sync.Pool    // of *[]Delta: Learn's deltas, which no Store keeps
+	swept   atomic.Int64 // the week through whose calls what was reported is forgotten
 }
 
 // New returns a Book over store (nil means a new Memory) with o. It
@@ -174,6 +181,12 @@ func New(store Store, o Options) (*Book, error) {
 	}
 	if !(o.CalibrationPrior > 0 && o.CalibrationPrior <= MaxCount) {
 		return nil, fmt.Errorf("%w: calibration prior %v is not a positive number up to %g", ErrInvalid, o.CalibrationPrior, MaxCount)
+	}
+	if o.ReportWindow == 0 {
+		o.ReportWindow = DefaultReportWindow
+	}
+	if o.ReportWindow < 0 {
+		return nil, fmt.Errorf("%w: report window %v is negative", ErrInvalid, o.ReportWindow)
 	}
 	return &Book{store: store, opts: o}, nil
 }

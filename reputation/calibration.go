@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"time"
 )
 
 // Defaults of calibration.
@@ -307,6 +308,12 @@ type Call struct {
 	// verdict: trust.Service.FeedbackVerdict); empty when the caller
 	// keeps none.
 	Label string
+	// At is when the call was made: a report on it counts for the
+	// Book's report window after it (Options.ReportWindow). A Ledger
+	// remembers a call of zero At as made when it remembers it. A call
+	// rebuilt from its receipt must name the time the call remembered
+	// names, as the receipt's issue time does in trust.Service.
+	At time.Time
 }
 
 // reportDeltas returns the evidence a report that call was right (or

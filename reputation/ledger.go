@@ -2,8 +2,6 @@ package reputation
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math"
 	"sync"
@@ -75,6 +73,9 @@ func (l *Ledger) put(caller, id string, e *ledgerEntry, replace bool) bool {
 	if l.max <= 0 {
 		return false
 	}
+	if e.call.At.IsZero() {
+		e.call.At = time.Now()
+	}
 	k := fairstore.Key(caller, id)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -135,16 +136,28 @@ func (l *Ledger) entry(caller, id string) *ledgerEntry {
 // count once too; with another store, only the reports this Ledger takes
 // are kept apart.
 //
-// ok is false, and nothing is learned, when the Ledger remembers no call
-// of caller's under id. On an error of b's store nothing is recorded as
-// reported, and the report may be made again.
+// What was reported on a call is kept for b's report window after the
+// call was made (Options.ReportWindow, 400 days by default): ok is false,
+// and nothing is learned, when the Ledger remembers no call of caller's
+// under id, or one made longer ago. Over a store that is a
+// [PanelDeleter], Report forgets, about once a week, what was reported on
+// the calls made before the window and one week more. On an error of b's
+// store nothing is recorded as reported, and the report may be made
+// again.
 func (l *Ledger) Report(ctx context.Context, b *Book, caller, id string, right bool) (ok bool, err error) {
 	e := l.entry(caller, id)
 	if e == nil {
 		return false, nil
 	}
+	now := time.Now()
+	if !b.reportable(e.call, now) {
+		return false, nil
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err := b.sweepReports(ctx, now); err != nil {
+		return true, err
+	}
 	mark := reportKey(caller, id, e.call)
 	cs, conditional := b.store.(ConditionalStore)
 	for range reportTries {
@@ -185,18 +198,3 @@ func (l *Ledger) Report(ctx context.Context, b *Book, caller, id string, right b
 // reportTries bounds the rounds of Report on a ConditionalStore: each
 // round lost is a report another server applied.
 const reportTries = 16
-
-// reportKey is the record of the panel in which b's store keeps what was
-// last reported on the call caller made under id (Right 1 or Wrong 1),
-// so that a report counts once whatever the Ledger still remembers: the
-// call is named by its caller, id, scope and voters, which a call
-// rebuilt from its receipt names alike. Its operation holds a space, which
-// no operation's name does.
-func reportKey(caller, id string, c Call) Key {
-	h := sha256.New()
-	fmt.Fprintf(h, "%q %q %q %q", caller, id, c.Scope.Operation, c.Scope.Kind)
-	for _, bl := range c.Ballots {
-		fmt.Fprintf(h, " %d:%t", bl.Session, bl.Backed)
-	}
-	return Key{Session: PanelSession, Operation: "reported calls", Kind: hex.EncodeToString(h.Sum(nil)[:16])}
-}

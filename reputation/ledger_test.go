@@ -2,9 +2,11 @@ package reputation_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -91,7 +93,8 @@ func TestLedger_reportOnceAfterForgetting(t *testing.T) {
 		}
 		return recs
 	}
-	call := reputation.Call{Scope: scope, Ballots: []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2}}}
+	// Rebuilt from its receipt, the call names the time it was made.
+	call := reputation.Call{Scope: scope, Ballots: []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2}}, At: time.Now()}
 	l := reputation.NewLedger(1)
 	l.PutCall("alice", "t1", call)
 	if _, err := l.Report(ctx, b, "alice", "t1", true); err != nil {
@@ -116,6 +119,67 @@ func TestLedger_reportOnceAfterForgetting(t *testing.T) {
 	w := float64(reputation.DefaultFeedbackWeight)
 	if diff := cmp.Diff([]reputation.Record{{Wrong: w}, {}}, load()); diff != "" { // a dissenter gains nothing when the winner was wrong
 		t.Errorf("the replacing report (-want +got):\n%s", diff)
+	}
+}
+
+// TestLedger_reportWindow: a report on a call made longer ago than the
+// Book's report window learns nothing, and Report says it found no call;
+// what was reported on a call of an older week than the window and a
+// week more is forgotten as a later report sweeps, so that the same
+// report on that call, were it taken, would count again.
+func TestLedger_reportWindow(t *testing.T) {
+	ctx := context.Background()
+	store := new(reputation.Memory)
+	b := newBook(t, store)
+	load := func() reputation.Record {
+		t.Helper()
+		recs, err := store.Load(ctx, []reputation.Key{{Session: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return recs[0]
+	}
+	ballots := []reputation.Ballot{{Session: 1, Backed: true}}
+	l := reputation.NewLedger(10)
+	window := b.Options().ReportWindow
+	l.KeepCall("alice", "old", reputation.Call{Scope: scope, Ballots: ballots, At: time.Now().Add(-window - time.Minute)})
+	if ok, err := l.Report(ctx, b, "alice", "old", true); ok || err != nil {
+		t.Errorf("Report on a call older than the window = %v, %v; want false, nil", ok, err)
+	}
+	if got := load(); got != (reputation.Record{}) {
+		t.Errorf("a report on a call older than the window learned %+v", got)
+	}
+
+	// A call of 30 days ago, reported within the window, counts once.
+	l.KeepCall("alice", "month", reputation.Call{Scope: scope, Ballots: ballots, At: time.Now().Add(-30 * 24 * time.Hour)})
+	for range 2 {
+		if ok, err := l.Report(ctx, b, "alice", "month", true); !ok || err != nil {
+			t.Fatalf("Report = %v, %v", ok, err)
+		}
+	}
+	w := float64(reputation.DefaultFeedbackWeight)
+	if got := load(); got != (reputation.Record{Right: w}) {
+		t.Fatalf("after the report made twice: %+v, want Right %v", got, w)
+	}
+	// A Book over the same store whose window is a day (Books sharing a
+	// store share their window; this one plays the later day when the
+	// call is out of the window) forgets that report as it takes one.
+	short, err := reputation.New(store, reputation.Options{ReportWindow: 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.KeepCall("alice", "now", reputation.Call{Scope: scope, Ballots: []reputation.Ballot{{Session: 2, Backed: true}}})
+	if ok, err := l.Report(ctx, short, "alice", "now", true); !ok || err != nil {
+		t.Fatalf("Report = %v, %v", ok, err)
+	}
+	if ok, err := l.Report(ctx, b, "alice", "month", true); !ok || err != nil {
+		t.Fatalf("Report = %v, %v", ok, err)
+	}
+	if got := load(); got != (reputation.Record{Right: 2 * w}) {
+		t.Errorf("the report on a call swept out of a day's window, made again: %+v, want Right %v (counted anew)", got, 2*w)
+	}
+	if _, err := reputation.New(nil, reputation.Options{ReportWindow: -time.Hour}); !errors.Is(err, reputation.ErrInvalid) {
+		t.Errorf("New with a negative report window = %v, want ErrInvalid", err)
 	}
 }
 

@@ -105,3 +105,25 @@ func (m *Memory) DeleteSessions(ctx context.Context, sessions []int64) error {
 	}
 	return nil
 }
+
+var _ PanelDeleter = (*Memory)(nil)
+
+// DeletePanel implements [PanelDeleter].
+func (m *Memory) DeletePanel(ctx context.Context, operation, before string) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if err := CheckPanelOperation(operation); err != nil {
+		return 0, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for k := range m.records {
+		if k.Session == PanelSession && k.Operation == operation && k.Kind < before {
+			delete(m.records, k)
+			n++
+		}
+	}
+	return n, nil
+}

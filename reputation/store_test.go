@@ -22,3 +22,7 @@ func TestMemoryShared(t *testing.T) {
 func TestMemory_deleteSessions(t *testing.T) {
 	reputationtest.TestSessionDeleter(t, func(*testing.T) reputation.SessionDeleter { return new(reputation.Memory) })
 }
+
+func TestMemory_deletePanel(t *testing.T) {
+	reputationtest.TestPanelDeleter(t, func(*testing.T) reputation.PanelDeleter { return new(reputation.Memory) })
+}

@@ -229,7 +229,9 @@
 // or not, whatever the call answered, so that a call that answered RETRY,
 // whose votes show who was right all the same, teaches too. Either names
 // the call by its trace_id or its receipt's receipt_id, for its caller
-// only, and counts once. POST /api/v4/feedback ([FeedbackRequest]) takes
+// only, and counts once, within the book's report window after the call
+// (reputation.Options.ReportWindow, 400 days by default; a later report
+// is ErrUnknownCall). POST /api/v4/feedback ([FeedbackRequest]) takes
 // both over HTTP.
 //
 // A report on a validation also examines its claim: the service asks it

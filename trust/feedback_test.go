@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+	"time"
 
 	"golang.org/x/time/rate"
 
@@ -269,8 +270,21 @@ func feedbackBook(t *testing.T) (ed25519.PrivateKey, *reputation.Memory, *reputa
 // TestService_feedbackOnceForgotten: a call reported by its trace id and
 // then by its receipt where the call is not remembered (another server
 // on the same book and receipts, as after the ledger forgot it) counts
-// once: the report is kept in the book's store.
+// once: the report is kept in the book's store, under the week of the
+// call, which the call remembered and its receipt name alike even when
+// the call is decided in the last millisecond of a week.
 func TestService_feedbackOnceForgotten(t *testing.T) {
+	const week = 7 * 24 * time.Hour // of the Unix epoch, as the book counts weeks
+	lastOfWeek := time.Now().Truncate(week).Add(-time.Millisecond)
+	for name, now := range map[string]func() time.Time{
+		"now":             nil,
+		"end of the week": func() time.Time { return lastOfWeek },
+	} {
+		t.Run(name, func(t *testing.T) { feedbackOnceForgotten(t, now) })
+	}
+}
+
+func feedbackOnceForgotten(t *testing.T, now func() time.Time) {
 	priv, store, book := feedbackBook(t)
 	signer, err := receipt.NewEd25519Signer(priv)
 	if err != nil {
@@ -284,7 +298,7 @@ func TestService_feedbackOnceForgotten(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := trust.New(e, trust.WithReceipts(&receipt.Issuer{Signer: signer, Store: receipts}))
+		s, err := trust.New(e, trust.WithReceipts(&receipt.Issuer{Signer: signer, Store: receipts, Now: now}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -115,9 +115,9 @@ type judgement struct {
 //     candidate is produced and judged likewise; unsettled, the call
 //     answers RETRY with the candidate as its best effort.
 //
-// It returns the response, the tally the receipt records (the last
-// judgement's) and every step.
-func (s *Service) judged(ctx context.Context, req *Request, traceID string) (*Response, stepResult, []stepResult, error) {
+// It returns the decision: the response, the tally the receipt records
+// (the last judgement's) and every step.
+func (s *Service) judged(ctx context.Context, req *Request, traceID string) (decision, error) {
 	cands := s.candidates(ctx)
 	tier := plan(req.Policy).tier
 	if req.Policy == PolicyAdaptive {
@@ -145,10 +145,10 @@ func (s *Service) judged(ctx context.Context, req *Request, traceID string) (*Re
 		st, err := s.runOn(ctx, req, rung{tier, 1, router.DisagreeBestEffort}, id)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, stepResult{}, nil, ctx.Err()
+				return decision{}, ctx.Err()
 			}
 			if refused(err) {
-				return nil, stepResult{}, nil, err
+				return decision{}, err
 			}
 			st = failedRun(err, req.Mode, id, tier)
 		}
@@ -170,7 +170,7 @@ func (s *Service) judged(ctx context.Context, req *Request, traceID string) (*Re
 		c.Output = out
 		j, err := s.judge(ctx, req, out, producers, cands, traceID)
 		if err != nil {
-			return nil, stepResult{}, nil, err
+			return decision{}, err
 		}
 		j.offset = len(runs)
 		for _, st := range j.steps {
@@ -191,20 +191,21 @@ func (s *Service) judged(ctx context.Context, req *Request, traceID string) (*Re
 		}
 	}
 	if len(steps) == 0 {
-		return nil, stepResult{}, nil, problem.New(http.StatusServiceUnavailable, problem.CodeInsufficientSessions,
+		return decision{}, problem.New(http.StatusServiceUnavailable, problem.CodeInsufficientSessions,
 			"trust: a judged delegation found no session to produce an answer")
 	}
 	if last == nil { // nothing was produced: the produce runs' own tally
 		final, err := s.tally(ctx, req, steps, s.readScope(ctx, req, nil, nil))
 		if err != nil {
-			return nil, stepResult{}, nil, err
+			return decision{}, err
 		}
 		resp := s.respond(req, steps, final, traceID)
 		resp.Evidence.Judging = judging
-		return resp, final, steps, nil
+		return decision{resp: resp, final: final, steps: steps, at: s.now()}, nil
 	}
-	s.learn(ctx, last.vreq, last.final, last.steps, traceID, nil) // a validation: no open answer
-	return s.judgedResponse(req, steps, runs, judging, last), last.final, steps, nil
+	at := s.now()
+	s.learn(ctx, last.vreq, last.final, last.steps, traceID, nil, at) // a validation: no open answer
+	return decision{resp: s.judgedResponse(req, steps, runs, judging, last), final: last.final, steps: steps, at: at}, nil
 }
 
 // nextProducer returns the first candidate session that has produced no

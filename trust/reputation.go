@@ -161,7 +161,8 @@ func nextWeight(cands []candidate, used map[router.SessionID]bool, rel consensus
 // Feedback in the router's ledger, under its caller and trace id, in
 // place of the router calls it made. cals is what the call read, if
 // anything: an open answer learns at the coincidence it was read with.
-func (s *Service) learn(ctx context.Context, req *Request, final stepResult, steps []stepResult, traceID string, cals *scopeReading) {
+// at is when the call was decided, as its receipt records it.
+func (s *Service) learn(ctx context.Context, req *Request, final stepResult, steps []stepResult, traceID string, cals *scopeReading, at time.Time) {
 	if s.keep == nil || !router.Teaches(ctx) {
 		return
 	}
@@ -175,7 +176,7 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 		}
 	}
 	if final.out.Winner >= 0 {
-		c := reputation.Call{Scope: sc, Ballots: checkBallots(router.Ballots(final.out, final.key), steps, final.out.Label)}
+		c := reputation.Call{Scope: sc, Ballots: checkBallots(router.Ballots(final.out, final.key), steps, final.out.Label), At: at}
 		if req.Mode != ModeDelegation && twoVerdicts(final.out.Label) {
 			c.Label = string(final.out.Label) // what FeedbackVerdict reads the true verdict against
 		}
@@ -305,8 +306,8 @@ func (s *Service) report(ctx context.Context, id string, rightOf func(reputation
 
 // receiptCall reads the call of receipt id, which must be the caller's:
 // the trace id it ran under ("receipt:" and id when it names none), its
-// scope, its ballots and the calibration basis its policy snapshot
-// records.
+// scope, when it was decided, its ballots and the calibration basis its
+// policy snapshot records.
 func (s *Service) receiptCall(ctx context.Context, id string) (traceID string, c reputation.Call, err error) {
 	unknown := fmt.Errorf("%w: %q", ErrUnknownCall, id)
 	if s.issuer == nil || s.issuer.Store == nil {
@@ -336,6 +337,9 @@ func (s *Service) receiptCall(ctx context.Context, id string) (traceID string, c
 		kind = router.KindDelegate
 	}
 	c.Scope = router.Scope(kind, r.TaskMeta.Type)
+	if c.At, err = r.IssuedAt(); err != nil {
+		return "", c, err
+	}
 	for i, v := range cs.Verdicts {
 		l := consensus.Label(v)
 		if l == consensus.LabelCancelled || l.Failed() {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -131,11 +132,11 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 	}
 
 	if req.Delegation.judged() {
-		resp, final, steps, err := s.judged(ctx, req, traceID)
+		d, err := s.judged(ctx, req, traceID)
 		if err != nil {
 			return nil, err
 		}
-		return s.finish(ctx, span, req, resp, final, steps)
+		return s.finish(ctx, span, req, d)
 	}
 	var steps []stepResult
 	var cals *scopeReading
@@ -161,17 +162,41 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.learn(ctx, req, final, steps, traceID, cals)
-	return s.finish(ctx, span, req, s.respond(req, steps, final, traceID), final, steps)
+	at := s.now()
+	s.learn(ctx, req, final, steps, traceID, cals, at)
+	return s.finish(ctx, span, req, decision{resp: s.respond(req, steps, final, traceID), final: final, steps: steps, at: at})
 }
 
-// finish issues the receipt resp asks for, if any, and records the answer.
-func (s *Service) finish(ctx context.Context, span trace.Span, req *Request, resp *Response, final stepResult, steps []stepResult) (*Response, error) {
+// A decision is what a call decided: its response, the tally its receipt
+// records, every step that ran, and when it was decided (the time of the
+// call its router's ledger remembers, and its receipt's timestamp).
+type decision struct {
+	resp  *Response
+	final stepResult
+	steps []stepResult
+	at    time.Time
+}
+
+// now returns the time of a decision: by the receipt issuer's clock, if it
+// has one, to the millisecond a receipt's timestamp records.
+func (s *Service) now() time.Time {
+	now := time.Now
+	if s.issuer != nil && s.issuer.Now != nil {
+		now = s.issuer.Now
+	}
+	return now().UTC().Truncate(time.Millisecond)
+}
+
+// finish issues the receipt d asks for, if any, and records the answer.
+func (s *Service) finish(ctx context.Context, span trace.Span, req *Request, d decision) (*Response, error) {
+	resp := d.resp
 	traceID := resp.TraceID
 	resp.Evidence.Payment = escrowPayment(ctx, resp)
 	if req.Receipt.Requested() {
 		ictx, ispan := s.tel.startIssue(ctx, req) // the log append, when the store keeps a log, is its child
-		issued, err := s.issuer.Issue(ictx, s.receiptParams(ctx, req, resp, final, steps))
+		p := s.receiptParams(ctx, req, resp, d.final, d.steps)
+		p.At = d.at
+		issued, err := s.issuer.Issue(ictx, p)
 		s.tel.issued(ictx, ispan, issued, err)
 		if err != nil {
 			s.logger.ErrorContext(ctx, "trust: issuing receipt", "trace_id", traceID, "error", err)

@@ -187,6 +187,43 @@ func (s *Store) DeleteSessions(ctx context.Context, sessions []int64) error {
 	return nil
 }
 
+var _ reputation.PanelDeleter = (*Store)(nil)
+
+// DeletePanel implements reputation.PanelDeleter: the panel's keys under
+// operation are read in order, and those of a kind before the bound are
+// deleted, in one transaction.
+func (s *Store) DeletePanel(ctx context.Context, operation, before string) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if err := reputation.CheckPanelOperation(operation); err != nil {
+		return 0, err
+	}
+	prefix := encodeKey(reputation.Key{Session: reputation.PanelSession, Operation: operation})
+	prefix = prefix[:len(prefix)-1] // without the empty kind's length
+	var keys [][]byte
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketRecords)
+		c := b.Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			n, w := binary.Uvarint(k[len(prefix):])
+			if kind := k[len(prefix)+w:]; w > 0 && uint64(len(kind)) == n && string(kind) < before {
+				keys = append(keys, bytes.Clone(k))
+			}
+		}
+		for _, k := range keys { // after the cursor, which a deletion would move
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("boltstore: deleting the panel's records: %w", err)
+	}
+	return len(keys), nil
+}
+
 // encodeKey writes the session (8 bytes, big endian), then the operation
 // and the kind, each behind its length as a uvarint, so that no two keys
 // share an encoding.

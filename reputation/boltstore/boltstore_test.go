@@ -37,6 +37,14 @@ func TestStore_deleteSessions(t *testing.T) {
 	})
 }
 
+func TestStore_deletePanel(t *testing.T) {
+	reputationtest.TestPanelDeleter(t, func(t *testing.T) reputation.PanelDeleter {
+		s := open(t, filepath.Join(t.TempDir(), "reputation.db"))
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
 // TestStore_reopen checks that a restart keeps what was learned, to the
 // bit: a record read back after Close and Open is the one computed.
 func TestStore_reopen(t *testing.T) {

@@ -1,0 +1,100 @@
+package reputation
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"time"
+)
+
+// DefaultReportWindow is how long after a call a report on it counts when
+// Options.ReportWindow is zero: 400 days, longer than the 90 days a
+// production receipt is kept at most (receipt.Production), so that a call
+// can be reported by its receipt for as long as the receipt is kept.
+const DefaultReportWindow = 400 * 24 * time.Hour
+
+// reportOperation is the operation of the panel's records that keep what
+// was last reported on each call (see reportKey). It holds a space, which
+// no operation's name does.
+const reportOperation = "reported calls"
+
+// reportWeek is the span of calls whose reports are forgotten together.
+const reportWeek = 7 * 24 * time.Hour
+
+// A PanelDeleter is a [Store] that can delete the panel's records of one
+// operation whose kinds sort before a bound, at once: what a [Book] needs
+// to forget what was reported on calls older than its report window
+// (Options.ReportWindow), which no report can reach again. [Memory],
+// boltstore.Store and pgstore's ReputationStore are PanelDeleters; over
+// another Store, what was reported on each call is kept for good.
+type PanelDeleter interface {
+	Store
+	// DeletePanel deletes every record of the panel (PanelSession) under
+	// operation whose kind sorts before the kind before, byte by byte,
+	// atomically, and returns how many it deleted. It returns an error
+	// wrapping ErrInvalid for an empty operation, deleting nothing, and
+	// ctx's error when ctx is done before it writes.
+	DeletePanel(ctx context.Context, operation, before string) (int, error)
+}
+
+// CheckPanelOperation reports an empty operation, as an error wrapping
+// ErrInvalid: what a PanelDeleter refuses.
+func CheckPanelOperation(operation string) error {
+	if operation == "" {
+		return fmt.Errorf("%w: the panel's records of no operation", ErrInvalid)
+	}
+	return nil
+}
+
+// reportKey is the record of the panel in which b's store keeps what was
+// last reported on the call caller made under id (Right 1 or Wrong 1),
+// so that a report counts once whatever the Ledger still remembers: the
+// call is named by its caller, id, scope and voters, which a call
+// rebuilt from its receipt names alike. Its kind begins with the week of
+// the call (weekKind), so that the reports on the calls of a week are
+// forgotten together (Book.sweepReports).
+func reportKey(caller, id string, c Call) Key {
+	h := sha256.New()
+	fmt.Fprintf(h, "%q %q %q %q", caller, id, c.Scope.Operation, c.Scope.Kind)
+	for _, bl := range c.Ballots {
+		fmt.Fprintf(h, " %d:%t", bl.Session, bl.Backed)
+	}
+	kind := weekKind(weekOf(c.At)) + " " + hex.EncodeToString(h.Sum(nil)[:16])
+	return Key{Session: PanelSession, Operation: reportOperation, Kind: kind}
+}
+
+// weekOf returns the week of t counted from the Unix epoch, never below 0.
+func weekOf(t time.Time) int64 {
+	return max(t.Unix()/int64(reportWeek/time.Second), 0)
+}
+
+// weekKind names week w so that weeks sort as their names do.
+func weekKind(w int64) string { return fmt.Sprintf("w%08d", w) }
+
+// reportable reports whether a report on call, made at now, counts: the
+// call was made within the report window.
+func (b *Book) reportable(call Call, now time.Time) bool {
+	return !call.At.Before(now.Add(-b.opts.ReportWindow))
+}
+
+// sweepReports forgets, when b's store is a PanelDeleter, what was
+// reported on the calls made in the weeks before the report window and
+// one week more (for clocks of servers sharing the store that differ),
+// at most once a week: no report on those calls counts any more.
+func (b *Book) sweepReports(ctx context.Context, now time.Time) error {
+	d, ok := b.store.(PanelDeleter)
+	if !ok {
+		return nil
+	}
+	bound := weekOf(now.Add(-b.opts.ReportWindow)) - 1
+	last := b.swept.Load()
+	if bound <= last || !b.swept.CompareAndSwap(last, bound) {
+		return nil // swept, or being swept
+	}
+	if _, err := d.DeletePanel(ctx, reportOperation, weekKind(bound)); err != nil {
+		b.swept.CompareAndSwap(bound, last) // the next report sweeps again
+		return fmt.Errorf("reputation: forgetting the reports on calls before week %d: %w", bound, err)
+	}
+	return nil
+}

@@ -135,3 +135,12 @@ func ExampleSessions() {
 	// 102 pool-1
 	// 103 pool-0
 }
+
+func ExampleDeadlineOnly() {
+	ctx, cancel := context.WithTimeout(routertest.DeadlineOnly(time.Minute), time.Millisecond)
+	defer cancel()
+	<-ctx.Done() // a context derived from it with an earlier deadline keeps its own
+	_, ok := routertest.DeadlineOnly(time.Minute).Deadline()
+	fmt.Println(ok, routertest.DeadlineOnly(time.Minute).Done() == nil, ctx.Err())
+	// Output: true true context deadline exceeded
+}

@@ -246,11 +246,13 @@ const minCompact = 64
 // Report takes an outcome report on the call caller made under id: when
 // right is false and the call was paid by an escrowed payment, the
 // payment is refunded by the Policy, once. It returns the refund's
-// outcome as the ledger keeps it, and whether money moved: false when
-// nothing was refunded (right is true, the Policy is nil or refunds
-// nothing, the payment was never captured, or the facilitator refused
-// the refund for good, which the outcome's settlement then names and a
-// later report replays). It fails with [ErrUnknownCall] when no
+// outcome as the ledger keeps it, and whether the refund moved money:
+// false when nothing was refunded (right is true, the Policy is nil or
+// refunds nothing, the payment was never captured, or the facilitator
+// refused the refund for good, which the outcome's settlement then
+// names). A later report sends nothing and returns the same: the outcome
+// recorded (its At says when the refund happened) and whether it moved
+// money. It fails with [ErrUnknownCall] when no
 // payment is remembered for the call, [ErrRefundExpired] after the
 // refund deadline, and with the ledger's errors ([x402.ErrEscrowAmount] for a
 // policy asking above what is refundable), sending nothing in each case;

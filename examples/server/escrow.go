@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -12,6 +11,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/x402"
@@ -131,12 +131,12 @@ func (d *demoEscrow) balanceHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		who, err := evm.ParseAddress(r.PathValue("address"))
 		if err != nil {
-			writeProblem(w, r, problem.Invalid([]problem.FieldError{{Field: "address", Rule: "address", Message: err.Error()}}))
+			httpapi.WriteProblem(w, r, problem.Invalid([]problem.FieldError{{Field: "address", Rule: "address", Message: err.Error()}}))
 			return
 		}
 		o, err := d.offer(evm.OfflineFacilitatorAddress, "$0.001", evm.TransferEIP3009)
 		if err != nil {
-			writeProblem(w, r, problem.New(http.StatusInternalServerError, problem.CodeInternal, "the escrow's asset is unknown"))
+			httpapi.WriteProblem(w, r, problem.New(http.StatusInternalServerError, problem.CodeInternal, "the escrow's asset is unknown"))
 			return
 		}
 		token, _ := evm.ParseAddress(o.Asset)
@@ -164,14 +164,4 @@ func finishEscrows(ctx context.Context, r *escrow.Recovery, log *slog.Logger) {
 	if err != nil && ctx.Err() == nil {
 		log.Warn("escrow recovery", "error", err)
 	}
-}
-
-// writeProblem answers p as the library's routes do, with the request
-// path as instance and a new request id, in the body and the
-// X-Request-Id header, for a route served beside them.
-func writeProblem(w http.ResponseWriter, r *http.Request, p *problem.Details) {
-	q := *p
-	q.Instance, q.RequestID = r.URL.Path, "req_"+rand.Text()
-	w.Header().Set("X-Request-Id", q.RequestID)
-	problem.Write(w, &q)
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/router"
 )
@@ -39,15 +40,16 @@ func (h *health) register(mux *http.ServeMux) {
 // answers any other method 405 with Allow: GET, HEAD, as the library's
 // routes do. Without the second pattern the router's handler, which
 // serves every path mux does not, would take the other methods and
-// answer 404.
+// answer 404. Every answer carries a request id of the library's form,
+// repeated as a problem's request_id.
 func handleGet(mux *http.ServeMux, path string, h http.Handler) {
 	const allow = "GET, HEAD"
-	mux.Handle(http.MethodGet+" "+path, h)
-	mux.Handle(path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle(http.MethodGet+" "+path, httpapi.WithRequestID(h))
+	mux.Handle(path, httpapi.WithRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allow)
-		writeProblem(w, r, problem.Newf(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
+		httpapi.WriteProblem(w, r, problem.Newf(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
 			"%s %s is not served; use %s", r.Method, r.URL.Path, allow))
-	}))
+	})))
 }
 
 // readiness is the body of /readyz.

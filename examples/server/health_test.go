@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,12 +74,34 @@ func TestHealth_ready(t *testing.T) {
 	})
 }
 
+// idShape is a request id with each hexadecimal digit after its prefix
+// ("req_") replaced by x: ids of one form have one shape.
+func idShape(id string) string {
+	prefix, rest, _ := strings.Cut(id, "_")
+	return prefix + "_" + strings.Map(func(r rune) rune {
+		if '0' <= r && r <= '9' || 'a' <= r && r <= 'f' {
+			return 'x'
+		}
+		return r
+	}, rest)
+}
+
 // TestRun_getRoutesRefuseOtherMethods: the routes the demo serves beside
 // the library's handlers answer another method than GET and HEAD 405
-// with Allow, as the library's routes do, not the router's 404.
+// with Allow, as the library's routes do, not the router's 404; and each
+// answer carries a request id of the form of the library's routes' ids.
 func TestRun_getRoutesRefuseOtherMethods(t *testing.T) {
 	t.Parallel()
 	base, _, _ := startServer(t)
+	ping, err := http.Get(base + "/api/v1/ping")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ping.Body.Close()
+	shape := idShape(ping.Header.Get("X-Request-Id"))
+	if !strings.HasPrefix(shape, "req_x") {
+		t.Fatalf("GET /api/v1/ping: X-Request-Id %q, want req_ and hex digits", ping.Header.Get("X-Request-Id"))
+	}
 	for _, path := range []string{"/healthz", "/readyz", "/x402/escrow/balance/0x000000000000000000000000000000000000dEaD"} {
 		for _, method := range []string{http.MethodGet, http.MethodHead} {
 			req, _ := http.NewRequest(method, base+path, nil)
@@ -89,6 +112,9 @@ func TestRun_getRoutesRefuseOtherMethods(t *testing.T) {
 			resp.Body.Close()
 			if resp.StatusCode != http.StatusOK {
 				t.Errorf("%s %s = %d, want 200", method, path, resp.StatusCode)
+			}
+			if id := resp.Header.Get("X-Request-Id"); idShape(id) != shape {
+				t.Errorf("%s %s: X-Request-Id %q, want one of the form of /api/v1/ping's", method, path, id)
 			}
 		}
 		for _, method := range []string{http.MethodPost, http.MethodDelete} {
@@ -110,6 +136,9 @@ func TestRun_getRoutesRefuseOtherMethods(t *testing.T) {
 			}
 			if diff := cmp.Diff(want, got); diff != "" || resp.Header.Get("Allow") != "GET, HEAD" || want.RequestID == "" {
 				t.Errorf("%s %s: Allow %q, problem (-want +got):\n%s", method, path, resp.Header.Get("Allow"), diff)
+			}
+			if idShape(want.RequestID) != shape {
+				t.Errorf("%s %s: request id %q, want one of the form of /api/v1/ping's", method, path, want.RequestID)
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -191,7 +192,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRPC(w, rpcResponse{JSONRPC: "2.0", ID: req.ID, Error: &rpcError{Code: -32004,
 			Message: "Unsupported operation: this agent serves no streaming (its card says capabilities.streaming false); send message/send"}})
 	default:
-		if rpcErr := readAsSent(body); rpcErr != nil {
+		rpcErr := readAsSent(body)
+		if rpcErr == nil && isRequest {
+			rpcErr = readParams03(req.Method, req.Params)
+		}
+		if rpcErr != nil {
 			writeRPC(w, rpcResponse{JSONRPC: "2.0", ID: req.ID, Error: rpcErr})
 			return
 		}
@@ -222,6 +227,43 @@ func readAsSent(body []byte) *rpcError {
 		return &rpcError{Code: -32602, Message: "Invalid params: " + fe.Field + ": " + fe.Message}
 	}
 	return &rpcError{Code: -32600, Message: "Request payload validation error: " + fe.Field + ": " + fe.Message}
+}
+
+// readParams03 refuses the params of a version 0.3 method that do not
+// fit the method's params type, as invalid params naming the member by
+// its path under params ("params.message.messageId"): the SDK would
+// answer them as a parse error naming Go types. Params the method
+// requires and the request lacks are refused the same way. Any other
+// error is left to the SDK.
+func readParams03(method string, params json.RawMessage) *rpcError {
+	var v any
+	switch method {
+	case "message/send":
+		v = new(a2a.MessageSendParams)
+	case "tasks/get":
+		v = new(a2a.TaskQueryParams)
+	case "tasks/cancel":
+		v = new(a2a.TaskIDParams)
+	default:
+		return nil
+	}
+	if len(params) == 0 || string(params) == "null" {
+		return &rpcError{Code: -32602, Message: "Invalid params: params: is required: an object"}
+	}
+	var p *problem.Details
+	if err := jsonbody.Unmarshal(params, v); !errors.As(err, &p) || len(p.Errors) == 0 {
+		return nil
+	}
+	fe := p.Errors[0]
+	field := "params"
+	switch {
+	case fe.Field == "(body)":
+	case strings.HasPrefix(fe.Field, "["):
+		field += fe.Field
+	default:
+		field += "." + fe.Field
+	}
+	return &rpcError{Code: -32602, Message: "Invalid params: " + field + ": " + fe.Message}
 }
 
 // idKind returns the kind of a JSON-RPC id that JSON-RPC 2.0 does not

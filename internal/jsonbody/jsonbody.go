@@ -106,6 +106,12 @@ func describe(err error, data []byte, target reflect.Type) error {
 	case errors.As(err, &p):
 		return p
 	case errors.As(err, &syntax):
+		// encoding/json has a depth limit of its own, far above MaxDepth.
+		if strings.HasSuffix(syntax.Error(), "exceeded max depth") {
+			if i := depthOffset(data); i >= 0 {
+				return tooDeep(i)
+			}
+		}
 		// Offset counts the bytes read, the wrong one included.
 		return problem.Newf(http.StatusBadRequest, problem.CodeMalformedJSON, "invalid JSON at byte offset %d: %s", max(syntax.Offset-1, 0), strings.TrimPrefix(syntax.Error(), "json: "))
 	case errors.As(err, &typ):

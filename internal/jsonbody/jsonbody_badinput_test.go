@@ -57,7 +57,9 @@ func TestUnmarshal_duplicateMembers(t *testing.T) {
 }
 
 // TestUnmarshal_depth checks the nesting limit to the level, for objects
-// and arrays alike.
+// and arrays alike, and that the error names the offset of the first
+// value too deep however deep the body goes (encoding/json stops at a
+// limit of its own).
 func TestUnmarshal_depth(t *testing.T) {
 	nest := func(open, close string, n int) string {
 		return strings.Repeat(open, n) + "1" + strings.Repeat(close, n)
@@ -69,10 +71,18 @@ func TestUnmarshal_depth(t *testing.T) {
 		}
 		for _, n := range []int{jsonbody.MaxDepth + 1, 20000} {
 			p := asProblem(t, jsonbody.Unmarshal([]byte(nest(tt.open, tt.close, n)), &v))
-			if p.Status != 400 || p.Code != problem.CodeMalformedJSON || !strings.Contains(p.Detail, "nested") && !strings.Contains(p.Detail, "depth") {
-				t.Errorf("%s nested %d deep: %d %s %q, want 400 malformed_json about nesting", tt.open, n, p.Status, p.Code, p.Detail)
+			want := fmt.Sprintf("JSON nested deeper than %d levels at byte offset %d", jsonbody.MaxDepth, jsonbody.MaxDepth*len(tt.open))
+			if p.Status != 400 || p.Code != problem.CodeMalformedJSON || p.Detail != want {
+				t.Errorf("%s nested %d deep: %d %s %q, want 400 malformed_json %q", tt.open, n, p.Status, p.Code, p.Detail, want)
 			}
 		}
+	}
+	// Brackets in strings do not count.
+	head := `["[\"{[", `
+	var v any
+	p := asProblem(t, jsonbody.Unmarshal([]byte(head+nest("[", "]", 20000)+"]"), &v))
+	if want := fmt.Sprintf("JSON nested deeper than %d levels at byte offset %d", jsonbody.MaxDepth, len(head)+jsonbody.MaxDepth-1); p.Detail != want {
+		t.Errorf("brackets in a string, then nested 20000 deep: %q, want %q", p.Detail, want)
 	}
 }
 

@@ -36,6 +36,39 @@ func checkText(data []byte) error {
 	return problem.Newf(http.StatusBadRequest, problem.CodeMalformedJSON, "invalid UTF-8 at byte offset %d", off)
 }
 
+// tooDeep is the error of an object or array opened at byte offset i
+// below MaxDepth others.
+func tooDeep(i int) error {
+	return problem.Newf(http.StatusBadRequest, problem.CodeMalformedJSON,
+		"JSON nested deeper than %d levels at byte offset %d", MaxDepth, i)
+}
+
+// depthOffset returns the byte offset in data of the first object or
+// array opened below MaxDepth others, or -1. data need not be valid
+// JSON: it is what encoding/json refused for nesting deeper than its own
+// limit.
+func depthOffset(data []byte) int {
+	depth := 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			if depth == MaxDepth {
+				return i
+			}
+			depth++
+		case '}', ']':
+			depth--
+		}
+	}
+	return -1
+}
+
 // frame is one open object or array of checkStructure's walk.
 type frame struct {
 	object    bool
@@ -66,8 +99,7 @@ func checkStructure(data []byte) (folds bool, err error) {
 		switch data[i] {
 		case '{', '[':
 			if len(stack) == MaxDepth {
-				return false, problem.Newf(http.StatusBadRequest, problem.CodeMalformedJSON,
-					"JSON nested deeper than %d levels at byte offset %d", MaxDepth, i)
+				return false, tooDeep(i)
 			}
 			// Reuse the names slice of a frame popped at this depth.
 			var keys [][]byte

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 
@@ -10,6 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
+	"github.com/vouchkit/vouch/internal/jsonbody"
+	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
@@ -85,8 +91,8 @@ func mountAgents(mux *http.ServeMux, cfg config, d agentDeps) (*mcp.Server, erro
 	// routes; the tool call's span is the child of its request's.
 	// Each answer carries a request id, a refusal's problem too, as the
 	// API's routes do.
-	h := httpapi.Instrument(httpapi.WithRequestID(requireKey(d.auth, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: d.log}))),
+	h := httpapi.Instrument(httpapi.WithRequestID(requireKey(d.auth, readMCPBody(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: d.log})))),
 		d.obs.tracerProvider(), d.obs.meterProvider(), "normal")
 	mux.Handle(mcpPath, h)
 	mux.Handle(mcpMessagesPath, h)
@@ -114,6 +120,39 @@ func requireKey(auth router.Authenticator, next http.Handler) http.Handler {
 			return
 		}
 		httpapi.WriteAuthError(w, r, err)
+	})
+}
+
+// mcpMaxBody bounds the body of an MCP request, as the SDK bounds it.
+const mcpMaxBody = 4 << 20
+
+// readMCPBody refuses a POST whose body is larger than mcpMaxBody (413)
+// or is not one JSON value read as the API's routes read theirs (400
+// malformed_json, or invalid_request naming a member given twice), with
+// the API's problem: the SDK would answer either in plain text. Other
+// requests, and the body read, go to next.
+func readMCPBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, mcpMaxBody+1))
+		var p *problem.Details
+		switch {
+		case err != nil:
+			p = problem.Newf(http.StatusBadRequest, problem.CodeMalformedJSON, "reading body: %v", err)
+		case len(body) > mcpMaxBody:
+			p = problem.Newf(http.StatusRequestEntityTooLarge, problem.CodeBodyTooLarge, "body is larger than %d bytes", mcpMaxBody)
+		default:
+			errors.As(jsonbody.Unmarshal(body, new(json.RawMessage)), &p)
+		}
+		if p != nil {
+			httpapi.WriteProblem(w, r, p)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
 	})
 }
 

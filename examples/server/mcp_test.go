@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/trust"
 	"github.com/vouchkit/vouch/trust/agentcard"
@@ -203,6 +204,44 @@ func TestRun_mcpRefusesWithoutKey(t *testing.T) {
 		}
 		if id := resp.Header.Get("X-Request-Id"); id == "" || p.RequestID != id || p.Instance != mcpMessagesPath {
 			t.Errorf("tool call with key %q: X-Request-Id %q, problem %+v; want the id in both, and the path as instance", key, id, p)
+		}
+	}
+}
+
+// TestRun_mcpBadBody: a body that is not one JSON value, or is too large,
+// is refused with the problem of the API's routes, naming the fault,
+// where the SDK would answer in plain text.
+func TestRun_mcpBadBody(t *testing.T) {
+	t.Parallel()
+	base, _, _ := startServer(t)
+	for _, c := range []struct {
+		body   string
+		status int
+		code   problem.Code
+		detail string
+	}{
+		{`{"jsonrpc":`, http.StatusBadRequest, "malformed_json", "the body ends before the value does"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list"} {}`, http.StatusBadRequest, "malformed_json", "unexpected data after the JSON value at byte offset 47"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{},"params":{}}`, http.StatusBadRequest, "invalid_request", "params"},
+		{`{"a":"` + strings.Repeat("x", mcpMaxBody) + `"}`, http.StatusRequestEntityTooLarge, "body_too_large", "larger than"},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, base+mcpPath, strings.NewReader(c.body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer demo-key")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p trust.Error
+		err = json.NewDecoder(resp.Body).Decode(&p)
+		resp.Body.Close()
+		name := c.body[:min(len(c.body), 60)]
+		if resp.StatusCode != c.status || err != nil || p.Code != c.code || !strings.Contains(p.Detail, c.detail) {
+			t.Errorf("%s: %d %+v (%v), want %d %s naming %q", name, resp.StatusCode, p, err, c.status, c.code, c.detail)
+		}
+		if id := resp.Header.Get("X-Request-Id"); id == "" || p.RequestID != id {
+			t.Errorf("%s: X-Request-Id %q, request_id %q; want the id in both", name, id, p.RequestID)
 		}
 	}
 }

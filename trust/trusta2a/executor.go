@@ -210,7 +210,7 @@ func (e *executor) failure(ctx context.Context, skill string, err error) *proble
 }
 
 func trustSummary(r *trust.Response) string {
-	s := fmt.Sprintf("%s, confidence %.2f: %d runs, agreement %.2f", r.Status, r.Confidence, r.Evidence.Redundancy, r.Evidence.Agreement)
+	s := fmt.Sprintf("%s, confidence %.2f: %s, agreement %.2f", r.Status, r.Confidence, runs(r.Evidence.Redundancy), r.Evidence.Agreement)
 	if ri := r.RetryInstructions; ri != nil {
 		s += "; retry: " + ri.Reason
 	}
@@ -223,12 +223,20 @@ func trustSummary(r *trust.Response) string {
 	return s + "; trace " + r.TraceID
 }
 
+// runs is n runs in words: "1 run", "3 runs".
+func runs(n int) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
+}
+
 func factcheckSummary(r *router.FactcheckResponse) string {
 	verdict := string(r.Verdict)
 	if verdict == "" {
 		verdict = "no majority"
 	}
-	s := fmt.Sprintf("%s, confidence %.2f: %d runs, agreement %.2f", verdict, r.Confidence, r.Consensus.Replicas, r.Consensus.Agreement)
+	s := fmt.Sprintf("%s, confidence %.2f: %s, agreement %.2f", verdict, r.Confidence, runs(r.Consensus.Replicas), r.Consensus.Agreement)
 	if len(r.Reasons) > 0 {
 		s += "; " + r.Reasons[0]
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -134,6 +135,16 @@ func TestMessageSend_verdicts(t *testing.T) {
 		}
 		if r, _ := runs.(map[string]any); r["redundancy"] != tt.runs && r["replicas"] != tt.runs {
 			t.Errorf("%+v: runs %v, want %v", tt.part, runs, tt.runs)
+		}
+		// The summary counts the runs in words, "1 run" or "3 runs".
+		words := fmt.Sprintf(": %v runs, ", tt.runs)
+		if tt.runs == 1 {
+			words = ": 1 run, "
+		}
+		for _, p := range task.Artifacts[0].Parts {
+			if text, ok := p.(a2a.TextPart); ok && !strings.Contains(text.Text, words) {
+				t.Errorf("%+v: summary %q, want %q in it", tt.part, text.Text, words)
+			}
 		}
 		if ev, ok := got["evidence"].(map[string]any); ok && tt.key != "verdict" {
 			if _, ok := ev["disagreements"].([]any); !ok {

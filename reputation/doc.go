@@ -50,7 +50,8 @@
 // it. router.Engine and trust.Service teach it the calls of the host and
 // of callers that answer for theirs (an accepted credential, a payment),
 // never trial or anonymous calls (router.Teaches), and take a report on
-// a call from its caller only, once per call ([Ledger.Report]): one call
+// a call from its caller only, once per call ([Ledger.Report]) and within
+// the Book's report window after it (Options.ReportWindow): one call
 // moves a session's record by at most one vote, and its reported outcome
 // by at most FeedbackWeight. One caller is bounded too
 // (router.WithCallerShare): over an engine's latest calls that teach, a

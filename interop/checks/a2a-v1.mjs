@@ -5,11 +5,14 @@
 // JSON-RPC interface of protocol version 1.0 from supportedInterfaces,
 // sends a true and a false claim with SendMessage, reads the verdicts from
 // the answer's data part, reads a task back with GetTask and lists the
-// caller's tasks with ListTasks, sends a data part with a misspelt
-// member, and subscribes to a task and deletes a push notification
-// configuration, which the card does not offer. It prints "ok <name>" or "FAIL <name>: why" per step, and
-// throws, naming the failed steps, when any failed (run.sh then prints
-// "FAIL a2a-v1: ...").
+// caller's tasks with ListTasks, gets the SDK's TaskNotFoundError for
+// GetTask of a task it never had and its TaskNotCancelableError for
+// CancelTask of a completed one, sends a data part with a misspelt member
+// and one with a policy not in the list, asks ListTasks for a page too
+// large, and subscribes to a task and deletes a push notification
+// configuration, which the card does not offer. It prints "ok <name>" or
+// "FAIL <name>: why" per step, and throws, naming the failed steps, when
+// any failed (run.sh then prints "FAIL a2a-v1: ...").
 //
 // Environment (set by run.sh): VOUCH_BASE_URL (the server's base URL),
 // VOUCH_API_KEY (a key it accepts).
@@ -137,18 +140,41 @@ await check('a2a-v1 ListTasks', async () => {
   }
 });
 
-await check('a2a-v1 a misspelt member is invalid params naming it', async () => {
-  try {
-    await client.sendMessage(message(data({ claimed_result: '17 * 3 = 51', reciept: 'inline' })));
-  } catch (err) {
-    const fields = (err.data ?? []).flatMap((d) => d.fieldViolations ?? []).map((v) => v.field);
-    if (err.envelopeCode === -32602 || err.code === -32602 || /Invalid parameters/.test(err.message)) {
-      if (fields.includes('message.parts[0].data.reciept')) return;
+// Invalid params (−32602) whose BadRequest names the member at fault.
+for (const [step, fn, field] of [
+  ['a misspelt member', () => client.sendMessage(message(data({ claimed_result: '17 * 3 = 51', reciept: 'inline' }))),
+    'message.parts[0].data.reciept'],
+  ['a policy not in the list', () => client.sendMessage(message(data({ claimed_result: '17 * 3 = 51', policy: 'cheapest' }))),
+    'message.parts[0].data.policy'],
+  ['a page too large', () => client.listTasks({ tenant: '', contextId: '', status: 0, pageSize: 500, pageToken: '' }), 'pageSize'],
+]) {
+  await check(`a2a-v1 ${step} is invalid params naming it`, async () => {
+    try {
+      await fn();
+    } catch (err) {
+      const fields = (err.data ?? []).flatMap((d) => d.fieldViolations ?? []).map((v) => v.field);
+      if (err.envelopeCode === -32602 && fields.includes(field)) return;
+      return `error ${err.envelopeCode} ${err.message} ${JSON.stringify(err.data)}, want -32602 naming ${field}`;
     }
-    return `error ${err.message} ${JSON.stringify(err.data)}, want -32602 naming message.parts[0].data.reciept`;
-  }
-  return 'no error';
-});
+    return 'no error';
+  });
+}
+
+// The A2A errors of GetTask and CancelTask, as the SDK's error classes.
+for (const [step, fn, name, code] of [
+  ['GetTask of an unknown task', () => client.getTask({ tenant: '', id: 'no-such-task' }), 'TaskNotFoundError', -32001],
+  ['CancelTask of a completed task', () => client.cancelTask({ tenant: '', id: ids.VALID ?? 'none' }), 'TaskNotCancelableError', -32002],
+]) {
+  await check(`a2a-v1 ${step} is ${name}`, async () => {
+    try {
+      await fn();
+    } catch (err) {
+      if (err.name === name && err.envelopeCode === code) return;
+      return `error ${err.name} ${err.envelopeCode} ${err.message}, want ${name} (${code})`;
+    }
+    return 'no error';
+  });
+}
 
 // The card declares no streaming and no push notifications: the SDK's
 // resubscribeTask (SubscribeToTask) and deleteTaskPushNotificationConfig

@@ -2,10 +2,13 @@
 // SDK (@a2a-js/sdk 0.3, which speaks A2A 0.3, the protocol version vouch
 // serves): it resolves the agent card at /.well-known/agent-card.json,
 // sends a true and a false claim with message/send, reads the verdicts
-// from the answer's data part, reads the task back with tasks/get, and
-// sends a message the agent cannot read. It prints "ok <name>" or
-// "FAIL <name>: why" per step, and throws, naming the failed steps, when
-// any failed (run.sh then prints "FAIL a2a: ...").
+// from the answer's data part, reads the task back with tasks/get, gets
+// the SDK's TaskNotFoundError for a task it never had and its
+// TaskNotCancelableError for tasks/cancel of a completed one, and sends
+// a message the agent cannot read and a data part with a misspelt
+// member. It prints "ok <name>" or "FAIL <name>: why" per step, and
+// throws, naming the failed steps, when any failed (run.sh then prints
+// "FAIL a2a: ...").
 //
 // Environment (set by run.sh): VOUCH_BASE_URL (the server's base URL),
 // VOUCH_API_KEY (a key it accepts).
@@ -15,6 +18,8 @@ import {
   ClientFactoryOptions,
   DefaultAgentCardResolver,
   JsonRpcTransportFactory,
+  TaskNotCancelableError,
+  TaskNotFoundError,
   createAuthenticatingFetchWithRetry,
 } from '@a2a-js/sdk/client';
 
@@ -110,6 +115,40 @@ await check('a2a data part with an inline receipt', async () => {
 await check('a2a tasks/get', async () => {
   const task = await client.getTask({ id: taskId });
   if (task.id !== taskId || answerOf(task).status !== 'VALID') return `task ${JSON.stringify(task)}`;
+});
+
+// The SDK's error classes for the A2A errors of tasks/get and
+// tasks/cancel, with the codes of the specification.
+for (const [step, fn, cls, code] of [
+  ['tasks/get of an unknown task', () => client.getTask({ id: 'no-such-task' }), TaskNotFoundError, -32001],
+  ['tasks/cancel of a completed task', () => client.cancelTask({ id: taskId ?? 'none' }), TaskNotCancelableError, -32002],
+]) {
+  await check(`a2a ${step} is ${cls.name}`, async () => {
+    try {
+      await fn();
+    } catch (err) {
+      const e = err.errorResponse?.error;
+      if (err instanceof cls && e?.code === code) return;
+      return `error ${err.name} ${e?.code} ${err.message}, want ${cls.name} (${code})`;
+    }
+    return 'no error';
+  });
+}
+
+await check('a2a a misspelt member is invalid params naming it', async () => {
+  try {
+    await client.sendMessage({
+      message: {
+        kind: 'message', messageId: randomUUID(), role: 'user',
+        parts: [{ kind: 'data', data: { claimed_result: '17 * 3 = 51', reciept: 'inline' } }],
+      },
+    });
+  } catch (err) {
+    const e = err.errorResponse?.error;
+    if (e?.code === -32602 && String(e.data?.error).includes('reciept: is not an argument')) return;
+    return `error ${err.message}, want -32602 naming reciept`;
+  }
+  return 'no error';
 });
 
 await check('a2a bad input is invalid params', async () => {

@@ -3,6 +3,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { ok, equal, show } from "./assert.mjs";
 import { payer } from "./x402.mjs";
 
@@ -94,10 +95,26 @@ export async function badArgument(c, name, args, argument) {
 }
 
 /**
+ * unknownTool calls a tool the server does not list and checks that the
+ * SDK throws the protocol error invalid params (−32602) naming it.
+ */
+export async function unknownTool(c, name) {
+  let res;
+  try {
+    res = await c.callTool({ name, arguments: {} });
+  } catch (err) {
+    ok(err instanceof McpError && err.code === ErrorCode.InvalidParams && err.message.includes(name),
+      `tools/call of ${name}: got ${show(err)}, want McpError ${ErrorCode.InvalidParams} naming ${name}`);
+    return;
+  }
+  throw new Error(`tools/call of ${name}: no error, got ${show(res)}`);
+}
+
+/**
  * exercise calls every tool, checks each answer, reports a call's true
  * verdict and its outcome, fetches and verifies a receipt (and refuses it
  * edited), and checks that bad arguments are tool errors naming the
- * argument.
+ * argument, for every tool, and that an unknown tool is invalid params.
  */
 export async function exercise(c) {
   await listTools(c);
@@ -150,6 +167,12 @@ export async function exercise(c) {
   await badArgument(c, "validate_claim", { policy: "fast" }, "claimed_result");
   await badArgument(c, "factcheck", { claim: "17 * 3 = 51", replicas: 4 }, "replicas");
   await badArgument(c, "get_receipt", {}, "receipt_id");
+  await badArgument(c, "delegate_task", { policy: "fast" }, "objective");
+  await badArgument(c, "delegate_task", { objective: "What is 17 * 3?", policy: "cheapest" }, "policy");
+  await badArgument(c, "arbitrate", { claimed_result: "17 * 3 = 51" }, "dispute_context");
+  await badArgument(c, "verify_receipt", { receipt: 5 }, "receipt");
+  await badArgument(c, "report_outcome", { verdict: "VALID" }, "receipt_id");
+  await unknownTool(c, "no_such_tool");
 }
 
 /**

@@ -137,9 +137,12 @@ const outcomeOverhead = 512
 //
 // Its memory is bounded whatever the payers sign: an outcome is kept
 // until its time, but never longer than MaxRetention after Keep; and it
-// holds two budgets, delivered outcomes and refusals (which no one paid
-// for), each of at most MaxEntries outcomes and MaxBytes bytes, so that
-// refusals never push out a delivered outcome. Within a budget, payers
+// holds three budgets, each of at most MaxEntries outcomes and MaxBytes
+// bytes: the pending captures of "auth-capture" payments, delivered
+// outcomes, and refusals (which no one paid for). No outcome of one
+// budget pushes out one of another: refusals never push out a delivered
+// outcome, and neither pushes out a pending capture, whose answer is the
+// only copy of what its capture may still buy. Within a budget, payers
 // ([Outcome].Payer) are kept apart: when it is full, the outcomes of the
 // payer holding the most (the most outcomes when their count is full,
 // the most bytes when their bytes are over) are dropped, the one expiring
@@ -147,10 +150,15 @@ const outcomeOverhead = 512
 // other: one payer's traffic, however heavy, drops another's outcome
 // only once it holds as much as that other, and a payer that holds none
 // always has room for one. An outcome larger than MaxBytes is not kept:
-// Keep fails. A dropped or unkept outcome costs only its retry: the proof stays used in the [ReplayStore], so its retry is
-// answered 402 "already used" instead of the kept answer or refusal, and
-// nothing is settled again. Expired outcomes are dropped as new ones
-// arrive.
+// Keep fails. A dropped or unkept delivered outcome or refusal costs
+// only its retry: the proof stays used in the [ReplayStore], so its
+// retry is answered 402 "already used" instead of the kept answer or
+// refusal, and nothing is settled again. A dropped pending capture costs
+// more: its capture may still happen (package x402/escrow's Recovery
+// sends it) while its retry is answered 402, so the payer pays for an
+// answer it cannot have; only other pending captures, which are as rare
+// as captures the facilitator left unanswered, push one out. Expired
+// outcomes are dropped as new ones arrive.
 type MemoryOutcomes struct {
 	// MaxRetention is the longest an outcome is kept; zero means
 	// DefaultMaxValidity. [Middleware] refuses a store that forgets
@@ -164,7 +172,7 @@ type MemoryOutcomes struct {
 	// DefaultOutcomesMaxBytes.
 	MaxBytes int64
 
-	delivered, refused fairstore.Store[Outcome]
+	pending, delivered, refused fairstore.Store[Outcome]
 }
 
 // Keep implements OutcomeStore. An until more than MaxRetention ahead is
@@ -176,11 +184,18 @@ func (s *MemoryOutcomes) Keep(_ context.Context, key string, o Outcome, until ti
 	}
 	size := int64(len(key)+len(o.Request)+len(o.Payer)+len(o.Response.Body)) + outcomeOverhead
 	maxEntries, maxBytes := cmp.Or(s.MaxEntries, DefaultOutcomesMaxEntries), cmp.Or(s.MaxBytes, DefaultOutcomesMaxBytes)
-	budget, other := &s.delivered, &s.refused
-	if !o.Delivered && o.PendingCapture == "" { // a pending capture may be paid: kept as delivered
-		budget, other = other, budget
+	budget := &s.delivered
+	switch {
+	case o.PendingCapture != "":
+		budget = &s.pending
+	case !o.Delivered:
+		budget = &s.refused
 	}
-	other.Delete(key)
+	for _, other := range []*fairstore.Store[Outcome]{&s.delivered, &s.refused, &s.pending} {
+		if other != budget {
+			other.Delete(key)
+		}
+	}
 	if !budget.Put(now, fairstore.Entry[Outcome]{Key: key, Owner: o.Payer, Value: o, Until: until, Size: size}, maxEntries, maxBytes) {
 		return fmt.Errorf("x402: MemoryOutcomes: an outcome of %d bytes is larger than MaxBytes %d", size, maxBytes)
 	}
@@ -189,16 +204,17 @@ func (s *MemoryOutcomes) Keep(_ context.Context, key string, o Outcome, until ti
 
 // Lookup implements OutcomeStore.
 func (s *MemoryOutcomes) Lookup(_ context.Context, key string, now time.Time) (Outcome, bool, error) {
-	if o, ok := s.delivered.Get(key, now); ok {
-		return o, true, nil
+	for _, budget := range []*fairstore.Store[Outcome]{&s.pending, &s.delivered, &s.refused} {
+		if o, ok := budget.Get(key, now); ok {
+			return o, true, nil
+		}
 	}
-	o, ok := s.refused.Get(key, now)
-	return o, ok, nil
+	return Outcome{}, false, nil
 }
 
-// Len returns the number of outcomes held in both budgets, expired ones
-// included until a later Keep into their budget drops them.
-func (s *MemoryOutcomes) Len() int { return s.delivered.Len() + s.refused.Len() }
+// Len returns the number of outcomes held in the three budgets, expired
+// ones included until a later Keep into their budget drops them.
+func (s *MemoryOutcomes) Len() int { return s.pending.Len() + s.delivered.Len() + s.refused.Len() }
 
 // msgNotDelivered is the refusal reason of an answer a gate refused.
 const msgNotDelivered = "not_delivered"

@@ -84,3 +84,40 @@ func TestMiddleware_escrowCaptureUnanswered(t *testing.T) {
 		}
 	}
 }
+
+// A pending capture is kept while the payer's later answers fill the
+// outcome store: its answer is the only copy of what the capture the
+// recovery sends buys, so no delivered outcome pushes it out.
+func TestMiddleware_escrowCapturePendingKept(t *testing.T) {
+	noLeak(t)
+	outcomes := &x402.MemoryOutcomes{MaxEntries: 1}
+	s := newEscrowServerOutcomes(t, openBalance, nil, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("Paris")) }, outcomes, evm.TransferEIP3009)
+	fac := &unansweredCapture{Escrow: s.escrow}
+	s.facilitate(t, fac)
+	pending := s.proof(t)
+	if first, _ := s.paid(t, pending); first.StatusCode != http.StatusPaymentRequired {
+		t.Fatalf("first use: status %d, want 402 (the capture went unanswered)", first.StatusCode)
+	}
+	if later, body := s.paid(t, s.proof(t)); later.StatusCode != http.StatusOK || body != "Paris" {
+		t.Fatalf("the payer's next call: %d %q, want 200 Paris", later.StatusCode, body)
+	}
+
+	authorizer, _ := evm.ParsePrivateKey(acAuthorizerKey)
+	rec := &escrow.Recovery{Ledger: s.ledger, Facilitator: fac, Authorizer: evm.ReceiverAuthorizer{Key: authorizer}}
+	if _, err := rec.Finish(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	resp, body := s.paid(t, pending)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the retry of the pending capture: %d %q, want 200 Paris", resp.StatusCode, body)
+	}
+	sr, e := escrowOf(t, resp)
+	got := []any{body, sr.Success, e.State}
+	want := []any{"Paris", true, x402.EscrowCaptured}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the retry of the pending capture (-want +got):\n%s", diff)
+	}
+	if payer, _ := s.balances(); payer != openBalance-2*50_000 {
+		t.Errorf("payer holds %d, want two captures of 50000", payer)
+	}
+}

@@ -55,6 +55,13 @@ func newEscrowServer(t *testing.T, open int64, gate *x402.DeliveryGate, handler 
 // asset-transfer methods, in that order.
 func newEscrowServerOf(t *testing.T, open int64, gate *x402.DeliveryGate, handler http.HandlerFunc, methods ...string) *escrowServer {
 	t.Helper()
+	return newEscrowServerOutcomes(t, open, gate, handler, nil, methods...)
+}
+
+// newEscrowServerOutcomes is newEscrowServerOf whose middleware keeps its
+// outcomes in outcomes (nil: the middleware's own).
+func newEscrowServerOutcomes(t *testing.T, open int64, gate *x402.DeliveryGate, handler http.HandlerFunc, outcomes x402.OutcomeStore, methods ...string) *escrowServer {
+	t.Helper()
 	authorizer, _ := evm.ParsePrivateKey(acAuthorizerKey)
 	operator, _ := evm.ParseAddress(evm.OfflineFacilitatorAddress)
 	var offers []x402.PaymentRequirements
@@ -74,6 +81,7 @@ func newEscrowServerOf(t *testing.T, open int64, gate *x402.DeliveryGate, handle
 		Facilitator: viaServer{s},
 		Routes:      map[string]x402.Price{"POST /paid": {Accepts: offers, Gate: gate}},
 		Escrow:      &x402.EscrowConfig{Authorizer: evm.ReceiverAuthorizer{Key: authorizer}, Ledger: s.ledger},
+		Outcomes:    outcomes,
 	})
 	if err != nil {
 		t.Fatal(err)

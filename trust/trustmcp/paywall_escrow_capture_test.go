@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/vouchkit/vouch/trust/trustmcp"
 	"github.com/vouchkit/vouch/x402"
 	"github.com/vouchkit/vouch/x402/escrow"
 	"github.com/vouchkit/vouch/x402/x402test"
@@ -58,5 +59,46 @@ func TestPaywall_escrowCaptureUnanswered(t *testing.T) {
 		if n := r.runs.Load(); n != 1 {
 			t.Errorf("recovery %v: the tool ran %d times", recovery, n)
 		}
+	}
+}
+
+// The result of a capture the facilitator did not answer is kept while
+// the payer's later results fill the answer store: it is the only copy
+// of what the capture the recovery sends buys, so no result pushes it
+// out.
+func TestPaywall_escrowCapturePendingKept(t *testing.T) {
+	r := newEscrowRigAnswers(t, &trustmcp.MemoryAnswers{MaxEntries: 1})
+	open := r.bed.Balances()
+	pending := r.pay(t, "square")
+	r.fac.dropCapture.Store(true)
+	if res, err := paidCall(context.Background(), t, r.cs, "square", 3, pending); err != nil || !res.IsError {
+		t.Fatalf("first use: %v %q, want the terms with the failed capture", err, text(res))
+	}
+	later, err := paidCall(context.Background(), t, r.cs, "square", 3, r.pay(t, "square"))
+	if err != nil || later.IsError {
+		t.Fatalf("the payer's next call: %v %q, want the result", err, text(later))
+	}
+
+	rec := &escrow.Recovery{Ledger: r.ledger, Facilitator: r.bed.Facilitator, Authorizer: r.bed.Authorizer}
+	if _, err := rec.Finish(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	again, err := paidCall(context.Background(), t, r.cs, "square", 3, pending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.IsError {
+		t.Fatalf("the retry of the pending capture %q, want the result", text(again))
+	}
+	var out squareOut
+	decode(t, again, &out)
+	sr, e := reportOf(t, again)
+	got := []any{out.Square, sr.Success, e.State}
+	want := []any{9, true, x402.EscrowCaptured}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the retry (-want +got):\n%s", diff)
+	}
+	if got, want := r.bed.Balances(), open.Plus(-2*x402test.EscrowHoldAmount, 0, 2*x402test.EscrowHoldAmount); got != want {
+		t.Errorf("balances %+v, want %+v", got, want)
 	}
 }

@@ -51,6 +51,13 @@ type escrowRig struct {
 
 func newEscrowRig(t *testing.T) *escrowRig {
 	t.Helper()
+	return newEscrowRigAnswers(t, nil)
+}
+
+// newEscrowRigAnswers is newEscrowRig whose Paywall keeps its results in
+// answers (nil: the Paywall's own).
+func newEscrowRigAnswers(t *testing.T, answers trustmcp.AnswerStore) *escrowRig {
+	t.Helper()
 	r := &escrowRig{bed: x402test.NewEscrowBed(t), ledger: &x402.MemoryEscrowLedger{}}
 	r.fac = &settleCounter{Facilitator: r.bed.Facilitator}
 	price := x402.Price{Accepts: []x402.PaymentRequirements{r.bed.Offer}}
@@ -67,9 +74,10 @@ func newEscrowRig(t *testing.T) *escrowRig {
 		return nil
 	}
 	pay, err := trustmcp.Paywall(trustmcp.PaywallConfig{Facilitator: r.fac,
-		Prices: map[string]x402.Price{"square": price, "fail": price},
-		Gates:  map[string]trustmcp.ToolGate{"square": gate},
-		Escrow: &x402.EscrowConfig{Authorizer: r.bed.Authorizer, Ledger: r.ledger}})
+		Prices:  map[string]x402.Price{"square": price, "fail": price},
+		Gates:   map[string]trustmcp.ToolGate{"square": gate},
+		Escrow:  &x402.EscrowConfig{Authorizer: r.bed.Authorizer, Ledger: r.ledger},
+		Answers: answers})
 	if err != nil {
 		t.Fatal(err)
 	}

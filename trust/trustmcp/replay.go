@@ -65,9 +65,13 @@ const answerOverhead = 150
 // Keep is asked to keep it until (Paywall refuses an authorization valid
 // for longer than its MaxValidity, and a MemoryAnswers that would forget
 // sooner, so that a retry never outlives what is kept of its payment).
-// It holds two budgets, results and the refusals of gated tools
-// ([ToolGate]), which no one paid for, each of at most MaxEntries
-// results and MaxBytes bytes, so that refusals never push out a result.
+// It holds three budgets, each of at most MaxEntries results and
+// MaxBytes bytes: results, the refusals of gated tools ([ToolGate]),
+// which no one paid for, and the results held back by "auth-capture"
+// captures the facilitator left unanswered, which may still be captured
+// (a recovery sends them again). No result of one budget pushes out one
+// of another: refusals never push out a result, and neither pushes out a
+// held-back result, the only copy of what its capture may still buy.
 // Within a budget, payers are kept apart: when it is full, the results
 // of the payer holding the most (the most results when their count is
 // full, the most bytes when their bytes are over) are forgotten, the one
@@ -76,7 +80,10 @@ const answerOverhead = 150
 // only once it holds as much as that other, and a payer that holds none
 // always has room for one. A result larger than MaxBytes is not kept:
 // Keep fails. A retry of a payment whose result was forgotten or not kept
-// is refused as already used, and never charged again. Expired results are dropped as new ones arrive.
+// is refused as already used, and never charged again; a held-back
+// result forgotten (only other held-back results push one out) may
+// still be captured, its retry refused. Expired results are dropped as
+// new ones arrive.
 type MemoryAnswers struct {
 	// MaxEntries bounds the results kept in each budget; zero means
 	// DefaultAnswersMaxEntries. Set it before first use.
@@ -89,7 +96,7 @@ type MemoryAnswers struct {
 	// the default of PaywallConfig.MaxValidity. Set it before first use.
 	MaxRetention time.Duration
 
-	results, refusals fairstore.Store[[]byte]
+	results, refusals, pending fairstore.Store[[]byte]
 }
 
 // Keep implements AnswerStore.
@@ -112,10 +119,14 @@ func (s *MemoryAnswers) Keep(_ context.Context, key, payer string, answer []byte
 	return nil
 }
 
-// budget is the store of the results kept under key: refusals apart.
+// budget is the store of the results kept under key: refusals and
+// pending captures apart.
 func (s *MemoryAnswers) budget(key string) *fairstore.Store[[]byte] {
-	if strings.HasSuffix(key, refusedSuffix) {
+	switch {
+	case strings.HasSuffix(key, refusedSuffix):
 		return &s.refusals
+	case strings.HasSuffix(key, pendingSuffix):
+		return &s.pending
 	}
 	return &s.results
 }
@@ -131,12 +142,14 @@ func (s *MemoryAnswers) Answer(_ context.Context, key string, now time.Time) ([]
 	return bytes.Clone(answer), ok, nil
 }
 
-// Len returns the number of results held in both budgets, expired ones
-// included until a later Keep into their budget drops them.
-func (s *MemoryAnswers) Len() int { return s.results.Len() + s.refusals.Len() }
+// Len returns the number of results held in the three budgets, expired
+// ones included until a later Keep into their budget drops them.
+func (s *MemoryAnswers) Len() int { return s.results.Len() + s.refusals.Len() + s.pending.Len() }
 
-// Bytes returns the bytes counted against MaxBytes, in both budgets.
-func (s *MemoryAnswers) Bytes() int64 { return s.results.Bytes() + s.refusals.Bytes() }
+// Bytes returns the bytes counted against MaxBytes, in the three budgets.
+func (s *MemoryAnswers) Bytes() int64 {
+	return s.results.Bytes() + s.refusals.Bytes() + s.pending.Bytes()
+}
 
 // paidCall names the call a payment pays for: a digest of the tool's
 // name, its arguments (as canonical JSON) and the payment's payload. Only

@@ -180,6 +180,26 @@ func escrowCandidates(offers []PaymentRequirements, accepted PaymentRequirements
 	return out
 }
 
+// holdUntil returns how long to remember a proof of offer, an
+// "auth-capture" offer with the deadlines its payer signed, and its
+// outcome: until its capture deadline, when that is after until, the
+// proof's own time, but never after limit. A capture left unanswered may
+// happen until the capture deadline (a recovery sends it again), and the
+// retry of its proof must find the answer it buys kept until then.
+func holdUntil(offer PaymentRequirements, until, limit time.Time) time.Time {
+	cd, ok := offer.Extra["captureDeadline"].(int64)
+	if !ok {
+		return until
+	}
+	if d := time.Unix(cd, 0); d.After(until) {
+		until = d
+	}
+	if until.After(limit) {
+		until = limit
+	}
+	return until
+}
+
 // escrowTerms returns the route's offer with the deadlines the payer
 // accepted, or the reason they are not ones the route offers.
 func escrowTerms(e *EscrowConfig, settle time.Duration, offer PaymentRequirements, accepted PaymentRequirements, price Price, now time.Time) (PaymentRequirements, string) {

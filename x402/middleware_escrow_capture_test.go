@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -91,7 +92,8 @@ func TestMiddleware_escrowCaptureUnanswered(t *testing.T) {
 func TestMiddleware_escrowCapturePendingKept(t *testing.T) {
 	noLeak(t)
 	outcomes := &x402.MemoryOutcomes{MaxEntries: 1}
-	s := newEscrowServerOutcomes(t, openBalance, nil, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("Paris")) }, outcomes, evm.TransferEIP3009)
+	s := newEscrowServerWith(t, openBalance, nil, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("Paris")) },
+		func(cfg *x402.MiddlewareConfig) { cfg.Outcomes = outcomes }, evm.TransferEIP3009)
 	fac := &unansweredCapture{Escrow: s.escrow}
 	s.facilitate(t, fac)
 	pending := s.proof(t)
@@ -119,5 +121,44 @@ func TestMiddleware_escrowCapturePendingKept(t *testing.T) {
 	}
 	if payer, _ := s.balances(); payer != openBalance-2*50_000 {
 		t.Errorf("payer holds %d, want two captures of 50000", payer)
+	}
+}
+
+// The answer of a capture left unanswered is kept, with its proof, until
+// the capture deadline, however short the authorization's own validity:
+// the recovery may capture it until then, and the retry of the proof
+// gets the answer it bought.
+func TestMiddleware_escrowCapturePendingUntilDeadline(t *testing.T) {
+	noLeak(t)
+	start := time.Now()
+	var clock atomic.Int64 // what the server's clock is ahead of the real one
+	now := func() time.Time { return time.Now().Add(time.Duration(clock.Load())) }
+	s := newEscrowServerWith(t, openBalance, nil, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("Paris")) },
+		func(cfg *x402.MiddlewareConfig) { cfg.Now = now }, evm.TransferEIP3009)
+	fac := &unansweredCapture{Escrow: s.escrow}
+	s.facilitate(t, fac)
+	proof := s.proof(t)
+	if first, _ := s.paid(t, proof); first.StatusCode != http.StatusPaymentRequired {
+		t.Fatalf("first use: status %d, want 402 (the capture went unanswered)", first.StatusCode)
+	}
+
+	// Two minutes on: the authorization (valid 60 s) has expired, the
+	// capture deadline (ten minutes) has not.
+	clock.Store(int64(2 * time.Minute))
+	authorizer, _ := evm.ParsePrivateKey(acAuthorizerKey)
+	rec := &escrow.Recovery{Ledger: s.ledger, Facilitator: fac, Authorizer: evm.ReceiverAuthorizer{Key: authorizer}, Now: now}
+	done, err := rec.Finish(t.Context())
+	if err != nil || len(done) != 1 || done[0].Outcome.Operation != x402.EscrowCapture || !done[0].Outcome.Settlement.Success {
+		t.Fatalf("recovery at %s: %+v, %v; want the capture", now().Sub(start).Round(time.Minute), done, err)
+	}
+	resp, body := s.paid(t, proof)
+	if resp.StatusCode != http.StatusOK || body != "Paris" {
+		t.Fatalf("the retry after the recovery captured: %d %q, want 200 Paris", resp.StatusCode, body)
+	}
+	if _, e := escrowOf(t, resp); e.State != x402.EscrowCaptured {
+		t.Errorf("the retry's report %+v, want captured", e)
+	}
+	if payer, _ := s.balances(); payer != openBalance-50_000 {
+		t.Errorf("payer holds %d, want one capture of 50000", payer)
 	}
 }

@@ -55,12 +55,12 @@ func newEscrowServer(t *testing.T, open int64, gate *x402.DeliveryGate, handler 
 // asset-transfer methods, in that order.
 func newEscrowServerOf(t *testing.T, open int64, gate *x402.DeliveryGate, handler http.HandlerFunc, methods ...string) *escrowServer {
 	t.Helper()
-	return newEscrowServerOutcomes(t, open, gate, handler, nil, methods...)
+	return newEscrowServerWith(t, open, gate, handler, nil, methods...)
 }
 
-// newEscrowServerOutcomes is newEscrowServerOf whose middleware keeps its
-// outcomes in outcomes (nil: the middleware's own).
-func newEscrowServerOutcomes(t *testing.T, open int64, gate *x402.DeliveryGate, handler http.HandlerFunc, outcomes x402.OutcomeStore, methods ...string) *escrowServer {
+// newEscrowServerWith is newEscrowServerOf whose middleware's
+// configuration configure changes (nil changes nothing).
+func newEscrowServerWith(t *testing.T, open int64, gate *x402.DeliveryGate, handler http.HandlerFunc, configure func(*x402.MiddlewareConfig), methods ...string) *escrowServer {
 	t.Helper()
 	authorizer, _ := evm.ParsePrivateKey(acAuthorizerKey)
 	operator, _ := evm.ParseAddress(evm.OfflineFacilitatorAddress)
@@ -77,12 +77,15 @@ func newEscrowServerOutcomes(t *testing.T, open int64, gate *x402.DeliveryGate, 
 	s := &escrowServer{escrow: &evm.Escrow{OpenBalance: big.NewInt(open)}, ledger: &x402.MemoryEscrowLedger{}, offer: offer, payer: newPayer(t)}
 	s.token, _ = evm.ParseAddress(acUSDC)
 	s.fac = s.escrow
-	mw, err := x402.Middleware(x402.MiddlewareConfig{
+	cfg := x402.MiddlewareConfig{
 		Facilitator: viaServer{s},
 		Routes:      map[string]x402.Price{"POST /paid": {Accepts: offers, Gate: gate}},
 		Escrow:      &x402.EscrowConfig{Authorizer: evm.ReceiverAuthorizer{Key: authorizer}, Ledger: s.ledger},
-		Outcomes:    outcomes,
-	})
+	}
+	if configure != nil {
+		configure(&cfg)
+	}
+	mw, err := x402.Middleware(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,9 @@ package trustmcp_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -67,7 +69,7 @@ func TestPaywall_escrowCaptureUnanswered(t *testing.T) {
 // of what the capture the recovery sends buys, so no result pushes it
 // out.
 func TestPaywall_escrowCapturePendingKept(t *testing.T) {
-	r := newEscrowRigAnswers(t, &trustmcp.MemoryAnswers{MaxEntries: 1})
+	r := newEscrowRigWith(t, func(cfg *trustmcp.PaywallConfig) { cfg.Answers = &trustmcp.MemoryAnswers{MaxEntries: 1} })
 	open := r.bed.Balances()
 	pending := r.pay(t, "square")
 	r.fac.dropCapture.Store(true)
@@ -99,6 +101,45 @@ func TestPaywall_escrowCapturePendingKept(t *testing.T) {
 		t.Errorf("the retry (-want +got):\n%s", diff)
 	}
 	if got, want := r.bed.Balances(), open.Plus(-2*x402test.EscrowHoldAmount, 0, 2*x402test.EscrowHoldAmount); got != want {
+		t.Errorf("balances %+v, want %+v", got, want)
+	}
+}
+
+// The result of a capture left unanswered is kept, with its payment,
+// until the capture deadline, however short the authorization's own
+// validity: the recovery may capture it until then, and the retry of
+// the payment gets the result it bought.
+func TestPaywall_escrowCapturePendingUntilDeadline(t *testing.T) {
+	var clock atomic.Int64 // what the paywall's clock is ahead of the real one
+	now := func() time.Time { return time.Now().Add(time.Duration(clock.Load())) }
+	r := newEscrowRigWith(t, func(cfg *trustmcp.PaywallConfig) { cfg.Now = now })
+	open := r.bed.Balances()
+	p := r.pay(t, "square")
+	r.fac.dropCapture.Store(true)
+	if res, err := paidCall(context.Background(), t, r.cs, "square", 3, p); err != nil || !res.IsError {
+		t.Fatalf("first use: %v %q, want the terms with the failed capture", err, text(res))
+	}
+
+	// Two minutes on: the authorization (valid 60 s) has expired, the
+	// capture deadline (ten minutes) has not.
+	clock.Store(int64(2 * time.Minute))
+	rec := &escrow.Recovery{Ledger: r.ledger, Facilitator: r.bed.Facilitator, Authorizer: r.bed.Authorizer, Now: now}
+	if done, err := rec.Finish(t.Context()); err != nil || len(done) != 1 || done[0].Outcome.Operation != x402.EscrowCapture {
+		t.Fatalf("recovery: %+v, %v; want the capture", done, err)
+	}
+	again, err := paidCall(context.Background(), t, r.cs, "square", 3, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.IsError {
+		t.Fatalf("the retry after the recovery captured %q, want the result", text(again))
+	}
+	var out squareOut
+	decode(t, again, &out)
+	if _, e := reportOf(t, again); out.Square != 9 || e.State != x402.EscrowCaptured {
+		t.Errorf("the retry: square %d, report %+v; want 9, captured", out.Square, e)
+	}
+	if got, want := r.bed.Balances(), open.Plus(-x402test.EscrowHoldAmount, 0, x402test.EscrowHoldAmount); got != want {
 		t.Errorf("balances %+v, want %+v", got, want)
 	}
 }

@@ -51,12 +51,12 @@ type escrowRig struct {
 
 func newEscrowRig(t *testing.T) *escrowRig {
 	t.Helper()
-	return newEscrowRigAnswers(t, nil)
+	return newEscrowRigWith(t, nil)
 }
 
-// newEscrowRigAnswers is newEscrowRig whose Paywall keeps its results in
-// answers (nil: the Paywall's own).
-func newEscrowRigAnswers(t *testing.T, answers trustmcp.AnswerStore) *escrowRig {
+// newEscrowRigWith is newEscrowRig whose Paywall's configuration
+// configure changes (nil changes nothing).
+func newEscrowRigWith(t *testing.T, configure func(*trustmcp.PaywallConfig)) *escrowRig {
 	t.Helper()
 	r := &escrowRig{bed: x402test.NewEscrowBed(t), ledger: &x402.MemoryEscrowLedger{}}
 	r.fac = &settleCounter{Facilitator: r.bed.Facilitator}
@@ -73,11 +73,14 @@ func newEscrowRigAnswers(t *testing.T, answers trustmcp.AnswerStore) *escrowRig 
 		}
 		return nil
 	}
-	pay, err := trustmcp.Paywall(trustmcp.PaywallConfig{Facilitator: r.fac,
-		Prices:  map[string]x402.Price{"square": price, "fail": price},
-		Gates:   map[string]trustmcp.ToolGate{"square": gate},
-		Escrow:  &x402.EscrowConfig{Authorizer: r.bed.Authorizer, Ledger: r.ledger},
-		Answers: answers})
+	cfg := trustmcp.PaywallConfig{Facilitator: r.fac,
+		Prices: map[string]x402.Price{"square": price, "fail": price},
+		Gates:  map[string]trustmcp.ToolGate{"square": gate},
+		Escrow: &x402.EscrowConfig{Authorizer: r.bed.Authorizer, Ledger: r.ledger}}
+	if configure != nil {
+		configure(&cfg)
+	}
+	pay, err := trustmcp.Paywall(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

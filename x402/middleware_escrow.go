@@ -180,15 +180,17 @@ func escrowCandidates(offers []PaymentRequirements, accepted PaymentRequirements
 	return out
 }
 
-// holdUntil returns how long to remember a proof of offer, an
-// "auth-capture" offer with the deadlines its payer signed, and its
-// outcome: until its capture deadline, when that is after until, the
-// proof's own time, but never after limit. A capture left unanswered may
-// happen until the capture deadline (a recovery sends it again), and the
-// retry of its proof must find the answer it buys kept until then.
-func holdUntil(offer PaymentRequirements, until, limit time.Time) time.Time {
+// KeepProofUntil returns how long a server must remember a proof of
+// offer, and keep the outcome it buys, when it would keep them until
+// until, the proof's own time: for an "auth-capture" offer with the
+// deadlines its payer signed (see [Escrow.Terms]), until its capture
+// deadline when that is later, since a capture left unanswered may happen
+// until then (a recovery sends it again) and the retry of the proof must
+// find the answer it buys; never after limit, the longest the server
+// remembers a proof (its MaxValidity from now).
+func KeepProofUntil(offer PaymentRequirements, until, limit time.Time) time.Time {
 	cd, ok := offer.Extra["captureDeadline"].(int64)
-	if !ok {
+	if offer.Scheme != SchemeAuthCapture || !ok {
 		return until
 	}
 	if d := time.Unix(cd, 0); d.After(until) {

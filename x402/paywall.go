@@ -203,9 +203,7 @@ func (pw *paywall) pay(w http.ResponseWriter, r *http.Request, next http.Handler
 		}
 	}
 	key, until := replayKey(p, offer, now)
-	if offer.Scheme == SchemeAuthCapture {
-		until = holdUntil(offer, until, now.Add(pw.cfg.MaxValidity))
-	}
+	until = KeepProofUntil(offer, until, now.Add(pw.cfg.MaxValidity))
 	fresh, err := pw.replay.Reserve(ctx, key, now, until)
 	if err != nil {
 		pw.unavailable(w, r, "replay store", err)

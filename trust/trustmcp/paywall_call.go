@@ -78,9 +78,7 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 		return pw.refuse(price, res, fmt.Sprintf("%s: the authorization may stay valid for at most %s: validBefore %d is after %d",
 			reasonValidityTooLong, pw.cfg.MaxValidity, until.Unix(), limit.Unix()), nil), nil
 	}
-	if offer.Scheme == x402.SchemeAuthCapture {
-		until = captureUntil(offer, until, now.Add(pw.cfg.MaxValidity))
-	}
+	until = x402.KeepProofUntil(offer, until, now.Add(pw.cfg.MaxValidity))
 	paid := paidCall(call, p)
 	fl, first := pw.startFlight(key, paid)
 	for !first {
@@ -286,25 +284,4 @@ func (pw *paywall) offers(price x402.Price) []x402.PaymentRequirements {
 		out[i] = pw.escrow.Offer(o, now)
 	}
 	return out
-}
-
-// captureUntil returns how long to remember a payment of offer, an
-// "auth-capture" offer with the deadlines its payer signed, and its
-// result: until its capture deadline, when that is after until, the
-// authorization's own time, but never after limit. A capture left
-// unanswered may happen until the capture deadline (a recovery sends it
-// again), and the retry of its payment must find the result it buys
-// kept until then.
-func captureUntil(offer x402.PaymentRequirements, until, limit time.Time) time.Time {
-	cd, ok := offer.Extra["captureDeadline"].(int64)
-	if !ok {
-		return until
-	}
-	if d := time.Unix(cd, 0); d.After(until) {
-		until = d
-	}
-	if until.After(limit) {
-		until = limit
-	}
-	return until
 }

@@ -109,10 +109,13 @@ type Outcome struct {
 	Usage          *Usage
 }
 
-// OutcomeStore keeps the outcomes of proofs spent on gated routes.
-// Implementations must be safe for concurrent use.
+// OutcomeStore keeps the outcomes of proofs spent on gated routes and
+// on "auth-capture" routes. Implementations must be safe for concurrent
+// use, and report a done context before any work; package x402test's
+// TestOutcomeStore checks one.
 type OutcomeStore interface {
-	// Keep records o under the proof's replay key until the time until.
+	// Keep records o under the proof's replay key until the time until,
+	// in place of what was kept under it.
 	Keep(ctx context.Context, key string, o Outcome, until time.Time) error
 	// Lookup returns the outcome kept under key, and false when there is
 	// none or it expired at now.
@@ -177,7 +180,10 @@ type MemoryOutcomes struct {
 
 // Keep implements OutcomeStore. An until more than MaxRetention ahead is
 // cut to MaxRetention.
-func (s *MemoryOutcomes) Keep(_ context.Context, key string, o Outcome, until time.Time) error {
+func (s *MemoryOutcomes) Keep(ctx context.Context, key string, o Outcome, until time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	now := time.Now()
 	if limit := now.Add(cmp.Or(s.MaxRetention, DefaultMaxValidity)); until.After(limit) {
 		until = limit
@@ -203,7 +209,10 @@ func (s *MemoryOutcomes) Keep(_ context.Context, key string, o Outcome, until ti
 }
 
 // Lookup implements OutcomeStore.
-func (s *MemoryOutcomes) Lookup(_ context.Context, key string, now time.Time) (Outcome, bool, error) {
+func (s *MemoryOutcomes) Lookup(ctx context.Context, key string, now time.Time) (Outcome, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return Outcome{}, false, err
+	}
 	for _, budget := range []*fairstore.Store[Outcome]{&s.pending, &s.delivered, &s.refused} {
 		if o, ok := budget.Get(key, now); ok {
 			return o, true, nil

@@ -10,7 +10,12 @@ import (
 	"time"
 
 	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/x402test"
 )
+
+func TestMemoryOutcomes(t *testing.T) {
+	x402test.TestOutcomeStore(t, func(t *testing.T) x402.OutcomeStore { return &x402.MemoryOutcomes{} })
+}
 
 // TestMiddleware_refusesAuthorizationValidTooLong: an authorization
 // valid for longer than the server remembers proofs (MaxValidity) is

@@ -199,10 +199,10 @@ func (db *DB) query(ctx context.Context) (context.Context, context.CancelFunc, e
 }
 
 // DeleteExpired removes, in every table, the rows that no longer matter at
-// now: expired receipts, idempotency keys, payment authorizations,
-// paid MCP answers and escrowed payments past their refund deadline, and
-// trial buckets that have refilled. It returns how
-// many rows it removed.
+// now: expired receipts, idempotency keys, payment authorizations, the
+// outcomes they bought, paid MCP answers, payment ids and escrowed
+// payments past their refund deadline, and trial buckets that have
+// refilled. It returns how many rows it removed.
 func (db *DB) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
 	total := 0
 	for _, f := range []func(context.Context, time.Time) (int, error){
@@ -210,6 +210,7 @@ func (db *DB) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
 		db.Idempotency().DeleteExpired,
 		db.sweepTrial,
 		db.Replay().DeleteExpired,
+		db.Outcomes().DeleteExpired,
 		db.Answers().DeleteExpired,
 		db.Escrow().DeleteExpired,
 		db.PaymentIDs().DeleteExpired,

@@ -3,19 +3,22 @@
 // as one. It stores receipts ([ReceiptStore], a receipt.Store), idempotency
 // keys ([IdempotencyStore], a router.IdempotencyStore), the trial rate limit
 // ([TrialLimiter]), payment replay protection ([ReplayStore], an
-// x402.ReplayStore), the results of paid MCP tool calls ([AnswerStore], a
-// trustmcp.AnswerStore), what the engines learned of their sessions'
-// reliability ([ReputationStore], a reputation.Store) and the lifecycle of
-// escrowed payments ([EscrowLedger], an x402.EscrowLedger). A program with
-// one server needs none of it: the in-memory and embedded stores stay the
-// default.
+// x402.ReplayStore), the outcomes of payments on gated and "auth-capture"
+// routes ([OutcomeStore], an x402.OutcomeStore), the first response to
+// each payment id ([PaymentIDStore], an x402.PaymentIDStore), the results
+// of paid MCP tool calls ([AnswerStore], a trustmcp.AnswerStore), what
+// the engines learned of their sessions' reliability ([ReputationStore],
+// a reputation.Store) and the lifecycle of escrowed payments
+// ([EscrowLedger], an x402.EscrowLedger). A program with one server needs
+// none of it: the in-memory and embedded stores stay the default.
 //
 //	db, err := pgstore.Open(ctx, "postgres://vouch@db.internal/vouch")
 //	if err != nil { ... }
 //	defer db.Close()
 //	go db.Sweep(ctx, time.Minute, nil, nil)
-//	// hand db.Receipts(), db.Idempotency(), db.Replay(), db.Answers()
-//	// and the limiter from db.TrialLimiter(limit) to the handlers.
+//	// hand db.Receipts(), db.Idempotency(), db.Replay(), db.Outcomes(),
+//	// db.Answers() and the limiter from db.TrialLimiter(limit) to the
+//	// handlers.
 //
 // # Where the package sits
 //

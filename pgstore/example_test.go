@@ -18,8 +18,9 @@ import (
 
 // A server that shares its state with the other servers on one database:
 // idempotency keys for the router Handler, receipts for the Issuer, and
-// payment replay protection for the x402 Middleware. Every server runs the
-// same code; a sweep in each removes expired rows.
+// payment replay protection and the outcomes it keeps for the x402
+// Middleware. Every server runs the same code; a sweep in each removes
+// expired rows.
 //
 // The example needs a database, so it is compiled but not run.
 func Example() {
@@ -37,7 +38,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	issuer := &receipt.Issuer{Store: db.Receipts()}
-	paywall, err := x402.Middleware(x402.MiddlewareConfig{Replay: db.Replay() /* prices, facilitator ... */})
+	paywall, err := x402.Middleware(x402.MiddlewareConfig{Replay: db.Replay(), Outcomes: db.Outcomes() /* prices, facilitator ... */})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -110,9 +110,14 @@ type Outcome struct {
 }
 
 // OutcomeStore keeps the outcomes of proofs spent on gated routes and
-// on "auth-capture" routes. Implementations must be safe for concurrent
-// use, and report a done context before any work; package x402test's
-// TestOutcomeStore checks one.
+// on "auth-capture" routes: [MemoryOutcomes] in one process, pgstore
+// across N servers and restarts. Servers that share a [ReplayStore] and
+// an [EscrowLedger] share their OutcomeStore too, or the retry of a
+// pending capture that reaches another server (or the same one
+// restarted) finds no outcome and is answered 402 "already used", while
+// package x402/escrow's Recovery captures the payment. Implementations
+// must be safe for concurrent use, and report a done context before any
+// work; package x402test's TestOutcomeStore checks one.
 type OutcomeStore interface {
 	// Keep records o under the proof's replay key until the time until,
 	// in place of what was kept under it.

@@ -73,8 +73,10 @@ type MiddlewareConfig struct {
 	PriceFunc func(r *http.Request) (Price, bool)
 	// Replay remembers accepted payments; nil means a new MemoryReplay.
 	Replay ReplayStore
-	// Outcomes keeps the outcomes of gated routes ([DeliveryGate]); nil
-	// means a new MemoryOutcomes.
+	// Outcomes keeps the outcomes of gated routes ([DeliveryGate]) and
+	// "auth-capture" routes; nil means a new MemoryOutcomes. Servers
+	// that share a ReplayStore share Outcomes too, so that a retry on
+	// any of them gets the outcome of its proof.
 	Outcomes OutcomeStore
 	// PaymentIDs keeps the first response to each payment id on the
 	// routes that offer the "payment-identifier" extension

@@ -104,7 +104,9 @@ type Outcome struct {
 	// the payment's id; empty otherwise. Response is then the answer the
 	// capture buys, held back, and Usage the usage it captures: a retry
 	// of the same request completes the capture, and gets the answer
-	// once it is captured.
+	// once it is captured. [Middleware] also keeps an answer so before
+	// it sends the capture, with no Settlement yet, and replaces it once
+	// the capture is answered.
 	PendingCapture string
 	Usage          *Usage
 }
@@ -147,10 +149,13 @@ const outcomeOverhead = 512
 // until its time, but never longer than MaxRetention after Keep; and it
 // holds three budgets, each of at most MaxEntries outcomes and MaxBytes
 // bytes: the pending captures of "auth-capture" payments, delivered
-// outcomes, and refusals (which no one paid for). No outcome of one
-// budget pushes out one of another: refusals never push out a delivered
-// outcome, and neither pushes out a pending capture, whose answer is the
-// only copy of what its capture may still buy. Within a budget, payers
+// outcomes, and refusals (which no one paid for); and a fourth, as
+// large, for the answers kept while their capture is sent (a pending
+// capture without a Settlement), which their outcome replaces once the
+// capture is answered. No outcome of one budget pushes out one of
+// another: refusals never push out a delivered outcome, and none of
+// them pushes out a pending capture, whose answer is the only copy of
+// what its capture may still buy. Within a budget, payers
 // ([Outcome].Payer) are kept apart: when it is full, the outcomes of the
 // payer holding the most (the most outcomes when their count is full,
 // the most bytes when their bytes are over) are dropped, the one expiring
@@ -180,7 +185,7 @@ type MemoryOutcomes struct {
 	// DefaultOutcomesMaxBytes.
 	MaxBytes int64
 
-	pending, delivered, refused fairstore.Store[Outcome]
+	pending, capturing, delivered, refused fairstore.Store[Outcome]
 }
 
 // Keep implements OutcomeStore. An until more than MaxRetention ahead is
@@ -197,12 +202,14 @@ func (s *MemoryOutcomes) Keep(ctx context.Context, key string, o Outcome, until 
 	maxEntries, maxBytes := cmp.Or(s.MaxEntries, DefaultOutcomesMaxEntries), cmp.Or(s.MaxBytes, DefaultOutcomesMaxBytes)
 	budget := &s.delivered
 	switch {
+	case o.PendingCapture != "" && o.Settlement == nil:
+		budget = &s.capturing
 	case o.PendingCapture != "":
 		budget = &s.pending
 	case !o.Delivered:
 		budget = &s.refused
 	}
-	for _, other := range []*fairstore.Store[Outcome]{&s.delivered, &s.refused, &s.pending} {
+	for _, other := range s.budgets() {
 		if other != budget {
 			other.Delete(key)
 		}
@@ -218,7 +225,7 @@ func (s *MemoryOutcomes) Lookup(ctx context.Context, key string, now time.Time) 
 	if err := ctx.Err(); err != nil {
 		return Outcome{}, false, err
 	}
-	for _, budget := range []*fairstore.Store[Outcome]{&s.pending, &s.delivered, &s.refused} {
+	for _, budget := range s.budgets() {
 		if o, ok := budget.Get(key, now); ok {
 			return o, true, nil
 		}
@@ -226,9 +233,20 @@ func (s *MemoryOutcomes) Lookup(ctx context.Context, key string, now time.Time) 
 	return Outcome{}, false, nil
 }
 
-// Len returns the number of outcomes held in the three budgets, expired
-// ones included until a later Keep into their budget drops them.
-func (s *MemoryOutcomes) Len() int { return s.pending.Len() + s.delivered.Len() + s.refused.Len() }
+// Len returns the number of outcomes held in the budgets, expired ones
+// included until a later Keep into their budget drops them.
+func (s *MemoryOutcomes) Len() int {
+	n := 0
+	for _, budget := range s.budgets() {
+		n += budget.Len()
+	}
+	return n
+}
+
+// budgets returns the budgets of s; a key is held in one at most.
+func (s *MemoryOutcomes) budgets() []*fairstore.Store[Outcome] {
+	return []*fairstore.Store[Outcome]{&s.pending, &s.capturing, &s.delivered, &s.refused}
+}
 
 // msgNotDelivered is the refusal reason of an answer a gate refused.
 const msgNotDelivered = "not_delivered"

@@ -161,7 +161,9 @@
 // capture never exceeds the hold. A capture whose outcome the
 // facilitator did not give may still happen (Recovery, below, sends it
 // again), so its answer is kept: the retry of the same request
-// completes the capture and gets the answer once it is captured. The payment response reports the
+// completes the capture and gets the answer once it is captured. The
+// answer is kept so before the capture is sent, and its outcome once
+// the capture is answered. The payment response reports the
 // lifecycle ([ExtensionEscrow]). The capture window is bounded by
 // MaxValidity: a hold is finished within the time the server remembers
 // its proof; the ledger keeps the payment until its refund deadline.
@@ -171,7 +173,9 @@
 // A durable [EscrowLedger] (package x402/boltstore for one process,
 // pgstore for servers sharing a database) keeps each payment's hold,
 // verdict and operations, so that a server that dies between a hold and
-// its capture or void leaves the payment to be finished: a server runs
+// its capture or void leaves the payment to be finished (with the
+// answers of its captures in a durable [OutcomeStore], pgstore's, for
+// their retries): a server runs
 // the Finish of package x402/escrow's Recovery (escrow.NewRecovery builds
 // it from the Middleware's configuration) before it serves, which
 // captures or voids every held payment by its recorded verdict, voids one without a verdict

@@ -341,9 +341,25 @@ func problemResponse(d *problem.Details) BufferedResponse {
 // a repeat of the proof, and, when write is set, sends the answer: the
 // delivered answer with the capture in the payment headers, or the
 // failure with the void. It reports whether the answer was delivered.
+//
+// Before it sends a capture, it keeps the answer the capture buys as a
+// pending capture: the verdict is recorded in the ledger, and should the
+// server stop before the outcome is kept, package x402/escrow's Recovery
+// captures the payment by it; the retry of the proof then finds the
+// answer (in a store that outlives the server, such as pgstore's) and
+// completes the capture. When that keep fails, the capture is sent all
+// the same, as the Recovery would send it: the answer is then kept only
+// after the capture, and lost should the server stop in between.
 func (pw *paywall) finish(ctx context.Context, w http.ResponseWriter, r *http.Request, p *PaymentPayload, key string, until time.Time, d EscrowPayment, response BufferedResponse, u *Usage, write bool) bool {
+	paid := paidRequest(r, p)
+	if d.Capture != "" && d.Capture != "0" {
+		ahead := Outcome{Request: paid, Payer: d.Payer, Response: response, PendingCapture: d.ID, Usage: u}
+		if err := pw.outcomes.Keep(ctx, key, ahead, until); err != nil {
+			pw.log.LogAttrs(ctx, slog.LevelError, "x402: keeping an answer before its capture", slog.String("payment", d.ID), slog.String("error", err.Error()))
+		}
+	}
 	sr, delivered, pending := pw.escrow.Complete(ctx, d, u)
-	o := Outcome{Request: paidRequest(r, p), Payer: d.Payer, Delivered: delivered, Response: response, Settlement: &sr}
+	o := Outcome{Request: paid, Payer: d.Payer, Delivered: delivered, Response: response, Settlement: &sr}
 	if pending {
 		// The capture may still happen (a recovery sends it again): the
 		// answer it buys is kept for the retry.

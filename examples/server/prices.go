@@ -152,10 +152,11 @@ func aboutPrices(routes map[string]x402.Price, payTo string, esc *demoEscrow) (m
 // settlement's usage (trustpay.ChargeRuns), paid through the offline
 // facilitator; a payment held in the offline escrow is captured when the
 // verdict is definitive (VALID or INVALID) and voided otherwise, its
-// lifecycle kept in ledger; a payment named by a payment id is served
-// once per id, the first response kept in ids. It returns the recovery
-// that finishes the payments held and not finished.
-func trustPaywall(routes map[string]x402.Price, payTo string, esc *demoEscrow, ledger x402.EscrowLedger, replay x402.ReplayStore, ids x402.PaymentIDStore, m *metrics, obs *observability, log *slog.Logger) (func(http.Handler) http.Handler, *escrow.Recovery, error) {
+// lifecycle kept in ledger and the answers its captures buy in outcomes;
+// a payment named by a payment id is served once per id, the first
+// response kept in ids. It returns the recovery that finishes the
+// payments held and not finished.
+func trustPaywall(routes map[string]x402.Price, payTo string, esc *demoEscrow, ledger x402.EscrowLedger, replay x402.ReplayStore, outcomes x402.OutcomeStore, ids x402.PaymentIDStore, m *metrics, obs *observability, log *slog.Logger) (func(http.Handler) http.Handler, *escrow.Recovery, error) {
 	fixed, perRun, err := trustPrices(routes, payTo, esc)
 	if err != nil {
 		return nil, nil, err
@@ -169,6 +170,7 @@ func trustPaywall(routes map[string]x402.Price, payTo string, esc *demoEscrow, l
 		Escrow:         esc.config(ledger),
 		PriceFunc:      price,
 		Replay:         replay,
+		Outcomes:       outcomes,
 		PaymentIDs:     ids,
 		Logger:         log,
 		TracerProvider: obs.tracerProvider(),

@@ -90,7 +90,7 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	if err != nil {
 		return nil, err
 	}
-	paidTrust, recovery, err := trustPaywall(priced, cfg.payTo, esc, s.state.escrow, s.state.replay, s.state.paymentIDs, s.metrics, s.obs, log)
+	paidTrust, recovery, err := trustPaywall(priced, cfg.payTo, esc, s.state.escrow, s.state.replay, s.state.outcomes, s.state.paymentIDs, s.metrics, s.obs, log)
 	if err != nil {
 		return nil, err
 	}

@@ -46,6 +46,7 @@ type state struct {
 	// handler keeps its own in-memory bucket per caller.
 	limiter  router.RateLimiter
 	replay   x402.ReplayStore
+	outcomes x402.OutcomeStore    // answers of escrowed payments for retries; nil: in memory
 	answers  trustmcp.AnswerStore // paid MCP results for retries; nil: in memory
 	receipts receipt.Store
 	// escrow keeps the lifecycle of the escrowed payments.
@@ -166,6 +167,7 @@ func openDatabase(ctx context.Context, cfg config, onError func(error)) (*state,
 		idempotency: db.Idempotency(),
 		limiter:     limiter,
 		replay:      db.Replay(),
+		outcomes:    db.Outcomes(),
 		answers:     db.Answers(),
 		receipts:    db.Receipts(),
 		escrow:      db.Escrow(),

@@ -349,7 +349,10 @@ func (pw *paywall) gatedRepeat(w http.ResponseWriter, r *http.Request, price Pri
 	ctx := r.Context()
 	pending := pw.settlingNow(key)
 	o, ok, err := pw.outcomes.Lookup(ctx, key, now)
-	if err == nil && !ok && pending != nil {
+	// The first use's outcome is to come, or its capture is pending:
+	// kept before the capture is sent, which the first use may be
+	// sending now. The repeat waits rather than send it again.
+	if err == nil && (!ok || o.PendingCapture != "") && pending != nil {
 		select {
 		case <-pending:
 			o, ok, err = pw.outcomes.Lookup(ctx, key, now)

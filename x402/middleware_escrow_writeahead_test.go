@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -152,5 +153,94 @@ func TestMiddleware_escrowAnswerKeptBeforeCapture(t *testing.T) {
 	wantRetry := []any{http.StatusOK, "Paris", x402.EscrowCaptured, int64(openBalance - 20_000), int32(1)}
 	if diff := cmp.Diff(wantRetry, gotRetry); diff != "" {
 		t.Errorf("the retry on the restarted server (-want +got):\n%s", diff)
+	}
+}
+
+// captureHeld holds the first capture until release is closed.
+type captureHeld struct {
+	*evm.Escrow
+	captures atomic.Int32
+	started  chan struct{} // closed as the first capture arrives
+	release  chan struct{}
+}
+
+func (c *captureHeld) Settle(ctx context.Context, p *x402.PaymentPayload, r x402.PaymentRequirements) (*x402.SettleResponse, error) {
+	if strings.Contains(string(p.Payload), `"type":"capture"`) && c.captures.Add(1) == 1 {
+		close(c.started)
+		<-c.release
+	}
+	return c.Escrow.Settle(ctx, p, r)
+}
+
+// ledgerRead is an escrow ledger that tells when a payment is read.
+type ledgerRead struct {
+	x402.EscrowLedger
+	read func()
+}
+
+func (l ledgerRead) Get(ctx context.Context, id string) (x402.EscrowPayment, error) {
+	l.read()
+	return l.EscrowLedger.Get(ctx, id)
+}
+
+// lookedUp is a MemoryOutcomes that tells when an outcome is looked up.
+type lookedUp struct {
+	x402.MemoryOutcomes
+	looked func()
+}
+
+func (s *lookedUp) Lookup(ctx context.Context, key string, now time.Time) (x402.Outcome, bool, error) {
+	o, ok, err := s.MemoryOutcomes.Lookup(ctx, key, now)
+	s.looked()
+	return o, ok, err
+}
+
+// A retry that arrives while the first use's capture is under way finds
+// the answer kept before the capture, and waits for the first use rather
+// than complete the capture itself: the capture is sent once, and both
+// get the answer.
+func TestMiddleware_escrowRetryWaitsForTheCapture(t *testing.T) {
+	noLeak(t)
+	var once sync.Once
+	fac := &captureHeld{started: make(chan struct{}), release: make(chan struct{})}
+	free := func() { once.Do(func() { close(fac.release) }) }
+	outcomes := &lookedUp{looked: func() {
+		select {
+		case <-fac.started: // the retry looked: it now waits, or reads the ledger
+			// A retry that waits does nothing more to tell it: the
+			// capture is let go a moment later.
+			time.AfterFunc(50*time.Millisecond, free)
+		default:
+		}
+	}}
+	s := newEscrowServerWith(t, openBalance, nil, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("Paris")) },
+		func(cfg *x402.MiddlewareConfig) {
+			cfg.Outcomes = outcomes
+			cfg.Escrow.Ledger = ledgerRead{cfg.Escrow.Ledger, func() {
+				select {
+				case <-fac.started: // the retry completes the capture itself
+					free()
+				default:
+				}
+			}}
+		}, evm.TransferEIP3009)
+	fac.Escrow = s.escrow
+	s.facilitate(t, fac)
+	proof := s.proof(t)
+	type answer struct {
+		Status int
+		Body   string
+	}
+	firstDone := make(chan answer, 1)
+	go func() {
+		resp, body := s.paid(t, proof)
+		firstDone <- answer{resp.StatusCode, body}
+	}()
+	<-fac.started
+	resp, body := s.paid(t, proof)
+	got := []any{<-firstDone, answer{resp.StatusCode, body}, fac.captures.Load()}
+	want := []any{answer{http.StatusOK, "Paris"}, answer{http.StatusOK, "Paris"}, int32(1)}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("first use, retry and captures sent (-want +got):\n%s", diff)
 	}
 }

@@ -83,11 +83,15 @@ func (pw *paywall) serveEscrow(ctx context.Context, method string, call *mcp.Cal
 func (pw *paywall) finishEscrow(ctx context.Context, price x402.Price, res x402.ResourceInfo, key, paid string, until time.Time,
 	held x402.EscrowPayment, answer *mcp.CallToolResult, verdict, capture string, usage *x402.Usage) *mcp.CallToolResult {
 	d := pw.escrow.Decide(ctx, held, verdict, capture)
+	pc := pendingCapture{Payment: d.ID, Payer: held.Payer, Call: paid, Usage: usage, Result: answer}
+	if d.Capture != "" && d.Capture != "0" {
+		pw.keepCapturing(ctx, key, until, pc)
+	}
 	sr, bought, pending := pw.escrow.Complete(ctx, d, usage)
 	if pending {
 		// The capture may still happen (a recovery sends it again): the
 		// result it buys is kept for the retry, which completes it.
-		pw.keepPending(ctx, key, paid, until, pendingCapture{Payment: d.ID, Payer: held.Payer, Usage: usage, Result: answer}, &sr)
+		pw.keepPending(ctx, key, paid, until, pc, &sr)
 		return pw.refuse(price, res, "capture failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), &sr)
 	}
 	if !bought && d.Capture != "0" {
@@ -118,11 +122,13 @@ func refusedVerdict(r *mcp.CallToolResult) string {
 }
 
 // pendingCapture is what the Paywall keeps of an escrowed call whose
-// capture did not succeed but may still: the payment, its payer, the
-// usage the capture reports and the result it buys.
+// capture did not succeed but may still, or is being sent: the payment,
+// its payer, the call it paid for, the usage the capture reports and the
+// result it buys.
 type pendingCapture struct {
 	Payment string              `json:"payment"`
 	Payer   string              `json:"payer"`
+	Call    string              `json:"call,omitempty"`
 	Usage   *x402.Usage         `json:"usage,omitempty"`
 	Result  *mcp.CallToolResult `json:"result"`
 }
@@ -132,6 +138,33 @@ func pendingKey(key string) string { return key + pendingSuffix }
 
 // pendingSuffix ends the key of a pending capture in the answer store.
 const pendingSuffix = "#capture"
+
+// capturingKey is where the result a capture buys is kept while the
+// capture is sent.
+func capturingKey(key string) string { return key + capturingSuffix }
+
+// capturingSuffix ends the key of a capture being sent in the answer
+// store.
+const capturingSuffix = "#capturing"
+
+// keepCapturing keeps pc, the result a capture buys, before the capture
+// is sent: the verdict is recorded in the ledger, and should the server
+// stop before it keeps the result or the capture's outcome, package
+// x402/escrow's Recovery captures the payment by it; the retry of the
+// call then finds the result here (in a store that outlives the server,
+// such as pgstore's) and completes the capture. When the keep fails the
+// capture is sent all the same, as the Recovery would send it.
+func (pw *paywall) keepCapturing(ctx context.Context, key string, until time.Time, pc pendingCapture) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pw.cfg.SettleTimeout)
+	defer cancel()
+	b, err := json.Marshal(pc)
+	if err == nil {
+		err = pw.answers.Keep(ctx, capturingKey(key), pc.Payer, b, until)
+	}
+	if err != nil {
+		pw.log.LogAttrs(ctx, slog.LevelError, "trustmcp: keeping a result before its capture", slog.String("payment", pc.Payment), slog.String("error", err.Error()))
+	}
+}
 
 // keepPending keeps the pending capture pc of the call named call under
 // key, and records the call with the capture's failed settlement sr, so
@@ -152,13 +185,14 @@ func (pw *paywall) keepPending(ctx context.Context, key, call string, until time
 }
 
 // completePending answers the retry of the call named call, whose
-// capture was pending, kept as b: it completes the capture (sending it
-// again, or replaying the outcome a recovery recorded) and returns the
-// result it bought once captured, kept from then on; or the capture's
-// failure, kept for good once the facilitator refused it for good.
+// capture was pending or being sent, kept as b: it completes the capture
+// (sending it again, or replaying the outcome a recovery recorded) and
+// returns the result it bought once captured, kept from then on; or the
+// capture's failure, kept for good once the facilitator refused it for
+// good. A b kept for another call is answered as a used payment.
 func (pw *paywall) completePending(ctx context.Context, price x402.Price, res x402.ResourceInfo, key, call string, until time.Time, b []byte) *mcp.CallToolResult {
 	var pc pendingCapture
-	if err := json.Unmarshal(b, &pc); err != nil || pc.Result == nil || pc.Payment == "" || pw.escrow == nil {
+	if err := json.Unmarshal(b, &pc); err != nil || pc.Result == nil || pc.Payment == "" || pw.escrow == nil || pc.Call != "" && pc.Call != call {
 		return pw.refuse(price, res, msgUsed, nil)
 	}
 	d, err := pw.escrow.Ledger().Get(context.WithoutCancel(ctx), pc.Payment)

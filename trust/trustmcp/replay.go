@@ -65,13 +65,15 @@ const answerOverhead = 150
 // Keep is asked to keep it until (Paywall refuses an authorization valid
 // for longer than its MaxValidity, and a MemoryAnswers that would forget
 // sooner, so that a retry never outlives what is kept of its payment).
-// It holds three budgets, each of at most MaxEntries results and
+// It holds four budgets, each of at most MaxEntries results and
 // MaxBytes bytes: results, the refusals of gated tools ([ToolGate]),
-// which no one paid for, and the results held back by "auth-capture"
+// which no one paid for, the results held back by "auth-capture"
 // captures the facilitator left unanswered, which may still be captured
-// (a recovery sends them again). No result of one budget pushes out one
-// of another: refusals never push out a result, and neither pushes out a
-// held-back result, the only copy of what its capture may still buy.
+// (a recovery sends them again), and the results kept while their
+// capture is sent, read only when the server stopped before it kept what
+// the capture answered. No result of one budget pushes out one of
+// another: refusals never push out a result, and none of them pushes out
+// a held-back result, the only copy of what its capture may still buy.
 // Within a budget, payers are kept apart: when it is full, the results
 // of the payer holding the most (the most results when their count is
 // full, the most bytes when their bytes are over) are forgotten, the one
@@ -96,7 +98,7 @@ type MemoryAnswers struct {
 	// the default of PaywallConfig.MaxValidity. Set it before first use.
 	MaxRetention time.Duration
 
-	results, refusals, pending fairstore.Store[[]byte]
+	results, refusals, pending, capturing fairstore.Store[[]byte]
 }
 
 // Keep implements AnswerStore.
@@ -119,14 +121,16 @@ func (s *MemoryAnswers) Keep(_ context.Context, key, payer string, answer []byte
 	return nil
 }
 
-// budget is the store of the results kept under key: refusals and
-// pending captures apart.
+// budget is the store of the results kept under key: refusals, pending
+// captures and captures being sent apart.
 func (s *MemoryAnswers) budget(key string) *fairstore.Store[[]byte] {
 	switch {
 	case strings.HasSuffix(key, refusedSuffix):
 		return &s.refusals
 	case strings.HasSuffix(key, pendingSuffix):
 		return &s.pending
+	case strings.HasSuffix(key, capturingSuffix):
+		return &s.capturing
 	}
 	return &s.results
 }
@@ -142,13 +146,15 @@ func (s *MemoryAnswers) Answer(_ context.Context, key string, now time.Time) ([]
 	return bytes.Clone(answer), ok, nil
 }
 
-// Len returns the number of results held in the three budgets, expired
+// Len returns the number of results held in the four budgets, expired
 // ones included until a later Keep into their budget drops them.
-func (s *MemoryAnswers) Len() int { return s.results.Len() + s.refusals.Len() + s.pending.Len() }
+func (s *MemoryAnswers) Len() int {
+	return s.results.Len() + s.refusals.Len() + s.pending.Len() + s.capturing.Len()
+}
 
-// Bytes returns the bytes counted against MaxBytes, in the three budgets.
+// Bytes returns the bytes counted against MaxBytes, in the four budgets.
 func (s *MemoryAnswers) Bytes() int64 {
-	return s.results.Bytes() + s.refusals.Bytes() + s.pending.Bytes()
+	return s.results.Bytes() + s.refusals.Bytes() + s.pending.Bytes() + s.capturing.Bytes()
 }
 
 // paidCall names the call a payment pays for: a digest of the tool's
@@ -245,6 +251,13 @@ func (pw *paywall) repeat(ctx context.Context, price x402.Price, res x402.Resour
 	sp, ok, err := pw.replay.LookupSettled(ctx, key, now)
 	if err != nil {
 		return pw.unavailable(ctx, "replay store", err)
+	}
+	if !ok {
+		// The first use may have stopped as it sent its capture, the
+		// result kept before it (keepCapturing).
+		if b, ok, err := pw.answers.Answer(ctx, capturingKey(key), now); err == nil && ok {
+			return pw.completePending(ctx, price, res, key, call, until, b)
+		}
 	}
 	if !ok || sp.Request != call {
 		return pw.refuse(price, res, msgUsed, nil)

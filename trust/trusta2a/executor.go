@@ -81,7 +81,7 @@ func attached(ctx context.Context) (context.Context, func()) {
 // an error wrapping a2a.ErrInvalidParams (and an *InputError when the
 // message is at fault), and no task is made.
 func (e *executor) answer(ctx context.Context, reqCtx *a2asrv.RequestContext) (*a2a.Task, error) {
-	c, err := fromMessage(reqCtx.Message)
+	c, err := fromMessage(reqCtx.Message, sentData(ctx, reqCtx.Message))
 	if err == nil && c.skill == SkillFactcheck && e.router == nil {
 		err = &InputError{Argument: "skill", Message: "factcheck is not served by this agent", Allowed: []string{SkillValidateClaim, SkillDelegateTask, SkillArbitrate}}
 	}

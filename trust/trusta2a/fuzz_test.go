@@ -110,7 +110,7 @@ func FuzzV1Message(f *testing.F) {
 			}
 			return
 		}
-		c, err := fromMessage(msg)
+		c, err := fromMessage(msg, nil)
 		checkCall(t, c, err)
 	})
 }

@@ -200,6 +200,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeRPC(w, rpcResponse{JSONRPC: "2.0", ID: req.ID, Error: rpcErr})
 			return
 		}
+		if req.Method == "message/send" {
+			ctx = withSentData(ctx, req.Params)
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		// The SDK writes JSON without naming it; a stream sets its own type.
 		w.Header().Set("Content-Type", "application/json")

@@ -71,24 +71,55 @@ func TestSendMessage_v1NumbersBeyondFloat64(t *testing.T) {
 func resultsOf(t *testing.T, name string, res json.RawMessage) []string {
 	t.Helper()
 	var out struct {
-		Task struct {
-			Artifacts []struct {
-				Parts []struct {
-					Data *struct {
-						Result json.RawMessage `json:"result"`
-					} `json:"data"`
-				} `json:"parts"`
-			} `json:"artifacts"`
-		} `json:"task"`
+		Task json.RawMessage `json:"task"`
 	}
-	if err := json.Unmarshal(res, &out); err != nil || len(out.Task.Artifacts) != 1 {
-		t.Fatalf("%s: answered %s, want a task with one artifact", name, res)
+	if err := json.Unmarshal(res, &out); err != nil {
+		t.Fatalf("%s: answered %s, want a task", name, res)
+	}
+	return taskResults(t, name, out.Task)
+}
+
+// taskResults returns the result member of each data part of the one
+// artifact of task, as written; a task without one artifact fails the
+// test.
+func taskResults(t *testing.T, name string, task json.RawMessage) []string {
+	t.Helper()
+	var out struct {
+		Artifacts []struct {
+			Parts []struct {
+				Data *struct {
+					Result json.RawMessage `json:"result"`
+				} `json:"data"`
+			} `json:"parts"`
+		} `json:"artifacts"`
+	}
+	if err := json.Unmarshal(task, &out); err != nil || len(out.Artifacts) != 1 {
+		t.Fatalf("%s: answered %s, want a task with one artifact", name, task)
 	}
 	var got []string
-	for _, p := range out.Task.Artifacts[0].Parts {
+	for _, p := range out.Artifacts[0].Parts {
 		if p.Data != nil {
 			got = append(got, string(p.Data.Result))
 		}
 	}
 	return got
+}
+
+// TestSendMessage_v03NumbersAsSent is TestSendMessage_v1NumbersAsSent
+// for A2A 0.3's message/send, whose message the SDK decodes: a data
+// part's numbers are judged and answered as the client sent them, not
+// as the nearest float64 the SDK holds.
+func TestSendMessage_v03NumbersAsSent(t *testing.T) {
+	f := newFixture(t, trusta2a.Config{})
+	claimed := `{"n":12345678901234567891,"s":"17 * 3 = 51"}`
+	args := `{"claimed_result":` + claimed + `,"policy":"fast"}`
+	res, rerr := f.call1(t, "demo-key", "0.3", "message/send",
+		`{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"data","data":`+args+`}]}}`)
+	if rerr != nil {
+		t.Fatalf("%+v", rerr)
+	}
+	got := taskResults(t, "message/send", res)
+	if diff := cmp.Diff([]string{claimed}, got); diff != "" {
+		t.Errorf("result (-sent +answered):\n%s", diff)
+	}
 }

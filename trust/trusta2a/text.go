@@ -49,8 +49,10 @@ type token struct {
 }
 
 // fromMessage reads the call a message asks for: its data part when it
-// has one, else its text.
-func fromMessage(msg *a2a.Message) (*call, error) {
+// has one, else its text. sent, when not nil, is the data of each of the
+// message's data parts as sent, read in place of the decoded data, whose
+// numbers may have been rounded (sentData).
+func fromMessage(msg *a2a.Message, sent []json.RawMessage) (*call, error) {
 	if msg == nil {
 		return nil, &InputError{Argument: "message", Message: "is required"}
 	}
@@ -69,6 +71,11 @@ func fromMessage(msg *a2a.Message) (*call, error) {
 	switch {
 	case len(data) > 1:
 		return nil, &InputError{Argument: "parts", Message: fmt.Sprintf("%d data parts: send one call per message", len(data))}
+	case len(data) == 1 && len(sent) == 1:
+		if obj, err := objectOf(sent[0]); err == nil {
+			return fromData(obj)
+		}
+		return fromData(data[0].Data)
 	case len(data) == 1:
 		return fromData(data[0].Data)
 	}

@@ -273,6 +273,9 @@ func (pw *paywall) serveEscrow(w http.ResponseWriter, r *http.Request, next http
 	if deliver {
 		amount = charged.Amount
 	}
+	if amount != "0" && amount != "" {
+		pw.keepAhead(keep, key, until, Outcome{Request: paidRequest(r, p), Payer: payment.Payer, Response: response, PendingCapture: payment.ID, Usage: u})
+	}
 	decided := pw.escrow.Decide(keep, payment, verdict, amount)
 	if pw.finish(keep, w, r, p, key, until, decided, response, u, true) {
 		if vp, ok := PaymentFromContext(ctx); ok && vp.outcome != nil {
@@ -337,27 +340,27 @@ func problemResponse(d *problem.Details) BufferedResponse {
 	return BufferedResponse{Status: rec.status, Header: rec.header, Body: rec.body.Bytes()}
 }
 
+// keepAhead keeps o, the answer a capture buys, as a pending capture
+// before the verdict that captures it is recorded: should the server stop
+// after the verdict, package x402/escrow's Recovery captures the payment
+// by it, and the retry of the proof finds the answer (in a store that
+// outlives the server, such as pgstore's) and completes the capture;
+// should it stop before, the Recovery voids the payment, which holds no
+// verdict, and the retry is told so (completeCapture). When the keep
+// fails the work goes on, as it would have: the answer is then kept only
+// once the capture is answered.
+func (pw *paywall) keepAhead(ctx context.Context, key string, until time.Time, o Outcome) {
+	if err := pw.outcomes.Keep(ctx, key, o, until); err != nil {
+		pw.log.LogAttrs(ctx, slog.LevelError, "x402: keeping an answer before its capture", slog.String("payment", o.PendingCapture), slog.String("error", err.Error()))
+	}
+}
+
 // finish captures or voids the payment as decided, keeps the outcome for
 // a repeat of the proof, and, when write is set, sends the answer: the
 // delivered answer with the capture in the payment headers, or the
 // failure with the void. It reports whether the answer was delivered.
-//
-// Before it sends a capture, it keeps the answer the capture buys as a
-// pending capture: the verdict is recorded in the ledger, and should the
-// server stop before the outcome is kept, package x402/escrow's Recovery
-// captures the payment by it; the retry of the proof then finds the
-// answer (in a store that outlives the server, such as pgstore's) and
-// completes the capture. When that keep fails, the capture is sent all
-// the same, as the Recovery would send it: the answer is then kept only
-// after the capture, and lost should the server stop in between.
 func (pw *paywall) finish(ctx context.Context, w http.ResponseWriter, r *http.Request, p *PaymentPayload, key string, until time.Time, d EscrowPayment, response BufferedResponse, u *Usage, write bool) bool {
 	paid := paidRequest(r, p)
-	if d.Capture != "" && d.Capture != "0" {
-		ahead := Outcome{Request: paid, Payer: d.Payer, Response: response, PendingCapture: d.ID, Usage: u}
-		if err := pw.outcomes.Keep(ctx, key, ahead, until); err != nil {
-			pw.log.LogAttrs(ctx, slog.LevelError, "x402: keeping an answer before its capture", slog.String("payment", d.ID), slog.String("error", err.Error()))
-		}
-	}
 	sr, delivered, pending := pw.escrow.Complete(ctx, d, u)
 	o := Outcome{Request: paid, Payer: d.Payer, Delivered: delivered, Response: response, Settlement: &sr}
 	if pending {
@@ -405,6 +408,10 @@ func (pw *paywall) completeCapture(w http.ResponseWriter, r *http.Request, p *Pa
 		pw.unavailable(w, r, "escrow ledger", err)
 		return
 	}
+	if d.Capture == "" { // its first use kept the answer and recorded no verdict (keepAhead)
+		pw.undecided(w, r, key, until, o, d)
+		return
+	}
 	sr, delivered, pending := pw.escrow.Complete(keep, d, o.Usage)
 	next := Outcome{Request: o.Request, Payer: o.Payer, Delivered: delivered, Response: o.Response, Settlement: &sr}
 	response := o.Response
@@ -425,6 +432,28 @@ func (pw *paywall) completeCapture(w http.ResponseWriter, r *http.Request, p *Pa
 	}
 	pw.log.LogAttrs(keep, slog.LevelInfo, "x402: pending capture completed", slog.String("payment", d.ID), slog.Bool("delivered", delivered))
 	writeBuffered(w, response)
+}
+
+// undecided answers the retry of a proof whose payment d holds no
+// verdict, its answer kept as o: while d is held, its first use is
+// recording the verdict (on another server) or stopped before it, and
+// the retry is answered 503 to come back; once the Recovery voided it,
+// nothing was bought, and the retry, and any after it, is answered 402
+// saying so.
+func (pw *paywall) undecided(w http.ResponseWriter, r *http.Request, key string, until time.Time, o Outcome, d EscrowPayment) {
+	if d.State == EscrowHeld {
+		w.Header().Set("Retry-After", "1")
+		writeProblem(w, r, problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable,
+			"the payment's first use has not recorded its verdict yet; retry"))
+		return
+	}
+	refusal := problemResponse(problem.Newf(http.StatusPaymentRequired, problem.CodePaymentRequired,
+		"the payment was %s without a verdict: nothing was bought", d.State))
+	keep := context.WithoutCancel(r.Context())
+	if err := pw.outcomes.Keep(keep, key, Outcome{Request: o.Request, Payer: o.Payer, Response: refusal}, until); err != nil {
+		pw.log.LogAttrs(keep, slog.LevelWarn, "x402: keeping an escrow outcome", slog.String("error", err.Error()))
+	}
+	writeBuffered(w, refusal)
 }
 
 // boundedSettle settles on a context detached from the caller's and

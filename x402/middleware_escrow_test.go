@@ -133,9 +133,15 @@ func (s *escrowServer) proof(t *testing.T) string {
 // paid sends a paid request with the payment header proof.
 func (s *escrowServer) paid(t *testing.T, proof string) (*http.Response, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, s.URL+"/paid", strings.NewReader(`{"claim":"Paris"}`))
+	return paidAt(t, s.Server, proof)
+}
+
+// paidAt sends a paid request with the payment header proof to srv.
+func paidAt(t *testing.T, srv *httptest.Server, proof string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/paid", strings.NewReader(`{"claim":"Paris"}`))
 	req.Header.Set(x402.HeaderPaymentSignature, proof)
-	resp, err := s.Client().Do(req)
+	resp, err := srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -82,11 +83,11 @@ func (pw *paywall) serveEscrow(ctx context.Context, method string, call *mcp.Cal
 // the terms, with the failed settlement, when a capture failed.
 func (pw *paywall) finishEscrow(ctx context.Context, price x402.Price, res x402.ResourceInfo, key, paid string, until time.Time,
 	held x402.EscrowPayment, answer *mcp.CallToolResult, verdict, capture string, usage *x402.Usage) *mcp.CallToolResult {
-	d := pw.escrow.Decide(ctx, held, verdict, capture)
-	pc := pendingCapture{Payment: d.ID, Payer: held.Payer, Call: paid, Usage: usage, Result: answer}
-	if d.Capture != "" && d.Capture != "0" {
+	pc := pendingCapture{Payment: held.ID, Payer: held.Payer, Call: paid, Usage: usage, Result: answer}
+	if capture != "" && capture != "0" {
 		pw.keepCapturing(ctx, key, until, pc)
 	}
+	d := pw.escrow.Decide(ctx, held, verdict, capture)
 	sr, bought, pending := pw.escrow.Complete(ctx, d, usage)
 	if pending {
 		// The capture may still happen (a recovery sends it again): the
@@ -147,13 +148,14 @@ func capturingKey(key string) string { return key + capturingSuffix }
 // store.
 const capturingSuffix = "#capturing"
 
-// keepCapturing keeps pc, the result a capture buys, before the capture
-// is sent: the verdict is recorded in the ledger, and should the server
-// stop before it keeps the result or the capture's outcome, package
-// x402/escrow's Recovery captures the payment by it; the retry of the
-// call then finds the result here (in a store that outlives the server,
-// such as pgstore's) and completes the capture. When the keep fails the
-// capture is sent all the same, as the Recovery would send it.
+// keepCapturing keeps pc, the result a capture buys, before the verdict
+// that captures it is recorded: should the server stop after the
+// verdict, package x402/escrow's Recovery captures the payment by it, and
+// the retry of the call finds the result here (in a store that outlives
+// the server, such as pgstore's) and completes the capture; should it
+// stop before, the Recovery voids the payment, which holds no verdict,
+// and the retry is told so (completePending). When the keep fails the
+// work goes on, as it would have.
 func (pw *paywall) keepCapturing(ctx context.Context, key string, until time.Time, pc pendingCapture) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pw.cfg.SettleTimeout)
 	defer cancel()
@@ -198,6 +200,13 @@ func (pw *paywall) completePending(ctx context.Context, price x402.Price, res x4
 	d, err := pw.escrow.Ledger().Get(context.WithoutCancel(ctx), pc.Payment)
 	if err != nil {
 		return pw.unavailable(ctx, "escrow ledger", err)
+	}
+	if d.Capture == "" { // its first use kept the result and recorded no verdict (keepCapturing)
+		if d.State == x402.EscrowHeld {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+				Text: "the payment's first use has not recorded its verdict yet; try again in a moment"}}}
+		}
+		return pw.refuse(price, res, fmt.Sprintf("the payment was %s without a verdict: nothing was bought", d.State), nil)
 	}
 	sr, bought, pending := pw.escrow.Complete(ctx, d, pc.Usage)
 	var answer *mcp.CallToolResult

@@ -58,7 +58,14 @@ func newEscrowRig(t *testing.T) *escrowRig {
 // configure changes (nil changes nothing).
 func newEscrowRigWith(t *testing.T, configure func(*trustmcp.PaywallConfig)) *escrowRig {
 	t.Helper()
-	r := &escrowRig{bed: x402test.NewEscrowBed(t), ledger: &x402.MemoryEscrowLedger{}}
+	return newEscrowRigOn(t, x402test.NewEscrowBed(t), configure)
+}
+
+// newEscrowRigOn is newEscrowRigWith on bed, which another rig may share:
+// two servers of one seller.
+func newEscrowRigOn(t *testing.T, bed *x402test.EscrowBed, configure func(*trustmcp.PaywallConfig)) *escrowRig {
+	t.Helper()
+	r := &escrowRig{bed: bed, ledger: &x402.MemoryEscrowLedger{}}
 	r.fac = &settleCounter{Facilitator: r.bed.Facilitator}
 	price := x402.Price{Accepts: []x402.PaymentRequirements{r.bed.Offer}}
 	gate := func(ctx context.Context, call *mcp.CallToolRequest, res *mcp.CallToolResult) *mcp.CallToolResult {

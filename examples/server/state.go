@@ -113,12 +113,13 @@ func openState(ctx context.Context, cfg config, log *slog.Logger) (*state, error
 			return nil, fmt.Errorf("-escrow-ledger: %w", err)
 		}
 		st.closeAlso(l)
-		ids := l.PaymentIDs()
-		st.escrow, st.paymentIDs = l, ids
+		ids, outcomes := l.PaymentIDs(), l.Outcomes()
+		st.escrow, st.paymentIDs, st.outcomes = l, ids, outcomes
 		forget = func(ctx context.Context, now time.Time) (int, error) {
 			n, err := l.DeleteExpired(ctx, now)
 			m, err2 := ids.DeleteExpired(ctx, now)
-			return n + m, errors.Join(err, err2)
+			k, err3 := outcomes.DeleteExpired(ctx, now)
+			return n + m + k, errors.Join(err, err2, err3)
 		}
 		st.where += "; escrowed payments in " + cfg.escrowLedger
 	}

@@ -38,6 +38,7 @@ var (
 	bucketHeld     = []byte("escrow-held")  // held at (unix ns, big endian) ‖ id → id
 	bucketClaims   = []byte("escrow-claim") // id → claimed until (unix ns, big endian)
 	bucketIDs      = []byte("payment-id")   // payment id → JSON paymentID
+	bucketOutcomes = []byte("outcome")      // proof's replay key → JSON keptOutcome
 )
 
 // Ledger is an x402.EscrowLedger in a bbolt file. It is safe for
@@ -68,7 +69,7 @@ func Open(path string, lockTimeout time.Duration) (*Ledger, error) {
 		return nil, fmt.Errorf("boltstore: failed to open %s: %w", path, err)
 	}
 	if err := db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketPayments, bucketHeld, bucketClaims, bucketIDs} {
+		for _, b := range [][]byte{bucketPayments, bucketHeld, bucketClaims, bucketIDs, bucketOutcomes} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}

@@ -113,18 +113,34 @@ func (s *PaymentIDs) Release(ctx context.Context, id string) error {
 // DeleteExpired removes the ids whose until has passed at now and
 // returns how many it removed.
 func (s *PaymentIDs) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
+	n, err := deleteUntil(ctx, s.db, bucketIDs, now, func(raw []byte) (time.Time, error) {
+		var k paymentID
+		err := json.Unmarshal(raw, &k)
+		return k.Until, err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("boltstore: deleting expired payment ids: %w", err)
+	}
+	return n, nil
+}
+
+// deleteUntil deletes, in one transaction, the records of bucket whose
+// time (until, read from the record) is not after now, and returns how
+// many it deleted.
+func deleteUntil(ctx context.Context, db *bolt.DB, bucket []byte, now time.Time, until func(raw []byte) (time.Time, error)) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
 	n := 0
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucket)
 		var expired [][]byte
-		err := tx.Bucket(bucketIDs).ForEach(func(key, raw []byte) error {
-			var k paymentID
-			if err := json.Unmarshal(raw, &k); err != nil {
-				return err
+		err := b.ForEach(func(key, raw []byte) error {
+			t, err := until(raw)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", bucket, key, err)
 			}
-			if !now.Before(k.Until) {
+			if !now.Before(t) {
 				expired = append(expired, key)
 			}
 			return nil
@@ -133,15 +149,12 @@ func (s *PaymentIDs) DeleteExpired(ctx context.Context, now time.Time) (int, err
 			return err
 		}
 		for _, key := range expired {
-			if err := tx.Bucket(bucketIDs).Delete(key); err != nil {
+			if err := b.Delete(key); err != nil {
 				return err
 			}
 		}
 		n = len(expired)
 		return nil
 	})
-	if err != nil {
-		return 0, fmt.Errorf("boltstore: deleting expired payment ids: %w", err)
-	}
-	return n, nil
+	return n, err
 }

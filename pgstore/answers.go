@@ -76,14 +76,5 @@ func (s *AnswerStore) Answer(ctx context.Context, key string, now time.Time) ([]
 // DeleteExpired removes the answers expired at now and returns how many
 // it removed.
 func (s *AnswerStore) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
-	ctx, cancel, err := s.db.query(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer cancel()
-	tag, err := s.db.pool.Exec(ctx, `DELETE FROM vouch_mcp_answers WHERE until <= $1`, now)
-	if err != nil {
-		return 0, fmt.Errorf("pgstore: deleting expired paid answers: %w", err)
-	}
-	return int(tag.RowsAffected()), nil
+	return s.db.deleteExpired(ctx, now, "paid answers", `DELETE FROM vouch_mcp_answers WHERE until <= $1`)
 }

@@ -224,6 +224,21 @@ func (db *DB) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
 	return total, nil
 }
 
+// deleteExpired runs stmt, a DELETE of the rows expired at now ($1), and
+// returns how many it removed; what names those rows in its error.
+func (db *DB) deleteExpired(ctx context.Context, now time.Time, what, stmt string) (int, error) {
+	ctx, cancel, err := db.query(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer cancel()
+	tag, err := db.pool.Exec(ctx, stmt, now)
+	if err != nil {
+		return 0, fmt.Errorf("pgstore: deleting expired %s: %w", what, err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
 // Sweep calls db.DeleteExpired every interval, at the time now returns
 // (nil means time.Now), until ctx is done, and then returns ctx's error.
 // An error does not stop it; it is passed to onError if that is not nil.

@@ -236,14 +236,5 @@ func (s *EscrowLedger) Claim(ctx context.Context, id string, now, until time.Tim
 // more (a hold past its capture deadline is its payer's to reclaim). It
 // returns how many it removed.
 func (s *EscrowLedger) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
-	ctx, cancel, err := s.db.query(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer cancel()
-	tag, err := s.db.pool.Exec(ctx, `DELETE FROM vouch_x402_escrow WHERE forget_at <= $1`, now)
-	if err != nil {
-		return 0, fmt.Errorf("pgstore: deleting expired escrow payments: %w", err)
-	}
-	return int(tag.RowsAffected()), nil
+	return s.db.deleteExpired(ctx, now, "escrow payments", `DELETE FROM vouch_x402_escrow WHERE forget_at <= $1`)
 }

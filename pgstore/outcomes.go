@@ -88,14 +88,5 @@ func (s *OutcomeStore) Lookup(ctx context.Context, key string, now time.Time) (x
 // DeleteExpired removes the outcomes expired at now and returns how many
 // it removed.
 func (s *OutcomeStore) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
-	ctx, cancel, err := s.db.query(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer cancel()
-	tag, err := s.db.pool.Exec(ctx, `DELETE FROM vouch_x402_outcomes WHERE until <= $1`, now)
-	if err != nil {
-		return 0, fmt.Errorf("pgstore: deleting expired outcomes: %w", err)
-	}
-	return int(tag.RowsAffected()), nil
+	return s.db.deleteExpired(ctx, now, "outcomes", `DELETE FROM vouch_x402_outcomes WHERE until <= $1`)
 }

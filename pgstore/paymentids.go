@@ -105,14 +105,5 @@ func (s *PaymentIDStore) Release(ctx context.Context, id string) error {
 // DeleteExpired removes the ids expired at now and returns how many it
 // removed.
 func (s *PaymentIDStore) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
-	ctx, cancel, err := s.db.query(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer cancel()
-	tag, err := s.db.pool.Exec(ctx, `DELETE FROM vouch_x402_payment_ids WHERE until <= $1`, now)
-	if err != nil {
-		return 0, fmt.Errorf("pgstore: deleting expired payment ids: %w", err)
-	}
-	return int(tag.RowsAffected()), nil
+	return s.db.deleteExpired(ctx, now, "payment ids", `DELETE FROM vouch_x402_payment_ids WHERE until <= $1`)
 }

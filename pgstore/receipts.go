@@ -181,14 +181,5 @@ func (s *ReceiptStore) Get(ctx context.Context, id string, now time.Time) (recei
 
 // DeleteExpired implements [receipt.Store].
 func (s *ReceiptStore) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
-	ctx, cancel, err := s.db.query(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer cancel()
-	tag, err := s.db.pool.Exec(ctx, `DELETE FROM vouch_receipts WHERE expires_at <= $1`, now)
-	if err != nil {
-		return 0, fmt.Errorf("pgstore: deleting expired receipts: %w", err)
-	}
-	return int(tag.RowsAffected()), nil
+	return s.db.deleteExpired(ctx, now, "receipts", `DELETE FROM vouch_receipts WHERE expires_at <= $1`)
 }

@@ -117,14 +117,5 @@ func (s *ReplayStore) LookupSettled(ctx context.Context, key string, now time.Ti
 // DeleteExpired removes the keys expired at now and returns how many it
 // removed.
 func (s *ReplayStore) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
-	ctx, cancel, err := s.db.query(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer cancel()
-	tag, err := s.db.pool.Exec(ctx, `DELETE FROM vouch_x402_replay WHERE until <= $1`, now)
-	if err != nil {
-		return 0, fmt.Errorf("pgstore: deleting expired payment authorizations: %w", err)
-	}
-	return int(tag.RowsAffected()), nil
+	return s.db.deleteExpired(ctx, now, "payment authorizations", `DELETE FROM vouch_x402_replay WHERE until <= $1`)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,7 +93,7 @@ func (h *Handler) serveProof(w http.ResponseWriter, r *http.Request, id string) 
 
 // serveConsistency answers GET /api/v4/log/consistency?first=A&second=B.
 func (h *Handler) serveConsistency(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
+	q, _ := url.ParseQuery(r.URL.RawQuery) // unknownParameters names a malformed query
 	var errs []FieldError
 	size := func(name string) int64 {
 		vals, ok := q[name]
@@ -131,11 +132,14 @@ func (h *Handler) serveConsistency(w http.ResponseWriter, r *http.Request) {
 
 // unknownParameters returns a field error, rule "unknown", for each
 // query parameter of r that is not one of known, in the order of their
-// names: a misspelt parameter is refused, as an unknown member of a body
-// is, rather than read as absent.
+// names, and one naming "(query)", rule "malformed", when the query
+// holds a pair it cannot read (a ";", a bad escape): a misspelt
+// parameter is refused, as an unknown member of a body is, rather than
+// read as absent, and so is one r.URL.Query would drop.
 func unknownParameters(r *http.Request, known ...string) []FieldError {
 	var errs []FieldError
-	for _, name := range slices.Sorted(maps.Keys(r.URL.Query())) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	for _, name := range slices.Sorted(maps.Keys(q)) {
 		if slices.Contains(known, name) {
 			continue
 		}
@@ -144,6 +148,10 @@ func unknownParameters(r *http.Request, known ...string) []FieldError {
 			msg = "is not a parameter of this endpoint, whose parameters are " + strings.Join(known, ", ")
 		}
 		errs = append(errs, FieldError{Field: name, Rule: "unknown", Message: msg})
+	}
+	if err != nil {
+		errs = append(errs, FieldError{Field: "(query)", Rule: "malformed",
+			Message: `is not name=value pairs joined by "&", each escaped as a URL's query is`})
 	}
 	return errs
 }

@@ -38,6 +38,7 @@ func TestHandler_unknownQueryParameters(t *testing.T) {
 	}
 	const none = "is not a parameter of this endpoint, which takes none"
 	const sizes = "is not a parameter of this endpoint, whose parameters are first, second"
+	const malformed = `is not name=value pairs joined by "&", each escaped as a URL's query is`
 	id := "rcpt_" + strings.Repeat("0", 26)
 	for _, tt := range []struct {
 		path string
@@ -50,6 +51,12 @@ func TestHandler_unknownQueryParameters(t *testing.T) {
 		{"/api/v4/log?first=1", []receipt.FieldError{{Field: "first", Rule: "unknown", Message: none}}},
 		{"/api/v4/receipt/" + id + "?format=text", []receipt.FieldError{{Field: "format", Rule: "unknown", Message: none}}},
 		{"/api/v4/receipt/" + id + "/proof?size=2", []receipt.FieldError{{Field: "size", Rule: "unknown", Message: none}}},
+		{"/api/v4/log/consistency?first=0&second=1&%zz", []receipt.FieldError{{Field: "(query)", Rule: "malformed", Message: malformed}}},
+		{"/api/v4/log/consistency?first=0;second=1", []receipt.FieldError{
+			{Field: "first", Rule: "required", Message: "is required: a tree size"},
+			{Field: "second", Rule: "required", Message: "is required: a tree size"},
+			{Field: "(query)", Rule: "malformed", Message: malformed}}},
+		{"/api/v4/log?a=%", []receipt.FieldError{{Field: "(query)", Rule: "malformed", Message: malformed}}},
 	} {
 		status, body := get(tt.path)
 		var p receipt.Error

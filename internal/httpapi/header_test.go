@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -101,5 +102,32 @@ func TestServer_queryParameters(t *testing.T) {
 	}
 	if n := prepared.Load(); n != 2 {
 		t.Errorf("prepared %d requests, want the 2 without a query", n)
+	}
+}
+
+// TestServer_malformedQuery: a query that is not name=value pairs joined
+// by "&" is refused, naming "(query)", rather than read as no query: a
+// decoder that drops the pairs it cannot read would let ?replicas=5;
+// through as absent.
+func TestServer_malformedQuery(t *testing.T) {
+	var prepared atomic.Int32
+	srv := newServer(t, httpapi.Config{Endpoints: []httpapi.Endpoint{
+		{Method: "POST", Path: "/things", Access: httpapi.Public, Prepare: func(r *http.Request, body []byte) (httpapi.Run, error) {
+			prepared.Add(1)
+			return echo(r, body)
+		}},
+	}})
+	for _, query := range []string{"replicas=5;", "%zz", "a=%"} {
+		got := send(t, "POST", srv.URL+"/things?"+query, "{}")
+		var fields []string
+		for _, e := range got.problem(t).Errors {
+			fields = append(fields, e.Field+" "+e.Rule)
+		}
+		if got.status != 400 || !slices.Contains(fields, "(query) malformed") {
+			t.Errorf("POST /things?%s: %d, field errors %q, want 400 naming (query), rule malformed", query, got.status, fields)
+		}
+	}
+	if n := prepared.Load(); n != 0 {
+		t.Errorf("prepared %d requests, want none", n)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"mime"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -159,14 +160,21 @@ func (s *Server) toProblem(r *http.Request, err error) *problem.Details {
 }
 
 // queryParameters returns a field error, rule "unknown", for each query
-// parameter of r, in the order of their names: an endpoint that prepares
-// its call reads its body alone, and a parameter it took as absent
-// (?replicas=5) would be a silent default.
+// parameter of r, in the order of their names, and one naming "(query)",
+// rule "malformed", when the query holds a pair it cannot read (a ";",
+// a bad escape): an endpoint that prepares its call reads its body
+// alone, and a parameter it took as absent (?replicas=5, or ?replicas=5;
+// which r.URL.Query drops) would be a silent default.
 func queryParameters(r *http.Request) []problem.FieldError {
 	var errs []problem.FieldError
-	for _, name := range slices.Sorted(maps.Keys(r.URL.Query())) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	for _, name := range slices.Sorted(maps.Keys(q)) {
 		errs = append(errs, problem.FieldError{Field: name, Rule: "unknown",
 			Message: "is not a parameter of this endpoint, which takes none"})
+	}
+	if err != nil {
+		errs = append(errs, problem.FieldError{Field: "(query)", Rule: "malformed",
+			Message: `is not name=value pairs joined by "&", each escaped as a URL's query is`})
 	}
 	return errs
 }

@@ -146,6 +146,18 @@ func (a args) str(k string) (string, error) {
 	return s, nil
 }
 
+// choice returns member k, one of allowed, as a string; absent or null
+// is "". An empty string is refused: it is none of the values, not the
+// default, which is had by leaving the member out (as the HTTP doors and
+// the MCP tools' schemas have it).
+func (a args) choice(k string, allowed ...string) (string, error) {
+	s, err := a.str(k)
+	if err == nil && s == "" && a.has(k) {
+		return "", &InputError{Argument: k, Message: `is "": leave the argument out for its default`, Allowed: allowed}
+	}
+	return s, err
+}
+
 // opt returns member k, or nil when absent or null.
 func (a args) opt(k string) json.RawMessage {
 	if !a.has(k) {
@@ -181,7 +193,7 @@ func (a args) call(skill string) (*call, error) {
 // arbitrate.
 func (a args) trust(skill string) (*trust.Request, error) {
 	req := &trust.Request{Policy: trust.PolicySafe}
-	policy, err := a.str("policy")
+	policy, err := a.choice("policy", string(trust.PolicyFast), string(trust.PolicySafe), string(trust.PolicyOracle), string(trust.PolicyAdaptive))
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +253,7 @@ func (a args) trust(skill string) (*trust.Request, error) {
 // task: answer, and tolerance, an object of absolute and relative only
 // (another member would be a bound silently read as 0).
 func (a args) numeric(task *trust.Task) error {
-	answer, err := a.str("answer")
+	answer, err := a.choice("answer", string(trust.AnswerNumber))
 	if err != nil {
 		return err
 	}
@@ -270,7 +282,7 @@ func (a args) numeric(task *trust.Task) error {
 
 // receipt reads the receipt member: none, inline or detached.
 func (a args) receipt() (receipt.Request, error) {
-	mode, err := a.str("receipt")
+	mode, err := a.choice("receipt", string(receipt.DeliveryNone), string(receipt.DeliveryInline), string(receipt.DeliveryDetached))
 	if err != nil {
 		return receipt.Request{}, err
 	}
@@ -295,7 +307,7 @@ func (a args) factcheck() (*router.FactcheckRequest, error) {
 	if strings.TrimSpace(claim) == "" {
 		return nil, &InputError{Argument: "claim", Message: "is required: the statement to check"}
 	}
-	mode, err := a.str("mode")
+	mode, err := a.choice("mode", string(router.FactcheckStandard), string(router.FactcheckRealtime))
 	if err != nil {
 		return nil, err
 	}

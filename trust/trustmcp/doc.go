@@ -82,9 +82,10 @@
 // {"x402/error":{"code":402,"message":...,"data":<PaymentRequired>}}; a
 // call with a valid payment runs, is settled once, and carries the
 // settlement in the result's _meta["x402/payment-response"]. The payment
-// names the call it paid for: a retry with the same payment, tool and
-// arguments gets the kept result and the first settlement (see
-// [AnswerStore]), any other use of it is refused as already used. A
+// names the call it paid for: a retry by the same caller with the same
+// payment, tool and arguments gets the kept result and the first
+// settlement (see [AnswerStore]), any other use of it (another caller's
+// included) is refused as already used. A
 // tool priced with an "upto" offer reports what it used with
 // x402.ReportUsage, as an HTTP handler does, and only that is settled (a
 // tool that reports nothing settles the authorized maximum).

@@ -129,17 +129,18 @@ type PaywallConfig struct {
 // a settled result is kept (in Answers) and its settlement recorded with
 // the payment (ReplayStore.MarkSettled) before it is returned, until the
 // payment's replay record expires (the authorization's validBefore); a
-// repeat of the same payment for the same tool and the same arguments is
-// answered with that result and the first settlement in
+// repeat of the same payment by the same caller (see the package doc,
+// Who is calling) for the same tool and the same arguments is answered
+// with that result and the first settlement in
 // _meta["x402/payment-response"], without running the tool and without
 // settling again. A repeat that arrives while the first call runs or
 // settles in the same process waits for it (or for its own context to
 // end), and then gets the kept result, or, when the first call failed and
-// freed the payment, runs as a first call. Any other repeat of the payment
-// (another tool, other arguments, a first use that did not settle or
-// whose outcome is unknown, a result kept in an AnswerStore that this
-// Paywall does not share) is answered with the terms and "the payment was
-// already used". A tool with a gate (PaywallConfig.Gates, [ToolGate];
+// freed the payment, runs as a first call. Any other repeat of the
+// payment (another caller, another tool, other arguments, a first use
+// that did not settle or whose outcome is unknown, a result kept in an
+// AnswerStore that this Paywall does not share) is answered with the
+// terms and "the payment was already used". A tool with a gate (PaywallConfig.Gates, [ToolGate];
 // [ValidateResult] validates the result through a trust service) is
 // settled only when its gate passes the result; a refused result is a
 // tool error, never settled, and the retry with the same payment gets the

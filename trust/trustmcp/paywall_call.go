@@ -79,7 +79,7 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 			reasonValidityTooLong, pw.cfg.MaxValidity, until.Unix(), limit.Unix()), nil), nil
 	}
 	until = x402.KeepProofUntil(offer, until, now.Add(pw.cfg.MaxValidity))
-	paid := paidCall(call, p)
+	paid := paidCall(ctx, call, p)
 	fl, first := pw.startFlight(key, paid)
 	for !first {
 		// The payment is in use by a call running in this process: a retry

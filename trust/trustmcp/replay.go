@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vouchkit/vouch/internal/fairstore"
+	"github.com/vouchkit/vouch/trust"
 	"github.com/vouchkit/vouch/x402"
 )
 
@@ -157,12 +158,16 @@ func (s *MemoryAnswers) Bytes() int64 {
 	return s.results.Bytes() + s.refusals.Bytes() + s.pending.Bytes() + s.capturing.Bytes()
 }
 
-// paidCall names the call a payment pays for: a digest of the tool's
-// name, its arguments (as canonical JSON) and the payment's payload. Only
-// a repeat of that call may have its result delivered again.
-func paidCall(call *mcp.CallToolRequest, p *x402.PaymentPayload) string {
+// paidCall names the call a payment pays for: a digest of its caller
+// (as the tools name it to the trust service), the tool's name, its
+// arguments (as canonical JSON) and the payment's payload. Only a repeat
+// of that call may have its result delivered again: another integration
+// sending the same payment is refused as a used one, as the HTTP doors
+// keep a paid answer to the integration that bought it.
+func paidCall(ctx context.Context, call *mcp.CallToolRequest, p *x402.PaymentPayload) string {
 	d := sha256.New()
-	for _, s := range []string{"mcp tools/call", call.Params.Name, canonicalJSON(call.Params.Arguments), canonicalJSON(p.Payload)} {
+	caller := trust.CallerFrom(callerContext(ctx, call))
+	for _, s := range []string{"mcp tools/call", caller, call.Params.Name, canonicalJSON(call.Params.Arguments), canonicalJSON(p.Payload)} {
 		io.WriteString(d, strconv.Itoa(len(s))+":"+s)
 	}
 	return hex.EncodeToString(d.Sum(nil))

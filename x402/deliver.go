@@ -28,8 +28,10 @@ import (
 // the proof's replay record expires, and a retry with the same proof is
 // answered from it: the handler does not run again, Check is not called
 // again, nothing is settled again. A delivered answer is sent again only
-// to the same request (method, path, Idempotency-Key and proof), with
-// the first settlement; a refusal to any request carrying the proof. An
+// to the same request (method, path, Idempotency-Key and proof, and,
+// behind a router or trust Handler, the integration its credential
+// names), with the first settlement; a refusal to any request carrying
+// the proof. An
 // answer of status 400 or more from the handler is sent as it is, without
 // calling Check and without settling, and its proof is released, as on
 // any priced route. A retry that arrives while the first use is still

@@ -36,13 +36,14 @@ const (
 // once per payer and id (the payer its payload's authorization names, so
 // that another payer's id never blocks or answers it; once per id for a
 // payload that names none): a retry with the same id and the same
-// payment (and request: method, path, Idempotency-Key) gets the first
-// response, status, body and PAYMENT-RESPONSE, without the work or the
-// payment running again, on any server sharing the [PaymentIDStore]; the
-// same id with another payment of the same payer is 409, and so is a retry while the first request
-// still runs on another server. A first request that charged nothing (a
-// 402, a 400, the facilitator unavailable) leaves its id free for a
-// retry.
+// payment (and request: method, path, Idempotency-Key, and, behind a
+// router or trust Handler, the integration its credential names) gets
+// the first response, status, body and PAYMENT-RESPONSE, without the
+// work or the payment running again, on any server sharing the
+// [PaymentIDStore]; the same id with another payment or request of the
+// same payer is 409, and so is a retry while the first request still
+// runs on another server. A first request that charged nothing (a 402, a
+// 400, the facilitator unavailable) leaves its id free for a retry.
 type PaymentIdentifier struct {
 	// Required refuses a payment without an id with 400; otherwise such
 	// a payment is served as usual.

@@ -10,14 +10,22 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vouchkit/vouch/internal/httpapi"
 )
 
 // paidRequest names the request a proof pays for: a digest of the
-// method, the path, the Idempotency-Key and the proof's payload.
+// method, the path, the Idempotency-Key and the proof's payload, and,
+// behind a router or trust Handler, of the integration the request's
+// credential names (httpapi.Principal), so that an answer kept for one
+// integration is never delivered to another sending the same proof.
 func paidRequest(r *http.Request, p *PaymentPayload) string {
 	d := sha256.New()
 	for _, s := range []string{r.Method, r.URL.Path, r.Header.Get(HeaderIdempotencyKey)} {
 		io.WriteString(d, strconv.Itoa(len(s))+":"+s)
+	}
+	if principal := httpapi.Principal(r.Context()); principal != "" {
+		io.WriteString(d, "principal "+strconv.Itoa(len(principal))+":"+principal)
 	}
 	var buf bytes.Buffer
 	if json.Compact(&buf, p.Payload) != nil {

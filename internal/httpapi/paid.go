@@ -9,6 +9,17 @@ import (
 // Paid endpoints: the caller a paywall admitted, and the answers it can
 // deliver again without running the call.
 
+// principalFirst notes the principal of a paid request (see [Principal])
+// before calling paywall, the x402 middleware, which binds the answer a
+// proof bought to it: a repeat of the proof from another integration, or
+// from none, is not the same request and does not get that answer.
+func (s *Server) principalFirst(paywall http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		infoFrom(r.Context()).principal = s.identify(r)
+		paywall.ServeHTTP(w, r)
+	})
+}
+
 // paid names the caller of a paid request before calling next.
 func (s *Server) paid(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

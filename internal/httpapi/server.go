@@ -318,9 +318,9 @@ func (s *Server) endpoint(e Endpoint) (http.Handler, error) {
 			}), nil
 		}
 		if e.Prepare != nil && hasBody {
-			return s.cfg.X402(&paidReplayer{Handler: s.paid(next), s: s}), nil
+			return s.principalFirst(s.cfg.X402(&paidReplayer{Handler: s.paid(next), s: s})), nil
 		}
-		return s.cfg.X402(s.paid(next)), nil
+		return s.principalFirst(s.cfg.X402(s.paid(next))), nil
 	case Public:
 		return s.anonymous(next), nil
 	}

@@ -131,11 +131,14 @@ func (s *Service) judged(ctx context.Context, req *Request, traceID string) (dec
 		last      *judgement
 	)
 	add := func(st stepResult) {
+		steps = append(steps, st)
+		if st.step.Check { // a leader's check: counted in no verdict
+			return
+		}
 		for i := range st.runs {
 			st.runs[i].Replica = len(runs)
 			runs = append(runs, st.runs[i])
 		}
-		steps = append(steps, st)
 	}
 	for range maxCandidates {
 		id, ok := nextProducer(cands, producers)
@@ -273,10 +276,11 @@ func (s *Service) judge(ctx context.Context, req *Request, output json.RawMessag
 //	RETRY      RETRY       the candidate      the validation's
 //	NEEDS_SPEC NEEDS_SPEC  null               the validation's
 //
-// Its evidence counts every run, producers and judges; its agreement,
-// its calibration (when the confidence is the validation's) and its
-// disagreements are the last judgement's, the disagreements numbered
-// among every run.
+// Its evidence counts every run, producers and judges, but a leader's
+// check (Step.Check), which it shows as a step and in Checked; its
+// agreement, its calibration, leader and dissent (when the confidence
+// is the validation's) and its disagreements are the last judgement's,
+// the disagreements numbered among every run.
 func (s *Service) judgedResponse(req *Request, steps []stepResult, runs []router.Run, judging *Judging, last *judgement) *Response {
 	v := last.resp
 	resp := &Response{
@@ -286,11 +290,14 @@ func (s *Service) judgedResponse(req *Request, steps []stepResult, runs []router
 			Agreement: v.Evidence.Agreement, Verdicts: make([]router.Label, len(runs)),
 			Disagreements: make([]Disagreement, len(v.Evidence.Disagreements)),
 			Redundancy:    len(runs), Launched: len(runs), Usage: router.TotalUsage(runs), Judging: judging,
-			Calibration: v.Evidence.Calibration,
+			Calibration: v.Evidence.Calibration, Leader: v.Evidence.Leader, Dissent: v.Evidence.Dissent,
 		},
 	}
 	for _, st := range steps {
 		resp.Evidence.Steps = append(resp.Evidence.Steps, st.step)
+		if st.step.Check {
+			resp.Evidence.Checked += len(st.runs)
+		}
 	}
 	for i, r := range runs {
 		resp.Evidence.Verdicts[i] = r.Label
@@ -311,6 +318,7 @@ func (s *Service) judgedResponse(req *Request, steps []stepResult, runs []router
 	case StatusInvalid:
 		resp.Status, resp.Result, resp.Confidence = StatusRetry, json.RawMessage("null"), 0
 		resp.Evidence.Calibration = nil // 0 is read on no map
+		resp.Evidence.Leader, resp.Evidence.Dissent = nil, nil
 		resp.RetryInstructions = &RetryInstructions{Policy: stronger(req.Policy),
 			Reason: fmt.Sprintf("the judges rejected every candidate answer (%d of %d produced)", judged(judging), len(judging.Candidates))}
 	case StatusNeedsSpec:

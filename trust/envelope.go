@@ -187,11 +187,13 @@ type Evidence struct {
 	// tier and, for a validation, verdict ("safe/VALID"; with
 	// NumericCalibrationSuffix for a numeric delegation), the outcomes
 	// it holds, the map's input (Uncalibrated: a validation's weighted
-	// confidence, a delegation's conservative number), the conservative
-	// number (consensus.Conservative of the tally, or for an open answer
-	// what Plurality says; stated with no outcome) and the points it was
-	// read between; Basis.Read recomputes
-	// the confidence. A judged delegation carries its last judgement's,
+	// confidence, a delegation's consensus.Conservative number, or for
+	// adaptive's plurality the Posterior of its counts), the
+	// conservative number (consensus.Conservative of the tally, or for
+	// an open answer what Plurality says; stated with no outcome) and
+	// the points it was read between; Basis.Read recomputes the
+	// confidence. The weighted confidence both may take is not in the
+	// response (the receipt's consensus snapshot has the weights). A judged delegation carries its last judgement's,
 	// the validation whose confidence it states. Absent otherwise.
 	Calibration *reputation.Basis `json:"calibration,omitempty"`
 	// Leader is, when an adaptive validation ran one session alone

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
@@ -274,5 +276,31 @@ func TestNumbers_calibrated(t *testing.T) {
 	}
 	if points == 0 {
 		t.Error("no response was read on a calibration point")
+	}
+}
+
+// TestNumbers_openDelegationBasis: a fast delegation of an open answer,
+// over a router that keeps reputation and before any outcome, reads its
+// map at consensus.Conservative, the Posterior of its one answer, and
+// states the plurality's posterior of its groups, the lone run's
+// reliability, which is above that Posterior (docs/INTERFACE.md, 9.3).
+func TestNumbers_openDelegationBasis(t *testing.T) {
+	s := numbersService(t, panels()[0], true)
+	resp, err := s.Call(context.Background(), numbersRequest(trust.ModeDelegation, trust.PolicyFast, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, pl := resp.Evidence.Calibration, resp.Evidence.Plurality
+	if c == nil || pl == nil {
+		t.Fatalf("calibration %+v, plurality %+v; want both", c, pl)
+	}
+	post := consensus.Posterior(1, 0)
+	ppa := consensus.PluralityPosteriorAt(pl.Groups, 0, pl.Coincidence, pl.Reliability)
+	want := []float64{post, ppa, ppa}
+	if d := cmp.Diff(want, []float64{c.Uncalibrated, c.Conservative, resp.Confidence}, exact); d != "" {
+		t.Errorf("uncalibrated, conservative, confidence (-want +got):\n%s", d)
+	}
+	if !(resp.Confidence > post) {
+		t.Errorf("confidence %v, want above Posterior(1, 0) = %v", resp.Confidence, post)
 	}
 }

@@ -141,10 +141,13 @@
 //
 //	fast      the one answer
 //	safe      a strict majority of at least two answers, or (reputation
-//	          on) a weighted winner whose calibrated confidence is above
-//	          one half: once reported outcomes show that one session
-//	          outweighing two that agree (or the most reliable of three
-//	          different answers) is right more often than not
+//	          on) a weighted winner, among two answers or more or beside
+//	          runs the router cancelled once the weights settled the
+//	          call, whose calibrated confidence is above one half (never
+//	          one answer whose other runs failed): once reported
+//	          outcomes show that one session outweighing two that
+//	          agree (or the most reliable of three different answers)
+//	          is right more often than not
 //	oracle    a majority of its 5 replicas answered and none dissented
 //	          (fail_hard: any dissent answers RETRY)
 //	adaptive  settled, or a strict majority of at least two answers;

@@ -175,9 +175,13 @@ func (r Rules) Decides(out consensus.Outcome, cal *reputation.Calibration, confi
 
 // WeighsWinner reports whether Decides may accept out's weighted winner
 // on its calibrated confidence, though fewer than two answers back it:
-// safe's weighted tally, when Calibrated.
+// safe's weighted tally, when Calibrated, of at least two answers or of
+// runs the router cancelled once the weights settled the call. One
+// answer whose other runs failed is not weighed against anything, and
+// is left to Accepts, as reputation off leaves it.
 func (r Rules) WeighsWinner(out consensus.Outcome) bool {
-	return r.Tier == Safe && r.Calibrated && out.Strategy == consensus.StrategyWeighted
+	return r.Tier == Safe && r.Calibrated && out.Strategy == consensus.StrategyWeighted &&
+		(out.Answered >= 2 || out.Cancelled > 0)
 }
 
 // Stop is adaptive's stopping rule on cal: consensus.Stop with Lone, and

@@ -1,15 +1,11 @@
 package x402
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/vouchkit/vouch/problem"
@@ -100,136 +96,6 @@ type PaymentIDStore interface {
 	// Release forgets id, whose request charged nothing, so that a
 	// retry may begin it again.
 	Release(ctx context.Context, id string) error
-}
-
-// DefaultPaymentIDsMaxEntries bounds a [MemoryPaymentIDs] whose
-// MaxEntries is zero.
-const DefaultPaymentIDsMaxEntries = 100_000
-
-// DefaultPaymentIDsMaxBytes bounds the bytes of the responses a
-// [MemoryPaymentIDs] whose MaxBytes is zero keeps.
-const DefaultPaymentIDsMaxBytes = 32 << 20
-
-// paymentIDOverhead is about what a kept response costs beyond its id,
-// request digest and body: the entry, its map slot, headers and
-// settlement.
-const paymentIDOverhead = 512
-
-// ErrPaymentIDsFull: a MemoryPaymentIDs holds as many ids as it may.
-var ErrPaymentIDsFull = errors.New("x402: payment id store full")
-
-// MemoryPaymentIDs is a [PaymentIDStore] in memory, for one process. It
-// forgets an id at its until, and holds at most MaxEntries ids and
-// MaxBytes bytes of kept responses: when full of ids, it forgets the
-// expired ones, and then Begin fails with [ErrPaymentIDsFull] (the
-// middleware answers 503); when a response does not fit in MaxBytes,
-// even once the expired ids are forgotten, Finish forgets its id and
-// fails with ErrPaymentIDsFull, so that the retry of that payment is
-// answered as a repeat of a used proof instead of the kept response.
-// Its zero value is ready to use; set its bounds before first use.
-type MemoryPaymentIDs struct {
-	// MaxEntries bounds the ids kept; zero means
-	// DefaultPaymentIDsMaxEntries.
-	MaxEntries int
-	// MaxBytes bounds the bytes of the responses kept, about 512 a
-	// response beyond its id and body; zero means
-	// DefaultPaymentIDsMaxBytes.
-	MaxBytes int64
-
-	mu    sync.Mutex
-	ids   map[string]*keptPaymentID
-	bytes int64     // the sizes of the ids kept
-	now   time.Time // the latest Begin's now, by which Finish expires ids
-}
-
-type keptPaymentID struct {
-	r     PaymentIDRecord
-	until time.Time
-	size  int64 // counted against MaxBytes once its response is kept
-}
-
-// forget drops id, held as k; m.mu is held.
-func (m *MemoryPaymentIDs) forget(id string, k *keptPaymentID) {
-	m.bytes -= k.size
-	delete(m.ids, id)
-}
-
-// forgetExpired drops the ids expired at now; m.mu is held.
-func (m *MemoryPaymentIDs) forgetExpired(now time.Time) {
-	for id, k := range m.ids {
-		if !now.Before(k.until) {
-			m.forget(id, k)
-		}
-	}
-}
-
-// Begin implements [PaymentIDStore].
-func (m *MemoryPaymentIDs) Begin(ctx context.Context, id, request string, now, until time.Time) (PaymentIDRecord, bool, error) {
-	if err := ctx.Err(); err != nil {
-		return PaymentIDRecord{}, false, err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if now.After(m.now) {
-		m.now = now
-	}
-	if k, ok := m.ids[id]; ok {
-		if now.Before(k.until) {
-			return k.r, false, nil
-		}
-		m.forget(id, k)
-	}
-	if m.ids == nil {
-		m.ids = make(map[string]*keptPaymentID)
-	}
-	if limit := cmp.Or(m.MaxEntries, DefaultPaymentIDsMaxEntries); len(m.ids) >= limit {
-		m.forgetExpired(now)
-		if len(m.ids) >= limit {
-			return PaymentIDRecord{}, false, ErrPaymentIDsFull
-		}
-	}
-	m.ids[id] = &keptPaymentID{r: PaymentIDRecord{Request: request}, until: until}
-	return PaymentIDRecord{Request: request}, true, nil
-}
-
-// Finish implements [PaymentIDStore].
-func (m *MemoryPaymentIDs) Finish(ctx context.Context, id string, r PaymentIDRecord) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	k, ok := m.ids[id]
-	if !ok {
-		return nil
-	}
-	size := int64(len(id)+len(r.Request)+len(r.Response.Body)) + paymentIDOverhead
-	m.bytes -= k.size
-	k.size = 0
-	if limit := cmp.Or(m.MaxBytes, DefaultPaymentIDsMaxBytes); m.bytes+size > limit {
-		m.forgetExpired(m.now)
-		if m.bytes+size > limit {
-			m.forget(id, k)
-			return fmt.Errorf("%w: a response of %d bytes does not fit in MaxBytes %d (%d held); payment id %q is forgotten", ErrPaymentIDsFull, size, limit, m.bytes, id)
-		}
-	}
-	r.Done = true
-	k.r, k.size = r, size
-	m.bytes += size
-	return nil
-}
-
-// Release implements [PaymentIDStore].
-func (m *MemoryPaymentIDs) Release(ctx context.Context, id string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if k, ok := m.ids[id]; ok {
-		m.forget(id, k)
-	}
-	return nil
 }
 
 // paymentIDOf returns the id p carries in the "payment-identifier"

@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -155,16 +156,69 @@ func Newf(status int, code Code, format string, args ...any) *Details {
 	return New(status, code, fmt.Sprintf(format, args...))
 }
 
-// Invalid returns a 400 problem listing the field errors.
+// MaxFieldErrors is the most field errors a problem from [Invalid] lists.
+// Past it, one more field error, rule [RuleUnlisted], says how many more
+// were found, so that a body with a million mistakes gets an answer of
+// bounded size that still says how many there were.
+const MaxFieldErrors = 100
+
+// RuleUnlisted is the rule of the field error that ends a list cut at
+// [MaxFieldErrors]: its field is "(more)" and its message starts with the
+// number of errors found and not listed.
+const RuleUnlisted = "unlisted"
+
+// detailErrors is how many field errors the detail of a problem from
+// Invalid repeats; it counts the others.
+const detailErrors = 3
+
+// Invalid returns a 400 problem listing the field errors: the first
+// [MaxFieldErrors] of them and, when there are more, a last one, rule
+// [RuleUnlisted], that counts the others (errs may hold such an error,
+// from a problem Invalid returned before, whose count is added). The
+// detail repeats the first three and says how many more there are.
 func Invalid(errs []FieldError) *Details {
 	p := New(http.StatusBadRequest, CodeInvalidRequest, "")
-	p.Errors = errs
-	parts := make([]string, len(errs))
-	for i, e := range errs {
-		parts[i] = e.Field + ": " + e.Message
+	listed, unlisted := errs, 0
+	if len(errs) > MaxFieldErrors || slices.ContainsFunc(errs, isUnlisted) {
+		listed = make([]FieldError, 0, min(len(errs), MaxFieldErrors))
+		for _, e := range errs {
+			var n int
+			switch {
+			case isUnlisted(e):
+				if _, err := fmt.Sscanf(e.Message, "%d", &n); err != nil || n < 1 {
+					n = 1
+				}
+			case len(listed) < MaxFieldErrors:
+				listed = append(listed, e)
+			default:
+				n = 1
+			}
+			unlisted += n
+		}
+	}
+	p.Errors = listed
+	if unlisted > 0 {
+		p.Errors = append(p.Errors, FieldError{Field: "(more)", Rule: RuleUnlisted, Message: plural(unlisted, "more field error was", "more field errors were") + " found and not listed"})
+	}
+	parts := make([]string, 0, detailErrors+1)
+	for _, e := range listed[:min(len(listed), detailErrors)] {
+		parts = append(parts, e.Field+": "+e.Message)
+	}
+	if more := len(listed) + unlisted - len(parts); more > 0 {
+		parts = append(parts, "and "+plural(more, "more field error", "more field errors"))
 	}
 	p.Detail = strings.Join(parts, "; ")
 	return p
+}
+
+func isUnlisted(e FieldError) bool { return e.Rule == RuleUnlisted }
+
+// plural returns n followed by one or many, as n says.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // Error returns the status, code and detail on one line.

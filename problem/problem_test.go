@@ -151,3 +151,54 @@ func TestWrite_minimal(t *testing.T) {
 }
 
 var cmpSort = cmpopts.SortSlices(func(a, b string) bool { return a < b })
+
+// TestInvalid_many checks that a problem with more field errors than
+// MaxFieldErrors lists the first MaxFieldErrors and then one error saying
+// how many more were found, that its detail repeats no more than a few,
+// and that a problem built again from a cut list (as a decoder adds the
+// unknown members to a type check's errors) keeps the count.
+func TestInvalid_many(t *testing.T) {
+	bad := func(n int) []problem.FieldError {
+		errs := make([]problem.FieldError, n)
+		for i := range errs {
+			errs[i] = problem.FieldError{Field: fmt.Sprintf("execution.tools[%d]", i), Rule: "required", Message: "is required"}
+		}
+		return errs
+	}
+	const total = 400_000
+	p := problem.Invalid(bad(total))
+	if got, want := len(p.Errors), problem.MaxFieldErrors+1; got != want {
+		t.Fatalf("%d errors listed, want %d", got, want)
+	}
+	if diff := cmp.Diff(bad(problem.MaxFieldErrors), p.Errors[:problem.MaxFieldErrors]); diff != "" {
+		t.Errorf("listed errors (-want +got):\n%s", diff)
+	}
+	unlisted := total - problem.MaxFieldErrors
+	want := problem.FieldError{Field: "(more)", Rule: problem.RuleUnlisted,
+		Message: fmt.Sprintf("%d more field errors were found and not listed", unlisted)}
+	if diff := cmp.Diff(want, p.Errors[problem.MaxFieldErrors]); diff != "" {
+		t.Errorf("last error (-want +got):\n%s", diff)
+	}
+	if wantDetail := fmt.Sprintf("execution.tools[0]: is required; execution.tools[1]: is required; execution.tools[2]: is required; and %d more field errors", total-3); p.Detail != wantDetail {
+		t.Errorf("Detail = %q, want %q", p.Detail, wantDetail)
+	}
+	if n := len(problem.Encode(p)); n > 10_000 {
+		t.Errorf("encoded problem is %d bytes", n)
+	}
+
+	// Built again with more errors added, the count grows.
+	again := problem.Invalid(append(p.Errors, bad(2)...))
+	want.Message = fmt.Sprintf("%d more field errors were found and not listed", unlisted+2)
+	if len(again.Errors) != problem.MaxFieldErrors+1 || again.Errors[problem.MaxFieldErrors] != want {
+		t.Errorf("built again: %d errors, last %+v; want %d, last %+v", len(again.Errors), again.Errors[len(again.Errors)-1], problem.MaxFieldErrors+1, want)
+	}
+	if !strings.HasSuffix(again.Detail, fmt.Sprintf("; and %d more field errors", total+2-3)) {
+		t.Errorf("built again: Detail = %q", again.Detail)
+	}
+
+	// One error over the limit is one error not listed.
+	one := problem.Invalid(bad(problem.MaxFieldErrors + 1))
+	if got := one.Errors[problem.MaxFieldErrors].Message; got != "1 more field error was found and not listed" {
+		t.Errorf("one over: last message %q", got)
+	}
+}

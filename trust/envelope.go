@@ -76,7 +76,7 @@ type Request struct {
 // claimed_result; arbitration needs claimed_result and dispute_context.
 // A member the mode has no use for is refused: claimed_result in a
 // delegation, dispute_context outside an arbitration, answer and
-// tolerance outside a delegation.
+// tolerance outside a delegation; a delegation's spec must be a string.
 type Task struct {
 	// Type is the kind of task: summarization, qa, classification,
 	// tool_call, or another label the workers understand.
@@ -86,7 +86,9 @@ type Task struct {
 	// object member, an array item.
 	Input router.Input `json:"input,omitzero"`
 	// Spec states what a correct result is, as JSON: a string, or an
-	// object with a schema and constraints.
+	// object with a schema and constraints. A delegation's is a string,
+	// the objective its workers are given; [Request.Validate] refuses
+	// any other, naming task.spec.
 	Spec json.RawMessage `json:"spec,omitempty" validate:"omitempty,rawjson"`
 	// ClaimedResult is the result to validate or arbitrate, as JSON: a
 	// plain string is written trust.JSON("Paris") or

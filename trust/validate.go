@@ -78,6 +78,10 @@ func (r *Request) Validate() error {
 		errs = append(errs, problem.FieldError{Field: "task.claimed_result", Rule: "not_delegation",
 			Message: "is the result a validation or an arbitration judges; a delegation produces its own"})
 	}
+	if has(r.Task.Spec) && r.Mode == ModeDelegation && !isString(r.Task.Spec) {
+		errs = append(errs, problem.FieldError{Field: "task.spec", Rule: "type",
+			Message: "must be a string in delegation mode: the objective the workers are given (a validation or an arbitration also takes an object)"})
+	}
 	if has(r.Task.DisputeContext) && (r.Mode == ModeDelegation || r.Mode == ModeValidation) {
 		errs = append(errs, problem.FieldError{Field: "task.dispute_context", Rule: "arbitration_only",
 			Message: "describes the dispute an arbitration settles; a " + string(r.Mode) + " has none"})
@@ -107,6 +111,12 @@ func (r *Request) Validate() error {
 		return problem.Invalid(errs)
 	}
 	return nil
+}
+
+// isString reports whether raw is one JSON string.
+func isString(raw json.RawMessage) bool {
+	var s string
+	return json.Unmarshal(raw, &s) == nil
 }
 
 // emptyInput reports whether in, which is present, holds nothing to run:

@@ -96,7 +96,9 @@
 //   - A validate request's context may carry the task its claim answers
 //     under task_input, task_spec and dispute_context (the trust service
 //     puts them there); the [Engine] hands them to workers as the typed
-//     [Job] members TaskInput, TaskSpec and DisputeContext.
+//     [Job] members TaskInput, TaskSpec and DisputeContext. A task_input
+//     that is no input (a number, a bare array) is a 400 naming
+//     context.task_input.
 //   - A version 3 body with session_pool at the top level, beside
 //     consensus instead of inside it, is a 400 whose field error points
 //     to consensus.session_pool: ignored, it would run the call outside

@@ -139,7 +139,8 @@ func (r *DelegateV2Request) Validate() error {
 // Validate reports whether r is a valid request, as DelegateV1Request.Validate.
 // policy.redundancy 3 or 5 runs that many replicas (see
 // [Engine.ValidateV2]).
-func (r *ValidateV2Request) Validate() error { return check(r) }
+// context.task_input, when set, is an input (see [Job]).
+func (r *ValidateV2Request) Validate() error { return check(r, r.taskInput()...) }
 
 // Validate reports whether r is a valid request, as DelegateV1Request.Validate.
 // A policy.redundancy other than consensus.replicas is not an error:
@@ -153,8 +154,9 @@ func (r *DelegateV3Request) Validate() error {
 // A policy.redundancy other than consensus.replicas is not an error, as
 // for DelegateV3Request.
 // The numeric aggregations are refused: verdicts are no numbers.
+// context.task_input, when set, is an input, as for ValidateV2Request.
 func (r *ValidateV3Request) Validate() error {
-	return check(r, slices.Concat(r.Consensus.weightBy(), r.Consensus.strategy(), r.Consensus.numeric(KindValidate))...)
+	return check(r, slices.Concat(r.taskInput(), r.Consensus.weightBy(), r.Consensus.strategy(), r.Consensus.numeric(KindValidate))...)
 }
 
 // Validate reports whether r is a valid request, as DelegateV1Request.Validate.

@@ -3,6 +3,9 @@ package router
 import (
 	"context"
 	"encoding/json"
+	"errors"
+
+	"github.com/vouchkit/vouch/problem"
 )
 
 // Worker runs one job: one run on one session. The host supplies workers;
@@ -47,9 +50,9 @@ const (
 // own for them: the caller puts them in its context object under the
 // names "task_input", "task_spec" and "dispute_context" (the trust
 // service does), and the engine moves each one that decodes into its
-// typed member, so a worker reads job.TaskInput rather than a map key. A
-// value that does not decode (a task_input that is neither an object, a
-// string nor the array form) stays in Context.
+// typed member, so a worker reads job.TaskInput rather than a map key.
+// A task_input that is neither an object, a string nor the array form
+// is refused with the request (400, naming context.task_input).
 type Job struct {
 	// Kind is delegate, validate or factcheck.
 	Kind Kind `json:"kind"`
@@ -184,6 +187,31 @@ func (j *Job) liftTaskContext() {
 		rest = nil
 	}
 	j.Context = rest
+}
+
+// taskInput refuses a context task_input that is no input (an object, a
+// string or the array form), which the engine could not hand a worker as
+// its job's TaskInput. JSON null is absent.
+func (t *ValidateTask) taskInput() []problem.FieldError {
+	v := t.Context[contextTaskInput]
+	if _, ok := v.(Input); ok || v == nil {
+		return nil
+	}
+	raw, ok := rawJSON(v)
+	var in Input
+	err := in.UnmarshalJSON(raw)
+	if ok && err == nil {
+		return nil
+	}
+	got := "a value that is not JSON"
+	var typ *json.UnmarshalTypeError
+	if ok && errors.As(err, &typ) {
+		got = typ.Value
+	}
+	return []problem.FieldError{{
+		Field: "context." + contextTaskInput, Rule: "type",
+		Message: `is the input the claimed result was made from: expected an object, a string or {"kind":"array","items":[...]}, got ` + got,
+	}}
 }
 
 // rawJSON returns the JSON of a context value: itself when it is already

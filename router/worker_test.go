@@ -3,6 +3,7 @@ package router_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"testing"
 
@@ -74,9 +75,11 @@ func TestEngine_ValidateV3_liftsTaskContext(t *testing.T) {
 	}
 }
 
-// TestEngine_ValidateV3_keepsUndecodableTaskInput checks that a task_input
-// that is not an input (a number) stays in the context.
-func TestEngine_ValidateV3_keepsUndecodableTaskInput(t *testing.T) {
+// TestEngine_ValidateV3_refusesUndecodableTaskInput checks that a
+// task_input that is not an input (a number), built in process, is
+// refused naming context.task_input before any work, rather than left in
+// the context where a worker reading the job's TaskInput finds none.
+func TestEngine_ValidateV3_refusesUndecodableTaskInput(t *testing.T) {
 	rec := routertest.NewRecorder(routertest.Verdict(router.VerdictValid))
 	e := one(t, rec)
 	_, err := e.ValidateV3(context.Background(), &router.ValidateV3Request{
@@ -86,12 +89,12 @@ func TestEngine_ValidateV3_keepsUndecodableTaskInput(t *testing.T) {
 		},
 		Consensus: router.ConsensusRequest{Replicas: 1},
 	})
-	if err != nil {
-		t.Fatal(err)
+	var p *router.Error
+	if !errors.As(err, &p) || p.Status != 400 || len(p.Errors) != 1 || p.Errors[0].Field != "context.task_input" || p.Errors[0].Rule != "type" {
+		t.Errorf("ValidateV3 = %v, want a 400 naming context.task_input, rule type", err)
 	}
-	j := rec.Jobs()[0]
-	if !j.TaskInput.IsZero() || j.Context["task_input"] != 42.0 {
-		t.Errorf("TaskInput = %s, Context = %v; want no input and the number left in the context", j.TaskInput.Raw(), j.Context)
+	if n := rec.Calls.Load(); n != 0 {
+		t.Errorf("a refused request ran %d jobs", n)
 	}
 }
 

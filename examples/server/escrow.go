@@ -127,8 +127,12 @@ type escrowBalance struct {
 }
 
 // balanceHandler answers the escrow ledger's USDC balance of an address.
+// It takes no query, and refuses one as the library's routes do.
 func (d *demoEscrow) balanceHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !httpapi.CheckNoQuery(w, r) {
+			return
+		}
 		who, err := evm.ParseAddress(r.PathValue("address"))
 		if err != nil {
 			httpapi.WriteProblem(w, r, problem.Invalid([]problem.FieldError{{Field: "address", Rule: "address", Message: err.Error()}}))

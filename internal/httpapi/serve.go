@@ -21,8 +21,7 @@ import (
 // serve reads, decodes and validates the request, then runs it, once per
 // idempotency key.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, prepare func(*http.Request, []byte) (Run, error), hasBody bool) {
-	if errs := queryParameters(r); len(errs) > 0 {
-		WriteProblem(w, r, problem.Invalid(errs))
+	if !CheckNoQuery(w, r) {
 		return
 	}
 	var body []byte
@@ -157,6 +156,19 @@ func (s *Server) toProblem(r *http.Request, err error) *problem.Details {
 		s.log.ErrorContext(r.Context(), s.cfg.Name+": call failed", "request_id", infoFrom(r.Context()).id, "error", err)
 		return problem.New(http.StatusInternalServerError, problem.CodeInternal, "internal error")
 	}
+}
+
+// CheckNoQuery answers r with a 400 problem when its URL has a query, and
+// reports whether r may be served: a route that takes no parameters
+// names each one, rule "unknown", and a query it cannot read "(query)",
+// rule "malformed", as the Server's endpoints do, rather than answer as
+// if the query were not there.
+func CheckNoQuery(w http.ResponseWriter, r *http.Request) bool {
+	if errs := queryParameters(r); len(errs) > 0 {
+		WriteProblem(w, r, problem.Invalid(errs))
+		return false
+	}
+	return true
 }
 
 // queryParameters returns a field error, rule "unknown", for each query

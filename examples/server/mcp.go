@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
+	"strings"
 
 	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -91,7 +93,7 @@ func mountAgents(mux *http.ServeMux, cfg config, d agentDeps) (*mcp.Server, erro
 	// routes; the tool call's span is the child of its request's.
 	// Each answer carries a request id, a refusal's problem too, as the
 	// API's routes do.
-	h := httpapi.Instrument(httpapi.WithRequestID(requireKey(d.auth, readMCPBody(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+	h := httpapi.Instrument(httpapi.WithRequestID(requireKey(d.auth, checkMCPRequest(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: d.log})))),
 		d.obs.tracerProvider(), d.obs.meterProvider(), "normal")
 	mux.Handle(mcpPath, h)
@@ -126,15 +128,42 @@ func requireKey(auth router.Authenticator, next http.Handler) http.Handler {
 // mcpMaxBody bounds the body of an MCP request, as the SDK bounds it.
 const mcpMaxBody = 4 << 20
 
-// readMCPBody refuses a POST whose body is larger than mcpMaxBody (413)
-// or is not one JSON value read as the API's routes read theirs (400
-// malformed_json, or invalid_request naming a member given twice), with
-// the API's problem: the SDK would answer either in plain text. Other
-// requests, and the body read, go to next.
-func readMCPBody(next http.Handler) http.Handler {
+// checkMCPRequest answers with the API's problem each request the SDK's
+// transport would refuse in plain text, and passes the others, their
+// body read, to next:
+//   - a method other than POST: 405 with Allow: POST (the endpoint is
+//     stateless: it serves no event stream to GET, and no session to
+//     DELETE, as the Streamable HTTP transport lets a server answer);
+//   - a Content-Type other than application/json, with no charset or
+//     charset=utf-8, or a content coding: 415, as on the API's routes;
+//   - an Accept that does not list both application/json and
+//     text/event-stream (or a wildcard taking them), which the transport
+//     requires of a client, as the SDK reads it: 400;
+//   - a body larger than mcpMaxBody (413) or not one JSON value read as
+//     the API's routes read theirs (400 malformed_json, or
+//     invalid_request naming a member given twice).
+func checkMCPRequest(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
-			next.ServeHTTP(w, r)
+			w.Header().Set("Allow", http.MethodPost)
+			httpapi.WriteProblem(w, r, problem.Newf(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
+				"%s %s is not served; use POST (the MCP endpoint is stateless: no event stream, no session)", r.Method, r.URL.Path))
+			return
+		}
+		if !httpapi.CheckJSONBody(w, r) {
+			return
+		}
+		// CheckJSONBody takes application/...+json too; the SDK takes
+		// only application/json.
+		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+			w.Header().Set("Accept-Post", "application/json")
+			httpapi.WriteProblem(w, r, problem.Newf(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMediaType,
+				"Content-Type must be application/json (in UTF-8), got %q", r.Header.Get("Content-Type")))
+			return
+		}
+		if jsonOK, streamOK := mcpAccepts(r.Header.Values("Accept")); !jsonOK || !streamOK {
+			httpapi.WriteProblem(w, r, problem.Newf(http.StatusBadRequest, problem.CodeInvalidRequest,
+				"Accept must list both application/json and text/event-stream, got %q", strings.Join(r.Header.Values("Accept"), ", ")))
 			return
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, mcpMaxBody+1))
@@ -154,6 +183,26 @@ func readMCPBody(next http.Handler) http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		next.ServeHTTP(w, r)
 	})
+}
+
+// mcpAccepts reports whether the Accept values take JSON and an event
+// stream, read as the SDK reads them: by each media range's type,
+// parameters and weights ignored, a wildcard taking what it covers.
+func mcpAccepts(values []string) (jsonOK, streamOK bool) {
+	for _, v := range values {
+		for r := range strings.SplitSeq(v, ",") {
+			mt, _, _ := strings.Cut(r, ";")
+			switch strings.ToLower(strings.TrimSpace(mt)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK, streamOK
 }
 
 // mcpPrices prices the tools that run workers, with -mcp-paid: the trust

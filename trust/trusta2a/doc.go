@@ -26,7 +26,12 @@
 // under params for invalid params (−32602): message.parts[0].data.policy
 // for a data part's argument, message.parts[0].text for a text the agent
 // cannot read, message.contxtId for a member the specification does not
-// define. A 1.0 SendMessage answers once its call is made (the
+// define. Version 0.3's params are read as strictly, before the SDK
+// decodes them, and refused as invalid params naming the member under
+// params: params.message.contxtId, params.message.role for a role other
+// than "user", params.message.parts[1].kind for a part of no kind the
+// specification defines, params.message.parts[0].data.tolerance.absolute
+// for a number no float64 holds. A 1.0 SendMessage answers once its call is made (the
 // configuration's returnImmediately does not apply: a call answers in
 // seconds); streaming, push notifications and an extended agent card are
 // not served, and their methods are answered as the specification's

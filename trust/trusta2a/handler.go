@@ -235,9 +235,12 @@ func readAsSent(body []byte) *rpcError {
 // readParams03 refuses the params of a version 0.3 method that do not
 // fit the method's params type, as invalid params naming the member by
 // its path under params ("params.message.messageId"): the SDK would
-// answer them as a parse error naming Go types. Params the method
-// requires and the request lacks are refused the same way. Any other
-// error is left to the SDK.
+// answer them as a parse error naming Go types, or without a part's
+// index. Params the method requires and the request lacks are refused
+// the same way, and so are the members that neither the method's params,
+// nor a message/send's configuration or message (readMessage03), have
+// ("params.historyLenght"), which the SDK would skip. Any other error is
+// left to the SDK.
 func readParams03(method string, params json.RawMessage) *rpcError {
 	var v any
 	switch method {
@@ -253,20 +256,50 @@ func readParams03(method string, params json.RawMessage) *rpcError {
 	if len(params) == 0 || string(params) == "null" {
 		return &rpcError{Code: -32602, Message: "Invalid params: params: is required: an object"}
 	}
+	var send struct {
+		Message       json.RawMessage `json:"message"`
+		Configuration json.RawMessage `json:"configuration"`
+	}
+	if method == "message/send" && json.Unmarshal(params, &send) == nil && len(send.Message) > 0 && string(send.Message) != "null" {
+		if fv := readMessage03(send.Message); fv != nil {
+			return &rpcError{Code: -32602, Message: "Invalid params: " + fv.Error()}
+		}
+	}
 	var p *problem.Details
-	if err := jsonbody.Unmarshal(params, v); !errors.As(err, &p) || len(p.Errors) == 0 {
+	err := jsonbody.Unmarshal(params, v)
+	if errors.As(err, &p) && len(p.Errors) > 0 {
+		fe := p.Errors[0]
+		field := "params"
+		switch {
+		case fe.Field == "(body)":
+		case strings.HasPrefix(fe.Field, "["):
+			field += fe.Field
+		default:
+			field += "." + fe.Field
+		}
+		return &rpcError{Code: -32602, Message: "Invalid params: " + field + ": " + fe.Message}
+	}
+	if err != nil {
 		return nil
 	}
-	fe := p.Errors[0]
-	field := "params"
-	switch {
-	case fe.Field == "(body)":
-	case strings.HasPrefix(fe.Field, "["):
-		field += fe.Field
-	default:
-		field += "." + fe.Field
+	unknown := unknownMembers("params", params, v)
+	if len(unknown) == 0 && len(send.Configuration) > 0 {
+		unknown = unknownMembers("params.configuration", send.Configuration, new(a2a.MessageSendConfig))
 	}
-	return &rpcError{Code: -32602, Message: "Invalid params: " + field + ": " + fe.Message}
+	if len(unknown) > 0 {
+		return &rpcError{Code: -32602, Message: "Invalid params: " + unknown[0].Field + ": " + unknown[0].Message}
+	}
+	return nil
+}
+
+// unknownMembers returns the members of raw, the object at path, that v
+// has no field for; none when raw is not an object.
+func unknownMembers(path string, raw json.RawMessage, v any) []problem.FieldError {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(raw, &members) != nil {
+		return nil
+	}
+	return jsonbody.UnknownMembers(path, members, v)
 }
 
 // idKind returns the kind of a JSON-RPC id that JSON-RPC 2.0 does not

@@ -36,3 +36,49 @@ func TestParams03_wrongType(t *testing.T) {
 		}
 	}
 }
+
+// TestParams03_message: a version 0.3 message is read as strictly as a
+// version 1.0 one: a member the message or its part does not have, a
+// role other than a client's, a part of no known kind, and a data part
+// that no float64 or object holds are invalid params naming the member,
+// a part by its index.
+func TestParams03_message(t *testing.T) {
+	f := newFixture(t, trusta2a.Config{})
+	send := func(message string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":` + message + `}}`
+	}
+	withParts := func(parts string) string {
+		return send(`{"kind":"message","messageId":"m1","role":"user","parts":` + parts + `}`)
+	}
+	const claim = `{"kind":"data","data":{"claim":"17 * 3 = 51"}}`
+	for _, c := range []struct {
+		body string
+		want string
+	}{
+		{withParts(`[{"kind":"zzz"}]`), "params.message.parts[0].kind: "},
+		{withParts(`[{"text":"Is it true that 17 * 3 = 51?"}]`), "params.message.parts[0].kind: "},
+		{withParts(`[` + claim + `,{"kind":"zzz"}]`), "params.message.parts[1].kind: "},
+		{send(`{"kind":"message","messageId":"m1","contxtId":"c1","role":"user","parts":[` + claim + `]}`), "params.message.contxtId: "},
+		{send(`{"kind":"message","messageId":"m1","role":"zzz","parts":[` + claim + `]}`), "params.message.role: "},
+		{send(`{"kind":"message","messageId":"m1","parts":[` + claim + `]}`), "params.message.role: "},
+		{send(`{"kind":"note","messageId":"m1","role":"user","parts":[` + claim + `]}`), "params.message.kind: "},
+		{withParts(`[{"kind":"data","data":{"claim":"x","tolerance":{"absolute":1e400}}}]`), "params.message.parts[0].data.tolerance.absolute: "},
+		{withParts(`[{"kind":"data","data":[1,2]}]`), "params.message.parts[0].data: "},
+		{withParts(`[{"kind":"data","data":"17 * 3 = 51"}]`), "params.message.parts[0].data: "},
+		{withParts(`[{"kind":"data","data":{"claim":"x"},"colour":1}]`), "params.message.parts[0].colour: "},
+		{withParts(`[{"kind":"text","text":"Is it true that 17 * 3 = 51?","data":{}}]`), "params.message.parts[0].data: "},
+		{withParts(`[{"kind":"text","text":5}]`), "params.message.parts[0].text: expected a string, got number"},
+		{withParts(`[{"kind":"file","file":{"uri":"https://example.com/claim.txt","mimetype":"text/plain","size":3}}]`), "params.message.parts[0].file.size: "},
+		{withParts(`[{"kind":"file","file":{}}]`), "params.message.parts[0].file: "},
+		{`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[` + claim + `]},"configuration":{"blockng":true}}}`,
+			"params.configuration.blockng: "},
+		{`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"mesage":{}}}`, "params.mesage: "},
+		{`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t1","historyLenght":1}}`, "params.historyLenght: "},
+		{`{"jsonrpc":"2.0","id":1,"method":"tasks/cancel","params":{"id":"t1","reason":"x"}}`, "params.reason: "},
+	} {
+		_, rpcErr := f.post1(t, "demo-key", "", c.body)
+		if rpcErr == nil || rpcErr.Code != -32602 || !strings.Contains(rpcErr.Message, c.want) {
+			t.Errorf("%s: error %+v, want -32602 naming %q", c.body, rpcErr, c.want)
+		}
+	}
+}

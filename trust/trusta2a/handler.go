@@ -239,8 +239,9 @@ func readAsSent(body []byte) *rpcError {
 // index. Params the method requires and the request lacks are refused
 // the same way, and so are the members that neither the method's params,
 // nor a message/send's configuration or message (readMessage03), have
-// ("params.historyLenght"), which the SDK would skip. Any other error is
-// left to the SDK.
+// ("params.historyLenght"), which the SDK would skip, and a negative
+// historyLength, as version 1.0 refuses it. Any other error is left to
+// the SDK.
 func readParams03(method string, params json.RawMessage) *rpcError {
 	var v any
 	switch method {
@@ -288,6 +289,18 @@ func readParams03(method string, params json.RawMessage) *rpcError {
 	}
 	if len(unknown) > 0 {
 		return &rpcError{Code: -32602, Message: "Invalid params: " + unknown[0].Field + ": " + unknown[0].Message}
+	}
+	field, n := "params.historyLength", (*int)(nil)
+	switch v := v.(type) {
+	case *a2a.MessageSendParams:
+		if v.Config != nil {
+			field, n = "params.configuration.historyLength", v.Config.HistoryLength
+		}
+	case *a2a.TaskQueryParams:
+		n = v.HistoryLength
+	}
+	if n != nil && *n < 0 {
+		return &rpcError{Code: -32602, Message: fmt.Sprintf("Invalid params: %s: is %d; must be 0 or more (0 for no history; leave it out for all)", field, *n)}
 	}
 	return nil
 }

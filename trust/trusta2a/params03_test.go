@@ -75,6 +75,9 @@ func TestParams03_message(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"mesage":{}}}`, "params.mesage: "},
 		{`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t1","historyLenght":1}}`, "params.historyLenght: "},
 		{`{"jsonrpc":"2.0","id":1,"method":"tasks/cancel","params":{"id":"t1","reason":"x"}}`, "params.reason: "},
+		{`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t1","historyLength":-1}}`, "params.historyLength: is -1"},
+		{`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[` + claim + `]},"configuration":{"historyLength":-1}}}`,
+			"params.configuration.historyLength: is -1"},
 	} {
 		_, rpcErr := f.post1(t, "demo-key", "", c.body)
 		if rpcErr == nil || rpcErr.Code != -32602 || !strings.Contains(rpcErr.Message, c.want) {

@@ -214,6 +214,9 @@ func (s *v1Server) sendMessage(ctx context.Context, params json.RawMessage) (any
 		if err := decodeStrict("configuration", *req.Configuration, &cfg); err != nil {
 			return nil, invalidParams(violationOf("configuration", err))
 		}
+		if v := historyLength("configuration.historyLength", cfg.HistoryLength); v != nil {
+			return nil, invalidParams(v)
+		}
 		if len(cfg.TaskPushNotificationConfig) > 0 && string(cfg.TaskPushNotificationConfig) != "null" {
 			return nil, a2aError(-32003, "PUSH_NOTIFICATION_NOT_SUPPORTED", "Push notification not supported: this agent answers each message at once", nil)
 		}
@@ -280,7 +283,7 @@ func messageViolation(msg *a2a.Message, err error) *fieldViolation {
 // made it.
 func (s *v1Server) getTask(ctx context.Context, params json.RawMessage) (any, *rpcError) {
 	var req v1GetTaskRequest
-	task, rerr := s.find(ctx, params, &req, &req.ID)
+	task, rerr := s.find(ctx, params, &req, &req.ID, &req.HistoryLength)
 	if rerr != nil {
 		return nil, rerr
 	}
@@ -291,7 +294,7 @@ func (s *v1Server) getTask(ctx context.Context, params json.RawMessage) (any, *r
 // cancelled.
 func (s *v1Server) cancelTask(ctx context.Context, params json.RawMessage) (any, *rpcError) {
 	var req v1CancelTaskRequest
-	task, rerr := s.find(ctx, params, &req, &req.ID)
+	task, rerr := s.find(ctx, params, &req, &req.ID, nil)
 	if rerr != nil {
 		return nil, rerr
 	}
@@ -300,10 +303,16 @@ func (s *v1Server) cancelTask(ctx context.Context, params json.RawMessage) (any,
 }
 
 // find decodes params into req, whose member id names a task, and
-// returns that task of the caller of ctx.
-func (s *v1Server) find(ctx context.Context, params json.RawMessage, req any, id *string) (*a2a.Task, *rpcError) {
+// returns that task of the caller of ctx; history, when not nil, is
+// req's historyLength, refused when negative.
+func (s *v1Server) find(ctx context.Context, params json.RawMessage, req any, id *string, history **int32) (*a2a.Task, *rpcError) {
 	if err := decodeStrict("", params, req); err != nil {
 		return nil, invalidParams(violationOf("", err))
+	}
+	if history != nil {
+		if v := historyLength("historyLength", *history); v != nil {
+			return nil, invalidParams(v)
+		}
 	}
 	if *id == "" {
 		return nil, invalidParams(&fieldViolation{Field: "id", Description: "is required"})
@@ -328,6 +337,9 @@ func (s *v1Server) listTasks(ctx context.Context, params json.RawMessage) (any, 
 		if size = *req.PageSize; size < 1 || size > 100 {
 			return nil, invalidParams(&fieldViolation{Field: "pageSize", Description: fmt.Sprintf("is %d; allowed: 1 to 100", size)})
 		}
+	}
+	if v := historyLength("historyLength", req.HistoryLength); v != nil {
+		return nil, invalidParams(v)
 	}
 	var after time.Time
 	if req.StatusTimestampAfter != "" {
@@ -367,6 +379,16 @@ func (s *v1Server) listTasks(ctx context.Context, params json.RawMessage) (any, 
 		resp.NextPageToken = string(page[len(page)-1].ID)
 	}
 	return resp, nil
+}
+
+// historyLength refuses a negative historyLength, the member at field:
+// the specification bounds the history returned by a count, 0 for none
+// and unset for all, and its validation refuses a negative one.
+func historyLength(field string, n *int32) *fieldViolation {
+	if n == nil || *n >= 0 {
+		return nil
+	}
+	return &fieldViolation{Field: field, Description: fmt.Sprintf("is %d; must be 0 or more (0 for no history; leave it out for all)", *n)}
 }
 
 // stateNames are the 1.0 task states, in their enum's order.

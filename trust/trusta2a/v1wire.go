@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/a2a"
 
+	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/internal/jsonbody"
 )
 
@@ -204,6 +205,11 @@ func (p v1Part) in(path string) (a2a.Part, error) {
 		return a2a.TextPart{Text: *p.Text, Metadata: p.Metadata}, nil
 	case "raw", "url":
 		return nil, &fieldViolation{Field: path + "." + set[0], Description: "a file part is not read: send a text part or a data part"}
+	}
+	// A data part's content is JSON: a mediaType naming another
+	// (text/html) says the part is not what the agent reads.
+	if p.MediaType != "" && !httpapi.IsJSON(p.MediaType) {
+		return nil, &fieldViolation{Field: path + ".mediaType", Description: fmt.Sprintf("is %q; a data part is JSON: application/json (leave it out, or name a JSON type)", p.MediaType)}
 	}
 	data, err := objectOf(p.Data)
 	if err != nil || data == nil {

@@ -108,7 +108,11 @@
 //     its outcome on chain is unknown; a handler failure (status 400 or
 //     more) or a failed verification releases it, so that the client may
 //     repeat the call with the same proof.
-//   - An invalid proof header is a 400 problem (RFC 9457); an unreachable
+//   - An invalid proof header is a 400 problem (RFC 9457), naming a member
+//     as the proof's version writes it (version 1's scheme, version 2's
+//     accepted.scheme; a proof of no version as its header's version); a
+//     proof header sent empty, more than once, or beside the other
+//     version's is a 400 too, not a request without a proof. An unreachable
 //     facilitator or replay store is a 503 problem, which clients retry
 //     with the same proof. A priced request whose Idempotency-Key is sent
 //     empty, more than once or not as 1 to 255 visible ASCII characters

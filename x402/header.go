@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/internal/jsonbody"
 	"github.com/vouchkit/vouch/problem"
 )
@@ -177,16 +178,64 @@ func DecodePaymentRequiredV1(body []byte) (*PaymentRequiredV1, error) {
 	return &pr, nil
 }
 
+// paymentHeader returns the header that carries a request's payment and
+// its value ("" when it carries none), or a 400 problem when the request
+// sends the proof twice (one header more than once, or both, since a
+// proxy before the server and the server could each read another) or
+// sends a header empty: such a header is refused rather than read as no
+// proof, as an empty Idempotency-Key is.
+func paymentHeader(h http.Header) (name, value string, bad *problem.Details) {
+	v2, bad := proofHeader(h, HeaderPaymentSignature)
+	if bad != nil {
+		return "", "", bad
+	}
+	v1, bad := proofHeader(h, HeaderXPayment)
+	switch {
+	case bad != nil:
+		return "", "", bad
+	case v2 != "" && v1 != "":
+		return "", "", problem.New(http.StatusBadRequest, problem.CodeInvalidRequest,
+			"both "+HeaderPaymentSignature+" and "+HeaderXPayment+" are sent; send one payment, in the header of its x402 version")
+	case v2 != "":
+		return HeaderPaymentSignature, v2, nil
+	}
+	return HeaderXPayment, v1, nil
+}
+
+// proofHeader returns the value of the proof header name of h, "" when h
+// has none, or a 400 problem when it is sent more than once or empty.
+func proofHeader(h http.Header, name string) (string, *problem.Details) {
+	v, bad := httpapi.OneHeader(h, name)
+	if bad == nil && len(h.Values(name)) == 1 && strings.TrimSpace(v) == "" {
+		bad = problem.Newf(http.StatusBadRequest, problem.CodeInvalidRequest,
+			"%s is empty; send the payment's proof, base64 of a JSON object, or no %s header", name, name)
+	}
+	return v, bad
+}
+
 // DecodePaymentPayload reads the value of a PAYMENT-SIGNATURE or X-PAYMENT
 // header, of either version, with the errors of [DecodePaymentRequired].
+// A member is named as the proof's version writes it (version 1's
+// top-level scheme, version 2's accepted.scheme); a proof without a
+// version of 1 or 2 is named as version 2's.
 func DecodePaymentPayload(s string) (*PaymentPayload, error) {
+	return decodePaymentPayload(s, Version2)
+}
+
+// decodePaymentPayload is DecodePaymentPayload of a proof sent in the
+// header of version: a proof whose x402Version is not 1 or 2 has its
+// members named as that version writes them.
+func decodePaymentPayload(s string, version int) (*PaymentPayload, error) {
 	var p PaymentPayload
 	if err := decodeHeader(s, &p); err != nil {
 		return nil, err
 	}
 	errs := checkVersion(nil, p.X402Version)
+	if p.X402Version == Version1 || p.X402Version == Version2 {
+		version = p.X402Version
+	}
 	field := "accepted."
-	if p.X402Version == Version1 {
+	if version == Version1 {
 		field = ""
 	}
 	errs = required(errs, field+"scheme", p.Accepted.Scheme)

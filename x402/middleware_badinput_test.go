@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/x402"
 	"github.com/vouchkit/vouch/x402/evm"
@@ -120,5 +122,42 @@ func TestMiddleware_concurrentReplay(t *testing.T) {
 	}
 	if got := len(ps.fac.Settlements()); got != 1 {
 		t.Errorf("the facilitator settled %d times, want 1", got)
+	}
+}
+
+// TestMiddleware_proofMembersOfItsVersion: a proof missing its members
+// is refused naming them as its version writes them: the version its
+// x402Version names, else the version of the header it came in
+// (X-PAYMENT: version 1, whose scheme and network are top-level members;
+// PAYMENT-SIGNATURE: version 2, whose are in accepted).
+func TestMiddleware_proofMembersOfItsVersion(t *testing.T) {
+	ps := newPaidServer(t, serverOptions{}, echo)
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	for _, tc := range []struct {
+		name, header, value string
+		fields              []string
+	}{
+		{"X-PAYMENT {}", x402.HeaderXPayment, b64(`{}`), []string{"x402Version", "scheme", "network", "payload"}},
+		{"X-PAYMENT version 1", x402.HeaderXPayment, b64(`{"x402Version":1,"payload":{}}`), []string{"scheme", "network"}},
+		{"X-PAYMENT, version 1 members, no version", x402.HeaderXPayment, b64(`{"scheme":"exact","network":"base-sepolia","payload":{}}`), []string{"x402Version"}},
+		{"PAYMENT-SIGNATURE {}", x402.HeaderPaymentSignature, b64(`{}`), []string{"x402Version", "accepted.scheme", "accepted.network", "payload"}},
+		{"PAYMENT-SIGNATURE version 1", x402.HeaderPaymentSignature, b64(`{"x402Version":1,"payload":{}}`), []string{"scheme", "network"}},
+		{"X-PAYMENT version 2", x402.HeaderXPayment, b64(`{"x402Version":2,"payload":{}}`), []string{"accepted.scheme", "accepted.network"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := send(t, ps.URL, tc.header, tc.value)
+			body, _ := io.ReadAll(resp.Body)
+			var p problem.Details
+			if resp.StatusCode != 400 || json.Unmarshal(body, &p) != nil {
+				t.Fatalf("%d %s, want a 400 problem", resp.StatusCode, body)
+			}
+			var got []string
+			for _, e := range p.Errors {
+				got = append(got, e.Field)
+			}
+			if diff := cmp.Diff(tc.fields, got); diff != "" {
+				t.Errorf("fields named (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

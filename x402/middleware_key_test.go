@@ -16,7 +16,7 @@ import (
 
 // TestMiddleware_ambiguousHeaders sends a valid proof with an
 // Idempotency-Key sent twice or empty, or with the proof itself sent
-// twice (in one header twice, or in both): the middleware refuses it
+// twice (in one header twice, or in both) or empty: the middleware refuses it
 // with a 400 naming the header before it looks at the payment, so the
 // handler never runs, nothing settles, and the proof stays unspent for
 // the retry that sends each header once.
@@ -53,6 +53,9 @@ func TestMiddleware_ambiguousHeaders(t *testing.T) {
 		{"PAYMENT-SIGNATURE twice", http.Header{sig: {v, v}}, "PAYMENT-SIGNATURE is sent 2 times; send it once"},
 		{"X-PAYMENT twice", http.Header{xp: {v, v}}, "X-PAYMENT is sent 2 times; send it once"},
 		{"both proof headers", http.Header{sig: {v}, xp: {v}}, "both PAYMENT-SIGNATURE and X-PAYMENT are sent; send one payment, in the header of its x402 version"},
+		{"PAYMENT-SIGNATURE empty", http.Header{sig: {""}}, "PAYMENT-SIGNATURE is empty; send the payment's proof, base64 of a JSON object, or no PAYMENT-SIGNATURE header"},
+		{"X-PAYMENT empty", http.Header{xp: {""}}, "X-PAYMENT is empty; send the payment's proof, base64 of a JSON object, or no X-PAYMENT header"},
+		{"X-PAYMENT empty beside a proof", http.Header{sig: {v}, xp: {""}}, "X-PAYMENT is empty; send the payment's proof, base64 of a JSON object, or no X-PAYMENT header"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			resp, body := post(tt.header)

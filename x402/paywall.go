@@ -121,7 +121,11 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		pw.require(w, r, price, res, msgNoProof, nil)
 		return
 	}
-	p, err := DecodePaymentPayload(value)
+	version := Version2
+	if name == HeaderXPayment {
+		version = Version1
+	}
+	p, err := decodePaymentPayload(value, version)
 	if err != nil {
 		writeProblem(w, r, headerProblem(name, err))
 		return
@@ -142,28 +146,6 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		}
 	}
 	pw.pay(w, r, next, rp, price, res, p, now)
-}
-
-// paymentHeader returns the header that carries a request's payment and
-// its value ("" when it carries none), or a 400 problem when the request
-// sends the proof twice: one header more than once, or both, since a
-// proxy before the server and the server could each read another.
-func paymentHeader(h http.Header) (name, value string, bad *problem.Details) {
-	v2, bad := httpapi.OneHeader(h, HeaderPaymentSignature)
-	if bad != nil {
-		return "", "", bad
-	}
-	v1, bad := httpapi.OneHeader(h, HeaderXPayment)
-	switch {
-	case bad != nil:
-		return "", "", bad
-	case v2 != "" && v1 != "":
-		return "", "", problem.New(http.StatusBadRequest, problem.CodeInvalidRequest,
-			"both "+HeaderPaymentSignature+" and "+HeaderXPayment+" are sent; send one payment, in the header of its x402 version")
-	case v2 != "":
-		return HeaderPaymentSignature, v2, nil
-	}
-	return HeaderXPayment, v1, nil
 }
 
 // pay serves r, whose payment p is decoded, at price: it chooses the

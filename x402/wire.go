@@ -218,9 +218,14 @@ func (p *PaymentPayload) UnmarshalJSON(data []byte) error {
 	if w.Accepted != nil {
 		p.Accepted = *w.Accepted
 	}
-	if w.X402Version == Version1 {
+	switch {
+	case w.X402Version == Version1:
 		p.Accepted = PaymentRequirements{Scheme: w.Scheme, Network: w.Network}
 		p.Resource, p.Extensions = nil, nil
+	case w.X402Version != Version2 && w.Accepted == nil:
+		// A proof of no version has the members of the version 1 shape
+		// that it sends, so that its errors name what it lacks.
+		p.Accepted = PaymentRequirements{Scheme: w.Scheme, Network: w.Network}
 	}
 	return nil
 }

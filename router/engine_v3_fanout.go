@@ -177,6 +177,9 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 		Confidence:    out.Confidence,
 		LowConfidence: out.LowConfidence,
 	}
+	if e.failures == consensus.FailuresNegative {
+		call.block.Failures = e.failures
+	}
 	if out.Winner >= 0 {
 		call.winner = call.outcomes[out.Winner]
 	}

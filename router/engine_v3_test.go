@@ -199,6 +199,9 @@ func TestEngine_ValidateV3_section7(t *testing.T) {
 				Replicas: len(tt.workers), Agreement: tt.want.agreement, Verdicts: tt.want.verdicts,
 				Strategy: router.AggregationMajority, Confidence: tt.want.confidence, LowConfidence: tt.want.low,
 			}
+			if tt.negative {
+				wantBlock.Failures = consensus.FailuresNegative
+			}
 			if diff := cmp.Diff(wantBlock, got.Consensus, cmpopts.EquateApprox(0, 1e-9), cmpopts.IgnoreFields(router.ConsensusResponse{}, "Agreeing")); diff != "" {
 				t.Errorf("consensus block (-want +got):\n%s", diff)
 			}

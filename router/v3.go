@@ -3,6 +3,7 @@ package router
 import (
 	"encoding/json"
 
+	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/reputation"
 )
 
@@ -49,16 +50,17 @@ type ConsensusResponse struct {
 	Replicas int `json:"replicas"`
 	// Agreement is the fraction of the votes that back the winner: the
 	// winning group over the replicas that answered (plus the failed ones
-	// when failures are negative evidence). Cancelled replicas are no
+	// when Failures is "negative_evidence"). Cancelled replicas are no
 	// votes, so a unanimous early quorum reads 1.
 	Agreement float64 `json:"agreement"`
 	// Verdicts holds one label per replica, in replica order.
 	Verdicts []Label `json:"verdicts"`
 	// Strategy is the aggregation strategy used.
 	Strategy Aggregation `json:"strategy"`
-	// Confidence is, under "majority", consensus.Posterior of the votes:
-	// the probability that the winner is the answer a majority of the
-	// panel would give; under "weighted", the calibrated probability
+	// Confidence is, under "majority", consensus.Posterior of the votes
+	// (the failed replicas among those against when Failures is
+	// "negative_evidence"): the probability that the winner is the answer
+	// a majority of the panel would give; under "weighted", the calibrated probability
 	// that the winner is right: with no outcome reported the weighted
 	// confidence (consensus.Weighted, given the votes' weights and the
 	// snapshot's correlation) no higher than consensus.Posterior of the
@@ -73,6 +75,13 @@ type ConsensusResponse struct {
 	Confidence float64 `json:"confidence"`
 	// WeightBy is what weighed the votes under "weighted": "reputation".
 	WeightBy WeightBy `json:"weight_by,omitempty"`
+	// Failures is how the failed replicas (TIMEOUT, ERROR) counted:
+	// consensus.FailuresNegative ("negative_evidence", see
+	// [WithFailureMode]) when they formed one group of votes against the
+	// winner, in Agreement and Confidence and under "weighted" with the
+	// weight each failed run records; empty under the default, where
+	// they are no votes.
+	Failures consensus.FailureMode `json:"failures,omitempty"`
 	// Agreeing lists the replicas whose votes backed the winner (same
 	// label, and for delegate an output equivalent under the answer
 	// key), in replica order; empty when none won. With Verdicts it

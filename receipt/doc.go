@@ -94,7 +94,8 @@
 //     not included is absent from the JSON, not empty. task_meta.type,
 //     decision, ttl and visibility are always present.
 //   - consensus_snapshot copies the router's v3 consensus block, including
-//     its low_confidence flag when set.
+//     its low_confidence flag when set and its failures member when the
+//     router counted failed runs as negative evidence.
 //   - An unsigned receipt has no signing member. chain_anchor is always
 //     JSON null; a receipt with any other anchor fails the schema check.
 //   - Lookup (the interface leaves it to the environment): the owner may fetch

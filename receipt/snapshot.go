@@ -108,26 +108,38 @@ type ConsensusSnapshot struct {
 	// Replicas is the number of runs executed: 1, 3 or 5 for one
 	// consensus call, and 2 to 5 for the adaptive tier's pooled tally.
 	Replicas int `json:"replicas" validate:"min=1,max=5"`
-	// Agreement is the fraction of replicas that agree.
+	// Agreement is the winning group's share of the votes: of the
+	// replicas that answered, and of the failed ones too when Failures
+	// is "negative_evidence".
 	Agreement float64 `json:"agreement" validate:"gte=0,lte=1"`
 	// Verdicts holds one label per replica, in replica order.
 	Verdicts []string `json:"verdicts" validate:"required"`
 	// Strategy is the aggregation strategy used.
 	Strategy string `json:"strategy" validate:"required"`
-	// Confidence is the consensus confidence.
+	// Confidence is the consensus confidence of the votes, counted as
+	// Failures says.
 	Confidence float64 `json:"confidence" validate:"gte=0,lte=1"`
 	// LowConfidence copies the router's low_confidence flag.
 	LowConfidence bool `json:"low_confidence,omitempty"`
 	// Agreeing lists the replicas whose votes backed the winner, in
-	// replica order: with Verdicts it gives Agreement (agreeing over the
-	// replicas that voted), even where every verdict reads OK and an
-	// output dissented.
+	// replica order: with Verdicts and Failures it gives Agreement
+	// (agreeing over the replicas that voted), even where every verdict
+	// reads OK and an output dissented.
 	Agreeing []int `json:"agreeing,omitempty" validate:"omitempty,dive,gte=0,lt=5"`
 	// WeightBy is what weighed the votes under strategy "weighted":
 	// "reputation".
 	WeightBy string `json:"weight_by,omitempty"`
+	// Failures is how the failed replicas (TIMEOUT, ERROR) counted:
+	// "negative_evidence" when the router counted them as one group of
+	// votes against the winner (its consensus block's failures member);
+	// absent under the default, "non_votes", where they are no votes.
+	// It is the router's counting, and the consensus snapshot's; the
+	// trust service's decision counts failed runs as no votes.
+	Failures string `json:"failures,omitempty"`
 	// Weights holds the weight each replica's vote counted with under
-	// "weighted", in replica order (0 for a replica that cast no vote).
+	// "weighted", in replica order (0 for a replica that cast no vote: a
+	// cancelled one, or a failed one unless Failures is
+	// "negative_evidence").
 	Weights []float64 `json:"weights,omitempty"`
 	// Tempering is the factor the summed weights were scaled by for the
 	// correlation of the sessions' errors under "weighted": Confidence is

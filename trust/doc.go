@@ -130,6 +130,13 @@
 // router call it made, counted by package consensus's majority (failures
 // are no votes, runs cancelled before they answered by an early quorum are
 // no votes at all, and delegation outputs agree under [WithAnswerKey]).
+// Failed runs are no votes whatever the router's failure mode
+// (router.WithFailureMode): over a router that counts them as negative
+// evidence, the receipt's consensus_snapshot of a fast, safe or oracle
+// call copies the router's block, whose agreement and confidence count
+// them against the winner and whose failures member says so
+// ("negative_evidence"), while the decision counts them as no votes; each
+// block is the documented function of the runs the receipt records.
 // confidence is the weighted confidence of the tally over a router that
 // keeps reputation (consensus.Weighted on the reliabilities each run
 // records), else consensus.Posterior of the tally; evidence.agreement the

@@ -96,7 +96,7 @@ func consensusSnapshot(st stepResult, key func(any) (string, error)) *receipt.Co
 	cs := &receipt.ConsensusSnapshot{
 		Replicas: c.Replicas, Agreement: c.Agreement, Verdicts: verdicts,
 		Strategy: string(c.Strategy), Confidence: c.Confidence, LowConfidence: c.LowConfidence,
-		Agreeing: c.Agreeing, WeightBy: string(c.WeightBy),
+		Agreeing: c.Agreeing, WeightBy: string(c.WeightBy), Failures: string(c.Failures),
 	}
 	if c.Tolerance != nil {
 		cs.Tolerance = &receipt.Tolerance{Absolute: c.Tolerance.Absolute, Relative: c.Tolerance.Relative}

@@ -30,7 +30,10 @@ const DefaultLeaderCheckEvery = 4
 // caller is not charged for it (Evidence.Launched leaves it out), and
 // the receipt, which records the runs the verdict counts, leaves it out
 // too. When the caller reports the call's outcome by its trace id, the
-// check teaches its session's reliability (reputation.Ballot.Check).
+// check teaches its session's reliability (reputation.Ballot.Check); a
+// report by the receipt, which does not record the check, made first on
+// a server that does not remember the call, teaches the counted runs
+// alone. Either way the call's outcome counts once.
 //
 // Without checks, a leader's calls run no other session, so the others'
 // records stop moving, and a session that led by luck early on leads

@@ -7,7 +7,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/reputation"
+	"github.com/vouchkit/vouch/reputation/reputationtest"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
@@ -19,7 +21,14 @@ import (
 // own, and the book the engine keeps.
 func luckyLeader(t *testing.T) (*router.Engine, *reputation.Book) {
 	t.Helper()
-	book, err := reputation.New(nil, reputation.Options{})
+	return luckyLeaderOn(t, nil)
+}
+
+// luckyLeaderOn is luckyLeader with its book over store (nil for one in
+// memory).
+func luckyLeaderOn(t *testing.T, store reputation.Store) (*router.Engine, *reputation.Book) {
+	t.Helper()
+	book, err := reputation.New(store, reputation.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,5 +137,70 @@ func TestService_leaderCheck_receipt(t *testing.T) {
 	}
 	if r.CortensorRefs == nil || !cmp.Equal(r.CortensorRefs.Sessions, []int64{1}) || r.ConsensusSnapshot == nil || len(r.ConsensusSnapshot.Verdicts) != 1 {
 		t.Errorf("receipt's refs %+v and consensus %+v; want the leader's session and verdict alone", r.CortensorRefs, r.ConsensusSnapshot)
+	}
+}
+
+// TestService_leaderCheck_reportedOnce: a checked led call reported by
+// its trace id and by its receipt id, on the server that made it or on
+// another sharing its book's store and its receipts, counts once,
+// though its receipt leaves the check out.
+func TestService_leaderCheck_reportedOnce(t *testing.T) {
+	type report struct {
+		server    int
+		byReceipt bool
+	}
+	for _, reports := range [][2]report{
+		{{0, false}, {0, true}},
+		{{0, true}, {0, false}},
+		{{0, false}, {1, true}},
+		{{1, true}, {0, false}},
+	} {
+		store := new(reputation.Memory)
+		e, _ := luckyLeaderOn(t, store)
+		other, err := reputation.New(store, reputation.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := router.NewEngine(routertest.Sessions(1, 1, verdictOf(router.VerdictValid), verdictOf(router.VerdictInvalid)), router.WithReputation(other))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pub, priv, err := ed25519.GenerateKey(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		signer, err := receipt.NewEd25519Signer(priv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		receipts := new(receipt.MemStore)
+		var servers []*trust.Service
+		for _, engine := range []*router.Engine{e, f} {
+			s, err := trust.New(engine, trust.WithReceipts(&receipt.Issuer{Signer: signer, Store: receipts}), trust.WithLeaderCheck(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			servers = append(servers, s)
+		}
+		resp, r := callInline(t, servers[0], trust.PolicyAdaptive, pub)
+		if resp.Evidence.Leader == nil || resp.Evidence.Checked != 1 {
+			t.Fatalf("leader %+v, %d checked; want a checked led call", resp.Evidence.Leader, resp.Evidence.Checked)
+		}
+		ctx := context.Background()
+		keys := []reputation.Key{{Session: 1}, {Session: 2}}
+		var got [2][]reputation.Record
+		for i, rep := range reports {
+			id := resp.TraceID
+			if rep.byReceipt {
+				id = r.ReceiptID
+			}
+			if err := servers[rep.server].Feedback(ctx, id, false); err != nil {
+				t.Fatal(err)
+			}
+			got[i] = reputationtest.Load(t, store, keys...)
+		}
+		if diff := cmp.Diff(got[0], got[1]); diff != "" {
+			t.Errorf("reports %+v: the second counted again (-once +twice):\n%s", reports, diff)
+		}
 	}
 }

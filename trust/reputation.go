@@ -363,8 +363,13 @@ func (s *Service) receiptCall(ctx context.Context, id string) (traceID string, c
 }
 
 // sameVoters reports whether two calls' ballots name the same sessions,
-// each backing the winner or not, in the same order.
+// each backing the winner or not, in the same order, leaving out the
+// ballots of checks (reputation.Ballot.Check), which a receipt does not
+// record.
 func sameVoters(a, b []reputation.Ballot) bool {
+	check := func(bl reputation.Ballot) bool { return bl.Check }
+	a = slices.DeleteFunc(slices.Clone(a), check)
+	b = slices.DeleteFunc(slices.Clone(b), check)
 	return slices.EqualFunc(a, b, func(x, y reputation.Ballot) bool { return x.Session == y.Session && x.Backed == y.Backed })
 }
 

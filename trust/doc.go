@@ -262,6 +262,13 @@
 // five sessions) runs no exam. Its runs are the host's: the caller is
 // not charged. [WithoutExams] turns exams off.
 //
+// Services whose routers share one reputation store and whose issuers
+// share one receipt store (servers on one database) share what reports
+// teach, but each remembers only the calls it served: another service
+// knows a call by its receipt_id, not its trace_id, and never examines
+// it, so the opposite report made there replaces the call's report and
+// leaves the exam's standing.
+//
 // trace_id is the W3C trace id of the incoming request when there is one,
 // otherwise a new one; the router calls carry it. When the call is traced
 // ([WithTelemetry]) it is the trace id of the call's span. service_version

@@ -49,7 +49,10 @@ func identityKeys(session int64, identity string) [2]Key {
 // counts the session's changes). Calls that
 // teach while it forgets may land before or after, and a report that
 // arrives later on a call the former worker answered (by its receipt)
-// teaches the session as it is now.
+// teaches the session as it is now. When forgetting fails, Identify
+// returns the error with changed true and withdraws the new identity it
+// recorded, so that the next Identify of the new worker finds the
+// change again.
 func (b *Book) Identify(ctx context.Context, session int64, identity string) (changed bool, err error) {
 	if err := CheckSessions([]int64{session}); err != nil {
 		return false, err
@@ -93,6 +96,12 @@ func (b *Book) Identify(ctx context.Context, session int64, identity string) (ch
 			}
 		}
 		if err := d.DeleteSessions(ctx, []int64{session}); err != nil {
+			if conditional {
+				// Withdraw the new identity the claim recorded, so that
+				// the next Identify finds the change again and forgets.
+				undo := []Delta{{Key: keys[1], Delta: Record{Right: -1}}}
+				err = errors.Join(err, b.store.Add(context.WithoutCancel(ctx), b.opts.Horizon, undo))
+			}
 			return true, err
 		}
 		break

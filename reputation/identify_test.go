@@ -104,3 +104,46 @@ func TestBook_Identify_unsupported(t *testing.T) {
 		t.Errorf("records moved (-before +after):\n%s", diff)
 	}
 }
+
+// failingDeleter is a Memory whose next DeleteSessions fails when fail
+// is set.
+type failingDeleter struct {
+	*reputation.Memory
+	fail bool
+}
+
+func (f *failingDeleter) DeleteSessions(ctx context.Context, sessions []int64) error {
+	if f.fail {
+		f.fail = false
+		return errors.New("connection reset")
+	}
+	return f.Memory.DeleteSessions(ctx, sessions)
+}
+
+// TestBook_Identify_deleteFails: when forgetting a session whose worker
+// changed fails, Identify reports the error, and the next Identify of
+// the new worker finds the change again and forgets the session.
+func TestBook_Identify_deleteFails(t *testing.T) {
+	ctx := context.Background()
+	store := &failingDeleter{Memory: new(reputation.Memory)}
+	b := newBook(t, store)
+	if _, err := b.Identify(ctx, 3, "old model"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Feedback(ctx, leadScope, []reputation.Ballot{{Session: 3, Backed: true}}, true); err != nil {
+		t.Fatal(err)
+	}
+	store.fail = true
+	if changed, err := b.Identify(ctx, 3, "new model"); !changed || err == nil {
+		t.Fatalf("Identify with DeleteSessions failing = %v, %v; want true and the error", changed, err)
+	}
+	if changed, err := b.Identify(ctx, 3, "new model"); !changed || err != nil {
+		t.Errorf("Identify again = %v, %v; want true, nil: the change was never applied", changed, err)
+	}
+	if diff := cmp.Diff([]reputation.Record{{}}, reputationtest.Load(t, store, reputation.Key{Session: 3})); diff != "" {
+		t.Errorf("session 3 after its worker changed (-want +got):\n%s", diff)
+	}
+	if changed, err := b.Identify(ctx, 3, "new model"); changed || err != nil {
+		t.Errorf("Identify once forgotten = %v, %v; want false, nil", changed, err)
+	}
+}

@@ -121,7 +121,10 @@ func (c *callRecorder) Write(b []byte) (int, error) {
 // refuses (trust.ErrUnknownCall, trust.ErrReputationOff) refunds nothing.
 // A report the service accepted but whose exam failed (trust.ErrExam)
 // stands, and refunds as any accepted report: the refund's outcome is
-// returned with that error, which reporting again clears.
+// returned with that error, which reporting again clears. On a server
+// that did not answer the call (escrow.Disputes remembers the calls of
+// its own server), a report by receipt id the service accepts stands,
+// and the refund fails with escrow.ErrUnknownCall.
 func (d Disputes) Feedback(ctx context.Context, id string, right bool) (x402.EscrowOutcome, bool, error) {
 	err := d.Service.Feedback(ctx, id, right)
 	if err != nil && !errors.Is(err, trust.ErrExam) {

@@ -69,7 +69,10 @@ var (
 // finds nothing. The calls are remembered in memory, each caller's
 // apart: the latest MaxCalls of a caller, for Retention, so that one
 // caller's calls never push out another's; the payments and their
-// refunds are in the Ledger.
+// refunds are in the Ledger. Servers sharing one Ledger therefore refund
+// a call only on the server that recorded it with Paid: another finds
+// nothing (ErrUnknownCall), though it may take the same report for the
+// call's reputation.
 //
 // Its zero value is not usable: Ledger, Facilitator and Authorizer are
 // required. It is safe for concurrent use.

@@ -56,6 +56,16 @@ func testAddIf(t *testing.T, store reputation.Store) {
 		t.Errorf("after an AddIf conditioned on another record (-want +got):\n%s", diff)
 	}
 
+	// A condition on a record as Load reads it, once its counts are
+	// fractions a horizon scaled: what a Ledger's report gives AddIf.
+	scaled := reputation.Key{Session: reputation.PanelSession, Operation: "marks", Kind: "scaled"}
+	mustAdd(t, s, 3, reputation.Delta{Key: scaled, Delta: reputation.Record{Right: 0.1, Wrong: 0.2}},
+		reputation.Delta{Key: scaled, Delta: reputation.Record{Right: 1.0 / 3, Wrong: 2.9}})
+	read := Load(t, s, scaled)[0]
+	if !addIf(t, s, scaled, read, reputation.Delta{Key: scaled, Delta: reputation.Record{Right: 1}}) {
+		t.Errorf("AddIf given the record %+v as Load read it added nothing", read)
+	}
+
 	ctx := context.Background()
 	if _, err := s.AddIf(ctx, 0, reputation.Key{Session: -1}, reputation.Record{}, moved); !errors.Is(err, reputation.ErrInvalid) {
 		t.Errorf("AddIf conditioned on a negative session: error %v, want ErrInvalid", err)

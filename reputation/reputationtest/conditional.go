@@ -25,11 +25,7 @@ func addIf(t *testing.T, s reputation.ConditionalStore, cond reputation.Key, wan
 // testAddIf checks a ConditionalStore's AddIf: it applies the deltas only
 // while the condition's record reads what it is given, all of them or
 // none, and refuses what Add refuses.
-func testAddIf(t *testing.T, store reputation.Store) {
-	s, ok := store.(reputation.ConditionalStore)
-	if !ok {
-		t.Skip("the store is not a reputation.ConditionalStore")
-	}
+func testAddIf(t *testing.T, s reputation.ConditionalStore) {
 	mark := reputation.Key{Session: reputation.PanelSession, Operation: "marks", Kind: "a"}
 	k := reputation.Key{Session: 4, Operation: "validate_v3"}
 	moved := []reputation.Delta{{Key: mark, Delta: reputation.Record{Right: 1}}, {Key: k, Delta: reputation.Record{Wrong: 2}}}

@@ -24,7 +24,8 @@ var tolerance = cmpopts.EquateApprox(1e-9, 1e-12)
 
 // TestStore runs the suite against stores made by newStore, which must
 // return an empty store each time it is called and arrange its cleanup
-// with t.Cleanup.
+// with t.Cleanup; the cases of AddIf run when the store is a
+// reputation.ConditionalStore.
 func TestStore(t *testing.T, newStore func(t *testing.T) reputation.Store) {
 	t.Run("Unknown", func(t *testing.T) { testUnknown(t, newStore(t)) })
 	t.Run("Sums", func(t *testing.T) { testSums(t, newStore(t)) })
@@ -34,7 +35,9 @@ func TestStore(t *testing.T, newStore func(t *testing.T) reputation.Store) {
 	t.Run("Withdraw", func(t *testing.T) { testWithdraw(t, newStore(t)) })
 	t.Run("Cancelled", func(t *testing.T) { testCancelled(t, newStore(t)) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, newStore(t)) })
-	t.Run("AddIf", func(t *testing.T) { testAddIf(t, newStore(t)) })
+	if _, ok := newStore(t).(reputation.ConditionalStore); ok {
+		t.Run("AddIf", func(t *testing.T) { testAddIf(t, newStore(t).(reputation.ConditionalStore)) })
+	}
 }
 
 // TestShared checks that two stores over one database, made by open (an

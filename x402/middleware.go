@@ -76,7 +76,11 @@ type MiddlewareConfig struct {
 	// Outcomes keeps the outcomes of gated routes ([DeliveryGate]) and
 	// "auth-capture" routes; nil means a new MemoryOutcomes. Servers
 	// that share a ReplayStore share Outcomes too, so that a retry on
-	// any of them gets the outcome of its proof.
+	// any of them gets the outcome of its proof. A proof whose outcome
+	// is kept is spent whatever the ReplayStore remembers: a server
+	// whose outcomes outlive a restart (x402/boltstore) and whose
+	// ReplayStore does not (a MemoryReplay) answers the retry of a proof
+	// spent before it from the kept outcome.
 	Outcomes OutcomeStore
 	// PaymentIDs keeps the first response to each payment id on the
 	// routes that offer the "payment-identifier" extension

@@ -191,6 +191,16 @@ func (pw *paywall) pay(w http.ResponseWriter, r *http.Request, next http.Handler
 		pw.unavailable(w, r, "replay store", err)
 		return
 	}
+	if fresh && (price.Gate != nil || offer.Scheme == SchemeAuthCapture) {
+		// A replay store that forgot the proof (one in memory, restarted)
+		// beside outcomes that remember it (kept on disk): the proof was
+		// spent, and its retry gets its outcome.
+		if _, kept, err := pw.outcomes.Lookup(ctx, key, now); err != nil {
+			pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: looking up the outcome of a new proof", slog.String("error", err.Error()))
+		} else if kept {
+			fresh = false
+		}
+	}
 	if !fresh && (price.Gate != nil || offer.Scheme == SchemeAuthCapture) {
 		pw.gatedRepeat(w, r, price, res, p, key, now, until)
 		return

@@ -291,7 +291,9 @@ func (d *Disputes) Report(ctx context.Context, caller, id string, right bool) (x
 	if err != nil {
 		return x402.EscrowOutcome{}, false, err
 	}
-	if amount == "" || amount == "0" {
+	if n, err := parseAmount(amount); err == nil && n.Sign() == 0 {
+		// Sent, a refund of nothing would be refused for good, and that
+		// refusal recorded as the payment's one dispute refund.
 		return x402.EscrowOutcome{}, false, nil
 	}
 	o, _, err := x402.SettleEscrow(ctx, d.Ledger, d.Facilitator, d.Authorizer, payment, DisputeKey, x402.EscrowRefund, amount)

@@ -216,12 +216,14 @@ func (pw *paywall) pay(w http.ResponseWriter, r *http.Request, next http.Handler
 		}
 	}()
 	if vb, _, ok := validBefore(p); ok {
+		// validBefore is exclusive: the authorization must still be
+		// valid at the last second the settlement may land.
 		need := now.Add(price.validity(pw.cfg.SettleTimeout))
-		if time.Unix(vb, 0).Before(need) {
+		if !time.Unix(vb, 0).After(need) {
 			if pw.answerStored(w, r, rp, p, offer, vr) {
 				return // an answer from the store needs no settlement
 			}
-			pw.require(w, r, price, res, fmt.Sprintf("%s: the authorization must stay valid through the route's time budget and settlement: validBefore %d is before %d", reasonValidity, vb, need.Unix()), nil)
+			pw.require(w, r, price, res, fmt.Sprintf("%s: the authorization must stay valid through the route's time budget and settlement: validBefore %d is not after %d", reasonValidity, vb, need.Unix()), nil)
 			return
 		}
 	}

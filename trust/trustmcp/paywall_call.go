@@ -114,8 +114,10 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 		}
 	}()
 	if vb, ok := p.AuthorizationValidBefore(); ok {
-		if need := now.Add(validity(price, pw.cfg.SettleTimeout)); vb.Before(need) {
-			return pw.refuse(price, res, fmt.Sprintf("authorization_validity_too_short: the authorization must stay valid through the tool's time budget and settlement: validBefore %d is before %d",
+		// validBefore is exclusive: the authorization must still be valid
+		// at the last second the settlement may land.
+		if need := now.Add(validity(price, pw.cfg.SettleTimeout)); !vb.After(need) {
+			return pw.refuse(price, res, fmt.Sprintf("authorization_validity_too_short: the authorization must stay valid through the tool's time budget and settlement: validBefore %d is not after %d",
 				vb.Unix(), need.Unix()), nil), nil
 		}
 	}

@@ -1,0 +1,63 @@
+package trustmcp_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vouchkit/vouch/trust/trustmcp"
+	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/evm"
+)
+
+// An EIP-3009 authorization is valid only before its validBefore: one
+// whose validBefore is the very second the tool's time budget and
+// settlement end could be settled too late, after the tool ran. It is
+// refused before the tool runs.
+func TestPaywall_validBeforeAtTheEndOfTheWorkIsTooShort(t *testing.T) {
+	f := newFixture(t)
+	offer, err := evm.USDC("eip155:84532", "0x000000000000000000000000000000000000dEaD", "$0.005")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now().Truncate(time.Second).Add(time.Second) // on the second
+	fac := &countingFacilitator{}
+	pay, err := trustmcp.Paywall(trustmcp.PaywallConfig{Facilitator: fac, Now: func() time.Time { return start },
+		Prices: map[string]x402.Price{"validate_claim": {Accepts: []x402.PaymentRequirements{offer}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := trustmcp.NewServer(f.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.AddReceivingMiddleware(pay)
+	cs := connect(t, s)
+	payer, err := evm.NewPayer("0x" + payerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := start.Add(x402.DefaultTimeBudget + x402.DefaultSettleTimeout)
+	payer.Now = func() time.Time { return end.Add(-time.Duration(offer.MaxTimeoutSeconds) * time.Second) }
+	proof, err := payer.Pay(t.Context(), offer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := x402.PaymentPayload{X402Version: 2, Accepted: offer, Payload: proof.Payload}
+	if vb, _ := p.AuthorizationValidBefore(); !vb.Equal(end) {
+		t.Fatalf("validBefore %s, want %s", vb, end)
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "validate_claim",
+		Arguments: map[string]any{"claimed_result": "17 * 3 = 51"}, Meta: mcp.Meta{trustmcp.MetaPayment: p}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr := paidTerms(t, res); !strings.HasPrefix(pr.Error, "authorization_validity_too_short") {
+		t.Errorf("terms %q, want authorization_validity_too_short", pr.Error)
+	}
+	if n := fac.settled.Load(); n != 0 {
+		t.Errorf("settled %d times, want 0", n)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"math/big"
 	"net/http"
 	"strconv"
 	"strings"
@@ -63,9 +64,10 @@ const minReplaySeconds = 60
 
 // replayKey names the authorization of a proof. An EIP-3009 authorization
 // ("exact" on EVM networks, the core spec's payload) is named by network,
-// asset, payer and nonce, as the token contract names it, and held until
-// its validBefore; any other payload by the hash of its JSON, held for
-// the offer's timeout.
+// asset, payer and nonce, as the token contract names it, a Permit2 one
+// ("upto") by network, owner and nonce, as Permit2 names it, each held
+// until its validBefore or deadline; any other payload by the hash of its
+// JSON, held for the offer's timeout.
 func replayKey(p *PaymentPayload, offer PaymentRequirements, now time.Time) (string, time.Time) {
 	network, _ := NetworkCAIP2(offer.Network)
 	until := now.Add(time.Duration(max(offer.MaxTimeoutSeconds, minReplaySeconds)) * time.Second)
@@ -77,6 +79,10 @@ func replayKey(p *PaymentPayload, offer PaymentRequirements, now time.Time) (str
 		return strings.ToLower("eip3009:" + network + ":" + offer.Asset + ":" + a.From + ":" + a.Nonce), until
 	}
 	if owner, nonce, _, ok := permit2Of(p); ok {
+		// A Permit2 nonce is a number, which "5" and "05" both write.
+		if n, ok := new(big.Int).SetString(nonce, 10); ok {
+			nonce = n.String()
+		}
 		return strings.ToLower("permit2:" + network + ":" + owner + ":" + nonce), until
 	}
 	var buf bytes.Buffer

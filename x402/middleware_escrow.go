@@ -226,7 +226,9 @@ func escrowTerms(e *EscrowConfig, settle time.Duration, offer PaymentRequirement
 		return offer, reasonCaptureDeadline + ": extra.captureDeadline and extra.refundDeadline must be the offer's"
 	}
 	capture, refund := e.windows()
-	earliest := now.Add(price.timeBudget() + 2*settle).Unix()
+	// The escrow refuses a capture at its deadline: the deadline must be
+	// after the last moment the work and its two settlements may end.
+	earliest := now.Add(price.timeBudget()+2*settle).Unix() + 1
 	latest := now.Add(capture + time.Minute).Unix() // a minute of clock skew
 	switch {
 	case cd < earliest || cd > latest:

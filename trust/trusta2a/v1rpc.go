@@ -276,6 +276,9 @@ func messageViolation(msg *a2a.Message, err error) *fieldViolation {
 		return &fieldViolation{Field: field, Description: strings.TrimPrefix(desc, ie.Argument+": ")}
 	}
 	i := slices.IndexFunc(msg.Parts, func(p a2a.Part) bool { _, ok := p.(a2a.TextPart); return ok })
+	if ie.Argument == "text" {
+		desc = strings.TrimPrefix(desc, "text: ")
+	}
 	return &fieldViolation{Field: fmt.Sprintf("message.parts[%d].text", max(i, 0)), Description: desc}
 }
 

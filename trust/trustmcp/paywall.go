@@ -43,7 +43,11 @@ type PaywallConfig struct {
 	// retry of the same call with the same payment gets its result again;
 	// nil means a new MemoryAnswers. Servers that share Replay between
 	// processes must share Answers too (see AnswerStore; on PostgreSQL,
-	// pgstore's DB.Answers).
+	// pgstore's DB.Answers). A payment whose outcome Answers keeps is
+	// spent whatever Replay remembers: a Paywall whose Answers outlive a
+	// restart (pgstore's) and whose Replay does not (a MemoryReplay)
+	// answers the retry of a payment spent before it from what Answers
+	// kept.
 	Answers AnswerStore
 	// Gates, by tool name, deliver and settle only the results their
 	// check passes (see [ToolGate]); a tool not named is settled on any
@@ -126,17 +130,22 @@ type PaywallConfig struct {
 // itself names the call it paid for: the tool, its arguments (as
 // canonical JSON) and the payment's payload. So that a paid result lost on
 // the way (a dropped connection, a client that gave up) can still be had,
-// a settled result is kept (in Answers) and its settlement recorded with
-// the payment (ReplayStore.MarkSettled) before it is returned, until the
-// payment's replay record expires (the authorization's validBefore); a
-// repeat of the same payment by the same caller (see the package doc,
-// Who is calling) for the same tool and the same arguments is answered
-// with that result and the first settlement in
-// _meta["x402/payment-response"], without running the tool and without
-// settling again. A repeat that arrives while the first call runs or
-// settles in the same process waits for it (or for its own context to
-// end), and then gets the kept result, or, when the first call failed and
-// freed the payment, runs as a first call. Any other repeat of the
+// a settled result is kept with its settlement (in Answers) and the
+// settlement recorded with the payment (ReplayStore.MarkSettled) before
+// it is returned, until the payment's replay record expires (the
+// authorization's validBefore); a repeat of the same payment by the same
+// caller (see the package doc, Who is calling) for the same tool and the
+// same arguments is answered with that result and the first settlement
+// in _meta["x402/payment-response"], without running the tool and
+// without settling again. A payment whose outcome Answers keeps (its
+// result, or a gate's refusal) is spent whatever the replay store
+// remembers: when a replay store that forgot it (one in memory,
+// restarted) takes its repeat for a new payment, the repeat is answered
+// from what Answers kept, and never sent to the facilitator again. A
+// repeat that arrives while the first call runs or settles in the same
+// process waits for it (or for its own context to end), and then gets
+// the kept result, or, when the first call failed and freed the payment,
+// runs as a first call. Any other repeat of the
 // payment (another caller, another tool, other arguments, a first use
 // that did not settle or whose outcome is unknown, a result kept in an
 // AnswerStore that this Paywall does not share) is answered with the

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -29,7 +30,10 @@ import (
 // concurrent use.
 //
 // The settlement and the call it paid for are recorded in the
-// x402.ReplayStore (MarkSettled); an AnswerStore holds only the result.
+// x402.ReplayStore (MarkSettled), and kept with the result: a payment
+// whose result is kept is spent whatever the ReplayStore remembers, and
+// an AnswerStore that outlives a restart beside a ReplayStore that does
+// not (an x402.MemoryReplay) still answers its retry.
 // Servers that share a ReplayStore between processes must share their
 // AnswerStore too, or a retry that reaches another process than the first
 // call is refused as "already used" (it is never charged twice). On
@@ -229,12 +233,23 @@ func (pw *paywall) endFlight(key string, f *flight) {
 
 // keep records the result ctr that payer bought with the settlement sr
 // under key, before it is returned, so that a retry after losing it finds
-// it. The result is kept without the settlement, which the replay store
-// holds.
+// it. The settlement is recorded with the payment in the replay store,
+// and kept with the result, with the call it paid for, in the answer
+// store.
 func (pw *paywall) keep(ctx context.Context, key, payer, call string, until time.Time, ctr *mcp.CallToolResult, sr *x402.SettleResponse) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pw.cfg.SettleTimeout)
 	defer cancel()
-	answer, err := json.Marshal(ctr)
+	// The result is kept with its settlement and the call it paid for,
+	// so that a retry can have it when the replay store has forgotten
+	// the payment (one in memory, restarted).
+	kept := *ctr
+	kept.Meta = maps.Clone(ctr.Meta)
+	if kept.Meta == nil {
+		kept.Meta = mcp.Meta{}
+	}
+	kept.Meta[MetaPaymentResponse] = sr
+	kept.Meta[metaPaidCall] = call
+	answer, err := json.Marshal(&kept)
 	if err == nil {
 		err = pw.answers.Keep(ctx, key, payer, answer, until)
 	}
@@ -257,37 +272,104 @@ func (pw *paywall) repeat(ctx context.Context, price x402.Price, res x402.Resour
 	if err != nil {
 		return pw.unavailable(ctx, "replay store", err)
 	}
+	var ctr *mcp.CallToolResult
+	if !ok {
+		// The replay store may have forgotten the payment (one in
+		// memory, restarted) whose result the answer store kept.
+		if ctr, sp, ok, err = pw.keptAnswer(ctx, key, now); err != nil {
+			return pw.unavailable(ctx, "answer store", err)
+		}
+	}
 	if !ok {
 		// The first use may have stopped as it sent its capture, the
-		// result kept before it (keepCapturing).
-		if b, ok, err := pw.answers.Answer(ctx, capturingKey(key), now); err == nil && ok {
-			return pw.completePending(ctx, price, res, key, call, until, b)
+		// result kept before it (keepCapturing), or left it pending
+		// (keepPending) before the replay store forgot the payment.
+		for _, k := range []string{capturingKey(key), pendingKey(key)} {
+			if b, ok, err := pw.answers.Answer(ctx, k, now); err == nil && ok {
+				return pw.completePending(ctx, price, res, key, call, until, b)
+			}
 		}
 	}
 	if !ok || sp.Request != call {
 		return pw.refuse(price, res, msgUsed, nil)
 	}
-	answer, ok, err := pw.answers.Answer(ctx, key, now)
-	if err != nil {
-		return pw.unavailable(ctx, "answer store", err)
-	}
-	if !ok {
-		if pending, ok, err := pw.answers.Answer(ctx, pendingKey(key), now); err == nil && ok {
-			return pw.completePending(ctx, price, res, key, call, until, pending)
+	if ctr == nil {
+		answer, ok, err := pw.answers.Answer(ctx, key, now)
+		if err != nil {
+			return pw.unavailable(ctx, "answer store", err)
 		}
-	}
-	ctr := new(mcp.CallToolResult)
-	if !ok || json.Unmarshal(answer, ctr) != nil {
-		return pw.refuse(price, res, msgUsed, nil)
+		if !ok {
+			if pending, ok, err := pw.answers.Answer(ctx, pendingKey(key), now); err == nil && ok {
+				return pw.completePending(ctx, price, res, key, call, until, pending)
+			}
+		}
+		ctr = new(mcp.CallToolResult)
+		if !ok || json.Unmarshal(answer, ctr) != nil {
+			return pw.refuse(price, res, msgUsed, nil)
+		}
 	}
 	if ctr.Meta == nil {
 		ctr.Meta = mcp.Meta{}
 	}
+	delete(ctr.Meta, metaPaidCall)
 	ctr.Meta[MetaPaymentResponse] = &sp.Settlement
 	pw.log.LogAttrs(ctx, slog.LevelInfo, "trustmcp: answer delivered again", slog.String("tool", res.URL),
 		slog.String("transaction", sp.Settlement.Transaction), slog.String("payer", sp.Settlement.Payer))
 	return ctr
 }
+
+// keptAnswer returns the result kept under key with the settled payment
+// kept with it (see keep): the call it paid for and its settlement. It
+// reports false when no result is kept, or one kept without them.
+func (pw *paywall) keptAnswer(ctx context.Context, key string, now time.Time) (*mcp.CallToolResult, x402.SettledPayment, bool, error) {
+	var sp x402.SettledPayment
+	b, ok, err := pw.answers.Answer(ctx, key, now)
+	if err != nil || !ok {
+		return nil, sp, false, err
+	}
+	ctr := new(mcp.CallToolResult)
+	if json.Unmarshal(b, ctr) != nil {
+		return nil, sp, false, nil
+	}
+	sp.Request, _ = ctr.Meta[metaPaidCall].(string)
+	settlement, settled := ctr.Meta[MetaPaymentResponse].(map[string]any)
+	raw, err := json.Marshal(settlement)
+	if sp.Request == "" || !settled || err != nil || json.Unmarshal(raw, &sp.Settlement) != nil {
+		return nil, sp, false, nil
+	}
+	return ctr, sp, true, nil
+}
+
+// spent reports whether the answer store keeps an outcome of the payment
+// under key (its result, or the refusal of a gated tool, or a capture
+// pending or being sent of an escrowed one): a payment that a replay
+// store which forgot it (one in memory, restarted) reserved as new, and
+// which must not go to the facilitator again. A failed look-up is logged,
+// and the payment taken as new.
+func (pw *paywall) spent(ctx context.Context, key string, gated, escrowed bool, now time.Time) bool {
+	keys := []string{key}
+	if gated {
+		keys = append(keys, refusedKey(key))
+	}
+	if escrowed {
+		keys = append(keys, pendingKey(key), capturingKey(key))
+	}
+	for _, k := range keys {
+		_, ok, err := pw.answers.Answer(ctx, k, now)
+		if err != nil {
+			pw.log.LogAttrs(ctx, slog.LevelWarn, "trustmcp: looking up the outcome of a new payment", slog.String("error", err.Error()))
+			return false
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// metaPaidCall is where a kept result names the call it paid for
+// (paidCall); it is removed before the result is delivered.
+const metaPaidCall = "vouch/paid-call"
 
 // msgUsed is the reason of a refused payment that was accepted before.
 const msgUsed = "the payment was already used"

@@ -2,6 +2,7 @@ package jsonbody
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -168,8 +169,8 @@ func (s *Schema) Inspect(data []byte) (unknown []problem.FieldError, zeros []Mem
 			zeros = append(zeros, Member{Path: MemberPath(path, f.Name), Field: f})
 		}
 	})
-	slices.SortFunc(unknown, func(a, b problem.FieldError) int { return strings.Compare(a.Field, b.Field) })
-	slices.SortFunc(zeros, func(a, b Member) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(unknown, func(a, b problem.FieldError) int { return comparePaths(a.Field, b.Field) })
+	slices.SortFunc(zeros, func(a, b Member) int { return comparePaths(a.Path, b.Path) })
 	return unknown, zeros
 }
 
@@ -278,8 +279,43 @@ func decodesToZero(value json.RawMessage, t reflect.Type) bool {
 func typeErrors(data []byte, t reflect.Type) []problem.FieldError {
 	var errs []problem.FieldError
 	typeErrorsIn(&errs, "", json.RawMessage(data), t)
-	slices.SortFunc(errs, func(a, b problem.FieldError) int { return strings.Compare(a.Field, b.Field) })
+	slices.SortFunc(errs, func(a, b problem.FieldError) int { return comparePaths(a.Field, b.Field) })
 	return errs
+}
+
+// comparePaths orders two JSON paths as a reader does: names by their
+// bytes and the numbers in them, array indexes included, by value, so
+// that items[2] comes before items[10].
+func comparePaths(a, b string) int {
+	for a != "" && b != "" {
+		if isDigit(a[0]) && isDigit(b[0]) {
+			na, nb := digitRun(a), digitRun(b)
+			if c := cmp.Compare(na, nb); c != 0 {
+				return c
+			}
+			if c := strings.Compare(a[:na], b[:nb]); c != 0 {
+				return c
+			}
+			a, b = a[na:], b[nb:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// digitRun returns the length of the digits s starts with.
+func digitRun(s string) int {
+	n := 0
+	for n < len(s) && isDigit(s[n]) {
+		n++
+	}
+	return n
 }
 
 func typeErrorsIn(errs *[]problem.FieldError, path string, data json.RawMessage, t reflect.Type) {

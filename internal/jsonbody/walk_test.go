@@ -2,6 +2,7 @@ package jsonbody_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -25,6 +26,39 @@ func TestUnmarshal_everyTypeError(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, p.Errors); diff != "" {
 		t.Errorf("field errors (-want +got):\n%s", diff)
+	}
+}
+
+// TestUnmarshal_typeErrorsInIndexOrder checks that the errors of an
+// array's elements come in the order of their indexes, items[2] before
+// items[10], as are the unknown members within them: a problem lists the
+// first errors and its detail repeats the first three.
+func TestUnmarshal_typeErrorsInIndexOrder(t *testing.T) {
+	items := make([]string, 12)
+	for i := range items {
+		items[i] = "3"
+	}
+	body := `{"items": [` + strings.Join(items, ",") + `]}`
+	var v Outer
+	p := asProblem(t, jsonbody.Unmarshal([]byte(body), &v))
+	var want, got []string
+	for i := range items {
+		want = append(want, fmt.Sprintf("items[%d]", i))
+	}
+	for _, fe := range p.Errors {
+		got = append(got, fe.Field)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("fields (-want +got):\n%s", diff)
+	}
+
+	unknown, _ := jsonbody.Inspect([]byte(`{"items": [{"x": 1}, {}, {"x": 1}, {}, {}, {}, {}, {}, {}, {}, {"x": 1}]}`), &v)
+	got = nil
+	for _, fe := range unknown {
+		got = append(got, fe.Field)
+	}
+	if diff := cmp.Diff([]string{"items[0].x", "items[2].x", "items[10].x"}, got); diff != "" {
+		t.Errorf("unknown members (-want +got):\n%s", diff)
 	}
 }
 

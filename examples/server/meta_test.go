@@ -56,6 +56,15 @@ func TestRun_aboutAndStatusCoverTrust(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("about lists the trust call's offers (-want +got):\n%s", diff)
 	}
+	// An escrow offer's deadlines are set by each 402 answer, from its
+	// moment: the list has none to show.
+	for _, o := range trustPrice.Accepts {
+		for _, k := range []string{"captureDeadline", "refundDeadline"} {
+			if v, ok := o.Extra[k]; ok {
+				t.Errorf("about lists the %s offer (%s) with extra.%s %v, want it left out", o.Scheme, o.Amount, k, v)
+			}
+		}
+	}
 
 	if _, err := trustClient(t, base, defaultAPIKey).Call(ctx, validation(receipt.Request{})); err != nil {
 		t.Fatal(err)

@@ -142,7 +142,17 @@ func aboutPrices(routes map[string]x402.Price, payTo string, esc *demoEscrow) (m
 		return nil, err
 	}
 	about := maps.Clone(routes)
-	fixed.Accepts = append(fixed.Accepts, perRun.Accepts...)
+	fixed.Accepts = slices.Concat(fixed.Accepts, perRun.Accepts)
+	// Each 402 answer sets an escrow offer's deadlines from its own
+	// moment; the list leaves them out rather than show zeros.
+	for i, o := range fixed.Accepts {
+		if o.Scheme == x402.SchemeAuthCapture {
+			o.Extra = maps.Clone(o.Extra)
+			delete(o.Extra, "captureDeadline")
+			delete(o.Extra, "refundDeadline")
+			fixed.Accepts[i] = o
+		}
+	}
 	about[http.MethodPost+" "+trust.X402CallPath] = fixed
 	return about, nil
 }

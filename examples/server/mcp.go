@@ -243,7 +243,9 @@ func mcpPrices(prices []pricedRoute, esc *demoEscrow) (map[string]x402.Price, er
 // the host closes stdin. Nothing else is written to stdout; the log goes
 // to stderr. The caller of every call is trust.DefaultCaller.
 func serveStdio(ctx context.Context, s *server, log *slog.Logger) error {
-	log.Info("serving MCP on stdio", "tools", "validate_claim, delegate_task, arbitrate, factcheck, get_receipt, verify_receipt", "sessions", s.sessions)
+	tools := strings.Join([]string{trustmcp.ToolValidateClaim, trustmcp.ToolDelegateTask, trustmcp.ToolArbitrate, trustmcp.ToolFactcheck,
+		trustmcp.ToolGetReceipt, trustmcp.ToolVerifyReceipt, trustmcp.ToolReportOutcome}, ", ")
+	log.Info("serving MCP on stdio", "tools", tools, "sessions", s.sessions)
 	err := s.mcp.Run(ctx, &mcp.StdioTransport{})
 	if err != nil && ctx.Err() != nil {
 		return nil

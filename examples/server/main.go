@@ -58,7 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer srv.state.close()
 	defer srv.obs.close()
 	if cfg.mcpStdio {
-		return serveStdio(ctx, srv, log)
+		return serveStdio(ctx, srv, log, os.Stdin, stdout)
 	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

@@ -239,20 +239,6 @@ func mcpPrices(prices []pricedRoute, esc *demoEscrow) (map[string]x402.Price, er
 	return out, nil
 }
 
-// serveStdio serves the MCP tools on stdin and stdout until ctx ends or
-// the host closes stdin. Nothing else is written to stdout; the log goes
-// to stderr. The caller of every call is trust.DefaultCaller.
-func serveStdio(ctx context.Context, s *server, log *slog.Logger) error {
-	tools := strings.Join([]string{trustmcp.ToolValidateClaim, trustmcp.ToolDelegateTask, trustmcp.ToolArbitrate, trustmcp.ToolFactcheck,
-		trustmcp.ToolGetReceipt, trustmcp.ToolVerifyReceipt, trustmcp.ToolReportOutcome}, ", ")
-	log.Info("serving MCP on stdio", "tools", tools, "sessions", s.sessions)
-	err := s.mcp.Run(ctx, &mcp.StdioTransport{})
-	if err != nil && ctx.Err() != nil {
-		return nil
-	}
-	return err
-}
-
 // warnings passes on the records of level Warn and above.
 type warnings struct{ slog.Handler }
 

@@ -183,7 +183,9 @@ func DecodePaymentRequiredV1(body []byte) (*PaymentRequiredV1, error) {
 // sends the proof twice (one header more than once, or both, since a
 // proxy before the server and the server could each read another) or
 // sends a header empty: such a header is refused rather than read as no
-// proof, as an empty Idempotency-Key is.
+// proof, as an empty Idempotency-Key is. The problem's field errors name
+// each header at fault: rule "unique" for one sent twice,
+// "excluded_with" for each of both, "required" for one sent empty.
 func paymentHeader(h http.Header) (name, value string, bad *problem.Details) {
 	v2, bad := proofHeader(h, HeaderPaymentSignature)
 	if bad != nil {
@@ -194,8 +196,14 @@ func paymentHeader(h http.Header) (name, value string, bad *problem.Details) {
 	case bad != nil:
 		return "", "", bad
 	case v2 != "" && v1 != "":
-		return "", "", problem.New(http.StatusBadRequest, problem.CodeInvalidRequest,
-			"both "+HeaderPaymentSignature+" and "+HeaderXPayment+" are sent; send one payment, in the header of its x402 version")
+		const send = "; send one payment, in the header of its x402 version"
+		bad := problem.New(http.StatusBadRequest, problem.CodeInvalidRequest,
+			"both "+HeaderPaymentSignature+" and "+HeaderXPayment+" are sent"+send)
+		bad.Errors = []problem.FieldError{
+			{Field: HeaderPaymentSignature, Rule: "excluded_with", Message: "must be absent when " + HeaderXPayment + " is sent" + send},
+			{Field: HeaderXPayment, Rule: "excluded_with", Message: "must be absent when " + HeaderPaymentSignature + " is sent" + send},
+		}
+		return "", "", bad
 	case v2 != "":
 		return HeaderPaymentSignature, v2, nil
 	}
@@ -203,12 +211,13 @@ func paymentHeader(h http.Header) (name, value string, bad *problem.Details) {
 }
 
 // proofHeader returns the value of the proof header name of h, "" when h
-// has none, or a 400 problem when it is sent more than once or empty.
+// has none, or a 400 problem naming it when it is sent more than once or
+// empty.
 func proofHeader(h http.Header, name string) (string, *problem.Details) {
 	v, bad := httpapi.OneHeader(h, name)
 	if bad == nil && len(h.Values(name)) == 1 && strings.TrimSpace(v) == "" {
-		bad = problem.Newf(http.StatusBadRequest, problem.CodeInvalidRequest,
-			"%s is empty; send the payment's proof, base64 of a JSON object, or no %s header", name, name)
+		bad = httpapi.HeaderProblem(name, "required",
+			"is empty; send the payment's proof, base64 of a JSON object, or no "+name+" header")
 	}
 	return v, bad
 }

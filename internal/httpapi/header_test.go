@@ -30,18 +30,26 @@ func TestServer_headersSentOnce(t *testing.T) {
 		status    int
 		detail    string
 		challenge string
+		errors    []problem.FieldError
 	}{
 		{"Authorization twice", []string{"Authorization", bearer, "Authorization", bearer}, 401,
-			"the Authorization header is sent more than once: send one credential", `Bearer realm="vouch", error="invalid_request"`},
+			"the Authorization header is sent more than once: send one credential", `Bearer realm="vouch", error="invalid_request"`, nil},
 		{"Authorization twice, one wrong", []string{"Authorization", bearer, "Authorization", "Bearer other"}, 401,
-			"the Authorization header is sent more than once: send one credential", `Bearer realm="vouch", error="invalid_request"`},
+			"the Authorization header is sent more than once: send one credential", `Bearer realm="vouch", error="invalid_request"`, nil},
 		{"Content-Type twice", []string{"Authorization", bearer, "Content-Type", "application/json"}, 400,
-			"Content-Type is sent 2 times; send it once", ""},
+			"Content-Type is sent 2 times; send it once", "",
+			[]problem.FieldError{{Field: "Content-Type", Rule: "unique", Message: "is sent 2 times; send it once"}}},
+		{"Content-Encoding twice", []string{"Authorization", bearer, "Content-Encoding", "identity", "Content-Encoding", "identity"}, 400,
+			"Content-Encoding is sent 2 times; send it once", "",
+			[]problem.FieldError{{Field: "Content-Encoding", Rule: "unique", Message: "is sent 2 times; send it once"}}},
 	} {
 		got := send(t, "POST", srv.URL+"/things", `{"a":1}`, tt.headers...)
 		p := got.problem(t)
 		if got.status != tt.status || p.Detail != tt.detail || got.header.Get("WWW-Authenticate") != tt.challenge {
 			t.Errorf("%s: %d %q, challenge %q; want %d %q, challenge %q", tt.name, got.status, p.Detail, got.header.Get("WWW-Authenticate"), tt.status, tt.detail, tt.challenge)
+		}
+		if diff := cmp.Diff(tt.errors, p.Errors); diff != "" {
+			t.Errorf("%s: field errors (-want +got):\n%s", tt.name, diff)
 		}
 	}
 	if n := prepared.Load(); n != 0 {
@@ -53,7 +61,8 @@ func TestServer_headersSentOnce(t *testing.T) {
 }
 
 // TestOneHeader: a header's one value, "" when absent, and a 400 naming
-// it when it is sent more than once.
+// it, as its detail and its one field error, when it is sent more than
+// once.
 func TestOneHeader(t *testing.T) {
 	for _, tt := range []struct {
 		h    http.Header
@@ -63,7 +72,11 @@ func TestOneHeader(t *testing.T) {
 		{http.Header{}, "", nil},
 		{http.Header{"X-Payment": {"a"}}, "a", nil},
 		{http.Header{"X-Payment": {""}}, "", nil},
-		{http.Header{"X-Payment": {"a", "a"}}, "", problem.New(http.StatusBadRequest, problem.CodeInvalidRequest, "X-PAYMENT is sent 2 times; send it once")},
+		{http.Header{"X-Payment": {"a", "a"}}, "", &problem.Details{
+			Type: problem.TypePrefix + "invalid_request", Title: "Bad Request", Status: 400,
+			Detail: "X-PAYMENT is sent 2 times; send it once", Code: problem.CodeInvalidRequest,
+			Errors: []problem.FieldError{{Field: "X-PAYMENT", Rule: "unique", Message: "is sent 2 times; send it once"}},
+		}},
 	} {
 		got, bad := httpapi.OneHeader(tt.h, "X-PAYMENT")
 		if got != tt.want || !cmp.Equal(tt.bad, bad) {

@@ -88,7 +88,8 @@ func FuzzIdempotencyKey(f *testing.F) {
 			}
 			return
 		default:
-			if key != "" || p == nil || p.Status != http.StatusBadRequest || p.Code != problem.CodeInvalidRequest || !strings.Contains(p.Detail, HeaderIdempotencyKey) {
+			if key != "" || p == nil || p.Status != http.StatusBadRequest || p.Code != problem.CodeInvalidRequest || !strings.Contains(p.Detail, HeaderIdempotencyKey) ||
+				len(p.Errors) != 1 || p.Errors[0].Field != HeaderIdempotencyKey {
 				t.Fatalf("keys %q: read %q, problem %v", keys, key, p)
 			}
 			if runs != 0 {

@@ -15,8 +15,9 @@ import (
 )
 
 // TestServer_idempotencyKeyHeader: an Idempotency-Key sent empty, more
-// than once or malformed is a 400 naming the header, and the call does
-// not run; it is never read as no key, nor as its first copy.
+// than once or malformed is a 400 naming the header in its detail and as
+// its one field error, and the call does not run; it is never read as no
+// key, nor as its first copy.
 func TestServer_idempotencyKeyHeader(t *testing.T) {
 	var runs atomic.Int64
 	counted := func(r *http.Request, body []byte) (httpapi.Run, error) {
@@ -45,22 +46,23 @@ func TestServer_idempotencyKeyHeader(t *testing.T) {
 		return resp, string(b)
 	}
 	for _, tt := range []struct {
-		name   string
-		keys   []string
-		detail string
+		name, rule string
+		keys       []string
+		message    string
 	}{
-		{"sent twice", []string{"dupA", "dupB"}, "Idempotency-Key is sent 2 times; send it once"},
-		{"sent twice, the same", []string{"dupA", "dupA"}, "Idempotency-Key is sent 2 times; send it once"},
-		{"empty", []string{""}, "Idempotency-Key is empty; send 1 to 255 visible ASCII characters, or no Idempotency-Key header"},
-		{"a space", []string{"has space"}, "Idempotency-Key must be 1 to 255 visible ASCII characters"},
-		{"too long", []string{strings.Repeat("k", 256)}, "Idempotency-Key must be 1 to 255 visible ASCII characters"},
+		{"sent twice", "unique", []string{"dupA", "dupB"}, "is sent 2 times; send it once"},
+		{"sent twice, the same", "unique", []string{"dupA", "dupA"}, "is sent 2 times; send it once"},
+		{"empty", "required", []string{""}, "is empty; send 1 to 255 visible ASCII characters, or no Idempotency-Key header"},
+		{"a space", "pattern", []string{"has space"}, "must be 1 to 255 visible ASCII characters"},
+		{"too long", "pattern", []string{strings.Repeat("k", 256)}, "must be 1 to 255 visible ASCII characters"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			resp, body := post(tt.keys...)
 			got := reply{resp.StatusCode, resp.Header, body}.problem(t)
 			want := problem.Details{
-				Type: problem.TypePrefix + "invalid_request", Title: "Bad Request", Status: 400, Detail: tt.detail,
+				Type: problem.TypePrefix + "invalid_request", Title: "Bad Request", Status: 400, Detail: "Idempotency-Key " + tt.message,
 				Instance: "/call", Code: problem.CodeInvalidRequest, RequestID: resp.Header.Get("X-Request-Id"),
+				Errors: []problem.FieldError{{Field: "Idempotency-Key", Rule: tt.rule, Message: tt.message}},
 			}
 			if diff := cmp.Diff(want, got); diff != "" || want.RequestID == "" {
 				t.Errorf("problem (-want +got):\n%s", diff)

@@ -140,8 +140,9 @@ func scopedKey(scope, key string) string {
 }
 
 // IdempotencyKey returns the Idempotency-Key of h, "" when h has none, or
-// the 400 problem of one that is sent empty, more than once, or not 1 to
-// 255 visible ASCII characters: such a header is refused rather than read
+// the 400 problem naming the header of one that is sent empty (rule
+// "required"), more than once ("unique"), or not 1 to 255 visible ASCII
+// characters ("pattern"): such a header is refused rather than read
 // as no key, or as its first copy, so that a retry never runs the call
 // again for want of a key the client thought it sent.
 func IdempotencyKey(h http.Header) (string, *problem.Details) {
@@ -151,11 +152,10 @@ func IdempotencyKey(h http.Header) (string, *problem.Details) {
 	case p != nil || !sent:
 		return "", p
 	case key == "":
-		return "", problem.New(http.StatusBadRequest, problem.CodeInvalidRequest,
-			"Idempotency-Key is empty; send 1 to 255 visible ASCII characters, or no Idempotency-Key header")
+		return "", HeaderProblem(HeaderIdempotencyKey, "required",
+			"is empty; send 1 to 255 visible ASCII characters, or no Idempotency-Key header")
 	case !validIdempotencyKey(key):
-		return "", problem.New(http.StatusBadRequest, problem.CodeInvalidRequest,
-			"Idempotency-Key must be 1 to 255 visible ASCII characters")
+		return "", HeaderProblem(HeaderIdempotencyKey, "pattern", "must be 1 to 255 visible ASCII characters")
 	}
 	return key, nil
 }

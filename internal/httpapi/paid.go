@@ -28,11 +28,12 @@ func (s *Server) paid(next http.Handler) http.Handler {
 	})
 }
 
-// namePaid notes in r's info that it was paid for, its caller (its payer)
-// and its principal (as anonymous does), and returns the info.
+// namePaid notes in r's info that it was paid for and its caller (its
+// payer), and returns the info. Its principal is the one principalFirst
+// noted before the paywall, which wraps every paid endpoint.
 func (s *Server) namePaid(r *http.Request) *requestInfo {
 	info := infoFrom(r.Context())
-	info.caller, info.principal, info.paid = s.paidCaller(r), s.identify(r), true
+	info.caller, info.paid = s.paidCaller(r), true
 	return info
 }
 

@@ -107,3 +107,34 @@ func TestPaymentPayload_AuthorizationValidBefore(t *testing.T) {
 		t.Error("AuthorizationValidBefore found an authorization in a payload without one")
 	}
 }
+
+// A proof that no EVM scheme names (a Solana transaction, say) is held
+// by its JSON: the same payload written with its members in another
+// order, other spacing or other escapes is the same proof, and another
+// payload is not.
+func TestReplayKey_payloadWrittenOtherwise(t *testing.T) {
+	o := x402.PaymentRequirements{Scheme: "exact", Network: "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1", Asset: "EPjFWJd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", Amount: "1000", PayTo: "2wKupLR9q6wXYppw8Gr2NvWxKBUqm4PPJKkQfoxHDBg4", MaxTimeoutSeconds: 60}
+	now := time.Now()
+	key := func(payload string) string {
+		k, _ := x402.ReplayKey(&x402.PaymentPayload{X402Version: x402.Version2, Accepted: o, Payload: []byte(payload)}, o, now)
+		return k
+	}
+	want := key(`{"transaction":"AQID","memo":{"id":7,"note":"a"}}`)
+	for _, same := range []string{
+		`{"memo":{"note":"a","id":7},"transaction":"AQID"}`,
+		"{ \"transaction\" : \"AQID\",\n \"memo\": {\"id\": 7, \"note\": \"\\u0061\"} }",
+	} {
+		if got := key(same); got != want {
+			t.Errorf("ReplayKey(%s) = %q, want %q: the same payload written otherwise", same, got, want)
+		}
+	}
+	for _, other := range []string{
+		`{"transaction":"AQIE","memo":{"id":7,"note":"a"}}`,
+		`{"transaction":"AQID","memo":{"id":70,"note":"a"}}`,
+		`{"transaction":"AQID","memo":{"id":"7","note":"a"}}`,
+	} {
+		if got := key(other); got == want {
+			t.Errorf("ReplayKey(%s) = %q, the key of another payload", other, got)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package x402
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
+	"github.com/vouchkit/vouch/internal/jsonbody"
 )
 
 // paidRequest names the request a proof pays for: a digest of the
@@ -28,12 +28,8 @@ func paidRequest(r *http.Request, p *PaymentPayload) string {
 	if principal := httpapi.Principal(r.Context()); principal != "" {
 		io.WriteString(d, "principal "+strconv.Itoa(len(principal))+":"+principal)
 	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, p.Payload) != nil {
-		buf.Reset()
-		buf.Write(p.Payload)
-	}
-	d.Write(buf.Bytes())
+	canonical, _ := jsonbody.Canonical(p.Payload)
+	d.Write(canonical)
 	return hex.EncodeToString(d.Sum(nil))
 }
 
@@ -67,7 +63,8 @@ const minReplaySeconds = 60
 // asset, payer and nonce, as the token contract names it, a Permit2 one
 // ("upto") by network, owner and nonce, as Permit2 names it, each held
 // until its validBefore or deadline; any other payload by the hash of its
-// JSON, held for the offer's timeout.
+// JSON in one form (members sorted, strings and spacing as encoding/json
+// writes them, numbers as written), held for the offer's timeout.
 func replayKey(p *PaymentPayload, offer PaymentRequirements, now time.Time) (string, time.Time) {
 	network, _ := NetworkCAIP2(offer.Network)
 	until := now.Add(time.Duration(max(offer.MaxTimeoutSeconds, minReplaySeconds)) * time.Second)
@@ -85,11 +82,8 @@ func replayKey(p *PaymentPayload, offer PaymentRequirements, now time.Time) (str
 		}
 		return strings.ToLower("permit2:" + network + ":" + owner + ":" + nonce), until
 	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, p.Payload) != nil {
-		buf.Write(p.Payload)
-	}
-	sum := sha256.Sum256(buf.Bytes())
+	canonical, _ := jsonbody.Canonical(p.Payload)
+	sum := sha256.Sum256(canonical)
 	return "payload:" + network + ":" + hex.EncodeToString(sum[:]), until
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vouchkit/vouch/internal/fairstore"
+	"github.com/vouchkit/vouch/internal/jsonbody"
 	"github.com/vouchkit/vouch/trust"
 	"github.com/vouchkit/vouch/x402"
 )
@@ -177,25 +178,13 @@ func paidCall(ctx context.Context, call *mcp.CallToolRequest, p *x402.PaymentPay
 	return hex.EncodeToString(d.Sum(nil))
 }
 
-// canonicalJSON returns raw with its object keys sorted and its spaces
-// removed, numbers kept as written; no arguments (nothing, or null) is
-// {}. What is not exactly one JSON value is returned as it is.
+// canonicalJSON returns raw in jsonbody's canonical form; no arguments
+// (nothing, or null) is {}.
 func canonicalJSON(raw json.RawMessage) string {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	switch err := dec.Decode(&v); {
-	case err == io.EOF:
-		return "{}"
-	case err != nil || dec.Decode(new(any)) != io.EOF:
-		return string(raw)
-	case v == nil:
+	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
 		return "{}"
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return string(raw)
-	}
+	b, _ := jsonbody.Canonical(raw)
 	return string(b)
 }
 

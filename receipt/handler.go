@@ -29,9 +29,10 @@ const (
 // application/json) when [Fetch] allows it: to its owner, and when shared
 // to its counterparties. Without a caller identity it answers 401; for an
 // unknown id, an expired receipt, or a receipt the caller may not see, the
-// same 404 problem, so that existence is not leaked. A query parameter a
-// GET endpoint does not define (only the log's consistency proof takes
-// any: first and second) is a 400 naming it, rule "unknown".
+// same 404 problem, so that existence is not leaked. A query parameter an
+// endpoint does not define (only the log's consistency proof takes any:
+// first and second) is a 400 naming it, rule "unknown", before the body
+// is read.
 //
 // POST verify_receipt takes
 //
@@ -246,6 +247,10 @@ func notFound() *problem.Details {
 }
 
 func (h *Handler) verify(w http.ResponseWriter, r *http.Request) {
+	if errs := unknownParameters(r); errs != nil {
+		write(w, r, problem.Invalid(errs))
+		return
+	}
 	if h.Verifier == nil {
 		write(w, r, problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, "receipt verification is not configured"))
 		return

@@ -74,3 +74,30 @@ func TestHandler_unknownQueryParameters(t *testing.T) {
 		}
 	}
 }
+
+// TestHandler_verifyQueryParameters: POST verify_receipt takes no query
+// parameter, and refuses one as the GET endpoints do, before it reads the
+// body, rather than verify as if it were not there.
+func TestHandler_verifyQueryParameters(t *testing.T) {
+	f := newFixture(t)
+	const none = "is not a parameter of this endpoint, which takes none"
+	const malformed = `is not name=value pairs joined by "&", each escaped as a URL's query is`
+	body := `{"receipt":` + string(f.shared.JSON) + `}`
+	for _, tt := range []struct {
+		query string
+		want  []receipt.FieldError
+	}{
+		{"?input=x", []receipt.FieldError{{Field: "input", Rule: "unknown", Message: none}}},
+		{"?now=0;", []receipt.FieldError{{Field: "(query)", Rule: "malformed", Message: malformed}}},
+	} {
+		resp, got := f.do(t, http.MethodPost, receipt.VerifyPath+tt.query, "", body)
+		var p receipt.Error
+		if err := json.Unmarshal(got, &p); err != nil || resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("POST %s%s = %d %s, want a 400 problem", receipt.VerifyPath, tt.query, resp.StatusCode, got)
+			continue
+		}
+		if diff := cmp.Diff(tt.want, p.Errors); diff != "" || p.Code != "invalid_request" {
+			t.Errorf("POST %s%s: code %q, field errors (-want +got):\n%s", receipt.VerifyPath, tt.query, p.Code, diff)
+		}
+	}
+}

@@ -171,7 +171,8 @@ func WithHandlerClock(now func() time.Time) HandlerOption {
 //
 // Both are authenticated like the normal route (401 without a credential
 // the Authenticator accepts), and get the request id, traceparent, panic
-// recovery and logging of every route. Without this option the paths
+// recovery and logging of every route; verify_receipt takes its body as
+// the trust call does (Content-Type application/json, 415 otherwise). Without this option the paths
 // answer 404.
 func WithReceiptEndpoints(store receipt.Store, v *receipt.Verifier) HandlerOption {
 	return func(h *Handler) { h.receipts = &receipt.Handler{Store: store, Verifier: v} }
@@ -203,7 +204,7 @@ func NewHandler(c Caller, opts ...HandlerOption) (*Handler, error) {
 		}
 		h.cfg.Endpoints = append(h.cfg.Endpoints,
 			httpapi.Endpoint{Method: http.MethodGet, Path: receipt.ReceiptPath + "{receipt_id}", Access: httpapi.Key, Handler: rh},
-			httpapi.Endpoint{Method: http.MethodPost, Path: receipt.VerifyPath, Access: httpapi.Key, Handler: rh})
+			httpapi.Endpoint{Method: http.MethodPost, Path: receipt.VerifyPath, Access: httpapi.Key, Handler: jsonBody(rh)})
 		h.cfg.Endpoints = append(h.cfg.Endpoints, logEndpoints(rh)...)
 	}
 	h.countCalls()
@@ -213,6 +214,18 @@ func NewHandler(c Caller, opts ...HandlerOption) (*Handler, error) {
 	}
 	h.srv = srv
 	return h, nil
+}
+
+// jsonBody checks a request's query and body headers as the Server does
+// for the endpoints whose body it reads: no query parameter, and a JSON
+// Content-Type without a content coding (a 400 or 415 problem otherwise),
+// before next reads the body.
+func jsonBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if httpapi.CheckNoQuery(w, r) && httpapi.CheckJSONBody(w, r) {
+			next.ServeHTTP(w, r)
+		}
+	})
 }
 
 // ServeHTTP implements http.Handler.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -185,5 +186,47 @@ func TestHandler_receiptOwner(t *testing.T) {
 	}
 	if _, err := alice.FetchReceipt(context.Background(), anon); !errors.As(err, &p) || p.Status != http.StatusNotFound {
 		t.Errorf("fetching an anonymous caller's receipt: %v, want 404", err)
+	}
+}
+
+// POST verify_receipt takes its body as the trust call does: a
+// Content-Type other than JSON in UTF-8, or none, is a 415, and a query
+// parameter a 400 naming it, before the body is read.
+func TestHandler_verifyReceiptBody(t *testing.T) {
+	store, rec, v := issued(t)
+	srv := newServer(t, &fakeCaller{}, trust.WithReceiptEndpoints(store, v))
+	body := `{"receipt":` + string(rec.JSON) + `}`
+	post := func(path, contentType string) int {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, tc := range []struct {
+		path, contentType string
+		want              int
+	}{
+		{receipt.VerifyPath, "application/json", http.StatusOK},
+		{receipt.VerifyPath, "application/json; charset=utf-8", http.StatusOK},
+		{receipt.VerifyPath, "", http.StatusUnsupportedMediaType},
+		{receipt.VerifyPath, "text/plain", http.StatusUnsupportedMediaType},
+		{receipt.VerifyPath, "application/json; charset=latin1", http.StatusUnsupportedMediaType},
+		{receipt.VerifyPath + "?input=x", "application/json", http.StatusBadRequest},
+		{receipt.VerifyPath + "?input=x", "text/plain", http.StatusBadRequest},
+	} {
+		if got := post(tc.path, tc.contentType); got != tc.want {
+			t.Errorf("POST %s with Content-Type %q = %d, want %d", tc.path, tc.contentType, got, tc.want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,6 +45,14 @@ func TestRun_serverReceipt(t *testing.T) {
 	flippedProof := write("proof-hash.json", flipFirstHash(t, proof))
 	forgedCheckpoint := write("proof-cp.json", bytes.Replace(proof, []byte(`\n3\n`), []byte(`\n4\n`), 1))
 	changedReceipt := write("receipt.json", bytes.Replace(read("receipt.json"), []byte(`"VALID"`), []byte(`"INVALID"`), 1))
+	// The receipt as an editor saves it (a final newline) and as jq
+	// prints it (indented): other spellings of the bytes in the log.
+	savedReceipt := write("receipt-saved.json", append(read("receipt.json"), '\n'))
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, read("receipt.json"), "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	indentedReceipt := write("receipt-indented.json", indented.Bytes())
 
 	tests := []struct {
 		name string
@@ -69,6 +78,10 @@ func TestRun_serverReceipt(t *testing.T) {
 			[]string{"checkpoint  failed", "INVALID"}},
 		{"changed receipt", []string{"-keys", f("trusted.json"), "-allow-expired", changedReceipt, "-proof", f("proof.json")}, 1,
 			[]string{"signature   failed", "inclusion   failed", "INVALID"}},
+		{"receipt saved with a final newline", []string{"-keys", f("trusted.json"), "-allow-expired", savedReceipt, "-proof", f("proof.json")}, 0,
+			[]string{"signature   passed", "inclusion   passed: leaf 0 of 3", "VALID"}},
+		{"receipt indented", []string{"-keys", f("trusted.json"), "-allow-expired", indentedReceipt, "-proof", f("proof.json")}, 0,
+			[]string{"signature   passed", "inclusion   passed: leaf 0 of 3", "VALID"}},
 		{"consistency without -new", []string{"-keys", f("trusted.json"), "-old", f("log1.json"), "-consistency", f("consistency.json")}, 2, nil},
 		{"not a proof", []string{"-keys", f("trusted.json"), f("receipt.json"), "-proof", f("log1.json")}, 2, nil},
 	}

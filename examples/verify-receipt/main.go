@@ -22,7 +22,9 @@
 //
 // -proof names the answer of GET /api/v4/receipt/{receipt_id}/proof; the
 // checkpoint in it must be signed by a trusted key under the log's origin
-// (the checkpoint's first line, or -log-origin). -old and -new name two
+// (the checkpoint's first line, or -log-origin), and the receipt's RFC 8785
+// canonical form (the bytes as issued, whatever spelling the file holds:
+// indented, or with a final newline) must be in the log. -old and -new name two
 // checkpoints (signed note text, or the answer of GET /api/v4/log or of a
 // proof, which hold one) and -consistency the answer of
 // GET /api/v4/log/consistency?first=OLD_SIZE&second=NEW_SIZE.
@@ -38,6 +40,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/vouchkit/vouch/receipt"
 )
@@ -229,7 +233,7 @@ func checkInclusion(o options, trusted []receipt.PublicKey, data []byte, p *rece
 		printCheck(stdout, "inclusion", receipt.CheckFailed, fmt.Sprintf("the proof is for a tree of %d leaves, the checkpoint of %d", p.TreeSize, cp.Size))
 		return false
 	}
-	if err := receipt.CheckInclusion(data, p.LogIndex, p.InclusionProof, cp); err != nil {
+	if err := receipt.CheckInclusion(issuedBytes(data), p.LogIndex, p.InclusionProof, cp); err != nil {
 		printCheck(stdout, "inclusion", receipt.CheckFailed, err.Error())
 		return false
 	}
@@ -299,6 +303,27 @@ func openCheckpoint(o options, trusted []receipt.PublicKey, text []byte) (receip
 		return receipt.Checkpoint{}, fmt.Errorf("no trusted Ed25519 key can sign for the log %q", origin)
 	}
 	return receipt.OpenCheckpoint(text, vkeys...)
+}
+
+// issuedBytes returns the receipt of data as its issuer wrote it, and so
+// as the log holds it: the RFC 8785 canonical form of data, a receipt in
+// any spelling (a final newline, indented) or a JSON string holding one,
+// as the receipt's checks read it. It returns data when data has no
+// canonical form, which then proves nothing.
+func issuedBytes(data []byte) []byte {
+	text := bytes.TrimSpace(data)
+	if len(text) > 0 && text[0] == '"' {
+		var s string
+		if json.Unmarshal(text, &s) != nil {
+			return data
+		}
+		text = []byte(s)
+	}
+	v := jsontext.Value(bytes.Clone(text))
+	if v.Canonicalize() != nil {
+		return data
+	}
+	return v
 }
 
 func printCheck(w io.Writer, name string, status receipt.CheckStatus, detail string) {

@@ -134,6 +134,9 @@ func (s *MemStore) Put(ctx context.Context, rec Record) error {
 	if int64(len(rec.Data)) > maxBytes {
 		return fmt.Errorf("receipt: record %s is %d bytes, above the store's bound of %d", rec.ID, len(rec.Data), maxBytes)
 	}
+	if maxRecords < 1 { // refused before it is a leaf of the log
+		return fmt.Errorf("receipt: record %s not kept: MaxRecords %d holds none", rec.ID, maxRecords)
+	}
 	rec = clone(rec)
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -138,3 +138,18 @@ func TestMemStore_addressesOfOnePrefixAreOneOwner(t *testing.T) {
 		t.Errorf("Get(v6-41) = %v; want ErrNotFound: the prefix's own oldest go", err)
 	}
 }
+
+// TestMemStore_holdsNone: a MemStore whose MaxRecords holds no record
+// refuses every Put, and leaves no leaf in the log for a receipt it does
+// not keep.
+func TestMemStore_holdsNone(t *testing.T) {
+	ctx := context.Background()
+	s := &receipt.MemStore{MaxRecords: -1}
+	rec := receipt.Record{ID: "r1", Data: []byte(`{}`), Owner: "alice", ExpiresAt: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)}
+	if err := s.Put(ctx, rec); err == nil {
+		t.Fatal("Put into a store that holds no record succeeded")
+	}
+	if n, err := s.LogSize(ctx); err != nil || n != 0 {
+		t.Errorf("LogSize = %d, %v after a refused Put, want 0", n, err)
+	}
+}

@@ -28,7 +28,8 @@ var (
 	ErrBadSignature = errors.New("receipt: signature does not match the receipt")
 	// ErrKeyWindow: the receipt's decision.timestamp lies outside the
 	// validity window of the trusted key that signed it (see
-	// [TrustedKey]): a retired key cannot sign new receipts.
+	// [TrustedKey]): a retired key cannot sign new receipts; or it lies
+	// after the verifier's clock by more than [MaxClockSkew].
 	ErrKeyWindow = errors.New("receipt: the key was not valid when the receipt was issued")
 	// ErrHashMismatch: the original input or output given to Verify does
 	// not hash to the receipt's input_hash or output_hash, or the receipt

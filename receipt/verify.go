@@ -17,7 +17,7 @@ type CheckName string
 const (
 	CheckSchema     CheckName = "schema"      // the JSON is a receipt ([Receipt])
 	CheckSignature  CheckName = "signature"   // signed by a trusted key, unchanged since
-	CheckKeyWindow  CheckName = "key_window"  // the key was valid at decision.timestamp
+	CheckKeyWindow  CheckName = "key_window"  // the key was valid at decision.timestamp, not in the future
 	CheckInputHash  CheckName = "input_hash"  // the original input hashes to task_meta.input_hash
 	CheckOutputHash CheckName = "output_hash" // the original output hashes to task_meta.output_hash
 	CheckExpiry     CheckName = "expiry"      // decision.timestamp plus ttl is still ahead
@@ -195,7 +195,8 @@ func NewVerifier(keys []PublicKey, opts ...VerifierOption) (*Verifier, error) {
 }
 
 // Verify checks the receipt JSON data: its schema, its signature against
-// the trusted keys, that the key was valid at decision.timestamp, its
+// the trusted keys, that the key was valid at decision.timestamp and that
+// the timestamp is not after now (by more than [MaxClockSkew]), its
 // hashes against orig, and its expiry at now (a zero now means
 // time.Now()). Every check runs and is recorded in the Result, which is
 // never nil; the schema check failing skips the rest. The error is nil
@@ -245,7 +246,7 @@ func (v *Verifier) Verify(data []byte, orig Originals, now time.Time) (*Result, 
 	res.Checks = append(res.Checks,
 		Check{Name: CheckSchema, Status: CheckPassed},
 		sig,
-		v.checkKeyWindow(r, sig),
+		v.checkKeyWindow(r, sig, now),
 		checkHash(CheckInputHash, orig.Input, r.TaskMeta.InputHash),
 		checkHash(CheckOutputHash, orig.Output, r.TaskMeta.OutputHash),
 		v.checkExpiry(res.ExpiresAt, now),
@@ -259,9 +260,15 @@ func (v *Verifier) Verify(data []byte, orig Originals, now time.Time) (*Result, 
 	return res, errors.Join(errs...)
 }
 
+// MaxClockSkew is how far a receipt's decision.timestamp may lie after
+// the verifier's clock: a receipt dated later is not yet issued, and its
+// key_window check fails, so that no date stretches a receipt's life.
+const MaxClockSkew = 5 * time.Minute
+
 // checkKeyWindow checks that the key that signed r was valid at its
-// timestamp; it runs only when the signature check passed.
-func (v *Verifier) checkKeyWindow(r *Receipt, sig Check) Check {
+// timestamp, which is not after now by more than MaxClockSkew; it runs
+// only when the signature check passed.
+func (v *Verifier) checkKeyWindow(r *Receipt, sig Check, now time.Time) Check {
 	if sig.Status != CheckPassed {
 		return Check{Name: CheckKeyWindow, Status: CheckSkipped, Detail: "no verified signature"}
 	}
@@ -269,6 +276,9 @@ func (v *Verifier) checkKeyWindow(r *Receipt, sig Check) Check {
 	at, _ := parseTimestamp(r.Decision.Timestamp) // the schema check has validated it
 	if !key.validAt(at) {
 		return fail(CheckKeyWindow, fmt.Errorf("%w: issued at %s, while the key signed from %s", ErrKeyWindow, r.Decision.Timestamp, key.window()))
+	}
+	if at.After(now.Add(MaxClockSkew)) {
+		return fail(CheckKeyWindow, fmt.Errorf("%w: issued at %s, later than the verifier's clock (%s) by more than %s", ErrKeyWindow, r.Decision.Timestamp, formatTimestamp(now), MaxClockSkew))
 	}
 	return Check{Name: CheckKeyWindow, Status: CheckPassed, Detail: "key valid from " + key.window()}
 }

@@ -471,3 +471,27 @@ func TestVerify_agreement(t *testing.T) {
 		t.Errorf("receipt without an agreement states decision.agreement %s", a)
 	}
 }
+
+// A receipt dated after the verifier's clock is not issued yet: a date
+// in the future would stretch its life. Within MaxClockSkew it passes.
+func TestVerify_issuedInTheFuture(t *testing.T) {
+	s := newSigner(t, 1)
+	is, _ := newIssuer(t, s)
+	data := issue(t, is, fullParams()).JSON // dated t0
+	v := newVerifier(t, []receipt.PublicKey{s.Public()})
+	for _, tc := range []struct {
+		now  time.Time
+		want receipt.CheckStatus
+	}{
+		{t0(), receipt.CheckPassed},
+		{t0().Add(-receipt.MaxClockSkew), receipt.CheckPassed},
+		{t0().Add(-receipt.MaxClockSkew - time.Millisecond), receipt.CheckFailed},
+		{t0().Add(-24 * time.Hour), receipt.CheckFailed},
+	} {
+		res, err := v.Verify(data, receipt.Originals{}, tc.now)
+		c, _ := res.Check(receipt.CheckKeyWindow)
+		if c.Status != tc.want || (tc.want == receipt.CheckFailed) != errors.Is(err, receipt.ErrKeyWindow) {
+			t.Errorf("verified at %v, a receipt of %v: key_window %s (%s), err %v; want %s", tc.now, t0(), c.Status, c.Detail, err, tc.want)
+		}
+	}
+}

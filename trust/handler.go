@@ -172,8 +172,8 @@ func WithHandlerClock(now func() time.Time) HandlerOption {
 // Both are authenticated like the normal route (401 without a credential
 // the Authenticator accepts), and get the request id, traceparent, panic
 // recovery and logging of every route; verify_receipt takes its body as
-// the trust call does (Content-Type application/json, 415 otherwise). Without this option the paths
-// answer 404.
+// the trust call does (Content-Type application/json, 415 otherwise).
+// Without this option the paths answer 404.
 func WithReceiptEndpoints(store receipt.Store, v *receipt.Verifier) HandlerOption {
 	return func(h *Handler) { h.receipts = &receipt.Handler{Store: store, Verifier: v} }
 }

@@ -248,6 +248,10 @@ func TestMedian_Decided(t *testing.T) {
 		{"median of means, 4 of 5 equal", consensus.MedianOfMeans{}, outputs(`18`, `18`, `18`, `18`, ``), consensus.Policy{}, true},
 		{"median of means, 4 of 5, the odd one pending alone", consensus.MedianOfMeans{}, outputs(`18`, `18`, ``, `18`, `18`), consensus.Policy{}, true},
 		{"median of means, 4 of 5 apart", consensus.MedianOfMeans{}, outputs(`18`, `20`, `18`, `16`, ``), consensus.Policy{}, false},
+		// Two answers above 1.5e308 to come would make it the median:
+		// the trials must place them above every number answered.
+		{"numbers near the largest double", consensus.Median{}, outputs(`1e308`, `1e308`, `1.5e308`, ``, ``), consensus.Policy{}, false},
+		{"numbers near the largest double, below", consensus.Median{}, outputs(`-1e308`, `-1e308`, `-1.5e308`, ``, ``), consensus.Policy{}, false},
 		{"median of means, 4 of 5 within a wide tolerance", consensus.MedianOfMeans{Tolerance: consensus.Tolerance{Relative: 1e300}}, outputs(`18`, `18`, `18`, `18`, ``), consensus.Policy{}, true},
 	} {
 		if got := tc.agg.Decided(tc.votes, tc.p); got != tc.want {

@@ -3,6 +3,7 @@ package consensus
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 )
 
@@ -12,8 +13,9 @@ import (
 //   - the answer is encoded with encoding/json (pass raw JSON as a
 //     json.RawMessage; a []byte encodes as a base64 string) and decoded back
 //     into generic values, so the order of object keys does not matter and
-//     numbers compare as IEEE 754 doubles (1, 1.0 and 1e0 are equal), as in
-//     RFC 8785;
+//     numbers compare as IEEE 754 doubles (1, 1.0 and 1e0 are equal, and so
+//     are 0 and -0), as in RFC 8785; a number beyond the range of a double
+//     (1e400) compares as it is written;
 //   - every string value, at any depth, is trimmed and each run of white
 //     space inside it is folded to one space, so "a  b\n" equals "a b";
 //     object keys are compared as they are.
@@ -37,8 +39,12 @@ func canonicalKey(answer any) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// Numbers are decoded as written, so that one beyond a double's
+	// range is not an error; fold turns the others into doubles.
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
 	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
+	if err := dec.Decode(&v); err != nil {
 		return "", err
 	}
 	var buf bytes.Buffer
@@ -91,11 +97,19 @@ func canonical(raw []byte) bool {
 	}
 }
 
-// fold trims and folds the white space of every string inside v, in place.
+// fold trims and folds the white space of every string inside v, in
+// place, and turns every number into a double (-0 into 0), but for one
+// beyond a double's range, which stays as written.
 func fold(v any) any {
 	switch v := v.(type) {
 	case string:
 		return strings.Join(strings.Fields(v), " ")
+	case json.Number:
+		x, err := strconv.ParseFloat(string(v), 64)
+		if err != nil {
+			return v // beyond a double's range
+		}
+		return x + 0 // -0 + 0 is 0
 	case []any:
 		for i := range v {
 			v[i] = fold(v[i])

@@ -2,6 +2,7 @@ package consensus_test
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/vouchkit/vouch/consensus"
@@ -30,6 +31,12 @@ func TestDefaultKey(t *testing.T) {
 		{"nil and JSON null", nil, json.RawMessage(`null`), true},
 		{"nil and empty string", nil, "", false},
 		{"HTML characters", "<a&b>", json.RawMessage(`"\u003ca\u0026b\u003e"`), true},
+		{"negative zero", json.RawMessage(`-0`), json.RawMessage(`0`), true},
+		{"negative zero in an object", json.RawMessage(`{"a":-0.0}`), map[string]float64{"a": 0}, true},
+		{"a Go negative zero", math.Copysign(0, -1), 0, true},
+		{"beyond a double, as written", json.RawMessage(`[1e400]`), json.RawMessage(` [ 1e400 ] `), true},
+		{"beyond a double, not the largest double", json.RawMessage(`1e400`), json.RawMessage(`1.7976931348623157e308`), false},
+		{"beyond a double, the other sign", json.RawMessage(`{"x":1e400}`), json.RawMessage(`{"x":-1e400}`), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -209,6 +209,24 @@ func TestMajority_Aggregate_answers(t *testing.T) {
 	}
 }
 
+// A worker's answer of a number beyond a double's range is valid JSON:
+// it is a vote like any other, and fails neither the count nor Decided.
+func TestMajority_Aggregate_numberBeyondDouble(t *testing.T) {
+	vs := answers(json.RawMessage(`1e400`), json.RawMessage(`7`), json.RawMessage(`7`))
+	out, err := consensus.Majority{}.Aggregate(vs, consensus.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type counts struct{ Winner, Agreeing, Against int }
+	if diff := cmp.Diff(counts{1, 2, 1}, counts{out.Winner, out.Agreeing, out.Against}); diff != "" {
+		t.Errorf("outcome (-want +got):\n%s", diff)
+	}
+	running := append(vs[:1:1], consensus.Vote{}, consensus.Vote{})
+	if (consensus.Majority{}).Decided(running, consensus.Policy{}) {
+		t.Error("Decided after one answer of 1e400 with two replicas running")
+	}
+}
+
 func TestMajority_Aggregate_badInput(t *testing.T) {
 	tests := []struct {
 		name  string

@@ -36,7 +36,7 @@ func TestReliabilitiesEvidence(t *testing.T) {
 		{"capped at the most a vote weighs", consensus.Vote{Session: 3, Confidence: 0.999}, consensus.Weight(consensus.MaxReliability)},
 	}
 	for _, tt := range tests {
-		if got := rel.Evidence(tt.vote); math.Abs(got-tt.want) > 1e-12 {
+		if got := rel.Evidence(tt.vote); !(math.Abs(got-tt.want) <= 1e-12) {
 			t.Errorf("%s: evidence %v, want %v", tt.name, got, tt.want)
 		}
 	}

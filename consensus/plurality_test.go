@@ -51,7 +51,7 @@ func TestPluralityPosterior(t *testing.T) {
 		{"winner out of range", []int{2, 1}, 2, 0.1, 0},
 		{"an empty group", []int{2, 0}, 0, 0.1, 0},
 	} {
-		if got := consensus.PluralityPosterior(c.groups, c.winner, c.coincide); math.Abs(got-c.want) > 1e-12 {
+		if got := consensus.PluralityPosterior(c.groups, c.winner, c.coincide); !(math.Abs(got-c.want) <= 1e-12) {
 			t.Errorf("%s: PluralityPosterior(%v, %d, %v) = %v, want %v", c.name, c.groups, c.winner, c.coincide, got, c.want)
 		}
 	}
@@ -89,7 +89,7 @@ func TestPluralityPosteriorAt(t *testing.T) {
 		{"NaN reads the default", []int{1}, 0.1, math.NaN(), consensus.DefaultReliability},
 		{"an empty group", []int{2, 0}, 0.1, 0.8, 0},
 	} {
-		if got := consensus.PluralityPosteriorAt(c.groups, 0, c.coincide, c.reliability); math.Abs(got-c.want) > 1e-12 {
+		if got := consensus.PluralityPosteriorAt(c.groups, 0, c.coincide, c.reliability); !(math.Abs(got-c.want) <= 1e-12) {
 			t.Errorf("%s: PluralityPosteriorAt(%v, 0, %v, %v) = %v, want %v", c.name, c.groups, c.coincide, c.reliability, got, c.want)
 		}
 	}

@@ -144,14 +144,28 @@ func Tempering(n int, rho float64) float64 {
 // exp(0)): a lone group of score S gets the logistic σ(t·S), so one vote
 // of reliability p scores p; two groups get σ(t·(S_i - S_j)), so a split
 // between equally reliable voters scores 1/2. It returns 0 when i is out
-// of range.
+// of range. A score that is infinite once tempered is certain: such
+// groups share 1, and the others get 0.
 func Credence(scores []float64, i int, tempering float64) float64 {
 	if i < 0 || i >= len(scores) {
 		return 0
 	}
-	top := 0.0 // the unvoted answer's exponent
+	top := math.Inf(-1)
+	if len(scores) < 2 {
+		top = 0 // the unvoted answer's exponent
+	}
+	certain := 0
 	for _, s := range scores {
 		top = max(top, tempering*s)
+		if math.IsInf(tempering*s, 1) {
+			certain++
+		}
+	}
+	if certain > 0 {
+		if math.IsInf(tempering*scores[i], 1) {
+			return 1 / float64(certain)
+		}
+		return 0
 	}
 	var sum float64
 	for _, s := range scores {

@@ -31,7 +31,7 @@ func TestWeight(t *testing.T) {
 		{1, math.Log(999)}, {0.9995, math.Log(999)},
 	}
 	for _, tt := range tests {
-		if got := consensus.Weight(tt.p); math.Abs(got-tt.want) > 1e-12 {
+		if got := consensus.Weight(tt.p); !(math.Abs(got-tt.want) <= 1e-12) {
 			t.Errorf("Weight(%v) = %v, want %v", tt.p, got, tt.want)
 		}
 	}
@@ -44,7 +44,7 @@ func TestTempering(t *testing.T) {
 		want float64
 	}{{0, 0.5, 1}, {1, 0.5, 1}, {2, 0, 1}, {2, 0.5, 1 / 1.5}, {5, 0.25, 0.5}, {3, 0.1, 1 / 1.2}}
 	for _, tt := range tests {
-		if got := consensus.Tempering(tt.n, tt.rho); math.Abs(got-tt.want) > 1e-12 {
+		if got := consensus.Tempering(tt.n, tt.rho); !(math.Abs(got-tt.want) <= 1e-12) {
 			t.Errorf("Tempering(%d, %v) = %v, want %v", tt.n, tt.rho, got, tt.want)
 		}
 	}
@@ -69,9 +69,16 @@ func TestCredence(t *testing.T) {
 		{"no score", []float64{}, 0, 1, 0},
 		{"out of range", []float64{w8}, 1, 1, 0},
 		{"huge scores stay finite", []float64{800, 790}, 0, 1, sigmoid(10)},
+		{"very negative scores stay finite", []float64{-1000, -1010}, 0, 1, sigmoid(10)},
+		{"very negative lone score", []float64{-1000}, 0, 1, 0},
+		{"an infinite score is certain", []float64{math.Inf(1), 5}, 0, 1, 1},
+		{"beside an infinite score", []float64{math.Inf(1), 5}, 1, 1, 0},
+		{"two infinite scores split", []float64{math.Inf(1), math.Inf(1)}, 1, 1, 0.5},
+		{"a lone infinite score", []float64{math.Inf(1)}, 0, 1, 1},
+		{"a tempered score that overflows", []float64{1e308, 1}, 0, 10, 1},
 	}
 	for _, tt := range tests {
-		if got := consensus.Credence(tt.scores, tt.i, tt.temp); math.Abs(got-tt.want) > 1e-12 {
+		if got := consensus.Credence(tt.scores, tt.i, tt.temp); !(math.Abs(got-tt.want) <= 1e-12) { // NaN fails
 			t.Errorf("%s: Credence(%v, %d, %v) = %v, want %v", tt.name, tt.scores, tt.i, tt.temp, got, tt.want)
 		}
 	}

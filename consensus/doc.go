@@ -74,8 +74,10 @@
 // the verdicts. A replica cancelled before it answered is no vote: an
 // early quorum of 3 of 5 scores like a unanimous 3. The replicas'
 // self-reported confidence does not enter it (their calibration is
-// unknown); it enters only Stop's lone-vote rule, where a host sets how
-// much one answer's own confidence is worth.
+// unknown); it enters a weighted vote's weight only as far as its
+// session's record shows it worth something ([Reliabilities.Evidence]),
+// and Stop's lone-vote rule, where a host sets how much one answer's own
+// confidence is worth.
 //
 // # Weighted confidence
 //

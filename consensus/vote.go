@@ -48,7 +48,9 @@ type Vote struct {
 	// Answer is a delegate replica's output, compared through Policy.Key.
 	Answer any
 	// Confidence is the confidence the replica reported in its answer, in
-	// [0, 1]; 0 when it reported none. Only Stop's lone-vote rule reads it.
+	// [0, 1]; 0 when it reported none. Majority ignores it; Weighted
+	// reads it through Reliabilities.Evidence, and Stop's lone-vote rule
+	// reads it.
 	Confidence float64
 	// Latency is how long the replica ran.
 	Latency time.Duration

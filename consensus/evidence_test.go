@@ -101,3 +101,31 @@ func TestWeightedConfidence(t *testing.T) {
 		t.Error("a negative slope was accepted")
 	}
 }
+
+// TestWeightedDecided_confidence: a running replica whose session's
+// confidence slope can raise its vote by ConfidenceSpan weighs that much
+// in Decided, so that an outcome Decided settles is the one every vote
+// gives.
+func TestWeightedDecided_confidence(t *testing.T) {
+	slope := consensus.ConfidenceSlope{Slope: 1}
+	rel := consensus.Reliabilities{
+		Sessions:   map[int64]float64{1: 0.8, 2: 0.8},
+		Confidence: map[int64]consensus.ConfidenceSlope{1: slope, 2: slope},
+	}
+	w := consensus.Weighted{Reliabilities: rel, Launched: []int64{1, 2}}
+	sure := consensus.Vote{Session: 1, Label: valid, Confidence: 0.999} // weighs 1.3·w
+	if w.Decided([]consensus.Vote{sure, {}}, consensus.Policy{}) {
+		all := []consensus.Vote{sure, {Session: 2, Label: invalid, Confidence: 0.999}}
+		out, err := w.Aggregate(all, consensus.Policy{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Errorf("decided on VALID, but a sure INVALID of session 2 gives %s", out.Label)
+	}
+	// Without a slope, session 2 weighs its record alone: VALID is decided.
+	plain := w
+	plain.Reliabilities.Confidence = map[int64]consensus.ConfidenceSlope{1: slope}
+	if !plain.Decided([]consensus.Vote{sure, {}}, consensus.Policy{}) {
+		t.Error("not decided, though session 2, of no slope, weighs less than the sure VALID")
+	}
+}

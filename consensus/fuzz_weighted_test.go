@@ -9,7 +9,7 @@ import (
 )
 
 // FuzzWeighted checks that weighted aggregation of any votes, under any
-// policy and reliabilities, never panics, states a confidence in [0, 1]
+// policy, reliabilities and confidence slopes, never panics, states a confidence in [0, 1]
 // and an agreement that follows from its counts, and that an outcome
 // Decided reports settled (the running replicas weighed as their
 // sessions) keeps its winner once the pending votes arrive.
@@ -17,6 +17,7 @@ func FuzzWeighted(f *testing.F) {
 	f.Add([]byte{0, 0, 1}, []byte{200, 100, 250}, uint8(0), uint8(0), uint8(0))
 	f.Add([]byte{0, 1, 1, 0, 7}, []byte{255, 130, 140, 90, 10}, uint8(0x06), uint8(1), uint8(50))
 	f.Add([]byte{4, 14, 24, 34, 6}, []byte{1, 2, 3}, uint8(0x18), uint8(4), uint8(200))
+	f.Add([]byte{210, 211}, []byte{204, 204}, uint8(0x02), uint8(0x84), uint8(0))
 	f.Fuzz(func(t *testing.T, data, rels []byte, pendingMask, mode, rho uint8) {
 		policies := []consensus.DisagreementPolicy{consensus.BestEffort, consensus.ReturnAll, consensus.FailHard}
 		failures := []consensus.FailureMode{consensus.FailuresNonVotes, consensus.FailuresNegative}
@@ -28,6 +29,16 @@ func FuzzWeighted(f *testing.F) {
 			launched[i] = full[i].Session
 			if i < len(rels) {
 				r.Sessions[full[i].Session] = float64(rels[i]) / 255
+			}
+		}
+		if mode&0x80 != 0 { // confidence moves each vote's weight
+			r.Confidence = map[int64]consensus.ConfidenceSlope{}
+			for i := range full {
+				r.Confidence[full[i].Session] = consensus.ConfidenceSlope{Slope: 1}
+				full[i].Confidence = float64(data[i]) / 255
+				if partial[i].Label != "" {
+					partial[i].Confidence = full[i].Confidence
+				}
 			}
 		}
 		w := consensus.Weighted{Reliabilities: r, Launched: launched}

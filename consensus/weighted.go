@@ -80,6 +80,17 @@ func (r Reliabilities) Evidence(v Vote) float64 {
 	return min(max(e, (1-ConfidenceSpan)*w), (1+ConfidenceSpan)*w, Weight(MaxReliability))
 }
 
+// most returns the largest Evidence a vote of session can carry: the
+// Weight of its reliability, raised by ConfidenceSpan (to at most
+// Weight(MaxReliability)) when Confidence gives it a slope.
+func (r Reliabilities) most(session int64) float64 {
+	w := Weight(r.Of(session))
+	if cs, ok := r.Confidence[session]; !ok || cs.Slope == 0 {
+		return w
+	}
+	return min((1+ConfidenceSpan)*w, Weight(MaxReliability))
+}
+
 // Of returns the reliability of session: Sessions[session], or Prior.
 func (r Reliabilities) Of(session int64) float64 {
 	if p, ok := r.Sessions[session]; ok {
@@ -198,8 +209,9 @@ type Weighted struct {
 	// correlation.
 	Reliabilities Reliabilities
 	// Launched, when set, names the session of each replica by index, so
-	// that Decided weighs a replica still running as its session; a
-	// replica it does not name weighs Weight(MaxReliability).
+	// that Decided weighs a replica still running as the most a vote of
+	// its session can weigh; a replica it does not name weighs
+	// Weight(MaxReliability).
 	Launched []int64
 }
 
@@ -282,8 +294,8 @@ func leaderBy(groups []group, scores []float64) int {
 // Decided implements Aggregator: outside FailHard, the leading group must
 // stay strictly ahead even if every replica still running joins the
 // strongest rival (a new answer included); under FailHard two groups
-// decide, as for Majority. A running replica weighs as its session in
-// Launched.
+// decide, as for Majority. A running replica weighs as much as a vote of
+// its session in Launched can (its Evidence at the most confident).
 func (w Weighted) Decided(votes []Vote, p Policy) bool {
 	if w.Reliabilities.check() != nil {
 		return true
@@ -306,7 +318,7 @@ func (w Weighted) Decided(votes []Vote, p Policy) bool {
 			continue
 		}
 		if i < len(w.Launched) {
-			pending += Weight(w.Reliabilities.Of(w.Launched[i]))
+			pending += w.Reliabilities.most(w.Launched[i])
 		} else {
 			pending += Weight(MaxReliability)
 		}

@@ -252,7 +252,9 @@ func TestMedian_Decided(t *testing.T) {
 		// the trials must place them above every number answered.
 		{"numbers near the largest double", consensus.Median{}, outputs(`1e308`, `1e308`, `1.5e308`, ``, ``), consensus.Policy{}, false},
 		{"numbers near the largest double, below", consensus.Median{}, outputs(`-1e308`, `-1e308`, `-1.5e308`, ``, ``), consensus.Policy{}, false},
-		{"median of means, 4 of 5 within a wide tolerance", consensus.MedianOfMeans{Tolerance: consensus.Tolerance{Relative: 1e300}}, outputs(`18`, `18`, `18`, `18`, ``), consensus.Policy{}, true},
+		// A tolerance Check refuses is decided: waiting cannot repair it.
+		{"a tolerance out of range", consensus.Median{Tolerance: consensus.Tolerance{Relative: 1e300}}, outputs(`18`, `19`, ``), consensus.Policy{}, true},
+		{"median of means, 4 of 5 within a wide tolerance", consensus.MedianOfMeans{Tolerance: consensus.Tolerance{Relative: 1}}, outputs(`18`, `18`, `18`, `18`, ``), consensus.Policy{}, true},
 	} {
 		if got := tc.agg.Decided(tc.votes, tc.p); got != tc.want {
 			t.Errorf("%s: Decided = %v, want %v", tc.name, got, tc.want)

@@ -80,7 +80,9 @@ type Config struct {
 	DisableLogprobs bool
 
 	// HTTPClient sends the requests; nil means a new pooled client
-	// without a timeout (the job's context bounds each call).
+	// without a timeout (the job's context bounds each call). The worker
+	// uses a copy that refuses a redirect to another scheme or host: the
+	// request carries the key and the headers.
 	HTTPClient *http.Client
 	// MaxRetries is how many times a request is repeated after a
 	// connection failure, a 429 or a 5xx; 0 means DefaultMaxRetries and a
@@ -210,6 +212,7 @@ func New(cfg Config) (*Worker, error) {
 			w.http.Transport = t.Clone() // its own connection pool
 		}
 	}
+	w.http = sameOrigin(w.http)
 	switch {
 	case w.retries == 0:
 		w.retries = DefaultMaxRetries

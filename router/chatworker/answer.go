@@ -46,7 +46,8 @@ const maxStarts = 64
 //
 // The verdict decides whether there is an answer: it must be a string
 // among allowed (compared without regard to case or surrounding space),
-// or the reply is an *answerError. Once the verdict is complete, what
+// given once or repeated with the same value ("verdict" and "Verdict"
+// name the same member), or the reply is an *answerError. Once the verdict is complete, what
 // follows cannot take its vote away: the object may be cut short (a reply
 // stopped at max_tokens) or broken after it, the confidence may be missing
 // or outside [0, 1] (then it is 0, for none), the reasons may be no list
@@ -73,6 +74,15 @@ func parseAnswer(text string, allowed []router.Verdict) (answer, *answerError) {
 	a.Verdict = router.Verdict(strings.ToUpper(strings.TrimSpace(v)))
 	if !slices.Contains(allowed, a.Verdict) {
 		return bad("verdict %q is not one of %s", openaihttp.Truncate(v, 40), joinVerdicts(allowed))
+	}
+	for _, m := range obj.members {
+		if !strings.EqualFold(m.key, "verdict") {
+			continue
+		}
+		var other string
+		if json.Unmarshal(m.raw, &other) != nil || router.Verdict(strings.ToUpper(strings.TrimSpace(other))) != a.Verdict {
+			return bad("the answer gives two verdicts, %s and %s", openaihttp.Truncate(string(m.raw), 40), openaihttp.Truncate(string(verdict.raw), 40))
+		}
 	}
 	a.verdictAt, a.verdictEnd = base+verdict.at+1, base+verdict.at+len(verdict.raw)-1
 

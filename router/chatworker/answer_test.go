@@ -53,6 +53,11 @@ func TestParseAnswer(t *testing.T) {
 		{"cut before the verdict", `{"confidence":0.9,"reasons":["a","a","a`, answer{}, ErrNoAnswer},
 		{"verdict not a string", `{"verdict":true,"confidence":1}`, answer{}, ErrBadAnswer},
 		{"unknown verdict", `{"verdict":"MOSTLY_VALID","confidence":1}`, answer{}, ErrBadAnswer},
+		{"two verdicts that differ", `{"verdict":"INVALID","confidence":0.9,"verdict":"VALID"}`, answer{}, ErrBadAnswer},
+		{"verdict and Verdict differ", `{"verdict":"INVALID","Verdict":"VALID","confidence":0.9}`, answer{}, ErrBadAnswer},
+		{"a second verdict not a string", `{"verdict":"VALID","verdict":1,"confidence":0.9}`, answer{}, ErrBadAnswer},
+		{"the same verdict twice", `{"verdict":"VALID","VERDICT":" valid ","confidence":0.9}`,
+			answer{Verdict: router.VerdictValid, Confidence: 0.9}, nil},
 
 		// A complete verdict keeps its vote; what broke after it is noted.
 		{"object in an array, without confidence", `[{"verdict":"VALID"}]`,

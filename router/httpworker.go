@@ -25,7 +25,9 @@ import (
 // a non-2xx answer is a *[RemoteWorkerError]; a body over the limit wraps
 // [ErrResponseTooLarge]; an undecodable 200 wraps [ErrMalformedResponse];
 // a transport failure wraps the *url.Error (and, past the deadline,
-// context.DeadlineExceeded). The engine turns each into an ERROR vote, or
+// context.DeadlineExceeded). A redirect to another scheme or host is
+// refused, a transport failure: the request carries the headers of
+// [WithWorkerHeader]. The engine turns each into an ERROR vote, or
 // TIMEOUT when the deadline had passed. HTTPWorker does not retry: a
 // replica is one run.
 //
@@ -56,6 +58,7 @@ func HTTPWorker(url string, opts ...HTTPWorkerOption) Worker {
 	if w.maxResp <= 0 {
 		w.maxResp = DefaultMaxResponseBytes
 	}
+	w.hc = httpapi.SameOrigin(w.hc)
 	return w
 }
 
@@ -63,7 +66,8 @@ func HTTPWorker(url string, opts ...HTTPWorkerOption) Worker {
 type HTTPWorkerOption func(*httpWorker)
 
 // WithWorkerHTTPClient sets the *http.Client of the requests; nil means one
-// with http.DefaultTransport. It is never modified.
+// with http.DefaultTransport. It is never modified: the worker sends
+// through a copy that refuses a redirect to another origin.
 func WithWorkerHTTPClient(hc *http.Client) HTTPWorkerOption {
 	return func(w *httpWorker) {
 		if hc != nil {

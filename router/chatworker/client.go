@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 
+	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/internal/openaihttp"
 )
 
@@ -258,7 +259,7 @@ func (w *Worker) send(ctx context.Context, req *chatRequest) (*decodedResponse, 
 			attempts = i + 1
 		},
 		CheckRetry: func(ctx context.Context, resp *http.Response, err error) (bool, error) {
-			if errors.Is(err, errRedirect) {
+			if errors.Is(err, httpapi.ErrRedirect) {
 				return false, err
 			}
 			retry, rerr := retryablehttp.DefaultRetryPolicy(ctx, resp, err)
@@ -286,7 +287,7 @@ func (w *Worker) send(ctx context.Context, req *chatRequest) (*decodedResponse, 
 		},
 		Backoff: backoff,
 		ErrorHandler: func(resp *http.Response, err error, _ int) (*http.Response, error) {
-			if resp != nil && !errors.Is(err, errRedirect) {
+			if resp != nil && !errors.Is(err, httpapi.ErrRedirect) {
 				return resp, nil // the status is handled below
 			}
 			if resp != nil {
@@ -370,31 +371,4 @@ func retryAfter(resp *http.Response) (time.Duration, bool) {
 		return 0, false
 	}
 	return max(time.Until(t), 0), true
-}
-
-// errRedirect reports a redirect to another origin, which the worker
-// does not follow.
-var errRedirect = errors.New("redirect to another origin refused")
-
-// sameOrigin returns a copy of hc that refuses to follow a redirect to
-// another scheme or host, since each request carries the API key and the
-// configured headers; net/http's Client would drop only
-// Authorization. A redirect on the same origin goes to hc's own
-// CheckRedirect, if any.
-func sameOrigin(hc *http.Client) *http.Client {
-	c := *hc
-	next := hc.CheckRedirect
-	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if from := via[0].URL; req.URL.Scheme != from.Scheme || req.URL.Host != from.Host {
-			return fmt.Errorf("%w: %s://%s", errRedirect, req.URL.Scheme, req.URL.Host)
-		}
-		if next != nil {
-			return next(req, via)
-		}
-		if len(via) >= 10 {
-			return errors.New("stopped after 10 redirects")
-		}
-		return nil
-	}
-	return &c
 }

@@ -13,6 +13,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/internal/openaihttp"
 	"github.com/vouchkit/vouch/router"
 )
@@ -212,7 +213,7 @@ func New(cfg Config) (*Worker, error) {
 			w.http.Transport = t.Clone() // its own connection pool
 		}
 	}
-	w.http = sameOrigin(w.http)
+	w.http = httpapi.SameOrigin(w.http)
 	switch {
 	case w.retries == 0:
 		w.retries = DefaultMaxRetries

@@ -23,7 +23,9 @@ import (
 //
 // The call ends when ctx does (the engine's per-replica deadline). Errors:
 // a non-2xx answer is a *[RemoteWorkerError]; a body over the limit wraps
-// [ErrResponseTooLarge]; an undecodable 200 wraps [ErrMalformedResponse];
+// [ErrResponseTooLarge]; an undecodable 200, or one that gives a member
+// twice (by the same name, or by names that differ in case only), wraps
+// [ErrMalformedResponse];
 // a transport failure wraps the *url.Error (and, past the deadline,
 // context.DeadlineExceeded). A redirect to another scheme or host is
 // refused, a transport failure: the request carries the headers of
@@ -150,7 +152,11 @@ func (w *httpWorker) Work(ctx context.Context, job *Job) (*Result, error) {
 		return nil, &RemoteWorkerError{URL: w.url, StatusCode: resp.StatusCode, Problem: httpapi.ResponseProblem(resp, data)}
 	}
 	var res Result
-	if err := json.Unmarshal(data, &res); err != nil {
+	err = json.Unmarshal(data, &res)
+	if err == nil {
+		err = jsonbody.Check(data, &res) // a member given twice would vote with the last
+	}
+	if err != nil {
 		return nil, fmt.Errorf("router: decoding worker %s result: %w: %w", w.url, ErrMalformedResponse, err)
 	}
 	return &res, nil

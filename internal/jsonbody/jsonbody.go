@@ -83,6 +83,16 @@ func Unmarshal(data []byte, v any) error {
 		end += int64(len(rest) - len(bytes.TrimLeft(rest, " \t\r\n")))
 		return problem.Newf(http.StatusBadRequest, problem.CodeMalformedJSON, "unexpected data after the JSON value at byte offset %d", end)
 	}
+	return Check(data, v)
+}
+
+// Check reports what Unmarshal refuses in data that encoding/json
+// accepts: nesting deeper than [MaxDepth], a string escaping a lone
+// UTF-16 surrogate, an object that repeats a member name and one that
+// gives a field of v two members, with the errors of Decode. data must
+// be JSON that encoding/json decodes into v: a client checks with it a
+// remote answer it decoded with encoding/json's own number types.
+func Check(data []byte, v any) error {
 	folds, err := checkStructure(data)
 	if err != nil || !folds {
 		return err

@@ -26,6 +26,10 @@ import (
 // call carries the same Idempotency-Key (generated, or set with
 // [WithIdempotencyKey]), so a [Handler] runs the call at most once.
 // Waits end when ctx does.
+//
+// Redirects: one on the router's origin is followed; one to another
+// scheme or host fails the call, unretried, since an x402 Client would
+// pay that host and read its answer as the router's.
 type Client struct {
 	cfg       httpapi.ClientConfig
 	apiKey    string

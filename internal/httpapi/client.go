@@ -55,7 +55,9 @@ type ClientConfig struct {
 	// call paths are appended to it.
 	BaseURL string
 	// HTTPClient sends the requests; nil means one with
-	// http.DefaultTransport. It is never modified.
+	// http.DefaultTransport. It is never modified: the Client sends
+	// through a copy that refuses a redirect to another origin
+	// ([SameOrigin]).
 	HTTPClient *http.Client
 	// Logger receives attempts and retries (Debug) and failures (Error);
 	// nil is silent.
@@ -78,6 +80,10 @@ type ClientConfig struct {
 // honouring Retry-After; never after another status. Every attempt of one
 // call with a body carries the same Idempotency-Key, so a [Server] runs it
 // at most once. Waits end when ctx does.
+//
+// Redirects: one on the server's origin is followed; one to another
+// scheme or host fails the call, unretried, with an error wrapping
+// [ErrRedirect], since a paying transport would pay that host.
 type Client struct {
 	name, base, userAgent string
 	retry                 RetryPolicy
@@ -127,7 +133,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		hc = &http.Client{}
 	}
 	c.rc = &retryablehttp.Client{
-		HTTPClient:   hc,
+		HTTPClient:   SameOrigin(hc),
 		RetryWaitMin: p.WaitMin,
 		RetryWaitMax: p.WaitMax,
 		RetryMax:     p.Max,

@@ -25,12 +25,11 @@ import (
 // a non-2xx answer is a *[RemoteWorkerError]; a body over the limit wraps
 // [ErrResponseTooLarge]; an undecodable 200, or one that gives a member
 // twice (by the same name, or by names that differ in case only), wraps
-// [ErrMalformedResponse];
-// a transport failure wraps the *url.Error (and, past the deadline,
-// context.DeadlineExceeded). A redirect to another scheme or host is
-// refused, a transport failure: the request carries the headers of
-// [WithWorkerHeader]. The engine turns each into an ERROR vote, or
-// TIMEOUT when the deadline had passed. HTTPWorker does not retry: a
+// [ErrMalformedResponse]; a transport failure wraps the *url.Error (and,
+// past the deadline, context.DeadlineExceeded). A redirect to another
+// scheme or host is refused, a transport failure: the request carries the
+// headers of [WithWorkerHeader]. The engine turns each into an ERROR vote,
+// or TIMEOUT when the deadline had passed. HTTPWorker does not retry: a
 // replica is one run.
 //
 // The worker wire format, shared with [NewWorkerHandler]:

@@ -46,13 +46,13 @@ const maxStarts = 64
 //
 // The verdict decides whether there is an answer: it must be a string
 // among allowed (compared without regard to case or surrounding space),
-// given once or repeated with the same value ("verdict" and "Verdict"
-// name the same member), or the reply is an *answerError. Once the verdict is complete, what
-// follows cannot take its vote away: the object may be cut short (a reply
-// stopped at max_tokens) or broken after it, the confidence may be missing
-// or outside [0, 1] (then it is 0, for none), the reasons may be no list
-// of strings (then they are dropped). Each of these is written in Notes,
-// which the run's evidence records; nothing is guessed.
+// given once or repeated with the same value ("verdict" and "Verdict" name
+// the same member), or the reply is an *answerError. Once the verdict is
+// complete, what follows cannot take its vote away: the object may be cut
+// short (a reply stopped at max_tokens) or broken after it, the confidence
+// may be missing or outside [0, 1] (then it is 0, for none), the reasons
+// may be no list of strings (then they are dropped). Each of these is
+// written in Notes, which the run's evidence records; nothing is guessed.
 func parseAnswer(text string, allowed []router.Verdict) (answer, *answerError) {
 	base := 0
 	if i := strings.LastIndex(text, "</think>"); i >= 0 {

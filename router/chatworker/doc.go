@@ -47,9 +47,9 @@
 // The verdict alone decides whether a reply is an answer. A reply without
 // a complete verdict, a verdict outside the job's set, two verdicts that
 // differ in one answer, a refusal (message.refusal), an empty choice list
-// or empty content is a
-// [*ResponseError] carrying the reply's text, cut to [RawLimit] bytes: the
-// engine records that replica as ERROR, and no verdict is ever guessed.
+// or empty content is a [*ResponseError] carrying the reply's text, cut to
+// [RawLimit] bytes: the engine records that replica as ERROR, and no
+// verdict is ever guessed.
 // Once a verdict is complete, what follows it cannot take its vote away:
 // a confidence missing or outside [0, 1] leaves the result without one
 // (confidences are not rescaled: 85 is not read as 0.85), reasons that

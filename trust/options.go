@@ -79,11 +79,17 @@ func WithAnswerKey(key func(answer any) (string, error)) Option {
 
 // WithReceipts makes the service issue receipts through is when a request
 // asks for one. is must have a Store. Without this option a request that
-// asks for a receipt is refused with 400 naming receipt.mode.
+// asks for a receipt is refused with 400 naming receipt.mode. It comes
+// before [WithSigningKey], [WithSigningKeyFile] and [WithReceiptStore],
+// which change a copy of is: given after one of them, it would drop the
+// key or the store that option set, and New fails.
 func WithReceipts(is *receipt.Issuer) Option {
 	return func(s *Service) error {
 		if is == nil || is.Store == nil {
 			return errors.New("trust: WithReceipts needs an Issuer with a Store")
+		}
+		if s.issuer != nil {
+			return errors.New("trust: WithReceipts given after another receipt option (WithReceipts, WithSigningKey, WithSigningKeyFile or WithReceiptStore) would replace what it set; give WithReceipts first")
 		}
 		s.issuer = is
 		return nil

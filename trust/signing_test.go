@@ -84,3 +84,24 @@ func TestWithSigningKey_bad(t *testing.T) {
 		}
 	}
 }
+
+// WithReceipts after an option that set the key or the store would drop
+// what that option set (receipts issued unsigned, or kept elsewhere): New
+// refuses the order.
+func TestWithReceipts_afterAnotherReceiptOption(t *testing.T) {
+	_, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	is := &receipt.Issuer{Store: &receipt.MemStore{}}
+	w := honest(0.95)
+	for name, first := range map[string]trust.Option{
+		"key":      trust.WithSigningKey(priv),
+		"store":    trust.WithReceiptStore(&receipt.MemStore{}),
+		"receipts": trust.WithReceipts(&receipt.Issuer{Store: &receipt.MemStore{}}),
+	} {
+		if _, err := trust.New(newEngine(t, w, w, w), first, trust.WithReceipts(is)); err == nil || !strings.Contains(err.Error(), "WithReceipts") {
+			t.Errorf("%s then WithReceipts: New = %v, want an error naming WithReceipts", name, err)
+		}
+	}
+}

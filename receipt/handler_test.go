@@ -278,7 +278,7 @@ func TestHandler_verify_badRequest(t *testing.T) {
 }
 
 // FuzzVerifyReceipt posts arbitrary bodies to the verify endpoint: it must
-// answer 200 with a list of five checks, or a 4xx problem, and never
+// answer 200 with a list of six checks, or a 4xx problem, and never
 // accept a receipt the issuer did not sign as valid.
 func FuzzVerifyReceipt(f *testing.F) {
 	s := newSigner(f, 1)

@@ -82,6 +82,14 @@ func TestRun_serverReceipt(t *testing.T) {
 			[]string{"signature   passed", "inclusion   passed: leaf 0 of 3", "VALID"}},
 		{"receipt indented", []string{"-keys", f("trusted.json"), "-allow-expired", indentedReceipt, "-proof", f("proof.json")}, 0,
 			[]string{"signature   passed", "inclusion   passed: leaf 0 of 3", "VALID"}},
+		// The receipt was issued 2026-11-23T20:20:25Z and kept until 2026-12-23.
+		{"as of a day in its life", []string{"-keys", f("trusted.json"), "-at", "2026-12-01T00:00:00Z", f("receipt.json"), "-proof", f("proof.json")}, 0,
+			[]string{"key_window  passed", "expiry      passed: valid until 2026-12-23T20:20:25.929Z", "VALID"}},
+		{"as of a day after its life", []string{"-keys", f("trusted.json"), "-at", "2027-01-01T00:00:00Z", f("receipt.json")}, 1,
+			[]string{"expiry      failed", "INVALID"}},
+		{"as of a day before it was issued", []string{"-keys", f("trusted.json"), "-at", "2026-11-22T00:00:00Z", f("receipt.json")}, 1,
+			[]string{"key_window  failed", "later than the verifier's clock", "INVALID"}},
+		{"-at not a time", []string{"-keys", f("trusted.json"), "-at", "yesterday", f("receipt.json")}, 2, nil},
 		{"consistency without -new", []string{"-keys", f("trusted.json"), "-old", f("log1.json"), "-consistency", f("consistency.json")}, 2, nil},
 		{"not a proof", []string{"-keys", f("trusted.json"), f("receipt.json"), "-proof", f("log1.json")}, 2, nil},
 	}

@@ -7,7 +7,7 @@
 // each check and exits 0 when every check passes, 1 otherwise (2 for a
 // usage error).
 //
-//	go run ./examples/verify-receipt -key KEY receipt.json [-proof proof.json] [-input f | -input-text f] [-output f | -output-text f] [-allow-expired]
+//	go run ./examples/verify-receipt -key KEY receipt.json [-proof proof.json] [-input f | -input-text f] [-output f | -output-text f] [-allow-expired] [-at TIME]
 //	go run ./examples/verify-receipt -keys FILE receipt.json ...
 //	go run ./examples/verify-receipt -key KEY -old log1.json -new log2.json -consistency consistency.json
 //
@@ -19,6 +19,9 @@
 // -input and -output name files holding the original input and output as
 // JSON; -input-text and -output-text name files whose whole content is the
 // original as a string. Each is checked against the receipt's hashes.
+// -allow-expired accepts a receipt whose ttl has passed; -at checks the
+// receipt as of an RFC 3339 instant instead of now (its expiry, and that
+// it was issued by then).
 //
 // -proof names the answer of GET /api/v4/receipt/{receipt_id}/proof; the
 // checkpoint in it must be signed by a trusted key under the log's origin
@@ -62,6 +65,7 @@ type options struct {
 	input, inputText             string
 	output, outputText           string
 	allowExpired                 bool
+	at                           string
 	proof, logOrigin             string
 	oldCheckpoint, newCheckpoint string
 	consistency                  string
@@ -79,6 +83,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.output, "output", "", "file holding the original output as JSON")
 	fs.StringVar(&o.outputText, "output-text", "", "file whose content is the original output as a string")
 	fs.BoolVar(&o.allowExpired, "allow-expired", false, "accept a receipt whose ttl has passed (audit)")
+	fs.StringVar(&o.at, "at", "", "check the receipt as of `TIME` (RFC 3339), not now: its expiry, and that it was issued by then (audit)")
 	fs.StringVar(&o.proof, "proof", "", "`FILE` holding the receipt's inclusion proof (GET /api/v4/receipt/{id}/proof)")
 	fs.StringVar(&o.logOrigin, "log-origin", "", "the log's `NAME` the checkpoints must carry (default: the checkpoint's own first line)")
 	fs.StringVar(&o.oldCheckpoint, "old", "", "`FILE` holding the older checkpoint, for -consistency")
@@ -182,7 +187,13 @@ func checkReceipt(o options, trusted []receipt.PublicKey, stdout io.Writer) (boo
 		}
 	}
 
-	res, verr := v.Verify(data, orig, time.Now())
+	now := time.Now()
+	if o.at != "" {
+		if now, err = time.Parse(time.RFC3339Nano, o.at); err != nil {
+			return false, fmt.Errorf("-at: %w", err)
+		}
+	}
+	res, verr := v.Verify(data, orig, now)
 	if res.ReceiptID != "" {
 		fmt.Fprintf(stdout, "receipt %s\n", res.ReceiptID)
 	}

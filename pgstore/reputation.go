@@ -22,9 +22,12 @@ import (
 // applies the deltas in Go with reputation.Record.Add, exactly as the
 // in-memory store does, and writes the results: a row is never changed
 // between its read and its write, and the arithmetic is the same float64
-// arithmetic on every store. AddIf (reputation.ConditionalStore) is Add
-// with one more row locked and read before anything is written. Load is
-// one SELECT. The store is safe for concurrent use.
+// arithmetic on every store. When DeletePanel deletes a row while Add
+// waits for its lock, Add rolls back and runs again in a new
+// transaction, which lands wholly after the deletion. AddIf
+// (reputation.ConditionalStore) is Add with one more row locked and read
+// before anything is written. Load is one SELECT. The store is safe for
+// concurrent use.
 type ReputationStore struct {
 	db *DB
 }
@@ -108,9 +111,36 @@ func (s *ReputationStore) add(ctx context.Context, horizon float64, deltas []rep
 	}
 	slices.SortFunc(keys, compareKeys)
 	keys = slices.Compact(keys)
-	sessions, ops, kinds := columns(keys)
+	for range addTries {
+		err = s.addOnce(ctx, horizon, deltas, cond, want, keys)
+		if !errors.Is(err, errRowGone) {
+			break
+		}
+	}
+	if errors.Is(err, errUnmet) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("pgstore: adding reputation evidence: %w", err)
+	}
+	return true, nil
+}
 
-	err = pgx.BeginFunc(ctx, s.db.pool, func(tx pgx.Tx) error {
+// addTries bounds the transactions of one add: a row deleted between its
+// INSERT and its lock (by DeletePanel) sends it round again.
+const addTries = 5
+
+// errRowGone rolls back an add that found a row of its keys deleted
+// before it could lock it.
+var errRowGone = errors.New("pgstore: a reputation record was deleted while it was locked; try again")
+
+// addOnce is one transaction of add, on keys, sorted and without
+// duplicates. It fails with errUnmet when cond's row does not read want,
+// and with errRowGone when a row was deleted before it was locked: the
+// deltas for it would be applied to a row that no longer exists.
+func (s *ReputationStore) addOnce(ctx context.Context, horizon float64, deltas []reputation.Delta, cond *reputation.Key, want reputation.Record, keys []reputation.Key) error {
+	sessions, ops, kinds := columns(keys)
+	return pgx.BeginFunc(ctx, s.db.pool, func(tx pgx.Tx) error {
 		// Every key gets a row, then the rows are locked in key order.
 		if _, err := tx.Exec(ctx, `
 			INSERT INTO vouch_reputation (session, operation, kind, right_n, wrong_n)
@@ -130,6 +160,9 @@ func (s *ReputationStore) add(ctx context.Context, horizon float64, deltas []rep
 		if err != nil {
 			return err
 		}
+		if len(records) != len(keys) {
+			return errRowGone
+		}
 		if cond != nil && records[*cond] != want {
 			return errUnmet
 		}
@@ -147,13 +180,6 @@ func (s *ReputationStore) add(ctx context.Context, horizon float64, deltas []rep
 			sessions, ops, kinds, rights, wrongs)
 		return err
 	})
-	if errors.Is(err, errUnmet) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("pgstore: adding reputation evidence: %w", err)
-	}
-	return true, nil
 }
 
 var _ reputation.SessionDeleter = (*ReputationStore)(nil)

@@ -251,7 +251,9 @@ func (l *Ledger) Unfinished(ctx context.Context, limit int) ([]x402.EscrowPaymen
 	return out, nil
 }
 
-// Claim implements escrow.Claimer.
+// Claim implements escrow.Claimer. It reports false, without an error,
+// for a payment that is finished or that the ledger does not hold (it
+// was forgotten since it was listed).
 func (l *Ledger) Claim(ctx context.Context, id string, now, until time.Time) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
@@ -259,6 +261,9 @@ func (l *Ledger) Claim(ctx context.Context, id string, now, until time.Time) (bo
 	mine := false
 	err := l.db.Update(func(tx *bolt.Tx) error {
 		p, err := get(tx, id)
+		if errors.Is(err, x402.ErrEscrowUnknown) {
+			return nil
+		}
 		if err != nil || p.Finished() {
 			return err
 		}

@@ -29,33 +29,6 @@ func TestLedger(t *testing.T) {
 	})
 }
 
-// One recovery at a time claims a held payment: a second claim fails
-// until the first lapses, and a finished payment is claimed by none.
-func TestLedger_claim(t *testing.T) {
-	ctx := t.Context()
-	l := open(t, filepath.Join(t.TempDir(), "escrow.db"))
-	defer l.Close()
-	p := x402test.Payment(1, "10")
-	if _, _, err := l.Hold(ctx, p); err != nil {
-		t.Fatal(err)
-	}
-	now := p.HeldAt
-	for _, c := range []struct {
-		at   time.Time
-		want bool
-	}{{now, true}, {now.Add(time.Second), false}, {now.Add(time.Minute), true}} {
-		if got, err := l.Claim(ctx, p.ID, c.at, c.at.Add(time.Minute)); err != nil || got != c.want {
-			t.Errorf("Claim at %v = %v, %v; want %v", c.at.Sub(now), got, err, c.want)
-		}
-	}
-	if _, _, _, err := l.Record(ctx, p.ID, x402.EscrowOutcome{Key: "void", Operation: x402.EscrowVoid, Settlement: x402.SettleResponse{Success: true}}); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := l.Claim(ctx, p.ID, now.Add(time.Hour), now.Add(2*time.Hour)); err != nil || got {
-		t.Errorf("Claim of a voided payment = %v, %v; want false", got, err)
-	}
-}
-
 // DeleteExpired forgets the payments past their refund deadline, held or
 // finished, and keeps the others.
 func TestLedger_deleteExpired(t *testing.T) {

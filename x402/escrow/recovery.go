@@ -25,9 +25,11 @@ const (
 // lets one of them at a time finish a payment, so that servers recovering
 // at once do not each send its operation: Claim gives the caller the
 // payment id until the time until, and reports whether it did; it does
-// when the payment is Held and no claim on it lasts beyond now. A claim
-// that lapses (its server died) may be taken again. The durable ledgers
-// of packages x402/boltstore and pgstore are Claimers.
+// when the payment is Held and no claim on it lasts beyond now (a
+// finished payment, or one the ledger no longer holds, is not claimed:
+// false, without an error). A claim that lapses (its server died) may be
+// taken again. The durable ledgers of packages x402/boltstore and
+// pgstore are Claimers; package x402test's TestEscrowLedger checks them.
 type Claimer interface {
 	Claim(ctx context.Context, id string, now, until time.Time) (bool, error)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/escrow"
 )
 
 // base is the instant the suite treats as now; times are set around it in
@@ -44,7 +45,10 @@ func base() time.Time { return time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC) }
 //     within its limit;
 //   - of concurrent Records of one operation, exactly one reports true,
 //     and every other returns its outcome (run it with -race);
-//   - a done context is reported before any work.
+//   - a done context is reported before any work;
+//   - for a ledger that is an escrow.Claimer: a held payment is claimed
+//     by one caller at a time, and again once the claim lapses; a
+//     finished payment or an unknown id by none, without an error.
 func TestEscrowLedger(t *testing.T, newLedger func(t *testing.T, now func() time.Time) x402.EscrowLedger) {
 	now := base
 	t.Run("HoldRoundTrip", func(t *testing.T) { holdRoundTrip(t, newLedger(t, now)) })
@@ -55,6 +59,14 @@ func TestEscrowLedger(t *testing.T, newLedger func(t *testing.T, now func() time
 	t.Run("Unfinished", func(t *testing.T) { unfinished(t, newLedger(t, now)) })
 	t.Run("ConcurrentRecord", func(t *testing.T) { concurrentRecord(t, newLedger(t, now)) })
 	t.Run("ContextDone", func(t *testing.T) { contextDone(t, newLedger(t, now)) })
+	if l := newLedger(t, now); isClaimer(l) {
+		t.Run("Claim", func(t *testing.T) { claim(t, l, l.(escrow.Claimer)) })
+	}
+}
+
+func isClaimer(l x402.EscrowLedger) bool {
+	_, ok := l.(escrow.Claimer)
+	return ok
 }
 
 // Payment returns a held payment numbered n with a hold of amount, as

@@ -50,11 +50,15 @@
 // Every method takes a context, checks it before any work, and bounds its
 // query by a timeout ([DefaultQueryTimeout], see [WithQueryTimeout]). The
 // pool is pgxpool's, configured by the URL (pool_max_conns, ...) or by
-// [WithPoolConfig]. Each decision that must hold across servers is a
-// single statement that PostgreSQL makes atomic, never a read followed by
-// a write: a receipt id or a payment authorization is claimed by its
-// primary key (INSERT … ON CONFLICT), an idempotency key likewise, and a
-// trial request updates its caller's bucket under the row's lock.
+// [WithPoolConfig]. Each decision that must hold across servers is one
+// that PostgreSQL makes atomic, never a read followed by a write of
+// another statement: a receipt id or a payment authorization is claimed
+// by its primary key (INSERT … ON CONFLICT), an idempotency key and a
+// payment id likewise, and a trial request updates its caller's bucket
+// under the row's lock. Where the new state is computed in Go
+// (reputation evidence, an escrowed payment's lifecycle), one
+// transaction reads the rows under their lock (SELECT … FOR UPDATE) and
+// writes them back.
 //
 // # Time
 //

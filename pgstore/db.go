@@ -202,9 +202,12 @@ func (db *DB) query(ctx context.Context) (context.Context, context.CancelFunc, e
 // now: expired receipts, idempotency keys, payment authorizations, the
 // outcomes they bought, paid MCP answers, payment ids and escrowed
 // payments past their refund deadline, and trial buckets that have
-// refilled. It returns how many rows it removed.
+// refilled. It returns how many rows it removed. A table whose sweep
+// fails does not keep the others from being swept: their errors are
+// joined, and a done ctx stops it.
 func (db *DB) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
 	total := 0
+	var errs []error
 	for _, f := range []func(context.Context, time.Time) (int, error){
 		db.Receipts().DeleteExpired,
 		db.Idempotency().DeleteExpired,
@@ -218,10 +221,13 @@ func (db *DB) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
 		n, err := f(ctx, now)
 		total += n
 		if err != nil {
-			return total, err
+			if ctx.Err() != nil {
+				return total, err
+			}
+			errs = append(errs, err)
 		}
 	}
-	return total, nil
+	return total, errors.Join(errs...)
 }
 
 // deleteExpired runs stmt, a DELETE of the rows expired at now ($1), and

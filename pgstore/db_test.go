@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/vouchkit/vouch/pgstore"
+	"github.com/vouchkit/vouch/receipt"
 )
 
 // Servers starting together on an empty schema each apply the migrations
@@ -111,5 +112,36 @@ func TestDB_queryTimeout(t *testing.T) {
 	_, err = db.Replay().Reserve(context.Background(), "k", t0, t0.Add(time.Hour))
 	if !errors.Is(err, context.DeadlineExceeded) && !pgconn.Timeout(err) {
 		t.Errorf("Reserve blocked by a lock = %v, want a timeout", err)
+	}
+}
+
+// A table whose sweep fails (here the expired receipt's row is locked
+// beyond the query timeout) does not keep the other tables from being
+// swept: DeleteExpired reports the error and removes the expired rows of
+// every other table.
+func TestDB_DeleteExpiredPastAFailingTable(t *testing.T) {
+	db := openDB(t, pgstore.WithQueryTimeout(200*time.Millisecond))
+	ctx := context.Background()
+	rec := receipt.Record{ID: "rcpt_locked", Data: []byte(`{}`), Owner: "key:a", Visibility: receipt.VisibilityPrivate, ExpiresAt: t0.Add(time.Second)}
+	if err := db.Receipts().Put(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Replay().Reserve(ctx, "auth", t0, t0.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := db.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM vouch_receipts WHERE id = $1 FOR UPDATE`, rec.ID); err != nil {
+		t.Fatal(err)
+	}
+	n, err := db.DeleteExpired(ctx, t0.Add(time.Hour))
+	if err == nil || n != 1 {
+		t.Errorf("DeleteExpired with the receipts' sweep blocked = %d, %v; want 1 (the payment) and the receipts' error", n, err)
+	}
+	if ok, err := db.Replay().Reserve(ctx, "auth", t0, t0.Add(time.Second)); err != nil || !ok {
+		t.Errorf("Reserve of the swept payment = %v, %v; want it free again", ok, err)
 	}
 }

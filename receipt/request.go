@@ -161,10 +161,18 @@ func (r Request) FieldErrors(prefix string) []FieldError {
 		})
 	}
 	for i, c := range r.Counterparties {
-		if c == "" || len(c) > 200 {
+		switch {
+		case c == "" || len(c) > 200:
 			errs = append(errs, FieldError{
 				Field: fmt.Sprintf("%s[%d]", valid.Join(prefix, "counterparties"), i), Rule: "required",
 				Message: "must be a name of 1 to 200 characters",
+			})
+		case strings.ContainsRune(c, 0):
+			// No caller is so named, and a durable store (PostgreSQL's
+			// text) cannot keep it: refused before the work runs.
+			errs = append(errs, FieldError{
+				Field: fmt.Sprintf("%s[%d]", valid.Join(prefix, "counterparties"), i), Rule: "pattern",
+				Message: "must not contain a NUL character",
 			})
 		}
 	}

@@ -33,6 +33,8 @@ func TestRequest_FieldErrors(t *testing.T) {
 		{receipt.Request{Mode: "inline", TTL: "7dd"}, []string{"receipt.ttl"}},
 		{receipt.Request{Mode: "inline", Visibility: "everyone"}, []string{"receipt.visibility"}},
 		{receipt.Request{Mode: "x", TTL: "x", Visibility: "x"}, []string{"receipt.mode", "receipt.ttl", "receipt.visibility"}},
+		{receipt.Request{Mode: "inline", Visibility: "shared", Counterparties: []string{"bob"}}, nil},
+		{receipt.Request{Mode: "inline", Visibility: "shared", Counterparties: []string{"bob", "b\x00ob"}}, []string{"receipt.counterparties[1]"}},
 	}
 	for _, tc := range tests {
 		var got []string

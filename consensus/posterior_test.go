@@ -1,6 +1,7 @@
 package consensus_test
 
 import (
+	"math"
 	"math/big"
 	"testing"
 
@@ -48,5 +49,70 @@ func TestPosterior_small(t *testing.T) {
 		if got := consensus.Posterior(tt.agreeing, tt.against); got != tt.want {
 			t.Errorf("Posterior(%d, %d) = %x, want %x", tt.agreeing, tt.against, got, tt.want)
 		}
+	}
+}
+
+// TestPosterior_large checks Posterior beyond 61 votes: a tie is exactly
+// 1/2, the larger of the two sides is exactly the complement of the
+// smaller, more agreeing votes never lower it and more against never
+// raise it, it stays within a relative 1e-12 of the exact sum on its
+// smaller side (1e-15 in all), and it returns for any counts, however
+// large.
+func TestPosterior_large(t *testing.T) {
+	for _, k := range []int{31, 40, 200, 1 << 20, 1 << 40, math.MaxInt} {
+		if got := consensus.Posterior(k, k); got != 0.5 {
+			t.Errorf("Posterior(%d, %d) = %v, want 1/2", k, k, got)
+		}
+	}
+	for n := 63; n <= 400; n += 11 {
+		for a := 0; a < n; a++ {
+			d := n - 1 - a
+			got, want := consensus.Posterior(a, d), exactPosterior(a, d)
+			if a > d && got != 1-consensus.Posterior(d, a) {
+				t.Errorf("Posterior(%d, %d) = %v, not 1 − Posterior(%d, %d) = %v", a, d, got, d, a, 1-consensus.Posterior(d, a))
+			}
+			if a < d && math.Abs(got-want) > 1e-12*want || math.Abs(got-want) > 1e-15 {
+				t.Errorf("Posterior(%d, %d) = %v, want %v", a, d, got, want)
+			}
+		}
+	}
+	for a := 0; a <= 150; a++ {
+		for d := 0; d <= 150; d++ {
+			p := consensus.Posterior(a, d)
+			if up := consensus.Posterior(a+1, d); up < p {
+				t.Errorf("Posterior(%d, %d) = %v < Posterior(%d, %d) = %v", a+1, d, up, a, d, p)
+			}
+			if down := consensus.Posterior(a, d+1); down > p {
+				t.Errorf("Posterior(%d, %d) = %v > Posterior(%d, %d) = %v", a, d+1, down, a, d, p)
+			}
+		}
+	}
+	for _, tt := range []struct {
+		agreeing, against int
+		lo, hi            float64
+	}{
+		{2e7, 0, 1, 1},
+		{0, 2e7, 0, 0},
+		{math.MaxInt, 0, 1, 1},
+		{0, math.MaxInt, 0, 0},
+		{math.MaxInt, math.MaxInt - 1, 0.5, 0.5 + 1e-9},
+		{math.MaxInt - 1, math.MaxInt, 0.5 - 1e-9, 0.5},
+	} {
+		if got := consensus.Posterior(tt.agreeing, tt.against); got < tt.lo || got > tt.hi {
+			t.Errorf("Posterior(%d, %d) = %v, want in [%v, %v]", tt.agreeing, tt.against, got, tt.lo, tt.hi)
+		}
+	}
+	// Either side of 2^32 tosses, where the sum gives way to the normal
+	// approximation: Φ(−2) = 0.0227501319…, give or take a vote.
+	a, d := 1<<31-1<<16, 1<<31+1<<16-1
+	p := consensus.Posterior(a, d)
+	if p < 0.02275 || p > 0.02276 {
+		t.Errorf("Posterior(%d, %d) = %v, want Φ(−2) within 1e-5", a, d, p)
+	}
+	if up := consensus.Posterior(a+1, d); up < p {
+		t.Errorf("Posterior(%d, %d) = %v < Posterior(%d, %d) = %v", a+1, d, up, a, d, p)
+	}
+	if down := consensus.Posterior(a, d+1); down > p {
+		t.Errorf("Posterior(%d, %d) = %v > Posterior(%d, %d) = %v", a, d+1, down, a, d, p)
 	}
 }

@@ -2,42 +2,6 @@ package consensus
 
 import "math"
 
-// Posterior is the confidence of an outcome: the probability that the
-// winning answer is the one a majority of the panel would give, after
-// agreeing votes for it and against votes for anything else.
-//
-// The panel's share θ of the winning answer gets a uniform prior, so that
-// after the votes θ follows Beta(agreeing+1, against+1), and Posterior is
-// P(θ > 1/2), which for these whole-number parameters is the chance that
-// at most agreeing heads come up in agreeing+against+1 tosses of a fair
-// coin:
-//
-//	Posterior(a, d) = Σ_{k=0..a} C(a+d+1, k) / 2^(a+d+1)
-//
-// So one vote gives 3/4, two agreeing 7/8, three 15/16, five 63/64; 2 of 3
-// gives 11/16, 3 of 4 gives 13/16, 4 of 5 gives 57/64, 3 of 5 gives
-// 21/32; a tie gives 1/2. It depends only on the two counts, so anyone can
-// recompute it from the labels a response records. Negative counts are
-// taken as 0.
-func Posterior(agreeing, against int) float64 {
-	agreeing, against = max(agreeing, 0), max(against, 0)
-	n := agreeing + against + 1
-	if n <= 62 { // exact in integers
-		var sum, c uint64 = 0, 1 // c = C(n, k)
-		for k := 0; k <= agreeing; k++ {
-			sum += c
-			c = c * uint64(n-k) / uint64(k+1)
-		}
-		return float64(sum) / math.Ldexp(1, n)
-	}
-	lg := func(x int) float64 { v, _ := math.Lgamma(float64(x) + 1); return v }
-	var sum float64
-	for k := 0; k <= agreeing; k++ {
-		sum += math.Exp(lg(n) - lg(k) - lg(n-k) - float64(n)*math.Ln2)
-	}
-	return min(sum, 1)
-}
-
 // Defaults of a [Stop].
 const (
 	// DefaultStopThreshold is the Posterior at which the leading answer

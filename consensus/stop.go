@@ -21,7 +21,8 @@ const (
 // the Posterior of the leading answer reaches Threshold, and never
 // launches more than Max runs.
 //
-//	Settled   a winner whose confidence reaches Threshold, or
+//	Settled   a winner of two agreeing votes or more whose
+//	          confidence reaches Threshold, or
 //	          one answer alone, nothing against it, that reported a
 //	          confidence of at least Lone (when Lone > 0), or
 //	          (weighted, Flip > 0) two agreeing votes or more whose
@@ -37,10 +38,12 @@ const (
 //
 // The confidence is Posterior(Agreeing, Against) for a majority outcome,
 // and the outcome's Confidence for a weighted one (StrategyWeighted),
-// where Next expects each further vote to weigh Weight; a weighted
-// outcome settles on its confidence only with two agreeing votes or more
-// (one answer settles only through Lone), since one vote's confidence is
-// its session's reliability alone.
+// where Next expects each further vote to weigh Weight. An outcome
+// settles on its confidence only with two agreeing votes or more, so one
+// answer settles only through Lone, whatever Threshold: one weighted
+// vote's confidence is its session's reliability alone, and one
+// unweighted vote's, Posterior(1, 0) = 3/4, would otherwise settle a
+// Threshold of 3/4 or less.
 //
 // Failed replicas are no votes unless the outcome's policy made them
 // negative evidence, and replicas cancelled before they answered are no
@@ -149,11 +152,11 @@ func binomialTail(n int, q float64, d int) float64 {
 // after returns the confidence out's winner would have if k more votes
 // backed it.
 func (s Stop) after(out Outcome, lead, against, k int) float64 {
+	if lead+k < 2 {
+		return 0 // one answer settles nothing but through Lone
+	}
 	if out.Strategy != StrategyWeighted && !(out.Replicas == 0 && s.Weight > 0) {
 		return Posterior(lead+k, against)
-	}
-	if lead+k < 2 {
-		return 0 // one weighted vote settles nothing
 	}
 	w := s.weight()
 	var rest float64
@@ -193,7 +196,7 @@ func (s Stop) Settled(out Outcome) bool {
 		return false
 	}
 	c := s.confidence(out)
-	if c >= s.threshold() && (out.Strategy != StrategyWeighted || out.Agreeing >= 2) {
+	if c >= s.threshold() && out.Agreeing >= 2 {
 		return true
 	}
 	if s.Flip > 0 && out.Strategy == StrategyWeighted && out.Agreeing >= 2 && s.flip(out, 0, c) < s.Flip {

@@ -319,3 +319,41 @@ func TestStop_acceptWeighted(t *testing.T) {
 		})
 	}
 }
+
+// TestStop_lowThreshold shows that a Threshold at or below Posterior(1, 0)
+// = 3/4 does not let one answer settle a call: only Lone does, and a
+// call of no Lone plans two runs to start.
+func TestStop_lowThreshold(t *testing.T) {
+	tests := []struct {
+		stop    consensus.Stop
+		votes   string
+		conf    float64
+		settled bool
+		next    int
+	}{
+		{consensus.Stop{Threshold: 0.7}, "", 0, false, 2},
+		{consensus.Stop{Threshold: 0.7}, "V", 0.99, false, 1},
+		{consensus.Stop{Threshold: 0.75}, "V", 0.99, false, 1},
+		{consensus.Stop{Threshold: 0.7}, "VE", 0.99, false, 1},
+		{consensus.Stop{Threshold: 0.5}, "VI", 0.99, false, 1},
+		{consensus.Stop{Threshold: 0.7}, "VV", 0, true, 0},
+		{consensus.Stop{Threshold: 0.5}, "VVI", 0, true, 0},
+		{consensus.Stop{Threshold: 0.7, Lone: 0.9}, "", 0, false, 1},
+		{consensus.Stop{Threshold: 0.7, Lone: 0.9}, "V", 0.95, true, 0},
+		{consensus.Stop{Threshold: 0.7, Lone: 0.9}, "V", 0.5, false, 1},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%v/%v/%s/%v", tt.stop.Threshold, tt.stop.Lone, tt.votes, tt.conf), func(t *testing.T) {
+			out := tallyOf(t, tt.votes, tt.conf)
+			if got := tt.stop.Settled(out); got != tt.settled {
+				t.Errorf("Settled = %v, want %v", got, tt.settled)
+			}
+			if got := tt.stop.Accept(out); got != tt.settled {
+				t.Errorf("Accept = %v, want %v", got, tt.settled)
+			}
+			if got := tt.stop.Next(out); got != tt.next {
+				t.Errorf("Next = %d, want %d", got, tt.next)
+			}
+		})
+	}
+}

@@ -136,10 +136,16 @@ func Weight(p float64) float64 {
 // Tempering returns the factor 1 / (1 + (n-1)ρ) by which the summed
 // weights of n votes whose errors correlate by ρ are scaled: n such votes
 // carry the evidence of 1 + (n-1)ρ independent ones at most (the design
-// effect of a cluster of n). One vote, or ρ = 0, gives 1.
+// effect of a cluster of n). One vote, or ρ = 0, gives 1. ρ is clamped to
+// [0, 1] and NaN reads as 1 (the n votes count as one), so that the factor
+// always lies in [1/n, 1].
 func Tempering(n int, rho float64) float64 {
 	if n <= 1 {
 		return 1
+	}
+	rho = min(max(rho, 0), 1)
+	if math.IsNaN(rho) {
+		rho = 1
 	}
 	return 1 / (1 + float64(n-1)*rho)
 }
@@ -156,7 +162,10 @@ func Tempering(n int, rho float64) float64 {
 // of reliability p scores p; two groups get σ(t·(S_i - S_j)), so a split
 // between equally reliable voters scores 1/2. It returns 0 when i is out
 // of range. A score that is infinite once tempered is certain: such
-// groups share 1, and the others get 0.
+// groups share 1, and the others get 0; two groups or more whose tempered
+// scores are all −Inf share 1 alike. It returns 0 for every group when a
+// tempered score is NaN (a NaN score or tempering, or an infinite score
+// tempered by 0): a score that says nothing makes no answer likely.
 func Credence(scores []float64, i int, tempering float64) float64 {
 	if i < 0 || i >= len(scores) {
 		return 0
@@ -167,10 +176,16 @@ func Credence(scores []float64, i int, tempering float64) float64 {
 	}
 	certain := 0
 	for _, s := range scores {
+		if math.IsNaN(tempering * s) {
+			return 0
+		}
 		top = max(top, tempering*s)
 		if math.IsInf(tempering*s, 1) {
 			certain++
 		}
+	}
+	if math.IsInf(top, -1) {
+		return 1 / float64(len(scores)) // every group at −Inf
 	}
 	if certain > 0 {
 		if math.IsInf(tempering*scores[i], 1) {

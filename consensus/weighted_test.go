@@ -42,7 +42,12 @@ func TestTempering(t *testing.T) {
 		n    int
 		rho  float64
 		want float64
-	}{{0, 0.5, 1}, {1, 0.5, 1}, {2, 0, 1}, {2, 0.5, 1 / 1.5}, {5, 0.25, 0.5}, {3, 0.1, 1 / 1.2}}
+	}{
+		{0, 0.5, 1}, {1, 0.5, 1}, {2, 0, 1}, {2, 0.5, 1 / 1.5}, {5, 0.25, 0.5}, {3, 0.1, 1 / 1.2},
+		// ρ outside [0, 1] is clamped to it, NaN read as 1: a factor in [1/n, 1].
+		{2, 1, 0.5}, {2, 3, 0.5}, {4, math.Inf(1), 0.25}, {2, -0.5, 1}, {3, -0.5, 1}, {3, -1, 1},
+		{3, math.Inf(-1), 1}, {2, math.NaN(), 0.5}, {1, math.NaN(), 1},
+	}
 	for _, tt := range tests {
 		if got := consensus.Tempering(tt.n, tt.rho); !(math.Abs(got-tt.want) <= 1e-12) {
 			t.Errorf("Tempering(%d, %v) = %v, want %v", tt.n, tt.rho, got, tt.want)
@@ -76,6 +81,14 @@ func TestCredence(t *testing.T) {
 		{"two infinite scores split", []float64{math.Inf(1), math.Inf(1)}, 1, 1, 0.5},
 		{"a lone infinite score", []float64{math.Inf(1)}, 0, 1, 1},
 		{"a tempered score that overflows", []float64{1e308, 1}, 0, 10, 1},
+		{"scores all -Inf split", []float64{math.Inf(-1), math.Inf(-1)}, 0, 1, 0.5},
+		{"three scores all -Inf split", []float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}, 2, 1, 1.0 / 3},
+		{"a lone -Inf score", []float64{math.Inf(-1)}, 0, 1, 0},
+		{"a NaN score", []float64{math.NaN(), 1}, 0, 1, 0},
+		{"beside a NaN score", []float64{math.NaN(), 1}, 1, 1, 0},
+		{"a lone NaN score", []float64{math.NaN()}, 0, 1, 0},
+		{"a NaN tempering", []float64{1, 2}, 1, math.NaN(), 0},
+		{"an infinite score tempered by 0", []float64{math.Inf(1), 1}, 1, 0, 0},
 	}
 	for _, tt := range tests {
 		if got := consensus.Credence(tt.scores, tt.i, tt.temp); !(math.Abs(got-tt.want) <= 1e-12) { // NaN fails

@@ -38,7 +38,9 @@ type Similarity struct {
 	// A and B are the answers' indices, A < B.
 	A int `json:"a"`
 	B int `json:"b"`
-	// Value is their similarity: 1 for answers that say the same.
+	// Value is their similarity: 1 for answers that say the same. It is
+	// finite, so that JSON carries it: GroupBySimilarity records a
+	// similarity of +Inf as 1, −Inf as −1 and NaN as 0.
 	Value float64 `json:"similarity"`
 }
 
@@ -63,8 +65,10 @@ type Similarity struct {
 // The price of both is a false disagreement now and then (an answer that
 // would fit a later group better stays where it first fit), the error a
 // trust decision can afford. threshold must lie in (0, 1]; a similarity
-// that is NaN counts as no match. It returns an error wrapping ErrInvalid
-// for a bad threshold or an answer DefaultKey cannot encode.
+// that is NaN counts as no match. Pairs records +Inf as 1, −Inf as −1 and
+// NaN as 0, which JSON can carry and which match or not as they did. It
+// returns an error wrapping ErrInvalid for a bad threshold or an answer
+// DefaultKey cannot encode.
 func GroupBySimilarity(answers []any, threshold float64, sim func(i, j int) float64) (*Grouping, error) {
 	if !(threshold > 0 && threshold <= 1) {
 		return nil, fmt.Errorf("%w: similarity threshold must be in (0, 1], got %v", ErrInvalid, threshold)
@@ -90,8 +94,14 @@ func GroupBySimilarity(answers []any, threshold float64, sim func(i, j int) floa
 		for _, ms := range members {
 			for _, j := range ms {
 				v := sim(j, i)
-				g.Pairs = append(g.Pairs, Similarity{A: j, B: i, Value: v})
 				match[j] = v >= threshold && !math.IsNaN(v)
+				switch {
+				case math.IsNaN(v):
+					v = 0
+				case math.IsInf(v, 0):
+					v = math.Copysign(1, v)
+				}
+				g.Pairs = append(g.Pairs, Similarity{A: j, B: i, Value: v})
 			}
 		}
 		g.Groups[i] = len(members)

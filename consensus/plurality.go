@@ -48,7 +48,8 @@ const CoincidenceStrength = 4
 // single answer and "none" take (0.25 at 0.1). Scattered answers make a question
 // whose wrong answers scatter likelier, and so a pair among them surer
 // than it would be at the same q on every question. It returns 0 for a
-// winner out of range or a group of no answer; coincide is clamped to
+// winner out of range, a group of no answer or sizes whose sum exceeds
+// math.MaxInt; coincide is clamped to
 // [0, 1], where q is coincide on every question (NaN reads
 // DefaultCoincidence).
 func PluralityPosterior(groups []int, winner int, coincide float64) float64 {
@@ -153,12 +154,13 @@ func posteriorOf(w []float64, i int) float64 {
 // logWeights appends to dst the log weight of the hypothesis that each
 // group of groups is right, in order, then of the hypothesis that none
 // is (see PluralityPosterior), under the prior Beta(a, b) of a run's
-// chance of being right: nil when a group holds no answer. Groups of one
-// size weigh alike, and each size is weighed once.
+// chance of being right: nil when a group holds no answer or the sizes sum
+// beyond math.MaxInt. Groups of one size weigh alike, and each size is
+// weighed once.
 func logWeights(dst []float64, groups []int, coincide, a, b float64) []float64 {
 	n := 0
 	for _, k := range groups {
-		if k <= 0 {
+		if k <= 0 || k > math.MaxInt-n {
 			return nil
 		}
 		n += k

@@ -59,7 +59,9 @@ type Stop struct {
 	// Lone is the confidence a single answer must report to settle the
 	// call alone; 0 means that one answer never does.
 	Lone float64
-	// Max bounds the runs launched; 0 means DefaultMaxRuns.
+	// Max bounds the runs launched; 0 means DefaultMaxRuns, and a Max
+	// above 100 is taken as 100, which bounds the work of Next (it weighs
+	// each count of further runs against the runs left).
 	Max int
 	// Weight is the weight Next expects each further vote to carry when
 	// the outcome is StrategyWeighted's (such as the Weight of the next
@@ -182,11 +184,14 @@ func (s Stop) threshold() float64 {
 	return s.Threshold
 }
 
+// maxRuns is the most runs a Stop launches, whatever its Max.
+const maxRuns = 100
+
 func (s Stop) max() int {
 	if s.Max == 0 {
 		return DefaultMaxRuns
 	}
-	return s.Max
+	return min(s.Max, maxRuns)
 }
 
 // Settled reports whether out, the outcome of every run so far, settles

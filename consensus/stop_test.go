@@ -2,6 +2,7 @@ package consensus_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -355,5 +356,30 @@ func TestStop_lowThreshold(t *testing.T) {
 				t.Errorf("Next = %d, want %d", got, tt.next)
 			}
 		})
+	}
+}
+
+// TestStop_largeMax shows that a Max beyond 100 is taken as 100, so that
+// Next, which weighs every count of further runs against the runs left,
+// returns for any Max: every run left when no count could settle the
+// call, else what a Max of 100 gives.
+func TestStop_largeMax(t *testing.T) {
+	vi := weightedOf(t, "VI")
+	for _, max := range []int{101, 1 << 20, math.MaxInt} {
+		s := consensus.Stop{Threshold: 2, Max: max}
+		if got := s.Next(consensus.Outcome{}); got != 100 {
+			t.Errorf("%+v: Next before any run = %d, want 100", s, got)
+		}
+		if got := s.Next(vi); got != 98 {
+			t.Errorf("%+v: Next after 2 runs = %d, want 98", s, got)
+		}
+		s = consensus.Stop{Threshold: 2, Weight: 0.1, Flip: 1e-9, Max: max}
+		hundred := s
+		hundred.Max = 100
+		for _, out := range []consensus.Outcome{{}, vi} {
+			if got, want := s.Next(out), hundred.Next(out); got != want || got < 1 {
+				t.Errorf("%+v: Next after %d runs = %d, want %d", s, out.Replicas, got, want)
+			}
+		}
 	}
 }

@@ -1,10 +1,12 @@
 package consensus_test
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/vouchkit/vouch/consensus"
@@ -12,16 +14,24 @@ import (
 
 // FuzzMedian checks the numeric strategies on any panel of up to five
 // replicas (numbers, outputs in words, failures, replicas still
-// running), any tolerance and policy: aggregation never panics, states a
-// confidence in [0, 1] and an agreement that follows from its counts, its
-// backers are the numbers within the tolerance of the aggregate, and an
-// outcome Decided reports settled keeps its aggregate within the
-// tolerance once the running replicas answer whatever they answer.
+// running), any tolerance and policy. The numbers are small whole ones,
+// or any float64 where raw holds eight bytes for the replica (NaN and the
+// infinities written as words, as JSON has no such number; a running
+// replica's later answer from the eight bytes after the first five).
+// Aggregation never panics, states a confidence in [0, 1], a finite
+// aggregate and an agreement that follows from its counts, its backers
+// are the numbers within the tolerance of the aggregate, and an outcome
+// Decided reports settled keeps its aggregate within the tolerance once
+// the running replicas answer whatever they answer.
 func FuzzMedian(f *testing.F) {
-	f.Add([]byte{10, 10, 10, 0, 0}, []byte{0, 0, 0, 1, 1}, uint8(0), uint8(0), uint8(0), []byte{99, 1})
-	f.Add([]byte{1, 2, 3, 4, 5}, []byte{0, 2, 0, 3, 1}, uint8(5), uint8(3), uint8(1), []byte{200, 0, 7})
-	f.Add([]byte{100, 104, 96}, []byte{0, 0, 1}, uint8(2), uint8(40), uint8(2), []byte{})
-	f.Fuzz(func(t *testing.T, xs, kinds []byte, abs, rel, mode uint8, later []byte) {
+	f.Add([]byte{10, 10, 10, 0, 0}, []byte{0, 0, 0, 1, 1}, uint8(0), uint8(0), uint8(0), []byte{99, 1}, []byte{})
+	f.Add([]byte{1, 2, 3, 4, 5}, []byte{0, 2, 0, 3, 1}, uint8(5), uint8(3), uint8(1), []byte{200, 0, 7}, []byte{})
+	f.Add([]byte{100, 104, 96}, []byte{0, 0, 1}, uint8(2), uint8(40), uint8(2), []byte{}, []byte{})
+	f.Add([]byte{1, 2, 3}, []byte{0, 0, 0}, uint8(1), uint8(0), uint8(3), []byte{}, floatBytes(1e308, math.MaxFloat64, -math.MaxFloat64))
+	f.Add([]byte{1, 2, 3, 4}, []byte{0, 0, 4, 1}, uint8(0), uint8(1), uint8(4),
+		[]byte{}, floatBytes(math.SmallestNonzeroFloat64, math.NaN(), math.Inf(1), math.Copysign(0, -1), 0, 0, 0, 0, 0, 1e-300))
+	f.Add([]byte{1, 2, 3}, []byte{0, 0, 0}, uint8(255), uint8(255), uint8(7), []byte{}, floatBytes(1e300, -1e300, 1e300))
+	f.Fuzz(func(t *testing.T, xs, kinds []byte, abs, rel, mode uint8, later, raw []byte) {
 		if len(xs) == 0 || len(xs) > 5 {
 			return
 		}
@@ -29,7 +39,11 @@ func FuzzMedian(f *testing.F) {
 		full := make([]consensus.Vote, len(xs))
 		partial := make([]consensus.Vote, len(xs))
 		for i, x := range xs {
-			v := consensus.Vote{Session: int64(i + 1), Label: consensus.LabelOK, Answer: json.RawMessage(strconv.Itoa(int(x)))}
+			number := strconv.Itoa(int(x))
+			if len(raw) >= 8*(i+1) {
+				number = fuzzNumber(raw[8*i:])
+			}
+			v := consensus.Vote{Session: int64(i + 1), Label: consensus.LabelOK, Answer: json.RawMessage(number)}
 			k := byte(0)
 			if i < len(kinds) {
 				k = kinds[i] % 5
@@ -39,12 +53,15 @@ func FuzzMedian(f *testing.F) {
 				if i < len(later) {
 					v.Answer = json.RawMessage(strconv.Itoa(int(later[i]) * 7))
 				}
+				if len(raw) >= 8*(i+6) {
+					v.Answer = json.RawMessage(fuzzNumber(raw[8*(i+5):]))
+				}
 			case 2:
 				v.Answer = json.RawMessage(`"n/a"`)
 			case 3:
 				v = consensus.Vote{Session: int64(i + 1), Label: consensus.LabelError}
 			case 4:
-				v.Answer = json.RawMessage(`"` + strconv.Itoa(int(x)) + `"`)
+				v.Answer = json.RawMessage(strconv.Quote(strings.Trim(number, `"`)))
 			}
 			full[i], partial[i] = v, v
 			if k == 1 {
@@ -66,7 +83,7 @@ func FuzzMedian(f *testing.F) {
 		if err != nil && !errors.As(err, &oe) {
 			t.Fatalf("Aggregate: %v", err)
 		}
-		if !(out.Confidence >= 0 && out.Confidence <= 1) || out.Agreement < 0 || out.Agreement > 1 || math.IsNaN(out.Value) {
+		if !(out.Confidence >= 0 && out.Confidence <= 1) || out.Agreement < 0 || out.Agreement > 1 || math.IsNaN(out.Value) || math.IsInf(out.Value, 0) {
 			t.Fatalf("confidence %v, agreement %v, value %v", out.Confidence, out.Agreement, out.Value)
 		}
 		if out.Winner >= 0 {
@@ -100,4 +117,23 @@ func FuzzMedian(f *testing.F) {
 			t.Fatalf("decided at %v, but every vote gives %v (tolerance %+v)", e.Value, out.Value, tol)
 		}
 	})
+}
+
+// floatBytes encodes xs as FuzzMedian's raw numbers, eight bytes each.
+func floatBytes(xs ...float64) []byte {
+	var b []byte
+	for _, x := range xs {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+	}
+	return b
+}
+
+// fuzzNumber decodes the first eight bytes of b as a float64 and writes
+// it as JSON can: a number, or NaN and the infinities as a string.
+func fuzzNumber(b []byte) string {
+	x := math.Float64frombits(binary.LittleEndian.Uint64(b))
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return strconv.Quote(strconv.FormatFloat(x, 'g', -1, 64))
+	}
+	return strconv.FormatFloat(x, 'g', -1, 64)
 }

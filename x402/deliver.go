@@ -186,6 +186,12 @@ type MemoryOutcomes struct {
 	// outcome beyond its key and body; zero means
 	// DefaultOutcomesMaxBytes.
 	MaxBytes int64
+	// Now returns the current time, by which Keep bounds an outcome's
+	// until by MaxRetention and drops expired outcomes; nil means
+	// time.Now. It is the clock Lookup is given: [Middleware] sets a nil
+	// Now to its [MiddlewareConfig].Now when it is built, so that an
+	// outcome expires by one clock.
+	Now func() time.Time
 
 	pending, capturing, delivered, refused fairstore.Store[Outcome]
 }
@@ -196,7 +202,7 @@ func (s *MemoryOutcomes) Keep(ctx context.Context, key string, o Outcome, until 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	now := time.Now()
+	now := s.now()
 	if limit := now.Add(cmp.Or(s.MaxRetention, DefaultMaxValidity)); until.After(limit) {
 		until = limit
 	}
@@ -220,6 +226,13 @@ func (s *MemoryOutcomes) Keep(ctx context.Context, key string, o Outcome, until 
 		return fmt.Errorf("x402: MemoryOutcomes: an outcome of %d bytes is larger than MaxBytes %d", size, maxBytes)
 	}
 	return nil
+}
+
+func (s *MemoryOutcomes) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
 }
 
 // Lookup implements OutcomeStore.

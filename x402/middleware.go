@@ -74,7 +74,8 @@ type MiddlewareConfig struct {
 	// Replay remembers accepted payments; nil means a new MemoryReplay.
 	Replay ReplayStore
 	// Outcomes keeps the outcomes of gated routes ([DeliveryGate]) and
-	// "auth-capture" routes; nil means a new MemoryOutcomes. Servers
+	// "auth-capture" routes; nil means a new MemoryOutcomes, and a
+	// MemoryOutcomes whose Now is nil is given this config's Now. Servers
 	// that share a ReplayStore share Outcomes too, so that a retry on
 	// any of them gets the outcome of its proof. A proof whose outcome
 	// is kept is spent whatever the ReplayStore remembers: a server
@@ -267,8 +268,13 @@ func Middleware(cfg MiddlewareConfig) (func(http.Handler) http.Handler, error) {
 		}
 	}
 	pw := &paywall{cfg: cfg, mux: mux, replay: cfg.Replay, outcomes: cfg.Outcomes, log: cfg.Logger, tel: newPaywallTelemetry(&cfg)}
-	if pw.outcomes == nil {
-		pw.outcomes = &MemoryOutcomes{MaxRetention: cfg.MaxValidity}
+	switch o := pw.outcomes.(type) {
+	case nil:
+		pw.outcomes = &MemoryOutcomes{MaxRetention: cfg.MaxValidity, Now: cfg.Now}
+	case *MemoryOutcomes:
+		if o.Now == nil {
+			o.Now = cfg.Now
+		}
 	}
 	pw.cfg.Facilitator = pw.tel.facilitator(guard(cfg.Facilitator))
 	if pw.replay == nil {

@@ -41,7 +41,8 @@ type PaywallConfig struct {
 	Replay x402.ReplayStore
 	// Answers keeps the results that settled payments bought, so that a
 	// retry of the same call with the same payment gets its result again;
-	// nil means a new MemoryAnswers. Servers that share Replay between
+	// nil means a new MemoryAnswers, and a MemoryAnswers whose Now is nil
+	// is given this config's Now. Servers that share Replay between
 	// processes must share Answers too (see AnswerStore; on PostgreSQL,
 	// pgstore's DB.Answers). A payment whose outcome Answers keeps is
 	// spent whatever Replay remembers: a Paywall whose Answers outlive a
@@ -265,8 +266,13 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 	if pw.replay == nil {
 		pw.replay = &x402.MemoryReplay{MaxRetention: cfg.MaxValidity}
 	}
-	if pw.answers == nil {
-		pw.answers = &MemoryAnswers{MaxRetention: cfg.MaxValidity}
+	switch a := pw.answers.(type) {
+	case nil:
+		pw.answers = &MemoryAnswers{MaxRetention: cfg.MaxValidity, Now: cfg.Now}
+	case *MemoryAnswers:
+		if a.Now == nil {
+			a.Now = cfg.Now
+		}
 	}
 	if pw.log == nil {
 		pw.log = slog.New(slog.DiscardHandler)

@@ -103,6 +103,12 @@ type MemoryAnswers struct {
 	// MaxRetention is the longest a result is kept; zero means an hour,
 	// the default of PaywallConfig.MaxValidity. Set it before first use.
 	MaxRetention time.Duration
+	// Now returns the current time, by which Keep bounds a result's
+	// until by MaxRetention and drops expired results; nil means
+	// time.Now. It is the clock Answer is given: [Paywall] sets a nil Now
+	// to its [PaywallConfig].Now when it is built, so that a result
+	// expires by one clock. Set it before first use.
+	Now func() time.Time
 
 	results, refusals, pending, capturing fairstore.Store[[]byte]
 }
@@ -120,6 +126,9 @@ func (s *MemoryAnswers) Keep(_ context.Context, key, payer string, answer []byte
 		return fmt.Errorf("trustmcp: MemoryAnswers: a result of %d bytes is larger than MaxBytes %d", size, maxBytes)
 	}
 	now := time.Now()
+	if s.Now != nil {
+		now = s.Now()
+	}
 	if limit := now.Add(retention); until.After(limit) {
 		until = limit
 	}

@@ -76,5 +76,5 @@ func (s *AnswerStore) Answer(ctx context.Context, key string, now time.Time) ([]
 // DeleteExpired removes the answers expired at now and returns how many
 // it removed.
 func (s *AnswerStore) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
-	return s.db.deleteExpired(ctx, now, "paid answers", `DELETE FROM vouch_mcp_answers WHERE until <= $1`)
+	return s.db.deleteExpired(ctx, now, "paid answers", "vouch_mcp_answers", "until <= $1")
 }

@@ -39,7 +39,12 @@ const versionTable = "vouch_schema_version"
 type DB struct {
 	pool    *pgxpool.Pool
 	timeout time.Duration
+	batch   int // the most rows one statement of a sweep deletes
 }
+
+// sweepBatch is the most rows one statement of [DB.DeleteExpired]
+// deletes.
+const sweepBatch = 1000
 
 // Option configures [Open].
 type Option func(*options) error
@@ -126,7 +131,7 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*DB, error) 
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: failed to create the pool: %w", err)
 	}
-	db := &DB{pool: pool, timeout: o.timeout}
+	db := &DB{pool: pool, timeout: o.timeout, batch: sweepBatch}
 	if err := db.migrate(ctx, o); err != nil {
 		pool.Close()
 		return nil, err
@@ -202,9 +207,14 @@ func (db *DB) query(ctx context.Context) (context.Context, context.CancelFunc, e
 // now: expired receipts, idempotency keys, payment authorizations, the
 // outcomes they bought, paid MCP answers, payment ids and escrowed
 // payments past their refund deadline, and trial buckets that have
-// refilled. It returns how many rows it removed. A table whose sweep
-// fails does not keep the others from being swept: their errors are
-// joined, and a done ctx stops it.
+// refilled. It returns how many rows it removed. Each table is swept in
+// batches of at most 1,000 rows, each batch one statement under the
+// query timeout, until a batch finds fewer: a backlog of any size is
+// cleared in one call, where one statement for the whole backlog would
+// outlast the timeout, be rolled back and grow. A table whose sweep
+// fails does not keep the others from being swept (the batches it
+// deleted stay deleted, and count): their errors are joined, and a done
+// ctx stops it.
 func (db *DB) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
 	total := 0
 	var errs []error
@@ -230,17 +240,40 @@ func (db *DB) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
 	return total, errors.Join(errs...)
 }
 
-// deleteExpired runs stmt, a DELETE of the rows expired at now ($1), and
-// returns how many it removed; what names those rows in its error.
-func (db *DB) deleteExpired(ctx context.Context, now time.Time, what, stmt string) (int, error) {
+// deleteExpired deletes the rows of table for which cond holds at now
+// ($1), in batches of at most db.batch rows, each its own statement
+// under the query timeout, until a batch deletes fewer; it returns how
+// many it removed, with the error of the batch that failed, if any; what
+// names those rows in its error.
+func (db *DB) deleteExpired(ctx context.Context, now time.Time, what, table, cond string) (int, error) {
+	// The condition is checked again on each row the batch names, in
+	// case another transaction changed the row since it was chosen.
+	stmt := `DELETE FROM ` + table + ` WHERE ctid = ANY(ARRAY(
+		SELECT ctid FROM ` + table + ` WHERE ` + cond + ` LIMIT $2)) AND ` + cond
+	total := 0
+	for {
+		n, err := db.deleteBatch(ctx, stmt, now)
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("pgstore: deleting expired %s: %w", what, err)
+		}
+		if n < db.batch {
+			return total, nil
+		}
+	}
+}
+
+// deleteBatch runs stmt, one batch of deleteExpired, under the query
+// timeout.
+func (db *DB) deleteBatch(ctx context.Context, stmt string, now time.Time) (int, error) {
 	ctx, cancel, err := db.query(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer cancel()
-	tag, err := db.pool.Exec(ctx, stmt, now)
+	tag, err := db.pool.Exec(ctx, stmt, now, db.batch)
 	if err != nil {
-		return 0, fmt.Errorf("pgstore: deleting expired %s: %w", what, err)
+		return 0, err
 	}
 	return int(tag.RowsAffected()), nil
 }
@@ -274,14 +307,5 @@ func (db *DB) Sweep(ctx context.Context, every time.Duration, now func() time.Ti
 // sweepTrial forgets the trial buckets that are full at now: a new bucket
 // behaves the same.
 func (db *DB) sweepTrial(ctx context.Context, now time.Time) (int, error) {
-	ctx, cancel, err := db.query(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer cancel()
-	tag, err := db.pool.Exec(ctx, `DELETE FROM vouch_trial_limits WHERE tat <= $1`, now)
-	if err != nil {
-		return 0, fmt.Errorf("pgstore: deleting idle trial buckets: %w", err)
-	}
-	return int(tag.RowsAffected()), nil
+	return db.deleteExpired(ctx, now, "idle trial buckets", "vouch_trial_limits", "tat <= $1")
 }

@@ -236,5 +236,5 @@ func (s *EscrowLedger) Claim(ctx context.Context, id string, now, until time.Tim
 // more (a hold past its capture deadline is its payer's to reclaim). It
 // returns how many it removed.
 func (s *EscrowLedger) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
-	return s.db.deleteExpired(ctx, now, "escrow payments", `DELETE FROM vouch_x402_escrow WHERE forget_at <= $1`)
+	return s.db.deleteExpired(ctx, now, "escrow payments", "vouch_x402_escrow", "forget_at <= $1")
 }

@@ -11,3 +11,7 @@ import (
 func (s *ReceiptStore) PutUnlogged(ctx context.Context, rec receipt.Record) error {
 	return s.put(ctx, rec, false)
 }
+
+// SetSweepBatch sets the most rows one statement of DeleteExpired
+// deletes, so that a test can sweep a backlog of several batches.
+func (db *DB) SetSweepBatch(n int) { db.batch = n }

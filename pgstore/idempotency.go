@@ -191,16 +191,6 @@ func (s *IdempotencyStore) Release(ctx context.Context, key, lease string) error
 // reservations whose lease lapsed at now and whose window ended too. It
 // returns how many it removed.
 func (s *IdempotencyStore) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
-	ctx, cancel, err := s.db.query(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer cancel()
-	tag, err := s.db.pool.Exec(ctx, `
-		DELETE FROM vouch_idempotency
-		WHERE expires_at <= $1 AND (status IS NOT NULL OR lease_until <= $1)`, now)
-	if err != nil {
-		return 0, fmt.Errorf("pgstore: deleting expired idempotency keys: %w", err)
-	}
-	return int(tag.RowsAffected()), nil
+	return s.db.deleteExpired(ctx, now, "idempotency keys", "vouch_idempotency",
+		"expires_at <= $1 AND (status IS NOT NULL OR lease_until <= $1)")
 }

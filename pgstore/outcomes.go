@@ -88,5 +88,5 @@ func (s *OutcomeStore) Lookup(ctx context.Context, key string, now time.Time) (x
 // DeleteExpired removes the outcomes expired at now and returns how many
 // it removed.
 func (s *OutcomeStore) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
-	return s.db.deleteExpired(ctx, now, "outcomes", `DELETE FROM vouch_x402_outcomes WHERE until <= $1`)
+	return s.db.deleteExpired(ctx, now, "outcomes", "vouch_x402_outcomes", "until <= $1")
 }

@@ -105,5 +105,5 @@ func (s *PaymentIDStore) Release(ctx context.Context, id string) error {
 // DeleteExpired removes the ids expired at now and returns how many it
 // removed.
 func (s *PaymentIDStore) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
-	return s.db.deleteExpired(ctx, now, "payment ids", `DELETE FROM vouch_x402_payment_ids WHERE until <= $1`)
+	return s.db.deleteExpired(ctx, now, "payment ids", "vouch_x402_payment_ids", "until <= $1")
 }

@@ -181,5 +181,5 @@ func (s *ReceiptStore) Get(ctx context.Context, id string, now time.Time) (recei
 
 // DeleteExpired implements [receipt.Store].
 func (s *ReceiptStore) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
-	return s.db.deleteExpired(ctx, now, "receipts", `DELETE FROM vouch_receipts WHERE expires_at <= $1`)
+	return s.db.deleteExpired(ctx, now, "receipts", "vouch_receipts", "expires_at <= $1")
 }

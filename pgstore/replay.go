@@ -117,5 +117,5 @@ func (s *ReplayStore) LookupSettled(ctx context.Context, key string, now time.Ti
 // DeleteExpired removes the keys expired at now and returns how many it
 // removed.
 func (s *ReplayStore) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
-	return s.db.deleteExpired(ctx, now, "payment authorizations", `DELETE FROM vouch_x402_replay WHERE until <= $1`)
+	return s.db.deleteExpired(ctx, now, "payment authorizations", "vouch_x402_replay", "until <= $1")
 }

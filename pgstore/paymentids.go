@@ -20,7 +20,7 @@ import (
 // Begin is one INSERT … ON CONFLICT statement on the id's primary key
 // (an id whose until has passed is taken over by it): of concurrent
 // Begins of one id, on any servers, exactly one reports true; the others
-// read the row. Finish is one UPDATE of the row, Release one DELETE.
+// read the row, and try again when it was released before they read it. Finish is one UPDATE of the row, Release one DELETE.
 // Expired ids are removed by DeleteExpired (or [DB.Sweep]). The store is
 // safe for concurrent use.
 type PaymentIDStore struct {
@@ -32,6 +32,10 @@ var _ x402.PaymentIDStore = (*PaymentIDStore)(nil)
 // PaymentIDs returns the payment id store of db.
 func (db *DB) PaymentIDs() *PaymentIDStore { return &PaymentIDStore{db: db} }
 
+// beginTries bounds the rounds of Begin: an id released between its two
+// statements sends it round again.
+const beginTries = 3
+
 // Begin implements [x402.PaymentIDStore].
 func (s *PaymentIDStore) Begin(ctx context.Context, id, request string, now, until time.Time) (x402.PaymentIDRecord, bool, error) {
 	ctx, cancel, err := s.db.query(ctx)
@@ -39,36 +43,41 @@ func (s *PaymentIDStore) Begin(ctx context.Context, id, request string, now, unt
 		return x402.PaymentIDRecord{}, false, err
 	}
 	defer cancel()
-	tag, err := s.db.pool.Exec(ctx, `
-		INSERT INTO vouch_x402_payment_ids AS p (id, request, until) VALUES ($1, $2, $3)
-		ON CONFLICT (id) DO UPDATE SET request = EXCLUDED.request, record = NULL, until = EXCLUDED.until
-		WHERE p.until <= $4`,
-		id, request, until, now)
-	if err != nil {
-		return x402.PaymentIDRecord{}, false, fmt.Errorf("pgstore: beginning payment id: %w", err)
-	}
-	if tag.RowsAffected() == 1 {
-		return x402.PaymentIDRecord{Request: request}, true, nil
-	}
-	var (
-		first  string
-		record []byte
-	)
-	err = s.db.pool.QueryRow(ctx, `SELECT request, record FROM vouch_x402_payment_ids WHERE id = $1`, id).Scan(&first, &record)
-	if errors.Is(err, pgx.ErrNoRows) { // released meanwhile: the caller may try again
-		return x402.PaymentIDRecord{Request: first}, false, fmt.Errorf("pgstore: payment id %s released while it was read", id)
-	}
-	if err != nil {
-		return x402.PaymentIDRecord{}, false, fmt.Errorf("pgstore: reading payment id: %w", err)
-	}
-	r := x402.PaymentIDRecord{Request: first}
-	if record != nil {
-		if err := json.Unmarshal(record, &r); err != nil {
-			return x402.PaymentIDRecord{}, false, fmt.Errorf("pgstore: payment id %s: %w", id, err)
+	for range beginTries {
+		tag, err := s.db.pool.Exec(ctx, `
+			INSERT INTO vouch_x402_payment_ids AS p (id, request, until) VALUES ($1, $2, $3)
+			ON CONFLICT (id) DO UPDATE SET request = EXCLUDED.request, record = NULL, until = EXCLUDED.until
+			WHERE p.until <= $4`,
+			id, request, until, now)
+		if err != nil {
+			return x402.PaymentIDRecord{}, false, fmt.Errorf("pgstore: beginning payment id: %w", err)
 		}
-		r.Done = true
+		if tag.RowsAffected() == 1 {
+			return x402.PaymentIDRecord{Request: request}, true, nil
+		}
+		var (
+			first  string
+			record []byte
+		)
+		err = s.db.pool.QueryRow(ctx, `SELECT request, record FROM vouch_x402_payment_ids WHERE id = $1`, id).Scan(&first, &record)
+		if errors.Is(err, pgx.ErrNoRows) {
+			continue // released meanwhile: begin it in the next round
+		}
+		if err != nil {
+			return x402.PaymentIDRecord{}, false, fmt.Errorf("pgstore: reading payment id: %w", err)
+		}
+		r := x402.PaymentIDRecord{Request: first}
+		if record != nil {
+			if err := json.Unmarshal(record, &r); err != nil {
+				return x402.PaymentIDRecord{}, false, fmt.Errorf("pgstore: payment id %s: %w", id, err)
+			}
+			r.Done = true
+		}
+		return r, false, nil
 	}
-	return r, false, nil
+	// The id changes hands faster than it can be read; the middleware
+	// answers 503 and the payer retries.
+	return x402.PaymentIDRecord{}, false, fmt.Errorf("pgstore: payment id %s released while it was read, %d times", id, beginTries)
 }
 
 // Finish implements [x402.PaymentIDStore].

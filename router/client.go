@@ -15,10 +15,16 @@ import (
 //
 // Errors: a non-2xx answer is an *[Error] (errors.As reaches it) holding
 // the server's problem body, or, when the body is not a problem, one made
-// from the status; its RequestID is the server's request id. A transport
-// failure, after retries, is an error wrapping the cause, and a done
-// context gives the context's error. A verdict of INVALID or RETRY is a
-// result, never an error.
+// from the status; its RequestID is the server's request id. A body over
+// the limit wraps [ErrResponseTooLarge]. A 2xx answer that does not
+// decode, that gives a member twice (encoding/json would read
+// {"verdict":"INVALID","verdict":"VALID"} as VALID) or one field under
+// two names of different case, is an error wrapping
+// [ErrMalformedResponse] that names the member; its nesting is not
+// limited, since an answer echoes workers' outputs. A transport failure,
+// after retries, is an error wrapping the cause, and a done context gives
+// the context's error. A verdict of INVALID or RETRY is a result, never
+// an error.
 //
 // Retries: a call is retried, with exponential backoff and jitter between
 // the policy's bounds, after a connection error, a 429, 502, 503 or 504,

@@ -21,11 +21,12 @@ import (
 // It behaves as router.Client does. Errors: a non-2xx answer is an
 // *[Error] (errors.As reaches it) holding the server's problem body, with
 // the failing fields of an invalid request by JSON path and the server's
-// request id; a body over the limit wraps router.ErrResponseTooLarge, an
-// undecodable answer router.ErrMalformedResponse; a transport failure,
-// after retries, wraps the cause, and a done context gives the context's
-// error. A status of RETRY, NEEDS_SPEC or INCONCLUSIVE is an answer, never
-// an error.
+// request id; a body over the limit wraps router.ErrResponseTooLarge; an
+// answer that does not decode, or that gives a member twice or one field
+// under two names of different case, wraps router.ErrMalformedResponse
+// and names the member; a transport failure, after retries, wraps the
+// cause, and a done context gives the context's error. A status of RETRY,
+// NEEDS_SPEC or INCONCLUSIVE is an answer, never an error.
 //
 // Retries: after a connection error, a 429, 502, 503 or 504, with backoff
 // and jitter, honouring Retry-After, never after another status. Every

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 
+	"github.com/vouchkit/vouch/internal/jsonbody"
 	"github.com/vouchkit/vouch/internal/telemetry"
 	"github.com/vouchkit/vouch/internal/traceparent"
 	"github.com/vouchkit/vouch/problem"
@@ -169,9 +170,13 @@ type Call struct {
 // one.
 //
 // Errors: a non-2xx answer is a *problem.Details (see [ResponseProblem]);
-// a body over the limit wraps [ErrResponseTooLarge]; an undecodable 2xx
-// wraps [ErrMalformedResponse]; a transport failure, after retries, is an
-// error wrapping the cause, and a done context gives the context's error.
+// a body over the limit wraps [ErrResponseTooLarge]; a 2xx answer that
+// does not decode, or, unless out is a *json.RawMessage, that repeats a
+// member name or gives a field of out two members (jsonbody.CheckAnswer:
+// encoding/json would keep the last, so {"verdict":"INVALID",
+// "verdict":"VALID"} would read VALID) wraps [ErrMalformedResponse]; a
+// transport failure, after retries, is an error wrapping the cause, and
+// a done context gives the context's error.
 func (c *Client) Do(ctx context.Context, call Call, out any) error {
 	var body []byte
 	if call.Body != nil {
@@ -230,7 +235,28 @@ func (c *Client) Do(ctx context.Context, call Call, out any) error {
 	if err := json.Unmarshal(data, out); err != nil {
 		return fmt.Errorf("%s: decoding %s response: %w: %w", c.name, call.Op, ErrMalformedResponse, err)
 	}
+	if _, raw := out.(*json.RawMessage); !raw {
+		if err := jsonbody.CheckAnswer(data, out); err != nil {
+			// Not wrapped: the problem is the answer's, not one the server
+			// sent, and a server passing the error on must not answer it.
+			return fmt.Errorf("%s: decoding %s response: %w: %s", c.name, call.Op, ErrMalformedResponse, fieldErrors(err))
+		}
+	}
 	return nil
+}
+
+// fieldErrors returns the text of err, a jsonbody error: its field errors,
+// each with its path, when it has any.
+func fieldErrors(err error) string {
+	var p *problem.Details
+	if !errors.As(err, &p) || len(p.Errors) == 0 {
+		return err.Error()
+	}
+	texts := make([]string, len(p.Errors))
+	for i, fe := range p.Errors {
+		texts[i] = fe.Field + ": " + fe.Message
+	}
+	return strings.Join(texts, "; ")
 }
 
 // ResponseProblem returns the problem of a non-2xx response: its problem

@@ -93,7 +93,22 @@ func Unmarshal(data []byte, v any) error {
 // be JSON that encoding/json decodes into v: a client checks with it a
 // remote answer it decoded with encoding/json's own number types.
 func Check(data []byte, v any) error {
-	folds, err := checkStructure(data)
+	return check(data, v, MaxDepth)
+}
+
+// CheckAnswer is [Check] without the limit of [MaxDepth], for an answer
+// from a server of the project: a correct answer may nest deeper than
+// any request may, since it echoes values at depth (a router's answer
+// holds a worker's output at evidence.runs[i].output, four levels down,
+// and a worker's output may be as deep as its author likes). data has
+// already passed encoding/json's own limit of 10000 levels.
+func CheckAnswer(data []byte, v any) error {
+	return check(data, v, 0)
+}
+
+// check is Check with a depth limit of maxDepth, zero for none.
+func check(data []byte, v any, maxDepth int) error {
+	folds, err := checkStructure(data, maxDepth)
 	if err != nil || !folds {
 		return err
 	}

@@ -266,3 +266,48 @@ func TestUnmarshal_sameFieldTwice(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckAnswer checks that CheckAnswer refuses what Check refuses but
+// nesting: an answer far deeper than MaxDepth passes, while a repeated
+// member or a field given twice under two spellings, however deep, is
+// refused with its path.
+func TestCheckAnswer(t *testing.T) {
+	deep := func(inner string) string {
+		return `{"evidence":{"runs":[{"output":` + strings.Repeat("[", 1000) + inner + strings.Repeat("]", 1000) + `}]}}`
+	}
+	type answer struct {
+		Verdict  string `json:"verdict"`
+		Evidence any    `json:"evidence"`
+	}
+	tests := []struct {
+		body  string
+		field string // "" for no error
+		rule  string
+	}{
+		{deep(`1`), "", ""},
+		{deep(`{"a":1}`), "", ""},
+		{deep(`{"a":1,"a":2}`), "evidence.runs[0].output" + strings.Repeat("[0]", 1000) + ".a", "unique"},
+		{`{"verdict":"INVALID","verdict":"VALID"}`, "verdict", "unique"},
+		{`{"verdict":"INVALID","Verdict":"VALID"}`, "verdict", "unique"},
+	}
+	for _, tt := range tests {
+		var v answer
+		if err := json.Unmarshal([]byte(tt.body), &v); err != nil {
+			t.Fatalf("encoding/json refuses %.40s…: %v", tt.body, err)
+		}
+		err := jsonbody.CheckAnswer([]byte(tt.body), &v)
+		if tt.field == "" {
+			if err != nil {
+				t.Errorf("%.40s…: %v, want no error", tt.body, err)
+			}
+			if err := jsonbody.Check([]byte(tt.body), &v); err == nil {
+				t.Errorf("%.40s…: Check accepts it, want too deep", tt.body)
+			}
+			continue
+		}
+		p := asProblem(t, err)
+		if len(p.Errors) != 1 || p.Errors[0].Field != tt.field || p.Errors[0].Rule != tt.rule {
+			t.Errorf("%.40s…: field errors %+v, want %s rule %s", tt.body, p.Errors, tt.field, tt.rule)
+		}
+	}
+}

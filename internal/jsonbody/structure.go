@@ -84,7 +84,8 @@ type frame struct {
 const linearKeys = 16
 
 // checkStructure walks data, which encoding/json has already accepted as
-// one JSON value, and rejects nesting deeper than MaxDepth, objects that
+// one JSON value, and rejects nesting deeper than maxDepth (zero: no
+// limit but encoding/json's own, which data has passed), objects that
 // repeat a member name, and strings that escape a lone UTF-16 surrogate.
 // encoding/json keeps the last of repeated names while other readers keep
 // the first; refusing them means every reader of a request sees the same
@@ -93,12 +94,12 @@ const linearKeys = 16
 // capital or a byte outside ASCII: only such a name can match a field of
 // another spelling, as encoding/json matches names under case folding
 // (see sameField).
-func checkStructure(data []byte) (folds bool, err error) {
+func checkStructure(data []byte, maxDepth int) (folds bool, err error) {
 	stack := make([]frame, 0, 16)
 	for i := 0; i < len(data); i++ {
 		switch data[i] {
 		case '{', '[':
-			if len(stack) == MaxDepth {
+			if maxDepth > 0 && len(stack) == maxDepth {
 				return false, tooDeep(i)
 			}
 			// Reuse the names slice of a frame popped at this depth.

@@ -17,14 +17,16 @@ import (
 // the server's problem body, or, when the body is not a problem, one made
 // from the status; its RequestID is the server's request id. A body over
 // the limit wraps [ErrResponseTooLarge]. A 2xx answer that does not
-// decode, that gives a member twice (encoding/json would read
-// {"verdict":"INVALID","verdict":"VALID"} as VALID) or one field under
-// two names of different case, is an error wrapping
-// [ErrMalformedResponse] that names the member; its nesting is not
-// limited, since an answer echoes workers' outputs. A transport failure,
-// after retries, is an error wrapping the cause, and a done context gives
-// the context's error. A verdict of INVALID or RETRY is a result, never
-// an error.
+// decode, that lacks a member its operation always has (null or {} rather
+// than a verdict, say; docs/INTERFACE.md lists them, and those it lets go
+// absent or null are not required), that gives a member twice
+// (encoding/json would read {"verdict":"INVALID","verdict":"VALID"} as
+// VALID) or one field under two names of different case, is an error
+// wrapping [ErrMalformedResponse] that names the member; its nesting is
+// not limited, since an answer echoes workers' outputs. A transport
+// failure, after retries, is an error wrapping the cause, and a done
+// context gives the context's error. A verdict of INVALID or RETRY is a
+// result, never an error.
 //
 // Retries: a call is retried, with exponential backoff and jitter between
 // the policy's bounds, after a connection error, a 429, 502, 503 or 504,
@@ -242,6 +244,38 @@ func (c *Client) variantOf(ctx context.Context) Variant {
 	return c.variant
 }
 
+// answerMembers names the members the answer to op must have, each with
+// a value other than null (docs/INTERFACE.md, sections 5 to 7): members
+// a Handler always writes and that make the answer, so that an answer
+// such as null or {} is not read as a zero result. Members the interface
+// lets go absent or null are not among them: request_id, usage, a
+// delegation's result (null without a winner), reasons (null when
+// empty), status's sessions; nor does a feedback's answer, which the
+// Client does not read.
+func answerMembers(op Operation) []string {
+	switch op {
+	case OpDelegateV1:
+		return []string{"session_id", "task_id", "task_result_output"}
+	case OpValidateV1:
+		return []string{"session_id", "task_id", "verdict", "confidence"}
+	case OpDelegateV2:
+		return []string{"session_id", "task_id", "evidence"}
+	case OpValidateV2:
+		return []string{"verdict", "confidence", "evidence"}
+	case OpDelegateV3:
+		return []string{"task_id", "evidence", "consensus"}
+	case OpValidateV3, OpFactcheck, OpFactcheckV1:
+		return []string{"verdict", "confidence", "evidence", "consensus"}
+	case OpPing:
+		return []string{"message"}
+	case OpAbout:
+		return []string{"service", "version", "variants"}
+	case OpStatus:
+		return []string{"calls"}
+	}
+	return nil
+}
+
 // do sends in (nil for none) to the route of op in variant v and decodes
 // the answer into out. The API key goes with every variant but x402.
 func (c *Client) do(ctx context.Context, op Operation, v Variant, in, out any) error {
@@ -256,7 +290,8 @@ func (c *Client) do(ctx context.Context, op Operation, v Variant, in, out any) e
 		}
 		in = body
 	}
-	call := httpapi.Call{Op: string(op), Method: rt.Method, Path: rt.Path, Body: in, IdempotencyKey: idempotencyKeyFrom(ctx)}
+	call := httpapi.Call{Op: string(op), Method: rt.Method, Path: rt.Path, Body: in,
+		IdempotencyKey: idempotencyKeyFrom(ctx), Required: answerMembers(op)}
 	if c.apiKey != "" && v != VariantX402 {
 		call.Header = http.Header{"Authorization": {"Bearer " + c.apiKey}}
 	}

@@ -368,7 +368,8 @@ func TestClient_WithSessionIDsAsStrings(t *testing.T) {
 		bodies = append(bodies, m)
 		mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{}`))
+		// One answer with the members each of the three calls requires.
+		w.Write([]byte(`{"session_id":7,"task_id":"t","task_result_output":"","verdict":"VALID","confidence":1,"evidence":{},"consensus":{}}`))
 	}))
 	t.Cleanup(srv.Close)
 

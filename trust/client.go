@@ -22,11 +22,14 @@ import (
 // *[Error] (errors.As reaches it) holding the server's problem body, with
 // the failing fields of an invalid request by JSON path and the server's
 // request id; a body over the limit wraps router.ErrResponseTooLarge; an
-// answer that does not decode, or that gives a member twice or one field
-// under two names of different case, wraps router.ErrMalformedResponse
-// and names the member; a transport failure, after retries, wraps the
-// cause, and a done context gives the context's error. A status of RETRY,
-// NEEDS_SPEC or INCONCLUSIVE is an answer, never an error.
+// answer that does not decode, that lacks a member the interface always
+// writes (status, confidence, evidence and trace_id of a Response; null or
+// {} would read as a status of ""), or that gives a member twice or one
+// field under two names of different case, wraps
+// router.ErrMalformedResponse and names the member; a transport failure,
+// after retries, wraps the cause, and a done context gives the context's
+// error. A status of RETRY, NEEDS_SPEC or INCONCLUSIVE is an answer, never
+// an error.
 //
 // Retries: after a connection error, a 429, 502, 503 or 504, with backoff
 // and jitter, honouring Retry-After, never after another status. Every
@@ -126,7 +129,9 @@ func (c *Client) Call(ctx context.Context, req *Request) (*Response, error) {
 	}
 	path, _ := callPath(c.variant)
 	call := httpapi.Call{Op: "call", Method: http.MethodPost, Path: path, Body: req,
-		IdempotencyKey: idempotencyKeyFrom(ctx), Header: c.authHeader(c.variant)}
+		IdempotencyKey: idempotencyKeyFrom(ctx), Header: c.authHeader(c.variant),
+		// result and retry_instructions may be null (docs/INTERFACE.md, 9.3).
+		Required: []string{"status", "confidence", "evidence", "trace_id"}}
 	var resp Response
 	if err := c.core.Do(ctx, call, &resp); err != nil {
 		return nil, err
@@ -146,14 +151,17 @@ func (c *Client) authHeader(v router.Variant) http.Header {
 // /api/v4/receipt/{receipt_id}): its JSON exactly as issued, the bytes the
 // signature covers, to check with a receipt.Verifier or read with
 // receipt.Parse. The service answers a receipt that is unknown, expired
-// or not visible to the caller with the same 404 *Error. The API key is
-// sent whatever the Client's variant: the endpoint is authenticated.
+// or not visible to the caller with the same 404 *Error; an answer that
+// is not an object with a receipt_id wraps router.ErrMalformedResponse.
+// The API key is sent whatever the Client's variant: the endpoint is
+// authenticated.
 func (c *Client) FetchReceipt(ctx context.Context, id string) (json.RawMessage, error) {
 	if id == "" {
 		return nil, errors.New("trust: FetchReceipt: the receipt id is empty")
 	}
 	var data json.RawMessage
-	call := httpapi.Call{Op: "fetch receipt", Method: http.MethodGet, Path: receipt.ReceiptPath + url.PathEscape(id), Header: c.authHeader(router.VariantNormal)}
+	call := httpapi.Call{Op: "fetch receipt", Method: http.MethodGet, Path: receipt.ReceiptPath + url.PathEscape(id),
+		Header: c.authHeader(router.VariantNormal), Required: []string{"receipt_id"}}
 	if err := c.core.Do(ctx, call, &data); err != nil {
 		return nil, err
 	}
@@ -169,7 +177,7 @@ func (c *Client) VerifyReceipt(ctx context.Context, req *receipt.VerifyRequest) 
 	}
 	var resp receipt.VerifyResponse
 	call := httpapi.Call{Op: "verify receipt", Method: http.MethodPost, Path: receipt.VerifyPath, Body: req,
-		Header: c.authHeader(router.VariantNormal)}
+		Header: c.authHeader(router.VariantNormal), Required: []string{"valid", "as_issued", "checks"}}
 	if err := c.core.Do(ctx, call, &resp); err != nil {
 		return nil, err
 	}

@@ -54,3 +54,43 @@ func TestClient_repeatedMember(t *testing.T) {
 		t.Errorf("VerifyReceipt %s: %+v, %v, want an error wrapping ErrMalformedResponse naming valid", body, resp, err)
 	}
 }
+
+// TestClient_emptyAnswer checks that a 2xx answer of null, {} or one that
+// lacks a member the interface always has is an error wrapping
+// ErrMalformedResponse naming what is missing, rather than a zero
+// Response (a status of ""); and that result and retry_instructions,
+// null when there are none, are not required.
+func TestClient_emptyAnswer(t *testing.T) {
+	ctx := context.Background()
+	call := func(c *trust.Client) (any, error) { return c.Call(ctx, validationRequest()) }
+	verify := func(c *trust.Client) (any, error) {
+		return c.VerifyReceipt(ctx, &receipt.VerifyRequest{Receipt: []byte(`{}`)})
+	}
+	fetch := func(c *trust.Client) (any, error) { return c.FetchReceipt(ctx, "rcpt_1") }
+	const rest = `"confidence":0.9,"evidence":{},"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"`
+	tests := []struct {
+		name string
+		do   func(*trust.Client) (any, error)
+		body string
+		want string // "" for no error
+	}{
+		{"call", call, `null`, "not a JSON object"},
+		{"call", call, `{}`, `no "status" member`},
+		{"call", call, `{"status":"VALID","confidence":0.9,"evidence":null}`, `no "evidence" member`},
+		{"call", call, `{"status":"VALID",` + rest + `}`, ""},
+		{"call", call, `{"status":"RETRY","result":null,"retry_instructions":null,` + rest + `}`, ""},
+		{"verify", verify, `{}`, `no "valid" member`},
+		{"verify", verify, `{"valid":true,"as_issued":true}`, `no "checks" member`},
+		{"fetch", fetch, `null`, "not a JSON object"},
+		{"fetch", fetch, `{}`, `no "receipt_id" member`},
+	}
+	for _, tt := range tests {
+		got, err := tt.do(newClient(t, answering(t, tt.body).URL))
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s answered %s: %v, want no error", tt.name, tt.body, err)
+		case tt.want != "" && (!errors.Is(err, router.ErrMalformedResponse) || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s answered %s: %+v, %v; want an error wrapping ErrMalformedResponse saying %s", tt.name, tt.body, got, err, tt.want)
+		}
+	}
+}

@@ -162,6 +162,10 @@ type Call struct {
 	// IdempotencyKey is sent with a body on every attempt; empty means a
 	// generated one.
 	IdempotencyKey string
+	// Required names the members a 2xx answer must have, by their exact
+	// names, each with a value other than null; with any, the answer must
+	// be a JSON object. Nil requires none.
+	Required []string
 }
 
 // Do sends call and decodes a 2xx answer into out (nil discards it; a
@@ -171,8 +175,9 @@ type Call struct {
 //
 // Errors: a non-2xx answer is a *problem.Details (see [ResponseProblem]);
 // a body over the limit wraps [ErrResponseTooLarge]; a 2xx answer that
-// does not decode, or, unless out is a *json.RawMessage, that repeats a
-// member name or gives a field of out two members (jsonbody.CheckAnswer:
+// does not decode, that lacks a member of call.Required (null, {} and
+// the like would otherwise read as a zero result), or, unless out is a
+// *json.RawMessage, that repeats a member name or gives a field of out two members (jsonbody.CheckAnswer:
 // encoding/json would keep the last, so {"verdict":"INVALID",
 // "verdict":"VALID"} would read VALID) wraps [ErrMalformedResponse]; a
 // transport failure, after retries, is an error wrapping the cause, and
@@ -240,6 +245,28 @@ func (c *Client) Do(ctx context.Context, call Call, out any) error {
 			// Not wrapped: the problem is the answer's, not one the server
 			// sent, and a server passing the error on must not answer it.
 			return fmt.Errorf("%s: decoding %s response: %w: %s", c.name, call.Op, ErrMalformedResponse, fieldErrors(err))
+		}
+	}
+	if err := hasMembers(data, call.Required); err != nil {
+		return fmt.Errorf("%s: %s response: %w: %w", c.name, call.Op, ErrMalformedResponse, err)
+	}
+	return nil
+}
+
+// hasMembers reports the first of names that data, a JSON value that
+// encoding/json has read, lacks as a member with a value other than null.
+// With names, data must be an object.
+func hasMembers(data []byte, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
+		return fmt.Errorf("the answer %.20q is not a JSON object", data)
+	}
+	for _, name := range names {
+		if v, ok := obj[name]; !ok || string(v) == "null" {
+			return fmt.Errorf("the answer has no %q member", name)
 		}
 	}
 	return nil

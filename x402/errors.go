@@ -17,6 +17,10 @@ var (
 	// per call (for "upto", the maximum it would authorize). Errors
 	// wrapping it also wrap ErrNoAcceptableOffer.
 	ErrAmountAboveLimit = errors.New("x402: amount above the policy's limit per call")
+	// ErrRedirectedPayment: a 402 came from another origin (scheme or
+	// host) than the one the caller's request went to, reached through a
+	// redirect; the Transport does not pay it.
+	ErrRedirectedPayment = errors.New("x402: payment asked after a redirect to another origin")
 	// ErrPaymentRejected: the server answered 402 again to a request that
 	// carried a payment proof.
 	ErrPaymentRejected = errors.New("x402: payment rejected")
@@ -101,11 +105,12 @@ func (e *FacilitatorError) Unwrap() error { return e.Err }
 
 // Permanent reports whether err is a decision of [Transport] that repeating
 // the request cannot change: budget exceeded, no acceptable offer, a
-// rejected payment, unreadable terms. An outer retry policy (for example a
+// rejected payment, unreadable terms, a payment asked after a redirect to
+// another origin. An outer retry policy (for example a
 // go-retryablehttp CheckRetry) should stop on it. Transport errors after a
 // proof was sent are not permanent: retrying them reuses the same proof.
 func Permanent(err error) bool {
 	return errors.Is(err, ErrBudgetExceeded) || errors.Is(err, ErrNoAcceptableOffer) ||
 		errors.Is(err, ErrPaymentRejected) || errors.Is(err, ErrInvalidTerms) ||
-		errors.Is(err, ErrUnsupportedVersion)
+		errors.Is(err, ErrUnsupportedVersion) || errors.Is(err, ErrRedirectedPayment)
 }

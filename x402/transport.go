@@ -12,7 +12,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -86,6 +88,14 @@ func WithPaymentKey(ctx context.Context, key string) context.Context {
 // when GetBody is nil. A request that already carries a PAYMENT-SIGNATURE
 // or X-PAYMENT header is sent unchanged and never paid for: its 402 answer
 // is returned to the caller.
+//
+// It pays only the origin (scheme and host) the caller asked. When an
+// http.Client follows a redirect to another origin and that origin answers
+// 402, the Transport does not pay it: the request fails with an error
+// wrapping [ErrRedirectedPayment]. A redirect on the same origin is paid
+// as any request. (The redirected request is recognized by its Response,
+// which net/http sets; a request the caller makes anew is its own
+// origin.)
 //
 // # One payment per logical call
 //
@@ -205,12 +215,31 @@ func (t *Transport) payAndSend(ctx context.Context, pt *payTrace, base http.Roun
 	if termsErr != nil {
 		return nil, termsErr
 	}
+	if from := chainOrigin(req); !sameOrigin(from, req.URL) {
+		return nil, fmt.Errorf("%w: %s://%s, reached from %s://%s, answered 402; not paid",
+			ErrRedirectedPayment, req.URL.Scheme, req.URL.Host, from.Scheme, from.Host)
+	}
 	m, made, err := t.payOnce(ctx, req, key, terms)
 	if err != nil {
 		return nil, err
 	}
 	pt.paying(m, !made)
 	return t.sendPaid(ctx, base, req, body, m)
+}
+
+// chainOrigin returns the URL of the first request of req's redirect
+// chain: an http.Client sets the Response of a request it makes to follow
+// a redirect, and that Response's Request is the previous one.
+func chainOrigin(req *http.Request) *url.URL {
+	for req.Response != nil && req.Response.Request != nil {
+		req = req.Response.Request
+	}
+	return req.URL
+}
+
+// sameOrigin reports whether a and b have the same scheme and host.
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Host, b.Host)
 }
 
 // pay chooses an offer, charges the budget and has the Payer sign the

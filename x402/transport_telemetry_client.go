@@ -25,11 +25,12 @@ const (
 
 // Reasons of a declined or rejected payment.
 const (
-	reasonNoOffer  = "no_acceptable_offer"
-	reasonBudget   = "budget_exceeded"
-	reasonTerms    = "invalid_terms"
-	reasonRejected = "payment_rejected" // a 402 without a settlement's errorReason
-	reasonTransit  = "transport_error"
+	reasonNoOffer    = "no_acceptable_offer"
+	reasonBudget     = "budget_exceeded"
+	reasonTerms      = "invalid_terms"
+	reasonRedirected = "redirected"       // a 402 from another origin, reached by a redirect
+	reasonRejected   = "payment_rejected" // a 402 without a settlement's errorReason
+	reasonTransit    = "transport_error"
 )
 
 // Attribute keys of the paying side only.
@@ -138,6 +139,8 @@ func payResult(resp *http.Response, err error) (result, reason string) {
 		return payDeclined, reasonBudget
 	case errors.Is(err, ErrInvalidTerms), errors.Is(err, ErrUnsupportedVersion):
 		return payDeclined, reasonTerms
+	case errors.Is(err, ErrRedirectedPayment):
+		return payDeclined, reasonRedirected
 	case errors.As(err, &pe) && errors.Is(err, ErrPaymentRejected):
 		if pe.Settlement != nil && pe.Settlement.ErrorReason != "" {
 			return payRejected, pe.Settlement.ErrorReason

@@ -309,6 +309,11 @@ func (w *Worker) send(ctx context.Context, req *chatRequest) (*decodedResponse, 
 	}
 	defer resp.Body.Close()
 
+	if retryable(resp.StatusCode) && ctx.Err() != nil {
+		// The context ended as the answer came, and ended the retries.
+		return nil, attempts, fmt.Errorf("chatworker: %s at %s: call cut short after %d attempt(s), the last answered %d: %w",
+			w.model, w.host, attempts, resp.StatusCode, context.Cause(ctx))
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		se := &StatusError{
@@ -337,6 +342,12 @@ func (w *Worker) send(ctx context.Context, req *chatRequest) (*decodedResponse, 
 			Detail: err.Error(), Raw: openaihttp.Truncate(string(data), RawLimit)}
 	}
 	return out, attempts, nil
+}
+
+// retryable reports whether an answer of status is retried (as
+// retryablehttp.DefaultRetryPolicy decides): 429, or 5xx but 501.
+func retryable(status int) bool {
+	return status == http.StatusTooManyRequests || status >= 500 && status != http.StatusNotImplemented
 }
 
 // backoff is retryablehttp's exponential backoff, except that a

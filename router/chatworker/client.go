@@ -52,8 +52,8 @@ type chatResponse struct {
 	Model   string `json:"model"`
 	Choices []struct {
 		Message struct {
-			Content *string `json:"content"`
-			Refusal *string `json:"refusal"`
+			Content *replyContent `json:"content"`
+			Refusal *string       `json:"refusal"`
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
 		Logprobs     *struct {
@@ -64,6 +64,43 @@ type chatResponse struct {
 		PromptTokens     int64 `json:"prompt_tokens"`
 		CompletionTokens int64 `json:"completion_tokens"`
 	} `json:"usage"`
+}
+
+// replyContent is the content of a reply's message: a string, or an
+// array of parts, the newer form some servers send, whose text parts
+// ({"type":"text","text":"..."}) are read in order and joined as they are;
+// other parts (images, audio, refusals) are ignored.
+type replyContent string
+
+// UnmarshalJSON reads a string or an array of parts.
+func (c *replyContent) UnmarshalJSON(data []byte) error {
+	if len(data) == 0 || data[0] != '[' {
+		return json.Unmarshal(data, (*string)(c))
+	}
+	var parts []json.RawMessage
+	if err := json.Unmarshal(data, &parts); err != nil {
+		return err
+	}
+	var b strings.Builder
+	for i, raw := range parts {
+		var p struct {
+			Type string          `json:"type"`
+			Text json.RawMessage `json:"text"` // read for a text part only
+		}
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return fmt.Errorf("content part %d: %w", i, err)
+		}
+		if p.Type != "text" {
+			continue
+		}
+		var text string
+		if err := json.Unmarshal(p.Text, &text); err != nil {
+			return fmt.Errorf("content part %d, a text part without a string text: %w", i, err)
+		}
+		b.WriteString(text)
+	}
+	*c = replyContent(b.String())
+	return nil
 }
 
 // tokenLogprob is one token of a reply with its log probability.
@@ -170,10 +207,10 @@ func (w *Worker) complete(ctx context.Context, msgs []message, schema *jsonSchem
 	if r := ch.Message.Refusal; r != nil && strings.TrimSpace(*r) != "" {
 		return reply{}, call, w.responseError(ErrRefusal, *r)
 	}
-	if c := ch.Message.Content; c == nil || strings.TrimSpace(*c) == "" {
+	if c := ch.Message.Content; c == nil || strings.TrimSpace(string(*c)) == "" {
 		return reply{}, call, w.responseError(ErrEmptyContent, resp.raw)
 	}
-	rep := reply{content: *ch.Message.Content}
+	rep := reply{content: string(*ch.Message.Content)}
 	if used.logprobs && ch.Logprobs != nil {
 		rep.tokens = ch.Logprobs.Content
 	}

@@ -44,6 +44,11 @@
 // has a "verdict" member, alone, in a code fence or amid prose, after any
 // <think> block.
 //
+// A reply's text is its message content: a string, or, in the newer form
+// some servers send, an array of parts, whose text parts
+// ({"type": "text", "text": ...}) are joined in order as they are; other
+// parts (images, audio, refusals) are not read.
+//
 // The verdict alone decides whether a reply is an answer. A reply without
 // a complete verdict, a verdict outside the job's set, two verdicts that
 // differ in one answer, a refusal (message.refusal), an empty choice list

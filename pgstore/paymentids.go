@@ -17,12 +17,12 @@ import (
 // retry of a payment id on any of them gets the first response. Give it
 // to x402.MiddlewareConfig.PaymentIDs alongside [DB.Replay] as Replay.
 //
-// Begin is one INSERT … ON CONFLICT statement on the id's primary key
-// (an id whose until has passed is taken over by it): of concurrent
-// Begins of one id, on any servers, exactly one reports true; the others
-// read the row, and try again when it was released before they read it. Finish is one UPDATE of the row, Release one DELETE.
-// Expired ids are removed by DeleteExpired (or [DB.Sweep]). The store is
-// safe for concurrent use.
+// Begin is one INSERT … ON CONFLICT statement on the id's primary key (an
+// id whose until has passed is taken over by it): of concurrent Begins of
+// one id, on any servers, exactly one reports true; the others read the
+// row, and try again when it was released before they read it. Finish is
+// one UPDATE of the row, Release one DELETE. Expired ids are removed by
+// DeleteExpired (or [DB.Sweep]). The store is safe for concurrent use.
 type PaymentIDStore struct {
 	db *DB
 }

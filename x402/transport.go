@@ -108,14 +108,15 @@ func WithPaymentKey(ctx context.Context, key string) context.Context {
 // once. A kept proof is bound to the method, scheme, host and path it paid
 // for as well as the key: a request with the same key to another resource
 // is paid on its own and never carries it. Concurrent requests of one call
-// share one payment (single flight per call): one of them pays, the
-// others wait for its proof and send it too, so that at most one of them
-// is served and the rest get a *PaymentError. A failure to pay is returned
-// to all of them, except when the paying request's context ended before
-// the proof existed: a waiting request then pays itself. A waiting request
-// returns as soon as its own context ends, and the payment in progress goes
-// on for the others. A request that names no call is paid for on its own. The outer retry policy should stop on errors for which
-// [Permanent] reports true.
+// share one payment (single flight per call): one of them pays, the others
+// wait for its proof and send it too, so that at most one of them is
+// served and the rest get a *PaymentError. A failure to pay is returned to
+// all of them, except when the paying request's context ended before the
+// proof existed: a waiting request then pays itself. A waiting request
+// returns as soon as its own context ends, and the payment in progress
+// goes on for the others. A request that names no call is paid for on its
+// own. The outer retry policy should stop on errors for which [Permanent]
+// reports true.
 //
 // Across a disconnect, a proof that was sent may have settled: the
 // Transport keeps it as long as a server can still take it, until its

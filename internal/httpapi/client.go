@@ -175,13 +175,13 @@ type Call struct {
 //
 // Errors: a non-2xx answer is a *problem.Details (see [ResponseProblem]);
 // a body over the limit wraps [ErrResponseTooLarge]; a 2xx answer that
-// does not decode, that lacks a member of call.Required (null, {} and
-// the like would otherwise read as a zero result), or, unless out is a
-// *json.RawMessage, that repeats a member name or gives a field of out two members (jsonbody.CheckAnswer:
-// encoding/json would keep the last, so {"verdict":"INVALID",
-// "verdict":"VALID"} would read VALID) wraps [ErrMalformedResponse]; a
-// transport failure, after retries, is an error wrapping the cause, and
-// a done context gives the context's error.
+// does not decode, that lacks a member of call.Required (null, {} and the
+// like would otherwise read as a zero result), or, unless out is a
+// *json.RawMessage, that repeats a member name or gives a field of out two
+// members (jsonbody.CheckAnswer: encoding/json would keep the last, so
+// {"verdict":"INVALID", "verdict":"VALID"} would read VALID) wraps
+// [ErrMalformedResponse]; a transport failure, after retries, is an error
+// wrapping the cause, and a done context gives the context's error.
 func (c *Client) Do(ctx context.Context, call Call, out any) error {
 	var body []byte
 	if call.Body != nil {

@@ -22,8 +22,8 @@ type errorBody struct {
 }
 
 // ErrorMessage extracts the message of an error body ({"error":
-// {"message"}}, {"error": "..."} or {"message"}), or returns the start of
-// the body when it has none; either is cut to [MaxMessage] bytes.
+// {"message"}}, {"error": "..."} or {"message"}), or returns the body
+// when it has none. It does not cut it: [Scrub] it to [MaxMessage] bytes.
 func ErrorMessage(data []byte) string {
 	var eb errorBody
 	if json.Unmarshal(data, &eb) == nil {
@@ -33,14 +33,14 @@ func ErrorMessage(data []byte) string {
 		var flat string
 		switch {
 		case json.Unmarshal(eb.Error, &nested) == nil && nested.Message != "":
-			return Truncate(nested.Message, MaxMessage)
+			return nested.Message
 		case json.Unmarshal(eb.Error, &flat) == nil && flat != "":
-			return Truncate(flat, MaxMessage)
+			return flat
 		case eb.Message != "":
-			return Truncate(eb.Message, MaxMessage)
+			return eb.Message
 		}
 	}
-	return Truncate(strings.TrimSpace(string(data)), MaxMessage)
+	return strings.TrimSpace(string(data))
 }
 
 // Redact replaces apiKey and the values of headers in s with "[REDACTED]".
@@ -56,6 +56,13 @@ func Redact(s, apiKey string, headers http.Header) string {
 		}
 	}
 	return s
+}
+
+// Scrub returns s with apiKey and the values of headers replaced
+// ([Redact]), cut to at most n bytes ([Truncate]). It redacts before it
+// cuts, so that no start of a secret the cut would split is left.
+func Scrub(s string, n int, apiKey string, headers http.Header) string {
+	return Truncate(Redact(s, apiKey, headers), n)
 }
 
 // SetHeaders sets on h the headers of a JSON request to an

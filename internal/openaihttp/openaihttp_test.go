@@ -15,7 +15,7 @@ func TestErrorMessage(t *testing.T) {
 		`{"object":"error","message":"bad schema","type":"BadRequestError"}`:     "bad schema",      // vLLM
 		`{"error":"rate limited"}`:                                           "rate limited",
 		"  <html>502 Bad Gateway</html>":                                     "<html>502 Bad Gateway</html>",
-		`{"error":{"message":"` + strings.Repeat("x", MaxMessage+10) + `"}}`: strings.Repeat("x", MaxMessage),
+		`{"error":{"message":"` + strings.Repeat("x", MaxMessage+10) + `"}}`: strings.Repeat("x", MaxMessage+10),
 	}
 	for body, want := range tests {
 		if got := ErrorMessage([]byte(body)); got != want {
@@ -30,6 +30,15 @@ func TestRedact(t *testing.T) {
 	want := "key [REDACTED] tenant [REDACTED] short ab"
 	if got != want {
 		t.Errorf("Redact = %q, want %q", got, want)
+	}
+}
+
+func TestScrub(t *testing.T) {
+	const key = "sk-test-0123456789"
+	// The key starts 8 bytes before the cut.
+	s := strings.Repeat("x", MaxMessage-8) + key
+	if got, want := Scrub(s, MaxMessage, key, nil), strings.Repeat("x", MaxMessage-8)+"[REDACTE"; got != want {
+		t.Errorf("Scrub = ...%q, want ...%q", got[MaxMessage-20:], want[MaxMessage-20:])
 	}
 }
 

@@ -264,7 +264,14 @@ func verdictProbability(tokens []tokenLogprob, content string, at, end int) (flo
 }
 
 func (w *Worker) responseError(err error, raw string) *ResponseError {
-	return &ResponseError{Model: w.model, Host: w.host, Err: err, Raw: openaihttp.Truncate(raw, RawLimit)}
+	return &ResponseError{Model: w.model, Host: w.host, Err: err, Raw: w.scrub(raw, RawLimit)}
+}
+
+// scrub returns s without the API key and the headers' values, cut to at
+// most n bytes: what of an endpoint's answer an error may show, since an
+// endpoint (or whatever answers at its URL) may echo the request.
+func (w *Worker) scrub(s string, n int) string {
+	return openaihttp.Scrub(s, n, w.apiKey, w.headers)
 }
 
 // decodedResponse is a chat completion with the body it came from.
@@ -355,7 +362,7 @@ func (w *Worker) send(ctx context.Context, req *chatRequest) (*decodedResponse, 
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		se := &StatusError{
 			Model: w.model, Host: w.host, StatusCode: resp.StatusCode,
-			Message: openaihttp.Redact(openaihttp.ErrorMessage(data), w.apiKey, w.headers), Attempts: attempts,
+			Message: w.scrub(openaihttp.ErrorMessage(data), openaihttp.MaxMessage), Attempts: attempts,
 		}
 		if ra, ok := retryAfter(resp); ok {
 			se.RetryAfter = ra
@@ -371,12 +378,12 @@ func (w *Worker) send(ctx context.Context, req *chatRequest) (*decodedResponse, 
 	}
 	if len(data) > maxReply {
 		return nil, attempts, &ResponseError{Model: w.model, Host: w.host, Err: ErrMalformedReply,
-			Detail: fmt.Sprintf("reply larger than %d bytes", maxReply), Raw: openaihttp.Truncate(string(data), RawLimit)}
+			Detail: fmt.Sprintf("reply larger than %d bytes", maxReply), Raw: w.scrub(string(data), RawLimit)}
 	}
 	out := &decodedResponse{raw: string(data)}
 	if err := json.Unmarshal(data, &out.chatResponse); err != nil {
 		return nil, attempts, &ResponseError{Model: w.model, Host: w.host, Err: ErrMalformedReply,
-			Detail: err.Error(), Raw: openaihttp.Truncate(string(data), RawLimit)}
+			Detail: err.Error(), Raw: w.scrub(string(data), RawLimit)}
 	}
 	return out, attempts, nil
 }

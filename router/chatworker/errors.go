@@ -60,7 +60,8 @@ type ResponseError struct {
 	// Detail adds what the answer broke, for ErrBadAnswer; otherwise empty.
 	Detail string
 	// Raw is the reply's text (the refusal for ErrRefusal, the message
-	// content or the body otherwise), cut to at most RawLimit bytes.
+	// content or the body otherwise), with the API key and the headers'
+	// values replaced by "[REDACTED]", cut to at most RawLimit bytes.
 	Raw string
 }
 
@@ -91,7 +92,8 @@ type StatusError struct {
 	// StatusCode is the HTTP status of the last answer.
 	StatusCode int
 	// Message is the endpoint's error message (its error.message member,
-	// or the start of the body), with the API key removed.
+	// or the start of the body), with the API key and the headers' values
+	// removed.
 	Message string
 	// RetryAfter is the last answer's Retry-After, or 0. It is set when
 	// the endpoint asked for a pause longer than the worker would wait.

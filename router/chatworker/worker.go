@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
-	"github.com/vouchkit/vouch/internal/openaihttp"
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -351,7 +350,7 @@ func (w *Worker) Work(ctx context.Context, job *router.Job) (*router.Result, err
 	} else {
 		a, aerr := parseAnswer(rep.content, verdicts(job.Kind))
 		if aerr != nil {
-			return nil, &ResponseError{Model: w.model, Host: w.host, Err: aerr.err, Detail: aerr.detail, Raw: openaihttp.Truncate(rep.content, RawLimit)}
+			return nil, &ResponseError{Model: w.model, Host: w.host, Err: aerr.err, Detail: aerr.detail, Raw: w.scrub(rep.content, RawLimit)}
 		}
 		res.Verdict, res.Confidence, res.Reasons = a.Verdict, a.Confidence, a.Reasons
 		call.AnswerNotes = strings.Join(a.Notes, "; ")

@@ -74,3 +74,39 @@ func TestWorker_String(t *testing.T) {
 		t.Errorf("formatting shows the key: %s", s)
 	}
 }
+
+func TestWorker_keyNeverShownCut(t *testing.T) {
+	// The key straddles the point at which a message is cut: no prefix of
+	// it may remain.
+	msg := strings.Repeat("x", 500) + " " + fakeKey
+	f := newFake(t, rawBody(401, `{"error":{"message":"`+msg+`"}}`))
+	w := newWorker(t, f, nil)
+	_, err := w.Work(t.Context(), validateJob())
+	var se *chatworker.StatusError
+	if !errors.As(err, &se) || se.StatusCode != 401 {
+		t.Fatalf("Work error = %v, want a 401 *StatusError", err)
+	}
+	if prefix := fakeKey[:8]; strings.Contains(se.Message, prefix) {
+		t.Errorf("Message shows the start of the API key: ...%s", se.Message[len(se.Message)-20:])
+	}
+}
+
+func TestWorker_keyNeverShownInReply(t *testing.T) {
+	// An endpoint that echoes the request (a base URL pointing at the
+	// wrong service) answers 200 with the key in a body that is no chat
+	// completion.
+	f := newFake(t, rawBody(200, `{"headers":{"Authorization":"Bearer `+fakeKey+`","X-Tenant":"tenant-secret"}}`))
+	w := newWorker(t, f, func(c *chatworker.Config) {
+		c.Headers = map[string][]string{"X-Tenant": {"tenant-secret"}}
+	})
+	_, err := w.Work(t.Context(), validateJob())
+	var re *chatworker.ResponseError
+	if !errors.As(err, &re) {
+		t.Fatalf("Work error = %v, want a *ResponseError", err)
+	}
+	for _, secret := range []string{fakeKey, "tenant-secret"} {
+		if strings.Contains(err.Error(), secret) || strings.Contains(re.Raw, secret) {
+			t.Errorf("the error shows %q: %v", secret, err)
+		}
+	}
+}

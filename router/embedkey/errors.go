@@ -29,7 +29,8 @@ type StatusError struct {
 	// StatusCode is the HTTP status of the last answer.
 	StatusCode int
 	// Message is the endpoint's error message (its error.message member,
-	// or the start of the body), with the API key removed.
+	// or the start of the body), with the API key and the headers' values
+	// removed.
 	Message string
 	// Attempts is the number of requests sent.
 	Attempts int

@@ -315,7 +315,7 @@ func (g *Grouper) Embed(ctx context.Context, texts []string) ([][]float64, error
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		return nil, &StatusError{Model: g.model, Host: g.host, StatusCode: resp.StatusCode,
-			Message: openaihttp.Redact(openaihttp.ErrorMessage(data), g.apiKey, g.headers), Attempts: attempts}
+			Message: openaihttp.Scrub(openaihttp.ErrorMessage(data), openaihttp.MaxMessage, g.apiKey, g.headers), Attempts: attempts}
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxReply+1))
 	if err != nil {

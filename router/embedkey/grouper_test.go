@@ -182,6 +182,25 @@ func TestGrouper_Group_errors(t *testing.T) {
 	}
 }
 
+// TestGrouper_Group_statusCut checks that no start of the key is left in
+// a message cut where the key begins.
+func TestGrouper_Group_statusCut(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":{"message":"%s %s"}}`, strings.Repeat("x", 500), secret)
+	}))
+	defer srv.Close()
+	g := newGrouper(t, srv.URL, embedkey.Config{})
+	_, err := g.Group(context.Background(), outputs("a", "b"))
+	var se *embedkey.StatusError
+	if !errors.As(err, &se) {
+		t.Fatalf("err = %v, want a StatusError", err)
+	}
+	if strings.Contains(se.Message, secret[:6]) {
+		t.Errorf("Message shows the start of the key: ...%s", se.Message[len(se.Message)-20:])
+	}
+}
+
 // TestGrouper_Group_status checks that a 4xx is not retried and that the
 // endpoint's message reaches the error without the key.
 func TestGrouper_Group_status(t *testing.T) {

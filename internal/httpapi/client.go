@@ -96,11 +96,14 @@ type Client struct {
 // bound.
 func NewClient(cfg ClientConfig) (*Client, error) {
 	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("base URL %q is not an absolute http or https URL", cfg.BaseURL)
+	if err != nil {
+		return nil, errors.New("base URL is not an absolute http or https URL")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return nil, fmt.Errorf("base URL %q is not an absolute http or https URL", shownURL(u))
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("base URL %q has a query or fragment", cfg.BaseURL)
+		return nil, fmt.Errorf("base URL %q has a query or fragment", shownURL(u))
 	}
 	p := cfg.Retry
 	switch {
@@ -370,6 +373,14 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 		}
 	}
 	return true, nil
+}
+
+// shownURL returns u as an error may show it: without the password of
+// its user info, its query or its fragment, any of which may hold a key.
+func shownURL(u *url.URL) string {
+	v := *u
+	v.RawQuery, v.ForceQuery, v.Fragment, v.RawFragment = "", false, "", ""
+	return v.Redacted()
 }
 
 // retryableTransportError reports whether err, from sending a request, is

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -75,5 +76,27 @@ func TestClient_Do(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, views); diff != "" {
 		t.Errorf("request headers (-want +got):\n%s", diff)
+	}
+}
+
+// TestNewClient_badURLHidesSecrets checks that the error of a base URL
+// NewClient refuses shows neither its password nor its query.
+func TestNewClient_badURLHidesSecrets(t *testing.T) {
+	for _, u := range []string{
+		"https://user:hunter2@example.com/v1?key=sekrit",
+		"https://user:hunter2@example.com/v1#sekrit",
+		"ftp://user:hunter2@example.com/?key=sekrit",
+		"https://user:hunter2@exa mple.com/?key=sekrit",
+	} {
+		_, err := httpapi.NewClient(httpapi.ClientConfig{Name: "test", BaseURL: u})
+		if err == nil {
+			t.Errorf("NewClient(%s) = nil error, want one", u)
+			continue
+		}
+		for _, secret := range []string{"hunter2", "sekrit"} {
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("NewClient(%s): the error shows %q: %v", u, secret, err)
+			}
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"time"
@@ -60,6 +61,38 @@ type FileKey struct {
 	// NotAfter, when set, ends the key's window: it signs nothing dated
 	// at or after it.
 	NotAfter *time.Time `json:"not_after,omitempty"`
+}
+
+// String describes k without its private key: its issuer, its window,
+// and whether it holds its private key, as in
+// "ed25519:... (2026-06-01T00:00:00Z to now, private key held)".
+func (k FileKey) String() string {
+	tk := TrustedKey{NotBefore: k.NotBefore}
+	if k.NotAfter != nil {
+		tk.NotAfter = *k.NotAfter
+	}
+	s := k.Issuer + " (" + tk.window()
+	if k.PrivateKey != "" {
+		s += ", private key held"
+	}
+	return s + ")"
+}
+
+// GoString is String, so that %#v does not print the private key either.
+func (k FileKey) GoString() string { return k.String() }
+
+// LogValue is k as String describes it, so that a log never records the
+// private key.
+func (k FileKey) LogValue() slog.Value { return slog.StringValue(k.String()) }
+
+// LogValue lists f's keys as [FileKey.String] describes them, so that a
+// log never records a private key. (fmt shows each key by its String.)
+func (f KeyFile) LogValue() slog.Value {
+	keys := make([]string, len(f.Keys))
+	for i, k := range f.Keys {
+		keys[i] = k.String()
+	}
+	return slog.AnyValue(keys)
 }
 
 // NewKeyFile returns a key file holding one new current key, valid from

@@ -83,6 +83,13 @@ func (s *Ed25519Signer) Sign(_ context.Context, message []byte) ([]byte, error) 
 // Public returns the key that verifies this signer's receipts.
 func (s *Ed25519Signer) Public() Ed25519Key { return s.pub }
 
+// String returns "receipt.Ed25519Signer(<issuer>)"; it never shows the
+// private key.
+func (s *Ed25519Signer) String() string { return "receipt.Ed25519Signer(" + s.Issuer() + ")" }
+
+// GoString is String, so that %#v does not print the private key either.
+func (s *Ed25519Signer) GoString() string { return s.String() }
+
 // Ed25519Key is an Ed25519 public key trusted to sign receipts under
 // [SchemeEd25519]. [NewVerifier] rejects one that is not 32 bytes long.
 type Ed25519Key ed25519.PublicKey

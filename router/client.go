@@ -71,6 +71,15 @@ func DefaultRetryPolicy() RetryPolicy { return httpapi.DefaultRetryPolicy() }
 // [HTTPWorker] reads unless told otherwise.
 const DefaultMaxResponseBytes = httpapi.DefaultMaxResponseBytes
 
+// String returns "router.Client(<base URL>, <variant>)", the base URL without
+// the password of its user info; it never shows the API key.
+func (c *Client) String() string {
+	return "router.Client(" + httpapi.ShownURL(c.cfg.BaseURL) + ", " + string(c.variant) + ")"
+}
+
+// GoString is String, so that %#v does not print the key either.
+func (c *Client) GoString() string { return c.String() }
+
 // ClientOption configures a [Client].
 type ClientOption func(*Client)
 

@@ -44,6 +44,15 @@ type Client struct {
 	core    *httpapi.Client
 }
 
+// String returns "trust.Client(<base URL>, <variant>)", the base URL without
+// the password of its user info; it never shows the API key.
+func (c *Client) String() string {
+	return "trust.Client(" + httpapi.ShownURL(c.cfg.BaseURL) + ", " + string(c.variant) + ")"
+}
+
+// GoString is String, so that %#v does not print the key either.
+func (c *Client) GoString() string { return c.String() }
+
 // ClientOption configures a [Client].
 type ClientOption func(*Client)
 

@@ -375,8 +375,18 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 	return true, nil
 }
 
-// shownURL returns u as an error may show it: without the password of
-// its user info, its query or its fragment, any of which may hold a key.
+// ShownURL returns s as an error or a String method may show it: without
+// the password of its user info, its query or its fragment, any of which
+// may hold a key; "(unparseable)" when it is no URL.
+func ShownURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparseable)"
+	}
+	return shownURL(u)
+}
+
+// shownURL returns u as [ShownURL] shows it.
 func shownURL(u *url.URL) string {
 	v := *u
 	v.RawQuery, v.ForceQuery, v.Fragment, v.RawFragment = "", false, "", ""

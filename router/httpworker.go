@@ -52,7 +52,7 @@ import (
 // in a traceparent header whose parent is the replica's span, when the
 // engine traces (WithEngineTelemetry).
 func HTTPWorker(url string, opts ...HTTPWorkerOption) Worker {
-	w := &httpWorker{url: url, hc: &http.Client{}, maxResp: DefaultMaxResponseBytes, header: http.Header{}}
+	w := &httpWorker{url: url, shown: httpapi.ShownURL(url), hc: &http.Client{}, maxResp: DefaultMaxResponseBytes, header: http.Header{}}
 	for _, o := range opts {
 		o(w)
 	}
@@ -91,7 +91,8 @@ func WithWorkerMaxResponseBytes(n int64) HTTPWorkerOption {
 
 // RemoteWorkerError is a non-2xx answer of a remote worker.
 type RemoteWorkerError struct {
-	// URL is the worker's URL.
+	// URL is the worker's URL without the password of its user info, its
+	// query and its fragment, which may hold keys.
 	URL string
 	// StatusCode is the HTTP status.
 	StatusCode int
@@ -110,6 +111,7 @@ func (e *RemoteWorkerError) Unwrap() error { return e.Problem }
 
 type httpWorker struct {
 	url     string
+	shown   string // url as errors show it (httpapi.ShownURL)
 	hc      *http.Client
 	header  http.Header
 	maxResp int64
@@ -119,10 +121,14 @@ type httpWorker struct {
 func (w *httpWorker) Work(ctx context.Context, job *Job) (*Result, error) {
 	body, err := json.Marshal(job)
 	if err != nil {
-		return nil, fmt.Errorf("router: encoding job for worker %s: %w", w.url, err)
+		return nil, fmt.Errorf("router: encoding job for worker %s: %w", w.shown, err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewReader(body))
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			ue.URL = w.shown // the URL does not parse: show none of it
+		}
 		return nil, fmt.Errorf("router: worker request: %w", err)
 	}
 	for k, v := range w.header {
@@ -134,6 +140,9 @@ func (w *httpWorker) Work(ctx context.Context, job *Job) (*Result, error) {
 	resp, err := w.hc.Do(req)
 	if err != nil {
 		var ue *url.Error
+		if errors.As(err, &ue) {
+			ue.URL = w.shown // net/http hides the password, not the query
+		}
 		if ctxErr := ctx.Err(); ctxErr != nil && errors.As(err, &ue) && !errors.Is(err, ctxErr) {
 			err = fmt.Errorf("%w (%w)", ctxErr, err)
 		}
@@ -142,13 +151,13 @@ func (w *httpWorker) Work(ctx context.Context, job *Job) (*Result, error) {
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, w.maxResp+1))
 	if err != nil {
-		return nil, fmt.Errorf("router: reading worker %s result: %w", w.url, err)
+		return nil, fmt.Errorf("router: reading worker %s result: %w", w.shown, err)
 	}
 	if int64(len(data)) > w.maxResp {
-		return nil, fmt.Errorf("router: worker %s result over %d bytes: %w", w.url, w.maxResp, ErrResponseTooLarge)
+		return nil, fmt.Errorf("router: worker %s result over %d bytes: %w", w.shown, w.maxResp, ErrResponseTooLarge)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, &RemoteWorkerError{URL: w.url, StatusCode: resp.StatusCode, Problem: httpapi.ResponseProblem(resp, data)}
+		return nil, &RemoteWorkerError{URL: w.shown, StatusCode: resp.StatusCode, Problem: httpapi.ResponseProblem(resp, data)}
 	}
 	var res Result
 	err = json.Unmarshal(data, &res)
@@ -156,7 +165,7 @@ func (w *httpWorker) Work(ctx context.Context, job *Job) (*Result, error) {
 		err = jsonbody.Check(data, &res) // a member given twice would vote with the last
 	}
 	if err != nil {
-		return nil, fmt.Errorf("router: decoding worker %s result: %w: %w", w.url, ErrMalformedResponse, err)
+		return nil, fmt.Errorf("router: decoding worker %s result: %w: %w", w.shown, ErrMalformedResponse, err)
 	}
 	return &res, nil
 }

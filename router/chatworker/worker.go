@@ -100,6 +100,19 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// String returns "chatworker.Config(<model> at <base URL>)", the base URL
+// without the password of its user info and its query; it never shows
+// the key or the headers' values.
+func (c Config) String() string {
+	return "chatworker.Config(" + c.Model + " at " + httpapi.ShownURL(c.BaseURL) + ")"
+}
+
+// GoString is String, so that %#v does not print the key either.
+func (c Config) GoString() string { return c.String() }
+
+// LogValue is c as String shows it, so that a log never records the key.
+func (c Config) LogValue() slog.Value { return slog.StringValue(c.String()) }
+
 // Price is what a model costs per 1,000 tokens, in the host's currency
 // unit.
 type Price struct {

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/internal/openaihttp"
 )
 
@@ -100,6 +101,19 @@ type Grouper struct {
 	waitMax   time.Duration
 	log       *slog.Logger
 }
+
+// String returns "embedkey.Config(<model> at <base URL>)", the base URL
+// without the password of its user info and its query; it never shows
+// the key or the headers' values.
+func (c Config) String() string {
+	return "embedkey.Config(" + c.Model + " at " + httpapi.ShownURL(c.BaseURL) + ")"
+}
+
+// GoString is String, so that %#v does not print the key either.
+func (c Config) GoString() string { return c.String() }
+
+// LogValue is c as String shows it, so that a log never records the key.
+func (c Config) LogValue() slog.Value { return slog.StringValue(c.String()) }
 
 // New returns a Grouper for cfg, or an error wrapping ErrInvalidConfig that
 // names the bad field.

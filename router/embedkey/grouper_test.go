@@ -343,3 +343,21 @@ func TestGrouper_Group_guard(t *testing.T) {
 		}
 	}
 }
+
+func TestConfig_formatHidesKey(t *testing.T) {
+	cfg := embedkey.Config{
+		BaseURL: "https://user:hunter2@api.example.com/v1?key=sekrit", Model: "e1", APIKey: secret,
+		Headers: map[string][]string{"X-Tenant": {"tenant-secret"}},
+	}
+	var text, js bytes.Buffer
+	slog.New(slog.NewTextHandler(&text, nil)).Info("config", "cfg", cfg)
+	slog.New(slog.NewJSONHandler(&js, nil)).Info("config", "cfg", cfg)
+	shown := fmt.Sprintf("%v %+v %#v %v %+v %#v", cfg, cfg, cfg, &cfg, &cfg, &cfg)
+	for how, s := range map[string]string{"fmt": shown, "text": text.String(), "json": js.String()} {
+		for _, hidden := range []string{secret, "tenant-secret", "hunter2", "sekrit"} {
+			if strings.Contains(s, hidden) {
+				t.Errorf("%s shows %q: %s", how, hidden, s)
+			}
+		}
+	}
+}

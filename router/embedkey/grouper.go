@@ -71,7 +71,9 @@ type Config struct {
 	// Timeout bounds one Group call, retries included; 0 means
 	// DefaultTimeout. The caller's context may end it sooner.
 	Timeout time.Duration
-	// HTTPClient sends the requests; nil means a new pooled client.
+	// HTTPClient sends the requests; nil means a new pooled client. The
+	// grouper uses a copy that refuses a redirect to another scheme or
+	// host: the request carries the key and the headers.
 	HTTPClient *http.Client
 	// MaxRetries is how many times a request is repeated after a
 	// connection failure, a 429 or a 5xx; 0 means DefaultMaxRetries and a
@@ -167,6 +169,7 @@ func New(cfg Config) (*Grouper, error) {
 			g.http.Transport = t.Clone()
 		}
 	}
+	g.http = httpapi.SameOrigin(g.http)
 	switch {
 	case g.retries == 0:
 		g.retries = DefaultMaxRetries
@@ -304,11 +307,19 @@ func (g *Grouper) Embed(ctx context.Context, texts []string) ([][]float64, error
 		RequestLogHook: func(_ retryablehttp.Logger, _ *http.Request, i int) {
 			attempts = i + 1
 		},
-		CheckRetry: retryablehttp.DefaultRetryPolicy,
-		Backoff:    retryablehttp.DefaultBackoff,
+		CheckRetry: func(ctx context.Context, resp *http.Response, err error) (bool, error) {
+			if errors.Is(err, httpapi.ErrRedirect) {
+				return false, err
+			}
+			return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
+		},
+		Backoff: retryablehttp.DefaultBackoff,
 		ErrorHandler: func(resp *http.Response, err error, _ int) (*http.Response, error) {
-			if resp != nil {
+			if resp != nil && !errors.Is(err, httpapi.ErrRedirect) {
 				return resp, nil // the status is handled below
+			}
+			if resp != nil {
+				resp.Body.Close()
 			}
 			return nil, err
 		},

@@ -161,7 +161,7 @@ func New(cfg Config) (*Worker, error) {
 	}
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, bad("BaseURL must be an absolute http or https URL, got %q", redactURL(cfg.BaseURL))
+		return nil, bad("BaseURL must be an absolute http or https URL, got %q", httpapi.ShownURL(cfg.BaseURL))
 	}
 	if u.Fragment != "" {
 		return nil, bad("BaseURL must not have a fragment")
@@ -412,13 +412,4 @@ func validHeaderName(name string) bool {
 		}
 	}
 	return true
-}
-
-// redactURL hides a URL's password for error messages.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparseable)"
-	}
-	return u.Redacted()
 }

@@ -127,3 +127,15 @@ func TestConfig_formatHidesKey(t *testing.T) {
 		}
 	}
 }
+
+func TestNew_badURLHidesSecrets(t *testing.T) {
+	_, err := chatworker.New(chatworker.Config{BaseURL: "ftp://user:hunter2@api.example.com/v1?key=sekrit", Model: "m"})
+	if !errors.Is(err, chatworker.ErrInvalidConfig) {
+		t.Fatalf("New = %v, want ErrInvalidConfig", err)
+	}
+	for _, secret := range []string{"hunter2", "sekrit"} {
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("the error shows %q: %v", secret, err)
+		}
+	}
+}

@@ -67,7 +67,10 @@ type FacilitatorClient struct {
 	// URL is the facilitator's base URL, such as
 	// "https://x402.org/facilitator".
 	URL string
-	// HTTPClient sends the requests; nil means http.DefaultClient.
+	// HTTPClient sends the requests; nil means http.DefaultClient. The
+	// client sends through a copy that refuses a redirect to another
+	// scheme or host: the request carries the payment proof and the
+	// headers Prepare adds, and the answer must be the facilitator's.
 	HTTPClient *http.Client
 	// Prepare, if not nil, is called on every request before it is sent,
 	// for instance to add an Authorization header.
@@ -141,7 +144,9 @@ func (c *FacilitatorClient) do(ctx context.Context, op, method string, body []by
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	resp, err := hc.Do(req)
+	// A redirect to another origin is refused: the request carries the
+	// payment proof, and Prepare's headers.
+	resp, err := httpapi.SameOrigin(hc).Do(req)
 	if err != nil {
 		return fail(0, nil, err)
 	}

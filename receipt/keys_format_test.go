@@ -1,14 +1,13 @@
 package receipt_test
 
 import (
-	"bytes"
 	"encoding/hex"
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/vouchkit/vouch/internal/secrettest"
 	"github.com/vouchkit/vouch/receipt"
 )
 
@@ -36,21 +35,7 @@ func TestKeyFile_formatHidesPrivateKey(t *testing.T) {
 	// %v.
 	forms := []string{cur.PrivateKey, strings.Trim(fmt.Sprint(seed[:8]), "[]")}
 	for name, v := range map[string]any{"*KeyFile": f, "KeyFile": *f, "FileKey": cur, "*FileKey": &cur, "*Ed25519Signer": signer} {
-		var text, js bytes.Buffer
-		slog.New(slog.NewTextHandler(&text, nil)).Info("loaded", "key", v)
-		slog.New(slog.NewJSONHandler(&js, nil)).Info("loaded", "key", v)
-		shown := map[string]string{
-			"fmt":  fmt.Sprintf("%v|%+v|%#v|%s|%x|%q", v, v, v, v, v, v),
-			"text": text.String(), "json": js.String(),
-		}
-		for how, s := range shown {
-			for _, form := range forms {
-				if strings.Contains(s, form) {
-					t.Errorf("%s by %s shows the private key: %s", name, how, s)
-					break
-				}
-			}
-		}
+		secrettest.Hidden(t, v, forms...)
 		if s := fmt.Sprint(v); !strings.Contains(s, cur.Issuer) {
 			t.Errorf("fmt.Sprint(%s) = %s, want the issuer %s named", name, s, cur.Issuer)
 		}

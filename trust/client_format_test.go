@@ -1,12 +1,9 @@
 package trust_test
 
 import (
-	"bytes"
-	"fmt"
-	"log/slog"
-	"strings"
 	"testing"
 
+	"github.com/vouchkit/vouch/internal/secrettest"
 	"github.com/vouchkit/vouch/trust"
 )
 
@@ -17,19 +14,7 @@ func TestClient_formatHidesKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var text, js bytes.Buffer
-	slog.New(slog.NewTextHandler(&text, nil)).Info("client", "c", c)
-	slog.New(slog.NewJSONHandler(&js, nil)).Info("client", "c", c)
-	for how, s := range map[string]string{
-		"fmt":  fmt.Sprintf("%v|%+v|%#v|%s|%x", c, c, c, c, c),
-		"text": text.String(), "json": js.String(),
-	} {
-		for _, secret := range []string{"sk-trust-secret", "hunter2"} {
-			if strings.Contains(s, secret) {
-				t.Errorf("%s shows %q: %s", how, secret, s)
-			}
-		}
-	}
+	secrettest.Hidden(t, c, "sk-trust-secret", "hunter2")
 }
 
 func TestClient_String(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/vouchkit/vouch/internal/secrettest"
 	"github.com/vouchkit/vouch/router/chatworker"
 )
 
@@ -116,15 +117,8 @@ func TestConfig_formatHidesKey(t *testing.T) {
 		BaseURL: "https://user:hunter2@api.example.com/v1?key=sekrit", Model: "m1", APIKey: fakeKey,
 		Headers: map[string][]string{"X-Tenant": {"tenant-secret"}},
 	}
-	var text, js bytes.Buffer
-	slog.New(slog.NewTextHandler(&text, nil)).Info("config", "cfg", cfg)
-	slog.New(slog.NewJSONHandler(&js, nil)).Info("config", "cfg", cfg)
-	for how, s := range map[string]string{"fmt": fmtAll(cfg) + fmtAll(&cfg), "text": text.String(), "json": js.String()} {
-		for _, secret := range []string{fakeKey, "tenant-secret", "hunter2", "sekrit"} {
-			if strings.Contains(s, secret) {
-				t.Errorf("%s shows %q: %s", how, secret, s)
-			}
-		}
+	for _, v := range []any{cfg, &cfg} {
+		secrettest.Hidden(t, v, fakeKey, "tenant-secret", "hunter2", "sekrit")
 	}
 }
 

@@ -49,6 +49,9 @@ type signingKey struct {
 // setUpSigningKey loads (or creates) the key of cfg.signingKey, rotates
 // it when asked, and writes the trusted keys when asked.
 func setUpSigningKey(cfg config) (*signingKey, error) {
+	if err := checkTrustedKeysPath(cfg); err != nil {
+		return nil, err
+	}
 	if cfg.rotateSigningKey {
 		if cfg.signingKey == "" {
 			return nil, errors.New("-rotate-signing-key needs -signing-key FILE")
@@ -62,11 +65,40 @@ func setUpSigningKey(cfg config) (*signingKey, error) {
 		return nil, err
 	}
 	if cfg.trustedKeys != "" {
+		// The key file may have been created just now: check again.
+		if err := checkTrustedKeysPath(cfg); err != nil {
+			return nil, err
+		}
 		if err := os.WriteFile(cfg.trustedKeys, k.file.Public().Marshal(), 0o644); err != nil {
 			return nil, fmt.Errorf("-trusted-keys: %w", err)
 		}
 	}
 	return k, nil
+}
+
+// checkTrustedKeysPath refuses a -trusted-keys FILE that is the file of
+// -signing-key: writing the public keys there would replace the private
+// key. Paths are compared cleaned and absolute, and with os.SameFile when
+// both files exist (a symbolic or hard link to the key file).
+func checkTrustedKeysPath(cfg config) error {
+	if cfg.trustedKeys == "" || cfg.signingKey == "" {
+		return nil
+	}
+	same := filepath.Clean(cfg.trustedKeys) == filepath.Clean(cfg.signingKey)
+	if a, err := filepath.Abs(cfg.trustedKeys); err == nil {
+		if b, err := filepath.Abs(cfg.signingKey); err == nil && a == b {
+			same = true
+		}
+	}
+	if fa, err := os.Stat(cfg.trustedKeys); err == nil {
+		if fb, err := os.Stat(cfg.signingKey); err == nil && os.SameFile(fa, fb) {
+			same = true
+		}
+	}
+	if same {
+		return fmt.Errorf("-trusted-keys %s and -signing-key %s name the same file: the public keys would replace the private key", cfg.trustedKeys, cfg.signingKey)
+	}
+	return nil
 }
 
 // loadSigningKey returns the signer of path, creating the file with a

@@ -157,3 +157,48 @@ func TestSetUpSigningKey_rotate(t *testing.T) {
 		t.Errorf("restart after rotation signs with %v (%v), want %s", again, err, second.signer.Issuer())
 	}
 }
+
+func TestSetUpSigningKey_trustedKeysIsSigningKey(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "keys.json")
+	if _, err := setUpSigningKey(config{signingKey: path}); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink(path, link); err != nil {
+		t.Fatal(err)
+	}
+	hard := filepath.Join(dir, "hard.json")
+	if err := os.Link(path, hard); err != nil {
+		t.Fatal(err)
+	}
+	// A link to a key file not created yet becomes the key file.
+	missing := filepath.Join(dir, "new.json")
+	dangling := filepath.Join(dir, "dangling.json")
+	if err := os.Symlink(missing, dangling); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ name, signing, trusted string }{
+		{"same path", path, path},
+		{"with ./", path, dir + "/./keys.json"},
+		{"symbolic link", path, link},
+		{"hard link", hard, path},
+		{"link to the key file to create", missing, dangling},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := setUpSigningKey(config{signingKey: tt.signing, trustedKeys: tt.trusted})
+			if err == nil || !strings.Contains(err.Error(), "-trusted-keys") || !strings.Contains(err.Error(), "-signing-key") {
+				t.Errorf("setUpSigningKey = %v, want an error naming -trusted-keys and -signing-key", err)
+			}
+			f, err := receipt.ReadKeyFile(tt.signing)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.Signer(); err != nil {
+				t.Errorf("the key file lost its private key: %v", err)
+			}
+		})
+	}
+}

@@ -177,13 +177,16 @@ func (e *Engine) note(s *session, counts, failed bool, reason string) {
 	}
 }
 
-// work calls the session's worker, turning a panic into an error.
+// work calls the session's worker, turning a panic into an error. The
+// panic's value, which can hold internals, goes to the engine's log with
+// the stack; the error, which the caller gets as run evidence, says only
+// that the worker panicked.
 func (e *Engine) work(ctx context.Context, s *session, job *Job) (res *Result, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			e.log.Error("router: worker panicked", "session_id", s.ID, "task_id", job.TaskID,
 				"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			res, err = nil, fmt.Errorf("worker panicked: %v", v)
+			res, err = nil, errors.New("the worker panicked")
 		}
 	}()
 	return s.Worker.Work(ctx, job)

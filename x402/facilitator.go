@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -177,19 +178,44 @@ func (c *FacilitatorClient) do(ctx context.Context, op, method string, body []by
 	return nil
 }
 
+// A FacilitatorHandlerOption configures [NewFacilitatorHandler].
+type FacilitatorHandlerOption func(*facilitatorHandler)
+
+// WithFacilitatorLogger sets where the handler logs the errors of its
+// facilitator, at Error with the request id; by default they are not
+// logged.
+func WithFacilitatorLogger(l *slog.Logger) FacilitatorHandlerOption {
+	return func(h *facilitatorHandler) {
+		if l != nil {
+			h.log = l
+		}
+	}
+}
+
+type facilitatorHandler struct {
+	log *slog.Logger
+}
+
 // NewFacilitatorHandler serves f over HTTP with the facilitator API of the
 // protocol: POST /verify, POST /settle and GET /supported, relative to
 // where it is mounted (use http.StripPrefix under a prefix). Malformed
-// requests get a 400 problem; errors of f get a 502 problem; another
-// method on those paths a 405 problem and any other path a 404 problem.
-// Each problem names the request by the X-Request-Id of the answer, set
-// to a fresh id unless the server in front of the handler set one.
-func NewFacilitatorHandler(f Facilitator) http.Handler {
+// requests get a 400 problem; errors of f get a 502 problem with a fixed
+// detail, the error itself going to the logger of
+// [WithFacilitatorLogger] (it can name an upstream facilitator's URL when
+// f is a [FacilitatorClient]); another method on those paths a 405
+// problem and any other path a 404 problem. Each problem names the
+// request by the X-Request-Id of the answer, set to a fresh id unless the
+// server in front of the handler set one.
+func NewFacilitatorHandler(f Facilitator, opts ...FacilitatorHandlerOption) http.Handler {
+	h := &facilitatorHandler{log: slog.New(slog.DiscardHandler)}
+	for _, opt := range opts {
+		opt(h)
+	}
 	f = guard(f)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /supported", func(w http.ResponseWriter, r *http.Request) {
 		out, err := f.Supported(r.Context())
-		writeResult(w, r, out, err)
+		h.writeResult(w, r, "supported", out, err)
 	})
 	mux.HandleFunc("POST /verify", func(w http.ResponseWriter, r *http.Request) {
 		p, req, err := readFacilitatorRequest(r)
@@ -198,7 +224,7 @@ func NewFacilitatorHandler(f Facilitator) http.Handler {
 			return
 		}
 		out, ferr := f.Verify(r.Context(), p, req)
-		writeResult(w, r, out, ferr)
+		h.writeResult(w, r, "verify", out, ferr)
 	})
 	mux.HandleFunc("POST /settle", func(w http.ResponseWriter, r *http.Request) {
 		p, req, err := readFacilitatorRequest(r)
@@ -207,7 +233,7 @@ func NewFacilitatorHandler(f Facilitator) http.Handler {
 			return
 		}
 		out, ferr := f.Settle(r.Context(), p, req)
-		writeResult(w, r, out, ferr)
+		h.writeResult(w, r, "settle", out, ferr)
 	})
 	for path, allow := range map[string]string{"/supported": "GET, HEAD", "/verify": "POST", "/settle": "POST"} {
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
@@ -223,9 +249,13 @@ func NewFacilitatorHandler(f Facilitator) http.Handler {
 	return httpapi.WithRequestID(mux)
 }
 
-func writeResult(w http.ResponseWriter, r *http.Request, out any, err error) {
+// writeResult answers out, or the failure of the facilitator's op: the
+// error goes to the log, the caller gets a fixed text and the request id.
+func (h *facilitatorHandler) writeResult(w http.ResponseWriter, r *http.Request, op string, out any, err error) {
 	if err != nil {
-		writeProblem(w, r, problem.Newf(http.StatusBadGateway, problem.CodeUnavailable, "facilitator: %v", err))
+		h.log.LogAttrs(r.Context(), slog.LevelError, "x402: facilitator "+op,
+			slog.String("request_id", w.Header().Get(httpapi.HeaderRequestID)), slog.String("error", err.Error()))
+		writeProblem(w, r, problem.Newf(http.StatusBadGateway, problem.CodeUnavailable, "the facilitator could not answer %s", op))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -1,9 +1,11 @@
 package x402_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -121,6 +123,60 @@ func TestFacilitatorHandler_problems(t *testing.T) {
 		if err != nil || resp.StatusCode != tt.status || p.Code != tt.code || p.Instance != tt.path || id == "" || p.RequestID != id || resp.Header.Get("Allow") != tt.allow {
 			t.Errorf("%s %s: %d %+v (X-Request-Id %q, Allow %q), %v; want %d %s naming the path and the request id, Allow %q",
 				tt.method, tt.path, resp.StatusCode, p, id, resp.Header.Get("Allow"), err, tt.status, tt.code, tt.allow)
+		}
+	}
+}
+
+// TestFacilitatorHandler_hidesTheCause: a facilitator handler relaying to
+// an upstream facilitator answers its failures with a fixed text naming
+// the request, never the upstream's error (its URL, host and port), which
+// goes to the handler's log.
+func TestFacilitatorHandler_hidesTheCause(t *testing.T) {
+	upstream := httptest.NewServer(http.NotFoundHandler())
+	upstream.Close() // refuses connections: the client's error names its URL
+	host := strings.TrimPrefix(upstream.URL, "http://")
+	var buf bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&buf, nil))
+	relay := &x402.FacilitatorClient{URL: upstream.URL + "/fac/?token=s3cret"}
+	srv := httptest.NewServer(x402.NewFacilitatorHandler(relay, x402.WithFacilitatorLogger(log)))
+	defer srv.Close()
+	body, err := json.Marshal(map[string]any{
+		"x402Version":         2,
+		"paymentPayload":      x402.PaymentPayload{X402Version: 2, Accepted: offer(t), Payload: []byte(`{}`)},
+		"paymentRequirements": offer(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ method, path, body string }{
+		{"POST", "/verify", string(body)},
+		{"POST", "/settle", string(body)},
+		{"GET", "/supported", ""},
+	} {
+		buf.Reset()
+		req, _ := http.NewRequestWithContext(t.Context(), tt.method, srv.URL+tt.path, strings.NewReader(tt.body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p problem.Details
+		if err := json.Unmarshal(raw, &p); err != nil {
+			t.Fatalf("%s: %s is not a problem: %v", tt.path, raw, err)
+		}
+		id := resp.Header.Get("X-Request-Id")
+		if resp.StatusCode != http.StatusBadGateway || id == "" || p.RequestID != id {
+			t.Errorf("%s %s: %d %+v (X-Request-Id %q); want 502 naming the request", tt.method, tt.path, resp.StatusCode, p, id)
+		}
+		if strings.Contains(string(raw), host) || strings.Contains(string(raw), "s3cret") {
+			t.Errorf("%s %s: the answer %s shows the upstream facilitator", tt.method, tt.path, raw)
+		}
+		if logged := buf.String(); !strings.Contains(logged, host) || !strings.Contains(logged, id) || !strings.Contains(logged, `"level":"ERROR"`) {
+			t.Errorf("%s %s: log = %s, want the cause at ERROR with the request id", tt.method, tt.path, logged)
 		}
 	}
 }

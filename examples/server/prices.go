@@ -98,9 +98,11 @@ func priceTable(prices []pricedRoute) map[string]x402.Price {
 // facilitatorPath is where -facilitator serves the offline facilitator.
 const facilitatorPath = "/x402/facilitator/"
 
-// facilitatorHandler serves an offline facilitator at facilitatorPath.
-func facilitatorHandler(m *metrics) http.Handler {
-	return http.StripPrefix(strings.TrimSuffix(facilitatorPath, "/"), x402.NewFacilitatorHandler(m.countSettlements(&evm.Facilitator{})))
+// facilitatorHandler serves an offline facilitator at facilitatorPath,
+// logging its errors to log.
+func facilitatorHandler(m *metrics, log *slog.Logger) http.Handler {
+	h := x402.NewFacilitatorHandler(m.countSettlements(&evm.Facilitator{}), x402.WithFacilitatorLogger(log))
+	return http.StripPrefix(strings.TrimSuffix(facilitatorPath, "/"), h)
 }
 
 // trustPrices returns the prices of the trust call: fixed, the price of

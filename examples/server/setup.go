@@ -165,7 +165,7 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	mux.Handle("/api/v4/", th)
 	(&health{sessions: engine, ping: s.state.ping, log: log}).register(mux) // /healthz, /readyz
 	if cfg.facilitator {
-		mux.Handle(facilitatorPath, facilitatorHandler(s.metrics))
+		mux.Handle(facilitatorPath, facilitatorHandler(s.metrics, log))
 	}
 	handleGet(mux, escrowBalancePath, esc.balanceHandler()) // demo only: the offline escrow's ledger
 	if s.mcp, err = mountAgents(mux, cfg, agentDeps{engine, svc, s.state.receipts, verifier, auth, s.state.replay, s.state.answers, s.prices, s.metrics, log, s.obs, esc, s.state.escrow}); err != nil {

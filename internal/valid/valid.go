@@ -14,7 +14,8 @@ import (
 )
 
 // Rule is a custom validation rule: Check decides whether a field passes,
-// and Message explains a failure.
+// and Message explains a failure. A Rule with no Check, under the tag of a
+// built-in rule, keeps that rule and replaces its message.
 type Rule struct {
 	Check   validator.Func
 	Message func(param string, value any) string
@@ -41,6 +42,9 @@ func New(rules map[string]Rule) *Validator {
 		return name
 	})
 	for tag, r := range rules {
+		if r.Check == nil {
+			continue
+		}
 		if err := v.RegisterValidation(tag, r.Check); err != nil {
 			panic(fmt.Sprintf("valid: registering rule %q: %v", tag, err)) // a programming error
 		}

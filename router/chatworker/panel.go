@@ -11,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/internal/valid"
 	"github.com/vouchkit/vouch/router"
 )
@@ -78,8 +79,13 @@ type panelWorker struct {
 }
 
 // panelRules validates panel files; like encoding/json's cache, it is
-// immutable once built.
-var panelRules = valid.New(nil)
+// immutable once built. A base_url refused is shown without its password
+// and query, which may hold a key.
+var panelRules = valid.New(map[string]valid.Rule{
+	"http_url": {Message: func(_ string, v any) string {
+		return fmt.Sprintf("must be an absolute URL, got %q", httpapi.ShownURL(fmt.Sprint(v)))
+	}},
+})
 
 // LoadPanel reads a panel file and returns its sessions, each with a
 // constructed worker. The file's extension picks the format: .json for

@@ -196,3 +196,22 @@ func FuzzParsePanel(f *testing.F) {
 		}
 	})
 }
+
+// TestParsePanel_baseURLHidden: a base_url refused quotes it without the
+// password and the query, either of which may hold a key.
+func TestParsePanel_baseURLHidden(t *testing.T) {
+	for _, tt := range []struct{ url, shown string }{
+		{"/v1?api-key=s3cret", `"/v1"`},
+		{"ftp://user:s3cret@h/v1?api-key=s3cret", `"ftp://user:xxxxx@h/v1"`},
+		{"http://user:s3cret@[::1/v1?api-key=s3cret", `"(unparseable)"`},
+	} {
+		text := "sessions:\n  - {id: 1, worker: {base_url: '" + tt.url + "', model: m}}"
+		_, err := chatworker.ParsePanel("p.yaml", []byte(text), env(nil))
+		if !errors.Is(err, chatworker.ErrInvalidPanel) {
+			t.Fatalf("ParsePanel(%s) = %v, want ErrInvalidPanel", tt.url, err)
+		}
+		if msg := err.Error(); strings.Contains(msg, "s3cret") || !strings.Contains(msg, "sessions[0].worker.base_url: must be an absolute URL, got "+tt.shown) {
+			t.Errorf("ParsePanel(%s) = %q, want the URL shown as %s", tt.url, msg, tt.shown)
+		}
+	}
+}

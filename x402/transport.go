@@ -293,7 +293,7 @@ func (t *Transport) pay(ctx context.Context, req *http.Request, m *memo, terms *
 	m.expires = proofExpiry(&p, offer, t.now())
 	t.logger().LogAttrs(ctx, slog.LevelInfo, "x402: paid",
 		slog.String("id", id), slog.String("reference", proof.Reference), slog.String("amount", offer.Amount),
-		slog.String("asset", offer.Asset), slog.String("network", offer.Network), slog.String("url", req.URL.Redacted()))
+		slog.String("asset", offer.Asset), slog.String("network", offer.Network), slog.String("url", loggedURL(req.URL)))
 	return nil
 }
 
@@ -342,6 +342,15 @@ func (t *Transport) now() time.Time {
 		return t.Now()
 	}
 	return time.Now()
+}
+
+// loggedURL returns u as the log shows it: without its user info, query
+// or fragment, any of which may hold a key.
+func loggedURL(u *url.URL) string {
+	v := *u
+	v.User = nil
+	v.RawQuery, v.ForceQuery, v.Fragment, v.RawFragment = "", false, "", ""
+	return v.String()
 }
 
 func (t *Transport) logger() *slog.Logger {

@@ -105,9 +105,12 @@ func (h *Handler) serveConsistency(w http.ResponseWriter, r *http.Request) {
 			errs = append(errs, FieldError{Field: name, Rule: "unique", Message: "is given more than once"})
 			return 0
 		}
+		// One spelling of each size: "01", "+1" and "-0" are refused,
+		// not read as 1 and 0.
 		n, err := strconv.ParseInt(vals[0], 10, 64)
-		if err != nil || n < 0 {
-			errs = append(errs, FieldError{Field: name, Rule: "type", Message: "must be a tree size: a decimal integer >= 0"})
+		if err != nil || n < 0 || strconv.FormatInt(n, 10) != vals[0] {
+			errs = append(errs, FieldError{Field: name, Rule: "type", Message: "must be a tree size: a decimal integer >= 0, without sign or leading zeros"})
+			return 0
 		}
 		return n
 	}

@@ -24,7 +24,8 @@ import (
 // problem of the same status, never a 5xx. A receipt it serves is one of
 // the caller's as stored; an inclusion proof proves the receipt in the
 // tree it names; a consistency proof is served only for sizes 0 <=
-// first <= second <= the log's, given once each as decimal integers, and
+// first <= second <= the log's, given once each as decimal integers
+// without sign or leading zeros, and
 // proves the tree of second extends the tree of first.
 func FuzzLogHandler(f *testing.F) {
 	ids := []string{"rcpt_aaaaaaaaaaaaaaaaaaaaaaaaaa", "rcpt_bbbbbbbbbbbbbbbbbbbbbbbbba", "rcpt_cccccccccccccccccccccccccq"}
@@ -32,6 +33,7 @@ func FuzzLogHandler(f *testing.F) {
 	f.Add(uint8(0), "", "first=0&second=0")
 	f.Add(uint8(0), "", "first=2&first=2&second=x")
 	f.Add(uint8(0), "", "first=-1&second=99999999999999999999")
+	f.Add(uint8(0), "", "first=-0&second=01")
 	f.Add(uint8(1), ids[1], "")
 	f.Add(uint8(2), ids[0], "")
 	f.Add(uint8(2), ids[2], "")
@@ -107,7 +109,8 @@ func FuzzLogHandler(f *testing.F) {
 			q, err := url.ParseQuery(query)
 			first, err1 := strconv.ParseInt(q.Get("first"), 10, 64)
 			second, err2 := strconv.ParseInt(q.Get("second"), 10, 64)
-			if err != nil || err1 != nil || err2 != nil || len(q["first"]) != 1 || len(q["second"]) != 1 || first < 0 || first > second || second > size {
+			if err != nil || err1 != nil || err2 != nil || len(q["first"]) != 1 || len(q["second"]) != 1 ||
+				strconv.FormatInt(first, 10) != q.Get("first") || strconv.FormatInt(second, 10) != q.Get("second") || first < 0 || first > second || second > size {
 				t.Fatalf("GET %s?%s: 200 %s", path, query, w.Body)
 			}
 			var cr receipt.ConsistencyResponse

@@ -39,6 +39,7 @@ func TestHandler_unknownQueryParameters(t *testing.T) {
 	const none = "is not a parameter of this endpoint, which takes none"
 	const sizes = "is not a parameter of this endpoint, whose parameters are first, second"
 	const malformed = `is not name=value pairs joined by "&", each escaped as a URL's query is`
+	const size = "must be a tree size: a decimal integer >= 0, without sign or leading zeros"
 	id := "rcpt_" + strings.Repeat("0", 26)
 	for _, tt := range []struct {
 		path string
@@ -57,6 +58,12 @@ func TestHandler_unknownQueryParameters(t *testing.T) {
 			{Field: "second", Rule: "required", Message: "is required: a tree size"},
 			{Field: "(query)", Rule: "malformed", Message: malformed}}},
 		{"/api/v4/log?a=%", []receipt.FieldError{{Field: "(query)", Rule: "malformed", Message: malformed}}},
+		// A size is written one way: "01", "+1" and "-0" are not 1 and 0.
+		{"/api/v4/log/consistency?first=0&second=01", []receipt.FieldError{{Field: "second", Rule: "type", Message: size}}},
+		{"/api/v4/log/consistency?first=-0&second=1", []receipt.FieldError{{Field: "first", Rule: "type", Message: size}}},
+		{"/api/v4/log/consistency?first=%2B0&second=%2B1", []receipt.FieldError{
+			{Field: "first", Rule: "type", Message: size}, {Field: "second", Rule: "type", Message: size}}},
+		{"/api/v4/log/consistency?first=00&second=1", []receipt.FieldError{{Field: "first", Rule: "type", Message: size}}},
 	} {
 		status, body := get(tt.path)
 		var p receipt.Error

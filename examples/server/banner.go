@@ -10,12 +10,19 @@ import (
 
 // printBanner tells a newcomer where the server is and what to paste.
 // Its first line names the base URL; a line "  debug vars: URL" names the
-// debug endpoint when there is one.
+// debug endpoint when there is one. It prints the API key of -api-key
+// (the demo key by default), never one from VOUCH_API_KEY: its curls then
+// read the key from that variable.
 func printBanner(w io.Writer, base, debugBase string, cfg config, s *server) {
 	var b strings.Builder
 	auth := fmt.Sprintf("-H 'Authorization: Bearer %s'", cfg.apiKey)
 	fmt.Fprintf(&b, "vouch demo server listening on %s\n", base)
-	fmt.Fprintf(&b, "  API key: %s (send Authorization: Bearer %s), integration %s\n", cfg.apiKey, cfg.apiKey, defaultIntegration)
+	if cfg.apiKeyFromEnv {
+		auth = fmt.Sprintf(`-H "Authorization: Bearer $%s"`, envAPIKey)
+		fmt.Fprintf(&b, "  API key: set by %s (send Authorization: Bearer KEY), integration %s\n", envAPIKey, defaultIntegration)
+	} else {
+		fmt.Fprintf(&b, "  API key: %s (send Authorization: Bearer %s), integration %s\n", cfg.apiKey, cfg.apiKey, defaultIntegration)
+	}
 	if len(cfg.integrations) > 1 {
 		var others []string
 		for name := range maps.Values(cfg.integrations) {

@@ -38,7 +38,7 @@ func testFinishesEscrowsOfAnEarlierRun(t *testing.T, args []string) {
 	chain := &evm.Escrow{OpenBalance: big.NewInt(x402test.EscrowOpenBalance)} // outlives both runs
 	start := func() *server {
 		t.Helper()
-		cfg, err := parseFlags(args, io.Discard)
+		cfg, err := parseFlags(args, noEnv, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,6 +29,12 @@ const (
 	defaultPayTo = "0x000000000000000000000000000000000000dEaD"
 	// defaultSlowSession is how long demo session 2 takes to answer.
 	defaultSlowSession = 1500 * time.Millisecond
+	// The environment variables that stand for the flags holding secrets
+	// when those are not given: a command line is readable by every local
+	// user (/proc/PID/cmdline), a process's environment by its user only.
+	envAPIKey       = "VOUCH_API_KEY"
+	envIntegrations = "VOUCH_INTEGRATIONS"
+	envDatabaseURL  = "VOUCH_DATABASE_URL"
 	// network is where the x402 routes ask to be paid. The offline
 	// facilitator accepts test networks only.
 	network = "base-sepolia"
@@ -42,6 +48,7 @@ const (
 type config struct {
 	addr             string
 	apiKey           string
+	apiKeyFromEnv    bool              // apiKey came from VOUCH_API_KEY: the banner does not print it
 	integrations     map[string]string // API key → integration name, -api-key's included
 	payTo            string
 	signingKey       string        // file of the receipts' signing key; empty: a key for this run only
@@ -103,9 +110,32 @@ func (f *integrationFlag) Set(s string) error {
 	return nil
 }
 
-// parseFlags reads the command line. -h prints the usage to out and
-// returns flag.ErrHelp.
-func parseFlags(args []string, out io.Writer) (config, error) {
+// parseIntegrations reads the value of VOUCH_INTEGRATIONS: NAME=KEY pairs,
+// as -integration takes them, separated by commas or newlines, each
+// trimmed of white space; empty entries are skipped. A bearer token holds
+// no comma, newline or white space, so the split is unambiguous.
+func parseIntegrations(v string) (integrationFlag, error) {
+	var f integrationFlag
+	n := 0
+	for entry := range strings.FieldsFuncSeq(v, func(r rune) bool { return r == ',' || r == '\n' }) {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		n++
+		if err := f.Set(entry); err != nil {
+			// Named by position: an entry without "=" may be a key.
+			return nil, fmt.Errorf("%s: entry %d: %w", envIntegrations, n, err)
+		}
+	}
+	return f, nil
+}
+
+// parseFlags reads the command line, and through getenv the environment
+// variables that stand for -api-key, -integration and -database-url when
+// those are not given. -h prints the usage to out and returns
+// flag.ErrHelp.
+func parseFlags(args []string, getenv func(string) string, out io.Writer) (config, error) {
 	var (
 		cfg          config
 		integrations integrationFlag
@@ -115,9 +145,9 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.SetOutput(out)
 	fs.StringVar(&cfg.addr, "addr", defaultAddr, "`HOST:PORT` to listen on (port 0 picks a free one)")
 	fs.StringVar(&cfg.apiKey, "api-key", defaultAPIKey,
-		"`KEY` that normal routes take as Authorization: Bearer KEY, for the integration "+defaultIntegration)
+		"`KEY` that normal routes take as Authorization: Bearer KEY, for the integration "+defaultIntegration+"; "+envAPIKey+" sets it when the flag is not given")
 	fs.Var(&integrations, "integration",
-		"another integration and its API key, as `NAME=KEY` (repeatable); each owns its receipts and can be named a counterparty")
+		"another integration and its API key, as `NAME=KEY` (repeatable); each owns its receipts and can be named a counterparty. "+envIntegrations+" gives them, NAME=KEY separated by commas or newlines, when the flag is not given")
 	fs.StringVar(&cfg.payTo, "pay-to", defaultPayTo, "EVM `ADDRESS` that receives the x402 payments")
 	signingFlags(fs, &cfg)
 	logFlags(fs, &cfg)
@@ -130,7 +160,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 		"panel `FILE` (.json, .yaml) of chat-completions workers to run instead of the demo workers")
 	fs.DurationVar(&cfg.slowSession, "slow-session", defaultSlowSession, "how long session 2 of the demo workers takes to answer (`D`)")
 	fs.StringVar(&cfg.databaseURL, "database-url", "",
-		"PostgreSQL `URL` that keeps idempotency keys, trial limits, used payments and receipts, shared by every server on it")
+		"PostgreSQL `URL` that keeps idempotency keys, trial limits, used payments and receipts, shared by every server on it; "+envDatabaseURL+" sets it when the flag is not given")
 	fs.StringVar(&cfg.schema, "database-schema", "", "`NAME` of the PostgreSQL schema of vouch's tables (default: the search_path's first)")
 	fs.Float64Var(&perMinute, "trial-rate", defaultTrialPerMinute, "trial requests a caller regains per minute (`N` > 0)")
 	fs.IntVar(&cfg.trialBurst, "trial-burst", defaultTrialBurst, "trial requests a caller may make at once (`N` >= 1)")
@@ -154,6 +184,11 @@ variants, /api/v4/receipt/{id}, /api/v4/verify_receipt) from one in-process
 engine, on six deterministic demo workers or a panel of chat models.
 See examples/server/README.md. Stop it with Ctrl-C.
 
+environment (any local user can read a command line, only its user a
+process's environment): `+envAPIKey+`, `+envIntegrations+` and `+envDatabaseURL+`
+stand for -api-key, -integration and -database-url when those flags are
+not given; a flag given beats its variable.
+
 flags:
 `)
 		fs.PrintDefaults()
@@ -165,6 +200,22 @@ flags:
 		fs.Usage()
 		return config{}, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	given := make(map[string]bool)
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if v := getenv(envAPIKey); v != "" && !given["api-key"] {
+		cfg.apiKey, cfg.apiKeyFromEnv = v, true
+	}
+	integrationsFrom := "-integration"
+	if v := getenv(envIntegrations); v != "" && !given["integration"] {
+		var err error
+		if integrations, err = parseIntegrations(v); err != nil {
+			return config{}, err
+		}
+		integrationsFrom = envIntegrations
+	}
+	if v := getenv(envDatabaseURL); v != "" && !given["database-url"] {
+		cfg.databaseURL = v
+	}
 	if cfg.apiKey == "" {
 		return config{}, errors.New("-api-key must not be empty")
 	}
@@ -173,10 +224,10 @@ flags:
 	for _, nk := range integrations {
 		name, key := nk[0], nk[1]
 		if _, dup := cfg.integrations[key]; dup {
-			return config{}, fmt.Errorf("-integration %s: its key is already in use", name)
+			return config{}, fmt.Errorf("%s %s: its key is already in use", integrationsFrom, name)
 		}
 		if slices.Contains(names, name) {
-			return config{}, fmt.Errorf("-integration %s: the name is already in use", name)
+			return config{}, fmt.Errorf("%s %s: the name is already in use", integrationsFrom, name)
 		}
 		cfg.integrations[key] = name
 		names = append(names, name)

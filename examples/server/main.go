@@ -6,6 +6,11 @@
 //	go run ./examples/server [-addr HOST:PORT] [-api-key KEY] [-workers FILE]
 //	    [-signing-key FILE] [-receipts FILE | -database-url URL] [-debug-addr HOST:PORT] ...
 //
+// The environment variables VOUCH_API_KEY, VOUCH_INTEGRATIONS and
+// VOUCH_DATABASE_URL stand for -api-key, -integration and -database-url
+// when those are not given, so that secrets need not be on the command
+// line, which every local user can read.
+//
 // It prints its address, API key, curls to paste, the receipts' public key
 // and the x402 prices, logs each request, and shuts down gracefully on
 // SIGINT or SIGTERM. README.md describes the flags, the sessions, the
@@ -35,7 +40,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	switch err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); {
+	switch err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); {
 	case errors.Is(err, flag.ErrHelp):
 	case err != nil:
 		fmt.Fprintln(os.Stderr, "server:", err)
@@ -43,10 +48,11 @@ func main() {
 	}
 }
 
-// run serves until ctx ends, then shuts down gracefully. The banner goes
-// to stdout; the usage and the request log go to stderr.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg, err := parseFlags(args, stderr)
+// run serves until ctx ends, then shuts down gracefully. getenv reads the
+// environment variables that stand for flags. The banner goes to stdout;
+// the usage and the request log go to stderr.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseFlags(args, getenv, stderr)
 	if err != nil {
 		return err
 	}

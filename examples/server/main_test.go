@@ -92,7 +92,7 @@ func startServerBanner(t *testing.T, args ...string) (b banner, log *syncBuffer,
 	log = new(syncBuffer)
 	done := make(chan error, 1)
 	go func() {
-		err := run(ctx, append([]string{"-addr", "127.0.0.1:0", "-slow-session", testSlowSession}, args...), pw, log)
+		err := run(ctx, append([]string{"-addr", "127.0.0.1:0", "-slow-session", testSlowSession}, args...), noEnv, pw, log)
 		pw.CloseWithError(err)
 		done <- err
 	}()
@@ -206,7 +206,7 @@ func TestRun_banner(t *testing.T) {
 	var out bytes.Buffer
 	cancel() // serve nothing: print the banner and stop
 	if err := run(ctx, []string{"-addr", "127.0.0.1:0", "-api-key", "k1", "-pay-to", "0x1111111111111111111111111111111111111111",
-		"-integration", "zed=k3", "-integration", "acme=k2"}, &out, io.Discard); err != nil {
+		"-integration", "zed=k3", "-integration", "acme=k2"}, noEnv, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	b, err := readBanner(&out)
@@ -237,7 +237,7 @@ func TestRun_banner(t *testing.T) {
 func TestRun_flags(t *testing.T) {
 	t.Parallel()
 	var usage bytes.Buffer
-	if err := run(context.Background(), []string{"-h"}, io.Discard, &usage); !errors.Is(err, flag.ErrHelp) {
+	if err := run(context.Background(), []string{"-h"}, noEnv, io.Discard, &usage); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: %v, want flag.ErrHelp", err)
 	}
 	for _, want := range []string{"-addr HOST:PORT", "127.0.0.1:8080", "-api-key KEY", "demo-key", "-pay-to ADDRESS", defaultPayTo,
@@ -269,7 +269,7 @@ func TestRun_flags(t *testing.T) {
 		{"-addr", "127.0.0.1:0", "-debug-addr", "256.0.0.1:1"},
 		{"-trusted-proxy", "proxy.example"},
 	} {
-		if err := run(context.Background(), args, io.Discard, io.Discard); err == nil {
+		if err := run(context.Background(), args, noEnv, io.Discard, io.Discard); err == nil {
 			t.Errorf("run %q succeeded, want an error", args)
 		}
 	}

@@ -43,7 +43,7 @@ func TestServeStdio_answersCallsInFlightAtEOF(t *testing.T) {
 	if err := os.WriteFile(path, []byte(panel), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := parseFlags([]string{"-mcp-stdio", "-workers", path}, io.Discard)
+	cfg, err := parseFlags([]string{"-mcp-stdio", "-workers", path}, noEnv, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,7 +67,7 @@ func TestRun_metricsAddrInUse(t *testing.T) {
 		t.Fatalf("the banner names no -metrics-addr listener:\n%s", b.text)
 	}
 	taken := strings.TrimSuffix(strings.TrimPrefix(m[1], "http://"), "/metrics")
-	err := run(t.Context(), []string{"-addr", "127.0.0.1:0", "-metrics-addr", taken}, new(strings.Builder), new(syncBuffer))
+	err := run(t.Context(), []string{"-addr", "127.0.0.1:0", "-metrics-addr", taken}, noEnv, new(strings.Builder), new(syncBuffer))
 	if err == nil || !strings.HasPrefix(err.Error(), "-metrics-addr: ") {
 		t.Errorf("run with a -metrics-addr in use = %v, want an error naming -metrics-addr", err)
 	}

@@ -17,7 +17,7 @@ const stdioServerEnv = "VOUCH_TEST_MCP_STDIO_SERVER"
 // or serves MCP on stdio for TestRun_mcpStdio.
 func TestMain(m *testing.M) {
 	if os.Getenv(stdioServerEnv) == "1" {
-		if err := run(context.Background(), []string{"-mcp-stdio", "-slow-session", testSlowSession}, os.Stdout, os.Stderr); err != nil {
+		if err := run(context.Background(), []string{"-mcp-stdio", "-slow-session", testSlowSession}, noEnv, os.Stdout, os.Stderr); err != nil {
 			fmt.Fprintln(os.Stderr, "server:", err)
 			os.Exit(1)
 		}

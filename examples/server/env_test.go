@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// noEnv is a getenv of an empty environment, so that the tests do not
+// depend on the one they run in.
+func noEnv(string) string { return "" }
+
+// env is a getenv of m.
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+// TestParseFlags_environment: VOUCH_API_KEY, VOUCH_INTEGRATIONS and
+// VOUCH_DATABASE_URL stand for -api-key, -integration and -database-url
+// when those are not given; a flag given beats its variable.
+func TestParseFlags_environment(t *testing.T) {
+	t.Parallel()
+	vars := map[string]string{
+		envAPIKey:       "env-key",
+		envIntegrations: "acme=k2, zed=k3=x\n\nbeta=k4\n",
+		envDatabaseURL:  "postgres://u:pw@db/vouch",
+	}
+	tests := []struct {
+		name     string
+		args     []string
+		env      map[string]string
+		keys     map[string]string
+		fromEnv  bool
+		database string
+	}{
+		{"none", nil, nil, map[string]string{defaultAPIKey: defaultIntegration}, false, ""},
+		{"environment", nil, vars,
+			map[string]string{"env-key": defaultIntegration, "k2": "acme", "k3=x": "zed", "k4": "beta"}, true, vars[envDatabaseURL]},
+		{"flags beat it", []string{"-api-key", "flag-key", "-integration", "only=k9", "-database-url", "postgres://flag"}, vars,
+			map[string]string{"flag-key": defaultIntegration, "k9": "only"}, false, "postgres://flag"},
+		{"empty variables are unset", nil, map[string]string{envAPIKey: "", envIntegrations: "", envDatabaseURL: ""},
+			map[string]string{defaultAPIKey: defaultIntegration}, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := parseFlags(tt.args, env(tt.env), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.keys, cfg.integrations); diff != "" || cfg.apiKeyFromEnv != tt.fromEnv || cfg.databaseURL != tt.database {
+				t.Errorf("keys (-want +got):\n%s; key from the environment %v, database %q; want %v, %q", diff, cfg.apiKeyFromEnv, cfg.databaseURL, tt.fromEnv, tt.database)
+			}
+		})
+	}
+	var usage bytes.Buffer
+	if _, err := parseFlags([]string{"-h"}, noEnv, &usage); err == nil {
+		t.Error("-h: no error, want flag.ErrHelp")
+	}
+	for _, name := range []string{envAPIKey, envIntegrations, envDatabaseURL} {
+		if !strings.Contains(usage.String(), name) {
+			t.Errorf("usage does not name %s:\n%s", name, usage.String())
+		}
+	}
+	for _, bad := range []map[string]string{
+		{envIntegrations: "acme=k2,secret-without-name"},
+		{envIntegrations: "acme=k2,beta=k2"},
+		{envIntegrations: "demo=k2"},
+		{envAPIKey: "k", envIntegrations: "acme=k"},
+		{envDatabaseURL: "postgres://x", "unused": ""},
+	} {
+		args := []string{}
+		if _, ok := bad[envDatabaseURL]; ok {
+			args = []string{"-receipts", "r.db"}
+		}
+		_, err := parseFlags(args, env(bad), io.Discard)
+		if err == nil {
+			t.Errorf("parseFlags with %q succeeded, want an error", bad)
+		} else if strings.Contains(err.Error(), "secret-without-name") {
+			t.Errorf("the error %q quotes an entry that may be a key", err)
+		}
+	}
+}
+
+// TestRun_bannerKeyFromEnvironment: the banner prints the API key of
+// -api-key (the demo key by default), but not one from VOUCH_API_KEY: it
+// says that key was set, and its curls read it from the variable.
+func TestRun_bannerKeyFromEnvironment(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // serve nothing: print the banner and stop
+	var out bytes.Buffer
+	vars := map[string]string{envAPIKey: "s3cret-key", envIntegrations: "acme=s3cret-2"}
+	if err := run(ctx, []string{"-addr", "127.0.0.1:0"}, env(maps.Clone(vars)), &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	b, err := readBanner(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.text, "s3cret") {
+		t.Errorf("the banner prints a key from the environment:\n%s", b.text)
+	}
+	for _, want := range []string{
+		"API key: set by " + envAPIKey, "other integrations: acme",
+		`/api/v4/trust -H "Authorization: Bearer $` + envAPIKey + `"`,
+	} {
+		if !strings.Contains(b.text, want) {
+			t.Errorf("banner lacks %q:\n%s", want, b.text)
+		}
+	}
+}

@@ -239,6 +239,27 @@ func decodePaymentPayload(s string, version int) (*PaymentPayload, error) {
 	if err := decodeHeader(s, &p); err != nil {
 		return nil, err
 	}
+	if err := invalid(p.check(version)); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// Check reports what a proof decoded from JSON by other means than a
+// header (as one carried in MCP's _meta) lacks that [DecodePaymentPayload]
+// requires: an x402Version of 1 or 2, the scheme and the network, and a
+// payload object. Its error is a *problem.Details whose field errors name
+// the members as the proof's version writes them.
+func (p *PaymentPayload) Check() error {
+	if errs := p.check(Version2); len(errs) > 0 {
+		return problem.Invalid(errs)
+	}
+	return nil
+}
+
+// check lists the field errors of p, its members named as version writes
+// them when p names no version of its own.
+func (p *PaymentPayload) check(version int) []problem.FieldError {
 	errs := checkVersion(nil, p.X402Version)
 	if p.X402Version == Version1 || p.X402Version == Version2 {
 		version = p.X402Version
@@ -252,10 +273,7 @@ func decodePaymentPayload(s string, version int) (*PaymentPayload, error) {
 	if t := strings.TrimSpace(string(p.Payload)); t == "" || t[0] != '{' {
 		errs = append(errs, problem.FieldError{Field: "payload", Rule: "required", Message: "must be an object"})
 	}
-	if err := invalid(errs); err != nil {
-		return nil, err
-	}
-	return &p, nil
+	return errs
 }
 
 // DecodeSettleResponse reads the value of a PAYMENT-RESPONSE or

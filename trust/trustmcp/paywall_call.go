@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/x402"
 )
 
@@ -255,6 +257,14 @@ func decodePayment(v any) (*x402.PaymentPayload, error) {
 	p := new(x402.PaymentPayload)
 	if err := json.Unmarshal(b, p); err != nil {
 		return nil, err
+	}
+	var pd *problem.Details
+	if err := p.Check(); errors.As(err, &pd) {
+		texts := make([]string, len(pd.Errors))
+		for i, fe := range pd.Errors {
+			texts[i] = fe.Field + " " + fe.Message
+		}
+		return nil, errors.New(strings.Join(texts, "; "))
 	}
 	return p, nil
 }

@@ -160,12 +160,11 @@ func (w *httpWorker) Work(ctx context.Context, job *Job) (*Result, error) {
 		return nil, &RemoteWorkerError{URL: w.shown, StatusCode: resp.StatusCode, Problem: httpapi.ResponseProblem(resp, data)}
 	}
 	var res Result
-	err = json.Unmarshal(data, &res)
-	if err == nil {
-		err = jsonbody.Check(data, &res) // a member given twice would vote with the last
-	}
-	if err != nil {
+	if err := json.Unmarshal(data, &res); err != nil {
 		return nil, fmt.Errorf("router: decoding worker %s result: %w: %w", w.shown, ErrMalformedResponse, err)
+	}
+	if err := httpapi.CheckAnswer(data, &res); err != nil { // a member given twice would vote with the last
+		return nil, fmt.Errorf("router: decoding worker %s result: %w: %v", w.shown, ErrMalformedResponse, err)
 	}
 	return &res, nil
 }

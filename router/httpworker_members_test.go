@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/vouchkit/vouch/router"
@@ -23,6 +24,9 @@ func TestHTTPWorker_repeatedMembers(t *testing.T) {
 		{"verdict twice", `{"verdict":"INVALID","confidence":0.9,"verdict":"VALID"}`, true},
 		{"verdict and Verdict", `{"verdict":"INVALID","Verdict":"VALID","confidence":0.9}`, true},
 		{"a step's member twice", `{"verdict":"VALID","steps":[{"description":"a","description":"b"}]}`, true},
+		// An output may nest as deep as its author likes (the engine's own
+		// workers' may): deeper than any request may is still an answer.
+		{"an output 300 levels deep", `{"verdict":"VALID","output":` + strings.Repeat("[", 300) + strings.Repeat("]", 300) + `}`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -37,6 +41,8 @@ func TestHTTPWorker_repeatedMembers(t *testing.T) {
 				t.Errorf("Work = %+v, %v; want an error wrapping ErrMalformedResponse", res, err)
 			case tt.wantErr && res != nil:
 				t.Errorf("result %+v alongside an error, want nil", res)
+			case tt.wantErr && errors.As(err, new(*router.Error)):
+				t.Errorf("Work = %v: a worker's malformed result reads as a problem of the request", err)
 			case !tt.wantErr && (err != nil || res.Verdict != router.VerdictValid):
 				t.Errorf("Work = %+v, %v; want verdict VALID", res, err)
 			}

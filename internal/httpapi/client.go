@@ -244,10 +244,8 @@ func (c *Client) Do(ctx context.Context, call Call, out any) error {
 		return fmt.Errorf("%s: decoding %s response: %w: %w", c.name, call.Op, ErrMalformedResponse, err)
 	}
 	if _, raw := out.(*json.RawMessage); !raw {
-		if err := jsonbody.CheckAnswer(data, out); err != nil {
-			// Not wrapped: the problem is the answer's, not one the server
-			// sent, and a server passing the error on must not answer it.
-			return fmt.Errorf("%s: decoding %s response: %w: %s", c.name, call.Op, ErrMalformedResponse, fieldErrors(err))
+		if err := CheckAnswer(data, out); err != nil {
+			return fmt.Errorf("%s: decoding %s response: %w: %v", c.name, call.Op, ErrMalformedResponse, err)
 		}
 	}
 	if err := hasMembers(data, call.Required); err != nil {
@@ -275,18 +273,24 @@ func hasMembers(data []byte, names []string) error {
 	return nil
 }
 
-// fieldErrors returns the text of err, a jsonbody error: its field errors,
-// each with its path, when it has any.
-func fieldErrors(err error) string {
+// CheckAnswer checks data, a server's answer that encoding/json decoded
+// into out, as [jsonbody.CheckAnswer] does (no member given twice, no
+// nesting limit but encoding/json's), and returns an error whose text
+// lists the field errors with their paths. The error does not wrap
+// jsonbody's *problem.Details: the problem is the answer's, not one the
+// server sent, and a server passing the error on must not answer it as
+// its own caller's 400.
+func CheckAnswer(data []byte, out any) error {
+	err := jsonbody.CheckAnswer(data, out)
 	var p *problem.Details
-	if !errors.As(err, &p) || len(p.Errors) == 0 {
-		return err.Error()
+	if err == nil || !errors.As(err, &p) || len(p.Errors) == 0 {
+		return err
 	}
 	texts := make([]string, len(p.Errors))
 	for i, fe := range p.Errors {
 		texts[i] = fe.Field + ": " + fe.Message
 	}
-	return strings.Join(texts, "; ")
+	return errors.New(strings.Join(texts, "; "))
 }
 
 // ResponseProblem returns the problem of a non-2xx response: its problem

@@ -21,7 +21,11 @@ import (
 // id whose until has passed is taken over by it): of concurrent Begins of
 // one id, on any servers, exactly one reports true; the others read the
 // row, and try again when it was released before they read it. Finish is
-// one UPDATE of the row, Release one DELETE. Expired ids are removed by
+// one UPDATE of the row, Release one DELETE, each of the row only while
+// it holds the until of the caller's Begin: a request that outlived its
+// row, taken over since by a later Begin, changes nothing. (The until
+// names the Begin: a takeover's until is later than the now it took the
+// row at, which is not before the row's until.) Expired ids are removed by
 // DeleteExpired (or [DB.Sweep]). The store is safe for concurrent use.
 type PaymentIDStore struct {
 	db *DB
@@ -81,7 +85,7 @@ func (s *PaymentIDStore) Begin(ctx context.Context, id, request string, now, unt
 }
 
 // Finish implements [x402.PaymentIDStore].
-func (s *PaymentIDStore) Finish(ctx context.Context, id string, r x402.PaymentIDRecord) error {
+func (s *PaymentIDStore) Finish(ctx context.Context, id string, until time.Time, r x402.PaymentIDRecord) error {
 	r.Done = true
 	record, err := json.Marshal(r)
 	if err != nil {
@@ -92,20 +96,20 @@ func (s *PaymentIDStore) Finish(ctx context.Context, id string, r x402.PaymentID
 		return err
 	}
 	defer cancel()
-	if _, err := s.db.pool.Exec(ctx, `UPDATE vouch_x402_payment_ids SET record = $2 WHERE id = $1`, id, record); err != nil {
+	if _, err := s.db.pool.Exec(ctx, `UPDATE vouch_x402_payment_ids SET record = $3 WHERE id = $1 AND until = $2`, id, until, record); err != nil {
 		return fmt.Errorf("pgstore: keeping a response by payment id: %w", err)
 	}
 	return nil
 }
 
 // Release implements [x402.PaymentIDStore].
-func (s *PaymentIDStore) Release(ctx context.Context, id string) error {
+func (s *PaymentIDStore) Release(ctx context.Context, id string, until time.Time) error {
 	ctx, cancel, err := s.db.query(ctx)
 	if err != nil {
 		return err
 	}
 	defer cancel()
-	if _, err := s.db.pool.Exec(ctx, `DELETE FROM vouch_x402_payment_ids WHERE id = $1`, id); err != nil {
+	if _, err := s.db.pool.Exec(ctx, `DELETE FROM vouch_x402_payment_ids WHERE id = $1 AND until = $2 AND record IS NULL`, id, until); err != nil {
 		return fmt.Errorf("pgstore: releasing payment id: %w", err)
 	}
 	return nil

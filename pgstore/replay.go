@@ -20,7 +20,9 @@ import (
 // never a read followed by a write: of two concurrent Reserves of one key,
 // on any servers, exactly one reports true. A key whose time has passed
 // is taken over by the same statement, which also forgets its settlement.
-// MarkSettled is one UPDATE of the key's row and LookupSettled one SELECT
+// Release is one DELETE of the row while it holds the until of the
+// caller's Reserve, so that a request that outlived its reservation
+// never frees the key of the one that took it over. MarkSettled is one UPDATE of the key's row and LookupSettled one SELECT
 // of it; neither decides whether a payment is accepted. Expired keys are
 // removed by DeleteExpired (or [DB.Sweep]). The store is safe for
 // concurrent use.
@@ -59,13 +61,13 @@ func (s *ReplayStore) Reserve(ctx context.Context, key string, now, until time.T
 }
 
 // Release implements [x402.ReplayStore].
-func (s *ReplayStore) Release(ctx context.Context, key string) error {
+func (s *ReplayStore) Release(ctx context.Context, key string, until time.Time) error {
 	ctx, cancel, err := s.db.query(ctx)
 	if err != nil {
 		return err
 	}
 	defer cancel()
-	if _, err := s.db.pool.Exec(ctx, `DELETE FROM vouch_x402_replay WHERE key = $1`, key); err != nil {
+	if _, err := s.db.pool.Exec(ctx, `DELETE FROM vouch_x402_replay WHERE key = $1 AND until = $2`, key, until); err != nil {
 		return fmt.Errorf("pgstore: releasing payment authorization: %w", err)
 	}
 	return nil

@@ -90,12 +90,20 @@ type PaymentIDStore interface {
 	// the record with false. Of concurrent Begins of one id, exactly
 	// one reports true.
 	Begin(ctx context.Context, id, request string, now, until time.Time) (PaymentIDRecord, bool, error)
-	// Finish keeps r, the response of the request that began id, as its
-	// record (r.Done set).
-	Finish(ctx context.Context, id string, r PaymentIDRecord) error
-	// Release forgets id, whose request charged nothing, so that a
-	// retry may begin it again.
-	Release(ctx context.Context, id string) error
+	// Finish keeps r, the response of the request that began id until
+	// the time until, as its record (r.Done set). until names that
+	// request's Begin: Finish does nothing when id is recorded under
+	// another time, as it is once another Begin took it over after its
+	// time (that Begin's time is later), so that a request that outlived
+	// its record never overwrites the record of the id's new first
+	// request.
+	Finish(ctx context.Context, id string, until time.Time, r PaymentIDRecord) error
+	// Release forgets id, whose request (begun until the time until)
+	// charged nothing, so that a retry may begin it again. Like Finish,
+	// it does nothing when id is recorded under another time: a request
+	// that outlived its record never frees the id its new first request
+	// runs under.
+	Release(ctx context.Context, id string, until time.Time) error
 }
 
 // paymentIDOf returns the id p carries in the "payment-identifier"
@@ -175,11 +183,12 @@ func (pw *paywall) serveIdentified(w http.ResponseWriter, r *http.Request, id st
 	sid := scopedPaymentID(p, id)
 	key := "payment-identifier:" + sid
 	pending := pw.settlingNow(key)
-	rec, fresh, err := pw.ids.Begin(ctx, sid, request, now, now.Add(pw.cfg.MaxValidity))
+	until := now.Add(pw.cfg.MaxValidity)
+	rec, fresh, err := pw.ids.Begin(ctx, sid, request, now, until)
 	if err == nil && !fresh && !rec.Done && pending != nil {
 		select { // the first request runs here: wait for its response
 		case <-pending:
-			rec, fresh, err = pw.ids.Begin(ctx, sid, request, now, now.Add(pw.cfg.MaxValidity))
+			rec, fresh, err = pw.ids.Begin(ctx, sid, request, now, until)
 		case <-ctx.Done():
 		}
 	}
@@ -208,7 +217,7 @@ func (pw *paywall) serveIdentified(w http.ResponseWriter, r *http.Request, id st
 	answered := false
 	defer func() {
 		if !answered { // the handler panicked: nothing kept, the id freed
-			pw.ids.Release(keep, sid)
+			pw.ids.Release(keep, sid, until)
 		}
 	}()
 	out := &recorder{header: make(http.Header)}
@@ -220,10 +229,10 @@ func (pw *paywall) serveIdentified(w http.ResponseWriter, r *http.Request, id st
 		for _, h := range []string{HeaderPaymentResponse, HeaderXPaymentResponse} {
 			resp.Header.Del(h)
 		}
-		if err := pw.ids.Finish(keep, sid, PaymentIDRecord{Request: request, Response: resp, Settlement: sr}); err != nil {
+		if err := pw.ids.Finish(keep, sid, until, PaymentIDRecord{Request: request, Response: resp, Settlement: sr}); err != nil {
 			pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: keeping a response by payment id", slog.String("error", err.Error()))
 		}
-	} else if err := pw.ids.Release(keep, sid); err != nil {
+	} else if err := pw.ids.Release(keep, sid, until); err != nil {
 		pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: releasing a payment id", slog.String("error", err.Error()))
 	}
 	out.copyTo(w)

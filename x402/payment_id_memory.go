@@ -138,14 +138,14 @@ func (m *MemoryPaymentIDs) Begin(ctx context.Context, id, request string, now, u
 }
 
 // Finish implements [PaymentIDStore].
-func (m *MemoryPaymentIDs) Finish(ctx context.Context, id string, r PaymentIDRecord) error {
+func (m *MemoryPaymentIDs) Finish(ctx context.Context, id string, until time.Time, r PaymentIDRecord) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	run, ok := m.running[id]
-	if !ok {
+	if !ok || !run.until.Equal(until) {
 		return nil
 	}
 	m.land(id, run)
@@ -160,15 +160,14 @@ func (m *MemoryPaymentIDs) Finish(ctx context.Context, id string, r PaymentIDRec
 }
 
 // Release implements [PaymentIDStore].
-func (m *MemoryPaymentIDs) Release(ctx context.Context, id string) error {
+func (m *MemoryPaymentIDs) Release(ctx context.Context, id string, until time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if r, ok := m.running[id]; ok {
+	if r, ok := m.running[id]; ok && r.until.Equal(until) {
 		m.land(id, r)
 	}
-	m.kept.Delete(id)
 	return nil
 }

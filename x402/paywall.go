@@ -212,7 +212,7 @@ func (pw *paywall) pay(w http.ResponseWriter, r *http.Request, next http.Handler
 	settled := false
 	defer func() {
 		if !settled { // verification failed, the handler failed or panicked
-			pw.replay.Release(context.WithoutCancel(ctx), key)
+			pw.replay.Release(context.WithoutCancel(ctx), key, until)
 		}
 	}()
 	if vb, _, ok := validBefore(p); ok {

@@ -25,15 +25,23 @@ type ReplayStore interface {
 	// Reserve records key as used until the time until and reports true,
 	// or, when key is already recorded and not expired at now, reports
 	// false and changes nothing. The check and the record are one atomic
-	// step. A key taken over after its time holds no settlement.
+	// step. until lies after now. A key taken over after its time holds
+	// no settlement.
 	Reserve(ctx context.Context, key string, now, until time.Time) (bool, error)
 	// Release forgets key, for a payment that was reserved but not used
 	// (its verification failed or the handler did not succeed), so that
-	// the payer may send the same proof again.
-	Release(ctx context.Context, key string) error
+	// the payer may send the same proof again. until is the time the
+	// caller's Reserve recorded, and names its reservation: Release does
+	// nothing when key is recorded under another time, as it is once
+	// another Reserve took it over after its time (that Reserve's time is
+	// later), so that a request that outlived its reservation never frees
+	// the key its new holder runs under.
+	Release(ctx context.Context, key string, until time.Time) error
 	// MarkSettled records that the payment reserved under key was
 	// settled, for the request and with the settlement sp describes. It
-	// does nothing when key is not recorded.
+	// does nothing when key is not recorded. It records whoever holds
+	// key: a retry that completes the capture of the payment's first use
+	// records it too (trustmcp does).
 	MarkSettled(ctx context.Context, key string, sp SettledPayment) error
 	// LookupSettled returns what MarkSettled recorded under key, and
 	// false when key is not recorded, has expired at now, or was never
@@ -143,10 +151,10 @@ func (s *MemoryReplay) ReserveAt(now time.Time, key string, until time.Time) boo
 }
 
 // Release implements ReplayStore.
-func (s *MemoryReplay) Release(_ context.Context, key string) error {
+func (s *MemoryReplay) Release(_ context.Context, key string, until time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e, ok := s.keys[key]; ok {
+	if e, ok := s.keys[key]; ok && e.until.Equal(until) {
 		heap.Remove(&s.order, e.i)
 		delete(s.keys, key)
 	}

@@ -122,7 +122,7 @@ func TestMemoryReplay_bounded(t *testing.T) {
 	if n := s.Len(); n != 3 {
 		t.Errorf("Len = %d, want 3", n)
 	}
-	if err := s.Release(ctx, "b"); err != nil {
+	if err := s.Release(ctx, "b", now.Add(2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if ok, err := s.Reserve(ctx, "e", later, later.Add(time.Hour+time.Second)); ok || !errors.Is(err, x402.ErrBeyondRetention) {

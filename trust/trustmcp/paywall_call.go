@@ -119,7 +119,7 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 	settled := false
 	defer func() {
 		if !settled { // not verified, or the tool failed: the payer may send it again
-			_ = pw.replay.Release(context.WithoutCancel(ctx), key)
+			_ = pw.replay.Release(context.WithoutCancel(ctx), key, until)
 		}
 	}()
 	if vb, ok := p.AuthorizationValidBefore(); ok {

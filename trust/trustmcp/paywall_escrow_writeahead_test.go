@@ -55,11 +55,11 @@ func (s stoppingReplay) MarkSettled(ctx context.Context, key string, sp x402.Set
 	return s.ReplayStore.MarkSettled(ctx, key, sp)
 }
 
-func (s stoppingReplay) Release(ctx context.Context, key string) error {
+func (s stoppingReplay) Release(ctx context.Context, key string, until time.Time) error {
 	if s.stopped.Load() {
 		return nil
 	}
-	return s.ReplayStore.Release(ctx, key)
+	return s.ReplayStore.Release(ctx, key, until)
 }
 
 // A server that stops as it sends a capture has kept the result the

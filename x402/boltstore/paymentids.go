@@ -16,7 +16,8 @@ import (
 // x402.MiddlewareConfig.PaymentIDs. Each method is one bbolt transaction;
 // of concurrent Begins of one id exactly one reports true. An id is kept
 // until its until, after which it may begin again; DeleteExpired removes
-// the expired ones.
+// the expired ones. Finish and Release act on the record of the Begin
+// that recorded the same until, and on no other.
 type PaymentIDs struct {
 	db *bolt.DB
 }
@@ -80,13 +81,13 @@ func (s *PaymentIDs) Begin(ctx context.Context, id, request string, now, until t
 }
 
 // Finish implements x402.PaymentIDStore.
-func (s *PaymentIDs) Finish(ctx context.Context, id string, r x402.PaymentIDRecord) error {
+func (s *PaymentIDs) Finish(ctx context.Context, id string, until time.Time, r x402.PaymentIDRecord) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		k, ok, err := getID(tx, id)
-		if err != nil || !ok {
+		if err != nil || !ok || !k.Until.Equal(until) {
 			return err
 		}
 		r.Done = true
@@ -100,11 +101,18 @@ func (s *PaymentIDs) Finish(ctx context.Context, id string, r x402.PaymentIDReco
 }
 
 // Release implements x402.PaymentIDStore.
-func (s *PaymentIDs) Release(ctx context.Context, id string) error {
+func (s *PaymentIDs) Release(ctx context.Context, id string, until time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketIDs).Delete([]byte(id)) }); err != nil {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		k, ok, err := getID(tx, id)
+		if err != nil || !ok || !k.Until.Equal(until) || k.Record.Done {
+			return err
+		}
+		return tx.Bucket(bucketIDs).Delete([]byte(id))
+	})
+	if err != nil {
 		return fmt.Errorf("boltstore: releasing payment id: %w", err)
 	}
 	return nil

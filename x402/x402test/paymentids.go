@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/vouchkit/vouch/x402"
 )
@@ -21,6 +22,8 @@ import (
 //   - Finish keeps the response and settlement, which a later Begin
 //     returns (status, headers, body, settlement) with Done set;
 //   - Release frees the id for a new Begin;
+//   - a Finish or Release of a request whose id was taken over after its
+//     until changes nothing of the new first request's record;
 //   - an id whose until has passed may begin again;
 //   - of concurrent Begins of one id, exactly one reports true (run it
 //     with -race).
@@ -45,7 +48,7 @@ func TestPaymentIDStore(t *testing.T, newStore func(t *testing.T) x402.PaymentID
 		want := x402.PaymentIDRecord{Request: "req-1", Done: true,
 			Response:   x402.BufferedResponse{Status: http.StatusCreated, Header: http.Header{"Content-Type": {"text/plain"}}, Body: []byte("the answer")},
 			Settlement: &x402.SettleResponse{Success: true, Transaction: "0x01", Network: "eip155:84532", Payer: "0x857b06519E91e3A54538791bDbb0E22373e36b66", Amount: "1000"}}
-		if err := s.Finish(t.Context(), "pay_0123456789abcdef", want); err != nil {
+		if err := s.Finish(t.Context(), "pay_0123456789abcdef", until, want); err != nil {
 			t.Fatal(err)
 		}
 		got, fresh, err := s.Begin(t.Context(), "pay_0123456789abcdef", "req-1", now.Add(time.Minute), until)
@@ -59,11 +62,50 @@ func TestPaymentIDStore(t *testing.T, newStore func(t *testing.T) x402.PaymentID
 	t.Run("Release", func(t *testing.T) {
 		s := newStore(t)
 		s.Begin(t.Context(), "pay_0123456789abcdef", "req-1", now, until)
-		if err := s.Release(t.Context(), "pay_0123456789abcdef"); err != nil {
+		if err := s.Release(t.Context(), "pay_0123456789abcdef", until); err != nil {
 			t.Fatal(err)
 		}
 		if _, fresh, err := s.Begin(t.Context(), "pay_0123456789abcdef", "req-2", now, until); err != nil || !fresh {
 			t.Errorf("Begin after Release = %v, %v; want true", fresh, err)
+		}
+	})
+	t.Run("LateFinishAndRelease", func(t *testing.T) {
+		// The first request outlives its record; a second takes the id
+		// over at its until. The first one's Finish and Release, late,
+		// leave the second's record alone.
+		s := newStore(t)
+		const id = "pay_0123456789abcdef"
+		second := until.Add(time.Hour)
+		if _, fresh, err := s.Begin(t.Context(), id, "req-1", now, until); err != nil || !fresh {
+			t.Fatalf("first Begin = %v, %v", fresh, err)
+		}
+		if _, fresh, err := s.Begin(t.Context(), id, "req-2", until, second); err != nil || !fresh {
+			t.Fatalf("Begin at the first one's until = %v, %v; want true", fresh, err)
+		}
+		late := x402.PaymentIDRecord{Request: "req-1", Response: x402.BufferedResponse{Status: http.StatusOK, Body: []byte("late")}}
+		if err := s.Finish(t.Context(), id, until, late); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Release(t.Context(), id, until); err != nil {
+			t.Fatal(err)
+		}
+		r, fresh, err := s.Begin(t.Context(), id, "req-3", until.Add(time.Minute), second)
+		if err != nil || fresh || r.Request != "req-2" || r.Done {
+			t.Fatalf("Begin after the late Finish and Release = %+v, %v, %v; want the second request's record, running", r, fresh, err)
+		}
+		want := x402.PaymentIDRecord{Request: "req-2", Done: true, Response: x402.BufferedResponse{Status: http.StatusCreated, Body: []byte("second")}}
+		if err := s.Finish(t.Context(), id, second, want); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Release(t.Context(), id, second); err != nil { // done: a Release frees nothing kept
+			t.Fatal(err)
+		}
+		got, fresh, err := s.Begin(t.Context(), id, "req-2", until.Add(2*time.Minute), second)
+		if err != nil || fresh {
+			t.Fatalf("Begin after the second's Finish = %v, %v", fresh, err)
+		}
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("record kept (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("Expired", func(t *testing.T) {

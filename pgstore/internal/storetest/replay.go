@@ -19,7 +19,8 @@ import (
 //
 //   - a key is accepted once, and refused after that on either handle;
 //   - a key is refused until its time, and accepted again from then on;
-//   - Release makes a key acceptable again;
+//   - Release makes a key acceptable again; a Release under the time of
+//     a reservation that was taken over after its time frees nothing;
 //   - keys are independent of each other;
 //   - of concurrent Reserves of one key, exactly one is accepted;
 //   - a settlement marked on one handle is found on the other, as
@@ -29,6 +30,7 @@ func TestReplayStore(t *testing.T, newStores func(t *testing.T) (a, b x402.Repla
 	t.Run("Once", func(t *testing.T) { replayOnce(t, newStores) })
 	t.Run("Expiry", func(t *testing.T) { replayExpiry(t, newStores) })
 	t.Run("Release", func(t *testing.T) { replayRelease(t, newStores) })
+	t.Run("ReleaseAfterTakeover", func(t *testing.T) { replayReleaseAfterTakeover(t, newStores) })
 	t.Run("Independent", func(t *testing.T) { replayIndependent(t, newStores) })
 	t.Run("Concurrent", func(t *testing.T) { replayConcurrent(t, newStores) })
 	t.Run("Settled", func(t *testing.T) { replaySettled(t, newStores) })
@@ -66,11 +68,30 @@ func replayRelease(t *testing.T, newStores func(*testing.T) (a, b x402.ReplaySto
 	a, b := newStores(t)
 	until := base().Add(time.Hour)
 	wantReserve(t, "first", a, "auth-1", base(), until, true)
-	if err := a.Release(context.Background(), "auth-1"); err != nil {
+	if err := a.Release(context.Background(), "auth-1", until); err != nil {
 		t.Fatalf("Release = %v", err)
 	}
 	wantReserve(t, "after Release", b, "auth-1", base(), until, true)
 	wantReserve(t, "again", a, "auth-1", base(), until, false)
+}
+
+// replayReleaseAfterTakeover: a request that outlived its reservation
+// releases it late, after another took the key over at its time; the
+// key stays the new holder's.
+func replayReleaseAfterTakeover(t *testing.T, newStores func(*testing.T) (a, b x402.ReplayStore)) {
+	a, b := newStores(t)
+	first := base().Add(time.Hour)
+	second := first.Add(time.Hour)
+	wantReserve(t, "first", a, "auth-1", base(), first, true)
+	wantReserve(t, "taken over at its time", b, "auth-1", first, second, true)
+	if err := a.Release(context.Background(), "auth-1", first); err != nil {
+		t.Fatalf("late Release = %v", err)
+	}
+	wantReserve(t, "after the first holder's late Release", a, "auth-1", first.Add(time.Minute), second, false)
+	if err := b.Release(context.Background(), "auth-1", second); err != nil {
+		t.Fatalf("Release by the new holder = %v", err)
+	}
+	wantReserve(t, "after the new holder's Release", a, "auth-1", first.Add(time.Minute), second, true)
 }
 
 func replayIndependent(t *testing.T, newStores func(*testing.T) (a, b x402.ReplayStore)) {
@@ -78,7 +99,7 @@ func replayIndependent(t *testing.T, newStores func(*testing.T) (a, b x402.Repla
 	until := base().Add(time.Hour)
 	wantReserve(t, "first key", a, "auth-1", base(), until, true)
 	wantReserve(t, "second key", b, "auth-2", base(), until, true)
-	if err := a.Release(context.Background(), "auth-2"); err != nil {
+	if err := a.Release(context.Background(), "auth-2", until); err != nil {
 		t.Fatal(err)
 	}
 	wantReserve(t, "first key after the second was released", b, "auth-1", base(), until, false)
@@ -162,7 +183,7 @@ func replaySettled(t *testing.T, newStores func(*testing.T) (a, b x402.ReplaySto
 
 	wantReserve(t, "second key", a, "auth-2", base(), until, true)
 	markSettled(t, a, "auth-2", sp)
-	if err := b.Release(context.Background(), "auth-2"); err != nil {
+	if err := b.Release(context.Background(), "auth-2", until); err != nil {
 		t.Fatal(err)
 	}
 	wantSettled(t, "released", a, "auth-2", base(), nil)

@@ -378,7 +378,11 @@ func (pw *paywall) gatedRepeat(w http.ResponseWriter, r *http.Request, price Pri
 		pw.unavailable(w, r, "outcome store", err)
 		return
 	}
-	if !ok || (o.Delivered || o.PendingCapture != "") && o.Request != paidRequest(r, p) {
+	// An answer is the first request's: delivered, pending its capture,
+	// or sent with a void (nothing charged, or an answer from the
+	// handler's store). A refusal goes to any request with the proof.
+	answer := o.Delivered || o.PendingCapture != "" || o.Response.Status < 400
+	if !ok || answer && o.Request != paidRequest(r, p) {
 		pw.require(w, r, price, res, msgUsed, nil)
 		return
 	}

@@ -162,7 +162,8 @@ func (e *Escrow) Hold(ctx context.Context, p *PaymentPayload, offer PaymentRequi
 // Decide records the verdict on the work that the held payment paid for,
 // and the amount to capture ("0" or "" to void), and returns the payment
 // as decided: its first decision when it was decided before. A verdict
-// the ledger could not record is returned to void, never to capture.
+// the ledger could not record is returned to void, never to capture, and
+// the doors then send no answer the capture was to buy.
 func (e *Escrow) Decide(ctx context.Context, held EscrowPayment, verdict, capture string) EscrowPayment {
 	d, err := e.ledger.Decide(context.WithoutCancel(ctx), held.ID, verdict, cmp.Or(capture, "0"))
 	if err != nil {

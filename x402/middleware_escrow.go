@@ -279,6 +279,12 @@ func (pw *paywall) serveEscrow(w http.ResponseWriter, r *http.Request, next http
 		pw.keepAhead(keep, key, until, Outcome{Request: paidRequest(r, p), Payer: payment.Payer, Response: response, PendingCapture: payment.ID, Usage: u})
 	}
 	decided := pw.escrow.Decide(keep, payment, verdict, amount)
+	if positive(amount) && !positive(decided.Capture) {
+		// The ledger could not record the verdict, and the hold is
+		// voided: the answer is not bought, and not sent.
+		response = problemResponse(problem.New(http.StatusPaymentRequired, problem.CodePaymentRequired,
+			"the payment's verdict could not be recorded, so its hold was voided: nothing was bought"))
+	}
 	if pw.finish(keep, w, r, p, key, until, decided, response, u, true) {
 		if vp, ok := PaymentFromContext(ctx); ok && vp.outcome != nil {
 			vp.outcome.end(true)
@@ -324,6 +330,12 @@ func (pw *paywall) escrowWork(r *http.Request, next http.Handler, m *meter, pric
 	}
 	answer.Header = mergeHeader(answer.Header, d.Header)
 	return answer, cmp.Or(verdict, verdictDelivered), charged, u, true
+}
+
+// positive reports whether amount, a decimal amount, is above zero.
+func positive(amount string) bool {
+	n, err := escrowAmount(amount)
+	return err == nil && n.Sign() > 0
 }
 
 // reportedVerdict returns what the handler named with ReportVerdict.

@@ -95,8 +95,13 @@ func (pw *paywall) finishEscrow(ctx context.Context, price x402.Price, res x402.
 		pw.keepPending(ctx, key, paid, until, pc, &sr)
 		return pw.refuse(price, res, "capture failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), &sr)
 	}
-	if !bought && d.Capture != "0" {
+	switch {
+	case !bought && d.Capture != "0":
 		answer = pw.refuse(price, res, "capture failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), &sr)
+	case d.Capture == "0" && capture != "0" && capture != "":
+		// The ledger could not record the verdict, and the hold is
+		// voided: the result is not bought, and not returned.
+		answer = pw.refuse(price, res, "the payment's verdict could not be recorded, so its hold was voided: nothing was bought", &sr)
 	}
 	pw.keep(ctx, key, held.Payer, paid, until, answer, &sr)
 	if answer.Meta == nil {

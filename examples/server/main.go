@@ -66,16 +66,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cfg.mcpStdio {
 		return serveStdio(ctx, srv, log, os.Stdin, stdout)
 	}
-	ln, err := net.Listen("tcp", cfg.addr)
+	ln, err := listen("-addr", cfg.addr)
 	if err != nil {
 		return err
 	}
 	var dln net.Listener
 	debugBase := ""
 	if cfg.debugAddr != "" {
-		if dln, err = net.Listen("tcp", cfg.debugAddr); err != nil {
+		if dln, err = listen("-debug-addr", cfg.debugAddr); err != nil {
 			ln.Close()
-			return fmt.Errorf("-debug-addr: %w", err)
+			return err
 		}
 		debugBase = "http://" + dln.Addr().String()
 	}
@@ -89,4 +89,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	printBanner(stdout, "http://"+ln.Addr().String(), debugBase, cfg, srv)
 	return serve(ctx, log, srv, ln, dln, mln)
+}
+
+// listen listens on the address of the flag name. Its error names the flag
+// and, when another process holds the address, how to choose another.
+func listen(name, addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return nil, fmt.Errorf("%s: %w (another process listens there: stop it, or give %s another port, or port 0 for a free one)", name, err, name)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return ln, nil
 }

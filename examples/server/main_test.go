@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -272,5 +273,18 @@ func TestRun_flags(t *testing.T) {
 		if err := run(context.Background(), args, noEnv, io.Discard, io.Discard); err == nil {
 			t.Errorf("run %q succeeded, want an error", args)
 		}
+	}
+}
+
+func TestRun_addrInUse(t *testing.T) {
+	t.Parallel()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	err = run(t.Context(), []string{"-addr", taken.Addr().String()}, noEnv, new(strings.Builder), new(syncBuffer))
+	if err == nil || !strings.HasPrefix(err.Error(), "-addr: ") || !strings.Contains(err.Error(), "give -addr another port") {
+		t.Errorf("run with an -addr in use = %v, want an error naming -addr and how to choose another", err)
 	}
 }

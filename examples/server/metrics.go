@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 
@@ -132,9 +131,9 @@ func listenMetrics(cfg *config) (net.Listener, error) {
 	if cfg.metricsAddr == "" {
 		return nil, nil
 	}
-	ln, err := net.Listen("tcp", cfg.metricsAddr)
+	ln, err := listen("-metrics-addr", cfg.metricsAddr)
 	if err != nil {
-		return nil, fmt.Errorf("-metrics-addr: %w", err)
+		return nil, err
 	}
 	cfg.metricsAddr = ln.Addr().String()
 	return ln, nil

@@ -18,6 +18,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 slowest=${SLOWEST:-5}
+if [ "$slowest" -gt 0 ] && ! command -v jq >/dev/null; then
+	echo "testtime: listing the slowest packages needs jq (apt-get install jq), or run with SLOWEST=0" >&2
+	exit 2
+fi
 go mod download
 
 run() { # run LABEL: runs the tests once, prints "LABEL: <seconds> s"

@@ -80,7 +80,6 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 		return pw.refuse(price, res, fmt.Sprintf("%s: the authorization may stay valid for at most %s: validBefore %d is after %d",
 			reasonValidityTooLong, pw.cfg.MaxValidity, until.Unix(), limit.Unix()), nil), nil
 	}
-	until = x402.KeepProofUntil(offer, until, now.Add(pw.cfg.MaxValidity))
 	paid := paidCall(ctx, call, p)
 	fl, first := pw.startFlight(key, paid)
 	for !first {
@@ -99,6 +98,10 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 		fl, first = pw.startFlight(key, paid)
 	}
 	defer pw.endFlight(key, fl)
+	// Kept for as long from now: a call that waited above reserves the
+	// payment from the time it stopped waiting, not from its arrival.
+	_, until = x402.ReplayKey(p, offer, now)
+	until = x402.KeepProofUntil(offer, until, now.Add(pw.cfg.MaxValidity))
 	fresh, err := pw.replay.Reserve(ctx, key, now, until)
 	if err != nil {
 		return pw.unavailable(ctx, "replay store", err), nil

@@ -3,6 +3,7 @@ package trustmcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -32,6 +33,7 @@ type replayRig struct {
 	runs atomic.Int32
 	gate chan struct{} // when not nil, square waits for it to close
 	in   chan struct{} // when not nil, square signals it started
+	fail atomic.Bool   // when set, square fails (after the gate)
 	srv  *mcp.Server
 	pr   trustmcp.PaymentRequired
 }
@@ -62,6 +64,9 @@ func newReplayRig(t *testing.T, cfg trustmcp.PaywallConfig) *replayRig {
 		}
 		if r.gate != nil {
 			<-r.gate
+		}
+		if r.fail.Load() {
+			return nil, squareOut{}, errors.New("square failed")
 		}
 		return nil, squareOut{Square: in.N * in.N, Run: n}, nil
 	})

@@ -17,7 +17,8 @@ import (
 // its disagreements every run that answered otherwise or failed (every run
 // not cancelled when the tier does not accept the winner). A one-call tier
 // keeps the router's own result and reasons (its result only when the
-// outputs are not grouped, WithGrouper). The consensus block is the
+// outputs are not grouped, WithGrouper, and the result is an answer of
+// the tally's winning group). The consensus block is the
 // router's for a one-call tier and the pooled tally's for adaptive, and
 // for every tier when the outputs are grouped.
 //
@@ -78,7 +79,7 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, c
 		if len(last.reasons) > 0 && req.Mode != ModeDelegation {
 			final.reasons = last.reasons
 		}
-		if req.Mode == ModeDelegation && !req.numeric() && grouping == nil { // grouped or numeric, the router counted otherwise
+		if req.Mode == ModeDelegation && !req.numeric() && grouping == nil && final.backedBy(last.result) { // grouped or numeric, the router counted otherwise
 			final.result = last.result
 		}
 	}
@@ -87,6 +88,32 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, c
 		final.step.Error = ""
 	}
 	return final, nil
+}
+
+// backedBy reports whether final, the tally of one router call, may
+// state r, the router's own result, in place of its winner's output: r
+// is an answer of the winning group under the call's key (or the runs
+// carry no output to tell), or null when the tier accepts nothing. A router counting by another key than the
+// service's (WithAnswerKey) chooses another winner, or refuses one the
+// service's count accepts.
+func (final *stepResult) backedBy(r json.RawMessage) bool {
+	if len(r) == 0 || string(r) == "null" {
+		return !final.accepted
+	}
+	if final.out.Winner < 0 {
+		return false
+	}
+	out := final.runs[final.out.Winner].Output
+	if len(out) == 0 {
+		return true // the runs carry no output to tell the answers apart
+	}
+	key := final.key
+	if key == nil {
+		key = consensus.DefaultKey
+	}
+	k, err := key(r)
+	w, werr := key(json.RawMessage(out))
+	return err == nil && werr == nil && k == w
 }
 
 // backing sets final's winner (its verdict, or its result), the reasons

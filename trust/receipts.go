@@ -31,8 +31,10 @@ func CallerFrom(ctx context.Context) string { return router.CallerFrom(ctx) }
 
 // receiptParams gathers what a receipt records from what really ran: the
 // consensus and policy of final, the pooled accounting of every step (see
-// Service.tally), and the sessions and tasks of every step but a leader's
-// check (Step.Check), whose vote the verdict does not count.
+// Service.tally), with the calibration basis resp states its confidence
+// on (none for a judged delegation that rejected every candidate, whose
+// 0 is read on no map), and the sessions and tasks of every step but a
+// leader's check (Step.Check), whose vote the verdict does not count.
 func (s *Service) receiptParams(ctx context.Context, req *Request, resp *Response, final stepResult, steps []stepResult) receipt.Params {
 	refs := &receipt.Refs{Sessions: []int64{}, Tasks: []string{}, RouterTraceIDs: []string{resp.TraceID}}
 	for _, st := range steps {
@@ -65,7 +67,7 @@ func (s *Service) receiptParams(ctx context.Context, req *Request, resp *Respons
 		Policy: &receipt.PolicySnapshot{
 			Tier:        string(req.Policy),
 			Consensus:   receipt.PolicyConsensus{Replicas: final.step.Replicas, Strategy: string(strategy)},
-			Calibration: calibrationSnapshot(final.calibration),
+			Calibration: calibrationSnapshot(resp.Evidence.Calibration),
 			Leader:      leaderSnapshot(resp.Evidence.Leader),
 			Dissent:     leaderSnapshot(resp.Evidence.Dissent),
 			Plurality:   pluralitySnapshot(resp.Evidence.Plurality),

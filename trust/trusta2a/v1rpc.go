@@ -206,8 +206,8 @@ func (s *v1Server) sendMessage(ctx context.Context, params json.RawMessage) (any
 	if err := decodeStrict("", params, &req); err != nil {
 		return nil, invalidParams(violationOf("", err))
 	}
-	if req.Tenant != "" {
-		return nil, invalidParams(&fieldViolation{Field: "tenant", Description: "this agent's interfaces name no tenant"})
+	if v := noTenant(req.Tenant); v != nil {
+		return nil, invalidParams(v)
 	}
 	var cfg v1SendMessageConfiguration
 	if req.Configuration != nil {
@@ -286,7 +286,7 @@ func messageViolation(msg *a2a.Message, err error) *fieldViolation {
 // made it.
 func (s *v1Server) getTask(ctx context.Context, params json.RawMessage) (any, *rpcError) {
 	var req v1GetTaskRequest
-	task, rerr := s.find(ctx, params, &req, &req.ID, &req.HistoryLength)
+	task, rerr := s.find(ctx, params, &req, &req.Tenant, &req.ID, &req.HistoryLength)
 	if rerr != nil {
 		return nil, rerr
 	}
@@ -297,7 +297,7 @@ func (s *v1Server) getTask(ctx context.Context, params json.RawMessage) (any, *r
 // cancelled.
 func (s *v1Server) cancelTask(ctx context.Context, params json.RawMessage) (any, *rpcError) {
 	var req v1CancelTaskRequest
-	task, rerr := s.find(ctx, params, &req, &req.ID, nil)
+	task, rerr := s.find(ctx, params, &req, &req.Tenant, &req.ID, nil)
 	if rerr != nil {
 		return nil, rerr
 	}
@@ -306,11 +306,15 @@ func (s *v1Server) cancelTask(ctx context.Context, params json.RawMessage) (any,
 }
 
 // find decodes params into req, whose member id names a task, and
-// returns that task of the caller of ctx; history, when not nil, is
-// req's historyLength, refused when negative.
-func (s *v1Server) find(ctx context.Context, params json.RawMessage, req any, id *string, history **int32) (*a2a.Task, *rpcError) {
+// returns that task of the caller of ctx; tenant is req's tenant,
+// refused when set; history, when not nil, is req's historyLength,
+// refused when negative.
+func (s *v1Server) find(ctx context.Context, params json.RawMessage, req any, tenant, id *string, history **int32) (*a2a.Task, *rpcError) {
 	if err := decodeStrict("", params, req); err != nil {
 		return nil, invalidParams(violationOf("", err))
+	}
+	if v := noTenant(*tenant); v != nil {
+		return nil, invalidParams(v)
 	}
 	if history != nil {
 		if v := historyLength("historyLength", *history); v != nil {
@@ -334,6 +338,9 @@ func (s *v1Server) listTasks(ctx context.Context, params json.RawMessage) (any, 
 	var req v1ListTasksRequest
 	if err := decodeStrict("", params, &req); err != nil {
 		return nil, invalidParams(violationOf("", err))
+	}
+	if v := noTenant(req.Tenant); v != nil {
+		return nil, invalidParams(v)
 	}
 	size := int32(50)
 	if req.PageSize != nil {
@@ -382,6 +389,17 @@ func (s *v1Server) listTasks(ctx context.Context, params json.RawMessage) (any, 
 		resp.NextPageToken = string(page[len(page)-1].ID)
 	}
 	return resp, nil
+}
+
+// noTenant refuses a request's tenant: the agent's interfaces name none,
+// so a request naming one is meant for another agent (or another
+// tenant's interface), and answering it as if it named none would mix
+// the two.
+func noTenant(tenant string) *fieldViolation {
+	if tenant == "" {
+		return nil
+	}
+	return &fieldViolation{Field: "tenant", Description: "this agent's interfaces name no tenant"}
 }
 
 // historyLength refuses a negative historyLength, the member at field:

@@ -236,9 +236,10 @@ func readAsSent(body []byte) *rpcError {
 // fit the method's params type, as invalid params naming the member by
 // its path under params ("params.message.messageId"): the SDK would
 // answer them as a parse error naming Go types, or without a part's
-// index. Params the method requires and the request lacks are refused
-// the same way, and so are the members that neither the method's params,
-// nor a message/send's configuration or message (readMessage03), have
+// index. Params the method requires and the request lacks (a message,
+// its messageId, a task's id) are refused the same way, and so are the
+// members that neither the method's params, nor a message/send's
+// configuration or message (readMessage03), have
 // ("params.historyLenght"), which the SDK would skip, and a negative
 // historyLength, as version 1.0 refuses it. Any other error is left to
 // the SDK.
@@ -290,14 +291,27 @@ func readParams03(method string, params json.RawMessage) *rpcError {
 	if len(unknown) > 0 {
 		return &rpcError{Code: -32602, Message: "Invalid params: " + unknown[0].Field + ": " + unknown[0].Message}
 	}
-	field, n := "params.historyLength", (*int)(nil)
+	field, n, missing := "params.historyLength", (*int)(nil), ""
 	switch v := v.(type) {
 	case *a2a.MessageSendParams:
+		if v.Message == nil {
+			missing = "params.message"
+		}
 		if v.Config != nil {
 			field, n = "params.configuration.historyLength", v.Config.HistoryLength
 		}
 	case *a2a.TaskQueryParams:
 		n = v.HistoryLength
+		if v.ID == "" {
+			missing = "params.id"
+		}
+	case *a2a.TaskIDParams:
+		if v.ID == "" {
+			missing = "params.id"
+		}
+	}
+	if missing != "" {
+		return &rpcError{Code: -32602, Message: "Invalid params: " + missing + ": is required"}
 	}
 	if n != nil && *n < 0 {
 		return &rpcError{Code: -32602, Message: fmt.Sprintf("Invalid params: %s: is %d; must be 0 or more (0 for no history; leave it out for all)", field, *n)}

@@ -59,9 +59,10 @@ type (
 // params.message) that the specification does not allow or the SDK
 // cannot hold, naming the member at fault: a member the message or its
 // part does not have (params.message.contxtId), a kind other than
-// "message", a role other than a client's ("user"), a part of a kind
-// other than text, data and file (params.message.parts[1].kind), a data
-// part whose data is not an object, or holds a number no float64 holds
+// "message", no messageId, a role other than a client's ("user"), a
+// part of a kind other than text, data and file
+// (params.message.parts[1].kind), a data part whose data is not an
+// object, or holds a number no float64 holds
 // (params.message.parts[0].data.tolerance.absolute), and a file part
 // with neither or both of bytes and uri.
 func readMessage03(raw json.RawMessage) *fieldViolation {
@@ -72,6 +73,9 @@ func readMessage03(raw json.RawMessage) *fieldViolation {
 	}
 	if m.Kind != "" && m.Kind != "message" {
 		return &fieldViolation{Field: path + ".kind", Description: fmt.Sprintf("is %q; a message's kind is \"message\"", m.Kind)}
+	}
+	if m.MessageID == "" {
+		return &fieldViolation{Field: path + ".messageId", Description: "is required"}
 	}
 	if m.Role != "user" {
 		return &fieldViolation{Field: path + ".role", Description: fmt.Sprintf("is %q; a client's message is \"user\"", m.Role)}

@@ -85,3 +85,30 @@ func TestParams03_message(t *testing.T) {
 		}
 	}
 }
+
+// TestParams03_required: a member version 0.3 requires and the request
+// lacks is invalid params naming it by its path under params, as
+// version 1.0 names it, not an SDK message naming Go fields, nor "task
+// not found" for a cancel without id, nor a message kept without its
+// messageId.
+func TestParams03_required(t *testing.T) {
+	f := newFixture(t, trusta2a.Config{})
+	const claim = `{"kind":"data","data":{"claim":"17 * 3 = 51"}}`
+	for _, c := range []struct {
+		body string
+		want string
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}`, "params.message: is required"},
+		{`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":null}}`, "params.message: is required"},
+		{`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","parts":[` + claim + `]}}}`, "params.message.messageId: is required"},
+		{`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"","role":"user","parts":[` + claim + `]}}}`, "params.message.messageId: is required"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{}}`, "params.id: is required"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tasks/cancel","params":{}}`, "params.id: is required"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tasks/cancel","params":{"id":""}}`, "params.id: is required"},
+	} {
+		_, rpcErr := f.post1(t, "demo-key", "", c.body)
+		if rpcErr == nil || rpcErr.Code != -32602 || !strings.Contains(rpcErr.Message, c.want) {
+			t.Errorf("%s: error %+v, want -32602 naming %q", c.body, rpcErr, c.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package trustmcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vouchkit/vouch/internal/jsonbody"
 	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/x402"
 )
@@ -251,25 +253,39 @@ func (pw *paywall) settle(ctx context.Context, tool string, p *x402.PaymentPaylo
 }
 
 // decodePayment reads the payment of _meta, which the SDK decoded as
-// generic JSON, into a PaymentPayload.
+// generic JSON, into a PaymentPayload, as the HTTP doors read their
+// header's: a proof that is no object, or a member of the wrong type,
+// is an error naming it ("x402Version expected a number, got string").
 func decodePayment(v any) (*x402.PaymentPayload, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	p := new(x402.PaymentPayload)
-	if err := json.Unmarshal(b, p); err != nil {
-		return nil, err
+	if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' {
+		return nil, errors.New("must be an object, the payment payload")
 	}
-	var pd *problem.Details
-	if err := p.Check(); errors.As(err, &pd) {
-		texts := make([]string, len(pd.Errors))
-		for i, fe := range pd.Errors {
-			texts[i] = fe.Field + " " + fe.Message
-		}
-		return nil, errors.New(strings.Join(texts, "; "))
+	p := new(x402.PaymentPayload)
+	if err := jsonbody.Unmarshal(b, p); err != nil {
+		return nil, fieldErrors(err)
+	}
+	if err := p.Check(); err != nil {
+		return nil, fieldErrors(err)
 	}
 	return p, nil
+}
+
+// fieldErrors is err, a problem naming the members of a payment at
+// fault, as one line: each member and what is wrong with it.
+func fieldErrors(err error) error {
+	var pd *problem.Details
+	if !errors.As(err, &pd) || len(pd.Errors) == 0 {
+		return err
+	}
+	texts := make([]string, len(pd.Errors))
+	for i, fe := range pd.Errors {
+		texts[i] = fe.Field + " " + fe.Message
+	}
+	return errors.New(strings.Join(texts, "; "))
 }
 
 // refuse counts a refused payment and returns the terms.

@@ -12,8 +12,8 @@ import (
 )
 
 // A payment in _meta is checked as the HTTP doors check its header: an
-// x402Version other than 1 or 2, a missing network, or a payload that is
-// no object is refused with the terms, naming the member, before anything
+// x402Version other than 1 or 2, a missing network, a member of the
+// wrong type, or a payload (or a proof) that is no object is refused with the terms, naming the member, before anything
 // is reserved, run or settled; nor is such a proof taken for a retry of
 // the paid call whose payload it carries.
 func TestPaywall_refusesAMalformedProof(t *testing.T) {
@@ -35,6 +35,8 @@ func TestPaywall_refusesAMalformedProof(t *testing.T) {
 		"version 20":         {func(m map[string]any) { m["x402Version"] = 20 }, "x402Version must be 1 or 2, got 20"},
 		"no network":         {func(m map[string]any) { delete(m["accepted"].(map[string]any), "network") }, "accepted.network is required"},
 		"payload not object": {func(m map[string]any) { m["payload"] = "0x00" }, "payload must be an object"},
+		"version a string":   {func(m map[string]any) { m["x402Version"] = "2" }, "x402Version expected a number, got string"},
+		"network a number":   {func(m map[string]any) { m["accepted"].(map[string]any)["network"] = 8453 }, "accepted.network expected a string, got number"},
 	} {
 		var m map[string]any
 		if err := json.Unmarshal(b, &m); err != nil {
@@ -47,6 +49,15 @@ func TestPaywall_refusesAMalformedProof(t *testing.T) {
 		}
 		if pr := paidTerms(t, res); !strings.Contains(pr.Error, tc.want) {
 			t.Errorf("%s: refused with %q, want it to say %q", name, pr.Error, tc.want)
+		}
+	}
+	for _, v := range []any{"0x00", 5, []any{p}} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "square", Arguments: map[string]any{"n": 7}, Meta: mcp.Meta{trustmcp.MetaPayment: v}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pr := paidTerms(t, res); !strings.Contains(pr.Error, "must be an object") || strings.Contains(pr.Error, "Go ") {
+			t.Errorf("payment %v: refused with %q, want it to say it must be an object", v, pr.Error)
 		}
 	}
 	if n, s := r.runs.Load(), r.fac.settled.Load(); n != 1 || s != 1 {

@@ -127,15 +127,16 @@ func addTool[In, Out any](s *mcp.Server, tool *mcp.Tool, h mcp.ToolHandlerFor[In
 	return nil
 }
 
-// readArguments checks raw, a tool call's arguments, against the input
-// schema and the rules of every door (see checkArguments), and decodes it
-// into args as written, an integer argument written with a zero fraction
-// as the integer (see wholeNumbers). A value its argument's Go type cannot
+// readArguments checks raw, a tool call's arguments (none when absent or
+// null), against the input schema and the rules of every door (see
+// checkArguments), and decodes it into args as written, an integer
+// argument written with a zero fraction as the integer (see
+// wholeNumbers). A value its argument's Go type cannot
 // hold (a tolerance of 1e400) is an ArgumentError naming the argument by
 // its JSON path, as the HTTP doors name the member.
 func readArguments(raw json.RawMessage, schema *jsonschema.Resolved, args any) error {
-	if len(raw) == 0 {
-		raw = json.RawMessage("{}")
+	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
+		raw = json.RawMessage("{}") // no arguments, as a paid call counts them
 	}
 	if err := check(raw, schema); err != nil {
 		return fmt.Errorf("validating \"arguments\": %w", err)

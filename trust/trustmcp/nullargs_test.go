@@ -1,0 +1,38 @@
+package trustmcp_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/vouchkit/vouch/trust/trustmcp"
+)
+
+// TestServer_nullArguments: arguments written as null are no arguments,
+// as a paid call's arguments are counted: the tool error names the
+// argument that is required, not the null.
+func TestServer_nullArguments(t *testing.T) {
+	f := newFixture(t)
+	s, err := trustmcp.NewServer(f.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := statelessHTTP(t, s)
+	for tool, want := range map[string]string{"validate_claim": "claimed_result", "factcheck": "claim", "get_receipt": "receipt_id"} {
+		var out struct {
+			Result *struct {
+				IsError bool `json:"isError"`
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"result"`
+		}
+		raw := rawToolCall(t, srv.URL, tool, `null`, &out)
+		if out.Result == nil || !out.Result.IsError || len(out.Result.Content) == 0 {
+			t.Errorf("%s with null arguments: %s, want a tool error", tool, raw)
+			continue
+		}
+		if text := out.Result.Content[0].Text; !strings.Contains(text, want) || strings.Contains(text, "reflect") {
+			t.Errorf("%s with null arguments: %q, want it to name %s", tool, text, want)
+		}
+	}
+}

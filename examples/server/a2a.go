@@ -18,8 +18,9 @@ const (
 // mountA2A serves the trust skills over A2A 0.3 (message/send, tasks/get)
 // and 1.0 (SendMessage, GetTask, ListTasks) at /a2a and /api/v1/a2a,
 // behind the API keys, and the agent card that announces both at
-// /.well-known/agent-card.json and the older paths.
-func mountA2A(mux *http.ServeMux, d agentDeps) error {
+// /.well-known/agent-card.json and the older paths, at publicURL (empty:
+// the scheme and Host of each request).
+func mountA2A(mux *http.ServeMux, d agentDeps, publicURL string) error {
 	h, err := trusta2a.NewHandler(trusta2a.Config{Caller: d.svc, Router: d.engine, Authenticator: d.auth, Logger: d.log})
 	if err != nil {
 		return err
@@ -29,7 +30,7 @@ func mountA2A(mux *http.ServeMux, d agentDeps) error {
 	h = httpapi.Instrument(h, d.obs.tracerProvider(), d.obs.meterProvider(), "normal")
 	mux.Handle(a2aPath, h)
 	mux.Handle(a2aAPIPath, h)
-	card := agentcard.Handler(agentcard.Config{Name: "vouch demo server", MCPPath: mcpPath, A2APath: a2aPath})
+	card := agentcard.Handler(agentcard.Config{Name: "vouch demo server", BaseURL: publicURL, MCPPath: mcpPath, A2APath: a2aPath})
 	for _, p := range agentcard.Paths() {
 		mux.Handle(p, card)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -71,6 +72,7 @@ type config struct {
 	mcpPaid          bool // the MCP tools that run workers take x402 payments
 	facilitator      bool // serve the offline facilitator at facilitatorPath
 	trustedProxies   []netip.Prefix
+	publicURL        string // base URL the agent card announces; empty: each request's
 
 	// chain is the offline escrow the "auth-capture" payments are held
 	// in; nil means a new one. It is no flag: tests give two runs of the
@@ -171,6 +173,8 @@ func parseFlags(args []string, getenv func(string) string, out io.Writer) (confi
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "`HOST:PORT` serving /metrics alone (Prometheus text format); off by default")
 	fs.Var((*prefixFlag)(&cfg.trustedProxies), "trusted-proxy",
 		"reverse proxy `CIDR` (or address) whose Forwarded or X-Forwarded-For header names the client, for trial limits and idempotency scopes (repeatable; default: none)")
+	fs.StringVar(&cfg.publicURL, "public-url", "",
+		"base `URL` clients reach the server at, announced in the agent card, such as https://vouch.example behind a proxy that terminates TLS (default: the scheme and Host of each request)")
 	fs.BoolVar(&cfg.mcpStdio, "mcp-stdio", false, "serve the MCP tools on stdin and stdout (for an MCP host to launch) instead of listening")
 	fs.BoolVar(&cfg.facilitator, "facilitator", false, "serve the offline facilitator (it checks signatures and moves nothing) at "+facilitatorPath+"{verify,settle,supported}, for other x402 servers of a demonstration")
 	fs.BoolVar(&cfg.mcpPaid, "mcp-paid", false, "the MCP tools that run workers take x402 payments in _meta[\"x402/payment\"], at the prices of the x402 routes")
@@ -247,6 +251,13 @@ flags:
 	}
 	if cfg.debugCallIDs < 1 {
 		return config{}, fmt.Errorf("-debug-call-ids %d: want at least 1", cfg.debugCallIDs)
+	}
+	if cfg.publicURL != "" {
+		u, err := url.Parse(cfg.publicURL)
+		if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+			return config{}, fmt.Errorf("-public-url %q: want an http or https URL with a host, and no user, query or fragment", cfg.publicURL)
+		}
+		cfg.publicURL = strings.TrimSuffix(u.String(), "/")
 	}
 	if cfg.schema != "" && cfg.databaseURL == "" {
 		return config{}, errors.New("-database-schema needs -database-url")

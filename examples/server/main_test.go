@@ -243,7 +243,7 @@ func TestRun_flags(t *testing.T) {
 	}
 	for _, want := range []string{"-addr HOST:PORT", "127.0.0.1:8080", "-api-key KEY", "demo-key", "-pay-to ADDRESS", defaultPayTo,
 		"-integration NAME=KEY", "-signing-key FILE", "-receipts FILE", "-escrow-ledger FILE", "-reputation FILE", "-workers FILE", "-database-url URL",
-		"-database-schema NAME", "-trial-rate N", "-trial-burst N", "-debug-addr HOST:PORT", "-trusted-proxy CIDR", "-slow-session D", "1.5s"} {
+		"-database-schema NAME", "-trial-rate N", "-trial-burst N", "-debug-addr HOST:PORT", "-trusted-proxy CIDR", "-public-url URL", "-slow-session D", "1.5s"} {
 		if !strings.Contains(usage.String(), want) {
 			t.Errorf("usage lacks %q:\n%s", want, usage.String())
 		}
@@ -269,6 +269,9 @@ func TestRun_flags(t *testing.T) {
 		{"-signing-key", "signing.go"},
 		{"-addr", "127.0.0.1:0", "-debug-addr", "256.0.0.1:1"},
 		{"-trusted-proxy", "proxy.example"},
+		{"-public-url", "vouch.example"},
+		{"-public-url", "ftp://vouch.example"},
+		{"-public-url", "https://vouch.example/?x=1"},
 	} {
 		if err := run(context.Background(), args, noEnv, io.Discard, io.Discard); err == nil {
 			t.Errorf("run %q succeeded, want an error", args)

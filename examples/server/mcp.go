@@ -98,7 +98,7 @@ func mountAgents(mux *http.ServeMux, cfg config, d agentDeps) (*mcp.Server, erro
 		d.obs.tracerProvider(), d.obs.meterProvider(), "normal")
 	mux.Handle(mcpPath, h)
 	mux.Handle(mcpMessagesPath, h)
-	return srv, mountA2A(mux, d)
+	return srv, mountA2A(mux, d, cfg.publicURL)
 }
 
 // requireKey admits requests whose bearer key the authenticator accepts,

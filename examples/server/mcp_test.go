@@ -364,6 +364,27 @@ func TestRun_agentCard(t *testing.T) {
 	}
 }
 
+// TestRun_agentCardPublicURL: behind a proxy that terminates TLS, the
+// server sees plain HTTP; with -public-url the card announces the
+// address clients reach, so that an A2A client sends its key over
+// https, not to the http:// of the request the proxy forwarded.
+func TestRun_agentCardPublicURL(t *testing.T) {
+	t.Parallel()
+	base, _, _ := startServer(t, "-public-url", "https://vouch.example/")
+	resp, err := http.Get(base + agentcard.WellKnownPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var card agentcard.Card
+	err = json.NewDecoder(resp.Body).Decode(&card)
+	resp.Body.Close()
+	const want = "https://vouch.example" + a2aPath
+	if err != nil || card.URL != want || len(card.SupportedInterfaces) == 0 || card.SupportedInterfaces[0].URL != want ||
+		!strings.Contains(card.Description, "https://vouch.example"+mcpPath) {
+		t.Errorf("card %+v (%v), want it to announce %s", card, err, want)
+	}
+}
+
 // TestRun_mcpStdio launches the test binary as the server in -mcp-stdio
 // mode (see TestMain), as an MCP host would, and calls a tool: anything
 // but MCP on stdout would break the session.

@@ -194,7 +194,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		rpcErr := readAsSent(body)
 		if rpcErr == nil && isRequest {
-			rpcErr = readParams03(req.Method, req.Params)
+			// The SDK would answer a request it cannot read with a null
+			// id; JSON-RPC answers with the id when it can be read.
+			if rpcErr = checkEnvelope(&req); rpcErr == nil {
+				rpcErr = readParams03(req.Method, req.Params)
+			}
 		}
 		if rpcErr != nil {
 			writeRPC(w, rpcResponse{JSONRPC: "2.0", ID: req.ID, Error: rpcErr})

@@ -161,6 +161,15 @@ func violationOf(path string, err error) *fieldViolation {
 	return &fieldViolation{Field: field, Description: p.Errors[0].Message}
 }
 
+// checkEnvelope refuses a request that is not JSON-RPC 2.0: another
+// jsonrpc member, or none, or no method.
+func checkEnvelope(req *rpcRequest) *rpcError {
+	if req.JSONRPC != "2.0" || req.Method == "" {
+		return &rpcError{Code: -32600, Message: `Request payload validation error: a JSON-RPC 2.0 request has "jsonrpc":"2.0" and a method`}
+	}
+	return nil
+}
+
 // v1Server answers the JSON-RPC methods of A2A 1.0 with the executor of
 // the 0.3 methods, keeping its tasks in the same store, so that a task is
 // read in either version.
@@ -172,8 +181,7 @@ type v1Server struct {
 // serve answers req, the request of the caller of ctx.
 func (s *v1Server) serve(ctx context.Context, req *rpcRequest) rpcResponse {
 	resp := rpcResponse{JSONRPC: "2.0", ID: req.ID}
-	if req.JSONRPC != "2.0" || req.Method == "" {
-		resp.Error = &rpcError{Code: -32600, Message: `Request payload validation error: a JSON-RPC 2.0 request has "jsonrpc":"2.0" and a method`}
+	if resp.Error = checkEnvelope(req); resp.Error != nil {
 		return resp
 	}
 	params := req.Params

@@ -93,9 +93,9 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, c
 // backedBy reports whether final, the tally of one router call, may
 // state r, the router's own result, in place of its winner's output: r
 // is an answer of the winning group under the call's key (or the runs
-// carry no output to tell), or null when the tier accepts nothing. A router counting by another key than the
-// service's (WithAnswerKey) chooses another winner, or refuses one the
-// service's count accepts.
+// carry no output to tell), or null when the tier accepts nothing. A
+// router counting by another key than the service's (WithAnswerKey)
+// chooses another winner, or refuses one the service's count accepts.
 func (final *stepResult) backedBy(r json.RawMessage) bool {
 	if len(r) == 0 || string(r) == "null" {
 		return !final.accepted

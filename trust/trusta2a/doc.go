@@ -18,8 +18,8 @@
 // In 1.0, parts are text or data members (a data part with mediaType
 // application/json: a data part naming another type, such as text/html,
 // is refused), a negative historyLength is refused, and so is a tenant
-// (the card's interfaces name none), task states and
-// roles are the TASK_STATE_* and ROLE_* enums, and errors carry the
+// (the card's interfaces name none); task states and roles are the
+// TASK_STATE_* and ROLE_* enums, and errors carry the
 // specification's details: a
 // google.rpc.ErrorInfo (domain a2a-protocol.org) for the A2A errors
 // (TaskNotFound −32001, TaskNotCancelable −32002 since every task kept

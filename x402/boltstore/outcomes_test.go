@@ -3,10 +3,13 @@ package boltstore_test
 import (
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/vouchkit/vouch/x402"
 	"github.com/vouchkit/vouch/x402/x402test"
@@ -54,4 +57,43 @@ func TestOutcomes_durable(t *testing.T) {
 	if _, ok, _ := l.Outcomes().Lookup(ctx, "key-1", now.Add(5*time.Minute)); !ok {
 		t.Error("key-1 deleted before its time")
 	}
+}
+
+// FuzzOutcomes keeps any outcome a gated route may buy, its answer's
+// header and body and its settlement as they come, and reads it back
+// from the file: the outcome read is the one kept, so that a retry gets
+// the answer the payment bought. (A header value that is not UTF-8 is
+// read back with U+FFFD in place of its bytes, as encoding/json writes
+// strings: such values are left out, as are a payer and a transaction
+// that are not, which a facilitator's JSON answer cannot carry.)
+func FuzzOutcomes(f *testing.F) {
+	f.Add(http.StatusOK, "text/plain; charset=utf-8", []byte("Paris"), "0xpayer", "0xtx", uint64(20_000))
+	f.Add(http.StatusPaymentRequired, "caf\u00e9", []byte{0xff, 0}, "", "", uint64(0))
+	l := open(f, filepath.Join(f.TempDir(), "escrow.db"))
+	f.Cleanup(func() { l.Close() })
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, status int, value string, body []byte, payer, tx string, amount uint64) {
+		control := func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }
+		if strings.ContainsFunc(value, control) || !utf8.ValidString(value) || !utf8.ValidString(payer) || !utf8.ValidString(tx) {
+			return
+		}
+		kept := x402.Outcome{
+			Request: "req", Payer: payer, Delivered: tx != "",
+			Response: x402.BufferedResponse{Status: status, Header: http.Header{"X-Note": {value}}, Body: body},
+			Usage:    &x402.Usage{Amount: amount, MaxAmount: amount},
+		}
+		if tx != "" {
+			kept.Settlement = &x402.SettleResponse{Success: true, Payer: payer, Transaction: tx, Network: "eip155:84532"}
+		}
+		if err := l.Outcomes().Keep(t.Context(), "key", kept, now.Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		got, ok, err := l.Outcomes().Lookup(t.Context(), "key", now)
+		if err != nil || !ok {
+			t.Fatalf("Lookup = %v, %v; want the outcome kept", ok, err)
+		}
+		if diff := cmp.Diff(kept, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("outcome read back (-kept +read):\n%s", diff)
+		}
+	})
 }

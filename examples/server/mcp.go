@@ -128,9 +128,12 @@ func requireKey(auth router.Authenticator, next http.Handler) http.Handler {
 // mcpMaxBody bounds the body of an MCP request, as the SDK bounds it.
 const mcpMaxBody = 4 << 20
 
-// checkMCPRequest answers with the API's problem each request the SDK's
-// transport would refuse in plain text, and passes the others, their
-// body read, to next:
+// checkMCPRequest answers with the API's problem the requests below,
+// which the SDK's transport would refuse in plain text, and passes the
+// others, their body read, to next. The transport still answers in plain
+// text what it refuses after these checks: a JSON value that is no
+// JSON-RPC message ({} or 1), an unknown protocol version header, and
+// the like. Checked here:
 //   - a method other than POST: 405 with Allow: POST (the endpoint is
 //     stateless: it serves no event stream to GET, and no session to
 //     DELETE, as the Streamable HTTP transport lets a server answer);

@@ -112,8 +112,11 @@
 // Every error is an [Error]: on the wire an RFC 9457
 // application/problem+json body with the HTTP status, a machine code and,
 // for invalid input, the failing fields by JSON path
-// ("consensus.replicas"), never by Go field name. Unknown JSON members are
-// ignored, so that clients may send members a later release defines.
+// ("consensus.replicas"), never by Go field name. A member the route does
+// not define is refused the same way, rule "unknown", naming it by its
+// JSON path ("consensus.disagreemnt_policy"), rather than run under the
+// default a misspelling would leave in place; free-form objects
+// (context, metadata, input) take any members.
 //
 // A request body is refused with 400 when it is not JSON, holds bytes that
 // are not UTF-8, nests deeper than 128 levels, or repeats a member name

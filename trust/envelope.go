@@ -130,8 +130,8 @@ type Response struct {
 	Confidence float64 `json:"confidence"`
 	// Evidence summarizes the trust signals.
 	Evidence Evidence `json:"evidence"`
-	// RetryInstructions guide a retry; null unless Status is RETRY,
-	// NEEDS_SPEC or INCONCLUSIVE.
+	// RetryInstructions guide a retry; null unless Status is RETRY or
+	// NEEDS_SPEC.
 	RetryInstructions *RetryInstructions `json:"retry_instructions"`
 	// TraceID is the W3C trace id of the call, shared with the router
 	// calls it made.
@@ -300,8 +300,7 @@ type Step struct {
 	Check bool `json:"check,omitempty"`
 }
 
-// RetryInstructions guide a caller that got RETRY, NEEDS_SPEC or
-// INCONCLUSIVE.
+// RetryInstructions guide a caller that got RETRY or NEEDS_SPEC.
 type RetryInstructions struct {
 	// Reason says why a retry is advised.
 	Reason string `json:"reason"`

@@ -223,8 +223,13 @@ func pickSessions(cands []candidate, used map[router.SessionID]bool, from, k int
 const NumericCalibrationSuffix = "/number"
 
 // refused reports whether err refuses the request itself (400, 401, 402,
-// 403), which another session would refuse as well.
+// 403), which another session would refuse as well; so does a router
+// that has no route for the call's variant (router.ErrNoVariant:
+// version 3 in the trial or x402 variant).
 func refused(err error) bool {
+	if errors.Is(err, router.ErrNoVariant) {
+		return true
+	}
 	var p *problem.Details
 	if !errors.As(err, &p) {
 		return false

@@ -15,7 +15,10 @@ type Option func(*Service) error
 
 // WithVariant makes every router call use variant v (normal, trial or
 // x402). It matters only for a remote router.Client; the default is the
-// client's own.
+// client's own. Version 3 has no trial or x402 variant, so over a
+// router.Client in those variants a call that needs version 3 (every tier
+// but fast with [WithSingleSession]) fails with an error wrapping
+// router.ErrNoVariant.
 func WithVariant(v router.Variant) Option {
 	return func(s *Service) error {
 		switch v {

@@ -95,9 +95,13 @@ func consensusSnapshot(st stepResult, key func(any) (string, error)) *receipt.Co
 	for i, v := range c.Verdicts {
 		verdicts[i] = string(v)
 	}
+	strategy := c.Strategy
+	if strategy == "" { // the block names none: majority, the version 3 default, as in the policy snapshot
+		strategy = router.AggregationMajority
+	}
 	cs := &receipt.ConsensusSnapshot{
 		Replicas: c.Replicas, Agreement: c.Agreement, Verdicts: verdicts,
-		Strategy: string(c.Strategy), Confidence: c.Confidence, LowConfidence: c.LowConfidence,
+		Strategy: string(strategy), Confidence: c.Confidence, LowConfidence: c.LowConfidence,
 		Agreeing: c.Agreeing, WeightBy: string(c.WeightBy), Failures: string(c.Failures),
 	}
 	if c.Tolerance != nil {

@@ -166,8 +166,8 @@ func (e *Engine) validateJob(version int, t *ValidateTask) (*Job, time.Duration)
 
 // DelegateV2 runs the workflow on the request's session, under
 // execution.max_steps and policy.timeout_ms (or the engine's defaults).
-// The response carries the output as result, and the steps, tools and
-// configuration the run reported as evidence.
+// The response carries the output as result, and the steps, tools,
+// configuration and usage the run reported as evidence.
 //
 // A session that does not serve policy.tier is a 400 *Error naming
 // policy.tier; other errors are those of [Engine.DelegateV1].
@@ -185,13 +185,15 @@ func (e *Engine) DelegateV2(ctx context.Context, req *DelegateV2Request) (*Deleg
 	}
 	return &DelegateV2Response{
 		SessionID: o.SessionID, TaskID: o.TaskID, Result: o.output,
-		Evidence: DelegateEvidence{Steps: orEmpty(o.Steps), Tools: orEmpty(o.Tools), Configuration: *o.Configuration},
+		Evidence: DelegateEvidence{Steps: orEmpty(o.Steps), Tools: orEmpty(o.Tools), Configuration: *o.Configuration,
+			Usage: TotalUsage([]Run{o.Run})},
 	}, nil
 }
 
 // ValidateV2 judges the claim on the request's session. The response's
-// confidence is the worker's; evidence.runs holds the one run, and
-// evidence.scores one score named "confidence". Errors are those of
+// confidence is the worker's; evidence.runs holds the one run,
+// evidence.scores one score named "confidence", and evidence.usage what
+// the run reported spending. Errors are those of
 // [Engine.DelegateV2].
 //
 // With policy.redundancy 3 or 5 (docs/INTERFACE.md, 5.5), it runs that many
@@ -233,6 +235,7 @@ func (e *Engine) ValidateV2(ctx context.Context, req *ValidateV2Request) (*Valid
 		Evidence: ValidateEvidence{
 			Runs:   []Run{o.Run},
 			Scores: []Score{{Name: "confidence", Value: o.Confidence}},
+			Usage:  TotalUsage([]Run{o.Run}),
 		},
 	}, nil
 }

@@ -30,6 +30,7 @@ func TestHandler_zerosAndEveryError(t *testing.T) {
 		{"/api/v2/validate", `{"session_id":1,` + claim + `,"policy":{"redundancy":0}}`, []fieldRule{{"policy.redundancy", "oneof"}}},
 		{"/api/v3/validate", `{` + claim + `,"consensus":{"replicas":3,"aggregation":"","disagreement_policy":""},"session_id":0}`,
 			[]fieldRule{{"consensus.aggregation", "aggregation"}, {"consensus.disagreement_policy", "oneof"}, {"session_id", "gt"}}},
+		{"/api/v3/validate", `{` + claim + `,"consensus":{"replicas":3,"strategy":""}}`, []fieldRule{{"consensus.strategy", "strategy"}}},
 		{"/api/v3/validate", `{` + claim + `,"consensus":{"replicas":3},"session_id":"0"}`, []fieldRule{{"session_id", "gt"}}},
 		{"/api/v3/validate", `{` + claim + `,"consensus":{"replicas":3},"session_id":"-0"}`, []fieldRule{{"session_id", "gt"}}},
 		{"/api/v1/factcheck", `{"claim":"x","session_id":"-00"}`, []fieldRule{{"session_id", "gt"}}},

@@ -23,8 +23,9 @@ type ConsensusRequest struct {
 	// Strategy is the public router's other name for Aggregation, which
 	// its clients send. It is accepted when it names the aggregation run
 	// (Aggregation, or "majority" when that is empty) and refused
-	// otherwise, since it would be ignored.
-	Strategy Aggregation `json:"strategy,omitempty"`
+	// otherwise, since it would be ignored; "" names none and is refused
+	// too.
+	Strategy Aggregation `json:"strategy,omitempty" validate:"omitempty,strategy"`
 	// WeightBy is what weighs the votes under "weighted", and under
 	// "median" (the weighted median): only "reputation" (the default
 	// under "weighted") is available. It is refused with any other

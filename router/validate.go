@@ -51,6 +51,16 @@ var validate = valid.New(map[string]valid.Rule{
 			return fmt.Sprintf("must be \"majority\", \"weighted\", \"median\" or \"median_of_means\", got %q", v)
 		},
 	},
+	// strategy: the public router's name for aggregation; whether it
+	// names the aggregation run is checked by ConsensusRequest.strategy.
+	// Only "" fails here, so that a strategy sent empty is refused
+	// rather than read as absent.
+	"strategy": {
+		Check: func(fl validator.FieldLevel) bool { return fl.Field().String() != "" },
+		Message: func(string, any) string {
+			return "is the public router's name for consensus.aggregation: name the aggregation run"
+		},
+	},
 	// weight_by: only the reputation the router learns weighs votes.
 	"weight_by": {
 		Check: func(fl validator.FieldLevel) bool {

@@ -215,7 +215,8 @@ func (e *Engine) ValidateV2(ctx context.Context, req *ValidateV2Request) (*Valid
 	if n := req.Policy.Redundancy; n == Replicas3 || n == Replicas5 {
 		job, timeout := e.validateJob(2, &req.ValidateTask)
 		cons := &ConsensusRequest{Replicas: n, DisagreementPolicy: DisagreeBestEffort}
-		call, err := e.consensus(ctx, req.SessionID, cons, v3Pool, req.Policy.Tier, job, timeout)
+		// The body has no session pool, and names its replicas policy.redundancy.
+		call, err := e.consensus(ctx, req.SessionID, cons, "", req.Policy.Tier, job, timeout)
 		if err != nil {
 			return nil, err
 		}

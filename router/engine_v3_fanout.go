@@ -44,7 +44,8 @@ func callerBudget(ctx context.Context, budget, grace time.Duration) (time.Durati
 
 // replicasField is the JSON path of the replica count of the request
 // whose session pool is at poolField: consensus.replicas in version 3,
-// policy.redundancy in a version 1 fact check.
+// policy.redundancy in a version 1 fact check and in a version 2
+// validation (whose poolField is "", as it has no pool).
 func replicasField(poolField string) string {
 	if poolField == v3Pool {
 		return "consensus.replicas"

@@ -29,19 +29,9 @@ func unknownSession(field string, id SessionID) *Error {
 // timed out, a 504 (code timeout), each carrying the run as
 // {"runs":[...]} in Extra; when ctx itself ended, its error.
 func (e *Engine) single(ctx context.Context, id SessionID, tier Tier, job *Job, timeout time.Duration) (*outcome, error) {
-	s := e.byID[id]
-	if s == nil {
-		return nil, unknownSession("session_id", id)
-	}
-	if !s.serves(tier) {
-		return nil, problem.Invalid([]FieldError{{
-			Field: "policy.tier", Rule: "served_by_session",
-			Message: fmt.Sprintf("session %d does not serve tier %q; it serves %v", id, tier, s.Tiers),
-		}})
-	}
-	if ok, until := s.healthy(e.now()); !ok {
-		return nil, problem.Newf(http.StatusServiceUnavailable, problem.CodeUnavailable,
-			"session %d is cooling down after repeated failures until %s", id, until.UTC().Format(time.RFC3339))
+	s, err := e.named(id, tier)
+	if err != nil {
+		return nil, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, e.callTimeout)
 	defer cancel()
@@ -63,6 +53,28 @@ func (e *Engine) single(ctx context.Context, id SessionID, tier Tier, job *Job, 
 		Runs []Run `json:"runs"`
 	}{[]Run{o.Run}}) // a run holds only encodable values (see inspect)
 	return nil, p
+}
+
+// named returns the session a version 1 or 2 request names as
+// session_id, or why it cannot run there: a 400 *Error for a session the
+// engine does not know (naming session_id) or that does not serve tier
+// (naming policy.tier), a 503 for one cooling down.
+func (e *Engine) named(id SessionID, tier Tier) (*session, error) {
+	s := e.byID[id]
+	if s == nil {
+		return nil, unknownSession("session_id", id)
+	}
+	if !s.serves(tier) {
+		return nil, problem.Invalid([]FieldError{{
+			Field: "policy.tier", Rule: "served_by_session",
+			Message: fmt.Sprintf("session %d does not serve tier %q; it serves %v", id, tier, s.Tiers),
+		}})
+	}
+	if ok, until := s.healthy(e.now()); !ok {
+		return nil, problem.Newf(http.StatusServiceUnavailable, problem.CodeUnavailable,
+			"session %d is cooling down after repeated failures until %s", id, until.UTC().Format(time.RFC3339))
+	}
+	return s, nil
 }
 
 // outputText is a delegation's output as text: a string output as it is,
@@ -203,8 +215,9 @@ func (e *Engine) DelegateV2(ctx context.Context, req *DelegateV2Request) (*Deleg
 // [Engine.ValidateV3] documents it): the verdict is the majority's, the
 // confidence and scores are the consensus ones (consensus.Posterior), and
 // evidence.runs holds every replica's run. Its errors are those of
-// [Engine.ValidateV3]. A redundancy of 1, or none, runs on session_id
-// alone.
+// [Engine.ValidateV3], and those of one replica for a session_id that
+// does not serve policy.tier or is cooling down. A redundancy of 1, or
+// none, runs on session_id alone.
 func (e *Engine) ValidateV2(ctx context.Context, req *ValidateV2Request) (*ValidateV2Response, error) {
 	if req == nil {
 		return nil, errNilRequest()
@@ -213,6 +226,11 @@ func (e *Engine) ValidateV2(ctx context.Context, req *ValidateV2Request) (*Valid
 		return nil, err
 	}
 	if n := req.Policy.Redundancy; n == Replicas3 || n == Replicas5 {
+		// The named session runs first, or the call is refused as with
+		// one replica: the selection would drop it in silence.
+		if _, err := e.named(req.SessionID, req.Policy.Tier); err != nil {
+			return nil, err
+		}
 		job, timeout := e.validateJob(2, &req.ValidateTask)
 		cons := &ConsensusRequest{Replicas: n, DisagreementPolicy: DisagreeBestEffort}
 		// The body has no session pool, and names its replicas policy.redundancy.

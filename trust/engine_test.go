@@ -381,3 +381,31 @@ func TestService_singleSession(t *testing.T) {
 		}
 	}
 }
+
+// TestService_singleSessionUsage: fast on WithSingleSession calls version
+// 2, whose response carries the run's usage, steps and tools; the usage
+// reaches the evidence as it does over version 3.
+func TestService_singleSessionUsage(t *testing.T) {
+	want := router.Usage{PromptTokens: 10, CompletionTokens: 2, Cost: 0.01}
+	costly := router.WorkerFunc(func(ctx context.Context, job *router.Job) (*router.Result, error) {
+		res, err := honest(0.9).Work(ctx, job)
+		if res != nil {
+			u := want
+			res.Usage = &u
+		}
+		return res, err
+	})
+	s, err := trust.New(newEngine(t, costly, costly, costly, costly, costly), trust.WithSingleSession(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []trust.Mode{trust.ModeValidation, trust.ModeDelegation} {
+		resp, err := s.Call(context.Background(), request(mode, trust.PolicyFast))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Evidence.Usage == nil || *resp.Evidence.Usage != want {
+			t.Errorf("%s: usage %+v, want the run's %+v", mode, resp.Evidence.Usage, want)
+		}
+	}
+}

@@ -105,7 +105,9 @@ func (s *Service) runV2(ctx context.Context, req *Request, r rung) (stepResult, 
 		if err != nil {
 			return stepResult{}, err
 		}
-		run := router.Run{SessionID: resp.SessionID, TaskID: resp.TaskID, Label: router.LabelOK, Output: resp.Result}
+		cfg := resp.Evidence.Configuration
+		run := router.Run{SessionID: resp.SessionID, TaskID: resp.TaskID, Label: router.LabelOK, Output: resp.Result,
+			Steps: resp.Evidence.Steps, Tools: resp.Evidence.Tools, Configuration: &cfg, Usage: resp.Evidence.Usage}
 		st := stepResult{result: resp.Result, confidence: 1, agreement: 1, verdicts: []router.Label{router.LabelOK}, runs: []router.Run{run}}
 		st.step = newStep("/api/v2/delegate", r, resp.TaskID, string(router.LabelOK), st)
 		return st, nil

@@ -2,6 +2,7 @@ package x402
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 )
@@ -83,24 +84,28 @@ func (t *Transport) join(key string) (*memo, bool) {
 }
 
 // make has the payment of m made, in ctx, and lets the requests waiting
-// for it go on.
-func (t *Transport) make(ctx context.Context, req *http.Request, m *memo, terms *PaymentRequired) error {
-	err := t.pay(ctx, req, m, terms)
-	now := t.now()
-	t.mu.Lock()
-	if err != nil {
-		m.payErr, m.abandoned = err, ctx.Err() != nil
-		m.holders--
-		if m.key != "" && t.paid[m.key] == m {
-			delete(t.paid, m.key)
+// for it go on. When making it panics (in the Select or the Payer's
+// Supports), the payment fails before the panic goes on, so that no
+// request of the call waits for it.
+func (t *Transport) make(ctx context.Context, req *http.Request, m *memo, terms *PaymentRequired) (err error) {
+	err = errors.New("x402: making the payment panicked")
+	defer func() {
+		now := t.now()
+		t.mu.Lock()
+		if err != nil {
+			m.payErr, m.abandoned = err, ctx.Err() != nil
+			m.holders--
+			if m.key != "" && t.paid[m.key] == m {
+				delete(t.paid, m.key)
+			}
+		} else {
+			m.made = true
+			t.sweep(now)
 		}
-	} else {
-		m.made = true
-		t.sweep(now)
-	}
-	t.mu.Unlock()
-	close(m.ready)
-	return err
+		t.mu.Unlock()
+		close(m.ready)
+	}()
+	return t.pay(ctx, req, m, terms)
 }
 
 // recall holds the proof made for the call named key, if there is one.

@@ -39,7 +39,8 @@ type Payer struct {
 	Key *PrivateKey
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
-	// Rand is the source of nonces; nil means crypto/rand.
+	// Rand is the source of nonces; nil means crypto/rand. Concurrent
+	// payments read it at once: it must be safe for concurrent use.
 	Rand io.Reader
 	// MaxHold is the longest an "auth-capture" offer may hold the payment
 	// (from now to its capture deadline); zero means DefaultMaxHold.

@@ -124,9 +124,15 @@ func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.
 		}
 		results := make([]stepResult, len(batch))
 		errs := make([]error, len(batch))
+		panics := make([]any, len(batch))
 		var wg sync.WaitGroup
 		for j, c := range batch {
 			wg.Go(func() {
+				// A router.Service that panics panics in the caller's
+				// goroutine, as it does for the tiers that run it there
+				// (an HTTP server recovers it), not in this one, where
+				// nothing would.
+				defer func() { panics[j] = recover() }()
 				tier := adaptiveTier(len(runs) + j)
 				if c.id != 0 && !c.serves(tier) {
 					tier = "" // no unused session serves the run's tier: ask for none
@@ -135,6 +141,11 @@ func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.
 			})
 		}
 		wg.Wait()
+		for _, v := range panics {
+			if v != nil {
+				panic(v)
+			}
+		}
 		for j, c := range batch {
 			st := results[j]
 			if err := errs[j]; err != nil {

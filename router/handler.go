@@ -237,11 +237,11 @@ func NewHandler(svc Service, opts ...HandlerOption) (*Handler, error) {
 		h.calls[name] = count
 		run := h.runner(svc, rt.Op, about)
 		h.cfg.Endpoints = append(h.cfg.Endpoints, httpapi.Endpoint{
-			Method: rt.Method,
-			Path:   rt.Path,
-			Access: access(rt),
+			Method:   rt.Method,
+			Path:     rt.Path,
+			Access:   access(rt),
+			Admitted: func() { count.Add(1) },
 			Prepare: func(_ *http.Request, body []byte) (httpapi.Run, error) {
-				count.Add(1)
 				return run(body)
 			},
 		})

@@ -188,6 +188,12 @@ func TestHandler_status(t *testing.T) {
 	send(t, "POST", srv.URL+"/api/v1/fact-check", `{"claim":"water is wet","session_pool":["1",2,3]}`)
 	send(t, "POST", srv.URL+"/api/v1/trial/factcheck", body, "Authorization", "")
 	send(t, "POST", srv.URL+"/api/v1/factcheck", `{}`) // 400, but admitted
+	if r := send(t, "POST", srv.URL+"/api/v1/factcheck?x=1", body); r.status != http.StatusBadRequest {
+		t.Errorf("POST with a query = %d, want 400", r.status)
+	}
+	if r := send(t, "POST", srv.URL+"/api/v1/factcheck", body, "Content-Type", "text/plain"); r.status != http.StatusUnsupportedMediaType {
+		t.Errorf("POST of text/plain = %d, want 415", r.status)
+	}
 
 	c := newTestClient(t, srv.URL)
 	st, err := c.Status(context.Background())
@@ -216,8 +222,8 @@ func TestHandler_status(t *testing.T) {
 	wantCalls["GET /api/v1/ping"] = 2
 	wantCalls["POST /api/v1/fact-check"] = 1
 	wantCalls["POST /api/v1/trial/factcheck"] = 1
-	wantCalls["POST /api/v1/factcheck"] = 1
-	wantCalls["GET /api/v1/status"] = 1 // this call; the refused one is not counted
+	wantCalls["POST /api/v1/factcheck"] = 3 // refused after admission, for its body, query or Content-Type
+	wantCalls["GET /api/v1/status"] = 1     // this call; the refused one is not counted
 	if diff := cmp.Diff(wantCalls, st.Calls); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}

@@ -291,18 +291,7 @@ func (h *Handler) countCalls() {
 		ep := &h.cfg.Endpoints[i]
 		n := new(atomic.Int64)
 		h.calls[ep.Method+" "+ep.Path] = n
-		if prepare := ep.Prepare; prepare != nil {
-			ep.Prepare = func(r *http.Request, body []byte) (httpapi.Run, error) {
-				n.Add(1)
-				return prepare(r, body)
-			}
-		}
-		if next := ep.Handler; next != nil {
-			ep.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				n.Add(1)
-				next.ServeHTTP(w, r)
-			})
-		}
+		ep.Admitted = func() { n.Add(1) }
 	}
 }
 

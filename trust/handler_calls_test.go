@@ -38,7 +38,14 @@ func TestHandler_Calls(t *testing.T) {
 	if resp, _ := rawPost(t, srv.URL+trust.CallPath, `{}`, "Authorization", ""); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("call without a key = %d, want 401", resp.StatusCode)
 	}
-	want["POST /api/v4/trust"], want["GET /api/v4/receipt/{receipt_id}"] = 1, 1
+	// Admitted, then refused for their query or Content-Type: counted.
+	if resp, _ := rawPost(t, srv.URL+trust.CallPath+"?x=1", `{}`); resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("call with a query = %d, want 400", resp.StatusCode)
+	}
+	if resp, _ := rawPost(t, srv.URL+trust.CallPath, `{}`, "Content-Type", "text/plain"); resp.StatusCode != http.StatusUnsupportedMediaType {
+		t.Fatalf("call of text/plain = %d, want 415", resp.StatusCode)
+	}
+	want["POST /api/v4/trust"], want["GET /api/v4/receipt/{receipt_id}"] = 3, 1
 	if diff := cmp.Diff(want, h.Calls()); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}

@@ -65,6 +65,11 @@ type Endpoint struct {
 	// request id, traceparent, access check, panic recovery and logging,
 	// but neither reads the body nor replays by Idempotency-Key.
 	Handler http.Handler
+	// Admitted, when not nil, is called once for each request the access
+	// check admits, before anything else of it is read or checked (its
+	// query, Content-Type, body, Idempotency-Key), so that a count of
+	// admitted requests counts them whatever their outcome.
+	Admitted func()
 }
 
 // Config configures a [Server]. Zero members mean the defaults documented
@@ -304,6 +309,13 @@ func (s *Server) endpoint(e Endpoint) (http.Handler, error) {
 	if e.Prepare != nil {
 		prepare := e.Prepare
 		next = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, prepare, hasBody) })
+	}
+	if admitted := e.Admitted; admitted != nil {
+		served := next
+		next = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			admitted()
+			served.ServeHTTP(w, r)
+		})
 	}
 	switch e.Access {
 	case Key:

@@ -266,7 +266,7 @@ func (pw *paywall) serveEscrow(w http.ResponseWriter, r *http.Request, next http
 	defer func() {
 		if panicked { // void the hold and keep the outcome; the panic goes on
 			d := pw.escrow.Decide(keep, payment, verdictFailed, "0")
-			pw.finish(keep, w, r, p, key, until, d, BufferedResponse{Status: http.StatusInternalServerError, Header: make(http.Header)}, nil, false)
+			pw.finish(keep, r, p, key, until, d, BufferedResponse{Status: http.StatusInternalServerError, Header: make(http.Header)}, nil)
 		}
 	}()
 	response, verdict, charged, u, deliver := pw.escrowWork(r, next, m, price, offer)
@@ -285,11 +285,15 @@ func (pw *paywall) serveEscrow(w http.ResponseWriter, r *http.Request, next http
 		response = problemResponse(problem.New(http.StatusPaymentRequired, problem.CodePaymentRequired,
 			"the payment's verdict could not be recorded, so its hold was voided: nothing was bought"))
 	}
-	if pw.finish(keep, w, r, p, key, until, decided, response, u, true) {
-		if vp, ok := PaymentFromContext(ctx); ok && vp.outcome != nil {
-			vp.outcome.end(true)
-		}
+	response, sr, delivered := pw.finish(keep, r, p, key, until, decided, response, u)
+	if vp, ok := PaymentFromContext(ctx); ok && vp.outcome != nil && delivered {
+		vp.outcome.end(true) // before the answer leaves, so that what it buys is recorded
 	}
+	if err := setSettlement(w.Header(), &sr, p.X402Version); err != nil {
+		pw.unavailable(w, r, "encoding the settlement", err)
+		return true
+	}
+	writeBuffered(w, response)
 	return true
 }
 
@@ -369,11 +373,12 @@ func (pw *paywall) keepAhead(ctx context.Context, key string, until time.Time, o
 	}
 }
 
-// finish captures or voids the payment as decided, keeps the outcome for
-// a repeat of the proof, and, when write is set, sends the answer: the
-// delivered answer with the capture in the payment headers, or the
-// failure with the void. It reports whether the answer was delivered.
-func (pw *paywall) finish(ctx context.Context, w http.ResponseWriter, r *http.Request, p *PaymentPayload, key string, until time.Time, d EscrowPayment, response BufferedResponse, u *Usage, write bool) bool {
+// finish captures or voids the payment as decided and keeps the outcome
+// for a repeat of the proof. It returns the answer to send with the
+// settlement in the payment headers (the delivered answer with the
+// capture, or the failure with the void), and whether the answer was
+// delivered.
+func (pw *paywall) finish(ctx context.Context, r *http.Request, p *PaymentPayload, key string, until time.Time, d EscrowPayment, response BufferedResponse, u *Usage) (BufferedResponse, SettleResponse, bool) {
 	paid := paidRequest(r, p)
 	sr, delivered, pending := pw.escrow.Complete(ctx, d, u)
 	o := Outcome{Request: paid, Payer: d.Payer, Delivered: delivered, Response: response, Settlement: &sr}
@@ -393,15 +398,7 @@ func (pw *paywall) finish(ctx context.Context, w http.ResponseWriter, r *http.Re
 	if err := pw.outcomes.Keep(ctx, key, o, until); err != nil {
 		pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: keeping an escrow outcome", slog.String("error", err.Error()))
 	}
-	if !write {
-		return delivered
-	}
-	if err := setSettlement(w.Header(), &sr, p.X402Version); err != nil {
-		pw.unavailable(w, r, "encoding the settlement", err)
-		return false
-	}
-	writeBuffered(w, response)
-	return delivered
+	return response, sr, delivered
 }
 
 // captureFailed is the answer of a payment whose capture failed.

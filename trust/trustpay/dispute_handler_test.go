@@ -120,3 +120,58 @@ func TestDisputes_recordKeepsReplays(t *testing.T) {
 		t.Error("Record over a plain handler claims to replay")
 	}
 }
+
+// disputeOnWrite disputes the call its answer names as the answer is
+// written, as a buyer that reports the call as soon as it has it does.
+type disputeOnWrite struct {
+	http.ResponseWriter
+	d        trustpay.Disputes
+	caller   string
+	err      error
+	refunded bool
+}
+
+func (w *disputeOnWrite) Write(b []byte) (int, error) {
+	var a paidAnswer
+	if json.Unmarshal(b, &a) == nil && a.TraceID != "" {
+		_, w.refunded, w.err = w.d.Feedback(trust.WithCaller(context.Background(), w.caller), a.TraceID, false)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// TestDisputes_recordedBeforeTheAnswerLeaves: a paid trust call,
+// escrowed, is recorded for its disputes before its answer is written,
+// so that its caller's report as soon as it has the answer refunds it.
+func TestDisputes_recordedBeforeTheAnswerLeaves(t *testing.T) {
+	d, esc, mw := newDisputes(t, func(e *router.Engine) router.Service { return e }, "POST "+trust.X402CallPath)
+	h, err := trust.NewHandler(d.Service, trust.WithX402(func(h http.Handler) http.Handler { return mw(d.Record(h)) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	payer, _ := evm.NewPayer(buyerKey)
+	watch := &disputeOnWrite{d: d, caller: "payer:" + strings.ToLower(payer.Address().String())}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(x402.HeaderPaymentSignature) == "" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		watch.ResponseWriter = w
+		h.ServeHTTP(watch, r)
+	}))
+	t.Cleanup(srv.Close)
+	body, _ := json.Marshal(&trust.Request{Mode: trust.ModeValidation, Policy: trust.PolicySafe,
+		Task: trust.Task{Type: "summary", Input: router.NewStringInput("Refunds within 30 days."), ClaimedResult: trust.JSON("Refunds within 30 days.")}})
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+trust.X402CallPath, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	c := &http.Client{Transport: &x402.Transport{Payer: payer, Policy: x402.Policy{Schemes: []string{x402.SchemeAuthCapture}}}}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	token, _ := evm.ParseAddress(usdcSepolia)
+	if resp.StatusCode != http.StatusOK || watch.err != nil || !watch.refunded || esc.Balance(token, payer.Address()).Int64() != openBalance {
+		t.Errorf("status %d; the report as the answer was written: refunded %v, %v; buyer %d; want the capture refunded",
+			resp.StatusCode, watch.refunded, watch.err, esc.Balance(token, payer.Address()).Int64())
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/vouchkit/vouch/trust"
 	"github.com/vouchkit/vouch/x402"
@@ -34,11 +35,14 @@ type Disputes struct {
 }
 
 // Record wraps next, the paid trust handler, to remember which escrowed
-// payment paid each call it answers, once the payment is captured: a
-// call whose hold is voided (an answer delivered again from the
-// handler's store to a retry with a new payment, a verdict that captures
-// nothing) is not remembered, so that the call stays with the payment
-// that bought it. A request that no "auth-capture" payment pays, or an
+// payment paid each call it answers, once the payment is captured or its
+// capture is decided and left pending (a capture the facilitator did not
+// answer, which the retry of the proof or the recovery completes later:
+// the call can be disputed once it is captured): a call whose hold is
+// voided (an answer delivered again from the handler's store to a retry
+// with a new payment, a verdict that captures nothing) is not
+// remembered, so that the call stays with the payment that bought it.
+// A request that no "auth-capture" payment pays, or an
 // answer without a trace id or receipt id, is passed through unchanged.
 // When next is an x402.Replayer, so is the handler Record returns: a
 // repeat of a settled proof is answered by next's ServeReplay, and
@@ -62,13 +66,17 @@ func (d Disputes) Record(next http.Handler) http.Handler {
 			return
 		}
 		// Only a capture buys the answer: a hold voided (a stored
-		// answer delivered again, a verdict that decides nothing, a
-		// capture that failed) cost its payer nothing and leaves the
-		// call to the payment that bought it. The caller is read once
-		// next has run: the trust handler names it as it serves.
+		// answer delivered again, a verdict that decides nothing) cost
+		// its payer nothing and leaves the call to the payment that
+		// bought it. A capture decided but not yet answered is
+		// remembered too: the retry of the proof delivers the answer
+		// once it is captured, and the dispute then finds its payment.
+		// The caller is read once next has run: the trust handler names
+		// it as it serves.
 		caller := trust.CallerFrom(r.Context())
+		keep := context.WithoutCancel(r.Context())
 		x402.AfterSettle(r.Context(), func(captured bool) {
-			if captured {
+			if captured || d.captureDecided(keep, payment) {
 				d.Escrow.Paid(caller, payment, answer.TraceID, answer.Receipt.ReceiptID)
 			}
 		})
@@ -77,6 +85,14 @@ func (d Disputes) Record(next http.Handler) http.Handler {
 		return recordingReplayer{h, rp}
 	}
 	return h
+}
+
+// captureDecided reports whether the ledger records a capture of
+// payment, done or to come: a verdict that captures more than nothing,
+// and the hold not voided.
+func (d Disputes) captureDecided(ctx context.Context, payment string) bool {
+	p, err := d.Escrow.Ledger.Get(ctx, payment)
+	return err == nil && p.State != x402.EscrowVoided && strings.Trim(p.Capture, "0") != ""
 }
 
 // recordingReplayer is Record's handler over an x402.Replayer, whose

@@ -85,6 +85,13 @@ func newDisputeRouteOn(t *testing.T, on func(*router.Engine) router.Service) *di
 // "auth-capture" payments on the route pattern.
 func newDisputes(t *testing.T, on func(*router.Engine) router.Service, pattern string) (trustpay.Disputes, *evm.Escrow, func(http.Handler) http.Handler) {
 	t.Helper()
+	return newDisputesVia(t, on, pattern, func(e *evm.Escrow) x402.Facilitator { return e })
+}
+
+// newDisputesVia is newDisputes whose route and disputes reach the
+// offline escrow through the facilitator via makes of it.
+func newDisputesVia(t *testing.T, on func(*router.Engine) router.Service, pattern string, via func(*evm.Escrow) x402.Facilitator) (trustpay.Disputes, *evm.Escrow, func(http.Handler) http.Handler) {
+	t.Helper()
 	book, err := reputation.New(new(reputation.Memory), reputation.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -109,10 +116,11 @@ func newDisputes(t *testing.T, on func(*router.Engine) router.Service, pattern s
 		t.Fatal(err)
 	}
 	esc := &evm.Escrow{OpenBalance: big.NewInt(openBalance)}
+	fac := via(esc)
 	ledger := &x402.MemoryEscrowLedger{}
-	d := trustpay.Disputes{Service: svc, Escrow: &escrow.Disputes{Ledger: ledger, Facilitator: esc, Authorizer: authorizer, Policy: escrow.RefundWhole}}
+	d := trustpay.Disputes{Service: svc, Escrow: &escrow.Disputes{Ledger: ledger, Facilitator: fac, Authorizer: authorizer, Policy: escrow.RefundWhole}}
 	mw, err := x402.Middleware(x402.MiddlewareConfig{
-		Facilitator: esc,
+		Facilitator: fac,
 		Escrow:      &x402.EscrowConfig{Authorizer: authorizer, Ledger: ledger},
 		Routes:      map[string]x402.Price{pattern: {Accepts: []x402.PaymentRequirements{offer}}},
 	})

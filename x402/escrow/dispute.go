@@ -95,12 +95,13 @@ type Disputes struct {
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 
-	mu      sync.Mutex
-	seq     uint64
-	calls   map[disputeCall]disputeRecord
-	callers map[string]*callerCalls
-	aging   []disputeSlot // every record, oldest first, from head
-	head    int
+	mu        sync.Mutex
+	seq       uint64
+	calls     map[disputeCall]disputeRecord
+	callers   map[string]*callerCalls
+	aging     []disputeSlot // every record, oldest first, from head
+	head      int
+	refunding map[string]chan struct{} // the payments a report refunds, closed when it is done
 }
 
 type disputeCall struct{ caller, id string }
@@ -255,13 +256,19 @@ const minCompact = 64
 // refused the refund for good, which the outcome's settlement then
 // names). A later report sends nothing and returns the same: the outcome
 // recorded (its At says when the refund happened) and whether it moved
-// money. It fails with [ErrUnknownCall] when no
+// money; a report that comes while another refunds the same payment
+// waits for it (or for ctx to end) and returns its outcome, the Policy
+// asked once. It fails with [ErrUnknownCall] when no
 // payment is remembered for the call, [ErrRefundExpired] after the
 // refund deadline, and with the ledger's errors ([x402.ErrEscrowAmount] for a
 // policy asking above what is refundable), sending nothing in each case;
 // and with [x402.ErrEscrowRetryLater] when the facilitator refused the refund
 // for a reason that may pass (nothing is recorded, and a later report
-// sends it again).
+// sends it again). When the facilitator did not answer, or the ledger
+// could not record its answer, Report fails with that error and records
+// nothing, though the refund may have moved money: a later report sends
+// the same refund again, which the facilitator answers as the first, and
+// records it.
 func (d *Disputes) Report(ctx context.Context, caller, id string, right bool) (x402.EscrowOutcome, bool, error) {
 	d.mu.Lock()
 	d.expire(d.now())
@@ -274,6 +281,16 @@ func (d *Disputes) Report(ctx context.Context, caller, id string, right bool) (x
 	if right || d.Policy == nil {
 		return x402.EscrowOutcome{}, false, nil
 	}
+	// One report at a time decides and sends a payment's refund: another
+	// would ask the Policy again and send a refund against the escrow
+	// balances the first is changing, which the escrow refuses; recorded
+	// before the first's outcome, that refusal would stand as the
+	// dispute's outcome while the first refund moved money.
+	done, err := d.lockRefund(ctx, payment)
+	if err != nil {
+		return x402.EscrowOutcome{}, false, err
+	}
+	defer done()
 	p, err := d.Ledger.Get(ctx, payment)
 	if err != nil {
 		return x402.EscrowOutcome{}, false, err
@@ -301,6 +318,36 @@ func (d *Disputes) Report(ctx context.Context, caller, id string, right bool) (x
 		return x402.EscrowOutcome{}, false, err
 	}
 	return o, o.Settlement.Success, nil
+}
+
+// lockRefund waits until no other report refunds payment, or ctx is
+// done, and marks payment as refunded by the caller until it calls the
+// function returned.
+func (d *Disputes) lockRefund(ctx context.Context, payment string) (func(), error) {
+	for {
+		d.mu.Lock()
+		busy, ok := d.refunding[payment]
+		if !ok {
+			if d.refunding == nil {
+				d.refunding = make(map[string]chan struct{})
+			}
+			mine := make(chan struct{})
+			d.refunding[payment] = mine
+			d.mu.Unlock()
+			return func() {
+				d.mu.Lock()
+				delete(d.refunding, payment)
+				d.mu.Unlock()
+				close(mine)
+			}, nil
+		}
+		d.mu.Unlock()
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 }
 
 // parseAmount parses a non-negative decimal amount, as the ledger does; "" is

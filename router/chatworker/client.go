@@ -114,6 +114,7 @@ type tokenLogprob struct {
 type reply struct {
 	content string
 	tokens  []tokenLogprob // nil unless logprobs were asked for and sent
+	usage   bool           // whether the reply reported its usage
 }
 
 // topLogprobs is the top_logprobs asked for with logprobs: the fewest an
@@ -210,7 +211,7 @@ func (w *Worker) complete(ctx context.Context, msgs []message, schema *jsonSchem
 	if c := ch.Message.Content; c == nil || strings.TrimSpace(string(*c)) == "" {
 		return reply{}, call, w.responseError(ErrEmptyContent, resp.raw)
 	}
-	rep := reply{content: string(*ch.Message.Content)}
+	rep := reply{content: string(*ch.Message.Content), usage: resp.Usage != nil}
 	if used.logprobs && ch.Logprobs != nil {
 		rep.tokens = ch.Logprobs.Content
 	}

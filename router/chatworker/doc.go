@@ -91,7 +91,7 @@
 //
 // A result carries the model that answered (Result.Model), the prompt and
 // completion tokens and their cost from the host's price table
-// (Result.Usage), and one step whose output is the [Call]: model, endpoint
+// (Result.Usage, nil when the reply reports no usage), and one step whose output is the [Call]: model, endpoint
 // host, latency, attempts, whether structured output and logprobs were
 // used, the finish reason, the verdict's probability and the answer's
 // notes. The API key and the extra headers appear in no log,

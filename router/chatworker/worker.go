@@ -354,9 +354,9 @@ func (w *Worker) Work(ctx context.Context, job *router.Job) (*router.Result, err
 	if err != nil {
 		return nil, err
 	}
-	res := &router.Result{
-		Model: call.Model,
-		Usage: &router.Usage{PromptTokens: call.PromptTokens, CompletionTokens: call.CompletionTokens, Cost: call.Cost},
+	res := &router.Result{Model: call.Model}
+	if rep.usage {
+		res.Usage = &router.Usage{PromptTokens: call.PromptTokens, CompletionTokens: call.CompletionTokens, Cost: call.Cost}
 	}
 	if job.Kind == router.KindDelegate {
 		res.Output = strings.TrimSpace(rep.content)

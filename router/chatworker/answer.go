@@ -42,7 +42,9 @@ const maxStarts = 64
 // parseAnswer reads a judge's answer from a reply's text: the first JSON
 // object in the text that has a "verdict" member, whether the text is that
 // object alone, the object in a code fence, or the object amid prose. Text
-// up to a closing </think> tag (a reasoning model's thoughts) is skipped.
+// up to a closing </think> tag (a reasoning model's thoughts) is skipped,
+// and a reply that opens a <think> tag no closing tag follows (thoughts
+// cut short, as at max_tokens) has no answer: a draft verdict is not one.
 //
 // The verdict decides whether there is an answer: it must be a string
 // among allowed (compared without regard to case or surrounding space),
@@ -54,11 +56,14 @@ const maxStarts = 64
 // may be no list of strings (then they are dropped). Each of these is
 // written in Notes, which the run's evidence records; nothing is guessed.
 func parseAnswer(text string, allowed []router.Verdict) (answer, *answerError) {
-	base := 0
+	base, end := 0, len(text)
 	if i := strings.LastIndex(text, "</think>"); i >= 0 {
 		base = i + len("</think>")
 	}
-	obj, ok := findAnswer(text[base:])
+	if strings.HasPrefix(strings.TrimLeft(text[base:], " \t\r\n"), "<think>") {
+		end = base // thoughts never closed: the reply was cut inside them
+	}
+	obj, ok := findAnswer(text[base:end])
 	if !ok {
 		return answer{}, &answerError{err: ErrNoAnswer}
 	}

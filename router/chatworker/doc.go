@@ -42,7 +42,7 @@
 // a structured call has already succeeded, in which case a 400 is just an
 // error). Either way the answer is the first JSON object in the reply that
 // has a "verdict" member, alone, in a code fence or amid prose, after any
-// <think> block.
+// <think> block; a reply cut inside a <think> block has no answer.
 //
 // A reply's text is its message content: a string, or, in the newer form
 // some servers send, an array of parts, whose text parts

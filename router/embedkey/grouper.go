@@ -79,8 +79,12 @@ type Config struct {
 	// connection failure, a 429 or a 5xx; 0 means DefaultMaxRetries and a
 	// negative value means none.
 	MaxRetries int
-	// RetryWaitMin and RetryWaitMax bound the pause between tries; zero
-	// means DefaultRetryWaitMin and DefaultRetryWaitMax.
+	// RetryWaitMin and RetryWaitMax bound the pause between tries: it
+	// doubles from RetryWaitMin up to RetryWaitMax, or is the Retry-After
+	// of a 429 or 503. A pause longer than RetryWaitMax, or one that would
+	// end after the call's deadline, ends the retries at once: the call
+	// fails with the last answer's [*StatusError], or the last connection
+	// failure. Zero means DefaultRetryWaitMin and DefaultRetryWaitMax.
 	RetryWaitMin, RetryWaitMax time.Duration
 	// Logger receives a debug record per call. Nil is silent.
 	Logger *slog.Logger
@@ -311,7 +315,17 @@ func (g *Grouper) Embed(ctx context.Context, texts []string) ([][]float64, error
 			if errors.Is(err, httpapi.ErrRedirect) {
 				return false, err
 			}
-			return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
+			retry, rerr := retryablehttp.DefaultRetryPolicy(ctx, resp, err)
+			if !retry {
+				return false, rerr
+			}
+			// Retry only if the pause, which a Retry-After sets, ends in
+			// time: within RetryWaitMax and before the call's deadline.
+			pause := retryablehttp.DefaultBackoff(g.waitMin, g.waitMax, attempts-1, resp)
+			if dl, ok := ctx.Deadline(); pause > g.waitMax || ok && time.Until(dl) <= pause {
+				return false, nil
+			}
+			return true, nil
 		},
 		Backoff: retryablehttp.DefaultBackoff,
 		ErrorHandler: func(resp *http.Response, err error, _ int) (*http.Response, error) {

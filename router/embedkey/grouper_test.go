@@ -354,3 +354,26 @@ func TestConfig_formatHidesKey(t *testing.T) {
 		secrettest.Hidden(t, v, secret, "tenant-secret", "hunter2", "sekrit")
 	}
 }
+
+// TestGrouper_Group_retryAfterTooLong ends the retries at once when the
+// endpoint asks for a pause longer than RetryWaitMax, in either form of
+// Retry-After, and reports its status rather than waiting out Timeout.
+func TestGrouper_Group_retryAfterTooLong(t *testing.T) {
+	for _, retryAfter := range []string{"3600", time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)} {
+		t.Run(retryAfter, func(t *testing.T) {
+			var calls atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				calls.Add(1)
+				w.Header().Set("Retry-After", retryAfter)
+				w.WriteHeader(http.StatusTooManyRequests)
+			}))
+			defer srv.Close()
+			g := newGrouper(t, srv.URL, embedkey.Config{Timeout: time.Second})
+			_, err := g.Group(context.Background(), outputs("a", "b"))
+			var se *embedkey.StatusError
+			if !errors.As(err, &se) || se.StatusCode != http.StatusTooManyRequests || se.Attempts != 1 || calls.Load() != 1 {
+				t.Fatalf("err = %v after %d calls, want a 429 StatusError after 1", err, calls.Load())
+			}
+		})
+	}
+}

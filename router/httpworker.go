@@ -10,10 +10,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/internal/jsonbody"
+	"github.com/vouchkit/vouch/internal/openaihttp"
 	"github.com/vouchkit/vouch/problem"
 )
 
@@ -60,7 +62,35 @@ func HTTPWorker(url string, opts ...HTTPWorkerOption) Worker {
 		w.maxResp = DefaultMaxResponseBytes
 	}
 	w.hc = httpapi.SameOrigin(w.hc)
+	w.secrets = secretsOf(url, w.header)
 	return w
+}
+
+// secretsOf lists what an error must not show of a worker's request: the
+// values of its headers (and the credentials after an auth scheme, as in
+// "Bearer <token>"), and the password and query of its URL.
+func secretsOf(rawURL string, header http.Header) http.Header {
+	secrets := http.Header{}
+	for name, vals := range header {
+		for _, v := range vals {
+			secrets.Add(name, v)
+			if _, cred, ok := strings.Cut(v, " "); ok {
+				secrets.Add(name, strings.TrimSpace(cred))
+			}
+		}
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return secrets
+	}
+	if p, ok := u.User.Password(); ok {
+		secrets.Add("password", p)
+	}
+	secrets.Add("query", u.RawQuery)
+	for _, vals := range u.Query() {
+		secrets["query"] = append(secrets["query"], vals...)
+	}
+	return secrets
 }
 
 // HTTPWorkerOption configures an [HTTPWorker].
@@ -97,7 +127,10 @@ type RemoteWorkerError struct {
 	// StatusCode is the HTTP status.
 	StatusCode int
 	// Problem is the problem body, or one made from the status when the
-	// body is not a problem.
+	// body is not a problem. Its title, code and detail, which Error
+	// shows, have the values of the worker's headers and the password and
+	// query of its URL replaced by "[REDACTED]": a worker, or a proxy
+	// before it, may echo the request.
 	Problem *Error
 }
 
@@ -114,6 +147,7 @@ type httpWorker struct {
 	shown   string // url as errors show it (httpapi.ShownURL)
 	hc      *http.Client
 	header  http.Header
+	secrets http.Header // what errors must not show (secretsOf)
 	maxResp int64
 }
 
@@ -157,7 +191,14 @@ func (w *httpWorker) Work(ctx context.Context, job *Job) (*Result, error) {
 		return nil, fmt.Errorf("router: worker %s result over %d bytes: %w", w.shown, w.maxResp, ErrResponseTooLarge)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, &RemoteWorkerError{URL: w.shown, StatusCode: resp.StatusCode, Problem: httpapi.ResponseProblem(resp, data)}
+		// The answer may echo the request (a proxy's error page does):
+		// redact the body before a detail made of it is cut, and the
+		// members as decoded, which JSON escapes may have hidden.
+		p := httpapi.ResponseProblem(resp, []byte(openaihttp.Redact(string(data), "", w.secrets)))
+		p.Title = openaihttp.Redact(p.Title, "", w.secrets)
+		p.Code = problem.Code(openaihttp.Redact(string(p.Code), "", w.secrets))
+		p.Detail = openaihttp.Redact(p.Detail, "", w.secrets)
+		return nil, &RemoteWorkerError{URL: w.shown, StatusCode: resp.StatusCode, Problem: p}
 	}
 	var res Result
 	if err := json.Unmarshal(data, &res); err != nil {

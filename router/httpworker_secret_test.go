@@ -2,7 +2,9 @@ package router_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -51,5 +53,51 @@ func TestHTTPWorker_errorsHideURLSecrets(t *testing.T) {
 		if errors.As(err, &rw) && (strings.Contains(rw.URL, "hunter2") || strings.Contains(rw.URL, "sekrit")) {
 			t.Errorf("%s: RemoteWorkerError.URL = %q, want it without the password and the query", name, rw.URL)
 		}
+	}
+}
+
+// TestHTTPWorker_errorsHideEchoedSecrets checks that a worker (or a proxy
+// before it) that echoes the request in its error answer does not put the
+// headers' values, the URL's password or its query in the error, which a
+// run shows its caller: in a problem body's title, code or detail, or in
+// a body that is no problem.
+func TestHTTPWorker_errorsHideEchoedSecrets(t *testing.T) {
+	echo := func(r *http.Request) string {
+		return "saw " + r.Header.Get("Authorization") + " " + r.Header.Get("X-Worker-Key") + " ?" + r.URL.RawQuery + " " + r.URL.Query().Get("code") +
+			" token " + strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	}
+	for name, h := range map[string]http.HandlerFunc{
+		"problem": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusBadRequest)
+			json.NewEncoder(w).Encode(map[string]any{"title": echo(r), "status": 400, "code": echo(r), "detail": echo(r)})
+		},
+		"HTML": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(http.StatusBadGateway)
+			fmt.Fprintf(w, "<html><body>%s</body></html>", echo(r))
+		},
+		"a page cut inside a secret": func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusBadGateway)
+			fmt.Fprintf(w, "%s%s", strings.Repeat(".", 200-len("saw Bearer tok-012")), echo(r))
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			url := strings.Replace(srv.URL, "http://", "http://user:hunter2@", 1) + "/work?code=sekrit&region=eu"
+			w := router.HTTPWorker(url, router.WithWorkerHeader("Authorization", "Bearer tok-0123456789"),
+				router.WithWorkerHeader("X-Worker-Key", "wk-abcdef"))
+			_, err := w.Work(context.Background(), sampleJob(t))
+			var rw *router.RemoteWorkerError
+			if !errors.As(err, &rw) {
+				t.Fatalf("err = %v, want a *RemoteWorkerError", err)
+			}
+			for _, secret := range []string{"tok-012", "wk-abcdef", "sekrit", "hunter2"} {
+				if strings.Contains(err.Error(), secret) {
+					t.Errorf("the error shows %q: %v", secret, err)
+				}
+			}
+		})
 	}
 }

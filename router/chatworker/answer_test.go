@@ -3,6 +3,7 @@ package chatworker
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"os"
 	"slices"
@@ -226,6 +227,35 @@ func TestParseAnswer_realReplies(t *testing.T) {
 		}
 		if string(a.Verdict) != r.Verdict || strings.Join(a.Notes, "; ") != r.Notes {
 			t.Errorf("reply %d of %s: verdict %s, notes %q; want %s, %q", i, r.Model, a.Verdict, a.Notes, r.Verdict, r.Notes)
+		}
+	}
+}
+
+// TestVerdictProbability_fencedTokens checks the verdict's probability
+// where the content is part of what the tokens spell: llama.cpp's server
+// answers a structured request that the model began with a code fence
+// with the JSON alone as content, and the fence's tokens in logprobs.
+func TestVerdictProbability_fencedTokens(t *testing.T) {
+	tok := func(s string, p float64) tokenLogprob { return tokenLogprob{Token: s, Logprob: math.Log(p)} }
+	fenced := []tokenLogprob{tok("```", 0.1), tok("json", 0.3), tok("\n", 0.9), tok("{", 0.9), tok(`"verdict`, 0.9),
+		tok(`":`, 0.9), tok(` "`, 0.5), tok("VAL", 0.8), tok("ID", 0.5), tok(`"}`, 0.9), tok("\n```", 0.9)}
+	const content = `{"verdict": "VALID"}`
+	at := strings.Index(content, "VALID")
+	tests := []struct {
+		name    string
+		tokens  []tokenLogprob
+		content string
+		want    float64
+		ok      bool
+	}{
+		{"content after a fence", fenced, content, 0.8 * 0.5, true},
+		{"content as the tokens spell it", fenced[3:], content, 0.8 * 0.5, true},
+		{"content the tokens do not spell", fenced, `{"Verdict": "VALID"}`, 0, false},
+	}
+	for _, tt := range tests {
+		p, ok := verdictProbability(tt.tokens, tt.content, at, at+len("VALID"))
+		if ok != tt.ok || math.Abs(p-tt.want) > 1e-12 {
+			t.Errorf("%s: verdictProbability = %v, %v; want %v, %v", tt.name, p, ok, tt.want, tt.ok)
 		}
 	}
 }

@@ -233,30 +233,40 @@ func (w *Worker) learn(ctx context.Context, o *option, wanted, sent bool, reject
 
 // verdictProbability is the probability the model put on the text at
 // content[at:end] (its verdict): the product of the probabilities of the
-// tokens that overlap it. It is unknown (false) when the tokens do not
-// spell content up to end, or when one of them has a log probability
+// tokens that overlap it. The tokens spell content, or a text that holds
+// content (llama.cpp's server answers a reply the model began with a code
+// fence with the JSON alone as content); the verdict is then read where
+// content first appears in them. It is unknown (false) when the tokens do
+// not spell content up to end, or when one of them has a log probability
 // above 0, which no probability has.
 func verdictProbability(tokens []tokenLogprob, content string, at, end int) (float64, bool) {
-	p, off := 1.0, 0
-	for _, t := range tokens {
-		text := t.Token
+	texts := make([]string, len(tokens))
+	var all strings.Builder
+	for i, t := range tokens {
+		texts[i] = t.Token
 		if t.Bytes != nil {
 			b := make([]byte, len(t.Bytes))
-			for i, c := range t.Bytes {
-				b[i] = byte(c)
+			for j, c := range t.Bytes {
+				b[j] = byte(c)
 			}
-			text = string(b)
+			texts[i] = string(b)
 		}
-		if !strings.HasPrefix(content[off:], text) {
-			return 0, false
-		}
-		if off < end && off+len(text) > at {
+		all.WriteString(texts[i])
+	}
+	shift := strings.Index(all.String(), content[:end])
+	if shift < 0 {
+		return 0, false
+	}
+	at, end = at+shift, end+shift
+	p, off := 1.0, 0
+	for i, t := range tokens {
+		if off < end && off+len(texts[i]) > at {
 			if t.Logprob > 0 {
 				return 0, false
 			}
 			p *= math.Exp(t.Logprob)
 		}
-		off += len(text)
+		off += len(texts[i])
 		if off >= end {
 			return p, off > at
 		}

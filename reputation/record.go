@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
+	"unicode/utf8"
 )
 
 // ErrInvalid means a key, delta, prior or horizon is out of range: a
-// negative session, a count that is NaN, infinite or beyond MaxCount, a
-// prior count or horizon that is negative.
+// negative session, an operation or kind that is not UTF-8, holds a NUL
+// byte or is longer than MaxNameLen, a count that is NaN, infinite or
+// beyond MaxCount, a prior count or horizon that is negative.
 var ErrInvalid = errors.New("reputation: invalid input")
 
 // PanelSession is the Session of the panel's record: the figures of every
@@ -18,7 +21,9 @@ var ErrInvalid = errors.New("reputation: invalid input")
 const PanelSession int64 = 0
 
 // A Key names one record: a session's reliability, overall or on one
-// operation and kind of claim.
+// operation and kind of claim. Its Operation and Kind are UTF-8 without
+// NUL bytes, each at most MaxNameLen bytes: every Store keeps such a key
+// and refuses any other alike (ErrInvalid).
 type Key struct {
 	// Session is the session's id: positive for a session, PanelSession
 	// for the panel's record.
@@ -38,6 +43,24 @@ func (k Key) check() error {
 		return fmt.Errorf("%w: session %d is negative", ErrInvalid, k.Session)
 	case k.Kind != "" && k.Operation == "":
 		return fmt.Errorf("%w: key of session %d has kind %q but no operation", ErrInvalid, k.Session, k.Kind)
+	}
+	if err := checkName("operation", k.Operation); err != nil {
+		return fmt.Errorf("key of session %d: %w", k.Session, err)
+	}
+	if err := checkName("kind", k.Kind); err != nil {
+		return fmt.Errorf("key of session %d: %w", k.Session, err)
+	}
+	return nil
+}
+
+// checkName reports a name of a key (what it is) that is not UTF-8, holds
+// a NUL byte or is longer than MaxNameLen: what some Store cannot keep.
+func checkName(what, name string) error {
+	switch {
+	case len(name) > MaxNameLen:
+		return fmt.Errorf("%w: %s of %d bytes is longer than %d", ErrInvalid, what, len(name), MaxNameLen)
+	case !utf8.ValidString(name), strings.IndexByte(name, 0) >= 0:
+		return fmt.Errorf("%w: %s %q is not UTF-8 without NUL bytes", ErrInvalid, what, name)
 	}
 	return nil
 }
@@ -132,6 +155,11 @@ func (p Prior) check() error {
 // of such counts stay far from overflow, so that every reliability read is
 // a number.
 const MaxCount = 1e15
+
+// MaxNameLen bounds the length in bytes of a [Key]'s Operation and of its
+// Kind, so that every Store keeps any key it is given (a database index
+// holds a few kilobytes).
+const MaxNameLen = 1024
 
 // DefaultHorizon is the evidence a record keeps before it forgets: about
 // the last 500 votes.

@@ -33,18 +33,20 @@ type PanelDeleter interface {
 	// DeletePanel deletes every record of the panel (PanelSession) under
 	// operation whose kind sorts before the kind before, byte by byte,
 	// atomically, and returns how many it deleted. It returns an error
-	// wrapping ErrInvalid for an empty operation, deleting nothing, and
+	// wrapping ErrInvalid for an operation CheckPanelOperation refuses
+	// (an empty one), deleting nothing, and
 	// ctx's error when ctx is done before it writes.
 	DeletePanel(ctx context.Context, operation, before string) (int, error)
 }
 
-// CheckPanelOperation reports an empty operation, as an error wrapping
-// ErrInvalid: what a PanelDeleter refuses.
+// CheckPanelOperation reports an empty operation, or one no key could
+// hold (see [Key]), as an error wrapping ErrInvalid: what a PanelDeleter
+// refuses.
 func CheckPanelOperation(operation string) error {
 	if operation == "" {
 		return fmt.Errorf("%w: the panel's records of no operation", ErrInvalid)
 	}
-	return nil
+	return checkName("operation", operation)
 }
 
 // reportKey is the record of the panel in which b's store keeps what was

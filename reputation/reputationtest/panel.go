@@ -73,13 +73,16 @@ func testPanelDeletes(t *testing.T, s reputation.PanelDeleter) {
 	}
 }
 
-// testPanelDeleteRefuses: an empty operation is refused, deleting
-// nothing; a cancelled context deletes nothing.
+// testPanelDeleteRefuses: an empty operation, or one no key holds, is
+// refused, deleting nothing; a cancelled context deletes nothing.
 func testPanelDeleteRefuses(t *testing.T, s reputation.PanelDeleter) {
 	k := reputation.Key{Session: reputation.PanelSession, Operation: "reported calls", Kind: "w1"}
 	mustAdd(t, s, 0, reputation.Delta{Key: k, Delta: reputation.Record{Right: 1}})
 	if _, err := s.DeletePanel(context.Background(), "", "w9"); !errors.Is(err, reputation.ErrInvalid) {
 		t.Errorf("DeletePanel of no operation = %v, want an error wrapping ErrInvalid", err)
+	}
+	if _, err := s.DeletePanel(context.Background(), "reported\x00calls", "w9"); !errors.Is(err, reputation.ErrInvalid) {
+		t.Errorf("DeletePanel of an operation with a NUL byte = %v, want an error wrapping ErrInvalid", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

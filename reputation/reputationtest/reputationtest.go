@@ -7,8 +7,11 @@ package reputationtest
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 
@@ -183,6 +186,10 @@ func testInvalid(t *testing.T, s reputation.Store) {
 		{"infinite count", 0, reputation.Delta{Key: reputation.Key{Session: 1}, Delta: reputation.Record{Right: math.Inf(1)}}},
 		{"negative horizon", -1, good},
 		{"NaN horizon", math.NaN(), good},
+		{"operation with a NUL byte", 0, reputation.Delta{Key: reputation.Key{Session: 1, Operation: "validate\x00v3"}, Delta: reputation.Record{Right: 1}}},
+		{"kind not UTF-8", 0, reputation.Delta{Key: reputation.Key{Session: 1, Operation: "validate_v3", Kind: "\xff"}, Delta: reputation.Record{Right: 1}}},
+		{"operation beyond MaxNameLen", 0, reputation.Delta{Key: reputation.Key{Session: 1, Operation: strings.Repeat("o", reputation.MaxNameLen+1)}, Delta: reputation.Record{Right: 1}}},
+		{"kind beyond MaxNameLen", 0, reputation.Delta{Key: reputation.Key{Session: 1, Operation: "o", Kind: strings.Repeat("k", reputation.MaxNameLen+1)}, Delta: reputation.Record{Right: 1}}},
 	}
 	for _, c := range bad {
 		err := s.Add(ctx, c.horizon, []reputation.Delta{good, c.delta})
@@ -195,6 +202,18 @@ func testInvalid(t *testing.T, s reputation.Store) {
 	}
 	if _, err := s.Load(ctx, []reputation.Key{{Session: -2}}); !errors.Is(err, reputation.ErrInvalid) {
 		t.Errorf("Load of a negative session: error %v, want ErrInvalid", err)
+	}
+	if _, err := s.Load(ctx, []reputation.Key{{Session: 1, Operation: "\x00"}}); !errors.Is(err, reputation.ErrInvalid) {
+		t.Errorf("Load of an operation with a NUL byte: error %v, want ErrInvalid", err)
+	}
+	// The longest names every store keeps, each name of its own.
+	long := []reputation.Key{
+		{Session: 1, Operation: strings.Repeat("o", reputation.MaxNameLen), Kind: randomName(t, reputation.MaxNameLen)},
+		{Session: 1, Operation: strings.Repeat("o", reputation.MaxNameLen), Kind: randomName(t, reputation.MaxNameLen)},
+	}
+	mustAdd(t, s, 0, reputation.Delta{Key: long[0], Delta: reputation.Record{Right: 1}}, reputation.Delta{Key: long[1], Delta: reputation.Record{Wrong: 1}})
+	if diff := cmp.Diff([]reputation.Record{{Right: 1}, {Wrong: 1}}, Load(t, s, long...)); diff != "" {
+		t.Errorf("keys of names MaxNameLen long (-want +got):\n%s", diff)
 	}
 }
 
@@ -258,4 +277,15 @@ func testConcurrent(t *testing.T, s reputation.Store) {
 	if diff := cmp.Diff(want, Load(t, s, k, other), tolerance); diff != "" {
 		t.Errorf("after %v concurrent adds (-want +got):\n%s", n, diff)
 	}
+}
+
+// randomName returns n bytes of random hexadecimal digits: a name a
+// database cannot compress.
+func randomName(t *testing.T, n int) string {
+	t.Helper()
+	b := make([]byte, (n+1)/2)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)[:n]
 }

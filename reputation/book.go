@@ -208,6 +208,9 @@ func (b *Book) Reliabilities(ctx context.Context, scope Scope, sessions []int64)
 // many votes as the Prior. Their sum says how sure the reliability is: a
 // session never seen holds the Prior's counts.
 func (b *Book) Evidence(ctx context.Context, scope Scope, sessions []int64) (consensus.Reliabilities, map[int64]Record, error) {
+	if err := scope.check(); err != nil {
+		return consensus.Reliabilities{}, nil, err
+	}
 	buf := pooled[Key](&b.keyBufs)
 	defer b.keyBufs.Put(buf)
 	*buf = evidenceKeys((*buf)[:0], scope, sessions)
@@ -300,6 +303,9 @@ func (b *Book) Learn(ctx context.Context, scope Scope, votes []consensus.Vote, p
 // figure never is 0): LearnAt then reads it, as Learn does. Any other
 // call ignores coincide.
 func (b *Book) LearnAt(ctx context.Context, scope Scope, votes []consensus.Vote, policy consensus.Policy, rel consensus.Reliabilities, coincide float64) error {
+	if err := scope.check(); err != nil {
+		return err
+	}
 	if coincide == 0 && openQuestion(votes) {
 		c, err := b.Coincidence(ctx, scope)
 		if err != nil {
@@ -433,6 +439,9 @@ type Ballot struct {
 // were cast, was right (or wrong): see the Book doc. Ballots of failed or
 // cancelled runs are to be left out.
 func (b *Book) Feedback(ctx context.Context, scope Scope, ballots []Ballot, right bool) error {
+	if err := scope.check(); err != nil {
+		return err
+	}
 	deltas := b.feedbackDeltas(scope, ballots, right, 1)
 	if len(deltas) == 0 {
 		return nil

@@ -258,6 +258,9 @@ const calibrationRecords = 3 * CalibrationBins
 // Calibrations returns the calibration maps of tiers in scope's
 // operation, in their order, read from the store at once.
 func (b *Book) Calibrations(ctx context.Context, scope Scope, tiers ...string) ([]*Calibration, error) {
+	if err := scope.check(); err != nil {
+		return nil, err
+	}
 	buf := pooled[Key](&b.keyBufs)
 	defer b.keyBufs.Put(buf)
 	*buf = b.appendCalibrationKeys((*buf)[:0], scope, tiers)

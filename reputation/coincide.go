@@ -117,6 +117,9 @@ func openQuestion(votes []consensus.Vote) bool {
 // 0.12 for the second: the wrong answers that agree most often win, or
 // tie, and would never be counted.
 func (b *Book) Coincidence(ctx context.Context, scope Scope) (float64, error) {
+	if err := scope.check(); err != nil {
+		return 0, err
+	}
 	recs, err := b.store.Load(ctx, []Key{coincidenceKey(scope)})
 	if err != nil {
 		return 0, err

@@ -23,6 +23,9 @@ import "context"
 // count never falls below zero), so it needs no read and applies
 // atomically with the reports of other servers sharing the store.
 func (b *Book) Forget(ctx context.Context, scope Scope, sessions ...int64) error {
+	if err := scope.check(); err != nil {
+		return err
+	}
 	var keys []Key
 	for _, s := range sessions {
 		keys = scope.appendKeys(keys, s)

@@ -133,6 +133,9 @@ func leadDelta(scope Scope, ballots []Ballot, i int, right bool, sign float64) (
 // changed (a new model behind it) forgets it ([Book.Forget],
 // [Book.Identify]).
 func (b *Book) Leader(ctx context.Context, scope Scope, sessions []int64) (Lead, bool, error) {
+	if err := scope.check(); err != nil {
+		return Lead{}, false, err
+	}
 	if len(sessions) == 0 {
 		return Lead{}, false, nil
 	}

@@ -1,9 +1,21 @@
 package reputation
 
+import (
+	"fmt"
+	"strings"
+)
+
 // A Scope names the calls a reliability is learned on: an operation and
 // a kind of claim. Evidence learned in a scope also counts for the
 // session overall and for the operation, so that a scope with little
 // evidence falls back on its session's wider record.
+//
+// A Book keeps records of its own beside a scope's, under names that
+// hold a space (see the package doc) and under the operation "any" for
+// the scope of no operation: a Scope whose Operation or Kind holds a
+// space, or whose Operation is "any", would share them, and every method
+// of a Book that takes a Scope refuses it with an error wrapping
+// ErrInvalid.
 type Scope struct {
 	// Operation is the operation, such as "validate_v3"; "" means none
 	// in particular.
@@ -11,6 +23,18 @@ type Scope struct {
 	// Kind is the kind of claim; "" means none in particular. It is
 	// ignored without an Operation.
 	Kind string
+}
+
+// check reports a scope whose names are those of the Book's own records:
+// see the Scope doc.
+func (s Scope) check() error {
+	switch {
+	case s.Operation == anyOperation:
+		return fmt.Errorf("%w: scope of operation %q: it names the records of no operation", ErrInvalid, s.Operation)
+	case strings.Contains(s.Operation, " "), strings.Contains(s.Kind, " "):
+		return fmt.Errorf("%w: scope %q/%q holds a space, as only the names of a Book's own records do", ErrInvalid, s.Operation, s.Kind)
+	}
+	return nil
 }
 
 // appendKeys appends the keys of session in s to dst, widest first.
@@ -39,11 +63,15 @@ func (s Scope) levels() int {
 // panel returns the key of the panel's record in s.
 func (s Scope) panel() Key { return Key{Session: PanelSession, Operation: s.Operation} }
 
+// anyOperation is the operation of the records under reserved kinds of
+// the scope of no operation (a key with a Kind needs an Operation).
+const anyOperation = "any"
+
 // reservedOperation is the operation of s's records under reserved
-// kinds (a key with a Kind needs an Operation): s.Operation, or "any".
+// kinds: s.Operation, or anyOperation.
 func (s Scope) reservedOperation() string {
 	if s.Operation == "" {
-		return "any"
+		return anyOperation
 	}
 	return s.Operation
 }

@@ -56,6 +56,9 @@ type Snapshot struct {
 // records; a caller that needs several saves the store one round trip per
 // figure, and reads them all from one state of the store.
 func (b *Book) Snapshot(ctx context.Context, scope Scope, r SnapshotRequest) (Snapshot, error) {
+	if err := scope.check(); err != nil {
+		return Snapshot{}, err
+	}
 	buf := pooled[Key](&b.keyBufs)
 	defer b.keyBufs.Put(buf)
 	levels := scope.levels()

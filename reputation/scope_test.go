@@ -1,0 +1,80 @@
+package reputation_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/reputation"
+)
+
+// TestBook_reservedScope: a session identified once, then taught in a
+// scope named as the records of its identity are, is not found changed
+// when identified again: the scope is refused, and the identity's
+// records are the Book's alone.
+func TestBook_reservedScope(t *testing.T) {
+	ctx := context.Background()
+	store := new(reputation.Memory)
+	b := newBook(t, store)
+	scope := reputation.Scope{Operation: "worker identity"}
+	if err := b.Feedback(ctx, scope, []reputation.Ballot{{Session: 7, Backed: true}}, true); !errors.Is(err, reputation.ErrInvalid) {
+		t.Errorf("Feedback in %+v = %v, want an error wrapping ErrInvalid", scope, err)
+	}
+	if changed, err := b.Identify(ctx, 7, "model-a"); err != nil || changed {
+		t.Errorf("Identify of a session never identified = %v, %v; want false, nil", changed, err)
+	}
+}
+
+// TestBook_scopeRefused: a scope whose names are those the Book keeps
+// its own records under is refused by every method that takes one, and
+// nothing is written.
+func TestBook_scopeRefused(t *testing.T) {
+	ctx := context.Background()
+	for _, scope := range []reputation.Scope{
+		{Operation: "any"},
+		{Operation: "worker identity"},
+		{Operation: "reported calls"},
+		{Operation: "validate_v3", Kind: "lead summary"},
+		{Operation: "validate_v3", Kind: "confidence u"},
+		{Operation: "validate_v3", Kind: "coincidence summary"},
+	} {
+		store := new(reputation.Memory)
+		b := newBook(t, store)
+		votes := []consensus.Vote{{Session: 1, Label: "VALID", Confidence: 0.9}, {Session: 2, Label: "INVALID", Confidence: 0.6}}
+		ballots := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Opposed: true}}
+		calls := map[string]func() error{
+			"Reliabilities": func() error { _, err := b.Reliabilities(ctx, scope, []int64{1}); return err },
+			"Learn":         func() error { return b.Learn(ctx, scope, votes, consensus.Policy{}, consensus.Reliabilities{}) },
+			"Feedback":      func() error { return b.Feedback(ctx, scope, ballots, true) },
+			"Forget":        func() error { return b.Forget(ctx, scope, 1) },
+			"Leader":        func() error { _, _, err := b.Leader(ctx, scope, []int64{1, 2}); return err },
+			"Coincidence":   func() error { _, err := b.Coincidence(ctx, scope); return err },
+			"Calibration":   func() error { _, err := b.Calibration(ctx, scope, "safe"); return err },
+			"Snapshot": func() error {
+				_, err := b.Snapshot(ctx, scope, reputation.SnapshotRequest{Sessions: []int64{1}, Coincidence: true})
+				return err
+			},
+			"Report": func() error {
+				l := reputation.NewLedger(1)
+				l.PutCall("caller", "t1", reputation.Call{Scope: scope, Ballots: ballots, At: time.Now()})
+				_, err := l.Report(ctx, b, "caller", "t1", true)
+				return err
+			},
+		}
+		for name, call := range calls {
+			if err := call(); !errors.Is(err, reputation.ErrInvalid) {
+				t.Errorf("%s in %+v = %v, want an error wrapping ErrInvalid", name, scope, err)
+			}
+		}
+		ids := []int64{1, 2}
+		if rel, err := b.Reliabilities(ctx, reputation.Scope{}, ids); err != nil {
+			t.Fatal(err)
+		} else if diff := cmp.Diff(map[int64]float64{1: 0.8, 2: 0.8}, rel.Sessions); diff != "" {
+			t.Errorf("after the refused calls in %+v, reliabilities (-want +got):\n%s", scope, diff)
+		}
+	}
+}

@@ -16,7 +16,7 @@ func DefaultCoincidencePrior() Prior { return Prior{Right: 1, Wrong: 9} }
 // under a kind no claim type takes.
 func coincidenceKey(scope Scope) Key {
 	op := scope.reservedOperation()
-	return Key{Session: PanelSession, Operation: op, Kind: "coincidence " + scope.Kind}
+	return Key{Session: PanelSession, Operation: op, Kind: "coincidence " + scope.kind()}
 }
 
 // coincidenceDelta appends to dst what a call's cast votes on an open

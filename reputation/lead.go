@@ -70,7 +70,7 @@ func (l Lead) Rate() float64 { return (l.Won + 1) / (l.Won + l.Lost + 2) }
 // scope, under a kind no claim type takes.
 func leadKey(scope Scope, session int64) Key {
 	op := scope.reservedOperation()
-	return Key{Session: session, Operation: op, Kind: "lead " + scope.Kind}
+	return Key{Session: session, Operation: op, Kind: "lead " + scope.kind()}
 }
 
 // leadDelta returns the evidence a reported call adds to the record of

@@ -63,6 +63,14 @@ func (s Scope) levels() int {
 // panel returns the key of the panel's record in s.
 func (s Scope) panel() Key { return Key{Session: PanelSession, Operation: s.Operation} }
 
+// kind returns s.Kind, or "" without an Operation, which ignores it.
+func (s Scope) kind() string {
+	if s.Operation == "" {
+		return ""
+	}
+	return s.Kind
+}
+
 // anyOperation is the operation of the records under reserved kinds of
 // the scope of no operation (a key with a Kind needs an Operation).
 const anyOperation = "any"

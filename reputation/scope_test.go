@@ -78,3 +78,48 @@ func TestBook_scopeRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestBook_kindWithoutOperation: a Kind is ignored without an Operation,
+// by leads and coincidence as by reliabilities.
+func TestBook_kindWithoutOperation(t *testing.T) {
+	ctx := context.Background()
+	b := newBook(t, new(reputation.Memory))
+	kinded := reputation.Scope{Kind: "summary"}
+	won := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Opposed: true}, {Session: 3, Opposed: true}}
+	for range 4 {
+		if err := b.Feedback(ctx, kinded, won, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	answers := []consensus.Vote{
+		{Session: 1, Label: "A", Answer: 1}, {Session: 2, Label: "B", Answer: 2},
+		{Session: 3, Label: "B", Answer: 2}, {Session: 4, Label: "C", Answer: 3},
+	}
+	if err := b.Learn(ctx, kinded, answers, consensus.Policy{}, consensus.Reliabilities{}); err != nil {
+		t.Fatal(err)
+	}
+	type reading struct {
+		Lead        reputation.Lead
+		Leads       bool
+		Coincidence float64
+	}
+	read := func(scope reputation.Scope) reading {
+		t.Helper()
+		l, ok, err := b.Leader(ctx, scope, []int64{1, 2, 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := b.Coincidence(ctx, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return reading{l, ok, c}
+	}
+	want := read(kinded)
+	if !want.Leads {
+		t.Fatalf("after four won disagreements, no leader in %+v", kinded)
+	}
+	if diff := cmp.Diff(want, read(reputation.Scope{})); diff != "" {
+		t.Errorf("the scope of no operation reads otherwise than %+v (-%+v +%+v):\n%s", kinded, kinded, reputation.Scope{}, diff)
+	}
+}

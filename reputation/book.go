@@ -306,6 +306,11 @@ func (b *Book) LearnAt(ctx context.Context, scope Scope, votes []consensus.Vote,
 	if err := scope.check(); err != nil {
 		return err
 	}
+	for i, v := range votes {
+		if v.Session <= 0 && !notCast(v) {
+			return fmt.Errorf("%w: votes[%d]: session %d is not positive", ErrInvalid, i, v.Session)
+		}
+	}
 	if coincide == 0 && openQuestion(votes) {
 		c, err := b.Coincidence(ctx, scope)
 		if err != nil {
@@ -437,9 +442,15 @@ type Ballot struct {
 
 // Feedback learns that the outcome of a call in scope, in which ballots
 // were cast, was right (or wrong): see the Book doc. Ballots of failed or
-// cancelled runs are to be left out.
+// cancelled runs are to be left out. A ballot of a session that is not
+// positive is refused with an error wrapping ErrInvalid, as are the cast
+// votes of such a session by Learn and the sessions of Forget: 0 names
+// the panel's records (PanelSession).
 func (b *Book) Feedback(ctx context.Context, scope Scope, ballots []Ballot, right bool) error {
 	if err := scope.check(); err != nil {
+		return err
+	}
+	if err := checkBallots(ballots); err != nil {
 		return err
 	}
 	deltas := b.feedbackDeltas(scope, ballots, right, 1)

@@ -30,3 +30,14 @@ func CheckSessions(sessions []int64) error {
 	}
 	return nil
 }
+
+// checkBallots reports a ballot of a session that is not positive: 0
+// names the panel's records (PanelSession), which no ballot may teach.
+func checkBallots(ballots []Ballot) error {
+	for i, bl := range ballots {
+		if bl.Session <= 0 {
+			return fmt.Errorf("%w: ballots[%d]: session %d is not positive", ErrInvalid, i, bl.Session)
+		}
+	}
+	return nil
+}

@@ -21,9 +21,14 @@ import "context"
 //
 // Forget is one Store.Add of deltas that take every count to zero (a
 // count never falls below zero), so it needs no read and applies
-// atomically with the reports of other servers sharing the store.
+// atomically with the reports of other servers sharing the store. A
+// session that is not positive is refused with an error wrapping
+// ErrInvalid: 0 names the panel's records (PanelSession).
 func (b *Book) Forget(ctx context.Context, scope Scope, sessions ...int64) error {
 	if err := scope.check(); err != nil {
+		return err
+	}
+	if err := CheckSessions(sessions); err != nil {
 		return err
 	}
 	var keys []Key

@@ -156,6 +156,9 @@ func (l *Ledger) Report(ctx context.Context, b *Book, caller, id string, right b
 	if err := e.call.Scope.check(); err != nil {
 		return true, err
 	}
+	if err := checkBallots(e.call.Ballots); err != nil {
+		return true, err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := b.sweepReports(ctx, now); err != nil {

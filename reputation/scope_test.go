@@ -10,6 +10,7 @@ import (
 
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/reputation"
+	"github.com/vouchkit/vouch/reputation/reputationtest"
 )
 
 // TestBook_reservedScope: a session identified once, then taught in a
@@ -121,5 +122,50 @@ func TestBook_kindWithoutOperation(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, read(reputation.Scope{})); diff != "" {
 		t.Errorf("the scope of no operation reads otherwise than %+v (-%+v +%+v):\n%s", kinded, kinded, reputation.Scope{}, diff)
+	}
+}
+
+// TestBook_panelSessionRefused: session 0 names the panel's records, not
+// a session: learning, feedback and forgetting of it are refused, and the
+// panel's records are left as they were.
+func TestBook_panelSessionRefused(t *testing.T) {
+	ctx := context.Background()
+	store := new(reputation.Memory)
+	b, err := reputation.New(store, reputation.Options{LearnFromAgreement: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scope := reputation.Scope{Operation: "validate_v3"}
+	agree := []consensus.Vote{{Session: 1, Label: "VALID"}, {Session: 2, Label: "VALID"}, {Session: 3, Label: "INVALID"}}
+	for range 20 {
+		if err := b.Learn(ctx, scope, agree, consensus.Policy{}, consensus.Reliabilities{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	panel := []reputation.Key{{Session: reputation.PanelSession}, {Session: reputation.PanelSession, Operation: scope.Operation}}
+	before := reputationtest.Load(t, store, panel...)
+	calls := map[string]func() error{
+		"Learn": func() error {
+			votes := []consensus.Vote{{Session: 0, Label: "VALID"}, {Session: 9, Label: "INVALID"}}
+			return b.Learn(ctx, scope, votes, consensus.Policy{}, consensus.Reliabilities{})
+		},
+		"Feedback": func() error {
+			return b.Feedback(ctx, scope, []reputation.Ballot{{Session: 0, Backed: true}, {Session: 9, Opposed: true}}, true)
+		},
+		"Forget": func() error { return b.Forget(ctx, scope, 0) },
+		"Report": func() error {
+			l := reputation.NewLedger(1)
+			l.Put("caller", "t1", scope, []reputation.Ballot{{Session: 0, Backed: true}, {Session: 9, Opposed: true}})
+			_, err := l.Report(ctx, b, "caller", "t1", true)
+			return err
+		},
+	}
+	for name, call := range calls {
+		if err := call(); !errors.Is(err, reputation.ErrInvalid) {
+			t.Errorf("%s of session 0 = %v, want an error wrapping ErrInvalid", name, err)
+		}
+	}
+	if diff := cmp.Diff(before, reputationtest.Load(t, store, panel...)); diff != "" {
+		t.Errorf("the refused calls changed the panel's records (-before +after):\n%s", diff)
 	}
 }

@@ -10,6 +10,12 @@ import (
 // session overall and for the operation, so that a scope with little
 // evidence falls back on its session's wider record.
 //
+// A Store keeps the records of every scope and session a Book was taught
+// in for good (only Identify deletes a session's, and only the reports
+// on calls older than the report window are swept), so a host that
+// names scopes or sessions from its callers' input bounds how many there
+// are, as router.Scope does with claim types.
+//
 // A Book keeps records of its own beside a scope's, under names that
 // hold a space (see the package doc) and under the operation "any" for
 // the scope of no operation: a Scope whose Operation or Kind holds a

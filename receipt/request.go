@@ -167,12 +167,12 @@ func (r Request) FieldErrors(prefix string) []FieldError {
 				Field: fmt.Sprintf("%s[%d]", valid.Join(prefix, "counterparties"), i), Rule: "required",
 				Message: "must be a name of 1 to 200 characters",
 			})
-		case strings.ContainsRune(c, 0):
+		case !keepableName(c):
 			// No caller is so named, and a durable store (PostgreSQL's
 			// text) cannot keep it: refused before the work runs.
 			errs = append(errs, FieldError{
 				Field: fmt.Sprintf("%s[%d]", valid.Join(prefix, "counterparties"), i), Rule: "pattern",
-				Message: "must not contain a NUL character",
+				Message: "must be valid UTF-8 without a NUL character",
 			})
 		}
 	}

@@ -35,6 +35,7 @@ func TestRequest_FieldErrors(t *testing.T) {
 		{receipt.Request{Mode: "x", TTL: "x", Visibility: "x"}, []string{"receipt.mode", "receipt.ttl", "receipt.visibility"}},
 		{receipt.Request{Mode: "inline", Visibility: "shared", Counterparties: []string{"bob"}}, nil},
 		{receipt.Request{Mode: "inline", Visibility: "shared", Counterparties: []string{"bob", "b\x00ob"}}, []string{"receipt.counterparties[1]"}},
+		{receipt.Request{Mode: "inline", Visibility: "shared", Counterparties: []string{"b\xffob", "bob"}}, []string{"receipt.counterparties[0]"}},
 	}
 	for _, tc := range tests {
 		var got []string

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/mod/sumdb/tlog"
 
@@ -41,7 +43,9 @@ type Record struct {
 }
 
 // Validate reports whether r can be stored: it needs an ID, data, an owner
-// and an expiry. Store implementations call it first in Put.
+// and an expiry, and its owner and counterparties must be valid UTF-8
+// without NUL, names every store keeps as given (PostgreSQL's text holds
+// no other). Store implementations call it first in Put.
 func (r *Record) Validate() error {
 	switch {
 	case r.ID == "":
@@ -50,10 +54,22 @@ func (r *Record) Validate() error {
 		return fmt.Errorf("receipt: record %s has no data", r.ID)
 	case r.Owner == "":
 		return fmt.Errorf("receipt: record %s has no owner", r.ID)
+	case !keepableName(r.Owner):
+		return fmt.Errorf("receipt: record %s: owner %q is not valid UTF-8 without NUL", r.ID, r.Owner)
 	case r.ExpiresAt.IsZero():
 		return fmt.Errorf("receipt: record %s has no expiry", r.ID)
 	}
+	for i, c := range r.Counterparties {
+		if !keepableName(c) {
+			return fmt.Errorf("receipt: record %s: counterparty %d, %q, is not valid UTF-8 without NUL", r.ID, i, c)
+		}
+	}
 	return nil
+}
+
+// keepableName reports whether s is valid UTF-8 without NUL.
+func keepableName(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
 // Store keeps receipts for their retention. [MemStore] is the in-memory

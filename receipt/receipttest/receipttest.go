@@ -270,13 +270,21 @@ func duplicate(t *testing.T, s receipt.Store) {
 }
 
 func incomplete(t *testing.T, s receipt.Store) {
+	n := 0
 	for name, mutate := range map[string]func(*receipt.Record){
 		"no id":     func(r *receipt.Record) { r.ID = "" },
 		"no data":   func(r *receipt.Record) { r.Data = nil },
 		"no owner":  func(r *receipt.Record) { r.Owner = "" },
 		"no expiry": func(r *receipt.Record) { r.ExpiresAt = time.Time{} },
+		// Names no store can keep as given: PostgreSQL's text refuses
+		// them, and a store that writes JSON would change them.
+		"owner not UTF-8":        func(r *receipt.Record) { r.Owner = "owner-\xff" },
+		"owner with NUL":         func(r *receipt.Record) { r.Owner = "owner-\x00a" },
+		"counterparty not UTF-8": func(r *receipt.Record) { r.Counterparties = []string{"party-\xff"} },
+		"counterparty with NUL":  func(r *receipt.Record) { r.Counterparties = []string{"party-\x00b"} },
 	} {
-		rec := record(1, time.Hour)
+		n++ // one id each, so that no refusal is a duplicate's
+		rec := record(n, time.Hour)
 		mutate(&rec)
 		if err := s.Put(context.Background(), rec); err == nil {
 			t.Errorf("Put(%s) = nil, want an error", name)

@@ -174,10 +174,10 @@ func checkReceipt(o options, trusted []receipt.PublicKey, stdout io.Writer) (boo
 		return false, err
 	}
 	var orig receipt.Originals
-	if orig.Input, err = original(o.input, o.inputText); err != nil {
+	if orig.Input, err = original("input", o.input, o.inputText); err != nil {
 		return false, err
 	}
-	if orig.Output, err = original(o.output, o.outputText); err != nil {
+	if orig.Output, err = original("output", o.output, o.outputText); err != nil {
 		return false, err
 	}
 	var proof *receipt.ProofResponse
@@ -397,29 +397,41 @@ func readCheckpoint(name string) ([]byte, error) {
 	return []byte(v.Checkpoint), nil
 }
 
-// readKey reads a key given inline or as a file name.
+// readKey reads a key given inline or as a file name. A value that is
+// neither names both failures, so that a mistyped file name is not
+// reported as a malformed key alone.
 func readKey(s string) (receipt.Ed25519Key, error) {
-	if b, err := os.ReadFile(s); err == nil {
-		s = string(b)
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, err
+	b, ferr := os.ReadFile(s)
+	switch {
+	case ferr == nil:
+		key, err := receipt.ParseEd25519Key(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("-key %s: %w", s, err)
+		}
+		return key, nil
+	case !errors.Is(ferr, os.ErrNotExist):
+		return nil, ferr
 	}
-	return receipt.ParseEd25519Key(s)
+	key, err := receipt.ParseEd25519Key(s)
+	if err != nil {
+		return nil, fmt.Errorf("-key: %w, nor a file holding one: %w", err, ferr)
+	}
+	return key, nil
 }
 
-// original reads the file of -input (JSON) or -input-text (a string); nil
-// when neither is given.
-func original(jsonFile, textFile string) (json.RawMessage, error) {
+// original reads the file of -input (JSON) or -input-text (a string), or
+// of -output or -output-text, as flag says; nil when neither is given.
+func original(flag, jsonFile, textFile string) (json.RawMessage, error) {
 	switch {
 	case jsonFile != "" && textFile != "":
-		return nil, errors.New("give the JSON form or the text form of an original, not both")
+		return nil, fmt.Errorf("give -%s or -%s-text, not both", flag, flag)
 	case jsonFile != "":
 		b, err := os.ReadFile(jsonFile)
 		if err != nil {
 			return nil, err
 		}
 		if !json.Valid(b) {
-			return nil, fmt.Errorf("%s is not JSON; use the -text flag for plain text", jsonFile)
+			return nil, fmt.Errorf("-%s: %s is not JSON; give plain text with -%s-text", flag, jsonFile, flag)
 		}
 		return b, nil
 	case textFile != "":

@@ -43,13 +43,15 @@ type Record struct {
 }
 
 // Validate reports whether r can be stored: it needs an ID, data, an owner
-// and an expiry, and its owner and counterparties must be valid UTF-8
+// and an expiry, and its ID, owner and counterparties must be valid UTF-8
 // without NUL, names every store keeps as given (PostgreSQL's text holds
 // no other). Store implementations call it first in Put.
 func (r *Record) Validate() error {
 	switch {
 	case r.ID == "":
 		return errors.New("receipt: record has no ID")
+	case !keepableName(r.ID):
+		return fmt.Errorf("receipt: record ID %q is not valid UTF-8 without NUL", r.ID)
 	case len(r.Data) == 0:
 		return fmt.Errorf("receipt: record %s has no data", r.ID)
 	case r.Owner == "":

@@ -278,6 +278,8 @@ func incomplete(t *testing.T, s receipt.Store) {
 		"no expiry": func(r *receipt.Record) { r.ExpiresAt = time.Time{} },
 		// Names no store can keep as given: PostgreSQL's text refuses
 		// them, and a store that writes JSON would change them.
+		"id not UTF-8":           func(r *receipt.Record) { r.ID += "\xff" },
+		"id with NUL":            func(r *receipt.Record) { r.ID += "\x00" },
 		"owner not UTF-8":        func(r *receipt.Record) { r.Owner = "owner-\xff" },
 		"owner with NUL":         func(r *receipt.Record) { r.Owner = "owner-\x00a" },
 		"counterparty not UTF-8": func(r *receipt.Record) { r.Counterparties = []string{"party-\xff"} },

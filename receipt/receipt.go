@@ -187,27 +187,37 @@ func Parse(data []byte) (*Receipt, error) {
 	return decode(canon)
 }
 
-// decode is Parse without the canonicalizer's checks. It first decodes
-// with github.com/go-json-experiment/json, several times faster than
-// encoding/json, matching member names exactly; if that fails or gives an
-// invalid receipt, it decodes again with jsonbody (encoding/json, whose
-// errors name the field path), so that the result and the errors are
-// encoding/json's whenever the fast path does not give a valid receipt.
+// decode is Parse without the canonicalizer's checks. It decodes with
+// github.com/go-json-experiment/json, several times faster than
+// encoding/json, matching member names exactly, as RFC 8785 and every
+// other reader of the receipt do. When that fails or gives an invalid
+// receipt, it decodes again with jsonbody (encoding/json, whose errors
+// name the field path) for the errors; encoding/json matches member names
+// without regard to case, so when it reads a valid receipt (one that
+// spells "mode" as "Mode") the errors are those of the exact reading.
 func decode(data []byte) (*Receipt, error) {
 	var r Receipt
-	if jsonv2.Unmarshal(data, &r) != nil || validate.Struct(&r) != nil {
-		r = Receipt{}
-		if err := jsonbody.Unmarshal(data, &r); err != nil {
-			return nil, fractionRule(data, schemaError(err))
-		}
-		if errs := validate.Struct(&r); errs != nil {
-			return nil, &SchemaError{Fields: errs}
+	exactErr := jsonv2.Unmarshal(data, &r)
+	var invalid []FieldError
+	if exactErr == nil {
+		if invalid = validate.Struct(&r); invalid == nil {
+			if r.Signing != nil && r.Signing.ChainAnchor == nil {
+				r.Signing.ChainAnchor = json.RawMessage("null") // absent reads as null
+			}
+			return &r, nil
 		}
 	}
-	if r.Signing != nil && r.Signing.ChainAnchor == nil {
-		r.Signing.ChainAnchor = json.RawMessage("null") // absent reads as null
+	var loose Receipt
+	if err := jsonbody.Unmarshal(data, &loose); err != nil {
+		return nil, fractionRule(data, schemaError(err))
 	}
-	return &r, nil
+	if errs := validate.Struct(&loose); errs != nil {
+		return nil, &SchemaError{Fields: errs}
+	}
+	if exactErr != nil {
+		return nil, schemaError(exactErr)
+	}
+	return nil, &SchemaError{Fields: invalid}
 }
 
 // canonicalForm returns the canonical form of data, or a *SchemaError.

@@ -39,6 +39,10 @@ func TestParse(t *testing.T) {
 		{"anchor set", strings.Replace(data, `"chain_anchor":null`, `"chain_anchor":"0x1"`, 1), []string{"signing.chain_anchor"}},
 		{"replicas 6", strings.Replace(data, `"replicas":3,"strategy":"majority","verdicts"`, `"replicas":6,"strategy":"majority","verdicts"`, 1), []string{"consensus_snapshot.replicas"}},
 		{"replicas 0", strings.Replace(data, `"replicas":3,"strategy":"majority","verdicts"`, `"replicas":0,"strategy":"majority","verdicts"`, 1), []string{"consensus_snapshot.replicas"}},
+		// Member names are case-sensitive: encoding/json would read
+		// "MODE" as mode, a reader matching names exactly would not.
+		{"mode spelt MODE", strings.Replace(data, `"mode":"validation"`, `"MODE":"validation"`, 1), []string{"mode"}},
+		{"status spelt Status", strings.Replace(data, `"status":"VALID"`, `"Status":"VALID"`, 1), []string{"decision.status"}},
 		{"missing members", `{"receipt_id":"rcpt_aaaaaaaaaaaaaaaaaaaaaaaaaa"}`, []string{"mode", "decision.status", "decision.reasons", "decision.timestamp", "ttl", "visibility"}},
 	}
 	for _, tc := range tests {

@@ -17,10 +17,11 @@ var (
 	// per call (for "upto", the maximum it would authorize). Errors
 	// wrapping it also wrap ErrNoAcceptableOffer.
 	ErrAmountAboveLimit = errors.New("x402: amount above the policy's limit per call")
-	// ErrRedirectedPayment: a 402 came from another origin (scheme or
-	// host) than the one the caller's request went to, reached through a
-	// redirect; the Transport does not pay it.
-	ErrRedirectedPayment = errors.New("x402: payment asked after a redirect to another origin")
+	// ErrRedirectedPayment: a 402 reached through a redirect that the
+	// Transport does not pay: it came from another origin (scheme or host)
+	// than the one the caller's request went to, or a request before it
+	// in the redirect chain was paid already.
+	ErrRedirectedPayment = errors.New("x402: payment asked after a redirect")
 	// ErrPaymentRejected: the server answered 402 again to a request that
 	// carried a payment proof.
 	ErrPaymentRejected = errors.New("x402: payment rejected")

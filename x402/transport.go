@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -93,9 +92,11 @@ func WithPaymentKey(ctx context.Context, key string) context.Context {
 // http.Client follows a redirect to another origin and that origin answers
 // 402, the Transport does not pay it: the request fails with an error
 // wrapping [ErrRedirectedPayment]. A redirect on the same origin is paid
-// as any request. (The redirected request is recognized by its Response,
-// which net/http sets; a request the caller makes anew is its own
-// origin.)
+// as any request, once: when a request before it in the chain carried a
+// proof, its 402 is not paid again, and the request fails with an error
+// wrapping ErrRedirectedPayment. (The redirected request is recognized by
+// its Response, which net/http sets; a request the caller makes anew is
+// its own origin.)
 //
 // # One payment per logical call
 //
@@ -220,27 +221,16 @@ func (t *Transport) payAndSend(ctx context.Context, pt *payTrace, base http.Roun
 		return nil, fmt.Errorf("%w: %s://%s, reached from %s://%s, answered 402; not paid",
 			ErrRedirectedPayment, req.URL.Scheme, req.URL.Host, from.Scheme, from.Host)
 	}
+	if chainPaid(req) {
+		return nil, fmt.Errorf("%w: %s, reached by a redirect from a paid request, answered 402; not paid again",
+			ErrRedirectedPayment, loggedURL(req.URL))
+	}
 	m, made, err := t.payOnce(ctx, req, key, terms)
 	if err != nil {
 		return nil, err
 	}
 	pt.paying(m, !made)
 	return t.sendPaid(ctx, base, req, body, m)
-}
-
-// chainOrigin returns the URL of the first request of req's redirect
-// chain: an http.Client sets the Response of a request it makes to follow
-// a redirect, and that Response's Request is the previous one.
-func chainOrigin(req *http.Request) *url.URL {
-	for req.Response != nil && req.Response.Request != nil {
-		req = req.Response.Request
-	}
-	return req.URL
-}
-
-// sameOrigin reports whether a and b have the same scheme and host.
-func sameOrigin(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Host, b.Host)
 }
 
 // pay chooses an offer, charges the budget and has the Payer sign the

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -88,6 +89,38 @@ func TestTransport_redirectOnTheSameOrigin(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	if want := "hello paid by " + payer.Address().String(); resp.StatusCode != http.StatusOK || string(body) != want {
 		t.Errorf("answer %d %q, want 200 %q", resp.StatusCode, body, want)
+	}
+	if n := len(ps.fac.Settlements()); n != 1 {
+		t.Errorf("%d settlements, want 1", n)
+	}
+}
+
+// TestTransport_redirectAfterPaymentIsNotPaidAgain checks that one call
+// pays at most once along its redirects: a server that takes the payment
+// and redirects to a resource that answers 402 again (here, on and on)
+// gets one payment, and the call fails with an error wrapping
+// ErrRedirectedPayment instead of paying at every hop.
+func TestTransport_redirectAfterPaymentIsNotPaidAgain(t *testing.T) {
+	var hop atomic.Int32
+	ps := newPaidServer(t, serverOptions{next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/paid?hop="+strconv.Itoa(int(hop.Add(1))), http.StatusTemporaryRedirect)
+	})}, nil)
+	payer := newPayer(t)
+	budget := x402.NewBudget(1 << 20)
+	c := &http.Client{Transport: &x402.Transport{Payer: payer, Budget: budget}}
+
+	resp, err := postVia(t, c, ps.URL+"/paid", "hello")
+	if err == nil {
+		resp.Body.Close()
+	}
+	if !errors.Is(err, x402.ErrRedirectedPayment) || !x402.Permanent(err) {
+		t.Errorf("POST redirected after paying: %v, want a permanent error wrapping ErrRedirectedPayment", err)
+	}
+	if n := payer.n.Load(); n != 1 {
+		t.Errorf("payer signed %d payments, want 1", n)
+	}
+	if got, want := budget.Spent(), uint64(1000); got != want {
+		t.Errorf("spent %d, want %d", got, want)
 	}
 	if n := len(ps.fac.Settlements()); n != 1 {
 		t.Errorf("%d settlements, want 1", n)

@@ -51,7 +51,8 @@ type Policy struct {
 	MaxAmount uint64
 	// MaxTimeoutSeconds is the longest validity an offer may ask for an
 	// authorization (its maxTimeoutSeconds); zero means
-	// DefaultMaxTimeoutSeconds.
+	// DefaultMaxTimeoutSeconds. A [Transport] has the payer sign an offer
+	// that asks for none (zero or below) for this limit.
 	MaxTimeoutSeconds int
 }
 
@@ -76,11 +77,7 @@ func (p *Policy) Allows(offer PaymentRequirements) error {
 	case p.Assets != nil && !slices.ContainsFunc(p.Assets, func(a string) bool { return strings.EqualFold(a, offer.Asset) }):
 		return fmt.Errorf("asset %q is not allowed", offer.Asset)
 	}
-	maxTimeout := p.MaxTimeoutSeconds
-	if maxTimeout == 0 {
-		maxTimeout = DefaultMaxTimeoutSeconds
-	}
-	if offer.MaxTimeoutSeconds > maxTimeout {
+	if maxTimeout := p.maxTimeout(); offer.MaxTimeoutSeconds > maxTimeout {
 		return fmt.Errorf("maxTimeoutSeconds %d is above the limit of %d on an authorization's validity", offer.MaxTimeoutSeconds, maxTimeout)
 	}
 	amount, err := ParseAmount(offer.Amount)
@@ -95,6 +92,15 @@ func (p *Policy) Allows(offer PaymentRequirements) error {
 		return fmt.Errorf("%w: amount %d is above the limit of %d per call", ErrAmountAboveLimit, amount, limit)
 	}
 	return nil
+}
+
+// maxTimeout returns the longest validity, in seconds, that p lets a payer
+// sign.
+func (p *Policy) maxTimeout() int {
+	if p.MaxTimeoutSeconds == 0 {
+		return DefaultMaxTimeoutSeconds
+	}
+	return p.MaxTimeoutSeconds
 }
 
 // KnownAsset reports whether asset is the well-known stablecoin of the

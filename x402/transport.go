@@ -263,7 +263,14 @@ func (t *Transport) pay(ctx context.Context, req *http.Request, m *memo, terms *
 		return err
 	}
 	id := paymentID(m.key)
-	proof, err := payGuarded(ctx, t.Payer, offer)
+	// An offer that names no validity leaves it to the payer, whose
+	// default may be longer than the Policy allows: the payer is given
+	// the Policy's limit, the server its own offer.
+	signed := offer
+	if signed.MaxTimeoutSeconds <= 0 {
+		signed.MaxTimeoutSeconds = t.Policy.maxTimeout()
+	}
+	proof, err := payGuarded(ctx, t.Payer, signed)
 	if err != nil {
 		t.Budget.Refund(amount)
 		return fmt.Errorf("x402: paying %s %s on %s: %w", offer.Amount, offer.Asset, offer.Network, err)
@@ -280,7 +287,7 @@ func (t *Transport) pay(ctx context.Context, req *http.Request, m *memo, terms *
 	}
 	m.header, m.value, m.amount = header, value, amount
 	m.err = PaymentError{ID: id, Reference: proof.Reference, Offer: offer, X402Version: terms.X402Version}
-	m.expires = proofExpiry(&p, offer, t.now())
+	m.expires = proofExpiry(&p, signed, t.now())
 	t.logger().LogAttrs(ctx, slog.LevelInfo, "x402: paid",
 		slog.String("id", id), slog.String("reference", proof.Reference), slog.String("amount", offer.Amount),
 		slog.String("asset", offer.Asset), slog.String("network", offer.Network), slog.String("url", loggedURL(req.URL)))

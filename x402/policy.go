@@ -133,7 +133,9 @@ func KnownAsset(network, asset string) bool {
 // declines with an error, which the Transport returns to its caller. The
 // offers are those the Payer can pay, in the server's order; the Transport
 // checks the choice against its Policy afterwards, so a SelectFunc can
-// prefer but never widen.
+// prefer but never widen. When the terms list offers and the Payer can pay
+// none of them, the Transport declines without asking the SelectFunc,
+// with an error that says why each offer is not paid.
 type SelectFunc func(req *http.Request, policy *Policy, offers []PaymentRequirements) (PaymentRequirements, error)
 
 // DefaultSelect returns the first offer policy allows, or an error wrapping
@@ -151,6 +153,21 @@ func DefaultSelect(_ *http.Request, policy *Policy, offers []PaymentRequirements
 		return PaymentRequirements{}, fmt.Errorf("%w: the terms list no offer this payer can pay", ErrNoAcceptableOffer)
 	}
 	return PaymentRequirements{}, fmt.Errorf("%w: %w", ErrNoAcceptableOffer, errors.Join(why...))
+}
+
+// unpayable returns an error wrapping ErrNoAcceptableOffer that says why
+// each of the offers, none of which the payer can pay, is not paid: the
+// policy's reason, or else the payer's refusal.
+func unpayable(policy *Policy, offers []PaymentRequirements) error {
+	why := make([]error, len(offers))
+	for i, o := range offers {
+		err := policy.Allows(o)
+		if err == nil {
+			err = errors.New("the payer cannot pay it")
+		}
+		why[i] = fmt.Errorf("%s %s on %s: %w", o.Scheme, o.Amount, o.Network, err)
+	}
+	return fmt.Errorf("%w: %w", ErrNoAcceptableOffer, errors.Join(why...))
 }
 
 // Budget is a total that several calls, and several Transports, spend

@@ -246,6 +246,9 @@ func (t *Transport) pay(ctx context.Context, req *http.Request, m *memo, terms *
 				offers = append(offers, o)
 			}
 		}
+		if len(offers) == 0 && len(terms.Accepts) > 0 {
+			return unpayable(&t.Policy, terms.Accepts)
+		}
 	}
 	sel := t.Select
 	if sel == nil {

@@ -1,9 +1,11 @@
 package x402_test
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,5 +64,43 @@ func TestTransport_offerWithoutTimeoutStaysWithinPolicy(t *testing.T) {
 				t.Errorf("accepted.maxTimeoutSeconds = %d, want the server's %d", p.Accepted.MaxTimeoutSeconds, timeout)
 			}
 		})
+	}
+}
+
+// TestTransport_unpayableOffersSayWhy checks that terms whose offers the
+// payer cannot pay are refused with an error that names each offer and
+// why, rather than a bare "no offer".
+func TestTransport_unpayableOffersSayWhy(t *testing.T) {
+	huge := offer(t)
+	huge.Amount = "115792089237316195423570985008687907853269984665640564039457584007913129639936" // 2²⁵⁶
+	odd := offer(t)
+	odd.Scheme = "subscription"
+	noDomain := offer(t)
+	noDomain.Extra = nil
+	terms, err := x402.EncodeHeader(x402.PaymentRequired{X402Version: x402.Version2, Accepts: []x402.PaymentRequirements{huge, odd, noDomain}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(x402.HeaderPaymentRequired, terms)
+		w.WriteHeader(http.StatusPaymentRequired)
+	}))
+	defer srv.Close()
+	payer := newPayer(t)
+	resp, err := (&http.Client{Transport: &x402.Transport{Payer: payer}}).Get(srv.URL)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatal("terms without a payable offer were paid")
+	}
+	if !errors.Is(err, x402.ErrNoAcceptableOffer) {
+		t.Errorf("error %v, want one wrapping ErrNoAcceptableOffer", err)
+	}
+	for _, want := range []string{"is too large", `scheme "subscription" is not allowed`, "exact 1000 on eip155:84532: the payer cannot pay it"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if n := payer.n.Load(); n != 0 {
+		t.Errorf("payer signed %d payments, want none", n)
 	}
 }

@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -32,7 +33,9 @@ import (
 // the policy's bounds, after a connection error, a 429, 502, 503 or 504,
 // honouring Retry-After; never after another status. Every attempt of one
 // call carries the same Idempotency-Key (generated, or set with
-// [WithIdempotencyKey]), so a [Handler] runs the call at most once.
+// [WithIdempotencyKey]), so a [Handler] runs the call at most once; so
+// does every attempt of an x402 Ping, which has no body, so that the
+// x402.Transport pays for its attempts once.
 // Waits end when ctx does.
 //
 // Redirects: one on the router's origin is followed; one to another
@@ -303,6 +306,16 @@ func (c *Client) do(ctx context.Context, op Operation, v Variant, in, out any) e
 		IdempotencyKey: idempotencyKeyFrom(ctx), Required: answerMembers(op)}
 	if c.apiKey != "" && v != VariantX402 {
 		call.Header = http.Header{"Authorization": {"Bearer " + c.apiKey}}
+	}
+	if v == VariantX402 && in == nil {
+		// A paid call without a body gets no generated key, yet its
+		// attempts are one payment: the key names the call for the
+		// x402.Transport, which sends a retry the proof it made.
+		key := call.IdempotencyKey
+		if key == "" {
+			key = "idem_" + rand.Text()
+		}
+		call.Header = http.Header{httpapi.HeaderIdempotencyKey: {key}}
 	}
 	return c.core.Do(ctx, call, out)
 }

@@ -60,7 +60,9 @@ func NewPayer(hexKey string) (*Payer, error) {
 func (p *Payer) Address() Address { return p.Key.Address() }
 
 // Supports reports whether p can pay offer: scheme "exact" on an EVM
-// network, with a token domain in extra and valid addresses, or scheme
+// network, with a token domain in extra, valid addresses and no
+// extra.assetTransferMethod other than "eip3009" (an offer that asks for a
+// Permit2 transfer cannot take an EIP-3009 authorization), or scheme
 // "upto" with valid addresses and extra.facilitatorAddress, or scheme
 // "auth-capture" whose offer [ParseAuthCaptureOffer] accepts.
 func (p *Payer) Supports(offer x402.PaymentRequirements) bool {
@@ -137,6 +139,9 @@ func prepare(offer x402.PaymentRequirements) (Domain, Address, error) {
 	d := Domain{Name: offer.ExtraString("name"), Version: offer.ExtraString("version"), ChainID: chain, VerifyingContract: offer.Asset}
 	if d.Name == "" || d.Version == "" {
 		return Domain{}, Address{}, errors.New("evm: the offer lacks extra.name and extra.version, the token's EIP-712 domain")
+	}
+	if m, ok := offer.Extra["assetTransferMethod"]; ok && m != TransferEIP3009 {
+		return Domain{}, Address{}, fmt.Errorf("evm: the offer asks extra.assetTransferMethod %v; the payer signs only %q authorizations for \"exact\"", m, TransferEIP3009)
 	}
 	if _, err := ParseAddress(offer.Asset); err != nil {
 		return Domain{}, Address{}, fmt.Errorf("evm: asset: %w", err)

@@ -73,6 +73,10 @@ func TestPayer_Supports(t *testing.T) {
 		{"upto", func(o *x402.PaymentRequirements) { o.Scheme = "upto" }, false},
 		{"no domain", func(o *x402.PaymentRequirements) { o.Extra = nil }, false},
 		{"bad payTo", func(o *x402.PaymentRequirements) { o.PayTo = "merchant" }, false},
+		{"eip3009 named", func(o *x402.PaymentRequirements) { o.Extra["assetTransferMethod"] = "eip3009" }, true},
+		{"permit2 asked", func(o *x402.PaymentRequirements) { o.Extra["assetTransferMethod"] = "permit2" }, false},
+		{"unknown method", func(o *x402.PaymentRequirements) { o.Extra["assetTransferMethod"] = "erc7710" }, false},
+		{"method not a string", func(o *x402.PaymentRequirements) { o.Extra["assetTransferMethod"] = 1.0 }, false},
 	} {
 		o := usdcOffer(t)
 		tc.mutate(&o)

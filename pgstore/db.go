@@ -58,7 +58,9 @@ type options struct {
 
 // WithSchema keeps vouch's tables in the named schema, created if missing,
 // instead of the first schema of the connection's search_path (usually
-// public). Every connection of the pool gets search_path set to it.
+// public). Every connection of the pool gets search_path set to it. A
+// schema that exists is used as it is: a role that owns it needs no
+// privilege to create schemas in the database.
 func WithSchema(name string) Option {
 	return func(o *options) error {
 		if name == "" {
@@ -142,14 +144,7 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*DB, error) 
 // migrate creates the schema if one is named and applies the migrations.
 func (db *DB) migrate(ctx context.Context, o options) error {
 	if o.schema != "" {
-		_, err := db.pool.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{o.schema}.Sanitize())
-		// IF NOT EXISTS is not atomic: a process creating the schema at the
-		// same time may win with a unique violation, which leaves it made.
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == uniqueViolation {
-			err = nil
-		}
-		if err != nil {
+		if err := db.createSchema(ctx, o.schema); err != nil {
 			return fmt.Errorf("pgstore: failed to create schema %s: %w", o.schema, err)
 		}
 	}
@@ -183,6 +178,27 @@ func (db *DB) migrate(ctx context.Context, o options) error {
 		return fmt.Errorf("pgstore: failed to apply the migrations: %w", err)
 	}
 	return nil
+}
+
+// createSchema creates the schema name unless it exists. CREATE SCHEMA
+// IF NOT EXISTS is not enough alone: it demands the CREATE privilege on
+// the database even when the schema exists, and a role given a schema
+// of its own need not have that privilege.
+func (db *DB) createSchema(ctx context.Context, name string) error {
+	var exists bool
+	// A name is truncated to 63 bytes as an identifier is.
+	err := db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname = $1::name)`, name).Scan(&exists)
+	if err != nil || exists {
+		return err
+	}
+	_, err = db.pool.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{name}.Sanitize())
+	// IF NOT EXISTS is not atomic: a process creating the schema at the
+	// same time may win with a unique violation, which leaves it made.
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == uniqueViolation {
+		err = nil
+	}
+	return err
 }
 
 // Close closes the pool, waiting for connections in use to be returned.

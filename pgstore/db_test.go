@@ -3,11 +3,13 @@ package pgstore_test
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -143,5 +145,49 @@ func TestDB_DeleteExpiredPastAFailingTable(t *testing.T) {
 	}
 	if ok, err := db.Replay().Reserve(ctx, "auth", t0, t0.Add(time.Second)); err != nil || !ok {
 		t.Errorf("Reserve of the swept payment = %v, %v; want it free again", ok, err)
+	}
+}
+
+// A role that owns the schema it is given but may not create schemas in
+// the database (no role but the database's owner may, unless granted)
+// opens the database with WithSchema: the schema exists, so Open need
+// not create it.
+func TestOpen_schemaOwnedByARoleWithoutCreate(t *testing.T) {
+	dsn := databaseURL(t)
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := newSchemaName(t)
+	role := schema + "_owner"
+	for _, stmt := range []string{
+		"CREATE ROLE " + role + " LOGIN",
+		"CREATE SCHEMA " + schema + " AUTHORIZATION " + role,
+	} {
+		if _, err := admin.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, stmt := range []string{"DROP SCHEMA " + schema + " CASCADE", "DROP ROLE " + role} {
+			if _, err := admin.Exec(ctx, stmt); err != nil {
+				t.Errorf("%s: %v", stmt, err)
+			}
+		}
+		admin.Close(ctx)
+	})
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(role)
+	db, err := pgstore.Open(ctx, u.String(), pgstore.WithSchema(schema))
+	if err != nil {
+		t.Fatalf("Open by the schema's owner = %v", err)
+	}
+	defer db.Close()
+	if _, err := db.Replay().Reserve(ctx, "auth", t0, t0.Add(time.Second)); err != nil {
+		t.Errorf("Reserve in the owner's schema = %v", err)
 	}
 }

@@ -159,6 +159,8 @@ func openDatabase(ctx context.Context, cfg config, onError func(error)) (*state,
 	}
 	where := "PostgreSQL"
 	if u, err := url.Parse(cfg.databaseURL); err == nil && u.Host != "" {
+		// The query may hold a password too (password=, sslpassword=).
+		u.RawQuery, u.Fragment = "", ""
 		where += " at " + u.Redacted()
 	}
 	if cfg.schema != "" {

@@ -150,8 +150,17 @@ func (db *DB) migrate(ctx context.Context, o options) error {
 	}
 	// One advisory lock per schema, so that processes on one schema take
 	// turns and processes on different schemas do not wait for each other.
+	// The schema is the one the migrations create their tables in, however
+	// it is named (WithSchema, the URL's search_path, or the default).
+	var schema *string // NULL when search_path names no schema that exists
+	if err := db.pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		return fmt.Errorf("pgstore: failed to read the current schema: %w", err)
+	}
 	h := fnv.New64a()
-	h.Write([]byte("vouch/pgstore\x00" + o.schema))
+	h.Write([]byte("vouch/pgstore\x00"))
+	if schema != nil {
+		h.Write([]byte(*schema))
+	}
 	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(int64(h.Sum64())), lock.WithLockTimeout(1, 300))
 	if err != nil {
 		return fmt.Errorf("pgstore: failed to create the migration lock: %w", err)

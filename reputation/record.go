@@ -37,18 +37,30 @@ type Key struct {
 }
 
 // check reports what is wrong with k.
-func (k Key) check() error {
+func (k Key) check() error { return k.checkAfter(new(Key)) }
+
+// checkAfter is check for a key that follows last among the keys of one
+// batch, which was found right: names equal to last's are not checked
+// again (a batch's keys mostly share theirs), and last takes k's names
+// once they are found right.
+func (k Key) checkAfter(last *Key) error {
 	switch {
 	case k.Session < 0:
 		return fmt.Errorf("%w: session %d is negative", ErrInvalid, k.Session)
 	case k.Kind != "" && k.Operation == "":
 		return fmt.Errorf("%w: key of session %d has kind %q but no operation", ErrInvalid, k.Session, k.Kind)
 	}
-	if err := checkName("operation", k.Operation); err != nil {
-		return fmt.Errorf("key of session %d: %w", k.Session, err)
+	if k.Operation != last.Operation {
+		if err := checkName("operation", k.Operation); err != nil {
+			return fmt.Errorf("key of session %d: %w", k.Session, err)
+		}
+		last.Operation = k.Operation
 	}
-	if err := checkName("kind", k.Kind); err != nil {
-		return fmt.Errorf("key of session %d: %w", k.Session, err)
+	if k.Kind != last.Kind {
+		if err := checkName("kind", k.Kind); err != nil {
+			return fmt.Errorf("key of session %d: %w", k.Session, err)
+		}
+		last.Kind = k.Kind
 	}
 	return nil
 }
@@ -59,10 +71,24 @@ func checkName(what, name string) error {
 	switch {
 	case len(name) > MaxNameLen:
 		return fmt.Errorf("%w: %s of %d bytes is longer than %d", ErrInvalid, what, len(name), MaxNameLen)
-	case !utf8.ValidString(name), strings.IndexByte(name, 0) >= 0:
+	case !utf8NoNUL(name):
 		return fmt.Errorf("%w: %s %q is not UTF-8 without NUL bytes", ErrInvalid, what, name)
 	}
 	return nil
+}
+
+// utf8NoNUL reports whether s is UTF-8 without a NUL byte, in one pass
+// over the ASCII names that keys hold.
+func utf8NoNUL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == 0:
+			return false
+		case c >= utf8.RuneSelf:
+			return utf8.ValidString(s[i:]) && strings.IndexByte(s[i:], 0) < 0
+		}
+	}
+	return true
 }
 
 // A Record holds the evidence about one key. The zero Record is a key with
@@ -186,8 +212,9 @@ func CheckDeltas(horizon float64, deltas []Delta) error {
 	if err := checkHorizon(horizon); err != nil {
 		return err
 	}
+	var last Key
 	for i, d := range deltas {
-		if err := d.Key.check(); err != nil {
+		if err := d.Key.checkAfter(&last); err != nil {
 			return fmt.Errorf("deltas[%d]: %w", i, err)
 		}
 		if err := d.Delta.checkDelta(); err != nil {
@@ -200,8 +227,9 @@ func CheckDeltas(horizon float64, deltas []Delta) error {
 // CheckKeys reports the first key out of range, as an error wrapping
 // ErrInvalid.
 func CheckKeys(keys []Key) error {
+	var last Key
 	for i, k := range keys {
-		if err := k.check(); err != nil {
+		if err := k.checkAfter(&last); err != nil {
 			return fmt.Errorf("keys[%d]: %w", i, err)
 		}
 	}

@@ -43,15 +43,22 @@ func (m *Memory) Load(ctx context.Context, keys []Key) ([]Record, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := CheckKeys(keys); err != nil {
-		return nil, err
-	}
 	out := make([]Record, len(keys))
+	missed := false
 	m.mu.RLock()
-	defer m.mu.RUnlock()
 	for i, k := range keys {
 		if r := m.records[k]; r != nil {
 			out[i] = *r
+		} else {
+			missed = true
+		}
+	}
+	m.mu.RUnlock()
+	// A key kept was checked as it was added: only a key not kept may be
+	// out of range.
+	if missed {
+		if err := CheckKeys(keys); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

@@ -36,7 +36,10 @@ func RefundWhole(_ context.Context, p x402.EscrowPayment) (string, error) {
 }
 
 // DisputeKey is the key under which [Disputes] records a
-// dispute's refund in the ledger: one per payment.
+// dispute's refund in the ledger: one per payment, unless the escrow
+// refused it and another refund of the payment succeeded after the
+// refusal was recorded; the next attempt is then recorded under
+// DisputeKey followed by its number ("refund-dispute-2").
 const DisputeKey = "refund-dispute"
 
 // DefaultDisputeCalls bounds the calls an [Disputes]
@@ -57,8 +60,9 @@ var (
 // seller's Policy, through the facilitator: never automatic unless
 // configured (a nil Policy refunds nothing), never above what was
 // captured and not refunded, once per payment (the refund is recorded
-// under [DisputeKey], and a second report replays it), and only
-// before the payment's refund deadline.
+// under [DisputeKey], and a second report replays it, refused or not,
+// unless another refund of the payment succeeded after a refusal), and
+// only before the payment's refund deadline.
 //
 // A call is named by its caller and an id (a trace id, a receipt id):
 // the route records, with [Disputes.Paid], which captured payment
@@ -295,7 +299,8 @@ func (d *Disputes) Report(ctx context.Context, caller, id string, right bool) (x
 	if err != nil {
 		return x402.EscrowOutcome{}, false, err
 	}
-	if o, ok := p.Outcome(DisputeKey); ok {
+	key, o, ok := disputeAttempt(p)
+	if ok {
 		return o, o.Settlement.Success, nil
 	}
 	if p.State != x402.EscrowCaptured && p.State != x402.EscrowRefunded {
@@ -313,11 +318,39 @@ func (d *Disputes) Report(ctx context.Context, caller, id string, right bool) (x
 		// refusal recorded as the payment's one dispute refund.
 		return x402.EscrowOutcome{}, false, nil
 	}
-	o, _, err := x402.SettleEscrow(ctx, d.Ledger, d.Facilitator, d.Authorizer, payment, DisputeKey, x402.EscrowRefund, amount)
+	o, _, err = x402.SettleEscrow(ctx, d.Ledger, d.Facilitator, d.Authorizer, payment, key, x402.EscrowRefund, amount)
 	if err != nil {
 		return x402.EscrowOutcome{}, false, err
 	}
 	return o, o.Settlement.Success, nil
+}
+
+// disputeAttempt returns the key under which a dispute of p sends its
+// refund, or, when p's disputes are over, the outcome that ended them
+// and true. The first is sent under [DisputeKey]. A refused refund ends
+// them unless another refund of p succeeded after it was recorded: the
+// escrow may have refused it for the balance that refund was changing
+// (a seller's own refund racing the dispute's), and the next is sent
+// under DisputeKey with the attempt's number ("refund-dispute-2").
+func disputeAttempt(p x402.EscrowPayment) (key string, o x402.EscrowOutcome, over bool) {
+	attempt := 0
+	var last x402.EscrowOutcome
+	for _, op := range p.Operations {
+		switch {
+		case op.Key == DisputeKey || strings.HasPrefix(op.Key, DisputeKey+"-"):
+			attempt++
+			last = op
+		case attempt > 0 && op.Operation == x402.EscrowRefund && op.Settlement.Success:
+			last = x402.EscrowOutcome{} // refused against a balance since changed
+		}
+	}
+	if last.Key != "" {
+		return "", last, true
+	}
+	if attempt == 0 {
+		return DisputeKey, x402.EscrowOutcome{}, false
+	}
+	return fmt.Sprintf("%s-%d", DisputeKey, attempt+1), x402.EscrowOutcome{}, false
 }
 
 // lockRefund waits until no other report refunds payment, or ctx is

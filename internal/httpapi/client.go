@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-retryablehttp"
 
@@ -293,17 +294,23 @@ func CheckAnswer(data []byte, out any) error {
 	return errors.New(strings.Join(texts, "; "))
 }
 
+// MaxPeerText is the most bytes of each text of a server's problem that
+// [ResponseProblem] keeps: its title, code, detail and request id, and
+// each field error's field and message. A longer one is cut, at a
+// character boundary, and ends in "…".
+const MaxPeerText = 1024
+
 // ResponseProblem returns the problem of a non-2xx response: its problem
-// body, or one made from the status when the body is not a problem. The
-// HTTP status wins over the body's, and the X-Request-Id header fills a
-// missing request_id.
+// body, or one made from the status (and the body's first 200 bytes)
+// when the body is not a problem. The HTTP status wins over the body's,
+// and the X-Request-Id header fills a missing request_id. The server's
+// texts are cut to [MaxPeerText] bytes, and its field errors to
+// problem.MaxFieldErrors and one counting the others: the problem
+// becomes an error's text, which callers log and pass on.
 func ResponseProblem(resp *http.Response, body []byte) *problem.Details {
 	var p problem.Details
 	if err := json.Unmarshal(body, &p); err != nil || p.Status == 0 && p.Title == "" && p.Code == "" {
-		detail := strings.TrimSpace(string(body))
-		if len(detail) > 200 {
-			detail = detail[:200] + "…"
-		}
+		detail := clip(strings.TrimSpace(string(body)), 200)
 		p = *problem.New(resp.StatusCode, codeForStatus(resp.StatusCode), detail)
 	}
 	p.Status = resp.StatusCode
@@ -313,7 +320,27 @@ func ResponseProblem(resp *http.Response, body []byte) *problem.Details {
 	if p.RequestID == "" {
 		p.RequestID = resp.Header.Get(HeaderRequestID)
 	}
+	p.Title, p.Detail, p.RequestID = clip(p.Title, MaxPeerText), clip(p.Detail, MaxPeerText), clip(p.RequestID, MaxPeerText)
+	p.Code = problem.Code(clip(string(p.Code), MaxPeerText))
+	if len(p.Errors) > problem.MaxFieldErrors+1 {
+		p.Errors = problem.Invalid(p.Errors).Errors
+	}
+	for i, fe := range p.Errors {
+		p.Errors[i].Field, p.Errors[i].Message = clip(fe.Field, MaxPeerText), clip(fe.Message, MaxPeerText)
+	}
 	return &p
+}
+
+// clip returns s cut to at most n bytes at a character boundary, with
+// "…" added when it was cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // codeForStatus names the usual code of a status, for a response whose

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 )
 
 // answering is a Facilitator that always gives an answer or an error: a
@@ -19,6 +20,21 @@ func guard(f Facilitator) Facilitator {
 		return a
 	}
 	return answering{f}
+}
+
+// verifyWithin is a Facilitator whose Verify is given at most d: a
+// facilitator that never answers a verification would otherwise hold
+// the request, and its reservation of the proof, for as long as the
+// payer waits. Settle is bounded where it is called.
+type verifyWithin struct {
+	Facilitator
+	d time.Duration
+}
+
+func (f verifyWithin) Verify(ctx context.Context, p *PaymentPayload, r PaymentRequirements) (*VerifyResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, f.d)
+	defer cancel()
+	return f.Facilitator.Verify(ctx, p, r)
 }
 
 // errNoAnswer is the error of a facilitator call that returned neither a

@@ -89,8 +89,9 @@ type MiddlewareConfig struct {
 	// Servers that share a ReplayStore share PaymentIDs too, so that a
 	// retry on any of them gets the first response.
 	PaymentIDs PaymentIDStore
-	// SettleTimeout bounds the facilitator's Settle call; zero means
-	// DefaultSettleTimeout. Settlement runs on a context detached from the
+	// SettleTimeout bounds each of the facilitator's Verify and Settle
+	// calls; zero means DefaultSettleTimeout. A verification not answered
+	// in time is 503. Settlement runs on a context detached from the
 	// client's, so that a client that disconnects cannot cancel it.
 	SettleTimeout time.Duration
 	// MaxValidity is the longest an authorization may stay valid after
@@ -276,7 +277,7 @@ func Middleware(cfg MiddlewareConfig) (func(http.Handler) http.Handler, error) {
 			o.Now = cfg.Now
 		}
 	}
-	pw.cfg.Facilitator = pw.tel.facilitator(guard(cfg.Facilitator))
+	pw.cfg.Facilitator = pw.tel.facilitator(verifyWithin{guard(cfg.Facilitator), cfg.SettleTimeout})
 	if pw.replay == nil {
 		pw.replay = &MemoryReplay{MaxRetention: cfg.MaxValidity}
 	}

@@ -60,8 +60,9 @@ type PaywallConfig struct {
 	// x402.Middleware (and the escrow.Recovery) that finishes payments
 	// after a restart.
 	Escrow *x402.EscrowConfig
-	// SettleTimeout bounds the facilitator's Settle call; zero means
-	// x402.DefaultSettleTimeout.
+	// SettleTimeout bounds each of the facilitator's Verify and Settle
+	// calls; zero means x402.DefaultSettleTimeout. A verification not
+	// answered in time is a tool error, as any unavailable facilitator.
 	SettleTimeout time.Duration
 	// MaxValidity is the longest an authorization may stay valid after
 	// it arrives (its validBefore, or a Permit2 deadline); zero means an
@@ -262,7 +263,7 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 	}
 	pw := &paywall{cfg: cfg, replay: cfg.Replay, answers: cfg.Answers, log: cfg.Logger,
 		tel: x402.NewPaymentTelemetry("mcp", cfg.TracerProvider, cfg.MeterProvider)}
-	pw.cfg.Facilitator = pw.tel.Facilitator(answering{cfg.Facilitator})
+	pw.cfg.Facilitator = pw.tel.Facilitator(answering{cfg.Facilitator, cfg.SettleTimeout})
 	if pw.replay == nil {
 		pw.replay = &x402.MemoryReplay{MaxRetention: cfg.MaxValidity}
 	}

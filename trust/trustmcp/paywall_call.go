@@ -208,10 +208,18 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 // valid for longer than the Paywall remembers payments (MaxValidity).
 const reasonValidityTooLong = "authorization_validity_too_long"
 
-// answering is a Facilitator that never answers nil without an error.
-type answering struct{ x402.Facilitator }
+// answering is a Facilitator that never answers nil without an error,
+// and gives each Verify at most verifyWithin: a facilitator that never
+// answers a verification would otherwise hold the call, and its
+// reservation of the proof, for as long as the client waits.
+type answering struct {
+	x402.Facilitator
+	verifyWithin time.Duration
+}
 
 func (f answering) Verify(ctx context.Context, p *x402.PaymentPayload, r x402.PaymentRequirements) (*x402.VerifyResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, f.verifyWithin)
+	defer cancel()
 	vr, err := f.Facilitator.Verify(ctx, p, r)
 	if err == nil && vr == nil {
 		err = errors.New("the facilitator returned no verification")

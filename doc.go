@@ -7,8 +7,8 @@
 //   - trust: the service an agent calls: delegation, validation and
 //     arbitration under the fast, safe, oracle and adaptive tiers, answered
 //     with a status, a confidence, evidence, retry instructions and, on
-//     request, a receipt; in process ([trust.New]) or over HTTP
-//     ([trust.NewHandler], [trust.Client]). Its subpackages serve it to
+//     request, a receipt; in process (trust.New) or over HTTP
+//     (trust.NewHandler, trust.Client). Its subpackages serve it to
 //     agents: trustmcp (MCP tools), trusta2a (A2A), agentcard (the A2A
 //     agent card), and trustpay joins it to x402 payments.
 //   - router: the jobs themselves: the wire contract of delegate,

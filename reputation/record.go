@@ -16,7 +16,8 @@ var ErrInvalid = errors.New("reputation: invalid input")
 
 // PanelSession is the Session of the panel's record: the figures of every
 // pair of sessions that voted in one call, from which a [Book] measures
-// how far the sessions' errors go together (see [Book.Correlation]).
+// how far the sessions' errors go together (the correlation ρ that the
+// [Book] doc describes).
 // Sessions that vote have positive ids.
 const PanelSession int64 = 0
 

@@ -7,7 +7,7 @@ import (
 )
 
 // Errors of the HTTP side of the package: [Handler], [Client],
-// [HTTPWorker] and the [Authenticator]s. ErrNoCredentials,
+// [HTTPWorker] and every [Authenticator]. ErrNoCredentials,
 // ErrBadCredentials, ErrResponseTooLarge and ErrMalformedResponse are
 // shared with package trust (the same values), whose handler and client
 // return them too.

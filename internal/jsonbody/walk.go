@@ -145,7 +145,7 @@ type Member struct {
 // is zero (`json:",omitempty"`): a string, number or session id field,
 // not a pointer, given "" or 0. Such a member reads as absent once
 // decoded, so a door that took it would answer with the default in
-// silence; [valid.Validator.Zeros] refuses those the field's own rules
+// silence; valid.Validator.Zeros refuses those the field's own rules
 // refuse. A door calls Inspect once per body, or [Schema.Inspect] with
 // the Schema of its request type, which reads the type once for all
 // bodies.

@@ -168,8 +168,8 @@ func (r *Recovery) Finish(ctx context.Context) ([]Finished, error) {
 //	if _, err := r.Finish(ctx); err != nil { ... } // logged; the rest retried next time
 //	mw, err := x402.Middleware(cfg)
 //
-// It fails when cfg has no Escrow, or no Ledger (a new memory ledger
-// holds nothing to recover).
+// It fails when cfg has no Facilitator, or no Escrow with a Ledger (a new
+// memory ledger holds nothing to recover) and an Authorizer.
 func NewRecovery(cfg x402.MiddlewareConfig) (*Recovery, error) {
 	if cfg.Escrow == nil || cfg.Escrow.Ledger == nil || cfg.Escrow.Authorizer == nil || cfg.Facilitator == nil {
 		return nil, errors.New("escrow: NewRecovery needs MiddlewareConfig.Facilitator and an Escrow with a Ledger and an Authorizer")

@@ -126,9 +126,17 @@ func TestNewRecovery(t *testing.T) {
 	if want := 2 * (time.Minute + 2*x402.DefaultSettleTimeout); r.Grace != want || r.Ledger != l {
 		t.Errorf("Grace %v, want %v", r.Grace, want)
 	}
-	cfg.Escrow.Ledger = nil
-	if _, err := escrow.NewRecovery(cfg); err == nil {
-		t.Error("NewRecovery without a ledger succeeded")
+	for name, broken := range map[string]func(*x402.MiddlewareConfig){
+		"escrow":      func(c *x402.MiddlewareConfig) { c.Escrow = nil },
+		"ledger":      func(c *x402.MiddlewareConfig) { c.Escrow = &x402.EscrowConfig{Authorizer: bed.Authorizer} },
+		"authorizer":  func(c *x402.MiddlewareConfig) { c.Escrow = &x402.EscrowConfig{Ledger: l} },
+		"facilitator": func(c *x402.MiddlewareConfig) { c.Facilitator = nil },
+	} {
+		c := cfg
+		broken(&c)
+		if _, err := escrow.NewRecovery(c); err == nil {
+			t.Errorf("NewRecovery without a %s succeeded", name)
+		}
 	}
 }
 

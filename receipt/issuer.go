@@ -95,8 +95,11 @@ type Issued struct {
 // Ref is the minimal metadata a detached response carries instead of the
 // receipt: enough to fetch it and know how long it lives.
 type Ref struct {
-	ReceiptID  string     `json:"receipt_id"`
-	TTL        string     `json:"ttl"`
+	// ReceiptID is the receipt's id, under which it is fetched.
+	ReceiptID string `json:"receipt_id"`
+	// TTL is the receipt's retention as it records it, "<n>d".
+	TTL string `json:"ttl"`
+	// Visibility is who may fetch the receipt.
 	Visibility Visibility `json:"visibility"`
 	// ExpiresAt is when the receipt stops being served, ISO 8601 UTC.
 	ExpiresAt string `json:"expires_at"`

@@ -299,10 +299,13 @@ func (l *Log) reader(ctx context.Context) tlog.HashReader {
 // RangeError is a proof request out of the log's range; Field names the
 // query parameter.
 type RangeError struct {
-	Field   string
+	// Field is the query parameter out of range, such as "first".
+	Field string
+	// Message says what the parameter must be.
 	Message string
 }
 
+// Error returns "receipt: " followed by the field and the message.
 func (e *RangeError) Error() string { return "receipt: " + e.Field + " " + e.Message }
 
 // noteSigner signs checkpoints with the receipts' Ed25519 key under the

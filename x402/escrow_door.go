@@ -115,6 +115,8 @@ type EscrowHoldError struct {
 	Err error
 }
 
+// Error reports the ledger's error when there is one, and the reason
+// otherwise.
 func (e *EscrowHoldError) Error() string {
 	if e.Err != nil {
 		return "x402: recording a hold: " + e.Err.Error()
@@ -122,6 +124,7 @@ func (e *EscrowHoldError) Error() string {
 	return "x402: " + e.Reason
 }
 
+// Unwrap returns Err, nil unless the hold could not be recorded.
 func (e *EscrowHoldError) Unwrap() error { return e.Err }
 
 // Hold places the hold that p, a verified payment of offer (with the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"time"
 
@@ -121,12 +122,18 @@ func refusedKey(key string) string { return key + refusedSuffix }
 // refusedSuffix ends the key of a refusal in the answer store.
 const refusedSuffix = "#refused"
 
-// keepRefusal keeps the refusal of payer's payment under key, so that a
-// retry gets it again.
-func (pw *paywall) keepRefusal(ctx context.Context, key, payer string, until time.Time, r *mcp.CallToolResult) {
+// keepRefusal keeps the refusal r of payer's payment under key, with the
+// call it refused (paidCall), so that a retry of that call gets it again.
+func (pw *paywall) keepRefusal(ctx context.Context, key, payer, call string, until time.Time, r *mcp.CallToolResult) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pw.cfg.SettleTimeout)
 	defer cancel()
-	b, err := json.Marshal(r)
+	kept := *r
+	kept.Meta = maps.Clone(r.Meta)
+	if kept.Meta == nil {
+		kept.Meta = mcp.Meta{}
+	}
+	kept.Meta[metaPaidCall] = call
+	b, err := json.Marshal(&kept)
 	if err == nil {
 		err = pw.answers.Keep(ctx, refusedKey(key), payer, b, until)
 	}
@@ -135,12 +142,21 @@ func (pw *paywall) keepRefusal(ctx context.Context, key, payer string, until tim
 	}
 }
 
-// keptRefusal returns the refusal kept for the payment under key.
-func (pw *paywall) keptRefusal(ctx context.Context, key string, now time.Time) (*mcp.CallToolResult, bool) {
+// keptRefusal returns the refusal kept for the payment under key, when it
+// refused the call named call (paidCall): the refusal of another caller's
+// call, or of another call, is not this call's to read.
+func (pw *paywall) keptRefusal(ctx context.Context, key, call string, now time.Time) (*mcp.CallToolResult, bool) {
 	b, ok, err := pw.answers.Answer(ctx, refusedKey(key), now)
 	r := new(mcp.CallToolResult)
 	if err != nil || !ok || json.Unmarshal(b, r) != nil {
 		return nil, false
+	}
+	if refused, _ := r.Meta[metaPaidCall].(string); refused != call {
+		return nil, false
+	}
+	delete(r.Meta, metaPaidCall)
+	if len(r.Meta) == 0 {
+		r.Meta = nil
 	}
 	return r, true
 }

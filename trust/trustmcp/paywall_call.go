@@ -116,7 +116,7 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 		fresh = false
 	}
 	if !fresh {
-		if refusal, ok := pw.keptRefusal(ctx, key, now); ok {
+		if refusal, ok := pw.keptRefusal(ctx, key, paid, now); ok {
 			return refusal, nil
 		}
 		return pw.repeat(ctx, price, res, key, paid, now, until), nil
@@ -186,7 +186,7 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 		// The usage of an "upto" payment is the tool's to report.
 		charged, usage := meter.Charge()
 		if refusal := pw.check(work, call, ctr); refusal != nil {
-			pw.keepRefusal(ctx, key, vr.Payer, until, refusal)
+			pw.keepRefusal(ctx, key, vr.Payer, paid, until, refusal)
 			return refusal, nil
 		}
 		if sr = pw.settle(ctx, name, p, charged, vr.Payer); !sr.Success {

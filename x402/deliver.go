@@ -27,14 +27,13 @@ import (
 // or refused, is kept with the proof in [MiddlewareConfig].Outcomes until
 // the proof's replay record expires, and a retry with the same proof is
 // answered from it: the handler does not run again, Check is not called
-// again, nothing is settled again. A delivered answer is sent again only
-// to the same request (method, path, Idempotency-Key and proof, and,
-// behind a router or trust Handler, the integration its credential
-// names), with the first settlement; a refusal to any request carrying
-// the proof. An
-// answer of status 400 or more from the handler is sent as it is, without
-// calling Check and without settling, and its proof is released, as on
-// any priced route. A retry that arrives while the first use is still
+// again, nothing is settled again. The outcome is sent again only to the
+// same request (method, path, Idempotency-Key and proof, and, behind a
+// router or trust Handler, the integration its credential names), a
+// delivered answer with the first settlement; any other request carrying
+// the proof is answered 402 "already used". An answer of status 400 or
+// more from the handler is sent as it is, without calling Check and
+// without settling, and its proof is released, as on any priced route. A retry that arrives while the first use is still
 // being checked is answered 402 "already used"; sent again once the first
 // use has ended, it gets the kept outcome.
 //
@@ -378,11 +377,11 @@ func (pw *paywall) gatedRepeat(w http.ResponseWriter, r *http.Request, price Pri
 		pw.unavailable(w, r, "outcome store", err)
 		return
 	}
-	// An answer is the first request's: delivered, pending its capture,
-	// or sent with a void (nothing charged, or an answer from the
-	// handler's store). A refusal goes to any request with the proof.
-	answer := o.Delivered || o.PendingCapture != "" || o.Response.Status < 400
-	if !ok || answer && o.Request != paidRequest(r, p) {
+	// The outcome is the first request's, a refusal as much as an
+	// answer: what the gate said of the first answer (a trust verdict,
+	// its evidence, a receipt id) is not another request's to read, nor
+	// one that only names the same authorization (its payer and nonce).
+	if !ok || o.Request != paidRequest(r, p) {
 		pw.require(w, r, price, res, msgUsed, nil)
 		return
 	}

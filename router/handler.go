@@ -116,6 +116,7 @@ func WithRateLimiter(l RateLimiter) HandlerOption {
 // the caller the Authenticator names when the request carries a credential
 // it accepts, and otherwise the client's IP address: the peer's
 // ([ClientIP]), or the one a proxy listed by [WithTrustedProxies] names.
+// A request for which f returns "" gets the default caller.
 func WithTrialCaller(f func(*http.Request) string) HandlerOption {
 	return func(h *Handler) { h.cfg.TrialCaller = f }
 }

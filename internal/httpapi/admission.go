@@ -74,9 +74,13 @@ func (s *Server) limited(next http.Handler) http.Handler {
 		addr := clientAddr(r, s.cfg.TrustedProxies)
 		caller := "ip:" + s.clientIP(r, addr)
 		limitKey := caller
+		named := ""
+		if s.cfg.TrialCaller != nil {
+			named = s.cfg.TrialCaller(r)
+		}
 		switch {
-		case s.cfg.TrialCaller != nil:
-			caller = s.cfg.TrialCaller(r)
+		case named != "":
+			caller = named
 			limitKey = caller
 		case name != "":
 			caller = "key:" + name

@@ -82,10 +82,11 @@ type Config struct {
 	// Authenticator identifies the callers of Key endpoints. Nil refuses
 	// every such request with 401.
 	Authenticator Authenticator
-	// TrialCaller tells trial callers apart. Nil means the caller the
-	// Authenticator names ("key:<name>") when the request carries a
-	// credential it accepts, and otherwise "ip:" and the client address;
-	// the rate limit then groups IPv6 addresses by TrialLimit.IPv6Prefix.
+	// TrialCaller tells trial callers apart. Nil, or "" for a request,
+	// means the caller the Authenticator names ("key:<name>") when the
+	// request carries a credential it accepts, and otherwise "ip:" and
+	// the client address; the rate limit then groups IPv6 addresses by
+	// TrialLimit.IPv6Prefix.
 	TrialCaller func(*http.Request) string
 	// TrustedProxies lists the reverse proxies whose client address
 	// headers are believed. Nil (the default) believes none: the client

@@ -33,9 +33,10 @@ import (
 // delivered answer with the first settlement; any other request carrying
 // the proof is answered 402 "already used". An answer of status 400 or
 // more from the handler is sent as it is, without calling Check and
-// without settling, and its proof is released, as on any priced route. A retry that arrives while the first use is still
-// being checked is answered 402 "already used"; sent again once the first
-// use has ended, it gets the kept outcome.
+// without settling, and its proof is released, as on any priced route.
+// A retry that arrives while the first use is still being checked is
+// answered 402 "already used"; sent again once the first use has ended,
+// it gets the kept outcome.
 //
 // The package x402 knows nothing of what a check does; package
 // trust/trustpay validates the answer as the claimed result of the

@@ -130,7 +130,7 @@ func parsePolicy(s string) (trust.Policy, error) {
 			return trust.Policy(s), nil
 		}
 	}
-	return "", &ArgumentError{Argument: "policy", Message: fmt.Sprintf("unknown tier %q", s), Allowed: policies}
+	return "", &ArgumentError{Argument: "policy", Message: fmt.Sprintf("unknown tier %q", s), Allowed: slices.Clone(policies)}
 }
 
 // parseReceipt maps the receipt argument onto a receipt block that
@@ -144,7 +144,7 @@ func parseReceipt(s string) (receipt.Request, error) {
 			ConsensusSnapshot: true, PolicySnapshot: true, InputHash: true, OutputHash: true, RouterTraceRefs: true,
 		}}, nil
 	}
-	return receipt.Request{}, &ArgumentError{Argument: "receipt", Message: fmt.Sprintf("unknown receipt mode %q", s), Allowed: receiptModes}
+	return receipt.Request{}, &ArgumentError{Argument: "receipt", Message: fmt.Sprintf("unknown receipt mode %q", s), Allowed: slices.Clone(receiptModes)}
 }
 
 func parseInput(raw json.RawMessage) (router.Input, error) {
@@ -189,7 +189,7 @@ func (a *DelegateTaskArgs) request() (*trust.Request, error) {
 	switch agreement {
 	case "", trust.AgreementExact, trust.AgreementJudged:
 	default:
-		return nil, &ArgumentError{Argument: "agreement", Message: fmt.Sprintf("must be exact or judged, not %q", a.Agreement), Allowed: agreements}
+		return nil, &ArgumentError{Argument: "agreement", Message: fmt.Sprintf("must be exact or judged, not %q", a.Agreement), Allowed: slices.Clone(agreements)}
 	}
 	req, err := build(trust.ModeDelegation, input, a.Policy, a.Receipt, task)
 	if err == nil && agreement != "" {
@@ -289,7 +289,7 @@ func (a *FactcheckArgs) request() (*router.FactcheckRequest, error) {
 		mode = router.FactcheckStandard
 	case router.FactcheckStandard, router.FactcheckRealtime:
 	default:
-		return nil, &ArgumentError{Argument: "mode", Message: fmt.Sprintf("unknown mode %q", a.Mode), Allowed: factcheckModes}
+		return nil, &ArgumentError{Argument: "mode", Message: fmt.Sprintf("unknown mode %q", a.Mode), Allowed: slices.Clone(factcheckModes)}
 	}
 	n := a.Replicas
 	switch n {
@@ -297,7 +297,7 @@ func (a *FactcheckArgs) request() (*router.FactcheckRequest, error) {
 		n = 3
 	case 3, 5:
 	default:
-		return nil, &ArgumentError{Argument: "replicas", Message: fmt.Sprintf("must be 3 or 5, got %d", a.Replicas), Allowed: replicaCounts}
+		return nil, &ArgumentError{Argument: "replicas", Message: fmt.Sprintf("must be 3 or 5, got %d", a.Replicas), Allowed: slices.Clone(replicaCounts)}
 	}
 	req := &router.FactcheckRequest{
 		Claim: a.Claim,

@@ -312,7 +312,7 @@ func (pw *paywall) gated(w http.ResponseWriter, r *http.Request, next http.Handl
 		return false
 	}
 	rec := &recorder{header: make(http.Header)}
-	next.ServeHTTP(rec, req)
+	m.serve(next, rec, req)
 	if rec.status >= 400 {
 		rec.copyTo(w)
 		return false

@@ -311,7 +311,7 @@ func (pw *paywall) escrowWork(r *http.Request, next http.Handler, m *meter, pric
 		}
 	}
 	rec := &recorder{header: make(http.Header)}
-	next.ServeHTTP(rec, req)
+	m.serve(next, rec, req)
 	if rec.status == 0 {
 		rec.status = http.StatusOK
 	}

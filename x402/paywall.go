@@ -278,7 +278,7 @@ func (pw *paywall) pay(w http.ResponseWriter, r *http.Request, next http.Handler
 		return
 	}
 	rec := &recorder{header: make(http.Header)}
-	next.ServeHTTP(rec, paid)
+	m.serve(next, rec, paid)
 	if rec.status >= 400 {
 		rec.copyTo(w)
 		return

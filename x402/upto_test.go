@@ -205,3 +205,43 @@ func TestUpto_gatedRouteSettlesTheUsageOnDelivery(t *testing.T) {
 		t.Errorf("settlements = %+v, want one of 1000", s)
 	}
 }
+
+// A handler that fails, or panics, settles nothing, and the usage it
+// reports after it returned is refused as after an answer that settled:
+// what the handler did not report in time is never charged.
+func TestUpto_reportAfterAFailedHandlerIsClosed(t *testing.T) {
+	deliver := func(context.Context, *http.Request, []byte, *x402.BufferedResponse) x402.Delivery {
+		return x402.Delivery{Deliver: true}
+	}
+	for _, tc := range []struct {
+		name  string
+		price x402.Price
+		fail  func(w http.ResponseWriter)
+	}{
+		{"error status", x402.Price{}, func(w http.ResponseWriter) { http.Error(w, "failed", http.StatusInternalServerError) }},
+		{"panic", x402.Price{}, func(http.ResponseWriter) { panic(http.ErrAbortHandler) }},
+		{"gated, error status", x402.Price{Gate: &x402.DeliveryGate{Check: deliver}}, func(w http.ResponseWriter) { http.Error(w, "failed", http.StatusInternalServerError) }},
+		{"gated, panic", x402.Price{Gate: &x402.DeliveryGate{Check: deliver}}, func(http.ResponseWriter) { panic(http.ErrAbortHandler) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctxs := make(chan context.Context, 1)
+			srv, fac := uptoServer(t, tc.price, func(w http.ResponseWriter, r *http.Request) {
+				if err := x402.ReportUsage(r.Context(), x402.Usage{Amount: 1000}); err != nil {
+					t.Errorf("ReportUsage = %v", err)
+				}
+				ctxs <- r.Context()
+				tc.fail(w)
+			})
+			resp, err := uptoClient(newPayer(t), 0).Post(srv.URL+"/metered", "text/plain", strings.NewReader("q"))
+			if err == nil {
+				resp.Body.Close()
+			}
+			if err := x402.ReportUsage(<-ctxs, x402.Usage{Amount: 1}); !errors.Is(err, x402.ErrUsageClosed) {
+				t.Errorf("ReportUsage after the handler returned = %v, want ErrUsageClosed", err)
+			}
+			if s := fac.Settlements(); len(s) != 0 {
+				t.Errorf("settlements = %+v, want none", s)
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"strconv"
 	"sync"
 )
@@ -116,6 +117,23 @@ func withMeter(ctx context.Context, offer PaymentRequirements) (context.Context,
 	max, _ := ParseAmount(offer.Amount) // checkPrice parsed it
 	m := &meter{max: max}
 	return context.WithValue(ctx, meterCtx{}, m), m
+}
+
+// serve runs next on w and r, whose usage m meters, and closes m when
+// next returns or panics: a report after the handler returned is refused
+// (ErrUsageClosed) whether its answer settles or not. m may be nil.
+func (m *meter) serve(next http.Handler, w http.ResponseWriter, r *http.Request) {
+	if m != nil {
+		defer m.close()
+	}
+	next.ServeHTTP(w, r)
+}
+
+// close refuses the reports to come.
+func (m *meter) close() {
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
 }
 
 // charge closes m and returns the offer to settle: offer with the amount

@@ -160,7 +160,7 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 			return pw.refuse(price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr), nil
 		}
 	}
-	result, err := next(work, method, call)
+	result, err := runMetered(work, meter, method, call, next)
 	ctr, ok := result.(*mcp.CallToolResult)
 	if sr != nil && (err != nil || !ok || ctr == nil) {
 		// Paid before it ran, the call failed without a result: the
@@ -202,6 +202,14 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 	}
 	ctr.Meta[MetaPaymentResponse] = sr
 	return ctr, nil
+}
+
+// runMetered runs the tool and closes meter when it returns or panics:
+// a usage reported after the tool returned is refused
+// (x402.ErrUsageClosed) whether its result settles or not.
+func runMetered(ctx context.Context, meter *x402.UsageMeter, method string, call *mcp.CallToolRequest, next mcp.MethodHandler) (mcp.Result, error) {
+	defer meter.Charge()
+	return next(ctx, method, call)
 }
 
 // reasonValidityTooLong is the reason of the terms for an authorization

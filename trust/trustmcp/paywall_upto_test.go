@@ -27,8 +27,9 @@ type uptoRig struct {
 	// a report above the maximum, then the report of one unit.
 	reports chan [2]error
 	// late receives the context of "metered", for a report after it
-	// returned.
-	late chan context.Context
+	// returned; failed the context of "failing", a tool that reports
+	// one unit and then fails.
+	late, failed chan context.Context
 }
 
 func newUptoRig(t *testing.T) *uptoRig {
@@ -37,10 +38,12 @@ func newUptoRig(t *testing.T) *uptoRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &uptoRig{fac: &evm.Facilitator{}, offer: offer, reports: make(chan [2]error, 1), late: make(chan context.Context, 1)}
+	r := &uptoRig{fac: &evm.Facilitator{}, offer: offer, reports: make(chan [2]error, 1),
+		late: make(chan context.Context, 1), failed: make(chan context.Context, 1)}
 	pay, err := trustmcp.Paywall(trustmcp.PaywallConfig{Facilitator: r.fac, Prices: map[string]x402.Price{
 		"metered":   {Accepts: []x402.PaymentRequirements{offer}},
 		"unmetered": {Accepts: []x402.PaymentRequirements{offer}},
+		"failing":   {Accepts: []x402.PaymentRequirements{offer}},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +58,13 @@ func newUptoRig(t *testing.T) *uptoRig {
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "unmetered"}, func(ctx context.Context, _ *mcp.CallToolRequest, in squareIn) (*mcp.CallToolResult, squareOut, error) {
 		return nil, squareOut{Square: in.N * in.N}, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "failing"}, func(ctx context.Context, _ *mcp.CallToolRequest, in squareIn) (*mcp.CallToolResult, squareOut, error) {
+		if err := x402.ReportUsage(ctx, x402.Usage{Amount: 1}); err != nil {
+			t.Errorf("ReportUsage in the failing tool = %v", err)
+		}
+		r.failed <- ctx
+		return nil, squareOut{}, errors.New("the tool failed")
 	})
 	s.AddReceivingMiddleware(pay)
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
@@ -142,5 +152,20 @@ func TestPaywall_uptoUnreportedSettlesTheMaximum(t *testing.T) {
 	}
 	if s := r.fac.Settlements(); len(s) != 1 || s[0].Amount != "5000" {
 		t.Errorf("facilitator settlements %+v, want one of 5000", s)
+	}
+}
+
+// A tool that fails settles nothing, and the usage it reports after it
+// returned is refused, as after a result that settled.
+func TestPaywall_uptoReportAfterAFailedToolIsClosed(t *testing.T) {
+	r := newUptoRig(t)
+	if res := r.call(t, "failing"); !res.IsError {
+		t.Fatalf("result %+v, want a tool error", res)
+	}
+	if err := x402.ReportUsage(<-r.failed, x402.Usage{Amount: 2}); !errors.Is(err, x402.ErrUsageClosed) {
+		t.Errorf("ReportUsage after the tool returned = %v, want ErrUsageClosed", err)
+	}
+	if s := r.fac.Settlements(); len(s) != 0 {
+		t.Errorf("facilitator settlements %+v, want none", s)
 	}
 }

@@ -31,12 +31,14 @@ import (
 //
 // Retries: a call is retried, with exponential backoff and jitter between
 // the policy's bounds, after a connection error, a 429, 502, 503 or 504,
-// honouring Retry-After; never after another status. Every attempt of one
-// call carries the same Idempotency-Key (generated, or set with
-// [WithIdempotencyKey]), so a [Handler] runs the call at most once; so
-// does every attempt of an x402 Ping, which has no body, so that the
-// x402.Transport pays for its attempts once.
-// Waits end when ctx does.
+// honouring Retry-After; never after another status, nor after the
+// router's own 502 all_replicas_failed or 504 timeout, whose replicas
+// ran (a retry would run them again: a 5xx answer is not kept for
+// replay). Every attempt of one call carries the same Idempotency-Key
+// (generated, or set with [WithIdempotencyKey]), so a [Handler] runs the
+// call at most once; so does every attempt of an x402 Ping, which has no
+// body, so that the x402.Transport pays for its attempts once. Waits end
+// when ctx does.
 //
 // Redirects: one on the router's origin is followed; one to another
 // scheme or host fails the call, unretried, since an x402 Client would

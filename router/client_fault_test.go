@@ -254,3 +254,45 @@ func TestClient_retryAfterLostAnswerConcurrent(t *testing.T) {
 			got, calls, failed, fi.attempts.Load())
 	}
 }
+
+// TestClient_failedRunsNotRerun: a 502 all_replicas_failed or a 504
+// timeout that the router answers itself reports replicas that ran, and
+// spent what they spent; the Client returns it at once, with its
+// evidence, rather than run the workers again under the same key.
+func TestClient_failedRunsNotRerun(t *testing.T) {
+	tests := []struct {
+		name   string
+		worker router.Worker
+		status int
+		code   router.Code
+	}{
+		{"all failed", routertest.Fixed(router.Result{Verdict: "BOGUS"}), http.StatusBadGateway, "all_replicas_failed"},
+		{"timed out", routertest.Hang(), http.StatusGatewayTimeout, "timeout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := routertest.NewRecorder(tt.worker)
+			h, err := router.NewHandler(newEngine(t, routertest.Sessions(1, 1, rec)),
+				router.WithAuthenticator(router.KeyAuthenticator(map[string]string{testKey: "tests"})))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var requests atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				requests.Add(1)
+				h.ServeHTTP(w, r)
+			}))
+			defer srv.Close()
+			req := validateV3(1, "")
+			req.Policy.TimeoutMS = 1
+			_, err = newTestClient(t, srv.URL).ValidateV3(t.Context(), req)
+			p := asError(t, err, tt.status, tt.code)
+			if len(p.Extra) == 0 {
+				t.Error("the problem carries no evidence")
+			}
+			if n, runs := requests.Load(), rec.Calls.Load(); n != 1 || runs != 1 {
+				t.Errorf("%d requests reached the server and the worker ran %d times, want 1 and 1", n, runs)
+			}
+		})
+	}
+}

@@ -32,9 +32,11 @@ import (
 // an error.
 //
 // Retries: after a connection error, a 429, 502, 503 or 504, with backoff
-// and jitter, honouring Retry-After, never after another status. Every
-// attempt of one call carries the same Idempotency-Key (generated, or set
-// with [WithIdempotencyKey]), so the server runs the call at most once.
+// and jitter, honouring Retry-After, never after another status, nor
+// after the service's own 502 all_replicas_failed or 504 timeout, whose
+// runs ran (a retry would run them again). Every attempt of one call
+// carries the same Idempotency-Key (generated, or set with
+// [WithIdempotencyKey]), so the server runs the call at most once.
 // The trace id of ctx (router.WithTraceID) travels in a traceparent
 // header, and the server's Response carries it as trace_id.
 type Client struct {

@@ -79,9 +79,11 @@ type ClientConfig struct {
 //
 // Retries: a call is retried, with exponential backoff and jitter between
 // the policy's bounds, after a connection error, a 429, 502, 503 or 504,
-// honouring Retry-After; never after another status. Every attempt of one
-// call with a body carries the same Idempotency-Key, so a [Server] runs it
-// at most once. Waits end when ctx does.
+// honouring Retry-After; never after another status, nor after a 502
+// all_replicas_failed or 504 timeout problem, whose work ran (a retry
+// would run it again). Every attempt of one call with a body carries the
+// same Idempotency-Key, so a [Server] runs it at most once. Waits end
+// when ctx does.
 //
 // Redirects: one on the server's origin is followed; one to another
 // scheme or host fails the call, unretried, with an error wrapping
@@ -381,8 +383,9 @@ func codeForStatus(status int) problem.Code {
 }
 
 // checkRetry is the Client's retryablehttp.CheckRetry: retry connection
-// errors and 429, 502, 503, 504, unless ctx is done or the server asks to
-// wait longer than the policy allows or ctx's deadline leaves.
+// errors and 429, 502, 503, 504, unless ctx is done, the server asks to
+// wait longer than the policy allows or ctx's deadline leaves, or the
+// server says the call's work ran and failed (ranAndFailed).
 func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
 	if ctx.Err() != nil {
 		return false, ctx.Err()
@@ -393,6 +396,9 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 	default:
+		return false, nil
+	}
+	if ranAndFailed(resp, c.maxResp) {
 		return false, nil
 	}
 	if wait, ok := retryAfter(resp); ok {

@@ -253,8 +253,9 @@ func refused(err error) bool {
 }
 
 // failedRun is the step of a router call of one replica that erred: the
-// run the error's evidence holds, or else a run labelled TIMEOUT (504) or
-// ERROR on the session asked for.
+// run the error's evidence holds, or else a run labelled TIMEOUT (a 504,
+// or a call the caller's deadline cut short) or ERROR on the session
+// asked for.
 func failedRun(err error, mode Mode, id router.SessionID, tier router.Tier) stepResult {
 	route := "/api/v3/validate"
 	if mode == ModeDelegation {
@@ -270,8 +271,8 @@ func failedRun(err error, mode Mode, id router.SessionID, tier router.Tier) step
 	runs := extra.Runs
 	if len(runs) != 1 {
 		label := router.LabelError
-		if p != nil && p.Status == http.StatusGatewayTimeout {
-			label = router.LabelTimeout
+		if p != nil && p.Status == http.StatusGatewayTimeout || errors.Is(err, context.DeadlineExceeded) {
+			label = router.LabelTimeout // a remote router's call cut short by the caller's deadline, too
 		}
 		runs = []router.Run{{SessionID: id, Label: label, Error: err.Error()}}
 	}

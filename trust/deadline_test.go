@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
@@ -70,5 +71,42 @@ func TestService_Call_callerDeadlineNoVote(t *testing.T) {
 		if !errors.As(err, &terr) || terr.Status != http.StatusGatewayTimeout || terr.Code == "" {
 			t.Errorf("%s: err %v (%T), want a 504 *trust.Error with a code", p, err, err)
 		}
+	}
+}
+
+// TestService_Call_remoteRouterDeadline: over a remote router, an
+// adaptive run that the caller's deadline cut short is a TIMEOUT, a
+// failed run, as over router.Engine: not an ERROR, and no vote.
+func TestService_Call_remoteRouterDeadline(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	e, err := router.NewEngine(routertest.Sessions(1, 2, stuck(release), routertest.Verdict(router.VerdictValid)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := router.NewHandler(e, router.WithAuthenticator(router.KeyAuthenticator(map[string]string{"k": "tests"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	c, err := router.NewClient(srv.URL, router.WithAPIKey("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := trust.New(c, trust.WithSessionPool(1, 2), trust.WithoutReputation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	resp, err := svc.Call(ctx, &trust.Request{Mode: trust.ModeValidation, Policy: trust.PolicyAdaptive,
+		Task: trust.Task{Type: "summary", Input: router.NewStringInput("x"), ClaimedResult: trust.JSON("x")}})
+	if err != nil {
+		t.Fatalf("%v, want the answer of the vote in", err)
+	}
+	ev := resp.Evidence
+	if want := []router.Label{router.LabelTimeout, "VALID"}; resp.Status != trust.StatusRetry || !slices.Equal(ev.Verdicts, want) || ev.Failed != 1 || ev.Answered != 1 {
+		t.Errorf("%s, verdicts %v, %d answered, %d failed; want RETRY, %v, one vote and one failure", resp.Status, ev.Verdicts, ev.Answered, ev.Failed, want)
 	}
 }

@@ -166,8 +166,10 @@ type Evidence struct {
 	// Steps lists each router call made, in order: one for fast, safe and
 	// oracle, one per run (up to five) for adaptive.
 	Steps []Step `json:"steps"`
-	// Usage adds up the tokens and cost the replicas of every step
-	// reported, when any did (chat-model workers do).
+	// Usage adds up the tokens and cost the runs counted in Launched
+	// reported, failed runs included, when any did (chat-model workers
+	// do). A leader's check (Step.Check), which the caller is not
+	// charged for, is not among them, nor in the receipt's usage.
 	Usage *router.Usage `json:"usage,omitempty"`
 	// Launched counts the runs started over every step (as Redundancy);
 	// each ended answered, failed or cancelled before it answered. A

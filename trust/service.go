@@ -101,7 +101,7 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 // later report (see Service.FeedbackVerdict): the service keeps a copy of
 // req that shares its maps and byte slices, so do not modify those in
 // place after the call.
-func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
+func (s *Service) Call(ctx context.Context, req *Request) (resp *Response, err error) {
 	if req == nil {
 		return nil, problem.New(http.StatusBadRequest, problem.CodeInvalidRequest, "trust: the request is nil")
 	}
@@ -115,7 +115,7 @@ func (s *Service) Call(ctx context.Context, req *Request) (*Response, error) {
 		}})
 	}
 	ctx, span := s.tel.startCall(ctx, req) // a recorded span's trace id becomes the call's
-	defer span.End()
+	defer func() { endSpan(span, err) }()
 	traceID := traceparent.From(ctx)
 	if !traceparent.Valid(traceID) {
 		traceID = traceparent.NewTraceID()

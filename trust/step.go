@@ -40,9 +40,9 @@ type stepResult struct {
 // runOn makes the router call of one rung: on session id alone when id is
 // set, else on the service's pool. A one-replica rung on the single
 // session (WithSingleSession) calls version 2.
-func (s *Service) runOn(ctx context.Context, req *Request, r rung, id router.SessionID) (stepResult, error) {
+func (s *Service) runOn(ctx context.Context, req *Request, r rung, id router.SessionID) (st stepResult, err error) {
 	ctx, span := s.tel.startStep(ctx, r.replicas, r.tier)
-	defer span.End()
+	defer func() { endSpan(span, err) }()
 	if r.replicas == 1 && s.session != 0 && id == s.session {
 		return s.runV2(ctx, req, r)
 	}

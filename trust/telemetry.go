@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/vouchkit/vouch/internal/telemetry"
 	"github.com/vouchkit/vouch/receipt"
@@ -79,7 +80,7 @@ func newServiceTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) *serv
 // startCall starts the span of a trust call.
 func (t *serviceTelemetry) startCall(ctx context.Context, req *Request) (context.Context, trace.Span) {
 	if t == nil {
-		return ctx, trace.SpanFromContext(ctx)
+		return ctx, tracenoop.Span{} // never the span of ctx, which its caller ends
 	}
 	ctx, span := telemetry.Start(ctx, t.tracer, "trust.call")
 	if span.IsRecording() {
@@ -115,13 +116,19 @@ func (t *serviceTelemetry) answered(ctx context.Context, span trace.Span, req *R
 	t.calls.Add(ctx, 1, metric.WithAttributes(append(attrs, telemetry.Status.String(string(resp.Status)))...))
 }
 
+// endSpan marks span as failed when err is not nil, and ends it.
+func endSpan(span trace.Span, err error) {
+	telemetry.Fail(span, err)
+	span.End()
+}
+
 // examAttr marks the span and metrics of an exam's oracle call.
 const examAttr = attribute.Key("vouch.trust.exam")
 
 // startStep starts the span of the router call of one rung of the plan.
 func (t *serviceTelemetry) startStep(ctx context.Context, replicas int, tier router.Tier) (context.Context, trace.Span) {
 	if t == nil {
-		return ctx, trace.SpanFromContext(ctx)
+		return ctx, tracenoop.Span{} // never the span of ctx, which its caller ends
 	}
 	ctx, span := telemetry.Start(ctx, t.tracer, "trust.router_call")
 	if span.IsRecording() {
@@ -134,7 +141,7 @@ func (t *serviceTelemetry) startStep(ctx context.Context, replicas int, tier rou
 // when the store keeps a log, runs under it (see logged).
 func (t *serviceTelemetry) startIssue(ctx context.Context, req *Request) (context.Context, trace.Span) {
 	if t == nil {
-		return ctx, trace.SpanFromContext(ctx)
+		return ctx, tracenoop.Span{} // never the span of ctx, which its caller ends
 	}
 	ctx, span := telemetry.Start(ctx, t.tracer, "receipt.issue")
 	if span.IsRecording() {

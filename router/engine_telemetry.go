@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/vouchkit/vouch/internal/telemetry"
@@ -149,7 +151,8 @@ func (t *engineTelemetry) startReplica(ctx context.Context, s *session, job *Job
 }
 
 // endReplica records o, the finished run of job on s whose span is span:
-// the worker's latency by session, and the span's label and latency. For
+// the worker's latency by session, and the span's label and latency, and
+// its error status when the run failed (ERROR or TIMEOUT). For
 // a root run (see startReplica) it also counts the run as finished;
 // caller is the caller's own context.
 func (t *engineTelemetry) endReplica(caller context.Context, span trace.Span, s *session, job *Job, o *outcome, root bool) {
@@ -169,6 +172,10 @@ func (t *engineTelemetry) endReplica(caller context.Context, span trace.Span, s 
 	span.SetAttributes(telemetry.Label.String(string(o.Label)), telemetry.LatencyMS.Int64(o.latency.Milliseconds()))
 	if o.Error != "" {
 		span.SetAttributes(attribute.String("vouch.run.error", o.Error))
+	}
+	if o.Label == LabelError || o.Label == LabelTimeout {
+		span.SetAttributes(semconv.ErrorTypeKey.String(string(o.Label)))
+		span.SetStatus(codes.Error, o.Error)
 	}
 	span.End()
 }

@@ -206,3 +206,24 @@ func TestHTTPWorker_sendsReplicaSpanAsParent(t *testing.T) {
 		t.Errorf("the worker got traceparent %q, want %q (the replica's span)", tp, want)
 	}
 }
+
+func TestEngine_telemetryFailedRunIsError(t *testing.T) {
+	// A run that fails marks its span as failed; one that answers does not.
+	o := newObserved(t)
+	fail := router.WorkerFunc(func(context.Context, *router.Job) (*router.Result, error) {
+		return nil, errors.New("worker down")
+	})
+	valid := routertest.Verdict(router.VerdictValid)
+	e := newEngine(t, routertest.Sessions(1, 1, fail, valid, valid), router.WithEngineTelemetry(o.TracerProvider, o.MeterProvider))
+	if _, err := e.ValidateV3(context.Background(), validateV3(3, router.DisagreeReturnAll)); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range o.named("router.replica") {
+		got[attrs(s.Attributes)["vouch.run.label"]] = s.Status.Code.String() + " " + s.Status.Description
+	}
+	want := map[string]string{"ERROR": "Error worker down", "VALID": "Unset "}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("replica span status by label (-want +got):\n%s", diff)
+	}
+}

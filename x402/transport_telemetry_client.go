@@ -119,6 +119,12 @@ func (p *payTrace) end(ctx context.Context, resp *http.Response, err error) {
 		telemetry.Fail(p.span, err)
 	}
 	if counting {
+		if result == payRejected {
+			// The server names the reason of a rejection: any string it
+			// likes, which would make a time series of each. The span
+			// keeps it; the count keeps the result alone.
+			reason = reasonRejected
+		}
 		p.t.payments.Add(ctx, 1, metric.WithAttributes(telemetry.Present(telemetry.PaymentResult.String(result),
 			telemetry.PaymentReason.String(reason), telemetry.Network.String(p.offer.Network), payReused.Bool(p.reused))...))
 	}

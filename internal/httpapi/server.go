@@ -276,10 +276,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = r.WithContext(ctx)
 
 	defer func() {
-		if v := recover(); v != nil {
-			if v == http.ErrAbortHandler {
-				panic(v)
-			}
+		v := recover()
+		aborted := v == http.ErrAbortHandler // the handler cut the response short
+		if v != nil && !aborted {
 			s.log.ErrorContext(ctx, s.cfg.Name+": panic serving request", "request_id", info.id, "path", r.URL.Path,
 				"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			if !sw.wrote {
@@ -287,14 +286,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		level := slog.LevelInfo
-		if sw.status >= 500 {
+		if sw.status >= 500 || aborted {
 			level = slog.LevelError
 		}
-		s.log.LogAttrs(ctx, level, s.cfg.Name+" request",
+		line := [...]slog.Attr{
 			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", sw.status),
 			slog.Duration("duration", s.cfg.Now().Sub(start)), slog.String("request_id", info.id),
 			slog.String("caller", info.caller), slog.String("trace_id", info.trace),
-			slog.Bool("replayed", info.replayed))
+			slog.Bool("replayed", info.replayed), slog.Bool("aborted", true),
+		}
+		n := len(line) - 1 // aborted only when it was
+		if aborted {
+			n++
+		}
+		s.log.LogAttrs(ctx, level, s.cfg.Name+" request", line[:n]...)
+		if aborted {
+			s.tel.abort(ctx, sv, r, sw.status)
+			panic(v)
+		}
 		s.tel.end(ctx, sv, r, sw.status)
 	}()
 	s.mux.ServeHTTP(sw, r)

@@ -113,6 +113,24 @@ func (t *serverTelemetry) start(ctx context.Context, r *http.Request) (context.C
 // and its call by route, variant and status. It runs after the mux, which
 // set r.Pattern.
 func (t *serverTelemetry) end(ctx context.Context, sv served, r *http.Request, status int) {
+	errType := ""
+	if status >= 500 {
+		errType = strconv.Itoa(status)
+	}
+	t.finish(ctx, sv, r, status, errType)
+}
+
+// abort is end for a request whose handler cut its response short
+// (http.ErrAbortHandler): error.type is "aborted", and status, the
+// status sent before, is 0 when none was.
+func (t *serverTelemetry) abort(ctx context.Context, sv served, r *http.Request, status int) {
+	t.finish(ctx, sv, r, status, "aborted")
+}
+
+// finish ends the span of r and records its duration and call, with
+// error.type set to errType when it is not "" and the response status
+// when it is not 0.
+func (t *serverTelemetry) finish(ctx context.Context, sv served, r *http.Request, status int, errType string) {
 	if t == nil {
 		return
 	}
@@ -127,22 +145,31 @@ func (t *serverTelemetry) end(ctx context.Context, sv served, r *http.Request, s
 			}
 			sv.span.SetAttributes(semconv.HTTPRoute(route))
 		}
-		sv.span.SetAttributes(semconv.HTTPResponseStatusCode(status))
-		if status >= 500 {
-			sv.span.SetAttributes(semconv.ErrorTypeKey.String(strconv.Itoa(status)))
-			sv.span.SetStatus(codes.Error, http.StatusText(status))
+		if status != 0 {
+			sv.span.SetAttributes(semconv.HTTPResponseStatusCode(status))
+		}
+		if errType != "" {
+			sv.span.SetAttributes(semconv.ErrorTypeKey.String(errType))
+			if status >= 500 {
+				sv.span.SetStatus(codes.Error, http.StatusText(status))
+			} else {
+				sv.span.SetStatus(codes.Error, errType)
+			}
 		}
 	}
 	sv.span.End()
 	if t.duration.Enabled(ctx) {
 		attrs := make([]attribute.KeyValue, 0, 6)
-		attrs = append(attrs, semconv.HTTPRequestMethodKey.String(method), semconv.HTTPResponseStatusCode(status),
+		attrs = append(attrs, semconv.HTTPRequestMethodKey.String(method),
 			semconv.URLScheme(scheme(r)), semconv.NetworkProtocolVersion(protocolVersion(r)))
+		if status != 0 {
+			attrs = append(attrs, semconv.HTTPResponseStatusCode(status))
+		}
 		if route != "" {
 			attrs = append(attrs, semconv.HTTPRoute(route))
 		}
-		if status >= 500 {
-			attrs = append(attrs, semconv.ErrorTypeKey.String(strconv.Itoa(status)))
+		if errType != "" {
+			attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
 		}
 		t.duration.Inst().Record(ctx, time.Since(sv.began).Seconds(), metric.WithAttributes(attrs...))
 	}
@@ -152,7 +179,10 @@ func (t *serverTelemetry) end(ctx context.Context, sv served, r *http.Request, s
 			variant = t.other
 		}
 		attrs := make([]attribute.KeyValue, 0, 3)
-		attrs = append(attrs, telemetry.Variant.String(variant), semconv.HTTPResponseStatusCode(status))
+		attrs = append(attrs, telemetry.Variant.String(variant))
+		if status != 0 {
+			attrs = append(attrs, semconv.HTTPResponseStatusCode(status))
+		}
 		if route != "" {
 			attrs = append(attrs, semconv.HTTPRoute(route))
 		}
@@ -263,7 +293,11 @@ func Instrument(next http.Handler, tp trace.TracerProvider, mp metric.MeterProvi
 		defer func() {
 			status := sw.status
 			if v := recover(); v != nil {
-				t.end(ctx, sv, r, http.StatusInternalServerError)
+				if v == http.ErrAbortHandler {
+					t.abort(ctx, sv, r, sw.status)
+				} else {
+					t.end(ctx, sv, r, http.StatusInternalServerError)
+				}
 				panic(v)
 			}
 			if !sw.wrote {

@@ -27,10 +27,11 @@ func WithHandlerTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) Hand
 }
 
 // setTraceparent sets the traceparent header of an outgoing request made
-// under ctx: ctx's trace id, with ctx's span as the parent when it is in
-// that trace. It sets nothing when ctx carries no trace id.
+// under ctx: ctx's trace id, else its span's trace, with ctx's span as the
+// parent when it is in that trace. It sets nothing when ctx carries no
+// trace.
 func setTraceparent(ctx context.Context, h http.Header) {
-	if id := traceparent.From(ctx); traceparent.Valid(id) {
-		h.Set(traceparent.Header, telemetry.Traceparent(ctx, id))
+	if tp := telemetry.Outgoing(ctx); tp != "" {
+		h.Set(traceparent.Header, tp)
 	}
 }

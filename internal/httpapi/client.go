@@ -176,8 +176,8 @@ type Call struct {
 
 // Do sends call and decodes a 2xx answer into out (nil discards it; a
 // *json.RawMessage receives the body's bytes as they are). A traceparent
-// carrying the trace id of ctx (traceparent.From) is sent when there is
-// one.
+// is sent when ctx carries a trace: its trace id (traceparent.From), else
+// its OpenTelemetry span's (see telemetry.Outgoing).
 //
 // Errors: a non-2xx answer is a *problem.Details (see [ResponseProblem]);
 // a body over the limit wraps [ErrResponseTooLarge]; a 2xx answer that
@@ -218,8 +218,8 @@ func (c *Client) Do(ctx context.Context, call Call, out any) error {
 		}
 		h.Set(HeaderIdempotencyKey, key)
 	}
-	if trace := traceparent.From(ctx); traceparent.Valid(trace) {
-		h.Set(traceparent.Header, telemetry.Traceparent(ctx, trace)) // the span of ctx as parent, when in the trace
+	if tp := telemetry.Outgoing(ctx); tp != "" {
+		h.Set(traceparent.Header, tp) // the span of ctx as parent, when in the trace
 	}
 
 	resp, err := c.rc.Do(req)

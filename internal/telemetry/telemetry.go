@@ -183,6 +183,23 @@ func Traceparent(ctx context.Context, traceID string) string {
 	return traceparent.Format(traceID)
 }
 
+// Outgoing returns the traceparent header of a request sent under ctx:
+// in ctx's W3C trace id (traceparent.With), else in the trace of ctx's
+// span, so that a caller who traces with OpenTelemetry alone is followed
+// too; the span is the parent when it is in that trace (see
+// [Traceparent]). It returns "" when ctx carries neither.
+func Outgoing(ctx context.Context) string {
+	id := traceparent.From(ctx)
+	if !traceparent.Valid(id) {
+		sc := trace.SpanContextFromContext(ctx)
+		if !sc.IsValid() {
+			return ""
+		}
+		id = sc.TraceID().String()
+	}
+	return Traceparent(ctx, id)
+}
+
 // Present returns attrs without the attributes whose value is an empty
 // string: an attribute without a value is left out, never recorded as
 // "" (an empty Prometheus label, an empty span attribute). It filters

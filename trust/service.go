@@ -119,6 +119,9 @@ func (s *Service) Call(ctx context.Context, req *Request) (resp *Response, err e
 	traceID := traceparent.From(ctx)
 	if !traceparent.Valid(traceID) {
 		traceID = traceparent.NewTraceID()
+		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() { // the caller's, with our telemetry off
+			traceID = sc.TraceID().String()
+		}
 		ctx = traceparent.With(ctx, traceID)
 	}
 	if s.variant != "" {

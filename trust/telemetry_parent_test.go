@@ -76,3 +76,23 @@ func TestService_telemetryFailedCall(t *testing.T) {
 		t.Errorf("span status (-want +got):\n%s", diff)
 	}
 }
+
+// TestService_telemetryOffKeepsCallerTrace checks that a Service whose
+// telemetry is off answers in the trace of its caller's span.
+func TestService_telemetryOffKeepsCallerTrace(t *testing.T) {
+	rec := telemetrytest.New(t)
+	s, err := trust.New(newEngine(t, honest(0.95), honest(0.95), honest(0.95)),
+		trust.WithTelemetry(tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, span := rec.TracerProvider.Tracer("test").Start(context.Background(), "caller")
+	defer span.End()
+	resp, err := s.Call(ctx, request(trust.ModeValidation, trust.PolicySafe))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := span.SpanContext().TraceID().String(); resp.TraceID != want {
+		t.Errorf("trace id %s, want the caller's %s", resp.TraceID, want)
+	}
+}

@@ -42,7 +42,7 @@ func (t *tools) addReportOutcome(s *mcp.Server) error {
 	if _, ok := t.cfg.Caller.(trust.FeedbackReporter); !ok {
 		return nil
 	}
-	return addTool(s, &mcp.Tool{
+	return addTool(s, t.log, &mcp.Tool{
 		Name:        ToolReportOutcome,
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
 		Title:       "Report a call's outcome",

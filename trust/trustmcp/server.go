@@ -125,21 +125,21 @@ func readsOnly() *mcp.ToolAnnotations {
 func (t *tools) add(s *mcp.Server) error {
 	var errs []error
 	add := func(err error) { errs = append(errs, err) }
-	add(addTool(s, &mcp.Tool{
+	add(addTool(s, t.log, &mcp.Tool{
 		Name:        ToolValidateClaim,
 		Annotations: runsWorkers(),
 		Title:       "Validate a claimed result",
 		Description: "Check a claimed result before acting, paying or settling on it: independent workers judge whether claimed_result correctly answers input (under spec, if given). " +
 			"Answers status VALID, INVALID, RETRY (no decisive majority: see retry_instructions) or NEEDS_SPEC (say what a correct result is), with confidence and evidence." + tierGuide,
 	}, t.validateClaim))
-	add(addTool(s, &mcp.Tool{
+	add(addTool(s, t.log, &mcp.Tool{
 		Name:        ToolDelegateTask,
 		Annotations: runsWorkers(),
 		Title:       "Delegate a task",
 		Description: "Have independent workers carry out a task (objective and/or input) and return the result a majority backs. " +
 			"Answers status VALID with the result, or RETRY with the best-effort result and retry_instructions." + tierGuide,
 	}, t.delegateTask))
-	add(addTool(s, &mcp.Tool{
+	add(addTool(s, t.log, &mcp.Tool{
 		Name:        ToolArbitrate,
 		Annotations: runsWorkers(),
 		Title:       "Arbitrate a dispute",
@@ -147,7 +147,7 @@ func (t *tools) add(s *mcp.Server) error {
 			"Answers status SELLER_VALID, SELLER_INVALID or INCONCLUSIVE, with evidence." + tierGuide,
 	}, t.arbitrate))
 	if t.cfg.Router != nil {
-		add(addTool(s, &mcp.Tool{
+		add(addTool(s, t.log, &mcp.Tool{
 			Name:        ToolFactcheck,
 			Annotations: runsWorkers(),
 			Title:       "Fact-check a statement",
@@ -157,13 +157,13 @@ func (t *tools) add(s *mcp.Server) error {
 		}, t.factcheck))
 	}
 	if t.cfg.Receipts != nil {
-		add(addTool(s, &mcp.Tool{
+		add(addTool(s, t.log, &mcp.Tool{
 			Name:        ToolGetReceipt,
 			Annotations: readsOnly(),
 			Title:       "Fetch a receipt",
 			Description: "Fetch a receipt by receipt_id: your own receipts, and shared receipts that name you. Any other id (unknown, expired, someone else's) is the same not-found error. Costs no runs.",
 		}, t.getReceipt))
-		add(addTool(s, &mcp.Tool{
+		add(addTool(s, t.log, &mcp.Tool{
 			Name:        ToolVerifyReceipt,
 			Annotations: readsOnly(),
 			Title:       "Verify a receipt",

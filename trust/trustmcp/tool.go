@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"math/big"
 	"reflect"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,7 +48,7 @@ var enums = map[string][]string{"policy": policies, "receipt": receiptModes, "mo
 // holds (a claimed result's 12345678901234567891) reaches h, and the
 // client, rounded (12345678901234567000). The checks read a decoded copy;
 // h and the client get the bytes.
-func addTool[In, Out any](s *mcp.Server, tool *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) error {
+func addTool[In, Out any](s *mcp.Server, log *slog.Logger, tool *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) error {
 	in, err := jsonschema.ForType(reflect.TypeFor[In](), schemaOptions())
 	if err != nil {
 		return fmt.Errorf("trustmcp: %s: input schema: %w", tool.Name, err)
@@ -87,7 +89,8 @@ func addTool[In, Out any](s *mcp.Server, tool *mcp.Tool, h mcp.ToolHandlerFor[In
 		return fmt.Errorf("trustmcp: %s: output schema: %w", tool.Name, err)
 	}
 	zero := reflect.Zero(ot).Interface() // the answer of a nil *T
-	s.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	s.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (_ *mcp.CallToolResult, err error) {
+		defer recovered(ctx, log, tool.Name, &err)
 		if req.Extra != nil && req.Extra.TokenInfo != nil && httpapi.CheckCredentialName(req.Extra.TokenInfo.UserID) != nil {
 			// The caller would share the state of one known by no
 			// credential: the server's mistake, which the client cannot mend.
@@ -125,6 +128,17 @@ func addTool[In, Out any](s *mcp.Server, tool *mcp.Tool, h mcp.ToolHandlerFor[In
 		return res, nil
 	})
 	return nil
+}
+
+// recovered turns a panic of the tool name into a JSON-RPC internal
+// error, as the HTTP doors turn one into a 500: the SDK runs each call in
+// a goroutine of its own, where a panic would end the process. The
+// panic's value and stack, which can hold internals, go to log only.
+func recovered(ctx context.Context, log *slog.Logger, name string, err *error) {
+	if v := recover(); v != nil {
+		log.ErrorContext(ctx, "trustmcp: tool panicked", "tool", name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		*err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: the tool failed"}
+	}
 }
 
 // readArguments checks raw, a tool call's arguments (none when absent or

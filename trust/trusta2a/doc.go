@@ -16,15 +16,17 @@
 // one is read in the other.
 //
 // In 1.0, parts are text or data members (a data part with mediaType
-// application/json: a data part naming another type, such as text/html,
-// is refused), a negative historyLength is refused, and so is a tenant
-// (the card's interfaces name none); task states and roles are the
-// TASK_STATE_* and ROLE_* enums, and errors carry the
+// application/json), a negative historyLength is refused, and so is a
+// tenant (the card's interfaces name none); task states and roles are
+// the TASK_STATE_* and ROLE_* enums, and errors carry the
 // specification's details: a
 // google.rpc.ErrorInfo (domain a2a-protocol.org) for the A2A errors
 // (TaskNotFound −32001, TaskNotCancelable −32002 since every task kept
 // has finished, PushNotificationNotSupported −32003, UnsupportedOperation
-// −32004 for a message to a finished task), and a google.rpc.BadRequest
+// −32004 for a message to a finished task, ContentTypeNotSupported
+// −32005 for a part whose mediaType the agent does not read: a data
+// part not JSON, such as text/html, or a text or file part neither text
+// nor JSON, such as image/png), and a google.rpc.BadRequest
 // whose field violation names the member at fault by its JSON field path
 // under params for invalid params (−32602): message.parts[0].data.policy
 // for a data part's argument, message.parts[0].text for a text the agent

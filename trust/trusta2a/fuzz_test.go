@@ -129,7 +129,7 @@ func FuzzV1Request(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	s := &v1Server{exec: &executor{caller: verdict{}, log: slog.New(slog.DiscardHandler)}, tasks: newTaskStore(100, 10, 1<<20)}
-	codes := []int{-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32003, -32004}
+	codes := []int{-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32003, -32004, -32005}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var req rpcRequest
 		if json.Unmarshal(body, &req) != nil {

@@ -123,6 +123,17 @@ func taskNotFound(id string) *rpcError {
 		map[string]string{"taskId": id})
 }
 
+// contentTypeNotSupported is the error of a part whose mediaType the
+// agent does not read: ContentTypeNotSupported (−32005), as the
+// specification names it for a media type of the message's parts, with
+// a BadRequest naming the member beside the ErrorInfo.
+func contentTypeNotSupported(e *mediaTypeError) *rpcError {
+	rerr := a2aError(-32005, "CONTENT_TYPE_NOT_SUPPORTED", "Content type not supported: "+e.Error(),
+		map[string]string{"mediaType": e.mediaType})
+	rerr.Data = append(rerr.Data, badRequest{Type: "type.googleapis.com/google.rpc.BadRequest", FieldViolations: []*fieldViolation{e.violation}})
+	return rerr
+}
+
 // versionNotSupported is the error of a request whose A2A-Version names
 // a version not served.
 func versionNotSupported(version string) *rpcError {
@@ -230,6 +241,9 @@ func (s *v1Server) sendMessage(ctx context.Context, params json.RawMessage) (any
 		}
 	}
 	msg, err := v1MessageIn(req.Message)
+	if me := (*mediaTypeError)(nil); errors.As(err, &me) {
+		return nil, contentTypeNotSupported(me)
+	}
 	if err != nil {
 		return nil, invalidParams(violationOf("message", err))
 	}

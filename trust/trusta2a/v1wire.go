@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"mime"
 	"strings"
 	"time"
 
@@ -200,16 +201,18 @@ func (p v1Part) in(path string) (a2a.Part, error) {
 	if len(set) != 1 {
 		return nil, &fieldViolation{Field: path, Description: fmt.Sprintf("holds %s: a part holds one of text, raw, url and data", orNone(set))}
 	}
+	if p.MediaType != "" && !readable(set[0], p.MediaType) {
+		desc := fmt.Sprintf("is %q; the agent reads text (text/plain) and JSON (application/json)", p.MediaType)
+		if set[0] == "data" {
+			desc = fmt.Sprintf("is %q; a data part is JSON: application/json (leave it out, or name a JSON type)", p.MediaType)
+		}
+		return nil, &mediaTypeError{mediaType: p.MediaType, violation: &fieldViolation{Field: path + ".mediaType", Description: desc}}
+	}
 	switch set[0] {
 	case "text":
 		return a2a.TextPart{Text: *p.Text, Metadata: p.Metadata}, nil
 	case "raw", "url":
 		return nil, &fieldViolation{Field: path + "." + set[0], Description: "a file part is not read: send a text part or a data part"}
-	}
-	// A data part's content is JSON: a mediaType naming another
-	// (text/html) says the part is not what the agent reads.
-	if p.MediaType != "" && !httpapi.IsJSON(p.MediaType) {
-		return nil, &fieldViolation{Field: path + ".mediaType", Description: fmt.Sprintf("is %q; a data part is JSON: application/json (leave it out, or name a JSON type)", p.MediaType)}
 	}
 	data, err := objectOf(p.Data)
 	if err != nil || data == nil {
@@ -217,6 +220,29 @@ func (p v1Part) in(path string) (a2a.Part, error) {
 	}
 	return a2a.DataPart{Data: data, Metadata: p.Metadata}, nil
 }
+
+// readable reports whether the agent reads a part of kind (text, raw,
+// url or data) whose content is of mediaType: a data part's content is
+// JSON, a text part's (and a file's, which is refused otherwise) text or
+// JSON, the card's input modes. A data part naming another type
+// (text/html) is not what the agent reads.
+func readable(kind, mediaType string) bool {
+	if httpapi.IsJSON(mediaType) {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(mediaType)
+	return kind != "data" && err == nil && strings.HasPrefix(mt, "text/")
+}
+
+// mediaTypeError is a part whose mediaType the agent does not read:
+// ContentTypeNotSupported, its violation naming the part's mediaType.
+type mediaTypeError struct {
+	mediaType string
+	violation *fieldViolation
+}
+
+func (e *mediaTypeError) Error() string { return e.violation.Error() }
+func (e *mediaTypeError) Unwrap() error { return e.violation }
 
 func orNone(set []string) string {
 	if len(set) == 0 {

@@ -168,6 +168,9 @@ func v1MessageIn(raw *json.RawMessage) (*a2a.Message, error) {
 	}
 	msg := &a2a.Message{ID: m.MessageID, ContextID: m.ContextID, TaskID: a2a.TaskID(m.TaskID), Role: a2a.MessageRoleUser,
 		Metadata: m.Metadata, Extensions: m.Extensions}
+	for _, id := range m.ReferenceTaskIDs {
+		msg.ReferenceTasks = append(msg.ReferenceTasks, a2a.TaskID(id))
+	}
 	for i, rp := range m.Parts {
 		path := fmt.Sprintf("message.parts[%d]", i)
 		var p v1Part
@@ -300,8 +303,12 @@ func v1MessageOf(m *a2a.Message) *v1Message {
 	if !ok {
 		role = "ROLE_UNSPECIFIED"
 	}
-	return &v1Message{MessageID: m.ID, ContextID: m.ContextID, TaskID: string(m.TaskID), Role: role,
+	out := &v1Message{MessageID: m.ID, ContextID: m.ContextID, TaskID: string(m.TaskID), Role: role,
 		Parts: v1PartsOf(m.Parts), Metadata: m.Metadata, Extensions: m.Extensions}
+	for _, id := range m.ReferenceTasks {
+		out.ReferenceTaskIDs = append(out.ReferenceTaskIDs, string(id))
+	}
+	return out
 }
 
 // v1PartsOf writes parts in 1.0: a data part with mediaType

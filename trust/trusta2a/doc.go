@@ -36,9 +36,13 @@
 // params: params.message.contxtId, params.message.role for a role other
 // than "user", params.message.parts[1].kind for a part of no kind the
 // specification defines, params.message.parts[0].data.tolerance.absolute
-// for a number no float64 holds. A 1.0 SendMessage answers once its call is made (the
-// configuration's returnImmediately does not apply: a call answers in
-// seconds); streaming, push notifications and an extended agent card are
+// for a number no float64 holds. A 1.0 SendMessage answers once its
+// call is made (the configuration's returnImmediately does not apply: a
+// call answers in seconds). In either version, the configuration's
+// acceptedOutputModes pick the parts of the answer's artifact (the data
+// part is application/json, the summary text/plain); a list that admits
+// neither is ContentTypeNotSupported (−32005), and no call is made.
+// Streaming, push notifications and an extended agent card are
 // not served, and their methods are answered as the specification's
 // capability validation requires of a capability the card does not
 // declare:

@@ -100,7 +100,7 @@ func (e *executor) answer(ctx context.Context, reqCtx *a2asrv.RequestContext) (*
 		return task, nil
 	}
 	art := &a2a.Artifact{ID: a2a.NewArtifactID(), Name: c.skill, Description: "the answer of " + c.skill + ", as the data part, and its summary",
-		Parts: a2a.ContentParts{a2a.DataPart{Data: answer}, a2a.TextPart{Text: summary}}}
+		Parts: acceptedParts(ctx, a2a.ContentParts{a2a.DataPart{Data: answer}, a2a.TextPart{Text: summary}})}
 	return finished(reqCtx, a2a.TaskStateCompleted, summary, art), nil
 }
 

@@ -206,6 +206,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if req.Method == "message/send" {
 			ctx = withSentData(ctx, req.Params)
+			var p a2a.MessageSendParams
+			if json.Unmarshal(req.Params, &p) == nil && p.Config != nil {
+				ctx = withOutputModes(ctx, p.Config.AcceptedOutputModes)
+			}
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		// The SDK writes JSON without naming it; a stream sets its own type.
@@ -303,6 +307,9 @@ func readParams03(method string, params json.RawMessage) *rpcError {
 		}
 		if v.Config != nil {
 			field, n = "params.configuration.historyLength", v.Config.HistoryLength
+			if fv := outputModesViolation("params.configuration.acceptedOutputModes", v.Config.AcceptedOutputModes); fv != nil {
+				return &rpcError{Code: -32005, Message: "Incompatible content types: " + fv.Error()}
+			}
 		}
 	case *a2a.TaskQueryParams:
 		n = v.HistoryLength

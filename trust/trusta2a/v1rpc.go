@@ -239,6 +239,9 @@ func (s *v1Server) sendMessage(ctx context.Context, params json.RawMessage) (any
 		if len(cfg.TaskPushNotificationConfig) > 0 && string(cfg.TaskPushNotificationConfig) != "null" {
 			return nil, a2aError(-32003, "PUSH_NOTIFICATION_NOT_SUPPORTED", "Push notification not supported: this agent answers each message at once", nil)
 		}
+		if v := outputModesViolation("configuration.acceptedOutputModes", cfg.AcceptedOutputModes); v != nil {
+			return nil, contentTypeNotSupported(&mediaTypeError{mediaType: strings.Join(cfg.AcceptedOutputModes, ","), violation: v})
+		}
 	}
 	msg, err := v1MessageIn(req.Message)
 	if me := (*mediaTypeError)(nil); errors.As(err, &me) {
@@ -260,7 +263,7 @@ func (s *v1Server) sendMessage(ctx context.Context, params json.RawMessage) (any
 		reqCtx.ContextID = a2a.NewContextID()
 	}
 	msg.TaskID, msg.ContextID = reqCtx.TaskID, reqCtx.ContextID
-	task, err := s.exec.answer(ctx, reqCtx)
+	task, err := s.exec.answer(withOutputModes(ctx, cfg.AcceptedOutputModes), reqCtx)
 	if err != nil {
 		return nil, invalidParams(messageViolation(msg, err))
 	}

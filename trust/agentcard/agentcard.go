@@ -27,9 +27,12 @@ package agentcard
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/trust"
@@ -307,7 +310,9 @@ func New(cfg Config, baseURL string) Card {
 
 // Handler serves the card of cfg as JSON to GET and HEAD requests, with
 // the request's scheme and Host as the base URL when cfg.BaseURL is
-// empty. It answers 405 to other methods.
+// empty. It answers 405 to other methods. The card is sent with
+// Cache-Control max-age=300 and an ETag, a hash of its content; a
+// request whose If-None-Match names it is answered 304.
 func Handler(cfg Config) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -331,12 +336,13 @@ func Handler(cfg Config) http.Handler {
 			problem.Write(w, problem.New(http.StatusInternalServerError, problem.CodeInternal, "encoding the agent card failed"))
 			return
 		}
+		sum := sha256.Sum256(body.Bytes())
 		h := w.Header()
 		h.Set("Content-Type", "application/json")
 		h.Set("Cache-Control", "public, max-age=300")
+		h.Set("ETag", `"`+hex.EncodeToString(sum[:12])+`"`)
 		h.Set("Access-Control-Allow-Origin", "*")
-		if r.Method == http.MethodGet {
-			w.Write(body.Bytes())
-		}
+		// ServeContent answers If-None-Match naming the ETag 304.
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body.Bytes()))
 	})
 }

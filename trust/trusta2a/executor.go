@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
@@ -133,8 +134,16 @@ func (e *executor) Cancel(ctx context.Context, reqCtx *a2asrv.RequestContext, q 
 }
 
 // run makes call c and returns its answer as a data part's data, and a
-// one-line summary.
-func (e *executor) run(ctx context.Context, c *call) (map[string]any, string, error) {
+// one-line summary. A panic of the call (of a host's trust.Caller, say)
+// is an error, its value and stack logged: the task fails "internal
+// error", as the HTTP doors answer 500, in each version of the protocol.
+func (e *executor) run(ctx context.Context, c *call) (data map[string]any, summary string, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			e.log.ErrorContext(ctx, "trusta2a: call panicked", "skill", c.skill, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			data, summary, err = nil, "", errors.New("the call panicked")
+		}
+	}()
 	if c.factcheck != nil {
 		resp, err := e.router.Factcheck(ctx, c.factcheck)
 		if err == nil && resp == nil {
@@ -153,7 +162,7 @@ func (e *executor) run(ctx context.Context, c *call) (map[string]any, string, er
 	if err != nil {
 		return nil, "", err
 	}
-	data, err := dataOf(resp)
+	data, err = dataOf(resp)
 	if err != nil {
 		return nil, "", err
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,6 +47,12 @@ func TestService_Call_callerDeadline(t *testing.T) {
 	ev := resp.Evidence
 	if want := []router.Label{router.LabelTimeout}; ev.Answered != 2 || ev.Failed != 1 || !slices.Contains(ev.Verdicts, want[0]) {
 		t.Errorf("%s: %d answered, %d failed (%v); want two votes and one TIMEOUT", resp.Status, ev.Answered, ev.Failed, ev.Verdicts)
+	}
+	// The retry it advises is for more time, at the same tier: a tier that
+	// runs more would need more time still.
+	if ri := resp.RetryInstructions; resp.Status != trust.StatusRetry || ri == nil || ri.Policy != trust.PolicySafe ||
+		!strings.Contains(ri.Reason, "1 of the 3 runs ran out of time") {
+		t.Errorf("%s, retry instructions %+v; want RETRY at safe, saying one run of three ran out of time", resp.Status, ri)
 	}
 }
 

@@ -173,8 +173,9 @@
 // An oracle call whose replicas disagree (fail_hard) is not an error to
 // the caller: it answers RETRY, or INCONCLUSIVE for arbitration, with the
 // per-replica evidence. retry_instructions is set for RETRY (why, when,
-// and the stronger tier to retry with) and NEEDS_SPEC (what is missing),
-// and null otherwise.
+// and the stronger tier to retry with, or the same tier with more time
+// when runs ran out of time) and NEEDS_SPEC (what is missing), and null
+// otherwise.
 //
 // # Free-text delegations
 //

@@ -308,7 +308,9 @@ type RetryInstructions struct {
 	Reason string `json:"reason"`
 	// RetryAfterMS is how long to wait before retrying, in milliseconds.
 	RetryAfterMS int64 `json:"retry_after_ms"`
-	// Policy is the tier to retry with.
+	// Policy is the tier to retry with: the stronger one, or the same
+	// one when runs ran out of time (a tier that runs more needs more
+	// time still).
 	Policy Policy `json:"policy,omitempty"`
 	// Missing lists what the task must add (NEEDS_SPEC).
 	Missing []string `json:"missing,omitempty"`

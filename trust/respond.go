@@ -108,6 +108,11 @@ func retryInstructions(req *Request, status Status, final stepResult, rules deci
 		default:
 			ri.Reason = fmt.Sprintf("no strict majority of at least two: %d of %d answers agree", out.Agreeing, out.Agreeing+out.Against)
 		}
+		if n := timedOut(final.runs); n > 0 {
+			// Those runs need more time, not a tier that runs more.
+			ri.Reason += fmt.Sprintf("; %d of the %d runs ran out of time: retry with more time", n, len(final.runs))
+			ri.Policy = req.Policy
+		}
 		return ri
 	case StatusNeedsSpec:
 		missing := slices.Clone(final.reasons)
@@ -121,4 +126,15 @@ func retryInstructions(req *Request, status Status, final stepResult, rules deci
 		}
 	}
 	return nil
+}
+
+// timedOut counts the runs labelled TIMEOUT.
+func timedOut(runs []router.Run) int {
+	n := 0
+	for _, r := range runs {
+		if r.Label == router.LabelTimeout {
+			n++
+		}
+	}
+	return n
 }

@@ -334,6 +334,11 @@ func (pw *paywall) settle(w http.ResponseWriter, r *http.Request, price Price, r
 	}
 	withUsage(sr, u)
 	pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: settled", slog.String("transaction", sr.Transaction), slog.String("payer", sr.Payer), slog.String("network", sr.Network))
+	if sr.Amount != "" && sr.Amount != offer.Amount {
+		// Passed on as the facilitator answered: what moved is its word.
+		pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: the facilitator settled another amount than the one charged",
+			slog.String("charged", offer.Amount), slog.String("settled", sr.Amount), slog.String("transaction", sr.Transaction))
+	}
 	if r.Header.Get(HeaderIdempotencyKey) != "" {
 		// Recorded before the answer is sent, so that a repeat sent after
 		// losing it finds the payment settled.

@@ -264,6 +264,11 @@ func (pw *paywall) settle(ctx context.Context, tool string, p *x402.PaymentPaylo
 		}
 		pw.log.LogAttrs(ctx, slog.LevelInfo, "trustmcp: settled", slog.String("tool", tool),
 			slog.String("transaction", sr.Transaction), slog.String("payer", sr.Payer), slog.String("network", sr.Network))
+		if sr.Amount != "" && sr.Amount != offer.Amount {
+			// Passed on as the facilitator answered: what moved is its word.
+			pw.log.LogAttrs(ctx, slog.LevelWarn, "trustmcp: the facilitator settled another amount than the one charged", slog.String("tool", tool),
+				slog.String("charged", offer.Amount), slog.String("settled", sr.Amount), slog.String("transaction", sr.Transaction))
+		}
 	}
 	return sr
 }

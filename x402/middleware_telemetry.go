@@ -134,14 +134,16 @@ func (f *tracedFacilitator) Settle(ctx context.Context, p *PaymentPayload, r Pay
 	return sr, err
 }
 
-// count records a facilitator answer on span and in vouch.x402.payments.
+// count records a facilitator answer on span and in vouch.x402.payments,
+// the span with the facilitator's reason and the counter with a reason
+// the protocol or this module names (see meteredReason).
 func (t *paywallTelemetry) count(ctx context.Context, span trace.Span, step, result, reason, network string) {
 	if span.IsRecording() {
 		span.SetAttributes(telemetry.Present(telemetry.PaymentResult.String(result), telemetry.PaymentReason.String(reason))...)
 	}
 	if t.payments.Enabled(ctx) {
 		t.payments.Add(ctx, 1, metric.WithAttributes(telemetry.Present(attribute.String("vouch.payment.step", step),
-			telemetry.PaymentResult.String(result), telemetry.PaymentReason.String(reason),
+			telemetry.PaymentResult.String(result), telemetry.PaymentReason.String(meteredReason(reason)),
 			telemetry.Network.String(network))...))
 	}
 }

@@ -179,11 +179,12 @@ type Config struct {
 //
 // A Server is safe for concurrent use. Build it with [NewServer].
 type Server struct {
-	cfg   Config
-	mux   *http.ServeMux
-	limit RateLimiter
-	log   *slog.Logger
-	tel   *serverTelemetry
+	cfg     Config
+	mux     *http.ServeMux
+	limit   RateLimiter
+	log     *slog.Logger
+	tel     *serverTelemetry
+	logLine string // the message of each request's log line
 }
 
 // NewServer returns a Server for cfg. It fails when an option is out of
@@ -215,7 +216,7 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, limit: cfg.RateLimiter, tel: newServerTelemetry(&cfg)}
+	s := &Server{cfg: cfg, log: cfg.Logger, limit: cfg.RateLimiter, tel: newServerTelemetry(&cfg), logLine: cfg.Name + " request"}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -299,7 +300,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if aborted {
 			n++
 		}
-		s.log.LogAttrs(ctx, level, s.cfg.Name+" request", line[:n]...)
+		s.log.LogAttrs(ctx, level, s.logLine, line[:n]...)
 		if aborted {
 			s.tel.abort(ctx, sv, r, sw.status)
 			panic(v)

@@ -291,9 +291,11 @@ func (t *Transport) pay(ctx context.Context, req *http.Request, m *memo, terms *
 	m.header, m.value, m.amount = header, value, amount
 	m.err = PaymentError{ID: id, Reference: proof.Reference, Offer: offer, X402Version: terms.X402Version}
 	m.expires = proofExpiry(&p, signed, t.now())
-	t.logger().LogAttrs(ctx, slog.LevelInfo, "x402: paid",
-		slog.String("id", id), slog.String("reference", proof.Reference), slog.String("amount", offer.Amount),
-		slog.String("asset", offer.Asset), slog.String("network", offer.Network), slog.String("url", loggedURL(req.URL)))
+	if t.Logger != nil && t.Logger.Enabled(ctx, slog.LevelInfo) {
+		t.Logger.LogAttrs(ctx, slog.LevelInfo, "x402: paid",
+			slog.String("id", id), slog.String("reference", proof.Reference), slog.String("amount", offer.Amount),
+			slog.String("asset", offer.Asset), slog.String("network", offer.Network), slog.String("url", loggedURL(req.URL)))
+	}
 	return nil
 }
 
@@ -351,13 +353,6 @@ func loggedURL(u *url.URL) string {
 	v.User = nil
 	v.RawQuery, v.ForceQuery, v.Fragment, v.RawFragment = "", false, "", ""
 	return v.String()
-}
-
-func (t *Transport) logger() *slog.Logger {
-	if t.Logger == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return t.Logger
 }
 
 // paymentKey names the logical call of req, or returns "": its key from

@@ -40,6 +40,23 @@ import (
 // body, so that the x402.Transport pays for its attempts once. Waits end
 // when ctx does.
 //
+// Deadlines: a call whose ctx has a deadline sends, in the request's
+// policy.timeout_ms (versions 2 and 3, and the version 1 fact check;
+// versions 1 delegate and validate have none), the time left less a
+// reserve for the round trip, a tenth of it and at most 250ms, and at
+// most an hour, the wire's bound; a shorter timeout_ms the request set
+// is kept. The server then cuts its runs short in time to answer from
+// the votes in (a 504 timeout only when none is in), as [Engine] does
+// in process, rather than the caller giving up with nothing. A worker
+// that ignores its context may still hold the answer up to the
+// server's stop grace past it. A deadline that leaves less than the
+// wire's least timeout, 1 ms, fails the call at once with
+// context.DeadlineExceeded: no answer could come in time. The
+// caller's request is never modified. A call with the caller's own
+// Idempotency-Key ([WithIdempotencyKey]) is sent as the request is:
+// its repeat under another deadline would be another body, which the
+// server refuses (422) instead of giving the first answer.
+//
 // Redirects: one on the router's origin is followed; one to another
 // scheme or host fails the call, unretried, since an x402 Client would
 // pay that host and read its answer as the router's.
@@ -160,48 +177,60 @@ func NewClient(baseURL string, opts ...ClientOption) (*Client, error) {
 
 // DelegateV1 implements [Service].
 func (c *Client) DelegateV1(ctx context.Context, req *DelegateV1Request) (*DelegateV1Response, error) {
-	return roundTrip[DelegateV1Response](ctx, c, OpDelegateV1, req)
+	return roundTrip[DelegateV1Response](ctx, c, OpDelegateV1, req, nil)
 }
 
 // ValidateV1 implements [Service].
 func (c *Client) ValidateV1(ctx context.Context, req *ValidateV1Request) (*ValidateV1Response, error) {
-	return roundTrip[ValidateV1Response](ctx, c, OpValidateV1, req)
+	return roundTrip[ValidateV1Response](ctx, c, OpValidateV1, req, nil)
 }
 
 // FactcheckV1 implements [Service].
 func (c *Client) FactcheckV1(ctx context.Context, req *FactcheckV1Request) (*FactcheckResponse, error) {
-	return roundTrip[FactcheckResponse](ctx, c, OpFactcheckV1, req)
+	return roundTrip[FactcheckResponse](ctx, c, OpFactcheckV1, req,
+		func(r *FactcheckV1Request) *int64 { return &r.Policy.TimeoutMS })
 }
 
 // DelegateV2 implements [Service].
 func (c *Client) DelegateV2(ctx context.Context, req *DelegateV2Request) (*DelegateV2Response, error) {
-	return roundTrip[DelegateV2Response](ctx, c, OpDelegateV2, req)
+	return roundTrip[DelegateV2Response](ctx, c, OpDelegateV2, req,
+		func(r *DelegateV2Request) *int64 { return &r.Policy.TimeoutMS })
 }
 
 // ValidateV2 implements [Service].
 func (c *Client) ValidateV2(ctx context.Context, req *ValidateV2Request) (*ValidateV2Response, error) {
-	return roundTrip[ValidateV2Response](ctx, c, OpValidateV2, req)
+	return roundTrip[ValidateV2Response](ctx, c, OpValidateV2, req,
+		func(r *ValidateV2Request) *int64 { return &r.Policy.TimeoutMS })
 }
 
 // DelegateV3 implements [Service].
 func (c *Client) DelegateV3(ctx context.Context, req *DelegateV3Request) (*DelegateV3Response, error) {
-	return roundTrip[DelegateV3Response](ctx, c, OpDelegateV3, req)
+	return roundTrip[DelegateV3Response](ctx, c, OpDelegateV3, req,
+		func(r *DelegateV3Request) *int64 { return &r.Policy.TimeoutMS })
 }
 
 // ValidateV3 implements [Service].
 func (c *Client) ValidateV3(ctx context.Context, req *ValidateV3Request) (*ValidateV3Response, error) {
-	return roundTrip[ValidateV3Response](ctx, c, OpValidateV3, req)
+	return roundTrip[ValidateV3Response](ctx, c, OpValidateV3, req,
+		func(r *ValidateV3Request) *int64 { return &r.Policy.TimeoutMS })
 }
 
 // Factcheck implements [Service].
 func (c *Client) Factcheck(ctx context.Context, req *FactcheckRequest) (*FactcheckResponse, error) {
-	return roundTrip[FactcheckResponse](ctx, c, OpFactcheck, req)
+	return roundTrip[FactcheckResponse](ctx, c, OpFactcheck, req,
+		func(r *FactcheckRequest) *int64 { return &r.Policy.TimeoutMS })
 }
 
 // roundTrip sends req to op's route and decodes the answer into a Resp.
-func roundTrip[Resp, Req any](ctx context.Context, c *Client, op Operation, req *Req) (*Resp, error) {
+// timeoutMS, nil when the request has none, points at the request's
+// policy.timeout_ms, which ctx's deadline bounds (see withDeadline).
+func roundTrip[Resp, Req any](ctx context.Context, c *Client, op Operation, req *Req, timeoutMS func(*Req) *int64) (*Resp, error) {
 	if req == nil {
 		return nil, fmt.Errorf("router: %s: the request is nil", op)
+	}
+	req, err := withDeadline(ctx, req, timeoutMS)
+	if err != nil {
+		return nil, fmt.Errorf("router: %s: %w", op, err)
 	}
 	var resp Resp
 	if err := c.do(ctx, op, c.variantOf(ctx), req, &resp); err != nil {

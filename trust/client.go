@@ -39,6 +39,13 @@ import (
 // [WithIdempotencyKey]), so the server runs the call at most once.
 // The trace id of ctx (router.WithTraceID) travels in a traceparent
 // header, and the server's Response carries it as trace_id.
+//
+// Deadlines: the server does not learn ctx's deadline, since the trust
+// request has no member for it (router.Client sends one as
+// policy.timeout_ms). When the deadline comes first, the call ends with
+// ctx's error and the answer the server makes from the votes in is lost;
+// a service that must answer by a deadline runs in process (New), where
+// the call answers from the votes in before it.
 type Client struct {
 	cfg     httpapi.ClientConfig
 	apiKey  string

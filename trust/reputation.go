@@ -248,7 +248,11 @@ func (s *Service) Feedback(ctx context.Context, id string, right bool) error {
 // doc, Outcomes; WithoutExams turns it off): the service asks it of the
 // pool again at the oracle tier and reports the verdict on that call
 // too. When that call fails, the error wraps ErrExam: the report stands,
-// and making it again runs the exam again.
+// and making it again runs the exam again. An exam is up to five runs of
+// the host's workers that no call pays for: where callers report their
+// own outcomes (the feedback route of NewHandler, and the MCP door's
+// tool), each reported call may cost the host five runs more than the
+// caller paid for.
 func (s *Service) FeedbackVerdict(ctx context.Context, id string, verdict router.Verdict) error {
 	if verdict != router.VerdictValid && verdict != router.VerdictInvalid {
 		return fmt.Errorf("trust: a true verdict is VALID or INVALID, not %q", verdict)

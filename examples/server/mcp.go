@@ -21,6 +21,7 @@ import (
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
+	"github.com/vouchkit/vouch/trust/trusta2a"
 	"github.com/vouchkit/vouch/trust/trustmcp"
 	"github.com/vouchkit/vouch/x402"
 	"github.com/vouchkit/vouch/x402/evm"
@@ -53,8 +54,8 @@ type agentDeps struct {
 // mountAgents serves the trust tools over MCP Streamable HTTP at /mcp and
 // /mcp/messages, behind the API keys, and the trust skills over A2A with
 // their agent card (mountA2A). It returns the MCP server, which
-// -mcp-stdio serves on stdin and stdout instead.
-func mountAgents(mux *http.ServeMux, cfg config, d agentDeps) (*mcp.Server, error) {
+// -mcp-stdio serves on stdin and stdout instead, and the A2A handler.
+func mountAgents(mux *http.ServeMux, cfg config, d agentDeps) (*mcp.Server, *trusta2a.Handler, error) {
 	srv, err := trustmcp.NewServer(trustmcp.Config{
 		Caller:   d.svc,
 		Router:   d.engine,
@@ -65,12 +66,12 @@ func mountAgents(mux *http.ServeMux, cfg config, d agentDeps) (*mcp.Server, erro
 		Logger: slog.New(warnings{d.log.Handler()}),
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if cfg.mcpPaid {
 		prices, err := mcpPrices(d.prices, d.escrow)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		pay, err := trustmcp.Paywall(trustmcp.PaywallConfig{
 			Facilitator:    d.metrics.countSettlements(d.escrow.facilitator(&evm.Facilitator{})),
@@ -83,7 +84,7 @@ func mountAgents(mux *http.ServeMux, cfg config, d agentDeps) (*mcp.Server, erro
 			MeterProvider:  d.obs.meterProvider(),
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		srv.AddReceivingMiddleware(pay)
 	}
@@ -98,7 +99,8 @@ func mountAgents(mux *http.ServeMux, cfg config, d agentDeps) (*mcp.Server, erro
 		d.obs.tracerProvider(), d.obs.meterProvider(), "normal")
 	mux.Handle(mcpPath, h)
 	mux.Handle(mcpMessagesPath, h)
-	return srv, mountA2A(mux, d, cfg.publicURL)
+	a2a, err := mountA2A(mux, d, cfg.publicURL)
+	return srv, a2a, err
 }
 
 // requireKey admits requests whose bearer key the authenticator accepts,

@@ -89,6 +89,9 @@ func serve(ctx context.Context, log *slog.Logger, s *server, ln, dln, mln net.Li
 			err = serr
 		}
 	}
+	if s.a2a != nil {
+		s.a2a.Close() // the calls of returnImmediately, which outlive their requests
+	}
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
+	"github.com/vouchkit/vouch/trust/trusta2a"
 )
 
 // server is the demo server before it listens.
@@ -26,6 +27,9 @@ type server struct {
 	sessions string // describes the engine's sessions, for the banner
 
 	mcp *mcp.Server // the trust tools, served at /mcp and by -mcp-stdio
+	// a2a serves the trust skills over A2A; serve closes it once the
+	// servers have stopped, ending the calls it runs after answering.
+	a2a *trusta2a.Handler
 
 	// finishEscrows finishes the escrowed payments left held, every
 	// escrowFinishEvery, until ctx ends.
@@ -168,7 +172,7 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 		mux.Handle(facilitatorPath, facilitatorHandler(s.metrics, log))
 	}
 	handleGet(mux, escrowBalancePath, esc.balanceHandler()) // demo only: the offline escrow's ledger
-	if s.mcp, err = mountAgents(mux, cfg, agentDeps{engine, svc, s.state.receipts, verifier, auth, s.state.replay, s.state.answers, s.prices, s.metrics, log, s.obs, esc, s.state.escrow}); err != nil {
+	if s.mcp, s.a2a, err = mountAgents(mux, cfg, agentDeps{engine, svc, s.state.receipts, verifier, auth, s.state.replay, s.state.answers, s.prices, s.metrics, log, s.obs, esc, s.state.escrow}); err != nil {
 		return nil, err
 	}
 	s.handler = s.metrics.countRequests(mux)

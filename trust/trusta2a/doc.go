@@ -21,9 +21,9 @@
 // the TASK_STATE_* and ROLE_* enums, and errors carry the
 // specification's details: a
 // google.rpc.ErrorInfo (domain a2a-protocol.org) for the A2A errors
-// (TaskNotFound −32001, TaskNotCancelable −32002 since every task kept
-// has finished, PushNotificationNotSupported −32003, UnsupportedOperation
-// −32004 for a message to a finished task, ContentTypeNotSupported
+// (TaskNotFound −32001, TaskNotCancelable −32002 for a task that has
+// finished, PushNotificationNotSupported −32003, UnsupportedOperation
+// −32004 for a message to an existing task, ContentTypeNotSupported
 // −32005 for a part whose mediaType the agent does not read: a data
 // part not JSON, such as text/html, or a text or file part neither text
 // nor JSON, such as image/png), and a google.rpc.BadRequest
@@ -36,9 +36,26 @@
 // params: params.message.contxtId, params.message.role for a role other
 // than "user", params.message.parts[1].kind for a part of no kind the
 // specification defines, params.message.parts[0].data.tolerance.absolute
-// for a number no float64 holds. A 1.0 SendMessage answers once its
-// call is made (the configuration's returnImmediately does not apply: a
-// call answers in seconds). In either version, the configuration's
+// for a number no float64 holds.
+//
+// A 1.0 SendMessage answers once its call is made, or, with the
+// configuration's returnImmediately, at once with its task
+// TASK_STATE_WORKING: the call is made after answering, whether the
+// client stays or not, and ends the task as a blocking SendMessage would
+// (except that a call the trust service refuses as the caller's mistake
+// ends it failed, where a blocking one is invalid params); GetTask reads
+// it meanwhile, and CancelTask (or 0.3's tasks/cancel) cancels the call
+// and ends the task TASK_STATE_CANCELED. Such a call is bounded by
+// Config.BackgroundTimeout and by [Handler.Close], which a host calls
+// once it stops serving the handler; a caller has at most
+// Config.MaxTasksPerCaller calls running (and all callers at most
+// Config.MaxTasks): beyond, the task is answered failed, 429
+// rate_limited, its call not made. Version 0.3's message/send with
+// blocking false is answered once the call has finished, as a blocking
+// one: the SDK answers on a task's first event, and a call writes its
+// task once, at its end.
+//
+// In either version, the configuration's
 // acceptedOutputModes pick the parts of the answer's artifact (the data
 // part is application/json, the summary text/plain); a list that admits
 // neither is ContentTypeNotSupported (−32005), and no call is made.

@@ -36,6 +36,7 @@ func ExampleNewHandler() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer h.Close() // once served no more: ends the calls made after answering
 	mux := http.NewServeMux()
 	mux.Handle(agentcard.DefaultA2APath, h)
 	mux.Handle(agentcard.WellKnownPath, agentcard.Handler(agentcard.Config{}))

@@ -26,6 +26,7 @@ type executor struct {
 	caller trust.Caller
 	router router.Service // nil: no factcheck
 	log    *slog.Logger   // never nil
+	tasks  *taskStore     // whose running calls Cancel ends
 }
 
 var _ a2asrv.AgentExecutor = (*executor)(nil)
@@ -40,6 +41,9 @@ var _ a2asrv.AgentExecutor = (*executor)(nil)
 // withRequest); the task is still written on the SDK's, so that a call
 // the client gave up on ends as a failed task.
 func (e *executor) Execute(ctx context.Context, reqCtx *a2asrv.RequestContext, q eventqueue.Queue) error {
+	if st := reqCtx.StoredTask; st != nil { // a task not finished, whose call answers it
+		return fmt.Errorf("task %s is %s; send a new message without taskId: %w", st.ID, st.Status.State, a2a.ErrUnsupportedOperation)
+	}
 	callCtx, stop := attached(ctx)
 	defer stop()
 	task, err := e.answer(callCtx, reqCtx)
@@ -80,8 +84,24 @@ func attached(ctx context.Context) (context.Context, func()) {
 // answers it: completed, with the answer as its artifact, or failed, its
 // status message saying why (see failure). A message it cannot read is
 // an error wrapping a2a.ErrInvalidParams (and an *InputError when the
-// message is at fault), and no task is made.
+// message is at fault), and no task is made; so is a call that the
+// trust service refuses as the caller's mistake (a problem of status 4xx
+// other than 429).
 func (e *executor) answer(ctx context.Context, reqCtx *a2asrv.RequestContext) (*a2a.Task, error) {
+	c, err := e.read(ctx, reqCtx)
+	if err != nil {
+		return nil, err
+	}
+	task, refused := e.complete(ctx, reqCtx, c)
+	if refused != nil {
+		return nil, fmt.Errorf("%w: %s: %s", a2a.ErrInvalidParams, c.skill, problemText(refused))
+	}
+	return task, nil
+}
+
+// read returns the call the message of reqCtx asks for, or an error
+// wrapping a2a.ErrInvalidParams.
+func (e *executor) read(ctx context.Context, reqCtx *a2asrv.RequestContext) (*call, error) {
 	c, err := fromMessage(reqCtx.Message, sentData(ctx, reqCtx.Message))
 	if err == nil && c.skill == SkillFactcheck && e.router == nil {
 		err = &InputError{Argument: "skill", Message: "factcheck is not served by this agent", Allowed: []string{SkillValidateClaim, SkillDelegateTask, SkillArbitrate}}
@@ -89,20 +109,33 @@ func (e *executor) answer(ctx context.Context, reqCtx *a2asrv.RequestContext) (*
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", a2a.ErrInvalidParams, err)
 	}
+	return c, nil
+}
+
+// complete makes call c and returns the task that answers it, completed
+// or failed. When the trust service refuses the call as the caller's
+// mistake (a problem of status 4xx other than 429), the task is failed
+// and refused is that problem.
+func (e *executor) complete(ctx context.Context, reqCtx *a2asrv.RequestContext, c *call) (task *a2a.Task, refused *problem.Details) {
 	answer, summary, err := e.run(ctx, c)
 	var p *problem.Details
 	if errors.As(err, &p) && p.Status >= 400 && p.Status < 500 && p.Status != http.StatusTooManyRequests {
-		return nil, fmt.Errorf("%w: %s: %s", a2a.ErrInvalidParams, c.skill, problemText(p))
+		refused = p
 	}
 	if err != nil {
-		p := e.failure(ctx, c.skill, err)
-		task := finished(reqCtx, a2a.TaskStateFailed, c.skill+" failed: "+problemText(p), nil)
-		task.Status.Message.Metadata = map[string]any{"status": p.Status, "code": string(p.Code)}
-		return task, nil
+		return failedTask(reqCtx, c.skill, e.failure(ctx, c.skill, err)), refused
 	}
 	art := &a2a.Artifact{ID: a2a.NewArtifactID(), Name: c.skill, Description: "the answer of " + c.skill + ", as the data part, and its summary",
 		Parts: acceptedParts(ctx, a2a.ContentParts{a2a.DataPart{Data: answer}, a2a.TextPart{Text: summary}})}
 	return finished(reqCtx, a2a.TaskStateCompleted, summary, art), nil
+}
+
+// failedTask returns the task of reqCtx failed by p, its status message
+// saying why, with p's status and code in the message's metadata.
+func failedTask(reqCtx *a2asrv.RequestContext, skill string, p *problem.Details) *a2a.Task {
+	task := finished(reqCtx, a2a.TaskStateFailed, skill+" failed: "+problemText(p), nil)
+	task.Status.Message.Metadata = map[string]any{"status": p.Status, "code": string(p.Code)}
+	return task
 }
 
 // finished returns the task of reqCtx in state, its status message text,
@@ -124,10 +157,19 @@ func finished(reqCtx *a2asrv.RequestContext, state a2a.TaskState, text string, a
 	return task
 }
 
-// Cancel ends a task canceled. A call answers in seconds, so a task is
-// rarely still running when asked to stop; one that is stops at the next
-// event.
+// Cancel ends a task canceled: a task whose call runs after its 1.0
+// SendMessage answered (returnImmediately) once the call has stopped,
+// unless it finished first.
 func (e *executor) Cancel(ctx context.Context, reqCtx *a2asrv.RequestContext, q eventqueue.Queue) error {
+	if task, ok, err := e.tasks.cancelRun(ctx, reqCtx.TaskID); ok {
+		switch {
+		case err != nil:
+			return err
+		case task.Status.State != a2a.TaskStateCanceled:
+			return fmt.Errorf("task %s is %s: %w", task.ID, task.Status.State, a2a.ErrTaskNotCancelable)
+		}
+		return q.Write(ctx, task)
+	}
 	ev := a2a.NewStatusUpdateEvent(reqCtx, a2a.TaskStateCanceled, nil)
 	ev.Final = true
 	return q.Write(ctx, ev)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
@@ -71,10 +72,22 @@ type Config struct {
 	MaxTaskBytes      int64
 	// MaxBodyBytes bounds a request's body; 0 means [DefaultMaxBodyBytes].
 	MaxBodyBytes int64
+	// BackgroundTimeout bounds a call that a 1.0 SendMessage with
+	// returnImmediately makes after answering; 0 means
+	// [DefaultBackgroundTimeout]. A call that runs longer is cancelled,
+	// its task failed 504 timeout. Handler.Close cancels them all.
+	BackgroundTimeout time.Duration
 	// Logger receives the SDK's log, and the internal errors of failed
 	// calls, which a caller sees only as "internal error" (500
 	// internal); nil is silent.
 	Logger *slog.Logger
+}
+
+// Handler is the A2A JSON-RPC endpoint of a Config, which NewHandler
+// returns.
+type Handler struct {
+	h     http.Handler
+	tasks *taskStore
 }
 
 // NewHandler returns the A2A JSON-RPC endpoint of cfg, to serve at the
@@ -95,7 +108,11 @@ type Config struct {
 // Content-Type another or its content coded (gzip), is a 415 problem
 // naming what to send, as on the router and trust handlers, before any
 // JSON-RPC is read.
-func NewHandler(cfg Config) (http.Handler, error) {
+//
+// A 1.0 SendMessage with returnImmediately makes its call after
+// answering, in a goroutine bounded by cfg.BackgroundTimeout; call
+// [Handler.Close] when the handler is no longer served, to end them.
+func NewHandler(cfg Config) (*Handler, error) {
 	if cfg.Caller == nil {
 		return nil, errors.New("trusta2a: Config.Caller is nil")
 	}
@@ -106,10 +123,13 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		return nil, fmt.Errorf("trusta2a: Config.MaxTasksPerCaller %d is negative", cfg.MaxTasksPerCaller)
 	case cfg.MaxTaskBytes < 0:
 		return nil, fmt.Errorf("trusta2a: Config.MaxTaskBytes %d is negative", cfg.MaxTaskBytes)
+	case cfg.BackgroundTimeout < 0:
+		return nil, fmt.Errorf("trusta2a: Config.BackgroundTimeout %v is negative", cfg.BackgroundTimeout)
 	}
 	cfg.MaxTasks = cmp.Or(cfg.MaxTasks, DefaultMaxTasks)
 	cfg.MaxTasksPerCaller = cmp.Or(cfg.MaxTasksPerCaller, DefaultMaxTasksPerCaller)
 	cfg.MaxTaskBytes = cmp.Or(cfg.MaxTaskBytes, DefaultMaxTaskBytes)
+	cfg.BackgroundTimeout = cmp.Or(cfg.BackgroundTimeout, DefaultBackgroundTimeout)
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -117,10 +137,25 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	exec := &executor{caller: cfg.Caller, router: cfg.Router, log: log}
 	tasks := newTaskStore(cfg.MaxTasks, cfg.MaxTasksPerCaller, cfg.MaxTaskBytes)
+	exec := &executor{caller: cfg.Caller, router: cfg.Router, log: log, tasks: tasks}
 	rh := a2asrv.NewHandler(exec, a2asrv.WithTaskStore(tasks), a2asrv.WithLogger(log))
-	return httpapi.WithRequestID(&handler{cfg: cfg, rpc: a2asrv.NewJSONRPCHandler(rh), v1: &v1Server{exec: exec, tasks: tasks}}), nil
+	v1 := &v1Server{exec: exec, tasks: tasks, timeout: cfg.BackgroundTimeout}
+	return &Handler{h: httpapi.WithRequestID(&handler{cfg: cfg, rpc: a2asrv.NewJSONRPCHandler(rh), v1: v1}), tasks: tasks}, nil
+}
+
+// ServeHTTP answers an A2A JSON-RPC request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.h.ServeHTTP(w, r) }
+
+// Close ends the calls that 1.0 SendMessages with returnImmediately
+// made after answering: each is cancelled, its task failed as a
+// cancelled call's (503 unavailable), and Close returns once they have
+// ended. Later such messages are answered with a task failed the same
+// way, their calls not made; the rest is served as before. It returns
+// nil.
+func (h *Handler) Close() error {
+	h.tasks.stop()
+	return nil
 }
 
 type handler struct {
@@ -209,6 +244,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			var p a2a.MessageSendParams
 			if json.Unmarshal(req.Params, &p) == nil && p.Config != nil {
 				ctx = withOutputModes(ctx, p.Config.AcceptedOutputModes)
+			}
+			if p.Message != nil && p.Message.TaskID != "" && h.v1.tasks.isRunning(ctx, p.Message.TaskID) {
+				// The SDK would answer it failed, while its call runs on.
+				writeRPC(w, rpcResponse{JSONRPC: "2.0", ID: req.ID, Error: &rpcError{Code: -32004,
+					Message: fmt.Sprintf("Unsupported operation: task %s is working; read it with tasks/get, or send a new message without taskId", p.Message.TaskID)}})
+				return
 			}
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))

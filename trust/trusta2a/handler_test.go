@@ -386,6 +386,7 @@ func TestNewHandler_negativeBounds(t *testing.T) {
 		"MaxTasks":          {Caller: failing{}, MaxTasks: -1},
 		"MaxTasksPerCaller": {Caller: failing{}, MaxTasksPerCaller: -1},
 		"MaxTaskBytes":      {Caller: failing{}, MaxTaskBytes: -1},
+		"BackgroundTimeout": {Caller: failing{}, BackgroundTimeout: -1},
 	} {
 		if _, err := trusta2a.NewHandler(cfg); err == nil || !strings.Contains(err.Error(), "Config."+field) {
 			t.Errorf("NewHandler with a negative %s: %v, want an error naming it", field, err)

@@ -70,6 +70,7 @@ func newFixture(t *testing.T, cfg trusta2a.Config) *fixture {
 	t.Cleanup(func() {
 		hc.CloseIdleConnections()
 		srv.Close()
+		h.Close()
 	})
 	return &fixture{url: srv.URL, verifier: verifier, rec: rec, hc: hc}
 }

@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 
@@ -61,6 +63,7 @@ type taskStore struct {
 	byCount callerRank                // the caller holding the most tasks first
 	byBytes callerRank                // the caller holding the most bytes first
 	bytes   int64
+	running runningTasks
 }
 
 // keptTask is a task kept for tasks/get.
@@ -113,27 +116,39 @@ func (r *callerRank) Pop() any {
 func newTaskStore(max, perCaller int, maxBytes int64) *taskStore {
 	return &taskStore{max: max, perCaller: perCaller, maxBytes: maxBytes,
 		tasks: map[taskKey]*list.Element{}, callers: map[string]*callerTasks{},
-		byCount: callerRank{rank: 0}, byBytes: callerRank{rank: 1}}
+		byCount: callerRank{rank: 0}, byBytes: callerRank{rank: 1},
+		running: runningTasks{tasks: map[taskKey]*run{}, byOwner: map[string]int{}}}
 }
 
-// Save stores task for the caller of ctx.
+// Save stores task for the caller of ctx. A task whose call is running
+// (see start) is written by that call alone, when it ends: saving it
+// does nothing.
 func (s *taskStore) Save(ctx context.Context, task *a2a.Task) error {
 	raw, err := json.Marshal(task)
 	if err != nil {
 		return err
 	}
 	k := taskKey{trust.CallerFrom(ctx), task.ID}
-	owner := fairstore.OwnerOf(k.caller, fairstore.IPv6OwnerBits)
-	size := int64(len(raw)+len(k.caller)+len(k.id)) + taskOverhead
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if _, ok := s.running.tasks[k]; !ok {
+		s.keep(k, raw)
+	}
+	return nil
+}
+
+// keep keeps raw, the JSON of task k, within the store's bounds; s.mu is
+// held.
+func (s *taskStore) keep(k taskKey, raw []byte) {
+	owner := fairstore.OwnerOf(k.caller, fairstore.IPv6OwnerBits)
+	size := int64(len(raw)+len(k.caller)+len(k.id)) + taskOverhead
 	c := s.callers[owner]
 	if el, ok := s.tasks[k]; ok { // a task saved again keeps its age
 		kt := el.Value.(*keptTask)
 		s.resize(c, size-kt.size)
 		kt.raw, kt.size = raw, size
 		s.makeRoom(c, k)
-		return nil
+		return
 	}
 	if c == nil {
 		c = &callerTasks{owner: owner}
@@ -144,7 +159,6 @@ func (s *taskStore) Save(ctx context.Context, task *a2a.Task) error {
 	s.tasks[k] = c.tasks.PushBack(&keptTask{key: k, raw: raw, size: size})
 	s.resize(c, size)
 	s.makeRoom(c, k)
-	return nil
 }
 
 // resize counts grow more bytes (or fewer, when negative) for c, whose
@@ -204,12 +218,15 @@ func (s *taskStore) forgetOldest(c *callerTasks, k taskKey) {
 	s.bytes -= kt.size
 }
 
-// Get returns the task id of the caller of ctx, or an error wrapping
-// a2a.ErrTaskNotFound.
+// Get returns the task id of the caller of ctx, running or kept, or an
+// error wrapping a2a.ErrTaskNotFound.
 func (s *taskStore) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
+	k := taskKey{trust.CallerFrom(ctx), id}
 	s.mu.Lock()
 	var raw []byte
-	if el, ok := s.tasks[taskKey{trust.CallerFrom(ctx), id}]; ok {
+	if r, ok := s.running.tasks[k]; ok {
+		raw = r.raw
+	} else if el, ok := s.tasks[k]; ok {
 		raw = el.Value.(*keptTask).raw
 	}
 	s.mu.Unlock()
@@ -223,11 +240,17 @@ func (s *taskStore) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
 	return &task, nil
 }
 
-// list returns the tasks of the caller of ctx, the newest first.
+// list returns the tasks of the caller of ctx, running and kept, the
+// most recently updated first (by their status's timestamp).
 func (s *taskStore) list(ctx context.Context) []*a2a.Task {
 	s.mu.Lock()
 	var raws [][]byte
 	caller := trust.CallerFrom(ctx)
+	for k, r := range s.running.tasks {
+		if k.caller == caller {
+			raws = append(raws, r.raw)
+		}
+	}
 	if c := s.callers[fairstore.OwnerOf(caller, fairstore.IPv6OwnerBits)]; c != nil {
 		for el := c.tasks.Back(); el != nil; el = el.Prev() {
 			if kt := el.Value.(*keptTask); kt.key.caller == caller {
@@ -243,5 +266,14 @@ func (s *taskStore) list(ctx context.Context) []*a2a.Task {
 			tasks = append(tasks, &task)
 		}
 	}
+	slices.SortStableFunc(tasks, func(a, b *a2a.Task) int { return updated(b).Compare(updated(a)) })
 	return tasks
+}
+
+// updated is the time of task's status; the zero time when it has none.
+func updated(task *a2a.Task) time.Time {
+	if ts := task.Status.Timestamp; ts != nil {
+		return *ts
+	}
+	return time.Time{}
 }

@@ -185,8 +185,9 @@ func checkEnvelope(req *rpcRequest) *rpcError {
 // the 0.3 methods, keeping its tasks in the same store, so that a task is
 // read in either version.
 type v1Server struct {
-	exec  *executor
-	tasks *taskStore
+	exec    *executor
+	tasks   *taskStore
+	timeout time.Duration // of a call made after answering
 }
 
 // serve answers req, the request of the caller of ctx.
@@ -263,7 +264,15 @@ func (s *v1Server) sendMessage(ctx context.Context, params json.RawMessage) (any
 		reqCtx.ContextID = a2a.NewContextID()
 	}
 	msg.TaskID, msg.ContextID = reqCtx.TaskID, reqCtx.ContextID
-	task, err := s.exec.answer(withOutputModes(ctx, cfg.AcceptedOutputModes), reqCtx)
+	ctx = withOutputModes(ctx, cfg.AcceptedOutputModes)
+	if cfg.ReturnImmediately {
+		c, err := s.exec.read(ctx, reqCtx)
+		if err != nil {
+			return nil, invalidParams(messageViolation(msg, err))
+		}
+		return s.sendInBackground(ctx, reqCtx, c, cfg.HistoryLength)
+	}
+	task, err := s.exec.answer(ctx, reqCtx)
 	if err != nil {
 		return nil, invalidParams(messageViolation(msg, err))
 	}
@@ -318,13 +327,26 @@ func (s *v1Server) getTask(ctx context.Context, params json.RawMessage) (any, *r
 	return v1TaskOf(task, req.HistoryLength, true), nil
 }
 
-// cancelTask answers CancelTask: a task kept has finished, and cannot be
-// cancelled.
+// cancelTask answers CancelTask: a running task (see sendInBackground)
+// has its call cancelled, and is answered canceled once the call ends; a
+// task that has finished cannot be cancelled.
 func (s *v1Server) cancelTask(ctx context.Context, params json.RawMessage) (any, *rpcError) {
 	var req v1CancelTaskRequest
 	task, rerr := s.find(ctx, params, &req, &req.Tenant, &req.ID, nil)
 	if rerr != nil {
 		return nil, rerr
+	}
+	if ended, ok, err := s.tasks.cancelRun(ctx, task.ID); ok {
+		if err != nil {
+			return nil, taskNotFound(req.ID)
+		}
+		if task = ended; task.Status.State == a2a.TaskStateCanceled {
+			return v1TaskOf(task, nil, true), nil
+		}
+	} else if !task.Status.State.Terminal() { // its call ended since
+		if t, err := s.tasks.Get(ctx, task.ID); err == nil {
+			task = t
+		}
 	}
 	return nil, a2aError(-32002, "TASK_NOT_CANCELABLE", fmt.Sprintf("Task not cancelable: task %s is %s", task.ID, v1State(task.Status.State)),
 		map[string]string{"taskId": req.ID})
@@ -356,7 +378,8 @@ func (s *v1Server) find(ctx context.Context, params json.RawMessage, req any, te
 	return task, nil
 }
 
-// listTasks answers ListTasks: the caller's tasks, the newest first, a
+// listTasks answers ListTasks: the caller's tasks, the most recently
+// updated first, a
 // page at a time; the page token is the id of the last task of the page
 // before.
 func (s *v1Server) listTasks(ctx context.Context, params json.RawMessage) (any, *rpcError) {

@@ -18,7 +18,9 @@
 // In 1.0, parts are text or data members (a data part with mediaType
 // application/json), a negative historyLength is refused, and so is a
 // tenant (the card's interfaces name none); task states and roles are
-// the TASK_STATE_* and ROLE_* enums, and errors carry the
+// the TASK_STATE_* and ROLE_* enums, written by name and read, as
+// ProtoJSON reads them, by name or by number ("role":1; a number the
+// enum does not define is invalid params), and errors carry the
 // specification's details: a
 // google.rpc.ErrorInfo (domain a2a-protocol.org) for the A2A errors
 // (TaskNotFound −32001, TaskNotCancelable −32002 for a task that has

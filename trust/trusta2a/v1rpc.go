@@ -407,14 +407,18 @@ func (s *v1Server) listTasks(ctx context.Context, params json.RawMessage) (any, 
 		}
 		after = t
 	}
-	if req.Status != "" && req.Status != "TASK_STATE_UNSPECIFIED" && !slices.Contains(stateNames(), req.Status) {
-		return nil, invalidParams(&fieldViolation{Field: "status", Description: fmt.Sprintf("unknown state %q; allowed: %s", req.Status, strings.Join(stateNames(), ", "))})
+	status, err := enumName("status", req.Status, append([]string{"TASK_STATE_UNSPECIFIED"}, stateNames()...))
+	if err != nil {
+		return nil, invalidParams(violationOf("", err))
+	}
+	if status != "" && status != "TASK_STATE_UNSPECIFIED" && !slices.Contains(stateNames(), status) {
+		return nil, invalidParams(&fieldViolation{Field: "status", Description: fmt.Sprintf("unknown state %q; allowed: %s", status, strings.Join(stateNames(), ", "))})
 	}
 	var match []*a2a.Task
 	for _, t := range s.tasks.list(ctx) {
 		switch {
 		case req.ContextID != "" && t.ContextID != req.ContextID,
-			req.Status != "" && req.Status != "TASK_STATE_UNSPECIFIED" && v1State(t.Status.State) != req.Status,
+			status != "" && status != "TASK_STATE_UNSPECIFIED" && v1State(t.Status.State) != status,
 			!after.IsZero() && (t.Status.Timestamp == nil || t.Status.Timestamp.Before(after)):
 			continue
 		}

@@ -5,7 +5,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"mime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,7 +18,8 @@ import (
 )
 
 // The A2A 1.0 wire, as specification/a2a.proto of A2A v1.0 writes it in
-// JSON (ProtoJSON: lowerCamelCase members, enums by name). The agent
+// JSON (ProtoJSON: lowerCamelCase members, enums written by name and
+// read by name or number, see enumName). The agent
 // keeps its tasks as A2A 0.3 tasks, the SDK's type, whatever the version
 // that made them; v1Task writes one in 1.0.
 
@@ -95,14 +98,14 @@ type (
 		Metadata map[string]any `json:"metadata,omitempty"`
 	}
 	v1ListTasksRequest struct {
-		Tenant               string `json:"tenant,omitempty"`
-		ContextID            string `json:"contextId,omitempty"`
-		Status               string `json:"status,omitempty"`
-		PageSize             *int32 `json:"pageSize,omitempty"`
-		PageToken            string `json:"pageToken,omitempty"`
-		HistoryLength        *int32 `json:"historyLength,omitempty"`
-		StatusTimestampAfter string `json:"statusTimestampAfter,omitempty"`
-		IncludeArtifacts     bool   `json:"includeArtifacts,omitempty"`
+		Tenant               string          `json:"tenant,omitempty"`
+		ContextID            string          `json:"contextId,omitempty"`
+		Status               json.RawMessage `json:"status,omitempty"` // a name or a number
+		PageSize             *int32          `json:"pageSize,omitempty"`
+		PageToken            string          `json:"pageToken,omitempty"`
+		HistoryLength        *int32          `json:"historyLength,omitempty"`
+		StatusTimestampAfter string          `json:"statusTimestampAfter,omitempty"`
+		IncludeArtifacts     bool            `json:"includeArtifacts,omitempty"`
 	}
 	v1ListTasksResponse struct {
 		Tasks         []v1Task `json:"tasks"`
@@ -141,6 +144,37 @@ func decodeStrict(path string, raw json.RawMessage, v any) error {
 	return nil
 }
 
+// enumName reads raw, the value of the enum member at field, as ProtoJSON
+// does: a value's name (a JSON string), or its number (a JSON integer)
+// of the enum whose names by number are names. A number the enum does not
+// define is refused, and so is a value of another type; an absent value
+// (or null) is "". A string is returned as it is, for the caller to check.
+func enumName(field string, raw json.RawMessage, names []string) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var name string
+	if json.Unmarshal(raw, &name) == nil {
+		return name, nil
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) != nil {
+		return "", &fieldViolation{Field: field, Description: "expected a string (an enum name) or an integer (its number), got " + jsonbody.Kind(raw)}
+	}
+	i, err := strconv.ParseInt(n.String(), 10, 32)
+	if f, ferr := n.Float64(); err != nil && ferr == nil && f == math.Trunc(f) && math.Abs(f) <= math.MaxInt32 {
+		i, err = int64(f), nil // 1.0 and 1e0 are the integer 1
+	}
+	if err != nil || i < 0 || i >= int64(len(names)) {
+		return "", &fieldViolation{Field: field, Description: fmt.Sprintf("is %s; allowed: %s, or their numbers 0 to %d",
+			n, strings.Join(names, ", "), len(names)-1)}
+	}
+	return names[i], nil
+}
+
+// roleNames are the names of the 1.0 Role enum, by their numbers.
+func roleNames() []string { return []string{"ROLE_UNSPECIFIED", "ROLE_USER", "ROLE_AGENT"} }
+
 // v1MessageIn reads the message of a SendMessage request (the object at
 // params.message) as the 0.3 message the executor reads: a text part is
 // a TextPart, a data part holding an object a DataPart; a raw or url part
@@ -152,6 +186,7 @@ func v1MessageIn(raw *json.RawMessage) (*a2a.Message, error) {
 	// Each part is decoded apart, so that an error names its index.
 	var m struct {
 		v1Message
+		Role  json.RawMessage   `json:"role"` // a name or a number
 		Parts []json.RawMessage `json:"parts"`
 	}
 	if err := decodeStrict("message", *raw, &m); err != nil {
@@ -160,8 +195,12 @@ func v1MessageIn(raw *json.RawMessage) (*a2a.Message, error) {
 	if m.MessageID == "" {
 		return nil, &fieldViolation{Field: "message.messageId", Description: "is required"}
 	}
-	if m.Role != "ROLE_USER" {
-		return nil, &fieldViolation{Field: "message.role", Description: fmt.Sprintf("is %q; a client's message is ROLE_USER", m.Role)}
+	role, err := enumName("message.role", m.Role, roleNames())
+	if err != nil {
+		return nil, err
+	}
+	if role != "ROLE_USER" {
+		return nil, &fieldViolation{Field: "message.role", Description: fmt.Sprintf("is %q; a client's message is ROLE_USER", role)}
 	}
 	if len(m.Parts) == 0 {
 		return nil, &fieldViolation{Field: "message.parts", Description: "at least one part is required"}

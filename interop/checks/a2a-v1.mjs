@@ -5,7 +5,8 @@
 // JSON-RPC interface of protocol version 1.0 from supportedInterfaces,
 // sends a true and a false claim with SendMessage, reads the verdicts from
 // the answer's data part, reads a task back with GetTask and lists the
-// caller's tasks with ListTasks, gets the SDK's TaskNotFoundError for
+// caller's tasks with ListTasks, sends a claim with returnImmediately and
+// reads its task, working, with GetTask until it is completed, gets the SDK's TaskNotFoundError for
 // GetTask of a task it never had and its TaskNotCancelableError for
 // CancelTask of a completed one, sends a data part with a misspelt member
 // and one with a policy not in the list, asks ListTasks for a page too
@@ -138,6 +139,24 @@ await check('a2a-v1 ListTasks', async () => {
   if (list.tasks.length !== 2 || list.totalSize < 3 || !list.nextPageToken) {
     return `tasks ${list.tasks.length} of ${list.totalSize}, next ${JSON.stringify(list.nextPageToken)}: want 2 of at least 3, and a next page`;
   }
+});
+
+// With returnImmediately the task is answered working, and the call
+// completes it after: GetTask reads it until it does.
+await check('a2a-v1 SendMessage with returnImmediately, completed after', async () => {
+  const req = message(data({ claimed_result: '17 * 3 = 51', input: 'What is 17 * 3?' }));
+  req.configuration = { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true };
+  const task = await client.sendMessage(req);
+  if (task?.status?.state !== TaskState.TASK_STATE_WORKING) return `task ${JSON.stringify(task)}, want TASK_STATE_WORKING`;
+  for (let i = 0; i < 600; i++) {
+    const got = await client.getTask({ tenant: '', id: task.id });
+    if (got.status?.state !== TaskState.TASK_STATE_WORKING) {
+      const answer = answerOf(got);
+      return answer.status === 'VALID' ? undefined : `status ${answer.status}, want VALID`;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return 'the task is still working after 30 s';
 });
 
 // Invalid params (−32602) whose BadRequest names the member at fault.

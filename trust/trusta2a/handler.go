@@ -67,6 +67,11 @@ type Config struct {
 	// The task just saved is never the one forgotten: when it alone makes
 	// its caller the one holding the most bytes, the store holds it
 	// beyond MaxTaskBytes, and the next save forgets it first.
+	//
+	// The tasks whose calls run after their SendMessage answered
+	// (returnImmediately) are counted apart, and never forgotten while
+	// they run: a caller has at most MaxTasksPerCaller running, all
+	// callers together at most MaxTasks, of at most MaxTaskBytes.
 	MaxTasks          int
 	MaxTasksPerCaller int
 	MaxTaskBytes      int64

@@ -379,9 +379,8 @@ func (s *v1Server) find(ctx context.Context, params json.RawMessage, req any, te
 }
 
 // listTasks answers ListTasks: the caller's tasks, the most recently
-// updated first, a
-// page at a time; the page token is the id of the last task of the page
-// before.
+// updated first, a page at a time; the page token is the id of the last
+// task of the page before.
 func (s *v1Server) listTasks(ctx context.Context, params json.RawMessage) (any, *rpcError) {
 	var req v1ListTasksRequest
 	if err := decodeStrict("", params, &req); err != nil {

@@ -32,8 +32,8 @@
 //	  -embed-url http://127.0.0.1:8090/v1 -embed-model all-MiniLM-L6-v2 -thresholds 0.85,0.9,0.95,0.97
 //
 // The same seed gives the same figures, except that the embedding rows at
-// adaptive can move by a few calls from run to run. docs/ACCURACY.md
-// reads them.
+// adaptive can move by a few calls from run to run. docs/LOCAL-MODELS.md
+// gives the figures of a real model.
 package main
 
 import (

@@ -65,8 +65,7 @@ func TestRun(t *testing.T) {
 
 // TestRun_deterministic gives the same figures for the same seed, for
 // exact equality and judged delegation. The embedding rows at adaptive can
-// move by a call or two from run to run (docs/ACCURACY.md), so they are
-// left out.
+// move by a call or two from run to run, so they are left out.
 func TestRun_deterministic(t *testing.T) {
 	cfg := config{calls: 40, seed: 5, judgeErrors: []float64{0.05}}
 	a, err := run(context.Background(), cfg)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/go-playground/validator/v10"
 	"gopkg.in/yaml.v3"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
@@ -71,7 +72,7 @@ type panelSession struct {
 type panelWorker struct {
 	BaseURL     string            `json:"base_url" yaml:"base_url" validate:"required,http_url"`
 	Model       string            `json:"model" yaml:"model" validate:"required"`
-	APIKeyEnv   string            `json:"api_key_env" yaml:"api_key_env"`
+	APIKeyEnv   string            `json:"api_key_env" yaml:"api_key_env" validate:"omitempty,env_name"`
 	Temperature *float64          `json:"temperature" yaml:"temperature" validate:"omitempty,gte=0,lte=2"`
 	MaxTokens   int               `json:"max_tokens" yaml:"max_tokens" validate:"gte=0"`
 	Headers     map[string]string `json:"headers" yaml:"headers"`
@@ -80,12 +81,32 @@ type panelWorker struct {
 
 // panelRules validates panel files; like encoding/json's cache, it is
 // immutable once built. A base_url refused is shown without its password
-// and query, which may hold a key.
+// and query, which may hold a key; an api_key_env refused is not shown,
+// as it may be the key itself.
 var panelRules = valid.New(map[string]valid.Rule{
 	"http_url": {Message: func(_ string, v any) string {
 		return fmt.Sprintf("must be an absolute URL, got %q", httpapi.ShownURL(fmt.Sprint(v)))
 	}},
+	"env_name": {
+		Check: func(fl validator.FieldLevel) bool { return isEnvName(fl.Field().String()) },
+		Message: func(string, any) string {
+			return "must be the name of an environment variable (letters, digits and underscores, not starting with a digit), not the key itself"
+		},
+	},
 })
+
+// isEnvName reports whether s is a portable environment variable name.
+func isEnvName(s string) bool {
+	for i, r := range s {
+		switch {
+		case r == '_', 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z':
+		case '0' <= r && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
 
 // LoadPanel reads a panel file and returns its sessions, each with a
 // constructed worker. The file's extension picks the format: .json for
@@ -111,8 +132,10 @@ var panelRules = valid.New(map[string]valid.Rule{
 //
 // Unknown fields are errors, so a misspelt one is not silently ignored.
 // Each problem found is a [*PanelError] naming the field; all are returned
-// together, joined. A session whose api_key_env names a variable that is
-// unset or empty fails with ErrMissingEnv.
+// together, joined. api_key_env is the name of a variable, never the key:
+// a value that is no variable's name is refused without being quoted. A
+// session whose api_key_env names a variable that is unset or empty fails
+// with ErrMissingEnv.
 func LoadPanel(path string, getenv func(string) string) ([]PanelSession, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -215,3 +215,18 @@ func TestParsePanel_baseURLHidden(t *testing.T) {
 		}
 	}
 }
+
+// TestParsePanel_keyInAPIKeyEnv: an api_key_env that holds the key itself,
+// rather than the name of a variable, is refused without quoting it.
+func TestParsePanel_keyInAPIKeyEnv(t *testing.T) {
+	for _, key := range []string{"sk-live-s3cret", "s3cret key", "1s3cret"} {
+		text := "sessions:\n  - {id: 1, worker: {base_url: 'http://h/v1', model: m, api_key_env: '" + key + "'}}"
+		_, err := chatworker.ParsePanel("p.yaml", []byte(text), env(map[string]string{key: "x"}))
+		if !errors.Is(err, chatworker.ErrInvalidPanel) {
+			t.Fatalf("ParsePanel(api_key_env %q) = %v, want ErrInvalidPanel", key, err)
+		}
+		if msg := err.Error(); strings.Contains(msg, "s3cret") || !strings.Contains(msg, "sessions[0].worker.api_key_env:") {
+			t.Errorf("ParsePanel(api_key_env %q) = %q, want the field named and the value not shown", key, msg)
+		}
+	}
+}

@@ -63,10 +63,10 @@ type panelFile struct {
 }
 
 type panelSession struct {
-	ID     router.SessionID `json:"id" yaml:"id" validate:"gt=0"`
-	Pool   string           `json:"pool" yaml:"pool"`
-	Tiers  []router.Tier    `json:"tiers" yaml:"tiers" validate:"omitempty,unique,dive,oneof=fast safe oracle balanced"`
-	Worker panelWorker      `json:"worker" yaml:"worker"`
+	ID     panelID       `json:"id" yaml:"id" validate:"gt=0"`
+	Pool   string        `json:"pool" yaml:"pool"`
+	Tiers  []router.Tier `json:"tiers" yaml:"tiers" validate:"omitempty,unique,dive,oneof=fast safe oracle balanced"`
+	Worker panelWorker   `json:"worker" yaml:"worker"`
 }
 
 type panelWorker struct {
@@ -74,7 +74,7 @@ type panelWorker struct {
 	Model       string            `json:"model" yaml:"model" validate:"required"`
 	APIKeyEnv   string            `json:"api_key_env" yaml:"api_key_env" validate:"omitempty,env_name"`
 	Temperature *float64          `json:"temperature" yaml:"temperature" validate:"omitempty,gte=0,lte=2"`
-	MaxTokens   int               `json:"max_tokens" yaml:"max_tokens" validate:"gte=0"`
+	MaxTokens   wholeInt          `json:"max_tokens" yaml:"max_tokens" validate:"gte=0"`
 	Headers     map[string]string `json:"headers" yaml:"headers"`
 	Prices      map[string]Price  `json:"prices" yaml:"prices" validate:"omitempty,dive"`
 }
@@ -130,12 +130,13 @@ func isEnvName(s string) bool {
 //	      headers: {X-Team: risk}                # optional
 //	      prices: {}                             # optional, over the shared ones
 //
-// Unknown fields are errors, so a misspelt one is not silently ignored.
-// Each problem found is a [*PanelError] naming the field; all are returned
-// together, joined. api_key_env is the name of a variable, never the key:
-// a value that is no variable's name is refused without being quoted. A
-// session whose api_key_env names a variable that is unset or empty fails
-// with ErrMissingEnv.
+// Unknown fields are errors, so a misspelt one is not silently ignored;
+// so are an empty file, a second YAML document and a fractional id or
+// max_tokens. Each problem found is a [*PanelError] naming the field; all
+// are returned together, joined. api_key_env is the name of a variable,
+// never the key: a value that is no variable's name is refused without
+// being quoted. A session whose api_key_env names a variable that is
+// unset or empty fails with ErrMissingEnv.
 func LoadPanel(path string, getenv func(string) string) ([]PanelSession, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -153,7 +154,7 @@ func ParsePanel(name string, data []byte, getenv func(string) string) ([]PanelSe
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&f); err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrInvalidPanel, name, err)
+			return nil, decodeError(name, err)
 		}
 		if dec.More() {
 			return nil, fmt.Errorf("%w: %s: data after the JSON object", ErrInvalidPanel, name)
@@ -162,7 +163,10 @@ func ParsePanel(name string, data []byte, getenv func(string) string) ([]PanelSe
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(&f); err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrInvalidPanel, name, err)
+			return nil, decodeError(name, err)
+		}
+		if !lastDocument(dec) {
+			return nil, fmt.Errorf("%w: %s: a second YAML document follows the first; a panel file holds one", ErrInvalidPanel, name)
 		}
 	default:
 		return nil, fmt.Errorf("%w: %s: the extension %q is neither .json, .yaml nor .yml", ErrInvalidPanel, name, ext)
@@ -175,7 +179,7 @@ func ParsePanel(name string, data []byte, getenv func(string) string) ([]PanelSe
 	for _, fe := range panelRules.Struct(&f) {
 		fail(fe.Field, fe.Message, ErrInvalidPanel)
 	}
-	first := make(map[router.SessionID]int, len(f.Sessions))
+	first := make(map[panelID]int, len(f.Sessions))
 	for i, s := range f.Sessions {
 		if j, dup := first[s.ID]; dup && s.ID > 0 {
 			fail(fmt.Sprintf("sessions[%d].id", i), fmt.Sprintf("%d repeats sessions[%d].id", s.ID, j), ErrInvalidPanel)
@@ -194,7 +198,7 @@ func ParsePanel(name string, data []byte, getenv func(string) string) ([]PanelSe
 			BaseURL:     s.Worker.BaseURL,
 			Model:       s.Worker.Model,
 			Temperature: s.Worker.Temperature,
-			MaxTokens:   s.Worker.MaxTokens,
+			MaxTokens:   int(s.Worker.MaxTokens),
 		}
 		if env := s.Worker.APIKeyEnv; env != "" {
 			if cfg.APIKey = getenv(env); cfg.APIKey == "" {
@@ -231,7 +235,7 @@ func ParsePanel(name string, data []byte, getenv func(string) string) ([]PanelSe
 		if len(tiers) == 0 {
 			tiers = nil
 		}
-		out = append(out, PanelSession{ID: s.ID, Pool: s.Pool, Tiers: tiers, Worker: w})
+		out = append(out, PanelSession{ID: router.SessionID(s.ID), Pool: s.Pool, Tiers: tiers, Worker: w})
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

@@ -230,3 +230,30 @@ func TestParsePanel_keyInAPIKeyEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestParsePanel_yamlStrictness: an empty file, a second YAML document and
+// a number that is not whole where one is wanted are refused, not read as
+// no panel, ignored or truncated.
+func TestParsePanel_yamlStrictness(t *testing.T) {
+	const w = "worker: {base_url: 'http://h/v1', model: m}"
+	for _, tt := range []struct{ name, file, text, want string }{
+		{"empty YAML", "p.yaml", "", "p.yaml: the file is empty"},
+		{"comments only", "p.yaml", "# sessions to come\n", "p.yaml: the file is empty"},
+		{"empty JSON", "p.json", " \n", "p.json: the file is empty"},
+		{"second document", "p.yaml", "sessions:\n  - {id: 1, " + w + "}\n---\nsessions:\n  - {id: 2, " + w + "}\n",
+			"p.yaml: a second YAML document"},
+		{"fractional id", "p.yaml", "sessions:\n  - {id: 1.5, " + w + "}", "line 2: 1.5 is not a whole number"},
+		{"fractional max_tokens", "p.yaml", "sessions:\n  - {id: 1, worker: {base_url: 'http://h/v1', model: m, max_tokens: 0.5}}",
+			"line 2: 0.5 is not a whole number"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := chatworker.ParsePanel(tt.file, []byte(tt.text), env(nil))
+			if !errors.Is(err, chatworker.ErrInvalidPanel) || got != nil {
+				t.Fatalf("ParsePanel = %v, %v; want nil, ErrInvalidPanel", got, err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q lacks %q", err, tt.want)
+			}
+		})
+	}
+}

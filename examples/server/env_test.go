@@ -114,3 +114,28 @@ func TestRun_bannerKeyFromEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// TestParseFlags_unsendableKey: an API key that no client can send, one
+// with white space at an end (a line end read from a file with it) or a
+// control character, is refused naming where it came from, without
+// quoting it: the server would otherwise answer every call 401.
+func TestParseFlags_unsendableKey(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"-api-key", " s3cret"}, nil, "-api-key"},
+		{nil, map[string]string{envAPIKey: "s3cret\r"}, envAPIKey},
+		{nil, map[string]string{envAPIKey: "s3cret\n"}, envAPIKey},
+		{[]string{"-integration", "acme=s3cret\t"}, nil, "-integration acme"},
+		{[]string{"-integration", "acme=s3c\x00ret"}, nil, "-integration acme"},
+		{nil, map[string]string{envIntegrations: "acme=s3c\x7fret"}, envIntegrations + " acme"},
+	} {
+		_, err := parseFlags(tt.args, env(tt.env), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "s3c") {
+			t.Errorf("parseFlags(%q, %q) = %v, want an error naming %s and not quoting the key", tt.args, tt.env, err, tt.want)
+		}
+	}
+}

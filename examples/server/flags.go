@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"golang.org/x/time/rate"
 
@@ -133,6 +134,16 @@ func parseIntegrations(v string) (integrationFlag, error) {
 	return f, nil
 }
 
+// unsendableKey says why an API key is refused, without quoting it.
+const unsendableKey = "the key has white space at an end or a control character, which no Authorization header carries"
+
+// sendableKey reports whether a client can send key as a bearer token: a
+// server trims the token of white space, and a header holds no control
+// character.
+func sendableKey(key string) bool {
+	return key == strings.TrimSpace(key) && !strings.ContainsFunc(key, unicode.IsControl)
+}
+
 // parseFlags reads the command line, and through getenv the environment
 // variables that stand for -api-key, -integration and -database-url when
 // those are not given. -h prints the usage to out and returns
@@ -223,10 +234,20 @@ flags:
 	if cfg.apiKey == "" {
 		return config{}, errors.New("-api-key must not be empty")
 	}
+	if !sendableKey(cfg.apiKey) {
+		from := "-api-key"
+		if cfg.apiKeyFromEnv {
+			from = envAPIKey
+		}
+		return config{}, fmt.Errorf("%s: %s", from, unsendableKey)
+	}
 	cfg.integrations = map[string]string{cfg.apiKey: defaultIntegration}
 	names := []string{defaultIntegration}
 	for _, nk := range integrations {
 		name, key := nk[0], nk[1]
+		if !sendableKey(key) {
+			return config{}, fmt.Errorf("%s %s: %s", integrationsFrom, name, unsendableKey)
+		}
 		if _, dup := cfg.integrations[key]; dup {
 			return config{}, fmt.Errorf("%s %s: its key is already in use", integrationsFrom, name)
 		}

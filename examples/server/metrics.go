@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 
 	promclient "github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -39,6 +41,9 @@ type observability struct {
 
 // newObservability builds the providers; getenv reads the environment.
 func newObservability(ctx context.Context, getenv func(string) string) (*observability, error) {
+	if err := checkOTLP(getenv); err != nil {
+		return nil, err
+	}
 	res := resource.NewSchemaless(semconv.ServiceName(serviceName))
 	reg := promclient.NewRegistry()
 	exp, err := otelprom.New(otelprom.WithRegisterer(reg))
@@ -64,6 +69,35 @@ func newObservability(ctx context.Context, getenv func(string) string) (*observa
 		o.tracers = sdktrace.NewTracerProvider(sdktrace.WithBatcher(spans), sdktrace.WithResource(res))
 	}
 	return o, nil
+}
+
+// checkOTLP refuses, when an endpoint is set, the exporter's variables
+// that it would not use as given: an endpoint without an http or https scheme and a host (the
+// exporter reads "localhost:4318" as a path, posting to https:///v1/traces,
+// and other schemes as https), or a protocol other than OTLP/HTTP with
+// protobuf, the only one this server exports over. The endpoint is not
+// quoted: its user info may hold a password.
+func checkOTLP(getenv func(string) string) error {
+	if getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
+		return nil // no traces
+	}
+	for _, name := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} {
+		v := getenv(name)
+		if v == "" {
+			continue
+		}
+		if u, err := url.Parse(v); err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+			return fmt.Errorf("%s: want an http or https URL with a host, such as http://127.0.0.1:4318", name)
+		}
+	}
+	name := "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL" // the traces' own beats the general one
+	if getenv(name) == "" {
+		name = "OTEL_EXPORTER_OTLP_PROTOCOL"
+	}
+	if v := getenv(name); v != "" && v != "http/protobuf" {
+		return fmt.Errorf("%s %q: this server exports traces over OTLP/HTTP only: leave it unset or give http/protobuf", name, v)
+	}
+	return nil
 }
 
 // goroutinesView exports the runtime's go.goroutine.count as

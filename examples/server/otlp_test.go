@@ -128,3 +128,46 @@ func TestRun_otlpTraces(t *testing.T) {
 		}
 	}
 }
+
+// TestNewObservability_badEndpoint: an OTLP endpoint the exporter cannot
+// use as given, one without a scheme (it would post to https:///v1/traces)
+// or of another scheme (read as https), or a protocol other than OTLP/HTTP
+// with protobuf, is refused at start naming the variable, not dropped
+// span by span at run time.
+func TestNewObservability_badEndpoint(t *testing.T) {
+	for _, vars := range []map[string]string{
+		{"OTEL_EXPORTER_OTLP_ENDPOINT": "localhost:4318"},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT": "ftp://collector:4318"},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://"},
+		{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "collector:4318/v1/traces"},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4317", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc"},
+	} {
+		o, err := newObservability(context.Background(), env(vars))
+		if err == nil {
+			o.close()
+			t.Errorf("newObservability with %q succeeded, want an error", vars)
+			continue
+		}
+		named := false
+		for k := range vars {
+			named = named || strings.Contains(err.Error(), k)
+		}
+		if !named {
+			t.Errorf("newObservability with %q = %v, want an error naming the variable", vars, err)
+		}
+	}
+	for _, vars := range []map[string]string{
+		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"},
+		{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://collector/v1/traces", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf"},
+		{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, // no endpoint: no traces
+	} {
+		o, err := newObservability(context.Background(), env(vars))
+		if err != nil {
+			t.Errorf("newObservability with %q = %v, want no error", vars, err)
+			continue
+		}
+		o.close()
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
@@ -105,10 +107,15 @@ func ParseCheckpoint(text string) (Checkpoint, error) {
 }
 
 // LogVerifierKey returns the C2SP note verifier key of pub for the log
-// named origin: "origin+<key hash>+<base64 of 0x01 and the key>".
+// named origin: "origin+<key hash>+<base64 of 0x01 and the key>". The
+// origin must be UTF-8, not empty, without white space and without '+',
+// as a note key's name is.
 func LogVerifierKey(origin string, pub Ed25519Key) (string, error) {
 	if err := pub.check(); err != nil {
 		return "", err
+	}
+	if origin == "" || !utf8.ValidString(origin) || strings.ContainsFunc(origin, unicode.IsSpace) || strings.Contains(origin, "+") {
+		return "", fmt.Errorf("receipt: log origin %q: want a UTF-8 name, not empty, without white space or '+', such as example.com/vouch/receipts", truncate(origin, 60))
 	}
 	vkey, err := note.NewEd25519VerifierKey(origin, ed25519.PublicKey(pub))
 	if err != nil {
@@ -201,7 +208,8 @@ type Log struct {
 
 // NewLog returns the Log of store, named origin (the first line of every
 // checkpoint and the name of its note key, such as
-// "example.com/vouch/receipts"), whose checkpoints signer signs.
+// "example.com/vouch/receipts"), whose checkpoints signer signs. The
+// origin is refused as [LogVerifierKey] refuses it.
 func NewLog(origin string, signer *Ed25519Signer, store LogReader) (*Log, error) {
 	if signer == nil || store == nil {
 		return nil, errors.New("receipt: NewLog needs a signer and a store")

@@ -342,3 +342,20 @@ func FuzzOpenCheckpoint(f *testing.F) {
 		}
 	})
 }
+
+// TestNewLog_badOrigin: an origin that cannot name a note key (empty,
+// with white space or a '+') is refused by NewLog and LogVerifierKey with
+// the rule it breaks, not as a malformed key found later.
+func TestNewLog_badOrigin(t *testing.T) {
+	signer := newSigner(t, 1)
+	for _, origin := range []string{"", "example.com/vouch receipts", "example.com/a+b", "tab\there", "bad\xffutf8"} {
+		_, err := receipt.LogVerifierKey(origin, signer.Public())
+		if err == nil || !strings.Contains(err.Error(), "white space") {
+			t.Errorf("LogVerifierKey(%q) = %v, want an error saying what an origin may hold", origin, err)
+		}
+		_, err = receipt.NewLog(origin, signer, &receipt.MemStore{})
+		if err == nil || !strings.Contains(err.Error(), "white space") {
+			t.Errorf("NewLog(%q) = %v, want an error saying what an origin may hold", origin, err)
+		}
+	}
+}

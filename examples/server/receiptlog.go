@@ -13,7 +13,7 @@ const defaultLogOrigin = "localhost/vouch/receipts"
 // logFlags registers the flags of the receipts' transparency log.
 func logFlags(fs *flag.FlagSet, cfg *config) {
 	fs.StringVar(&cfg.logOrigin, "log-origin", defaultLogOrigin,
-		"`NAME` of the receipts' transparency log: the first line of its checkpoints and the name of its note key (use a name of your own, such as example.com/vouch/receipts)")
+		"`NAME` of the receipts' transparency log: the first line of its checkpoints and the name of its note key (use a name of your own, without white space or '+', such as example.com/vouch/receipts)")
 }
 
 // receiptLog returns the transparency log of the receipt store, whose

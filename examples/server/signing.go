@@ -120,7 +120,7 @@ func loadSigningKey(path string) (*signingKey, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("-signing-key: %w", err)
+		return nil, fmt.Errorf("-signing-key %s: %w", path, err)
 	}
 	f, err := receipt.ParseKeyFile(data)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -200,5 +202,16 @@ func TestSetUpSigningKey_trustedKeysIsSigningKey(t *testing.T) {
 				t.Errorf("the key file lost its private key: %v", err)
 			}
 		})
+	}
+}
+
+// TestLoadSigningKey_missingDirectory: a key file to create in a directory
+// that does not exist is an error naming the file given, not only the
+// temporary file the key is first written to.
+func TestLoadSigningKey_missingDirectory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "absent", "signing.key")
+	_, err := loadSigningKey(path)
+	if err == nil || !strings.Contains(err.Error(), "-signing-key "+path+": ") || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("loadSigningKey(%s) = %v, want an error naming the file and wrapping fs.ErrNotExist", path, err)
 	}
 }

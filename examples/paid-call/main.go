@@ -95,9 +95,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return usage("-url %q is not an absolute http or https URL", *target)
 	}
-	hexKey := *key
+	hexKey, keyFrom := *key, "-key"
 	if hexKey == "" {
-		hexKey = getenv(envKey)
+		hexKey, keyFrom = getenv(envKey), envKey
 	}
 	if hexKey == "" {
 		if !loopback(u.Hostname()) {
@@ -107,7 +107,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	}
 	payer, err := evm.NewPayer(hexKey)
 	if err != nil {
-		return usage("-key: %v", err)
+		return usage("%s: %v", keyFrom, err)
+	}
+	if *timeout <= 0 {
+		return usage("-timeout %v: want a positive duration", *timeout)
 	}
 	units, err := x402.ParsePrice(*maxPrice, usdcDecimals)
 	if err != nil {

@@ -122,3 +122,30 @@ func TestRun_usage(t *testing.T) {
 		}
 	}
 }
+
+// TestRun_badSettings: a bad key from VOUCH_X402_KEY is reported as that
+// variable's, not -key's, and a -timeout that is not positive is refused
+// before any call, naming the flag.
+func TestRun_badSettings(t *testing.T) {
+	const url = "http://127.0.0.1:1/api/v2/x402/validate"
+	for _, tt := range []struct {
+		args []string
+		env  string
+		want string
+	}{
+		{[]string{"-url", url}, "zz", "paid-call: " + envKey + ": "},
+		{[]string{"-url", url, "-timeout", "0s"}, "", "paid-call: -timeout 0s: "},
+		{[]string{"-url", url, "-timeout", "-1s"}, "", "paid-call: -timeout -1s: "},
+	} {
+		var errOut bytes.Buffer
+		code := run(context.Background(), tt.args, &bytes.Buffer{}, &errOut, func(k string) string {
+			if k == envKey {
+				return tt.env
+			}
+			return ""
+		})
+		if code != 2 || !strings.HasPrefix(errOut.String(), tt.want) {
+			t.Errorf("run %q with %s=%q: exit %d, stderr %q; want exit 2 and %q", tt.args, envKey, tt.env, code, &errOut, tt.want)
+		}
+	}
+}

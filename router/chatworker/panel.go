@@ -13,7 +13,9 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
+	"github.com/vouchkit/vouch/internal/jsonbody"
 	"github.com/vouchkit/vouch/internal/valid"
+	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -158,6 +160,19 @@ func ParsePanel(name string, data []byte, getenv func(string) string) ([]PanelSe
 		}
 		if dec.More() {
 			return nil, fmt.Errorf("%w: %s: data after the JSON object", ErrInvalidPanel, name)
+		}
+		// A member given twice would keep its last value in silence, as
+		// encoding/json decodes; YAML refuses it already.
+		if err := jsonbody.Check(data, &f); err != nil {
+			var p *problem.Details
+			if !errors.As(err, &p) || len(p.Errors) == 0 {
+				return nil, decodeError(name, err)
+			}
+			errs := make([]error, len(p.Errors))
+			for i, fe := range p.Errors {
+				errs[i] = &PanelError{File: name, Field: fe.Field, Message: fe.Message, Err: ErrInvalidPanel}
+			}
+			return nil, errors.Join(errs...)
 		}
 	case ".yaml", ".yml":
 		dec := yaml.NewDecoder(bytes.NewReader(data))

@@ -245,6 +245,8 @@ func TestParsePanel_yamlStrictness(t *testing.T) {
 		{"fractional id", "p.yaml", "sessions:\n  - {id: 1.5, " + w + "}", "line 2: 1.5 is not a whole number"},
 		{"fractional max_tokens", "p.yaml", "sessions:\n  - {id: 1, worker: {base_url: 'http://h/v1', model: m, max_tokens: 0.5}}",
 			"line 2: 0.5 is not a whole number"},
+		{"JSON member twice", "p.json", `{"sessions":[{"id":1,"id":2,"worker":{"base_url":"http://h/v1","model":"m"}}]}`,
+			"sessions[0].id"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := chatworker.ParsePanel(tt.file, []byte(tt.text), env(nil))

@@ -139,3 +139,15 @@ func TestParseFlags_unsendableKey(t *testing.T) {
 		}
 	}
 }
+
+// A flag of the demo workers is refused beside a panel of workers, which
+// it would not change.
+func TestParseFlags_slowSessionWithWorkers(t *testing.T) {
+	_, err := parseFlags([]string{"-workers", "panel.yaml", "-slow-session", "2s"}, noEnv, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "-slow-session") || !strings.Contains(err.Error(), "-workers") {
+		t.Errorf("parseFlags = %v, want an error naming -slow-session and -workers", err)
+	}
+	if _, err := parseFlags([]string{"-workers", "panel.yaml"}, noEnv, io.Discard); err != nil {
+		t.Errorf("parseFlags(-workers) = %v, want no error", err)
+	}
+}

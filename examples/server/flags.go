@@ -270,6 +270,9 @@ flags:
 	if cfg.slowSession < 0 {
 		return config{}, fmt.Errorf("-slow-session %v: want a duration of at least 0", cfg.slowSession)
 	}
+	if given["slow-session"] && cfg.workers != "" {
+		return config{}, errors.New("-slow-session slows a demo worker, and -workers runs none: give one")
+	}
 	if cfg.debugCallIDs < 1 {
 		return config{}, fmt.Errorf("-debug-call-ids %d: want at least 1", cfg.debugCallIDs)
 	}

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/go-playground/validator/v10"
@@ -78,6 +81,7 @@ type panelWorker struct {
 	Temperature *float64          `json:"temperature" yaml:"temperature" validate:"omitempty,gte=0,lte=2"`
 	MaxTokens   wholeInt          `json:"max_tokens" yaml:"max_tokens" validate:"gte=0"`
 	Headers     map[string]string `json:"headers" yaml:"headers"`
+	HeaderEnv   map[string]string `json:"header_env" yaml:"header_env" validate:"omitempty,dive,env_name"`
 	Prices      map[string]Price  `json:"prices" yaml:"prices" validate:"omitempty,dive"`
 }
 
@@ -130,6 +134,7 @@ func isEnvName(s string) bool {
 //	      temperature: 0                         # optional, 0 to 2
 //	      max_tokens: 512                        # optional
 //	      headers: {X-Team: risk}                # optional
+//	      header_env: {X-Gateway-Key: GW_KEY}    # optional: values from the environment
 //	      prices: {}                             # optional, over the shared ones
 //
 // Unknown fields are errors, so a misspelt one is not silently ignored;
@@ -221,10 +226,13 @@ func ParsePanel(name string, data []byte, getenv func(string) string) ([]PanelSe
 				continue
 			}
 		}
-		if len(s.Worker.Headers) > 0 {
-			cfg.Headers = make(map[string][]string, len(s.Worker.Headers))
+		if len(s.Worker.Headers)+len(s.Worker.HeaderEnv) > 0 {
+			cfg.Headers = make(http.Header, len(s.Worker.Headers)+len(s.Worker.HeaderEnv))
 			for k, v := range s.Worker.Headers {
 				cfg.Headers[k] = []string{v}
+			}
+			if !panelHeaderEnv(s.ID, path, s.Worker.HeaderEnv, cfg.Headers, getenv, fail) {
+				continue
 			}
 		}
 		if len(f.Prices)+len(s.Worker.Prices) > 0 {
@@ -256,4 +264,32 @@ func ParsePanel(name string, data []byte, getenv func(string) string) ([]PanelSe
 		return nil, errors.Join(errs...)
 	}
 	return out, nil
+}
+
+// panelHeaderEnv adds to h the headers of header_env, each the value of
+// the environment variable it names, as api_key_env's key: a secret
+// header (a gateway's key) stays out of the file. A variable unset or
+// empty, or a header headers gives too, is a failure of the field, at
+// path; it reports whether every header was added.
+func panelHeaderEnv(id panelID, path string, headerEnv map[string]string, h http.Header, getenv func(string) string, fail func(field, msg string, sentinel error)) bool {
+	given := make(map[string]bool, len(h))
+	for name := range h {
+		given[http.CanonicalHeaderKey(name)] = true
+	}
+	ok := true
+	for _, name := range slices.Sorted(maps.Keys(headerEnv)) {
+		field := fmt.Sprintf("%s.header_env[%s]", path, name)
+		env := headerEnv[name]
+		switch v := getenv(env); {
+		case given[http.CanonicalHeaderKey(name)]:
+			fail(field, fmt.Sprintf("session %d: headers gives %s too; give it once", id, name), ErrInvalidPanel)
+			ok = false
+		case v == "":
+			fail(field, fmt.Sprintf("session %d: environment variable %s is unset or empty", id, env), ErrMissingEnv)
+			ok = false
+		default:
+			h[name] = []string{v}
+		}
+	}
+	return ok
 }

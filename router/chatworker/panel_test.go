@@ -33,6 +33,7 @@ sessions:
       temperature: 0
       max_tokens: 512
       headers: {X-Team: risk}
+      header_env: {X-Gateway-Key: GATEWAY_KEY}
   - id: 202
     pool: beta
     worker:
@@ -47,7 +48,8 @@ const panelJSON = `{
   "sessions": [
     {"id": 201, "pool": "alpha", "tiers": ["fast", "safe"],
      "worker": {"base_url": %q, "model": "judge-1", "api_key_env": "JUDGE_KEY",
-                "temperature": 0, "max_tokens": 512, "headers": {"X-Team": "risk"}}},
+                "temperature": 0, "max_tokens": 512, "headers": {"X-Team": "risk"},
+                "header_env": {"X-Gateway-Key": "GATEWAY_KEY"}}},
     {"id": "202", "pool": "beta",
      "worker": {"base_url": "http://localhost:11434/v1", "model": "llama3.2",
                 "prices": {"llama3.2": {"prompt_per_1k": 0, "completion_per_1k": 0}}}}
@@ -67,7 +69,7 @@ func TestLoadPanel(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			got, err := chatworker.LoadPanel(path, env(map[string]string{"JUDGE_KEY": fakeKey}))
+			got, err := chatworker.LoadPanel(path, env(map[string]string{"JUDGE_KEY": fakeKey, "GATEWAY_KEY": "gw-secret"}))
 			if err != nil {
 				t.Fatalf("LoadPanel: %v", err)
 			}
@@ -96,8 +98,8 @@ func TestLoadPanel(t *testing.T) {
 				t.Errorf("Usage = %+v, want cost %v from the shared price table", res.Usage, usage.Cost)
 			}
 			r := f.reqs()[0]
-			if r.Header.Get("X-Team") != "risk" || r.MaxTokens != 512 || r.Temperature == nil || *r.Temperature != 0 {
-				t.Errorf("request = %+v, want X-Team risk, max_tokens 512, temperature 0", r)
+			if r.Header.Get("X-Team") != "risk" || r.Header.Get("X-Gateway-Key") != "gw-secret" || r.MaxTokens != 512 || r.Temperature == nil || *r.Temperature != 0 {
+				t.Errorf("request = %+v, want X-Team risk, X-Gateway-Key from the environment, max_tokens 512, temperature 0", r)
 			}
 		})
 	}
@@ -139,6 +141,12 @@ func TestParsePanel_errors(t *testing.T) {
 			[]string{"sessions[0].worker.api_key_env:", "session 9", "NINE_KEY"}},
 		{"empty env", "p.json", `{"sessions":[{"id":9,"worker":{"base_url":"http://h/v1","model":"m","api_key_env":"NINE_KEY"}}]}`,
 			map[string]string{"NINE_KEY": ""}, chatworker.ErrMissingEnv, []string{"session 9", "NINE_KEY"}},
+		{"header env missing", "p.yaml", "sessions:\n  - {id: 9, worker: {base_url: 'http://h/v1', model: m, header_env: {X-Gateway-Key: GW_KEY}}}",
+			nil, chatworker.ErrMissingEnv, []string{"sessions[0].worker.header_env[X-Gateway-Key]:", "session 9", "GW_KEY"}},
+		{"header env no variable name", "p.yaml", "sessions:\n  - {id: 9, worker: {base_url: 'http://h/v1', model: m, header_env: {X-Gateway-Key: 'sk-live s3cret'}}}",
+			nil, chatworker.ErrInvalidPanel, []string{"sessions[0].worker.header_env[X-Gateway-Key]:", "name of an environment variable"}},
+		{"header twice", "p.yaml", "sessions:\n  - {id: 9, worker: {base_url: 'http://h/v1', model: m, headers: {x-gateway-key: a}, header_env: {X-Gateway-Key: GW_KEY}}}",
+			map[string]string{"GW_KEY": "k"}, chatworker.ErrInvalidPanel, []string{"sessions[0].worker.header_env[X-Gateway-Key]:", "headers"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

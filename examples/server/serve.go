@@ -44,10 +44,17 @@ func apiServer(h http.Handler, errLog *log.Logger, t serverTimeouts) *http.Serve
 // serve serves the API on ln, the debug variables on dln and /metrics on
 // mln when they are not nil, and sweeps the state, until ctx ends or a
 // listener fails; then it shuts the servers down gracefully and stops the
-// sweeper.
+// sweeper. The requests still running once the grace has passed are
+// cancelled, which their clients see as a 503, and serve returns once
+// they have been answered (within cancelWait), so that the state is never
+// closed under a request that still writes to it.
 func serve(ctx context.Context, log *slog.Logger, s *server, ln, dln, mln net.Listener) error {
 	errLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	limits := timeoutsFor(max(router.DefaultCallTimeout, x402.DefaultTimeBudget))
+	// Every request's context, cancelled once the grace has passed.
+	calls, cancelCalls := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelCalls()
+	base := func(net.Listener) context.Context { return calls }
 	servers := []*http.Server{apiServer(s.handler, errLog, limits)}
 	listeners := []net.Listener{ln}
 	if dln != nil {
@@ -57,6 +64,9 @@ func serve(ctx context.Context, log *slog.Logger, s *server, ln, dln, mln net.Li
 	if mln != nil {
 		servers = append(servers, apiServer(s.metricsHandler(), errLog, limits))
 		listeners = append(listeners, mln)
+	}
+	for _, hs := range servers {
+		hs.BaseContext = base
 	}
 
 	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
@@ -76,13 +86,20 @@ func serve(ctx context.Context, log *slog.Logger, s *server, ln, dln, mln net.Li
 		remaining--
 	case <-ctx.Done():
 	}
-	log.Info("shutting down", "grace", shutdownGrace)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
-	defer cancel()
-	for _, hs := range servers {
-		if serr := hs.Shutdown(sctx); serr != nil && err == nil {
-			err = fmt.Errorf("shutdown: %w", serr)
+	log.Info("shutting down", "grace", s.grace)
+	serr := shutdown(ctx, servers, s.grace)
+	if errors.Is(serr, context.DeadlineExceeded) {
+		log.Warn("cancelling the requests still running", "grace", s.grace)
+		cancelCalls()
+		if serr = shutdown(ctx, servers, cancelWait); errors.Is(serr, context.DeadlineExceeded) {
+			serr = fmt.Errorf("the requests cancelled did not end within %s", cancelWait)
+			for _, hs := range servers {
+				_ = hs.Close() // their connections end, at least
+			}
 		}
+	}
+	if serr != nil && err == nil {
+		err = fmt.Errorf("shutdown: %w", serr)
 	}
 	for range remaining {
 		if serr := <-served; !errors.Is(serr, http.ErrServerClosed) && err == nil {
@@ -97,4 +114,22 @@ func serve(ctx context.Context, log *slog.Logger, s *server, ln, dln, mln net.Li
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// cancelWait is how long the requests cancelled at the end of the grace
+// may take to answer: a worker's time to return once cancelled, and the
+// void of an escrowed payment.
+const cancelWait = router.DefaultStopGrace + x402.DefaultSettleTimeout
+
+// shutdown shuts the servers down, waiting up to wait for the requests
+// they run to end, and returns their errors: the context's when some did
+// not end in time.
+func shutdown(ctx context.Context, servers []*http.Server, wait time.Duration) error {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
+	defer cancel()
+	var errs []error
+	for _, hs := range servers {
+		errs = append(errs, hs.Shutdown(sctx))
+	}
+	return errors.Join(errs...)
 }

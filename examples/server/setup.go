@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -31,6 +32,10 @@ type server struct {
 	// servers have stopped, ending the calls it runs after answering.
 	a2a *trusta2a.Handler
 
+	// grace is how long the calls in flight may take to finish once the
+	// server is told to stop: shutdownGrace.
+	grace time.Duration
+
 	// finishEscrows finishes the escrowed payments left held, every
 	// escrowFinishEvery, until ctx ends.
 	finishEscrows func(ctx context.Context)
@@ -41,7 +46,7 @@ type server struct {
 // rest to the router. Both take the same API keys and share the state;
 // close the server's state when done.
 func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, err error) {
-	s := &server{metrics: newMetrics(cfg.debugCallIDs)}
+	s := &server{metrics: newMetrics(cfg.debugCallIDs), grace: shutdownGrace}
 	ss, desc, err := sessions(cfg)
 	if err != nil {
 		return nil, err

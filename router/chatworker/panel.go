@@ -163,7 +163,9 @@ func ParsePanel(name string, data []byte, getenv func(string) string) ([]PanelSe
 		if err := dec.Decode(&f); err != nil {
 			return nil, decodeError(name, err)
 		}
-		if dec.More() {
+		// More reads a '}' or ']' after the value as no more: look at
+		// the bytes left.
+		if len(bytes.TrimSpace(data[dec.InputOffset():])) > 0 {
 			return nil, fmt.Errorf("%w: %s: data after the JSON object", ErrInvalidPanel, name)
 		}
 		// A member given twice would keep its last value in silence, as

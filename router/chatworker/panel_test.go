@@ -119,6 +119,7 @@ func TestParsePanel_errors(t *testing.T) {
 		{"YAML syntax", "p.yaml", "sessions: [", nil, chatworker.ErrInvalidPanel, []string{"p.yaml"}},
 		{"JSON syntax", "p.json", `{"sessions": [}`, nil, chatworker.ErrInvalidPanel, []string{"p.json"}},
 		{"JSON trailing data", "p.json", `{"sessions": []} {}`, nil, chatworker.ErrInvalidPanel, []string{"after the JSON"}},
+		{"JSON trailing brace", "p.json", `{"sessions": []} }`, nil, chatworker.ErrInvalidPanel, []string{"after the JSON"}},
 		{"unknown field", "p.yaml", "sessions:\n  - id: 1\n    worker: {base_url: 'http://h/v1', model: m, temprature: 0.2}",
 			nil, chatworker.ErrInvalidPanel, []string{"temprature"}},
 		{"no sessions", "p.yaml", "sessions: []", nil, chatworker.ErrInvalidPanel, []string{"p.yaml: sessions:"}},

@@ -264,7 +264,7 @@ func ParseKeyFile(data []byte) (*KeyFile, error) {
 		if err := dec.Decode(&f); err != nil {
 			return nil, fmt.Errorf("receipt: key file is not valid JSON of the key file format: %w", err)
 		}
-		if dec.More() {
+		if len(bytes.TrimSpace(trimmed[dec.InputOffset():])) > 0 { // More reads a stray '}' as the end
 			return nil, errors.New("receipt: key file holds more than one JSON value")
 		}
 		if err := f.validate(); err != nil {

@@ -56,6 +56,7 @@ func TestParseKeyFile_invalid(t *testing.T) {
 		"no keys":             {`{"keys":[]}`, "keys is empty"},
 		"unknown member":      {`{"keys":[],"extra":1}`, "extra"},
 		"two values":          {`{"keys":[]} {}`, "more than one"},
+		"stray brace":         {good + " }", "more than one"},
 		"bad issuer":          {strings.Replace(good, `"ed25519:`, `"ed25519:x`, 1), "keys[0].issuer"},
 		"retired, open":       {strings.Replace(good, `"not_after"`, `"not_afterx"`, 1), "not_afterx"},
 		"private key retired": {strings.Replace(good, `"not_before"`, `"private_key":"`+other.Keys[0].PrivateKey+`","not_before"`, 1), "keys[0].private_key"},

@@ -99,10 +99,15 @@ func (r *Recovery) Finish(ctx context.Context) ([]Finished, error) {
 	if r.Ledger == nil || r.Facilitator == nil || r.Authorizer == nil {
 		return nil, errors.New("escrow: Recovery needs a Ledger, a Facilitator and an Authorizer")
 	}
-	now := time.Now()
+	clock := time.Now
 	if r.Now != nil {
-		now = r.Now()
+		clock = r.Now
 	}
+	// A payment is judged as it was listed, at now; it is claimed from
+	// the moment the run reaches it, since the operations before it may
+	// have taken most of a claim, which would then lapse while its own
+	// is in flight.
+	now := clock()
 	grace := r.Grace
 	if grace <= 0 {
 		grace = DefaultGrace
@@ -133,7 +138,8 @@ func (r *Recovery) Finish(ctx context.Context) ([]Finished, error) {
 			continue // its work may still be running
 		}
 		if c, ok := r.Ledger.(Claimer); ok {
-			mine, err := c.Claim(ctx, p.ID, now, now.Add(claim))
+			at := clock()
+			mine, err := c.Claim(ctx, p.ID, at, at.Add(claim))
 			if err != nil {
 				errs = append(errs, err)
 				continue

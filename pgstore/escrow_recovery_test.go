@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/vouchkit/vouch/pgstore"
 	"github.com/vouchkit/vouch/x402"
 	"github.com/vouchkit/vouch/x402/escrow"
 	"github.com/vouchkit/vouch/x402/evm"
@@ -250,5 +251,71 @@ func TestEscrowLedger_recoveryGraceAtListing(t *testing.T) {
 	p, err := db.Escrow().Get(ctx, ps[1].ID)
 	if err != nil || p.State != x402.EscrowHeld || len(p.Operations) != 0 {
 		t.Errorf("the second payment: %s with %+v, %v; want it held for its route", p.State, p.Operations, err)
+	}
+}
+
+// listThen is a ledger that runs then once it listed the unfinished
+// payments, before the recovery reaches them.
+type listThen struct {
+	*pgstore.EscrowLedger
+	then func()
+}
+
+func (l listThen) Unfinished(ctx context.Context, limit int) ([]x402.EscrowPayment, error) {
+	ps, err := l.EscrowLedger.Unfinished(ctx, limit)
+	l.then()
+	return ps, err
+}
+
+// A server's recovery lists a payment held with its verdict; before it
+// reaches it, the route on another server captures it and a dispute
+// there refunds it. The recovery leaves it alone: the payment is
+// captured once and refunded once, and the ledger says so.
+func TestEscrowLedger_recoveryAfterDisputeRefund(t *testing.T) {
+	ctx := t.Context()
+	dbs := openDBs(t, 2)
+	bed := x402test.NewEscrowBed(t)
+	p, err := x402test.HoldEscrow(ctx, bed.Facilitator, bed.Offer, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	route := dbs[0].Escrow()
+	if _, _, err := route.Hold(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := route.Decide(ctx, p.ID, "VALID", p.Amount); err != nil {
+		t.Fatal(err)
+	}
+	before := bed.Balances()
+	d := &escrow.Disputes{Ledger: route, Facilitator: bed.Facilitator, Authorizer: bed.Authorizer, Policy: escrow.RefundWhole}
+	var refund x402.EscrowOutcome
+	counted := &countingSettles{Facilitator: bed.Facilitator}
+	r := &escrow.Recovery{Authorizer: bed.Authorizer, Facilitator: counted, Ledger: listThen{dbs[1].Escrow(), func() {
+		if _, _, err := x402.SettleEscrow(ctx, route, bed.Facilitator, bed.Authorizer, p.ID, x402.EscrowCapture, x402.EscrowCapture, p.Amount); err != nil {
+			t.Fatal(err)
+		}
+		d.Paid("alice", p.ID, "trace-0")
+		var refunded bool
+		if refund, refunded, err = d.Report(ctx, "alice", "trace-0", false); err != nil || !refunded {
+			t.Fatalf("Report = %+v, %v, %v; want a refund", refund, refunded, err)
+		}
+	}}}
+	done, err := r.Finish(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := dbs[1].Escrow().Get(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hold = x402test.EscrowHoldAmount
+	ops := []string{}
+	for _, o := range got.Operations {
+		ops = append(ops, o.Key)
+	}
+	gotAll := []any{len(done), counted.captures.Load(), got.State, got.Refunded, ops, bed.Balances()}
+	wantAll := []any{0, int64(0), x402.EscrowRefunded, fmt.Sprint(hold), []string{x402.EscrowCapture, escrow.DisputeKey}, before.Plus(hold, -hold, hold)}
+	if diff := cmp.Diff(wantAll, gotAll); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

@@ -164,16 +164,24 @@ func (e *Escrow) Hold(ctx context.Context, p *PaymentPayload, offer PaymentRequi
 
 // Decide records the verdict on the work that the held payment paid for,
 // and the amount to capture ("0" or "" to void), and returns the payment
-// as decided: its first decision when it was decided before. A verdict
-// the ledger could not record is returned to void, never to capture, and
-// the doors then send no answer the capture was to buy.
+// as decided: its first decision when it was decided before. When the
+// ledger reports an error, the payment is read back: a decision it holds
+// all the same (a commit whose acknowledgement was lost) is returned, as
+// a recovery would act on it; a verdict the ledger did not record is
+// returned to void, never to capture, and the doors then send no answer
+// the capture was to buy.
 func (e *Escrow) Decide(ctx context.Context, held EscrowPayment, verdict, capture string) EscrowPayment {
-	d, err := e.ledger.Decide(context.WithoutCancel(ctx), held.ID, verdict, cmp.Or(capture, "0"))
-	if err != nil {
-		e.log.LogAttrs(ctx, slog.LevelError, "x402: recording a verdict", slog.String("payment", held.ID), slog.String("error", err.Error()))
-		d = held
-		d.Verdict, d.Capture = verdict, "0" // void what cannot be recorded
+	ctx = context.WithoutCancel(ctx)
+	d, err := e.ledger.Decide(ctx, held.ID, verdict, cmp.Or(capture, "0"))
+	if err == nil {
+		return d
 	}
+	e.log.LogAttrs(ctx, slog.LevelError, "x402: recording a verdict", slog.String("payment", held.ID), slog.String("error", err.Error()))
+	if kept, gerr := e.ledger.Get(ctx, held.ID); gerr == nil && kept.Verdict != "" {
+		return kept
+	}
+	d = held
+	d.Verdict, d.Capture = verdict, "0" // void what cannot be recorded
 	return d
 }
 

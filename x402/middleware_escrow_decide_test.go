@@ -41,3 +41,33 @@ func TestMiddleware_escrowVerdictNotRecorded(t *testing.T) {
 		t.Errorf("the handler ran %d times", n)
 	}
 }
+
+// decideLost is a ledger whose Decide records the verdict and then
+// reports an error, as a commit whose acknowledgement was lost does.
+type decideLost struct{ x402.EscrowLedger }
+
+func (l decideLost) Decide(ctx context.Context, id, verdict, capture string) (x402.EscrowPayment, error) {
+	if _, err := l.EscrowLedger.Decide(ctx, id, verdict, capture); err != nil {
+		return x402.EscrowPayment{}, err
+	}
+	return x402.EscrowPayment{}, errors.New("connection lost at commit")
+}
+
+// A verdict the ledger recorded though it reported an error is the
+// payment's verdict, which a recovery acts on: the route reads it back
+// and captures and delivers by it, rather than void and refuse while a
+// recovery may capture the hold, charging for an answer never sent.
+func TestMiddleware_escrowVerdictRecordedDespiteError(t *testing.T) {
+	s := newEscrowServerWith(t, openBalance, nil, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("Paris")) },
+		func(cfg *x402.MiddlewareConfig) { cfg.Escrow.Ledger = decideLost{cfg.Escrow.Ledger} }, evm.TransferEIP3009)
+	resp, body := s.paid(t, s.proof(t))
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "Paris") {
+		t.Fatalf("status %d, %q; want the answer, captured", resp.StatusCode, body)
+	}
+	if _, e := escrowOf(t, resp); e.State != x402.EscrowCaptured {
+		t.Errorf("report %+v; want the hold captured", e)
+	}
+	if payer, _ := s.balances(); payer == openBalance {
+		t.Errorf("the payer holds %d: nothing was captured", payer)
+	}
+}

@@ -3,7 +3,6 @@ package trust_test
 import (
 	"context"
 	"errors"
-	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
@@ -82,16 +81,7 @@ func TestService_Call_deadlineOverClient(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h, err := router.NewHandler(remote, router.WithAuthenticator(router.KeyAuthenticator(map[string]string{"k": "tests"})))
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := httptest.NewServer(h)
-			defer srv.Close()
-			c, err := router.NewClient(srv.URL, router.WithAPIKey("k"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := remoteRouter(t, remote)
 			want := callByDeadline(t, local, tt.policy, ids, 2*time.Second)
 			got := callByDeadline(t, c, tt.policy, ids, 2*time.Second)
 			if diff := cmp.Diff(want, got); diff != "" {

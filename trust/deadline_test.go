@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -91,16 +90,7 @@ func TestService_Call_remoteRouterDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := router.NewHandler(e, router.WithAuthenticator(router.KeyAuthenticator(map[string]string{"k": "tests"})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	c, err := router.NewClient(srv.URL, router.WithAPIKey("k"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := remoteRouter(t, e)
 	svc, err := trust.New(c, trust.WithSessionPool(1, 2), trust.WithoutReputation())
 	if err != nil {
 		t.Fatal(err)

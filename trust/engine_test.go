@@ -5,7 +5,6 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
-	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
@@ -318,16 +317,7 @@ func TestService_usage(t *testing.T) {
 func TestService_adaptiveOverLoopback(t *testing.T) {
 	unsure := honest(0.5)
 	e := newEngine(t, routertest.Lie(unsure), unsure, unsure, unsure, unsure)
-	h, err := router.NewHandler(e, router.WithAuthenticator(router.KeyAuthenticator(map[string]string{"k": "tests"})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	c, err := router.NewClient(srv.URL, router.WithAPIKey("k"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := remoteRouter(t, e)
 	s, err := trust.New(c)
 	if err != nil {
 		t.Fatal(err)

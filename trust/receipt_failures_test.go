@@ -5,7 +5,6 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"math"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -50,16 +49,7 @@ func TestService_receiptNamesFailureMode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h, err := router.NewHandler(e, router.WithAuthenticator(router.KeyAuthenticator(map[string]string{"k": "tests"})))
-			if err != nil {
-				t.Fatal(err)
-			}
-			rsrv := httptest.NewServer(h)
-			defer rsrv.Close()
-			rc, err := router.NewClient(rsrv.URL, router.WithAPIKey("k"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			rc := remoteRouter(t, e)
 			s, err := trust.New(rc, trust.WithSigningKey(priv))
 			if err != nil {
 				t.Fatal(err)

@@ -2,7 +2,6 @@ package trust_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -32,16 +31,7 @@ func TestService_adaptiveUsageOverLoopback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := router.NewHandler(e, router.WithAuthenticator(router.KeyAuthenticator(map[string]string{"k": "tests"})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	c, err := router.NewClient(srv.URL, router.WithAPIKey("k"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := remoteRouter(t, e)
 	s, err := trust.New(c, trust.WithSessionPool(2, 1, 3), trust.WithoutReputation())
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package trust_test
 import (
 	"context"
 	"errors"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/vouchkit/vouch/router"
@@ -17,16 +16,7 @@ import (
 // if its runs had failed on the sessions.
 func TestService_variantWithoutVersion3(t *testing.T) {
 	w := honest(0.9)
-	h, err := router.NewHandler(newEngine(t, w, w, w, w, w), router.WithAuthenticator(router.KeyAuthenticator(map[string]string{"k": "tests"})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	c, err := router.NewClient(srv.URL, router.WithAPIKey("k"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := remoteRouter(t, newEngine(t, w, w, w, w, w))
 	s, err := trust.New(c, trust.WithVariant(router.VariantTrial))
 	if err != nil {
 		t.Fatal(err)

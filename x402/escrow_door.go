@@ -167,9 +167,12 @@ func (e *Escrow) Hold(ctx context.Context, p *PaymentPayload, offer PaymentRequi
 // as decided: its first decision when it was decided before. When the
 // ledger reports an error, the payment is read back: a decision it holds
 // all the same (a commit whose acknowledgement was lost) is returned, as
-// a recovery would act on it; a verdict the ledger did not record is
+// a recovery would act on it; a verdict the ledger did not confirm is
 // returned to void, never to capture, and the doors then send no answer
-// the capture was to buy.
+// the capture was to buy. Should that void not be sent either
+// ([Escrow.Complete] reports it pending), the ledger may hold the
+// verdict all the same, and a recovery capture by it: a door then keeps
+// the answer for the payment's retry, as for a pending capture.
 func (e *Escrow) Decide(ctx context.Context, held EscrowPayment, verdict, capture string) EscrowPayment {
 	ctx = context.WithoutCancel(ctx)
 	d, err := e.ledger.Decide(ctx, held.ID, verdict, cmp.Or(capture, "0"))
@@ -202,14 +205,17 @@ func (e *Escrow) Finish(ctx context.Context, d EscrowPayment, u *Usage) (SettleR
 	return sr, bought
 }
 
-// Complete is [Escrow.Finish], and also reports whether a capture that did
-// not succeed is pending: the ledger records no outcome of it (the
-// facilitator did not answer, or refused for a reason that may pass), so
-// that it may still happen, sent again by a retry's Complete or by
-// package x402/escrow's Recovery. A door keeps the answer of a pending
-// capture, and a retry of the payment completes the payment as the
-// ledger holds it (Ledger().Get), which replays the capture a recovery
-// recorded meanwhile: once bought, the answer is delivered.
+// Complete is [Escrow.Finish], and also reports whether the operation,
+// capture or void, is pending: it did not succeed and the ledger records
+// no outcome of it (the facilitator did not answer, or refused for a
+// reason that may pass), so the payment stays held, to be finished by a
+// retry's Complete or by package x402/escrow's Recovery as the verdict
+// the ledger holds says. A door keeps the answer of a pending capture
+// (and of a pending void of a verdict [Escrow.Decide] could not confirm,
+// which the ledger may hold all the same), and a retry of the payment
+// completes the payment as the ledger holds it (Ledger().Get), which
+// replays the capture a recovery recorded meanwhile: once bought, the
+// answer is delivered.
 func (e *Escrow) Complete(ctx context.Context, d EscrowPayment, u *Usage) (sr SettleResponse, bought, pending bool) {
 	op, amount := EscrowCapture, d.Capture
 	if amount == "" || amount == "0" {
@@ -222,8 +228,8 @@ func (e *Escrow) Complete(ctx context.Context, d EscrowPayment, u *Usage) (sr Se
 	if op == EscrowCapture {
 		withUsage(&sr, u)
 	}
-	_, recorded := after.Outcome(EscrowCapture)
-	return sr, op == EscrowCapture && sr.Success, op == EscrowCapture && !sr.Success && !recorded
+	_, recorded := after.Outcome(op)
+	return sr, op == EscrowCapture && sr.Success, !sr.Success && !recorded
 }
 
 // operate runs the lifecycle operation op of amount on p once, keyed op,

@@ -266,7 +266,7 @@ func (pw *paywall) serveEscrow(w http.ResponseWriter, r *http.Request, next http
 	defer func() {
 		if panicked { // void the hold and keep the outcome; the panic goes on
 			d := pw.escrow.Decide(keep, payment, verdictFailed, "0")
-			pw.finish(keep, r, p, key, until, d, BufferedResponse{Status: http.StatusInternalServerError, Header: make(http.Header)}, nil)
+			pw.finish(keep, r, p, key, until, d, BufferedResponse{Status: http.StatusInternalServerError, Header: make(http.Header)}, nil, false)
 		}
 	}()
 	response, verdict, charged, u, deliver := pw.escrowWork(r, next, m, price, offer)
@@ -279,13 +279,7 @@ func (pw *paywall) serveEscrow(w http.ResponseWriter, r *http.Request, next http
 		pw.keepAhead(keep, key, until, Outcome{Request: paidRequest(r, p), Payer: payment.Payer, Response: response, PendingCapture: payment.ID, Usage: u})
 	}
 	decided := pw.escrow.Decide(keep, payment, verdict, amount)
-	if positive(amount) && !positive(decided.Capture) {
-		// The ledger could not record the verdict, and the hold is
-		// voided: the answer is not bought, and not sent.
-		response = problemResponse(problem.New(http.StatusPaymentRequired, problem.CodePaymentRequired,
-			"the payment's verdict could not be recorded, so its hold was voided: nothing was bought"))
-	}
-	response, sr, delivered := pw.finish(keep, r, p, key, until, decided, response, u)
+	response, sr, delivered := pw.finish(keep, r, p, key, until, decided, response, u, positive(amount))
 	if vp, ok := PaymentFromContext(ctx); ok && vp.outcome != nil && delivered {
 		vp.outcome.end(true) // before the answer leaves, so that what it buys is recorded
 	}
@@ -373,27 +367,38 @@ func (pw *paywall) keepAhead(ctx context.Context, key string, until time.Time, o
 	}
 }
 
-// finish captures or voids the payment as decided and keeps the outcome
-// for a repeat of the proof. It returns the answer to send with the
-// settlement in the payment headers (the delivered answer with the
-// capture, or the failure with the void), and whether the answer was
-// delivered.
-func (pw *paywall) finish(ctx context.Context, r *http.Request, p *PaymentPayload, key string, until time.Time, d EscrowPayment, response BufferedResponse, u *Usage) (BufferedResponse, SettleResponse, bool) {
+// finish captures or voids the payment as decided (d, what Decide
+// returned) and keeps the outcome for a repeat of the proof; buys reports
+// whether response is an answer the work asked to capture for. It returns
+// the answer to send with the settlement in the payment headers (the
+// delivered answer with the capture, or the failure with the void), and
+// whether the answer was delivered.
+func (pw *paywall) finish(ctx context.Context, r *http.Request, p *PaymentPayload, key string, until time.Time, d EscrowPayment, response BufferedResponse, u *Usage, buys bool) (BufferedResponse, SettleResponse, bool) {
 	paid := paidRequest(r, p)
 	sr, delivered, pending := pw.escrow.Complete(ctx, d, u)
 	o := Outcome{Request: paid, Payer: d.Payer, Delivered: delivered, Response: response, Settlement: &sr}
-	if pending {
-		// The capture may still happen (a recovery sends it again): the
-		// answer it buys is kept for the retry.
+	unconfirmed := buys && !positive(d.Capture) // Decide could not confirm the verdict
+	switch {
+	case buys && pending:
+		// The capture may still happen (a recovery sends it again, by
+		// the verdict the ledger holds, should it hold one): the answer
+		// it buys is kept for the retry, which completes the payment.
 		o.PendingCapture, o.Usage = d.ID, u
-	}
-	if d.Capture != "" && d.Capture != "0" && !sr.Success {
+		response = captureFailed(sr)
+		if unconfirmed {
+			response = problemResponse(problem.New(http.StatusPaymentRequired, problem.CodePaymentRequired,
+				"the payment's verdict could not be confirmed, and its hold stands: nothing is captured yet; send the same payment again to receive the answer once it is captured, or to learn that the hold was voided"))
+		}
+	case unconfirmed:
+		// The hold is voided: the answer is not bought, and not sent.
+		response = problemResponse(problem.New(http.StatusPaymentRequired, problem.CodePaymentRequired,
+			"the payment's verdict could not be recorded, so its hold was voided: nothing was bought"))
+		o.Response = response
+	case buys && !sr.Success:
 		// The answer is not bought: the hold stays until it is voided
 		// or reclaimed, and the buyer learns why.
 		response = captureFailed(sr)
-		if !pending {
-			o.Response = response
-		}
+		o.Response = response
 	}
 	if err := pw.outcomes.Keep(ctx, key, o, until); err != nil {
 		pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: keeping an escrow outcome", slog.String("error", err.Error()))

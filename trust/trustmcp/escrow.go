@@ -89,19 +89,25 @@ func (pw *paywall) finishEscrow(ctx context.Context, price x402.Price, res x402.
 	}
 	d := pw.escrow.Decide(ctx, held, verdict, capture)
 	sr, bought, pending := pw.escrow.Complete(ctx, d, usage)
-	if pending {
-		// The capture may still happen (a recovery sends it again): the
-		// result it buys is kept for the retry, which completes it.
+	buys := capture != "" && capture != "0"
+	unconfirmed := buys && d.Capture == "0" // Decide could not confirm the verdict
+	if buys && pending {
+		// The capture may still happen (a recovery sends it again, by
+		// the verdict the ledger holds, should it hold one): the result
+		// it buys is kept for the retry, which completes the payment.
 		pw.keepPending(ctx, key, paid, until, pc, &sr)
+		if unconfirmed {
+			return pw.refuse(price, res, "the payment's verdict could not be confirmed, and its hold stands: nothing is captured yet; call again with the same payment to receive the result once it is captured, or to learn that the hold was voided", &sr)
+		}
 		return pw.refuse(price, res, "capture failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), &sr)
 	}
 	switch {
+	case unconfirmed:
+		// The hold is voided: the result is not bought, and not
+		// returned.
+		answer = pw.refuse(price, res, "the payment's verdict could not be recorded, so its hold was voided: nothing was bought", &sr)
 	case !bought && d.Capture != "0":
 		answer = pw.refuse(price, res, "capture failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), &sr)
-	case d.Capture == "0" && capture != "0" && capture != "":
-		// The ledger could not record the verdict, and the hold is
-		// voided: the result is not bought, and not returned.
-		answer = pw.refuse(price, res, "the payment's verdict could not be recorded, so its hold was voided: nothing was bought", &sr)
 	}
 	pw.keep(ctx, key, held.Payer, paid, until, answer, &sr)
 	if answer.Meta == nil {

@@ -2,6 +2,7 @@ package trustmcp_test
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -38,29 +39,37 @@ func TestPaywall_escrowCaptureUnanswered(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for range 2 {
-			again, err := paidCall(context.Background(), t, r.cs, "square", 3, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var out squareOut
-			if again.IsError {
-				t.Fatalf("recovery %v: the retry %q, want the result", recovery, text(again))
-			}
-			decode(t, again, &out)
-			sr, e := reportOf(t, again)
-			got := []any{out.Square, sr.Success, e.State, e.Captured}
-			want := []any{9, true, x402.EscrowCaptured, "50000"}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("recovery %v: the retry (-want +got):\n%s", recovery, diff)
-			}
+		retriesBuy(t, r, p, open, fmt.Sprintf("recovery %v", recovery))
+	}
+}
+
+// retriesBuy checks that two retries of p, a payment for the square of 3,
+// each get the result with the capture of the hold, taken from open once,
+// and that the tool ran once.
+func retriesBuy(t *testing.T, r *escrowRig, p x402.PaymentPayload, open x402test.EscrowBalances, name string) {
+	t.Helper()
+	for range 2 {
+		again, err := paidCall(context.Background(), t, r.cs, "square", 3, p)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if got, want := r.bed.Balances(), open.Plus(-x402test.EscrowHoldAmount, 0, x402test.EscrowHoldAmount); got != want {
-			t.Errorf("recovery %v: balances %+v, want %+v", recovery, got, want)
+		if again.IsError {
+			t.Fatalf("%s: the retry %q, want the result", name, text(again))
 		}
-		if n := r.runs.Load(); n != 1 {
-			t.Errorf("recovery %v: the tool ran %d times", recovery, n)
+		var out squareOut
+		decode(t, again, &out)
+		sr, e := reportOf(t, again)
+		got := []any{out.Square, sr.Success, e.State, e.Captured}
+		want := []any{9, true, x402.EscrowCaptured, "50000"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: the retry (-want +got):\n%s", name, diff)
 		}
+	}
+	if got, want := r.bed.Balances(), open.Plus(-x402test.EscrowHoldAmount, 0, x402test.EscrowHoldAmount); got != want {
+		t.Errorf("%s: balances %+v, want %+v", name, got, want)
+	}
+	if n := r.runs.Load(); n != 1 {
+		t.Errorf("%s: the tool ran %d times", name, n)
 	}
 }
 

@@ -53,6 +53,10 @@ var (
 	ErrUnknownCall = errors.New("escrow: no escrowed payment is remembered for the caller's call")
 	// ErrRefundExpired: the payment's refund deadline has passed.
 	ErrRefundExpired = errors.New("escrow: the payment's refund deadline has passed")
+	// ErrCapturePending: the payment is still held, its capture not
+	// finished (decided and not answered, or its verdict not yet
+	// recorded); report again once it is.
+	ErrCapturePending = errors.New("escrow: the payment's capture is not finished; report again later")
 )
 
 // Disputes turns a later outcome report that proves a captured
@@ -263,7 +267,10 @@ const minCompact = 64
 // money; a report that comes while another refunds the same payment
 // waits for it (or for ctx to end) and returns its outcome, the Policy
 // asked once. It fails with [ErrUnknownCall] when no
-// payment is remembered for the call, [ErrRefundExpired] after the
+// payment is remembered for the call, [ErrCapturePending] while the
+// payment is held with a capture decided or no verdict yet (a capture
+// the facilitator did not answer, which a retry or a recovery sends
+// again), [ErrRefundExpired] after the
 // refund deadline, and with the ledger's errors ([x402.ErrEscrowAmount] for a
 // policy asking above what is refundable), sending nothing in each case;
 // and with [x402.ErrEscrowRetryLater] when the facilitator refused the refund
@@ -303,7 +310,10 @@ func (d *Disputes) Report(ctx context.Context, caller, id string, right bool) (x
 	if ok {
 		return o, o.Settlement.Success, nil
 	}
-	if p.State != x402.EscrowCaptured && p.State != x402.EscrowRefunded {
+	switch {
+	case p.State == x402.EscrowHeld && (p.Capture == "" || strings.Trim(p.Capture, "0") != ""):
+		return x402.EscrowOutcome{}, false, fmt.Errorf("%w: escrow payment %s", ErrCapturePending, payment)
+	case p.State != x402.EscrowCaptured && p.State != x402.EscrowRefunded:
 		return x402.EscrowOutcome{}, false, nil // nothing was bought
 	}
 	if !d.now().Before(p.RefundDeadline) {

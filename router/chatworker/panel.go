@@ -2,9 +2,9 @@ package chatworker
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"os"
@@ -158,25 +158,25 @@ func ParsePanel(name string, data []byte, getenv func(string) string) ([]PanelSe
 	var f panelFile
 	switch ext := strings.ToLower(filepath.Ext(name)); ext {
 	case ".json":
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&f); err != nil {
-			return nil, decodeError(name, err)
+		if len(bytes.TrimSpace(data)) == 0 {
+			return nil, decodeError(name, io.EOF)
 		}
-		// More reads a '}' or ']' after the value as no more: look at
-		// the bytes left.
-		if len(bytes.TrimSpace(data[dec.InputOffset():])) > 0 {
-			return nil, fmt.Errorf("%w: %s: data after the JSON object", ErrInvalidPanel, name)
-		}
-		// A member given twice would keep its last value in silence, as
-		// encoding/json decodes; YAML refuses it already.
-		if err := jsonbody.Check(data, &f); err != nil {
+		// UnmarshalKnown names by its path each member that is unknown,
+		// of the wrong type or given twice (encoding/json would keep the
+		// last value in silence; YAML refuses it already).
+		if err := jsonbody.UnmarshalKnown(data, &f); err != nil {
 			var p *problem.Details
-			if !errors.As(err, &p) || len(p.Errors) == 0 {
+			if !errors.As(err, &p) {
 				return nil, decodeError(name, err)
+			}
+			if len(p.Errors) == 0 { // malformed JSON, at a byte offset
+				return nil, fmt.Errorf("%w: %s: %s", ErrInvalidPanel, name, p.Detail)
 			}
 			errs := make([]error, len(p.Errors))
 			for i, fe := range p.Errors {
+				if fe.Field == "(body)" {
+					fe.Field = "(the file)"
+				}
 				errs[i] = &PanelError{File: name, Field: fe.Field, Message: fe.Message, Err: ErrInvalidPanel}
 			}
 			return nil, errors.Join(errs...)

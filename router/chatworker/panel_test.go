@@ -120,6 +120,12 @@ func TestParsePanel_errors(t *testing.T) {
 		{"JSON syntax", "p.json", `{"sessions": [}`, nil, chatworker.ErrInvalidPanel, []string{"p.json"}},
 		{"JSON trailing data", "p.json", `{"sessions": []} {}`, nil, chatworker.ErrInvalidPanel, []string{"after the JSON"}},
 		{"JSON trailing brace", "p.json", `{"sessions": []} }`, nil, chatworker.ErrInvalidPanel, []string{"after the JSON"}},
+		{"JSON unknown field", "p.json", `{"sessions":[{"id":1,"wroker":{"base_url":"http://h/v1","model":"m"}}]}`,
+			nil, chatworker.ErrInvalidPanel, []string{"sessions[0].wroker:"}},
+		{"JSON unknown field of a worker", "p.json", `{"sessions":[{"id":1,"worker":{"base_url":"http://h/v1","model":"m","temprature":0}}]}`,
+			nil, chatworker.ErrInvalidPanel, []string{"sessions[0].worker.temprature:"}},
+		{"JSON wrong type", "p.json", `{"sessions":[{"id":"x","worker":{"base_url":"http://h/v1","model":"m"}}]}`,
+			nil, chatworker.ErrInvalidPanel, []string{"sessions[0].id:"}},
 		{"unknown field", "p.yaml", "sessions:\n  - id: 1\n    worker: {base_url: 'http://h/v1', model: m, temprature: 0.2}",
 			nil, chatworker.ErrInvalidPanel, []string{"temprature"}},
 		{"no sessions", "p.yaml", "sessions: []", nil, chatworker.ErrInvalidPanel, []string{"p.yaml: sessions:"}},
@@ -159,6 +165,9 @@ func TestParsePanel_errors(t *testing.T) {
 				if !strings.Contains(err.Error(), m) {
 					t.Errorf("error %q lacks %q", err, m)
 				}
+			}
+			if strings.HasPrefix(tt.name, "JSON") && strings.Contains(err.Error(), "Go ") {
+				t.Errorf("error %q names a Go type, which the file's author never wrote", err)
 			}
 			var pe *chatworker.PanelError
 			if len(tt.wantMsgs) > 0 && strings.Contains(tt.wantMsgs[0], "sessions[") && !errors.As(err, &pe) {

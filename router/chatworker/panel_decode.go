@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
+	"regexp"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -57,7 +60,53 @@ func decodeError(name string, err error) error {
 	if errors.Is(err, io.EOF) {
 		return fmt.Errorf("%w: %s: the file is empty; it must list sessions", ErrInvalidPanel, name)
 	}
-	return fmt.Errorf("%w: %s: %w", ErrInvalidPanel, name, err)
+	return fmt.Errorf("%w: %s: %w", ErrInvalidPanel, name, plainYAML(err))
+}
+
+// yamlUnknown matches yaml.v3's error for a member that no field takes,
+// which names the Go type it decoded into.
+var yamlUnknown = regexp.MustCompile(`^(line \d+): field (.+) not found in type chatworker\.(\w+)$`)
+
+// yamlTypes names each type of a panel file as its author knows it.
+var yamlTypes = map[string]struct {
+	name string
+	typ  reflect.Type
+}{
+	"panelFile":    {"the file", reflect.TypeFor[panelFile]()},
+	"panelSession": {"a session", reflect.TypeFor[panelSession]()},
+	"panelWorker":  {"a worker", reflect.TypeFor[panelWorker]()},
+	"Price":        {"a price", reflect.TypeFor[Price]()},
+}
+
+// plainYAML rewrites, in err, yaml.v3's errors for a misspelt or unknown
+// member so that they name what the file's author wrote (a session, a
+// worker) and its fields, not the package's Go types.
+func plainYAML(err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	for i, msg := range te.Errors {
+		m := yamlUnknown.FindStringSubmatch(msg)
+		if m == nil {
+			continue
+		}
+		if t, ok := yamlTypes[m[3]]; ok {
+			te.Errors[i] = fmt.Sprintf("%s: %s is not a field of %s; its fields are %s", m[1], m[2], t.name, yamlFields(t.typ))
+		}
+	}
+	return err
+}
+
+// yamlFields lists the YAML names of the fields of the struct type t.
+func yamlFields(t reflect.Type) string {
+	var names []string
+	for f := range t.Fields() {
+		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name != "" && name != "-" {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // lastDocument reports whether dec holds no further YAML document, other

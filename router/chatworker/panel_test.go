@@ -263,6 +263,12 @@ func TestParsePanel_yamlStrictness(t *testing.T) {
 		{"fractional id", "p.yaml", "sessions:\n  - {id: 1.5, " + w + "}", "line 2: 1.5 is not a whole number"},
 		{"fractional max_tokens", "p.yaml", "sessions:\n  - {id: 1, worker: {base_url: 'http://h/v1', model: m, max_tokens: 0.5}}",
 			"line 2: 0.5 is not a whole number"},
+		{"YAML unknown field of a session", "p.yaml", "sessions:\n  - id: 1\n    wroker: {base_url: 'http://h/v1', model: m}",
+			"line 3: wroker is not a field of a session; its fields are id, pool, tiers, worker"},
+		{"YAML unknown field of a worker", "p.yaml", "sessions:\n  - id: 1\n    worker: {base_url: 'http://h/v1', model: m, temprature: 0}",
+			"line 3: temprature is not a field of a worker; its fields are base_url, model, api_key_env, temperature, max_tokens, headers, header_env, prices"},
+		{"YAML unknown field of the file", "p.yaml", "session:\n  - {id: 1, " + w + "}",
+			"line 1: session is not a field of the file; its fields are prices, sessions"},
 		{"JSON member twice", "p.json", `{"sessions":[{"id":1,"id":2,"worker":{"base_url":"http://h/v1","model":"m"}}]}`,
 			"sessions[0].id"},
 	} {

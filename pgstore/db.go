@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"io/fs"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -120,8 +121,7 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*DB, error) 
 	}
 	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
-		// pgx's message may quote the URL, password included.
-		return nil, errors.New("pgstore: failed to parse the database URL")
+		return nil, urlError(databaseURL, err)
 	}
 	if o.schema != "" {
 		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{o.schema}.Sanitize()
@@ -333,4 +333,28 @@ func (db *DB) Sweep(ctx context.Context, every time.Duration, now func() time.Ti
 // behaves the same.
 func (db *DB) sweepTrial(ctx context.Context, now time.Time) (int, error) {
 	return db.deleteExpired(ctx, now, "idle trial buckets", "vouch_trial_limits", "tat <= $1")
+}
+
+// urlError says what is wrong in databaseURL, which pgx could not parse
+// (err), without quoting it: it may hold a password. pgx's reason follows
+// the URL it quotes (its password masked), and is kept.
+func urlError(databaseURL string, err error) error {
+	const base = "pgstore: the database URL does not parse"
+	if scheme, _, ok := strings.Cut(databaseURL, "://"); ok && scheme != "postgres" && scheme != "postgresql" && !strings.ContainsAny(scheme, " =@:/") {
+		return fmt.Errorf("%s: its scheme %q is not postgres or postgresql", base, scheme)
+	}
+	var pe *pgconn.ParseConfigError
+	if !errors.As(err, &pe) {
+		return errors.New(base)
+	}
+	msg := pe.Error()
+	i := strings.LastIndex(msg, "`: ")
+	if i < 0 {
+		return errors.New(base)
+	}
+	reason := msg[i+len("`: "):]
+	if strings.HasPrefix(reason, "failed to parse as keyword/value (invalid keyword/value)") {
+		reason = "it is neither a postgres:// URL nor keyword=value settings"
+	}
+	return fmt.Errorf("%s: %s", base, reason)
 }

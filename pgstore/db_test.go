@@ -80,15 +80,24 @@ func TestOpen_options(t *testing.T) {
 	}
 }
 
-// A URL that does not parse is reported without echoing it: it may hold
-// a password.
+// A URL that does not parse is reported with what is wrong in it, and
+// without echoing it: it may hold a password.
 func TestOpen_badURLNotEchoed(t *testing.T) {
-	_, err := pgstore.Open(context.Background(), "postgres://vouch:s3cret@127.0.0.1:5432/db?sslmode=bogus")
-	if err == nil {
-		t.Fatal("Open with a bad sslmode = nil error")
-	}
-	if strings.Contains(err.Error(), "s3cret") {
-		t.Errorf("error %q echoes the password", err)
+	for url, why := range map[string]string{
+		"postgres://vouch:s3cret@127.0.0.1:5432/db?sslmode=bogus": "sslmode is invalid",
+		"postgres://vouch:s3cret@127.0.0.1:99999/db":              "invalid port",
+		"postgres://vouch:s3cret@db host/db":                      "unexpected spaces",
+		"host=db password=s3cret port=five":                       "invalid port",
+		"mysql://vouch:s3cret@127.0.0.1/db":                       `scheme "mysql"`,
+		"s3cret":                                                  "neither a postgres:// URL nor",
+	} {
+		_, err := pgstore.Open(context.Background(), url)
+		if err == nil {
+			t.Fatalf("Open(%q) = nil error", url)
+		}
+		if strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), why) {
+			t.Errorf("Open(%q): %q; want %q, and the password not echoed", url, err, why)
+		}
 	}
 }
 

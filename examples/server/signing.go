@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/vouchkit/vouch/receipt"
@@ -125,6 +126,10 @@ func loadSigningKey(path string) (*signingKey, error) {
 	f, err := receipt.ParseKeyFile(data)
 	if err != nil {
 		return nil, fmt.Errorf("-signing-key %s: %w", path, err)
+	}
+	if fi, err := os.Stat(path); err == nil && runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
+		// Whoever reads the file can sign receipts as this server.
+		origin += fmt.Sprintf("; warning: its mode %o lets others read the private key: chmod 600 %s", fi.Mode().Perm(), path)
 	}
 	return newSigningKey(f, origin)
 }

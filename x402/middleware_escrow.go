@@ -471,31 +471,3 @@ func (pw *paywall) undecided(w http.ResponseWriter, r *http.Request, key string,
 	}
 	writeBuffered(w, refusal)
 }
-
-// boundedSettle settles on a context detached from the caller's and
-// bounded by timeout, so that a client gone does not cancel a lifecycle
-// operation half way.
-type boundedSettle struct {
-	Facilitator
-	timeout time.Duration
-}
-
-func (b boundedSettle) Settle(ctx context.Context, p *PaymentPayload, r PaymentRequirements) (*SettleResponse, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.timeout)
-	defer cancel()
-	return b.Facilitator.Settle(ctx, p, r)
-}
-
-// withEscrow adds the report to the settlement's extensions.
-func withEscrow(sr *SettleResponse, e EscrowReport) {
-	info, err := json.Marshal(map[string]EscrowReport{"info": e})
-	if err != nil {
-		return
-	}
-	ext := make(map[string]json.RawMessage, len(sr.Extensions)+1)
-	for k, v := range sr.Extensions {
-		ext[k] = v
-	}
-	ext[ExtensionEscrow] = info
-	sr.Extensions = ext
-}

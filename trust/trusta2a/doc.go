@@ -47,15 +47,17 @@
 // (except that a call the trust service refuses as the caller's mistake
 // ends it failed, where a blocking one is invalid params); GetTask reads
 // it meanwhile, and CancelTask (or 0.3's tasks/cancel) cancels the call
-// and ends the task TASK_STATE_CANCELED. Such a call is bounded by
-// Config.BackgroundTimeout and by [Handler.Close], which a host calls
-// once it stops serving the handler; a caller has at most
-// Config.MaxTasksPerCaller calls running (and all callers at most
-// Config.MaxTasks): beyond, the task is answered failed, 429
-// rate_limited, its call not made. Version 0.3's message/send with
-// blocking false is answered once the call has finished, as a blocking
-// one: the SDK answers on a task's first event, and a call writes its
-// task once, at its end.
+// and ends it TASK_STATE_CANCELED. Version 0.3's message/send with the
+// configuration's blocking false is served the same way: answered at
+// once with its task ("kind":"task") working, its call made after
+// answering; tasks/get reads it until it is completed, failed or
+// canceled, and tasks/cancel cancels it. A message the agent cannot
+// read, or one naming a task, is answered as a blocking one. Such a call
+// is bounded by Config.BackgroundTimeout and by [Handler.Close], which a
+// host calls once it stops serving the handler; a caller has at most
+// Config.MaxTasksPerCaller calls running, of either version (and all
+// callers at most Config.MaxTasks): beyond, the task is answered failed,
+// 429 rate_limited, its call not made.
 //
 // In either version, the configuration's
 // acceptedOutputModes pick the parts of the answer's artifact (the data

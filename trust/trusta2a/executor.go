@@ -157,9 +157,9 @@ func finished(reqCtx *a2asrv.RequestContext, state a2a.TaskState, text string, a
 	return task
 }
 
-// Cancel ends a task canceled: a task whose call runs after its 1.0
-// SendMessage answered (returnImmediately) once the call has stopped,
-// unless it finished first.
+// Cancel ends a task canceled: a task whose call runs after its message
+// was answered (1.0's returnImmediately, 0.3's blocking false) once the
+// call has stopped, unless it finished first.
 func (e *executor) Cancel(ctx context.Context, reqCtx *a2asrv.RequestContext, q eventqueue.Queue) error {
 	if task, ok, err := e.tasks.cancelRun(ctx, reqCtx.TaskID); ok {
 		switch {

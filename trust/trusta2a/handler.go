@@ -68,19 +68,21 @@ type Config struct {
 	// its caller the one holding the most bytes, the store holds it
 	// beyond MaxTaskBytes, and the next save forgets it first.
 	//
-	// The tasks whose calls run after their SendMessage answered
-	// (returnImmediately) are counted apart, and never forgotten while
-	// they run: a caller has at most MaxTasksPerCaller running, all
-	// callers together at most MaxTasks, of at most MaxTaskBytes.
+	// The tasks whose calls run after their message was answered (1.0's
+	// returnImmediately, 0.3's blocking false) are counted apart, and
+	// never forgotten while they run: a caller has at most
+	// MaxTasksPerCaller running, all callers together at most MaxTasks,
+	// of at most MaxTaskBytes.
 	MaxTasks          int
 	MaxTasksPerCaller int
 	MaxTaskBytes      int64
 	// MaxBodyBytes bounds a request's body; 0 means [DefaultMaxBodyBytes].
 	MaxBodyBytes int64
-	// BackgroundTimeout bounds a call that a 1.0 SendMessage with
-	// returnImmediately makes after answering; 0 means
-	// [DefaultBackgroundTimeout]. A call that runs longer is cancelled,
-	// its task failed 504 timeout. Handler.Close cancels them all.
+	// BackgroundTimeout bounds a call made after answering its message
+	// (a 1.0 SendMessage with returnImmediately, a 0.3 message/send with
+	// blocking false); 0 means [DefaultBackgroundTimeout]. A call that
+	// runs longer is cancelled, its task failed 504 timeout.
+	// Handler.Close cancels them all.
 	BackgroundTimeout time.Duration
 	// Logger receives the SDK's log, and the internal errors of failed
 	// calls, which a caller sees only as "internal error" (500
@@ -114,9 +116,10 @@ type Handler struct {
 // naming what to send, as on the router and trust handlers, before any
 // JSON-RPC is read.
 //
-// A 1.0 SendMessage with returnImmediately makes its call after
-// answering, in a goroutine bounded by cfg.BackgroundTimeout; call
-// [Handler.Close] when the handler is no longer served, to end them.
+// A 1.0 SendMessage with returnImmediately, and a 0.3 message/send with
+// blocking false, make their calls after answering, in goroutines
+// bounded by cfg.BackgroundTimeout; call [Handler.Close] when the
+// handler is no longer served, to end them.
 func NewHandler(cfg Config) (*Handler, error) {
 	if cfg.Caller == nil {
 		return nil, errors.New("trusta2a: Config.Caller is nil")
@@ -152,12 +155,12 @@ func NewHandler(cfg Config) (*Handler, error) {
 // ServeHTTP answers an A2A JSON-RPC request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.h.ServeHTTP(w, r) }
 
-// Close ends the calls that 1.0 SendMessages with returnImmediately
-// made after answering: each is cancelled, its task failed as a
-// cancelled call's (503 unavailable), and Close returns once they have
-// ended. Later such messages are answered with a task failed the same
-// way, their calls not made; the rest is served as before. It returns
-// nil.
+// Close ends the calls made after answering their messages (1.0
+// SendMessages with returnImmediately, 0.3 message/sends with blocking
+// false): each is cancelled, its task failed as a cancelled call's (503
+// unavailable), and Close returns once they have ended. Later such
+// messages are answered with a task failed the same way, their calls not
+// made; the rest is served as before. It returns nil.
 func (h *Handler) Close() error {
 	h.tasks.stop()
 	return nil
@@ -256,12 +259,33 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					Message: fmt.Sprintf("Unsupported operation: task %s is working; read it with tasks/get, or send a new message without taskId", p.Message.TaskID)}})
 				return
 			}
+			if nonBlocking(&p) {
+				// The SDK answers on a task's first event, which a call
+				// writes once, at its end.
+				if task, ok, rpcErr := h.v1.sendNonBlocking03(ctx, p.Message); ok {
+					resp := rpcResponse{JSONRPC: "2.0", ID: req.ID, Error: rpcErr}
+					if rpcErr == nil {
+						resp.Result = task
+					}
+					writeRPC(w, resp)
+					return
+				}
+			}
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		// The SDK writes JSON without naming it; a stream sets its own type.
 		w.Header().Set("Content-Type", "application/json")
 		h.rpc.ServeHTTP(w, r.WithContext(withRequest(ctx)))
 	}
+}
+
+// nonBlocking reports whether p, the params of a 0.3 message/send, ask
+// for its call to be made after answering: configuration.blocking
+// false, for a message of no task, without a push notification
+// configuration (which the SDK refuses).
+func nonBlocking(p *a2a.MessageSendParams) bool {
+	cfg := p.Config
+	return p.Message != nil && p.Message.TaskID == "" && cfg != nil && cfg.Blocking != nil && !*cfg.Blocking && cfg.PushConfig == nil
 }
 
 // readAsSent refuses a body that decoding would read otherwise than it

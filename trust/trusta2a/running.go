@@ -17,8 +17,9 @@ import (
 	"github.com/vouchkit/vouch/trust"
 )
 
-// DefaultBackgroundTimeout bounds a call that SendMessage makes after
-// answering (returnImmediately) when Config.BackgroundTimeout is 0.
+// DefaultBackgroundTimeout bounds a call made after answering its
+// message (1.0's returnImmediately, 0.3's blocking false) when
+// Config.BackgroundTimeout is 0.
 const DefaultBackgroundTimeout = 5 * time.Minute
 
 // The causes that end a running call before it answers: the client's
@@ -29,7 +30,7 @@ var (
 	errClosed   = fmt.Errorf("the A2A handler was closed: %w", context.Canceled)
 )
 
-// run is a task whose call runs on after SendMessage answered it.
+// run is a task whose call runs on after its message was answered.
 type run struct {
 	raw    []byte // the working task, as JSON
 	size   int64
@@ -143,16 +144,49 @@ func (s *taskStore) stop() {
 }
 
 // sendInBackground answers a SendMessage asking for call c, the message
-// of reqCtx, with its task working, and makes the call after answering:
-// on a context detached from the request's, so that the client going
-// away does not end it, and bounded by s.timeout and by Close. The call
-// ends its task as a blocking SendMessage would, completed or failed; a
-// call the trust service refuses as the caller's mistake, which a
-// blocking SendMessage answers as invalid params, ends it failed; a
-// CancelTask ends it canceled. A caller with as many calls running as
-// it may keep tasks (Config.MaxTasksPerCaller) is answered a task failed
-// 429 rate_limited, its call not made.
+// of reqCtx, with its task working, and makes the call after answering
+// (see startInBackground).
 func (s *v1Server) sendInBackground(ctx context.Context, reqCtx *a2asrv.RequestContext, c *call, historyLength *int32) (any, *rpcError) {
+	task, rerr := s.startInBackground(ctx, reqCtx, c, "send without returnImmediately")
+	if rerr != nil {
+		return nil, rerr
+	}
+	return map[string]v1Task{"task": v1TaskOf(task, historyLength, true)}, nil
+}
+
+// sendNonBlocking03 answers a version 0.3 message/send with blocking
+// false, msg its message (of no task), as sendInBackground answers a
+// SendMessage with returnImmediately: its task, working, is the answer,
+// which the handler writes as the SDK writes a task, and the call is made
+// after answering (see startInBackground). For a message the agent
+// cannot read, ok is false and nothing is done: the SDK answers it as it
+// answers a blocking message/send.
+func (s *v1Server) sendNonBlocking03(ctx context.Context, msg *a2a.Message) (task *a2a.Task, ok bool, rerr *rpcError) {
+	// The request context the SDK makes for a message of no task.
+	reqCtx := &a2asrv.RequestContext{Message: msg, TaskID: a2a.NewTaskID(), ContextID: msg.ContextID, Metadata: msg.Metadata}
+	if reqCtx.ContextID == "" {
+		reqCtx.ContextID = a2a.NewContextID()
+	}
+	c, err := s.exec.read(ctx, reqCtx)
+	if err != nil {
+		return nil, false, nil
+	}
+	task, rerr = s.startInBackground(ctx, reqCtx, c, "send with blocking true")
+	return task, true, rerr
+}
+
+// startInBackground starts call c, the message of reqCtx, to be made
+// after answering, and returns the task to answer, working: the call is
+// made on a context detached from the request's, so that the client
+// going away does not end it, and bounded by s.timeout and by Close. The
+// call ends its task as a blocking message would, completed or failed; a
+// call the trust service refuses as the caller's mistake, which a
+// blocking message is answered as invalid params, ends it failed; a
+// CancelTask (or tasks/cancel) ends it canceled. A caller with as many
+// calls running as it may keep tasks (Config.MaxTasksPerCaller) is
+// answered a task failed 429 rate_limited, its call not made, the
+// problem's detail suggesting instead, what to send instead.
+func (s *v1Server) startInBackground(ctx context.Context, reqCtx *a2asrv.RequestContext, c *call, instead string) (*a2a.Task, *rpcError) {
 	now := time.Now()
 	task := &a2a.Task{ID: reqCtx.TaskID, ContextID: reqCtx.ContextID, History: []*a2a.Message{reqCtx.Message},
 		Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: &now}}
@@ -160,7 +194,7 @@ func (s *v1Server) sendInBackground(ctx context.Context, reqCtx *a2asrv.RequestC
 	callCtx, cancel := context.WithCancelCause(bg)
 	if _, err := s.tasks.start(ctx, task, cancel); err != nil {
 		cancel(nil)
-		p := problem.New(http.StatusTooManyRequests, problem.CodeRateLimited, err.Error()+"; wait for one to end, or send without returnImmediately")
+		p := problem.New(http.StatusTooManyRequests, problem.CodeRateLimited, err.Error()+"; wait for one to end, or "+instead)
 		if errors.Is(err, errClosed) {
 			p = problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, "the agent is shutting down")
 		}
@@ -169,7 +203,7 @@ func (s *v1Server) sendInBackground(ctx context.Context, reqCtx *a2asrv.RequestC
 			s.exec.log.ErrorContext(ctx, "trusta2a: saving a task failed", "error", err)
 			return nil, &rpcError{Code: -32603, Message: "Internal error"}
 		}
-		return map[string]v1Task{"task": v1TaskOf(task, historyLength, true)}, nil
+		return task, nil
 	}
 	go func() {
 		defer s.tasks.running.calls.Done()
@@ -184,5 +218,5 @@ func (s *v1Server) sendInBackground(ctx context.Context, reqCtx *a2asrv.RequestC
 			s.exec.log.ErrorContext(bg, "trusta2a: saving a task failed", "error", err)
 		}
 	}()
-	return map[string]v1Task{"task": v1TaskOf(task, historyLength, true)}, nil
+	return task, nil
 }

@@ -2,8 +2,11 @@
 // SDK (@a2a-js/sdk 0.3, which speaks A2A 0.3, the protocol version vouch
 // serves): it resolves the agent card at /.well-known/agent-card.json,
 // sends a true and a false claim with message/send, reads the verdicts
-// from the answer's data part, reads the task back with tasks/get, gets
-// the SDK's TaskNotFoundError for a task it never had and its
+// from the answer's data part, reads the task back with tasks/get, sends
+// a claim from a client in polling mode (clientConfig.polling, which
+// sends message/send with configuration.blocking false) and reads its
+// task, answered at once working, with tasks/get until it is completed,
+// gets the SDK's TaskNotFoundError for a task it never had and its
 // TaskNotCancelableError for tasks/cancel of a completed one, and sends
 // a message the agent cannot read and a data part with a misspelt
 // member. It prints "ok <name>" or "FAIL <name>: why" per step, and
@@ -115,6 +118,30 @@ await check('a2a data part with an inline receipt', async () => {
 await check('a2a tasks/get', async () => {
   const task = await client.getTask({ id: taskId });
   if (task.id !== taskId || answerOf(task).status !== 'VALID') return `task ${JSON.stringify(task)}`;
+});
+
+// A client in polling mode sends message/send with blocking false: the
+// agent answers at once, the task working, and makes the call after
+// answering; tasks/get reads the task until it is completed.
+await check('a2a message/send with blocking false, then tasks/get until completed', async () => {
+  const polling = await new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory({ fetchImpl: authFetch })],
+      clientConfig: { polling: true },
+    }),
+  ).createFromUrl(base);
+  const sent = await polling.sendMessage(message('Validate the claimed result "17 * 3 = 51" for the task "What is 17 * 3?"'));
+  if (sent?.kind !== 'task' || sent.status?.state !== 'working' || !sent.id || !sent.contextId || sent.artifacts?.length) {
+    return `answered ${JSON.stringify(sent)}, want a working task without artifacts`;
+  }
+  let task = sent;
+  for (const deadline = Date.now() + 60_000; task.status?.state === 'working' && Date.now() < deadline;) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    task = await polling.getTask({ id: sent.id });
+  }
+  if (task.id !== sent.id || task.contextId !== sent.contextId) return `tasks/get answered task ${task.id} of context ${task.contextId}`;
+  const answer = answerOf(task);
+  if (answer.status !== 'VALID') return `status ${answer.status}, want VALID`;
 });
 
 // The SDK's error classes for the A2A errors of tasks/get and

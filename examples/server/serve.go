@@ -107,7 +107,7 @@ func serve(ctx context.Context, log *slog.Logger, s *server, ln, dln, mln net.Li
 		}
 	}
 	if s.a2a != nil {
-		s.a2a.Close() // the calls of returnImmediately, which outlive their requests
+		s.a2a.Close() // the calls made after answering (1.0 returnImmediately, 0.3 blocking false), which outlive their requests
 	}
 	if err != nil {
 		return err

@@ -180,12 +180,12 @@ func (s *v1Server) sendNonBlocking03(ctx context.Context, msg *a2a.Message) (tas
 // made on a context detached from the request's, so that the client
 // going away does not end it, and bounded by s.timeout and by Close. The
 // call ends its task as a blocking message would, completed or failed; a
-// call the trust service refuses as the caller's mistake, which a
-// blocking message is answered as invalid params, ends it failed; a
+// call the trust service refuses as the caller's mistake, for which a
+// blocking message is answered invalid params, ends it failed; a
 // CancelTask (or tasks/cancel) ends it canceled. A caller with as many
 // calls running as it may keep tasks (Config.MaxTasksPerCaller) is
 // answered a task failed 429 rate_limited, its call not made, the
-// problem's detail suggesting instead, what to send instead.
+// problem's detail suggesting instead (what else the caller may send).
 func (s *v1Server) startInBackground(ctx context.Context, reqCtx *a2asrv.RequestContext, c *call, instead string) (*a2a.Task, *rpcError) {
 	now := time.Now()
 	task := &a2a.Task{ID: reqCtx.TaskID, ContextID: reqCtx.ContextID, History: []*a2a.Message{reqCtx.Message},

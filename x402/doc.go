@@ -104,6 +104,15 @@
 //     repeat of a proof, such as one whose settlement failed or whose
 //     first use still runs, gets 402 "already used" and no answer (a
 //     proof whose handler failed was released, and is taken as new).
+//   - The exact and upto schemes move money before anything records that
+//     they did: a server that dies after the facilitator settled and
+//     before both records are written (the settlement by MarkSettled,
+//     then the answer by the handler's store, a few milliseconds) leaves
+//     the payer charged, and the retry gets 402 "already used": settling
+//     again proves nothing, since a used nonce does not prove a transfer
+//     (the payer may have cancelled the authorization). A route that must
+//     survive that takes escrow (the auth-capture scheme, below), which
+//     keeps the answer it buys before it captures.
 //   - A failed settlement keeps the authorization marked as used, because
 //     its outcome on chain is unknown; a handler failure (status 400 or
 //     more) or a failed verification releases it, so that the client may

@@ -45,6 +45,10 @@ func prepareUpto(offer x402.PaymentRequirements) (uptoTerms, error) {
 	if t.facilitator, err = ParseAddress(fa); err != nil {
 		return t, fmt.Errorf("evm: extra.facilitatorAddress: %w", err)
 	}
+	if t.facilitator == (Address{}) {
+		// No facilitator signs from it: the authorization could never settle.
+		return t, errors.New("evm: extra.facilitatorAddress is the zero address, which no facilitator settles from")
+	}
 	if _, err := x402.ParseAmount(offer.Amount); err != nil {
 		return t, err
 	}

@@ -279,6 +279,10 @@ func readFacilitatorRequest(r *http.Request) (*PaymentPayload, PaymentRequiremen
 	if p.X402Version != Version1 && p.X402Version != Version2 {
 		errs = append(errs, problem.FieldError{Field: "paymentPayload.x402Version", Rule: "oneof", Message: "must be 1 or 2"})
 	}
+	if t := strings.TrimSpace(string(p.Payload)); t == "" || t[0] != '{' {
+		// As a proof header's: no scheme's proof is anything else.
+		errs = append(errs, problem.FieldError{Field: "paymentPayload.payload", Rule: "required", Message: "must be an object"})
+	}
 	if len(in.PaymentRequirements) == 0 {
 		errs = append(errs, problem.FieldError{Field: "paymentRequirements", Rule: "required", Message: "is required"})
 	}

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/vouchkit/vouch/internal/headerjson"
 	"github.com/vouchkit/vouch/x402"
 )
 
@@ -49,7 +51,7 @@ func (s *OutcomeStore) Keep(ctx context.Context, key string, o x402.Outcome, unt
 		return err
 	}
 	defer cancel()
-	outcome, err := json.Marshal(o)
+	outcome, err := json.Marshal(newOutcomeRecord(o))
 	if err != nil {
 		return fmt.Errorf("pgstore: encoding an outcome: %w", err)
 	}
@@ -78,15 +80,41 @@ func (s *OutcomeStore) Lookup(ctx context.Context, key string, now time.Time) (x
 	if err != nil {
 		return x402.Outcome{}, false, fmt.Errorf("pgstore: looking up an outcome: %w", err)
 	}
-	var o x402.Outcome
-	if err := json.Unmarshal(outcome, &o); err != nil {
+	var r outcomeRecord
+	if err := json.Unmarshal(outcome, &r); err != nil {
 		return x402.Outcome{}, false, fmt.Errorf("pgstore: decoding an outcome: %w", err)
 	}
-	return o, true, nil
+	return r.outcome(), true, nil
 }
 
 // DeleteExpired removes the outcomes expired at now and returns how many
 // it removed.
 func (s *OutcomeStore) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
 	return s.db.deleteExpired(ctx, now, "outcomes", "vouch_x402_outcomes", "until <= $1")
+}
+
+// outcomeRecord is the JSON of an x402.Outcome whose answer's header
+// keeps its bytes (see package headerjson); a record written as
+// json.Marshal of the Outcome reads as before.
+type outcomeRecord struct {
+	x402.Outcome
+	Response responseRecord
+}
+
+// responseRecord is the JSON of an x402.BufferedResponse whose header
+// keeps its bytes.
+type responseRecord struct {
+	x402.BufferedResponse
+	Header headerjson.Header
+}
+
+func newOutcomeRecord(o x402.Outcome) outcomeRecord {
+	return outcomeRecord{Outcome: o, Response: responseRecord{BufferedResponse: o.Response, Header: headerjson.Header(o.Response.Header)}}
+}
+
+func (r outcomeRecord) outcome() x402.Outcome {
+	o := r.Outcome
+	o.Response = r.Response.BufferedResponse
+	o.Response.Header = http.Header(r.Response.Header)
+	return o
 }

@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -149,5 +150,32 @@ func TestOutcomeStore_pendingCaptureRetryOnAnotherServer(t *testing.T) {
 	want := []any{http.StatusOK, "Paris", x402.EscrowCaptured, "50000", int32(1), before.Plus(-x402test.EscrowHoldAmount, 0, x402test.EscrowHoldAmount)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the retry on the second server (-want +got):\n%s", diff)
+	}
+}
+
+// An outcome written before header values kept their bytes, as
+// json.Marshal of the Outcome wrote it, reads as it did then.
+func TestOutcomeStore_oldRecord(t *testing.T) {
+	db := openDB(t)
+	ctx := t.Context()
+	now := time.Now()
+	old := x402.Outcome{Request: "req-1", Payer: "0xpayer", Delivered: true,
+		Response: x402.BufferedResponse{Status: http.StatusOK,
+			Header: http.Header{"Content-Type": {"text/plain"}, "X-Note": {"caf\ufffd", ""}, "X-Nil": nil}, Body: []byte("Paris")},
+		Settlement: &x402.SettleResponse{Success: true, Payer: "0xpayer", Transaction: "0xtx", Network: "eip155:84532"}}
+	raw, err := json.Marshal(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool().Exec(ctx, `INSERT INTO vouch_x402_outcomes (key, outcome, until) VALUES ($1, $2, $3)`,
+		"key-1", raw, now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := db.Outcomes().Lookup(ctx, "key-1", now)
+	if err != nil || !ok {
+		t.Fatalf("Lookup of an old record = %v, %v; want the outcome", ok, err)
+	}
+	if diff := cmp.Diff(old, got); diff != "" {
+		t.Errorf("old record read (-written +read):\n%s", diff)
 	}
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/vouchkit/vouch/internal/headerjson"
 	"github.com/vouchkit/vouch/x402"
 )
 
@@ -33,8 +35,34 @@ func (l *Ledger) Outcomes() *Outcomes { return &Outcomes{db: l.db} }
 
 // keptOutcome is the record of one outcome.
 type keptOutcome struct {
-	Outcome x402.Outcome
+	Outcome outcomeRecord
 	Until   time.Time
+}
+
+// outcomeRecord is the JSON of an x402.Outcome whose answer's header
+// keeps its bytes (see package headerjson); a record written as
+// json.Marshal of the Outcome reads as before.
+type outcomeRecord struct {
+	x402.Outcome
+	Response responseRecord
+}
+
+// responseRecord is the JSON of an x402.BufferedResponse whose header
+// keeps its bytes.
+type responseRecord struct {
+	x402.BufferedResponse
+	Header headerjson.Header
+}
+
+func newOutcomeRecord(o x402.Outcome) outcomeRecord {
+	return outcomeRecord{Outcome: o, Response: responseRecord{BufferedResponse: o.Response, Header: headerjson.Header(o.Response.Header)}}
+}
+
+func (r outcomeRecord) outcome() x402.Outcome {
+	o := r.Outcome
+	o.Response = r.Response.BufferedResponse
+	o.Response.Header = http.Header(r.Response.Header)
+	return o
 }
 
 // Keep implements x402.OutcomeStore.
@@ -42,7 +70,7 @@ func (s *Outcomes) Keep(ctx context.Context, key string, o x402.Outcome, until t
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	raw, err := json.Marshal(keptOutcome{Outcome: o, Until: until})
+	raw, err := json.Marshal(keptOutcome{Outcome: newOutcomeRecord(o), Until: until})
 	if err != nil {
 		return fmt.Errorf("boltstore: encoding an outcome: %w", err)
 	}
@@ -75,7 +103,7 @@ func (s *Outcomes) Lookup(ctx context.Context, key string, now time.Time) (x402.
 	if !found || !now.Before(k.Until) {
 		return x402.Outcome{}, false, nil
 	}
-	return k.Outcome, true, nil
+	return k.Outcome.outcome(), true, nil
 }
 
 // DeleteExpired removes the outcomes whose until has passed at now and

@@ -25,6 +25,10 @@ import (
 //     payer, delivery, response status, header and body, settlement,
 //     pending capture and usage), and a refusal without settlement or
 //     usage as it was kept;
+//   - the answer's header and body are kept byte for byte: a header
+//     value that is not UTF-8 (obs-text such as "caf\xe9"), an empty
+//     value beside a missing one, repeated values in their order, and a
+//     body that is not UTF-8;
 //   - an outcome is found before its until and not at or after it, and
 //     an unknown key is not found;
 //   - a second Keep under a key replaces the first, until included: a
@@ -41,6 +45,19 @@ func TestOutcomeStore(t *testing.T, newStore func(t *testing.T) x402.OutcomeStor
 		s := newStore(t)
 		wantOutcome(t, s, "key-1", now, pendingOutcome(1), until)
 		wantOutcome(t, s, "key-2", now, refusalOutcome(), until)
+	})
+	t.Run("Bytes", func(t *testing.T) {
+		s := newStore(t)
+		o := bytesOutcome()
+		mustKeep(t, s, "key-1", o, until)
+		got, ok, err := s.Lookup(context.Background(), "key-1", now)
+		if err != nil || !ok {
+			t.Fatalf("Lookup = found %v, %v; want the outcome kept", ok, err)
+		}
+		// Compared exactly: a retry must get the bytes first sent.
+		if diff := cmp.Diff(o.Response, got.Response); diff != "" {
+			t.Errorf("Lookup's answer is not the one kept (-kept +read):\n%s", diff)
+		}
 	})
 	t.Run("Expiry", func(t *testing.T) {
 		s := newStore(t)
@@ -167,4 +184,21 @@ func deliveredOutcome(n int) x402.Outcome {
 func refusalOutcome() x402.Outcome {
 	return x402.Outcome{Request: "request-refused", Payer: "0x857b06519E91e3A54538791bDbb0E22373e36b66",
 		Response: x402.BufferedResponse{Status: http.StatusBadGateway, Header: http.Header{"Content-Type": {"application/problem+json"}}, Body: []byte(`{"title":"not delivered"}`)}}
+}
+
+// bytesOutcome returns a delivered outcome whose answer holds what JSON
+// strings cannot: header values and a body that are not UTF-8, with an
+// empty value and repeated values.
+func bytesOutcome() x402.Outcome {
+	o := deliveredOutcome(1)
+	o.Response.Header = http.Header{
+		"Content-Type":     {"text/plain; charset=iso-8859-1"},
+		"Content-Language": {"fr"},
+		"X-Place":          {"caf\xe9", "Z\xfcrich", "caf\u00e9"},
+		"X-Bytes":          {"\x80\xff\xc3", ""},
+		"X-Empty":          {""},
+		"X-Repeated":       {"b", "a", "b"},
+	}
+	o.Response.Body = []byte("caf\xe9 \xff\x00 end")
+	return o
 }

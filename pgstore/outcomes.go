@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/vouchkit/vouch/internal/headerjson"
 	"github.com/vouchkit/vouch/x402"
 )
 
@@ -91,30 +89,4 @@ func (s *OutcomeStore) Lookup(ctx context.Context, key string, now time.Time) (x
 // it removed.
 func (s *OutcomeStore) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
 	return s.db.deleteExpired(ctx, now, "outcomes", "vouch_x402_outcomes", "until <= $1")
-}
-
-// outcomeRecord is the JSON of an x402.Outcome whose answer's header
-// keeps its bytes (see package headerjson); a record written as
-// json.Marshal of the Outcome reads as before.
-type outcomeRecord struct {
-	x402.Outcome
-	Response responseRecord
-}
-
-// responseRecord is the JSON of an x402.BufferedResponse whose header
-// keeps its bytes.
-type responseRecord struct {
-	x402.BufferedResponse
-	Header headerjson.Header
-}
-
-func newOutcomeRecord(o x402.Outcome) outcomeRecord {
-	return outcomeRecord{Outcome: o, Response: responseRecord{BufferedResponse: o.Response, Header: headerjson.Header(o.Response.Header)}}
-}
-
-func (r outcomeRecord) outcome() x402.Outcome {
-	o := r.Outcome
-	o.Response = r.Response.BufferedResponse
-	o.Response.Header = http.Header(r.Response.Header)
-	return o
 }

@@ -1,12 +1,16 @@
 package pgstore_test
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/vouchkit/vouch/x402"
 	"github.com/vouchkit/vouch/x402/evm"
@@ -75,5 +79,31 @@ func TestPaymentIDStore_retryOnAnotherServer(t *testing.T) {
 	}
 	if settles := facs[0].settled.Load() + facs[1].settled.Load(); runs.Load() != 1 || settles != 1 {
 		t.Errorf("the handler ran %d times and %d settles were sent; want 1 and 1", runs.Load(), settles)
+	}
+}
+
+// A response kept by payment id before header values kept their bytes,
+// as json.Marshal of the record wrote it, reads as it did then.
+func TestPaymentIDStore_oldRecord(t *testing.T) {
+	db := openDB(t)
+	ctx := t.Context()
+	now := time.Now()
+	old := x402.PaymentIDRecord{Request: "req-1", Done: true,
+		Response:   x402.BufferedResponse{Status: http.StatusOK, Header: http.Header{"X-Note": {"caf\ufffd", ""}}, Body: []byte("Paris")},
+		Settlement: &x402.SettleResponse{Success: true, Transaction: "0xtx", Network: "eip155:84532"}}
+	raw, err := json.Marshal(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool().Exec(ctx, `INSERT INTO vouch_x402_payment_ids (id, request, record, until) VALUES ($1, $2, $3, $4)`,
+		"pay_0123456789abcdef", "req-1", raw, now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	got, fresh, err := db.PaymentIDs().Begin(ctx, "pay_0123456789abcdef", "req-1", now, now.Add(time.Hour))
+	if err != nil || fresh {
+		t.Fatalf("Begin of an old record = %v, %v; want the record", fresh, err)
+	}
+	if diff := cmp.Diff(old, got); diff != "" {
+		t.Errorf("old record read (-written +read):\n%s", diff)
 	}
 }

@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/vouchkit/vouch/internal/headerjson"
 	"github.com/vouchkit/vouch/x402"
 )
 
@@ -37,32 +35,6 @@ func (l *Ledger) Outcomes() *Outcomes { return &Outcomes{db: l.db} }
 type keptOutcome struct {
 	Outcome outcomeRecord
 	Until   time.Time
-}
-
-// outcomeRecord is the JSON of an x402.Outcome whose answer's header
-// keeps its bytes (see package headerjson); a record written as
-// json.Marshal of the Outcome reads as before.
-type outcomeRecord struct {
-	x402.Outcome
-	Response responseRecord
-}
-
-// responseRecord is the JSON of an x402.BufferedResponse whose header
-// keeps its bytes.
-type responseRecord struct {
-	x402.BufferedResponse
-	Header headerjson.Header
-}
-
-func newOutcomeRecord(o x402.Outcome) outcomeRecord {
-	return outcomeRecord{Outcome: o, Response: responseRecord{BufferedResponse: o.Response, Header: headerjson.Header(o.Response.Header)}}
-}
-
-func (r outcomeRecord) outcome() x402.Outcome {
-	o := r.Outcome
-	o.Response = r.Response.BufferedResponse
-	o.Response.Header = http.Header(r.Response.Header)
-	return o
 }
 
 // Keep implements x402.OutcomeStore.

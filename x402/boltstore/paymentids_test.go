@@ -1,9 +1,14 @@
 package boltstore_test
 
 import (
+	"encoding/json"
+	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/vouchkit/vouch/x402"
 	"github.com/vouchkit/vouch/x402/x402test"
@@ -42,5 +47,43 @@ func TestPaymentIDs_durable(t *testing.T) {
 	}
 	if n, err := ids.DeleteExpired(ctx, now.Add(time.Hour)); err != nil || n != 1 {
 		t.Errorf("DeleteExpired = %d, %v; want 1", n, err)
+	}
+}
+
+// A response kept by payment id before header values kept their bytes,
+// as json.Marshal of the record wrote it, reads as it did then.
+func TestPaymentIDs_oldRecord(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "escrow.db")
+	open(t, path).Close()
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	old := x402.PaymentIDRecord{Request: "req-1", Done: true,
+		Response:   x402.BufferedResponse{Status: http.StatusOK, Header: http.Header{"X-Note": {"caf\ufffd", ""}}, Body: []byte("Paris")},
+		Settlement: &x402.SettleResponse{Success: true, Transaction: "0xtx", Network: "eip155:84532"}}
+	raw, err := json.Marshal(struct {
+		Record x402.PaymentIDRecord
+		Until  time.Time
+	}{old, now.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("payment-id")).Put([]byte("pay_0123456789abcdef"), raw)
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := open(t, path)
+	defer l.Close()
+	got, fresh, err := l.PaymentIDs().Begin(t.Context(), "pay_0123456789abcdef", "req-1", now, now.Add(time.Hour))
+	if err != nil || fresh {
+		t.Fatalf("Begin of an old record = %v, %v; want the record", fresh, err)
+	}
+	if diff := cmp.Diff(old, got); diff != "" {
+		t.Errorf("old record read (-written +read):\n%s", diff)
 	}
 }

@@ -20,7 +20,9 @@ import (
 //   - the first Begin of an id reports true; a second returns the
 //     record (the request it began with, not done) and false;
 //   - Finish keeps the response and settlement, which a later Begin
-//     returns (status, headers, body, settlement) with Done set;
+//     returns (status, headers, body, settlement) with Done set, the
+//     header and body byte for byte: header values that are not UTF-8,
+//     empty and repeated values, a body that is not UTF-8;
 //   - Release frees the id for a new Begin;
 //   - a Finish or Release of a request whose id was taken over after its
 //     until changes nothing of the new first request's record;
@@ -57,6 +59,25 @@ func TestPaymentIDStore(t *testing.T, newStore func(t *testing.T) x402.PaymentID
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("record kept (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("Bytes", func(t *testing.T) {
+		s := newStore(t)
+		if _, _, err := s.Begin(t.Context(), "pay_0123456789abcdef", "req-1", now, until); err != nil {
+			t.Fatal(err)
+		}
+		o := bytesOutcome()
+		want := x402.PaymentIDRecord{Request: "req-1", Done: true, Response: o.Response, Settlement: o.Settlement}
+		if err := s.Finish(t.Context(), "pay_0123456789abcdef", until, want); err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := s.Begin(t.Context(), "pay_0123456789abcdef", "req-1", now.Add(time.Minute), until)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Compared exactly: a retry must get the bytes first sent.
+		if diff := cmp.Diff(want.Response, got.Response); diff != "" {
+			t.Errorf("response kept (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("Release", func(t *testing.T) {

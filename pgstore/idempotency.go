@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -89,7 +91,7 @@ func (s *IdempotencyStore) Reserve(ctx context.Context, key, fingerprint string,
 			ON CONFLICT (key) DO UPDATE
 			SET fingerprint = EXCLUDED.fingerprint, lease_until = EXCLUDED.lease_until,
 			    expires_at = EXCLUDED.expires_at, lease = EXCLUDED.lease,
-			    status = NULL, content_type = NULL, body = NULL
+			    status = NULL, content_type = NULL, content_type_bytes = NULL, body = NULL
 			WHERE (i.status IS NOT NULL AND i.expires_at <= $5)
 			   OR (i.status IS NULL AND i.lease_until <= $5)`,
 			key, fingerprint, now.Add(lease), expires, now, token)
@@ -108,12 +110,13 @@ func (s *IdempotencyStore) Reserve(ctx context.Context, key, fingerprint string,
 			expiresAt  time.Time
 			status     *int32
 			ctype      *string
+			ctypeBytes []byte
 			body       []byte
 		)
 		err = s.db.pool.QueryRow(ctx, `
-			SELECT fingerprint, lease_until, expires_at, status, content_type, body
+			SELECT fingerprint, lease_until, expires_at, status, content_type, content_type_bytes, body
 			FROM vouch_idempotency WHERE key = $1`, key).
-			Scan(&e.Fingerprint, &leaseUntil, &expiresAt, &status, &ctype, &body)
+			Scan(&e.Fingerprint, &leaseUntil, &expiresAt, &status, &ctype, &ctypeBytes, &body)
 		if errors.Is(err, pgx.ErrNoRows) {
 			continue // released meanwhile
 		}
@@ -124,8 +127,11 @@ func (s *IdempotencyStore) Reserve(ctx context.Context, key, fingerprint string,
 		case status != nil && now.Before(expiresAt):
 			e.State = router.IdempotencyCompleted
 			e.Response = &router.StoredResponse{Status: int(*status), Body: body}
-			if ctype != nil {
+			switch {
+			case ctype != nil:
 				e.Response.ContentType = *ctype
+			case ctypeBytes != nil:
+				e.Response.ContentType = string(ctypeBytes)
 			}
 			return e, nil
 		case status == nil && now.Before(leaseUntil):
@@ -163,10 +169,16 @@ func (s *IdempotencyStore) Complete(ctx context.Context, key, lease string, resp
 	if body == nil {
 		body = []byte{}
 	}
+	// A text column holds UTF-8 without NUL; any other Content-Type is
+	// kept as bytes, so that it is replayed as it was stored.
+	var ctype, ctypeBytes any = resp.ContentType, nil
+	if !utf8.ValidString(resp.ContentType) || strings.ContainsRune(resp.ContentType, 0) {
+		ctype, ctypeBytes = nil, []byte(resp.ContentType)
+	}
 	_, err = s.db.pool.Exec(ctx, `
-		UPDATE vouch_idempotency SET status = $2, content_type = $3, body = $4
+		UPDATE vouch_idempotency SET status = $2, content_type = $3, content_type_bytes = $6, body = $4
 		WHERE key = $1 AND status IS NULL AND lease = $5`,
-		key, int32(resp.Status), resp.ContentType, body, lease)
+		key, int32(resp.Status), ctype, body, lease, ctypeBytes)
 	if err != nil {
 		return fmt.Errorf("pgstore: storing idempotent response: %w", err)
 	}

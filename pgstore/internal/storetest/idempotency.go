@@ -112,6 +112,10 @@ func idemReplay(t *testing.T, newStores func(*testing.T) (a, b router.Idempotenc
 		{Status: 200, ContentType: "application/json", Body: []byte(`{"verdict":"VALID","note":"é\u0000"}`)},
 		{Status: 422, ContentType: "application/problem+json", Body: []byte(`{"status":422}`)},
 		{Status: 204},
+		// Bytes JSON and a text column cannot hold: a Content-Type that
+		// is not UTF-8 (obs-text) and such a body.
+		{Status: 299, ContentType: "text/plain; charset=caf\xe9", Body: []byte("caf\xe9 \xff\x00")},
+		{Status: 200, ContentType: "text/plain\x00", Body: []byte("\x00")},
 	} {
 		t.Run(fmt.Sprint(want.Status), func(t *testing.T) {
 			a, b := newStores(t)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -150,13 +152,19 @@ func (s *ReceiptStore) ReadLogHashes(ctx context.Context, indexes []int64) ([]tl
 	return hashes, nil
 }
 
-// Get implements [receipt.Store].
+// Get implements [receipt.Store]. An id that is not valid UTF-8 or holds
+// a NUL, which no stored record has (receipt.Record.Validate refuses it)
+// and PostgreSQL's text cannot carry, is receipt.ErrNotFound, as in every
+// other store.
 func (s *ReceiptStore) Get(ctx context.Context, id string, now time.Time) (receipt.Record, error) {
 	ctx, cancel, err := s.db.query(ctx)
 	if err != nil {
 		return receipt.Record{}, err
 	}
 	defer cancel()
+	if !utf8.ValidString(id) || strings.ContainsRune(id, 0) {
+		return receipt.Record{}, receipt.ErrNotFound
+	}
 	rec := receipt.Record{ID: id}
 	var vis string
 	var logIndex *int64

@@ -28,7 +28,9 @@ func base() time.Time { return time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC) }
 //
 //   - a record comes back with its exact bytes and every field (expiry
 //     compared to the microsecond, empty and nil lists alike);
-//   - an unknown id, and a record at or after its expiry, are ErrNotFound;
+//   - an unknown id (even one that is not valid UTF-8 or holds a NUL,
+//     which no record has), and a record at or after its expiry, are
+//     ErrNotFound;
 //   - a second Put of an id is ErrDuplicate and keeps the first record;
 //   - an incomplete record is refused;
 //   - neither the caller's slices nor returned slices alias stored data;
@@ -222,7 +224,9 @@ func roundTrip(t *testing.T, s receipt.Store) {
 
 func notFound(t *testing.T, s receipt.Store) {
 	mustPut(t, s, record(1, time.Hour))
-	for _, id := range []string{record(2, 0).ID, "", "rcpt_"} {
+	// An id no record can have (Record.Validate refuses it) is unknown
+	// too, not an error of the store's.
+	for _, id := range []string{record(2, 0).ID, "", "rcpt_", "rcpt_\xff", "rcpt_\x00"} {
 		if _, err := s.Get(context.Background(), id, base()); !errors.Is(err, receipt.ErrNotFound) {
 			t.Errorf("Get(%q) error = %v, want ErrNotFound", id, err)
 		}

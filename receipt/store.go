@@ -43,7 +43,9 @@ type Record struct {
 }
 
 // Validate reports whether r can be stored: it needs an ID, data, an owner
-// and an expiry, and its ID, owner and counterparties must be valid UTF-8
+// and an expiry in the years 1 to 9999 (bbolt's microseconds since 1970
+// and PostgreSQL's timestamptz end a few centuries beyond, each at its
+// own year), and its ID, owner and counterparties must be valid UTF-8
 // without NUL, names every store keeps as given (PostgreSQL's text holds
 // no other). Store implementations call it first in Put.
 func (r *Record) Validate() error {
@@ -60,6 +62,8 @@ func (r *Record) Validate() error {
 		return fmt.Errorf("receipt: record %s: owner %q is not valid UTF-8 without NUL", r.ID, r.Owner)
 	case r.ExpiresAt.IsZero():
 		return fmt.Errorf("receipt: record %s has no expiry", r.ID)
+	case r.ExpiresAt.UTC().Year() < 1 || r.ExpiresAt.UTC().Year() > 9999:
+		return fmt.Errorf("receipt: record %s: expiry %s lies outside the years 1 to 9999, which every store keeps", r.ID, r.ExpiresAt.UTC().Format(time.RFC3339))
 	}
 	for i, c := range r.Counterparties {
 		if !keepableName(c) {

@@ -32,7 +32,8 @@ func base() time.Time { return time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC) }
 //     which no record has), and a record at or after its expiry, are
 //     ErrNotFound;
 //   - a second Put of an id is ErrDuplicate and keeps the first record;
-//   - an incomplete record is refused;
+//   - an incomplete record is refused, and so is one whose expiry lies
+//     outside the years 1 to 9999;
 //   - neither the caller's slices nor returned slices alias stored data;
 //   - DeleteExpired removes exactly the expired records and counts them;
 //   - a done context is reported before any work;
@@ -280,6 +281,12 @@ func incomplete(t *testing.T, s receipt.Store) {
 		"no data":   func(r *receipt.Record) { r.Data = nil },
 		"no owner":  func(r *receipt.Record) { r.Owner = "" },
 		"no expiry": func(r *receipt.Record) { r.ExpiresAt = time.Time{} },
+		// Expiries no store can keep alike: bbolt's microseconds since
+		// 1970 overflow past the year 294246, PostgreSQL's timestamptz
+		// ends in 294276.
+		"expiry after the year 9999": func(r *receipt.Record) { r.ExpiresAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) },
+		"expiry in the year 300000":  func(r *receipt.Record) { r.ExpiresAt = time.Date(300000, 1, 1, 0, 0, 0, 0, time.UTC) },
+		"expiry before the year 1":   func(r *receipt.Record) { r.ExpiresAt = time.Date(0, 12, 31, 0, 0, 0, 0, time.UTC) },
 		// Names no store can keep as given: PostgreSQL's text refuses
 		// them, and a store that writes JSON would change them.
 		"id not UTF-8":           func(r *receipt.Record) { r.ID += "\xff" },

@@ -206,7 +206,10 @@ func (s *Store) LogSize(ctx context.Context) (int64, error) {
 		n = logSize(tx.Bucket(bucketLog))
 		return nil
 	})
-	return n, err
+	if err != nil {
+		return 0, fmt.Errorf("boltstore: failed to read the log size: %w", err)
+	}
+	return n, nil
 }
 
 // ReadLogHashes returns the log's stored hashes at indexes.
@@ -215,12 +218,15 @@ func (s *Store) ReadLogHashes(ctx context.Context, indexes []int64) ([]tlog.Hash
 		return nil, err
 	}
 	var out []tlog.Hash
+	var readErr error // a missing hash, named by readHashes
 	err := s.db.View(func(tx *bolt.Tx) error {
-		var err error
-		out, err = readHashes(tx.Bucket(bucketLog), indexes)
-		return err
+		out, readErr = readHashes(tx.Bucket(bucketLog), indexes)
+		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, fmt.Errorf("boltstore: failed to read the log: %w", err)
+	}
+	return out, readErr
 }
 
 // Get returns the record with id if it is live at now, and an error
@@ -230,17 +236,21 @@ func (s *Store) Get(ctx context.Context, id string, now time.Time) (receipt.Reco
 		return receipt.Record{}, err
 	}
 	var rec receipt.Record
+	var readErr error // ErrNotFound, or a record decode names
 	err := s.db.View(func(tx *bolt.Tx) error {
 		val := tx.Bucket(bucketReceipts).Get([]byte(id))
 		if val == nil {
-			return receipt.ErrNotFound
+			readErr = receipt.ErrNotFound
+			return nil
 		}
-		var err error
-		rec, err = decode(id, val) // copies out of the mmap
-		return err
+		rec, readErr = decode(id, val) // copies out of the mmap
+		return nil
 	})
 	if err != nil {
-		return receipt.Record{}, err
+		return receipt.Record{}, fmt.Errorf("boltstore: failed to get %s: %w", id, err)
+	}
+	if readErr != nil {
+		return receipt.Record{}, readErr
 	}
 	if !now.Before(rec.ExpiresAt) {
 		return receipt.Record{}, receipt.ErrNotFound

@@ -231,3 +231,27 @@ func BenchmarkIssueLog(b *testing.B) {
 	defer s.Close()
 	receipttest.BenchmarkIssueLog(b, s, s.PutUnlogged)
 }
+
+// Every method of a closed store fails with an error that names the
+// store and what it was doing, not bbolt's bare "database not open".
+func TestStore_closed(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "receipts.db"))
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	rec := record("rcpt_closed", now.Add(time.Hour))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	_, getErr := s.Get(ctx, rec.ID, now)
+	_, sweepErr := s.DeleteExpired(ctx, now)
+	_, sizeErr := s.LogSize(ctx)
+	_, hashErr := s.ReadLogHashes(ctx, []int64{0})
+	for name, err := range map[string]error{
+		"Put": s.Put(ctx, rec), "Get": getErr, "DeleteExpired": sweepErr,
+		"LogSize": sizeErr, "ReadLogHashes": hashErr,
+	} {
+		if err == nil || !strings.HasPrefix(err.Error(), "boltstore: ") || errors.Is(err, receipt.ErrNotFound) {
+			t.Errorf("%s on a closed store = %v, want an error starting \"boltstore: \"", name, err)
+		}
+	}
+}

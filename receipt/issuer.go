@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"time"
 )
@@ -258,7 +259,11 @@ func build(id string, at time.Time, terms Terms, p *Params) (*Receipt, error) {
 			RouterTraceIDs: nonNil(p.Refs.RouterTraceIDs),
 		}
 	}
-	// The Issuer writes only receipts its own Verifier would accept.
+	// The Issuer writes only receipts its own Verifier would accept, and
+	// names a number JSON cannot write rather than fail to encode it.
+	if errs := nonFinite(reflect.ValueOf(r).Elem()); errs != nil {
+		return nil, fmt.Errorf("receipt: failed to build receipt: %w", &SchemaError{Fields: errs})
+	}
 	if errs := validate.Struct(r); errs != nil {
 		return nil, fmt.Errorf("receipt: failed to build receipt: %w", &SchemaError{Fields: errs})
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -309,5 +310,40 @@ func TestIssuer_Issue_doesNotKeepParams(t *testing.T) {
 	rec, _ := store.Get(context.Background(), out.Receipt.ReceiptID, t0())
 	if rec.Counterparties[0] != "party-b" {
 		t.Errorf("the record shares Counterparties with Params: %v", rec.Counterparties)
+	}
+}
+
+// A number JSON cannot write (NaN or an infinity) in a snapshot is refused
+// by Issue with an error naming its field, not encoding/json's bare
+// "unsupported value", and nothing is stored.
+func TestIssuer_Issue_nonFinite(t *testing.T) {
+	inf, nan := math.Inf(1), math.NaN()
+	for _, tc := range []struct {
+		field  string
+		mutate func(*receipt.Params)
+	}{
+		{"consensus_snapshot.weights[1]", func(p *receipt.Params) { p.Consensus.Weights = []float64{1, nan, 1} }},
+		{"consensus_snapshot.aggregate", func(p *receipt.Params) { p.Consensus.Aggregate = &inf }},
+		{"consensus_snapshot.numbers[0]", func(p *receipt.Params) { p.Consensus.Numbers = []*float64{&inf} }},
+		{"consensus_snapshot.tolerance.absolute", func(p *receipt.Params) { p.Consensus.Tolerance = &receipt.Tolerance{Absolute: inf} }},
+		{"policy_snapshot.leader.won", func(p *receipt.Params) { p.Policy.Leader = &receipt.LeaderSnapshot{Session: 1, Won: inf} }},
+		{"policy_snapshot.calibration.points[0].outcomes", func(p *receipt.Params) {
+			p.Policy.Calibration = &receipt.CalibrationSnapshot{Tier: "safe", Basis: "outcomes",
+				Points: []receipt.CalibrationPoint{{Score: 0.5, Rate: 0.5, Outcomes: inf}}}
+		}},
+	} {
+		t.Run(tc.field, func(t *testing.T) {
+			is, store := newIssuer(t, newSigner(t, 1))
+			p := fullParams()
+			tc.mutate(&p)
+			_, err := is.Issue(context.Background(), p)
+			var se *receipt.SchemaError
+			if !errors.As(err, &se) || len(se.Fields) != 1 || se.Fields[0].Field != tc.field || se.Fields[0].Rule != "finite" {
+				t.Fatalf("Issue = %v, want a schema error naming %s, rule finite", err, tc.field)
+			}
+			if n, _ := store.LogSize(context.Background()); n != 0 {
+				t.Errorf("a refused receipt was stored: log size %d", n)
+			}
+		})
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"os"
 	"slices"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // KeyFile is a receipt signing key with its history: the current key,
@@ -253,11 +255,17 @@ func (f *KeyFile) validate() error {
 // ParseKeyFile reads a key file: the JSON described at [KeyFile], or, for
 // a single key valid at every time, 64 hex digits of an Ed25519 seed or a
 // PEM "PRIVATE KEY" block (PKCS #8, as written by
-// openssl genpkey -algorithm ed25519). Errors name the failing field.
+// openssl genpkey -algorithm ed25519). A member named twice in one
+// object is an error. Errors name the failing field.
 func ParseKeyFile(data []byte) (*KeyFile, error) {
 	trimmed := bytes.TrimSpace(data)
 	switch {
 	case bytes.HasPrefix(trimmed, []byte("{")):
+		// encoding/json keeps the last of a repeated member name, so that
+		// a file merged by hand could lose keys, or change one, in silence.
+		if err := jsontext.NewDecoder(bytes.NewReader(trimmed)).SkipValue(); errors.Is(err, jsontext.ErrDuplicateName) {
+			return nil, fmt.Errorf("receipt: key file repeats a member: %w", err)
+		}
 		dec := json.NewDecoder(bytes.NewReader(trimmed))
 		dec.DisallowUnknownFields()
 		var f KeyFile

@@ -63,7 +63,11 @@ func TestParseKeyFile_invalid(t *testing.T) {
 		"wrong private key":   {strings.Replace(good, f.Keys[1].PrivateKey, other.Keys[0].PrivateKey, 1), "keys[1].private_key does not match"},
 		"short private key":   {strings.Replace(good, f.Keys[1].PrivateKey, "abcd", 1), "keys[1].private_key must be 64 hex digits"},
 		"repeated key":        {strings.Replace(good, f.Keys[1].Issuer, f.Keys[0].Issuer, 1), "keys[1].issuer repeats"},
-		"window reversed":     {strings.Replace(good, `"not_after": "2026-05-01T13:00:00Z"`, `"not_after": "2026-05-01T11:00:00Z"`, 1), "keys[0].not_after must be after"},
+		// encoding/json would keep the last of a repeated member, so
+		// that a file merged by hand could drop keys without a word.
+		"repeated keys member": {`{"keys":[],` + strings.TrimPrefix(good, "{"), `"keys"`},
+		"repeated key member":  {strings.Replace(good, `"not_before"`, `"issuer":"`+other.Keys[0].Issuer+`","not_before"`, 1), `"issuer"`},
+		"window reversed":      {strings.Replace(good, `"not_after": "2026-05-01T13:00:00Z"`, `"not_after": "2026-05-01T11:00:00Z"`, 1), "keys[0].not_after must be after"},
 	} {
 		_, err := receipt.ParseKeyFile([]byte(tc.text))
 		if err == nil || !strings.Contains(err.Error(), tc.field) {

@@ -268,7 +268,8 @@ func prepareCall(c Caller) func(*http.Request, []byte) (httpapi.Run, error) {
 			return nil, jsonbody.Refuse(err, schema.Unknown(body))
 		}
 		unknown, zeros := schema.Inspect(body)
-		if err := jsonbody.Refuse(jsonbody.Refuse(req.Validate(), validate.Zeros(zeros)), unknown); err != nil {
+		empty := append(validate.Zeros(zeros), emptyReceiptMembers(req.Receipt, zeros)...)
+		if err := jsonbody.Refuse(jsonbody.Refuse(req.Validate(), empty), unknown); err != nil {
 			return nil, err
 		}
 		return func(ctx context.Context) (any, error) {

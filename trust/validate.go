@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-playground/validator/v10"
 
+	"github.com/vouchkit/vouch/internal/jsonbody"
 	"github.com/vouchkit/vouch/internal/valid"
 	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
@@ -82,6 +83,10 @@ func (r *Request) Validate() error {
 		errs = append(errs, problem.FieldError{Field: "task.spec", Rule: "type",
 			Message: "must be a string in delegation mode: the objective the workers are given (a validation or an arbitration also takes an object)"})
 	}
+	if has(r.Task.Spec) && r.Mode == ModeDelegation && blankString(r.Task.Spec) {
+		errs = append(errs, problem.FieldError{Field: "task.spec", Rule: "required",
+			Message: "must hold text in delegation mode: it is the objective the workers are given (leave the member out for one made from task.type)"})
+	}
 	if has(r.Task.DisputeContext) && (r.Mode == ModeDelegation || r.Mode == ModeValidation) {
 		errs = append(errs, problem.FieldError{Field: "task.dispute_context", Rule: "arbitration_only",
 			Message: "describes the dispute an arbitration settles; a " + string(r.Mode) + " has none"})
@@ -117,6 +122,40 @@ func (r *Request) Validate() error {
 func isString(raw json.RawMessage) bool {
 	var s string
 	return json.Unmarshal(raw, &s) == nil
+}
+
+// blankString reports whether raw is one JSON string of white space
+// only, the empty string included.
+func blankString(raw json.RawMessage) bool {
+	var s string
+	return json.Unmarshal(raw, &s) == nil && strings.TrimSpace(s) == ""
+}
+
+// emptyReceiptMembers returns a field error for each member of the
+// receipt block in zeros (see jsonbody.Inspect) given "": a mode, ttl or
+// visibility that reads as absent once decoded, so that the call would
+// run with the default in silence. r is the decoded receipt block; a
+// mode given "" beside other members is left to its own rule.
+func emptyReceiptMembers(r receipt.Request, zeros []jsonbody.Member) []problem.FieldError {
+	var errs []problem.FieldError
+	for _, m := range zeros {
+		var rule, msg string
+		switch m.Path {
+		case "receipt.mode":
+			if r.Include != (receipt.Include{}) || r.TTL != "" || r.Visibility != "" || len(r.Counterparties) > 0 {
+				continue // refused as required by Request.FieldErrors
+			}
+			rule, msg = "oneof", `must be one of none, inline, detached, got ""`
+		case "receipt.ttl":
+			rule, msg = "ttl", `must be "<n>d" with n from 1 to 99999, got ""`
+		case "receipt.visibility":
+			rule, msg = "oneof", `must be one of private, shared, public, got ""`
+		default:
+			continue
+		}
+		errs = append(errs, problem.FieldError{Field: m.Path, Rule: rule, Message: msg + " (leave the member out for the default)"})
+	}
+	return errs
 }
 
 // emptyInput reports whether in, which is present, holds nothing to run:

@@ -174,6 +174,9 @@ func (a *DelegateTaskArgs) request() (*trust.Request, error) {
 	if strings.TrimSpace(a.Objective) == "" && !hasInput {
 		return nil, &ArgumentError{Argument: "objective", Message: "objective or input is required: what the task is to achieve, or its input"}
 	}
+	if a.Objective != "" && strings.TrimSpace(a.Objective) == "" {
+		return nil, &ArgumentError{Argument: "objective", Message: "must hold text: what the task is to achieve (leave it out to give the input alone)"}
+	}
 	task := trust.Task{Answer: trust.Answer(a.Answer)}
 	if t := a.Tolerance; t != nil {
 		task.Tolerance = &router.Tolerance{Absolute: t.Absolute, Relative: t.Relative}

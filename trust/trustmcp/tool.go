@@ -63,6 +63,14 @@ func addTool[In, Out any](s *mcp.Server, log *slog.Logger, tool *mcp.Tool, h mcp
 	if p := in.Properties["replicas"]; p != nil {
 		p.Enum = []any{3, 5}
 	}
+	if p := in.Properties["objective"]; p != nil {
+		// An objective given as "" would be dropped, the input standing
+		// in for it: refuse it as the trust call refuses a delegation's
+		// task.spec of no text (one of white space only is refused when
+		// the request is built).
+		one := 1
+		p.MinLength = &one
+	}
 	if p := in.Properties["answer"]; p != nil {
 		for _, v := range answers {
 			p.Enum = append(p.Enum, v)

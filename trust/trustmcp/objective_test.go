@@ -1,0 +1,39 @@
+package trustmcp_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/vouchkit/vouch/trust/trustmcp"
+)
+
+// TestServer_emptyObjective: delegate_task given an input and an
+// objective of no text is a tool error naming objective, over loopback
+// HTTP, rather than a run with the objective dropped, as the trust call
+// over HTTP refuses a delegation's task.spec of no text.
+func TestServer_emptyObjective(t *testing.T) {
+	f := newFixture(t)
+	s, err := trustmcp.NewServer(f.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := statelessHTTP(t, s)
+	for _, args := range []string{`{"input":"x","objective":""}`, `{"input":"x","objective":"  "}`, `{"objective":"\t"}`} {
+		var out struct {
+			Result *struct {
+				IsError bool `json:"isError"`
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"result"`
+		}
+		raw := rawToolCall(t, srv.URL, "delegate_task", args, &out)
+		if out.Result == nil || !out.Result.IsError || len(out.Result.Content) == 0 {
+			t.Errorf("delegate_task %s: %s, want a tool error", args, raw)
+			continue
+		}
+		if text := out.Result.Content[0].Text; !strings.Contains(text, "objective:") {
+			t.Errorf("delegate_task %s: %q, want it to name objective", args, text)
+		}
+	}
+}

@@ -6,7 +6,7 @@ type DelegateV1Request struct {
 	// SessionID is the session used for funding and routing.
 	SessionID SessionID `json:"session_id" validate:"required,gt=0"`
 	// TaskRequestInput is the prompt.
-	TaskRequestInput string `json:"task_request_input" validate:"required"`
+	TaskRequestInput string `json:"task_request_input" validate:"required,text"`
 	// TaskDomain is an optional hint.
 	TaskDomain string `json:"task_domain,omitempty"`
 	// TaskType is an optional hint.
@@ -34,9 +34,9 @@ type ValidateV1Request struct {
 	// SessionID is the session used.
 	SessionID SessionID `json:"session_id" validate:"required,gt=0"`
 	// TaskRequestInput is the original request.
-	TaskRequestInput string `json:"task_request_input" validate:"required"`
+	TaskRequestInput string `json:"task_request_input" validate:"required,text"`
 	// TaskResultOutput is the output to check.
-	TaskResultOutput string `json:"task_result_output" validate:"required"`
+	TaskResultOutput string `json:"task_result_output" validate:"required,text"`
 	// TaskDomain is an optional hint.
 	TaskDomain string `json:"task_domain,omitempty"`
 	// TaskType is an optional hint.
@@ -80,7 +80,7 @@ type FactcheckV1Request struct {
 	// RequestID is the caller's identifier for the request.
 	RequestID string `json:"request_id,omitempty" validate:"omitempty,max=200"`
 	// Claim is the statement to check.
-	Claim string `json:"claim" validate:"required"`
+	Claim string `json:"claim" validate:"required,text"`
 	// Mode is standard (the default when empty) or realtime.
 	Mode FactcheckMode `json:"mode,omitempty" validate:"omitempty,oneof=standard realtime"`
 	// Context is optional material that bears on the claim.

@@ -10,7 +10,7 @@ import (
 // 3: what to do and under which bounds.
 type DelegateTask struct {
 	// Objective states in plain language what is wanted.
-	Objective string `json:"objective" validate:"required"`
+	Objective string `json:"objective" validate:"required,text"`
 	// Input is the structured input: an object, a string or the array form.
 	Input Input `json:"input"`
 	// Execution bounds how the work is done.
@@ -144,7 +144,7 @@ type ValidateV2Request struct {
 type Claim struct {
 	// Type is the kind of claim: values seen are summary, json_tool_call,
 	// trade_decision, classification, tool_output, plan_step.
-	Type string `json:"type" validate:"required"`
+	Type string `json:"type" validate:"required,text"`
 	// Description says what was asked.
 	Description string `json:"description,omitempty"`
 	// Output is the claimed result, any JSON value but null.

@@ -210,7 +210,7 @@ type FactcheckRequest struct {
 	// RequestID is the caller's identifier for the request.
 	RequestID string `json:"request_id,omitempty" validate:"omitempty,max=200"`
 	// Claim is the statement to check.
-	Claim string `json:"claim" validate:"required"`
+	Claim string `json:"claim" validate:"required,text"`
 	// Mode is standard (the default when empty) or realtime.
 	Mode FactcheckMode `json:"mode,omitempty" validate:"omitempty,oneof=standard realtime"`
 	// Context is optional material that bears on the claim.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/go-playground/validator/v10"
 
@@ -18,6 +19,14 @@ import (
 // validate holds the rules of the wire types. It is built once and only
 // read afterwards (it caches struct metadata, as encoding/json does).
 var validate = valid.New(map[string]valid.Rule{
+	// text: a required text member holds more than white space, which
+	// would give a worker an empty prompt, claim or label.
+	"text": {
+		Check: func(fl validator.FieldLevel) bool {
+			return strings.TrimSpace(fl.Field().String()) != ""
+		},
+		Message: func(string, any) string { return "must hold text, not white space only" },
+	},
 	// tier: the router's tiers. adaptive is named apart because it is a
 	// trust-service tier, which a caller may easily send here by mistake.
 	"tier": {

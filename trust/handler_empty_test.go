@@ -53,3 +53,18 @@ func TestClient_fieldError(t *testing.T) {
 		t.Errorf("a refused call ran %d jobs", n)
 	}
 }
+
+// TestHandler_blankType: a task.type of white space only is a label
+// that says nothing, as an absent one: the call runs, and the router
+// (which refuses a blank claim.type) is never sent it.
+func TestHandler_blankType(t *testing.T) {
+	s := newBadInputServer(t, nil)
+	for _, body := range []string{
+		`{"task":{"type":"\n","claimed_result":"x"},"mode":"validation","policy":"fast"}`,
+		`{"task":{"type":"\t","input":"x"},"mode":"delegation","policy":"fast"}`,
+	} {
+		if status, _, raw := s.do(t, "POST", "/api/v4/trust", "k", body); status != 200 {
+			t.Errorf("%s: status %d (%s), want 200", body, status, raw)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/problem"
@@ -176,7 +177,7 @@ func objective(t Task) string {
 	if json.Unmarshal(t.Spec, &spec) == nil && spec != "" {
 		return spec
 	}
-	if t.Type != "" {
+	if strings.TrimSpace(t.Type) != "" {
 		return "Perform the " + t.Type + " task on the input."
 	}
 	return "Complete the task the input describes."
@@ -199,7 +200,7 @@ func validateTask(req *Request, tier router.Tier) router.ValidateTask {
 		ctx["task_spec"] = req.Task.Spec
 	}
 	claimType, desc := req.Task.Type, "Does the claimed result correctly complete the task, as its spec states?"
-	if claimType == "" {
+	if strings.TrimSpace(claimType) == "" { // a label that says nothing
 		claimType = "result"
 	}
 	if req.Mode == ModeArbitration {

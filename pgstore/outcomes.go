@@ -49,7 +49,7 @@ func (s *OutcomeStore) Keep(ctx context.Context, key string, o x402.Outcome, unt
 		return err
 	}
 	defer cancel()
-	outcome, err := json.Marshal(newOutcomeRecord(o))
+	outcome, err := json.Marshal(o)
 	if err != nil {
 		return fmt.Errorf("pgstore: encoding an outcome: %w", err)
 	}
@@ -78,11 +78,11 @@ func (s *OutcomeStore) Lookup(ctx context.Context, key string, now time.Time) (x
 	if err != nil {
 		return x402.Outcome{}, false, fmt.Errorf("pgstore: looking up an outcome: %w", err)
 	}
-	var r outcomeRecord
-	if err := json.Unmarshal(outcome, &r); err != nil {
+	var o x402.Outcome
+	if err := json.Unmarshal(outcome, &o); err != nil {
 		return x402.Outcome{}, false, fmt.Errorf("pgstore: decoding an outcome: %w", err)
 	}
-	return r.outcome(), true, nil
+	return o, true, nil
 }
 
 // DeleteExpired removes the outcomes expired at now and returns how many

@@ -70,14 +70,14 @@ func (s *PaymentIDStore) Begin(ctx context.Context, id, request string, now, unt
 		if err != nil {
 			return x402.PaymentIDRecord{}, false, fmt.Errorf("pgstore: reading payment id: %w", err)
 		}
-		r := paymentIDRecord{PaymentIDRecord: x402.PaymentIDRecord{Request: first}}
+		r := x402.PaymentIDRecord{Request: first}
 		if record != nil {
 			if err := json.Unmarshal(record, &r); err != nil {
 				return x402.PaymentIDRecord{}, false, fmt.Errorf("pgstore: payment id %s: %w", id, err)
 			}
 			r.Done = true
 		}
-		return r.record(), false, nil
+		return r, false, nil
 	}
 	// The id changes hands faster than it can be read; the middleware
 	// answers 503 and the payer retries.
@@ -87,7 +87,7 @@ func (s *PaymentIDStore) Begin(ctx context.Context, id, request string, now, unt
 // Finish implements [x402.PaymentIDStore].
 func (s *PaymentIDStore) Finish(ctx context.Context, id string, until time.Time, r x402.PaymentIDRecord) error {
 	r.Done = true
-	record, err := json.Marshal(newPaymentIDRecord(r))
+	record, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("pgstore: encoding a response by payment id: %w", err)
 	}

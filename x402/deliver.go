@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vouchkit/vouch/internal/fairstore"
+	"github.com/vouchkit/vouch/internal/headerjson"
 	"github.com/vouchkit/vouch/problem"
 )
 
@@ -64,6 +66,35 @@ type BufferedResponse struct {
 	Header http.Header
 	// Body is the answer's body.
 	Body []byte
+}
+
+// MarshalJSON writes b as encoding/json writes its fields, but for a
+// header value that is not UTF-8 (obs-text such as "caf\xe9"), written as
+// an object {"base64": "..."} of its bytes rather than with U+FFFD in
+// place of them: an answer a store keeps as JSON is replayed byte for
+// byte.
+func (b BufferedResponse) MarshalJSON() ([]byte, error) {
+	type fields BufferedResponse
+	return json.Marshal(struct {
+		fields
+		Header headerjson.Header
+	}{fields(b), headerjson.Header(b.Header)})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, and what encoding/json
+// wrote of a BufferedResponse before it had the method.
+func (b *BufferedResponse) UnmarshalJSON(data []byte) error {
+	type fields BufferedResponse
+	var r struct {
+		fields
+		Header headerjson.Header
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return err
+	}
+	*b = BufferedResponse(r.fields)
+	b.Header = http.Header(r.Header)
+	return nil
 }
 
 // Delivery is the decision of a [DeliverFunc].

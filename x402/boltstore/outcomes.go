@@ -33,7 +33,7 @@ func (l *Ledger) Outcomes() *Outcomes { return &Outcomes{db: l.db} }
 
 // keptOutcome is the record of one outcome.
 type keptOutcome struct {
-	Outcome outcomeRecord
+	Outcome x402.Outcome
 	Until   time.Time
 }
 
@@ -42,7 +42,7 @@ func (s *Outcomes) Keep(ctx context.Context, key string, o x402.Outcome, until t
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	raw, err := json.Marshal(keptOutcome{Outcome: newOutcomeRecord(o), Until: until})
+	raw, err := json.Marshal(keptOutcome{Outcome: o, Until: until})
 	if err != nil {
 		return fmt.Errorf("boltstore: encoding an outcome: %w", err)
 	}
@@ -75,7 +75,7 @@ func (s *Outcomes) Lookup(ctx context.Context, key string, now time.Time) (x402.
 	if !found || !now.Before(k.Until) {
 		return x402.Outcome{}, false, nil
 	}
-	return k.Outcome.outcome(), true, nil
+	return k.Outcome, true, nil
 }
 
 // DeleteExpired removes the outcomes whose until has passed at now and

@@ -33,26 +33,20 @@ type paymentID struct {
 	Until  time.Time
 }
 
-// paymentIDJSON is the JSON of a paymentID.
-type paymentIDJSON struct {
-	Record paymentIDRecord
-	Until  time.Time
-}
-
 func getID(tx *bolt.Tx, id string) (paymentID, bool, error) {
 	raw := tx.Bucket(bucketIDs).Get([]byte(id))
 	if raw == nil {
 		return paymentID{}, false, nil
 	}
-	var k paymentIDJSON
+	var k paymentID
 	if err := json.Unmarshal(raw, &k); err != nil {
 		return paymentID{}, false, fmt.Errorf("payment id %s: %w", id, err)
 	}
-	return paymentID{Record: k.Record.record(), Until: k.Until}, true, nil
+	return k, true, nil
 }
 
 func putID(tx *bolt.Tx, id string, k paymentID) error {
-	raw, err := json.Marshal(paymentIDJSON{Record: newPaymentIDRecord(k.Record), Until: k.Until})
+	raw, err := json.Marshal(k)
 	if err != nil {
 		return err
 	}

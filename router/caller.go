@@ -8,7 +8,7 @@ import (
 
 // DefaultCaller names the caller of a call whose context names none (see
 // [CallerFrom]): in-process calls of a host that serves no one else.
-const DefaultCaller = "local"
+const DefaultCaller = httpapi.LocalCaller
 
 type callerKey struct{}
 

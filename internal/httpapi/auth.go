@@ -112,16 +112,24 @@ func WriteAuthError(w http.ResponseWriter, r *http.Request, err error) {
 	WriteProblem(w, r, problem.New(http.StatusUnauthorized, problem.CodeUnauthorized, detail))
 }
 
+// LocalCaller names the caller of an in-process call whose context names
+// none (router.DefaultCaller).
+const LocalCaller = "local"
+
 // CheckCredentialName returns an error when name, the name an
 // Authenticator (or an MCP token verifier) gives a credential, is spelt as
 // a door names a caller it knows by no credential: "ip:" and a client
-// address, or "payer:" and a payer's address. The trust calls, receipts,
-// reports and kept answers of a caller are found by its name, so a
-// credential of such a name would share that caller's; the doors refuse
-// it, as a mistake of the server's configuration.
+// address, "payer:" and a payer's address, or [LocalCaller], the host's
+// own in-process calls. The trust calls, receipts, reports and kept
+// answers of a caller are found by its name, so a credential of such a
+// name would share that caller's; the doors refuse it, as a mistake of the
+// server's configuration.
 func CheckCredentialName(name string) error {
 	if strings.HasPrefix(name, "ip:") || strings.HasPrefix(name, "payer:") {
 		return fmt.Errorf("the credential's name %q is spelt as an anonymous caller's (ip:<address>) or a payer's (payer:<address>), whose calls, receipts and kept answers it would share: name the credential otherwise", name)
+	}
+	if name == LocalCaller {
+		return fmt.Errorf("the credential's name %q is the name of the host's own in-process calls, whose receipts and reports it would share: name the credential otherwise", name)
 	}
 	return nil
 }

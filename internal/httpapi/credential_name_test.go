@@ -15,14 +15,15 @@ import (
 
 // TestServer_credentialNamedAsAnonymousCaller: a credential the
 // Authenticator names as the server names a caller without one
-// ("ip:<address>", "payer:<address>") would share that caller's calls,
+// ("ip:<address>", "payer:<address>", or "local", the host's own
+// in-process calls) would share that caller's calls,
 // receipts and kept answers. On a Key route it is refused 500 and the
 // mistake logged; on a trial route the request is served as the
 // anonymous caller it comes from, naming no principal.
 func TestServer_credentialNamedAsAnonymousCaller(t *testing.T) {
 	var log bytes.Buffer
 	srv := newServer(t, httpapi.Config{
-		Authenticator: httpapi.KeyAuthenticator(map[string]string{"k-ip": "ip:127.0.0.1", "k-payer": "payer:0xabc", "k-ok": "alice"}),
+		Authenticator: httpapi.KeyAuthenticator(map[string]string{"k-ip": "ip:127.0.0.1", "k-payer": "payer:0xabc", "k-local": "local", "k-ok": "alice"}),
 		Logger:        slog.New(slog.NewTextHandler(&log, nil)),
 		Endpoints: []httpapi.Endpoint{
 			{Method: "POST", Path: "/key", Access: httpapi.Key, Prepare: echo},
@@ -49,6 +50,7 @@ func TestServer_credentialNamedAsAnonymousCaller(t *testing.T) {
 	}{
 		{"/key", "k-ip", answer{Status: http.StatusInternalServerError, Code: "internal"}},
 		{"/key", "k-payer", answer{Status: http.StatusInternalServerError, Code: "internal"}},
+		{"/key", "k-local", answer{Status: http.StatusInternalServerError, Code: "internal"}},
 		{"/key", "k-ok", answer{Status: http.StatusOK, Caller: "key:alice", Principal: "alice"}},
 		{"/trial", "k-ip", answer{Status: http.StatusOK, Caller: "ip:127.0.0.1"}},
 		{"/trial", "k-ok", answer{Status: http.StatusOK, Caller: "key:alice", Principal: "alice"}},
@@ -67,6 +69,7 @@ func TestCheckCredentialName(t *testing.T) {
 	for name, refused := range map[string]bool{
 		"alice": false, "key:alice": false, "IP:1.2.3.4": false, "payer": false,
 		"ip:192.0.2.1": true, "ip:": true, "payer:0xabc": true,
+		"local": true, "Local": false,
 	} {
 		if err := httpapi.CheckCredentialName(name); (err != nil) != refused {
 			t.Errorf("CheckCredentialName(%q) = %v; refused %v", name, err, refused)

@@ -18,21 +18,33 @@ func TestServer_nullArguments(t *testing.T) {
 	}
 	srv := statelessHTTP(t, s)
 	for tool, want := range map[string]string{"validate_claim": "claimed_result", "factcheck": "claim", "get_receipt": "receipt_id"} {
-		var out struct {
-			Result *struct {
-				IsError bool `json:"isError"`
-				Content []struct {
-					Text string `json:"text"`
-				} `json:"content"`
-			} `json:"result"`
-		}
-		raw := rawToolCall(t, srv.URL, tool, `null`, &out)
-		if out.Result == nil || !out.Result.IsError || len(out.Result.Content) == 0 {
+		text, raw, ok := toolErrorText(t, srv.URL, tool, `null`)
+		if !ok {
 			t.Errorf("%s with null arguments: %s, want a tool error", tool, raw)
 			continue
 		}
-		if text := out.Result.Content[0].Text; !strings.Contains(text, want) || strings.Contains(text, "reflect") {
+		if !strings.Contains(text, want) || strings.Contains(text, "reflect") {
 			t.Errorf("%s with null arguments: %q, want it to name %s", tool, text, want)
 		}
 	}
+}
+
+// toolErrorText calls tool with the JSON arguments args over srvURL and
+// returns the text of the tool error it answered, the raw answer, and
+// whether it was a tool error with a text.
+func toolErrorText(t *testing.T, srvURL, tool, args string) (text, raw string, ok bool) {
+	t.Helper()
+	var out struct {
+		Result *struct {
+			IsError bool `json:"isError"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	raw = string(rawToolCall(t, srvURL, tool, args, &out))
+	if out.Result == nil || !out.Result.IsError || len(out.Result.Content) == 0 {
+		return "", raw, false
+	}
+	return out.Result.Content[0].Text, raw, true
 }

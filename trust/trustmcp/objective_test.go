@@ -19,20 +19,12 @@ func TestServer_emptyObjective(t *testing.T) {
 	}
 	srv := statelessHTTP(t, s)
 	for _, args := range []string{`{"input":"x","objective":""}`, `{"input":"x","objective":"  "}`, `{"objective":"\t"}`} {
-		var out struct {
-			Result *struct {
-				IsError bool `json:"isError"`
-				Content []struct {
-					Text string `json:"text"`
-				} `json:"content"`
-			} `json:"result"`
-		}
-		raw := rawToolCall(t, srv.URL, "delegate_task", args, &out)
-		if out.Result == nil || !out.Result.IsError || len(out.Result.Content) == 0 {
+		text, raw, ok := toolErrorText(t, srv.URL, "delegate_task", args)
+		if !ok {
 			t.Errorf("delegate_task %s: %s, want a tool error", args, raw)
 			continue
 		}
-		if text := out.Result.Content[0].Text; !strings.Contains(text, "objective:") {
+		if !strings.Contains(text, "objective:") {
 			t.Errorf("delegate_task %s: %q, want it to name objective", args, text)
 		}
 	}

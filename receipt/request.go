@@ -73,11 +73,12 @@ type Request struct {
 	Visibility Visibility `json:"visibility,omitempty"`
 	// Counterparties name the integrations, besides the caller, that may
 	// fetch a shared receipt, by the names the server's authenticator
-	// gives them, each once. The interface says shared receipts go to
-	// "chosen counterparties" without saying where they are chosen; this
-	// member is that place (an addition to the receipt block). They are
-	// refused with private visibility, the default, where no one but the
-	// caller reads the receipt; public, granted as shared, takes them.
+	// gives them, each once and none of white space only. The interface
+	// says shared receipts go to "chosen counterparties" without saying
+	// where they are chosen; this member is that place (an addition to
+	// the receipt block). They are refused with private visibility, the
+	// default, where no one but the caller reads the receipt; public,
+	// granted as shared, takes them.
 	Counterparties []string `json:"counterparties,omitempty"`
 }
 
@@ -119,7 +120,8 @@ func (r Request) terms() bool {
 //
 // Beyond the value of each member, a block that asks for no receipt (mode
 // absent or none) must set nothing else, which would be dropped; and
-// counterparties need a shared or public visibility and are named once.
+// counterparties need a shared or public visibility, hold text other
+// than white space, and are named once.
 func (r Request) FieldErrors(prefix string) []FieldError {
 	var errs []FieldError
 	switch r.Mode {
@@ -167,6 +169,13 @@ func (r Request) FieldErrors(prefix string) []FieldError {
 				Field: fmt.Sprintf("%s[%d]", valid.Join(prefix, "counterparties"), i), Rule: "required",
 				Message: "must be a name of 1 to 200 characters",
 			})
+		case strings.TrimSpace(c) == "":
+			// No caller is so named: the rule text of the router's
+			// required text members, which refuses white space only.
+			errs = append(errs, FieldError{
+				Field: fmt.Sprintf("%s[%d]", valid.Join(prefix, "counterparties"), i), Rule: "text",
+				Message: "must hold text, not white space only",
+			})
 		case !keepableName(c):
 			// No caller is so named, and a durable store (PostgreSQL's
 			// text) cannot keep it: refused before the work runs.
@@ -188,7 +197,7 @@ func (r Request) FieldErrors(prefix string) []FieldError {
 	}
 	seen := make(map[string]int, len(r.Counterparties))
 	for _, c := range r.Counterparties {
-		if seen[c]++; seen[c] == 2 && c != "" {
+		if seen[c]++; seen[c] == 2 && strings.TrimSpace(c) != "" {
 			errs = append(errs, FieldError{
 				Field: valid.Join(prefix, "counterparties"), Rule: "unique",
 				Message: fmt.Sprintf("must not repeat a name, got %q more than once", c),

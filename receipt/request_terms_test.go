@@ -58,6 +58,12 @@ func TestRequest_FieldErrors_terms(t *testing.T) {
 				{Field: "receipt.counterparties[0]", Rule: "required", Message: "must be a name of 1 to 200 characters"},
 				{Field: "receipt.counterparties[1]", Rule: "required", Message: "must be a name of 1 to 200 characters"},
 			}},
+		{"blank names are named by index only", receipt.Request{Mode: "inline", Visibility: "shared", Counterparties: []string{"acme", " ", " ", "\t\n"}},
+			[]receipt.FieldError{
+				{Field: "receipt.counterparties[1]", Rule: "text", Message: "must hold text, not white space only"},
+				{Field: "receipt.counterparties[2]", Rule: "text", Message: "must hold text, not white space only"},
+				{Field: "receipt.counterparties[3]", Rule: "text", Message: "must hold text, not white space only"},
+			}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

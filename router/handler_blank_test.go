@@ -15,6 +15,12 @@ func TestHandler_blankText(t *testing.T) {
 		{name: "v2 delegate", path: "/api/v2/delegate", body: `{"session_id":1,"objective":"\t","input":"y"}`, field: "objective"},
 		{name: "v2 validate", path: "/api/v2/validate", body: `{"session_id":1,"claim":{"type":" ","output":"x"}}`, field: "claim.type"},
 		{name: "v3 factcheck", path: "/api/v3/factcheck", body: `{"claim":" ","consensus":{"replicas":3}}`, field: "claim"},
+		{name: "v1 validate criterion", path: "/api/v1/validate", body: `{"session_id":1,"task_request_input":"x","task_result_output":"y","acceptance_criteria":["accuracy"," "]}`, field: "acceptance_criteria[1]"},
+		{name: "v2 delegate tool", path: "/api/v2/delegate", body: `{"session_id":1,"objective":"x","input":"y","execution":{"tools":["calculator","\t"]}}`, field: "execution.tools[1]"},
+		{name: "v2 delegate rule", path: "/api/v2/delegate", body: `{"session_id":1,"objective":"x","input":"y","policy":{"rules":[" "]}}`, field: "policy.rules[0]"},
+		{name: "v2 validate rule", path: "/api/v2/validate", body: `{"session_id":1,"claim":{"type":"summary","output":"x"},"policy":{"rules":["consistency","  "]}}`, field: "policy.rules[1]"},
+		{name: "v3 validate rule", path: "/api/v3/validate", body: `{"claim":{"type":"summary","output":"x"},"policy":{"rules":["\n"]},"consensus":{"replicas":3}}`, field: "policy.rules[0]"},
+		{name: "v3 delegate tool", path: "/api/v3/delegate", body: `{"objective":"x","input":"y","execution":{"tools":[" "]},"consensus":{"replicas":3}}`, field: "execution.tools[0]"},
 	} {
 		c.status, c.code = 400, "invalid_request"
 		sendBad(t, srv, c)

@@ -42,8 +42,8 @@ type ValidateV1Request struct {
 	// TaskType is an optional hint.
 	TaskType string `json:"task_type,omitempty"`
 	// AcceptanceCriteria are free-form rules such as "accuracy",
-	// "conciseness", "non_hallucination".
-	AcceptanceCriteria []string `json:"acceptance_criteria,omitempty" validate:"omitempty,dive,required"`
+	// "conciseness", "non_hallucination"; each holds text.
+	AcceptanceCriteria []string `json:"acceptance_criteria,omitempty" validate:"omitempty,dive,required,text"`
 	// EvaluationMode says how to judge; a value seen is "llm_judge".
 	EvaluationMode string `json:"evaluation_mode,omitempty"`
 }

@@ -41,8 +41,8 @@ type Execution struct {
 	Mode ExecutionMode `json:"mode,omitempty" validate:"omitempty,oneof=tools simple chain"`
 	// Model is a model name or "auto"; empty means "auto".
 	Model string `json:"model,omitempty"`
-	// Tools names the tools the worker may use.
-	Tools []string `json:"tools,omitempty" validate:"omitempty,dive,required"`
+	// Tools names the tools the worker may use; each name holds text.
+	Tools []string `json:"tools,omitempty" validate:"omitempty,dive,required,text"`
 	// MaxSteps bounds the steps a worker may take; 0 means the server's
 	// default. A worker that reports more steps fails the replica.
 	MaxSteps int `json:"max_steps,omitempty" validate:"omitempty,gt=0,lte=10000"`
@@ -59,8 +59,9 @@ type Policy struct {
 	// session and takes only 1; in version 3, consensus.replicas governs
 	// and a differing value is noted in the response.
 	Redundancy int `json:"redundancy,omitempty" validate:"omitempty,oneof=1 3 5"`
-	// Rules are optional safety rules, passed to the worker.
-	Rules []string `json:"rules,omitempty" validate:"omitempty,dive,required"`
+	// Rules are optional safety rules, passed to the worker; each holds
+	// text.
+	Rules []string `json:"rules,omitempty" validate:"omitempty,dive,required,text"`
 }
 
 // Step is one step a worker took.
@@ -162,8 +163,9 @@ type ValidatePolicy struct {
 	// consensus.replicas governs and a differing value is noted in the
 	// response.
 	Redundancy int `json:"redundancy,omitempty" validate:"omitempty,oneof=1 3 5"`
-	// Rules are rules such as consistency or non-hallucination.
-	Rules []string `json:"rules,omitempty" validate:"omitempty,dive,required"`
+	// Rules are rules such as consistency or non-hallucination; each
+	// holds text.
+	Rules []string `json:"rules,omitempty" validate:"omitempty,dive,required,text"`
 	// TimeoutMS bounds each run in milliseconds; 0 means the server's
 	// default. (An addition: the interface names timeout_ms for delegate only.)
 	TimeoutMS int64 `json:"timeout_ms,omitempty" validate:"omitempty,gt=0,lte=3600000"`

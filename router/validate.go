@@ -19,8 +19,9 @@ import (
 // validate holds the rules of the wire types. It is built once and only
 // read afterwards (it caches struct metadata, as encoding/json does).
 var validate = valid.New(map[string]valid.Rule{
-	// text: a required text member holds more than white space, which
-	// would give a worker an empty prompt, claim or label.
+	// text: a required text member, or an item of a list of names
+	// (tools, rules), holds more than white space, which would give a
+	// worker an empty prompt, claim, label or name.
 	"text": {
 		Check: func(fl validator.FieldLevel) bool {
 			return strings.TrimSpace(fl.Field().String()) != ""

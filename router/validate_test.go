@@ -94,12 +94,15 @@ func TestValidate_invalid(t *testing.T) {
 		{"validate timeout_ms -5", vv2, "policy.timeout_ms", `-5`, []fieldRule{{"policy.timeout_ms", "gt"}}, ""},
 		{"validate timeout_ms over an hour", fc, "policy.timeout_ms", `3600001`, []fieldRule{{"policy.timeout_ms", "lte"}}, ""},
 		{"empty rule", vv3, "policy.rules", `["consistency", ""]`, []fieldRule{{"policy.rules[1]", "required"}}, ""},
+		{"blank rule", vv2, "policy.rules", `["consistency", " "]`, []fieldRule{{"policy.rules[1]", "text"}}, "must hold text"},
+		{"blank delegate rule", dv3, "policy.rules", `["\t"]`, []fieldRule{{"policy.rules[0]", "text"}}, "must hold text"},
 
 		// execution
 		{"execution.mode", dv2, "execution.mode", `"parallel"`, []fieldRule{{"execution.mode", "oneof"}}, "tools, simple, chain"},
 		{"max_steps -1", dv2, "execution.max_steps", `-1`, []fieldRule{{"execution.max_steps", "gt"}}, ""},
 		{"max_steps 10001", dv3, "execution.max_steps", `10001`, []fieldRule{{"execution.max_steps", "lte"}}, ""},
 		{"empty tool name", dv2, "execution.tools", `["calculator", ""]`, []fieldRule{{"execution.tools[1]", "required"}}, ""},
+		{"blank tool name", dv2, "execution.tools", `["calculator", "  "]`, []fieldRule{{"execution.tools[1]", "text"}}, "must hold text"},
 
 		// claim
 		{"claim.output missing", vv2, "claim.output", ``, []fieldRule{{"claim.output", "present"}}, "must not be null"},
@@ -130,6 +133,7 @@ func TestValidate_invalid(t *testing.T) {
 		{"web_url relative", dv1, "web_url", `"/reports/q3.html"`, []fieldRule{{"web_url", "http_url"}}, ""},
 		{"web_url ftp", dv1, "web_url", `"ftp://example.com/q3"`, []fieldRule{{"web_url", "http_url"}}, ""},
 		{"acceptance_criteria empty string", vv1, "acceptance_criteria", `["accuracy", "", "conciseness"]`, []fieldRule{{"acceptance_criteria[1]", "required"}}, ""},
+		{"acceptance_criteria blank", vv1, "acceptance_criteria", `["accuracy", "\n"]`, []fieldRule{{"acceptance_criteria[1]", "text"}}, "must hold text"},
 		{"request_id too long", vv2, "request_id", `"` + strings.Repeat("r", 201) + `"`, []fieldRule{{"request_id", "max"}}, ""},
 		{"factcheck request_id too long", fc, "request_id", `"` + strings.Repeat("r", 201) + `"`, []fieldRule{{"request_id", "max"}}, ""},
 

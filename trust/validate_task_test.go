@@ -13,6 +13,7 @@ import (
 	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
 )
 
@@ -117,6 +118,31 @@ func TestRequest_Validate_hashableReason(t *testing.T) {
 	}
 }
 
+// TestService_Call_blankCounterparty calls the service in process with a
+// receipt block that names a counterparty of white space only: the call
+// is a 400 naming the item, before any work and before any receipt.
+func TestService_Call_blankCounterparty(t *testing.T) {
+	workers := routertest.NewRecorder(honest(0.9))
+	store := &countingStore{Store: &receipt.MemStore{}}
+	svc, err := trust.New(newEngine(t, workers, workers, workers), trust.WithReceipts(&receipt.Issuer{Store: store}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := request(trust.ModeValidation, trust.PolicyFast)
+	req.Receipt = receipt.Request{Mode: receipt.DeliveryInline, Visibility: receipt.VisibilityShared, Counterparties: []string{"acme", "\t"}}
+	_, err = svc.Call(t.Context(), req)
+	want := []problem.FieldError{{Field: "receipt.counterparties[1]", Rule: "text", Message: "must hold text, not white space only"}}
+	if diff := cmp.Diff(want, fieldErrors(t, err)); diff != "" {
+		t.Errorf("field errors (-want +got):\n%s", diff)
+	}
+	if n := workers.Calls.Load(); n != 0 {
+		t.Errorf("the refused call ran %d jobs", n)
+	}
+	if n := store.puts.Load(); n != 0 {
+		t.Errorf("the refused call stored %d receipts", n)
+	}
+}
+
 // TestHandler_refusedNotDropped sends envelopes whose members the call
 // used to ignore: each is a 400 naming the member and the rule, before
 // any work.
@@ -143,6 +169,8 @@ func TestHandler_refusedNotDropped(t *testing.T) {
 			"receipt.counterparties", "shared_only"},
 		{"a counterparty twice", validation(`},"receipt":{"mode":"inline","visibility":"shared","counterparties":["acme","acme"]}}`),
 			"receipt.counterparties", "unique"},
+		{"a blank counterparty", validation(`},"receipt":{"mode":"inline","visibility":"shared","counterparties":["acme"," "]}}`),
+			"receipt.counterparties[1]", "text"},
 		{"lone surrogate", `{"mode":"validation","policy":"fast","task":{"claimed_result":"x\ud800"},"receipt":{"mode":"inline","include":{"output_hash":true}}}`,
 			"task.claimed_result", "unicode"},
 		{"lone surrogate without a receipt", `{"mode":"validation","policy":"fast","task":{"type":"t\udbff","claimed_result":"x"}}`,

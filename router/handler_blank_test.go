@@ -20,6 +20,10 @@ func TestHandler_blankText(t *testing.T) {
 		{name: "v2 delegate rule", path: "/api/v2/delegate", body: `{"session_id":1,"objective":"x","input":"y","policy":{"rules":[" "]}}`, field: "policy.rules[0]"},
 		{name: "v2 validate rule", path: "/api/v2/validate", body: `{"session_id":1,"claim":{"type":"summary","output":"x"},"policy":{"rules":["consistency","  "]}}`, field: "policy.rules[1]"},
 		{name: "v3 validate rule", path: "/api/v3/validate", body: `{"claim":{"type":"summary","output":"x"},"policy":{"rules":["\n"]},"consensus":{"replicas":3}}`, field: "policy.rules[0]"},
+		{name: "v1 factcheck request_id", path: "/api/v1/factcheck", body: `{"claim":"x","request_id":" "}`, field: "request_id"},
+		{name: "v2 validate request_id", path: "/api/v2/validate", body: `{"session_id":1,"request_id":"\t","claim":{"type":"summary","output":"x"}}`, field: "request_id"},
+		{name: "v3 validate request_id", path: "/api/v3/validate", body: `{"request_id":"  ","claim":{"type":"summary","output":"x"},"consensus":{"replicas":3}}`, field: "request_id"},
+		{name: "v3 factcheck request_id", path: "/api/v3/factcheck", body: `{"claim":"x","request_id":"\n","consensus":{"replicas":3}}`, field: "request_id"},
 		{name: "v3 delegate tool", path: "/api/v3/delegate", body: `{"objective":"x","input":"y","execution":{"tools":[" "]},"consensus":{"replicas":3}}`, field: "execution.tools[0]"},
 	} {
 		c.status, c.code = 400, "invalid_request"

@@ -120,8 +120,10 @@ type DelegateV2Response struct {
 // ValidateTask is the part of a validate request shared by versions 2 and
 // 3: the claim and how to judge it.
 type ValidateTask struct {
-	// RequestID is the caller's identifier for the request.
-	RequestID string `json:"request_id,omitempty" validate:"omitempty,max=200"`
+	// RequestID is the caller's identifier for the request, echoed in
+	// the response: optional, and when given text of at most 200
+	// characters (an empty or blank one is refused, not read as absent).
+	RequestID string `json:"request_id,omitempty" validate:"omitempty,text,max=200"`
 	// Claim is the claimed result to check.
 	Claim Claim `json:"claim"`
 	// Policy sets the tier, redundancy and rules.

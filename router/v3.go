@@ -207,8 +207,10 @@ type ValidateV3Response struct {
 type FactcheckRequest struct {
 	// SessionID, if set, is the first candidate session.
 	SessionID SessionID `json:"session_id,omitempty" validate:"omitempty,gt=0"`
-	// RequestID is the caller's identifier for the request.
-	RequestID string `json:"request_id,omitempty" validate:"omitempty,max=200"`
+	// RequestID is the caller's identifier for the request, echoed in
+	// the response: optional, and when given text of at most 200
+	// characters (an empty or blank one is refused, not read as absent).
+	RequestID string `json:"request_id,omitempty" validate:"omitempty,text,max=200"`
 	// Claim is the statement to check.
 	Claim string `json:"claim" validate:"required,text"`
 	// Mode is standard (the default when empty) or realtime.

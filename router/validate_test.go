@@ -136,6 +136,9 @@ func TestValidate_invalid(t *testing.T) {
 		{"acceptance_criteria blank", vv1, "acceptance_criteria", `["accuracy", "\n"]`, []fieldRule{{"acceptance_criteria[1]", "text"}}, "must hold text"},
 		{"request_id too long", vv2, "request_id", `"` + strings.Repeat("r", 201) + `"`, []fieldRule{{"request_id", "max"}}, ""},
 		{"factcheck request_id too long", fc, "request_id", `"` + strings.Repeat("r", 201) + `"`, []fieldRule{{"request_id", "max"}}, ""},
+		{"request_id blank", vv3, "request_id", `" "`, []fieldRule{{"request_id", "text"}}, "must hold text"},
+		{"factcheck request_id blank", fc, "request_id", `"\t"`, []fieldRule{{"request_id", "text"}}, "must hold text"},
+		{"factcheck v1 request_id blank", fc1, "request_id", `"  "`, []fieldRule{{"request_id", "text"}}, "must hold text"},
 
 		// several at once: every failure is listed
 		{"two failures", vv3, "consensus", `{"replicas": 2, "aggregation": "median"}`, []fieldRule{{"consensus.aggregation", "delegate_only"}, {"consensus.replicas", "oneof"}}, ""},

@@ -138,6 +138,9 @@ func (is *Issued) ResponseMember() json.RawMessage {
 // unknown mode or status, no owner, a requested snapshot that is nil).
 // Signing and storing errors are wrapped with the step that failed. No
 // receipt is returned unless it was stored.
+//
+// The receipt returned owns its data: it shares no slice or pointer with
+// p, which the caller may change or reuse once Issue returns.
 func (is *Issuer) Issue(ctx context.Context, p Params) (*Issued, error) {
 	if !p.Request.Requested() {
 		if errs := p.Request.FieldErrors("receipt"); errs != nil {
@@ -232,6 +235,12 @@ func build(id string, at time.Time, terms Terms, p *Params) (*Receipt, error) {
 			cc.Points = nonNil(cc.Points)
 			ps.Calibration = &cc
 		}
+		ps.Leader, ps.Dissent = copyOf(ps.Leader), copyOf(ps.Dissent)
+		if pl := ps.Plurality; pl != nil {
+			cp := *pl
+			cp.Groups = slices.Clone(pl.Groups)
+			ps.Plurality = &cp
+		}
 		for _, l := range []struct {
 			name string
 			*LeaderSnapshot
@@ -245,6 +254,14 @@ func build(id string, at time.Time, terms Terms, p *Params) (*Receipt, error) {
 	if inc.ConsensusSnapshot {
 		cs := *p.Consensus
 		cs.Verdicts = nonNil(cs.Verdicts)
+		cs.Agreeing, cs.Weights = slices.Clone(cs.Agreeing), slices.Clone(cs.Weights)
+		cs.Tolerance, cs.Aggregate = copyOf(cs.Tolerance), copyOf(cs.Aggregate)
+		if cs.Numbers != nil {
+			cs.Numbers = make([]*float64, len(p.Consensus.Numbers))
+			for i, n := range p.Consensus.Numbers {
+				cs.Numbers[i] = copyOf(n)
+			}
+		}
 		r.ConsensusSnapshot = &cs
 	}
 	if inc.RouterTraceRefs {
@@ -315,6 +332,17 @@ func sign(ctx context.Context, s Signer, r *Receipt) ([]byte, error) {
 	return signedJSON(msg, r.Signing.Signature)
 }
 
+// copyOf returns a pointer to a copy of *v, or nil for nil, so that a
+// receipt shares no pointer with the Params it was built from.
+func copyOf[T any](v *T) *T {
+	if v == nil {
+		return nil
+	}
+	c := *v
+	return &c
+}
+
+// nonNil returns a copy of s, empty rather than nil.
 func nonNil[T any](s []T) []T {
 	if s == nil {
 		return []T{}

@@ -313,6 +313,48 @@ func TestIssuer_Issue_doesNotKeepParams(t *testing.T) {
 	}
 }
 
+// TestIssuer_Issue_ownsSnapshots fills every slice and pointer of the
+// snapshots, issues, then changes each in Params: the issued receipt
+// still reads as the JSON that was signed, owning its data.
+func TestIssuer_Issue_ownsSnapshots(t *testing.T) {
+	is, _ := newIssuer(t, newSigner(t, 1))
+	p := fullParams()
+	one, two, three := 1.0, 2.0, 2.0
+	p.Policy.Calibration = &receipt.CalibrationSnapshot{Tier: "safe/VALID", Basis: "outcomes", Outcomes: 4, Uncalibrated: 0.8,
+		Points: []receipt.CalibrationPoint{{Score: 0.7, Rate: 0.75, Outcomes: 4}}}
+	p.Policy.Leader = &receipt.LeaderSnapshot{Session: 201, Won: 7, Lost: 1}
+	p.Policy.Dissent = &receipt.LeaderSnapshot{Session: 202, Won: 9, Lost: 0}
+	p.Policy.Plurality = &receipt.PluralitySnapshot{Groups: []int{2, 1}, Coincidence: 0.1, Reliability: 0.8}
+	p.Consensus.Agreeing = []int{0, 1}
+	p.Consensus.Weights = []float64{0.9, 0.8, 0.1}
+	p.Consensus.Tolerance = &receipt.Tolerance{Absolute: 0.5}
+	p.Consensus.Numbers = []*float64{&one, &two, &three}
+	p.Consensus.Aggregate = &two
+	out := issue(t, is, p)
+
+	p.Policy.Calibration.Points[0].Rate = 0
+	p.Policy.Leader.Won = 0
+	p.Policy.Dissent.Session = 1
+	p.Policy.Plurality.Groups[0] = 5
+	p.Consensus.Agreeing[0] = 4
+	p.Consensus.Weights[0] = 0
+	p.Consensus.Tolerance.Absolute = 9
+	*p.Consensus.Numbers[0] = 7
+	p.Consensus.Numbers[1] = nil
+	two = 8
+	p.Refs.Sessions[0] = 1
+	p.Refs.Tasks[0] = "changed"
+	p.Refs.RouterTraceIDs[0] = "changed"
+
+	signed, err := receipt.Parse(out.JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(signed, out.Receipt); diff != "" {
+		t.Errorf("the issued receipt changed with Params after Issue (-signed +issued):\n%s", diff)
+	}
+}
+
 // A number JSON cannot write (NaN or an infinity) in a snapshot is refused
 // by Issue with an error naming its field, not encoding/json's bare
 // "unsupported value", and nothing is stored.

@@ -46,7 +46,8 @@
 // task.tolerance of the trust envelope are. A bad argument (an unknown policy, a
 // missing claimed result, an input that is a number) is a tool error, a
 // result with isError set whose text names the argument and the allowed
-// values, never a protocol error and never a silent default. So is an
+// values, never a protocol error and never a silent default. An argument
+// written as null is left out, as the HTTP doors read a null member. So is an
 // error of the trust service or the router: its RFC 9457 detail is the
 // text. Any other failure (a receipt store's, a remote service's, a
 // verifier's) may carry what a caller must not see, such as a database's

@@ -48,3 +48,35 @@ func toolErrorText(t *testing.T, srvURL, tool, args string) (text, raw string, o
 	}
 	return out.Result.Content[0].Text, raw, true
 }
+
+// TestServer_nullArgumentIsAbsent: an argument written as null is read
+// as left out, as the HTTP doors read a null member, whatever its type:
+// the call answers as it does without it, and a required one is named.
+func TestServer_nullArgumentIsAbsent(t *testing.T) {
+	f := newFixture(t)
+	s, err := trustmcp.NewServer(f.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := statelessHTTP(t, s)
+	for _, args := range []string{
+		`{"claimed_result":"Paris","policy":null}`,
+		`{"claimed_result":"Paris","policy":"fast","receipt":null,"input":null}`,
+	} {
+		if text, raw, isErr := toolErrorText(t, srv.URL, "validate_claim", args); isErr {
+			t.Errorf("validate_claim %s: tool error %q (%s), want it answered", args, text, raw)
+		}
+	}
+	for tool, args := range map[string]string{
+		"delegate_task": `{"input":"What is 2 + 2?","answer":"number","tolerance":null}`,
+		"factcheck":     `{"claim":"Paris is in France.","replicas":null,"mode":null}`,
+	} {
+		if text, raw, isErr := toolErrorText(t, srv.URL, tool, args); isErr {
+			t.Errorf("%s %s: tool error %q (%s), want it answered", tool, args, text, raw)
+		}
+	}
+	text, raw, isErr := toolErrorText(t, srv.URL, "get_receipt", `{"receipt_id":null}`)
+	if !isErr || !strings.Contains(text, "receipt_id") || strings.Contains(text, "reflect") {
+		t.Errorf("get_receipt with a null receipt_id: %q (%s), want a tool error naming receipt_id", text, raw)
+	}
+}

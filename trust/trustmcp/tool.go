@@ -160,7 +160,7 @@ func readArguments(raw json.RawMessage, schema *jsonschema.Resolved, args any) e
 	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
 		raw = json.RawMessage("{}") // no arguments, as a paid call counts them
 	}
-	if err := check(raw, schema); err != nil {
+	if err := checkInput(raw, schema); err != nil {
 		return fmt.Errorf("validating \"arguments\": %w", err)
 	}
 	if err := checkArguments(raw); err != nil {
@@ -226,14 +226,63 @@ func wholeNumbers(raw json.RawMessage, schema *jsonschema.Schema) (json.RawMessa
 // check validates data, one JSON value, against schema, on a decoded copy
 // (numbers as float64, as the schema's checks read them; see floats).
 func check(data []byte, schema *jsonschema.Resolved) error {
+	v, err := decoded(data)
+	if err != nil {
+		return err
+	}
+	return schema.Validate(&v)
+}
+
+// checkInput is check for a tool call's arguments, data: a member written
+// as null is read as left out, at any depth, when its schema does not
+// take null, as the HTTP doors read a null member (it decodes into its
+// zero value). The schema's own check would refuse it with a message of
+// the SDK's that names no value.
+func checkInput(data []byte, schema *jsonschema.Resolved) error {
+	v, err := decoded(data)
+	if err != nil {
+		return err
+	}
+	withoutNulls(v, schema.Schema())
+	return schema.Validate(&v)
+}
+
+// decoded decodes data, one JSON value, with its numbers as float64 (see
+// floats).
+func decoded(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return err
+		return nil, err
 	}
-	v = floats(v)
-	return schema.Validate(&v)
+	return floats(v), nil
+}
+
+// withoutNulls deletes from v, a decoded JSON value that schema
+// describes, each member of an object whose value is null and whose
+// schema does not take null.
+func withoutNulls(v any, schema *jsonschema.Schema) {
+	m, ok := v.(map[string]any)
+	if !ok || schema == nil {
+		return
+	}
+	for name, e := range m {
+		p := schema.Properties[name]
+		switch {
+		case p == nil:
+		case e == nil && !takesNull(p):
+			delete(m, name)
+		default:
+			withoutNulls(e, p)
+		}
+	}
+}
+
+// takesNull reports whether a value of schema may be null: a schema of no
+// type takes any value.
+func takesNull(schema *jsonschema.Schema) bool {
+	return schema.Type == "null" || slices.Contains(schema.Types, "null") || schema.Type == "" && len(schema.Types) == 0
 }
 
 // floats replaces each json.Number in v, a decoded JSON value, by its

@@ -129,3 +129,13 @@ func rawToolCall(t *testing.T, url, tool, args string, v any) []byte {
 	t.Helper()
 	return post(t, url, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`}}`, v)
 }
+
+// newServer returns the MCP server of a new fixture (see newFixture).
+func newServer(t testing.TB) *mcp.Server {
+	t.Helper()
+	s, err := trustmcp.NewServer(newFixture(t).cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/vouchkit/vouch/trust/trustmcp"
 )
 
 // TestTools_integerWrittenWithFraction calls factcheck over Streamable
@@ -16,11 +14,7 @@ import (
 // "type": "integer" admits them, and the tool takes them as 5. A number
 // with a fraction is still a tool error naming replicas.
 func TestTools_integerWrittenWithFraction(t *testing.T) {
-	f := newFixture(t)
-	s, err := trustmcp.NewServer(f.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newServer(t)
 	srv := statelessHTTP(t, s)
 
 	type got struct {

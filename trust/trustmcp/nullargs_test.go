@@ -3,19 +3,13 @@ package trustmcp_test
 import (
 	"strings"
 	"testing"
-
-	"github.com/vouchkit/vouch/trust/trustmcp"
 )
 
 // TestServer_nullArguments: arguments written as null are no arguments,
 // as a paid call's arguments are counted: the tool error names the
 // argument that is required, not the null.
 func TestServer_nullArguments(t *testing.T) {
-	f := newFixture(t)
-	s, err := trustmcp.NewServer(f.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newServer(t)
 	srv := statelessHTTP(t, s)
 	for tool, want := range map[string]string{"validate_claim": "claimed_result", "factcheck": "claim", "get_receipt": "receipt_id"} {
 		text, raw, ok := toolErrorText(t, srv.URL, tool, `null`)
@@ -53,11 +47,7 @@ func toolErrorText(t *testing.T, srvURL, tool, args string) (text, raw string, o
 // as left out, as the HTTP doors read a null member, whatever its type:
 // the call answers as it does without it, and a required one is named.
 func TestServer_nullArgumentIsAbsent(t *testing.T) {
-	f := newFixture(t)
-	s, err := trustmcp.NewServer(f.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newServer(t)
 	srv := statelessHTTP(t, s)
 	for _, args := range []string{
 		`{"claimed_result":"Paris","policy":null}`,

@@ -3,8 +3,6 @@ package trustmcp_test
 import (
 	"strings"
 	"testing"
-
-	"github.com/vouchkit/vouch/trust/trustmcp"
 )
 
 // TestServer_emptyObjective: delegate_task given an input and an
@@ -12,11 +10,7 @@ import (
 // HTTP, rather than a run with the objective dropped, as the trust call
 // over HTTP refuses a delegation's task.spec of no text.
 func TestServer_emptyObjective(t *testing.T) {
-	f := newFixture(t)
-	s, err := trustmcp.NewServer(f.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newServer(t)
 	srv := statelessHTTP(t, s)
 	for _, args := range []string{`{"input":"x","objective":""}`, `{"input":"x","objective":"  "}`, `{"objective":"\t"}`} {
 		text, raw, ok := toolErrorText(t, srv.URL, "delegate_task", args)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -104,8 +103,7 @@ func newEscrowRigOn(t *testing.T, bed *x402test.EscrowBed, configure func(*trust
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no"}}}, squareOut{}, nil
 	})
 	s.AddReceivingMiddleware(pay)
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
+	srv := statelessHTTP(t, s)
 	hc := &http.Client{Transport: &http.Transport{}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).Connect(context.Background(),
 		&mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
@@ -115,7 +113,6 @@ func newEscrowRigOn(t *testing.T, bed *x402test.EscrowBed, configure func(*trust
 	t.Cleanup(func() {
 		cs.Close()
 		hc.CloseIdleConnections()
-		srv.Close()
 	})
 	r.cs = cs
 	return r

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -67,8 +66,7 @@ func newUptoRig(t *testing.T) *uptoRig {
 		return nil, squareOut{}, errors.New("the tool failed")
 	})
 	s.AddReceivingMiddleware(pay)
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
+	srv := statelessHTTP(t, s)
 	hc := &http.Client{Transport: &http.Transport{}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).Connect(context.Background(),
 		&mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
@@ -78,7 +76,6 @@ func newUptoRig(t *testing.T) *uptoRig {
 	t.Cleanup(func() {
 		cs.Close()
 		hc.CloseIdleConnections()
-		srv.Close()
 	})
 	r.cs = cs
 	return r

@@ -100,11 +100,7 @@ func (s *schema) UnmarshalJSON(b []byte) error {
 }
 
 func TestServer_schemas(t *testing.T) {
-	f := newFixture(t)
-	s, err := trustmcp.NewServer(f.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newServer(t)
 	res, err := connect(t, s).ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)

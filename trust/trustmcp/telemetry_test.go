@@ -207,9 +207,7 @@ func callWithTraceparent(t *testing.T, url string) {
 func TestCallerContext_headerParent(t *testing.T) {
 	rec := telemetrytest.New(t)
 	srv := tracedServer(t, rec, true)
-	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
-	t.Cleanup(hs.Close)
+	hs := statelessHTTP(t, srv)
 	callWithTraceparent(t, hs.URL)
 	spans := rec.Spans.GetSpans()
 	checkTrace(t, spans, "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7")

@@ -3,8 +3,6 @@ package trustmcp_test
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -19,11 +17,7 @@ import (
 // allowed), not an answer under the default the misspelling would have
 // left in place.
 func TestTools_unknownArgument(t *testing.T) {
-	f := newFixture(t)
-	s, err := trustmcp.NewServer(f.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newServer(t)
 	cs := connect(t, s)
 	for _, c := range []struct {
 		tool string
@@ -48,11 +42,7 @@ func TestTools_unknownArgument(t *testing.T) {
 // (read as U+FFFD, so that a receipt would hash other text). Each is a
 // tool error naming the argument.
 func TestTools_argumentsReadAsSent(t *testing.T) {
-	f := newFixture(t)
-	s, err := trustmcp.NewServer(f.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newServer(t)
 	cs := connect(t, s)
 	for _, c := range []struct {
 		tool string
@@ -75,14 +65,8 @@ func TestTools_argumentsReadAsSent(t *testing.T) {
 // it takes, as answer "" and policy "" are, not a delegation under the
 // default, exact agreement. The input schema lists the values.
 func TestDelegateTask_emptyAgreement(t *testing.T) {
-	f := newFixture(t)
-	s, err := trustmcp.NewServer(f.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
-	defer srv.Close()
+	s := newServer(t)
+	srv := statelessHTTP(t, s)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).Connect(context.Background(),
 		&mcp.StreamableClientTransport{Endpoint: srv.URL, DisableStandaloneSSE: true}, nil)
 	if err != nil {

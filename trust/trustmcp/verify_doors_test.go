@@ -14,7 +14,6 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/trust/trustmcp"
@@ -83,9 +82,7 @@ func TestVerifyReceipt_everyDoor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mcpDoor := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
-	t.Cleanup(mcpDoor.Close)
+	mcpDoor := statelessHTTP(t, srv)
 
 	for name, text := range texts {
 		t.Run(name, func(t *testing.T) {

@@ -389,3 +389,31 @@ func TestIssuer_Issue_nonFinite(t *testing.T) {
 		})
 	}
 }
+
+// TestIssuer_Issue_calibrationBases: a receipt states each basis a
+// confidence is read from (a held one included) and parses back with it;
+// any other basis is refused by name.
+func TestIssuer_Issue_calibrationBases(t *testing.T) {
+	for _, basis := range []string{"uncalibrated", "outcomes", "held"} {
+		is, _ := newIssuer(t, newSigner(t, 1))
+		p := fullParams()
+		p.Policy.Calibration = &receipt.CalibrationSnapshot{Tier: "adaptive", Basis: basis, Outcomes: 3, Uncalibrated: 0.34, Conservative: 0.6,
+			Points: []receipt.CalibrationPoint{{Score: 0.69, Rate: 0.68, Outcomes: 3}}}
+		out := issue(t, is, p)
+		got, err := receipt.Parse(out.JSON)
+		if err != nil {
+			t.Fatalf("%s: Parse: %v", basis, err)
+		}
+		if got.PolicySnapshot == nil || got.PolicySnapshot.Calibration == nil || got.PolicySnapshot.Calibration.Basis != basis {
+			t.Errorf("%s: parsed policy snapshot %+v", basis, got.PolicySnapshot)
+		}
+	}
+	is, _ := newIssuer(t, newSigner(t, 1))
+	p := fullParams()
+	p.Policy.Calibration = &receipt.CalibrationSnapshot{Tier: "adaptive", Basis: "guessed", Points: []receipt.CalibrationPoint{}}
+	_, err := is.Issue(context.Background(), p)
+	var se *receipt.SchemaError
+	if !errors.As(err, &se) || len(se.Fields) != 1 || se.Fields[0].Field != "policy_snapshot.calibration.basis" {
+		t.Errorf("Issue with basis %q = %v, want a schema error naming policy_snapshot.calibration.basis", "guessed", err)
+	}
+}

@@ -62,14 +62,17 @@ type LeaderSnapshot struct {
 
 // CalibrationSnapshot is policy_snapshot.calibration: what the decision's
 // confidence was read from (package reputation's Basis), so that it can
-// be recomputed: with no point the confidence is Conservative; else it is
+// be recomputed: with no point the confidence is Conservative; with
+// basis "held", Conservative at most the point's rate; else it is
 // Uncalibrated read on Points (one: shifted by its rate less its score;
 // two: the line between them), clamped to [0, 1].
 type CalibrationSnapshot struct {
 	// Tier names the calibration map: the trust tier.
 	Tier string `json:"tier" validate:"required"`
-	// Basis is "uncalibrated" (no outcome reported yet) or "outcomes".
-	Basis string `json:"basis" validate:"required,oneof=uncalibrated outcomes"`
+	// Basis is "uncalibrated" (no outcome reported yet), "outcomes", or
+	// "held" (an open answer whose score lay below the map's lowest
+	// point).
+	Basis string `json:"basis" validate:"required,oneof=uncalibrated outcomes held"`
 	// Outcomes counts the outcomes the map holds.
 	Outcomes float64 `json:"outcomes" validate:"gte=0"`
 	// Uncalibrated is the score before calibration, the map's input: the

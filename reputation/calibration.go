@@ -63,7 +63,9 @@ type Point struct {
 // clamped to [0, 1]. The map is continuous and non-decreasing in x, and
 // maps [0, 1] into [0, 1]. [Interpolate] reads a score from the points
 // alone, so anyone holding the points a response names recomputes its
-// confidence.
+// confidence. A call whose conservative number says more than its score
+// reads c below the lowest point, at most that point's Rate
+// ([Calibration.HeldBasis]); [Basis.Read] recomputes either reading.
 type Calibration struct {
 	// Tier names the map (a trust tier, or a name for a router's
 	// aggregation).
@@ -355,6 +357,10 @@ const (
 	// BasisOutcomes: the confidence is read on the map the reported
 	// outcomes built.
 	BasisOutcomes = "outcomes"
+	// BasisHeld: the call's score lies below every point of the map, and
+	// the confidence is its conservative number held at most the lowest
+	// point's Rate ([Calibration.HeldBasis]).
+	BasisHeld = "held"
 )
 
 // A Basis is what a calibrated confidence was read from, as a response
@@ -365,7 +371,7 @@ const (
 type Basis struct {
 	// Tier names the calibration map.
 	Tier string `json:"tier"`
-	// Basis is BasisUncalibrated or BasisOutcomes.
+	// Basis is BasisUncalibrated, BasisOutcomes or BasisHeld.
 	Basis string `json:"basis"`
 	// Outcomes counts the outcomes the map holds (fractional once the
 	// horizon scales them).
@@ -415,11 +421,37 @@ func (c *Calibration) Basis(x, conservative float64) (float64, Basis) {
 	return y, basis
 }
 
-// Read recomputes the confidence b states: Conservative with no point,
-// else Interpolate(Points, Uncalibrated).
+// HeldBasis is Basis for a call whose conservative number says more than
+// its score where the map holds no outcome: a score below the map's
+// lowest point reads the conservative number, at most that point's Rate
+// (BasisHeld), rather than the score shifted by that point's error.
+// Anywhere else it reads as Basis does. It keeps the map non-decreasing
+// in the score: no call below the lowest point states more than that
+// point's calls turned out right.
+//
+// An open answer's score is the count of its runs (consensus.Posterior),
+// which reads two runs that agree among five that scatter as a
+// minority, while its conservative number, the plurality's posterior,
+// counts how rarely wrong answers coincide: reports of answered calls,
+// where such pairs seldom answered, leave the map no point that low.
+func (c *Calibration) HeldBasis(x, conservative float64) (float64, Basis) {
+	y, basis := c.Basis(x, conservative)
+	if len(basis.Points) > 0 && x < basis.Points[0].Score {
+		basis.Basis, basis.Points = BasisHeld, basis.Points[:1]
+		y = basis.Read()
+	}
+	return y, basis
+}
+
+// Read recomputes the confidence b states: Conservative with no point;
+// with BasisHeld, Conservative at most the first point's Rate, clamped to
+// [0, 1]; else Interpolate(Points, Uncalibrated).
 func (b Basis) Read() float64 {
-	if len(b.Points) == 0 {
+	switch {
+	case len(b.Points) == 0:
 		return b.Conservative
+	case b.Basis == BasisHeld:
+		return min(max(b.Conservative, 0), b.Points[0].Rate, 1)
 	}
 	return Interpolate(b.Points, b.Uncalibrated)
 }

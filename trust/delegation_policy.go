@@ -33,7 +33,9 @@ const DefaultPluralityFloor = 0.5
 // break a tie) and its confidence, unless the weighted tally's
 // calibrated confidence reaches DefaultWeightedStopThreshold, the
 // calibration map of its tier read at consensus.Posterior of those
-// counts: with no outcome, consensus.PluralityPosteriorAt of the groups
+// counts (below the map's lowest point, the plurality's posterior, at
+// most that point's rate: reputation.Calibration.HeldBasis): with no
+// outcome, consensus.PluralityPosteriorAt of the groups
 // of equal answers at the chance, learned in the scope, that two wrong
 // answers coincide (reputation.Book.Coincidence) and the runs' mean
 // reliability (Evidence.Plurality). With reputation off the rule is the

@@ -99,7 +99,7 @@ func (r Rules) Decide(m *Maps, t Tally) (Decision, error) {
 		if plural && (recounted || out.Strategy == consensus.StrategyWeighted) {
 			d.Groups = groups
 		}
-		y, basis := cal.Basis(x, c)
+		y, basis := r.read(cal, x, c)
 		d.Confidence, d.Basis = y, &basis
 	}
 	d.Accepted = t.Led || r.Decides(out, cal, d.Confidence)

@@ -198,10 +198,26 @@ func (r Rules) Stop(cal *reputation.Calibration) consensus.Stop {
 		st.Threshold, st.Flip = r.Threshold, r.Flip
 		st.Calibrate = conservative
 		if cal != nil && cal.Total() > 0 {
-			st.Calibrate = func(x, c float64) float64 { return cal.Read(r.Score(x, c), c) }
+			st.Calibrate = func(x, c float64) float64 {
+				y, _ := r.read(cal, r.Score(x, c), c)
+				return y
+			}
 		}
 	}
 	return st
+}
+
+// read returns the confidence cal states for a call of score x and
+// conservative number c, and its basis: an open answer's is held below
+// the map's lowest point (reputation.Calibration.HeldBasis), as its
+// count, the map's input, says less there than the plurality's
+// posterior; any other call's is the map's reading (Basis). Adaptive's
+// stop and the number stated read alike.
+func (r Rules) read(cal *reputation.Calibration, x, c float64) (float64, reputation.Basis) {
+	if r.Open() {
+		return cal.HeldBasis(x, c)
+	}
+	return cal.Basis(x, c)
 }
 
 // conservative reads a call's conservative number as its confidence

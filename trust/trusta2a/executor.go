@@ -18,6 +18,7 @@ import (
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
+	"github.com/vouchkit/vouch/trust/internal/summary"
 )
 
 // executor answers each message with the call it asks for: it implements
@@ -179,11 +180,11 @@ func (e *executor) Cancel(ctx context.Context, reqCtx *a2asrv.RequestContext, q 
 // one-line summary. A panic of the call (of a host's trust.Caller, say)
 // is an error, its value and stack logged: the task fails "internal
 // error", as the HTTP doors answer 500, in each version of the protocol.
-func (e *executor) run(ctx context.Context, c *call) (data map[string]any, summary string, err error) {
+func (e *executor) run(ctx context.Context, c *call) (data map[string]any, line string, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			e.log.ErrorContext(ctx, "trusta2a: call panicked", "skill", c.skill, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			data, summary, err = nil, "", errors.New("the call panicked")
+			data, line, err = nil, "", errors.New("the call panicked")
 		}
 	}()
 	if c.factcheck != nil {
@@ -195,7 +196,7 @@ func (e *executor) run(ctx context.Context, c *call) (data map[string]any, summa
 			return nil, "", err
 		}
 		data, err := dataOf(resp)
-		return data, factcheckSummary(resp), err
+		return data, summary.Factcheck(resp), err
 	}
 	resp, err := e.caller.Call(ctx, c.trust)
 	if err == nil && resp == nil {
@@ -214,7 +215,7 @@ func (e *executor) run(ctx context.Context, c *call) (data map[string]any, summa
 		// spelling on the way, a string is not.
 		data["receipt_json"] = string(resp.Receipt)
 	}
-	return data, trustSummary(resp), nil
+	return data, summary.Trust(resp, false), nil
 }
 
 // dataOf returns v as a JSON object, each number as written: the
@@ -258,38 +259,4 @@ func (e *executor) failure(ctx context.Context, skill string, err error) *proble
 	}
 	e.log.ErrorContext(ctx, "trusta2a: call failed", "skill", skill, "error", err)
 	return problem.New(http.StatusInternalServerError, problem.CodeInternal, "internal error")
-}
-
-func trustSummary(r *trust.Response) string {
-	s := fmt.Sprintf("%s, confidence %.2f: %s, agreement %.2f", r.Status, r.Confidence, runs(r.Evidence.Redundancy), r.Evidence.Agreement)
-	if ri := r.RetryInstructions; ri != nil {
-		s += "; retry: " + ri.Reason
-	}
-	var rc struct {
-		ID string `json:"receipt_id"`
-	}
-	if len(r.Receipt) > 0 && json.Unmarshal(r.Receipt, &rc) == nil && rc.ID != "" {
-		s += "; receipt " + rc.ID
-	}
-	return s + "; trace " + r.TraceID
-}
-
-// runs is n runs in words: "1 run", "3 runs".
-func runs(n int) string {
-	if n == 1 {
-		return "1 run"
-	}
-	return fmt.Sprintf("%d runs", n)
-}
-
-func factcheckSummary(r *router.FactcheckResponse) string {
-	verdict := string(r.Verdict)
-	if verdict == "" {
-		verdict = "no majority"
-	}
-	s := fmt.Sprintf("%s, confidence %.2f: %s, agreement %.2f", verdict, r.Confidence, runs(r.Consensus.Replicas), r.Consensus.Agreement)
-	if len(r.Reasons) > 0 {
-		s += "; " + r.Reasons[0]
-	}
-	return s
 }

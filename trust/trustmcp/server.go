@@ -18,6 +18,7 @@ import (
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
+	"github.com/vouchkit/vouch/trust/internal/summary"
 	"github.com/vouchkit/vouch/x402"
 )
 
@@ -241,7 +242,7 @@ func (t *tools) call(ctx context.Context, req *mcp.CallToolRequest, name string,
 	// A call paid in escrow records the verdict with its capture; any
 	// other call keeps none (x402.ErrNotUpto).
 	_ = x402.ReportVerdict(ctx, string(resp.Status))
-	return textResult(trustSummary(resp)), resp, nil
+	return textResult(summary.Trust(resp, true)), resp, nil
 }
 
 func (t *tools) factcheck(ctx context.Context, req *mcp.CallToolRequest, args FactcheckArgs) (*mcp.CallToolResult, *router.FactcheckResponse, error) {
@@ -256,7 +257,7 @@ func (t *tools) factcheck(ctx context.Context, req *mcp.CallToolRequest, args Fa
 	if err != nil {
 		return nil, nil, t.failure(ctx, ToolFactcheck, "the router", err)
 	}
-	return textResult(factcheckSummary(resp)), resp, nil
+	return textResult(summary.Factcheck(resp)), resp, nil
 }
 
 // ReceiptResult is the answer of get_receipt.
@@ -331,57 +332,6 @@ func (t *tools) failure(ctx context.Context, tool, what string, err error) error
 	}
 	t.log.ErrorContext(ctx, "trustmcp: call failed", "tool", tool, "error", err)
 	return fmt.Errorf("%s: %s is unavailable; try again later", tool, what)
-}
-
-func trustSummary(r *trust.Response) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s, confidence %.2f: %s, agreement %.2f", r.Status, r.Confidence, runs(r.Evidence.Redundancy), r.Evidence.Agreement)
-	if n := len(r.Evidence.Steps); n > 1 {
-		fmt.Fprintf(&b, " over %d steps", n)
-	}
-	if len(r.Evidence.Disagreements) > 0 {
-		d := r.Evidence.Disagreements[0]
-		fmt.Fprintf(&b, "; dissent: session %d said %s", d.SessionID, d.Label)
-		if d.Reason != "" {
-			fmt.Fprintf(&b, " (%s)", d.Reason)
-		}
-	}
-	if ri := r.RetryInstructions; ri != nil {
-		fmt.Fprintf(&b, "; retry: %s", ri.Reason)
-		if ri.Policy != "" {
-			fmt.Fprintf(&b, " (policy %s)", ri.Policy)
-		}
-	}
-	if len(r.Receipt) > 0 {
-		var rc struct {
-			ID string `json:"receipt_id"`
-		}
-		if json.Unmarshal(r.Receipt, &rc) == nil && rc.ID != "" {
-			fmt.Fprintf(&b, "; receipt %s", rc.ID)
-		}
-	}
-	fmt.Fprintf(&b, "; trace %s", r.TraceID)
-	return b.String()
-}
-
-// runs counts runs: "1 run", "3 runs".
-func runs(n int) string {
-	if n == 1 {
-		return "1 run"
-	}
-	return fmt.Sprintf("%d runs", n)
-}
-
-func factcheckSummary(r *router.FactcheckResponse) string {
-	verdict := string(r.Verdict)
-	if verdict == "" {
-		verdict = "no majority"
-	}
-	s := fmt.Sprintf("%s, confidence %.2f: %s, agreement %.2f", verdict, r.Confidence, runs(r.Consensus.Replicas), r.Consensus.Agreement)
-	if len(r.Reasons) > 0 {
-		s += "; " + r.Reasons[0]
-	}
-	return s
 }
 
 func verifySummary(r *receipt.VerifyResponse) string {

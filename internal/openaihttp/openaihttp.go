@@ -1,6 +1,7 @@
 // Package openaihttp holds what the clients of OpenAI-compatible endpoints
-// share. It reads the message out of an error body, and keeps the API key
-// and extra headers' values out of the text that reaches an error.
+// share. It sends a JSON POST with its retries ([Post]), reads the message
+// out of an error body, and keeps the API key and extra headers' values
+// out of the text that reaches an error.
 package openaihttp
 
 import (

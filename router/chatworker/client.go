@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 
-	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/internal/openaihttp"
 )
 
@@ -298,69 +296,26 @@ func (w *Worker) send(ctx context.Context, req *chatRequest) (*decodedResponse, 
 	if err != nil {
 		return nil, 0, fmt.Errorf("chatworker: encoding the request: %w", err)
 	}
-	hr, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, w.endpoint, body)
-	if err != nil {
-		return nil, 0, fmt.Errorf("chatworker: building the request to %s: %w", w.host, err)
-	}
-	openaihttp.SetHeaders(hr.Header, w.apiKey, w.headers)
-
-	attempts := 0
-	rc := &retryablehttp.Client{
-		HTTPClient:   w.http,
-		RetryWaitMin: w.waitMin,
-		RetryWaitMax: w.waitMax,
-		RetryMax:     w.retries,
-		RequestLogHook: func(_ retryablehttp.Logger, _ *http.Request, i int) {
-			attempts = i + 1
-		},
-		CheckRetry: func(ctx context.Context, resp *http.Response, err error) (bool, error) {
-			if errors.Is(err, httpapi.ErrRedirect) {
-				return false, err
-			}
-			retry, rerr := retryablehttp.DefaultRetryPolicy(ctx, resp, err)
-			if !retry {
-				return false, rerr
-			}
-			// Retry only if the pause ends in time: within RetryWaitMax and
-			// before the job's deadline.
-			pause := backoff(w.waitMin, w.waitMax, attempts-1, resp)
-			if resp != nil {
-				if ra, ok := retryAfter(resp); ok && ra > w.waitMax {
-					return false, nil
-				}
-			}
-			if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= pause {
-				return false, nil
-			}
+	resp, attempts, err := openaihttp.Post(ctx, openaihttp.PostConfig{
+		Client: w.http, URL: w.endpoint, Body: body, APIKey: w.apiKey, Headers: w.headers,
+		WaitMin: w.waitMin, WaitMax: w.waitMax, Retries: w.retries, Backoff: backoff,
+		Retry: func(ctx context.Context, resp *http.Response, attempts int, pause time.Duration) bool {
+			// A Retry-After above RetryWaitMax ends the retries.
 			status := 0
 			if resp != nil {
+				if ra, ok := retryAfter(resp); ok && ra > w.waitMax {
+					return false
+				}
 				status = resp.StatusCode
 			}
 			w.log.DebugContext(ctx, "chatworker: retrying", "model", w.model, "host", w.host,
 				"attempt", attempts, "status", status, "pause", pause)
-			return true, nil
+			return true
 		},
-		Backoff: backoff,
-		ErrorHandler: func(resp *http.Response, err error, _ int) (*http.Response, error) {
-			if resp != nil && !errors.Is(err, httpapi.ErrRedirect) {
-				return resp, nil // the status is handled below
-			}
-			if resp != nil {
-				resp.Body.Close()
-			}
-			return nil, err
-		},
-	}
-	resp, err := rc.Do(hr)
+		Package: "chatworker", Model: w.model, Host: w.host,
+	})
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, attempts, fmt.Errorf("chatworker: %s at %s: call cut short after %d attempt(s): %w", w.model, w.host, attempts, context.Cause(ctx))
-		}
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // drop the URL: it may carry a key in its query
-		}
-		return nil, attempts, fmt.Errorf("chatworker: %s at %s: sending the request after %d attempt(s): %w", w.model, w.host, attempts, err)
+		return nil, attempts, err
 	}
 	defer resp.Body.Close()
 

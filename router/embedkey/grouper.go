@@ -3,7 +3,6 @@ package embedkey
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,8 +11,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-
-	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/internal/httpapi"
@@ -297,58 +294,19 @@ func (g *Grouper) Embed(ctx context.Context, texts []string) ([][]float64, error
 	if err != nil {
 		return nil, fmt.Errorf("embedkey: encoding the request: %w", err)
 	}
-	hr, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, g.endpoint, body)
-	if err != nil {
-		return nil, fmt.Errorf("embedkey: building the request to %s: %w", g.host, err)
-	}
-	openaihttp.SetHeaders(hr.Header, g.apiKey, g.headers)
-	attempts := 0
-	rc := &retryablehttp.Client{
-		HTTPClient:   g.http,
-		RetryWaitMin: g.waitMin,
-		RetryWaitMax: g.waitMax,
-		RetryMax:     g.retries,
-		RequestLogHook: func(_ retryablehttp.Logger, _ *http.Request, i int) {
-			attempts = i + 1
-		},
-		CheckRetry: func(ctx context.Context, resp *http.Response, err error) (bool, error) {
-			if errors.Is(err, httpapi.ErrRedirect) {
-				return false, err
-			}
-			retry, rerr := retryablehttp.DefaultRetryPolicy(ctx, resp, err)
-			if !retry {
-				return false, rerr
-			}
-			// Retry only if the pause, which a Retry-After sets, ends in
-			// time: within RetryWaitMax and before the call's deadline.
-			pause := retryablehttp.DefaultBackoff(g.waitMin, g.waitMax, attempts-1, resp)
-			if dl, ok := ctx.Deadline(); pause > g.waitMax || ok && time.Until(dl) <= pause {
-				return false, nil
-			}
-			return true, nil
-		},
-		Backoff: retryablehttp.DefaultBackoff,
-		ErrorHandler: func(resp *http.Response, err error, _ int) (*http.Response, error) {
-			if resp != nil && !errors.Is(err, httpapi.ErrRedirect) {
-				return resp, nil // the status is handled below
-			}
-			if resp != nil {
-				resp.Body.Close()
-			}
-			return nil, err
-		},
-	}
 	start := time.Now()
-	resp, err := rc.Do(hr)
+	resp, attempts, err := openaihttp.Post(ctx, openaihttp.PostConfig{
+		Client: g.http, URL: g.endpoint, Body: body, APIKey: g.apiKey, Headers: g.headers,
+		WaitMin: g.waitMin, WaitMax: g.waitMax, Retries: g.retries,
+		// Retry only if the pause, which a Retry-After sets, ends within
+		// RetryWaitMax.
+		Retry: func(_ context.Context, _ *http.Response, _ int, pause time.Duration) bool {
+			return pause <= g.waitMax
+		},
+		Package: "embedkey", Model: g.model, Host: g.host,
+	})
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("embedkey: %s at %s: call cut short after %d attempt(s): %w", g.model, g.host, attempts, context.Cause(ctx))
-		}
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // drop the URL: it may carry a key in its query
-		}
-		return nil, fmt.Errorf("embedkey: %s at %s: sending the request after %d attempt(s): %w", g.model, g.host, attempts, err)
+		return nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {

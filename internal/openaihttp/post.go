@@ -42,7 +42,8 @@ type PostConfig struct {
 
 // Post sends c.Body to c.URL, retrying as retryablehttp.DefaultRetryPolicy
 // allows a connection error, a 429 or a 5xx answer (other than 501),
-// while the pause ends before ctx's deadline and c.Retry agrees. A
+// while the pause is at most c.WaitMax (a Retry-After asking for longer
+// ends the retries), ends before ctx's deadline, and c.Retry agrees. A
 // redirect httpapi.ErrRedirect refuses is never retried. It returns the
 // last answer, whatever its status, and the attempts made; the caller
 // closes the answer's body. When no answer came, the error says whether
@@ -75,9 +76,10 @@ func Post(ctx context.Context, c PostConfig) (*http.Response, int, error) {
 			if !retry {
 				return false, rerr
 			}
-			// Retry only if the pause ends before the deadline.
+			// Retry only if the pause ends in time: within WaitMax (a
+			// Retry-After asks for longer) and before the deadline.
 			pause := backoff(c.WaitMin, c.WaitMax, attempts-1, resp)
-			if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= pause {
+			if dl, ok := ctx.Deadline(); pause > c.WaitMax || ok && time.Until(dl) <= pause {
 				return false, nil
 			}
 			return c.Retry == nil || c.Retry(ctx, resp, attempts, pause), nil

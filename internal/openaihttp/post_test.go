@@ -57,15 +57,19 @@ func TestPostAnswers(t *testing.T) {
 		waitMax    time.Duration
 		timeout    time.Duration // 0: none
 		retry      bool          // what the Retry hook says
+		ruled      bool          // the rules end the retries before the hook is asked
 		want       int           // status; attempts and calls are the same count
 		attempts   int
 	}{
-		{"a 503 then an answer", "", []int{503, 200}, 10 * time.Millisecond, 0, true, 200, 2},
-		{"503 until the retries run out", "", []int{503}, 10 * time.Millisecond, 0, true, 503, 4},
-		{"the Retry hook ends the retries", "", []int{503, 200}, 10 * time.Millisecond, 0, false, 503, 1},
+		{"a 503 then an answer", "", []int{503, 200}, 10 * time.Millisecond, 0, true, false, 200, 2},
+		{"503 until the retries run out", "", []int{503}, 10 * time.Millisecond, 0, true, false, 503, 4},
+		{"the Retry hook ends the retries", "", []int{503, 200}, 10 * time.Millisecond, 0, false, false, 503, 1},
 		// A pause that would end after the deadline is not waited: the
 		// answer that asked for it is returned at once.
-		{"the pause would pass the deadline", "1", []int{503, 200}, 2 * time.Second, 500 * time.Millisecond, true, 503, 1},
+		{"the pause would pass the deadline", "1", []int{503, 200}, 2 * time.Second, 500 * time.Millisecond, true, true, 503, 1},
+		// A Retry-After longer than WaitMax ends the retries, whatever
+		// form the backoff read it in.
+		{"a Retry-After above WaitMax", "1", []int{503, 200}, 10 * time.Millisecond, 0, true, true, 503, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, calls := server(t, tt.retryAfter, tt.statuses...)
@@ -100,11 +104,11 @@ func TestPostAnswers(t *testing.T) {
 				t.Errorf("status %d, body %s, %d attempts, %d calls; want %d, %s, %d and %d",
 					resp.StatusCode, body, attempts, calls.Load(), tt.want, wantBody, tt.attempts, tt.attempts)
 			}
-			if tt.timeout == 0 && (len(asked) < 2 || asked[0] != 1 || asked[1] != 503) {
+			if !tt.ruled && (len(asked) < 2 || asked[0] != 1 || asked[1] != 503) {
 				t.Errorf("Retry asked with (attempts, status) %v, want 1 and 503 first", asked)
 			}
-			if tt.timeout > 0 && len(asked) > 0 {
-				t.Errorf("Retry asked with %v past the deadline", asked)
+			if tt.ruled && len(asked) > 0 {
+				t.Errorf("Retry asked with %v where the rules end the retries", asked)
 			}
 		})
 	}

@@ -300,12 +300,8 @@ func (w *Worker) send(ctx context.Context, req *chatRequest) (*decodedResponse, 
 		Client: w.http, URL: w.endpoint, Body: body, APIKey: w.apiKey, Headers: w.headers,
 		WaitMin: w.waitMin, WaitMax: w.waitMax, Retries: w.retries, Backoff: backoff,
 		Retry: func(ctx context.Context, resp *http.Response, attempts int, pause time.Duration) bool {
-			// A Retry-After above RetryWaitMax ends the retries.
 			status := 0
 			if resp != nil {
-				if ra, ok := retryAfter(resp); ok && ra > w.waitMax {
-					return false
-				}
 				status = resp.StatusCode
 			}
 			w.log.DebugContext(ctx, "chatworker: retrying", "model", w.model, "host", w.host,

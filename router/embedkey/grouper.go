@@ -298,11 +298,6 @@ func (g *Grouper) Embed(ctx context.Context, texts []string) ([][]float64, error
 	resp, attempts, err := openaihttp.Post(ctx, openaihttp.PostConfig{
 		Client: g.http, URL: g.endpoint, Body: body, APIKey: g.apiKey, Headers: g.headers,
 		WaitMin: g.waitMin, WaitMax: g.waitMax, Retries: g.retries,
-		// Retry only if the pause, which a Retry-After sets, ends within
-		// RetryWaitMax.
-		Retry: func(_ context.Context, _ *http.Response, _ int, pause time.Duration) bool {
-			return pause <= g.waitMax
-		},
 		Package: "embedkey", Model: g.model, Host: g.host,
 	})
 	if err != nil {

@@ -215,7 +215,7 @@ func (e *executor) run(ctx context.Context, c *call) (data map[string]any, line 
 		// spelling on the way, a string is not.
 		data["receipt_json"] = string(resp.Receipt)
 	}
-	return data, summary.Trust(resp, false), nil
+	return data, summary.Trust(resp), nil
 }
 
 // dataOf returns v as a JSON object, each number as written: the

@@ -25,7 +25,8 @@ import (
 var keys = map[string]string{"demo-key": "demo", "acme-key": "acme"}
 
 // fixture is a trust service with signed receipts, served over A2A on
-// loopback HTTP with its agent card, behind the keys.
+// loopback HTTP with its agent card, behind the keys. Its sessions run
+// the workers given, one a session, or else five routertest.Arithmetic.
 type fixture struct {
 	url      string // the server's base URL
 	verifier *receipt.Verifier
@@ -33,11 +34,14 @@ type fixture struct {
 	hc       *http.Client
 }
 
-func newFixture(t *testing.T, cfg trusta2a.Config) *fixture {
+func newFixture(t *testing.T, cfg trusta2a.Config, workers ...router.Worker) *fixture {
 	t.Helper()
+	if len(workers) == 0 {
+		workers = []router.Worker{routertest.Arithmetic(), routertest.Arithmetic(), routertest.Arithmetic(), routertest.Arithmetic(), routertest.Arithmetic()}
+	}
 	var ss []router.Session
-	for i := 1; i <= 5; i++ {
-		ss = append(ss, router.Session{ID: router.SessionID(i), Pool: fmt.Sprint("pool", i), Worker: routertest.Arithmetic()})
+	for i, w := range workers {
+		ss = append(ss, router.Session{ID: router.SessionID(i + 1), Pool: fmt.Sprint("pool", i+1), Worker: w})
 	}
 	engine, err := router.NewEngine(ss)
 	if err != nil {

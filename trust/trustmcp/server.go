@@ -242,7 +242,7 @@ func (t *tools) call(ctx context.Context, req *mcp.CallToolRequest, name string,
 	// A call paid in escrow records the verdict with its capture; any
 	// other call keeps none (x402.ErrNotUpto).
 	_ = x402.ReportVerdict(ctx, string(resp.Status))
-	return textResult(summary.Trust(resp, true)), resp, nil
+	return textResult(summary.Trust(resp)), resp, nil
 }
 
 func (t *tools) factcheck(ctx context.Context, req *mcp.CallToolRequest, args FactcheckArgs) (*mcp.CallToolResult, *router.FactcheckResponse, error) {

@@ -13,17 +13,21 @@ import (
 
 // Trust is the summary of a trust answer: its status, confidence, runs
 // and agreement, the retry reason, the receipt's id and the trace id,
-// such as "VALID, confidence 1.00: 3 runs, agreement 1.00; trace 4bf9…".
-// With detail it also says how many steps ran (when more than one), the
-// first dissenting run and the tier a retry should use.
-func Trust(r *trust.Response, detail bool) string {
+// such as "VALID, confidence 1.00: 3 runs, agreement 1.00; trace 4bf9…",
+// and, when there are any, how many steps ran (when more than one), the
+// first run that dissented from the answer and the tier a retry should
+// use. The A2A agent
+// and the MCP tools say the same of the same answer.
+func Trust(r *trust.Response) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s, confidence %.2f: %s, agreement %.2f", r.Status, r.Confidence, Runs(r.Evidence.Redundancy), r.Evidence.Agreement)
-	if n := len(r.Evidence.Steps); detail && n > 1 {
+	if n := len(r.Evidence.Steps); n > 1 {
 		fmt.Fprintf(&b, " over %d steps", n)
 	}
-	if detail && len(r.Evidence.Disagreements) > 0 {
-		d := r.Evidence.Disagreements[0]
+	// A dissent is from an answer some run gave: where every run is
+	// among the disagreements, no answer won and none is named.
+	if ds := r.Evidence.Disagreements; len(ds) > 0 && len(ds) < r.Evidence.Redundancy {
+		d := ds[0]
 		fmt.Fprintf(&b, "; dissent: session %d said %s", d.SessionID, d.Label)
 		if d.Reason != "" {
 			fmt.Fprintf(&b, " (%s)", d.Reason)
@@ -31,7 +35,7 @@ func Trust(r *trust.Response, detail bool) string {
 	}
 	if ri := r.RetryInstructions; ri != nil {
 		fmt.Fprintf(&b, "; retry: %s", ri.Reason)
-		if detail && ri.Policy != "" {
+		if ri.Policy != "" {
 			fmt.Fprintf(&b, " (policy %s)", ri.Policy)
 		}
 	}

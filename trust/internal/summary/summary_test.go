@@ -51,20 +51,28 @@ func TestTrust(t *testing.T) {
 		TraceID:           "t",
 		Receipt:           json.RawMessage(`{"issuer":"vouch"}`),
 	}
+	split := &trust.Response{
+		Status:     trust.StatusRetry,
+		Confidence: 0.5,
+		Evidence: trust.Evidence{
+			Redundancy:    2,
+			Agreement:     0.5,
+			Disagreements: []trust.Disagreement{{SessionID: 1, Label: "VALID"}, {SessionID: 2, Label: "INVALID"}},
+		},
+		RetryInstructions: &trust.RetryInstructions{Reason: "the runs disagree", Policy: trust.PolicySafe},
+		TraceID:           "t",
+	}
 	for _, tt := range []struct {
-		name   string
-		r      *trust.Response
-		detail bool
-		want   string
+		name string
+		r    *trust.Response
+		want string
 	}{
-		{"bare", bare, false, "VALID, confidence 1.00: 1 run, agreement 1.00; trace 4bf92f3577b34da6a3ce929d0e0e4736"},
-		{"bare detail", bare, true, "VALID, confidence 1.00: 1 run, agreement 1.00; trace 4bf92f3577b34da6a3ce929d0e0e4736"},
-		{"full", full, false, "RETRY, confidence 0.40: 5 runs, agreement 0.60; retry: the runs disagree; receipt rcpt_1; trace 4bf92f3577b34da6a3ce929d0e0e4736"},
-		{"full detail", full, true, "RETRY, confidence 0.40: 5 runs, agreement 0.60 over 2 steps; dissent: session 7 said INVALID (17 * 3 is 51); retry: the runs disagree (policy oracle); receipt rcpt_1; trace 4bf92f3577b34da6a3ce929d0e0e4736"},
-		{"quiet", quiet, false, "VALID, confidence 0.67: 3 runs, agreement 0.67; retry: slow; trace t"},
-		{"quiet detail", quiet, true, "VALID, confidence 0.67: 3 runs, agreement 0.67; dissent: session 2 said TIMEOUT; retry: slow; trace t"},
+		{"bare", bare, "VALID, confidence 1.00: 1 run, agreement 1.00; trace 4bf92f3577b34da6a3ce929d0e0e4736"},
+		{"full", full, "RETRY, confidence 0.40: 5 runs, agreement 0.60 over 2 steps; dissent: session 7 said INVALID (17 * 3 is 51); retry: the runs disagree (policy oracle); receipt rcpt_1; trace 4bf92f3577b34da6a3ce929d0e0e4736"},
+		{"split", split, "RETRY, confidence 0.50: 2 runs, agreement 0.50; retry: the runs disagree (policy safe); trace t"},
+		{"quiet", quiet, "VALID, confidence 0.67: 3 runs, agreement 0.67; dissent: session 2 said TIMEOUT; retry: slow; trace t"},
 	} {
-		if got := Trust(tt.r, tt.detail); got != tt.want {
+		if got := Trust(tt.r); got != tt.want {
 			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
 		}
 	}

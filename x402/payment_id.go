@@ -39,7 +39,10 @@ const (
 // [PaymentIDStore]; the same id with another payment or request of the
 // same payer is 409, and so is a retry while the first request still
 // runs on another server. A first request that charged nothing (a 402, a
-// 400, the facilitator unavailable) leaves its id free for a retry.
+// 400, the facilitator unavailable) leaves its id free for a retry; one
+// whose "auth-capture" hold stands after it (a capture the facilitator
+// did not answer, which may still happen) keeps it, and the retry with
+// the same payment gets that payment's outcome, completing the capture.
 type PaymentIdentifier struct {
 	// Required refuses a payment without an id with 400; otherwise such
 	// a payment is served as usual.
@@ -174,8 +177,10 @@ func scopedPaymentID(p *PaymentPayload, id string) string {
 
 // serveIdentified serves a payment that carries the id id: the first
 // request under id runs as pay runs it, its response kept when it
-// charged (its PAYMENT-RESPONSE reports a settlement) and the id
-// released otherwise; a retry gets the kept response.
+// charged or may still charge (its PAYMENT-RESPONSE reports a settlement,
+// or an escrow hold still standing) and the id released otherwise; a
+// retry gets the kept response, or, for a hold that stood, runs as pay
+// runs it, which answers with the payment's outcome.
 func (pw *paywall) serveIdentified(w http.ResponseWriter, r *http.Request, id string, p *PaymentPayload, now time.Time, pay func(http.ResponseWriter)) {
 	ctx := r.Context()
 	keep := context.WithoutCancel(ctx)
@@ -202,6 +207,12 @@ func (pw *paywall) serveIdentified(w http.ResponseWriter, r *http.Request, id st
 	case !fresh && !rec.Done:
 		writeProblem(w, r, problem.Newf(http.StatusConflict, problem.CodeConflict, "the first request with payment id %q is still running; retry later", id))
 		return
+	case !fresh && holdStands(rec.Settlement):
+		// The first request left its escrow hold standing (a capture
+		// unanswered, which may still happen): the payment's own outcome,
+		// which its retry completes, answers.
+		pay(w)
+		return
 	case !fresh:
 		pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: response delivered again by payment id", slog.String("id", id))
 		if rec.Settlement != nil {
@@ -224,7 +235,7 @@ func (pw *paywall) serveIdentified(w http.ResponseWriter, r *http.Request, id st
 	pay(out)
 	answered = true
 	sr, err := DecodeSettleResponse(out.header.Get(HeaderPaymentResponse))
-	if err == nil && sr.Success {
+	if err == nil && (sr.Success || holdStands(sr)) {
 		resp := BufferedResponse{Status: cmpStatus(out.status), Header: out.header.Clone(), Body: out.body.Bytes()}
 		for _, h := range []string{HeaderPaymentResponse, HeaderXPaymentResponse} {
 			resp.Header.Del(h)
@@ -236,6 +247,18 @@ func (pw *paywall) serveIdentified(w http.ResponseWriter, r *http.Request, id st
 		pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: releasing a payment id", slog.String("error", err.Error()))
 	}
 	out.copyTo(w)
+}
+
+// holdStands reports whether sr, a payment response, reports an
+// "auth-capture" hold still standing: its capture or void failed, and a
+// capture decided may still happen (package x402/escrow's Recovery sends
+// it), so that its payment id is not free for another payment.
+func holdStands(sr *SettleResponse) bool {
+	if sr == nil || sr.Success {
+		return false
+	}
+	e, ok := EscrowFromSettlement(sr)
+	return ok && e.State == EscrowHeld
 }
 
 // cmpStatus is a recorded status, 200 when none was written.

@@ -73,9 +73,11 @@
 //   - The budget is charged when a proof is made and refunded only when
 //     the proof never left the process, since a sent proof may settle.
 //   - A 402 answer to a paid request is an error ([ErrPaymentRejected]),
-//     never a second payment. A proof is remembered until its
-//     authorization expires (validBefore), as long as a server can take
-//     it; a repeated call after that pays anew.
+//     never a second payment; one whose "auth-capture" hold still stands,
+//     its capture to come, is [ErrPaymentPending], which a retry with the
+//     call's key (the same proof) completes. A proof is remembered until
+//     its authorization expires (validBefore), as long as a server can
+//     take it; a repeated call after that pays anew.
 //   - An answer is never charged twice: a payment whose request the
 //     handler answers from its idempotency store (Idempotent-Replayed:
 //     true) is verified only, never settled, and its proof released

@@ -25,6 +25,13 @@ var (
 	// ErrPaymentRejected: the server answered 402 again to a request that
 	// carried a payment proof.
 	ErrPaymentRejected = errors.New("x402: payment rejected")
+	// ErrPaymentPending: the server answered 402 to a request that carried
+	// an "auth-capture" proof whose hold still stands (its capture went
+	// unanswered, and may still happen): the server keeps the answer the
+	// capture buys, and the same call sent again with the same proof gets
+	// it once captured. It is not [Permanent], and errors wrapping it do
+	// not wrap ErrPaymentRejected.
+	ErrPaymentPending = errors.New("x402: payment pending: send the call again with the same payment")
 	// ErrInvalidHeader: a header value is not base64 of the expected JSON.
 	ErrInvalidHeader = errors.New("x402: invalid header")
 	// ErrInvalidTerms: a 402 answer carries terms that cannot be read.
@@ -64,7 +71,8 @@ type PaymentError struct {
 	Reason string
 	// Settlement is the settlement the server reported, if any.
 	Settlement *SettleResponse
-	// Err is the cause: ErrPaymentRejected, or the transport error.
+	// Err is the cause: ErrPaymentRejected, ErrPaymentPending, or the
+	// transport error.
 	Err error
 }
 

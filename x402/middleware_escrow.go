@@ -99,6 +99,20 @@ func EscrowFromSettlement(sr *SettleResponse) (EscrowReport, bool) {
 	return *ext.Info, true
 }
 
+// holdStands reports whether sr, a payment response, reports an
+// "auth-capture" hold still standing: its capture or void failed, and a
+// capture decided may still happen (a retry of the payment, or package
+// x402/escrow's Recovery, sends it again). The payment is then neither
+// refused nor finished: its payment id is not free for another payment,
+// and its payer sends it again to get the answer once it is captured.
+func holdStands(sr *SettleResponse) bool {
+	if sr == nil || sr.Success {
+		return false
+	}
+	e, ok := EscrowFromSettlement(sr)
+	return ok && e.State == EscrowHeld
+}
+
 // The verdicts the middleware records of its own.
 const (
 	verdictDelivered = "delivered"

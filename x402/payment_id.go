@@ -249,18 +249,6 @@ func (pw *paywall) serveIdentified(w http.ResponseWriter, r *http.Request, id st
 	out.copyTo(w)
 }
 
-// holdStands reports whether sr, a payment response, reports an
-// "auth-capture" hold still standing: its capture or void failed, and a
-// capture decided may still happen (package x402/escrow's Recovery sends
-// it), so that its payment id is not free for another payment.
-func holdStands(sr *SettleResponse) bool {
-	if sr == nil || sr.Success {
-		return false
-	}
-	e, ok := EscrowFromSettlement(sr)
-	return ok && e.State == EscrowHeld
-}
-
 // cmpStatus is a recorded status, 200 when none was written.
 func cmpStatus(status int) int {
 	if status == 0 {

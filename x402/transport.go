@@ -76,9 +76,13 @@ func WithPaymentKey(ctx context.Context, key string) context.Context {
 // but would not act on. Declining to pay returns an error wrapping
 // ErrNoAcceptableOffer or ErrBudgetExceeded; a 402 answer to a paid request
 // returns a *PaymentError wrapping ErrPaymentRejected, not a second
-// payment. A failure after the proof was sent, cancellation included,
-// returns a *PaymentError with the payment's id and reference, because the
-// caller cannot know whether the payment settled. Callers of
+// payment, or, when its settlement reports an "auth-capture" hold still
+// standing (a capture the facilitator did not answer, which may still
+// happen), wrapping ErrPaymentPending: the call sent again with the same
+// proof gets the answer once it is captured. A failure after the proof
+// was sent, cancellation included, returns a *PaymentError with the
+// payment's id and reference, because the caller cannot know whether the
+// payment settled. Callers of
 // http.Client.Do find all of them with errors.Is and errors.As through the
 // *url.Error.
 //
@@ -327,6 +331,10 @@ func (t *Transport) sendPaid(ctx context.Context, base http.RoundTripper, req *h
 		pe.Settlement = s
 		if s.ErrorReason != "" {
 			pe.Reason = s.ErrorReason
+		}
+		if holdStands(s) {
+			// Not refused: the answer is kept for the same proof.
+			pe.Err = ErrPaymentPending
 		}
 	}
 	return nil, pe

@@ -18,7 +18,7 @@ const (
 	paySettled  = "settled"  // the paid answer carries a successful settlement
 	payAnswered = "answered" // the paid answer carries none (the server did not settle)
 	payRejected = "rejected" // the server answered 402 to the paid request
-	payUnknown  = "unknown"  // the paid request failed in transit: it may have settled
+	payUnknown  = "unknown"  // the paid request failed in transit, or its capture is pending: it may have settled
 	payDeclined = "declined" // the Transport did not pay
 	payError    = "error"    // paying failed (the Payer, the body, the context)
 )
@@ -31,6 +31,7 @@ const (
 	reasonRedirected = "redirected"       // a 402 from another origin, reached by a redirect
 	reasonRejected   = "payment_rejected" // a 402 without a settlement's errorReason
 	reasonTransit    = "transport_error"
+	reasonPending    = "payment_pending" // a 402 whose escrow hold stands, its capture to come
 )
 
 // Attribute keys of the paying side only.
@@ -147,6 +148,8 @@ func payResult(resp *http.Response, err error) (result, reason string) {
 		return payDeclined, reasonTerms
 	case errors.Is(err, ErrRedirectedPayment):
 		return payDeclined, reasonRedirected
+	case errors.As(err, &pe) && errors.Is(err, ErrPaymentPending):
+		return payUnknown, reasonPending
 	case errors.As(err, &pe) && errors.Is(err, ErrPaymentRejected):
 		if pe.Settlement != nil && pe.Settlement.ErrorReason != "" {
 			return payRejected, pe.Settlement.ErrorReason

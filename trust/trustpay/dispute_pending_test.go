@@ -55,8 +55,8 @@ func TestDisputes_captureCompletedLater(t *testing.T) {
 		req.Header.Set(x402.HeaderIdempotencyKey, "order-1") // the retry carries the same proof
 		return c.Do(req)
 	}
-	if _, err := call(); !errors.Is(err, x402.ErrPaymentRejected) {
-		t.Fatalf("first use: %v, want the payment rejected (the capture went unanswered)", err)
+	if _, err := call(); !errors.Is(err, x402.ErrPaymentPending) {
+		t.Fatalf("first use: %v, want the payment pending (the capture went unanswered)", err)
 	}
 	resp, err := call()
 	if err != nil {

@@ -76,7 +76,8 @@
 //     never a second payment; one whose "auth-capture" hold still stands,
 //     its capture to come, is [ErrPaymentPending], which a retry with the
 //     call's key (the same proof) completes. A proof is remembered until
-//     its authorization expires (validBefore), as long as a server can
+//     its authorization expires (validBefore), or an "auth-capture" one
+//     until its capture deadline when later, as long as a server can
 //     take it; a repeated call after that pays anew.
 //   - An answer is never charged twice: a payment whose request the
 //     handler answers from its idempotency store (Idempotent-Replayed:

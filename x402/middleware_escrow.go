@@ -216,26 +216,37 @@ func KeepProofUntil(offer PaymentRequirements, until, limit time.Time) time.Time
 	return until
 }
 
+// extraDeadline reads the deadline name of an "auth-capture" offer's
+// extra, Unix seconds, as JSON decodes it (float64, or json.Number from
+// a decoder that keeps numbers, as the terms a Transport reads) or as
+// Offer sets it (int64); false when it is not a positive whole number of
+// seconds.
+func extraDeadline(extra map[string]any, name string) (int64, bool) {
+	var f float64
+	switch v := extra[name].(type) {
+	case float64: // as JSON decodes it
+		f = v
+	case json.Number:
+		var err error
+		if f, err = v.Float64(); err != nil {
+			return 0, false
+		}
+	case int64: // as Offer sets it
+		f = float64(v)
+	default:
+		return 0, false
+	}
+	if f != math.Trunc(f) || f <= 0 || f > 1<<48 {
+		return 0, false
+	}
+	return int64(f), true
+}
+
 // escrowTerms returns the route's offer with the deadlines the payer
 // accepted, or the reason they are not ones the route offers.
 func escrowTerms(e *EscrowConfig, settle time.Duration, offer PaymentRequirements, accepted PaymentRequirements, price Price, now time.Time) (PaymentRequirements, string) {
-	deadline := func(name string) (int64, bool) {
-		var f float64
-		switch v := accepted.Extra[name].(type) {
-		case float64: // as JSON decodes it
-			f = v
-		case int64: // as Offer sets it
-			f = float64(v)
-		default:
-			return 0, false
-		}
-		if f != math.Trunc(f) || f <= 0 || f > 1<<48 {
-			return 0, false
-		}
-		return int64(f), true
-	}
-	cd, ok1 := deadline("captureDeadline")
-	rd, ok2 := deadline("refundDeadline")
+	cd, ok1 := extraDeadline(accepted.Extra, "captureDeadline")
+	rd, ok2 := extraDeadline(accepted.Extra, "refundDeadline")
 	if !ok1 || !ok2 {
 		return offer, reasonCaptureDeadline + ": extra.captureDeadline and extra.refundDeadline must be the offer's"
 	}

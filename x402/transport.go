@@ -126,10 +126,13 @@ func WithPaymentKey(ctx context.Context, key string) context.Context {
 // Across a disconnect, a proof that was sent may have settled: the
 // Transport keeps it as long as a server can still take it, until its
 // authorization expires (an EIP-3009 authorization's validBefore, else
-// the offer's maxTimeoutSeconds after it was signed), so that the retry of
-// the call, with the same key, carries it again and the server can
-// deliver the answer it bought (see [Middleware]) instead of taking a
-// second payment. A retry after that carries a new proof: a server that
+// the offer's maxTimeoutSeconds after it was signed) or, for an
+// "auth-capture" proof, until the offer's capture deadline when that is
+// later (at most DefaultMaxValidity after it was signed), since the
+// server keeps the answer of a capture left pending until then, so that
+// the retry of the call, with the same key, carries it again and the
+// server can deliver the answer it bought (see [Middleware]) instead of
+// taking a second payment. A retry after that carries a new proof: a server that
 // kept the answer, as [Middleware] over a vouch server does for its
 // idempotency window (24 hours by default, longer than any proof the
 // Policy lets the Transport sign), answers it from its store and never

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +14,8 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/escrow"
+	"github.com/vouchkit/vouch/x402/evm"
 )
 
 // A capture the facilitator did not answer is not a rejected payment:
@@ -84,4 +87,50 @@ func escrowCall(t *testing.T, url, key string) *http.Request {
 	}
 	req.Header.Set(x402.HeaderIdempotencyKey, key)
 	return req
+}
+
+// A pending capture outlives the authorization that placed its hold: the
+// server keeps the answer it buys until the capture deadline, and may
+// capture until then. The Transport keeps the proof as long, so that a
+// retry of the call after the authorization expired carries it again
+// and gets the answer, rather than paying a second hold for the same
+// call while the first is captured too.
+func TestTransport_escrowProofKeptForItsPendingCapture(t *testing.T) {
+	noLeak(t)
+	var ahead atomic.Int64 // how far every clock is ahead of the real one
+	now := func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
+	s := newEscrowServerWith(t, openBalance, nil, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("Paris")) },
+		func(cfg *x402.MiddlewareConfig) { cfg.Now = now }, evm.TransferEIP3009)
+	fac := &unansweredCapture{Escrow: s.escrow}
+	s.facilitate(t, fac)
+	s.escrow.Now, s.payer.Now = now, now
+	c := &http.Client{Transport: &x402.Transport{Base: s.Client().Transport, Payer: s.payer, Now: now, Policy: x402.Policy{Schemes: []string{x402.SchemeAuthCapture}}}}
+	if _, err := c.Do(escrowCall(t, s.URL, "call-late")); !errors.Is(err, x402.ErrPaymentPending) {
+		t.Fatalf("first use: %v, want ErrPaymentPending", err)
+	}
+
+	// Two minutes on: the authorization (valid 60 s) has expired, the
+	// capture deadline (ten minutes) has not.
+	ahead.Store(int64(2 * time.Minute))
+	resp, err := c.Do(escrowCall(t, s.URL, "call-late"))
+	if err != nil {
+		t.Fatalf("the retry: %v", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	_, e := escrowOf(t, resp)
+	if diff := cmp.Diff([]any{http.StatusOK, "Paris", x402.EscrowCaptured}, []any{resp.StatusCode, string(body), e.State}); diff != "" {
+		t.Errorf("the retry (-want +got):\n%s", diff)
+	}
+	authorizer, _ := evm.ParsePrivateKey(acAuthorizerKey)
+	rec := &escrow.Recovery{Ledger: s.ledger, Facilitator: fac, Authorizer: evm.ReceiverAuthorizer{Key: authorizer}, Now: now}
+	if _, err := rec.Finish(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if payer, _ := s.balances(); payer != openBalance-50_000 {
+		t.Errorf("payer holds %d, want one capture of 50000 for the one call", payer)
+	}
+	if n := s.payer.n.Load(); n != 1 {
+		t.Errorf("%d payments made, want one", n)
+	}
 }

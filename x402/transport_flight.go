@@ -167,10 +167,25 @@ func (t *Transport) sweep(now time.Time) {
 
 // proofExpiry is when the proof p for offer, signed at now, can no longer
 // be taken by a server: the validBefore of its EIP-3009 authorization, or
-// else the offer's maxTimeoutSeconds from now.
+// else the offer's maxTimeoutSeconds from now; for an "auth-capture"
+// offer, its capture deadline when that is later, since a server keeps
+// the answer of a capture it could not finish until then, and completes
+// it for the same proof (see [KeepProofUntil]), but never more than
+// DefaultMaxValidity, the longest such a server remembers a proof by
+// default, after now.
 func proofExpiry(p *PaymentPayload, offer PaymentRequirements, now time.Time) time.Time {
+	until := now.Add(time.Duration(offer.MaxTimeoutSeconds) * time.Second)
 	if vb, ok := p.AuthorizationValidBefore(); ok {
-		return vb
+		until = vb
 	}
-	return now.Add(time.Duration(offer.MaxTimeoutSeconds) * time.Second)
+	if cd, ok := extraDeadline(offer.Extra, "captureDeadline"); ok && offer.Scheme == SchemeAuthCapture {
+		d := time.Unix(cd, 0)
+		if limit := now.Add(DefaultMaxValidity); d.After(limit) {
+			d = limit
+		}
+		if d.After(until) {
+			until = d
+		}
+	}
+	return until
 }

@@ -177,7 +177,9 @@
 // capture never exceeds the hold. A capture whose outcome the
 // facilitator did not give may still happen (Recovery, below, sends it
 // again), so its answer is kept: the retry of the same request
-// completes the capture and gets the answer once it is captured. The
+// completes the capture and gets the answer once it is captured, up to
+// the capture deadline (even in its last minute, when the deadline
+// leaves no room for new work and a new payment is refused). The
 // answer is kept so before the capture is sent, and its outcome once
 // the capture is answered. The payment response reports the
 // lifecycle ([ExtensionEscrow]). The capture window is bounded by

@@ -99,6 +99,18 @@ func (e *Escrow) Terms(offer, accepted PaymentRequirements, price Price, now tim
 	return escrowTerms(&e.cfg, e.settle, offer, accepted, price, now)
 }
 
+// Signed returns offer, an "auth-capture" offer, with the deadlines of
+// accepted, the offer a payer signed, whatever they are, and false when
+// they are not whole numbers of seconds. A door answers with it the
+// repeat of a payment spent before, whose outcome it keeps: close to its
+// capture deadline, its deadlines no longer pass Terms (they leave no
+// room for new work), yet its capture may be pending until that deadline
+// and its retry must get the answer the capture buys. A payment that is
+// not such a repeat is refused with the reason Terms gave.
+func (e *Escrow) Signed(offer, accepted PaymentRequirements) (PaymentRequirements, bool) {
+	return signedTerms(offer, accepted)
+}
+
 // EscrowHoldError is why [Escrow.Hold] placed no hold that work may run
 // on.
 type EscrowHoldError struct {

@@ -168,11 +168,11 @@ func (pw *paywall) pay(w http.ResponseWriter, r *http.Request, next http.Handler
 		pw.require(w, r, price, res, msgNoOffer, nil)
 		return
 	}
+	late := "" // why the deadlines leave no room for new work: only a repeat passes
 	if offer.Scheme == SchemeAuthCapture {
-		// The payer signed the deadlines of the 402 answer it read.
-		var reason string
-		if offer, reason = pw.escrow.Terms(offer, p.Accepted, price, now); reason != "" {
-			pw.require(w, r, price, res, reason, nil)
+		var ok bool
+		if offer, late, ok = pw.acceptedTerms(offer, p, price, now); !ok {
+			pw.require(w, r, price, res, late, nil)
 			return
 		}
 		vr = nil // verified below against these deadlines
@@ -200,6 +200,11 @@ func (pw *paywall) pay(w http.ResponseWriter, r *http.Request, next http.Handler
 		} else if kept {
 			fresh = false
 		}
+	}
+	if fresh && late != "" { // no repeat: a new payment too late for the work
+		pw.replay.Release(context.WithoutCancel(ctx), key, until)
+		pw.require(w, r, price, res, late, nil)
+		return
 	}
 	if !fresh && (price.Gate != nil || offer.Scheme == SchemeAuthCapture) {
 		pw.gatedRepeat(w, r, price, res, p, key, now, until)

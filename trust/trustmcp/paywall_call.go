@@ -68,12 +68,20 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 		p.Resource = &res
 	}
 	now := pw.now()
+	late := "" // why the deadlines leave no room for new work: only a repeat passes
 	if offer.Scheme == x402.SchemeAuthCapture {
-		// The payer signed the deadlines of the terms it read.
-		var reason string
-		if offer, reason = pw.escrow.Terms(offer, p.Accepted, price, now); reason != "" {
-			return pw.refuse(price, res, reason, nil), nil
+		// The payer signed the deadlines of the terms it read. Deadlines
+		// that leave no room for new work may still be those of a payment
+		// spent before, whose capture may be pending until its deadline:
+		// what was kept of it answers it below.
+		signed, reason := pw.escrow.Terms(offer, p.Accepted, price, now)
+		if reason != "" {
+			var ok bool
+			if signed, ok = pw.escrow.Signed(offer, p.Accepted); !ok {
+				return pw.refuse(price, res, reason, nil), nil
+			}
 		}
+		offer, late = signed, reason
 	}
 	key, until := x402.ReplayKey(p, offer, now)
 	if limit := now.Add(pw.cfg.MaxValidity); until.After(limit) {
@@ -114,6 +122,10 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 		// database): the payment was spent, and its retry gets its
 		// outcome.
 		fresh = false
+	}
+	if fresh && late != "" { // no repeat: a new payment too late for the work
+		_ = pw.replay.Release(context.WithoutCancel(ctx), key, until)
+		return pw.refuse(price, res, late, nil), nil
 	}
 	if !fresh {
 		if refusal, ok := pw.keptRefusal(ctx, key, paid, now); ok {

@@ -5,7 +5,8 @@
 // receipt's inclusion in the log. Given two checkpoints and a consistency
 // proof instead, it checks that the log only grew between them. It prints
 // each check and exits 0 when every check passes, 1 otherwise (2 for a
-// usage error).
+// usage error, or a file that holds an error answer of the server, an
+// RFC 9457 problem, where a receipt, proof or checkpoint was expected).
 //
 //	go run ./examples/verify-receipt -key KEY receipt.json [-proof proof.json] [-input f | -input-text f] [-output f | -output-text f] [-allow-expired] [-at TIME]
 //	go run ./examples/verify-receipt -keys FILE receipt.json ...
@@ -46,6 +47,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
 )
 
@@ -173,6 +175,9 @@ func checkReceipt(o options, trusted []receipt.PublicKey, stdout io.Writer) (boo
 	if err != nil {
 		return false, err
 	}
+	if err := errorAnswer(o.files[0], "a receipt", data); err != nil {
+		return false, err
+	}
 	var orig receipt.Originals
 	if orig.Input, err = original("input", o.input, o.inputText); err != nil {
 		return false, err
@@ -274,6 +279,9 @@ func checkGrowth(o options, trusted []receipt.PublicKey, stdout io.Writer) (bool
 	if err != nil {
 		return false, err
 	}
+	if err := errorAnswer(o.consistency, "a consistency proof", body); err != nil {
+		return false, err
+	}
 	var cr receipt.ConsistencyResponse
 	if err := json.Unmarshal(body, &cr); err != nil {
 		return false, fmt.Errorf("%s: not a consistency proof: %w", o.consistency, err)
@@ -351,6 +359,9 @@ func readProof(name string) (*receipt.ProofResponse, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := errorAnswer(name, "a proof", body); err != nil {
+		return nil, err
+	}
 	return parseProof(body)
 }
 
@@ -388,6 +399,9 @@ func readCheckpoint(name string) ([]byte, error) {
 	if !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
 		return body, nil
 	}
+	if err := errorAnswer(name, "a checkpoint", body); err != nil {
+		return nil, err
+	}
 	var v struct {
 		Checkpoint string `json:"checkpoint"`
 	}
@@ -395,6 +409,20 @@ func readCheckpoint(name string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: JSON without a checkpoint member", name)
 	}
 	return []byte(v.Checkpoint), nil
+}
+
+// errorAnswer reports a file that holds an error answer of the server, an
+// RFC 9457 problem, where want was expected: what `curl -s URL > FILE`
+// writes when the request failed (a wrong key, an empty or unknown receipt
+// id). Read as what was expected, it would fail every check, or prove
+// nothing, without saying why; the server's status and detail name the
+// request to fix. It returns nil for any other content.
+func errorAnswer(name, want string, body []byte) error {
+	var p problem.Details
+	if json.Unmarshal(body, &p) != nil || p.Status < 400 || p.Title == "" {
+		return nil
+	}
+	return fmt.Errorf("%s holds an error answer of the server, not %s: %v", name, want, &p)
 }
 
 // readKey reads a key given inline or as a file name. A value that is

@@ -49,3 +49,55 @@ func TestRun_usageMessages(t *testing.T) {
 		})
 	}
 }
+
+// TestRun_errorAnswerInFile checks that a file holding the server's error
+// answer, as `curl -s ... > receipt.json` writes it when the request failed
+// (a wrong key, an empty or unknown receipt id), is named as such, with the
+// server's status and detail, not checked as a receipt or a proof with
+// every member missing.
+func TestRun_errorAnswerInFile(t *testing.T) {
+	notFound := `{"type":"urn:vouch:problem:not_found","title":"Not Found","status":404,` +
+		`"detail":"no receipt with this id is available to the caller","instance":"/api/v4/receipt/rcpt_x",` +
+		`"code":"not_found","request_id":"req_1"}` + "\n"
+	unauthorized := `{"type":"urn:vouch:problem:unauthorized","title":"Unauthorized","status":401,` +
+		`"detail":"the credential is not valid","code":"unauthorized"}`
+	dir := t.TempDir()
+	answers := map[string]string{"receipt.json": notFound, "proof.json": notFound, "log.json": unauthorized, "consistency.json": unauthorized}
+	for name, body := range answers {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	badReceipt, badProof := filepath.Join(dir, "receipt.json"), filepath.Join(dir, "proof.json")
+	badLog, badConsistency := filepath.Join(dir, "log.json"), filepath.Join(dir, "consistency.json")
+	const rcpt = "../../receipt/testdata/golden/signed.json"
+	const key = "ed25519:11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"
+	const srv = "testdata/server/"
+	tests := []struct {
+		name string
+		args []string
+		want []string // in stderr
+	}{
+		{"receipt", []string{"-key", key, badReceipt, "-proof", badProof},
+			[]string{"receipt.json holds an error answer of the server, not a receipt", "404 not_found: no receipt with this id is available to the caller"}},
+		{"proof", []string{"-key", key, "-allow-expired", rcpt, "-proof", badProof},
+			[]string{"proof.json holds an error answer of the server, not a proof", "404 not_found"}},
+		{"old checkpoint", []string{"-keys", srv + "trusted.json", "-old", badLog, "-new", srv + "log3.json", "-consistency", srv + "consistency.json"},
+			[]string{"log.json holds an error answer of the server, not a checkpoint", "401 unauthorized: the credential is not valid"}},
+		{"consistency", []string{"-keys", srv + "trusted.json", "-old", srv + "log1.json", "-new", srv + "log3.json", "-consistency", badConsistency},
+			[]string{"consistency.json holds an error answer of the server, not a consistency proof", "401 unauthorized"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run(tc.args, &stdout, &stderr); code != 2 {
+				t.Errorf("exit %d, want 2; stdout:\n%s", code, &stdout)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("stderr lacks %q:\n%s", w, &stderr)
+				}
+			}
+		})
+	}
+}

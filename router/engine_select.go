@@ -87,9 +87,9 @@ func (e *Engine) pick(ctx context.Context, first SessionID, pool []SessionID, po
 		copy(rest, rotated)
 	}
 	if len(fit) < n {
-		what := "every session"
+		what := "this router has" // counts of sessions, not of what each offers
 		if len(pool) > 0 {
-			what = poolField
+			what = poolField + " holds"
 		}
 		tierText := "any tier"
 		if tier != "" {
@@ -97,10 +97,10 @@ func (e *Engine) pick(ctx context.Context, first SessionID, pool []SessionID, po
 		}
 		if serving := len(order) - wrongTier; serving < n { // never servable: the request's mistake
 			return nil, read, problem.Invalid([]FieldError{{Field: replicasField(poolField), Rule: "servable",
-				Message: fmt.Sprintf("%d replicas need %d distinct sessions serving %s; %s offers %d, healthy or not, so this router can never serve it", n, n, tierText, what, serving)}})
+				Message: fmt.Sprintf("%d replicas need %d distinct sessions serving %s; %s %d, healthy or not, so it can never serve the call", n, n, tierText, what, serving)}})
 		}
 		return nil, read, problem.Newf(http.StatusServiceUnavailable, problem.CodeInsufficientSessions,
-			"%d replicas need %d distinct healthy sessions serving %s; %s offers %d (%d do not serve the tier, %d are cooling down)",
+			"%d replicas need %d distinct healthy sessions serving %s; %s %d now (%d do not serve the tier, %d are cooling down)",
 			n, n, tierText, what, len(fit), wrongTier, cooling)
 	}
 

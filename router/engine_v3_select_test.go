@@ -3,6 +3,7 @@ package router_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,21 +90,26 @@ func TestEngine_selectionErrors(t *testing.T) {
 		status int
 		code   router.Code
 		fields []string
+		detail string // in the problem's detail, when given
 	}{
 		{"unknown pool ids", func(r *router.ValidateV3Request) { r.Consensus.SessionPool = []router.SessionID{2, 7, 1, 8} },
-			http.StatusBadRequest, "invalid_request", []string{"consensus.session_pool[1]", "consensus.session_pool[3]"}},
+			http.StatusBadRequest, "invalid_request", []string{"consensus.session_pool[1]", "consensus.session_pool[3]"}, ""},
 		{"unknown session_id", func(r *router.ValidateV3Request) { r.SessionID = 5 },
-			http.StatusBadRequest, "invalid_request", []string{"session_id"}},
+			http.StatusBadRequest, "invalid_request", []string{"session_id"}, ""},
 		// What the deployment can never serve is the request's mistake,
-		// a 400 naming consensus.replicas, not a retryable 503.
+		// a 400 naming consensus.replicas, not a retryable 503. The
+		// message counts the sessions there are, not what each offers.
 		{"more replicas than sessions", func(r *router.ValidateV3Request) { r.Consensus.Replicas = 3 },
-			http.StatusBadRequest, "invalid_request", []string{"consensus.replicas"}},
+			http.StatusBadRequest, "invalid_request", []string{"consensus.replicas"},
+			"3 replicas need 3 distinct sessions serving any tier; this router has 2, healthy or not, so it can never serve the call"},
 		{"too few serve the tier", func(r *router.ValidateV3Request) { r.Policy.Tier, r.Consensus.Replicas = router.TierSafe, 3 },
-			http.StatusBadRequest, "invalid_request", []string{"consensus.replicas"}},
+			http.StatusBadRequest, "invalid_request", []string{"consensus.replicas"},
+			`3 replicas need 3 distinct sessions serving tier "safe"; this router has 1, healthy or not, so it can never serve the call`},
 		{"pool too small", func(r *router.ValidateV3Request) {
 			r.Consensus.SessionPool, r.Consensus.Replicas = []router.SessionID{1, 2}, 3
 		},
-			http.StatusBadRequest, "invalid_request", []string{"consensus.replicas"}},
+			http.StatusBadRequest, "invalid_request", []string{"consensus.replicas"},
+			"3 replicas need 3 distinct sessions serving any tier; consensus.session_pool holds 2, healthy or not, so it can never serve the call"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,6 +119,9 @@ func TestEngine_selectionErrors(t *testing.T) {
 			p := asError(t, err, tt.status, tt.code)
 			if diff := cmp.Diff(tt.fields, fields(p)); diff != "" {
 				t.Errorf("fields (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(p.Detail, tt.detail) {
+				t.Errorf("detail %q, want it to hold %q", p.Detail, tt.detail)
 			}
 		})
 	}
@@ -132,7 +141,10 @@ func TestEngine_selectionSkipsCoolingSessions(t *testing.T) {
 		t.Fatalf("first call: %v", err) // session 1 fails once and cools down
 	}
 	_, err := e.ValidateV3(ctx, validateV3(3, router.DisagreeBestEffort))
-	asError(t, err, http.StatusServiceUnavailable, "insufficient_sessions")
+	p := asError(t, err, http.StatusServiceUnavailable, "insufficient_sessions")
+	if want := "; this router has 2 now ("; !strings.Contains(p.Detail, want) {
+		t.Errorf("detail %q, want it to hold %q", p.Detail, want)
+	}
 	for range 4 {
 		got, err := e.ValidateV3(ctx, validateV3(1, router.DisagreeBestEffort))
 		if err != nil {

@@ -151,3 +151,31 @@ func TestParseFlags_slowSessionWithWorkers(t *testing.T) {
 		t.Errorf("parseFlags(-workers) = %v, want no error", err)
 	}
 }
+
+// TestRun_databaseURLNamedAsGiven: an error about the database URL names
+// where it came from, -database-url or VOUCH_DATABASE_URL, as the API
+// key's do: a server started with the variable alone would otherwise be
+// told about a flag it was not given.
+func TestRun_databaseURLNamedAsGiven(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"variable beside -receipts", []string{"-receipts", "r.db"}, map[string]string{envDatabaseURL: "postgres://u:s3cret@db/x"},
+			"-receipts and " + envDatabaseURL + " both keep receipts"},
+		{"flag beside -reputation", []string{"-reputation", "r.db", "-database-url", "postgres://u:s3cret@db/x"}, nil,
+			"-reputation and -database-url both keep"},
+		{"variable that does not parse", []string{"-addr", "127.0.0.1:0"}, map[string]string{envDatabaseURL: "s3cret is not a URL"},
+			envDatabaseURL + ": pgstore: the database URL does not parse"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := run(context.Background(), tt.args, env(tt.env), io.Discard, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("run = %v, want an error holding %q and not quoting the URL", err, tt.want)
+			}
+		})
+	}
+}

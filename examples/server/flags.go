@@ -63,6 +63,7 @@ type config struct {
 	workers          string        // panel file; empty: the demo workers
 	slowSession      time.Duration // how long demo session 2 takes to answer
 	databaseURL      string
+	databaseURLFrom  string // -database-url, or VOUCH_DATABASE_URL when it set databaseURL: errors name it
 	schema           string
 	trialRate        rate.Limit
 	trialBurst       int
@@ -228,8 +229,9 @@ flags:
 		}
 		integrationsFrom = envIntegrations
 	}
+	cfg.databaseURLFrom = "-database-url"
 	if v := getenv(envDatabaseURL); v != "" && !given["database-url"] {
-		cfg.databaseURL = v
+		cfg.databaseURL, cfg.databaseURLFrom = v, envDatabaseURL
 	}
 	if cfg.apiKey == "" {
 		return config{}, errors.New("-api-key must not be empty")
@@ -287,13 +289,13 @@ flags:
 		return config{}, errors.New("-database-schema needs -database-url")
 	}
 	if cfg.receipts != "" && cfg.databaseURL != "" {
-		return config{}, errors.New("-receipts and -database-url both keep receipts: give one")
+		return config{}, fmt.Errorf("-receipts and %s both keep receipts: give one", cfg.databaseURLFrom)
 	}
 	if cfg.escrowLedger != "" && cfg.databaseURL != "" {
-		return config{}, errors.New("-escrow-ledger and -database-url both keep the escrowed payments: give one")
+		return config{}, fmt.Errorf("-escrow-ledger and %s both keep the escrowed payments: give one", cfg.databaseURLFrom)
 	}
 	if cfg.reputationFile != "" && cfg.databaseURL != "" {
-		return config{}, errors.New("-reputation and -database-url both keep the sessions' reputation: give one")
+		return config{}, fmt.Errorf("-reputation and %s both keep the sessions' reputation: give one", cfg.databaseURLFrom)
 	}
 	return cfg, nil
 }

@@ -150,7 +150,7 @@ func openDatabase(ctx context.Context, cfg config, onError func(error)) (*state,
 	defer cancel()
 	db, err := pgstore.Open(octx, cfg.databaseURL, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("-database-url: %w", err)
+		return nil, fmt.Errorf("%s: %w", cfg.databaseURLFrom, err)
 	}
 	limiter, err := db.TrialLimiter(router.TrialLimit{Rate: cfg.trialRate, Burst: cfg.trialBurst})
 	if err != nil {

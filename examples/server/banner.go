@@ -46,7 +46,7 @@ func printBanner(w io.Writer, base, debugBase string, cfg config, s *server) {
 
 	fmt.Fprintf(&b, "\na v3 validate:\n  curl -s %s/api/v3/validate %s -H 'Content-Type: application/json' \\\n", base, auth)
 	fmt.Fprintf(&b, "    -d '{\"claim\":{\"type\":\"tool_output\",\"output\":\"17 * 3 = 51\"},\"consensus\":{\"replicas\":3}}'\n")
-	fmt.Fprintf(&b, "a trust validation with a signed receipt, then the receipt and its log proof, checked offline\n(paste the lines in order; they write trust.json, receipt.json and proof.json here):\n")
+	fmt.Fprintf(&b, "a trust validation with a signed receipt, then the receipt and its log proof, checked offline\n(paste the lines in order in the repository's directory, where go run finds ./examples/verify-receipt;\n they write trust.json, receipt.json and proof.json there):\n")
 	fmt.Fprintf(&b, "  curl -s %s/api/v4/trust %s -H 'Content-Type: application/json' \\\n", base, auth)
 	fmt.Fprintf(&b, "    -d '{\"mode\":\"validation\",\"policy\":\"safe\",\"task\":{\"type\":\"tool_output\",\"claimed_result\":\"17 * 3 = 51\"},\"receipt\":{\"mode\":\"detached\",\"include\":{\"policy_snapshot\":true,\"consensus_snapshot\":true,\"output_hash\":true}}}' > trust.json\n")
 	fmt.Fprintf(&b, "  RECEIPT_ID=$(grep -o '\"receipt_id\":\"[^\"]*\"' trust.json | head -n 1 | cut -d '\"' -f 4)\n")

@@ -225,6 +225,7 @@ func TestRun_banner(t *testing.T) {
 	for _, want := range []string{
 		"Authorization: Bearer k1", "curl -s http://127.0.0.1:", "/api/v3/validate", "other integrations: acme, zed",
 		"/api/v4/trust -H 'Authorization: Bearer k1'", `"receipt":{"mode":"detached"`, "> trust.json\n", "RECEIPT_ID=$(grep -o",
+		"(paste the lines in order in the repository's directory, where go run finds ./examples/verify-receipt;\n",
 		"/api/v4/receipt/$RECEIPT_ID -H 'Authorization: Bearer k1' > receipt.json\n",
 		"/api/v4/receipt/$RECEIPT_ID/proof -H 'Authorization: Bearer k1' > proof.json\n",
 		"go run ./examples/verify-receipt -key " + b.issuer + " receipt.json -proof proof.json\n", "state: memory",

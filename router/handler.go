@@ -116,7 +116,13 @@ func WithRateLimiter(l RateLimiter) HandlerOption {
 // the caller the Authenticator names when the request carries a credential
 // it accepts, and otherwise the client's IP address: the peer's
 // ([ClientIP]), or the one a proxy listed by [WithTrustedProxies] names.
-// A request for which f returns "" gets the default caller.
+// A request for which f returns "" gets the default caller. So does a
+// request f names as the Handler names callers itself ("key:<name>",
+// "ip:<address>", "payer:<address>", or [DefaultCaller]) other than its
+// own default name, the name logged: f often passes on what the client
+// sent (a session header), and a client naming itself "key:alice" would
+// otherwise spend the trial allowance of alice's credential and be given
+// its kept answers.
 func WithTrialCaller(f func(*http.Request) string) HandlerOption {
 	return func(h *Handler) { h.cfg.TrialCaller = f }
 }

@@ -78,6 +78,13 @@ func (s *Server) limited(next http.Handler) http.Handler {
 		if s.cfg.TrialCaller != nil {
 			named = s.cfg.TrialCaller(r)
 		}
+		if named == caller || name != "" && named == "key:"+name {
+			named = "" // its own address or credential: the default caller
+		} else if err := checkTrialCallerName(named); err != nil {
+			s.log.WarnContext(r.Context(), s.cfg.Name+": the TrialCaller named a request as the server names other callers; it is served as its default caller",
+				"request_id", infoFrom(r.Context()).id, "error", err)
+			named = ""
+		}
 		switch {
 		case named != "":
 			caller = named

@@ -134,6 +134,23 @@ func CheckCredentialName(name string) error {
 	return nil
 }
 
+// checkTrialCallerName returns an error when name, the name
+// Config.TrialCaller gives a request, is spelt as the server names a
+// caller itself: "key:" and a credential's name, which only a request
+// carrying that credential is, or a name CheckCredentialName refuses.
+// A TrialCaller often passes on what the client sent (a session header),
+// and a client so named would share that caller's trial allowance and
+// kept answers.
+func checkTrialCallerName(name string) error {
+	if strings.HasPrefix(name, "key:") {
+		return fmt.Errorf("the trial caller's name %q is spelt as the caller of a credential (key:<name>), whose trial allowance and kept answers it would share", name)
+	}
+	if err := CheckCredentialName(name); err != nil {
+		return fmt.Errorf("the trial caller's name %q is spelt as a caller the server names itself (ip:<address>, payer:<address> or %s), whose trial allowance and kept answers it would share", name, LocalCaller)
+	}
+	return nil
+}
+
 // checkedAuthenticator wraps a: a credential whose name
 // CheckCredentialName refuses is answered 500, the mistake logged to log.
 func checkedAuthenticator(a Authenticator, log *slog.Logger) Authenticator {

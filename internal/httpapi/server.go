@@ -86,7 +86,11 @@ type Config struct {
 	// means the caller the Authenticator names ("key:<name>") when the
 	// request carries a credential it accepts, and otherwise "ip:" and
 	// the client address; the rate limit then groups IPv6 addresses by
-	// TrialLimit.IPv6Prefix.
+	// TrialLimit.IPv6Prefix. A name spelt as the server names callers
+	// itself ("key:", "ip:" or "payer:" and more, or LocalCaller) would
+	// share that caller's allowance and kept answers: the request is
+	// served as its default caller instead, and the name logged (Warn),
+	// unless it is the request's own default name.
 	TrialCaller func(*http.Request) string
 	// TrustedProxies lists the reverse proxies whose client address
 	// headers are believed. Nil (the default) believes none: the client

@@ -1,12 +1,18 @@
 package httpapi_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"golang.org/x/time/rate"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
@@ -50,5 +56,69 @@ func TestServer_trialCallerNamesNone(t *testing.T) {
 	}
 	if _, caller := post(""); !strings.HasPrefix(caller, "ip:") {
 		t.Errorf("without a session: caller %q, want ip:<address>", caller)
+	}
+}
+
+// TestServer_trialCallerNamedAsTheServerNames: a TrialCaller that passes
+// on what the client sent (a session header) must not let a client name
+// itself as the server names other callers: "key:alice", the trial
+// caller of alice's credential, or "ip:<address>", an anonymous caller.
+// Named so, a client would spend that caller's trial allowance and be
+// given its kept answers. Such a name is not taken: the request is served
+// as its default caller, its own address, and the name logged. A name
+// that is the request's own (its credential's, its address) is its
+// default caller, and logs nothing.
+func TestServer_trialCallerNamedAsTheServerNames(t *testing.T) {
+	var log bytes.Buffer
+	srv := newServer(t, httpapi.Config{
+		Logger:         slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		TrialLimit:     httpapi.TrialLimit{Rate: rate.Every(time.Hour), Burst: 2},
+		TrialCaller:    func(r *http.Request) string { return r.Header.Get("X-Session") },
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")},
+		Endpoints:      []httpapi.Endpoint{{Method: http.MethodPost, Path: "/trial", Access: httpapi.Trial, Prepare: echo}},
+	})
+	type answer struct {
+		Status   int
+		Replayed bool
+		Caller   string
+	}
+	post := func(headers ...string) answer {
+		t.Helper()
+		got := send(t, http.MethodPost, srv.URL+"/trial", `{"order":1}`, append([]string{"Idempotency-Key", "order-1"}, headers...)...)
+		var body struct{ Caller string }
+		if got.status == http.StatusOK {
+			if err := json.Unmarshal([]byte(got.body), &body); err != nil {
+				t.Fatalf("%d %s", got.status, got.body)
+			}
+		}
+		return answer{got.status, got.header.Get(httpapi.HeaderIdempotentReplayed) == "true", body.Caller}
+	}
+	steps := []struct {
+		who     string
+		headers []string
+		want    answer
+	}{
+		{"alice, on the trial route with her credential, naming herself", []string{"Authorization", "Bearer " + testKey, "X-Session", "key:alice", "X-Forwarded-For", "198.51.100.1"},
+			answer{Status: http.StatusOK, Caller: "key:alice"}},
+		{"an anonymous client, naming itself by its address", []string{"X-Session", "ip:198.51.100.2", "X-Forwarded-For", "198.51.100.2"},
+			answer{Status: http.StatusOK, Caller: "ip:198.51.100.2"}},
+		{"a stranger naming itself key:alice", []string{"X-Session", "key:alice", "X-Forwarded-For", "203.0.113.9"},
+			answer{Status: http.StatusOK, Caller: "ip:203.0.113.9"}},
+		{"a stranger naming itself as the anonymous client", []string{"X-Session", "ip:198.51.100.2", "X-Forwarded-For", "203.0.113.10"},
+			answer{Status: http.StatusOK, Caller: "ip:203.0.113.10"}},
+		{"alice again, her allowance her own", []string{"Authorization", "Bearer " + testKey, "X-Forwarded-For", "198.51.100.1"},
+			answer{Status: http.StatusOK, Replayed: true, Caller: "key:alice"}},
+		{"the anonymous client again, its allowance its own", []string{"X-Forwarded-For", "198.51.100.2"},
+			answer{Status: http.StatusOK, Replayed: true, Caller: "ip:198.51.100.2"}},
+		{"a client naming itself by a session", []string{"X-Session", "s1", "X-Forwarded-For", "203.0.113.11"},
+			answer{Status: http.StatusOK, Caller: "s1"}},
+	}
+	for _, step := range steps {
+		if diff := cmp.Diff(step.want, post(step.headers...)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", step.who, diff)
+		}
+	}
+	if n := strings.Count(log.String(), "the TrialCaller named a request as the server names other callers"); n != 2 {
+		t.Errorf("%d warnings, want 2 (the two strangers):\n%s", n, log.String())
 	}
 }

@@ -69,7 +69,13 @@
 // without a credential ("ip:<address>", "payer:<address>") would share
 // that caller's calls and receipts: every tool answers it with a tool
 // error, for the host to name the user otherwise. With a remote
-// trust.Client, the client's own API key names the caller instead. The W3C traceparent header of an HTTP
+// trust.Client, the client's own API key names the caller instead, whatever
+// user the token names: every user of the server is then the one caller of
+// that key on the remote service, and get_receipt and report_outcome
+// answer any of them for the calls of all (one user fetches another's
+// private receipt by its id, or reports its call's outcome). To keep users
+// apart over a remote service, serve each integration its own server on a
+// client with its own key, or run the trust.Service in process. The W3C traceparent header of an HTTP
 // request, when there is one, sets the trace id of the call, as on the
 // trust service's HTTP route; with [Telemetry] added, the call runs under
 // a span of its own, in the caller's trace.

@@ -51,7 +51,9 @@ type Receipts interface {
 // Config configures [NewServer].
 type Config struct {
 	// Caller answers validate_claim, delegate_task and arbitrate: a
-	// trust.Service or a trust.Client. Required.
+	// trust.Service or a trust.Client. Required. A trust.Client names
+	// every user of the server as its own API key (see the package doc,
+	// Who is calling).
 	Caller trust.Caller
 	// Router answers factcheck; nil leaves factcheck out of the tool list.
 	// Usually the router.Engine or router.Client the trust.Service runs on.

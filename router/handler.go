@@ -135,9 +135,22 @@ func WithTrialCaller(f func(*http.Request) string) HandlerOption {
 // carries both, naming different clients, is taken to come from the proxy
 // itself: a proxy that writes one header often passes the other through as
 // the client sent it. An IPv4-mapped prefix (::ffff:10.0.0.0/104) stands
-// for the IPv4 prefix it maps.
+// for the IPv4 prefix it maps. A proxy on a Unix domain socket has no
+// address to list: see [WithTrustedUnixProxy].
 func WithTrustedProxies(prefixes ...netip.Prefix) HandlerOption {
 	return func(h *Handler) { h.cfg.TrustedProxies = prefixes }
+}
+
+// WithTrustedUnixProxy believes, as [WithTrustedProxies] does for the
+// proxies it lists, the client address headers of a peer that holds no
+// IP address: a reverse proxy that reaches the Handler on a Unix domain
+// socket, which no prefix can list (nginx's proxy_pass
+// http://unix:/run/vouch.sock). Without it every client behind such a
+// proxy is one caller, whose trial allowance and idempotency keys they
+// all share. Use it only when the proxy alone can connect to the socket:
+// any process that can could name any address.
+func WithTrustedUnixProxy() HandlerOption {
+	return func(h *Handler) { h.cfg.TrustUnixProxy = true }
 }
 
 // WithX402 sets the middleware that guards the x402 routes: it answers

@@ -116,6 +116,13 @@ func WithTrustedProxies(prefixes ...netip.Prefix) HandlerOption {
 	return func(h *Handler) { h.cfg.TrustedProxies = prefixes }
 }
 
+// WithTrustedUnixProxy believes the client address headers of a reverse
+// proxy that reaches the Handler on a Unix domain socket, as
+// router.WithTrustedUnixProxy does.
+func WithTrustedUnixProxy() HandlerOption {
+	return func(h *Handler) { h.cfg.TrustUnixProxy = true }
+}
+
 // WithX402 sets the middleware that guards the x402 route (x402.Middleware
 // has this shape). Without it, the x402 route answers 501.
 func WithX402(mw func(http.Handler) http.Handler) HandlerOption {

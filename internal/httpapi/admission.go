@@ -71,7 +71,7 @@ func (s *Server) limited(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := s.identify(r)
-		addr := clientAddr(r, s.cfg.TrustedProxies)
+		addr := clientAddr(r, s.cfg.proxies())
 		caller := "ip:" + s.clientIP(r, addr)
 		limitKey := caller
 		named := ""
@@ -125,7 +125,7 @@ func (s *Server) limited(next http.Handler) http.Handler {
 func (s *Server) anonymous(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := infoFrom(r.Context())
-		info.caller, info.principal = "ip:"+s.clientIP(r, clientAddr(r, s.cfg.TrustedProxies)), s.identify(r)
+		info.caller, info.principal = "ip:"+s.clientIP(r, clientAddr(r, s.cfg.proxies())), s.identify(r)
 		next.ServeHTTP(w, r)
 	})
 }

@@ -7,9 +7,31 @@ import (
 	"strings"
 )
 
+// proxies are the reverse proxies whose client address headers a Server
+// believes.
+type proxies struct {
+	prefixes []netip.Prefix // Config.TrustedProxies
+	unix     bool           // Config.TrustUnixProxy
+}
+
+// proxies returns the proxies whose headers a Server of c believes.
+func (c *Config) proxies() proxies {
+	return proxies{prefixes: c.TrustedProxies, unix: c.TrustUnixProxy}
+}
+
+// believes reports whether p believes the headers of peer, the address
+// of a request's peer: one in p's prefixes, or, with unix, a peer that
+// holds no IP address (a Unix domain socket's).
+func (p proxies) believes(peer netip.Addr) bool {
+	if !peer.IsValid() {
+		return p.unix
+	}
+	return isTrusted(peer, p.prefixes)
+}
+
 // clientAddr returns the address of the client of r: the peer that
-// connected, or, when that peer is one of the trusted proxies, the address
-// the proxies name for it. The proxies' headers are read from the right,
+// connected, or, when p believes that peer, the address the proxies name
+// for it. The proxies' headers are read from the right,
 // skipping the hops that are themselves trusted proxies: the first
 // address that is not is the client. A hop that is not an IP address
 // ("unknown", an obfuscated name, garbage) ends the walk at the last
@@ -18,12 +40,13 @@ import (
 // the client sent it, so when a request carries both and they name
 // different clients, neither is believed and the client is the peer
 // itself. It returns the invalid Addr when RemoteAddr holds no IP
-// address.
-func clientAddr(r *http.Request, trusted []netip.Prefix) netip.Addr {
+// address and the headers name no client (or p does not believe them).
+func clientAddr(r *http.Request, p proxies) netip.Addr {
 	peer := peerAddr(r.RemoteAddr)
-	if !peer.IsValid() || !isTrusted(peer, trusted) {
+	if !p.believes(peer) {
 		return peer
 	}
+	trusted := p.prefixes
 	fwd, xff := r.Header.Values("Forwarded"), r.Header.Values("X-Forwarded-For")
 	switch {
 	case len(fwd) > 0 && len(xff) > 0:

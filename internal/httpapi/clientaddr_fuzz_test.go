@@ -26,7 +26,7 @@ func FuzzClientAddr(f *testing.F) {
 		if xff != "" {
 			r.Header.Set("X-Forwarded-For", xff)
 		}
-		a := clientAddr(r, trusted)
+		a := clientAddr(r, proxies{prefixes: trusted})
 		peer := peerAddr(remote)
 		if !peer.IsValid() && a.IsValid() {
 			t.Fatalf("clientAddr = %v for a peer %q that is no address", a, remote)
@@ -37,7 +37,7 @@ func FuzzClientAddr(f *testing.F) {
 		if forwarded != "" && xff != "" {
 			one := &http.Request{RemoteAddr: remote, Header: http.Header{"Forwarded": {forwarded}}}
 			other := &http.Request{RemoteAddr: remote, Header: http.Header{"X-Forwarded-For": {xff}}}
-			if b, c := clientAddr(one, trusted), clientAddr(other, trusted); b != c && a != peer {
+			if b, c := clientAddr(one, proxies{prefixes: trusted}), clientAddr(other, proxies{prefixes: trusted}); b != c && a != peer {
 				t.Fatalf("clientAddr = %v where the headers name %v and %v, want the peer %v", a, b, c, peer)
 			}
 		}

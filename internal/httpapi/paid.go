@@ -45,7 +45,7 @@ func (s *Server) paidCaller(r *http.Request) string {
 			return "payer:" + strings.ToLower(payer)
 		}
 	}
-	return "ip:" + s.clientIP(r, clientAddr(r, s.cfg.TrustedProxies))
+	return "ip:" + s.clientIP(r, clientAddr(r, s.cfg.proxies()))
 }
 
 // paidReplayer is the handler a Paid endpoint with Prepare and a body

@@ -103,6 +103,14 @@ type Config struct {
 	// could name any address. An IPv4-mapped prefix (::ffff:10.0.0.0/104)
 	// stands for the IPv4 prefix it maps.
 	TrustedProxies []netip.Prefix
+	// TrustUnixProxy believes, as TrustedProxies does for the peers it
+	// lists, the client address headers of a peer that holds no IP
+	// address: a reverse proxy that reaches the server on a Unix domain
+	// socket (RemoteAddr "@"), which no prefix can list. False (the
+	// default) believes none: every client behind such a proxy is one
+	// caller. Set it only when the proxy alone can connect to the socket:
+	// any process that can could name any address.
+	TrustUnixProxy bool
 	// RateLimiter limits the callers of Trial endpoints. Nil means a token
 	// bucket per caller set by TrialLimit; setting both is an error.
 	RateLimiter RateLimiter

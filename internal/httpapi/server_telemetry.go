@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -32,7 +31,7 @@ type serverTelemetry struct {
 	idem     metric.Int64Counter
 	variants map[string]string // endpoint pattern → variant
 	other    string            // the variant of any other pattern
-	proxies  []netip.Prefix    // Config.TrustedProxies, for client.address
+	proxies  proxies           // Config.TrustedProxies and TrustUnixProxy, for client.address
 }
 
 func newServerTelemetry(cfg *Config) *serverTelemetry {
@@ -45,7 +44,7 @@ func newServerTelemetry(cfg *Config) *serverTelemetry {
 		server:   telemetry.Kind(trace.SpanKindServer),
 		variants: map[string]string{},
 		other:    "none",
-		proxies:  cfg.TrustedProxies,
+		proxies:  cfg.proxies(),
 	}
 	var err error
 	t.duration, err = httpconv.NewServerRequestDuration(m)

@@ -115,7 +115,11 @@ type Task struct {
 type Answer string
 
 // AnswerNumber declares a numeric answer: a JSON number, or a string
-// that holds one as consensus.ParseNumber reads it.
+// that holds one as consensus.ParseNumber reads it. A run whose answer
+// holds no number ("about 18", "n/a") answered but casts no vote: it
+// counts in Evidence.Answered, in neither Agreement nor the confidence,
+// keeps its label (OK), and Evidence.Disagreements lists it with a
+// reason that begins "no vote:" (docs/INTERFACE.md, 6.6).
 const AnswerNumber Answer = "number"
 
 // Response is the unified answer of a trust call; its wire form is in
@@ -215,7 +219,8 @@ type Evidence struct {
 	// status is its verdict, and the confidence is the share of such
 	// disagreements it is expected to win, (won+1)/(won+lost+2). The rule
 	// hears it when the chance that it wins more than half of them,
-	// consensus.Posterior(won, lost), is at least 0.8. Absent otherwise;
+	// consensus.Posterior of won and lost, each rounded to the nearest
+	// whole (reputation.Lead.Beats), is at least 0.8. Absent otherwise;
 	// see the package doc.
 	Dissent *reputation.Lead `json:"dissent,omitempty"`
 	// Plurality is, when a delegation of an open answer states its

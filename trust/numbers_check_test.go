@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -24,6 +25,7 @@ var exact = cmpopts.EquateApprox(0, 1e-12)
 // evidence alone.
 type recount struct {
 	answered, failed, cancelled int
+	noVote                      int // answers that hold no vote: a numeric delegation's words
 	agreeing, against           int
 	accepted                    bool
 }
@@ -83,7 +85,13 @@ func checkNumbers(t *testing.T, resp *trust.Response, reputationOn bool) recount
 		if d.Label != ev.Verdicts[d.Replica] {
 			t.Errorf("disagreement %d labelled %s, verdicts say %s", d.Replica, d.Label, ev.Verdicts[d.Replica])
 		}
-		if d.Label != router.LabelTimeout && d.Label != router.LabelError {
+		switch {
+		case strings.HasPrefix(d.Reason, "no vote"):
+			if d.Label != router.LabelOK {
+				t.Errorf("run %d, no vote, labelled %s", d.Replica, d.Label)
+			}
+			rc.noVote++
+		case d.Label != router.LabelTimeout && d.Label != router.LabelError:
 			dissentAnswered++
 		}
 	}
@@ -93,12 +101,12 @@ func checkNumbers(t *testing.T, resp *trust.Response, reputationOn bool) recount
 	if !rc.accepted || ev.Dissent != nil {
 		return rc
 	}
-	if rc.failed+dissentAnswered != len(ev.Disagreements) {
-		t.Errorf("an accepted call lists %d disagreements, want its %d failed runs and %d dissents", len(ev.Disagreements), rc.failed, dissentAnswered)
+	if rc.failed+dissentAnswered+rc.noVote != len(ev.Disagreements) {
+		t.Errorf("an accepted call lists %d disagreements, want its %d failed runs, %d dissents and %d no votes", len(ev.Disagreements), rc.failed, dissentAnswered, rc.noVote)
 	}
-	rc.agreeing, rc.against = rc.answered-dissentAnswered, dissentAnswered
-	if d := cmp.Diff(float64(rc.agreeing)/float64(rc.answered), ev.Agreement, exact); d != "" {
-		t.Errorf("agreement is not the agreeing answers over the answers, %d of %d (-want +got):\n%s", rc.agreeing, rc.answered, d)
+	rc.agreeing, rc.against = rc.answered-dissentAnswered-rc.noVote, dissentAnswered
+	if d := cmp.Diff(float64(rc.agreeing)/float64(rc.agreeing+rc.against), ev.Agreement, exact); d != "" {
+		t.Errorf("agreement is not the agreeing answers over the votes, %d of %d (-want +got):\n%s", rc.agreeing, rc.agreeing+rc.against, d)
 	}
 	post := consensus.Posterior(rc.agreeing, rc.against)
 	switch {

@@ -89,6 +89,7 @@ func panels() []panel {
 			{verdict: router.VerdictValid, output: 18, conf: 1.5},
 			{verdict: router.VerdictValid, output: 18, conf: math.NaN()},
 		}},
+		{"no number", []voter{yes(18), yes("about 18"), yes(18), no(19), yes(18)}},
 	}
 }
 

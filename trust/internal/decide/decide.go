@@ -148,7 +148,7 @@ func (r Rules) recount(out consensus.Outcome, key func(any) (string, error), cal
 	}
 	if groups, err := pluralityGroups(m, key); err != nil {
 		return out, false, err
-	} else if len(groups) > 1 || len(groups) == 1 && groups[0] > 1 {
+	} else if len(groups) > 0 {
 		m.Confidence = consensus.PluralityPosteriorAt(groups, 0, coincide, reliability)
 	}
 	return m, true, nil

@@ -152,7 +152,8 @@ func WithMaxBodyBytes(n int64) HandlerOption {
 }
 
 // WithHandlerLogger sets the logger that receives one line per request
-// (Info; Error for a 5xx). Nil means silent.
+// (Info; Error for a 5xx). Nil means silent. The line of a trust call
+// names as trace_id the trace_id of its answer.
 func WithHandlerLogger(l *slog.Logger) HandlerOption {
 	return func(h *Handler) { h.cfg.Logger = l }
 }
@@ -287,6 +288,7 @@ func prepareCall(c Caller) func(*http.Request, []byte) (httpapi.Run, error) {
 			if err != nil {
 				return nil, err
 			}
+			httpapi.AnswerTrace(ctx, resp.TraceID) // the request's log line names it
 			return resp, nil
 		}, nil
 	}

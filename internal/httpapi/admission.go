@@ -198,6 +198,17 @@ func Accountable(ctx context.Context) bool {
 	return !info.trial && (info.paid || info.principal != "")
 }
 
+// AnswerTrace records traceID as the trace id the answer of the request
+// of ctx carries, so that the request's log line names the id its caller
+// holds: an endpoint whose call makes a trace id of its own when the
+// request sent no traceparent (the trust call's trace_id) calls it with
+// the answer's. Outside a request the Server serves it does nothing.
+func AnswerTrace(ctx context.Context, traceID string) {
+	if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok && traceID != "" {
+		info.trace = traceID
+	}
+}
+
 // Caller returns, from the context of a request the Server admitted, the
 // identity that scopes its idempotency keys and names it in logs:
 // "key:<name>" on a Key endpoint, "payer:<address>" on a Paid one,

@@ -143,7 +143,10 @@ type Config struct {
 	// MaxBodyBytes is the largest request body accepted; zero means
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// Logger receives one line per request; nil is silent.
+	// Logger receives one line per request; nil is silent. The line's
+	// trace_id is the trace id the answer carries: the one the endpoint
+	// recorded ([AnswerTrace]), else the request's traceparent's, else
+	// that of the recorded server span; "" when there is none.
 	Logger *slog.Logger
 	// Now is the clock of rate limits and idempotency windows; nil means
 	// time.Now.
@@ -286,6 +289,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ctx, sv := s.tel.start(ctx, r)
+	info.trace = traceparent.From(ctx) // a recorded server span's, when the request named none
 	r = r.WithContext(ctx)
 
 	defer func() {

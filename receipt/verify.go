@@ -216,7 +216,9 @@ func NewVerifier(keys []PublicKey, opts ...VerifierOption) (*Verifier, error) {
 // the receipt holds an integer: the signature covers the canonical form
 // alone, so a text whose numbers it would round could otherwise borrow
 // the signature of another value. Repeated member names and invalid
-// UTF-8 fail it with the rule "jcs".
+// UTF-8 fail it with the rule "jcs". A server's error answer given in
+// place of a receipt (an RFC 9457 problem body) fails it with the rule
+// [RuleErrorAnswer], naming the answer's status and title.
 func (v *Verifier) Verify(data []byte, orig Originals, now time.Time) (*Result, error) {
 	if now.IsZero() {
 		now = time.Now()
@@ -228,6 +230,9 @@ func (v *Verifier) Verify(data []byte, orig Originals, now time.Time) (*Result, 
 		r, err = decode(canon)
 	}
 	if err != nil {
+		if se := errorAnswer(data); se != nil {
+			err = se
+		}
 		c := fail(CheckSchema, err)
 		var se *SchemaError
 		if errors.As(err, &se) {

@@ -336,9 +336,15 @@ func (t *tools) failure(ctx context.Context, tool, what string, err error) error
 	return fmt.Errorf("%s: %s is unavailable; try again later", tool, what)
 }
 
+// verifySummary is the text of a verify_receipt answer: the checks that
+// passed or failed, or, for a server's error answer given as the receipt,
+// that it is one, with its status and title.
 func verifySummary(r *receipt.VerifyResponse) string {
 	var failed, passed []string
 	for _, c := range r.Checks {
+		if c.Name == receipt.CheckSchema && len(c.Errors) == 1 && c.Errors[0].Rule == receipt.RuleErrorAnswer {
+			return "not valid: the receipt argument " + c.Errors[0].Message
+		}
 		switch c.Status {
 		case receipt.CheckFailed:
 			failed = append(failed, string(c.Name))

@@ -74,6 +74,8 @@ func TestVerifyReceipt_everyDoor(t *testing.T) {
 		"2^53+1 in a spaced text":       strings.Replace(pythonStyle, "9007199254740992", "9007199254740993", 1),
 		"fraction in replicas":          strings.Replace(issued, `"replicas":3`, `"replicas":2.5`, 1),
 		"status rewritten":              strings.Replace(issued, `"VALID"`, `"INVALID"`, 1),
+		"a server's error answer": `{"type":"urn:vouch:problem:payment_required","title":"Payment Required","status":402,` +
+			`"detail":"this route takes a payment","code":"payment_required"}`,
 	}
 
 	httpDoor := httptest.NewServer(&receipt.Handler{Verifier: v, Now: clock})
@@ -94,7 +96,10 @@ func TestVerifyReceipt_everyDoor(t *testing.T) {
 
 			var call struct {
 				Result struct {
-					IsError           bool                   `json:"isError"`
+					IsError bool `json:"isError"`
+					Content []struct {
+						Text string `json:"text"`
+					} `json:"content"`
 					StructuredContent receipt.VerifyResponse `json:"structuredContent"`
 				} `json:"result"`
 			}
@@ -115,6 +120,15 @@ func TestVerifyReceipt_everyDoor(t *testing.T) {
 			}
 			if wantAsIssued := name == "as issued" || name == "a string holding it"; viaVerifier.AsIssued != wantAsIssued {
 				t.Errorf("as_issued = %v, want %v", viaVerifier.AsIssued, wantAsIssued)
+			}
+			if name == "a server's error answer" {
+				const want = "is an error answer of a server (an RFC 9457 problem), not a receipt: 402 Payment Required (payment_required): this route takes a payment"
+				if c := viaVerifier.Checks[0]; c.Status != receipt.CheckFailed || len(c.Errors) != 1 || c.Errors[0].Rule != receipt.RuleErrorAnswer || c.Errors[0].Message != want {
+					t.Errorf("schema check %+v, want failed with rule %s: %s", c, receipt.RuleErrorAnswer, want)
+				}
+				if len(call.Result.Content) == 0 || call.Result.Content[0].Text != "not valid: the receipt argument "+want {
+					t.Errorf("MCP text %+v, want it to say the argument %s", call.Result.Content, want)
+				}
 			}
 			if strings.Contains(name, "2^53+1") || strings.Contains(name, "fraction") {
 				if c := viaVerifier.Checks[0]; c.Status != receipt.CheckFailed || len(c.Errors) != 1 || c.Errors[0].Rule != "number" {

@@ -137,3 +137,48 @@ func testsIn(t *testing.T, pkg string) []string {
 	}
 	return names
 }
+
+// pasted matches a shell redirection into a file of the working
+// directory, as the docs' curls write their answers: "> receipt.json".
+var pasted = regexp.MustCompile(`>\s*([A-Za-z0-9_.-]+\.(?:json|txt|pub|key|yaml))\b`)
+
+// TestDocs_pastedFilesIgnored: every file the docs and the demo server's
+// banner have a reader write in the repository's directory by pasting
+// their commands (trust.json, receipt.json, proof.json, output.json) is
+// ignored by git, by an entry of .gitignore anchored at the root, so that
+// a newcomer who pastes them does not commit them.
+func TestDocs_pastedFilesIgnored(t *testing.T) {
+	t.Parallel()
+	ignore, err := os.ReadFile(".gitignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ignored := map[string]bool{}
+	for line := range strings.Lines(string(ignore)) {
+		ignored[strings.TrimSpace(line)] = true
+	}
+	docs, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readmes, _ := filepath.Glob("examples/*/README.md")
+	docs = append(append(docs, "README.md", "examples/server/banner.go"), readmes...)
+	found := map[string]bool{}
+	for _, doc := range docs {
+		text, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range pasted.FindAllStringSubmatch(string(text), -1) {
+			if !found[m[1]] && !ignored["/"+m[1]] {
+				t.Errorf("%s has a reader write %s in the repository's directory; .gitignore does not list /%s", doc, m[1], m[1])
+			}
+			found[m[1]] = true
+		}
+	}
+	for _, name := range []string{"trust.json", "receipt.json", "proof.json"} {
+		if !found[name] {
+			t.Errorf("the docs no longer write %s: the pattern misses their redirections", name)
+		}
+	}
+}

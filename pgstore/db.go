@@ -107,7 +107,9 @@ func WithLogger(l *slog.Logger) Option {
 // Open connects to the database at databaseURL (a postgres:// URL or a
 // key=value DSN, as pgx reads them), applies the embedded migrations that
 // the database lacks and returns the DB. ctx bounds the connection and the
-// migrations, not the DB's later use.
+// migrations, not the DB's later use. A database that cannot be reached
+// fails it with an error that says so, naming its address and wrapping
+// the network error.
 //
 // Several processes may Open one database at once: the migrations run
 // under a PostgreSQL advisory lock, one process at a time, and each is
@@ -132,6 +134,10 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*DB, error) 
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: failed to create the pool: %w", err)
+	}
+	if err := connect(ctx, pool, &cfg.ConnConfig.Config); err != nil {
+		pool.Close()
+		return nil, err
 	}
 	db := &DB{pool: pool, timeout: o.timeout, batch: sweepBatch}
 	if err := db.migrate(ctx, o); err != nil {

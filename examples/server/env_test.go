@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"maps"
+	"net"
 	"strings"
 	"testing"
 
@@ -158,6 +159,12 @@ func TestParseFlags_slowSessionWithWorkers(t *testing.T) {
 // told about a flag it was not given.
 func TestRun_databaseURLNamedAsGiven(t *testing.T) {
 	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nobody := ln.Addr().String() // an address nothing listens on: a wrong port
+	ln.Close()
 	for _, tt := range []struct {
 		name string
 		args []string
@@ -170,6 +177,8 @@ func TestRun_databaseURLNamedAsGiven(t *testing.T) {
 			"-reputation and -database-url both keep"},
 		{"variable that does not parse", []string{"-addr", "127.0.0.1:0"}, map[string]string{envDatabaseURL: "s3cret is not a URL"},
 			envDatabaseURL + ": pgstore: the database URL does not parse"},
+		{"variable naming a port nothing listens on", []string{"-addr", "127.0.0.1:0"}, map[string]string{envDatabaseURL: "postgres://u:s3cret@" + nobody + "/x?sslmode=disable"},
+			envDatabaseURL + ": pgstore: the database at " + nobody + " cannot be reached: dial tcp " + nobody + ": connect: connection refused"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := run(context.Background(), tt.args, env(tt.env), io.Discard, io.Discard)

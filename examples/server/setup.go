@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
@@ -180,6 +181,6 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	if s.mcp, s.a2a, err = mountAgents(mux, cfg, agentDeps{engine, svc, s.state.receipts, verifier, auth, s.state.replay, s.state.answers, s.prices, s.metrics, log, s.obs, esc, s.state.escrow}); err != nil {
 		return nil, err
 	}
-	s.handler = s.metrics.countRequests(mux)
+	s.handler = s.metrics.countRequests(httpapi.RefuseUncleanPaths(mux)) // a 404 naming the path, not the mux's redirect
 	return s, nil
 }

@@ -163,7 +163,9 @@ type Config struct {
 //     request_id); when the request has a valid W3C traceparent, echoes
 //     one with the same trace id and flags and a new span id, and puts the
 //     trace id in the request's context (traceparent.With);
-//   - answers 404 for a path it does not serve, 405 with Allow for another
+//   - answers 404 for a path it does not serve, also for a path that is
+//     not clean (a doubled slash, a "." or ".." segment), naming the clean
+//     path, where http.ServeMux would redirect; 405 with Allow for another
 //     method, and, for an endpoint with Prepare and a body, 415 unless the
 //     body is JSON (application/json or a +json type) without a content
 //     coding (Content-Encoding absent or identity), 413 for a body over
@@ -323,6 +325,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.tel.end(ctx, sv, r, sw.status)
 	}()
+	if p := uncleanPath(r); p != nil {
+		WriteProblem(sw, r, p)
+		return
+	}
 	s.mux.ServeHTTP(sw, r)
 }
 

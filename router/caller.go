@@ -20,18 +20,18 @@ func WithCaller(ctx context.Context, caller string) context.Context {
 }
 
 // CallerFrom returns the caller of a call: the one set by [WithCaller];
-// else, in a request a [Handler] admitted, the name its Authenticator
-// gave the request's credential, or the caller identity that scopes its
-// idempotency keys ("ip:<address>", "payer:<address>"); else
-// [DefaultCaller].
+// else, in a request a [Handler] admitted, on a trial route "trial:" and
+// its trial caller ("trial:key:<name>", "trial:ip:<address>", or
+// "trial:" and what [WithTrialCaller] returns), whatever credential it
+// carries, so that a trial call is never a credential's; on the other
+// routes the name its Authenticator gave the request's credential, or the
+// caller identity that scopes its idempotency keys ("ip:<address>",
+// "payer:<address>"); else [DefaultCaller].
 func CallerFrom(ctx context.Context) string {
 	if c, ok := ctx.Value(callerKey{}).(string); ok && c != "" {
 		return c
 	}
-	if p := httpapi.Principal(ctx); p != "" {
-		return p
-	}
-	if c := httpapi.Caller(ctx); c != "" {
+	if c := httpapi.Owner(ctx); c != "" {
 		return c
 	}
 	return DefaultCaller

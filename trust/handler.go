@@ -67,10 +67,13 @@ func callPath(v router.Variant) (string, bool) {
 // details.
 //
 // The Caller's context names the caller ([WithCaller], which owns the
-// call's receipts): the name the Authenticator gives the request's
-// credential, on any route that carries one it accepts; otherwise
-// "payer:" and the payer's address on the x402 route, and "ip:" and the
-// client's address on the trial route.
+// call's receipts): on the trial route "trial:" and its trial caller
+// ("trial:ip:<address>", "trial:key:<name>" for a request with a
+// credential, or "trial:" and what [WithTrialCaller] returns), so that no
+// credential reaches a trial call's receipt or reports on it; on the
+// other routes the name the Authenticator gives the request's credential
+// when it carries one it accepts, and otherwise "payer:" and the payer's
+// address on the x402 route.
 //
 // A Handler is safe for concurrent use. Build it with [NewHandler].
 type Handler struct {
@@ -243,15 +246,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // owner names the integration that makes a trust call, for [WithCaller]:
 // the name the Authenticator gives its credential, which is also who may
-// fetch its receipts; an anonymous trial caller is named by its address
-// ("ip:<address>") and an x402 caller by its payer ("payer:<address>"),
-// and they can take their receipts inline only.
-func owner(ctx context.Context) string {
-	if p := httpapi.Principal(ctx); p != "" {
-		return p
-	}
-	return httpapi.Caller(ctx)
-}
+// fetch its receipts; an x402 caller without one is named by its payer
+// ("payer:<address>"), and a trial caller, with a credential or without,
+// by "trial:" and its trial caller ("trial:ip:<address>"): they can take
+// their receipts inline only, and no credential reaches them.
+func owner(ctx context.Context) string { return httpapi.Owner(ctx) }
 
 // principal is the receipt handler's caller identity: the name the
 // Authenticator gave the request's caller.

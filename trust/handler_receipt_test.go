@@ -181,8 +181,8 @@ func TestHandler_receiptOwner(t *testing.T) {
 
 	anon := receiptID(newClient(t, srv.URL, trust.WithAPIKey(""), trust.WithClientVariant(router.VariantTrial)))
 	rec, err := store.Get(context.Background(), anon, time.Now())
-	if err != nil || rec.Owner != "ip:127.0.0.1" {
-		t.Errorf("anonymous trial receipt owner %q (%v), want ip:127.0.0.1", rec.Owner, err)
+	if err != nil || rec.Owner != "trial:ip:127.0.0.1" {
+		t.Errorf("anonymous trial receipt owner %q (%v), want trial:ip:127.0.0.1", rec.Owner, err)
 	}
 	if _, err := alice.FetchReceipt(context.Background(), anon); !errors.As(err, &p) || p.Status != http.StatusNotFound {
 		t.Errorf("fetching an anonymous caller's receipt: %v, want 404", err)

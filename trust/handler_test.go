@@ -228,7 +228,7 @@ func TestClient_Call_trialLimit(t *testing.T) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if diff := cmp.Diff([]string{"ip:127.0.0.1", "alice", "alice", "alice"}, f.callers); diff != "" {
+	if diff := cmp.Diff([]string{"trial:ip:127.0.0.1", "alice", "alice", "alice"}, f.callers); diff != "" {
 		t.Errorf("callers named to the Caller (-want +got):\n%s", diff)
 	}
 }

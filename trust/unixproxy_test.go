@@ -51,7 +51,7 @@ func TestHandler_unixProxyKeepsCallersApart(t *testing.T) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if diff := cmp.Diff([]string{"ip:127.0.0.1", "ip:127.0.0.2"}, f.callers); diff != "" {
+	if diff := cmp.Diff([]string{"trial:ip:127.0.0.1", "trial:ip:127.0.0.2"}, f.callers); diff != "" {
 		t.Errorf("the callers of the calls made (-want +got):\n%s", diff)
 	}
 }

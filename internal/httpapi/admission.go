@@ -184,6 +184,32 @@ func Principal(ctx context.Context) string {
 	return ""
 }
 
+// TrialOwnerPrefix begins the name of the owner of a trial call (see
+// [Owner]): "trial:" and its caller.
+const TrialOwnerPrefix = "trial:"
+
+// Owner returns, from the context of a request the Server admitted, the
+// name of the integration that owns the call it makes: who owns its
+// receipts and alone may report its outcome. On a Trial endpoint it is
+// [TrialOwnerPrefix] and the request's Caller, whatever credential the
+// request carries: a trial call teaches nothing, so it is never a
+// credential's call, which its holder could report on or fetch the
+// receipt of on an authenticated route, nor is a credential's call a
+// trial caller's. On the other endpoints it is the Principal when there
+// is one, else the Caller. It is "" outside a request.
+func Owner(ctx context.Context) string {
+	info, ok := ctx.Value(requestInfoKey{}).(*requestInfo)
+	switch {
+	case !ok:
+		return ""
+	case info.trial:
+		return TrialOwnerPrefix + info.caller
+	case info.principal != "":
+		return info.principal
+	}
+	return info.caller
+}
+
 // Accountable reports whether the call of ctx is made by a caller that
 // answers for it: one a credential the Authenticator accepts names on a
 // Key, Paid or Public endpoint, or a payer on a Paid one; not a Trial

@@ -120,13 +120,17 @@ const LocalCaller = "local"
 // Authenticator (or an MCP token verifier) gives a credential, is spelt as
 // a door names a caller it knows by no credential: "ip:" and a client
 // address, "payer:" and a payer's address, or [LocalCaller], the host's
-// own in-process calls. The trust calls, receipts, reports and kept
-// answers of a caller are found by its name, so a credential of such a
-// name would share that caller's; the doors refuse it, as a mistake of the
-// server's configuration.
+// own in-process calls, or "trial:" and a trial caller's name, the owner
+// of its trial calls (see [Owner]). The trust calls, receipts, reports
+// and kept answers of a caller are found by its name, so a credential of
+// such a name would share that caller's; the doors refuse it, as a
+// mistake of the server's configuration.
 func CheckCredentialName(name string) error {
 	if strings.HasPrefix(name, "ip:") || strings.HasPrefix(name, "payer:") {
 		return fmt.Errorf("the credential's name %q is spelt as an anonymous caller's (ip:<address>) or a payer's (payer:<address>), whose calls, receipts and kept answers it would share: name the credential otherwise", name)
+	}
+	if strings.HasPrefix(name, TrialOwnerPrefix) {
+		return fmt.Errorf("the credential's name %q is spelt as the owner of a trial caller's calls (trial:<caller>), whose receipts and reports it would share: name the credential otherwise", name)
 	}
 	if name == LocalCaller {
 		return fmt.Errorf("the credential's name %q is the name of the host's own in-process calls, whose receipts and reports it would share: name the credential otherwise", name)
@@ -146,7 +150,7 @@ func checkTrialCallerName(name string) error {
 		return fmt.Errorf("the trial caller's name %q is spelt as the caller of a credential (key:<name>), whose trial allowance and kept answers it would share", name)
 	}
 	if err := CheckCredentialName(name); err != nil {
-		return fmt.Errorf("the trial caller's name %q is spelt as a caller the server names itself (ip:<address>, payer:<address> or %s), whose trial allowance and kept answers it would share", name, LocalCaller)
+		return fmt.Errorf("the trial caller's name %q is spelt as a caller the server names itself (ip:<address>, payer:<address>, trial:<caller> or %s), whose trial allowance and kept answers it would share", name, LocalCaller)
 	}
 	return nil
 }

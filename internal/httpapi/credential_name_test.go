@@ -69,7 +69,7 @@ func TestCheckCredentialName(t *testing.T) {
 	for name, refused := range map[string]bool{
 		"alice": false, "key:alice": false, "IP:1.2.3.4": false, "payer": false,
 		"ip:192.0.2.1": true, "ip:": true, "payer:0xabc": true,
-		"local": true, "Local": false,
+		"local": true, "Local": false, "trial:alice": true, "trial:": true, "trial": false,
 	} {
 		if err := httpapi.CheckCredentialName(name); (err != nil) != refused {
 			t.Errorf("CheckCredentialName(%q) = %v; refused %v", name, err, refused)

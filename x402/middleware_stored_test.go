@@ -181,7 +181,13 @@ func TestMiddleware_vouchServerAnswerIsNotChargedTwice(t *testing.T) {
 			t.Fatal(err)
 		}
 		var runs atomic.Int32
-		s, err := httpapi.NewServer(httpapi.Config{X402: mw, Endpoints: []httpapi.Endpoint{{
+		payer := func(r *http.Request) string {
+			if vp, ok := x402.PaymentFromContext(r.Context()); ok {
+				return vp.Payer
+			}
+			return ""
+		}
+		s, err := httpapi.NewServer(httpapi.Config{X402: mw, Payer: payer, Endpoints: []httpapi.Endpoint{{
 			Method: http.MethodPost, Path: "/paid", Access: httpapi.Paid,
 			Prepare: func(_ *http.Request, body []byte) (httpapi.Run, error) {
 				return func(context.Context) (any, error) { return map[string]any{"run": runs.Add(1)}, nil }, nil

@@ -27,8 +27,12 @@ const (
 	Trial
 	// Paid endpoints go through the x402 middleware, and answer 501 with
 	// code x402_not_configured when there is none. The caller is the
-	// payer, "payer:<address>" in lower case, as Config.Payer names it
-	// ("ip:<address>" when it names none). The handler the middleware
+	// payer, "payer:<address>" in lower case, as Config.Payer names it.
+	// When it names none, the caller is the request's credential's
+	// ("key:<name>"), or, without one, "payer:unknown/<request id>": a
+	// request of its own, whose answer is not kept for replay and which
+	// is not Accountable, never its client address, which other payers
+	// and anonymous callers behind the same proxy share. The handler the middleware
 	// wraps for an endpoint with Prepare and a body also has a method
 	// ServeReplay(w, r) bool (x402.Replayer): it writes the response
 	// stored under the request's Idempotency-Key for the same caller and
@@ -158,6 +162,7 @@ func (s *Server) clientIP(r *http.Request, addr netip.Addr) string {
 type requestInfo struct {
 	id, trace, caller, principal string
 	paid                         bool // admitted by a paywall
+	unknownPayer                 bool // paid, by a payer named neither by the paywall nor by a credential
 	trial                        bool // admitted by the trial rate limit
 	replayed                     bool
 }
@@ -213,7 +218,8 @@ func Owner(ctx context.Context) string {
 // Accountable reports whether the call of ctx is made by a caller that
 // answers for it: one a credential the Authenticator accepts names on a
 // Key, Paid or Public endpoint, or a payer on a Paid one; not a Trial
-// request (with a credential or without), nor an anonymous one. Outside
+// request (with a credential or without), nor an anonymous one, nor a
+// paid one whose payer neither Config.Payer nor a credential names. Outside
 // a request the Server admitted it reports true: an in-process call of
 // the host.
 func Accountable(ctx context.Context) bool {
@@ -221,7 +227,7 @@ func Accountable(ctx context.Context) bool {
 	if !ok {
 		return true
 	}
-	return !info.trial && (info.paid || info.principal != "")
+	return !info.trial && !info.unknownPayer && (info.paid || info.principal != "")
 }
 
 // AnswerTrace records traceID as the trace id the answer of the request
@@ -237,7 +243,9 @@ func AnswerTrace(ctx context.Context, traceID string) {
 
 // Caller returns, from the context of a request the Server admitted, the
 // identity that scopes its idempotency keys and names it in logs:
-// "key:<name>" on a Key endpoint, "payer:<address>" on a Paid one,
+// "key:<name>" on a Key endpoint, "payer:<address>" on a Paid one (or,
+// when Config.Payer names no payer, "key:<name>" of the request's
+// credential, or "payer:unknown/<request id>" without one),
 // "ip:<address>" on a Public one, and on a Trial one what
 // Config.TrialCaller returns ("key:<name>" or "ip:<address>" by default).
 // It is "" outside a request.
@@ -250,9 +258,9 @@ func Caller(ctx context.Context) string {
 
 // scope is what keeps the request's idempotency keys apart from other
 // callers': its caller, and its principal whenever there is one that the
-// caller does not already name (a paid request whose payer is unknown,
-// say, is known by its address, which integrations behind one proxy
-// share).
+// caller does not already name (a public request, known by its address,
+// which integrations behind one proxy share; a payer paying with
+// several integrations' credentials).
 func (info *requestInfo) scope() string {
 	if info.principal == "" || info.caller == "key:"+info.principal {
 		return info.caller

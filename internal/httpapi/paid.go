@@ -28,25 +28,42 @@ func (s *Server) paid(next http.Handler) http.Handler {
 	})
 }
 
-// namePaid notes in r's info that it was paid for and its caller (its
-// payer), and returns the info. Its principal is the one principalFirst
-// noted before the paywall, which wraps every paid endpoint.
+// namePaid notes in r's info that it was paid for and its caller, and
+// returns the info. Its principal is the one principalFirst noted before
+// the paywall, which wraps every paid endpoint.
+//
+// The caller is the payer Config.Payer names, "payer:<address>". When it
+// names none, the caller is the integration the request's credential
+// names ("key:<name>"), or, without one, a name of the request's own,
+// "payer:unknown/<request id>": never its client address, which other
+// payers behind the same proxy, and anonymous callers, share. Such a
+// request keeps no answer for replay and is not accountable, so that
+// nothing of it is remembered under a name no one else could take.
 func (s *Server) namePaid(r *http.Request) *requestInfo {
 	info := infoFrom(r.Context())
-	info.caller, info.paid = s.paidCaller(r), true
+	info.paid = true
+	if s.cfg.Payer != nil {
+		if payer := s.cfg.Payer(r); payer != "" {
+			info.caller = "payer:" + strings.ToLower(payer)
+			return info
+		}
+	}
+	if info.principal != "" {
+		info.caller = "key:" + info.principal
+		return info
+	}
+	if !info.unknownPayer {
+		s.log.WarnContext(r.Context(), s.cfg.Name+": the paywall named no payer of a paid request without a credential; its answer is not kept for replay",
+			"request_id", info.id)
+	}
+	info.caller, info.unknownPayer = unknownPayerPrefix+info.id, true
 	return info
 }
 
-// paidCaller is the caller of a paid request: the payer Config.Payer
-// names, or its client address.
-func (s *Server) paidCaller(r *http.Request) string {
-	if s.cfg.Payer != nil {
-		if payer := s.cfg.Payer(r); payer != "" {
-			return "payer:" + strings.ToLower(payer)
-		}
-	}
-	return "ip:" + s.clientIP(r, clientAddr(r, s.cfg.proxies()))
-}
+// unknownPayerPrefix begins the caller name of a paid request whose payer
+// is unknown: "payer:unknown/" and the request id, which no payer's
+// address, credential or other request spells.
+const unknownPayerPrefix = "payer:unknown/"
 
 // paidReplayer is the handler a Paid endpoint with Prepare and a body
 // gives the x402 middleware. Besides serving the request, it can answer
@@ -66,7 +83,7 @@ func (h *paidReplayer) ServeReplay(w http.ResponseWriter, r *http.Request) bool 
 	s, ctx := h.s, r.Context()
 	info := s.namePaid(r)
 	key, p := IdempotencyKey(r.Header)
-	if p != nil || key == "" {
+	if p != nil || key == "" || info.unknownPayer {
 		return false
 	}
 	body, p := s.readBody(r)

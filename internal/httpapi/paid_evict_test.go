@@ -26,6 +26,7 @@ func TestServer_trialCallersKeepPaidAnswers(t *testing.T) {
 	pass := func(next http.Handler) http.Handler { return next } // a paywall that lets every request through
 	s, err := httpapi.NewServer(httpapi.Config{
 		X402:        pass,
+		Payer:       func(*http.Request) string { return "0xa11ce" },
 		Idempotency: &httpapi.MemoryIdempotencyStore{MaxEntries: 8, MaxEntriesPerCaller: 4},
 		TrialLimit:  httpapi.TrialLimit{Rate: rate.Inf},
 		Endpoints: []httpapi.Endpoint{

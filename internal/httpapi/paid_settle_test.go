@@ -26,7 +26,8 @@ func TestServer_paidAnswerKeptOnlyOnceSettled(t *testing.T) {
 		}, nil
 	}
 	srv := newServer(t, httpapi.Config{
-		X402: func(next http.Handler) http.Handler { return next },
+		X402:  func(next http.Handler) http.Handler { return next },
+		Payer: func(*http.Request) string { return "0xa11ce" },
 		AfterSettle: func(_ context.Context, f func(bool)) bool {
 			mu.Lock()
 			defer mu.Unlock()

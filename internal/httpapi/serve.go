@@ -49,8 +49,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, prepare func(*htt
 		WriteProblem(w, r, p)
 		return
 	}
-	if key == "" {
-		writeStored(w, s.execute(r, run))
+	if key == "" || infoFrom(r.Context()).unknownPayer {
+		writeStored(w, s.execute(r, run)) // no one else could ask for its answer
 		return
 	}
 	s.serveIdempotent(w, r, key, body, run)

@@ -122,9 +122,11 @@ type Config struct {
 	// a paid request. Nil answers 501.
 	X402 func(http.Handler) http.Handler
 	// Payer returns the payer of a request X402 admitted, as the paywall
-	// verified it, or "" when it names none. Nil names none: paid callers
-	// are then known by their address. (The router and trust handlers
-	// read x402.PaymentFromContext.)
+	// verified it, or "" when it names none. Nil names none. A paid
+	// request whose payer is not named is its credential's caller
+	// ("key:<name>"), or, without a credential, a caller of its own that
+	// keeps no answer for replay and is not Accountable (see [Paid]).
+	// (The router and trust handlers read x402.PaymentFromContext.)
 	Payer func(*http.Request) string
 	// AfterSettle arranges for f to learn whether the payment of the paid
 	// request whose context is ctx settled, and reports false, never

@@ -247,8 +247,7 @@ func TestServer_callerAndPrincipal(t *testing.T) {
 		{"/trial", "Bearer " + testKey, who{"key:alice", "alice"}},
 		{"/trial", "", who{"ip:127.0.0.1", ""}},
 		{"/trial", "Bearer wrong", who{"ip:127.0.0.1", ""}},
-		{"/paid", "Bearer " + testKey, who{"ip:127.0.0.1", "alice"}},
-		{"/paid", "", who{"ip:127.0.0.1", ""}},
+		{"/paid", "Bearer " + testKey, who{"key:alice", "alice"}}, // the paywall names no payer
 		{"/public", "Bearer " + testKey, who{"ip:127.0.0.1", "alice"}},
 	}
 	for _, tt := range tests {

@@ -11,7 +11,11 @@ import (
 // answering is a Facilitator that always gives an answer or an error: a
 // nil result without an error, or a panic, is an error (the facilitator
 // is then unavailable), so that a misbehaving facilitator never panics
-// the middleware.
+// the middleware. A valid verification or a successful settlement that
+// leaves the payer out names the signer of the payment's authorization
+// (its from), which the facilitator checked: the payer is optional in
+// the facilitator's answers, and the handlers that keep answers and calls
+// by payer would otherwise take every such payer for one.
 type answering struct{ Facilitator }
 
 // guard returns f as an answering Facilitator.
@@ -47,6 +51,11 @@ func (f answering) Verify(ctx context.Context, p *PaymentPayload, r PaymentRequi
 	if err == nil && vr == nil {
 		err = &FacilitatorError{Op: "verify", Err: errNoAnswer}
 	}
+	if err == nil && vr.IsValid && vr.Payer == "" {
+		named := *vr // the facilitator's answer is its own
+		named.Payer = signerOf(p)
+		vr = &named
+	}
 	return vr, err
 }
 
@@ -55,6 +64,11 @@ func (f answering) Settle(ctx context.Context, p *PaymentPayload, r PaymentRequi
 	sr, err = f.Facilitator.Settle(ctx, p, r)
 	if err == nil && sr == nil {
 		err = &FacilitatorError{Op: "settle", Err: errNoAnswer}
+	}
+	if err == nil && sr.Success && sr.Payer == "" {
+		named := *sr
+		named.Payer = signerOf(p)
+		sr = &named
 	}
 	return sr, err
 }

@@ -155,6 +155,17 @@ func validPaymentID(id string) bool {
 // The payer is as claimed: a payment whose signature fails charges
 // nothing, and its id is released.
 func scopedPaymentID(p *PaymentPayload, id string) string {
+	if from := signerOf(p); from != "" {
+		return strings.ToLower(from) + "/" + id
+	}
+	return id
+}
+
+// signerOf returns the payer p's payload names as the signer of its
+// authorization (the from of its EIP-3009 or Permit2 authorization), or
+// "" for a payload that names none. It is as claimed until a
+// facilitator verifies the payment.
+func signerOf(p *PaymentPayload) string {
 	var pl struct {
 		Authorization *struct {
 			From string `json:"from"`
@@ -163,16 +174,16 @@ func scopedPaymentID(p *PaymentPayload, id string) string {
 			From string `json:"from"`
 		} `json:"permit2Authorization"`
 	}
-	if json.Unmarshal(p.Payload, &pl) != nil {
-		return id
+	if p == nil || json.Unmarshal(p.Payload, &pl) != nil {
+		return ""
 	}
 	switch {
 	case pl.Authorization != nil && pl.Authorization.From != "":
-		return strings.ToLower(pl.Authorization.From) + "/" + id
+		return pl.Authorization.From
 	case pl.Permit2 != nil && pl.Permit2.From != "":
-		return strings.ToLower(pl.Permit2.From) + "/" + id
+		return pl.Permit2.From
 	}
-	return id
+	return ""
 }
 
 // serveIdentified serves a payment that carries the id id: the first

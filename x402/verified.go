@@ -10,7 +10,10 @@ import (
 // handler of a priced request through its context. It is settled after
 // the handler returns, if the handler succeeds.
 type VerifiedPayment struct {
-	// Payer is the address that signed the payment.
+	// Payer is the address that signed the payment, as the facilitator
+	// verified it; when its answer names none, the from of the payload's
+	// EIP-3009 or Permit2 authorization, whose signature it checked. It
+	// is "" only for a payload that names no signer either.
 	Payer string
 	// Offer is the route's offer the payment pays.
 	Offer PaymentRequirements

@@ -117,25 +117,29 @@ func TestMemStore_ownersApart(t *testing.T) {
 func TestMemStore_addressesOfOnePrefixAreOneOwner(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	s := &receipt.MemStore{MaxRecords: 10}
-	put := func(id, owner string) {
-		t.Helper()
-		if err := s.Put(ctx, receipt.Record{ID: id, Data: []byte("{}"), Owner: owner, ExpiresAt: now.Add(time.Hour)}); err != nil {
-			t.Fatalf("Put %s: %v", id, err)
+	// An anonymous caller's receipts are owned by "ip:<address>", an
+	// anonymous trial caller's by "trial:ip:<address>".
+	for _, owner := range []string{"ip:2001:db8::%x", "trial:ip:2001:db8::%x"} {
+		s := &receipt.MemStore{MaxRecords: 10}
+		put := func(id, owner string) {
+			t.Helper()
+			if err := s.Put(ctx, receipt.Record{ID: id, Data: []byte("{}"), Owner: owner, ExpiresAt: now.Add(time.Hour)}); err != nil {
+				t.Fatalf("Put %s: %v", id, err)
+			}
 		}
-	}
-	put("bob0", "bob")
-	put("bob1", "bob")
-	for i := range 50 {
-		put(fmt.Sprint("v6-", i), fmt.Sprintf("ip:2001:db8::%x", i+1))
-	}
-	for _, id := range []string{"bob0", "bob1", "v6-49"} {
-		if _, err := s.Get(ctx, id, now); err != nil {
-			t.Errorf("Get(%s) after 50 receipts of one /64 in a store of 10: %v", id, err)
+		put("bob0", "bob")
+		put("bob1", "bob")
+		for i := range 50 {
+			put(fmt.Sprint("v6-", i), fmt.Sprintf(owner, i+1))
 		}
-	}
-	if _, err := s.Get(ctx, "v6-41", now); !errors.Is(err, receipt.ErrNotFound) {
-		t.Errorf("Get(v6-41) = %v; want ErrNotFound: the prefix's own oldest go", err)
+		for _, id := range []string{"bob0", "bob1", "v6-49"} {
+			if _, err := s.Get(ctx, id, now); err != nil {
+				t.Errorf("%s: Get(%s) after 50 receipts of one /64 in a store of 10: %v", owner, id, err)
+			}
+		}
+		if _, err := s.Get(ctx, "v6-41", now); !errors.Is(err, receipt.ErrNotFound) {
+			t.Errorf("%s: Get(v6-41) = %v; want ErrNotFound: the prefix's own oldest go", owner, err)
+		}
 	}
 }
 

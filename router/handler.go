@@ -118,8 +118,9 @@ func WithRateLimiter(l RateLimiter) HandlerOption {
 // ([ClientIP]), or the one a proxy listed by [WithTrustedProxies] names.
 // A request for which f returns "" gets the default caller. So does a
 // request f names as the Handler names callers itself ("key:<name>",
-// "ip:<address>", "payer:<address>", or [DefaultCaller]) other than its
-// own default name, the name logged: f often passes on what the client
+// "ip:<address>", "payer:<address>", "trial:<caller>", or
+// [DefaultCaller]) other than its own default name, or by a name that
+// holds a space, the name logged: f often passes on what the client
 // sent (a session header), and a client naming itself "key:alice" would
 // otherwise spend the trial allowance of alice's credential and be given
 // its kept answers.

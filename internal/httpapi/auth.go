@@ -141,11 +141,15 @@ func CheckCredentialName(name string) error {
 // checkTrialCallerName returns an error when name, the name
 // Config.TrialCaller gives a request, is spelt as the server names a
 // caller itself: "key:" and a credential's name, which only a request
-// carrying that credential is, or a name CheckCredentialName refuses.
-// A TrialCaller often passes on what the client sent (a session header),
+// carrying that credential is, a name CheckCredentialName refuses, or a
+// name that holds a space, which joins a caller and its credential's name
+// in the scope of its idempotency keys. A TrialCaller often passes on what the client sent (a session header),
 // and a client so named would share that caller's trial allowance and
 // kept answers.
 func checkTrialCallerName(name string) error {
+	if strings.Contains(name, " ") {
+		return fmt.Errorf("the trial caller's name %q holds a space, which joins a caller and the credential it carries (<caller> key:<name>) in the scope of kept answers: it would share the kept answers of a caller so named that carries that credential", name)
+	}
 	if strings.HasPrefix(name, "key:") {
 		return fmt.Errorf("the trial caller's name %q is spelt as the caller of a credential (key:<name>), whose trial allowance and kept answers it would share", name)
 	}

@@ -87,7 +87,9 @@ type Config struct {
 	// request carries a credential it accepts, and otherwise "ip:" and
 	// the client address; the rate limit then groups IPv6 addresses by
 	// TrialLimit.IPv6Prefix. A name spelt as the server names callers
-	// itself ("key:", "ip:" or "payer:" and more, or LocalCaller) would
+	// itself ("key:", "ip:", "payer:" or "trial:" and more, or
+	// LocalCaller), or one that holds a space (which joins a caller and
+	// its credential's name in the scope of its kept answers), would
 	// share that caller's allowance and kept answers: the request is
 	// served as its default caller instead, and the name logged (Warn),
 	// unless it is the request's own default name.

@@ -122,3 +122,38 @@ func TestServer_trialCallerNamedAsTheServerNames(t *testing.T) {
 		t.Errorf("%d warnings, want 2 (the two strangers):\n%s", n, log.String())
 	}
 }
+
+// TestServer_trialCallerNameWithASpace: a TrialCaller name holds no
+// space, which joins a caller and the credential it carries into the
+// scope of its idempotency keys: a stranger naming itself "s1 key:alice"
+// would otherwise share the kept answers of alice's session s1, made
+// with her credential. Such a name is served as the request's default
+// caller, and logged.
+func TestServer_trialCallerNameWithASpace(t *testing.T) {
+	var log bytes.Buffer
+	srv := newServer(t, httpapi.Config{
+		Logger:         slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		TrialLimit:     httpapi.TrialLimit{Rate: rate.Inf},
+		TrialCaller:    func(r *http.Request) string { return r.Header.Get("X-Session") },
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")},
+		Endpoints:      []httpapi.Endpoint{{Method: http.MethodPost, Path: "/trial", Access: httpapi.Trial, Prepare: echo}},
+	})
+	post := func(headers ...string) (replayed bool, caller string) {
+		t.Helper()
+		got := send(t, http.MethodPost, srv.URL+"/trial", `{"order":1}`, append([]string{"Idempotency-Key", "order-1"}, headers...)...)
+		var body struct{ Caller string }
+		if got.status != http.StatusOK || json.Unmarshal([]byte(got.body), &body) != nil {
+			t.Fatalf("%d %s", got.status, got.body)
+		}
+		return got.header.Get(httpapi.HeaderIdempotentReplayed) == "true", body.Caller
+	}
+	if replayed, caller := post("Authorization", "Bearer "+testKey, "X-Session", "s1", "X-Forwarded-For", "198.51.100.1"); replayed || caller != "s1" {
+		t.Fatalf("alice's session s1: replayed %t, caller %q", replayed, caller)
+	}
+	if replayed, caller := post("X-Session", "s1 key:alice", "X-Forwarded-For", "203.0.113.9"); replayed || caller != "ip:203.0.113.9" {
+		t.Errorf("a stranger naming itself \"s1 key:alice\": replayed %t, caller %q; want its own answer as ip:203.0.113.9", replayed, caller)
+	}
+	if !strings.Contains(log.String(), "the TrialCaller named a request as the server names other callers") {
+		t.Errorf("the name is not logged:\n%s", log.String())
+	}
+}

@@ -123,7 +123,13 @@ func WithRateLimiter(l RateLimiter) HandlerOption {
 // holds a space, the name logged: f often passes on what the client
 // sent (a session header), and a client naming itself "key:alice" would
 // otherwise spend the trial allowance of alice's credential and be given
-// its kept answers.
+// its kept answers. A name f takes is its own caller's, whatever
+// credential the request carries: its calls are owned by "trial:" and the
+// name (see [CallerFrom]), never by a credential, and a name that is a
+// credential's own name ("alice") shares nothing with that credential.
+// Each name is a trial allowance of its own: a client that picks its
+// name (a session header f passes on) has as many allowances as names it
+// sends, so pass on names the host issued.
 func WithTrialCaller(f func(*http.Request) string) HandlerOption {
 	return func(h *Handler) { h.cfg.TrialCaller = f }
 }

@@ -37,7 +37,9 @@ func (s sessionHeader) RoundTrip(r *http.Request) (*http.Response, error) {
 // caller's, whether it carries a credential or the TrialCaller names it
 // after one: alice's trial call made with her own key, and a stranger's
 // trial call whose session is named "alice", the name of alice's
-// credential, are neither reportable by alice on the feedback route (a
+// credential, or "key:alice", the trial caller of her credential (not
+// taken: the stranger is its address), are neither reportable by alice
+// on the feedback route (a
 // trial call teaches nothing, and a report by the receipt id would have
 // it teach) nor fetched by her on the receipt route; the same 404, and
 // the book unmoved. alice's own normal call stays hers.
@@ -76,6 +78,8 @@ func TestHandler_trialCallsAreNotTheCredentials(t *testing.T) {
 		"alice's trial call with her key": client(trust.WithAPIKey("ka"), trust.WithClientVariant(router.VariantTrial)),
 		"a trial session named alice": client(trust.WithClientVariant(router.VariantTrial),
 			trust.WithHTTPClient(&http.Client{Transport: sessionHeader{http.DefaultTransport, "alice"}})),
+		"a trial session named key:alice": client(trust.WithClientVariant(router.VariantTrial),
+			trust.WithHTTPClient(&http.Client{Transport: sessionHeader{http.DefaultTransport, "key:alice"}})),
 	}
 	ctx := context.Background()
 	call := func(c *trust.Client) (traceID, receiptID string, keys []reputation.Key) {

@@ -53,7 +53,7 @@ func (f answering) Verify(ctx context.Context, p *PaymentPayload, r PaymentRequi
 	}
 	if err == nil && vr.IsValid && vr.Payer == "" {
 		named := *vr // the facilitator's answer is its own
-		named.Payer = signerOf(p)
+		named.Payer, _ = p.AuthorizationFrom()
 		vr = &named
 	}
 	return vr, err
@@ -67,7 +67,7 @@ func (f answering) Settle(ctx context.Context, p *PaymentPayload, r PaymentRequi
 	}
 	if err == nil && sr.Success && sr.Payer == "" {
 		named := *sr
-		named.Payer = signerOf(p)
+		named.Payer, _ = p.AuthorizationFrom()
 		sr = &named
 	}
 	return sr, err

@@ -1,6 +1,9 @@
 package x402
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Match returns the offer of p that the proof pp claims to pay, as
 // [Middleware] matches it: a version 2 proof names its offer in full
@@ -22,6 +25,36 @@ func (p Price) Match(pp *PaymentPayload) (PaymentRequirements, bool) {
 // offer's timeout (at least a minute) from now.
 func ReplayKey(p *PaymentPayload, offer PaymentRequirements, now time.Time) (key string, until time.Time) {
 	return replayKey(p, offer, now)
+}
+
+// AuthorizationFrom returns the from of the EIP-3009 authorization p
+// carries ("exact" on EVM networks), or of its Permit2 authorization
+// ("upto"): the address whose signature the facilitator checks, and so
+// the payer of a payment it verifies. It returns false when the payload
+// is neither or names no from, and for a nil p. It is as claimed until a
+// facilitator verifies the payment. [Middleware] names it as the payer
+// of a verification or settlement whose answer leaves the payer out; a
+// server that carries payments outside HTTP headers does the same with
+// it.
+func (p *PaymentPayload) AuthorizationFrom() (string, bool) {
+	var pl struct {
+		Authorization *struct {
+			From string `json:"from"`
+		} `json:"authorization"`
+		Permit2 *struct {
+			From string `json:"from"`
+		} `json:"permit2Authorization"`
+	}
+	if p == nil || json.Unmarshal(p.Payload, &pl) != nil {
+		return "", false
+	}
+	switch {
+	case pl.Authorization != nil && pl.Authorization.From != "":
+		return pl.Authorization.From, true
+	case pl.Permit2 != nil && pl.Permit2.From != "":
+		return pl.Permit2.From, true
+	}
+	return "", false
 }
 
 // AuthorizationValidBefore returns the validBefore of the EIP-3009

@@ -59,3 +59,28 @@ func TestMiddleware_payerFromTheAuthorization(t *testing.T) {
 		t.Errorf("settlement %+v (%v), want its payer %s", sr, err, ep.Authorization.From)
 	}
 }
+
+// TestPaymentPayload_AuthorizationFrom: the signer of an EIP-3009 or a
+// Permit2 authorization, and none for a payload that names neither.
+func TestPaymentPayload_AuthorizationFrom(t *testing.T) {
+	for _, tc := range []struct {
+		payload string
+		want    string
+		ok      bool
+	}{
+		{`{"signature":"0x1","authorization":{"from":"0xAbC","to":"0xdef"}}`, "0xAbC", true},
+		{`{"signature":"0x1","permit2Authorization":{"from":"0x123","spender":"0x9"}}`, "0x123", true},
+		{`{"signature":"0x1","authorization":{"to":"0xdef"}}`, "", false},
+		{`{"transaction":"AQID"}`, "", false},
+		{`[1,2]`, "", false},
+	} {
+		p := &x402.PaymentPayload{X402Version: 2, Payload: json.RawMessage(tc.payload)}
+		if got, ok := p.AuthorizationFrom(); got != tc.want || ok != tc.ok {
+			t.Errorf("AuthorizationFrom of %s = %q, %v; want %q, %v", tc.payload, got, ok, tc.want, tc.ok)
+		}
+	}
+	var none *x402.PaymentPayload
+	if got, ok := none.AuthorizationFrom(); got != "" || ok {
+		t.Errorf("AuthorizationFrom of nil = %q, %v; want none", got, ok)
+	}
+}

@@ -155,35 +155,10 @@ func validPaymentID(id string) bool {
 // The payer is as claimed: a payment whose signature fails charges
 // nothing, and its id is released.
 func scopedPaymentID(p *PaymentPayload, id string) string {
-	if from := signerOf(p); from != "" {
+	if from, ok := p.AuthorizationFrom(); ok {
 		return strings.ToLower(from) + "/" + id
 	}
 	return id
-}
-
-// signerOf returns the payer p's payload names as the signer of its
-// authorization (the from of its EIP-3009 or Permit2 authorization), or
-// "" for a payload that names none. It is as claimed until a
-// facilitator verifies the payment.
-func signerOf(p *PaymentPayload) string {
-	var pl struct {
-		Authorization *struct {
-			From string `json:"from"`
-		} `json:"authorization"`
-		Permit2 *struct {
-			From string `json:"from"`
-		} `json:"permit2Authorization"`
-	}
-	if p == nil || json.Unmarshal(p.Payload, &pl) != nil {
-		return ""
-	}
-	switch {
-	case pl.Authorization != nil && pl.Authorization.From != "":
-		return pl.Authorization.From
-	case pl.Permit2 != nil && pl.Permit2.From != "":
-		return pl.Permit2.From
-	}
-	return ""
 }
 
 // serveIdentified serves a payment that carries the id id: the first

@@ -231,7 +231,12 @@ const reasonValidityTooLong = "authorization_validity_too_long"
 // answering is a Facilitator that never answers nil without an error,
 // and gives each Verify at most verifyWithin: a facilitator that never
 // answers a verification would otherwise hold the call, and its
-// reservation of the proof, for as long as the client waits.
+// reservation of the proof, for as long as the client waits. A valid
+// verification or a successful settlement that leaves the payer out
+// names the signer of the payment's authorization
+// ([x402.PaymentPayload.AuthorizationFrom]), as [x402.Middleware] does:
+// answers are kept apart by payer, and every such payer would otherwise
+// be one payer "", whose calls push out each other's kept results.
 type answering struct {
 	x402.Facilitator
 	verifyWithin time.Duration
@@ -244,6 +249,11 @@ func (f answering) Verify(ctx context.Context, p *x402.PaymentPayload, r x402.Pa
 	if err == nil && vr == nil {
 		err = errors.New("the facilitator returned no verification")
 	}
+	if err == nil && vr.IsValid && vr.Payer == "" {
+		named := *vr // the facilitator's answer is its own
+		named.Payer, _ = p.AuthorizationFrom()
+		vr = &named
+	}
 	return vr, err
 }
 
@@ -251,6 +261,11 @@ func (f answering) Settle(ctx context.Context, p *x402.PaymentPayload, r x402.Pa
 	sr, err := f.Facilitator.Settle(ctx, p, r)
 	if err == nil && sr == nil {
 		err = errors.New("the facilitator returned no settlement")
+	}
+	if err == nil && sr.Success && sr.Payer == "" {
+		named := *sr
+		named.Payer, _ = p.AuthorizationFrom()
+		sr = &named
 	}
 	return sr, err
 }

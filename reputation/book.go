@@ -419,27 +419,6 @@ func notCast(v consensus.Vote) bool {
 	return v.Label == "" || v.Label == consensus.LabelCancelled || v.Label.Failed()
 }
 
-// A Ballot is one session's part in a call the host reports on.
-type Ballot struct {
-	// Session is the session that ran.
-	Session int64
-	// Backed reports whether its vote backed the outcome the call
-	// reported.
-	Backed bool
-	// Confidence is the confidence its vote reported; 0 when none.
-	Confidence float64
-	// Opposed reports a vote against the outcome that was the one other
-	// answer the call could have: a validation's other verdict. When
-	// the outcome was wrong, such a vote was right.
-	Opposed bool
-	// Check reports a vote cast beside the call's outcome without
-	// counting in it, to check the session that decided alone (see
-	// [Book.Leader]): its report teaches the session's reliability, and
-	// no record against the other votes (a [Lead]), its own or the
-	// decider's.
-	Check bool
-}
-
 // Feedback learns that the outcome of a call in scope, in which ballots
 // were cast, was right (or wrong): see the Book doc. Ballots of failed or
 // cancelled runs are to be left out. A ballot of a session that is not
@@ -468,6 +447,8 @@ func (b *Book) feedbackDeltas(scope Scope, ballots []Ballot, right bool, sign fl
 	for _, bl := range ballots {
 		var d Record
 		switch {
+		case bl.Taught:
+			continue
 		case right && bl.Backed, bl.Opposed && !right: // a backer of a right outcome; the other verdict of a wrong one
 			d.Right = w
 		case right, bl.Backed: // a dissent from a right outcome, a backer of a wrong one

@@ -79,10 +79,12 @@ func leadKey(scope Scope, session int64) Key {
 // when they disagreed and it was wrong. Only votes for one of a
 // validation's two verdicts count (Backed, or Opposed): a dissent from
 // an open answer is not known to be right. A check's vote (Ballot.Check)
-// counts neither as the session's nor as one of the others.
+// counts neither as the session's nor as one of the others; a vote
+// already scored on another call (Ballot.Scored) counts only as one of
+// the others.
 func leadDelta(scope Scope, ballots []Ballot, i int, right bool, sign float64) (Delta, bool) {
 	bl := ballots[i]
-	if bl.Check || !bl.Backed && !bl.Opposed {
+	if bl.Check || bl.Scored || !bl.Backed && !bl.Opposed {
 		return Delta{}, false
 	}
 	var backed, opposed int

@@ -250,7 +250,9 @@
 // two disagree) and reports the same true verdict on that call, so that
 // one report teaches the sessions the call did not run, and scores each
 // against the others' majority (reputation.Lead), which is how a session
-// comes to lead. On real panels where one strong judge sits among
+// comes to lead. A session both calls ran learns the claim's outcome
+// once, and its disagreement with the others counts once
+// (reputation.Call.Again). On real panels where one strong judge sits among
 // near-chance ones, the call alone seldom shows that judge disagreeing
 // with the others; the exam does (docs/ACCURACY.md measures both). An
 // exam runs once per call, reported by trace id or receipt id, while the

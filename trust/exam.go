@@ -129,12 +129,26 @@ func (s *Service) examine(ctx context.Context, id string, verdict router.Verdict
 			return fmt.Errorf("%w: %w", ErrExam, err)
 		}
 		x.call = resp.TraceID
+		s.markAgain(ctx, x.call, id)
 	}
 	_, err := s.report(ctx, x.call, against(verdict))
 	if err != nil && !errors.Is(err, ErrUnknownCall) { // an exam whose votes tied teaches nothing
 		return fmt.Errorf("%w: %w", ErrExam, err)
 	}
 	return nil
+}
+
+// markAgain marks the remembered exam call of the caller's traced as
+// exam as one that asked again the claim of the call traced as first
+// (reputation.Call.Again), so that their reports teach each session
+// once.
+func (s *Service) markAgain(ctx context.Context, exam, first string) {
+	calls, caller := s.keep.Calls(), CallerFrom(ctx)
+	e, ok := calls.Call(caller, exam)
+	f, fok := calls.Call(caller, first)
+	if ok && fok {
+		calls.PutCall(caller, exam, e.Again(f))
+	}
 }
 
 // against returns what a report of verdict, a claim's true verdict,

@@ -313,3 +313,47 @@ func TestService_examTelemetry(t *testing.T) {
 		t.Errorf("trust.call spans by exam (-want +got):\n%s", diff)
 	}
 }
+
+// TestService_examTeachesOnce: an oracle call runs the five sessions and
+// session 1 dissents, rightly; its exam runs the five again. The report
+// teaches each session the claim's outcome once, and scores session 1's
+// one disagreement with the others once, though both calls hold them.
+func TestService_examTeachesOnce(t *testing.T) {
+	ctx := trust.WithCaller(context.Background(), "key:alice")
+	var runs atomic.Int64
+	store, book, e := examEngine(t, &runs)
+	s, err := trust.New(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := request(trust.ModeValidation, trust.PolicyOracle)
+	resp, err := s.Call(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FeedbackVerdict(ctx, resp.TraceID, router.VerdictInvalid); err != nil {
+		t.Fatal(err)
+	}
+	if got := runs.Load(); got != 10 {
+		t.Fatalf("the call and its exam ran %d runs, want 10", got)
+	}
+	w := book.Options().FeedbackWeight
+	ids := []int64{1, 2, 3, 4, 5}
+	keys := make([]reputation.Key, len(ids))
+	want := make([]reputation.Record, len(ids))
+	for i, id := range ids {
+		keys[i] = reputation.Key{Session: id}
+		want[i] = reputation.Record{Wrong: w}
+	}
+	want[0] = reputation.Record{Right: w}
+	if diff := cmp.Diff(want, reputationtest.Load(t, store, keys...)); diff != "" {
+		t.Errorf("records after one report (-want +got):\n%s", diff)
+	}
+	snap, err := book.Snapshot(ctx, router.Scope(router.KindValidate, req.Task.Type), reputation.SnapshotRequest{Leader: ids[:1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]reputation.Lead{{Session: 1, Won: 1}}, snap.Records); diff != "" {
+		t.Errorf("session 1's record against the others (-want +got):\n%s", diff)
+	}
+}

@@ -66,10 +66,11 @@ func ExampleService_Feedback() {
 // verdict, and the call's votes teach all the same: here oracle refused
 // one dissent among five, and the dissenting session turned out right.
 // The report examines the claim: the service asks it of the five again,
-// at the oracle tier, and reports the verdict on that call too. Both
-// reports count, four votes' worth each (reputation.DefaultFeedbackWeight),
+// at the oracle tier, and reports the verdict on that call too. The
+// exam's votes repeat the call's, and each session learns the claim's
+// one outcome once, four votes' worth (reputation.DefaultFeedbackWeight),
 // against the prior's Beta(32, 8): the dissenting session's reliability
-// rises from 0.8 to 40/48, and the others' fall to 32/48.
+// rises from 0.8 to 36/44, and the others' fall to 32/44.
 func ExampleService_FeedbackVerdict() {
 	agrees, dissents := routertest.Verdict(router.VerdictValid), routertest.Verdict(router.VerdictInvalid)
 	engine, err := router.NewEngine(routertest.Sessions(1, 2, agrees, agrees, agrees, agrees, dissents))
@@ -106,5 +107,5 @@ func ExampleService_FeedbackVerdict() {
 	fmt.Printf("session 1: %.3f, session 5: %.3f\n", rel.Sessions[1], rel.Sessions[5])
 	// Output:
 	// RETRY map[INVALID:1 VALID:4]
-	// session 1: 0.667, session 5: 0.833
+	// session 1: 0.727, session 5: 0.818
 }

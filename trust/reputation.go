@@ -247,7 +247,8 @@ func (s *Service) Feedback(ctx context.Context, id string, right bool) error {
 // The report then examines the claim, once per call (see the package
 // doc, Outcomes; WithoutExams turns it off): the service asks it of the
 // pool again at the oracle tier and reports the verdict on that call
-// too. When that call fails, the error wraps ErrExam: the report stands,
+// too, where each session the call ran learns nothing a second time
+// (reputation.Call.Again). When that call fails, the error wraps ErrExam: the report stands,
 // and making it again runs the exam again. An exam is up to five runs of
 // the host's workers that no call pays for: where callers report their
 // own outcomes (the feedback route of NewHandler, and the MCP door's

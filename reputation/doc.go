@@ -130,8 +130,8 @@
 // example computes these figures). A disagreement counts only where the
 // session and others ran on a reported call, so a host that reports few
 // outcomes waits long for a lead; trust.Service therefore examines each
-// reported claim on its pool (an oracle call reported with the same
-// verdict), which shows more of them. At a LeadLevel of 1/2 a record
+// reported claim on its pool (asked again at the oracle tier, reported
+// with the same verdict), which shows more of them. At a LeadLevel of 1/2 a record
 // leads once it has won more disagreements than it lost: the session
 // that the reports so far show right more often than the others'
 // majority. Every session then passes sooner, one no better than the

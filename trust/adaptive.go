@@ -32,6 +32,26 @@ func (c candidate) serves(t router.Tier) bool {
 // then go to whatever session the router picks (and WithSingleSession
 // plays no part).
 func (s *Service) candidates(ctx context.Context) []candidate {
+	cs := s.sessions(ctx)
+	if len(cs) > 1 {
+		k := int((s.next.Add(1) - 1) % uint64(len(cs)))
+		cs = append(cs[k:], cs[:k]...)
+	}
+	if s.session != 0 && cs != nil {
+		i := slices.IndexFunc(cs, func(c candidate) bool { return c.id == s.session })
+		if i < 0 {
+			cs = append([]candidate{{id: s.session}}, cs...)
+		} else {
+			cs = append(append([]candidate{cs[i]}, cs[:i]...), cs[i+1:]...)
+		}
+	}
+	return cs
+}
+
+// sessions returns the sessions of the service's pool (WithSessionPool),
+// or else those the router reports through router.StatusReporter that
+// are not cooling down, in the order given; nil when none is known.
+func (s *Service) sessions(ctx context.Context) []candidate {
 	var cs []candidate
 	switch sr, ok := s.router.(router.StatusReporter); {
 	case len(s.pool) > 0:
@@ -48,18 +68,6 @@ func (s *Service) candidates(ctx context.Context) []candidate {
 			if ss.Health != router.HealthCoolingDown {
 				cs = append(cs, candidate{id: ss.ID, tiers: ss.Tiers})
 			}
-		}
-	}
-	if len(cs) > 1 {
-		k := int((s.next.Add(1) - 1) % uint64(len(cs)))
-		cs = append(cs[k:], cs[:k]...)
-	}
-	if s.session != 0 && cs != nil {
-		i := slices.IndexFunc(cs, func(c candidate) bool { return c.id == s.session })
-		if i < 0 {
-			cs = append([]candidate{{id: s.session}}, cs...)
-		} else {
-			cs = append(append([]candidate{cs[i]}, cs[:i]...), cs[i+1:]...)
 		}
 	}
 	return cs
@@ -122,43 +130,12 @@ func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.
 			}
 			s.logger.DebugContext(ctx, "trust: escalating", "runs", len(runs), "more", len(batch), "agreement", out.Agreement)
 		}
-		results := make([]stepResult, len(batch))
-		errs := make([]error, len(batch))
-		panics := make([]any, len(batch))
-		var wg sync.WaitGroup
+		from := len(runs)
+		results, errs := s.runBatch(ctx, req, batch, func(j int) router.Tier { return adaptiveTier(from + j) })
 		for j, c := range batch {
-			wg.Go(func() {
-				// A router.Service that panics panics in the caller's
-				// goroutine, as it does for the tiers that run it there
-				// (an HTTP server recovers it), not in this one, where
-				// nothing would.
-				defer func() { panics[j] = recover() }()
-				tier := adaptiveTier(len(runs) + j)
-				if c.id != 0 && !c.serves(tier) {
-					tier = "" // no unused session serves the run's tier: ask for none
-				}
-				results[j], errs[j] = s.runOn(ctx, req, rung{tier, 1, router.DisagreeBestEffort}, c.id)
-			})
-		}
-		wg.Wait()
-		for _, v := range panics {
-			if v != nil {
-				panic(v)
-			}
-		}
-		for j, c := range batch {
-			st := results[j]
-			if err := errs[j]; err != nil {
-				if errors.Is(ctx.Err(), context.Canceled) {
-					return nil, nil, ctx.Err()
-				}
-				if refused(err) {
-					return nil, nil, err
-				}
-				st = failedRun(err, req.Mode, c.id, adaptiveTier(len(runs)))
-			}
-			if len(st.runs) != 1 { // a call of one replica that holds no run, or several, is a failed run
-				st = failedRun(fmt.Errorf("trust: the router returned %d runs for one", len(st.runs)), req.Mode, c.id, adaptiveTier(len(runs)))
+			st, err := oneRun(ctx, req.Mode, results[j], errs[j], c.id, adaptiveTier(from+j))
+			if err != nil {
+				return nil, nil, err
 			}
 			for i := range st.runs {
 				r := &st.runs[i]
@@ -198,6 +175,57 @@ func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.
 		return nil, nil, noVoteInTime(runs)
 	}
 	return steps, cals, nil
+}
+
+// runBatch runs req on each session of batch at once, one router call of
+// one replica each, run j at tier(j) (or at no tier when its session
+// does not serve that one), and returns each call's step and error.
+func (s *Service) runBatch(ctx context.Context, req *Request, batch []candidate, tier func(j int) router.Tier) ([]stepResult, []error) {
+	results := make([]stepResult, len(batch))
+	errs := make([]error, len(batch))
+	panics := make([]any, len(batch))
+	var wg sync.WaitGroup
+	for j, c := range batch {
+		wg.Go(func() {
+			// A router.Service that panics panics in the caller's
+			// goroutine, as it does for the tiers that run it there
+			// (an HTTP server recovers it), not in this one, where
+			// nothing would.
+			defer func() { panics[j] = recover() }()
+			t := tier(j)
+			if c.id != 0 && !c.serves(t) {
+				t = "" // the session serves no such tier: ask for none
+			}
+			results[j], errs[j] = s.runOn(ctx, req, rung{t, 1, router.DisagreeBestEffort}, c.id)
+		})
+	}
+	wg.Wait()
+	for _, v := range panics {
+		if v != nil {
+			panic(v)
+		}
+	}
+	return results, errs
+}
+
+// oneRun returns st, the step of a router call of one replica on session
+// id at tier, as a vote of the call: the failed run err makes of it, or
+// of a step that holds no run or several. It returns an error that ends
+// the call instead: the caller gone, or the request refused.
+func oneRun(ctx context.Context, mode Mode, st stepResult, err error, id router.SessionID, tier router.Tier) (stepResult, error) {
+	if err != nil {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return stepResult{}, ctx.Err()
+		}
+		if refused(err) {
+			return stepResult{}, err
+		}
+		st = failedRun(err, mode, id, tier)
+	}
+	if len(st.runs) != 1 {
+		st = failedRun(fmt.Errorf("trust: the router returned %d runs for one", len(st.runs)), mode, id, tier)
+	}
+	return st, nil
 }
 
 // pickSessions returns up to k unused candidates for runs from, preferring

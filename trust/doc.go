@@ -246,15 +246,22 @@
 // both over HTTP.
 //
 // A report on a validation also examines its claim: the service asks it
-// again of the pool at the oracle tier (up to five runs, stopped once
-// two disagree) and reports the same true verdict on that call, so that
+// again of the pool at the oracle tier and reports the same true verdict
+// on that exam, so that
 // one report teaches the sessions the call did not run, and scores each
 // against the others' majority (reputation.Lead), which is how a session
 // comes to lead. A session both calls ran learns the claim's outcome
 // once, and its disagreement with the others counts once
 // (reputation.Call.Again). On real panels where one strong judge sits among
 // near-chance ones, the call alone seldom shows that judge disagreeing
-// with the others; the exam does (docs/ACCURACY.md measures both). An
+// with the others; the exam does (docs/ACCURACY.md measures both). The
+// exam counts votes as one oracle call of five replicas would, stopped
+// once two disagree, for fewer runs: it asks the sessions in an order
+// drawn at random (the order in which a call's replicas arrive, not
+// their ranking), the first two at once and then one at a time, and it
+// does not ask a session the call ran again: the verdict that session
+// gave counts, as it was cast. On the real panels of docs/ACCURACY.md an
+// exam asks about three runs, where the oracle call launched five. An
 // exam runs once per call, reported by trace id or receipt id, while the
 // service remembers the call (its latest 10,000 calls that teach); a
 // repeat of the report runs none, and the opposite verdict replaces the

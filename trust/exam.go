@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vouchkit/vouch/internal/fairstore"
@@ -51,6 +52,7 @@ type exam struct {
 // caller's stream of calls forgets its own, never another's. An
 // anonymous caller named by an IPv6 address counts as its /64.
 type exams struct {
+	drawn    atomic.Uint64 // the exams drawn so far: each one's seed (see Service.examRuns)
 	kept     fairstore.Store[*exam]
 	max      int
 	maxBytes int64
@@ -83,7 +85,8 @@ func (e *exams) get(k examKey) (*exam, bool) {
 }
 
 // examining marks the context of an exam's own call, which is not
-// remembered for an exam of its own.
+// remembered for an exam of its own; its value is the examined call
+// (see examOf).
 type examining struct{}
 
 // isExam reports whether ctx is an exam's own call.
@@ -100,12 +103,12 @@ func (s *Service) remember(ctx context.Context, req *Request, traceID string) {
 
 // examine asks the claim of the caller's validation traced as id (the
 // trace id its report landed on, which s may remember for an exam) of
-// the pool again, at the oracle tier, and
-// reports verdict, the claim's true verdict, on that call too: the first
-// time, it makes the oracle call; afterwards it reports verdict on the
-// call it made, which counts as a repeat or replaces the report before,
-// as on any call. Nothing happens for an id s remembers no exam under,
-// nor over a router that can never serve the oracle tier (the call is
+// the pool again, at the oracle tier (Service.examRuns), and reports
+// verdict, the claim's true verdict, on that exam too: the first time,
+// it makes the exam's call; afterwards it reports verdict on the call it
+// made, which counts as a repeat or replaces the report before, as on
+// any call. Nothing happens for an id s remembers no exam under, nor
+// over a router that can never serve the oracle tier (the call is
 // refused as a bad request).
 func (s *Service) examine(ctx context.Context, id string, verdict router.Verdict) error {
 	if s.exams == nil {
@@ -120,7 +123,8 @@ func (s *Service) examine(ctx context.Context, id string, verdict router.Verdict
 	if x.call == "" {
 		req := x.req
 		req.Policy, req.Receipt = PolicyOracle, receipt.Request{}
-		ectx := traceparent.With(context.WithValue(ctx, examining{}, true), traceparent.NewTraceID())
+		first, _ := s.keep.Calls().Call(CallerFrom(ctx), id)
+		ectx := traceparent.With(context.WithValue(ctx, examining{}, examinedCall(first, s.exams.drawn.Add(1))), traceparent.NewTraceID())
 		resp, err := s.Call(ectx, &req)
 		if p := (*problem.Details)(nil); errors.As(err, &p) && p.Status == http.StatusBadRequest {
 			return nil // too few sessions for the oracle tier

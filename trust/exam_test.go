@@ -49,9 +49,10 @@ func examEngine(t *testing.T, n *atomic.Int64) (*reputation.Memory, *reputation.
 }
 
 // TestService_exam: fast runs session 2 alone, which is wrong; each
-// report of the true verdict examines the claim on all five sessions, so
-// session 1, which no call ran, wins a disagreement with the four others
-// on each, and leads after four. A repeat or the opposite verdict runs
+// report of the true verdict examines the claim on the five sessions,
+// asking them in a drawn order until two disagree and counting session
+// 2's vote as cast, so session 1, which no call ran, wins a disagreement
+// with the others asked before it on each, and leads after four. A repeat or the opposite verdict runs
 // no exam again; another caller's report runs none, and without exams a
 // report teaches the call's own votes only.
 func TestService_exam(t *testing.T) {
@@ -89,8 +90,8 @@ func TestService_exam(t *testing.T) {
 		if err := s.FeedbackVerdict(ctx, resp.TraceID, router.VerdictInvalid); err != nil {
 			t.Fatal(err)
 		}
-		if got := runs.Load() - before; got != 5 {
-			t.Errorf("report %d: the exam ran %d runs, want the five of the oracle tier", i+1, got)
+		if got := runs.Load() - before; got < 1 || got > 4 {
+			t.Errorf("report %d: the exam ran %d runs, want 1 to 4: up to session 1, never session 2 again", i+1, got)
 		}
 		if diff := cmp.Diff(reputation.Lead{Session: 1, Won: float64(i + 1)}, lead()); diff != "" {
 			t.Errorf("after report %d, session 1's record (-want +got):\n%s", i+1, diff)
@@ -252,8 +253,8 @@ func TestService_examByReceipt(t *testing.T) {
 		}
 		return runs.Load() - before
 	}
-	if got := report(call("4bf92f3577b34da6a3ce929d0e0e4736", trust.PolicyFast)); got != 5 {
-		t.Errorf("a report by receipt id ran %d runs, want the exam's five", got)
+	if got := report(call("4bf92f3577b34da6a3ce929d0e0e4736", trust.PolicyFast)); got < 1 || got > 4 {
+		t.Errorf("a report by receipt id ran %d runs, want the exam's 1 to 4", got)
 	}
 	const reused = "5cf92f3577b34da6a3ce929d0e0e4737"
 	first := call(reused, trust.PolicyFast)
@@ -315,7 +316,8 @@ func TestService_examTelemetry(t *testing.T) {
 }
 
 // TestService_examTeachesOnce: an oracle call runs the five sessions and
-// session 1 dissents, rightly; its exam runs the five again. The report
+// session 1 dissents, rightly; its exam counts the same votes as cast,
+// asking no session again. The report
 // teaches each session the claim's outcome once, and scores session 1's
 // one disagreement with the others once, though both calls hold them.
 func TestService_examTeachesOnce(t *testing.T) {
@@ -334,8 +336,8 @@ func TestService_examTeachesOnce(t *testing.T) {
 	if err := s.FeedbackVerdict(ctx, resp.TraceID, router.VerdictInvalid); err != nil {
 		t.Fatal(err)
 	}
-	if got := runs.Load(); got != 10 {
-		t.Fatalf("the call and its exam ran %d runs, want 10", got)
+	if got := runs.Load(); got != 5 {
+		t.Fatalf("the call and its exam ran %d runs, want the call's 5: the exam counts its votes as cast", got)
 	}
 	w := book.Options().FeedbackWeight
 	ids := []int64{1, 2, 3, 4, 5}

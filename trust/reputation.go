@@ -153,8 +153,9 @@ func nextWeight(cands []candidate, used map[router.SessionID]bool, rel consensus
 }
 
 // learn teaches the router's book what the pooled votes of an adaptive
-// call say, and the votes of a call grouped by meaning counted by their
-// groups (the router learned the other calls itself), unless the
+// call or an exam say, and the votes of a call grouped by meaning
+// counted by their groups (the router learned the other calls itself),
+// unless the
 // call does not teach (router.Teaches: a trial or anonymous call) or its
 // caller's share of the router's latest teaching calls thins it out
 // (router.Engine.Teach), and remembers every call that teaches for
@@ -167,7 +168,7 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 		return
 	}
 	sc := scope(req)
-	if (req.Policy == PolicyAdaptive || s.groups(req)) && len(final.out.Votes) > 1 && s.keep.Teach(ctx) {
+	if (req.Policy == PolicyAdaptive || isExam(ctx) || s.groups(req)) && len(final.out.Votes) > 1 && s.keep.Teach(ctx) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		rel := decide.Reliabilities(final.runs, lastSnapshot(steps))
@@ -246,14 +247,15 @@ func (s *Service) Feedback(ctx context.Context, id string, right bool) error {
 //
 // The report then examines the claim, once per call (see the package
 // doc, Outcomes; WithoutExams turns it off): the service asks it of the
-// pool again at the oracle tier and reports the verdict on that call
+// pool again at the oracle tier and reports the verdict on that exam
 // too, where each session the call ran learns nothing a second time
-// (reputation.Call.Again). When that call fails, the error wraps ErrExam: the report stands,
-// and making it again runs the exam again. An exam is up to five runs of
-// the host's workers that no call pays for: where callers report their
-// own outcomes (the feedback route of NewHandler, and the MCP door's
-// tool), each reported call may cost the host five runs more than the
-// caller paid for.
+// (reputation.Call.Again). When the exam fails (every run it asked
+// failed), the error wraps ErrExam: the report stands, and making it
+// again runs the exam again. An exam is up to four runs of the host's
+// workers that no call pays for (five when the call's own runs failed):
+// where callers report their own outcomes (the feedback route of
+// NewHandler, and the MCP door's tool), each reported call may cost the
+// host that many runs more than the caller paid for.
 func (s *Service) FeedbackVerdict(ctx context.Context, id string, verdict router.Verdict) error {
 	if verdict != router.VerdictValid && verdict != router.VerdictInvalid {
 		return fmt.Errorf("trust: a true verdict is VALID or INVALID, not %q", verdict)

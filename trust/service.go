@@ -143,12 +143,19 @@ func (s *Service) Call(ctx context.Context, req *Request) (resp *Response, err e
 	}
 	var steps []stepResult
 	var cals *scopeReading
-	if req.Policy == PolicyAdaptive {
+	switch x := examOf(ctx); {
+	case req.Policy == PolicyAdaptive:
 		var err error
 		if steps, cals, err = s.adaptive(ctx, req); err != nil {
 			return nil, err
 		}
-	} else {
+	case x != nil:
+		var err error
+		if steps, cals, err = s.examRuns(ctx, req, x); err != nil {
+			return nil, err
+		}
+	}
+	if steps == nil {
 		cals = s.readCall(ctx, req)
 		ctx = cals.handedCall(ctx, req)
 		var id router.SessionID // fast runs on the single session, if any

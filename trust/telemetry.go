@@ -26,7 +26,7 @@ import (
 // The response's trace id, and the router_trace_ids of its receipt, are
 // the call span's trace id whenever the span is recorded. Metrics: calls
 // by mode, tier and status, and the runs each call took by tier. An
-// exam's oracle call (see Service.FeedbackVerdict) carries the attribute
+// exam's call (see Service.FeedbackVerdict) carries the attribute
 // vouch.trust.exam=true on its span and both metrics, so that a host's
 // dashboards can tell its own exams from its callers' calls.
 // Issuing a receipt gets a span "receipt.issue" and counts in
@@ -122,7 +122,7 @@ func endSpan(span trace.Span, err error) {
 	span.End()
 }
 
-// examAttr marks the span and metrics of an exam's oracle call.
+// examAttr marks the span and metrics of an exam's call.
 const examAttr = attribute.Key("vouch.trust.exam")
 
 // startStep starts the span of the router call of one rung of the plan.

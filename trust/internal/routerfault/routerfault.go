@@ -12,14 +12,15 @@ import (
 // ErrOracleDown is the error of OracleDown's oracle-tier validations.
 var ErrOracleDown = errors.New("the oracle tier is down")
 
-// OracleDown is an engine whose validations on five replicas, the oracle
-// tier's, fail with ErrOracleDown; every other call reaches the engine.
+// OracleDown is an engine whose oracle-tier validations (at tier oracle,
+// or on five replicas) fail with ErrOracleDown; every other call reaches
+// the engine.
 type OracleDown struct{ *router.Engine }
 
-// ValidateV3 fails a validation on five replicas and passes any other to
-// the engine.
+// ValidateV3 fails a validation at tier oracle or on five replicas and
+// passes any other to the engine.
 func (o OracleDown) ValidateV3(ctx context.Context, req *router.ValidateV3Request) (*router.ValidateV3Response, error) {
-	if req.Consensus.Replicas == 5 {
+	if req.Consensus.Replicas == 5 || req.Policy.Tier == router.TierOracle {
 		return nil, ErrOracleDown
 	}
 	return o.Engine.ValidateV3(ctx, req)

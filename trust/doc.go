@@ -261,10 +261,12 @@
 // their ranking), the first two at once and then one at a time, and it
 // does not ask a session the call ran again: the verdict that session
 // gave counts, as it was cast. On the real panels of docs/ACCURACY.md an
-// exam asks about three runs, where the oracle call launched five. An
-// exam runs once per call, reported by trace id or receipt id, while the
-// service remembers the call (its latest 10,000 calls that teach); a
-// repeat of the report runs none, and the opposite verdict replaces the
+// exam asks about three runs, where the oracle call launched five; asked
+// one after another, they may take longer than the oracle call's
+// slowest run, and the report waits for them. An exam runs once per
+// call, reported by trace id or receipt id, while the service remembers
+// the call (its latest 10,000 calls that teach); a repeat of the report
+// runs none, and the opposite verdict replaces the
 // exam's report as it replaces the call's. A report made through the
 // router.Engine itself, or by receipt id on a call the service no longer
 // remembers (or whose trace id the caller reused for a later call),

@@ -45,7 +45,7 @@ type PluralitySnapshot struct {
 // reputation's Lead), so that the rule can be checked: the one-sided sign
 // test of Won wins in Won+Lost disagreements with the majority of the
 // other votes, which a leader passes at the level its issuer names
-// (reputation.Options.LeadLevel: reputation.DefaultLeadLevel, 1/16,
+// (reputation.Options.LeadLevel: reputation.DefaultLeadLevel, 1/8,
 // unless the host sets it). The decision's confidence is then
 // read on the map of a leader's verdicts (Calibration.Tier ends in
 // "/leader").

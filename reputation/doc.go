@@ -115,18 +115,18 @@
 // by whichever was right (a vote for the other verdict is
 // [Ballot.Opposed]). [Book.Leader] names the session whose record, a
 // [Lead], passes a one-sided sign test at the Book's Options.LeadLevel
-// ([DefaultLeadLevel], 1/16, unless the host sets it) and whose
+// ([DefaultLeadLevel], 1/8, unless the host sets it) and whose
 // reliability is the highest: run alone, it answers better than the
 // others together. trust.Service's adaptive tier then runs it alone. The
 // records are kept under the reserved kind "lead <kind>" of the scope's
 // operation, in every Store.
 //
-// The test is checked after every report, and takes four disagreements
-// won in four, six in seven or eight in ten. A session that wins 93% of
-// its disagreements passes after four of them on the median, one that
-// wins 70% after 13 (38% of the time within nine), one that wins 60%
-// after 32; one no better than the others passes within 20 by luck 15%
-// of the time, which the reliability check bounds ([Lead.PValue]'s
+// The test is checked after every report, and takes three disagreements
+// won in three, five in six, seven in nine or eight in eleven. A session
+// that wins 93% of its disagreements passes after three of them on the
+// median, one that wins 70% after nine (58% of the time within nine),
+// one that wins 60% after 18; one no better than the others passes
+// within 20 by luck 27% of the time, which the reliability check bounds ([Lead.PValue]'s
 // example computes these figures). A disagreement counts only where the
 // session and others ran on a reported call, so a host that reports few
 // outcomes waits long for a lead; trust.Service therefore examines each

@@ -17,7 +17,7 @@ func ExampleLead_PValue_disagreements() {
 	for _, level := range []struct {
 		name string
 		at   float64
-	}{{"1/16 (DefaultLeadLevel)", reputation.DefaultLeadLevel}, {"1/2", 0.5}} {
+	}{{"1/8 (DefaultLeadLevel)", reputation.DefaultLeadLevel}, {"1/2", 0.5}} {
 		fmt.Printf("level %s:\n", level.name)
 		for _, p := range []float64{0.5, 0.6, 0.7, 0.8, 0.93} {
 			median, within := firstLead(level.at, p, 200, 9, 20)
@@ -25,12 +25,12 @@ func ExampleLead_PValue_disagreements() {
 		}
 	}
 	// Output:
-	// level 1/16 (DefaultLeadLevel):
-	// wins 50%: median   —, within 9:   9%, within 20:  15%
-	// wins 60%: median  32, within 9:  20%, within 20:  39%
-	// wins 70%: median  13, within 9:  38%, within 20:  71%
-	// wins 80%: median   7, within 9:  62%, within 20:  94%
-	// wins 93%: median   4, within 9:  93%, within 20: 100%
+	// level 1/8 (DefaultLeadLevel):
+	// wins 50%: median   —, within 9:  20%, within 20:  27%
+	// wins 60%: median  18, within 9:  36%, within 20:  53%
+	// wins 70%: median   9, within 9:  58%, within 20:  81%
+	// wins 80%: median   3, within 9:  81%, within 20:  97%
+	// wins 93%: median   3, within 9:  99%, within 20: 100%
 	// level 1/2:
 	// wins 50%: median   1, within 9:  75%, within 20:  82%
 	// wins 60%: median   1, within 9:  88%, within 20:  95%

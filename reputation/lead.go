@@ -12,10 +12,10 @@ import (
 // against the other votes of its calls makes it the leader (see
 // [Book.Leader]) unless Options.LeadLevel says otherwise: the chance,
 // were the session no better than the majority of the others, that it
-// would have won its disagreements with them as often as it did. 1/16 is
-// the chance of four wins in four disagreements: the shortest record
+// would have won its disagreements with them as often as it did. 1/8 is
+// the chance of three wins in three disagreements: the shortest record
 // that leads.
-const DefaultLeadLevel = 1.0 / 16
+const DefaultLeadLevel = 1.0 / 8
 
 // MaxLeadLevel is the largest lead level a Book takes
 // (Options.LeadLevel): at 1/2 a record leads once it has won more
@@ -124,7 +124,7 @@ func leadDelta(scope Scope, ballots []Ballot, i int, right bool, sign float64) (
 // take as many reports to lead as the decisions take to go wrong. The
 // level is each session's own, checked after every report: across five
 // sessions and a long history, a session no better than the others
-// leads by luck more often than the level (1 time in 16 by default),
+// leads by luck more often than the level (1 time in 8 by default),
 // which the reliability check bounds (docs/ACCURACY.md measures what
 // that costs). A leader's
 // record moves on the calls it shares with other sessions (a validation

@@ -15,11 +15,11 @@ import (
 
 // TestService_dissent walks the dissent rule through a real service:
 // session 1 is right (INVALID) and four sessions agree on the wrong
-// VALID. Its record shows it right in three disagreements of three with
-// the others' majority: not a leader (1/8 is no sign at 1/16), but a
-// dissent the rule hears (Posterior(3, 0) = 15/16). A call whose five
+// VALID. Its record shows it right in two disagreements of two with
+// the others' majority: not a leader (1/4 is no sign at 1/8), but a
+// dissent the rule hears (Posterior(2, 0) = 7/8). A call whose five
 // runs end four against session 1 answers its INVALID at the record's
-// rate, 4/5, names the record in the response and the receipt, and
+// rate, 3/4, names the record in the response and the receipt, and
 // states no calibration; with reputation off the four win.
 func TestService_dissent(t *testing.T) {
 	ctx := context.Background()
@@ -53,29 +53,29 @@ func TestService_dissent(t *testing.T) {
 	}
 	scope := router.Scope(router.KindValidate, req.Task.Type)
 	dissent := []reputation.Ballot{{Session: 1, Opposed: true}, {Session: 2, Backed: true}, {Session: 3, Backed: true}}
-	for range 3 {
+	for range 2 {
 		if err := book.Feedback(ctx, scope, dissent, false); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if l, leads, err := book.Leader(ctx, scope, []int64{1, 2, 3, 4, 5}); err != nil || leads {
-		t.Fatalf("three wins lead: %+v, %v, %v", l, leads, err)
+		t.Fatalf("two wins lead: %+v, %v, %v", l, leads, err)
 	}
 
 	resp := fiveRuns(s)
-	want := &reputation.Lead{Session: 1, Won: 3}
+	want := &reputation.Lead{Session: 1, Won: 2}
 	if diff := cmp.Diff(want, resp.Evidence.Dissent); diff != "" {
 		t.Errorf("evidence.dissent (-want +got):\n%s", diff)
 	}
-	if resp.Status != trust.StatusInvalid || resp.Confidence != 0.8 || resp.Evidence.Calibration != nil || resp.Evidence.Agreement != 0.2 {
-		t.Errorf("the dissent: status %s, confidence %v, calibration %+v, agreement %v; want INVALID at 4/5, uncalibrated, 1 of 5",
+	if resp.Status != trust.StatusInvalid || resp.Confidence != 0.75 || resp.Evidence.Calibration != nil || resp.Evidence.Agreement != 0.2 {
+		t.Errorf("the dissent: status %s, confidence %v, calibration %+v, agreement %v; want INVALID at 3/4, uncalibrated, 1 of 5",
 			resp.Status, resp.Confidence, resp.Evidence.Calibration, resp.Evidence.Agreement)
 	}
 	res, err := receipt.Verify(resp.Receipt, receipt.Ed25519Key(pub))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(&receipt.LeaderSnapshot{Session: 1, Won: 3}, res.Receipt.PolicySnapshot.Dissent); diff != "" {
+	if diff := cmp.Diff(&receipt.LeaderSnapshot{Session: 1, Won: 2}, res.Receipt.PolicySnapshot.Dissent); diff != "" {
 		t.Errorf("receipt's policy_snapshot.dissent (-want +got):\n%s", diff)
 	}
 	if res.Receipt.PolicySnapshot.Leader != nil {

@@ -52,7 +52,7 @@ func examEngine(t *testing.T, n *atomic.Int64) (*reputation.Memory, *reputation.
 // report of the true verdict examines the claim on the five sessions,
 // asking them in a drawn order until two disagree and counting session
 // 2's vote as cast, so session 1, which no call ran, wins a disagreement
-// with the others asked before it on each, and leads after four. A repeat or the opposite verdict runs
+// with the others asked before it on each, and leads after three. A repeat or the opposite verdict runs
 // no exam again; another caller's report runs none, and without exams a
 // report teaches the call's own votes only.
 func TestService_exam(t *testing.T) {
@@ -75,7 +75,7 @@ func TestService_exam(t *testing.T) {
 		return snap.Records[0]
 	}
 	var last string
-	for i := range 4 {
+	for i := range 3 {
 		resp, err := s.Call(ctx, req)
 		if err != nil {
 			t.Fatal(err)
@@ -99,7 +99,7 @@ func TestService_exam(t *testing.T) {
 		last = resp.TraceID
 	}
 	if l, ok, err := book.Leader(ctx, scope, ids); err != nil || !ok || l.Session != 1 {
-		t.Errorf("after four exams: leader %+v (%v, %v), want session 1", l, ok, err)
+		t.Errorf("after three exams: leader %+v (%v, %v), want session 1", l, ok, err)
 	}
 
 	keys := make([]reputation.Key, len(ids))

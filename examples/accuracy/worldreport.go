@@ -6,9 +6,11 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/trust"
 )
 
@@ -42,6 +44,15 @@ func (c config) binding() setting {
 		}
 	}
 	return ss[len(ss)-1]
+}
+
+// leadLevel is the lead level of the measured books: -lead-level, or
+// reputation.DefaultLeadLevel.
+func (c config) leadLevel() float64 {
+	if c.book.LeadLevel == 0 {
+		return reputation.DefaultLeadLevel
+	}
+	return c.book.LeadLevel
 }
 
 // none returns the setting of reputation on with no outcome reported,
@@ -273,8 +284,8 @@ func (r *worldsReport) familyTables(w io.Writer, f *family) {
 	if !f.delegates() {
 		dis := over(func(wr *worldResult) float64 { return ratio(wr.against.disagreed, wr.against.calls) })
 		won := over(func(wr *worldResult) float64 { return ratio(wr.against.won, wr.against.disagreed) })
-		fmt.Fprintf(w, "\nThe best single session against the strict majority of the other four, on every call, as a lead is scored had all five run: it disagrees on %s of the calls and is right on %s of those disagreements (median world; %s to %s and %s to %s over the worlds). A lead takes such reported disagreements won four in four, six in seven or eight in ten.\n",
-			pct(dis.median()), pct(won.median()), pct(slices.Min(dis)), pct(slices.Max(dis)), pct(slices.Min(won)), pct(slices.Max(won)))
+		fmt.Fprintf(w, "\nThe best single session against the strict majority of the other four, on every call, as a lead is scored had all five run: it disagrees on %s of the calls and is right on %s of those disagreements (median world; %s to %s and %s to %s over the worlds). A lead takes such reported disagreements won %s.\n",
+			pct(dis.median()), pct(won.median()), pct(slices.Min(dis)), pct(slices.Max(dis)), pct(slices.Min(won)), pct(slices.Max(won)), shortestLeads(r.cfg.leadLevel()))
 		r.twoWays(w, rs, over)
 	}
 
@@ -416,4 +427,29 @@ func (r *worldsReport) retried(f *family) (worst, median string, ok bool) {
 		}
 	}
 	return worst, fmt.Sprintf("%s of the calls, %s right", pct(shares.median()), pct(rights.median())), true
+}
+
+// shortestLeads names the shortest records that pass the lead's sign
+// test (reputation.Lead.PValue) at level with no loss, one and two:
+// "three in three, five in six or seven in nine" at 1/8.
+func shortestLeads(level float64) string {
+	var records [3]string
+	for lost := range records {
+		won := 1
+		for (reputation.Lead{Won: float64(won), Lost: float64(lost)}).PValue() > level {
+			won++
+		}
+		records[lost] = countWord(won) + " in " + countWord(won+lost)
+	}
+	return records[0] + ", " + records[1] + " or " + records[2]
+}
+
+// countWord spells n in words up to twenty, in digits above.
+func countWord(n int) string {
+	words := [...]string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+		"eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"}
+	if n >= 0 && n < len(words) {
+		return words[n]
+	}
+	return strconv.Itoa(n)
 }

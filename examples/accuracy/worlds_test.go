@@ -429,3 +429,20 @@ func TestSimulateWorlds_forget(t *testing.T) {
 		t.Errorf("the command line lacks -drift -forget: %s", cmd)
 	}
 }
+
+// TestShortestLeads: the records named as the shortest that lead are
+// those reputation.Lead.PValue passes at each level, and no shorter.
+func TestShortestLeads(t *testing.T) {
+	for _, tc := range []struct {
+		level float64
+		want  string
+	}{
+		{reputation.DefaultLeadLevel, "three in three, five in six or seven in nine"},
+		{1.0 / 16, "four in four, six in seven or eight in ten"},
+		{reputation.MaxLeadLevel, "one in one, two in three or three in five"},
+	} {
+		if got := shortestLeads(tc.level); got != tc.want {
+			t.Errorf("shortestLeads(%v) = %q, want %q", tc.level, got, tc.want)
+		}
+	}
+}

@@ -126,8 +126,8 @@
 // that wins 93% of its disagreements passes after three of them on the
 // median, one that wins 70% after nine (58% of the time within nine),
 // one that wins 60% after 18; one no better than the others passes
-// within 20 by luck 27% of the time, which the reliability check bounds ([Lead.PValue]'s
-// example computes these figures). A disagreement counts only where the
+// within 20 by luck 27% of the time, which the reliability check bounds
+// ([Lead.PValue]'s example computes these figures). A disagreement counts only where the
 // session and others ran on a reported call, so a host that reports few
 // outcomes waits long for a lead; trust.Service therefore examines each
 // reported claim on its pool (asked again at the oracle tier, reported

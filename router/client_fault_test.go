@@ -261,13 +261,14 @@ func TestClient_retryAfterLostAnswerConcurrent(t *testing.T) {
 // evidence, rather than run the workers again under the same key.
 func TestClient_failedRunsNotRerun(t *testing.T) {
 	tests := []struct {
-		name   string
-		worker router.Worker
-		status int
-		code   router.Code
+		name      string
+		worker    router.Worker
+		timeoutMS int64 // the call's policy.timeout_ms: 1 times the hanging worker out
+		status    int
+		code      router.Code
 	}{
-		{"all failed", routertest.Fixed(router.Result{Verdict: "BOGUS"}), http.StatusBadGateway, "all_replicas_failed"},
-		{"timed out", routertest.Hang(), http.StatusGatewayTimeout, "timeout"},
+		{"all failed", routertest.Fixed(router.Result{Verdict: "BOGUS"}), 60_000, http.StatusBadGateway, "all_replicas_failed"},
+		{"timed out", routertest.Hang(), 1, http.StatusGatewayTimeout, "timeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -284,7 +285,7 @@ func TestClient_failedRunsNotRerun(t *testing.T) {
 			}))
 			defer srv.Close()
 			req := validateV3(1, "")
-			req.Policy.TimeoutMS = 1
+			req.Policy.TimeoutMS = tt.timeoutMS
 			_, err = newTestClient(t, srv.URL).ValidateV3(t.Context(), req)
 			p := asError(t, err, tt.status, tt.code)
 			if len(p.Extra) == 0 {

@@ -293,7 +293,7 @@ func (r *worldsReport) familyTables(w io.Writer, f *family) {
 	fmt.Fprintf(w, "\nEach world (adaptive with reputation on; its best single session in bold among the panel's models):\n\n")
 	fmt.Fprintf(w, "| seed | panel | models, sessions 1–5 | best single | %s | adaptive, no outcome | adaptive, %g%% outcomes | its runs per call |\n", five, 100*bind.outcomes)
 	fmt.Fprintln(w, "|---:|---:|---|---:|---:|---:|---:|---:|")
-	none, _ := r.cfg.none()
+	none, measured := r.cfg.none()
 	for _, wr := range rs {
 		ms := make([]string, panelSize)
 		for i, m := range wr.w.models {
@@ -304,8 +304,12 @@ func (r *worldsReport) familyTables(w io.Writer, f *family) {
 			}
 		}
 		a := wr.cells[worldCell{trust.PolicyAdaptive, bind}]
+		alone := "not run" // -outcomes without 0
+		if measured {
+			alone = pct(wr.cells[worldCell{trust.PolicyAdaptive, none}].accuracy())
+		}
 		fmt.Fprintf(w, "| %d | %d | %s | %s | %s | %s | %s | %.2f |\n", wr.w.seed, wr.w.panel, strings.Join(ms, ", "), pct(wr.best.accuracy()), pct(wr.five.accuracy()),
-			pct(wr.cells[worldCell{trust.PolicyAdaptive, none}].accuracy()), pct(a.accuracy()), a.runsPerCall())
+			alone, pct(a.accuracy()), a.runsPerCall())
 	}
 
 	r.endings(w, f)

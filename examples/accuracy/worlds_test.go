@@ -446,3 +446,34 @@ func TestShortestLeads(t *testing.T) {
 		}
 	}
 }
+
+// TestRun_worldsNoOutcomeNotRun: a world's row names the no-outcome
+// figure it did not measure (-outcomes without 0) as not run, not as an
+// accuracy of 0.
+func TestRun_worldsNoOutcomeNotRun(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		outcomes []float64
+		want     string
+	}{{[]float64{0.05}, "not run"}, {[]float64{0, 0.05}, "%"}} {
+		cfg := worldsCfg
+		cfg.outcomes = tc.outcomes
+		cfg.families, _ = parseFamilies("llmbar")
+		rep, err := simulateWorlds(context.Background(), cfg, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var md bytes.Buffer
+		rep.markdown(&md)
+		row := ""
+		for line := range strings.Lines(md.String()) {
+			if strings.HasPrefix(line, "| 3 | 0 | ") {
+				row = line
+			}
+		}
+		cells := strings.Split(row, " | ")
+		if len(cells) != 8 || !strings.HasSuffix(cells[5], tc.want) {
+			t.Errorf("-outcomes %v: the world's row %q, want its no-outcome cell to end in %q", tc.outcomes, row, tc.want)
+		}
+	}
+}

@@ -231,6 +231,12 @@ func TestIssuer_Issue_errors(t *testing.T) {
 		{"leader of session 0", func(_ *receipt.Issuer, p *receipt.Params) {
 			p.Policy.Leader = &receipt.LeaderSnapshot{Won: 4}
 		}, receipt.ErrSchema, 0},
+		{"leader at a level above 1/2", func(_ *receipt.Issuer, p *receipt.Params) {
+			p.Policy.Leader = &receipt.LeaderSnapshot{Session: 1, Won: 4, Level: 0.75}
+		}, receipt.ErrSchema, 0},
+		{"leader of a negative margin", func(_ *receipt.Issuer, p *receipt.Params) {
+			p.Policy.Leader = &receipt.LeaderSnapshot{Session: 1, Won: 4, Level: 0.125, Margin: -0.1}
+		}, receipt.ErrSchema, 0},
 		{"plurality of an empty group", func(_ *receipt.Issuer, p *receipt.Params) {
 			p.Policy.Plurality = &receipt.PluralitySnapshot{Groups: []int{2, 0}, Coincidence: 0.1, Reliability: 0.8}
 		}, receipt.ErrSchema, 0},
@@ -322,7 +328,7 @@ func TestIssuer_Issue_ownsSnapshots(t *testing.T) {
 	one, two, three := 1.0, 2.0, 2.0
 	p.Policy.Calibration = &receipt.CalibrationSnapshot{Tier: "safe/VALID", Basis: "outcomes", Outcomes: 4, Uncalibrated: 0.8,
 		Points: []receipt.CalibrationPoint{{Score: 0.7, Rate: 0.75, Outcomes: 4}}}
-	p.Policy.Leader = &receipt.LeaderSnapshot{Session: 201, Won: 7, Lost: 1}
+	p.Policy.Leader = &receipt.LeaderSnapshot{Session: 201, Won: 7, Lost: 1, Level: 0.125, Margin: 0.06}
 	p.Policy.Dissent = &receipt.LeaderSnapshot{Session: 202, Won: 9, Lost: 0}
 	p.Policy.Plurality = &receipt.PluralitySnapshot{Groups: []int{2, 1}, Coincidence: 0.1, Reliability: 0.8}
 	p.Consensus.Agreeing = []int{0, 1}

@@ -44,11 +44,15 @@ type PluralitySnapshot struct {
 // reported outcomes made it decide an adaptive validation alone (package
 // reputation's Lead), so that the rule can be checked: the one-sided sign
 // test of Won wins in Won+Lost disagreements with the majority of the
-// other votes, which a leader passes at the level its issuer names
+// other votes is at most Level, which is the issuer's lead level
 // (reputation.Options.LeadLevel: reputation.DefaultLeadLevel, 1/8,
-// unless the host sets it). The decision's confidence is then
-// read on the map of a leader's verdicts (Calibration.Tier ends in
-// "/leader").
+// unless the host sets it), or 1/2 when the leader's reliability stood
+// Margin above every other session's, at least the issuer's lead margin
+// (reputation.Options.LeadMargin: reputation.DefaultLeadMargin, 0.05),
+// and it had won two disagreements or more. The decision's confidence
+// is then read on the map of a leader's verdicts (Calibration.Tier ends
+// in "/leader"). A dissent (policy_snapshot.dissent) has no Level or
+// Margin.
 type LeaderSnapshot struct {
 	// Session is the leader's session id.
 	Session int64 `json:"session_id" validate:"gt=0"`
@@ -58,6 +62,11 @@ type LeaderSnapshot struct {
 	// Lost counts the reported calls on which its verdict was wrong and
 	// the majority of the other votes right.
 	Lost float64 `json:"lost" validate:"gte=0"`
+	// Level is the significance the leader's record passed at.
+	Level float64 `json:"level,omitempty" validate:"gte=0,lte=0.5"`
+	// Margin is the leader's reliability less the highest reliability
+	// of the other sessions its call could run.
+	Margin float64 `json:"margin,omitempty" validate:"gte=0,lte=1"`
 }
 
 // CalibrationSnapshot is policy_snapshot.calibration: what the decision's

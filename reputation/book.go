@@ -46,6 +46,12 @@ type Options struct {
 	// DefaultLeadLevel. At most MaxLeadLevel, 1/2, where a record leads once it has won
 	// more disagreements than it lost.
 	LeadLevel float64
+	// LeadMargin is how far a session's reliability must stand above
+	// every other session's for its record to lead at MaxLeadLevel, once
+	// it has won two disagreements (see [Book.Leader]); 0 means
+	// DefaultLeadMargin. At most 1, which no reliability clears: records
+	// then lead at LeadLevel alone.
+	LeadMargin float64
 	// LearnFromAgreement makes Learn credit each session with the
 	// probability, given the call's other votes, that its vote was
 	// right (see the Book doc): agreement then moves reliabilities
@@ -175,6 +181,12 @@ func New(store Store, o Options) (*Book, error) {
 	}
 	if !(o.LeadLevel > 0 && o.LeadLevel <= MaxLeadLevel) {
 		return nil, fmt.Errorf("%w: lead level %v is not a number in (0, 1/2]", ErrInvalid, o.LeadLevel)
+	}
+	if o.LeadMargin == 0 {
+		o.LeadMargin = DefaultLeadMargin
+	}
+	if !(o.LeadMargin > 0 && o.LeadMargin <= 1) {
+		return nil, fmt.Errorf("%w: lead margin %v is not a number in (0, 1]", ErrInvalid, o.LeadMargin)
 	}
 	if o.CalibrationPrior == 0 {
 		o.CalibrationPrior = DefaultCalibrationPrior

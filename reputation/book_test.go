@@ -91,6 +91,9 @@ func TestNewRefuses(t *testing.T) {
 		{LeadLevel: -1},
 		{LeadLevel: 0.6},
 		{LeadLevel: math.NaN()},
+		{LeadMargin: -0.1},
+		{LeadMargin: 1.5},
+		{LeadMargin: math.NaN()},
 	} {
 		if _, err := reputation.New(nil, o); !errors.Is(err, reputation.ErrInvalid) {
 			t.Errorf("New(%+v): error %v, want ErrInvalid", o, err)

@@ -117,7 +117,12 @@
 // [Lead], passes a one-sided sign test at the Book's Options.LeadLevel
 // ([DefaultLeadLevel], 1/8, unless the host sets it) and whose
 // reliability is the highest: run alone, it answers better than the
-// others together. trust.Service's adaptive tier then runs it alone. The
+// others together. A session whose reliability stands at least
+// Options.LeadMargin ([DefaultLeadMargin], 0.05) above every other
+// session's passes at 1/2 instead, once it has won two disagreements or
+// more: its outcomes already rank it first, and its record need only
+// show it right more often than the others' majority where the two
+// differ. trust.Service's adaptive tier then runs it alone. The
 // records are kept under the reserved kind "lead <kind>" of the scope's
 // operation, in every Store.
 //
@@ -139,7 +144,14 @@
 // reliability check and its later losses end such a lead. Adaptive runs
 // fewer sessions, and a good session a few points weaker than the best,
 // or than the majority of a strong panel, leads more often
-// (docs/ACCURACY.md, *A lead at one half*, measures both).
+// (docs/ACCURACY.md, *A lead at one half*, measures both). The margin
+// keeps 1/2 for the session the outcomes set apart: on real panels of one
+// strong judge among weaker ones it leads sooner, and on panels of
+// similar strength, whose reliabilities seldom part by 0.05 on a few
+// reports, the level stays 1/8 (docs/ACCURACY.md, *The lead's level*).
+// Two wins at least: under the default Prior one report on which a
+// session alone was right puts it 0.09 above the sessions it proved
+// wrong, and one report never makes a leader.
 //
 // # Coincidence
 //

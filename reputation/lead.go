@@ -23,6 +23,12 @@ const DefaultLeadLevel = 1.0 / 8
 // won would lead.
 const MaxLeadLevel = 1.0 / 2
 
+// DefaultLeadMargin is how far a session's reliability must stand above
+// every other session's for its record to lead at MaxLeadLevel rather
+// than at the Book's lead level (see [Book.Leader]), unless
+// Options.LeadMargin says otherwise.
+const DefaultLeadMargin = 0.05
+
 // A Lead is a session's record, in one scope, against the other votes of
 // the validations it voted in whose outcome was reported: the reported
 // calls on which the majority of the other votes gave the other verdict,
@@ -38,6 +44,15 @@ type Lead struct {
 	// Lost counts the reported calls on which its verdict was wrong and
 	// the majority of the other votes right.
 	Lost float64 `json:"lost"`
+	// Level is, on the record of a leader ([Book.Leader]), the
+	// significance its record passed at: the Book's Options.LeadLevel,
+	// or MaxLeadLevel when Margin is at least Options.LeadMargin. 0 on
+	// any other record.
+	Level float64 `json:"level,omitempty"`
+	// Margin is, on the record of a leader, its reliability less the
+	// highest reliability of the other sessions asked (0 when it was
+	// asked alone). 0 on any other record.
+	Margin float64 `json:"margin,omitempty"`
 }
 
 // PValue is the one-sided sign test of l: the chance that a session no
@@ -112,11 +127,16 @@ func leadDelta(scope Scope, ballots []Ballot, i int, right bool, sign float64) (
 // Leader returns, among sessions, the session whose record in scope
 // shows it right more often than the majority of the other votes of its
 // calls, with significance (its record's PValue at most the Book's
-// Options.LeadLevel, DefaultLeadLevel by default; the least p-value wins, a tie the more reliable
-// session, then the lower id, whatever the order of sessions), and
-// whose reliability in scope is the highest of sessions; false when none
-// qualifies. Such a session, run alone, answers better than the others
-// together, and no other session's outcomes rank it higher.
+// Options.LeadLevel, DefaultLeadLevel by default, or at most
+// MaxLeadLevel when its reliability stands Options.LeadMargin or more
+// above every other session's and it has won two disagreements or more;
+// the least p-value wins, a tie the more reliable session, then the
+// lower id, whatever the order of sessions), and whose reliability in
+// scope is the highest of sessions; false when none qualifies. Such a
+// session, run alone, answers better than the others together, and no
+// other session's outcomes rank it higher. The Lead returned holds the
+// level its record passed at and its margin, so that the rule can be
+// checked.
 //
 // The record is scored against the others' majority rather than the
 // call's decision, which the session's own weighted vote moves: a strong
@@ -177,18 +197,48 @@ func (b *Book) leaderOf(scope Scope, sessions []int64, recs []Record) (Lead, boo
 	}
 	at, bestP := -1, 2.0
 	for i, s := range sessions {
-		p := leadOf(s, recs[i]).PValue()
-		if p > b.opts.LeadLevel {
+		l := leadOf(s, recs[i])
+		if l.PValue() > b.level(l, margin(rel, i)) {
 			continue
 		}
-		if at < 0 || p < bestP || p == bestP && (rel[i] > rel[at] || rel[i] == rel[at] && s < sessions[at]) {
+		if p := l.PValue(); at < 0 || p < bestP || p == bestP && (rel[i] > rel[at] || rel[i] == rel[at] && s < sessions[at]) {
 			at, bestP = i, p
 		}
 	}
 	if at < 0 || slices.Max(rel) > rel[at] { // none, or another session's outcomes rank it higher
 		return Lead{}, false
 	}
-	return leadOf(sessions[at], recs[at]), true
+	l := leadOf(sessions[at], recs[at])
+	l.Margin = margin(rel, at)
+	l.Level = b.level(l, l.Margin)
+	return l, true
+}
+
+// level is the significance at which record l of a session whose
+// reliability stands margin above every other session's leads: the
+// Book's LeadLevel, or MaxLeadLevel when margin is at least LeadMargin
+// and l has won two disagreements or more.
+func (b *Book) level(l Lead, margin float64) float64 {
+	if margin >= b.opts.LeadMargin && math.Round(l.Won) >= minMarginWins {
+		return MaxLeadLevel
+	}
+	return b.opts.LeadLevel
+}
+
+// minMarginWins is the fewest disagreements won with which a record
+// leads at MaxLeadLevel by its session's margin: never on one report.
+const minMarginWins = 2
+
+// margin is rel[i] less the highest of the other reliabilities of rel; 0
+// when rel holds no other.
+func margin(rel []float64, i int) float64 {
+	m, other := 0.0, false
+	for j, r := range rel {
+		if j != i && (!other || rel[i]-r < m) {
+			m, other = rel[i]-r, true
+		}
+	}
+	return m
 }
 
 // leadOf reads session's record against the other votes, rec (its

@@ -64,14 +64,34 @@ func TestLead_Beats(t *testing.T) {
 // leadScope is the scope of the leader tests.
 var leadScope = reputation.Scope{Operation: "validate_v3", Kind: "classification"}
 
-// leadBook returns a Book over a new Memory with the default options.
+// leadBook returns a Book over a new Memory whose records lead at its
+// lead level alone (a LeadMargin of 1, which no reliability clears), so
+// that a record leads by its sign test at 1/8; TestBook_Leader_margin
+// tests the margin.
 func leadBook(t *testing.T) *reputation.Book {
 	t.Helper()
-	b, err := reputation.New(nil, reputation.Options{})
+	b, err := reputation.New(nil, reputation.Options{LeadMargin: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// marginOf is session's reliability in scope on b less the highest of the
+// other sessions', as Book.Reliabilities reads them.
+func marginOf(t *testing.T, b *reputation.Book, scope reputation.Scope, sessions []int64, session int64) float64 {
+	t.Helper()
+	rel, err := b.Reliabilities(context.Background(), scope, sessions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := math.Inf(1)
+	for _, s := range sessions {
+		if s != session {
+			m = min(m, rel.Of(session)-rel.Of(s))
+		}
+	}
+	return m
 }
 
 // TestBook_Leader reports outcomes on validations where session 3
@@ -101,7 +121,8 @@ func TestBook_Leader(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("after three wins: no leader (%v)", err)
 	}
-	if diff := cmp.Diff(reputation.Lead{Session: 3, Won: 3}, l); diff != "" {
+	want := reputation.Lead{Session: 3, Won: 3, Level: reputation.DefaultLeadLevel, Margin: marginOf(t, b, leadScope, sessions, 3)}
+	if diff := cmp.Diff(want, l); diff != "" {
 		t.Errorf("leader (-want +got):\n%s", diff)
 	}
 	if _, ok, _ := b.Leader(ctx, reputation.Scope{Operation: "validate_v3", Kind: "other"}, sessions); ok {
@@ -119,21 +140,11 @@ func TestBook_Leader(t *testing.T) {
 
 // TestBook_Leader_level: a record of two wins and one loss leads at a
 // LeadLevel of 1/2 (its p-value), where it has won more disagreements
-// than it lost, and not at the default; at 1/2 one more loss, a tie,
-// ends the lead.
+// than it lost, and not at 1/8; at 1/2 one more loss, a tie, ends the
+// lead.
 func TestBook_Leader_level(t *testing.T) {
 	ctx := context.Background()
 	sessions := []int64{1, 2, 3}
-	won := []reputation.Ballot{{Session: 1, Opposed: true}, {Session: 2, Backed: true}, {Session: 3, Backed: true}}
-	lost := []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Opposed: true}, {Session: 3, Opposed: true}}
-	feed := func(b *reputation.Book, ballots []reputation.Ballot, n int) {
-		t.Helper()
-		for range n {
-			if err := b.Feedback(ctx, leadScope, ballots, false); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 	half, err := reputation.New(nil, reputation.Options{LeadLevel: 0.5})
 	if err != nil {
 		t.Fatal(err)
@@ -146,22 +157,88 @@ func TestBook_Leader_level(t *testing.T) {
 		t.Errorf("default Options().LeadLevel = %v, want DefaultLeadLevel", got)
 	}
 	for _, b := range []*reputation.Book{half, def} {
-		feed(b, lost, 1)
-		feed(b, won, 2)
+		feedLead(t, b, lostLead, 1)
+		feedLead(t, b, wonLead, 2)
 	}
 	l, ok, err := half.Leader(ctx, leadScope, sessions)
 	if err != nil || !ok {
 		t.Fatalf("at 1/2, after 2 wins and 1 loss: no leader (%v)", err)
 	}
-	if diff := cmp.Diff(reputation.Lead{Session: 1, Won: 2, Lost: 1}, l); diff != "" {
+	if diff := cmp.Diff(reputation.Lead{Session: 1, Won: 2, Lost: 1, Level: 0.5, Margin: marginOf(t, half, leadScope, sessions, 1)}, l); diff != "" {
 		t.Errorf("leader at 1/2 (-want +got):\n%s", diff)
 	}
 	if l, ok, _ := def.Leader(ctx, leadScope, sessions); ok {
-		t.Errorf("at the default level, after 2 wins and 1 loss: leader %+v; want none (p = 1/2)", l)
+		t.Errorf("at 1/8, after 2 wins and 1 loss: leader %+v; want none (p = 1/2)", l)
 	}
-	feed(half, lost, 1)
+	feedLead(t, half, lostLead, 1)
 	if l, ok, _ := half.Leader(ctx, leadScope, sessions); ok {
 		t.Errorf("at 1/2, after 2 wins and 2 losses: leader %+v; want none (p = 11/16)", l)
+	}
+}
+
+// wonLead and lostLead are validations reported wrong on which session 1
+// dissented from sessions 2 and 3, rightly, and backed the outcome
+// against them, wrongly.
+var (
+	wonLead  = []reputation.Ballot{{Session: 1, Opposed: true}, {Session: 2, Backed: true}, {Session: 3, Backed: true}}
+	lostLead = []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Opposed: true}, {Session: 3, Opposed: true}}
+)
+
+// feedLead reports ballots wrong n times on b.
+func feedLead(t *testing.T, b *reputation.Book, ballots []reputation.Ballot, n int) {
+	t.Helper()
+	for range n {
+		if err := b.Feedback(context.Background(), leadScope, ballots, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestBook_Leader_margin: a session whose reliability stands at least
+// LeadMargin above every other session's leads at 1/2 once it has won
+// two disagreements, never on one, and not while its margin is short of
+// LeadMargin.
+func TestBook_Leader_margin(t *testing.T) {
+	ctx := context.Background()
+	sessions := []int64{1, 2, 3}
+	def, err := reputation.New(nil, reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := def.Options().LeadMargin; got != reputation.DefaultLeadMargin {
+		t.Errorf("default Options().LeadMargin = %v, want DefaultLeadMargin", got)
+	}
+	wide, err := reputation.New(nil, reputation.Options{LeadMargin: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []*reputation.Book{def, wide} {
+		feedLead(t, b, wonLead, 1)
+	}
+	if m := marginOf(t, def, leadScope, sessions, 1); m < reputation.DefaultLeadMargin {
+		t.Fatalf("after one win, session 1's margin is %v; the test wants it clear of the default", m)
+	}
+	if l, ok, _ := def.Leader(ctx, leadScope, sessions); ok {
+		t.Errorf("after one win: leader %+v; want none on one disagreement", l)
+	}
+	// One loss, two wins: p = 1/2, a margin between 0.05 and 0.1.
+	for _, b := range []*reputation.Book{def, wide} {
+		feedLead(t, b, lostLead, 1)
+		feedLead(t, b, wonLead, 1)
+	}
+	m := marginOf(t, def, leadScope, sessions, 1)
+	if m < reputation.DefaultLeadMargin || m >= 0.1 {
+		t.Fatalf("after 2 wins and 1 loss, session 1's margin is %v; the test wants it in [0.05, 0.1)", m)
+	}
+	l, ok, err := def.Leader(ctx, leadScope, sessions)
+	if err != nil || !ok {
+		t.Fatalf("after 2 wins and 1 loss, a margin of %v: no leader (%v)", m, err)
+	}
+	if diff := cmp.Diff(reputation.Lead{Session: 1, Won: 2, Lost: 1, Level: reputation.MaxLeadLevel, Margin: m}, l); diff != "" {
+		t.Errorf("leader by its margin (-want +got):\n%s", diff)
+	}
+	if l, ok, _ := wide.Leader(ctx, leadScope, sessions); ok {
+		t.Errorf("a margin of %v under LeadMargin 0.1: leader %+v; want none (p = 1/2)", m, l)
 	}
 }
 
@@ -206,7 +283,7 @@ func TestBook_Leader_againstTheOthers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(reputation.Lead{Session: 2, Won: 4}, l); diff != "" {
+	if diff := cmp.Diff(reputation.Lead{Session: 2, Won: 4, Level: reputation.DefaultLeadLevel, Margin: marginOf(t, b, leadScope, sessions, 2)}, l); diff != "" {
 		t.Errorf("leader (-want +got):\n%s", diff)
 	}
 	// Session 1's record: one loss (overruled), then nothing while it
@@ -241,7 +318,7 @@ func TestBook_Leader_order(t *testing.T) {
 	if err := b.Feedback(ctx, leadScope, []reputation.Ballot{{Session: 4, Backed: true}}, true); err != nil {
 		t.Fatal(err)
 	}
-	want := reputation.Lead{Session: 4, Won: 4}
+	want := reputation.Lead{Session: 4, Won: 4, Level: reputation.DefaultLeadLevel, Margin: marginOf(t, b, leadScope, []int64{1, 2, 3, 4}, 4)}
 	for _, sessions := range [][]int64{{1, 2, 3, 4}, {4, 3, 2, 1}, {3, 4, 1, 2}} {
 		l, ok, err := b.Leader(ctx, leadScope, sessions)
 		if err != nil || !ok {
@@ -266,8 +343,8 @@ func TestBook_Leader_check(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := reputation.Lead{Session: 1, Won: 4}
-	if l, ok, err := b.Leader(ctx, leadScope, sessions); err != nil || !ok || l != want {
+	want := reputation.Lead{Session: 1, Won: 4, Level: reputation.DefaultLeadLevel}
+	if l, ok, err := b.Leader(ctx, leadScope, sessions); err != nil || !ok || l.Margin <= 0 || want != (reputation.Lead{Session: l.Session, Won: l.Won, Lost: l.Lost, Level: l.Level}) {
 		t.Fatalf("leader %+v (%v, %v), want %+v", l, ok, err, want)
 	}
 	before, err := b.Reliabilities(ctx, leadScope, sessions)
@@ -291,7 +368,7 @@ func TestBook_Leader_check(t *testing.T) {
 			t.Fatalf("after %d checks proved session 1 wrong: leader %+v (%v), reliabilities %v", i, l, ok, rel.Sessions)
 		}
 		if ok {
-			if l != want {
+			if l.Margin = 0; l != want {
 				t.Fatalf("after %d checks: the leader's record %+v, want %+v unmoved", i, l, want)
 			}
 			continue

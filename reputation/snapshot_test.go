@@ -81,7 +81,7 @@ func TestBook_Snapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Sessions 1 and 2 never disagreed with the majority of the others.
-	records := []reputation.Lead{{Session: 1}, {Session: 2}, lead}
+	records := []reputation.Lead{{Session: 1}, {Session: 2}, {Session: 3, Won: lead.Won, Lost: lead.Lost}}
 	want := reputation.Snapshot{Reliabilities: rel, Evidence: evidence, Lead: lead, Leads: true, Records: records, Calibrations: maps, Coincidence: coincide}
 
 	before := store.loads.Load()

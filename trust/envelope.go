@@ -207,7 +207,8 @@ type Evidence struct {
 	// Leader is, when an adaptive validation ran one session alone
 	// because it leads the scope, that session's record against the
 	// majority of the other votes of the calls it voted in whose
-	// outcome was reported (reputation.Book.Leader): the status is its verdict, and the
+	// outcome was reported, with the level it passed at and its margin
+	// over the other sessions (reputation.Book.Leader): the status is its verdict, and the
 	// confidence is read on the calibration map of the leader's
 	// verdicts (Calibration, a tier ending in LeaderCalibrationSuffix).
 	// Absent otherwise.

@@ -57,8 +57,11 @@ func TestService_Call_judgedLeader(t *testing.T) {
 		if checked == 0 {
 			continue // session 1 produced: no leader among the judges
 		}
-		if diff := cmp.Diff(&reputation.Lead{Session: 1, Won: 4}, ev.Leader); diff != "" {
+		if diff := cmp.Diff(&reputation.Lead{Session: 1, Won: 4}, ev.Leader, recordOnly); diff != "" {
 			t.Errorf("evidence.leader (-want +got):\n%s", diff)
+		}
+		if ev.Leader != nil && (ev.Leader.Level != reputation.MaxLeadLevel || ev.Leader.Margin < reputation.DefaultLeadMargin) {
+			t.Errorf("evidence.leader %+v; want it led at 1/2 by its margin over the other judge", ev.Leader)
 		}
 		got := []int{ev.Launched, ev.Redundancy, len(ev.Verdicts), ev.Answered, ev.Checked}
 		if diff := cmp.Diff([]int{counted, counted, counted, counted, checked}, got); diff != "" {

@@ -4,8 +4,15 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 )
+
+// recordOnly compares a reputation.Lead's record (session, won, lost),
+// not the level and margin it led at.
+var recordOnly = cmpopts.IgnoreFields(reputation.Lead{}, "Level", "Margin")
 
 // remoteRouter serves svc on a router.Handler over loopback HTTP, with the
 // API key "k", until the test ends, and returns a router.Client of it.

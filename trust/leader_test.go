@@ -41,9 +41,11 @@ func oneRightFourWrong(t *testing.T) (*reputation.Book, *router.Engine) {
 // TestService_leader: four look-alike sessions that are always wrong
 // outvote the one that is always right. Each call's outcome is reported,
 // and each report on a call where session 1 dissented counts as a
-// disagreement it won. Once it has won four, and lost none, adaptive
-// runs it alone, reports its verdict with its record, and states its
-// confidence on the leader's calibration map.
+// disagreement it won. Once it has won two, and lost none, its
+// reliability stands well clear of the others' and its record leads at
+// 1/2 (reputation.Book.Leader): adaptive runs it alone, reports its
+// verdict with its record, the level it passed and its margin, and
+// states its confidence on the leader's calibration map.
 func TestService_leader(t *testing.T) {
 	ctx := context.Background()
 	book, e := oneRightFourWrong(t)
@@ -84,14 +86,23 @@ func TestService_leader(t *testing.T) {
 		if slices.Contains(resp.Evidence.Verdicts, router.Label(router.VerdictInvalid)) {
 			won++
 		}
-		if l, ok, err := book.Leader(ctx, scope, ids); err != nil || ok != (won >= 4) {
+		if l, ok, err := book.Leader(ctx, scope, ids); err != nil || ok != (won >= 2) {
 			t.Fatalf("after call %d, %d disagreements won: leader %+v (%v, %v)", i, won, l, ok, err)
 		}
 	}
 	if led == nil {
 		t.Fatal("no call ran a leader")
 	}
-	if diff := cmp.Diff(&reputation.Lead{Session: 1, Won: 4}, led.Evidence.Leader); diff != "" {
+	rel, err := book.Reliabilities(ctx, scope, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	margin := rel.Of(1) - max(rel.Of(2), rel.Of(3), rel.Of(4), rel.Of(5))
+	if margin < reputation.DefaultLeadMargin {
+		t.Fatalf("session 1's margin %v, under the default lead margin", margin)
+	}
+	want := &reputation.Lead{Session: 1, Won: float64(won), Level: reputation.MaxLeadLevel, Margin: margin}
+	if diff := cmp.Diff(want, led.Evidence.Leader); diff != "" {
 		t.Errorf("leader (-want +got):\n%s", diff)
 	}
 	if led.Status != trust.StatusInvalid || led.Evidence.Launched != 1 || len(led.Evidence.Steps) != 1 {
@@ -128,7 +139,7 @@ func TestService_leader(t *testing.T) {
 		t.Fatalf("a led call with a receipt: leader %+v, policy snapshot %+v", resp.Evidence.Leader, r.PolicySnapshot)
 	}
 	l := resp.Evidence.Leader
-	if diff := cmp.Diff(&receipt.LeaderSnapshot{Session: l.Session, Won: l.Won, Lost: l.Lost}, r.PolicySnapshot.Leader); diff != "" {
+	if diff := cmp.Diff(&receipt.LeaderSnapshot{Session: l.Session, Won: l.Won, Lost: l.Lost, Level: l.Level, Margin: l.Margin}, r.PolicySnapshot.Leader); diff != "" {
 		t.Errorf("receipt's policy_snapshot.leader (-evidence.leader +got):\n%s", diff)
 	}
 

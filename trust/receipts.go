@@ -128,7 +128,7 @@ func leaderSnapshot(l *reputation.Lead) *receipt.LeaderSnapshot {
 	if l == nil {
 		return nil
 	}
-	return &receipt.LeaderSnapshot{Session: l.Session, Won: l.Won, Lost: l.Lost}
+	return &receipt.LeaderSnapshot{Session: l.Session, Won: l.Won, Lost: l.Lost, Level: l.Level, Margin: l.Margin}
 }
 
 // pluralitySnapshot is the receipt's copy of p; nil for nil.

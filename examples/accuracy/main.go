@@ -25,12 +25,13 @@
 // testdata; a folder named but absent is an error), reported as the
 // worst and the median world.
 //
-//	go run ./examples/accuracy -families all [-data DIR] [-seeds 1,2,3] [-panels 2] [-real-calls N] [-warm 2000] [-outcomes 0,0.02,0.05] [-selection-shift K] [-horizon H] [-lead-level L] [-drift [-forget]] [-md FILE] [-charts DIR]
+//	go run ./examples/accuracy -families all [-data DIR] [-seeds 1,2,3] [-panels 2] [-real-calls N] [-warm 2000] [-outcomes 0,0.02,0.05] [-selection-shift K] [-horizon H] [-lead-level L] [-lead-margin M] [-drift [-forget]] [-md FILE] [-charts DIR]
 //
 // -selection-shift measures the same worlds on another sequence of the
 // engines' selection draws; -horizon sets the reputation books' horizon
-// (reputation.Options.Horizon) and -lead-level their lead level
-// (reputation.Options.LeadLevel); -drift swaps each validation world's best
+// (reputation.Options.Horizon), -lead-level their lead level
+// (reputation.Options.LeadLevel) and -lead-margin their lead margin
+// (reputation.Options.LeadMargin); -drift swaps each validation world's best
 // and worst sessions as measuring begins, so that reputation must follow
 // a panel that changed, and -forget has the host forget those two
 // sessions as they swap (reputation.Book.Forget).
@@ -78,6 +79,7 @@ func main() {
 	panels := flag.Int("panels", 2, "with -families, the panels drawn per seed and family")
 	shift := flag.Int("selection-shift", 0, "with -families, advance every engine's selection draws by this many calls before the first: the same worlds on another sequence of draws")
 	leadLevel := flag.Float64("lead-level", 0, "with -families, the lead level of every reputation book, in (0, 1/2] (0: reputation.DefaultLeadLevel)")
+	leadMargin := flag.Float64("lead-margin", 0, "with -families, the lead margin of every reputation book, in (0, 1] (0: reputation.DefaultLeadMargin; 1: records lead at the lead level alone)")
 	horizon := flag.Float64("horizon", 0, "with -families, the horizon of every reputation book, in votes (0: reputation.DefaultHorizon)")
 	forget := flag.Bool("forget", false, "with -drift, the host forgets the two sessions that swap as they swap (reputation.Book.Forget)")
 	drift := flag.Bool("drift", false, "with -families, swap the answers of each validation world's best and worst sessions from its first measured call on: the panel changes, and reputation has to follow")
@@ -87,7 +89,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	cfg := config{calls: *calls, seed: *seed, episode: *episode, data: *data, realWarm: *warm, delegationWarm: *delegationWarm, draws: *draws,
-		panels: *panels, realCalls: *realCalls, shift: *shift, book: reputation.Options{Horizon: *horizon, LeadLevel: *leadLevel}, drift: *drift, forget: *forget}
+		panels: *panels, realCalls: *realCalls, shift: *shift, book: reputation.Options{Horizon: *horizon, LeadLevel: *leadLevel, LeadMargin: *leadMargin}, drift: *drift, forget: *forget}
 	var err error
 	if *fams != "" {
 		if cfg.families, err = parseFamilies(*fams); err == nil {
@@ -233,6 +235,10 @@ func (c config) check() error {
 		return fmt.Errorf("-lead-level must be a number from 0 to 1/2 (reputation.MaxLeadLevel), got %v", c.book.LeadLevel)
 	case c.book.LeadLevel > 0 && len(c.families) == 0:
 		return fmt.Errorf("-lead-level: the lead level is set on the world families: give them with -families")
+	case !(c.book.LeadMargin >= 0 && c.book.LeadMargin <= 1):
+		return fmt.Errorf("-lead-margin must be a number from 0 to 1, got %v", c.book.LeadMargin)
+	case c.book.LeadMargin > 0 && len(c.families) == 0:
+		return fmt.Errorf("-lead-margin: the lead margin is set on the world families: give them with -families")
 	case c.drift && len(c.families) == 0:
 		return fmt.Errorf("-drift: the world families drift: give them with -families")
 	case c.forget && !c.drift:

@@ -148,6 +148,9 @@ func (c cell) String() string {
 	if c.book.LeadLevel != 0 {
 		s += fmt.Sprintf(" (lead level %g)", c.book.LeadLevel)
 	}
+	if c.book.LeadMargin != 0 {
+		s += fmt.Sprintf(" (lead margin %g)", c.book.LeadMargin)
+	}
 	if c.forget != [2]router.SessionID{} {
 		s += fmt.Sprintf(" (sessions %d and %d forgotten before call %d)", c.forget[0], c.forget[1], c.forgetAt)
 	}

@@ -198,6 +198,9 @@ func (r *worldsReport) command() string {
 	if cfg.book.LeadLevel != 0 {
 		s += fmt.Sprintf(" -lead-level %g", cfg.book.LeadLevel)
 	}
+	if cfg.book.LeadMargin != 0 {
+		s += fmt.Sprintf(" -lead-margin %g", cfg.book.LeadMargin)
+	}
 	if cfg.drift {
 		s += " -drift"
 	}

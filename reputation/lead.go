@@ -29,6 +29,11 @@ const MaxLeadLevel = 1.0 / 2
 // Options.LeadMargin says otherwise.
 const DefaultLeadMargin = 0.05
 
+// MarginWins is the fewest disagreements a record must have won to lead
+// at MaxLeadLevel by its session's margin (Options.LeadMargin): one
+// report never makes a leader.
+const MarginWins = 2
+
 // A Lead is a session's record, in one scope, against the other votes of
 // the validations it voted in whose outcome was reported: the reported
 // calls on which the majority of the other votes gave the other verdict,
@@ -219,15 +224,11 @@ func (b *Book) leaderOf(scope Scope, sessions []int64, recs []Record) (Lead, boo
 // Book's LeadLevel, or MaxLeadLevel when margin is at least LeadMargin
 // and l has won two disagreements or more.
 func (b *Book) level(l Lead, margin float64) float64 {
-	if margin >= b.opts.LeadMargin && math.Round(l.Won) >= minMarginWins {
+	if margin >= b.opts.LeadMargin && math.Round(l.Won) >= MarginWins {
 		return MaxLeadLevel
 	}
 	return b.opts.LeadLevel
 }
-
-// minMarginWins is the fewest disagreements won with which a record
-// leads at MaxLeadLevel by its session's margin: never on one report.
-const minMarginWins = 2
 
 // margin is rel[i] less the highest of the other reliabilities of rel; 0
 // when rel holds no other.

@@ -46,6 +46,15 @@ func (c config) binding() setting {
 	return ss[len(ss)-1]
 }
 
+// leadMargin is the lead margin of the measured books: -lead-margin, or
+// reputation.DefaultLeadMargin.
+func (c config) leadMargin() float64 {
+	if c.book.LeadMargin == 0 {
+		return reputation.DefaultLeadMargin
+	}
+	return c.book.LeadMargin
+}
+
 // leadLevel is the lead level of the measured books: -lead-level, or
 // reputation.DefaultLeadLevel.
 func (c config) leadLevel() float64 {
@@ -288,7 +297,7 @@ func (r *worldsReport) familyTables(w io.Writer, f *family) {
 		dis := over(func(wr *worldResult) float64 { return ratio(wr.against.disagreed, wr.against.calls) })
 		won := over(func(wr *worldResult) float64 { return ratio(wr.against.won, wr.against.disagreed) })
 		fmt.Fprintf(w, "\nThe best single session against the strict majority of the other four, on every call, as a lead is scored had all five run: it disagrees on %s of the calls and is right on %s of those disagreements (median world; %s to %s and %s to %s over the worlds). A lead takes such reported disagreements won %s.\n",
-			pct(dis.median()), pct(won.median()), pct(slices.Min(dis)), pct(slices.Max(dis)), pct(slices.Min(won)), pct(slices.Max(won)), shortestLeads(r.cfg.leadLevel()))
+			pct(dis.median()), pct(won.median()), pct(slices.Min(dis)), pct(slices.Max(dis)), pct(slices.Min(won)), pct(slices.Max(won)), r.cfg.leads())
 		r.twoWays(w, rs, over)
 	}
 
@@ -436,13 +445,25 @@ func (r *worldsReport) retried(f *family) (worst, median string, ok bool) {
 	return worst, fmt.Sprintf("%s of the calls, %s right", pct(shares.median()), pct(rights.median())), true
 }
 
-// shortestLeads names the shortest records that pass the lead's sign
-// test (reputation.Lead.PValue) at level with no loss, one and two:
-// "three in three, five in six or seven in nine" at 1/8.
-func shortestLeads(level float64) string {
+// leads names the shortest records that lead under c's books: those
+// shortestLeads names at the lead level, and, unless the margin is off
+// (1) or the level already 1/2, those of a session its margin sets apart.
+func (c config) leads() string {
+	s := shortestLeads(c.leadLevel(), 1)
+	if c.leadMargin() < 1 && c.leadLevel() < reputation.MaxLeadLevel {
+		s += fmt.Sprintf("; a session %g or more above every other, %s", c.leadMargin(), shortestLeads(reputation.MaxLeadLevel, reputation.MarginWins))
+	}
+	return s
+}
+
+// shortestLeads names the shortest records of minWon wins at least that
+// pass the lead's sign test (reputation.Lead.PValue) at level with no
+// loss, one and two: "three in three, five in six or seven in nine" at
+// 1/8.
+func shortestLeads(level float64, minWon int) string {
 	var records [3]string
 	for lost := range records {
-		won := 1
+		won := minWon
 		for (reputation.Lead{Won: float64(won), Lost: float64(lost)}).PValue() > level {
 			won++
 		}

@@ -375,18 +375,34 @@ func TestSimulateWorlds_forget(t *testing.T) {
 }
 
 // TestShortestLeads: the records named as the shortest that lead are
-// those reputation.Lead.PValue passes at each level, and no shorter.
+// those reputation.Lead.PValue passes at each level, of the wins asked at
+// least, and no shorter; a world's report names those of the margin too,
+// unless it is off or the level is 1/2.
 func TestShortestLeads(t *testing.T) {
 	for _, tc := range []struct {
-		level float64
-		want  string
+		level  float64
+		minWon int
+		want   string
 	}{
-		{reputation.DefaultLeadLevel, "three in three, five in six or seven in nine"},
-		{1.0 / 16, "four in four, six in seven or eight in ten"},
-		{reputation.MaxLeadLevel, "one in one, two in three or three in five"},
+		{reputation.DefaultLeadLevel, 1, "three in three, five in six or seven in nine"},
+		{1.0 / 16, 1, "four in four, six in seven or eight in ten"},
+		{reputation.MaxLeadLevel, 1, "one in one, two in three or three in five"},
+		{reputation.MaxLeadLevel, 2, "two in two, two in three or three in five"},
 	} {
-		if got := shortestLeads(tc.level); got != tc.want {
-			t.Errorf("shortestLeads(%v) = %q, want %q", tc.level, got, tc.want)
+		if got := shortestLeads(tc.level, tc.minWon); got != tc.want {
+			t.Errorf("shortestLeads(%v, %d) = %q, want %q", tc.level, tc.minWon, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		book reputation.Options
+		want string
+	}{
+		{reputation.Options{}, "three in three, five in six or seven in nine; a session 0.05 or more above every other, two in two, two in three or three in five"},
+		{reputation.Options{LeadMargin: 1}, "three in three, five in six or seven in nine"},
+		{reputation.Options{LeadLevel: 0.5}, "one in one, two in three or three in five"},
+	} {
+		if got := (config{book: tc.book}).leads(); got != tc.want {
+			t.Errorf("leads with %+v = %q, want %q", tc.book, got, tc.want)
 		}
 	}
 }

@@ -51,8 +51,8 @@ type Lead struct {
 	Lost float64 `json:"lost"`
 	// Level is, on the record of a leader ([Book.Leader]), the
 	// significance its record passed at: the Book's Options.LeadLevel,
-	// or MaxLeadLevel when Margin is at least Options.LeadMargin. 0 on
-	// any other record.
+	// or MaxLeadLevel when Margin is at least Options.LeadMargin and it
+	// has won MarginWins disagreements or more. 0 on any other record.
 	Level float64 `json:"level,omitempty"`
 	// Margin is, on the record of a leader, its reliability less the
 	// highest reliability of the other sessions asked (0 when it was

@@ -200,23 +200,23 @@ func (b *Book) leaderOf(scope Scope, sessions []int64, recs []Record) (Lead, boo
 		from := len(sessions) + i*levels
 		rel[i], _ = nested(recs[from:from+levels], prior, strength)
 	}
-	at, bestP := -1, 2.0
+	at, bestP, best := -1, 2.0, Lead{}
 	for i, s := range sessions {
 		l := leadOf(s, recs[i])
-		if l.PValue() > b.level(l, margin(rel, i)) {
+		l.Margin = margin(rel, i)
+		l.Level = b.level(l, l.Margin)
+		p := l.PValue()
+		if p > l.Level {
 			continue
 		}
-		if p := l.PValue(); at < 0 || p < bestP || p == bestP && (rel[i] > rel[at] || rel[i] == rel[at] && s < sessions[at]) {
-			at, bestP = i, p
+		if at < 0 || p < bestP || p == bestP && (rel[i] > rel[at] || rel[i] == rel[at] && s < sessions[at]) {
+			at, bestP, best = i, p, l
 		}
 	}
 	if at < 0 || slices.Max(rel) > rel[at] { // none, or another session's outcomes rank it higher
 		return Lead{}, false
 	}
-	l := leadOf(sessions[at], recs[at])
-	l.Margin = margin(rel, at)
-	l.Level = b.level(l, l.Margin)
-	return l, true
+	return best, true
 }
 
 // level is the significance at which record l of a session whose
@@ -233,11 +233,14 @@ func (b *Book) level(l Lead, margin float64) float64 {
 // margin is rel[i] less the highest of the other reliabilities of rel; 0
 // when rel holds no other.
 func margin(rel []float64, i int) float64 {
-	m, other := 0.0, false
+	m := math.Inf(1)
 	for j, r := range rel {
-		if j != i && (!other || rel[i]-r < m) {
-			m, other = rel[i]-r, true
+		if j != i {
+			m = min(m, rel[i]-r)
 		}
+	}
+	if math.IsInf(m, 1) {
+		return 0
 	}
 	return m
 }

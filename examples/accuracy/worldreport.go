@@ -46,24 +46,6 @@ func (c config) binding() setting {
 	return ss[len(ss)-1]
 }
 
-// leadMargin is the lead margin of the measured books: -lead-margin, or
-// reputation.DefaultLeadMargin.
-func (c config) leadMargin() float64 {
-	if c.book.LeadMargin == 0 {
-		return reputation.DefaultLeadMargin
-	}
-	return c.book.LeadMargin
-}
-
-// leadLevel is the lead level of the measured books: -lead-level, or
-// reputation.DefaultLeadLevel.
-func (c config) leadLevel() float64 {
-	if c.book.LeadLevel == 0 {
-		return reputation.DefaultLeadLevel
-	}
-	return c.book.LeadLevel
-}
-
 // none returns the setting of reputation on with no outcome reported,
 // and whether it was measured.
 func (c config) none() (setting, bool) {
@@ -445,13 +427,20 @@ func (r *worldsReport) retried(f *family) (worst, median string, ok bool) {
 	return worst, fmt.Sprintf("%s of the calls, %s right", pct(shares.median()), pct(rights.median())), true
 }
 
-// leads names the shortest records that lead under c's books: those
-// shortestLeads names at the lead level, and, unless the margin is off
-// (1) or the level already 1/2, those of a session its margin sets apart.
+// leads names the shortest records that lead under c's books, whose
+// options reputation.New fills in: those shortestLeads names at the lead
+// level, and, unless the margin is off (1) or the level already 1/2,
+// those of a session its margin sets apart. Options a book refuses, which
+// config.check turns away before any world runs, are named as such.
 func (c config) leads() string {
-	s := shortestLeads(c.leadLevel(), 1)
-	if c.leadMargin() < 1 && c.leadLevel() < reputation.MaxLeadLevel {
-		s += fmt.Sprintf("; a session %g or more above every other, %s", c.leadMargin(), shortestLeads(reputation.MaxLeadLevel, reputation.MarginWins))
+	b, err := reputation.New(nil, c.book)
+	if err != nil {
+		return fmt.Sprintf("none: no book takes these options (%v)", err)
+	}
+	o := b.Options()
+	s := shortestLeads(o.LeadLevel, 1)
+	if o.LeadMargin < 1 && o.LeadLevel < reputation.MaxLeadLevel {
+		s += fmt.Sprintf("; a session %g or more above every other, %s", o.LeadMargin, shortestLeads(reputation.MaxLeadLevel, reputation.MarginWins))
 	}
 	return s
 }

@@ -54,8 +54,11 @@ const examStream = 0x6578616d // "exam"
 // Service.examine), as one oracle call of five replicas would count its
 // votes, for fewer runs: in an order drawn uniformly at random (the order
 // in which the replicas of one call arrive is their latencies', not
-// their reputation's), the first two sessions at once and then one at a
-// time, until two verdicts disagree or five sessions have voted. A
+// their reputation's), one at a time, until two verdicts disagree or
+// five sessions have voted. Asking two at once would save one run's
+// wait, but the order in which their calls reached the router would then
+// be the scheduler's, and an engine that keeps reputation counts each
+// run towards its session's share of the latest runs in that order. A
 // session the examined call ran is not asked again: the verdict it gave
 // there counts, as it was cast. Each run is a router call of one replica
 // at the oracle tier. An exam whose every run failed fails, with the
@@ -83,16 +86,11 @@ func (s *Service) examRuns(ctx context.Context, req *Request, x *examined) ([]st
 	var asked, failed int // the runs asked of the router, and those that failed
 	var firstErr error    // the first router error
 	tier := func(int) router.Tier { return router.TierOracle }
-	for next := 0; next < len(cands) && len(runs) < consensus.DefaultMaxRuns && !split(runs); {
-		var batch []candidate // the sessions to ask before the next look at the votes: up to two votes in, or one more
-		for need := max(1, 2-len(runs)); need > 0 && next < len(cands) && len(runs)+len(batch) < consensus.DefaultMaxRuns; need-- {
-			c := cands[next]
-			next++
-			r, ok := x.known[c.id]
-			if !ok {
-				batch = append(batch, c)
-				continue
-			}
+	for _, c := range cands {
+		if len(runs) == consensus.DefaultMaxRuns || split(runs) {
+			break
+		}
+		if r, ok := x.known[c.id]; ok {
 			r.Replica = len(runs)
 			if cals != nil {
 				rel := cals.rel.Of(int64(c.id))
@@ -105,24 +103,23 @@ func (s *Service) examRuns(ctx context.Context, req *Request, x *examined) ([]st
 			st := stepResult{runs: []router.Run{r}, verdicts: []router.Label{r.Label}}
 			st.step = newStep("", rung{router.TierOracle, 0, router.DisagreeFailHard}, "", string(r.Label), st)
 			steps = append(steps, st)
+			continue
 		}
-		results, errs := s.runBatch(ctx, req, batch, tier)
-		for j, c := range batch {
-			st, err := oneRun(ctx, req.Mode, results[j], errs[j], c.id, router.TierOracle)
-			if err != nil {
-				return nil, nil, err
-			}
-			if firstErr == nil {
-				firstErr = errs[j]
-			}
-			asked++
-			if consensus.Label(st.runs[0].Label).Failed() {
-				failed++
-			}
-			st.runs[0].Replica = len(runs)
-			runs = append(runs, st.runs[0])
-			steps = append(steps, st)
+		results, errs := s.runBatch(ctx, req, []candidate{c}, tier)
+		st, err := oneRun(ctx, req.Mode, results[0], errs[0], c.id, router.TierOracle)
+		if err != nil {
+			return nil, nil, err
 		}
+		if firstErr == nil {
+			firstErr = errs[0]
+		}
+		asked++
+		if consensus.Label(st.runs[0].Label).Failed() {
+			failed++
+		}
+		st.runs[0].Replica = len(runs)
+		runs = append(runs, st.runs[0])
+		steps = append(steps, st)
 	}
 	if asked > 0 && failed == asked && firstErr != nil {
 		return nil, nil, fmt.Errorf("trust: every run the exam asked failed: %w", firstErr)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
@@ -78,5 +79,58 @@ func TestService_examOrder(t *testing.T) {
 	}
 	if _, ok, _ := book.Leader(ctx, router.Scope(router.KindValidate, request(trust.ModeValidation, trust.PolicyFast).Task.Type), []int64{1, 2, 3, 4, 5}); !ok {
 		t.Error("no leader after 40 exams that session 1 won")
+	}
+}
+
+// TestService_examOneAtATime: an exam's runs never overlap. Each run
+// lasts a while; an exam that asked two sessions at once would show both
+// in flight. The order in which two
+// calls at once reach the engine is the scheduler's, and the engine
+// counts each run towards its session's share in that order.
+func TestService_examOneAtATime(t *testing.T) {
+	ctx := trust.WithCaller(context.Background(), "key:alice")
+	var inFlight, most atomic.Int64
+	ws := make([]router.Worker, 5)
+	for i := range ws {
+		v := router.VerdictValid
+		if i == 0 {
+			v = router.VerdictInvalid
+		}
+		w := verdictOf(v)
+		ws[i] = router.WorkerFunc(func(ctx context.Context, job *router.Job) (*router.Result, error) {
+			n := inFlight.Add(1)
+			defer inFlight.Add(-1)
+			for m := most.Load(); n > m; m = most.Load() {
+				if most.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			time.Sleep(20 * time.Millisecond) // time for a run asked beside this one to start
+			return w.Work(ctx, job)
+		})
+	}
+	book, err := reputation.New(nil, reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := router.NewEngine(routertest.Sessions(1, 1, ws...), router.WithReputation(book))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := trust.New(e, trust.WithSingleSession(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		resp, err := s.Call(ctx, request(trust.ModeValidation, trust.PolicyFast))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.FeedbackVerdict(ctx, resp.TraceID, router.VerdictInvalid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := most.Load(); n != 1 {
+		t.Errorf("at most %d runs in flight at once, want 1", n)
 	}
 }

@@ -375,7 +375,7 @@ func measureThen(ctx context.Context, seed uint64, c cell, src claims, first, n 
 		}
 		if c.rep == on && reports(seed, c.draw, i, c.outcomes) {
 			before := p.runs()
-			p.turns.start(nil) // an exam's router calls take no turns: it asks one session at a time, but for its first two
+			p.turns.start(nil) // an exam's router calls take no turns: it asks one session at a time
 			err := svc.FeedbackVerdict(ctx, resp.TraceID, src.truth(i))
 			if err != nil && !errors.Is(err, trust.ErrUnknownCall) { // a call whose votes tied has nothing to teach
 				return nil, 0, 0, fmt.Errorf("claim %d, reporting its verdict: %w", i, err)

@@ -144,7 +144,7 @@
 // reliability check and its later losses end such a lead. Adaptive runs
 // fewer sessions, and a good session a few points weaker than the best,
 // or than the majority of a strong panel, leads more often
-// (docs/ACCURACY.md, *A lead at one half*, measures both). The margin
+// (docs/ACCURACY.md, *The lead's level*, measures both). The margin
 // keeps 1/2 for the session the outcomes set apart: on real panels of one
 // strong judge among weaker ones it leads sooner, and on panels of
 // similar strength, whose reliabilities seldom part by 0.05 on a few

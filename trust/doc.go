@@ -259,10 +259,11 @@
 // once two disagree, for fewer runs: it asks the sessions in an order
 // drawn at random (the order in which a call's replicas arrive, not
 // their ranking), one at a time, and it does not ask a session the call
-// ran again: the verdict that session gave counts, as it was cast. On the real panels of docs/ACCURACY.md an
-// exam asks about three runs, where the oracle call launched five; asked
-// one after another, they may take longer than the oracle call's
-// slowest run, and the report waits for them. An exam runs once per
+// ran again: the verdict that session gave counts, as it was cast. On
+// the real panels of docs/ACCURACY.md an exam asks about three runs,
+// where the oracle call launched five; asked one after another, they
+// may take longer than the oracle call's slowest run, and the report
+// waits for them. An exam runs once per
 // call, reported by trace id or receipt id, while the service remembers
 // the call (its latest 10,000 calls that teach); a repeat of the report
 // runs none, and the opposite verdict replaces the

@@ -84,9 +84,9 @@ func TestService_examOrder(t *testing.T) {
 
 // TestService_examOneAtATime: an exam's runs never overlap. Each run
 // lasts a while; an exam that asked two sessions at once would show both
-// in flight. The order in which two
-// calls at once reach the engine is the scheduler's, and the engine
-// counts each run towards its session's share in that order.
+// in flight. The order in which two calls at once reach the engine is
+// the scheduler's, and the engine counts each run towards its session's
+// share in that order.
 func TestService_examOneAtATime(t *testing.T) {
 	ctx := trust.WithCaller(context.Background(), "key:alice")
 	var inFlight, most atomic.Int64

@@ -22,26 +22,7 @@ import (
 func TestService_examOrder(t *testing.T) {
 	ctx := trust.WithCaller(context.Background(), "key:alice")
 	var runs [5]atomic.Int64
-	ws := make([]router.Worker, len(runs))
-	for i := range ws {
-		v := router.VerdictValid
-		if i == 0 {
-			v = router.VerdictInvalid
-		}
-		ws[i] = countingRuns(verdictOf(v), &runs[i])
-	}
-	book, err := reputation.New(nil, reputation.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := router.NewEngine(routertest.Sessions(1, 1, ws...), router.WithReputation(book))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := trust.New(e, trust.WithSingleSession(2))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, book := examFast(t, func(i int, w router.Worker) router.Worker { return countingRuns(w, &runs[i]) })
 	before := func() [5]int64 {
 		var n [5]int64
 		for i := range runs {
@@ -90,14 +71,8 @@ func TestService_examOrder(t *testing.T) {
 func TestService_examOneAtATime(t *testing.T) {
 	ctx := trust.WithCaller(context.Background(), "key:alice")
 	var inFlight, most atomic.Int64
-	ws := make([]router.Worker, 5)
-	for i := range ws {
-		v := router.VerdictValid
-		if i == 0 {
-			v = router.VerdictInvalid
-		}
-		w := verdictOf(v)
-		ws[i] = router.WorkerFunc(func(ctx context.Context, job *router.Job) (*router.Result, error) {
+	s, _ := examFast(t, func(_ int, w router.Worker) router.Worker {
+		return router.WorkerFunc(func(ctx context.Context, job *router.Job) (*router.Result, error) {
 			n := inFlight.Add(1)
 			defer inFlight.Add(-1)
 			for m := most.Load(); n > m; m = most.Load() {
@@ -108,6 +83,34 @@ func TestService_examOneAtATime(t *testing.T) {
 			time.Sleep(20 * time.Millisecond) // time for a run asked beside this one to start
 			return w.Work(ctx, job)
 		})
+	})
+	for range 5 {
+		resp, err := s.Call(ctx, request(trust.ModeValidation, trust.PolicyFast))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.FeedbackVerdict(ctx, resp.TraceID, router.VerdictInvalid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := most.Load(); n != 1 {
+		t.Errorf("at most %d runs in flight at once, want 1", n)
+	}
+}
+
+// examFast returns a service whose fast tier runs session 2 alone, over
+// an engine that keeps reputation in the returned book, and five
+// sessions: session 1 always answers INVALID and sessions 2 to 5 always
+// VALID, each worker passed through wrap with its index.
+func examFast(t *testing.T, wrap func(i int, w router.Worker) router.Worker) (*trust.Service, *reputation.Book) {
+	t.Helper()
+	ws := make([]router.Worker, 5)
+	for i := range ws {
+		v := router.VerdictValid
+		if i == 0 {
+			v = router.VerdictInvalid
+		}
+		ws[i] = wrap(i, verdictOf(v))
 	}
 	book, err := reputation.New(nil, reputation.Options{})
 	if err != nil {
@@ -121,16 +124,5 @@ func TestService_examOneAtATime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 5 {
-		resp, err := s.Call(ctx, request(trust.ModeValidation, trust.PolicyFast))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.FeedbackVerdict(ctx, resp.TraceID, router.VerdictInvalid); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := most.Load(); n != 1 {
-		t.Errorf("at most %d runs in flight at once, want 1", n)
-	}
+	return s, book
 }

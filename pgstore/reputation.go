@@ -26,8 +26,9 @@ import (
 // waits for its lock, Add rolls back and runs again in a new
 // transaction, which lands wholly after the deletion. AddIf
 // (reputation.ConditionalStore) is Add with one more row locked and read
-// before anything is written. Load is one SELECT. The store is safe for
-// concurrent use.
+// before anything is written; a row made only to lock that one is
+// deleted before the transaction commits. Load is one SELECT. The store
+// is safe for concurrent use.
 type ReputationStore struct {
 	db *DB
 }
@@ -142,10 +143,20 @@ func (s *ReputationStore) addOnce(ctx context.Context, horizon float64, deltas [
 	sessions, ops, kinds := columns(keys)
 	return pgx.BeginFunc(ctx, s.db.pool, func(tx pgx.Tx) error {
 		// Every key gets a row, then the rows are locked in key order.
-		if _, err := tx.Exec(ctx, `
+		made, err := tx.Query(ctx, `
 			INSERT INTO vouch_reputation (session, operation, kind, right_n, wrong_n)
 			SELECT s, o, k, 0, 0 FROM unnest($1::bigint[], $2::text[], $3::text[]) AS t(s, o, k)
-			ON CONFLICT DO NOTHING`, sessions, ops, kinds); err != nil {
+			ON CONFLICT DO NOTHING
+			RETURNING session, operation, kind`, sessions, ops, kinds)
+		if err != nil {
+			return err
+		}
+		created, err := pgx.CollectRows(made, func(row pgx.CollectableRow) (reputation.Key, error) {
+			var k reputation.Key
+			err := row.Scan(&k.Session, &k.Operation, &k.Kind)
+			return k, err
+		})
+		if err != nil {
 			return err
 		}
 		rows, err := tx.Query(ctx, `
@@ -173,11 +184,20 @@ func (s *ReputationStore) addOnce(ctx context.Context, horizon float64, deltas [
 		for i, k := range keys {
 			rights[i], wrongs[i] = records[k].Right, records[k].Wrong
 		}
-		_, err = tx.Exec(ctx, `
+		if _, err := tx.Exec(ctx, `
 			UPDATE vouch_reputation AS r SET right_n = t.rn, wrong_n = t.wn
 			FROM unnest($1::bigint[], $2::text[], $3::text[], $4::float8[], $5::float8[]) AS t(s, o, k, rn, wn)
 			WHERE r.session = t.s AND r.operation = t.o AND r.kind = t.k`,
-			sessions, ops, kinds, rights, wrongs)
+			sessions, ops, kinds, rights, wrongs); err != nil {
+			return err
+		}
+		if cond == nil || !slices.Contains(created, *cond) || slices.ContainsFunc(deltas, func(d reputation.Delta) bool { return d.Key == *cond }) {
+			return nil
+		}
+		// The row was made to lock the condition only: like the other
+		// stores, leave no record that nothing was added to.
+		_, err = tx.Exec(ctx, `DELETE FROM vouch_reputation WHERE session = $1 AND operation = $2 AND kind = $3`,
+			cond.Session, cond.Operation, cond.Kind)
 		return err
 	})
 }

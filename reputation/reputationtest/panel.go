@@ -13,10 +13,17 @@ import (
 // TestPanelDeleter runs the suite of a [reputation.PanelDeleter] against
 // stores made by newStore, as [TestStore] does: DeletePanel deletes the
 // panel's records of one operation whose kinds sort before the bound,
-// byte by byte, and no other, and refuses an empty operation.
+// byte by byte, and no other, and refuses an empty operation; when the
+// store is a [reputation.ConditionalStore] as well, an AddIf leaves no
+// record of its condition that it added nothing to.
 func TestPanelDeleter(t *testing.T, newStore func(t *testing.T) reputation.PanelDeleter) {
 	t.Run("Deletes", func(t *testing.T) { testPanelDeletes(t, newStore(t)) })
 	t.Run("Refuses", func(t *testing.T) { testPanelDeleteRefuses(t, newStore(t)) })
+	if _, ok := newStore(t).(reputation.ConditionalStore); ok {
+		t.Run("AddIfLeavesNoRecord", func(t *testing.T) {
+			testAddIfLeavesNoRecord(t, newStore(t).(reputation.ConditionalStore))
+		})
+	}
 }
 
 // testPanelDeletes: under the panel's operation "reported calls", the
@@ -70,6 +77,21 @@ func testPanelDeletes(t *testing.T, s reputation.PanelDeleter) {
 	mustAdd(t, s, 0, reputation.Delta{Key: gone[2], Delta: reputation.Record{Wrong: 1}})
 	if diff := cmp.Diff([]reputation.Record{{Wrong: 1}}, Load(t, s, gone[2])); diff != "" {
 		t.Errorf("a deleted record learning anew (-want +got):\n%s", diff)
+	}
+}
+
+// testAddIfLeavesNoRecord: an AddIf conditioned on a record never added
+// to, and adding nothing to it, leaves it never added to, so that
+// DeletePanel counts only the record the deltas made.
+func testAddIfLeavesNoRecord(t *testing.T, s reputation.ConditionalStore) {
+	const op = "reported calls"
+	cond := reputation.Key{Session: reputation.PanelSession, Operation: op, Kind: "a"}
+	added := reputation.Key{Session: reputation.PanelSession, Operation: op, Kind: "b"}
+	if !addIf(t, s, cond, reputation.Record{}, reputation.Delta{Key: added, Delta: reputation.Record{Right: 1}}) {
+		t.Fatal("AddIf on a record never added to, given the zero Record, added nothing")
+	}
+	if n, err := s.(reputation.PanelDeleter).DeletePanel(context.Background(), op, "z"); err != nil || n != 1 {
+		t.Errorf("DeletePanel after the AddIf = %d, %v; want 1 (the record added to), nil", n, err)
 	}
 }
 

@@ -94,6 +94,7 @@ func (r *Request) Validate() error {
 	if r.Delegation != nil && r.Mode != ModeDelegation {
 		errs = append(errs, problem.FieldError{Field: "delegation", Rule: "mode", Message: fmt.Sprintf("is for delegation mode only, not %s", r.Mode)})
 	}
+	errs = append(errs, r.contextErrors()...)
 	// A receipt hashes the input and the claimed result in RFC 8785 form,
 	// which holds numbers only within the range of an IEEE 754 double and
 	// strings only of whole characters (no lone UTF-16 surrogate): refuse
@@ -116,6 +117,32 @@ func (r *Request) Validate() error {
 		return problem.Invalid(errs)
 	}
 	return nil
+}
+
+// contextErrors refuses what r's context would lose or let past the
+// task's rules: a member named as the router's context names the task
+// (validateTask), which the task's own member would overwrite or which
+// would reach workers as the task unchecked, and any context in a
+// delegation whose answers agree exactly, whose router task has no
+// context to carry it (a judged delegation hands it to its judges).
+func (r *Request) contextErrors() []problem.FieldError {
+	var errs []problem.FieldError
+	lifted := []struct{ name, task string }{ // as validateTask hands them on
+		{"task_input", "task.input"},
+		{"task_spec", "task.spec"},
+		{"dispute_context", "task.dispute_context"},
+	}
+	for _, m := range lifted {
+		if v, ok := r.Context[m.name]; ok && v != nil { // null counts as absent
+			errs = append(errs, problem.FieldError{Field: "context." + m.name, Rule: "reserved",
+				Message: "is the member in which the service hands the router " + m.task + "; give it as " + m.task})
+		}
+	}
+	if len(r.Context) > 0 && r.Mode == ModeDelegation && !r.Delegation.judged() {
+		errs = append(errs, problem.FieldError{Field: "context", Rule: "not_delegation",
+			Message: "reaches no worker in a delegation whose answers agree exactly: leave it out, or give job data as metadata"})
+	}
+	return errs
 }
 
 // isString reports whether raw is one JSON string.

@@ -99,6 +99,46 @@ func TestRequest_Validate_taskMembers(t *testing.T) {
 	}
 }
 
+// TestRequest_Validate_context: the caller's context reaches the router
+// beside the task in a validation or an arbitration, so the three names
+// that carry the task there are refused in it (null counting as absent),
+// each naming the task member to use; an exact delegation, whose router task has no context,
+// refuses any, where a judged one hands it to its judges.
+func TestRequest_Validate_context(t *testing.T) {
+	reserved := func(name, task string) problem.FieldError {
+		return problem.FieldError{Field: "context." + name, Rule: "reserved",
+			Message: "is the member in which the service hands the router " + task + "; give it as " + task}
+	}
+	exact := problem.FieldError{Field: "context", Rule: "not_delegation",
+		Message: "reaches no worker in a delegation whose answers agree exactly: leave it out, or give job data as metadata"}
+	judged := &trust.DelegationOptions{Agreement: trust.AgreementJudged}
+	tests := []struct {
+		name    string
+		mode    trust.Mode
+		context map[string]any
+		options *trust.DelegationOptions
+		want    []problem.FieldError
+	}{
+		{"a validation's", trust.ModeValidation, map[string]any{"agent_id": "a-1", "task": "x"}, nil, nil},
+		{"the input", trust.ModeValidation, map[string]any{"task_input": "Lyon"}, nil, []problem.FieldError{reserved("task_input", "task.input")}},
+		{"all three", trust.ModeArbitration, map[string]any{"task_input": 1, "task_spec": "s", "dispute_context": "late"}, nil,
+			[]problem.FieldError{reserved("task_input", "task.input"), reserved("task_spec", "task.spec"), reserved("dispute_context", "task.dispute_context")}},
+		{"null, as absent", trust.ModeValidation, map[string]any{"task_spec": nil}, nil, nil},
+		{"an exact delegation's", trust.ModeDelegation, map[string]any{"agent_id": "a-1"}, nil, []problem.FieldError{exact}},
+		{"an exact delegation's, empty", trust.ModeDelegation, map[string]any{}, nil, nil},
+		{"a judged delegation's", trust.ModeDelegation, map[string]any{"agent_id": "a-1"}, judged, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := request(tc.mode, trust.PolicyFast)
+			req.Context, req.Delegation = tc.context, tc.options
+			if diff := cmp.Diff(tc.want, fieldErrors(t, req.Validate())); diff != "" {
+				t.Errorf("field errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestRequest_Validate_hashableReason: a value a receipt cannot hash is
 // refused with the reason RFC 8785 canonicalization gave, a number out of
 // range or a lone surrogate, not one reason for all.
@@ -171,6 +211,10 @@ func TestHandler_refusedNotDropped(t *testing.T) {
 			"receipt.counterparties", "unique"},
 		{"a blank counterparty", validation(`},"receipt":{"mode":"inline","visibility":"shared","counterparties":["acme"," "]}}`),
 			"receipt.counterparties[1]", "text"},
+		{"the task's input in the context", validation(`},"context":{"task_input":"Lyon"}}`), "context.task_input", "reserved"},
+		{"a dispute context in a validation's context", validation(`},"context":{"dispute_context":"late"}}`), "context.dispute_context", "reserved"},
+		{"context in an exact delegation", `{"mode":"delegation","policy":"fast","task":{"input":"Paris"},"context":{"agent_id":"a-1"}}`,
+			"context", "not_delegation"},
 		{"lone surrogate", `{"mode":"validation","policy":"fast","task":{"claimed_result":"x\ud800"},"receipt":{"mode":"inline","include":{"output_hash":true}}}`,
 			"task.claimed_result", "unicode"},
 		{"lone surrogate without a receipt", `{"mode":"validation","policy":"fast","task":{"type":"t\udbff","claimed_result":"x"}}`,

@@ -106,8 +106,10 @@ type idempotencyKeyCtx struct{}
 // as its Idempotency-Key instead of a generated one. Use it to repeat a
 // call whose outcome is unknown (a cancelled context says nothing about
 // whether the server acted): the server answers a repeat within its
-// window with the first response. It applies to trust calls only: the
-// router calls a [Service] makes keep keys of their own.
+// window with the first response. It applies to trust calls
+// ([Client.Call]) only: a report ([Client.Feedback],
+// [Client.FeedbackVerdict]) made with the same context sends a key of its
+// own, and the router calls a [Service] makes keep keys of their own.
 func WithIdempotencyKey(ctx context.Context, key string) context.Context {
 	return context.WithValue(ctx, idempotencyKeyCtx{}, key)
 }

@@ -185,14 +185,16 @@ func (c *Client) FeedbackVerdict(ctx context.Context, id string, verdict router.
 }
 
 // feedback posts req, naming the call id as its trace_id, or as its
-// receipt_id when id starts "rcpt_".
+// receipt_id when id starts "rcpt_". It sends a key of its own, never
+// ctx's (WithIdempotencyKey), which names the trust call reported on: the
+// service counts a report made again as a repeat.
 func (c *Client) feedback(ctx context.Context, id string, req *FeedbackRequest) error {
 	req.TraceID = id
 	if strings.HasPrefix(id, "rcpt_") {
 		req.TraceID, req.ReceiptID = "", id
 	}
 	call := httpapi.Call{Op: "feedback", Method: http.MethodPost, Path: FeedbackPath, Body: req,
-		IdempotencyKey: idempotencyKeyFrom(ctx), Header: c.authHeader(router.VariantNormal)}
+		Header: c.authHeader(router.VariantNormal)}
 	var resp FeedbackResponse
 	return httpapi.OutcomeError(c.core.Do(ctx, call, &resp), ErrUnknownCall, ErrReputationOff)
 }

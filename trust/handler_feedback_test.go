@@ -246,6 +246,30 @@ func TestClient_FeedbackVerdict(t *testing.T) {
 	}
 }
 
+// TestClient_FeedbackOwnKey: a report made with the context of the call
+// it reports on, which names the call's Idempotency-Key
+// (WithIdempotencyKey), is sent with a key of its own and recorded, as is
+// a second report with that context.
+func TestClient_FeedbackOwnKey(t *testing.T) {
+	s, _ := feedbackService(t)
+	_, alice, _ := feedbackServer(t, s)
+	ctx := trust.WithIdempotencyKey(t.Context(), "order-42")
+	resp, err := alice.Call(ctx, request(trust.ModeValidation, trust.PolicySafe))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := alice.Feedback(ctx, resp.TraceID, true); err != nil {
+		t.Errorf("a report with the call's context: %v", err)
+	}
+	if err := alice.FeedbackVerdict(ctx, resp.TraceID, router.VerdictValid); err != nil {
+		t.Errorf("a second report with the call's context: %v", err)
+	}
+	again, err := alice.Call(ctx, request(trust.ModeValidation, trust.PolicySafe))
+	if err != nil || again.TraceID != resp.TraceID {
+		t.Errorf("the call repeated with its key: trace id %v, %v; want %s, the first response", again, err, resp.TraceID)
+	}
+}
+
 // TestHandler_feedback_reputationOff: a service that weighs no votes by
 // reputation, and a Caller that takes no reports, answer an outcome and a
 // verdict 409 reputation_off, which the Client returns as

@@ -26,8 +26,10 @@ type Price struct {
 	// DefaultTimeBudget. The handler runs under a context with this
 	// deadline, and an EIP-3009 authorization is refused unless it stays
 	// valid for the time budget plus the settlement's time
-	// ([MiddlewareConfig.SettleTimeout]): otherwise the work could be done
-	// and the authorization expire before it is settled. TimeBudget plus
+	// ([MiddlewareConfig.SettleTimeout]), counted from its arrival and
+	// again once the facilitator has verified it, before the handler runs:
+	// otherwise the work could be done and the authorization expire before
+	// it is settled. TimeBudget plus
 	// SettleTimeout must not exceed any offer's MaxTimeoutSeconds, the
 	// validity a payer gives its authorization.
 	TimeBudget time.Duration
@@ -370,4 +372,33 @@ func (p Price) validity(settle time.Duration) time.Duration {
 		return settle
 	}
 	return p.timeBudget() + settle
+}
+
+// shortValidity returns why p's authorization, received at at, may
+// expire before the route's work and its settlement end; "" when it will
+// not, or when p names no validBefore.
+func (pw *paywall) shortValidity(p *PaymentPayload, price Price, at time.Time) string {
+	vb, _, ok := validBefore(p)
+	// validBefore is exclusive: the authorization must still be valid at
+	// the last second the settlement may land.
+	need := at.Add(price.validity(pw.cfg.SettleTimeout))
+	if !ok || time.Unix(vb, 0).After(need) {
+		return ""
+	}
+	return fmt.Sprintf("%s: the authorization must stay valid through the route's time budget and settlement: validBefore %d is not after %d", reasonValidity, vb, need.Unix())
+}
+
+// lateAfterVerify returns why p, paying offer and just verified, leaves
+// too little time from now for the work and its settlement, which the
+// checks made as it arrived could not see: the verification took part
+// of that time. An "auth-capture" payment's capture deadline must still
+// be after the work and its two settlements (Escrow.Terms).
+func (pw *paywall) lateAfterVerify(p *PaymentPayload, offer PaymentRequirements, price Price) string {
+	now := pw.now()
+	if offer.Scheme == SchemeAuthCapture {
+		if _, late := pw.escrow.Terms(offer, p.Accepted, price, now); late != "" {
+			return late
+		}
+	}
+	return pw.shortValidity(p, price, now)
 }

@@ -1,6 +1,7 @@
 package x402_test
 
 import (
+	"context"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -49,5 +50,49 @@ func TestMiddleware_escrowRetryInTheCapturesLastMinute(t *testing.T) {
 	}
 	if n := s.runs.Load(); n != 1 {
 		t.Errorf("the handler ran %d times, want once", n)
+	}
+}
+
+// slowEscrowVerify is the offline escrow whose Verify moves the server's
+// clock on by took, as a slow facilitator would take that long.
+type slowEscrowVerify struct {
+	*evm.Escrow
+	ahead *atomic.Int64
+	took  time.Duration
+}
+
+func (f slowEscrowVerify) Verify(ctx context.Context, p *x402.PaymentPayload, r x402.PaymentRequirements) (*x402.VerifyResponse, error) {
+	f.ahead.Add(int64(f.took))
+	return f.Escrow.Verify(ctx, p, r)
+}
+
+// An "auth-capture" payment that arrives 10 s after it was signed, valid
+// for 60 s, leaves room for the work (30 s) and a settlement (15 s). A
+// verification of 10 s takes that room: the payment is then refused
+// before the hold, and the handler never runs, where one of no time is
+// held, served and captured.
+func TestMiddleware_escrowVerifyTakesTheRoom(t *testing.T) {
+	for _, tc := range []struct {
+		took   time.Duration
+		status int
+		runs   int32
+		payer  int64
+	}{
+		{0, http.StatusOK, 1, openBalance - 50_000},
+		{10 * time.Second, http.StatusPaymentRequired, 0, openBalance},
+	} {
+		var ahead atomic.Int64
+		now := func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
+		s := newEscrowServerWith(t, openBalance, nil, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("Paris")) },
+			func(cfg *x402.MiddlewareConfig) { cfg.Now = now }, evm.TransferEIP3009)
+		s.facilitate(t, slowEscrowVerify{Escrow: s.escrow, ahead: &ahead, took: tc.took})
+		proof := s.proof(t)
+		ahead.Store(int64(10 * time.Second))
+		resp, body := s.paid(t, proof)
+		payer, _ := s.balances()
+		got := []any{resp.StatusCode, s.runs.Load(), payer}
+		if diff := cmp.Diff([]any{tc.status, tc.runs, tc.payer}, got); diff != "" {
+			t.Errorf("verification of %s: status, handler runs, payer's balance (-want +got):\n%s\n%s", tc.took, diff, body)
+		}
 	}
 }

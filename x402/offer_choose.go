@@ -65,10 +65,11 @@ func candidates(offers []PaymentRequirements, p *PaymentPayload) []PaymentRequir
 // against each in turn and the first it finds valid is chosen, with its
 // verification: for an EIP-3009 authorization, the offer whose EIP-712
 // domain (asset, name, version) the signature verifies under. When none
-// is valid, the offer whose use of p was settled before is chosen, so that
-// a repeat of a settled proof is recognised as one, or else the first
-// candidate with its verification. vr is nil when the facilitator was not
-// asked (one candidate).
+// is valid, the offer whose use of p was settled before, or whose outcome
+// a gated or escrow route keeps (with or without an Idempotency-Key), is
+// chosen, so that a repeat of a spent proof is recognised as one, or else
+// the first candidate with its verification. vr is nil when the
+// facilitator was not asked (one candidate).
 func (pw *paywall) choose(ctx context.Context, offers []PaymentRequirements, p *PaymentPayload, now time.Time) (offer PaymentRequirements, vr *VerifyResponse, ok bool, err error) {
 	c := candidates(offers, p)
 	switch len(c) {
@@ -94,6 +95,9 @@ func (pw *paywall) choose(ctx context.Context, offers []PaymentRequirements, p *
 		key, _ := replayKey(p, o, now)
 		if _, settled, err := pw.replay.LookupSettled(ctx, key, now); err == nil && settled {
 			return o, nil, true, nil
+		}
+		if _, kept, err := pw.outcomes.Lookup(ctx, key, now); err == nil && kept {
+			return o, nil, true, nil // a gated or escrow outcome, kept with or without an Idempotency-Key
 		}
 	}
 	return c[0], first, true, nil

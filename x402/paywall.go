@@ -220,17 +220,12 @@ func (pw *paywall) pay(w http.ResponseWriter, r *http.Request, next http.Handler
 			pw.replay.Release(context.WithoutCancel(ctx), key, until)
 		}
 	}()
-	if vb, _, ok := validBefore(p); ok {
-		// validBefore is exclusive: the authorization must still be
-		// valid at the last second the settlement may land.
-		need := now.Add(price.validity(pw.cfg.SettleTimeout))
-		if !time.Unix(vb, 0).After(need) {
-			if pw.answerStored(w, r, rp, p, offer, vr) {
-				return // an answer from the store needs no settlement
-			}
-			pw.require(w, r, price, res, fmt.Sprintf("%s: the authorization must stay valid through the route's time budget and settlement: validBefore %d is not after %d", reasonValidity, vb, need.Unix()), nil)
-			return
+	if short := pw.shortValidity(p, price, now); short != "" {
+		if pw.answerStored(w, r, rp, p, offer, vr) {
+			return // an answer from the store needs no settlement
 		}
+		pw.require(w, r, price, res, short, nil)
+		return
 	}
 	if vr == nil {
 		vr, err = pw.cfg.Facilitator.Verify(ctx, p, offer)
@@ -242,6 +237,10 @@ func (pw *paywall) pay(w http.ResponseWriter, r *http.Request, next http.Handler
 	if !vr.IsValid {
 		pw.log.LogAttrs(ctx, slog.LevelInfo, "x402: payment invalid", slog.String("reason", vr.InvalidReason), slog.String("payer", vr.Payer))
 		pw.require(w, r, price, res, joinReason(vr.InvalidReason, vr.InvalidMessage), nil)
+		return
+	}
+	if late := pw.lateAfterVerify(p, offer, price); late != "" {
+		pw.require(w, r, price, res, late, nil)
 		return
 	}
 

@@ -95,8 +95,9 @@ type PaywallConfig struct {
 //   - A call without _meta["x402/payment"], or with a payment that does
 //     not decode, matches none of the tool's offers, was already used,
 //     carries an authorization that expires before the tool's time
-//     budget and the settlement can end (reason
-//     authorization_validity_too_short) or stays valid for longer than
+//     budget and the settlement can end, counted from its arrival and
+//     again once the facilitator has verified it (reason
+//     authorization_validity_too_short), or stays valid for longer than
 //     the Paywall remembers payments (PaywallConfig.MaxValidity, reason
 //     authorization_validity_too_long), or that the facilitator rejects,
 //     is answered with a tool result whose isError is set and whose

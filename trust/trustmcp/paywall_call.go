@@ -35,6 +35,36 @@ func validity(p x402.Price, settle time.Duration) time.Duration {
 	return timeBudget(p) + settle
 }
 
+// shortValidity returns why p's authorization, received at at, may
+// expire before the tool's work and its settlement end; "" when it will
+// not, or when p names no validBefore.
+func (pw *paywall) shortValidity(p *x402.PaymentPayload, price x402.Price, at time.Time) string {
+	vb, ok := p.AuthorizationValidBefore()
+	// validBefore is exclusive: the authorization must still be valid at
+	// the last second the settlement may land.
+	need := at.Add(validity(price, pw.cfg.SettleTimeout))
+	if !ok || vb.After(need) {
+		return ""
+	}
+	return fmt.Sprintf("authorization_validity_too_short: the authorization must stay valid through the tool's time budget and settlement: validBefore %d is not after %d",
+		vb.Unix(), need.Unix())
+}
+
+// lateAfterVerify returns why p, paying offer and just verified, leaves
+// too little time from now for the tool's work and its settlement, which
+// the checks made as it arrived could not see: the verification took
+// part of that time. An "auth-capture" payment's capture deadline must
+// still be after the work and its two settlements (x402.Escrow.Terms).
+func (pw *paywall) lateAfterVerify(p *x402.PaymentPayload, offer x402.PaymentRequirements, price x402.Price) string {
+	now := pw.now()
+	if offer.Scheme == x402.SchemeAuthCapture && pw.escrow != nil {
+		if _, late := pw.escrow.Terms(offer, p.Accepted, price, now); late != "" {
+			return late
+		}
+	}
+	return pw.shortValidity(p, price, now)
+}
+
 func (pw *paywall) now() time.Time {
 	if pw.cfg.Now != nil {
 		return pw.cfg.Now()
@@ -139,13 +169,8 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 			_ = pw.replay.Release(context.WithoutCancel(ctx), key, until)
 		}
 	}()
-	if vb, ok := p.AuthorizationValidBefore(); ok {
-		// validBefore is exclusive: the authorization must still be valid
-		// at the last second the settlement may land.
-		if need := now.Add(validity(price, pw.cfg.SettleTimeout)); !vb.After(need) {
-			return pw.refuse(price, res, fmt.Sprintf("authorization_validity_too_short: the authorization must stay valid through the tool's time budget and settlement: validBefore %d is not after %d",
-				vb.Unix(), need.Unix()), nil), nil
-		}
+	if short := pw.shortValidity(p, price, now); short != "" {
+		return pw.refuse(price, res, short, nil), nil
 	}
 	vr, err := pw.cfg.Facilitator.Verify(ctx, p, offer)
 	if err != nil {
@@ -154,6 +179,9 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 	if !vr.IsValid {
 		pw.log.LogAttrs(ctx, slog.LevelInfo, "trustmcp: payment invalid", slog.String("tool", name), slog.String("reason", vr.InvalidReason))
 		return pw.refuse(price, res, joinReason(vr.InvalidReason, vr.InvalidMessage), nil), nil
+	}
+	if late := pw.lateAfterVerify(p, offer, price); late != "" {
+		return pw.refuse(price, res, late, nil), nil
 	}
 
 	if offer.Scheme == x402.SchemeAuthCapture {

@@ -14,6 +14,27 @@ import (
 	"github.com/vouchkit/vouch/x402/evm"
 )
 
+// paidValidateClaim returns a client session of f's server behind a
+// Paywall of cfg that prices validate_claim at offer, and a payer.
+func paidValidateClaim(t *testing.T, f *fixture, cfg trustmcp.PaywallConfig, offer x402.PaymentRequirements) (*mcp.ClientSession, *evm.Payer) {
+	t.Helper()
+	cfg.Prices = map[string]x402.Price{"validate_claim": {Accepts: []x402.PaymentRequirements{offer}}}
+	pay, err := trustmcp.Paywall(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := trustmcp.NewServer(f.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.AddReceivingMiddleware(pay)
+	payer, err := evm.NewPayer("0x" + payerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return connect(t, s), payer
+}
+
 // An EIP-3009 authorization is valid only before its validBefore: one
 // whose validBefore is the very second the tool's time budget and
 // settlement end could be settled too late, after the tool ran. It is
@@ -26,21 +47,7 @@ func TestPaywall_validBeforeAtTheEndOfTheWorkIsTooShort(t *testing.T) {
 	}
 	start := time.Now().Truncate(time.Second).Add(time.Second) // on the second
 	fac := &countingFacilitator{}
-	pay, err := trustmcp.Paywall(trustmcp.PaywallConfig{Facilitator: fac, Now: func() time.Time { return start },
-		Prices: map[string]x402.Price{"validate_claim": {Accepts: []x402.PaymentRequirements{offer}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := trustmcp.NewServer(f.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.AddReceivingMiddleware(pay)
-	cs := connect(t, s)
-	payer, err := evm.NewPayer("0x" + payerKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs, payer := paidValidateClaim(t, f, trustmcp.PaywallConfig{Facilitator: fac, Now: func() time.Time { return start }}, offer)
 	end := start.Add(x402.DefaultTimeBudget + x402.DefaultSettleTimeout)
 	payer.Now = func() time.Time { return end.Add(-time.Duration(offer.MaxTimeoutSeconds) * time.Second) }
 	proof, err := payer.Pay(t.Context(), offer)
@@ -92,21 +99,7 @@ func TestPaywall_verificationTakesTheValidity(t *testing.T) {
 		var ahead atomic.Int64
 		now := func() time.Time { return start.Add(time.Duration(ahead.Load())) }
 		fac := slowVerify{countingFacilitator: &countingFacilitator{Facilitator: evm.Facilitator{Now: now}}, ahead: &ahead, took: took}
-		pay, err := trustmcp.Paywall(trustmcp.PaywallConfig{Facilitator: fac, Now: now,
-			Prices: map[string]x402.Price{"validate_claim": {Accepts: []x402.PaymentRequirements{offer}}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := trustmcp.NewServer(f.cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.AddReceivingMiddleware(pay)
-		cs := connect(t, s)
-		payer, err := evm.NewPayer("0x" + payerKey)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cs, payer := paidValidateClaim(t, f, trustmcp.PaywallConfig{Facilitator: fac, Now: now}, offer)
 		validBefore := start.Add(x402.DefaultTimeBudget + x402.DefaultSettleTimeout + 5*time.Second)
 		payer.Now = func() time.Time { return validBefore.Add(-time.Duration(offer.MaxTimeoutSeconds) * time.Second) }
 		proof, err := payer.Pay(t.Context(), offer)

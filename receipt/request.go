@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/vouchkit/vouch/internal/valid"
 )
@@ -164,9 +165,14 @@ func (r Request) FieldErrors(prefix string) []FieldError {
 	}
 	for i, c := range r.Counterparties {
 		switch {
-		case c == "" || len(c) > 200:
+		case c == "":
 			errs = append(errs, FieldError{
 				Field: fmt.Sprintf("%s[%d]", valid.Join(prefix, "counterparties"), i), Rule: "required",
+				Message: "must be a name of 1 to 200 characters",
+			})
+		case utf8.RuneCountInString(c) > 200: // characters, as every length of the wire
+			errs = append(errs, FieldError{
+				Field: fmt.Sprintf("%s[%d]", valid.Join(prefix, "counterparties"), i), Rule: "max",
 				Message: "must be a name of 1 to 200 characters",
 			})
 		case strings.TrimSpace(c) == "":

@@ -1,6 +1,7 @@
 package receipt_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -58,6 +59,9 @@ func TestRequest_FieldErrors_terms(t *testing.T) {
 				{Field: "receipt.counterparties[0]", Rule: "required", Message: "must be a name of 1 to 200 characters"},
 				{Field: "receipt.counterparties[1]", Rule: "required", Message: "must be a name of 1 to 200 characters"},
 			}},
+		{"a name of 200 characters, 400 bytes", receipt.Request{Mode: "inline", Visibility: "shared", Counterparties: []string{strings.Repeat("ü", 200)}}, nil},
+		{"a name of 201 characters", receipt.Request{Mode: "inline", Visibility: "shared", Counterparties: []string{"acme", strings.Repeat("a", 201)}},
+			[]receipt.FieldError{{Field: "receipt.counterparties[1]", Rule: "max", Message: "must be a name of 1 to 200 characters"}}},
 		{"blank names are named by index only", receipt.Request{Mode: "inline", Visibility: "shared", Counterparties: []string{"acme", " ", " ", "\t\n"}},
 			[]receipt.FieldError{
 				{Field: "receipt.counterparties[1]", Rule: "text", Message: "must hold text, not white space only"},

@@ -3,6 +3,7 @@ package trusta2a_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -46,9 +47,19 @@ type task03 struct {
 // of the gated caller runs until the test releases it.
 func (f *fixture) rpc03(t *testing.T, key, body string) (task03, *rpcError) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, f.url, bytes.NewReader([]byte(body)))
+	task, rerr, err := f.post03(key, body)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return task, rerr
+}
+
+// post03 is rpc03 for any goroutine: it returns what fails the exchange
+// rather than failing a test.
+func (f *fixture) post03(key, body string) (task03, *rpcError, error) {
+	req, err := http.NewRequest(http.MethodPost, f.url, bytes.NewReader([]byte(body)))
+	if err != nil {
+		return task03{}, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+key)
@@ -56,7 +67,7 @@ func (f *fixture) rpc03(t *testing.T, key, body string) (task03, *rpcError) {
 	hc := &http.Client{Transport: f.hc.Transport, Timeout: 5 * time.Second}
 	resp, err := hc.Do(req)
 	if err != nil {
-		t.Fatalf("%s: not answered while its call runs: %v", body, err)
+		return task03{}, nil, fmt.Errorf("%s: not answered while its call runs: %w", body, err)
 	}
 	defer resp.Body.Close()
 	var out struct {
@@ -64,12 +75,12 @@ func (f *fixture) rpc03(t *testing.T, key, body string) (task03, *rpcError) {
 		Error  *rpcError
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || (out.Result == nil) == (out.Error == nil) {
-		t.Fatalf("%s: %s, want a JSON-RPC result or error (%v)", body, resp.Status, err)
+		return task03{}, nil, fmt.Errorf("%s: %s, want a JSON-RPC result or error (%v)", body, resp.Status, err)
 	}
 	if out.Error != nil {
-		return task03{}, out.Error
+		return task03{}, out.Error, nil
 	}
-	return *out.Result, nil
+	return *out.Result, nil, nil
 }
 
 // get03 returns task id of key's, read with tasks/get.

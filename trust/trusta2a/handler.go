@@ -247,6 +247,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeRPC(w, rpcResponse{JSONRPC: "2.0", ID: req.ID, Error: rpcErr})
 			return
 		}
+		if id := taskOf03(req.Method, req.Params); id != "" {
+			// The SDK knows a cancel in flight, and a task it executes, by
+			// task id alone: a tasks/cancel of another caller's task would
+			// join that caller's cancel and be answered with its task, and
+			// a message/send naming it would learn that it runs.
+			if _, err := h.v1.tasks.Get(ctx, id); err != nil {
+				writeRPC(w, rpcResponse{JSONRPC: "2.0", ID: req.ID, Error: &rpcError{Code: -32001, Message: "Task not found"}})
+				return
+			}
+		}
 		if req.Method == "message/send" {
 			ctx = withSentData(ctx, req.Params)
 			var p a2a.MessageSendParams
@@ -277,6 +287,24 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		h.rpc.ServeHTTP(w, r.WithContext(withRequest(ctx)))
 	}
+}
+
+// taskOf03 returns the task a version 0.3 tasks/cancel, or a
+// message/send continuing a task, names in params; "" for any other.
+func taskOf03(method string, params json.RawMessage) a2a.TaskID {
+	switch method {
+	case "tasks/cancel":
+		var p a2a.TaskIDParams
+		if json.Unmarshal(params, &p) == nil {
+			return p.ID
+		}
+	case "message/send":
+		var p a2a.MessageSendParams
+		if json.Unmarshal(params, &p) == nil && p.Message != nil {
+			return p.Message.TaskID
+		}
+	}
+	return ""
 }
 
 // nonBlocking reports whether p, the params of a 0.3 message/send, ask

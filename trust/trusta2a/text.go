@@ -2,6 +2,7 @@ package trusta2a
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/a2aproject/a2a-go/a2a"
+
+	"github.com/vouchkit/vouch/internal/jsonbody"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // A form is a sentence this agent reads, written as words to match
@@ -90,6 +94,10 @@ func fromText(text string) (*call, error) {
 		return nil, &InputError{Argument: "parts", Message: "the message has no text and no data part"}
 	}
 	if text[0] == '{' {
+		var p *problem.Details
+		if err := jsonbody.Unmarshal([]byte(text), new(any)); errors.As(err, &p) && len(p.Errors) > 0 {
+			return nil, &InputError{Argument: "text", Message: p.Errors[0].Field + ": " + p.Errors[0].Message}
+		}
 		data, err := objectOf([]byte(text))
 		if err != nil {
 			return nil, &InputError{Argument: "text", Message: "starts with { but is not a JSON object: " + err.Error()}
@@ -266,6 +274,9 @@ func (a args) options(skill string, toks []token) error {
 			return &InputError{Argument: t.val, Message: "has no value after it in the text"}
 		}
 		i++
+		if _, dup := a[t.val]; dup {
+			return &InputError{Argument: t.val, Message: "is given twice in the text"}
+		}
 		if t.val == "replicas" {
 			a[t.val] = json.RawMessage(toks[i].val)
 			if !json.Valid(a[t.val]) {

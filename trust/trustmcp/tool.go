@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -99,10 +100,16 @@ func addTool[In, Out any](s *mcp.Server, log *slog.Logger, tool *mcp.Tool, h mcp
 	zero := reflect.Zero(ot).Interface() // the answer of a nil *T
 	s.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (_ *mcp.CallToolResult, err error) {
 		defer recovered(ctx, log, tool.Name, &err)
-		if req.Extra != nil && req.Extra.TokenInfo != nil && httpapi.CheckCredentialName(req.Extra.TokenInfo.UserID) != nil {
-			// The caller would share the state of one known by no
-			// credential: the server's mistake, which the client cannot mend.
-			return toolError(errReservedUser), nil
+		if ti := tokenInfo(req); ti != nil {
+			// A token naming no user, or one spelt as the doors name a
+			// caller without a credential, would share that caller's
+			// state: the server's mistake, which the client cannot mend.
+			switch {
+			case ti.UserID == "":
+				return toolError(errNoUser), nil
+			case httpapi.CheckCredentialName(ti.UserID) != nil:
+				return toolError(errReservedUser), nil
+			}
 		}
 		var args In
 		if err := readArguments(req.Params.Arguments, inChecks, &args); err != nil {
@@ -323,3 +330,17 @@ func toolError(err error) *mcp.CallToolResult {
 // "payer:<address>"), whose calls, receipts and kept answers it would
 // share.
 var errReservedUser = errors.New("the server names this token's user as it names callers without a credential; its operator must name the user otherwise")
+
+// errNoUser answers a caller whose verified token names no user, which
+// would otherwise be served as a caller without a credential, the host's
+// own (trust.DefaultCaller) on a transport that names none.
+var errNoUser = errors.New("the server's token names no user; its operator must name one")
+
+// tokenInfo returns what the server verified of req's bearer token; nil
+// without one.
+func tokenInfo(req *mcp.CallToolRequest) *auth.TokenInfo {
+	if req.Extra == nil {
+		return nil
+	}
+	return req.Extra.TokenInfo
+}

@@ -196,12 +196,14 @@ func (e *Engine) calibrate(ctx context.Context, call *consensusCall, scope reput
 // sessions' records; 0 when it read none, and the book reads it),
 // under the call's context (a caller that gave up as the call ended may
 // leave it untaught), unless its caller's share thins it out
-// ([WithCallerShare]), and remembers the call for feedback under its
-// caller and ctx's trace id, with the basis of its confidence when it
-// was weighted; a call that does not teach
+// ([WithCallerShare]), and, when the call answered a verdict (answered:
+// a return_all call without a strict majority answers none, and no
+// report can say whether it was right), remembers it for feedback under
+// its caller and ctx's trace id, with the basis of its confidence when
+// it was weighted; a call that does not teach
 // ([Teaches]) is neither learned nor remembered. A store error is
 // logged: the call's answer does not depend on it.
-func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensus.Outcome, policy consensus.Policy, rel consensus.Reliabilities, basis *reputation.Basis, coincide float64) {
+func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensus.Outcome, policy consensus.Policy, rel consensus.Reliabilities, basis *reputation.Basis, coincide float64, answered bool) {
 	if e.rep == nil || !Teaches(ctx) || ctx.Value(learnsItselfKey{}) != nil {
 		return
 	}
@@ -212,7 +214,7 @@ func (e *Engine) learn(ctx context.Context, scope reputation.Scope, out consensu
 			e.log.Warn("router: learning session reliabilities", "error", err)
 		}
 	}
-	if id := TraceIDFrom(ctx); id != "" && out.Winner >= 0 {
+	if id := TraceIDFrom(ctx); id != "" && out.Winner >= 0 && answered {
 		c := reputation.Call{Scope: scope, Ballots: Ballots(out, policy.Key)}
 		if basis != nil {
 			c.Tier, c.Score, c.Conservative = CalibrationTier, basis.Uncalibrated, basis.Conservative

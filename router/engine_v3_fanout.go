@@ -186,8 +186,12 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 	}
 	e.weigh(call, out, e.answerKey, rel)
 	numericBlock(call, out)
+	// return_all names a winner only when a majority agrees: a call
+	// answered without one teaches its agreement, but is not remembered
+	// for a report on a verdict it never gave.
+	noVerdict := policy == DisagreeReturnAll && call.winner != nil && !strictMajority(out, e.failures)
 	basis := e.calibrate(ctx, call, scope, out, read.Calibration)
-	e.learn(ctx, scope, out, learningPolicy(runner.Policy, out), rel, basis, read.Coincidence)
+	e.learn(ctx, scope, out, learningPolicy(runner.Policy, out), rel, basis, read.Coincidence, !noVerdict)
 
 	switch {
 	case errors.Is(err, consensus.ErrDisagreement):
@@ -197,7 +201,7 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 		return nil, p
 	case call.winner == nil && policy != DisagreeReturnAll:
 		return nil, e.noWinner(call, out)
-	case policy == DisagreeReturnAll && call.winner != nil && !strictMajority(out, e.failures):
+	case noVerdict:
 		call.winner = nil // return_all names a winner only when a majority agrees
 	}
 	return call, nil

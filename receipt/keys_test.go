@@ -305,3 +305,22 @@ func FuzzParseKeyFile(f *testing.F) {
 		}
 	})
 }
+
+// TestNewVerifier_trustedKeyPointer: a pointer to a TrustedKey bounds its
+// key's receipts by the window as the value does, rather than passing as
+// a key valid at every time; a nil one is refused.
+func TestNewVerifier_trustedKeyPointer(t *testing.T) {
+	s := newSigner(t, 1)
+	window := receipt.TrustedKey{PublicKey: s.Public(), NotBefore: t0(), NotAfter: t0().Add(time.Hour)}
+	is := &receipt.Issuer{Signer: s, Store: &receipt.MemStore{}, Now: func() time.Time { return t0().Add(2 * time.Hour) }}
+	late := issue(t, is, fullParams()).JSON // signed after the window
+	for name, key := range map[string]receipt.PublicKey{"value": window, "pointer": &window} {
+		v := newVerifier(t, []receipt.PublicKey{key}, receipt.WithExpiredUnsafe())
+		if _, err := v.Verify(late, receipt.Originals{}, t0().Add(2*time.Hour)); !errors.Is(err, receipt.ErrKeyWindow) {
+			t.Errorf("a TrustedKey as a %s: Verify of a receipt signed after its window = %v, want ErrKeyWindow", name, err)
+		}
+	}
+	if _, err := receipt.NewVerifier([]receipt.PublicKey{(*receipt.TrustedKey)(nil)}); err == nil || !strings.Contains(err.Error(), "nil") {
+		t.Errorf("NewVerifier(nil *TrustedKey) = %v, want an error saying the key is nil", err)
+	}
+}

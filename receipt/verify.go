@@ -147,9 +147,9 @@ func WithExpiredUnsafe() VerifierOption {
 }
 
 // NewVerifier returns a Verifier that trusts keys, one per issuer. A
-// [TrustedKey] bounds the timestamps of the receipts its key may sign
-// (a [KeyFile]'s Trusted gives its keys so); any other PublicKey is valid
-// at every time. It rejects at once a nil key, a key without issuer or scheme, an Ed25519Key
+// [TrustedKey], or a pointer to one, bounds the timestamps of the
+// receipts its key may sign (a [KeyFile]'s Trusted gives its keys so);
+// any other PublicKey is valid at every time. It rejects at once a nil key, a key without issuer or scheme, an Ed25519Key
 // of the wrong length, two keys with one issuer, and an empty set unless
 // [WithUnsignedUnsafe] is given.
 func NewVerifier(keys []PublicKey, opts ...VerifierOption) (*Verifier, error) {
@@ -160,8 +160,15 @@ func NewVerifier(keys []PublicKey, opts ...VerifierOption) (*Verifier, error) {
 		}
 	}
 	for i, pk := range keys {
-		tk, windowed := pk.(TrustedKey)
-		if !windowed {
+		var tk TrustedKey
+		switch t := pk.(type) {
+		case TrustedKey:
+			tk = t
+		case *TrustedKey: // its window too, never a key valid at every time
+			if t != nil {
+				tk = *t
+			}
+		default:
 			tk = TrustedKey{PublicKey: pk}
 		}
 		k := tk.PublicKey

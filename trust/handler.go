@@ -12,6 +12,7 @@ import (
 
 	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/internal/jsonbody"
+	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/x402"
@@ -252,6 +253,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // their receipts inline only, and no credential reaches them.
 func owner(ctx context.Context) string { return httpapi.Owner(ctx) }
 
+// unfetchable refuses a detached receipt that no one could fetch: a
+// private one asked by a caller whose calls no credential owns (a trial
+// call, or an x402 call without a key: see owner), since the receipt
+// routes answer credentials only. Inline, or shared with counterparties,
+// it reaches its readers.
+func unfetchable(ctx context.Context, rr receipt.Request) []problem.FieldError {
+	private := rr.Visibility == "" || rr.Visibility == receipt.VisibilityPrivate
+	if rr.Mode != receipt.DeliveryDetached || !private || owner(ctx) == httpapi.Principal(ctx) {
+		return nil
+	}
+	return []problem.FieldError{{Field: "receipt.mode", Rule: "fetchable",
+		Message: "detached: a private receipt of a call made without a credential (a trial or x402 call) is fetched by no one; ask for it inline, or share it with counterparties"}}
+}
+
 // principal is the receipt handler's caller identity: the name the
 // Authenticator gave the request's caller.
 func principal(r *http.Request) (string, error) {
@@ -269,13 +284,14 @@ var errNilResponse = errors.New("trust: the Caller returned a nil response and a
 // and validate the envelope, then call c.
 func prepareCall(c Caller) func(*http.Request, []byte) (httpapi.Run, error) {
 	schema := jsonbody.SchemaOf(new(Request))
-	return func(_ *http.Request, body []byte) (httpapi.Run, error) {
+	return func(r *http.Request, body []byte) (httpapi.Run, error) {
 		req := new(Request)
 		if err := jsonbody.Unmarshal(body, req); err != nil {
 			return nil, jsonbody.Refuse(err, schema.Unknown(body))
 		}
 		unknown, zeros := schema.Inspect(body)
 		empty := append(validate.Zeros(zeros), emptyReceiptMembers(req.Receipt, zeros)...)
+		empty = append(empty, unfetchable(r.Context(), req.Receipt)...)
 		if err := jsonbody.Refuse(jsonbody.Refuse(req.Validate(), empty), unknown); err != nil {
 			return nil, err
 		}

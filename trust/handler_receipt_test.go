@@ -152,9 +152,9 @@ func TestHandler_receiptOwner(t *testing.T) {
 		req.Receipt = receipt.Request{Mode: receipt.DeliveryDetached}
 		return req
 	}
-	receiptID := func(c *trust.Client) string {
+	receiptID := func(c *trust.Client, req *trust.Request) string {
 		t.Helper()
-		resp, err := c.Call(context.Background(), detached())
+		resp, err := c.Call(context.Background(), req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +166,7 @@ func TestHandler_receiptOwner(t *testing.T) {
 	}
 	alice, bob := newClient(t, srv.URL), newClient(t, srv.URL, trust.WithAPIKey("bob-key"))
 
-	id := receiptID(alice)
+	id := receiptID(alice, detached())
 	data, err := alice.FetchReceipt(context.Background(), id)
 	if err != nil {
 		t.Fatalf("owner's fetch: %v", err)
@@ -179,7 +179,9 @@ func TestHandler_receiptOwner(t *testing.T) {
 		t.Errorf("another caller's fetch: %v, want 404", err)
 	}
 
-	anon := receiptID(newClient(t, srv.URL, trust.WithAPIKey(""), trust.WithClientVariant(router.VariantTrial)))
+	shared := detached() // a trial caller's private one would be fetched by no one
+	shared.Receipt.Visibility, shared.Receipt.Counterparties = receipt.VisibilityShared, []string{"carol"}
+	anon := receiptID(newClient(t, srv.URL, trust.WithAPIKey(""), trust.WithClientVariant(router.VariantTrial)), shared)
 	rec, err := store.Get(context.Background(), anon, time.Now())
 	if err != nil || rec.Owner != "trial:ip:127.0.0.1" {
 		t.Errorf("anonymous trial receipt owner %q (%v), want trial:ip:127.0.0.1", rec.Owner, err)

@@ -52,7 +52,9 @@ func TestHandler_detachedReceiptNoOneFetches(t *testing.T) {
 	for _, key := range []string{"", testKey} {
 		before := workers.Calls.Load()
 		status, body := post(trust.TrialCallPath, key, detached)
-		var p struct{ Errors []struct{ Field, Rule string } }
+		var p struct {
+			Errors []struct{ Field, Rule string }
+		}
 		_ = json.Unmarshal([]byte(body), &p)
 		if status != http.StatusBadRequest || len(p.Errors) != 1 || p.Errors[0].Field != "receipt.mode" || p.Errors[0].Rule != "fetchable" {
 			t.Errorf("a trial call (key %q) asking a private detached receipt: %d %s, want 400 naming receipt.mode, rule fetchable", key, status, body)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -241,7 +242,8 @@ func (s *taskStore) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
 }
 
 // list returns the tasks of the caller of ctx, running and kept, the
-// most recently updated first (by their status's timestamp).
+// most recently updated first (by their status's timestamp), in the
+// order of their listKeys.
 func (s *taskStore) list(ctx context.Context) []*a2a.Task {
 	s.mu.Lock()
 	var raws [][]byte
@@ -266,14 +268,31 @@ func (s *taskStore) list(ctx context.Context) []*a2a.Task {
 			tasks = append(tasks, &task)
 		}
 	}
-	slices.SortStableFunc(tasks, func(a, b *a2a.Task) int { return updated(b).Compare(updated(a)) })
+	slices.SortFunc(tasks, func(a, b *a2a.Task) int { return listKeyOf(a).compare(listKeyOf(b)) })
 	return tasks
 }
 
-// updated is the time of task's status; the zero time when it has none.
-func updated(task *a2a.Task) time.Time {
+// listKey is where a task stands in the order list returns: the most
+// recently updated first, and those updated at the same time by id.
+type listKey struct {
+	updated time.Time // the time of the task's status; zero when it has none
+	id      a2a.TaskID
+}
+
+// listKeyOf returns the key of task.
+func listKeyOf(task *a2a.Task) listKey {
+	k := listKey{id: task.ID}
 	if ts := task.Status.Timestamp; ts != nil {
-		return *ts
+		k.updated = *ts
 	}
-	return time.Time{}
+	return k
+}
+
+// compare returns -1 when k comes before o in list's order, +1 when it
+// comes after, and 0 when they are the same key.
+func (k listKey) compare(o listKey) int {
+	if c := o.updated.Compare(k.updated); c != 0 {
+		return c
+	}
+	return strings.Compare(string(k.id), string(o.id))
 }

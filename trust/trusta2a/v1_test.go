@@ -235,7 +235,7 @@ func TestListTasks_v1(t *testing.T) {
 		return got
 	}
 	read(`{"pageSize":2}`)
-	if diff := cmp.Diff(ids[:2], idsOf()); diff != "" || page.NextPageToken != ids[1] || page.TotalSize != 3 || page.Tasks[0].Artifacts != nil {
+	if diff := cmp.Diff(ids[:2], idsOf()); diff != "" || page.NextPageToken == "" || page.TotalSize != 3 || page.Tasks[0].Artifacts != nil {
 		t.Errorf("first page (-want +got):\n%s; token %q, total %d, artifacts %v", diff, page.NextPageToken, page.TotalSize, page.Tasks[0].Artifacts)
 	}
 	read(`{"pageSize":2,"includeArtifacts":true,"pageToken":"` + page.NextPageToken + `"}`)

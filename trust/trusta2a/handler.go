@@ -149,7 +149,7 @@ func NewHandler(cfg Config) (*Handler, error) {
 	exec := &executor{caller: cfg.Caller, router: cfg.Router, log: log, tasks: tasks}
 	rh := a2asrv.NewHandler(exec, a2asrv.WithTaskStore(tasks), a2asrv.WithLogger(log))
 	v1 := &v1Server{exec: exec, tasks: tasks, timeout: cfg.BackgroundTimeout}
-	return &Handler{h: httpapi.WithRequestID(&handler{cfg: cfg, rpc: a2asrv.NewJSONRPCHandler(rh), v1: v1}), tasks: tasks}, nil
+	return &Handler{h: httpapi.WithRequestID(&handler{cfg: cfg, rpc: a2asrv.NewJSONRPCHandler(boundHistory{rh}), v1: v1}), tasks: tasks}, nil
 }
 
 // ServeHTTP answers an A2A JSON-RPC request.
@@ -275,7 +275,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				if task, ok, rpcErr := h.v1.sendNonBlocking03(ctx, p.Message); ok {
 					resp := rpcResponse{JSONRPC: "2.0", ID: req.ID, Error: rpcErr}
 					if rpcErr == nil {
-						resp.Result = task
+						resp.Result = withHistory(task, p.Config.HistoryLength)
 					}
 					writeRPC(w, resp)
 					return

@@ -39,12 +39,26 @@ type answerError struct {
 // full of braces costs linear time.
 const maxStarts = 64
 
+// maxThinkEnds bounds the </think> tags in a reply, since parseAnswer
+// reads the reply after each of them: a reply with more is refused.
+const maxThinkEnds = 8
+
 // parseAnswer reads a judge's answer from a reply's text: the first JSON
 // object in the text that has a "verdict" member, whether the text is that
-// object alone, the object in a code fence, or the object amid prose. Text
-// up to a closing </think> tag (a reasoning model's thoughts) is skipped,
-// and a reply that opens a <think> tag no closing tag follows (thoughts
-// cut short, as at max_tokens) has no answer: a draft verdict is not one.
+// object alone, the object in a code fence, or the object amid prose.
+//
+// A reasoning model's thoughts come first and are skipped: they end at the
+// first </think> tag, whether the reply opens them with <think> or the chat
+// template opened them in the prompt (as DeepSeek-R1's and QwQ's do), and
+// a further <think> block that follows is skipped too. A reply that opens
+// with the answer (a JSON object or a code fence) has no thoughts, and a
+// reply that opens thoughts no tag closes (cut short, as at max_tokens)
+// has no answer: a draft verdict is not one. Since thoughts and a note
+// after the answer may both quote the tag (as found in a claim they
+// weigh), the reply is also read after each later </think> and, unless it
+// opens with <think>, as if it had no thoughts. When these readings give
+// different verdicts, the reply is an *answerError (ErrBadAnswer), never
+// the verdict of one of them.
 //
 // The verdict decides whether there is an answer: it must be a string
 // among allowed (compared without regard to case or surrounding space),
@@ -56,19 +70,30 @@ const maxStarts = 64
 // may be no list of strings (then they are dropped). Each of these is
 // written in Notes, which the run's evidence records; nothing is guessed.
 func parseAnswer(text string, allowed []router.Verdict) (answer, *answerError) {
-	base, end := 0, len(text)
-	if i := strings.LastIndex(text, "</think>"); i >= 0 {
-		base = i + len("</think>")
+	bad := func(format string, args ...any) (answer, *answerError) {
+		return answer{}, &answerError{err: ErrBadAnswer, detail: fmt.Sprintf(format, args...)}
 	}
-	if strings.HasPrefix(strings.TrimLeft(text[base:], " \t\r\n"), "<think>") {
-		end = base // thoughts never closed: the reply was cut inside them
+	starts, ok := answerStarts(text)
+	if !ok {
+		return bad("the reply closes its thoughts more than %d times", maxThinkEnds)
 	}
-	obj, ok := findAnswer(text[base:end])
+	if len(starts) == 0 {
+		return answer{}, &answerError{err: ErrNoAnswer} // thoughts never closed
+	}
+	base := starts[0]
+	obj, ok := findAnswer(text[base:])
 	if !ok {
 		return answer{}, &answerError{err: ErrNoAnswer}
 	}
-	bad := func(format string, args ...any) (answer, *answerError) {
-		return answer{}, &answerError{err: ErrBadAnswer, detail: fmt.Sprintf(format, args...)}
+	for _, s := range starts[1:] {
+		other, ok := findAnswer(text[s:])
+		if !ok {
+			continue
+		}
+		if v, w := verdictText(obj.member("verdict").raw), verdictText(other.member("verdict").raw); v != w {
+			return bad("the reply reads as %s or as %s, depending on which </think>, if any, ends its thoughts",
+				openaihttp.Truncate(v, 40), openaihttp.Truncate(w, 40))
+		}
 	}
 	var a answer
 	verdict := obj.member("verdict")
@@ -81,11 +106,7 @@ func parseAnswer(text string, allowed []router.Verdict) (answer, *answerError) {
 		return bad("verdict %q is not one of %s", openaihttp.Truncate(v, 40), joinVerdicts(allowed))
 	}
 	for _, m := range obj.members {
-		if !strings.EqualFold(m.key, "verdict") {
-			continue
-		}
-		var other string
-		if json.Unmarshal(m.raw, &other) != nil || router.Verdict(strings.ToUpper(strings.TrimSpace(other))) != a.Verdict {
+		if strings.EqualFold(m.key, "verdict") && verdictText(m.raw) != string(a.Verdict) {
 			return bad("the answer gives two verdicts, %s and %s", openaihttp.Truncate(string(m.raw), 40), openaihttp.Truncate(string(verdict.raw), 40))
 		}
 	}
@@ -110,6 +131,56 @@ func parseAnswer(text string, allowed []router.Verdict) (answer, *answerError) {
 		a.Notes = append(a.Notes, obj.broken)
 	}
 	return a, nil
+}
+
+// answerStarts returns the offsets in text at which parseAnswer reads the
+// answer: first just past the </think> that ends the thoughts (0 when the
+// reply has none), then where the answer would begin if that tag were
+// quoted: just past each later </think>, and 0 when the reply does not
+// open with <think>. A </think> that another <think> follows ends no
+// thoughts. answerStarts returns no offsets when the reply opens thoughts
+// that no tag closes, and false when it holds more than maxThinkEnds
+// </think> tags.
+func answerStarts(text string) ([]int, bool) {
+	const space = " \t\r\n"
+	head := strings.TrimLeft(text, space)
+	if strings.HasPrefix(head, "{") || strings.HasPrefix(head, "```") {
+		return []int{0}, true // the answer comes first: there are no thoughts
+	}
+	var starts []int
+	tags := 0
+	for i := 0; ; {
+		j := strings.Index(text[i:], "</think>")
+		if j < 0 {
+			break
+		}
+		if tags++; tags > maxThinkEnds {
+			return nil, false
+		}
+		i += j + len("</think>")
+		if !strings.HasPrefix(strings.TrimLeft(text[i:], space), "<think>") {
+			starts = append(starts, i)
+		}
+	}
+	opened := strings.HasPrefix(head, "<think>")
+	switch {
+	case tags == 0 && !opened:
+		return []int{0}, true
+	case len(starts) > 0 && !opened:
+		starts = append(starts, 0)
+	}
+	return starts, true
+}
+
+// verdictText returns a verdict's value as parseAnswer compares it: the
+// string in upper case without surrounding space, or the JSON of a value
+// that is not a string.
+func verdictText(raw json.RawMessage) string {
+	var v string
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	return strings.ToUpper(strings.TrimSpace(v))
 }
 
 // object is a JSON object read member by member from a reply's text.

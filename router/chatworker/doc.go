@@ -41,8 +41,13 @@
 // by the worker, which from then on reads the answer from the text (unless
 // a structured call has already succeeded, in which case a 400 is just an
 // error). Either way the answer is the first JSON object in the reply that
-// has a "verdict" member, alone, in a code fence or amid prose, after any
-// <think> block; a reply cut inside a <think> block has no answer.
+// has a "verdict" member, alone, in a code fence or amid prose, after a
+// reasoning model's thoughts. These end at the first </think> tag, whether
+// the reply or the chat template opened them with <think>; a reply that
+// opens with the answer has none, and a reply cut inside them has no
+// answer. Because thoughts and notes may quote the tag, a reply whose
+// verdict depends on which </think>, if any, ends its thoughts is refused
+// with [ErrBadAnswer], never read either way.
 //
 // A reply's text is its message content: a string, or, in the newer form
 // some servers send, an array of parts, whose text parts

@@ -31,8 +31,10 @@ var (
 	ErrNoAnswer = errors.New("chatworker: no JSON answer in the reply")
 	// ErrBadAnswer reports a JSON answer whose verdict breaks the answer
 	// contract: not a string, a verdict the job does not allow, or two
-	// verdicts that differ in one answer. What breaks after a complete
-	// verdict does not fail the answer; it is written in Call.AnswerNotes.
+	// verdicts that differ in one answer, or a reply whose verdict
+	// depends on which </think> tag, if any, ends a reasoning model's
+	// thoughts. What breaks after a complete verdict does not fail the
+	// answer; it is written in Call.AnswerNotes.
 	ErrBadAnswer = errors.New("chatworker: the answer breaks the contract")
 
 	// ErrInvalidPanel reports a panel file that cannot be used.

@@ -321,3 +321,34 @@ func TestVerdictProbability_fencedTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestVerdictProbability_draftInThoughts checks the verdict's probability
+// where the tokens list a reasoning model's thoughts before the content,
+// as a server that moves the thoughts out of content may: a draft in them
+// that begins as the answer does is not what is measured.
+func TestVerdictProbability_draftInThoughts(t *testing.T) {
+	tok := func(s string, p float64) tokenLogprob { return tokenLogprob{Token: s, Logprob: math.Log(p)} }
+	const content = `{"verdict":"VALID"}`
+	draft := []tokenLogprob{tok("Maybe ", 0.9), tok(`{"verdict":"`, 0.9), tok("VALID", 0.2), tok(`", or not.`, 0.9), tok("</think>", 0.9)}
+	sameDraft := []tokenLogprob{tok(`{"verdict":"`, 0.9), tok("VALID", 0.2), tok(`"}`, 0.9), tok("</think>", 0.9)}
+	answer := []tokenLogprob{tok(`{"verdict":"`, 0.9), tok("VALID", 0.7), tok(`"}`, 0.9)}
+	tests := []struct {
+		name    string
+		tokens  []tokenLogprob
+		content string
+		want    float64
+	}{
+		{"a draft that begins as the answer", slices.Concat(draft, answer), content, 0.7},
+		{"a draft the same as the answer", slices.Concat(sameDraft, answer), content, 0.7},
+		{"tokens that end after the verdict", slices.Concat(draft, answer[:2]), content, 0.7},
+		{"content that repeats its beginning", slices.Concat(answer, []tokenLogprob{tok(` as in {"verdict":"`, 0.9), tok("VALID", 0.2)}),
+			content + ` as in {"verdict":"VALID`, 0.7},
+	}
+	at := strings.Index(content, "VALID")
+	for _, tt := range tests {
+		p, ok := verdictProbability(tt.tokens, tt.content, at, at+len("VALID"))
+		if !ok || math.Abs(p-tt.want) > 1e-12 {
+			t.Errorf("%s: verdictProbability = %v, %v; want %v, true", tt.name, p, ok, tt.want)
+		}
+	}
+}

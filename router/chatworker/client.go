@@ -232,11 +232,15 @@ func (w *Worker) learn(ctx context.Context, o *option, wanted, sent bool, reject
 // verdictProbability is the probability the model put on the text at
 // content[at:end] (its verdict): the product of the probabilities of the
 // tokens that overlap it. The tokens spell content, or a text that holds
-// content (llama.cpp's server answers a reply the model began with a code
-// fence with the JSON alone as content); the verdict is then read where
-// content first appears in them. It is unknown (false) when the tokens do
-// not spell content up to end, or when one of them has a log probability
-// above 0, which no probability has.
+// content: llama.cpp's server answers a reply the model began with a code
+// fence with the JSON alone as content, and a server that moves a
+// reasoning model's thoughts out of content may still list their tokens
+// first. The verdict is then read where content last appears in the
+// tokens, or where content up to end last does when they do not spell all
+// of it: the answer ends what the model wrote, and the thoughts may hold a
+// draft that begins as the answer does. It is unknown (false) when the
+// tokens do not spell content up to end, or when one of them has a log
+// probability above 0, which no probability has.
 func verdictProbability(tokens []tokenLogprob, content string, at, end int) (float64, bool) {
 	texts := make([]string, len(tokens))
 	var all strings.Builder
@@ -251,7 +255,10 @@ func verdictProbability(tokens []tokenLogprob, content string, at, end int) (flo
 		}
 		all.WriteString(texts[i])
 	}
-	shift := strings.Index(all.String(), content[:end])
+	shift := strings.LastIndex(all.String(), content)
+	if shift < 0 {
+		shift = strings.LastIndex(all.String(), content[:end])
+	}
 	if shift < 0 {
 		return 0, false
 	}

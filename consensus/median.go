@@ -156,7 +156,7 @@ func medianOfMeans(ns []number) float64 {
 
 // Aggregate implements Aggregator.
 func (m Median) Aggregate(votes []Vote, p Policy) (Outcome, error) {
-	return aggregateNumbers(StrategyMedian, votes, p, m.Tolerance, m.Reliabilities, func(ns []number) float64 {
+	return aggregateNumbers(StrategyMedian, votes, p, m.Tolerance, m.Reliabilities, m.Launched, func(ns []number) float64 {
 		return lowerMedian(slices.Clone(ns))
 	})
 }
@@ -179,7 +179,7 @@ func (m Median) Decided(votes []Vote, p Policy) bool {
 
 // Aggregate implements Aggregator.
 func (m MedianOfMeans) Aggregate(votes []Vote, p Policy) (Outcome, error) {
-	return aggregateNumbers(StrategyMedianOfMeans, votes, p, m.Tolerance, nil, medianOfMeans)
+	return aggregateNumbers(StrategyMedianOfMeans, votes, p, m.Tolerance, nil, nil, medianOfMeans)
 }
 
 // Decided implements Aggregator.
@@ -235,8 +235,10 @@ func numbers(votes []Vote, p Policy, tol Tolerance, rel *Reliabilities, pending 
 }
 
 // aggregateNumbers is the Aggregate of a numeric strategy s whose
-// aggregate of the numbers, in replica order, is agg.
-func aggregateNumbers(s Strategy, votes []Vote, p Policy, tol Tolerance, rel *Reliabilities, agg func([]number) float64) (Outcome, error) {
+// aggregate of the numbers, in replica order, is agg; launched names the
+// session of each replica (Median.Launched), whose failure weighs as its
+// session's when a Runner abandoned it.
+func aggregateNumbers(s Strategy, votes []Vote, p Policy, tol Tolerance, rel *Reliabilities, launched []int64, agg func([]number) float64) (Outcome, error) {
 	ns, t, err := numbers(votes, p, tol, rel, false)
 	if err != nil {
 		return Outcome{}, err
@@ -265,7 +267,7 @@ func aggregateNumbers(s Strategy, votes []Vote, p Policy, tol Tolerance, rel *Re
 		if negative {
 			for i, v := range votes {
 				if v.Label.Failed() {
-					out.Weights[i] = Weight(rel.Of(v.Session))
+					out.Weights[i] = Weight(rel.Of(sessionOf(v, i, launched)))
 				}
 			}
 		}

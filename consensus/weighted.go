@@ -272,7 +272,7 @@ func (w Weighted) score(t tally, votes []Vote, p Policy, member []int, weights [
 			weights[i] = w.Reliabilities.Evidence(v)
 			scores[g] += weights[i]
 		case v.Label.Failed() && p.Failures == FailuresNegative:
-			weights[i] = Weight(w.Reliabilities.Of(v.Session))
+			weights[i] = Weight(w.Reliabilities.Of(sessionOf(v, i, w.Launched)))
 			failed += weights[i]
 		}
 	}
@@ -402,4 +402,15 @@ func Conservative(out Outcome) float64 {
 		return out.Confidence
 	}
 	return min(out.Confidence, Posterior(out.Agreeing, out.Against))
+}
+
+// sessionOf returns the session of v, the vote of replica i: its own, or,
+// for a replica a Runner abandoned (recorded without a session), the one
+// launched names, so that its failure weighs as its session's and not as
+// an unknown session's prior.
+func sessionOf(v Vote, i int, launched []int64) int64 {
+	if v.Session == 0 && i < len(launched) {
+		return launched[i]
+	}
+	return v.Session
 }

@@ -152,9 +152,12 @@ func (e *Engine) weigh(call *consensusCall, out consensus.Outcome, key func(any)
 			continue
 		}
 		n++
-		figures[2*i], figures[2*i+1] = rel.Of(v.Session), w
+		session := int64(call.runs[i].SessionID) // an abandoned replica's vote names none
+		figures[2*i], figures[2*i+1] = rel.Of(session), w
 		call.runs[i].Reliability, call.runs[i].Weight = &figures[2*i], &figures[2*i+1]
-		if cs, ok := rel.Confidence[v.Session]; ok && v.Confidence > 0 {
+		// Only the weighted strategy weighs a vote by its confidence: a
+		// median's weight is its session's reliability alone.
+		if cs, ok := rel.Confidence[session]; ok && v.Confidence > 0 && out.Strategy == consensus.StrategyWeighted {
 			call.runs[i].ConfidenceSlope = &cs
 		}
 	}

@@ -44,9 +44,20 @@ func uncleanPath(r *http.Request) *problem.Details {
 		"no route %s: the path has %s; did you mean %s?", r.URL.Path, unclean(r.URL.Path), clean)
 }
 
-// unclean says what makes p, a path that is not clean, so.
+// emptySegment reports whether p has a doubled slash between two
+// segments, not only at its start or end.
+func emptySegment(p string) bool {
+	return strings.Contains(strings.Trim(p, "/"), "//")
+}
+
+// unclean says what makes p, a path that is not clean, so. A doubled
+// slash between two segments may be a value left empty, such as the
+// receipt id of /api/v4/receipt//proof (an unset shell variable), whose
+// clean form names another route: the answer asks.
 func unclean(p string) string {
 	switch {
+	case emptySegment(p):
+		return "a doubled slash (was a value between two slashes, such as an id, left empty?)"
 	case strings.Contains(p, "//"):
 		return "a doubled slash"
 	case p == "" || p[0] != '/':

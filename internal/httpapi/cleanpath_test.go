@@ -21,7 +21,9 @@ type answer struct {
 }
 
 // TestServer_uncleanPath: a path with a doubled slash or a dot segment
-// is answered 404 with a problem naming the clean path, not the redirect
+// is answered 404 with a problem naming the clean path (and, for a
+// doubled slash between segments, asking whether a value was left
+// empty), not the redirect
 // of http.ServeMux, which a client that does not follow redirects takes
 // for an empty answer; the endpoint does not run. A clean path is served.
 func TestServer_uncleanPath(t *testing.T) {
@@ -29,11 +31,11 @@ func TestServer_uncleanPath(t *testing.T) {
 		Endpoints: []httpapi.Endpoint{{Method: http.MethodPost, Path: "/api/v1/echo", Access: httpapi.Key, Prepare: echo}}})
 	for path, why := range map[string]string{
 		"//api/v1/echo":       "a doubled slash",
-		"/api//v1/echo":       "a doubled slash",
+		"/api//v1/echo":       "a doubled slash (was a value between two slashes, such as an id, left empty?)",
 		"/api/v1/echo//":      "a doubled slash",
 		"/api/v1/./echo":      `a "." or ".." segment`,
 		"/api/x/../v1/echo":   `a "." or ".." segment`,
-		"/api/v1/../v1//echo": "a doubled slash",
+		"/api/v1/../v1//echo": "a doubled slash (was a value between two slashes, such as an id, left empty?)",
 	} {
 		status, location, body := uncleantest.Post(t, srv.URL, path, `{}`, "Authorization", "Bearer "+testKey)
 		var p answer

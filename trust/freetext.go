@@ -122,6 +122,12 @@ func (s *Service) judged(ctx context.Context, req *Request, traceID string) (dec
 	tier := plan(req.Policy).tier
 	if req.Policy == PolicyAdaptive {
 		tier = adaptiveTier(0)
+	} else if judges := plan(req.Policy).replicas; len(cands) < 1+judges {
+		// Refused before the producer runs: a 503 after it would be
+		// retried, and each retry would run it again.
+		return decision{}, problem.Invalid([]problem.FieldError{{Field: "policy", Rule: "servable",
+			Message: fmt.Sprintf("a judged delegation at %s runs one producer and %d judges, each on a session of its own, and the service knows %d sessions (WithSessionPool, or a router that reports its sessions)",
+				req.Policy, judges, len(cands))}})
 	}
 	var (
 		steps     []stepResult
@@ -142,8 +148,8 @@ func (s *Service) judged(ctx context.Context, req *Request, traceID string) (dec
 	}
 	for range maxCandidates {
 		id, ok := nextProducer(cands, producers)
-		if !ok {
-			break
+		if !ok || len(producers) > 0 && !judgeable(req.Policy, cands, producers) {
+			break // no session left to produce, or to judge what it would
 		}
 		st, err := s.runOn(ctx, req, rung{tier, 1, router.DisagreeBestEffort}, id)
 		if err != nil {
@@ -224,6 +230,22 @@ func nextProducer(cands []candidate, producers []router.SessionID) (router.Sessi
 		}
 	}
 	return 0, false
+}
+
+// judgeable reports whether, once one more candidate is produced, the
+// sessions that produced none still number the judges the policy runs:
+// adaptive judges on whatever sessions remain.
+func judgeable(p Policy, cands []candidate, producers []router.SessionID) bool {
+	if p == PolicyAdaptive {
+		return true
+	}
+	left := 0
+	for _, c := range cands {
+		if !slices.Contains(producers, c.id) {
+			left++
+		}
+	}
+	return left-1 >= plan(p).replicas
 }
 
 // judge validates the candidate output of req on sessions other than
@@ -419,7 +441,9 @@ func (s *Service) answerKey(ctx context.Context, req *Request, runs []router.Run
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
-		return nil, nil, problem.Newf(http.StatusBadGateway, problem.CodeUnavailable, "trust: grouping the answers by meaning: %v", err)
+		// 500, not a 502 a client would retry: the runs ran, and a retry
+		// would run them again.
+		return nil, nil, problem.Newf(http.StatusInternalServerError, problem.CodeInternal, "trust: grouping the answers by meaning: %v", err)
 	}
 	return g.Key, g, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/embedkey"
 	"github.com/vouchkit/vouch/router/embedkey/embedkeytest"
@@ -116,8 +117,9 @@ func winnerRun(resp *trust.Response) int {
 	return -1
 }
 
-// TestService_Call_groupingFails ends the call with 502 when the
-// embeddings endpoint fails.
+// TestService_Call_groupingFails ends the call with 500 when the
+// embeddings endpoint fails after the runs ran: not a 502, which a
+// client would retry, running them again.
 func TestService_Call_groupingFails(t *testing.T) {
 	srv := embedkeytest.NewServer(func(string) []float64 { return nil }) // empty vectors: a bad reply
 	defer srv.Close()
@@ -131,8 +133,8 @@ func TestService_Call_groupingFails(t *testing.T) {
 	}
 	_, err = s.Call(context.Background(), probeRequest(trust.PolicySafe, ""))
 	var p *trust.Error
-	if !errors.As(err, &p) || p.Status != http.StatusBadGateway || !strings.Contains(p.Detail, "embedkey") {
-		t.Fatalf("err = %v, want 502 naming the grouper's error", err)
+	if !errors.As(err, &p) || p.Status != http.StatusInternalServerError || p.Code != problem.CodeInternal || !strings.Contains(p.Detail, "embedkey") {
+		t.Fatalf("err = %v, want 500 internal naming the grouper's error", err)
 	}
 }
 

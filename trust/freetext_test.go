@@ -239,7 +239,8 @@ func TestService_Call_judgedAllRejected(t *testing.T) {
 }
 
 // TestService_Call_judgedNeedsJudges refuses a safe judged delegation
-// with too few sessions besides the producer's.
+// with too few sessions besides the producer's, a 400 naming the policy
+// before anything runs.
 func TestService_Call_judgedNeedsJudges(t *testing.T) {
 	s, err := trust.New(probeEngine(t, wordings[:3]), trust.WithSessionPool(1, 2, 3))
 	if err != nil {
@@ -247,8 +248,28 @@ func TestService_Call_judgedNeedsJudges(t *testing.T) {
 	}
 	_, err = s.Call(context.Background(), probeRequest(trust.PolicySafe, trust.AgreementJudged))
 	var p *trust.Error
-	if !errors.As(err, &p) || p.Status != http.StatusServiceUnavailable || p.Code != problem.CodeInsufficientSessions {
-		t.Fatalf("err = %v, want 503 insufficient_sessions", err)
+	if !errors.As(err, &p) || p.Status != http.StatusBadRequest || len(p.Errors) != 1 || p.Errors[0].Field != "policy" || p.Errors[0].Rule != "servable" {
+		t.Fatalf("err = %v, want 400 naming policy, rule servable", err)
+	}
+}
+
+// TestService_Call_judgedSecondNeedsJudges: at safe on four sessions, a
+// rejected first candidate leaves two sessions, too few to produce a
+// second and judge it on three: the call ends on the first, RETRY, having
+// run one producer and three judges, where it ran a second producer and
+// then failed.
+func TestService_Call_judgedSecondNeedsJudges(t *testing.T) {
+	workers, ran := countedWorkers([]string{changedYear, wordings[0], wordings[1], wordings[2]})
+	s, err := trust.New(newEngine(t, workers...), trust.WithSessionPool(1, 2, 3, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.Call(context.Background(), probeRequest(trust.PolicySafe, trust.AgreementJudged))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Status != trust.StatusRetry || len(resp.Evidence.Judging.Candidates) != 1 || ran.Load() != 4 {
+		t.Errorf("status %s, %d candidates, %d jobs; want RETRY, 1 candidate, 4 jobs", resp.Status, len(resp.Evidence.Judging.Candidates), ran.Load())
 	}
 }
 

@@ -47,9 +47,10 @@ func (r Rules) Count(runs []router.Run, snap *router.ReputationSnapshot, key fun
 }
 
 // counting is the error of a count that failed (a key that cannot read
-// an answer): 502, since the runs' answers are the workers'.
+// an answer): 500, not a 502 a client would retry, since the runs ran
+// and a retry would run them again.
 func counting(err error) error {
-	return problem.Newf(http.StatusBadGateway, problem.CodeInternal, "trust: counting the runs: %v", err)
+	return problem.Newf(http.StatusInternalServerError, problem.CodeInternal, "trust: counting the runs: %v", err)
 }
 
 // Reliabilities returns what runs are weighed with: each run's recorded

@@ -79,9 +79,12 @@ func feedbackRunner(svc Service) func(body []byte) (httpapi.Run, error) {
 // ErrUnknownCall (404, code unknown_call) for a call the server does not
 // remember among this caller's, another caller's call among them, and
 // ErrReputationOff (409, code reputation_off) for a server that keeps no
-// reputation.
+// reputation. A report sends an Idempotency-Key of its own, never the one
+// ctx names ([WithIdempotencyKey]), which is the call's: the server counts
+// a report made again as a repeat.
 func (c *Client) Feedback(ctx context.Context, traceID string, right bool) error {
 	req := &FeedbackRequest{TraceID: traceID, Right: &right}
 	var resp FeedbackResponse
+	ctx = WithIdempotencyKey(ctx, "") // the call's key would be refused: 422
 	return httpapi.OutcomeError(c.do(ctx, OpFeedback, VariantNormal, req, &resp), ErrUnknownCall, ErrReputationOff)
 }

@@ -183,3 +183,33 @@ func TestHandler_feedback_unauthenticated(t *testing.T) {
 	}
 	asError(t, c.Feedback(context.Background(), "4bf92f3577b34da6a3ce929d0e0e4736", true), http.StatusUnauthorized, problem.CodeUnauthorized)
 }
+
+// TestClient_FeedbackOwnKey: a report made with the context of the call
+// it reports on, which names the call's Idempotency-Key
+// (WithIdempotencyKey), is sent with a key of its own and taken, as is a
+// second report with that context; the call repeated with its key gets
+// its first answer.
+func TestClient_FeedbackOwnKey(t *testing.T) {
+	book, err := reputation.New(new(reputation.Memory), reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, alice, _ := feedbackServer(t, offEngine(t, router.WithReputation(book)))
+	const trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+	ctx := router.WithIdempotencyKey(router.WithTraceID(t.Context(), trace), "order-42")
+	req := validateV3(3, router.DisagreeReturnAll)
+	req.Consensus.SessionPool = []router.SessionID{1, 2, 3}
+	first, err := alice.ValidateV3(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, right := range []bool{true, false} {
+		if err := alice.Feedback(ctx, trace, right); err != nil {
+			t.Errorf("report %d with the call's context: %v", i+1, err)
+		}
+	}
+	again, err := alice.ValidateV3(ctx, req)
+	if err != nil || again.RequestID != first.RequestID || again.Verdict != first.Verdict {
+		t.Errorf("the call repeated with its key: %+v, %v; want its first answer %+v", again, err, first)
+	}
+}

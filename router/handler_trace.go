@@ -45,7 +45,8 @@ type idempotencyKeyCtx struct{}
 // as its Idempotency-Key instead of a generated one. Use it to repeat a
 // call whose outcome is unknown (a cancelled context says nothing about
 // whether the server acted): a Handler answers a repeat within its window
-// with the first result.
+// with the first result. A report ([Client.Feedback]) made with the same
+// context sends a key of its own.
 func WithIdempotencyKey(ctx context.Context, key string) context.Context {
 	return context.WithValue(ctx, idempotencyKeyCtx{}, key)
 }

@@ -141,6 +141,23 @@ func TestParseFlags_unsendableKey(t *testing.T) {
 	}
 }
 
+// TestParseFlags_reservedIntegrationName: an integration named as the
+// server names a caller without a credential (the host's own local, an
+// ip:, payer: or trial: caller), whose requests would all be refused, is
+// refused at start, naming it; another name starts.
+func TestParseFlags_reservedIntegrationName(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"local", "ip:10.0.0.1", "payer:0xabc", "trial:ip:10.0.0.1"} {
+		_, err := parseFlags([]string{"-integration", name + "=k2"}, noEnv, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "-integration "+name) {
+			t.Errorf("-integration %s=k2: %v, want an error naming it", name, err)
+		}
+	}
+	if _, err := parseFlags([]string{"-integration", "acme=k2"}, noEnv, io.Discard); err != nil {
+		t.Errorf("-integration acme=k2: %v", err)
+	}
+}
+
 // A flag of the demo workers is refused beside a panel of workers, which
 // it would not change.
 func TestParseFlags_slowSessionWithWorkers(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/x402/evm"
 )
@@ -255,6 +256,10 @@ flags:
 		}
 		if slices.Contains(names, name) {
 			return config{}, fmt.Errorf("%s %s: the name is already in use", integrationsFrom, name)
+		}
+		if err := httpapi.CheckCredentialName(name); err != nil {
+			// Every request with its key would be refused, 500.
+			return config{}, fmt.Errorf("%s %s: %w", integrationsFrom, name, err)
 		}
 		cfg.integrations[key] = name
 		names = append(names, name)

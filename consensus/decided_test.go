@@ -31,12 +31,15 @@ func TestMajority_Decided(t *testing.T) {
 		{append(answers("a", " a "), consensus.Vote{}), consensus.Policy{}, true},
 		{append(answers("a", "b"), consensus.Vote{}), consensus.Policy{}, false},
 
-		// fail_hard: an observed disagreement decides, agreement needs everyone.
+		// fail_hard: answers that disagree decide, agreement needs everyone;
+		// a failure, even as negative evidence, waits for the answers to come.
 		{votes(valid, valid, pending), consensus.Policy{Disagreement: hard}, false},
 		{votes(valid, valid, valid, valid, pending), consensus.Policy{Disagreement: hard}, false},
 		{votes(valid, invalid, pending, pending, pending), consensus.Policy{Disagreement: hard}, true},
+		{votes(valid, invalid, pending, pending, pending), consensus.Policy{Disagreement: hard, Failures: negative}, true},
 		{votes(valid, timeout, pending), consensus.Policy{Disagreement: hard}, false},
-		{votes(valid, timeout, pending), consensus.Policy{Disagreement: hard, Failures: negative}, true},
+		{votes(valid, timeout, pending), consensus.Policy{Disagreement: hard, Failures: negative}, false},
+		{votes(valid, timeout, valid), consensus.Policy{Disagreement: hard, Failures: negative}, true},
 		{votes(valid, valid, valid), consensus.Policy{Disagreement: hard}, true},
 
 		// Failures as negative evidence compete, and win ties.

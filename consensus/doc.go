@@ -137,9 +137,10 @@
 // Aggregator.Decided reports whether the votes still to come can change the
 // outcome. For majority, outside fail_hard, the leading group must stay
 // strictly ahead even if every pending vote joins a rival (so 3 of 5 agreeing
-// decides, and 2 of 3); under fail_hard two groups of votes already decide
-// (the call fails whoever wins) and otherwise every replica must report;
-// under FailuresNegative the failures count as a rival that wins ties.
+// decides, and 2 of 3); under fail_hard two groups of answers already
+// decide (the call fails whoever wins) and otherwise every replica must
+// report, a failure included; outside fail_hard, under FailuresNegative,
+// the failures count as a rival that wins ties.
 // Decided settles the winner, not the figures: votes cut short before
 // they answered are CANCELLED and count nowhere, while an answer that
 // arrives after the decision (but before Runner.Run returns) is kept as

@@ -91,7 +91,7 @@ func (Majority) Decided(votes []Vote, p Policy) bool {
 		return true
 	}
 	if p.Disagreement == FailHard {
-		return t.disagrees(p)
+		return t.disagrees()
 	}
 	negative := p.Failures == FailuresNegative
 	b, lead := t.leader(), 0
@@ -206,16 +206,15 @@ func count(groups []group, votes []Vote, p Policy, pending bool, member []int) (
 	return t, nil
 }
 
-// disagrees reports whether the votes counted hold two groups (the
-// failures one under FailuresNegative): a disagreement whoever wins, which
-// decides a FailHard call; without them, any vote to come may still
-// disagree.
-func (t *tally) disagrees(p Policy) bool {
-	observed := len(t.groups)
-	if p.Failures == FailuresNegative && t.failed > 0 {
-		observed++
-	}
-	return observed >= 2
+// disagrees reports whether the answers counted hold two groups: a
+// disagreement whoever wins, which decides a FailHard call; without them,
+// any vote to come may still disagree. A failure, even counted as
+// negative evidence (FailuresNegative), decides nothing early: the call
+// fails all the same once every replica reports, and the answers still to
+// come are evidence a caller weighing failures otherwise (as no votes)
+// reads, not replicas to cancel.
+func (t *tally) disagrees() bool {
+	return len(t.groups) >= 2
 }
 
 // leader returns the index of the leading group, -1 if there is none.

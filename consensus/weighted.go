@@ -322,7 +322,7 @@ func (w Weighted) Decided(votes []Vote, p Policy) bool {
 		return true
 	}
 	if p.Disagreement == FailHard {
-		return t.disagrees(p)
+		return t.disagrees()
 	}
 	negative := p.Failures == FailuresNegative
 	weights := make([]float64, len(votes))

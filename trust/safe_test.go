@@ -2,11 +2,14 @@ package trust_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
@@ -55,4 +58,31 @@ func TestService_safeOutweighed(t *testing.T) {
 		}
 	}
 	t.Fatalf("calls answered %v: never the session the outcomes show right", statuses)
+}
+
+// TestService_oracleFailureFirst: at oracle, whose router call is
+// fail_hard, on an engine that counts failures as negative evidence, a
+// failure that arrives first does not cut short the four answers to
+// come: the router's 409 carries every vote, the failure is no vote, and
+// the call is VALID, as when the failure arrives last.
+func TestService_oracleFailureFirst(t *testing.T) {
+	v := routertest.Verdict(router.VerdictValid)
+	ws := []router.Worker{routertest.Fail(errors.New("boom")), routertest.Slow(v, 10*time.Millisecond),
+		routertest.Slow(v, 100*time.Millisecond), routertest.Slow(v, 100*time.Millisecond), routertest.Slow(v, 100*time.Millisecond)}
+	e, err := router.NewEngine(routertest.Sessions(1, 5, ws...), router.WithFailureMode(consensus.FailuresNegative))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := trust.New(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := svc.Call(t.Context(), &trust.Request{Mode: trust.ModeValidation, Policy: trust.PolicyOracle,
+		Task: trust.Task{Type: "summary", Input: router.NewStringInput("x"), ClaimedResult: trust.JSON("x")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := resp.Evidence; resp.Status != trust.StatusValid || ev.Answered != 4 || ev.Failed != 1 || ev.Cancelled != 0 {
+		t.Errorf("status %s, answered %d, failed %d, cancelled %d; want VALID, 4, 1, 0 (verdicts %v)", resp.Status, ev.Answered, ev.Failed, ev.Cancelled, ev.Verdicts)
+	}
 }

@@ -27,12 +27,10 @@ func (s slowStop) Call(ctx context.Context, _ *trust.Request) (*trust.Response, 
 	return nil, context.Cause(ctx)
 }
 
-// A version 0.3 tasks/cancel by another caller, sent while the owner's
-// own cancel of the same task waits for its call to stop, is answered
-// TaskNotFound, never with the owner's task and its message: the SDK
-// that serves 0.3 knows a cancel in flight by its task id alone. The
-// pauses only give the second cancel its best chance to join the first.
-func TestTasksCancel03_otherCallerWhileCancelling(t *testing.T) {
+// slowStopServer serves a handler over a slowStop caller, over loopback,
+// and returns its fixture, the caller, and what stops it all.
+func slowStopServer(t *testing.T) (*fixture, slowStop, func()) {
+	t.Helper()
 	s := slowStop{entered: make(chan struct{}, 4), release: make(chan struct{})}
 	h, err := trusta2a.NewHandler(trusta2a.Config{Caller: s, Authenticator: router.KeyAuthenticator(keys)})
 	if err != nil {
@@ -40,8 +38,17 @@ func TestTasksCancel03_otherCallerWhileCancelling(t *testing.T) {
 	}
 	srv := httptest.NewServer(h)
 	hc := &http.Client{Transport: &http.Transport{}}
-	f := &fixture{url: srv.URL, hc: hc}
-	defer func() { hc.CloseIdleConnections(); srv.Close(); h.Close() }()
+	return &fixture{url: srv.URL, hc: hc}, s, func() { h.Close(); hc.CloseIdleConnections(); srv.Close() }
+}
+
+// A version 0.3 tasks/cancel by another caller, sent while the owner's
+// own cancel of the same task waits for its call to stop, is answered
+// TaskNotFound, never with the owner's task and its message: the SDK
+// that serves 0.3 knows a cancel in flight by its task id alone. The
+// pauses only give the second cancel its best chance to join the first.
+func TestTasksCancel03_otherCallerWhileCancelling(t *testing.T) {
+	f, s, stop := slowStopServer(t)
+	defer stop()
 
 	task := f.startNonBlocking03(t, "demo-key")
 	<-s.entered
@@ -78,15 +85,9 @@ func TestTasksCancel03_otherCallerWhileCancelling(t *testing.T) {
 // its taskId is answered TaskNotFound, as for a task that does not
 // exist, not with word that the task runs; the owner is told it does.
 func TestMessageSend03_otherCallersTask(t *testing.T) {
-	s := slowStop{entered: make(chan struct{}, 4), release: make(chan struct{})}
-	h, err := trusta2a.NewHandler(trusta2a.Config{Caller: s, Authenticator: router.KeyAuthenticator(keys)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	hc := &http.Client{Transport: &http.Transport{}}
-	f := &fixture{url: srv.URL, hc: hc}
-	defer func() { close(s.release); h.Close(); hc.CloseIdleConnections(); srv.Close() }()
+	f, s, stop := slowStopServer(t)
+	defer stop()
+	defer close(s.release)
 
 	task := f.startNonBlocking03(t, "demo-key")
 	<-s.entered

@@ -115,6 +115,11 @@ type judgement struct {
 //     candidate is produced and judged likewise; unsettled, the call
 //     answers RETRY with the candidate as its best effort.
 //
+// Like adaptive, it launches no producer after the first within
+// callerReserve of the caller's deadline, where a run could only time
+// out, and when no run answered by the deadline it fails with a 504,
+// code timeout (noVoteInTime), rather than answer from no vote.
+//
 // It returns the decision: the response, the tally the receipt records
 // (the last judgement's) and every step.
 func (s *Service) judged(ctx context.Context, req *Request, traceID string) (decision, error) {
@@ -147,22 +152,16 @@ func (s *Service) judged(ctx context.Context, req *Request, traceID string) (dec
 		}
 	}
 	for range maxCandidates {
+		if len(steps) > 0 && outOfTime(ctx) {
+			break // as adaptive: a run launched now could only TIMEOUT
+		}
 		id, ok := nextProducer(cands, producers)
 		if !ok || len(producers) > 0 && !judgeable(req.Policy, cands, producers) {
 			break // no session left to produce, or to judge what it would
 		}
 		st, err := s.runOn(ctx, req, rung{tier, 1, router.DisagreeBestEffort}, id)
-		if err != nil {
-			if ctx.Err() != nil {
-				return decision{}, ctx.Err()
-			}
-			if refused(err) {
-				return decision{}, err
-			}
-			st = failedRun(err, req.Mode, id, tier)
-		}
-		if len(st.runs) != 1 {
-			st = failedRun(fmt.Errorf("trust: the router returned %d runs for one", len(st.runs)), req.Mode, id, tier)
+		if st, err = oneRun(ctx, req.Mode, st, err, id, tier); err != nil {
+			return decision{}, err
 		}
 		add(st)
 		p := runs[len(runs)-1]
@@ -202,6 +201,9 @@ func (s *Service) judged(ctx context.Context, req *Request, traceID string) (dec
 	if len(steps) == 0 {
 		return decision{}, problem.New(http.StatusServiceUnavailable, problem.CodeInsufficientSessions,
 			"trust: a judged delegation found no session to produce an answer")
+	}
+	if last == nil && outOfTime(ctx) && !answeredAny(runs) {
+		return decision{}, noVoteInTime(runs)
 	}
 	if last == nil { // nothing was produced: the produce runs' own tally
 		final, err := s.tally(ctx, req, steps, s.readScope(ctx, req, nil, nil))

@@ -94,8 +94,9 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 //
 // A deadline on ctx is the safe way to bound a call: over a router.Engine
 // the call answers before it from the votes in, the runs still out
-// recorded as TIMEOUT (adaptive launches no run in its last 100ms), and
-// with no vote in it fails with a 504 *Error with code timeout.
+// recorded as TIMEOUT (adaptive launches no run in its last 100ms, nor
+// does a judged delegation launch a second producer), and with no vote
+// in it fails with a 504 *Error with code timeout.
 //
 // A validation that teaches the router is remembered for the exam of a
 // later report (see Service.FeedbackVerdict): the service keeps a copy of

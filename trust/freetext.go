@@ -3,6 +3,7 @@ package trust
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -393,8 +394,10 @@ func (j *Judging) reasons() []string {
 // A Grouper groups the outputs of one delegation by meaning, for
 // [WithGrouper]; router/embedkey's Grouper is one, on an embeddings
 // endpoint. outputs holds one JSON value per run, in run order, nil for a
-// run that gave none. Group must be safe for concurrent use; an error
-// ends the trust call with 502.
+// run that gave none. Group must be safe for concurrent use. An error
+// ends the trust call with 500 (code internal), or with 504 (code
+// timeout) when the caller's deadline passed before Group returned; a
+// cancelled call returns context.Canceled.
 type Grouper interface {
 	Group(ctx context.Context, outputs []json.RawMessage) (*consensus.Grouping, error)
 }
@@ -427,7 +430,9 @@ func (s *Service) groups(req *Request) bool {
 // answerKey returns the answer key of a call over runs and, when the
 // service groups a delegation's outputs (WithGrouper), their grouping. A
 // numeric delegation is never grouped: its answers agree within its
-// tolerance.
+// tolerance. The runs have run, so a grouper's failure is an error a
+// client does not retry: 500, or 504 when the caller's deadline came
+// first.
 func (s *Service) answerKey(ctx context.Context, req *Request, runs []router.Run) (func(any) (string, error), *consensus.Grouping, error) {
 	if !s.groups(req) {
 		return s.key, nil, nil
@@ -439,13 +444,18 @@ func (s *Service) answerKey(ctx context.Context, req *Request, runs []router.Run
 		}
 	}
 	g, err := s.grouper.Group(ctx, outputs)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
-		}
+	switch {
+	case err == nil:
+		return g.Key, g, nil
+	case errors.Is(ctx.Err(), context.Canceled):
+		return nil, nil, ctx.Err()
+	case ctx.Err() != nil:
+		// 504 timeout, which a client does not retry either.
+		return nil, nil, problem.Newf(http.StatusGatewayTimeout, problem.CodeTimeout,
+			"trust: grouping the answers by meaning did not finish before the caller's deadline: %v", err)
+	default:
 		// 500, not a 502 a client would retry: the runs ran, and a retry
 		// would run them again.
 		return nil, nil, problem.Newf(http.StatusInternalServerError, problem.CodeInternal, "trust: grouping the answers by meaning: %v", err)
 	}
-	return g.Key, g, nil
 }

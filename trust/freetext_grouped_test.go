@@ -2,17 +2,21 @@ package trust_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"hash/fnv"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/embedkey"
 	"github.com/vouchkit/vouch/router/embedkey/embedkeytest"
+	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
 )
 
@@ -170,6 +174,41 @@ func TestService_groupedLearnsMeaning(t *testing.T) {
 				if r < prior {
 					t.Errorf("session %d reads %.3f after agreeing in meaning every time, below the prior %.3f", id, r, prior)
 				}
+			}
+		})
+	}
+}
+
+// stuckGrouper groups nothing: it waits for its context to end and
+// returns its error, as a grouper does whose endpoint never answers.
+type stuckGrouper struct{}
+
+func (stuckGrouper) Group(ctx context.Context, _ []json.RawMessage) (*consensus.Grouping, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestService_Call_groupingPastDeadline: runs that answered before the
+// caller's deadline, and a grouper still working at it, end the call
+// with a 504 *trust.Error with code timeout saying the grouping did not
+// finish, not with a bare context error: the runs ran, and a client does
+// not retry a 504 timeout.
+func TestService_Call_groupingPastDeadline(t *testing.T) {
+	a := routertest.Answer("a")
+	for _, p := range []trust.Policy{trust.PolicyFast, trust.PolicyAdaptive} {
+		t.Run(string(p), func(t *testing.T) {
+			s, err := trust.New(newEngine(t, a, a, a), trust.WithGrouper(stuckGrouper{}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+			defer cancel()
+			_, err = s.Call(ctx, &trust.Request{Mode: trust.ModeDelegation, Policy: p,
+				Task: trust.Task{Type: "qa", Input: router.NewStringInput("x")}})
+			var terr *trust.Error
+			if !errors.As(err, &terr) || terr.Status != http.StatusGatewayTimeout || terr.Code != problem.CodeTimeout ||
+				!strings.Contains(terr.Detail, "grouping") {
+				t.Errorf("err %v (%T), want a 504 *trust.Error with code timeout about the grouping", err, err)
 			}
 		})
 	}

@@ -82,9 +82,10 @@ func (s *Service) sessions(ctx context.Context) []candidate {
 // to start (2 when a single answer may never settle it), then 1 or 2 at a
 // time. A run that fails (ERROR, TIMEOUT, or a router error other than a
 // refusal of the request) is a failed vote and the call goes on. It
-// returns every step, one per router call. Sessions in exclude are
-// treated as used from the start (a judged delegation's producers). It
-// returns as well what the call read of its scope (Service.readScope),
+// returns every step, one per router call, even when none of their runs
+// answered by the caller's deadline (see noVoteBy). Sessions in exclude
+// are treated as used from the start (a judged delegation's producers).
+// It returns as well what the call read of its scope (Service.readScope),
 // once its candidates were known: their reliabilities and the leader
 // among them with the calibration maps.
 func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.SessionID) ([]stepResult, *scopeReading, error) {
@@ -170,9 +171,6 @@ func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.
 	if len(steps) == 0 {
 		return nil, nil, problem.New(http.StatusServiceUnavailable, problem.CodeInsufficientSessions,
 			"trust: adaptive found no session to run on")
-	}
-	if outOfTime(ctx) && !answeredAny(runs) {
-		return nil, nil, noVoteInTime(runs)
 	}
 	return steps, cals, nil
 }

@@ -35,6 +35,22 @@ func answeredAny(runs []router.Run) bool {
 	return false
 }
 
+// noVoteBy returns noVoteInTime's error when the caller's deadline has
+// (all but) come and no run of steps answered, and nil otherwise.
+func noVoteBy(ctx context.Context, steps []stepResult) error {
+	if !outOfTime(ctx) {
+		return nil
+	}
+	var runs []router.Run
+	for _, st := range steps {
+		runs = append(runs, st.runs...)
+	}
+	if answeredAny(runs) {
+		return nil
+	}
+	return noVoteInTime(runs)
+}
+
 // noVoteInTime is the error of a call whose caller's deadline came
 // before any of its runs answered.
 func noVoteInTime(runs []router.Run) *Error {

@@ -114,7 +114,9 @@ type judgement struct {
 //     it;
 //  3. accepted (VALID), it is the answer; rejected (INVALID), a second
 //     candidate is produced and judged likewise; unsettled, the call
-//     answers RETRY with the candidate as its best effort.
+//     answers RETRY with the candidate as its best effort. Judges that
+//     all ran out of the caller's time did not settle it: their runs
+//     count as TIMEOUT, and the call answers RETRY with the candidate.
 //
 // Like adaptive, it launches no producer after the first within
 // callerReserve of the caller's deadline, where a run could only time
@@ -281,7 +283,9 @@ func (s *Service) judge(ctx context.Context, req *Request, output json.RawMessag
 		}
 		st, err := s.runPool(ctx, vreq, r, pool)
 		if err != nil {
-			return nil, err
+			if st, err = timedOutJudges(ctx, err, r); err != nil {
+				return nil, err
+			}
 		}
 		j.steps = []stepResult{st}
 	}
@@ -291,6 +295,23 @@ func (s *Service) judge(ctx context.Context, req *Request, output json.RawMessag
 	}
 	j.resp = s.respond(vreq, j.steps, j.final, traceID)
 	return j, nil
+}
+
+// timedOutJudges is the step of a router call of judges that failed with
+// err: when the caller's deadline cut it short (a 504, code timeout, that
+// holds its runs), its runs, each a TIMEOUT, as a judgement that did not
+// settle, whose runs, not the step, hold their errors (a step's error is
+// a fail_hard disagreement's); otherwise err, which ends the call.
+func timedOutJudges(ctx context.Context, err error, r rung) (stepResult, error) {
+	var perr *problem.Details
+	if !outOfTime(ctx) || !errors.As(err, &perr) || perr.Code != problem.CodeTimeout {
+		return stepResult{}, err
+	}
+	st := evidenceStep(perr, "/api/v3/validate", r)
+	if len(st.runs) == 0 {
+		return stepResult{}, err
+	}
+	return st, nil
 }
 
 // judgedResponse is the delegation's response from its last judgement:

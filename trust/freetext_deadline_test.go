@@ -3,6 +3,8 @@ package trust_test
 import (
 	"errors"
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,6 +41,51 @@ func TestService_judgedDeadlineNoVote(t *testing.T) {
 			}
 			if n := rec.Calls.Load(); n != 1 {
 				t.Errorf("%d runs launched, want 1: no second producer at the deadline", n)
+			}
+		})
+	}
+}
+
+// TestService_judgedDeadlineJudgesTimeOut: a judged delegation whose
+// candidate was produced, and whose judges were all still working at the
+// caller's deadline, answers RETRY with the candidate as its best
+// effort, as for judges that did not settle, and its evidence accounts
+// for every run it launched: the producer's answer and each judge's
+// TIMEOUT.
+func TestService_judgedDeadlineJudgesTimeOut(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	judge := stuck(release)
+	for _, p := range []trust.Policy{trust.PolicyFast, trust.PolicySafe, trust.PolicyOracle, trust.PolicyAdaptive} {
+		t.Run(string(p), func(t *testing.T) {
+			e, err := router.NewEngine(routertest.Sessions(1, 3, routertest.Answer("Paris"), judge, judge, judge, judge, judge))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := trust.New(e, trust.WithSessionPool(1, 2, 3, 4, 5, 6))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := probeRequest(p, trust.AgreementJudged)
+			resp, err := s.Call(routertest.DeadlineOnly(500*time.Millisecond), req)
+			if err != nil {
+				t.Fatalf("%v, want RETRY with the candidate", err)
+			}
+			if got := resultString(t, resp.Result); resp.Status != trust.StatusRetry || got != "Paris" {
+				t.Errorf("%s with %q, want RETRY with the candidate %q", resp.Status, got, "Paris")
+			}
+			ev := resp.Evidence
+			judges := ev.Launched - 1
+			if judges < 1 || ev.Answered != 1 || ev.Failed != judges || len(ev.Verdicts) != ev.Launched ||
+				ev.Verdicts[0] != router.LabelOK || slices.ContainsFunc(ev.Verdicts[1:], func(l router.Label) bool { return l != router.LabelTimeout }) {
+				t.Errorf("verdicts %v, %d launched, %d answered, %d failed; want the producer's OK and every judge TIMEOUT",
+					ev.Verdicts, ev.Launched, ev.Answered, ev.Failed)
+			}
+			if c := ev.Judging.Candidates; len(c) != 1 || c[0].Verdict != trust.StatusRetry || len(c[0].Judges) != judges {
+				t.Errorf("candidates %+v, want one, not settled, judged by the %d runs after it", c, judges)
+			}
+			if ri := resp.RetryInstructions; ri == nil || ri.Policy != p || strings.Contains(ri.Reason, "disagreed") {
+				t.Errorf("retry instructions %+v, want a retry at %s, with more time, and no disagreement", ri, p)
 			}
 		})
 	}

@@ -96,7 +96,9 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 // the call answers before it from the votes in, the runs still out
 // recorded as TIMEOUT (adaptive launches no run in its last 100ms, nor
 // does a judged delegation launch a second producer), and with no vote
-// in it fails with a 504 *Error with code timeout.
+// in it fails with a 504 *Error with code timeout. A judged delegation
+// whose candidate came in but whose judges all ran out of time answers
+// RETRY with the candidate, its judges' runs recorded as TIMEOUT.
 //
 // A validation that teaches the router is remembered for the exam of a
 // later report (see Service.FeedbackVerdict): the service keeps a copy of
@@ -148,6 +150,9 @@ func (s *Service) Call(ctx context.Context, req *Request) (resp *Response, err e
 	case req.Policy == PolicyAdaptive:
 		var err error
 		if steps, cals, err = s.adaptive(ctx, req); err != nil {
+			return nil, err
+		}
+		if err := noVoteBy(ctx, steps); err != nil {
 			return nil, err
 		}
 	case x != nil:

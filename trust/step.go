@@ -134,6 +134,15 @@ func failedStep(err error, route string, r rung) (stepResult, error) {
 	if !errors.As(err, &perr) || perr.Code != problem.CodeDisagreement {
 		return stepResult{}, unservable(err, r)
 	}
+	st := evidenceStep(perr, route, r)
+	st.step.Error = perr.Detail
+	return st, nil
+}
+
+// evidenceStep is the step without a winner of a router call that
+// failed with perr: the runs and consensus block its evidence holds,
+// none when it holds none.
+func evidenceStep(perr *problem.Details, route string, r rung) stepResult {
 	var extra struct {
 		Runs      []router.Run             `json:"runs"`
 		Consensus router.ConsensusResponse `json:"consensus"`
@@ -144,8 +153,7 @@ func failedStep(err error, route string, r rung) (stepResult, error) {
 		verdicts: extra.Consensus.Verdicts, runs: extra.Runs, consensus: &extra.Consensus,
 	}
 	st.step = newStep(route, r, "", "", st)
-	st.step.Error = perr.Detail
-	return st, nil
+	return st
 }
 
 func newStep(route string, r rung, taskID, outcome string, st stepResult) Step {

@@ -137,7 +137,11 @@ func leadDelta(scope Scope, ballots []Ballot, i int, right bool, sign float64) (
 // above every other session's and it has won two disagreements or more;
 // the least p-value wins, a tie the more reliable session, then the
 // lower id, whatever the order of sessions), and whose reliability in
-// scope is the highest of sessions; false when none qualifies. Such a
+// scope is the highest of sessions; false when none passes, or when the
+// one of least p-value is not the most reliable, even if a less
+// significant record of the most reliable session passes (no other
+// session is taken in its place: docs/ACCURACY.md, Variants, measures
+// that alternative). Such a
 // session, run alone, answers better than the others together, and no
 // other session's outcomes rank it higher. The Lead returned holds the
 // level its record passed at and its margin, so that the rule can be

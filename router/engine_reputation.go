@@ -16,8 +16,11 @@ import (
 // Defaults of reputation-aware selection ([WithSelection]).
 const (
 	// DefaultMaxShare bounds any one session's share of the runs an
-	// engine launched lately: a session at or above it is taken only
-	// when no other fit session is left.
+	// engine launched lately: a session at or above it goes after every
+	// other fit session in the order selection takes them, which first
+	// takes one session from each worker pool not yet used (see
+	// [Engine.ValidateV3]), so that it still runs before the sessions of
+	// a pool already used.
 	DefaultMaxShare = 0.4
 	// DefaultExploreEvery is how often selection puts the least used fit
 	// session first, so that a session its draws seldom favour (see

@@ -81,7 +81,7 @@ func (r *worldsReport) reportsTold(f *family, hindsight bool) (what, worst, medi
 		}
 		d := followed.accuracy() - ref
 		ds = append(ds, d)
-		if d+loss >= 0 {
+		if metMargin(d + loss) {
 			met++
 		}
 	}

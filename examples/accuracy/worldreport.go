@@ -43,7 +43,13 @@ func (c config) binding() setting {
 			return st
 		}
 	}
-	return ss[len(ss)-1]
+	largest := ss[len(ss)-1]
+	for _, st := range ss {
+		if st.rep == on && st.outcomes > largest.outcomes {
+			largest = st
+		}
+	}
+	return largest
 }
 
 // none returns the setting of reputation on with no outcome reported,
@@ -130,7 +136,7 @@ func (r *worldsReport) familyTargets(f *family) []familyTarget {
 		ft := familyTarget{what: ws[0].what, worst: worst.text, worlds: len(ws)}
 		for i, w := range ws {
 			figs[i] = w.figure
-			if w.margin >= 0 {
+			if metMargin(w.margin) {
 				ft.met++
 			}
 		}
@@ -139,6 +145,13 @@ func (r *worldsReport) familyTargets(f *family) []familyTarget {
 	}
 	return out
 }
+
+// marginTol absorbs the rounding of a difference of two shares, so that
+// a figure exactly at its target's margin meets it.
+const marginTol = 1e-12
+
+// metMargin reports whether a target's margin is met.
+func metMargin(m float64) bool { return m >= -marginTol }
 
 func cmpFloat(a, b float64) int {
 	switch {
@@ -419,12 +432,22 @@ func (r *worldsReport) retried(f *family) (worst, median string, ok bool) {
 	for _, wr := range r.results[f.name] {
 		rt := wr.retries[c]
 		share, right := ratio(rt.calls, wr.cells[c].calls), ratio(rt.right, rt.calls)
-		shares, rights = append(shares, share), append(rights, right)
+		shares = append(shares, share)
+		if rt.calls > 0 { // a world with no RETRY has no share right
+			rights = append(rights, right)
+		}
 		if share > most {
 			most, worst = share, fmt.Sprintf("%s of the calls, %s right", pct(share), pct(right))
+			if rt.calls == 0 {
+				worst = pct(share) + " of the calls, no RETRY"
+			}
 		}
 	}
-	return worst, fmt.Sprintf("%s of the calls, %s right", pct(shares.median()), pct(rights.median())), true
+	med := "no RETRY"
+	if len(rights) > 0 {
+		med = pct(rights.median()) + " right"
+	}
+	return worst, fmt.Sprintf("%s of the calls, %s", pct(shares.median()), med), true
 }
 
 // leads names the shortest records that lead under c's books, whose

@@ -79,7 +79,8 @@ func (t Tolerance) Check() error {
 // Decided reports an outcome decided only when no values the running
 // replicas could return (any numbers, or none) would move the aggregate
 // beyond the tolerance around the current one; under FailHard or
-// FailuresNegative it waits for every replica.
+// FailuresNegative, or with more than 12 replicas still running (whose
+// 3^n ends it would try), it waits for every replica.
 type Median struct {
 	// Tolerance is the agreement rule; the zero value is exact equality.
 	Tolerance Tolerance
@@ -342,6 +343,11 @@ func numericConfidence(agreeing, against int, agreeScore, againstScore float64, 
 	return Credence(scores, 0, Tempering(agreeing+against, rel.Correlation))
 }
 
+// maxDecidedRunning bounds the replicas still running for which
+// decidedNumbers tries every end (3^12 = 531441); with more it reports
+// false, so the call waits, and 3^n never overflows an int.
+const maxDecidedRunning = 12
+
 // decidedNumbers is the Decided of a numeric strategy whose aggregate is
 // agg; weigh gives the weight of replica i while it runs. It tries every
 // way the running replicas could end (no number, a number below every
@@ -367,6 +373,9 @@ func decidedNumbers(votes []Vote, p Policy, tol Tolerance, rel *Reliabilities, w
 	// sums numbers (medianOfMeans updates running means), so it bounds
 	// every answer without overflow.
 	const far = math.MaxFloat64
+	if len(running) > maxDecidedRunning {
+		return false // 3^len(running) ends are too many to try: wait
+	}
 	ends := 1
 	for range running {
 		ends *= 3

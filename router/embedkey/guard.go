@@ -127,7 +127,7 @@ func factsOf(text string) facts {
 			continue
 		}
 		w = normalize(w)
-		if unicode.IsDigit([]rune(w)[0]) {
+		if isNumber(w) {
 			f.numbers = append(f.numbers, w)
 		}
 		if !slices.Contains(f.words, w) {
@@ -161,6 +161,10 @@ func tokens(text string) []string {
 			if r == '.' {
 				b.WriteRune(r)
 			}
+		case (r == '-' || r == '−') && i+1 < len(rs) && unicode.IsDigit(rs[i+1]) &&
+			(i == 0 || !unicode.IsLetter(rs[i-1]) && !unicode.IsDigit(rs[i-1])):
+			flush()
+			b.WriteRune('-') // a minus sign: -5 is not 5
 		case r == '.' || r == '!' || r == '?' || r == ':':
 			flush()
 			out = append(out, string(r))
@@ -179,7 +183,7 @@ func normalize(w string) string {
 		return strconv.Itoa(n)
 	}
 	w = strings.TrimSuffix(w, "'s")
-	if w == "" || unicode.IsDigit([]rune(w)[0]) || len(w) <= 3 || strings.HasSuffix(w, "ss") || strings.HasSuffix(w, "us") {
+	if w == "" || isNumber(w) || len(w) <= 3 || strings.HasSuffix(w, "ss") || strings.HasSuffix(w, "us") {
 		return w
 	}
 	switch {
@@ -240,4 +244,11 @@ func set(words ...string) map[string]bool {
 		m[w] = true
 	}
 	return m
+}
+
+// isNumber reports whether a token is a number: a digit first, after an
+// optional minus sign.
+func isNumber(w string) bool {
+	w = strings.TrimPrefix(w, "-")
+	return w != "" && unicode.IsDigit([]rune(w)[0])
 }

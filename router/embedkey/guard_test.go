@@ -85,3 +85,22 @@ func FuzzFactsOf(f *testing.F) {
 		}
 	})
 }
+
+// TestGuard_minusSign: a number with a minus sign (ASCII or U+2212) is
+// another number than the same digits without one, in text or JSON, so
+// answers that differ only by it never state the same facts.
+func TestGuard_minusSign(t *testing.T) {
+	for _, p := range [][2]string{
+		{"The temperature in Oslo is -5 degrees.", "The temperature in Oslo is 5 degrees."},
+		{"The balance is -1,250 euros.", "The balance is 1,250 euros."},
+		{"The temperature in Oslo is −5 degrees.", "The temperature in Oslo is 5 degrees."},
+		{`{"balance":-250}`, `{"balance":250}`},
+	} {
+		if sameFacts(factsOf(p[0]), factsOf(p[1])) {
+			t.Errorf("%q and %q state the same facts; numbers %v and %v", p[0], p[1], factsOf(p[0]).numbers, factsOf(p[1]).numbers)
+		}
+	}
+	if a, b := "A range of 5-7 days.", "A range of 5-7 days."; !sameFacts(factsOf(a), factsOf(b)) {
+		t.Errorf("%q and itself state other facts", a)
+	}
+}

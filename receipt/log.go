@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -130,7 +131,10 @@ func LogVerifierKey(origin string, pub Ed25519Key) (string, error) {
 // note's origin is the name of the key that signed.
 func OpenCheckpoint(signed []byte, verifierKeys ...string) (Checkpoint, error) {
 	verifiers := make([]note.Verifier, 0, len(verifierKeys))
-	for _, k := range verifierKeys {
+	for i, k := range verifierKeys {
+		if slices.Contains(verifierKeys[:i], k) {
+			continue // one key given twice is one key, not an ambiguous pair
+		}
 		v, err := note.NewVerifier(k)
 		if err != nil {
 			return Checkpoint{}, fmt.Errorf("receipt: log verifier key %q: %w", truncate(k, 80), err)
@@ -188,6 +192,9 @@ func CheckConsistency(older, newer Checkpoint, proof []tlog.Hash) error {
 	case older.Size == 0:
 		if len(proof) != 0 {
 			return fmt.Errorf("%w: a proof from the empty tree must be empty", ErrInconsistent)
+		}
+		if empty, _ := tlog.TreeHash(0, nil); older.Hash != empty {
+			return fmt.Errorf("%w: the root hash of the empty tree is not SHA-256 of nothing", ErrInconsistent)
 		}
 		return nil
 	}

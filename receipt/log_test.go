@@ -359,3 +359,48 @@ func TestNewLog_badOrigin(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenCheckpoint_keyGivenTwice: a key given twice is one key, so a
+// checkpoint it signed opens, where it failed as signed by an ambiguous
+// pair of keys.
+func TestOpenCheckpoint_keyGivenTwice(t *testing.T) {
+	l, _ := newTestLog(t, 1, [][]byte{[]byte(`{"leaf":0}`)})
+	_, signed, err := l.Checkpoint(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := receipt.OpenCheckpoint(signed, l.VerifierKey(), l.VerifierKey()); err != nil {
+		t.Errorf("OpenCheckpoint(signed, key, the same key) = %v, want the checkpoint", err)
+	}
+}
+
+// TestCheckConsistency_emptyTreeRoot: a checkpoint of the empty tree
+// holds its root, SHA-256 of nothing (RFC 9162), as Log.Checkpoint signs
+// it; one of size 0 with another root is consistent with no later tree.
+func TestCheckConsistency_emptyTreeRoot(t *testing.T) {
+	empty, _, err := mustLogCheckpoint(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := tlog.Hash(sha256.Sum256(nil)); empty.Hash != want {
+		t.Fatalf("root of the empty log %x, want SHA-256() %x", empty.Hash, want)
+	}
+	later, _, err := mustLogCheckpoint(t, [][]byte{[]byte(`{"leaf":0}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := receipt.CheckConsistency(empty, later, nil); err != nil {
+		t.Errorf("CheckConsistency(the empty tree, size 1) = %v, want nil", err)
+	}
+	bogus := receipt.Checkpoint{Origin: later.Origin, Size: 0, Hash: tlog.Hash{1, 2, 3}}
+	if err := receipt.CheckConsistency(bogus, later, nil); !errors.Is(err, receipt.ErrInconsistent) {
+		t.Errorf("CheckConsistency(size 0 of root %x, size 1) = %v, want ErrInconsistent", bogus.Hash, err)
+	}
+}
+
+// mustLogCheckpoint returns the checkpoint of a test log of leaves.
+func mustLogCheckpoint(t *testing.T, leaves [][]byte) (receipt.Checkpoint, []byte, error) {
+	t.Helper()
+	l, _ := newTestLog(t, 1, leaves)
+	return l.Checkpoint(context.Background())
+}

@@ -92,6 +92,9 @@ func (rt Route) Judge(ctx context.Context, input router.Input, claim json.RawMes
 		Task:    trust.Task{Type: rt.Type, Input: input, Spec: rt.Spec, ClaimedResult: claim},
 		Receipt: rcpt,
 	})
+	if err == nil && out == nil {
+		err = errors.New("trustpay: the Caller returned a nil response and a nil error")
+	}
 	// A call bounded by ctx answers before its deadline: with no vote in,
 	// a 504 *trust.Error with code timeout.
 	var p *trust.Error

@@ -1,11 +1,15 @@
 package trustpay_test
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/vouchkit/vouch/receipt"
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/trust"
 	"github.com/vouchkit/vouch/trust/trustpay"
 )
 
@@ -25,5 +29,21 @@ func TestGate_receiptTermsWithoutMode(t *testing.T) {
 		if got := a.header.Get(trustpay.HeaderReceipt); strings.HasPrefix(got, "rcpt_") != asks {
 			t.Errorf("asks for a receipt %v: Vouch-Receipt %q", asks, got)
 		}
+	}
+}
+
+// nilCaller answers every call with neither a response nor an error, as
+// a faulty Caller might.
+type nilCaller struct{}
+
+func (nilCaller) Call(context.Context, *trust.Request) (*trust.Response, error) { return nil, nil }
+
+// TestRoute_Judge_nilResponse: a Caller that returns neither a response
+// nor an error is a validation that failed (StatusError, naming it),
+// not a panic in the middleware's gate.
+func TestRoute_Judge_nilResponse(t *testing.T) {
+	j := trustpay.Route{Caller: nilCaller{}}.Judge(t.Context(), router.NewStringInput("2+2"), json.RawMessage(`"4"`), receipt.Request{})
+	if j.Status != trustpay.StatusError || j.Err == nil || !strings.Contains(j.Err.Error(), "nil response") {
+		t.Errorf("Judge = %+v, want StatusError naming the nil response", j)
 	}
 }

@@ -58,9 +58,10 @@
 // Timeout; connection failures, 429 and 5xx (except 501) are retried with
 // exponential backoff, as router/chatworker's calls are. A non-2xx answer
 // is a [*StatusError] with the endpoint's message; a reply that is not an
-// embeddings list wraps [ErrMalformedReply]; vectors that do not match the
-// inputs (another count, an index out of range or repeated, dimensions
-// that differ, a value that is not finite, a zero vector) wrap
-// [ErrBadVectors]. The API key and the extra headers appear in no log or
+// embeddings list (a number beyond float64's range included) wraps
+// [ErrMalformedReply]; vectors that do not match the inputs (another
+// count, an index out of range or repeated, dimensions that differ, a zero
+// vector) wrap [ErrBadVectors]. Vectors of any scale are compared by
+// direction alone. The API key and the extra headers appear in no log or
 // error, and [Grouper.String] shows only the model and the host.
 package embedkey

@@ -15,7 +15,7 @@ var (
 	ErrMalformedReply = errors.New("embedkey: the reply is not an embeddings list")
 	// ErrBadVectors reports embeddings that do not match the inputs: a
 	// count other than the inputs', an index out of range or repeated,
-	// dimensions that differ, a value that is not finite, or a zero vector.
+	// dimensions that differ, or a zero vector.
 	ErrBadVectors = errors.New("embedkey: the embeddings do not match the inputs")
 )
 

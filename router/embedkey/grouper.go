@@ -267,15 +267,29 @@ func textOf(o json.RawMessage) (string, error) {
 }
 
 // cosine is the cosine similarity of a and b, which have the same length
-// and a non-zero norm (decodeEmbeddings checked both).
+// and a non-zero norm (decodeEmbeddings checked both). Each vector is
+// first divided by its largest magnitude, which leaves the cosine as it
+// is and keeps the sums of squares from overflowing or underflowing
+// whatever the endpoint's scale.
 func cosine(a, b []float64) float64 {
+	sa, sb := maxAbs(a), maxAbs(b)
 	var dot, na, nb float64
 	for i := range a {
-		dot += a[i] * b[i]
-		na += a[i] * a[i]
-		nb += b[i] * b[i]
+		x, y := a[i]/sa, b[i]/sb
+		dot += x * y
+		na += x * x
+		nb += y * y
 	}
 	return max(-1, min(1, dot/(math.Sqrt(na)*math.Sqrt(nb))))
+}
+
+// maxAbs is the largest magnitude among v's elements.
+func maxAbs(v []float64) float64 {
+	var m float64
+	for _, x := range v {
+		m = max(m, math.Abs(x))
+	}
+	return m
 }
 
 // embeddingsRequest is the body of POST /embeddings.
@@ -369,12 +383,10 @@ func decodeEmbeddings(data []byte, n int) ([][]float64, error) {
 		if len(v) != dim {
 			return nil, fmt.Errorf("%w: embedding %d has %d dimensions, another has %d", ErrBadVectors, i, len(v), dim)
 		}
-		var norm float64
-		for _, x := range v {
-			norm += x * x
-		}
-		if norm == 0 || math.IsInf(norm, 0) || math.IsNaN(norm) {
-			return nil, fmt.Errorf("%w: embedding %d is a zero vector or not finite", ErrBadVectors, i)
+		// JSON numbers decode as finite; only direction matters, so any
+		// scale is read, and only a vector with no direction is refused.
+		if maxAbs(v) == 0 {
+			return nil, fmt.Errorf("%w: embedding %d is a zero vector", ErrBadVectors, i)
 		}
 		out[i] = v
 	}

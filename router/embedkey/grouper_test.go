@@ -162,8 +162,8 @@ func TestGrouper_Group_errors(t *testing.T) {
 		{"index repeated", 200, `{"data":[{"index":0,"embedding":[1,0]},{"index":0,"embedding":[0,1]}]}`, embedkey.ErrBadVectors},
 		{"index out of range", 200, `{"data":[{"index":0,"embedding":[1,0]},{"index":7,"embedding":[0,1]}]}`, embedkey.ErrBadVectors},
 		{"zero vector", 200, `{"data":[{"index":0,"embedding":[0,0]},{"index":1,"embedding":[0,1]}]}`, embedkey.ErrBadVectors},
+		{"number beyond float64", 200, `{"data":[{"index":0,"embedding":[1e400,0]},{"index":1,"embedding":[0,1]}]}`, embedkey.ErrMalformedReply},
 		{"empty vector", 200, `{"data":[{"index":0,"embedding":[]},{"index":1,"embedding":[]}]}`, embedkey.ErrBadVectors},
-		{"overflowing values", 200, `{"data":[{"index":0,"embedding":[1e308,1e308]},{"index":1,"embedding":[0,1]}]}`, embedkey.ErrBadVectors},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -178,6 +178,30 @@ func TestGrouper_Group_errors(t *testing.T) {
 			}
 			if !strings.HasPrefix(err.Error(), "embedkey: ") {
 				t.Errorf("error %q does not name the package", err)
+			}
+		})
+	}
+}
+
+// TestGrouper_Group_anyScale checks that vectors are grouped by direction
+// whatever their scale: squares that would overflow, or underflow to zero,
+// neither refuse nor regroup them.
+func TestGrouper_Group_anyScale(t *testing.T) {
+	for _, scale := range []float64{1, 1e-170, 1e-300, 1e200, 1e300} {
+		t.Run(fmt.Sprint(scale), func(t *testing.T) {
+			srv := embedkeytest.NewServer(table(t, map[string][]float64{
+				"a": {scale, 0.1 * scale, 0},
+				"b": {scale, 0.12 * scale, 0},
+				"c": {0.6 * scale, 0.1 * scale, 0.8 * scale},
+			}))
+			defer srv.Close()
+			g := newGrouper(t, srv.URL, embedkey.Config{Threshold: 0.95})
+			got, err := g.Group(context.Background(), outputs("a", "b", "c"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]int{0, 0, 1}, got.Groups); diff != "" {
+				t.Errorf("groups (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -115,8 +115,9 @@ type judgement struct {
 //  3. accepted (VALID), it is the answer; rejected (INVALID), a second
 //     candidate is produced and judged likewise; unsettled, the call
 //     answers RETRY with the candidate as its best effort. Judges that
-//     all ran out of the caller's time did not settle it: their runs
-//     count as TIMEOUT, and the call answers RETRY with the candidate.
+//     all failed, or ran out of the caller's time, did not settle it:
+//     their runs count as ERROR or TIMEOUT, and the call answers RETRY
+//     with the candidate.
 //
 // Like adaptive, it launches no producer after the first within
 // callerReserve of the caller's deadline, where a run could only time
@@ -283,7 +284,7 @@ func (s *Service) judge(ctx context.Context, req *Request, output json.RawMessag
 		}
 		st, err := s.runPool(ctx, vreq, r, pool)
 		if err != nil {
-			if st, err = timedOutJudges(ctx, err, r); err != nil {
+			if st, err = failedJudges(ctx, err, r); err != nil {
 				return nil, err
 			}
 		}
@@ -297,14 +298,22 @@ func (s *Service) judge(ctx context.Context, req *Request, output json.RawMessag
 	return j, nil
 }
 
-// timedOutJudges is the step of a router call of judges that failed with
-// err: when the caller's deadline cut it short (a 504, code timeout, that
-// holds its runs), its runs, each a TIMEOUT, as a judgement that did not
-// settle, whose runs, not the step, hold their errors (a step's error is
-// a fail_hard disagreement's); otherwise err, which ends the call.
-func timedOutJudges(ctx context.Context, err error, r rung) (stepResult, error) {
+// failedJudges is the step of a router call of judges that failed with
+// err: when no judge answered, each failing (a 502, code
+// all_replicas_failed) or running out of the caller's time (a 504, code
+// timeout, at the caller's deadline), and the error holds their runs,
+// those runs as a judgement that did not settle, whose runs, not the
+// step, hold their errors (a step's error is a fail_hard disagreement's);
+// otherwise err, which ends the call.
+func failedJudges(ctx context.Context, err error, r rung) (stepResult, error) {
 	var perr *problem.Details
-	if !outOfTime(ctx) || !errors.As(err, &perr) || perr.Code != problem.CodeTimeout {
+	if !errors.As(err, &perr) {
+		return stepResult{}, err
+	}
+	switch {
+	case perr.Code == problem.CodeAllReplicasFailed:
+	case perr.Code == problem.CodeTimeout && outOfTime(ctx):
+	default:
 		return stepResult{}, err
 	}
 	st := evidenceStep(perr, "/api/v3/validate", r)

@@ -97,8 +97,9 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 // recorded as TIMEOUT (adaptive launches no run in its last 100ms, nor
 // does a judged delegation launch a second producer), and with no vote
 // in it fails with a 504 *Error with code timeout. A judged delegation
-// whose candidate came in but whose judges all ran out of time answers
-// RETRY with the candidate, its judges' runs recorded as TIMEOUT.
+// whose candidate came in but whose judges all failed or ran out of time
+// answers RETRY with the candidate, its judges' runs recorded as ERROR or
+// TIMEOUT.
 //
 // A validation that teaches the router is remembered for the exam of a
 // later report (see Service.FeedbackVerdict): the service keeps a copy of

@@ -102,3 +102,24 @@ func TestReportsTold_exactMarginIsMet(t *testing.T) {
 		t.Errorf("followed 795/1000 against 800/1000: worst %s, met on %d of %d; want met (the margin is 0.5 point)", worst, met, n)
 	}
 }
+
+// TestFormatLike checks that a median is written in its figure's units,
+// keeping the sign of a signed figure, so that "+0.004" and a median of
+// zero read as differences alike.
+func TestFormatLike(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		x    float64
+		want string
+	}{
+		{"-0.72 points", -0.0022, "-0.22 points"},
+		{"2.43 runs", 1.666, "1.67 runs"},
+		{"+0.004", 0, "+0.000"},
+		{"-0.038", -0.0741, "-0.074"},
+		{"0.083 (fast; bound 0.030)", 0.048, "0.048"},
+	} {
+		if got := formatLike(tc.text, tc.x); got != tc.want {
+			t.Errorf("formatLike(%q, %v) = %q, want %q", tc.text, tc.x, got, tc.want)
+		}
+	}
+}

@@ -163,13 +163,16 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
-// formatLike writes x in the units of a figure's text.
+// formatLike writes x in the units of a figure's text, with a sign when
+// the text has one.
 func formatLike(text string, x float64) string {
 	switch {
 	case strings.HasSuffix(text, "points"):
 		return fmt.Sprintf("%+.2f points", 100*x)
 	case strings.HasSuffix(text, "runs"):
 		return fmt.Sprintf("%.2f runs", x)
+	case strings.HasPrefix(text, "+") || strings.HasPrefix(text, "-"):
+		return fmt.Sprintf("%+.3f", x)
 	}
 	return fmt.Sprintf("%.3f", x)
 }

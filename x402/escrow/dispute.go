@@ -337,11 +337,12 @@ func (d *Disputes) Report(ctx context.Context, caller, id string, right bool) (x
 
 // disputeAttempt returns the key under which a dispute of p sends its
 // refund, or, when p's disputes are over, the outcome that ended them
-// and true. The first is sent under [DisputeKey]. A refused refund ends
-// them unless another refund of p succeeded after it was recorded: the
-// escrow may have refused it for the balance that refund was changing
-// (a seller's own refund racing the dispute's), and the next is sent
-// under DisputeKey with the attempt's number ("refund-dispute-2").
+// and true. The first is sent under [DisputeKey]. A refund that
+// succeeded ends them, whatever refunds of p follow it. A refused refund
+// ends them unless another refund of p succeeded after it was recorded:
+// the escrow may have refused it for the balance that refund was
+// changing (a seller's own refund racing the dispute's), and the next is
+// sent under DisputeKey with the attempt's number ("refund-dispute-2").
 func disputeAttempt(p x402.EscrowPayment) (key string, o x402.EscrowOutcome, over bool) {
 	attempt := 0
 	var last x402.EscrowOutcome
@@ -350,7 +351,7 @@ func disputeAttempt(p x402.EscrowPayment) (key string, o x402.EscrowOutcome, ove
 		case op.Key == DisputeKey || strings.HasPrefix(op.Key, DisputeKey+"-"):
 			attempt++
 			last = op
-		case attempt > 0 && op.Operation == x402.EscrowRefund && op.Settlement.Success:
+		case attempt > 0 && !last.Settlement.Success && op.Operation == x402.EscrowRefund && op.Settlement.Success:
 			last = x402.EscrowOutcome{} // refused against a balance since changed
 		}
 	}

@@ -70,6 +70,36 @@ func TestDisputes_refundOnceByPolicy(t *testing.T) {
 	}
 }
 
+// A dispute whose refund succeeded is over, once per payment, even when
+// the seller refunds more of the payment afterwards: a later report
+// replays the dispute's refund and sends nothing. Only a refused one is
+// sent again after another refund (see
+// TestDisputes_refusalBeforeAnotherRefundIsNotFinal).
+func TestDisputes_refundedDisputeStaysOver(t *testing.T) {
+	ctx := t.Context()
+	policy := func(context.Context, x402.EscrowPayment) (string, error) { return "1000", nil }
+	bed, d, f, ps := disputeBed(t, 1, policy)
+	before := bed.Balances()
+	first, refunded, err := d.Report(ctx, "alice", "trace-0", false)
+	if err != nil || !refunded || !first.Settlement.Success {
+		t.Fatalf("dispute = %+v, %v, %v; want 1000 refunded", first, refunded, err)
+	}
+	if o, _, err := x402.SettleEscrow(ctx, d.Ledger, f, bed.Authorizer, ps[0].ID, "refund", x402.EscrowRefund, "500"); err != nil || !o.Settlement.Success {
+		t.Fatalf("the seller's refund = %+v, %v", o, err)
+	}
+	sent := f.settles.Load()
+	again, refunded, err := d.Report(ctx, "alice", "receipt-0", false)
+	if err != nil || !refunded || again.Key != first.Key || again.Settlement.Transaction != first.Settlement.Transaction {
+		t.Errorf("report after the seller's refund = %+v, %v, %v; want the dispute's refund (%q) replayed", again, refunded, err, first.Key)
+	}
+	if got := f.settles.Load() - sent; got != 0 {
+		t.Errorf("%d refunds sent after the dispute was refunded, want none", got)
+	}
+	if got := bed.Balances().Payer - before.Payer; got != 1000+500 {
+		t.Errorf("the payer got %d back, want %d (the dispute's 1000 and the seller's 500)", got, 1000+500)
+	}
+}
+
 // Without a policy nothing is refunded; a policy asking above what was
 // captured is refused before anything is sent; after the refund deadline
 // nothing is sent; reports racing on one payment refund it once.

@@ -43,7 +43,7 @@ func RefundWhole(_ context.Context, p x402.EscrowPayment) (string, error) {
 const DisputeKey = "refund-dispute"
 
 // DefaultDisputeCalls bounds the calls an [Disputes]
-// remembers of one caller when its MaxCalls is zero.
+// remembers of one caller when its MaxCalls is zero or negative.
 const DefaultDisputeCalls = 10_000
 
 // Errors of [Disputes.Report].
@@ -91,9 +91,9 @@ type Disputes struct {
 	Authorizer  x402.EscrowAuthorizer
 	// Policy decides each refund; nil refunds nothing.
 	Policy RefundPolicy
-	// MaxCalls bounds the calls remembered of one caller; zero means
-	// DefaultDisputeCalls. When a caller's are full, its oldest is
-	// forgotten.
+	// MaxCalls bounds the calls remembered of one caller; zero or
+	// negative means DefaultDisputeCalls. When a caller's are full, its
+	// oldest is forgotten.
 	MaxCalls int
 	// Retention is how long a call is remembered, which need not exceed
 	// the route's capture and refund windows (no refund is sent after
@@ -200,7 +200,10 @@ func (d *Disputes) Paid(caller, payment string, ids ...string) {
 		d.callers = make(map[string]*callerCalls)
 	}
 	d.expire(now)
-	limit := cmp.Or(d.MaxCalls, DefaultDisputeCalls)
+	limit := d.MaxCalls
+	if limit <= 0 {
+		limit = DefaultDisputeCalls
+	}
 	for _, id := range ids {
 		if id == "" {
 			continue

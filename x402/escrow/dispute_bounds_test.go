@@ -39,3 +39,20 @@ func TestDisputes_agingBounded(t *testing.T) {
 		t.Errorf("after the retention %d calls remembered, want carol's 1", got)
 	}
 }
+
+// A MaxCalls of zero or less is the default bound, not a ring of no
+// slots: Paid remembers the calls, and Report finds them.
+func TestDisputes_nonPositiveMaxCallsIsTheDefault(t *testing.T) {
+	for _, n := range []int{0, -1} {
+		d := &Disputes{MaxCalls: n}
+		for i := range 3 {
+			d.Paid("alice", "payment-"+strconv.Itoa(i), "trace-"+strconv.Itoa(i))
+		}
+		if _, refunded, err := d.Report(t.Context(), "alice", "trace-0", true); err != nil || refunded {
+			t.Errorf("MaxCalls %d: alice's first call = %v, %v; want it remembered", n, refunded, err)
+		}
+		if got := len(d.calls); got != 3 {
+			t.Errorf("MaxCalls %d: %d calls remembered, want 3", n, got)
+		}
+	}
+}

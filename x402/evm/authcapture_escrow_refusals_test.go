@@ -31,6 +31,19 @@ func TestEscrowRefusals(t *testing.T) {
 		l.AuthorizerSignature = fmt.Sprintf("0x%x", b.authorizer.Sign(d))
 		return b.wrap(l)
 	}
+	// editAuthorize is the payer's authorization, edited and signed again,
+	// as a payer that chose those fields would sign it.
+	editAuthorize := func(b *escrowBed, edit func(p *evm.AuthCapturePayload)) *x402.PaymentPayload {
+		p, err := evm.SignAuthCapture(b.payer, b.terms, b.now, [32]byte{7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(&p)
+		if err := evm.ResignAuthCapture(b.payer, b.terms, &p); err != nil {
+			t.Fatal(err)
+		}
+		return b.wrap(p)
+	}
 	for _, c := range []struct {
 		name   string
 		offer  func(r *x402.PaymentRequirements)
@@ -109,6 +122,11 @@ func TestEscrowRefusals(t *testing.T) {
 			b.offer.Extra["receiverAuthorizer"] = evm.Address{}.String()
 			return b.settle(b.void())
 		}, evm.ReasonAuthCaptureLifecycleNotRelay, ""},
+		{"authorization valid from other than 0", nil, func(b *escrowBed) *x402.SettleResponse {
+			// The collector redeems it with validAfter 0, which the
+			// payer did not sign: the token would refuse the signature.
+			return b.settle(editAuthorize(b, func(p *evm.AuthCapturePayload) { p.Authorization.ValidAfter = "1" }))
+		}, evm.ReasonAuthCaptureSignature, ""},
 		{"authorization expired", nil, func(b *escrowBed) *x402.SettleResponse {
 			b.now = b.now.Add(time.Minute)
 			return b.settle(b.authorize)

@@ -93,7 +93,9 @@ type AuthCaptureHold struct {
 // capture deadline, validAfter not in the future); the deployment's token
 // collector; the token (Permit2); the signature, by the payer named in
 // the authorization (65-byte ECDSA only: contract wallets are not
-// supported); the amount, exactly the offer's; and the nonce, the
+// supported), over an ERC-3009 validAfter of 0, the only one the
+// collector redeems (it passes 0 to the token whatever the payload
+// says); the amount, exactly the offer's; and the nonce, the
 // payer-agnostic hash of the PaymentInfo the terms, the salt and the
 // expiry describe (and the salt's commitment when Bound). A refusal is an
 // *[AuthCaptureError].
@@ -147,7 +149,11 @@ func (t AuthCaptureTerms) verify(p AuthCapturePayload, now *time.Time) (AuthCapt
 			return h, refuse(ReasonAuthCaptureTokenMismatch, "the authorization is for token %s, the offer for %s", token, t.Token)
 		}
 	}
-	// The payer's signature (check 11).
+	// The payer's signature (check 11), over the validAfter the
+	// collector redeems an ERC-3009 authorization with: always 0.
+	if after, _ := parseBig(validAfter); after.Sign() != 0 {
+		return h, refuse(ReasonAuthCaptureSignature, "authorization.validAfter is %s, but the token collector redeems the authorization with validAfter 0, which the signature does not sign", validAfter)
+	}
 	var digest [32]byte
 	var err error
 	if permit2 {

@@ -156,6 +156,14 @@ func TestAuthCaptureVerify(t *testing.T) {
 			terms.Token = other.Address()
 			return sign(t, payer, terms, acNow)
 		}, time.Time{}, evm.ReasonAuthCaptureTokenMismatch},
+		{"valid from other than 0", nil, func(t *testing.T, terms evm.AuthCaptureTerms) evm.AuthCapturePayload {
+			p := sign(t, payer, terms, acNow)
+			p.Authorization.ValidAfter = "1"
+			if err := evm.ResignAuthCapture(payer, terms, &p); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}, time.Time{}, evm.ReasonAuthCaptureSignature},
 		{"not yet valid", nil, func(t *testing.T, terms evm.AuthCaptureTerms) evm.AuthCapturePayload {
 			p := sign(t, payer, terms, acNow)
 			p.Authorization.ValidAfter = "1800000001"

@@ -127,6 +127,16 @@ func TestEscrowRefusals(t *testing.T) {
 			// payer did not sign: the token would refuse the signature.
 			return b.settle(editAuthorize(b, func(p *evm.AuthCapturePayload) { p.Authorization.ValidAfter = "1" }))
 		}, evm.ReasonAuthCaptureSignature, ""},
+		{"signature with v 0 or 1", nil, func(b *escrowBed) *x402.SettleResponse {
+			// The token's ECRecover reverts on it (and Permit2's
+			// ecrecover recovers no signer): the hold would never collect.
+			p, err := evm.SignAuthCapture(b.payer, b.terms, b.now, [32]byte{7})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Signature = lowV(t, p.Signature)
+			return b.settle(b.wrap(p))
+		}, evm.ReasonAuthCaptureSignature, ""},
 		{"authorization expired", nil, func(b *escrowBed) *x402.SettleResponse {
 			b.now = b.now.Add(time.Minute)
 			return b.settle(b.authorize)

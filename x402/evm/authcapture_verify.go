@@ -92,13 +92,13 @@ type AuthCaptureHold struct {
 // authorization's expiry beyond now+ClockSkew, the expiry within the
 // capture deadline, validAfter not in the future); the deployment's token
 // collector; the token (Permit2); the signature, by the payer named in
-// the authorization (65-byte ECDSA only: contract wallets are not
-// supported), over an ERC-3009 validAfter of 0, the only one the
-// collector redeems (it passes 0 to the token whatever the payload
-// says); the amount, exactly the offer's; and the nonce, the
-// payer-agnostic hash of the PaymentInfo the terms, the salt and the
-// expiry describe (and the salt's commitment when Bound). A refusal is an
-// *[AuthCaptureError].
+// the authorization (65-byte ECDSA only, v 27 or 28 as the token and
+// Permit2 take it: contract wallets are not supported), over an ERC-3009
+// validAfter of 0, the only one the collector redeems (it passes 0 to
+// the token whatever the payload says); the amount, exactly the offer's;
+// and the nonce, the payer-agnostic hash of the PaymentInfo the terms,
+// the salt and the expiry describe (and the salt's commitment when
+// Bound). A refusal is an *[AuthCaptureError].
 func (t AuthCaptureTerms) Verify(p AuthCapturePayload, now time.Time) (AuthCaptureHold, error) {
 	return t.verify(p, &now)
 }
@@ -164,7 +164,7 @@ func (t AuthCaptureTerms) verify(p AuthCapturePayload, now *time.Time) (AuthCapt
 	if err != nil {
 		return h, refuse(ReasonAuthCapturePayloadFormat, "%v", err)
 	}
-	signer, err := RecoverHex(digest, p.Signature)
+	signer, err := recoverAsContract(digest, p.Signature)
 	if err != nil {
 		return h, refuse(ReasonAuthCaptureSignature, "%v", err)
 	}

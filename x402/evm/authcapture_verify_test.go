@@ -164,6 +164,16 @@ func TestAuthCaptureVerify(t *testing.T) {
 			}
 			return p
 		}, time.Time{}, evm.ReasonAuthCaptureSignature},
+		{"signature with v 0 or 1", nil, func(t *testing.T, terms evm.AuthCaptureTerms) evm.AuthCapturePayload {
+			p := sign(t, payer, terms, acNow)
+			p.Signature = lowV(t, p.Signature)
+			return p
+		}, time.Time{}, evm.ReasonAuthCaptureSignature},
+		{"signature with v 0 or 1, permit2", permit2, func(t *testing.T, terms evm.AuthCaptureTerms) evm.AuthCapturePayload {
+			p := sign(t, payer, terms, acNow)
+			p.Signature = lowV(t, p.Signature)
+			return p
+		}, time.Time{}, evm.ReasonAuthCaptureSignature},
 		{"not yet valid", nil, func(t *testing.T, terms evm.AuthCaptureTerms) evm.AuthCapturePayload {
 			p := sign(t, payer, terms, acNow)
 			p.Authorization.ValidAfter = "1800000001"

@@ -66,11 +66,12 @@ type Settlement struct {
 
 // Facilitator is an [x402.Facilitator] for "exact" and "upto" payments
 // on EVM test networks that works offline, for tests and demonstrations:
-// it checks a proof as a token contract would (the signature recovers to
-// the payer, recipient, amount at least the price, asset, network,
-// validity window validAfter < now < validBefore, both strict and both
-// read as the contract reads them, as decimal uint256, nonce never used)
-// and records settlements instead of sending transactions. An "upto"
+// it checks a proof as a token contract would (the signature, with v 27
+// or 28, recovers to the payer, recipient, amount at least the price,
+// asset, network, validity window validAfter < now < validBefore, both
+// strict and both read as the contract reads them, as decimal uint256,
+// nonce never used) and records settlements instead of sending
+// transactions. An "upto"
 // proof (a Permit2 authorization) must also name the upto proxy as
 // spender and this facilitator's Address in its witness, permit exactly
 // the offer's amount at Verify, and is settled for the amount of the
@@ -289,7 +290,7 @@ func (f *Facilitator) check(p *x402.PaymentPayload, r x402.PaymentRequirements, 
 	if err != nil {
 		return c, invalid(ReasonInvalidPayload, a.From, err.Error())
 	}
-	signer, err := RecoverHex(digest, ep.Signature)
+	signer, err := recoverAsContract(digest, ep.Signature)
 	if err != nil {
 		return c, invalid(ReasonSignature, a.From, err.Error())
 	}

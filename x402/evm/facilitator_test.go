@@ -125,6 +125,59 @@ func FuzzFacilitatorVerify(f *testing.F) {
 
 // otherByte returns a hex byte other than b: the nonce is random, and its
 // first byte is "00" one time in 256.
+// A signature whose v is 0 or 1, which Recover reads as 27 or 28, is
+// refused in an "exact" and an "upto" proof alike, as USDC's ECRecover
+// reverts on it and Permit2's ecrecover recovers no signer from it.
+func TestFacilitator_signatureVIs27Or28(t *testing.T) {
+	at := t0.Add(time.Second)
+	for _, tc := range []struct {
+		name  string
+		f     *evm.Facilitator
+		offer x402.PaymentRequirements
+		want  string
+	}{
+		{"exact", &evm.Facilitator{Now: func() time.Time { return at }}, usdcOffer(t), evm.ReasonSignature},
+		{"upto", uptoFacilitator(at), uptoOffer(t), evm.ReasonPermit2Signature},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := signed(t, tc.offer, 2)
+			if vr, err := tc.f.Verify(t.Context(), p, tc.offer); err != nil || !vr.IsValid {
+				t.Fatalf("the proof as signed: %+v, %v", vr, err)
+			}
+			var fields map[string]any
+			if err := json.Unmarshal(p.Payload, &fields); err != nil {
+				t.Fatal(err)
+			}
+			fields["signature"] = lowV(t, fields["signature"].(string))
+			p.Payload, _ = json.Marshal(fields)
+			vr, err := tc.f.Verify(t.Context(), p, tc.offer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if vr.IsValid || vr.InvalidReason != tc.want {
+				t.Errorf("Verify of a signature with v %s = %+v, want reason %q", fields["signature"].(string)[130:], vr, tc.want)
+			}
+			if sr, err := tc.f.Settle(t.Context(), p, tc.offer); err != nil || sr.Success {
+				t.Errorf("Settle of a signature with v %s = %+v, %v; want it refused", fields["signature"].(string)[130:], sr, err)
+			}
+		})
+	}
+}
+
+// lowV writes a signature's v of 27 or 28 as 0 or 1.
+func lowV(t *testing.T, sig string) string {
+	t.Helper()
+	switch v := sig[len(sig)-2:]; v {
+	case "1b":
+		return sig[:len(sig)-2] + "00"
+	case "1c":
+		return sig[:len(sig)-2] + "01"
+	default:
+		t.Fatalf("signature %s has v %s, want 1b or 1c", sig, v)
+		return ""
+	}
+}
+
 func otherByte(b string) string {
 	if b == "00" {
 		return "01"

@@ -64,8 +64,10 @@ func pubAddress(pub *secp256k1.PublicKey) Address {
 }
 
 // Recover returns the address whose key made sig over digest. sig is
-// r‖s‖v with v 27 or 28 (0 and 1 are read as 27 and 28); a high s is
-// rejected, as token contracts reject it. Errors wrap ErrBadSignature.
+// r‖s‖v with v 27 or 28 (0 and 1 are read as 27 and 28, which token
+// contracts and Permit2 do not do: [Facilitator] and
+// [AuthCaptureTerms.Verify] refuse them); a high s is rejected, as token
+// contracts reject it. Errors wrap ErrBadSignature.
 func Recover(digest [32]byte, sig []byte) (Address, error) {
 	if len(sig) != 65 {
 		return Address{}, fmt.Errorf("%w: %d bytes, want 65", ErrBadSignature, len(sig))
@@ -92,12 +94,35 @@ func Recover(digest [32]byte, sig []byte) (Address, error) {
 
 // RecoverHex is Recover for a signature written as 0x and 130 hex digits.
 func RecoverHex(digest [32]byte, sig string) (Address, error) {
+	b, err := decodeSig(sig)
+	if err != nil {
+		return Address{}, err
+	}
+	return Recover(digest, b)
+}
+
+// recoverAsContract is RecoverHex as USDC's ECRecover and Permit2 check
+// a 65-byte signature: v must be 27 or 28, the 0 and 1 that Recover reads
+// as 27 and 28 being refused there (ECRecover reverts, and ecrecover
+// gives Permit2 no signer).
+func recoverAsContract(digest [32]byte, sig string) (Address, error) {
+	b, err := decodeSig(sig)
+	if err != nil {
+		return Address{}, err
+	}
+	if len(b) == 65 && b[64] != 27 && b[64] != 28 {
+		return Address{}, fmt.Errorf("%w: v is %d, want 27 or 28", ErrBadSignature, b[64])
+	}
+	return Recover(digest, b)
+}
+
+func decodeSig(sig string) ([]byte, error) {
 	h, ok := strings.CutPrefix(sig, "0x")
 	b, err := hex.DecodeString(h)
 	if !ok || err != nil {
-		return Address{}, fmt.Errorf("%w: not 0x and hex digits", ErrBadSignature)
+		return nil, fmt.Errorf("%w: not 0x and hex digits", ErrBadSignature)
 	}
-	return Recover(digest, b)
+	return b, nil
 }
 
 // hexSig writes a signature as 0x and hex digits.

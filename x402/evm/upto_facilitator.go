@@ -96,7 +96,7 @@ func (f *Facilitator) checkUpto(p *x402.PaymentPayload, r x402.PaymentRequiremen
 	if err != nil {
 		return c, invalid(ReasonInvalidPayload, a.From, err.Error())
 	}
-	signer, err := RecoverHex(digest, up.Signature)
+	signer, err := recoverAsContract(digest, up.Signature)
 	if err != nil {
 		return c, invalid(ReasonPermit2Signature, a.From, err.Error())
 	}

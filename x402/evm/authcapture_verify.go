@@ -87,7 +87,8 @@ type AuthCaptureHold struct {
 // Verify checks a payer's payload against the terms at now, as the
 // binding's facilitator does before it simulates the collect (checks 6
 // to 13 of its verification): the method the terms ask for; the salt's
-// shape (saltNonce exactly when the terms are Bound); the deadlines
+// shape (saltNonce exactly when the terms are Bound); the authorization's
+// expiry, a uint48 as the escrow's preApprovalExpiry is; the deadlines
 // (now+maxTimeoutSeconds <= captureDeadline, captureDeadline and the
 // authorization's expiry beyond now+ClockSkew, the expiry within the
 // capture deadline, validAfter not in the future); the deployment's token
@@ -103,7 +104,9 @@ func (t AuthCaptureTerms) Verify(p AuthCapturePayload, now time.Time) (AuthCaptu
 	return t.verify(p, &now)
 }
 
-// verify is Verify, without the checks of time (7 and 8) when now is nil.
+// verify is Verify, without the checks of time (7 and 8) when now is
+// nil; the others, the expiry's width and validAfter included, are made
+// all the same.
 func (t AuthCaptureTerms) verify(p AuthCapturePayload, now *time.Time) (AuthCaptureHold, error) {
 	var h AuthCaptureHold
 	if err := p.check(); err != nil {
@@ -123,6 +126,7 @@ func (t AuthCaptureTerms) verify(p AuthCapturePayload, now *time.Time) (AuthCapt
 		from, collector, want Address
 		value, expiry         string
 		validAfter            = "0"
+		expiryName            = "payload.permit2Authorization.deadline"
 	)
 	if permit2 {
 		a := p.Permit2Authorization
@@ -134,9 +138,15 @@ func (t AuthCaptureTerms) verify(p AuthCapturePayload, now *time.Time) (AuthCapt
 		from, _ = ParseAddress(a.From)
 		collector, want = mustAddress(a.To), t.Deployment.EIP3009Collector
 		value, expiry, validAfter = a.Value, a.ValidBefore, a.ValidAfter
+		expiryName = "payload.authorization.validBefore"
+	}
+	// The expiry is the PaymentInfo's preApprovalExpiry, a uint48: one
+	// above it names no payment the escrow can hold.
+	exp, _ := parseBig(expiry)
+	if !exp.IsUint64() || exp.Uint64() > maxUint48 {
+		return h, refuse(ReasonAuthCapturePayloadFormat, "%s %s is above uint48, the type of the escrow's preApprovalExpiry", expiryName, expiry)
 	}
 	// Deadline ordering and the time window (checks 7 and 8).
-	exp, _ := parseBig(expiry)
 	if err := t.checkTimes(exp, validAfter, now); err != nil {
 		return h, err
 	}

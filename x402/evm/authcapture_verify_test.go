@@ -1,6 +1,7 @@
 package evm_test
 
 import (
+	"encoding/json"
 	"errors"
 	"math/big"
 	"strings"
@@ -208,6 +209,50 @@ func TestAuthCaptureVerify(t *testing.T) {
 			var ae *evm.AuthCaptureError
 			if !errors.As(err, &ae) || ae.Reason != c.reason {
 				t.Fatalf("error %v, want reason %s", err, c.reason)
+			}
+		})
+	}
+}
+
+// An authorization's expiry above uint48, the escrow's preApprovalExpiry,
+// is refused as malformed, by Verify and by the receiver authorizer's
+// Hold, which checks no time: it is never read as its low 64 bits
+// (2^64+X as X, a payment the payer did not sign).
+func TestAuthCaptureExpiryAboveUint48(t *testing.T) {
+	permit2 := func(r *x402.PaymentRequirements) { r.Extra["assetTransferMethod"] = "permit2" }
+	for _, c := range []struct {
+		name  string
+		offer func(r *x402.PaymentRequirements)
+		above *big.Int // added to the signed expiry
+	}{
+		{"2^64 more", nil, new(big.Int).Lsh(big.NewInt(1), 64)},
+		{"2^64 more, permit2", permit2, new(big.Int).Lsh(big.NewInt(1), 64)},
+		{"2^48", nil, new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 48), big.NewInt(acNow.Unix()+60))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newEscrowBed(t, c.offer)
+			p, err := evm.SignAuthCapture(b.payer, b.terms, b.now, [32]byte{9})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var expiry *string
+			if p.Permit2Authorization != nil {
+				expiry = &p.Permit2Authorization.Deadline
+			} else {
+				expiry = &p.Authorization.ValidBefore
+			}
+			signed, _ := new(big.Int).SetString(*expiry, 10)
+			*expiry = signed.Add(signed, c.above).String()
+			if err := evm.ResignAuthCapture(b.payer, b.terms, &p); err != nil {
+				t.Fatal(err)
+			}
+			var ae *evm.AuthCaptureError
+			if _, err := b.terms.Verify(p, b.now); !errors.As(err, &ae) || ae.Reason != evm.ReasonAuthCapturePayloadFormat {
+				t.Errorf("Verify of expiry %s = %v, want reason %s", *expiry, err, evm.ReasonAuthCapturePayloadFormat)
+			}
+			raw, _ := json.Marshal(p)
+			if got, err := (evm.ReceiverAuthorizer{Key: b.authorizer}).Hold(b.offer, raw); !errors.As(err, &ae) || ae.Reason != evm.ReasonAuthCapturePayloadFormat {
+				t.Errorf("Hold of expiry %s = payment %s, %v; want reason %s", *expiry, got.ID, err, evm.ReasonAuthCapturePayloadFormat)
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"time"
 
@@ -172,6 +173,9 @@ func (p *Payer) window(offer x402.PaymentRequirements) (window, error) {
 	}
 	timeout := DefaultTimeout
 	if offer.MaxTimeoutSeconds > 0 {
+		if int64(offer.MaxTimeoutSeconds) > math.MaxInt64/int64(time.Second) {
+			return w, fmt.Errorf("evm: the offer's maxTimeoutSeconds %d is longer than a time.Duration holds", offer.MaxTimeoutSeconds)
+		}
 		timeout = time.Duration(offer.MaxTimeoutSeconds) * time.Second
 	}
 	r := p.Rand

@@ -120,3 +120,19 @@ func TestUSDC(t *testing.T) {
 		t.Error("USDC with a bad payTo: want an error")
 	}
 }
+
+// TestPayer_Pay_timeoutBeyondDuration checks that an offer whose
+// maxTimeoutSeconds no time.Duration holds is refused, not signed as an
+// authorization whose window wrapped around into the past.
+func TestPayer_Pay_timeoutBeyondDuration(t *testing.T) {
+	p, err := evm.NewPayer("0x" + testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Now = func() time.Time { return t0 }
+	o := usdcOffer(t)
+	o.MaxTimeoutSeconds = 1 << 40
+	if pr, err := p.Pay(t.Context(), o); err == nil || !strings.Contains(err.Error(), "maxTimeoutSeconds") {
+		t.Errorf("Pay = %s, %v; want an error naming maxTimeoutSeconds", pr.Payload, err)
+	}
+}

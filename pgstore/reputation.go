@@ -241,7 +241,7 @@ var _ reputation.PanelDeleter = (*ReputationStore)(nil)
 // the order Add locks its rows, then deletes them, so that an Add racing
 // it never deadlocks with it; kinds compare byte by byte (COLLATE "C").
 func (s *ReputationStore) DeletePanel(ctx context.Context, operation, before string) (int, error) {
-	if err := reputation.CheckPanelOperation(operation); err != nil {
+	if err := reputation.CheckPanelDelete(operation, before); err != nil {
 		return 0, err
 	}
 	ctx, cancel, err := s.db.query(ctx)

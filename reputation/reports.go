@@ -33,15 +33,31 @@ type PanelDeleter interface {
 	// DeletePanel deletes every record of the panel (PanelSession) under
 	// operation whose kind sorts before the kind before, byte by byte,
 	// atomically, and returns how many it deleted. It returns an error
-	// wrapping ErrInvalid for an operation CheckPanelOperation refuses
-	// (an empty one), deleting nothing, and
-	// ctx's error when ctx is done before it writes.
+	// wrapping ErrInvalid for an operation or a bound CheckPanelDelete
+	// refuses (an empty operation, a bound that is not UTF-8 or holds a
+	// NUL byte), deleting nothing, and ctx's error when ctx is done
+	// before it writes.
 	DeletePanel(ctx context.Context, operation, before string) (int, error)
 }
 
+// CheckPanelDelete reports what a PanelDeleter's DeletePanel refuses, as
+// an error wrapping ErrInvalid: an operation CheckPanelOperation refuses,
+// or a bound before that is not UTF-8 or holds a NUL byte, as no kind
+// does (see [Key]) and as not every Store can compare (PostgreSQL's text
+// holds neither).
+func CheckPanelDelete(operation, before string) error {
+	if err := CheckPanelOperation(operation); err != nil {
+		return err
+	}
+	if !utf8NoNUL(before) {
+		return fmt.Errorf("%w: bound %q is not UTF-8 without NUL bytes", ErrInvalid, before)
+	}
+	return nil
+}
+
 // CheckPanelOperation reports an empty operation, or one no key could
-// hold (see [Key]), as an error wrapping ErrInvalid: what a PanelDeleter
-// refuses.
+// hold (see [Key]), as an error wrapping ErrInvalid: the operations a
+// PanelDeleter refuses (CheckPanelDelete checks its bound as well).
 func CheckPanelOperation(operation string) error {
 	if operation == "" {
 		return fmt.Errorf("%w: the panel's records of no operation", ErrInvalid)

@@ -120,7 +120,7 @@ func (m *Memory) DeletePanel(ctx context.Context, operation, before string) (int
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	if err := CheckPanelOperation(operation); err != nil {
+	if err := CheckPanelDelete(operation, before); err != nil {
 		return 0, err
 	}
 	m.mu.Lock()

@@ -196,7 +196,7 @@ func (s *Store) DeletePanel(ctx context.Context, operation, before string) (int,
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	if err := reputation.CheckPanelOperation(operation); err != nil {
+	if err := reputation.CheckPanelDelete(operation, before); err != nil {
 		return 0, err
 	}
 	prefix := encodeKey(reputation.Key{Session: reputation.PanelSession, Operation: operation})

@@ -13,9 +13,10 @@ import (
 // TestPanelDeleter runs the suite of a [reputation.PanelDeleter] against
 // stores made by newStore, as [TestStore] does: DeletePanel deletes the
 // panel's records of one operation whose kinds sort before the bound,
-// byte by byte, and no other, and refuses an empty operation; when the
-// store is a [reputation.ConditionalStore] as well, an AddIf leaves no
-// record of its condition that it added nothing to.
+// byte by byte, and no other, and refuses an empty operation and a bound
+// that is not UTF-8 or holds a NUL byte; when the store is a
+// [reputation.ConditionalStore] as well, an AddIf leaves no record of its
+// condition that it added nothing to.
 func TestPanelDeleter(t *testing.T, newStore func(t *testing.T) reputation.PanelDeleter) {
 	t.Run("Deletes", func(t *testing.T) { testPanelDeletes(t, newStore(t)) })
 	t.Run("Refuses", func(t *testing.T) { testPanelDeleteRefuses(t, newStore(t)) })
@@ -28,9 +29,8 @@ func TestPanelDeleter(t *testing.T, newStore func(t *testing.T) reputation.Panel
 
 // testPanelDeletes: under the panel's operation "reported calls", the
 // kinds before "w2" go ("", "W9" and "w1 a", upper case sorting first);
-// "w2", "w2 b", "w10" (a longer kind of a later byte) and "é" stay, as do
-// the kind "w1 a" of another operation and of a session; a deleted key
-// reads zero and learns anew.
+// "w2", "w2 b", "w3" and "é" stay, as do the kind "w1 a" of another
+// operation and of a session; a deleted key reads zero and learns anew.
 func testPanelDeletes(t *testing.T, s reputation.PanelDeleter) {
 	const op = "reported calls"
 	gone := []reputation.Key{
@@ -96,7 +96,9 @@ func testAddIfLeavesNoRecord(t *testing.T, s reputation.ConditionalStore) {
 }
 
 // testPanelDeleteRefuses: an empty operation, or one no key holds, is
-// refused, deleting nothing; a cancelled context deletes nothing.
+// refused, deleting nothing, and so is a bound no kind holds, not UTF-8
+// ("\xff", which would sort after every kind) or with a NUL byte; a
+// cancelled context deletes nothing.
 func testPanelDeleteRefuses(t *testing.T, s reputation.PanelDeleter) {
 	k := reputation.Key{Session: reputation.PanelSession, Operation: "reported calls", Kind: "w1"}
 	mustAdd(t, s, 0, reputation.Delta{Key: k, Delta: reputation.Record{Right: 1}})
@@ -105,6 +107,11 @@ func testPanelDeleteRefuses(t *testing.T, s reputation.PanelDeleter) {
 	}
 	if _, err := s.DeletePanel(context.Background(), "reported\x00calls", "w9"); !errors.Is(err, reputation.ErrInvalid) {
 		t.Errorf("DeletePanel of an operation with a NUL byte = %v, want an error wrapping ErrInvalid", err)
+	}
+	for _, before := range []string{"\xff", "w1\x00"} {
+		if n, err := s.DeletePanel(context.Background(), "reported calls", before); !errors.Is(err, reputation.ErrInvalid) || n != 0 {
+			t.Errorf("DeletePanel before the bound %q = %d, %v; want 0 and an error wrapping ErrInvalid", before, n, err)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -83,8 +83,10 @@ func (b *Book) Identify(ctx context.Context, session int64, identity string) (ch
 			// once one forgets the session: the count of its changes,
 			// a record of the panel that forgetting leaves, moves only
 			// from what was read, and the new identity is recorded
-			// with it for the others to find.
-			claimed, err := cs.AddIf(ctx, b.opts.Horizon, changesKey(session), recs[2], []Delta{
+			// with it for the others to find. No horizon: a count
+			// held at one would stop moving, and a server that read
+			// it before would claim the same change again.
+			claimed, err := cs.AddIf(ctx, 0, changesKey(session), recs[2], []Delta{
 				{Key: changesKey(session), Delta: Record{Right: 1}},
 				{Key: keys[1], Delta: Record{Right: 1}},
 			})
@@ -116,9 +118,9 @@ const identifyTries = 16
 
 // changesKey is the record of the panel that counts, in Right, the
 // changes of the worker behind session that servers claimed (see
-// Book.Identify): forgetting the session leaves it, so that a server
-// that read it before another claimed a change never claims that
-// change again.
+// Book.Identify), added with no horizon so that every claim moves it:
+// forgetting the session leaves it, so that a server that read it
+// before another claimed a change never claims that change again.
 func changesKey(session int64) Key {
 	return Key{Session: PanelSession, Operation: identityOperation, Kind: strconv.FormatInt(session, 10)}
 }

@@ -3,6 +3,7 @@ package reputation_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -145,5 +146,57 @@ func TestBook_Identify_deleteFails(t *testing.T) {
 	}
 	if changed, err := b.Identify(ctx, 3, "new model"); changed || err != nil {
 		t.Errorf("Identify once forgotten = %v, %v; want false, nil", changed, err)
+	}
+}
+
+// loadHookStore is a Memory shared by servers whose next Load runs hook
+// after reading, as though another server acted between this server's
+// read and its write.
+type loadHookStore struct {
+	*reputation.Memory
+	hook func()
+}
+
+func (s *loadHookStore) Load(ctx context.Context, keys []reputation.Key) ([]reputation.Record, error) {
+	recs, err := s.Memory.Load(ctx, keys)
+	if h := s.hook; h != nil {
+		s.hook = nil
+		h()
+	}
+	return recs, err
+}
+
+// TestBook_Identify_claimPastHorizon: a session's worker changed more
+// times than the Book's horizon, and two servers sharing the store find
+// its next change at once: B reads, then A claims the change, forgets
+// the session and the new worker is taught; B then finds the change
+// claimed and forgets nothing (the count it claims on still moves).
+func TestBook_Identify_claimPastHorizon(t *testing.T) {
+	ctx := context.Background()
+	mem := new(reputation.Memory)
+	a := newBook(t, mem)
+	hs := &loadHookStore{Memory: mem}
+	b := newBook(t, hs)
+	const session = 7
+	for i := range reputation.DefaultHorizon + 1 {
+		if _, err := a.Identify(ctx, session, fmt.Sprintf("model %d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hs.hook = func() {
+		if changed, err := a.Identify(ctx, session, "new model"); err != nil || !changed {
+			t.Errorf("A: Identify = %v, %v; want true", changed, err)
+		}
+		if err := a.Feedback(ctx, leadScope, []reputation.Ballot{{Session: session, Backed: true}}, true); err != nil {
+			t.Error(err)
+		}
+	}
+	changed, err := b.Identify(ctx, session, "new model")
+	if err != nil || changed {
+		t.Errorf("B: Identify = %v, %v; want false, nil: A claimed the change", changed, err)
+	}
+	taught := reputation.Key{Session: session, Operation: leadScope.Operation}
+	if got := reputationtest.Load(t, mem, taught); got[0] == (reputation.Record{}) {
+		t.Errorf("the new worker's record after B's Identify = %+v; want what A's report taught", got[0])
 	}
 }

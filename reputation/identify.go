@@ -14,23 +14,30 @@ import (
 // no operation's name does.
 const identityOperation = "worker identity"
 
-// identityKeys returns the keys Identify reads for session: whether any
-// identity was recorded for it, then whether identity was.
-func identityKeys(session int64, identity string) [2]Key {
+// identityKeys returns the keys Identify reads for session: the count
+// of identities recorded for it (changesKey), the record of identity,
+// which reads that count when identity is the one recorded last, and
+// the two records a former version kept under the session itself, which
+// DeleteSessions deleted with it: whether any identity was recorded,
+// then whether identity was.
+func identityKeys(session int64, identity string) [4]Key {
 	sum := sha256.Sum256([]byte(identity))
-	return [2]Key{
+	hash := hex.EncodeToString(sum[:16])
+	return [4]Key{
+		changesKey(session),
+		{Session: PanelSession, Operation: identityOperation, Kind: strconv.FormatInt(session, 10) + " " + hash},
 		{Session: session, Operation: identityOperation},
-		{Session: session, Operation: identityOperation, Kind: hex.EncodeToString(sum[:16])},
+		{Session: session, Operation: identityOperation, Kind: hash},
 	}
 }
 
 // Identify records identity as what answers for session, a description
 // of its worker (a model and the endpoint that serves it, say), and
 // reports whether b had recorded another one. When it had, the session
-// changed: b first forgets everything it learned of the session, in
-// every scope (its records at every level, against the other votes and
-// of its confidence slopes, as [Book.Forget] does in one scope), so that
-// it reads as a session never seen. The first identity recorded for a
+// changed: b forgets everything it learned of the session, in every
+// scope (its records at every level, against the other votes and of its
+// confidence slopes, as [Book.Forget] does in one scope), so that it
+// reads as a session never seen. The first identity recorded for a
 // session, or the same one again, changes nothing.
 //
 // A host calls it for each session before the session's first call,
@@ -44,15 +51,19 @@ func identityKeys(session int64, identity string) [2]Key {
 //
 // Servers sharing b's store agree: the first to identify a session anew
 // forgets it, and the others find the new identity recorded, also when
-// they identify it at once, provided the store is a [ConditionalStore]
-// (the change is claimed with AddIf on a record of the panel that
-// counts the session's changes). Calls that
-// teach while it forgets may land before or after, and a report that
-// arrives later on a call the former worker answered (by its receipt)
-// teaches the session as it is now. When forgetting fails, Identify
-// returns the error with changed true and withdraws the new identity it
-// recorded, so that the next Identify of the new worker finds the
-// change again.
+// they identify it at once, provided the store is a [ConditionalStore].
+// A server identifying another worker at once finds a change too: the
+// identities are records of the panel, which forgetting leaves, and the
+// new one is recorded before the session is forgotten, with AddIf on a
+// record that counts the identities recorded, so that the session is
+// never without one and each change is claimed once. A session
+// identified by a former version, which kept its identity among the
+// session's own records, is read as it was. Calls that teach while it
+// forgets may land before or after, and a report that arrives later on
+// a call the former worker answered (by its receipt) teaches the
+// session as it is now. When forgetting fails, Identify returns the
+// error with changed true and withdraws the new identity it recorded, so
+// that the next Identify of the new worker finds the change again.
 func (b *Book) Identify(ctx context.Context, session int64, identity string) (changed bool, err error) {
 	if err := CheckSessions([]int64{session}); err != nil {
 		return false, err
@@ -63,64 +74,76 @@ func (b *Book) Identify(ctx context.Context, session int64, identity string) (ch
 	keys := identityKeys(session, identity)
 	cs, conditional := b.store.(ConditionalStore)
 	for range identifyTries {
-		recs, err := b.store.Load(ctx, []Key{keys[0], keys[1], changesKey(session)})
+		recs, err := b.store.Load(ctx, keys[:])
 		if err != nil {
 			return false, err
 		}
-		if recs[1].Right > 0 { // this identity, recorded before
+		count, former := recs[0].Right, recs[2].Right > 0
+		var same bool
+		if former { // recorded by a former version, under the session
+			changed, same = true, recs[3].Right > 0
+		} else {
+			changed, same = count > 0, count > 0 && recs[1].Right == count
+		}
+		if same {
 			return false, nil
 		}
-		changed = recs[0].Right > 0
-		if !changed {
-			break
-		}
 		d, ok := b.store.(SessionDeleter)
-		if !ok {
+		if changed && !ok {
 			return true, fmt.Errorf("reputation: session %d has a new worker, and the store cannot forget it: %w", session, errors.ErrUnsupported)
+		}
+		// Record identity before forgetting, so that the session is
+		// never without one: the count moves by one and identity's
+		// record is set to it, where a former identity's no longer
+		// reads it. These are the panel's records, which forgetting
+		// leaves; a former version's are withdrawn with them. No
+		// horizon: a count held at one would stop moving.
+		deltas := []Delta{
+			{Key: keys[0], Delta: Record{Right: 1}},
+			{Key: keys[1], Delta: Record{Right: -MaxCount}},
+			{Key: keys[1], Delta: Record{Right: count + 1}},
+		}
+		if former {
+			deltas = append(deltas, Delta{Key: keys[2], Delta: Record{Right: -MaxCount}})
 		}
 		if conditional {
 			// Claim the change, so that of the servers finding it at
-			// once one forgets the session: the count of its changes,
-			// a record of the panel that forgetting leaves, moves only
-			// from what was read, and the new identity is recorded
-			// with it for the others to find. No horizon: a count
-			// held at one would stop moving, and a server that read
-			// it before would claim the same change again.
-			claimed, err := cs.AddIf(ctx, 0, changesKey(session), recs[2], []Delta{
-				{Key: changesKey(session), Delta: Record{Right: 1}},
-				{Key: keys[1], Delta: Record{Right: 1}},
-			})
+			// once one forgets the session: the count moves only from
+			// what was read.
+			claimed, err := cs.AddIf(ctx, 0, keys[0], recs[0], deltas)
 			if err != nil {
 				return false, err
 			}
 			if !claimed {
-				continue // another server claimed it: read again
+				continue // another server recorded one: read again
 			}
+		} else if err := b.store.Add(ctx, 0, deltas); err != nil {
+			return false, err
+		}
+		if !changed {
+			return false, nil
 		}
 		if err := d.DeleteSessions(ctx, []int64{session}); err != nil {
-			if conditional {
-				// Withdraw the new identity the claim recorded, so that
-				// the next Identify finds the change again and forgets.
-				undo := []Delta{{Key: keys[1], Delta: Record{Right: -1}}}
-				err = errors.Join(err, b.store.Add(context.WithoutCancel(ctx), b.opts.Horizon, undo))
-			}
-			return true, err
+			// Withdraw the new identity, so that the next Identify
+			// finds the change again and forgets.
+			undo := []Delta{{Key: keys[1], Delta: Record{Right: -MaxCount}}}
+			return true, errors.Join(err, b.store.Add(context.WithoutCancel(ctx), 0, undo))
 		}
-		break
+		return true, nil
 	}
-	one := Record{Right: 1}
-	return changed, b.store.Add(ctx, b.opts.Horizon, []Delta{{Key: keys[0], Delta: one}, {Key: keys[1], Delta: one}})
+	return false, fmt.Errorf("reputation: session %d: other servers recorded %d identities while this one read them", session, identifyTries)
 }
 
 // identifyTries bounds the rounds of Identify on a ConditionalStore:
-// each round lost is a change of identity another server claimed.
+// each round lost is an identity another server recorded.
 const identifyTries = 16
 
 // changesKey is the record of the panel that counts, in Right, the
-// changes of the worker behind session that servers claimed (see
-// Book.Identify), added with no horizon so that every claim moves it:
-// forgetting the session leaves it, so that a server that read it
-// before another claimed a change never claims that change again.
+// identities of the worker behind session that servers recorded (see
+// Book.Identify; a former version counted the changes alone), added
+// with no horizon so that every claim moves it: forgetting the session
+// leaves it, so that a server that read it before another claimed a
+// change never claims that change again.
 func changesKey(session int64) Key {
 	return Key{Session: PanelSession, Operation: identityOperation, Kind: strconv.FormatInt(session, 10)}
 }

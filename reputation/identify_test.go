@@ -2,6 +2,8 @@ package reputation_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"testing"
@@ -199,4 +201,117 @@ func TestBook_Identify_claimPastHorizon(t *testing.T) {
 	if got := reputationtest.Load(t, mem, taught); got[0] == (reputation.Record{}) {
 		t.Errorf("the new worker's record after B's Identify = %+v; want what A's report taught", got[0])
 	}
+}
+
+// deleteHookStore is a Memory shared by servers that runs hook once right
+// after a DeleteSessions, as though another server acted at that moment.
+type deleteHookStore struct {
+	*reputation.Memory
+	hook func()
+}
+
+func (s *deleteHookStore) DeleteSessions(ctx context.Context, sessions []int64) error {
+	err := s.Memory.DeleteSessions(ctx, sessions)
+	if h := s.hook; h != nil {
+		s.hook = nil
+		h()
+	}
+	return err
+}
+
+// TestBook_Identify_neverWithoutIdentity: while server A forgets a
+// session whose worker it found changed, the session keeps the identity
+// A recorded, so that server B identifying another worker at that moment
+// finds a change too, and the two workers never both pass as the one
+// recorded.
+func TestBook_Identify_neverWithoutIdentity(t *testing.T) {
+	ctx := context.Background()
+	mem := new(reputation.Memory)
+	hs := &deleteHookStore{Memory: mem}
+	a := newBook(t, hs)
+	b := newBook(t, mem)
+	const session = 7
+	if _, err := a.Identify(ctx, session, "old model"); err != nil {
+		t.Fatal(err)
+	}
+	var bChanged bool
+	hs.hook = func() {
+		var err error
+		if bChanged, err = b.Identify(ctx, session, "model Y"); err != nil {
+			t.Error(err)
+		}
+	}
+	aChanged, err := a.Identify(ctx, session, "model X")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !aChanged || !bChanged {
+		t.Errorf("A: old model -> model X changed = %v; B, as A forgets: -> model Y changed = %v; want both true", aChanged, bChanged)
+	}
+	// B's worker, recorded last, is the session's; A's is a change again.
+	for _, id := range []struct {
+		identity string
+		changed  bool
+	}{{"model Y", false}, {"model X", true}} {
+		if changed, err := a.Identify(ctx, session, id.identity); err != nil || changed != id.changed {
+			t.Errorf("afterwards Identify(%q) = %v, %v; want %v", id.identity, changed, err, id.changed)
+		}
+	}
+}
+
+// TestBook_Identify_firstAtOnce: two servers sharing the store identify
+// a session never identified with two workers at once; one records the
+// first identity, and the other finds a change.
+func TestBook_Identify_firstAtOnce(t *testing.T) {
+	ctx := context.Background()
+	mem := new(reputation.Memory)
+	a := newBook(t, mem)
+	hs := &loadHookStore{Memory: mem}
+	b := newBook(t, hs)
+	hs.hook = func() {
+		if changed, err := a.Identify(ctx, 7, "model X"); err != nil || changed {
+			t.Errorf("A: Identify = %v, %v; want false, nil", changed, err)
+		}
+	}
+	if changed, err := b.Identify(ctx, 7, "model Y"); err != nil || !changed {
+		t.Errorf("B: Identify = %v, %v; want true, nil: A recorded model X", changed, err)
+	}
+}
+
+// TestBook_Identify_formerLayout: a store written before identities were
+// records of the panel kept them under the session itself; Identify
+// still reads them: the same worker changes nothing, another one is a
+// change, forgets the session and is found recorded afterwards.
+func TestBook_Identify_formerLayout(t *testing.T) {
+	ctx := context.Background()
+	store := new(reputation.Memory)
+	b := newBook(t, store)
+	const session = 3
+	sum := sha256.Sum256([]byte("old model"))
+	one := reputation.Record{Right: 1}
+	err := store.Add(ctx, reputation.DefaultHorizon, []reputation.Delta{
+		{Key: reputation.Key{Session: session, Operation: "worker identity"}, Delta: one},
+		{Key: reputation.Key{Session: session, Operation: "worker identity", Kind: hex.EncodeToString(sum[:16])}, Delta: one},
+		{Key: reputation.Key{Session: reputation.PanelSession, Operation: "worker identity", Kind: "3"}, Delta: reputation.Record{Right: 2}},
+		{Key: reputation.Key{Session: session}, Delta: reputation.Record{Right: 5}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	identify := func(identity string, want bool) {
+		t.Helper()
+		if changed, err := b.Identify(ctx, session, identity); err != nil || changed != want {
+			t.Fatalf("Identify(%q) = %v, %v; want %v", identity, changed, err, want)
+		}
+	}
+	identify("old model", false)
+	if got := reputationtest.Load(t, store, reputation.Key{Session: session}); got[0] != (reputation.Record{Right: 5}) {
+		t.Errorf("session %d after the same worker = %+v; want its record kept", session, got[0])
+	}
+	identify("new model", true)
+	if got := reputationtest.Load(t, store, reputation.Key{Session: session}); got[0] != (reputation.Record{}) {
+		t.Errorf("session %d after a new worker = %+v; want it forgotten", session, got[0])
+	}
+	identify("new model", false)
+	identify("old model", true)
 }

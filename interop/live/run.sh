@@ -19,7 +19,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-eval "$("$here/setup.sh")"
+live_env=$("$here/setup.sh") # an assignment, so that a failed setup stops the check
+eval "$live_env"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/vouch-live.XXXXXX")
 pids=()

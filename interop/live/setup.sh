@@ -15,6 +15,23 @@ cache=${XDG_CACHE_HOME:-$HOME/.cache}/vouch-live
 mkdir -p "$cache/wheels" "$cache/models"
 log() { echo "live setup: $*" >&2; }
 
+# What the build and the virtual environment need, from Debian when
+# missing: cmake and a C++ compiler for llama-server, python3 and its venv
+# (with ensurepip, which Debian ships apart as python3-venv), and curl, with
+# which run.sh waits for the servers.
+missing=()
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v c++ >/dev/null 2>&1 || missing+=(g++)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
+if [ ${#missing[@]} -gt 0 ]; then
+	log "installing Debian's ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >&2
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
 # check FILE SHA256: fails unless FILE has exactly that sha256.
 check() {
 	local got

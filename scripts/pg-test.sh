@@ -34,13 +34,17 @@ url="postgres://postgres@127.0.0.1:$port/$db?sslmode=disable"
 log() { echo "pg-test: $*" >&2; }
 die() { log "$*"; exit 1; }
 
-# bindir prints the directory of the newest installed server's programs.
+# bindir prints the directory of the newest installed server's programs:
+# a version's directory without initdb (a client alone) is passed over.
 bindir() {
 	local d
-	d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
-	if [ -n "$d" ] && [ -x "$d/initdb" ]; then
-		echo "$d"
-	elif command -v initdb >/dev/null 2>&1 && command -v pg_ctl >/dev/null 2>&1; then
+	for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -rV); do
+		if [ -x "$d/initdb" ]; then
+			echo "$d"
+			return
+		fi
+	done
+	if command -v initdb >/dev/null 2>&1 && command -v pg_ctl >/dev/null 2>&1; then
 		dirname "$(command -v initdb)"
 	fi
 }

@@ -43,10 +43,16 @@ go build -o "$tmp/server" ./examples/server
 go build -o "$tmp/load" ./examples/load
 "$tmp/server" -addr "$addr" -debug-addr "$debug" >"$tmp/server.log" 2>&1 &
 pid=$!
+up=
 for _ in $(seq 100); do
-	if curl -fs -o /dev/null "http://$debug/debug/vars"; then break; fi
+	if curl -fs -o /dev/null "http://$debug/debug/vars"; then up=1; break; fi
 	sleep 0.1
 done
+if [[ -z $up ]]; then
+	echo "soak: the server did not come up on $addr (debug $debug); its log:" >&2
+	cat "$tmp/server.log" >&2
+	exit 1
+fi
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 start=$(date +%s)
@@ -55,9 +61,13 @@ status=0
 	-concurrency "$concurrency" -duration "$duration" -progress 10s >"$tmp/out" 2>"$tmp/progress" || status=$?
 took=$(($(date +%s) - start))
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
-kill "$pid"
+kill "$pid" 2>/dev/null || true
 wait "$pid" 2>/dev/null || true
 pid=
+if [[ $status != 0 ]]; then
+	echo "soak: the load program exited with status $status; its messages:" >&2
+	cat "$tmp/progress" >&2
+fi
 
 section=$tmp/section
 {
@@ -82,7 +92,7 @@ section=$tmp/section
 	echo
 	echo '| calls | live heap (MiB) |'
 	echo '|---:|---:|'
-	grep '^live heap after GC:' "$tmp/out" | sed 's/^live heap after GC: //' | tr ',' '\n' |
+	{ grep '^live heap after GC:' "$tmp/out" || true; } | sed 's/^live heap after GC: //' | tr ',' '\n' |
 		sed -E 's/^ *([0-9.]+) MiB before the load$/| 0 | \1 |/; s/^ *([0-9.]+) MiB at ([0-9]+) calls$/| \2 | \1 |/'
 	echo
 	echo 'The load program'"'"'s output:'

@@ -253,3 +253,23 @@ func TestParseFlags(t *testing.T) {
 		t.Errorf("-h: %v, want flag.ErrHelp", err)
 	}
 }
+
+// TestRun_noCallSent checks that a load whose -duration ends before any
+// call is sent prints its summary with the calls not sent as a failure,
+// rather than panicking on an empty table.
+func TestRun_noCallSent(t *testing.T) {
+	cfg, err := parseFlags([]string{"-url", "http://127.0.0.1:1", "-debug-url", "", "-calls", "10", "-duration", "1ns"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Millisecond)
+	s, err := run(context.Background(), cfg, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	s.write(&out)
+	if got := out.String(); !strings.Contains(got, "10 calls not sent") || !strings.Contains(got, "FAIL:") {
+		t.Errorf("summary lacks the unsent calls' failure:\n%s", got)
+	}
+}

@@ -144,7 +144,9 @@ func (s *summary) write(w io.Writer) {
 	for _, n := range s.failures {
 		total += n
 	}
-	row(tw, "all", all, total)
+	if len(all) > 0 {
+		row(tw, "all", all, total)
+	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nthroughput: %.0f calls/s\n", float64(s.sent)/s.elapsed.Seconds())
 

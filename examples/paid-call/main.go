@@ -127,9 +127,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		}
 		body = strings.NewReader(*data)
 	}
-	policy := x402.Policy{MaxAmount: maxUnits, Schemes: strings.Split(*schemes, ",")}
+	policy := x402.Policy{MaxAmount: maxUnits, Schemes: list(*schemes)}
+	if len(policy.Schemes) == 0 {
+		return usage("-schemes %q names no scheme", *schemes)
+	}
 	if *networks != "any" {
-		policy.Networks = strings.Split(*networks, ",")
+		if policy.Networks = list(*networks); len(policy.Networks) == 0 {
+			return usage("-network %q names no network", *networks)
+		}
 	}
 
 	budget := x402.NewBudget(maxUnits)
@@ -199,4 +204,16 @@ func indent(data []byte) string {
 		return string(data)
 	}
 	return b.String()
+}
+
+// list splits a comma-separated flag, each item with its spaces trimmed
+// and empty items dropped.
+func list(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }

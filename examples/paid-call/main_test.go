@@ -69,6 +69,8 @@ func TestRun(t *testing.T) {
 			[]string{"no acceptable offer", "above the limit of 500"}, []string{"status:"}},
 		{"network not allowed", []string{"-url", url, "-network", "base"}, "", 1, 0,
 			[]string{"no acceptable offer"}, []string{"status:"}},
+		{"lists with spaces", []string{"-url", url, "-network", "base, base-sepolia", "-schemes", "upto, exact"}, "", 0, 1,
+			[]string{"status: 200 OK", `"success": true`}, nil},
 		{"handler refuses: no settlement", []string{"-url", url, "-data", `{"session_id":1}`}, "", 1, 0,
 			[]string{"status: 400 Bad Request", "claim.type", "settlement: none"}, nil},
 		{"free route", []string{"-url", srv.URL + "/api/v1/ping", "-method", "GET", "-data", ""}, "", 0, 0,
@@ -136,6 +138,8 @@ func TestRun_badSettings(t *testing.T) {
 		{[]string{"-url", url}, "zz", "paid-call: " + envKey + ": "},
 		{[]string{"-url", url, "-timeout", "0s"}, "", "paid-call: -timeout 0s: "},
 		{[]string{"-url", url, "-timeout", "-1s"}, "", "paid-call: -timeout -1s: "},
+		{[]string{"-url", url, "-schemes", " , "}, "", `paid-call: -schemes " , " names no scheme`},
+		{[]string{"-url", url, "-network", ","}, "", `paid-call: -network "," names no network`},
 	} {
 		var errOut bytes.Buffer
 		code := run(context.Background(), tt.args, &bytes.Buffer{}, &errOut, func(k string) string {

@@ -71,22 +71,31 @@ func TestService_judgedDeadlineJudgesTimeOut(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v, want RETRY with the candidate", err)
 			}
-			if got := resultString(t, resp.Result); resp.Status != trust.StatusRetry || got != "Paris" {
-				t.Errorf("%s with %q, want RETRY with the candidate %q", resp.Status, got, "Paris")
-			}
-			ev := resp.Evidence
-			judges := ev.Launched - 1
-			if judges < 1 || ev.Answered != 1 || ev.Failed != judges || len(ev.Verdicts) != ev.Launched ||
-				ev.Verdicts[0] != router.LabelOK || slices.ContainsFunc(ev.Verdicts[1:], func(l router.Label) bool { return l != router.LabelTimeout }) {
-				t.Errorf("verdicts %v, %d launched, %d answered, %d failed; want the producer's OK and every judge TIMEOUT",
-					ev.Verdicts, ev.Launched, ev.Answered, ev.Failed)
-			}
-			if c := ev.Judging.Candidates; len(c) != 1 || c[0].Verdict != trust.StatusRetry || len(c[0].Judges) != judges {
-				t.Errorf("candidates %+v, want one, not settled, judged by the %d runs after it", c, judges)
-			}
+			checkUnsettled(t, resp, router.LabelTimeout)
 			if ri := resp.RetryInstructions; ri == nil || ri.Policy != p || strings.Contains(ri.Reason, "disagreed") {
 				t.Errorf("retry instructions %+v, want a retry at %s, with more time, and no disagreement", ri, p)
 			}
 		})
+	}
+}
+
+// checkUnsettled checks that resp answers RETRY with the candidate
+// "Paris" of a judged delegation whose judges all failed, each with a
+// label of failed, and that its evidence accounts for every run: the
+// producer's answer and every judge's failure.
+func checkUnsettled(t *testing.T, resp *trust.Response, failed ...router.Label) {
+	t.Helper()
+	if got := resultString(t, resp.Result); resp.Status != trust.StatusRetry || got != "Paris" {
+		t.Errorf("%s with %q, want RETRY with the candidate %q", resp.Status, got, "Paris")
+	}
+	ev := resp.Evidence
+	judges := ev.Launched - 1
+	if judges < 1 || ev.Answered != 1 || ev.Failed != judges || len(ev.Verdicts) != ev.Launched ||
+		ev.Verdicts[0] != router.LabelOK || slices.ContainsFunc(ev.Verdicts[1:], func(l router.Label) bool { return !slices.Contains(failed, l) }) {
+		t.Errorf("verdicts %v, %d launched, %d answered, %d failed; want the producer's OK and every judge one of %v",
+			ev.Verdicts, ev.Launched, ev.Answered, ev.Failed, failed)
+	}
+	if c := ev.Judging.Candidates; len(c) != 1 || c[0].Verdict != trust.StatusRetry || len(c[0].Judges) != judges {
+		t.Errorf("candidates %+v, want one, not settled, judged by the %d runs after it", c, judges)
 	}
 }

@@ -3,7 +3,6 @@ package trust_test
 import (
 	"context"
 	"errors"
-	"slices"
 	"testing"
 	"time"
 
@@ -27,10 +26,13 @@ func TestService_judgedJudgesFail(t *testing.T) {
 		name   string
 		judges []router.Worker
 		ctx    func() context.Context
+		failed []router.Label
 	}{
-		{"errors", []router.Worker{broken, broken, broken, broken, broken}, context.Background},
+		{"errors", []router.Worker{broken, broken, broken, broken, broken}, context.Background,
+			[]router.Label{router.LabelError}},
 		{"errors and timeouts", []router.Worker{broken, stuck(release), broken, stuck(release), broken},
-			func() context.Context { return routertest.DeadlineOnly(500 * time.Millisecond) }},
+			func() context.Context { return routertest.DeadlineOnly(500 * time.Millisecond) },
+			[]router.Label{router.LabelError, router.LabelTimeout}},
 	} {
 		for _, p := range []trust.Policy{trust.PolicyFast, trust.PolicySafe, trust.PolicyOracle, trust.PolicyAdaptive} {
 			t.Run(tc.name+"/"+string(p), func(t *testing.T) {
@@ -46,19 +48,7 @@ func TestService_judgedJudgesFail(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%v, want RETRY with the candidate", err)
 				}
-				if got := resultString(t, resp.Result); resp.Status != trust.StatusRetry || got != "Paris" {
-					t.Errorf("%s with %q, want RETRY with the candidate %q", resp.Status, got, "Paris")
-				}
-				ev := resp.Evidence
-				judges := ev.Launched - 1
-				if judges < 1 || ev.Answered != 1 || ev.Failed != judges || len(ev.Verdicts) != ev.Launched ||
-					ev.Verdicts[0] != router.LabelOK || slices.Contains(ev.Verdicts[1:], router.LabelOK) {
-					t.Errorf("verdicts %v, %d launched, %d answered, %d failed; want the producer's OK and every judge failed",
-						ev.Verdicts, ev.Launched, ev.Answered, ev.Failed)
-				}
-				if c := ev.Judging.Candidates; len(c) != 1 || c[0].Verdict != trust.StatusRetry || len(c[0].Judges) != judges {
-					t.Errorf("candidates %+v, want one, not settled, judged by the %d runs after it", c, judges)
-				}
+				checkUnsettled(t, resp, tc.failed...)
 				if resp.RetryInstructions == nil {
 					t.Error("no retry instructions")
 				}

@@ -29,8 +29,11 @@ const DefaultLimit = 1 << 20
 // malformed_json and the byte offset (counted from 0) of the first wrong
 // byte for malformed JSON, trailing data, invalid UTF-8 or too deep
 // nesting; 400 with code invalid_request naming the JSON field path for a
-// value of the wrong type (rule "type"), a repeated member name or field
-// (rule "unique") or a lone surrogate (rule "unicode").
+// value of the wrong type or one its type refuses, such as a []byte
+// member that is not base64, a time that is not RFC 3339 or a ",string"
+// member whose string holds no value of the field's type (rule "type"),
+// a repeated member name or field (rule "unique") or a lone surrogate
+// (rule "unicode").
 func Decode(r io.Reader, limit int64, v any) error {
 	body, err := read(r, limit)
 	if err != nil {
@@ -119,10 +122,12 @@ func check(data []byte, v any, maxDepth int) error {
 }
 
 // describe turns an error of decoding data into a value of type target
-// into a problem. A value of the wrong type is reported with every other
-// one (typeErrors), each by its path. A type's UnmarshalJSON that rejects
-// a value should return *json.UnmarshalTypeError: encoding/json then
-// fills in the field path, and the problem names it.
+// into a problem. A value of the wrong type, or one its type refuses
+// (encoding/json's errors for base64, ",string" members and a type's own
+// UnmarshalJSON or UnmarshalText, which name no field), is reported with
+// every other one (typeErrors), each by its path. A type's UnmarshalJSON
+// that rejects a value should return *json.UnmarshalTypeError:
+// encoding/json then fills in the field path, and the problem names it.
 func describe(err error, data []byte, target reflect.Type) error {
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
@@ -155,6 +160,10 @@ func describe(err error, data []byte, target reflect.Type) error {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return problem.New(http.StatusBadRequest, problem.CodeMalformedJSON, "invalid JSON: the body ends before the value does")
 	default:
+		// The JSON is well formed: a value its type refuses.
+		if errs := typeErrors(data, target); len(errs) > 0 {
+			return problem.Invalid(errs)
+		}
 		return problem.Newf(http.StatusBadRequest, problem.CodeMalformedJSON, "invalid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 }

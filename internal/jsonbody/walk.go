@@ -3,6 +3,7 @@ package jsonbody
 import (
 	"bytes"
 	"cmp"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -354,7 +355,12 @@ func typeErrorsIn(errs *[]problem.FieldError, path string, data json.RawMessage,
 		}
 		fields := knownFields(t)
 		for name, value := range obj {
-			if f, ok := fields.find(name); ok {
+			f, ok := fields.find(name)
+			switch {
+			case !ok:
+			case quoted(f):
+				quotedError(errs, MemberPath(path, f.Name), value, f.Type)
+			default:
 				typeErrorsIn(errs, MemberPath(path, f.Name), value, f.Type)
 			}
 		}
@@ -379,6 +385,52 @@ func typeErrorsIn(errs *[]problem.FieldError, path string, data json.RawMessage,
 	}
 }
 
+// quoted reports whether encoding/json reads field f's value from inside
+// a JSON string, as its tag option ",string" asks for a boolean, number
+// or string field or a pointer to one.
+func quoted(f reflect.StructField) bool {
+	_, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if !slices.Contains(strings.Split(opts, ","), "string") {
+		return false
+	}
+	t := f.Type
+	if t.Name() == "" && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Bool, reflect.String,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64:
+		return true
+	}
+	return false
+}
+
+// quotedError reports through errs a type error at path for data, the
+// value of a field of type t with the tag option ",string" (see quoted),
+// when encoding/json does not decode it: it decodes data as the member of
+// a struct whose one field has that type and option.
+func quotedError(errs *[]problem.FieldError, path string, data json.RawMessage, t reflect.Type) {
+	one := reflect.StructOf([]reflect.StructField{{Name: "F", Type: t, Tag: `json:"f,string"`}})
+	obj := append(append([]byte(`{"f":`), data...), '}')
+	err := json.Unmarshal(obj, reflect.New(one).Interface())
+	if err == nil {
+		return
+	}
+	var typ *json.UnmarshalTypeError
+	message := "expected " + expected(indirect(t)) + " written as a string, got "
+	switch {
+	case errors.As(err, &typ):
+		message = typeMessage(typ)
+	case Kind(data) == "string":
+		message += "a string holding none"
+	default:
+		message += Kind(data)
+	}
+	*errs = append(*errs, problem.FieldError{Field: path, Rule: "type", Message: message})
+}
+
 // leafError decodes data alone into a value of type t and reports a type
 // error through fail, with the path inside data that a type decoding
 // itself names (its own members' type errors).
@@ -386,10 +438,13 @@ func leafError(data json.RawMessage, t reflect.Type, fail func(inner, message st
 	err := json.Unmarshal(data, reflect.New(t).Interface())
 	var typ *json.UnmarshalTypeError
 	var p *problem.Details
+	var b64 base64.CorruptInputError
 	switch {
 	case err == nil:
 	case errors.As(err, &typ):
 		fail(typ.Field, typeMessage(typ))
+	case errors.As(err, &b64):
+		fail("", "expected a string of base64 (standard alphabet, with padding): "+err.Error())
 	case errors.As(err, &p) && p.Status == http.StatusBadRequest && len(p.Errors) > 0:
 		fail("", p.Errors[0].Message)
 	default:

@@ -3,8 +3,10 @@ package jsonbody_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -146,5 +148,51 @@ func TestUnmarshal_typeErrorInsideADecoder(t *testing.T) {
 	p = asProblem(t, jsonbody.Unmarshal([]byte(`{"version":"2"}`), &top))
 	if len(p.Errors) != 1 || p.Errors[0].Field != "version" {
 		t.Errorf("field errors %+v, want one naming version", p.Errors)
+	}
+}
+
+// valueFields holds fields whose decoding errors encoding/json reports as
+// errors that name no field: base64, a time's text and ",string".
+type valueFields struct {
+	Raw    []byte    `json:"raw,omitempty"`
+	At     time.Time `json:"at"`
+	Amount uint64    `json:"amount,string"`
+	Name   string    `json:"name"`
+}
+
+// TestUnmarshal_valueErrorNamesItsField: a well-formed body whose only
+// bad value is a []byte that is not base64, a time that is not RFC 3339,
+// or a ",string" number that is not one, is a 400 invalid_request naming
+// the member, as for any other value of the wrong type; not
+// "malformed_json: invalid JSON" without a path.
+func TestUnmarshal_valueErrorNamesItsField(t *testing.T) {
+	for _, tc := range []struct{ body, field, message string }{
+		{`{"raw":"not base64!"}`, "raw", "expected a string of base64"},
+		{`{"raw":"aGk"}`, "raw", "expected a string of base64"},
+		{`{"at":"yesterday"}`, "at", `parsing time "yesterday"`},
+		{`{"amount":"five"}`, "amount", "expected a number written as a string, got a string holding none"},
+		{`{"amount":5}`, "amount", "expected a number written as a string, got number"},
+		{`{"amount":"5.5"}`, "amount", "not a whole number"},
+	} {
+		p := asProblem(t, jsonbody.Unmarshal([]byte(tc.body), new(valueFields)))
+		if p.Status != http.StatusBadRequest || p.Code != problem.CodeInvalidRequest || len(p.Errors) != 1 ||
+			p.Errors[0].Field != tc.field || p.Errors[0].Rule != "type" || !strings.Contains(p.Errors[0].Message, tc.message) {
+			t.Errorf("Unmarshal(%s) = %v (errors %+v); want 400 invalid_request naming %s with %q", tc.body, p, p.Errors, tc.field, tc.message)
+		}
+	}
+	for _, body := range []string{`{"amount":"5"}`, `{"amount":null}`, `{"raw":"aGk=","at":"2026-01-02T03:04:05Z"}`} {
+		if err := jsonbody.Unmarshal([]byte(body), new(valueFields)); err != nil {
+			t.Errorf("Unmarshal(%s) = %v, want no error", body, err)
+		}
+	}
+}
+
+// TestUnmarshal_stringOptionIsNoTypeError: a valid ",string" member is
+// not listed as a type error when another member has one.
+func TestUnmarshal_stringOptionIsNoTypeError(t *testing.T) {
+	p := asProblem(t, jsonbody.Unmarshal([]byte(`{"amount":"5","name":1}`), new(valueFields)))
+	want := []problem.FieldError{{Field: "name", Rule: "type", Message: "expected a string, got number"}}
+	if diff := cmp.Diff(want, p.Errors); diff != "" {
+		t.Errorf("field errors (-want +got):\n%s", diff)
 	}
 }

@@ -308,6 +308,8 @@ func TestSendMessage_v1BadInput(t *testing.T) {
 		{msg(`[{"text":"a","colour":1}]`), -32602, "message.parts[0].colour"},
 		{msg(`[{"url":"https://example.com/claim.txt"}]`), -32602, "message.parts[0].url"},
 		{msg(`[{"text":"Is it true that 17 * 3 = 51?"},{"raw":"MTcgKiAzID0gNTE=","mediaType":"text/plain"}]`), -32602, "message.parts[1].raw"},
+		{msg(`[{"raw":"not base64!"}]`), -32602, "message.parts[0].raw"},
+		{msg(`[{"raw":"aGk","mediaType":"text/plain"}]`), -32602, "message.parts[0].raw"},
 		{msg(`[]`), -32602, "message.parts"},
 		{msg(`[{"text":7}]`), -32602, "message.parts[0].text"},
 		{`{"message":{"messageId":"m1","role":"ROLE_AGENT","parts":[{"text":"x"}]}}`, -32602, "message.role"},

@@ -46,17 +46,47 @@ func ErrorMessage(data []byte) string {
 
 // Redact replaces apiKey and the values of headers in s with "[REDACTED]".
 // Values shorter than 4 bytes are left alone: they would match by chance.
+// It finds every secret in s before it replaces any, and replaces each
+// run of text that secrets cover with one "[REDACTED]": a header value
+// that holds the key (a proxy's "tenant-7:sk-…"), or overlaps another
+// secret, goes whole, whatever the order of the secrets.
 func Redact(s, apiKey string, headers http.Header) string {
 	secrets := []string{apiKey}
 	for _, vals := range headers {
 		secrets = append(secrets, vals...)
 	}
+	var hidden []bool // hidden[i]: byte i of s is a secret's
 	for _, v := range secrets {
-		if len(v) >= 4 {
-			s = strings.ReplaceAll(s, v, "[REDACTED]")
+		if len(v) < 4 {
+			continue
+		}
+		for i := 0; ; i++ {
+			j := strings.Index(s[i:], v)
+			if j < 0 {
+				break
+			}
+			if hidden == nil {
+				hidden = make([]bool, len(s))
+			}
+			i += j
+			for k := i; k < i+len(v); k++ {
+				hidden[k] = true
+			}
 		}
 	}
-	return s
+	if hidden == nil {
+		return s
+	}
+	var b strings.Builder
+	for i := range len(s) {
+		switch {
+		case !hidden[i]:
+			b.WriteByte(s[i])
+		case i == 0 || !hidden[i-1]:
+			b.WriteString("[REDACTED]")
+		}
+	}
+	return b.String()
 }
 
 // Scrub returns s with apiKey and the values of headers replaced

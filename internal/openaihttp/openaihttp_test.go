@@ -33,6 +33,29 @@ func TestRedact(t *testing.T) {
 	}
 }
 
+// TestRedactOverlappingSecrets: a header value that holds the API key (a
+// proxy's "X-Upstream-Auth: tenant-7:sk-…") or overlaps another secret is
+// redacted whole, not left in pieces around the key's [REDACTED].
+func TestRedactOverlappingSecrets(t *testing.T) {
+	const key = "sk-live-0123456789"
+	for _, tc := range []struct {
+		name    string
+		headers http.Header
+		s, want string
+	}{
+		{"holds the key", http.Header{"X-Upstream-Auth": {"tenant-7-secret:" + key}},
+			"upstream refused tenant-7-secret:" + key + " and " + key, "upstream refused [REDACTED] and [REDACTED]"},
+		{"overlaps the key", http.Header{"X-A": {"0123456789-tail"}},
+			"got sk-live-0123456789-tail.", "got [REDACTED]."},
+		{"two header values, one in the other", http.Header{"X-A": {"abcd"}, "X-B": {"xx-abcd-yy"}},
+			"xx-abcd-yy abcd", "[REDACTED] [REDACTED]"},
+	} {
+		if got := Redact(tc.s, key, tc.headers); got != tc.want {
+			t.Errorf("%s: Redact = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestScrub(t *testing.T) {
 	const key = "sk-test-0123456789"
 	// The key starts 8 bytes before the cut.

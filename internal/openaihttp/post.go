@@ -52,6 +52,10 @@ type PostConfig struct {
 func Post(ctx context.Context, c PostConfig) (*http.Response, int, error) {
 	hr, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, c.URL, c.Body)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // url.Parse's error quotes the URL, and its key
+		}
 		return nil, 0, fmt.Errorf("%s: building the request to %s: %w", c.Package, c.Host, err)
 	}
 	SetHeaders(hr.Header, c.APIKey, c.Headers)

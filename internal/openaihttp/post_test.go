@@ -155,10 +155,17 @@ func TestPostCutShort(t *testing.T) {
 	}
 }
 
+// TestPostBadURL: a URL that does not parse is an error naming the host
+// and the fault, never the URL, whose query may carry a key (?key=…, as
+// some OpenAI-compatible endpoints take it); no attempt is made.
 func TestPostBadURL(t *testing.T) {
-	cfg := config("http://[::1")
-	_, attempts, err := Post(context.Background(), cfg)
-	if err == nil || attempts != 0 || !strings.HasPrefix(err.Error(), "pkg: building the request to h: ") {
-		t.Errorf("error %v, %d attempts; want a building error and 0", err, attempts)
+	for _, tc := range []struct{ url, want string }{
+		{"http://[::1", "pkg: building the request to h: missing ']' in host"},
+		{"https://api.example:44x/v1/chat/completions?key=sk-query-secret", `pkg: building the request to h: invalid port ":44x" after host`},
+	} {
+		_, attempts, err := Post(context.Background(), config(tc.url))
+		if err == nil || attempts != 0 || err.Error() != tc.want {
+			t.Errorf("%s: error %v, %d attempts; want %q and 0", tc.url, err, attempts, tc.want)
+		}
 	}
 }

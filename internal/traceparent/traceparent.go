@@ -14,10 +14,13 @@ import (
 const Header = "traceparent"
 
 // Parse returns the trace id and parent id of a traceparent value of
-// version 00 ("00-<32 hex>-<16 hex>-<2 hex>"). ok is false for a malformed
-// value or an all-zero id, which the W3C specification says to ignore.
+// version 00 ("00-<32 hex>-<16 hex>-<2 hex>", exactly 55 bytes). ok is
+// false for a malformed value or an all-zero id, which the W3C
+// specification says to ignore. Only HTTP's optional white space (SP and
+// HTAB) may surround the value; any other byte, such as U+00A0, makes it
+// malformed.
 func Parse(v string) (traceID, parentID string, ok bool) {
-	parts := strings.Split(strings.TrimSpace(v), "-")
+	parts := strings.Split(strings.Trim(v, " \t"), "-")
 	if len(parts) < 4 || parts[0] == "ff" || len(parts[0]) != 2 || !isHex(parts[0]) {
 		return "", "", false
 	}

@@ -16,6 +16,11 @@ func TestParse(t *testing.T) {
 	}{
 		{"00-" + trace + "-" + parent + "-01", true, "the W3C example"},
 		{" 00-" + trace + "-" + parent + "-00 ", true, "surrounding space"},
+		{"\t00-" + trace + "-" + parent + "-00\t ", true, "surrounding tabs"},
+		{"00-" + trace + "-" + parent + "-01\u00a0", false, "a trailing U+00A0: 57 bytes, not 55"},
+		{"\u008500-" + trace + "-" + parent + "-01", false, "a leading U+0085"},
+		{"\v00-" + trace + "-" + parent + "-01\f", false, "vertical tab and form feed are no HTTP white space"},
+		{"00-" + trace + "-" + parent + "-01\n", false, "a trailing newline"},
 		{"01-" + trace + "-" + parent + "-01-extra", true, "a later version may add fields"},
 		{"00-" + trace + "-" + parent + "-01-extra", false, "version 00 has exactly four fields"},
 		{"ff-" + trace + "-" + parent + "-01", false, "version ff is invalid"},

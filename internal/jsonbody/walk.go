@@ -144,7 +144,8 @@ type Member struct {
 // field error for each member v has no field for), and the members that
 // give the zero value to a field that encoding/json leaves out when it
 // is zero (`json:",omitempty"`): a string, number or session id field,
-// not a pointer, given "" or 0. Such a member reads as absent once
+// not a pointer, given "" or 0, or a float field given a number that
+// underflows to 0 (1e-400). Such a member reads as absent once
 // decoded, so a door that took it would answer with the default in
 // silence; valid.Validator.Zeros refuses those the field's own rules
 // refuse. A door calls Inspect once per body, or [Schema.Inspect] with
@@ -238,9 +239,9 @@ func omittedWhenZero(f reflect.StructField) bool {
 }
 
 // mayBeZero reports whether b, a JSON value, can be the zero of a
-// string, number or session id: a string of no character but 0 after an
-// optional minus sign ("", "0", "-0"), or a number whose digits before its exponent are all 0. It spares decoding every
-// other value.
+// string, integer or session id: a string of no character but 0 after
+// an optional minus sign ("", "0", "-0"), or a number whose digits
+// before its exponent are all 0. It spares decoding every other value.
 func mayBeZero(b []byte) bool {
 	if len(b) == 0 {
 		return false
@@ -261,9 +262,13 @@ func mayBeZero(b []byte) bool {
 }
 
 // decodesToZero reports whether value, not null, decodes into the zero
-// value of t.
+// value of t. A number decodes into a float's zero whatever its digits
+// when it underflows (1e-400, 0.000…1), as encoding/json reads it
+// without an error: every number is decoded into a float.
 func decodesToZero(value json.RawMessage, t reflect.Type) bool {
-	if !mayBeZero(bytes.TrimSpace(value)) {
+	b := bytes.TrimSpace(value)
+	float := t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64
+	if !mayBeZero(b) && !(float && Kind(b) == "number") {
 		return false
 	}
 	p := reflect.New(t)

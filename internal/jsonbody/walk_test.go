@@ -86,6 +86,7 @@ type options struct {
 	Mode    string   `json:"mode,omitempty"`
 	Steps   int      `json:"steps,omitempty"`
 	Ratio   float64  `json:"ratio,omitempty"`
+	Small   float32  `json:"small,omitempty"`
 	Kept    int      `json:"kept"`
 	Flag    bool     `json:"flag,omitempty"`
 	Pointer *int     `json:"pointer,omitempty"`
@@ -110,6 +111,10 @@ func TestZeros(t *testing.T) {
 		{`{"MODE":""}`, []string{"mode"}}, // encoding/json matches it to mode
 		{`{"ratio":0.` + strings.Repeat("0", 100) + `,"steps":-0}`, []string{"ratio", "steps"}},
 		{`{"ratio":0.` + strings.Repeat("0", 100) + `1,"mode":"0"}`, nil},
+		// Numbers that underflow a float read as 0, and so as absent.
+		{`{"ratio":1e-400,"small":1e-50}`, []string{"ratio", "small"}},
+		{`{"ratio":0.` + strings.Repeat("0", 400) + `1,"small":-1E-46}`, []string{"ratio", "small"}},
+		{`{"ratio":1e-300,"small":1e-40}`, nil},
 	} {
 		var got []string
 		_, zeros := jsonbody.Inspect([]byte(c.body), &options{})

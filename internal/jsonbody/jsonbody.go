@@ -10,7 +10,9 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/vouchkit/vouch/problem"
 )
@@ -22,18 +24,20 @@ const DefaultLimit = 1 << 20
 // object members are ignored (forward compatibility); trailing data after
 // the value, bytes that are not UTF-8, a string escaping a lone UTF-16
 // surrogate (such as "\ud800" unpaired), nesting deeper than [MaxDepth],
-// an object that repeats a member name and one that gives a field two
+// an object that repeats a member name, one that gives a field two
 // members, such as "claim" and "Claim" (encoding/json matches names
-// regardless of case and would keep the last), are errors. Errors are
-// *problem.Details: 413 when the body is larger than limit; 400 with code
-// malformed_json and the byte offset (counted from 0) of the first wrong
-// byte for malformed JSON, trailing data, invalid UTF-8 or too deep
-// nesting; 400 with code invalid_request naming the JSON field path for a
-// value of the wrong type or one its type refuses, such as a []byte
-// member that is not base64, a time that is not RFC 3339 or a ",string"
-// member whose string holds no value of the field's type (rule "type"),
-// a repeated member name or field (rule "unique") or a lone surrogate
-// (rule "unicode").
+// regardless of case and would keep the last), and an array with more
+// items than the Go array it decodes into (encoding/json would drop the
+// rest) are errors. Errors are *problem.Details: 413 when the body is
+// larger than limit; 400 with code malformed_json and the byte offset
+// (counted from 0) of the first wrong byte for malformed JSON, trailing
+// data, invalid UTF-8 or too deep nesting; 400 with code invalid_request
+// naming the JSON field path for a value of the wrong type or one its
+// type refuses, such as a []byte member that is not base64, a time that
+// is not RFC 3339 or a ",string" member whose string holds no value of
+// the field's type (rule "type"), a repeated member name or field (rule
+// "unique"), a lone surrogate (rule "unicode") or an array too long for
+// its Go array (rule "max").
 func Decode(r io.Reader, limit int64, v any) error {
 	body, err := read(r, limit)
 	if err != nil {
@@ -91,10 +95,11 @@ func Unmarshal(data []byte, v any) error {
 
 // Check reports what Unmarshal refuses in data that encoding/json
 // accepts: nesting deeper than [MaxDepth], a string escaping a lone
-// UTF-16 surrogate, an object that repeats a member name and one that
-// gives a field of v two members, with the errors of Decode. data must
-// be JSON that encoding/json decodes into v: a client checks with it a
-// remote answer it decoded with encoding/json's own number types.
+// UTF-16 surrogate, an object that repeats a member name, one that
+// gives a field of v two members and an array longer than the Go array
+// it decodes into, with the errors of Decode. data must be JSON that
+// encoding/json decodes into v: a client checks with it a remote answer
+// it decoded with encoding/json's own number types.
 func Check(data []byte, v any) error {
 	return check(data, v, MaxDepth)
 }
@@ -112,13 +117,59 @@ func CheckAnswer(data []byte, v any) error {
 // check is Check with a depth limit of maxDepth, zero for none.
 func check(data []byte, v any, maxDepth int) error {
 	folds, err := checkStructure(data, maxDepth)
-	if err != nil || !folds {
+	if err != nil {
 		return err
 	}
-	if errs := sameField(data, v); len(errs) > 0 {
+	var errs []problem.FieldError
+	if folds {
+		errs = sameField(data, v)
+	}
+	if s := schemaOfType(reflect.TypeOf(v)); s.arrays {
+		errs = append(errs, s.longArrays(data)...)
+		slices.SortStableFunc(errs, func(a, b problem.FieldError) int { return comparePaths(a.Field, b.Field) })
+	}
+	if len(errs) > 0 {
 		return problem.Invalid(errs)
 	}
 	return nil
+}
+
+// schemas holds the Schema of each type check has read (reflect.Type →
+// *Schema), so that it reads a type once.
+var schemas sync.Map
+
+// schemaOfType returns the Schema of t, read once.
+func schemaOfType(t reflect.Type) *Schema {
+	if s, ok := schemas.Load(t); ok {
+		return s.(*Schema)
+	}
+	s := &Schema{t: t, fields: map[reflect.Type]fieldList{}, self: map[reflect.Type]bool{}}
+	s.add(t)
+	schemas.Store(t, s)
+	return s
+}
+
+// longArrays returns a field error, rule "max", for each JSON array of
+// data, a JSON value that decodes into the schema's type, that holds more
+// items than the Go array it decodes into: encoding/json drops the items
+// beyond the array's length in silence.
+func (s *Schema) longArrays(data []byte) []problem.FieldError {
+	var errs []problem.FieldError
+	w := &walker{
+		visit: func(string, string, reflect.StructField, bool, json.RawMessage, fieldList) {},
+		array: func(path string, n int, t reflect.Type) {
+			if n > t.Len() {
+				if path == "" {
+					path = "(body)"
+				}
+				errs = append(errs, problem.FieldError{Field: path, Rule: "max",
+					Message: fmt.Sprintf("has %d items, more than the %d it may hold", n, t.Len())})
+			}
+		},
+		schema: s,
+	}
+	w.walk("", json.RawMessage(data), s.t)
+	return errs
 }
 
 // describe turns an error of decoding data into a value of type target

@@ -311,3 +311,45 @@ func TestCheckAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestUnmarshal_arrayTooLong: encoding/json drops the items of a JSON
+// array beyond a Go array's length; the decoder refuses them instead, rule
+// "max", naming the array, wherever it is. Fewer items are not refused.
+func TestUnmarshal_arrayTooLong(t *testing.T) {
+	type pairs struct {
+		Pair  [2]int            `json:"pair"`
+		Rows  [][2]int          `json:"rows"`
+		ByKey map[string][1]int `json:"by_key"`
+		Name  string            `json:"name"`
+	}
+	for _, tt := range []struct {
+		body string
+		want []problem.FieldError
+	}{
+		{`{"pair":[1,2],"rows":[[1],[]],"by_key":{"a":[1]}}`, nil},
+		{`{"pair":[1,2,3]}`, []problem.FieldError{{Field: "pair", Rule: "max", Message: "has 3 items, more than the 2 it may hold"}}},
+		{`{"rows":[[1,2],[1,2,3]],"by_key":{"a.b":[1,2]}}`, []problem.FieldError{
+			{Field: `by_key["a.b"]`, Rule: "max", Message: "has 2 items, more than the 1 it may hold"},
+			{Field: "rows[1]", Rule: "max", Message: "has 3 items, more than the 2 it may hold"},
+		}},
+		{`{"pair":[1,2,3],"Name":"a","name":"b"}`, []problem.FieldError{
+			{Field: "name", Rule: "unique", Message: `members "Name" and "name" name the same field, as names match regardless of case: send it once`},
+			{Field: "pair", Rule: "max", Message: "has 3 items, more than the 2 it may hold"},
+		}},
+	} {
+		err := jsonbody.Unmarshal([]byte(tt.body), new(pairs))
+		if tt.want == nil {
+			if err != nil {
+				t.Errorf("%s: %v, want no error", tt.body, err)
+			}
+			continue
+		}
+		if diff := cmp.Diff(tt.want, asProblem(t, err).Errors); diff != "" {
+			t.Errorf("%s: field errors (-want +got):\n%s", tt.body, diff)
+		}
+	}
+	p := asProblem(t, jsonbody.Unmarshal([]byte(`[1,2,3]`), new([2]int)))
+	if len(p.Errors) != 1 || p.Errors[0].Field != "(body)" || p.Errors[0].Rule != "max" {
+		t.Errorf("[1,2,3] into [2]int: field errors %+v, want (body) rule max", p.Errors)
+	}
+}

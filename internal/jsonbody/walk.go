@@ -29,6 +29,7 @@ type Schema struct {
 	t      reflect.Type
 	fields map[reflect.Type]fieldList // each struct type reached
 	self   map[reflect.Type]bool      // each type reached: does it decode itself?
+	arrays bool                       // is a Go array reached?
 }
 
 // SchemaOf returns the Schema of the type of v.
@@ -60,7 +61,10 @@ func (s *Schema) add(t reflect.Type) {
 		for _, f := range fields {
 			s.add(f.Type)
 		}
-	case reflect.Slice, reflect.Array, reflect.Map:
+	case reflect.Array:
+		s.arrays = true
+		s.add(t.Elem())
+	case reflect.Slice, reflect.Map:
 		s.add(t.Elem())
 	}
 }
@@ -68,7 +72,10 @@ func (s *Schema) add(t reflect.Type) {
 // A walker visits the members of a JSON value against the type it
 // decodes into, as its Schema reads the types.
 type walker struct {
-	visit  visitor
+	visit visitor
+	// array, if not nil, is called with each JSON array of n items that
+	// encoding/json decodes into a Go array of type t.
+	array  func(path string, n int, t reflect.Type)
 	schema *Schema
 }
 
@@ -106,6 +113,9 @@ func (w *walker) walk(path string, data json.RawMessage, t reflect.Type) {
 		var items []json.RawMessage
 		if json.Unmarshal(data, &items) != nil {
 			return
+		}
+		if t.Kind() == reflect.Array && w.array != nil {
+			w.array(path, len(items), t)
 		}
 		for i, item := range items {
 			w.walk(path+"["+strconv.Itoa(i)+"]", item, t.Elem())

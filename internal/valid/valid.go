@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-playground/validator/v10"
 
+	"github.com/vouchkit/vouch/internal/jsonbody"
 	"github.com/vouchkit/vouch/problem"
 )
 
@@ -31,16 +32,7 @@ type Validator struct {
 // New returns a Validator that knows the given custom rules by tag name.
 func New(rules map[string]Rule) *Validator {
 	v := validator.New(validator.WithRequiredStructEnabled())
-	v.RegisterTagNameFunc(func(f reflect.StructField) string {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch {
-		case name == "" && f.Anonymous:
-			return embedded // encoding/json promotes its fields: no path segment
-		case name == "" || name == "-":
-			return f.Name
-		}
-		return name
-	})
+	v.RegisterTagNameFunc(jsonName)
 	for tag, r := range rules {
 		if r.Check == nil {
 			continue
@@ -67,7 +59,7 @@ func (v *Validator) Struct(s any) []problem.FieldError {
 	root := reflect.TypeOf(s)
 	for _, fe := range verrs {
 		out = append(out, problem.FieldError{
-			Field:   Path(fe.Namespace()),
+			Field:   fieldPath(root, fe.Namespace()),
 			Rule:    fe.Tag(),
 			Message: v.message(fe, root),
 		})
@@ -89,7 +81,9 @@ const embedded = "\x00"
 
 // Path turns a validator namespace ("Request.consensus.replicas") into a JSON
 // path ("consensus.replicas"): it drops the root type name and the names of
-// embedded structs, whose members encoding/json promotes.
+// embedded structs, whose members encoding/json promotes. It keeps a map's
+// key as validator writes it (prices[m]); [Validator.Struct], which knows
+// the struct's type, writes it as jsonbody does (prices.m, m["a.b"]).
 func Path(namespace string) string {
 	segs := strings.Split(namespace, ".")
 	out := segs[:0]
@@ -102,6 +96,95 @@ func Path(namespace string) string {
 		return namespace
 	}
 	return strings.Join(out, ".")
+}
+
+// fieldPath returns the JSON path of the field at namespace ns (a
+// validator namespace: "Request.m[a.b].mode") in a value of type root,
+// as jsonbody writes paths (m["a.b"].mode; see [jsonbody.MemberPath]),
+// so that a body's failures name a member of a map one way whichever
+// check found them. It reads ns by root's type, so that a map's key may
+// hold any character. A namespace root does not fit is read by [Path].
+func fieldPath(root reflect.Type, ns string) string {
+	if root != nil {
+		t := deref(root)
+		if rest, ok := strings.CutPrefix(ns, t.Name()); ok {
+			if path, _, _, ok := resolve(t, rest, "", jsonName); ok && path != "" {
+				return path
+			}
+		}
+	}
+	return Path(ns)
+}
+
+// jsonName is a field's name in a validator namespace: its JSON name.
+func jsonName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	switch {
+	case name == "" && f.Anonymous:
+		return embedded // encoding/json promotes its fields: no path segment
+	case name == "" || name == "-":
+		return f.Name
+	}
+	return name
+}
+
+// goName is a field's name in a validator struct namespace.
+func goName(f reflect.StructField) string { return f.Name }
+
+// resolve follows ns, the part of a validator namespace below a value of
+// type t (".m[a.b].mode"), each struct field named as name names it, and
+// returns the JSON path it leads to from path, the field it ends at and
+// the struct type holding that field (a zero field and nil when it ends
+// at an element of a slice or a value of a map). ok is false when ns does
+// not fit t. A map's key runs to a "]" after which the rest fits.
+func resolve(t reflect.Type, ns, path string, name func(reflect.StructField) string) (p string, holder reflect.Type, field reflect.StructField, ok bool) {
+	t = deref(t)
+	if ns == "" {
+		return path, nil, reflect.StructField{}, true
+	}
+	switch {
+	case ns[0] == '.' && t.Kind() == reflect.Struct:
+		for i := range t.NumField() {
+			f := t.Field(i)
+			n := name(f)
+			rest, found := strings.CutPrefix(ns[1:], n)
+			if !f.IsExported() && !f.Anonymous || !found || rest != "" && rest[0] != '.' && rest[0] != '[' {
+				continue
+			}
+			fp := path
+			if jsonName(f) != embedded { // encoding/json promotes its members
+				fp = jsonbody.MemberPath(path, jsonName(f))
+			}
+			if p, h, lf, ok := resolve(f.Type, rest, fp, name); ok {
+				if rest == "" {
+					h, lf = t, f
+				}
+				return p, h, lf, true
+			}
+		}
+	case ns[0] == '[' && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array):
+		if i := strings.IndexByte(ns, ']'); i > 0 {
+			return resolve(t.Elem(), ns[i+1:], path+ns[:i+1], name)
+		}
+	case ns[0] == '[' && t.Kind() == reflect.Map:
+		for i := 1; i < len(ns); i++ {
+			if ns[i] != ']' {
+				continue
+			}
+			if p, h, f, ok := resolve(t.Elem(), ns[i+1:], jsonbody.MemberPath(path, ns[1:i]), name); ok {
+				return p, h, f, true
+			}
+		}
+	}
+	return "", nil, reflect.StructField{}, false
+}
+
+// deref returns the type t's pointers point to, or t.
+func deref(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
 }
 
 // Join appends a member name to a JSON path prefix.
@@ -189,7 +272,7 @@ func lengthUnit(k reflect.Kind) string {
 // type down, as validator.FieldError.StructNamespace gives it), joined by
 // "or"; "" when a name is not found.
 func siblings(root reflect.Type, ns, goNames string) string {
-	t, ok := holder(root, ns)
+	t, _, ok := holder(root, ns)
 	if !ok {
 		return ""
 	}
@@ -209,37 +292,25 @@ func siblings(root reflect.Type, ns, goNames string) string {
 }
 
 // holder returns the struct type of root that holds the field at ns, a
-// struct namespace (Request.Consensus.Replicas), and false when there is
-// none.
-func holder(root reflect.Type, ns string) (reflect.Type, bool) {
-	segs := strings.Split(ns, ".")
-	if root == nil || len(segs) < 2 {
-		return nil, false
+// struct namespace (Request.Consensus.Replicas, Request.Prices[a.b].Mode),
+// and that field; false when there is none.
+func holder(root reflect.Type, ns string) (reflect.Type, reflect.StructField, bool) {
+	if root == nil {
+		return nil, reflect.StructField{}, false
 	}
-	t := root
-	for _, seg := range segs[1 : len(segs)-1] {
-		if t = elem(t); t.Kind() != reflect.Struct {
-			return nil, false
-		}
-		name, _, _ := strings.Cut(seg, "[")
-		f, ok := t.FieldByName(name)
-		if !ok {
-			return nil, false
-		}
-		t = f.Type
+	t := deref(root)
+	rest, ok := strings.CutPrefix(ns, t.Name())
+	if !ok {
+		return nil, reflect.StructField{}, false
 	}
-	t = elem(t)
-	return t, t.Kind() == reflect.Struct
+	_, h, f, ok := resolve(t, rest, "", goName)
+	return h, f, ok && h != nil
 }
 
 // choices returns the values the oneof rule of the field at ns, in a
 // value of type root, allows, joined by commas; "" when it has none.
 func choices(root reflect.Type, ns string) string {
-	t, ok := holder(root, ns)
-	if !ok {
-		return ""
-	}
-	f, ok := t.FieldByName(ns[strings.LastIndex(ns, ".")+1:])
+	_, f, ok := holder(root, ns)
 	if !ok {
 		return ""
 	}
@@ -249,13 +320,4 @@ func choices(root reflect.Type, ns string) string {
 		}
 	}
 	return ""
-}
-
-// elem returns the type a value of t holds: t itself, or what its
-// pointers, slices, arrays and maps hold.
-func elem(t reflect.Type) reflect.Type {
-	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
-		t = t.Elem()
-	}
-	return t
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-playground/validator/v10"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/vouchkit/vouch/internal/jsonbody"
 	"github.com/vouchkit/vouch/internal/valid"
@@ -216,5 +217,55 @@ func TestValidator_oneofLeftOut(t *testing.T) {
 	want = []problem.FieldError{{Field: "retries", Rule: "oneof", Message: "must be one of 1, 2, got 0 (leave the member out for the default)"}}
 	if diff := cmp.Diff(want, v.Zeros(zeros)); diff != "" {
 		t.Errorf("given as 0 (-want +got):\n%s", diff)
+	}
+}
+
+type modeEntry struct {
+	Mode string `json:"mode" validate:"required,oneof=a b"`
+	Alt  string `json:"alt" validate:"required_without=Mode"`
+}
+
+type mapRequest struct {
+	M     map[string]modeEntry            `json:"m" validate:"dive"`
+	Lists map[string][]modeEntry          `json:"lists" validate:"dive,dive"`
+	Ptrs  map[string]*modeEntry           `json:"ptrs" validate:"dive"`
+	Deep  map[string]map[string]modeEntry `json:"deep" validate:"dive,dive"`
+	Env   map[string]string               `json:"env" validate:"dive,oneof=x y"`
+}
+
+// TestValidator_mapPaths: a failure inside a map value is named by the
+// JSON path jsonbody writes for the same member (MemberPath: m.x,
+// m["a.b"]), whatever the key holds, so that one body's errors name one
+// member one way; and the messages that read the field's rules (the
+// choices of oneof, the siblings of required_without) keep them.
+func TestValidator_mapPaths(t *testing.T) {
+	v := valid.New(nil)
+	for _, key := range []string{"x", "a.b", "a]b", "a].mode", "[0]", ""} {
+		m := map[string]modeEntry{key: {}}
+		req := mapRequest{M: m, Lists: map[string][]modeEntry{key: {{Mode: "a"}, {}}}, Ptrs: map[string]*modeEntry{key: {}},
+			Deep: map[string]map[string]modeEntry{key: m}, Env: map[string]string{key: "z"}}
+		at := func(path ...string) string {
+			p := ""
+			for _, s := range path {
+				p = jsonbody.MemberPath(p, s)
+			}
+			return p
+		}
+		want := []problem.FieldError{
+			{Field: at("m", key, "mode"), Rule: "required", Message: "is required: one of a, b"},
+			{Field: at("m", key, "alt"), Rule: "required_without", Message: "is required when mode is absent"},
+			{Field: at("lists", key) + "[1].mode", Rule: "required", Message: "is required: one of a, b"},
+			{Field: at("lists", key) + "[1].alt", Rule: "required_without", Message: "is required when mode is absent"},
+			{Field: at("ptrs", key, "mode"), Rule: "required", Message: "is required: one of a, b"},
+			{Field: at("ptrs", key, "alt"), Rule: "required_without", Message: "is required when mode is absent"},
+			{Field: at("deep", key, key, "mode"), Rule: "required", Message: "is required: one of a, b"},
+			{Field: at("deep", key, key, "alt"), Rule: "required_without", Message: "is required when mode is absent"},
+			{Field: at("env", key), Rule: "oneof", Message: "must be one of x, y, got z"},
+		}
+		got := v.Struct(req)
+		less := func(a, b problem.FieldError) bool { return a.Field < b.Field }
+		if diff := cmp.Diff(want, got, cmpopts.SortSlices(less)); diff != "" {
+			t.Errorf("key %q: Struct (-want +got):\n%s", key, diff)
+		}
 	}
 }

@@ -280,7 +280,7 @@ func panelHeaderEnv(id panelID, path string, headerEnv map[string]string, h http
 	}
 	ok := true
 	for _, name := range slices.Sorted(maps.Keys(headerEnv)) {
-		field := fmt.Sprintf("%s.header_env[%s]", path, name)
+		field := jsonbody.MemberPath(path+".header_env", name)
 		env := headerEnv[name]
 		switch v := getenv(env); {
 		case given[http.CanonicalHeaderKey(name)]:

@@ -140,7 +140,9 @@ func TestParsePanel_errors(t *testing.T) {
 		{"temperature", "p.yaml", "sessions:\n  - {id: 1, worker: {base_url: 'http://h/v1', model: m, temperature: 3}}",
 			nil, chatworker.ErrInvalidPanel, []string{"sessions[0].worker.temperature:"}},
 		{"price", "p.yaml", "sessions:\n  - {id: 1, worker: {base_url: 'http://h/v1', model: m, prices: {m: {prompt_per_1k: -1}}}}",
-			nil, chatworker.ErrInvalidPanel, []string{"sessions[0].worker.prices[m].prompt_per_1k:"}},
+			nil, chatworker.ErrInvalidPanel, []string{"sessions[0].worker.prices.m.prompt_per_1k:"}},
+		{"price of a model with a dot", "p.yaml", "sessions:\n  - {id: 1, worker: {base_url: 'http://h/v1', model: m, prices: {'gpt-4.1': {prompt_per_1k: -1}}}}",
+			nil, chatworker.ErrInvalidPanel, []string{`sessions[0].worker.prices["gpt-4.1"].prompt_per_1k:`}},
 		{"header name", "p.yaml", "sessions:\n  - {id: 1, worker: {base_url: 'http://h/v1', model: m, headers: {'Bad Name': x}}}",
 			nil, chatworker.ErrInvalidPanel, []string{"sessions[0].worker: session 1:", "Bad Name"}},
 		{"missing env", "p.yaml", "sessions:\n  - {id: 9, worker: {base_url: 'http://h/v1', model: m, api_key_env: NINE_KEY}}",
@@ -149,11 +151,11 @@ func TestParsePanel_errors(t *testing.T) {
 		{"empty env", "p.json", `{"sessions":[{"id":9,"worker":{"base_url":"http://h/v1","model":"m","api_key_env":"NINE_KEY"}}]}`,
 			map[string]string{"NINE_KEY": ""}, chatworker.ErrMissingEnv, []string{"session 9", "NINE_KEY"}},
 		{"header env missing", "p.yaml", "sessions:\n  - {id: 9, worker: {base_url: 'http://h/v1', model: m, header_env: {X-Gateway-Key: GW_KEY}}}",
-			nil, chatworker.ErrMissingEnv, []string{"sessions[0].worker.header_env[X-Gateway-Key]:", "session 9", "GW_KEY"}},
+			nil, chatworker.ErrMissingEnv, []string{"sessions[0].worker.header_env.X-Gateway-Key:", "session 9", "GW_KEY"}},
 		{"header env no variable name", "p.yaml", "sessions:\n  - {id: 9, worker: {base_url: 'http://h/v1', model: m, header_env: {X-Gateway-Key: 'sk-live s3cret'}}}",
-			nil, chatworker.ErrInvalidPanel, []string{"sessions[0].worker.header_env[X-Gateway-Key]:", "name of an environment variable"}},
+			nil, chatworker.ErrInvalidPanel, []string{"sessions[0].worker.header_env.X-Gateway-Key:", "name of an environment variable"}},
 		{"header twice", "p.yaml", "sessions:\n  - {id: 9, worker: {base_url: 'http://h/v1', model: m, headers: {x-gateway-key: a}, header_env: {X-Gateway-Key: GW_KEY}}}",
-			map[string]string{"GW_KEY": "k"}, chatworker.ErrInvalidPanel, []string{"sessions[0].worker.header_env[X-Gateway-Key]:", "headers"}},
+			map[string]string{"GW_KEY": "k"}, chatworker.ErrInvalidPanel, []string{"sessions[0].worker.header_env.X-Gateway-Key:", "headers"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

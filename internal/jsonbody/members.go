@@ -1,6 +1,7 @@
 package jsonbody
 
 import (
+	"cmp"
 	"encoding"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/vouchkit/vouch/problem"
 )
@@ -81,25 +83,111 @@ func decodesItself(t reflect.Type) bool {
 // fieldList is the members of a struct as encoding/json decodes them.
 type fieldList []reflect.StructField
 
-// knownFields returns the members of struct t, each with its JSON name.
+// knownFields returns the members of struct t, each with its JSON name,
+// by encoding/json's rules: a field's tag names it, or its Go name does;
+// the fields of an embedded struct without a tag name are promoted, level
+// by level; of the fields that share a name, the least deep wins, or at
+// that depth the only one with a tag name, and two alike hide each other.
 func knownFields(t reflect.Type) fieldList {
-	var known fieldList
-	for _, f := range reflect.VisibleFields(t) {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch {
-		case !f.IsExported() && !f.Anonymous || name == "-":
-			continue
-		case f.Anonymous && name == "" && indirect(f.Type).Kind() == reflect.Struct:
-			continue // its members are promoted: VisibleFields lists them
-		case !f.IsExported():
-			continue
-		case name == "":
-			name = f.Name
-		}
-		f.Name = name
-		known = append(known, f)
+	type field struct {
+		f      reflect.StructField
+		tagged bool
 	}
+	type embedded struct {
+		t     reflect.Type
+		index []int
+	}
+	var fields []field
+	visited := map[reflect.Type]bool{}
+	count := map[reflect.Type]int{} // how often each struct of a level is embedded there
+	for next := []embedded{{t: t}}; len(next) > 0; {
+		current, nextCount := next, map[reflect.Type]int{}
+		next = nil
+		for _, e := range current {
+			if visited[e.t] {
+				continue
+			}
+			visited[e.t] = true
+			for i := range e.t.NumField() {
+				sf := e.t.Field(i)
+				if !sf.IsExported() && (!sf.Anonymous || indirect(sf.Type).Kind() != reflect.Struct) {
+					continue
+				}
+				tag := sf.Tag.Get("json")
+				if tag == "-" {
+					continue
+				}
+				name, _, _ := strings.Cut(tag, ",")
+				if !validTagName(name) {
+					name = ""
+				}
+				sf.Index = append(slices.Clip(e.index), i)
+				ft := sf.Type
+				if ft.Name() == "" && ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if name == "" && sf.Anonymous && ft.Kind() == reflect.Struct {
+					if nextCount[ft]++; nextCount[ft] == 1 {
+						next = append(next, embedded{t: ft, index: sf.Index})
+					}
+					continue
+				}
+				tagged := name != ""
+				if name == "" {
+					name = sf.Name
+				}
+				sf.Name = name
+				fields = append(fields, field{sf, tagged})
+				if count[e.t] > 1 { // embedded twice at one depth: both hide it
+					fields = append(fields, field{sf, tagged})
+				}
+			}
+		}
+		count = nextCount
+	}
+	// By name, the least deep first, tagged first at a depth.
+	slices.SortStableFunc(fields, func(a, b field) int {
+		if c := strings.Compare(a.f.Name, b.f.Name); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(len(a.f.Index), len(b.f.Index)); c != 0 {
+			return c
+		}
+		switch {
+		case a.tagged == b.tagged:
+			return 0
+		case a.tagged:
+			return -1
+		}
+		return 1
+	})
+	var known fieldList
+	for i := 0; i < len(fields); {
+		n := 1
+		for i+n < len(fields) && fields[i+n].f.Name == fields[i].f.Name {
+			n++
+		}
+		if a := fields[i]; n == 1 || len(a.f.Index) != len(fields[i+1].f.Index) || a.tagged != fields[i+1].tagged {
+			known = append(known, a.f)
+		}
+		i += n
+	}
+	slices.SortFunc(known, func(a, b reflect.StructField) int { return slices.Compare(a.Index, b.Index) })
 	return known
+}
+
+// validTagName reports whether encoding/json takes name, from a field's
+// tag, as the field's JSON name.
+func validTagName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, c := range name {
+		if !strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c) && !unicode.IsLetter(c) && !unicode.IsDigit(c) {
+			return false
+		}
+	}
+	return true
 }
 
 func indirect(t reflect.Type) reflect.Type {

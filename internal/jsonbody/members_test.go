@@ -3,6 +3,7 @@ package jsonbody_test
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -146,6 +147,99 @@ func TestUnmarshalKnown(t *testing.T) {
 		}
 		if diff := cmp.Diff(c.want, got); diff != "" {
 			t.Errorf("%s: refused members (-want +got):\n%s", c.body, diff)
+		}
+	}
+}
+
+// The shapes of TestUnknown_followsEncodingJSON: each names a member
+// encoding/json decodes in its own way.
+type (
+	TaggedInner struct {
+		X int `json:"x"`
+	}
+	taggedOuter struct { // inner is a member; x is not promoted
+		TaggedInner `json:"inner"`
+		Y           int `json:"y"`
+	}
+	SameGoNameA struct {
+		X int `json:"a"`
+	}
+	SameGoNameB struct {
+		X int `json:"b"`
+	}
+	sameGoName struct { // encoding/json decodes a and b
+		SameGoNameA
+		SameGoNameB
+	}
+	dashMember struct {
+		//lint:ignore SA5008 the tag "-," names the member "-", the case under test
+		D int `json:"-,"`
+	}
+	ClashUntagged struct {
+		V int
+	}
+	ClashTagged struct {
+		W int `json:"V"`
+	}
+	clashes struct { // V: the tagged one wins at a depth; Z: the least deep
+		ClashUntagged
+		ClashTagged
+		Deeper
+		Z int `json:"z"`
+	}
+	Deeper struct {
+		Z int `json:"z"`
+		Q int `json:"q"`
+	}
+	hidden struct { // V at one depth in two structs: neither is decoded
+		SameGoNameA
+		ClashUntagged
+		Other
+	}
+	Other struct {
+		V int
+	}
+	Left  struct{ ClashUntagged }
+	Right struct{ ClashUntagged }
+	twice struct { // V reached twice at one depth: not decoded
+		Left
+		Right
+	}
+)
+
+// TestUnknown_followsEncodingJSON: Unknown refuses exactly the members
+// encoding/json does not decode into a field: by encoding/json's rules of
+// tag names and embedded structs, checked against encoding/json itself.
+func TestUnknown_followsEncodingJSON(t *testing.T) {
+	for _, tc := range []struct {
+		body  string
+		v     any
+		known bool
+	}{
+		{`{"x":1}`, new(taggedOuter), false},
+		{`{"inner":{"x":1}}`, new(taggedOuter), true},
+		{`{"a":1}`, new(sameGoName), true},
+		{`{"b":1}`, new(sameGoName), true},
+		{`{"X":1}`, new(sameGoName), false},
+		{`{"-":1}`, new(dashMember), true},
+		{`{"V":1}`, new(clashes), true},
+		{`{"z":1}`, new(clashes), true},
+		{`{"q":1}`, new(clashes), true},
+		{`{"V":1}`, new(hidden), false},
+		{`{"a":1}`, new(hidden), true},
+		{`{"V":1}`, new(twice), false},
+	} {
+		unknown := jsonbody.Unknown([]byte(tc.body), tc.v)
+		if got := len(unknown) == 0; got != tc.known {
+			t.Errorf("%s into %T: Unknown = %+v, want known %t", tc.body, tc.v, unknown, tc.known)
+		}
+		// encoding/json sets a field exactly when it knows the member.
+		v := reflect.New(reflect.TypeOf(tc.v).Elem())
+		if err := json.Unmarshal([]byte(tc.body), v.Interface()); err != nil {
+			t.Fatal(err)
+		}
+		if set := !v.Elem().IsZero(); set != tc.known {
+			t.Errorf("%s into %T: encoding/json sets a field: %t; the test is wrong", tc.body, tc.v, set)
 		}
 	}
 }

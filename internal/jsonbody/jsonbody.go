@@ -12,7 +12,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/vouchkit/vouch/problem"
 )
@@ -124,8 +123,8 @@ func check(data []byte, v any, maxDepth int) error {
 	if folds {
 		errs = sameField(data, v)
 	}
-	if s := schemaOfType(reflect.TypeOf(v)); s.arrays {
-		errs = append(errs, s.longArrays(data)...)
+	if t := reflect.TypeOf(v); reachesArray(t, new([]reflect.Type)) {
+		errs = append(errs, schemaOfType(t).longArrays(data)...)
 		slices.SortStableFunc(errs, func(a, b problem.FieldError) int { return comparePaths(a.Field, b.Field) })
 	}
 	if len(errs) > 0 {
@@ -134,18 +133,40 @@ func check(data []byte, v any, maxDepth int) error {
 	return nil
 }
 
-// schemas holds the Schema of each type check has read (reflect.Type →
-// *Schema), so that it reads a type once.
-var schemas sync.Map
-
-// schemaOfType returns the Schema of t, read once.
-func schemaOfType(t reflect.Type) *Schema {
-	if s, ok := schemas.Load(t); ok {
-		return s.(*Schema)
+// reachesArray reports whether a value of type t may hold a Go array
+// that JSON decodes into, looking at every field, decoded or not, of the
+// types t holds (seen lists those looked at): it spares the types that
+// hold none, most of them, building a Schema on every check.
+func reachesArray(t reflect.Type, seen *[]reflect.Type) bool {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
+	if t == nil || slices.Contains(*seen, t) {
+		return false
+	}
+	*seen = append(*seen, t)
+	switch t.Kind() {
+	case reflect.Array:
+		return !decodesItself(t)
+	case reflect.Slice, reflect.Map:
+		return reachesArray(t.Elem(), seen)
+	case reflect.Struct:
+		if decodesItself(t) {
+			return false
+		}
+		for i := range t.NumField() {
+			if reachesArray(t.Field(i).Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// schemaOfType returns the Schema of t.
+func schemaOfType(t reflect.Type) *Schema {
 	s := &Schema{t: t, fields: map[reflect.Type]fieldList{}, self: map[reflect.Type]bool{}}
 	s.add(t)
-	schemas.Store(t, s)
 	return s
 }
 

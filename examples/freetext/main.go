@@ -31,6 +31,11 @@
 //	go run ./examples/freetext -pairs router/embedkey/testdata/pairs.json \
 //	  -embed-url http://127.0.0.1:8090/v1 -embed-model all-MiniLM-L6-v2 -thresholds 0.85,0.9,0.95,0.97
 //
+// It exits 1 after the table when the guard let a changed fact agree at
+// any threshold, or when similarity alone let paraphrases agree no more
+// often than changed facts at some threshold (a model whose embeddings
+// carry no meaning), as interop/live/run.sh relies on.
+//
 // The same seed gives the same figures, except that the embedding rows at
 // adaptive can move by a few calls from run to run. docs/LOCAL-MODELS.md
 // gives the figures of a real model.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,17 +100,45 @@ func TestParseRates(t *testing.T) {
 
 // TestMeasurePairs runs the pairs mode on the embedkey pairs with a
 // stand-in model that finds every pair identical: similarity alone lets
-// every changed fact agree, the guard none.
+// every changed fact agree, the guard none, and the check finds that
+// model at fault.
 func TestMeasurePairs(t *testing.T) {
 	srv := embedkeytest.NewServer(func(string) []float64 { return []float64{1, 0} })
 	defer srv.Close()
 	var b strings.Builder
-	if err := measurePairs(t.Context(), &b, "../../router/embedkey/testdata/pairs.json", srv.URL+"/v1", "same", []float64{0.9}); err != nil {
-		t.Fatal(err)
+	err := measurePairs(t.Context(), &b, "../../router/embedkey/testdata/pairs.json", srv.URL+"/v1", "same", []float64{0.9})
+	if err == nil || !strings.Contains(err.Error(), "does not tell paraphrases from changed facts") {
+		t.Errorf("err = %v, want the model found at fault", err)
 	}
 	for _, want := range []string{"| guard and similarity (default) | 0.9 | ", " of 50 | 0 of 49 |", "| similarity alone | 0.9 | 50 of 50 | 49 of 49 |"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestCheckPairs checks the verdict on a table's figures: the guard may
+// let no changed fact agree, and similarity alone must let paraphrases
+// agree more often than changed facts at every threshold.
+func TestCheckPairs(t *testing.T) {
+	good := []pairCounts{
+		{guard: true, threshold: 0.9, paraphrases: 50, agreeing: 9, changed: 49},
+		{threshold: 0.9, paraphrases: 50, agreeing: 42, changed: 49, passed: 29},
+		{threshold: 0.97, paraphrases: 50, agreeing: 18, changed: 49, passed: 10},
+	}
+	if err := checkPairs(good); err != nil {
+		t.Errorf("a real model's figures: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		bad  pairCounts
+		want string
+	}{
+		{"the guard let a changed fact agree", pairCounts{guard: true, threshold: 0.8, paraphrases: 50, agreeing: 12, changed: 49, passed: 1}, "with the guard, 1 of 49"},
+		{"no better than changed facts", pairCounts{threshold: 0.8, paraphrases: 50, agreeing: 40, changed: 40, passed: 32}, "at threshold 0.8, 40 of 50 paraphrases"},
+	} {
+		if err := checkPairs(append(slices.Clone(good), tc.bad)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want one naming %q", tc.name, err, tc.want)
 		}
 	}
 }

@@ -31,6 +31,8 @@ type pairCounts struct {
 // measurePairs groups every pair of file with embedkey on the endpoint at
 // baseURL (a real embedding model), with and without the guard, at each
 // threshold, and writes how many paraphrases and changed facts agreed.
+// Then it checks the figures (checkPairs): an error once the table is
+// written means the guard or the model failed at its job.
 func measurePairs(ctx context.Context, w io.Writer, file, baseURL, model string, thresholds []float64) error {
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -41,6 +43,7 @@ func measurePairs(ctx context.Context, w io.Writer, file, baseURL, model string,
 		return fmt.Errorf("%s: %w", file, err)
 	}
 	fmt.Fprintf(w, "| grouping | threshold | paraphrases agreeing | changed facts agreeing |\n|---|---|---|---|\n")
+	var all []pairCounts
 	for _, guard := range []bool{true, false} {
 		for _, th := range thresholds {
 			g, err := embedkey.New(embedkey.Config{BaseURL: baseURL, Model: model, Threshold: th, DisableGuard: !guard})
@@ -72,6 +75,26 @@ func measurePairs(ctx context.Context, w io.Writer, file, baseURL, model string,
 				name += " (default)"
 			}
 			fmt.Fprintf(w, "| %s | %g | %d of %d | %d of %d |\n", name, th, c.agreeing, c.paraphrases, c.passed, c.changed)
+			all = append(all, c)
+		}
+	}
+	return checkPairs(all)
+}
+
+// checkPairs returns an error when the figures show a grouping at fault:
+// with the guard, a changed fact that agreed at any threshold (the guard
+// reads the words, whatever the model); without it, paraphrases that
+// agreed no more often than changed facts at some threshold, which a
+// model whose embeddings carry meaning does not do.
+func checkPairs(counts []pairCounts) error {
+	for _, c := range counts {
+		switch {
+		case c.guard && c.passed > 0:
+			return fmt.Errorf("with the guard, %d of %d changed facts agreed at threshold %g", c.passed, c.changed, c.threshold)
+		case !c.guard && c.paraphrases > 0 && c.changed > 0 &&
+			float64(c.agreeing)/float64(c.paraphrases) <= float64(c.passed)/float64(c.changed):
+			return fmt.Errorf("the model does not tell paraphrases from changed facts: at threshold %g, %d of %d paraphrases agreed and %d of %d changed facts",
+				c.threshold, c.agreeing, c.paraphrases, c.passed, c.changed)
 		}
 	}
 	return nil

@@ -34,7 +34,7 @@ for (const route of about.prices) {
   ok(spec.valid, `${what}: bazaar extension against the spec: ${show(spec.errors)}`);
   const info = extractDiscoveryInfoFromExtension(ext);
   equal(info.input.type, "http", `${what}: bazaar info.input.type`);
-  if (info.input.method) equal(info.input.method, route.method, `${what}: bazaar info.input.method`);
+  equal(info.input.method, route.method, `${what}: bazaar info.input.method`);
   // info.output (an example answer) is optional in the bazaar; the
   // route's output schema is what a discovery service lists.
   const outSchema = ext.schema && ext.schema.properties && ext.schema.properties.output;

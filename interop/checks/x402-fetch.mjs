@@ -13,7 +13,7 @@ const pay = wrapFetchWithPayment(fetch, client);
 const routes = [
   { method: "POST", path: "/api/v2/x402/validate", body: { session_id: 1, claim: { type: "tool_output", output: "17 * 3 = 51" } },
     answer: (b) => equal(b.verdict, "VALID", "validate verdict") },
-  { method: "GET", path: "/api/v1/x402/ping", answer: () => {} },
+  { method: "GET", path: "/api/v1/x402/ping", answer: (b) => equal(b.message, "pong", "ping message") },
   { method: "POST", path: "/api/v4/x402/trust",
     body: { mode: "validation", policy: "safe", task: { type: "tool_output", claimed_result: "17 * 3 = 51" } },
     answer: (b) => equal(b.status, "VALID", "trust status") },

@@ -12,11 +12,16 @@ calls over POST /api/v4/feedback, sends the 20 claims it did not report
 on again, and prints, for those next 20 calls, the mean stated confidence
 and the accuracy. It exits 1 when a report is refused.
 
+The second form also exits 1 when fewer than 90% of the next 20 calls
+are answered.
+
 SESSIONS is a comma-separated session pool ("1" or "1,2,3"). Each answer
 other than 200 is printed to standard error. Exits 1 when fewer than 90%
-of the calls are answered: what the chat worker did before it read the
-verdict first (5 of 40 answered), not a small model's bad day. Only the
-standard library: it runs on any python3.
+of the calls are answered, or more than 10% of the runs are unparsed
+(ERROR): what the chat worker did before it read the verdict first (5 of
+40 answered), not a small model's bad day. How many verdicts are right is
+printed, not checked: it is the models' own worth, near chance for these
+small models. Only the standard library: it runs on any python3.
 """
 
 import json
@@ -68,12 +73,13 @@ def outcomes(base, key, path):
             print(f"outcomes: report refused: HTTP {status}: {fb.get('detail', fb)}", file=sys.stderr)
             continue
         reported += 1
-    stated, right = [], 0
+    stated, right, failed = [], 0, 0
     for c in rest[:20]:
         status, resp = trust_call(base, key, c)
         if status != 200:
             print(f"outcomes: HTTP {status}: {resp.get('detail', resp)}", file=sys.stderr)
             stated.append(0)
+            failed += 1
             continue
         stated.append(resp["confidence"])
         right += resp.get("status") == c["truth"]
@@ -82,7 +88,7 @@ def outcomes(base, key, path):
     print(f"| outcomes reported on {reported} calls (stated {statistics.mean(stated_before or [0]):.2f} before), "
           f"next {n} calls | mean stated confidence {mean:.2f} | right {right} / {n} ({right / max(n, 1):.2f}) "
           f"| stated minus right {mean - right / max(n, 1):+.2f} |")
-    sys.exit(1 if refused or reported < 20 else 0)
+    sys.exit(1 if refused or reported < 20 or failed > 0.1 * max(n, 1) else 0)
 
 
 def main():
@@ -116,7 +122,7 @@ def main():
     n = len(claims)
     print(f"| {name} | {answered} / {n} | {unparsed} of {runs} | {right} / {n} ({100 * right // n}%) "
           f"| {runs / max(answered, 1):.2f} | {statistics.median(latencies):.2f} s |")
-    sys.exit(1 if answered < 0.9 * n else 0)
+    sys.exit(1 if answered < 0.9 * n or unparsed > 0.1 * runs else 0)
 
 
 if __name__ == "__main__":

@@ -11,9 +11,12 @@
 # trust calls on the panel over POST /api/v4/feedback and prints the mean
 # stated confidence and the accuracy of the next 20 (check.py outcomes).
 # Last, it measures embedkey on the real embedding model with
-# router/embedkey/testdata/pairs.json. It fails
-# when a panel answers fewer than 90% of the calls, or a report of an
-# outcome is refused (check.py).
+# router/embedkey/testdata/pairs.json. It fails when a panel answers
+# fewer than 90% of the calls or leaves more than 10% of its runs
+# unparsed, when a report of an outcome is refused or fewer than 90% of
+# the calls after the reports are answered (check.py), and when the
+# guard lets a changed fact agree or the embedding model does not tell
+# paraphrases from changed facts (examples/freetext -pairs).
 #
 #   interop/live/run.sh
 set -euo pipefail

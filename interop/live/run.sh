@@ -11,12 +11,14 @@
 # trust calls on the panel over POST /api/v4/feedback and prints the mean
 # stated confidence and the accuracy of the next 20 (check.py outcomes).
 # Last, it measures embedkey on the real embedding model with
-# router/embedkey/testdata/pairs.json. It fails when a panel answers
+# router/embedkey/testdata/pairs.json, and runs router/chatworker's
+# TestWorker_realEndpoint on SmolLM2. It fails when a panel answers
 # fewer than 90% of the calls or leaves more than 10% of its runs
 # unparsed, when a report of an outcome is refused or fewer than 90% of
 # the calls after the reports are answered (check.py), and when the
 # guard lets a changed fact agree or the embedding model does not tell
-# paraphrases from changed facts (examples/freetext -pairs).
+# paraphrases from changed facts (examples/freetext -pairs), or when the
+# chat worker's test fails or is skipped.
 #
 #   interop/live/run.sh
 set -euo pipefail
@@ -96,6 +98,13 @@ python3 "$here/check.py" "$base" demo-key "the three, majority of 3" 3 1,2,3 "$h
 echo
 echo "Outcomes over HTTP (trust calls, policy safe, on the panel):"
 python3 "$here/check.py" outcomes "$base" demo-key "$here/claims.json" || status=1
+
+echo
+echo "router/chatworker's test on a real endpoint, SmolLM2 135M (TestWorker_realEndpoint):"
+chat_out=$(cd "$repo" && VOUCH_CHAT_BASE_URL="http://127.0.0.1:$smol_port/v1" VOUCH_CHAT_MODEL=SmolLM2-135M-Instruct \
+	go test -count=1 -run '^TestWorker_realEndpoint$' -v ./router/chatworker 2>&1) || status=1
+grep -E '^(--- |ok|FAIL)|not checked' <<<"$chat_out" | cut -c1-160
+grep -q -- '--- PASS: TestWorker_realEndpoint' <<<"$chat_out" || status=1
 
 echo
 echo "embedkey on all-MiniLM-L6-v2, router/embedkey/testdata/pairs.json:"

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -377,12 +378,15 @@ func (s *Server) endpoint(e Endpoint) (http.Handler, error) {
 }
 
 // echoTraceparent returns the traceparent of the response to a request
-// whose valid header raw carries trace: the same trace id and flags, and
-// a new span id.
+// whose valid header raw carries trace: the same trace id, a new span id,
+// and the flags that trace context defines, sampled (0x01) and random
+// trace id (0x02), as raw gives them; the bits it reserves are set to zero,
+// as it asks of a value written at version 00.
 func echoTraceparent(trace, raw string) string {
 	parts := strings.Split(strings.TrimSpace(raw), "-")
-	tp := traceparent.Format(trace) // "00-<trace>-<new span>-01"
-	return tp[:len(tp)-2] + parts[3]
+	flags, _ := strconv.ParseUint(parts[3], 16, 8) // two hex digits: Parse checked them
+	tp := traceparent.Format(trace)                // "00-<trace>-<new span>-01"
+	return tp[:len(tp)-2] + fmt.Sprintf("%02x", flags&0x03)
 }
 
 // methodNotAllowed answers 405 with the Allow header.

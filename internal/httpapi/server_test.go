@@ -101,6 +101,9 @@ func TestServer_traceparent(t *testing.T) {
 		{"00-" + id + "-00f067aa0ba902b7-01", id, "01"},
 		{" 00-" + id + "-00f067aa0ba902b7-00 ", id, "00"},
 		{"01-" + id + "-00f067aa0ba902b7-01-extra", id, "01"},
+		{"00-" + id + "-00f067aa0ba902b7-03", id, "03"},
+		{"00-" + id + "-00f067aa0ba902b7-ff", id, "03"}, // reserved bits are not passed on
+		{"02-" + id + "-00f067aa0ba902b7-fd-extra", id, "01"},
 		{"00-" + id + "-00f067aa0ba902b7-01-extra", "", ""}, // version 00 has no extra fields
 		{"ff-" + id + "-00f067aa0ba902b7-01", "", ""},
 		{"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", "", ""},

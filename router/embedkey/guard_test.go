@@ -3,7 +3,11 @@ package embedkey
 import (
 	"encoding/json"
 	"os"
+	"reflect"
+	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 // pair is one pair of answers of testdata/pairs.json: a paraphrase (Same)
@@ -75,15 +79,67 @@ func TestSameFacts(t *testing.T) {
 	}
 }
 
+// FuzzFactsOf checks properties of the guard that hold for any text s:
+// white space may be folded without changing its facts; a number whose
+// first digit is edited states other facts; and a negation word added
+// to a text that has none states other facts.
 func FuzzFactsOf(f *testing.F) {
-	for _, s := range []string{"The invoice totals 1,250 euros.", "Isn't it 3.5?", "’s '", "1,", ",1", "É. À"} {
+	for _, s := range []string{"The invoice totals 1,250 euros.", "Isn't it 3.5?", "’s '", "1,", ",1", "É. À",
+		"The store  closes\tat 6 pm.\n\nIt opens at 9.", "Tokyo is larger than Delhi."} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if !sameFacts(factsOf(s), factsOf(s)) {
-			t.Fatalf("%q does not state the same facts as itself", s)
+		fs := factsOf(s)
+		if folded := foldSpace(s); !reflect.DeepEqual(factsOf(folded), fs) {
+			t.Errorf("%q and %q, which differ only in white space, state other facts:\n%+v\n%+v", s, folded, fs, factsOf(folded))
+		}
+		if edited, ok := editNumber(s); ok && sameFacts(fs, factsOf(edited)) {
+			t.Errorf("%q and %q, which differ in a number, state the same facts; numbers %v and %v",
+				s, edited, fs.numbers, factsOf(edited).numbers)
+		}
+		if !fs.negative {
+			for _, neg := range []string{"not", "never", "isn't", "nothing"} {
+				negated := s + " " + neg
+				if sameFacts(fs, factsOf(negated)) || sameFacts(factsOf(negated), fs) {
+					t.Errorf("%q and %q state the same facts", s, negated)
+				}
+			}
 		}
 	})
+}
+
+// foldSpace replaces each run of white space in s with one space,
+// keeping every other byte of s as it is.
+func foldSpace(s string) string {
+	var b strings.Builder
+	space := false
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsSpace(r) {
+			if !space {
+				b.WriteByte(' ')
+			}
+			space = true
+		} else {
+			b.WriteString(s[i : i+n])
+			space = false
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// editNumber changes the first digit of the first number of s that
+// starts with an ASCII digit at the start of s or after a space (so that
+// the guard reads it as a number) to another digit. It reports false if
+// s has no such number.
+func editNumber(s string) (string, bool) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= '0' && c <= '9' && (i == 0 || s[i-1] == ' ') {
+			return s[:i] + string('0'+(c-'0'+1)%10) + s[i+1:], true
+		}
+	}
+	return "", false
 }
 
 // TestGuard_minusSign: a number with a minus sign (ASCII or U+2212) is

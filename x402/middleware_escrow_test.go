@@ -130,36 +130,52 @@ func (s *escrowServer) proof(t *testing.T) string {
 	return v
 }
 
-// paid sends a paid request with the payment header proof.
+// paid sends a paid request with the payment header proof, as paidAt.
 func (s *escrowServer) paid(t *testing.T, proof string) (*http.Response, string) {
 	t.Helper()
 	return paidAt(t, s.Server, proof)
 }
 
-// paidAt sends a paid request with the payment header proof to srv.
+// paidAt sends a paid request with the payment header proof to srv and
+// returns the response and its body. It reports a failed request with
+// t.Error and returns a response of status 0 with no header and an empty
+// body, never stopping the goroutine, so that it may run on any
+// goroutine and its caller's check of the status fails.
 func paidAt(t *testing.T, srv *httptest.Server, proof string) (*http.Response, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/paid", strings.NewReader(`{"claim":"Paris"}`))
+	req, err := http.NewRequest(http.MethodPost, srv.URL+"/paid", strings.NewReader(`{"claim":"Paris"}`))
+	if err != nil {
+		t.Error(err)
+		return &http.Response{Header: http.Header{}}, ""
+	}
 	req.Header.Set(x402.HeaderPaymentSignature, proof)
 	resp, err := srv.Client().Do(req)
 	if err != nil {
-		t.Fatal(err)
+		t.Error(err)
+		return &http.Response{Header: http.Header{}}, ""
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Errorf("reading the answer: %v", err)
+	}
 	return resp, string(body)
 }
 
-// escrowOf returns the escrow report of a response.
+// escrowOf returns the settlement and the escrow report of a response.
+// If the response has none, it reports that with t.Error and returns an
+// empty settlement and report, never stopping the goroutine, so that it
+// may run on any goroutine.
 func escrowOf(t *testing.T, resp *http.Response) (*x402.SettleResponse, x402.EscrowReport) {
 	t.Helper()
 	sr, err := x402.DecodeSettleResponse(resp.Header.Get(x402.HeaderPaymentResponse))
 	if err != nil {
-		t.Fatalf("PAYMENT-RESPONSE: %v", err)
+		t.Errorf("PAYMENT-RESPONSE: %v", err)
+		return &x402.SettleResponse{}, x402.EscrowReport{}
 	}
 	e, ok := x402.EscrowFromSettlement(sr)
 	if !ok {
-		t.Fatalf("no escrow report in %+v", sr)
+		t.Errorf("no escrow report in %+v", sr)
 	}
 	return sr, e
 }

@@ -95,6 +95,9 @@ func (r *replayRig) payment(t *testing.T) x402.PaymentPayload {
 	return x402.PaymentPayload{X402Version: 2, Accepted: r.pr.Accepts[0], Payload: proof.Payload}
 }
 
+// paidCall calls tool with the argument n and the payment p. It returns
+// the call's error for the caller to check and never fails t itself, so
+// that it may run on any goroutine.
 func paidCall(ctx context.Context, t *testing.T, cs *mcp.ClientSession, tool string, n int, p x402.PaymentPayload) (*mcp.CallToolResult, error) {
 	t.Helper()
 	return cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"n": n}, Meta: mcp.Meta{trustmcp.MetaPayment: p}})

@@ -86,9 +86,18 @@ func TestMemberPath(t *testing.T) {
 		{"tolerance", "abs", "tolerance.abs"},
 		{"", "a.b", `["a.b"]`},
 		{"meta", "", `meta[""]`},
+		{"data", "x\x01\"\\é\U000e0001", "data[\"x\\u0001\\\"\\\\é\U000e0001\"]"},
 	} {
-		if got := jsonbody.MemberPath(tt.path, tt.name); got != tt.want {
+		got := jsonbody.MemberPath(tt.path, tt.name)
+		if got != tt.want {
 			t.Errorf("MemberPath(%q, %q) = %s, want %s", tt.path, tt.name, got, tt.want)
+		}
+		// A name in brackets is a JSON string that reads back as the name.
+		if _, quoted, ok := strings.Cut(got, "["); ok {
+			var name string
+			if err := json.Unmarshal([]byte(strings.TrimSuffix(quoted, "]")), &name); err != nil || name != tt.name {
+				t.Errorf("MemberPath(%q, %q) = %s: the bracket reads as %q, %v", tt.path, tt.name, got, name, err)
+			}
 		}
 	}
 }

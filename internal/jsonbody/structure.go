@@ -261,16 +261,38 @@ func writePosition(b *strings.Builder, stack []frame) {
 	}
 }
 
-// member appends one member name to a path.
+// member appends one member name to a path: a name of letters, digits,
+// "_" and "-" after a dot, any other in brackets as a JSON string.
 func member(b *strings.Builder, name string) {
 	if !plainName(name) {
-		b.WriteString("[" + strconv.Quote(name) + "]")
+		b.WriteByte('[')
+		quoteJSON(b, name)
+		b.WriteByte(']')
 		return
 	}
 	if b.Len() > 0 {
 		b.WriteByte('.')
 	}
 	b.WriteString(name)
+}
+
+// quoteJSON appends name as a JSON string: a quote, a backslash and a
+// control character escaped, every other character as it is (a member's
+// name is valid UTF-8, which the decoder checked).
+func quoteJSON(b *strings.Builder, name string) {
+	b.WriteByte('"')
+	for _, r := range name {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20:
+			fmt.Fprintf(b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
 }
 
 func plainName(name string) bool {

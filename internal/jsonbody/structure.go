@@ -287,7 +287,10 @@ func quoteJSON(b *strings.Builder, name string) {
 			b.WriteByte('\\')
 			b.WriteRune(r)
 		case r < 0x20:
-			fmt.Fprintf(b, `\u%04x`, r)
+			const hex = "0123456789abcdef"
+			b.WriteString(`\u00`)
+			b.WriteByte(hex[r>>4])
+			b.WriteByte(hex[r&0xf])
 		default:
 			b.WriteRune(r)
 		}

@@ -30,7 +30,7 @@ var skills = []string{SkillValidateClaim, SkillDelegateTask, SkillArbitrate, Ski
 // members are the data part members each skill reads, besides "skill".
 var members = map[string][]string{
 	SkillValidateClaim: {"claimed_result", "input", "spec", "policy", "receipt"},
-	SkillDelegateTask:  {"objective", "input", "policy", "receipt", "answer", "tolerance"},
+	SkillDelegateTask:  {"objective", "input", "policy", "receipt", "agreement", "answer", "tolerance"},
 	SkillArbitrate:     {"claimed_result", "dispute_context", "input", "spec", "policy", "receipt"},
 	SkillFactcheck:     {"claim", "mode", "replicas"},
 }
@@ -242,12 +242,33 @@ func (a args) trust(skill string) (*trust.Request, error) {
 		if err := a.numeric(&req.Task); err != nil {
 			return nil, err
 		}
+		if err := a.agreement(req); err != nil {
+			return nil, err
+		}
 	}
 	if err := req.Validate(); err != nil {
 		return nil, fieldError(err)
 	}
 	return req, nil
 }
+
+// agreement reads a delegation's member agreement, as the MCP tool's
+// argument: exact (equal answers, the default) or judged (the panel
+// judges one session's answer).
+func (a args) agreement(req *trust.Request) error {
+	s, err := a.choice("agreement", agreements...)
+	if err != nil || s == "" {
+		return err
+	}
+	if !slices.Contains(agreements, s) {
+		return &InputError{Argument: "agreement", Message: fmt.Sprintf("must be exact or judged, not %q", s), Allowed: agreements}
+	}
+	req.Delegation = &trust.DelegationOptions{Agreement: trust.Agreement(s)}
+	return nil
+}
+
+// agreements are the values of a delegation's agreement.
+var agreements = []string{string(trust.AgreementExact), string(trust.AgreementJudged)}
 
 // numeric reads the members of a delegation that answers a number into
 // task: answer, and tolerance, an object of absolute and relative only

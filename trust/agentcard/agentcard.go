@@ -227,7 +227,7 @@ func Skills() []Skill {
 				`{"claimed_result":"17 * 3 = 51","input":"What is 17 * 3?","policy":"safe","receipt":"inline"}`,
 			}},
 		{ID: "delegate_task", Name: "Delegate a task",
-			Description: "Have independent workers carry out a task and return the result a majority backs, with the evidence of how it was reached. Data part members: objective or input (or both), policy, receipt; for a numeric answer, answer \"number\" and tolerance {\"absolute\", \"relative\"}.",
+			Description: "Have independent workers carry out a task and return the result a majority backs, with the evidence of how it was reached. Data part members: objective or input (or both), policy, receipt, agreement (exact or judged: the panel judges one session's free-text answer); for a numeric answer, answer \"number\" and tolerance {\"absolute\", \"relative\"}.",
 			Tags:        []string{"delegation", "consensus"},
 			Examples: []string{
 				`Delegate the task "What is 17 * 3?"`,

@@ -83,7 +83,8 @@
 // claimed_result validate_claim, claim factcheck, objective or input
 // delegate_task; "skill" names it outright; a delegation that answers a
 // number adds "answer":"number" and may add "tolerance", as the trust
-// envelope's task does), or with a text part in one
+// envelope's task does, and one whose answers are free text may ask
+// "agreement":"judged"), or with a text part in one
 // of the sentences the card's examples show, the same JSON object, or:
 //
 //	Validate the claimed result "17 * 3 = 51" for the task "What is 17 * 3?"

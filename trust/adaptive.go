@@ -83,8 +83,10 @@ func (s *Service) sessions(ctx context.Context) []candidate {
 // time. A run that fails (ERROR, TIMEOUT, or a router error other than a
 // refusal of the request) is a failed vote and the call goes on. It
 // returns every step, one per router call, even when none of their runs
-// answered by the caller's deadline (see noVoteBy). Sessions in exclude
-// are treated as used from the start (a judged delegation's producers).
+// answered by the caller's deadline (see noVoteBy); a caller that
+// cancels, between batches as during one, ends it with the context's
+// error instead. Sessions in exclude are treated as used from the start
+// (a judged delegation's producers).
 // It returns as well what the call read of its scope (Service.readScope),
 // once its candidates were known: their reliabilities and the leader
 // among them with the calibration maps.
@@ -110,6 +112,9 @@ func (s *Service) adaptive(ctx context.Context, req *Request, exclude ...router.
 		stop := rules.StopAfter(cals.tables(), out)
 		if s.keep != nil {
 			stop.Weight = nextWeight(cands, used, rel)
+		}
+		if err := cancelled(ctx); err != nil { // the caller left: no answer
+			return nil, nil, err
 		}
 		k := rules.Next(stop, out)
 		if k == 0 || batches > 0 && outOfTime(ctx) { // at the caller's deadline: the votes in

@@ -2,6 +2,7 @@ package trust
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -15,14 +16,26 @@ import (
 // only TIMEOUT.
 const callerReserve = 100 * time.Millisecond
 
-// outOfTime reports whether ctx is done or its deadline is less than
-// callerReserve away.
+// outOfTime reports whether ctx's deadline has passed or is less than
+// callerReserve away. A cancelled ctx is not out of time: its caller left,
+// and the call ends with cancelled's error rather than answer from the
+// votes in.
 func outOfTime(ctx context.Context) bool {
-	if ctx.Err() != nil {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return true
 	}
 	d, ok := ctx.Deadline()
 	return ok && time.Until(d) < callerReserve
+}
+
+// cancelled returns ctx's error when its caller cancelled it (not when its
+// deadline passed), and nil otherwise: a cancelled call returns it, never
+// an answer from the runs it had.
+func cancelled(ctx context.Context) error {
+	if err := ctx.Err(); errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
 }
 
 // answeredAny reports whether a run answered: a vote, not a failure.

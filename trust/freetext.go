@@ -122,7 +122,8 @@ type judgement struct {
 // Like adaptive, it launches no producer after the first within
 // callerReserve of the caller's deadline, where a run could only time
 // out, and when no run answered by the deadline it fails with a 504,
-// code timeout (noVoteInTime), rather than answer from no vote.
+// code timeout (noVoteInTime), rather than answer from no vote. A caller
+// that cancels ends it with the context's error, whenever it leaves.
 //
 // It returns the decision: the response, the tally the receipt records
 // (the last judgement's) and every step.
@@ -156,8 +157,8 @@ func (s *Service) judged(ctx context.Context, req *Request, traceID string) (dec
 		}
 	}
 	for range maxCandidates {
-		if len(steps) > 0 && outOfTime(ctx) {
-			break // as adaptive: a run launched now could only TIMEOUT
+		if len(steps) > 0 && (outOfTime(ctx) || cancelled(ctx) != nil) {
+			break // as adaptive: a run launched now could only TIMEOUT (or the caller left)
 		}
 		id, ok := nextProducer(cands, producers)
 		if !ok || len(producers) > 0 && !judgeable(req.Policy, cands, producers) {
@@ -205,6 +206,9 @@ func (s *Service) judged(ctx context.Context, req *Request, traceID string) (dec
 	if len(steps) == 0 {
 		return decision{}, problem.New(http.StatusServiceUnavailable, problem.CodeInsufficientSessions,
 			"trust: a judged delegation found no session to produce an answer")
+	}
+	if err := cancelled(ctx); err != nil { // the caller left: no answer
+		return decision{}, err
 	}
 	if last == nil && outOfTime(ctx) && !answeredAny(runs) {
 		return decision{}, noVoteInTime(runs)
@@ -304,8 +308,11 @@ func (s *Service) judge(ctx context.Context, req *Request, output json.RawMessag
 // timeout, at the caller's deadline), and the error holds their runs,
 // those runs as a judgement that did not settle, whose runs, not the
 // step, hold their errors (a step's error is a fail_hard disagreement's);
-// otherwise err, which ends the call.
+// otherwise err, or the caller's cancellation, which ends the call.
 func failedJudges(ctx context.Context, err error, r rung) (stepResult, error) {
+	if cerr := cancelled(ctx); cerr != nil {
+		return stepResult{}, cerr
+	}
 	var perr *problem.Details
 	if !errors.As(err, &perr) {
 		return stepResult{}, err

@@ -99,7 +99,9 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 // in it fails with a 504 *Error with code timeout. A judged delegation
 // whose candidate came in but whose judges all failed or ran out of time
 // answers RETRY with the candidate, its judges' runs recorded as ERROR or
-// TIMEOUT.
+// TIMEOUT. A caller that cancels ctx, rather than let its deadline come,
+// gets the context's error (context.Canceled), at any point of the call:
+// never an answer from the runs in when it left.
 //
 // A validation that teaches the router is remembered for the exam of a
 // later report (see Service.FeedbackVerdict): the service keeps a copy of
@@ -174,6 +176,9 @@ func (s *Service) Call(ctx context.Context, req *Request) (resp *Response, err e
 			return nil, err
 		}
 		steps = []stepResult{st}
+	}
+	if err := cancelled(ctx); err != nil { // the caller left: no answer
+		return nil, err
 	}
 	final, err := s.tally(ctx, req, steps, cals)
 	if err != nil {

@@ -83,22 +83,24 @@ func newEngineTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) *engin
 }
 
 // consensus runs a consensus call (see fanOut) in a span of its own,
-// and records the call's runs, agreement and confidence.
+// and records the call's runs, whatever it ended with, and the agreement
+// and confidence of a call that answered. It returns no call with an
+// error.
 func (e *Engine) consensus(ctx context.Context, first SessionID, c *ConsensusRequest, poolField string, tier Tier, job *Job, timeout time.Duration) (*consensusCall, error) {
 	ctx, span := e.tel.startCall(ctx, job, c.Replicas)
 	call, err := e.fanOut(ctx, first, c, poolField, tier, job, timeout)
 	e.tel.endCall(ctx, span, tier, call, err)
-	return call, err
+	if err != nil {
+		return nil, err
+	}
+	return call, nil
 }
 
 // startCall starts the span of a consensus call of job on replicas
-// sessions and counts its runs as launched.
+// sessions.
 func (t *engineTelemetry) startCall(ctx context.Context, job *Job, replicas int) (context.Context, trace.Span) {
 	if t == nil {
 		return ctx, trace.SpanFromContext(ctx)
-	}
-	if t.launched.Enabled(ctx) {
-		t.launched.Add(ctx, int64(replicas), metric.WithAttributes(telemetry.Present(telemetry.Tier.String(string(job.Tier)))...))
 	}
 	ctx, span := telemetry.Start(ctx, t.tracer, "router.consensus")
 	if span.IsRecording() {
@@ -107,9 +109,18 @@ func (t *engineTelemetry) startCall(ctx context.Context, job *Job, replicas int)
 	return ctx, span
 }
 
-// endCall ends a consensus call's span, records its agreement and
-// confidence, and counts its runs by outcome. call is nil when the call
-// failed before aggregation, with err.
+// launch counts the replicas runs of job as launched, once their
+// sessions are picked and they start.
+func (t *engineTelemetry) launch(ctx context.Context, job *Job, replicas int) {
+	if t != nil && t.launched.Enabled(ctx) {
+		t.launched.Add(ctx, int64(replicas), metric.WithAttributes(telemetry.Present(telemetry.Tier.String(string(job.Tier)))...))
+	}
+}
+
+// endCall ends a consensus call's span, counts its runs by outcome, and
+// records its agreement and confidence when it answered (err is nil).
+// call is nil when no replica ran (the call was refused), and holds the
+// runs of a call that ran them and failed, with err.
 func (t *engineTelemetry) endCall(ctx context.Context, span trace.Span, tier Tier, call *consensusCall, err error) {
 	if t == nil {
 		return
@@ -121,6 +132,9 @@ func (t *engineTelemetry) endCall(ctx context.Context, span trace.Span, tier Tie
 	}
 	for _, o := range call.outcomes {
 		t.finished(ctx, tier, o)
+	}
+	if err != nil {
+		return
 	}
 	if t.agreement.Enabled(ctx) || t.confidence.Enabled(ctx) {
 		set := metric.WithAttributes(telemetry.Present(telemetry.Tier.String(string(tier)))...)

@@ -56,7 +56,9 @@ func replicasField(poolField string) string {
 // fanOut runs job on c.Replicas sessions picked as documented on
 // [Engine.ValidateV3], aggregates their votes and applies the
 // disagreement policy. poolField is the JSON path of c.SessionPool in the
-// request, for errors.
+// request, for errors. It returns the call with an error too once the
+// replicas ran (its outcomes, for the telemetry), and no call when it
+// refused the request before any ran.
 func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusRequest, poolField string, tier Tier, job *Job, timeout time.Duration) (*consensusCall, error) {
 	scope := scopeFor(ctx, job)
 	sessions, read, err := e.pick(ctx, first, c.SessionPool, poolField, tier, c.Replicas, scope, callNeeds(ctx, c, job))
@@ -114,6 +116,7 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 		reps[i].run.short = short
 	}
 	began, start := time.Now(), e.now()
+	e.tel.launch(ctx, job, n)
 	out, err := runner.Run(ctx, n, func(rctx context.Context, i int) consensus.Vote {
 		s, r := sessions[i], &reps[i]
 		o := &r.run
@@ -147,24 +150,27 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 		}
 		call.outcomes[i] = slot.Load()
 	}
-	failHard := errors.Is(err, consensus.ErrDisagreement) || errors.Is(err, consensus.ErrAllFailed)
-	if err != nil && !failHard {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, problem.Newf(http.StatusInternalServerError, problem.CodeInternal, "aggregating the replicas: %v", err)
-	}
 
 	// The runner relabels a replica that returned no answer after the
-	// outcome was decided or the call's deadline passed (an answer keeps
-	// its label); the runs follow it.
+	// outcome was decided, the call's deadline passed or the caller left
+	// (an answer keeps its label); the runs follow it.
 	call.runs = make([]Run, n)
 	for i, o := range call.outcomes {
+		if i >= len(out.Verdicts) { // the votes could not be aggregated
+			break
+		}
 		if l := Label(out.Verdicts[i]); l != o.Label {
 			o.Label, o.Error, o.result, o.output = l, cutReason(i), nil, nil
 			o.Confidence, o.Reasons, o.Output = 0, nil, nil
 		}
 		call.runs[i] = o.Run
+	}
+	failHard := errors.Is(err, consensus.ErrDisagreement) || errors.Is(err, consensus.ErrAllFailed)
+	if err != nil && !failHard {
+		if ctx.Err() != nil {
+			return call, ctx.Err()
+		}
+		return call, problem.Newf(http.StatusInternalServerError, problem.CodeInternal, "aggregating the replicas: %v", err)
 	}
 	verdicts := make([]Label, len(out.Verdicts))
 	for i, l := range out.Verdicts {
@@ -198,9 +204,9 @@ func (e *Engine) fanOut(ctx context.Context, first SessionID, c *ConsensusReques
 		p := problem.Newf(http.StatusConflict, problem.CodeDisagreement,
 			"replicas disagree and consensus.disagreement_policy is fail_hard (verdicts %v)", verdicts)
 		p.Extra = call.evidence()
-		return nil, p
+		return call, p
 	case call.winner == nil && policy != DisagreeReturnAll:
-		return nil, e.noWinner(call, out)
+		return call, e.noWinner(call, out)
 	case noVerdict:
 		call.winner = nil // return_all names a winner only when a majority agrees
 	}

@@ -83,15 +83,16 @@ var (
 //
 // A session whose runs fail [DefaultFailureThreshold] times in a row
 // (ERROR, or TIMEOUT while the caller was still waiting and under the
-// engine's own bound; a run cancelled because the outcome was decided, or
-// timed out under a policy.timeout_ms shorter than [WithReplicaTimeout]'s,
-// a bound the caller chose, does not count) is skipped for
-// [DefaultCooldown]. After that it is half open: the next call may use it
-// again, a success restores it, and a failure sends it back to cool down
-// at once. Several calls may try a half-open session concurrently. A
-// version 1 or 2 call naming a cooling session fails with 503
-// (code unavailable). The clock is [WithEngineClock]'s, which also measures
-// each run's latency.
+// engine's own bound; a run cancelled because the outcome was decided,
+// whatever its worker returns once cancelled (an error, or a result that
+// is no answer), or timed out under a policy.timeout_ms shorter than
+// [WithReplicaTimeout]'s, a bound the caller chose, does not count) is
+// skipped for [DefaultCooldown]. After that it is half open: the next
+// call may use it again, a success restores it, and a failure sends it
+// back to cool down at once. Several calls may try a half-open session
+// concurrently. A version 1 or 2 call naming a cooling session fails
+// with 503 (code unavailable). The clock is [WithEngineClock]'s, which
+// also measures each run's latency.
 //
 // An Engine is safe for concurrent use by multiple goroutines. The zero
 // Engine has no sessions and is not usable: build one with [NewEngine].

@@ -98,6 +98,33 @@ func TestEngine_cancelledRunsLeaveHealthAlone(t *testing.T) {
 	asError(t, err, http.StatusServiceUnavailable, "insufficient_sessions")
 }
 
+// TestEngine_cancelledRunWithoutAnswerLeavesHealthAlone: an early quorum
+// (2 of 3 VALID) cancels the third replica, whose worker, once cancelled,
+// returns neither a result nor an error. The run is CANCELLED, and its
+// session is charged no failure.
+func TestEngine_cancelledRunWithoutAnswerLeavesHealthAlone(t *testing.T) {
+	V := routertest.Verdict(valid)
+	sloppy := router.WorkerFunc(func(ctx context.Context, _ *router.Job) (*router.Result, error) {
+		<-ctx.Done()
+		return nil, nil // gives up without saying why
+	})
+	e := newEngine(t, routertest.Sessions(1, 3, V, V, sloppy), router.WithHealth(1, time.Hour))
+	resp, err := e.ValidateV3(context.Background(), validateV3(3, router.DisagreeBestEffort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var label router.Label
+	for _, r := range resp.Evidence.Runs {
+		if r.SessionID == 3 {
+			label = r.Label
+		}
+	}
+	st, _ := e.Status(context.Background())
+	if s3 := st.Sessions[2]; label != router.LabelCancelled || s3.Failures != 0 || s3.Health != router.HealthHealthy {
+		t.Errorf("session 3's run is reported %s, and its health is %s with %d failure(s); want CANCELLED, healthy with none", label, s3.Health, s3.Failures)
+	}
+}
+
 func TestEngine_Status(t *testing.T) {
 	clk := newClock()
 	var failing atomic.Bool

@@ -146,25 +146,30 @@ func (e *Engine) runHere(ctx context.Context, s *session, job *Job, began time.T
 
 // settle labels the run from the worker's answer, res and err, and from
 // ctx, the run's context, which began at began under budget: TIMEOUT or
-// CANCELLED when ctx ended and the worker gave up (err set) or was
-// abandoned (stopped), ERROR for an error, and otherwise what inspect
-// finds. A TIMEOUT names the time from began to ctx's deadline, the
-// caller's when it came first, else budget (the deadline was set a
-// moment after began).
+// CANCELLED when ctx ended and the worker gave up (err set, or a result
+// that is no answer, as an empty one) or was abandoned (stopped), ERROR
+// for an error, and otherwise what inspect finds. A TIMEOUT names the
+// time from began to ctx's deadline, the caller's when it came first,
+// else budget (the deadline was set a moment after began).
 func (o *outcome) settle(ctx context.Context, began time.Time, budget time.Duration, job *Job, res *Result, err error, stopped bool) {
 	o.LatencyMS = o.latency.Milliseconds()
-	switch cerr := ctx.Err(); {
+	cerr := ctx.Err()
+	switch {
 	case cerr != nil && (stopped || err != nil):
-		if errors.Is(cerr, context.DeadlineExceeded) {
-			dl, _ := ctx.Deadline()
-			o.Label, o.Error = LabelTimeout, fmt.Sprintf("no answer within %v", min(dl.Sub(began), budget).Round(time.Millisecond))
-		} else {
-			o.Label, o.Error = LabelCancelled, "cancelled: "+context.Cause(ctx).Error()
-		}
 	case err != nil:
 		o.Label, o.Error = LabelError, err.Error()
+		return
 	default:
-		o.inspect(job, res)
+		if o.inspect(job, res); cerr == nil || o.answered() {
+			return
+		}
+		o.Confidence, o.Reasons, o.Output = 0, nil, nil // cut short: no answer
+	}
+	if errors.Is(cerr, context.DeadlineExceeded) {
+		dl, _ := ctx.Deadline()
+		o.Label, o.Error = LabelTimeout, fmt.Sprintf("no answer within %v", min(dl.Sub(began), budget).Round(time.Millisecond))
+	} else {
+		o.Label, o.Error = LabelCancelled, "cancelled: "+context.Cause(ctx).Error()
 	}
 }
 

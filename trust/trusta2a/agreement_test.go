@@ -3,11 +3,14 @@ package trusta2a_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/vouchkit/vouch/trust"
 	"github.com/vouchkit/vouch/trust/trusta2a"
@@ -63,5 +66,25 @@ func TestSendMessage_delegateAgreement(t *testing.T) {
 	defer rec.mu.Unlock()
 	if rec.req == nil || rec.req.Delegation == nil || rec.req.Delegation.Agreement != trust.AgreementJudged {
 		t.Fatalf("request %+v: want delegation.agreement judged", rec.req)
+	}
+}
+
+// TestMessageSend_badAgreement: agreement is exact or judged, given as a
+// value, and an argument of delegate_task only.
+func TestMessageSend_badAgreement(t *testing.T) {
+	f := newFixture(t, trusta2a.Config{})
+	c := f.client(t, "demo-key", nil)
+	for _, tt := range []struct {
+		data map[string]any
+		want string
+	}{
+		{map[string]any{"input": "x", "agreement": ""}, `agreement: is "": leave the argument out for its default`},
+		{map[string]any{"input": "x", "agreement": "similar"}, `agreement: must be exact or judged, not "similar"; allowed: exact, judged`},
+		{map[string]any{"claimed_result": "x", "agreement": "judged"}, `invalid params: agreement: is not an argument of validate_claim`},
+	} {
+		_, err := send(t, c, a2a.DataPart{Data: tt.data})
+		if !errors.Is(err, a2a.ErrInvalidParams) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v: error %v, want invalid params naming %q", tt.data, err, tt.want)
+		}
 	}
 }

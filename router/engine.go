@@ -77,7 +77,11 @@ var (
 // on until Work returns, its result is discarded, its run is recorded as
 // TIMEOUT (or CANCELLED when the outcome was decided without it or the
 // caller gave up), and the engine logs a warning. Workers that honour
-// their context therefore leave no goroutine behind once a call returns.
+// their context, returning within the grace, therefore leave no goroutine
+// behind once a call returns. Under a caller's deadline too near for the
+// call's budget and the whole grace, a version 3 call shortens both so as
+// to answer before it: the grace is then at most a tenth of the time
+// left, and a worker slower than that to return is abandoned.
 //
 // # Health
 //

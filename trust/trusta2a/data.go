@@ -110,7 +110,7 @@ func (a args) skill() (string, error) {
 	if raw, ok := a["skill"]; ok {
 		var s string
 		if json.Unmarshal(raw, &s) != nil || !slices.Contains(skills, s) {
-			return "", &InputError{Argument: "skill", Message: "unknown skill " + string(raw), Allowed: skills}
+			return "", &InputError{Argument: "skill", Message: "unknown skill " + string(raw), Allowed: slices.Clone(skills)}
 		}
 		return s, nil
 	}
@@ -153,7 +153,7 @@ func (a args) str(k string) (string, error) {
 func (a args) choice(k string, allowed ...string) (string, error) {
 	s, err := a.str(k)
 	if err == nil && s == "" && a.has(k) {
-		return "", &InputError{Argument: k, Message: `is "": leave the argument out for its default`, Allowed: allowed}
+		return "", &InputError{Argument: k, Message: `is "": leave the argument out for its default`, Allowed: slices.Clone(allowed)}
 	}
 	return s, err
 }
@@ -172,7 +172,7 @@ func (a args) call(skill string) (*call, error) {
 	allowed := members[skill]
 	for _, k := range slices.Sorted(maps.Keys(a)) {
 		if !slices.Contains(allowed, k) {
-			return nil, &InputError{Argument: jsonbody.MemberPath("", k), Message: "is not an argument of " + skill, Allowed: allowed}
+			return nil, &InputError{Argument: jsonbody.MemberPath("", k), Message: "is not an argument of " + skill, Allowed: slices.Clone(allowed)}
 		}
 	}
 	if skill == SkillFactcheck {
@@ -261,7 +261,7 @@ func (a args) agreement(req *trust.Request) error {
 		return err
 	}
 	if !slices.Contains(agreements, s) {
-		return &InputError{Argument: "agreement", Message: fmt.Sprintf("must be exact or judged, not %q", s), Allowed: agreements}
+		return &InputError{Argument: "agreement", Message: fmt.Sprintf("must be exact or judged, not %q", s), Allowed: slices.Clone(agreements)}
 	}
 	req.Delegation = &trust.DelegationOptions{Agreement: trust.Agreement(s)}
 	return nil

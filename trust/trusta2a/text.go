@@ -268,7 +268,7 @@ func (a args) options(skill string, toks []token) error {
 		}
 		if t.quoted || !slices.Contains(allowed, t.val) {
 			return &InputError{Argument: "text", Message: fmt.Sprintf("%q after the %s sentence is not an option", t.val, skill),
-				Allowed: allowed}
+				Allowed: slices.Clone(allowed)}
 		}
 		if i+1 == len(toks) {
 			return &InputError{Argument: t.val, Message: "has no value after it in the text"}

@@ -32,6 +32,8 @@ func validID(s string) bool {
 	if !ok || len(rest) != idEncoding.EncodedLen(idBytes) {
 		return false
 	}
-	_, err := idEncoding.DecodeString(rest)
-	return err == nil
+	// The decoder skips carriage returns and newlines: an id reads only
+	// as the one it writes back.
+	b, err := idEncoding.DecodeString(rest)
+	return err == nil && idEncoding.EncodeToString(b) == rest
 }

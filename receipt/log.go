@@ -100,8 +100,10 @@ func ParseCheckpoint(text string) (Checkpoint, error) {
 	if size > maxLogSize {
 		return Checkpoint{}, fmt.Errorf("receipt: checkpoint: size %d is beyond 2^62 leaves", size)
 	}
+	// Go's base64 decoder skips carriage returns and newlines: a hash
+	// line reads only as the one it writes back.
 	h, err := base64.StdEncoding.Strict().DecodeString(hashText)
-	if err != nil || len(h) != tlog.HashSize {
+	if err != nil || len(h) != tlog.HashSize || base64.StdEncoding.EncodeToString(h) != hashText {
 		return Checkpoint{}, fmt.Errorf("receipt: checkpoint: root hash %q is not %d bytes of base64", truncate(hashText, 60), tlog.HashSize)
 	}
 	return Checkpoint{Origin: origin, Size: size, Hash: tlog.Hash(h)}, nil

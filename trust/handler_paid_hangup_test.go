@@ -82,18 +82,7 @@ func TestHandler_x402BuyerHangsUpIsNotCharged(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := newServer(t, svc, trust.WithX402(mw))
-	payer, err := evm.NewPayer("0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pr, err := payer.Pay(t.Context(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proof, err := x402.EncodeHeader(x402.PaymentPayload{X402Version: 2, Accepted: o, Payload: pr.Payload})
-	if err != nil {
-		t.Fatal(err)
-	}
+	proof := paymentProof(t, o)
 	req, _ := http.NewRequestWithContext(reqCtx, "POST", srv.URL+trust.X402CallPath, strings.NewReader(`{"mode":"validation","policy":"adaptive","task":{"type":"summary","input":"x","claimed_result":"x"}}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(x402.HeaderPaymentSignature, proof)

@@ -25,18 +25,7 @@ func TestHandler_x402CallerIsThePayer(t *testing.T) {
 	}
 	c := &fakeCaller{}
 	srv := newServer(t, c, trust.WithX402(mw))
-	payer, err := evm.NewPayer("0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pr, err := payer.Pay(t.Context(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proof, err := x402.EncodeHeader(x402.PaymentPayload{X402Version: 2, Accepted: o, Payload: pr.Payload})
-	if err != nil {
-		t.Fatal(err)
-	}
+	proof := paymentProof(t, o)
 	req, _ := http.NewRequest("POST", srv.URL+trust.X402CallPath, strings.NewReader(`{"mode":"validation","policy":"fast","task":{"claimed_result":"x"}}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(x402.HeaderPaymentSignature, proof)
@@ -47,6 +36,10 @@ func TestHandler_x402CallerIsThePayer(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("paid call: %s", resp.Status)
+	}
+	payer, err := evm.NewPayer(devPayerKey)
+	if err != nil {
+		t.Fatal(err)
 	}
 	want := "payer:" + strings.ToLower(payer.Address().String())
 	c.mu.Lock()
@@ -87,20 +80,9 @@ func TestHandler_x402AnswerOfFailedSettlementIsNotKept(t *testing.T) {
 	}
 	c := &fakeCaller{}
 	srv := newServer(t, c, trust.WithX402(mw))
-	payer, err := evm.NewPayer("0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318")
-	if err != nil {
-		t.Fatal(err)
-	}
 	call := func() (status int, replayed string) {
 		t.Helper()
-		pr, err := payer.Pay(t.Context(), o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		proof, err := x402.EncodeHeader(x402.PaymentPayload{X402Version: 2, Accepted: o, Payload: pr.Payload})
-		if err != nil {
-			t.Fatal(err)
-		}
+		proof := paymentProof(t, o)
 		req, _ := http.NewRequest("POST", srv.URL+trust.X402CallPath, strings.NewReader(`{"mode":"validation","policy":"fast","task":{"claimed_result":"x"}}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Idempotency-Key", "k1")
@@ -127,4 +109,26 @@ func TestHandler_x402AnswerOfFailedSettlementIsNotKept(t *testing.T) {
 	if status, replayed := call(); status != http.StatusOK || replayed != "true" {
 		t.Errorf("retry after a settled call: %d, replayed %q; want the kept answer", status, replayed)
 	}
+}
+
+// devPayerKey is the private key of the payer of these tests.
+const devPayerKey = "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318"
+
+// paymentProof returns the PAYMENT-SIGNATURE header of a fresh version 2
+// payment of offer by devPayerKey's payer.
+func paymentProof(t *testing.T, offer x402.PaymentRequirements) string {
+	t.Helper()
+	payer, err := evm.NewPayer(devPayerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := payer.Pay(t.Context(), offer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proof, err := x402.EncodeHeader(x402.PaymentPayload{X402Version: 2, Accepted: offer, Payload: pr.Payload})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return proof
 }

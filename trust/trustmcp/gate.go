@@ -69,6 +69,8 @@ func ValidateResult(rt trustpay.Route) ToolGate {
 			return nil
 		case j.Status == trustpay.StatusTimeout:
 			return refusal(Verdict{Status: j.Status}, "the validation did not finish within the tool's time budget")
+		case j.Status == trustpay.StatusCancelled:
+			return refusal(Verdict{Status: j.Status}, "the call was cancelled before its result was validated")
 		case j.Status == trustpay.StatusError:
 			return refusal(Verdict{Status: j.Status}, "the result could not be validated")
 		}

@@ -24,8 +24,9 @@ import (
 const (
 	// HeaderStatus carries the verdict on the seller's answer: a trust
 	// status (VALID, INVALID, RETRY, NEEDS_SPEC), or TIMEOUT when the
-	// validation did not finish within the route's time budget, or ERROR
-	// when it could not run.
+	// validation did not finish within the route's time budget,
+	// CANCELLED when the buyer's request was cancelled before it did (the
+	// buyer hung up), or ERROR when it could not run.
 	HeaderStatus = "Vouch-Status"
 	// HeaderReceipt carries the id of the validation's receipt. A buyer
 	// asks for one by sending it in the request with the value "detached"
@@ -35,8 +36,9 @@ const (
 
 // The values of HeaderStatus when there is no verdict.
 const (
-	StatusTimeout = "TIMEOUT"
-	StatusError   = "ERROR"
+	StatusTimeout   = "TIMEOUT"
+	StatusCancelled = "CANCELLED"
+	StatusError     = "ERROR"
 )
 
 // Route is what a seller's gated route is validated against.
@@ -63,8 +65,8 @@ type Route struct {
 
 // Judgement is the outcome of validating a paid answer ([Route.Judge]).
 type Judgement struct {
-	// Status is the trust status of the validation, or StatusTimeout or
-	// StatusError when there is no verdict.
+	// Status is the trust status of the validation, or StatusTimeout,
+	// StatusCancelled or StatusError when there is no verdict.
 	Status string
 	// Response is the validation's answer; nil without a verdict.
 	Response *trust.Response
@@ -79,8 +81,10 @@ func (j Judgement) Deliver() bool { return j.Status == string(trust.StatusValid)
 
 // Judge validates claim as the result of input, through rt.Caller at
 // rt's tier against rt.Spec, asking for the receipt rcpt. A validation
-// that has no VALID verdict when ctx ends is StatusTimeout, whatever its
-// cut-short runs made of it; one that fails otherwise is StatusError.
+// that has no VALID verdict when ctx's deadline passes is StatusTimeout,
+// whatever its cut-short runs made of it; one whose ctx was cancelled
+// first is StatusCancelled, its Err context.Canceled; one that fails
+// otherwise is StatusError.
 func (rt Route) Judge(ctx context.Context, input router.Input, claim json.RawMessage, rcpt receipt.Request) Judgement {
 	policy := rt.Policy
 	if policy == "" {
@@ -100,6 +104,8 @@ func (rt Route) Judge(ctx context.Context, input router.Input, claim json.RawMes
 	var p *trust.Error
 	timedOut := ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &p) && p.Code == problem.CodeTimeout
 	switch {
+	case errors.Is(ctx.Err(), context.Canceled) && (err != nil || out.Status != trust.StatusValid):
+		return Judgement{Status: StatusCancelled, Err: context.Canceled}
 	case timedOut && (err != nil || out.Status != trust.StatusValid):
 		return Judgement{Status: StatusTimeout, Err: context.DeadlineExceeded}
 	case err != nil:
@@ -125,8 +131,11 @@ func (rt Route) Judge(ctx context.Context, input router.Input, claim json.RawMes
 //	504 timeout        the validation did not finish within the route's
 //	                   time budget (which covers the seller's handler and
 //	                   the validation)
-//	503 unavailable    the validation could not run; the detail is a
-//	                   fixed message, and the cause goes to rt.Logger
+//	503 unavailable    the buyer's request was cancelled before the
+//	                   validation finished (Vouch-Status CANCELLED), or
+//	                   the validation could not run (ERROR); the detail
+//	                   is a fixed message, and the cause of an ERROR goes
+//	                   to rt.Logger
 //
 // The middleware keeps the outcome with the proof: a retry with the same
 // proof gets the same answer, without another validation or settlement.
@@ -171,6 +180,9 @@ func (rt Route) check(ctx context.Context, req *http.Request, body []byte, resp 
 	case j.Status == StatusTimeout:
 		p = problem.New(http.StatusGatewayTimeout, problem.CodeTimeout,
 			"the validation did not finish within the route's time budget, so the answer was not delivered and the payment was not settled")
+	case j.Status == StatusCancelled:
+		p = problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable,
+			"the request was cancelled before its answer was validated, so the answer was not delivered and the payment was not settled")
 	case j.Status == StatusError:
 		// The error stays in the log: a trust.Client's names the seller's
 		// trust service.

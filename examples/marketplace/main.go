@@ -20,6 +20,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
@@ -65,6 +66,7 @@ func run(ctx context.Context, out io.Writer) error {
 		{id: "order-2", source: "Refunds within 30 days, at most 2 a year, for orders above $50."},
 		{id: "order-3", source: "Shipping takes 3 to 5 days; orders above $50 ship free.", dispute: "the summary drops that only orders above $50 ship free"},
 	}
+	var paid, uncharged, refunded []string
 	for _, o := range orders {
 		fmt.Fprintln(out)
 		delivered, rcpt, err := b.buy(ctx, o, "")
@@ -77,15 +79,50 @@ func run(ctx context.Context, out io.Writer) error {
 				return err
 			}
 		}
+		back := false
 		if o.dispute != "" {
-			if err := p.dispute(ctx, out, o, delivered, rcpt); err != nil {
+			if back, err = p.dispute(ctx, out, o, delivered, rcpt); err != nil {
 				return err
 			}
 		}
+		switch {
+		case back:
+			refunded = append(refunded, o.id)
+		case delivered:
+			paid = append(paid, o.id)
+		default:
+			uncharged = append(uncharged, o.id)
+		}
 	}
 	fmt.Fprintf(out, "\nbalances after:  %s\n", balances())
-	fmt.Fprintln(out, "the buyer paid for the good delivery only: the bad one was voided, the disputed one refunded, as the balances show")
+	fmt.Fprintln(out, closingLine(paid, uncharged, refunded))
 	return nil
+}
+
+// closingLine says which orders the buyer paid for, and which it was not
+// charged for or was refunded.
+func closingLine(paid, uncharged, refunded []string) string {
+	names := func(ids []string) string {
+		if len(ids) == 0 {
+			return "no order"
+		}
+		return strings.Join(ids, " and ")
+	}
+	line := "the buyer paid for " + names(paid)
+	var rest []string
+	if len(uncharged) > 0 {
+		rest = append(rest, names(uncharged)+" not charged")
+	}
+	if len(refunded) > 0 {
+		rest = append(rest, names(refunded)+" refunded")
+	}
+	switch {
+	case len(rest) > 0 && len(paid) > 0:
+		line += " only: " + strings.Join(rest, ", ")
+	case len(rest) > 0:
+		line += ": " + strings.Join(rest, ", ")
+	}
+	return line + ", as the balances show"
 }
 
 // balances returns a function that describes the balances of the buyer,
@@ -162,11 +199,12 @@ func (b *buyer) buy(ctx context.Context, o order, indent string) (bool, string, 
 // dispute has the buyer ask the marketplace to arbitrate a delivery;
 // when the marketplace finds the seller's answer wrong, the seller
 // reports the validation's outcome wrong (its receipt rcpt), and its
-// dispute policy refunds the buyer.
-func (p *parties) dispute(ctx context.Context, out io.Writer, o order, delivered bool, rcpt string) error {
+// dispute policy refunds the buyer. It reports whether the buyer was
+// refunded.
+func (p *parties) dispute(ctx context.Context, out io.Writer, o order, delivered bool, rcpt string) (bool, error) {
 	c, err := trust.NewClient(p.market.URL, trust.WithAPIKey(buyerAPI))
 	if err != nil {
-		return err
+		return false, err
 	}
 	claimed, _ := json.Marshal(summaries[o.source])
 	ctxJSON, _ := json.Marshal(map[string]string{"buyer": o.dispute})
@@ -178,7 +216,7 @@ func (p *parties) dispute(ctx context.Context, out io.Writer, o order, delivered
 			Counterparties: []string{"seller"}, Include: receipt.Include{OutputHash: true, ConsensusSnapshot: true}},
 	})
 	if err != nil {
-		return fmt.Errorf("%s: arbitration: %w", o.id, err)
+		return false, fmt.Errorf("%s: arbitration: %w", o.id, err)
 	}
 	var ref receipt.Ref
 	json.Unmarshal(resp.Receipt, &ref)
@@ -192,16 +230,16 @@ func (p *parties) dispute(ctx context.Context, out io.Writer, o order, delivered
 	fmt.Fprintf(out, "  dispute %q\n  arbitration: %s, confidence %.2f, %d runs; %s\n  receipt %s (shared with the seller, %s)\n",
 		o.dispute, resp.Status, resp.Confidence, resp.Evidence.Launched, outcome, ref.ReceiptID, ref.TTL)
 	if resp.Status != trust.StatusSellerInvalid || !delivered {
-		return nil
+		return false, nil
 	}
 	refund, refunded, err := p.disputes.Feedback(trust.WithCaller(ctx, sellerCaller), rcpt, false)
 	if err != nil {
-		return fmt.Errorf("%s: refund: %w", o.id, err)
+		return false, fmt.Errorf("%s: refund: %w", o.id, err)
 	}
 	if line := refundLine(refund, refunded); line != "" {
 		fmt.Fprintln(out, "  "+line)
 	}
-	return nil
+	return refunded, nil
 }
 
 // refundLine says what a dispute's refund did: the amount refunded, or

@@ -32,6 +32,7 @@ func TestRun(t *testing.T) {
 		// The buyer paid order-1 only; the seller keeps both captures and
 		// the operator funded the refund.
 		"balances after:  buyer 990000, seller 1020000, escrow 1000000, operator 990000",
+		"the buyer paid for order-1 only: order-2 not charged, order-3 refunded, as the balances show",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
@@ -57,6 +58,24 @@ func TestRefundLine(t *testing.T) {
 	} {
 		if got := refundLine(tc.o, tc.refunded); got != tc.want {
 			t.Errorf("refundLine(%+v, %v) = %q, want %q", tc.o, tc.refunded, got, tc.want)
+		}
+	}
+}
+
+// The closing line says what happened to each order, not what the example
+// expects to happen.
+func TestClosingLine(t *testing.T) {
+	for _, tc := range []struct {
+		paid, uncharged, refunded []string
+		want                      string
+	}{
+		{[]string{"order-1"}, []string{"order-2"}, []string{"order-3"}, "the buyer paid for order-1 only: order-2 not charged, order-3 refunded, as the balances show"},
+		{[]string{"order-1", "order-3"}, []string{"order-2"}, nil, "the buyer paid for order-1 and order-3 only: order-2 not charged, as the balances show"},
+		{[]string{"order-1", "order-2", "order-3"}, nil, nil, "the buyer paid for order-1 and order-2 and order-3, as the balances show"},
+		{nil, []string{"order-2"}, []string{"order-1"}, "the buyer paid for no order: order-2 not charged, order-1 refunded, as the balances show"},
+	} {
+		if got := closingLine(tc.paid, tc.uncharged, tc.refunded); got != tc.want {
+			t.Errorf("closingLine(%v, %v, %v) = %q, want %q", tc.paid, tc.uncharged, tc.refunded, got, tc.want)
 		}
 	}
 }

@@ -38,12 +38,41 @@ type v1Message struct {
 // v1Part is a Part: one of text, raw, url and data.
 type v1Part struct {
 	Text      *string         `json:"text,omitempty"`
-	Raw       []byte          `json:"raw,omitempty"`
+	Raw       protoBytes      `json:"raw,omitempty"`
 	URL       string          `json:"url,omitempty"`
 	Data      json.RawMessage `json:"data,omitempty"`
 	Metadata  map[string]any  `json:"metadata,omitempty"`
 	Filename  string          `json:"filename,omitempty"`
 	MediaType string          `json:"mediaType,omitempty"`
+}
+
+// protoBytes is a bytes field of ProtoJSON: written in standard base64
+// with padding, read in standard or URL-safe base64, padded or not, as
+// ProtoJSON's parsers read it.
+type protoBytes []byte
+
+// UnmarshalJSON reads a JSON string in any of ProtoJSON's base64 forms.
+func (b *protoBytes) UnmarshalJSON(data []byte) error {
+	if string(data) == "null" {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return err
+	}
+	enc := base64.StdEncoding
+	if strings.ContainsAny(s, "-_") {
+		enc = base64.URLEncoding
+	}
+	if !strings.HasSuffix(s, "=") && len(s)%4 != 0 {
+		enc = enc.WithPadding(base64.NoPadding)
+	}
+	out, err := enc.Strict().DecodeString(s)
+	if err != nil {
+		return fmt.Errorf("expected a string of base64 (standard or URL-safe alphabet, padded or not): %v", err)
+	}
+	*b = out
+	return nil
 }
 
 // v1Task is a Task.

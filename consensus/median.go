@@ -26,11 +26,17 @@ type Tolerance struct {
 
 // Agrees reports whether x agrees with the aggregate m.
 func (t Tolerance) Agrees(x, m float64) bool {
+	bound := max(t.Absolute, t.Relative*math.Abs(m))
+	if x != 0 && m != 0 && math.Signbit(x) != math.Signbit(m) {
+		// |x − m| > |m| ≥ Relative·|m| exactly, though the difference
+		// may round to |m|: only Absolute admits the other sign.
+		bound = t.Absolute
+	}
 	if d := math.Abs(x - m); !math.IsInf(d, 1) || math.IsInf(x, 0) || math.IsInf(m, 0) {
-		return d <= max(t.Absolute, t.Relative*math.Abs(m))
+		return d <= bound
 	}
 	// x − m overflows: compare halves, which do not.
-	return math.Abs(x/2-m/2) <= max(t.Absolute/2, t.Relative*math.Abs(m)/2)
+	return math.Abs(x/2-m/2) <= bound/2
 }
 
 // Check reports a bound that is negative, NaN or infinite, or a Relative

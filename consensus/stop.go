@@ -30,7 +30,10 @@ const (
 //	Next      0 once settled or Max runs are launched; otherwise the
 //	          fewest further runs that could settle the call if they all
 //	          backed the leader (1 to start when Lone > 0, else 2), or
-//	          every run left when none could
+//	          every run left when none could; a weighted outcome's votes
+//	          against the leader count as one group, so where they split
+//	          among several answers the runs planned can fall short, and
+//	          Next, asked again, plans more
 //	Accept    settled, or once no run is left: a strict majority of the
 //	          votes, of at least two (never one answer alone), or
 //	          (weighted) a winner of at least two votes whose

@@ -1,6 +1,7 @@
 package consensus
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -265,14 +266,28 @@ func (w Weighted) Aggregate(votes []Vote, p Policy) (Outcome, error) {
 // vote's weight, given each vote's group as count recorded it in member,
 // and returns each group's summed weight and the failed group's.
 func (w Weighted) score(t tally, votes []Vote, p Policy, member []int, weights []float64) (scores []float64, failed float64) {
-	scores = make([]float64, len(t.groups))
 	for i, v := range votes {
 		switch g := member[i]; {
 		case g >= 0:
 			weights[i] = w.Reliabilities.Evidence(v)
-			scores[g] += weights[i]
 		case v.Label.Failed() && p.Failures == FailuresNegative:
 			weights[i] = Weight(w.Reliabilities.Of(sessionOf(v, i, w.Launched)))
+		}
+	}
+	// Each group's weights are summed smallest first, so that its score
+	// depends on its weights alone, not on the order of its votes: groups
+	// of equal weights tie exactly, and the tie rule decides, not rounding.
+	order := make([]int, len(votes))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(weights[a], weights[b]) })
+	scores = make([]float64, len(t.groups))
+	for _, i := range order {
+		switch g := member[i]; {
+		case g >= 0:
+			scores[g] += weights[i]
+		case votes[i].Label.Failed() && p.Failures == FailuresNegative:
 			failed += weights[i]
 		}
 	}

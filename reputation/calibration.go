@@ -178,7 +178,7 @@ func (c *Calibration) Apply(x float64) (float64, []Point) {
 	switch {
 	case len(pts) == 0:
 		return Interpolate(nil, x), nil
-	case x <= pts[0].Score:
+	case x <= pts[0].Score || math.IsNaN(x): // NaN reads as Interpolate reads it
 		pts = pts[:1]
 	case x >= pts[len(pts)-1].Score:
 		pts = pts[len(pts)-1:]

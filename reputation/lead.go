@@ -65,7 +65,7 @@ type Lead struct {
 // its l.Won+l.Lost disagreements with it (each counted whole, rounded).
 // 1 when it never disagreed.
 func (l Lead) PValue() float64 {
-	won, lost := int(math.Round(l.Won)), int(math.Round(l.Lost))
+	won, lost := whole(l.Won), whole(l.Lost)
 	if won <= 0 {
 		return 1
 	}
@@ -79,7 +79,7 @@ func (l Lead) PValue() float64 {
 // wins, that it wins more than half of them: consensus.Posterior of l's
 // counts, each rounded to a whole number. 1/2 when it never disagreed.
 func (l Lead) Beats() float64 {
-	return consensus.Posterior(int(math.Round(l.Won)), int(math.Round(l.Lost)))
+	return consensus.Posterior(whole(l.Won), whole(l.Lost))
 }
 
 // Rate is the share of such disagreements the session is expected to
@@ -253,4 +253,18 @@ func margin(rel []float64, i int) float64 {
 // leadKey's), as a Lead.
 func leadOf(session int64, rec Record) Lead {
 	return Lead{Session: session, Won: rec.Right, Lost: rec.Wrong}
+}
+
+// whole rounds a count to the nearest int, saturating at math.MaxInt
+// (so that a count too large for an int is not wrapped by the
+// conversion) and reading NaN and negative counts as 0.
+func whole(x float64) int {
+	switch r := math.Round(x); {
+	case !(r > 0):
+		return 0
+	case r >= math.MaxInt:
+		return math.MaxInt
+	default:
+		return int(r)
+	}
 }

@@ -377,6 +377,9 @@ func parseProof(body []byte) (*receipt.ProofResponse, error) {
 	if err := dec.Decode(&p); err != nil {
 		return nil, fmt.Errorf("not a proof (GET /api/v4/receipt/{id}/proof): %w", err)
 	}
+	if dec.More() {
+		return nil, errors.New("not a proof: data after the proof's object")
+	}
 	switch {
 	case p.LogIndex == nil || *p.LogIndex < 0:
 		return nil, errors.New("not a proof: log_index is missing or negative")
@@ -384,6 +387,8 @@ func parseProof(body []byte) (*receipt.ProofResponse, error) {
 		return nil, errors.New("not a proof: tree_size is missing or not above log_index")
 	case p.Checkpoint == "":
 		return nil, errors.New("not a proof: checkpoint is missing")
+	case p.InclusionProof == nil: // the server writes [] for a proof of no hashes
+		return nil, errors.New("not a proof: inclusion_proof is missing")
 	}
 	p.ProofResponse.LogIndex, p.ProofResponse.TreeSize = *p.LogIndex, *p.TreeSize
 	return &p.ProofResponse, nil

@@ -235,6 +235,16 @@ func notFound(t *testing.T, s receipt.Store) {
 }
 
 func expiry(t *testing.T, s receipt.Store) {
+	// An expiry in whole milliseconds, as the Issuer writes it, is kept
+	// to the millisecond at least.
+	ms := record(2, time.Hour+999*time.Millisecond)
+	mustPut(t, s, ms)
+	if _, err := s.Get(context.Background(), ms.ID, ms.ExpiresAt.Add(-time.Millisecond)); err != nil {
+		t.Errorf("Get a millisecond before an expiry at .999 = %v, want the record: its expiry was not kept to the millisecond", err)
+	}
+	if _, err := s.Get(context.Background(), ms.ID, ms.ExpiresAt); !errors.Is(err, receipt.ErrNotFound) {
+		t.Errorf("Get at an expiry at .999 = %v, want ErrNotFound", err)
+	}
 	rec := record(1, time.Hour)
 	mustPut(t, s, rec)
 	for _, tc := range []struct {

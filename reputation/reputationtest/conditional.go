@@ -3,6 +3,7 @@ package reputationtest
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -24,7 +25,8 @@ func addIf(t *testing.T, s reputation.ConditionalStore, cond reputation.Key, wan
 
 // testAddIf checks a ConditionalStore's AddIf: it applies the deltas only
 // while the condition's record reads what it is given, all of them or
-// none, and refuses what Add refuses.
+// none, scaled by the horizon as Add scales them, and refuses what Add
+// refuses.
 func testAddIf(t *testing.T, s reputation.ConditionalStore) {
 	mark := reputation.Key{Session: reputation.PanelSession, Operation: "marks", Kind: "a"}
 	k := reputation.Key{Session: 4, Operation: "validate_v3"}
@@ -62,7 +64,22 @@ func testAddIf(t *testing.T, s reputation.ConditionalStore) {
 		t.Errorf("AddIf given the record %+v as Load read it added nothing", read)
 	}
 
+	// The horizon scales the deltas as Add's does, and one out of range
+	// is refused.
 	ctx := context.Background()
+	hk := reputation.Key{Session: reputation.PanelSession, Operation: "marks", Kind: "horizon"}
+	hw := reputation.Key{Session: 6}
+	mustAdd(t, s, 0, reputation.Delta{Key: hw, Delta: reputation.Record{Right: 6, Wrong: 2}})
+	if ok, err := s.AddIf(ctx, 4, hk, reputation.Record{}, []reputation.Delta{{Key: hw, Delta: reputation.Record{Wrong: 4}}}); err != nil || !ok {
+		t.Errorf("AddIf with horizon 4 = %v, %v; want true, nil", ok, err)
+	}
+	wantH := reputation.Record{Right: 6, Wrong: 2}.Add(reputation.Record{Wrong: 4}, 4)
+	if diff := cmp.Diff([]reputation.Record{wantH}, Load(t, s, hw), tolerance); diff != "" {
+		t.Errorf("AddIf with horizon 4 did not scale as Add does (-want +got):\n%s", diff)
+	}
+	if _, err := s.AddIf(ctx, math.NaN(), hk, reputation.Record{}, []reputation.Delta{{Key: hw, Delta: reputation.Record{Wrong: 1}}}); !errors.Is(err, reputation.ErrInvalid) {
+		t.Errorf("AddIf with a NaN horizon: error %v, want ErrInvalid", err)
+	}
 	if _, err := s.AddIf(ctx, 0, reputation.Key{Session: -1}, reputation.Record{}, moved); !errors.Is(err, reputation.ErrInvalid) {
 		t.Errorf("AddIf conditioned on a negative session: error %v, want ErrInvalid", err)
 	}

@@ -39,15 +39,15 @@ func NewRecorder(w router.Worker) *Recorder {
 // is counted and passed on.
 func (r *Recorder) Work(ctx context.Context, job *router.Job) (*router.Result, error) {
 	r.Calls.Add(1)
-	r.mu.Lock()
-	r.jobs = append(r.jobs, *job)
-	r.mu.Unlock()
 	defer func() {
 		if ctx.Err() != nil {
 			r.Cancelled.Add(1)
 		}
 		r.Returned.Add(1)
 	}()
+	r.mu.Lock()
+	r.jobs = append(r.jobs, *job)
+	r.mu.Unlock()
 	return r.w.Work(ctx, job)
 }
 

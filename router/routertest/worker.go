@@ -100,6 +100,9 @@ func Slow(w router.Worker, d time.Duration) router.Worker {
 		panic(fmt.Sprintf("routertest: Slow with a negative duration %v", d))
 	}
 	return router.WorkerFunc(func(ctx context.Context, job *router.Job) (*router.Result, error) {
+		if ctx.Err() != nil { // a context ended before the call ended first, whatever d
+			return nil, context.Cause(ctx)
+		}
 		t := time.NewTimer(d)
 		defer t.Stop()
 		select {

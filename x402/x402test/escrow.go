@@ -41,8 +41,9 @@ func base() time.Time { return time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC) }
 //     void from held only, a capture never above the hold, refunds only
 //     of what was captured and not refunded, an unsuccessful outcome
 //     recorded but moving nothing (ErrEscrowState, ErrEscrowAmount);
-//   - Unfinished lists exactly the held payments, oldest hold first,
-//     within its limit;
+//   - Unfinished lists exactly the held payments, oldest hold first (by
+//     HeldAt, not ID), within its limit;
+//   - returned payments share no memory with the ledger;
 //   - of concurrent Records of one operation, exactly one reports true,
 //     and every other returns its outcome (run it with -race);
 //   - a done context is reported before any work;
@@ -143,6 +144,20 @@ func holdRoundTrip(t *testing.T, l x402.EscrowLedger) {
 	}
 	if diff := cmp.Diff(want, again, cmpPayment()); diff != "" {
 		t.Errorf("Get after Hold (-want +got):\n%s", diff)
+	}
+	// Returned payments share no memory with the ledger.
+	for _, p := range []x402.EscrowPayment{got, again} {
+		if len(p.Payload) > 0 {
+			p.Payload[0] = 'X'
+		}
+		if p.Offer.Extra != nil {
+			p.Offer.Extra["captureDeadline"] = "changed"
+		}
+	}
+	if third, err := l.Get(ctx, p.ID); err != nil {
+		t.Fatal(err)
+	} else if diff := cmp.Diff(want, third, cmpPayment()); diff != "" {
+		t.Errorf("changing returned payments changed the ledger's (-want +got):\n%s", diff)
 	}
 	other := Payment(1, "5")
 	second, first, err := l.Hold(ctx, other)
@@ -315,6 +330,10 @@ func unfinished(t *testing.T, l x402.EscrowLedger) {
 	for _, n := range []int{3, 1, 4, 2, 5} {
 		mustHold(t, l, Payment(n, "10"))
 	}
+	// Held first, with the greatest id: the order is by HeldAt, not ID.
+	early := Payment(6, "10")
+	early.HeldAt = base()
+	mustHold(t, l, early)
 	if _, _, _, err := l.Record(ctx, Payment(4, "10").ID, outcome(x402.EscrowCapture, "10")); err != nil {
 		t.Fatal(err)
 	}
@@ -335,12 +354,12 @@ func unfinished(t *testing.T, l x402.EscrowLedger) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{Payment(1, "").ID, Payment(3, "").ID, Payment(5, "").ID}
+	want := []string{Payment(6, "").ID, Payment(1, "").ID, Payment(3, "").ID, Payment(5, "").ID}
 	if diff := cmp.Diff(want, ids(got)); diff != "" {
 		t.Errorf("Unfinished(0) (-want +got):\n%s", diff)
 	}
-	if len(got) == 3 && (got[2].Verdict != "VALID" || got[2].Capture != "10") {
-		t.Errorf("Unfinished: payment 5 lost its verdict: %q %q", got[2].Verdict, got[2].Capture)
+	if len(got) == 4 && (got[3].Verdict != "VALID" || got[3].Capture != "10") {
+		t.Errorf("Unfinished: payment 5 lost its verdict: %q %q", got[3].Verdict, got[3].Capture)
 	}
 	got, err = l.Unfinished(ctx, 2)
 	if err != nil {

@@ -22,7 +22,7 @@ type VerdictOutage struct {
 	// ledger before it reports the error.
 	Recorded bool
 
-	down atomic.Bool
+	down, begun atomic.Bool
 }
 
 // NewVerdictOutage returns the ledger l and the facilitator f, which go
@@ -34,9 +34,16 @@ func NewVerdictOutage(l x402.EscrowLedger, f x402.Facilitator, recorded bool) *V
 // End ends the outage.
 func (o *VerdictOutage) End() { o.down.Store(false) }
 
-// Decide implements [x402.EscrowLedger]: it begins the outage, records
-// the verdict when Recorded is set, and reports an error.
+// Decide implements [x402.EscrowLedger]: the first call begins the
+// outage, records the verdict when Recorded is set, and reports an
+// error; a later one reports an error until End, and then records.
 func (o *VerdictOutage) Decide(ctx context.Context, id, verdict, capture string) (x402.EscrowPayment, error) {
+	if o.begun.Swap(true) { // the outage was at the first verdict
+		if o.down.Load() {
+			return x402.EscrowPayment{}, errors.New("x402test: the ledger is unreachable")
+		}
+		return o.EscrowLedger.Decide(ctx, id, verdict, capture)
+	}
 	o.down.Store(true)
 	if o.Recorded {
 		if _, err := o.EscrowLedger.Decide(ctx, id, verdict, capture); err != nil {

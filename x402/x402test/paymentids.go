@@ -20,7 +20,8 @@ import (
 //   - the first Begin of an id reports true; a second returns the
 //     record (the request it began with, not done) and false;
 //   - Finish keeps the response and settlement, which a later Begin
-//     returns (status, headers, body, settlement) with Done set, the
+//     returns (status, headers, body, settlement) with Done set (by the
+//     store: Finish is given a record without it), the
 //     header and body byte for byte: header values that are not UTF-8,
 //     empty and repeated values, a body that is not UTF-8;
 //   - Release frees the id for a new Begin;
@@ -50,7 +51,10 @@ func TestPaymentIDStore(t *testing.T, newStore func(t *testing.T) x402.PaymentID
 		want := x402.PaymentIDRecord{Request: "req-1", Done: true,
 			Response:   x402.BufferedResponse{Status: http.StatusCreated, Header: http.Header{"Content-Type": {"text/plain"}}, Body: []byte("the answer")},
 			Settlement: &x402.SettleResponse{Success: true, Transaction: "0x01", Network: "eip155:84532", Payer: "0x857b06519E91e3A54538791bDbb0E22373e36b66", Amount: "1000"}}
-		if err := s.Finish(t.Context(), "pay_0123456789abcdef", until, want); err != nil {
+		// Finished as Middleware finishes it, Done not set: the store sets it.
+		finished := want
+		finished.Done = false
+		if err := s.Finish(t.Context(), "pay_0123456789abcdef", until, finished); err != nil {
 			t.Fatal(err)
 		}
 		got, fresh, err := s.Begin(t.Context(), "pay_0123456789abcdef", "req-1", now.Add(time.Minute), until)

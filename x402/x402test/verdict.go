@@ -28,13 +28,18 @@ func NewVerdictWaits(l x402.EscrowLedger) *VerdictWaits {
 }
 
 // Decide implements [x402.EscrowLedger]: the first call waits for
-// Release before it records the verdict in the ledger it wraps.
+// Release before it records the verdict in the ledger it wraps, or
+// returns ctx's cause, recording nothing, if ctx ends first.
 func (l *VerdictWaits) Decide(ctx context.Context, id, verdict, capture string) (x402.EscrowPayment, error) {
 	first := false
 	l.once.Do(func() { first = true })
 	if first {
 		close(l.Started)
-		<-l.Release
+		select {
+		case <-l.Release:
+		case <-ctx.Done(): // a ledger reports a done context, recording nothing
+			return x402.EscrowPayment{}, context.Cause(ctx)
+		}
 	}
 	return l.EscrowLedger.Decide(ctx, id, verdict, capture)
 }

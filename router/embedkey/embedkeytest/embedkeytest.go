@@ -23,7 +23,9 @@ type Server struct {
 // NewServer starts a Server that answers POST /v1/embeddings by calling
 // embed on each input text, in order, and returning the vectors as an
 // OpenAI-compatible embeddings list. It answers 400 to a body it cannot
-// read and 404 to any other path. embed must be safe for concurrent use.
+// read, 500 naming the cause when embed returns a vector JSON cannot
+// carry (a NaN or an infinity), and 404 to any other path. embed must be
+// safe for concurrent use.
 // The caller must Close the server.
 func NewServer(embed func(text string) []float64) *Server {
 	s := &Server{}
@@ -53,8 +55,13 @@ func NewServer(embed func(text string) []float64) *Server {
 		for i, text := range req.Input {
 			data[i] = item{Object: "embedding", Index: i, Embedding: embed(text)}
 		}
+		body, err := json.Marshal(map[string]any{"object": "list", "model": req.Model, "data": data})
+		if err != nil { // a vector JSON cannot carry (NaN, ±Inf): the test's embed is at fault
+			http.Error(w, "embedkeytest: embed returned a vector JSON cannot carry: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "model": req.Model, "data": data})
+		_, _ = w.Write(append(body, '\n'))
 	}))
 	return s
 }

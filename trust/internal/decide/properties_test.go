@@ -136,4 +136,3 @@ func TestDecide_orderOfRuns(t *testing.T) {
 		}
 	}
 }
-

@@ -24,7 +24,11 @@ import (
 // (encoding/json would read {"verdict":"INVALID","verdict":"VALID"} as
 // VALID) or one field under two names of different case, is an error
 // wrapping [ErrMalformedResponse] that names the member; its nesting is
-// not limited, since an answer echoes workers' outputs. A transport
+// not limited, since an answer echoes workers' outputs. So is a version 3
+// or fact-check answer that breaks the contract: a verdict or a replica's
+// label its operation does not give, a confidence, agreement or
+// reliability outside [0, 1], a negative weight, a replica out of range
+// or given twice. A transport
 // failure, after retries, is an error wrapping the cause, and a done
 // context gives the context's error. A verdict of INVALID or RETRY is a
 // result, never an error.
@@ -235,6 +239,11 @@ func roundTrip[Resp, Req any](ctx context.Context, c *Client, op Operation, req 
 	var resp Resp
 	if err := c.do(ctx, op, c.variantOf(ctx), req, &resp); err != nil {
 		return nil, err
+	}
+	if a, ok := any(&resp).(answerCheck); ok {
+		if err := a.check(); err != nil {
+			return nil, fmt.Errorf("router: %s response: %w: %v", op, ErrMalformedResponse, err)
+		}
 	}
 	return &resp, nil
 }

@@ -387,8 +387,13 @@ func TestClient_WithSessionIDsAsStrings(t *testing.T) {
 		bodies = append(bodies, m)
 		mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
-		// One answer with the members each of the three calls requires.
-		w.Write([]byte(`{"session_id":7,"task_id":"t","task_result_output":"","verdict":"VALID","confidence":1,"evidence":{},"consensus":{}}`))
+		// One answer with the members each of the three calls requires,
+		// its verdict one of the call's.
+		verdict := "VALID"
+		if strings.Contains(r.URL.Path, "factcheck") {
+			verdict = "TRUE"
+		}
+		w.Write([]byte(`{"session_id":7,"task_id":"t","task_result_output":"","verdict":"` + verdict + `","confidence":1,"evidence":{},"consensus":{}}`))
 	}))
 	t.Cleanup(srv.Close)
 

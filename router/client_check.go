@@ -1,0 +1,101 @@
+package router
+
+import (
+	"fmt"
+	"slices"
+)
+
+// answerCheck is an answer the Client checks against the contract once it
+// is decoded: a remote router's answer is outside input, and a trust
+// service that read a label it does not know, or a confidence outside
+// [0, 1], would state a verdict of its own from it.
+type answerCheck interface {
+	check() error
+}
+
+func (r *ValidateV3Response) check() error {
+	return checkVerdictAnswer(KindValidate, r.Verdict, r.Confidence, r.Evidence.Runs, &r.Consensus)
+}
+
+func (r *FactcheckResponse) check() error {
+	return checkVerdictAnswer(KindFactcheck, r.Verdict, r.Confidence, r.Evidence.Runs, &r.Consensus)
+}
+
+func (r *DelegateV3Response) check() error {
+	if err := checkConsensus(&r.Consensus, []Label{LabelOK}); err != nil {
+		return err
+	}
+	return checkRuns(r.Evidence.Runs, []Label{LabelOK}, r.Consensus.Replicas)
+}
+
+// checkVerdictAnswer checks a validate or fact-check answer of kind: its
+// verdict (empty when no replica won), its confidence, its consensus
+// block and its runs.
+func checkVerdictAnswer(kind Kind, v Verdict, confidence float64, runs []Run, c *ConsensusResponse) error {
+	verdicts := validVerdicts[kind]
+	if v != "" && !slices.Contains(verdicts, v) {
+		return fmt.Errorf("verdict %q is not a verdict of %s (%v)", v, kind, verdicts)
+	}
+	if !unit(confidence) {
+		return fmt.Errorf("confidence %v is outside [0, 1]", confidence)
+	}
+	labels := make([]Label, len(verdicts))
+	for i, v := range verdicts {
+		labels[i] = Label(v)
+	}
+	if err := checkConsensus(c, labels); err != nil {
+		return err
+	}
+	return checkRuns(runs, labels, c.Replicas)
+}
+
+// checkConsensus checks a consensus block whose replicas that answered
+// carry one of answered as their label.
+func checkConsensus(c *ConsensusResponse, answered []Label) error {
+	if !unit(c.Agreement) || !unit(c.Confidence) {
+		return fmt.Errorf("consensus: agreement %v or confidence %v is outside [0, 1]", c.Agreement, c.Confidence)
+	}
+	for i, l := range c.Verdicts {
+		if !known(l, answered) {
+			return fmt.Errorf("consensus.verdicts[%d]: %q is not a label of this answer (%v, %s, %s or %s)", i, l, answered, LabelTimeout, LabelError, LabelCancelled)
+		}
+	}
+	for i, r := range c.Agreeing {
+		if r < 0 || r >= len(c.Verdicts) || i > 0 && r <= c.Agreeing[i-1] {
+			return fmt.Errorf("consensus.agreeing[%d]: replica %d is not a replica of consensus.verdicts, in order", i, r)
+		}
+	}
+	return nil
+}
+
+// checkRuns checks the runs of an answer of replicas replicas (0 for an
+// answer that does not say): each a distinct replica, of a known label,
+// its numbers within their bounds.
+func checkRuns(runs []Run, answered []Label, replicas int) error {
+	seen := make(map[int]bool, len(runs))
+	for i, r := range runs {
+		switch {
+		case r.Replica < 0 || replicas > 0 && r.Replica >= replicas || seen[r.Replica]:
+			return fmt.Errorf("evidence.runs[%d]: replica %d is outside the call's %d, or repeated", i, r.Replica, replicas)
+		case !known(r.Label, answered):
+			return fmt.Errorf("evidence.runs[%d]: label %q is not a label of this answer", i, r.Label)
+		case !unit(r.Confidence):
+			return fmt.Errorf("evidence.runs[%d]: confidence %v is outside [0, 1]", i, r.Confidence)
+		case r.Reliability != nil && !unit(*r.Reliability):
+			return fmt.Errorf("evidence.runs[%d]: reliability %v is outside [0, 1]", i, *r.Reliability)
+		case r.Weight != nil && (!finite(*r.Weight) || *r.Weight < 0):
+			return fmt.Errorf("evidence.runs[%d]: weight %v is not a number of at least 0", i, *r.Weight)
+		}
+		seen[r.Replica] = true
+	}
+	return nil
+}
+
+// known reports whether l is one of answered, or the label of a replica
+// that gave no answer.
+func known(l Label, answered []Label) bool {
+	return slices.Contains(answered, l) || l == LabelTimeout || l == LabelError || l == LabelCancelled
+}
+
+// unit reports whether x is a number in [0, 1].
+func unit(x float64) bool { return x >= 0 && x <= 1 }

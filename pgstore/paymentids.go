@@ -85,7 +85,7 @@ func (s *PaymentIDStore) Begin(ctx context.Context, id, request string, now, unt
 }
 
 // Finish implements [x402.PaymentIDStore].
-func (s *PaymentIDStore) Finish(ctx context.Context, id string, until time.Time, r x402.PaymentIDRecord) error {
+func (s *PaymentIDStore) Finish(ctx context.Context, id string, until, keep time.Time, r x402.PaymentIDRecord) error {
 	r.Done = true
 	record, err := json.Marshal(r)
 	if err != nil {
@@ -96,7 +96,7 @@ func (s *PaymentIDStore) Finish(ctx context.Context, id string, until time.Time,
 		return err
 	}
 	defer cancel()
-	if _, err := s.db.pool.Exec(ctx, `UPDATE vouch_x402_payment_ids SET record = $3 WHERE id = $1 AND until = $2`, id, until, record); err != nil {
+	if _, err := s.db.pool.Exec(ctx, `UPDATE vouch_x402_payment_ids SET record = $3, until = $4 WHERE id = $1 AND until = $2`, id, until, record, keep); err != nil {
 		return fmt.Errorf("pgstore: keeping a response by payment id: %w", err)
 	}
 	return nil

@@ -364,6 +364,13 @@ func (p Price) timeBudget() time.Duration {
 	return p.TimeBudget
 }
 
+// idLease is how long the first request of a payment id may run: the
+// handler's time budget and four settlement timeouts (a verification, a
+// hold, a settlement or capture, and the outcome's keeping).
+func (p Price) idLease(settle time.Duration) time.Duration {
+	return p.timeBudget() + 4*settle
+}
+
 // validity is how long after it is received an authorization must stay
 // valid: through the handler's time budget (unless settled before) and
 // the settlement.

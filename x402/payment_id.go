@@ -38,7 +38,11 @@ const (
 // work or the payment running again, on any server sharing the
 // [PaymentIDStore]; the same id with another payment or request of the
 // same payer is 409, and so is a retry while the first request still
-// runs on another server. A first request that charged nothing (a 402, a
+// runs on another server: for as long as the first request may run (the
+// route's time budget and four settlement timeouts), after which a retry
+// is served as a new first request, so that a server that died with the
+// id does not hold it until the id expires. The payment itself is still
+// served once: a retry with the first payment gets its kept outcome. A first request that charged nothing (a 402, a
 // 400, the facilitator unavailable) leaves its id free for a retry; one
 // whose "auth-capture" hold stands after it (a capture the facilitator
 // did not answer, which may still happen) keeps it, and the retry with
@@ -91,16 +95,19 @@ type PaymentIDStore interface {
 	// until the time until, and reports true; when id is recorded
 	// already (and not expired at now), it changes nothing and returns
 	// the record with false. Of concurrent Begins of one id, exactly
-	// one reports true.
+	// one reports true. until is a lease: a request that neither
+	// finished nor released id by then is taken to have stopped (its
+	// server died, say), and a later Begin takes id over.
 	Begin(ctx context.Context, id, request string, now, until time.Time) (PaymentIDRecord, bool, error)
 	// Finish keeps r, the response of the request that began id until
-	// the time until, as its record (r.Done set). until names that
-	// request's Begin: Finish does nothing when id is recorded under
-	// another time, as it is once another Begin took it over after its
-	// time (that Begin's time is later), so that a request that outlived
-	// its record never overwrites the record of the id's new first
-	// request.
-	Finish(ctx context.Context, id string, until time.Time, r PaymentIDRecord) error
+	// the time until, as its record (r.Done set), until the time keep
+	// (later than until: a response is kept longer than its request
+	// may run). until names that request's Begin: Finish does nothing
+	// when id is recorded under another time, as it is once another
+	// Begin took it over after its time (that Begin's time is later),
+	// so that a request that outlived its record never overwrites the
+	// record of the id's new first request.
+	Finish(ctx context.Context, id string, until, keep time.Time, r PaymentIDRecord) error
 	// Release forgets id, whose request (begun until the time until)
 	// charged nothing, so that a retry may begin it again. Like Finish,
 	// it does nothing when id is recorded under another time: a request
@@ -167,14 +174,14 @@ func scopedPaymentID(p *PaymentPayload, id string) string {
 // or an escrow hold still standing) and the id released otherwise; a
 // retry gets the kept response, or, for a hold that stood, runs as pay
 // runs it, which answers with the payment's outcome.
-func (pw *paywall) serveIdentified(w http.ResponseWriter, r *http.Request, id string, p *PaymentPayload, now time.Time, pay func(http.ResponseWriter)) {
+func (pw *paywall) serveIdentified(w http.ResponseWriter, r *http.Request, id string, p *PaymentPayload, now time.Time, lease time.Duration, pay func(http.ResponseWriter)) {
 	ctx := r.Context()
 	keep := context.WithoutCancel(ctx)
 	request := paidRequest(r, p)
 	sid := scopedPaymentID(p, id)
 	key := "payment-identifier:" + sid
 	pending := pw.settlingNow(key)
-	until := now.Add(pw.cfg.MaxValidity)
+	until, kept := now.Add(lease), now.Add(pw.cfg.MaxValidity)
 	rec, fresh, err := pw.ids.Begin(ctx, sid, request, now, until)
 	if err == nil && !fresh && !rec.Done && pending != nil {
 		select { // the first request runs here: wait for its response
@@ -226,7 +233,7 @@ func (pw *paywall) serveIdentified(w http.ResponseWriter, r *http.Request, id st
 		for _, h := range []string{HeaderPaymentResponse, HeaderXPaymentResponse} {
 			resp.Header.Del(h)
 		}
-		if err := pw.ids.Finish(keep, sid, until, PaymentIDRecord{Request: request, Response: resp, Settlement: sr}); err != nil {
+		if err := pw.ids.Finish(keep, sid, until, kept, PaymentIDRecord{Request: request, Response: resp, Settlement: sr}); err != nil {
 			pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: keeping a response by payment id", slog.String("error", err.Error()))
 		}
 	} else if err := pw.ids.Release(keep, sid, until); err != nil {

@@ -26,7 +26,7 @@ func pay(t *testing.T, m *x402.MemoryPaymentIDs, id string, now time.Time, body 
 	if _, fresh, err := m.Begin(t.Context(), id, digest, now, now.Add(time.Hour)); err != nil || !fresh {
 		t.Fatalf("Begin(%s) = %v, %v; want true", id, fresh, err)
 	}
-	if err := m.Finish(t.Context(), id, now.Add(time.Hour), x402.PaymentIDRecord{Request: digest, Response: x402.BufferedResponse{Status: 200, Body: body}}); err != nil {
+	if err := m.Finish(t.Context(), id, now.Add(time.Hour), now.Add(time.Hour), x402.PaymentIDRecord{Request: digest, Response: x402.BufferedResponse{Status: 200, Body: body}}); err != nil {
 		t.Fatalf("Finish(%s) = %v", id, err)
 	}
 }
@@ -74,7 +74,7 @@ func TestMemoryPaymentIDs_maxBytes(t *testing.T) {
 	if _, fresh, err := m.Begin(t.Context(), large, digest, now, now.Add(time.Hour)); err != nil || !fresh {
 		t.Fatalf("Begin = %v, %v", fresh, err)
 	}
-	err := m.Finish(t.Context(), large, now.Add(time.Hour), x402.PaymentIDRecord{Request: digest, Response: x402.BufferedResponse{Status: 200, Body: bytes.Repeat(body, 4)}})
+	err := m.Finish(t.Context(), large, now.Add(time.Hour), now.Add(time.Hour), x402.PaymentIDRecord{Request: digest, Response: x402.BufferedResponse{Status: 200, Body: bytes.Repeat(body, 4)}})
 	if !errors.Is(err, x402.ErrPaymentIDsFull) {
 		t.Errorf("Finish of a response larger than MaxBytes = %v; want ErrPaymentIDsFull", err)
 	}
@@ -111,7 +111,7 @@ func fillAsOnePayer(t *testing.T, m *x402.MemoryPaymentIDs, now time.Time, body 
 		if _, fresh, err := m.Begin(t.Context(), eve[i], digest, now, now.Add(time.Hour)); err != nil || !fresh {
 			continue
 		}
-		m.Finish(t.Context(), eve[i], now.Add(time.Hour), x402.PaymentIDRecord{Request: digest, Response: x402.BufferedResponse{Status: 200, Body: body}})
+		m.Finish(t.Context(), eve[i], now.Add(time.Hour), now.Add(time.Hour), x402.PaymentIDRecord{Request: digest, Response: x402.BufferedResponse{Status: 200, Body: body}})
 	}
 	if r, fresh, err := m.Begin(t.Context(), running, digest, now, now.Add(time.Hour)); err != nil || fresh || r.Done {
 		t.Errorf("the id whose first request runs = %v, %v, done %v; want it held, running", fresh, err, r.Done)
@@ -153,7 +153,7 @@ func TestMemoryPaymentIDs_inFlightPerPayer(t *testing.T) {
 			t.Errorf("id %d whose first request runs = %v, %v; want it held", i, fresh, err)
 		}
 	}
-	if err := m.Finish(ctx, paymentIDOf("0xe7e", 0), until, x402.PaymentIDRecord{Request: digest, Response: x402.BufferedResponse{Status: 200}}); err != nil {
+	if err := m.Finish(ctx, paymentIDOf("0xe7e", 0), until, until, x402.PaymentIDRecord{Request: digest, Response: x402.BufferedResponse{Status: 200}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, fresh, err := m.Begin(ctx, paymentIDOf("0xe7e", 2), digest, now, until); err != nil || !fresh {

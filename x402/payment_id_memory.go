@@ -39,7 +39,7 @@ var ErrPaymentIDsFull = errors.New("x402: payment id store full")
 // count as one payer's. It holds two budgets.
 //
 // The ids whose first request still runs are never forgotten before
-// their until, whatever else arrives: it holds at most
+// their until (the lease Begin was given), whatever else arrives: it holds at most
 // MaxInFlightPerPayer of them of one payer and MaxEntries in all, and
 // beyond either bound Begin fails with [ErrPaymentIDsFull] (the
 // middleware answers 503, before anything is charged). A payer with many
@@ -138,7 +138,7 @@ func (m *MemoryPaymentIDs) Begin(ctx context.Context, id, request string, now, u
 }
 
 // Finish implements [PaymentIDStore].
-func (m *MemoryPaymentIDs) Finish(ctx context.Context, id string, until time.Time, r PaymentIDRecord) error {
+func (m *MemoryPaymentIDs) Finish(ctx context.Context, id string, until, keep time.Time, r PaymentIDRecord) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func (m *MemoryPaymentIDs) Finish(ctx context.Context, id string, until time.Tim
 	r.Done = true
 	size := int64(len(id)+len(r.Request)+len(r.Response.Body)) + paymentIDOverhead
 	limit := cmp.Or(m.MaxBytes, DefaultPaymentIDsMaxBytes)
-	e := fairstore.Entry[PaymentIDRecord]{Key: id, Owner: run.payer, Value: r, Until: run.until, Size: size}
+	e := fairstore.Entry[PaymentIDRecord]{Key: id, Owner: run.payer, Value: r, Until: keep, Size: size}
 	if !m.kept.Put(m.now, e, cmp.Or(m.MaxEntries, DefaultPaymentIDsMaxEntries), limit) {
 		return fmt.Errorf("%w: a response of %d bytes is larger than MaxBytes %d; payment id %q is forgotten", ErrPaymentIDsFull, size, limit, id)
 	}

@@ -141,7 +141,7 @@ func (pw *paywall) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 			return
 		}
 		if id != "" {
-			pw.serveIdentified(w, r, id, p, now, func(w http.ResponseWriter) { pw.pay(w, r, next, rp, price, res, p, now) })
+			pw.serveIdentified(w, r, id, p, now, price.idLease(pw.cfg.SettleTimeout), func(w http.ResponseWriter) { pw.pay(w, r, next, rp, price, res, p, now) })
 			return
 		}
 	}

@@ -81,7 +81,7 @@ func (s *PaymentIDs) Begin(ctx context.Context, id, request string, now, until t
 }
 
 // Finish implements x402.PaymentIDStore.
-func (s *PaymentIDs) Finish(ctx context.Context, id string, until time.Time, r x402.PaymentIDRecord) error {
+func (s *PaymentIDs) Finish(ctx context.Context, id string, until, keep time.Time, r x402.PaymentIDRecord) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -91,7 +91,7 @@ func (s *PaymentIDs) Finish(ctx context.Context, id string, until time.Time, r x
 			return err
 		}
 		r.Done = true
-		k.Record = r
+		k.Record, k.Until = r, keep
 		return putID(tx, id, k)
 	})
 	if err != nil {

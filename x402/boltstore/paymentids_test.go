@@ -34,7 +34,7 @@ func TestPaymentIDs_durable(t *testing.T) {
 		t.Fatal(fresh, err)
 	}
 	kept := x402.PaymentIDRecord{Request: "req-1", Response: x402.BufferedResponse{Status: 200, Body: []byte("answer")}, Settlement: &x402.SettleResponse{Success: true, Transaction: "0x01"}}
-	if err := ids.Finish(ctx, "pay_0123456789abcdef", now.Add(time.Hour), kept); err != nil {
+	if err := ids.Finish(ctx, "pay_0123456789abcdef", now.Add(time.Hour), now.Add(time.Hour), kept); err != nil {
 		t.Fatal(err)
 	}
 	l.Close()

@@ -19,9 +19,10 @@ import (
 //
 //   - the first Begin of an id reports true; a second returns the
 //     record (the request it began with, not done) and false;
-//   - Finish keeps the response and settlement, which a later Begin
-//     returns (status, headers, body, settlement) with Done set (by the
-//     store: Finish is given a record without it), the
+//   - Finish keeps the response and settlement until its keep, past the
+//     until of its Begin (the running request's lease), and a later Begin
+//     returns them (status, headers, body, settlement) with Done set (by
+//     the store: Finish is given a record without it), the
 //     header and body byte for byte: header values that are not UTF-8,
 //     empty and repeated values, a body that is not UTF-8;
 //   - Release frees the id for a new Begin;
@@ -45,7 +46,8 @@ func TestPaymentIDStore(t *testing.T, newStore func(t *testing.T) x402.PaymentID
 	})
 	t.Run("FinishKeepsTheResponse", func(t *testing.T) {
 		s := newStore(t)
-		if _, _, err := s.Begin(t.Context(), "pay_0123456789abcdef", "req-1", now, until); err != nil {
+		lease := now.Add(time.Minute)
+		if _, _, err := s.Begin(t.Context(), "pay_0123456789abcdef", "req-1", now, lease); err != nil {
 			t.Fatal(err)
 		}
 		want := x402.PaymentIDRecord{Request: "req-1", Done: true,
@@ -54,15 +56,19 @@ func TestPaymentIDStore(t *testing.T, newStore func(t *testing.T) x402.PaymentID
 		// Finished as Middleware finishes it, Done not set: the store sets it.
 		finished := want
 		finished.Done = false
-		if err := s.Finish(t.Context(), "pay_0123456789abcdef", until, finished); err != nil {
+		if err := s.Finish(t.Context(), "pay_0123456789abcdef", lease, until, finished); err != nil {
 			t.Fatal(err)
 		}
-		got, fresh, err := s.Begin(t.Context(), "pay_0123456789abcdef", "req-1", now.Add(time.Minute), until)
+		// Past the lease, before the keep: the response answers.
+		got, fresh, err := s.Begin(t.Context(), "pay_0123456789abcdef", "req-1", lease.Add(time.Minute), lease.Add(2*time.Minute))
 		if err != nil || fresh {
-			t.Fatalf("Begin after Finish = %v, %v", fresh, err)
+			t.Fatalf("Begin after Finish, past the Begin's until = %v, %v; want the kept record", fresh, err)
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("record kept (-want +got):\n%s", diff)
+		}
+		if _, fresh, err := s.Begin(t.Context(), "pay_0123456789abcdef", "req-2", until, until.Add(time.Minute)); err != nil || !fresh {
+			t.Errorf("Begin at the kept record's keep = %v, %v; want true", fresh, err)
 		}
 	})
 	t.Run("Bytes", func(t *testing.T) {
@@ -72,7 +78,7 @@ func TestPaymentIDStore(t *testing.T, newStore func(t *testing.T) x402.PaymentID
 		}
 		o := bytesOutcome()
 		want := x402.PaymentIDRecord{Request: "req-1", Done: true, Response: o.Response, Settlement: o.Settlement}
-		if err := s.Finish(t.Context(), "pay_0123456789abcdef", until, want); err != nil {
+		if err := s.Finish(t.Context(), "pay_0123456789abcdef", until, until, want); err != nil {
 			t.Fatal(err)
 		}
 		got, _, err := s.Begin(t.Context(), "pay_0123456789abcdef", "req-1", now.Add(time.Minute), until)
@@ -108,7 +114,7 @@ func TestPaymentIDStore(t *testing.T, newStore func(t *testing.T) x402.PaymentID
 			t.Fatalf("Begin at the first one's until = %v, %v; want true", fresh, err)
 		}
 		late := x402.PaymentIDRecord{Request: "req-1", Response: x402.BufferedResponse{Status: http.StatusOK, Body: []byte("late")}}
-		if err := s.Finish(t.Context(), id, until, late); err != nil {
+		if err := s.Finish(t.Context(), id, until, second.Add(time.Hour), late); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.Release(t.Context(), id, until); err != nil {
@@ -119,7 +125,7 @@ func TestPaymentIDStore(t *testing.T, newStore func(t *testing.T) x402.PaymentID
 			t.Fatalf("Begin after the late Finish and Release = %+v, %v, %v; want the second request's record, running", r, fresh, err)
 		}
 		want := x402.PaymentIDRecord{Request: "req-2", Done: true, Response: x402.BufferedResponse{Status: http.StatusCreated, Body: []byte("second")}}
-		if err := s.Finish(t.Context(), id, second, want); err != nil {
+		if err := s.Finish(t.Context(), id, second, second.Add(time.Hour), want); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.Release(t.Context(), id, second); err != nil { // done: a Release frees nothing kept

@@ -75,14 +75,14 @@ func (s *finishAsGiven) Begin(ctx context.Context, id, request string, now, unti
 	return s.m[id].rec, true, nil
 }
 
-func (s *finishAsGiven) Finish(ctx context.Context, id string, until time.Time, r x402.PaymentIDRecord) error {
+func (s *finishAsGiven) Finish(ctx context.Context, id string, until, keep time.Time, r x402.PaymentIDRecord) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e, ok := s.m[id]; ok && e.until.Equal(until) {
-		e.rec = r // the mutation: r.Done is not set
+		e.rec, e.until = r, keep // the mutation: r.Done is not set
 	}
 	return nil
 }
@@ -194,7 +194,7 @@ func TestMutantsSanity(t *testing.T) {
 	s := &finishAsGiven{}
 	now := time.Now()
 	s.Begin(ctx, "pay_0123456789abcdef", "r", now, now.Add(time.Hour))
-	s.Finish(ctx, "pay_0123456789abcdef", now.Add(time.Hour), x402.PaymentIDRecord{Request: "r"})
+	s.Finish(ctx, "pay_0123456789abcdef", now.Add(time.Hour), now.Add(time.Hour), x402.PaymentIDRecord{Request: "r"})
 	if r, _, _ := s.Begin(ctx, "pay_0123456789abcdef", "r", now, now.Add(time.Hour)); r.Done {
 		t.Error("finishAsGiven set Done")
 	}

@@ -279,6 +279,13 @@ func (o *outcome) inspect(job *Job, res *Result) {
 			if problem == "" {
 				problem = "worker returned no output"
 			}
+		default:
+			if p := ijsonProblem(output); p != "" {
+				output = nil
+				if problem == "" {
+					problem = "output is not I-JSON (RFC 7493): " + p
+				}
+			}
 		}
 		o.Output = output
 	}

@@ -26,7 +26,7 @@ func TestHandler_x402BadProofHeader(t *testing.T) {
 			Message: "the value is not base64 of JSON: it decodes to 5 bytes of binary data, not UTF-8 text"}}},
 		{"an array", x402.HeaderPaymentSignature, b64(`[]`), "malformed_json", []router.FieldError{{Field: "PAYMENT-SIGNATURE", Rule: "encoding",
 			Message: "the value is base64 of a JSON array; it must be base64 of a JSON object"}}},
-		{"not base64", x402.HeaderPaymentSignature, "@@@@", "invalid_request", []router.FieldError{{Field: "PAYMENT-SIGNATURE", Rule: "encoding",
+		{"not base64", x402.HeaderPaymentSignature, "@@@@", "malformed_json", []router.FieldError{{Field: "PAYMENT-SIGNATURE", Rule: "encoding",
 			Message: "the value is not standard base64: illegal base64 data at input byte 0"}}},
 		{"a member", x402.HeaderPaymentSignature, b64(`{"x402Version":"2"}`), "invalid_request", []router.FieldError{{Field: "x402Version", Rule: "type",
 			Message: "expected a number, got string"}}},

@@ -41,7 +41,7 @@ func decodeBase64(s string) ([]byte, error) {
 	}
 	b, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(s, "="))
 	if err != nil {
-		return nil, headerError(problem.CodeInvalidRequest, "the value is not standard base64: %v", err)
+		return nil, headerError(problem.CodeMalformedJSON, "the value is not standard base64: %v", err)
 	}
 	return b, nil
 }

@@ -27,7 +27,7 @@ func TestDecodePaymentPayload_notJSON(t *testing.T) {
 		want        fault
 	}{
 		{"garbage", "garbage", fault{problem.CodeMalformedJSON, "the value is not base64 of JSON: it decodes to 5 bytes of binary data, not UTF-8 text"}},
-		{"not base64", "@@@@", fault{problem.CodeInvalidRequest, "the value is not standard base64: illegal base64 data at input byte 0"}},
+		{"not base64", "@@@@", fault{problem.CodeMalformedJSON, "the value is not standard base64: illegal base64 data at input byte 0"}},
 		{"base64 of text", b64("pay me"), fault{problem.CodeMalformedJSON, "the value is not base64 of JSON: it decodes to text that is not JSON (invalid character 'p' looking for beginning of value, at byte offset 0)"}},
 		{"base64 of spaces", b64("  "), fault{problem.CodeMalformedJSON, "the value decodes to white space; it must be base64 of a JSON object"}},
 		{"an array", b64(`[]`), fault{problem.CodeMalformedJSON, "the value is base64 of a JSON array; it must be base64 of a JSON object"}},

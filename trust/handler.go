@@ -253,18 +253,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // their receipts inline only, and no credential reaches them.
 func owner(ctx context.Context) string { return httpapi.Owner(ctx) }
 
-// unfetchable refuses a detached receipt that no one could fetch: a
-// private one asked by a caller whose calls no credential owns (a trial
-// call, or an x402 call without a key: see owner), since the receipt
-// routes answer credentials only. Inline, or shared with counterparties,
-// it reaches its readers.
+// unfetchable refuses a detached receipt that no one could fetch: one
+// that names no counterparty (private, or shared or public with none),
+// asked by a caller whose calls no credential owns (a trial call, or an
+// x402 call without a key: see owner), since the receipt routes answer
+// credentials only. Inline, or shared with counterparties, it reaches its
+// readers.
 func unfetchable(ctx context.Context, rr receipt.Request) []problem.FieldError {
-	private := rr.Visibility == "" || rr.Visibility == receipt.VisibilityPrivate
-	if rr.Mode != receipt.DeliveryDetached || !private || owner(ctx) == httpapi.Principal(ctx) {
+	if rr.Mode != receipt.DeliveryDetached || len(rr.Counterparties) > 0 || owner(ctx) == httpapi.Principal(ctx) {
 		return nil
 	}
 	return []problem.FieldError{{Field: "receipt.mode", Rule: "fetchable",
-		Message: "detached: a private receipt of a call made without a credential (a trial or x402 call) is fetched by no one; ask for it inline, or share it with counterparties"}}
+		Message: "detached: a receipt of a call made without a credential (a trial or x402 call) that names no counterparty is fetched by no one; ask for it inline, or share it with counterparties"}}
 }
 
 // principal is the receipt handler's caller identity: the name the

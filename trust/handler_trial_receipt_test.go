@@ -17,10 +17,10 @@ import (
 
 // TestHandler_detachedReceiptNoOneFetches: a call made without a
 // credential of its own (a trial call, with a key or without) that asks
-// for a private detached receipt, which no credential could fetch, is a
-// 400 naming receipt.mode, before any work; inline, or shared with
-// counterparties, it is answered, as is a detached receipt asked with a
-// key on the normal route.
+// for a detached receipt that no credential could fetch (private, or
+// shared or public with no counterparty) is a 400 naming receipt.mode,
+// before any work; inline, or shared with counterparties, it is answered,
+// as is a detached receipt asked with a key on the normal route.
 func TestHandler_detachedReceiptNoOneFetches(t *testing.T) {
 	priv, _, _ := feedbackBook(t)
 	workers := routertest.NewRecorder(honest(0.9))
@@ -49,15 +49,19 @@ func TestHandler_detachedReceiptNoOneFetches(t *testing.T) {
 		return res.StatusCode, string(data)
 	}
 	const detached = `{"mode":"detached"}`
-	for _, key := range []string{"", testKey} {
+	for _, tc := range []struct{ key, block string }{
+		{"", detached}, {testKey, detached},
+		{"", `{"mode":"detached","visibility":"shared"}`}, {"", `{"mode":"detached","visibility":"public"}`},
+	} {
+		key := tc.key
 		before := workers.Calls.Load()
-		status, body := post(trust.TrialCallPath, key, detached)
+		status, body := post(trust.TrialCallPath, key, tc.block)
 		var p struct {
 			Errors []struct{ Field, Rule string }
 		}
 		_ = json.Unmarshal([]byte(body), &p)
 		if status != http.StatusBadRequest || len(p.Errors) != 1 || p.Errors[0].Field != "receipt.mode" || p.Errors[0].Rule != "fetchable" {
-			t.Errorf("a trial call (key %q) asking a private detached receipt: %d %s, want 400 naming receipt.mode, rule fetchable", key, status, body)
+			t.Errorf("a trial call (key %q) asking the detached receipt %s: %d %s, want 400 naming receipt.mode, rule fetchable", key, tc.block, status, body)
 		}
 		if n := workers.Calls.Load() - before; n != 0 {
 			t.Errorf("the refused trial call (key %q) ran %d jobs", key, n)

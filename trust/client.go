@@ -25,7 +25,9 @@ import (
 // answer that does not decode, that lacks a member the interface always
 // writes (status, confidence, evidence and trace_id of a Response; null or
 // {} would read as a status of ""), or that gives a member twice or one
-// field under two names of different case, wraps
+// field under two names of different case, or whose numbers are out of
+// their bounds (a confidence or agreement outside [0, 1], counts of runs
+// that are negative or add up to more than were launched), wraps
 // router.ErrMalformedResponse and names the member; a transport failure,
 // after retries, wraps the cause, and a done context gives the context's
 // error. A status of RETRY, NEEDS_SPEC or INCONCLUSIVE is an answer, never
@@ -156,7 +158,28 @@ func (c *Client) Call(ctx context.Context, req *Request) (*Response, error) {
 	if err := c.core.Do(ctx, call, &resp); err != nil {
 		return nil, err
 	}
+	if err := checkAnswer(&resp); err != nil {
+		return nil, fmt.Errorf("trust: call response: %w: %v", router.ErrMalformedResponse, err)
+	}
 	return &resp, nil
+}
+
+// checkAnswer checks the numbers of a trust service's answer, which an
+// agent may act on: a confidence and an agreement in [0, 1], and counts
+// of runs that are not negative and add up.
+func checkAnswer(r *Response) error {
+	e := &r.Evidence
+	switch {
+	case !(r.Confidence >= 0 && r.Confidence <= 1):
+		return fmt.Errorf("confidence %v is outside [0, 1]", r.Confidence)
+	case !(e.Agreement >= 0 && e.Agreement <= 1):
+		return fmt.Errorf("evidence.agreement %v is outside [0, 1]", e.Agreement)
+	case e.Launched < 0 || e.Answered < 0 || e.Cancelled < 0 || e.Failed < 0:
+		return fmt.Errorf("evidence counts a negative number of runs (launched %d, answered %d, cancelled %d, failed %d)", e.Launched, e.Answered, e.Cancelled, e.Failed)
+	case e.Answered+e.Cancelled+e.Failed > e.Launched:
+		return fmt.Errorf("evidence counts %d runs answered, cancelled or failed of %d launched", e.Answered+e.Cancelled+e.Failed, e.Launched)
+	}
+	return nil
 }
 
 // authHeader returns the Authorization header of a call in variant v.

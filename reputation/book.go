@@ -83,7 +83,15 @@ type Options struct {
 // session overall starts from the Prior, the operation from the session
 // overall, the kind from the operation. The wider level is read from its
 // evidence outside the narrower scope (its record less the narrower one),
-// since every vote is added at each level: a vote counts once. A session
+// since every vote is added at each level: a vote counts once. This holds
+// while the records are within their horizon (Options.Horizon): each
+// level forgets on its own, so once a wider record is full its record
+// less the narrower one undercounts the evidence outside, and a report
+// can then move a reliability slightly the other way (by up to about
+// 0.003 per report in the range 0.4 to 0.95, measured on random
+// histories; further out, after one scope's record is full of wrong
+// reports, a wrong report in another scope can raise a reliability near
+// 0.02). A session
 // with no record reads the Prior's mean; one call in which a session's vote
 // was right with probability 0.2 reads (4+0.2)/(5+1) = 0.7 under the
 // default Prior, in any scope.

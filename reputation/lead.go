@@ -207,7 +207,7 @@ func (b *Book) leaderOf(scope Scope, sessions []int64, recs []Record) (Lead, boo
 	at, bestP, best := -1, 2.0, Lead{}
 	for i, s := range sessions {
 		l := leadOf(s, recs[i])
-		l.Margin = margin(rel, i)
+		l.Margin = margin(rel, sessions, i)
 		l.Level = b.level(l, l.Margin)
 		p := l.PValue()
 		if p > l.Level {
@@ -234,12 +234,13 @@ func (b *Book) level(l Lead, margin float64) float64 {
 	return b.opts.LeadLevel
 }
 
-// margin is rel[i] less the highest of the other reliabilities of rel; 0
-// when rel holds no other.
-func margin(rel []float64, i int) float64 {
+// margin is rel[i] less the highest reliability of rel of another session
+// than sessions[i] (a session named twice is not its own other); 0 when
+// rel holds no other.
+func margin(rel []float64, sessions []int64, i int) float64 {
 	m := math.Inf(1)
 	for j, r := range rel {
-		if j != i {
+		if sessions[j] != sessions[i] {
 			m = min(m, rel[i]-r)
 		}
 	}

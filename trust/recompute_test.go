@@ -1,0 +1,256 @@
+package trust_test
+
+// Recomputation over loopback HTTP: randomized panels of fake sessions,
+// every tier and mode, reputation on and off, and every figure of every
+// response recomputed from its body alone (recompute_check_test.go); and
+// the counts of a numeric delegation with answers that hold no number,
+// recomputed with 9.2's recipe from the body alone.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"testing"
+
+	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/reputation"
+	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/trust"
+)
+
+// recomputePanels and recomputeCalls size the randomized run: that many
+// seeded panels of seven sessions, that many calls each.
+const recomputePanels, recomputeCalls = 6, 32
+
+// reportMismatches fails t with each mismatch of a response (the first
+// three of each field over the run, counted in seen) and its body.
+func reportMismatches(t *testing.T, what string, raw []byte, bad mismatches, seen map[string]int) {
+	t.Helper()
+	for _, m := range bad {
+		seen[m.field]++
+		if seen[m.field] <= 3 {
+			t.Errorf("%s: %s: %s\n  body: %s", what, m.field, m.detail, withoutReceipt(raw))
+		}
+	}
+}
+
+// TestRecompute_randomized posts randomized requests (validation,
+// arbitration, text, numeric and judged delegations; fast, safe, oracle and
+// adaptive) to panels of sessions that answer, disagree, fail, hang, answer
+// slowly or after a cancellation, with reputation on and off, failures
+// counted as negative evidence, an escalation threshold, and outcomes
+// reported for half the calls; every response must recompute from its body.
+func TestRecompute_randomized(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives hundreds of calls")
+	}
+	seen := map[string]int{}
+	covered := map[string]int{}
+	for panel := range recomputePanels {
+		rng := rand.New(rand.NewPCG(uint64(panel), 7))
+		behs := randomSessions(rng, 7)
+		repOn := panel%3 != 2
+		var eopts []router.EngineOption
+		var topts []trust.Option
+		if panel%4 == 1 {
+			eopts = append(eopts, router.WithFailureMode(consensus.FailuresNegative))
+		}
+		escalation := panel%5 == 3
+		if escalation {
+			topts = append(topts, trust.WithEscalationThreshold(0.65))
+		}
+		rig := newRecomputeRig(t, behs, repOn, eopts, topts...)
+		rig.escalation = escalation
+		modes := []string{"validation", "validation", "arbitration", "delegation", "delegation"}
+		policies := []string{"fast", "safe", "oracle", "adaptive", "adaptive"}
+		for i := range recomputeCalls {
+			mode, policy := modes[rng.IntN(len(modes))], policies[rng.IntN(len(policies))]
+			numeric := mode == "delegation" && rng.IntN(2) == 0
+			judged := mode == "delegation" && !numeric && rng.IntN(2) == 0
+			c := recomputeRequest(mode, policy, numeric, judged)
+			what := fmt.Sprintf("panel %d %v (reputation %v) call %d %s/%s numeric=%v judged=%v", panel, behs, repOn, i, mode, policy, numeric, judged)
+			raw, resp, code := rig.post(c)
+			if resp == nil {
+				if !unservedNow(raw, code) {
+					t.Errorf("%s: HTTP %d %.600s", what, code, raw)
+				}
+				covered["unserved"]++
+				continue
+			}
+			ev := resp.Evidence
+			covered[mode+"/"+policy]++
+			for k, ok := range map[string]bool{"cancelled": ev.Cancelled > 0, "failed": ev.Failed > 0, "no vote": noVotes(ev) > 0,
+				"plurality": ev.Plurality != nil, "outcomes": ev.Calibration != nil && ev.Calibration.Basis == "outcomes", "judged": judged && ev.Judging != nil} {
+				if ok {
+					covered[k]++
+				}
+			}
+			reportMismatches(t, what, raw, rig.check(c, resp), seen)
+			// Report outcomes for half the calls, so calibration maps fill.
+			if repOn && rng.IntN(2) == 0 && !judged {
+				ctx := trust.WithCaller(context.Background(), "alice")
+				var err error
+				if mode == "delegation" {
+					k := resultKey(resp.Result, numeric)
+					err = rig.svc.Feedback(ctx, resp.TraceID, resp.Status == trust.StatusValid && (k == "red" || k == "42"))
+				} else {
+					err = rig.svc.FeedbackVerdict(ctx, resp.TraceID, router.VerdictValid)
+				}
+				if err != nil {
+					t.Errorf("%s: feedback: %v", what, err)
+				}
+			}
+		}
+	}
+	for field, n := range seen {
+		if n > 3 {
+			t.Errorf("%s: %d mismatches in all", field, n)
+		}
+	}
+	// The run must reach what it checks: every mode under every tier, and
+	// runs cancelled, failed and without a vote, pluralities, judged
+	// delegations and confidences calibrated on outcomes.
+	for _, k := range []string{"cancelled", "failed", "no vote", "plurality", "outcomes", "judged"} {
+		if covered[k] == 0 {
+			t.Errorf("no response with %s runs or figures (covered %v)", k, covered)
+		}
+	}
+	for _, mode := range []string{"validation", "arbitration", "delegation"} {
+		for _, policy := range []string{"fast", "safe", "oracle", "adaptive"} {
+			if covered[mode+"/"+policy] == 0 {
+				t.Errorf("no %s/%s response (covered %v)", mode, policy, covered)
+			}
+		}
+	}
+}
+
+// unservedNow reports whether a non-200 answer is one a panel may give
+// while its sessions fail: 504 when no replica answered in time, 503 when
+// too few sessions are healthy for the tier, and 400 policy/servable when
+// the sessions left cannot serve a judged delegation.
+func unservedNow(raw []byte, code int) bool {
+	var p struct {
+		Code   string `json:"code"`
+		Errors []struct {
+			Field string `json:"field"`
+			Rule  string `json:"rule"`
+		} `json:"errors"`
+	}
+	if json.Unmarshal(raw, &p) != nil {
+		return false
+	}
+	switch code {
+	case http.StatusGatewayTimeout:
+		return p.Code == "timeout"
+	case http.StatusServiceUnavailable:
+		return p.Code == "insufficient_sessions"
+	case http.StatusBadRequest:
+		return len(p.Errors) == 1 && p.Errors[0].Field == "policy" && p.Errors[0].Rule == "servable"
+	}
+	return false
+}
+
+// TestRecompute_dissentOverHTTP: session 1 (INVALID) has won two
+// disagreements against four sessions that say VALID; adaptive validations
+// are answered by the dissent rule (9.2), and every figure recomputes.
+func TestRecompute_dissentOverHTTP(t *testing.T) {
+	ctx := context.Background()
+	book, err := reputation.New(nil, reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	behs := []fakeSession{{verdict: router.VerdictInvalid}, {verdict: router.VerdictValid}, {verdict: router.VerdictValid}, {verdict: router.VerdictValid}, {verdict: router.VerdictValid}}
+	rig := newRecomputeRig(t, behs, true, []router.EngineOption{router.WithReputation(book)})
+	scope := router.Scope(router.KindValidate, "qa")
+	dissent := []reputation.Ballot{{Session: 1, Opposed: true}, {Session: 2, Backed: true}, {Session: 3, Backed: true}}
+	for range 2 {
+		if err := book.Feedback(ctx, scope, dissent, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen, answered := map[string]int{}, 0
+	for i := range 20 {
+		c := recomputeRequest("validation", "adaptive", false, false)
+		raw, resp := rig.mustPost(c)
+		reportMismatches(t, fmt.Sprintf("call %d", i), raw, rig.check(c, resp), seen)
+		if resp.Evidence.Dissent != nil {
+			answered++
+		}
+	}
+	if answered == 0 {
+		t.Error("no call answered by the dissent rule")
+	}
+}
+
+// TestRecompute_numericNoVoteAgreement: an adaptive numeric delegation
+// whose first session answers "n/a" and the others 42. The run without a
+// number counts in evidence.answered, with a disagreement whose reason
+// begins "no vote:", so 9.2's recipe gives the votes v = answered less the
+// no-vote runs, the agreeing runs a = agreement × v, and the number before
+// calibration Posterior(a, v − a), which the confidence reads on its basis.
+func TestRecompute_numericNoVoteAgreement(t *testing.T) {
+	behs := []fakeSession{{num: "n/a"}, {num: 42}, {num: 42}, {num: 42}, {num: 42}}
+	rig := newRecomputeRig(t, behs, true, nil)
+	for range 10 {
+		c := recomputeRequest("delegation", "adaptive", true, false)
+		raw, resp := rig.mustPost(c)
+		ev := resp.Evidence
+		nov := noVotes(ev)
+		if nov == 0 {
+			continue // the session without a number did not run: the next call starts elsewhere
+		}
+		if nov != 1 || resp.Status != trust.StatusValid || resultKey(resp.Result, true) != "42" {
+			t.Fatalf("%d no-vote runs, status %s, result %s; want 1, VALID, 42\n  body: %s", nov, resp.Status, resp.Result, withoutReceipt(raw))
+		}
+		v := ev.Answered - nov
+		a := ev.Agreement * float64(v)
+		if backers := ev.Answered - nov; a != float64(backers) || a < 2 {
+			t.Errorf("9.2: a = agreement × v = %v × %d = %v; %d runs answered 42", ev.Agreement, v, a, backers)
+		}
+		ai := int(math.Round(a))
+		b := ev.Calibration
+		if b == nil {
+			t.Fatalf("no calibration basis with reputation on\n  body: %s", withoutReceipt(raw))
+		}
+		if want := posteriorExact(ai, v-ai); !approxEqual(b.Uncalibrated, want) {
+			t.Errorf("9.2: the number before calibration is Posterior(%d, %d) = %v; evidence.calibration.uncalibrated %v", ai, v-ai, want, b.Uncalibrated)
+		}
+		if want := readCalibration(b); !approxEqual(resp.Confidence, want) {
+			t.Errorf("confidence %v; its basis reads %v", resp.Confidence, want)
+		}
+		if want := ai >= 2 && resp.Confidence > trust.DefaultPluralityFloor; !want {
+			t.Errorf("9.2: a = %d, confidence %v predicts no VALID; the response is VALID", ai, resp.Confidence)
+		}
+		reportMismatches(t, "no-vote call", raw, rig.check(c, resp), map[string]int{})
+		return
+	}
+	t.Fatal("no call ran the session without a number")
+}
+
+// TestRecompute_numericNoVoteStatus: one session answers 42 and four "n/a".
+// The response states agreement 1 over 5 answered runs and a confidence
+// above one half, yet one number backs the result: 9.2's recipe counts v =
+// 5 − 4 = 1 vote, a = 1, and predicts RETRY, as the response answers.
+func TestRecompute_numericNoVoteStatus(t *testing.T) {
+	behs := []fakeSession{{num: "n/a"}, {num: 42}, {num: "n/a"}, {num: "n/a"}, {num: "n/a"}}
+	rig := newRecomputeRig(t, behs, true, nil)
+	c := recomputeRequest("delegation", "adaptive", true, false)
+	raw, resp := rig.mustPost(c)
+	ev := resp.Evidence
+	v := ev.Answered - noVotes(ev)
+	a := int(math.Round(ev.Agreement * float64(v)))
+	if ev.Answered != 5 || v != 1 || a != 1 {
+		t.Errorf("answered %d, v %d, a %d; want 5, 1, 1\n  body: %s", ev.Answered, v, a, withoutReceipt(raw))
+	}
+	predicted := trust.StatusRetry
+	if a >= 2 && resp.Confidence > trust.DefaultPluralityFloor {
+		predicted = trust.StatusValid
+	}
+	if resp.Status != predicted || predicted != trust.StatusRetry {
+		t.Errorf("9.2: a = %d of v = %d, confidence %v: predicts %s; the response says %s (want RETRY)", a, v, resp.Confidence, predicted, resp.Status)
+	}
+	reportMismatches(t, "one number", raw, rig.check(c, resp), map[string]int{})
+}

@@ -3,13 +3,13 @@ package router_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/vouchkit/vouch/internal/fuzzjson"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
 )
@@ -28,63 +28,6 @@ func fuzzWorker() router.Worker {
 		}
 		return &router.Result{Verdict: router.VerdictValid, Confidence: 0.9, Reasons: []string{"fuzz"}}, nil
 	})
-}
-
-// fuzzProblem is the RFC 9457 body the fuzz target reads.
-type fuzzProblem struct {
-	Type, Title, Code, Detail string
-	Status                    int
-	RequestID                 string `json:"request_id"`
-	Errors                    []struct{ Field, Rule, Message string }
-}
-
-// checkAnswer applies the bad-input promise of docs/INTERFACE.md to one
-// answer: 200 with JSON, or a problem with a code; a 400 invalid_request
-// names each field; a 5xx only for the documented server-side conditions
-// allowed (504 timeout, when the caller's own timeout_ms ran out).
-func checkAnswer(t *testing.T, w *httptest.ResponseRecorder, path string, body []byte) {
-	t.Helper()
-	if w.Code == http.StatusOK {
-		if !json.Valid(w.Body.Bytes()) {
-			t.Fatalf("%s: 200 with a body that is not JSON: %q", path, w.Body)
-		}
-		return
-	}
-	var p fuzzProblem
-	if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil {
-		t.Fatalf("%s: status %d with a body that is not a problem: %q (request %q)", path, w.Code, w.Body, body)
-	}
-	if ct := w.Header().Get("Content-Type"); ct != "application/problem+json" {
-		t.Fatalf("%s: status %d with Content-Type %q (request %q)", path, w.Code, ct, body)
-	}
-	if p.Code == "" || p.Status != w.Code || p.RequestID == "" || p.Title == "" {
-		t.Fatalf("%s: status %d, problem without code/status/request id/title: %s (request %q)", path, w.Code, w.Body, body)
-	}
-	switch {
-	case w.Code == http.StatusBadRequest:
-		if p.Code != "invalid_request" && p.Code != "malformed_json" {
-			t.Fatalf("%s: 400 with code %q (request %q)", path, p.Code, body)
-		}
-		if p.Code == "invalid_request" {
-			if len(p.Errors) == 0 {
-				t.Fatalf("%s: 400 invalid_request with no field errors: %s (request %q)", path, w.Body, body)
-			}
-			for _, e := range p.Errors {
-				if e.Field == "" || e.Rule == "" || e.Message == "" {
-					t.Fatalf("%s: 400 field error without field, rule or message: %s (request %q)", path, w.Body, body)
-				}
-			}
-		}
-	case w.Code > 400 && w.Code < 500:
-	case w.Code == http.StatusGatewayTimeout && p.Code == "timeout":
-	// Workers that failed (an output out of bounds is an ERROR run) are
-	// the server's conditions, not the request's: documented answers.
-	case w.Code == http.StatusBadGateway && p.Code == "all_replicas_failed":
-	case w.Code == http.StatusServiceUnavailable && p.Code == "insufficient_sessions":
-		// The caller's own policy.timeout_ms may run out: documented.
-	default:
-		t.Fatalf("%s: status %d code %q (%s) for request %q", path, w.Code, p.Code, w.Body, body)
-	}
 }
 
 // FuzzEngineHandler sends arbitrary bodies to every POST route of the
@@ -153,7 +96,7 @@ func FuzzEngineHandler(f *testing.F) {
 		if testing.Verbose() {
 			t.Logf("%s %d %.300s", path, w.Code, w.Body)
 		}
-		checkAnswer(t, w, path, body)
+		fuzzjson.CheckAnswer(t, w, path, body)
 	})
 }
 

@@ -6,113 +6,35 @@ import (
 	"hash/fnv"
 	"net/http"
 	"net/http/httptest"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/vouchkit/vouch/internal/fuzzjson"
 	"github.com/vouchkit/vouch/router"
 )
-
-// jsonGen builds a syntactically valid JSON body from fuzz bytes: each
-// member of a vocabulary is left out, given one of its usual values, or
-// given an odd value (null, "", white space, 0, negative, huge, 1e400,
-// a lone surrogate, the wrong type), so that the fuzzer explores
-// combinations of members and values rather than JSON syntax.
-type jsonGen struct {
-	data []byte
-	i    int
-}
-
-func (g *jsonGen) next() int {
-	if g.i >= len(g.data) {
-		return 0
-	}
-	b := g.data[g.i]
-	g.i++
-	return int(b)
-}
-
-// genObj is a vocabulary: member name to genObj (a nested object) or
-// []string (its usual values, as JSON text).
-type genObj map[string]any
-
-var oddValues = []string{
-	`null`, `""`, `"  "`, `"x"`, `0`, `-1`, `1`, `2`, `3`, `5`, `7`, `1.5`, `-0`, `1e400`, `-1e400`,
-	`99999999999999999999`, `true`, `false`, `[]`, `{}`, `[""]`, `[1,1]`, `["1","2"]`, `[0]`, `[null]`,
-	`{"kind":"array","items":[]}`, `{"kind":"array"}`, `"\ud800"`, `"NaN"`, `"1"`, `"0"`, `" x "`,
-	`"VALID"`, `"INVALID"`, `"number"`, `{"a":1e400}`, `[[[]]]`, `"rcpt_aaaaaaaaaaaaaaaaaaaaaaaaaa"`,
-	`"4bf92f3577b34da6a3ce929d0e0e4736"`,
-}
-
-func (g *jsonGen) value(v any, depth int) string {
-	c := g.next() % 8
-	switch {
-	case c == 7 || depth > 4:
-		return oddValues[g.next()%len(oddValues)]
-	}
-	switch v := v.(type) {
-	case genObj:
-		return g.object(v, depth+1)
-	case []string:
-		return v[g.next()%len(v)]
-	}
-	return `null`
-}
-
-func (g *jsonGen) object(o genObj, depth int) string {
-	keys := make([]string, 0, len(o))
-	for k := range o {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	b.WriteByte('{')
-	n := 0
-	for _, k := range keys {
-		if g.next()%3 == 0 {
-			continue // absent
-		}
-		if n > 0 {
-			b.WriteByte(',')
-		}
-		n++
-		b.WriteString(strconv.Quote(k))
-		b.WriteByte(':')
-		b.WriteString(g.value(o[k], depth))
-	}
-	if g.next()%16 == 15 { // now and then a member the route does not define
-		if n > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(`"extra":1`)
-	}
-	b.WriteByte('}')
-	return b.String()
-}
 
 var (
 	genSessionID = []string{`1`, `2`, `"3"`, `5`}
 	genPool      = []string{`[1,2,3]`, `["1","2","3","4","5"]`, `[5,4,3,2,1]`, `[2,4]`, `[]`}
-	genPolicy    = genObj{
+	genPolicy    = fuzzjson.Vocabulary{
 		"tier": []string{`"fast"`, `"safe"`, `"oracle"`, `"balanced"`}, "redundancy": []string{`1`, `3`, `5`},
 		"rules": []string{`["consistency"]`, `[]`}, "timeout_ms": []string{`5000`, `1`, `3600000`},
 	}
-	genConsensus = genObj{
+	genConsensus = fuzzjson.Vocabulary{
 		"replicas": []string{`1`, `3`, `5`}, "session_pool": genPool,
 		"aggregation":         []string{`"majority"`, `"weighted"`, `"median"`, `"median_of_means"`},
 		"weight_by":           []string{`"reputation"`},
-		"tolerance":           genObj{"absolute": []string{`0`, `0.5`, `1e300`}, "relative": []string{`0`, `0.1`, `1`}},
+		"tolerance":           fuzzjson.Vocabulary{"absolute": []string{`0`, `0.5`, `1e300`}, "relative": []string{`0`, `0.1`, `1`}},
 		"disagreement_policy": []string{`"return_all"`, `"fail_hard"`, `"best_effort"`},
 		"strategy":            []string{`"majority"`, `"weighted"`, `"median"`},
 	}
 	genInput   = []string{`"2 * 3"`, `{"a":1}`, `{"kind":"array","items":[1,2]}`}
-	genContext = genObj{"task_input": genInput, "task_spec": []string{`"s"`, `{"s":1}`}, "dispute_context": []string{`"d"`}, "note": []string{`1`}}
-	genClaim   = genObj{
+	genContext = fuzzjson.Vocabulary{"task_input": genInput, "task_spec": []string{`"s"`, `{"s":1}`}, "dispute_context": []string{`"d"`}, "note": []string{`1`}}
+	genClaim   = fuzzjson.Vocabulary{
 		"type": []string{`"summary"`, `"classification"`, `"json_tool_call"`}, "description": []string{`"d"`},
 		"output": []string{`"2 * 3 = 6"`, `{"a":1}`, `12345678901234567891`, `[1]`}, "input_hash": []string{`"h"`},
 	}
-	genExecution = genObj{
+	genExecution = fuzzjson.Vocabulary{
 		"mode": []string{`"tools"`, `"simple"`, `"chain"`}, "model": []string{`"auto"`, `"m"`},
 		"tools": []string{`["search"]`, `[]`}, "max_steps": []string{`1`, `10000`, `3`},
 	}
@@ -123,19 +45,19 @@ var (
 // their bodies, from docs/INTERFACE.md sections 5 and 6.
 var structRoutes = []struct {
 	path  string
-	vocab genObj
+	vocab fuzzjson.Vocabulary
 }{
-	{"/api/v1/delegate", genObj{"session_id": genSessionID, "task_request_input": genText, "task_domain": genText, "task_type": genText, "evaluation_mode": genText, "web_url": []string{`"https://example.com/a"`, `"http://x"`}}},
-	{"/api/v1/validate", genObj{"session_id": genSessionID, "task_request_input": genText, "task_result_output": genText, "task_domain": genText, "task_type": genText, "acceptance_criteria": []string{`["accuracy"]`, `[]`}, "evaluation_mode": []string{`"llm_judge"`}}},
-	{"/api/v1/factcheck", genObj{"claim": genText, "mode": []string{`"standard"`, `"realtime"`}, "context": genContext, "request_id": []string{`"r"`}, "session_id": genSessionID, "policy": genPolicy, "session_pool": genPool}},
-	{"/api/v2/delegate", genObj{"session_id": genSessionID, "objective": genText, "input": genInput, "execution": genExecution, "policy": genPolicy, "tools": []string{`[1]`}, "workflow": []string{`{}`}, "metadata": []string{`{"m":1}`}}},
-	{"/api/v2/validate", genObj{"session_id": genSessionID, "request_id": []string{`"r"`}, "claim": genClaim, "policy": genPolicy, "context": genContext, "actor": []string{`{"a":1}`}, "metadata": []string{`{}`}}},
-	{"/api/v3/delegate", genObj{"session_id": genSessionID, "objective": genText, "input": genInput, "execution": genExecution, "policy": genPolicy, "tools": []string{`[1]`}, "workflow": []string{`{}`}, "metadata": []string{`{"m":1}`}, "consensus": genConsensus}},
-	{"/api/v3/validate", genObj{"session_id": genSessionID, "request_id": []string{`"r"`}, "claim": genClaim, "policy": genPolicy, "context": genContext, "actor": []string{`{"a":1}`}, "metadata": []string{`{}`}, "consensus": genConsensus}},
-	{"/api/v3/factcheck", genObj{"claim": genText, "mode": []string{`"standard"`, `"realtime"`}, "context": genContext, "request_id": []string{`"r"`}, "session_id": genSessionID, "policy": genPolicy, "consensus": genConsensus}},
-	{"/api/v2/trial/validate", genObj{"session_id": genSessionID, "claim": genClaim, "policy": genPolicy}},
-	{"/api/v1/x402/factcheck", genObj{"claim": genText, "policy": genPolicy, "session_pool": genPool}},
-	{"/api/v3/feedback", genObj{"trace_id": []string{`"4bf92f3577b34da6a3ce929d0e0e4736"`}, "right": []string{`true`, `false`}}},
+	{"/api/v1/delegate", fuzzjson.Vocabulary{"session_id": genSessionID, "task_request_input": genText, "task_domain": genText, "task_type": genText, "evaluation_mode": genText, "web_url": []string{`"https://example.com/a"`, `"http://x"`}}},
+	{"/api/v1/validate", fuzzjson.Vocabulary{"session_id": genSessionID, "task_request_input": genText, "task_result_output": genText, "task_domain": genText, "task_type": genText, "acceptance_criteria": []string{`["accuracy"]`, `[]`}, "evaluation_mode": []string{`"llm_judge"`}}},
+	{"/api/v1/factcheck", fuzzjson.Vocabulary{"claim": genText, "mode": []string{`"standard"`, `"realtime"`}, "context": genContext, "request_id": []string{`"r"`}, "session_id": genSessionID, "policy": genPolicy, "session_pool": genPool}},
+	{"/api/v2/delegate", fuzzjson.Vocabulary{"session_id": genSessionID, "objective": genText, "input": genInput, "execution": genExecution, "policy": genPolicy, "tools": []string{`[1]`}, "workflow": []string{`{}`}, "metadata": []string{`{"m":1}`}}},
+	{"/api/v2/validate", fuzzjson.Vocabulary{"session_id": genSessionID, "request_id": []string{`"r"`}, "claim": genClaim, "policy": genPolicy, "context": genContext, "actor": []string{`{"a":1}`}, "metadata": []string{`{}`}}},
+	{"/api/v3/delegate", fuzzjson.Vocabulary{"session_id": genSessionID, "objective": genText, "input": genInput, "execution": genExecution, "policy": genPolicy, "tools": []string{`[1]`}, "workflow": []string{`{}`}, "metadata": []string{`{"m":1}`}, "consensus": genConsensus}},
+	{"/api/v3/validate", fuzzjson.Vocabulary{"session_id": genSessionID, "request_id": []string{`"r"`}, "claim": genClaim, "policy": genPolicy, "context": genContext, "actor": []string{`{"a":1}`}, "metadata": []string{`{}`}, "consensus": genConsensus}},
+	{"/api/v3/factcheck", fuzzjson.Vocabulary{"claim": genText, "mode": []string{`"standard"`, `"realtime"`}, "context": genContext, "request_id": []string{`"r"`}, "session_id": genSessionID, "policy": genPolicy, "consensus": genConsensus}},
+	{"/api/v2/trial/validate", fuzzjson.Vocabulary{"session_id": genSessionID, "claim": genClaim, "policy": genPolicy}},
+	{"/api/v1/x402/factcheck", fuzzjson.Vocabulary{"claim": genText, "policy": genPolicy, "session_pool": genPool}},
+	{"/api/v3/feedback", fuzzjson.Vocabulary{"trace_id": []string{`"4bf92f3577b34da6a3ce929d0e0e4736"`}, "right": []string{`true`, `false`}}},
 }
 
 // splitWorker answers by a hash of the job and its session, so that
@@ -160,7 +82,7 @@ func splitWorker(session int) router.Worker {
 }
 
 // FuzzEngineHandlerStruct builds each body from the fuzzer's bytes with
-// jsonGen over the route's own members, so that every input is valid
+// fuzzjson.Generator over the route's own members, so that every input is valid
 // JSON and most reach the engine, whose five sessions disagree now and
 // then. The answer is checked as FuzzEngineHandler checks it.
 func FuzzEngineHandlerStruct(f *testing.F) {
@@ -185,8 +107,8 @@ func FuzzEngineHandlerStruct(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, route uint8, data []byte) {
 		rt := structRoutes[int(route)%len(structRoutes)]
-		g := &jsonGen{data: data}
-		body := []byte(g.object(rt.vocab, 0))
+		g := fuzzjson.New(data)
+		body := []byte(g.Object(rt.vocab))
 		r := httptest.NewRequest(http.MethodPost, rt.path, strings.NewReader(string(body)))
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("Authorization", "Bearer k")
@@ -195,6 +117,6 @@ func FuzzEngineHandlerStruct(f *testing.F) {
 		if testing.Verbose() {
 			t.Logf("%s %s -> %d %.300s", rt.path, body, w.Code, w.Body)
 		}
-		checkAnswer(t, w, rt.path, body)
+		fuzzjson.CheckAnswer(t, w, rt.path, body)
 	})
 }

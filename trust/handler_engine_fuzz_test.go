@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 
+	"github.com/vouchkit/vouch/internal/fuzzjson"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
@@ -28,62 +28,6 @@ func engineFuzzWorker() router.Worker {
 		}
 		return &router.Result{Verdict: router.VerdictValid, Confidence: 0.9, Reasons: []string{"fuzz"}}, nil
 	})
-}
-
-// engineFuzzProblem is the RFC 9457 body the fuzz targets read.
-type engineFuzzProblem struct {
-	Type, Title, Code, Detail string
-	Status                    int
-	RequestID                 string `json:"request_id"`
-	Errors                    []struct{ Field, Rule, Message string }
-}
-
-// checkEngineAnswer applies docs/INTERFACE.md's promise for bad input:
-// 200 with JSON, or a problem with a code and the same status; a 400
-// invalid_request names each field; no 5xx, since every worker is
-// healthy (a 504 timeout is the caller's own timeout running out).
-func checkEngineAnswer(t *testing.T, w *httptest.ResponseRecorder, path string, body []byte) {
-	t.Helper()
-	if w.Code == http.StatusOK {
-		if !json.Valid(w.Body.Bytes()) {
-			t.Fatalf("%s: 200 with a body that is not JSON: %q", path, w.Body)
-		}
-		return
-	}
-	var p engineFuzzProblem
-	if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil {
-		t.Fatalf("%s: status %d with a body that is not a problem: %q (request %q)", path, w.Code, w.Body, body)
-	}
-	if ct := w.Header().Get("Content-Type"); ct != "application/problem+json" {
-		t.Fatalf("%s: status %d with Content-Type %q (request %q)", path, w.Code, ct, body)
-	}
-	if p.Code == "" || p.Status != w.Code || p.RequestID == "" || p.Title == "" {
-		t.Fatalf("%s: status %d, problem without code/status/request id/title: %s (request %q)", path, w.Code, w.Body, body)
-	}
-	switch {
-	case w.Code == http.StatusBadRequest:
-		if p.Code != "invalid_request" && p.Code != "malformed_json" {
-			t.Fatalf("%s: 400 with code %q (request %q)", path, p.Code, body)
-		}
-		if p.Code == "invalid_request" {
-			if len(p.Errors) == 0 {
-				t.Fatalf("%s: 400 invalid_request with no field errors: %s (request %q)", path, w.Body, body)
-			}
-			for _, e := range p.Errors {
-				if e.Field == "" || e.Rule == "" || e.Message == "" {
-					t.Fatalf("%s: 400 field error without field, rule or message: %s (request %q)", path, w.Body, body)
-				}
-			}
-		}
-	case w.Code > 400 && w.Code < 500:
-	case w.Code == http.StatusGatewayTimeout && p.Code == "timeout":
-	// Workers that failed (an output out of bounds is an ERROR run) are
-	// the server's conditions, not the request's: documented answers.
-	case w.Code == http.StatusBadGateway && p.Code == "all_replicas_failed":
-	case w.Code == http.StatusServiceUnavailable && p.Code == "insufficient_sessions":
-	default:
-		t.Fatalf("%s: status %d code %q (%s) for request %q", path, w.Code, p.Code, w.Body, body)
-	}
 }
 
 type allowEvery struct{}
@@ -151,7 +95,7 @@ func FuzzEngineTrust(f *testing.F) {
 		if testing.Verbose() {
 			t.Logf("%s %d %.300s", path, w.Code, w.Body)
 		}
-		checkEngineAnswer(t, w, path, body)
+		fuzzjson.CheckAnswer(t, w, path, body)
 	})
 }
 

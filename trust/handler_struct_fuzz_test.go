@@ -7,114 +7,37 @@ import (
 	"hash/fnv"
 	"net/http"
 	"net/http/httptest"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/vouchkit/vouch/internal/fuzzjson"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
 )
 
-// jsonGen builds a syntactically valid JSON body from fuzz bytes: each
-// member of a vocabulary is left out, given one of its usual values, or
-// given an odd value (null, "", white space, 0, negative, huge, 1e400,
-// a lone surrogate, the wrong type), so that the fuzzer explores
-// combinations of members and values rather than JSON syntax.
-type jsonGen struct {
-	data []byte
-	i    int
-}
-
-func (g *jsonGen) next() int {
-	if g.i >= len(g.data) {
-		return 0
-	}
-	b := g.data[g.i]
-	g.i++
-	return int(b)
-}
-
-// genObj is a vocabulary: member name to genObj (a nested object) or
-// []string (its usual values, as JSON text).
-type genObj map[string]any
-
-var oddValues = []string{
-	`null`, `""`, `"  "`, `"x"`, `0`, `-1`, `1`, `2`, `3`, `5`, `7`, `1.5`, `-0`, `1e400`, `-1e400`,
-	`99999999999999999999`, `true`, `false`, `[]`, `{}`, `[""]`, `[1,1]`, `["1","2"]`, `[0]`, `[null]`,
-	`{"kind":"array","items":[]}`, `{"kind":"array"}`, `"\ud800"`, `"NaN"`, `"1"`, `"0"`, `" x "`,
-	`"VALID"`, `"INVALID"`, `"number"`, `{"a":1e400}`, `[[[]]]`, `"rcpt_aaaaaaaaaaaaaaaaaaaaaaaaaa"`,
-	`"4bf92f3577b34da6a3ce929d0e0e4736"`,
-}
-
-func (g *jsonGen) value(v any, depth int) string {
-	c := g.next() % 8
-	switch {
-	case c == 7 || depth > 4:
-		return oddValues[g.next()%len(oddValues)]
-	}
-	switch v := v.(type) {
-	case genObj:
-		return g.object(v, depth+1)
-	case []string:
-		return v[g.next()%len(v)]
-	}
-	return `null`
-}
-
-func (g *jsonGen) object(o genObj, depth int) string {
-	keys := make([]string, 0, len(o))
-	for k := range o {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	b.WriteByte('{')
-	n := 0
-	for _, k := range keys {
-		if g.next()%3 == 0 {
-			continue // absent
-		}
-		if n > 0 {
-			b.WriteByte(',')
-		}
-		n++
-		b.WriteString(strconv.Quote(k))
-		b.WriteByte(':')
-		b.WriteString(g.value(o[k], depth))
-	}
-	if g.next()%16 == 15 { // now and then a member the route does not define
-		if n > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(`"extra":1`)
-	}
-	b.WriteByte('}')
-	return b.String()
-}
-
 var (
 	genTrustInput = []string{`"How many apples?"`, `{"q":"x"}`, `{"kind":"array","items":[1,2]}`}
-	genTrustBody  = genObj{
+	genTrustBody  = fuzzjson.Vocabulary{
 		"mode":   []string{`"delegation"`, `"validation"`, `"arbitration"`},
 		"policy": []string{`"fast"`, `"safe"`, `"oracle"`, `"adaptive"`},
-		"task": genObj{
+		"task": fuzzjson.Vocabulary{
 			"type": []string{`"qa"`, `"summary"`}, "input": genTrustInput, "spec": []string{`"say a number"`, `{"s":1}`},
 			"claimed_result": []string{`"42"`, `42`, `{"a":1}`, `12345678901234567891`}, "dispute_context": []string{`"late"`, `{"buyer":"no"}`},
-			"answer": []string{`"number"`}, "tolerance": genObj{"absolute": []string{`0.5`, `0`}, "relative": []string{`0.1`, `1`}},
+			"answer": []string{`"number"`}, "tolerance": fuzzjson.Vocabulary{"absolute": []string{`0.5`, `0`}, "relative": []string{`0.1`, `1`}},
 		},
-		"context":  genObj{"agent": []string{`"a"`}, "task_input": genTrustInput},
+		"context":  fuzzjson.Vocabulary{"agent": []string{`"a"`}, "task_input": genTrustInput},
 		"metadata": []string{`{"m":1}`},
-		"receipt": genObj{
+		"receipt": fuzzjson.Vocabulary{
 			"mode": []string{`"none"`, `"inline"`, `"detached"`},
-			"include": genObj{"consensus_snapshot": []string{`true`, `false`}, "policy_snapshot": []string{`true`}, "input_hash": []string{`true`},
+			"include": fuzzjson.Vocabulary{"consensus_snapshot": []string{`true`, `false`}, "policy_snapshot": []string{`true`}, "input_hash": []string{`true`},
 				"output_hash": []string{`true`}, "router_trace_refs": []string{`true`}},
 			"ttl": []string{`"7d"`, `"1000d"`, `"1d"`}, "visibility": []string{`"private"`, `"shared"`, `"public"`},
 			"counterparties": []string{`["bob"]`, `["alice","bob"]`, `[]`},
 		},
-		"delegation": genObj{"agreement": []string{`"exact"`, `"judged"`}},
+		"delegation": fuzzjson.Vocabulary{"agreement": []string{`"exact"`, `"judged"`}},
 	}
-	genFeedback = genObj{
+	genFeedback = fuzzjson.Vocabulary{
 		"trace_id": []string{`"4bf92f3577b34da6a3ce929d0e0e4736"`}, "receipt_id": []string{`"rcpt_aaaaaaaaaaaaaaaaaaaaaaaaaa"`},
 		"right": []string{`true`, `false`}, "verdict": []string{`"VALID"`, `"INVALID"`},
 	}
@@ -144,7 +67,7 @@ func splitTrustWorker(session int) router.Worker {
 }
 
 // FuzzEngineTrustStruct builds each trust envelope (or feedback report)
-// from the fuzzer's bytes with jsonGen over the members of
+// from the fuzzer's bytes with fuzzjson.Generator over the members of
 // docs/INTERFACE.md section 9, so that every input is valid JSON and
 // most reach the tiers, over an engine whose sessions disagree now and
 // then; the answer is checked as FuzzEngineTrust checks it.
@@ -171,8 +94,8 @@ func FuzzEngineTrustStruct(f *testing.F) {
 				vocab = feedbackOnACall(t, h, data[0]%4 == 1)
 			}
 		}
-		g := &jsonGen{data: data}
-		body := []byte(g.object(vocab, 0))
+		g := fuzzjson.New(data)
+		body := []byte(g.Object(vocab))
 		r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(string(body)))
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("Authorization", "Bearer k")
@@ -181,14 +104,14 @@ func FuzzEngineTrustStruct(f *testing.F) {
 		if testing.Verbose() {
 			t.Logf("%s %s -> %d %.300s", path, body, w.Code, w.Body)
 		}
-		checkEngineAnswer(t, w, path, body)
+		fuzzjson.CheckAnswer(t, w, path, body)
 	})
 }
 
 // feedbackOnACall makes one trust call (a delegation or an adaptive
 // validation) with a receipt and returns the feedback vocabulary naming
 // its trace id and receipt id.
-func feedbackOnACall(t *testing.T, h http.Handler, delegation bool) genObj {
+func feedbackOnACall(t *testing.T, h http.Handler, delegation bool) fuzzjson.Vocabulary {
 	body := `{"mode":"validation","policy":"adaptive","task":{"claimed_result":"42"},"receipt":{"mode":"inline","include":{"consensus_snapshot":true,"router_trace_refs":true}}}`
 	if delegation {
 		body = `{"mode":"delegation","policy":"safe","task":{"input":"x"},"receipt":{"mode":"detached","include":{"consensus_snapshot":true,"router_trace_refs":true}}}`
@@ -212,7 +135,7 @@ func feedbackOnACall(t *testing.T, h http.Handler, delegation bool) genObj {
 	if resp.Receipt != nil {
 		rid = resp.Receipt.ReceiptID
 	}
-	return genObj{
+	return fuzzjson.Vocabulary{
 		"trace_id": []string{strconv.Quote(resp.TraceID)}, "receipt_id": []string{strconv.Quote(rid)},
 		"right": []string{`true`, `false`}, "verdict": []string{`"VALID"`, `"INVALID"`},
 	}

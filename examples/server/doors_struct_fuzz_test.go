@@ -4,88 +4,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/vouchkit/vouch/internal/fuzzjson"
 )
-
-// jsonGen builds a syntactically valid JSON body from fuzz bytes: each
-// member of a vocabulary is left out, given one of its usual values, or
-// given an odd value (null, "", white space, 0, negative, huge, 1e400,
-// a lone surrogate, the wrong type), so that the fuzzer explores
-// combinations of members and values rather than JSON syntax.
-type jsonGen struct {
-	data []byte
-	i    int
-}
-
-func (g *jsonGen) next() int {
-	if g.i >= len(g.data) {
-		return 0
-	}
-	b := g.data[g.i]
-	g.i++
-	return int(b)
-}
-
-// genObj is a vocabulary: member name to genObj (a nested object) or
-// []string (its usual values, as JSON text).
-type genObj map[string]any
-
-var oddValues = []string{
-	`null`, `""`, `"  "`, `"x"`, `0`, `-1`, `1`, `2`, `3`, `5`, `7`, `1.5`, `-0`, `1e400`, `-1e400`,
-	`99999999999999999999`, `true`, `false`, `[]`, `{}`, `[""]`, `[1,1]`, `["1","2"]`, `[0]`, `[null]`,
-	`{"kind":"array","items":[]}`, `{"kind":"array"}`, `"\ud800"`, `"NaN"`, `"1"`, `"0"`, `" x "`,
-	`"VALID"`, `"INVALID"`, `"number"`, `{"a":1e400}`, `[[[]]]`, `"rcpt_aaaaaaaaaaaaaaaaaaaaaaaaaa"`,
-	`"4bf92f3577b34da6a3ce929d0e0e4736"`,
-}
-
-func (g *jsonGen) value(v any, depth int) string {
-	c := g.next() % 8
-	switch {
-	case c == 7 || depth > 4:
-		return oddValues[g.next()%len(oddValues)]
-	}
-	switch v := v.(type) {
-	case genObj:
-		return g.object(v, depth+1)
-	case []string:
-		return v[g.next()%len(v)]
-	}
-	return `null`
-}
-
-func (g *jsonGen) object(o genObj, depth int) string {
-	keys := make([]string, 0, len(o))
-	for k := range o {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	b.WriteByte('{')
-	n := 0
-	for _, k := range keys {
-		if g.next()%3 == 0 {
-			continue // absent
-		}
-		if n > 0 {
-			b.WriteByte(',')
-		}
-		n++
-		b.WriteString(strconv.Quote(k))
-		b.WriteByte(':')
-		b.WriteString(g.value(o[k], depth))
-	}
-	if g.next()%16 == 15 { // now and then a member the route does not define
-		if n > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(`"extra":1`)
-	}
-	b.WriteByte('}')
-	return b.String()
-}
 
 var (
 	genToolPolicy  = []string{`"fast"`, `"safe"`, `"oracle"`, `"adaptive"`}
@@ -96,22 +19,22 @@ var (
 	// (docs/INTERFACE.md section 12).
 	genTools = []struct {
 		name  string
-		vocab genObj
+		vocab fuzzjson.Vocabulary
 	}{
-		{"validate_claim", genObj{"claimed_result": genToolResult, "input": genToolInput, "spec": []string{`"a product"`, `{"s":1}`}, "policy": genToolPolicy, "receipt": genToolReceipt}},
-		{"delegate_task", genObj{"objective": []string{`"17 * 3"`, `"multiply"`}, "input": genToolInput, "policy": genToolPolicy, "receipt": genToolReceipt,
-			"agreement": []string{`"exact"`, `"judged"`}, "answer": []string{`"number"`}, "tolerance": genObj{"absolute": []string{`0.5`, `0`}, "relative": []string{`0.1`, `1`}}}},
-		{"arbitrate", genObj{"claimed_result": genToolResult, "dispute_context": []string{`"the buyer says 50"`, `{"buyer":"50"}`}, "input": genToolInput, "spec": []string{`"a product"`}, "policy": genToolPolicy, "receipt": genToolReceipt}},
-		{"factcheck", genObj{"claim": []string{`"17 * 3 = 51"`, `"17 * 3 = 50"`}, "mode": []string{`"standard"`, `"realtime"`}, "replicas": []string{`3`, `5`}}},
-		{"get_receipt", genObj{"receipt_id": []string{`"rcpt_aaaaaaaaaaaaaaaaaaaaaaaaaa"`}}},
-		{"verify_receipt", genObj{"receipt": []string{`"{}"`, `{"receipt_id":"rcpt_aaaaaaaaaaaaaaaaaaaaaaaaaa"}`}}},
-		{"report_outcome", genObj{"trace_id": []string{`"4bf92f3577b34da6a3ce929d0e0e4736"`}, "receipt_id": []string{`"rcpt_aaaaaaaaaaaaaaaaaaaaaaaaaa"`}, "right": []string{`true`}, "verdict": []string{`"VALID"`, `"INVALID"`}}},
+		{"validate_claim", fuzzjson.Vocabulary{"claimed_result": genToolResult, "input": genToolInput, "spec": []string{`"a product"`, `{"s":1}`}, "policy": genToolPolicy, "receipt": genToolReceipt}},
+		{"delegate_task", fuzzjson.Vocabulary{"objective": []string{`"17 * 3"`, `"multiply"`}, "input": genToolInput, "policy": genToolPolicy, "receipt": genToolReceipt,
+			"agreement": []string{`"exact"`, `"judged"`}, "answer": []string{`"number"`}, "tolerance": fuzzjson.Vocabulary{"absolute": []string{`0.5`, `0`}, "relative": []string{`0.1`, `1`}}}},
+		{"arbitrate", fuzzjson.Vocabulary{"claimed_result": genToolResult, "dispute_context": []string{`"the buyer says 50"`, `{"buyer":"50"}`}, "input": genToolInput, "spec": []string{`"a product"`}, "policy": genToolPolicy, "receipt": genToolReceipt}},
+		{"factcheck", fuzzjson.Vocabulary{"claim": []string{`"17 * 3 = 51"`, `"17 * 3 = 50"`}, "mode": []string{`"standard"`, `"realtime"`}, "replicas": []string{`3`, `5`}}},
+		{"get_receipt", fuzzjson.Vocabulary{"receipt_id": []string{`"rcpt_aaaaaaaaaaaaaaaaaaaaaaaaaa"`}}},
+		{"verify_receipt", fuzzjson.Vocabulary{"receipt": []string{`"{}"`, `{"receipt_id":"rcpt_aaaaaaaaaaaaaaaaaaaaaaaaaa"}`}}},
+		{"report_outcome", fuzzjson.Vocabulary{"trace_id": []string{`"4bf92f3577b34da6a3ce929d0e0e4736"`}, "receipt_id": []string{`"rcpt_aaaaaaaaaaaaaaaaaaaaaaaaaa"`}, "right": []string{`true`}, "verdict": []string{`"VALID"`, `"INVALID"`}}},
 	}
 )
 
 // FuzzServerDoorsStruct calls the demo server's MCP tools (over HTTP) and
 // A2A skills (a data part, in version 1.0 or 0.3) with arguments built by
-// jsonGen from each tool's own members, so that every call is valid JSON
+// fuzzjson.Generator from each tool's own members, so that every call is valid JSON
 // and most reach the trust service: the answers are checked as
 // FuzzServerDoors checks them (no internal error, no "unavailable" tool
 // error, no task failed as internal).
@@ -126,8 +49,8 @@ func FuzzServerDoorsStruct(f *testing.F) {
 	h := doorsServer(f)
 	f.Fuzz(func(t *testing.T, tool, door uint8, data []byte) {
 		tl := genTools[int(tool)%len(genTools)]
-		g := &jsonGen{data: data}
-		args := g.object(tl.vocab, 0)
+		g := fuzzjson.New(data)
+		args := g.Object(tl.vocab)
 		var path, body string
 		switch door % 3 {
 		case 0:

@@ -96,19 +96,7 @@ func serverDiesAfterCapture(t *testing.T, withID bool) {
 		if r.Header.Get(x402.HeaderPaymentSignature) != "" {
 			paid = r.Header.Clone()
 		}
-		req, _ := http.NewRequestWithContext(r.Context(), r.Method, a.URL+r.URL.RequestURI(), r.Body)
-		req.Header = r.Header.Clone()
-		resp, err := a.Client().Do(req)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		for k, v := range resp.Header {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(resp.StatusCode)
-		io.Copy(w, resp.Body)
+		relay(w, r, a)
 	}))
 	t.Cleanup(front.Close)
 	payer, _ := evm.NewPayer(testPayerKey)
@@ -216,19 +204,7 @@ func TestPaymentID_serverDiesBeforeCharge(t *testing.T) {
 				mu.Lock()
 				to := target
 				mu.Unlock()
-				req, _ := http.NewRequestWithContext(r.Context(), r.Method, to.URL+r.URL.RequestURI(), r.Body)
-				req.Header = r.Header.Clone()
-				resp, err := to.Client().Do(req)
-				if err != nil {
-					http.Error(w, err.Error(), http.StatusBadGateway)
-					return
-				}
-				defer resp.Body.Close()
-				for k, v := range resp.Header {
-					w.Header()[k] = v
-				}
-				w.WriteHeader(resp.StatusCode)
-				io.Copy(w, resp.Body)
+				relay(w, r, to)
 			}))
 			t.Cleanup(lb.Close)
 			payer, _ := evm.NewPayer(testPayerKey)
@@ -260,4 +236,22 @@ func TestPaymentID_serverDiesBeforeCharge(t *testing.T) {
 			}
 		})
 	}
+}
+
+// relay sends r to the server to, as a front (a load balancer) does, and
+// writes its answer to w.
+func relay(w http.ResponseWriter, r *http.Request, to *httptest.Server) {
+	req, _ := http.NewRequestWithContext(r.Context(), r.Method, to.URL+r.URL.RequestURI(), r.Body)
+	req.Header = r.Header.Clone()
+	resp, err := to.Client().Do(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	for k, v := range resp.Header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(resp.StatusCode)
+	io.Copy(w, resp.Body)
 }

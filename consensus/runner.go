@@ -66,7 +66,9 @@ type Runner struct {
 	// wait for every replica to return, however long that takes.
 	Abandon bool
 	// Grace is how long Run waits, once it has stopped waiting for votes,
-	// for the replicas still running to return when Abandon is set.
+	// for the replicas still running to return when Abandon is set. Zero
+	// (or negative) abandons at once those not yet returned. It is
+	// ignored without Abandon.
 	Grace time.Duration
 }
 

@@ -50,16 +50,22 @@ const (
 	// CodePaymentRequired (402): a paid route called without a payment
 	// that verifies; the x402 terms come with it.
 	CodePaymentRequired Code = "payment_required"
-	// CodeForbidden (403): the caller may not see what it asked for,
-	// such as another integration's private receipt.
+	// CodeForbidden (403): the server refused the caller. vouch's own
+	// servers answer what a caller may not see (another integration's
+	// private receipt) with the 404 of CodeNotFound, so that existence
+	// is not leaked; a client of package router or trust gives this code
+	// to a 403 answer without a problem body, such as a proxy's.
 	CodeForbidden Code = "forbidden"
 	// CodeNotFound (404): no such route, receipt or task.
 	CodeNotFound Code = "not_found"
 	// CodeMethodNotAllowed (405): the route exists for other methods;
 	// Allow lists them.
 	CodeMethodNotAllowed Code = "method_not_allowed"
-	// CodeConflict (409): the request conflicts with one in progress,
-	// such as a repeat of an Idempotency-Key that is still running.
+	// CodeConflict (409): the request conflicts with another, such as an
+	// x402 payment id sent with another payment or request, or whose
+	// first request still runs. A repeat of an Idempotency-Key is never
+	// 409: it waits for the first request, or is CodeUnprocessable when
+	// its method, path or body differ.
 	CodeConflict Code = "conflict"
 	// CodeBodyTooLarge (413): the body exceeds the route's limit.
 	CodeBodyTooLarge Code = "body_too_large"

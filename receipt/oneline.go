@@ -22,6 +22,10 @@ func IncludeAll() Include {
 // use a [Verifier] to check hashes against the original input and output
 // or to relax a check.
 //
+// With no key, or a key NewVerifier rejects, it returns a nil Result and
+// NewVerifier's error, which wraps none of the sentinels of the checks;
+// otherwise it returns what [Verifier.Verify] does, a Result never nil.
+//
 //	res, err := receipt.Verify(data, signer.Public())
 func Verify(data []byte, keys ...PublicKey) (*Result, error) {
 	v, err := NewVerifier(keys)

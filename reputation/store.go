@@ -30,7 +30,8 @@ type Store interface {
 }
 
 // Memory is a [Store] in process memory. The zero Memory is empty and
-// ready to use. A Memory must not be copied after first use.
+// ready to use. It is safe for concurrent use, and must not be copied
+// after first use.
 type Memory struct {
 	mu      sync.RWMutex
 	records map[Key]*Record // a pointer, so that Add finds a record once

@@ -230,8 +230,8 @@ func WithHealth(threshold int, cooldown time.Duration) EngineOption {
 }
 
 // WithAnswerKey sets when two outputs of a version 3 delegation agree:
-// when key returns the same string for both. The answer key is given is
-// the output as JSON, a json.RawMessage; it must be deterministic and safe
+// when key returns the same string for both. The key is given each
+// output as JSON, a json.RawMessage; it must be deterministic and safe
 // for concurrent use, and its error fails the call with a 500 *Error.
 // nil, the default, means consensus.DefaultKey: equal canonical JSON,
 // strings compared with white space trimmed and folded.

@@ -103,5 +103,6 @@ const (
 // Status must be safe for concurrent use and return a value the caller
 // may keep and modify.
 type StatusReporter interface {
+	// Status returns the sessions with their pools, tiers and health.
 	Status(ctx context.Context) (*Status, error)
 }

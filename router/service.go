@@ -15,9 +15,12 @@ import (
 //
 // Implementations must be safe for concurrent use. A method must not keep
 // or modify the request after it returns. A verdict of INVALID, RETRY or
-// NEEDS_SPEC is a result, not an error; errors are *Error (with an HTTP
-// status and a machine code) or the context's error. Cancelling ctx stops
-// the workers of the call.
+// NEEDS_SPEC is a result, not an error. A non-nil error means there is no
+// response: an *Error (with an HTTP status and a machine code) or the
+// context's error; a remote implementation ([Client]) may also return
+// errors that carry no *Error (a transport failure after its retries, or
+// one wrapping [ErrMalformedResponse], [ErrResponseTooLarge] or
+// [ErrNoVariant]). Cancelling ctx stops the workers of the call.
 //
 // A Service may also implement [StatusReporter], which GET /api/v1/status
 // of a [Handler] reports.
@@ -105,10 +108,15 @@ const (
 
 // Route is one HTTP route of the router: an operation in a variant.
 type Route struct {
-	Op      Operation
+	// Op is the operation the route serves.
+	Op Operation
+	// Variant is how the route is authorized and paid.
 	Variant Variant
-	Method  string
-	Path    string
+	// Method is the HTTP method, such as "POST".
+	Method string
+	// Path is the route's path, appended to {base_url}, such as
+	// "/api/v2/trial/validate".
+	Path string
 	// Alias is true for a second path of the same operation and variant,
 	// served alike ("/api/v1/fact-check" beside "/api/v1/factcheck").
 	// [RoutePath] returns the other, canonical path.

@@ -28,9 +28,9 @@ const DefaultWeightedStopThreshold = 0.97
 // verdict of at least two agreeing votes (consensus.Stop.Flip). The
 // chance is computed as if the runs left erred independently; on real
 // panels, whose models share their mistakes, it overstates how often more
-// runs turn a verdict, and 0.2 is the bound that docs/ACCURACY.md
-// measured to keep adaptive's accuracy at 2.35 runs on a strong panel
-// (0.05 and 0.1 ran 3).
+// runs turn a verdict. docs/ACCURACY.md ("Variants measured and not
+// kept") compares 0.2 with 0.3 on real answers, and its "How to rerun"
+// gives the command.
 const DefaultFlipBound = 0.2
 
 // keeper is a router that learns session reliabilities: the in-process

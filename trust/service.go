@@ -29,7 +29,15 @@ const DefaultEscalationThreshold = 0.0
 
 // Caller is anything that answers trust calls: the in-process [Service]
 // and the remote [Client]. [NewHandler] serves any Caller.
+//
+// Implementations must be safe for concurrent use, and Call must not
+// modify req. A status of RETRY, NEEDS_SPEC or INCONCLUSIVE is a Response
+// with a nil error; a non-nil error means there is no Response.
+// NewHandler answers an *Error with its own status, a context deadline
+// with 504, an error of a request its client cancelled with 503, and any
+// other error with a 500 that reveals nothing of it.
 type Caller interface {
+	// Call answers one trust call (see [Service.Call]).
 	Call(ctx context.Context, req *Request) (*Response, error)
 }
 
@@ -66,6 +74,13 @@ type Service struct {
 }
 
 // New returns a Service running its router calls on rs.
+//
+// It fails when rs is nil, when an option is out of range or cannot be
+// applied (WithPluralityFloor outside [DefaultPluralityFloor, 1), a key
+// WithSigningKey cannot sign with, a file WithSigningKeyFile cannot read,
+// WithReceipts given after another receipt option), and with
+// WithSignedReceipts when no receipt Signer is configured. The errors say
+// which option failed; they are meant to stop a host at start-up.
 func New(rs router.Service, opts ...Option) (*Service, error) {
 	if rs == nil {
 		return nil, errors.New("trust: New needs a router.Service")
@@ -89,8 +104,14 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 
 // Call validates req, runs the router calls its mode and policy need, and
 // returns one unified response. A status of RETRY, NEEDS_SPEC or
-// INCONCLUSIVE is an answer, not an error. Errors are *Error: 400 for an
-// invalid request, or the router's error when no step could run.
+// INCONCLUSIVE is an answer, not an error. Errors are an *Error (400 for
+// an invalid request, 503 when the receipt it asked for cannot be stored,
+// or the router's *Error when no step could run), the context's error
+// when the caller cancels (below), or, over a remote router.Client, the
+// client's own errors when no step could run: a transport failure after
+// its retries, or one wrapping router.ErrMalformedResponse,
+// router.ErrResponseTooLarge or router.ErrNoVariant, which carry no
+// *Error.
 //
 // A deadline on ctx is the safe way to bound a call: over a router.Engine
 // the call answers before it from the votes in, the runs still out

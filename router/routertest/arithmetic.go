@@ -27,9 +27,9 @@ var (
 //     "17 * 3 is 51, not 50";
 //   - one with no such equation gets NEEDS_SPEC at confidence 0.5 (a
 //     factcheck job, FALSE);
-//   - a delegate job whose input holds "A * B" (after any leading text)
-//     gets the product as its output, or "cannot compute ..." when it
-//     holds none.
+//   - a delegate job whose input is a string holding "A * B" (after any
+//     leading text) gets the product as its output, or "cannot compute
+//     ..." when it holds none (an object or array input holds none).
 //
 // The integers may have any size and a sign.
 func Arithmetic() router.Worker {

@@ -10,7 +10,9 @@ import (
 
 // Recorder is a worker that passes every job to another worker and
 // records what happens: a test reads its counters and jobs after (or
-// while) the code under test runs. It is safe for concurrent use.
+// while) the code under test runs. It is safe for concurrent use. Build
+// one with [NewRecorder]: the zero Recorder wraps no worker, and its Work
+// panics.
 type Recorder struct {
 	// Calls counts the calls of Work.
 	Calls atomic.Int64

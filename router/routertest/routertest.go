@@ -13,7 +13,8 @@
 // read. [Sessions] builds router sessions spread over worker pools.
 //
 // The workers are deterministic: their only randomness is seeded, and
-// their only use of time is the duration given to Slow. They start no
+// their only use of time is the duration given to Slow ([DeadlineOnly],
+// which is no worker, reads the clock once). They start no
 // goroutines, so there is nothing to close. The constructors panic on
 // misuse (a negative duration, an error rate outside [0, 1], a nil
 // worker), as httptest's helpers do.

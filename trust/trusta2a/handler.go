@@ -91,7 +91,8 @@ type Config struct {
 }
 
 // Handler is the A2A JSON-RPC endpoint of a Config, which NewHandler
-// returns.
+// returns. It is safe for concurrent use; call Close when it is no longer
+// served, to end the calls it runs after answering their messages.
 type Handler struct {
 	h     http.Handler
 	tasks *taskStore

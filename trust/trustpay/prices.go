@@ -44,8 +44,9 @@ type Prices struct {
 // PriceFunc returns an x402.MiddlewareConfig.PriceFunc for the trust
 // call at path: it reads the request's policy from its body (and puts
 // the body back for the handler), prices adaptive with the terms of
-// PerRun and the rest with Fixed; requests to any other path are free.
-// It returns an error when a PerRun offer is not "upto" or its amount
+// PerRun and the rest with Fixed; requests other than POST to path are
+// free. It returns an error when a PerRun offer is neither "upto" nor
+// "auth-capture", its amount is not a positive decimal, or its amount
 // times AdaptiveMaxRuns does not fit.
 func (p Prices) PriceFunc(path string) (func(r *http.Request) (x402.Price, bool), error) {
 	adaptive := p.PerRun

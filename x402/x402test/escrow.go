@@ -1,6 +1,20 @@
-// Package x402test checks implementations of the interfaces of package
-// x402: one suite that the in-memory store, a database store and any
-// other store run alike.
+// Package x402test checks implementations of the store interfaces of
+// package x402: suites that the in-memory stores, the database stores and
+// any other store run alike.
+//
+// Start with the suite of the interface you implement: [TestEscrowLedger]
+// (x402.EscrowLedger), [TestOutcomeStore] (x402.OutcomeStore) or
+// [TestPaymentIDStore] (x402.PaymentIDStore), each called from the
+// store's own test with a constructor of empty stores. x402.ReplayStore
+// has no suite here.
+//
+// The rest serves tests of escrow recovery: [EscrowBed] is an offline
+// escrow served as a facilitator over loopback HTTP, whose balances show
+// what was held, captured, voided and refunded; [KillBetweenHoldAndVerdict]
+// kills a child process that holds payments and checks what the
+// recoveries of the ledgers it left then do; [VerdictOutage] and
+// [VerdictWaits] wrap a ledger to fail, or wait, as the first verdict is
+// recorded.
 package x402test
 
 import (

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/receipt/boltstore"
 	"github.com/vouchkit/vouch/receipt/receipttest"
@@ -131,13 +129,15 @@ func BenchmarkTrialAllow(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	memory, err := router.NewMemoryRateLimiter(router.TrialLimit{Rate: 1e6, Burst: 1 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, st := range []struct {
 		name string
-		l    interface {
-			Allow(context.Context, string, time.Time) (bool, time.Duration, error)
-		}
+		l    router.RateLimiter
 	}{
-		{"memory", &memoryLimiter{limit: router.TrialLimit{Rate: 1e6, Burst: 1 << 20}, byKey: map[string]*rate.Limiter{}}},
+		{"memory", memory},
 		{"postgres", shared},
 	} {
 		b.Run(st.name, func(b *testing.B) {

@@ -17,19 +17,12 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/vouchkit/vouch/pgstore"
-	"github.com/vouchkit/vouch/pgstore/internal/storetest"
 	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/routertest"
 )
 
-func TestIdempotencyStore_memory(t *testing.T) {
-	storetest.TestIdempotencyStore(t, func(t *testing.T) (a, b router.IdempotencyStore) {
-		s := &router.MemoryIdempotencyStore{}
-		return s, s
-	})
-}
-
 func TestIdempotencyStore_postgres(t *testing.T) {
-	storetest.TestIdempotencyStore(t, func(t *testing.T) (a, b router.IdempotencyStore) {
+	routertest.TestIdempotencyStore(t, func(t *testing.T) (a, b router.IdempotencyStore) {
 		dbs := openDBs(t, 2)
 		return dbs[0].Idempotency(), dbs[1].Idempotency()
 	})

@@ -2,49 +2,17 @@ package pgstore_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/time/rate"
 
-	"github.com/vouchkit/vouch/pgstore/internal/storetest"
 	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/router/routertest"
 )
 
-// memoryLimiter is the router's in-process limiter reduced to its rule,
-// one x/time/rate bucket per caller, as the reference of the suite.
-type memoryLimiter struct {
-	limit router.TrialLimit
-	mu    sync.Mutex
-	byKey map[string]*rate.Limiter
-}
-
-func (l *memoryLimiter) Allow(_ context.Context, caller string, now time.Time) (bool, time.Duration, error) {
-	l.mu.Lock()
-	lim, ok := l.byKey[caller]
-	if !ok {
-		lim = rate.NewLimiter(l.limit.Rate, l.limit.Burst)
-		l.byKey[caller] = lim
-	}
-	l.mu.Unlock()
-	r := lim.ReserveN(now, 1)
-	if d := r.DelayFrom(now); d > 0 {
-		r.CancelAt(now)
-		return false, d, nil
-	}
-	return true, 0, nil
-}
-
-func TestTrialLimiter_memory(t *testing.T) {
-	storetest.TestTrialLimiter(t, func(t *testing.T, l router.TrialLimit) (a, b storetest.Limiter) {
-		m := &memoryLimiter{limit: l, byKey: make(map[string]*rate.Limiter)}
-		return m, m
-	})
-}
-
-func TestTrialLimiter_postgres(t *testing.T) {
-	storetest.TestTrialLimiter(t, func(t *testing.T, l router.TrialLimit) (a, b storetest.Limiter) {
+func TestRateLimiter_postgres(t *testing.T) {
+	routertest.TestRateLimiter(t, func(t *testing.T, l router.TrialLimit) (a, b router.RateLimiter) {
 		dbs := openDBs(t, 2)
 		la, err := dbs[0].TrialLimiter(l)
 		if err != nil {

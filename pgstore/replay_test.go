@@ -6,19 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vouchkit/vouch/pgstore/internal/storetest"
 	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/x402test"
 )
 
-func TestReplayStore_memory(t *testing.T) {
-	storetest.TestReplayStore(t, func(t *testing.T) (a, b x402.ReplayStore) {
-		s := &x402.MemoryReplay{}
-		return s, s
-	})
-}
-
 func TestReplayStore_postgres(t *testing.T) {
-	storetest.TestReplayStore(t, func(t *testing.T) (a, b x402.ReplayStore) {
+	x402test.TestReplayStore(t, func(t *testing.T) (a, b x402.ReplayStore) {
 		dbs := openDBs(t, 2)
 		return dbs[0].Replay(), dbs[1].Replay()
 	})

@@ -63,6 +63,16 @@ type RateLimiter = httpapi.RateLimiter
 // calls the function.
 type RateLimiterFunc = httpapi.RateLimiterFunc
 
+// NewMemoryRateLimiter returns the rate limiter a [Handler] builds from l
+// when [WithRateLimiter] gives it none: a token bucket per caller, in
+// process memory, the least recently seen caller forgotten beyond
+// l.MaxCallers. A host wraps it (to log refusals, or to exempt callers)
+// and installs the wrapper with WithRateLimiter. It fails when a member
+// of l is negative, or l.IPv6Prefix is above 128.
+func NewMemoryRateLimiter(l TrialLimit) (RateLimiter, error) {
+	return httpapi.NewMemoryRateLimiter(l)
+}
+
 // ClientIP returns the host part of r.RemoteAddr: the address of the peer
 // that connected, not one named in X-Forwarded-For (a host behind a proxy
 // it trusts lists it with [WithTrustedProxies]).

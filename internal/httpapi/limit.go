@@ -3,6 +3,7 @@ package httpapi
 import (
 	"container/list"
 	"context"
+	"fmt"
 	"math"
 	"net"
 	"net/http"
@@ -70,6 +71,27 @@ const (
 	DefaultTrialMaxCallers            = 10000
 	DefaultTrialIPv6Prefix            = 64
 )
+
+// check reports a member of l out of range.
+func (l TrialLimit) check() error {
+	switch {
+	case l.Rate < 0 || l.Burst < 0 || l.MaxCallers < 0:
+		return fmt.Errorf("trial limit %+v has a negative member", l)
+	case l.IPv6Prefix < 0 || l.IPv6Prefix > 128:
+		return fmt.Errorf("trial limit IPv6 prefix /%d is not between 0 and 128", l.IPv6Prefix)
+	}
+	return nil
+}
+
+// NewMemoryRateLimiter returns the RateLimiter a Server builds from l when
+// it is given none: a token bucket per caller, in process memory. It fails
+// when a member of l is negative.
+func NewMemoryRateLimiter(l TrialLimit) (RateLimiter, error) {
+	if err := l.check(); err != nil {
+		return nil, err
+	}
+	return newLimiters(l.withDefaults()), nil
+}
 
 func (l TrialLimit) withDefaults() TrialLimit {
 	if l.Rate == 0 {

@@ -219,10 +219,8 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("body limit %d is negative", cfg.MaxBodyBytes)
 	case cfg.IdempotencyWindow < 0:
 		return nil, fmt.Errorf("idempotency window %s is negative", cfg.IdempotencyWindow)
-	case cfg.TrialLimit.Rate < 0 || cfg.TrialLimit.Burst < 0 || cfg.TrialLimit.MaxCallers < 0:
-		return nil, fmt.Errorf("trial limit %+v has a negative member", cfg.TrialLimit)
-	case cfg.TrialLimit.IPv6Prefix < 0 || cfg.TrialLimit.IPv6Prefix > 128:
-		return nil, fmt.Errorf("trial limit IPv6 prefix /%d is not between 0 and 128", cfg.TrialLimit.IPv6Prefix)
+	case cfg.TrialLimit.check() != nil:
+		return nil, cfg.TrialLimit.check()
 	case cfg.RateLimiter != nil && cfg.TrialLimit != TrialLimit{IPv6Prefix: cfg.TrialLimit.IPv6Prefix}:
 		return nil, errors.New("both a rate limiter and a trial limit are set; set the limits in the rate limiter")
 	}

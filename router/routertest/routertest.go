@@ -12,10 +12,17 @@
 // calls, the returns and the cancellations it observed, for a test to
 // read. [Sessions] builds router sessions spread over worker pools.
 //
+// [TestIdempotencyStore] and [TestRateLimiter] are the conformance suites
+// of router.IdempotencyStore and router.RateLimiter: a store or limiter
+// of a host's own (in Redis, say) runs them from its tests, given two
+// handles on one empty store, as two servers sharing it hold; the
+// in-memory ones and package pgstore's run them alike.
+//
 // The workers are deterministic: their only randomness is seeded, and
 // their only use of time is the duration given to Slow ([DeadlineOnly],
 // which is no worker, reads the clock once). They start no
-// goroutines, so there is nothing to close. The constructors panic on
+// goroutines, so there is nothing to close (the suites do, and wait for
+// them). The constructors panic on
 // misuse (a negative duration, an error rate outside [0, 1], a nil
 // worker), as httptest's helpers do.
 package routertest

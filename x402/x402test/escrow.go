@@ -3,10 +3,11 @@
 // any other store run alike.
 //
 // Start with the suite of the interface you implement: [TestEscrowLedger]
-// (x402.EscrowLedger), [TestOutcomeStore] (x402.OutcomeStore) or
-// [TestPaymentIDStore] (x402.PaymentIDStore), each called from the
-// store's own test with a constructor of empty stores. x402.ReplayStore
-// has no suite here.
+// (x402.EscrowLedger), [TestOutcomeStore] (x402.OutcomeStore),
+// [TestPaymentIDStore] (x402.PaymentIDStore) or [TestReplayStore]
+// (x402.ReplayStore), each called from the store's own test with a
+// constructor of empty stores (TestReplayStore asks for two handles on
+// one store, as two servers sharing it hold).
 //
 // The rest serves tests of escrow recovery: [EscrowBed] is an offline
 // escrow served as a facilitator over loopback HTTP, whose balances show

@@ -1,4 +1,4 @@
-package storetest
+package x402test
 
 import (
 	"context"

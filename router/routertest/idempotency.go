@@ -1,4 +1,4 @@
-package storetest
+package routertest
 
 import (
 	"context"
@@ -267,3 +267,6 @@ func idemRunsOnce(t *testing.T, newStores func(*testing.T) (a, b router.Idempote
 		}
 	}
 }
+
+// base is the instant the store suites treat as now.
+func base() time.Time { return time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC) }

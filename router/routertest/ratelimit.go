@@ -1,4 +1,4 @@
-package storetest
+package routertest
 
 import (
 	"context"
@@ -13,13 +13,7 @@ import (
 	"github.com/vouchkit/vouch/router"
 )
 
-// Limiter is the trial rate limiter's interface, as the router would take
-// it.
-type Limiter interface {
-	Allow(ctx context.Context, caller string, now time.Time) (ok bool, retryAfter time.Duration, err error)
-}
-
-// TestTrialLimiter runs the conformance suite of trial rate limiters
+// TestRateLimiter runs the conformance suite of router.RateLimiter
 // against the limiters made by newLimiters for a limit, called once per
 // subtest; it must return two handles on one limiter with no callers. The
 // suite checks that:
@@ -32,14 +26,14 @@ type Limiter interface {
 //     x/time/rate token bucket with the same rate and burst;
 //   - of concurrent requests at one instant on both handles, exactly
 //     Burst are allowed.
-func TestTrialLimiter(t *testing.T, newLimiters func(t *testing.T, l router.TrialLimit) (a, b Limiter)) {
+func TestRateLimiter(t *testing.T, newLimiters func(t *testing.T, l router.TrialLimit) (a, b router.RateLimiter)) {
 	t.Run("Burst", func(t *testing.T) { limitBurst(t, newLimiters) })
 	t.Run("Callers", func(t *testing.T) { limitCallers(t, newLimiters) })
 	t.Run("TokenBucket", func(t *testing.T) { limitTokenBucket(t, newLimiters) })
 	t.Run("Concurrent", func(t *testing.T) { limitConcurrent(t, newLimiters) })
 }
 
-func allow(t *testing.T, l Limiter, caller string, now time.Time) (bool, time.Duration) {
+func allow(t *testing.T, l router.RateLimiter, caller string, now time.Time) (bool, time.Duration) {
 	t.Helper()
 	ok, wait, err := l.Allow(context.Background(), caller, now)
 	if err != nil {
@@ -48,9 +42,9 @@ func allow(t *testing.T, l Limiter, caller string, now time.Time) (bool, time.Du
 	return ok, wait
 }
 
-func limitBurst(t *testing.T, newLimiters func(*testing.T, router.TrialLimit) (a, b Limiter)) {
+func limitBurst(t *testing.T, newLimiters func(*testing.T, router.TrialLimit) (a, b router.RateLimiter)) {
 	a, b := newLimiters(t, router.TrialLimit{Rate: 1, Burst: 3})
-	handles := []Limiter{a, b}
+	handles := []router.RateLimiter{a, b}
 	for i := range 3 {
 		if ok, _ := allow(t, handles[i%2], "c", base()); !ok {
 			t.Fatalf("request %d of a burst of 3 refused", i+1)
@@ -75,7 +69,7 @@ func limitBurst(t *testing.T, newLimiters func(*testing.T, router.TrialLimit) (a
 	}
 }
 
-func limitCallers(t *testing.T, newLimiters func(*testing.T, router.TrialLimit) (a, b Limiter)) {
+func limitCallers(t *testing.T, newLimiters func(*testing.T, router.TrialLimit) (a, b router.RateLimiter)) {
 	a, b := newLimiters(t, router.TrialLimit{Rate: 1, Burst: 1})
 	if ok, _ := allow(t, a, "ip:192.0.2.1", base()); !ok {
 		t.Fatal("first caller refused")
@@ -92,7 +86,7 @@ func limitCallers(t *testing.T, newLimiters func(*testing.T, router.TrialLimit) 
 // router uses it (a refused reservation is cancelled), over a sequence of
 // request times on a grid of quarter seconds, where the float arithmetic
 // of x/time/rate is exact.
-func limitTokenBucket(t *testing.T, newLimiters func(*testing.T, router.TrialLimit) (a, b Limiter)) {
+func limitTokenBucket(t *testing.T, newLimiters func(*testing.T, router.TrialLimit) (a, b router.RateLimiter)) {
 	a, b := newLimiters(t, router.TrialLimit{Rate: 2, Burst: 4})
 	ref := rate.NewLimiter(2, 4)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -105,7 +99,7 @@ func limitTokenBucket(t *testing.T, newLimiters func(*testing.T, router.TrialLim
 		if !want {
 			r.CancelAt(now)
 		}
-		got, _ := allow(t, []Limiter{a, b}[i%2], "c", now)
+		got, _ := allow(t, []router.RateLimiter{a, b}[i%2], "c", now)
 		if got != want {
 			t.Fatalf("request %d at +%v: allowed = %v, x/time/rate says %v", i, now.Sub(base()), got, want)
 		}
@@ -118,7 +112,7 @@ func limitTokenBucket(t *testing.T, newLimiters func(*testing.T, router.TrialLim
 	}
 }
 
-func limitConcurrent(t *testing.T, newLimiters func(*testing.T, router.TrialLimit) (a, b Limiter)) {
+func limitConcurrent(t *testing.T, newLimiters func(*testing.T, router.TrialLimit) (a, b router.RateLimiter)) {
 	a, b := newLimiters(t, router.TrialLimit{Rate: 1, Burst: 5})
 	const n = 20
 	var allowed atomic.Int32

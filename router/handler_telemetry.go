@@ -8,7 +8,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/vouchkit/vouch/internal/telemetry"
-	"github.com/vouchkit/vouch/internal/traceparent"
 )
 
 // WithHandlerTelemetry sets the OpenTelemetry providers of the Handler's
@@ -28,10 +27,8 @@ func WithHandlerTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) Hand
 
 // setTraceparent sets the traceparent header of an outgoing request made
 // under ctx: ctx's trace id, else its span's trace, with ctx's span as the
-// parent when it is in that trace. It sets nothing when ctx carries no
-// trace.
+// parent when it is in that trace, and then its tracestate too. It sets
+// nothing when ctx carries no trace.
 func setTraceparent(ctx context.Context, h http.Header) {
-	if tp := telemetry.Outgoing(ctx); tp != "" {
-		h.Set(traceparent.Header, tp)
-	}
+	telemetry.SetOutgoing(ctx, h)
 }

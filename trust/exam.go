@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/vouchkit/vouch/internal/fairstore"
 	"github.com/vouchkit/vouch/internal/traceparent"
 	"github.com/vouchkit/vouch/problem"
@@ -124,7 +126,12 @@ func (s *Service) examine(ctx context.Context, id string, verdict router.Verdict
 		req := x.req
 		req.Policy, req.Receipt = PolicyOracle, receipt.Request{}
 		first, _ := s.keep.Calls().Call(CallerFrom(ctx), id)
-		ectx := traceparent.With(context.WithValue(ctx, examining{}, examinedCall(first, s.exams.drawn.Add(1))), traceparent.NewTraceID())
+		// The exam is a call of its own, in a trace of its own: not in the
+		// report's span, whose trace may be the reported call's (a caller
+		// reporting in the call's trace), which would key the exam's call
+		// as the call it examines.
+		ectx := trace.ContextWithSpanContext(ctx, trace.SpanContext{})
+		ectx = traceparent.With(context.WithValue(ectx, examining{}, examinedCall(first, s.exams.drawn.Add(1))), traceparent.NewTraceID())
 		resp, err := s.Call(ectx, &req)
 		if p := (*problem.Details)(nil); errors.As(err, &p) && p.Status == http.StatusBadRequest {
 			return nil // too few sessions for the oracle tier

@@ -20,7 +20,6 @@ import (
 
 	"github.com/vouchkit/vouch/internal/jsonbody"
 	"github.com/vouchkit/vouch/internal/telemetry"
-	"github.com/vouchkit/vouch/internal/traceparent"
 	"github.com/vouchkit/vouch/problem"
 )
 
@@ -218,9 +217,7 @@ func (c *Client) Do(ctx context.Context, call Call, out any) error {
 		}
 		h.Set(HeaderIdempotencyKey, key)
 	}
-	if tp := telemetry.Outgoing(ctx); tp != "" {
-		h.Set(traceparent.Header, tp) // the span of ctx as parent, when in the trace
-	}
+	telemetry.SetOutgoing(ctx, h) // traceparent and tracestate, the span of ctx as parent when in the trace
 
 	resp, err := c.rc.Do(req)
 	if err != nil {

@@ -12,6 +12,7 @@ package telemetry
 import (
 	"context"
 	"crypto/rand"
+	"net/http"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -198,6 +199,34 @@ func Outgoing(ctx context.Context) string {
 		id = sc.TraceID().String()
 	}
 	return Traceparent(ctx, id)
+}
+
+// OutgoingState returns the tracestate header to send beside the
+// traceparent [Outgoing] returns for ctx: the trace state of ctx's span
+// when that span is the traceparent's parent (in the trace it names), so
+// that the state a request received goes on with its trace, as W3C Trace
+// Context asks; "" otherwise.
+func OutgoingState(ctx context.Context) string {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		return ""
+	}
+	if id := traceparent.From(ctx); traceparent.Valid(id) && id != sc.TraceID().String() {
+		return ""
+	}
+	return sc.TraceState().String()
+}
+
+// SetOutgoing sets on h the traceparent header [Outgoing] returns for ctx,
+// with the tracestate [OutgoingState] returns; it sets neither when ctx
+// carries no trace.
+func SetOutgoing(ctx context.Context, h http.Header) {
+	if tp := Outgoing(ctx); tp != "" {
+		h.Set(traceparent.Header, tp)
+		if ts := OutgoingState(ctx); ts != "" {
+			h.Set("tracestate", ts)
+		}
+	}
 }
 
 // Present returns attrs without the attributes whose value is an empty

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/vouchkit/vouch/internal/traceparent"
@@ -190,11 +189,11 @@ func callerContext(ctx context.Context, req *mcp.CallToolRequest) context.Contex
 	if ti := req.Extra.TokenInfo; ti != nil && ti.UserID != "" {
 		ctx = trust.WithCaller(ctx, ti.UserID)
 	}
+	if ctx.Value(callSpanKey{}) == nil { // no tools/call span: the request's trace, not the session's
+		ctx = requestParent(ctx, req.Extra.Header)
+	}
 	if traceparent.From(ctx) != "" {
 		return ctx
-	}
-	if _, ok := traceparent.Of(req.Extra.Header); ok && !trace.SpanContextFromContext(ctx).IsValid() {
-		ctx = propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(req.Extra.Header))
 	}
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 		ctx = router.WithTraceID(ctx, sc.TraceID().String())

@@ -3,6 +3,7 @@ package trustmcp
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -86,6 +87,7 @@ func (t *toolTelemetry) serve(ctx context.Context, call *mcp.CallToolRequest, ru
 	tool := knownTool(call.Params.Name)
 	ctx = callerParent(ctx, call)
 	ctx, span := telemetry.Start(ctx, t.tracer, methodToolsCall+" "+tool, t.server...)
+	ctx = context.WithValue(ctx, callSpanKey{}, true)
 	attrs := callAttributes(call, tool)
 	if span.IsRecording() {
 		span.SetAttributes(attrs...)
@@ -133,10 +135,31 @@ func callerParent(ctx context.Context, call *mcp.CallToolRequest) context.Contex
 			return traceparent.With(withMeta, trace.SpanContextFromContext(withMeta).TraceID().String())
 		}
 	}
-	if trace.SpanContextFromContext(ctx).IsValid() || call.Extra == nil || call.Extra.Header == nil {
+	if call.Extra == nil {
 		return ctx
 	}
-	return prop.Extract(ctx, propagation.HeaderCarrier(call.Extra.Header))
+	return requestParent(ctx, call.Extra.Header)
+}
+
+// callSpanKey marks a context whose span is the tools/call span of
+// Telemetry, which the trust call continues.
+type callSpanKey struct{}
+
+// requestParent returns ctx with the span the traceparent header of h,
+// the HTTP request that carried the call, names as the parent, unless
+// ctx's span is already in that trace (the request's HTTP server span).
+// In a stateful session ctx is the session's, whose span is that of the
+// request that opened it: the header of the request at hand wins.
+func requestParent(ctx context.Context, h http.Header) context.Context {
+	if _, ok := traceparent.Of(h); !ok {
+		return ctx
+	}
+	hctx := propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(h))
+	sc := trace.SpanContextFromContext(hctx)
+	if !sc.IsValid() || sc.TraceID() == trace.SpanContextFromContext(ctx).TraceID() {
+		return ctx
+	}
+	return traceparent.With(hctx, sc.TraceID().String())
 }
 
 // callAttributes returns the span attributes of call, none empty.

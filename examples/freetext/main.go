@@ -42,6 +42,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -105,8 +106,8 @@ func main() {
 		err = fmt.Errorf("-calls must be at least 1")
 	}
 	out := io.Writer(os.Stdout)
+	var f *os.File
 	if err == nil && *md != "" {
-		var f *os.File
 		if f, err = os.Create(*md); err == nil {
 			defer f.Close()
 			out = f
@@ -115,7 +116,12 @@ func main() {
 	if err == nil {
 		var rows []row
 		if rows, err = run(ctx, cfg); err == nil {
-			writeTable(out, cfg, rows)
+			// A buffer keeps the first write error for Flush to report.
+			bw := bufio.NewWriter(out)
+			writeTable(bw, cfg, rows)
+			if err = bw.Flush(); err == nil && f != nil {
+				err = f.Close()
+			}
 		}
 	}
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,6 +19,34 @@ type pair struct {
 	B    string `json:"b"`
 	Same bool   `json:"same"`
 	Kind string `json:"kind"`
+}
+
+// parsePairs reads a pairs file strictly: every pair names both answers
+// (a misnamed member would leave them empty, and equal), and the file
+// holds paraphrases and changed facts both, without which checkPairs has
+// nothing to find at fault.
+func parsePairs(data []byte) ([]pair, error) {
+	var pairs []pair
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&pairs); err != nil {
+		return nil, err
+	}
+	same, changed := 0, 0
+	for i, p := range pairs {
+		if p.A == "" || p.B == "" {
+			return nil, fmt.Errorf("pair %d: a and b must both be non-empty answers", i)
+		}
+		if p.Same {
+			same++
+		} else {
+			changed++
+		}
+	}
+	if same == 0 || changed == 0 {
+		return nil, fmt.Errorf("want paraphrases (same: true) and changed facts (same: false) both; the file holds %d and %d", same, changed)
+	}
+	return pairs, nil
 }
 
 // pairCounts is how many pairs of each sort agreed at one setting.
@@ -38,8 +67,8 @@ func measurePairs(ctx context.Context, w io.Writer, file, baseURL, model string,
 	if err != nil {
 		return err
 	}
-	var pairs []pair
-	if err := json.Unmarshal(data, &pairs); err != nil {
+	pairs, err := parsePairs(data)
+	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
 	fmt.Fprintf(w, "| grouping | threshold | paraphrases agreeing | changed facts agreeing |\n|---|---|---|---|\n")

@@ -80,10 +80,11 @@ func (l *loader) do(ctx context.Context, c call) (int64, error) {
 			SessionID:    honestSessions[c.n%len(honestSessions)],
 			ValidateTask: router.ValidateTask{RequestID: c.id, Claim: claim, Metadata: c.metadata()},
 		}
+		client := l.router
 		if c.kind == trialV2 {
-			ctx = router.WithVariant(ctx, router.VariantTrial)
+			ctx, client = router.WithVariant(ctx, router.VariantTrial), l.trial
 		}
-		if _, err := l.router.ValidateV2(ctx, req); err != nil {
+		if _, err := client.ValidateV2(ctx, req); err != nil {
 			return 0, err
 		}
 		return 1, nil

@@ -24,6 +24,7 @@ type loader struct {
 	prefix string // starts every call id of this load
 	hc     *http.Client
 	router *router.Client
+	trial  *router.Client // never retries: a 429 is the answer trial_v2 measures
 	trust  *trust.Client
 }
 
@@ -45,11 +46,18 @@ func newLoader(cfg config) (*loader, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The trial routes answer 429 with a Retry-After of a few seconds,
+	// which the default retry policy waits out.
+	trial, err := router.NewClient(cfg.url, router.WithAPIKey(cfg.apiKey), router.WithHTTPClient(hc), router.WithUserAgent("vouch-load"),
+		router.WithRetry(router.RetryPolicy{}))
+	if err != nil {
+		return nil, err
+	}
 	tc, err := trust.NewClient(cfg.url, trust.WithAPIKey(cfg.apiKey), trust.WithHTTPClient(hc), trust.WithUserAgent("vouch-load"))
 	if err != nil {
 		return nil, err
 	}
-	return &loader{cfg: cfg, prefix: "load-" + strings.ToLower(rand.Text()[:10]), hc: hc, router: rc, trust: tc}, nil
+	return &loader{cfg: cfg, prefix: "load-" + strings.ToLower(rand.Text()[:10]), hc: hc, router: rc, trial: trial, trust: tc}, nil
 }
 
 func (l *loader) close() { l.hc.CloseIdleConnections() }

@@ -197,10 +197,12 @@ func (s *summary) write(w io.Writer) {
 
 func row(w io.Writer, name string, lat []time.Duration, errs int) {
 	slices.Sort(lat)
-	q := func(p float64) string {
-		return fmtDuration(lat[min(len(lat)-1, int(p*float64(len(lat))))])
+	// The nearest rank: the smallest latency that pct percent of the
+	// calls do not exceed, the ceil(pct·n/100)-th.
+	q := func(pct int) string {
+		return fmtDuration(lat[max(0, (pct*len(lat)+99)/100-1)])
 	}
-	fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t\n", name, len(lat), errs, q(0.50), q(0.90), q(0.99), fmtDuration(lat[len(lat)-1]))
+	fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t\n", name, len(lat), errs, q(50), q(90), q(99), fmtDuration(lat[len(lat)-1]))
 }
 
 func fmtDuration(d time.Duration) string {

@@ -2,6 +2,14 @@
 // session is: how often its vote matches the settled outcome of the calls
 // it ran in.
 //
+// A host starts with [New] over a [Store] (nil for one in memory; package
+// pgstore's or reputation/boltstore's to keep it), hands the [Book] to
+// its engine (router.WithReputation), and reports the outcomes it learns
+// (trust.Service.Feedback and FeedbackVerdict, or POST /api/v4/feedback);
+// the engine then weighs, selects and calibrates by what the Book holds.
+// The Book example shows what a few reports do to a tally; the sections
+// below say what each figure is, so that anyone recomputes it.
+//
 // # Records
 //
 // A [Record] holds two counts for one [Key] (a session, and optionally the

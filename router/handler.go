@@ -191,7 +191,8 @@ func WithMaxBodyBytes(n int64) HandlerOption {
 
 // WithHandlerLogger sets the logger that receives one line per request
 // (Info; Error for a 5xx) with the route, status, duration, request id,
-// caller and trace id. Nil means silent.
+// caller and trace id; the caller and the trace id are left out when the
+// request has none. Nil means silent.
 func WithHandlerLogger(l *slog.Logger) HandlerOption {
 	return func(h *Handler) { h.cfg.Logger = l }
 }

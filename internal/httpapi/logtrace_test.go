@@ -5,8 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/internal/telemetry/telemetrytest"
@@ -67,6 +71,44 @@ func TestServer_logNamesAnswerTrace(t *testing.T) {
 			}
 			if got := traces(t, log.Bytes(), "test request"); len(got) != 1 || got[0] != body.Trace {
 				t.Errorf("log line trace_id = %q, want the answer's %q", got, body.Trace)
+			}
+		})
+	}
+}
+
+// TestServer_logLeavesOutEmpty: a request's log line leaves out an
+// attribute without a value, as spans and metrics do, rather than write
+// caller="" or trace_id="": a request refused before it is admitted has
+// no caller, one without a traceparent and without telemetry no trace id.
+func TestServer_logLeavesOutEmpty(t *testing.T) {
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	always := []string{"duration", "level", "method", "msg", "path", "replayed", "request_id", "status", "time"}
+	tests := []struct {
+		name    string
+		headers []string
+		want    []string // the line's keys, sorted
+	}{
+		{"neither", nil, always},
+		{"caller", []string{"Authorization", "Bearer " + testKey}, append([]string{"caller"}, always...)},
+		{"trace", []string{"traceparent", tp}, append(always, "trace_id")},
+		{"both", []string{"Authorization", "Bearer " + testKey, "traceparent", tp}, append([]string{"caller"}, append(always, "trace_id")...)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var log bytes.Buffer
+			srv := newServer(t, httpapi.Config{
+				Name:      "test",
+				Endpoints: []httpapi.Endpoint{{Method: "POST", Path: "/api/v1/echo", Access: httpapi.Key, Prepare: echo}},
+				Logger:    slog.New(slog.NewJSONHandler(&log, nil)),
+			})
+			send(t, "POST", srv.URL+"/api/v1/echo", `{}`, tc.headers...)
+			srv.Close() // waits for the handler: the log line is written
+			var line map[string]any
+			if err := json.Unmarshal(log.Bytes(), &line); err != nil {
+				t.Fatalf("log %q: want one JSON line (%v)", log.Bytes(), err)
+			}
+			if diff := cmp.Diff(tc.want, slices.Sorted(maps.Keys(line))); diff != "" {
+				t.Errorf("log line %s: keys (-want +got):\n%s", log.Bytes(), diff)
 			}
 		})
 	}

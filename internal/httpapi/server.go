@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/netip"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"time"
 
@@ -151,7 +150,9 @@ type Config struct {
 	// Logger receives one line per request; nil is silent. The line's
 	// trace_id is the trace id the answer carries: the one the endpoint
 	// recorded ([AnswerTrace]), else the request's traceparent's, else
-	// that of the recorded server span; "" when there is none.
+	// that of the recorded server span. An attribute without a value
+	// (trace_id when there is none, caller for a request not admitted)
+	// is left out, never written as "".
 	Logger *slog.Logger
 	// Now is the clock of rate limits and idempotency windows; nil means
 	// time.Now.
@@ -167,7 +168,8 @@ type Config struct {
 //   - sets X-Request-Id on the response (problem bodies repeat it as
 //     request_id); when the request has a valid W3C traceparent, echoes
 //     one with the same trace id and flags and a new span id, and puts the
-//     trace id in the request's context (traceparent.With);
+//     trace id and the parent it names in the request's context
+//     (traceparent.WithParent);
 //   - answers 404 for a path it does not serve, also for a path that is
 //     not clean (a doubled slash, a "." or ".." segment), naming the clean
 //     path, where http.ServeMux would redirect; 405 with Allow for another
@@ -287,10 +289,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sw.Header().Set(HeaderRequestID, info.id)
 	ctx := context.WithValue(r.Context(), requestInfoKey{}, info)
 	if raw, ok := traceparent.Of(r.Header); ok {
-		if trace, _, ok := traceparent.Parse(raw); ok {
-			info.trace = trace
-			sw.Header().Set(traceparent.Header, echoTraceparent(trace, raw))
-			ctx = traceparent.With(ctx, trace)
+		if p, ok := traceparent.Decode(raw); ok {
+			info.trace = p.TraceID
+			sw.Header().Set(traceparent.Header, echoTraceparent(p))
+			ctx = traceparent.WithParent(ctx, p)
 		}
 	}
 	ctx, sv := s.tel.start(ctx, r)
@@ -321,7 +323,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if aborted {
 			n++
 		}
-		s.log.LogAttrs(ctx, level, s.logLine, line[:n]...)
+		s.log.LogAttrs(ctx, level, s.logLine, present(line[:n])...)
 		if aborted {
 			s.tel.abort(ctx, sv, r, sw.status)
 			panic(v)
@@ -376,15 +378,27 @@ func (s *Server) endpoint(e Endpoint) (http.Handler, error) {
 }
 
 // echoTraceparent returns the traceparent of the response to a request
-// whose valid header raw carries trace: the same trace id, a new span id,
-// and the flags that trace context defines, sampled (0x01) and random
-// trace id (0x02), as raw gives them; the bits it reserves are set to zero,
-// as it asks of a value written at version 00.
-func echoTraceparent(trace, raw string) string {
-	parts := strings.Split(strings.TrimSpace(raw), "-")
-	flags, _ := strconv.ParseUint(parts[3], 16, 8) // two hex digits: Parse checked them
-	tp := traceparent.Format(trace)                // "00-<trace>-<new span>-01"
-	return tp[:len(tp)-2] + fmt.Sprintf("%02x", flags&0x03)
+// whose traceparent is p: the same trace id, a new span id, and the flags
+// that trace context defines, sampled (0x01) and random trace id (0x02),
+// as p gives them; the bits it reserves are zero, as it asks of a value
+// written at version 00.
+func echoTraceparent(p traceparent.Parent) string {
+	tp := traceparent.Format(p.TraceID) // "00-<trace>-<new span>-01"
+	return tp[:len(tp)-2] + fmt.Sprintf("%02x", p.Flags)
+}
+
+// present returns attrs without the attributes whose value is an empty
+// string (a request with no caller, no trace id), as no span attribute or
+// metric label is one: an attribute without a value is left out. It
+// filters attrs in place.
+func present(attrs []slog.Attr) []slog.Attr {
+	out := attrs[:0]
+	for _, a := range attrs {
+		if a.Value.Kind() != slog.KindString || a.Value.String() != "" {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // methodNotAllowed answers 405 with the Allow header.

@@ -91,7 +91,7 @@ func (t *serverTelemetry) start(ctx context.Context, r *http.Request) (context.C
 		return ctx, served{}
 	}
 	if _, ok := traceparent.Of(r.Header); ok {
-		ctx = propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(r.Header))
+		ctx = telemetry.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(r.Header))
 	}
 	method, _ := requestMethod(r)
 	name := method

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
@@ -134,17 +135,22 @@ func Handle(err error) {
 // passes a slice it made once (opts...), which costs no allocation. The
 // span's parent is the span in ctx; when ctx holds none but carries a W3C
 // trace id (traceparent.With), the parent is a remote span of that trace,
-// so that the new span joins the trace the project already propagates. When the new span is recording and its trace id is
-// not the one ctx carries, the returned context carries the span's (the
-// span is then a root the library started), so that what ctx's trace id
-// reaches (traceparent headers, receipts) names the span's trace.
+// so that the new span joins the trace the project already propagates:
+// the span a request's traceparent named, with its flags, when the id came
+// with it (traceparent.WithParent). When the new span is recording and
+// its trace id is not the one ctx carries, the returned context carries
+// the span's (the span is then a root the library started), so that what
+// ctx's trace id reaches (traceparent headers, receipts) names the span's
+// trace.
 //
 // Start takes no attributes: callers set them when the span is recording,
 // so that a disabled tracer costs no attribute building (samplers
 // therefore decide without them).
 func Start(ctx context.Context, tr trace.Tracer, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
 	if !trace.SpanContextFromContext(ctx).IsValid() {
-		if id := traceparent.From(ctx); id != "" {
+		if p, ok := traceparent.ParentFrom(ctx); ok {
+			ctx = trace.ContextWithRemoteSpanContext(ctx, remoteOf(p, ""))
+		} else if id := traceparent.From(ctx); id != "" {
 			if tid, err := trace.TraceIDFromHex(id); err == nil {
 				ctx = trace.ContextWithRemoteSpanContext(ctx, remoteParent(tid))
 			}
@@ -161,7 +167,8 @@ func Start(ctx context.Context, tr trace.Tracer, name string, opts ...trace.Span
 
 // remoteParent returns a sampled remote span context of trace tid with a
 // random span id: the parent of a span whose trace id arrived without the
-// id of the span that sent it.
+// span that sent it (router.WithTraceID, an exam's own trace), which no
+// caller flagged unsampled: the trace id is there to be followed.
 func remoteParent(tid trace.TraceID) trace.SpanContext {
 	var sid trace.SpanID
 	for !sid.IsValid() {
@@ -171,6 +178,47 @@ func remoteParent(tid trace.TraceID) trace.SpanContext {
 		TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, Remote: true,
 	})
 }
+
+// remoteOf returns the remote span context of p, a decoded
+// traceparent, with the trace state of tracestate, the request's
+// tracestate header ("" for none; an invalid one is ignored, as W3C Trace
+// Context asks): p's ids and its flags, sampled and random trace id as p
+// sets them.
+func remoteOf(p traceparent.Parent, tracestate string) trace.SpanContext {
+	var cfg trace.SpanContextConfig
+	cfg.TraceID, _ = trace.TraceIDFromHex(p.TraceID) // Decode checked both
+	cfg.SpanID, _ = trace.SpanIDFromHex(p.ParentID)
+	cfg.TraceFlags = trace.TraceFlags(p.Flags)
+	cfg.TraceState, _ = trace.ParseTraceState(tracestate)
+	cfg.Remote = true
+	return trace.NewSpanContext(cfg)
+}
+
+// TraceContext is the W3C Trace Context propagator of
+// go.opentelemetry.io/otel/propagation whose Extract decodes traceparent
+// with package traceparent, the decoder of the trace id the project
+// carries, so that the span parent and that trace id always come from the
+// same reading of a header. (OpenTelemetry's own refuses a version 00
+// value that sets a reserved flag bit; W3C Trace Context has the bit
+// ignored.)
+type TraceContext struct{ propagation.TraceContext }
+
+var _ propagation.TextMapPropagator = TraceContext{}
+
+// Extract returns ctx with the remote span context that carrier's
+// traceparent and tracestate name, or ctx itself when its traceparent is
+// missing or invalid.
+func (TraceContext) Extract(ctx context.Context, carrier propagation.TextMapCarrier) context.Context {
+	p, ok := traceparent.Decode(carrier.Get(traceparent.Header))
+	if !ok {
+		return ctx
+	}
+	return trace.ContextWithRemoteSpanContext(ctx, remoteOf(p, carrier.Get(tracestateHeader)))
+}
+
+// tracestateHeader is the name of the W3C trace context's tracestate
+// header.
+const tracestateHeader = "tracestate"
 
 // Traceparent returns the value of a traceparent header for a request
 // made in trace traceID: with the span id and flags of ctx's span when
@@ -224,7 +272,7 @@ func SetOutgoing(ctx context.Context, h http.Header) {
 	if tp := Outgoing(ctx); tp != "" {
 		h.Set(traceparent.Header, tp)
 		if ts := OutgoingState(ctx); ts != "" {
-			h.Set("tracestate", ts)
+			h.Set(tracestateHeader, ts)
 		}
 	}
 }

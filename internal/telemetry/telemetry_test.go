@@ -39,6 +39,35 @@ func TestStart_joinsCarriedTrace(t *testing.T) {
 	}
 }
 
+// TestStart_carriedParent: a span started where the context carries the
+// parent a request's traceparent named, but no span, is that parent's
+// child, sampled or not as the caller flagged it (the SDK's default
+// sampler follows a remote parent), not the child of a made-up sampled
+// span.
+func TestStart_carriedParent(t *testing.T) {
+	const id, parent = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+	for _, flags := range []byte{0, traceparent.FlagSampled, traceparent.FlagRandom, traceparent.FlagSampled | traceparent.FlagRandom} {
+		tr, spans := newTracer(t)
+		p := traceparent.Parent{TraceID: id, ParentID: parent, Flags: flags}
+		ctx, span := telemetry.Start(traceparent.WithParent(context.Background(), p), tr, "s")
+		span.End()
+		sc := span.SpanContext()
+		type got struct {
+			Trace     string
+			Flags     trace.TraceFlags
+			Recording bool
+			Carried   string
+		}
+		want := got{id, trace.TraceFlags(flags), p.Sampled(), id}
+		if diff := cmp.Diff(want, got{sc.TraceID().String(), sc.TraceFlags(), len(spans.GetSpans()) == 1, traceparent.From(ctx)}); diff != "" {
+			t.Errorf("flags %02x (-want +got):\n%s", flags, diff)
+		}
+		if ended := spans.GetSpans(); len(ended) == 1 && ended[0].Parent.SpanID().String() != parent {
+			t.Errorf("flags %02x: parent %s, want the carried %s", flags, ended[0].Parent.SpanID(), parent)
+		}
+	}
+}
+
 func TestStart_rootCarriesItsTrace(t *testing.T) {
 	tr, _ := newTracer(t)
 	ctx, span := telemetry.Start(context.Background(), tr, "s")

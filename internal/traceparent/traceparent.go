@@ -13,27 +13,61 @@ import (
 // Header is the name of the W3C trace context header.
 const Header = "traceparent"
 
-// Parse returns the trace id and parent id of a traceparent value of
-// version 00 ("00-<32 hex>-<16 hex>-<2 hex>", exactly 55 bytes). ok is
-// false for a malformed value or an all-zero id, which the W3C
-// specification says to ignore. Only HTTP's optional white space (SP and
-// HTAB) may surround the value; any other byte, such as U+00A0, makes it
-// malformed.
-func Parse(v string) (traceID, parentID string, ok bool) {
+// Trace flags that W3C Trace Context defines: sampled (Level 1) and
+// random trace id (Level 2). The other bits of trace-flags are reserved:
+// a value that sets them is read, their meaning ignored.
+const (
+	FlagSampled byte = 0x01
+	FlagRandom  byte = 0x02
+	knownFlags       = FlagSampled | FlagRandom
+)
+
+// Parent is a decoded traceparent value: the span that sent a request.
+type Parent struct {
+	TraceID  string // 32 lowercase hex digits, not all zero
+	ParentID string // 16 lowercase hex digits, not all zero
+	// Flags holds the trace flags the value sets among FlagSampled and
+	// FlagRandom; the reserved bits are cleared, as the specification
+	// has them set to zero when the value is passed on.
+	Flags byte
+}
+
+// Sampled reports whether the sender flagged the request sampled.
+func (p Parent) Sampled() bool { return p.Flags&FlagSampled != 0 }
+
+// Decode decodes a traceparent value. It accepts version 00 exactly as
+// the W3C specification writes it ("00-<32 hex>-<16 hex>-<2 hex>",
+// 55 bytes) and a later version (01 to fe) whose value starts so and
+// goes on, if at all, with "-" and fields it ignores. Whatever the
+// version, trace-flags is read as a bit field: the bits the
+// specification reserves are ignored, not refused, since a later level
+// may define them at version 00 as Level 2 defined the random trace id
+// flag. ok is false for a malformed value, version ff, or an all-zero
+// id, which the specification says to ignore. Only HTTP's optional
+// white space (SP and HTAB) may surround the value; any other byte, such
+// as U+00A0, makes it malformed.
+func Decode(v string) (p Parent, ok bool) {
 	parts := strings.Split(strings.Trim(v, " \t"), "-")
 	if len(parts) < 4 || parts[0] == "ff" || len(parts[0]) != 2 || !isHex(parts[0]) {
-		return "", "", false
+		return Parent{}, false
 	}
 	if parts[0] == "00" && len(parts) != 4 {
-		return "", "", false
+		return Parent{}, false
 	}
-	traceID, parentID = parts[1], parts[2]
-	if len(traceID) != 32 || len(parentID) != 16 || len(parts[3]) != 2 ||
-		!isHex(traceID) || !isHex(parentID) || !isHex(parts[3]) ||
+	traceID, parentID, flags := parts[1], parts[2], parts[3]
+	if len(traceID) != 32 || len(parentID) != 16 || len(flags) != 2 ||
+		!isHex(traceID) || !isHex(parentID) || !isHex(flags) ||
 		allZero(traceID) || allZero(parentID) {
-		return "", "", false
+		return Parent{}, false
 	}
-	return traceID, parentID, true
+	return Parent{TraceID: traceID, ParentID: parentID, Flags: (unhex(flags[0])<<4 | unhex(flags[1])) & knownFlags}, true
+}
+
+// Parse returns the trace id and parent id of a traceparent value, as
+// [Decode] reads it.
+func Parse(v string) (traceID, parentID string, ok bool) {
+	p, ok := Decode(v)
+	return p.TraceID, p.ParentID, ok
 }
 
 // Of returns the traceparent value of h, or ok false when h holds none or
@@ -61,15 +95,36 @@ func Valid(id string) bool { return len(id) == 32 && isHex(id) && !allZero(id) }
 
 type key struct{}
 
-// With returns a context carrying traceID.
+// carried is what a context carries: a trace id, and the parent that
+// named it when it came with a request's traceparent.
+type carried struct {
+	id     string
+	parent Parent // zero unless id came with it
+}
+
+// With returns a context carrying traceID, without a parent.
 func With(ctx context.Context, traceID string) context.Context {
-	return context.WithValue(ctx, key{}, traceID)
+	return context.WithValue(ctx, key{}, carried{id: traceID})
+}
+
+// WithParent returns a context carrying p's trace id and p itself, the
+// parent a request's traceparent named, so that a span started in it
+// without a span to be the child of is the child of p, with p's flags.
+func WithParent(ctx context.Context, p Parent) context.Context {
+	return context.WithValue(ctx, key{}, carried{id: p.TraceID, parent: p})
 }
 
 // From returns the trace id carried by ctx, or "".
 func From(ctx context.Context) string {
-	id, _ := ctx.Value(key{}).(string)
-	return id
+	c, _ := ctx.Value(key{}).(carried)
+	return c.id
+}
+
+// ParentFrom returns the parent ctx carries with its trace id
+// ([WithParent]), or ok false when its trace id came without one.
+func ParentFrom(ctx context.Context) (p Parent, ok bool) {
+	c, _ := ctx.Value(key{}).(carried)
+	return c.parent, c.parent.TraceID != ""
 }
 
 func randomHex(n int) string {
@@ -86,6 +141,14 @@ func isHex(s string) bool {
 		}
 	}
 	return true
+}
+
+// unhex returns the value of the lowercase hex digit c.
+func unhex(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c - 'a' + 10
 }
 
 func allZero(s string) bool { return strings.Trim(s, "0") == "" }

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestParse(t *testing.T) {
@@ -43,6 +45,37 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// TestDecodeFlags: trace-flags is a bit field; Decode keeps the flags W3C
+// Trace Context defines, sampled and random trace id, and ignores the
+// reserved bits, at version 00 as at a later version.
+func TestDecodeFlags(t *testing.T) {
+	const trace, parent = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	for _, tt := range []struct {
+		in      string
+		flags   byte
+		sampled bool
+	}{
+		{"00-" + trace + "-" + parent + "-00", 0, false},
+		{"00-" + trace + "-" + parent + "-01", FlagSampled, true},
+		{"00-" + trace + "-" + parent + "-02", FlagRandom, false},
+		{"00-" + trace + "-" + parent + "-03", FlagSampled | FlagRandom, true},
+		{"00-" + trace + "-" + parent + "-04", 0, false},
+		{"00-" + trace + "-" + parent + "-09", FlagSampled, true},
+		{"00-" + trace + "-" + parent + "-fe", FlagRandom, false},
+		{"00-" + trace + "-" + parent + "-ff", FlagSampled | FlagRandom, true},
+		{"cc-" + trace + "-" + parent + "-fd-future", FlagSampled, true},
+	} {
+		p, ok := Decode(tt.in)
+		want := Parent{TraceID: trace, ParentID: parent, Flags: tt.flags}
+		if diff := cmp.Diff(want, p); !ok || diff != "" {
+			t.Errorf("Decode(%q) ok %v (-want +got):\n%s", tt.in, ok, diff)
+		}
+		if p.Sampled() != tt.sampled {
+			t.Errorf("Decode(%q).Sampled() = %v, want %v", tt.in, p.Sampled(), tt.sampled)
+		}
+	}
+}
+
 func TestFormatAndNew(t *testing.T) {
 	id := NewTraceID()
 	if !Valid(id) {
@@ -64,6 +97,23 @@ func TestContext(t *testing.T) {
 	}
 	if got := From(With(ctx, "abc")); got != "abc" {
 		t.Errorf("From(With(ctx, abc)) = %q", got)
+	}
+}
+
+// TestWithParent: a context carries the parent a traceparent named with
+// its trace id, until a trace id is set without one.
+func TestWithParent(t *testing.T) {
+	p := Parent{TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", ParentID: "00f067aa0ba902b7", Flags: FlagRandom}
+	ctx := WithParent(context.Background(), p)
+	if got, ok := ParentFrom(ctx); !ok || got != p || From(ctx) != p.TraceID {
+		t.Errorf("ParentFrom(WithParent(p)) = %+v, %v; From = %q; want %+v", got, ok, From(ctx), p)
+	}
+	ctx = With(ctx, "0af7651916cd43dd8448eb211c80319c")
+	if got, ok := ParentFrom(ctx); ok {
+		t.Errorf("ParentFrom after With = %+v, want none", got)
+	}
+	if _, ok := ParentFrom(context.Background()); ok {
+		t.Error("ParentFrom(empty context) found a parent")
 	}
 }
 

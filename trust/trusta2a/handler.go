@@ -20,6 +20,7 @@ import (
 
 	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/internal/jsonbody"
+	"github.com/vouchkit/vouch/internal/telemetry"
 	"github.com/vouchkit/vouch/internal/traceparent"
 	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/router"
@@ -191,7 +192,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ctx = trust.WithCaller(ctx, caller)
 	}
 	if _, ok := traceparent.Of(r.Header); ok && !trace.SpanContextFromContext(ctx).IsValid() {
-		ctx = propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(r.Header))
+		ctx = telemetry.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(r.Header))
 	}
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 		ctx = traceparent.With(ctx, sc.TraceID().String())

@@ -123,7 +123,7 @@ func (t *toolTelemetry) serve(ctx context.Context, call *mcp.CallToolRequest, ru
 // call's span: params._meta's trace context, else the span ctx has, else
 // the HTTP request's traceparent header.
 func callerParent(ctx context.Context, call *mcp.CallToolRequest) context.Context {
-	prop := propagation.TraceContext{}
+	prop := telemetry.TraceContext{}
 	if meta := call.Params.GetMeta(); meta != nil {
 		carrier := propagation.MapCarrier{}
 		for _, k := range prop.Fields() {
@@ -154,7 +154,7 @@ func requestParent(ctx context.Context, h http.Header) context.Context {
 	if _, ok := traceparent.Of(h); !ok {
 		return ctx
 	}
-	hctx := propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(h))
+	hctx := telemetry.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(h))
 	sc := trace.SpanContextFromContext(hctx)
 	if !sc.IsValid() || sc.TraceID() == trace.SpanContextFromContext(ctx).TraceID() {
 		return ctx

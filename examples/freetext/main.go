@@ -31,6 +31,11 @@
 //	go run ./examples/freetext -pairs router/embedkey/testdata/pairs.json \
 //	  -embed-url http://127.0.0.1:8090/v1 -embed-model all-MiniLM-L6-v2 -thresholds 0.85,0.9,0.95,0.97
 //
+// -calls, -seed, -judge-errors and -md apply to the workload only, and
+// -embed-url and -embed-model to -pairs only: given in the other mode,
+// like a positional argument or a bad value, they are a usage error
+// (exit 2) naming the flag. -thresholds applies to both.
+//
 // It exits 1 after the table when the guard let a changed fact agree at
 // any threshold, or when similarity alone let paraphrases agree no more
 // often than changed facts at some threshold (a model whose embeddings
@@ -42,14 +47,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"time"
@@ -70,64 +71,6 @@ type config struct {
 	seed        uint64
 	judgeErrors []float64
 	thresholds  []float64
-}
-
-func main() {
-	calls := flag.Int("calls", 2000, "questions, each delegated once by every way and tier")
-	seed := flag.Uint64("seed", 1, "seed of the questions, answers and judgements")
-	judgeErrors := flag.String("judge-errors", "0,0.05", "the judges' error rates to measure judged delegation at, comma-separated")
-	thresholds := flag.String("thresholds", "0.9,0.97", "the similarity thresholds to measure the embeddings at, comma-separated")
-	md := flag.String("md", "", "write the Markdown table to this file (default: standard output)")
-	pairsFile := flag.String("pairs", "", "measure a real embedding model on this pairs file instead (needs -embed-url)")
-	embedURL := flag.String("embed-url", "", "with -pairs: the embeddings endpoint's API root, such as http://127.0.0.1:8090/v1")
-	embedModel := flag.String("embed-model", "all-MiniLM-L6-v2", "with -pairs: the embedding model's name")
-	flag.Parse()
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	cfg := config{calls: *calls, seed: *seed}
-	var err error
-	if cfg.judgeErrors, err = parseRates("-judge-errors", *judgeErrors, 0); err == nil {
-		cfg.thresholds, err = parseRates("-thresholds", *thresholds, 1e-9)
-	}
-	if err == nil && *pairsFile != "" {
-		if *embedURL == "" {
-			err = fmt.Errorf("-pairs needs -embed-url")
-		} else {
-			err = measurePairs(ctx, os.Stdout, *pairsFile, *embedURL, *embedModel, cfg.thresholds)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "freetext:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if err == nil && cfg.calls < 1 {
-		err = fmt.Errorf("-calls must be at least 1")
-	}
-	out := io.Writer(os.Stdout)
-	var f *os.File
-	if err == nil && *md != "" {
-		if f, err = os.Create(*md); err == nil {
-			defer f.Close()
-			out = f
-		}
-	}
-	if err == nil {
-		var rows []row
-		if rows, err = run(ctx, cfg); err == nil {
-			// A buffer keeps the first write error for Flush to report.
-			bw := bufio.NewWriter(out)
-			writeTable(bw, cfg, rows)
-			if err = bw.Flush(); err == nil && f != nil {
-				err = f.Close()
-			}
-		}
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "freetext:", err)
-		os.Exit(1)
-	}
 }
 
 // parseRates reads a comma-separated list of numbers in [low, 1].

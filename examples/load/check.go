@@ -68,14 +68,22 @@ func (l *loader) vars(ctx context.Context) (*serverVars, error) {
 
 // check waits for the server to settle (its goroutines back to what they
 // were before the load, within cfg.settle) and watches its heap for
-// cfg.quiet.
+// cfg.quiet. When ctx ends (a signal) it stops and marks s interrupted,
+// leaving the checks it did not finish out of s.
 func (l *loader) check(ctx context.Context, s *summary) error {
 	began := time.Now()
 	var after *serverVars
+	interrupted := func(err error) error {
+		if ctx.Err() == nil {
+			return fmt.Errorf("reading the server's variables after the load: %w", err)
+		}
+		s.interrupted = true
+		return nil
+	}
 	for {
 		v, err := l.vars(ctx)
 		if err != nil {
-			return fmt.Errorf("reading the server's variables after the load: %w", err)
+			return interrupted(err)
 		}
 		after = v
 		if v.Goroutines <= s.before.Goroutines+goroutineSlack || time.Since(began) >= l.cfg.settle {
@@ -83,19 +91,19 @@ func (l *loader) check(ctx context.Context, s *summary) error {
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return interrupted(ctx.Err())
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
 	s.settled = time.Since(began)
 	select {
 	case <-ctx.Done():
-		return ctx.Err()
+		return interrupted(ctx.Err())
 	case <-time.After(l.cfg.quiet):
 	}
 	later, err := l.vars(ctx)
 	if err != nil {
-		return fmt.Errorf("reading the server's variables after the load: %w", err)
+		return interrupted(err)
 	}
 	s.after, s.later = after, later
 	return nil

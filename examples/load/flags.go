@@ -49,7 +49,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	mix := fs.String("mix", defaultMix, "kinds of call and their weights: `KIND=W,...` with kinds "+strings.Join(kindNames(), ", "))
 	fs.DurationVar(&cfg.duration, "duration", 10*time.Minute, "bound of the whole load; calls not sent by then are reported and not made")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the sequence of kinds and claims")
-	fs.DurationVar(&cfg.settle, "settle", 15*time.Second, "how long the server may take to release goroutines and memory after the load")
+	fs.DurationVar(&cfg.settle, "settle", 15*time.Second, "how long the server may take to release goroutines and memory after the load; 0 reads it once, without waiting")
 	fs.DurationVar(&cfg.every, "progress", time.Second, "interval between progress lines")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
@@ -64,16 +64,19 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return config{}, fmt.Errorf("-round %d: want at least 1", cfg.round)
 	case cfg.concurrency < 1:
 		return config{}, fmt.Errorf("-concurrency %d: want at least 1", cfg.concurrency)
-	case cfg.duration <= 0 || cfg.settle < 0 || cfg.every <= 0:
-		return config{}, fmt.Errorf("-duration, -settle and -progress must be positive")
-	}
-	for _, u := range []string{cfg.url, cfg.debugURL} {
-		if p, err := url.Parse(u); u != "" && (err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "") {
-			return config{}, fmt.Errorf("%q is not an absolute http URL", u)
-		}
-	}
-	if cfg.url == "" {
+	case cfg.duration <= 0:
+		return config{}, fmt.Errorf("-duration %v: want a positive duration", cfg.duration)
+	case cfg.settle < 0:
+		return config{}, fmt.Errorf("-settle %v: want a duration of 0 or more", cfg.settle)
+	case cfg.every <= 0:
+		return config{}, fmt.Errorf("-progress %v: want a positive duration", cfg.every)
+	case cfg.url == "":
 		return config{}, fmt.Errorf("-url is required")
+	}
+	for _, f := range []struct{ name, value string }{{"-url", cfg.url}, {"-debug-url", cfg.debugURL}} {
+		if p, err := url.Parse(f.value); f.value != "" && (err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "") {
+			return config{}, fmt.Errorf("%s %q: want an absolute http or https URL", f.name, f.value)
+		}
 	}
 	var err error
 	if cfg.mix, err = parseMix(*mix); err != nil {

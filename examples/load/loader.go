@@ -65,6 +65,11 @@ func (l *loader) close() { l.hc.CloseIdleConnections() }
 // run reads the server's variables, sends the calls round by round,
 // comparing the server's counts with each round's answers and recording
 // its live heap after it, and checks the server once it has settled.
+//
+// When ctx ends (a signal) the calls not yet sent are not made, the
+// server's counts are read once more, with a short time limit of their
+// own, for the calls that were, and the settle and heap watch are
+// skipped: the summary says so.
 func (l *loader) run(ctx context.Context, progress io.Writer) (*summary, error) {
 	s := &summary{cfg: l.cfg}
 	if l.cfg.debugURL != "" {
@@ -82,33 +87,71 @@ func (l *loader) run(ctx context.Context, progress io.Writer) (*summary, error) 
 	defer cancel()
 	outcomes := make([]outcome, l.cfg.calls)
 	p := &tally{calls: l.cfg.calls, start: time.Now()}
-	defer p.print(progress, l.cfg.every)()
+	stopProgress := sync.OnceFunc(p.print(progress, l.cfg.every))
+	defer stopProgress()
 	var elapsed time.Duration
 	for first := 0; first < l.cfg.calls; first += l.cfg.round {
 		round := outcomes[first:min(first+l.cfg.round, l.cfg.calls)]
+		end := first + len(round)
 		began := time.Now()
 		l.send(sending, round, first, p)
 		elapsed += time.Since(began)
-		if l.cfg.debugURL == "" {
-			continue
+		made := int(p.done.Load()) // fewer than end when the load was cut short
+		if end == l.cfg.calls || ctx.Err() != nil {
+			stopProgress()
 		}
-		v, err := l.vars(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("reading the server's variables after %d calls: %w", first+len(round), err)
+		if l.cfg.debugURL != "" {
+			v, err := l.varsAfter(ctx)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				return nil, fmt.Errorf("reading the server's variables after %d calls: %w", made, err)
+			case err != nil:
+				s.unread = fmt.Errorf("reading the server's variables after %d calls: %w", made, err)
+			default:
+				l.compare(&s.counts, v, round, end)
+				s.heap = append(s.heap, heapPoint{calls: made, live: v.Memstats.HeapAlloc})
+				p.say(progress, "load: %d calls, server's live heap %s after GC\n", made, mib(v.Memstats.HeapAlloc))
+			}
 		}
-		l.compare(&s.counts, v, round, first+len(round))
-		s.heap = append(s.heap, heapPoint{calls: first + len(round), live: v.Memstats.HeapAlloc})
-		p.say(progress, "load: %d calls, server's live heap %s after GC\n", first+len(round), mib(v.Memstats.HeapAlloc))
+		if ctx.Err() != nil {
+			s.interrupted = true
+			l.unsent(outcomes[end:], end)
+			break
+		}
 	}
 	s.add(outcomes, elapsed)
 	l.hc.CloseIdleConnections() // the server's connection goroutines may end
 
-	if l.cfg.debugURL != "" {
+	if l.cfg.debugURL != "" && !s.interrupted {
 		if err := l.check(ctx, s); err != nil {
 			return nil, err
 		}
 	}
 	return s, nil
+}
+
+// varsAfter reads the server's variables after a round: under ctx, or,
+// when ctx has ended (a signal), under a short time limit of its own, so
+// that the calls made are still compared.
+func (l *loader) varsAfter(ctx context.Context) (*serverVars, error) {
+	v, err := l.vars(ctx)
+	if err != nil && ctx.Err() != nil {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), interruptedRead)
+		defer cancel()
+		v, err = l.vars(ctx)
+	}
+	return v, err
+}
+
+// interruptedRead bounds the read of the server's variables after a
+// signal has ended the load.
+const interruptedRead = 5 * time.Second
+
+// unsent marks the calls of rest, numbered from first, as not sent.
+func (l *loader) unsent(rest []outcome, first int) {
+	for i := range rest {
+		rest[i] = outcome{call: newCall(l.cfg.seed, l.prefix, first+i, l.cfg.mix)}
+	}
 }
 
 // tally counts the calls made and failed, for the progress lines.

@@ -36,6 +36,7 @@ type testServer struct {
 	api, debug *httptest.Server
 	mu         sync.Mutex
 	byID       map[string]int64
+	onCall     func(calls int) // when set, called with the executions counted so far
 }
 
 func newTestServer(t *testing.T, trialBurst int) *testServer {
@@ -46,7 +47,11 @@ func newTestServer(t *testing.T, trialBurst int) *testServer {
 			if id, ok := job.Metadata["call_id"].(string); ok {
 				ts.mu.Lock()
 				ts.byID[id]++
+				hook, n := ts.onCall, len(ts.byID)
 				ts.mu.Unlock()
+				if hook != nil {
+					hook(n)
+				}
 			}
 			return w.Work(ctx, job)
 		})

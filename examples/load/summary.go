@@ -28,7 +28,10 @@ type summary struct {
 	before, after, later *serverVars
 	settled              time.Duration
 	counts               counts
-	heap                 []heapPoint // after each round
+	heap                 []heapPoint       // after each round
+	firstErr             map[string]string // the first error of each kind
+	interrupted          bool              // a signal ended the load
+	unread               error             // why the counts of the last round were not read, after a signal
 }
 
 // heapPoint is the server's live heap (after a collection) once calls
@@ -53,6 +56,7 @@ func (s *summary) add(outcomes []outcome, elapsed time.Duration) {
 	s.byKind = map[kind][]time.Duration{}
 	s.failures = map[kind]int{}
 	s.errors = map[string]int{}
+	s.firstErr = map[string]string{}
 	for _, o := range outcomes {
 		if !o.sent {
 			continue
@@ -61,7 +65,11 @@ func (s *summary) add(outcomes []outcome, elapsed time.Duration) {
 		s.byKind[o.call.kind] = append(s.byKind[o.call.kind], o.latency)
 		if o.err != nil {
 			s.failures[o.call.kind]++
-			s.errors[errorKind(o.err)]++
+			k := errorKind(o.err)
+			if s.errors[k] == 0 {
+				s.firstErr[k] = o.err.Error()
+			}
+			s.errors[k]++
 			if !allowed(o.err) {
 				s.bad++
 			}
@@ -102,19 +110,23 @@ func (s *summary) passed() bool { return len(s.failed()) == 0 }
 // failed lists the checks that failed.
 func (s *summary) failed() []string {
 	var f []string
-	if s.sent < s.cfg.calls {
+	switch {
+	case s.interrupted:
+		f = append(f, fmt.Sprintf("interrupted by a signal after %d of %d calls", s.sent, s.cfg.calls))
+	case s.sent < s.cfg.calls:
 		f = append(f, fmt.Sprintf("%d calls not sent within -duration %v", s.cfg.calls-s.sent, s.cfg.duration))
 	}
 	if s.bad > 0 {
 		f = append(f, fmt.Sprintf("%d errors other than rate limits", s.bad))
 	}
-	if s.after == nil {
-		return f
-	}
 	c := s.counts
-	if c.lost > 0 || c.twice > 0 || c.refusedRan > 0 || c.unsentRan > 0 || c.unknown > 0 || c.expected != c.counted {
+	if s.before != nil && s.unread == nil &&
+		(c.lost > 0 || c.twice > 0 || c.refusedRan > 0 || c.unsentRan > 0 || c.unknown > 0 || c.expected != c.counted) {
 		f = append(f, fmt.Sprintf("executions do not match: %d expected, %d counted; %d calls lost, %d run twice, %d refused but run, %d unsent but run, %d unknown ids",
 			c.expected, c.counted, c.lost, c.twice, c.refusedRan, c.unsentRan, c.unknown))
+	}
+	if s.after == nil {
+		return f
 	}
 	if s.after.Goroutines > s.before.Goroutines+goroutineSlack {
 		f = append(f, fmt.Sprintf("goroutines: %d before the load, %d after %v", s.before.Goroutines, s.after.Goroutines, s.settled.Round(time.Millisecond)))
@@ -165,26 +177,12 @@ func (s *summary) write(w io.Writer) {
 				note = " (deliberate rate limit)"
 			}
 			fmt.Fprintf(w, "  %-40s %d%s\n", k, s.errors[k], note)
+			if first, ok := s.firstErr[k]; ok && note == "" {
+				fmt.Fprintf(w, "    first: %s\n", first)
+			}
 		}
 	}
-
-	if s.after == nil {
-		fmt.Fprintln(w, "server-side checks: skipped (no -debug-url)")
-	} else {
-		c := s.counts
-		fmt.Fprintf(w, "worker executions: %d reported by the answers, %d counted by the server; %d calls lost, %d run twice (%d failed calls not compared)\n",
-			c.expected, c.counted, c.lost, c.twice, c.unchecked)
-		fmt.Fprintf(w, "goroutines: %d before the load, %d after it (settled in %v)\n",
-			s.before.Goroutines, s.after.Goroutines, s.settled.Round(time.Millisecond))
-		fmt.Fprintf(w, "heap in use: %s before the load, %s after it, %s %v later (%d GCs during the load)\n",
-			mib(s.before.Memstats.HeapInuse), mib(s.after.Memstats.HeapInuse), mib(s.later.Memstats.HeapInuse), s.cfg.quiet,
-			s.after.Memstats.NumGC-s.before.Memstats.NumGC)
-		fmt.Fprintf(w, "live heap after GC: %s before the load", mib(s.before.Memstats.HeapAlloc))
-		for _, h := range s.heap {
-			fmt.Fprintf(w, ", %s at %d calls", mib(h.live), h.calls)
-		}
-		fmt.Fprintln(w)
-	}
+	s.writeServer(w)
 	if f := s.failed(); len(f) > 0 {
 		fmt.Fprintln(w, "FAIL:")
 		for _, line := range f {
@@ -193,6 +191,35 @@ func (s *summary) write(w io.Writer) {
 		return
 	}
 	fmt.Fprintln(w, "PASS")
+}
+
+// writeServer prints the server-side checks, or why they did not run.
+func (s *summary) writeServer(w io.Writer) {
+	if s.before == nil {
+		fmt.Fprintln(w, "server-side checks: skipped (no -debug-url)")
+		return
+	}
+	c := s.counts
+	if s.unread != nil {
+		fmt.Fprintf(w, "worker executions: not compared after the signal: %v\n", s.unread)
+	} else {
+		fmt.Fprintf(w, "worker executions: %d reported by the answers, %d counted by the server; %d calls lost, %d run twice (%d failed calls not compared)\n",
+			c.expected, c.counted, c.lost, c.twice, c.unchecked)
+	}
+	if s.after == nil {
+		fmt.Fprintln(w, "goroutines and heap: not watched (interrupted by a signal)")
+	} else {
+		fmt.Fprintf(w, "goroutines: %d before the load, %d after it (settled in %v)\n",
+			s.before.Goroutines, s.after.Goroutines, s.settled.Round(time.Millisecond))
+		fmt.Fprintf(w, "heap in use: %s before the load, %s after it, %s %v later (%d GCs during the load)\n",
+			mib(s.before.Memstats.HeapInuse), mib(s.after.Memstats.HeapInuse), mib(s.later.Memstats.HeapInuse), s.cfg.quiet,
+			s.after.Memstats.NumGC-s.before.Memstats.NumGC)
+	}
+	fmt.Fprintf(w, "live heap after GC: %s before the load", mib(s.before.Memstats.HeapAlloc))
+	for _, h := range s.heap {
+		fmt.Fprintf(w, ", %s at %d calls", mib(h.live), h.calls)
+	}
+	fmt.Fprintln(w)
 }
 
 func row(w io.Writer, name string, lat []time.Duration, errs int) {

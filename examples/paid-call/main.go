@@ -31,6 +31,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,6 +53,9 @@ const (
 	usdcDecimals = 6
 )
 
+// knownSchemes are the x402 schemes the EVM payer signs.
+var knownSchemes = []string{x402.SchemeExact, x402.SchemeUpto, x402.SchemeAuthCapture}
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -68,7 +72,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	data := fs.String("data", defaultData, "request `JSON` body; empty sends none")
 	method := fs.String("method", http.MethodPost, "HTTP `METHOD`")
 	networks := fs.String("network", "base-sepolia", "comma-separated networks it may pay on (names or CAIP-2 ids), or \"any\" for any known test network (x402.Policy's safe default: mainnets must be named)")
-	schemes := fs.String("schemes", x402.SchemeExact, "comma-separated x402 schemes it may pay: exact, upto (for upto, -max bounds the maximum it authorizes)")
+	schemes := fs.String("schemes", x402.SchemeExact, "comma-separated x402 schemes it may pay: exact, upto, auth-capture (for upto, -max bounds the maximum it authorizes; for auth-capture, the amount held)")
 	timeout := fs.Duration("timeout", 30*time.Second, "time limit of the whole call")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: go run ./examples/paid-call [flags]")
@@ -131,9 +135,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	if len(policy.Schemes) == 0 {
 		return usage("-schemes %q names no scheme", *schemes)
 	}
+	for _, s := range policy.Schemes {
+		if !slices.Contains(knownSchemes, s) {
+			return usage("-schemes: unknown scheme %q (want %s)", s, strings.Join(knownSchemes, ", "))
+		}
+	}
 	if *networks != "any" {
 		if policy.Networks = list(*networks); len(policy.Networks) == 0 {
 			return usage("-network %q names no network", *networks)
+		}
+		for _, n := range policy.Networks {
+			if _, ok := x402.NetworkCAIP2(n); !ok {
+				return usage("-network: unknown network %q (want a name such as base-sepolia or base, a CAIP-2 id such as eip155:84532, or any)", n)
+			}
 		}
 	}
 
@@ -151,17 +165,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	fmt.Fprintf(stdout, "payer:  %s (pays at most %s, %d atomic units)\n", payer.Address(), *maxPrice, maxUnits)
 	resp, err := hc.Do(req)
 	if err != nil {
-		fmt.Fprintf(stdout, "error:  %v\n", err)
+		fmt.Fprintf(stderr, "paid-call: %v\n", err)
 		var pe *x402.PaymentError
 		if errors.As(err, &pe) {
-			fmt.Fprintf(stdout, "payment %s may have been made: reference %s\n", pe.ID, pe.Reference)
+			fmt.Fprintf(stderr, "paid-call: payment %s may have been made: reference %s\n", pe.ID, pe.Reference)
 		}
 		return 1
 	}
 	defer resp.Body.Close()
 	respBody, err := io.ReadAll(io.LimitReader(resp.Body, 10<<20))
 	if err != nil {
-		fmt.Fprintf(stdout, "error:  reading the response: %v\n", err)
+		fmt.Fprintf(stderr, "paid-call: reading the response: %v\n", err)
 		return 1
 	}
 

@@ -66,9 +66,9 @@ func TestRun(t *testing.T) {
 		{"-key wins over the environment", []string{"-url", url, "-key", "0x" + otherKey}, demoKey, 0, 1,
 			[]string{"payer:  " + other.Address().String()}, nil},
 		{"above -max", []string{"-url", url, "-max", "$0.0005"}, "", 1, 0,
-			[]string{"no acceptable offer", "above the limit of 500"}, []string{"status:"}},
+			nil, []string{"status:", "no acceptable offer"}},
 		{"network not allowed", []string{"-url", url, "-network", "base"}, "", 1, 0,
-			[]string{"no acceptable offer"}, []string{"status:"}},
+			nil, []string{"status:", "no acceptable offer"}},
 		{"lists with spaces", []string{"-url", url, "-network", "base, base-sepolia", "-schemes", "upto, exact"}, "", 0, 1,
 			[]string{"status: 200 OK", `"success": true`}, nil},
 		{"handler refuses: no settlement", []string{"-url", url, "-data", `{"session_id":1}`}, "", 1, 0,
@@ -108,6 +108,7 @@ func TestRun(t *testing.T) {
 					t.Errorf("output has %q:\n%s", w, &out)
 				}
 			}
+
 			if got := len(fac.Settlements()) - before; got != tt.settled {
 				t.Errorf("settlements = %d, want %d", got, tt.settled)
 			}
@@ -140,6 +141,11 @@ func TestRun_badSettings(t *testing.T) {
 		{[]string{"-url", url, "-timeout", "-1s"}, "", "paid-call: -timeout -1s: "},
 		{[]string{"-url", url, "-schemes", " , "}, "", `paid-call: -schemes " , " names no scheme`},
 		{[]string{"-url", url, "-network", ","}, "", `paid-call: -network "," names no network`},
+		{[]string{"-url", url, "-schemes", "foo"}, "", `paid-call: -schemes: unknown scheme "foo" (want exact, upto, auth-capture)`},
+		{[]string{"-url", url, "-schemes", "exact,Upto"}, "", `paid-call: -schemes: unknown scheme "Upto"`},
+		{[]string{"-url", url, "-network", "foo"}, "", `paid-call: -network: unknown network "foo"`},
+		{[]string{"-url", url, "-network", "base-sepolia,base-sepolai"}, "", `paid-call: -network: unknown network "base-sepolai"`},
+		{[]string{"-url", url, "-network", "any,base"}, "", `paid-call: -network: unknown network "any"`},
 	} {
 		var errOut bytes.Buffer
 		code := run(context.Background(), tt.args, &bytes.Buffer{}, &errOut, func(k string) string {
@@ -150,6 +156,35 @@ func TestRun_badSettings(t *testing.T) {
 		})
 		if code != 2 || !strings.HasPrefix(errOut.String(), tt.want) {
 			t.Errorf("run %q with %s=%q: exit %d, stderr %q; want exit 2 and %q", tt.args, envKey, tt.env, code, &errOut, tt.want)
+		}
+	}
+}
+
+// TestRun_errorsOnStderr: a call that fails says why on stderr, in one
+// line that starts with the program's name, and stdout keeps only the
+// payer line.
+func TestRun_errorsOnStderr(t *testing.T) {
+	srv, _ := newPaidServer(t)
+	url := srv.URL + "/api/v2/x402/validate"
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-url", url, "-max", "$0.0005"}, []string{"paid-call: ", "no acceptable offer", "above the limit of 500"}},
+		{[]string{"-url", url, "-network", "base"}, []string{"paid-call: ", "no acceptable offer", `network "eip155:84532" is not allowed`}},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), tt.args, &out, &errOut, func(string) string { return "" })
+		if code != 1 {
+			t.Errorf("run %q: exit %d, want 1", tt.args, code)
+		}
+		if lines := strings.Split(strings.TrimSpace(out.String()), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "payer:  ") {
+			t.Errorf("run %q: stdout = %q, want the payer line only", tt.args, &out)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(errOut.String(), w) {
+				t.Errorf("run %q: stderr lacks %q:\n%s", tt.args, w, &errOut)
+			}
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -30,12 +31,35 @@ import (
 const article = "Marie Curie won the Nobel Prize in Physics in 1903 with Pierre Curie. She won a second Nobel Prize, in Chemistry, in 1911."
 
 func main() {
-	asJSON := flag.Bool("json", false, "print every response as JSON")
-	flag.Parse()
-	if err := run(context.Background(), os.Stdout, *asJSON); err != nil {
-		fmt.Fprintln(os.Stderr, "quickstart:", err)
-		os.Exit(1)
+	os.Exit(cli(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// cli reads the command line and runs, returning the exit status: 2 for
+// a usage error, 1 for a failed run.
+func cli(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("quickstart", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print every response as JSON")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: go run ./examples/quickstart [-json]")
+		fs.PrintDefaults()
 	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "quickstart: unexpected argument %q: it takes no arguments, only the flag -json\n", fs.Arg(0))
+		fs.Usage()
+		return 2
+	}
+	if err := run(ctx, stdout, *asJSON); err != nil {
+		fmt.Fprintln(stderr, "quickstart:", err)
+		return 1
+	}
+	return 0
 }
 
 func run(ctx context.Context, out io.Writer, asJSON bool) error {

@@ -21,8 +21,13 @@ const readyTimeout = 2 * time.Second
 //
 // /healthz (liveness) answers 200 while the process serves HTTP.
 // /readyz (readiness) answers 200 when the stores are reachable and at
-// least one session of the engine is healthy (not cooling down), and 503
-// otherwise; the JSON body names each check's result.
+// least one session of the engine may take calls: healthy, or half open
+// (its cooldown over, its next run its trial), and 503 otherwise; the
+// JSON body names each check's result. A half-open session counts, so
+// that a server whose every session failed comes back into a load
+// balancer's rotation once the cooldown ends, and the next call tries
+// the models again: a server left out until a call succeeded would get
+// no call to succeed with.
 type health struct {
 	sessions router.StatusReporter
 	// ping reaches the stores; nil means they live in this process.
@@ -56,8 +61,8 @@ func handleGet(mux *http.ServeMux, path string, h http.Handler) {
 type readiness struct {
 	Status string `json:"status"` // "ready" or "not_ready"
 	Stores string `json:"stores"` // "ok" or "unreachable"
-	// Sessions is "<healthy> of <all> healthy", or "unknown" when the
-	// status could not be read.
+	// Sessions is "<healthy> of <all> healthy", with ", <n> half open"
+	// when some are, or "unknown" when the status could not be read.
 	Sessions string `json:"sessions"`
 }
 
@@ -81,14 +86,20 @@ func (h *health) ready(w http.ResponseWriter, r *http.Request) {
 		h.log.WarnContext(ctx, "readyz: reading the sessions' status", "error", err)
 		ok = false
 	} else {
-		healthy := 0
+		healthy, halfOpen := 0, 0
 		for _, s := range st.Sessions {
-			if s.Health == router.HealthHealthy {
+			switch s.Health {
+			case router.HealthHealthy:
 				healthy++
+			case router.HealthHalfOpen:
+				halfOpen++
 			}
 		}
 		rd.Sessions = fmt.Sprintf("%d of %d healthy", healthy, len(st.Sessions))
-		ok = ok && healthy > 0
+		if halfOpen > 0 {
+			rd.Sessions += fmt.Sprintf(", %d half open", halfOpen)
+		}
+		ok = ok && healthy+halfOpen > 0
 	}
 	status := http.StatusOK
 	if !ok {

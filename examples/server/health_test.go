@@ -64,6 +64,24 @@ func TestHealth_ready(t *testing.T) {
 			t.Errorf("status %d, body (-want +got):\n%s", status, diff)
 		}
 	})
+	t.Run("half open after the cooldown", func(t *testing.T) {
+		// Every session failed, and its cooldown (a nanosecond here) is
+		// over: the next call tries it, so the server is ready again and
+		// a load balancer sends it that call.
+		e, err := router.NewEngine([]router.Session{{ID: 1, Worker: fail}, {ID: 2, Worker: fail}}, router.WithHealth(1, time.Nanosecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []router.SessionID{1, 2} {
+			_, _ = e.ValidateV2(context.Background(), &router.ValidateV2Request{SessionID: id, ValidateTask: router.ValidateTask{
+				Claim: router.Claim{Type: "summary", Output: json.RawMessage(`"s"`)}}})
+		}
+		status, rd := getReady(t, &health{sessions: e, log: quiet})
+		want := readiness{Status: "ready", Stores: "ok", Sessions: "0 of 2 healthy, 2 half open"}
+		if diff := cmp.Diff(want, rd); status != http.StatusOK || diff != "" {
+			t.Errorf("status %d, body (-want +got):\n%s", status, diff)
+		}
+	})
 	t.Run("stores unreachable", func(t *testing.T) {
 		down := func(context.Context) error { return errors.New("connection refused") }
 		status, rd := getReady(t, &health{sessions: newEngine(t, ok), ping: down, log: quiet})

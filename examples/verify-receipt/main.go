@@ -18,8 +18,9 @@
 // -keys names a key file (see receipt.KeyFile; the server's -trusted-keys
 // writes one): every key in it is trusted within its validity window.
 // -input and -output name files holding the original input and output as
-// JSON; -input-text and -output-text name files whose whole content is the
-// original as a string. Each is checked against the receipt's hashes.
+// JSON; -input-text and -output-text name files whose whole content, a
+// final newline included, is the original as a string. Each is checked
+// against the receipt's hashes.
 // -allow-expired accepts a receipt whose ttl has passed; -at checks the
 // receipt as of an RFC 3339 instant instead of now (its expiry, and that
 // it was issued by then).
@@ -80,10 +81,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var o options
 	fs.Var(&o.keys, "key", "trusted public key, or a file holding it (repeatable)")
 	fs.StringVar(&o.keyFile, "keys", "", "key `FILE` of trusted keys with their validity windows (a receipt.KeyFile, as the server's -trusted-keys writes)")
-	fs.StringVar(&o.input, "input", "", "file holding the original input as JSON")
-	fs.StringVar(&o.inputText, "input-text", "", "file whose content is the original input as a string")
-	fs.StringVar(&o.output, "output", "", "file holding the original output as JSON")
-	fs.StringVar(&o.outputText, "output-text", "", "file whose content is the original output as a string")
+	fs.StringVar(&o.input, "input", "", "`FILE` holding the original input as JSON")
+	fs.StringVar(&o.inputText, "input-text", "", "`FILE` whose whole content, a final newline included, is the original input as a string")
+	fs.StringVar(&o.output, "output", "", "`FILE` holding the original output as JSON")
+	fs.StringVar(&o.outputText, "output-text", "", "`FILE` whose whole content, a final newline included, is the original output as a string\n(echo adds a newline; printf '%s' does not)")
 	fs.BoolVar(&o.allowExpired, "allow-expired", false, "accept a receipt whose ttl has passed (audit)")
 	fs.StringVar(&o.at, "at", "", "check the receipt as of `TIME` (RFC 3339), not now: its expiry, and that it was issued by then (audit)")
 	fs.StringVar(&o.proof, "proof", "", "`FILE` holding the receipt's inclusion proof (GET /api/v4/receipt/{id}/proof)")
@@ -108,10 +109,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		rest = fs.Args()[1:]
 	}
 	growth := o.consistency != "" || o.oldCheckpoint != "" || o.newCheckpoint != ""
-	switch {
-	case len(o.keys) == 0 && o.keyFile == "",
-		growth && (len(o.files) != 0 || o.consistency == "" || o.oldCheckpoint == "" || o.newCheckpoint == ""),
-		!growth && len(o.files) != 1:
+	if m := missing(o, growth); m != "" {
+		fmt.Fprintln(stderr, "verify-receipt: "+m)
 		fs.Usage()
 		return 2
 	}
@@ -136,28 +135,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, "VALID")
 	return 0
-}
-
-// trustedKeys reads -key and -keys.
-func trustedKeys(o options) ([]receipt.PublicKey, error) {
-	var trusted []receipt.PublicKey
-	if o.keyFile != "" {
-		f, err := receipt.ReadKeyFile(o.keyFile)
-		if err != nil {
-			return nil, err
-		}
-		if trusted, err = f.Trusted(); err != nil {
-			return nil, err
-		}
-	}
-	for _, k := range o.keys {
-		key, err := readKey(k)
-		if err != nil {
-			return nil, err
-		}
-		trusted = append(trusted, key)
-	}
-	return trusted, nil
 }
 
 // checkReceipt verifies the receipt file, and its inclusion proof when
@@ -206,6 +183,14 @@ func checkReceipt(o options, trusted []receipt.PublicKey, stdout io.Writer) (boo
 		detail := c.Detail
 		if c.Name == receipt.CheckExpiry {
 			detail = expiryDetail(c, res.ExpiresAt)
+		}
+		if c.Status == receipt.CheckFailed && res.Receipt != nil {
+			switch {
+			case c.Name == receipt.CheckInputHash && o.inputText != "":
+				detail += textHint("-input-text", o.inputText, res.Receipt.TaskMeta.InputHash)
+			case c.Name == receipt.CheckOutputHash && o.outputText != "":
+				detail += textHint("-output-text", o.outputText, res.Receipt.TaskMeta.OutputHash)
+			}
 		}
 		printCheck(stdout, string(c.Name), c.Status, detail)
 		for _, fe := range c.Errors {
@@ -428,51 +413,4 @@ func errorAnswer(name, want string, body []byte) error {
 		return nil
 	}
 	return fmt.Errorf("%s holds an error answer of the server, not %s: %v", name, want, &p)
-}
-
-// readKey reads a key given inline or as a file name. A value that is
-// neither names both failures, so that a mistyped file name is not
-// reported as a malformed key alone.
-func readKey(s string) (receipt.Ed25519Key, error) {
-	b, ferr := os.ReadFile(s)
-	switch {
-	case ferr == nil:
-		key, err := receipt.ParseEd25519Key(string(b))
-		if err != nil {
-			return nil, fmt.Errorf("-key %s: %w", s, err)
-		}
-		return key, nil
-	case !errors.Is(ferr, os.ErrNotExist):
-		return nil, ferr
-	}
-	key, err := receipt.ParseEd25519Key(s)
-	if err != nil {
-		return nil, fmt.Errorf("-key: %w, nor a file holding one: %w", err, ferr)
-	}
-	return key, nil
-}
-
-// original reads the file of -input (JSON) or -input-text (a string), or
-// of -output or -output-text, as flag says; nil when neither is given.
-func original(flag, jsonFile, textFile string) (json.RawMessage, error) {
-	switch {
-	case jsonFile != "" && textFile != "":
-		return nil, fmt.Errorf("give -%s or -%s-text, not both", flag, flag)
-	case jsonFile != "":
-		b, err := os.ReadFile(jsonFile)
-		if err != nil {
-			return nil, err
-		}
-		if !json.Valid(b) {
-			return nil, fmt.Errorf("-%s: %s is not JSON; give plain text with -%s-text", flag, jsonFile, flag)
-		}
-		return b, nil
-	case textFile != "":
-		b, err := os.ReadFile(textFile)
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(string(b))
-	}
-	return nil, nil
 }

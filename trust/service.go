@@ -142,7 +142,12 @@ func (s *Service) Call(ctx context.Context, req *Request) (resp *Response, err e
 		}})
 	}
 	ctx, span := s.tel.startCall(ctx, req) // a recorded span's trace id becomes the call's
-	defer func() { endSpan(span, err) }()
+	defer func() {
+		if err != nil {
+			s.tel.failed(ctx, req, err)
+		}
+		endSpan(span, err)
+	}()
 	traceID := traceparent.From(ctx)
 	if !traceparent.Valid(traceID) {
 		traceID = traceparent.NewTraceID()

@@ -2,14 +2,17 @@ package trust
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/vouchkit/vouch/internal/telemetry"
+	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 )
@@ -25,7 +28,9 @@ import (
 // child span "trust.router_call", the parent of the router's own spans.
 // The response's trace id, and the router_trace_ids of its receipt, are
 // the call span's trace id whenever the span is recorded. Metrics: calls
-// by mode, tier and status, and the runs each call took by tier. An
+// by mode, tier and status (a call that ended in an error by error.type:
+// its problem code, "canceled", "timeout" or "internal"), and the runs
+// each answered call took by tier. An
 // exam's call (see Service.FeedbackVerdict) carries the attribute
 // vouch.trust.exam=true on its span and both metrics, so that a host's
 // dashboards can tell its own exams from its callers' calls.
@@ -65,7 +70,7 @@ func newServiceTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) *serv
 	t := &serviceTelemetry{tracer: telemetry.Tracer(tp, "trust")}
 	var err error
 	t.calls, err = m.Int64Counter("vouch.trust.calls", metric.WithUnit("{call}"),
-		metric.WithDescription("Trust calls answered, by mode, tier and status."))
+		metric.WithDescription("Trust calls, by mode, tier and status; a call that ended in an error by error.type instead of status."))
 	telemetry.Handle(err)
 	t.runs, err = m.Int64Histogram("vouch.trust.runs", metric.WithUnit("{run}"),
 		metric.WithDescription("Replica runs one trust call took, all its router calls together, by tier."),
@@ -114,6 +119,36 @@ func (t *serviceTelemetry) answered(ctx context.Context, span trace.Span, req *R
 	}
 	t.runs.Record(ctx, int64(runs), metric.WithAttributes(attrs...))
 	t.calls.Add(ctx, 1, metric.WithAttributes(append(attrs, telemetry.Status.String(string(resp.Status)))...))
+}
+
+// failed counts a call of req that ended in err, not answered: by
+// error.type, err's problem code ("unavailable", "all_replicas_failed",
+// ...), "canceled" when its caller left, "timeout" when its deadline
+// passed, and "internal" for any other error, and without a status.
+func (t *serviceTelemetry) failed(ctx context.Context, req *Request, err error) {
+	if t == nil || req == nil || !t.calls.Enabled(ctx) {
+		return
+	}
+	attrs := []attribute.KeyValue{telemetry.Mode.String(string(req.Mode)), telemetry.Tier.String(string(req.Policy)), semconv.ErrorTypeKey.String(errorType(err))}
+	if isExam(ctx) {
+		attrs = append(attrs, examAttr.Bool(true))
+	}
+	t.calls.Add(ctx, 1, metric.WithAttributes(telemetry.Present(attrs...)...))
+}
+
+// errorType names err for error.type, from a bounded set: a problem
+// code, "canceled", "timeout" or "internal".
+func errorType(err error) string {
+	var p *problem.Details
+	switch {
+	case errors.As(err, &p) && p.Code != "":
+		return string(p.Code)
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	}
+	return "internal"
 }
 
 // endSpan marks span as failed when err is not nil, and ends it.

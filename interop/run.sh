@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The interop suite: builds examples/server, starts it twice on loopback
-# (plain, and with -mcp-paid), and runs every checks/*.mjs against it with
-# the official clients of MCP, x402 and A2A pinned in package-lock.json.
+# (plain, and with -mcp-paid), and runs every checks/*.mjs and checks/*.py
+# against it with the official clients of MCP, x402 and A2A, the JavaScript
+# ones pinned in package-lock.json, the Python ones in requirements.txt.
 # Prints "ok NAME" or "FAIL NAME: why" per check and exits non-zero on any
 # failure. See README.md.
 #
 #   interop/run.sh            every check
-#   interop/run.sh mcp-http   only the named checks (file names without .mjs)
+#   interop/run.sh mcp-http   only the named checks (file names without .mjs or .py)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -61,6 +62,36 @@ if ! (cd "$here" && npm ci --no-audit --no-fund --loglevel=error >"$work/npm-ci.
 	echo "FAIL npm ci"
 	exit 1
 fi
+
+# The checks to run, in the order of their names.
+checks=()
+for file in "$here"/checks/*; do
+	case $file in
+	*.mjs | *.py) ;;
+	*) continue ;;
+	esac
+	name=$(basename "${file%.*}")
+	if [ $# -gt 0 ] && [[ " $* " != *" $name "* ]]; then
+		continue
+	fi
+	checks+=("$file")
+done
+
+# The Python checks' virtual environment (python-setup.sh), when one is to run.
+python=
+for file in "${checks[@]}"; do
+	if [[ $file == *.py ]]; then
+		echo "interop: python-setup.sh"
+		started=$SECONDS
+		if ! python=$("$here/python-setup.sh" 2>"$work/python-setup.log"); then
+			cat "$work/python-setup.log"
+			echo "FAIL python-setup.sh"
+			exit 1
+		fi
+		echo "interop: python at $python ($((SECONDS - started))s)"
+		break
+	fi
+done
 
 echo "interop: go build ./examples/..."
 mkdir -p "$work/bin"
@@ -132,16 +163,18 @@ passed=0
 failed=0
 failures=()
 took=()
-for file in "$here"/checks/*.mjs; do
-	name=$(basename "$file" .mjs)
-	if [ $# -gt 0 ] && [[ " $* " != *" $name "* ]]; then
-		continue
+for file in "${checks[@]}"; do
+	name=$(basename "${file%.*}")
+	if [[ $file == *.py ]]; then
+		runner=("$python" -B "$here/lib/runcheck.py")
+	else
+		runner=(node "$here/lib/runcheck.mjs")
 	fi
 	dir="$work/checks/$name"
 	mkdir -p "$dir"
 	status=0
 	started=$SECONDS
-	(cd "$dir" && VOUCH_CHECK_DIR="$dir" timeout "$check_timeout" node "$here/lib/runcheck.mjs" "$file") \
+	(cd "$dir" && VOUCH_CHECK_DIR="$dir" timeout "$check_timeout" "${runner[@]}" "$file") \
 		>"$dir/output.txt" 2>&1 || status=$?
 	took+=("$name $((SECONDS - started))s")
 	if [ "$status" -eq 0 ]; then

@@ -40,7 +40,9 @@ const nodeHash = (l, r) => sha256(Buffer.from([0x01]), l, r);
  * bytes of SHA-256(name, "\n", 0x01, key).
  */
 function verifierKey(vkey) {
-  const [name, id, b64] = vkey.split("+");
+  // A name has no "+"; the base64 of the key may have some.
+  const [name, id, ...rest] = vkey.split("+");
+  const b64 = rest.join("+");
   const raw = Buffer.from(b64, "base64");
   equal(raw.length, 33, "verifier key: length of 0x01 and the key");
   equal(raw[0], 0x01, "verifier key: signature type (Ed25519)");

@@ -4,8 +4,9 @@ version 2, the exact scheme, USDC on an EVM network); an httpx client with
 the SDK's payment transport and its EVM exact client, signing with a new
 eth-account key, sends one PAYMENT-SIGNATURE of version 2 and gets the
 verdict VALID, and PAYMENT-RESPONSE says the payment settled, from that
-key's address, on the terms' network, for the terms' amount. The server's
-offline facilitator checks the signature and no balance, so a new key pays."""
+key's address, on the network and for the amount of the offer the payment
+accepted. The server's offline facilitator checks the signature and no
+balance, so a new key pays."""
 
 import asyncio
 import json
@@ -51,10 +52,12 @@ async def main() -> None:
     ok(header, f"POST {PATH} unpaid: no PAYMENT-REQUIRED header")
     terms = decode_payment_required_header(header)
     equal(terms.x402_version, 2, f"POST {PATH} unpaid: terms x402Version")
-    offer = terms.accepts[0]
-    equal(offer.scheme, "exact", f"POST {PATH} unpaid: terms scheme")
-    ok(offer.network.startswith("eip155:"), f"POST {PATH} unpaid: terms network {offer.network!r}, want an EVM network")
-    ok(str(offer.amount).isdigit() and int(offer.amount) > 0, f"POST {PATH} unpaid: terms amount {offer.amount!r}")
+    # The offer the SDK pays is the one it picks, which need not be the
+    # first: the settlement is checked against the payment's accepted.
+    offers = [o for o in terms.accepts if o.scheme == "exact" and o.network.startswith("eip155:")]
+    ok(offers, f"POST {PATH} unpaid: no exact offer on an EVM network in {show([o.model_dump() for o in terms.accepts])}")
+    for offer in offers:
+        ok(str(offer.amount).isdigit() and int(offer.amount) > 0, f"POST {PATH} unpaid: terms amount {offer.amount!r}")
 
     account = Account.create()
     payer = register_exact_evm_client(x402Client(), account)
@@ -66,6 +69,8 @@ async def main() -> None:
     equal(len(recording.signatures), 1, f"POST {PATH} paid: PAYMENT-SIGNATURE headers sent")
     payment = decode_payment_signature_header(recording.signatures[0])
     equal(payment.x402_version, 2, f"POST {PATH} paid: PAYMENT-SIGNATURE x402Version")
+    ok(payment.accepted in offers,
+       f"POST {PATH} paid: PAYMENT-SIGNATURE accepted {show(payment.accepted.model_dump())}, want one of the terms' exact offers")
 
     equal(json.loads(res.text).get("verdict"), "VALID", f"POST {PATH} paid: verdict")
     header = res.headers.get("payment-response")
@@ -73,8 +78,8 @@ async def main() -> None:
     settled = decode_payment_response_header(header)
     ok(settled.success, f"POST {PATH} paid: settlement {show(settled.model_dump())}, want success")
     equal((settled.payer or "").lower(), account.address.lower(), f"POST {PATH} paid: settlement payer")
-    equal(settled.network, offer.network, f"POST {PATH} paid: settlement network")
-    equal(settled.amount, offer.amount, f"POST {PATH} paid: settlement amount")
+    equal(settled.network, payment.accepted.network, f"POST {PATH} paid: settlement network")
+    equal(settled.amount, payment.accepted.amount, f"POST {PATH} paid: settlement amount")
 
 
 asyncio.run(main())

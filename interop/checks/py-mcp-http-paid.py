@@ -7,8 +7,10 @@ a new eth-account key, pays them in _meta["x402/payment"], written by the
 SDK's MCP encoder; the answer, VALID, comes with _meta["x402/payment-response"],
 a settlement from that key's address of the offer the payment accepted;
 the same payment for the same call gets the same answer and settlement
-again. The client connects with the initialize handshake, as the MCP
-TypeScript SDK of mcp-http-paid does."""
+again. The client connects twice: with the initialize handshake, as the
+MCP TypeScript SDK of mcp-http-paid does, and as the SDK connects by
+default (server/discover, MCP 2026-07-28, whose tool results must say
+they are complete: the terms of the unpaid call too)."""
 
 import asyncio
 import json
@@ -17,7 +19,7 @@ import httpx2
 from eth_account import Account
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from x402 import x402Client
 from x402.mcp.utils import attach_payment_to_meta, extract_payment_required_from_error
 from x402.mechanisms.evm.exact.register import register_exact_evm_client
@@ -61,13 +63,23 @@ async def main() -> None:
     headers = {"Authorization": f"Bearer {need('VOUCH_API_KEY')}"}
     with step(f"MCP over Streamable HTTP at {url}"):
         async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60)) as http:
-            async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
-                await paid_call(client)
+            for mode, (how, versions) in MODES.items():
+                with step(f"connected by {how}"):
+                    async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+                        ok(client.protocol_version in versions,
+                           f"protocol version {client.protocol_version}, want one of {list(versions)} ({how})")
+                        await paid_call(client)
+
+
+# The SDK's ways to agree on a protocol version: "legacy" is the initialize
+# handshake; "auto", its default, asks server/discover first.
+MODES = {
+    "legacy": ("the initialize handshake", HANDSHAKE_PROTOCOL_VERSIONS),
+    "auto": ("server/discover", MODERN_PROTOCOL_VERSIONS),
+}
 
 
 async def paid_call(client: Client) -> None:
-    ok(client.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS,
-       f"protocol version {client.protocol_version}, want one of {list(HANDSHAKE_PROTOCOL_VERSIONS)} (the initialize handshake)")
     # Listed, the tools' output schemas are what the SDK validates each
     # structured content against.
     with step("tools/list"):

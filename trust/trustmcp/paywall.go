@@ -301,7 +301,8 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 			if !ok {
 				return next(ctx, method, req)
 			}
-			return pw.serve(ctx, method, call, price, next)
+			res, err := pw.serve(ctx, method, call, price, next)
+			return complete(call, res), err
 		}
 	}, nil
 }

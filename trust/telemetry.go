@@ -28,7 +28,8 @@ import (
 // child span "trust.router_call", the parent of the router's own spans.
 // The response's trace id, and the router_trace_ids of its receipt, are
 // the call span's trace id whenever the span is recorded. Metrics: calls
-// by mode, tier and status (a call that ended in an error by error.type:
+// by mode, tier and status (a call that passed the request's validation
+// and ended in an error by error.type:
 // its problem code, "canceled", "timeout" or "internal"), and the runs
 // each answered call took by tier. An
 // exam's call (see Service.FeedbackVerdict) carries the attribute

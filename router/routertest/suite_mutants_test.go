@@ -5,6 +5,7 @@ package routertest_test
 // the suite passes it.
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -28,11 +29,13 @@ func suiteMustFail(t *testing.T, name, broken string) (child bool) {
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.count=1")
 	cmd.Env = append(os.Environ(), envMutant+"="+name)
-	if out, err := cmd.CombinedOutput(); err == nil {
+	// The suite must fail one of its subtests: a child that crashed or
+	// could not start proves nothing.
+	if out, err := cmd.CombinedOutput(); err == nil || !bytes.Contains(out, []byte("--- FAIL: "+name+"/")) {
 		if len(out) > 600 {
 			out = out[len(out)-600:]
 		}
-		t.Errorf("the conformance suite passed a broken implementation (%s); it should fail it\n%s", broken, out)
+		t.Errorf("the conformance suite did not fail a broken implementation (%s) in a subtest (%v); it should\n%s", broken, err, out)
 	}
 	return false
 }

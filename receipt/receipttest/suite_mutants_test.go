@@ -5,19 +5,15 @@ package receipttest_test
 // passes it.
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 
+	"github.com/vouchkit/vouch/internal/mutanttest"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/receipt/receipttest"
 )
-
-const envMutant = "VOUCH_MUTANT_RECEIPTTEST_MUTANT"
 
 // secondsStore is MemStore keeping ExpiresAt to the second only. The
 // Store contract: "The Issuer writes whole milliseconds; a store may keep
@@ -35,8 +31,7 @@ func (s secondsStore) Put(ctx context.Context, rec receipt.Record) error {
 // store that drops an expiry's milliseconds. All of its records expire at
 // whole hours after its base time, so it cannot tell.
 func TestStoreSuite_catchesExpiryKeptToTheSecond(t *testing.T) {
-	const name = "TestStoreSuite_catchesExpiryKeptToTheSecond"
-	if os.Getenv(envMutant) == name {
+	if mutanttest.Child(t) {
 		receipttest.TestStore(t, func(*testing.T) receipt.Store { return secondsStore{&receipt.MemStore{}} })
 		return
 	}
@@ -50,11 +45,5 @@ func TestStoreSuite_catchesExpiryKeptToTheSecond(t *testing.T) {
 	if _, err := s.Get(context.Background(), rec.ID, at.Add(-100*time.Millisecond)); !errors.Is(err, receipt.ErrNotFound) {
 		t.Fatalf("the mutant is not broken: Get before expiry = %v", err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.count=1")
-	cmd.Env = append(os.Environ(), envMutant+"="+name)
-	// The suite must fail one of its subtests: a child that crashed or
-	// could not start proves nothing.
-	if out, err := cmd.CombinedOutput(); err == nil || !bytes.Contains(out, []byte("--- FAIL: "+name+"/")) {
-		t.Errorf("receipttest.TestStore passed a store that keeps expiries to the second; it should fail it in a subtest (%v)\n%s", err, out)
-	}
+	mutanttest.MustFail(t, "expiries kept to the second")
 }

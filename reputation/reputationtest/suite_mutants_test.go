@@ -5,18 +5,14 @@ package reputationtest_test
 // passes it.
 
 import (
-	"bytes"
 	"context"
 	"math"
-	"os"
-	"os/exec"
 	"testing"
 
+	"github.com/vouchkit/vouch/internal/mutanttest"
 	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/reputation/reputationtest"
 )
-
-const envMutant = "VOUCH_MUTANT_REPUTATIONTEST_MUTANT"
 
 // horizonBlind is Memory whose AddIf ignores its horizon: it neither
 // scales the deltas by it nor refuses one out of range. The contract:
@@ -35,8 +31,7 @@ var _ reputation.ConditionalStore = horizonBlind{}
 // ConditionalStore whose AddIf ignores the horizon. Every AddIf of the
 // suite passes horizon 0, so it cannot tell.
 func TestStoreSuite_catchesAddIfIgnoringHorizon(t *testing.T) {
-	const name = "TestStoreSuite_catchesAddIfIgnoringHorizon"
-	if os.Getenv(envMutant) == name {
+	if mutanttest.Child(t) {
 		reputationtest.TestStore(t, func(*testing.T) reputation.Store { return horizonBlind{new(reputation.Memory)} })
 		return
 	}
@@ -44,11 +39,5 @@ func TestStoreSuite_catchesAddIfIgnoringHorizon(t *testing.T) {
 	if _, err := (horizonBlind{new(reputation.Memory)}).AddIf(context.Background(), math.NaN(), reputation.Key{Session: 1}, reputation.Record{}, nil); err != nil {
 		t.Fatalf("the mutant is not broken: %v", err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.count=1")
-	cmd.Env = append(os.Environ(), envMutant+"="+name)
-	// The suite must fail one of its subtests: a child that crashed or
-	// could not start proves nothing.
-	if out, err := cmd.CombinedOutput(); err == nil || !bytes.Contains(out, []byte("--- FAIL: "+name+"/")) {
-		t.Errorf("reputationtest.TestStore passed a ConditionalStore whose AddIf ignores the horizon; it should fail it in a subtest (%v)\n%s", err, out)
-	}
+	mutanttest.MustFail(t, "AddIf ignores its horizon")
 }

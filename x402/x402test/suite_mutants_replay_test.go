@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vouchkit/vouch/internal/mutanttest"
 	"github.com/vouchkit/vouch/x402"
 	"github.com/vouchkit/vouch/x402/x402test"
 )
@@ -20,11 +21,12 @@ func (s *reserveForever) Reserve(ctx context.Context, key string, now, until tim
 // TestReplayStoreSuite_catchesNoExpiry: the suite should fail a store that
 // refuses a key after its time.
 func TestReplayStoreSuite_catchesNoExpiry(t *testing.T) {
-	if !suiteMustFail(t, "TestReplayStoreSuite_catchesNoExpiry", "reservations that never expire") {
+	if mutanttest.Child(t) {
+		x402test.TestReplayStore(t, func(*testing.T) (a, b x402.ReplayStore) {
+			s := &reserveForever{x402.MemoryReplay{MaxRetention: 200 * 365 * 24 * time.Hour}}
+			return s, s
+		})
 		return
 	}
-	x402test.TestReplayStore(t, func(*testing.T) (a, b x402.ReplayStore) {
-		s := &reserveForever{x402.MemoryReplay{MaxRetention: 200 * 365 * 24 * time.Hour}}
-		return s, s
-	})
+	mutanttest.MustFail(t, "reservations that never expire")
 }

@@ -5,47 +5,17 @@ package x402test_test
 // the suite passes it.
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"os"
-	"os/exec"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/vouchkit/vouch/internal/mutanttest"
 	"github.com/vouchkit/vouch/x402"
 	"github.com/vouchkit/vouch/x402/x402test"
 )
-
-const envMutant = "VOUCH_MUTANT_X402TEST_MUTANT"
-
-// suiteMustFail runs the test named name again in a child process, with
-// envMutant set, and reports whether the suite failed there. It returns
-// true in the child, which then runs the suite.
-func suiteMustFail(t *testing.T, name, broken string) (child bool) {
-	t.Helper()
-	if os.Getenv(envMutant) == name {
-		return true
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.count=1")
-	cmd.Env = append(os.Environ(), envMutant+"="+name)
-	out, err := cmd.CombinedOutput()
-	// The suite must fail one of its subtests: a child that crashed or
-	// could not start proves nothing.
-	if err == nil || !bytes.Contains(out, []byte("--- FAIL: "+name+"/")) {
-		t.Errorf("the conformance suite did not fail a broken implementation (%s) in a subtest (%v); it should\n%s", broken, err, tail(out))
-	}
-	return false
-}
-
-func tail(b []byte) []byte {
-	if len(b) > 600 {
-		return b[len(b)-600:]
-	}
-	return b
-}
 
 // finishAsGiven is a PaymentIDStore that keeps Finish's record as given,
 // without setting Done, contrary to the contract ("keeps r ... as its
@@ -106,9 +76,11 @@ func (s *finishAsGiven) Release(ctx context.Context, id string, until time.Time)
 // fail a store whose Finish does not set Done. Every Finish of the suite
 // passes a record with Done already true, so it cannot tell.
 func TestPaymentIDStoreSuite_catchesFinishNotSettingDone(t *testing.T) {
-	if suiteMustFail(t, "TestPaymentIDStoreSuite_catchesFinishNotSettingDone", "Finish keeps r as given, Done not set") {
+	if mutanttest.Child(t) {
 		x402test.TestPaymentIDStore(t, func(*testing.T) x402.PaymentIDStore { return &finishAsGiven{} })
+		return
 	}
+	mutanttest.MustFail(t, "Finish keeps r as given, Done not set")
 }
 
 // unfinishedByID is the memory ledger with Unfinished ordered by ID, not
@@ -131,11 +103,13 @@ func (l unfinishedByID) Unfinished(ctx context.Context, limit int) ([]x402.Escro
 // TestEscrowLedgerSuite_catchesUnfinishedByID: the suite should fail a
 // ledger whose Unfinished ignores HeldAt.
 func TestEscrowLedgerSuite_catchesUnfinishedByID(t *testing.T) {
-	if suiteMustFail(t, "TestEscrowLedgerSuite_catchesUnfinishedByID", "Unfinished ordered by ID, not HeldAt") {
+	if mutanttest.Child(t) {
 		x402test.TestEscrowLedger(t, func(t *testing.T, now func() time.Time) x402.EscrowLedger {
 			return unfinishedByID{&x402.MemoryEscrowLedger{Now: now}}
 		})
+		return
 	}
+	mutanttest.MustFail(t, "Unfinished ordered by ID, not HeldAt")
 }
 
 // aliasing is the memory ledger whose returned payments share their
@@ -182,11 +156,13 @@ func (l *aliasing) Get(ctx context.Context, id string) (x402.EscrowPayment, erro
 // whose returned payments share memory with it; it never modifies a
 // returned payment.
 func TestEscrowLedgerSuite_catchesAliasing(t *testing.T) {
-	if suiteMustFail(t, "TestEscrowLedgerSuite_catchesAliasing", "returned payments share their Payload with the ledger") {
+	if mutanttest.Child(t) {
 		x402test.TestEscrowLedger(t, func(t *testing.T, now func() time.Time) x402.EscrowLedger {
 			return &aliasing{EscrowLedger: &x402.MemoryEscrowLedger{Now: now}}
 		})
+		return
 	}
+	mutanttest.MustFail(t, "returned payments share their Payload with the ledger")
 }
 
 // TestMutantsSanity: the wrappers really are broken (so that the tests

@@ -2,12 +2,13 @@
 # The interop suite: builds examples/server, starts it twice on loopback
 # (plain, and with -mcp-paid), and runs every checks/*.mjs and checks/*.py
 # against it with the official clients of MCP, x402 and A2A, the JavaScript
-# ones pinned in package-lock.json, the Python ones in requirements.txt.
+# ones pinned in package-lock.json, the Python ones in requirements.txt, and
+# checks/*.java with the MCP Java SDK, pinned in java/.
 # Prints "ok NAME" or "FAIL NAME: why" per check and exits non-zero on any
 # failure. See README.md.
 #
 #   interop/run.sh            every check
-#   interop/run.sh mcp-http   only the named checks (file names without .mjs or .py)
+#   interop/run.sh mcp-http   only the named checks (file names without .mjs, .py or .java)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -67,7 +68,7 @@ fi
 checks=()
 for file in "$here"/checks/*; do
 	case $file in
-	*.mjs | *.py) ;;
+	*.mjs | *.py | *.java) ;;
 	*) continue ;;
 	esac
 	name=$(basename "${file%.*}")
@@ -77,21 +78,26 @@ for file in "$here"/checks/*; do
 	checks+=("$file")
 done
 
-# The Python checks' virtual environment (python-setup.sh), when one is to run.
-python=
-for file in "${checks[@]}"; do
-	if [[ $file == *.py ]]; then
-		echo "interop: python-setup.sh"
-		started=$SECONDS
-		if ! python=$("$here/python-setup.sh" 2>"$work/python-setup.log"); then
-			cat "$work/python-setup.log"
-			echo "FAIL python-setup.sh"
-			exit 1
+# setup EXT SCRIPT runs SCRIPT when a check of that extension is to run,
+# and prints what SCRIPT prints: the Python checks' python (python-setup.sh),
+# the Java checks' class path (java-setup.sh).
+setup() {
+	local ext=$1 script=$2 file started=$SECONDS
+	for file in "${checks[@]}"; do
+		if [[ $file == *."$ext" ]]; then
+			echo "interop: $script" >&2
+			if ! "$here/$script" 2>"$work/$script.log"; then
+				cat "$work/$script.log" >&2
+				echo "FAIL $script" >&2
+				return 1
+			fi
+			echo "interop: $script done ($((SECONDS - started))s)" >&2
+			return 0
 		fi
-		echo "interop: python at $python ($((SECONDS - started))s)"
-		break
-	fi
-done
+	done
+}
+python=$(setup py python-setup.sh)
+java_cp=$(setup java java-setup.sh)
 
 echo "interop: go build ./examples/..."
 mkdir -p "$work/bin"
@@ -165,17 +171,24 @@ failures=()
 took=()
 for file in "${checks[@]}"; do
 	name=$(basename "${file%.*}")
-	if [[ $file == *.py ]]; then
-		runner=("$python" -B "$here/lib/runcheck.py")
-	else
-		runner=(node "$here/lib/runcheck.mjs")
-	fi
 	dir="$work/checks/$name"
 	mkdir -p "$dir"
+	case $file in
+	*.py) runner=("$python" -B "$here/lib/runcheck.py" "$file") ;;
+	# A Java check is a class Main, compiled with lib/*.java; lib/Check.java
+	# runs it.
+	*.java) runner=(java -cp "$dir/classes:$java_cp" Check Main) ;;
+	*) runner=(node "$here/lib/runcheck.mjs" "$file") ;;
+	esac
 	status=0
 	started=$SECONDS
-	(cd "$dir" && VOUCH_CHECK_DIR="$dir" timeout "$check_timeout" "${runner[@]}" "$file") \
-		>"$dir/output.txt" 2>&1 || status=$?
+	if [[ $file == *.java ]] && ! javac -nowarn -d "$dir/classes" -cp "$java_cp" "$here"/lib/*.java "$file" >"$dir/output.txt" 2>&1; then
+		echo "why: javac failed" >>"$dir/output.txt"
+		status=1
+	else
+		(cd "$dir" && VOUCH_CHECK_DIR="$dir" timeout "$check_timeout" "${runner[@]}") \
+			>>"$dir/output.txt" 2>&1 || status=$?
+	fi
 	took+=("$name $((SECONDS - started))s")
 	if [ "$status" -eq 0 ]; then
 		echo "ok $name"

@@ -3,8 +3,10 @@
 // /.well-known/agent-card.json to learn what a service does and how to
 // reach it.
 //
-// The card is one document for A2A 0.3 and 1.0 clients, as the official
-// A2A JavaScript SDK serves it: the AgentCard of version 0.3 (name,
+// The card a client gets depends on the A2A version it names in the
+// A2A-Version header, as the official A2A JavaScript SDK serves it. To a
+// client that names none, or 0.3, it is one document for both versions:
+// the AgentCard of version 0.3 (name,
 // description, url, preferredTransport, additionalInterfaces, version,
 // protocolVersion, capabilities, security schemes, default input and
 // output modes, and one skill per trust operation: validate_claim,
@@ -14,6 +16,8 @@
 // then in 0.3), capabilities.extendedAgentCard and securityRequirements.
 // A 1.0 client reads supportedInterfaces, a 0.3 client url; the security
 // schemes keep 0.3's shape, which the 1.0 JavaScript client also reads.
+// To a client that names 1.0, it is the card of 1.0 alone ([Card1]), which
+// a client that refuses members it does not know also reads.
 // Its url is where the host serves A2A's JSON-RPC transport (0.3's
 // message/send and tasks/get, 1.0's SendMessage, GetTask and ListTasks),
 // as package trusta2a does; the skill ids are
@@ -310,9 +314,12 @@ func New(cfg Config, baseURL string) Card {
 
 // Handler serves the card of cfg as JSON to GET and HEAD requests, with
 // the request's scheme and Host as the base URL when cfg.BaseURL is
-// empty. It answers 405 to other methods. The card is sent with
-// Cache-Control max-age=300 and an ETag, a hash of its content; a
-// request whose If-None-Match names it is answered 304.
+// empty. It answers 405 to other methods. A request whose A2A-Version
+// names 1.0 or later gets the card of 1.0 alone ([Card.Version1]); one
+// that names none, or 0.3, the card of both versions, as the official A2A
+// JavaScript SDK serves them. The card is sent with Vary: A2A-Version,
+// Cache-Control max-age=300 and an ETag, a hash of its content; a request
+// whose If-None-Match names it is answered 304.
 func Handler(cfg Config) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -328,17 +335,27 @@ func Handler(cfg Config) http.Handler {
 			}
 			base = scheme + "://" + r.Host
 		}
+		var card any = New(cfg, base)
+		if wantsVersion1(r.Header.Get(VersionHeader)) {
+			v1, err := New(cfg, base).Version1()
+			if err != nil {
+				problem.Write(w, problem.New(http.StatusInternalServerError, problem.CodeInternal, "encoding the agent card failed"))
+				return
+			}
+			card = v1
+		}
 		var body bytes.Buffer
 		enc := json.NewEncoder(&body)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(New(cfg, base)); err != nil {
+		if err := enc.Encode(card); err != nil {
 			problem.Write(w, problem.New(http.StatusInternalServerError, problem.CodeInternal, "encoding the agent card failed"))
 			return
 		}
 		sum := sha256.Sum256(body.Bytes())
 		h := w.Header()
 		h.Set("Content-Type", "application/json")
+		h.Add("Vary", VersionHeader)
 		h.Set("Cache-Control", "public, max-age=300")
 		h.Set("ETag", `"`+hex.EncodeToString(sum[:12])+`"`)
 		h.Set("Access-Control-Allow-Origin", "*")

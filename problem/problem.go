@@ -21,6 +21,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -199,7 +200,7 @@ func Invalid(errs []FieldError) *Details {
 			default:
 				n = 1
 			}
-			unlisted += n
+			unlisted = addCount(unlisted, n)
 		}
 	}
 	p.Errors = listed
@@ -210,7 +211,7 @@ func Invalid(errs []FieldError) *Details {
 	for _, e := range listed[:min(len(listed), detailErrors)] {
 		parts = append(parts, e.Field+": "+e.Message)
 	}
-	if more := len(listed) + unlisted - len(parts); more > 0 {
+	if more := addCount(len(listed)-len(parts), unlisted); more > 0 {
 		parts = append(parts, "and "+plural(more, "more field error", "more field errors"))
 	}
 	p.Detail = strings.Join(parts, "; ")
@@ -218,6 +219,15 @@ func Invalid(errs []FieldError) *Details {
 }
 
 func isUnlisted(e FieldError) bool { return e.Rule == RuleUnlisted }
+
+// addCount returns a+b, two counts, or the largest int when the sum is
+// larger.
+func addCount(a, b int) int {
+	if a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
+}
 
 // plural returns n followed by one or many, as n says.
 func plural(n int, one, many string) string {
@@ -256,7 +266,15 @@ func Encode(p *Details) []byte {
 }
 
 // Write sends p as the response, with its status and the problem media type.
+// A status that is not an error's (4xx or 5xx), such as one left zero, is
+// sent as 500, and the body's status member says the same; p is not
+// changed.
 func Write(w http.ResponseWriter, p *Details) {
+	if p.Status < 400 || p.Status > 599 {
+		q := *p
+		q.Status = http.StatusInternalServerError
+		p = &q
+	}
 	body := Encode(p)
 	h := w.Header()
 	h.Set("Content-Type", ContentType)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -200,5 +201,52 @@ func TestInvalid_many(t *testing.T) {
 	one := problem.Invalid(bad(problem.MaxFieldErrors + 1))
 	if got := one.Errors[problem.MaxFieldErrors].Message; got != "1 more field error was found and not listed" {
 		t.Errorf("one over: last message %q", got)
+	}
+}
+
+// TestWrite_noErrorStatus checks that a problem whose status is not an
+// error status (0, left unset, or one net/http refuses) is sent as a 500,
+// its status member saying the same, where it made Write panic.
+func TestWrite_noErrorStatus(t *testing.T) {
+	for _, status := range []int{0, 200, 1000} {
+		p := &problem.Details{Title: "Broken", Status: status, Code: problem.CodeInternal, Detail: "no status set"}
+		rec := httptest.NewRecorder()
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("Write of status %d panicked: %v", status, r)
+				}
+			}()
+			problem.Write(rec, p)
+		}()
+		var got problem.Details
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+			t.Errorf("status %d: body %q: %v", status, rec.Body, err)
+		}
+		if rec.Code != http.StatusInternalServerError || got.Status != http.StatusInternalServerError || got.Detail != p.Detail {
+			t.Errorf("Write of status %d = %d %+v, want 500 with the problem's detail", status, rec.Code, got)
+		}
+		if p.Status != status {
+			t.Errorf("Write changed the problem's status from %d to %d", status, p.Status)
+		}
+	}
+}
+
+// TestInvalid_hugeCount checks that counts of unlisted errors too large
+// to add up (a peer's problem read back, say) still end the list with
+// a count, the largest an int holds, where their sum wrapped negative and
+// the count was dropped.
+func TestInvalid_hugeCount(t *testing.T) {
+	huge := problem.FieldError{Field: "(more)", Rule: problem.RuleUnlisted, Message: fmt.Sprintf("%d more field errors were found and not listed", math.MaxInt)}
+	p := problem.Invalid([]problem.FieldError{{Field: "a", Rule: "required", Message: "is required"}, huge, huge})
+	want := []problem.FieldError{
+		{Field: "a", Rule: "required", Message: "is required"},
+		{Field: "(more)", Rule: problem.RuleUnlisted, Message: fmt.Sprintf("%d more field errors were found and not listed", math.MaxInt)},
+	}
+	if diff := cmp.Diff(want, p.Errors); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+	if !strings.HasPrefix(p.Detail, "a: is required; and ") {
+		t.Errorf("Detail = %q, want it to count the errors not listed", p.Detail)
 	}
 }

@@ -13,9 +13,13 @@ import (
 	"github.com/vouchkit/vouch/trust"
 )
 
-// keepsFigures judges a summary VALID when it keeps every number of the input.
+// keepsFigures judges a summary VALID when it keeps every number of the input
+// text, and asks for a text input and a claim (NEEDS_SPEC) when it has none.
 func keepsFigures(_ context.Context, job *router.Job) (*router.Result, error) {
-	input, _ := job.TaskInput.String()
+	input, ok := job.TaskInput.String()
+	if !ok || job.Claim == nil {
+		return &router.Result{Verdict: router.VerdictNeedsSpec, Reasons: []string{"no text and claim to judge"}}, nil
+	}
 	for _, w := range strings.Fields(input) {
 		if w = strings.Trim(w, ".,"); strings.ContainsAny(w, "0123456789") && !strings.Contains(string(job.Claim.Output), w) {
 			return &router.Result{Verdict: router.VerdictInvalid, Reasons: []string{"drops " + w}}, nil

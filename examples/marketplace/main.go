@@ -16,6 +16,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -37,14 +39,35 @@ type order struct {
 }
 
 func main() {
-	if err := run(context.Background(), os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "marketplace:", err)
-		os.Exit(1)
+	os.Exit(cli(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// cli reads the command line and runs, returning the exit status: 2 for
+// a usage error (the program takes no arguments), 1 for a failed run.
+func cli(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("marketplace", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, "usage: go run ./examples/marketplace") }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
 	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "marketplace: unexpected argument %q: it takes no arguments\n", fs.Arg(0))
+		fs.Usage()
+		return 2
+	}
+	if err := run(ctx, stdout); err != nil {
+		fmt.Fprintln(stderr, "marketplace:", err)
+		return 1
+	}
+	return 0
 }
 
 func run(ctx context.Context, out io.Writer) error {
-	p, err := start()
+	p, err := start(ctx)
 	if err != nil {
 		return err
 	}
@@ -175,7 +198,9 @@ func (b *buyer) buy(ctx context.Context, o order, indent string) (bool, string, 
 	}
 	if resp.StatusCode == http.StatusOK && serr == nil && sr.Success {
 		var summary string
-		json.Unmarshal(data, &summary)
+		if err := json.Unmarshal(data, &summary); err != nil {
+			return false, "", fmt.Errorf("%s: the delivery is not a JSON string: %w", o.id, err)
+		}
 		fmt.Fprintf(b.out, "%s%s: %d, Vouch-Status %s, receipt %s\n%s  delivered: %q\n%s  escrow: %s of %s held, %s, tx %s\n",
 			indent, o.id, resp.StatusCode, status, rcpt, indent, summary, indent, e.Captured, e.Held, e.State, short(sr.Transaction))
 		return true, rcpt, nil
@@ -187,9 +212,13 @@ func (b *buyer) buy(ctx context.Context, o order, indent string) (bool, string, 
 			Evidence   trust.Evidence `json:"evidence"`
 		} `json:"extra"`
 	}
-	json.Unmarshal(data, &p)
-	fmt.Fprintf(b.out, "%s%s: %d %s, Vouch-Status %s (confidence %.2f, runs %v), receipt %s\n",
-		indent, o.id, resp.StatusCode, p.Code, status, p.Extra.Confidence, p.Extra.Evidence.Verdicts, rcpt)
+	if err := json.Unmarshal(data, &p); err != nil || p.Code == "" {
+		// Not a problem: the seller's own refusal, say.
+		fmt.Fprintf(b.out, "%s%s: %d, not delivered: %s\n", indent, o.id, resp.StatusCode, strings.TrimSpace(string(data)))
+	} else {
+		fmt.Fprintf(b.out, "%s%s: %d %s, Vouch-Status %s (confidence %.2f, runs %v), receipt %s\n",
+			indent, o.id, resp.StatusCode, p.Code, status, p.Extra.Confidence, p.Extra.Evidence.Verdicts, rcpt)
+	}
 	if serr == nil && e.State == x402.EscrowVoided {
 		fmt.Fprintf(b.out, "%s  escrow: the hold of %s %s, the buyer keeps its money\n", indent, e.Held, e.State)
 	}
@@ -219,7 +248,9 @@ func (p *parties) dispute(ctx context.Context, out io.Writer, o order, delivered
 		return false, fmt.Errorf("%s: arbitration: %w", o.id, err)
 	}
 	var ref receipt.Ref
-	json.Unmarshal(resp.Receipt, &ref)
+	if err := json.Unmarshal(resp.Receipt, &ref); err != nil {
+		return false, fmt.Errorf("%s: arbitration receipt: %w", o.id, err)
+	}
 	outcome := "the payment stands"
 	if resp.Status == trust.StatusSellerInvalid {
 		outcome = "the seller reports its validation wrong"

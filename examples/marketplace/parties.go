@@ -58,7 +58,7 @@ func (p *parties) close() {
 }
 
 // start runs the facilitator, the marketplace and the seller.
-func start() (_ *parties, err error) {
+func start(ctx context.Context) (_ *parties, err error) {
 	p := &parties{escrow: &evm.Escrow{OpenBalance: big.NewInt(openBalance)}}
 	defer func() {
 		if err != nil {
@@ -139,7 +139,7 @@ func start() (_ *parties, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := recovery.Finish(context.Background()); err != nil {
+	if _, err := recovery.Finish(ctx); err != nil {
 		return nil, err
 	}
 	paywall, err := x402.Middleware(cfg)
@@ -195,14 +195,18 @@ func summarize(w http.ResponseWriter, r *http.Request) {
 // judge accepts a delivery when it keeps every figure (a token with a
 // digit) of the source text; arbitrating a dispute, it also checks the
 // qualifiers ("above", "below", "within", "at most") the validation did
-// not.
+// not. Without a text delivery or a source text, it passes nothing: it
+// asks for them (NEEDS_SPEC).
 func judge() router.Worker {
 	return router.WorkerFunc(func(_ context.Context, job *router.Job) (*router.Result, error) {
 		var delivery string
 		if job.Claim == nil || json.Unmarshal(job.Claim.Output, &delivery) != nil {
 			return &router.Result{Verdict: router.VerdictNeedsSpec, Confidence: 0.9, Reasons: []string{"no text delivery to judge"}}, nil
 		}
-		text := sourceOf(job)
+		text, ok := sourceOf(job)
+		if !ok {
+			return &router.Result{Verdict: router.VerdictNeedsSpec, Confidence: 0.9, Reasons: []string{"no source text to judge against"}}, nil
+		}
 		for _, f := range strings.Fields(text) {
 			f = strings.Trim(f, ".,;:")
 			if strings.ContainsAny(f, "0123456789") && !strings.Contains(delivery, f) {
@@ -221,16 +225,18 @@ func judge() router.Worker {
 }
 
 // sourceOf is the source text of a job: the order's "source" member, or
-// the input text itself.
-func sourceOf(job *router.Job) string {
+// the input text itself; false when the input holds neither.
+func sourceOf(job *router.Job) (string, bool) {
 	if s, ok := job.TaskInput.String(); ok {
-		return s
+		return s, true
 	}
 	var order struct {
 		Source string `json:"source"`
 	}
-	json.Unmarshal(job.TaskInput.Raw(), &order)
-	return order.Source
+	if err := json.Unmarshal(job.TaskInput.Raw(), &order); err != nil || order.Source == "" {
+		return "", false
+	}
+	return order.Source, true
 }
 
 // describe names a server for the output.

@@ -5,4 +5,4 @@ package release
 
 // Version is the release of the module. It changes with each tagged
 // release.
-const Version = "0.1.0"
+const Version = "0.2.0"

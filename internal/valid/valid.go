@@ -210,8 +210,9 @@ func (v *Validator) message(fe validator.FieldError, root reflect.Type) string {
 		return "is required"
 	case "oneof":
 		values := strings.Join(strings.Fields(p), ", ")
-		if root != nil && fe.Kind() != reflect.String && reflect.ValueOf(fe.Value()).IsZero() {
-			// In a struct, a member left out reads as 0: it is missing, or 0.
+		if root != nil && fe.Kind() != reflect.String && (fe.Value() == nil || reflect.ValueOf(fe.Value()).IsZero()) {
+			// In a struct, a member left out reads as 0 (or nil): it is
+			// missing, or 0.
 			return "is required: one of " + values
 		}
 		got := fmt.Sprint(fe.Value())

@@ -269,3 +269,19 @@ func TestValidator_mapPaths(t *testing.T) {
 		}
 	}
 }
+
+// A oneof rule on a pointer or an interface left nil fails as a member
+// left out, and its message says so, where it made Struct panic.
+func TestValidator_oneofNil(t *testing.T) {
+	type Opt struct {
+		Replicas *int `json:"replicas" validate:"oneof=1 3 5"`
+		Mode     any  `json:"mode" validate:"oneof=a b"`
+	}
+	want := []problem.FieldError{
+		{Field: "replicas", Rule: "oneof", Message: "is required: one of 1, 3, 5"},
+		{Field: "mode", Rule: "oneof", Message: "is required: one of a, b"},
+	}
+	if diff := cmp.Diff(want, valid.New(nil).Struct(&Opt{})); diff != "" {
+		t.Errorf("Struct (-want +got):\n%s", diff)
+	}
+}

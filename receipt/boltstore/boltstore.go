@@ -53,13 +53,17 @@ type Store struct {
 }
 
 // Open opens the store at path, creating the file (mode 0600) if it does
-// not exist. It waits at most lockTimeout for another process to release
-// the file lock; zero means one second.
+// not exist. It waits at most lockTimeout for another process (or another
+// Open of path in this one, not yet closed) to release the file lock;
+// zero or less means one second.
 func Open(path string, lockTimeout time.Duration) (*Store, error) {
 	if lockTimeout <= 0 {
 		lockTimeout = time.Second
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("boltstore: failed to open %s: another process (or another Open in this one) still holds it locked after %s: %w", path, lockTimeout, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("boltstore: failed to open %s: %w", path, err)
 	}

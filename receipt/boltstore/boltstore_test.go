@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/receipt/boltstore"
 	"github.com/vouchkit/vouch/receipt/receipttest"
@@ -77,9 +79,14 @@ func TestOpen_locked(t *testing.T) {
 	defer s.Close()
 	// bbolt locks the file with flock, which a second open in the same
 	// process also respects.
-	if s2, err := boltstore.Open(path, time.Millisecond); err == nil {
+	s2, err := boltstore.Open(path, time.Millisecond)
+	if err == nil {
 		s2.Close()
-		t.Error("a second Open of a locked file succeeded")
+		t.Fatal("a second Open of a locked file succeeded")
+	}
+	// The error says why, not bbolt's bare "timeout".
+	if !errors.Is(err, bolt.ErrTimeout) || !strings.Contains(err.Error(), "still holds it locked") {
+		t.Errorf("Open of a locked file = %v, want bolt.ErrTimeout saying the file is locked", err)
 	}
 }
 

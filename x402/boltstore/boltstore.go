@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -58,13 +59,17 @@ var (
 )
 
 // Open opens the ledger at path, creating the file (mode 0600) if it does
-// not exist. It waits at most lockTimeout for another process to release
-// the file lock; zero means one second.
+// not exist. It waits at most lockTimeout for another process (or another
+// Open of path in this one, not yet closed) to release the file lock;
+// zero or less means one second.
 func Open(path string, lockTimeout time.Duration) (*Ledger, error) {
 	if lockTimeout <= 0 {
 		lockTimeout = time.Second
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("boltstore: failed to open %s: another process (or another Open in this one) still holds it locked after %s: %w", path, lockTimeout, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("boltstore: failed to open %s: %w", path, err)
 	}
@@ -92,6 +97,15 @@ func (l *Ledger) now() time.Time {
 	return time.Now()
 }
 
+// The times of the holds the index of held payments orders: those whose
+// nanoseconds since 1970 an int64 holds.
+var (
+	minHeldAt = time.Unix(0, 0)
+	maxHeldAt = time.Unix(0, math.MaxInt64)
+)
+
+// heldKey is p's key in the index of held payments: the time of its hold
+// in nanoseconds since 1970 (big endian), then its id.
 func heldKey(p x402.EscrowPayment) []byte {
 	k := binary.BigEndian.AppendUint64(nil, uint64(p.HeldAt.UnixNano()))
 	return append(k, p.ID...)
@@ -128,7 +142,9 @@ func put(tx *bolt.Tx, p x402.EscrowPayment) error {
 	return tx.Bucket(bucketHeld).Put(heldKey(p), []byte(p.ID))
 }
 
-// Hold implements x402.EscrowLedger.
+// Hold implements x402.EscrowLedger. It refuses a payment held before
+// 1970 or after 2262 (HeldAt zero, say), which its index of held payments
+// could not list in order.
 func (l *Ledger) Hold(ctx context.Context, p x402.EscrowPayment) (x402.EscrowPayment, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return x402.EscrowPayment{}, false, err
@@ -136,6 +152,9 @@ func (l *Ledger) Hold(ctx context.Context, p x402.EscrowPayment) (x402.EscrowPay
 	p, err := p.Held()
 	if err != nil {
 		return x402.EscrowPayment{}, false, err
+	}
+	if p.HeldAt.Before(minHeldAt) || p.HeldAt.After(maxHeldAt) {
+		return x402.EscrowPayment{}, false, fmt.Errorf("boltstore: escrow payment %s held at %s: the ledger orders holds from 1970 to 2262 only", p.ID, p.HeldAt.UTC().Format(time.RFC3339))
 	}
 	var out x402.EscrowPayment
 	first := false

@@ -8,6 +8,9 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -15,15 +18,24 @@ import (
 // Handler continues carries its tracestate on to the HTTPWorker's
 // request, as W3C Trace Context asks of a vendor that receives one
 // ("Vendors receiving a tracestate request header MUST send it to
-// outgoing requests"), with telemetry recorded and with the global
-// providers alike.
+// outgoing requests"), with telemetry recorded, with the global providers
+// and with telemetry off. With telemetry off the library makes no span:
+// the worker gets the caller's traceparent as it came, its parent id and
+// its flags (a caller's "not sampled" stays so), as a vendor that records
+// nothing passes it on.
 func TestHandler_tracestateReachesWorker(t *testing.T) {
-	const (
-		parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-		state  = "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"
-	)
+	const state = "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"
 	o := newObserved(t)
-	for _, observed := range []bool{true, false} {
+	for _, tt := range []struct {
+		mode   string
+		parent string
+	}{
+		{"observed", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+		{"global", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+		{"off", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+		{"off", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"},
+	} {
+		parent := tt.parent
 		got := make(chan http.Header, 1)
 		worker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			got <- r.Header.Clone()
@@ -32,9 +44,14 @@ func TestHandler_tracestateReachesWorker(t *testing.T) {
 		}))
 		var engineOpts []router.EngineOption
 		handlerOpts := []router.HandlerOption{router.WithAuthenticator(router.KeyAuthenticator(map[string]string{"k": "tests"}))}
-		if observed {
+		switch tt.mode {
+		case "observed":
 			engineOpts = append(engineOpts, router.WithEngineTelemetry(o.TracerProvider, o.MeterProvider))
 			handlerOpts = append(handlerOpts, router.WithHandlerTelemetry(o.TracerProvider, o.MeterProvider))
+		case "off":
+			tp, mp := tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider()
+			engineOpts = append(engineOpts, router.WithEngineTelemetry(tp, mp))
+			handlerOpts = append(handlerOpts, router.WithHandlerTelemetry(tp, mp))
 		}
 		e := newEngine(t, []router.Session{{ID: 1, Worker: router.HTTPWorker(worker.URL)}}, engineOpts...)
 		h, err := router.NewHandler(e, handlerOpts...)
@@ -63,14 +80,14 @@ func TestHandler_tracestateReachesWorker(t *testing.T) {
 		srv.Close()
 		worker.Close()
 		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("observed %v: status %d", observed, resp.StatusCode)
+			t.Fatalf("%s: status %d", tt.mode, resp.StatusCode)
 		}
 		h1 := <-got
-		if tp := h1.Get("traceparent"); len(tp) != len(parent) || tp[:36] != parent[:36] {
-			t.Errorf("observed %v: the worker got traceparent %q, want one in trace %s", observed, tp, parent[3:35])
+		if tp := h1.Get("traceparent"); len(tp) != len(parent) || tp[:36] != parent[:36] || tt.mode == "off" && tp != parent {
+			t.Errorf("%s, caller's %s: the worker got traceparent %q, want one in trace %s (with telemetry off, the caller's)", tt.mode, parent, tp, parent[3:35])
 		}
 		if ts := h1.Get("tracestate"); ts != state {
-			t.Errorf("observed %v: the worker got tracestate %q, want the caller's %q", observed, ts, state)
+			t.Errorf("%s, caller's %s: the worker got tracestate %q, want the caller's %q", tt.mode, parent, ts, state)
 		}
 	}
 }

@@ -290,6 +290,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := context.WithValue(r.Context(), requestInfoKey{}, info)
 	if raw, ok := traceparent.Of(r.Header); ok {
 		if p, ok := traceparent.Decode(raw); ok {
+			p.State = strings.Join(r.Header.Values("tracestate"), ",")
 			info.trace = p.TraceID
 			sw.Header().Set(traceparent.Header, echoTraceparent(p))
 			ctx = traceparent.WithParent(ctx, p)

@@ -149,7 +149,7 @@ func Handle(err error) {
 func Start(ctx context.Context, tr trace.Tracer, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
 	if !trace.SpanContextFromContext(ctx).IsValid() {
 		if p, ok := traceparent.ParentFrom(ctx); ok {
-			ctx = trace.ContextWithRemoteSpanContext(ctx, remoteOf(p, ""))
+			ctx = trace.ContextWithRemoteSpanContext(ctx, remoteOf(p, p.State))
 		} else if id := traceparent.From(ctx); id != "" {
 			if tid, err := trace.TraceIDFromHex(id); err == nil {
 				ctx = trace.ContextWithRemoteSpanContext(ctx, remoteParent(tid))
@@ -223,11 +223,18 @@ const tracestateHeader = "tracestate"
 // Traceparent returns the value of a traceparent header for a request
 // made in trace traceID: with the span id and flags of ctx's span when
 // that span is in the trace, so that the receiving side's span is its
-// child, and with a fresh span id otherwise.
+// child; else, when the request ctx serves came with a traceparent in the
+// trace (traceparent.WithParent) and the library made no span of its own
+// (telemetry off), that traceparent as it came, its parent id and flags,
+// as a vendor that records nothing passes it on; and with a fresh span
+// id, sampled, otherwise.
 func Traceparent(ctx context.Context, traceID string) string {
 	sc := trace.SpanContextFromContext(ctx)
 	if sc.IsValid() && sc.TraceID().String() == traceID {
 		return "00-" + traceID + "-" + sc.SpanID().String() + "-" + sc.TraceFlags().String()
+	}
+	if p, ok := traceparent.ParentFrom(ctx); ok && p.TraceID == traceID {
+		return "00-" + traceID + "-" + p.ParentID + "-" + trace.TraceFlags(p.Flags).String()
 	}
 	return traceparent.Format(traceID)
 }
@@ -250,19 +257,26 @@ func Outgoing(ctx context.Context) string {
 }
 
 // OutgoingState returns the tracestate header to send beside the
-// traceparent [Outgoing] returns for ctx: the trace state of ctx's span
-// when that span is the traceparent's parent (in the trace it names), so
-// that the state a request received goes on with its trace, as W3C Trace
-// Context asks; "" otherwise.
+// traceparent [Outgoing] returns for ctx, so that the state a request
+// received goes on with its trace, as W3C Trace Context asks: the trace
+// state of ctx's span when that span is the traceparent's parent (in the
+// trace it names); else the tracestate that came with the request's
+// traceparent when that traceparent goes on as it came (see
+// [Traceparent]), unless it is invalid; "" otherwise.
 func OutgoingState(ctx context.Context) string {
+	id := traceparent.From(ctx)
 	sc := trace.SpanContextFromContext(ctx)
-	if !sc.IsValid() {
-		return ""
+	if sc.IsValid() && (!traceparent.Valid(id) || id == sc.TraceID().String()) {
+		return sc.TraceState().String()
 	}
-	if id := traceparent.From(ctx); traceparent.Valid(id) && id != sc.TraceID().String() {
-		return ""
+	if p, ok := traceparent.ParentFrom(ctx); ok && p.TraceID == id {
+		ts, err := trace.ParseTraceState(p.State)
+		if err != nil {
+			return "" // an invalid tracestate is not passed on
+		}
+		return ts.String()
 	}
-	return sc.TraceState().String()
+	return ""
 }
 
 // SetOutgoing sets on h the traceparent header [Outgoing] returns for ctx,

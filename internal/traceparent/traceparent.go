@@ -30,6 +30,10 @@ type Parent struct {
 	// FlagRandom; the reserved bits are cleared, as the specification
 	// has them set to zero when the value is passed on.
 	Flags byte
+	// State is the tracestate that came with the value, as received (the
+	// request's tracestate headers joined by commas), "" for none. Decode
+	// leaves it empty; it is the receiver's to set and to check.
+	State string
 }
 
 // Sampled reports whether the sender flagged the request sampled.

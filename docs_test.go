@@ -35,7 +35,15 @@ func TestDocs_commandsRunTests(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, cmd := range goTestRun.FindAllString(string(text), -1) {
+		var cmds []string // each go test command, chained ones apart
+		for _, line := range goTestRun.FindAllString(string(text), -1) {
+			for _, cmd := range strings.Split(line, "&&") {
+				if cmd = strings.TrimSpace(cmd); strings.HasPrefix(cmd, "go test ") {
+					cmds = append(cmds, cmd)
+				}
+			}
+		}
+		for _, cmd := range cmds {
 			pattern, flag, pkgs := selection(cmd)
 			if pattern == "" || len(pkgs) == 0 {
 				continue
@@ -48,6 +56,20 @@ func TestDocs_commandsRunTests(t *testing.T) {
 			checked++
 			if !anyTest(t, re, pkgs, names) {
 				t.Errorf("%s: %q selects no test in %v", doc, cmd, pkgs)
+				continue
+			}
+			// Go prints "[no tests to run]" for a package the pattern
+			// selects nothing in, and an alternative that matches no test
+			// runs nothing the doc names.
+			for _, pkg := range pkgs {
+				if !anyTest(t, re, []string{pkg}, names) {
+					t.Errorf("%s: %q selects no test in %s", doc, cmd, pkg)
+				}
+			}
+			for _, alt := range alternatives(pattern) {
+				if are, err := regexp.Compile(alt); err == nil && !anyTest(t, are, pkgs, names) {
+					t.Errorf("%s: %q: its alternative %q selects no test in %v", doc, cmd, alt, pkgs)
+				}
 			}
 			if flag != "-fuzz" {
 				continue
@@ -99,6 +121,41 @@ func selection(cmd string) (pattern, flag string, pkgs []string) {
 		}
 	}
 	return "", "", pkgs
+}
+
+// alternatives returns the top-level alternatives of pattern, a go test
+// selection, each cut at its first top-level "/" (what follows selects
+// subtests): "TestA|TestB_(x|y)/z" gives "TestA" and "TestB_(x|y)".
+func alternatives(pattern string) []string {
+	var alts []string
+	depth, class, start, cut := 0, false, 0, -1
+	end := func(i int) {
+		if cut < 0 {
+			cut = i
+		}
+		alts = append(alts, pattern[start:cut])
+		start, cut = i+1, -1
+	}
+	for i := 0; i < len(pattern); i++ {
+		switch c := pattern[i]; {
+		case c == '\\':
+			i++ // an escaped character is a literal
+		case class:
+			class = c != ']'
+		case c == '[':
+			class = true
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case depth == 0 && c == '|':
+			end(i)
+		case depth == 0 && c == '/' && cut < 0:
+			cut = i
+		}
+	}
+	end(len(pattern))
+	return alts
 }
 
 // anyTest reports whether re matches the name of a test declared in the

@@ -3,7 +3,7 @@
 # (plain, and with -mcp-paid), and runs every checks/*.mjs and checks/*.py
 # against it with the official clients of MCP, x402 and A2A, the JavaScript
 # ones pinned in package-lock.json, the Python ones in requirements.txt, and
-# checks/*.java with the MCP Java SDK, pinned in java/.
+# checks/*.java with the MCP and A2A Java SDKs, pinned in java/.
 # Prints "ok NAME" or "FAIL NAME: why" per check and exits non-zero on any
 # failure. See README.md.
 #
@@ -78,26 +78,44 @@ for file in "$here"/checks/*; do
 	checks+=("$file")
 done
 
-# setup EXT SCRIPT runs SCRIPT when a check of that extension is to run,
-# and prints what SCRIPT prints: the Python checks' python (python-setup.sh),
-# the Java checks' class path (java-setup.sh).
+# setup SCRIPT ARG... runs SCRIPT and prints what it prints: the Python
+# checks' python (python-setup.sh), the class path of a set of the Java
+# checks' libraries (java-setup.sh SET).
 setup() {
-	local ext=$1 script=$2 file started=$SECONDS
-	for file in "${checks[@]}"; do
-		if [[ $file == *."$ext" ]]; then
-			echo "interop: $script" >&2
-			if ! "$here/$script" 2>"$work/$script.log"; then
-				cat "$work/$script.log" >&2
-				echo "FAIL $script" >&2
-				return 1
-			fi
-			echo "interop: $script done ($((SECONDS - started))s)" >&2
-			return 0
-		fi
-	done
+	local script=$1 started=$SECONDS log="$work/$1.log"
+	shift
+	echo "interop: $script $*" >&2
+	if ! "$here/$script" "$@" 2>"$log"; then
+		cat "$log" >&2
+		echo "FAIL $script $*" >&2
+		return 1
+	fi
+	echo "interop: $script $* done ($((SECONDS - started))s)" >&2
 }
-python=$(setup py python-setup.sh)
-java_cp=$(setup java java-setup.sh)
+
+# libraries NAME... prints, once each, the sets of libraries the Java
+# checks among NAME... name in a line "// libraries: java/SET" (by default
+# java/current).
+libraries() {
+	local file
+	for file in "$@"; do
+		if [[ $file == *.java ]]; then
+			sed -n 's|^// libraries: ||p' "$file" | grep . || echo java/current
+		fi
+	done | sort -u
+}
+
+python=
+for file in "${checks[@]}"; do
+	if [[ $file == *.py ]]; then
+		python=$(setup python-setup.sh)
+		break
+	fi
+done
+declare -A java_cp=()
+for set in $(libraries "${checks[@]}"); do
+	java_cp[$set]=$(setup java-setup.sh "$set")
+done
 
 echo "interop: go build ./examples/..."
 mkdir -p "$work/bin"
@@ -175,14 +193,25 @@ for file in "${checks[@]}"; do
 	mkdir -p "$dir"
 	case $file in
 	*.py) runner=("$python" -B "$here/lib/runcheck.py" "$file") ;;
-	# A Java check is a class Main, compiled with lib/*.java; lib/Check.java
-	# runs it.
-	*.java) runner=(java -cp "$dir/classes:$java_cp" Check Main) ;;
+	# A Java check is a class Main, compiled with lib/Check.java and the
+	# other classes of lib/ it names, on the class path of the set of
+	# libraries it names; lib/Check.java runs it.
+	*.java)
+		cp=${java_cp[$(libraries "$file")]}
+		sources=("$here/lib/Check.java" "$file")
+		for f in "$here"/lib/*.java; do
+			class=$(basename "$f" .java)
+			if [ "$class" != Check ] && grep -qw "$class" "$file"; then
+				sources+=("$f")
+			fi
+		done
+		runner=(java -cp "$dir/classes:$cp" Check Main)
+		;;
 	*) runner=(node "$here/lib/runcheck.mjs" "$file") ;;
 	esac
 	status=0
 	started=$SECONDS
-	if [[ $file == *.java ]] && ! javac -nowarn -d "$dir/classes" -cp "$java_cp" "$here"/lib/*.java "$file" >"$dir/output.txt" 2>&1; then
+	if [[ $file == *.java ]] && ! javac -nowarn -d "$dir/classes" -cp "$cp" "${sources[@]}" >"$dir/output.txt" 2>&1; then
 		echo "why: javac failed" >>"$dir/output.txt"
 		status=1
 	else

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/vouchkit/vouch/receipt"
@@ -61,7 +62,7 @@ func Open(path string, lockTimeout time.Duration) (*Store, error) {
 		lockTimeout = time.Second
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("boltstore: failed to open %s: another process (or another Open in this one) still holds it locked after %s: %w", path, lockTimeout, err)
 	}
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/receipt/boltstore"
@@ -85,8 +85,8 @@ func TestOpen_locked(t *testing.T) {
 		t.Fatal("a second Open of a locked file succeeded")
 	}
 	// The error says why, not bbolt's bare "timeout".
-	if !errors.Is(err, bolt.ErrTimeout) || !strings.Contains(err.Error(), "still holds it locked") {
-		t.Errorf("Open of a locked file = %v, want bolt.ErrTimeout saying the file is locked", err)
+	if !errors.Is(err, bolterrors.ErrTimeout) || !strings.Contains(err.Error(), "still holds it locked") {
+		t.Errorf("Open of a locked file = %v, want bbolt's ErrTimeout saying the file is locked", err)
 	}
 }
 

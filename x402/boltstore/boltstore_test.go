@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/vouchkit/vouch/x402"
 	"github.com/vouchkit/vouch/x402/boltstore"
@@ -106,7 +106,7 @@ func TestOpen_locked(t *testing.T) {
 		l2.Close()
 		t.Fatal("a second Open of a locked file succeeded")
 	}
-	if !errors.Is(err, bolt.ErrTimeout) || !strings.Contains(err.Error(), "still holds it locked") {
-		t.Errorf("Open of a locked file = %v, want bolt.ErrTimeout saying the file is locked", err)
+	if !errors.Is(err, bolterrors.ErrTimeout) || !strings.Contains(err.Error(), "still holds it locked") {
+		t.Errorf("Open of a locked file = %v, want bolterrors.ErrTimeout saying the file is locked", err)
 	}
 }

@@ -19,9 +19,6 @@ import io.a2a.client.config.ClientConfig;
 import io.a2a.client.http.A2ACardResolver;
 import io.a2a.client.transport.jsonrpc.JSONRPCTransport;
 import io.a2a.client.transport.jsonrpc.JSONRPCTransportConfig;
-import io.a2a.client.transport.spi.interceptors.ClientCallContext;
-import io.a2a.client.transport.spi.interceptors.ClientCallInterceptor;
-import io.a2a.client.transport.spi.interceptors.PayloadAndHeaders;
 import io.a2a.client.transport.spi.interceptors.auth.AuthInterceptor;
 import io.a2a.spec.AgentCard;
 import io.a2a.spec.AgentSkill;
@@ -35,8 +32,6 @@ import java.util.List;
 import java.util.Map;
 
 class Main {
-    static final List<String> SKILLS = List.of("validate_claim", "delegate_task", "arbitrate", "factcheck");
-
     public static void main(String[] args) throws Exception {
         String base = Check.need("VOUCH_BASE_URL").replaceAll("/+$", "");
         String key = Check.need("VOUCH_API_KEY");
@@ -44,19 +39,11 @@ class Main {
         AgentCard[] card = new AgentCard[1];
         Check.step("resolving the agent card of " + base, () -> card[0] = new A2ACardResolver(base).getAgentCard());
         Check.equal(List.of(card[0].url(), card[0].preferredTransport()), List.of(base + "/a2a", "JSONRPC"), "card url and transport");
-        Check.equal(card[0].skills().stream().map(AgentSkill::id).toList(), SKILLS, "card skills");
+        Check.equal(card[0].skills().stream().map(AgentSkill::id).toList(), A2ACheck.SKILLS, "card skills");
 
-        // The method of every call, and whether it carried the key: this
-        // interceptor runs after the SDK's AuthInterceptor.
+        // The method of every call, and whether it carried the key.
         List<List<Object>> sent = new ArrayList<>();
-        var record = new ClientCallInterceptor() {
-            @Override
-            public PayloadAndHeaders intercept(String method, Object payload, Map<String, String> headers,
-                    AgentCard agentCard, ClientCallContext context) {
-                sent.add(List.of(method, ("Bearer " + key).equals(headers.get(AuthInterceptor.AUTHORIZATION))));
-                return new PayloadAndHeaders(payload, headers);
-            }
-        };
+        var record = A2ACheck.recorder(key, sent);
         var transport = new JSONRPCTransportConfig();
         transport.setInterceptors(List.of(new AuthInterceptor((scheme, context) -> "bearer".equals(scheme) ? key : null), record));
         Client client = Client.builder(card[0])
@@ -90,7 +77,7 @@ class Main {
             Task t = client.getTask(new TaskQueryParams("no-such-task"), null);
             Check.fail("tasks/get of an unknown task: no error, got " + t);
         } catch (Exception err) {
-            Check.ok(causedBy(err, TaskNotFoundError.class), "tasks/get of an unknown task: " + err + ", want TaskNotFoundError");
+            Check.ok(A2ACheck.causedBy(err, TaskNotFoundError.class), "tasks/get of an unknown task: " + err + ", want TaskNotFoundError");
         }
         client.close();
 
@@ -111,14 +98,5 @@ class Main {
         }
         Check.fail("task " + task.getId() + ": no data part in the artifacts");
         return null;
-    }
-
-    static boolean causedBy(Throwable err, Class<?> want) {
-        for (Throwable t = err; t != null; t = t.getCause()) {
-            if (want.isInstance(t)) {
-                return true;
-            }
-        }
-        return false;
     }
 }

@@ -21,9 +21,6 @@ import io.a2a.client.http.A2ACardResolver;
 import io.a2a.client.http.JdkA2AHttpClient;
 import io.a2a.client.transport.jsonrpc.JSONRPCTransport;
 import io.a2a.client.transport.jsonrpc.JSONRPCTransportConfigBuilder;
-import io.a2a.client.transport.spi.interceptors.ClientCallContext;
-import io.a2a.client.transport.spi.interceptors.ClientCallInterceptor;
-import io.a2a.client.transport.spi.interceptors.PayloadAndHeaders;
 import io.a2a.client.transport.spi.interceptors.auth.AuthInterceptor;
 import io.a2a.spec.AgentCard;
 import io.a2a.spec.AgentSkill;
@@ -35,8 +32,6 @@ import java.util.List;
 import java.util.Map;
 
 class Main {
-    static final List<String> SKILLS = List.of("validate_claim", "delegate_task", "arbitrate", "factcheck");
-
     public static void main(String[] args) throws Exception {
         String base = Check.need("VOUCH_BASE_URL").replaceAll("/+$", "");
         String key = Check.need("VOUCH_API_KEY");
@@ -48,19 +43,11 @@ class Main {
                 .map(i -> List.of(i.protocolBinding(), String.valueOf(i.protocolVersion()), i.url())).toList();
         Check.ok(interfaces.contains(List.of("JSONRPC", "1.0", base + "/a2a")),
                 "card interfaces " + interfaces + ", want JSONRPC 1.0 at " + base + "/a2a");
-        Check.equal(card[0].skills().stream().map(AgentSkill::id).toList(), SKILLS, "card skills");
+        Check.equal(card[0].skills().stream().map(AgentSkill::id).toList(), A2ACheck.SKILLS, "card skills");
 
-        // The method of every call, and whether it carried the key: this
-        // interceptor runs after the SDK's AuthInterceptor.
+        // The method of every call, and whether it carried the key.
         List<List<Object>> sent = new ArrayList<>();
-        var record = new ClientCallInterceptor() {
-            @Override
-            public PayloadAndHeaders intercept(String method, Object payload, Map<String, String> headers,
-                    AgentCard agentCard, ClientCallContext context) {
-                sent.add(List.of(method, ("Bearer " + key).equals(headers.get(AuthInterceptor.AUTHORIZATION))));
-                return new PayloadAndHeaders(payload, headers);
-            }
-        };
+        var record = A2ACheck.recorder(key, sent);
         var transport = new JSONRPCTransportConfigBuilder()
                 .addInterceptor(new AuthInterceptor((scheme, context) -> "bearer".equals(scheme) ? key : null))
                 .addInterceptor(record);
@@ -75,19 +62,10 @@ class Main {
             Task t = client.getTask(new TaskQueryParams("no-such-task"), null);
             Check.fail("GetTask of an unknown task: no error, got " + t);
         } catch (Exception err) {
-            Check.ok(causedBy(err, TaskNotFoundError.class), "GetTask of an unknown task: " + err + ", want TaskNotFoundError");
+            Check.ok(A2ACheck.causedBy(err, TaskNotFoundError.class), "GetTask of an unknown task: " + err + ", want TaskNotFoundError");
         }
         client.close();
 
         Check.equal(sent, List.of(List.of("GetTask", true)), "calls (method, with the key)");
-    }
-
-    static boolean causedBy(Throwable err, Class<?> want) {
-        for (Throwable t = err; t != null; t = t.getCause()) {
-            if (want.isInstance(t)) {
-                return true;
-            }
-        }
-        return false;
     }
 }

@@ -1,7 +1,6 @@
 package agentcard_test
 
 import (
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -17,25 +16,12 @@ func TestHandler_etag(t *testing.T) {
 	srv := httptest.NewServer(agentcard.Handler(agentcard.Config{}))
 	defer srv.Close()
 	get := func(host, etag string) (*http.Response, []byte) {
-		t.Helper()
-		req, err := http.NewRequest(http.MethodGet, srv.URL+agentcard.WellKnownPath, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Host = host
-		if etag != "" {
-			req.Header.Set("If-None-Match", etag)
-		}
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp, body
+		return getCard(t, srv, func(req *http.Request) {
+			req.Host = host
+			if etag != "" {
+				req.Header.Set("If-None-Match", etag)
+			}
+		})
 	}
 	resp, body := get("a.example", "")
 	etag := resp.Header.Get("ETag")

@@ -3,7 +3,6 @@ package agentcard_test
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -24,22 +23,11 @@ func TestHandler_version(t *testing.T) {
 	defer srv.Close()
 	get := func(version string) (*http.Response, []byte) {
 		t.Helper()
-		req, err := http.NewRequest(http.MethodGet, srv.URL+agentcard.WellKnownPath, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if version != "" {
-			req.Header.Set(agentcard.VersionHeader, version)
-		}
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp, body := getCard(t, srv, func(req *http.Request) {
+			if version != "" {
+				req.Header.Set(agentcard.VersionHeader, version)
+			}
+		})
 		if resp.StatusCode != http.StatusOK || !slices.Contains(resp.Header.Values("Vary"), agentcard.VersionHeader) {
 			t.Fatalf("A2A-Version %q: %s, Vary %q; want 200 with Vary: A2A-Version", version, resp.Status, resp.Header.Values("Vary"))
 		}

@@ -315,9 +315,9 @@ func New(cfg Config, baseURL string) Card {
 // Handler serves the card of cfg as JSON to GET and HEAD requests, with
 // the request's scheme and Host as the base URL when cfg.BaseURL is
 // empty. It answers 405 to other methods. A request whose A2A-Version
-// names 1.0 or later gets the card of 1.0 alone ([Card.Version1]); one
-// that names none, or 0.3, the card of both versions, as the official A2A
-// JavaScript SDK serves them. The card is sent with Vary: A2A-Version,
+// names a version other than 0.x (1.0, or a later one) gets the card of
+// 1.0 alone ([Card.Version1]); one that names none, or 0.3, the card of
+// both versions, as the official A2A JavaScript SDK serves them. The card is sent with Vary: A2A-Version,
 // Cache-Control max-age=300 and an ETag, a hash of its content; a request
 // whose If-None-Match names it is answered 304.
 func Handler(cfg Config) http.Handler {
@@ -335,9 +335,10 @@ func Handler(cfg Config) http.Handler {
 			}
 			base = scheme + "://" + r.Host
 		}
-		var card any = New(cfg, base)
+		c := New(cfg, base)
+		var card any = c
 		if wantsVersion1(r.Header.Get(VersionHeader)) {
-			v1, err := New(cfg, base).Version1()
+			v1, err := c.Version1()
 			if err != nil {
 				problem.Write(w, problem.New(http.StatusInternalServerError, problem.CodeInternal, "encoding the agent card failed"))
 				return

@@ -7,9 +7,9 @@ import (
 
 // VersionHeader is the request header in which an A2A client names the
 // protocol version it speaks, as Major.Minor. [Handler] answers a request
-// that names 1.0 or later with the card of that version alone (see
-// [Card.Version1]); a request that names none, or a 0.x version, gets the
-// card of 0.3 and 1.0 together.
+// that names a version other than 0.x (1.0, or a later one) with the card
+// of 1.0 alone (see [Card.Version1]); a request that names none, or a 0.x
+// version, gets the card of 0.3 and 1.0 together.
 const VersionHeader = "A2A-Version"
 
 // Card1 is an A2A 1.0 AgentCard: the members that version defines, in its
@@ -96,8 +96,8 @@ func (c Card) Version1() (Card1, error) {
 	return out, nil
 }
 
-// wantsVersion1 reports whether a request's A2A-Version names 1.0 or a
-// later version; none, or a 0.x version, is a 0.3 client's request, as
+// wantsVersion1 reports whether a request's A2A-Version names a version
+// other than 0.x; none, or a 0.x version, is a 0.3 client's request, as
 // the A2A specification takes a request without the header to be.
 func wantsVersion1(version string) bool {
 	v := strings.TrimSpace(version)

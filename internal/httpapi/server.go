@@ -384,8 +384,7 @@ func (s *Server) endpoint(e Endpoint) (http.Handler, error) {
 // as p gives them; the bits it reserves are zero, as it asks of a value
 // written at version 00.
 func echoTraceparent(p traceparent.Parent) string {
-	tp := traceparent.Format(p.TraceID) // "00-<trace>-<new span>-01"
-	return tp[:len(tp)-2] + fmt.Sprintf("%02x", p.Flags)
+	return traceparent.Parent{TraceID: p.TraceID, ParentID: traceparent.NewParentID(), Flags: p.Flags}.String()
 }
 
 // present returns attrs without the attributes whose value is an empty

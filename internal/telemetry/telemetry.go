@@ -231,10 +231,10 @@ const tracestateHeader = "tracestate"
 func Traceparent(ctx context.Context, traceID string) string {
 	sc := trace.SpanContextFromContext(ctx)
 	if sc.IsValid() && sc.TraceID().String() == traceID {
-		return "00-" + traceID + "-" + sc.SpanID().String() + "-" + sc.TraceFlags().String()
+		return traceparent.Parent{TraceID: traceID, ParentID: sc.SpanID().String(), Flags: byte(sc.TraceFlags())}.String()
 	}
 	if p, ok := traceparent.ParentFrom(ctx); ok && p.TraceID == traceID {
-		return "00-" + traceID + "-" + p.ParentID + "-" + trace.TraceFlags(p.Flags).String()
+		return p.String()
 	}
 	return traceparent.Format(traceID)
 }

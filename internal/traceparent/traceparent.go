@@ -88,8 +88,17 @@ func Of(h http.Header) (value string, ok bool) {
 // Format returns a traceparent value for traceID with a fresh parent id,
 // sampled.
 func Format(traceID string) string {
-	return "00-" + traceID + "-" + randomHex(8) + "-01"
+	return Parent{TraceID: traceID, ParentID: NewParentID(), Flags: FlagSampled}.String()
 }
+
+// String returns p as a traceparent value of version 00:
+// "00-<trace id>-<parent id>-<flags>". State is not part of it.
+func (p Parent) String() string {
+	return "00-" + p.TraceID + "-" + p.ParentID + "-" + hex.EncodeToString([]byte{p.Flags})
+}
+
+// NewParentID returns a random parent (span) id: 16 lowercase hex digits.
+func NewParentID() string { return randomHex(8) }
 
 // NewTraceID returns a random trace id: 32 lowercase hex digits.
 func NewTraceID() string { return randomHex(16) }

@@ -135,3 +135,19 @@ func TestOf(t *testing.T) {
 		}
 	}
 }
+
+// TestParent_String: a parent written with String decodes to itself
+// (State aside), and Format's value is sampled with a fresh parent id.
+func TestParent_String(t *testing.T) {
+	for _, flags := range []byte{0, FlagSampled, FlagRandom, FlagSampled | FlagRandom} {
+		p := Parent{TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", ParentID: NewParentID(), Flags: flags}
+		if got, ok := Decode(p.String()); !ok || got != p {
+			t.Errorf("Decode(%q) = %+v, %v; want %+v", p.String(), got, ok, p)
+		}
+	}
+	a, _ := Decode(Format("4bf92f3577b34da6a3ce929d0e0e4736"))
+	b, _ := Decode(Format("4bf92f3577b34da6a3ce929d0e0e4736"))
+	if !a.Sampled() || a.ParentID == b.ParentID {
+		t.Errorf("Format gave %+v and %+v; want sampled, each with its own parent id", a, b)
+	}
+}

@@ -15,8 +15,9 @@ import (
 // OutcomeStore is an [x402.OutcomeStore] in the table
 // vouch_x402_outcomes, shared by every server on the database: the
 // outcome of a proof spent on a gated or "auth-capture" route (the answer
-// delivered with its settlement, the refusal, or the answer held back
-// for a pending capture) is found by the proof's retry on any server,
+// delivered with its settlement, the refusal, the answer kept while its
+// settlement is sent, or the answer held back for a pending capture) is
+// found by the proof's retry on any server,
 // and after a restart. Give it to x402.MiddlewareConfig.Outcomes
 // alongside [DB.Replay] as Replay and [DB.Escrow] as the escrow's
 // Ledger: with those durable and the outcomes in memory, the retry of a

@@ -179,3 +179,72 @@ func TestOutcomeStore_oldRecord(t *testing.T) {
 		t.Errorf("old record read (-written +read):\n%s", diff)
 	}
 }
+
+// settleFails is a facilitator that does not answer a settlement.
+type settleFails struct{ x402.Facilitator }
+
+func (f settleFails) Settle(context.Context, *x402.PaymentPayload, x402.PaymentRequirements) (*x402.SettleResponse, error) {
+	return nil, errors.New("facilitator timed out")
+}
+
+// Two servers on one database, with a gated "exact" route whose replay
+// and outcome stores are the database's: the first keeps the answer its
+// gate passed and fails to settle it; the retry of the same proof on
+// the second settles it and gets the answer, the handler run once.
+func TestOutcomeStore_settlingRetryOnAnotherServer(t *testing.T) {
+	dbs := openDBs(t, 2)
+	fac := &evm.Facilitator{}
+	offer, err := evm.USDC("eip155:84532", "0x209693Bc6afc0C5328bA36FaF03C514EF312287C", "$0.001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliver := func(context.Context, *http.Request, []byte, *x402.BufferedResponse) x402.Delivery {
+		return x402.Delivery{Deliver: true}
+	}
+	var runs atomic.Int32
+	urls := make([]string, 2)
+	for i, db := range dbs {
+		var f x402.Facilitator = fac
+		if i == 0 {
+			f = settleFails{fac}
+		}
+		mw, err := x402.Middleware(x402.MiddlewareConfig{Facilitator: f, Replay: db.Replay(), Outcomes: db.Outcomes(),
+			Routes: map[string]x402.Price{"POST /paid": {Accepts: []x402.PaymentRequirements{offer}, Gate: &x402.DeliveryGate{Check: deliver}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			runs.Add(1)
+			io.WriteString(w, "Paris")
+		})))
+		t.Cleanup(srv.Close)
+		urls[i] = srv.URL
+	}
+	payer, _ := evm.NewPayer(testPayerKey)
+	pr, err := payer.Pay(t.Context(), offer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proof, err := x402.EncodeHeader(x402.PaymentPayload{X402Version: 2, Accepted: offer, Payload: pr.Payload})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []any
+	for _, u := range urls {
+		req, _ := http.NewRequest(http.MethodPost, u+"/paid", strings.NewReader("q"))
+		req.Header.Set(x402.HeaderPaymentSignature, proof)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		sr, _ := x402.DecodeSettleResponse(resp.Header.Get(x402.HeaderPaymentResponse))
+		got = append(got, resp.StatusCode, strings.HasPrefix(string(body), "Paris"), sr != nil && sr.Success)
+	}
+	got = append(got, len(fac.Settlements()), runs.Load())
+	want := []any{http.StatusPaymentRequired, false, false, http.StatusOK, true, true, 1, int32(1)}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("first use, then its retry on the second server, settlements and runs (-want +got):\n%s", diff)
+	}
+}

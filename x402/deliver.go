@@ -2,17 +2,14 @@ package x402
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"maps"
 	"net/http"
 	"time"
 
-	"github.com/vouchkit/vouch/internal/fairstore"
 	"github.com/vouchkit/vouch/internal/headerjson"
 	"github.com/vouchkit/vouch/problem"
 )
@@ -39,6 +36,17 @@ import (
 // A retry that arrives while the first use is still being checked is
 // answered 402 "already used"; sent again once the first use has ended,
 // it gets the kept outcome.
+//
+// A delivered answer is kept ([Outcome].Settling) before its payment is
+// settled, and not settled when it cannot be kept (the buyer gets 503
+// and its proof is released). When the settlement fails or goes
+// unanswered, the buyer gets 402 with the facilitator's reason, and a
+// retry of the same request with the same proof, on any server sharing
+// the outcomes, settles it again and gets the kept answer once it
+// settles, without running or checking it again. A settlement the
+// facilitator made but whose answer was lost cannot be told from a
+// proof spent elsewhere: sent again, it is refused as spent, and the
+// retry gets 402 with that reason.
 //
 // The package x402 knows nothing of what a check does; package
 // trust/trustpay validates the answer as the claimed result of the
@@ -142,6 +150,17 @@ type Outcome struct {
 	// the capture is answered.
 	PendingCapture string
 	Usage          *Usage
+	// Settling reports the answer of a gated route kept before its
+	// payment is settled (Delivered false, no Settlement): [Middleware]
+	// keeps a delivery so before it asks the facilitator to settle it,
+	// and settles nothing it could not keep, so that no payer pays for an
+	// answer its retry cannot have. The outcome of the settlement then
+	// replaces it. One still settling when its retry comes (the
+	// settlement failed, went unanswered, or the server stopped before
+	// it was answered) is settled again by the retry, with Usage the
+	// usage of an "upto" payment, and delivered once it settles: the
+	// facilitator settles a proof at most once, so no retry pays twice.
+	Settling bool
 }
 
 // OutcomeStore keeps the outcomes of proofs spent on gated routes and
@@ -161,141 +180,6 @@ type OutcomeStore interface {
 	// none or it expired at now.
 	Lookup(ctx context.Context, key string, now time.Time) (Outcome, bool, error)
 }
-
-// Bounds of a [MemoryOutcomes] whose members are zero.
-const (
-	// DefaultOutcomesMaxEntries bounds the outcomes kept in each budget.
-	DefaultOutcomesMaxEntries = 10_000
-	// DefaultOutcomesMaxBytes bounds the bytes of the responses kept in
-	// each budget.
-	DefaultOutcomesMaxBytes = 32 << 20
-)
-
-// outcomeOverhead is about what an outcome costs beyond its key and
-// response body: the entry, its map slot, headers and settlement.
-const outcomeOverhead = 512
-
-// MemoryOutcomes is an OutcomeStore in memory, for one server process.
-// Its zero value is ready to use; set its bounds before first use.
-//
-// Its memory is bounded whatever the payers sign: an outcome is kept
-// until its time, but never longer than MaxRetention after Keep; and it
-// holds three budgets, each of at most MaxEntries outcomes and MaxBytes
-// bytes: the pending captures of "auth-capture" payments, delivered
-// outcomes, and refusals (which no one paid for); and a fourth, as
-// large, for the answers kept while their capture is sent (a pending
-// capture without a Settlement), which their outcome replaces once the
-// capture is answered. No outcome of one budget pushes out one of
-// another: refusals never push out a delivered outcome, and none of
-// them pushes out a pending capture, whose answer is the only copy of
-// what its capture may still buy. Within a budget, payers
-// ([Outcome].Payer) are kept apart: when it is full, the outcomes of the
-// payer holding the most (the most outcomes when their count is full,
-// the most bytes when their bytes are over) are dropped, the one expiring
-// first each time, a payer's own first when it holds as much as any
-// other: one payer's traffic, however heavy, drops another's outcome
-// only once it holds as much as that other, and a payer that holds none
-// always has room for one. An outcome larger than MaxBytes is not kept:
-// Keep fails. A dropped or unkept delivered outcome or refusal costs
-// only its retry: the proof stays used in the [ReplayStore], so its
-// retry is answered 402 "already used" instead of the kept answer or
-// refusal, and nothing is settled again. A dropped pending capture costs
-// more: its capture may still happen (package x402/escrow's Recovery
-// sends it) while its retry is answered 402, so the payer pays for an
-// answer it cannot have; only other pending captures, which are as rare
-// as captures the facilitator left unanswered, push one out. Expired
-// outcomes are dropped as new ones arrive.
-type MemoryOutcomes struct {
-	// MaxRetention is the longest an outcome is kept; zero means
-	// DefaultMaxValidity. [Middleware] refuses a store that forgets
-	// sooner than its MaxValidity.
-	MaxRetention time.Duration
-	// MaxEntries bounds the outcomes kept in each budget; zero means
-	// DefaultOutcomesMaxEntries.
-	MaxEntries int
-	// MaxBytes bounds the bytes kept in each budget, about 512 an
-	// outcome beyond its key and body; zero means
-	// DefaultOutcomesMaxBytes.
-	MaxBytes int64
-	// Now returns the current time, by which Keep bounds an outcome's
-	// until by MaxRetention and drops expired outcomes; nil means
-	// time.Now. It is the clock Lookup is given: [Middleware] sets a nil
-	// Now to its [MiddlewareConfig].Now when it is built, so that an
-	// outcome expires by one clock.
-	Now func() time.Time
-
-	pending, capturing, delivered, refused fairstore.Store[Outcome]
-}
-
-// Keep implements OutcomeStore. An until more than MaxRetention ahead is
-// cut to MaxRetention.
-func (s *MemoryOutcomes) Keep(ctx context.Context, key string, o Outcome, until time.Time) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	now := s.now()
-	if limit := now.Add(cmp.Or(s.MaxRetention, DefaultMaxValidity)); until.After(limit) {
-		until = limit
-	}
-	size := int64(len(key)+len(o.Request)+len(o.Payer)+len(o.Response.Body)) + outcomeOverhead
-	maxEntries, maxBytes := cmp.Or(s.MaxEntries, DefaultOutcomesMaxEntries), cmp.Or(s.MaxBytes, DefaultOutcomesMaxBytes)
-	budget := &s.delivered
-	switch {
-	case o.PendingCapture != "" && o.Settlement == nil:
-		budget = &s.capturing
-	case o.PendingCapture != "":
-		budget = &s.pending
-	case !o.Delivered:
-		budget = &s.refused
-	}
-	for _, other := range s.budgets() {
-		if other != budget {
-			other.Delete(key)
-		}
-	}
-	if !budget.Put(now, fairstore.Entry[Outcome]{Key: key, Owner: o.Payer, Value: o, Until: until, Size: size}, maxEntries, maxBytes) {
-		return fmt.Errorf("x402: MemoryOutcomes: an outcome of %d bytes is larger than MaxBytes %d", size, maxBytes)
-	}
-	return nil
-}
-
-func (s *MemoryOutcomes) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
-
-// Lookup implements OutcomeStore.
-func (s *MemoryOutcomes) Lookup(ctx context.Context, key string, now time.Time) (Outcome, bool, error) {
-	if err := ctx.Err(); err != nil {
-		return Outcome{}, false, err
-	}
-	for _, budget := range s.budgets() {
-		if o, ok := budget.Get(key, now); ok {
-			return o, true, nil
-		}
-	}
-	return Outcome{}, false, nil
-}
-
-// Len returns the number of outcomes held in the budgets, expired ones
-// included until a later Keep into their budget drops them.
-func (s *MemoryOutcomes) Len() int {
-	n := 0
-	for _, budget := range s.budgets() {
-		n += budget.Len()
-	}
-	return n
-}
-
-// budgets returns the budgets of s; a key is held in one at most.
-func (s *MemoryOutcomes) budgets() []*fairstore.Store[Outcome] {
-	return []*fairstore.Store[Outcome]{&s.pending, &s.capturing, &s.delivered, &s.refused}
-}
-
-// msgNotDelivered is the refusal reason of an answer a gate refused.
-const msgNotDelivered = "not_delivered"
 
 // defaultMaxGatedBody is the request body a gate buffers by default.
 const defaultMaxGatedBody = 4 << 20
@@ -373,14 +257,20 @@ func (pw *paywall) gated(w http.ResponseWriter, r *http.Request, next http.Handl
 	// kept before the repeat is let go.
 	settled := pw.beginSettling(key)
 	defer settled()
+	delivered := BufferedResponse{Status: rec.status, Header: mergeHeader(rec.header, d.Header), Body: rec.body.Bytes()}
+	// Kept before it is paid for: an answer that could not be kept is
+	// not settled, and one whose settlement fails is settled again by
+	// its retry.
+	o := Outcome{Request: paid, Payer: payer, Response: delivered, Usage: u, Settling: true}
+	if err := pw.outcomes.Keep(keep, key, o, until); err != nil {
+		pw.unavailable(w, r, "keeping the answer", err)
+		return false
+	}
 	sr, ok := pw.settle(w, r, price, res, p, charged, key, payer, u)
 	if !ok {
 		return true
 	}
-	delivered := BufferedResponse{Status: rec.status, Header: mergeHeader(rec.header, d.Header), Body: rec.body.Bytes()}
-	if err := pw.outcomes.Keep(keep, key, Outcome{Request: paid, Payer: payer, Delivered: true, Response: delivered, Settlement: sr}, until); err != nil {
-		pw.log.LogAttrs(ctx, slog.LevelWarn, "x402: keeping a delivery", slog.String("error", err.Error()))
-	}
+	pw.keepDelivered(ctx, key, o, sr, until)
 	settled()
 	if vp, ok := PaymentFromContext(ctx); ok && vp.outcome != nil {
 		vp.outcome.end(true) // before the answer leaves, so that its retry finds it kept
@@ -391,18 +281,35 @@ func (pw *paywall) gated(w http.ResponseWriter, r *http.Request, next http.Handl
 
 // gatedRepeat answers a proof already spent on a gated route from its
 // kept outcome, or with 402 when there is none for this request.
-func (pw *paywall) gatedRepeat(w http.ResponseWriter, r *http.Request, price Price, res ResourceInfo, p *PaymentPayload, key string, now, until time.Time) {
+func (pw *paywall) gatedRepeat(w http.ResponseWriter, r *http.Request, price Price, res ResourceInfo, p *PaymentPayload, offer PaymentRequirements, key string, now, until time.Time) {
 	ctx := r.Context()
-	pending := pw.settlingNow(key)
-	o, ok, err := pw.outcomes.Lookup(ctx, key, now)
-	// The first use's outcome is to come, or its capture is pending:
-	// kept before the capture is sent, which the first use may be
-	// sending now. The repeat waits rather than send it again.
-	if err == nil && (!ok || o.PendingCapture != "") && pending != nil {
-		select {
-		case <-pending:
-			o, ok, err = pw.outcomes.Lookup(ctx, key, now)
-		case <-ctx.Done():
+	var (
+		o   Outcome
+		ok  bool
+		err error
+	)
+	for {
+		pending := pw.settlingNow(key)
+		o, ok, err = pw.outcomes.Lookup(ctx, key, now)
+		// The first use's outcome is to come, or its payment is settling:
+		// kept before the settlement or capture is sent, which the first
+		// use may be sending now. The repeat waits rather than send it
+		// again.
+		if err == nil && (!ok || o.PendingCapture != "" || o.Settling) && pending != nil {
+			select {
+			case <-pending:
+				o, ok, err = pw.outcomes.Lookup(ctx, key, now)
+			case <-ctx.Done():
+			}
+		}
+		if err != nil || !ok || !o.Settling || o.Request != paidRequest(r, p) || ctx.Err() != nil {
+			break
+		}
+		// Settling nowhere here: this retry settles it, unless another
+		// retry began to first.
+		if end, mine := pw.claimSettling(key); mine {
+			pw.settleKept(w, r, price, res, p, offer, key, until, o, end)
+			return
 		}
 	}
 	if err != nil {
@@ -415,6 +322,10 @@ func (pw *paywall) gatedRepeat(w http.ResponseWriter, r *http.Request, price Pri
 	// one that only names the same authorization (its payer and nonce).
 	if !ok || o.Request != paidRequest(r, p) {
 		pw.require(w, r, price, res, msgUsed, nil)
+		return
+	}
+	if o.Settling { // the retry went away while another settled it
+		pw.unavailable(w, r, "settling the kept answer", ctx.Err())
 		return
 	}
 	if o.PendingCapture != "" && pw.escrow != nil {

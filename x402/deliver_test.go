@@ -34,7 +34,18 @@ func newGatedServer(t *testing.T) *gatedServer {
 // (nil for the middleware's own).
 func newGatedServerWith(t *testing.T, outcomes x402.OutcomeStore) *gatedServer {
 	t.Helper()
+	return newGatedServerVia(t, outcomes, nil)
+}
+
+// newGatedServerVia is newGatedServerWith whose middleware reaches the
+// facilitator through via (nil: directly).
+func newGatedServerVia(t *testing.T, outcomes x402.OutcomeStore, via func(*evm.Facilitator) x402.Facilitator) *gatedServer {
+	t.Helper()
 	gs := &gatedServer{fac: &evm.Facilitator{}}
+	var fac x402.Facilitator = gs.fac
+	if via != nil {
+		fac = via(gs.fac)
+	}
 	check := func(ctx context.Context, req *http.Request, body []byte, resp *x402.BufferedResponse) x402.Delivery {
 		gs.checks.Add(1)
 		_, ok := ctx.Deadline()
@@ -50,7 +61,7 @@ func newGatedServerWith(t *testing.T, outcomes x402.OutcomeStore) *gatedServer {
 		return x402.Delivery{Deliver: true, Header: h}
 	}
 	mw, err := x402.Middleware(x402.MiddlewareConfig{
-		Facilitator: gs.fac,
+		Facilitator: fac,
 		Routes:      map[string]x402.Price{"POST /gated": {Accepts: []x402.PaymentRequirements{offer(t)}, Gate: &x402.DeliveryGate{Check: check}}},
 		Outcomes:    outcomes,
 	})

@@ -88,7 +88,8 @@
 //     with a new proof within that window gets the answer for free. An
 //     answer is kept only once its payment settled ([AfterSettle]): the
 //     retry of a call whose settlement failed, or whose answer a gate
-//     refused, is a new purchase.
+//     refused, is a new purchase. (On a gated route the Middleware keeps
+//     the answer itself, before settling: see [DeliveryGate].)
 //   - The server remembers a proof as long as it can pay, and so accepts
 //     none valid for longer than MiddlewareConfig.MaxValidity (one hour
 //     by default, "authorization_validity_too_long"); the official
@@ -213,7 +214,9 @@
 // A route whose Price has a [DeliveryGate] runs the handler into a
 // buffer, asks the gate's Check whether to deliver the answer, and
 // settles only what it delivers; a refused answer is never settled, and
-// a retry with the same proof gets the kept outcome. Package
+// a retry with the same proof gets the kept outcome. A delivered answer
+// is kept before it is settled, and not settled unless kept; a retry of
+// one whose settlement failed settles it and gets it. Package
 // trust/trustpay provides a Check that validates the answer through a
 // trust service.
 //

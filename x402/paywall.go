@@ -37,33 +37,6 @@ type paywall struct {
 	settling map[string]chan struct{} // by replay key, closed when settled or failed
 }
 
-// beginSettling notes that the payment under key settles in this process,
-// until the returned function is first called.
-func (pw *paywall) beginSettling(key string) (end func()) {
-	done := make(chan struct{})
-	pw.mu.Lock()
-	if pw.settling == nil {
-		pw.settling = make(map[string]chan struct{})
-	}
-	pw.settling[key] = done
-	pw.mu.Unlock()
-	return sync.OnceFunc(func() {
-		pw.mu.Lock()
-		delete(pw.settling, key)
-		pw.mu.Unlock()
-		close(done)
-	})
-}
-
-// settlingNow returns a channel closed when the payment under key, which
-// settles in this process now, has settled or failed; nil when it does
-// not settle here now.
-func (pw *paywall) settlingNow(key string) <-chan struct{} {
-	pw.mu.Lock()
-	defer pw.mu.Unlock()
-	return pw.settling[key]
-}
-
 func (pw *paywall) now() time.Time {
 	if pw.cfg.Now != nil {
 		return pw.cfg.Now()
@@ -207,7 +180,7 @@ func (pw *paywall) pay(w http.ResponseWriter, r *http.Request, next http.Handler
 		return
 	}
 	if !fresh && (price.Gate != nil || offer.Scheme == SchemeAuthCapture) {
-		pw.gatedRepeat(w, r, price, res, p, key, now, until)
+		pw.gatedRepeat(w, r, price, res, p, offer, key, now, until)
 		return
 	}
 	if !fresh {

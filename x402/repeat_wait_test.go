@@ -14,9 +14,9 @@ import (
 	"github.com/vouchkit/vouch/x402"
 )
 
-// keepWatch is a MemoryOutcomes that tells when an outcome starts being
-// kept and keeps it only once told to proceed, and that tells when an
-// outcome was first looked up.
+// keepWatch is a MemoryOutcomes that tells when an outcome that is not
+// Settling starts being kept and keeps it only once told to proceed, and
+// that tells when an outcome was first looked up.
 type keepWatch struct {
 	x402.MemoryOutcomes
 	keeping, proceed chan struct{}
@@ -25,6 +25,9 @@ type keepWatch struct {
 }
 
 func (k *keepWatch) Keep(ctx context.Context, key string, o x402.Outcome, until time.Time) error {
+	if o.Settling { // kept before the settlement: the watch is of the outcome after it
+		return k.MemoryOutcomes.Keep(ctx, key, o, until)
+	}
 	close(k.keeping)
 	<-k.proceed
 	return k.MemoryOutcomes.Keep(ctx, key, o, until)

@@ -23,8 +23,9 @@ import (
 //
 //   - Lookup returns what Keep kept, equal in every field (the request,
 //     payer, delivery, response status, header and body, settlement,
-//     pending capture and usage), and a refusal without settlement or
-//     usage as it was kept;
+//     pending capture, usage and settling), and a refusal without
+//     settlement or usage, and an answer kept while it settles, as they
+//     were kept;
 //   - the answer's header and body are kept byte for byte: a header
 //     value that is not UTF-8 (obs-text such as "caf\xe9"), an empty
 //     value beside a missing one, repeated values in their order, and a
@@ -45,6 +46,7 @@ func TestOutcomeStore(t *testing.T, newStore func(t *testing.T) x402.OutcomeStor
 		s := newStore(t)
 		wantOutcome(t, s, "key-1", now, pendingOutcome(1), until)
 		wantOutcome(t, s, "key-2", now, refusalOutcome(), until)
+		wantOutcome(t, s, "key-3", now, settlingOutcome(3), until)
 	})
 	t.Run("Bytes", func(t *testing.T) {
 		s := newStore(t)
@@ -160,6 +162,15 @@ func pendingOutcome(n int) x402.Outcome {
 	o.Usage = &x402.Usage{Amount: 700, Units: 7, Unit: "run", MaxAmount: 1000}
 	o.Settlement.Success, o.Settlement.Transaction = false, ""
 	o.Settlement.ErrorReason, o.Settlement.ErrorMessage = "unexpected_settle_error", "the capture could not be settled"
+	return o
+}
+
+// settlingOutcome returns the outcome of an answer kept while its
+// "upto" payment is settled, numbered n.
+func settlingOutcome(n int) x402.Outcome {
+	o := deliveredOutcome(n)
+	o.Delivered, o.Settlement, o.Settling = false, nil, true
+	o.Usage = &x402.Usage{Amount: 300, Units: 3, Unit: "run", MaxAmount: 1000}
 	return o
 }
 

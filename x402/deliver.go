@@ -37,7 +37,7 @@ import (
 // answered 402 "already used"; sent again once the first use has ended,
 // it gets the kept outcome.
 //
-// A delivered answer is kept ([Outcome].Settling) before its payment is
+// A delivered answer is kept ([Outcome].Unpaid) before its payment is
 // settled, and not settled when it cannot be kept (the buyer gets 503
 // and its proof is released). When the settlement fails or goes
 // unanswered, the buyer gets 402 with the facilitator's reason, and a
@@ -150,17 +150,37 @@ type Outcome struct {
 	// the capture is answered.
 	PendingCapture string
 	Usage          *Usage
-	// Settling reports the answer of a gated route kept before its
-	// payment is settled (Delivered false, no Settlement): [Middleware]
-	// keeps a delivery so before it asks the facilitator to settle it,
-	// and settles nothing it could not keep, so that no payer pays for an
-	// answer its retry cannot have. The outcome of the settlement then
-	// replaces it. One still settling when its retry comes (the
-	// settlement failed, went unanswered, or the server stopped before
-	// it was answered) is settled again by the retry, with Usage the
-	// usage of an "upto" payment, and delivered once it settles: the
-	// facilitator settles a proof at most once, so no retry pays twice.
-	Settling bool
+	// Unpaid is the answer of a gated route kept before its payment is
+	// settled: [Middleware] keeps a delivery so before it asks the
+	// facilitator to settle it, and settles nothing it could not keep,
+	// so that no payer pays for an answer its retry cannot have. The
+	// delivered outcome replaces it once it settles. Until then Response
+	// is a 503 problem that asks for the request again (Delivered false,
+	// no Settlement), so that a reader that does not know Unpaid (a
+	// server of an earlier version on a shared store, a store that keeps
+	// only the fields it knew) sends that, never the answer unpaid. One
+	// still unpaid when its retry comes (the settlement failed, went
+	// unanswered, or the server stopped before it went through) is
+	// settled by the retry, with Usage the usage of an "upto" payment,
+	// and delivered once it settles: the facilitator settles a proof at
+	// most once, so no retry pays twice.
+	Unpaid *BufferedResponse
+	// SettleBy is, for an Unpaid answer, the time by which the
+	// settlement sent for it is answered (when it was sent, plus the
+	// sender's SettleTimeout), or the time it was answered without
+	// settling. A retry that comes sooner, to a server that is not the
+	// one settling it, is answered 503 with Retry-After: a second
+	// settlement is never sent while the first may still go through.
+	SettleBy time.Time `json:",omitzero"`
+}
+
+// unpaidResponse is an Unpaid outcome's Response: what a reader that
+// does not know Unpaid sends.
+func unpaidResponse() BufferedResponse {
+	b := problemResponse(problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable,
+		"the answer is kept while its payment settles: send the request again with the same payment"))
+	b.Header.Set("Retry-After", "1")
+	return b
 }
 
 // OutcomeStore keeps the outcomes of proofs spent on gated routes and
@@ -261,13 +281,14 @@ func (pw *paywall) gated(w http.ResponseWriter, r *http.Request, next http.Handl
 	// Kept before it is paid for: an answer that could not be kept is
 	// not settled, and one whose settlement fails is settled again by
 	// its retry.
-	o := Outcome{Request: paid, Payer: payer, Response: delivered, Usage: u, Settling: true}
-	if err := pw.outcomes.Keep(keep, key, o, until); err != nil {
+	o := Outcome{Request: paid, Payer: payer, Response: unpaidResponse(), Usage: u, Unpaid: &delivered}
+	if err := pw.keepSettling(ctx, key, &o, until); err != nil {
 		pw.unavailable(w, r, "keeping the answer", err)
 		return false
 	}
 	sr, ok := pw.settle(w, r, price, res, p, charged, key, payer, u)
 	if !ok {
+		pw.settleAnswered(ctx, key, o, until)
 		return true
 	}
 	pw.keepDelivered(ctx, key, o, sr, until)
@@ -295,20 +316,17 @@ func (pw *paywall) gatedRepeat(w http.ResponseWriter, r *http.Request, price Pri
 		// kept before the settlement or capture is sent, which the first
 		// use may be sending now. The repeat waits rather than send it
 		// again.
-		if err == nil && (!ok || o.PendingCapture != "" || o.Settling) && pending != nil {
+		if err == nil && (!ok || o.PendingCapture != "" || o.Unpaid != nil) && pending != nil {
 			select {
 			case <-pending:
 				o, ok, err = pw.outcomes.Lookup(ctx, key, now)
 			case <-ctx.Done():
 			}
 		}
-		if err != nil || !ok || !o.Settling || o.Request != paidRequest(r, p) || ctx.Err() != nil {
+		if err != nil || !ok || o.Unpaid == nil || o.Request != paidRequest(r, p) || ctx.Err() != nil {
 			break
 		}
-		// Settling nowhere here: this retry settles it, unless another
-		// retry began to first.
-		if end, mine := pw.claimSettling(key); mine {
-			pw.settleKept(w, r, price, res, p, offer, key, until, o, end)
+		if pw.serveUnpaid(w, r, price, res, p, offer, key, until, o) {
 			return
 		}
 	}
@@ -324,7 +342,7 @@ func (pw *paywall) gatedRepeat(w http.ResponseWriter, r *http.Request, price Pri
 		pw.require(w, r, price, res, msgUsed, nil)
 		return
 	}
-	if o.Settling { // the retry went away while another settled it
+	if o.Unpaid != nil { // the retry went away while another settled it
 		pw.unavailable(w, r, "settling the kept answer", ctx.Err())
 		return
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/vouchkit/vouch/x402"
 	"github.com/vouchkit/vouch/x402/evm"
 )
@@ -200,5 +202,139 @@ func TestGate_uptoRetrySettlesTheUsage(t *testing.T) {
 	}
 	if n := runs.Load(); n != 1 {
 		t.Errorf("handler ran %d times, want once", n)
+	}
+}
+
+// unpaidBlind is an OutcomeStore that keeps every field of an outcome but
+// Unpaid, as a store that keeps the fields it knew of before it does,
+// and as a server of an earlier version reads a shared store.
+type unpaidBlind struct{ x402.MemoryOutcomes }
+
+func (s *unpaidBlind) Keep(ctx context.Context, key string, o x402.Outcome, until time.Time) error {
+	o.Unpaid = nil
+	return s.MemoryOutcomes.Keep(ctx, key, o, until)
+}
+
+// TestGate_unpaidAnswerNeverSentUnpaid: a reader that does not know
+// Outcome.Unpaid finds an answer kept while it settles as a 503 asking
+// for the request again, never the answer without its payment.
+func TestGate_unpaidAnswerNeverSentUnpaid(t *testing.T) {
+	gs := newGatedServerVia(t, &unpaidBlind{}, faulty(1, false))
+	v := proof(t, 2, nil)
+	var got []int
+	for range 2 {
+		resp, _, err := postProof(t.Context(), gs.URL+"/gated", v, "call-1", "good")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, resp.StatusCode)
+	}
+	got = append(got, len(gs.fac.Settlements()))
+	if diff := cmp.Diff([]int{http.StatusPaymentRequired, http.StatusServiceUnavailable, 0}, got); diff != "" {
+		t.Errorf("first use, its retry, and settlements (-want +got):\n%s", diff)
+	}
+}
+
+// deliveredKeepFails is a MemoryOutcomes whose Keep of a delivered
+// outcome fails while fail is set.
+type deliveredKeepFails struct {
+	x402.MemoryOutcomes
+	fail atomic.Bool
+}
+
+func (s *deliveredKeepFails) Keep(ctx context.Context, key string, o x402.Outcome, until time.Time) error {
+	if o.Delivered && s.fail.Load() {
+		return errors.New("the store is down")
+	}
+	return s.MemoryOutcomes.Keep(ctx, key, o, until)
+}
+
+// TestGate_settledButUnkeptDeliveredOnRetry: a settlement that went
+// through and was recorded in the replay store, whose delivered outcome
+// the store failed to keep, is not sent again (the facilitator would
+// refuse it as spent): the retry of the same request gets the answer
+// with the first settlement.
+func TestGate_settledButUnkeptDeliveredOnRetry(t *testing.T) {
+	store := &deliveredKeepFails{}
+	store.fail.Store(true)
+	gs := newGatedServerWith(t, store)
+	v := proof(t, 2, nil)
+	resp, body, err := postProof(t.Context(), gs.URL+"/gated", v, "call-1", "good")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("first use = %d %q, want 200", resp.StatusCode, body)
+	}
+	first := resp.Header.Get(x402.HeaderPaymentResponse)
+	store.fail.Store(false)
+	resp, body, err = postProof(t.Context(), gs.URL+"/gated", v, "call-1", "good")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []any{resp.StatusCode, body, resp.Header.Get(x402.HeaderPaymentResponse), len(gs.fac.Settlements())}
+	if diff := cmp.Diff([]any{http.StatusOK, "good", first, 1}, got); diff != "" {
+		t.Errorf("the retry's status, body, settlement, and settlements (-want +got):\n%s", diff)
+	}
+}
+
+// TestGate_retryOnAnotherServerWaitsForTheSettlement: two servers share
+// their replay and outcome stores. A retry that reaches the second while
+// the first still settles the proof is answered 503 with Retry-After,
+// and sends no settlement of its own; once the first has settled, the
+// retry gets the answer with that settlement.
+func TestGate_retryOnAnotherServerWaitsForTheSettlement(t *testing.T) {
+	fac := &evm.Facilitator{}
+	held := &heldSettlement{Facilitator: fac, settling: make(chan struct{}), proceed: make(chan struct{})}
+	replay, outcomes := &x402.MemoryReplay{}, &x402.MemoryOutcomes{}
+	deliver := func(context.Context, *http.Request, []byte, *x402.BufferedResponse) x402.Delivery {
+		return x402.Delivery{Deliver: true}
+	}
+	var runs atomic.Int32
+	urls := make([]string, 2)
+	for i, f := range []x402.Facilitator{held, fac} {
+		mw, err := x402.Middleware(x402.MiddlewareConfig{Facilitator: f, Replay: replay, Outcomes: outcomes,
+			Routes: map[string]x402.Price{"POST /gated": {Accepts: []x402.PaymentRequirements{offer(t)}, Gate: &x402.DeliveryGate{Check: deliver}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			runs.Add(1)
+			io.WriteString(w, "Paris")
+		})))
+		t.Cleanup(srv.Close)
+		urls[i] = srv.URL
+	}
+	v := proof(t, 2, nil)
+	first := make(chan int, 1)
+	go func() {
+		resp, _, err := postProof(t.Context(), urls[0]+"/gated", v, "call-1", "q")
+		if err != nil {
+			t.Error(err)
+			first <- 0
+			return
+		}
+		first <- resp.StatusCode
+	}()
+	<-held.settling
+	resp, _, err := postProof(t.Context(), urls[1]+"/gated", v, "call-1", "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || len(fac.Settlements()) != 0 {
+		t.Errorf("retry while the first use settles = %d, Retry-After %q, %d settlements; want 503, a Retry-After, none",
+			resp.StatusCode, resp.Header.Get("Retry-After"), len(fac.Settlements()))
+	}
+	close(held.proceed)
+	if s := <-first; s != http.StatusOK {
+		t.Fatalf("first use = %d, want 200", s)
+	}
+	resp, body, err := postProof(t.Context(), urls[1]+"/gated", v, "call-1", "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []any{resp.StatusCode, body, resp.Header.Get(x402.HeaderPaymentResponse) != "", len(fac.Settlements()), runs.Load()}
+	if diff := cmp.Diff([]any{http.StatusOK, "Paris", true, 1, int32(1)}, got); diff != "" {
+		t.Errorf("the retry once settled: status, body, settlement, settlements, runs (-want +got):\n%s", diff)
 	}
 }

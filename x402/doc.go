@@ -89,7 +89,10 @@
 //     answer is kept only once its payment settled ([AfterSettle]): the
 //     retry of a call whose settlement failed, or whose answer a gate
 //     refused, is a new purchase. (On a gated route the Middleware keeps
-//     the answer itself, before settling: see [DeliveryGate].)
+//     the answer itself, before settling, and a retry with the same proof
+//     settles a failed settlement and gets it; the handler's store does
+//     not learn of it, so a later retry with a new proof buys it again:
+//     see [DeliveryGate].)
 //   - The server remembers a proof as long as it can pay, and so accepts
 //     none valid for longer than MiddlewareConfig.MaxValidity (one hour
 //     by default, "authorization_validity_too_long"); the official

@@ -31,9 +31,10 @@ const outcomeOverhead = 512
 // bytes: the pending captures of "auth-capture" payments, delivered
 // outcomes, and refusals (which no one paid for); and a fourth, as
 // large, for the answers kept while their payment is settled (a pending
-// capture without a Settlement, or a Settling answer), which their
-// outcome replaces once the settlement is answered. No outcome of one budget pushes out one of
-// another: refusals never push out a delivered outcome, and none of
+// capture without a Settlement, or an Unpaid answer), which their
+// outcome replaces once the capture is answered or the payment settles
+// (an Unpaid answer whose settlement failed waits there for its retry).
+// No outcome of one budget pushes out one of another: refusals never push out a delivered outcome, and none of
 // them pushes out a pending capture, whose answer is the only copy of
 // what its capture may still buy. Within a budget, payers
 // ([Outcome].Payer) are kept apart: when it is full, the outcomes of the
@@ -86,10 +87,13 @@ func (s *MemoryOutcomes) Keep(ctx context.Context, key string, o Outcome, until 
 		until = limit
 	}
 	size := int64(len(key)+len(o.Request)+len(o.Payer)+len(o.Response.Body)) + outcomeOverhead
+	if o.Unpaid != nil {
+		size += int64(len(o.Unpaid.Body))
+	}
 	maxEntries, maxBytes := cmp.Or(s.MaxEntries, DefaultOutcomesMaxEntries), cmp.Or(s.MaxBytes, DefaultOutcomesMaxBytes)
 	budget := &s.delivered
 	switch {
-	case o.Settling, o.PendingCapture != "" && o.Settlement == nil:
+	case o.Unpaid != nil, o.PendingCapture != "" && o.Settlement == nil:
 		budget = &s.capturing
 	case o.PendingCapture != "":
 		budget = &s.pending

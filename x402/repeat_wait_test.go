@@ -15,7 +15,7 @@ import (
 )
 
 // keepWatch is a MemoryOutcomes that tells when an outcome that is not
-// Settling starts being kept and keeps it only once told to proceed, and
+// Unpaid starts being kept and keeps it only once told to proceed, and
 // that tells when an outcome was first looked up.
 type keepWatch struct {
 	x402.MemoryOutcomes
@@ -25,7 +25,7 @@ type keepWatch struct {
 }
 
 func (k *keepWatch) Keep(ctx context.Context, key string, o x402.Outcome, until time.Time) error {
-	if o.Settling { // kept before the settlement: the watch is of the outcome after it
+	if o.Unpaid != nil { // kept before the settlement: the watch is of the outcome after it
 		return k.MemoryOutcomes.Keep(ctx, key, o, until)
 	}
 	close(k.keeping)

@@ -51,6 +51,14 @@ type verifiedCtx struct{}
 // keeps an answer only once f learns it was paid for, so that no retry
 // with a new proof gets as bought an answer whose payment did not
 // settle.
+//
+// On a route with a [DeliveryGate], false after a failed settlement
+// means not settled by this request: the Middleware keeps the answer
+// ([Outcome].Unpaid), and a retry with the same proof may settle it
+// later and is answered from that outcome, without calling f again. The
+// handler does not learn of it, so a later call under the same
+// Idempotency-Key that comes with a new proof, not the first, runs and
+// is paid for again.
 func AfterSettle(ctx context.Context, f func(settled bool)) bool {
 	vp, ok := PaymentFromContext(ctx)
 	if !ok || vp.outcome == nil {

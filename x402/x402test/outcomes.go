@@ -23,7 +23,7 @@ import (
 //
 //   - Lookup returns what Keep kept, equal in every field (the request,
 //     payer, delivery, response status, header and body, settlement,
-//     pending capture, usage and settling), and a refusal without
+//     pending capture, usage, unpaid answer and its SettleBy), and a refusal without
 //     settlement or usage, and an answer kept while it settles, as they
 //     were kept;
 //   - the answer's header and body are kept byte for byte: a header
@@ -169,7 +169,9 @@ func pendingOutcome(n int) x402.Outcome {
 // "upto" payment is settled, numbered n.
 func settlingOutcome(n int) x402.Outcome {
 	o := deliveredOutcome(n)
-	o.Delivered, o.Settlement, o.Settling = false, nil, true
+	o.Delivered, o.Settlement, o.Unpaid = false, nil, &o.Response
+	o.SettleBy = time.Date(2026, 12, 7, 19, 30, 15, 250_000_000, time.UTC)
+	o.Response = x402.BufferedResponse{Status: http.StatusServiceUnavailable, Body: []byte(`{"status":503}`)}
 	o.Usage = &x402.Usage{Amount: 300, Units: 3, Unit: "run", MaxAmount: 1000}
 	return o
 }

@@ -92,8 +92,12 @@
 // names the call it paid for: a retry by the same caller with the same
 // payment, tool and arguments gets the kept result and the first
 // settlement (see [AnswerStore]), any other use of it (another caller's
-// included) is refused as already used. A
-// tool priced with an "upto" offer reports what it used with
+// included) is refused as already used. The result of a tool that
+// settles after it runs is kept before its payment is settled, and not
+// settled unless kept; the retry of a call whose settlement failed or
+// went unanswered settles it again and gets the kept result, without
+// running or checking the tool again, and never pays twice (see
+// [Paywall]). A tool priced with an "upto" offer reports what it used with
 // x402.ReportUsage, as an HTTP handler does, and only that is settled (a
 // tool that reports nothing settles the authorized maximum).
 //

@@ -40,7 +40,10 @@ type PaywallConfig struct {
 	// routes' x402.Middleware and a payment is spent on either side.
 	Replay x402.ReplayStore
 	// Answers keeps the results that settled payments bought, so that a
-	// retry of the same call with the same payment gets its result again;
+	// retry of the same call with the same payment gets its result again,
+	// and the result of a tool that settles after it runs while its
+	// payment settles, so that the retry of a failed settlement settles
+	// it and gets the result (a result it cannot keep is not settled);
 	// nil means a new MemoryAnswers, and a MemoryAnswers whose Now is nil
 	// is given this config's Now. Servers that share Replay between
 	// processes must share Answers too (see AnswerStore; on PostgreSQL,
@@ -109,12 +112,18 @@ type PaywallConfig struct {
 //   - A call with a valid payment runs the tool under a context whose
 //     deadline is the price's time budget (Price.TimeBudget, or
 //     x402.DefaultTimeBudget). A tool error is returned as it is,
-//     unsettled, and the payment may be sent again. Otherwise the payment
-//     is settled, once, on a context detached from the call's and bounded
-//     by SettleTimeout, and the result carries the settlement in
-//     _meta["x402/payment-response"]; a failed settlement is answered with
-//     the terms, with the failed settlement as their
-//     "x402/payment-response", instead of the tool's result. A price
+//     unsettled, and the payment may be sent again. Otherwise the result
+//     is kept in Answers and then the payment is settled, once, on a
+//     context detached from the call's and bounded by SettleTimeout, and
+//     the result carries the settlement in _meta["x402/payment-response"].
+//     A result Answers cannot keep is not settled: the call is answered
+//     with a tool error, payment processing unavailable, and the payment
+//     may be sent again. A failed settlement is answered with the terms,
+//     with the failed settlement as their "x402/payment-response", instead
+//     of the tool's result; the retry of the same call with the same
+//     payment settles it again (an "upto" payment for the usage the tool
+//     reported) and gets the kept result once it settles, without running
+//     or checking the tool again (see below). A price
 //     with SettleBefore settles first and runs the tool only when that
 //     succeeded; the payer then pays even when the tool fails, and a
 //     failure without a result (a protocol error) is answered as a tool
@@ -140,19 +149,32 @@ type PaywallConfig struct {
 // caller (see the package doc, Who is calling) for the same tool and the
 // same arguments is answered with that result and the first settlement
 // in _meta["x402/payment-response"], without running the tool and
-// without settling again. A payment whose outcome Answers keeps (its
-// result, or a gate's refusal) is spent whatever the replay store
-// remembers: when a replay store that forgot it (one in memory,
-// restarted) takes its repeat for a new payment, the repeat is answered
-// from what Answers kept, and never sent to the facilitator again. A
-// repeat that arrives while the first call runs or settles in the same
-// process waits for it (or for its own context to end), and then gets
-// the kept result, or, when the first call failed and freed the payment,
-// runs as a first call. Any other repeat of the
-// payment (another caller, another tool, other arguments, a first use
-// that did not settle or whose outcome is unknown, a result kept in an
-// AnswerStore that this Paywall does not share) is answered with the
-// terms and "the payment was already used". A tool with a gate (PaywallConfig.Gates, [ToolGate];
+// without settling again. A tool that settles after it runs (without
+// SettleBefore, and not "auth-capture") has its result kept in Answers
+// before its payment is settled as well, and settled only once kept: no
+// payer pays for a result its retry could not have. When the settlement
+// fails, goes unanswered, or the server stops before it is answered, the
+// repeat of the call, on any server sharing Answers, sends the settlement
+// again and gets the kept result once it settles. A facilitator settles a
+// payment at most once, so no repeat pays twice: a settlement the
+// facilitator made but whose answer was lost is refused as spent when
+// sent again (for the offline facilitator,
+// invalid_exact_evm_nonce_already_used), and the repeat gets the terms
+// with that reason. A payment whose outcome Answers keeps (its result, a
+// result kept while it settles, or a gate's refusal) is spent whatever
+// the replay store remembers: when a replay store that forgot it (one in
+// memory, restarted) takes its repeat for a new payment, the repeat is
+// answered from what Answers kept: the tool does not run, and the
+// payment is not verified, again. A repeat that arrives while the first
+// call runs or settles in the same process waits for it (or for its own
+// context to end), and then gets the kept result, or, when the first
+// call failed and freed the payment, runs as a first call; so does a
+// repeat that arrives while another repeat settles a kept result. Any
+// other repeat of the payment (another caller, another tool, other
+// arguments, a first use with SettleBefore whose settlement failed or
+// whose outcome is unknown, a result kept in an AnswerStore that this
+// Paywall does not share) is answered with the terms and "the payment
+// was already used". A tool with a gate (PaywallConfig.Gates, [ToolGate];
 // [ValidateResult] validates the result through a trust service) is
 // settled only when its gate passes the result; a refused result is a
 // tool error, never settled, and the retry with the same payment gets the

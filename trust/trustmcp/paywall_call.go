@@ -146,7 +146,7 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 	if err != nil {
 		return pw.unavailable(ctx, "replay store", err), nil
 	}
-	if fresh && pw.spent(ctx, key, pw.cfg.Gates[name] != nil, offer.Scheme == x402.SchemeAuthCapture, now) {
+	if fresh && pw.spent(ctx, key, pw.cfg.Gates[name] != nil, offer.Scheme == x402.SchemeAuthCapture, price.SettleBefore, now) {
 		// A replay store that forgot the payment (one in memory,
 		// restarted) beside answers that remember it (kept in a
 		// database): the payment was spent, and its retry gets its
@@ -161,7 +161,7 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 		if refusal, ok := pw.keptRefusal(ctx, key, paid, now); ok {
 			return refusal, nil
 		}
-		return pw.repeat(ctx, price, res, key, paid, now, until), nil
+		return pw.repeat(ctx, price, res, p, offer, key, paid, now, until), nil
 	}
 	settled := false
 	defer func() {
@@ -228,6 +228,13 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 		if refusal := pw.check(work, call, ctr); refusal != nil {
 			pw.keepRefusal(ctx, key, vr.Payer, paid, until, refusal)
 			return refusal, nil
+		}
+		// Kept before it is paid for: a result that could not be kept is
+		// not settled, and one whose settlement fails is settled again by
+		// the retry of its call (completeSettling).
+		if err := pw.keepSettling(ctx, key, until, settlingCall{Payer: vr.Payer, Call: paid, Usage: usage, Result: ctr}); err != nil {
+			settled = false // nothing was settled: the payer may send the payment again
+			return pw.unavailable(ctx, "answer store", err), nil
 		}
 		if sr = pw.settle(ctx, name, p, charged, vr.Payer); !sr.Success {
 			return pw.refuse(price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr), nil

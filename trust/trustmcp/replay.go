@@ -35,6 +35,17 @@ import (
 // whose result is kept is spent whatever the ReplayStore remembers, and
 // an AnswerStore that outlives a restart beside a ReplayStore that does
 // not (an x402.MemoryReplay) still answers its retry.
+//
+// Under keys of their own (the payment's key with a suffix), it also
+// keeps what a payment's retry completes: the refusal of a gated tool,
+// the result of an "auth-capture" payment while its capture is sent or
+// pending, and the result of a tool that settles after it runs, kept
+// before its payment is settled ([Paywall] settles nothing it could not
+// keep) and read by the retry of a call whose settlement failed, which
+// settles it again. A store keeps each as it keeps any answer; one that
+// bounds what it holds should keep these apart from the results, as
+// [MemoryAnswers] does, so that results do not push them out.
+//
 // Servers that share a ReplayStore between processes must share their
 // AnswerStore too, or a retry that reaches another process than the first
 // call is refused as "already used" (it is never charged twice). On
@@ -71,15 +82,21 @@ const answerOverhead = 150
 // Keep is asked to keep it until (Paywall refuses an authorization valid
 // for longer than its MaxValidity, and a MemoryAnswers that would forget
 // sooner, so that a retry never outlives what is kept of its payment).
-// It holds four budgets, each of at most MaxEntries results and
+// It holds five budgets, each of at most MaxEntries results and
 // MaxBytes bytes: results, the refusals of gated tools ([ToolGate]),
 // which no one paid for, the results held back by "auth-capture"
 // captures the facilitator left unanswered, which may still be captured
-// (a recovery sends them again), and the results kept while their
-// capture is sent, read only when the server stopped before it kept what
-// the capture answered. No result of one budget pushes out one of
-// another: refusals never push out a result, and none of them pushes out
-// a held-back result, the only copy of what its capture may still buy.
+// (a recovery sends them again), the results kept while their capture is
+// sent, read only when the server stopped before it kept what the
+// capture answered, and the results kept while their payment is settled
+// (a tool that settles after it runs), which the retry of a call whose
+// settlement failed settles again and delivers: a result kept once its
+// payment settled drops the one kept under its key while it settled, so
+// that this budget holds only settlements under way or failed. No result
+// of one budget pushes out one of another: refusals never push out a
+// result, none of them pushes out a held-back result, the only copy of
+// what its capture may still buy, and results and refusals never push
+// out a result whose settlement its retry may still make.
 // Within a budget, payers are kept apart: when it is full, the results
 // of the payer holding the most (the most results when their count is
 // full, the most bytes when their bytes are over) are forgotten, the one
@@ -90,8 +107,11 @@ const answerOverhead = 150
 // Keep fails. A retry of a payment whose result was forgotten or not kept
 // is refused as already used, and never charged again; a held-back
 // result forgotten (only other held-back results push one out) may
-// still be captured, its retry refused. Expired results are dropped as
-// new ones arrive.
+// still be captured, its retry refused; a result forgotten while its
+// settlement failed (only other such results push one out) leaves its
+// retry refused as already used, and the payment unsettled unless the
+// facilitator settled it without answering. Expired results are dropped
+// as new ones arrive.
 type MemoryAnswers struct {
 	// MaxEntries bounds the results kept in each budget; zero means
 	// DefaultAnswersMaxEntries. Set it before first use.
@@ -110,7 +130,7 @@ type MemoryAnswers struct {
 	// expires by one clock. Set it before first use.
 	Now func() time.Time
 
-	results, refusals, pending, capturing fairstore.Store[[]byte]
+	results, refusals, pending, capturing, settling fairstore.Store[[]byte]
 }
 
 // Keep implements AnswerStore.
@@ -132,12 +152,18 @@ func (s *MemoryAnswers) Keep(_ context.Context, key, payer string, answer []byte
 	if limit := now.Add(retention); until.After(limit) {
 		until = limit
 	}
-	s.budget(key).Put(now, fairstore.Entry[[]byte]{Key: key, Owner: payer, Value: bytes.Clone(answer), Until: until, Size: size}, maxEntries, maxBytes)
+	budget := s.budget(key)
+	budget.Put(now, fairstore.Entry[[]byte]{Key: key, Owner: payer, Value: bytes.Clone(answer), Until: until, Size: size}, maxEntries, maxBytes)
+	if budget == &s.results {
+		// Settled and kept: the result kept while it settled is no
+		// longer read.
+		s.settling.Delete(settlingKey(key))
+	}
 	return nil
 }
 
 // budget is the store of the results kept under key: refusals, pending
-// captures and captures being sent apart.
+// captures, captures being sent and settlements being made apart.
 func (s *MemoryAnswers) budget(key string) *fairstore.Store[[]byte] {
 	switch {
 	case strings.HasSuffix(key, refusedSuffix):
@@ -146,6 +172,8 @@ func (s *MemoryAnswers) budget(key string) *fairstore.Store[[]byte] {
 		return &s.pending
 	case strings.HasSuffix(key, capturingSuffix):
 		return &s.capturing
+	case strings.HasSuffix(key, settlingSuffix):
+		return &s.settling
 	}
 	return &s.results
 }
@@ -161,15 +189,15 @@ func (s *MemoryAnswers) Answer(_ context.Context, key string, now time.Time) ([]
 	return bytes.Clone(answer), ok, nil
 }
 
-// Len returns the number of results held in the four budgets, expired
+// Len returns the number of results held in the five budgets, expired
 // ones included until a later Keep into their budget drops them.
 func (s *MemoryAnswers) Len() int {
-	return s.results.Len() + s.refusals.Len() + s.pending.Len() + s.capturing.Len()
+	return s.results.Len() + s.refusals.Len() + s.pending.Len() + s.capturing.Len() + s.settling.Len()
 }
 
-// Bytes returns the bytes counted against MaxBytes, in the four budgets.
+// Bytes returns the bytes counted against MaxBytes, in the five budgets.
 func (s *MemoryAnswers) Bytes() int64 {
-	return s.results.Bytes() + s.refusals.Bytes() + s.pending.Bytes() + s.capturing.Bytes()
+	return s.results.Bytes() + s.refusals.Bytes() + s.pending.Bytes() + s.capturing.Bytes() + s.settling.Bytes()
 }
 
 // paidCall names the call a payment pays for: a digest of its caller
@@ -262,10 +290,13 @@ func (pw *paywall) keep(ctx context.Context, key, payer, call string, until time
 	}
 }
 
-// repeat answers a payment that was already accepted: with the result its
-// first use bought when that use was settled for the same call and the
-// result is kept, and with the terms ("already used") otherwise.
-func (pw *paywall) repeat(ctx context.Context, price x402.Price, res x402.ResourceInfo, key, call string, now, until time.Time) *mcp.CallToolResult {
+// repeat answers a payment p of offer that was already accepted: with
+// the result its first use bought when that use was settled for the same
+// call and the result is kept; by settling it again when its result was
+// kept before its settlement, which failed (completeSettling); and with
+// the terms ("already used") otherwise.
+func (pw *paywall) repeat(ctx context.Context, price x402.Price, res x402.ResourceInfo, p *x402.PaymentPayload, offer x402.PaymentRequirements,
+	key, call string, now, until time.Time) *mcp.CallToolResult {
 	sp, ok, err := pw.replay.LookupSettled(ctx, key, now)
 	if err != nil {
 		return pw.unavailable(ctx, "replay store", err)
@@ -287,6 +318,15 @@ func (pw *paywall) repeat(ctx context.Context, price x402.Price, res x402.Resour
 				return pw.completePending(ctx, price, res, key, call, until, b)
 			}
 		}
+		// Or its result was kept before its settlement, which failed, went
+		// unanswered, or was cut short by a stop: this retry settles it.
+		sc, settling, err := pw.keptSettling(ctx, key, call, now)
+		if err != nil {
+			return pw.unavailable(ctx, "answer store", err)
+		}
+		if settling {
+			return pw.completeSettling(ctx, price, res, strings.TrimPrefix(res.URL, "mcp://tool/"), p, offer, key, call, until, sc)
+		}
 	}
 	if !ok || sp.Request != call {
 		return pw.refuse(price, res, msgUsed, nil)
@@ -300,9 +340,15 @@ func (pw *paywall) repeat(ctx context.Context, price x402.Price, res x402.Resour
 			if pending, ok, err := pw.answers.Answer(ctx, pendingKey(key), now); err == nil && ok {
 				return pw.completePending(ctx, price, res, key, call, until, pending)
 			}
+			// Settled, but its result was not kept once it settled: the
+			// one kept before its settlement is the result it bought.
+			if sc, settling, err := pw.keptSettling(ctx, key, call, now); err == nil && settling {
+				ctr = sc.Result
+			}
+		} else if kept := new(mcp.CallToolResult); json.Unmarshal(answer, kept) == nil {
+			ctr = kept
 		}
-		ctr = new(mcp.CallToolResult)
-		if !ok || json.Unmarshal(answer, ctr) != nil {
+		if ctr == nil {
 			return pw.refuse(price, res, msgUsed, nil)
 		}
 	}
@@ -340,17 +386,21 @@ func (pw *paywall) keptAnswer(ctx context.Context, key string, now time.Time) (*
 
 // spent reports whether the answer store keeps an outcome of the payment
 // under key (its result, or the refusal of a gated tool, or a capture
-// pending or being sent of an escrowed one): a payment that a replay
-// store which forgot it (one in memory, restarted) reserved as new, and
-// which must not go to the facilitator again. A failed look-up is logged,
-// and the payment taken as new.
-func (pw *paywall) spent(ctx context.Context, key string, gated, escrowed bool, now time.Time) bool {
+// pending or being sent of an escrowed one, or a result kept while its
+// payment settles, of a tool that settles after it runs): a payment that
+// a replay store which forgot it (one in memory, restarted) reserved as
+// new, and which must be answered from what was kept, never verified or
+// run again. A failed look-up is logged, and the payment taken as new.
+func (pw *paywall) spent(ctx context.Context, key string, gated, escrowed, settleBefore bool, now time.Time) bool {
 	keys := []string{key}
 	if gated {
 		keys = append(keys, refusedKey(key))
 	}
-	if escrowed {
+	switch {
+	case escrowed:
 		keys = append(keys, pendingKey(key), capturingKey(key))
+	case !settleBefore:
+		keys = append(keys, settlingKey(key))
 	}
 	for _, k := range keys {
 		_, ok, err := pw.answers.Answer(ctx, k, now)

@@ -2,12 +2,15 @@ package trustmcp_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/vouchkit/vouch/trust/trustmcp"
 	"github.com/vouchkit/vouch/x402"
@@ -164,7 +167,8 @@ func (l *payerLog) Keep(ctx context.Context, key, payer string, answer []byte, u
 }
 
 // The paywall keeps a paid result under the payer the facilitator
-// verified, and MemoryAnswers keeps payers apart: another payer's results
+// verified (before it settles, and once settled), and MemoryAnswers
+// keeps payers apart: another payer's results
 // and refusals, however many, do not forget a payer's result while that
 // payer holds less, and refusals, kept apart, never forget a result.
 func TestMemoryAnswers_payersApart(t *testing.T) {
@@ -178,7 +182,7 @@ func TestMemoryAnswers_payersApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	answer(t, res)
-	if want := []string{from}; !slices.EqualFunc(answers.payers, want, strings.EqualFold) {
+	if want := []string{from, from}; !slices.EqualFunc(answers.payers, want, strings.EqualFold) {
 		t.Errorf("kept under payers %q, want %q", answers.payers, want)
 	}
 
@@ -206,26 +210,38 @@ func TestMemoryAnswers_payersApart(t *testing.T) {
 	}
 }
 
-// A paid result the answer store does not keep (here, larger than its
-// MaxBytes) is still recorded as settled in the replay store: the
-// settlement happened, and the retry is refused as already used, never
-// run or charged again.
+// settledNotKept is an answer store that cannot keep a result once its
+// payment settled (under a key with no suffix), as a database that fails
+// at that moment.
+type settledNotKept struct{ trustmcp.MemoryAnswers }
+
+func (s *settledNotKept) Keep(ctx context.Context, key, payer string, answer []byte, until time.Time) error {
+	if !strings.Contains(key, "#") {
+		return errors.New("the answer store is down")
+	}
+	return s.MemoryAnswers.Keep(ctx, key, payer, answer, until)
+}
+
+// A paid result the answer store does not keep once it settled is still
+// recorded as settled in the replay store: the settlement happened, and
+// the retry gets the result kept before the settlement, with the first
+// settlement, never run or charged again.
 func TestPaywall_settlementRecordedWhenAnswerNotKept(t *testing.T) {
 	replay := &x402.MemoryReplay{}
-	r := newReplayRig(t, trustmcp.PaywallConfig{Answers: &trustmcp.MemoryAnswers{MaxBytes: 200}, Replay: replay})
+	r := newReplayRig(t, trustmcp.PaywallConfig{Answers: &settledNotKept{}, Replay: replay})
 	cs := connect(t, r.srv)
 	ctx := context.Background()
 	pp, _ := signedPayment(t, r.pr.Accepts[0])
-	for i := range 2 {
+	var got []answerOf
+	for range 2 {
 		res, err := paidCall(ctx, t, cs, "square", 4, pp)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if i == 0 {
-			answer(t, res)
-		} else if pr := paidTerms(t, res); !strings.Contains(pr.Error, "already used") {
-			t.Errorf("the retry: %q, want already used", pr.Error)
-		}
+		got = append(got, answer(t, res))
+	}
+	if diff := cmp.Diff(got[0], got[1]); diff != "" {
+		t.Errorf("the retry (-first +retry):\n%s", diff)
 	}
 	key, _ := x402.ReplayKey(&pp, r.pr.Accepts[0], time.Now())
 	sp, ok, err := replay.LookupSettled(ctx, key, time.Now())

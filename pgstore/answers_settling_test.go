@@ -1,0 +1,94 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vouchkit/vouch/trust/trustmcp"
+	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/evm"
+)
+
+// failFirstSettle is the offline facilitator whose first settlement
+// fails before it settles anything, as one lost on the way.
+type failFirstSettle struct {
+	*evm.Facilitator
+	failed atomic.Bool
+}
+
+func (f *failFirstSettle) Settle(ctx context.Context, p *x402.PaymentPayload, r x402.PaymentRequirements) (*x402.SettleResponse, error) {
+	if f.failed.CompareAndSwap(false, true) {
+		return nil, errors.New("the facilitator did not answer")
+	}
+	return f.Facilitator.Settle(ctx, p, r)
+}
+
+// The result an MCP paid call kept before its settlement failed is kept
+// in the database: the retry of the call with the same payment on
+// another server sharing it settles the payment and gets the result,
+// and a later retry on the first server gets the same; the tool runs
+// once and the facilitator settles once.
+func TestAnswerStore_failedSettlementSettledOnAnotherServer(t *testing.T) {
+	dbs := openDBs(t, 2)
+	offer, err := evm.USDC("eip155:84532", "0x000000000000000000000000000000000000dEaD", "$0.005")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fac := &failFirstSettle{Facilitator: &evm.Facilitator{}}
+	var runs atomic.Int32
+	sessions := make([]*mcp.ClientSession, 2)
+	for i, db := range dbs {
+		pay, err := trustmcp.Paywall(trustmcp.PaywallConfig{
+			Facilitator: fac,
+			Prices:      map[string]x402.Price{"square": {Accepts: []x402.PaymentRequirements{offer}}},
+			Replay:      db.Replay(),
+			Answers:     db.Answers(),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := mcp.NewServer(&mcp.Implementation{Name: "square", Version: "v0"}, nil)
+		mcp.AddTool(srv, &mcp.Tool{Name: "square"}, func(_ context.Context, _ *mcp.CallToolRequest, in squareIn) (*mcp.CallToolResult, squareOut, error) {
+			runs.Add(1)
+			return nil, squareOut{Square: in.N * in.N}, nil
+		})
+		srv.AddReceivingMiddleware(pay)
+		sessions[i] = connectMCP(t, srv)
+	}
+	payer, err := evm.NewPayer(testPayerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proof, err := payer.Pay(context.Background(), offer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := x402.PaymentPayload{X402Version: 2, Accepted: offer, Payload: proof.Payload}
+	call := func(cs *mcp.ClientSession) *mcp.CallToolResult {
+		t.Helper()
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{
+			Name: "square", Arguments: map[string]any{"n": 7}, Meta: mcp.Meta{trustmcp.MetaPayment: p}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+
+	if res := call(sessions[0]); !res.IsError || !strings.Contains(mcpText(res), "settlement failed") {
+		t.Fatalf("the first use = %s, want settlement failed", mcpText(res))
+	}
+	retry := paidAnswer(t, call(sessions[1]))
+	if diff := cmp.Diff(retry, paidAnswer(t, call(sessions[0]))); diff != "" {
+		t.Errorf("a later retry on the first server (-retry +later):\n%s", diff)
+	}
+	got := []any{retry.Structured, len(fac.Settlements()), runs.Load()}
+	if diff := cmp.Diff([]any{`{"square":49}`, 1, int32(1)}, got); diff != "" {
+		t.Errorf("the result, settlements and runs (-want +got):\n%s", diff)
+	}
+}

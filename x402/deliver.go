@@ -238,7 +238,8 @@ func (pw *paywall) refusal(d Delivery) BufferedResponse {
 
 // gated serves a verified request on a gated route (see DeliveryGate),
 // and reports whether the proof stays used: true once it was refused or
-// settled, false when the handler failed and the proof may be sent again.
+// its settlement was sent, false when the handler failed, or its answer
+// could not be kept, and the proof may be sent again.
 func (pw *paywall) gated(w http.ResponseWriter, r *http.Request, next http.Handler, m *meter, price Price, res ResourceInfo, p *PaymentPayload, offer PaymentRequirements, key string, until time.Time, payer string) bool {
 	ctx := r.Context()
 	req, body, bad := gatedBody(r, price.Gate)

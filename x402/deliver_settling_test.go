@@ -112,14 +112,16 @@ func TestGate_lostSettlementNeverSettledTwice(t *testing.T) {
 	}
 }
 
-// failingKeep is a MemoryOutcomes whose Keep fails while fail is set.
+// failingKeep is a MemoryOutcomes whose Keep fails while fail is set,
+// of every outcome, or of those only names when it is set.
 type failingKeep struct {
 	x402.MemoryOutcomes
 	fail atomic.Bool
+	only func(x402.Outcome) bool
 }
 
 func (f *failingKeep) Keep(ctx context.Context, key string, o x402.Outcome, until time.Time) error {
-	if f.fail.Load() {
+	if f.fail.Load() && (f.only == nil || f.only(o)) {
 		return errors.New("the store is down")
 	}
 	return f.MemoryOutcomes.Keep(ctx, key, o, until)
@@ -235,27 +237,13 @@ func TestGate_unpaidAnswerNeverSentUnpaid(t *testing.T) {
 	}
 }
 
-// deliveredKeepFails is a MemoryOutcomes whose Keep of a delivered
-// outcome fails while fail is set.
-type deliveredKeepFails struct {
-	x402.MemoryOutcomes
-	fail atomic.Bool
-}
-
-func (s *deliveredKeepFails) Keep(ctx context.Context, key string, o x402.Outcome, until time.Time) error {
-	if o.Delivered && s.fail.Load() {
-		return errors.New("the store is down")
-	}
-	return s.MemoryOutcomes.Keep(ctx, key, o, until)
-}
-
 // TestGate_settledButUnkeptDeliveredOnRetry: a settlement that went
 // through and was recorded in the replay store, whose delivered outcome
 // the store failed to keep, is not sent again (the facilitator would
 // refuse it as spent): the retry of the same request gets the answer
 // with the first settlement.
 func TestGate_settledButUnkeptDeliveredOnRetry(t *testing.T) {
-	store := &deliveredKeepFails{}
+	store := &failingKeep{only: func(o x402.Outcome) bool { return o.Delivered }}
 	store.fail.Store(true)
 	gs := newGatedServerWith(t, store)
 	v := proof(t, 2, nil)

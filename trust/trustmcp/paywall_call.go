@@ -146,7 +146,7 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 	if err != nil {
 		return pw.unavailable(ctx, "replay store", err), nil
 	}
-	if fresh && pw.spent(ctx, key, pw.cfg.Gates[name] != nil, offer.Scheme == x402.SchemeAuthCapture, price.SettleBefore, now) {
+	if fresh && pw.spent(ctx, key, pw.cfg.Gates[name] != nil, offer.Scheme == x402.SchemeAuthCapture, now) {
 		// A replay store that forgot the payment (one in memory,
 		// restarted) beside answers that remember it (kept in a
 		// database): the payment was spent, and its retry gets its

@@ -390,17 +390,18 @@ func (pw *paywall) keptAnswer(ctx context.Context, key string, now time.Time) (*
 // payment settles, of a tool that settles after it runs): a payment that
 // a replay store which forgot it (one in memory, restarted) reserved as
 // new, and which must be answered from what was kept, never verified or
-// run again. A failed look-up is logged, and the payment taken as new.
-func (pw *paywall) spent(ctx context.Context, key string, gated, escrowed, settleBefore bool, now time.Time) bool {
-	keys := []string{key}
+// run again. A result kept while its payment settles is looked up
+// whatever the tool that now receives the payment: it may have been kept
+// by another tool, one that settles after it runs, whose retry may still
+// settle the payment, and which no other tool may take for a new one. A
+// failed look-up is logged, and the payment taken as new.
+func (pw *paywall) spent(ctx context.Context, key string, gated, escrowed bool, now time.Time) bool {
+	keys := []string{key, settlingKey(key)}
 	if gated {
 		keys = append(keys, refusedKey(key))
 	}
-	switch {
-	case escrowed:
+	if escrowed {
 		keys = append(keys, pendingKey(key), capturingKey(key))
-	case !settleBefore:
-		keys = append(keys, settlingKey(key))
 	}
 	for _, k := range keys {
 		_, ok, err := pw.answers.Answer(ctx, k, now)

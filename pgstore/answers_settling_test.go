@@ -41,26 +41,7 @@ func TestAnswerStore_failedSettlementSettledOnAnotherServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	fac := &failFirstSettle{Facilitator: &evm.Facilitator{}}
-	var runs atomic.Int32
-	sessions := make([]*mcp.ClientSession, 2)
-	for i, db := range dbs {
-		pay, err := trustmcp.Paywall(trustmcp.PaywallConfig{
-			Facilitator: fac,
-			Prices:      map[string]x402.Price{"square": {Accepts: []x402.PaymentRequirements{offer}}},
-			Replay:      db.Replay(),
-			Answers:     db.Answers(),
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := mcp.NewServer(&mcp.Implementation{Name: "square", Version: "v0"}, nil)
-		mcp.AddTool(srv, &mcp.Tool{Name: "square"}, func(_ context.Context, _ *mcp.CallToolRequest, in squareIn) (*mcp.CallToolResult, squareOut, error) {
-			runs.Add(1)
-			return nil, squareOut{Square: in.N * in.N}, nil
-		})
-		srv.AddReceivingMiddleware(pay)
-		sessions[i] = connectMCP(t, srv)
-	}
+	runs, sessions := squareServers(t, dbs, fac, offer)
 	payer, err := evm.NewPayer(testPayerKey)
 	if err != nil {
 		t.Fatal(err)

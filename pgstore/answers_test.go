@@ -123,26 +123,7 @@ func TestAnswerStore_paidRetryAcrossServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	fac := &countingFacilitator{}
-	var runs atomic.Int32
-	sessions := make([]*mcp.ClientSession, 2)
-	for i, db := range dbs {
-		pay, err := trustmcp.Paywall(trustmcp.PaywallConfig{
-			Facilitator: fac,
-			Prices:      map[string]x402.Price{"square": {Accepts: []x402.PaymentRequirements{offer}}},
-			Replay:      db.Replay(),
-			Answers:     db.Answers(),
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := mcp.NewServer(&mcp.Implementation{Name: "square", Version: "v0"}, nil)
-		mcp.AddTool(srv, &mcp.Tool{Name: "square"}, func(_ context.Context, _ *mcp.CallToolRequest, in squareIn) (*mcp.CallToolResult, squareOut, error) {
-			runs.Add(1)
-			return nil, squareOut{Square: in.N * in.N}, nil
-		})
-		srv.AddReceivingMiddleware(pay)
-		sessions[i] = connectMCP(t, srv)
-	}
+	runs, sessions := squareServers(t, dbs, fac, offer)
 
 	o := offer
 	o.Network = "eip155:84532" // as the terms name it
@@ -239,4 +220,33 @@ func connectMCP(t *testing.T, s *mcp.Server) *mcp.ClientSession {
 		ss.Wait()
 	})
 	return cs
+}
+
+// squareServers returns MCP sessions with one server on each of dbs,
+// each serving the tool "square" at offer behind its own
+// trustmcp.Paywall over fac and the database's replay and answer
+// stores, and the count of the tool's runs on all of them.
+func squareServers(t *testing.T, dbs []*pgstore.DB, fac x402.Facilitator, offer x402.PaymentRequirements) (*atomic.Int32, []*mcp.ClientSession) {
+	t.Helper()
+	runs := new(atomic.Int32)
+	sessions := make([]*mcp.ClientSession, len(dbs))
+	for i, db := range dbs {
+		pay, err := trustmcp.Paywall(trustmcp.PaywallConfig{
+			Facilitator: fac,
+			Prices:      map[string]x402.Price{"square": {Accepts: []x402.PaymentRequirements{offer}}},
+			Replay:      db.Replay(),
+			Answers:     db.Answers(),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := mcp.NewServer(&mcp.Implementation{Name: "square", Version: "v0"}, nil)
+		mcp.AddTool(srv, &mcp.Tool{Name: "square"}, func(_ context.Context, _ *mcp.CallToolRequest, in squareIn) (*mcp.CallToolResult, squareOut, error) {
+			runs.Add(1)
+			return nil, squareOut{Square: in.N * in.N}, nil
+		})
+		srv.AddReceivingMiddleware(pay)
+		sessions[i] = connectMCP(t, srv)
+	}
+	return runs, sessions
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,9 +32,13 @@ func (f *failFirstSettle) Settle(ctx context.Context, p *x402.PaymentPayload, r 
 
 // The result an MCP paid call kept before its settlement failed is kept
 // in the database: the retry of the call with the same payment on
-// another server sharing it settles the payment and gets the result,
-// and a later retry on the first server gets the same; the tool runs
-// once and the facilitator settles once.
+// another server sharing it, once the first settlement is due (the
+// second server's clock is later by more than the SettleTimeout),
+// settles the payment and gets the result, and a later retry on the
+// first server gets the same; the tool runs once and the facilitator
+// settles once. A third server, whose clock is the first's, tells the
+// retry to come back: it cannot tell the first settlement answered from
+// one still under way.
 func TestAnswerStore_failedSettlementSettledOnAnotherServer(t *testing.T) {
 	dbs := openDBs(t, 2)
 	offer, err := evm.USDC("eip155:84532", "0x000000000000000000000000000000000000dEaD", "$0.005")
@@ -41,7 +46,8 @@ func TestAnswerStore_failedSettlementSettledOnAnotherServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	fac := &failFirstSettle{Facilitator: &evm.Facilitator{}}
-	runs, sessions := squareServers(t, dbs, fac, offer)
+	later := func() time.Time { return time.Now().Add(x402.DefaultSettleTimeout + time.Second) }
+	runs, sessions := squareServers(t, append(dbs, dbs[0]), fac, offer, nil, later, nil)
 	payer, err := evm.NewPayer(testPayerKey)
 	if err != nil {
 		t.Fatal(err)
@@ -63,6 +69,9 @@ func TestAnswerStore_failedSettlementSettledOnAnotherServer(t *testing.T) {
 
 	if res := call(sessions[0]); !res.IsError || !strings.Contains(mcpText(res), "settlement failed") {
 		t.Fatalf("the first use = %s, want settlement failed", mcpText(res))
+	}
+	if res := call(sessions[2]); !res.IsError || !strings.Contains(mcpText(res), "first use is settling it") {
+		t.Fatalf("the retry before the first settlement is due = %s, want told to come back", mcpText(res))
 	}
 	retry := paidAnswer(t, call(sessions[1]))
 	if diff := cmp.Diff(retry, paidAnswer(t, call(sessions[0]))); diff != "" {

@@ -225,13 +225,19 @@ func connectMCP(t *testing.T, s *mcp.Server) *mcp.ClientSession {
 // squareServers returns MCP sessions with one server on each of dbs,
 // each serving the tool "square" at offer behind its own
 // trustmcp.Paywall over fac and the database's replay and answer
-// stores, and the count of the tool's runs on all of them.
-func squareServers(t *testing.T, dbs []*pgstore.DB, fac x402.Facilitator, offer x402.PaymentRequirements) (*atomic.Int32, []*mcp.ClientSession) {
+// stores, and the count of the tool's runs on all of them. Server i
+// reads the clock nows[i], when given.
+func squareServers(t *testing.T, dbs []*pgstore.DB, fac x402.Facilitator, offer x402.PaymentRequirements, nows ...func() time.Time) (*atomic.Int32, []*mcp.ClientSession) {
 	t.Helper()
 	runs := new(atomic.Int32)
 	sessions := make([]*mcp.ClientSession, len(dbs))
 	for i, db := range dbs {
+		var now func() time.Time
+		if i < len(nows) {
+			now = nows[i]
+		}
 		pay, err := trustmcp.Paywall(trustmcp.PaywallConfig{
+			Now:         now,
 			Facilitator: fac,
 			Prices:      map[string]x402.Price{"square": {Accepts: []x402.PaymentRequirements{offer}}},
 			Replay:      db.Replay(),

@@ -337,6 +337,7 @@ type paywall struct {
 	tel     *x402.PaymentTelemetry
 	escrow  *x402.Escrow // nil without PaywallConfig.Escrow
 
-	mu      sync.Mutex
-	flights map[string]*flight // paid calls running in this process, by replay key
+	mu       sync.Mutex
+	flights  map[string]*flight   // paid calls running in this process, by replay key
+	answered map[string]time.Time // settlements answered here unsettled, by replay key, until their SettleBy
 }

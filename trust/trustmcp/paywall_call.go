@@ -232,11 +232,13 @@ func (pw *paywall) serve(ctx context.Context, method string, call *mcp.CallToolR
 		// Kept before it is paid for: a result that could not be kept is
 		// not settled, and one whose settlement fails is settled again by
 		// the retry of its call (completeSettling).
-		if err := pw.keepSettling(ctx, key, until, settlingCall{Payer: vr.Payer, Call: paid, Usage: usage, Result: ctr}); err != nil {
+		sc := settlingCall{Payer: vr.Payer, Call: paid, Usage: usage, Result: ctr}
+		if err := pw.keepSettling(ctx, key, until, &sc); err != nil {
 			settled = false // nothing was settled: the payer may send the payment again
 			return pw.unavailable(ctx, "answer store", err), nil
 		}
 		if sr = pw.settle(ctx, name, p, charged, vr.Payer); !sr.Success {
+			pw.noteAnswered(key, sc.SettleBy)
 			return pw.refuse(price, res, "settlement failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), sr), nil
 		}
 		if usage != nil {

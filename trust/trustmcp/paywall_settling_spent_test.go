@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,7 +26,11 @@ func TestPaywall_settlingResultSpentForASettleBeforeTool(t *testing.T) {
 	answers := &trustmcp.MemoryAnswers{} // the durable store
 	var runs [2]int
 	rig := func(i int) *mcp.ClientSession {
-		pay, err := trustmcp.Paywall(trustmcp.PaywallConfig{Facilitator: fac, Answers: answers,
+		var now func() time.Time
+		if i == 1 { // restarted once the first settlement was due
+			now = func() time.Time { return time.Now().Add(x402.DefaultSettleTimeout + time.Second) }
+		}
+		pay, err := trustmcp.Paywall(trustmcp.PaywallConfig{Facilitator: fac, Answers: answers, Now: now,
 			Prices: map[string]x402.Price{
 				"square":  {Accepts: []x402.PaymentRequirements{exact}},
 				"prepaid": {Accepts: []x402.PaymentRequirements{exact}, SettleBefore: true},

@@ -99,9 +99,16 @@ func settlingOffers(t *testing.T) (exact, upto x402.PaymentRequirements) {
 
 func newSettlingRig(t *testing.T, fac x402.Facilitator, answers trustmcp.AnswerStore) *settlingRig {
 	t.Helper()
+	return newSettlingRigAt(t, fac, answers, nil)
+}
+
+// newSettlingRigAt is newSettlingRig whose Paywall reads the clock now
+// (nil: time.Now).
+func newSettlingRigAt(t *testing.T, fac x402.Facilitator, answers trustmcp.AnswerStore, now func() time.Time) *settlingRig {
+	t.Helper()
 	exact, upto := settlingOffers(t)
 	r := &settlingRig{}
-	pay, err := trustmcp.Paywall(trustmcp.PaywallConfig{Facilitator: fac, Answers: answers,
+	pay, err := trustmcp.Paywall(trustmcp.PaywallConfig{Facilitator: fac, Answers: answers, Now: now,
 		Prices: map[string]x402.Price{
 			"square":  {Accepts: []x402.PaymentRequirements{exact}},
 			"gated":   {Accepts: []x402.PaymentRequirements{exact}},
@@ -293,7 +300,10 @@ func TestPaywall_concurrentRetriesSettleOnce(t *testing.T) {
 // A server whose replay store forgot the payment (one in memory,
 // restarted) beside an answer store that outlived it (pgstore's) settles
 // the result its first use kept before a failed settlement: the retry
-// gets it, the tool run once and the facilitator settled once.
+// gets it, the tool run once and the facilitator settled once. Another
+// process cannot tell a settlement under way from one answered: before
+// the first use's settlement is due (its SettleTimeout), the retry there
+// is told to come back, and sends none.
 func TestPaywall_failedSettlementSettledAfterRestart(t *testing.T) {
 	exact, _ := settlingOffers(t)
 	fac := newFaultySettle(1, false)
@@ -301,9 +311,15 @@ func TestPaywall_failedSettlementSettledAfterRestart(t *testing.T) {
 	before := newSettlingRig(t, fac, answers)
 	p, _ := signedPayment(t, exact)
 	wantSettlementFailed(t, before.call(t, "gated", p), "unexpected_settle_error")
-	after := newSettlingRig(t, fac, answers) // restarted: its replay store is new
+	asked := fac.asked.Load()
+	soon := newSettlingRig(t, fac, answers) // restarted at once: its replay store is new
+	if res := soon.call(t, "gated", p); !res.IsError || !strings.Contains(text(res), "first use is settling it") || fac.asked.Load() != asked {
+		t.Fatalf("the retry before the settlement is due: %q, %d settlements asked; want told to come back, none", text(res), fac.asked.Load()-asked)
+	}
+	later := func() time.Time { return time.Now().Add(x402.DefaultSettleTimeout + time.Second) }
+	after := newSettlingRigAt(t, fac, answers, later) // restarted once it is due
 	got := answer(t, after.call(t, "gated", p))
-	counts := []any{got.Structured, len(fac.Settlements()), before.runs.Load() + after.runs.Load(), before.checks.Load() + after.checks.Load()}
+	counts := []any{got.Structured, len(fac.Settlements()), before.runs.Load() + soon.runs.Load() + after.runs.Load(), before.checks.Load() + soon.checks.Load() + after.checks.Load()}
 	if diff := cmp.Diff([]any{`{"run":1,"square":9}`, 1, int32(1), int32(1)}, counts); diff != "" {
 		t.Errorf("the retry on the restarted server: result, settlements, runs and checks (-want +got):\n%s", diff)
 	}

@@ -3,7 +3,9 @@ package trustmcp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"time"
 
@@ -23,6 +25,11 @@ type settlingCall struct {
 	Call   string              `json:"call"`
 	Usage  *x402.Usage         `json:"usage,omitempty"`
 	Result *mcp.CallToolResult `json:"result"`
+	// SettleBy is when the settlement its first use sent is answered at
+	// the latest (then, plus SettleTimeout): a retry sooner, that is not
+	// in the process that saw it answered, is told to come back rather
+	// than send a second settlement while the first may still go through.
+	SettleBy time.Time `json:"settle_by,omitzero"`
 }
 
 // settlingKey is where a result is kept while its payment settles.
@@ -32,10 +39,12 @@ func settlingKey(key string) string { return key + settlingSuffix }
 // in the answer store.
 const settlingSuffix = "#settling"
 
-// keepSettling keeps sc, a delivered result, under key before its
+// keepSettling keeps sc, a delivered result, with its SettleBy set from
+// now, under key before its
 // payment is settled, so that no payer pays for a result its retry could
 // not have: the caller settles nothing when it fails.
-func (pw *paywall) keepSettling(ctx context.Context, key string, until time.Time, sc settlingCall) error {
+func (pw *paywall) keepSettling(ctx context.Context, key string, until time.Time, sc *settlingCall) error {
+	sc.SettleBy = pw.now().Add(pw.cfg.SettleTimeout)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pw.cfg.SettleTimeout)
 	defer cancel()
 	b, err := json.Marshal(sc)
@@ -70,8 +79,15 @@ func (pw *paywall) keptSettling(ctx context.Context, key, call string, now time.
 // answer was lost is refused as spent when sent again, and the retry
 // gets that reason. The caller holds the payment's flight (startFlight),
 // so that no other retry in this process settles it at the same time.
+// Before sc's SettleBy, unless this process saw the first use's
+// settlement answered, the retry is told to come back: the settlement
+// may still go through, sent from another server.
 func (pw *paywall) completeSettling(ctx context.Context, price x402.Price, res x402.ResourceInfo, tool string, p *x402.PaymentPayload, offer x402.PaymentRequirements,
 	key, call string, until time.Time, sc settlingCall) *mcp.CallToolResult {
+	if wait := sc.SettleBy.Sub(pw.now()); wait > 0 && !pw.answeredHere(key) {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+			Text: fmt.Sprintf("the payment's first use is settling it; try again in %d s", int(math.Ceil(wait.Seconds())))}}}
+	}
 	if sc.Usage != nil {
 		offer.Amount = strconv.FormatUint(sc.Usage.Amount, 10)
 	}
@@ -90,4 +106,31 @@ func (pw *paywall) completeSettling(ctx context.Context, price x402.Price, res x
 	}
 	ctr.Meta[MetaPaymentResponse] = sr
 	return ctr
+}
+
+// noteAnswered notes that the settlement sent under key, due by settleBy,
+// was answered in this process without settling: a retry here need not
+// wait for settleBy. Notes past their settleBy are dropped as new ones
+// come, so that they hold only settlements answered within SettleTimeout.
+func (pw *paywall) noteAnswered(key string, settleBy time.Time) {
+	now := pw.now()
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	for k, by := range pw.answered {
+		if !now.Before(by) {
+			delete(pw.answered, k)
+		}
+	}
+	if pw.answered == nil {
+		pw.answered = make(map[string]time.Time)
+	}
+	pw.answered[key] = settleBy
+}
+
+// answeredHere reports whether noteAnswered noted key.
+func (pw *paywall) answeredHere(key string) bool {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	_, ok := pw.answered[key]
+	return ok
 }

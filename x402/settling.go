@@ -129,8 +129,10 @@ func (pw *paywall) serveUnpaid(w http.ResponseWriter, r *http.Request, price Pri
 		return false
 	}
 	defer end()
-	if cur, ok, err := pw.outcomes.Lookup(ctx, key, pw.now()); err != nil || !ok || cur.Unpaid == nil {
-		end() // settled, or refused, by a retry in this process since o was read
+	if cur, ok, err := pw.outcomes.Lookup(ctx, key, pw.now()); err != nil || !ok || cur.Unpaid == nil || cur.SettleBy.After(pw.now()) {
+		// Since o was read, settled or refused by a retry here, or sent
+		// by one on another server: read again.
+		end()
 		return false
 	}
 	if o.Usage != nil {

@@ -48,15 +48,7 @@ func TestAnswerStore_failedSettlementSettledOnAnotherServer(t *testing.T) {
 	fac := &failFirstSettle{Facilitator: &evm.Facilitator{}}
 	later := func() time.Time { return time.Now().Add(x402.DefaultSettleTimeout + time.Second) }
 	runs, sessions := squareServers(t, append(dbs, dbs[0]), fac, offer, nil, later, nil)
-	payer, err := evm.NewPayer(testPayerKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proof, err := payer.Pay(context.Background(), offer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := x402.PaymentPayload{X402Version: 2, Accepted: offer, Payload: proof.Payload}
+	p := signedPayment(t, offer)
 	call := func(cs *mcp.ClientSession) *mcp.CallToolResult {
 		t.Helper()
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{

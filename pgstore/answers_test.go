@@ -127,15 +127,7 @@ func TestAnswerStore_paidRetryAcrossServers(t *testing.T) {
 
 	o := offer
 	o.Network = "eip155:84532" // as the terms name it
-	payer, err := evm.NewPayer(testPayerKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proof, err := payer.Pay(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := x402.PaymentPayload{X402Version: 2, Accepted: o, Payload: proof.Payload}
+	p := signedPayment(t, o)
 	call := func(cs *mcp.ClientSession, n int) *mcp.CallToolResult {
 		t.Helper()
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{
@@ -255,4 +247,19 @@ func squareServers(t *testing.T, dbs []*pgstore.DB, fac x402.Facilitator, offer 
 		sessions[i] = connectMCP(t, srv)
 	}
 	return runs, sessions
+}
+
+// signedPayment returns a payment of offer (x402 version 2) signed by
+// the test payer.
+func signedPayment(t *testing.T, offer x402.PaymentRequirements) x402.PaymentPayload {
+	t.Helper()
+	payer, err := evm.NewPayer(testPayerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proof, err := payer.Pay(context.Background(), offer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x402.PaymentPayload{X402Version: 2, Accepted: offer, Payload: proof.Payload}
 }

@@ -220,12 +220,7 @@ func TestOutcomeStore_settlingRetryOnAnotherServer(t *testing.T) {
 		t.Cleanup(srv.Close)
 		urls[i] = srv.URL
 	}
-	payer, _ := evm.NewPayer(testPayerKey)
-	pr, err := payer.Pay(t.Context(), offer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proof, err := x402.EncodeHeader(x402.PaymentPayload{X402Version: 2, Accepted: offer, Payload: pr.Payload})
+	proof, err := x402.EncodeHeader(signedPayment(t, offer))
 	if err != nil {
 		t.Fatal(err)
 	}

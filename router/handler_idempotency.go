@@ -93,7 +93,8 @@ const DefaultIdempotencyMaxBytes = httpapi.DefaultIdempotencyMaxBytes
 // paid request that finds the paid budget full of other payers' answers
 // is refused with an *[Error] of status 503 before it runs (and before it
 // is charged, when the paywall settles after the work), as is any request
-// when no completed entry can go. Len returns the count of entries kept,
+// when no completed entry can go, also when the callers holding the most
+// have only requests in flight: a caller holding fewer keeps its answers. Len returns the count of entries kept,
 // Bytes the bytes counted against MaxBytes. The zero value is ready to
 // use; it must not be copied after first use.
 type MemoryIdempotencyStore = httpapi.MemoryIdempotencyStore

@@ -148,7 +148,9 @@ const memEntryOverhead = 400
 //
 // When no entry may go to make room (the entries that could are all in
 // flight, or pinned), Reserve answers with a *problem.Details of status
-// 503. The bytes of a response are counted when it is stored, so a budget
+// 503: so does a full budget whose callers holding the most have only
+// requests in flight, rather than drop the answer of a caller holding
+// fewer. The bytes of a response are counted when it is stored, so a budget
 // may exceed MaxBytes by the responses of the requests in flight.
 //
 // Entries in flight are never taken over: a reservation holds until its
@@ -366,8 +368,8 @@ func (s *MemoryIdempotencyStore) makeRoom(b *memBudget, caller string, size int6
 			}
 			continue
 		}
-		// The oldest completed entry of the caller holding the most (of
-		// the next one when all of its entries are in flight).
+		// The oldest completed entry of a caller holding the most; none
+		// when all of theirs are in flight.
 		drop := s.dropHeaviest
 		if b.order.Len() >= limit {
 			drop = s.dropLargest
@@ -379,39 +381,35 @@ func (s *MemoryIdempotencyStore) makeRoom(b *memBudget, caller string, size int6
 	return true
 }
 
-// dropLargest drops the oldest completed entry of the caller of b holding
-// the most entries that has one, and reports whether there was one. The
+// dropLargest drops the oldest completed entry of a caller of b holding
+// the most entries, and reports whether one had such an entry. A caller
+// holding fewer keeps its entries even when every entry of those holding
+// the most is in flight: it is not the one that filled the budget. The
 // caller at the heap's top has one unless every entry it holds is in
 // flight, which a caller's own bound keeps rare.
 func (s *MemoryIdempotencyStore) dropLargest(b *memBudget) bool {
-	if len(b.largest) > 0 && s.dropOldestCompleted(&b.largest[0].entries, 1) {
-		return true
+	if len(b.largest) == 0 {
+		return false
 	}
-	var victim *callerList
+	most := b.largest[0].entries.Len()
 	for _, c := range b.largest {
-		if (victim == nil || c.entries.Len() > victim.entries.Len()) && hasCompleted(&c.entries) {
-			victim = c
+		if c.entries.Len() == most && s.dropOldestCompleted(&c.entries, 1) {
+			return true
 		}
 	}
-	return victim != nil && s.dropOldestCompleted(&victim.entries, 1)
+	return false
 }
 
-// dropHeaviest drops the oldest completed entry of the caller of b
-// holding the most bytes that has one, and reports whether there was one.
+// dropHeaviest drops the oldest completed entry of a caller of b holding
+// the most bytes, and reports whether one had such an entry; as in
+// dropLargest, a caller holding fewer bytes keeps its entries.
 func (s *MemoryIdempotencyStore) dropHeaviest(b *memBudget) bool {
-	var victim *callerList
+	var most int64
 	for _, c := range b.largest {
-		if (victim == nil || c.bytes > victim.bytes) && hasCompleted(&c.entries) {
-			victim = c
-		}
+		most = max(most, c.bytes)
 	}
-	return victim != nil && s.dropOldestCompleted(&victim.entries, 1)
-}
-
-// hasCompleted reports whether l holds a completed entry.
-func hasCompleted(l *list.List) bool {
-	for el := l.Front(); el != nil; el = el.Next() {
-		if el.Value.(*memEntry).resp != nil {
+	for _, c := range b.largest {
+		if c.bytes == most && s.dropOldestCompleted(&c.entries, 1) {
 			return true
 		}
 	}

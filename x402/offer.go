@@ -2,6 +2,7 @@ package x402
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -30,9 +31,11 @@ func ReplayKey(p *PaymentPayload, offer PaymentRequirements, now time.Time) (key
 // AuthorizationFrom returns the from of the EIP-3009 authorization p
 // carries ("exact" on EVM networks), or of its Permit2 authorization
 // ("upto"): the address whose signature the facilitator checks, and so
-// the payer of a payment it verifies. It returns false when the payload
-// is neither or names no from, and for a nil p. It is as claimed until a
-// facilitator verifies the payment. [Middleware] names it as the payer
+// the payer of a payment it verifies, in lower case: a facilitator reads
+// an address written all lower, all upper or with its EIP-55 checksum as
+// one address, so one payer is named one way however it spells itself.
+// It returns false when the payload is neither or names no from, and for
+// a nil p. It is as claimed until a facilitator verifies the payment. [Middleware] names it as the payer
 // of a verification or settlement whose answer leaves the payer out; a
 // server that carries payments outside HTTP headers does the same with
 // it.
@@ -50,9 +53,9 @@ func (p *PaymentPayload) AuthorizationFrom() (string, bool) {
 	}
 	switch {
 	case pl.Authorization != nil && pl.Authorization.From != "":
-		return pl.Authorization.From, true
+		return strings.ToLower(pl.Authorization.From), true
 	case pl.Permit2 != nil && pl.Permit2.From != "":
-		return pl.Permit2.From, true
+		return strings.ToLower(pl.Permit2.From), true
 	}
 	return "", false
 }

@@ -61,14 +61,16 @@ func TestMiddleware_payerFromTheAuthorization(t *testing.T) {
 }
 
 // TestPaymentPayload_AuthorizationFrom: the signer of an EIP-3009 or a
-// Permit2 authorization, and none for a payload that names neither.
+// Permit2 authorization, in lower case however it is spelt, and none for
+// a payload that names neither.
 func TestPaymentPayload_AuthorizationFrom(t *testing.T) {
 	for _, tc := range []struct {
 		payload string
 		want    string
 		ok      bool
 	}{
-		{`{"signature":"0x1","authorization":{"from":"0xAbC","to":"0xdef"}}`, "0xAbC", true},
+		{`{"signature":"0x1","authorization":{"from":"0xAbC","to":"0xdef"}}`, "0xabc", true},
+		{`{"signature":"0x1","authorization":{"from":"0xABC","to":"0xdef"}}`, "0xabc", true},
 		{`{"signature":"0x1","permit2Authorization":{"from":"0x123","spender":"0x9"}}`, "0x123", true},
 		{`{"signature":"0x1","authorization":{"to":"0xdef"}}`, "", false},
 		{`{"transaction":"AQID"}`, "", false},

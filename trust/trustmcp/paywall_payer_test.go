@@ -2,6 +2,7 @@ package trustmcp_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -88,6 +89,86 @@ func testPayersApart(t *testing.T, cfg trustmcp.PaywallConfig) {
 		}
 	}
 
+	again, err := paidCall(ctx, t, cs, "square", 7, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.IsError {
+		t.Fatalf("alice's retry after bob's two calls: %s; want her result again", text(again))
+	}
+	if diff := cmp.Diff(want, answer(t, again)); diff != "" {
+		t.Errorf("alice's retry: result differs from the first (-first +retry):\n%s", diff)
+	}
+	if n, s := r.runs.Load(), fac.settled.Load(); n != 3 || s != 3 {
+		t.Errorf("%d runs and %d settlements, want 3 and 3", n, s)
+	}
+}
+
+// respelt returns p with the from of its authorization written in
+// another letter case (all lower, or all upper when it was lower), which
+// the facilitator reads as the same address.
+func respelt(t *testing.T, p x402.PaymentPayload) x402.PaymentPayload {
+	t.Helper()
+	var payload map[string]any
+	if err := json.Unmarshal(p.Payload, &payload); err != nil {
+		t.Fatal(err)
+	}
+	auth, _ := payload["authorization"].(map[string]any)
+	from, _ := auth["from"].(string)
+	hexDigits, ok := strings.CutPrefix(from, "0x")
+	if !ok {
+		t.Fatalf("authorization from %q is not 0x and hex digits", from)
+	}
+	if hexDigits == strings.ToLower(hexDigits) {
+		auth["from"] = "0x" + strings.ToUpper(hexDigits)
+	} else {
+		auth["from"] = "0x" + strings.ToLower(hexDigits)
+	}
+	b, err := json.Marshal(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Payload = b
+	return p
+}
+
+// TestPaywall_payerlessFacilitatorPayerOneSpelling: a payer named by the
+// signer of its authorization is one payer however its payment spells
+// the address. Results are kept two at most; alice pays for one call,
+// then bob for two, the second with his address in another letter case:
+// he pushes out his own first result, not alice's, and her retry gets
+// her result again. Taken for two payers, bob counted as a payer holding
+// nothing, owed room, and alice's result was the one forgotten.
+func TestPaywall_payerlessFacilitatorPayerOneSpelling(t *testing.T) {
+	fac := &payerlessFacilitator{}
+	r := newReplayRig(t, trustmcp.PaywallConfig{Facilitator: fac, Answers: &trustmcp.MemoryAnswers{MaxEntries: 2}})
+	cs := connect(t, r.srv)
+	ctx := context.Background()
+	alice := r.payment(t)
+	bobPayer, err := evm.NewPayer("0x" + strings.Repeat("1f", 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bobPays := func() x402.PaymentPayload {
+		proof, err := bobPayer.Pay(ctx, r.pr.Accepts[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x402.PaymentPayload{X402Version: 2, Accepted: r.pr.Accepts[0], Payload: proof.Payload}
+	}
+
+	first, err := paidCall(ctx, t, cs, "square", 7, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := answer(t, first)
+	for n, p := range []x402.PaymentPayload{bobPays(), respelt(t, bobPays())} {
+		res, err := paidCall(ctx, t, cs, "square", 8+n, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		answer(t, res)
+	}
 	again, err := paidCall(ctx, t, cs, "square", 7, alice)
 	if err != nil {
 		t.Fatal(err)

@@ -164,14 +164,39 @@ func (e *Escrow) Hold(ctx context.Context, p *PaymentPayload, offer PaymentRequi
 		// work runs on a payment that could not be finished after a
 		// restart.
 		e.log.LogAttrs(ctx, slog.LevelError, "x402: recording a hold", slog.String("payment", hold.ID), slog.String("error", err.Error()))
-		hold.Captured, hold.Refunded = "0", "0"
-		e.operate(keep, hold, EscrowVoid, "")
+		e.voidUnrecorded(keep, hold)
 		return EscrowPayment{}, &EscrowHoldError{Reason: "escrow ledger unavailable", Asked: true, Err: err}
 	case !fresh:
 		return EscrowPayment{}, &EscrowHoldError{Reason: msgUsed, Asked: true}
 	}
 	e.log.LogAttrs(ctx, slog.LevelInfo, "x402: held", slog.String("payment", payment.ID), slog.String("amount", payment.Amount), slog.String("payer", payment.Payer))
 	return payment, nil
+}
+
+// voidUnrecorded voids hold, a hold the facilitator placed and the
+// ledger could not record, sending the void to the facilitator directly:
+// the ledger holds no record of the payment to check the void against or
+// to record its outcome in. A void that fails is logged, and the payer
+// reclaims the hold after its capture deadline.
+func (e *Escrow) voidUnrecorded(ctx context.Context, hold EscrowPayment) {
+	hold.State, hold.Captured, hold.Refunded = EscrowHeld, "0", "0"
+	payload, err := e.cfg.Authorizer.Consent(hold, EscrowVoid, "")
+	var sr *SettleResponse
+	if err == nil {
+		sr, err = boundedSettle{e.facilitator, e.settle}.Settle(ctx, payload, hold.Offer)
+	}
+	switch {
+	case err != nil:
+		e.log.LogAttrs(ctx, slog.LevelError, "x402: voiding a hold not recorded", slog.String("payment", hold.ID), slog.String("error", err.Error()))
+	case sr == nil || !sr.Success:
+		reason := "the facilitator answered nothing"
+		if sr != nil {
+			reason = joinReason(sr.ErrorReason, sr.ErrorMessage)
+		}
+		e.log.LogAttrs(ctx, slog.LevelError, "x402: voiding a hold not recorded", slog.String("payment", hold.ID), slog.String("error", reason))
+	default:
+		e.log.LogAttrs(ctx, slog.LevelInfo, "x402: void", slog.String("payment", hold.ID), slog.Bool("success", true), slog.String("transaction", sr.Transaction))
+	}
 }
 
 // Decide records the verdict on the work that the held payment paid for,

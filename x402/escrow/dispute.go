@@ -37,9 +37,10 @@ func RefundWhole(_ context.Context, p x402.EscrowPayment) (string, error) {
 
 // DisputeKey is the key under which [Disputes] records a
 // dispute's refund in the ledger: one per payment, unless the escrow
-// refused it and another refund of the payment succeeded after the
-// refusal was recorded; the next attempt is then recorded under
-// DisputeKey followed by its number ("refund-dispute-2").
+// refused it and another refund of the payment succeeded since the
+// attempt before it (or the capture) was recorded, before the refusal
+// or after it; the next attempt is then recorded under DisputeKey
+// followed by its number ("refund-dispute-2").
 const DisputeKey = "refund-dispute"
 
 // DefaultDisputeCalls bounds the calls an [Disputes]
@@ -65,7 +66,8 @@ var (
 // configured (a nil Policy refunds nothing), never above what was
 // captured and not refunded, once per payment (the refund is recorded
 // under [DisputeKey], and a second report replays it, refused or not,
-// unless another refund of the payment succeeded after a refusal), and
+// unless another refund of the payment succeeded while a refusal was
+// on its way or after it), and
 // only before the payment's refund deadline.
 //
 // A call is named by its caller and an id (a trace id, a receipt id):
@@ -342,20 +344,30 @@ func (d *Disputes) Report(ctx context.Context, caller, id string, right bool) (x
 // refund, or, when p's disputes are over, the outcome that ended them
 // and true. The first is sent under [DisputeKey]. A refund that
 // succeeded ends them, whatever refunds of p follow it. A refused refund
-// ends them unless another refund of p succeeded after it was recorded:
-// the escrow may have refused it for the balance that refund was
-// changing (a seller's own refund racing the dispute's), and the next is
-// sent under DisputeKey with the attempt's number ("refund-dispute-2").
+// ends them unless another refund of p succeeded since the attempt
+// before it was recorded (since the capture, for the first), before the
+// refusal was recorded or after it: the escrow may have refused it for
+// the balance that refund was changing (a seller's own refund racing the
+// dispute's, whichever is recorded first), and the next is sent under
+// DisputeKey with the attempt's number ("refund-dispute-2").
 func disputeAttempt(p x402.EscrowPayment) (key string, o x402.EscrowOutcome, over bool) {
 	attempt := 0
 	var last x402.EscrowOutcome
+	moved := false // another refund succeeded since the last attempt
 	for _, op := range p.Operations {
 		switch {
 		case op.Key == DisputeKey || strings.HasPrefix(op.Key, DisputeKey+"-"):
 			attempt++
 			last = op
-		case attempt > 0 && !last.Settlement.Success && op.Operation == x402.EscrowRefund && op.Settlement.Success:
-			last = x402.EscrowOutcome{} // refused against a balance since changed
+			if !op.Settlement.Success && moved {
+				last = x402.EscrowOutcome{} // refused against a balance changed meanwhile
+			}
+			moved = false
+		case op.Operation == x402.EscrowRefund && op.Settlement.Success:
+			moved = true
+			if attempt > 0 && !last.Settlement.Success {
+				last = x402.EscrowOutcome{} // refused against a balance since changed
+			}
 		}
 	}
 	if last.Key != "" {

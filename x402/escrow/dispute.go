@@ -265,17 +265,17 @@ const minCompact = 64
 // payment is refunded by the Policy, once. It returns the refund's
 // outcome as the ledger keeps it, and whether the refund moved money:
 // false when nothing was refunded (right is true, the Policy is nil or
-// refunds nothing, the payment was never captured, or the facilitator
-// refused the refund for good, which the outcome's settlement then
-// names). A later report sends nothing and returns the same: the outcome
+// refunds nothing, the payment was never captured (its verdict voids
+// it, or the facilitator refused its capture for good), or the
+// facilitator refused the refund for good, which the outcome's
+// settlement then names). A later report sends nothing and returns the same: the outcome
 // recorded (its At says when the refund happened) and whether it moved
 // money; a report that comes while another refunds the same payment
 // waits for it (or for ctx to end) and returns its outcome, the Policy
 // asked once. It fails with [ErrUnknownCall] when no
 // payment is remembered for the call, [ErrCapturePending] while the
-// payment is held with a capture decided or no verdict yet (a capture
-// the facilitator did not answer, which a retry or a recovery sends
-// again), [ErrRefundExpired] after the
+// payment is held with a capture decided and not answered (which a
+// retry or a recovery sends again) or no verdict yet, [ErrRefundExpired] after the
 // refund deadline, and with the ledger's errors ([x402.ErrEscrowAmount] for a
 // policy asking above what is refundable), sending nothing in each case;
 // and with [x402.ErrEscrowRetryLater] when the facilitator refused the refund
@@ -315,8 +315,9 @@ func (d *Disputes) Report(ctx context.Context, caller, id string, right bool) (x
 	if ok {
 		return o, o.Settlement.Success, nil
 	}
+	_, refused := p.Outcome(x402.EscrowCapture) // a capture the facilitator refused for good is over
 	switch {
-	case p.State == x402.EscrowHeld && (p.Capture == "" || strings.Trim(p.Capture, "0") != ""):
+	case p.State == x402.EscrowHeld && !refused && (p.Capture == "" || strings.Trim(p.Capture, "0") != ""):
 		return x402.EscrowOutcome{}, false, fmt.Errorf("%w: escrow payment %s", ErrCapturePending, payment)
 	case p.State != x402.EscrowCaptured && p.State != x402.EscrowRefunded:
 		return x402.EscrowOutcome{}, false, nil // nothing was bought

@@ -138,8 +138,9 @@ func isEnvName(s string) bool {
 //	      prices: {}                             # optional, over the shared ones
 //
 // Unknown fields are errors, so a misspelt one is not silently ignored;
-// so are an empty file, a second YAML document and a fractional id or
-// max_tokens. Each problem found is a [*PanelError] naming the field; all
+// so are an empty file, a second YAML document, a fractional id or
+// max_tokens, and a header named twice in headers and header_env
+// together, in any mix of case (X-Team and x-team). Each problem found is a [*PanelError] naming the field; all
 // are returned together, joined. api_key_env is the name of a variable,
 // never the key: a value that is no variable's name is refused without
 // being quoted. A session whose api_key_env names a variable that is

@@ -154,6 +154,12 @@ func TestParsePanel_errors(t *testing.T) {
 			nil, chatworker.ErrMissingEnv, []string{"sessions[0].worker.header_env.X-Gateway-Key:", "session 9", "GW_KEY"}},
 		{"header env no variable name", "p.yaml", "sessions:\n  - {id: 9, worker: {base_url: 'http://h/v1', model: m, header_env: {X-Gateway-Key: 'sk-live s3cret'}}}",
 			nil, chatworker.ErrInvalidPanel, []string{"sessions[0].worker.header_env.X-Gateway-Key:", "name of an environment variable"}},
+		{"header spelt twice", "p.yaml", "sessions:\n  - {id: 9, worker: {base_url: 'http://h/v1', model: m, headers: {X-Team: a, x-team: b}}}",
+			nil, chatworker.ErrInvalidPanel, []string{"sessions[0].worker: session 9:", `"X-Team"`, `"x-team"`}},
+		{"JSON header spelt twice", "p.json", `{"sessions":[{"id":9,"worker":{"base_url":"http://h/v1","model":"m","headers":{"X-Team":"a","x-team":"b"}}}]}`,
+			nil, chatworker.ErrInvalidPanel, []string{"sessions[0].worker: session 9:", `"X-Team"`, `"x-team"`}},
+		{"header env spelt twice", "p.yaml", "sessions:\n  - {id: 9, worker: {base_url: 'http://h/v1', model: m, header_env: {X-Key: A_KEY, x-key: B_KEY}}}",
+			map[string]string{"A_KEY": "a", "B_KEY": "b"}, chatworker.ErrInvalidPanel, []string{"sessions[0].worker: session 9:", `"X-Key"`, `"x-key"`}},
 		{"header twice", "p.yaml", "sessions:\n  - {id: 9, worker: {base_url: 'http://h/v1', model: m, headers: {x-gateway-key: a}, header_env: {X-Gateway-Key: GW_KEY}}}",
 			map[string]string{"GW_KEY": "k"}, chatworker.ErrInvalidPanel, []string{"sessions[0].worker.header_env.X-Gateway-Key:", "headers"}},
 	}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"text/template"
 	"time"
@@ -49,7 +50,9 @@ type Config struct {
 	// it to the endpoint.
 	MaxTokens int
 	// Headers are added to every request (for example a gateway's own key
-	// header). Like APIKey, their values are never logged.
+	// header). Like APIKey, their values are never logged. Two names that
+	// differ only in case ("X-Team", "x-team") are refused: a request
+	// carries one header of each name.
 	Headers http.Header
 	// Prices is the price table, by model name; nil means costs are not
 	// known and Usage.Cost stays 0. The reply's model is looked up first,
@@ -183,11 +186,19 @@ func New(cfg Config) (*Worker, error) {
 			return nil, bad("Prices[%q] must be finite and not negative", model)
 		}
 	}
-	for name, vals := range cfg.Headers {
+	spelt := make(map[string]string, len(cfg.Headers)) // canonical name → a name as given
+	for _, name := range slices.Sorted(maps.Keys(cfg.Headers)) {
 		if !validHeaderName(name) {
 			return nil, bad("Headers: %q is not a valid header name", name)
 		}
-		for _, v := range vals {
+		// A request sends one header of each name, whatever the case:
+		// two spellings would leave one of their values out, picked by
+		// the order of a map.
+		if other, dup := spelt[http.CanonicalHeaderKey(name)]; dup {
+			return nil, bad("Headers: %q and %q name the same header, as header names match regardless of case: give it once", other, name)
+		}
+		spelt[http.CanonicalHeaderKey(name)] = name
+		for _, v := range cfg.Headers[name] {
 			if strings.ContainsAny(v, "\r\n\x00") {
 				return nil, bad("Headers[%q] holds a line break or NUL", name)
 			}

@@ -51,6 +51,7 @@ func TestNew_invalid(t *testing.T) {
 		"max tokens":        {BaseURL: "http://localhost:8080/v1", Model: "m", MaxTokens: -1},
 		"price":             {BaseURL: "http://localhost:8080/v1", Model: "m", Prices: map[string]chatworker.Price{"m": {PromptPer1K: -1}}},
 		"header name":       {BaseURL: "http://localhost:8080/v1", Model: "m", Headers: map[string][]string{"Bad Name": {"x"}}},
+		"header twice":      {BaseURL: "http://localhost:8080/v1", Model: "m", Headers: map[string][]string{"X-Team": {"a"}, "x-team": {"b"}}},
 		"header value":      {BaseURL: "http://localhost:8080/v1", Model: "m", Headers: map[string][]string{"X-A": {"a\r\nX-B: b"}}},
 		"waits":             {BaseURL: "http://localhost:8080/v1", Model: "m", RetryWaitMin: time.Second, RetryWaitMax: time.Millisecond},
 		"prompt without user": {BaseURL: "http://localhost:8080/v1", Model: "m",

@@ -205,3 +205,19 @@ func TestRun_databaseURLNamedAsGiven(t *testing.T) {
 		})
 	}
 }
+
+// TestParseFlags_emptyAddr: an empty -addr (a script's unset variable,
+// -addr "$ADDR") is refused, naming the flag, rather than read as
+// net.Listen reads it, every interface on a port of the system's choice:
+// the demo key would then open the server to the whole network.
+func TestParseFlags_emptyAddr(t *testing.T) {
+	t.Parallel()
+	if _, err := parseFlags([]string{"-addr", ""}, noEnv, io.Discard); err == nil || !strings.HasPrefix(err.Error(), "-addr") {
+		t.Errorf(`-addr "": %v, want an error naming -addr`, err)
+	}
+	for _, addr := range []string{"127.0.0.1:0", ":8080", "[::1]:0"} {
+		if _, err := parseFlags([]string{"-addr", addr}, noEnv, io.Discard); err != nil {
+			t.Errorf("-addr %q: %v, want no error", addr, err)
+		}
+	}
+}

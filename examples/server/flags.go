@@ -234,6 +234,10 @@ flags:
 	if v := getenv(envDatabaseURL); v != "" && !given["database-url"] {
 		cfg.databaseURL, cfg.databaseURLFrom = v, envDatabaseURL
 	}
+	if cfg.addr == "" {
+		// net.Listen would read it as every interface, on any port.
+		return config{}, fmt.Errorf("-addr must not be empty: give HOST:PORT (the default is %s; :PORT listens on every interface)", defaultAddr)
+	}
 	if cfg.apiKey == "" {
 		return config{}, errors.New("-api-key must not be empty")
 	}

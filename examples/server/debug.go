@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"expvar"
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"runtime"
 	"slices"
 	"strconv"
@@ -70,14 +72,21 @@ func (m *metrics) vars() map[string]expvar.Var {
 
 // ServeHTTP serves the variables as expvar.Handler does: one JSON object,
 // members in name order. With the query gc=1 it collects garbage first, so
-// that the heap figures of memstats count live memory only.
+// that the heap figures of memstats count live memory only. Any other
+// query (gc=true, a misspelt GC=1) is a 400 naming the parameter, never
+// served as no collection.
 func (m *metrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	if r.URL.Query().Get("gc") == "1" {
+	gc, err := collectFirst(r.URL.RawQuery)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if gc {
 		runtime.GC() // so that memstats counts live memory only
 	}
 	vars := m.vars()
@@ -97,6 +106,23 @@ func (m *metrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b.WriteString("\n}\n")
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	_, _ = w.Write([]byte(b.String()))
+}
+
+// collectFirst reads the query of /debug/vars: none, or gc=1 once.
+func collectFirst(rawQuery string) (bool, error) {
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return false, errors.New(`(query): is not name=value pairs joined by "&"; /debug/vars takes gc=1 or nothing`)
+	}
+	for _, name := range slices.Sorted(maps.Keys(q)) {
+		if name != "gc" {
+			return false, fmt.Errorf("%s: is not a parameter of /debug/vars, whose one parameter is gc=1", name)
+		}
+	}
+	if vals, ok := q["gc"]; ok && (len(vals) != 1 || vals[0] != "1") {
+		return false, fmt.Errorf("gc: must be 1, given once, to collect garbage first (leave it out for no collection), got %q", vals)
+	}
+	return q.Has("gc"), nil
 }
 
 // debugHandler serves GET /debug/vars.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -199,5 +200,39 @@ func TestRun_debugVarsAgentAndLogRoutes(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+}
+
+// TestRun_debugVarsQuery: /debug/vars takes one parameter, gc=1; any
+// other (gc=true, a misspelt GC=1, gc given twice, a malformed query) is
+// a 400 naming it, rather than dropped in silence: a load program that
+// asked for a collection and did not get one would read garbage as live
+// memory.
+func TestRun_debugVarsQuery(t *testing.T) {
+	t.Parallel()
+	b, _, _ := startServerBanner(t, "-debug-addr", "127.0.0.1:0")
+	for _, tt := range []struct {
+		query string
+		want  int
+		names string
+	}{
+		{"", http.StatusOK, ""},
+		{"?gc=1", http.StatusOK, ""},
+		{"?gc=true", http.StatusBadRequest, "gc"},
+		{"?gc=", http.StatusBadRequest, "gc"},
+		{"?gc=1&gc=1", http.StatusBadRequest, "gc"},
+		{"?GC=1", http.StatusBadRequest, "GC"},
+		{"?gc=1&verbose=1", http.StatusBadRequest, "verbose"},
+		{"?gc=1;", http.StatusBadRequest, "query"},
+	} {
+		resp, err := http.Get(b.debug + tt.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.want || !strings.Contains(string(body), tt.names) {
+			t.Errorf("GET /debug/vars%s = %d %.200q, want %d naming %q", tt.query, resp.StatusCode, body, tt.want, tt.names)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -34,9 +35,10 @@ func serveStdio(ctx context.Context, s *server, log *slog.Logger, in io.ReadClos
 		trustmcp.ToolGetReceipt, trustmcp.ToolVerifyReceipt, trustmcp.ToolReportOutcome}, ", ")
 	log.Info("serving MCP on stdio", "tools", tools, "sessions", s.sessions)
 	calls := &stdioCalls{open: make(map[jsonrpc.ID]int), answered: make(chan struct{})}
+	w := stdioOut{w: out, calls: calls, mu: new(sync.Mutex)}
 	t := &mcp.IOTransport{
-		Reader: &stdioIn{r: in, calls: calls, drain: stdioDrain, log: log, closed: make(chan struct{})},
-		Writer: stdioOut{w: out, calls: calls},
+		Reader: &stdioIn{r: in, calls: calls, out: w, drain: stdioDrain, log: log, closed: make(chan struct{})},
+		Writer: w,
 	}
 	err := s.mcp.Run(ctx, t)
 	if err != nil && ctx.Err() != nil {
@@ -119,34 +121,48 @@ func (c *stdioCalls) wait(d time.Duration, done <-chan struct{}) int {
 	}
 }
 
-// stdioIn passes the host's input on, noting the calls in it. At the end
-// of the input it waits for their answers before reporting io.EOF: the
-// SDK cancels the calls still running when its input ends, and writes no
-// answer after it.
+// stdioIn passes the host's input on, one line (one message, or a batch)
+// at a time, noting the calls in it. A line the SDK cannot read as
+// JSON-RPC, which would end its session and cancel every call running
+// unanswered, is answered with the JSON-RPC error the specification
+// gives it (with a null id) and not passed on. At the end of the input it
+// waits for the calls' answers before reporting io.EOF: the SDK cancels
+// the calls still running when its input ends, and writes no answer
+// after it.
 type stdioIn struct {
 	r         io.ReadCloser
 	calls     *stdioCalls
+	out       stdioOut      // where a line refused is answered
 	drain     time.Duration // the longest wait for the answers at the end
 	log       *slog.Logger
 	line      []byte // the input since the last newline
 	long      bool   // the current line is longer than the SDK reads
+	pending   []byte // the lines checked, not yet read by the SDK
 	eof       bool
+	err       error         // the input's error, reported once pending is read
 	closed    chan struct{} // closed by Close, which ends the wait
 	closeOnce sync.Once
 }
 
 func (in *stdioIn) Read(p []byte) (int, error) {
-	if !in.eof {
+	for len(in.pending) == 0 && !in.eof && in.err == nil && len(p) > 0 {
 		n, err := in.r.Read(p)
 		in.scan(p[:n])
-		if err != io.EOF {
-			return n, err
+		switch {
+		case err == io.EOF:
+			in.eof = true
+			in.scan([]byte{'\n'}) // a last line without its newline
+		case err != nil:
+			in.err = err
 		}
-		in.eof = true
-		in.scan([]byte{'\n'}) // a last line without its newline
-		if n > 0 {
-			return n, nil // the end comes with the next Read, once the SDK has these
-		}
+	}
+	if len(in.pending) > 0 || len(p) == 0 {
+		n := copy(p, in.pending)
+		in.pending = in.pending[n:]
+		return n, nil
+	}
+	if in.err != nil {
+		return 0, in.err
 	}
 	if n := in.calls.wait(in.drain, in.closed); n > 0 {
 		in.log.Warn("stdin closed: calls left unanswered", "calls", n, "waited", in.drain)
@@ -154,7 +170,7 @@ func (in *stdioIn) Read(p []byte) (int, error) {
 	return 0, io.EOF
 }
 
-// scan notes the calls of the lines b completes.
+// scan checks the lines b completes.
 func (in *stdioIn) scan(b []byte) {
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
@@ -163,9 +179,7 @@ func (in *stdioIn) scan(b []byte) {
 			return
 		}
 		in.keep(b[:i])
-		if !in.long {
-			in.calls.note(in.line)
-		}
+		in.check()
 		in.line, in.long = in.line[:0], false
 		b = b[i+1:]
 	}
@@ -180,20 +194,84 @@ func (in *stdioIn) keep(b []byte) {
 	in.line = append(in.line, b...)
 }
 
+// check passes the line on to the SDK with its calls noted, or answers
+// the JSON-RPC error of a line the SDK cannot read.
+func (in *stdioIn) check() {
+	code, msg := jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: a line is longer than %d bytes", mcp.DefaultMaxLineLength)
+	if !in.long {
+		if len(bytes.TrimSpace(in.line)) == 0 {
+			return
+		}
+		if code, msg = lineFault(in.line); code == 0 {
+			in.calls.note(in.line)
+			in.pending = append(append(in.pending, in.line...), '\n')
+			return
+		}
+	}
+	in.log.Warn("stdin: a line that is no JSON-RPC message is answered with an error", "code", code, "error", msg)
+	answer, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   jsonrpc.Error   `json:"error"`
+	}{"2.0", json.RawMessage("null"), jsonrpc.Error{Code: int64(code), Message: msg}})
+	in.out.Write(append(answer, '\n'))
+}
+
+// lineFault returns the JSON-RPC error code of a line that is no
+// JSON-RPC message the SDK reads, and a message saying why; 0 for a line
+// it reads: one request, notification or response, or a batch of them
+// with no request's id twice (nor two notifications).
+func lineFault(line []byte) (int, string) {
+	if err := json.Unmarshal(line, new(json.RawMessage)); err != nil {
+		return jsonrpc.CodeParseError, "Parse error: the line is not one JSON value: " + err.Error()
+	}
+	line = bytes.TrimSpace(line)
+	if line[0] != '[' {
+		if _, err := jsonrpc.DecodeMessage(line); err != nil {
+			return jsonrpc.CodeInvalidRequest, "Invalid Request: " + err.Error()
+		}
+		return 0, ""
+	}
+	var batch []json.RawMessage
+	if err := json.Unmarshal(line, &batch); err != nil || len(batch) == 0 {
+		return jsonrpc.CodeInvalidRequest, "Invalid Request: an empty batch"
+	}
+	ids := make(map[jsonrpc.ID]bool, len(batch))
+	for i, raw := range batch {
+		msg, err := jsonrpc.DecodeMessage(raw)
+		if err != nil {
+			return jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: batch[%d]: %v", i, err)
+		}
+		// The SDK ends its session on a batch holding two requests of
+		// one id, notifications (which have none) included.
+		if req, ok := msg.(*jsonrpc.Request); ok {
+			if ids[req.ID] {
+				return jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: batch[%d]: its id is another request's of the batch (notifications count as one id, none)", i)
+			}
+			ids[req.ID] = true
+		}
+	}
+	return 0, ""
+}
+
 // Close closes the input and ends a wait for answers.
 func (in *stdioIn) Close() error {
 	in.closeOnce.Do(func() { close(in.closed) })
 	return in.r.Close()
 }
 
-// stdioOut writes the server's messages, noting the answers among them.
-// It does not close w.
+// stdioOut writes the server's messages, and the errors answered to the
+// lines stdioIn refuses, one at a time, noting the answers among them. It
+// does not close w.
 type stdioOut struct {
 	w     io.Writer
 	calls *stdioCalls
+	mu    *sync.Mutex // serializes the SDK's writes and stdioIn's
 }
 
 func (out stdioOut) Write(p []byte) (int, error) {
+	out.mu.Lock()
+	defer out.mu.Unlock()
 	n, err := out.w.Write(p)
 	out.calls.answer(p)
 	return n, err

@@ -209,7 +209,10 @@ func (e *Escrow) voidUnrecorded(ctx context.Context, hold EscrowPayment) {
 // the capture was to buy. Should that void not be sent either
 // ([Escrow.Complete] reports it pending), the ledger may hold the
 // verdict all the same, and a recovery capture by it: a door then keeps
-// the answer for the payment's retry, as for a pending capture.
+// the answer for the payment's retry, as for a pending capture. A payment
+// a recovery voided without a verdict while its work ran (see package
+// x402/escrow's Recovery.Grace) takes no verdict: it is returned voided,
+// to be reported as such, and nothing is bought.
 func (e *Escrow) Decide(ctx context.Context, held EscrowPayment, verdict, capture string) EscrowPayment {
 	ctx = context.WithoutCancel(ctx)
 	d, err := e.ledger.Decide(ctx, held.ID, verdict, cmp.Or(capture, "0"))
@@ -217,7 +220,15 @@ func (e *Escrow) Decide(ctx context.Context, held EscrowPayment, verdict, captur
 		return d
 	}
 	e.log.LogAttrs(ctx, slog.LevelError, "x402: recording a verdict", slog.String("payment", held.ID), slog.String("error", err.Error()))
-	if kept, gerr := e.ledger.Get(ctx, held.ID); gerr == nil && kept.Verdict != "" {
+	kept, gerr := e.ledger.Get(ctx, held.ID)
+	switch {
+	case gerr != nil:
+	case kept.Verdict != "":
+		return kept
+	case kept.Finished():
+		// Voided without a verdict (a recovery gave up on the work): it
+		// is finished as it stands, its void replayed.
+		kept.Verdict, kept.Capture = verdict, "0"
 		return kept
 	}
 	d = held

@@ -153,7 +153,8 @@ type EscrowLedger interface {
 	// Decide records the verdict of a payment and the amount to capture
 	// ("0" voids), once: a later Decide changes nothing and returns the
 	// first decision's record. It fails with ErrEscrowAmount when capture
-	// is above the hold.
+	// is above the hold, and with ErrEscrowState when the payment, without
+	// a verdict, is no longer Held (a recovery voided it).
 	Decide(ctx context.Context, id, verdict, capture string) (EscrowPayment, error)
 	// Record records the outcome of an operation, once per o.Key: when
 	// an outcome is recorded under o.Key already, Record changes nothing

@@ -34,7 +34,9 @@ func (p EscrowPayment) Held() (EscrowPayment, error) {
 // Decided returns p with its verdict and the amount to capture recorded,
 // as [EscrowLedger.Decide] records them, and whether that changed p: a
 // payment decided already keeps its first decision. It fails with
-// [ErrEscrowAmount] when capture is not a decimal or is above the hold.
+// [ErrEscrowAmount] when capture is not a decimal or is above the hold,
+// and with [ErrEscrowState] when p, undecided, is no longer Held (a
+// recovery voided it without a verdict): no verdict can move it now.
 func (p EscrowPayment) Decided(verdict, capture string) (EscrowPayment, bool, error) {
 	amount, err := escrowAmount(capture)
 	if err != nil {
@@ -42,6 +44,9 @@ func (p EscrowPayment) Decided(verdict, capture string) (EscrowPayment, bool, er
 	}
 	if p.Verdict != "" || p.Capture != "" {
 		return p, false, nil
+	}
+	if p.State != EscrowHeld {
+		return p, false, fmt.Errorf("%w: verdict on a payment %s", ErrEscrowState, p.State)
 	}
 	if hold, _ := escrowAmount(p.Amount); amount.Cmp(hold) > 0 {
 		return p, false, fmt.Errorf("%w: capture %s of a hold of %s", ErrEscrowAmount, capture, p.Amount)

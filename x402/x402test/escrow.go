@@ -48,8 +48,9 @@ func base() time.Time { return time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC) }
 //     held with nothing captured or refunded; a second Hold of its id
 //     returns the first record and false;
 //   - an unknown id is ErrEscrowUnknown for Get, Decide and Record;
-//   - Decide records a verdict once (a second returns the first) and
-//     refuses a capture above the hold (ErrEscrowAmount);
+//   - Decide records a verdict once (a second returns the first),
+//     refuses a capture above the hold (ErrEscrowAmount) and a verdict
+//     on a payment voided without one (ErrEscrowState);
 //   - Record keeps each operation's first outcome: a second Record of a
 //     key returns the first outcome and false, and changes nothing;
 //   - every transition of the lifecycle allowed and refused: capture and
@@ -227,6 +228,16 @@ func decide(t *testing.T, l x402.EscrowLedger) {
 	}
 	if again.Verdict != "VALID" || again.Capture != "400" {
 		t.Errorf("second Decide = %q %q, want the first decision VALID 400", again.Verdict, again.Capture)
+	}
+	voided := mustHold(t, l, Payment(2, "1000"))
+	if _, _, _, err := l.Record(ctx, voided.ID, outcome(x402.EscrowVoid, "")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Decide(ctx, voided.ID, "VALID", "400"); !errors.Is(err, x402.ErrEscrowState) {
+		t.Errorf("Decide of a payment voided without a verdict = %v, want ErrEscrowState", err)
+	}
+	if got, err := l.Get(ctx, voided.ID); err != nil || got.Verdict != "" || got.Capture != "" {
+		t.Errorf("after Decide of a voided payment: verdict %q capture %q, %v; want none", got.Verdict, got.Capture, err)
 	}
 }
 

@@ -239,9 +239,9 @@ func (e *Escrow) Decide(ctx context.Context, held EscrowPayment, verdict, captur
 // Finish captures the decided payment d (what Decide returned) or voids
 // it when it captures nothing, each operation sent once, and returns the
 // payment response with the [EscrowReport] in its extensions (and u, the
-// usage, on a capture), and whether the work was bought: true only for a
-// capture that succeeded. A capture that failed leaves the hold until it
-// is voided or reclaimed.
+// usage, on a capture that succeeded: a failed one charged nothing), and
+// whether the work was bought: true only for a capture that succeeded. A
+// capture that failed leaves the hold until it is voided or reclaimed.
 //
 // A capture that did not succeed and whose outcome was not recorded (the
 // facilitator did not answer, or refused for a reason that may pass) may
@@ -273,7 +273,7 @@ func (e *Escrow) Complete(ctx context.Context, d EscrowPayment, u *Usage) (sr Se
 	report := EscrowReport{ID: d.ID, State: after.State, Verdict: d.Verdict, Held: d.Amount, Captured: after.Captured,
 		HoldTransaction: d.Hold.Transaction, CaptureDeadline: d.CaptureDeadline.Unix()}
 	withEscrow(&sr, report)
-	if op == EscrowCapture {
+	if op == EscrowCapture && sr.Success { // a failed capture charged nothing
 		withUsage(&sr, u)
 	}
 	_, recorded := after.Outcome(op)

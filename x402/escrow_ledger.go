@@ -164,7 +164,9 @@ type EscrowLedger interface {
 	// of at most the hold, to Captured; a void, from Held only, to
 	// Voided; a refund, from Captured or Refunded and of at most what was
 	// captured and not yet refunded, to Refunded. An unsuccessful outcome
-	// is recorded for replay and moves nothing.
+	// is recorded for replay and moves nothing; the state rules hold for
+	// it, the amount bounds do not (a refund refused because another,
+	// recorded meanwhile, left less than it asked is recorded).
 	Record(ctx context.Context, id string, o EscrowOutcome) (EscrowPayment, EscrowOutcome, bool, error)
 	// Get returns the payment id.
 	Get(ctx context.Context, id string) (EscrowPayment, error)
@@ -318,7 +320,11 @@ func (m *MemoryEscrowLedger) Record(ctx context.Context, id string, o EscrowOutc
 }
 
 // apply returns p after the outcome o, or why o is not allowed. It is the
-// lifecycle's state machine, shared by every ledger of this package.
+// lifecycle's state machine, shared by every ledger of this package. The
+// amount bounds hold for a successful outcome only: a refusal moves
+// nothing, and one of an amount that was within bounds when it was sent
+// (a refund refused because another, recorded meanwhile, left less) is
+// recorded as it happened.
 func (p EscrowPayment) apply(o EscrowOutcome) (EscrowPayment, error) {
 	var amount *big.Int
 	if o.Operation != EscrowVoid {
@@ -336,7 +342,7 @@ func (p EscrowPayment) apply(o EscrowOutcome) (EscrowPayment, error) {
 		if p.State != EscrowHeld {
 			return p, fmt.Errorf("%w: capture of a payment %s", ErrEscrowState, p.State)
 		}
-		if amount.Cmp(hold) > 0 {
+		if o.Settlement.Success && amount.Cmp(hold) > 0 {
 			return p, fmt.Errorf("%w: capture %s of a hold of %s", ErrEscrowAmount, o.Amount, p.Amount)
 		}
 		if o.Settlement.Success {
@@ -354,7 +360,7 @@ func (p EscrowPayment) apply(o EscrowOutcome) (EscrowPayment, error) {
 			return p, fmt.Errorf("%w: refund of a payment %s", ErrEscrowState, p.State)
 		}
 		left := new(big.Int).Sub(captured, refunded)
-		if amount.Cmp(left) > 0 {
+		if o.Settlement.Success && amount.Cmp(left) > 0 {
 			return p, fmt.Errorf("%w: refund %s of %s refundable", ErrEscrowAmount, o.Amount, left)
 		}
 		if o.Settlement.Success {

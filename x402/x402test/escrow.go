@@ -56,7 +56,8 @@ func base() time.Time { return time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC) }
 //   - every transition of the lifecycle allowed and refused: capture and
 //     void from held only, a capture never above the hold, refunds only
 //     of what was captured and not refunded, an unsuccessful outcome
-//     recorded but moving nothing (ErrEscrowState, ErrEscrowAmount);
+//     recorded but moving nothing, whatever its amount (ErrEscrowState,
+//     ErrEscrowAmount);
 //   - Unfinished lists exactly the held payments, oldest hold first (by
 //     HeldAt, not ID), within its limit;
 //   - returned payments share no memory with the ledger;
@@ -315,6 +316,7 @@ func transitions(t *testing.T, newLedger func(*testing.T, func() time.Time) x402
 		{"second refund of the rest", []x402.EscrowOutcome{outcome(x402.EscrowCapture, "600"), outcome(x402.EscrowRefund, "200")}, keyed(outcome(x402.EscrowRefund, "400"), "refund-2"), want{nil, x402.EscrowRefunded, "600", "600"}},
 		{"second refund above the rest", []x402.EscrowOutcome{outcome(x402.EscrowCapture, "600"), outcome(x402.EscrowRefund, "200")}, keyed(outcome(x402.EscrowRefund, "401"), "refund-2"), want{x402.ErrEscrowAmount, x402.EscrowRefunded, "600", "200"}},
 		{"failed refund moves nothing", []x402.EscrowOutcome{outcome(x402.EscrowCapture, "600")}, failed(outcome(x402.EscrowRefund, "600")), want{nil, x402.EscrowCaptured, "600", "0"}},
+		{"failed refund above the rest is recorded", []x402.EscrowOutcome{outcome(x402.EscrowCapture, "600"), outcome(x402.EscrowRefund, "200")}, keyed(failed(outcome(x402.EscrowRefund, "600")), "refund-2"), want{nil, x402.EscrowRefunded, "600", "200"}},
 		{"unknown operation", nil, x402.EscrowOutcome{Key: "charge", Operation: "charge", Amount: "1", Settlement: x402.SettleResponse{Success: true}}, want{x402.ErrEscrowState, x402.EscrowHeld, "0", "0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -45,7 +45,10 @@ type Prices struct {
 // call at path: it reads the request's policy from its body (and puts
 // the body back for the handler), prices adaptive with the terms of
 // PerRun and the rest with Fixed; requests other than POST to path are
-// free. It returns an error when a PerRun offer is neither "upto" nor
+// free. With no PerRun offers, adaptive is priced with Fixed, whose
+// amount is then the price of its AdaptiveMaxRuns runs: [ChargeRuns]
+// charges an adaptive call paid with "upto" or "auth-capture" the runs it
+// launched at a fifth of it, and states that price per run. It returns an error when a PerRun offer is neither "upto" nor
 // "auth-capture", its amount is not a positive decimal, or its amount
 // times AdaptiveMaxRuns does not fit.
 func (p Prices) PriceFunc(path string) (func(r *http.Request) (x402.Price, bool), error) {
@@ -101,13 +104,16 @@ func policyOf(r *http.Request) trust.Policy {
 
 // ChargeRuns wraps the x402 trust call's handler (inside the x402
 // middleware: trust.WithX402(func(h) { return paywall(ChargeRuns(h, log)) }))
-// so that a call paid with "upto" is settled for the runs it launched:
-// evidence.launched of the answer times the price of one run (the
-// authorized maximum divided by AdaptiveMaxRuns), reported with
+// so that an adaptive call paid with "upto" is settled for the runs it
+// launched: evidence.launched of the answer times the price of one run
+// (the authorized maximum divided by AdaptiveMaxRuns), reported with
 // x402.ReportUsage, so that the payment response's usage counts the
-// runs. Calls paid otherwise, and failed answers, are passed through
-// untouched. A handler that replays kept answers (x402.Replayer) still
-// does. log, if not nil, records a usage that cannot be reported.
+// runs. A fast, safe or oracle call paid with "upto" (an "upto" offer of
+// [Prices].Fixed) reports nothing and settles its whole authorized
+// amount, the fixed price. Calls paid otherwise, and failed answers, are
+// passed through untouched. A handler that replays kept answers
+// (x402.Replayer) still does. log, if not nil, records a usage that
+// cannot be reported.
 //
 // A call paid with "auth-capture" is held in escrow, and the hold follows
 // the verdict: a definitive verdict, VALID or INVALID, is what the buyer
@@ -153,7 +159,9 @@ func (c *charger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	escrow := vp.Offer.Scheme == x402.SchemeAuthCapture
-	adaptive := !escrow || policyOf(r) == trust.PolicyAdaptive
+	// Only adaptive is charged per run; the other tiers keep their fixed
+	// price, whatever the scheme.
+	adaptive := policyOf(r) == trust.PolicyAdaptive
 	held, _ := x402.ParseAmount(vp.Offer.Amount) // the middleware parsed it
 	run := held / AdaptiveMaxRuns
 	terms := trust.EscrowTerms{Scheme: vp.Offer.Scheme, Network: vp.Offer.Network, Asset: vp.Offer.Asset, Held: held}

@@ -183,8 +183,11 @@ func (pw *paywall) serveEscrow(w http.ResponseWriter, r *http.Request, next http
 	if deliver {
 		amount = charged.Amount
 	}
-	if amount != "0" && amount != "" {
-		pw.keepAhead(keep, key, until, Outcome{Request: paidRequest(r, p), Payer: payment.Payer, Response: response, PendingCapture: payment.ID, Usage: u})
+	if amount != "0" && amount != "" && !pw.keepAhead(keep, key, until, Outcome{Request: paidRequest(r, p), Payer: payment.Payer, Response: response, PendingCapture: payment.ID, Usage: u}) {
+		// Not captured: the answer is not bought, and not sent.
+		amount = "0"
+		response = problemResponse(problem.New(http.StatusPaymentRequired, problem.CodePaymentRequired,
+			"the answer could not be kept, so its hold was voided: nothing was bought"))
 	}
 	decided := pw.escrow.Decide(keep, payment, verdict, amount)
 	response, sr, delivered := pw.finish(keep, r, p, key, until, decided, response, u, positive(amount))
@@ -261,18 +264,22 @@ func problemResponse(d *problem.Details) BufferedResponse {
 }
 
 // keepAhead keeps o, the answer a capture buys, as a pending capture
-// before the verdict that captures it is recorded: should the server stop
-// after the verdict, package x402/escrow's Recovery captures the payment
-// by it, and the retry of the proof finds the answer (in a store that
-// outlives the server, such as pgstore's) and completes the capture;
-// should it stop before, the Recovery voids the payment, which holds no
-// verdict, and the retry is told so (completeCapture). When the keep
-// fails the work goes on, as it would have: the answer is then kept only
-// once the capture is answered.
-func (pw *paywall) keepAhead(ctx context.Context, key string, until time.Time, o Outcome) {
+// before the verdict that captures it is recorded, and reports whether it
+// did: should the server stop after the verdict, package x402/escrow's
+// Recovery captures the payment by it, and the retry of the proof finds
+// the answer (in a store that outlives the server, such as pgstore's) and
+// completes the capture; should it stop before, the Recovery voids the
+// payment, which holds no verdict, and the retry is told so
+// (completeCapture). An answer it could not keep is not captured (the
+// caller voids the hold): a stop after the verdict, or a capture left
+// unanswered, would charge the payer for an answer no retry could get, as
+// a gated route settles no answer it could not keep.
+func (pw *paywall) keepAhead(ctx context.Context, key string, until time.Time, o Outcome) bool {
 	if err := pw.outcomes.Keep(ctx, key, o, until); err != nil {
 		pw.log.LogAttrs(ctx, slog.LevelError, "x402: keeping an answer before its capture", slog.String("payment", o.PendingCapture), slog.String("error", err.Error()))
+		return false
 	}
+	return true
 }
 
 // finish captures or voids the payment as decided (d, what Decide

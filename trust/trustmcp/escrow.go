@@ -84,12 +84,13 @@ func (pw *paywall) serveEscrow(ctx context.Context, method string, call *mcp.Cal
 func (pw *paywall) finishEscrow(ctx context.Context, price x402.Price, res x402.ResourceInfo, key, paid string, until time.Time,
 	held x402.EscrowPayment, answer *mcp.CallToolResult, verdict, capture string, usage *x402.Usage) *mcp.CallToolResult {
 	pc := pendingCapture{Payment: held.ID, Payer: held.Payer, Call: paid, Usage: usage, Result: answer}
-	if capture != "" && capture != "0" {
-		pw.keepCapturing(ctx, key, until, pc)
+	buys := capture != "" && capture != "0"
+	unkept := buys && !pw.keepCapturing(ctx, key, until, pc)
+	if unkept { // not captured: the result is not bought, and not returned
+		capture, usage, buys = "0", nil, false
 	}
 	d := pw.escrow.Decide(ctx, held, verdict, capture)
 	sr, bought, pending := pw.escrow.Complete(ctx, d, usage)
-	buys := capture != "" && capture != "0"
 	unconfirmed := buys && d.Capture == "0" // Decide could not confirm the verdict
 	if buys && pending {
 		// The capture may still happen (a recovery sends it again, by
@@ -102,6 +103,8 @@ func (pw *paywall) finishEscrow(ctx context.Context, price x402.Price, res x402.
 		return pw.refuse(price, res, "capture failed: "+joinReason(sr.ErrorReason, sr.ErrorMessage), &sr)
 	}
 	switch {
+	case unkept:
+		answer = pw.refuse(price, res, "the result could not be kept, so its hold was voided: nothing was bought", &sr)
 	case unconfirmed:
 		// The hold is voided: the result is not bought, and not
 		// returned.
@@ -165,9 +168,11 @@ const capturingSuffix = "#capturing"
 // the retry of the call finds the result here (in a store that outlives
 // the server, such as pgstore's) and completes the capture; should it
 // stop before, the Recovery voids the payment, which holds no verdict,
-// and the retry is told so (completePending). When the keep fails the
-// work goes on, as it would have.
-func (pw *paywall) keepCapturing(ctx context.Context, key string, until time.Time, pc pendingCapture) {
+// and the retry is told so (completePending). It reports whether it kept
+// pc: a result it could not keep is not captured (the caller voids the
+// hold), since a stop after the verdict, or a capture left unanswered,
+// would charge the payer for a result no retry could get.
+func (pw *paywall) keepCapturing(ctx context.Context, key string, until time.Time, pc pendingCapture) bool {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pw.cfg.SettleTimeout)
 	defer cancel()
 	b, err := json.Marshal(pc)
@@ -176,7 +181,9 @@ func (pw *paywall) keepCapturing(ctx context.Context, key string, until time.Tim
 	}
 	if err != nil {
 		pw.log.LogAttrs(ctx, slog.LevelError, "trustmcp: keeping a result before its capture", slog.String("payment", pc.Payment), slog.String("error", err.Error()))
+		return false
 	}
+	return true
 }
 
 // keepPending keeps the pending capture pc of the call named call under

@@ -120,7 +120,8 @@ func WithRateLimiter(l RateLimiter) HandlerOption {
 // request f names as the Handler names callers itself ("key:<name>",
 // "ip:<address>", "payer:<address>", "trial:<caller>", or
 // [DefaultCaller]) other than its own default name, or by a name that
-// holds a space, the name logged: f often passes on what the client
+// holds a space or is not valid UTF-8 without NUL (which no receipt and
+// no shared store holds), the name logged: f often passes on what the client
 // sent (a session header), and a client naming itself "key:alice" would
 // otherwise spend the trial allowance of alice's credential and be given
 // its kept answers. A name f takes is its own caller's, whatever

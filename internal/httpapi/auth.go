@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/vouchkit/vouch/problem"
 )
@@ -145,8 +146,14 @@ func CheckCredentialName(name string) error {
 // name that holds a space, which joins a caller and its credential's name
 // in the scope of its idempotency keys. A TrialCaller often passes on what the client sent (a session header),
 // and a client so named would share that caller's trial allowance and
-// kept answers.
+// kept answers. It also returns an error when name is not valid UTF-8
+// without NUL, which a header value may be but no receipt, and no
+// PostgreSQL text column of a shared store, holds: the call would run and
+// then fail for good as it is recorded.
 func checkTrialCallerName(name string) error {
+	if !utf8.ValidString(name) || strings.ContainsRune(name, 0) {
+		return fmt.Errorf("the trial caller's name %q is not valid UTF-8 without NUL, which the receipts and shared stores that name the caller cannot hold", name)
+	}
 	if strings.Contains(name, " ") {
 		return fmt.Errorf("the trial caller's name %q holds a space, which joins a caller and the credential it carries (<caller> key:<name>) in the scope of kept answers: it would share the kept answers of a caller so named that carries that credential", name)
 	}

@@ -90,9 +90,11 @@ type Config struct {
 	// itself ("key:", "ip:", "payer:" or "trial:" and more, or
 	// LocalCaller), or one that holds a space (which joins a caller and
 	// its credential's name in the scope of its kept answers), would
-	// share that caller's allowance and kept answers: the request is
-	// served as its default caller instead, and the name logged (Warn),
-	// unless it is the request's own default name.
+	// share that caller's allowance and kept answers, and one that is not
+	// valid UTF-8 without NUL (a header value may hold any byte) cannot be
+	// kept in a receipt or a shared store: such a request is served as its
+	// default caller instead, and the name logged (Warn), unless it is the
+	// request's own default name.
 	TrialCaller func(*http.Request) string
 	// TrustedProxies lists the reverse proxies whose client address
 	// headers are believed. Nil (the default) believes none: the client

@@ -36,7 +36,8 @@ const (
 	// wraps for an endpoint with Prepare and a body also has a method
 	// ServeReplay(w, r) bool (x402.Replayer): it writes the response
 	// stored under the request's Idempotency-Key for the same caller and
-	// body, as a replay, and never runs the call, so that the middleware
+	// body, as a replay, and never runs the call nor, in a
+	// MemoryIdempotencyStore, reserves the key, so that the middleware
 	// can deliver a settled answer that was lost again without settling
 	// again.
 	Paid

@@ -142,7 +142,10 @@ const memEntryOverhead = 400
 // answer whose settlement failed nor one a gate refused is kept or
 // counted. Paid answers are pinned: the answer a payer paid for stays until its window ends or the same caller's own later calls
 // push it out, since the payer's retry with the same proof is delivered
-// only from it. When the paid budget is full, a paid request of a caller
+// only from it. The Server looks up a paid answer before the paywall
+// settles or refuses a payment (the Replayer's ServeReplay) without
+// reserving its key, so that a lookup of a key with nothing kept pushes
+// out none of the payer's answers. When the paid budget is full, a paid request of a caller
 // holding no completed entry is refused with 503 before it runs (and so
 // before it is charged, when the paywall settles after the work).
 //
@@ -295,6 +298,26 @@ func (s *MemoryIdempotencyStore) Release(_ context.Context, key, lease string) e
 		s.remove(e)
 	}
 	return nil
+}
+
+// lookup reports the entry that holds key, as Reserve would, and whether
+// one does, without reserving key when none does: Reserve would make room
+// for a new entry, dropping its caller's oldest answers, and the Server
+// looks up a paid answer (paidReplayer.ServeReplay) for a request that
+// may store nothing.
+func (s *MemoryIdempotencyStore) lookup(key string, now time.Time) (IdempotencyEntry, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.entries[key]
+	switch {
+	case !ok:
+		return IdempotencyEntry{}, false
+	case e.resp == nil:
+		return IdempotencyEntry{State: IdempotencyInFlight, Fingerprint: e.fingerprint, Done: e.done}, true
+	case !now.Before(e.expires):
+		return IdempotencyEntry{}, false
+	}
+	return IdempotencyEntry{State: IdempotencyCompleted, Fingerprint: e.fingerprint, Response: e.resp}, true
 }
 
 // Len returns the count of entries kept, in flight or completed.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // Paid endpoints: the caller a paywall admitted, and the answers it can
@@ -91,16 +92,11 @@ func (h *paidReplayer) ServeReplay(w http.ResponseWriter, r *http.Request) bool 
 		return false
 	}
 	scoped, fp := info.idempotencyKey(key), fingerprint(r.Method, r.URL.Path, body)
-	e, err := s.claim(ctx, scoped, fp)
+	e, err := s.lookup(ctx, scoped, fp)
 	switch {
 	case err != nil:
 		if ctx.Err() == nil {
 			s.log.ErrorContext(ctx, s.cfg.Name+": looking up a paid response", "request_id", info.id, "error", err)
-		}
-		return false
-	case e.State == IdempotencyReserved: // nothing stored: let the key go again
-		if err := s.cfg.Idempotency.Release(context.WithoutCancel(ctx), scoped, e.Lease); err != nil {
-			s.log.ErrorContext(ctx, s.cfg.Name+": releasing idempotency key", "error", err)
 		}
 		return false
 	case e.State != IdempotencyCompleted || e.Fingerprint != fp:
@@ -108,4 +104,40 @@ func (h *paidReplayer) ServeReplay(w http.ResponseWriter, r *http.Request) bool 
 	}
 	replay(w, r, e.Response)
 	return true
+}
+
+// looker is an IdempotencyStore that reports what holds a key without
+// reserving it: a MemoryIdempotencyStore, whose Reserve makes room for a
+// new entry by dropping its caller's oldest answers.
+type looker interface {
+	lookup(key string, now time.Time) (IdempotencyEntry, bool)
+}
+
+// lookup returns the entry that holds scoped, after waiting while a
+// request with the fingerprint fp runs under it; the zero entry when none
+// holds it. It reserves nothing in a store that can look up a key (see
+// looker): a lookup must not drop the caller's own answers to make room
+// for an entry it does not store. In another store it reserves the key
+// and lets it go at once.
+func (s *Server) lookup(ctx context.Context, scoped, fp string) (IdempotencyEntry, error) {
+	l, ok := s.cfg.Idempotency.(looker)
+	if !ok {
+		e, err := s.claim(ctx, scoped, fp)
+		if err == nil && e.State == IdempotencyReserved { // nothing stored: let the key go again
+			if err := s.cfg.Idempotency.Release(context.WithoutCancel(ctx), scoped, e.Lease); err != nil {
+				s.log.ErrorContext(ctx, s.cfg.Name+": releasing idempotency key", "error", err)
+			}
+			return IdempotencyEntry{}, nil
+		}
+		return e, err
+	}
+	for {
+		e, found := l.lookup(scoped, s.cfg.Now())
+		if !found || e.State != IdempotencyInFlight || e.Fingerprint != fp {
+			return e, nil
+		}
+		if !waitFor(ctx, e.Done) {
+			return e, ctx.Err()
+		}
+	}
 }

@@ -153,7 +153,8 @@ const memEntryOverhead = 400
 // flight, or pinned), Reserve answers with a *problem.Details of status
 // 503: so does a full budget whose callers holding the most have only
 // requests in flight, rather than drop the answer of a caller holding
-// fewer. The bytes of a response are counted when it is stored, so a budget
+// fewer. A request so refused drops nothing: the entries that went
+// towards making its room are kept. The bytes of a response are counted when it is stored, so a budget
 // may exceed MaxBytes by the responses of the requests in flight.
 //
 // Entries in flight are never taken over: a reservation holds until its
@@ -367,90 +368,6 @@ func (b *memBudget) expire(s *MemoryIdempotencyStore, now time.Time) {
 		}
 		el = next
 	}
-}
-
-// makeRoom makes room in b for one more entry of caller, of size bytes:
-// it drops completed entries of caller when it is at its own bound, and,
-// when b is full, those of caller in a pinned budget and otherwise of the
-// caller holding the most: the most entries when b holds as many as it
-// may, the most bytes when their bytes are what is over, so that a
-// caller of a few large answers cannot push out another's many small
-// ones, nor the reverse. It reports whether the entry fits.
-func (s *MemoryIdempotencyStore) makeRoom(b *memBudget, caller string, size int64) bool {
-	perCaller := cmp.Or(s.MaxEntriesPerCaller, DefaultIdempotencyMaxEntriesPerCaller)
-	limit := cmp.Or(s.MaxEntries, DefaultIdempotencyMaxEntries)
-	maxBytes := cmp.Or(s.MaxBytes, DefaultIdempotencyMaxBytes)
-	own := b.callers[caller]
-	if own != nil && own.entries.Len() >= perCaller && !s.dropOldestCompleted(&own.entries, own.entries.Len()-perCaller+1) {
-		return false
-	}
-	for b.order.Len() >= limit || b.bytes+size > maxBytes && b.order.Len() > 0 {
-		if b.pinned {
-			if own = b.callers[caller]; own == nil || !s.dropOldestCompleted(&own.entries, 1) {
-				return false
-			}
-			continue
-		}
-		// The oldest completed entry of a caller holding the most; none
-		// when all of theirs are in flight.
-		drop := s.dropHeaviest
-		if b.order.Len() >= limit {
-			drop = s.dropLargest
-		}
-		if !drop(b) {
-			return false
-		}
-	}
-	return true
-}
-
-// dropLargest drops the oldest completed entry of a caller of b holding
-// the most entries, and reports whether one had such an entry. A caller
-// holding fewer keeps its entries even when every entry of those holding
-// the most is in flight: it is not the one that filled the budget. The
-// caller at the heap's top has one unless every entry it holds is in
-// flight, which a caller's own bound keeps rare.
-func (s *MemoryIdempotencyStore) dropLargest(b *memBudget) bool {
-	if len(b.largest) == 0 {
-		return false
-	}
-	most := b.largest[0].entries.Len()
-	for _, c := range b.largest {
-		if c.entries.Len() == most && s.dropOldestCompleted(&c.entries, 1) {
-			return true
-		}
-	}
-	return false
-}
-
-// dropHeaviest drops the oldest completed entry of a caller of b holding
-// the most bytes, and reports whether one had such an entry; as in
-// dropLargest, a caller holding fewer bytes keeps its entries.
-func (s *MemoryIdempotencyStore) dropHeaviest(b *memBudget) bool {
-	var most int64
-	for _, c := range b.largest {
-		most = max(most, c.bytes)
-	}
-	for _, c := range b.largest {
-		if c.bytes == most && s.dropOldestCompleted(&c.entries, 1) {
-			return true
-		}
-	}
-	return false
-}
-
-// dropOldestCompleted drops the n oldest completed entries of l and
-// reports whether there were n to drop.
-func (s *MemoryIdempotencyStore) dropOldestCompleted(l *list.List, n int) bool {
-	for el := l.Front(); el != nil && n > 0; {
-		next := el.Next()
-		if e := el.Value.(*memEntry); e.resp != nil {
-			s.remove(e)
-			n--
-		}
-		el = next
-	}
-	return n <= 0
 }
 
 // callerOf returns the caller of a key scoped by scopedKey, or "" for a

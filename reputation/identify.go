@@ -61,9 +61,11 @@ func identityKeys(session int64, identity string) [4]Key {
 // session's own records, is read as it was. Calls that teach while it
 // forgets may land before or after, and a report that arrives later on
 // a call the former worker answered (by its receipt) teaches the
-// session as it is now. When forgetting fails, Identify returns the
-// error with changed true and withdraws the new identity it recorded, so
-// that the next Identify of the new worker finds the change again.
+// session as it is now. When recording the new identity or forgetting
+// fails, Identify returns the error with changed true and withdraws the
+// new identity, which a store that failed may have recorded all the
+// same (an answer lost as its transaction commits), so that the next
+// Identify of the new worker, on any server, finds the change again.
 func (b *Book) Identify(ctx context.Context, session int64, identity string) (changed bool, err error) {
 	if err := CheckSessions([]int64{session}); err != nil {
 		return false, err
@@ -106,28 +108,37 @@ func (b *Book) Identify(ctx context.Context, session int64, identity string) (ch
 		if former {
 			deltas = append(deltas, Delta{Key: keys[2], Delta: Record{Right: -MaxCount}})
 		}
+		// Withdrawing the new identity, when the session is not
+		// forgotten, makes the next Identify find the change again.
+		undo := func(err error) (bool, error) {
+			if !changed {
+				return false, err
+			}
+			withdraw := []Delta{{Key: keys[1], Delta: Record{Right: -MaxCount}}}
+			return true, errors.Join(err, b.store.Add(context.WithoutCancel(ctx), 0, withdraw))
+		}
+		// A store that fails to record the identity may have recorded
+		// it all the same (an answer lost as it commits): it is
+		// withdrawn as when forgetting fails.
 		if conditional {
 			// Claim the change, so that of the servers finding it at
 			// once one forgets the session: the count moves only from
 			// what was read.
 			claimed, err := cs.AddIf(ctx, 0, keys[0], recs[0], deltas)
 			if err != nil {
-				return false, err
+				return undo(err)
 			}
 			if !claimed {
 				continue // another server recorded one: read again
 			}
 		} else if err := b.store.Add(ctx, 0, deltas); err != nil {
-			return false, err
+			return undo(err)
 		}
 		if !changed {
 			return false, nil
 		}
 		if err := d.DeleteSessions(ctx, []int64{session}); err != nil {
-			// Withdraw the new identity, so that the next Identify
-			// finds the change again and forgets.
-			undo := []Delta{{Key: keys[1], Delta: Record{Right: -MaxCount}}}
-			return true, errors.Join(err, b.store.Add(context.WithoutCancel(ctx), 0, undo))
+			return undo(err)
 		}
 		return true, nil
 	}

@@ -319,6 +319,14 @@ type Call struct {
 	// rebuilt from its receipt must name the time the call remembered
 	// names, as the receipt's issue time does in trust.Service.
 	At time.Time
+	// ID is the id the call was made under (such as its trace id),
+	// which what was reported on it is kept under (see Ledger.Report);
+	// empty means the id a Ledger remembers it under. A call a Ledger
+	// remembers under another id names its own here, so that its
+	// report counts once with a report on it under that id: trust.Service
+	// so remembers a call rebuilt from its receipt whose trace id the
+	// caller reused for a later call.
+	ID string
 }
 
 // reportDeltas returns the evidence a report that call was right (or

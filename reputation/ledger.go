@@ -126,7 +126,8 @@ func (l *Ledger) entry(caller, id string) *ledgerEntry {
 //
 // What was reported is kept in b's store beside the evidence, in the
 // same batch (a record of the panel under the operation "reported
-// calls"), and read there before each report, so that a call the Ledger
+// calls", named by caller and by the call's ID or else id), and read
+// there before each report, so that a call the Ledger
 // forgot and remembers again, as a report by receipt rebuilds it, counts
 // its report once, and so does a call that several servers sharing b's
 // store remember: a report counts once whatever the Ledger still holds.

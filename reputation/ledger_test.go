@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/vouchkit/vouch/reputation"
+	"github.com/vouchkit/vouch/reputation/reputationtest"
 )
 
 // TestLedger_callersKeptApart: one caller's stream of calls forgets its
@@ -279,6 +280,43 @@ func TestLedgerReportsOnce(t *testing.T) {
 	got := load()[0]
 	if diff := cmp.Diff(reputation.Record{Right: full.Right - w, Wrong: full.Wrong + w}, got, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
 		t.Errorf("a flip on a full record (-want +got):\n%s", diff)
+	}
+}
+
+// TestLedger_reportUnderCallID: a call one Ledger remembers under its
+// own id and another under a name of its own (Call.ID naming the first)
+// counts its report once, and the opposite report on either replaces it.
+func TestLedger_reportUnderCallID(t *testing.T) {
+	ctx := context.Background()
+	store := new(reputation.Memory)
+	b, err := reputation.New(store, reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := reputation.Call{Scope: scope, Ballots: []reputation.Ballot{{Session: 1, Backed: true}, {Session: 2, Backed: true}}, At: time.Now()}
+	first, rebuilt := reputation.NewLedger(1), reputation.NewLedger(1)
+	first.PutCall("alice", "t", call)
+	named := call
+	named.ID = "t"
+	rebuilt.PutCall("alice", "receipt:r", named)
+	w := float64(reputation.DefaultFeedbackWeight)
+	for i, r := range []struct {
+		ledger *reputation.Ledger
+		id     string
+		right  bool
+		want   reputation.Record
+	}{
+		{first, "t", false, reputation.Record{Wrong: w}},
+		{rebuilt, "receipt:r", false, reputation.Record{Wrong: w}},
+		{rebuilt, "receipt:r", true, reputation.Record{Right: w}},
+		{first, "t", true, reputation.Record{Right: w}},
+	} {
+		if ok, err := r.ledger.Report(ctx, b, "alice", r.id, r.right); !ok || err != nil {
+			t.Fatalf("report %d: ok %v, %v", i, ok, err)
+		}
+		if diff := cmp.Diff([]reputation.Record{r.want}, reputationtest.Load(t, store, reputation.Key{Session: 1})); diff != "" {
+			t.Errorf("after report %d, %v by %q (-want +got):\n%s", i, r.right, r.id, diff)
+		}
 	}
 }
 

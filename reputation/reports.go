@@ -68,13 +68,17 @@ func CheckPanelOperation(operation string) error {
 // reportKey is the record of the panel in which b's store keeps what was
 // last reported on the call caller made under id (Right 1 or Wrong 1),
 // so that a report counts once whatever the Ledger still remembers: the
-// call is named by its caller, id, scope and the voters its outcome
+// call is named by its caller, id (c.ID when set, the id it was made
+// under), scope and the voters its outcome
 // counts, which a call rebuilt from its receipt names alike: a check's
 // ballot (Ballot.Check), which a receipt leaves out, does not name it.
 // Its kind begins with the week of the call (weekKind), so that the
 // reports on the calls of a week are forgotten together
 // (Book.sweepReports).
 func reportKey(caller, id string, c Call) Key {
+	if c.ID != "" {
+		id = c.ID
+	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%q %q %q %q", caller, id, c.Scope.Operation, c.Scope.Kind)
 	for _, bl := range c.Ballots {

@@ -205,7 +205,9 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 // adds nothing, one that says the opposite replaces it
 // (reputation.Ledger.Report). A report on a receipt whose trace id the
 // caller reused for a later call lands on the receipt's call, not the
-// later one (unless both name the same sessions, backing alike). It
+// later one (unless both name the same sessions, backing alike), and
+// counts once with a report on that call by its trace id made before
+// the reuse, on this server or another sharing the book. It
 // returns ErrUnknownCall for anything
 // else (another caller's call among them), and ErrReputationOff when the
 // service weighs no votes by reputation. The outcome also teaches the
@@ -302,6 +304,10 @@ func (s *Service) report(ctx context.Context, id string, rightOf func(reputation
 	// the trace id for a later call that is remembered, under the
 	// receipt's own name, so that the report lands on the receipt's call.
 	if later, ok := s.keep.Calls().Call(CallerFrom(ctx), traceID); ok && !sameVoters(later.Ballots, c.Ballots) {
+		// Its report is still kept under its trace id, so that a
+		// report made by that name before the reuse counts once with
+		// this one.
+		c.ID = traceID
 		traceID = "receipt:" + id
 	}
 	s.keep.Calls().KeepCall(CallerFrom(ctx), traceID, c)

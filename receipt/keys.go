@@ -17,6 +17,9 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/vouchkit/vouch/internal/jsonbody"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // KeyFile is a receipt signing key with its history: the current key,
@@ -256,7 +259,9 @@ func (f *KeyFile) validate() error {
 // a single key valid at every time, 64 hex digits of an Ed25519 seed or a
 // PEM "PRIVATE KEY" block (PKCS #8, as written by
 // openssl genpkey -algorithm ed25519). A member named twice in one
-// object is an error. Errors name the failing field.
+// object is an error, and so are two names that differ only in case
+// ("not_after" and "Not_After"), which encoding/json reads as one field.
+// Errors name the failing field.
 func ParseKeyFile(data []byte) (*KeyFile, error) {
 	trimmed := bytes.TrimSpace(data)
 	switch {
@@ -274,6 +279,15 @@ func ParseKeyFile(data []byte) (*KeyFile, error) {
 		}
 		if len(bytes.TrimSpace(trimmed[dec.InputOffset():])) > 0 { // More reads a stray '}' as the end
 			return nil, errors.New("receipt: key file holds more than one JSON value")
+		}
+		// It also matches names regardless of case: "not_after" and
+		// "Not_After" in one key are one field, and the last would win.
+		if err := jsonbody.Check(trimmed, &f); err != nil {
+			var p *problem.Details
+			if errors.As(err, &p) && len(p.Errors) > 0 {
+				return nil, fmt.Errorf("receipt: key file: %s: %s", p.Errors[0].Field, p.Errors[0].Message)
+			}
+			return nil, fmt.Errorf("receipt: key file: %w", err)
 		}
 		if err := f.validate(); err != nil {
 			return nil, err

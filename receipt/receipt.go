@@ -220,18 +220,6 @@ func decode(data []byte) (*Receipt, error) {
 	return nil, &SchemaError{Fields: invalid}
 }
 
-// canonicalForm returns the canonical form of data, or a *SchemaError.
-// encoding/json keeps the last of repeated member names, while another
-// reader may keep the first; the canonicalizer refuses them, so that every
-// reader sees the same receipt.
-func canonicalForm(data []byte) ([]byte, error) {
-	canon, err := canonicalize(data)
-	if err != nil {
-		return nil, &SchemaError{Fields: []FieldError{{Field: "(body)", Rule: "jcs", Message: err.Error()}}}
-	}
-	return canon, nil
-}
-
 // fractionRule gives the rule "number" to the type failure of err when
 // data holds a number with a fraction where the receipt holds an integer
 // (encoding/json reports the first such value).

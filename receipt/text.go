@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -40,9 +41,6 @@ func canonicalText(data []byte) (canon []byte, asIssued bool, err error) {
 	}
 	canon, err = canonicalForm(text)
 	if err != nil {
-		if _, derr := decode(text); derr != nil {
-			err = derr // names the field: a repeated member, a wrong type
-		}
 		return nil, false, err
 	}
 	asIssued = bytes.Equal(canon, inner)
@@ -54,6 +52,46 @@ func canonicalText(data []byte) (canon []byte, asIssued bool, err error) {
 		}
 	}
 	return canon, asIssued, nil
+}
+
+// canonicalForm returns the canonical form of data, or a *SchemaError.
+// A repeated member name and invalid UTF-8, which RFC 8785 gives no
+// canonical form, fail with the rule "jcs" at the member: encoding/json
+// keeps the last of repeated names, while another reader may keep the
+// first, so the receipt must have one reading. Any other failure (data is
+// not JSON, a number beyond the range of a double) has the errors of
+// decoding data as a receipt, which name the field.
+func canonicalForm(data []byte) ([]byte, error) {
+	canon, err := canonicalize(data)
+	if err == nil {
+		return canon, nil
+	}
+	var syn *jsontext.SyntacticError
+	if errors.As(err, &syn) {
+		field := fieldPath(syn.JSONPointer)
+		switch {
+		case errors.Is(syn.Err, jsontext.ErrDuplicateName):
+			return nil, &SchemaError{Fields: []FieldError{{Field: field, Rule: "jcs",
+				Message: fmt.Sprintf("member %q appears more than once in the object: RFC 8785 gives it no canonical form, and readers differ on which one they keep", truncate(syn.JSONPointer.LastToken(), 80))}}}
+		case invalidUTF8At(data, syn.ByteOffset):
+			return nil, &SchemaError{Fields: []FieldError{{Field: field, Rule: "jcs",
+				Message: fmt.Sprintf("holds invalid UTF-8 at byte offset %d: RFC 8785 gives it no canonical form", syn.ByteOffset)}}}
+		}
+	}
+	if _, derr := decode(data); derr != nil {
+		return nil, derr // names the field: a wrong type, a number out of range
+	}
+	return nil, &SchemaError{Fields: []FieldError{{Field: "(body)", Rule: "jcs", Message: err.Error()}}}
+}
+
+// invalidUTF8At reports whether the bytes of data at offset begin no
+// valid UTF-8 character.
+func invalidUTF8At(data []byte, offset int64) bool {
+	if offset < 0 || offset >= int64(len(data)) {
+		return false
+	}
+	r, size := utf8.DecodeRune(data[offset:])
+	return r == utf8.RuneError && size <= 1
 }
 
 // exactNumbers fails with a *SchemaError (rule "number") naming the first

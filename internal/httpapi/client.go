@@ -191,7 +191,7 @@ func (c *Client) Do(ctx context.Context, call Call, out any) error {
 	var body []byte
 	if call.Body != nil {
 		var err error
-		if body, err = json.Marshal(call.Body); err != nil {
+		if body, err = marshal(call.Body); err != nil {
 			return fmt.Errorf("%s: encoding %s request: %w", c.name, call.Op, err)
 		}
 	}

@@ -1,9 +1,7 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -117,12 +115,8 @@ func IsJSON(contentType string) bool {
 	return err == nil && (mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
 
-// execute runs the call and encodes its answer, followed by a newline.
-// It does not escape <, > and & (nor U+2028 and U+2029) as json.Marshal
-// does, so that a json.RawMessage in the answer, such as a trust
-// answer's inline receipt, reaches the client as the bytes it holds: a
-// receipt's signed bytes, not another spelling of them. The answer is
-// application/json, served with nosniff, as problems are.
+// execute runs the call and encodes its answer (see marshal: a trust
+// answer's inline receipt is its bytes as issued).
 func (s *Server) execute(r *http.Request, run Run) *StoredResponse {
 	resp, err := run(r.Context())
 	if err == nil && resp == nil {
@@ -131,13 +125,11 @@ func (s *Server) execute(r *http.Request, run Run) *StoredResponse {
 	if err != nil {
 		return problemResponse(r, s.toProblem(r, err), "")
 	}
-	var body bytes.Buffer
-	enc := json.NewEncoder(&body)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(resp); err != nil {
+	body, err := marshal(resp)
+	if err != nil {
 		return problemResponse(r, s.toProblem(r, fmt.Errorf("%s: encoding response: %w", s.cfg.Name, err)), "")
 	}
-	return &StoredResponse{Status: http.StatusOK, ContentType: "application/json", Body: body.Bytes()}
+	return &StoredResponse{Status: http.StatusOK, ContentType: "application/json", Body: append(body, '\n')}
 }
 
 // errNilResponse reports a Run that returned neither an answer nor an

@@ -235,7 +235,7 @@ func build(id string, at time.Time, terms Terms, p *Params) (*Receipt, error) {
 			cc.Points = nonNil(cc.Points)
 			ps.Calibration = &cc
 		}
-		ps.Leader, ps.Dissent = copyOf(ps.Leader), copyOf(ps.Dissent)
+		ps.Leader, ps.Dissent, ps.Lone = copyOf(ps.Leader), copyOf(ps.Dissent), copyOf(ps.Lone)
 		if pl := ps.Plurality; pl != nil {
 			cp := *pl
 			cp.Groups = slices.Clone(pl.Groups)

@@ -22,6 +22,23 @@ type PolicySnapshot struct {
 	// confidence from its groups of equal answers, those groups and the
 	// chance that two wrong answers coincide; absent otherwise.
 	Plurality *PluralitySnapshot `json:"plurality,omitempty"`
+	// Lone is, when the issuer's adaptive tier may settle a call on one
+	// answer (an escalation threshold) and the call ended on one answer
+	// with none against it, the threshold and the confidence that answer
+	// reported; absent otherwise.
+	Lone *LoneSnapshot `json:"lone,omitempty"`
+}
+
+// LoneSnapshot is policy_snapshot.lone: what adaptive's stop settled, or
+// declined to settle, one answer alone on, so that the decision can be
+// checked: one answer with none against it is accepted exactly when
+// Confidence is at least Threshold.
+type LoneSnapshot struct {
+	// Threshold is the issuer's escalation threshold: the confidence one
+	// answer must report to settle the call alone.
+	Threshold float64 `json:"threshold" validate:"gt=0,lte=1"`
+	// Confidence is the confidence the one answer's run reported.
+	Confidence float64 `json:"confidence" validate:"gte=0,lte=1"`
 }
 
 // PluralitySnapshot is policy_snapshot.plurality: what a delegation's

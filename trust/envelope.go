@@ -232,6 +232,13 @@ type Evidence struct {
 	// weighted tally the smaller of that and the weighted confidence.
 	// Absent otherwise.
 	Plurality *Plurality `json:"plurality,omitempty"`
+	// Lone is, when the service sets an escalation threshold
+	// ([WithEscalationThreshold]) and an adaptive call that no leader
+	// decided ended on one answer with none against it, that threshold
+	// and the confidence the answer reported: the call is accepted,
+	// settled by that run alone, exactly when the confidence is at least
+	// the threshold. Absent otherwise.
+	Lone *Lone `json:"lone,omitempty"`
 	// Grouping is how a delegation's outputs were grouped by meaning,
 	// with the threshold and every pair's similarity, when the service
 	// groups them ([WithGrouper]); absent otherwise.
@@ -260,6 +267,16 @@ type Plurality struct {
 	// Reliability is the mean reliability of the runs that answered, the
 	// rate at which the plurality's prior expects a run to be right.
 	Reliability float64 `json:"reliability"`
+}
+
+// Lone is what adaptive's stop settled, or declined to settle, one
+// answer alone on (Evidence.Lone).
+type Lone struct {
+	// Threshold is the service's escalation threshold
+	// ([WithEscalationThreshold], consensus.Stop.Lone).
+	Threshold float64 `json:"threshold"`
+	// Confidence is the confidence the one answer's run reported.
+	Confidence float64 `json:"confidence"`
 }
 
 // Disagreement is one replica that did not side with the outcome.

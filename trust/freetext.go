@@ -352,7 +352,7 @@ func (s *Service) judgedResponse(req *Request, steps []stepResult, runs []router
 			Agreement: v.Evidence.Agreement, Verdicts: make([]router.Label, len(runs)),
 			Disagreements: make([]Disagreement, len(v.Evidence.Disagreements)),
 			Redundancy:    len(runs), Launched: len(runs), Usage: router.TotalUsage(runs), Judging: judging,
-			Calibration: v.Evidence.Calibration, Leader: v.Evidence.Leader, Dissent: v.Evidence.Dissent,
+			Calibration: v.Evidence.Calibration, Leader: v.Evidence.Leader, Dissent: v.Evidence.Dissent, Lone: v.Evidence.Lone,
 		},
 	}
 	for _, st := range steps {
@@ -380,7 +380,7 @@ func (s *Service) judgedResponse(req *Request, steps []stepResult, runs []router
 	case StatusInvalid:
 		resp.Status, resp.Result, resp.Confidence = StatusRetry, json.RawMessage("null"), 0
 		resp.Evidence.Calibration = nil // 0 is read on no map
-		resp.Evidence.Leader, resp.Evidence.Dissent = nil, nil
+		resp.Evidence.Leader, resp.Evidence.Dissent, resp.Evidence.Lone = nil, nil, nil
 		resp.RetryInstructions = &RetryInstructions{Policy: stronger(req.Policy),
 			Reason: fmt.Sprintf("the judges rejected every candidate answer (%d of %d produced)", judged(judging), len(judging.Candidates))}
 	case StatusNeedsSpec:

@@ -60,7 +60,9 @@ func WithSessionPool(ids ...router.SessionID) Option {
 // (consensus.Stop's Lone); a run below it escalates. t must lie in
 // [0, 1]; 0, the default ([DefaultEscalationThreshold]), means that a
 // single run never settles a call, and adaptive starts with two runs at
-// once. With t > 0 it starts with one.
+// once. With t > 0 it starts with one, and a call that ends on one
+// answer with none against it records t and the confidence that answer
+// reported (Evidence.Lone), from which its verdict is recomputed.
 func WithEscalationThreshold(t float64) Option {
 	return func(s *Service) error {
 		if !(t >= 0 && t <= 1) {

@@ -71,6 +71,7 @@ func (s *Service) receiptParams(ctx context.Context, req *Request, resp *Respons
 			Leader:      leaderSnapshot(resp.Evidence.Leader),
 			Dissent:     leaderSnapshot(resp.Evidence.Dissent),
 			Plurality:   pluralitySnapshot(resp.Evidence.Plurality),
+			Lone:        loneSnapshot(resp.Evidence.Lone),
 		},
 		Consensus:      consensusSnapshot(final, final.key),
 		Refs:           refs,
@@ -171,4 +172,12 @@ func decisionReasons(resp *Response, final stepResult) []string {
 		reasons = append(reasons, resp.Evidence.Judging.reasons()...)
 	}
 	return reasons
+}
+
+// loneSnapshot is the receipt's copy of l; nil for nil.
+func loneSnapshot(l *Lone) *receipt.LoneSnapshot {
+	if l == nil {
+		return nil
+	}
+	return &receipt.LoneSnapshot{Threshold: l.Threshold, Confidence: l.Confidence}
 }

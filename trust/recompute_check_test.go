@@ -338,6 +338,8 @@ func (r *recomputeRig) checkStatus(c recomputeCall, resp *trust.Response, a, nv 
 	if a < 0 || ev.Leader != nil || ev.Dissent != nil {
 		return bad
 	}
+	lone, lbad := checkLone(c, resp, a, nv, r.escalation)
+	bad = append(bad, lbad...)
 	strict := a >= 2 && 2*a > nv
 	if c.mode != "delegation" {
 		switch c.policy {
@@ -350,7 +352,6 @@ func (r *recomputeRig) checkStatus(c recomputeCall, resp *trust.Response, a, nv 
 			if strict && !accepted {
 				bad.add("status", "%s: strict majority %d of %d, status %s", c.policy, a, nv, resp.Status)
 			}
-			lone := r.escalation && nv == 1 && c.policy == "adaptive"
 			if accepted && !strict && !lone {
 				if !r.repOn {
 					bad.add("status", "%s: accepted %s with %d of %d, reputation off", c.policy, resp.Status, a, nv)
@@ -377,7 +378,6 @@ func (r *recomputeRig) checkStatus(c recomputeCall, resp *trust.Response, a, nv 
 		if b := ev.Calibration; r.repOn && b != nil && (c.numeric || b.Tier == "adaptive") && !approxEqual(b.Uncalibrated, posteriorExact(ar, v-ar)) {
 			bad.add("evidence.calibration.uncalibrated", "9.2: Posterior(a, v − a) = Posterior(%d, %d) = %v, stated %v", ar, v-ar, posteriorExact(ar, v-ar), b.Uncalibrated)
 		}
-		lone := r.escalation && a == 1 && nv == 1
 		if want := ar >= 2 && resp.Confidence > trust.DefaultPluralityFloor; valid != want && !lone {
 			bad.add("status", "9.2: a = %d of v = %d, confidence %v: VALID is %v, status %s", ar, v, resp.Confidence, want, resp.Status)
 		}

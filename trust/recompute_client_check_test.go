@@ -193,7 +193,7 @@ func checkBasis(c recomputeCall, resp *trust.Response, a, v int) mismatches {
 
 // checkStatusAlone checks the status against the tier's rule from the
 // counts (9.2, 9.3).
-func checkStatusAlone(c recomputeCall, resp *trust.Response, a, v int, escalation bool) mismatches {
+func checkStatusAlone(c recomputeCall, resp *trust.Response, a, v int, threshold float64) mismatches {
 	var bad mismatches
 	ev := resp.Evidence
 	if (resp.Status == trust.StatusRetry || resp.Status == trust.StatusNeedsSpec) != (resp.RetryInstructions != nil) {
@@ -202,12 +202,12 @@ func checkStatusAlone(c recomputeCall, resp *trust.Response, a, v int, escalatio
 	if ev.Leader != nil || ev.Dissent != nil {
 		return bad
 	}
+	lone, lbad := checkLone(c, resp, a, v, threshold)
+	bad = append(bad, lbad...)
 	ok := accepted(c.mode, resp.Status)
 	strict := a >= 2 && 2*a > v
 	switch {
 	case c.mode == "delegation" && c.policy == "adaptive":
-		// One run alone settles a call only at the escalation threshold.
-		lone := escalation && a == 1 && v == 1
 		if want := a >= 2 && resp.Confidence > trust.DefaultPluralityFloor; ok != want && !lone {
 			bad.add("status", "9.2: a = %d of v = %d, confidence %v: VALID %v, status %s", a, v, resp.Confidence, want, resp.Status)
 		}
@@ -230,6 +230,60 @@ func checkStatusAlone(c recomputeCall, resp *trust.Response, a, v int, escalatio
 		}
 	}
 	return bad
+}
+
+// checkLone checks 9.2's lone stop from the response alone. When the
+// host set an escalation threshold (threshold > 0), an adaptive call that no leader
+// decided and that ended on one answer (a = v = 1) records in
+// evidence.lone the threshold and the confidence its run reported, and
+// has the status of that answer's verdict exactly when the confidence is
+// at least the threshold, else no verdict; any other call records none.
+// It reports whether the lone stop decided the status.
+func checkLone(c recomputeCall, resp *trust.Response, a, v int, threshold float64) (bool, mismatches) {
+	var bad mismatches
+	ev, l := resp.Evidence, resp.Evidence.Lone
+	applies := threshold > 0 && c.policy == "adaptive" && ev.Leader == nil && ev.Dissent == nil && a == 1 && v == 1
+	switch {
+	case !applies && l != nil:
+		bad.add("evidence.lone", "%+v on a %s call of %d of %d votes that no escalation threshold decided", *l, c.policy, a, v)
+	case applies && l == nil:
+		bad.add("evidence.lone", "absent on an adaptive call that ended on one answer under an escalation threshold")
+	case applies:
+		if l.Threshold != threshold {
+			bad.add("evidence.lone.threshold", "%v; the host set %v", l.Threshold, threshold)
+		}
+		var label router.Label
+		for _, vl := range ev.Verdicts {
+			if !failedLabel(vl) && vl != router.LabelCancelled {
+				label = vl
+			}
+		}
+		if want := loneStatus(c.mode, label, l.Confidence >= l.Threshold); resp.Status != want {
+			bad.add("status", "9.2: one answer %s reporting confidence %v at escalation threshold %v: %s, want %s", label, l.Confidence, l.Threshold, resp.Status, want)
+		}
+	}
+	return applies, bad
+}
+
+// loneStatus is the status of a call of mode that ended on one answer
+// labelled l: that answer's verdict when the escalation threshold settled
+// it, else none.
+func loneStatus(mode string, l router.Label, settled bool) trust.Status {
+	switch {
+	case mode == "delegation" && settled:
+		return trust.StatusValid
+	case mode == "delegation":
+		return trust.StatusRetry
+	case mode == "arbitration" && settled && l == router.Label(router.VerdictValid):
+		return trust.StatusSellerValid
+	case mode == "arbitration" && settled && l == router.Label(router.VerdictInvalid):
+		return trust.StatusSellerInvalid
+	case mode == "arbitration":
+		return trust.StatusInconclusive
+	case settled && (l == router.Label(router.VerdictValid) || l == router.Label(router.VerdictInvalid) || l == router.Label(router.VerdictNeedsSpec)):
+		return trust.Status(l)
+	}
+	return trust.StatusRetry
 }
 
 // checkReceiptAlone checks the receipt against the response: the same
@@ -264,6 +318,13 @@ func checkReceiptAlone(c recomputeCall, repOn bool, resp *trust.Response) mismat
 	}
 	if diff := cmp.Diff(ev.Plurality, pp); diff != "" {
 		bad.add("receipt.policy_snapshot.plurality", "differs from evidence.plurality (-evidence +receipt):\n%s", diff)
+	}
+	var pl *trust.Lone
+	if q := ps.Lone; q != nil {
+		pl = &trust.Lone{Threshold: q.Threshold, Confidence: q.Confidence}
+	}
+	if diff := cmp.Diff(ev.Lone, pl); diff != "" {
+		bad.add("receipt.policy_snapshot.lone", "differs from evidence.lone (-evidence +receipt):\n%s", diff)
 	}
 	if cs.Strategy == "median" && cs.Tolerance != nil {
 		// 6.6: the aggregate is the lower median of the numbers, the

@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/vouchkit/vouch/consensus"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
@@ -94,6 +96,56 @@ func TestRecompute_client(t *testing.T) {
 	}
 }
 
+// TestRecompute_clientLoneStop runs adaptive calls on one session, whose
+// one answer reports fakeConfidence, through trust.Client against
+// trust.NewHandler, at escalation thresholds it reaches and does not:
+// evidence.lone and the receipt's policy_snapshot.lone record the
+// threshold and the confidence the run reported, from which the status
+// recomputes (the answer's verdict exactly when the confidence reaches
+// the threshold), and a service without a threshold records neither.
+func TestRecompute_clientLoneStop(t *testing.T) {
+	ctx := context.Background()
+	for _, threshold := range []float64{0, 0.65, 0.75} {
+		for _, repOn := range []bool{false, true} {
+			var opts []trust.Option
+			if threshold > 0 {
+				opts = append(opts, trust.WithEscalationThreshold(threshold))
+			}
+			panel := []fakeSession{{verdict: router.VerdictInvalid, text: "red", num: 42}}
+			rig := newRecomputeRig(t, panel, repOn, nil, opts...)
+			rig.escalation = threshold
+			cl := newClient(t, rig.srv.URL)
+			for _, kind := range []string{"validation", "text", "number"} {
+				mode := "delegation"
+				if kind == "validation" {
+					mode = kind
+				}
+				what := fmt.Sprintf("threshold %v reputation=%v %s", threshold, repOn, kind)
+				c := recomputeRequest(mode, "adaptive", kind == "number", false)
+				var req trust.Request
+				if err := json.Unmarshal(c.body, &req); err != nil {
+					t.Fatal(err)
+				}
+				resp, err := cl.Call(ctx, &req)
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				var want *trust.Lone
+				if threshold > 0 {
+					want = &trust.Lone{Threshold: threshold, Confidence: fakeConfidence}
+				}
+				if d := cmp.Diff(want, resp.Evidence.Lone); d != "" {
+					t.Errorf("%s: evidence.lone (-want +got):\n%s", what, d)
+				}
+				bad := append(fromResponse(c, rig, resp), sentByWorkers(rig, c, resp)...)
+				for _, m := range bad {
+					t.Errorf("%s: %s: %s\n  evidence: %s", what, m.field, m.detail, evidenceJSON(resp))
+				}
+			}
+		}
+	}
+}
+
 // clientKinds are the calls of each round: a validation, and delegations
 // of text, of a number, and of text judged by validations (9.4).
 var clientKinds = []string{"validation", "text", "number", "judged"}
@@ -117,7 +169,9 @@ func recomputeOverClient(t *testing.T, name string, repOn bool) {
 		opts = append(opts, trust.WithEscalationThreshold(0.65))
 	}
 	rig := newRecomputeRig(t, clientPanels[name], repOn, eopts, opts...)
-	rig.escalation = name == "split"
+	if name == "split" {
+		rig.escalation = 0.65
+	}
 	cl := newClient(t, rig.srv.URL)
 	truth := router.VerdictValid
 	if name == "one-right" {
@@ -166,7 +220,7 @@ func recomputeOverClient(t *testing.T, name string, repOn bool) {
 				covered[kind+"/"+policy]++
 				ev := resp.Evidence
 				for k, ok := range map[string]bool{"cancelled": ev.Cancelled > 0, "leader": ev.Leader != nil, "grouped": ev.Grouping != nil, "judged": ev.Judging != nil,
-					"points": ev.Calibration != nil && len(ev.Calibration.Points) > 0} {
+					"points": ev.Calibration != nil && len(ev.Calibration.Points) > 0, "lone": ev.Lone != nil} {
 					if ok {
 						covered[k]++
 					}
@@ -203,7 +257,7 @@ func recomputeOverClient(t *testing.T, name string, repOn bool) {
 		}
 	}
 	want := map[string]bool{"points": repOn, "grouped": name == "paraphrase", "leader": repOn && name == "one-right", "judged": true,
-		"cancelled": name == "unanimous-slow-tail" || name == "late-dissent"}
+		"cancelled": name == "unanimous-slow-tail" || name == "late-dissent", "lone": name == "split"}
 	for k, w := range want {
 		if w && covered[k] == 0 {
 			t.Errorf("no response with %s (covered %v)", k, covered)
@@ -284,6 +338,9 @@ func sentByWorkers(rig *recomputeRig, c recomputeCall, resp *trust.Response) mis
 		if l != want && l != router.LabelCancelled && !(want == router.LabelTimeout && l == router.LabelError) {
 			bad.add("evidence.verdicts", "run %d on session %d labelled %s; its worker sent %s", i, sess[i], l, want)
 		}
+	}
+	if l := ev.Lone; l != nil && l.Confidence != fakeConfidence {
+		bad.add("evidence.lone.confidence", "%v; the one answer's worker reported %v", l.Confidence, fakeConfidence)
 	}
 	if c.mode != "delegation" || len(resp.Result) == 0 || string(resp.Result) == "null" {
 		return bad

@@ -112,6 +112,9 @@ func (r *recomputeRig) checkReceipt(c recomputeCall, resp *trust.Response, sess 
 	if p, q := ev.Plurality, ps.Plurality; (p == nil) != (q == nil) || (p != nil && (!slices.Equal(p.Groups, q.Groups) || p.Coincidence != q.Coincidence || p.Reliability != q.Reliability)) {
 		bad.add("receipt.policy_snapshot.plurality", "%+v, evidence %+v", q, p)
 	}
+	if l, q := ev.Lone, ps.Lone; (l == nil) != (q == nil) || (l != nil && (l.Threshold != q.Threshold || l.Confidence != q.Confidence)) {
+		bad.add("receipt.policy_snapshot.lone", "%+v, evidence %+v", q, l)
+	}
 	if refs := rc.CortensorRefs; refs == nil {
 		bad.add("receipt.cortensor_refs", "absent")
 	} else {

@@ -57,6 +57,9 @@ func (b fakeSession) String() string {
 	return fmt.Sprintf("%s/%s/%v/%v", b.verdict, b.text, b.num, b.delay)
 }
 
+// fakeConfidence is the confidence every answer of a fake session reports.
+const fakeConfidence = 0.7
+
 // errFakeSession is what a failing fake session answers.
 var errFakeSession = errors.New("fake session fails")
 
@@ -87,11 +90,11 @@ func (b fakeSession) worker() router.Worker {
 		if job.Kind == router.KindDelegate {
 			s, _ := job.Input.String()
 			if strings.HasPrefix(s, "num:") {
-				return &router.Result{Output: b.num, Confidence: 0.7, Usage: u}, nil
+				return &router.Result{Output: b.num, Confidence: fakeConfidence, Usage: u}, nil
 			}
-			return &router.Result{Output: b.text, Confidence: 0.7, Usage: u}, nil
+			return &router.Result{Output: b.text, Confidence: fakeConfidence, Usage: u}, nil
 		}
-		return &router.Result{Verdict: b.verdict, Confidence: 0.7, Reasons: []string{"says " + string(b.verdict)}, Usage: u}, nil
+		return &router.Result{Verdict: b.verdict, Confidence: fakeConfidence, Reasons: []string{"says " + string(b.verdict)}, Usage: u}, nil
 	})
 }
 
@@ -104,8 +107,8 @@ type recomputeRig struct {
 	svc        *trust.Service
 	srv        *httptest.Server
 	verifier   *receipt.Verifier
-	repOn      bool // the service keeps reputation
-	escalation bool // the service has an escalation threshold: adaptive may answer a lone run
+	repOn      bool    // the service keeps reputation
+	escalation float64 // the service's escalation threshold (0: none): adaptive may answer a lone run
 }
 
 // newRecomputeRig starts a rig over behs, with reputation on or off, the

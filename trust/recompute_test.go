@@ -58,9 +58,10 @@ func TestRecompute_randomized(t *testing.T) {
 		if panel%4 == 1 {
 			eopts = append(eopts, router.WithFailureMode(consensus.FailuresNegative))
 		}
-		escalation := panel%5 == 3
-		if escalation {
-			topts = append(topts, trust.WithEscalationThreshold(0.65))
+		escalation := 0.0
+		if panel%5 == 3 {
+			escalation = 0.65
+			topts = append(topts, trust.WithEscalationThreshold(escalation))
 		}
 		rig := newRecomputeRig(t, behs, repOn, eopts, topts...)
 		rig.escalation = escalation

@@ -29,6 +29,7 @@ func (s *Service) respond(req *Request, steps []stepResult, final stepResult, tr
 			Leader:        final.lead,
 			Dissent:       final.dissent,
 			Plurality:     final.plurality,
+			Lone:          final.lone,
 			Grouping:      final.grouping,
 		},
 	}

@@ -36,6 +36,7 @@ type stepResult struct {
 	lead       *reputation.Lead // the leader's record, on the step of its lone run
 	dissent    *reputation.Lead // the record of the session whose lone verdict the dissent rule answered
 	plurality  *Plurality       // what a plurality's confidence was stated from
+	lone       *Lone            // what the stop settled one answer alone on, or declined to
 }
 
 // runOn makes the router call of one rung: on session id alone when id is

@@ -71,6 +71,9 @@ func (s *Service) tally(ctx context.Context, req *Request, steps []stepResult, c
 	if d.Groups != nil {
 		final.plurality = &Plurality{Groups: d.Groups, Coincidence: d.Coincidence, Reliability: d.Reliability}
 	}
+	if d.Lone != nil {
+		final.lone = &Lone{Threshold: s.threshold, Confidence: *d.Lone}
+	}
 	if led {
 		final.lead = steps[0].lead
 	}

@@ -49,6 +49,12 @@ type Decision struct {
 	// the record of the session whose lone verdict it answers; nil
 	// otherwise.
 	Dissent *reputation.Lead
+	// Lone is, when the escalation threshold is set (Rules.Lone) and an
+	// adaptive call that no leader decided ended on one answer with
+	// none against it, the confidence that answer reported: the stop
+	// settles such a call alone, and the call is accepted, exactly when
+	// it is at least Rules.Lone (consensus.Stop.Lone). Nil otherwise.
+	Lone *float64
 }
 
 // Decide returns what a finished call that ran t states, on the maps m
@@ -103,6 +109,9 @@ func (r Rules) Decide(m *Maps, t Tally) (Decision, error) {
 		d.Confidence, d.Basis = y, &basis
 	}
 	d.Accepted = t.Led || r.Decides(out, cal, d.Confidence)
+	if c, ok := r.loneVote(out); ok && !t.Led {
+		d.Lone = &c
+	}
 	if t.Led || m == nil {
 		return d, nil
 	}

@@ -207,6 +207,18 @@ func (r Rules) Stop(cal *reputation.Calibration) consensus.Stop {
 	return st
 }
 
+// loneVote returns the confidence the one answer of out reported, and
+// true, when the escalation threshold is set and out, the tally of an
+// adaptive call, holds one answer and none against it: the tally Stop
+// settles alone exactly when that confidence is at least Lone. It
+// returns false otherwise.
+func (r Rules) loneVote(out consensus.Outcome) (float64, bool) {
+	if r.Tier != Adaptive || r.Lone <= 0 || out.Agreeing != 1 || out.Against != 0 || out.Winner < 0 || out.Winner >= len(out.Votes) {
+		return 0, false
+	}
+	return out.Votes[out.Winner].Confidence, true
+}
+
 // read returns the confidence cal states for a call of score x and
 // conservative number c, and its basis: an open answer's is held below
 // the map's lowest point (reputation.Calibration.HeldBasis), as its

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/receipt"
@@ -25,9 +26,11 @@ import (
 // answer that does not decode, that lacks a member the interface always
 // writes (status, confidence, evidence and trace_id of a Response; null or
 // {} would read as a status of ""), or that gives a member twice or one
-// field under two names of different case, or whose numbers are out of
-// their bounds (a confidence or agreement outside [0, 1], counts of runs
-// that are negative or add up to more than were launched), wraps
+// field under two names of different case, whose status is not one the
+// request's mode answers (see [Status]: "" or SELLER_VALID to a
+// validation, say), or whose numbers are out of their bounds (a
+// confidence or agreement outside [0, 1], counts of runs that are
+// negative or add up to more than were launched), wraps
 // router.ErrMalformedResponse and names the member; a transport failure,
 // after retries, wraps the cause, and a done context gives the context's
 // error. A status of RETRY, NEEDS_SPEC or INCONCLUSIVE is an answer, never
@@ -158,18 +161,33 @@ func (c *Client) Call(ctx context.Context, req *Request) (*Response, error) {
 	if err := c.core.Do(ctx, call, &resp); err != nil {
 		return nil, err
 	}
-	if err := checkAnswer(&resp); err != nil {
+	if err := checkAnswer(req.Mode, &resp); err != nil {
 		return nil, fmt.Errorf("trust: call response: %w: %v", router.ErrMalformedResponse, err)
 	}
 	return &resp, nil
 }
 
-// checkAnswer checks the numbers of a trust service's answer, which an
-// agent may act on: a confidence and an agreement in [0, 1], and counts
-// of runs that are not negative and add up.
-func checkAnswer(r *Response) error {
+// modeStatuses lists the statuses a call of mode answers; nil for a mode
+// the interface does not know.
+func modeStatuses(mode Mode) []Status {
+	switch mode {
+	case ModeDelegation, ModeValidation:
+		return []Status{StatusValid, StatusInvalid, StatusRetry, StatusNeedsSpec}
+	case ModeArbitration:
+		return []Status{StatusSellerValid, StatusSellerInvalid, StatusInconclusive}
+	}
+	return nil
+}
+
+// checkAnswer checks a trust service's answer to a call of mode, which
+// an agent may act on: a status the mode answers, a confidence and an
+// agreement in [0, 1], and counts of runs that are not negative and add
+// up.
+func checkAnswer(mode Mode, r *Response) error {
 	e := &r.Evidence
-	switch {
+	switch want := modeStatuses(mode); {
+	case want != nil && !slices.Contains(want, r.Status):
+		return fmt.Errorf("status %q is not a status of %s (%v)", r.Status, mode, want)
 	case !(r.Confidence >= 0 && r.Confidence <= 1):
 		return fmt.Errorf("confidence %v is outside [0, 1]", r.Confidence)
 	case !(e.Agreement >= 0 && e.Agreement <= 1):

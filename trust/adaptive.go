@@ -283,10 +283,18 @@ func refused(err error) bool {
 	return false
 }
 
+// failed reports whether l is the label of a run that gave no answer.
+func failed(l router.Label) bool {
+	return l == router.LabelError || l == router.LabelTimeout || l == router.LabelCancelled
+}
+
 // failedRun is the step of a router call of one replica that erred: the
 // run the error's evidence holds, or else a run labelled TIMEOUT (a 504,
 // or a call the caller's deadline cut short) or ERROR on the session
-// asked for.
+// asked for. A failed call is no vote: only a disagreement's evidence
+// keeps a run that answered, and a run of another failure's evidence
+// (a remote router's, which the Client does not check) that claims an
+// answer is labelled as the failure, its answer dropped.
 func failedRun(err error, mode Mode, id router.SessionID, tier router.Tier) stepResult {
 	route := "/api/v3/validate"
 	if mode == ModeDelegation {
@@ -299,13 +307,18 @@ func failedRun(err error, mode Mode, id router.SessionID, tier router.Tier) step
 	if errors.As(err, &p) && len(p.Extra) > 0 {
 		_ = json.Unmarshal(p.Extra, &extra) // evidence is best kept, not required
 	}
+	label := router.LabelError
+	if p != nil && p.Status == http.StatusGatewayTimeout || errors.Is(err, context.DeadlineExceeded) {
+		label = router.LabelTimeout // a remote router's call cut short by the caller's deadline, too
+	}
 	runs := extra.Runs
-	if len(runs) != 1 {
-		label := router.LabelError
-		if p != nil && p.Status == http.StatusGatewayTimeout || errors.Is(err, context.DeadlineExceeded) {
-			label = router.LabelTimeout // a remote router's call cut short by the caller's deadline, too
-		}
+	switch {
+	case len(runs) != 1:
 		runs = []router.Run{{SessionID: id, Label: label, Error: err.Error()}}
+	case p.Code != problem.CodeDisagreement && !failed(runs[0].Label):
+		r := &runs[0]
+		r.Label, r.Error = label, err.Error()
+		r.Output, r.Reasons, r.Confidence = nil, nil, 0
 	}
 	st := stepResult{runs: runs, verdicts: []router.Label{runs[0].Label}}
 	st.step = newStep(route, rung{tier, 1, router.DisagreeBestEffort}, "", "", st)

@@ -28,7 +28,11 @@ import (
 // or fact-check answer that breaks the contract: a verdict or a replica's
 // label its operation does not give, a confidence, agreement or
 // reliability outside [0, 1], a negative weight, a replica out of range
-// or given twice. A transport
+// or given twice. The evidence such a call's problem carries in extra
+// (a 409 disagreement's, say: {"runs":[...],"consensus":{...}}) is held
+// to the same contract, since a trust service counts its runs as votes:
+// evidence that breaks it, or that does not decode, makes the call's
+// error one wrapping ErrMalformedResponse, not the *Error. A transport
 // failure, after retries, is an error wrapping the cause, and a done
 // context gives the context's error. A verdict of INVALID or RETRY is a
 // result, never an error.
@@ -238,7 +242,7 @@ func roundTrip[Resp, Req any](ctx context.Context, c *Client, op Operation, req 
 	}
 	var resp Resp
 	if err := c.do(ctx, op, c.variantOf(ctx), req, &resp); err != nil {
-		return nil, err
+		return nil, checkProblem(op, err)
 	}
 	if a, ok := any(&resp).(answerCheck); ok {
 		if err := a.check(); err != nil {

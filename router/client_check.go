@@ -1,8 +1,12 @@
 package router
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/vouchkit/vouch/internal/httpapi"
 )
 
 // answerCheck is an answer the Client checks against the contract once it
@@ -26,6 +30,58 @@ func (r *DelegateV3Response) check() error {
 		return err
 	}
 	return checkRuns(r.Evidence.Runs, []Label{LabelOK}, r.Consensus.Replicas)
+}
+
+// answerLabels returns the labels of the replicas that answered op, for
+// the operations whose answers the Client checks; nil for the others.
+func answerLabels(op Operation) []Label {
+	var verdicts []Verdict
+	switch op {
+	case OpDelegateV3:
+		return []Label{LabelOK}
+	case OpValidateV3:
+		verdicts = validVerdicts[KindValidate]
+	case OpFactcheck, OpFactcheckV1:
+		verdicts = validVerdicts[KindFactcheck]
+	default:
+		return nil
+	}
+	labels := make([]Label, len(verdicts))
+	for i, v := range verdicts {
+		labels[i] = Label(v)
+	}
+	return labels
+}
+
+// checkProblem returns err, the error of a call of op, unless it is a
+// problem whose extra, the evidence of a version 3 or fact-check call
+// ({"runs":[...],"consensus":{...}}), breaks the contract the answer's
+// evidence keeps: then an error wrapping ErrMalformedResponse that names
+// what is wrong, and not the problem, whose runs a trust service would
+// count as votes.
+func checkProblem(op Operation, err error) error {
+	var p *Error
+	labels := answerLabels(op)
+	if labels == nil || !errors.As(err, &p) || len(p.Extra) == 0 {
+		return err
+	}
+	var ev struct {
+		Runs      []Run             `json:"runs"`
+		Consensus ConsensusResponse `json:"consensus"`
+	}
+	cerr := json.Unmarshal(p.Extra, &ev)
+	if cerr == nil {
+		cerr = httpapi.CheckAnswer(p.Extra, &ev)
+	}
+	if cerr == nil {
+		if cerr = checkConsensus(&ev.Consensus, labels); cerr == nil {
+			cerr = checkRuns(ev.Runs, labels, ev.Consensus.Replicas)
+		}
+	}
+	if cerr != nil {
+		return fmt.Errorf("router: %s problem %d %s: %w: extra: %v", op, p.Status, p.Code, ErrMalformedResponse, cerr)
+	}
+	return err
 }
 
 // checkVerdictAnswer checks a validate or fact-check answer of kind: its

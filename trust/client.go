@@ -213,7 +213,9 @@ func (c *Client) authHeader(v router.Variant) http.Header {
 // signature covers, to check with a receipt.Verifier or read with
 // receipt.Parse. The service answers a receipt that is unknown, expired
 // or not visible to the caller with the same 404 *Error; an answer that
-// is not an object with a receipt_id wraps router.ErrMalformedResponse.
+// is not an object whose receipt_id is id (a server, or a cache before
+// it, answering with another receipt, whose signature verifies as well)
+// wraps router.ErrMalformedResponse.
 // The API key is sent whatever the Client's variant: the endpoint is
 // authenticated.
 func (c *Client) FetchReceipt(ctx context.Context, id string) (json.RawMessage, error) {
@@ -225,6 +227,13 @@ func (c *Client) FetchReceipt(ctx context.Context, id string) (json.RawMessage, 
 		Header: c.authHeader(router.VariantNormal), Required: []string{"receipt_id"}}
 	if err := c.core.Do(ctx, call, &data); err != nil {
 		return nil, err
+	}
+	var r struct {
+		ReceiptID json.RawMessage `json:"receipt_id"`
+	}
+	var got string
+	if json.Unmarshal(data, &r) != nil || json.Unmarshal(r.ReceiptID, &got) != nil || got != id {
+		return nil, fmt.Errorf("trust: fetch receipt response: %w: receipt_id %.80s is not %q", router.ErrMalformedResponse, r.ReceiptID, id)
 	}
 	return data, nil
 }

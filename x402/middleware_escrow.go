@@ -304,6 +304,14 @@ func (pw *paywall) finish(ctx context.Context, r *http.Request, p *PaymentPayloa
 			response = problemResponse(problem.New(http.StatusPaymentRequired, problem.CodePaymentRequired,
 				"the payment's verdict could not be confirmed, and its hold stands: nothing is captured yet; send the same payment again to receive the answer once it is captured, or to learn that the hold was voided"))
 		}
+	case unconfirmed && d.State != EscrowHeld:
+		// A recovery voided the payment without a verdict while its work
+		// ran (Decide returns it as it stands): the answer is not bought,
+		// and not sent, and the payer is told so, as its retry is
+		// (undecided).
+		response = problemResponse(problem.Newf(http.StatusPaymentRequired, problem.CodePaymentRequired,
+			"the payment was %s without a verdict: nothing was bought", d.State))
+		o.Response = response
 	case unconfirmed:
 		// The hold is voided: the answer is not bought, and not sent.
 		response = problemResponse(problem.New(http.StatusPaymentRequired, problem.CodePaymentRequired,

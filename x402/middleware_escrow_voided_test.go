@@ -1,6 +1,7 @@
 package x402_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -60,5 +61,37 @@ func TestMiddleware_escrowVoidedWhileWorking(t *testing.T) {
 	payer, _ := s.balances()
 	if diff := cmp.Diff([]any{x402.EscrowVoided, "", "", int64(openBalance), int32(1)}, []any{p.State, p.Verdict, p.Capture, payer, s.runs.Load()}); diff != "" {
 		t.Errorf("payment state, verdict, capture, payer's balance, handler runs (-want +got):\n%s", diff)
+	}
+}
+
+// The payment that a recovery voided while its work ran is answered as
+// its retries are: it was voided without a verdict, and nothing was
+// bought. Before, its first use was told that its verdict could not be
+// recorded, "so" its hold was voided, as if the server had voided it.
+func TestMiddleware_escrowVoidedWhileWorkingSaysSo(t *testing.T) {
+	var s *escrowServer
+	authorizer, _ := evm.ParsePrivateKey(acAuthorizerKey)
+	s = newEscrowServerWith(t, openBalance, nil, func(w http.ResponseWriter, r *http.Request) {
+		rec := &escrow.Recovery{Ledger: s.ledger, Facilitator: s.escrow, Authorizer: evm.ReceiverAuthorizer{Key: authorizer}, Grace: time.Nanosecond}
+		if _, err := rec.Finish(r.Context()); err != nil {
+			t.Error(err)
+		}
+		w.Write([]byte("Paris"))
+	}, nil, evm.TransferEIP3009)
+	proof := s.proof(t)
+	var got []string
+	for range 2 {
+		resp, body := s.paid(t, proof)
+		var p struct {
+			Detail string `json:"detail"`
+		}
+		if err := json.Unmarshal([]byte(body), &p); err != nil {
+			t.Fatalf("%d %q: %v", resp.StatusCode, body, err)
+		}
+		got = append(got, p.Detail)
+	}
+	want := "the payment was voided without a verdict: nothing was bought"
+	if diff := cmp.Diff([]string{want, want}, got); diff != "" {
+		t.Errorf("the use and retry of a payment voided while its work ran (-want +got):\n%s", diff)
 	}
 }

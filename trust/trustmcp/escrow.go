@@ -105,6 +105,12 @@ func (pw *paywall) finishEscrow(ctx context.Context, price x402.Price, res x402.
 	switch {
 	case unkept:
 		answer = pw.refuse(price, res, "the result could not be kept, so its hold was voided: nothing was bought", &sr)
+	case unconfirmed && d.State != x402.EscrowHeld:
+		// A recovery voided the payment without a verdict while the tool
+		// ran (Decide returns it as it stands): the result is not bought,
+		// and not returned, and the payer is told so, as its retry is
+		// (completePending).
+		answer = pw.refuse(price, res, fmt.Sprintf("the payment was %s without a verdict: nothing was bought", d.State), &sr)
 	case unconfirmed:
 		// The hold is voided: the result is not bought, and not
 		// returned.

@@ -28,9 +28,9 @@ const (
 	// CANCELLED when the buyer's request was cancelled before it did (the
 	// buyer hung up), or ERROR when it could not run.
 	HeaderStatus = "Vouch-Status"
-	// HeaderReceipt carries the id of the validation's receipt. A buyer
-	// asks for one by sending it in the request with the value "detached"
-	// or "inline".
+	// HeaderReceipt carries the id of the validation's receipt, which is
+	// the seller's (see [Gate]). A buyer asks for one by sending it in
+	// the request with the value "detached" or "inline".
 	HeaderReceipt = "Vouch-Receipt"
 )
 
@@ -121,7 +121,17 @@ func (rt Route) Judge(ctx context.Context, input router.Input, claim json.RawMes
 // spec), and delivered and settled only when the status is VALID.
 //
 // The buyer sees why it was or was not charged: every answer carries
-// Vouch-Status, and Vouch-Receipt when the buyer asked for a receipt. A
+// Vouch-Status, and Vouch-Receipt when the buyer asked for a receipt.
+// That receipt is the seller's: it is issued to the caller rt.Caller
+// makes its calls as (for a trust.Client, the integration its key names;
+// for an in-process trust.Service, the caller the request's context
+// names with trust.WithCaller, else trust.DefaultCaller), which may fetch
+// it and alone may report the validation's outcome (as [Disputes] does).
+// The buyer, known to the route only by its payment and holding no
+// credential of the trust service, gets its id alone, "inline" as
+// "detached": a reference to cite, in a dispute say. A seller whose
+// buyers should read the receipt shares it with them (rt.Receipt's
+// visibility and counterparties). A
 // refusal settles nothing and carries no payment header; it is an RFC
 // 9457 problem:
 //

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
@@ -45,5 +46,23 @@ func TestRoute_Judge_nilResponse(t *testing.T) {
 	j := trustpay.Route{Caller: nilCaller{}}.Judge(t.Context(), router.NewStringInput("2+2"), json.RawMessage(`"4"`), receipt.Request{})
 	if j.Status != trustpay.StatusError || j.Err == nil || !strings.Contains(j.Err.Error(), "nil response") {
 		t.Errorf("Judge = %+v, want StatusError naming the nil response", j)
+	}
+}
+
+// TestGate_receiptIsTheSellers: the receipt of a gated answer's
+// validation is the seller's, issued to the caller its trust service is
+// called as (here an in-process service, whose caller is
+// trust.DefaultCaller), never to the buyer, whom the route knows only by
+// its payment; the buyer gets its id.
+func TestGate_receiptIsTheSellers(t *testing.T) {
+	s := newSeller(t, 0)
+	a := s.buy(t, "Refunds within 30 days, at most 2 a year.", true)[0]
+	id := a.header.Get(trustpay.HeaderReceipt)
+	rec, err := s.receipts.Get(t.Context(), id, time.Now())
+	if err != nil {
+		t.Fatalf("Vouch-Receipt %q: %v", id, err)
+	}
+	if rec.Owner != trust.DefaultCaller {
+		t.Errorf("the receipt's owner is %q, want the seller's caller %q", rec.Owner, trust.DefaultCaller)
 	}
 }

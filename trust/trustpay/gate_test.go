@@ -54,6 +54,12 @@ func keepsFigures(ctx context.Context, job *router.Job) (*router.Result, error) 
 
 func service(t *testing.T) *trust.Service {
 	t.Helper()
+	return serviceOn(t, &receipt.MemStore{})
+}
+
+// serviceOn is service keeping its receipts in store.
+func serviceOn(t *testing.T, store receipt.Store) *trust.Service {
+	t.Helper()
 	var ss []router.Session
 	for id := range 5 {
 		ss = append(ss, router.Session{ID: router.SessionID(id + 1), Worker: router.WorkerFunc(keepsFigures)})
@@ -63,7 +69,7 @@ func service(t *testing.T) *trust.Service {
 		t.Fatal(err)
 	}
 	key := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32))
-	svc, err := trust.New(engine, trust.WithReceipts(&receipt.Issuer{Store: &receipt.MemStore{}}), trust.WithSigningKey(key))
+	svc, err := trust.New(engine, trust.WithReceipts(&receipt.Issuer{Store: store}), trust.WithSigningKey(key))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,8 +81,9 @@ func service(t *testing.T) *trust.Service {
 // requests), the whole request, or "slow".
 type sellerServer struct {
 	*httptest.Server
-	fac  *evm.Facilitator
-	runs atomic.Int32
+	fac      *evm.Facilitator
+	receipts *receipt.MemStore // the trust service's
+	runs     atomic.Int32
 }
 
 func newSeller(t *testing.T, budget time.Duration) *sellerServer {
@@ -88,7 +95,7 @@ func newSeller(t *testing.T, budget time.Duration) *sellerServer {
 // (trustpay.Route.Receipt).
 func newSellerReceipt(t *testing.T, budget time.Duration, rcpt receipt.Request) *sellerServer {
 	t.Helper()
-	s := &sellerServer{fac: &evm.Facilitator{}}
+	s := &sellerServer{fac: &evm.Facilitator{}, receipts: &receipt.MemStore{}}
 	o, err := evm.USDC("eip155:84532", seller, "$0.01")
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +105,7 @@ func newSellerReceipt(t *testing.T, budget time.Duration, rcpt receipt.Request) 
 		Routes: map[string]x402.Price{"POST /summarize": {
 			Accepts:    []x402.PaymentRequirements{o},
 			TimeBudget: budget,
-			Gate: trustpay.Gate(trustpay.Route{Caller: service(t), Policy: trust.PolicySafe, Type: "summary", Spec: trust.JSON("keep every figure"),
+			Gate: trustpay.Gate(trustpay.Route{Caller: serviceOn(t, s.receipts), Policy: trust.PolicySafe, Type: "summary", Spec: trust.JSON("keep every figure"),
 				Receipt: rcpt}),
 		}},
 	})

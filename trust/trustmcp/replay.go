@@ -395,7 +395,15 @@ func (pw *paywall) keptAnswer(ctx context.Context, key string, now time.Time) (*
 // by another tool, one that settles after it runs, whose retry may still
 // settle the payment, and which no other tool may take for a new one. A
 // failed look-up is logged, and the payment taken as new.
+//
+// A key that ends as the keys of those outcomes do (a nonce crafted to
+// end in "#settling", say) is no payment's own: what is kept under it is
+// another payment's, and the payment is taken as new, to be verified
+// (and refused) as any other.
 func (pw *paywall) spent(ctx context.Context, key string, gated, escrowed bool, now time.Time) bool {
+	if outcomeKey(key) {
+		return false
+	}
 	keys := []string{key, settlingKey(key)}
 	if gated {
 		keys = append(keys, refusedKey(key))
@@ -410,6 +418,17 @@ func (pw *paywall) spent(ctx context.Context, key string, gated, escrowed bool, 
 			return false
 		}
 		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// outcomeKey reports whether key ends with a suffix under which the
+// answer store keeps what a payment's retry completes.
+func outcomeKey(key string) bool {
+	for _, suffix := range [...]string{settlingSuffix, refusedSuffix, pendingSuffix, capturingSuffix} {
+		if strings.HasSuffix(key, suffix) {
 			return true
 		}
 	}

@@ -138,12 +138,16 @@ func (t *serviceTelemetry) failed(ctx context.Context, req *Request, err error) 
 }
 
 // errorType names err for error.type, from a bounded set: a problem
-// code, "canceled", "timeout" or "internal".
+// code the problem package defines, "_OTHER" for any other code (a
+// remote router's, which may name a new one in each answer), "canceled",
+// "timeout" or "internal".
 func errorType(err error) string {
 	var p *problem.Details
 	switch {
-	case errors.As(err, &p) && p.Code != "":
+	case errors.As(err, &p) && knownCode(p.Code):
 		return string(p.Code)
+	case p != nil && p.Code != "":
+		return "_OTHER"
 	case errors.Is(err, context.Canceled):
 		return "canceled"
 	case errors.Is(err, context.DeadlineExceeded):
@@ -251,4 +255,21 @@ func (s *loggedStore) Put(ctx context.Context, rec receipt.Record) error {
 		}
 	}
 	return nil
+}
+
+// knownCode reports whether c is one of the codes the problem package
+// defines.
+func knownCode(c problem.Code) bool {
+	switch c {
+	case problem.CodeInvalidRequest, problem.CodeMalformedJSON, problem.CodeUnauthorized,
+		problem.CodePaymentRequired, problem.CodeForbidden, problem.CodeNotFound,
+		problem.CodeMethodNotAllowed, problem.CodeConflict, problem.CodeBodyTooLarge,
+		problem.CodeUnsupportedMediaType, problem.CodeUnprocessable, problem.CodeRateLimited,
+		problem.CodeInsufficientSessions, problem.CodeDisagreement, problem.CodeAllReplicasFailed,
+		problem.CodeNotDelivered, problem.CodeTimeout, problem.CodeUnavailable,
+		problem.CodeX402NotConfigured, problem.CodeUnknownCall, problem.CodeReputationOff,
+		problem.CodeInternal:
+		return true
+	}
+	return false
 }

@@ -24,7 +24,8 @@ import (
 
 // defaultCallIDs is how many call ids the executions are counted by
 // unless -debug-call-ids says otherwise: the latest ids seen, the oldest
-// forgotten first (about 5 MiB at most).
+// forgotten first, their text at most callIDBytes an id (about 9 MiB in
+// all at most).
 const defaultCallIDs = 1 << 16
 
 // metrics are the server's counters, served at /debug/vars on -debug-addr
@@ -226,33 +227,55 @@ func (f settleCounter) Settle(ctx context.Context, p *x402.PaymentPayload, r x40
 }
 
 // callCounts counts executions by call id, for the latest limit ids: when
-// a new id would exceed the bound, the id seen first is forgotten.
+// a new id would exceed the bound, the id seen first is forgotten. The
+// text of the ids kept is bounded too, to callIDBytes an id of the limit:
+// a long id forgets as many of the oldest as it takes, and an id longer
+// than all of it is not counted (worker_executions still counts its
+// executions). A caller names the ids, each as long as a request body
+// allows.
 type callCounts struct {
 	limit     int
 	mu        sync.Mutex
 	n         map[string]int64
-	order     []string // the ids in the order seen, a ring of up to limit from oldest
-	oldest    int      // index of the oldest id in order, once it is full
+	order     []string // a ring of limit ids, the kept ones from oldest
+	oldest    int      // index of the oldest id kept in order
+	kept      int      // ids in order
+	bytes     int      // the text of the ids kept
 	forgotten int64
 }
+
+// callIDBytes is the text of the ids a callCounts keeps, on average an id
+// of its limit.
+const callIDBytes = 64
 
 func (c *callCounts) add(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.n == nil {
 		c.n = make(map[string]int64)
+		c.order = make([]string, c.limit)
 	}
-	if _, ok := c.n[id]; !ok {
-		if len(c.order) < c.limit {
-			c.order = append(c.order, id)
-		} else {
-			delete(c.n, c.order[c.oldest])
-			c.forgotten++
-			c.order[c.oldest] = id
-			c.oldest = (c.oldest + 1) % c.limit
-		}
+	if _, ok := c.n[id]; ok {
+		c.n[id]++
+		return
 	}
-	c.n[id]++
+	budget := c.limit * callIDBytes
+	if len(id) > budget {
+		return
+	}
+	for c.kept == c.limit || c.bytes+len(id) > budget {
+		old := c.order[c.oldest]
+		delete(c.n, old)
+		c.order[c.oldest] = ""
+		c.oldest = (c.oldest + 1) % c.limit
+		c.kept--
+		c.bytes -= len(old)
+		c.forgotten++
+	}
+	c.order[(c.oldest+c.kept)%c.limit] = id
+	c.kept++
+	c.bytes += len(id)
+	c.n[id] = 1
 }
 
 // snapshot returns a copy of the counts.

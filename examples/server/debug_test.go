@@ -236,3 +236,32 @@ func TestRun_debugVarsQuery(t *testing.T) {
 		}
 	}
 }
+
+// TestRun_debugCallIDsLong: the counts by call id bound the text of the
+// ids they keep, not only their number: a caller that names long call
+// ids makes the server forget the oldest ones, and one longer than all
+// the room is not counted by id, so that the counts hold at most
+// callIDBytes an id of -debug-call-ids however long the ids are.
+func TestRun_debugCallIDsLong(t *testing.T) {
+	t.Parallel()
+	b, _, _ := startServerBanner(t, "-debug-addr", "127.0.0.1:0", "-debug-call-ids", "4")
+	call := func(id string) int64 {
+		t.Helper()
+		body := fmt.Sprintf(`{"claim":{"type":"tool_output","output":"2 + 2 = 4"},"metadata":{"call_id":%q},"consensus":{"replicas":3}}`, id)
+		var out struct{ Consensus struct{ Replicas int } }
+		if resp := post(t, b.base+"/api/v3/validate", "", body, &out); resp.StatusCode != http.StatusOK {
+			t.Fatalf("POST /api/v3/validate = %d", resp.StatusCode)
+		}
+		return int64(out.Consensus.Replicas)
+	}
+	long1, long2 := strings.Repeat("a", 3*callIDBytes), strings.Repeat("b", 3*callIDBytes)
+	call(long1)
+	n2 := call(long2) // the two do not fit in 4 × callIDBytes: long1 is forgotten
+	n3 := call("short")
+	call(strings.Repeat("c", 4*callIDBytes+1)) // longer than all the room: not counted
+	v := readVars(t, b.debug)
+	want := map[string]int64{long2: n2, "short": n3}
+	if diff := cmp.Diff(want, v.ByCallID); diff != "" || v.Forgotten != 1 {
+		t.Errorf("executions_by_call_id (-want +got):\n%s\ncall_ids_forgotten %d, want 1", diff, v.Forgotten)
+	}
+}

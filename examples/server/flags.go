@@ -182,7 +182,7 @@ func parseFlags(args []string, getenv func(string) string, out io.Writer) (confi
 	fs.StringVar(&cfg.debugAddr, "debug-addr", "",
 		"`HOST:PORT` serving /debug/vars (goroutines, memory, counters) and /metrics; off by default")
 	fs.IntVar(&cfg.debugCallIDs, "debug-call-ids", defaultCallIDs,
-		"`N` latest call ids that /debug/vars counts worker executions by; older ids are forgotten")
+		"`N` latest call ids that /debug/vars counts worker executions by, their text at most 64 bytes each on average; older ids are forgotten")
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "`HOST:PORT` serving /metrics alone (Prometheus text format); off by default")
 	fs.Var((*prefixFlag)(&cfg.trustedProxies), "trusted-proxy",
 		"reverse proxy `CIDR` (or address) whose Forwarded or X-Forwarded-For header names the client, for trial limits and idempotency scopes (repeatable; default: none)")

@@ -24,18 +24,20 @@ import (
 // (encoding/json would read {"verdict":"INVALID","verdict":"VALID"} as
 // VALID) or one field under two names of different case, is an error
 // wrapping [ErrMalformedResponse] that names the member; its nesting is
-// not limited, since an answer echoes workers' outputs. So is a version 3
-// or fact-check answer that breaks the contract: a verdict or a replica's
-// label its operation does not give, a confidence, agreement or
-// reliability outside [0, 1], a negative weight, a replica out of range
-// or given twice. The evidence such a call's problem carries in extra
-// (a 409 disagreement's, say: {"runs":[...],"consensus":{...}}) is held
-// to the same contract, since a trust service counts its runs as votes:
-// evidence that breaks it, or that does not decode, makes the call's
-// error one wrapping ErrMalformedResponse, not the *Error. A transport
-// failure, after retries, is an error wrapping the cause, and a done
-// context gives the context's error. A verdict of INVALID or RETRY is a
-// result, never an error.
+// not limited, since an answer echoes workers' outputs. So is a
+// validation's (versions 1 to 3) or fact check's answer, or a version 3
+// delegation's, that breaks the contract: a verdict or a replica's label
+// its operation does not give (a version 1 validation always gives a
+// verdict), a confidence, agreement or reliability outside [0, 1], a
+// negative weight, a replica out of range or given twice. The evidence a
+// version 3 or fact-check problem carries in extra (a 409
+// disagreement's, say: {"runs":[...],"consensus":{...}}) is held to the
+// same contract, since a trust service counts its runs as votes: evidence
+// that breaks it, or that does not decode, makes the call's error one
+// wrapping ErrMalformedResponse, not the *Error. A transport failure,
+// after retries, is an error wrapping the cause, and a done context gives
+// the context's error. A verdict of INVALID or RETRY is a result, never
+// an error.
 //
 // Retries: a call is retried, with exponential backoff and jitter between
 // the policy's bounds, after a connection error, a 429, 502, 503 or 504,

@@ -54,7 +54,7 @@ func TestClient_deepAnswer(t *testing.T) {
 	const depth = 300
 	output := json.RawMessage(strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat("}", depth))
 	want := &router.ValidateV2Response{Verdict: router.VerdictValid, Confidence: 0.9, Reasons: []string{"ok"},
-		Evidence: router.ValidateEvidence{Runs: []router.Run{{SessionID: 1, Label: router.LabelOK, Output: output}}}}
+		Evidence: router.ValidateEvidence{Runs: []router.Run{{SessionID: 1, Label: router.Label(router.VerdictValid), Output: output}}}}
 	svc := &fakeService{hook: func(context.Context, router.Operation, any) (any, error) { return want, nil }}
 	c := newTestClient(t, newTestServer(t, svc).URL)
 	got, err := c.ValidateV2(context.Background(), requestFor(router.OpValidateV2).(*router.ValidateV2Request))

@@ -17,6 +17,22 @@ type answerCheck interface {
 	check() error
 }
 
+func (r *ValidateV1Response) check() error {
+	if r.Verdict == "" {
+		return fmt.Errorf("verdict \"\" is not a verdict of %s (%v)", KindValidate, validVerdicts[KindValidate])
+	}
+	return checkVerdict(KindValidate, r.Verdict, r.Confidence)
+}
+
+func (r *ValidateV2Response) check() error {
+	// With policy.redundancy 3 or 5 the answer is a best_effort
+	// call's, whose verdict is empty when no replica won.
+	if err := checkVerdict(KindValidate, r.Verdict, r.Confidence); err != nil {
+		return err
+	}
+	return checkRuns(r.Evidence.Runs, verdictLabels(KindValidate), 0)
+}
+
 func (r *ValidateV3Response) check() error {
 	return checkVerdictAnswer(KindValidate, r.Verdict, r.Confidence, r.Evidence.Runs, &r.Consensus)
 }
@@ -35,22 +51,15 @@ func (r *DelegateV3Response) check() error {
 // answerLabels returns the labels of the replicas that answered op, for
 // the operations whose answers the Client checks; nil for the others.
 func answerLabels(op Operation) []Label {
-	var verdicts []Verdict
 	switch op {
 	case OpDelegateV3:
 		return []Label{LabelOK}
 	case OpValidateV3:
-		verdicts = validVerdicts[KindValidate]
+		return verdictLabels(KindValidate)
 	case OpFactcheck, OpFactcheckV1:
-		verdicts = validVerdicts[KindFactcheck]
-	default:
-		return nil
+		return verdictLabels(KindFactcheck)
 	}
-	labels := make([]Label, len(verdicts))
-	for i, v := range verdicts {
-		labels[i] = Label(v)
-	}
-	return labels
+	return nil
 }
 
 // checkProblem returns err, the error of a call of op, unless it is a
@@ -88,21 +97,37 @@ func checkProblem(op Operation, err error) error {
 // verdict (empty when no replica won), its confidence, its consensus
 // block and its runs.
 func checkVerdictAnswer(kind Kind, v Verdict, confidence float64, runs []Run, c *ConsensusResponse) error {
-	verdicts := validVerdicts[kind]
-	if v != "" && !slices.Contains(verdicts, v) {
+	if err := checkVerdict(kind, v, confidence); err != nil {
+		return err
+	}
+	labels := verdictLabels(kind)
+	if err := checkConsensus(c, labels); err != nil {
+		return err
+	}
+	return checkRuns(runs, labels, c.Replicas)
+}
+
+// checkVerdict checks an answer's verdict, one of kind's or empty when no
+// replica won, and its confidence.
+func checkVerdict(kind Kind, v Verdict, confidence float64) error {
+	if verdicts := validVerdicts[kind]; v != "" && !slices.Contains(verdicts, v) {
 		return fmt.Errorf("verdict %q is not a verdict of %s (%v)", v, kind, verdicts)
 	}
 	if !unit(confidence) {
 		return fmt.Errorf("confidence %v is outside [0, 1]", confidence)
 	}
+	return nil
+}
+
+// verdictLabels returns the verdicts of kind as the labels of the
+// replicas that gave them.
+func verdictLabels(kind Kind) []Label {
+	verdicts := validVerdicts[kind]
 	labels := make([]Label, len(verdicts))
 	for i, v := range verdicts {
 		labels[i] = Label(v)
 	}
-	if err := checkConsensus(c, labels); err != nil {
-		return err
-	}
-	return checkRuns(runs, labels, c.Replicas)
+	return labels
 }
 
 // checkConsensus checks a consensus block whose replicas that answered

@@ -17,7 +17,10 @@
 //   - factcheck asks the same of a statement, with TRUE or FALSE.
 //   - delegate sends the objective, the input and the context, and
 //     returns the reply's text as Result.Output, a string without
-//     surrounding white space, otherwise uninterpreted.
+//     surrounding white space, otherwise uninterpreted. A reply the
+//     endpoint cut at max_tokens (finish_reason "length") holds a part of
+//     the answer and is no answer: a [*ResponseError] wrapping
+//     [ErrCutReply], which the engine records as ERROR.
 //     Execution.Model and Execution.Tools are not used: the worker runs
 //     its own model and offers the model no tools.
 //
@@ -59,7 +62,8 @@
 // differ in one answer, a refusal (message.refusal), an empty choice list
 // or empty content is a [*ResponseError] carrying the reply's text, cut to
 // [RawLimit] bytes: the engine records that replica as ERROR, and no
-// verdict is ever guessed.
+// verdict is ever guessed. Such a reply that the endpoint cut at
+// max_tokens says so in its error (finish_reason: length).
 // Once a verdict is complete, what follows it cannot take its vote away:
 // a confidence missing or outside [0, 1] leaves the result without one
 // (confidences are not rescaled: 85 is not read as 0.85), reasons that

@@ -29,6 +29,10 @@ var (
 	// ErrNoAnswer reports a reply with no JSON object holding a complete
 	// verdict.
 	ErrNoAnswer = errors.New("chatworker: no JSON answer in the reply")
+	// ErrCutReply reports a delegation's reply that the endpoint cut at
+	// max_tokens (finish_reason "length"): a part of the answer, which
+	// is not read as the whole.
+	ErrCutReply = errors.New("chatworker: the reply was cut at max_tokens (finish_reason: length)")
 	// ErrBadAnswer reports a JSON answer whose verdict breaks the answer
 	// contract: not a string, a verdict the job does not allow, or two
 	// verdicts that differ in one answer, or a reply whose verdict
@@ -51,7 +55,9 @@ const RawLimit = 1024
 // without choices, a refusal, empty, or without a usable answer. The engine
 // records such a replica as ERROR; Raw is the evidence of what the model
 // said. Err is one of ErrMalformedReply, ErrNoChoices, ErrRefusal,
-// ErrEmptyContent, ErrNoAnswer or ErrBadAnswer, and errors.Is finds it.
+// ErrEmptyContent, ErrCutReply, ErrNoAnswer or ErrBadAnswer, and
+// errors.Is finds it. A judgement's reply that the endpoint cut at
+// max_tokens before its verdict was complete says so in Detail.
 type ResponseError struct {
 	// Model is the model asked.
 	Model string
@@ -59,7 +65,9 @@ type ResponseError struct {
 	Host string
 	// Err says what was wrong with the reply.
 	Err error
-	// Detail adds what the answer broke, for ErrBadAnswer; otherwise empty.
+	// Detail adds what the answer broke, for ErrBadAnswer, and that the
+	// reply was cut at max_tokens, for a judgement's reply that was;
+	// otherwise empty.
 	Detail string
 	// Raw is the reply's text (the refusal for ErrRefusal, the message
 	// content or the body otherwise), with the API key and the headers'

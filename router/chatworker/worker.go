@@ -323,7 +323,8 @@ type Call struct {
 // Work runs job as one chat-completions call and turns the reply into a
 // result: for a validation or a fact check the verdict, confidence and
 // reasons the model gave; for a delegation the reply's text, without
-// surrounding white space, as Output (a string).
+// surrounding white space, as Output (a string), unless the endpoint cut
+// the reply at max_tokens (a *ResponseError wrapping [ErrCutReply]).
 // Result.Model, Result.Usage and a step holding the [Call] are the
 // evidence.
 //
@@ -369,12 +370,20 @@ func (w *Worker) Work(ctx context.Context, job *router.Job) (*router.Result, err
 	if rep.usage {
 		res.Usage = &router.Usage{PromptTokens: call.PromptTokens, CompletionTokens: call.CompletionTokens, Cost: call.Cost}
 	}
+	cut := call.FinishReason == finishLength
 	if job.Kind == router.KindDelegate {
+		if cut { // a part of the answer, which would vote as the whole
+			return nil, &ResponseError{Model: w.model, Host: w.host, Err: ErrCutReply, Raw: w.scrub(rep.content, RawLimit)}
+		}
 		res.Output = strings.TrimSpace(rep.content)
 	} else {
 		a, aerr := parseAnswer(rep.content, verdicts(job.Kind))
 		if aerr != nil {
-			return nil, &ResponseError{Model: w.model, Host: w.host, Err: aerr.err, Detail: aerr.detail, Raw: w.scrub(rep.content, RawLimit)}
+			detail := aerr.detail
+			if cut {
+				detail = strings.TrimPrefix(detail+"; "+cutDetail, "; ")
+			}
+			return nil, &ResponseError{Model: w.model, Host: w.host, Err: aerr.err, Detail: detail, Raw: w.scrub(rep.content, RawLimit)}
 		}
 		res.Verdict, res.Confidence, res.Reasons = a.Verdict, a.Confidence, a.Reasons
 		call.AnswerNotes = strings.Join(a.Notes, "; ")
@@ -392,6 +401,13 @@ func (w *Worker) Work(ctx context.Context, job *router.Job) (*router.Result, err
 	}}
 	return res, nil
 }
+
+// finishLength is the finish_reason of a reply the endpoint cut at
+// max_tokens, and cutDetail what a ResponseError says of it.
+const (
+	finishLength = "length"
+	cutDetail    = "the reply was cut at max_tokens (finish_reason: length)"
+)
 
 // verdicts lists the verdicts a judging kind may return.
 func verdicts(k router.Kind) []router.Verdict {

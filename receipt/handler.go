@@ -52,7 +52,11 @@ const (
 //
 // A receipt that fails its checks is still a 200: the answer is the list
 // of checks. A body that is not JSON of that shape, or has no receipt
-// member, is a 400 problem. Verification needs no caller identity: it
+// member, is a 400 problem. A receipt object is read as the receipt's
+// text: a repeated member name or a lone UTF-16 surrogate escape inside
+// it fails the schema check, as for the same text given as a string,
+// while the same faults elsewhere in the body are 400 problems naming
+// the member. Verification needs no caller identity: it
 // reveals nothing that the holder of a receipt could not compute with the
 // public keys.
 //
@@ -256,7 +260,11 @@ func (h *Handler) verify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req VerifyRequest
-	if err := jsonbody.DecodeKnown(r.Body, h.MaxBodyBytes, &req); err != nil {
+	body, err := jsonbody.Read(r.Body, h.MaxBodyBytes)
+	if err == nil {
+		err = decodeVerifyRequest(body, &req)
+	}
+	if err != nil {
 		var p *problem.Details
 		if !errors.As(err, &p) {
 			p = problem.New(http.StatusBadRequest, problem.CodeMalformedJSON, err.Error())
@@ -273,7 +281,7 @@ func (h *Handler) verify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, _ := h.Verifier.Verify(req.Receipt, Originals{Input: req.Input, Output: req.Output}, h.now())
-	body, err := json.Marshal(NewVerifyResponse(res))
+	answer, err := json.Marshal(NewVerifyResponse(res))
 	if err != nil { // every member is a string, bool or list of them
 		write(w, r, problem.New(http.StatusInternalServerError, problem.CodeInternal, "encoding the answer failed"))
 		return
@@ -282,7 +290,7 @@ func (h *Handler) verify(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("Content-Type", "application/json")
 	hdr.Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	w.Write(append(body, '\n'))
+	w.Write(append(answer, '\n'))
 }
 
 func methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {

@@ -38,15 +38,16 @@ const DefaultLimit = 1 << 20
 // "unique"), a lone surrogate (rule "unicode") or an array too long for
 // its Go array (rule "max").
 func Decode(r io.Reader, limit int64, v any) error {
-	body, err := read(r, limit)
+	body, err := Read(r, limit)
 	if err != nil {
 		return err
 	}
 	return Unmarshal(body, v)
 }
 
-// read reads a body of at most limit bytes with the errors of Decode.
-func read(r io.Reader, limit int64) ([]byte, error) {
+// Read reads a body of at most limit bytes (zero: [DefaultLimit]) from
+// r, with the errors of Decode: 413 when it is larger.
+func Read(r io.Reader, limit int64) ([]byte, error) {
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
@@ -63,7 +64,7 @@ func read(r io.Reader, limit int64) ([]byte, error) {
 // DecodeKnown is Decode that also refuses the members v has no field
 // for, as [UnmarshalKnown] does.
 func DecodeKnown(r io.Reader, limit int64, v any) error {
-	body, err := read(r, limit)
+	body, err := Read(r, limit)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ module github.com/vouchkit/vouch
 go 1.26.0
 
 require (
+	filippo.io/edwards25519 v1.2.0
 	github.com/a2aproject/a2a-go v0.3.3
 	github.com/decred/dcrd/dcrec/secp256k1/v4 v4.4.1
 	github.com/go-json-experiment/json v1.27.2

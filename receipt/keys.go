@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -226,6 +227,9 @@ func (f *KeyFile) validate() error {
 		pub, err := ParseEd25519Key(k.Issuer)
 		if err != nil || k.Issuer != pub.Issuer() {
 			return fmt.Errorf(`receipt: key file: %s.issuer must be "ed25519:" and 43 characters of base64url`, field)
+		}
+		if err := pub.check(); err != nil {
+			return fmt.Errorf("receipt: key file: %s.issuer: %s", field, strings.TrimPrefix(err.Error(), "receipt: "))
 		}
 		if seen[k.Issuer] {
 			return fmt.Errorf("receipt: key file: %s.issuer repeats an earlier key", field)

@@ -127,10 +127,29 @@ func LogVerifierKey(origin string, pub Ed25519Key) (string, error) {
 	return vkey, nil
 }
 
+// checkNoteKey refuses the note verifier key vkey, which
+// note.NewVerifier accepted, when it holds an Ed25519 key that
+// [Ed25519Key] refuses to trust, such as one of small order.
+func checkNoteKey(vkey string) error {
+	// "name+hash+key": the name has no '+', the hash is hex, and the key is
+	// base64 of the algorithm byte (1, Ed25519, the only one
+	// note.NewVerifier accepts) and the key.
+	fields := strings.SplitN(vkey, "+", 3)
+	if len(fields) != 3 {
+		return fmt.Errorf("receipt: %q is not name+hash+key", truncate(vkey, 80))
+	}
+	b, err := base64.StdEncoding.DecodeString(fields[2])
+	if err != nil || len(b) != 1+ed25519.PublicKeySize {
+		return fmt.Errorf("receipt: %q holds no Ed25519 key", truncate(vkey, 80))
+	}
+	return Ed25519Key(b[1:]).check()
+}
+
 // OpenCheckpoint checks the signed note text against the note verifier
 // keys (as from [LogVerifierKey] or GET /api/v4/log) and returns its
 // checkpoint. It fails unless one of the keys signed it, and unless the
-// note's origin is the name of the key that signed.
+// note's origin is the name of the key that signed; a key that
+// [Ed25519Key] refuses to trust, such as one of small order, is an error.
 func OpenCheckpoint(signed []byte, verifierKeys ...string) (Checkpoint, error) {
 	verifiers := make([]note.Verifier, 0, len(verifierKeys))
 	for i, k := range verifierKeys {
@@ -138,6 +157,9 @@ func OpenCheckpoint(signed []byte, verifierKeys ...string) (Checkpoint, error) {
 			continue // one key given twice is one key, not an ambiguous pair
 		}
 		v, err := note.NewVerifier(k)
+		if err == nil {
+			err = checkNoteKey(k)
+		}
 		if err != nil {
 			return Checkpoint{}, fmt.Errorf("receipt: log verifier key %q: %w", truncate(k, 80), err)
 		}

@@ -1,6 +1,7 @@
 package receipt
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"crypto/x509"
@@ -10,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"filippo.io/edwards25519"
 )
 
 // SchemeEd25519 names the package's signature scheme: pure Ed25519
@@ -91,7 +94,10 @@ func (s *Ed25519Signer) String() string { return "receipt.Ed25519Signer(" + s.Is
 func (s *Ed25519Signer) GoString() string { return s.String() }
 
 // Ed25519Key is an Ed25519 public key trusted to sign receipts under
-// [SchemeEd25519]. [NewVerifier] rejects one that is not 32 bytes long.
+// [SchemeEd25519]. [NewVerifier], [LogVerifierKey] and a [KeyFile]
+// reject one that is not 32 bytes long, is not the canonical encoding of
+// a point of the curve, or has small order (such as the identity point),
+// which would verify signatures that no private key made.
 type Ed25519Key ed25519.PublicKey
 
 // Issuer returns "ed25519:" and the key in unpadded base64url: a
@@ -110,9 +116,24 @@ func (k Ed25519Key) VerifySignature(message, sig []byte) bool {
 	return len(k) == ed25519.PublicKeySize && ed25519.Verify(ed25519.PublicKey(k), message, sig)
 }
 
+// check reports a key that cannot be trusted: one of the wrong length,
+// one that is no point of the curve or not its point's canonical
+// encoding, and one of small order. A key of small order (such as the
+// identity point) verifies signatures that no private key made, so that
+// trusting it would accept forged receipts; no key made by
+// ed25519.GenerateKey is one.
 func (k Ed25519Key) check() error {
 	if len(k) != ed25519.PublicKeySize {
 		return fmt.Errorf("receipt: Ed25519 public key must be %d bytes, got %d", ed25519.PublicKeySize, len(k))
+	}
+	p, err := new(edwards25519.Point).SetBytes(k)
+	switch {
+	case err != nil:
+		return fmt.Errorf("receipt: Ed25519 public key %s is not a point of the curve", k.Issuer())
+	case !bytes.Equal(p.Bytes(), k):
+		return fmt.Errorf("receipt: Ed25519 public key %s is not in canonical form", k.Issuer())
+	case new(edwards25519.Point).MultByCofactor(p).Equal(edwards25519.NewIdentityPoint()) == 1:
+		return fmt.Errorf("receipt: Ed25519 public key %s has small order: it verifies signatures made without a private key", k.Issuer())
 	}
 	return nil
 }

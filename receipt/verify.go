@@ -149,9 +149,10 @@ func WithExpiredUnsafe() VerifierOption {
 // NewVerifier returns a Verifier that trusts keys, one per issuer. A
 // [TrustedKey], or a pointer to one, bounds the timestamps of the
 // receipts its key may sign (a [KeyFile]'s Trusted gives its keys so);
-// any other PublicKey is valid at every time. It rejects at once a nil key, a key without issuer or scheme, an Ed25519Key
-// of the wrong length, two keys with one issuer, and an empty set unless
-// [WithUnsignedUnsafe] is given.
+// any other PublicKey is valid at every time. It rejects at once a nil
+// key, a key without issuer or scheme, an Ed25519Key of the wrong length,
+// not in canonical form or of small order (naming it), two keys with one
+// issuer, and an empty set unless [WithUnsignedUnsafe] is given.
 func NewVerifier(keys []PublicKey, opts ...VerifierOption) (*Verifier, error) {
 	v := &Verifier{keys: make(map[string]TrustedKey, len(keys))}
 	for _, opt := range opts {

@@ -22,6 +22,10 @@ func TestWithSigningKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	other, _, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	kf, err := receipt.KeyFileFromPrivateKey(priv)
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +58,7 @@ func TestWithSigningKey(t *testing.T) {
 			if err != nil || !res.Valid() || res.Receipt.PolicySnapshot == nil || res.Receipt.TaskMeta.InputHash == "" {
 				t.Fatalf("Verify = %v, %+v; want a valid receipt with every member", err, res)
 			}
-			if _, err := receipt.Verify(resp.Receipt, receipt.Ed25519Key(make([]byte, ed25519.PublicKeySize))); !errors.Is(err, receipt.ErrUnknownKey) {
+			if _, err := receipt.Verify(resp.Receipt, receipt.Ed25519Key(other)); !errors.Is(err, receipt.ErrUnknownKey) {
 				t.Errorf("Verify with another key = %v, want ErrUnknownKey", err)
 			}
 			_, err = store.Get(context.Background(), res.ReceiptID, time.Now())

@@ -324,3 +324,31 @@ func TestNewVerifier_trustedKeyPointer(t *testing.T) {
 		t.Errorf("NewVerifier(nil *TrustedKey) = %v, want an error saying the key is nil", err)
 	}
 }
+
+// TestNewVerifier_nestedTrustedKey: a TrustedKey whose key is itself a
+// TrustedKey (or a pointer to one) is refused, naming the key, rather
+// than trusted with the outer window alone, which left the inner key
+// valid at every time.
+func TestNewVerifier_nestedTrustedKey(t *testing.T) {
+	s := newSigner(t, 1)
+	inner := receipt.TrustedKey{PublicKey: s.Public(), NotBefore: t0(), NotAfter: t0().Add(time.Hour)}
+	for name, key := range map[string]receipt.PublicKey{
+		"value in value":     receipt.TrustedKey{PublicKey: inner},
+		"pointer in value":   receipt.TrustedKey{PublicKey: &inner},
+		"value in pointer":   &receipt.TrustedKey{PublicKey: inner},
+		"pointer in pointer": &receipt.TrustedKey{PublicKey: &inner, NotBefore: t0()},
+	} {
+		_, err := receipt.NewVerifier([]receipt.PublicKey{key})
+		if err == nil || !strings.Contains(err.Error(), s.Issuer()) || !strings.Contains(err.Error(), "TrustedKey") {
+			t.Errorf("%s: NewVerifier = %v, want an error naming %s and the nesting", name, err, s.Issuer())
+		}
+	}
+	for name, key := range map[string]receipt.PublicKey{
+		"nil pointer":  receipt.TrustedKey{PublicKey: (*receipt.TrustedKey)(nil)},
+		"no inner key": &receipt.TrustedKey{PublicKey: receipt.TrustedKey{}},
+	} {
+		if _, err := receipt.NewVerifier([]receipt.PublicKey{key}); err == nil {
+			t.Errorf("%s: NewVerifier accepted it", name)
+		}
+	}
+}

@@ -150,7 +150,8 @@ func WithExpiredUnsafe() VerifierOption {
 // [TrustedKey], or a pointer to one, bounds the timestamps of the
 // receipts its key may sign (a [KeyFile]'s Trusted gives its keys so);
 // any other PublicKey is valid at every time. It rejects at once a nil
-// key, a key without issuer or scheme, an Ed25519Key of the wrong length,
+// key, a TrustedKey whose key is itself a TrustedKey (one key, two
+// windows), a key without issuer or scheme, an Ed25519Key of the wrong length,
 // not in canonical form or of small order (naming it), two keys with one
 // issuer, and an empty set unless [WithUnsignedUnsafe] is given.
 func NewVerifier(keys []PublicKey, opts ...VerifierOption) (*Verifier, error) {
@@ -176,6 +177,9 @@ func NewVerifier(keys []PublicKey, opts ...VerifierOption) (*Verifier, error) {
 		if k == nil {
 			return nil, fmt.Errorf("receipt: trusted key %d is nil", i)
 		}
+		if id, nested := innermost(k); nested { // its window would be lost
+			return nil, fmt.Errorf("receipt: trusted key %d (%s) is a TrustedKey holding a TrustedKey; give the key one window", i, id)
+		}
 		if c, ok := k.(interface{ check() error }); ok {
 			if err := c.check(); err != nil {
 				return nil, fmt.Errorf("receipt: trusted key %d: %w", i, err)
@@ -200,6 +204,27 @@ func NewVerifier(keys []PublicKey, opts ...VerifierOption) (*Verifier, error) {
 		return nil, errors.New("receipt: no trusted keys; pass at least one, or WithUnsignedUnsafe to accept unsigned receipts only")
 	}
 	return v, nil
+}
+
+// innermost reports whether k is a TrustedKey or a pointer to one, and
+// the issuer of the key it holds however deep, or "a nil key".
+func innermost(k PublicKey) (issuer string, nested bool) {
+	for {
+		switch t := k.(type) {
+		case TrustedKey:
+			k = t.PublicKey
+		case *TrustedKey:
+			if t == nil {
+				return "a nil key", true
+			}
+			k = t.PublicKey
+		case nil:
+			return "a nil key", nested
+		default:
+			return t.Issuer(), nested
+		}
+		nested = true
+	}
 }
 
 // Verify checks the receipt JSON data: its schema, its signature against

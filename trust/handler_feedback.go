@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/internal/jsonbody"
+	"github.com/vouchkit/vouch/internal/traceparent"
 	"github.com/vouchkit/vouch/internal/valid"
 	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/router"
@@ -43,7 +45,8 @@ type VerdictReporter interface {
 // TraceID and ReceiptID names the call, and exactly one of Right and
 // Verdict says what turned out.
 type FeedbackRequest struct {
-	// TraceID is the trace_id of the call's Response.
+	// TraceID is the trace_id of the call's Response: a W3C trace id, 32
+	// lowercase hex digits, not all zero.
 	TraceID string `json:"trace_id,omitempty" validate:"required_without=ReceiptID,excluded_with=ReceiptID,max=255"`
 	// ReceiptID is the receipt_id of the call's receipt.
 	ReceiptID string `json:"receipt_id,omitempty" validate:"required_without=TraceID,max=255"`
@@ -59,9 +62,15 @@ type FeedbackRequest struct {
 var feedbackValidator = valid.New(nil)
 
 // Validate reports whether r is a valid request: a 400 *Error naming
-// each field that fails, by its JSON path.
+// each field that fails, by its JSON path. A trace_id that is not a W3C
+// trace id, which no call runs under, fails with the rule "pattern".
 func (r *FeedbackRequest) Validate() error {
-	if errs := feedbackValidator.Struct(r); len(errs) > 0 {
+	errs := feedbackValidator.Struct(r)
+	if r.TraceID != "" && !traceparent.Valid(r.TraceID) && !slices.ContainsFunc(errs, func(e problem.FieldError) bool { return e.Field == "trace_id" }) {
+		errs = append(errs, problem.FieldError{Field: "trace_id", Rule: "pattern",
+			Message: "must be a W3C trace id, 32 lowercase hex digits not all zero: the trace_id of the call's answer (a receipt id goes in receipt_id)"})
+	}
+	if len(errs) > 0 {
 		return problem.Invalid(errs)
 	}
 	return nil
@@ -166,7 +175,8 @@ func outcomeProblem(err error) error {
 // that names no call of this caller's, another caller's among them, and
 // ErrReputationOff (409, code reputation_off) for a service that weighs
 // no votes by reputation. An id that starts "rcpt_", as receipt ids do,
-// is sent as receipt_id, any other as trace_id.
+// is sent as receipt_id, any other as trace_id, where one that is not a
+// W3C trace id is a 400 *[Error] naming trace_id.
 func (c *Client) Feedback(ctx context.Context, id string, right bool) error {
 	return c.feedback(ctx, id, &FeedbackRequest{Right: &right})
 }

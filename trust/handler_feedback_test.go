@@ -359,3 +359,32 @@ func postFeedback(t *testing.T, url, body string) (int, []byte) {
 	}
 	return resp.StatusCode, data
 }
+
+// TestHandler_feedback_traceIDForm: a trace_id that is no W3C trace id
+// (32 lowercase hex digits, not all zero), which no call can have run
+// under, is a 400 naming trace_id, not the 404 of a call not found; a
+// receipt id sent as a trace_id is one of them.
+func TestHandler_feedback_traceIDForm(t *testing.T) {
+	s, _ := feedbackService(t)
+	url, alice, _ := feedbackServer(t, s)
+	for _, id := range []string{
+		"xyz",
+		"4BF92F3577B34DA6A3CE929D0E0E4736",
+		"4bf92f3577b34da6a3ce929d0e0e473",
+		"4bf92f3577b34da6a3ce929d0e0e47360",
+		"00000000000000000000000000000000",
+		"rcpt_01jq3v9k2m8x7c4b6n5p0r1s2t",
+	} {
+		for _, report := range []string{`"right": true`, `"verdict": "VALID"`} {
+			body := `{"trace_id": "` + id + `", ` + report + `}`
+			status, data := postFeedback(t, url, body)
+			if status != http.StatusBadRequest || !strings.Contains(string(data), `"field":"trace_id"`) {
+				t.Errorf("%s: %d %s, want 400 naming trace_id", body, status, data)
+			}
+		}
+	}
+	var p *trust.Error
+	if err := alice.Feedback(context.Background(), "xyz", true); !errors.As(err, &p) || p.Status != http.StatusBadRequest || len(p.Errors) != 1 || p.Errors[0].Field != "trace_id" {
+		t.Errorf("Client.Feedback(xyz) = %v, want a 400 naming trace_id", err)
+	}
+}

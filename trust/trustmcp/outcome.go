@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vouchkit/vouch/internal/traceparent"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
 )
@@ -22,7 +23,7 @@ const ToolReportOutcome = "report_outcome"
 // the tool's input schema. Exactly one of trace_id and receipt_id names
 // the call, and exactly one of right and verdict says what turned out.
 type ReportOutcomeArgs struct {
-	TraceID   string `json:"trace_id,omitempty" jsonschema:"the trace_id of the call's answer; give it or receipt_id"`
+	TraceID   string `json:"trace_id,omitempty" jsonschema:"the trace_id of the call's answer, 32 lowercase hex digits; give it or receipt_id"`
 	ReceiptID string `json:"receipt_id,omitempty" jsonschema:"the receipt_id of the call's receipt, rcpt_ and 26 characters; give it or trace_id"`
 	Right     *bool  `json:"right,omitempty" jsonschema:"true when the call's answer turned out right, false when wrong; give it or verdict"`
 	Verdict   string `json:"verdict,omitempty" jsonschema:"VALID when a validation's claim turned out to hold, INVALID when not, whatever the call answered (RETRY included); give it or right"`
@@ -113,6 +114,8 @@ func (a *ReportOutcomeArgs) id() (string, error) {
 		return "", &ArgumentError{Argument: "trace_id", Message: "is required, or receipt_id: the call's trace_id or its receipt's receipt_id"}
 	case a.TraceID != "" && a.ReceiptID != "":
 		return "", &ArgumentError{Argument: "receipt_id", Message: "names the call a second time: give trace_id or receipt_id, not both"}
+	case a.TraceID != "" && !traceparent.Valid(a.TraceID):
+		return "", &ArgumentError{Argument: "trace_id", Message: "must be a W3C trace id, 32 lowercase hex digits not all zero: the trace_id of the call's answer (a receipt id goes in receipt_id)"}
 	case a.Right == nil && a.Verdict == "":
 		return "", &ArgumentError{Argument: "right", Message: "is required, or verdict: true when the call's answer turned out right, false when wrong"}
 	case a.Right != nil && a.Verdict != "":

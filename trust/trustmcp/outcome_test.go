@@ -130,6 +130,9 @@ func TestReportOutcome(t *testing.T) {
 		"bob's verdict":           {bob, map[string]any{"trace_id": answer.TraceID, "verdict": "INVALID"}, "unknown_call"},
 		"an empty verdict":        {alice, map[string]any{"trace_id": answer.TraceID, "right": true, "verdict": ""}, "argument verdict"},
 		"an empty trace_id":       {alice, map[string]any{"trace_id": "", "receipt_id": "rcpt_a", "right": false}, "argument trace_id"},
+		"no trace id":             {alice, map[string]any{"trace_id": "xyz", "right": false}, "argument trace_id"},
+		"an uppercase trace id":   {alice, map[string]any{"trace_id": strings.ToUpper(answer.TraceID), "verdict": "INVALID"}, "argument trace_id"},
+		"a trace id too short":    {alice, map[string]any{"trace_id": answer.TraceID[1:], "right": false}, "argument trace_id"},
 	} {
 		res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: trustmcp.ToolReportOutcome, Arguments: c.args})
 		msg := ""

@@ -47,7 +47,7 @@ func (s *AnswerStore) Keep(ctx context.Context, key, _ string, answer []byte, un
 	if _, err := s.db.pool.Exec(ctx, `
 		INSERT INTO vouch_mcp_answers (key, answer, until) VALUES ($1, $2, $3)
 		ON CONFLICT (key) DO NOTHING`,
-		key, answer, until); err != nil {
+		textKey(key), answer, until); err != nil {
 		return fmt.Errorf("pgstore: keeping a paid answer: %w", err)
 	}
 	return nil
@@ -63,7 +63,7 @@ func (s *AnswerStore) Answer(ctx context.Context, key string, now time.Time) ([]
 	defer cancel()
 	var answer []byte
 	err = s.db.pool.QueryRow(ctx, `SELECT answer FROM vouch_mcp_answers WHERE key = $1 AND until > $2`,
-		key, now).Scan(&answer)
+		textKey(key), now).Scan(&answer)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
 	}

@@ -57,7 +57,7 @@ func (s *OutcomeStore) Keep(ctx context.Context, key string, o x402.Outcome, unt
 	if _, err := s.db.pool.Exec(ctx, `
 		INSERT INTO vouch_x402_outcomes (key, outcome, until) VALUES ($1, $2, $3)
 		ON CONFLICT (key) DO UPDATE SET outcome = EXCLUDED.outcome, until = EXCLUDED.until`,
-		key, outcome, until); err != nil {
+		textKey(key), outcome, until); err != nil {
 		return fmt.Errorf("pgstore: keeping an outcome: %w", err)
 	}
 	return nil
@@ -72,7 +72,7 @@ func (s *OutcomeStore) Lookup(ctx context.Context, key string, now time.Time) (x
 	defer cancel()
 	var outcome []byte
 	err = s.db.pool.QueryRow(ctx, `SELECT outcome FROM vouch_x402_outcomes WHERE key = $1 AND until > $2`,
-		key, now).Scan(&outcome)
+		textKey(key), now).Scan(&outcome)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return x402.Outcome{}, false, nil
 	}

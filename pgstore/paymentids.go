@@ -52,7 +52,7 @@ func (s *PaymentIDStore) Begin(ctx context.Context, id, request string, now, unt
 			INSERT INTO vouch_x402_payment_ids AS p (id, request, until) VALUES ($1, $2, $3)
 			ON CONFLICT (id) DO UPDATE SET request = EXCLUDED.request, record = NULL, until = EXCLUDED.until
 			WHERE p.until <= $4`,
-			id, request, until, now)
+			textKey(id), request, until, now)
 		if err != nil {
 			return x402.PaymentIDRecord{}, false, fmt.Errorf("pgstore: beginning payment id: %w", err)
 		}
@@ -63,7 +63,7 @@ func (s *PaymentIDStore) Begin(ctx context.Context, id, request string, now, unt
 			first  string
 			record []byte
 		)
-		err = s.db.pool.QueryRow(ctx, `SELECT request, record FROM vouch_x402_payment_ids WHERE id = $1`, id).Scan(&first, &record)
+		err = s.db.pool.QueryRow(ctx, `SELECT request, record FROM vouch_x402_payment_ids WHERE id = $1`, textKey(id)).Scan(&first, &record)
 		if errors.Is(err, pgx.ErrNoRows) {
 			continue // released meanwhile: begin it in the next round
 		}
@@ -96,7 +96,7 @@ func (s *PaymentIDStore) Finish(ctx context.Context, id string, until, keep time
 		return err
 	}
 	defer cancel()
-	if _, err := s.db.pool.Exec(ctx, `UPDATE vouch_x402_payment_ids SET record = $3, until = $4 WHERE id = $1 AND until = $2`, id, until, record, keep); err != nil {
+	if _, err := s.db.pool.Exec(ctx, `UPDATE vouch_x402_payment_ids SET record = $3, until = $4 WHERE id = $1 AND until = $2`, textKey(id), until, record, keep); err != nil {
 		return fmt.Errorf("pgstore: keeping a response by payment id: %w", err)
 	}
 	return nil
@@ -109,7 +109,7 @@ func (s *PaymentIDStore) Release(ctx context.Context, id string, until time.Time
 		return err
 	}
 	defer cancel()
-	if _, err := s.db.pool.Exec(ctx, `DELETE FROM vouch_x402_payment_ids WHERE id = $1 AND until = $2 AND record IS NULL`, id, until); err != nil {
+	if _, err := s.db.pool.Exec(ctx, `DELETE FROM vouch_x402_payment_ids WHERE id = $1 AND until = $2 AND record IS NULL`, textKey(id), until); err != nil {
 		return fmt.Errorf("pgstore: releasing payment id: %w", err)
 	}
 	return nil

@@ -53,7 +53,7 @@ func (s *ReplayStore) Reserve(ctx context.Context, key string, now, until time.T
 		INSERT INTO vouch_x402_replay AS r (key, until) VALUES ($1, $2)
 		ON CONFLICT (key) DO UPDATE SET until = EXCLUDED.until, request = NULL, settlement = NULL
 		WHERE r.until <= $3`,
-		key, until, now)
+		textKey(key), until, now)
 	if err != nil {
 		return false, fmt.Errorf("pgstore: reserving payment authorization: %w", err)
 	}
@@ -67,7 +67,7 @@ func (s *ReplayStore) Release(ctx context.Context, key string, until time.Time) 
 		return err
 	}
 	defer cancel()
-	if _, err := s.db.pool.Exec(ctx, `DELETE FROM vouch_x402_replay WHERE key = $1 AND until = $2`, key, until); err != nil {
+	if _, err := s.db.pool.Exec(ctx, `DELETE FROM vouch_x402_replay WHERE key = $1 AND until = $2`, textKey(key), until); err != nil {
 		return fmt.Errorf("pgstore: releasing payment authorization: %w", err)
 	}
 	return nil
@@ -85,7 +85,7 @@ func (s *ReplayStore) MarkSettled(ctx context.Context, key string, sp x402.Settl
 	}
 	defer cancel()
 	if _, err := s.db.pool.Exec(ctx, `UPDATE vouch_x402_replay SET request = $2, settlement = $3 WHERE key = $1`,
-		key, sp.Request, settlement); err != nil {
+		textKey(key), sp.Request, settlement); err != nil {
 		return fmt.Errorf("pgstore: recording a settled payment: %w", err)
 	}
 	return nil
@@ -103,7 +103,7 @@ func (s *ReplayStore) LookupSettled(ctx context.Context, key string, now time.Ti
 	err = s.db.pool.QueryRow(ctx, `
 		SELECT request, settlement FROM vouch_x402_replay
 		WHERE key = $1 AND until > $2 AND request IS NOT NULL AND settlement IS NOT NULL`,
-		key, now).Scan(&sp.Request, &settlement)
+		textKey(key), now).Scan(&sp.Request, &settlement)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return x402.SettledPayment{}, false, nil
 	}

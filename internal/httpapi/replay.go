@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -23,7 +24,7 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, key str
 	e, err := s.claim(ctx, scoped, fp)
 	switch {
 	case err != nil:
-		WriteProblem(w, r, s.toProblem(r, fmt.Errorf("%s: reserving idempotency key: %w", s.cfg.Name, err)))
+		WriteProblem(w, r, s.storeProblem(r, fmt.Errorf("%s: reserving idempotency key: %w", s.cfg.Name, err)))
 	case e.State != IdempotencyReserved && e.Fingerprint != fp:
 		s.tel.idempotency(ctx, "conflict")
 		WriteProblem(w, r, problem.New(http.StatusUnprocessableEntity, problem.CodeUnprocessable,
@@ -51,6 +52,20 @@ func (s *Server) claim(ctx context.Context, scoped, fp string) (IdempotencyEntry
 			return e, ctx.Err()
 		}
 	}
+}
+
+// storeProblem is the problem that answers r when reserving its
+// Idempotency-Key failed with err: the store's own problem, or r's end as
+// toProblem tells it, and otherwise 503 unavailable, as for any store out
+// of reach (a database that is down): nothing ran, and the request may be
+// sent again.
+func (s *Server) storeProblem(r *http.Request, err error) *problem.Details {
+	var p *problem.Details
+	if errors.As(err, &p) || r.Context().Err() != nil {
+		return s.toProblem(r, err)
+	}
+	s.log.ErrorContext(r.Context(), s.cfg.Name+": idempotency store failed", "request_id", infoFrom(r.Context()).id, "error", err)
+	return problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, "the idempotency store cannot be reached; retry later")
 }
 
 // replay answers r with the response stored for an earlier request with

@@ -94,7 +94,7 @@ func (s *IdempotencyStore) Reserve(ctx context.Context, key, fingerprint string,
 			    status = NULL, content_type = NULL, content_type_bytes = NULL, body = NULL
 			WHERE (i.status IS NOT NULL AND i.expires_at <= $5)
 			   OR (i.status IS NULL AND i.lease_until <= $5)`,
-			key, fingerprint, now.Add(lease), expires, now, token)
+			textKey(key), fingerprint, now.Add(lease), expires, now, token)
 		if err != nil {
 			return router.IdempotencyEntry{}, fmt.Errorf("pgstore: reserving idempotency key: %w", err)
 		}
@@ -115,7 +115,7 @@ func (s *IdempotencyStore) Reserve(ctx context.Context, key, fingerprint string,
 		)
 		err = s.db.pool.QueryRow(ctx, `
 			SELECT fingerprint, lease_until, expires_at, status, content_type, content_type_bytes, body
-			FROM vouch_idempotency WHERE key = $1`, key).
+			FROM vouch_idempotency WHERE key = $1`, textKey(key)).
 			Scan(&e.Fingerprint, &leaseUntil, &expiresAt, &status, &ctype, &ctypeBytes, &body)
 		if errors.Is(err, pgx.ErrNoRows) {
 			continue // released meanwhile
@@ -178,7 +178,7 @@ func (s *IdempotencyStore) Complete(ctx context.Context, key, lease string, resp
 	_, err = s.db.pool.Exec(ctx, `
 		UPDATE vouch_idempotency SET status = $2, content_type = $3, content_type_bytes = $6, body = $4
 		WHERE key = $1 AND status IS NULL AND lease = $5`,
-		key, int32(resp.Status), ctype, body, lease, ctypeBytes)
+		textKey(key), int32(resp.Status), ctype, body, lease, ctypeBytes)
 	if err != nil {
 		return fmt.Errorf("pgstore: storing idempotent response: %w", err)
 	}
@@ -193,7 +193,7 @@ func (s *IdempotencyStore) Release(ctx context.Context, key, lease string) error
 		return err
 	}
 	defer cancel()
-	if _, err := s.db.pool.Exec(ctx, `DELETE FROM vouch_idempotency WHERE key = $1 AND status IS NULL AND lease = $2`, key, lease); err != nil {
+	if _, err := s.db.pool.Exec(ctx, `DELETE FROM vouch_idempotency WHERE key = $1 AND status IS NULL AND lease = $2`, textKey(key), lease); err != nil {
 		return fmt.Errorf("pgstore: releasing idempotency key: %w", err)
 	}
 	return nil

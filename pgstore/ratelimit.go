@@ -91,7 +91,7 @@ func (l *TrialLimiter) Allow(ctx context.Context, caller string, now time.Time) 
 				THEN GREATEST(t.tat, $2) + $3 * interval '1 microsecond'
 				ELSE t.tat END
 		RETURNING allowed, tat`,
-		caller, now, l.interval.Microseconds(), int64(l.burst)*l.interval.Microseconds()).Scan(&ok, &tat)
+		textKey(caller), now, l.interval.Microseconds(), int64(l.burst)*l.interval.Microseconds()).Scan(&ok, &tat)
 	if err != nil {
 		return false, 0, fmt.Errorf("pgstore: trial rate limit: %w", err)
 	}

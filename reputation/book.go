@@ -226,9 +226,14 @@ func (b *Book) Reliabilities(ctx context.Context, scope Scope, sessions []int64)
 // counts of the Beta distribution its reliability is the mean of: its
 // record in scope plus the prior it reads from the wider levels, worth as
 // many votes as the Prior. Their sum says how sure the reliability is: a
-// session never seen holds the Prior's counts.
+// session never seen holds the Prior's counts. A session that is not
+// positive is refused with an error wrapping ErrInvalid (CheckSessions):
+// 0 names the panel's records (PanelSession), which are no session's.
 func (b *Book) Evidence(ctx context.Context, scope Scope, sessions []int64) (consensus.Reliabilities, map[int64]Record, error) {
 	if err := scope.check(); err != nil {
+		return consensus.Reliabilities{}, nil, err
+	}
+	if err := CheckSessions(sessions); err != nil {
 		return consensus.Reliabilities{}, nil, err
 	}
 	buf := pooled[Key](&b.keyBufs)

@@ -162,9 +162,13 @@ func leadDelta(scope Scope, ballots []Ballot, i int, right bool, sign float64) (
 // session's reliability, so a session whose outcomes come to rank it
 // above the leader ends the lead; a host that knows a session has
 // changed (a new model behind it) forgets it ([Book.Forget],
-// [Book.Identify]).
+// [Book.Identify]). A session that is not positive is refused with an
+// error wrapping ErrInvalid, as Evidence refuses it.
 func (b *Book) Leader(ctx context.Context, scope Scope, sessions []int64) (Lead, bool, error) {
 	if err := scope.check(); err != nil {
+		return Lead{}, false, err
+	}
+	if err := CheckSessions(sessions); err != nil {
 		return Lead{}, false, err
 	}
 	if len(sessions) == 0 {

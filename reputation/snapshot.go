@@ -2,6 +2,7 @@ package reputation
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/vouchkit/vouch/consensus"
@@ -54,10 +55,18 @@ type Snapshot struct {
 // [Book.Calibrations] builds them, and the chance [Book.Coincidence]
 // returns. Each figure is the one its own method would return on the same
 // records; a caller that needs several saves the store one round trip per
-// figure, and reads them all from one state of the store.
+// figure, and reads them all from one state of the store. A session in
+// r.Sessions or r.Leader that is not positive is refused with an error
+// wrapping ErrInvalid, as Evidence and Leader refuse it.
 func (b *Book) Snapshot(ctx context.Context, scope Scope, r SnapshotRequest) (Snapshot, error) {
 	if err := scope.check(); err != nil {
 		return Snapshot{}, err
+	}
+	if err := CheckSessions(r.Sessions); err != nil {
+		return Snapshot{}, fmt.Errorf("snapshot: %w", err)
+	}
+	if err := CheckSessions(r.Leader); err != nil {
+		return Snapshot{}, fmt.Errorf("snapshot leader: %w", err)
 	}
 	buf := pooled[Key](&b.keyBufs)
 	defer b.keyBufs.Put(buf)

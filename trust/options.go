@@ -48,8 +48,15 @@ func WithSingleSession(id router.SessionID) Option {
 // router draws from every session that serves the tier, and adaptive asks
 // the router for its sessions (router.StatusReporter: in-process for the
 // router.Engine, one GET /api/v1/status per call for a router.Client).
+// Each id must be positive, as the router's session_pool requires; New
+// refuses a pool naming any other.
 func WithSessionPool(ids ...router.SessionID) Option {
 	return func(s *Service) error {
+		for _, id := range ids {
+			if id <= 0 {
+				return fmt.Errorf("trust: session pool ids must be positive, got %d", id)
+			}
+		}
 		s.pool = slices.Clone(ids)
 		return nil
 	}

@@ -26,8 +26,11 @@ func NewID() string {
 	return IDPrefix + idEncoding.EncodeToString(b[:])
 }
 
-// validID reports whether s has the shape of an id made by NewID.
-func validID(s string) bool {
+// ValidID reports whether s has the form of an id made by [NewID]:
+// [IDPrefix] and 26 characters of lowercase base32 that decode to 16
+// bytes and encode back to the same characters. An id of any other form
+// names no receipt.
+func ValidID(s string) bool {
 	rest, ok := strings.CutPrefix(s, IDPrefix)
 	if !ok || len(rest) != idEncoding.EncodedLen(idBytes) {
 		return false

@@ -6,8 +6,8 @@ import "testing"
 // even one whose line breaks the decoder would skip.
 func TestValidID(t *testing.T) {
 	id := NewID()
-	if !validID(id) {
-		t.Errorf("validID(%q) = false for a new id", id)
+	if !ValidID(id) {
+		t.Errorf("ValidID(%q) = false for a new id", id)
 	}
 	for _, s := range []string{
 		id[:len(id)-2] + "\r\n",
@@ -18,8 +18,8 @@ func TestValidID(t *testing.T) {
 		"rcpt-" + id[len(IDPrefix):],
 		IDPrefix + "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
 	} {
-		if validID(s) {
-			t.Errorf("validID(%q) = true", s)
+		if ValidID(s) {
+			t.Errorf("ValidID(%q) = true", s)
 		}
 	}
 }

@@ -18,7 +18,7 @@ import (
 // cannot learn whether a receipt it may not see exists. Other errors are
 // the store's.
 func Fetch(ctx context.Context, s Store, id, caller string, now time.Time) (Record, error) {
-	if caller == "" || !validID(id) {
+	if caller == "" || !ValidID(id) {
 		return Record{}, ErrNotFound
 	}
 	rec, err := s.Get(ctx, id, now)

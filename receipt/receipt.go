@@ -278,7 +278,7 @@ func parseTimestamp(s string) (time.Time, error) {
 // read afterwards (it caches struct metadata, as encoding/json does).
 var validate = valid.New(map[string]valid.Rule{
 	"receipt_id": {
-		Check: func(fl validator.FieldLevel) bool { return validID(fl.Field().String()) },
+		Check: func(fl validator.FieldLevel) bool { return ValidID(fl.Field().String()) },
 		Message: func(_ string, v any) string {
 			return fmt.Sprintf(`must be "rcpt_" and 26 base32 characters, got %q`, v)
 		},

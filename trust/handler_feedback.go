@@ -13,6 +13,7 @@ import (
 	"github.com/vouchkit/vouch/internal/traceparent"
 	"github.com/vouchkit/vouch/internal/valid"
 	"github.com/vouchkit/vouch/problem"
+	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 )
 
@@ -48,7 +49,8 @@ type FeedbackRequest struct {
 	// TraceID is the trace_id of the call's Response: a W3C trace id, 32
 	// lowercase hex digits, not all zero.
 	TraceID string `json:"trace_id,omitempty" validate:"required_without=ReceiptID,excluded_with=ReceiptID,max=255"`
-	// ReceiptID is the receipt_id of the call's receipt.
+	// ReceiptID is the receipt_id of the call's receipt: "rcpt_" and 26
+	// characters of lowercase base32.
 	ReceiptID string `json:"receipt_id,omitempty" validate:"required_without=TraceID,max=255"`
 	// Right is true when the call's answer turned out right.
 	Right *bool `json:"right,omitempty" validate:"required_without=Verdict,excluded_with=Verdict"`
@@ -63,12 +65,17 @@ var feedbackValidator = valid.New(nil)
 
 // Validate reports whether r is a valid request: a 400 *Error naming
 // each field that fails, by its JSON path. A trace_id that is not a W3C
-// trace id, which no call runs under, fails with the rule "pattern".
+// trace id, which no call runs under, fails with the rule "pattern", and
+// so does a receipt_id that is not a receipt id, which no receipt has.
 func (r *FeedbackRequest) Validate() error {
 	errs := feedbackValidator.Struct(r)
 	if r.TraceID != "" && !traceparent.Valid(r.TraceID) && !slices.ContainsFunc(errs, func(e problem.FieldError) bool { return e.Field == "trace_id" }) {
 		errs = append(errs, problem.FieldError{Field: "trace_id", Rule: "pattern",
 			Message: "must be a W3C trace id, 32 lowercase hex digits not all zero: the trace_id of the call's answer (a receipt id goes in receipt_id)"})
+	}
+	if r.ReceiptID != "" && !receipt.ValidID(r.ReceiptID) && !slices.ContainsFunc(errs, func(e problem.FieldError) bool { return e.Field == "receipt_id" }) {
+		errs = append(errs, problem.FieldError{Field: "receipt_id", Rule: "pattern",
+			Message: `must be a receipt id, "rcpt_" and 26 lowercase base32 characters: the receipt_id of the call's receipt (a trace id goes in trace_id)`})
 	}
 	if len(errs) > 0 {
 		return problem.Invalid(errs)
@@ -175,8 +182,9 @@ func outcomeProblem(err error) error {
 // that names no call of this caller's, another caller's among them, and
 // ErrReputationOff (409, code reputation_off) for a service that weighs
 // no votes by reputation. An id that starts "rcpt_", as receipt ids do,
-// is sent as receipt_id, any other as trace_id, where one that is not a
-// W3C trace id is a 400 *[Error] naming trace_id.
+// is sent as receipt_id, where one that is not a receipt id is a 400
+// *[Error] naming receipt_id, any other as trace_id, where one that is
+// not a W3C trace id is a 400 *[Error] naming trace_id.
 func (c *Client) Feedback(ctx context.Context, id string, right bool) error {
 	return c.feedback(ctx, id, &FeedbackRequest{Right: &right})
 }

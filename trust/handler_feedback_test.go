@@ -388,3 +388,37 @@ func TestHandler_feedback_traceIDForm(t *testing.T) {
 		t.Errorf("Client.Feedback(xyz) = %v, want a 400 naming trace_id", err)
 	}
 }
+
+// TestHandler_feedback_receiptIDForm: a receipt_id that is no receipt id
+// ("rcpt_" and 26 lowercase base32 characters), which no receipt has, is
+// a 400 naming receipt_id, not the 404 of a call not found; a trace id
+// sent as a receipt_id is one of them, even one that names a call.
+func TestHandler_feedback_receiptIDForm(t *testing.T) {
+	s, _ := feedbackService(t)
+	url, alice, _ := feedbackServer(t, s)
+	resp, err := alice.Call(context.Background(), request(trust.ModeValidation, trust.PolicySafe))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{
+		"xyz",
+		resp.TraceID,
+		"rcpt_",
+		"rcpt_aaaaaaaaaaaaaaaaaaaaaaaaa",
+		"rcpt_aaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		"rcpt_AAAAAAAAAAAAAAAAAAAAAAAAAA",
+		"rcpt_01jq3v9k2m8x7c4b6n5p0r1s2t",
+	} {
+		for _, report := range []string{`"right": true`, `"verdict": "VALID"`} {
+			body := `{"receipt_id": "` + id + `", ` + report + `}`
+			status, data := postFeedback(t, url, body)
+			if status != http.StatusBadRequest || !strings.Contains(string(data), `"field":"receipt_id"`) {
+				t.Errorf("%s: %d %s, want 400 naming receipt_id", body, status, data)
+			}
+		}
+	}
+	var p *trust.Error
+	if err := alice.Feedback(context.Background(), "rcpt_x", true); !errors.As(err, &p) || p.Status != http.StatusBadRequest || len(p.Errors) != 1 || p.Errors[0].Field != "receipt_id" {
+		t.Errorf("Client.Feedback(rcpt_x) = %v, want a 400 naming receipt_id", err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vouchkit/vouch/internal/traceparent"
+	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
 )
@@ -116,6 +117,8 @@ func (a *ReportOutcomeArgs) id() (string, error) {
 		return "", &ArgumentError{Argument: "receipt_id", Message: "names the call a second time: give trace_id or receipt_id, not both"}
 	case a.TraceID != "" && !traceparent.Valid(a.TraceID):
 		return "", &ArgumentError{Argument: "trace_id", Message: "must be a W3C trace id, 32 lowercase hex digits not all zero: the trace_id of the call's answer (a receipt id goes in receipt_id)"}
+	case a.ReceiptID != "" && !receipt.ValidID(a.ReceiptID):
+		return "", &ArgumentError{Argument: "receipt_id", Message: `must be a receipt id, "rcpt_" and 26 lowercase base32 characters: the receipt_id of the call's receipt (a trace id goes in trace_id)`}
 	case a.Right == nil && a.Verdict == "":
 		return "", &ArgumentError{Argument: "right", Message: "is required, or verdict: true when the call's answer turned out right, false when wrong"}
 	case a.Right != nil && a.Verdict != "":

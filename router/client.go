@@ -337,6 +337,9 @@ func answerMembers(op Operation) []string {
 // do sends in (nil for none) to the route of op in variant v and decodes
 // the answer into out. The API key goes with every variant but x402.
 func (c *Client) do(ctx context.Context, op Operation, v Variant, in, out any) error {
+	if err := checkTraceID(ctx); err != nil {
+		return err
+	}
 	rt, ok := lookup(op, v)
 	if !ok {
 		return fmt.Errorf("router: %s in variant %q: %w", op, v, ErrNoVariant)

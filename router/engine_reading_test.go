@@ -221,7 +221,7 @@ func TestEngine_oneRead(t *testing.T) {
 		return req
 	}
 	for i, right := range []bool{true, true, false, true} { // outcomes in the weighted map
-		id := fmt.Sprintf("trace-%d", i)
+		id := fmt.Sprintf("%032x", i+1)
 		if _, err := e.ValidateV3(router.WithTraceID(ctx, id), weighted()); err != nil {
 			t.Fatal(err)
 		}

@@ -29,6 +29,9 @@ func unknownSession(field string, id SessionID) *Error {
 // timed out, a 504 (code timeout), each carrying the run as
 // {"runs":[...]} in Extra; when ctx itself ended, its error.
 func (e *Engine) single(ctx context.Context, id SessionID, tier Tier, job *Job, timeout time.Duration) (*outcome, error) {
+	if err := checkTraceID(ctx); err != nil {
+		return nil, err
+	}
 	s, err := e.named(id, tier)
 	if err != nil {
 		return nil, err

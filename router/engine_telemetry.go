@@ -87,6 +87,9 @@ func newEngineTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) *engin
 // and confidence of a call that answered. It returns no call with an
 // error.
 func (e *Engine) consensus(ctx context.Context, first SessionID, c *ConsensusRequest, poolField string, tier Tier, job *Job, timeout time.Duration) (*consensusCall, error) {
+	if err := checkTraceID(ctx); err != nil {
+		return nil, err
+	}
 	ctx, span := e.tel.startCall(ctx, job, c.Replicas)
 	call, err := e.fanOut(ctx, first, c, poolField, tier, job, timeout)
 	e.tel.endCall(ctx, span, tier, call, err)

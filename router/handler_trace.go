@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/internal/traceparent"
@@ -23,8 +24,12 @@ const (
 )
 
 // WithTraceID returns a context carrying the W3C trace id traceID (32
-// lowercase hex digits). A [Client] call made with it sends a traceparent
-// header with that trace id.
+// lowercase hex digits, not all zero). A [Client] call made with it sends
+// a traceparent header with that trace id, and an [Engine] call records
+// the call under it for [Engine.Feedback]. A call of either made with a
+// context carrying a trace id of any other form, which no traceparent
+// can carry and no feedback route can name, is refused with an error
+// naming it.
 //
 // The whole project uses one trace id per context: the one WithTraceID
 // sets is the one the trust service reads and propagates, and the one a
@@ -32,6 +37,15 @@ const (
 // traceparent is the one TraceIDFrom returns.
 func WithTraceID(ctx context.Context, traceID string) context.Context {
 	return traceparent.With(ctx, traceID)
+}
+
+// checkTraceID returns an error naming the trace id ctx carries when it
+// is not a W3C trace id (see WithTraceID).
+func checkTraceID(ctx context.Context) error {
+	if id := traceparent.From(ctx); id != "" && !traceparent.Valid(id) {
+		return fmt.Errorf("router: trace id %q (WithTraceID) is not a W3C trace id, 32 lowercase hex digits not all zero", id)
+	}
+	return nil
 }
 
 // TraceIDFrom returns the W3C trace id of the call, or "" when there is

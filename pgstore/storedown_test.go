@@ -6,80 +6,25 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/vouchkit/vouch/internal/proxytest"
 	"github.com/vouchkit/vouch/pgstore"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
 	"github.com/vouchkit/vouch/trust"
 )
 
-// dbProxy forwards TCP connections to the database until it is stopped;
-// stopping it closes the listener and every connection, which is, to a
-// DB opened through it, the database going away.
-type dbProxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	conns  []net.Conn
-	wg     sync.WaitGroup
-}
-
-func startDBProxy(t *testing.T, target string) *dbProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &dbProxy{ln: ln, target: target}
-	p.wg.Go(p.accept)
-	t.Cleanup(p.stop)
-	return p
-}
-
-func (p *dbProxy) accept() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		d, err := net.Dial("tcp", p.target)
-		if err != nil {
-			c.Close()
-			continue
-		}
-		p.mu.Lock()
-		p.conns = append(p.conns, c, d)
-		p.mu.Unlock()
-		p.wg.Go(func() { _, _ = io.Copy(d, c); d.Close() })
-		p.wg.Go(func() { _, _ = io.Copy(c, d); c.Close() })
-	}
-}
-
-// stop closes the listener and every connection, and waits for the
-// copies to end.
-func (p *dbProxy) stop() {
-	p.ln.Close()
-	p.mu.Lock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.mu.Unlock()
-	p.wg.Wait()
-}
-
 // openBehindProxy opens a DB on a new schema through a proxy to the test
 // database, which the test stops to take the database away.
-func openBehindProxy(t *testing.T) (*pgstore.DB, *dbProxy) {
+func openBehindProxy(t *testing.T) (*pgstore.DB, *proxytest.Proxy) {
 	t.Helper()
 	dsn := databaseURL(t)
 	u, err := url.Parse(dsn)
@@ -97,8 +42,8 @@ func openBehindProxy(t *testing.T) (*pgstore.DB, *dbProxy) {
 		}
 		direct.Close()
 	})
-	p := startDBProxy(t, u.Host)
-	u.Host = p.ln.Addr().String()
+	p := proxytest.Start(t, u.Host)
+	u.Host = p.Addr()
 	db, err := pgstore.Open(context.Background(), u.String(), pgstore.WithSchema(schema), pgstore.WithQueryTimeout(2*time.Second))
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +118,7 @@ func TestIdempotencyStore_databaseDownIsUnavailable(t *testing.T) {
 	for i, target := range targets {
 		got = append(got, post(target.url, target.body, fmt.Sprint("up-", i)))
 	}
-	proxy.stop()
+	proxy.Stop()
 	for i, target := range targets {
 		got = append(got, post(target.url, target.body, fmt.Sprint("down-", i)))
 	}

@@ -287,7 +287,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		// The SDK writes JSON without naming it; a stream sets its own type.
 		w.Header().Set("Content-Type", "application/json")
-		h.rpc.ServeHTTP(w, r.WithContext(withRequest(ctx)))
+		sameID(w, r.WithContext(withRequest(ctx)), h.rpc, req.ID)
 	}
 }
 

@@ -234,11 +234,7 @@ func (s *taskStore) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
 	if raw == nil {
 		return nil, fmt.Errorf("no task %q of this caller: unknown, or forgotten: %w", id, a2a.ErrTaskNotFound)
 	}
-	var task a2a.Task
-	if err := json.Unmarshal(raw, &task); err != nil {
-		return nil, err
-	}
-	return &task, nil
+	return decodeTask(raw)
 }
 
 // list returns the tasks of the caller of ctx, running and kept, the
@@ -263,9 +259,8 @@ func (s *taskStore) list(ctx context.Context) []*a2a.Task {
 	s.mu.Unlock()
 	tasks := make([]*a2a.Task, 0, len(raws))
 	for _, raw := range raws {
-		var task a2a.Task
-		if json.Unmarshal(raw, &task) == nil { // the JSON json.Marshal wrote
-			tasks = append(tasks, &task)
+		if task, err := decodeTask(raw); err == nil { // the JSON json.Marshal wrote
+			tasks = append(tasks, task)
 		}
 	}
 	slices.SortFunc(tasks, func(a, b *a2a.Task) int { return listKeyOf(a).compare(listKeyOf(b)) })

@@ -1,7 +1,6 @@
 package trusta2a
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -284,10 +283,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
 		// The SDK writes JSON without naming it; a stream sets its own type.
 		w.Header().Set("Content-Type", "application/json")
-		sameID(w, r.WithContext(withRequest(ctx)), h.rpc, req.ID)
+		sameID(w, r.WithContext(withRequest(ctx)), h.rpc, body, &req)
 	}
 }
 

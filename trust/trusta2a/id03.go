@@ -3,16 +3,33 @@ package trusta2a
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
+
+	"github.com/vouchkit/vouch/internal/jsonbody"
 )
 
-// sameID serves req, a version 0.3 request, with rpc (the SDK's
-// handler), and writes its answer with the request's id exactly as it
-// was sent. The SDK reads an id into a Go value, a number into a
-// float64, and so would answer 9007199254740993 as 9007199254740992, an
-// id the client never sent: JSON-RPC 2.0 requires the answer's id to be
-// the request's.
-func sameID(w http.ResponseWriter, r *http.Request, rpc http.Handler, id json.RawMessage) {
+// sameID serves req, a version 0.3 request whose body is body, with rpc
+// (the SDK's handler), and writes its answer with the request's id
+// exactly as it was sent. The SDK reads an id into a Go value, a number
+// into a float64, and so would answer 9007199254740993 as
+// 9007199254740992, an id the client never sent (JSON-RPC 2.0 requires
+// the answer's id to be the request's), and a number no float64 holds
+// (1e400) as a parse error: the SDK is given 0 for a number.
+func sameID(w http.ResponseWriter, r *http.Request, rpc http.Handler, body []byte, req *rpcRequest) {
+	id := req.ID
+	if jsonbody.Kind(id) == "number" {
+		sent := struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Method  string          `json:"method"`
+			Params  json.RawMessage `json:"params,omitempty"`
+		}{req.JSONRPC, json.RawMessage("0"), req.Method, req.Params}
+		if b, err := json.Marshal(sent); err == nil {
+			body = b
+		}
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	bw := &bufferedWriter{ResponseWriter: w}
 	rpc.ServeHTTP(bw, r)
 	var resp struct {
@@ -21,7 +38,7 @@ func sameID(w http.ResponseWriter, r *http.Request, rpc http.Handler, id json.Ra
 		Result  json.RawMessage `json:"result,omitempty"`
 		Error   json.RawMessage `json:"error,omitempty"`
 	}
-	body := bw.buf.Bytes()
+	body = bw.buf.Bytes()
 	if json.Unmarshal(body, &resp) == nil {
 		resp.ID = id
 		if len(id) == 0 {

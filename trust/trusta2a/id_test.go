@@ -14,7 +14,8 @@ import (
 // TestResponseCarriesRequestID checks that an answer's id is the
 // request's exactly, in either version, whether the SDK answers (0.3) or
 // not: a number beyond float64's integers (9007199254740993) is not
-// rounded, and a string is the string sent.
+// rounded, one that no float64 holds (1e400) is read, and a string is
+// the string sent.
 func TestResponseCarriesRequestID(t *testing.T) {
 	f := newFixture(t, trusta2a.Config{})
 	send := `{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"data","data":{"claimed_result":"51","input":"What is 17 * 3?"}}]}}`
@@ -24,7 +25,7 @@ func TestResponseCarriesRequestID(t *testing.T) {
 		{"0.3", "message/send", send},
 		{"1.0", "GetTask", `{"id":"nope"}`},
 	}
-	for _, id := range []string{`9007199254740993`, `12345678901234567891`, `"9007199254740993"`, `"a\u00e9"`, `7`} {
+	for _, id := range []string{`9007199254740993`, `1e400`, `-1.5`, `12345678901234567891`, `"9007199254740993"`, `"a\u00e9"`, `7`} {
 		for _, r := range requests {
 			body := `{"jsonrpc":"2.0","id":` + id + `,"method":"` + r.method + `","params":` + r.params + `}`
 			req, err := http.NewRequest(http.MethodPost, f.url+"/a2a", bytes.NewReader([]byte(body)))
@@ -58,5 +59,16 @@ func TestResponseCarriesRequestID(t *testing.T) {
 				t.Errorf("%s %s: the answer's id differs from the request's (-sent +answered):\n%s", r.version, r.method, diff)
 			}
 		}
+	}
+}
+
+// TestRequestIDBeyondFloat64_version03 checks that a 0.3 request whose
+// id is a number no float64 holds is served as any other, not refused
+// as a parse error naming Go types.
+func TestRequestIDBeyondFloat64_version03(t *testing.T) {
+	f := newFixture(t, trusta2a.Config{})
+	_, rerr := f.post1(t, "demo-key", "0.3", `{"jsonrpc":"2.0","id":1e400,"method":"tasks/get","params":{"id":"nope"}}`)
+	if rerr == nil || rerr.Code != -32001 {
+		t.Errorf("tasks/get of an unknown task, id 1e400: %+v, want -32001 task not found", rerr)
 	}
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/vouchkit/vouch/internal/httpapi"
 	"github.com/vouchkit/vouch/internal/jsonbody"
+	"github.com/vouchkit/vouch/internal/traceparent"
+	"github.com/vouchkit/vouch/problem"
 )
 
 // OpFeedback reports the outcome of a version 3 call (POST
@@ -24,7 +26,7 @@ type FeedbackReporter interface {
 // FeedbackRequest is the body of POST /api/v3/feedback.
 type FeedbackRequest struct {
 	// TraceID is the W3C trace id the call ran under: the one its
-	// traceparent header carried.
+	// traceparent header carried, 32 lowercase hex digits, not all zero.
 	TraceID string `json:"trace_id" validate:"required,max=255"`
 	// Right is true when the call's answer turned out right. It is
 	// required: a report that says neither is refused.
@@ -32,8 +34,17 @@ type FeedbackRequest struct {
 }
 
 // Validate reports whether r is a valid request: a 400 *Error naming
-// each field that fails, by its JSON path.
-func (r *FeedbackRequest) Validate() error { return check(r) }
+// each field that fails, by its JSON path. A trace_id that is not a W3C
+// trace id, which no call runs under (see [WithTraceID]), fails with the
+// rule "pattern".
+func (r *FeedbackRequest) Validate() error {
+	var extra []problem.FieldError
+	if r.TraceID != "" && len(r.TraceID) <= 255 && !traceparent.Valid(r.TraceID) {
+		extra = append(extra, problem.FieldError{Field: "trace_id", Rule: "pattern",
+			Message: "must be a W3C trace id, 32 lowercase hex digits not all zero: the one the call's traceparent carried"})
+	}
+	return check(r, extra...)
+}
 
 // FeedbackResponse is the answer of POST /api/v3/feedback: the report
 // the server accepted, repeated. A repeat of a report adds nothing and
@@ -79,7 +90,8 @@ func feedbackRunner(svc Service) func(body []byte) (httpapi.Run, error) {
 // ErrUnknownCall (404, code unknown_call) for a call the server does not
 // remember among this caller's, another caller's call among them, and
 // ErrReputationOff (409, code reputation_off) for a server that keeps no
-// reputation. A report sends an Idempotency-Key of its own, never the one
+// reputation. A traceID that is not a W3C trace id is a 400 *Error
+// naming trace_id. A report sends an Idempotency-Key of its own, never the one
 // ctx names ([WithIdempotencyKey]), which is the call's: the server counts
 // a report made again as a repeat.
 func (c *Client) Feedback(ctx context.Context, traceID string, right bool) error {

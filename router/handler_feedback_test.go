@@ -213,3 +213,26 @@ func TestClient_FeedbackOwnKey(t *testing.T) {
 		t.Errorf("the call repeated with its key: %+v, %v; want its first answer %+v", again, err, first)
 	}
 }
+
+// TestClient_Feedback_badTraceID: a report whose trace_id is no W3C
+// trace id, which no call runs under (WithTraceID), is a 400 naming
+// trace_id with the rule "pattern", not a 404 as if the call were merely
+// forgotten.
+func TestClient_Feedback_badTraceID(t *testing.T) {
+	book, err := reputation.New(new(reputation.Memory), reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, alice, _ := feedbackServer(t, offEngine(t, router.WithReputation(book)))
+	want := []problem.FieldError{{Field: "trace_id", Rule: "pattern"}}
+	for _, id := range badTraceIDs {
+		p := asError(t, alice.Feedback(context.Background(), id, true), http.StatusBadRequest, problem.CodeInvalidRequest)
+		got := make([]problem.FieldError, len(p.Errors))
+		for i, e := range p.Errors {
+			got[i] = problem.FieldError{Field: e.Field, Rule: e.Rule}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("report on trace id %q: errors (-want +got):\n%s", id, diff)
+		}
+	}
+}

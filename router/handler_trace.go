@@ -42,8 +42,8 @@ func WithTraceID(ctx context.Context, traceID string) context.Context {
 // checkTraceID returns an error naming the trace id ctx carries when it
 // is not a W3C trace id (see WithTraceID).
 func checkTraceID(ctx context.Context) error {
-	if id := traceparent.From(ctx); id != "" && !traceparent.Valid(id) {
-		return fmt.Errorf("router: trace id %q (WithTraceID) is not a W3C trace id, 32 lowercase hex digits not all zero", id)
+	if err := traceparent.Check(ctx); err != nil {
+		return fmt.Errorf("router: %w", err)
 	}
 	return nil
 }

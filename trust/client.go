@@ -43,7 +43,10 @@ import (
 // carries the same Idempotency-Key (generated, or set with
 // [WithIdempotencyKey]), so the server runs the call at most once.
 // The trace id of ctx (router.WithTraceID) travels in a traceparent
-// header, and the server's Response carries it as trace_id.
+// header, and the server's Response carries it as trace_id; a call or
+// report whose ctx carries a trace id that is no W3C trace id (32
+// lowercase hex digits, not all zero) is refused with an error naming
+// it, and nothing is sent.
 //
 // Deadlines: the server does not learn ctx's deadline, since the trust
 // request has no member for it (router.Client sends one as

@@ -3,6 +3,7 @@ package trust
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync/atomic"
@@ -111,7 +112,9 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 // client's own errors when no step could run: a transport failure after
 // its retries, or one wrapping router.ErrMalformedResponse,
 // router.ErrResponseTooLarge or router.ErrNoVariant, which carry no
-// *Error.
+// *Error. A ctx carrying a trace id that is no W3C trace id (32 lowercase
+// hex digits, not all zero; see router.WithTraceID) is refused with an
+// error naming it, before any run.
 //
 // A deadline on ctx is the safe way to bound a call: over a router.Engine
 // the call answers before it from the votes in, the runs still out
@@ -131,6 +134,9 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 func (s *Service) Call(ctx context.Context, req *Request) (resp *Response, err error) {
 	if req == nil {
 		return nil, problem.New(http.StatusBadRequest, problem.CodeInvalidRequest, "trust: the request is nil")
+	}
+	if err := traceparent.Check(ctx); err != nil {
+		return nil, fmt.Errorf("trust: %w", err)
 	}
 	if err := req.Validate(); err != nil {
 		return nil, err

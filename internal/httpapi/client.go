@@ -20,6 +20,7 @@ import (
 
 	"github.com/vouchkit/vouch/internal/jsonbody"
 	"github.com/vouchkit/vouch/internal/telemetry"
+	"github.com/vouchkit/vouch/internal/traceparent"
 	"github.com/vouchkit/vouch/problem"
 )
 
@@ -176,7 +177,8 @@ type Call struct {
 // Do sends call and decodes a 2xx answer into out (nil discards it; a
 // *json.RawMessage receives the body's bytes as they are). A traceparent
 // is sent when ctx carries a trace: its trace id (traceparent.From), else
-// its OpenTelemetry span's (see telemetry.Outgoing).
+// its OpenTelemetry span's (see telemetry.Outgoing); a ctx whose trace id
+// is malformed is refused, unsent, with traceparent.Check's error.
 //
 // Errors: a non-2xx answer is a *problem.Details (see [ResponseProblem]);
 // a body over the limit wraps [ErrResponseTooLarge]; a 2xx answer that
@@ -188,6 +190,9 @@ type Call struct {
 // [ErrMalformedResponse]; a transport failure, after retries, is an error
 // wrapping the cause, and a done context gives the context's error.
 func (c *Client) Do(ctx context.Context, call Call, out any) error {
+	if err := traceparent.Check(ctx); err != nil {
+		return fmt.Errorf("%s: %s: %w", c.name, call.Op, err)
+	}
 	var body []byte
 	if call.Body != nil {
 		var err error

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"strings"
 )
@@ -131,6 +132,17 @@ func WithParent(ctx context.Context, p Parent) context.Context {
 func From(ctx context.Context) string {
 	c, _ := ctx.Value(key{}).(carried)
 	return c.id
+}
+
+// Check returns an error naming the trace id ctx carries when it is not
+// a well-formed, non-zero trace id ([Valid]), which no traceparent can
+// carry, and nil when ctx carries a valid one or none. A call made under
+// such a context is refused with it rather than run under another id.
+func Check(ctx context.Context) error {
+	if id := From(ctx); id != "" && !Valid(id) {
+		return fmt.Errorf("trace id %q (router.WithTraceID) is not a W3C trace id, 32 lowercase hex digits not all zero", id)
+	}
+	return nil
 }
 
 // ParentFrom returns the parent ctx carries with its trace id

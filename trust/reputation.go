@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"time"
 
 	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/problem"
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
@@ -209,8 +211,10 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 // counts once with a report on that call by its trace id made before
 // the reuse, on this server or another sharing the book. It
 // returns ErrUnknownCall for anything
-// else (another caller's call among them), and ErrReputationOff when the
-// service weighs no votes by reputation. The outcome also teaches the
+// else (another caller's call among them), ErrReputationOff when the
+// service weighs no votes by reputation, and, for a receipt id when the
+// receipt store fails (a database out of reach), a 503 *Error with code
+// unavailable wrapping the store's error. The outcome also teaches the
 // calibration map of the call's tier (and verdict, for a validation), at
 // the call's score and conservative number (reputation.Basis). On a
 // validation that answered VALID or INVALID the report says the claim's
@@ -331,7 +335,13 @@ func (s *Service) receiptCall(ctx context.Context, id string) (traceID string, c
 		return "", c, unknown
 	}
 	if err != nil {
-		return "", c, err
+		if ctx.Err() != nil {
+			return "", c, err
+		}
+		// A store out of reach (a database that is down): 503, which
+		// clients retry, as the receipt routes answer it.
+		return "", c, fmt.Errorf("%w: %w", problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable,
+			"the receipt store cannot be reached; retry later"), err)
 	}
 	r, err := receipt.Parse(rec.Data)
 	if err != nil {

@@ -30,9 +30,11 @@ import (
 // its operation does not give (a version 1 validation always gives a
 // verdict), a confidence, agreement or reliability outside [0, 1], a
 // negative weight, a replica out of range or given twice. The evidence a
-// version 3 or fact-check problem carries in extra (a 409
-// disagreement's, say: {"runs":[...],"consensus":{...}}) is held to the
-// same contract, since a trust service counts its runs as votes: evidence
+// problem of those operations carries in extra (a 409 disagreement's,
+// or the 502 of a version 2 validation with policy.redundancy 3 or 5,
+// say: {"runs":[...],"consensus":{...}}) is held to the
+// same contract, since a trust service counts a version 3 problem's runs
+// as votes and a caller reads any as the record of the replicas: evidence
 // that breaks it, or that does not decode, makes the call's error one
 // wrapping ErrMalformedResponse, not the *Error. A transport failure,
 // after retries, is an error wrapping the cause, and a done context gives

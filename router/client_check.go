@@ -54,7 +54,7 @@ func answerLabels(op Operation) []Label {
 	switch op {
 	case OpDelegateV3:
 		return []Label{LabelOK}
-	case OpValidateV3:
+	case OpValidateV1, OpValidateV2, OpValidateV3:
 		return verdictLabels(KindValidate)
 	case OpFactcheck, OpFactcheckV1:
 		return verdictLabels(KindFactcheck)
@@ -63,8 +63,9 @@ func answerLabels(op Operation) []Label {
 }
 
 // checkProblem returns err, the error of a call of op, unless it is a
-// problem whose extra, the evidence of a version 3 or fact-check call
-// ({"runs":[...],"consensus":{...}}), breaks the contract the answer's
+// problem whose extra, the evidence of a validation (versions 1 to 3),
+// fact check or version 3 delegation ({"runs":[...],"consensus":{...}},
+// or the one run of a single session's), breaks the contract the answer's
 // evidence keeps: then an error wrapping ErrMalformedResponse that names
 // what is wrong, and not the problem, whose runs a trust service would
 // count as votes.

@@ -2,7 +2,6 @@ package trust
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -294,7 +293,9 @@ func failed(l router.Label) bool {
 // asked for. A failed call is no vote: only a disagreement's evidence
 // keeps a run that answered, and a run of another failure's evidence
 // (a remote router's, which the Client does not check) that claims an
-// answer is labelled as the failure, its answer dropped.
+// answer is labelled as the failure, its answer dropped. Evidence that
+// does not decode (see problemEvidence) makes the run ERROR, its error
+// naming the member, as the Client's refusal of it does.
 func failedRun(err error, mode Mode, id router.SessionID, tier router.Tier) stepResult {
 	route := "/api/v3/validate"
 	if mode == ModeDelegation {
@@ -304,8 +305,10 @@ func failedRun(err error, mode Mode, id router.SessionID, tier router.Tier) step
 		Runs []router.Run `json:"runs"`
 	}
 	var p *problem.Details
-	if errors.As(err, &p) && len(p.Extra) > 0 {
-		_ = json.Unmarshal(p.Extra, &extra) // evidence is best kept, not required
+	if errors.As(err, &p) {
+		if perr := problemEvidence(p, &extra); perr != nil {
+			err, p = perr, nil // a failure naming the member, as over the Client
+		}
 	}
 	label := router.LabelError
 	if p != nil && p.Status == http.StatusGatewayTimeout || errors.Is(err, context.DeadlineExceeded) {

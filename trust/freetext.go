@@ -308,7 +308,8 @@ func (s *Service) judge(ctx context.Context, req *Request, output json.RawMessag
 // timeout, at the caller's deadline), and the error holds their runs,
 // those runs as a judgement that did not settle, whose runs, not the
 // step, hold their errors (a step's error is a fail_hard disagreement's);
-// otherwise err, or the caller's cancellation, which ends the call.
+// otherwise err, the caller's cancellation or that of evidence that does
+// not decode (see problemEvidence), which ends the call.
 func failedJudges(ctx context.Context, err error, r rung) (stepResult, error) {
 	if cerr := cancelled(ctx); cerr != nil {
 		return stepResult{}, cerr
@@ -323,11 +324,11 @@ func failedJudges(ctx context.Context, err error, r rung) (stepResult, error) {
 	default:
 		return stepResult{}, err
 	}
-	st := evidenceStep(perr, "/api/v3/validate", r)
-	if len(st.runs) == 0 {
-		return stepResult{}, err
+	st, eerr := evidenceStep(perr, "/api/v3/validate", r)
+	if eerr == nil && len(st.runs) == 0 {
+		eerr = err
 	}
-	return st, nil
+	return st, eerr
 }
 
 // judgedResponse is the delegation's response from its last judgement:

@@ -114,7 +114,12 @@ func New(rs router.Service, opts ...Option) (*Service, error) {
 // router.ErrResponseTooLarge or router.ErrNoVariant, which carry no
 // *Error. A ctx carrying a trace id that is no W3C trace id (32 lowercase
 // hex digits, not all zero; see router.WithTraceID) is refused with an
-// error naming it, before any run.
+// error naming it, before any run. Over any router.Service, a fail_hard disagreement (or a judged
+// delegation's failed judges) whose evidence in the problem's extra does
+// not decode ends the call with an error wrapping
+// router.ErrMalformedResponse that names the member, never read as no
+// runs or as the runs decoded before the fault; for one of adaptive's
+// runs such evidence makes the run ERROR, its error naming the member.
 //
 // A deadline on ctx is the safe way to bound a call: over a router.Engine
 // the call answers before it from the votes in, the runs still out

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/vouchkit/vouch/consensus"
@@ -128,33 +129,56 @@ func (s *Service) runV2(ctx context.Context, req *Request, r rung) (stepResult, 
 }
 
 // failedStep turns a fail_hard disagreement into a step without a winner,
-// keeping the per-replica evidence the error carries; any other error ends
-// the call.
+// keeping the per-replica evidence the error carries; any other error, or
+// evidence that does not decode, ends the call.
 func failedStep(err error, route string, r rung) (stepResult, error) {
 	var perr *problem.Details
 	if !errors.As(err, &perr) || perr.Code != problem.CodeDisagreement {
 		return stepResult{}, unservable(err, r)
 	}
-	st := evidenceStep(perr, route, r)
+	st, err := evidenceStep(perr, route, r)
+	if err != nil {
+		return stepResult{}, err
+	}
 	st.step.Error = perr.Detail
 	return st, nil
 }
 
 // evidenceStep is the step without a winner of a router call that
 // failed with perr: the runs and consensus block its evidence holds,
-// none when it holds none.
-func evidenceStep(perr *problem.Details, route string, r rung) stepResult {
+// none when it holds none. Evidence that does not decode is an error
+// (see problemEvidence).
+func evidenceStep(perr *problem.Details, route string, r rung) (stepResult, error) {
 	var extra struct {
 		Runs      []router.Run             `json:"runs"`
 		Consensus router.ConsensusResponse `json:"consensus"`
 	}
-	_ = json.Unmarshal(perr.Extra, &extra) // evidence is best kept, not required
+	if err := problemEvidence(perr, &extra); err != nil {
+		return stepResult{}, err
+	}
 	st := stepResult{
 		agreement: extra.Consensus.Agreement, confidence: extra.Consensus.Confidence,
 		verdicts: extra.Consensus.Verdicts, runs: extra.Runs, consensus: &extra.Consensus,
 	}
 	st.step = newStep(route, r, "", "", st)
-	return st
+	return st, nil
+}
+
+// problemEvidence decodes into ev the evidence perr, a router call's
+// problem, carries in extra ({"runs":[...],"consensus":{...}}), leaving
+// ev as it is when it carries none. Evidence that does not decode is an
+// error wrapping router.ErrMalformedResponse that names the member: read
+// in part, or not at all, it would state runs, and votes, the router never
+// gave. The Client refuses such evidence itself; another router.Service
+// (an in-process fake, a host's own) is checked here.
+func problemEvidence(perr *problem.Details, ev any) error {
+	if len(perr.Extra) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(perr.Extra, ev); err != nil {
+		return fmt.Errorf("trust: router problem %d %s: %w: extra: %v", perr.Status, perr.Code, router.ErrMalformedResponse, err)
+	}
+	return nil
 }
 
 func newStep(route string, r rung, taskID, outcome string, st stepResult) Step {

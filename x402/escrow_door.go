@@ -211,8 +211,9 @@ func (e *Escrow) voidUnrecorded(ctx context.Context, hold EscrowPayment) {
 // verdict all the same, and a recovery capture by it: a door then keeps
 // the answer for the payment's retry, as for a pending capture. A payment
 // a recovery voided without a verdict while its work ran (see package
-// x402/escrow's Recovery.Grace) takes no verdict: it is returned voided,
-// to be reported as such, and nothing is bought.
+// x402/escrow's Recovery.Grace) takes no verdict: it is returned voided
+// and without a verdict, to be reported as such (its [EscrowReport] names
+// none), and nothing is bought.
 func (e *Escrow) Decide(ctx context.Context, held EscrowPayment, verdict, capture string) EscrowPayment {
 	ctx = context.WithoutCancel(ctx)
 	d, err := e.ledger.Decide(ctx, held.ID, verdict, cmp.Or(capture, "0"))
@@ -227,8 +228,9 @@ func (e *Escrow) Decide(ctx context.Context, held EscrowPayment, verdict, captur
 		return kept
 	case kept.Finished():
 		// Voided without a verdict (a recovery gave up on the work): it
-		// is finished as it stands, its void replayed.
-		kept.Verdict, kept.Capture = verdict, "0"
+		// is finished as it stands, its void replayed, and reported, as
+		// the ledger holds it, without a verdict.
+		kept.Capture = "0"
 		return kept
 	}
 	d = held

@@ -73,7 +73,9 @@ type EscrowReport struct {
 	State EscrowState `json:"state"`
 	// Verdict is why: the trust verdict, or "delivered", "refused",
 	// "failed" (the handler answered 400 or more, or panicked) or
-	// "stored" (an answer bought before).
+	// "stored" (an answer bought before); empty for a payment voided
+	// without a verdict (a recovery gave up on its work), as the ledger
+	// records it.
 	Verdict string `json:"verdict"`
 	// Held is the amount held, Captured what was captured of it.
 	Held     string `json:"held"`

@@ -95,3 +95,35 @@ func TestMiddleware_escrowVoidedWhileWorkingSaysSo(t *testing.T) {
 		t.Errorf("the use and retry of a payment voided while its work ran (-want +got):\n%s", diff)
 	}
 }
+
+// The escrow report of a payment a recovery voided while its work ran
+// names no verdict, as the ledger records none: the work's verdict,
+// reached after the void, is not why the payment was voided. The first
+// use and its retries report the same.
+func TestMiddleware_escrowVoidedWhileWorkingReportsNoVerdict(t *testing.T) {
+	var s *escrowServer
+	authorizer, _ := evm.ParsePrivateKey(acAuthorizerKey)
+	s = newEscrowServerWith(t, openBalance, nil, func(w http.ResponseWriter, r *http.Request) {
+		rec := &escrow.Recovery{Ledger: s.ledger, Facilitator: s.escrow, Authorizer: evm.ReceiverAuthorizer{Key: authorizer}, Grace: time.Nanosecond}
+		if _, err := rec.Finish(r.Context()); err != nil {
+			t.Error(err)
+		}
+		w.Write([]byte("Paris"))
+	}, nil, evm.TransferEIP3009)
+	proof := s.proof(t)
+	type report struct {
+		State    x402.EscrowState
+		Verdict  string
+		Captured string
+	}
+	var got []report
+	for range 2 {
+		resp, _ := s.paid(t, proof)
+		_, e := escrowOf(t, resp)
+		got = append(got, report{e.State, e.Verdict, e.Captured})
+	}
+	want := report{x402.EscrowVoided, "", "0"}
+	if diff := cmp.Diff([]report{want, want}, got); diff != "" {
+		t.Errorf("escrow reports of the use and retry (-want +got):\n%s", diff)
+	}
+}

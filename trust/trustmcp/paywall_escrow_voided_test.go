@@ -58,3 +58,36 @@ func TestPaywall_escrowVoidedWhileWorkingSaysSo(t *testing.T) {
 		t.Errorf("balances (-before +after):\n%s", diff)
 	}
 }
+
+// The escrow report of that call, and of its retry, names no verdict, as
+// the ledger records none and as x402.Middleware reports it: the tool's
+// verdict, reached after the void, is not why the payment was voided.
+func TestPaywall_escrowVoidedWhileWorkingReportsNoVerdict(t *testing.T) {
+	r := newEscrowRigWith(t, func(cfg *trustmcp.PaywallConfig) {
+		rec := &escrow.Recovery{Ledger: cfg.Escrow.Ledger, Facilitator: cfg.Facilitator, Authorizer: cfg.Escrow.Authorizer, Grace: time.Nanosecond}
+		cfg.Escrow.Ledger = recoveringLedger{EscrowLedger: cfg.Escrow.Ledger, rec: rec}
+	})
+	p := r.pay(t, "square")
+	type report struct {
+		State    x402.EscrowState
+		Verdict  string
+		Captured string
+	}
+	var got []report
+	for range 2 {
+		res, err := paidCall(context.Background(), t, r.cs, "square", 3, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sr := settlementOf(t, res)
+		e, ok := x402.EscrowFromSettlement(&sr)
+		if !ok {
+			t.Fatalf("no escrow report in %+v", sr)
+		}
+		got = append(got, report{e.State, e.Verdict, e.Captured})
+	}
+	want := report{x402.EscrowVoided, "", "0"}
+	if diff := cmp.Diff([]report{want, want}, got); diff != "" {
+		t.Errorf("escrow reports of the call and its retry (-want +got):\n%s", diff)
+	}
+}

@@ -3,7 +3,6 @@ package x402_test
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,9 +16,13 @@ import (
 // A hold that a recovery voids, without a verdict, while its work still
 // runs (a Grace shorter than the work) stays voided: the verdict the work
 // reaches afterwards is not recorded on it, and the payment and every
-// retry of its proof are answered that nothing was bought. Before, the
-// verdict was recorded on the voided payment, whose capture then failed
-// on every retry, the outcome pending for good.
+// retry of its proof are answered alike that it was voided without a
+// verdict and nothing was bought, with an escrow report that names no
+// verdict, as the ledger holds none. Before, the verdict was recorded on
+// the voided payment, whose capture then failed on every retry, the
+// outcome pending for good; then the first use was told that its verdict
+// could not be recorded, as if this server had voided it; and the report
+// named the work's verdict, as if it were why the payment was voided.
 func TestMiddleware_escrowVoidedWhileWorking(t *testing.T) {
 	noLeak(t)
 	var s *escrowServer
@@ -34,9 +37,9 @@ func TestMiddleware_escrowVoidedWhileWorking(t *testing.T) {
 	proof := s.proof(t)
 	type answer struct {
 		Status          int
-		NothingBought   bool
-		CaptureFailed   bool
+		Detail          string
 		State           x402.EscrowState
+		Verdict         string
 		Captured        string
 		PaymentResponse bool
 	}
@@ -46,11 +49,17 @@ func TestMiddleware_escrowVoidedWhileWorking(t *testing.T) {
 	)
 	for range 3 {
 		resp, body := s.paid(t, proof)
+		var p struct {
+			Detail string `json:"detail"`
+		}
+		if err := json.Unmarshal([]byte(body), &p); err != nil {
+			t.Fatalf("%d %q: %v", resp.StatusCode, body, err)
+		}
 		sr, e := escrowOf(t, resp)
 		id = e.ID
-		got = append(got, answer{resp.StatusCode, strings.Contains(body, "nothing was bought"), strings.Contains(body, "capture failed"), e.State, e.Captured, sr.Success})
+		got = append(got, answer{resp.StatusCode, p.Detail, e.State, e.Verdict, e.Captured, sr.Success})
 	}
-	first := answer{http.StatusPaymentRequired, true, false, x402.EscrowVoided, "0", true}
+	first := answer{http.StatusPaymentRequired, "the payment was voided without a verdict: nothing was bought", x402.EscrowVoided, "", "0", true}
 	if diff := cmp.Diff([]answer{first, first, first}, got); diff != "" {
 		t.Errorf("the use and retries of a payment voided while its work ran (-want +got):\n%s", diff)
 	}
@@ -61,69 +70,5 @@ func TestMiddleware_escrowVoidedWhileWorking(t *testing.T) {
 	payer, _ := s.balances()
 	if diff := cmp.Diff([]any{x402.EscrowVoided, "", "", int64(openBalance), int32(1)}, []any{p.State, p.Verdict, p.Capture, payer, s.runs.Load()}); diff != "" {
 		t.Errorf("payment state, verdict, capture, payer's balance, handler runs (-want +got):\n%s", diff)
-	}
-}
-
-// The payment that a recovery voided while its work ran is answered as
-// its retries are: it was voided without a verdict, and nothing was
-// bought. Before, its first use was told that its verdict could not be
-// recorded, "so" its hold was voided, as if the server had voided it.
-func TestMiddleware_escrowVoidedWhileWorkingSaysSo(t *testing.T) {
-	var s *escrowServer
-	authorizer, _ := evm.ParsePrivateKey(acAuthorizerKey)
-	s = newEscrowServerWith(t, openBalance, nil, func(w http.ResponseWriter, r *http.Request) {
-		rec := &escrow.Recovery{Ledger: s.ledger, Facilitator: s.escrow, Authorizer: evm.ReceiverAuthorizer{Key: authorizer}, Grace: time.Nanosecond}
-		if _, err := rec.Finish(r.Context()); err != nil {
-			t.Error(err)
-		}
-		w.Write([]byte("Paris"))
-	}, nil, evm.TransferEIP3009)
-	proof := s.proof(t)
-	var got []string
-	for range 2 {
-		resp, body := s.paid(t, proof)
-		var p struct {
-			Detail string `json:"detail"`
-		}
-		if err := json.Unmarshal([]byte(body), &p); err != nil {
-			t.Fatalf("%d %q: %v", resp.StatusCode, body, err)
-		}
-		got = append(got, p.Detail)
-	}
-	want := "the payment was voided without a verdict: nothing was bought"
-	if diff := cmp.Diff([]string{want, want}, got); diff != "" {
-		t.Errorf("the use and retry of a payment voided while its work ran (-want +got):\n%s", diff)
-	}
-}
-
-// The escrow report of a payment a recovery voided while its work ran
-// names no verdict, as the ledger records none: the work's verdict,
-// reached after the void, is not why the payment was voided. The first
-// use and its retries report the same.
-func TestMiddleware_escrowVoidedWhileWorkingReportsNoVerdict(t *testing.T) {
-	var s *escrowServer
-	authorizer, _ := evm.ParsePrivateKey(acAuthorizerKey)
-	s = newEscrowServerWith(t, openBalance, nil, func(w http.ResponseWriter, r *http.Request) {
-		rec := &escrow.Recovery{Ledger: s.ledger, Facilitator: s.escrow, Authorizer: evm.ReceiverAuthorizer{Key: authorizer}, Grace: time.Nanosecond}
-		if _, err := rec.Finish(r.Context()); err != nil {
-			t.Error(err)
-		}
-		w.Write([]byte("Paris"))
-	}, nil, evm.TransferEIP3009)
-	proof := s.proof(t)
-	type report struct {
-		State    x402.EscrowState
-		Verdict  string
-		Captured string
-	}
-	var got []report
-	for range 2 {
-		resp, _ := s.paid(t, proof)
-		_, e := escrowOf(t, resp)
-		got = append(got, report{e.State, e.Verdict, e.Captured})
-	}
-	want := report{x402.EscrowVoided, "", "0"}
-	if diff := cmp.Diff([]report{want, want}, got); diff != "" {
-		t.Errorf("escrow reports of the use and retry (-want +got):\n%s", diff)
 	}
 }

@@ -30,50 +30,26 @@ func (l recoveringLedger) Decide(ctx context.Context, id, verdict, capture strin
 
 // The call whose payment a recovery voided while the tool ran is
 // answered as its retries are, and as x402.Middleware answers it: the
-// payment was voided without a verdict, and nothing was bought. Before,
-// it was told that its verdict could not be recorded, "so" its hold was
-// voided, as if the server had voided it.
-func TestPaywall_escrowVoidedWhileWorkingSaysSo(t *testing.T) {
+// payment was voided without a verdict, and nothing was bought; the
+// escrow report names no verdict, as the ledger records none, and the
+// payer is charged nothing. Before, the call was told that its verdict
+// could not be recorded, "so" its hold was voided, as if the server had
+// voided it, and the report named the tool's verdict, reached after the
+// void, as if it were why the payment was voided.
+func TestPaywall_escrowVoidedWhileWorking(t *testing.T) {
 	r := newEscrowRigWith(t, func(cfg *trustmcp.PaywallConfig) {
 		rec := &escrow.Recovery{Ledger: cfg.Escrow.Ledger, Facilitator: cfg.Facilitator, Authorizer: cfg.Escrow.Authorizer, Grace: time.Nanosecond}
 		cfg.Escrow.Ledger = recoveringLedger{EscrowLedger: cfg.Escrow.Ledger, rec: rec}
 	})
 	open := r.bed.Balances()
 	p := r.pay(t, "square")
-	var got []string
-	for range 2 {
-		res, err := paidCall(context.Background(), t, r.cs, "square", 3, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, text(res))
-	}
-	want := "the payment was voided without a verdict: nothing was bought"
-	for i, g := range got {
-		if !strings.Contains(g, want) {
-			t.Errorf("call %d: %q, want it to say %q", i, g, want)
-		}
-	}
-	if diff := cmp.Diff(open, r.bed.Balances()); diff != "" {
-		t.Errorf("balances (-before +after):\n%s", diff)
-	}
-}
-
-// The escrow report of that call, and of its retry, names no verdict, as
-// the ledger records none and as x402.Middleware reports it: the tool's
-// verdict, reached after the void, is not why the payment was voided.
-func TestPaywall_escrowVoidedWhileWorkingReportsNoVerdict(t *testing.T) {
-	r := newEscrowRigWith(t, func(cfg *trustmcp.PaywallConfig) {
-		rec := &escrow.Recovery{Ledger: cfg.Escrow.Ledger, Facilitator: cfg.Facilitator, Authorizer: cfg.Escrow.Authorizer, Grace: time.Nanosecond}
-		cfg.Escrow.Ledger = recoveringLedger{EscrowLedger: cfg.Escrow.Ledger, rec: rec}
-	})
-	p := r.pay(t, "square")
-	type report struct {
+	type answer struct {
 		State    x402.EscrowState
 		Verdict  string
 		Captured string
 	}
-	var got []report
+	const says = "the payment was voided without a verdict: nothing was bought"
+	var got []answer
 	for range 2 {
 		res, err := paidCall(context.Background(), t, r.cs, "square", 3, p)
 		if err != nil {
@@ -84,10 +60,16 @@ func TestPaywall_escrowVoidedWhileWorkingReportsNoVerdict(t *testing.T) {
 		if !ok {
 			t.Fatalf("no escrow report in %+v", sr)
 		}
-		got = append(got, report{e.State, e.Verdict, e.Captured})
+		if !strings.Contains(text(res), says) {
+			t.Errorf("%q, want it to say %q", text(res), says)
+		}
+		got = append(got, answer{e.State, e.Verdict, e.Captured})
 	}
-	want := report{x402.EscrowVoided, "", "0"}
-	if diff := cmp.Diff([]report{want, want}, got); diff != "" {
-		t.Errorf("escrow reports of the call and its retry (-want +got):\n%s", diff)
+	want := answer{x402.EscrowVoided, "", "0"}
+	if diff := cmp.Diff([]answer{want, want}, got); diff != "" {
+		t.Errorf("the call and its retry (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(open, r.bed.Balances()); diff != "" {
+		t.Errorf("balances (-before +after):\n%s", diff)
 	}
 }

@@ -205,8 +205,9 @@ func (e *Escrow) voidUnrecorded(ctx context.Context, hold EscrowPayment) {
 // ledger reports an error, the payment is read back: a decision it holds
 // all the same (a commit whose acknowledgement was lost) is returned, as
 // a recovery would act on it; a verdict the ledger did not confirm is
-// returned to void, never to capture, and the doors then send no answer
-// the capture was to buy. Should that void not be sent either
+// returned to void, never to capture, and without the verdict (its
+// [EscrowReport] names none, as none was confirmed), and the doors then
+// send no answer the capture was to buy. Should that void not be sent either
 // ([Escrow.Complete] reports it pending), the ledger may hold the
 // verdict all the same, and a recovery capture by it: a door then keeps
 // the answer for the payment's retry, as for a pending capture. A payment
@@ -233,8 +234,10 @@ func (e *Escrow) Decide(ctx context.Context, held EscrowPayment, verdict, captur
 		kept.Capture = "0"
 		return kept
 	}
+	// Void what cannot be recorded, and report no verdict: the ledger
+	// confirmed none, and the void is not the verdict's doing.
 	d = held
-	d.Verdict, d.Capture = verdict, "0" // void what cannot be recorded
+	d.Verdict, d.Capture = "", "0"
 	return d
 }
 

@@ -75,7 +75,8 @@ type EscrowReport struct {
 	// "failed" (the handler answered 400 or more, or panicked) or
 	// "stored" (an answer bought before); empty for a payment voided
 	// without a verdict (a recovery gave up on its work), as the ledger
-	// records it.
+	// records it, and for one whose verdict the ledger did not confirm
+	// (see [Escrow.Decide]).
 	Verdict string `json:"verdict"`
 	// Held is the amount held, Captured what was captured of it.
 	Held     string `json:"held"`

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/vouchkit/vouch/trust/trustmcp"
 	"github.com/vouchkit/vouch/x402"
 )
@@ -41,5 +43,33 @@ func TestPaywall_escrowVerdictNotRecorded(t *testing.T) {
 	}
 	if n := r.runs.Load(); n != 1 {
 		t.Errorf("the tool ran %d times", n)
+	}
+}
+
+// The escrow report of a call whose verdict the ledger did not record
+// names no verdict, as over HTTP: the hold was voided because no verdict
+// could be recorded, not for the tool's. Before, it named the tool's
+// (VALID) beside "state":"voided", as if a VALID verdict voided the
+// hold, on the call and on its retry.
+func TestPaywall_escrowUnrecordedVerdictReportsNone(t *testing.T) {
+	r := newEscrowRigWith(t, func(cfg *trustmcp.PaywallConfig) { cfg.Escrow.Ledger = decideFails{cfg.Escrow.Ledger} })
+	p := r.pay(t, "square")
+	type answer struct {
+		State    x402.EscrowState
+		Verdict  string
+		Captured string
+	}
+	var got []answer
+	for range 2 {
+		res, err := paidCall(context.Background(), t, r.cs, "square", 3, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, e := reportOf(t, res)
+		got = append(got, answer{e.State, e.Verdict, e.Captured})
+	}
+	want := answer{x402.EscrowVoided, "", "0"}
+	if diff := cmp.Diff([]answer{want, want}, got); diff != "" {
+		t.Errorf("the call and its retry (-want +got):\n%s", diff)
 	}
 }

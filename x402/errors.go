@@ -30,7 +30,8 @@ var (
 	// unanswered, and may still happen): the server keeps the answer the
 	// capture buys, and the same call sent again with the same proof gets
 	// it once captured. It is not [Permanent], and errors wrapping it do
-	// not wrap ErrPaymentRejected.
+	// not wrap ErrPaymentRejected. A capture the facilitator refused for
+	// good will not happen, and is ErrPaymentRejected.
 	ErrPaymentPending = errors.New("x402: payment pending: send the call again with the same payment")
 	// ErrInvalidHeader: a header value is not base64 of the expected JSON.
 	ErrInvalidHeader = errors.New("x402: invalid header")

@@ -295,7 +295,7 @@ func (e *Escrow) operate(ctx context.Context, p EscrowPayment, op, amount string
 	after, o, fresh, err := settleEscrow(ctx, e.ledger, boundedSettle{e.facilitator, e.settle}, e.cfg.Authorizer, p, op, op, amount)
 	if err != nil {
 		e.log.LogAttrs(ctx, slog.LevelError, "x402: "+op, slog.String("payment", p.ID), slog.String("error", err.Error()))
-		return p, SettleResponse{ErrorReason: "unexpected_settle_error", ErrorMessage: "the " + op + " could not be settled", Network: p.Offer.Network, Payer: p.Payer}
+		return p, SettleResponse{ErrorReason: reasonUnsettled, ErrorMessage: "the " + op + " could not be settled", Network: p.Offer.Network, Payer: p.Payer}
 	}
 	if fresh {
 		e.log.LogAttrs(ctx, slog.LevelInfo, "x402: "+op, slog.String("payment", p.ID), slog.Bool("success", o.Settlement.Success), slog.String("transaction", o.Settlement.Transaction))

@@ -100,13 +100,17 @@ func EscrowFromSettlement(sr *SettleResponse) (EscrowReport, bool) {
 }
 
 // holdStands reports whether sr, a payment response, reports an
-// "auth-capture" hold still standing: its capture or void failed, and a
+// "auth-capture" hold still standing: its capture or void failed without
+// an outcome (the reason reasonUnsettled, see [Escrow.Complete]), and a
 // capture decided may still happen (a retry of the payment, or package
 // x402/escrow's Recovery, sends it again). The payment is then neither
 // refused nor finished: its payment id is not free for another payment,
-// and its payer sends it again to get the answer once it is captured.
+// and its payer sends it again to get the answer once it is captured. A
+// capture the facilitator refused for good (its own reason) will not
+// happen: the hold stands only until the Recovery voids it, and the
+// payment is refused.
 func holdStands(sr *SettleResponse) bool {
-	if sr == nil || sr.Success {
+	if sr == nil || sr.Success || sr.ErrorReason != reasonUnsettled {
 		return false
 	}
 	e, ok := EscrowFromSettlement(sr)
@@ -120,6 +124,12 @@ const (
 	verdictFailed    = "failed"
 	verdictStored    = "stored"
 )
+
+// reasonUnsettled is the reason of the payment response of an escrow
+// operation whose outcome is unknown, left for a retry or the Recovery
+// to send again: the protocol's reason for a facilitator's failure,
+// which [TransientRefusal] never takes for a final outcome.
+const reasonUnsettled = "unexpected_settle_error"
 
 // reasonCaptureDeadline is the reason of a 402 for an "auth-capture"
 // payment whose capture deadline is not one the route offers.

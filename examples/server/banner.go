@@ -64,7 +64,7 @@ func printBanner(w io.Writer, base, debugBase string, cfg config, s *server) {
 			fmt.Fprintf(&b, "  %-4s %-24s %s (%s atomic units)\n", p.method, p.path, p.price, p.offer.Amount)
 		}
 		fmt.Fprintf(&b, "  (adaptive trust calls: %s a run with the upto scheme, 5 runs authorized, the runs launched settled)\n", trustRunPrice)
-		fmt.Fprintf(&b, "  (trust calls in escrow too: auth-capture, held in the offline escrow before the call, captured when VALID, voided otherwise;\n   a buyer's balance there: curl -s %s/x402/escrow/balance/ADDRESS)\n", base)
+		fmt.Fprintf(&b, "  (trust calls in escrow too: auth-capture, held in the offline escrow before the call, captured when VALID or INVALID, voided otherwise;\n   a buyer's balance there: curl -s %s/x402/escrow/balance/ADDRESS)\n", base)
 		fmt.Fprintf(&b, "  pay for one: go run ./examples/paid-call -url %s/api/v2/x402/validate\n", base)
 	}
 	fmt.Fprint(w, b.String())

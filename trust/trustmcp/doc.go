@@ -105,7 +105,8 @@
 // the payment in escrow, with the steps x402.Middleware runs for a route
 // (x402.Escrow): the hold is placed and recorded before the tool runs, a
 // delivered result (one its gate passes and, when the tool reports a
-// trust status with x402.ReportVerdict, a VALID one) is captured, and a
+// trust status with x402.ReportVerdict, a definitive one, VALID or
+// INVALID, which is what the paid trust tools sell) is captured, and a
 // tool error, a refusal or another status voids the hold; the outcome
 // comes back in
 // _meta["x402/payment-response"] with the escrow report

@@ -26,8 +26,8 @@ const (
 // serveEscrow serves a verified "auth-capture" payment p of offer: it
 // places the hold and records it before the tool runs, then captures
 // what the tool charges when its result is delivered (its gate, if any,
-// passes it, and the verdict it reported, if any, is VALID) and voids the
-// hold otherwise, and keeps the result with the outcome for a retry. It reports whether the payment stays used: true
+// passes it, and the verdict it reported, if any, is VALID or INVALID)
+// and voids the hold otherwise, and keeps the result with the outcome for a retry. It reports whether the payment stays used: true
 // once the hold was asked for.
 func (pw *paywall) serveEscrow(ctx context.Context, method string, call *mcp.CallToolRequest, price x402.Price, res x402.ResourceInfo,
 	p *x402.PaymentPayload, offer x402.PaymentRequirements, key, paid string, until time.Time, payer string, next mcp.MethodHandler) (mcp.Result, bool) {

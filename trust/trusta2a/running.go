@@ -113,7 +113,8 @@ func (s *taskStore) isRunning(ctx context.Context, id a2a.TaskID) bool {
 
 // cancelRun cancels the call of task id of the caller of ctx, if it is
 // running, and returns the task once it has ended; ok is false when the
-// task is not running.
+// task is not running. When ctx ends before the call has, err is its
+// cause: the call is cancelled all the same, and ends its task canceled.
 func (s *taskStore) cancelRun(ctx context.Context, id a2a.TaskID) (task *a2a.Task, ok bool, err error) {
 	s.mu.Lock()
 	r := s.running.tasks[taskKey{trust.CallerFrom(ctx), id}]

@@ -329,7 +329,9 @@ func (s *v1Server) getTask(ctx context.Context, params json.RawMessage) (any, *r
 
 // cancelTask answers CancelTask: a running task (see sendInBackground)
 // has its call cancelled, and is answered canceled once the call ends; a
-// task that has finished cannot be cancelled.
+// task that has finished cannot be cancelled. When the request's context
+// ends before the call has stopped, the answer is an internal error
+// saying so: the call still stops, and ends its task canceled.
 func (s *v1Server) cancelTask(ctx context.Context, params json.RawMessage) (any, *rpcError) {
 	var req v1CancelTaskRequest
 	task, rerr := s.find(ctx, params, &req, &req.Tenant, &req.ID, nil)
@@ -337,8 +339,12 @@ func (s *v1Server) cancelTask(ctx context.Context, params json.RawMessage) (any,
 		return nil, rerr
 	}
 	if ended, ok, err := s.tasks.cancelRun(ctx, task.ID); ok {
-		if err != nil {
+		switch {
+		case errors.Is(err, a2a.ErrTaskNotFound): // forgotten once it ended
 			return nil, taskNotFound(req.ID)
+		case err != nil: // the request ended first; the call still stops
+			return nil, &rpcError{Code: -32603, Message: fmt.Sprintf("Internal error: the request ended (%v) before the call of task %s stopped; "+
+				"the call is cancelled: read the task with GetTask", err, req.ID)}
 		}
 		if task = ended; task.Status.State == a2a.TaskStateCanceled {
 			return v1TaskOf(task, nil, true), nil

@@ -19,8 +19,8 @@
 // To a client that names 1.0, it is the card of 1.0 alone ([Card1]), which
 // a client that refuses members it does not know also reads.
 // Its url is where the host serves A2A's JSON-RPC transport (0.3's
-// message/send and tasks/get, 1.0's SendMessage, GetTask and ListTasks),
-// as package trusta2a does; the skill ids are
+// message/send, tasks/get and tasks/cancel, 1.0's SendMessage, GetTask,
+// CancelTask and ListTasks), as package trusta2a does; the skill ids are
 // also the names of the MCP tools of package trustmcp, which the
 // description points to, with the receipt tools.
 //
@@ -299,7 +299,7 @@ func New(cfg Config, baseURL string) Card {
 		c.Description = "Delegates AI work to independent workers and validates claimed results before anyone acts, pays or settles on them: " +
 			"1, 3 or 5 replicas (under the adaptive tier, as few as settle the call, at most 5), their agreement as a status, a confidence, evidence and a signed receipt."
 	}
-	c.Description += " A2A 0.3 (message/send, tasks/get) and 1.0 (SendMessage, GetTask, ListTasks) at " + endpoint +
+	c.Description += " A2A 0.3 (message/send, tasks/get, tasks/cancel) and 1.0 (SendMessage, GetTask, CancelTask, ListTasks) at " + endpoint +
 		" (JSON-RPC); send a skill's example as written, and the completed task's artifact holds the answer as a data part. " +
 		"The skills are also MCP tools of the same name at " + baseURL + mcpPath +
 		" (Streamable HTTP), with get_receipt and verify_receipt; the trust call is also POST " + baseURL + trust.CallPath + "."

@@ -346,8 +346,10 @@ func readAsSent(body []byte) *rpcError {
 // its messageId, a task's id) are refused the same way, and so are the
 // members that neither the method's params, nor a message/send's
 // configuration or message (readMessage03), have
-// ("params.historyLenght"), which the SDK would skip, and a negative
-// historyLength, as version 1.0 refuses it. Any other error is left to
+// ("params.historyLenght"), which the SDK would skip, a negative
+// historyLength, as version 1.0 refuses it, and a number no float64
+// holds in the params' metadata (params.metadata.x, which the SDK would
+// answer as a parse error naming Go types). Any other error is left to
 // the SDK.
 func readParams03(method string, params json.RawMessage) *rpcError {
 	var v any
@@ -370,6 +372,14 @@ func readParams03(method string, params json.RawMessage) *rpcError {
 	}
 	if method == "message/send" && json.Unmarshal(params, &send) == nil && len(send.Message) > 0 && string(send.Message) != "null" {
 		if fv := readMessage03(send.Message); fv != nil {
+			return &rpcError{Code: -32602, Message: "Invalid params: " + fv.Error()}
+		}
+	}
+	var meta struct {
+		Metadata json.RawMessage `json:"metadata"`
+	}
+	if json.Unmarshal(params, &meta) == nil {
+		if fv := finite("params.metadata", numbersOf(meta.Metadata)); fv != nil {
 			return &rpcError{Code: -32602, Message: "Invalid params: " + fv.Error()}
 		}
 	}

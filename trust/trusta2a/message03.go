@@ -62,9 +62,10 @@ type (
 // "message", no messageId, a role other than a client's ("user"), a
 // part of a kind other than text, data and file
 // (params.message.parts[1].kind), a data part whose data is not an
-// object, or holds a number no float64 holds
-// (params.message.parts[0].data.tolerance.absolute), and a file part
-// with neither or both of bytes and uri.
+// object, a number no float64 holds in a data part's data
+// (params.message.parts[0].data.tolerance.absolute) or in the metadata
+// of the message or a part (params.message.parts[0].metadata.x), and a
+// file part with neither or both of bytes and uri.
 func readMessage03(raw json.RawMessage) *fieldViolation {
 	const path = "params.message"
 	var m message03
@@ -85,7 +86,7 @@ func readMessage03(raw json.RawMessage) *fieldViolation {
 			return v
 		}
 	}
-	return nil
+	return finite(path+".metadata", m.Metadata)
 }
 
 // readPart03 refuses the part at path that its kind does not allow.
@@ -98,9 +99,11 @@ func readPart03(path string, raw json.RawMessage) *fieldViolation {
 	}
 	switch kind.Kind {
 	case "text":
-		if err := decodeStrict(path, raw, new(textPart03)); err != nil {
+		var p textPart03
+		if err := decodeStrict(path, raw, &p); err != nil {
 			return violationOf(path, err)
 		}
+		return finite(path+".metadata", p.Metadata)
 	case "data":
 		var p dataPart03
 		if err := decodeStrict(path, raw, &p); err != nil {
@@ -114,9 +117,10 @@ func readPart03(path string, raw json.RawMessage) *fieldViolation {
 			return violationOf(path+".data", err)
 		}
 		// The SDK holds the data's numbers as float64s.
-		if at, n := outOfRange(path+".data", data); at != "" {
-			return &fieldViolation{Field: at, Description: fmt.Sprintf("number %s is out of range: must be a finite number", n)}
+		if v := finite(path+".data", data); v != nil {
+			return v
 		}
+		return finite(path+".metadata", p.Metadata)
 	case "file":
 		var p filePart03
 		if err := decodeStrict(path, raw, &p); err != nil {
@@ -129,10 +133,32 @@ func readPart03(path string, raw json.RawMessage) *fieldViolation {
 		if (f.Bytes == "") == (f.URI == "") {
 			return &fieldViolation{Field: path + ".file", Description: "holds one of bytes and uri"}
 		}
+		return finite(path+".metadata", p.Metadata)
 	default:
 		return &fieldViolation{Field: path + ".kind", Description: fmt.Sprintf("is %q; a part's kind is text, data or file", kind.Kind)}
 	}
+}
+
+// finite refuses the first number of v, the value at path (decoded with
+// json.Number), that no float64 holds, which the SDK cannot decode; nil
+// when every number fits.
+func finite(path string, v any) *fieldViolation {
+	if at, n := outOfRange(path, v); at != "" {
+		return &fieldViolation{Field: at, Description: fmt.Sprintf("number %s is out of range: must be a finite number", n)}
+	}
 	return nil
+}
+
+// numbersOf returns raw, JSON, decoded with json.Number for its numbers,
+// for outOfRange; nil when raw does not decode.
+func numbersOf(raw json.RawMessage) any {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil
+	}
+	return v
 }
 
 // outOfRange returns the path, under path, of the first number of v (a

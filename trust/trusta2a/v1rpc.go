@@ -1,6 +1,7 @@
 package trusta2a
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -146,7 +147,8 @@ func versionNotSupported(version string) *rpcError {
 }
 
 // violationOf names the member a decoding error of the object at path
-// names.
+// names; path "" is a 1.0 request's params, which a violation of their
+// own (not an object) names "params".
 func violationOf(path string, err error) *fieldViolation {
 	var v *fieldViolation
 	if errors.As(err, &v) {
@@ -161,9 +163,9 @@ func violationOf(path string, err error) *fieldViolation {
 	}
 	field := p.Errors[0].Field
 	switch {
-	case path == "":
 	case field == "" || field == "(body)":
-		field = path
+		field = cmp.Or(path, "params")
+	case path == "":
 	case strings.HasPrefix(field, "["):
 		field = path + field
 	default:

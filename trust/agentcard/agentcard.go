@@ -31,6 +31,7 @@ package agentcard
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -315,6 +316,8 @@ func New(cfg Config, baseURL string) Card {
 // Handler serves the card of cfg as JSON to GET and HEAD requests, with
 // the request's scheme and Host as the base URL when cfg.BaseURL is
 // empty. It answers 405 to other methods. A request whose A2A-Version
+// (the header, or else the query parameter of that name, which A2A lets
+// a client send instead and trusta2a reads as well)
 // names a version other than 0.x (1.0, or a later one) gets the card of
 // 1.0 alone ([Card.Version1]); one that names none, or 0.3, the card of
 // both versions, as the official A2A JavaScript SDK serves them. The card is sent with Vary: A2A-Version,
@@ -337,7 +340,7 @@ func Handler(cfg Config) http.Handler {
 		}
 		c := New(cfg, base)
 		var card any = c
-		if wantsVersion1(r.Header.Get(VersionHeader)) {
+		if wantsVersion1(cmp.Or(r.Header.Get(VersionHeader), r.URL.Query().Get(VersionHeader))) {
 			v1, err := c.Version1()
 			if err != nil {
 				problem.Write(w, problem.New(http.StatusInternalServerError, problem.CodeInternal, "encoding the agent card failed"))

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -17,14 +19,17 @@ import (
 // A2A-Version gets the card of 1.0 alone, which decodes with no member a
 // Card1 lacks and has the security scheme in 1.0's shape; one naming none,
 // 0.3 or 0.3.0 gets the card of both versions. Each is sent with Vary:
-// A2A-Version and an ETag of its own.
+// A2A-Version and an ETag of its own. The version named in the query
+// parameter A2A-Version, with no header, is read the same way.
 func TestHandler_version(t *testing.T) {
 	srv := httptest.NewServer(agentcard.Handler(agentcard.Config{}))
 	defer srv.Close()
 	get := func(version string) (*http.Response, []byte) {
 		t.Helper()
 		resp, body := getCard(t, srv, func(req *http.Request) {
-			if version != "" {
+			if v, ok := strings.CutPrefix(version, "?"); ok {
+				req.URL.RawQuery = url.Values{agentcard.VersionHeader: {v}}.Encode()
+			} else if version != "" {
 				req.Header.Set(agentcard.VersionHeader, version)
 			}
 		})
@@ -35,7 +40,7 @@ func TestHandler_version(t *testing.T) {
 	}
 
 	both, bothBody := get("")
-	for _, v := range []string{"0.3", "0.3.0"} {
+	for _, v := range []string{"0.3", "0.3.0", "?0.3"} {
 		resp, body := get(v)
 		if !bytes.Equal(body, bothBody) || resp.Header.Get("ETag") != both.Header.Get("ETag") {
 			t.Errorf("A2A-Version %s: another card than with no header", v)
@@ -49,7 +54,7 @@ func TestHandler_version(t *testing.T) {
 		t.Errorf("card with no A2A-Version lacks 0.3's url: %s", bothBody)
 	}
 
-	for _, v := range []string{"1.0", "1.1"} {
+	for _, v := range []string{"1.0", "1.1", "?1.0"} {
 		resp, body := get(v)
 		if resp.Header.Get("ETag") == both.Header.Get("ETag") {
 			t.Errorf("A2A-Version %s: the ETag of the card of both versions", v)

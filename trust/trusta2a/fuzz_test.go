@@ -179,6 +179,7 @@ func FuzzHandler(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	f.Cleanup(func() { h.Close() }) // the calls of returnImmediately bodies end
 	f.Fuzz(func(t *testing.T, version string, query bool, body []byte) {
 		r := httptest.NewRequest(http.MethodPost, "/a2a", bytes.NewReader(body))
 		if query {

@@ -40,9 +40,10 @@ func WithEscrow(ctx context.Context, t EscrowTerms) context.Context {
 // verdict, VALID or INVALID, is the product bought, whichever way it
 // goes (a validator paid only when it says VALID would have a reason to
 // say it): it captures PerRun times the runs launched (at most Held), or
-// the whole hold when PerRun is zero. Any other status (RETRY,
-// NEEDS_SPEC, and the arbitration statuses, which this route does not
-// sell) decides nothing and voids the hold.
+// the whole hold when PerRun is zero; a capture of nothing (no run
+// launched) is a void, as the route that holds the payment treats it.
+// Any other status (RETRY, NEEDS_SPEC, and the arbitration statuses,
+// which this route does not sell) decides nothing and voids the hold.
 func (t EscrowTerms) Commit(status Status, runs int) *receipt.Payment {
 	p := &receipt.Payment{Scheme: t.Scheme, Network: t.Network, Asset: t.Asset, ID: t.ID,
 		Held: strconv.FormatUint(t.Held, 10), Outcome: "void", Capture: "0"}
@@ -55,6 +56,9 @@ func (t EscrowTerms) Commit(status Status, runs int) *receipt.Payment {
 	capture := t.Held
 	if t.PerRun > 0 && runs >= 0 && uint64(runs) <= t.Held/t.PerRun {
 		capture = uint64(runs) * t.PerRun
+	}
+	if capture == 0 {
+		return p
 	}
 	p.Outcome, p.Capture = "capture", strconv.FormatUint(capture, 10)
 	return p

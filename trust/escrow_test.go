@@ -24,6 +24,7 @@ func TestEscrowTerms_Commit(t *testing.T) {
 		{perRun, trust.StatusValid, -1, "capture", "5000"},
 		{fixed, trust.StatusInvalid, 3, "capture", "5000"}, // a definitive verdict is what was bought
 		{perRun, trust.StatusInvalid, 2, "capture", "2000"},
+		{perRun, trust.StatusValid, 0, "void", "0"}, // nothing to capture: the route voids the hold
 		{perRun, trust.StatusRetry, 5, "void", "0"},
 		{fixed, trust.StatusNeedsSpec, 1, "void", "0"},
 		{fixed, trust.StatusSellerValid, 1, "void", "0"},

@@ -58,7 +58,8 @@ type DeliveryGate struct {
 	// cannot decide within it should refuse, saying so. Required.
 	Check DeliverFunc
 	// MaxRequestBody bounds the request body the gate buffers for Check;
-	// zero means 4 MiB. A larger body is answered 413 and not served.
+	// zero means 4 MiB. A larger body is answered 413 and not served,
+	// before any payment is settled or, on an "auth-capture" route, held.
 	MaxRequestBody int64
 }
 

@@ -163,10 +163,20 @@ func (pw *paywall) acceptedTerms(offer PaymentRequirements, p *PaymentPayload, p
 // serveEscrow serves a verified "auth-capture" payment: it places the hold and
 // records it before the handler runs, then captures what the answer
 // charges when the answer is delivered and voids the hold otherwise, each
-// operation recorded once. It reports whether the proof stays used: true
-// once the hold was asked for.
+// operation recorded once. On a gated route the request body is read
+// first, and one the gate cannot read is refused with no hold asked for.
+// It reports whether the proof stays used: true once the hold was asked
+// for.
 func (pw *paywall) serveEscrow(w http.ResponseWriter, r *http.Request, next http.Handler, m *meter, price Price, res ResourceInfo, p *PaymentPayload, offer PaymentRequirements, key string, until time.Time, payer string) (used bool) {
 	ctx := r.Context()
+	req, body := r, []byte(nil)
+	if price.Gate != nil {
+		var bad *problem.Details
+		if req, body, bad = gatedBody(r, price.Gate); bad != nil {
+			writeProblem(w, r, bad)
+			return false // nothing held: the proof may be sent again
+		}
+	}
 	keep := context.WithoutCancel(ctx)
 	defer pw.beginSettling(key)() // a repeat waits for the lifecycle's outcome
 	payment, err := pw.escrow.Hold(ctx, p, offer, payer)
@@ -190,7 +200,7 @@ func (pw *paywall) serveEscrow(w http.ResponseWriter, r *http.Request, next http
 			pw.finish(keep, r, p, key, until, d, BufferedResponse{Status: http.StatusInternalServerError, Header: make(http.Header)}, nil, false)
 		}
 	}()
-	response, verdict, charged, u, deliver := pw.escrowWork(r, next, m, price, offer)
+	response, verdict, charged, u, deliver := pw.escrowWork(req, body, next, m, price, offer)
 	panicked = false
 	amount := "0"
 	if deliver {
@@ -215,19 +225,12 @@ func (pw *paywall) serveEscrow(w http.ResponseWriter, r *http.Request, next http
 	return true
 }
 
-// escrowWork runs the handler into a buffer, and the route's gate on its
-// answer, and returns the answer to send, the verdict, the offer charged
-// (with the usage reported) and whether to capture.
-func (pw *paywall) escrowWork(r *http.Request, next http.Handler, m *meter, price Price, offer PaymentRequirements) (BufferedResponse, string, PaymentRequirements, *Usage, bool) {
-	ctx := r.Context()
-	var body []byte
-	req := r
-	if price.Gate != nil {
-		var bad *problem.Details
-		if req, body, bad = gatedBody(r, price.Gate); bad != nil {
-			return problemResponse(bad), verdictFailed, offer, nil, false
-		}
-	}
+// escrowWork runs the handler on req into a buffer, and the route's gate
+// on its answer (body is req's body, which the gate reads), and returns
+// the answer to send, the verdict, the offer charged (with the usage
+// reported) and whether to capture.
+func (pw *paywall) escrowWork(req *http.Request, body []byte, next http.Handler, m *meter, price Price, offer PaymentRequirements) (BufferedResponse, string, PaymentRequirements, *Usage, bool) {
+	ctx := req.Context()
 	rec := &recorder{header: make(http.Header)}
 	m.serve(next, rec, req)
 	if rec.status == 0 {

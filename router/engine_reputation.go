@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"sync"
 
@@ -303,9 +304,11 @@ var (
 // ([WithCallerShare]): one of a caller above its share of the latest
 // reports may be accepted and teach nothing. The engine remembers the latest
 // [DefaultFeedbackMemory] calls that ran under a trace id and had a
-// winner. With reputation off it returns ErrReputationOff. The outcome
-// of a weighted call also teaches the calibration map of
-// [CalibrationTier].
+// winner. With reputation off it returns ErrReputationOff. When the
+// book's store fails (a database out of reach), nothing is recorded and
+// it returns a 503 *Error with code unavailable wrapping the store's
+// error: the same report may be made again. The outcome of a weighted
+// call also teaches the calibration map of [CalibrationTier].
 func (e *Engine) Feedback(ctx context.Context, traceID string, right bool) error {
 	if e.rep == nil {
 		return ErrReputationOff
@@ -319,10 +322,17 @@ func (e *Engine) Feedback(ctx context.Context, traceID string, right bool) error
 		return nil
 	}
 	ok, err := e.calls.Report(ctx, e.rep, caller, traceID, right)
-	if !ok {
+	switch {
+	case !ok:
 		return unknown // forgotten since
+	case err == nil, ctx.Err() != nil, errors.Is(err, reputation.ErrInvalid):
+		return err
 	}
-	return err
+	// A store out of reach (a database that is down): nothing was
+	// recorded, and the report may be made again. 503, which clients
+	// retry, as for every store out of reach.
+	return fmt.Errorf("%w: %w", problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable,
+		"the reputation store cannot be reached; retry later"), err)
 }
 
 // Calls returns the ledger of the calls the engine remembers for

@@ -213,8 +213,9 @@ func (s *Service) learn(ctx context.Context, req *Request, final stepResult, ste
 // returns ErrUnknownCall for anything
 // else (another caller's call among them), ErrReputationOff when the
 // service weighs no votes by reputation, and, for a receipt id when the
-// receipt store fails (a database out of reach), a 503 *Error with code
-// unavailable wrapping the store's error. The outcome also teaches the
+// receipt store fails (a database out of reach), or for any id when the
+// reputation book's store does, a 503 *Error with code unavailable
+// wrapping the store's error. The outcome also teaches the
 // calibration map of the call's tier (and verdict, for a validation), at
 // the call's score and conservative number (reputation.Basis). On a
 // validation that answered VALID or INVALID the report says the claim's

@@ -33,7 +33,14 @@ import (
 // the candidates' records, a weighted call's calibration map and a
 // delegation's coincidence of wrong answers, which its confidence and its
 // learning then use; a caller that read them already hands them over
-// ([WithReading]).
+// ([WithReading]). When the book's store fails that read (a database
+// out of reach), the call runs all the same, and the failure is logged:
+// availability over freshness. Its candidates are ordered as sessions
+// nothing tells apart, a weighted call weighs every vote at the prior's
+// reliability, which each run and the reputation snapshot record, and
+// its confidence is the conservative number, its calibration basis
+// "uncalibrated"; what the call teaches is lost while the store is out
+// of reach.
 //
 // Unknown ids in session_id or consensus.session_pool are a 400 *Error
 // naming the field ("consensus.session_pool[2]"). More replicas than the

@@ -30,9 +30,11 @@ import (
 // its operation does not give (a version 1 validation always gives a
 // verdict), a confidence, agreement or reliability outside [0, 1], a
 // negative weight, a replica out of range or given twice. The evidence a
-// problem of those operations carries in extra (a 409 disagreement's,
-// or the 502 of a version 2 validation with policy.redundancy 3 or 5,
-// say: {"runs":[...],"consensus":{...}}) is held to the
+// problem of those operations, or of a version 1 or 2 delegation,
+// carries in extra (a 409 disagreement's, or the 502 of a version 2
+// validation with policy.redundancy 3 or 5, say:
+// {"runs":[...],"consensus":{...}}; the one run of a version 1 or 2 call
+// on one session) is held to the
 // same contract, since a trust service counts a version 3 problem's runs
 // as votes and a caller reads any as the record of the replicas: evidence
 // that breaks it, or that does not decode, makes the call's error one

@@ -49,10 +49,11 @@ func (r *DelegateV3Response) check() error {
 }
 
 // answerLabels returns the labels of the replicas that answered op, for
-// the operations whose answers the Client checks; nil for the others.
+// the operations whose answers or problems' evidence the Client checks;
+// nil for the others.
 func answerLabels(op Operation) []Label {
 	switch op {
-	case OpDelegateV3:
+	case OpDelegateV1, OpDelegateV2, OpDelegateV3:
 		return []Label{LabelOK}
 	case OpValidateV1, OpValidateV2, OpValidateV3:
 		return verdictLabels(KindValidate)
@@ -63,9 +64,9 @@ func answerLabels(op Operation) []Label {
 }
 
 // checkProblem returns err, the error of a call of op, unless it is a
-// problem whose extra, the evidence of a validation (versions 1 to 3),
-// fact check or version 3 delegation ({"runs":[...],"consensus":{...}},
-// or the one run of a single session's), breaks the contract the answer's
+// problem whose extra, the evidence of a validation or delegation
+// (versions 1 to 3) or fact check ({"runs":[...],"consensus":{...}}, or
+// the one run of a single session's), breaks the contract the answer's
 // evidence keeps: then an error wrapping ErrMalformedResponse that names
 // what is wrong, and not the problem, whose runs a trust service would
 // count as votes.

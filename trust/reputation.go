@@ -322,13 +322,16 @@ func (s *Service) report(ctx context.Context, id string, rightOf func(reputation
 	return traceID, err
 }
 
-// receiptCall reads the call of receipt id, which must be the caller's:
+// receiptCall reads the call of receipt id, which must be the caller's
+// (ErrUnknownCall for an id that is no receipt id, read nowhere):
 // the trace id it ran under ("receipt:" and id when it names none), its
 // scope, when it was decided, its ballots and the calibration basis its
 // policy snapshot records.
 func (s *Service) receiptCall(ctx context.Context, id string) (traceID string, c reputation.Call, err error) {
 	unknown := fmt.Errorf("%w: %q", ErrUnknownCall, id)
-	if s.issuer == nil || s.issuer.Store == nil {
+	// A trace id, or anything else that is no receipt id, names no
+	// receipt: the store is not asked, whatever its state.
+	if s.issuer == nil || s.issuer.Store == nil || !receipt.ValidID(id) {
 		return "", c, unknown
 	}
 	rec, err := s.issuer.Store.Get(ctx, id, time.Now())

@@ -29,12 +29,14 @@ import (
 // delegation's, that breaks the contract: a verdict or a replica's label
 // its operation does not give (a version 1 validation always gives a
 // verdict), a confidence, agreement or reliability outside [0, 1], a
-// negative weight, a replica out of range or given twice. The evidence a
-// problem of those operations, or of a version 1 or 2 delegation,
-// carries in extra (a 409 disagreement's, or the 502 of a version 2
-// validation with policy.redundancy 3 or 5, say:
-// {"runs":[...],"consensus":{...}}; the one run of a version 1 or 2 call
-// on one session) is held to the
+// negative weight, a replica out of range or given twice, a consensus
+// block that counts other replicas than the call asked for or lists
+// another number of verdicts, a run whose label is not its replica's
+// verdict in that block. The evidence a problem of those operations, or
+// of a version 1 or 2 delegation, carries in extra (a 409
+// disagreement's, or the 502 of a version 2 validation with
+// policy.redundancy 3 or 5, say: {"runs":[...],"consensus":{...}}; the
+// one run of a version 1 or 2 call on one session) is held to the
 // same contract, since a trust service counts a version 3 problem's runs
 // as votes and a caller reads any as the record of the replicas: evidence
 // that breaks it, or that does not decode, makes the call's error one
@@ -246,12 +248,13 @@ func roundTrip[Resp, Req any](ctx context.Context, c *Client, op Operation, req 
 	if err != nil {
 		return nil, fmt.Errorf("router: %s: %w", op, err)
 	}
+	replicas := askedReplicas(req)
 	var resp Resp
 	if err := c.do(ctx, op, c.variantOf(ctx), req, &resp); err != nil {
-		return nil, checkProblem(op, err)
+		return nil, checkProblem(op, replicas, err)
 	}
 	if a, ok := any(&resp).(answerCheck); ok {
-		if err := a.check(); err != nil {
+		if err := a.check(replicas); err != nil {
 			return nil, fmt.Errorf("router: %s response: %w: %v", op, ErrMalformedResponse, err)
 		}
 	}

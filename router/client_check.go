@@ -1,6 +1,7 @@
 package router
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,40 +13,77 @@ import (
 // answerCheck is an answer the Client checks against the contract once it
 // is decoded: a remote router's answer is outside input, and a trust
 // service that read a label it does not know, or a confidence outside
-// [0, 1], would state a verdict of its own from it.
+// [0, 1], would state a verdict of its own from it. replicas is the
+// number of replicas the call ran (see askedReplicas).
 type answerCheck interface {
-	check() error
+	check(replicas int) error
 }
 
-func (r *ValidateV1Response) check() error {
+func (r *ValidateV1Response) check(int) error {
 	if r.Verdict == "" {
 		return fmt.Errorf("verdict \"\" is not a verdict of %s (%v)", KindValidate, validVerdicts[KindValidate])
 	}
 	return checkVerdict(KindValidate, r.Verdict, r.Confidence)
 }
 
-func (r *ValidateV2Response) check() error {
+func (r *ValidateV2Response) check(replicas int) error {
 	// With policy.redundancy 3 or 5 the answer is a best_effort
 	// call's, whose verdict is empty when no replica won.
 	if err := checkVerdict(KindValidate, r.Verdict, r.Confidence); err != nil {
 		return err
 	}
-	return checkRuns(r.Evidence.Runs, verdictLabels(KindValidate), 0)
+	return checkRuns(r.Evidence.Runs, verdictLabels(KindValidate), replicas, nil)
 }
 
-func (r *ValidateV3Response) check() error {
-	return checkVerdictAnswer(KindValidate, r.Verdict, r.Confidence, r.Evidence.Runs, &r.Consensus)
+func (r *ValidateV3Response) check(replicas int) error {
+	return checkVerdictAnswer(KindValidate, r.Verdict, r.Confidence, r.Evidence.Runs, &r.Consensus, replicas)
 }
 
-func (r *FactcheckResponse) check() error {
-	return checkVerdictAnswer(KindFactcheck, r.Verdict, r.Confidence, r.Evidence.Runs, &r.Consensus)
+func (r *FactcheckResponse) check(replicas int) error {
+	return checkVerdictAnswer(KindFactcheck, r.Verdict, r.Confidence, r.Evidence.Runs, &r.Consensus, replicas)
 }
 
-func (r *DelegateV3Response) check() error {
-	if err := checkConsensus(&r.Consensus, []Label{LabelOK}); err != nil {
+func (r *DelegateV3Response) check(replicas int) error {
+	if err := checkConsensus(&r.Consensus, []Label{LabelOK}, replicas); err != nil {
 		return err
 	}
-	return checkRuns(r.Evidence.Runs, []Label{LabelOK}, r.Consensus.Replicas)
+	return checkRuns(r.Evidence.Runs, []Label{LabelOK}, replicas, r.Consensus.Verdicts)
+}
+
+// askedReplicas returns the number of replicas a call of req runs, which
+// its answer's consensus block and runs must speak of: consensus.replicas
+// in version 3, policy.redundancy in a version 1 fact check (3 when it is
+// absent) and in a version 2 validation (1 when it is absent), and 1 for
+// the other calls, which run on one session.
+func askedReplicas(req any) int {
+	switch r := req.(type) {
+	case *DelegateV3Request:
+		return r.Consensus.Replicas
+	case *ValidateV3Request:
+		return r.Consensus.Replicas
+	case *FactcheckRequest:
+		return r.Consensus.Replicas
+	case *FactcheckV1Request:
+		return cmp.Or(r.Policy.Redundancy, Replicas3)
+	case *ValidateV2Request:
+		return cmp.Or(r.Policy.Redundancy, Replicas1)
+	}
+	return Replicas1
+}
+
+// hasBlock reports whether the evidence of a call of op that ran
+// replicas replicas holds a consensus block: that of a version 3 call or
+// a fact check, or of a version 2 validation of 3 or 5 replicas, but not
+// the one run of a single session's (a version 1 validation, a version 1
+// or 2 delegation).
+func hasBlock(op Operation, replicas int) bool {
+	switch op {
+	case OpValidateV1, OpDelegateV1, OpDelegateV2:
+		return false
+	case OpValidateV2:
+		return replicas > Replicas1
+	}
+	return true
 }
 
 // answerLabels returns the labels of the replicas that answered op, for
@@ -63,14 +101,14 @@ func answerLabels(op Operation) []Label {
 	return nil
 }
 
-// checkProblem returns err, the error of a call of op, unless it is a
-// problem whose extra, the evidence of a validation or delegation
-// (versions 1 to 3) or fact check ({"runs":[...],"consensus":{...}}, or
-// the one run of a single session's), breaks the contract the answer's
-// evidence keeps: then an error wrapping ErrMalformedResponse that names
-// what is wrong, and not the problem, whose runs a trust service would
-// count as votes.
-func checkProblem(op Operation, err error) error {
+// checkProblem returns err, the error of a call of op that ran replicas
+// replicas, unless it is a problem whose extra, the evidence of a
+// validation or delegation (versions 1 to 3) or fact check
+// ({"runs":[...],"consensus":{...}}, or the one run of a single
+// session's), breaks the contract the answer's evidence keeps: then an
+// error wrapping ErrMalformedResponse that names what is wrong, and not
+// the problem, whose runs a trust service would count as votes.
+func checkProblem(op Operation, replicas int, err error) error {
 	var p *Error
 	labels := answerLabels(op)
 	if labels == nil || !errors.As(err, &p) || len(p.Extra) == 0 {
@@ -85,8 +123,10 @@ func checkProblem(op Operation, err error) error {
 		cerr = httpapi.CheckAnswer(p.Extra, &ev)
 	}
 	if cerr == nil {
-		if cerr = checkConsensus(&ev.Consensus, labels); cerr == nil {
-			cerr = checkRuns(ev.Runs, labels, ev.Consensus.Replicas)
+		if !hasBlock(op, replicas) {
+			cerr = checkRuns(ev.Runs, labels, replicas, nil)
+		} else if cerr = checkConsensus(&ev.Consensus, labels, replicas); cerr == nil {
+			cerr = checkRuns(ev.Runs, labels, replicas, ev.Consensus.Verdicts)
 		}
 	}
 	if cerr != nil {
@@ -95,18 +135,18 @@ func checkProblem(op Operation, err error) error {
 	return err
 }
 
-// checkVerdictAnswer checks a validate or fact-check answer of kind: its
-// verdict (empty when no replica won), its confidence, its consensus
-// block and its runs.
-func checkVerdictAnswer(kind Kind, v Verdict, confidence float64, runs []Run, c *ConsensusResponse) error {
+// checkVerdictAnswer checks a validate or fact-check answer of kind to a
+// call of replicas replicas: its verdict (empty when no replica won), its
+// confidence, its consensus block and its runs.
+func checkVerdictAnswer(kind Kind, v Verdict, confidence float64, runs []Run, c *ConsensusResponse, replicas int) error {
 	if err := checkVerdict(kind, v, confidence); err != nil {
 		return err
 	}
 	labels := verdictLabels(kind)
-	if err := checkConsensus(c, labels); err != nil {
+	if err := checkConsensus(c, labels, replicas); err != nil {
 		return err
 	}
-	return checkRuns(runs, labels, c.Replicas)
+	return checkRuns(runs, labels, replicas, c.Verdicts)
 }
 
 // checkVerdict checks an answer's verdict, one of kind's or empty when no
@@ -132,9 +172,14 @@ func verdictLabels(kind Kind) []Label {
 	return labels
 }
 
-// checkConsensus checks a consensus block whose replicas that answered
-// carry one of answered as their label.
-func checkConsensus(c *ConsensusResponse, answered []Label) error {
+// checkConsensus checks the consensus block of a call of replicas
+// replicas, whose replicas that answered carry one of answered as their
+// label: it counts those replicas, and gives each one verdict when it
+// lists any.
+func checkConsensus(c *ConsensusResponse, answered []Label, replicas int) error {
+	if c.Replicas != replicas || c.Verdicts != nil && len(c.Verdicts) != replicas {
+		return fmt.Errorf("consensus: replicas %d with %d verdicts, for a call of %d replicas", c.Replicas, len(c.Verdicts), replicas)
+	}
 	if !unit(c.Agreement) || !unit(c.Confidence) {
 		return fmt.Errorf("consensus: agreement %v or confidence %v is outside [0, 1]", c.Agreement, c.Confidence)
 	}
@@ -151,17 +196,19 @@ func checkConsensus(c *ConsensusResponse, answered []Label) error {
 	return nil
 }
 
-// checkRuns checks the runs of an answer of replicas replicas (0 for an
-// answer that does not say): each a distinct replica, of a known label,
-// its numbers within their bounds.
-func checkRuns(runs []Run, answered []Label, replicas int) error {
+// checkRuns checks the runs of a call of replicas replicas: each a
+// distinct replica, of a known label, the one verdicts (nil for an answer
+// without a consensus block) gives it, its numbers within their bounds.
+func checkRuns(runs []Run, answered []Label, replicas int, verdicts []Label) error {
 	seen := make(map[int]bool, len(runs))
 	for i, r := range runs {
 		switch {
-		case r.Replica < 0 || replicas > 0 && r.Replica >= replicas || seen[r.Replica]:
+		case r.Replica < 0 || r.Replica >= replicas || seen[r.Replica]:
 			return fmt.Errorf("evidence.runs[%d]: replica %d is outside the call's %d, or repeated", i, r.Replica, replicas)
 		case !known(r.Label, answered):
 			return fmt.Errorf("evidence.runs[%d]: label %q is not a label of this answer", i, r.Label)
+		case len(verdicts) > 0 && r.Label != verdicts[r.Replica]:
+			return fmt.Errorf("evidence.runs[%d]: label %q is not consensus.verdicts[%d], %q", i, r.Label, r.Replica, verdicts[r.Replica])
 		case !unit(r.Confidence):
 			return fmt.Errorf("evidence.runs[%d]: confidence %v is outside [0, 1]", i, r.Confidence)
 		case r.Reliability != nil && !unit(*r.Reliability):

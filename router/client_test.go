@@ -388,12 +388,13 @@ func TestClient_WithSessionIDsAsStrings(t *testing.T) {
 		mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		// One answer with the members each of the three calls requires,
-		// its verdict one of the call's.
+		// its verdict one of the call's, its consensus block of the
+		// three replicas both calls that read one run.
 		verdict := "VALID"
 		if strings.Contains(r.URL.Path, "factcheck") {
 			verdict = "TRUE"
 		}
-		w.Write([]byte(`{"session_id":7,"task_id":"t","task_result_output":"","verdict":"` + verdict + `","confidence":1,"evidence":{},"consensus":{}}`))
+		w.Write([]byte(`{"session_id":7,"task_id":"t","task_result_output":"","verdict":"` + verdict + `","confidence":1,"evidence":{},"consensus":{"replicas":3}}`))
 	}))
 	t.Cleanup(srv.Close)
 

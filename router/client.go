@@ -27,8 +27,9 @@ import (
 // not limited, since an answer echoes workers' outputs. So is a
 // validation's (versions 1 to 3) or fact check's answer, or a version 3
 // delegation's, that breaks the contract: a verdict or a replica's label
-// its operation does not give (a version 1 validation always gives a
-// verdict), a confidence, agreement or reliability outside [0, 1], a
+// its operation does not give (a validation of version 1, or of version
+// 2 on one session, always gives a verdict, that of its one run), a
+// confidence, agreement or reliability outside [0, 1], a
 // negative weight, a replica out of range or given twice, a consensus
 // block that counts other replicas than the call asked for or lists
 // another number of verdicts, a run whose label is not its replica's

@@ -20,19 +20,40 @@ type answerCheck interface {
 }
 
 func (r *ValidateV1Response) check(int) error {
-	if r.Verdict == "" {
-		return fmt.Errorf("verdict \"\" is not a verdict of %s (%v)", KindValidate, validVerdicts[KindValidate])
-	}
-	return checkVerdict(KindValidate, r.Verdict, r.Confidence)
+	return checkSingleVerdict(r.Verdict, r.Confidence)
 }
 
 func (r *ValidateV2Response) check(replicas int) error {
 	// With policy.redundancy 3 or 5 the answer is a best_effort
-	// call's, whose verdict is empty when no replica won.
-	if err := checkVerdict(KindValidate, r.Verdict, r.Confidence); err != nil {
+	// call's, whose verdict is empty when no replica won; on one
+	// session it is the verdict of the one run.
+	if replicas > Replicas1 {
+		if err := checkVerdict(KindValidate, r.Verdict, r.Confidence); err != nil {
+			return err
+		}
+		return checkRuns(r.Evidence.Runs, verdictLabels(KindValidate), replicas, nil)
+	}
+	if err := checkSingleVerdict(r.Verdict, r.Confidence); err != nil {
 		return err
 	}
-	return checkRuns(r.Evidence.Runs, verdictLabels(KindValidate), replicas, nil)
+	if err := checkRuns(r.Evidence.Runs, verdictLabels(KindValidate), replicas, nil); err != nil {
+		return err
+	}
+	for i, run := range r.Evidence.Runs {
+		if run.Label != Label(r.Verdict) {
+			return fmt.Errorf("evidence.runs[%d]: label %q is not the verdict %q of the call's one run", i, run.Label, r.Verdict)
+		}
+	}
+	return nil
+}
+
+// checkSingleVerdict checks the verdict and confidence of a validation
+// run on one session, which always gives a verdict.
+func checkSingleVerdict(v Verdict, confidence float64) error {
+	if v == "" {
+		return fmt.Errorf("verdict \"\" is not a verdict of %s (%v)", KindValidate, validVerdicts[KindValidate])
+	}
+	return checkVerdict(KindValidate, v, confidence)
 }
 
 func (r *ValidateV3Response) check(replicas int) error {

@@ -61,7 +61,10 @@ const DefaultMaxBodyBytes = httpapi.DefaultMaxBodyBytes
 //     Authenticator gives a credential the request carries, so that
 //     integrations behind one address never share an answer. Responses
 //     with a 5xx status are not kept, so a retry after a server failure
-//     runs again;
+//     runs again, nor is a 400 the Service answers (a session it does
+//     not have, a replica count it can never serve), which refuses the
+//     request before anything runs: the corrected request sent with the
+//     same key runs;
 //   - counts, by route, the requests it admitted (past the credential,
 //     the trial limit or the payment), which GET /api/v1/status reports;
 //   - maps the Service's error: an *[Error] to its own status, a context

@@ -77,8 +77,8 @@ func replay(w http.ResponseWriter, r *http.Request, resp *StoredResponse) {
 }
 
 // runReserved runs the call under a key this request reserved, stores the
-// response unless it is a 5xx, and releases the key otherwise (also when
-// the call panics). The response of a paid request whose payment the
+// response unless it is a 5xx or a refusal (see refusal), and releases
+// the key otherwise (also when the call panics). The response of a paid request whose payment the
 // paywall settles after the call is stored only once it settled
 // (Config.AfterSettle), and released otherwise: an answer is never kept,
 // nor counted against the store's bounds, for a payment that did not pay
@@ -92,7 +92,7 @@ func (s *Server) runReserved(w http.ResponseWriter, r *http.Request, scoped, lea
 		}
 	}()
 	resp := s.execute(r, run)
-	if resp.Status < 500 {
+	if resp.Status < 500 && !refusal(resp.Status) {
 		keep := func(paid bool) {
 			if !paid {
 				s.release(bg, scoped, lease)
@@ -113,6 +113,20 @@ func (s *Server) runReserved(w http.ResponseWriter, r *http.Request, scoped, lea
 		}
 	}
 	writeStored(w, resp)
+}
+
+// refusal reports whether status answers a request refused before
+// anything of it ran: 400 (a Service refuses a body it cannot serve as
+// sent, such as a session it does not have, before running it), 401,
+// 413 or 415. Such an answer is not kept, as the refusals of the
+// Server's own checks are not, so that the corrected request sent under
+// the same Idempotency-Key runs rather than being answered 422.
+func refusal(status int) bool {
+	switch status {
+	case http.StatusBadRequest, http.StatusUnauthorized, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType:
+		return true
+	}
+	return false
 }
 
 // release forgets the key scoped held under lease.

@@ -191,7 +191,10 @@ type Config struct {
 //     Keys are scoped by caller (see [Caller]) and by principal (see
 //     [Principal]) when there is one: one caller never gets another's kept
 //     answer, nor one integration another's behind a shared address. Responses with a 5xx status are not kept,
-//     so a retry after a server failure runs again, and neither is the
+//     so a retry after a server failure runs again, nor are those of a
+//     request refused before anything of it ran (400, 401, 413, 415; a
+//     Run that refuses its request answers 400), so that the corrected
+//     request sent with the same key runs, and neither is the
 //     response of a paid request whose payment did not settle
 //     (Config.AfterSettle: a failed settlement, a gate's refusal); a request whose
 //     client disconnects is cancelled (503, not kept), and its

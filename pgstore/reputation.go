@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/vouchkit/vouch/reputation"
 )
@@ -27,8 +28,9 @@ import (
 // transaction, which lands wholly after the deletion. AddIf
 // (reputation.ConditionalStore) is Add with one more row locked and read
 // before anything is written; a row made only to lock that one is
-// deleted before the transaction commits. Load is one SELECT. The store
-// is safe for concurrent use.
+// deleted before the transaction commits. An Add that PostgreSQL fails
+// as deadlocked with DeleteSessions runs again, as does DeleteSessions.
+// Load is one SELECT. The store is safe for concurrent use.
 type ReputationStore struct {
 	db *DB
 }
@@ -114,7 +116,7 @@ func (s *ReputationStore) add(ctx context.Context, horizon float64, deltas []rep
 	keys = slices.Compact(keys)
 	for range addTries {
 		err = s.addOnce(ctx, horizon, deltas, cond, want, keys)
-		if !errors.Is(err, errRowGone) {
+		if !errors.Is(err, errRowGone) && !deadlocked(err) {
 			break
 		}
 	}
@@ -128,8 +130,24 @@ func (s *ReputationStore) add(ctx context.Context, horizon float64, deltas []rep
 }
 
 // addTries bounds the transactions of one add: a row deleted between its
-// INSERT and its lock (by DeletePanel) sends it round again.
+// INSERT and its lock (by DeletePanel), or a deadlock with DeleteSessions
+// that PostgreSQL broke by failing the add, sends it round again.
 const addTries = 5
+
+// deadlocked reports whether err is PostgreSQL's deadlock_detected, which
+// rolled back the transaction it failed. Adds lock their rows in one
+// order and never deadlock with each other, but DeleteSessions locks the
+// sessions' rows it finds and then updates them with any row of theirs
+// that was written in between, out of that order: an Add holding such a
+// row while it waits for one DeleteSessions locked deadlocks with it,
+// and whichever of the two PostgreSQL fails runs again.
+func deadlocked(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == deadlockDetected
+}
+
+// deadlockDetected is the SQLSTATE of deadlock_detected.
+const deadlockDetected = "40P01"
 
 // errRowGone rolls back an add that found a row of its keys deleted
 // before it could lock it.
@@ -207,7 +225,10 @@ var _ reputation.SessionDeleter = (*ReputationStore)(nil)
 // DeleteSessions implements reputation.SessionDeleter. It sets the
 // sessions' rows to zero rather than deleting them, after locking them
 // in the order Add locks its rows: an Add racing it then finds its rows
-// and applies its deltas wholly before or wholly after.
+// and applies its deltas wholly before or wholly after. A row written
+// after they were locked is set to zero too, out of that order; when an
+// Add holds it while waiting for a row DeleteSessions locked, PostgreSQL
+// fails one of the two as deadlocked, and that one runs again.
 func (s *ReputationStore) DeleteSessions(ctx context.Context, sessions []int64) error {
 	if err := reputation.CheckSessions(sessions); err != nil {
 		return err
@@ -217,18 +238,23 @@ func (s *ReputationStore) DeleteSessions(ctx context.Context, sessions []int64) 
 		return err
 	}
 	defer cancel()
-	err = pgx.BeginFunc(ctx, s.db.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `
-			SELECT 1 FROM vouch_reputation WHERE session = ANY($1::bigint[])
-			ORDER BY session, operation COLLATE "C", kind COLLATE "C"
-			FOR UPDATE`, sessions); err != nil {
+	for range addTries {
+		err = pgx.BeginFunc(ctx, s.db.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `
+				SELECT 1 FROM vouch_reputation WHERE session = ANY($1::bigint[])
+				ORDER BY session, operation COLLATE "C", kind COLLATE "C"
+				FOR UPDATE`, sessions); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `
+				UPDATE vouch_reputation SET right_n = 0, wrong_n = 0
+				WHERE session = ANY($1::bigint[])`, sessions)
 			return err
+		})
+		if !deadlocked(err) {
+			break
 		}
-		_, err := tx.Exec(ctx, `
-			UPDATE vouch_reputation SET right_n = 0, wrong_n = 0
-			WHERE session = ANY($1::bigint[])`, sessions)
-		return err
-	})
+	}
 	if err != nil {
 		return fmt.Errorf("pgstore: deleting sessions' reputation: %w", err)
 	}

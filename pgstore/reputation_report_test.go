@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -38,13 +39,17 @@ func reportServers(t *testing.T, n int) ([]reportServer, reputation.Store) {
 var (
 	reportScope = reputation.Scope{Operation: "validate_v3", Kind: "summary"}
 	reportKeys  = []reputation.Key{{Session: 1}, {Session: 2}, {Session: 3}}
+	// reportAt is when the calls were made: every server holding a call
+	// names the time it was made, as a call rebuilt from its receipt
+	// does.
+	reportAt = time.Now().Truncate(time.Millisecond)
 )
 
 // reportCall is a call of three voters, the third dissenting.
 func reportCall() reputation.Call {
 	return reputation.Call{Scope: reportScope, Ballots: []reputation.Ballot{
 		{Session: 1, Backed: true}, {Session: 2, Backed: true}, {Session: 3, Opposed: true},
-	}}
+	}, At: reportAt}
 }
 
 // wantAfterReports returns the session records after reports, in order,

@@ -317,7 +317,9 @@ type Call struct {
 	// Book's report window after it (Options.ReportWindow). A Ledger
 	// remembers a call of zero At as made when it remembers it. A call
 	// rebuilt from its receipt must name the time the call remembered
-	// names, as the receipt's issue time does in trust.Service.
+	// names, to the millisecond, as the receipt's issue time does in
+	// trust.Service: what was reported on a call is kept under it (see
+	// Ledger.Report).
 	At time.Time
 	// ID is the id the call was made under (such as its trace id),
 	// which what was reported on it is kept under (see Ledger.Report);

@@ -126,11 +126,14 @@ func (l *Ledger) entry(caller, id string) *ledgerEntry {
 //
 // What was reported is kept in b's store beside the evidence, in the
 // same batch (a record of the panel under the operation "reported
-// calls", named by caller and by the call's ID or else id), and read
+// calls", named by caller, by the call's ID or else id, and by the time
+// the call was made, Call.At to the millisecond), and read
 // there before each report, so that a call the Ledger
 // forgot and remembers again, as a report by receipt rebuilds it, counts
 // its report once, and so does a call that several servers sharing b's
 // store remember: a report counts once whatever the Ledger still holds.
+// A later call that a caller made under the same id, which replaces the
+// first in the Ledger, is reported afresh.
 // When b's store is a [ConditionalStore], the report is applied only if
 // what was reported is still what was read (AddIf), and read again
 // otherwise, so that reports on one call made at once on several servers
@@ -165,14 +168,19 @@ func (l *Ledger) Report(ctx context.Context, b *Book, caller, id string, right b
 	if err := b.sweepReports(ctx, now); err != nil {
 		return true, err
 	}
-	mark := reportKey(caller, id, e.call)
+	mark, former := reportKeys(caller, id, e.call)
 	cs, conditional := b.store.(ConditionalStore)
 	for range reportTries {
-		recs, err := b.store.Load(ctx, []Key{mark})
+		recs, err := b.store.Load(ctx, []Key{mark, former})
 		if err != nil {
 			return true, err
 		}
-		m := recs[0]
+		key, m := mark, recs[0]
+		if m == (Record{}) && recs[1] != (Record{}) {
+			// Reported by a former version, which kept it under a name
+			// without the call's time: the report stays there.
+			key, m = former, recs[1]
+		}
 		reported, wasRight := m.Right > 0 || m.Wrong > 0, m.Right > 0
 		if reported && wasRight == right {
 			return true, nil
@@ -189,11 +197,11 @@ func (l *Ledger) Report(ctx context.Context, b *Book, caller, id string, right b
 		if !right {
 			d = Record{Right: -1, Wrong: 1}
 		}
-		deltas = append(deltas, Delta{Key: mark, Delta: d})
+		deltas = append(deltas, Delta{Key: key, Delta: d})
 		if !conditional {
 			return true, b.store.Add(ctx, b.opts.Horizon, deltas)
 		}
-		applied, err := cs.AddIf(ctx, b.opts.Horizon, mark, m, deltas)
+		applied, err := cs.AddIf(ctx, b.opts.Horizon, key, m, deltas)
 		if err != nil || applied {
 			return true, err
 		}

@@ -65,17 +65,21 @@ func CheckPanelOperation(operation string) error {
 	return checkName("operation", operation)
 }
 
-// reportKey is the record of the panel in which b's store keeps what was
-// last reported on the call caller made under id (Right 1 or Wrong 1),
-// so that a report counts once whatever the Ledger still remembers: the
+// reportKeys returns the record of the panel in which b's store keeps
+// what was last reported on the call caller made under id (Right 1 or
+// Wrong 1), so that a report counts once whatever the Ledger still
+// remembers, and former, the record a former version kept it in. The
 // call is named by its caller, id (c.ID when set, the id it was made
-// under), scope and the voters its outcome
-// counts, which a call rebuilt from its receipt names alike: a check's
-// ballot (Ballot.Check), which a receipt leaves out, does not name it.
-// Its kind begins with the week of the call (weekKind), so that the
+// under), the time it was made to the millisecond (c.At), scope and the
+// voters its outcome counts, which a call rebuilt from its receipt names
+// alike: a check's ballot (Ballot.Check), which a receipt leaves out,
+// does not name it. The time tells apart two calls a caller made under
+// one id, the later replacing the first in the Ledger, though the same
+// sessions voted alike in both; former, named without it, does not.
+// Each kind begins with the week of the call (weekKind), so that the
 // reports on the calls of a week are forgotten together
 // (Book.sweepReports).
-func reportKey(caller, id string, c Call) Key {
+func reportKeys(caller, id string, c Call) (mark, former Key) {
 	if c.ID != "" {
 		id = c.ID
 	}
@@ -86,8 +90,11 @@ func reportKey(caller, id string, c Call) Key {
 			fmt.Fprintf(h, " %d:%t", bl.Session, bl.Backed)
 		}
 	}
-	kind := weekKind(weekOf(c.At)) + " " + hex.EncodeToString(h.Sum(nil)[:16])
-	return Key{Session: PanelSession, Operation: reportOperation, Kind: kind}
+	week := weekKind(weekOf(c.At)) + " "
+	former = Key{Session: PanelSession, Operation: reportOperation, Kind: week + hex.EncodeToString(h.Sum(nil)[:16])}
+	fmt.Fprintf(h, " at %d", c.At.UnixMilli())
+	mark = Key{Session: PanelSession, Operation: reportOperation, Kind: week + hex.EncodeToString(h.Sum(nil)[:16])}
+	return mark, former
 }
 
 // weekOf returns the week of t counted from the Unix epoch, never below 0.

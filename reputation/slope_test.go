@@ -2,6 +2,7 @@ package reputation_test
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -56,8 +57,9 @@ func simulateConfident(t *testing.T, b *reputation.Book, calls int) {
 		for _, v := range votes {
 			ballots = append(ballots, reputation.Ballot{Session: v.Session, Backed: v.Label == out.Label, Confidence: v.Confidence})
 		}
-		ledger.PutCall("", "c", reputation.Call{Scope: scope, Ballots: ballots})
-		if _, err := ledger.Report(ctx, b, "", "c", (out.Label == consensus.LabelValid) == valid); err != nil {
+		id := fmt.Sprint("c", c)
+		ledger.PutCall("", id, reputation.Call{Scope: scope, Ballots: ballots})
+		if _, err := ledger.Report(ctx, b, "", id, (out.Label == consensus.LabelValid) == valid); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -138,11 +138,18 @@ func (r *recomputeRig) check(c recomputeCall, resp *trust.Response) mismatches {
 		accepted, winLabel = true, router.Label(router.VerdictInvalid)
 	case trust.StatusNeedsSpec:
 		accepted, winLabel = true, router.Label(router.VerdictNeedsSpec)
-	case trust.StatusRetry, trust.StatusInconclusive:
+	case trust.StatusRetry:
 		// A RETRY verdict that won: the retry reason says the replicas asked.
 		if ri := resp.RetryInstructions; ri != nil && strings.HasPrefix(ri.Reason, "the replicas asked for a retry") {
 			accepted, winLabel = true, router.Label(router.VerdictRetry)
 		}
+	case trust.StatusInconclusive:
+		// An arbitration answers INCONCLUSIVE for a RETRY or NEEDS_SPEC
+		// winner it accepted as well as for none, with no retry
+		// instructions either way (9.3); its disagreements tell them
+		// apart, listing every run not cancelled when nothing was
+		// accepted, else those that did not back the winner.
+		winLabel, accepted = acceptedUnlisted(ev)
 	}
 	if isDeleg {
 		accepted, winLabel = resp.Status == trust.StatusValid, router.LabelOK
@@ -229,17 +236,34 @@ func (r *recomputeRig) check(c recomputeCall, resp *trust.Response) mismatches {
 			bad.add("evidence.disagreements", "disagreement %+v does not match its run", d)
 		}
 	}
-	// An arbitration that accepted a RETRY or NEEDS_SPEC winner answers
-	// INCONCLUSIVE, and its runs back that winner: none disagrees.
-	arbAccepted := c.mode == "arbitration" && resp.Status == trust.StatusInconclusive && len(ev.Disagreements) == 0 &&
-		(groups[string(router.VerdictRetry)] > 0 || groups[string(router.VerdictNeedsSpec)] > 0)
-	if ev.Leader == nil && !arbAccepted && !slices.Equal(gotDis, wantDis) {
+	if ev.Leader == nil && !slices.Equal(gotDis, wantDis) {
 		bad.add("evidence.disagreements", "lists runs %v, want %v (status %s, verdicts %v)", gotDis, wantDis, resp.Status, ev.Verdicts)
 	}
 
 	bad = append(bad, r.checkConfidence(c, resp, a, nv, winLabel, accepted)...)
 	bad = append(bad, r.checkStatus(c, resp, a, nv, accepted, winLabel)...)
 	return append(bad, r.checkReceipt(c, resp, sess)...)
+}
+
+// acceptedUnlisted returns the label of the answered runs that ev does
+// not list as disagreements, and whether there are such runs, all of one
+// label: the winner the call accepted, which its status may not name.
+func acceptedUnlisted(ev trust.Evidence) (router.Label, bool) {
+	listed := map[int]bool{}
+	for _, d := range ev.Disagreements {
+		listed[d.Replica] = true
+	}
+	var win router.Label
+	for i, l := range ev.Verdicts {
+		if listed[i] || failedLabel(l) || l == router.LabelCancelled {
+			continue
+		}
+		if win != "" && l != win {
+			return "", false
+		}
+		win = l
+	}
+	return win, win != ""
 }
 
 // checkConfidence checks the confidence and its calibration basis: with

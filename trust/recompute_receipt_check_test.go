@@ -174,7 +174,10 @@ func (r *recomputeRig) checkReceipt(c recomputeCall, resp *trust.Response, sess 
 				k = "failed"
 			case slices.Contains(cs.Agreeing, i):
 				k = "win"
-			case c.mode == "delegation":
+			case c.mode == "delegation" && !c.judged:
+				// A delegation's groups are its texts; a judged
+				// one's snapshot is its last validation's, whose
+				// groups are the judges' labels (9.4).
 				k = "other-" + r.beh[sess[i]].text
 			}
 			sums[k] += cs.Weights[i]

@@ -1,15 +1,19 @@
 package trust_test
 
 // Shapes of response that the recomputation must read as the documents
-// say: an arbitration that accepts a RETRY winner (9.3).
+// say: an arbitration that accepts a RETRY winner (9.3), and a judged
+// delegation's snapshot, which is its last validation's and groups the
+// judges by label (9.4, 6.5).
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/vouchkit/vouch/consensus"
+	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/trust"
 )
@@ -41,4 +45,43 @@ func TestRecompute_arbitrationRetryWinner(t *testing.T) {
 		}
 		reportMismatches(t, "RETRY, RETRY, VALID", raw, rig.check(c, resp), map[string]int{})
 	}
+}
+
+// TestRecompute_judgedSnapshotGroupsByLabel: a judged delegation at oracle
+// whose five judges give three verdicts, weighed by records that differ.
+// Its receipt's consensus snapshot is the last validation's (9.4), whose
+// confidence 6.5 computes over the judges' labels, not the producers'
+// texts: every judge's session answers the same text here, so counting
+// by text would make one group of the dissenters.
+func TestRecompute_judgedSnapshotGroupsByLabel(t *testing.T) {
+	ctx := context.Background()
+	book, err := reputation.New(nil, reputation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verdicts := []router.Verdict{router.VerdictValid, router.VerdictValid, router.VerdictInvalid, router.VerdictRetry, router.VerdictNeedsSpec, router.VerdictInvalid}
+	behs := make([]fakeSession, len(verdicts))
+	for i, v := range verdicts {
+		behs[i] = fakeSession{verdict: v, text: "red"}
+	}
+	// Records that differ: sessions 1 to 4 backed outcomes that were
+	// wrong, 1 and 2 twice.
+	scope := router.Scope(router.KindValidate, "qa")
+	for _, ids := range [][]int64{{1, 2, 3, 4}, {1, 2}} {
+		var ballots []reputation.Ballot
+		for _, id := range ids {
+			ballots = append(ballots, reputation.Ballot{Session: id, Backed: true})
+		}
+		if err := book.Feedback(ctx, scope, ballots, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rig := newRecomputeRig(t, behs, true, []router.EngineOption{router.WithReputation(book)})
+	c := recomputeRequest("delegation", "oracle", false, true)
+	raw, resp := rig.mustPost(c)
+	cs := snapshotOf(resp)
+	if resp.Evidence.Judging == nil || cs == nil || cs.Strategy != "weighted" || len(cs.Weights) != 5 {
+		t.Fatalf("judging %v, snapshot %+v; want a weighted snapshot of five judges\n  body: %s", resp.Evidence.Judging, cs, withoutReceipt(raw))
+	}
+	reportMismatches(t, "judged at oracle", raw, rig.check(c, resp), map[string]int{})
 }

@@ -202,7 +202,11 @@ func (r *recomputeRig) checkReceipt(c recomputeCall, resp *trust.Response, sess 
 			if cs.Failures == "negative_evidence" {
 				dd += failed
 			}
-			if want := posteriorExact(a, dd); !approxEqual(cs.Confidence, want) {
+			want := posteriorExact(a, dd)
+			if a == 0 {
+				want = 0 // the failed runs won: no winner (6.4)
+			}
+			if !approxEqual(cs.Confidence, want) {
 				bad.add("receipt.consensus_snapshot.confidence", "median: %v; 6.6: Posterior(%d, %d) = %v (numbers %v)", cs.Confidence, a, dd, want, cs.Numbers)
 			}
 		}
@@ -221,8 +225,9 @@ func (r *recomputeRig) checkReceipt(c recomputeCall, resp *trust.Response, sess 
 }
 
 // checkMedian checks a median snapshot's aggregate (the lower median of its
-// numbers) and agreeing (the numbers within tolerance of it), 6.6, and
-// returns how many numbers it holds.
+// numbers) and agreeing (the numbers within tolerance of it, or none when
+// failed runs counted as negative evidence win), 6.6, and returns how many
+// numbers it holds.
 func checkMedian(bad *mismatches, cs *receipt.ConsensusSnapshot) (int, bool) {
 	var nums []float64
 	for _, x := range cs.Numbers {
@@ -239,9 +244,31 @@ func checkMedian(bad *mismatches, cs *receipt.ConsensusSnapshot) (int, bool) {
 		bad.add("receipt.consensus_snapshot.aggregate", "%v, lower median of %v is %v", cs.Aggregate, nums, m)
 	}
 	var agree []int
+	agreeW := 0.0
 	for i, x := range cs.Numbers {
 		if x != nil && math.Abs(*x-m) <= math.Max(cs.Tolerance.Absolute, cs.Tolerance.Relative*math.Abs(m)) {
 			agree = append(agree, i)
+			if i < len(cs.Weights) {
+				agreeW += cs.Weights[i]
+			}
+		}
+	}
+	// Failed runs counted as negative evidence win, and no number does,
+	// when they are at least as many as the agreeing numbers, or under
+	// weights weigh at least as much (6.4, 6.6).
+	if cs.Failures == "negative_evidence" {
+		failed, failedW := 0, 0.0
+		for i, v := range cs.Verdicts {
+			if failedLabel(router.Label(v)) {
+				failed++
+				if i < len(cs.Weights) {
+					failedW += cs.Weights[i]
+				}
+			}
+		}
+		weighted := len(cs.Weights) == len(cs.Verdicts) && cs.WeightBy != ""
+		if failed > 0 && (!weighted && failed >= len(agree) || weighted && failedW >= agreeW) {
+			agree = nil
 		}
 	}
 	if !slices.Equal(agree, cs.Agreeing) {

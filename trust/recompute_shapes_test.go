@@ -1,9 +1,10 @@
 package trust_test
 
 // Shapes of response that the recomputation must read as the documents
-// say: an arbitration that accepts a RETRY winner (9.3), and a judged
+// say: an arbitration that accepts a RETRY winner (9.3), a judged
 // delegation's snapshot, which is its last validation's and groups the
-// judges by label (9.4, 6.5).
+// judges by label (9.4, 6.5), and a median snapshot whose failed runs,
+// counted as negative evidence, win (6.4, 6.6).
 
 import (
 	"context"
@@ -84,4 +85,35 @@ func TestRecompute_judgedSnapshotGroupsByLabel(t *testing.T) {
 		t.Fatalf("judging %v, snapshot %+v; want a weighted snapshot of five judges\n  body: %s", resp.Evidence.Judging, cs, withoutReceipt(raw))
 	}
 	reportMismatches(t, "judged at oracle", raw, rig.check(c, resp), map[string]int{})
+}
+
+// TestRecompute_medianFailuresWin: at safe over a router that counts
+// failed runs as negative evidence, one run times out and two answer 41
+// and 43. The one failure is as many as the numbers that agree with the
+// median, so the failures win (6.4, 6.6): the receipt's snapshot, the
+// router's block, names no agreeing run and confidence 0, while the
+// service's own tally, where failures are no votes, states one number of
+// two.
+func TestRecompute_medianFailuresWin(t *testing.T) {
+	behs := []fakeSession{{hang: true}, {num: 41}, {num: 43}}
+	rig := newRecomputeRig(t, behs, false, []router.EngineOption{router.WithFailureMode(consensus.FailuresNegative)})
+	c := recomputeRequest("delegation", "safe", true, false)
+	raw, resp := rig.mustPost(c)
+	cs := snapshotOf(resp)
+	if cs == nil {
+		t.Fatal("no consensus snapshot")
+	}
+	type figures struct {
+		Failures              string
+		Agreeing              []int
+		Confidence, Agreement float64
+	}
+	want := figures{Failures: "negative_evidence"}
+	if d := cmp.Diff(want, figures{cs.Failures, cs.Agreeing, cs.Confidence, cs.Agreement}, cmpopts.EquateEmpty()); d != "" {
+		t.Errorf("consensus snapshot (-want +got):\n%s", d)
+	}
+	if resp.Status != trust.StatusRetry || !approxEqual(resp.Confidence, consensus.Posterior(1, 1)) {
+		t.Errorf("status %s, confidence %v; want RETRY, Posterior(1, 1)", resp.Status, resp.Confidence)
+	}
+	reportMismatches(t, "failures win", raw, rig.check(c, resp), map[string]int{})
 }

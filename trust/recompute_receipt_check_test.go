@@ -152,9 +152,15 @@ func (r *recomputeRig) checkReceipt(c recomputeCall, resp *trust.Response, sess 
 	}
 	if j := ev.Judging; c.judged && c.policy == "adaptive" && r.repOn && j != nil && len(j.Candidates) > 0 {
 		// 9.4: the snapshot is the last validation's pooled tally, which
-		// states that validation's confidence.
-		if last := j.Candidates[len(j.Candidates)-1]; cs.Confidence != last.Confidence {
-			bad.add("receipt.consensus_snapshot.confidence", "judged adaptive: %v, the last candidate's %v", cs.Confidence, last.Confidence)
+		// states that validation's confidence: the last candidate's
+		// that was judged, since a candidate whose producer failed
+		// has no validation (no verdict).
+		last := j.Candidates[len(j.Candidates)-1]
+		for i := len(j.Candidates) - 1; i >= 0 && last.Verdict == ""; i-- {
+			last = j.Candidates[i]
+		}
+		if cs.Confidence != last.Confidence {
+			bad.add("receipt.consensus_snapshot.confidence", "judged adaptive: %v, the last judged candidate's %v", cs.Confidence, last.Confidence)
 		}
 		return bad
 	}

@@ -3,8 +3,9 @@ package trust_test
 // Shapes of response that the recomputation must read as the documents
 // say: an arbitration that accepts a RETRY winner (9.3), a judged
 // delegation's snapshot, which is its last validation's and groups the
-// judges by label (9.4, 6.5), and a median snapshot whose failed runs,
-// counted as negative evidence, win (6.4, 6.6).
+// judges by label (9.4, 6.5), even when a later producer failed, and a
+// median snapshot whose failed runs, counted as negative evidence, win
+// (6.4, 6.6).
 
 import (
 	"context"
@@ -116,4 +117,39 @@ func TestRecompute_medianFailuresWin(t *testing.T) {
 		t.Errorf("status %s, confidence %v; want RETRY, Posterior(1, 1)", resp.Status, resp.Confidence)
 	}
 	reportMismatches(t, "failures win", raw, rig.check(c, resp), map[string]int{})
+}
+
+// TestRecompute_judgedProducerFails: an adaptive judged delegation whose
+// judges reject the first candidate and whose second producer fails.
+// Every candidate produced was rejected: RETRY, no result, confidence 0
+// (9.4); the receipt's consensus snapshot is the last validation's, the
+// first candidate's, and states its confidence, while the last
+// candidate, never judged, has none.
+func TestRecompute_judgedProducerFails(t *testing.T) {
+	behs := []fakeSession{{verdict: router.VerdictInvalid, text: "red"}, {fail: true}, {verdict: router.VerdictInvalid, text: "red"}, {verdict: router.VerdictInvalid, text: "red"}}
+	rig := newRecomputeRig(t, behs, true, nil)
+	for range 8 {
+		c := recomputeRequest("delegation", "adaptive", false, true)
+		raw, resp := rig.mustPost(c)
+		j := resp.Evidence.Judging
+		if j == nil || len(j.Candidates) != 2 || j.Candidates[0].Verdict != trust.StatusInvalid || j.Candidates[1].Label != router.LabelError {
+			continue // the failing session produced first, or judged nothing
+		}
+		cs := snapshotOf(resp)
+		if cs == nil {
+			t.Fatal("no consensus snapshot")
+		}
+		type figures struct {
+			Status               trust.Status
+			Result               string
+			Confidence, Snapshot float64
+		}
+		want := figures{trust.StatusRetry, "null", 0, j.Candidates[0].Confidence}
+		if d := cmp.Diff(want, figures{resp.Status, string(resp.Result), resp.Confidence, cs.Confidence}); d != "" {
+			t.Errorf("(-want +got):\n%s", d)
+		}
+		reportMismatches(t, "second producer fails", raw, rig.check(c, resp), map[string]int{})
+		return
+	}
+	t.Fatal("no call rejected its first candidate and failed to produce a second")
 }

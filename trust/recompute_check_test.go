@@ -341,8 +341,8 @@ func (r *recomputeRig) checkConfidence(c recomputeCall, resp *trust.Response, a,
 		if b.Conservative > pp+1e-9 {
 			bad.add("evidence.calibration.conservative", "%v above PluralityPosteriorAt(%v) = %v", b.Conservative, p.Groups, pp)
 		}
-		if c.policy == "adaptive" && b.Tier == "adaptive" && !approxEqual(b.Uncalibrated, post) {
-			bad.add("evidence.calibration.uncalibrated", "adaptive plurality: %v, want Posterior(%d,%d) = %v", b.Uncalibrated, a, nv-a, post)
+		if want, how := r.adaptiveUncalibrated(resp, a, nv); c.policy == "adaptive" && b.Tier == "adaptive" && !approxEqual(b.Uncalibrated, want) {
+			bad.add("evidence.calibration.uncalibrated", "adaptive plurality: %v, want %s = %v", b.Uncalibrated, how, want)
 		}
 	}
 	return bad
@@ -399,8 +399,12 @@ func (r *recomputeRig) checkStatus(c recomputeCall, resp *trust.Response, a, nv 
 			bad.add("evidence.agreement×votes", "9.2: a = agreement × v = %v × %d = %v, but %d runs back the result", ev.Agreement, v, x, a)
 		}
 		ar := int(math.Round(x))
-		if b := ev.Calibration; r.repOn && b != nil && (c.numeric || b.Tier == "adaptive") && !approxEqual(b.Uncalibrated, posteriorExact(ar, v-ar)) {
-			bad.add("evidence.calibration.uncalibrated", "9.2: Posterior(a, v − a) = Posterior(%d, %d) = %v, stated %v", ar, v-ar, posteriorExact(ar, v-ar), b.Uncalibrated)
+		want, how := posteriorExact(ar, v-ar), fmt.Sprintf("Posterior(a, v − a) = Posterior(%d, %d)", ar, v-ar)
+		if !c.numeric {
+			want, how = r.adaptiveUncalibrated(resp, ar, v)
+		}
+		if b := ev.Calibration; r.repOn && b != nil && (c.numeric || b.Tier == "adaptive") && !approxEqual(b.Uncalibrated, want) {
+			bad.add("evidence.calibration.uncalibrated", "9.2: %s = %v, stated %v", how, want, b.Uncalibrated)
 		}
 		if want := ar >= 2 && resp.Confidence > trust.DefaultPluralityFloor; valid != want && !lone {
 			bad.add("status", "9.2: a = %d of v = %d, confidence %v: VALID is %v, status %s", ar, v, resp.Confidence, want, resp.Status)
@@ -415,4 +419,45 @@ func (r *recomputeRig) checkStatus(c recomputeCall, resp *trust.Response, a, nv 
 		}
 	}
 	return bad
+}
+
+// adaptiveUncalibrated is 9.2's number before calibration of an adaptive
+// delegation of an open answer over reputation whose winner a of the v
+// votes back, and how it is computed: Posterior(a, v − a), unless the
+// weighted tally stands (its pooled consensus snapshot's strategy is
+// "weighted" rather than "majority"), where it is 6.5's conservative
+// number, the smaller of that Posterior and the weighted confidence of the
+// snapshot's weights, summed over the groups of equal answers.
+func (r *recomputeRig) adaptiveUncalibrated(resp *trust.Response, a, v int) (float64, string) {
+	post := posteriorExact(a, v-a)
+	how := fmt.Sprintf("Posterior(%d, %d)", a, v-a)
+	ev, cs := resp.Evidence, snapshotOf(resp)
+	if cs == nil || cs.Strategy != "weighted" || len(cs.Weights) != len(ev.Verdicts) || len(cs.Agreeing) == 0 {
+		return post, how
+	}
+	var sess []router.SessionID
+	for _, st := range ev.Steps {
+		if !st.Check {
+			sess = append(sess, st.Sessions...)
+		}
+	}
+	if len(sess) != len(ev.Verdicts) {
+		return post, how
+	}
+	win := r.beh[sess[cs.Agreeing[0]]].text
+	sums := map[string]float64{}
+	for i, l := range ev.Verdicts {
+		if failedLabel(l) || l == router.LabelCancelled {
+			continue
+		}
+		sums[r.beh[sess[i]].text] += cs.Weights[i]
+	}
+	scores := []float64{sums[win]}
+	for k, s := range sums {
+		if k != win {
+			scores = append(scores, s)
+		}
+	}
+	w := consensus.Credence(scores, 0, cs.Tempering)
+	return min(w, post), fmt.Sprintf("the weighted tally stands: min(Credence(%v, 0, %v), %s)", scores, cs.Tempering, how)
 }

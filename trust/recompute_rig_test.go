@@ -356,7 +356,7 @@ func withoutReceipt(raw []byte) string {
 }
 
 // randomSessions draws n fake sessions: mostly VALID, some INVALID, a few
-// NEEDS_SPEC and RETRY; texts mostly red; numbers mostly 42 in several
+// NEEDS_SPEC and more RETRY; texts mostly red; numbers mostly 42 in several
 // spellings, some off by one or no number; and some that fail, hang, answer
 // slowly or answer after a cancellation.
 func randomSessions(rng *rand.Rand, n int) []fakeSession {
@@ -370,7 +370,7 @@ func randomSessions(rng *rand.Rand, n int) []fakeSession {
 			b.verdict = router.VerdictInvalid
 		case x < 0.34:
 			b.verdict = router.VerdictNeedsSpec
-		case x < 0.37:
+		case x < 0.42:
 			b.verdict = router.VerdictRetry
 		}
 		switch x := rng.Float64(); {

@@ -9,10 +9,13 @@ package trust_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"sync"
 	"testing"
 
 	"github.com/vouchkit/vouch/consensus"
@@ -21,9 +24,14 @@ import (
 	"github.com/vouchkit/vouch/trust"
 )
 
-// recomputePanels and recomputeCalls size the randomized run: that many
-// seeded panels of seven sessions, that many calls each.
-const recomputePanels, recomputeCalls = 6, 32
+// The flags -recompute.panels and -recompute.calls size the randomized
+// run: that many seeded panels of seven or nine sessions, that many calls
+// each. The defaults keep it a few seconds long; a wider run reads more
+// shapes of panel.
+var (
+	recomputePanels = flag.Int("recompute.panels", 6, "seeded panels of TestRecompute_randomized")
+	recomputeCalls  = flag.Int("recompute.calls", 32, "calls per panel of TestRecompute_randomized")
+)
 
 // reportMismatches fails t with each mismatch of a response (the first
 // three of each field over the run, counted in seen) and its body.
@@ -39,73 +47,35 @@ func reportMismatches(t *testing.T, what string, raw []byte, bad mismatches, see
 
 // TestRecompute_randomized posts randomized requests (validation,
 // arbitration, text, numeric and judged delegations; fast, safe, oracle and
-// adaptive) to panels of sessions that answer, disagree, fail, hang, answer
-// slowly or after a cancellation, with reputation on and off, failures
-// counted as negative evidence, an escalation threshold, and outcomes
-// reported for half the calls; every response must recompute from its body.
+// adaptive) to panels of seven or nine sessions that answer, disagree, ask
+// for a retry, fail, hang, answer slowly or after a cancellation, with
+// reputation on and off, failures counted as negative evidence, an
+// escalation threshold, and outcomes reported for half the calls (judged
+// delegations' included); every response must recompute from its body.
 func TestRecompute_randomized(t *testing.T) {
 	if testing.Short() {
 		t.Skip("drives hundreds of calls")
 	}
+	var mu sync.Mutex // guards seen and covered, which the panels share
 	seen := map[string]int{}
 	covered := map[string]int{}
-	for panel := range recomputePanels {
-		rng := rand.New(rand.NewPCG(uint64(panel), 7))
-		behs := randomSessions(rng, 7)
-		repOn := panel%3 != 2
-		var eopts []router.EngineOption
-		var topts []trust.Option
-		if panel%4 == 1 {
-			eopts = append(eopts, router.WithFailureMode(consensus.FailuresNegative))
+	t.Run("panels", func(t *testing.T) {
+		for panel := range *recomputePanels {
+			t.Run(fmt.Sprint(panel), func(t *testing.T) {
+				t.Parallel() // each panel its own engine and server
+				pseen, pcovered := map[string]int{}, map[string]int{}
+				recomputePanel(t, panel, pseen, pcovered)
+				mu.Lock()
+				defer mu.Unlock()
+				for k, n := range pseen {
+					seen[k] += n
+				}
+				for k, n := range pcovered {
+					covered[k] += n
+				}
+			})
 		}
-		escalation := 0.0
-		if panel%5 == 3 {
-			escalation = 0.65
-			topts = append(topts, trust.WithEscalationThreshold(escalation))
-		}
-		rig := newRecomputeRig(t, behs, repOn, eopts, topts...)
-		rig.escalation = escalation
-		modes := []string{"validation", "validation", "arbitration", "delegation", "delegation"}
-		policies := []string{"fast", "safe", "oracle", "adaptive", "adaptive"}
-		for i := range recomputeCalls {
-			mode, policy := modes[rng.IntN(len(modes))], policies[rng.IntN(len(policies))]
-			numeric := mode == "delegation" && rng.IntN(2) == 0
-			judged := mode == "delegation" && !numeric && rng.IntN(2) == 0
-			c := recomputeRequest(mode, policy, numeric, judged)
-			what := fmt.Sprintf("panel %d %v (reputation %v) call %d %s/%s numeric=%v judged=%v", panel, behs, repOn, i, mode, policy, numeric, judged)
-			raw, resp, code := rig.post(c)
-			if resp == nil {
-				if !unservedNow(raw, code) {
-					t.Errorf("%s: HTTP %d %.600s", what, code, raw)
-				}
-				covered["unserved"]++
-				continue
-			}
-			ev := resp.Evidence
-			covered[mode+"/"+policy]++
-			for k, ok := range map[string]bool{"cancelled": ev.Cancelled > 0, "failed": ev.Failed > 0, "no vote": noVotes(ev) > 0,
-				"plurality": ev.Plurality != nil, "outcomes": ev.Calibration != nil && ev.Calibration.Basis == "outcomes", "judged": judged && ev.Judging != nil} {
-				if ok {
-					covered[k]++
-				}
-			}
-			reportMismatches(t, what, raw, rig.check(c, resp), seen)
-			// Report outcomes for half the calls, so calibration maps fill.
-			if repOn && rng.IntN(2) == 0 && !judged {
-				ctx := trust.WithCaller(context.Background(), "alice")
-				var err error
-				if mode == "delegation" {
-					k := resultKey(resp.Result, numeric)
-					err = rig.svc.Feedback(ctx, resp.TraceID, resp.Status == trust.StatusValid && (k == "red" || k == "42"))
-				} else {
-					err = rig.svc.FeedbackVerdict(ctx, resp.TraceID, router.VerdictValid)
-				}
-				if err != nil {
-					t.Errorf("%s: feedback: %v", what, err)
-				}
-			}
-		}
-	}
+	})
 	for field, n := range seen {
 		if n > 3 {
 			t.Errorf("%s: %d mismatches in all", field, n)
@@ -113,8 +83,9 @@ func TestRecompute_randomized(t *testing.T) {
 	}
 	// The run must reach what it checks: every mode under every tier, and
 	// runs cancelled, failed and without a vote, pluralities, judged
-	// delegations and confidences calibrated on outcomes.
-	for _, k := range []string{"cancelled", "failed", "no vote", "plurality", "outcomes", "judged"} {
+	// delegations (at oracle too), an arbitration that accepted a RETRY
+	// winner and confidences calibrated on outcomes.
+	for _, k := range []string{"cancelled", "failed", "no vote", "plurality", "outcomes", "judged", "judged oracle", "arbitration retry winner"} {
 		if covered[k] == 0 {
 			t.Errorf("no response with %s runs or figures (covered %v)", k, covered)
 		}
@@ -128,8 +99,93 @@ func TestRecompute_randomized(t *testing.T) {
 	}
 }
 
+// recomputePanel runs the calls of the seeded panel panel, counting the
+// mismatches of each field in seen and what the responses reach in
+// covered.
+func recomputePanel(t *testing.T, panel int, seen, covered map[string]int) {
+	rng := rand.New(rand.NewPCG(uint64(panel), 7))
+	behs := randomSessions(rng, 7+2*(panel%2)) // nine sessions serve a judged oracle
+	repOn := panel%3 != 2
+	var eopts []router.EngineOption
+	var topts []trust.Option
+	if panel%4 == 1 {
+		eopts = append(eopts, router.WithFailureMode(consensus.FailuresNegative))
+	}
+	escalation := 0.0
+	if panel%5 == 3 {
+		escalation = 0.65
+		topts = append(topts, trust.WithEscalationThreshold(escalation))
+	}
+	rig := newRecomputeRig(t, behs, repOn, eopts, topts...)
+	rig.escalation = escalation
+	modes := []string{"validation", "validation", "arbitration", "delegation", "delegation"}
+	policies := []string{"fast", "safe", "oracle", "adaptive", "adaptive"}
+	for i := range *recomputeCalls {
+		mode, policy := modes[rng.IntN(len(modes))], policies[rng.IntN(len(policies))]
+		numeric := mode == "delegation" && rng.IntN(2) == 0
+		judged := mode == "delegation" && !numeric && rng.IntN(2) == 0
+		c := recomputeRequest(mode, policy, numeric, judged)
+		what := fmt.Sprintf("panel %d %v (reputation %v) call %d %s/%s numeric=%v judged=%v", panel, behs, repOn, i, mode, policy, numeric, judged)
+		raw, resp, code := rig.post(c)
+		if resp == nil {
+			if !unservedNow(raw, code) {
+				t.Errorf("%s: HTTP %d %.600s", what, code, raw)
+			}
+			covered["unserved"]++
+			continue
+		}
+		ev := resp.Evidence
+		covered[mode+"/"+policy]++
+		for k, ok := range map[string]bool{"cancelled": ev.Cancelled > 0, "failed": ev.Failed > 0, "no vote": noVotes(ev) > 0,
+			"plurality": ev.Plurality != nil, "outcomes": ev.Calibration != nil && ev.Calibration.Basis == "outcomes", "judged": judged && ev.Judging != nil,
+			"judged oracle": judged && policy == "oracle" && ev.Judging != nil, "arbitration retry winner": arbitrationRetryWinner(c, resp)} {
+			if ok {
+				covered[k]++
+			}
+		}
+		reportMismatches(t, what, raw, rig.check(c, resp), seen)
+		// Report outcomes for half the calls, so calibration maps fill.
+		if repOn && rng.IntN(2) == 0 {
+			if err := reportOutcome(rig.svc, c, resp); err != nil {
+				t.Errorf("%s: feedback: %v", what, err)
+			}
+		}
+	}
+}
+
+// arbitrationRetryWinner reports whether resp answers an arbitration
+// INCONCLUSIVE on a RETRY winner it accepted.
+func arbitrationRetryWinner(c recomputeCall, resp *trust.Response) bool {
+	l, ok := acceptedUnlisted(resp.Evidence)
+	return c.mode == "arbitration" && resp.Status == trust.StatusInconclusive && ok && l == router.Label(router.VerdictRetry)
+}
+
+// reportOutcome reports the outcome of resp, a response to c, as its
+// caller: a delegation right when it answered VALID red or 42, a claim
+// VALID. It returns nil for a report the service may refuse: one on a call
+// with no outcome to report (a validation or arbitration whose leading
+// verdict is neither VALID nor INVALID, a delegation without a result),
+// and one that stands though its exam found too few healthy sessions.
+func reportOutcome(svc *trust.Service, c recomputeCall, resp *trust.Response) error {
+	ctx := trust.WithCaller(context.Background(), "alice")
+	var err error
+	if c.mode == "delegation" {
+		k := resultKey(resp.Result, c.numeric)
+		err = svc.Feedback(ctx, resp.TraceID, resp.Status == trust.StatusValid && (k == "red" || k == "42"))
+	} else {
+		err = svc.FeedbackVerdict(ctx, resp.TraceID, router.VerdictValid)
+	}
+	undecided := c.mode != "delegation" && (resp.Status == trust.StatusRetry || resp.Status == trust.StatusNeedsSpec || resp.Status == trust.StatusInconclusive) ||
+		c.mode == "delegation" && string(resp.Result) == "null"
+	if undecided && errors.Is(err, trust.ErrUnknownCall) || errors.Is(err, trust.ErrExam) {
+		return nil
+	}
+	return err
+}
+
 // unservedNow reports whether a non-200 answer is one a panel may give
-// while its sessions fail: 504 when no replica answered in time, 503 when
+// while its sessions fail: 502 when no replica answered, 504 when none
+// answered in time, 503 when
 // too few sessions are healthy for the tier, and 400 policy/servable when
 // the sessions left cannot serve a judged delegation.
 func unservedNow(raw []byte, code int) bool {
@@ -144,6 +200,8 @@ func unservedNow(raw []byte, code int) bool {
 		return false
 	}
 	switch code {
+	case http.StatusBadGateway:
+		return p.Code == "all_replicas_failed"
 	case http.StatusGatewayTimeout:
 		return p.Code == "timeout"
 	case http.StatusServiceUnavailable:

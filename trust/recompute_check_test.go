@@ -406,6 +406,11 @@ func (r *recomputeRig) checkStatus(c recomputeCall, resp *trust.Response, a, nv 
 		if b := ev.Calibration; r.repOn && b != nil && (c.numeric || b.Tier == "adaptive") && !approxEqual(b.Uncalibrated, want) {
 			bad.add("evidence.calibration.uncalibrated", "9.2: %s = %v, stated %v", how, want, b.Uncalibrated)
 		}
+		// 9.2: the weighted tally stands only when the number it
+		// states reaches the stop's threshold.
+		if cs := snapshotOf(resp); !c.numeric && cs != nil && cs.Strategy == "weighted" && resp.Confidence < trust.DefaultWeightedStopThreshold {
+			bad.add("confidence", "9.2: the weighted tally stood at %v, below %v", resp.Confidence, trust.DefaultWeightedStopThreshold)
+		}
 		if want := ar >= 2 && resp.Confidence > trust.DefaultPluralityFloor; valid != want && !lone {
 			bad.add("status", "9.2: a = %d of v = %d, confidence %v: VALID is %v, status %s", ar, v, resp.Confidence, want, resp.Status)
 		}

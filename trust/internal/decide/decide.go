@@ -125,7 +125,8 @@ func (r Rules) Decide(m *Maps, t Tally) (Decision, error) {
 // recount returns the weighted tally out of a call decided by the
 // plurality rule counted again by runs (consensus.Majority over the same
 // votes), and true, unless the weighted tally settles the call on its
-// confidence: its calibrated conservative number (as cal maps it;
+// confidence: its calibrated conservative number (as cal maps it and the
+// call would state it, held below the map's lowest point: Rules.read;
 // consensus.Conservative before any outcome) reaches Threshold. Otherwise
 // out is returned unchanged, with false.
 //
@@ -145,7 +146,8 @@ func (r Rules) recount(out consensus.Outcome, key func(any) (string, error), cal
 	if cal == nil {
 		cal = &reputation.Calibration{}
 	}
-	if c := consensus.Conservative(out); cal.Read(c, c) >= r.Threshold {
+	c := consensus.Conservative(out)
+	if y, _ := r.read(cal, c, c); y >= r.Threshold {
 		return out, false, nil
 	}
 	m, err := consensus.Majority{}.Aggregate(out.Votes, consensus.Policy{Key: key})

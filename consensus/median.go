@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 )
 
@@ -121,30 +122,34 @@ type number struct {
 }
 
 // lowerMedian returns the weighted lower median of ns (see Median); it
-// sorts ns.
+// sorts ns. Equal weights (every weight 0 among them) are counted, and
+// other weights summed exactly, so that the median is the one Median
+// defines and not one that rounding picked: summed in float64, the
+// numbers up to x weighing exactly half of the whole could fall short.
 func lowerMedian(ns []number) float64 {
 	slices.SortStableFunc(ns, func(a, b number) int { return cmp.Compare(a.x, b.x) })
-	var total float64
-	for _, n := range ns {
-		total += n.w
+	if !slices.ContainsFunc(ns, func(n number) bool { return n.w != ns[0].w }) {
+		return ns[(len(ns)-1)/2].x // they weigh alike: the ⌈n/2⌉-th
 	}
-	alike := total == 0
-	if alike {
-		total = float64(len(ns))
-	}
-	var sum float64
+	var total, sum, w big.Float
+	total.SetPrec(exactSum)
+	sum.SetPrec(exactSum)
 	for _, n := range ns {
-		if alike {
-			sum++
-		} else {
-			sum += n.w
-		}
-		if 2*sum >= total {
+		total.Add(&total, w.SetFloat64(n.w))
+	}
+	half := total.SetMantExp(&total, -1) // exact
+	for _, n := range ns {
+		if sum.Add(&sum, w.SetFloat64(n.w)).Cmp(half) >= 0 {
 			return n.x
 		}
 	}
 	return ns[len(ns)-1].x // unreachable for non-empty ns: the last sum is total
 }
+
+// exactSum is a precision in bits that holds every sum of fewer than
+// 2^64 finite float64 values ≥ 0 exactly: from the least subnormal bit,
+// 2^−1074, to the largest sum, below 2^(1024+64).
+const exactSum = 1074 + 1024 + 64
 
 // medianOfMeans returns the aggregate of MedianOfMeans of ns, in replica
 // order.

@@ -164,7 +164,7 @@ func (a *ValidateClaimArgs) request() (*trust.Request, error) {
 	if !present(a.ClaimedResult) {
 		return nil, &ArgumentError{Argument: "claimed_result", Message: "is required: the result to check, a string or any JSON value"}
 	}
-	return build(trust.ModeValidation, a.Input, a.Policy, a.Receipt, trust.Task{ClaimedResult: a.ClaimedResult, Spec: optional(a.Spec)})
+	return build(trust.ModeValidation, a.Input, a.Policy, a.Receipt, trust.Task{ClaimedResult: a.ClaimedResult, Spec: optional(a.Spec)}, nil)
 }
 
 // request builds the trust request of delegate_task. The objective is the
@@ -188,17 +188,15 @@ func (a *DelegateTaskArgs) request() (*trust.Request, error) {
 	} else if a.Objective != "" {
 		task.Spec, _ = json.Marshal(a.Objective)
 	}
-	agreement := trust.Agreement(a.Agreement)
-	switch agreement {
-	case "", trust.AgreementExact, trust.AgreementJudged:
+	var opts *trust.DelegationOptions
+	switch agreement := trust.Agreement(a.Agreement); agreement {
+	case "":
+	case trust.AgreementExact, trust.AgreementJudged:
+		opts = &trust.DelegationOptions{Agreement: agreement}
 	default:
 		return nil, &ArgumentError{Argument: "agreement", Message: fmt.Sprintf("must be exact or judged, not %q", a.Agreement), Allowed: slices.Clone(agreements)}
 	}
-	req, err := build(trust.ModeDelegation, input, a.Policy, a.Receipt, task)
-	if err == nil && agreement != "" {
-		req.Delegation = &trust.DelegationOptions{Agreement: agreement}
-	}
-	return req, err
+	return build(trust.ModeDelegation, input, a.Policy, a.Receipt, task, opts)
 }
 
 // request builds the trust request of arbitrate.
@@ -210,7 +208,7 @@ func (a *ArbitrateArgs) request() (*trust.Request, error) {
 		return nil, &ArgumentError{Argument: "dispute_context", Message: "is required: who claims what, a string or any JSON value"}
 	}
 	return build(trust.ModeArbitration, a.Input, a.Policy, a.Receipt,
-		trust.Task{ClaimedResult: a.ClaimedResult, Spec: optional(a.Spec), DisputeContext: a.DisputeContext})
+		trust.Task{ClaimedResult: a.ClaimedResult, Spec: optional(a.Spec), DisputeContext: a.DisputeContext}, nil)
 }
 
 // optional drops a JSON null.
@@ -221,9 +219,10 @@ func optional(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-// build completes task and checks the request as the trust service would,
-// naming a failing field by its tool argument.
-func build(mode trust.Mode, input json.RawMessage, policy, rcpt string, task trust.Task) (*trust.Request, error) {
+// build completes task and checks the request, with the delegation
+// options opts (nil for none), as the trust service would, naming a
+// failing field by its tool argument.
+func build(mode trust.Mode, input json.RawMessage, policy, rcpt string, task trust.Task, opts *trust.DelegationOptions) (*trust.Request, error) {
 	p, err := parsePolicy(policy)
 	if err != nil {
 		return nil, err
@@ -235,7 +234,7 @@ func build(mode trust.Mode, input json.RawMessage, policy, rcpt string, task tru
 	if task.Input, err = parseInput(input); err != nil {
 		return nil, err
 	}
-	req := &trust.Request{Mode: mode, Policy: p, Task: task, Receipt: rr}
+	req := &trust.Request{Mode: mode, Policy: p, Task: task, Receipt: rr, Delegation: opts}
 	if err := req.Validate(); err != nil {
 		return nil, argumentError(err)
 	}
@@ -265,9 +264,10 @@ func checkArguments(raw json.RawMessage) error {
 }
 
 // argumentError names the first field error of a trust validation error
-// by its tool argument: task.claimed_result is claimed_result, and a
-// member of the object argument tolerance keeps its member
-// (task.tolerance.absolute is tolerance.absolute).
+// by its tool argument: task.claimed_result is claimed_result,
+// delegation.agreement is agreement, and a member of the object argument
+// tolerance keeps its member (task.tolerance.absolute is
+// tolerance.absolute).
 func argumentError(err error) error {
 	var p *problem.Details
 	if !errors.As(err, &p) || len(p.Errors) == 0 {
@@ -275,7 +275,10 @@ func argumentError(err error) error {
 	}
 	fe := p.Errors[0]
 	arg, member, _ := strings.Cut(strings.TrimPrefix(fe.Field, "task."), ".")
-	if arg == "tolerance" && member != "" { // an object argument: name its member
+	switch {
+	case arg == "delegation" && member != "": // the options are arguments of their own
+		arg = member
+	case arg == "tolerance" && member != "": // an object argument: name its member
 		arg += "." + member
 	}
 	return &ArgumentError{Argument: arg, Message: fe.Message}

@@ -75,7 +75,8 @@ func (t Tolerance) Check() error {
 // Tolerance says so around the aggregate m: Agreeing counts those,
 // Against the other numbers (plus the failed votes under
 // FailuresNegative, which win when they are at least as many, or weigh
-// at least as much, as the agreeing numbers), and Agreement is
+// at least as much, as the agreeing numbers, each side's weights summed
+// smallest first as Weighted sums a group's), and Agreement is
 // Agreeing/(Agreeing+Against). The winner is the first agreeing vote
 // (Winner, Label, Answer are its own), and Value is m. The Confidence is
 // numericConfidence's: Posterior(Agreeing, Against), or with
@@ -288,11 +289,12 @@ func aggregateNumbers(s Strategy, votes []Vote, p Policy, tol Tolerance, rel *Re
 		out.Value = agg(ns)
 	}
 	var agreeing, against int
-	var agreeScore, againstScore float64
+	var againstScore float64
+	var agreeWeights, failedWeights []float64
 	for _, x := range ns {
 		if tol.Agrees(x.x, out.Value) {
 			agreeing++
-			agreeScore += x.w
+			agreeWeights = append(agreeWeights, x.w)
 			if out.Winner < 0 {
 				out.Winner = x.replica
 			}
@@ -301,18 +303,19 @@ func aggregateNumbers(s Strategy, votes []Vote, p Policy, tol Tolerance, rel *Re
 			againstScore += x.w
 		}
 	}
-	failedScore := 0.0
+	agreeScore := sumAscending(agreeWeights)
 	if negative {
 		against += t.failed
 		for i, v := range votes {
 			if v.Label.Failed() {
 				if rel != nil {
-					failedScore += out.Weights[i]
+					failedWeights = append(failedWeights, out.Weights[i])
 				} else {
-					failedScore++
+					failedWeights = append(failedWeights, 1)
 				}
 			}
 		}
+		failedScore := sumAscending(failedWeights)
 		againstScore += failedScore
 		if out.Winner >= 0 && t.failed > 0 && (rel == nil && t.failed >= agreeing || rel != nil && failedScore >= agreeScore) {
 			out.Winner = -1 // the failures win
@@ -334,6 +337,19 @@ func aggregateNumbers(s Strategy, votes []Vote, p Policy, tol Tolerance, rel *Re
 	}
 	out.Confidence = numericConfidence(agreeing, against, agreeScore, againstScore, rel)
 	return finish(out, p, tally{cast: len(ns)})
+}
+
+// sumAscending returns the sum of ws, summed smallest first so that it
+// depends on the weights alone, not on their order, as Weighted sums a
+// group's: the agreeing numbers and the failures tie exactly when they
+// weigh the same, and the tie rule decides, not rounding. It sorts ws.
+func sumAscending(ws []float64) float64 {
+	slices.Sort(ws)
+	var sum float64
+	for _, w := range ws {
+		sum += w
+	}
+	return sum
 }
 
 // numericConfidence is the confidence of a numeric outcome whose

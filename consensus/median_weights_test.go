@@ -48,3 +48,26 @@ func TestMedian_weightedHalfExactly(t *testing.T) {
 		}
 	}
 }
+
+// TestMedian_failuresWeighAsMuch checks a weighted Median under
+// FailuresNegative whose failed replicas weigh exactly as much as the
+// agreeing numbers, their sessions the same but in another order: the
+// failures win the tie, as Median says, whatever order the weights are
+// summed in.
+func TestMedian_failuresWeighAsMuch(t *testing.T) {
+	votes := outputs("7", "7", "7", "ERROR", "ERROR", "ERROR")
+	rel := &consensus.Reliabilities{Sessions: map[int64]float64{1: 0.55, 2: 0.75, 3: 0.99, 4: 0.99, 5: 0.75, 6: 0.55}}
+	out, err := consensus.Median{Reliabilities: rel}.Aggregate(votes, consensus.Policy{Failures: consensus.FailuresNegative})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		Winner        int
+		Label         consensus.Label
+		LowConfidence bool
+	}
+	want := result{Winner: -1, Label: consensus.LabelError, LowConfidence: true}
+	if diff := cmp.Diff(want, result{out.Winner, out.Label, out.LowConfidence}); diff != "" {
+		t.Errorf("outcome (-want +got):\n%s", diff)
+	}
+}

@@ -77,7 +77,7 @@ type DelegateTaskArgs struct {
 // |x − m| ≤ max(Absolute, Relative·|m|).
 type ToleranceArg struct {
 	Absolute float64 `json:"absolute,omitempty" jsonschema:"a distance ≥ 0; 0 when absent"`
-	Relative float64 `json:"relative,omitempty" jsonschema:"a share ≥ 0 of |m|; 0 when absent"`
+	Relative float64 `json:"relative,omitempty" jsonschema:"a share of |m| from 0 to 1; 0 when absent"`
 }
 
 // ArbitrateArgs are the arguments of arbitrate: each field is the argument its

@@ -249,12 +249,12 @@ func ParsePanel(name string, data []byte, getenv func(string) string) ([]PanelSe
 		}
 		w, err := New(cfg)
 		if err != nil {
-			msg := err.Error()
+			field, msg := path, err.Error()
 			var ce *configError
 			if errors.As(err, &ce) {
-				msg = ce.msg
+				field, msg = panelField(path, s.Worker, ce)
 			}
-			fail(path, fmt.Sprintf("session %d: %s", s.ID, msg), ErrInvalidPanel)
+			fail(field, fmt.Sprintf("session %d: %s", s.ID, msg), ErrInvalidPanel)
 			continue
 		}
 		tiers := s.Tiers
@@ -267,6 +267,29 @@ func ParsePanel(name string, data []byte, getenv func(string) string) ([]PanelSe
 		return nil, errors.Join(errs...)
 	}
 	return out, nil
+}
+
+// panelField returns the path in the file of the field that ce, an error
+// of New for the worker at path, is about, and what is wrong with it: New
+// names Config's fields, which the file spells otherwise, and a header's
+// value or the key from header_env or api_key_env is named by its
+// variable, never shown.
+func panelField(path string, w panelWorker, ce *configError) (field, msg string) {
+	switch ce.field {
+	case "BaseURL":
+		return path + ".base_url", ce.reason
+	case "APIKey":
+		return path + ".api_key_env", fmt.Sprintf("environment variable %s %s", w.APIKeyEnv, ce.reason)
+	case "Headers":
+		if env, ok := w.HeaderEnv[ce.key]; ok {
+			if ce.inValue {
+				return jsonbody.MemberPath(path+".header_env", ce.key), fmt.Sprintf("environment variable %s %s", env, ce.reason)
+			}
+			return jsonbody.MemberPath(path+".header_env", ce.key), ce.reason
+		}
+		return jsonbody.MemberPath(path+".headers", ce.key), ce.reason
+	}
+	return path, ce.msg
 }
 
 // panelHeaderEnv adds to h the headers of header_env, each the value of

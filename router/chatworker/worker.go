@@ -167,7 +167,7 @@ func New(cfg Config) (*Worker, error) {
 		return nil, bad("BaseURL must be an absolute http or https URL, got %q", httpapi.ShownURL(cfg.BaseURL))
 	}
 	if u.Fragment != "" {
-		return nil, bad("BaseURL must not have a fragment")
+		return nil, fieldError("BaseURL", "", "must not have a fragment")
 	}
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, bad("Model is required")
@@ -189,23 +189,24 @@ func New(cfg Config) (*Worker, error) {
 	spelt := make(map[string]string, len(cfg.Headers)) // canonical name → a name as given
 	for _, name := range slices.Sorted(maps.Keys(cfg.Headers)) {
 		if !validHeaderName(name) {
-			return nil, bad("Headers: %q is not a valid header name", name)
+			return nil, fieldError("Headers", name, fmt.Sprintf("%q is not a valid header name", name))
 		}
 		// A request sends one header of each name, whatever the case:
 		// two spellings would leave one of their values out, picked by
 		// the order of a map.
 		if other, dup := spelt[http.CanonicalHeaderKey(name)]; dup {
-			return nil, bad("Headers: %q and %q name the same header, as header names match regardless of case: give it once", other, name)
+			return nil, fieldError("Headers", name, fmt.Sprintf("%q and %q name the same header, as header names match regardless of case: give it once", other, name))
 		}
 		spelt[http.CanonicalHeaderKey(name)] = name
 		for _, v := range cfg.Headers[name] {
 			if strings.ContainsAny(v, "\r\n\x00") {
-				return nil, bad("Headers[%q] holds a line break or NUL", name)
+				return nil, &configError{msg: fmt.Sprintf("Headers[%q] holds a line break or NUL", name),
+					field: "Headers", key: name, reason: "holds a line break or NUL", inValue: true}
 			}
 		}
 	}
 	if strings.ContainsAny(cfg.APIKey, "\r\n\x00") {
-		return nil, bad("APIKey holds a line break or NUL")
+		return nil, &configError{msg: "APIKey holds a line break or NUL", field: "APIKey", reason: "holds a line break or NUL", inValue: true}
 	}
 
 	w := &Worker{
@@ -262,7 +263,25 @@ func New(cfg Config) (*Worker, error) {
 }
 
 // configError is an error of [New]: it unwraps to ErrInvalidConfig.
-type configError struct{ msg string }
+// When one field of Config is at fault, field names it, key the header
+// it concerns (for Headers), and reason says what is wrong without them;
+// inValue reports whether the fault is in the value rather than the name.
+// A panel file's error names the file's own field with them.
+type configError struct {
+	msg                string
+	field, key, reason string
+	inValue            bool
+}
+
+// fieldError returns the configError of Config's field, of its header
+// key when the field is Headers, for reason.
+func fieldError(field, key, reason string) *configError {
+	msg := field + " " + reason
+	if field == "Headers" {
+		msg = field + ": " + reason
+	}
+	return &configError{msg: msg, field: field, key: key, reason: reason}
+}
 
 func (e *configError) Error() string { return ErrInvalidConfig.Error() + ": " + e.msg }
 func (e *configError) Unwrap() error { return ErrInvalidConfig }

@@ -141,12 +141,13 @@ func (m *metrics) countRequests(next http.Handler) http.Handler {
 	for _, rt := range router.Routes() {
 		known[rt.Method+" "+rt.Path] = true
 	}
-	for _, p := range []string{trust.CallPath, trust.TrialCallPath, trust.X402CallPath, receipt.VerifyPath, mcpPath, mcpMessagesPath, a2aPath, a2aAPIPath} {
+	for _, p := range []string{trust.CallPath, trust.TrialCallPath, trust.X402CallPath, trust.FeedbackPath, receipt.VerifyPath, mcpPath, mcpMessagesPath, a2aPath, a2aAPIPath} {
 		known["POST "+p] = true
 	}
-	for _, p := range append([]string{receipt.LogPath, receipt.ConsistencyPath}, agentcard.Paths()...) {
+	for _, p := range append([]string{receipt.LogPath, receipt.ConsistencyPath, healthzPath, readyzPath}, agentcard.Paths()...) {
 		known["GET "+p] = true
 	}
+	balances := strings.TrimSuffix(escrowBalancePath, "{address}")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(sw, r)
@@ -157,6 +158,8 @@ func (m *metrics) countRequests(next http.Handler) http.Handler {
 			route = "GET " + receipt.ReceiptPath + "{receipt_id}" + receipt.ProofSuffix
 		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, receipt.ReceiptPath):
 			route = "GET " + receipt.ReceiptPath + "{receipt_id}"
+		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, balances) && !strings.Contains(r.URL.Path[len(balances):], "/"):
+			route = "GET " + escrowBalancePath
 		default:
 			route = "other"
 		}

@@ -13,6 +13,12 @@ import (
 	"github.com/vouchkit/vouch/router"
 )
 
+// The paths of the health checks.
+const (
+	healthzPath = "/healthz"
+	readyzPath  = "/readyz"
+)
+
 // readyTimeout bounds the checks of one /readyz request.
 const readyTimeout = 2 * time.Second
 
@@ -37,8 +43,8 @@ type health struct {
 
 // register adds the two routes to mux.
 func (h *health) register(mux *http.ServeMux) {
-	handleGet(mux, "/healthz", http.HandlerFunc(h.live))
-	handleGet(mux, "/readyz", http.HandlerFunc(h.ready))
+	handleGet(mux, healthzPath, http.HandlerFunc(h.live))
+	handleGet(mux, readyzPath, http.HandlerFunc(h.ready))
 }
 
 // handleGet serves h on mux for GET and HEAD requests to path, and

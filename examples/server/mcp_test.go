@@ -123,6 +123,26 @@ func TestRun_mcp(t *testing.T) {
 	if diff := cmp.Diff(skills, names); diff != "" {
 		t.Errorf("tools vs the agent card's skills and the receipt tools (-want +tools):\n%s", diff)
 	}
+	// The card's description, which points agents to the tools (the
+	// skills' by the skills' names), names each of the others.
+	cardResp, err := http.Get(b.base + agentcard.WellKnownPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var card agentcard.Card
+	err = json.NewDecoder(cardResp.Body).Decode(&card)
+	cardResp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if slices.ContainsFunc(card.Skills, func(s agentcard.Skill) bool { return s.ID == name }) {
+			continue
+		}
+		if !strings.Contains(card.Description, name) {
+			t.Errorf("the agent card's description does not name the tool %s: %s", name, card.Description)
+		}
+	}
 
 	// The demo workers judge the arithmetic.
 	for claim, want := range map[string]trust.Status{"17 * 3 = 51": trust.StatusValid, "17 * 3 = 50": trust.StatusInvalid} {

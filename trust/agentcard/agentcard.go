@@ -303,7 +303,7 @@ func New(cfg Config, baseURL string) Card {
 	c.Description += " A2A 0.3 (message/send, tasks/get, tasks/cancel) and 1.0 (SendMessage, GetTask, CancelTask, ListTasks) at " + endpoint +
 		" (JSON-RPC); send a skill's example as written, and the completed task's artifact holds the answer as a data part. " +
 		"The skills are also MCP tools of the same name at " + baseURL + mcpPath +
-		" (Streamable HTTP), with get_receipt and verify_receipt; the trust call is also POST " + baseURL + trust.CallPath + "."
+		" (Streamable HTTP), with report_outcome, get_receipt and verify_receipt; the trust call is also POST " + baseURL + trust.CallPath + "."
 	if c.Version == "" {
 		c.Version = trust.Version
 	}

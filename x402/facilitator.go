@@ -199,7 +199,8 @@ type facilitatorHandler struct {
 // NewFacilitatorHandler serves f over HTTP with the facilitator API of the
 // protocol: POST /verify, POST /settle and GET /supported, relative to
 // where it is mounted (use http.StripPrefix under a prefix). Malformed
-// requests get a 400 problem; errors of f get a 502 problem with a fixed
+// requests get a 400 problem whose field errors name each member at fault
+// by its JSON path from the body ("paymentRequirements.amount"); errors of f get a 502 problem with a fixed
 // detail, the error itself going to the logger of
 // [WithFacilitatorLogger] (it can name an upstream facilitator's URL when
 // f is a [FacilitatorClient]); another method on those paths a 405
@@ -264,15 +265,25 @@ func (h *facilitatorHandler) writeResult(w http.ResponseWriter, r *http.Request,
 
 // readFacilitatorRequest decodes the body of POST /verify or /settle. The
 // requirements of version 1 are converted to the shape of version 2, and
-// their resource is put into the payload's Resource.
+// their resource is put into the payload's Resource. A member of the
+// requirements of the wrong type is named by its path from the body
+// ("paymentRequirements.amount"), and requirements sent as null are
+// refused as absent.
 func readFacilitatorRequest(r *http.Request) (*PaymentPayload, PaymentRequirements, *problem.Details) {
-	var in facilitatorRequest
-	if err := jsonbody.Decode(r.Body, maxFacilitatorBody, &in); err != nil {
+	fail := func(err error) (*PaymentPayload, PaymentRequirements, *problem.Details) {
 		var p *problem.Details
 		if errors.As(err, &p) {
 			return nil, PaymentRequirements{}, p
 		}
 		return nil, PaymentRequirements{}, problem.New(http.StatusBadRequest, problem.CodeMalformedJSON, err.Error())
+	}
+	body, err := jsonbody.Read(r.Body, maxFacilitatorBody)
+	if err != nil {
+		return fail(err)
+	}
+	var in facilitatorRequest
+	if err := jsonbody.Unmarshal(body, &in); err != nil {
+		return fail(err)
 	}
 	p := in.PaymentPayload
 	var errs []problem.FieldError
@@ -283,22 +294,30 @@ func readFacilitatorRequest(r *http.Request) (*PaymentPayload, PaymentRequiremen
 		// As a proof header's: no scheme's proof is anything else.
 		errs = append(errs, problem.FieldError{Field: "paymentPayload.payload", Rule: "required", Message: "must be an object"})
 	}
-	if len(in.PaymentRequirements) == 0 {
+	if t := strings.TrimSpace(string(in.PaymentRequirements)); t == "" || t == "null" {
 		errs = append(errs, problem.FieldError{Field: "paymentRequirements", Rule: "required", Message: "is required"})
 	}
 	if len(errs) > 0 {
 		return nil, PaymentRequirements{}, problem.Invalid(errs)
 	}
-	var req PaymentRequirements
+	// The requirements are decoded from the whole body, so that the
+	// errors name their members from it.
 	if p.X402Version == Version1 {
-		var v1 PaymentRequirementsV1
-		if err := jsonbody.Unmarshal(in.PaymentRequirements, &v1); err != nil {
-			return nil, req, problem.New(http.StatusBadRequest, problem.CodeInvalidRequest, "paymentRequirements: "+err.Error())
+		var v1 struct {
+			PaymentRequirements PaymentRequirementsV1 `json:"paymentRequirements"`
 		}
-		req = v1.V2()
-		p.Resource = &ResourceInfo{URL: v1.Resource, Description: v1.Description, MimeType: v1.MimeType}
-	} else if err := jsonbody.Unmarshal(in.PaymentRequirements, &req); err != nil {
-		return nil, req, problem.New(http.StatusBadRequest, problem.CodeInvalidRequest, "paymentRequirements: "+err.Error())
+		if err := jsonbody.Unmarshal(body, &v1); err != nil {
+			return fail(err)
+		}
+		req := v1.PaymentRequirements
+		p.Resource = &ResourceInfo{URL: req.Resource, Description: req.Description, MimeType: req.MimeType}
+		return &p, req.V2(), nil
 	}
-	return &p, req, nil
+	var v2 struct {
+		PaymentRequirements PaymentRequirements `json:"paymentRequirements"`
+	}
+	if err := jsonbody.Unmarshal(body, &v2); err != nil {
+		return fail(err)
+	}
+	return &p, v2.PaymentRequirements, nil
 }

@@ -165,7 +165,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	fmt.Fprintf(stdout, "payer:  %s (pays at most %s, %d atomic units)\n", payer.Address(), *maxPrice, maxUnits)
 	resp, err := hc.Do(req)
 	if err != nil {
-		fmt.Fprintf(stderr, "paid-call: %v\n", err)
+		fmt.Fprintf(stderr, "paid-call: %s\n", oneLine(err))
 		var pe *x402.PaymentError
 		if errors.As(err, &pe) {
 			fmt.Fprintf(stderr, "paid-call: payment %s may have been made: reference %s\n", pe.ID, pe.Reference)
@@ -175,7 +175,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	defer resp.Body.Close()
 	respBody, err := io.ReadAll(io.LimitReader(resp.Body, 10<<20))
 	if err != nil {
-		fmt.Fprintf(stderr, "paid-call: reading the response: %v\n", err)
+		fmt.Fprintf(stderr, "paid-call: reading the response: %s\n", oneLine(err))
 		return 1
 	}
 
@@ -209,6 +209,12 @@ func loopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// oneLine returns the message of err on one line: the errors it joins
+// (a refusal of each offer, say) are separated by "; ".
+func oneLine(err error) string {
+	return strings.ReplaceAll(err.Error(), "\n", "; ")
 }
 
 // indent returns JSON indented, and anything else as it is.

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vouchkit/vouch/x402"
+	"github.com/vouchkit/vouch/x402/evm"
+)
+
+// TestRun_everyOfferRefusedOnOneLine: a route whose offers are all
+// refused, each for its own reason, is reported on stderr in one line
+// that starts with the program's name and gives every reason.
+func TestRun_everyOfferRefusedOnOneLine(t *testing.T) {
+	const payTo = "0x000000000000000000000000000000000000dEaD"
+	exact, err := evm.USDC("base-sepolia", payTo, "$0.001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	upto, err := evm.UptoUSDC("base-sepolia", payTo, "$0.005", evm.OfflineFacilitatorAddress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mw, err := x402.Middleware(x402.MiddlewareConfig{Facilitator: &evm.Facilitator{},
+		Routes: map[string]x402.Price{"POST /paid": {Accepts: []x402.PaymentRequirements{exact, upto}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{}`))
+	})))
+	defer srv.Close()
+
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"-url", srv.URL + "/paid", "-max", "$0.0005"}, &out, &errOut, func(string) string { return "" })
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	lines := strings.Split(strings.TrimSuffix(errOut.String(), "\n"), "\n")
+	var unprefixed []string
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "paid-call: ") {
+			unprefixed = append(unprefixed, l)
+		}
+	}
+	if diff := cmp.Diff([]string(nil), unprefixed); diff != "" {
+		t.Errorf("stderr lines without the program's name (-want +got):\n%s\nstderr:\n%s", diff, &errOut)
+	}
+	if len(lines) != 1 {
+		t.Errorf("stderr has %d lines, want 1:\n%s", len(lines), &errOut)
+	}
+	for _, w := range []string{"no acceptable offer", "above the limit of 500", `scheme "upto" is not allowed`} {
+		if !strings.Contains(errOut.String(), w) {
+			t.Errorf("stderr lacks %q:\n%s", w, &errOut)
+		}
+	}
+}

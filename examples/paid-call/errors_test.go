@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -59,5 +60,31 @@ func TestRun_everyOfferRefusedOnOneLine(t *testing.T) {
 		if !strings.Contains(errOut.String(), w) {
 			t.Errorf("stderr lacks %q:\n%s", w, &errOut)
 		}
+	}
+}
+
+// TestRun_badMethod: a -method that is empty or not an HTTP method is a
+// usage error naming the flag, before any call; an empty one is never
+// sent as GET.
+func TestRun_badMethod(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+	}))
+	defer srv.Close()
+	for _, tt := range []struct {
+		method, want string
+	}{
+		{"", `paid-call: -method "": `},
+		{"BAD METHOD", `paid-call: -method "BAD METHOD": `},
+	} {
+		var errOut bytes.Buffer
+		code := run(context.Background(), []string{"-url", srv.URL, "-method", tt.method, "-data", ""}, &bytes.Buffer{}, &errOut, func(string) string { return "" })
+		if code != 2 || !strings.HasPrefix(errOut.String(), tt.want) {
+			t.Errorf("-method %q: exit %d, stderr %q; want exit 2 and %q", tt.method, code, &errOut, tt.want)
+		}
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("the server got %d requests; want none", n)
 	}
 }

@@ -155,9 +155,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	hc := &http.Client{Transport: &x402.Transport{Payer: payer, Policy: policy, Budget: budget}}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
+	if *method == "" {
+		// net/http would send it as GET.
+		return usage("-method %q: name an HTTP method, such as POST", *method)
+	}
 	req, err := http.NewRequestWithContext(ctx, *method, u.String(), body)
 	if err != nil {
-		return usage("%v", err)
+		return usage("-method %q: %v", *method, err) // the URL was checked above
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")

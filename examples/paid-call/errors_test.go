@@ -88,3 +88,47 @@ func TestRun_badMethod(t *testing.T) {
 		t.Errorf("the server got %d requests; want none", n)
 	}
 }
+
+// TestRun_settlementBeforeARedirect: a paid call whose server settles and
+// then redirects (303 See Other to the result, a free resource) prints
+// the settlement of the paid answer, not "none".
+func TestRun_settlementBeforeARedirect(t *testing.T) {
+	exact, err := evm.USDC("base-sepolia", "0x000000000000000000000000000000000000dEaD", "$0.001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fac := &evm.Facilitator{}
+	mw, err := x402.Middleware(x402.MiddlewareConfig{Facilitator: fac,
+		Routes: map[string]x402.Price{"POST /paid": {Accepts: []x402.PaymentRequirements{exact}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /paid", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/result", http.StatusSeeOther)
+	})
+	mux.HandleFunc("GET /result", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"result":"ready"}`))
+	})
+	srv := httptest.NewServer(mw(mux))
+	defer srv.Close()
+
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"-url", srv.URL + "/paid"}, &out, &errOut, func(string) string { return "" })
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, &out, &errOut)
+	}
+	settled := fac.Settlements()
+	if len(settled) != 1 {
+		t.Fatalf("%d settlements, want 1", len(settled))
+	}
+	got := out.String()
+	for _, w := range []string{`"result": "ready"`, `"success": true`, `"transaction": "` + settled[0].Transaction + `"`} {
+		if !strings.Contains(got, w) {
+			t.Errorf("stdout lacks %q:\n%s", w, got)
+		}
+	}
+	if strings.Contains(got, "settlement: none") {
+		t.Errorf("stdout reports no settlement for a payment that settled:\n%s", got)
+	}
+}

@@ -1,10 +1,12 @@
 // Command paid-call calls an HTTP endpoint protected by x402 and pays for
 // it: on a 402 answer it signs an "exact" EVM payment (EIP-3009, as USDC
 // takes it), or with -schemes upto an "upto" one (Permit2), within the
-// limits given, sends the request again with the
-// proof, and prints the status, the response body and the decoded
-// settlement. It works with any x402 server, version 1 or 2; by default it
-// calls the validate v2 route of the local demo server (examples/server).
+// limits given, sends the request again with the proof, and prints the
+// status, the response body and the decoded settlement (that of the
+// answer which redirected to the result, when the server settled and
+// then redirected). It works with any x402 server, version 1 or 2; by
+// default it calls the validate v2 route of the local demo server
+// (examples/server).
 //
 //	go run ./examples/paid-call [-url URL] [-key HEX] [-max PRICE] [-data JSON] [-method POST]
 //
@@ -190,7 +192,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprintln(stdout, "payment: none asked")
 	}
 	fmt.Fprintf(stdout, "body:\n%s\n", indent(respBody))
-	settlement, err := x402.SettlementFromResponse(resp)
+	settlement, from, err := settlementOf(resp)
 	switch {
 	case errors.Is(err, x402.ErrNoSettlement):
 		fmt.Fprintln(stdout, "settlement: none")
@@ -198,12 +200,34 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprintf(stdout, "settlement: unreadable: %v\n", err)
 	default:
 		s, _ := json.MarshalIndent(settlement, "", "  ")
-		fmt.Fprintf(stdout, "settlement:\n%s\n", s)
+		if from != resp {
+			fmt.Fprintf(stdout, "settlement (of the %s answer that redirected the call):\n%s\n", from.Status, s)
+		} else {
+			fmt.Fprintf(stdout, "settlement:\n%s\n", s)
+		}
 	}
 	if resp.StatusCode >= 400 {
 		return 1
 	}
 	return 0
+}
+
+// settlementOf returns the settlement resp reports, or else the latest
+// one an answer that redirected to it reported, with the answer that
+// reports it: a server may settle a paid request and redirect to its
+// result, and the http.Client follows the redirect. It returns an error
+// wrapping x402.ErrNoSettlement when none reports one.
+func settlementOf(resp *http.Response) (*x402.SettleResponse, *http.Response, error) {
+	for r := resp; r != nil; r = r.Request.Response {
+		s, err := x402.SettlementFromResponse(r)
+		if !errors.Is(err, x402.ErrNoSettlement) {
+			return s, r, err
+		}
+		if r.Request == nil {
+			break
+		}
+	}
+	return nil, nil, x402.ErrNoSettlement
 }
 
 // loopback reports whether host names this machine.

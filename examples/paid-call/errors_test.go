@@ -132,3 +132,45 @@ func TestRun_settlementBeforeARedirect(t *testing.T) {
 		t.Errorf("stdout reports no settlement for a payment that settled:\n%s", got)
 	}
 }
+
+// TestRun_paymentBeforeARedirectReported: a call whose paid request is
+// redirected to another paid resource, which the Transport does not pay
+// again, fails; the payment it sent, which settled, is reported with its
+// reference.
+func TestRun_paymentBeforeARedirectReported(t *testing.T) {
+	exact, err := evm.USDC("base-sepolia", "0x000000000000000000000000000000000000dEaD", "$0.001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fac := &evm.Facilitator{}
+	mw, err := x402.Middleware(x402.MiddlewareConfig{Facilitator: fac, Routes: map[string]x402.Price{
+		"POST /paid":  {Accepts: []x402.PaymentRequirements{exact}},
+		"GET /result": {Accepts: []x402.PaymentRequirements{exact}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /paid", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/result", http.StatusSeeOther)
+	})
+	mux.HandleFunc("GET /result", func(w http.ResponseWriter, r *http.Request) {})
+	srv := httptest.NewServer(mw(mux))
+	defer srv.Close()
+
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"-url", srv.URL + "/paid"}, &out, &errOut, func(string) string { return "" })
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	settled := fac.Settlements()
+	if len(settled) != 1 {
+		t.Fatalf("%d settlements, want 1", len(settled))
+	}
+	ref := settled[0].Payer + ":" + settled[0].Authorization.Nonce
+	for _, w := range []string{"payment asked after a redirect", "may have been made", ref} {
+		if !strings.Contains(strings.ToLower(errOut.String()), strings.ToLower(w)) {
+			t.Errorf("stderr lacks %q:\n%s", w, &errOut)
+		}
+	}
+}

@@ -35,6 +35,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vouchkit/vouch/x402"
@@ -154,7 +155,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	}
 
 	budget := x402.NewBudget(maxUnits)
-	hc := &http.Client{Transport: &x402.Transport{Payer: payer, Policy: policy, Budget: budget}}
+	signer := &recordingPayer{Payer: payer}
+	hc := &http.Client{Transport: &x402.Transport{Payer: signer, Policy: policy, Budget: budget}}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	if *method == "" {
@@ -173,8 +175,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	if err != nil {
 		fmt.Fprintf(stderr, "paid-call: %s\n", oneLine(err))
 		var pe *x402.PaymentError
-		if errors.As(err, &pe) {
+		switch {
+		case errors.As(err, &pe):
 			fmt.Fprintf(stderr, "paid-call: payment %s may have been made: reference %s\n", pe.ID, pe.Reference)
+		case budget.Spent() > 0:
+			// A request before the one that failed carried the proof:
+			// one the server redirected, say.
+			for _, ref := range signer.references() {
+				fmt.Fprintf(stderr, "paid-call: a payment sent before the call failed may have been made: reference %s\n", ref)
+			}
 		}
 		return 1
 	}
@@ -210,6 +219,33 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return 1
 	}
 	return 0
+}
+
+// recordingPayer is an evm.Payer that keeps the reference of each proof
+// it signs, so that a payment sent by a request before the one that
+// failed can be named.
+type recordingPayer struct {
+	*evm.Payer
+	mu   sync.Mutex
+	refs []string
+}
+
+// Pay signs offer, as the evm.Payer does, and keeps the proof's reference.
+func (p *recordingPayer) Pay(ctx context.Context, offer x402.PaymentRequirements) (x402.Proof, error) {
+	proof, err := p.Payer.Pay(ctx, offer)
+	if err == nil {
+		p.mu.Lock()
+		p.refs = append(p.refs, proof.Reference)
+		p.mu.Unlock()
+	}
+	return proof, err
+}
+
+// references returns the references of the proofs signed so far.
+func (p *recordingPayer) references() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.refs)
 }
 
 // settlementOf returns the settlement resp reports, or else the latest

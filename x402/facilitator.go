@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/vouchkit/vouch/internal/httpapi"
@@ -57,7 +58,8 @@ func newFacilitatorRequest(p *PaymentPayload, r PaymentRequirements) ([]byte, er
 const maxFacilitatorBody = 1 << 20
 
 // FacilitatorClient is a [Facilitator] reached over HTTP, at URL+"/verify",
-// URL+"/settle" and URL+"/supported". It makes exactly one request per
+// URL+"/settle" and URL+"/supported" (each appended to URL's path; a query
+// string in URL, such as a key, is sent with each). It makes exactly one request per
 // call: verify and settle are never retried automatically, since a repeated
 // settle could be a second transfer. An answer with status 429 or 5xx is
 // a [*FacilitatorError], never a result, even when its body reads as a
@@ -128,7 +130,11 @@ func (c *FacilitatorClient) do(ctx context.Context, op, method string, body []by
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.URL, "/")+"/"+op, rd)
+	base, err := url.Parse(c.URL)
+	if err != nil {
+		return fail(0, nil, fmt.Errorf("FacilitatorClient.URL: %w", err))
+	}
+	req, err := http.NewRequestWithContext(ctx, method, base.JoinPath(op).String(), rd)
 	if err != nil {
 		return fail(0, nil, err)
 	}

@@ -136,8 +136,13 @@ func (m *metrics) debugHandler() http.Handler {
 // countRequests counts each request by route and each response by
 // status. Routes are named by their pattern; a path the server does not
 // serve counts as "other", so the map stays small whatever is requested.
-func (m *metrics) countRequests(next http.Handler) http.Handler {
+// also names the routes, as "METHOD /path", that the server serves only
+// as its flags say (the offline facilitator's).
+func (m *metrics) countRequests(next http.Handler, also ...string) http.Handler {
 	known := map[string]bool{}
+	for _, route := range also {
+		known[route] = true
+	}
 	for _, rt := range router.Routes() {
 		known[rt.Method+" "+rt.Path] = true
 	}

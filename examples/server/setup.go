@@ -174,13 +174,16 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *server, er
 	mux.Handle("/", rh)
 	mux.Handle("/api/v4/", th)
 	(&health{sessions: engine, ping: s.state.ping, log: log}).register(mux) // /healthz, /readyz
+	// The routes served only as the flags say, counted by name.
+	var optional []string
 	if cfg.facilitator {
 		mux.Handle(facilitatorPath, facilitatorHandler(s.metrics, log))
+		optional = append(optional, "POST "+facilitatorPath+"verify", "POST "+facilitatorPath+"settle", "GET "+facilitatorPath+"supported")
 	}
 	handleGet(mux, escrowBalancePath, esc.balanceHandler()) // demo only: the offline escrow's ledger
 	if s.mcp, s.a2a, err = mountAgents(mux, cfg, agentDeps{engine, svc, s.state.receipts, verifier, auth, s.state.replay, s.state.answers, s.prices, s.metrics, log, s.obs, esc, s.state.escrow}); err != nil {
 		return nil, err
 	}
-	s.handler = s.metrics.countRequests(httpapi.RefuseUncleanPaths(mux)) // a 404 naming the path, not the mux's redirect
+	s.handler = s.metrics.countRequests(httpapi.RefuseUncleanPaths(mux), optional...) // a 404 naming the path, not the mux's redirect
 	return s, nil
 }

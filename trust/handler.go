@@ -184,7 +184,9 @@ func WithHandlerClock(now func() time.Time) HandlerOption {
 // Both are authenticated like the normal route (401 without a credential
 // the Authenticator accepts), and get the request id, traceparent, panic
 // recovery and logging of every route; verify_receipt takes its body as
-// the trust call does (Content-Type application/json, 415 otherwise).
+// the trust call does (Content-Type application/json, 415 otherwise; an
+// Idempotency-Key sent empty, twice or of another form, 400), but keeps
+// no answer to replay, since it changes nothing.
 // Without this option the paths answer 404.
 func WithReceiptEndpoints(store receipt.Store, v *receipt.Verifier) HandlerOption {
 	return func(h *Handler) { h.receipts = &receipt.Handler{Store: store, Verifier: v} }
@@ -228,15 +230,22 @@ func NewHandler(c Caller, opts ...HandlerOption) (*Handler, error) {
 	return h, nil
 }
 
-// jsonBody checks a request's query and body headers as the Server does
-// for the endpoints whose body it reads: no query parameter, and a JSON
-// Content-Type without a content coding (a 400 or 415 problem otherwise),
-// before next reads the body.
+// jsonBody checks a request's query and headers as the Server does for
+// the endpoints whose body it reads: no query parameter, a JSON
+// Content-Type without a content coding, and an Idempotency-Key, if one
+// is sent, sent once as 1 to 255 visible ASCII characters (a 400 or 415
+// problem otherwise), before next reads the body. next keeps no answer
+// to replay: it changes nothing, and answers each request afresh.
 func jsonBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if httpapi.CheckNoQuery(w, r) && httpapi.CheckJSONBody(w, r) {
-			next.ServeHTTP(w, r)
+		if !httpapi.CheckNoQuery(w, r) || !httpapi.CheckJSONBody(w, r) {
+			return
 		}
+		if _, p := httpapi.IdempotencyKey(r.Header); p != nil {
+			httpapi.WriteProblem(w, r, p)
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

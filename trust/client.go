@@ -195,8 +195,9 @@ func checkAnswer(mode Mode, r *Response) error {
 		return fmt.Errorf("confidence %v is outside [0, 1]", r.Confidence)
 	case !(e.Agreement >= 0 && e.Agreement <= 1):
 		return fmt.Errorf("evidence.agreement %v is outside [0, 1]", e.Agreement)
-	case e.Launched < 0 || e.Answered < 0 || e.Cancelled < 0 || e.Failed < 0:
-		return fmt.Errorf("evidence counts a negative number of runs (launched %d, answered %d, cancelled %d, failed %d)", e.Launched, e.Answered, e.Cancelled, e.Failed)
+	case e.Redundancy < 0 || e.Launched < 0 || e.Answered < 0 || e.Cancelled < 0 || e.Failed < 0 || e.Checked < 0:
+		return fmt.Errorf("evidence counts a negative number of runs (redundancy %d, launched %d, answered %d, cancelled %d, failed %d, checked %d)",
+			e.Redundancy, e.Launched, e.Answered, e.Cancelled, e.Failed, e.Checked)
 	case e.Answered+e.Cancelled+e.Failed > e.Launched:
 		return fmt.Errorf("evidence counts %d runs answered, cancelled or failed of %d launched", e.Answered+e.Cancelled+e.Failed, e.Launched)
 	}

@@ -23,6 +23,8 @@ func TestClient_refusesNumbersOutOfBounds(t *testing.T) {
 		{strings.Replace(ok, `"agreement":1`, `"agreement":2`, 1), "evidence.agreement 2"},
 		{strings.Replace(ok, `"failed":0`, `"failed":-1`, 1), "negative number of runs"},
 		{strings.Replace(ok, `"launched":3`, `"launched":2`, 1), "of 2 launched"},
+		{strings.Replace(ok, `"launched":3`, `"launched":3,"redundancy":-3`, 1), "negative number of runs"},
+		{strings.Replace(ok, `"launched":3`, `"launched":3,"checked":-1`, 1), "negative number of runs"},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")

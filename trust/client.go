@@ -218,8 +218,9 @@ func (c *Client) authHeader(v router.Variant) http.Header {
 // receipt.Parse. The service answers a receipt that is unknown, expired
 // or not visible to the caller with the same 404 *Error; an answer that
 // is not an object whose receipt_id is id (a server, or a cache before
-// it, answering with another receipt, whose signature verifies as well)
-// wraps router.ErrMalformedResponse.
+// it, answering with another receipt, whose signature verifies as well),
+// read as receipt.Parse reads it (by its exact name, in an object that
+// repeats no member name), wraps router.ErrMalformedResponse.
 // The API key is sent whatever the Client's variant: the endpoint is
 // authenticated.
 func (c *Client) FetchReceipt(ctx context.Context, id string) (json.RawMessage, error) {
@@ -232,12 +233,19 @@ func (c *Client) FetchReceipt(ctx context.Context, id string) (json.RawMessage, 
 	if err := c.core.Do(ctx, call, &data); err != nil {
 		return nil, err
 	}
-	var r struct {
-		ReceiptID json.RawMessage `json:"receipt_id"`
+	// The receipt_id is read as receipt.Parse reads it: by its exact name
+	// (encoding/json would also take "RECEIPT_ID"), and in an object
+	// that repeats no member name (it would keep the last copy).
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(data, &members); err != nil {
+		return nil, fmt.Errorf("trust: fetch receipt response: %w: %w", router.ErrMalformedResponse, err)
+	}
+	if err := httpapi.CheckAnswer(data, &members); err != nil {
+		return nil, fmt.Errorf("trust: fetch receipt response: %w: %v", router.ErrMalformedResponse, err)
 	}
 	var got string
-	if json.Unmarshal(data, &r) != nil || json.Unmarshal(r.ReceiptID, &got) != nil || got != id {
-		return nil, fmt.Errorf("trust: fetch receipt response: %w: receipt_id %.80s is not %q", router.ErrMalformedResponse, r.ReceiptID, id)
+	if json.Unmarshal(members["receipt_id"], &got) != nil || got != id {
+		return nil, fmt.Errorf("trust: fetch receipt response: %w: receipt_id %.80s is not %q", router.ErrMalformedResponse, members["receipt_id"], id)
 	}
 	return data, nil
 }

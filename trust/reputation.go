@@ -323,6 +323,7 @@ func (s *Service) report(ctx context.Context, id string, rightOf func(reputation
 }
 
 // receiptCall reads the call of receipt id, which must be the caller's
+// and live by the service's clock, the Issuer's, which dated it
 // (ErrUnknownCall for an id that is no receipt id, read nowhere):
 // the trace id it ran under ("receipt:" and id when it names none), its
 // scope, when it was decided, its ballots and the calibration basis its
@@ -334,7 +335,7 @@ func (s *Service) receiptCall(ctx context.Context, id string) (traceID string, c
 	if s.issuer == nil || s.issuer.Store == nil || !receipt.ValidID(id) {
 		return "", c, unknown
 	}
-	rec, err := s.issuer.Store.Get(ctx, id, time.Now())
+	rec, err := s.issuer.Store.Get(ctx, id, s.now()) // on the clock that dated the receipt
 	if errors.Is(err, receipt.ErrNotFound) || err == nil && rec.Owner != CallerFrom(ctx) {
 		return "", c, unknown
 	}

@@ -252,7 +252,10 @@ func (c *Client) FetchReceipt(ctx context.Context, id string) (json.RawMessage, 
 
 // VerifyReceipt asks the trust service to check a receipt (POST
 // /api/v4/verify_receipt) and returns its list of checks. A receipt that
-// fails a check is an answer (Valid false), not an error.
+// fails a check is an answer (Valid false), not an error. An answer that
+// contradicts itself (valid beside a failed check, or not valid with none;
+// as_issued without a passed signature check; a check of a status that is
+// not passed, failed or skipped) wraps router.ErrMalformedResponse.
 func (c *Client) VerifyReceipt(ctx context.Context, req *receipt.VerifyRequest) (*receipt.VerifyResponse, error) {
 	if req == nil {
 		return nil, errors.New("trust: VerifyReceipt: the request is nil")
@@ -263,5 +266,33 @@ func (c *Client) VerifyReceipt(ctx context.Context, req *receipt.VerifyRequest) 
 	if err := c.core.Do(ctx, call, &resp); err != nil {
 		return nil, err
 	}
+	if err := checkVerifyResponse(&resp); err != nil {
+		return nil, fmt.Errorf("trust: verify receipt response: %w: %v", router.ErrMalformedResponse, err)
+	}
 	return &resp, nil
+}
+
+// checkVerifyResponse checks that a verify_receipt answer agrees with
+// itself: valid when no check failed, as_issued only with the signature
+// check passed.
+func checkVerifyResponse(r *receipt.VerifyResponse) error {
+	failed, signed := false, false
+	for i, c := range r.Checks {
+		switch c.Status {
+		case receipt.CheckFailed:
+			failed = true
+		case receipt.CheckPassed:
+			signed = signed || c.Name == receipt.CheckSignature
+		case receipt.CheckSkipped:
+		default:
+			return fmt.Errorf("checks[%d].status %q is not passed, failed or skipped", i, c.Status)
+		}
+	}
+	if r.Valid == failed {
+		return fmt.Errorf("valid is %t, but %d checks include a failed one: %t", r.Valid, len(r.Checks), failed)
+	}
+	if r.AsIssued && !signed {
+		return errors.New("as_issued is true, but no signature check passed")
+	}
+	return nil
 }

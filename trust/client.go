@@ -150,7 +150,10 @@ func NewClient(baseURL string, opts ...ClientOption) (*Client, error) {
 }
 
 // Call implements [Caller]: it POSTs req to the trust service and returns
-// its Response.
+// its Response. An answer an agent should not act on (see checkAnswer),
+// or one with no receipt when req asked for one (the service issues one
+// with every answer that asked, or fails the call), wraps
+// router.ErrMalformedResponse.
 func (c *Client) Call(ctx context.Context, req *Request) (*Response, error) {
 	if req == nil {
 		return nil, fmt.Errorf("trust: Call: the request is nil")
@@ -166,6 +169,9 @@ func (c *Client) Call(ctx context.Context, req *Request) (*Response, error) {
 	}
 	if err := checkAnswer(req.Mode, &resp); err != nil {
 		return nil, fmt.Errorf("trust: call response: %w: %v", router.ErrMalformedResponse, err)
+	}
+	if req.Receipt.Requested() && len(resp.Receipt) == 0 {
+		return nil, fmt.Errorf("trust: call response: %w: receipt: absent, though the request asked for one (%s)", router.ErrMalformedResponse, req.Receipt.Mode)
 	}
 	return &resp, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vouchkit/vouch/receipt"
 	"github.com/vouchkit/vouch/router"
+	"github.com/vouchkit/vouch/trust"
 )
 
 // A verify_receipt answer that contradicts itself (valid beside a failed
@@ -38,6 +39,36 @@ func TestClient_refusesVerifyAnswerThatContradictsItself(t *testing.T) {
 			t.Errorf("an answer that agrees with itself: %v", err)
 		case tc.want != "" && (!errors.Is(err, router.ErrMalformedResponse) || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: error %v, want ErrMalformedResponse naming %q", tc.body, err, tc.want)
+		}
+	}
+}
+
+// An answer with no receipt to a call that asked for one is refused as
+// malformed: the service issues a receipt with every answer that asked,
+// or fails the call, so a caller never takes an unreceipted answer for
+// a receipted one.
+func TestClient_refusesAnswerWithoutTheReceiptAskedFor(t *testing.T) {
+	const body = `{"status":"VALID","confidence":0.9,"trace_id":"t","evidence":{"agreement":1,"launched":1,"answered":1,"verdicts":["VALID"]}}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(body))
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		ask  receipt.Request
+		want string
+	}{
+		{receipt.Request{}, ""},
+		{receipt.Inline(), "receipt: absent"},
+		{receipt.Request{Mode: receipt.DeliveryDetached}, "receipt: absent"},
+	} {
+		_, err := newClient(t, srv.URL).Call(t.Context(), &trust.Request{Mode: trust.ModeValidation, Policy: trust.PolicyFast,
+			Receipt: tc.ask, Task: trust.Task{Type: "t", ClaimedResult: trust.JSON("x")}})
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("no receipt asked for: %v", err)
+		case tc.want != "" && (!errors.Is(err, router.ErrMalformedResponse) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("receipt %q asked for: error %v, want ErrMalformedResponse naming %q", tc.ask.Mode, err, tc.want)
 		}
 	}
 }

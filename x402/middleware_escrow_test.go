@@ -2,6 +2,7 @@ package x402_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"math/big"
 	"net/http"
@@ -178,6 +179,37 @@ func escrowOf(t *testing.T, resp *http.Response) (*x402.SettleResponse, x402.Esc
 		t.Errorf("no escrow report in %+v", sr)
 	}
 	return sr, e
+}
+
+// escrowAnswer is what the answer to a paid request says of its escrow:
+// status, the problem's detail, the report's state, verdict and capture,
+// and whether the payment response reports success.
+type escrowAnswer struct {
+	Status   int
+	Detail   string
+	State    x402.EscrowState
+	Verdict  string
+	Captured string
+	Success  bool
+}
+
+// escrowAnswers sends proof n times and returns each answer, and the id
+// of the escrowed payment the last one reports.
+func escrowAnswers(t *testing.T, s *escrowServer, proof string, n int) (got []escrowAnswer, id string) {
+	t.Helper()
+	for range n {
+		resp, body := s.paid(t, proof)
+		var p struct {
+			Detail string `json:"detail"`
+		}
+		if err := json.Unmarshal([]byte(body), &p); err != nil {
+			t.Fatalf("%d %q: %v", resp.StatusCode, body, err)
+		}
+		sr, e := escrowOf(t, resp)
+		id = e.ID
+		got = append(got, escrowAnswer{resp.StatusCode, p.Detail, e.State, e.Verdict, e.Captured, sr.Success})
+	}
+	return got, id
 }
 
 const openBalance = 1_000_000

@@ -1,7 +1,6 @@
 package x402_test
 
 import (
-	"encoding/json"
 	"net/http"
 	"testing"
 
@@ -23,31 +22,9 @@ func TestMiddleware_escrowUnrecordedVerdictReportsNone(t *testing.T) {
 	s := newEscrowServerWith(t, openBalance, nil, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("Paris")) },
 		func(cfg *x402.MiddlewareConfig) { cfg.Escrow.Ledger = decideFails{cfg.Escrow.Ledger} }, evm.TransferEIP3009)
 	proof := s.proof(t)
-	type answer struct {
-		Status   int
-		Detail   string
-		State    x402.EscrowState
-		Verdict  string
-		Captured string
-	}
-	var (
-		got []answer
-		id  string
-	)
-	for range 2 {
-		resp, body := s.paid(t, proof)
-		var p struct {
-			Detail string `json:"detail"`
-		}
-		if err := json.Unmarshal([]byte(body), &p); err != nil {
-			t.Fatalf("%d %q: %v", resp.StatusCode, body, err)
-		}
-		_, e := escrowOf(t, resp)
-		id = e.ID
-		got = append(got, answer{resp.StatusCode, p.Detail, e.State, e.Verdict, e.Captured})
-	}
-	want := answer{http.StatusPaymentRequired, "the payment's verdict could not be recorded, so its hold was voided: nothing was bought", x402.EscrowVoided, "", "0"}
-	if diff := cmp.Diff([]answer{want, want}, got); diff != "" {
+	got, id := escrowAnswers(t, s, proof, 2)
+	want := escrowAnswer{http.StatusPaymentRequired, "the payment's verdict could not be recorded, so its hold was voided: nothing was bought", x402.EscrowVoided, "", "0", true}
+	if diff := cmp.Diff([]escrowAnswer{want, want}, got); diff != "" {
 		t.Errorf("the use and retry of a payment whose verdict was not recorded (-want +got):\n%s", diff)
 	}
 	p, err := s.ledger.Get(t.Context(), id)

@@ -1,7 +1,6 @@
 package x402_test
 
 import (
-	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
@@ -35,32 +34,9 @@ func TestMiddleware_escrowVoidedWhileWorking(t *testing.T) {
 		w.Write([]byte("Paris"))
 	}, nil, evm.TransferEIP3009)
 	proof := s.proof(t)
-	type answer struct {
-		Status          int
-		Detail          string
-		State           x402.EscrowState
-		Verdict         string
-		Captured        string
-		PaymentResponse bool
-	}
-	var (
-		got []answer
-		id  string
-	)
-	for range 3 {
-		resp, body := s.paid(t, proof)
-		var p struct {
-			Detail string `json:"detail"`
-		}
-		if err := json.Unmarshal([]byte(body), &p); err != nil {
-			t.Fatalf("%d %q: %v", resp.StatusCode, body, err)
-		}
-		sr, e := escrowOf(t, resp)
-		id = e.ID
-		got = append(got, answer{resp.StatusCode, p.Detail, e.State, e.Verdict, e.Captured, sr.Success})
-	}
-	first := answer{http.StatusPaymentRequired, "the payment was voided without a verdict: nothing was bought", x402.EscrowVoided, "", "0", true}
-	if diff := cmp.Diff([]answer{first, first, first}, got); diff != "" {
+	got, id := escrowAnswers(t, s, proof, 3)
+	first := escrowAnswer{http.StatusPaymentRequired, "the payment was voided without a verdict: nothing was bought", x402.EscrowVoided, "", "0", true}
+	if diff := cmp.Diff([]escrowAnswer{first, first, first}, got); diff != "" {
 		t.Errorf("the use and retries of a payment voided while its work ran (-want +got):\n%s", diff)
 	}
 	p, err := s.ledger.Get(t.Context(), id)

@@ -70,7 +70,7 @@ type Params struct {
 	// fetch a private receipt. Required.
 	Owner string
 	// Counterparties may also fetch the receipt when its effective
-	// visibility is shared.
+	// visibility is shared, beside those Request.Counterparties names.
 	Counterparties []string
 	// At is when the decision was made: decision.timestamp, to the
 	// millisecond. Zero means the Issuer's clock at Issue.
@@ -181,7 +181,7 @@ func (is *Issuer) Issue(ctx context.Context, p Params) (*Issued, error) {
 		Data:           data,
 		Owner:          p.Owner,
 		Visibility:     terms.Visibility,
-		Counterparties: slices.Clone(p.Counterparties),
+		Counterparties: counterparties(&p),
 		ExpiresAt:      expires,
 	}
 	if err := is.Store.Put(ctx, rec); err != nil {
@@ -330,6 +330,19 @@ func sign(ctx context.Context, s Signer, r *Receipt) ([]byte, error) {
 	}
 	r.Signing.Signature = base64.RawURLEncoding.EncodeToString(sig)
 	return signedJSON(msg, r.Signing.Signature)
+}
+
+// counterparties returns who besides the owner may fetch the receipt of
+// p: the names its receipt block gives, then those of p.Counterparties it
+// does not, each once, in a slice of its own.
+func counterparties(p *Params) []string {
+	out := slices.Clone(p.Request.Counterparties)
+	for _, c := range p.Counterparties {
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // copyOf returns a pointer to a copy of *v, or nil for nil, so that a

@@ -298,9 +298,12 @@ func ParseKeyFile(data []byte) (*KeyFile, error) {
 		}
 		return &f, nil
 	case bytes.HasPrefix(trimmed, []byte("-----BEGIN")):
-		block, _ := pem.Decode(trimmed)
+		block, rest := pem.Decode(trimmed)
 		if block == nil || block.Type != "PRIVATE KEY" {
 			return nil, errors.New(`receipt: key file: PEM input holds no "PRIVATE KEY" block`)
+		}
+		if len(bytes.TrimSpace(rest)) > 0 { // a second key would be dropped in silence
+			return nil, errors.New("receipt: key file holds more than one PEM block, or text after it: give one key, or the JSON key file format for several")
 		}
 		k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
 		if err != nil {

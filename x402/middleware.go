@@ -71,7 +71,8 @@ type MiddlewareConfig struct {
 	Routes map[string]Price
 	// PriceFunc, if not nil, prices requests instead of Routes: it reports
 	// false for a free request. Its prices are checked as those of Routes
-	// are, on each request; one that fails the check is answered 503.
+	// are, on each request; one that fails the check (a price without
+	// offers among them) is answered 503, and its request is not served.
 	PriceFunc func(r *http.Request) (Price, bool)
 	// Replay remembers accepted payments; nil means a new MemoryReplay.
 	Replay ReplayStore

@@ -44,11 +44,12 @@ func (pw *paywall) now() time.Time {
 	return time.Now()
 }
 
-// price returns the price of r, or false for a free request.
+// price returns the price of r, or false for a free request. A price
+// PriceFunc reports without offers is a price still: serve refuses it
+// (checkPrice) rather than serving the request for free.
 func (pw *paywall) price(r *http.Request) (Price, bool) {
 	if pw.cfg.PriceFunc != nil {
-		p, ok := pw.cfg.PriceFunc(r)
-		return p, ok && len(p.Accepts) > 0
+		return pw.cfg.PriceFunc(r)
 	}
 	_, pattern := pw.mux.Handler(r)
 	p, ok := pw.cfg.Routes[pattern]

@@ -184,9 +184,10 @@ type PaywallConfig struct {
 // timeout, an offer whose maxTimeoutSeconds is shorter than the time an
 // authorization must stay valid or longer than MaxValidity, a negative
 // MaxValidity, a MemoryAnswers that keeps results for less than
-// MaxValidity, an "upto" offer whose amount does not parse, a gate that
-// is nil or on a tool without a price, or a price with SettleBefore on a
-// tool that has a gate or an "upto" offer (as x402.Middleware refuses
+// MaxValidity, an offer without a scheme, payTo or asset, on a network
+// x402 does not know, or whose amount does not parse, a gate that is nil
+// or on a tool without a price, or a price with SettleBefore on a tool
+// that has a gate or an "upto" offer (as x402.Middleware refuses
 // them on a route: both settle after the tool), or an "auth-capture"
 // offer without PaywallConfig.Escrow, on a price with SettleBefore, or
 // whose capture window is shorter than the offer's maxTimeoutSeconds, the
@@ -269,7 +270,17 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 				// Its hold would be placed and never captured nor voided.
 				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: an %q offer needs PaywallConfig.Escrow with an Authorizer", name, i, x402.SchemeAuthCapture)
 			}
-			if _, err := x402.ParseAmount(o.Amount); err != nil && o.Scheme == x402.SchemeUpto {
+			// As x402.Middleware checks a route's offers: the terms of one
+			// without these could not be paid.
+			switch _, known := x402.NetworkCAIP2(o.Network); {
+			case o.Scheme == "":
+				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: scheme is empty", name, i)
+			case o.PayTo == "" || o.Asset == "":
+				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: payTo and asset are required", name, i)
+			case !known:
+				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: unknown network %q", name, i, o.Network)
+			}
+			if _, err := x402.ParseAmount(o.Amount); err != nil {
 				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: %w", name, i, err)
 			}
 			// A payment of any other payload is remembered for the

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
@@ -178,7 +180,10 @@ type PaywallConfig struct {
 // [ValidateResult] validates the result through a trust service) is
 // settled only when its gate passes the result; a refused result is a
 // tool error, never settled, and the retry with the same payment gets the
-// same refusal. Other methods, and tools without a price, pass through.
+// same refusal. A gate or a store that panics answers the call with a
+// JSON-RPC internal error, as a tool that panics does, rather than end
+// the server; the panic's value goes to the log, never to the client.
+// Other methods, and tools without a price, pass through.
 // Paywall fails when the configuration is unusable: no facilitator, no
 // prices, a price without offers, a negative time budget or settle
 // timeout, an offer whose maxTimeoutSeconds is shorter than the time an
@@ -334,10 +339,25 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 			if !ok {
 				return next(ctx, method, req)
 			}
-			res, err := pw.serve(ctx, method, call, price, next)
+			res, err := pw.serveGuarded(ctx, method, call, price, next)
 			return complete(call, res), err
 		}
 	}, nil
+}
+
+// serveGuarded is serve, with a panic of what the Paywall calls around
+// the tool (a gate, a store) turned into a JSON-RPC internal error, as
+// a tool's own panic is (see recovered): the SDK runs each call in a
+// goroutine of its own, where a panic would end the process. The panic's
+// value and stack go to the Paywall's log only.
+func (pw *paywall) serveGuarded(ctx context.Context, method string, call *mcp.CallToolRequest, price x402.Price, next mcp.MethodHandler) (res mcp.Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			pw.log.ErrorContext(ctx, "trustmcp: paid call panicked", "tool", call.Params.Name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: the paid call failed"}
+		}
+	}()
+	return pw.serve(ctx, method, call, price, next)
 }
 
 type paywall struct {

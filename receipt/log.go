@@ -208,6 +208,8 @@ func CheckConsistency(older, newer Checkpoint, proof []tlog.Hash) error {
 		return fmt.Errorf("%w: tree sizes %d and %d, not 0 to 2^62", ErrInconsistent, older.Size, newer.Size)
 	case older.Size > newer.Size:
 		return fmt.Errorf("%w: the tree shrank from %d to %d", ErrInconsistent, older.Size, newer.Size)
+	case older.Size == 0 && older.Hash != emptyTreeHash():
+		return fmt.Errorf("%w: the root hash of the empty tree is not SHA-256 of nothing", ErrInconsistent)
 	case older.Size == newer.Size:
 		if older.Hash != newer.Hash || len(proof) != 0 {
 			return fmt.Errorf("%w: two root hashes for size %d", ErrInconsistent, older.Size)
@@ -217,15 +219,18 @@ func CheckConsistency(older, newer Checkpoint, proof []tlog.Hash) error {
 		if len(proof) != 0 {
 			return fmt.Errorf("%w: a proof from the empty tree must be empty", ErrInconsistent)
 		}
-		if empty, _ := tlog.TreeHash(0, nil); older.Hash != empty {
-			return fmt.Errorf("%w: the root hash of the empty tree is not SHA-256 of nothing", ErrInconsistent)
-		}
 		return nil
 	}
 	if err := tlog.CheckTree(proof, newer.Size, newer.Hash, older.Size, older.Hash); err != nil {
 		return fmt.Errorf("%w: %v", ErrInconsistent, err)
 	}
 	return nil
+}
+
+// emptyTreeHash is the root hash of the tree of no records.
+func emptyTreeHash() tlog.Hash {
+	h, _ := tlog.TreeHash(0, nil)
+	return h
 }
 
 // Log signs checkpoints of a store's log and proves inclusion and

@@ -376,7 +376,8 @@ func TestOpenCheckpoint_keyGivenTwice(t *testing.T) {
 
 // TestCheckConsistency_emptyTreeRoot: a checkpoint of the empty tree
 // holds its root, SHA-256 of nothing (RFC 9162), as Log.Checkpoint signs
-// it; one of size 0 with another root is consistent with no later tree.
+// it; one of size 0 with another root is consistent with no later tree,
+// nor with itself.
 func TestCheckConsistency_emptyTreeRoot(t *testing.T) {
 	empty, _, err := mustLogCheckpoint(t, nil)
 	if err != nil {
@@ -395,6 +396,12 @@ func TestCheckConsistency_emptyTreeRoot(t *testing.T) {
 	bogus := receipt.Checkpoint{Origin: later.Origin, Size: 0, Hash: tlog.Hash{1, 2, 3}}
 	if err := receipt.CheckConsistency(bogus, later, nil); !errors.Is(err, receipt.ErrInconsistent) {
 		t.Errorf("CheckConsistency(size 0 of root %x, size 1) = %v, want ErrInconsistent", bogus.Hash, err)
+	}
+	if err := receipt.CheckConsistency(bogus, bogus, nil); !errors.Is(err, receipt.ErrInconsistent) {
+		t.Errorf("CheckConsistency(size 0 of root %x, the same) = %v, want ErrInconsistent", bogus.Hash, err)
+	}
+	if err := receipt.CheckConsistency(empty, empty, nil); err != nil {
+		t.Errorf("CheckConsistency(the empty tree, the same) = %v, want nil", err)
 	}
 }
 

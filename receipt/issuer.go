@@ -214,6 +214,9 @@ func build(id string, at time.Time, terms Terms, p *Params) (*Receipt, error) {
 		r.Decision.Agreement = &a
 	}
 	if p.Payment != nil {
+		if err := p.Payment.checkCapture(); err != nil {
+			return nil, fmt.Errorf("receipt: decision.payment: %w", err)
+		}
 		pay := *p.Payment
 		r.Decision.Payment = &pay
 	}

@@ -2,7 +2,7 @@ package receipt_test
 
 import (
 	"errors"
-
+	"strings"
 	"testing"
 	"time"
 
@@ -95,4 +95,27 @@ func hasField(fs []receipt.FieldError, field, rule string) bool {
 		}
 	}
 	return false
+}
+
+// An Issuer refuses to sign a payment that captures more than it held,
+// or anything on a void: the receipt would state money moved that the
+// hold could not move.
+func TestIssue_paymentCaptureWithinHold(t *testing.T) {
+	is, _ := newIssuer(t, newSigner(t, 1))
+	for name, tc := range map[string]struct{ outcome, held, capture, want string }{
+		"within the hold": {"capture", "5000", "5000", ""},
+		"a void of 0":     {"void", "5000", "0", ""},
+		"above the hold":  {"capture", "5000", "5001", "capture 5001 is more than the 5000 held"},
+		"a void of some":  {"void", "5000", "1", "a void captures 1"},
+	} {
+		p := paidParams()
+		p.Payment.Outcome, p.Payment.Held, p.Payment.Capture = tc.outcome, tc.held, tc.capture
+		_, err := is.Issue(t.Context(), p)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: Issue = %v", name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: Issue = %v, want an error saying %q", name, err, tc.want)
+		}
+	}
 }

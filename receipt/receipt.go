@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"reflect"
 	"strings"
 	"time"
@@ -122,11 +123,31 @@ type Payment struct {
 	// runs it launched; absent for a call at a fixed price.
 	PerRun string `json:"per_run,omitempty" validate:"omitempty,amount"`
 	// Outcome is what the decision does with the hold: "capture" (a
-	// VALID decision) or "void" (any other).
+	// decision the payment buys, such as a definitive VALID or INVALID on
+	// the paid trust call) or "void" (any other).
 	Outcome string `json:"outcome" validate:"required,oneof=capture void"`
 	// Capture is the amount the outcome captures: the whole hold, or
-	// PerRun times the runs launched, at most Held; "0" for a void.
+	// PerRun times the runs launched, at most Held; "0" for a void. An
+	// Issuer refuses a payment that breaks this.
 	Capture string `json:"capture" validate:"amount"`
+}
+
+// checkCapture checks that p captures at most what it held, and nothing
+// when it voids.
+func (p *Payment) checkCapture() error {
+	held, okHeld := new(big.Int).SetString(p.Held, 10)
+	capture, okCapture := new(big.Int).SetString(p.Capture, 10)
+	switch {
+	case !okHeld || held.Sign() < 0:
+		return fmt.Errorf("held %q is not an amount", p.Held)
+	case !okCapture || capture.Sign() < 0:
+		return fmt.Errorf("capture %q is not an amount", p.Capture)
+	case capture.Cmp(held) > 0:
+		return fmt.Errorf("capture %s is more than the %s held", p.Capture, p.Held)
+	case p.Outcome == "void" && capture.Sign() != 0:
+		return fmt.Errorf("a void captures %s, not 0", p.Capture)
+	}
+	return nil
 }
 
 // Refs is cortensor_refs: the operator-level references behind a decision.

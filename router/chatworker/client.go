@@ -207,7 +207,11 @@ func (w *Worker) complete(ctx context.Context, msgs []message, schema *jsonSchem
 		return reply{}, call, w.responseError(ErrRefusal, *r)
 	}
 	if c := ch.Message.Content; c == nil || strings.TrimSpace(string(*c)) == "" {
-		return reply{}, call, w.responseError(ErrEmptyContent, resp.raw)
+		re := w.responseError(ErrEmptyContent, resp.raw)
+		if ch.FinishReason == finishLength { // as a reasoning model that spent max_tokens thinking
+			re.Detail = cutDetail
+		}
+		return reply{}, call, re
 	}
 	rep := reply{content: string(*ch.Message.Content), usage: resp.Usage != nil}
 	if used.logprobs && ch.Logprobs != nil {

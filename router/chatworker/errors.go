@@ -57,7 +57,9 @@ const RawLimit = 1024
 // said. Err is one of ErrMalformedReply, ErrNoChoices, ErrRefusal,
 // ErrEmptyContent, ErrCutReply, ErrNoAnswer or ErrBadAnswer, and
 // errors.Is finds it. A judgement's reply that the endpoint cut at
-// max_tokens before its verdict was complete says so in Detail.
+// max_tokens before its verdict was complete, and an empty reply it cut
+// (a reasoning model that spent max_tokens on its thoughts), say so in
+// Detail.
 type ResponseError struct {
 	// Model is the model asked.
 	Model string
@@ -66,8 +68,8 @@ type ResponseError struct {
 	// Err says what was wrong with the reply.
 	Err error
 	// Detail adds what the answer broke, for ErrBadAnswer, and that the
-	// reply was cut at max_tokens, for a judgement's reply that was;
-	// otherwise empty.
+	// reply was cut at max_tokens, for a judgement's reply or an empty
+	// reply (ErrEmptyContent) that was; otherwise empty.
 	Detail string
 	// Raw is the reply's text (the refusal for ErrRefusal, the message
 	// content or the body otherwise), with the API key and the headers'

@@ -102,3 +102,50 @@ func TestEngine_DelegateV3_cutReplyIsNoVote(t *testing.T) {
 		t.Errorf("runs (-want +got):\n%s", diff)
 	}
 }
+
+// cutThinking answers as a reasoning model behind a server that moves its
+// thoughts out of content (vLLM's reasoning parser, DeepSeek's API) does
+// when max_tokens ran out before the answer began: thoughts in
+// reasoning_content, longer than RawLimit, no content, finish_reason
+// "length".
+func cutThinking() fakeReply {
+	return func(f *fakeEndpoint, w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"id": "chatcmpl-cut", "object": "chat.completion", "created": 1700000000, "model": f.model,
+			"choices": []any{map[string]any{"index": 0,
+				"message":       map[string]any{"role": "assistant", "content": nil, "reasoning_content": strings.Repeat("Let me weigh the claim. ", 100)},
+				"finish_reason": "length"}},
+			"usage": map[string]any{"prompt_tokens": 100, "completion_tokens": 512, "total_tokens": 612},
+		})
+	}
+}
+
+// A reply left empty because the endpoint cut it at max_tokens (a
+// reasoning model that spent them all on its thoughts) is an error that
+// says it was cut, in Detail, as any judgement cut short does: the raw
+// reply, cut to RawLimit, does not reach its finish_reason, and "no
+// content" alone does not tell the host to raise max_tokens.
+func TestWorker_Work_emptyCutReplySaysItWasCut(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		job  *router.Job
+	}{
+		{"a validation", validateJob()},
+		{"a fact check", factcheckJob()},
+		{"a delegation", delegateJob()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, cutThinking())
+			res, err := newWorker(t, f, nil).Work(t.Context(), tc.job)
+			var re *chatworker.ResponseError
+			if !errors.As(err, &re) || !errors.Is(err, chatworker.ErrEmptyContent) {
+				t.Fatalf("Work = %+v, %v; want a *ResponseError wrapping ErrEmptyContent", res, err)
+			}
+			const want = "the reply was cut at max_tokens (finish_reason: length)"
+			if diff := cmp.Diff(want, re.Detail); diff != "" {
+				t.Errorf("Detail (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -60,8 +60,9 @@ var (
 // Validate. A worker's failure never becomes a panic or a stuck call: a
 // worker that panics, returns an error or a result outside the job's
 // bounds (a nil result, a verdict the operation does not know, more steps
-// than the budget, a confidence outside [0, 1], an output encoding/json
-// cannot encode) gives an ERROR run; one still working at its deadline
+// than the budget, a confidence outside [0, 1], a usage count or cost
+// below zero or a cost that is not a finite number, an output
+// encoding/json cannot encode) gives an ERROR run; one still working at its deadline
 // gives a TIMEOUT run. The run's Error field says why.
 //
 // # Time

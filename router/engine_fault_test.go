@@ -211,6 +211,8 @@ func TestEngine_workerFaults(t *testing.T) {
 		{"confidence above 1", false, routertest.Fixed(router.Result{Verdict: router.VerdictValid, Confidence: 1.5}), "confidence 1.5"},
 		{"confidence NaN", false, routertest.Fixed(router.Result{Verdict: router.VerdictValid, Confidence: math.NaN()}), "confidence NaN"},
 		{"infinite cost", false, routertest.Fixed(router.Result{Verdict: router.VerdictValid, Usage: &router.Usage{Cost: math.Inf(1)}}), "cost"},
+		{"negative cost", false, routertest.Fixed(router.Result{Verdict: router.VerdictValid, Usage: &router.Usage{PromptTokens: 10, Cost: -0.5}}), "usage cost -0.5 is negative"},
+		{"negative tokens", true, routertest.Fixed(router.Result{Output: 6, Usage: &router.Usage{PromptTokens: 10, CompletionTokens: -400}}), "usage completion_tokens -400 is negative"},
 		{"step output not JSON", false, routertest.Fixed(router.Result{Verdict: router.VerdictValid, Steps: []router.Step{{Output: json.RawMessage(`{`)}}}), "steps[0].output"},
 		{"steps over the default budget", false, routertest.Fixed(router.Result{Verdict: router.VerdictValid, Steps: steps(router.DefaultMaxSteps + 1)}), "budget is 100"},
 		{"steps over max_steps", true, routertest.Fixed(router.Result{Output: 6, Steps: steps(4)}), "4 steps; the budget is 3"},

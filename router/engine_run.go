@@ -254,10 +254,10 @@ func (o *outcome) inspect(job *Job, res *Result) {
 	} else {
 		o.Confidence = res.Confidence
 	}
-	if res.Usage == nil || (finite(res.Usage.Cost)) {
+	if p := usageProblem(res.Usage); p == "" {
 		o.Usage = res.Usage
 	} else if problem == "" {
-		problem = fmt.Sprintf("usage cost %v is not a finite number", res.Usage.Cost)
+		problem = p
 	}
 	if bad := badStep(res.Steps); bad < 0 {
 		o.Steps = res.Steps
@@ -312,6 +312,25 @@ func resultProblem(job *Job, res *Result) string {
 	}
 	if job.MaxSteps > 0 && len(res.Steps) > job.MaxSteps {
 		return fmt.Sprintf("worker reported %d steps; the budget is %d (execution.max_steps)", len(res.Steps), job.MaxSteps)
+	}
+	return ""
+}
+
+// usageProblem says what is wrong with a result's usage, or returns "":
+// a count or a cost below zero, which would take from what the other
+// runs of the call spent, or a cost that is not a finite number.
+func usageProblem(u *Usage) string {
+	switch {
+	case u == nil:
+		return ""
+	case u.PromptTokens < 0:
+		return fmt.Sprintf("usage prompt_tokens %d is negative", u.PromptTokens)
+	case u.CompletionTokens < 0:
+		return fmt.Sprintf("usage completion_tokens %d is negative", u.CompletionTokens)
+	case !finite(u.Cost):
+		return fmt.Sprintf("usage cost %v is not a finite number", u.Cost)
+	case u.Cost < 0:
+		return fmt.Sprintf("usage cost %v is negative", u.Cost)
 	}
 	return ""
 }

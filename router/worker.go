@@ -138,7 +138,8 @@ type Result struct {
 	Tools []string `json:"tools,omitempty"`
 	// Model is the model used, if any.
 	Model string `json:"model,omitempty"`
-	// Usage is what the run spent, if the worker knows.
+	// Usage is what the run spent, if the worker knows: counts and a
+	// cost of zero or more, or the run is an ERROR.
 	Usage *Usage `json:"usage,omitempty"`
 }
 

@@ -13,7 +13,8 @@
 //     asks a judge for {"verdict", "confidence", "reasons"}, the verdict
 //     being VALID, INVALID, RETRY or NEEDS_SPEC. The prompt holds the
 //     claim (type, description, output), the rules or acceptance criteria,
-//     the context and the metadata.
+//     the task's input, spec and dispute context (router.Job.TaskInput,
+//     TaskSpec and DisputeContext), the context and the metadata.
 //   - factcheck asks the same of a statement, with TRUE or FALSE.
 //   - delegate sends the objective, the input and the context, and
 //     returns the reply's text as Result.Output, a string without

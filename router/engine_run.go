@@ -150,9 +150,13 @@ func (e *Engine) runHere(ctx context.Context, s *session, job *Job, began time.T
 // that is no answer, as an empty one) or was abandoned (stopped), ERROR
 // for an error, and otherwise what inspect finds. A TIMEOUT names the
 // time from began to ctx's deadline, the caller's when it came first,
-// else budget (the deadline was set a moment after began).
+// else budget (the deadline was set a moment after began). A result
+// returned beside an error gives the run its usage alone.
 func (o *outcome) settle(ctx context.Context, began time.Time, budget time.Duration, job *Job, res *Result, err error, stopped bool) {
 	o.LatencyMS = o.latency.Milliseconds()
+	if err != nil && res != nil && usageProblem(res.Usage) == "" {
+		o.Usage = res.Usage // what the failed run spent
+	}
 	cerr := ctx.Err()
 	switch {
 	case cerr != nil && (stopped || err != nil):

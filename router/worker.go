@@ -16,9 +16,11 @@ import (
 // done: ctx carries the replica's deadline and is cancelled when the
 // outcome of a version 3 call is decided without this replica. A non-nil
 // error, a nil result, or a result that breaks the job's bounds makes the
-// replica an ERROR vote (TIMEOUT when ctx's deadline had passed). A panic
-// is recovered by the engine and recorded as ERROR, as net/http confines a
-// handler's panic to its request.
+// replica an ERROR vote (TIMEOUT when ctx's deadline had passed). A
+// result returned beside an error is read only for its Usage, what the
+// failed run spent (a model's reply that held no answer still cost its
+// tokens). A panic is recovered by the engine and recorded as ERROR, as
+// net/http confines a handler's panic to its request.
 type Worker interface {
 	Work(ctx context.Context, job *Job) (*Result, error)
 }

@@ -130,7 +130,9 @@ type variant struct{ schema, logprobs bool }
 
 // complete sends msgs, asking for schema when it is non-nil and the
 // endpoint takes it, and for logprobs with it when the endpoint takes
-// them, and returns the reply with the call's evidence. A 400 or 422 to a
+// them, and returns the reply with the call's evidence. When the
+// endpoint answered with a reply it cannot read, the error comes with
+// the call's evidence and whether the reply reported its usage. A 400 or 422 to a
 // request with a member the endpoint has never taken is asked again
 // without it: without logprobs, then without the schema, then without
 // both; what succeeds is remembered for the worker's life.
@@ -198,20 +200,22 @@ func (w *Worker) complete(ctx context.Context, msgs []message, schema *jsonSchem
 	w.log.DebugContext(ctx, "chatworker: call done", "model", call.Model, "host", w.host, "attempts", attempts,
 		"latency_ms", call.LatencyMS, "prompt_tokens", call.PromptTokens, "completion_tokens", call.CompletionTokens)
 
+	// A reply that cannot be read still reports what it cost.
+	unread := reply{usage: resp.Usage != nil}
 	if len(resp.Choices) == 0 {
-		return reply{}, call, w.responseError(ErrNoChoices, resp.raw)
+		return unread, call, w.responseError(ErrNoChoices, resp.raw)
 	}
 	ch := resp.Choices[0]
 	call.FinishReason = ch.FinishReason
 	if r := ch.Message.Refusal; r != nil && strings.TrimSpace(*r) != "" {
-		return reply{}, call, w.responseError(ErrRefusal, *r)
+		return unread, call, w.responseError(ErrRefusal, *r)
 	}
 	if c := ch.Message.Content; c == nil || strings.TrimSpace(string(*c)) == "" {
 		re := w.responseError(ErrEmptyContent, resp.raw)
 		if ch.FinishReason == finishLength { // as a reasoning model that spent max_tokens thinking
 			re.Detail = cutDetail
 		}
-		return reply{}, call, re
+		return unread, call, re
 	}
 	rep := reply{content: string(*ch.Message.Content), usage: resp.Usage != nil}
 	if used.logprobs && ch.Logprobs != nil {

@@ -104,7 +104,9 @@
 // (Result.Usage, nil when the reply reports no usage), and one step whose output is the [Call]: model, endpoint
 // host, latency, attempts, whether structured output and logprobs were
 // used, the finish reason, the verdict's probability and the answer's
-// notes. The API key and the extra headers appear in no log,
+// notes. A reply that becomes no result cost its tokens all the same:
+// Work returns its model and usage beside the [*ResponseError], and the
+// engine records them as the ERROR run's usage. The API key and the extra headers appear in no log,
 // result or error: the endpoint's error messages are scrubbed of them, and
 // [Worker.String] shows only the model and the host.
 //

@@ -350,9 +350,11 @@ type Call struct {
 // ctx bounds the whole call, retries included: when it is cancelled, as
 // when early quorum decides a version 3 call, the request in flight is
 // cancelled and Work returns an error wrapping ctx's error. A reply that
-// cannot become a result is a [*ResponseError]; a non-2xx answer is a
-// [*StatusError]; a job the worker cannot run wraps ErrUnsupportedJob. A
-// verdict is never guessed.
+// cannot become a result is a [*ResponseError], returned beside a result
+// that holds only Model and Usage when the reply reported its usage (the
+// tokens were spent all the same; the engine records them as the failed
+// run's usage); a non-2xx answer is a [*StatusError]; a job the worker
+// cannot run wraps ErrUnsupportedJob. A verdict is never guessed.
 func (w *Worker) Work(ctx context.Context, job *router.Job) (*router.Result, error) {
 	if job == nil {
 		return nil, fmt.Errorf("%w: nil job", ErrUnsupportedJob)
@@ -383,7 +385,7 @@ func (w *Worker) Work(ctx context.Context, job *router.Job) (*router.Result, err
 
 	rep, call, err := w.complete(ctx, msgs, schema)
 	if err != nil {
-		return nil, err
+		return spent(rep, call), err
 	}
 	res := &router.Result{Model: call.Model}
 	if rep.usage {
@@ -392,7 +394,7 @@ func (w *Worker) Work(ctx context.Context, job *router.Job) (*router.Result, err
 	cut := call.FinishReason == finishLength
 	if job.Kind == router.KindDelegate {
 		if cut { // a part of the answer, which would vote as the whole
-			return nil, &ResponseError{Model: w.model, Host: w.host, Err: ErrCutReply, Raw: w.scrub(rep.content, RawLimit)}
+			return spent(rep, call), &ResponseError{Model: w.model, Host: w.host, Err: ErrCutReply, Raw: w.scrub(rep.content, RawLimit)}
 		}
 		res.Output = strings.TrimSpace(rep.content)
 	} else {
@@ -402,7 +404,7 @@ func (w *Worker) Work(ctx context.Context, job *router.Job) (*router.Result, err
 			if cut {
 				detail = strings.TrimPrefix(detail+"; "+cutDetail, "; ")
 			}
-			return nil, &ResponseError{Model: w.model, Host: w.host, Err: aerr.err, Detail: detail, Raw: w.scrub(rep.content, RawLimit)}
+			return spent(rep, call), &ResponseError{Model: w.model, Host: w.host, Err: aerr.err, Detail: detail, Raw: w.scrub(rep.content, RawLimit)}
 		}
 		res.Verdict, res.Confidence, res.Reasons = a.Verdict, a.Confidence, a.Reasons
 		call.AnswerNotes = strings.Join(a.Notes, "; ")
@@ -419,6 +421,17 @@ func (w *Worker) Work(ctx context.Context, job *router.Job) (*router.Result, err
 		Output:      step,
 	}}
 	return res, nil
+}
+
+// spent returns what a call whose reply became no result reports beside
+// its error: the model and the usage the reply reported, or nil when it
+// reported none (or no reply came).
+func spent(rep reply, call Call) *router.Result {
+	if !rep.usage {
+		return nil
+	}
+	return &router.Result{Model: call.Model, Usage: &router.Usage{
+		PromptTokens: call.PromptTokens, CompletionTokens: call.CompletionTokens, Cost: call.Cost}}
 }
 
 // finishLength is the finish_reason of a reply the endpoint cut at

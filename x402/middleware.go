@@ -335,11 +335,10 @@ func checkPrice(p Price, settle, maxValidity time.Duration) error {
 	}
 	need := p.validity(settle)
 	for i, o := range p.Accepts {
+		if err := CheckOffer(o); err != nil {
+			return fmt.Errorf("offer %d: %w", i, err)
+		}
 		switch {
-		case o.Scheme == "":
-			return fmt.Errorf("offer %d: scheme is empty", i)
-		case o.PayTo == "" || o.Asset == "":
-			return fmt.Errorf("offer %d: payTo and asset are required", i)
 		case o.MaxTimeoutSeconds <= 0:
 			return fmt.Errorf("offer %d: maxTimeoutSeconds must be positive", i)
 		case time.Duration(o.MaxTimeoutSeconds)*time.Second < need:
@@ -347,14 +346,26 @@ func checkPrice(p Price, settle, maxValidity time.Duration) error {
 		case time.Duration(max(o.MaxTimeoutSeconds, minReplaySeconds))*time.Second > maxValidity:
 			return fmt.Errorf("offer %d: maxTimeoutSeconds %d is longer than MaxValidity %s, the longest the server remembers a proof", i, o.MaxTimeoutSeconds, maxValidity)
 		}
-		if _, ok := NetworkCAIP2(o.Network); !ok {
-			return fmt.Errorf("offer %d: unknown network %q", i, o.Network)
-		}
-		if _, err := ParseAmount(o.Amount); err != nil {
-			return fmt.Errorf("offer %d: %w", i, err)
-		}
 	}
 	return nil
+}
+
+// CheckOffer reports why o is not an offer a payer can pay: an empty
+// scheme, payTo or asset, a network x402 does not know ([NetworkCAIP2]),
+// or an amount that does not parse ([ParseAmount]); nil when it is one.
+// [Middleware] checks each route's offers with it, as other doors that
+// sell with x402 can (package trustmcp's Paywall does).
+func CheckOffer(o PaymentRequirements) error {
+	switch _, known := NetworkCAIP2(o.Network); {
+	case o.Scheme == "":
+		return errors.New("scheme is empty")
+	case o.PayTo == "" || o.Asset == "":
+		return errors.New("payTo and asset are required")
+	case !known:
+		return fmt.Errorf("unknown network %q", o.Network)
+	}
+	_, err := ParseAmount(o.Amount)
+	return err
 }
 
 // timeBudget is p's time budget, the default for zero.

@@ -276,16 +276,8 @@ func Paywall(cfg PaywallConfig) (mcp.Middleware, error) {
 				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: an %q offer needs PaywallConfig.Escrow with an Authorizer", name, i, x402.SchemeAuthCapture)
 			}
 			// As x402.Middleware checks a route's offers: the terms of one
-			// without these could not be paid.
-			switch _, known := x402.NetworkCAIP2(o.Network); {
-			case o.Scheme == "":
-				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: scheme is empty", name, i)
-			case o.PayTo == "" || o.Asset == "":
-				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: payTo and asset are required", name, i)
-			case !known:
-				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: unknown network %q", name, i, o.Network)
-			}
-			if _, err := x402.ParseAmount(o.Amount); err != nil {
+			// that fails could not be paid.
+			if err := x402.CheckOffer(o); err != nil {
 				return nil, fmt.Errorf("trustmcp: PaywallConfig.Prices[%q]: offer %d: %w", name, i, err)
 			}
 			// A payment of any other payload is remembered for the

@@ -13,6 +13,29 @@ import (
 	"github.com/vouchkit/vouch/router/routertest"
 )
 
+// checkAltered serves the answer of call, as the engine gives it and
+// changed by alter, and checks what the Client makes of it: no error when
+// want is empty, otherwise an error wrapping ErrMalformedResponse that
+// names want.
+func checkAltered(t *testing.T, call func(context.Context, router.Service) (any, error), alter func(map[string]any), want string) {
+	t.Helper()
+	m := answerOf(t, call)
+	alter(m)
+	body, _ := json.Marshal(m)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	}))
+	defer srv.Close()
+	_, err := call(t.Context(), newTestClient(t, srv.URL))
+	switch {
+	case want == "" && err != nil:
+		t.Errorf("an answer within the contract: %v", err)
+	case want != "" && (!errors.Is(err, router.ErrMalformedResponse) || !strings.Contains(err.Error(), want)):
+		t.Errorf("error %v, want ErrMalformedResponse naming %q", err, want)
+	}
+}
+
 // answerOf returns what a router's Engine answers to req on three
 // sessions that know multiplication, as a JSON object to alter.
 func answerOf(t *testing.T, call func(context.Context, router.Service) (any, error)) map[string]any {
@@ -79,22 +102,6 @@ func TestClient_refusesAnswersOutsideTheContract(t *testing.T) {
 		{"delegation as answered", delegate, func(map[string]any) {}, ""},
 		{"a delegation's run labelled VALID", delegate, func(m map[string]any) { run(m, 0)["label"] = "VALID" }, `evidence.runs[0]: label "VALID"`},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			m := answerOf(t, tc.call)
-			tc.alter(m)
-			body, _ := json.Marshal(m)
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "application/json")
-				w.Write(body)
-			}))
-			defer srv.Close()
-			_, err := tc.call(t.Context(), newTestClient(t, srv.URL))
-			switch {
-			case tc.want == "" && err != nil:
-				t.Errorf("an answer within the contract: %v", err)
-			case tc.want != "" && (!errors.Is(err, router.ErrMalformedResponse) || !strings.Contains(err.Error(), tc.want)):
-				t.Errorf("error %v, want ErrMalformedResponse naming %q", err, tc.want)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkAltered(t, tc.call, tc.alter, tc.want) })
 	}
 }

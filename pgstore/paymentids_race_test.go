@@ -27,18 +27,8 @@ func TestPaymentIDStore_beginAfterRelease(t *testing.T) {
 		t.Fatalf("first Begin = %v, %v; want it begun", fresh, err)
 	}
 
-	holder, err := db.Pool().Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	holder, holderPID := lockingTx(t, db, `SELECT 1 FROM vouch_x402_payment_ids WHERE id = $1 FOR UPDATE`, id)
 	defer holder.Rollback(ctx)
-	var holderPID int32
-	if err := holder.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&holderPID); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := holder.Exec(ctx, `SELECT 1 FROM vouch_x402_payment_ids WHERE id = $1 FOR UPDATE`, id); err != nil {
-		t.Fatal(err)
-	}
 	type begun struct {
 		rec   x402.PaymentIDRecord
 		fresh bool
@@ -49,7 +39,7 @@ func TestPaymentIDStore_beginAfterRelease(t *testing.T) {
 		rec, fresh, err := s.Begin(ctx, id, "second", t0.Add(time.Minute), t0.Add(time.Hour))
 		done <- begun{rec, fresh, err}
 	}()
-	waitBlockedBy(t, db, holderPID)
+	blockedBy(t, db, holderPID)
 
 	releaser, err := db.Pool().Begin(ctx)
 	if err != nil {

@@ -29,18 +29,8 @@ func TestReputationStore_deleteSessionsRacingANewRecord(t *testing.T) {
 	overall := reputation.Key{Session: 5} // sorts before op
 	mustAddPG(t, s, reputation.Delta{Key: op, Delta: reputation.Record{Wrong: 3}})
 
-	tx, err := db.Pool().Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx, pid := lockingTx(t, db, `SELECT 1 FROM vouch_reputation WHERE session = 5 FOR UPDATE`)
 	defer tx.Rollback(ctx)
-	var pid int32
-	if err := tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, `SELECT 1 FROM vouch_reputation WHERE session = 5 FOR UPDATE`); err != nil {
-		t.Fatal(err)
-	}
 	deleted := make(chan error, 1)
 	go func() { deleted <- s.DeleteSessions(ctx, []int64{5}) }()
 	deleter := blockedBy(t, db, pid)
@@ -122,9 +112,9 @@ func TestReputationStore_deleteSessionsRunsAgainAfterADeadlock(t *testing.T) {
 	}
 }
 
-// lockingTx begins a transaction, runs query in it and returns it with
-// the pid of its backend.
-func lockingTx(t *testing.T, db *pgstore.DB, query string) (pgx.Tx, int32) {
+// lockingTx begins a transaction, runs query (with args) in it and
+// returns it with the pid of its backend.
+func lockingTx(t *testing.T, db *pgstore.DB, query string, args ...any) (pgx.Tx, int32) {
 	t.Helper()
 	ctx := context.Background()
 	tx, err := db.Pool().Begin(ctx)
@@ -136,7 +126,7 @@ func lockingTx(t *testing.T, db *pgstore.DB, query string) (pgx.Tx, int32) {
 		tx.Rollback(ctx)
 		t.Fatal(err)
 	}
-	if _, err := tx.Exec(ctx, query); err != nil {
+	if _, err := tx.Exec(ctx, query, args...); err != nil {
 		tx.Rollback(ctx)
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package pgstore_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -38,21 +37,11 @@ func TestReputationStore_addAfterPanelDeleted(t *testing.T) {
 			s := db.Reputation()
 			mustAddPG(t, s, reputation.Delta{Key: k, Delta: reputation.Record{Wrong: 3}})
 
-			tx, err := db.Pool().Begin(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tx, pid := lockingTx(t, db, `SELECT 1 FROM vouch_reputation WHERE session = 0 FOR UPDATE`)
 			defer tx.Rollback(ctx)
-			var pid int32
-			if err := tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := tx.Exec(ctx, `SELECT 1 FROM vouch_reputation WHERE session = 0 FOR UPDATE`); err != nil {
-				t.Fatal(err)
-			}
 			done := make(chan error, 1)
 			go func() { done <- add(ctx, s) }()
-			waitBlockedBy(t, db, pid)
+			blockedBy(t, db, pid)
 			if _, err := tx.Exec(ctx, `DELETE FROM vouch_reputation WHERE session = 0`); err != nil {
 				t.Fatal(err)
 			}
@@ -77,23 +66,5 @@ func mustAddPG(t *testing.T, s *pgstore.ReputationStore, deltas ...reputation.De
 	t.Helper()
 	if err := s.Add(context.Background(), 0, deltas); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// waitBlockedBy returns once a backend of the database waits for a lock
-// that the backend pid holds.
-func waitBlockedBy(t *testing.T, db *pgstore.DB, pid int32) {
-	t.Helper()
-	for {
-		var n int
-		err := db.Pool().QueryRow(context.Background(),
-			`SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, pid).Scan(&n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n > 0 {
-			return
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

@@ -1,9 +1,6 @@
 package router_test
 
 import (
-	"errors"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -32,27 +29,14 @@ func TestClient_refusesDelegationV2ProblemEvidenceOutsideTheContract(t *testing.
 		{"version 1 a run's label unknown", true, strings.Replace(good, `"label":"ERROR"`, `"label":"BANANA"`, 1), `label "BANANA"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			body := `{"title":"Bad Gateway","status":502,"code":"all_replicas_failed","detail":"session 1: boom","extra":` + tc.extra + "}"
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "application/problem+json")
-				w.WriteHeader(http.StatusBadGateway)
-				w.Write([]byte(body))
-			}))
-			defer srv.Close()
-			c := newTestClient(t, srv.URL)
+			c := badGatewayClient(t, "session 1: boom", tc.extra)
 			var err error
 			if tc.v1 {
 				_, err = c.DelegateV1(t.Context(), &router.DelegateV1Request{SessionID: 1, TaskRequestInput: "2 * 3"})
 			} else {
 				_, err = c.DelegateV2(t.Context(), &router.DelegateV2Request{SessionID: 1, DelegateTask: router.DelegateTask{Objective: "2 * 3"}})
 			}
-			var p *router.Error
-			switch {
-			case tc.want == "" && (!errors.As(err, &p) || p.Status != http.StatusBadGateway || errors.Is(err, router.ErrMalformedResponse)):
-				t.Errorf("error %v, want the router's 502 *Error", err)
-			case tc.want != "" && (!errors.Is(err, router.ErrMalformedResponse) || errors.As(err, &p) || !strings.Contains(err.Error(), tc.want)):
-				t.Errorf("error %v, want ErrMalformedResponse naming %q, and no *Error", err, tc.want)
-			}
+			checkBadGateway(t, err, tc.want)
 		})
 	}
 }

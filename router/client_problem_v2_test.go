@@ -35,14 +35,7 @@ func TestClient_refusesValidationV2ProblemEvidenceOutsideTheContract(t *testing.
 		{"version 1 a run's label unknown", true, `{"runs":[{"replica":0,"session_id":1,"task_id":"a","label":"OK","confidence":0,"latency_ms":1}]}`, `label "OK"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			body := `{"title":"Bad Gateway","status":502,"code":"all_replicas_failed","detail":"no replica answered","extra":` + tc.extra + "}"
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "application/problem+json")
-				w.WriteHeader(http.StatusBadGateway)
-				w.Write([]byte(body))
-			}))
-			defer srv.Close()
-			c := newTestClient(t, srv.URL)
+			c := badGatewayClient(t, "no replica answered", tc.extra)
 			var err error
 			if tc.v1 {
 				_, err = c.ValidateV1(t.Context(), &router.ValidateV1Request{SessionID: 1, TaskRequestInput: "2 * 3", TaskResultOutput: "6"})
@@ -52,13 +45,35 @@ func TestClient_refusesValidationV2ProblemEvidenceOutsideTheContract(t *testing.
 				req.Claim = router.Claim{Type: "math", Output: json.RawMessage(`"2 * 3 = 6"`)}
 				_, err = c.ValidateV2(t.Context(), req)
 			}
-			var p *router.Error
-			switch {
-			case tc.want == "" && (!errors.As(err, &p) || p.Status != http.StatusBadGateway || errors.Is(err, router.ErrMalformedResponse)):
-				t.Errorf("error %v, want the router's 502 *Error", err)
-			case tc.want != "" && (!errors.Is(err, router.ErrMalformedResponse) || errors.As(err, &p) || !strings.Contains(err.Error(), tc.want)):
-				t.Errorf("error %v, want ErrMalformedResponse naming %q, and no *Error", err, tc.want)
-			}
+			checkBadGateway(t, err, tc.want)
 		})
+	}
+}
+
+// badGatewayClient returns a Client of a router that answers every call
+// 502 all_replicas_failed with detail and the evidence extra.
+func badGatewayClient(t *testing.T, detail, extra string) *router.Client {
+	t.Helper()
+	body := `{"title":"Bad Gateway","status":502,"code":"all_replicas_failed","detail":"` + detail + `","extra":` + extra + "}"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusBadGateway)
+		w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	return newTestClient(t, srv.URL)
+}
+
+// checkBadGateway checks err, the error of a call badGatewayClient
+// answered: the router's 502 *Error when want is empty, otherwise an
+// error wrapping ErrMalformedResponse that names want, and no *Error.
+func checkBadGateway(t *testing.T, err error, want string) {
+	t.Helper()
+	var p *router.Error
+	switch {
+	case want == "" && (!errors.As(err, &p) || p.Status != http.StatusBadGateway || errors.Is(err, router.ErrMalformedResponse)):
+		t.Errorf("error %v, want the router's 502 *Error", err)
+	case want != "" && (!errors.Is(err, router.ErrMalformedResponse) || errors.As(err, &p) || !strings.Contains(err.Error(), want)):
+		t.Errorf("error %v, want ErrMalformedResponse naming %q, and no *Error", err, want)
 	}
 }

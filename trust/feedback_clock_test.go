@@ -8,7 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vouchkit/vouch/receipt"
-	"github.com/vouchkit/vouch/reputation"
 	"github.com/vouchkit/vouch/reputation/reputationtest"
 	"github.com/vouchkit/vouch/router"
 	"github.com/vouchkit/vouch/router/routertest"
@@ -52,14 +51,7 @@ func TestClient_FeedbackByReceiptOnServiceClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := receipt.Parse(resp.Receipt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys := make([]reputation.Key, len(r.CortensorRefs.Sessions))
-	for i, id := range r.CortensorRefs.Sessions {
-		keys[i] = reputation.Key{Session: id}
-	}
+	r, keys := receiptSessions(t, resp)
 	before := reputationtest.Load(t, store, keys...)
 
 	_, other, _ := feedbackServer(t, svcs[1]) // a server that does not remember the call

@@ -80,14 +80,7 @@ func TestClient_Feedback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := receipt.Parse(resp.Receipt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys := make([]reputation.Key, len(r.CortensorRefs.Sessions))
-	for i, id := range r.CortensorRefs.Sessions {
-		keys[i] = reputation.Key{Session: id}
-	}
+	r, keys := receiptSessions(t, resp)
 	load := func() []reputation.Record { return reputationtest.Load(t, store, keys...) }
 	before := load()
 	ctx := context.Background()
@@ -421,4 +414,19 @@ func TestHandler_feedback_receiptIDForm(t *testing.T) {
 	if err := alice.Feedback(context.Background(), "rcpt_x", true); !errors.As(err, &p) || p.Status != http.StatusBadRequest || len(p.Errors) != 1 || p.Errors[0].Field != "receipt_id" {
 		t.Errorf("Client.Feedback(rcpt_x) = %v, want a 400 naming receipt_id", err)
 	}
+}
+
+// receiptSessions returns the receipt inline in resp and the reputation
+// keys of the sessions it names.
+func receiptSessions(t *testing.T, resp *trust.Response) (*receipt.Receipt, []reputation.Key) {
+	t.Helper()
+	r, err := receipt.Parse(resp.Receipt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]reputation.Key, len(r.CortensorRefs.Sessions))
+	for i, id := range r.CortensorRefs.Sessions {
+		keys[i] = reputation.Key{Session: id}
+	}
+	return r, keys
 }
